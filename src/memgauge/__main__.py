@@ -1,0 +1,5 @@
+"""`python -m memgauge`."""
+
+from memgauge.cli.main import run
+
+run()

@@ -1,0 +1,1 @@
+"""Helpers with no memgauge dependencies."""

@@ -1,0 +1,120 @@
+"""Entry point: the command group, lazy command loading, and the one place errors become exit codes.
+
+Exit codes: 0 success; 1 the evaluation ran and found a failing gate or result; 2 a user mistake
+(bad flag, malformed file: the message names the file, line or field); 3 an optional capability is
+unavailable; 4 the subject under test failed; 70 an internal error (a bug: the traceback is shown).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from memgauge import __version__
+from memgauge.errors import (
+    DataError,
+    MemgaugeError,
+    SubjectError,
+    UnavailableError,
+    UsageError,
+)
+
+__all__ = ["EXIT_DATA", "cli", "main"]
+
+EXIT_FAIL = 1
+EXIT_DATA = 2
+EXIT_UNAVAILABLE = 3
+EXIT_SUBJECT = 4
+EXIT_INTERNAL = 70
+
+# command name -> (module, attribute). Loaded on demand so `memgauge --help` stays fast.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("memgauge.cli.demo", "demo"),
+    "evaluate": ("memgauge.cli.evaluate", "evaluate"),
+    "metrics": ("memgauge.cli.metrics", "metrics"),
+    "validate": ("memgauge.cli.validate", "validate"),
+    "import": ("memgauge.cli.importer", "import_"),
+    "sample-size": ("memgauge.cli.samplesize", "sample_size"),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module = importlib.import_module(target[0])
+        command = getattr(module, target[1])
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="memgauge")
+def cli() -> None:
+    """memgauge: measure whether an LLM agent's memory works.
+
+    Start with `memgauge demo`. Environment: MEMGAUGE_HOME (results store, caches; default
+    ~/.memgauge).
+    """
+
+
+def _echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and map every memgauge error to its exit code, without a traceback."""
+    try:
+        cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
+    except click.exceptions.Abort:
+        _echo_err("aborted")
+        return 130
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_DATA
+    except DataError as exc:
+        for problem in exc.problems:
+            _echo_err(f"error: {problem}")
+        n = len(exc.problems)
+        _echo_err(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.")
+        return EXIT_DATA
+    except UsageError as exc:
+        _echo_err(f"error: {exc}")
+        return EXIT_DATA
+    except UnavailableError as exc:
+        _echo_err(f"unavailable: {exc}")
+        return EXIT_UNAVAILABLE
+    except SubjectError as exc:
+        _echo_err(f"subject failed: {exc}")
+        return EXIT_SUBJECT
+    except MemgaugeError as exc:
+        _echo_err(f"error: {exc}")
+        return EXIT_DATA
+    except KeyboardInterrupt:
+        _echo_err("interrupted")
+        return 130
+    except BrokenPipeError:
+        # `memgauge metrics ... | head`: the reader went away; not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return 0
+
+
+def run(argv: list[str] | None = None) -> Any:
+    """Console-script shim."""
+    sys.exit(main(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,196 @@
+"""Pydantic models for every dataset memgauge reads: retrieval corpora and conversations.
+
+Every model forbids unknown fields, so a typo in a file is reported instead of ignored.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "IMPORTANCE_WEIGHTS",
+    "SEED_CATEGORIES",
+    "TIERS",
+    "CausalChain",
+    "Conversation",
+    "ConversationDataset",
+    "EquivalenceClass",
+    "EvalQuery",
+    "Fact",
+    "Judgment",
+    "JudgmentSource",
+    "Memory",
+    "RetrievalDataset",
+    "SessionContext",
+    "Tier",
+    "Turn",
+]
+
+Tier = Literal["constitutional", "critical", "important", "normal", "temporary"]
+TIERS: tuple[Tier, ...] = ("constitutional", "critical", "important", "normal", "temporary")
+#: Seed 002 section 3.3: weights of importance-weighted recall.
+IMPORTANCE_WEIGHTS: dict[str, float] = {
+    "constitutional": 4.0,
+    "critical": 3.0,
+    "important": 2.0,
+    "normal": 1.0,
+    "temporary": 0.5,
+}
+#: Seed 002 section 2.2: the query taxonomy. Importers add their own (LoCoMo's `multi-hop`, ...).
+SEED_CATEGORIES: tuple[str, ...] = (
+    "trigger-match",
+    "semantic-search",
+    "causal-query",
+    "cross-folder",
+    "intent-specific",
+    "cold-start",
+    "multi-concept",
+    "edge-case",
+)
+JudgmentSource = Literal["manual", "implicit", "bootstrapped", "validated"]
+
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class Memory(_Model):
+    """One stored memory: the unit a memory system searches over."""
+
+    id: NonEmptyStr = Field(description="Unique memory id.")
+    text: str = Field(description="The memory's content as the system stores it.")
+    tier: Tier = Field(default="normal", description="Importance tier (seed 002 section 3.3).")
+    folder: str | None = Field(default=None, description="Spec folder or topic, used for ILS.")
+    session: str | None = Field(default=None, description="Session the memory came from.")
+    created_at: datetime | None = Field(default=None, description="When the memory was made.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+
+class SessionContext(_Model):
+    """Seed 002 `sessionContext`: the working state a personalised search may use."""
+
+    session_id: NonEmptyStr = Field(description="The session the query was asked in.")
+    working_memory_ids: list[str] = Field(
+        default_factory=list, description="Memories already in the session's working memory."
+    )
+    turn_number: int = Field(default=0, ge=0, description="Turn of the session, 0 = cold start.")
+
+
+class EvalQuery(_Model):
+    """Seed 002 `EvalQuery`: one evaluation query (its judgments live beside it)."""
+
+    id: NonEmptyStr = Field(description="Unique query id.")
+    text: str = Field(description="The query text as the agent would send it.")
+    intent: str | None = Field(default=None, description="Classified intent, e.g. find_decision.")
+    category: str | None = Field(
+        default=None, description="Category; the seed's taxonomy is in SEED_CATEGORIES."
+    )
+    session_context: SessionContext | None = Field(
+        default=None, description="Optional session context for personalised evaluation."
+    )
+    harvested_at: datetime | None = Field(
+        default=None, description="When the query was harvested from logs; None if synthetic."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+
+class Judgment(_Model):
+    """A graded relevance judgment: 0 not, 1 marginal, 2 relevant, 3 highly relevant."""
+
+    query_id: NonEmptyStr = Field(description="The judged query.")
+    memory_id: NonEmptyStr = Field(description="The judged memory.")
+    grade: int = Field(ge=0, le=3, description="Relevance grade 0-3.")
+    source: JudgmentSource = Field(default="manual", description="Where the judgment came from.")
+    annotator: str | None = Field(default=None, description="Who or what judged.")
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="Confidence, 0-1.")
+
+
+class EquivalenceClass(_Model):
+    """Memories that are interchangeably relevant: any one in top-K counts as a hit."""
+
+    id: NonEmptyStr = Field(description="Unique class id.")
+    memory_ids: list[str] = Field(min_length=2, description="Members (two or more).")
+
+
+class CausalChain(_Model):
+    """A decision lineage: the memories a causal query should surface together."""
+
+    id: NonEmptyStr = Field(description="Unique chain id.")
+    memory_ids: list[str] = Field(min_length=2, description="Chain nodes, cause first.")
+    query_ids: list[str] = Field(
+        default_factory=list, description="Queries this chain answers; empty = any judged query."
+    )
+
+
+class RetrievalDataset(_Model):
+    """Memories, queries and graded judgments, with optional equivalence classes and chains."""
+
+    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    name: str = Field(default="dataset", description="A short name for reports.")
+    memories: list[Memory] = Field(default_factory=list, description="The corpus.")
+    queries: list[EvalQuery] = Field(default_factory=list, description="The queries.")
+    judgments: list[Judgment] = Field(default_factory=list, description="Graded judgments.")
+    equivalence_classes: list[EquivalenceClass] = Field(
+        default_factory=list, description="Interchangeable memories."
+    )
+    causal_chains: list[CausalChain] = Field(default_factory=list, description="Causal chains.")
+
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """Judgments as `{query_id: {memory_id: grade}}`; the highest grade wins on repeats."""
+        out: dict[str, dict[str, int]] = {}
+        for j in self.judgments:
+            per = out.setdefault(j.query_id, {})
+            per[j.memory_id] = max(j.grade, per.get(j.memory_id, 0))
+        return out
+
+
+# --- conversations (memaudit format, seed 003) -------------------------------------------
+
+
+class Turn(_Model):
+    """One conversation turn."""
+
+    role: Literal["user", "assistant", "system"] = Field(description="Who spoke.")
+    content: str = Field(description="What was said.")
+    timestamp: str | None = Field(default=None, description="ISO 8601 time, when known.")
+
+
+class Fact(_Model):
+    """A ground-truth fact stated in a conversation."""
+
+    id: NonEmptyStr = Field(description="Unique fact id within the dataset.")
+    content: str = Field(description="The fact in plain words.")
+    timestamp: str | None = Field(default=None, description="When it was stated.")
+    supersedes: str | None = Field(default=None, description="Id of the fact this one replaces.")
+    category: Literal["personal", "preference", "event", "relationship"] | None = Field(
+        default=None, description="memaudit's fact category."
+    )
+
+
+class Conversation(_Model):
+    """A conversation with its turns and the facts it establishes."""
+
+    id: NonEmptyStr = Field(description="Unique conversation id.")
+    turns: list[Turn] = Field(description="The turns, in order.")
+    facts: list[Fact] = Field(default_factory=list, description="Facts it establishes.")
+
+
+class ConversationDataset(_Model):
+    """memaudit's `MemoryDataset`: conversations with facts."""
+
+    id: NonEmptyStr = Field(description="Dataset id.")
+    conversations: list[Conversation] = Field(description="The conversations.")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ConversationDataset:
+        seen: set[str] = set()
+        for conv in self.conversations:
+            if conv.id in seen:
+                raise ValueError(f"duplicate conversation id {conv.id!r}")
+            seen.add(conv.id)
+        return self

@@ -1,0 +1,1 @@
+"""memgauge.stats."""

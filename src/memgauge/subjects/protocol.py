@@ -1,0 +1,72 @@
+"""The memory-system protocol every subject satisfies, and what a search returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from memgauge.data.models import Memory, SessionContext
+
+__all__ = ["Hit", "MemorySystem", "SearchResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked search hit.
+
+    Attributes:
+        id: the memory id.
+        text: the memory text as returned.
+        score: the system's score, or None when it gives none.
+        rank: 1-based rank in the returned list.
+        channels: the retrieval channels that produced the hit (`lexical`, `dense`, ...).
+        channel_ranks: the hit's 1-based rank inside each channel's candidate list.
+        metadata: anything else the system returned.
+    """
+
+    id: str
+    text: str
+    score: float | None
+    rank: int
+    channels: tuple[str, ...] = ()
+    channel_ranks: dict[str, int] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The ranked hits of one search and how long each stage took, in milliseconds."""
+
+    hits: list[Hit]
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class MemorySystem(Protocol):
+    """A memory system under test: reset a namespace, ingest, flush, search, dump."""
+
+    @property
+    def name(self) -> str:
+        """A short label for reports (e.g. `reference-hybrid`)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget everything in this system's namespace."""
+        ...
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        """Store `memories` (ids are the dataset's, so hits can be judged)."""
+        ...
+
+    def flush(self) -> None:
+        """Block until everything ingested is searchable."""
+        ...
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """Return up to `k` hits, best first."""
+        ...
+
+    def dump(self) -> list[Memory]:
+        """Every stored memory."""
+        ...
