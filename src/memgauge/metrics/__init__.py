@@ -1,1 +1,28 @@
-"""memgauge.metrics."""
+"""Retrieval measures: IR metrics (vectorised, trec_eval-compatible) and agent-memory metrics."""
+
+from memgauge.metrics.ir import (
+    Counts,
+    Evaluation,
+    MetricConfig,
+    evaluate,
+    evaluate_judged,
+    evaluate_ranked,
+)
+from memgauge.metrics.measures import MEASURE_NAMES, Measure, parse_measure
+from memgauge.metrics.ranking import Judged, from_ranked, from_run, order_run
+
+__all__ = [
+    "MEASURE_NAMES",
+    "Counts",
+    "Evaluation",
+    "Judged",
+    "Measure",
+    "MetricConfig",
+    "evaluate",
+    "evaluate_judged",
+    "evaluate_ranked",
+    "from_ranked",
+    "from_run",
+    "order_run",
+    "parse_measure",
+]

@@ -1,0 +1,249 @@
+"""Vectorised IR measures over a `Judged` batch: one NumPy expression per measure, no per-query loop.
+
+Notation, per query: `rel_i` = 1 if the document at rank i (1-based) has grade >= threshold;
+`g_i` its grade; `R` the number of judged documents with grade >= threshold; `k` the cutoff.
+
+- P@k = (sum_{i<=k} rel_i) / k — trec_eval `P_k` (divides by k even when fewer are returned).
+- Recall@k = (sum_{i<=k} rel_i) / R — trec_eval `recall_k`.
+- RR@k = 1 / min{i <= k : rel_i = 1}, 0 if none — trec_eval `recip_rank` on the run cut at k.
+- AP@k = (sum_{i<=k} rel_i * P@i) / R — trec_eval `map_cut_k` (divides by all R, not min(R, k)).
+- R-prec = (sum_{i<=R} rel_i) / R — trec_eval `Rprec`.
+- nDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(g_i) / log2(i + 1), IDCG from all judged
+  documents sorted by grade (Järvelin & Kekäläinen 2002; trec_eval `ndcg_cut_k`). gain "exp":
+  2^g - 1 (Burges et al. 2005; seed 002), "linear": g (trec_eval). nDCG uses grades, not the
+  threshold.
+- Hit@k = 1 if any rel_i = 1 for i <= k.
+- recall_any@k = Hit@k; recall_all@k = 1 if all R relevant are in the top k (LongMemEval,
+  Wu et al. 2025, src/retrieval/eval_utils.py).
+- ndcg_any@k = LongMemEval's nDCG: binary relevance (grade >= threshold), DCG = rel_1 +
+  sum_{2<=i<=k} rel_i / log2(i) (rank 1 undiscounted, rank i >= 2 by log2 i), ideal from the R
+  relevant documents.
+
+Edge cases: a query with R = 0 (no relevant documents) and a judged query absent from the run
+score 0 by default (`no_relevant="skip"` / `missing_from_run="skip"` give NaN, excluded from
+means); both are counted in `Counts`. Cutoffs must be >= 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from memgauge._types import FloatArray
+from memgauge.metrics.measures import Measure, parse_measure
+from memgauge.metrics.ranking import Judged, from_ranked, from_run
+
+__all__ = ["Counts", "Evaluation", "MetricConfig", "evaluate", "evaluate_judged", "evaluate_ranked"]
+
+
+@dataclass(frozen=True)
+class MetricConfig:
+    """Conventions where tools disagree.
+
+    Attributes:
+        rel_threshold: grade at or above which a document is relevant for binary measures
+            (seed 002: 2; trec_eval: 1).
+        gain: nDCG gain, "exp" (2^g - 1, seed 002) or "linear" (trec_eval).
+        no_relevant: a query with no relevant documents scores "zero" (default) or is
+            "skip"ped (NaN).
+        missing_from_run: a judged query absent from the run scores "zero" or is "skip"ped.
+    """
+
+    rel_threshold: int = 2
+    gain: Literal["exp", "linear"] = "exp"
+    no_relevant: Literal["zero", "skip"] = "zero"
+    missing_from_run: Literal["zero", "skip"] = "zero"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Query accounting: nothing is dropped silently."""
+
+    n_judged: int
+    n_evaluated: int
+    no_relevant: list[str] = field(default_factory=list)
+    missing_from_run: list[str] = field(default_factory=list)
+    empty_result: list[str] = field(default_factory=list)
+    run_only: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Counts (and id lists) as plain JSON-able data."""
+        return {
+            "n_judged": self.n_judged,
+            "n_evaluated": self.n_evaluated,
+            "n_scored": self.n_judged - self.skipped,
+            "n_no_relevant": len(self.no_relevant),
+            "n_missing_from_run": len(self.missing_from_run),
+            "n_empty_result": len(self.empty_result),
+            "n_run_only": len(self.run_only),
+            "no_relevant": self.no_relevant,
+            "missing_from_run": self.missing_from_run,
+            "run_only": self.run_only,
+        }
+
+    def notes(self) -> list[str]:
+        """Human-readable accounting lines for reports."""
+        out = []
+        if self.no_relevant:
+            out.append(
+                f"{len(self.no_relevant)} judged queries have no relevant memory "
+                "(scored 0 unless skipped)."
+            )
+        if self.missing_from_run:
+            out.append(
+                f"{len(self.missing_from_run)} judged queries are absent from the run "
+                "(scored 0 unless skipped)."
+            )
+        if self.empty_result:
+            out.append(f"{len(self.empty_result)} queries returned no hits.")
+        if self.run_only:
+            out.append(f"{len(self.run_only)} run queries have no judgments and were ignored.")
+        return out
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-query values of each measure (aligned with `query_ids`) and the accounting."""
+
+    query_ids: list[str]
+    per_query: dict[str, FloatArray]
+    counts: Counts
+    config: MetricConfig
+
+    def aggregate(self) -> dict[str, float | None]:
+        """Mean over scored queries per measure; None when no query was scored."""
+        out: dict[str, float | None] = {}
+        for name, values in self.per_query.items():
+            scored = values[~np.isnan(values)]
+            out[name] = float(scored.mean()) if scored.size else None
+        return out
+
+
+def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _gain(grades: np.ndarray, gain: str) -> FloatArray:  # type: ignore[type-arg]
+    g = np.maximum(grades, 0).astype(np.float64)
+    return np.exp2(g) - 1.0 if gain == "exp" else g
+
+
+def _cut(matrix: np.ndarray, k: int | None) -> np.ndarray:  # type: ignore[type-arg]
+    return matrix if k is None else matrix[:, :k]
+
+
+def _compute(m: Measure, j: Judged, cfg: MetricConfig, n_rel: np.ndarray) -> FloatArray:  # type: ignore[type-arg]
+    rel = j.grades >= cfg.rel_threshold
+    R = n_rel.astype(np.float64)
+    k = m.cutoff
+    depth = j.grades.shape[1]
+    if m.name == "P":
+        assert k is not None
+        return np.asarray(_cut(rel, k).sum(axis=1), dtype=np.float64) / k
+    if m.name in ("Recall", "Hit", "recall_any", "recall_all"):
+        found = np.asarray(_cut(rel, k).sum(axis=1), dtype=np.float64)
+        if m.name == "Recall":
+            return _ratio(found, R)
+        if m.name == "recall_all":
+            return ((found >= R) & (R > 0)).astype(np.float64)
+        return (found > 0).astype(np.float64)
+    if m.name == "RR":
+        r = _cut(rel, k)
+        first = np.argmax(r, axis=1)
+        has = r.any(axis=1)
+        return np.where(has, 1.0 / (first + 1.0), 0.0)
+    if m.name == "AP":
+        r = _cut(rel, k).astype(np.float64)
+        ranks = np.arange(1, r.shape[1] + 1, dtype=np.float64)
+        precision_at_i = np.cumsum(r, axis=1) / ranks
+        return _ratio((precision_at_i * r).sum(axis=1), R)
+    if m.name == "R-prec":
+        cum = np.concatenate([np.zeros((rel.shape[0], 1)), np.cumsum(rel, axis=1)], axis=1)
+        idx = np.minimum(n_rel, depth)
+        return _ratio(cum[np.arange(rel.shape[0]), idx], R)
+    if m.name == "nDCG":
+        gains = _cut(_gain(j.grades, cfg.gain), k)
+        disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
+        dcg = gains @ disc
+        ideal = _cut(_gain(j.ideal, cfg.gain), k)
+        idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
+        return _ratio(dcg, ideal @ idisc)
+    if m.name == "ndcg_any":
+        assert k is not None
+        r = _cut(rel, k).astype(np.float64)
+        disc = 1.0 / np.log2(np.maximum(np.arange(1, r.shape[1] + 1, dtype=np.float64), 2.0))
+        ideal = (np.arange(k)[None, :] < n_rel[:, None]).astype(np.float64)
+        idisc = 1.0 / np.log2(np.maximum(np.arange(1, k + 1, dtype=np.float64), 2.0))
+        return _ratio(r @ disc, ideal @ idisc)
+    raise AssertionError(f"no implementation for {m}")  # parse_measure admits only the above
+
+
+def evaluate_judged(
+    judged: Judged, measures: Iterable[Measure | str], config: MetricConfig | None = None
+) -> Evaluation:
+    """Score a prepared batch: the array-level entry point."""
+    cfg = config or MetricConfig()
+    parsed = list(dict.fromkeys(parse_measure(m) for m in measures))
+    n_rel = judged.n_relevant(cfg.rel_threshold)
+    no_rel = n_rel == 0
+    missing = ~judged.in_run
+    skip = np.zeros(len(judged.query_ids), dtype=bool)
+    if cfg.no_relevant == "skip":
+        skip |= no_rel
+    if cfg.missing_from_run == "skip":
+        skip |= missing
+    per_query: dict[str, FloatArray] = {}
+    for m in parsed:
+        values = _compute(m, judged, cfg, n_rel) if judged.query_ids else np.zeros(0)
+        values = np.asarray(values, dtype=np.float64)
+        values[skip] = np.nan
+        per_query[str(m)] = values
+    ids = np.asarray(judged.query_ids, dtype=object)
+    counts = Counts(
+        n_judged=len(judged.query_ids),
+        n_evaluated=int((~missing).sum()),
+        no_relevant=[str(q) for q in ids[no_rel]],
+        missing_from_run=[str(q) for q in ids[missing]],
+        empty_result=[str(q) for q in ids[(judged.n_returned == 0) & ~missing]],
+        run_only=judged.run_only,
+        skipped=int(skip.sum()),
+    )
+    return Evaluation(query_ids=judged.query_ids, per_query=per_query, counts=counts, config=cfg)
+
+
+def _depth(measures: Sequence[Measure]) -> int | None:
+    cutoffs = [m.cutoff for m in measures]
+    if any(c is None for c in cutoffs) or any(m.name == "R-prec" for m in measures):
+        return None
+    return max((c for c in cutoffs if c is not None), default=None)
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    measures: Iterable[Measure | str],
+    config: MetricConfig | None = None,
+) -> Evaluation:
+    """Score a run `{qid: {docid: score}}` against qrels `{qid: {docid: grade}}`.
+
+    Documents are ranked in trec_eval's order (score descending, then doc id descending).
+    """
+    parsed = [parse_measure(m) for m in measures]
+    return evaluate_judged(from_run(qrels, run, _depth(parsed)), parsed, config)
+
+
+def evaluate_ranked(
+    qrels: Mapping[str, Mapping[str, int]],
+    ranked: Mapping[str, Sequence[str]],
+    measures: Iterable[Measure | str],
+    config: MetricConfig | None = None,
+) -> Evaluation:
+    """Score already-ranked id lists `{qid: [docid, ...]}` (best first) against qrels."""
+    parsed = [parse_measure(m) for m in measures]
+    return evaluate_judged(from_ranked(qrels, ranked, _depth(parsed)), parsed, config)
