@@ -1,0 +1,133 @@
+"""Seeded, vectorised bootstrap confidence intervals (Efron & Tibshirani 1993).
+
+All rows of a batch share one set of resampled item indices, so the CIs of the metrics of one
+run come from the same resamples. NaN values (items that could not be scored) are excluded per
+row and counted, never treated as 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["ConfidenceInterval", "bootstrap_ci", "bootstrap_cis", "resample_means"]
+
+_CHUNK = 5_000_000  # gathered elements per chunk: bounds memory at ~40 MB of float64
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A mean with its bootstrap CI; mean/low/high are None when there is no data (n = 0).
+
+    With n = 1 the interval is degenerate (low = high = mean) and `note` says so.
+    """
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+    n_excluded: int
+    n_resamples: int
+    confidence: float
+    method: str
+    note: str | None = None
+
+
+def resample_means(
+    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Means of `n_resamples` bootstrap resamples of each row of `values` (no NaNs allowed).
+
+    Formula: for resample b, mean_b = (1/n) * sum_i values[idx_b,i] with idx_b uniform on
+    [0, n). Every row uses the same idx_b. Done in chunks of index matrices so memory stays
+    bounded (~40 MB) whatever n_resamples is; a gather is faster here than multinomial counts.
+    """
+    matrix = np.atleast_2d(values)
+    rows, n = matrix.shape
+    out = np.empty((rows, n_resamples), dtype=np.float64)
+    step = max(1, _CHUNK // max(n * rows, 1))
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+        out[:, start:stop] = np.take(matrix, idx, axis=1).sum(axis=-1) / n
+    return out
+
+
+def _percentile_ci(
+    means: npt.NDArray[np.float64], confidence: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail], axis=-1)
+    return np.asarray(low), np.asarray(high)
+
+
+def bootstrap_cis(
+    matrix: npt.ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[ConfidenceInterval]:
+    """Percentile bootstrap CIs of the mean of each row of `matrix` (rows = metrics, cols = items).
+
+    Rows without NaN share the same resamples (one multinomial draw for the batch); a row with
+    NaNs is resampled over its scored items with the same seed.
+    Edge cases: a row with no scored item gives mean/low/high None; one scored item gives a
+    degenerate interval.
+    """
+    data = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    results: list[ConfidenceInterval | None] = [None] * data.shape[0]
+    finite = ~np.isnan(data)
+    complete = finite.all(axis=1)
+    if complete.any() and data.shape[1] > 1:
+        rows = np.flatnonzero(complete)
+        means = resample_means(data[rows], n_resamples, np.random.default_rng(seed))
+        lows, highs = _percentile_ci(means, confidence)
+        for j, row in enumerate(rows):
+            results[row] = ConfidenceInterval(
+                mean=float(data[row].mean()), low=float(lows[j]), high=float(highs[j]),
+                n=data.shape[1], n_excluded=0, n_resamples=n_resamples,
+                confidence=confidence, method="percentile",
+            )
+    for row in range(data.shape[0]):
+        if results[row] is not None:
+            continue
+        vals = data[row][finite[row]]
+        excluded = data.shape[1] - vals.size
+        if vals.size == 0:
+            results[row] = ConfidenceInterval(
+                None, None, None, 0, excluded, n_resamples, confidence, "percentile",
+                note="no scored items",
+            )
+        elif vals.size == 1:
+            v = float(vals[0])
+            results[row] = ConfidenceInterval(
+                v, v, v, 1, excluded, n_resamples, confidence, "percentile",
+                note="one scored item: the interval is degenerate",
+            )
+        else:
+            means = resample_means(vals[None, :], n_resamples, np.random.default_rng(seed))
+            low, high = _percentile_ci(means, confidence)
+            results[row] = ConfidenceInterval(
+                float(vals.mean()), float(low[0]), float(high[0]), int(vals.size), excluded,
+                n_resamples, confidence, "percentile",
+            )
+    return [r for r in results if r is not None]
+
+
+def bootstrap_ci(
+    values: npt.ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """Percentile bootstrap CI of the mean of `values` (see `bootstrap_cis`)."""
+    return bootstrap_cis(
+        np.asarray(values, dtype=np.float64)[None, :],
+        n_resamples=n_resamples, confidence=confidence, seed=seed,
+    )[0]
