@@ -67,6 +67,10 @@ class Memory(_Model):
     tier: Tier = Field(default="normal", description="Importance tier (seed 002 section 3.3).")
     folder: str | None = Field(default=None, description="Spec folder or topic, used for ILS.")
     session: str | None = Field(default=None, description="Session the memory came from.")
+    corpus: str | None = Field(
+        default=None,
+        description="Corpus it belongs to (e.g. one LoCoMo conversation); None = every corpus.",
+    )
     created_at: datetime | None = Field(default=None, description="When the memory was made.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
@@ -95,6 +99,10 @@ class EvalQuery(_Model):
     )
     harvested_at: datetime | None = Field(
         default=None, description="When the query was harvested from logs; None if synthetic."
+    )
+    corpus: str | None = Field(
+        default=None,
+        description="Search only this corpus's memories (plus shared ones); None = all.",
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 

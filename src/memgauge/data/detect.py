@@ -1,0 +1,70 @@
+"""Which kind of dataset a file is, from its name and, when that is not enough, its content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+Kind = Literal[
+    "dataset-dir", "bundle", "memories", "queries", "judgments", "equivalence", "chains",
+    "qrels", "run", "conversations",
+]
+KINDS: tuple[str, ...] = (
+    "dataset-dir", "bundle", "memories", "queries", "judgments", "equivalence", "chains",
+    "qrels", "run", "conversations",
+)
+
+__all__ = ["KINDS", "Kind", "detect_kind"]
+
+_BY_STEM = {
+    "memories": "memories", "queries": "queries", "judgments": "judgments",
+    "equivalence": "equivalence", "chains": "chains", "qrels": "qrels", "run": "run",
+    "conversations": "conversations", "bundle": "bundle", "dataset": "bundle",
+}
+
+
+def _peek(path: Path, size: int = 4096) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def detect_kind(path: Path) -> Kind | None:
+    """Guess the kind of `path`; None when nothing fits (the caller asks for --kind)."""
+    if path.is_dir():
+        return "dataset-dir"
+    name = path.name.lower()
+    for stem, kind in _BY_STEM.items():
+        if name.startswith(stem) or name.removesuffix(path.suffix.lower()).endswith(stem):
+            return kind  # type: ignore[return-value]
+    suffix = path.suffix.lower()
+    head = _peek(path).lstrip("\ufeff").lstrip()
+    if suffix in (".txt", ".trec", ".qrels", ".run", "") and head:
+        cols = len(head.splitlines()[0].split())
+        return "qrels" if cols == 4 else "run" if cols == 6 else None
+    if suffix in (".json", ".yaml", ".yml"):
+        if '"conversations"' in head or "conversations:" in head:
+            return "conversations"
+        return "bundle"
+    if suffix == ".jsonl":
+        first = head.splitlines()[0] if head else ""
+        try:
+            obj = json.loads(first)
+        except ValueError:
+            return None
+        if isinstance(obj, dict):
+            keys = set(obj)
+            if {"query_id", "memory_id"} <= keys:
+                return "judgments"
+            if "turns" in keys:
+                return "conversations"
+            if "memory_ids" in keys:
+                return "chains" if "query_ids" in keys else "equivalence"
+            if "text" in keys and ("tier" in keys or "folder" in keys or "created_at" in keys):
+                return "memories"
+            if "text" in keys:
+                return "queries"
+    return None

@@ -1,0 +1,200 @@
+"""Reading and writing whole datasets: retrieval datasets (directory or one bundle file) and
+conversation datasets (memaudit JSON / JSONL).
+
+Directory form (what `save_retrieval_dataset` writes and `memgauge import` produces):
+
+    dataset.yaml        name: <name>                       (optional)
+    memories.jsonl      one Memory per line
+    queries.jsonl       one EvalQuery per line
+    judgments.jsonl     one Judgment per line   (or qrels.txt in TREC form)
+    equivalence.jsonl   one EquivalenceClass per line      (optional)
+    chains.jsonl        one CausalChain per line           (optional)
+
+Bundle form: one JSON or YAML file holding a RetrievalDataset object.
+
+memaudit: a JSON file holding one MemoryDataset `{id, conversations: [...]}` exactly as memaudit
+reads it; JSONL holds one Conversation per line, and the dataset id is the file's stem.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from memgauge._util.files import atomic_write_text
+from memgauge.data.jsonio import iter_jsonl, load_structured, problems_from_validation, read_records, write_jsonl
+from memgauge.data.models import (
+    CausalChain,
+    Conversation,
+    ConversationDataset,
+    EquivalenceClass,
+    EvalQuery,
+    Judgment,
+    Memory,
+    RetrievalDataset,
+)
+from memgauge.data.trec import read_qrels, write_qrels
+from memgauge.data.validate import validate_conversations, validate_retrieval_dataset
+from memgauge.errors import DataError, Problem
+
+__all__ = [
+    "load_conversations",
+    "load_retrieval_dataset",
+    "save_conversations",
+    "save_retrieval_dataset",
+]
+
+FILES = {
+    "memories": "memories.jsonl",
+    "queries": "queries.jsonl",
+    "judgments": "judgments.jsonl",
+    "equivalence_classes": "equivalence.jsonl",
+    "causal_chains": "chains.jsonl",
+}
+
+
+def _load_dir(path: Path) -> RetrievalDataset:
+    problems: list[Problem] = []
+    name = path.name
+    meta = path / "dataset.yaml"
+    if meta.is_file():
+        try:
+            loaded = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+            name = str(loaded.get("name", name)) if isinstance(loaded, dict) else name
+        except yaml.YAMLError as exc:
+            problems.append(Problem(str(meta), None, None, f"not valid YAML: {exc}"))
+    parts: dict[str, list[object]] = {}
+    models = {
+        "memories": Memory, "queries": EvalQuery, "judgments": Judgment,
+        "equivalence_classes": EquivalenceClass, "causal_chains": CausalChain,
+    }
+    for key, filename in FILES.items():
+        f = path / filename
+        if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
+            try:
+                qrels = read_qrels(path / "qrels.txt")
+            except DataError as exc:
+                problems.extend(exc.problems)
+                continue
+            bad = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items() if g > 3]
+            problems.extend(
+                Problem(str(path / "qrels.txt"), None, "grade",
+                        f"({q}, {d}) has grade {g}; memgauge datasets grade 0-3")
+                for q, d, g in bad
+            )
+            parts[key] = [
+                Judgment(query_id=q, memory_id=d, grade=min(g, 3))
+                for q, docs in qrels.items() for d, g in docs.items()
+            ]
+            continue
+        if not f.is_file():
+            if key in ("memories", "queries", "judgments"):
+                problems.append(Problem(str(f), None, None,
+                                        f"missing: a dataset directory needs {filename}"))
+            continue
+        try:
+            parts[key] = list(read_records(f, models[key]))
+        except DataError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise DataError(problems)
+    ds = RetrievalDataset(name=name, **parts)  # type: ignore[arg-type]
+    problems = validate_retrieval_dataset(ds, {k: str(path / v) for k, v in FILES.items()})
+    if problems:
+        raise DataError(problems)
+    return ds
+
+
+def _load_bundle(path: Path) -> RetrievalDataset:
+    file = str(path)
+    value, _ = load_structured(path)
+    if not isinstance(value, dict):
+        raise DataError(Problem(file, None, None,
+                                f"expected a dataset object, got {type(value).__name__}"))
+    try:
+        ds = RetrievalDataset.model_validate(value)
+    except ValidationError as exc:
+        raise DataError(problems_from_validation(exc, file, None)) from None
+    problems = validate_retrieval_dataset(ds, dict.fromkeys(FILES, file))
+    if problems:
+        raise DataError(problems)
+    return ds
+
+
+def load_retrieval_dataset(path: str | Path) -> RetrievalDataset:
+    """Load a retrieval dataset from a directory or a bundle file; DataError lists every problem."""
+    p = Path(path)
+    if p.is_dir():
+        return _load_dir(p)
+    if not p.is_file():
+        raise DataError(Problem(str(p), None, None, "no such file or directory"))
+    return _load_bundle(p)
+
+
+def save_retrieval_dataset(ds: RetrievalDataset, out_dir: str | Path) -> list[Path]:
+    """Write `ds` in directory form. Files are written to a temporary directory first and moved
+    into place, so a failure leaves nothing half-written."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        atomic_write_text(tmp / "dataset.yaml", yaml.safe_dump({"name": ds.name}))
+        for key, filename in FILES.items():
+            records = getattr(ds, key)
+            if records or key in ("memories", "queries", "judgments"):
+                write_jsonl(tmp / filename, records)
+        out.mkdir(exist_ok=True)
+        written = []
+        for f in sorted(tmp.iterdir()):
+            target = out / f.name
+            f.replace(target)
+            written.append(target)
+        return written
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_conversations(path: str | Path) -> ConversationDataset:
+    """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a line)."""
+    p = Path(path)
+    file = str(p)
+    if not p.is_file():
+        raise DataError(Problem(file, None, None, "no such file"))
+    if p.suffix.lower() == ".jsonl":
+        problems: list[Problem] = []
+        convs: list[Conversation] = []
+        for line, obj in iter_jsonl(p, problems):
+            try:
+                convs.append(Conversation.model_validate(obj))
+            except ValidationError as exc:
+                problems.extend(problems_from_validation(exc, file, line))
+        if not convs and not problems:
+            problems.append(Problem(file, None, None, "file has no conversations"))
+        if problems:
+            raise DataError(problems)
+        try:
+            ds = ConversationDataset(id=p.stem, conversations=convs)
+        except ValidationError as exc:
+            raise DataError(problems_from_validation(exc, file, None)) from None
+    else:
+        value, _ = load_structured(p)
+        try:
+            ds = ConversationDataset.model_validate(value)
+        except ValidationError as exc:
+            raise DataError(problems_from_validation(exc, file, None)) from None
+    problems = validate_conversations(ds, file)
+    if problems:
+        raise DataError(problems)
+    return ds
+
+
+def save_conversations(ds: ConversationDataset, path: str | Path) -> None:
+    """Write a conversation dataset as memaudit JSON, atomically."""
+    atomic_write_text(path, ds.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+
+
+__all__ += ["FILES", "write_qrels"]

@@ -1,0 +1,221 @@
+"""Line-aware reading of JSONL, JSON and YAML files into pydantic models.
+
+Every problem is collected with its file, line and field; nothing stops at the first one. A
+UTF-8 byte-order mark is accepted and stripped (Windows editors write one); any other
+non-UTF-8 byte is reported with its line and byte offset. Lines longer than `max_line_bytes`
+are reported and skipped without being held in memory whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from memgauge._util.files import atomic_write_text
+from memgauge.errors import DataError, Problem
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "decode_text",
+    "iter_jsonl",
+    "load_structured",
+    "problems_from_validation",
+    "read_records",
+    "write_jsonl",
+]
+
+M = TypeVar("M", bound=BaseModel)
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+_HINTS = {
+    "grade": "use 0 (not relevant), 1 (marginal), 2 (relevant) or 3 (highly relevant)",
+    "tier": "use constitutional, critical, important, normal or temporary",
+    "source": "use manual, implicit, bootstrapped or validated",
+}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON; write a number or null")
+
+
+def _loads(text: str | bytes) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def problems_from_validation(
+    exc: ValidationError, file: str, line: int | None, prefix: str = ""
+) -> list[Problem]:
+    """One Problem per pydantic error, with the dotted field path and a hint where we have one."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or None)
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field; remove it or check its spelling"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        else:
+            given = err.get("input")
+            if not isinstance(given, dict | list):
+                msg = f"{msg} (got {given!r})"
+        last = str(err["loc"][-1]) if err["loc"] else ""
+        if last in _HINTS and err["type"] not in ("missing", "extra_forbidden"):
+            msg = f"{msg}; {_HINTS[last]}"
+        out.append(Problem(file, line, field, msg))
+    return out
+
+
+def decode_text(data: bytes, file: str) -> str:
+    """Decode UTF-8 (BOM stripped); raise DataError naming the line of a bad byte."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(
+            Problem(
+                file, line, None,
+                f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
+                "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+            )
+        ) from None
+
+
+def iter_jsonl(
+    path: Path, problems: list[Problem], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, parsed JSON) per non-blank line; append problems for bad lines."""
+    file = str(path)
+    with open(path, "rb") as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(max_line_bytes + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                while True:  # skip the rest of the oversized line without keeping it
+                    rest = fh.readline(1 << 20)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                problems.append(
+                    Problem(
+                        file, lineno, None,
+                        f"line is longer than {max_line_bytes} bytes; split the record or "
+                        "raise the limit (max_line_bytes)",
+                    )
+                )
+                continue
+            if lineno == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(
+                    Problem(
+                        file, lineno, None,
+                        f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}; "
+                        "re-save the file as UTF-8",
+                    )
+                )
+                continue
+            try:
+                yield lineno, _loads(text)
+            except ValueError as exc:
+                problems.append(Problem(file, lineno, None, f"not valid JSON: {exc}"))
+
+
+def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
+    """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
+    line of each item. Raises DataError on empty files and syntax errors (with line)."""
+    file = str(path)
+    data = path.read_bytes()
+    text = decode_text(data, file)
+    if not text.strip():
+        raise DataError(Problem(file, None, None, "file is empty; it must hold a record or a list"))
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            # where the broken construct began (e.g. an unclosed '['), else where it was noticed
+            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            raise DataError(Problem(file, line, None, f"not valid YAML: {exc}")) from None
+        lines: dict[int, int] = {}
+        if isinstance(node, yaml.SequenceNode):
+            lines = {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}
+        return value, lines
+    try:
+        return _loads(text), {}
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg} at column {exc.colno}")
+        ) from None
+    except ValueError as exc:
+        raise DataError(Problem(file, None, None, f"not valid JSON: {exc}")) from None
+
+
+def _validate_items(
+    items: Iterable[tuple[int | None, str, Any]], model: type[M], file: str,
+    problems: list[Problem],
+) -> list[M]:
+    out: list[M] = []
+    for line, prefix, item in items:
+        if not isinstance(item, dict):
+            problems.append(
+                Problem(file, line, prefix or None,
+                        f"expected an object with fields, got {type(item).__name__}")
+            )
+            continue
+        try:
+            out.append(model.model_validate(item))
+        except ValidationError as exc:
+            problems.extend(problems_from_validation(exc, file, line, prefix))
+    return out
+
+
+def read_records(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:
+    """Read records of `model` from a JSONL, JSON (list, or object with list under `key`) or
+    YAML file. Raises DataError listing every problem."""
+    p = Path(path)
+    file = str(p)
+    problems: list[Problem] = []
+    if not p.is_file():
+        raise DataError(Problem(file, None, None, "no such file"))
+    if p.suffix.lower() == ".jsonl":
+        items: list[tuple[int | None, str, Any]] = [
+            (line, "", obj) for line, obj in iter_jsonl(p, problems)
+        ]
+        if not items and not problems:
+            problems.append(Problem(file, None, None, "file has no records; add one per line"))
+    else:
+        value, lines = load_structured(p)
+        if key is not None and isinstance(value, dict) and key in value:
+            value = value[key]
+        if not isinstance(value, list):
+            raise DataError(
+                Problem(file, None, key, f"expected a list of records, got {type(value).__name__}")
+            )
+        items = [(lines.get(i), f"[{i}]", obj) for i, obj in enumerate(value)]
+    records = _validate_items(items, model, file, problems)
+    if problems:
+        raise DataError(problems)
+    return records
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> None:
+    """Write records one per line (fields at their defaults left out), atomically."""
+    lines = [r.model_dump_json(exclude_defaults=True) for r in records]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+

@@ -1,0 +1,134 @@
+"""TREC qrels and run files, read with every problem reported by line, written in trec_eval form.
+
+qrels: `qid iter docid grade` (whitespace separated; `iter` ignored). Grades are integers; memgauge
+judges on 0-3 but TREC collections may use other non-negative levels, so any integer >= 0 is
+accepted and a negative one is an error. A repeated (qid, docid) is an error.
+
+run: `qid Q0 docid rank score tag`. trec_eval ignores the rank column and orders by score
+descending, then doc id descending; so do we. A non-numeric or non-finite score, a wrong column
+count, or a repeated docid within a query is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from memgauge._util.files import atomic_write_text
+from memgauge.errors import DataError, Problem
+
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+
+_MAX_PROBLEMS = 200
+
+
+def _lines(path: Path) -> list[str]:
+    file = str(path)
+    if not path.is_file():
+        raise DataError(Problem(file, None, None, "no such file"))
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(
+            Problem(file, line, None, f"not UTF-8 (byte offset {exc.start}); re-save as UTF-8")
+        ) from None
+    if not text.strip():
+        raise DataError(Problem(file, None, None, "file is empty"))
+    return text.splitlines()
+
+
+def _finish(problems: list[Problem], file: str) -> None:
+    if problems:
+        if len(problems) > _MAX_PROBLEMS:
+            extra = len(problems) - _MAX_PROBLEMS
+            problems = [*problems[:_MAX_PROBLEMS], Problem(file, None, None, f"... {extra} more")]
+        raise DataError(problems)
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file into `{qid: {docid: grade}}`."""
+    p = Path(path)
+    file = str(p)
+    out: dict[str, dict[str, int]] = {}
+    problems: list[Problem] = []
+    for lineno, line in enumerate(_lines(p), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            problems.append(Problem(file, lineno, None,
+                                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}"))
+            continue
+        qid, _, doc, grade_text = parts
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            problems.append(Problem(file, lineno, "grade", f"{grade_text!r} is not an integer"))
+            continue
+        if grade < 0:
+            problems.append(Problem(file, lineno, "grade", f"grade {grade} is negative; use 0-3"))
+            continue
+        per = out.setdefault(qid, {})
+        if doc in per:
+            problems.append(Problem(file, lineno, "docid", f"({qid}, {doc}) is judged twice"))
+            continue
+        per[doc] = grade
+    _finish(problems, file)
+    return out
+
+
+def read_run(path: str | Path) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into `{qid: {docid: score}}`."""
+    p = Path(path)
+    file = str(p)
+    out: dict[str, dict[str, float]] = {}
+    problems: list[Problem] = []
+    for lineno, line in enumerate(_lines(p), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            problems.append(Problem(
+                file, lineno, None,
+                f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+            ))
+            continue
+        qid, _, doc, _, score_text, _ = parts
+        try:
+            score = float(score_text)
+        except ValueError:
+            problems.append(Problem(file, lineno, "score", f"{score_text!r} is not a number"))
+            continue
+        if math.isnan(score) or math.isinf(score):
+            problems.append(Problem(file, lineno, "score", f"{score_text} is not a finite number"))
+            continue
+        per = out.setdefault(qid, {})
+        if doc in per:
+            problems.append(Problem(file, lineno, "docid",
+                                    f"document {doc} appears twice for query {qid}"))
+            continue
+        per[doc] = score
+    _finish(problems, file)
+    return out
+
+
+def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically."""
+    lines = [
+        f"{q} 0 {d} {g}\n" for q in sorted(qrels) for d, g in sorted(qrels[q].items())
+    ]
+    atomic_write_text(path, "".join(lines))
+
+
+def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str = "memgauge") -> None:
+    """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order."""
+    lines = []
+    for q in sorted(run):
+        ranked = sorted(run[q].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        lines.extend(f"{q} Q0 {d} {r} {s!r} {tag}\n" for r, (d, s) in enumerate(ranked, 1))
+    atomic_write_text(path, "".join(lines))

@@ -1,0 +1,119 @@
+"""`memgauge validate` on every malformed file: exit 2, file and line named, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.io import load_retrieval_dataset
+from memgauge.data.trec import read_qrels, read_run
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+BAD = sorted(p for p in (DATA / "bad").iterdir() if p.name != "README.md")
+GOOD = sorted((DATA / "good").iterdir())
+
+# file -> (expected line or None, text that must appear in the message)
+EXPECTED: dict[str, tuple[int | None, str]] = {
+    "memories_truncated_line.jsonl": (2, "not valid JSON"),
+    "judgments_truncated.json": (2, "not valid JSON"),
+    "memories_empty.jsonl": (None, "no records"),
+    "queries_whitespace_only.jsonl": (None, "no records"),
+    "memories_non_utf8.jsonl": (1, "not UTF-8"),
+    "memories_wrong_types.jsonl": (1, "text"),
+    "judgments_grade_out_of_range.jsonl": (1, "use 0 (not relevant)"),
+    "memories_duplicate_ids.jsonl": (None, "duplicate id 'm1'"),
+    "queries_unknown_field.jsonl": (1, "unknown field"),
+    "memories_bad_tier.jsonl": (1, "constitutional, critical"),
+    "queries_missing_required.jsonl": (1, "required field is missing"),
+    "judgments_nan.jsonl": (1, "NaN is not valid JSON"),
+    "bundle_top_level_scalar.json": (None, "expected a dataset object"),
+    "bundle_yaml_syntax.yaml": (4, "not valid YAML"),
+    "qrels_bad_columns.txt": (2, "expected 4 columns"),
+    "run_bad_score.txt": (2, "is not a number"),
+    "run_duplicate_doc.txt": (2, "appears twice"),
+    "dataset_unknown_ids": (1, "unknown memory 'm9'"),
+    "dataset_missing_queries": (None, "needs queries.jsonl"),
+    "conversations_dangling_supersedes.json": (None, "supersedes unknown fact 'f0'"),
+    "conversations_circular_supersedes.json": (None, "circular"),
+    "conversations_bad_role.jsonl": (1, "role"),
+    "chains_too_short.jsonl": (1, "at least 2"),
+}
+
+
+def test_every_bad_file_has_an_expectation() -> None:
+    assert {p.name for p in BAD} == set(EXPECTED)
+    assert len(BAD) >= 15
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
+def test_bad_file_exits_2_naming_file_and_line(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in out + err
+    line, text = EXPECTED[path.name]
+    assert text in err, err
+    assert path.name in err
+    if line is not None:
+        assert f":{line}" in err, err
+    assert "nothing was written" in err
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.name)
+def test_good_file_validates(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("ok  ")
+
+
+def test_every_problem_is_reported_not_only_the_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", str(DATA / "bad" / "run_bad_score.txt"),
+                 str(DATA / "bad" / "judgments_grade_out_of_range.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "run_bad_score.txt:2" in err and "run_bad_score.txt:3" in err
+    assert "judgments_grade_out_of_range.jsonl:1" in err
+    assert "judgments_grade_out_of_range.jsonl:2" in err
+
+
+def test_fifty_megabyte_line_is_reported_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "memories.jsonl"
+    with open(big, "wb") as fh:
+        fh.write(b'{"id": "m1", "text": "ok"}\n')
+        fh.write(b'{"id": "m2", "text": "' + b"x" * (50 * 1024 * 1024) + b'"}\n')
+        fh.write(b'{"id": "m3", "text": "ok"}\n')
+    code = main(["validate", str(big)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "memories.jsonl:2" in err and "longer than" in err
+    assert "Traceback" not in err
+
+
+def test_undetectable_kind_asks_for_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    odd = tmp_path / "notes.md"
+    odd.write_text("# hello\n")
+    assert main(["validate", str(odd)]) == 2
+    assert "--kind" in capsys.readouterr().err
+
+
+def test_trec_round_trip(tmp_path: Path) -> None:
+    from memgauge.data.trec import write_qrels, write_run
+
+    qrels = read_qrels(DATA / "good" / "qrels.txt")
+    assert qrels == {"q1": {"m1": 2, "m2": 0}, "q2": {"m1": 3}}
+    run = read_run(DATA / "good" / "run.txt")
+    write_qrels(tmp_path / "q.txt", qrels)
+    write_run(tmp_path / "r.txt", run)
+    assert read_qrels(tmp_path / "q.txt") == qrels
+    assert read_run(tmp_path / "r.txt") == run
+    # ranks follow trec_eval order: equal scores -> doc id descending (m2 before m1)
+    first = (tmp_path / "r.txt").read_text().splitlines()[0]
+    assert first.split()[2] == "m2" and first.split()[3] == "1"
+
+
+def test_bundle_loads() -> None:
+    ds = load_retrieval_dataset(DATA / "good" / "bundle.yaml")
+    assert ds.name == "tiny" and ds.qrels() == {"q1": {"m1": 3, "m2": 0}}
