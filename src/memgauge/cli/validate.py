@@ -1,0 +1,97 @@
+"""`memgauge validate`: check dataset files and report every problem with file, line and field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from memgauge.data.detect import KINDS, detect_kind
+from memgauge.data.io import load_conversations, load_retrieval_dataset
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
+from memgauge.data.trec import read_qrels, read_run
+from memgauge.errors import DataError, Problem
+
+__all__ = ["validate"]
+
+
+def _count_dataset(path: Path) -> str:
+    ds = load_retrieval_dataset(path)
+    return (f"{len(ds.memories)} memories, {len(ds.queries)} queries, "
+            f"{len(ds.judgments)} judgments")
+
+
+def _records(model: type, key: str) -> Callable[[Path], str]:
+    def check(path: Path) -> str:
+        recs = read_records(path, model, key=key)
+        ids = [getattr(r, "id", None) for r in recs]
+        dupes = sorted({i for i in ids if i is not None and ids.count(i) > 1})
+        if dupes:
+            raise DataError([Problem(str(path), None, "id", f"duplicate id {d!r}") for d in dupes])
+        return f"{len(recs)} records"
+
+    return check
+
+
+def _qrels(path: Path) -> str:
+    q = read_qrels(path)
+    return f"{len(q)} queries, {sum(len(v) for v in q.values())} judgments"
+
+
+def _run(path: Path) -> str:
+    r = read_run(path)
+    return f"{len(r)} queries, {sum(len(v) for v in r.values())} results"
+
+
+def _conversations(path: Path) -> str:
+    c = load_conversations(path)
+    return f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
+
+
+CHECKS: dict[str, Callable[[Path], str]] = {
+    "dataset-dir": _count_dataset,
+    "bundle": _count_dataset,
+    "memories": _records(Memory, "memories"),
+    "queries": _records(EvalQuery, "queries"),
+    "judgments": _records(Judgment, "judgments"),
+    "equivalence": _records(EquivalenceClass, "equivalence_classes"),
+    "chains": _records(CausalChain, "causal_chains"),
+    "qrels": _qrels,
+    "run": _run,
+    "conversations": _conversations,
+}
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(KINDS), help="Force the kind instead of detecting it.")
+def validate(files: tuple[Path, ...], kind: str | None) -> None:
+    """Check dataset FILES (or dataset directories) and report every problem.
+
+    Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
+    causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations. Exits 0
+    when every file is valid and 2 otherwise, naming file, line and field of each problem.
+    """
+    problems: list[Problem] = []
+    for path in files:
+        if not path.exists():
+            problems.append(Problem(str(path), None, None, "no such file or directory"))
+            continue
+        k = kind or detect_kind(path)
+        if k is None:
+            problems.append(Problem(
+                str(path), None, None,
+                "cannot tell what kind of file this is; name it memories.jsonl, queries.jsonl, "
+                f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
+            ))
+            continue
+        try:
+            summary = CHECKS[k](path)
+        except DataError as exc:
+            problems.extend(exc.problems)
+            continue
+        click.echo(f"ok  {path}  ({k}: {summary})")
+    if problems:
+        raise DataError(problems)
