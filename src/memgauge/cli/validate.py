@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import click
+from pydantic import BaseModel
 
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.io import load_conversations, load_retrieval_dataset
@@ -19,15 +21,14 @@ __all__ = ["validate"]
 
 def _count_dataset(path: Path) -> str:
     ds = load_retrieval_dataset(path)
-    return (f"{len(ds.memories)} memories, {len(ds.queries)} queries, "
-            f"{len(ds.judgments)} judgments")
+    return f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
 
 
-def _records(model: type, key: str) -> Callable[[Path], str]:
+def _records(model: type[BaseModel], key: str) -> Callable[[Path], str]:
     def check(path: Path) -> str:
         recs = read_records(path, model, key=key)
-        ids = [getattr(r, "id", None) for r in recs]
-        dupes = sorted({i for i in ids if i is not None and ids.count(i) > 1})
+        counts = Counter(getattr(r, "id", None) for r in recs)
+        dupes = sorted(i for i, n in counts.items() if i is not None and n > 1)
         if dupes:
             raise DataError([Problem(str(path), None, "id", f"duplicate id {d!r}") for d in dupes])
         return f"{len(recs)} records"
@@ -47,7 +48,9 @@ def _run(path: Path) -> str:
 
 def _conversations(path: Path) -> str:
     c = load_conversations(path)
-    return f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
+    return (
+        f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
+    )
 
 
 CHECKS: dict[str, Callable[[Path], str]] = {
@@ -81,11 +84,15 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
             continue
         k = kind or detect_kind(path)
         if k is None:
-            problems.append(Problem(
-                str(path), None, None,
-                "cannot tell what kind of file this is; name it memories.jsonl, queries.jsonl, "
-                f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
-            ))
+            problems.append(
+                Problem(
+                    str(path),
+                    None,
+                    None,
+                    "cannot tell what kind of file this is; name it memories.jsonl, queries.jsonl, "
+                    f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
+                )
+            )
             continue
         try:
             summary = CHECKS[k](path)

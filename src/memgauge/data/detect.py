@@ -4,23 +4,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 Kind = Literal[
-    "dataset-dir", "bundle", "memories", "queries", "judgments", "equivalence", "chains",
-    "qrels", "run", "conversations",
+    "dataset-dir",
+    "bundle",
+    "memories",
+    "queries",
+    "judgments",
+    "equivalence",
+    "chains",
+    "qrels",
+    "run",
+    "conversations",
 ]
-KINDS: tuple[str, ...] = (
-    "dataset-dir", "bundle", "memories", "queries", "judgments", "equivalence", "chains",
-    "qrels", "run", "conversations",
-)
+KINDS: tuple[str, ...] = get_args(Kind)
 
 __all__ = ["KINDS", "Kind", "detect_kind"]
 
 _BY_STEM = {
-    "memories": "memories", "queries": "queries", "judgments": "judgments",
-    "equivalence": "equivalence", "chains": "chains", "qrels": "qrels", "run": "run",
-    "conversations": "conversations", "bundle": "bundle", "dataset": "bundle",
+    "memories": "memories",
+    "queries": "queries",
+    "judgments": "judgments",
+    "equivalence": "equivalence",
+    "chains": "chains",
+    "qrels": "qrels",
+    "run": "run",
+    "conversations": "conversations",
+    "bundle": "bundle",
+    "dataset": "bundle",
 }
 
 

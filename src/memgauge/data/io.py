@@ -21,12 +21,19 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
-from memgauge.data.jsonio import iter_jsonl, load_structured, problems_from_validation, read_records, write_jsonl
+from memgauge.data.jsonio import (
+    iter_jsonl,
+    load_structured,
+    problems_from_validation,
+    read_records,
+    write_jsonl,
+)
 from memgauge.data.models import (
     CausalChain,
     Conversation,
@@ -67,10 +74,13 @@ def _load_dir(path: Path) -> RetrievalDataset:
             name = str(loaded.get("name", name)) if isinstance(loaded, dict) else name
         except yaml.YAMLError as exc:
             problems.append(Problem(str(meta), None, None, f"not valid YAML: {exc}"))
-    parts: dict[str, list[object]] = {}
-    models = {
-        "memories": Memory, "queries": EvalQuery, "judgments": Judgment,
-        "equivalence_classes": EquivalenceClass, "causal_chains": CausalChain,
+    parts: dict[str, list[Any]] = {}
+    models: dict[str, type[BaseModel]] = {
+        "memories": Memory,
+        "queries": EvalQuery,
+        "judgments": Judgment,
+        "equivalence_classes": EquivalenceClass,
+        "causal_chains": CausalChain,
     }
     for key, filename in FILES.items():
         f = path / filename
@@ -82,19 +92,25 @@ def _load_dir(path: Path) -> RetrievalDataset:
                 continue
             bad = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items() if g > 3]
             problems.extend(
-                Problem(str(path / "qrels.txt"), None, "grade",
-                        f"({q}, {d}) has grade {g}; memgauge datasets grade 0-3")
+                Problem(
+                    str(path / "qrels.txt"),
+                    None,
+                    "grade",
+                    f"({q}, {d}) has grade {g}; memgauge datasets grade 0-3",
+                )
                 for q, d, g in bad
             )
             parts[key] = [
                 Judgment(query_id=q, memory_id=d, grade=min(g, 3))
-                for q, docs in qrels.items() for d, g in docs.items()
+                for q, docs in qrels.items()
+                for d, g in docs.items()
             ]
             continue
         if not f.is_file():
             if key in ("memories", "queries", "judgments"):
-                problems.append(Problem(str(f), None, None,
-                                        f"missing: a dataset directory needs {filename}"))
+                problems.append(
+                    Problem(str(f), None, None, f"missing: a dataset directory needs {filename}")
+                )
             continue
         try:
             parts[key] = list(read_records(f, models[key]))
@@ -102,7 +118,7 @@ def _load_dir(path: Path) -> RetrievalDataset:
             problems.extend(exc.problems)
     if problems:
         raise DataError(problems)
-    ds = RetrievalDataset(name=name, **parts)  # type: ignore[arg-type]
+    ds = RetrievalDataset.model_validate({"name": name, **parts})
     problems = validate_retrieval_dataset(ds, {k: str(path / v) for k, v in FILES.items()})
     if problems:
         raise DataError(problems)
@@ -113,8 +129,9 @@ def _load_bundle(path: Path) -> RetrievalDataset:
     file = str(path)
     value, _ = load_structured(path)
     if not isinstance(value, dict):
-        raise DataError(Problem(file, None, None,
-                                f"expected a dataset object, got {type(value).__name__}"))
+        raise DataError(
+            Problem(file, None, None, f"expected a dataset object, got {type(value).__name__}")
+        )
     try:
         ds = RetrievalDataset.model_validate(value)
     except ValidationError as exc:

@@ -82,7 +82,9 @@ def decode_text(data: bytes, file: str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DataError(
             Problem(
-                file, line, None,
+                file,
+                line,
+                None,
                 f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
                 "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
             )
@@ -108,7 +110,9 @@ def iter_jsonl(
                         break
                 problems.append(
                     Problem(
-                        file, lineno, None,
+                        file,
+                        lineno,
+                        None,
                         f"line is longer than {max_line_bytes} bytes; split the record or "
                         "raise the limit (max_line_bytes)",
                     )
@@ -123,7 +127,9 @@ def iter_jsonl(
             except UnicodeDecodeError as exc:
                 problems.append(
                     Problem(
-                        file, lineno, None,
+                        file,
+                        lineno,
+                        None,
                         f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}; "
                         "re-save the file as UTF-8",
                     )
@@ -167,15 +173,21 @@ def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
 
 
 def _validate_items(
-    items: Iterable[tuple[int | None, str, Any]], model: type[M], file: str,
+    items: Iterable[tuple[int | None, str, Any]],
+    model: type[M],
+    file: str,
     problems: list[Problem],
 ) -> list[M]:
     out: list[M] = []
     for line, prefix, item in items:
         if not isinstance(item, dict):
             problems.append(
-                Problem(file, line, prefix or None,
-                        f"expected an object with fields, got {type(item).__name__}")
+                Problem(
+                    file,
+                    line,
+                    prefix or None,
+                    f"expected an object with fields, got {type(item).__name__}",
+                )
             )
             continue
         try:
@@ -218,4 +230,3 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> None:
     """Write records one per line (fields at their defaults left out), atomically."""
     lines = [r.model_dump_json(exclude_defaults=True) for r in records]
     atomic_write_text(path, "".join(line + "\n" for line in lines))
-

@@ -61,8 +61,14 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         if not parts:
             continue
         if len(parts) != 4:
-            problems.append(Problem(file, lineno, None,
-                                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}"))
+            problems.append(
+                Problem(
+                    file,
+                    lineno,
+                    None,
+                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}",
+                )
+            )
             continue
         qid, _, doc, grade_text = parts
         try:
@@ -93,10 +99,14 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
         if not parts:
             continue
         if len(parts) != 6:
-            problems.append(Problem(
-                file, lineno, None,
-                f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
-            ))
+            problems.append(
+                Problem(
+                    file,
+                    lineno,
+                    None,
+                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+                )
+            )
             continue
         qid, _, doc, _, score_text, _ = parts
         try:
@@ -109,8 +119,9 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             continue
         per = out.setdefault(qid, {})
         if doc in per:
-            problems.append(Problem(file, lineno, "docid",
-                                    f"document {doc} appears twice for query {qid}"))
+            problems.append(
+                Problem(file, lineno, "docid", f"document {doc} appears twice for query {qid}")
+            )
             continue
         per[doc] = score
     _finish(problems, file)
@@ -119,15 +130,15 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
 
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
     """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically."""
-    lines = [
-        f"{q} 0 {d} {g}\n" for q in sorted(qrels) for d, g in sorted(qrels[q].items())
-    ]
+    lines = [f"{q} 0 {d} {g}\n" for q in sorted(qrels) for d, g in sorted(qrels[q].items())]
     atomic_write_text(path, "".join(lines))
 
 
-def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str = "memgauge") -> None:
+def write_run(
+    path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str = "memgauge"
+) -> None:
     """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order."""
-    lines = []
+    lines: list[str] = []
     for q in sorted(run):
         ranked = sorted(run[q].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
         lines.extend(f"{q} Q0 {d} {r} {s!r} {tag}\n" for r, (d, s) in enumerate(ranked, 1))

@@ -28,36 +28,57 @@ def validate_retrieval_dataset(ds: RetrievalDataset, files: Mapping[str, str]) -
     for part, ids in (("memories", mem_ids), ("queries", query_ids)):
         for dup in _dupes(ids):
             lines = [i + 1 for i, x in enumerate(ids) if x == dup]
-            problems.append(Problem(files[part], lines[1], "id",
-                                    f"duplicate id {dup!r} (records {lines}); ids must be unique"))
+            problems.append(
+                Problem(
+                    files[part],
+                    lines[1],
+                    "id",
+                    f"duplicate id {dup!r} (records {lines}); ids must be unique",
+                )
+            )
     memories, queries = set(mem_ids), set(query_ids)
     seen: dict[tuple[str, str, str], int] = {}
     for i, j in enumerate(ds.judgments):
         where = files["judgments"]
         if j.query_id not in queries:
-            problems.append(Problem(where, i + 1, "query_id",
-                                    f"judgment for unknown query {j.query_id!r}"))
+            problems.append(
+                Problem(where, i + 1, "query_id", f"judgment for unknown query {j.query_id!r}")
+            )
         if j.memory_id not in memories:
-            problems.append(Problem(where, i + 1, "memory_id",
-                                    f"judgment for unknown memory {j.memory_id!r}"))
+            problems.append(
+                Problem(where, i + 1, "memory_id", f"judgment for unknown memory {j.memory_id!r}")
+            )
         key = (j.query_id, j.memory_id, j.source)
         if key in seen:
-            problems.append(Problem(where, i + 1, None,
-                                    f"({j.query_id}, {j.memory_id}, {j.source}) is judged twice "
-                                    f"(first at record {seen[key]})"))
+            problems.append(
+                Problem(
+                    where,
+                    i + 1,
+                    None,
+                    f"({j.query_id}, {j.memory_id}, {j.source}) is judged twice "
+                    f"(first at record {seen[key]})",
+                )
+            )
         else:
             seen[key] = i + 1
-    for part, groups in (("equivalence_classes", ds.equivalence_classes),
-                         ("causal_chains", ds.causal_chains)):
-        for i, g in enumerate(groups):
-            unknown = [m for m in g.memory_ids if m not in memories]
-            if unknown:
-                problems.append(Problem(files[part], i + 1, "memory_ids",
-                                        f"{g.id}: unknown memories {unknown}"))
-            unknown_q = [q for q in getattr(g, "query_ids", []) if q not in queries]
-            if unknown_q:
-                problems.append(Problem(files[part], i + 1, "query_ids",
-                                        f"{g.id}: unknown queries {unknown_q}"))
+    groups: list[tuple[str, int, str, list[str], list[str]]] = [
+        ("equivalence_classes", i, e.id, e.memory_ids, [])
+        for i, e in enumerate(ds.equivalence_classes)
+    ] + [
+        ("causal_chains", i, c.id, c.memory_ids, c.query_ids)
+        for i, c in enumerate(ds.causal_chains)
+    ]
+    for part, i, gid, memory_ids, query_ids in groups:
+        unknown = [m for m in memory_ids if m not in memories]
+        if unknown:
+            problems.append(
+                Problem(files[part], i + 1, "memory_ids", f"{gid}: unknown memories {unknown}")
+            )
+        unknown_q = [q for q in query_ids if q not in queries]
+        if unknown_q:
+            problems.append(
+                Problem(files[part], i + 1, "query_ids", f"{gid}: unknown queries {unknown_q}")
+            )
     return problems
 
 
@@ -75,14 +96,23 @@ def validate_conversations(ds: ConversationDataset, file: str) -> list[Problem]:
         if f.supersedes is None:
             continue
         if f.supersedes not in by_id:
-            problems.append(Problem(file, None, field,
-                                    f"fact {f.id!r} supersedes unknown fact {f.supersedes!r}"))
+            problems.append(
+                Problem(
+                    file, None, field, f"fact {f.id!r} supersedes unknown fact {f.supersedes!r}"
+                )
+            )
             continue
         path, cur = [f.id], by_id[f.supersedes]
         while True:
             if cur.id in path:
-                problems.append(Problem(file, None, field,
-                                        f"supersedes chain is circular: {' -> '.join([*path, cur.id])}"))
+                problems.append(
+                    Problem(
+                        file,
+                        None,
+                        field,
+                        f"supersedes chain is circular: {' -> '.join([*path, cur.id])}",
+                    )
+                )
                 break
             path.append(cur.id)
             if cur.supersedes is None or cur.supersedes not in by_id:

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from memgauge._types import FloatArray
+from memgauge._types import FloatArray, GradeArray, IntArray
 from memgauge.metrics.measures import Measure, parse_measure
 from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
@@ -129,16 +130,16 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
-def _gain(grades: np.ndarray, gain: str) -> FloatArray:  # type: ignore[type-arg]
-    g = np.maximum(grades, 0).astype(np.float64)
+def _gain(grades: GradeArray, gain: str) -> FloatArray:
+    g: FloatArray = np.maximum(grades, 0).astype(np.float64)
     return np.exp2(g) - 1.0 if gain == "exp" else g
 
 
-def _cut(matrix: np.ndarray, k: int | None) -> np.ndarray:  # type: ignore[type-arg]
+def _cut(matrix: NDArray[Any], k: int | None) -> NDArray[Any]:
     return matrix if k is None else matrix[:, :k]
 
 
-def _compute(m: Measure, j: Judged, cfg: MetricConfig, n_rel: np.ndarray) -> FloatArray:  # type: ignore[type-arg]
+def _compute(m: Measure, j: Judged, cfg: MetricConfig, n_rel: IntArray) -> FloatArray:
     rel = j.grades >= cfg.rel_threshold
     R = n_rel.astype(np.float64)
     k = m.cutoff

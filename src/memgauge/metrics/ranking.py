@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memgauge._types import IntArray
+from memgauge._types import BoolArray, GradeArray, IntArray
 
 __all__ = ["Judged", "from_ranked", "from_run", "order_run"]
 
@@ -35,10 +35,10 @@ class Judged:
     """
 
     query_ids: list[str]
-    grades: IntArray
-    ideal: IntArray
+    grades: GradeArray
+    ideal: GradeArray
     n_returned: IntArray
-    in_run: np.ndarray  # type: ignore[type-arg]
+    in_run: BoolArray
     run_only: list[str]
 
     def n_relevant(self, threshold: int) -> IntArray:
@@ -51,7 +51,7 @@ def order_run(scores: Mapping[str, float]) -> list[str]:
     return [d for d, _ in sorted(scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
 
 
-def _ideal(qrels: Mapping[str, Mapping[str, int]], qids: list[str]) -> IntArray:
+def _ideal(qrels: Mapping[str, Mapping[str, int]], qids: list[str]) -> GradeArray:
     width = max((len(qrels[q]) for q in qids), default=0)
     ideal = np.zeros((len(qids), max(width, 1)), dtype=np.int8)
     for i, q in enumerate(qids):
@@ -75,7 +75,11 @@ def from_ranked(
     lists: list[list[str]] = []
     for q in qids:
         seen: set[str] = set()
-        uniq = [d for d in ranked.get(q, ()) if not (d in seen or seen.add(d))]
+        uniq: list[str] = []
+        for d in ranked.get(q, ()):
+            if d not in seen:
+                seen.add(d)
+                uniq.append(d)
         lists.append(uniq if depth is None else uniq[:depth])
     width = max((len(x) for x in lists), default=0)
     grades = np.full((len(qids), max(width, 1)), PAD, dtype=np.int8)

@@ -87,11 +87,16 @@ def bootstrap_cis(
         rows = np.flatnonzero(complete)
         means = resample_means(data[rows], n_resamples, np.random.default_rng(seed))
         lows, highs = _percentile_ci(means, confidence)
-        for j, row in enumerate(rows):
-            results[row] = ConfidenceInterval(
-                mean=float(data[row].mean()), low=float(lows[j]), high=float(highs[j]),
-                n=data.shape[1], n_excluded=0, n_resamples=n_resamples,
-                confidence=confidence, method="percentile",
+        for j, r in enumerate(rows.tolist()):
+            results[r] = ConfidenceInterval(
+                mean=float(data[r].mean()),
+                low=float(lows[j]),
+                high=float(highs[j]),
+                n=data.shape[1],
+                n_excluded=0,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                method="percentile",
             )
     for row in range(data.shape[0]):
         if results[row] is not None:
@@ -100,21 +105,41 @@ def bootstrap_cis(
         excluded = data.shape[1] - vals.size
         if vals.size == 0:
             results[row] = ConfidenceInterval(
-                None, None, None, 0, excluded, n_resamples, confidence, "percentile",
+                None,
+                None,
+                None,
+                0,
+                excluded,
+                n_resamples,
+                confidence,
+                "percentile",
                 note="no scored items",
             )
         elif vals.size == 1:
             v = float(vals[0])
             results[row] = ConfidenceInterval(
-                v, v, v, 1, excluded, n_resamples, confidence, "percentile",
+                v,
+                v,
+                v,
+                1,
+                excluded,
+                n_resamples,
+                confidence,
+                "percentile",
                 note="one scored item: the interval is degenerate",
             )
         else:
             means = resample_means(vals[None, :], n_resamples, np.random.default_rng(seed))
             low, high = _percentile_ci(means, confidence)
             results[row] = ConfidenceInterval(
-                float(vals.mean()), float(low[0]), float(high[0]), int(vals.size), excluded,
-                n_resamples, confidence, "percentile",
+                float(vals.mean()),
+                float(low[0]),
+                float(high[0]),
+                int(vals.size),
+                excluded,
+                n_resamples,
+                confidence,
+                "percentile",
             )
     return [r for r in results if r is not None]
 
@@ -129,5 +154,7 @@ def bootstrap_ci(
     """Percentile bootstrap CI of the mean of `values` (see `bootstrap_cis`)."""
     return bootstrap_cis(
         np.asarray(values, dtype=np.float64)[None, :],
-        n_resamples=n_resamples, confidence=confidence, seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
     )[0]

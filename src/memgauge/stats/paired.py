@@ -33,17 +33,17 @@ __all__ = [
 class PairedComparison:
     """The outcome of comparing system b against baseline a on paired per-query values."""
 
-    mean_a: float | None
-    mean_b: float | None
-    delta: float | None
-    delta_ci_low: float | None
-    delta_ci_high: float | None
-    p_t: float | None
-    p_wilcoxon: float | None
-    p_randomization: float | None
-    effect_size: float | None
     n: int
     n_dropped: int
+    mean_a: float | None = None
+    mean_b: float | None = None
+    delta: float | None = None
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    p_t: float | None = None
+    p_wilcoxon: float | None = None
+    p_randomization: float | None = None
+    effect_size: float | None = None
     p_value: float | None = None
     p_holm: float | None = None
     mark: str = ""
@@ -123,19 +123,35 @@ def paired_compare(
     xa, xb = xa[keep], xb[keep]
     n, dropped = int(xa.size), int((~keep).sum())
     if n == 0:
-        return PairedComparison(None, None, None, None, None, None, None, None, None, 0, dropped,
-                                note="no paired values")
+        return PairedComparison(n=0, n_dropped=dropped, note="no paired values")
     d = xb - xa
     delta = float(d.mean())
     if n < 2:
-        return PairedComparison(float(xa.mean()), float(xb.mean()), delta, None, None, None,
-                                None, None, None, n, dropped, note="fewer than 2 pairs")
+        return PairedComparison(
+            n=n,
+            n_dropped=dropped,
+            mean_a=float(xa.mean()),
+            mean_b=float(xb.mean()),
+            delta=delta,
+            note="fewer than 2 pairs",
+        )
     means = resample_means(d[None, :], n_resamples, np.random.default_rng(seed))[0]
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])
     if not np.any(d):
-        return PairedComparison(float(xa.mean()), float(xb.mean()), 0.0, 0.0, 0.0, 1.0, 1.0,
-                                1.0, None, n, dropped, note="all differences are zero")
+        return PairedComparison(
+            n=n,
+            n_dropped=dropped,
+            mean_a=float(xa.mean()),
+            mean_b=float(xb.mean()),
+            delta=0.0,
+            delta_ci_low=0.0,
+            delta_ci_high=0.0,
+            p_t=1.0,
+            p_wilcoxon=1.0,
+            p_randomization=1.0,
+            note="all differences are zero",
+        )
     sd = float(d.std(ddof=1))
     if sd <= 1e-12 * max(1.0, abs(delta)):
         # Every pair moved by the same amount: the t statistic is unbounded, p -> 0.
@@ -146,9 +162,16 @@ def paired_compare(
     p_w = float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
     p_r = randomization_test(d, n_permutations, seed)
     return PairedComparison(
-        mean_a=float(xa.mean()), mean_b=float(xb.mean()), delta=delta,
-        delta_ci_low=float(lo), delta_ci_high=float(hi), p_t=p_t, p_wilcoxon=p_w,
-        p_randomization=p_r, effect_size=(delta / sd) if sd > 0 else None, n=n,
+        mean_a=float(xa.mean()),
+        mean_b=float(xb.mean()),
+        delta=delta,
+        delta_ci_low=float(lo),
+        delta_ci_high=float(hi),
+        p_t=p_t,
+        p_wilcoxon=p_w,
+        p_randomization=p_r,
+        effect_size=(delta / sd) if sd > 0 else None,
+        n=n,
         n_dropped=dropped,
     )
 
@@ -168,12 +191,13 @@ def compare_many(
     for name in a:
         if name in b:
             out[name] = paired_compare(
-                a[name], b[name], seed=seed, n_permutations=n_permutations,
+                a[name],
+                b[name],
+                seed=seed,
+                n_permutations=n_permutations,
                 n_resamples=n_resamples,
             )
-    field = {"randomization": "p_randomization", "t": "p_t", "wilcoxon": "p_wilcoxon"}[
-        primary_test
-    ]
+    field = {"randomization": "p_randomization", "t": "p_t", "wilcoxon": "p_wilcoxon"}[primary_test]
     raw = [getattr(c, field) for c in out.values()]
     adjusted = holm(raw)
     return {
