@@ -10,7 +10,17 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 GradeArray = npt.NDArray[np.int8]
+Float32Array = npt.NDArray[np.float32]
+AnyArray = npt.NDArray[Any]
 BoolArray = npt.NDArray[np.bool_]
 JSONDict = dict[str, Any]
 
-__all__ = ["BoolArray", "FloatArray", "GradeArray", "IntArray", "JSONDict"]
+__all__ = [
+    "AnyArray",
+    "BoolArray",
+    "Float32Array",
+    "FloatArray",
+    "GradeArray",
+    "IntArray",
+    "JSONDict",
+]

@@ -402,6 +402,15 @@ _MEMORIES: list[tuple[str, str, str, str, int, str]] = [
         16,
         "Marketing wants the landing page to rank in web search for 'invoice software'.",
     ),
+    (
+        "m-ui-chart-rounding",
+        "normal",
+        "ui",
+        "s06",
+        12,
+        "Revenue charts on the dashboard are rounded to whole euros for display; exports keep "
+        "the exact cents.",
+    ),
 ]
 
 # id, text, intent, category, session context (session, working ids, turn) or None
@@ -553,20 +562,35 @@ _QUERIES: list[_QueryRow] = [
         "cold-start",
         ("s22", [], 0),
     ),
-    # warm queries with working memory (session personalisation)
+    # warm queries: short follow-ups that only the session disambiguates (personalisation);
+    # two per session, so that session dedup has something to save
     (
         "q-warm-tax",
         "how is it rounded",
         "understand",
         "intent-specific",
-        ("s05", ["m-bill-rounding", "m-bill-currency"], 6),
+        ("s05", ["m-bill-stripe"], 6),
+    ),
+    (
+        "q-warm-provider",
+        "which provider handles the payments",
+        "understand",
+        "intent-specific",
+        ("s05", ["m-bill-rounding"], 7),
     ),
     (
         "q-warm-webhook",
         "why were there two rows",
         "fix_bug",
         "intent-specific",
-        ("s07", ["m-bill-webhook-bug", "m-bill-stripe"], 4),
+        ("s07", ["m-search-slow"], 4),
+    ),
+    (
+        "q-warm-slow",
+        "what was slow",
+        "fix_bug",
+        "intent-specific",
+        ("s07", ["m-bill-webhook-bug"], 5),
     ),
     # multi-concept
     (
@@ -675,8 +699,10 @@ _JUDGMENTS: dict[str, dict[str, int]] = {
         "m-const-tests": 2,
         "m-team-review": 1,
     },
-    "q-warm-tax": {"m-bill-rounding": 3, "m-bill-currency": 1},
+    "q-warm-tax": {"m-bill-rounding": 3, "m-bill-currency": 1, "m-ui-chart-rounding": 1},
+    "q-warm-provider": {"m-bill-stripe": 3, "m-bill-webhook-bug": 1},
     "q-warm-webhook": {"m-bill-webhook-bug": 3, "m-bill-stripe": 1},
+    "q-warm-slow": {"m-search-slow": 3, "m-infra-outage": 1},
     "q-multi-stripe-idem": {"m-bill-stripe": 3, "m-bill-webhook-bug": 2},
     "q-multi-2fa-recovery": {"m-auth-2fa": 3},
     "q-multi-a11y": {"m-ui-a11y": 3},

@@ -1,0 +1,82 @@
+"""Pieces shared by the commands: the results store location, the console, progress."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from memgauge._util.files import atomic_write_text
+from memgauge._util.home import memgauge_home
+from memgauge.report import render_html, render_markdown, write_json
+from memgauge.runs.recorder import record_result
+from memgauge.runs.result import RetrievalEvalResult
+from memgauge.runs.retrieval import ProgressCallback
+from memgauge.store.results import ResultStore
+
+__all__ = ["console", "progress_bar", "results_db", "store_result", "write_reports"]
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console: the terminal's width, or 160 columns when writing to a file or pipe."""
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 160
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+
+
+def results_db() -> Path:
+    """`MEMGAUGE_HOME/results.db`."""
+    return memgauge_home() / "results.db"
+
+
+def store_result(result: RetrievalEvalResult) -> Path:
+    """Record a result in the results store and return the database path."""
+    path = results_db()
+    with ResultStore(path) as store:
+        record_result(store, result)
+    return path
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A progress bar on stderr fed by the runner's progress callback."""
+    if not enabled:
+        yield None
+        return
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    )
+    tasks: dict[str, object] = {}
+
+    def callback(event: str, system: str, done: int, total: int) -> None:
+        key = f"{system}:{event}"
+        if event == "system-done":
+            return
+        if key not in tasks:
+            label = "ingesting" if event == "ingest" else "searching"
+            tasks[key] = progress.add_task(f"{system} {label}", total=total)
+        progress.update(tasks[key], completed=done)  # type: ignore[arg-type]
+
+    with progress:
+        yield callback
+
+
+def write_reports(result: RetrievalEvalResult, out_dir: Path) -> list[Path]:
+    """Write result.json, summary.md and report.html into `out_dir`; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "result.json"
+    md_path = out_dir / "summary.md"
+    html_path = out_dir / "report.html"
+    write_json(result, json_path)
+    atomic_write_text(md_path, render_markdown(result))
+    atomic_write_text(html_path, render_html(result))
+    return [json_path, md_path, html_path]

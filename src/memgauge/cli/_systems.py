@@ -1,0 +1,120 @@
+"""Parse `--system` values into subject configurations the runner can build.
+
+Forms:
+- `lexical`, `dense`, `hybrid`: the reference memory in that mode;
+- `NAME:key=value,key=value`: the same with settings (`hybrid:k_rrf=10,candidates=100`);
+  `reference:mode=dense,embedder=openai:text-embedding-3-small` for the embedder too;
+- a `.yaml`/`.yml`/`.json` file holding a spec `{reference: {mode: hybrid, ...}}` or a list of them;
+- any of these followed by `@LABEL` to name the system in reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memgauge.embed import CachedEmbedder, load_embedder
+from memgauge.embed.protocol import Embedder
+from memgauge.errors import UsageError
+from memgauge.runs.retrieval import SystemEntry
+from memgauge.subjects.protocol import MemorySystem
+from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
+
+__all__ = ["parse_system", "system_entries"]
+
+_MODES = ("lexical", "dense", "hybrid")
+
+
+def _value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@cache
+def _embedder(spec: str) -> Embedder:
+    # One embedder (and one cache) per spec for the whole run: loading weights is the slow part.
+    from memgauge._util.home import memgauge_home
+
+    return CachedEmbedder(load_embedder(spec), memgauge_home() / "embeddings")
+
+
+def _build(args: dict[str, Any]) -> MemorySystem:
+    args = dict(args)
+    embedder_spec = str(args.pop("embedder", "minilm"))
+    try:
+        config = ReferenceMemoryConfig(**args)
+    except TypeError as exc:
+        raise UsageError(f"reference memory settings {args}: {exc}") from None
+    embedder = _embedder(embedder_spec) if config.mode != "lexical" else None
+    return ReferenceMemory(config, embedder=embedder)
+
+
+def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """Turn one `--system` value into (label, spec) pairs; raises UsageError if malformed."""
+    label = None
+    if "@" in text:
+        text, label = text.rsplit("@", 1)
+        if not label:
+            raise UsageError(f"--system {text}@: the label after @ is empty")
+    path = Path(text)
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not path.is_file():
+            raise UsageError(f"--system {text}: no such file")
+        raw = path.read_text(encoding="utf-8")
+        try:
+            loaded = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            raise UsageError(f"{text}: not valid {path.suffix[1:].upper()}: {exc}") from None
+        specs = loaded if isinstance(loaded, list) else [loaded]
+        out = []
+        for i, spec in enumerate(specs):
+            if not (isinstance(spec, dict) and list(spec) == ["reference"]):
+                raise UsageError(
+                    f"{text}: entry {i} must be {{reference: {{mode: ..., ...}}}}, got {spec!r}"
+                )
+            ref_args = dict(spec["reference"] or {})
+            name = label or f"reference-{ref_args.get('mode', 'hybrid')}"
+            out.append((name if len(specs) == 1 else f"{name}-{i}", {"reference": ref_args}))
+        return out
+    name, _, settings = text.partition(":")
+    args: dict[str, Any] = {}
+    if name in _MODES:
+        args["mode"] = name
+    elif name != "reference":
+        raise UsageError(
+            f"--system {text!r}: unknown system {name!r}; use lexical, dense, hybrid, "
+            "reference:KEY=VALUE,... or a YAML/JSON spec file"
+        )
+    if settings:
+        for pair in settings.split(","):
+            key, eq, value = pair.partition("=")
+            if not eq or not key.strip():
+                raise UsageError(f"--system {text!r}: {pair!r} is not KEY=VALUE")
+            args[key.strip()] = _value(value.strip())
+    default_label = name if not settings else f"{name}({settings})"
+    return [(label or default_label, {"reference": args})]
+
+
+def system_entries(values: tuple[str, ...] | list[str]) -> list[SystemEntry]:
+    """SystemEntry objects for the runner, one per parsed spec."""
+    entries: list[SystemEntry] = []
+    for value in values:
+        for label, spec in parse_system(value):
+            entries.append(
+                SystemEntry(
+                    name=label, spec=spec, build=functools.partial(_build, spec["reference"])
+                )
+            )
+    return entries

@@ -1,0 +1,144 @@
+"""`memgauge evaluate`: evaluate memory systems on a retrieval dataset."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from memgauge.cli._common import console, progress_bar, store_result, write_reports
+from memgauge.cli._systems import system_entries
+from memgauge.data.io import load_retrieval_dataset
+from memgauge.report import render_terminal
+from memgauge.runs.retrieval import DEFAULT_MEASURES, RetrievalEvalConfig, evaluate_retrieval
+
+__all__ = ["evaluate"]
+
+
+@click.command()
+@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-s",
+    "--system",
+    "systems",
+    multiple=True,
+    default=("lexical", "hybrid"),
+    show_default=True,
+    help="A system to evaluate, repeatable: lexical | dense | hybrid | "
+    "reference:mode=hybrid,k_rrf=60,candidates=50,session_boost=0.2 | a YAML/JSON spec file. "
+    "Add @LABEL to name it. The first that runs is the baseline of the comparisons.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help=f"Measures, repeatable (default: {' '.join(DEFAULT_MEASURES)}).",
+)
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Hits requested per query.",
+)
+@click.option(
+    "--rel-threshold",
+    type=click.IntRange(0, 3),
+    default=2,
+    show_default=True,
+    help="Grade at or above which a memory is relevant (trec_eval uses 1).",
+)
+@click.option(
+    "--gain",
+    type=click.Choice(["exp", "linear"]),
+    default="exp",
+    show_default=True,
+    help="nDCG gain: exp = 2^grade - 1 (seed 002), linear = trec_eval.",
+)
+@click.option(
+    "--agent-k",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Cutoff of the agent-memory metrics.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--pool-depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Grade unjudged memories in any system's top N (depth pooling, seed 002 3.4).",
+)
+@click.option(
+    "--pool-grade",
+    type=click.IntRange(0, 3),
+    default=1,
+    show_default=True,
+    help="The grade pooled memories get.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("memgauge-report"),
+    show_default=True,
+    help="Directory for result.json, summary.md and report.html.",
+)
+@click.option("--no-store", is_flag=True, help="Do not record the run in MEMGAUGE_HOME.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def evaluate(
+    dataset: Path,
+    systems: tuple[str, ...],
+    measures: tuple[str, ...],
+    k: int,
+    rel_threshold: int,
+    gain: str,
+    agent_k: int,
+    resamples: int,
+    pool_depth: int | None,
+    pool_grade: int,
+    seed: int,
+    out_dir: Path,
+    no_store: bool,
+    quiet: bool,
+) -> None:
+    """Evaluate memory search on DATASET (a dataset directory or bundle file).
+
+    Ingests the memories into each system, runs every judged query, and reports IR metrics with
+    bootstrap CIs, agent-memory metrics, breakdowns by category and intent, and paired
+    significance tests against the first system (Holm-corrected across measures). Writes
+    result.json, summary.md and a self-contained report.html to --out and records the run in
+    the results store.
+    """
+    ds = load_retrieval_dataset(dataset)
+    entries = system_entries(systems)
+    config = RetrievalEvalConfig(
+        measures=tuple(measures) or DEFAULT_MEASURES,
+        k=k,
+        rel_threshold=rel_threshold,
+        gain=gain,  # type: ignore[arg-type]
+        agent_k=agent_k,
+        n_resamples=resamples,
+        seed=seed,
+        pool_depth=pool_depth,
+        pool_grade=pool_grade,
+    )
+    with progress_bar(not quiet and sys.stderr.isatty()) as progress:
+        result = evaluate_retrieval(ds, entries, config, source=str(dataset), progress=progress)
+    out = console()
+    render_terminal(result, out)
+    paths = write_reports(result, out_dir)
+    if not no_store:
+        db = store_result(result)
+        out.print(f"recorded run {result.run_id} in {db}")
+    out.print("wrote " + ", ".join(str(p) for p in paths))

@@ -1,0 +1,97 @@
+"""A disk cache of embeddings keyed by (embedder name, sha256 of text).
+
+Layout: `<cache_dir>/<sha256(embedder name)[:16]>/<first 2 hex of text hash>.npz` shards, each
+mapping text hashes to float32 vectors. A shard is rewritten through a temporary file and an
+atomic rename, so two processes writing at once never leave a torn file (the later write wins;
+a lost entry is recomputed next time, never wrong).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memgauge._types import AnyArray, FloatArray
+from memgauge.embed.protocol import Embedder
+
+__all__ = ["CachedEmbedder"]
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedEmbedder:
+    """Wraps an Embedder; only texts not seen before reach it."""
+
+    def __init__(self, inner: Embedder, cache_dir: str | Path) -> None:
+        self.inner = inner
+        name_key = hashlib.sha256(inner.name.encode("utf-8")).hexdigest()[:16]
+        self.root = Path(cache_dir) / name_key
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        """The inner embedder's name."""
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        """The inner embedder's dimension."""
+        return self.inner.dim
+
+    def _load(self, shard: str) -> dict[str, AnyArray]:
+        path = self.root / f"{shard}.npz"
+        if not path.is_file():
+            return {}
+        try:
+            with np.load(path) as data:
+                return {k: data[k] for k in data.files}
+        except (OSError, ValueError):
+            return {}  # a damaged shard is a cache miss, never an error
+
+    def _save(self, shard: str, entries: dict[str, AnyArray]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{shard}.", suffix=".npz", dir=self.root)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, allow_pickle=False, **entries)
+            os.replace(tmp, self.root / f"{shard}.npz")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Cached vectors where present; the rest computed in one call and stored."""
+        keys = [_text_key(t) for t in texts]
+        out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        shards: dict[str, dict[str, AnyArray]] = {}
+        missing: list[int] = []
+        for i, key in enumerate(keys):
+            shard = shards.setdefault(key[:2], self._load(key[:2]))
+            if key in shard:
+                out[i] = shard[key]
+            else:
+                missing.append(i)
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            unique = list(dict.fromkeys(keys[i] for i in missing))
+            first = {keys[i]: i for i in reversed(missing)}
+            vectors = self.inner.embed([texts[first[k]] for k in unique])
+            computed = dict(zip(unique, vectors, strict=True))
+            for i in missing:
+                out[i] = computed[keys[i]]
+            touched: set[str] = set()
+            for key, vec in computed.items():
+                shards[key[:2]][key] = np.asarray(vec, dtype=np.float32)
+                touched.add(key[:2])
+            for name in touched:
+                self._save(name, {**self._load(name), **shards[name]})
+        return out

@@ -1,0 +1,125 @@
+"""Embeddings from an OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, vLLM, Ollama, ...)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Sequence
+
+import httpx
+import numpy as np
+
+from memgauge._types import FloatArray
+from memgauge.errors import SubjectError, UnavailableError
+
+__all__ = ["OpenAIEmbedder"]
+
+_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class OpenAIEmbedder:
+    """Calls `{base_url}/embeddings` in batches with bounded, jittered retries.
+
+    Configuration: `base_url` or OPENAI_BASE_URL (default https://api.openai.com/v1), the key
+    from OPENAI_API_KEY (never logged or put in messages), the model from the argument or
+    MEMGAUGE_EMBED_MODEL. Vectors are re-normalised to unit length and ordered by `index`.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 128,
+        max_retries: int = 4,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.model = model or os.environ.get("MEMGAUGE_EMBED_MODEL") or "text-embedding-3-small"
+        self.base_url = (
+            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        ).rstrip("/")
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key and "api.openai.com" in self.base_url:
+            raise UnavailableError("OPENAI_API_KEY is not set; the OpenAI embedder needs it")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self._dim: int | None = None
+
+    @property
+    def name(self) -> str:
+        """`openai:<model>@<base url>`."""
+        return f"openai:{self.model}@{self.base_url}"
+
+    @property
+    def dim(self) -> int:
+        """Learned from the first response (one probe call if needed)."""
+        if self._dim is None:
+            self._dim = int(self._call(["dimension probe"]).shape[1])
+        return self._dim
+
+    def _call(self, texts: list[str]) -> FloatArray:
+        delay = 0.5
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = self._client.post("/embeddings", json={"model": self.model, "input": texts})
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt == self.max_retries:
+                    raise SubjectError(
+                        f"embeddings endpoint {self.base_url} unreachable: {type(exc).__name__}"
+                    ) from None
+            else:
+                if resp.status_code not in _RETRY_STATUS:
+                    return self._parse(resp, len(texts))
+                if attempt == self.max_retries:
+                    raise SubjectError(
+                        f"embeddings endpoint {self.base_url} answered "
+                        f"{resp.status_code} after {attempt + 1} attempts"
+                    )
+                retry_after = resp.headers.get("retry-after")
+                if retry_after and retry_after.replace(".", "", 1).isdigit():
+                    delay = max(delay, float(retry_after))
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 30.0)
+        raise AssertionError("unreachable")
+
+    def _parse(self, resp: httpx.Response, n: int) -> FloatArray:
+        if resp.status_code != 200:
+            raise SubjectError(
+                f"embeddings endpoint {self.base_url} answered {resp.status_code}: "
+                f"{resp.text[:200]}"
+            )
+        try:
+            data = resp.json()["data"]
+            rows = sorted(data, key=lambda d: d["index"])
+            matrix = np.asarray([r["embedding"] for r in rows], dtype=np.float64)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SubjectError(
+                f"embeddings endpoint {self.base_url} sent a malformed response "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+        if matrix.ndim != 2 or matrix.shape[0] != n:
+            raise SubjectError(
+                f"embeddings endpoint returned {matrix.shape[0] if matrix.ndim else 0}"
+                f" vectors for {n} texts"
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return np.asarray(matrix / np.maximum(norms, 1e-12))
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Embed in batches of `batch_size`."""
+        if not texts:
+            return np.zeros((0, self._dim or 0))
+        parts = [
+            self._call(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        out = np.vstack(parts)
+        self._dim = int(out.shape[1])
+        return out

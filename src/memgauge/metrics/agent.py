@@ -1,0 +1,337 @@
+"""Agent-memory metrics (seed 002 sections 3.2-3.4) over ranked hit lists.
+
+Every function returns an `AgentValue`: the value, how many searches / chains / pairs it rests
+on, and per-query values where they exist. A metric with nothing to measure has value None and
+n = 0 (reported as n/a), never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceClass
+
+__all__ = [
+    "AgentValue",
+    "causal_chain_completeness",
+    "channel_contribution",
+    "cold_warm_mrr",
+    "constitutional_surfacing",
+    "dedup_token_savings",
+    "equivalence_recall",
+    "folder_ils",
+    "fusion_reorder_rate",
+    "importance_weighted_recall",
+    "personalization_lift",
+    "pool_qrels",
+    "tier_stratified_precision",
+]
+
+Ranked = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class AgentValue:
+    """A metric value (None = n/a), the count it rests on, per-query values and detail."""
+
+    value: float | None
+    n: int
+    per_query: dict[str, float] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def constitutional_surfacing(ranked: Ranked, constitutional: set[str], k: int) -> AgentValue:
+    """Share of searches whose top-k holds ALL constitutional memories (seed target 100% at K=5).
+
+    value = |{q : C ⊆ top_k(q)}| / |Q| with C the constitutional set; `detail["mean_fraction"]`
+    = mean_q |C ∩ top_k(q)| / |C|. n/a when there is no constitutional memory or no search.
+    """
+    if not constitutional or not ranked:
+        return AgentValue(
+            None, 0, note="no constitutional memories" if not constitutional else "no searches"
+        )
+    fractions = {
+        q: len(constitutional & set(ids[:k])) / len(constitutional) for q, ids in ranked.items()
+    }
+    allin = [1.0 if f == 1.0 else 0.0 for f in fractions.values()]
+    return AgentValue(
+        _mean(allin),
+        len(allin),
+        per_query=fractions,
+        detail={
+            "mean_fraction": _mean(list(fractions.values())),
+            "n_constitutional": len(constitutional),
+        },
+    )
+
+
+def importance_weighted_recall(
+    ranked: Ranked,
+    qrels: Mapping[str, Mapping[str, int]],
+    tiers: Mapping[str, str],
+    k: int,
+    threshold: int = 2,
+    only_tiers: set[str] | None = None,
+) -> AgentValue:
+    """IW-Recall@k = sum_{d relevant, in top k} w(tier d) / sum_{d relevant} w(tier d).
+
+    Weights constitutional 4, critical 3, important 2, normal 1, temporary 0.5 (seed 002 3.3).
+    With `only_tiers`, only relevant memories of those tiers count (the seed's target > 0.90 is
+    for critical + constitutional). Queries with no (such) relevant memory are not applicable.
+    """
+    per: dict[str, float] = {}
+    for q, judged in qrels.items():
+        rel = [
+            d
+            for d, g in judged.items()
+            if g >= threshold and (only_tiers is None or tiers.get(d, "normal") in only_tiers)
+        ]
+        if not rel or q not in ranked:
+            continue
+        top = set(ranked[q][:k])
+        total = sum(IMPORTANCE_WEIGHTS[tiers.get(d, "normal")] for d in rel)
+        found = sum(IMPORTANCE_WEIGHTS[tiers.get(d, "normal")] for d in rel if d in top)
+        per[q] = found / total
+    return AgentValue(
+        _mean(list(per.values())),
+        len(per),
+        per_query=per,
+        note=None if per else "no query has a relevant memory of these tiers",
+    )
+
+
+def cold_warm_mrr(rr: Mapping[str, float], cold: set[str]) -> AgentValue:
+    """Cold-start MRR / warm MRR (seed target >= 0.70); detail has both means and counts."""
+    cold_v = [v for q, v in rr.items() if q in cold]
+    warm_v = [v for q, v in rr.items() if q not in cold]
+    c, w = _mean(cold_v), _mean(warm_v)
+    detail = {"cold_mrr": c, "warm_mrr": w, "n_cold": len(cold_v), "n_warm": len(warm_v)}
+    if c is None or w is None:
+        return AgentValue(None, 0, detail=detail, note="needs both cold-start and warm queries")
+    if w == 0:
+        return AgentValue(None, len(rr), detail=detail, note="warm MRR is 0: ratio undefined")
+    return AgentValue(c / w, len(rr), detail=detail)
+
+
+def causal_chain_completeness(ranked: Ranked, chains: Sequence[CausalChain], k: int) -> AgentValue:
+    """Mean over (chain, query) pairs of |chain ∩ top_k(query)| / |chain| (seed target > 0.60).
+
+    A chain applies to its `query_ids`; a chain with none applies to no query (n/a).
+    """
+    per: dict[str, float] = {}
+    for chain in chains:
+        for q in chain.query_ids:
+            if q in ranked:
+                top = set(ranked[q][:k])
+                per[f"{chain.id}|{q}"] = sum(m in top for m in chain.memory_ids) / len(
+                    chain.memory_ids
+                )
+    return AgentValue(
+        _mean(list(per.values())),
+        len(per),
+        per_query=per,
+        note=None if per else "no causal chain applies to a searched query",
+    )
+
+
+def tier_stratified_precision(
+    ranked: Ranked,
+    qrels: Mapping[str, Mapping[str, int]],
+    tiers: Mapping[str, str],
+    k: int,
+    threshold: int = 2,
+) -> AgentValue:
+    """Per tier: of all top-k hits in that tier (over all searches), the share judged relevant.
+
+    The seed expects critical > important > normal; `value` is 1.0 when that holds, 0.0 when
+    not, None when a tier has no hits.
+    """
+    shown: dict[str, int] = {}
+    good: dict[str, int] = {}
+    for q, ids in ranked.items():
+        judged = qrels.get(q, {})
+        for d in ids[:k]:
+            t = tiers.get(d, "normal")
+            shown[t] = shown.get(t, 0) + 1
+            good[t] = good.get(t, 0) + (judged.get(d, 0) >= threshold)
+    precision = {t: good[t] / shown[t] for t in shown}
+    order = [precision.get(t) for t in ("critical", "important", "normal")]
+    holds = None
+    if all(p is not None for p in order):
+        holds = 1.0 if order[0] > order[1] > order[2] else 0.0  # type: ignore[operator]
+    return AgentValue(
+        holds,
+        sum(shown.values()),
+        detail={"precision": precision, "hits": shown},
+        note=None if holds is not None else "a tier had no hits",
+    )
+
+
+def folder_ils(ranked: Ranked, folders: Mapping[str, str | None], k: int) -> AgentValue:
+    """Seed 002's result-diversity ILS: 1 - unique_folders / result_count per search, at k.
+
+    0 = every hit from a different folder (most diverse); near 1 = all from one folder.
+    Searches with no hits are not applicable. (Ziegler et al. 2005 define ILS by pairwise
+    similarity; the seed uses folder overlap as the similarity.)
+    """
+    per: dict[str, float] = {}
+    for q, ids in ranked.items():
+        top = ids[:k]
+        if top:
+            per[q] = 1.0 - len({folders.get(d) or f"?{d}" for d in top}) / len(top)
+    return AgentValue(_mean(list(per.values())), len(per), per_query=per)
+
+
+def channel_contribution(hit_channels: Mapping[str, Sequence[Sequence[str]]], k: int) -> AgentValue:
+    """Per channel: share of final top-k hits it produced, and share only it produced.
+
+    detail = {"contribution": {channel: rate}, "unique": {channel: rate}}; value = None (the
+    metric is the breakdown). n = number of hits considered.
+    """
+    total = 0
+    contrib: dict[str, int] = {}
+    unique: dict[str, int] = {}
+    for channels_per_hit in hit_channels.values():
+        for chans in channels_per_hit[:k]:
+            total += 1
+            for c in chans:
+                contrib[c] = contrib.get(c, 0) + 1
+            if len(chans) == 1:
+                unique[chans[0]] = unique.get(chans[0], 0) + 1
+    if total == 0:
+        return AgentValue(None, 0, note="no hits")
+    return AgentValue(
+        None,
+        total,
+        detail={
+            "contribution": {c: v / total for c, v in sorted(contrib.items())},
+            "unique": {c: unique.get(c, 0) / total for c in sorted(contrib)},
+        },
+    )
+
+
+def fusion_reorder_rate(
+    hit_channel_ranks: Mapping[str, Sequence[Mapping[str, int]]], k: int
+) -> AgentValue:
+    """Share of final top-k hits whose final rank differs from their best channel rank.
+
+    For hit at final rank r with channel ranks {c: r_c}: reordered iff r != min_c r_c. Only
+    meaningful for fused (multi-channel) results; n/a when no hit has channel ranks.
+    """
+    n = changed = 0
+    for ranks_per_hit in hit_channel_ranks.values():
+        for r, ranks in enumerate(ranks_per_hit[:k], 1):
+            if ranks:
+                n += 1
+                changed += r != min(ranks.values())
+    return AgentValue(changed / n if n else None, n, note=None if n else "no channel ranks")
+
+
+def equivalence_recall(
+    ranked: Ranked,
+    qrels: Mapping[str, Mapping[str, int]],
+    classes: Sequence[EquivalenceClass],
+    k: int,
+    threshold: int = 2,
+) -> AgentValue:
+    """Recall@k where a relevant memory counts as found if any member of its class is in top k.
+
+    detail["hit_rate"] = share of queries with at least one relevant memory found that way.
+    """
+    member: dict[str, set[str]] = {}
+    for c in classes:
+        for m in c.memory_ids:
+            member.setdefault(m, set()).update(c.memory_ids)
+    per: dict[str, float] = {}
+    hits = []
+    for q, judged in qrels.items():
+        rel = [d for d, g in judged.items() if g >= threshold]
+        if not rel or q not in ranked:
+            continue
+        top = set(ranked[q][:k])
+        found = [d for d in rel if top & member.get(d, {d})]
+        per[q] = len(found) / len(rel)
+        hits.append(1.0 if found else 0.0)
+    return AgentValue(
+        _mean(list(per.values())),
+        len(per),
+        per_query=per,
+        detail={"hit_rate": _mean(hits), "n_classes": len(classes)},
+    )
+
+
+def personalization_lift(
+    rr_with: Mapping[str, float], rr_without: Mapping[str, float]
+) -> AgentValue:
+    """MRR(with session context) - MRR(without), over queries searched both ways."""
+    common = sorted(set(rr_with) & set(rr_without))
+    deltas = {q: rr_with[q] - rr_without[q] for q in common}
+    return AgentValue(
+        _mean(list(deltas.values())),
+        len(deltas),
+        per_query=deltas,
+        note=None if deltas else "no query carries session context",
+    )
+
+
+def dedup_token_savings(
+    sessions: Mapping[str, Sequence[tuple[Sequence[str], Mapping[str, str]]]],
+    count_tokens: Callable[[str], int] = lambda s: len(s.split()),
+) -> AgentValue:
+    """Tokens of hits already returned earlier in the same session (what session dedup saves).
+
+    `sessions` maps a session id to its searches in order, each (hit ids, {id: text}).
+    detail has total tokens and per-session savings; value = share of tokens saved.
+    """
+    total = saved = 0
+    per: dict[str, float] = {}
+    for sid, searches in sessions.items():
+        seen: set[str] = set()
+        s_saved = 0
+        for ids, texts in searches:
+            for d in ids:
+                tokens = count_tokens(texts.get(d, ""))
+                total += tokens
+                if d in seen:
+                    s_saved += tokens
+                seen.add(d)
+        saved += s_saved
+        per[sid] = float(s_saved)
+    if total == 0:
+        return AgentValue(None, 0, note="no session has searches")
+    return AgentValue(
+        saved / total,
+        len(per),
+        per_query=per,
+        detail={"tokens_total": total, "tokens_saved": saved},
+    )
+
+
+def pool_qrels(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Sequence[Ranked],
+    depth: int = 20,
+    unjudged_grade: int = 1,
+) -> tuple[dict[str, dict[str, int]], int]:
+    """Depth-k pooling (seed 002 3.4 item 5): unjudged docs in any run's top `depth` get
+    `unjudged_grade` (1 = marginal). Returns the pooled qrels and how many were added."""
+    pooled = {q: dict(j) for q, j in qrels.items()}
+    added = 0
+    for run in runs:
+        for q, ids in run.items():
+            if q not in pooled:
+                continue
+            for d in ids[:depth]:
+                if d not in pooled[q]:
+                    pooled[q][d] = unjudged_grade
+                    added += 1
+    return pooled, added

@@ -1,0 +1,108 @@
+"""Formatting shared by every renderer: numbers, CIs, n/a with counts, significance marks.
+
+One rule for all outputs: a value that could not be computed prints as `n/a` with the count it
+would have been computed over, never as 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memgauge.runs.result import (
+    AgentMetric,
+    MetricComparison,
+    MetricSummary,
+    RetrievalEvalResult,
+    SystemResult,
+)
+
+__all__ = [
+    "Mark",
+    "agent_names",
+    "fmt_agent",
+    "fmt_ci",
+    "fmt_num",
+    "fmt_p",
+    "fmt_summary",
+    "marks",
+    "ok_systems",
+]
+
+
+def fmt_num(v: float | None, digits: int = 3) -> str:
+    """`0.612`, or `n/a`."""
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value: `<0.001`, `0.034`, or `n/a`."""
+    if p is None:
+        return "n/a"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_ci(low: float | None, high: float | None, digits: int = 3) -> str:
+    """`[0.553, 0.671]`, or empty when either bound is missing."""
+    if low is None or high is None:
+        return ""
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def fmt_summary(s: MetricSummary | None, with_ci: bool = True, ci_digits: int = 3) -> str:
+    """`0.612 [0.553, 0.671]`; `n/a (0 scored)` when nothing was scored."""
+    if s is None:
+        return "-"
+    if s.value is None:
+        failed = f", {s.n_failed} failed" if s.n_failed else ""
+        return f"n/a ({s.n_scored} scored{failed})"
+    ci = fmt_ci(s.ci_low, s.ci_high, ci_digits) if with_ci else ""
+    return f"{s.value:.3f} {ci}".rstrip()
+
+
+def fmt_agent(a: AgentMetric | None) -> str:
+    """`0.857 (n=14)`; `n/a (n=0)`."""
+    if a is None:
+        return "-"
+    return f"{fmt_num(a.value)} (n={a.n})"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How a candidate system compares with the baseline on one measure."""
+
+    delta: float | None
+    mark: str
+    p_holm: float | None
+
+    @property
+    def arrow(self) -> str:
+        """'▲' or '▼' for a significant change, '' otherwise."""
+        if not self.mark or self.delta is None or self.delta == 0:
+            return ""
+        return "▲" if self.delta > 0 else "▼"
+
+
+def marks(result: RetrievalEvalResult) -> dict[tuple[str, str], Mark]:
+    """`(candidate, measure) -> Mark` from every comparison against the baseline."""
+    out: dict[tuple[str, str], Mark] = {}
+    for comp in result.comparisons:
+        for mc in comp.metrics:
+            out[(comp.candidate, mc.measure)] = _mark(mc)
+    return out
+
+
+def _mark(mc: MetricComparison) -> Mark:
+    return Mark(delta=mc.delta, mark=mc.mark, p_holm=mc.p_holm)
+
+
+def ok_systems(result: RetrievalEvalResult) -> list[SystemResult]:
+    """Systems that ran."""
+    return [s for s in result.systems if s.status == "ok"]
+
+
+def agent_names(result: RetrievalEvalResult) -> list[str]:
+    """Agent-metric names in first-seen order across systems."""
+    names: dict[str, None] = {}
+    for s in ok_systems(result):
+        names.update(dict.fromkeys(s.agent_metrics))
+    return list(names)

@@ -1,0 +1,141 @@
+"""The Markdown summary: what a pull-request comment or a notebook cell needs."""
+
+from __future__ import annotations
+
+from memgauge.report._fmt import (
+    agent_names,
+    fmt_agent,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_summary,
+    marks,
+    ok_systems,
+)
+from memgauge.runs.result import RetrievalEvalResult
+
+__all__ = ["render_markdown"]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    return lines
+
+
+def render_markdown(result: RetrievalEvalResult) -> str:
+    """The whole result as Markdown: summary table, comparisons, agent metrics, breakdowns."""
+    st = result.settings
+    ds = result.dataset
+    systems = ok_systems(result)
+    mk = marks(result)
+    out = [
+        f"# Retrieval evaluation: {ds.name}",
+        "",
+        f"run `{result.run_id}` · {result.created_at:%Y-%m-%d %H:%M} UTC · memgauge "
+        f"{result.memgauge_version}",
+        "",
+        f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
+        f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
+        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
+        "",
+        "## Summary",
+        "",
+    ]
+    baseline = systems[0].name if systems else None
+    rows = []
+    for s in systems:
+        row = [s.name]
+        for m in st.measures:
+            cell = fmt_summary(s.metrics.get(m))
+            mark = mk.get((s.name, m))
+            if mark and mark.mark:
+                cell += f" {mark.arrow}{mark.mark}"
+            row.append(cell)
+        rows.append(row)
+    out += _table(["system", *st.measures], rows)
+    if len(systems) > 1:
+        out += [
+            "",
+            f"Marks compare each system with `{baseline}` (paired randomization test, Holm-"
+            f"corrected across measures): `*` p < {st.alpha}, `**` p < {st.alpha / 5:g}.",
+        ]
+    unavailable = [s for s in result.systems if s.status != "ok"]
+    if unavailable:
+        out += [""] + [f"- **{s.name}**: {s.status} ({s.reason})" for s in unavailable]
+
+    if result.comparisons:
+        out += ["", "## Paired comparisons", ""]
+        rows = []
+        for comp in result.comparisons:
+            for mc in comp.metrics:
+                rows.append(
+                    [
+                        f"{comp.candidate} vs {comp.baseline}",
+                        mc.measure,
+                        fmt_num(mc.mean_a),
+                        fmt_num(mc.mean_b),
+                        ("n/a" if mc.delta is None else f"{mc.delta:+.3f}"),
+                        fmt_ci(mc.ci_low, mc.ci_high),
+                        fmt_p(mc.p_value),
+                        fmt_p(mc.p_holm),
+                        fmt_num(mc.effect_size, 2),
+                        str(mc.n),
+                        mc.mark,
+                    ]
+                )
+        out += _table(
+            ["pair", "measure", "a", "b", "Δ", "Δ CI", "p", "p (Holm)", "d_z", "n", ""], rows
+        )
+
+    names = agent_names(result)
+    if names:
+        out += ["", "## Agent-memory metrics", ""]
+        rows = []
+        for n in names:
+            first = next((s.agent_metrics[n] for s in systems if n in s.agent_metrics), None)
+            target = first.target if first and first.target else ""
+            rows.append([n, target, *(fmt_agent(s.agent_metrics.get(n)) for s in systems)])
+        out += _table(["metric", "target", *(s.name for s in systems)], rows)
+
+    primary = st.measures[0] if st.measures else None
+    for dim in ("category", "intent"):
+        groups: dict[str, None] = {}
+        for s in systems:
+            groups.update(dict.fromkeys(s.breakdown.get(dim, {})))
+        if not primary or not groups:
+            continue
+        out += ["", f"## {primary} by {dim}", ""]
+        rows = []
+        for g in groups:
+            cells = []
+            n_max = 0
+            for s in systems:
+                summ = s.breakdown.get(dim, {}).get(g, {}).get(primary)
+                cells.append(fmt_summary(summ))
+                n_max = max(n_max, summ.n_scored if summ else 0)
+            rows.append([g, str(n_max), *cells])
+        out += _table([dim, "n", *(s.name for s in systems)], rows)
+
+    lat = [(s.name, st_name, v) for s in systems for st_name, v in s.latency_ms.items()]
+    if lat:
+        out += ["", "## Latency (ms)", ""]
+        out += _table(
+            ["system", "stage", "p50", "p95", "p99", "n"],
+            [
+                [name, stage, f"{v.p50:.2f}", f"{v.p95:.2f}", f"{v.p99:.2f}", str(v.n)]
+                for name, stage, v in lat
+            ],
+        )
+
+    out += ["", "## Accounting", ""]
+    for s in systems:
+        counts = ", ".join(f"{k} {v}" for k, v in s.counts.items())
+        out.append(f"- **{s.name}**: {counts}")
+        out += [f"  - {note}" for note in s.notes]
+    return "\n".join(out) + "\n"

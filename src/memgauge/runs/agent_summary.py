@@ -1,0 +1,113 @@
+"""The agent-memory metrics of one system's searches, as report-ready `AgentMetric`s."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from memgauge.data.models import EvalQuery, RetrievalDataset
+from memgauge.metrics import agent
+from memgauge.metrics.agent import AgentValue
+from memgauge.metrics.ir import MetricConfig, evaluate_ranked
+from memgauge.runs.result import AgentMetric
+from memgauge.subjects.protocol import SearchResult
+
+__all__ = ["agent_metrics_for", "is_cold_start"]
+
+
+def is_cold_start(q: EvalQuery) -> bool:
+    """Seed 002: the first query of a new session. Category `cold-start`, or a session context
+    at turn 0 with empty working memory."""
+    if q.category == "cold-start":
+        return True
+    ctx = q.session_context
+    return ctx is not None and ctx.turn_number == 0 and not ctx.working_memory_ids
+
+
+def _metric(
+    v: AgentValue, target: str | None = None, meets: bool | None = None, **detail: object
+) -> AgentMetric:
+    return AgentMetric(
+        value=v.value,
+        n=v.n,
+        target=target,
+        meets_target=meets if v.value is not None else None,
+        note=v.note,
+        detail={**v.detail, **detail},
+    )
+
+
+def agent_metrics_for(
+    dataset: RetrievalDataset,
+    all_qrels: Mapping[str, Mapping[str, int]],
+    queries: Sequence[EvalQuery],
+    results: Mapping[str, SearchResult],
+    without_session: Mapping[str, Sequence[str]],
+    k: int,
+    threshold: int,
+) -> dict[str, AgentMetric]:
+    """Every agent-memory metric at cutoff `k` for the searched `queries`."""
+    qids = [q.id for q in queries if q.id in results]
+    ranked = {q: [h.id for h in results[q].hits] for q in qids}
+    qrels = {q: dict(v) for q, v in all_qrels.items() if q in ranked}
+    tiers = {m.id: m.tier for m in dataset.memories}
+    folders = {m.id: m.folder for m in dataset.memories}
+    constitutional = {m.id for m in dataset.memories if m.tier == "constitutional"}
+    rr_measure = f"RR@{k}"
+    cfg = MetricConfig(rel_threshold=threshold)
+    ev = evaluate_ranked(qrels, ranked, [rr_measure], cfg)
+    rr = dict(zip(ev.query_ids, ev.per_query[rr_measure].tolist(), strict=True))
+    out: dict[str, AgentMetric] = {}
+
+    v = agent.constitutional_surfacing(ranked, constitutional, k)
+    out[f"constitutional_surfacing@{k}"] = _metric(v, "= 1.00", v.value == 1.0)
+    v = agent.importance_weighted_recall(ranked, qrels, tiers, k, threshold)
+    out[f"importance_weighted_recall@{k}"] = _metric(v)
+    v = agent.importance_weighted_recall(
+        ranked, qrels, tiers, k, threshold, {"critical", "constitutional"}
+    )
+    out[f"iw_recall_critical@{k}"] = _metric(v, "> 0.90", (v.value or 0) > 0.90)
+    cold = {q.id for q in queries if is_cold_start(q)}
+    v = agent.cold_warm_mrr(rr, cold)
+    out[f"cold_start_mrr_ratio@{k}"] = _metric(v, ">= 0.70", (v.value or 0) >= 0.70)
+    v = agent.causal_chain_completeness(ranked, dataset.causal_chains, k)
+    out[f"causal_chain_completeness@{k}"] = _metric(v, "> 0.60", (v.value or 0) > 0.60)
+    v = agent.tier_stratified_precision(ranked, qrels, tiers, k, threshold)
+    out[f"tier_order_holds@{k}"] = _metric(v, "critical > important > normal", v.value == 1.0)
+    v = agent.folder_ils(ranked, folders, k)
+    out[f"folder_ils@{k}"] = _metric(v)
+    channels = {q: [list(h.channels) for h in results[q].hits] for q in qids}
+    v = agent.channel_contribution(channels, k)
+    for kind in ("contribution", "unique"):
+        for channel, rate in v.detail.get(kind, {}).items():
+            name = "channel_contribution" if kind == "contribution" else "unique_contribution"
+            out[f"{name}[{channel}]@{k}"] = AgentMetric(
+                value=rate,
+                n=v.n,
+                note=f"share of top-{k} hits {'found' if kind == 'contribution' else 'found only'}"
+                f" by the {channel} channel",
+            )
+    if not v.n:
+        out[f"channel_contribution@{k}"] = _metric(v)
+    ranks = {q: [h.channel_ranks for h in results[q].hits] for q in qids}
+    v = agent.fusion_reorder_rate(ranks, k)
+    out[f"fusion_reorder_rate@{k}"] = _metric(v)
+    v = agent.equivalence_recall(ranked, qrels, dataset.equivalence_classes, k, threshold)
+    out[f"equivalence_recall@{k}"] = _metric(v)
+    if without_session:
+        ev_wo = evaluate_ranked(
+            {q: qrels[q] for q in without_session if q in qrels}, without_session, [rr_measure], cfg
+        )
+        rr_wo = dict(zip(ev_wo.query_ids, ev_wo.per_query[rr_measure].tolist(), strict=True))
+    else:
+        rr_wo = {}
+    v = agent.personalization_lift({q: rr[q] for q in rr_wo}, rr_wo)
+    out[f"session_personalization_lift@{k}"] = _metric(v, "> 0", (v.value or 0) > 0)
+    sessions: dict[str, list[tuple[list[str], dict[str, str]]]] = {}
+    for q in queries:
+        if q.session_context is not None and q.id in results:
+            hits = results[q.id].hits[:k]
+            sessions.setdefault(q.session_context.session_id, []).append(
+                ([h.id for h in hits], {h.id: h.text for h in hits})
+            )
+    out[f"dedup_token_savings@{k}"] = _metric(agent.dedup_token_savings(sessions))
+    return out

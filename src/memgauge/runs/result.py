@@ -1,0 +1,164 @@
+"""The persisted result of a retrieval evaluation: what reports render and the store keeps.
+
+A metric with no data has `value=None` and its counts, never 0. Every aggregate carries
+`n_scored` and `n_failed`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AgentMetric",
+    "Comparison",
+    "DatasetInfo",
+    "EvalSettings",
+    "LatencySummary",
+    "MetricComparison",
+    "MetricSummary",
+    "QueryResult",
+    "RetrievalEvalResult",
+    "SystemResult",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricSummary(_Model):
+    """Mean of one measure over queries, with a bootstrap CI and counts."""
+
+    value: float | None = Field(description="Mean over scored queries; None when none scored.")
+    ci_low: float | None = Field(default=None, description="Lower CI bound.")
+    ci_high: float | None = Field(default=None, description="Upper CI bound.")
+    n_scored: int = Field(description="Queries that contributed a value.")
+    n_failed: int = Field(default=0, description="Queries that could not be scored.")
+
+
+class AgentMetric(_Model):
+    """An agent-memory metric (seed 002 section 3.3): value or n/a, its count and target."""
+
+    value: float | None = Field(description="The value; None = n/a (no applicable data).")
+    n: int = Field(description="How many searches / chains / pairs it is computed over.")
+    target: str | None = Field(default=None, description="The seed's target, e.g. '>= 0.90'.")
+    meets_target: bool | None = Field(default=None, description="Whether the target is met.")
+    note: str | None = Field(default=None, description="Why n/a, or how it was computed.")
+    detail: dict[str, Any] = Field(default_factory=dict, description="Per-tier, per-channel, ...")
+
+
+class LatencySummary(_Model):
+    """Latency percentiles of one search stage, in milliseconds."""
+
+    p50: float = Field(description="Median.")
+    p95: float = Field(description="95th percentile.")
+    p99: float = Field(description="99th percentile.")
+    mean: float = Field(description="Mean.")
+    n: int = Field(description="Searches measured.")
+
+
+class QueryResult(_Model):
+    """One query's outcome for one system."""
+
+    query_id: str = Field(description="Query id.")
+    text: str = Field(description="Query text.")
+    intent: str | None = Field(default=None, description="Intent.")
+    category: str | None = Field(default=None, description="Category.")
+    metrics: dict[str, float | None] = Field(description="Measure -> value (None = skipped).")
+    hits: list[str] = Field(description="Returned ids, best first.")
+    channels: list[list[str]] = Field(default_factory=list, description="Channels per hit.")
+    relevant: list[str] = Field(default_factory=list, description="Ids judged relevant.")
+    latency_ms: dict[str, float] = Field(default_factory=dict, description="Stage latencies.")
+    error: str | None = Field(default=None, description="Why the search failed, if it did.")
+
+
+class SystemResult(_Model):
+    """Everything measured for one subject configuration."""
+
+    name: str = Field(description="Label, e.g. reference-hybrid.")
+    spec: dict[str, Any] = Field(description="The subject's spec {name: {args}}.")
+    status: Literal["ok", "unavailable", "failed"] = Field(description="Whether it ran.")
+    reason: str | None = Field(default=None, description="Why unavailable/failed.")
+    metrics: dict[str, MetricSummary] = Field(default_factory=dict, description="IR metrics.")
+    agent_metrics: dict[str, AgentMetric] = Field(
+        default_factory=dict, description="Agent-memory metrics."
+    )
+    breakdown: dict[str, dict[str, dict[str, MetricSummary]]] = Field(
+        default_factory=dict,
+        description="dimension (intent/category) -> group -> measure -> summary.",
+    )
+    counts: dict[str, int] = Field(default_factory=dict, description="Query accounting.")
+    notes: list[str] = Field(default_factory=list, description="Accounting notes for the reader.")
+    latency_ms: dict[str, LatencySummary] = Field(
+        default_factory=dict, description="Per-stage latency."
+    )
+    ingest_seconds: float | None = Field(default=None, description="Time to ingest the corpus.")
+    per_query: list[QueryResult] = Field(default_factory=list, description="Per-query detail.")
+
+
+class MetricComparison(_Model):
+    """Paired comparison of one measure between two systems."""
+
+    measure: str = Field(description="Canonical measure string.")
+    mean_a: float | None = Field(description="Baseline mean over paired queries.")
+    mean_b: float | None = Field(description="Candidate mean over paired queries.")
+    delta: float | None = Field(description="mean_b - mean_a.")
+    ci_low: float | None = Field(default=None, description="Delta CI lower bound.")
+    ci_high: float | None = Field(default=None, description="Delta CI upper bound.")
+    p_value: float | None = Field(default=None, description="Raw p of the primary test.")
+    p_holm: float | None = Field(default=None, description="Holm-adjusted p across measures.")
+    p_t: float | None = Field(default=None, description="Paired t-test p.")
+    p_wilcoxon: float | None = Field(default=None, description="Wilcoxon signed-rank p.")
+    effect_size: float | None = Field(default=None, description="Cohen's d_z.")
+    mark: str = Field(default="", description="Significance mark from p_holm.")
+    n: int = Field(description="Paired queries.")
+
+
+class Comparison(_Model):
+    """Candidate system against baseline system."""
+
+    baseline: str = Field(description="Baseline system name.")
+    candidate: str = Field(description="Candidate system name.")
+    test: str = Field(description="Primary test, e.g. randomization.")
+    metrics: list[MetricComparison] = Field(description="Per-measure comparisons.")
+
+
+class DatasetInfo(_Model):
+    """What was evaluated."""
+
+    name: str = Field(description="Dataset name.")
+    source: str | None = Field(default=None, description="Path it was read from.")
+    sha256: str | None = Field(default=None, description="Content hash of the dataset.")
+    n_memories: int = Field(description="Corpus size.")
+    n_queries: int = Field(description="Queries.")
+    n_judgments: int = Field(description="Judgments.")
+
+
+class EvalSettings(_Model):
+    """The settings of an evaluation."""
+
+    measures: list[str] = Field(description="Canonical measure strings.")
+    k: int = Field(description="Search depth requested from every system.")
+    rel_threshold: int = Field(description="Grade at or above which a memory is relevant.")
+    gain: Literal["exp", "linear"] = Field(description="nDCG gain.")
+    n_resamples: int = Field(description="Bootstrap resamples.")
+    confidence: float = Field(description="CI level.")
+    seed: int = Field(description="Random seed.")
+    alpha: float = Field(default=0.05, description="Significance level for marks.")
+
+
+class RetrievalEvalResult(_Model):
+    """A whole retrieval evaluation run."""
+
+    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    run_id: str = Field(description="Unique run id.")
+    created_at: datetime = Field(description="UTC start time.")
+    memgauge_version: str = Field(description="memgauge version.")
+    dataset: DatasetInfo = Field(description="The dataset.")
+    settings: EvalSettings = Field(description="The settings.")
+    systems: list[SystemResult] = Field(description="One entry per subject configuration.")
+    comparisons: list[Comparison] = Field(default_factory=list, description="Pairwise.")
+    duration_seconds: float | None = Field(default=None, description="Wall time of the run.")

@@ -1,0 +1,204 @@
+"""The reference memory's SQL: memories with FTS5 (bm25) and float32 vectors, per namespace."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memgauge._types import Float32Array
+
+__all__ = ["IndexedMemory", "MemoryIndex", "fts_query"]
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS memories (
+        rowid INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        folder TEXT,
+        session TEXT,
+        corpus TEXT,
+        created_at TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        vector BLOB,
+        UNIQUE(namespace, id)
+    )""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+        text, content='memories', content_rowid='rowid',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF text ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+    END""",
+]
+
+# Dropped from lexical queries when something else remains: they match nearly every memory.
+# fmt: off
+_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "did", "for", "from", "how",
+    "i", "in", "is", "it", "its", "of", "on", "or", "our", "so", "that", "the", "this", "to",
+    "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+))
+# fmt: on
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 MATCH expression for free user text, or None if it has no searchable token.
+
+    Each word token is double-quoted (so FTS5 syntax such as `AND`, `NOT`, `NEAR`, `*`, `:`,
+    `^`, `-` and quotes in the input is inert) and the tokens are OR-ed, letting bm25 rank
+    memories by how many and how rare the matched terms are.
+    """
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    content = [t for t in tokens if t not in _STOPWORDS]
+    chosen = list(dict.fromkeys(content or tokens))[:64]
+    if not chosen:
+        return None
+    return " OR ".join(f'"{t}"' for t in chosen)
+
+
+@dataclass(frozen=True)
+class IndexedMemory:
+    """A stored memory row."""
+
+    id: str
+    text: str
+    tier: str
+    folder: str | None
+    session: str | None
+    corpus: str | None
+    created_at: str | None
+    metadata: dict[str, Any]
+
+
+def _row(r: Sequence[Any]) -> IndexedMemory:
+    return IndexedMemory(
+        id=r[0],
+        text=r[1],
+        tier=r[2],
+        folder=r[3],
+        session=r[4],
+        corpus=r[5],
+        created_at=r[6],
+        metadata=json.loads(r[7]),
+    )
+
+
+class MemoryIndex:
+    """Memories of one namespace in one SQLite database."""
+
+    def __init__(self, conn: sqlite3.Connection, namespace: str) -> None:
+        self._conn = conn
+        self.namespace = namespace
+        with conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    def clear(self) -> None:
+        """Delete every memory of this namespace."""
+        with self._conn:
+            self._conn.execute("DELETE FROM memories WHERE namespace = ?", (self.namespace,))
+
+    def ids_with_tier(self, tier: str) -> list[str]:
+        """Ids of this namespace's memories of one importance tier, in insertion order."""
+        rows = self._conn.execute(
+            "SELECT id FROM memories WHERE namespace = ? AND tier = ? ORDER BY rowid",
+            (self.namespace, tier),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def upsert(self, rows: Sequence[IndexedMemory], vectors: Float32Array | None) -> None:
+        """Insert or replace memories (and their FTS rows) in one transaction."""
+        blobs: Iterable[bytes | None]
+        if vectors is not None:
+            blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
+        else:
+            blobs = [None] * len(rows)
+        with self._conn:
+            self._conn.executemany(
+                "DELETE FROM memories WHERE namespace = ? AND id = ?",
+                [(self.namespace, r.id) for r in rows],
+            )
+            self._conn.executemany(
+                "INSERT INTO memories(namespace, id, text, tier, folder, session, corpus,"
+                " created_at, metadata, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        self.namespace,
+                        r.id,
+                        r.text,
+                        r.tier,
+                        r.folder,
+                        r.session,
+                        r.corpus,
+                        r.created_at,
+                        json.dumps(r.metadata),
+                        b,
+                    )
+                    for r, b in zip(rows, blobs, strict=True)
+                ],
+            )
+
+    def search_lexical(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """Top `limit` (id, score) by bm25, best first; score = -bm25 (higher is better)."""
+        expr = fts_query(text)
+        if expr is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT m.id, bm25(memories_fts) AS s FROM memories_fts"
+            " JOIN memories m ON m.rowid = memories_fts.rowid"
+            " WHERE memories_fts MATCH ? AND m.namespace = ?"
+            " ORDER BY s, m.id LIMIT ?",
+            (expr, self.namespace, limit),
+        ).fetchall()
+        return [(str(i), -float(s)) for i, s in rows]
+
+    def vectors(self, dim: int) -> tuple[list[str], Float32Array]:
+        """Ids and the (n, dim) float32 matrix of every memory that has a vector."""
+        rows = self._conn.execute(
+            "SELECT id, vector FROM memories WHERE namespace = ? AND vector IS NOT NULL"
+            " ORDER BY rowid",
+            (self.namespace,),
+        ).fetchall()
+        if not rows:
+            return [], np.zeros((0, dim), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, dim)
+        return [str(r[0]) for r in rows], matrix
+
+    def get(self, ids: Sequence[str]) -> dict[str, IndexedMemory]:
+        """Rows by id."""
+        out: dict[str, IndexedMemory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in self._conn.execute(
+                "SELECT id, text, tier, folder, session, corpus, created_at, metadata"
+                f" FROM memories WHERE namespace = ? AND id IN ({marks})",
+                (self.namespace, *chunk),
+            ):
+                out[row[0]] = _row(row)
+        return out
+
+    def all(self) -> list[IndexedMemory]:
+        """Every memory of the namespace, in insertion order."""
+        rows = self._conn.execute(
+            "SELECT id, text, tier, folder, session, corpus, created_at, metadata"
+            " FROM memories WHERE namespace = ? ORDER BY rowid",
+            (self.namespace,),
+        ).fetchall()
+        return [_row(r) for r in rows]

