@@ -39,6 +39,9 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "conversations_circular_supersedes.json": (None, "circular"),
     "conversations_bad_role.jsonl": (1, "role"),
     "chains_too_short.jsonl": (1, "at least 2"),
+    "locomo_not_a_list.json": (None, "JSON list of samples"),
+    "longmemeval_missing_fields.json": (None, "missing fields"),
+    "longmemeval_truncated.json": (2, "not valid JSON"),
 }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -18,14 +19,38 @@ from memgauge.runs.result import RetrievalEvalResult
 from memgauge.runs.retrieval import ProgressCallback
 from memgauge.store.results import ResultStore
 
-__all__ = ["console", "progress_bar", "results_db", "store_result", "write_reports"]
+__all__ = [
+    "console",
+    "gain_option",
+    "progress_bar",
+    "rel_threshold_option",
+    "results_db",
+    "store_result",
+    "write_reports",
+]
+
+# The two conventions where trec_eval and seed 002 disagree, spelled the same in every command.
+rel_threshold_option = click.option(
+    "--rel-threshold",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
+)
+gain_option = click.option(
+    "--gain",
+    type=click.Choice(["exp", "linear"]),
+    default="exp",
+    show_default=True,
+    help="nDCG gain: exp = 2^grade - 1 (seed 002); linear = the grade (trec_eval).",
+)
 
 
 def console(stderr: bool = False) -> Console:
     """A rich console: the terminal's width, or 160 columns when writing to a file or pipe."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
 def results_db() -> Path:

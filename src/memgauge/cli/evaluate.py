@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from memgauge.cli._common import console, progress_bar, store_result, write_reports
+from memgauge.cli._common import (
+    console,
+    gain_option,
+    progress_bar,
+    rel_threshold_option,
+    store_result,
+    write_reports,
+)
 from memgauge.cli._systems import system_entries
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.report import render_terminal
@@ -44,20 +51,8 @@ __all__ = ["evaluate"]
     show_default=True,
     help="Hits requested per query.",
 )
-@click.option(
-    "--rel-threshold",
-    type=click.IntRange(0, 3),
-    default=2,
-    show_default=True,
-    help="Grade at or above which a memory is relevant (trec_eval uses 1).",
-)
-@click.option(
-    "--gain",
-    type=click.Choice(["exp", "linear"]),
-    default="exp",
-    show_default=True,
-    help="nDCG gain: exp = 2^grade - 1 (seed 002), linear = trec_eval.",
-)
+@rel_threshold_option
+@gain_option
 @click.option(
     "--agent-k",
     type=click.IntRange(min=1),

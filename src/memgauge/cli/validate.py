@@ -10,6 +10,7 @@ import click
 from pydantic import BaseModel
 
 from memgauge.data.detect import KINDS, detect_kind
+from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import load_conversations, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
@@ -53,6 +54,25 @@ def _conversations(path: Path) -> str:
     )
 
 
+def _imported(kind: str) -> Callable[[Path], str]:
+    def check(path: Path) -> str:
+        if kind == "locomo":
+            ds, report = import_locomo(path)
+        else:
+            ds, report = import_longmemeval(path)
+        dropped = (
+            f", {len(report.dropped)} evidence items normalised away or dropped"
+            if (report.dropped)
+            else ""
+        )
+        return (
+            f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
+            f"judgments{dropped}; import with `memgauge import {kind}`"
+        )
+
+    return check
+
+
 CHECKS: dict[str, Callable[[Path], str]] = {
     "dataset-dir": _count_dataset,
     "bundle": _count_dataset,
@@ -64,6 +84,8 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "qrels": _qrels,
     "run": _run,
     "conversations": _conversations,
+    "locomo": _imported("locomo"),
+    "longmemeval": _imported("longmemeval"),
 }
 
 
@@ -74,7 +96,8 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     """Check dataset FILES (or dataset directories) and report every problem.
 
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
-    causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations. Exits 0
+    causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
+    and LongMemEval files. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

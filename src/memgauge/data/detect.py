@@ -17,12 +17,16 @@ Kind = Literal[
     "qrels",
     "run",
     "conversations",
+    "locomo",
+    "longmemeval",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
 __all__ = ["KINDS", "Kind", "detect_kind"]
 
 _BY_STEM = {
+    "locomo": "locomo",
+    "longmemeval": "longmemeval",
     "memories": "memories",
     "queries": "queries",
     "judgments": "judgments",
@@ -58,6 +62,10 @@ def detect_kind(path: Path) -> Kind | None:
         cols = len(head.splitlines()[0].split())
         return "qrels" if cols == 4 else "run" if cols == 6 else None
     if suffix in (".json", ".yaml", ".yml"):
+        if head.startswith("[") and ('"haystack_session' in head or '"question_id"' in head):
+            return "longmemeval"
+        if head.startswith("[") and ('"sample_id"' in head or '"qa"' in head):
+            return "locomo"
         if '"conversations"' in head or "conversations:" in head:
             return "conversations"
         return "bundle"

@@ -70,13 +70,13 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Cached vectors where present; the rest computed in one call and stored."""
         keys = [_text_key(t) for t in texts]
-        out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        rows: list[AnyArray | None] = [None] * len(texts)
         shards: dict[str, dict[str, AnyArray]] = {}
         missing: list[int] = []
         for i, key in enumerate(keys):
             shard = shards.setdefault(key[:2], self._load(key[:2]))
             if key in shard:
-                out[i] = shard[key]
+                rows[i] = shard[key]
             else:
                 missing.append(i)
         self.hits += len(texts) - len(missing)
@@ -87,11 +87,13 @@ class CachedEmbedder:
             vectors = self.inner.embed([texts[first[k]] for k in unique])
             computed = dict(zip(unique, vectors, strict=True))
             for i in missing:
-                out[i] = computed[keys[i]]
+                rows[i] = computed[keys[i]]
             touched: set[str] = set()
             for key, vec in computed.items():
                 shards[key[:2]][key] = np.asarray(vec, dtype=np.float32)
                 touched.add(key[:2])
             for name in touched:
                 self._save(name, {**self._load(name), **shards[name]})
-        return out
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float64)
+        return np.vstack([np.asarray(r, dtype=np.float64) for r in rows])

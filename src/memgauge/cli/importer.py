@@ -1,0 +1,69 @@
+"""`memgauge import`: LoCoMo, LongMemEval and memaudit files into memgauge's native files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from memgauge._util.files import atomic_write_text
+from memgauge.cli._common import console
+from memgauge.data.importers import (
+    ImportReport,
+    import_locomo,
+    import_longmemeval,
+    import_memaudit,
+)
+from memgauge.data.io import save_conversations, save_retrieval_dataset
+
+__all__ = ["import_"]
+
+
+@click.command("import")
+@click.argument("kind", type=click.Choice(["locomo", "longmemeval", "memaudit"]))
+@click.argument("src", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory to write the native dataset files into.",
+)
+@click.option(
+    "--granularity",
+    type=click.Choice(["turn", "session"]),
+    default="turn",
+    show_default=True,
+    help="LongMemEval: memories are turns or whole sessions.",
+)
+def import_(kind: str, src: Path, out_dir: Path, granularity: str) -> None:
+    """Convert SRC (a LoCoMo, LongMemEval or memaudit file) into native files under --out.
+
+    locomo and longmemeval become retrieval datasets (memories.jsonl, queries.jsonl,
+    judgments.jsonl) that `memgauge evaluate` reads; memaudit becomes conversations.json. An
+    import_report.json beside them lists every count and everything normalised or dropped.
+    """
+    report: ImportReport
+    if kind == "memaudit":
+        conv, report = import_memaudit(src)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save_conversations(conv, out_dir / "conversations.json")
+        written = [out_dir / "conversations.json"]
+    else:
+        if kind == "locomo":
+            ds, report = import_locomo(src)
+        else:
+            ds, report = import_longmemeval(src, granularity)  # type: ignore[arg-type]
+        written = save_retrieval_dataset(ds, out_dir)
+    report_path = out_dir / "import_report.json"
+    atomic_write_text(report_path, json.dumps(report.as_dict(), indent=2) + "\n")
+    out = console()
+    out.print(f"imported {kind} from {src}")
+    for key, value in sorted(report.counts.items()):
+        out.print(f"  {key}: {value}")
+    for note in report.notes:
+        out.print(f"  note: {note}")
+    if report.dropped:
+        out.print(f"  {len(report.dropped)} items normalised away or dropped: see {report_path}")
+    out.print("wrote " + ", ".join(str(p) for p in [*written, report_path]))

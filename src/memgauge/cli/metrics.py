@@ -1,0 +1,117 @@
+"""`memgauge metrics`: IR measures of a TREC run against TREC qrels (trec_eval-style)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+
+from memgauge.cli._common import console, gain_option, rel_threshold_option
+from memgauge.data.trec import read_qrels, read_run
+from memgauge.errors import UsageError
+from memgauge.metrics import MetricConfig, evaluate, parse_measure
+
+__all__ = ["metrics"]
+
+DEFAULT = ("nDCG@10", "RR@10", "Recall@10", "P@5", "AP@100")
+
+
+def _num(v: float) -> float | None:
+    return None if math.isnan(v) else float(v)
+
+
+@click.command()
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help=f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
+    f"recall_any@5, recall_all@5, ndcg_any@5 (default: {' '.join(DEFAULT)}).",
+)
+@rel_threshold_option
+@gain_option
+@click.option(
+    "--no-relevant",
+    type=click.Choice(["zero", "skip"]),
+    default="zero",
+    show_default=True,
+    help="A judged query with no relevant document: score 0, or leave it out (always counted).",
+)
+@click.option(
+    "--missing",
+    type=click.Choice(["zero", "skip"]),
+    default="zero",
+    show_default=True,
+    help="A judged query absent from the run: score 0, or leave it out (always counted).",
+)
+@click.option("--per-query", is_flag=True, help="Also give each query's values.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+def metrics(
+    qrels: Path,
+    run: Path,
+    measures: tuple[str, ...],
+    rel_threshold: int,
+    gain: str,
+    no_relevant: str,
+    missing: str,
+    per_query: bool,
+    as_json: bool,
+) -> None:
+    """Score RUN (TREC run: qid Q0 docid rank score tag) against QRELS (qid 0 docid grade).
+
+    Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
+    the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":
+    {...} (with --per-query), "counts": {...}, "config": {...}}.
+    """
+    names = measures or DEFAULT
+    try:
+        parsed = [parse_measure(m) for m in names]
+    except ValueError as exc:
+        raise UsageError(f"--measure: {exc}") from None
+    q = read_qrels(qrels)
+    r = read_run(run)
+    cfg = MetricConfig(
+        rel_threshold=rel_threshold,
+        gain=gain,  # type: ignore[arg-type]
+        no_relevant=no_relevant,  # type: ignore[arg-type]
+        missing_from_run=missing,  # type: ignore[arg-type]
+    )
+    ev = evaluate(q, r, parsed, cfg)
+    agg = ev.aggregate()
+    counts = ev.counts.as_dict()
+    if as_json:
+        payload: dict[str, object] = {"aggregate": agg}
+        if per_query:
+            payload["per_query"] = {
+                qid: {m: _num(v[i]) for m, v in ev.per_query.items()}
+                for i, qid in enumerate(ev.query_ids)
+            }
+        payload["counts"] = counts
+        payload["config"] = {
+            "rel_threshold": rel_threshold,
+            "gain": gain,
+            "no_relevant": no_relevant,
+            "missing_from_run": missing,
+            "ties": "score desc, then doc id desc (trec_eval)",
+        }
+        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        return
+    out = console()
+    width = max(len(m) for m in agg)
+    if per_query:
+        for i, qid in enumerate(ev.query_ids):
+            for m, column in ev.per_query.items():
+                val = _num(column[i])
+                out.print(f"{m:<{width}}  {qid}  {'n/a' if val is None else f'{val:.4f}'}")
+    for m, mean in agg.items():
+        out.print(f"{m:<{width}}  all  {'n/a' if mean is None else f'{mean:.4f}'}")
+    out.print(
+        f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
+        f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
+        f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)"
+    )

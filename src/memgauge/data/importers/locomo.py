@@ -1,0 +1,172 @@
+"""LoCoMo (Maharana et al., 2024) as a retrieval dataset: dialog turns are the memories.
+
+- memories: every dialog turn, id `<sample_id>:<dia_id>` (e.g. `conv-26:D1:3`), text
+  `Speaker: text` plus ` [shares a photo: <caption>]` when the turn shares an image, session
+  `<sample_id>:S<n>`, `created_at` from the session's date, `corpus` = the sample id (each
+  question is searched only among its own conversation's turns).
+- queries: every QA item, id `<sample_id>:q<index>`, category by the JSON's numbers: 1 multi-hop,
+  2 temporal, 3 open-domain, 4 single-hop, 5 adversarial (the paper's prose orders them
+  differently). The gold answer (or adversarial answer) is kept in metadata.
+- judgments: grade 3 for each evidence turn. Adversarial items are unanswerable by design and
+  are excluded from judgments but counted.
+- evidence ids are normalised: `'D8:6; D9:17'` and `'D9:1 D4:4'` are split, `'D:11:26'` becomes
+  `D11:26`; ids that stay malformed (`'D'`) or point to turns that do not exist are dropped and
+  listed in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memgauge.data.importers.common import ImportReport, read_json_file
+from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
+from memgauge.errors import DataError, Problem
+
+__all__ = ["LOCOMO_CATEGORIES", "import_locomo", "normalise_evidence"]
+
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+_SESSION = re.compile(r"session_(\d+)$")
+
+
+def normalise_evidence(raw: list[Any]) -> tuple[list[str], list[str]]:
+    """Evidence ids in canonical `D<session>:<turn>` form, and the pieces that were malformed."""
+    good: list[str] = []
+    bad: list[str] = []
+    for item in raw:
+        text = str(item)
+        found = _EVIDENCE.findall(text)
+        leftover = _EVIDENCE.sub("", text).strip(" ;,")
+        good.extend(f"D{int(s)}:{int(t)}" for s, t in found)
+        if leftover or not found:
+            bad.append(text)
+    return list(dict.fromkeys(good)), bad
+
+
+def _session_date(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
+    """Read `locomo10.json` (or any file in its format) into a RetrievalDataset."""
+    raw = read_json_file(path, "the LoCoMo JSON list of samples")
+    file = str(path)
+    if not isinstance(raw, list):
+        raise DataError(Problem(file, None, None, "LoCoMo is a JSON list of samples"))
+    report = ImportReport(source=file, format="locomo")
+    memories: list[Memory] = []
+    queries: list[EvalQuery] = []
+    judgments: list[Judgment] = []
+    problems: list[Problem] = []
+    for si, sample in enumerate(raw):
+        where = f"[{si}]"
+        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+            problems.append(Problem(file, None, where, "a sample needs a 'conversation' object"))
+            continue
+        sid = str(sample.get("sample_id") or f"sample-{si}")
+        conv = sample["conversation"]
+        turn_ids: set[str] = set()
+        for key, turns in conv.items():
+            m = _SESSION.match(key)
+            if not m or not isinstance(turns, list):
+                continue
+            n = int(m.group(1))
+            when = _session_date(conv.get(f"{key}_date_time"))
+            if when is None:
+                report.add("sessions_without_date")
+            report.add("sessions")
+            for turn in turns:
+                dia = str(turn.get("dia_id", ""))
+                if not dia or dia in turn_ids:
+                    report.add("turns_dropped_bad_id")
+                    report.dropped.append({"sample": sid, "turn": dia, "reason": "bad id"})
+                    continue
+                turn_ids.add(dia)
+                text = f"{turn.get('speaker', '?')}: {turn.get('text', '')}"
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo: {turn['blip_caption']}]"
+                memories.append(
+                    Memory(
+                        id=f"{sid}:{dia}",
+                        text=text,
+                        session=f"{sid}:S{n}",
+                        corpus=sid,
+                        created_at=when,
+                        metadata={"speaker": turn.get("speaker"), "dia_id": dia},
+                    )
+                )
+        report.add("samples")
+        for qi, qa in enumerate(sample.get("qa", [])):
+            qid = f"{sid}:q{qi}"
+            cat = LOCOMO_CATEGORIES.get(qa.get("category"))
+            if cat is None:
+                problems.append(Problem(file, None, f"{where}.qa[{qi}].category", "not one of 1-5"))
+                continue
+            answer = qa.get("answer", qa.get("adversarial_answer"))
+            queries.append(
+                EvalQuery(
+                    id=qid,
+                    text=str(qa.get("question", "")),
+                    category=cat,
+                    corpus=sid,
+                    metadata={"answer": answer, "locomo_category": qa.get("category")},
+                )
+            )
+            report.add(f"questions_{cat}")
+            if cat == "adversarial":
+                report.add("adversarial_not_judged")
+                continue
+            evidence, malformed = normalise_evidence(list(qa.get("evidence") or []))
+            if malformed:
+                report.add("evidence_malformed_dropped", len(malformed))
+                for piece in malformed:
+                    report.dropped.append({"query": qid, "evidence": piece, "reason": "malformed"})
+            raw_count = len(qa.get("evidence") or [])
+            if len(evidence) > raw_count - len(malformed):
+                report.add("evidence_split", len(evidence) - (raw_count - len(malformed)))
+            kept = []
+            for e in evidence:
+                if e in turn_ids:
+                    kept.append(e)
+                else:
+                    report.add("evidence_dangling_dropped")
+                    report.dropped.append({"query": qid, "evidence": e, "reason": "no such turn"})
+            if not kept:
+                report.add("answerable_without_evidence")
+                report.dropped.append(
+                    {"query": qid, "reason": "answerable but no valid evidence: not judged"}
+                )
+                continue
+            report.add("answerable_judged")
+            judgments.extend(
+                Judgment(query_id=qid, memory_id=f"{sid}:{e}", grade=3, source="manual")
+                for e in kept
+            )
+    if problems:
+        raise DataError(problems)
+    report.counts["memories"] = len(memories)
+    report.counts["queries"] = len(queries)
+    report.counts["judgments"] = len(judgments)
+    report.notes.append(
+        "adversarial questions are unanswerable by design: imported as queries, not judged"
+    )
+    ds = RetrievalDataset(
+        name=Path(path).stem, memories=memories, queries=queries, judgments=judgments
+    )
+    return ds, report

@@ -1,0 +1,216 @@
+"""The CLI as a user runs it: real processes, exit codes, files written, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo10.json"
+COMMANDS = ["demo", "evaluate", "import", "metrics", "sample-size", "validate"]
+
+
+def run(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "memgauge", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's dataset directory, written once by `memgauge demo --no-store`."""
+    tmp = tmp_path_factory.mktemp("demo")
+    proc = run("demo", "--out", str(tmp / "demo"), "--no-store", home=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return tmp / "demo" / "dataset"
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_every_command_has_help(command: str, tmp_path: Path) -> None:
+    proc = run(*([command] if command else []), "--help", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage:" in proc.stdout
+    if not command:
+        for name in COMMANDS:
+            assert name in proc.stdout
+
+
+def test_demo_runs_offline_and_writes_everything(tmp_path: Path) -> None:
+    proc = run("demo", "--out", str(tmp_path / "demo"), home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for system in ("lexical", "dense", "hybrid", "hybrid+session"):
+        assert system in out
+    assert "nDCG@10" in out
+    assert "[" in out  # confidence intervals are printed
+    assert out.strip().splitlines()[-1].startswith("next: open ")
+    for name in ("result.json", "summary.md", "report.html", "dataset/memories.jsonl"):
+        assert (tmp_path / "demo" / name).is_file(), name
+    result = json.loads((tmp_path / "demo" / "result.json").read_text())
+    assert [s["status"] for s in result["systems"]] == ["ok"] * 4
+    assert (tmp_path / "home" / "results.db").is_file()
+    assert "Traceback" not in proc.stderr
+
+
+def test_evaluate_the_written_demo_dataset_with_labels_and_pooling(
+    tmp_path: Path, demo_dataset: Path
+) -> None:
+    proc = run(
+        "evaluate",
+        str(demo_dataset),
+        "-s",
+        "lexical",
+        "-s",
+        "reference:mode=lexical,candidates=5@narrow",
+        "-m",
+        "nDCG@10",
+        "-m",
+        "RR@10",
+        "--pool-depth",
+        "5",
+        "--out",
+        str(tmp_path / "rep"),
+        "--no-store",
+        home=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "rep" / "result.json").read_text())
+    assert [s["name"] for s in result["systems"]] == ["lexical", "narrow"]
+    assert result["settings"]["measures"] == ["nDCG@10", "RR@10"]
+    assert any("pooling:" in n for n in result["systems"][0]["notes"])
+    assert result["comparisons"][0]["candidate"] == "narrow"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["evaluate", "DATA/bad/dataset_unknown_ids"], "unknown"),
+        (["evaluate", "DATA/good/memories_bom.jsonl", "-s", "lexical"], "error"),
+        (["evaluate", "DEMO", "-s", "bogus"], "unknown system 'bogus'"),
+        (["evaluate", "DEMO", "-s", "reference:mode=lexical,k_rrf"], "is not KEY=VALUE"),
+        (["evaluate", "DEMO", "-m", "nDCG@x"], "measure"),
+        (["evaluate", "DEMO", "-m", "nDCG@50", "--k", "10"], "below the largest cutoff"),
+        (["metrics", "DATA/good/qrels.txt", "DATA/bad/run_bad_score.txt"], "run_bad_score.txt"),
+        (["import", "locomo", "DATA/bad/locomo_not_a_list.json", "--out", "OUT"], "JSON list"),
+        (
+            ["import", "longmemeval", "DATA/bad/longmemeval_missing_fields.json", "--out", "OUT"],
+            "missing fields",
+        ),
+        (
+            ["import", "longmemeval", "DATA/bad/longmemeval_truncated.json", "--out", "OUT"],
+            "longmemeval_truncated.json:2: not valid JSON",
+        ),
+        (["sample-size", "--delta", "0"], "positive"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message_and_no_traceback(
+    args: list[str], message: str, tmp_path: Path, demo_dataset: Path
+) -> None:
+    real = [
+        a.replace("DATA", str(DATA))
+        .replace("DEMO", str(demo_dataset))
+        .replace("OUT", str(tmp_path / "out"))
+        for a in args
+    ]
+    extra = ["--no-store", "--out", str(tmp_path / "out")] if args[0] == "evaluate" else []
+    proc = run(*real, *extra, home=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_metrics_json_contract(tmp_path: Path) -> None:
+    proc = run(
+        "metrics",
+        str(DATA / "good" / "qrels.txt"),
+        str(DATA / "good" / "run.txt"),
+        "-m",
+        "nDCG@10",
+        "-m",
+        "RR@10",
+        "--rel-threshold",
+        "1",
+        "--gain",
+        "linear",
+        "--per-query",
+        "--json",
+        home=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)
+    assert set(payload) == {"aggregate", "per_query", "counts", "config"}
+    assert set(payload["aggregate"]) == {"nDCG@10", "RR@10"}
+    assert payload["counts"]["n_judged"] == len(payload["per_query"])
+    mean = sum(v["RR@10"] for v in payload["per_query"].values()) / len(payload["per_query"])
+    assert payload["aggregate"]["RR@10"] == pytest.approx(mean)
+    no_pq = run(
+        "metrics",
+        str(DATA / "good" / "qrels.txt"),
+        str(DATA / "good" / "run.txt"),
+        "--json",
+        home=tmp_path,
+    )
+    assert "per_query" not in json.loads(no_pq.stdout)
+
+
+def test_import_longmemeval_then_evaluate(tmp_path: Path) -> None:
+    src = DATA / "longmemeval" / "sample.json"
+    proc = run("import", "longmemeval", str(src), "--out", str(tmp_path / "lme"), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "abstention_not_judged: 1" in proc.stdout
+    proc = run(
+        "evaluate",
+        str(tmp_path / "lme"),
+        "-s",
+        "lexical",
+        "-m",
+        "recall_any@1",
+        "--k",
+        "5",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-store",
+        home=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert result["systems"][0]["metrics"]["recall_any@1"]["n_scored"] == 2
+
+
+@pytest.mark.skipif(not LOCOMO.is_file(), reason="../shared/datasets/locomo10.json not present")
+def test_import_locomo_counts(tmp_path: Path) -> None:
+    proc = run("import", "locomo", str(LOCOMO), "--out", str(tmp_path / "loc"), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "loc" / "import_report.json").read_text())
+    assert report["counts"]["memories"] == 5882
+    assert report["counts"]["questions_adversarial"] == 446
+    assert (
+        report["counts"]["answerable_judged"] + report["counts"]["answerable_without_evidence"]
+        == 1540
+    )
+    reasons = {d["reason"] for d in report["dropped"]}
+    assert {"malformed", "no such turn"} <= reasons
+
+
+def test_import_memaudit(tmp_path: Path) -> None:
+    src = ROOT.parent / "shared" / "datasets" / "memaudit-sample.json"
+    if not src.is_file():
+        pytest.skip("../shared/datasets/memaudit-sample.json not present")
+    proc = run("import", "memaudit", str(src), "--out", str(tmp_path / "m"), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "m" / "conversations.json").is_file()
+    assert "facts: 6" in proc.stdout

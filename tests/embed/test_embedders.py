@@ -1,0 +1,124 @@
+"""Embedders against real things: the packaged MiniLM weights vs sentence-transformers output,
+an OpenAI-compatible endpoint over real HTTP on 127.0.0.1, and the on-disk cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memgauge.embed import CachedEmbedder, MiniLMEmbedder, OpenAIEmbedder, load_embedder
+from memgauge.embed.minilm import minilm_model_dir
+from memgauge.errors import SubjectError, UnavailableError, UsageError
+from memgauge.llm import FakeOpenAIServer, Fault, hashed_embedding
+
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "embeddings" / "minilm_reference.json"
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_minilm_matches_sentence_transformers(minilm: MiniLMEmbedder) -> None:
+    # The fixture was produced by sentence-transformers 6.2.0 / torch 2.13.0 on the same weights,
+    # over texts chosen to hit edge cases: empty, one letter, German, Japanese, emoji, and a
+    # 300-word text that is truncated at 256 tokens.
+    ref = json.loads(REFERENCE.read_text())
+    got = minilm.embed(ref["texts"])
+    want = np.asarray(ref["vectors"])
+    assert got.shape == (10, 384)
+    assert np.abs(got - want).max() < 1e-6
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
+
+
+def test_minilm_order_and_batching_do_not_change_vectors(minilm: MiniLMEmbedder) -> None:
+    texts = ["short", "a considerably longer sentence about invoices and tax rounding", "mid one"]
+    together = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_minilm_rejects_weights_with_the_wrong_hash(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(minilm_model_dir(), model, ignore=shutil.ignore_patterns("model.safetensors"))
+    (model / "model.safetensors").write_bytes(b"not the weights")
+    with pytest.raises(UnavailableError, match="sha256"):
+        MiniLMEmbedder(model)
+
+
+def test_cache_serves_repeats_from_disk_and_survives_damage(tmp_path: Path) -> None:
+    with FakeOpenAIServer(dim=16) as server:
+        inner = OpenAIEmbedder("fake", base_url=server.base_url, api_key="k")
+        cached = CachedEmbedder(inner, tmp_path / "cache")
+        first = cached.embed(["alpha beta", "gamma", "alpha beta"])
+        assert (cached.hits, cached.misses) == (0, 3)
+        assert len(server.requests) == 1  # duplicates are embedded once
+        assert server.requests[0]["json"]["input"] == ["alpha beta", "gamma"]
+        again = CachedEmbedder(inner, tmp_path / "cache").embed(["gamma", "alpha beta"])
+        np.testing.assert_allclose(again, first[[1, 0]], atol=1e-6)
+        assert len(server.requests) == 1  # a new instance reads the shards written before
+        for shard in (tmp_path / "cache").rglob("*.npz"):
+            shard.write_bytes(b"garbage")
+        fresh = CachedEmbedder(inner, tmp_path / "cache")
+        np.testing.assert_allclose(fresh.embed(["gamma"]), first[[1]], atol=1e-6)
+        assert fresh.misses == 1  # a damaged shard is a miss, not an error
+
+
+def test_openai_embedder_over_http_normalises_and_orders() -> None:
+    with FakeOpenAIServer(dim=32, api_key="sekret") as server:
+        emb = OpenAIEmbedder("fake-embed", base_url=server.base_url, api_key="sekret", batch_size=2)
+        out = emb.embed(["one two", "two three", "three four", "four"])
+        assert out.shape == (4, 32)
+        np.testing.assert_allclose(out[3], hashed_embedding("four", 32), atol=1e-12)
+        assert [len(r["json"]["input"]) for r in server.requests] == [2, 2]
+        assert emb.dim == 32
+        assert emb.name == f"openai:fake-embed@{server.base_url}"
+
+
+def test_openai_embedder_retries_then_succeeds_and_fails_clearly() -> None:
+    with FakeOpenAIServer(dim=8) as server:
+        server.fail(Fault(503), Fault(429, headers=(("retry-after", "0"),)))
+        emb = OpenAIEmbedder("m", base_url=server.base_url, api_key="k", max_retries=3)
+        emb_fast = emb
+        assert emb_fast.embed(["x"]).shape == (1, 8)
+        assert len(server.requests) == 3
+        server.fail(*[Fault(500)] * 3)
+        failing = OpenAIEmbedder("m", base_url=server.base_url, api_key="k", max_retries=2)
+        with pytest.raises(SubjectError, match="answered 500 after 3 attempts"):
+            failing.embed(["y"])
+        server.fail(Fault(200, body='{"data": "nonsense"}'))
+        with pytest.raises(SubjectError, match="malformed"):
+            failing.embed(["z"])
+
+
+def test_openai_embedder_wrong_key_is_not_retried_and_key_is_not_echoed() -> None:
+    with FakeOpenAIServer(dim=8, api_key="right") as server:
+        emb = OpenAIEmbedder("m", base_url=server.base_url, api_key="wrong-key-123")
+        with pytest.raises(SubjectError, match="401") as info:
+            emb.embed(["x"])
+        assert "wrong-key-123" not in str(info.value)
+        assert len(server.requests) == 1
+
+
+def test_openai_embedder_unreachable_endpoint() -> None:
+    emb = OpenAIEmbedder("m", base_url="http://127.0.0.1:9/v1", api_key="k", max_retries=0)
+    with pytest.raises(SubjectError, match="unreachable"):
+        emb.embed(["x"])
+
+
+def test_openai_needs_a_key_for_the_real_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UnavailableError, match="OPENAI_API_KEY"):
+        OpenAIEmbedder()
+
+
+def test_load_embedder_specs() -> None:
+    assert isinstance(load_embedder("minilm"), MiniLMEmbedder)
+    with pytest.raises(UsageError, match="unknown embedder"):
+        load_embedder("word2vec")

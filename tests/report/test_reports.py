@@ -1,0 +1,97 @@
+"""Reports rendered from a real (small, lexical) evaluation: escaping, n/a, self-containment."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
+from memgauge.errors import DataError, UnavailableError
+from memgauge.report import read_json, render_html, render_markdown, write_json
+from memgauge.runs.result import RetrievalEvalResult
+from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
+from memgauge.subjects.reference import ReferenceMemory
+
+HOSTILE = "<script>alert('x')</script> & \"quotes\""
+
+
+def _unavailable() -> ReferenceMemory:
+    raise UnavailableError("dense channel unavailable: no embedder")
+
+
+@pytest.fixture(scope="module")
+def result() -> RetrievalEvalResult:
+    memories = [
+        Memory(id="a", text="tax rounding per line", tier="critical", folder="billing"),
+        Memory(id="b", text="stripe webhooks are idempotent", folder="billing"),
+        Memory(id=HOSTILE, text="a memory whose id is hostile html", folder="x"),
+    ]
+    queries = [
+        EvalQuery(id="q1", text="tax rounding", category="intent-specific"),
+        EvalQuery(id="q2", text=f"webhooks {HOSTILE}", category="multi-concept"),
+        EvalQuery(id="q3", text="hostile html", category="cold-start"),
+    ]
+    judgments = [
+        Judgment(query_id="q1", memory_id="a", grade=3),
+        Judgment(query_id="q2", memory_id="b", grade=2),
+        Judgment(query_id="q3", memory_id=HOSTILE, grade=3),
+    ]
+    ds = RetrievalDataset(
+        name=f"tiny {HOSTILE}", memories=memories, queries=queries, judgments=judgments
+    )
+    return evaluate_retrieval(
+        ds,
+        [
+            SystemEntry(
+                "lexical", {"reference": {"mode": "lexical"}}, lambda: ReferenceMemory.in_memory()
+            ),
+            SystemEntry("dense", {"reference": {"mode": "dense"}}, _unavailable),
+            SystemEntry("lexical-2", {"reference": {}}, lambda: ReferenceMemory.in_memory()),
+        ],
+        RetrievalEvalConfig(measures=("nDCG@10", "RR@10"), n_resamples=200),
+    )
+
+
+def test_html_is_self_contained_and_escaped(result: RetrievalEvalResult) -> None:
+    html = render_html(result)
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+    assert html.count("<script>") == 1  # only the report's own filter script
+    # nothing is fetched: no src/href to anything, no @import, no url()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "@import" not in html
+    assert "url(" not in html
+    assert "<svg" in html
+    assert "dense" in html
+    assert "unavailable" in html
+
+
+def test_markdown_has_tables_marks_and_accounting(result: RetrievalEvalResult) -> None:
+    md = render_markdown(result)
+    assert "| system | nDCG@10 | RR@10 |" in md
+    assert "**dense**: unavailable (dense channel unavailable: no embedder)" in md
+    assert "## Paired comparisons" in md
+    assert "lexical-2 vs lexical" in md
+    assert "## Agent-memory metrics" in md
+    assert "n/a (n=0)" in md  # no constitutional memory: n/a with its count, never 0
+    assert "\\|" not in md.split("## Summary")[0]  # header text needs no escaping here
+
+
+def test_json_round_trip_and_bad_json(result: RetrievalEvalResult, tmp_path: Path) -> None:
+    path = write_json(result, tmp_path / "r.json")
+    again = read_json(path)
+    assert again == result
+    (tmp_path / "bad.json").write_text('{"run_id": 1}')
+    with pytest.raises(DataError) as info:
+        read_json(tmp_path / "bad.json")
+    fields = {p.field for p in info.value.problems}
+    assert "run_id" in fields
+    assert "created_at" in fields
+    (tmp_path / "trunc.json").write_text('{"run_id":')
+    with pytest.raises(DataError, match="not a JSON result file"):
+        read_json(tmp_path / "trunc.json")
+    data = json.loads(path.read_text())
+    assert data["systems"][1]["status"] == "unavailable"

@@ -1,0 +1,155 @@
+"""The reference memory on a real SQLite database: FTS5 lexical, dense, RRF hybrid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memgauge.data.models import Memory, SessionContext
+from memgauge.embed import MiniLMEmbedder, OpenAIEmbedder
+from memgauge.errors import UnavailableError, UsageError
+from memgauge.llm import FakeOpenAIServer
+from memgauge.store.memory_index import fts_query
+from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig, rrf_fuse
+
+MEMS = [
+    Memory(id="tax", text="Tax is rounded half-even per invoice line.", session="s5"),
+    Memory(id="chart", text="Revenue charts are rounded to whole euros.", session="s6"),
+    Memory(id="stripe", text="Payments go through Stripe with signed webhooks.", session="s5"),
+    Memory(id="rule", text="Never commit secrets to the repository.", tier="constitutional"),
+    Memory(id="pg", text="Billing data moves to PostgreSQL for row-level security.", folder="b"),
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_fts_query_neutralises_fts5_syntax() -> None:
+    assert fts_query('tax AND "NEAR(x y)" OR -foo* ^bar col:val') == (
+        '"tax" OR "near" OR "x" OR "y" OR "foo" OR "bar" OR "col" OR "val"'
+    )
+    assert fts_query("what is the") == '"what" OR "is" OR "the"'  # only stopwords: keep them
+    assert fts_query("?!  ...") is None
+
+
+@pytest.mark.parametrize(
+    "query", ['"', "AND", "NOT tax", "tax*", "(", "a:b", "NEAR(", "'; DROP TABLE memories; --"]
+)
+def test_lexical_search_never_raises_on_hostile_text(query: str) -> None:
+    mem = ReferenceMemory.in_memory("lexical")
+    mem.ingest(MEMS)
+    result = mem.search(query, 5)
+    assert isinstance(result.hits, list)
+    assert len(mem.dump()) == len(MEMS)
+
+
+def test_lexical_search_ranks_by_bm25_and_reports_channels_and_latency() -> None:
+    mem = ReferenceMemory.in_memory("lexical")
+    mem.ingest(MEMS)
+    result = mem.search("how is tax rounded on an invoice", 3)
+    assert [h.id for h in result.hits][:2] == ["tax", "chart"]
+    top = result.hits[0]
+    assert top.rank == 1
+    assert top.channels == ("lexical",)
+    assert top.channel_ranks == {"lexical": 1}
+    assert top.score is not None
+    assert top.score > result.hits[1].score  # type: ignore[operator]
+    assert top.text == MEMS[0].text
+    assert set(result.latency_ms) == {"candidate", "total"}
+    assert mem.search("", 3).hits == []
+
+
+def test_stemming_matches_inflections() -> None:
+    mem = ReferenceMemory.in_memory("lexical")
+    mem.ingest(MEMS)
+    assert mem.search("payment", 1).hits[0].id == "stripe"  # porter: payments -> payment
+
+
+def test_dense_and_hybrid_with_the_offline_model(minilm: MiniLMEmbedder) -> None:
+    dense = ReferenceMemory.in_memory("dense", minilm)
+    dense.ingest(MEMS)
+    # no shared word with the stripe memory: only the dense channel can find it
+    assert dense.search("card processor callbacks", 1).hits[0].id == "stripe"
+    hybrid = ReferenceMemory.in_memory("hybrid", minilm)
+    hybrid.ingest(MEMS)
+    result = hybrid.search("rounded tax", 5)
+    assert result.hits[0].id == "tax"
+    assert result.hits[0].channels == ("dense", "lexical")
+    assert set(result.latency_ms) == {"candidate", "fusion", "total"}
+    dense_only = [h for h in result.hits if h.channels == ("dense",)]
+    assert dense_only  # memories without a shared word still arrive through the dense channel
+
+
+def test_rrf_fusion_formula_and_tie_order() -> None:
+    fused = rrf_fuse({"lexical": ["a", "b"], "dense": ["b", "c"]}, {"lexical": 1, "dense": 1}, 60)
+    scores = {mid: s for mid, s, _ in fused}
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["a"] == pytest.approx(1 / 61)
+    assert [m for m, _, _ in fused] == ["b", "a", "c"]
+    assert {m: r for m, _, r in fused}["b"] == {"lexical": 2, "dense": 1}
+    tie = rrf_fuse({"x": ["p"], "y": ["o"]}, {}, 60)
+    assert [m for m, _, _ in tie] == ["o", "p"]  # equal scores: id ascending
+
+
+def test_session_boost_lifts_the_session_memories() -> None:
+    plain = ReferenceMemory.in_memory("lexical")
+    boosted = ReferenceMemory.in_memory("lexical", session_boost=5.0)
+    for m in (plain, boosted):
+        m.ingest(MEMS)
+    ctx = SessionContext(session_id="s6", working_memory_ids=[], turn_number=3)
+    assert plain.search("rounded tax", 2, session=ctx).hits[0].id == "tax"
+    assert boosted.search("rounded tax", 2, session=ctx).hits[0].id == "chart"
+    assert boosted.search("rounded tax", 2).hits[0].id == "tax"  # no context, no boost
+
+
+def test_pinned_constitutional_memories_come_first() -> None:
+    mem = ReferenceMemory.in_memory("lexical", pin_constitutional=True)
+    mem.ingest(MEMS)
+    hits = mem.search("rounded tax", 3).hits
+    assert [h.id for h in hits][:2] == ["rule", "tax"]
+    assert hits[0].channels == ("pinned",)
+
+
+def test_reset_reingest_upsert_and_namespaces(tmp_path: Path) -> None:
+    db = str(tmp_path / "mem.db")
+    a = ReferenceMemory(ReferenceMemoryConfig(mode="lexical", path=db, namespace="a"))
+    b = ReferenceMemory(ReferenceMemoryConfig(mode="lexical", path=db, namespace="b"))
+    a.ingest(MEMS)
+    b.ingest(MEMS[:1])
+    assert len(a.dump()) == 5
+    assert len(b.dump()) == 1
+    a.ingest([Memory(id="tax", text="Tax is truncated, not rounded.")])  # same id replaces
+    assert {m.id: m.text for m in a.dump()}["tax"] == "Tax is truncated, not rounded."
+    assert a.search("truncated", 1).hits[0].id == "tax"
+    a.reset()
+    assert a.dump() == []
+    assert len(b.dump()) == 1
+    a.close()
+    reopened = ReferenceMemory(ReferenceMemoryConfig(mode="lexical", path=db, namespace="b"))
+    assert reopened.search("rounded", 1).hits[0].id == "tax"  # it persisted on disk
+
+
+def test_dense_channel_is_unavailable_without_an_embedder() -> None:
+    with pytest.raises(UnavailableError, match="dense channel unavailable"):
+        ReferenceMemory(ReferenceMemoryConfig(mode="hybrid"))
+
+
+def test_config_round_trips_as_a_spec_and_rejects_nonsense() -> None:
+    cfg = ReferenceMemoryConfig(mode="hybrid", k_rrf=10, session_boost=0.5)
+    assert cfg.to_spec() == {"reference": {"k_rrf": 10, "session_boost": 0.5}}
+    assert ReferenceMemoryConfig.from_spec(cfg.to_spec()) == cfg
+    with pytest.raises(UsageError):
+        ReferenceMemoryConfig(mode="magic")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        ReferenceMemoryConfig(session_boost=-1)
+
+
+def test_dense_search_through_an_openai_compatible_endpoint() -> None:
+    with FakeOpenAIServer(dim=64) as server:
+        emb = OpenAIEmbedder("fake", base_url=server.base_url, api_key="k")
+        mem = ReferenceMemory.in_memory("dense", emb)
+        mem.ingest(MEMS)
+        assert mem.search("Stripe webhooks", 1).hits[0].id == "stripe"
