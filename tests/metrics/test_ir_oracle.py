@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgauge.metrics import MetricConfig, evaluate, order_run
+from memgauge.metrics.ir import evaluate_judged
+from memgauge.metrics.ranking import from_arrays
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -117,3 +120,89 @@ def test_skip_conventions_exclude_from_means_but_count() -> None:
 def test_no_scored_query_aggregates_to_none_not_zero() -> None:
     ev = evaluate({"q1": {"a": 1}}, {}, ["RR@10"], MetricConfig(missing_from_run="skip"))
     assert ev.aggregate()["RR@10"] is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.integers(1, 6),
+    depth=st.integers(0, 8),
+    judged=st.integers(0, 6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_array_entry_point_equals_the_dict_path(n: int, depth: int, judged: int, seed: int) -> None:
+    """from_arrays (integer ids, padding = -1) scores exactly like the dict path."""
+    rng = np.random.default_rng(seed)
+    run_ids = np.full((n, max(depth, 1)), -1)
+    run_scores = np.zeros((n, max(depth, 1)))
+    qrel_ids = np.full((n, max(judged, 1)), -1)
+    qrel_grades = np.zeros((n, max(judged, 1)), dtype=np.int64)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(n):
+        k = int(rng.integers(0, depth + 1))
+        ids = rng.choice(12, size=k, replace=False)
+        scores = rng.integers(0, 4, size=k) / 2  # many ties
+        run_ids[i, :k], run_scores[i, :k] = ids, scores
+        j = int(rng.integers(0, judged + 1))
+        jids = rng.choice(12, size=j, replace=False)
+        grades = rng.integers(0, 4, size=j)
+        qrel_ids[i, :j], qrel_grades[i, :j] = jids, grades
+        qrels[str(i)] = {f"{d:02d}": int(g) for d, g in zip(jids, grades, strict=True)}
+        if k:
+            run[str(i)] = {f"{d:02d}": float(s) for d, s in zip(ids, scores, strict=True)}
+    measures = ["nDCG@5", "RR@5", "Recall@5", "P@3", "AP", "R-prec", "Hit@3"]
+    # zero-padded ids: integer order equals string order, so tie-breaking agrees
+    names = [str(i) for i in range(n)]
+    arrays = evaluate_judged(
+        from_arrays(run_ids, run_scores, qrel_ids, qrel_grades, query_ids=names), measures
+    )
+    dicts = evaluate(qrels, run, measures)
+    order_rows = np.lexsort(
+        (-np.where(run_ids >= 0, run_ids, -1), -np.where(run_ids >= 0, run_scores, -np.inf)), axis=1
+    )
+    pre = evaluate_judged(
+        from_arrays(
+            np.take_along_axis(run_ids, order_rows, axis=1),
+            np.take_along_axis(run_scores, order_rows, axis=1),
+            qrel_ids,
+            qrel_grades,
+            query_ids=names,
+            ranked=True,
+        ),
+        measures,
+    )
+    order = [dicts.query_ids.index(q) for q in arrays.query_ids]
+    for m in measures:
+        np.testing.assert_allclose(arrays.per_query[m], dicts.per_query[m][order], atol=1e-12)
+        np.testing.assert_allclose(pre.per_query[m], arrays.per_query[m], atol=1e-12)
+
+
+def test_array_entry_point_with_many_judgments_per_query() -> None:
+    """More than 64 judged documents per row takes the binary-search lookup."""
+    rng = np.random.default_rng(7)
+    n, depth, judged = 5, 40, 90
+    run_ids = np.stack([rng.choice(200, depth, replace=False) for _ in range(n)])
+    run_scores = rng.integers(0, 5, size=(n, depth)) / 4
+    qrel_ids = np.stack([rng.choice(200, judged, replace=False) for _ in range(n)])
+    qrel_grades = rng.integers(0, 4, size=(n, judged))
+    qrel_ids[0, -3:] = -1  # padding
+    qrels = {
+        str(i): {
+            f"{d:03d}": int(g) for d, g in zip(qrel_ids[i], qrel_grades[i], strict=True) if d >= 0
+        }
+        for i in range(n)
+    }
+    run = {
+        str(i): {f"{d:03d}": float(s) for d, s in zip(run_ids[i], run_scores[i], strict=True)}
+        for i in range(n)
+    }
+    measures = ["nDCG@20", "AP", "P@10", "R-prec"]
+    got = evaluate_judged(
+        from_arrays(
+            run_ids, run_scores, qrel_ids, qrel_grades, query_ids=[str(i) for i in range(n)]
+        ),
+        measures,
+    )
+    want = evaluate(qrels, run, measures)
+    for m in measures:
+        np.testing.assert_allclose(got.per_query[m], want.per_query[m], atol=1e-12)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
+import numpy.typing as npt
 
 from memgauge._types import BoolArray, GradeArray, IntArray
 
-__all__ = ["Judged", "from_ranked", "from_run", "order_run"]
+__all__ = ["Judged", "from_arrays", "from_ranked", "from_run", "order_run"]
 
 PAD = -1  # grade of "no document at this rank"
 
@@ -52,13 +54,17 @@ def order_run(scores: Mapping[str, float]) -> list[str]:
 
 
 def _ideal(qrels: Mapping[str, Mapping[str, int]], qids: list[str]) -> GradeArray:
-    width = max((len(qrels[q]) for q in qids), default=0)
-    ideal = np.zeros((len(qids), max(width, 1)), dtype=np.int8)
-    for i, q in enumerate(qids):
-        grades = sorted(qrels[q].values(), reverse=True)
-        if grades:
-            ideal[i, : len(grades)] = np.maximum(np.asarray(grades, dtype=np.int64), 0)
-    return ideal
+    lens = np.fromiter((len(qrels[q]) for q in qids), dtype=np.int64, count=len(qids))
+    flat: list[int] = []
+    for q in qids:
+        flat.extend(qrels[q].values())
+    width = max(int(lens.max()) if lens.size else 0, 1)
+    ideal = np.zeros((len(qids), width), dtype=np.int64)
+    if flat:
+        row = np.repeat(np.arange(len(qids)), lens)
+        col = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+        ideal[row, col] = np.maximum(np.asarray(flat, dtype=np.int64), 0)
+    return (-np.sort(-ideal, axis=1)).astype(np.int8)
 
 
 def from_ranked(
@@ -97,19 +103,155 @@ def from_ranked(
     )
 
 
+def _rank_rows(
+    lens: IntArray, score_key: IntArray, id_key: IntArray, grades: GradeArray, depth: int | None
+) -> GradeArray:
+    """Order each row's items by (score_key desc, id_key desc); return the padded grade matrix.
+
+    Items arrive grouped by row (`lens` items per row). Keys are small non-negative ints, so a
+    single composite int64 key sorted along axis 1 replaces a (slow) multi-key lexsort.
+    """
+    n = len(lens)
+    width = int(lens.max()) if n else 0
+    n_id = int(id_key.max()) + 1 if id_key.size else 1
+    composite = score_key.astype(np.int64) * n_id + id_key
+    keys = np.full((n, max(width, 1)), -1, dtype=np.int64)  # padding sorts last
+    vals = np.full((n, max(width, 1)), PAD, dtype=np.int8)
+    col = np.arange(composite.size) - np.repeat(np.cumsum(lens) - lens, lens)
+    row = np.repeat(np.arange(n), lens)
+    keys[row, col] = composite
+    vals[row, col] = grades
+    order = np.argsort(-keys, axis=1, kind="stable")
+    out = np.take_along_axis(vals, order, axis=1)
+    return out if depth is None else out[:, :depth]
+
+
 def from_run(
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
     depth: int | None = None,
 ) -> Judged:
-    """Build matrices from a scored run `{qid: {docid: score}}`, ranking in trec_eval order."""
-    ranked = {q: order_run(docs) for q, docs in run.items() if q in qrels}
-    judged = from_ranked(qrels, ranked, depth)
+    """Build matrices from a scored run `{qid: {docid: score}}`, ranking in trec_eval order.
+
+    Vectorised: one pass gathers ids, scores and grades with C-level dict operations; scores
+    and ids are turned into dense integer ranks (ids in code-point order, which is UTF-8 byte
+    order) and each row is sorted once on a composite key.
+    """
+    qids = sorted(qrels)
+    ids: list[str] = []
+    scores: list[float] = []
+    grades: list[int] = []
+    lens = np.zeros(len(qids), dtype=np.int64)
+    for i, q in enumerate(qids):
+        docs = run.get(q)
+        if not docs:
+            continue
+        judged = qrels[q]
+        ids.extend(docs)
+        scores.extend(docs.values())
+        grades.extend(map(judged.get, docs, repeat(0)))
+        lens[i] = len(docs)
+    score_arr = np.asarray(scores, dtype=np.float64)
+    if score_arr.size and not np.isfinite(score_arr).all():
+        raise ValueError("run scores must be finite numbers")
+    score_rank = np.unique(score_arr, return_inverse=True)[1]
+    id_index = {d: i for i, d in enumerate(sorted(set(ids)))}
+    id_rank = np.fromiter(map(id_index.__getitem__, ids), dtype=np.int64, count=len(ids))
+    grade_arr = np.maximum(np.asarray(grades, dtype=np.int64), 0).astype(np.int8)
+    matrix = _rank_rows(lens, score_rank.astype(np.int64), id_rank, grade_arr, depth)
     return Judged(
-        query_ids=judged.query_ids,
-        grades=judged.grades,
-        ideal=judged.ideal,
-        n_returned=judged.n_returned,
-        in_run=np.asarray([q in run for q in judged.query_ids], dtype=bool),
+        query_ids=qids,
+        grades=matrix,
+        ideal=_ideal(qrels, qids),
+        n_returned=np.minimum(lens, depth) if depth is not None else lens,
+        in_run=np.asarray([q in run for q in qids], dtype=bool),
         run_only=sorted(set(run) - set(qrels)),
+    )
+
+
+def _lookup(ranked: IntArray, judged: IntArray, grades: IntArray) -> GradeArray:
+    """Grade of each ranked id from its row's judged ids (-2 = no judgment; never matches)."""
+    n, depth = ranked.shape
+    if judged.shape[1] <= 64:
+        # One vectorised comparison per judged column (fast when rows have few judgments).
+        # Columns go in ascending grade order so that a doc judged twice keeps its highest.
+        by_grade = np.argsort(grades, axis=1, kind="stable")
+        judged = np.take_along_axis(judged, by_grade, axis=1)
+        g8 = np.take_along_axis(grades, by_grade, axis=1).astype(np.int8)
+        small = max(ranked.max(initial=0), judged.max(initial=0)) < 2**31
+        r = ranked.astype(np.int32) if small else ranked
+        jj = judged.astype(np.int32) if small else judged
+        out8 = np.zeros((n, depth), dtype=np.int8)
+        for j in range(jj.shape[1]):
+            np.copyto(out8, g8[:, j : j + 1], where=r == jj[:, j : j + 1])
+        return out8
+    # many judgments per row: binary search on row-offset keys
+    span = int(max(ranked.max(initial=0), judged.max(initial=0))) + 2
+    offset = np.arange(n, dtype=np.int64)[:, None] * span
+    keys = (judged + 2 + offset).ravel()
+    vals = grades.ravel()
+    srt = np.argsort(keys, kind="stable")
+    keys, vals = keys[srt], vals[srt]
+    look = (np.where(ranked >= 0, ranked, -1) + 2 + offset).ravel()
+    pos = np.minimum(np.searchsorted(keys, look), keys.size - 1)
+    found = keys[pos] == look
+    return np.where(found, vals[pos], 0).reshape(n, depth).astype(np.int8)
+
+
+def from_arrays(
+    run_ids: npt.ArrayLike,
+    run_scores: npt.ArrayLike,
+    qrel_ids: npt.ArrayLike,
+    qrel_grades: npt.ArrayLike,
+    *,
+    query_ids: Sequence[str] | None = None,
+    depth: int | None = None,
+    ranked: bool = False,
+) -> Judged:
+    """Build matrices from NumPy arrays, one row per query (the array-level entry point).
+
+    Args:
+        run_ids: (n, d) integer doc ids of each query's results; negative = padding.
+        run_scores: (n, d) scores; ranked by score descending, then doc id descending.
+        qrel_ids: (n, j) integer doc ids of each query's judged documents; negative = padding.
+        qrel_grades: (n, j) their grades.
+        query_ids: names for the rows (default "0", "1", ...).
+        depth: keep only the top `depth` results.
+        ranked: rows are already in rank order (best first, padding last): skip the sort.
+    """
+    rid = np.asarray(run_ids, dtype=np.int64)
+    rsc = np.asarray(run_scores, dtype=np.float64)
+    qid_ = np.asarray(qrel_ids, dtype=np.int64)
+    qgr = np.asarray(qrel_grades, dtype=np.int64)
+    if rid.ndim != 2 or rid.shape != rsc.shape or qid_.ndim != 2 or qid_.shape != qgr.shape:
+        raise ValueError("run_ids/run_scores and qrel_ids/qrel_grades must be matching 2-D arrays")
+    if rid.shape[0] != qid_.shape[0]:
+        raise ValueError("run and qrels arrays need the same number of rows (queries)")
+    n = rid.shape[0]
+    valid = rid >= 0
+    if ranked:
+        ranked_ids, ranked_valid = rid, valid
+    else:  # score desc, then id desc; padding last
+        sort_scores = np.where(valid, rsc, -np.inf)
+        sort_ids = np.where(valid, rid, -1)
+        order = np.lexsort((-sort_ids, -sort_scores), axis=1) if n else np.zeros_like(rid)
+        ranked_ids = np.take_along_axis(rid, order, axis=1)
+        ranked_valid = np.take_along_axis(valid, order, axis=1)
+    if depth is not None:
+        ranked_ids, ranked_valid = ranked_ids[:, :depth], ranked_valid[:, :depth]
+    qvalid = qid_ >= 0
+    qg = np.where(qvalid, np.maximum(qgr, 0), 0)
+    grades = _lookup(ranked_ids, np.where(qvalid, qid_, -2), qg)
+    matrix: GradeArray = np.where(ranked_valid, grades, np.int8(PAD)).astype(np.int8)
+    ideal = -np.sort(-qg, axis=1).astype(np.int8)
+    names = list(query_ids) if query_ids is not None else list(map(str, range(n)))
+    if len(names) != n:
+        raise ValueError(f"{len(names)} query ids for {n} rows")
+    return Judged(
+        query_ids=names,
+        grades=matrix if matrix.size else np.full((n, 1), PAD, dtype=np.int8),
+        ideal=ideal if ideal.size else np.zeros((n, 1), dtype=np.int8),
+        n_returned=ranked_valid.sum(axis=1).astype(np.int64),
+        in_run=np.asarray(valid.any(axis=1), dtype=bool),
+        run_only=[],
     )
