@@ -35,6 +35,8 @@ class CachedEmbedder:
         self.root = Path(cache_dir) / name_key
         self.hits = 0
         self.misses = 0
+        # shards already read by this process: a search loop embeds one query at a time
+        self._memo: dict[str, dict[str, AnyArray]] = {}
 
     @property
     def name(self) -> str:
@@ -47,6 +49,11 @@ class CachedEmbedder:
         return self.inner.dim
 
     def _load(self, shard: str) -> dict[str, AnyArray]:
+        if shard not in self._memo:
+            self._memo[shard] = self._read(shard)
+        return self._memo[shard]
+
+    def _read(self, shard: str) -> dict[str, AnyArray]:
         path = self.root / f"{shard}.npz"
         if not path.is_file():
             return {}
@@ -93,7 +100,10 @@ class CachedEmbedder:
                 shards[key[:2]][key] = np.asarray(vec, dtype=np.float32)
                 touched.add(key[:2])
             for name in touched:
-                self._save(name, {**self._load(name), **shards[name]})
+                # merge with what is on disk now: another process may have added entries
+                merged = {**self._read(name), **shards[name]}
+                self._save(name, merged)
+                self._memo[name] = merged
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float64)
         return np.vstack([np.asarray(r, dtype=np.float64) for r in rows])
