@@ -58,13 +58,15 @@ from memgauge.metrics import MetricConfig
 from memgauge.metrics.ir import evaluate_judged
 from memgauge.metrics.ranking import from_arrays
 s = make({n})
+def status(key):
+    return int([l for l in open('/proc/self/status') if l.startswith(key)][0].split()[1]) / 1024
+before = status('VmRSS')
 t = time.perf_counter()
 ev = evaluate_judged(from_arrays(s.run_ids, s.run_scores, s.qrel_ids, s.qrel_grades),
                      {measures}, MetricConfig(rel_threshold=1, gain='linear'))
 dt = time.perf_counter() - t
 # VmHWM, not ru_maxrss: the latter carries the parent's peak across fork+exec
-hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]
-print(json.dumps({{'compute_s': dt, 'peak_rss_mb': int(hwm) / 1024}}))
+print(json.dumps({{'compute_s': dt, 'peak_rss_mb': status('VmHWM'), 'data_rss_mb': before}}))
 """
 
 COLD_MEMGAUGE = """
@@ -190,14 +192,15 @@ def main() -> None:
     )
     mem = in_subprocess(ARRAY_JOB.format(n=n, measures=MEASURES))
     print(
-        f"peak RSS, {n:,} queries (data generation included): {mem['peak_rss_mb']:.0f} MB, "
-        f"compute {mem['compute_s']:.2f} s"
+        f"{n:,} queries from unranked arrays: compute {mem['compute_s']:.2f} s, peak RSS "
+        f"{mem['peak_rss_mb']:.0f} MB (of which the input arrays and generator "
+        f"{mem['data_rss_mb']:.0f} MB)"
     )
     if args.million:
         big = in_subprocess(ARRAY_JOB.format(n=1_000_000, measures=MEASURES))
         print(
-            f"1,000,000 queries: compute {big['compute_s']:.2f} s, peak RSS "
-            f"{big['peak_rss_mb']:.0f} MB"
+            f"1,000,000 queries from unranked arrays: compute {big['compute_s']:.2f} s, peak RSS "
+            f"{big['peak_rss_mb']:.0f} MB (input arrays and generator {big['data_rss_mb']:.0f} MB)"
         )
 
 

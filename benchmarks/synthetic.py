@@ -38,9 +38,13 @@ def make(n: int, depth: int = 100, judged: int = 10, pool: int = 400, seed: int 
     """Doc ids drawn without replacement from a per-query pool; half the judged docs come from
     the run so that metrics are not trivially zero; scores have 2 decimals (many ties)."""
     rng = np.random.default_rng(seed)
-    # distinct ids per row: a random permutation prefix of the pool, done by argsort of noise
-    noise = rng.random((n, pool), dtype=np.float32)
-    perm = np.argsort(noise, axis=1)[:, : depth + judged].astype(np.int64)
+    # distinct ids per row: a random permutation prefix of the pool (argsort of noise), made in
+    # chunks so that generating 1,000,000 queries does not dominate the memory measured
+    perm = np.empty((n, depth + judged), dtype=np.int64)
+    for lo in range(0, n, 50_000):
+        hi = min(n, lo + 50_000)
+        noise = rng.random((hi - lo, pool), dtype=np.float32)
+        perm[lo:hi] = np.argsort(noise, axis=1)[:, : depth + judged]
     run_ids = perm[:, :depth]
     from_run = perm[:, : judged // 2]
     outside = perm[:, depth : depth + judged - judged // 2]

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from memgauge._types import FloatArray, GradeArray, IntArray
+from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge.metrics.measures import Measure, parse_measure
 from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
@@ -139,16 +139,17 @@ def _cut(matrix: NDArray[Any], k: int | None) -> NDArray[Any]:
     return matrix if k is None else matrix[:, :k]
 
 
-def _compute(m: Measure, j: Judged, cfg: MetricConfig, n_rel: IntArray) -> FloatArray:
-    rel = j.grades >= cfg.rel_threshold
+def _compute(
+    m: Measure, j: Judged, cfg: MetricConfig, n_rel: IntArray, rel: BoolArray
+) -> FloatArray:
     R = n_rel.astype(np.float64)
     k = m.cutoff
     depth = j.grades.shape[1]
     if m.name == "P":
         assert k is not None
-        return np.asarray(_cut(rel, k).sum(axis=1), dtype=np.float64) / k
+        return np.asarray(np.count_nonzero(_cut(rel, k), axis=1) / k, dtype=np.float64)
     if m.name in ("Recall", "Hit", "recall_any", "recall_all"):
-        found = np.asarray(_cut(rel, k).sum(axis=1), dtype=np.float64)
+        found: FloatArray = np.asarray(np.count_nonzero(_cut(rel, k), axis=1), dtype=np.float64)
         if m.name == "Recall":
             return _ratio(found, R)
         if m.name == "recall_all":
@@ -160,19 +161,25 @@ def _compute(m: Measure, j: Judged, cfg: MetricConfig, n_rel: IntArray) -> Float
         has = r.any(axis=1)
         return np.where(has, 1.0 / (first + 1.0), 0.0)
     if m.name == "AP":
-        r = _cut(rel, k).astype(np.float64)
-        ranks = np.arange(1, r.shape[1] + 1, dtype=np.float64)
-        precision_at_i = np.cumsum(r, axis=1) / ranks
-        return _ratio((precision_at_i * r).sum(axis=1), R)
+        # Sum of precision at each relevant rank, over the relevant positions only: in
+        # row-major order the i-th relevant hit of a row is at column c, precision i / (c + 1).
+        rows, cols = np.nonzero(_cut(rel, k))
+        counts = np.bincount(rows, minlength=rel.shape[0])
+        starts = np.cumsum(counts) - counts
+        nth = np.arange(rows.size) - starts[rows] + 1
+        total = np.asarray(
+            np.bincount(rows, weights=nth / (cols + 1.0), minlength=rel.shape[0]), dtype=np.float64
+        )
+        return _ratio(total, R)
     if m.name == "R-prec":
         cum = np.concatenate([np.zeros((rel.shape[0], 1)), np.cumsum(rel, axis=1)], axis=1)
         idx = np.minimum(n_rel, depth)
         return _ratio(cum[np.arange(rel.shape[0]), idx], R)
     if m.name == "nDCG":
-        gains = _cut(_gain(j.grades, cfg.gain), k)
+        gains = _gain(_cut(j.grades, k), cfg.gain)
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
         dcg = gains @ disc
-        ideal = _cut(_gain(j.ideal, cfg.gain), k)
+        ideal = _gain(_cut(j.ideal, k), cfg.gain)
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
         return _ratio(dcg, ideal @ idisc)
     if m.name == "ndcg_any":
@@ -200,8 +207,10 @@ def evaluate_judged(
     if cfg.missing_from_run == "skip":
         skip |= missing
     per_query: dict[str, FloatArray] = {}
+    # binary relevance once, only as deep as the deepest measure looks
+    rel = _cut(judged.grades, _depth(parsed)) >= cfg.rel_threshold
     for m in parsed:
-        values = _compute(m, judged, cfg, n_rel) if judged.query_ids else np.zeros(0)
+        values = _compute(m, judged, cfg, n_rel, rel) if judged.query_ids else np.zeros(0)
         values = np.asarray(values, dtype=np.float64)
         values[skip] = np.nan
         per_query[str(m)] = values

@@ -19,6 +19,7 @@ from memgauge._types import BoolArray, GradeArray, IntArray
 __all__ = ["Judged", "from_arrays", "from_ranked", "from_run", "order_run"]
 
 PAD = -1  # grade of "no document at this rank"
+_CHUNK = 65_536  # rows per chunk in from_arrays
 
 
 @dataclass(frozen=True)
@@ -228,21 +229,26 @@ def from_arrays(
     if rid.shape[0] != qid_.shape[0]:
         raise ValueError("run and qrels arrays need the same number of rows (queries)")
     n = rid.shape[0]
-    valid = rid >= 0
-    if ranked:
-        ranked_ids, ranked_valid = rid, valid
-    else:  # score desc, then id desc; padding last
-        sort_scores = np.where(valid, rsc, -np.inf)
-        sort_ids = np.where(valid, rid, -1)
-        order = np.lexsort((-sort_ids, -sort_scores), axis=1) if n else np.zeros_like(rid)
-        ranked_ids = np.take_along_axis(rid, order, axis=1)
-        ranked_valid = np.take_along_axis(valid, order, axis=1)
-    if depth is not None:
-        ranked_ids, ranked_valid = ranked_ids[:, :depth], ranked_valid[:, :depth]
+    width = rid.shape[1] if depth is None else min(depth, rid.shape[1])
+    matrix: GradeArray = np.empty((n, width), dtype=np.int8)
+    n_returned = np.empty(n, dtype=np.int64)
     qvalid = qid_ >= 0
     qg = np.where(qvalid, np.maximum(qgr, 0), 0)
-    grades = _lookup(ranked_ids, np.where(qvalid, qid_, -2), qg)
-    matrix: GradeArray = np.where(ranked_valid, grades, np.int8(PAD)).astype(np.int8)
+    judged_ids = np.where(qvalid, qid_, -2)
+    # rows in chunks: bounded temporaries at a million queries, same speed at a thousand
+    for lo in range(0, n, _CHUNK):
+        hi = min(n, lo + _CHUNK)
+        ids, valid = rid[lo:hi], rid[lo:hi] >= 0
+        if not ranked:  # score desc, then id desc; padding last
+            sort_scores = np.where(valid, rsc[lo:hi], -np.inf)
+            order = np.lexsort((-np.where(valid, ids, -1), -sort_scores), axis=1)
+            ids = np.take_along_axis(ids, order, axis=1)
+            valid = np.take_along_axis(valid, order, axis=1)
+        ids, valid = ids[:, :width], valid[:, :width]
+        grades = _lookup(ids, judged_ids[lo:hi], qg[lo:hi])
+        matrix[lo:hi] = np.where(valid, grades, np.int8(PAD))
+        n_returned[lo:hi] = np.count_nonzero(valid, axis=1)
+    in_run = np.asarray((rid >= 0).any(axis=1), dtype=bool)
     ideal = -np.sort(-qg, axis=1).astype(np.int8)
     names = list(query_ids) if query_ids is not None else list(map(str, range(n)))
     if len(names) != n:
@@ -251,7 +257,7 @@ def from_arrays(
         query_ids=names,
         grades=matrix if matrix.size else np.full((n, 1), PAD, dtype=np.int8),
         ideal=ideal if ideal.size else np.zeros((n, 1), dtype=np.int8),
-        n_returned=ranked_valid.sum(axis=1).astype(np.int64),
-        in_run=np.asarray(valid.any(axis=1), dtype=bool),
+        n_returned=n_returned,
+        in_run=in_run,
         run_only=[],
     )
