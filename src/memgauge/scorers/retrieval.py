@@ -1,0 +1,67 @@
+"""A retrieval measure as a per-item evaluator: the output is a ranked list of memory ids (or
+of hits with an `id`), the expected value the judged grades `{id: grade}` or a list of relevant
+ids (grade 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.scorers.base import EvalContext, Score, register
+
+__all__ = ["RetrievalMeasure"]
+
+
+def _ids(output: Any) -> list[str] | None:
+    if isinstance(output, str) or not isinstance(output, Sequence):
+        return None
+    ids = []
+    for hit in output:
+        if isinstance(hit, Mapping) and "id" in hit:
+            ids.append(str(hit["id"]))
+        elif isinstance(hit, str | int):
+            ids.append(str(hit))
+        else:
+            hid = getattr(hit, "id", None)
+            if hid is None:
+                return None
+            ids.append(str(hid))
+    return ids
+
+
+@register("retrieval")
+@dataclass(frozen=True)
+class RetrievalMeasure:
+    """One IR measure (e.g. nDCG@10) of a ranked output against judged grades."""
+
+    measure: str = "nDCG@10"
+    rel_threshold: int = 2
+    gain: Literal["exp", "linear"] = "exp"
+    name: ClassVar[str] = "retrieval"
+
+    def __post_init__(self) -> None:
+        parse_measure(self.measure)
+
+    def evaluate(self, ctx: EvalContext) -> Score:
+        ids = _ids(ctx.output)
+        if ids is None:
+            return Score.failure("retrieval: output is not a ranked list of ids or hits")
+        exp = ctx.expected
+        if isinstance(exp, Mapping):
+            grades = {str(k): int(v) for k, v in exp.items()}
+        elif isinstance(exp, Sequence) and not isinstance(exp, str):
+            grades = {str(k): 3 for k in exp}
+        else:
+            return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
+        if not any(g >= self.rel_threshold for g in grades.values()):
+            return Score.failure("retrieval: no judged memory reaches the relevance threshold")
+        cfg = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
+        ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg)
+        value = float(next(iter(ev.per_query.values()))[0])
+        if np.isnan(value):
+            return Score.failure("retrieval: the measure is undefined for this item")
+        return Score(value=value, reason=f"{parse_measure(self.measure)} = {value:.3f}")

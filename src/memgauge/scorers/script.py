@@ -1,0 +1,146 @@
+"""Seed 004's script evaluator, done safely.
+
+The command is an argument vector, never shell text: a string is split with `shlex` and run
+without a shell, so nothing in a model's output can become a command. The output reaches the
+script by one of three routes:
+
+- `stdin` (default): written to the script's standard input;
+- `file`: written to a temporary file whose path is in `MEMGAUGE_OUTPUT_FILE` and replaces the
+  placeholder `{output_file}` in the arguments;
+- `env`: in the environment variable `MEMGAUGE_OUTPUT`.
+
+`MEMGAUGE_EXPECTED` and `MEMGAUGE_INPUT` carry the item's expected value and input (JSON when not
+text). Exit code 0 = pass. If the last non-empty line of stdout is a number in [0, 1] it is the
+score; otherwise the score is 1 for a pass and 0 for a fail. A timeout, a command that cannot
+start, or a score outside [0, 1] is a recorded failure, not a score. stderr is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from memgauge.errors import UsageError
+from memgauge.scorers.base import EvalContext, Score, register
+
+__all__ = ["ScriptEvaluator"]
+
+_KEEP = 4000  # characters of stdout / stderr kept per item
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@register("script")
+@dataclass(frozen=True)
+class ScriptEvaluator:
+    """Run a script on the output; see the module docstring for the contract."""
+
+    command: str | tuple[str, ...] | list[str] = ()
+    via: Literal["stdin", "file", "env"] = "stdin"
+    timeout: float = 30.0
+    cwd: str | None = None
+    name: ClassVar[str] = "script"
+
+    def __post_init__(self) -> None:
+        if self.via not in ("stdin", "file", "env"):
+            raise UsageError(f"script: via is stdin, file or env, got {self.via!r}")
+        if not self.argv():
+            raise UsageError("script: command is empty")
+        if self.timeout <= 0:
+            raise UsageError("script: timeout must be positive")
+
+    def argv(self) -> list[str]:
+        """The argument vector (a string command is split like a POSIX shell would, but no
+        shell ever runs)."""
+        if isinstance(self.command, str):
+            return shlex.split(self.command)
+        return [str(a) for a in self.command]
+
+    def evaluate(self, ctx: EvalContext) -> Score:
+        output = _text(ctx.output)
+        env = {
+            **os.environ,
+            "MEMGAUGE_EXPECTED": _text(ctx.expected),
+            "MEMGAUGE_INPUT": _text(ctx.input),
+        }
+        argv = self.argv()
+        stdin_data: str | None = None
+        tmp: Path | None = None
+        try:
+            if self.via == "stdin":
+                stdin_data = output
+            elif self.via == "env":
+                env["MEMGAUGE_OUTPUT"] = output
+            else:
+                fd, name = tempfile.mkstemp(prefix="memgauge-output-", suffix=".txt")
+                tmp = Path(name)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(output)
+                env["MEMGAUGE_OUTPUT_FILE"] = name
+                argv = [a.replace("{output_file}", name) for a in argv]
+            return self._run(argv, env, stdin_data)
+        finally:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+
+    def _run(self, argv: list[str], env: dict[str, str], stdin_data: str | None) -> Score:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,  # its own process group: a timeout kills its children too
+            )
+        except OSError as exc:
+            return Score.failure(f"script: cannot run {argv[0]!r}: {exc.strerror or exc}")
+        try:
+            out, err = proc.communicate(stdin_data, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return Score.failure(
+                f"script: timed out after {self.timeout:g} s",
+                stdout=out[-_KEEP:],
+                stderr=err[-_KEEP:],
+            )
+        except BrokenPipeError:
+            out, err = proc.communicate()
+        detail = {"exit_code": proc.returncode, "stdout": out[-_KEEP:], "stderr": err[-_KEEP:]}
+        passed = proc.returncode == 0
+        lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+        value = 1.0 if passed else 0.0
+        how = "exit code"
+        if lines:
+            try:
+                parsed = float(lines[-1])
+            except ValueError:
+                parsed = None
+            if parsed is not None:
+                if not math.isfinite(parsed) or not 0.0 <= parsed <= 1.0:
+                    return Score.failure(
+                        f"script: score {lines[-1]!r} on the last line is outside [0, 1]",
+                        **detail,
+                    )
+                value, how = parsed, "last line of stdout"
+        reason = f"exit code {proc.returncode}; score {value:g} from the {how}"
+        if err.strip():
+            reason += f"; stderr: {err.strip().splitlines()[-1][:200]}"
+        return Score(value=value, passed=passed, reason=reason, detail=detail)
