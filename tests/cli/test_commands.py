@@ -16,8 +16,10 @@ LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo10.json"
 COMMANDS = ["demo", "evaluate", "import", "metrics", "sample-size", "validate"]
 
 
-def run(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200"}
+def run(
+    *args: str, home: Path, cwd: Path | None = None, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200", **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-m", "memgauge", *args],
         capture_output=True,
@@ -214,3 +216,33 @@ def test_import_memaudit(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "m" / "conversations.json").is_file()
     assert "facts: 6" in proc.stdout
+
+
+def test_evaluate_python_and_subprocess_subjects(tmp_path: Path, demo_dataset: Path) -> None:
+    subjects = DATA / "subjects"
+    spec = tmp_path / "subject.yaml"
+    spec.write_text(
+        f"subprocess:\n  command: [{sys.executable!r}, {str(subjects / 'keyword_memory.py')!r}]\n"
+    )
+    proc = run(
+        "evaluate",
+        str(demo_dataset),
+        "-s",
+        "lexical",
+        "-s",
+        "python:keyword_memory:KeywordMemory@keywords",
+        "-s",
+        f"{spec}@keywords-child",
+        "-m",
+        "RR@10",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-store",
+        home=tmp_path,
+        extra_env={"PYTHONPATH": str(subjects)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    values = {s["name"]: s["metrics"]["RR@10"]["value"] for s in result["systems"]}
+    assert set(values) == {"lexical", "keywords", "keywords-child"}
+    assert values["keywords"] == values["keywords-child"]  # same system, two adapters

@@ -4,7 +4,12 @@ Forms:
 - `lexical`, `dense`, `hybrid`: the reference memory in that mode;
 - `NAME:key=value,key=value`: the same with settings (`hybrid:k_rrf=10,candidates=100`);
   `reference:mode=dense,embedder=openai:text-embedding-3-small` for the embedder too;
-- a `.yaml`/`.yml`/`.json` file holding a spec `{reference: {mode: hybrid, ...}}` or a list of them;
+- `python:package.module:factory` (any Python object with reset/ingest/search);
+- `subprocess:COMMAND` (any program speaking the JSON-lines protocol of
+  `memgauge.subjects.subprocess_jsonl`);
+- a `.yaml`/`.yml`/`.json` file holding a spec or a list of specs: `{reference: {mode: hybrid,
+  ...}}`, `{python: {target: pkg.mod:factory, kwargs: {...}}}`, `{subprocess: {command: [...],
+  timeout: 60}}`;
 - any of these followed by `@LABEL` to name the system in reports.
 """
 
@@ -23,11 +28,14 @@ from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.runs.retrieval import SystemEntry
 from memgauge.subjects.protocol import MemorySystem
+from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
+from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
 __all__ = ["parse_system", "system_entries"]
 
 _MODES = ("lexical", "dense", "hybrid")
+_KINDS = ("reference", "python", "subprocess")
 
 
 def _value(text: str) -> Any:
@@ -61,6 +69,24 @@ def _build(args: dict[str, Any]) -> MemorySystem:
     return ReferenceMemory(config, embedder=embedder)
 
 
+def build_subject(spec: dict[str, Any]) -> MemorySystem:
+    """Build a subject from `{kind: {args}}`."""
+    ((kind, args),) = spec.items()
+    if kind == "reference":
+        return _build(args)
+    if kind == "python":
+        if "target" not in args:
+            raise UsageError(f"python subject {args}: needs target: package.module:factory")
+        return PythonSubject(str(args["target"]), args.get("kwargs") or {})
+    if kind == "subprocess":
+        if "command" not in args:
+            raise UsageError(f"subprocess subject {args}: needs command")
+        return SubprocessSubject(
+            args["command"], timeout=float(args.get("timeout", 60)), cwd=args.get("cwd")
+        )
+    raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(_KINDS)}")
+
+
 def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
     """Turn one `--system` value into (label, spec) pairs; raises UsageError if malformed."""
     label = None
@@ -80,14 +106,24 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
         specs = loaded if isinstance(loaded, list) else [loaded]
         out = []
         for i, spec in enumerate(specs):
-            if not (isinstance(spec, dict) and list(spec) == ["reference"]):
+            if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in _KINDS):
                 raise UsageError(
-                    f"{text}: entry {i} must be {{reference: {{mode: ..., ...}}}}, got {spec!r}"
+                    f"{text}: entry {i} must be one of {{reference: {{...}}}}, {{python: "
+                    f"{{target: ...}}}}, {{subprocess: {{command: ...}}}}; got {spec!r}"
                 )
-            ref_args = dict(spec["reference"] or {})
-            name = label or f"reference-{ref_args.get('mode', 'hybrid')}"
-            out.append((name if len(specs) == 1 else f"{name}-{i}", {"reference": ref_args}))
+            ((kind, raw),) = spec.items()
+            sub_args = dict(raw or {})
+            name = label or (
+                f"reference-{sub_args.get('mode', 'hybrid')}" if kind == "reference" else kind
+            )
+            out.append((name if len(specs) == 1 else f"{name}-{i}", {kind: sub_args}))
         return out
+    if text.startswith("python:"):
+        return [(label or text, {"python": {"target": text.removeprefix("python:")}})]
+    if text.startswith("subprocess:"):
+        return [
+            (label or "subprocess", {"subprocess": {"command": text.removeprefix("subprocess:")}})
+        ]
     name, _, settings = text.partition(":")
     args: dict[str, Any] = {}
     if name in _MODES:
@@ -113,8 +149,6 @@ def system_entries(values: tuple[str, ...] | list[str]) -> list[SystemEntry]:
     for value in values:
         for label, spec in parse_system(value):
             entries.append(
-                SystemEntry(
-                    name=label, spec=spec, build=functools.partial(_build, spec["reference"])
-                )
+                SystemEntry(name=label, spec=spec, build=functools.partial(build_subject, spec))
             )
     return entries

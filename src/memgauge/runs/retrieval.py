@@ -247,6 +247,22 @@ def _search_system(
             entry,
             SystemResult(name=entry.name, spec=entry.spec, status="unavailable", reason=str(exc)),
         )
+    try:
+        return _drive(entry, system, dataset, judged, config, progress)
+    finally:
+        close = getattr(system, "close", None)  # subprocess subjects hold a child process
+        if callable(close):
+            close()
+
+
+def _drive(
+    entry: SystemEntry,
+    system: MemorySystem,
+    dataset: RetrievalDataset,
+    judged: Sequence[EvalQuery],
+    config: RetrievalEvalConfig,
+    progress: ProgressCallback | None,
+) -> _Searched:
     results: dict[str, SearchResult] = {}
     errors: dict[str, str] = {}
     without: dict[str, SearchResult] = {}

@@ -1,0 +1,139 @@
+"""Any Python object as a subject: `package.module:factory` called with keyword arguments.
+
+The factory (a class or function) must return an object with the memory-system methods
+(`reset`, `ingest`, `flush`, `search`, and optionally `dump`). `search` may return a
+`SearchResult`, a list of `Hit`s, or a list of dicts with `id` and optionally `text`, `score`,
+`channels`: the adapter normalises them, so a user's class needs no memgauge imports. Session
+context is passed as `session=` only when `search` accepts it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from memgauge.data.models import Memory, SessionContext
+from memgauge.errors import SubjectError, UsageError
+from memgauge.subjects.protocol import Hit, SearchResult
+
+__all__ = ["PythonSubject", "load_target", "normalise_hits"]
+
+REQUIRED = ("reset", "ingest", "search")
+
+
+def load_target(target: str) -> Callable[..., Any]:
+    """Resolve `package.module:attr.path` to the object; UsageError saying what is wrong."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"python subject {target!r}: write it as package.module:factory")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(
+            f"python subject {target!r}: cannot import {module_name!r} ({exc}); is it installed "
+            "or on PYTHONPATH?"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"python subject {target!r}: {module_name} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise UsageError(f"python subject {target!r}: {attr} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def normalise_hits(raw: Any, k: int) -> list[Hit]:
+    """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids."""
+    if isinstance(raw, SearchResult):
+        return raw.hits[:k]
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise SubjectError(f"search returned {type(raw).__name__}, expected a list of hits")
+    hits: list[Hit] = []
+    for rank, item in enumerate(raw[:k], 1):
+        if isinstance(item, Hit):
+            hits.append(item)
+        elif isinstance(item, Mapping):
+            if "id" not in item:
+                raise SubjectError(f"search hit {rank} has no 'id': {dict(item)!r:.200}")
+            score = item.get("score")
+            hits.append(
+                Hit(
+                    id=str(item["id"]),
+                    text=str(item.get("text") or item.get("memory") or ""),
+                    score=float(score) if isinstance(score, int | float) else None,
+                    rank=rank,
+                    channels=tuple(item.get("channels") or ()),
+                    metadata=dict(item.get("metadata") or {}),
+                )
+            )
+        elif isinstance(item, str | int):
+            hits.append(Hit(id=str(item), text="", score=None, rank=rank))
+        else:
+            raise SubjectError(f"search hit {rank} is a {type(item).__name__}, not a hit")
+    return hits
+
+
+class PythonSubject:
+    """Wraps the object a factory returns; calls are timed and errors named."""
+
+    def __init__(self, target: str, kwargs: Mapping[str, Any] | None = None) -> None:
+        factory = load_target(target)
+        try:
+            self.obj = factory(**dict(kwargs or {}))
+        except TypeError as exc:
+            raise UsageError(f"python subject {target!r}: {exc}") from None
+        missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
+        if missing:
+            raise UsageError(
+                f"python subject {target!r} returned a {type(self.obj).__name__} without "
+                f"{', '.join(missing)}; a memory system needs reset, ingest and search"
+            )
+        self.target = target
+        params = inspect.signature(self.obj.search).parameters.values()
+        # pass session context only to a search that takes it
+        self._takes_session = any(
+            p.name == "session" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+        )
+
+    @property
+    def name(self) -> str:
+        """The import target."""
+        return f"python:{self.target}"
+
+    def reset(self) -> None:
+        """Forward."""
+        self.obj.reset()
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        """Forward."""
+        self.obj.ingest(list(memories))
+
+    def flush(self) -> None:
+        """Forward when the object has `flush`."""
+        fn = getattr(self.obj, "flush", None)
+        if callable(fn):
+            fn()
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """Forward (with `session=` when given and accepted) and normalise the hits."""
+        t0 = time.perf_counter()
+        if session is not None and self._takes_session:
+            raw = self.obj.search(query, k, session=session)
+        else:
+            raw = self.obj.search(query, k)
+        if isinstance(raw, SearchResult):
+            return SearchResult(
+                raw.hits[:k], {**raw.latency_ms, "adapter_total": (time.perf_counter() - t0) * 1000}
+            )
+        hits = normalise_hits(raw, k)
+        return SearchResult(hits, {"total": (time.perf_counter() - t0) * 1000})
+
+    def dump(self) -> list[Memory]:
+        """Forward when the object has `dump`; an empty list otherwise."""
+        fn = getattr(self.obj, "dump", None)
+        if not callable(fn):
+            return []
+        return [m if isinstance(m, Memory) else Memory.model_validate(m) for m in fn()]
