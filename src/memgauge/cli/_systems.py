@@ -5,6 +5,7 @@ Forms:
 - `NAME:key=value,key=value`: the same with settings (`hybrid:k_rrf=10,candidates=100`);
   `reference:mode=dense,embedder=openai:text-embedding-3-small` for the embedder too;
 - `python:package.module:factory` (any Python object with reset/ingest/search);
+- `http://host:port` (a service implementing `docs/http-subject.openapi.yaml`);
 - `subprocess:COMMAND` (any program speaking the JSON-lines protocol of
   `memgauge.subjects.subprocess_jsonl`);
 - a `.yaml`/`.yml`/`.json` file holding a spec or a list of specs: `{reference: {mode: hybrid,
@@ -27,6 +28,7 @@ from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.runs.retrieval import SystemEntry
+from memgauge.subjects.http import HttpSubject
 from memgauge.subjects.protocol import MemorySystem
 from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
@@ -35,7 +37,7 @@ from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 __all__ = ["parse_system", "system_entries"]
 
 _MODES = ("lexical", "dense", "hybrid")
-_KINDS = ("reference", "python", "subprocess")
+_KINDS = ("reference", "python", "subprocess", "http")
 
 
 def _value(text: str) -> Any:
@@ -78,6 +80,14 @@ def build_subject(spec: dict[str, Any]) -> MemorySystem:
         if "target" not in args:
             raise UsageError(f"python subject {args}: needs target: package.module:factory")
         return PythonSubject(str(args["target"]), args.get("kwargs") or {})
+    if kind == "http":
+        if "base_url" not in args:
+            raise UsageError(f"http subject {args}: needs base_url")
+        extra = {k: v for k, v in args.items() if k != "base_url"}
+        try:
+            return HttpSubject(str(args["base_url"]), **extra)
+        except TypeError as exc:
+            raise UsageError(f"http subject {args}: {exc}") from None
     if kind == "subprocess":
         if "command" not in args:
             raise UsageError(f"subprocess subject {args}: needs command")
@@ -120,6 +130,8 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
         return out
     if text.startswith("python:"):
         return [(label or text, {"python": {"target": text.removeprefix("python:")}})]
+    if text.startswith(("http://", "https://")):
+        return [(label or "http", {"http": {"base_url": text}})]
     if text.startswith("subprocess:"):
         return [
             (label or "subprocess", {"subprocess": {"command": text.removeprefix("subprocess:")}})

@@ -92,6 +92,11 @@ class SubprocessSubject:
             self._ready.notify_all()
 
     def _fail(self, message: str) -> SubjectError:
+        # give the stderr pump a moment to catch up: what the child said last explains the most
+        if self._proc.poll() is not None:
+            self._pumps[0].join(timeout=1)
+        else:
+            time.sleep(0.1)
         tail = "\n".join(self._stderr)
         return SubjectError(f"{self.name}: {message}" + (f"\nits stderr:\n{tail}" if tail else ""))
 

@@ -1,0 +1,158 @@
+"""A memory system behind HTTP, speaking the protocol in `docs/http-subject.openapi.yaml`.
+
+POST /reset, /ingest, /flush, /search and (optionally) /dump, each with the namespace in the
+body. 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff
+(bounded); other errors fail at once with the service's message. An API key, when configured,
+is read from the environment variable named by `api_key_env` and never shown in errors.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from memgauge.data.models import Memory, SessionContext
+from memgauge.errors import SubjectError, UsageError
+from memgauge.subjects.protocol import SearchResult
+from memgauge.subjects.python_import import normalise_hits
+
+__all__ = ["HttpSubject"]
+
+_RETRY = {429, 500, 502, 503, 504}
+
+
+class HttpSubject:
+    """Client of one memory service; a namespace of its own unless one is given."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        namespace: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        api_key_env: str | None = None,
+        batch_size: int = 500,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise UsageError(
+                f"http subject: base_url must start with http:// or https://, got {base_url!r}"
+            )
+        headers = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"http subject: environment variable {api_key_env} is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        self.base_url = base_url.rstrip("/")
+        self.namespace = namespace or f"memgauge-{uuid.uuid4().hex[:12]}"
+        self.max_retries = max_retries
+        self.batch_size = batch_size
+        self._client = httpx.Client(
+            base_url=self.base_url, timeout=timeout, headers=headers, transport=transport
+        )
+
+    @property
+    def name(self) -> str:
+        """`http:<base url>`."""
+        return f"http:{self.base_url}"
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        delay = 0.2
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = self._client.post(path, json={"namespace": self.namespace, **body})
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt == self.max_retries:
+                    raise SubjectError(
+                        f"{self.name}{path}: {type(exc).__name__} after {attempt + 1} attempts"
+                    ) from None
+            else:
+                if resp.status_code not in _RETRY:
+                    return self._parse(path, resp)
+                if attempt == self.max_retries:
+                    raise SubjectError(
+                        f"{self.name}{path}: status {resp.status_code} after {attempt + 1} "
+                        f"attempts: {_message(resp)}"
+                    )
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 10.0)
+        raise AssertionError("unreachable")
+
+    def _parse(self, path: str, resp: httpx.Response) -> Any:
+        if resp.status_code == 404:
+            raise SubjectError(
+                f"{self.name}{path}: 404; the service does not implement {path} of "
+                "docs/http-subject.openapi.yaml"
+            )
+        if not 200 <= resp.status_code < 300:
+            raise SubjectError(f"{self.name}{path}: status {resp.status_code}: {_message(resp)}")
+        if resp.status_code == 204 or not resp.content:
+            return None
+        try:
+            return resp.json()
+        except ValueError:
+            raise SubjectError(
+                f"{self.name}{path}: the body is not JSON: {resp.text[:200]!r}"
+            ) from None
+
+    def reset(self) -> None:
+        """POST /reset."""
+        self._post("/reset", {})
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        """POST /ingest in batches."""
+        for i in range(0, len(memories), self.batch_size):
+            batch = [m.model_dump(mode="json") for m in memories[i : i + self.batch_size]]
+            self._post("/ingest", {"memories": batch})
+
+    def flush(self) -> None:
+        """POST /flush."""
+        self._post("/flush", {})
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """POST /search; `total` latency is the round trip, the service's own stages are kept."""
+        t0 = time.perf_counter()
+        body = {"query": query, "k": k, "session": session.model_dump() if session else None}
+        data = self._post("/search", body)
+        total = (time.perf_counter() - t0) * 1000
+        if not isinstance(data, dict) or "hits" not in data:
+            raise SubjectError(
+                f"{self.name}/search: expected an object with 'hits', got {data!r:.200}"
+            )
+        stages = data.get("latency_ms")
+        latency = (
+            {f"service_{name}": float(v) for name, v in stages.items()}
+            if isinstance(stages, dict)
+            else {}
+        )
+        return SearchResult(normalise_hits(data["hits"], k), {**latency, "total": total})
+
+    def dump(self) -> list[Memory]:
+        """POST /dump."""
+        data = self._post("/dump", {})
+        if not isinstance(data, dict) or not isinstance(data.get("memories"), list):
+            raise SubjectError(f"{self.name}/dump: expected an object with 'memories'")
+        return [Memory.model_validate(m) for m in data["memories"]]
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+
+def _message(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return resp.text[:200]
+    if isinstance(body, dict) and "error" in body:
+        err = body["error"]
+        return str(err.get("message") if isinstance(err, dict) else err)[:200]
+    return str(body)[:200]

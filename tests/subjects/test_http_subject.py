@@ -1,0 +1,183 @@
+"""The HTTP subject against a real server on 127.0.0.1 that implements
+docs/http-subject.openapi.yaml over the keyword memory of tests/data/subjects."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.data.models import Memory
+from memgauge.errors import SubjectError, UsageError
+from memgauge.subjects.http import HttpSubject
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "data" / "subjects"))
+from keyword_memory import KeywordMemory  # noqa: E402
+
+MEMS = [
+    Memory(id="m1", text="Tax is rounded per invoice line"),
+    Memory(id="m2", text="Payments go through Stripe"),
+    Memory(id="m3", text="Stripe webhooks are verified"),
+]
+
+
+class Service:
+    """One KeywordMemory per namespace, plus injectable failures."""
+
+    def __init__(self) -> None:
+        self.spaces: dict[str, KeywordMemory] = {}
+        self.fail: list[tuple[int, str]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.auth: list[str | None] = []
+
+    def handle(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        self.calls.append((path, body))
+        if self.fail:
+            return self.fail.pop(0)
+        mem = self.spaces.setdefault(body["namespace"], KeywordMemory())
+        if path == "/reset":
+            mem.reset()
+            return 204, None
+        if path == "/ingest":
+            mem.ingest(body["memories"])
+            return 200, {"ok": True}
+        if path == "/flush":
+            return 200, None
+        if path == "/search":
+            return 200, {"hits": mem.search(body["query"], body["k"]), "latency_ms": {"rank": 0.1}}
+        if path == "/dump":
+            return 200, {"memories": mem.dump()}
+        return 404, {"error": "no route"}
+
+
+@pytest.fixture
+def service() -> Iterator[tuple[Service, str]]:
+    svc = Service()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            svc.auth.append(self.headers.get("authorization"))
+            status, payload = svc.handle(self.path, body)
+            data = (
+                b""
+                if payload is None
+                else (
+                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                )
+            )
+            self.send_response(status)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield svc, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_round_trip_with_namespaces(service: tuple[Service, str]) -> None:
+    _, url = service
+    a, b = HttpSubject(url), HttpSubject(url)
+    a.reset()
+    a.ingest(MEMS)
+    a.flush()
+    b.ingest(MEMS[:1])
+    result = a.search("stripe webhooks", 2)
+    assert [h.id for h in result.hits] == ["m3", "m2"]
+    assert result.latency_ms["service_rank"] == 0.1
+    assert "total" in result.latency_ms
+    assert len(a.dump()) == 3
+    assert len(b.dump()) == 1
+    assert a.namespace != b.namespace
+    a.close()
+    b.close()
+
+
+def test_retries_then_succeeds_and_gives_up_with_the_message(service: tuple[Service, str]) -> None:
+    svc, url = service
+    s = HttpSubject(url, max_retries=2)
+    s.ingest(MEMS)
+    svc.fail = [(503, {"error": "warming up"}), (429, {"error": "slow down"})]
+    assert s.search("stripe", 1).hits[0].id in {"m2", "m3"}
+    svc.fail = [(500, {"error": {"message": "index corrupt"}})] * 3
+    with pytest.raises(SubjectError, match="status 500 after 3 attempts: index corrupt"):
+        s.search("stripe", 1)
+    svc.fail = [(400, {"error": "bad k"})]
+    with pytest.raises(SubjectError, match="status 400: bad k"):
+        s.search("stripe", 1)  # a client error is not retried
+    svc.fail = [(200, "not json")]
+    with pytest.raises(SubjectError, match="not JSON"):
+        s.search("stripe", 1)
+    svc.fail = [(200, {"results": []})]
+    with pytest.raises(SubjectError, match="with 'hits'"):
+        s.search("stripe", 1)
+    svc.fail = [(404, {"error": "no"})]
+    with pytest.raises(SubjectError, match="does not implement /search"):
+        s.search("stripe", 1)
+
+
+def test_api_key_from_the_environment_never_in_errors(
+    service: tuple[Service, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc, url = service
+    monkeypatch.setenv("MY_MEMORY_KEY", "s3cr3t-value")
+    s = HttpSubject(url, api_key_env="MY_MEMORY_KEY", max_retries=0)
+    s.reset()
+    assert svc.auth[-1] == "Bearer s3cr3t-value"
+    svc.fail = [(500, {"error": "boom"})]
+    with pytest.raises(SubjectError) as info:
+        s.reset()
+    assert "s3cr3t" not in str(info.value)
+    monkeypatch.delenv("MY_MEMORY_KEY")
+    with pytest.raises(UsageError, match="MY_MEMORY_KEY is not set"):
+        HttpSubject(url, api_key_env="MY_MEMORY_KEY")
+
+
+def test_unreachable_and_bad_url() -> None:
+    with pytest.raises(SubjectError, match="ConnectError after 1 attempts"):
+        HttpSubject("http://127.0.0.1:9", max_retries=0).reset()
+    with pytest.raises(UsageError, match="must start with http"):
+        HttpSubject("ftp://x")
+
+
+def test_the_openapi_file_describes_every_endpoint_the_client_calls() -> None:
+    spec = yaml.safe_load((ROOT / "docs" / "http-subject.openapi.yaml").read_text())
+    assert spec["openapi"].startswith("3.")
+    assert set(spec["paths"]) == {"/reset", "/ingest", "/flush", "/search", "/dump"}
+    assert all("post" in p for p in spec["paths"].values())
+
+
+def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
+    from memgauge.cli._systems import build_subject, parse_system
+
+    assert parse_system("http://127.0.0.1:8000@svc") == [
+        ("svc", {"http": {"base_url": "http://127.0.0.1:8000"}})
+    ]
+    assert parse_system("python:pkg.mod:Factory") == [
+        ("python:pkg.mod:Factory", {"python": {"target": "pkg.mod:Factory"}})
+    ]
+    spec = tmp_path / "s.yaml"
+    spec.write_text("- http: {base_url: 'http://127.0.0.1:1'}\n- subprocess: {command: [x]}\n")
+    assert [label for label, _ in parse_system(str(spec))] == ["http-0", "subprocess-1"]
+    spec.write_text("{mem0: {}}")
+    with pytest.raises(UsageError, match="must be one of"):
+        parse_system(str(spec))
+    with pytest.raises(UsageError, match="needs base_url"):
+        build_subject({"http": {}})
+    with pytest.raises(UsageError, match="unexpected keyword"):
+        build_subject({"http": {"base_url": "http://x", "colour": 1}})
