@@ -6,6 +6,7 @@ Forms:
   `reference:mode=dense,embedder=openai:text-embedding-3-small` for the embedder too;
 - `python:package.module:factory` (any Python object with reset/ingest/search);
 - `http://host:port` (a service implementing `docs/http-subject.openapi.yaml`);
+- `mcp:COMMAND` (an MCP memory server over stdio; knowledge-graph tools by default);
 - `subprocess:COMMAND` (any program speaking the JSON-lines protocol of
   `memgauge.subjects.subprocess_jsonl`);
 - a `.yaml`/`.yml`/`.json` file holding a spec or a list of specs: `{reference: {mode: hybrid,
@@ -29,6 +30,7 @@ from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.runs.retrieval import SystemEntry
 from memgauge.subjects.http import HttpSubject
+from memgauge.subjects.mcp import McpSubject
 from memgauge.subjects.protocol import MemorySystem
 from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
@@ -37,7 +39,7 @@ from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 __all__ = ["parse_system", "system_entries"]
 
 _MODES = ("lexical", "dense", "hybrid")
-_KINDS = ("reference", "python", "subprocess", "http")
+_KINDS = ("reference", "python", "subprocess", "http", "mcp")
 
 
 def _value(text: str) -> Any:
@@ -88,6 +90,14 @@ def build_subject(spec: dict[str, Any]) -> MemorySystem:
             return HttpSubject(str(args["base_url"]), **extra)
         except TypeError as exc:
             raise UsageError(f"http subject {args}: {exc}") from None
+    if kind == "mcp":
+        if "command" not in args:
+            raise UsageError(f"mcp subject {args}: needs command (the server to start)")
+        extra = {k: v for k, v in args.items() if k != "command"}
+        try:
+            return McpSubject(args["command"], **extra)
+        except TypeError as exc:
+            raise UsageError(f"mcp subject {args}: {exc}") from None
     if kind == "subprocess":
         if "command" not in args:
             raise UsageError(f"subprocess subject {args}: needs command")
@@ -132,6 +142,8 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
         return [(label or text, {"python": {"target": text.removeprefix("python:")}})]
     if text.startswith(("http://", "https://")):
         return [(label or "http", {"http": {"base_url": text}})]
+    if text.startswith("mcp:"):
+        return [(label or "mcp", {"mcp": {"command": text.removeprefix("mcp:")}})]
     if text.startswith("subprocess:"):
         return [
             (label or "subprocess", {"subprocess": {"command": text.removeprefix("subprocess:")}})

@@ -1,0 +1,243 @@
+"""Any MCP memory server over stdio, driven through a mapping of its tools.
+
+memgauge speaks MCP's JSON-RPC 2.0 on the server's stdin/stdout itself (initialize, the
+`notifications/initialized` notification, `tools/list`, `tools/call`), waits for each reply by
+id (servers may answer out of order) and maps the memory-system operations onto tools:
+
+- profile `knowledge-graph` (the reference `@modelcontextprotocol/server-memory`): a memory is
+  an entity named by its id, of type `memory`, with its text as the one observation; ingest =
+  `create_entities`, search = `search_nodes` (the server matches the query as a substring of
+  names, types and observations, best first = its order), dump = `read_graph`, reset =
+  `read_graph` then `delete_entities`.
+- profile `tools`: name the tools and their argument keys yourself: `ingest_tool`
+  (called once per memory with `{text_arg: text, id_arg: id}`), `search_tool` (`{query_arg:
+  query, k_arg: k}`), optional `reset_tool`. Results are read from `structuredContent` or the
+  JSON in the first text content: a list of hits, or an object holding one under `results`,
+  `memories`, `hits` or `entities`.
+
+The server's file-based state must not leak into the user's files: for the knowledge-graph
+profile `MEMORY_FILE_PATH` is always set, to a temporary file unless given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from memgauge import __version__
+from memgauge.data.models import Memory, SessionContext
+from memgauge.errors import SubjectError, UsageError
+from memgauge.subjects._process import LineProcess
+from memgauge.subjects.protocol import Hit, SearchResult
+from memgauge.subjects.python_import import normalise_hits
+
+__all__ = ["McpSubject"]
+
+PROTOCOL_VERSION = "2025-06-18"
+_KG_TOOLS = ("create_entities", "search_nodes", "read_graph", "delete_entities")
+
+
+class McpSubject:
+    """A stdio MCP server as a memory system."""
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        profile: Literal["knowledge-graph", "tools"] = "knowledge-graph",
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        memory_file: str | None = None,
+        ingest_tool: str | None = None,
+        search_tool: str | None = None,
+        reset_tool: str | None = None,
+        text_arg: str = "text",
+        id_arg: str | None = "id",
+        query_arg: str = "query",
+        k_arg: str | None = "k",
+    ) -> None:
+        if profile not in ("knowledge-graph", "tools"):
+            raise UsageError(f"mcp subject: profile is knowledge-graph or tools, got {profile!r}")
+        if profile == "tools" and not (ingest_tool and search_tool):
+            raise UsageError("mcp subject: profile 'tools' needs ingest_tool and search_tool")
+        self.profile = profile
+        self.timeout = timeout
+        self.tools_map = {
+            "ingest": ingest_tool,
+            "search": search_tool,
+            "reset": reset_tool,
+            "text": text_arg,
+            "id": id_arg,
+            "query": query_arg,
+            "k": k_arg,
+        }
+        full_env = {**os.environ, **(env or {})}
+        self._tmp: Path | None = None
+        if profile == "knowledge-graph" and "MEMORY_FILE_PATH" not in (env or {}):
+            if memory_file is None:
+                fd, name = tempfile.mkstemp(prefix="memgauge-mcp-", suffix=".jsonl")
+                os.close(fd)
+                Path(name).unlink()  # the server creates it; an empty file is not valid JSONL
+                self._tmp = Path(name)
+                memory_file = name
+            full_env["MEMORY_FILE_PATH"] = memory_file
+        self._child = LineProcess(command, label="mcp subject", env=full_env)
+        self._next_id = 0
+        try:
+            self._initialize()
+        except Exception:
+            self.close()
+            raise
+
+    @property
+    def name(self) -> str:
+        """`mcp:<server name>`."""
+        return f"mcp:{self.server_name}"
+
+    def _request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        self._next_id += 1
+        rid = self._next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._child.send(message)
+        reply = self._child.receive(lambda m: m.get("id") == rid, self.timeout, method)
+        if "error" in reply:
+            err = reply["error"]
+            raise self._child.error(
+                f"{method} failed: {err.get('message') if isinstance(err, dict) else err}"
+            )
+        return reply.get("result")
+
+    def _initialize(self) -> None:
+        result = self._request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "memgauge", "version": __version__},
+            },
+        )
+        info = (result or {}).get("serverInfo", {})
+        self.server_name = str(info.get("name", "server"))
+        self._child.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = self._request("tools/list", {}) or {}
+        self.tools = {t["name"] for t in tools.get("tools", [])}
+        needed = (
+            _KG_TOOLS
+            if self.profile == "knowledge-graph"
+            else [t for t in (self.tools_map["ingest"], self.tools_map["search"]) if t]
+        )
+        missing = [t for t in needed if t not in self.tools]
+        if missing:
+            raise UsageError(
+                f"mcp subject: server {self.server_name!r} has no tool {', '.join(missing)}; it "
+                f"offers {', '.join(sorted(self.tools)) or 'none'}"
+            )
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """`tools/call`; the structured content, or the JSON of the first text content."""
+        result = self._request("tools/call", {"name": name, "arguments": arguments}) or {}
+        if result.get("isError"):
+            text = " ".join(c.get("text", "") for c in result.get("content", []))
+            raise self._child.error(f"tool {name} failed: {text[:300]}")
+        if "structuredContent" in result:
+            return result["structuredContent"]
+        for content in result.get("content", []):
+            if content.get("type") == "text":
+                try:
+                    return json.loads(content["text"])
+                except (json.JSONDecodeError, KeyError):
+                    return content.get("text")
+        return None
+
+    # --- memory-system protocol ------------------------------------------------------
+
+    def reset(self) -> None:
+        """Delete every entity (knowledge graph) or call the reset tool."""
+        if self.profile == "knowledge-graph":
+            names = [e["name"] for e in self._graph()]
+            if names:
+                self.call_tool("delete_entities", {"entityNames": names})
+        elif self.tools_map["reset"]:
+            self.call_tool(str(self.tools_map["reset"]), {})
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        """Create entities (in batches of 200), or call the ingest tool per memory."""
+        if self.profile == "knowledge-graph":
+            for i in range(0, len(memories), 200):
+                batch = memories[i : i + 200]
+                self.call_tool(
+                    "create_entities",
+                    {
+                        "entities": [
+                            {"name": m.id, "entityType": "memory", "observations": [m.text]}
+                            for m in batch
+                        ]
+                    },
+                )
+            return
+        for m in memories:
+            args = {str(self.tools_map["text"]): m.text}
+            if self.tools_map["id"]:
+                args[str(self.tools_map["id"])] = m.id
+            self.call_tool(str(self.tools_map["ingest"]), args)
+
+    def flush(self) -> None:
+        """Tool calls complete synchronously."""
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """search_nodes, or the search tool; hits in the server's order."""
+        t0 = time.perf_counter()
+        if self.profile == "knowledge-graph":
+            found = self.call_tool("search_nodes", {"query": query}) or {}
+            hits = [
+                Hit(
+                    id=str(e["name"]),
+                    text="; ".join(e.get("observations", [])),
+                    score=None,
+                    rank=r,
+                )
+                for r, e in enumerate(found.get("entities", [])[:k], 1)
+            ]
+        else:
+            args: dict[str, Any] = {str(self.tools_map["query"]): query}
+            if self.tools_map["k"]:
+                args[str(self.tools_map["k"])] = k
+            raw = self.call_tool(str(self.tools_map["search"]), args)
+            if isinstance(raw, Mapping):
+                raw = next(
+                    (raw[key] for key in ("results", "memories", "hits", "entities") if key in raw),
+                    raw,
+                )
+            try:
+                hits = normalise_hits(raw, k)
+            except SubjectError as exc:
+                raise self._child.error(f"search tool result: {exc}") from None
+        return SearchResult(hits, {"total": (time.perf_counter() - t0) * 1000})
+
+    def _graph(self) -> list[dict[str, Any]]:
+        graph = self.call_tool("read_graph", {}) or {}
+        return list(graph.get("entities", []))
+
+    def dump(self) -> list[Memory]:
+        """Every entity of type memory (knowledge graph); [] for other profiles."""
+        if self.profile != "knowledge-graph":
+            return []
+        return [
+            Memory(id=str(e["name"]), text="; ".join(e.get("observations", [])))
+            for e in self._graph()
+        ]
+
+    def close(self) -> None:
+        """Stop the server and remove a temporary memory file."""
+        child = getattr(self, "_child", None)
+        if child is not None:
+            child.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
