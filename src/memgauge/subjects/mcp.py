@@ -33,6 +33,7 @@ from memgauge import __version__
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects._process import LineProcess
+from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Hit, SearchResult
 from memgauge.subjects.python_import import normalise_hits
 
@@ -93,6 +94,11 @@ class McpSubject:
         except Exception:
             self.close()
             raise
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Knowledge graphs can be dumped; MCP servers give no scores."""
+        return Capabilities(dump=self.profile == "knowledge-graph")
 
     @property
     def name(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
+from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["PythonSubject", "load_target", "normalise_hits"]
@@ -96,6 +97,16 @@ class PythonSubject:
         # pass session context only to a search that takes it
         self._takes_session = any(
             p.name == "session" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+        )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the wrapped object declares, else what its methods show."""
+        declared = getattr(self.obj, "capabilities", None)
+        if isinstance(declared, Capabilities):
+            return declared
+        return Capabilities(
+            dump=callable(getattr(self.obj, "dump", None)), session_context=self._takes_session
         )
 
     @property

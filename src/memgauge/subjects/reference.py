@@ -24,6 +24,7 @@ from memgauge.embed.protocol import Embedder
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect
 from memgauge.store.memory_index import IndexedMemory, MemoryIndex
+from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["ReferenceMemory", "ReferenceMemoryConfig", "rrf_fuse"]
@@ -123,6 +124,8 @@ class ReferenceMemory:
         self._index = MemoryIndex(self._conn, self.config.namespace)
         self._dense = _DenseCache()
         self._pinned: list[str] | None = None
+
+    capabilities = Capabilities(scores=True, dump=True, session_context=True, namespaces=True)
 
     @property
     def name(self) -> str:
