@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo10.json"
-COMMANDS = ["demo", "evaluate", "import", "metrics", "sample-size", "validate"]
+COMMANDS = ["demo", "evaluate", "import", "metrics", "sample-size", "schema", "validate"]
 
 
 def run(

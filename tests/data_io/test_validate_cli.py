@@ -42,6 +42,9 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "locomo_not_a_list.json": (None, "JSON list of samples"),
     "longmemeval_missing_fields.json": (None, "missing fields"),
     "longmemeval_truncated.json": (2, "not valid JSON"),
+    "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
+    "suite_bad_weight.yaml": (9, "greater than 0"),
+    "suite_missing_dataset.yaml": (8, "does not exist"),
 }
 
 

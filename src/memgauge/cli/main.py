@@ -39,6 +39,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("memgauge.cli.validate", "validate"),
     "import": ("memgauge.cli.importer", "import_"),
     "sample-size": ("memgauge.cli.samplesize", "sample_size"),
+    "schema": ("memgauge.cli.schema", "schema"),
 }
 
 

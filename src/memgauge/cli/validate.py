@@ -16,6 +16,7 @@ from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
 from memgauge.data.trec import read_qrels, read_run
 from memgauge.errors import DataError, Problem
+from memgauge.runs.suite import load_suite
 
 __all__ = ["validate"]
 
@@ -54,6 +55,11 @@ def _conversations(path: Path) -> str:
     )
 
 
+def _suite(path: Path) -> str:
+    s = load_suite(path)
+    return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
+
+
 def _imported(kind: str) -> Callable[[Path], str]:
     def check(path: Path) -> str:
         if kind == "locomo":
@@ -84,6 +90,7 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "qrels": _qrels,
     "run": _run,
     "conversations": _conversations,
+    "suite": _suite,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
 }
@@ -97,7 +104,7 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
-    and LongMemEval files. Exits 0
+    and LongMemEval files, suite files. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

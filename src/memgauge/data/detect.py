@@ -19,12 +19,14 @@ Kind = Literal[
     "conversations",
     "locomo",
     "longmemeval",
+    "suite",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
 __all__ = ["KINDS", "Kind", "detect_kind"]
 
 _BY_STEM = {
+    "suite": "suite",
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "memories": "memories",

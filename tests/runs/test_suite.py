@@ -1,0 +1,56 @@
+"""Suite files: short forms, weights, the JSON Schema, and errors with line and key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgauge.errors import DataError
+from memgauge.runs.suite import load_suite, suite_json_schema
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_good_suite_with_short_forms_and_weights() -> None:
+    suite = load_suite(DATA / "good" / "suite.yaml")
+    assert suite.name == "good-suite"
+    assert suite.subjects == {"lexical": {"reference": {"mode": "lexical"}}}
+    recall, answers = suite.tasks
+    assert recall.evaluators[0].spec == {"retrieval": "nDCG@10"}
+    assert [(e.spec, e.weight) for e in answers.evaluators] == [
+        ("exact", 1.0),
+        ({"token_f1": {"variant": "locomo"}}, 2.0),
+    ]
+    assert suite.concurrency == 4
+
+
+def test_json_suite_reports_lines_too(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(
+        json.dumps(
+            {
+                "name": "j",
+                "subjects": {"s": {"reference": {}}},
+                "tasks": [{"name": "t", "kind": "telepathy", "evaluators": ["exact"]}],
+                "colour": "blue",
+            },
+            indent=2,
+        )
+    )
+    with pytest.raises(DataError) as info:
+        load_suite(path)
+    by_field = {p.field: p for p in info.value.problems}
+    assert by_field["tasks.0.kind"].line == 11
+    assert "colour" in by_field
+    assert all(p.file == str(path) for p in info.value.problems)
+
+
+def test_schema_describes_the_suite() -> None:
+    schema = suite_json_schema()
+    assert schema["$schema"].endswith("2020-12/schema")
+    assert set(schema["required"]) == {"name", "subjects", "tasks"}
+    assert "TaskSpec" in schema["$defs"]
+    kinds = schema["$defs"]["TaskSpec"]["properties"]["kind"]["enum"]
+    assert kinds == ["retrieval", "expected-output", "script"]
