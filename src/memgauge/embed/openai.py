@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import os
-import random
-import time
 from collections.abc import Sequence
 
 import httpx
 import numpy as np
 
 from memgauge._types import FloatArray
+from memgauge._util.retry import RetriesExhausted, send_with_retries
 from memgauge.errors import SubjectError, UnavailableError
 
 __all__ = ["OpenAIEmbedder"]
-
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
 class OpenAIEmbedder:
@@ -65,29 +62,23 @@ class OpenAIEmbedder:
         return self._dim
 
     def _call(self, texts: list[str]) -> FloatArray:
-        delay = 0.5
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = self._client.post("/embeddings", json={"model": self.model, "input": texts})
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if attempt == self.max_retries:
-                    raise SubjectError(
-                        f"embeddings endpoint {self.base_url} unreachable: {type(exc).__name__}"
-                    ) from None
-            else:
-                if resp.status_code not in _RETRY_STATUS:
-                    return self._parse(resp, len(texts))
-                if attempt == self.max_retries:
-                    raise SubjectError(
-                        f"embeddings endpoint {self.base_url} answered "
-                        f"{resp.status_code} after {attempt + 1} attempts"
-                    )
-                retry_after = resp.headers.get("retry-after")
-                if retry_after and retry_after.replace(".", "", 1).isdigit():
-                    delay = max(delay, float(retry_after))
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 30.0)
-        raise AssertionError("unreachable")
+        try:
+            resp = send_with_retries(
+                lambda: self._client.post(
+                    "/embeddings", json={"model": self.model, "input": texts}
+                ),
+                max_retries=self.max_retries,
+            )
+        except RetriesExhausted as exc:
+            if exc.response is None:
+                raise SubjectError(
+                    f"embeddings endpoint {self.base_url} unreachable: {exc}"
+                ) from None
+            raise SubjectError(
+                f"embeddings endpoint {self.base_url} answered {exc.response.status_code} "
+                f"after {exc.attempts} attempts"
+            ) from None
+        return self._parse(resp, len(texts))
 
     def _parse(self, resp: httpx.Response, n: int) -> FloatArray:
         if resp.status_code != 200:

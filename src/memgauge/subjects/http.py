@@ -9,7 +9,6 @@ is read from the environment variable named by `api_key_env` and never shown in 
 from __future__ import annotations
 
 import os
-import random
 import time
 import uuid
 from collections.abc import Sequence
@@ -17,14 +16,13 @@ from typing import Any
 
 import httpx
 
+from memgauge._util.retry import RetriesExhausted, send_with_retries
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.protocol import SearchResult
 from memgauge.subjects.python_import import normalise_hits
 
 __all__ = ["HttpSubject"]
-
-_RETRY = {429, 500, 502, 503, 504}
 
 
 class HttpSubject:
@@ -65,26 +63,17 @@ class HttpSubject:
         return f"http:{self.base_url}"
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
-        delay = 0.2
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = self._client.post(path, json={"namespace": self.namespace, **body})
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if attempt == self.max_retries:
-                    raise SubjectError(
-                        f"{self.name}{path}: {type(exc).__name__} after {attempt + 1} attempts"
-                    ) from None
-            else:
-                if resp.status_code not in _RETRY:
-                    return self._parse(path, resp)
-                if attempt == self.max_retries:
-                    raise SubjectError(
-                        f"{self.name}{path}: status {resp.status_code} after {attempt + 1} "
-                        f"attempts: {_message(resp)}"
-                    )
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 10.0)
-        raise AssertionError("unreachable")
+        try:
+            resp = send_with_retries(
+                lambda: self._client.post(path, json={"namespace": self.namespace, **body}),
+                max_retries=self.max_retries,
+                base_delay=0.2,
+                max_delay=10.0,
+            )
+        except RetriesExhausted as exc:
+            detail = f": {_message(exc.response)}" if exc.response is not None else ""
+            raise SubjectError(f"{self.name}{path}: {exc}{detail}") from None
+        return self._parse(path, resp)
 
     def _parse(self, path: str, resp: httpx.Response) -> Any:
         if resp.status_code == 404:
