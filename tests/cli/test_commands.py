@@ -102,6 +102,8 @@ def test_evaluate_the_written_demo_dataset_with_labels_and_pooling(
         (["evaluate", "DATA/bad/dataset_unknown_ids"], "unknown"),
         (["evaluate", "DATA/good/memories_bom.jsonl", "-s", "lexical"], "error"),
         (["evaluate", "DEMO", "-s", "bogus"], "unknown system 'bogus'"),
+        (["evaluate", "DEMO", "-s", "DATA/bad/subject_unknown_kind.yaml"], "must be one of"),
+        (["evaluate", "DEMO", "-s", "DATA/bad/subject_truncated.yaml"], "not valid YAML"),
         (["evaluate", "DEMO", "-s", "reference:mode=lexical,k_rrf"], "is not KEY=VALUE"),
         (["evaluate", "DEMO", "-m", "nDCG@x"], "measure"),
         (["evaluate", "DEMO", "-m", "nDCG@50", "--k", "10"], "below the largest cutoff"),

@@ -45,6 +45,8 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
     "suite_bad_weight.yaml": (9, "greater than 0"),
     "suite_missing_dataset.yaml": (8, "does not exist"),
+    "subject_unknown_kind.yaml": (None, "must be one of {reference"),
+    "subject_truncated.yaml": (2, "not valid YAML"),
 }
 
 

@@ -18,13 +18,11 @@ Forms:
 from __future__ import annotations
 
 import functools
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from memgauge.data.jsonio import load_structured
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
@@ -116,13 +114,7 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
             raise UsageError(f"--system {text}@: the label after @ is empty")
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        if not path.is_file():
-            raise UsageError(f"--system {text}: no such file")
-        raw = path.read_text(encoding="utf-8")
-        try:
-            loaded = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise UsageError(f"{text}: not valid {path.suffix[1:].upper()}: {exc}") from None
+        loaded, _ = load_structured(path)
         specs = loaded if isinstance(loaded, list) else [loaded]
         out = []
         for i, spec in enumerate(specs):

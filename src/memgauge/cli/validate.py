@@ -9,13 +9,14 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
+from memgauge.cli._systems import parse_system
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import load_conversations, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
 from memgauge.data.trec import read_qrels, read_run
-from memgauge.errors import DataError, Problem
+from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.suite import load_suite
 
 __all__ = ["validate"]
@@ -55,6 +56,14 @@ def _conversations(path: Path) -> str:
     )
 
 
+def _subject(path: Path) -> str:
+    try:
+        parsed = parse_system(str(path))
+    except UsageError as exc:
+        raise DataError(Problem(str(path), None, None, str(exc))) from None
+    return ", ".join(f"{label} ({next(iter(spec))})" for label, spec in parsed)
+
+
 def _suite(path: Path) -> str:
     s = load_suite(path)
     return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
@@ -91,6 +100,7 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "run": _run,
     "conversations": _conversations,
     "suite": _suite,
+    "subject": _subject,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
 }
@@ -104,7 +114,7 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
-    and LongMemEval files, suite files. Exits 0
+    and LongMemEval files, suite files, subject spec files (subject*.yaml). Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

@@ -20,6 +20,7 @@ Kind = Literal[
     "locomo",
     "longmemeval",
     "suite",
+    "subject",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
@@ -27,6 +28,7 @@ __all__ = ["KINDS", "Kind", "detect_kind"]
 
 _BY_STEM = {
     "suite": "suite",
+    "subject": "subject",
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "memories": "memories",

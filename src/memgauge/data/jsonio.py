@@ -24,6 +24,7 @@ __all__ = [
     "decode_text",
     "iter_jsonl",
     "load_structured",
+    "parse_yaml",
     "problems_from_validation",
     "read_records",
     "write_jsonl",
@@ -141,23 +142,36 @@ def iter_jsonl(
                 problems.append(Problem(file, lineno, None, f"not valid JSON: {exc}"))
 
 
+def parse_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
+    """Parse YAML once into both the value and its node tree (the nodes carry line numbers
+    for error messages). Raises DataError with the line of a syntax error."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        value = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        # where the broken construct began (e.g. an unclosed '['), else where it was noticed
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise DataError(Problem(file, line, None, f"not valid YAML: {exc}")) from None
+    finally:
+        loader.dispose()
+    return value, node
+
+
 def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
     """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
-    line of each item. Raises DataError on empty files and syntax errors (with line)."""
+    line of each item. Raises DataError on a missing or empty file and on syntax errors (with
+    line)."""
     file = str(path)
+    if not path.is_file():
+        raise DataError(Problem(file, None, None, "no such file"))
     data = path.read_bytes()
     text = decode_text(data, file)
     if not text.strip():
         raise DataError(Problem(file, None, None, "file is empty; it must hold a record or a list"))
     if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            value = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            # where the broken construct began (e.g. an unclosed '['), else where it was noticed
-            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise DataError(Problem(file, line, None, f"not valid YAML: {exc}")) from None
+        value, node = parse_yaml(text, file)
         lines: dict[int, int] = {}
         if isinstance(node, yaml.SequenceNode):
             lines = {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge.data.jsonio import load_structured
 from memgauge.errors import DataError, Problem
 from memgauge.runs.result import RetrievalEvalResult
 
@@ -25,12 +25,14 @@ def read_json(path: str | Path) -> RetrievalEvalResult:
     """Read a result written by `write_json`; DataError naming the field when it is not valid."""
     p = Path(path)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(Problem(str(p), None, None, "no such file")) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise DataError(Problem(str(p), line, None, f"not a JSON result file: {exc}")) from None
+        raw, _ = load_structured(p)
+    except DataError as exc:
+        raise DataError(
+            [
+                Problem(q.file, q.line, q.field, f"not a JSON result file: {q.message}")
+                for q in exc.problems
+            ]
+        ) from None
     try:
         return RetrievalEvalResult.model_validate(raw)
     except ValidationError as exc:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memgauge.data.jsonio import decode_text, problems_from_validation
+from memgauge.data.jsonio import decode_text, parse_yaml, problems_from_validation
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.scorers import evaluator_from_spec
 
@@ -133,15 +133,8 @@ def load_suite(path: str | Path) -> Suite:
     file = str(p)
     if not p.is_file():
         raise DataError(Problem(file, None, None, "no such suite file"))
-    text = decode_text(p.read_bytes(), file)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        raise DataError(
-            Problem(file, mark.line + 1 if mark else None, None, f"not valid YAML/JSON: {exc}")
-        ) from None
+    # YAML is a superset of JSON: one parser gives both kinds of file their line numbers
+    raw, node = parse_yaml(decode_text(p.read_bytes(), file), file)
     if not isinstance(raw, dict):
         raise DataError(
             Problem(file, None, None, "a suite file is a mapping with name, subjects, tasks")

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from memgauge.errors import DataError, Problem
-
-__all__ = ["ImportReport", "read_json_file"]
+__all__ = ["ImportReport"]
 
 
 @dataclass
@@ -35,20 +31,3 @@ class ImportReport:
             "notes": self.notes,
             "dropped": self.dropped,
         }
-
-
-def read_json_file(path: str | Path, what: str) -> Any:
-    """Parse a JSON file or raise DataError naming the file, line and what it should be."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(Problem(str(p), None, None, f"no such file; expected {what}"))
-    try:
-        return json.loads(p.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            Problem(str(p), None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            Problem(str(p), exc.lineno, None, f"not valid JSON ({exc.msg}); expected {what}")
-        ) from None

@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memgauge.data.importers.common import ImportReport, read_json_file
+from memgauge.data.importers.common import ImportReport
+from memgauge.data.jsonio import load_structured
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
 
@@ -65,7 +66,7 @@ def _session_date(text: Any) -> datetime | None:
 
 def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
     """Read `locomo10.json` (or any file in its format) into a RetrievalDataset."""
-    raw = read_json_file(path, "the LoCoMo JSON list of samples")
+    raw = load_structured(Path(path))[0]
     file = str(path)
     if not isinstance(raw, list):
         raise DataError(Problem(file, None, None, "LoCoMo is a JSON list of samples"))

@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge.data.importers.common import ImportReport, read_json_file
+from memgauge.data.importers.common import ImportReport
+from memgauge.data.jsonio import load_structured
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
 
@@ -46,7 +47,7 @@ def import_longmemeval(
     """Read a LongMemEval JSON file (`longmemeval_s/m/oracle.json` format)."""
     if granularity not in ("turn", "session"):
         raise DataError(Problem(str(path), None, "granularity", "use 'turn' or 'session'"))
-    raw = read_json_file(path, "the LongMemEval JSON list of questions")
+    raw = load_structured(Path(path))[0]
     file = str(path)
     if not isinstance(raw, list):
         raise DataError(Problem(file, None, None, "LongMemEval is a JSON list of questions"))
