@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.home import memgauge_home
-from memgauge.report import render_html, render_markdown, write_json
+from memgauge.report import render_html, render_markdown, render_terminal, write_json
 from memgauge.runs.recorder import record_result
 from memgauge.runs.result import RetrievalEvalResult
 from memgauge.runs.retrieval import ProgressCallback
@@ -24,6 +24,7 @@ __all__ = [
     "gain_option",
     "progress_bar",
     "rel_threshold_option",
+    "report_result",
     "results_db",
     "store_result",
     "write_reports",
@@ -93,6 +94,17 @@ def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
 
     with progress:
         yield callback
+
+
+def report_result(result: RetrievalEvalResult, out_dir: Path, store: bool, out: Console) -> None:
+    """What every evaluating command does last: the terminal view, the three report files and,
+    unless told not to, the results store."""
+    render_terminal(result, out)
+    paths = write_reports(result, out_dir)
+    if store:
+        db = store_result(result)
+        out.print(f"recorded run {result.run_id} in {db}")
+    out.print("wrote " + ", ".join(str(p) for p in paths))
 
 
 def write_reports(result: RetrievalEvalResult, out_dir: Path) -> list[Path]:

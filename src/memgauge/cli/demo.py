@@ -8,11 +8,10 @@ from pathlib import Path
 
 import click
 
-from memgauge.cli._common import console, progress_bar, store_result, write_reports
+from memgauge.cli._common import console, progress_bar, report_result
 from memgauge.cli._systems import system_entries
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
-from memgauge.report import render_terminal
 from memgauge.runs.retrieval import RetrievalEvalConfig, evaluate_retrieval
 
 __all__ = ["demo"]
@@ -35,8 +34,9 @@ def demo(out_dir: Path, no_store: bool, seed: int) -> None:
     Writes a hand-made dataset (a coding agent's memory of an invoicing product: 43 memories in
     five importance tiers, 37 queries of all eight seed categories, graded judgments), then
     evaluates lexical (SQLite FTS5 BM25), dense (all-MiniLM-L6-v2, when installed), hybrid
-    (reciprocal rank fusion) search, and hybrid with a session boost, with bootstrap CIs, agent-memory metrics and paired
-    significance tests, and writes JSON, Markdown and HTML reports.
+    (reciprocal rank fusion) search, and hybrid with a session boost, with bootstrap CIs,
+    agent-memory metrics and paired significance tests, and writes JSON, Markdown and HTML
+    reports.
     """
     t0 = time.perf_counter()
     out = console()
@@ -63,12 +63,7 @@ def demo(out_dir: Path, no_store: bool, seed: int) -> None:
             source="memgauge demo",
             progress=progress,
         )
-    render_terminal(result, out)
-    paths = write_reports(result, out_dir)
-    if not no_store:
-        db = store_result(result)
-        out.print(f"recorded run {result.run_id} in {db}")
-    out.print("wrote " + ", ".join(str(p) for p in paths))
+    report_result(result, out_dir, not no_store, out)
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
     out.print(
         f"next: open {out_dir / 'report.html'} in a browser, or evaluate your own settings: "

@@ -12,12 +12,10 @@ from memgauge.cli._common import (
     gain_option,
     progress_bar,
     rel_threshold_option,
-    store_result,
-    write_reports,
+    report_result,
 )
 from memgauge.cli._systems import system_entries
 from memgauge.data.io import load_retrieval_dataset
-from memgauge.report import render_terminal
 from memgauge.runs.retrieval import DEFAULT_MEASURES, RetrievalEvalConfig, evaluate_retrieval
 
 __all__ = ["evaluate"]
@@ -130,10 +128,4 @@ def evaluate(
     )
     with progress_bar(not quiet and sys.stderr.isatty()) as progress:
         result = evaluate_retrieval(ds, entries, config, source=str(dataset), progress=progress)
-    out = console()
-    render_terminal(result, out)
-    paths = write_reports(result, out_dir)
-    if not no_store:
-        db = store_result(result)
-        out.print(f"recorded run {result.run_id} in {db}")
-    out.print("wrote " + ", ".join(str(p) for p in paths))
+    report_result(result, out_dir, not no_store, console())

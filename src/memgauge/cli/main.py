@@ -25,11 +25,9 @@ from memgauge.errors import (
 
 __all__ = ["EXIT_DATA", "cli", "main"]
 
-EXIT_FAIL = 1
 EXIT_DATA = 2
 EXIT_UNAVAILABLE = 3
 EXIT_SUBJECT = 4
-EXIT_INTERNAL = 70
 
 # command name -> (module, attribute). Loaded on demand so `memgauge --help` stays fast.
 _COMMANDS: dict[str, tuple[str, str]] = {

@@ -17,7 +17,6 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
-    "available_embedder",
     "load_embedder",
 ]
 
@@ -65,11 +64,3 @@ def load_embedder(spec: str | None = None) -> Embedder:
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec.split(":", 1)[1])
     raise UsageError(f"unknown embedder {spec!r}; use minilm, openai:<model> or st:<model>")
-
-
-def available_embedder() -> tuple[Embedder | None, str | None]:
-    """The default embedder, or None and the reason it is unavailable (never a fake one)."""
-    try:
-        return MiniLMEmbedder(), None
-    except UnavailableError as exc:
-        return None, str(exc)

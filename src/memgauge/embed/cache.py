@@ -81,7 +81,9 @@ class CachedEmbedder:
         shards: dict[str, dict[str, AnyArray]] = {}
         missing: list[int] = []
         for i, key in enumerate(keys):
-            shard = shards.setdefault(key[:2], self._load(key[:2]))
+            if key[:2] not in shards:
+                shards[key[:2]] = self._load(key[:2])
+            shard = shards[key[:2]]
             if key in shard:
                 rows[i] = shard[key]
             else:

@@ -24,15 +24,15 @@ class LineProcess:
         self,
         command: str | Sequence[str],
         *,
-        label: str,
+        kind: str,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
         if not argv:
-            raise UsageError(f"{label}: command is empty")
+            raise UsageError(f"{kind} subject: command is empty")
         self.argv = argv
-        self.label = label
+        self.label = f"{kind}:{argv[0]}"  # names the child in every error
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -46,7 +46,7 @@ class LineProcess:
                 env=env,
             )
         except OSError as exc:
-            raise UsageError(f"{label}: cannot start {argv[0]!r}: {exc}") from None
+            raise UsageError(f"{kind} subject: cannot start {argv[0]!r}: {exc}") from None
         self._stderr: deque[str] = deque(maxlen=50)
         self._lines: deque[str] = deque()
         self._ready = threading.Condition()

@@ -87,7 +87,7 @@ class McpSubject:
                 self._tmp = Path(name)
                 memory_file = name
             full_env["MEMORY_FILE_PATH"] = memory_file
-        self._child = LineProcess(command, label="mcp subject", env=full_env)
+        self._child = LineProcess(command, kind="mcp", env=full_env)
         self._next_id = 0
         try:
             self._initialize()

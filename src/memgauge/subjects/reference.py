@@ -125,6 +125,11 @@ class ReferenceMemory:
         self._dense = _DenseCache()
         self._pinned: list[str] | None = None
 
+    def _invalidate(self) -> None:
+        # derived views of the store: rebuilt on the next search that needs them
+        self._dense = _DenseCache()
+        self._pinned = None
+
     capabilities = Capabilities(scores=True, dump=True, session_context=True, namespaces=True)
 
     @property
@@ -147,8 +152,7 @@ class ReferenceMemory:
     def reset(self) -> None:
         """Forget every memory in this namespace."""
         self._index.clear()
-        self._dense = _DenseCache()
-        self._pinned = None
+        self._invalidate()
 
     def ingest(self, memories: Sequence[Memory]) -> None:
         """Store memories; an id that exists already is replaced (text, metadata and vector)."""
@@ -172,8 +176,7 @@ class ReferenceMemory:
         if self.embedder is not None:
             vectors = np.asarray(self.embedder.embed([r.text for r in rows]), dtype=np.float32)
         self._index.upsert(rows, vectors)
-        self._dense = _DenseCache()
-        self._pinned = None
+        self._invalidate()
 
     def flush(self) -> None:
         """Nothing to wait for: ingest is synchronous and searchable on return."""

@@ -15,7 +15,6 @@ not JSON responses are an error (log to stderr instead).
 from __future__ import annotations
 
 import contextlib
-import shlex
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -39,9 +38,7 @@ class SubprocessSubject:
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
-        argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
-        label = f"subprocess:{argv[0]}" if argv else "subprocess subject"
-        self._child = LineProcess(argv, label=label, cwd=cwd, env=env)
+        self._child = LineProcess(command, kind="subprocess", cwd=cwd, env=env)
         self.argv = self._child.argv
         self.timeout = timeout
         self._next_id = 0
