@@ -331,6 +331,7 @@ def render_html(result: RetrievalEvalResult) -> str:
         if len(systems) > 1
         else ""
     )
+    latency = _latency_svg(systems)
     body = (
         f"<h1>Retrieval evaluation: {_e(ds.name)}</h1>"
         f"<p class='meta'>run {_e(result.run_id)} · {result.created_at:%Y-%m-%d %H:%M} UTC · "
@@ -343,7 +344,7 @@ def render_html(result: RetrievalEvalResult) -> str:
         + _comparisons(result)
         + _agent_table(result, systems)
         + "".join(sections)
-        + (f"<h2>Latency</h2>{_latency_svg(systems)}" if _latency_svg(systems) else "")
+        + (f"<h2>Latency</h2>{latency}" if latency else "")
         + f"<h2>Accounting</h2><ul class='notes'>{notes}</ul>"
         + _per_query(result, systems)
     )
