@@ -55,6 +55,8 @@ class Service:
             return 200, {"hits": mem.search(body["query"], body["k"]), "latency_ms": {"rank": 0.1}}
         if path == "/dump":
             return 200, {"memories": mem.dump()}
+        if path == "/answer":
+            return 200, {"text": mem.answer(body["question"])}
         return 404, {"error": "no route"}
 
 
@@ -158,7 +160,7 @@ def test_unreachable_and_bad_url() -> None:
 def test_the_openapi_file_describes_every_endpoint_the_client_calls() -> None:
     spec = yaml.safe_load((ROOT / "docs" / "http-subject.openapi.yaml").read_text())
     assert spec["openapi"].startswith("3.")
-    assert set(spec["paths"]) == {"/reset", "/ingest", "/flush", "/search", "/dump"}
+    assert set(spec["paths"]) == {"/reset", "/ingest", "/flush", "/search", "/dump", "/answer"}
     assert all("post" in p for p in spec["paths"].values())
 
 
@@ -181,3 +183,34 @@ def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
         build_subject({"http": {}})
     with pytest.raises(UsageError, match="unexpected keyword"):
         build_subject({"http": {"base_url": "http://x", "colour": 1}})
+
+
+def test_an_agent_service_answers_in_a_suite_run(
+    service: tuple[Service, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.cli.main import main
+
+    _, url = service
+    qa = ROOT / "tests" / "data" / "suites" / "qa"
+    suite = {
+        "name": "http-agent",
+        "subjects": {"svc": {"http": {"base_url": url, "agent": True}}},
+        "tasks": [
+            {
+                "name": "answers",
+                "kind": "expected-output",
+                "dataset": str(qa / "items.jsonl"),
+                "memories": str(qa / "memories.jsonl"),
+                "evaluators": ["icontains"],
+            }
+        ],
+        "concurrency": 3,
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    code = main(["run", str(path), "--store", str(tmp_path / "r.db"), "--json"])
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0
+    (row,) = doc["results"]
+    assert row["mean"] == pytest.approx(0.6)
+    assert row["n_scored"] == 5

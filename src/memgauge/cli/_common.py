@@ -13,18 +13,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.home import memgauge_home
+from memgauge.errors import UsageError
 from memgauge.report import render_html, render_markdown, render_terminal, write_json
 from memgauge.runs.recorder import record_result
 from memgauge.runs.result import RetrievalEvalResult
 from memgauge.runs.retrieval import ProgressCallback
 from memgauge.store.results import ResultStore
+from memgauge.store.suite_runs import SuiteRunStore
 
 __all__ = [
     "console",
     "gain_option",
+    "open_suite_store",
     "progress_bar",
     "rel_threshold_option",
     "report_result",
+    "resolve_run_id",
     "results_db",
     "store_result",
     "write_reports",
@@ -57,6 +61,24 @@ def console(stderr: bool = False) -> Console:
 def results_db() -> Path:
     """`MEMGAUGE_HOME/results.db`."""
     return memgauge_home() / "results.db"
+
+
+def open_suite_store(path: Path | None) -> SuiteRunStore:
+    """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`."""
+    return SuiteRunStore(path or results_db())
+
+
+def resolve_run_id(store: SuiteRunStore, given: str) -> str:
+    """The run id that `given` (a whole id or its first characters) names; UsageError if none
+    or several."""
+    found = store.find_run_ids(given)
+    if given in found:
+        return given
+    if not found:
+        raise UsageError(f"no run {given!r} in {store.path}; see `memgauge runs list`")
+    if len(found) > 1:
+        raise UsageError(f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more")
+    return found[0]
 
 
 def store_result(result: RetrievalEvalResult) -> Path:

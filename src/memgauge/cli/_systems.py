@@ -18,26 +18,17 @@ Forms:
 from __future__ import annotations
 
 import functools
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from memgauge.data.jsonio import load_structured
-from memgauge.embed import CachedEmbedder, load_embedder
-from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.runs.retrieval import SystemEntry
-from memgauge.subjects.http import HttpSubject
-from memgauge.subjects.mcp import McpSubject
-from memgauge.subjects.protocol import MemorySystem
-from memgauge.subjects.python_import import PythonSubject
-from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
-from memgauge.subjects.subprocess_jsonl import SubprocessSubject
+from memgauge.subjects.specs import SUBJECT_KINDS, build_subject
 
 __all__ = ["parse_system", "system_entries"]
 
 _MODES = ("lexical", "dense", "hybrid")
-_KINDS = ("reference", "python", "subprocess", "http", "mcp")
 
 
 def _value(text: str) -> Any:
@@ -50,59 +41,6 @@ def _value(text: str) -> Any:
         except ValueError:
             pass
     return text
-
-
-@cache
-def _embedder(spec: str) -> Embedder:
-    # One embedder (and one cache) per spec for the whole run: loading weights is the slow part.
-    from memgauge._util.home import memgauge_home
-
-    return CachedEmbedder(load_embedder(spec), memgauge_home() / "embeddings")
-
-
-def _build(args: dict[str, Any]) -> MemorySystem:
-    args = dict(args)
-    embedder_spec = str(args.pop("embedder", "minilm"))
-    try:
-        config = ReferenceMemoryConfig(**args)
-    except TypeError as exc:
-        raise UsageError(f"reference memory settings {args}: {exc}") from None
-    embedder = _embedder(embedder_spec) if config.mode != "lexical" else None
-    return ReferenceMemory(config, embedder=embedder)
-
-
-def build_subject(spec: dict[str, Any]) -> MemorySystem:
-    """Build a subject from `{kind: {args}}`."""
-    ((kind, args),) = spec.items()
-    if kind == "reference":
-        return _build(args)
-    if kind == "python":
-        if "target" not in args:
-            raise UsageError(f"python subject {args}: needs target: package.module:factory")
-        return PythonSubject(str(args["target"]), args.get("kwargs") or {})
-    if kind == "http":
-        if "base_url" not in args:
-            raise UsageError(f"http subject {args}: needs base_url")
-        extra = {k: v for k, v in args.items() if k != "base_url"}
-        try:
-            return HttpSubject(str(args["base_url"]), **extra)
-        except TypeError as exc:
-            raise UsageError(f"http subject {args}: {exc}") from None
-    if kind == "mcp":
-        if "command" not in args:
-            raise UsageError(f"mcp subject {args}: needs command (the server to start)")
-        extra = {k: v for k, v in args.items() if k != "command"}
-        try:
-            return McpSubject(args["command"], **extra)
-        except TypeError as exc:
-            raise UsageError(f"mcp subject {args}: {exc}") from None
-    if kind == "subprocess":
-        if "command" not in args:
-            raise UsageError(f"subprocess subject {args}: needs command")
-        return SubprocessSubject(
-            args["command"], timeout=float(args.get("timeout", 60)), cwd=args.get("cwd")
-        )
-    raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(_KINDS)}")
 
 
 def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
@@ -118,7 +56,9 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
         specs = loaded if isinstance(loaded, list) else [loaded]
         out = []
         for i, spec in enumerate(specs):
-            if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in _KINDS):
+            if not (
+                isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in SUBJECT_KINDS
+            ):
                 raise UsageError(
                     f"{text}: entry {i} must be one of {{reference: {{...}}}}, {{python: "
                     f"{{target: ...}}}}, {{subprocess: {{command: ...}}}}; got {spec!r}"

@@ -38,6 +38,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("memgauge.cli.importer", "import_"),
     "sample-size": ("memgauge.cli.samplesize", "sample_size"),
     "schema": ("memgauge.cli.schema", "schema"),
+    "run": ("memgauge.cli.run", "run"),
+    "runs": ("memgauge.cli.runs", "runs"),
 }
 
 
@@ -72,7 +74,11 @@ def _echo_err(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every memgauge error to its exit code, without a traceback."""
     try:
-        cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
+        # with standalone_mode=False click returns a command's exit code (click.exceptions.Exit)
+        # instead of raising it
+        code = cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
+        if isinstance(code, int) and code:
+            return code
     except click.exceptions.Abort:
         _echo_err("aborted")
         return 130

@@ -43,6 +43,7 @@ from memgauge.data.models import (
     Judgment,
     Memory,
     RetrievalDataset,
+    TaskItem,
 )
 from memgauge.data.trec import read_qrels, write_qrels
 from memgauge.data.validate import validate_conversations, validate_retrieval_dataset
@@ -50,6 +51,7 @@ from memgauge.errors import DataError, Problem
 
 __all__ = [
     "load_conversations",
+    "load_items",
     "load_retrieval_dataset",
     "save_conversations",
     "save_retrieval_dataset",
@@ -207,6 +209,22 @@ def load_conversations(path: str | Path) -> ConversationDataset:
     if problems:
         raise DataError(problems)
     return ds
+
+
+def load_items(path: str | Path) -> list[TaskItem]:
+    """Items of an expected-output or script task (JSONL, JSON or YAML list, or an object with
+    `items`); ids must be unique. DataError lists every problem with its line."""
+    file = str(path)
+    items = read_records(path, TaskItem, key="items")
+    seen: set[str] = set()
+    problems = []
+    for i, item in enumerate(items):
+        if item.id in seen:
+            problems.append(Problem(file, None, f"[{i}].id", f"duplicate item id {item.id!r}"))
+        seen.add(item.id)
+    if problems:
+        raise DataError(problems)
+    return items
 
 
 def save_conversations(ds: ConversationDataset, path: str | Path) -> None:

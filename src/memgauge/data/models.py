@@ -25,6 +25,7 @@ __all__ = [
     "Memory",
     "RetrievalDataset",
     "SessionContext",
+    "TaskItem",
     "Tier",
     "Turn",
 ]
@@ -202,3 +203,22 @@ class ConversationDataset(_Model):
                 raise ValueError(f"duplicate conversation id {conv.id!r}")
             seen.add(conv.id)
         return self
+
+
+# --- task items (expected-output and script tasks, seed 004) ------------------------------
+
+
+class TaskItem(_Model):
+    """One item of an expected-output or script task: what the subject is asked, and what a
+    right answer looks like."""
+
+    id: NonEmptyStr = Field(description="Unique item id within the task.")
+    input: str = Field(description="The question or instruction given to the subject.")
+    expected: Any = Field(
+        default=None, description="The reference answer (a list means: any of these)."
+    )
+    history: list[Turn] | None = Field(
+        default=None, description="Conversation given to an agent before the question."
+    )
+    category: str | None = Field(default=None, description="Category, for breakdowns.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")

@@ -9,15 +9,22 @@ tasks:
   - name: recall
     kind: retrieval
     dataset: data/demo          # relative to the suite file
-    evaluators: [{retrieval: nDCG@10}]
+    evaluators: [{retrieval: nDCG@10}, {retrieval: Recall@5}]
   - name: answers
     kind: expected-output
-    dataset: data/qa.jsonl
+    dataset: data/qa.jsonl      # items: {id, input, expected, history?}
+    memories: data/notes.jsonl  # ingested into memory subjects before the items
     evaluators:
       - exact
       - token_f1: {variant: locomo}
         weight: 2
+        label: f1
 ```
+
+A retrieval task searches each judged query of a retrieval dataset and scores the ranked hits.
+Expected-output and script tasks ask each item's `input`: an agent subject answers it (given the
+item's `history`, if any); a memory subject searches it and its output is the text of the top
+`k` hits, one per line. A script task scores with at least one `script` evaluator.
 
 Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"}`).
 `load_suite` reports every problem with file, line and key; `suite_json_schema()` is what
@@ -33,12 +40,20 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memgauge.data.jsonio import decode_text, parse_yaml, problems_from_validation
+from memgauge.data.models import TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.scorers import evaluator_from_spec
+from memgauge.subjects.specs import SUBJECT_KINDS
 
-__all__ = ["EvaluatorEntry", "Suite", "TaskSpec", "load_suite", "suite_json_schema"]
+__all__ = [
+    "EvaluatorEntry",
+    "Suite",
+    "TaskSpec",
+    "evaluator_label",
+    "load_suite",
+    "suite_json_schema",
+]
 
-SUBJECT_KINDS = ("reference", "python", "subprocess", "http", "mcp")
 TaskKind = Literal["retrieval", "expected-output", "script"]
 
 
@@ -51,6 +66,9 @@ class EvaluatorEntry(_Model):
 
     spec: str | dict[str, Any] = Field(description="The evaluator: 'name' or {name: {args}}.")
     weight: float = Field(default=1.0, gt=0, description="Weight in the task's combined score.")
+    label: str | None = Field(
+        default=None, description="Name in results (default: the evaluator's name)."
+    )
 
 
 class TaskSpec(_Model):
@@ -59,8 +77,21 @@ class TaskSpec(_Model):
     name: str = Field(min_length=1, description="Unique task name.")
     kind: TaskKind = Field(description="retrieval, expected-output or script.")
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
+    items: list[TaskItem] | None = Field(
+        default=None, description="Items written inline (instead of a dataset file)."
+    )
+    memories: str | None = Field(
+        default=None,
+        description="Memories (a retrieval dataset or memories file) ingested into memory "
+        "subjects before an expected-output or script task's items.",
+    )
     evaluators: list[EvaluatorEntry] = Field(min_length=1, description="Evaluators with weights.")
-    params: dict[str, Any] = Field(default_factory=dict, description="Task parameters.")
+    subjects: list[str] | None = Field(
+        default=None, description="The subjects that run this task (default: all)."
+    )
+    k: int = Field(default=10, ge=1, le=1000, description="Hits asked of a memory subject.")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds one item may take.")
+    retries: int = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
 
     @field_validator("evaluators", mode="before")
     @classmethod
@@ -73,10 +104,9 @@ class TaskSpec(_Model):
             if isinstance(item, str):
                 out.append({"spec": item})
             elif isinstance(item, dict) and "spec" not in item:
-                rest = {k: v for k, v in item.items() if k != "weight"}
+                rest = {k: v for k, v in item.items() if k not in ("weight", "label")}
                 entry: dict[str, Any] = {"spec": rest}
-                if "weight" in item:
-                    entry["weight"] = item["weight"]
+                entry.update({k: item[k] for k in ("weight", "label") if k in item})
                 out.append(entry)
             else:
                 out.append(item)
@@ -95,9 +125,70 @@ class Suite(_Model):
     )
     tasks: list[TaskSpec] = Field(min_length=1, description="The tasks.")
     concurrency: int = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
+    seed: int = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
     max_failure_rate: float = Field(
         default=0.1, ge=0, le=1, description="The run fails past this share of failed items."
     )
+
+
+def evaluator_label(entry: EvaluatorEntry, siblings: list[EvaluatorEntry]) -> str:
+    """The evaluator's name in results: its label; else for a retrieval measure the measure
+    (`nDCG@10`); else its name, with its first argument or a number when the name repeats."""
+    if entry.label:
+        return entry.label
+    name = _spec_name(entry.spec)
+    arg = _first_arg(entry.spec)
+    if name == "retrieval":
+        return arg or "nDCG@10"
+    same = [e for e in siblings if not e.label and _spec_name(e.spec) == name]
+    if len(same) == 1:
+        return name
+    if arg is not None and sum(_first_arg(e.spec) == arg for e in same) == 1:
+        return f"{name}:{arg}"
+    return f"{name}#{next(i for i, e in enumerate(same, 1) if e is entry)}"
+
+
+def _first_arg(spec: str | dict[str, Any]) -> str | None:
+    if isinstance(spec, str) or len(spec) != 1:
+        return None
+    (value,) = spec.values()
+    if isinstance(value, dict):
+        value = next(iter(value.values()), None) if len(value) == 1 else None
+    return str(value) if isinstance(value, str | int | float) else None
+
+
+def _spec_name(spec: str | dict[str, Any]) -> str:
+    return spec if isinstance(spec, str) else str(next(iter(spec), "?"))
+
+
+def _task_problems(
+    file: str, node: yaml.Node | None, i: int, task: TaskSpec, base: Path, suite: Suite
+) -> list[Problem]:
+    out: list[Problem] = []
+
+    def add(key: str, message: str) -> None:
+        line = _line_of(node, ("tasks", i, key)) if key else _line_of(node, ("tasks", i))
+        out.append(Problem(file, line, f"tasks.{i}.{key}" if key else f"tasks.{i}", message))
+
+    for key in ("dataset", "memories"):
+        rel = getattr(task, key)
+        if rel is not None and not (base / rel).exists():
+            add(key, f"{rel} does not exist (paths are relative to the suite file)")
+    if task.kind == "retrieval":
+        if task.dataset is None:
+            add("", "a retrieval task needs dataset: a retrieval dataset with judged queries")
+        if task.items is not None:
+            add("items", "a retrieval task reads its queries from dataset:, not items:")
+    elif (task.dataset is None) == (task.items is None):
+        add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
+    if task.kind == "script" and not any(_spec_name(e.spec) == "script" for e in task.evaluators):
+        add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
+    for name in task.subjects or []:
+        if name not in suite.subjects:
+            add(
+                "subjects", f"no subject called {name!r}; the suite has {', '.join(suite.subjects)}"
+            )
+    return out
 
 
 def suite_json_schema() -> dict[str, Any]:
@@ -171,16 +262,20 @@ def load_suite(path: str | Path) -> Suite:
                 )
             )
         seen.add(task.name)
-        if task.dataset is not None and not (p.parent / task.dataset).exists():
-            problems.append(
-                Problem(
-                    file,
-                    _line_of(node, ("tasks", i, "dataset")),
-                    f"tasks.{i}.dataset",
-                    f"{task.dataset} does not exist (paths are relative to the suite file)",
-                )
-            )
+        problems.extend(_task_problems(file, node, i, task, p.parent, suite))
+        labels: set[str] = set()
         for j, entry in enumerate(task.evaluators):
+            label = evaluator_label(entry, task.evaluators)
+            if label in labels:
+                problems.append(
+                    Problem(
+                        file,
+                        _line_of(node, ("tasks", i, "evaluators", j)),
+                        f"tasks.{i}.evaluators.{j}",
+                        f"two evaluators are called {label!r}; give one a label:",
+                    )
+                )
+            labels.add(label)
             try:
                 evaluator_from_spec(entry.spec)
             except UsageError as exc:

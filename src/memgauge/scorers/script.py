@@ -10,9 +10,10 @@ script by one of three routes:
 - `env`: in the environment variable `MEMGAUGE_OUTPUT`.
 
 `MEMGAUGE_EXPECTED` and `MEMGAUGE_INPUT` carry the item's expected value and input (JSON when not
-text). Exit code 0 = pass. If the last non-empty line of stdout is a number in [0, 1] it is the
-score; otherwise the score is 1 for a pass and 0 for a fail. A timeout, a command that cannot
-start, or a score outside [0, 1] is a recorded failure, not a score. stderr is kept.
+text). Exit code 0 = pass. If the last non-empty line of stdout is a number in [0, `scale`] it
+is the score, divided by `scale` (seed 004's scripts print 0-100: use `scale: 100`); otherwise
+the score is 1 for a pass and 0 for a fail. A timeout, a command that cannot start, or a score
+outside the scale is a recorded failure, not a score. stderr is kept.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class ScriptEvaluator:
     via: Literal["stdin", "file", "env"] = "stdin"
     timeout: float = 30.0
     cwd: str | None = None
+    scale: float = 1.0
     name: ClassVar[str] = "script"
 
     def __post_init__(self) -> None:
@@ -60,6 +62,8 @@ class ScriptEvaluator:
             raise UsageError("script: command is empty")
         if self.timeout <= 0:
             raise UsageError("script: timeout must be positive")
+        if not (math.isfinite(self.scale) and self.scale > 0):
+            raise UsageError("script: scale must be a positive number (1, or 100 for 0-100)")
 
     def argv(self) -> list[str]:
         """The argument vector (a string command is split like a POSIX shell would, but no
@@ -134,12 +138,14 @@ class ScriptEvaluator:
             except ValueError:
                 parsed = None
             if parsed is not None:
-                if not math.isfinite(parsed) or not 0.0 <= parsed <= 1.0:
+                if not math.isfinite(parsed) or not 0.0 <= parsed <= self.scale:
+                    hint = "; set scale: 100 for scripts that print 0-100" if parsed <= 100 else ""
                     return Score.failure(
-                        f"script: score {lines[-1]!r} on the last line is outside [0, 1]",
+                        f"script: score {lines[-1]!r} on the last line is outside "
+                        f"[0, {self.scale:g}]{hint}",
                         **detail,
                     )
-                value, how = parsed, "last line of stdout"
+                value, how = parsed / self.scale, "last line of stdout"
         reason = f"exit code {proc.returncode}; score {value:g} from the {how}"
         if err.strip():
             reason += f"; stderr: {err.strip().splitlines()[-1][:200]}"

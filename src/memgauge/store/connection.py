@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Self
 
-__all__ = ["connect"]
+from memgauge.store.migrations import migrate
+
+__all__ = ["SQLiteStore", "connect"]
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -25,3 +28,24 @@ def connect(path: str | Path, *, check_same_thread: bool = True) -> sqlite3.Conn
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+class SQLiteStore:
+    """A store on one SQLite file: opened with these settings and migrated to the latest
+    schema; closes with the `with` block."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = connect(self.path)
+        migrate(self._conn)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -51,11 +51,115 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0002_suite_runs",
+        """
+        CREATE TABLE suite_runs (
+            run_id TEXT PRIMARY KEY,
+            suite_name TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled')),
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            heartbeat_at TEXT,
+            pid INTEGER,
+            host TEXT,
+            suite_sha256 TEXT NOT NULL,
+            suite_json TEXT NOT NULL,
+            suite_path TEXT,
+            settings_json TEXT NOT NULL,
+            provenance_json TEXT NOT NULL,
+            n_items INTEGER NOT NULL,
+            summary_json TEXT
+        );
+        CREATE INDEX idx_suite_runs_suite ON suite_runs(suite_name, created_at);
+        CREATE TABLE suite_run_subjects (
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            subject TEXT NOT NULL,
+            spec_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, subject)
+        );
+        CREATE TABLE suite_run_tasks (
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            task TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            dataset TEXT,
+            dataset_sha256 TEXT,
+            spec_json TEXT NOT NULL,
+            n_items INTEGER NOT NULL,
+            PRIMARY KEY (run_id, task)
+        );
+        CREATE TABLE suite_run_items (
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            subject TEXT NOT NULL,
+            task TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'completed', 'failed', 'cancelled')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            category TEXT,
+            input_json TEXT NOT NULL,
+            expected_json TEXT NOT NULL,
+            score REAL,
+            started_at TEXT,
+            finished_at TEXT,
+            duration_ms REAL,
+            PRIMARY KEY (run_id, subject, task, item_id)
+        );
+        CREATE INDEX idx_suite_run_items_status ON suite_run_items(run_id, status);
+        CREATE TABLE suite_run_outputs (
+            run_id TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            task TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            output_json TEXT NOT NULL,
+            latency_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, subject, task, item_id),
+            FOREIGN KEY (run_id, subject, task, item_id)
+                REFERENCES suite_run_items(run_id, subject, task, item_id) ON DELETE CASCADE
+        );
+        CREATE TABLE suite_run_scores (
+            run_id TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            task TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            evaluator TEXT NOT NULL,
+            value REAL,
+            passed INTEGER,
+            reason TEXT NOT NULL,
+            error TEXT,
+            detail_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, subject, task, item_id, evaluator),
+            FOREIGN KEY (run_id, subject, task, item_id)
+                REFERENCES suite_run_items(run_id, subject, task, item_id) ON DELETE CASCADE
+        );
+        CREATE TABLE suite_run_failures (
+            failure_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            subject TEXT NOT NULL,
+            task TEXT NOT NULL,
+            item_id TEXT,
+            stage TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            message TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX idx_suite_run_failures_run ON suite_run_failures(run_id, subject, task);
+        """,
+    ),
 ]
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations not yet applied, each in its own transaction; return their names."""
+    """Apply the migrations not yet applied, each in its own transaction; return their names.
+
+    Safe when several processes open a new store at once: each migration takes the write lock
+    (`BEGIN IMMEDIATE`) and checks again, under the lock, whether another process applied it.
+    """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -64,13 +168,20 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     for name, sql in MIGRATIONS:
         if name in done:
             continue
-        with conn:
-            for statement in (s.strip() for s in sql.split(";")):
-                if statement:
-                    conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
-                (name, datetime.now(UTC).isoformat()),
-            )
-        applied.append(name)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            again = conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,))
+            if again.fetchone() is None:
+                for statement in (s.strip() for s in sql.split(";")):
+                    if statement:
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                    (name, datetime.now(UTC).isoformat()),
+                )
+                applied.append(name)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
     return applied

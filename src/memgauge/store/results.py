@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from memgauge.store.connection import connect
-from memgauge.store.migrations import migrate
+from memgauge.store.connection import SQLiteStore
 
 __all__ = ["ResultStore"]
 
@@ -20,24 +18,8 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-class ResultStore:
+class ResultStore(SQLiteStore):
     """Runs and per-query results under one SQLite file (default `MEMGAUGE_HOME/results.db`)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(self.path)
-        migrate(self._conn)
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
-
-    def __enter__(self) -> ResultStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def save_run(
         self,

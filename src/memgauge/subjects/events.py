@@ -50,6 +50,10 @@ class Capabilities:
     dump: bool = False
     session_context: bool = False
     namespaces: bool = False
+    concurrent: bool = False
+    """Calls may come from several threads at once (else a run gives it one thread)."""
+    answers: bool = False
+    """It is an agent: `answer(question, history=...)` returns text."""
 
 
 def diff_dumps(before: Iterable[Memory], after: Iterable[Memory]) -> list[WriteEvent]:

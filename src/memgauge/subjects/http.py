@@ -1,7 +1,7 @@
 """A memory system behind HTTP, speaking the protocol in `docs/http-subject.openapi.yaml`.
 
 POST /reset, /ingest, /flush, /search and (optionally) /dump, each with the namespace in the
-body. 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff
+body; an agent service implements POST /answer. 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff
 (bounded); other errors fail at once with the service's message. An API key, when configured,
 is read from the environment variable named by `api_key_env` and never shown in errors.
 """
@@ -17,10 +17,11 @@ from typing import Any
 import httpx
 
 from memgauge._util.retry import RetriesExhausted, send_with_retries
-from memgauge.data.models import Memory, SessionContext
+from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
-from memgauge.subjects.protocol import SearchResult
-from memgauge.subjects.python_import import normalise_hits
+from memgauge.subjects.events import Capabilities
+from memgauge.subjects.protocol import Answer, SearchResult
+from memgauge.subjects.python_import import normalise_answer, normalise_hits
 
 __all__ = ["HttpSubject"]
 
@@ -56,6 +57,9 @@ class HttpSubject:
         self._client = httpx.Client(
             base_url=self.base_url, timeout=timeout, headers=headers, transport=transport
         )
+
+    # httpx.Client is thread-safe: a run may send requests from several threads at once
+    capabilities = Capabilities(dump=True, session_context=True, namespaces=True, concurrent=True)
 
     @property
     def name(self) -> str:
@@ -123,6 +127,13 @@ class HttpSubject:
             else {}
         )
         return SearchResult(normalise_hits(data["hits"], k), {**latency, "total": total})
+
+    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
+        """POST /answer: `{"text": ...}` back."""
+        t0 = time.perf_counter()
+        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
+        data = self._post("/answer", {"question": question, "history": turns})
+        return normalise_answer(data, (time.perf_counter() - t0) * 1000)
 
     def dump(self) -> list[Memory]:
         """POST /dump."""

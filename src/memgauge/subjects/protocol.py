@@ -1,4 +1,4 @@
-"""The memory-system protocol every subject satisfies, and what a search returns."""
+"""The two subject protocols, memory system and agent, and what their calls return."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from memgauge.data.models import Memory, SessionContext
+from memgauge.data.models import Memory, SessionContext, Turn
 
-__all__ = ["Hit", "MemorySystem", "SearchResult"]
+__all__ = ["Agent", "Answer", "Hit", "MemorySystem", "SearchResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,4 +69,27 @@ class MemorySystem(Protocol):
 
     def dump(self) -> list[Memory]:
         """Every stored memory."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An agent's answer to one question, how long each stage took, and anything else it said."""
+
+    text: str
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An agent under test: answers a question, from a given history or from its own memory."""
+
+    @property
+    def name(self) -> str:
+        """A short label for reports."""
+        ...
+
+    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
+        """Answer `question`; `history` is the conversation so far when the task gives one."""
         ...

@@ -1,7 +1,8 @@
 """Any Python object as a subject: `package.module:factory` called with keyword arguments.
 
-The factory (a class or function) must return an object with the memory-system methods
-(`reset`, `ingest`, `flush`, `search`, and optionally `dump`). `search` may return a
+The factory (a class or function) must return a memory system (`reset`, `ingest`, `search`,
+optionally `flush` and `dump`), an agent (`answer(question, history=None)` returning text or an
+`Answer`), or both. `search` may return a
 `SearchResult`, a list of `Hit`s, or a list of dicts with `id` and optionally `text`, `score`,
 `channels`: the adapter normalises them, so a user's class needs no memgauge imports. Session
 context is passed as `session=` only when `search` accepts it.
@@ -15,12 +16,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from memgauge.data.models import Memory, SessionContext
+from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.protocol import Hit, SearchResult
+from memgauge.subjects.protocol import Answer, Hit, SearchResult
 
-__all__ = ["PythonSubject", "load_target", "normalise_hits"]
+__all__ = ["PythonSubject", "load_target", "normalise_answer", "normalise_hits"]
 
 REQUIRED = ("reset", "ingest", "search")
 
@@ -44,6 +45,20 @@ def load_target(target: str) -> Callable[..., Any]:
     if not callable(obj):
         raise UsageError(f"python subject {target!r}: {attr} is not callable")
     return obj  # type: ignore[no-any-return]
+
+
+def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:
+    """An `Answer` from whatever an agent returned: text, `{"text": ...}` or an Answer."""
+    if isinstance(raw, Answer):
+        return Answer(raw.text, {**raw.latency_ms, "adapter_total": elapsed_ms}, raw.metadata)
+    if isinstance(raw, Mapping) and isinstance(raw.get("text"), str):
+        meta = {k: v for k, v in raw.items() if k != "text"}
+        return Answer(raw["text"], {"total": elapsed_ms}, meta)
+    if not isinstance(raw, str):
+        raise SubjectError(
+            f"answer returned {type(raw).__name__}; return text, {{'text': ...}} or an Answer"
+        )
+    return Answer(raw, {"total": elapsed_ms})
 
 
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
@@ -87,17 +102,18 @@ class PythonSubject:
         except TypeError as exc:
             raise UsageError(f"python subject {target!r}: {exc}") from None
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
-        if missing:
+        self._answers = callable(getattr(self.obj, "answer", None))
+        if missing and not self._answers:
             raise UsageError(
                 f"python subject {target!r} returned a {type(self.obj).__name__} without "
-                f"{', '.join(missing)}; a memory system needs reset, ingest and search"
+                f"{', '.join(missing)}; a memory system needs reset, ingest and search, an "
+                "agent needs answer"
             )
+        self._memory = not missing
         self.target = target
-        params = inspect.signature(self.obj.search).parameters.values()
         # pass session context only to a search that takes it
-        self._takes_session = any(
-            p.name == "session" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
-        )
+        self._takes_session = self._memory and _accepts(self.obj.search, "session")
+        self._takes_history = self._answers and _accepts(self.obj.answer, "history")
 
     @property
     def capabilities(self) -> Capabilities:
@@ -106,20 +122,35 @@ class PythonSubject:
         if isinstance(declared, Capabilities):
             return declared
         return Capabilities(
-            dump=callable(getattr(self.obj, "dump", None)), session_context=self._takes_session
+            dump=callable(getattr(self.obj, "dump", None)),
+            session_context=self._takes_session,
+            answers=self._answers,
         )
+
+    @property
+    def is_memory(self) -> bool:
+        """Whether the object is a memory system (an agent may be one too)."""
+        return self._memory
 
     @property
     def name(self) -> str:
         """The import target."""
         return f"python:{self.target}"
 
+    def _need_memory(self, method: str) -> None:
+        if not self._memory:
+            raise SubjectError(
+                f"{self.name} is an agent without {method}(); use it in tasks that ask"
+            )
+
     def reset(self) -> None:
         """Forward."""
+        self._need_memory("reset")
         self.obj.reset()
 
     def ingest(self, memories: Sequence[Memory]) -> None:
         """Forward."""
+        self._need_memory("ingest")
         self.obj.ingest(list(memories))
 
     def flush(self) -> None:
@@ -130,6 +161,7 @@ class PythonSubject:
 
     def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
         """Forward (with `session=` when given and accepted) and normalise the hits."""
+        self._need_memory("search")
         t0 = time.perf_counter()
         if session is not None and self._takes_session:
             raw = self.obj.search(query, k, session=session)
@@ -148,3 +180,19 @@ class PythonSubject:
         if not callable(fn):
             return []
         return [m if isinstance(m, Memory) else Memory.model_validate(m) for m in fn()]
+
+    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
+        """Forward to the object's `answer` (with `history=` when given and accepted)."""
+        if not self._answers:
+            raise SubjectError(f"{self.name} has no answer(); it is a memory system, not an agent")
+        t0 = time.perf_counter()
+        if history is not None and self._takes_history:
+            raw = self.obj.answer(question, history=list(history))
+        else:
+            raw = self.obj.answer(question)
+        return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    params = inspect.signature(fn).parameters.values()
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)

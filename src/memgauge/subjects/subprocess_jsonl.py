@@ -7,7 +7,8 @@ Protocol (one JSON object per line, UTF-8):
     or:       {"id": 1, "error": {"message": "what went wrong"}}
 
 Methods: `reset` {}, `ingest` {"memories": [Memory as JSON, ...]}, `flush` {}, `search` as
-above, `dump` {} -> list of memories. Results of reset/ingest/flush are ignored (use null).
+above, `dump` {} -> list of memories, and for agents `answer` {"question": "...", "history": [turns] or
+null} -> text or {"text": "..."}. Results of reset/ingest/flush are ignored (use null).
 Anything the child writes to stderr is kept and shown when it fails. Lines on stdout that are
 not JSON responses are an error (log to stderr instead).
 """
@@ -19,10 +20,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from memgauge.data.models import Memory, SessionContext
+from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.subjects._process import LineProcess
-from memgauge.subjects.protocol import SearchResult
-from memgauge.subjects.python_import import normalise_hits
+from memgauge.subjects.protocol import Answer, SearchResult
+from memgauge.subjects.python_import import normalise_answer, normalise_hits
 
 __all__ = ["SubprocessSubject"]
 
@@ -80,6 +81,13 @@ class SubprocessSubject:
         params = {"query": query, "k": k, "session": session.model_dump() if session else None}
         raw = self.call("search", params)
         return SearchResult(normalise_hits(raw, k), {"total": (time.perf_counter() - t0) * 1000})
+
+    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
+        """`answer`; the round trip is the latency."""
+        t0 = time.perf_counter()
+        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
+        raw = self.call("answer", {"question": question, "history": turns})
+        return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
 
     def dump(self) -> list[Memory]:
         """`dump`."""

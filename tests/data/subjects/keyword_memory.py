@@ -39,6 +39,11 @@ class KeywordMemory:
         scored.sort(key=lambda x: (-x[0], x[1]))
         return [{"id": mid, "text": text, "score": s} for s, mid, text in scored[:k]]
 
+    def answer(self, question: str, history: list[Any] | None = None) -> str:
+        """A memory-backed agent at its simplest: the best matching memory, or no answer."""
+        hits = self.search(question, 1)
+        return hits[0]["text"] if hits else "I don't know"
+
     def dump(self) -> list[dict[str, str]]:
         return [{"id": k, "text": v} for k, v in self.items.items()]
 
@@ -82,6 +87,8 @@ def serve() -> None:
             result = mem.search(params["query"], params["k"])
         elif method == "dump":
             result = mem.dump()
+        elif method == "answer":
+            result = {"text": mem.answer(params["question"]), "source": "keyword"}
         else:
             print(
                 json.dumps({"id": req["id"], "error": {"message": f"no method {method}"}}),

@@ -1,0 +1,278 @@
+"""`memgauge runs list|show|watch|export|compare`: look at suite runs in the store, from any
+terminal, while they run or after."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+
+from memgauge._util.files import atomic_write_text
+from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.report.suite_run import (
+    comparison_table,
+    failures_table,
+    liveness,
+    result_rows,
+    summary_table,
+)
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label
+from memgauge.runs.suite_compare import compare_runs
+from memgauge.runs.suite_summary import summarize
+from memgauge.store.suite_runs import SuiteRunStore
+
+__all__ = ["runs"]
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SQLite results store (default: MEMGAUGE_HOME/results.db).",
+)
+
+
+@click.group()
+def runs() -> None:
+    """Suite runs in the results store: list, show, watch, export, compare."""
+
+
+@runs.command("list")
+@store_option
+@click.option("--suite", default=None, help="Only runs of this suite.")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool) -> None:
+    """The newest suite runs first."""
+    with open_suite_store(store_path) as store:
+        rows = store.list_runs(limit, suite)
+        for row in rows:
+            if row["status"] == "running" and (run := store.get_run(row["run_id"])):
+                row["warning"] = liveness(run)
+    if as_json:
+        click.echo(json.dumps(rows, sort_keys=True))
+        return
+    table = Table(title="Suite runs", title_justify="left")
+    for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
+        table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
+    for r in rows:
+        status = r["status"] + (" (stale?)" if r.get("warning") else "")
+        table.add_row(
+            r["run_id"],
+            r["suite"],
+            status,
+            r["created_at"][:19],
+            str(r["n_completed"]),
+            str(r["n_failed"]),
+            str(r["n_items"]),
+        )
+    console().print(table if rows else "no suite runs yet; start one with `memgauge run SUITE`")
+
+
+def _load(store: SuiteRunStore, given: str) -> dict[str, Any]:
+    run_id = resolve_run_id(store, given)
+    run = store.get_run(run_id)
+    assert run is not None
+    if run["summary"] is None or run["status"] not in TERMINAL:
+        # still running (or killed): aggregates from the rows recorded so far
+        labels = {t["task"]: _labels(t["spec"]) for t in store.tasks(run_id)}
+        run["summary"] = summarize(
+            store.item_rows(run_id), store.score_rows(run_id), labels, seed=run["settings"]["seed"]
+        )
+    return run
+
+
+def _labels(task_spec: Mapping[str, Any]) -> list[str]:
+    entries = [EvaluatorEntry.model_validate(e) for e in task_spec["evaluators"]]
+    return [evaluator_label(e, entries) for e in entries]
+
+
+def _state(run: Mapping[str, Any]) -> str:
+    s = run["summary"]
+    line = (
+        f"run {run['run_id']} of suite {run['suite_name']!r}: {run['status']}; "
+        f"{s['n_completed']} completed, {s['n_failed']} failed, {s['n_queued']} to do, "
+        f"of {s['n_items']}"
+    )
+    warning = liveness(run)
+    if warning:
+        line += f"\n[yellow]warning: {warning}[/yellow]"
+    if run.get("reason"):
+        line += f"\nreason: {run['reason']}"
+    return line
+
+
+@runs.command()
+@click.argument("run_id")
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
+@click.option("--failures", "n_failures", type=click.IntRange(0), default=20, show_default=True)
+def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -> None:
+    """A run's status, provenance, results and failures."""
+    with open_suite_store(store_path) as store:
+        run = _load(store, run_id)
+        failures = store.failures(run["run_id"], limit=n_failures)
+        subjects = store.subjects(run["run_id"])
+        tasks = store.tasks(run["run_id"])
+    if as_json:
+        out = {k: v for k, v in run.items() if k != "suite"}
+        out["warning"] = liveness(run)
+        out["results"] = result_rows(run["summary"])
+        out["subjects"] = subjects
+        out["tasks"] = [{k: v for k, v in t.items() if k != "spec"} for t in tasks]
+        out["failures"] = failures
+        click.echo(json.dumps(out, sort_keys=True))
+        return
+    con = console()
+    con.print(_state(run))
+    prov = run["provenance"]
+    con.print(
+        f"memgauge {prov['memgauge_version']}, Python {prov['python']}, seed {prov['seed']}, "
+        f"suite sha256 {run['suite_sha256'][:12]}"
+        + (
+            f", suite git commit {prov['suite_git_commit'][:12]}"
+            if prov.get("suite_git_commit")
+            else ""
+        )
+    )
+    for t in tasks:
+        digest = f", dataset sha256 {t['dataset_sha256'][:12]}" if t["dataset_sha256"] else ""
+        con.print(f"task {t['task']} ({t['kind']}): {t['n_items']} items{digest}")
+    con.print(summary_table(run["summary"]))
+    if failures:
+        con.print(failures_table(failures, run["summary"]["n_failed"]))
+
+
+@runs.command()
+@click.argument("run_id")
+@store_option
+@click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
+def watch(run_id: str, store_path: Path | None, interval: float) -> None:
+    """Follow a run from another terminal until it ends."""
+    with open_suite_store(store_path) as store:
+        run = _load(store, run_id)
+        con = console()
+        with Live(console=con, auto_refresh=False, transient=False) as live:
+            while True:
+                live.update(Group(_state(run), summary_table(run["summary"])), refresh=True)
+                if run["status"] in TERMINAL or liveness(run):
+                    break
+                time.sleep(interval)
+                run = _load(store, run["run_id"])
+
+
+def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
+    out = {
+        k: record[k]
+        for k in (
+            "run_id",
+            "subject",
+            "task",
+            "item_id",
+            "status",
+            "attempts",
+            "category",
+            "score",
+            "duration_ms",
+        )
+    }
+    out["input"] = (
+        record["input"].get("text") if isinstance(record["input"], dict) else record["input"]
+    )
+    for key in ("expected", "output"):
+        value = record[key]
+        out[key] = value if isinstance(value, str) or value is None else json.dumps(value)
+    for s in record["scores"]:
+        out[s["evaluator"]] = s["value"]
+        out[f"{s['evaluator']}.passed"] = s["passed"]
+        out[f"{s['evaluator']}.reason"] = s["error"] or s["reason"]
+    return out
+
+
+def _csv(records: Iterable[Mapping[str, Any]]) -> str:
+    flat = [_flat(r) for r in records]
+    columns: list[str] = []
+    for row in flat:
+        columns.extend(c for c in row if c not in columns)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)
+    return buf.getvalue()
+
+
+def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    for r in records:
+        yield json.dumps(r, sort_keys=True) + "\n"
+
+
+@runs.command()
+@click.argument("run_id")
+@store_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file (default: stdout).",
+)
+def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> None:
+    """Every item of a run: input, expected, output, latency, scores with reasons.
+
+    jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
+    evaluator (value, passed, reason).
+    """
+    with open_suite_store(store_path) as store:
+        run = _load(store, run_id)
+        records = store.iter_export(run["run_id"])
+        if fmt == "jsonl":
+            chunks: Iterable[str] = _jsonl(records)
+        elif fmt == "csv":
+            chunks = [_csv(records)]
+        else:
+            meta = {k: v for k, v in run.items() if k != "suite"}
+            chunks = [json.dumps({"run": meta, "items": list(records)}, sort_keys=True) + "\n"]
+        if out is None:
+            for chunk in chunks:
+                sys.stdout.write(chunk)
+        else:
+            atomic_write_text(out, "".join(chunks))
+            click.echo(f"wrote {out}", err=True)
+
+
+@runs.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> None:
+    """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
+    with open_suite_store(store_path) as store:
+        a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
+        rows = compare_runs(store.score_rows(a), store.score_rows(b))
+    if as_json:
+        click.echo(json.dumps({"a": a, "b": b, "rows": rows}, sort_keys=True))
+        return
+    con = console()
+    if not rows:
+        con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
+        return
+    con.print(comparison_table(rows, a, b))

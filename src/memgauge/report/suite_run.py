@@ -1,0 +1,156 @@
+"""Terminal views of a suite run: its state, its aggregates, its failures, and comparisons."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.table import Table
+
+__all__ = ["comparison_table", "failures_table", "liveness", "result_rows", "summary_table"]
+
+STALE_SECONDS = 60.0
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def liveness(run: Mapping[str, Any]) -> str | None:
+    """Why a run that says `running` may not be: its process is gone or silent; else None."""
+    if run["status"] != "running":
+        return None
+    pid, host = run.get("pid"), run.get("host")
+    if pid and host == socket.gethostname() and not _alive(int(pid)):
+        return (
+            f"process {pid} is gone (killed?); finish it with "
+            f"`memgauge run SUITE --resume {run['run_id']}`"
+        )
+    beat = run.get("heartbeat_at")
+    if beat:
+        age = (datetime.now(UTC) - datetime.fromisoformat(beat)).total_seconds()
+        if age > STALE_SECONDS:
+            return f"no progress recorded for {age:.0f} s"
+    return None
+
+
+def result_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per subject, task and evaluator (what `--json` prints)."""
+    return [
+        {
+            key: row[key]
+            for key in (
+                "subject",
+                "task",
+                "evaluator",
+                "mean",
+                "ci_low",
+                "ci_high",
+                "n_scored",
+                "n_failed",
+                "pass_rate",
+            )
+        }
+        for row in summary.get("evaluators", [])
+    ]
+
+
+def summary_table(summary: Mapping[str, Any]) -> Table:
+    """Per subject, task and evaluator: mean with its CI, pass rate, n scored / failed."""
+    table = Table(title="Results (95% bootstrap CI)", title_justify="left")
+    for col in ("subject", "task", "evaluator"):
+        table.add_column(col)
+    for col in ("mean", "95% CI", "pass", "scored", "failed"):
+        table.add_column(col, justify="right")
+    combined = {(t["subject"], t["task"]): t for t in summary.get("tasks", [])}
+    for (subject, task), t in combined.items():
+        rows = [r for r in summary["evaluators"] if (r["subject"], r["task"]) == (subject, task)]
+        for r in rows:
+            ci = "n/a" if r["ci_low"] is None else f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+            table.add_row(
+                subject,
+                task,
+                r["evaluator"],
+                _fmt(r["mean"]),
+                ci,
+                _fmt(r["pass_rate"], 2) if r["pass_rate"] is not None else "-",
+                str(r["n_scored"]),
+                str(r["n_failed"]),
+            )
+        if len(rows) > 1:
+            s = t["score"]
+            ci = "n/a" if s["ci_low"] is None else f"[{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
+            table.add_row(
+                subject,
+                task,
+                "[bold]combined[/bold]",
+                _fmt(s["mean"]),
+                ci,
+                "-",
+                str(s["n_scored"]),
+                str(s["n_failed"]),
+            )
+    return table
+
+
+def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
+    """The failures shown (of `total`), with stage and reason."""
+    title = f"Failures ({len(failures)} of {total} shown)" if total > len(failures) else "Failures"
+    table = Table(title=title, title_justify="left")
+    for col in ("subject", "task", "item", "stage", "kind", "attempt", "message"):
+        table.add_column(col, overflow="fold")
+    for f in failures:
+        table.add_row(
+            f["subject"],
+            f["task"],
+            str(f["item_id"]),
+            f["stage"],
+            f["kind"],
+            str(f["attempt"]),
+            f["message"][:300],
+        )
+    return table
+
+
+def comparison_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
+    """Deltas B - A per subject, task and evaluator, with paired significance (Holm)."""
+    table = Table(
+        title=f"{b} vs {a} (paired by item; Holm-corrected * p < 0.05, ** p < 0.01)",
+        title_justify="left",
+    )
+    for col in ("subject", "task", "evaluator"):
+        table.add_column(col)
+    for col in ("A", "B", "delta", "95% CI", "p (Holm)", "n"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        ci = (
+            "n/a"
+            if r["delta_ci_low"] is None
+            else f"[{r['delta_ci_low']:+.3f}, {r['delta_ci_high']:+.3f}]"
+        )
+        delta = "n/a" if r["delta"] is None else f"{r['delta']:+.3f}{r['mark']}"
+        table.add_row(
+            r["subject"],
+            r["task"],
+            r["evaluator"],
+            _fmt(r["mean_a"]),
+            _fmt(r["mean_b"]),
+            delta,
+            ci,
+            _fmt(r["p_holm"], 4),
+            str(r["n"]),
+        )
+    return table

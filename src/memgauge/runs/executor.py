@@ -1,0 +1,89 @@
+"""How a run's items are executed: the `Executor` protocol and the local asyncio executor.
+
+A job is one blocking call (ask the subject, score the output) bound to a lane: the thread
+pool it must run in. Subjects that accept calls from several threads share a pool as wide as
+the concurrency; others get a lane of one thread, so that, for example, a SQLite connection is
+only ever used by the thread that opened it. The executor bounds how many jobs are in flight,
+enforces each job's timeout, and hands every finished job to `on_done` on one thread (the
+caller's), in the order they finish. A distributed engine implements the same protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor as PoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["Executor", "Job", "LocalExecutor", "TimedOut"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work: `call()` runs in `lane` and must not raise (failures are data)."""
+
+    key: tuple[str, ...]
+    call: Callable[[], Any]
+    lane: PoolExecutor
+    timeout: float
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """What `on_done` gets for a job that did not finish within its timeout."""
+
+    seconds: float
+
+
+class Executor(Protocol):
+    """Runs jobs with bounded concurrency and reports each as it finishes."""
+
+    def execute(
+        self,
+        jobs: Iterable[Job],
+        *,
+        concurrency: int,
+        on_done: Callable[[Job, Any], bool],
+    ) -> None:
+        """Run `jobs`; `on_done(job, result_or_TimedOut)` returns False to stop taking new ones.
+
+        Jobs in flight when it stops are awaited and reported; jobs never started are not.
+        """
+        ...
+
+
+class LocalExecutor:
+    """`concurrency` asyncio workers pulling jobs from one iterator into their lanes' threads."""
+
+    def execute(
+        self,
+        jobs: Iterable[Job],
+        *,
+        concurrency: int,
+        on_done: Callable[[Job, Any], bool],
+    ) -> None:
+        """See `Executor.execute`."""
+        asyncio.run(self._main(iter(jobs), max(1, concurrency), on_done))
+
+    async def _main(
+        self, jobs: Iterator[Job], concurrency: int, on_done: Callable[[Job, Any], bool]
+    ) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        async def worker() -> None:
+            while not stop.is_set():
+                job = next(jobs, None)
+                if job is None:
+                    return
+                future = loop.run_in_executor(job.lane, job.call)
+                try:
+                    result: Any = await asyncio.wait_for(future, job.timeout)
+                except TimeoutError:
+                    # the thread cannot be interrupted; its eventual result is discarded
+                    result = TimedOut(job.timeout)
+                if not on_done(job, result):
+                    stop.set()
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))

@@ -1,0 +1,426 @@
+"""Suite runs in SQLite: the run, its subjects, tasks and items, and per item its output, scores
+and failures, each item written in its own transaction the moment it finishes.
+
+It satisfies `memgauge.runs.engine.SuiteRecorder` structurally. Several processes may write to
+one store at once: every write transaction starts with `BEGIN IMMEDIATE`, so a writer waits for
+the lock (busy timeout) instead of failing on a read-to-write upgrade.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from memgauge.store.connection import SQLiteStore
+
+__all__ = ["SuiteRunStore", "utc_now"]
+
+FINISHED = ("completed", "failed")
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+_RUN_COLUMNS = (
+    "run_id",
+    "suite_name",
+    "status",
+    "reason",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "heartbeat_at",
+    "pid",
+    "host",
+    "suite_sha256",
+    "suite_json",
+    "suite_path",
+    "settings_json",
+    "provenance_json",
+    "n_items",
+    "summary_json",
+)
+
+
+class SuiteRunStore(SQLiteStore):
+    """Suite runs under one SQLite file (default `MEMGAUGE_HOME/results.db`)."""
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        # take the write lock up front: a deferred transaction that reads first can fail with
+        # "database is locked" at once when another process writes, busy timeout or not
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._conn.commit()
+
+    # --- runs ------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        run: Mapping[str, Any],
+        subjects: Mapping[str, Any],
+        tasks: Sequence[Mapping[str, Any]],
+        items: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """Record a new run as queued with every item it will execute, all or nothing."""
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO suite_runs(run_id, suite_name, status, created_at, suite_sha256,"
+                " suite_json, suite_path, settings_json, provenance_json, n_items)"
+                " VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run["run_id"],
+                    run["suite_name"],
+                    run["created_at"],
+                    run["suite_sha256"],
+                    _dumps(run["suite"]),
+                    run.get("suite_path"),
+                    _dumps(run["settings"]),
+                    _dumps(run["provenance"]),
+                    len(items),
+                ),
+            )
+            c.executemany(
+                "INSERT INTO suite_run_subjects(run_id, subject, spec_json) VALUES (?, ?, ?)",
+                [(run["run_id"], name, _dumps(spec)) for name, spec in subjects.items()],
+            )
+            c.executemany(
+                "INSERT INTO suite_run_tasks(run_id, task, kind, dataset, dataset_sha256,"
+                " spec_json, n_items) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run["run_id"],
+                        t["task"],
+                        t["kind"],
+                        t.get("dataset"),
+                        t.get("dataset_sha256"),
+                        _dumps(t["spec"]),
+                        t["n_items"],
+                    )
+                    for t in tasks
+                ],
+            )
+            c.executemany(
+                "INSERT INTO suite_run_items(run_id, subject, task, item_id, seq, status,"
+                " category, input_json, expected_json) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+                [
+                    (
+                        run["run_id"],
+                        it["subject"],
+                        it["task"],
+                        it["item_id"],
+                        it["seq"],
+                        it.get("category"),
+                        _dumps(it["input"]),
+                        _dumps(it.get("expected")),
+                    )
+                    for it in items
+                ],
+            )
+
+    def set_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        reason: str | None = None,
+        pid: int | None = None,
+        host: str | None = None,
+    ) -> None:
+        """Move a run to `status`; `running` stamps start, pid and host, an end state the end."""
+        now = utc_now()
+        with self._write() as c:
+            if status == "running":
+                c.execute(
+                    "UPDATE suite_runs SET status = ?, reason = NULL, finished_at = NULL,"
+                    " started_at = COALESCE(started_at, ?), heartbeat_at = ?, pid = ?, host = ?"
+                    " WHERE run_id = ?",
+                    (status, now, now, pid, host, run_id),
+                )
+            else:
+                c.execute(
+                    "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?"
+                    " WHERE run_id = ?",
+                    (status, reason, now, run_id),
+                )
+
+    def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None:
+        """Keep the run's aggregates (recomputed from the item rows at the end of each attempt)."""
+        with self._write() as c:
+            c.execute(
+                "UPDATE suite_runs SET summary_json = ? WHERE run_id = ?", (_dumps(summary), run_id)
+            )
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """The run row with its JSON columns parsed, or None."""
+        row = self._conn.execute(
+            f"SELECT {', '.join(_RUN_COLUMNS)} FROM suite_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        out = dict(zip(_RUN_COLUMNS, row, strict=True))
+        for key in ("suite_json", "settings_json", "provenance_json", "summary_json"):
+            value = out.pop(key)
+            out[key.removesuffix("_json")] = None if value is None else json.loads(value)
+        return out
+
+    def find_run_ids(self, prefix: str) -> list[str]:
+        """Run ids starting with `prefix` (so a user may type the first few characters)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._conn.execute(
+            "SELECT run_id FROM suite_runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY run_id",
+            (escaped + "%",),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def list_runs(self, limit: int = 50, suite: str | None = None) -> list[dict[str, Any]]:
+        """The newest runs first, with item counts by status."""
+        where, args = ("WHERE r.suite_name = ?", [suite]) if suite else ("", [])
+        rows = self._conn.execute(
+            "SELECT r.run_id, r.suite_name, r.status, r.created_at, r.finished_at, r.n_items,"
+            " SUM(i.status = 'completed'), SUM(i.status = 'failed')"
+            " FROM suite_runs r LEFT JOIN suite_run_items i ON i.run_id = r.run_id"
+            f" {where} GROUP BY r.run_id ORDER BY r.created_at DESC LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        keys = ("run_id", "suite", "status", "created_at", "finished_at", "n_items")
+        return [
+            {**dict(zip(keys, r[:6], strict=True)), "n_completed": r[6] or 0, "n_failed": r[7] or 0}
+            for r in rows
+        ]
+
+    def subjects(self, run_id: str) -> dict[str, Any]:
+        """Subject name -> spec, as the run was started."""
+        rows = self._conn.execute(
+            "SELECT subject, spec_json FROM suite_run_subjects WHERE run_id = ? ORDER BY subject",
+            (run_id,),
+        ).fetchall()
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def tasks(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's tasks with dataset provenance."""
+        rows = self._conn.execute(
+            "SELECT task, kind, dataset, dataset_sha256, spec_json, n_items"
+            " FROM suite_run_tasks WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        ).fetchall()
+        keys = ("task", "kind", "dataset", "dataset_sha256", "spec", "n_items")
+        return [{**dict(zip(keys, r, strict=True)), "spec": json.loads(r[4])} for r in rows]
+
+    # --- items -----------------------------------------------------------------------------
+
+    def status_counts(self, run_id: str) -> dict[tuple[str, str, str], int]:
+        """(subject, task, status) -> number of items."""
+        rows = self._conn.execute(
+            "SELECT subject, task, status, COUNT(*) FROM suite_run_items WHERE run_id = ?"
+            " GROUP BY subject, task, status",
+            (run_id,),
+        ).fetchall()
+        return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
+
+    def unfinished_items(
+        self, run_id: str, *, retry_failed: bool = False
+    ) -> set[tuple[str, str, str]]:
+        """(subject, task, item_id) of items still to do; with `retry_failed`, failed items are
+        put back in the queue (their failure records stay, as history)."""
+        with self._write() as c:
+            if retry_failed:
+                c.execute(
+                    "UPDATE suite_run_items SET status = 'queued', score = NULL"
+                    " WHERE run_id = ? AND status = 'failed'",
+                    (run_id,),
+                )
+            rows = c.execute(
+                "SELECT subject, task, item_id FROM suite_run_items"
+                " WHERE run_id = ? AND status NOT IN ('completed', 'failed')",
+                (run_id,),
+            ).fetchall()
+        return {(r[0], r[1], r[2]) for r in rows}
+
+    def record_item(self, run_id: str, row: Mapping[str, Any], *, heartbeat: bool = False) -> None:
+        """Keep one finished item (status, output, scores, failures) in one transaction.
+
+        Idempotent: recording an item again replaces its output and scores.
+        """
+        key = (run_id, row["subject"], row["task"], row["item_id"])
+        with self._write() as c:
+            c.execute(
+                "UPDATE suite_run_items SET status = ?, attempts = ?, score = ?, started_at = ?,"
+                " finished_at = ?, duration_ms = ?"
+                " WHERE run_id = ? AND subject = ? AND task = ? AND item_id = ?",
+                (
+                    row["status"],
+                    row["attempts"],
+                    row.get("score"),
+                    row.get("started_at"),
+                    row.get("finished_at"),
+                    row.get("duration_ms"),
+                    *key,
+                ),
+            )
+            c.execute(
+                "DELETE FROM suite_run_scores"
+                " WHERE run_id = ? AND subject = ? AND task = ? AND item_id = ?",
+                key,
+            )
+            if "output" in row:
+                c.execute(
+                    "INSERT OR REPLACE INTO suite_run_outputs(run_id, subject, task, item_id,"
+                    " output_json, latency_json) VALUES (?, ?, ?, ?, ?, ?)",
+                    (*key, _dumps(row["output"]), _dumps(row.get("latency_ms") or {})),
+                )
+            c.executemany(
+                "INSERT INTO suite_run_scores(run_id, subject, task, item_id, evaluator, value,"
+                " passed, reason, error, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        *key,
+                        s["evaluator"],
+                        s.get("value"),
+                        None if s.get("passed") is None else int(bool(s["passed"])),
+                        s.get("reason") or "",
+                        s.get("error"),
+                        _dumps(s.get("detail") or {}),
+                    )
+                    for s in row.get("scores", ())
+                ],
+            )
+            c.executemany(
+                "INSERT INTO suite_run_failures(run_id, subject, task, item_id, stage, kind,"
+                " message, attempt, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        *key,
+                        f["stage"],
+                        f["kind"],
+                        f["message"],
+                        f["attempt"],
+                        f.get("at") or utc_now(),
+                    )
+                    for f in row.get("failures", ())
+                ],
+            )
+            if heartbeat:
+                c.execute(
+                    "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ?", (utc_now(), run_id)
+                )
+
+    def item_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """Every item of the run (status, score, timings), in subject, task, seq order."""
+        rows = self._conn.execute(
+            "SELECT subject, task, item_id, seq, status, attempts, category, score, duration_ms"
+            " FROM suite_run_items WHERE run_id = ? ORDER BY subject, task, seq",
+            (run_id,),
+        ).fetchall()
+        keys = (
+            "subject",
+            "task",
+            "item_id",
+            "seq",
+            "status",
+            "attempts",
+            "category",
+            "score",
+            "duration_ms",
+        )
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def score_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """Every evaluator verdict of the run: subject, task, item, evaluator, value, passed,
+        error (no reasons or details: this is what aggregates need)."""
+        rows = self._conn.execute(
+            "SELECT subject, task, item_id, evaluator, value, passed, error"
+            " FROM suite_run_scores WHERE run_id = ? ORDER BY subject, task, item_id, evaluator",
+            (run_id,),
+        ).fetchall()
+        keys = ("subject", "task", "item_id", "evaluator", "value", "passed", "error")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def failures(self, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Failure records, oldest first."""
+        rows = self._conn.execute(
+            "SELECT subject, task, item_id, stage, kind, message, attempt, at"
+            " FROM suite_run_failures WHERE run_id = ? ORDER BY failure_id LIMIT ?",
+            (run_id, -1 if limit is None else limit),
+        ).fetchall()
+        keys = ("subject", "task", "item_id", "stage", "kind", "message", "attempt", "at")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def record_failure(self, run_id: str, failure: Mapping[str, Any]) -> None:
+        """Keep a failure that belongs to no single item (a subject that could not start)."""
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO suite_run_failures(run_id, subject, task, item_id, stage, kind,"
+                " message, attempt, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    failure["subject"],
+                    failure["task"],
+                    failure.get("item_id"),
+                    failure["stage"],
+                    failure["kind"],
+                    failure["message"],
+                    failure.get("attempt", 1),
+                    utc_now(),
+                ),
+            )
+
+    def iter_export(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """One record per item: input, expected, output, latency, scores with reasons."""
+        scores: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for r in self._conn.execute(
+            "SELECT subject, task, item_id, evaluator, value, passed, reason, error, detail_json"
+            " FROM suite_run_scores WHERE run_id = ?",
+            (run_id,),
+        ):
+            scores.setdefault((r[0], r[1], r[2]), []).append(
+                {
+                    "evaluator": r[3],
+                    "value": r[4],
+                    "passed": None if r[5] is None else bool(r[5]),
+                    "reason": r[6],
+                    "error": r[7],
+                    "detail": json.loads(r[8]),
+                }
+            )
+        cursor = self._conn.execute(
+            "SELECT i.subject, i.task, i.item_id, i.status, i.attempts, i.category, i.input_json,"
+            " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms,"
+            " o.output_json, o.latency_json"
+            " FROM suite_run_items i LEFT JOIN suite_run_outputs o USING (run_id, subject, task,"
+            " item_id) WHERE i.run_id = ? ORDER BY i.subject, i.task, i.seq",
+            (run_id,),
+        )
+        for r in cursor:
+            yield {
+                "run_id": run_id,
+                "subject": r[0],
+                "task": r[1],
+                "item_id": r[2],
+                "status": r[3],
+                "attempts": r[4],
+                "category": r[5],
+                "input": json.loads(r[6]),
+                "expected": json.loads(r[7]),
+                "score": r[8],
+                "started_at": r[9],
+                "finished_at": r[10],
+                "duration_ms": r[11],
+                "output": None if r[12] is None else json.loads(r[12]),
+                "latency_ms": None if r[13] is None else json.loads(r[13]),
+                "scores": sorted(scores.get((r[0], r[1], r[2]), []), key=lambda s: s["evaluator"]),
+            }

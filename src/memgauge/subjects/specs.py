@@ -1,0 +1,77 @@
+"""Subjects from specs `{kind: {args}}`: the one place a spec becomes a live subject.
+
+Kinds: `reference` (the built-in memory; `embedder:` names the embedder, MiniLM by default),
+`python` (`target: pkg.mod:factory`, `kwargs:`), `http` (`base_url:`, options of
+`HttpSubject`), `mcp` (`command:`, options of `McpSubject`) and `subprocess` (`command:`,
+`timeout:`, `cwd:`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from memgauge._util.home import memgauge_home
+from memgauge.embed import CachedEmbedder, load_embedder
+from memgauge.embed.protocol import Embedder
+from memgauge.errors import UsageError
+from memgauge.subjects.http import HttpSubject
+from memgauge.subjects.mcp import McpSubject
+from memgauge.subjects.python_import import PythonSubject
+from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
+from memgauge.subjects.subprocess_jsonl import SubprocessSubject
+
+__all__ = ["SUBJECT_KINDS", "build_subject"]
+
+SUBJECT_KINDS = ("reference", "python", "subprocess", "http", "mcp")
+
+
+@cache
+def _embedder(spec: str) -> Embedder:
+    # One embedder (and one cache) per spec for the whole run: loading weights is the slow part.
+    return CachedEmbedder(load_embedder(spec), memgauge_home() / "embeddings")
+
+
+def _build(args: dict[str, Any]) -> ReferenceMemory:
+    args = dict(args)
+    embedder_spec = str(args.pop("embedder", "minilm"))
+    try:
+        config = ReferenceMemoryConfig(**args)
+    except TypeError as exc:
+        raise UsageError(f"reference memory settings {args}: {exc}") from None
+    embedder = _embedder(embedder_spec) if config.mode != "lexical" else None
+    return ReferenceMemory(config, embedder=embedder)
+
+
+def build_subject(spec: dict[str, Any]) -> Any:
+    """Build a subject from `{kind: {args}}`."""
+    ((kind, args),) = spec.items()
+    if kind == "reference":
+        return _build(args)
+    if kind == "python":
+        if "target" not in args:
+            raise UsageError(f"python subject {args}: needs target: package.module:factory")
+        return PythonSubject(str(args["target"]), args.get("kwargs") or {})
+    if kind == "http":
+        if "base_url" not in args:
+            raise UsageError(f"http subject {args}: needs base_url")
+        extra = {k: v for k, v in args.items() if k != "base_url"}
+        try:
+            return HttpSubject(str(args["base_url"]), **extra)
+        except TypeError as exc:
+            raise UsageError(f"http subject {args}: {exc}") from None
+    if kind == "mcp":
+        if "command" not in args:
+            raise UsageError(f"mcp subject {args}: needs command (the server to start)")
+        extra = {k: v for k, v in args.items() if k != "command"}
+        try:
+            return McpSubject(args["command"], **extra)
+        except TypeError as exc:
+            raise UsageError(f"mcp subject {args}: {exc}") from None
+    if kind == "subprocess":
+        if "command" not in args:
+            raise UsageError(f"subprocess subject {args}: needs command")
+        return SubprocessSubject(
+            args["command"], timeout=float(args.get("timeout", 60)), cwd=args.get("cwd")
+        )
+    raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(SUBJECT_KINDS)}")
