@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import queue
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +43,7 @@ from memgauge.subjects.specs import build_subject
 
 __all__ = ["RunReport", "SuiteRecorder", "run_suite"]
 
-HEARTBEAT_SECONDS = 2.0
+MAX_BATCH = 512  # items per transaction at most
 # keys of a subject spec that configure the run, not the subject's constructor
 RUN_KEYS = ("concurrent", "agent")
 
@@ -75,9 +77,7 @@ class SuiteRecorder(Protocol):
         self, run_id: str, *, retry_failed: bool = False
     ) -> set[tuple[str, str, str]]: ...
 
-    def record_item(
-        self, run_id: str, row: Mapping[str, Any], *, heartbeat: bool = False
-    ) -> None: ...
+    def record_items(self, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
 
     def item_rows(self, run_id: str) -> list[dict[str, Any]]: ...
 
@@ -275,23 +275,66 @@ def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
+_STOP = object()
+
+
+class _Writer:
+    """Records finished items on a thread of its own, as many per transaction as have finished
+    since the last commit (group commit): an item is in the store one commit after it
+    finishes, and a fast run is not held back by one commit per item."""
+
+    def __init__(self, recorder: SuiteRecorder, run_id: str, progress: Progress) -> None:
+        self.recorder, self.run_id, self.progress = recorder, run_id, progress
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._loop, name="memgauge-recorder", daemon=True)
+        self.thread.start()
+
+    def put(self, row: Mapping[str, Any]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(row)
+
+    def _loop(self) -> None:
+        stop = False
+        while not stop:
+            first = self.queue.get()
+            if first is _STOP:
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop = True
+                    break
+                batch.append(nxt)
+            try:
+                self.recorder.record_items(self.run_id, batch)
+            except BaseException as exc:  # surfaced in the run's thread at the next put/close
+                self.error = exc
+                return
+            for row in batch:
+                self.progress.advance(row)
+
+    def close(self) -> None:
+        """Record everything queued, then stop; re-raise a recording error."""
+        self.queue.put(_STOP)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class _Run:
     """State of one execution attempt of a run."""
 
-    def __init__(
-        self,
-        recorder: SuiteRecorder,
-        run_id: str,
-        total: int,
-        n_failed: int,
-        max_failure_rate: float,
-        progress: Progress,
-    ) -> None:
-        self.recorder, self.run_id, self.progress = recorder, run_id, progress
+    def __init__(self, writer: _Writer, total: int, n_failed: int, max_failure_rate: float) -> None:
+        self.writer, self.run_id = writer, writer.run_id
         self.total, self.n_failed = total, n_failed
         self.allowed = max_failure_rate * total
         self.stop_reason: str | None = None
-        self._beat = 0.0
 
     def done(self, job: Job, result: Any) -> bool:
         if isinstance(result, TimedOut):
@@ -317,12 +360,7 @@ class _Run:
         return self.stop_reason is None
 
     def record(self, row: Mapping[str, Any]) -> None:
-        now = time.monotonic()
-        beat = now - self._beat >= HEARTBEAT_SECONDS
-        if beat:
-            self._beat = now
-        self.recorder.record_item(self.run_id, row, heartbeat=beat)
-        self.progress.advance(row)
+        self.writer.put(row)
         if row["status"] == "failed":
             self.n_failed += 1
             if self.n_failed > self.allowed and self.stop_reason is None:
@@ -459,13 +497,16 @@ def run_suite(
         rows = recorder.item_rows(run_id)
         n_failed = sum(1 for r in rows if r["status"] == "failed")
         recorder.set_status(run_id, "running", pid=os.getpid(), host=socket.gethostname())
-        state = _Run(recorder, run_id, len(rows), n_failed, suite.max_failure_rate, progress)
         progress.start(run_id, len(rows), len(rows) - len(pending))
+        writer = _Writer(recorder, run_id, progress)
+        state = _Run(writer, len(rows), n_failed, suite.max_failure_rate)
         try:
             _execute(plan, suite, lanes, pending, state, executor, width)
         except KeyboardInterrupt:
+            writer.close()
             _finish(recorder, run_id, plan, suite, "cancelled", "interrupted; resume with --resume")
             raise
+        writer.close()
         reason: str | None
         if state.stop_reason:
             status, reason = "failed", state.stop_reason
@@ -524,7 +565,7 @@ def _execute(
             for corpus, items in groups.items():
                 if state.stop_reason:
                     return
-                state.progress.phase(name, task.spec.name, corpus)
+                state.writer.progress.phase(name, task.spec.name, corpus)
                 setup_error = _setup(lane, task, corpus)
                 if setup_error is not None:
                     for it in items:

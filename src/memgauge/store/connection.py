@@ -34,10 +34,13 @@ class SQLiteStore:
     """A store on one SQLite file: opened with these settings and migrated to the latest
     schema; closes with the `with` block."""
 
+    #: whether another thread may use the connection (never two at once: the caller's duty)
+    threads: bool = False
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(self.path)
+        self._conn = connect(self.path, check_same_thread=not self.threads)
         migrate(self._conn)
 
     def close(self) -> None:

@@ -55,6 +55,9 @@ _RUN_COLUMNS = (
 class SuiteRunStore(SQLiteStore):
     """Suite runs under one SQLite file (default `MEMGAUGE_HOME/results.db`)."""
 
+    # a run records items from its recorder thread while the main thread waits
+    threads = True
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         # take the write lock up front: a deferred transaction that reads first can fail with
@@ -251,41 +254,45 @@ class SuiteRunStore(SQLiteStore):
             ).fetchall()
         return {(r[0], r[1], r[2]) for r in rows}
 
-    def record_item(self, run_id: str, row: Mapping[str, Any], *, heartbeat: bool = False) -> None:
-        """Keep one finished item (status, output, scores, failures) in one transaction.
+    def record_items(self, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Keep finished items (status, output, scores, failures) in one transaction, and beat
+        the run's heartbeat.
 
-        Idempotent: recording an item again replaces its output and scores.
+        Idempotent: recording an item again replaces its output and scores (failures are
+        history and accumulate).
         """
-        key = (run_id, row["subject"], row["task"], row["item_id"])
+        keys = [(run_id, r["subject"], r["task"], r["item_id"]) for r in rows]
         with self._write() as c:
-            c.execute(
+            c.executemany(
                 "UPDATE suite_run_items SET status = ?, attempts = ?, score = ?, started_at = ?,"
                 " finished_at = ?, duration_ms = ?"
                 " WHERE run_id = ? AND subject = ? AND task = ? AND item_id = ?",
-                (
-                    row["status"],
-                    row["attempts"],
-                    row.get("score"),
-                    row.get("started_at"),
-                    row.get("finished_at"),
-                    row.get("duration_ms"),
-                    *key,
-                ),
+                [
+                    (
+                        r["status"],
+                        r["attempts"],
+                        r.get("score"),
+                        r.get("started_at"),
+                        r.get("finished_at"),
+                        r.get("duration_ms"),
+                        *key,
+                    )
+                    for r, key in zip(rows, keys, strict=True)
+                ],
             )
-            c.execute(
-                "DELETE FROM suite_run_scores"
-                " WHERE run_id = ? AND subject = ? AND task = ? AND item_id = ?",
-                key,
-            )
-            if "output" in row:
-                c.execute(
-                    "INSERT OR REPLACE INTO suite_run_outputs(run_id, subject, task, item_id,"
-                    " output_json, latency_json) VALUES (?, ?, ?, ?, ?, ?)",
-                    (*key, _dumps(row["output"]), _dumps(row.get("latency_ms") or {})),
-                )
             c.executemany(
-                "INSERT INTO suite_run_scores(run_id, subject, task, item_id, evaluator, value,"
-                " passed, reason, error, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO suite_run_outputs(run_id, subject, task, item_id,"
+                " output_json, latency_json) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (*key, _dumps(r["output"]), _dumps(r.get("latency_ms") or {}))
+                    for r, key in zip(rows, keys, strict=True)
+                    if "output" in r
+                ],
+            )
+            c.executemany(
+                "INSERT OR REPLACE INTO suite_run_scores(run_id, subject, task, item_id,"
+                " evaluator, value, passed, reason, error, detail_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         *key,
@@ -296,7 +303,8 @@ class SuiteRunStore(SQLiteStore):
                         s.get("error"),
                         _dumps(s.get("detail") or {}),
                     )
-                    for s in row.get("scores", ())
+                    for r, key in zip(rows, keys, strict=True)
+                    for s in r.get("scores", ())
                 ],
             )
             c.executemany(
@@ -311,13 +319,13 @@ class SuiteRunStore(SQLiteStore):
                         f["attempt"],
                         f.get("at") or utc_now(),
                     )
-                    for f in row.get("failures", ())
+                    for r, key in zip(rows, keys, strict=True)
+                    for f in r.get("failures", ())
                 ],
             )
-            if heartbeat:
-                c.execute(
-                    "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ?", (utc_now(), run_id)
-                )
+            c.execute(
+                "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ?", (utc_now(), run_id)
+            )
 
     def item_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every item of the run (status, score, timings), in subject, task, seq order."""
