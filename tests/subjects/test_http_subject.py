@@ -214,3 +214,18 @@ def test_an_agent_service_answers_in_a_suite_run(
     (row,) = doc["results"]
     assert row["mean"] == pytest.approx(0.6)
     assert row["n_scored"] == 5
+
+
+def test_bench_drives_an_http_service_with_concurrent_clients(
+    service: tuple[Service, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.cli.main import main
+
+    svc, url = service
+    code = main(["bench", url, "-c", "16", "--requests", "300", "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert row["requests"] == 300
+    assert row["errors"] == 0
+    assert row["serialized"] is False  # httpx is thread-safe: 16 requests in flight at once
+    assert sum(1 for path, _ in svc.calls if path == "/search") == 300

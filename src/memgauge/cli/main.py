@@ -39,6 +39,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "sample-size": ("memgauge.cli.samplesize", "sample_size"),
     "schema": ("memgauge.cli.schema", "schema"),
     "run": ("memgauge.cli.run", "run"),
+    "bench": ("memgauge.cli.bench", "bench"),
     "runs": ("memgauge.cli.runs", "runs"),
 }
 

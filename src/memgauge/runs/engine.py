@@ -15,7 +15,6 @@ that does not declare `Capabilities(concurrent=True)` sees one thread only.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import queue
@@ -25,7 +24,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,18 +32,16 @@ from typing import Any, Protocol
 from memgauge import __version__
 from memgauge.errors import UsageError
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
+from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
 from memgauge.runs.suite import Suite
 from memgauge.runs.suite_summary import summarize
 from memgauge.scorers import EvalContext, Score
-from memgauge.subjects.events import capabilities_of
 from memgauge.subjects.specs import build_subject
 
 __all__ = ["RunReport", "SuiteRecorder", "run_suite"]
 
 MAX_BATCH = 512  # items per transaction at most
-# keys of a subject spec that configure the run, not the subject's constructor
-RUN_KEYS = ("concurrent", "agent")
 
 
 class SuiteRecorder(Protocol):
@@ -138,39 +134,6 @@ def _git_commit(path: Path | None) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-class _Lane:
-    """One subject, built and called in its own pool of threads."""
-
-    def __init__(self, name: str, spec: Mapping[str, Any], width: int, build: Callable[..., Any]):
-        ((kind, raw),) = spec.items()
-        args = dict(raw or {})
-        run_opts = {k: args.pop(k) for k in RUN_KEYS if k in args}
-        self.name = name
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"subject-{name}")
-        # built inside the lane, so a subject holding a SQLite connection is only used where
-        # it was opened
-        self.subject = self.pool.submit(build, {kind: args}).result()
-        caps = capabilities_of(self.subject)
-        concurrent = bool(run_opts.get("concurrent", caps.concurrent))
-        if concurrent and width > 1:
-            self.pool.shutdown()
-            self.pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"subject-{name}")
-        self.answers = bool(run_opts.get("agent", caps.answers))
-        # a memory-backed agent is filled like any memory; a pure agent has nothing to fill
-        self.memory = bool(getattr(self.subject, "is_memory", True))
-
-    def call(self, fn: Callable[[], Any]) -> Any:
-        return self.pool.submit(fn).result()
-
-    def close(self) -> None:
-        close = getattr(self.subject, "close", None)
-        if callable(close):
-            # a subject that fails to close must not hide the results
-            with contextlib.suppress(Exception):
-                self.pool.submit(close).result(timeout=30)
-        self.pool.shutdown(wait=False, cancel_futures=True)
-
-
 def _failure(stage: str, exc: BaseException | str, attempt: int) -> dict[str, Any]:
     if isinstance(exc, BaseException):
         kind, message = type(exc).__name__, str(exc) or type(exc).__name__
@@ -192,7 +155,7 @@ def _hit_record(hit: Any) -> dict[str, Any]:
     return out
 
 
-def _ask(lane: _Lane, task: PlannedTask, item: PlannedItem) -> tuple[Any, dict[str, float]]:
+def _ask(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> tuple[Any, dict[str, float]]:
     """The subject's output for one item and its latencies."""
     subject, spec = lane.subject, task.spec
     if spec.kind != "retrieval" and lane.answers:
@@ -204,7 +167,7 @@ def _ask(lane: _Lane, task: PlannedTask, item: PlannedItem) -> tuple[Any, dict[s
     return "\n".join(h.text for h in result.hits), dict(result.latency_ms)
 
 
-def _work(lane: _Lane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
+def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
     """Ask, score and return the item's row; never raises (failures are data)."""
     started, t0 = _utc(), time.perf_counter()
     row: dict[str, Any] = {
@@ -487,11 +450,11 @@ def run_suite(
     executor = executor or LocalExecutor()
     if resume:
         _check_resume(recorder, resume, suite, plan)
-    lanes: dict[str, _Lane] = {}
+    lanes: dict[str, SubjectLane] = {}
     try:
         for name, spec in suite.subjects.items():
             if any(name in _subjects_of(t, suite) for t in plan):
-                lanes[name] = _Lane(name, spec, width, build)
+                lanes[name] = SubjectLane(name, spec, width, build)
         run_id = resume or _create(recorder, suite, suite_path, plan, width)
         pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
         rows = recorder.item_rows(run_id)
@@ -549,7 +512,7 @@ def _finish(
 def _execute(
     plan: Sequence[PlannedTask],
     suite: Suite,
-    lanes: Mapping[str, _Lane],
+    lanes: Mapping[str, SubjectLane],
     pending: set[tuple[str, str, str]],
     state: _Run,
     executor: Executor,
@@ -593,11 +556,11 @@ def _execute(
                 executor.execute(jobs, concurrency=width, on_done=state.done)
 
 
-def _bind(lane: _Lane, task: PlannedTask, item: PlannedItem) -> Callable[[], dict[str, Any]]:
+def _bind(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> Callable[[], dict[str, Any]]:
     return lambda: _work(lane, task, item)
 
 
-def _setup(lane: _Lane, task: PlannedTask, corpus: str | None) -> BaseException | None:
+def _setup(lane: SubjectLane, task: PlannedTask, corpus: str | None) -> BaseException | None:
     """Reset and fill a memory subject for a group of items; the error, if it failed."""
     memories = task.memories_for(corpus)
     if memories is None or not lane.memory:

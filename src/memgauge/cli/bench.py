@@ -1,0 +1,125 @@
+"""`memgauge bench SUBJECT`: search latency and throughput under N concurrent clients."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from memgauge.cli._common import console
+from memgauge.cli._systems import parse_system
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import load_retrieval_dataset
+from memgauge.runs.lanes import SubjectLane
+from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult, drive_search
+from memgauge.subjects.specs import build_subject
+
+__all__ = ["bench"]
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+@click.command()
+@click.argument("subject")
+@click.option(
+    "--dataset",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Retrieval dataset whose memories are ingested and whose queries are sent "
+    "(default: the built-in demo dataset).",
+)
+@click.option(
+    "--no-ingest", is_flag=True, help="Do not reset or fill the subject (it is already full)."
+)
+@click.option(
+    "--clients",
+    "-c",
+    type=click.IntRange(1, MAX_CLIENTS),
+    multiple=True,
+    default=(8,),
+    show_default=True,
+    help="Concurrent clients; repeat to test several levels (-c 1 -c 10 -c 100).",
+)
+@click.option("--duration", type=click.FloatRange(min=0.1), default=None, help="Seconds per level.")
+@click.option("--requests", type=click.IntRange(1), default=None, help="Requests per level.")
+@click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def bench(
+    subject: str,
+    dataset: Path | None,
+    no_ingest: bool,
+    clients: tuple[int, ...],
+    duration: float | None,
+    requests: int | None,
+    k: int,
+    as_json: bool,
+) -> None:
+    """Drive SUBJECT's search with concurrent clients; report p50/p95/p99 latency (ms),
+    throughput and errors.
+
+    SUBJECT is written as for `memgauge evaluate --system`: lexical, hybrid,
+    python:pkg.mod:factory, http://host:port, mcp:COMMAND, subprocess:COMMAND or a spec file.
+    Stops after --duration seconds (default 10) or --requests requests per level.
+    """
+    if duration is not None and requests is not None:
+        raise click.UsageError("give --duration or --requests, not both")
+    if duration is None and requests is None:
+        duration = 10.0
+    ds = load_retrieval_dataset(dataset) if dataset else demo_dataset()
+    queries = [q.text for q in ds.queries]
+    if not queries:
+        raise click.UsageError(f"{dataset} has no queries to send")
+    out = console(stderr=as_json)
+    results: list[dict[str, object]] = []
+    for label, spec in parse_system(subject):
+        for n in clients:
+            lane = SubjectLane(label, spec, n, build_subject)
+            try:
+                if not no_ingest:
+                    lane.call(lambda s=lane.subject: (s.reset(), s.ingest(ds.memories)))  # type: ignore[misc]
+                    flush = getattr(lane.subject, "flush", None)
+                    if callable(flush):
+                        lane.call(flush)
+                out.print(f"{label}: {n} client{'s' if n != 1 else ''} ...")
+                res = drive_search(
+                    lane, queries, clients=n, k=k, duration=duration, requests=requests
+                )
+            finally:
+                lane.close()
+            results.append({"subject": label, **res.as_dict()})
+    if as_json:
+        click.echo(json.dumps(results, sort_keys=True))
+        return
+    out.print(_table(results))
+    for r in results:
+        for sample in r["error_samples"]:  # type: ignore[attr-defined]
+            out.print(f"[red]{r['subject']} error:[/red] {sample}")
+
+
+def _table(rows: list[dict[str, object]]) -> Table:
+    table = Table(
+        title="Search latency under load (ms, as the client sees it)", title_justify="left"
+    )
+    table.add_column("subject")
+    for col in ("clients", "requests", "errors", "req/s", "p50", "p95", "p99", "max"):
+        table.add_column(col, justify="right")
+    table.add_column("note")
+    for r in rows:
+        res = LoadResult(**{k: v for k, v in r.items() if k != "subject"})  # type: ignore[arg-type]
+        table.add_row(
+            str(r["subject"]),
+            str(res.clients),
+            str(res.requests),
+            str(res.errors),
+            f"{res.throughput:.0f}",
+            _ms(res.p50),
+            _ms(res.p95),
+            _ms(res.p99),
+            _ms(res.max),
+            "one call at a time (not thread-safe)" if res.serialized else "",
+        )
+    return table
