@@ -48,5 +48,5 @@ def test_adapters_declare_what_they_can_do(monkeypatch: pytest.MonkeyPatch) -> N
     ref = capabilities_of(ReferenceMemory.in_memory())
     assert ref == Capabilities(scores=True, dump=True, session_context=True, namespaces=True)
     py = capabilities_of(PythonSubject("keyword_memory:KeywordMemory"))
-    assert py == Capabilities(dump=True)
+    assert py == Capabilities(dump=True, answers=True)  # it also answers, from its memory
     assert capabilities_of(object()) == Capabilities()

@@ -176,7 +176,7 @@ def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
     spec = tmp_path / "s.yaml"
     spec.write_text("- http: {base_url: 'http://127.0.0.1:1'}\n- subprocess: {command: [x]}\n")
     assert [label for label, _ in parse_system(str(spec))] == ["http-0", "subprocess-1"]
-    spec.write_text("{mem0: {}}")
+    spec.write_text("{zep: {}}")
     with pytest.raises(UsageError, match="must be one of"):
         parse_system(str(spec))
     with pytest.raises(UsageError, match="needs base_url"):
@@ -186,10 +186,8 @@ def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
 
 
 def test_an_agent_service_answers_in_a_suite_run(
-    service: tuple[Service, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    service: tuple[Service, str], run_suite_json: Any
 ) -> None:
-    from memgauge.cli.main import main
-
     _, url = service
     qa = ROOT / "tests" / "data" / "suites" / "qa"
     suite = {
@@ -206,10 +204,7 @@ def test_an_agent_service_answers_in_a_suite_run(
         ],
         "concurrency": 3,
     }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite))
-    code = main(["run", str(path), "--store", str(tmp_path / "r.db"), "--json"])
-    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    code, doc = run_suite_json(suite)
     assert code == 0
     (row,) = doc["results"]
     assert row["mean"] == pytest.approx(0.6)

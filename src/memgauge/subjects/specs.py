@@ -3,7 +3,7 @@
 Kinds: `reference` (the built-in memory; `embedder:` names the embedder, MiniLM by default),
 `python` (`target: pkg.mod:factory`, `kwargs:`), `http` (`base_url:`, options of
 `HttpSubject`), `mcp` (`command:`, options of `McpSubject`) and `subprocess` (`command:`,
-`timeout:`, `cwd:`).
+`timeout:`, `cwd:`) and `mem0` (options of `Mem0Subject`; needs the `mem0` extra).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
 __all__ = ["SUBJECT_KINDS", "build_subject"]
 
-SUBJECT_KINDS = ("reference", "python", "subprocess", "http", "mcp")
+SUBJECT_KINDS = ("reference", "python", "subprocess", "http", "mcp", "mem0")
 
 
 @cache
@@ -74,4 +74,11 @@ def build_subject(spec: dict[str, Any]) -> Any:
         return SubprocessSubject(
             args["command"], timeout=float(args.get("timeout", 60)), cwd=args.get("cwd")
         )
+    if kind == "mem0":
+        from memgauge.subjects.mem0 import Mem0Subject  # imports mem0 only when asked
+
+        try:
+            return Mem0Subject(**args)
+        except TypeError as exc:
+            raise UsageError(f"mem0 subject {args}: {exc}") from None
     raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(SUBJECT_KINDS)}")

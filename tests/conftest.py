@@ -1,0 +1,30 @@
+"""Fixtures shared across test packages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+
+RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+@pytest.fixture
+def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSuite:
+    """Write a suite (a dict) to a file, `memgauge run` it with --json into a store in
+    tmp_path, and return the exit code and the JSON summary of the last line."""
+
+    def run(suite: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        path = tmp_path / "suite.yaml"
+        path.write_text(yaml.safe_dump(suite))
+        code = main(["run", str(path), "--store", str(tmp_path / "r.db"), "--json"])
+        out = capsys.readouterr().out.strip().splitlines()
+        return code, json.loads(out[-1]) if out else {}
+
+    return run

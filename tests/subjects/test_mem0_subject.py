@@ -1,0 +1,131 @@
+"""mem0 as a subject, for real and offline: mem0ai with a local Qdrant on disk, its LLM and
+embedder pointed at the fake OpenAI-compatible server on 127.0.0.1 (scripted replies, hashed
+embeddings), telemetry off."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["MEM0_TELEMETRY"] = "False"  # before mem0 is first imported, as the adapter does
+pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memgauge[mem0]')")
+
+from memgauge.data.models import Memory
+from memgauge.errors import UnavailableError
+from memgauge.llm.fake_server import FakeOpenAIServer
+from memgauge.subjects.mem0 import Mem0Subject
+from memgauge.subjects.specs import build_subject
+
+DIM = 64
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(dim=DIM) as srv:
+        yield srv
+
+
+def _config(srv: FakeOpenAIServer, tmp: Path) -> dict[str, Any]:
+    endpoint = {"openai_base_url": srv.base_url, "api_key": "sk-test"}
+    return {
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {
+                "path": str(tmp / "qdrant"),
+                "on_disk": True,
+                "collection_name": "memgauge",
+                "embedding_model_dims": DIM,
+            },
+        },
+        "llm": {"provider": "openai", "config": {"model": "scripted", **endpoint}},
+        "embedder": {
+            "provider": "openai",
+            "config": {"model": "hashed", "embedding_dims": DIM, **endpoint},
+        },
+        "history_db_path": str(tmp / "history.db"),
+    }
+
+
+MEMS = [
+    Memory(id="m1", text="Deploys go out on Tuesdays"),
+    Memory(id="m2", text="Never commit secrets to the repository"),
+    Memory(id="m3", text="The API listens on port 8080"),
+]
+
+
+def test_search_returns_dataset_ids_and_telemetry_is_off(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    subject = build_subject({"mem0": {"config": _config(server, tmp_path)}})
+    assert isinstance(subject, Mem0Subject)
+    try:
+        assert os.environ["MEM0_TELEMETRY"] == "False"
+        subject.reset()
+        subject.ingest(MEMS)
+        result = subject.search("which port does the API listen on", 3)
+        assert next(h.id for h in result.hits) == "m3"
+        assert {h.id for h in result.hits} == {"m1", "m2", "m3"}
+        assert all(h.score is not None for h in result.hits)
+        assert [h.rank for h in result.hits] == [1, 2, 3]
+        assert sorted(m.id for m in subject.dump()) == ["m1", "m2", "m3"]
+        # stored as given: three ADDs, returned by mem0 itself
+        assert [(e.kind, e.source) for e in subject.events] == [("ADD", "returned")] * 3
+        subject.reset()
+        assert subject.dump() == []
+    finally:
+        subject.close()
+
+
+def test_inferred_facts_come_from_the_scripted_llm(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    subject = Mem0Subject(_config(server, tmp_path), infer=True)
+    try:
+        server.script(
+            [json.dumps({"memory": [{"text": "User likes tea"}, {"text": "User lives in Oslo"}]})]
+        )
+        subject.ingest([Memory(id="c1", text="I like tea, and I moved to Oslo last year")])
+        assert sorted(e.text or "" for e in subject.events) == [
+            "User likes tea",
+            "User lives in Oslo",
+        ]
+        assert {e.kind for e in subject.events} == {"ADD"}  # mem0 2.x reports ADD only
+        dumped = subject.dump()
+        assert sorted(m.text for m in dumped) == ["User likes tea", "User lives in Oslo"]
+        assert {m.metadata["from"] for m in dumped} == {"c1"}
+    finally:
+        subject.close()
+
+
+def test_a_suite_evaluates_mem0_retrieval(
+    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
+) -> None:
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    suite = {
+        "name": "mem0",
+        "subjects": {"mem0": {"mem0": {"config": _config(server, tmp_path)}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(bundle),
+                "evaluators": [{"retrieval": "Recall@5"}],
+            }
+        ],
+    }
+    code, doc = run_suite_json(suite)
+    assert code == 0
+    (row,) = doc["results"]
+    assert (row["evaluator"], row["mean"], row["n_scored"]) == ("Recall@5", 1.0, 1)
+
+
+def test_without_mem0_the_subject_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mem0", None)
+    with pytest.raises(UnavailableError, match=r"pip install 'memgauge\[mem0\]'"):
+        Mem0Subject()
