@@ -128,6 +128,11 @@ def test_qa_suite_runs_every_task_kind_and_records_every_item(
     code, out, _ = _cli(capsys, "runs", "list", "--store", str(db), "--json")
     assert [r["run_id"] for r in json.loads(out)] == [run_id]
 
+    # watching a run that has ended shows its state once and returns
+    code, out, _ = _cli(capsys, "runs", "watch", run_id, "--store", str(db))
+    assert code == 0
+    assert f"run {run_id} of suite 'qa-suite': completed; 21 completed" in out
+
 
 def _suite(tmp_path: Path, agent_kwargs: dict[str, Any], **extra: Any) -> Path:
     """An expected-output suite of `n` generated items over the lookup agent."""

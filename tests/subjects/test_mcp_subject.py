@@ -75,6 +75,24 @@ def test_ingest_search_dump_reset_against_the_reference_server(
     assert subject.dump() == []
 
 
+def test_write_events_are_traced_from_the_tool_calls(subject: McpSubject) -> None:
+    subject.reset()
+    subject.events.clear()
+    subject.ingest(MEMS[:2])
+    subject.ingest([MEMS[0]])  # the server keeps the entity it has and says nothing was created
+    assert [(e.kind, e.memory_id, e.source) for e in subject.events] == [
+        ("ADD", "m1", "traced"),
+        ("ADD", "m2", "traced"),
+        ("NOOP", "m1", "traced"),
+    ]
+    subject.reset()
+    assert sorted((e.kind, e.memory_id) for e in subject.events[3:]) == [
+        ("DELETE", "m1"),
+        ("DELETE", "m2"),
+    ]
+    assert subject.capabilities.write_events
+
+
 def test_default_memory_file_is_temporary_and_removed(server: Path) -> None:
     s = McpSubject([str(server)])
     s.ingest(MEMS[:1])

@@ -15,6 +15,10 @@ id (servers may answer out of order) and maps the memory-system operations onto 
   JSON in the first text content: a list of hits, or an object holding one under `results`,
   `memories`, `hits` or `entities`.
 
+Write events are traced from the calls (knowledge-graph profile): an entity that
+`create_entities` reports as created is an ADD, one it skips because the name exists is a NOOP,
+and each entity `reset` deletes is a DELETE; they are kept in `events`, oldest first.
+
 The server's file-based state must not leak into the user's files: for the knowledge-graph
 profile `MEMORY_FILE_PATH` is always set, to a temporary file unless given.
 """
@@ -33,7 +37,7 @@ from memgauge import __version__
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects._process import LineProcess
-from memgauge.subjects.events import Capabilities
+from memgauge.subjects.events import Capabilities, WriteEvent
 from memgauge.subjects.protocol import Hit, SearchResult
 from memgauge.subjects.python_import import normalise_hits
 
@@ -67,6 +71,7 @@ class McpSubject:
         if profile == "tools" and not (ingest_tool and search_tool):
             raise UsageError("mcp subject: profile 'tools' needs ingest_tool and search_tool")
         self.profile = profile
+        self.events: list[WriteEvent] = []
         self.timeout = timeout
         self.tools_map = {
             "ingest": ingest_tool,
@@ -98,7 +103,8 @@ class McpSubject:
     @property
     def capabilities(self) -> Capabilities:
         """Knowledge graphs can be dumped; MCP servers give no scores."""
-        return Capabilities(dump=self.profile == "knowledge-graph")
+        kg = self.profile == "knowledge-graph"
+        return Capabilities(dump=kg, write_events=kg)
 
     @property
     def name(self) -> str:
@@ -167,9 +173,19 @@ class McpSubject:
     def reset(self) -> None:
         """Delete every entity (knowledge graph) or call the reset tool."""
         if self.profile == "knowledge-graph":
-            names = [e["name"] for e in self._graph()]
+            graph = self._graph()
+            names = [e["name"] for e in graph]
             if names:
                 self.call_tool("delete_entities", {"entityNames": names})
+                self.events.extend(
+                    WriteEvent(
+                        "DELETE",
+                        str(e["name"]),
+                        previous_text="; ".join(e.get("observations", [])),
+                        source="traced",
+                    )
+                    for e in graph
+                )
         elif self.tools_map["reset"]:
             self.call_tool(str(self.tools_map["reset"]), {})
 
@@ -178,7 +194,7 @@ class McpSubject:
         if self.profile == "knowledge-graph":
             for i in range(0, len(memories), 200):
                 batch = memories[i : i + 200]
-                self.call_tool(
+                created = self.call_tool(
                     "create_entities",
                     {
                         "entities": [
@@ -187,12 +203,31 @@ class McpSubject:
                         ]
                     },
                 )
+                self._trace_created(batch, created)
             return
         for m in memories:
             args = {str(self.tools_map["text"]): m.text}
             if self.tools_map["id"]:
                 args[str(self.tools_map["id"])] = m.id
             self.call_tool(str(self.tools_map["ingest"]), args)
+
+    def _trace_created(self, batch: Sequence[Memory], created: Any) -> None:
+        if isinstance(created, Mapping):
+            created = created.get("entities", [])
+        new = {str(e.get("name")) for e in created or [] if isinstance(e, Mapping)}
+        for m in batch:
+            if m.id in new:
+                self.events.append(WriteEvent("ADD", m.id, text=m.text, source="traced"))
+            else:
+                self.events.append(
+                    WriteEvent(
+                        "NOOP",
+                        m.id,
+                        text=m.text,
+                        source="traced",
+                        detail={"why": "an entity of this name exists"},
+                    )
+                )
 
     def flush(self) -> None:
         """Tool calls complete synchronously."""

@@ -1,0 +1,60 @@
+"""The local asyncio executor: bounded concurrency, timeouts as data, and stopping early."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from memgauge.runs.executor import Job, LocalExecutor, TimedOut
+
+
+def test_never_more_jobs_in_flight_than_the_concurrency() -> None:
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def work() -> str:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.01)
+        with lock:
+            in_flight[0] -= 1
+        return "ok"
+
+    done: list[Any] = []
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        jobs = [Job((str(i),), work, pool, 5.0) for i in range(40)]
+        LocalExecutor().execute(jobs, concurrency=3, on_done=lambda j, r: done.append(r) or True)
+    assert done == ["ok"] * 40
+    assert peak[0] == 3
+
+
+def test_a_timeout_is_reported_and_the_rest_go_on() -> None:
+    results: dict[str, Any] = {}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = [
+            Job(("slow",), lambda: time.sleep(0.5) or "late", pool, 0.05),
+            Job(("fast",), lambda: "ok", pool, 5.0),
+        ]
+
+        def on_done(job: Job, result: Any) -> bool:
+            results[job.key[0]] = result
+            return True
+
+        LocalExecutor().execute(jobs, concurrency=2, on_done=on_done)
+    assert results["fast"] == "ok"
+    assert results["slow"] == TimedOut(0.05)
+
+
+def test_on_done_false_stops_taking_new_jobs() -> None:
+    seen: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        jobs = (Job((str(i),), lambda i=i: i, pool, 5.0) for i in range(100))  # type: ignore[misc]
+
+        def on_done(job: Job, result: Any) -> bool:
+            seen.append(job.key[0])
+            return len(seen) < 5
+
+        LocalExecutor().execute(jobs, concurrency=1, on_done=on_done)
+    assert seen == ["0", "1", "2", "3", "4"]
