@@ -430,3 +430,33 @@ def test_a_memory_backed_agent_through_import_and_subprocess_agrees(
     assert {k: v for k, v in imported.items() if k != "subject"} == {
         k: v for k, v in child.items() if k != "subject"
     }
+
+
+def test_sigterm_cancels_cleanly_and_the_run_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _suite(tmp_path, {"delay": 0.01}, n=300, concurrency=2)
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        _memgauge("run", str(path), "--store", str(db), "--no-progress"),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _poll_completed(db, 20)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    with SuiteRunStore(db) as store:
+        (run,) = store.list_runs()
+        stored = store.get_run(run["run_id"])
+    assert stored is not None
+    assert stored["status"] == "cancelled"
+    assert stored["summary"]["n_queued"] > 0
+    code, out, _ = _cli(capsys, "run", str(path), "--store", str(db), "--resume", run["run_id"])
+    assert code == 0
+    assert "resumed and finished: completed; 300 completed" in out
