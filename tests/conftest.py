@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +28,13 @@ def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSui
         return code, json.loads(out[-1]) if out else {}
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test gets its own LLM cache file and a fresh LLM context (clients, meter)."""
+    from memgauge.llm import context
+
+    monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
+    yield
+    context.reset()

@@ -5,7 +5,9 @@ MemgaugeError                 anything memgauge raises on purpose
 ├── UsageError                the user asked for something that cannot work (bad flag, bad spec)
 ├── DataError                 a file or record is malformed; carries every Problem found
 ├── UnavailableError          an optional capability is missing (no embedder, no extra installed)
-└── SubjectError              the system under test failed (a crash, a timeout, a bad answer)
+├── SubjectError              the system under test failed (a crash, a timeout, a bad answer)
+└── LLMError                  an LLM call failed after its retries (kind says how)
+    └── CacheMissError        a `--cache-only` replay needed a response the cache does not hold
 ```
 
 `UsageError` and `DataError` are user mistakes: the CLI prints their message and exits with
@@ -17,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "CacheMissError",
     "DataError",
+    "LLMError",
     "MemgaugeError",
     "Problem",
     "SubjectError",
@@ -77,3 +81,30 @@ class UnavailableError(MemgaugeError):
 
 class SubjectError(MemgaugeError):
     """The memory system or agent under test failed."""
+
+
+class LLMError(MemgaugeError):
+    """An LLM call failed for good.
+
+    `kind` is one of `rate_limit`, `server`, `timeout`, `connection`, `bad_response`, `auth`,
+    `bad_request`, `cache_miss`; `attempts` is how many requests were made. The message never
+    holds a key or a request header.
+    """
+
+    def __init__(self, kind: str, message: str, *, attempts: int = 1) -> None:
+        self.kind = kind
+        self.attempts = attempts
+        super().__init__(
+            f"{kind}: {message}" + (f" (after {attempts} attempts)" if attempts > 1 else "")
+        )
+
+
+class CacheMissError(LLMError):
+    """Replaying from the cache only, and this request was never made before."""
+
+    def __init__(self, model: str, key: str) -> None:
+        super().__init__(
+            "cache_miss",
+            f"no cached response for model {model!r} (key {key[:12]}); a --cache-only replay "
+            "makes no calls: run once without --cache-only to fill the cache",
+        )

@@ -17,6 +17,7 @@ import click
 from memgauge import __version__
 from memgauge.errors import (
     DataError,
+    LLMError,
     MemgaugeError,
     SubjectError,
     UnavailableError,
@@ -99,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_DATA
     except UnavailableError as exc:
         _echo_err(f"unavailable: {exc}")
+        return EXIT_UNAVAILABLE
+    except LLMError as exc:
+        _echo_err(f"LLM unavailable: {exc}")
         return EXIT_UNAVAILABLE
     except SubjectError as exc:
         _echo_err(f"subject failed: {exc}")

@@ -23,6 +23,8 @@ from rich.progress import (
 )
 
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.llm.context import llm_context
 from memgauge.report.suite_run import failures_table, result_rows, summary_table
 from memgauge.runs.engine import RunReport, run_suite
 from memgauge.runs.suite import load_suite
@@ -113,6 +115,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
+@llm_options
 def run(
     suite_file: Path,
     store_path: Path | None,
@@ -121,6 +124,10 @@ def run(
     retry_failed: bool,
     as_json: bool,
     progress: bool | None,
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
 ) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
@@ -128,9 +135,15 @@ def run(
     allows); 2 a mistake in the suite or its datasets (nothing is written); 3 a capability is
     missing; 4 a subject could not start; 130 interrupted (the run is kept as cancelled: finish
     it with --resume ID).
+
+    LLM judges read MEMGAUGE_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY; their responses are
+    cached, so running the same suite again makes no calls (--cache-only proves it).
     """
     if retry_failed and not resume:
         raise click.UsageError("--retry-failed needs --resume ID")
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
     suite = load_suite(suite_file)
     show = sys.stderr.isatty() if progress is None else progress
     bar = _Bar() if show else None
@@ -150,6 +163,7 @@ def run(
         finally:
             if bar is not None:
                 bar.stop()
+            llm_context().close()
         failures = store.failures(report.run_id, limit=10)
     _print(report, failures, store.path, as_json)
     if report.status != "completed":
@@ -181,6 +195,7 @@ def _print(report: RunReport, failures: list[dict[str, Any]], db: Path, as_json:
                     "n_completed": summary["n_completed"],
                     "n_failed": summary["n_failed"],
                     "results": result_rows(summary),
+                    "llm_usage": summary.get("llm_usage", {}),
                     "store": str(db),
                 },
                 sort_keys=True,

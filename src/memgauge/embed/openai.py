@@ -49,6 +49,16 @@ class OpenAIEmbedder:
         self.max_retries = max_retries
         self._dim: int | None = None
 
+    def close(self) -> None:
+        """Close pooled connections (a provider keeps them alive between calls)."""
+        self._client.close()
+
+    def __del__(self) -> None:
+        # an embedder dropped without close() must not leak its keep-alive sockets
+        client = getattr(self, "_client", None)
+        if client is not None:
+            client.close()
+
     @property
     def name(self) -> str:
         """`openai:<model>@<base url>`."""

@@ -1,33 +1,46 @@
-"""A fake OpenAI-compatible HTTP server on 127.0.0.1, for tests and offline demos.
+"""A fake OpenAI-compatible HTTP server on 127.0.0.1, for tests, benchmarks and offline demos.
 
 It speaks enough of the API for memgauge's clients: `POST /v1/embeddings` returns deterministic
 hashed bag-of-words vectors (texts that share words are similar, so dense search over them
-behaves like a weak real model), and `POST /v1/chat/completions` returns scripted replies. It
-can inject failures (status codes, delays, malformed bodies) to test retries and error paths.
-Real HTTP on a real socket: the code under test runs exactly as it would against a provider.
+behaves like a weak real model), `POST /v1/chat/completions` returns scripted or rule-made
+replies, and `POST /v1/messages` does the same in Anthropic's shape. It injects latency and
+failures: queued faults (`fail`) or random ones at configured rates (`FaultRates`: 429, 500,
+timeouts, malformed JSON content, truncated bodies). Real HTTP on a real socket, served by
+aiohttp on an event loop of its own thread: the code under test runs exactly as it would
+against a provider, and thousands of concurrent requests cost no thread each.
 
-    with FakeOpenAIServer() as server:
-        embedder = OpenAIEmbedder("fake-embed", base_url=server.base_url, api_key="k")
+    with FakeOpenAIServer(latency=0.1) as server:
+        server.respond(lambda request: '{"score": 80}')
+        client = OpenAIClient(LLMConfig(base_url=server.base_url, api_key="k", model="m"))
+
+Run on its own (benchmarks keep it in another process): `python -m memgauge.llm.fake_server
+--latency 0.1` prints the base URL on its first line and serves until stopped.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import hashlib
 import json
+import random
 import re
+import sys
 import threading
-import time
-from collections import deque
-from collections.abc import Iterable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+from aiohttp import web
 
-__all__ = ["FakeOpenAIServer", "Fault", "hashed_embedding"]
+__all__ = ["FakeOpenAIServer", "Fault", "FaultRates", "hashed_embedding"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+# a reply rule: the request's JSON -> the reply's text (None: fall through to the script / "OK")
+Rule = Callable[[dict[str, Any]], "str | None"]
 
 
 def hashed_embedding(text: str, dim: int = 64) -> list[float]:
@@ -45,69 +58,156 @@ def hashed_embedding(text: str, dim: int = 64) -> list[float]:
 
 @dataclass(frozen=True)
 class Fault:
-    """What the next matching request gets instead of a normal answer."""
+    """What the next request gets instead of a normal answer.
+
+    `truncate` sends a 200 whose body stops halfway (the declared length is not met) and closes
+    the connection; `content` replaces the reply's text with a 200 (malformed judge output).
+    """
 
     status: int = 500
     body: str = '{"error": {"message": "injected failure"}}'
     delay: float = 0.0
     headers: tuple[tuple[str, str], ...] = ()
+    truncate: bool = False
+    content: str | None = None
+
+
+@dataclass(frozen=True)
+class FaultRates:
+    """Random faults: each request independently gets at most one, by these probabilities."""
+
+    rate_limit: float = 0.0
+    server_error: float = 0.0
+    timeout: float = 0.0
+    malformed: float = 0.0
+    truncated: float = 0.0
+    timeout_delay: float = 5.0
+    retry_after: float = 0.05
+    seed: int = 0
+
+    def total(self) -> float:
+        """Probability that a request is faulty."""
+        return self.rate_limit + self.server_error + self.timeout + self.malformed + self.truncated
+
+
+_MALFORMED = "Sure! Here is my verdict: {score: eighty, reasons: [unclosed"
 
 
 class FakeOpenAIServer:
-    """Serve the fake API on 127.0.0.1 (a free port) in a background thread."""
+    """Serve the fake API on 127.0.0.1 (a free port, or `port`) in a background thread."""
 
-    def __init__(self, *, dim: int = 64, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        dim: int = 64,
+        api_key: str | None = None,
+        latency: float = 0.0,
+        faults: FaultRates | None = None,
+        port: int = 0,
+    ) -> None:
         self.dim = dim
         self.api_key = api_key
+        self.latency = latency
+        self.faults = faults or FaultRates()
+        self.port = port
         self.requests: list[dict[str, Any]] = []
         self.replies: deque[str] = deque()
-        self._faults: deque[Fault] = deque()
+        self.fault_counts: Counter[str] = Counter()
+        self.keep_requests = True
+        self._rule: Rule | None = None
+        self._queued: deque[Fault] = deque()
+        self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
+        self._bound_port = 0
 
     @property
     def base_url(self) -> str:
         """`http://127.0.0.1:<port>/v1`."""
-        if self._httpd is None:
+        if not self._bound_port:
             raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._bound_port}/v1"
+
+    @property
+    def n_requests(self) -> int:
+        """Requests received so far (faulty ones included)."""
+        with self._lock:
+            return self._count
+
+    _count = 0
 
     def fail(self, *faults: Fault) -> None:
         """Queue faults: each of the next requests gets one, in order."""
         with self._lock:
-            self._faults.extend(faults)
+            self._queued.extend(faults)
 
     def script(self, replies: Iterable[str]) -> None:
-        """Queue chat replies (message content), served in order; then 'OK'."""
+        """Queue chat replies (message content), served in order; then the rule, then 'OK'."""
         with self._lock:
             self.replies.extend(replies)
 
+    def respond(self, rule: Rule | None) -> None:
+        """Make replies with `rule(request_json)` once the script is used up."""
+        self._rule = rule
+
+    def set_faults(self, faults: FaultRates) -> None:
+        """Change the random fault rates (and reseed)."""
+        with self._lock:
+            self.faults = faults
+            self._rng = random.Random(faults.seed)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
     def start(self) -> FakeOpenAIServer:
-        """Bind and serve."""
-        server = self
+        """Bind and serve on a thread of its own."""
+        ready = threading.Event()
+        errors: list[BaseException] = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._serve())
+            except BaseException as exc:  # reported to start()'s caller
+                errors.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._shutdown())
+            loop.close()
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                server._handle(self, raw)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=main, name="fake-openai", daemon=True)
         self._thread.start()
+        ready.wait()
+        if errors:
+            raise errors[0]
         return self
+
+    async def _serve(self) -> None:
+        app = web.Application(client_max_size=64 * 1024**2)
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=2048)
+        await site.start()
+        server: Any = site._server  # aiohttp keeps the bound socket here; port 0 needs it
+        self._bound_port = int(server.sockets[0].getsockname()[1])
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
 
     def stop(self) -> None:
         """Shut down and release the port."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+        self._loop = self._thread = None
+        self._bound_port = 0
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -115,59 +215,203 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _send(
-        self, h: BaseHTTPRequestHandler, status: int, body: str, headers: Iterable[tuple[str, str]]
-    ) -> None:
-        data = body.encode()
-        h.send_response(status)
-        h.send_header("content-type", "application/json")
-        h.send_header("content-length", str(len(data)))
-        for k, v in headers:
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(data)
+    # --- requests ------------------------------------------------------------------------
 
-    def _handle(self, h: BaseHTTPRequestHandler, raw: bytes) -> None:
+    def _pick_fault(self) -> Fault | None:
         with self._lock:
-            fault = self._faults.popleft() if self._faults else None
+            self._count += 1
+            if self._queued:
+                return self._queued.popleft()
+            f = self.faults
+            if f.total() <= 0:
+                return None
+            u = self._rng.random()
+        for kind, p in (
+            ("rate_limit", f.rate_limit),
+            ("server_error", f.server_error),
+            ("timeout", f.timeout),
+            ("malformed", f.malformed),
+            ("truncated", f.truncated),
+        ):
+            if u < p:
+                with self._lock:
+                    self.fault_counts[kind] += 1
+                return _fault_of(kind, f)
+            u -= p
+        return None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
         try:
-            payload = json.loads(raw or b"{}")
+            payload: dict[str, Any] = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             payload = {"_raw": raw.decode(errors="replace")}
-        with self._lock:
-            self.requests.append({"path": h.path, "json": payload})
-        if fault is not None:
-            time.sleep(fault.delay)
-            self._send(h, fault.status, fault.body, fault.headers)
-            return
-        if self.api_key is not None and h.headers.get("authorization") != f"Bearer {self.api_key}":
-            self._send(h, 401, '{"error": {"message": "invalid api key"}}', ())
-            return
-        if h.path.rstrip("/").endswith("/embeddings"):
-            inputs = payload.get("input", [])
-            texts = [inputs] if isinstance(inputs, str) else list(inputs)
-            data = [
-                {"object": "embedding", "index": i, "embedding": hashed_embedding(t, self.dim)}
-                for i, t in enumerate(texts)
-            ]
-            body = {"object": "list", "data": data, "model": payload.get("model", "fake")}
-            self._send(h, 200, json.dumps(body), ())
-        elif h.path.rstrip("/").endswith("/chat/completions"):
+        if self.keep_requests:
             with self._lock:
-                content = self.replies.popleft() if self.replies else "OK"
-            body = {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "model": payload.get("model", "fake"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                self.requests.append({"path": request.path, "json": payload})
+        fault = self._pick_fault()
+        delay = self.latency + (fault.delay if fault is not None else 0.0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if fault is not None and fault.content is None:
+            return await self._fault_response(request, fault)
+        if self.api_key is not None and not _authorized(request, self.api_key):
+            return _json(401, {"error": {"message": "invalid api key"}})
+        path = request.path.rstrip("/")
+        if path.endswith("/embeddings"):
+            return _json(200, self._embeddings(payload))
+        if path.endswith("/chat/completions"):
+            content = fault.content if fault and fault.content else self._reply(payload)
+            return _json(200, _chat_body(payload, content))
+        if path.endswith("/messages"):
+            content = fault.content if fault and fault.content else self._reply(payload)
+            return _json(200, _messages_body(payload, content))
+        return _json(404, {"error": {"message": "no such route"}})
+
+    async def _fault_response(self, request: web.Request, fault: Fault) -> web.StreamResponse:
+        if not fault.truncate:
+            resp = web.Response(
+                status=fault.status, text=fault.body, content_type="application/json"
+            )
+            for k, v in fault.headers:
+                resp.headers[k] = v
+            return resp
+        body = json.dumps(_chat_body({}, "truncated")).encode()
+        stream = web.StreamResponse(status=200)
+        stream.content_type = "application/json"
+        stream.content_length = len(body)
+        stream.force_close()
+        await stream.prepare(request)
+        await stream.write(body[: len(body) // 2])
+        if request.transport is not None:
+            request.transport.close()
+        return stream
+
+    def _embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
+        inputs = payload.get("input", [])
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, self.dim)}
+            for i, t in enumerate(texts)
+        ]
+        return {"object": "list", "data": data, "model": payload.get("model", "fake")}
+
+    def _reply(self, payload: dict[str, Any]) -> str:
+        with self._lock:
+            if self.replies:
+                return self.replies.popleft()
+        rule = self._rule
+        if rule is not None:
+            made = rule(payload)
+            if made is not None:
+                return made
+        return "OK"
+
+
+def _fault_of(kind: str, f: FaultRates) -> Fault:
+    if kind == "rate_limit":
+        return Fault(
+            429,
+            '{"error": {"message": "rate limited", "type": "rate_limit"}}',
+            headers=(("retry-after", f"{f.retry_after:g}"),),
+        )
+    if kind == "server_error":
+        return Fault(500)
+    if kind == "timeout":
+        return Fault(200, delay=f.timeout_delay, content=_MALFORMED)
+    if kind == "malformed":
+        return Fault(200, content=_MALFORMED)
+    return Fault(200, truncate=True)
+
+
+def _authorized(request: web.Request, key: str) -> bool:
+    return (
+        request.headers.get("authorization") == f"Bearer {key}"
+        or request.headers.get("x-api-key") == key
+    )
+
+
+def _json(status: int, body: dict[str, Any]) -> web.Response:
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _prompt_text(payload: dict[str, Any]) -> str:
+    parts = []
+    for m in payload.get("messages") or []:
+        c = m.get("content") if isinstance(m, dict) else None
+        parts.append(c if isinstance(c, str) else json.dumps(c))
+    return "\n".join(parts)
+
+
+def _chat_body(payload: dict[str, Any], content: str) -> dict[str, Any]:
+    prompt = _tokens(_prompt_text(payload))
+    completion = _tokens(content)
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": payload.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
             }
-            self._send(h, 200, json.dumps(body), ())
-        else:
-            self._send(h, 404, '{"error": {"message": "no such route"}}', ())
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _messages_body(payload: dict[str, Any], content: str) -> dict[str, Any]:
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": payload.get("model", "fake"),
+        "content": [{"type": "text", "text": content}],
+        "stop_reason": "end_turn",
+        "usage": {
+            "input_tokens": _tokens(_prompt_text(payload)),
+            "output_tokens": _tokens(content),
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve until interrupted; the first line of stdout is the base URL."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--latency", type=float, default=0.0)
+    p.add_argument("--reply", default='{"score": 80, "issues": [], "strengths": ["ok"]}')
+    p.add_argument("--fault-rate", type=float, default=0.0, help="split over the five kinds")
+    p.add_argument("--timeout-delay", type=float, default=5.0)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    share = args.fault_rate / 5
+    rates = FaultRates(
+        share, share, share, share, share, timeout_delay=args.timeout_delay, seed=args.seed
+    )
+    server = FakeOpenAIServer(latency=args.latency, faults=rates, port=args.port)
+    server.keep_requests = False
+    reply = args.reply
+    server.respond(lambda _payload: reply)
+    server.start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

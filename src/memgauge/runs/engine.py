@@ -24,6 +24,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +33,8 @@ from typing import Any, Protocol
 
 from memgauge import __version__
 from memgauge.errors import UsageError
+from memgauge.llm.context import llm_context
+from memgauge.llm.usage import add_usage
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
@@ -167,17 +171,16 @@ def _ask(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> tuple[Any, 
     return "\n".join(h.text for h in result.hits), dict(result.latency_ms)
 
 
-def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
-    """Ask, score and return the item's row; never raises (failures are data)."""
-    started, t0 = _utc(), time.perf_counter()
+def _answer(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
+    """Ask the subject (with retries); the row so far. Never raises (failures are data)."""
     row: dict[str, Any] = {
         "subject": lane.name,
         "task": task.spec.name,
         "item_id": item.id,
-        "started_at": started,
+        "started_at": _utc(),
+        "t0": time.perf_counter(),
         "failures": [],
     }
-    output: Any = None
     for attempt in range(1, task.spec.retries + 2):
         row["attempts"] = attempt
         try:
@@ -186,9 +189,17 @@ def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, 
             row["failures"].append(_failure("subject", exc, attempt))
             continue
         row["output"], row["latency_ms"] = output, latency
-        break
-    else:
-        return {**row, "status": "failed", "finished_at": _utc(), "duration_ms": _ms(t0)}
+        return row
+    t0 = row.pop("t0")
+    return {**row, "status": "failed", "finished_at": _utc(), "duration_ms": _ms(t0)}
+
+
+def _score(task: PlannedTask, item: PlannedItem, row: dict[str, Any]) -> dict[str, Any]:
+    """Score an answered row; a row that already failed passes through."""
+    if row.get("status") == "failed":
+        return row
+    t0 = row.pop("t0")
+    output = row["output"]
     ctx = EvalContext(
         output=output,
         expected=item.expected,
@@ -196,20 +207,25 @@ def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, 
         metadata={
             "item_id": item.id,
             "task": task.spec.name,
-            "subject": lane.name,
+            "subject": row["subject"],
             **item.metadata,
         },
     )
-    scores, total, weights = [], 0.0, 0.0
+    scores: list[dict[str, Any]] = []
+    total, weights, all_scored = 0.0, 0.0, True
     for label, evaluator, weight in task.evaluators:
         try:
             score = evaluator.evaluate(ctx)
         except Exception as exc:
             score = Score.failure(f"{type(exc).__name__}: {exc}")
         if score.error is not None or score.value is None:
+            all_scored = False
             failure = _failure("evaluate", score.error or "no value", row["attempts"])
             row["failures"].append({**failure, "kind": label})
+        elif score.detail.get("fallback"):
+            all_scored = False
         else:
+            # an opt-in fallback value (a judge that failed) is never part of the combined score
             total += weight * score.value
             weights += weight
         scores.append(
@@ -222,7 +238,6 @@ def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, 
                 "detail": dict(score.detail),
             }
         )
-    all_scored = all(s["error"] is None and s["value"] is not None for s in scores)
     return {
         **row,
         "status": "completed",
@@ -232,6 +247,11 @@ def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, 
         "finished_at": _utc(),
         "duration_ms": _ms(t0),
     }
+
+
+def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
+    """Ask and score in one call (evaluators that do not wait on the network)."""
+    return _score(task, item, _answer(lane, task, item))
 
 
 def _ms(t0: float) -> float:
@@ -450,6 +470,8 @@ def run_suite(
     executor = executor or LocalExecutor()
     if resume:
         _check_resume(recorder, resume, suite, plan)
+    meter = llm_context().meter
+    usage_before = meter.snapshot()
     lanes: dict[str, SubjectLane] = {}
     try:
         for name, spec in suite.subjects.items():
@@ -467,7 +489,16 @@ def run_suite(
             _execute(plan, suite, lanes, pending, state, executor, width)
         except KeyboardInterrupt:
             writer.close()
-            _finish(recorder, run_id, plan, suite, "cancelled", "interrupted; resume with --resume")
+            usage = meter.since(usage_before)
+            _finish(
+                recorder,
+                run_id,
+                plan,
+                suite,
+                "cancelled",
+                "interrupted; resume with --resume",
+                usage,
+            )
             raise
         writer.close()
         reason: str | None
@@ -483,7 +514,7 @@ def run_suite(
                 if failed
                 else None
             )
-        summary = _finish(recorder, run_id, plan, suite, status, reason)
+        summary = _finish(recorder, run_id, plan, suite, status, reason, meter.since(usage_before))
         return RunReport(run_id, status, reason, summary, resumed=resume is not None)
     finally:
         for lane in lanes.values():
@@ -497,6 +528,7 @@ def _finish(
     suite: Suite,
     status: str,
     reason: str | None,
+    usage: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
     summary = summarize(
         recorder.item_rows(run_id),
@@ -504,6 +536,11 @@ def _finish(
         _evaluator_labels(plan),
         seed=suite.seed,
     )
+    # LLM spending adds up over every attempt of a resumed run
+    before = (recorder.get_run(run_id) or {}).get("summary") or {}
+    total = add_usage(before.get("llm_usage") or {}, usage)
+    if total:
+        summary["llm_usage"] = total
     recorder.set_summary(run_id, summary)
     recorder.set_status(run_id, status, reason=reason)
     return summary
@@ -517,6 +554,20 @@ def _execute(
     state: _Run,
     executor: Executor,
     width: int,
+) -> None:
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score") as scoring:
+        _execute_in(plan, suite, lanes, pending, state, executor, width, scoring)
+
+
+def _execute_in(
+    plan: Sequence[PlannedTask],
+    suite: Suite,
+    lanes: Mapping[str, SubjectLane],
+    pending: set[tuple[str, str, str]],
+    state: _Run,
+    executor: Executor,
+    width: int,
+    scoring: PoolExecutor,
 ) -> None:
     for task in plan:
         for name in _subjects_of(task, suite):
@@ -544,20 +595,23 @@ def _execute(
                             }
                         )
                     continue
-                jobs = (
-                    Job(
-                        (name, task.spec.name, it.id),
-                        _bind(lane, task, it),
-                        lane.pool,
-                        task.spec.timeout,
-                    )
-                    for it in items
-                )
+                jobs = (_job(lane, task, it, scoring) for it in items)
                 executor.execute(jobs, concurrency=width, on_done=state.done)
 
 
-def _bind(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> Callable[[], dict[str, Any]]:
-    return lambda: _work(lane, task, item)
+def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
+    key = (lane.name, task.spec.name, item.id)
+    if not any(getattr(ev, "uses_llm", False) for _label, ev, _w in task.evaluators):
+        return Job(key, lambda: _work(lane, task, item), lane.pool, task.spec.timeout)
+    # LLM judges wait on the network: score in a pool as wide as the run, not in the lane
+    return Job(
+        key,
+        lambda: _answer(lane, task, item),
+        lane.pool,
+        task.spec.timeout,
+        then=lambda row: _score(task, item, row),
+        then_pool=scoring,
+    )
 
 
 def _setup(lane: SubjectLane, task: PlannedTask, corpus: str | None) -> BaseException | None:

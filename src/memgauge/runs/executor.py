@@ -21,12 +21,17 @@ __all__ = ["Executor", "Job", "LocalExecutor", "TimedOut"]
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: `call()` runs in `lane` and must not raise (failures are data)."""
+    """One unit of work: `call()` runs in `lane` within `timeout`; then, if given,
+    `then(result)` runs in `then_pool` (scoring that waits on the network, such as LLM
+    judges, must not hold a subject's one-thread lane). Neither may raise (failures are data).
+    """
 
     key: tuple[str, ...]
     call: Callable[[], Any]
     lane: PoolExecutor
     timeout: float
+    then: Callable[[Any], Any] | None = None
+    then_pool: PoolExecutor | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,9 @@ class LocalExecutor:
                 except TimeoutError:
                     # the thread cannot be interrupted; its eventual result is discarded
                     result = TimedOut(job.timeout)
+                else:
+                    if job.then is not None:
+                        result = await loop.run_in_executor(job.then_pool, job.then, result)
                 if not on_done(job, result):
                     stop.set()
 

@@ -6,16 +6,23 @@ the suite's seed). Per subject and task: item counts by status and the weighted 
 per evaluator: mean with a 95% bootstrap CI, `n_scored`, `n_failed` (failed items plus verdicts
 the evaluator could not give) and the pass rate where the evaluator passes or fails items.
 A mean with no scored item is None (shown as n/a), never 0.
+
+A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) is
+counted in `n_fallback` and kept out of `mean`; `mean_with_fallback` shows what the average
+would be with them, so the two are never confused. A deliberation panel's evaluator also gets
+`agreement`: percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from memgauge.stats import bootstrap_ci
+from memgauge.stats.agreement import fleiss_kappa, percent_agreement
 
 __all__ = ["summarize"]
 
@@ -76,19 +83,29 @@ def summarize(
         )
         for label in evaluators.get(task, ()):
             got = verdicts.get((subject, task, label), [])
-            values = [float(v["value"]) for v in got if v["value"] is not None and not v["error"]]
-            judged = [bool(v["passed"]) for v in got if v["passed"] is not None]
-            evals_out.append(
-                {
-                    "subject": subject,
-                    "task": task,
-                    "evaluator": label,
-                    **_ci(values, seed),
-                    "n_failed": n_failed + sum(1 for v in got if v["error"] or v["value"] is None),
-                    "n_passed": sum(judged),
-                    "pass_rate": sum(judged) / len(judged) if judged else None,
-                }
-            )
+            real = [v for v in got if v["value"] is not None and not v["error"]]
+            values = [float(v["value"]) for v in real if not v.get("fallback")]
+            stand_in = [float(v["value"]) for v in real if v.get("fallback")]
+            judged = [
+                bool(v["passed"]) for v in got if v["passed"] is not None and not v.get("fallback")
+            ]
+            entry: dict[str, Any] = {
+                "subject": subject,
+                "task": task,
+                "evaluator": label,
+                **_ci(values, seed),
+                "n_failed": n_failed + sum(1 for v in got if v["error"] or v["value"] is None),
+                "n_passed": sum(judged),
+                "pass_rate": sum(judged) / len(judged) if judged else None,
+            }
+            if stand_in:
+                entry["n_fallback"] = len(stand_in)
+                entry["mean_with_fallback"] = float(np.mean(values + stand_in))
+            votes = [_votes(v.get("panel_passed")) for v in got]
+            votes = [x for x in votes if x]
+            if votes:
+                entry["agreement"] = _agreement(votes)
+            evals_out.append(entry)
     total = sum(counts.values())
     return {
         "n_items": total,
@@ -98,4 +115,22 @@ def summarize(
         "failure_rate": counts["failed"] / total if total else None,
         "tasks": tasks_out,
         "evaluators": evals_out,
+    }
+
+
+def _votes(raw: Any) -> list[bool]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = json.loads(raw)
+    return [bool(x) for x in raw]
+
+
+def _agreement(votes: list[list[bool]]) -> dict[str, Any]:
+    same = [v for v in votes if len(v) == len(votes[0])]
+    return {
+        "n_items": len(votes),
+        "n_judges": len(votes[0]),
+        "percent_agreement": percent_agreement(votes),
+        "fleiss_kappa": fleiss_kappa(same) if len(same) == len(votes) else None,
     }

@@ -1,6 +1,7 @@
 """Evaluators that need no LLM: text matching, token F1, semantic similarity, scripts and
 retrieval measures. Build them from specs with `evaluator_from_spec`."""
 
+from memgauge.scorers import judges as judges
 from memgauge.scorers.base import (
     EvalContext,
     Evaluator,

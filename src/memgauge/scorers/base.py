@@ -99,6 +99,9 @@ def registered() -> list[str]:
 
 
 def _first_field(cls: Callable[..., Evaluator]) -> str:
+    short = getattr(cls, "short_arg", None)
+    if isinstance(short, str):
+        return short
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         return "value"
     names: list[str] = [f.name for f in dataclasses.fields(cls) if f.init]

@@ -349,13 +349,26 @@ class SuiteRunStore(SQLiteStore):
 
     def score_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every evaluator verdict of the run: subject, task, item, evaluator, value, passed,
-        error (no reasons or details: this is what aggregates need)."""
+        error, fallback (an opt-in stand-in value of a judge that failed), and the panel votes
+        where a panel judged (what aggregates need; no reasons)."""
         rows = self._conn.execute(
-            "SELECT subject, task, item_id, evaluator, value, passed, error"
+            "SELECT subject, task, item_id, evaluator, value, passed, error,"
+            " COALESCE(json_extract(detail_json, '$.fallback'), 0),"
+            " json_extract(detail_json, '$.panel_passed')"
             " FROM suite_run_scores WHERE run_id = ? ORDER BY subject, task, item_id, evaluator",
             (run_id,),
         ).fetchall()
-        keys = ("subject", "task", "item_id", "evaluator", "value", "passed", "error")
+        keys = (
+            "subject",
+            "task",
+            "item_id",
+            "evaluator",
+            "value",
+            "passed",
+            "error",
+            "fallback",
+            "panel_passed",
+        )
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def failures(self, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:

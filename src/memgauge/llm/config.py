@@ -1,0 +1,109 @@
+"""Where an LLM lives and how to talk to it, from flags and the environment.
+
+Precedence: explicit argument > environment > default. Environment: `MEMGAUGE_MODEL` (or
+memaudit's `MEMAUDIT_MODEL`), `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMGAUGE_LLM_CONCURRENCY`,
+`MEMGAUGE_LLM_TIMEOUT`, `MEMGAUGE_LLM_RETRIES`. The key is held only here: it is not part of
+the repr, the cache key, any log line, report or stored spec.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from memgauge.errors import UsageError
+
+__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+
+
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(f"environment variable {name}={raw!r} is not a number") from None
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach one model.
+
+    Attributes:
+        model: model id sent to the provider.
+        base_url: an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, OpenRouter...).
+        api_key: sent as a bearer token; never shown.
+        provider: `openai` (any compatible endpoint) or `anthropic`.
+        concurrency: most requests in flight (lowered automatically on 429, then recovered).
+        timeout: seconds for one request.
+        max_retries: retries after the first attempt, on 429 / 5xx / timeouts / broken
+            connections / unreadable bodies, with jittered exponential backoff.
+        backoff: first backoff in seconds (doubles per retry, full jitter).
+        backoff_max: longest single backoff.
+        structured: how to ask for JSON: a JSON schema, JSON mode, or the prompt alone (the
+            client falls back by itself when an endpoint rejects the first two).
+    """
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    api_key: str | None = field(default=None, repr=False)
+    provider: Literal["openai", "anthropic"] = "openai"
+    concurrency: int = 16
+    timeout: float = 60.0
+    max_retries: int = 4
+    backoff: float = 0.5
+    backoff_max: float = 20.0
+    structured: StructuredMode = "json_schema"
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise UsageError("LLM concurrency must be at least 1")
+        if self.timeout <= 0:
+            raise UsageError("LLM timeout must be positive")
+        if self.max_retries < 0:
+            raise UsageError("LLM max_retries must be 0 or more")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMConfig:
+        """The configuration from the environment, with `overrides` (None values ignored)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        model = (
+            given.pop("model", None)
+            or os.environ.get("MEMGAUGE_MODEL")
+            or os.environ.get("MEMAUDIT_MODEL")
+        )
+        if not model:
+            raise UsageError(
+                "no LLM model configured: set MEMGAUGE_MODEL (e.g. gpt-4o-mini) or give "
+                "model: in the judge's spec; OPENAI_BASE_URL and OPENAI_API_KEY say where"
+            )
+        provider = given.pop("provider", "openai")
+        if provider == "anthropic":
+            base = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com/v1"
+            key = os.environ.get("ANTHROPIC_API_KEY")
+        else:
+            base = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+            key = os.environ.get("OPENAI_API_KEY")
+        return cls(
+            model=str(model),
+            base_url=str(given.pop("base_url", base)).rstrip("/"),
+            api_key=given.pop("api_key", key),
+            provider=provider,
+            concurrency=int(given.pop("concurrency", _env_number("MEMGAUGE_LLM_CONCURRENCY", 16))),
+            timeout=float(given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60))),
+            max_retries=int(given.pop("max_retries", _env_number("MEMGAUGE_LLM_RETRIES", 4))),
+            **given,
+        )
+
+    def with_model(self, model: str) -> LLMConfig:
+        """The same endpoint, another model."""
+        return replace(self, model=model)
+
+    def identity(self) -> dict[str, str]:
+        """What may be recorded about this configuration (no key)."""
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}

@@ -1,0 +1,113 @@
+"""The process's LLM setup: one client per endpoint and model, a shared usage meter, and the
+response cache, so judges built from suite specs share connections, limits and accounting.
+
+The CLI configures it (`--cache-only`, `--no-cache`, `MEMGAUGE_HOME`); a library user calls
+`configure()`; tests inject a client factory (a scripted client, or one aimed at the fake
+server). The cache object comes from the caller (the store layer owns SQL), which keeps this
+layer free of storage code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from memgauge.llm.cache import CacheMode, CachingClient, ResponseCache
+from memgauge.llm.config import LLMConfig
+from memgauge.llm.types import LLMClient
+from memgauge.llm.usage import UsageMeter
+
+__all__ = ["LLMContext", "configure", "llm_context"]
+
+ClientFactory = Callable[[LLMConfig, UsageMeter], LLMClient]
+
+
+def default_factory(config: LLMConfig, meter: UsageMeter) -> LLMClient:
+    """An OpenAI-compatible client, or Anthropic's when `provider` says so."""
+    if config.provider == "anthropic":
+        from memgauge.llm.anthropic import AnthropicClient
+
+        return AnthropicClient(config, meter=meter)
+    from memgauge.llm.openai import OpenAIClient
+
+    return OpenAIClient(config, meter=meter)
+
+
+class LLMContext:
+    """Clients, cache and meter shared by everything in the process that calls an LLM."""
+
+    def __init__(self) -> None:
+        self.meter = UsageMeter()
+        self.cache: ResponseCache | None = None
+        self.cache_mode: CacheMode = "use"
+        self.factory: ClientFactory = default_factory
+        self._clients: dict[tuple[Any, ...], LLMClient] = {}
+        self._lock = threading.Lock()
+
+    def client(self, **overrides: Any) -> LLMClient:
+        """The shared client for this configuration (`LLMConfig.from_env(**overrides)`),
+        behind the cache when one is configured."""
+        config = LLMConfig.from_env(**overrides)
+        key = (
+            config.provider,
+            config.base_url,
+            config.model,
+            config.concurrency,
+            config.timeout,
+            config.max_retries,
+        )
+        with self._lock:
+            found = self._clients.get(key)
+            if found is None:
+                found = self.factory(config, self.meter)
+                if self.cache is not None and self.cache_mode != "off":
+                    found = CachingClient(found, self.cache, self.cache_mode, meter=self.meter)
+                self._clients[key] = found
+            return found
+
+    def close(self) -> None:
+        """Close every client (their connection pools); the next `client()` makes new ones."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for c in clients:
+            inner = getattr(c, "inner", c)
+            close = getattr(inner, "close", None)
+            if callable(close):
+                close()
+
+
+_CONTEXT = LLMContext()
+
+
+def llm_context() -> LLMContext:
+    """The process's LLM context."""
+    return _CONTEXT
+
+
+def configure(
+    *,
+    cache: ResponseCache | None = None,
+    cache_mode: CacheMode | None = None,
+    factory: ClientFactory | None = None,
+    meter: UsageMeter | None = None,
+) -> LLMContext:
+    """Set the cache, cache mode, client factory or meter; closes clients made before."""
+    ctx = _CONTEXT
+    ctx.close()
+    if cache is not None:
+        ctx.cache = cache
+    if cache_mode is not None:
+        ctx.cache_mode = cache_mode
+    if factory is not None:
+        ctx.factory = factory
+    if meter is not None:
+        ctx.meter = meter
+    return ctx
+
+
+def reset() -> None:
+    """Back to defaults: no cache, the default factory, a fresh meter (tests use this)."""
+    ctx = _CONTEXT
+    ctx.close()
+    ctx.cache, ctx.cache_mode, ctx.factory, ctx.meter = None, "use", default_factory, UsageMeter()

@@ -1,0 +1,187 @@
+"""Structured output: ask for JSON, accept it in the shapes models really send, validate it,
+repair once, and say which route produced the value.
+
+Routes (recorded with every verdict as `<request>/<parse>[+repair]`):
+
+- request: `json_schema` (OpenAI structured outputs), `json_object` (JSON mode) or `prompt`
+  (the instructions alone). An endpoint that rejects a mode with a 400 is asked again one
+  mode down, and the client remembers;
+- parse: `direct` (the reply is JSON), `fenced` (inside a ``` block), `extracted` (the first
+  JSON object inside surrounding prose);
+- `+repair`: the first reply did not validate; the model was shown the error and asked once
+  more.
+
+Anything else is a `Structured` with `value=None` and an `error` saying why: the caller records
+it as a failure. It is never turned into a number here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from memgauge.errors import LLMError
+from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Message
+
+__all__ = ["Structured", "acomplete_structured", "extract_json"]
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_MODES = ("json_schema", "json_object", "prompt")
+
+
+@dataclass(frozen=True)
+class Structured(Generic[T]):
+    """The outcome of one structured call."""
+
+    value: T | None
+    route: str
+    raw: str = ""
+    error: str | None = None
+    responses: tuple[ChatResponse, ...] = field(default_factory=tuple)
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests made (0 when every response came from the cache)."""
+        return sum(r.attempts for r in self.responses)
+
+
+def extract_json(text: str) -> tuple[Any, str]:
+    """The JSON value in `text` and how it was found (`direct`, `fenced`, `extracted`).
+
+    Raises ValueError when there is none.
+    """
+    stripped = text.strip()
+    try:
+        return json.loads(stripped), "direct"
+    except ValueError:
+        pass
+    for block in _FENCE.findall(text):
+        try:
+            return json.loads(block.strip()), "fenced"
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"[{\[]", text):
+        try:
+            value, _end = decoder.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict | list):
+            return value, "extracted"
+    raise ValueError("no JSON object in the reply")
+
+
+def _response_format(mode: str, model_cls: type[BaseModel], name: str) -> dict[str, Any] | None:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": model_cls.model_json_schema(), "strict": False},
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _validate(model_cls: type[T], text: str) -> tuple[T | None, str, str | None]:
+    try:
+        data, how = extract_json(text)
+    except ValueError as exc:
+        return None, "", str(exc)
+    try:
+        return model_cls.model_validate(data), how, None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        return None, how, f"JSON does not match the schema: {where}: {first['msg']}"
+
+
+async def acomplete_structured(
+    client: LLMClient,
+    messages: Sequence[Message],
+    model_cls: type[T],
+    *,
+    name: str = "verdict",
+    model: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    repeat: int = 0,
+    repair: bool = True,
+) -> Structured[T]:
+    """Ask `client` for a `model_cls` value.
+
+    LLM errors (after the client's retries) come back as a `Structured` with the error, so one
+    bad call never stops a run.
+    """
+    mode = str(getattr(client, "structured", "json_schema"))
+    if mode not in _MODES:
+        mode = "json_schema"
+    responses: list[ChatResponse] = []
+    msgs = tuple(messages)
+    while True:
+        request = ChatRequest(
+            messages=msgs,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_format=_response_format(mode, model_cls, name),
+            repeat=repeat,
+        )
+        try:
+            first = await client.acomplete(request)
+        except LLMError as exc:
+            if exc.kind == "bad_request" and mode != "prompt" and "response_format" in str(exc):
+                mode = _MODES[_MODES.index(mode) + 1]
+                with contextlib.suppress(AttributeError):
+                    client.structured = mode  # type: ignore[attr-defined]
+                continue
+            return Structured(
+                None, mode, error=f"LLM call failed: {exc}", responses=tuple(responses)
+            )
+        break
+    responses.append(first)
+    value, how, error = _validate(model_cls, first.content)
+    if value is not None:
+        return Structured(value, f"{mode}/{how}", first.content, responses=tuple(responses))
+    if not repair:
+        return Structured(None, mode, first.content, error, tuple(responses))
+    fix = (
+        f"Your reply could not be used: {error}. Reply again with only the JSON object, "
+        f"matching this JSON schema:\n{json.dumps(model_cls.model_json_schema())}"
+    )
+    repair_request = ChatRequest(
+        messages=(*msgs, Message("assistant", first.content), Message("user", fix)),
+        model=model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        response_format=_response_format(mode, model_cls, name),
+        repeat=repeat,
+    )
+    try:
+        second = await client.acomplete(repair_request)
+    except LLMError as exc:
+        return Structured(
+            None,
+            f"{mode}+repair",
+            first.content,
+            f"{error}; repair call failed: {exc}",
+            tuple(responses),
+        )
+    responses.append(second)
+    value, how, error2 = _validate(model_cls, second.content)
+    if value is not None:
+        return Structured(value, f"{mode}/{how}+repair", second.content, responses=tuple(responses))
+    return Structured(
+        None,
+        f"{mode}+repair",
+        second.content,
+        f"unparsable after one repair: {error2} (first reply: {error})",
+        tuple(responses),
+    )

@@ -1,0 +1,141 @@
+"""What every LLM judge shares: where its model is, how one structured call becomes a `Score`,
+and what happens when the judge cannot answer.
+
+A judge that cannot answer (the call failed after its retries, or the reply was not valid JSON
+even after one repair) gives `Score.failure(reason)`: the run records it, counts it in
+`n_failed`, and never averages it in. Seed 000's "neutral 0.5 on judge failure" exists only
+as the explicit `on_failure: neutral`; such a value is flagged `fallback` and reported apart
+from real scores.
+
+Every verdict's `detail` records the judge, model, prompt template (name, version, hash), the
+structured-output route, the HTTP requests made and whether the cache answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from memgauge.errors import UsageError
+from memgauge.llm._loop import run_sync
+from memgauge.llm.context import llm_context
+from memgauge.llm.structured import Structured, acomplete_structured
+from memgauge.llm.types import LLMClient, Message
+from memgauge.scorers.base import EvalContext, Score
+from memgauge.scorers.judges.templates import PromptTemplate
+
+__all__ = ["JudgeBase", "Verdict"]
+
+V = TypeVar("V", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's parsed answer before it becomes a Score (panels look at these)."""
+
+    value: float
+    passed: bool | None
+    reason: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeBase:
+    """Fields every judge accepts in its spec.
+
+    Attributes:
+        model: model id (default: MEMGAUGE_MODEL).
+        provider: `openai` (any compatible endpoint) or `anthropic`.
+        base_url: endpoint (default: OPENAI_BASE_URL).
+        temperature: sampling temperature.
+        max_tokens: completion budget.
+        on_failure: `fail` (record a failure: the default) or `neutral` (seed 000's 0.5,
+            flagged as a fallback and reported apart).
+        repeat: repeat index, so re-judging k times makes k distinct cached calls.
+    """
+
+    name: ClassVar[str]
+    uses_llm: ClassVar[bool] = True
+
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    on_failure: Literal["fail", "neutral"] = "fail"
+    repeat: int = 0
+
+    def __post_init__(self) -> None:
+        if self.on_failure not in ("fail", "neutral"):
+            raise UsageError(
+                f"{self.name}: on_failure is 'fail' or 'neutral', got {self.on_failure!r}"
+            )
+
+    def client(self) -> LLMClient:
+        """The shared client of this judge's endpoint and model."""
+        return llm_context().client(
+            model=self.model, provider=self.provider, base_url=self.base_url
+        )
+
+    def evaluate(self, ctx: EvalContext) -> Score:
+        """Score one item (from any thread)."""
+        return run_sync(self.aevaluate(ctx))
+
+    async def aevaluate(self, ctx: EvalContext) -> Score:
+        """Score one item on the running loop."""
+        verdict = await self.averdict(ctx)
+        if isinstance(verdict, Verdict):
+            return Score(verdict.value, verdict.passed, verdict.reason, detail=verdict.detail)
+        return self.failed(*verdict)
+
+    async def averdict(
+        self, ctx: EvalContext, *, extra: Sequence[Message] = (), repeat: int | None = None
+    ) -> Verdict | tuple[str, dict[str, Any]]:
+        """The verdict, or (reason, detail) when the judge could not give one."""
+        raise NotImplementedError
+
+    async def ask(
+        self,
+        template: PromptTemplate,
+        values: dict[str, Any],
+        model_cls: type[V],
+        *,
+        extra: Sequence[Message] = (),
+        repeat: int | None = None,
+    ) -> tuple[Structured[V], dict[str, Any]]:
+        """One structured call; the outcome and the detail every verdict records."""
+        client = self.client()
+        messages = (*template.render(values), *extra)
+        out = await acomplete_structured(
+            client,
+            messages,
+            model_cls,
+            name=self.name.replace("-", "_"),
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            repeat=self.repeat if repeat is None else repeat,
+        )
+        detail: dict[str, Any] = {
+            "judge": self.name,
+            "model": self.model or client.model,
+            **template.record(),
+            "route": out.route,
+            "requests": out.requests,
+            "cached": bool(out.responses) and all(r.cached for r in out.responses),
+        }
+        return out, detail
+
+    def failed(self, reason: str, detail: dict[str, Any]) -> Score:
+        """A judge that could not answer: a failure, or the opt-in neutral fallback."""
+        if self.on_failure == "neutral":
+            return Score(
+                0.5,
+                None,
+                f"judge failed; neutral 0.5 stand-in (on_failure: neutral): {reason}",
+                detail={**detail, "fallback": True, "judge_error": reason},
+            )
+        return Score.failure(f"judge failed: {reason}", **detail)

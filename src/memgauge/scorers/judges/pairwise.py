@@ -1,0 +1,97 @@
+"""The pairwise judge: is the output better than a baseline? Asked in both orders, because
+judges favour a position; when the two orders disagree, the answer is a tie.
+
+Value 1 (output better), 0.5 (tie or inconsistent), 0 (baseline better); passes when the
+output is not worse. The baseline is the item's expected value, or the metadata key named by
+`baseline`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from memgauge.llm.types import Message
+from memgauge.scorers.base import EvalContext, register
+from memgauge.scorers.judges.base import JudgeBase, Verdict
+from memgauge.scorers.judges.templates import PAIRWISE
+
+__all__ = ["PairwiseJudge", "PairwiseVerdict"]
+
+
+class PairwiseVerdict(BaseModel):
+    """Which of A and B is better."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reasoning: str = Field(default="", description="why")
+    winner: Literal["A", "B", "tie"] = Field(description='"A", "B" or "tie"')
+
+    @field_validator("winner", mode="before")
+    @classmethod
+    def _norm(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            s = v.strip().strip(".").removeprefix("Response ").strip()
+            return "tie" if s.lower() == "tie" else s.upper()
+        return v
+
+
+@register("pairwise")
+@dataclass(frozen=True, kw_only=True)
+class PairwiseJudge(JudgeBase):
+    """Output against a baseline, both orders."""
+
+    name: ClassVar[str] = "pairwise"
+    short_arg: ClassVar[str] = "prompt"
+
+    prompt: str = "Which response answers the input more accurately and helpfully?"
+    baseline: str = "expected"
+
+    async def averdict(
+        self, ctx: EvalContext, *, extra: Sequence[Message] = (), repeat: int | None = None
+    ) -> Verdict | tuple[str, dict[str, Any]]:
+        """See `JudgeBase.averdict`."""
+        base = ctx.expected if self.baseline == "expected" else ctx.metadata.get(self.baseline)
+        if base is None:
+            return f"no baseline: the item has no {self.baseline!r}", {"judge": self.name}
+        common = {"instructions": self.prompt, "input": ctx.input}
+        (o1, d1), (o2, d2) = await asyncio.gather(
+            self.ask(
+                PAIRWISE,
+                {**common, "first": ctx.output, "second": base},
+                PairwiseVerdict,
+                extra=extra,
+                repeat=repeat,
+            ),
+            self.ask(
+                PAIRWISE,
+                {**common, "first": base, "second": ctx.output},
+                PairwiseVerdict,
+                extra=extra,
+                repeat=repeat,
+            ),
+        )
+        detail = {
+            **d1,
+            "route": [d1["route"], d2["route"]],
+            "requests": d1["requests"] + d2["requests"],
+            "cached": d1["cached"] and d2["cached"],
+        }
+        if o1.value is None or o2.value is None:
+            return (o1.error or o2.error or "no verdict"), detail
+        # map each order's winner to output / baseline
+        first = {"A": "output", "B": "baseline", "tie": "tie"}[o1.value.winner]
+        second = {"A": "baseline", "B": "output", "tie": "tie"}[o2.value.winner]
+        outcome = first if first == second else "tie"
+        detail.update(
+            {"orders": [first, second], "consistent": first == second, "outcome": outcome}
+        )
+        value = {"output": 1.0, "tie": 0.5, "baseline": 0.0}[outcome]
+        reason = f"{outcome} (output first: {first}; baseline first: {second})" + (
+            "" if first == second else "; the orders disagree: position bias, called a tie"
+        )
+        return Verdict(value, value >= 0.5, reason, detail)

@@ -1,0 +1,272 @@
+"""Versioned prompt templates. Every verdict records its template's name, version and hash, so
+a score is always traceable to the exact words that produced it, and a changed prompt is never
+mistaken for a changed system.
+
+Placeholders are `{{name}}`; they are filled in one pass, so an output that itself contains
+`{{expected}}` is shown as written, never expanded. Values that are not text are shown as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memgauge.errors import UsageError
+from memgauge.llm.types import Message
+
+__all__ = ["TEMPLATES", "PromptTemplate", "get_template"]
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A system and a user message with `{{placeholders}}`."""
+
+    name: str
+    version: str
+    system: str
+    user: str
+
+    @property
+    def hash(self) -> str:
+        """First 16 hex digits of the SHA-256 of name, version and both texts."""
+        data = json.dumps([self.name, self.version, self.system, self.user])
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    @property
+    def placeholders(self) -> set[str]:
+        """Names used in either message."""
+        return set(_PLACEHOLDER.findall(self.system + self.user))
+
+    def render(self, values: Mapping[str, Any]) -> tuple[Message, ...]:
+        """The messages with every placeholder filled (unknown ones left as written)."""
+
+        def fill(text: str) -> str:
+            return _PLACEHOLDER.sub(
+                lambda m: _show(values[m.group(1)]) if m.group(1) in values else m.group(0), text
+            )
+
+        msgs = [Message("system", fill(self.system))] if self.system else []
+        return (*msgs, Message("user", fill(self.user)))
+
+    def record(self) -> dict[str, str]:
+        """What a verdict stores about its prompt."""
+        return {"template": self.name, "template_version": self.version, "template_hash": self.hash}
+
+
+_JSON_ONLY = "Reply with only a JSON object, no prose around it."
+
+RUBRIC = PromptTemplate(
+    "rubric",
+    "1",
+    "You are a careful, strict evaluator of an AI system's output. " + _JSON_ONLY,
+    """Evaluate the OUTPUT below against the instructions.
+
+INSTRUCTIONS:
+{{instructions}}
+
+INPUT:
+{{input}}
+
+EXPECTED (reference; may be absent):
+{{expected}}
+
+OUTPUT:
+{{output}}
+
+{{criteria}}Return {"score": <0-100>, "issues": ["..."], "strengths": ["..."]}{{criteria_json}}.""",
+)
+
+MERGE_QUALITY = (
+    "You are evaluating a memory merge operation: the INPUT holds the original and the incoming "
+    "memory, the OUTPUT is the merged memory. Be harsh: a bad merge loses information."
+)
+MERGE_CRITERIA = {"completeness": 50.0, "coherence": 30.0, "conciseness": 20.0}
+
+# --- QA correctness presets ---------------------------------------------------------------
+# Written in our own words after the criteria of LongMemEval's per-type judge prompts
+# (Wu et al. 2024) and Mem0's LoCoMo judge (Chhikara et al. 2025); see docs in the README.
+
+_QA_SYSTEM = "You grade answers to questions about a long conversation. " + _JSON_ONLY
+_QA_BODY = """QUESTION:
+{{input}}
+
+CORRECT ANSWER:
+{{expected}}
+
+MODEL'S RESPONSE:
+{{output}}
+
+"""
+_YES_NO = 'Return {"reasoning": "<one or two sentences>", "label": "yes" or "no"}.'
+
+QA_PRESETS: dict[str, PromptTemplate] = {
+    "longmemeval": PromptTemplate(
+        "qa/longmemeval",
+        "1",
+        _QA_SYSTEM,
+        _QA_BODY
+        + """Label "yes" if the response contains the correct answer, or says something
+equivalent to it, or reaches it through correct intermediate steps. Label "no" if the
+response gives a different answer, or only a part of a multi-part answer. """
+        + _YES_NO,
+    ),
+    "longmemeval/temporal-reasoning": PromptTemplate(
+        "qa/longmemeval/temporal-reasoning",
+        "1",
+        _QA_SYSTEM,
+        _QA_BODY
+        + """Label "yes" if the response contains the correct answer or an equivalent one. Do not
+count an off-by-one difference in a number of days, weeks or months as an error (for example
+18 days against 19 days is still "yes"). Label "no" otherwise. """
+        + _YES_NO,
+    ),
+    "longmemeval/knowledge-update": PromptTemplate(
+        "qa/longmemeval/knowledge-update",
+        "1",
+        _QA_SYSTEM,
+        _QA_BODY
+        + """The correct answer is the user's most recent information, which replaced older
+information. Label "yes" if the response gives the updated answer as the current one, even if
+it also mentions the older value. Label "no" if it gives only the old value, presents the old
+value as current, or gives something else. """
+        + _YES_NO,
+    ),
+    "longmemeval/single-session-preference": PromptTemplate(
+        "qa/longmemeval/single-session-preference",
+        "1",
+        _QA_SYSTEM,
+        """QUESTION:
+{{input}}
+
+RUBRIC (what a personalised response should do):
+{{expected}}
+
+MODEL'S RESPONSE:
+{{output}}
+
+Label "yes" if the response recalls and correctly uses the user's personal information or
+preferences described by the rubric; it need not cover every point of the rubric. Label "no"
+if it ignores or misuses them. """
+        + _YES_NO,
+    ),
+    "longmemeval/abstention": PromptTemplate(
+        "qa/longmemeval/abstention",
+        "1",
+        _QA_SYSTEM,
+        """QUESTION (it cannot be answered from the conversation):
+{{input}}
+
+WHY IT CANNOT BE ANSWERED:
+{{expected}}
+
+MODEL'S RESPONSE:
+{{output}}
+
+Label "yes" if the response recognises that the question cannot be answered, for example by
+saying the information is missing, incomplete or was never mentioned. Label "no" if it
+answers as though the information were known. """
+        + _YES_NO,
+    ),
+    "mem0-locomo": PromptTemplate(
+        "qa/mem0-locomo-lenient",
+        "1",
+        _QA_SYSTEM,
+        _QA_BODY
+        + """This grading is deliberately lenient. Label "CORRECT" if the response refers to the
+same thing as the correct answer, even if it is longer or phrased differently; for dates and
+times, label "CORRECT" if it points to the same date or period in any format (a relative
+phrase such as "last Tuesday" counts when it resolves to it). Label "WRONG" otherwise.
+Return {"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.""",
+    ),
+    "strict": PromptTemplate(
+        "qa/strict",
+        "1",
+        _QA_SYSTEM,
+        _QA_BODY
+        + """Label "yes" only if the response states the correct answer (or an exact equivalent)
+and states nothing that contradicts it. Label "no" otherwise. """
+        + _YES_NO,
+    ),
+}
+
+FACTS = PromptTemplate(
+    "facts",
+    "1",
+    "You are a fact extraction auditor. " + _JSON_ONLY,
+    """INPUT 1, CONVERSATION:
+{{input}}
+
+INPUT 2, EXISTING MEMORY:
+{{existing}}
+
+INPUT 3, EXTRACTED OUTPUT:
+{{output}}
+
+Step 1: list every fact the USER explicitly stated or agreed to in the conversation, each as
+"category: fact".
+Step 2: list every fact in the EXTRACTED OUTPUT that is new (not already in EXISTING MEMORY).
+Step 3: missed facts are facts of step 1 absent from step 2; hallucinated facts are facts of
+step 2 absent from step 1.
+
+Return {"conversation_facts": [...], "extracted_facts": [...], "missed_facts": [...],
+"hallucinated_facts": [...]}.""",
+)
+
+PAIRWISE = PromptTemplate(
+    "pairwise",
+    "1",
+    "You compare two responses to the same input and pick the better one. " + _JSON_ONLY,
+    """INSTRUCTIONS:
+{{instructions}}
+
+INPUT:
+{{input}}
+
+RESPONSE A:
+{{first}}
+
+RESPONSE B:
+{{second}}
+
+Which response is better? Return {"reasoning": "<one or two sentences>", "winner": "A", "B"
+or "tie"}.""",
+)
+
+PEERS = PromptTemplate(
+    "panel/peers",
+    "1",
+    "",
+    """Other judges on the panel gave these verdicts in the previous round:
+
+{{peers}}
+
+Consider their reasoning, then give your own final verdict in the same JSON format as before.""",
+)
+
+TEMPLATES: dict[str, PromptTemplate] = {
+    t.name: t for t in (RUBRIC, FACTS, PAIRWISE, PEERS, *QA_PRESETS.values())
+}
+
+
+def get_template(name: str) -> PromptTemplate:
+    """A built-in template by name."""
+    try:
+        return TEMPLATES[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown prompt template {name!r}; known: {', '.join(sorted(TEMPLATES))}"
+        ) from None

@@ -1,0 +1,67 @@
+"""The LLM response cache: one SQLite file (`$MEMGAUGE_HOME/llm-cache.db` by default).
+
+A cache, not a record: deleting the file only costs calls. Entries are keyed by a hash of
+model, messages, parameters and repeat index (`memgauge.llm.cache.request_key`); the value is
+the response as JSON. No key or header is ever part of it. Safe for several threads (one lock)
+and several processes (WAL, busy timeout; a duplicate insert keeps the first answer).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memgauge.store.connection import connect
+
+__all__ = ["SQLiteResponseCache"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llm_responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)
+"""
+
+
+class SQLiteResponseCache:
+    """`get(key)` / `put(key, model, response)` over one SQLite file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = connect(self.path, check_same_thread=False)
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached response for `key`, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT response_json FROM llm_responses WHERE key = ?", (key,)
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
+        """Keep `response` under `key` (the first answer stored wins)."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO llm_responses (key, model, response_json, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (key, model, json.dumps(response), datetime.now(UTC).isoformat()),
+            )
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM llm_responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,177 @@
+"""The OpenAI-compatible client over real HTTP against the fake server: retries, backoff on
+429, bounded attempts, errors that say what happened, accounting, and keys kept secret."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from memgauge.errors import LLMError, UsageError
+from memgauge.llm import ChatRequest, FakeOpenAIServer, Fault, FaultRates, LLMConfig, UsageMeter
+from memgauge.llm.openai import OpenAIClient
+from memgauge.llm.usage import Price
+
+REQ = ChatRequest.of([{"role": "user", "content": "hello"}])
+
+
+def _client(server: FakeOpenAIServer, **kw: object) -> OpenAIClient:
+    cfg = {"model": "m", "base_url": server.base_url, "api_key": "k", "backoff": 0.01, **kw}
+    return OpenAIClient(LLMConfig(**cfg), meter=UsageMeter({"m": Price(1.0, 2.0)}))  # type: ignore[arg-type]
+
+
+def test_transient_failures_are_retried_and_counted() -> None:
+    with FakeOpenAIServer() as server:
+        server.script(["fine"])
+        server.fail(
+            Fault(truncate=True),
+            Fault(429, headers=(("retry-after", "0.01"),)),
+            Fault(503),
+        )
+        client = _client(server)
+        try:
+            r = client.complete(REQ)
+        finally:
+            client.close()
+        assert (r.content, r.attempts, r.cached) == ("fine", 4, False)
+        assert len(server.requests) == 4
+        assert client.meter is not None
+        row = client.meter.snapshot()["m"]
+        assert row["calls"] == 1 and row["requests"] == 4
+        assert row["cost_usd"] == pytest.approx(
+            (row["prompt_tokens"] * 1.0 + row["completion_tokens"] * 2.0) / 1e6
+        )
+
+
+def test_retries_are_bounded_and_the_error_names_the_kind() -> None:
+    with FakeOpenAIServer() as server:
+        server.fail(*[Fault(500)] * 10)
+        client = _client(server, max_retries=2)
+        with pytest.raises(LLMError) as err:
+            client.complete(REQ)
+        client.close()
+        assert err.value.kind == "server" and err.value.attempts == 3
+        assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [(Fault(401), "auth"), (Fault(400, '{"error": {"message": "bad model"}}'), "bad_request")],
+)
+def test_client_errors_are_not_retried(fault: Fault, kind: str) -> None:
+    with FakeOpenAIServer() as server:
+        server.fail(fault, fault, fault)
+        client = _client(server)
+        with pytest.raises(LLMError) as err:
+            client.complete(REQ)
+        client.close()
+        assert err.value.kind == kind and len(server.requests) == 1
+
+
+def test_timeouts_and_refused_connections() -> None:
+    with FakeOpenAIServer(faults=FaultRates(timeout=1.0, timeout_delay=2.0)) as server:
+        client = _client(server, timeout=0.2, max_retries=1)
+        with pytest.raises(LLMError) as err:
+            client.complete(REQ)
+        client.close()
+        assert err.value.kind == "timeout" and err.value.attempts == 2
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = LLMConfig(model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff=0.01)
+    client = OpenAIClient(cfg)
+    with pytest.raises(LLMError) as err:
+        client.complete(REQ)
+    client.close()
+    assert err.value.kind == "connection"
+
+
+def test_a_garbled_200_is_retried_as_a_bad_response() -> None:
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(200, body='{"choices": []}'), Fault(200, body="not json"))
+        server.script(["ok"])
+        client = _client(server)
+        r = client.complete(REQ)
+        client.close()
+        assert r.content == "ok" and r.attempts == 3
+
+
+def test_429_halves_concurrency_and_it_recovers() -> None:
+    async def main(server: FakeOpenAIServer) -> tuple[int, int, int]:
+        client = _client(server, concurrency=8)
+        server.fail(*[Fault(429, headers=(("retry-after", "0"),))] * 4)
+        await asyncio.gather(*(client.acomplete(REQ) for _ in range(8)))
+        limiter = client.limiter
+        lowest = limiter.lowest
+        # enough successes in a row grow it back to the maximum
+        for _ in range(6):
+            await asyncio.gather(*(client.acomplete(REQ) for _ in range(8)))
+        limit, cuts = limiter.limit, limiter.cuts
+        await client.aclose()
+        return lowest, limit, cuts
+
+    with FakeOpenAIServer() as server:
+        lowest, limit, cuts = asyncio.run(main(server))
+    assert cuts >= 1 and lowest <= 4
+    assert limit == 8
+
+
+def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(UsageError, match="MEMGAUGE_MODEL"):
+        LLMConfig.from_env()
+    monkeypatch.setenv("MEMAUDIT_MODEL", "audit-model")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-SECRET-value")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")
+    cfg = LLMConfig.from_env(timeout=5)
+    assert (cfg.model, cfg.base_url, cfg.timeout) == ("audit-model", "http://127.0.0.1:9/v1", 5)
+    assert "SECRET" not in repr(cfg) and "SECRET" not in repr(OpenAIClient(cfg))
+    assert "api_key" not in cfg.identity()
+    monkeypatch.setenv("MEMGAUGE_MODEL", "mine")
+    assert LLMConfig.from_env().model == "mine"
+    monkeypatch.setenv("MEMGAUGE_LLM_TIMEOUT", "soon")
+    with pytest.raises(UsageError, match="MEMGAUGE_LLM_TIMEOUT"):
+        LLMConfig.from_env()
+
+
+def test_random_fault_rates_hit_at_about_the_configured_rate() -> None:
+    rates = FaultRates(rate_limit=0.1, server_error=0.1, malformed=0.1, retry_after=0, seed=3)
+    with FakeOpenAIServer(faults=rates) as server:
+        client = _client(server, concurrency=20, max_retries=8)
+
+        async def main() -> list[str]:
+            rs = await asyncio.gather(*(client.acomplete(REQ) for _ in range(300)))
+            await client.aclose()
+            return [r.content for r in rs]
+
+        contents = asyncio.run(main())
+    counts = server.fault_counts
+    n = len(server.requests)
+    for kind in ("rate_limit", "server_error", "malformed"):
+        assert 0.05 * n < counts[kind] < 0.16 * n, (kind, counts, n)
+    # malformed content arrives as a normal 200: the client returns it, the judge layer rejects it
+    assert sum(c.startswith("Sure!") for c in contents) == counts["malformed"]
+
+
+def test_anthropic_messages_through_the_sdk() -> None:
+    pytest.importorskip("anthropic")
+    from memgauge.llm.anthropic import AnthropicClient
+
+    with FakeOpenAIServer(api_key="ak") as server:
+        server.script(["bonjour"])
+        cfg = LLMConfig(
+            model="claude-x", base_url=server.base_url, api_key="ak", provider="anthropic"
+        )
+        client = AnthropicClient(cfg, meter=UsageMeter({}))
+        req = ChatRequest.of(
+            [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+        )
+        r = client.complete(req)
+        client.close()
+        assert r.content == "bonjour" and r.usage.prompt_tokens > 0
+        sent = server.requests[-1]
+        assert sent["path"] == "/v1/messages"
+        assert sent["json"]["system"] == "be brief"
+        assert sent["json"]["messages"] == [{"role": "user", "content": "hi"}]
