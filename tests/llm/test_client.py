@@ -38,7 +38,8 @@ def test_transient_failures_are_retried_and_counted() -> None:
         assert len(server.requests) == 4
         assert client.meter is not None
         row = client.meter.snapshot()["m"]
-        assert row["calls"] == 1 and row["requests"] == 4
+        assert row["calls"] == 1
+        assert row["requests"] == 4
         assert row["cost_usd"] == pytest.approx(
             (row["prompt_tokens"] * 1.0 + row["completion_tokens"] * 2.0) / 1e6
         )
@@ -51,7 +52,8 @@ def test_retries_are_bounded_and_the_error_names_the_kind() -> None:
         with pytest.raises(LLMError) as err:
             client.complete(REQ)
         client.close()
-        assert err.value.kind == "server" and err.value.attempts == 3
+        assert err.value.kind == "server"
+        assert err.value.attempts == 3
         assert len(server.requests) == 3
 
 
@@ -66,7 +68,8 @@ def test_client_errors_are_not_retried(fault: Fault, kind: str) -> None:
         with pytest.raises(LLMError) as err:
             client.complete(REQ)
         client.close()
-        assert err.value.kind == kind and len(server.requests) == 1
+        assert err.value.kind == kind
+        assert len(server.requests) == 1
 
 
 def test_timeouts_and_refused_connections() -> None:
@@ -75,7 +78,8 @@ def test_timeouts_and_refused_connections() -> None:
         with pytest.raises(LLMError) as err:
             client.complete(REQ)
         client.close()
-        assert err.value.kind == "timeout" and err.value.attempts == 2
+        assert err.value.kind == "timeout"
+        assert err.value.attempts == 2
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -94,7 +98,8 @@ def test_a_garbled_200_is_retried_as_a_bad_response() -> None:
         client = _client(server)
         r = client.complete(REQ)
         client.close()
-        assert r.content == "ok" and r.attempts == 3
+        assert r.content == "ok"
+        assert r.attempts == 3
 
 
 def test_429_halves_concurrency_and_it_recovers() -> None:
@@ -113,7 +118,8 @@ def test_429_halves_concurrency_and_it_recovers() -> None:
 
     with FakeOpenAIServer() as server:
         lowest, limit, cuts = asyncio.run(main(server))
-    assert cuts >= 1 and lowest <= 4
+    assert cuts >= 1
+    assert lowest <= 4
     assert limit == 8
 
 
@@ -127,7 +133,8 @@ def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")
     cfg = LLMConfig.from_env(timeout=5)
     assert (cfg.model, cfg.base_url, cfg.timeout) == ("audit-model", "http://127.0.0.1:9/v1", 5)
-    assert "SECRET" not in repr(cfg) and "SECRET" not in repr(OpenAIClient(cfg))
+    assert "SECRET" not in repr(cfg)
+    assert "SECRET" not in repr(OpenAIClient(cfg))
     assert "api_key" not in cfg.identity()
     monkeypatch.setenv("MEMGAUGE_MODEL", "mine")
     assert LLMConfig.from_env().model == "mine"
@@ -170,7 +177,8 @@ def test_anthropic_messages_through_the_sdk() -> None:
         )
         r = client.complete(req)
         client.close()
-        assert r.content == "bonjour" and r.usage.prompt_tokens > 0
+        assert r.content == "bonjour"
+        assert r.usage.prompt_tokens > 0
         sent = server.requests[-1]
         assert sent["path"] == "/v1/messages"
         assert sent["json"]["system"] == "be brief"

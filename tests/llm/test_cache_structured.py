@@ -1,0 +1,145 @@
+"""The response cache (exact replay, repeat indexes, cache-only misses) and structured output
+(JSON in the shapes models send, schema fallback, one repair, honest failure)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from memgauge.errors import CacheMissError, LLMError
+from memgauge.llm import (
+    CachingClient,
+    ChatRequest,
+    FakeOpenAIServer,
+    Fault,
+    LLMConfig,
+    Message,
+    ScriptedClient,
+    acomplete_structured,
+    extract_json,
+    request_key,
+)
+from memgauge.llm.openai import OpenAIClient
+from memgauge.store.llm_cache import SQLiteResponseCache
+
+
+class Score(BaseModel):
+    score: int
+
+
+def _req(text: str = "q", repeat: int = 0) -> ChatRequest:
+    return ChatRequest.of([{"role": "user", "content": text}], repeat=repeat)
+
+
+def test_cache_replays_exactly_and_keeps_repeats_apart(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["first", "second", "third"])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url, api_key="sk-TOPSECRET"))
+        client = CachingClient(inner, cache)
+        a = client.complete(_req())
+        again = client.complete(_req())
+        other = client.complete(_req(repeat=1))
+        assert (a.content, again.content, other.content) == ("first", "first", "second")
+        assert again.cached and again.attempts == 0
+        assert len(server.requests) == 2
+        # replay from the cache only: no request, same answers; a miss is an error, not a call
+        replay = CachingClient(inner, cache, "only")
+        assert replay.complete(_req()).content == "first"
+        with pytest.raises(CacheMissError, match="cache-only"):
+            replay.complete(_req("never asked"))
+        assert len(server.requests) == 2
+        refresh = CachingClient(inner, cache, "refresh")
+        assert refresh.complete(_req()).content == "third"
+        inner.close()
+    cache.close()
+    # no key or header reaches the cache file
+    assert b"TOPSECRET" not in (tmp_path / "c.db").read_bytes()
+
+
+def test_the_key_covers_model_messages_parameters_and_repeat() -> None:
+    base = _req()
+    keys = {
+        request_key("m", base),
+        request_key("other", base),
+        request_key("m", _req("q2")),
+        request_key("m", _req(repeat=2)),
+        request_key("m", ChatRequest(base.messages, temperature=0.7)),
+        request_key("m", ChatRequest(base.messages, response_format={"type": "json_object"})),
+    }
+    assert len(keys) == 6
+    assert request_key("m", base) == request_key("m", _req())
+
+
+@pytest.mark.parametrize(
+    ("text", "how"),
+    [
+        ('{"score": 3}', "direct"),
+        ('Here you go:\n```json\n{"score": 3}\n```\nThanks', "fenced"),
+        ('My verdict is {"score": 3} as requested.', "extracted"),
+    ],
+)
+def test_json_is_found_where_models_put_it(text: str, how: str) -> None:
+    assert extract_json(text) == ({"score": 3}, how)
+
+
+def test_no_json_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no JSON"):
+        extract_json("I think it is good {not json}")
+
+
+def _structured(client: object) -> object:
+    async def go() -> object:
+        try:
+            return await acomplete_structured(client, [Message("user", "grade")], Score)  # type: ignore[arg-type]
+        finally:
+            aclose = getattr(client, "aclose", None)
+            if aclose is not None:
+                await aclose()  # a loop's connection pool is closed on that loop
+
+    return asyncio.run(go())
+
+
+def test_repair_once_then_record_the_route() -> None:
+    client = ScriptedClient(["no json here", '{"score": 4}'])
+    out = _structured(client)
+    assert out.value == Score(score=4)  # type: ignore[attr-defined]
+    assert out.route == "json_schema/direct+repair"  # type: ignore[attr-defined]
+    repair = client.requests[1].messages
+    assert repair[-2].role == "assistant" and repair[-2].content == "no json here"  # noqa: PT018
+    assert "could not be used" in repair[-1].content
+
+
+def test_unparsable_after_repair_is_a_failure_not_a_value() -> None:
+    out = _structured(ScriptedClient(["nope", '{"score": "high"}']))
+    assert out.value is None  # type: ignore[attr-defined]
+    assert "unparsable after one repair" in out.error  # type: ignore[attr-defined]
+    failed = _structured(ScriptedClient([LLMError("server", "down", attempts=5)]))
+    assert failed.value is None and "down" in failed.error  # type: ignore[attr-defined]  # noqa: PT018
+
+
+def test_an_endpoint_without_json_schema_falls_back_to_json_mode() -> None:
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(400, '{"error": {"message": "response_format json_schema unsupported"}}'))
+        server.script(['{"score": 2}'])
+        client = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        out = _structured(client)
+        assert out.value == Score(score=2)  # type: ignore[attr-defined]
+        assert out.route == "json_object/direct"  # type: ignore[attr-defined]
+        assert client.structured == "json_object"
+        formats = [r["json"].get("response_format", {}).get("type") for r in server.requests]
+        assert formats == ["json_schema", "json_object"]
+        client.close()
+
+
+def test_json_schema_request_carries_the_model_schema() -> None:
+    client = ScriptedClient(['{"score": 1}'])
+    _structured(client)
+    fmt = client.requests[0].response_format
+    assert fmt is not None
+    assert fmt["json_schema"]["schema"]["properties"]["score"]["type"] == "integer"
+    json.dumps(fmt)
