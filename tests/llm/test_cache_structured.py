@@ -45,7 +45,8 @@ def test_cache_replays_exactly_and_keeps_repeats_apart(tmp_path: Path) -> None:
         again = client.complete(_req())
         other = client.complete(_req(repeat=1))
         assert (a.content, again.content, other.content) == ("first", "first", "second")
-        assert again.cached and again.attempts == 0
+        assert again.cached
+        assert again.attempts == 0
         assert len(server.requests) == 2
         # replay from the cache only: no request, same answers; a miss is an error, not a call
         replay = CachingClient(inner, cache, "only")
@@ -110,7 +111,8 @@ def test_repair_once_then_record_the_route() -> None:
     assert out.value == Score(score=4)  # type: ignore[attr-defined]
     assert out.route == "json_schema/direct+repair"  # type: ignore[attr-defined]
     repair = client.requests[1].messages
-    assert repair[-2].role == "assistant" and repair[-2].content == "no json here"  # noqa: PT018
+    assert repair[-2].role == "assistant"
+    assert repair[-2].content == "no json here"
     assert "could not be used" in repair[-1].content
 
 
@@ -119,7 +121,8 @@ def test_unparsable_after_repair_is_a_failure_not_a_value() -> None:
     assert out.value is None  # type: ignore[attr-defined]
     assert "unparsable after one repair" in out.error  # type: ignore[attr-defined]
     failed = _structured(ScriptedClient([LLMError("server", "down", attempts=5)]))
-    assert failed.value is None and "down" in failed.error  # type: ignore[attr-defined]  # noqa: PT018
+    assert failed.value is None
+    assert "down" in failed.error
 
 
 def test_an_endpoint_without_json_schema_falls_back_to_json_mode() -> None:
