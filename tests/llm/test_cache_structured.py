@@ -146,3 +146,19 @@ def test_json_schema_request_carries_the_model_schema() -> None:
     assert fmt is not None
     assert fmt["json_schema"]["schema"]["properties"]["score"]["type"] == "integer"
     json.dumps(fmt)
+
+
+def test_identical_requests_in_flight_are_made_once(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer(latency=0.05) as server:
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        client = CachingClient(inner, cache)
+
+        async def main() -> list[str]:
+            rs = await asyncio.gather(*(client.acomplete(_req("same")) for _ in range(5)))
+            await inner.aclose()
+            return [r.content for r in rs]
+
+        assert asyncio.run(main()) == ["OK"] * 5
+        assert len(server.requests) == 1
+    cache.close()

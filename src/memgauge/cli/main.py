@@ -42,6 +42,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("memgauge.cli.run", "run"),
     "bench": ("memgauge.cli.bench", "bench"),
     "runs": ("memgauge.cli.runs", "runs"),
+    "judge": ("memgauge.cli.judge", "judge"),
 }
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from memgauge.cli._systems import parse_system
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
-from memgauge.data.io import load_conversations, load_retrieval_dataset
+from memgauge.data.io import load_conversations, load_judged, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
 from memgauge.data.trec import read_qrels, read_run
@@ -64,6 +64,12 @@ def _subject(path: Path) -> str:
     return ", ".join(f"{label} ({next(iter(spec))})" for label, spec in parsed)
 
 
+def _labels(path: Path) -> str:
+    rows = load_judged(path, labels=True)
+    n_pass = sum(r.label == "pass" for r in rows)
+    return f"{len(rows)} labelled outputs ({n_pass} pass, {len(rows) - n_pass} fail)"
+
+
 def _suite(path: Path) -> str:
     s = load_suite(path)
     return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
@@ -101,6 +107,7 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "conversations": _conversations,
     "suite": _suite,
     "subject": _subject,
+    "labels": _labels,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
 }

@@ -21,6 +21,7 @@ Kind = Literal[
     "longmemeval",
     "suite",
     "subject",
+    "labels",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
@@ -29,6 +30,7 @@ __all__ = ["KINDS", "Kind", "detect_kind"]
 _BY_STEM = {
     "suite": "suite",
     "subject": "subject",
+    "labels": "labels",
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "memories": "memories",

@@ -40,6 +40,7 @@ from memgauge.data.models import (
     ConversationDataset,
     EquivalenceClass,
     EvalQuery,
+    JudgedOutput,
     Judgment,
     Memory,
     RetrievalDataset,
@@ -227,9 +228,34 @@ def load_items(path: str | Path) -> list[TaskItem]:
     return items
 
 
+def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
+    """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
+    Ids must be unique. DataError lists every problem with its line."""
+    file = str(path)
+    rows = read_records(path, JudgedOutput, key="items")
+    problems, seen = [], set()
+    for i, row in enumerate(rows):
+        if row.id in seen:
+            problems.append(Problem(file, None, f"[{i}].id", f"duplicate id {row.id!r}"))
+        seen.add(row.id)
+        if labels and row.label is None:
+            jsonl = file.endswith(".jsonl")
+            problems.append(
+                Problem(
+                    file,
+                    i + 1 if jsonl else None,
+                    "label" if jsonl else f"[{i}].label",
+                    "a human label is needed: pass or fail",
+                )
+            )
+    if problems:
+        raise DataError(problems)
+    return rows
+
+
 def save_conversations(ds: ConversationDataset, path: str | Path) -> None:
     """Write a conversation dataset as memaudit JSON, atomically."""
     atomic_write_text(path, ds.model_dump_json(indent=2, exclude_defaults=True) + "\n")
 
 
-__all__ += ["FILES", "write_qrels"]
+__all__ += ["FILES", "load_judged", "write_qrels"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "IMPORTANCE_WEIGHTS",
@@ -20,6 +20,7 @@ __all__ = [
     "EquivalenceClass",
     "EvalQuery",
     "Fact",
+    "JudgedOutput",
     "Judgment",
     "JudgmentSource",
     "Memory",
@@ -222,3 +223,46 @@ class TaskItem(_Model):
     )
     category: str | None = Field(default=None, description="Category, for breakdowns.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+
+_PASS = {"pass", "yes", "correct", "true", "1"}
+_FAIL = {"fail", "no", "wrong", "false", "0"}
+
+
+class JudgedOutput(BaseModel):
+    """A frozen output to judge again: one line of a labels file (`memgauge judge calibrate`,
+    with a human `label`) or of a run export (`memgauge judge rejudge`, extra keys ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: NonEmptyStr = Field(description="Item id (a run export's subject/task/item_id also works).")
+    input: Any = Field(default=None, description="What the subject was asked.")
+    output: Any = Field(description="What the subject answered: the thing being judged.")
+    expected: Any = Field(default=None, description="The reference answer, if any.")
+    label: str | None = Field(
+        default=None,
+        description="A person's verdict: pass or fail (yes/no, correct/wrong, true/false, 1/0).",
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Item metadata.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _export_ids(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "id" not in data and "item_id" in data:
+            parts = [str(data[k]) for k in ("subject", "task") if data.get(k)]
+            data = {**data, "id": "/".join([*parts, str(data["item_id"])])}
+        return data
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _pass_fail(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        low = str(v).strip().lower()
+        if low in _PASS:
+            return "pass"
+        if low in _FAIL:
+            return "fail"
+        raise ValueError(
+            f"label {v!r} is not a verdict: use pass or fail (or yes/no, correct/wrong, true/false, 1/0)"
+        )

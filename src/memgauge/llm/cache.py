@@ -9,10 +9,15 @@ question (judge variance) apart, so each replays its own answer. Modes:
 - `only`: never call; a miss raises `CacheMissError` (a replay that needs the network is
   not a replay);
 - `off`: no cache.
+
+Identical requests in flight at the same time are made once (single flight): two items whose
+judge prompts are the same get the same verdict in the run, exactly as a replay will give
+them, and the provider is paid once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import asdict, replace
@@ -91,6 +96,7 @@ class CachingClient:
         self.inner, self.cache, self.mode, self.meter = inner, cache, mode, meter
         self.hits = 0
         self.misses = 0
+        self._flights: dict[tuple[int, str], asyncio.Future[ChatResponse]] = {}
 
     @property
     def model(self) -> str:
@@ -123,8 +129,27 @@ class CachingClient:
                 return response
             if self.mode == "only":
                 raise CacheMissError(model, key)
+        flight = (id(asyncio.get_running_loop()), key)
+        pending = self._flights.get(flight)
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            self.hits += 1
+            return replace(shared, attempts=0, cached=True)
+        future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
+        self._flights[flight] = future
         self.misses += 1
-        response = await self.inner.acomplete(replace(request, model=model))
+        try:
+            response = await self.inner.acomplete(replace(request, model=model))
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # retrieved: no "never retrieved" warning when no one waits
+            raise
+        finally:
+            del self._flights[flight]
+        future.set_result(response)
         self.cache.put(key, model, _to_json(response))
         return response
 

@@ -1,0 +1,160 @@
+"""`memgauge judge`: how far to trust an LLM judge.
+
+    memgauge judge calibrate LABELS.jsonl --judge '{qa-judge: strict}'
+    memgauge judge rejudge OUTPUTS.jsonl --judge rubric -k 5
+
+LABELS.jsonl: one object per line, `{id, input, output, expected, label}` with label pass or
+fail. OUTPUTS.jsonl: the same without labels; `memgauge runs export ID --format jsonl` works.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import yaml
+from rich.table import Table
+
+from memgauge.cli._common import console
+from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.data.io import load_judged
+from memgauge.errors import UsageError
+from memgauge.llm._loop import run_sync
+from memgauge.llm.context import llm_context
+from memgauge.scorers import evaluator_from_spec
+from memgauge.scorers.judges import JudgeBase
+from memgauge.scorers.judges.reliability import acalibrate, arejudge
+
+__all__ = ["judge"]
+
+T = TypeVar("T")
+
+
+def _judge(spec_text: str) -> JudgeBase:
+    try:
+        spec: Any = yaml.safe_load(spec_text)
+    except yaml.YAMLError as exc:
+        raise UsageError(
+            f"--judge: not a spec ({exc}); e.g. --judge '{{qa-judge: strict}}'"
+        ) from None
+    built = evaluator_from_spec(spec)
+    if not isinstance(built, JudgeBase):
+        raise UsageError(
+            f"--judge: {spec_text!r} is not an LLM judge (rubric, qa-judge, facts, pairwise, panel)"
+        )
+    return built
+
+
+def _judging(
+    flags: tuple[bool, bool, bool, Path | None], work: Callable[[], Coroutine[Any, Any, T]]
+) -> T:
+    """Configure the LLM cache from the flags, run `work` on the LLM loop, close the clients."""
+    cache_only, no_cache, refresh_cache, llm_cache = flags
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
+    try:
+        return run_sync(work())
+    finally:
+        llm_context().close()
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+@click.group()
+def judge() -> None:
+    """Check an LLM judge: calibrate it against people, or re-judge to measure its noise."""
+
+
+@judge.command()
+@click.argument("labels", type=click.Path(path_type=Path))
+@click.option("--judge", "spec", required=True, help="Judge spec, e.g. '{qa-judge: strict}'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@llm_options
+def calibrate(
+    labels: Path,
+    spec: str,
+    as_json: bool,
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
+) -> None:
+    """Judge LABELS (outputs a person labelled pass/fail) and compare: confusion matrix,
+    accuracy with a 95% Wilson interval, Cohen's kappa. Items the judge could not judge are
+    counted apart, never guessed."""
+    rows = load_judged(labels, labels=True)
+    built = _judge(spec)
+    flags = (cache_only, no_cache, refresh_cache, llm_cache)
+    report = _judging(flags, lambda: acalibrate(built, rows))
+    data = report.as_dict()
+    if as_json:
+        click.echo(json.dumps(data, sort_keys=True))
+        return
+    cal = report.calibration
+    out = console()
+    table = Table(title=f"judge vs human on {labels.name} (rows: human, columns: judge)")
+    table.add_column("human \\ judge")
+    for lab in cal.labels:
+        table.add_column(lab, justify="right")
+    for lab, row in zip(cal.labels, cal.confusion, strict=True):
+        table.add_row(lab, *(str(n) for n in row))
+    out.print(table)
+    ci = cal.accuracy_ci
+    out.print(
+        f"accuracy {_fmt(cal.accuracy)}"
+        + (f" (95% CI {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
+        + f", Cohen's kappa {_fmt(cal.kappa)}, n {cal.n}; "
+        f"the judge could not judge {report.n_failed}"
+    )
+    for f in report.failures[:10]:
+        out.print(f"  {f['id']}: {f['reason']}")
+
+
+@judge.command()
+@click.argument("outputs", type=click.Path(path_type=Path))
+@click.option("--judge", "spec", required=True, help="Judge spec, e.g. rubric.")
+@click.option("-k", "k", type=click.IntRange(2, 100), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@llm_options
+def rejudge(
+    outputs: Path,
+    spec: str,
+    k: int,
+    as_json: bool,
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
+) -> None:
+    """Judge frozen OUTPUTS k times each and split the spread into judge noise and real
+    differences between items (a run export works as OUTPUTS)."""
+    rows = load_judged(outputs)
+    built = _judge(spec)
+    flags = (cache_only, no_cache, refresh_cache, llm_cache)
+    report = _judging(flags, lambda: arejudge(built, rows, k))
+    data = report.as_dict()
+    if as_json:
+        click.echo(json.dumps(data, sort_keys=True))
+        return
+    out = console()
+    out.print(
+        f"{report.n_items} items x {k} verdicts; {report.n_failed} verdicts failed (not counted)"
+    )
+    out.print(
+        f"mean {_fmt(report.mean)}; per repeat: " + ", ".join(_fmt(m) for m in report.repeat_means)
+    )
+    out.print(
+        f"judge variance {_fmt(report.judge_variance, 4)}, item variance "
+        f"{_fmt(report.item_variance, 4)}, judge share {_fmt(report.judge_share)}; "
+        f"pass/fail flips on {_fmt(report.flip_rate)} of items"
+    )
+    out.print(
+        f"the judge alone moves the mean by about +-{_fmt(report.sd_of_mean_from_judge, 4)} "
+        "(one SD): smaller differences between systems are judge noise"
+    )

@@ -1,0 +1,114 @@
+"""`memgauge judge calibrate` and `judge rejudge` over real HTTP against the fake server."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.llm import FakeOpenAIServer
+
+_QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
+        yield srv
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_calibrate_against_human_labels(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def rule(payload: dict[str, Any]) -> str:
+        m = _QA.search(payload["messages"][-1]["content"])
+        assert m is not None
+        ok = m.group(1).strip() in m.group(2)
+        return json.dumps({"reasoning": "-", "label": "yes" if ok else "no"})
+
+    server.respond(rule)
+    rows = []
+    for i in range(20):
+        right = i % 2 == 0
+        human = right if i not in (3, 4) else not right  # the person disagrees twice
+        rows.append(
+            {
+                "id": f"x{i}",
+                "input": f"question {i}",
+                "output": f"answer A{i}" if right else "no idea",
+                "expected": f"A{i}",
+                "label": "pass" if human else "fail",
+            }
+        )
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    code = main(["judge", "calibrate", str(labels), "--judge", "{qa-judge: strict}", "--json"])
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0
+    assert report["n"] == 20
+    assert report["accuracy"] == pytest.approx(0.9)
+    assert report["confusion"] == [[9, 1], [1, 9]]  # labels fail, pass
+    assert report["cohen_kappa"] == pytest.approx(0.8)
+    assert report["n_failed"] == 0
+    # human-readable form
+    assert main(["judge", "calibrate", str(labels), "--judge", "{qa-judge: strict}"]) == 0
+    out = capsys.readouterr().out
+    assert "Cohen's kappa 0.800" in out
+    assert "95% CI" in out
+
+
+def test_rejudge_separates_judge_noise_from_item_differences(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(11)
+
+    def noisy(payload: dict[str, Any]) -> str:
+        good = "GOOD" in payload["messages"][-1]["content"]
+        base = 80 if good else 20
+        return json.dumps({"score": base + rng.uniform(-10, 10)})
+
+    server.respond(noisy)
+    rows = [
+        {"id": f"o{i}", "input": f"q{i}", "output": "GOOD" if i % 2 else "BAD"} for i in range(40)
+    ]
+    outputs = _write(tmp_path / "outputs.jsonl", rows)
+    args = ["judge", "rejudge", str(outputs), "--judge", "rubric", "-k", "5", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(server.requests) == 200
+    # uniform +-0.1 noise: variance 0.2^2 / 12 = 0.00333; items differ by 0.6: variance ~0.09
+    assert 0.0022 < report["judge_variance"] < 0.0045
+    assert 0.07 < report["item_variance"] < 0.11
+    assert report["judge_share"] < 0.06
+    assert report["n_failed"] == 0
+    # the k repeats are distinct cache entries: a cache-only replay reproduces the report
+    assert main([*args, "--cache-only"]) == 0
+    replay = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert replay == report
+    assert len(server.requests) == 200
+
+
+def test_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = _write(tmp_path / "labels.jsonl", [{"id": "a", "output": "x", "label": "pass"}])
+    assert main(["judge", "calibrate", str(labels), "--judge", "exact"]) == 2
+    assert "not an LLM judge" in capsys.readouterr().err
+    assert main(["judge", "calibrate", str(labels), "--judge", "{nope: 1}"]) == 2
+    assert "unknown evaluator" in capsys.readouterr().err
+    unlabelled = _write(tmp_path / "u.jsonl", [{"id": "a", "output": "x"}])
+    assert main(["judge", "calibrate", str(unlabelled), "--judge", "rubric"]) == 2
+    err = capsys.readouterr().err
+    assert "u.jsonl:1" in err
+    assert "Traceback" not in err

@@ -1,0 +1,172 @@
+"""A suite judged by an LLM over real HTTP (the fake server on 127.0.0.1): the re-run makes no
+request, a --cache-only replay reproduces the run, faults never become scores, keys stay out."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+from memgauge.llm import FakeOpenAIServer, FaultRates
+
+SECRET = "sk-SECRET-do-not-store-1234"
+N = 30
+_QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)
+
+
+def judge_rule(payload: dict[str, Any]) -> str | None:
+    """A deterministic judge: yes iff the expected answer occurs in the response."""
+    text = payload["messages"][-1]["content"]
+    m = _QA.search(text)
+    if m is None:
+        return '{"score": 75, "issues": [], "strengths": ["fine"]}'
+    label = "yes" if m.group(1).strip().lower() in m.group(2).lower() else "no"
+    return json.dumps({"reasoning": "compared", "label": label})
+
+
+def _truth(i: int) -> bool:
+    return i % 3 != 0  # every third item's memory is missing: the answer cannot be found
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(api_key=SECRET) as srv:
+        srv.respond(judge_rule)
+        yield srv
+
+
+@pytest.fixture
+def suite(tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "3")
+    monkeypatch.setenv("MEMGAUGE_LLM_TIMEOUT", "0.5")
+    items = [
+        {"id": f"q{i}", "input": f"What is the code for item {i}?", "expected": f"K{i}X"}
+        for i in range(N)
+    ]
+    memories = [
+        {"id": f"m{i}", "text": f"The code for item {i} is K{i}X."} for i in range(N) if _truth(i)
+    ]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
+    (tmp_path / "memories.jsonl").write_text("".join(json.dumps(x) + "\n" for x in memories))
+    spec = {
+        "name": "judged",
+        "concurrency": 8,
+        "max_failure_rate": 0.5,
+        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "memories": "memories.jsonl",
+                "k": 1,
+                "evaluators": [{"qa-judge": "longmemeval"}, {"rubric": "Is it helpful?"}],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def _run(
+    suite: Path, db: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, dict[str, Any], str]:
+    code = main(["run", str(suite), "--store", str(db), "--json", *extra])
+    cap = capsys.readouterr()
+    return code, json.loads(cap.out.strip().splitlines()[-1]), cap.out + cap.err
+
+
+def _means(result: dict[str, Any]) -> dict[str, Any]:
+    return {r["evaluator"]: (r["mean"], r["n_scored"], r["n_failed"]) for r in result["results"]}
+
+
+def test_rerun_costs_nothing_and_cache_only_replays_exactly(
+    suite: Path, server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, first, out1 = _run(suite, tmp_path / "r.db", capsys)
+    assert code == 0, out1
+    calls = len(server.requests)
+    assert calls == 2 * N  # one QA and one rubric call per item
+    means = _means(first)
+    assert means["qa-judge"] == (pytest.approx(20 / 30), N, 0)
+    usage = first["llm_usage"]["fake-judge"]
+    assert (usage["calls"], usage["cached"], usage["requests"]) == (2 * N, 0, 2 * N)
+    assert usage["prompt_tokens"] > 0
+    assert usage["cost_usd"] is None  # no price configured: n/a, not 0
+
+    code, again, _ = _run(suite, tmp_path / "r.db", capsys)
+    assert code == 0
+    assert len(server.requests) == calls  # the re-run made no request
+    assert _means(again) == means
+    assert again["llm_usage"]["fake-judge"]["cached"] == 2 * N
+
+    code, replay, _ = _run(suite, tmp_path / "r.db", capsys, "--cache-only")
+    assert (code, _means(replay)) == (0, means)
+    assert len(server.requests) == calls
+
+    # a replay that needs a call it never made fails those items; it does not call
+    server.requests.clear()
+    code, miss, out = _run(
+        suite,
+        tmp_path / "other.db",
+        capsys,
+        "--cache-only",
+        "--llm-cache",
+        str(tmp_path / "empty.db"),
+    )
+    assert server.requests == []
+    assert _means(miss)["qa-judge"][:2] == (None, 0)
+    assert "cache_miss" in out or "cache-only" in out
+    _assert_no_secret(tmp_path, out1 + out)
+
+
+def test_faulty_responses_never_become_scores(
+    suite: Path, server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.set_faults(
+        FaultRates(
+            rate_limit=0.05,
+            server_error=0.05,
+            timeout=0.05,
+            malformed=0.05,
+            timeout_delay=1.0,
+            retry_after=0.01,
+            seed=7,
+        )
+    )
+    _code, result, out = _run(suite, tmp_path / "r.db", capsys, "--no-cache")
+    assert result["status"] == "completed", out
+    assert sum(server.fault_counts.values()) > 0
+    con = sqlite3.connect(tmp_path / "r.db")
+    rows = con.execute(
+        "SELECT item_id, evaluator, value, error, detail_json FROM suite_run_scores"
+    ).fetchall()
+    con.close()
+    assert len(rows) == 2 * N  # every item and evaluator: a score or a recorded failure
+    bound = (3 + 1) * 2  # (retries + 1) per call, one repair call
+    for item_id, evaluator, value, error, detail_json in rows:
+        detail = json.loads(detail_json)
+        assert (value is None) == (error is not None)
+        assert detail["requests"] <= bound
+        if evaluator.startswith("qa-judge") and value is not None:
+            # scored only from a real verdict: the deterministic judge's answer
+            assert value == float(_truth(int(item_id[1:])))
+    _assert_no_secret(tmp_path, out)
+
+
+def _assert_no_secret(tmp_path: Path, output: str) -> None:
+    assert SECRET not in output
+    for f in tmp_path.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
