@@ -44,6 +44,8 @@ class LLMContext:
         self.factory: ClientFactory = default_factory
         self._clients: dict[tuple[Any, ...], LLMClient] = {}
         self._lock = threading.Lock()
+        #: bumped whenever clients are dropped, so callers that memoize a client know to ask again
+        self.generation = 0
 
     def client(self, **overrides: Any) -> LLMClient:
         """The shared client for this configuration (`LLMConfig.from_env(**overrides)`),
@@ -70,6 +72,7 @@ class LLMContext:
         """Close every client (their connection pools); the next `client()` makes new ones."""
         with self._lock:
             clients, self._clients = list(self._clients.values()), {}
+            self.generation += 1
         for c in clients:
             inner = getattr(c, "inner", c)
             close = getattr(inner, "close", None)
@@ -103,6 +106,7 @@ def configure(
         ctx.factory = factory
     if meter is not None:
         ctx.meter = meter
+    ctx.generation += 1
     return ctx
 
 
@@ -111,3 +115,4 @@ def reset() -> None:
     ctx = _CONTEXT
     ctx.close()
     ctx.cache, ctx.cache_mode, ctx.factory, ctx.meter = None, "use", default_factory, UsageMeter()
+    ctx.generation += 1

@@ -13,7 +13,7 @@ against a provider, and thousands of concurrent requests cost no thread each.
         server.respond(lambda request: '{"score": 80}')
         client = OpenAIClient(LLMConfig(base_url=server.base_url, api_key="k", model="m"))
 
-Run on its own (benchmarks keep it in another process): `python -m memgauge.llm.fake_server
+Run on its own (benchmarks keep it in another process): `python -m memgauge.llm
 --latency 0.1` prints the base URL on its first line and serves until stopped.
 """
 
@@ -189,6 +189,7 @@ class FakeOpenAIServer:
     async def _serve(self) -> None:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/{tail:.*}", self._handle)
+        app.router.add_get("/_stats", self._stats)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=2048)
@@ -267,6 +268,13 @@ class FakeOpenAIServer:
             content = fault.content if fault and fault.content else self._reply(payload)
             return _json(200, _messages_body(payload, content))
         return _json(404, {"error": {"message": "no such route"}})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        """`GET /_stats`: requests received and faults injected (for a server in another
+        process, such as the benchmarks')."""
+        with self._lock:
+            body = {"requests": self._count, "faults": dict(self.fault_counts)}
+        return _json(200, body)
 
     async def _fault_response(self, request: web.Request, fault: Fault) -> web.StreamResponse:
         if not fault.truncate:

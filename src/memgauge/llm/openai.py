@@ -99,6 +99,7 @@ class OpenAIClient:
         self.structured = config.structured
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
+        self._formats: dict[int, tuple[Any, str]] = {}
         self._rng = random.Random(seed)
 
     @property
@@ -131,11 +132,17 @@ class OpenAIClient:
         }
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
-        if request.response_format is not None:
-            body["response_format"] = dict(request.response_format)
         if request.seed is not None:
             body["seed"] = request.seed
-        return json.dumps(body).encode()
+        text = json.dumps(body)
+        fmt = request.response_format
+        if fmt is None:
+            return text.encode()
+        # a JSON schema is the bulk of the body and the same on every call: serialize it once
+        cached = self._formats.get(id(fmt))
+        if cached is None or cached[0] is not fmt:
+            cached = self._formats[id(fmt)] = (fmt, json.dumps(fmt))
+        return f'{text[:-1]}, "response_format": {cached[1]}}}'.encode()
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.acomplete`."""

@@ -75,10 +75,16 @@ class JudgeBase:
             )
 
     def client(self) -> LLMClient:
-        """The shared client of this judge's endpoint and model."""
-        return llm_context().client(
-            model=self.model, provider=self.provider, base_url=self.base_url
-        )
+        """The shared client of this judge's endpoint and model (looked up once per LLM
+        configuration: reading the environment on every call costs more than the call)."""
+        ctx = llm_context()
+        memo = self.__dict__.get("_client_memo")
+        if memo is not None and memo[0] == ctx.generation:
+            found: LLMClient = memo[1]
+            return found
+        client = ctx.client(model=self.model, provider=self.provider, base_url=self.base_url)
+        self.__dict__["_client_memo"] = (ctx.generation, client)
+        return client
 
     def evaluate(self, ctx: EvalContext) -> Score:
         """Score one item (from any thread)."""

@@ -8,6 +8,7 @@ Placeholders are `{{name}}`; they are filled in one pass, so an output that itse
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -31,6 +32,13 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, default=str)
 
 
+def _fill(parts: list[str], values: Mapping[str, Any]) -> str:
+    return "".join(
+        part if i % 2 == 0 else (_show(values[part]) if part in values else "{{" + part + "}}")
+        for i, part in enumerate(parts)
+    )
+
+
 @dataclass(frozen=True)
 class PromptTemplate:
     """A system and a user message with `{{placeholders}}`."""
@@ -40,7 +48,7 @@ class PromptTemplate:
     system: str
     user: str
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """First 16 hex digits of the SHA-256 of name, version and both texts."""
         data = json.dumps([self.name, self.version, self.system, self.user])
@@ -53,17 +61,21 @@ class PromptTemplate:
 
     def render(self, values: Mapping[str, Any]) -> tuple[Message, ...]:
         """The messages with every placeholder filled (unknown ones left as written)."""
+        system, user = self._parts
+        msgs = [Message("system", _fill(system, values))] if self.system else []
+        return (*msgs, Message("user", _fill(user, values)))
 
-        def fill(text: str) -> str:
-            return _PLACEHOLDER.sub(
-                lambda m: _show(values[m.group(1)]) if m.group(1) in values else m.group(0), text
-            )
-
-        msgs = [Message("system", fill(self.system))] if self.system else []
-        return (*msgs, Message("user", fill(self.user)))
+    @functools.cached_property
+    def _parts(self) -> tuple[list[str], list[str]]:
+        # split once: even indexes are literal text, odd ones placeholder names
+        return _PLACEHOLDER.split(self.system), _PLACEHOLDER.split(self.user)
 
     def record(self) -> dict[str, str]:
         """What a verdict stores about its prompt."""
+        return dict(self._record)
+
+    @functools.cached_property
+    def _record(self) -> dict[str, str]:
         return {"template": self.name, "template_version": self.version, "template_hash": self.hash}
 
 
