@@ -65,7 +65,7 @@ def fake_server(
         yield proc.stdout.readline().strip()
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)
 
 
 def server_stats(base_url: str) -> dict[str, Any]:

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import subprocess
+import sys
+import urllib.request
 
 import pytest
 
@@ -183,3 +187,22 @@ def test_anthropic_messages_through_the_sdk() -> None:
         assert sent["path"] == "/v1/messages"
         assert sent["json"]["system"] == "be brief"
         assert sent["json"]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_the_fake_server_runs_on_its_own() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge.llm", "--reply", "standalone"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().strip()
+        client = OpenAIClient(LLMConfig(model="m", base_url=base))
+        assert client.complete(REQ).content == "standalone"
+        client.close()
+        with urllib.request.urlopen(base.removesuffix("/v1") + "/_stats") as resp:
+            assert json.loads(resp.read())["requests"] == 1
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

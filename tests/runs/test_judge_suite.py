@@ -22,8 +22,9 @@ _QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S
 
 
 def judge_rule(payload: dict[str, Any]) -> str | None:
-    """A deterministic judge: yes iff the expected answer occurs in the response."""
-    text = payload["messages"][-1]["content"]
+    """A deterministic judge: yes iff the expected answer occurs in the response (it reads the
+    whole conversation, as a model does: panels and repairs append messages)."""
+    text = "\n".join(m["content"] for m in payload["messages"])
     m = _QA.search(text)
     if m is None:
         return '{"score": 75, "issues": [], "strengths": ["fine"]}'
@@ -105,6 +106,11 @@ def test_rerun_costs_nothing_and_cache_only_replays_exactly(
     assert usage["prompt_tokens"] > 0
     assert usage["cost_usd"] is None  # no price configured: n/a, not 0
 
+    assert main(["runs", "show", first["run_id"], "--store", str(tmp_path / "r.db")]) == 0
+    shown = capsys.readouterr().out
+    assert "LLM fake-judge: 60 calls (0 from the cache), 60 HTTP requests" in shown
+    assert "cost n/a" in shown
+
     code, again, _ = _run(suite, tmp_path / "r.db", capsys)
     assert code == 0
     assert len(server.requests) == calls  # the re-run made no request
@@ -170,3 +176,27 @@ def _assert_no_secret(tmp_path: Path, output: str) -> None:
     for f in tmp_path.rglob("*"):
         if f.is_file():
             assert SECRET.encode() not in f.read_bytes(), f
+
+
+def test_a_panel_in_a_suite_reports_agreement(
+    suite: Path, server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = yaml.safe_load(suite.read_text())
+    spec["tasks"][0]["evaluators"] = [
+        {"panel": {"judges": [{"qa-judge": "strict"}, {"qa-judge": "longmemeval"}], "rounds": 2}}
+    ]
+    suite.write_text(yaml.safe_dump(spec))
+    code, result, out = _run(suite, tmp_path / "r.db", capsys)
+    assert code == 0, out
+    assert len(server.requests) == N * 2 * 2  # two judges, two rounds
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    with SuiteRunStore(tmp_path / "r.db") as store:
+        run = store.get_run(result["run_id"])
+    assert run is not None
+    (row,) = run["summary"]["evaluators"]
+    assert row["mean"] == pytest.approx(20 / 30)
+    # the deterministic judges always agree; kappa is undefined only if every vote were equal
+    assert row["agreement"]["percent_agreement"] == 1.0
+    assert row["agreement"]["fleiss_kappa"] == pytest.approx(1.0)
+    assert "panel of 2 on 30 items" in out

@@ -25,7 +25,7 @@ from rich.progress import (
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.llm.context import llm_context
-from memgauge.report.suite_run import failures_table, result_rows, summary_table
+from memgauge.report.suite_run import failures_table, judge_notes, result_rows, summary_table
 from memgauge.runs.engine import RunReport, run_suite
 from memgauge.runs.suite import load_suite
 
@@ -174,6 +174,8 @@ def _print(report: RunReport, failures: list[dict[str, Any]], db: Path, as_json:
     summary = report.summary
     out = console(stderr=as_json)
     out.print(summary_table(summary))
+    for line in judge_notes(summary):
+        out.print(line)
     if failures:
         out.print(failures_table(failures, summary["n_failed"]))
     verb = "resumed and finished" if report.resumed else "finished"

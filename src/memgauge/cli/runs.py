@@ -22,6 +22,7 @@ from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.report.suite_run import (
     comparison_table,
     failures_table,
+    judge_notes,
     liveness,
     result_rows,
     summary_table,
@@ -151,6 +152,8 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
         digest = f", dataset sha256 {t['dataset_sha256'][:12]}" if t["dataset_sha256"] else ""
         con.print(f"task {t['task']} ({t['kind']}): {t['n_items']} items{digest}")
     con.print(summary_table(run["summary"]))
+    for line in judge_notes(run["summary"]):
+        con.print(line)
     if failures:
         con.print(failures_table(failures, run["summary"]["n_failed"]))
 

@@ -106,6 +106,37 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
     return table
 
 
+def judge_notes(summary: Mapping[str, Any]) -> list[str]:
+    """Lines about LLM judging: stand-in values kept out of means, panel agreement, spending."""
+    lines = []
+    for r in summary.get("evaluators", []):
+        where = f"{r['subject']} / {r['task']} / {r['evaluator']}"
+        if r.get("n_fallback"):
+            lines.append(
+                f"{where}: {r['n_fallback']} judge failures given the opt-in neutral 0.5 are "
+                f"left out of the mean; with them it would be {_fmt(r['mean_with_fallback'])}"
+            )
+        agreement = r.get("agreement")
+        if agreement:
+            lines.append(
+                f"{where}: panel of {agreement['n_judges']} on {agreement['n_items']} items, "
+                f"percent agreement {_fmt(agreement['percent_agreement'])}, Fleiss' kappa "
+                f"{_fmt(agreement['fleiss_kappa'])}"
+            )
+    for model, u in sorted((summary.get("llm_usage") or {}).items()):
+        cost = (
+            "n/a (no price for this model)"
+            if u.get("cost_usd") is None
+            else f"${u['cost_usd']:.4f}"
+        )
+        lines.append(
+            f"LLM {model}: {u['calls']} calls ({u['cached']} from the cache), {u['requests']} HTTP "
+            f"requests, {u['failures']} failed, {u['prompt_tokens']:,} prompt + "
+            f"{u['completion_tokens']:,} completion tokens, cost {cost}"
+        )
+    return lines
+
+
 def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
     """The failures shown (of `total`), with stage and reason."""
     title = f"Failures ({len(failures)} of {total} shown)" if total > len(failures) else "Failures"
