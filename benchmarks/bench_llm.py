@@ -36,7 +36,6 @@ from memgauge.llm.structured import _response_format
 from memgauge.scorers import EvalContext
 from memgauge.scorers.judges import RubricJudge
 from memgauge.scorers.judges.rubric import RubricVerdict
-from memgauge.scorers.judges.templates import RUBRIC
 
 REPLY = '{"score": 80, "label": "yes", "reasoning": "fine", "issues": [], "strengths": ["ok"]}'
 
@@ -113,7 +112,7 @@ def judge_bodies(n: int) -> list[dict[str, Any]]:
     return [
         {
             "model": "bench",
-            "messages": [m.as_dict() for m in RUBRIC.render(judge.values(c))],
+            "messages": [m.as_dict() for m in judge.template.render(judge.values(c))],
             "temperature": 0.0,
             "response_format": fmt,
         }

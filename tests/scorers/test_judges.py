@@ -41,18 +41,31 @@ CTX = EvalContext(output="Paris", expected="Paris", input="Capital of France?")
 
 def test_rubric_scores_issues_and_strengths_and_records_the_prompt() -> None:
     client = _use(['{"score": 85, "issues": ["terse"], "strengths": ["correct"]}'])
-    score = evaluator_from_spec({"rubric": "Is the answer right?"}).evaluate(CTX)
+    judge = evaluator_from_spec({"rubric": "Is the answer right?"})
+    score = judge.evaluate(CTX)
     assert score.value == pytest.approx(0.85)
     assert score.passed is True  # seed 000's 70% threshold
     assert "terse" in score.reason
     assert "correct" in score.reason
     d = score.detail
-    assert d["template_hash"] == TEMPLATES["rubric"].hash
+    # the hash covers the judge's own words: another prompt is another template
+    assert d["template_hash"] == judge.template.hash  # type: ignore[attr-defined]
+    assert d["template"] == "rubric"
+    assert d["template_hash"] != TEMPLATES["rubric"].hash
+    assert d["template_hash"] != RubricJudge(prompt="Is it kind?").template.hash
     assert d["route"] == "json_schema/direct"
     assert d["model"] == "judge-model"
     prompt = client.requests[0].messages[-1].content
     assert "Is the answer right?" in prompt
     assert "Capital of France?" in prompt
+
+
+def test_seed_004_placeholders_in_the_judge_prompt_are_filled_per_item() -> None:
+    client = _use(['{"score": 70}'])
+    prompt = "Score 0-100: does {{output}} answer {{input}} as {{expected}} does?"
+    RubricJudge(prompt=prompt).evaluate(CTX)
+    sent = client.requests[0].messages[-1].content
+    assert "does Paris answer Capital of France? as Paris does?" in sent
 
 
 def test_weighted_criteria_are_combined_in_code() -> None:

@@ -58,17 +58,18 @@ class PairwiseJudge(JudgeBase):
         base = ctx.expected if self.baseline == "expected" else ctx.metadata.get(self.baseline)
         if base is None:
             return f"no baseline: the item has no {self.baseline!r}", {"judge": self.name}
-        common = {"instructions": self.prompt, "input": ctx.input}
+        template = PAIRWISE.specialize(instructions=self.prompt)
+        common = {"input": ctx.input}
         (o1, d1), (o2, d2) = await asyncio.gather(
             self.ask(
-                PAIRWISE,
+                template,
                 {**common, "first": ctx.output, "second": base},
                 PairwiseVerdict,
                 extra=extra,
                 repeat=repeat,
             ),
             self.ask(
-                PAIRWISE,
+                template,
                 {**common, "first": base, "second": ctx.output},
                 PairwiseVerdict,
                 extra=extra,

@@ -18,7 +18,12 @@ from memgauge.errors import UsageError
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext, register
 from memgauge.scorers.judges.base import JudgeBase, Verdict
-from memgauge.scorers.judges.templates import MERGE_CRITERIA, MERGE_QUALITY, RUBRIC
+from memgauge.scorers.judges.templates import (
+    MERGE_CRITERIA,
+    MERGE_QUALITY,
+    RUBRIC,
+    PromptTemplate,
+)
 
 __all__ = ["RubricJudge", "RubricVerdict"]
 
@@ -81,30 +86,38 @@ class RubricJudge(JudgeBase):
             return PRESETS[self.preset][0]
         return "Does the output correctly and completely do what the input asks?"
 
+    @property
+    def template(self) -> PromptTemplate:
+        """The rubric template with this judge's instructions and criteria written in: its
+        hash identifies the exact prompt. `{{output}}`, `{{input}}`, `{{expected}}` in the
+        instructions are filled per item."""
+        cached = self.__dict__.get("_template")
+        if cached is None:
+            crit = self._criteria()
+            total = sum(crit.values())
+            lines = "".join(f"- {k} ({100 * w / total:.0f}%)\n" for k, w in crit.items())
+            cached = RUBRIC.specialize(
+                instructions=self._instructions(),
+                criteria=f"Score each criterion 0-100:\n{lines}\n" if crit else "",
+                criteria_json=(
+                    ', with "criteria": {' + ", ".join(f'"{k}": <0-100>' for k in crit) + "}"
+                    if crit
+                    else ""
+                ),
+            )
+            self.__dict__["_template"] = cached
+        return cached
+
     def values(self, ctx: EvalContext) -> dict[str, Any]:
         """The template's placeholder values for `ctx`."""
-        crit = self._criteria()
-        total = sum(crit.values())
-        lines = "".join(f"- {k} ({100 * w / total:.0f}%)\n" for k, w in crit.items())
-        return {
-            "instructions": self._instructions(),
-            "input": ctx.input,
-            "expected": ctx.expected,
-            "output": ctx.output,
-            "criteria": f"Score each criterion 0-100:\n{lines}\n" if crit else "",
-            "criteria_json": (
-                ', with "criteria": {' + ", ".join(f'"{k}": <0-100>' for k in crit) + "}"
-                if crit
-                else ""
-            ),
-        }
+        return {"input": ctx.input, "expected": ctx.expected, "output": ctx.output}
 
     async def averdict(
         self, ctx: EvalContext, *, extra: Sequence[Message] = (), repeat: int | None = None
     ) -> Verdict | tuple[str, dict[str, Any]]:
         """See `JudgeBase.averdict`."""
         out, detail = await self.ask(
-            RUBRIC, self.values(ctx), RubricVerdict, extra=extra, repeat=repeat
+            self.template, self.values(ctx), RubricVerdict, extra=extra, repeat=repeat
         )
         v = out.value
         if v is None:

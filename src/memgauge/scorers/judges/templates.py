@@ -70,6 +70,21 @@ class PromptTemplate:
         # split once: even indexes are literal text, odd ones placeholder names
         return _PLACEHOLDER.split(self.system), _PLACEHOLDER.split(self.user)
 
+    def specialize(self, **literal: str) -> PromptTemplate:
+        """This template with some placeholders replaced by fixed text (a judge's own prompt,
+        its criteria), so the hash covers the exact words. Placeholders inside that text, such
+        as `{{output}}` in a seed-004 judge prompt, stay live and are filled per item."""
+        if not literal:
+            return self
+        system, user = self._parts
+
+        def fix(parts: list[str]) -> str:
+            return "".join(
+                p if i % 2 == 0 else literal.get(p, "{{" + p + "}}") for i, p in enumerate(parts)
+            )
+
+        return PromptTemplate(self.name, self.version, fix(system), fix(user))
+
     def record(self) -> dict[str, str]:
         """What a verdict stores about its prompt."""
         return dict(self._record)
