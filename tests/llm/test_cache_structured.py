@@ -162,3 +162,67 @@ def test_identical_requests_in_flight_are_made_once(tmp_path: Path) -> None:
         assert asyncio.run(main()) == ["OK"] * 5
         assert len(server.requests) == 1
     cache.close()
+
+
+def test_a_replay_follows_the_original_json_mode_fallback(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(400, '{"error": {"message": "response_format json_schema unsupported"}}'))
+        server.script(['{"score": 2}'])
+        first = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        out = _structured(CachingClient(first, cache))
+        assert out.route == "json_object/direct"  # type: ignore[attr-defined]
+        # a new process: its client starts at json_schema again; the stored 400 sends the
+        # replay down the same path, with no request
+        fresh = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        replay = _structured(CachingClient(fresh, cache, "only"))
+        assert replay.value == Score(score=2)  # type: ignore[attr-defined]
+        assert replay.route == "json_object/direct"  # type: ignore[attr-defined]
+        assert len(server.requests) == 2
+    cache.close()
+
+
+def test_refresh_replaces_what_the_cache_holds(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["old", "new"])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        assert CachingClient(inner, cache).complete(_req()).content == "old"
+        assert CachingClient(inner, cache, "refresh").complete(_req()).content == "new"
+        assert CachingClient(inner, cache, "only").complete(_req()).content == "new"
+        inner.close()
+    cache.close()
+
+
+def test_one_model_id_at_two_endpoints_is_two_cache_entries(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
+        a.script(["from a"])
+        b.script(["from b"])
+        ca = OpenAIClient(LLMConfig(model="llama3", base_url=a.base_url))
+        cb = OpenAIClient(LLMConfig(model="llama3", base_url=b.base_url))
+        assert CachingClient(ca, cache).complete(_req()).content == "from a"
+        assert CachingClient(cb, cache).complete(_req()).content == "from b"
+        ca.close()
+        cb.close()
+    cache.close()
+
+
+def test_a_cancelled_leader_does_not_cancel_those_waiting_on_it(tmp_path: Path) -> None:
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer(latency=0.2) as server:
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        client = CachingClient(inner, cache)
+
+        async def main() -> str:
+            leader = asyncio.create_task(client.acomplete(_req("same")))
+            await asyncio.sleep(0.05)
+            waiter = asyncio.create_task(client.acomplete(_req("same")))
+            await asyncio.sleep(0.05)
+            leader.cancel()
+            result = await waiter
+            await inner.aclose()
+            return result.content
+
+        assert asyncio.run(main()) == "OK"
+    cache.close()

@@ -206,3 +206,14 @@ def test_the_fake_server_runs_on_its_own() -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_a_retry_after_beyond_the_limit_fails_at_once() -> None:
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(429, headers=(("retry-after", "86400"),)))
+        client = _client(server)
+        with pytest.raises(LLMError, match="86400") as err:
+            client.complete(REQ)
+        client.close()
+        assert err.value.kind == "rate_limit"
+        assert len(server.requests) == 1

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -200,3 +204,31 @@ def test_a_panel_in_a_suite_reports_agreement(
     assert row["agreement"]["percent_agreement"] == 1.0
     assert row["agreement"]["fleiss_kappa"] == pytest.approx(1.0)
     assert "panel of 2 on 30 items" in out
+
+
+def test_sigterm_does_not_wait_for_judges_in_flight(
+    suite: Path, server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.latency = 60.0  # every judge call would take a minute
+    monkeypatch.setenv("MEMGAUGE_LLM_TIMEOUT", "120")
+    db = tmp_path / "r.db"
+    cmd = [sys.executable, "-m", "memgauge.cli.main", "run", str(suite), "--store", str(db)]
+    proc = subprocess.Popen(
+        [*cmd, "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(server.requests) >= 8  # judges are waiting on the server
+    finally:
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    con = sqlite3.connect(db)
+    (status,) = con.execute("SELECT status FROM suite_runs").fetchone()
+    con.close()
+    assert status == "cancelled"

@@ -91,6 +91,16 @@ def test_a_judge_that_cannot_answer_fails_and_never_scores() -> None:
     assert "rate_limit" in (down.error or "")
 
 
+@pytest.mark.parametrize("reply", ['{"score": true}', '{"score": "80"}', '{"score": 101}'])
+def test_a_score_must_really_be_a_number_from_0_to_100(reply: str) -> None:
+    _use([reply, reply])
+    assert RubricJudge().evaluate(CTX).value is None
+    _use(
+        ['{"score": 50, "criteria": {"completeness": true, "coherence": 1, "conciseness": 1}}'] * 2
+    )
+    assert RubricJudge(preset="merge-quality").evaluate(CTX).value is None
+
+
 def test_neutral_fallback_is_opt_in_and_flagged() -> None:
     _use(["garbage", "garbage"])
     score = RubricJudge(on_failure="neutral").evaluate(CTX)

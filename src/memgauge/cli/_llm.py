@@ -63,8 +63,8 @@ class _LazyCache:
     def get(self, key: str) -> dict[str, Any] | None:
         return self._open().get(key)
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        self._open().put(key, model, response)
+    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
+        self._open().put(key, model, response, replace=replace)
 
 
 def configure_llm(

@@ -4,16 +4,20 @@ can make async LLM calls that share one connection pool and one concurrency limi
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+__all__ = ["allow_calls", "cancel_pending", "run_sync"]
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_pending: weakref.WeakSet[concurrent.futures.Future[Any]] = weakref.WeakSet()
+_cancelled = threading.Event()
 
 
 def background_loop() -> asyncio.AbstractEventLoop:
@@ -37,4 +41,32 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if running is loop:
         coro.close()
         raise RuntimeError("a synchronous LLM call from the LLM loop itself would deadlock")
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    if _cancelled.is_set():
+        coro.close()
+        raise asyncio.CancelledError("LLM calls were cancelled (the run was interrupted)")
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    with _lock:
+        _pending.add(future)
+    try:
+        return future.result()
+    except concurrent.futures.CancelledError:
+        # as a BaseException, so no `except Exception` on the way turns it into a result
+        raise asyncio.CancelledError("LLM call cancelled (the run was interrupted)") from None
+    finally:
+        with _lock:
+            _pending.discard(future)
+
+
+def cancel_pending() -> int:
+    """Cancel every call waiting in `run_sync`, and refuse new ones until `allow_calls()` (a
+    run interrupted with Ctrl-C must not wait minutes for judges' retries). Callers get
+    `asyncio.CancelledError`. Returns how many calls were cancelled."""
+    _cancelled.set()
+    with _lock:
+        futures = list(_pending)
+    return sum(f.cancel() for f in futures)
+
+
+def allow_calls() -> None:
+    """Accept calls again after `cancel_pending()` (a new run in the same process)."""
+    _cancelled.clear()

@@ -51,7 +51,6 @@ class AnthropicClient:
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.acomplete`."""
-        a = self._anthropic
         model = request.model or self.config.model
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         kwargs: dict[str, Any] = {
@@ -66,20 +65,11 @@ class AnthropicClient:
             kwargs["system"] = system
         t0 = time.perf_counter()
         try:
-            msg = await self._client.messages.create(**kwargs)
-        except a.AuthenticationError:
-            raise LLMError("auth", "rejected by Anthropic: check ANTHROPIC_API_KEY") from None
-        except a.RateLimitError as exc:
-            raise LLMError(
-                "rate_limit", str(exc)[:300], attempts=self.config.max_retries + 1
-            ) from None
-        except a.APITimeoutError:
-            raise LLMError("timeout", f"no response within {self.config.timeout:g} s") from None
-        except a.APIConnectionError as exc:
-            raise LLMError("connection", str(exc)[:300]) from None
-        except a.APIStatusError as exc:
-            kind = "server" if exc.status_code >= 500 else "bad_request"
-            raise LLMError(kind, f"status {exc.status_code}: {str(exc)[:300]}") from None
+            msg = await self._create(kwargs)
+        except LLMError as exc:
+            if self.meter is not None:
+                self.meter.record_failure(model, exc.attempts)
+            raise
         text = "".join(getattr(b, "text", "") for b in msg.content)
         response = ChatResponse(
             content=text,
@@ -91,6 +81,26 @@ class AnthropicClient:
         if self.meter is not None:
             self.meter.record(response)
         return response
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        """One Messages call (the SDK retries inside); its errors as `LLMError`s."""
+        a = self._anthropic
+        tries = self.config.max_retries + 1
+        try:
+            return await self._client.messages.create(**kwargs)
+        except a.AuthenticationError:
+            raise LLMError("auth", "rejected by Anthropic: check ANTHROPIC_API_KEY") from None
+        except a.RateLimitError as exc:
+            raise LLMError("rate_limit", str(exc)[:300], attempts=tries) from None
+        except a.APITimeoutError:
+            raise LLMError(
+                "timeout", f"no response within {self.config.timeout:g} s", attempts=tries
+            ) from None
+        except a.APIConnectionError as exc:
+            raise LLMError("connection", str(exc)[:300], attempts=tries) from None
+        except a.APIStatusError as exc:
+            kind = "server" if exc.status_code >= 500 else "bad_request"
+            raise LLMError(kind, f"status {exc.status_code}: {str(exc)[:300]}") from None
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""

@@ -5,7 +5,7 @@ response_format, seed, repeat index). The repeat index keeps k deliberate re-ask
 question (judge variance) apart, so each replays its own answer. Modes:
 
 - `use` (default): answer from the cache when it can, else call and store;
-- `refresh`: always call, store the new answer;
+- `refresh`: always call, store the new answer over the old one;
 - `only`: never call; a miss raises `CacheMissError` (a replay that needs the network is
   not a replay);
 - `off`: no cache.
@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, replace
 from typing import Any, Literal, Protocol
 
-from memgauge.errors import CacheMissError, UsageError
+from memgauge.errors import CacheMissError, LLMError, UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Usage
 from memgauge.llm.usage import UsageMeter
@@ -41,14 +41,16 @@ class ResponseCache(Protocol):
         """The stored response, or None."""
         ...
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        """Store a response."""
+    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
+        """Store a response (`replace`: over an older one; else the first one stored wins)."""
         ...
 
 
-def request_key(model: str, request: ChatRequest) -> str:
-    """The cache key of `request` sent to `model`."""
+def request_key(model: str, request: ChatRequest, *, scope: str = "") -> str:
+    """The cache key of `request` sent to `model` at the endpoint `scope` (provider and base
+    URL: the same model id at two endpoints is two models)."""
     canonical = {
+        "scope": scope,
         "model": model,
         "messages": [[m.role, m.content] for m in request.messages],
         "temperature": request.temperature,
@@ -97,6 +99,10 @@ class CachingClient:
         self.hits = 0
         self.misses = 0
         self._flights: dict[tuple[int, str], asyncio.Future[ChatResponse]] = {}
+        config = getattr(inner, "config", None)
+        identity = config.identity() if config is not None else {}
+        #: the endpoint, part of every key (never the API key)
+        self.scope = f"{identity.get('provider', '')}:{identity.get('base_url', '')}"
 
     @property
     def model(self) -> str:
@@ -118,30 +124,34 @@ class CachingClient:
         if self.mode == "off":
             return await self.inner.acomplete(request)
         model = request.model or self.inner.model
-        key = request_key(model, request)
+        key = request_key(model, request, scope=self.scope)
         if self.mode in ("use", "only"):
             hit = self.cache.get(key)
             if hit is not None:
-                self.hits += 1
-                response = _from_json(hit)
-                if self.meter is not None:
-                    self.meter.record(response)
-                return response
+                return self._answer(_from_json(hit) if "error" not in hit else hit)
             if self.mode == "only":
                 raise CacheMissError(model, key)
-        flight = (id(asyncio.get_running_loop()), key)
-        pending = self._flights.get(flight)
-        if pending is not None:
-            shared = await asyncio.shield(pending)
-            self.hits += 1
-            return replace(shared, attempts=0, cached=True)
-        future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        flight = (id(loop), key)
+        while (pending := self._flights.get(flight)) is not None:
+            try:
+                shared = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise  # we were cancelled ourselves
+                continue  # the caller we waited on was cancelled: make the call ourselves
+            return self._answer(replace(shared, attempts=0, cached=True))
+        future: asyncio.Future[ChatResponse] = loop.create_future()
         self._flights[flight] = future
         self.misses += 1
         try:
             response = await self.inner.acomplete(replace(request, model=model))
         except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
+            if isinstance(exc, LLMError) and exc.kind == "bad_request":
+                # a 4xx the endpoint will give again (e.g. no JSON-schema support): kept, so a
+                # replay takes the same fallback path as the run it reproduces
+                self.cache.put(key, model, {"error": exc.kind, "message": str(exc)}, replace=True)
+            if isinstance(exc, asyncio.CancelledError) or not isinstance(exc, Exception):
                 future.cancel()
             else:
                 future.set_exception(exc)
@@ -150,9 +160,32 @@ class CachingClient:
         finally:
             del self._flights[flight]
         future.set_result(response)
-        self.cache.put(key, model, _to_json(response))
+        self.cache.put(key, model, _to_json(response), replace=self.mode == "refresh")
         return response
+
+    def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:
+        """A response from the cache or a shared flight (counted as cached), or the stored
+        client error raised again."""
+        self.hits += 1
+        if isinstance(found, dict):
+            message = str(found.get("message", "")).removeprefix("bad_request: ")
+            raise LLMError("bad_request", message)
+        if self.meter is not None:
+            self.meter.record(found)
+        return found
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""
         return run_sync(self.acomplete(request))
+
+    async def aclose(self) -> None:
+        """Close the inner client's connection pool of the current loop."""
+        aclose = getattr(self.inner, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def close(self) -> None:
+        """Close the inner client."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()

@@ -45,6 +45,8 @@ class LLMConfig:
             connections / unreadable bodies, with jittered exponential backoff.
         backoff: first backoff in seconds (doubles per retry, full jitter).
         backoff_max: longest single backoff.
+        retry_after_max: the longest `Retry-After` honoured; a provider asking for more fails
+            the call (kind `rate_limit`) rather than stall the run for hours.
         structured: how to ask for JSON: a JSON schema, JSON mode, or the prompt alone (the
             client falls back by itself when an endpoint rejects the first two).
     """
@@ -58,6 +60,7 @@ class LLMConfig:
     max_retries: int = 4
     backoff: float = 0.5
     backoff_max: float = 20.0
+    retry_after_max: float = 120.0
     structured: StructuredMode = "json_schema"
 
     def __post_init__(self) -> None:

@@ -74,8 +74,7 @@ class LLMContext:
             clients, self._clients = list(self._clients.values()), {}
             self.generation += 1
         for c in clients:
-            inner = getattr(c, "inner", c)
-            close = getattr(inner, "close", None)
+            close = getattr(c, "close", None)
             if callable(close):
                 close()
 

@@ -198,6 +198,11 @@ class FakeOpenAIServer:
         self._bound_port = int(server.sockets[0].getsockname()[1])
 
     async def _shutdown(self) -> None:
+        # requests still sleeping out an injected latency are dropped, not waited for
+        me = asyncio.current_task()
+        for task in asyncio.all_tasks():
+            if task is not me:
+                task.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
 

@@ -181,6 +181,14 @@ class OpenAIClient:
             elif status == 429:
                 state.limiter.on_rate_limited()
                 kind, message = "rate_limit", _error_text(raw)
+                if retry_after is not None and retry_after > cfg.retry_after_max:
+                    self._fail(model, attempt)
+                    raise LLMError(
+                        "rate_limit",
+                        f"the provider asks to wait {retry_after:g} s, more than "
+                        f"retry_after_max {cfg.retry_after_max:g} s: {message}",
+                        attempts=attempt,
+                    )
             elif status in (401, 403):
                 self._fail(model, attempt)
                 raise LLMError(

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from memgauge import __version__
 from memgauge.errors import UsageError
+from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.usage import add_usage
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
@@ -470,6 +471,7 @@ def run_suite(
     executor = executor or LocalExecutor()
     if resume:
         _check_resume(recorder, resume, suite, plan)
+    allow_calls()
     meter = llm_context().meter
     usage_before = meter.snapshot()
     lanes: dict[str, SubjectLane] = {}
@@ -555,8 +557,15 @@ def _execute(
     executor: Executor,
     width: int,
 ) -> None:
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score") as scoring:
+    scoring = ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score")
+    try:
         _execute_in(plan, suite, lanes, pending, state, executor, width, scoring)
+    except BaseException:
+        # interrupted: stop judges' calls in flight instead of waiting out their retries
+        cancel_pending()
+        scoring.shutdown(wait=False, cancel_futures=True)
+        raise
+    scoring.shutdown(wait=True)
 
 
 def _execute_in(

@@ -47,11 +47,13 @@ class SQLiteResponseCache:
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        """Keep `response` under `key` (the first answer stored wins)."""
+    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
+        """Keep `response` under `key`: over an older answer with `replace` (a refresh),
+        otherwise the first answer stored wins."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._lock:
             self._conn.execute(
-                "INSERT OR IGNORE INTO llm_responses (key, model, response_json, created_at) "
+                f"{verb} INTO llm_responses (key, model, response_json, created_at) "
                 "VALUES (?, ?, ?, ?)",
                 (key, model, json.dumps(response), datetime.now(UTC).isoformat()),
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,15 +32,19 @@ PRESETS: dict[str, tuple[str, Mapping[str, float]]] = {
 }
 
 
+# strict: `true` or "80" is not a score (pydantic's lax mode would take them as 1.0 and 80.0)
+Score100 = Annotated[float, Field(ge=0, le=100, strict=True)]
+
+
 class RubricVerdict(BaseModel):
     """What the rubric judge must return (extra keys a model adds are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    score: float = Field(ge=0, le=100, description="overall score, 0-100")
+    score: Score100 = Field(description="overall score, 0-100")
     issues: list[str] = Field(default_factory=list, description="what is wrong")
     strengths: list[str] = Field(default_factory=list, description="what is right")
-    criteria: dict[str, float] | None = Field(
+    criteria: dict[str, Score100] | None = Field(
         default=None, description="per-criterion scores, 0-100, when criteria are given"
     )
 
