@@ -50,6 +50,8 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "suite_items_and_dataset.yaml": (5, "either dataset: (an items file) or items:, not both"),
     "subject_unknown_kind.yaml": (None, "must be one of {reference"),
     "subject_truncated.yaml": (2, "not valid YAML"),
+    "conversations_bad_timestamp.json": (None, "fact 'f1': 'last Tuesday' is not a date"),
+    "conversations_truncated.json": (3, "not valid JSON"),
     "labels_bad_verdict.jsonl": (2, "is not a verdict: use pass or fail"),
     "labels_missing_label.jsonl": (2, "a human label is needed"),
 }

@@ -43,6 +43,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("memgauge.cli.bench", "bench"),
     "runs": ("memgauge.cli.runs", "runs"),
     "judge": ("memgauge.cli.judge", "judge"),
+    "audit": ("memgauge.cli.audit", "audit"),
 }
 
 

@@ -29,10 +29,10 @@ from memgauge.report.suite_run import failures_table, judge_notes, result_rows, 
 from memgauge.runs.engine import RunReport, run_suite
 from memgauge.runs.suite import load_suite
 
-__all__ = ["run"]
+__all__ = ["RunProgressBar", "run", "sigterm_as_interrupt"]
 
 
-class _Bar:
+class RunProgressBar:
     """A rich progress bar on stderr: done / total, items per second, ETA, failures so far."""
 
     def __init__(self) -> None:
@@ -79,7 +79,7 @@ class _Bar:
 
 
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt() -> Iterator[None]:
     """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -146,11 +146,11 @@ def run(
     )
     suite = load_suite(suite_file)
     show = sys.stderr.isatty() if progress is None else progress
-    bar = _Bar() if show else None
+    bar = RunProgressBar() if show else None
     with open_suite_store(store_path) as store:
         run_id = resolve_run_id(store, resume) if resume else None
         try:
-            with _sigterm_as_interrupt():
+            with sigterm_as_interrupt():
                 report = run_suite(
                     suite,
                     store,

@@ -222,6 +222,10 @@ class TaskItem(_Model):
         default=None, description="Conversation given to an agent before the question."
     )
     category: str | None = Field(default=None, description="Category, for breakdowns.")
+    corpus: str | None = Field(
+        default=None,
+        description="The memories' corpus it is asked against (e.g. one LoCoMo conversation).",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime
 
 from memgauge.data.models import ConversationDataset, RetrievalDataset
 from memgauge.errors import Problem
@@ -82,9 +83,42 @@ def validate_retrieval_dataset(ds: RetrievalDataset, files: Mapping[str, str]) -
     return problems
 
 
+def _bad_time(value: str | None) -> bool:
+    if value is None:
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    return False
+
+
 def validate_conversations(ds: ConversationDataset, file: str) -> list[Problem]:
-    """Duplicate fact ids, `supersedes` naming an unknown fact (dangling) or forming a cycle."""
+    """Duplicate fact ids, `supersedes` naming an unknown fact (dangling) or forming a cycle,
+    timestamps that are not ISO 8601 dates."""
     problems: list[Problem] = []
+    for c in ds.conversations:
+        for i, t in enumerate(c.turns):
+            if _bad_time(t.timestamp):
+                problems.append(
+                    Problem(
+                        file,
+                        None,
+                        f"conversations[{c.id}].turns[{i}].timestamp",
+                        f"{t.timestamp!r} is not a date: use ISO 8601, e.g. 2024-01-15T09:00:00Z",
+                    )
+                )
+        for i, f in enumerate(c.facts):
+            if _bad_time(f.timestamp):
+                problems.append(
+                    Problem(
+                        file,
+                        None,
+                        f"conversations[{c.id}].facts[{i}].timestamp",
+                        f"fact {f.id!r}: {f.timestamp!r} is not a date: use ISO 8601, e.g. "
+                        "2024-01-15T09:00:00Z",
+                    )
+                )
     facts = [(c.id, i, f) for c in ds.conversations for i, f in enumerate(c.facts)]
     ids = Counter(f.id for _, _, f in facts)
     for fid, n in ids.items():

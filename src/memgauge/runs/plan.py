@@ -102,6 +102,7 @@ def _from_items(items: list[TaskItem]) -> list[PlannedItem]:
             input=it.input,
             expected=it.expected,
             category=it.category,
+            corpus=it.corpus,
             history=it.history,
             metadata=it.metadata,
         )

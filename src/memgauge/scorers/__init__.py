@@ -2,6 +2,7 @@
 retrieval measures. Build them from specs with `evaluator_from_spec`."""
 
 from memgauge.scorers import judges as judges
+from memgauge.scorers.audit import AuditMatch
 from memgauge.scorers.base import (
     EvalContext,
     Evaluator,
@@ -18,6 +19,7 @@ from memgauge.scorers.semantic import SemanticSimilarity
 from memgauge.scorers.text import Contains, ExactMatch, IContains, Regex
 
 __all__ = [
+    "AuditMatch",
     "Contains",
     "EvalContext",
     "Evaluator",

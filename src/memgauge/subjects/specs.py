@@ -3,7 +3,9 @@
 Kinds: `reference` (the built-in memory; `embedder:` names the embedder, MiniLM by default),
 `python` (`target: pkg.mod:factory`, `kwargs:`), `http` (`base_url:`, options of
 `HttpSubject`), `mcp` (`command:`, options of `McpSubject`) and `subprocess` (`command:`,
-`timeout:`, `cwd:`) and `mem0` (options of `Mem0Subject`; needs the `mem0` extra).
+`timeout:`, `cwd:`) and `mem0` (options of `Mem0Subject`; needs the `mem0` extra). Agents
+for audits: `chat` (`model:`, an LLM shown the whole history), `memory-agent` (`memory:` a
+subject spec, `model:`, `k:`) and `extractive` (no LLM; `min_coverage:`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from memgauge._util.home import memgauge_home
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
+from memgauge.subjects.agents import ChatAgent, ExtractiveAgent, MemoryAgent
 from memgauge.subjects.http import HttpSubject
 from memgauge.subjects.mcp import McpSubject
 from memgauge.subjects.python_import import PythonSubject
@@ -23,7 +26,17 @@ from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
 __all__ = ["SUBJECT_KINDS", "build_subject"]
 
-SUBJECT_KINDS = ("reference", "python", "subprocess", "http", "mcp", "mem0")
+SUBJECT_KINDS = (
+    "reference",
+    "python",
+    "subprocess",
+    "http",
+    "mcp",
+    "mem0",
+    "chat",
+    "memory-agent",
+    "extractive",
+)
 
 
 @cache
@@ -81,4 +94,22 @@ def build_subject(spec: dict[str, Any]) -> Any:
             return Mem0Subject(**args)
         except TypeError as exc:
             raise UsageError(f"mem0 subject {args}: {exc}") from None
+    if kind in ("chat", "memory-agent", "extractive"):
+        return _agent(kind, dict(args or {}))
     raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(SUBJECT_KINDS)}")
+
+
+def _agent(kind: str, args: dict[str, Any]) -> Any:
+    try:
+        if kind == "chat":
+            return ChatAgent(**args)
+        if kind == "extractive":
+            return ExtractiveAgent(**args)
+        memory = args.pop("memory", None)
+        if not isinstance(memory, dict) or len(memory) != 1:
+            raise UsageError(
+                "memory-agent needs memory: {kind: {args}}, e.g. {reference: {mode: hybrid}}"
+            )
+        return MemoryAgent(build_subject(memory), **args)
+    except TypeError as exc:
+        raise UsageError(f"{kind} subject {args}: {exc}") from None

@@ -1,0 +1,1 @@
+"""Agent audits (seed 003): probes made from conversation datasets, and their metrics."""

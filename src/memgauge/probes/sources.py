@@ -1,0 +1,76 @@
+"""What an audit reads: memaudit conversations (JSON or JSONL), LoCoMo and LongMemEval files.
+Each becomes probes plus the turns the agent under test gets to see.
+
+- memaudit: probes generated from the facts (`generate.generate_probes`); the turns of every
+  conversation, in order, are the agent's memory.
+- LoCoMo (through the importer): one probe per QA item, asked against its own conversation
+  (the corpus). Category 2 is a temporal probe, category 5 (adversarial) a hallucination
+  probe whose right answer is that it was not mentioned, 1 / 3 / 4 recall probes.
+- LongMemEval: knowledge-update questions are conflict probes, temporal-reasoning ones temporal
+  probes, `_abs` questions hallucination (abstention) probes, the rest recall probes; each is
+  asked against its own haystack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memgauge.data.detect import detect_kind
+from memgauge.data.importers import import_locomo, import_longmemeval
+from memgauge.data.io import load_conversations
+from memgauge.data.models import EvalQuery, Memory
+from memgauge.errors import DataError, Problem
+from memgauge.probes.generate import NOT_MENTIONED, Probe, conversation_memories, generate_probes
+
+__all__ = ["AuditSource", "load_audit_source"]
+
+
+@dataclass(frozen=True)
+class AuditSource:
+    """Probes and the memories they are asked against."""
+
+    name: str
+    format: str
+    probes: list[Probe]
+    memories: list[Memory]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def _locomo_probe(q: EvalQuery) -> Probe:
+    cat = int(q.metadata.get("locomo_category") or 0)
+    meta = {"locomo_category": cat, "category_name": q.category}
+    if cat == 5:
+        return Probe(q.id, "hallucination", q.text, NOT_MENTIONED, corpus=q.corpus, metadata=meta)
+    kind = "temporal" if cat == 2 else "recall"
+    return Probe(q.id, kind, q.text, str(q.metadata.get("answer")), corpus=q.corpus, metadata=meta)
+
+
+def _longmemeval_probe(q: EvalQuery) -> Probe:
+    qtype = str(q.category or "")
+    meta: dict[str, Any] = {"longmemeval_type": qtype}
+    if q.metadata.get("abstention"):
+        expected = str(q.metadata.get("answer") or NOT_MENTIONED)
+        return Probe(q.id, "hallucination", q.text, expected, corpus=q.corpus, metadata=meta)
+    kind = {"knowledge-update": "conflict", "temporal-reasoning": "temporal"}.get(qtype, "recall")
+    return Probe(q.id, kind, q.text, str(q.metadata.get("answer")), corpus=q.corpus, metadata=meta)
+
+
+def load_audit_source(path: str | Path, *, seed: int = 0) -> AuditSource:
+    """Probes and memories from `path` (the format is detected; DataError if unreadable)."""
+    p = Path(path)
+    kind = detect_kind(p) if p.exists() else None
+    if kind == "locomo":
+        ds, report = import_locomo(p)
+        probes = [_locomo_probe(q) for q in ds.queries]
+        return AuditSource(p.stem, "locomo", probes, ds.memories, {"import": report.as_dict()})
+    if kind == "longmemeval":
+        ds, report = import_longmemeval(p)
+        probes = [_longmemeval_probe(q) for q in ds.queries]
+        return AuditSource(p.stem, "longmemeval", probes, ds.memories, {"import": report.as_dict()})
+    if kind in ("conversations", "bundle", None) or p.suffix.lower() in (".json", ".jsonl"):
+        conv = load_conversations(p)
+        probes = generate_probes(conv, seed=seed)
+        return AuditSource(conv.id, "memaudit", probes, conversation_memories(conv))
+    raise DataError(Problem(str(p), None, None, "not a memaudit, LoCoMo or LongMemEval file"))

@@ -1,0 +1,97 @@
+"""The audit's files: `results.json` (metrics, counts, every probe) and `report.md` (the
+metrics table, then every probe with its question, expected and actual answer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memgauge._util.files import atomic_write_text
+from memgauge.probes.metrics import METRICS
+
+__all__ = ["LABELS", "write_audit"]
+
+LABELS = {
+    "recall_accuracy": "Recall accuracy",
+    "hallucinated_memory_rate": "Hallucinated-memory rate (lower is better)",
+    "conflict_resolution_accuracy": "Conflict-resolution accuracy",
+    "temporal_accuracy": "Temporal accuracy",
+}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(metric, value, 95% CI, n) per metric, as shown in reports and on the terminal."""
+    out = []
+    for name in METRICS:
+        c = result["counts"][name]
+        if c["n_probes"] == 0:
+            out.append((LABELS[name], "n/a (0 probes)", "", "0"))
+            continue
+        ci = c["ci95"]
+        out.append(
+            (
+                LABELS[name],
+                _pct(c["value"]),
+                f"{_pct(ci[0])} - {_pct(ci[1])}" if ci else "",
+                f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else ""),
+            )
+        )
+    return out
+
+
+def _markdown(result: Mapping[str, Any]) -> str:
+    lines = [
+        f"# Memory audit: {result['dataset']}",
+        "",
+        f"- agent under test: {result['agent']}",
+        f"- scoring: {result['scoring']}",
+        f"- dataset format: {result['format']}; probes: {len(result['probes'])}",
+        f"- run: {result['run_id']} ({result['status']}), {result['timestamp']}",
+        "",
+        "| metric | value | 95% CI (Wilson) | n |",
+        "|---|---:|---|---:|",
+    ]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in metric_lines(result)]
+    for ptype in ("recall", "conflict", "temporal", "hallucination"):
+        probes = [p for p in result["probes"] if p["type"] == ptype]
+        if not probes:
+            continue
+        lines += ["", f"## {ptype.capitalize()} probes ({len(probes)})", ""]
+        lines += ["| probe | question | expected | answer | verdict |", "|---|---|---|---|---|"]
+        for p in probes:
+            verdict = (
+                "failed: " + str(p["reason"])
+                if p["correct"] is None
+                else ("correct" if p["correct"] else "wrong") + f": {p['reason']}"
+            )
+            cells = [p["id"], p["question"], p["expected"], p["answer"] or "", verdict]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    text = " ".join(str(value).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return text.replace("|", "\\|")
+
+
+def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]) -> list[Path]:
+    """Write `results.json` and/or `report.md` (atomically); the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    if "json" in formats:
+        path = out_dir / "results.json"
+        atomic_write_text(path, json.dumps(result, indent=2, default=str) + "\n")
+        written.append(path)
+    if "markdown" in formats:
+        path = out_dir / "report.md"
+        atomic_write_text(path, _markdown(result))
+        written.append(path)
+    return written

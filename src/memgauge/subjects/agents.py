@@ -1,0 +1,336 @@
+"""Agents for audits: a chat model given the whole history, a memory-backed agent (any memory
+subject plus a reader model), and an extractive baseline that uses no LLM at all.
+
+All three are memory-backed in the run engine's sense (`is_memory`): the run ingests the
+conversation's turns into them, then asks each probe. The chat agent reads every turn; the
+memory agent reads the top `k` hits of its memory; the extractive baseline answers with the
+turn that best matches the question, or says it was never mentioned when nothing matches
+well enough. The baseline is labelled as such in every report: it measures the probes and the
+scoring, not a model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from memgauge.data.models import Memory, SessionContext, Turn
+from memgauge.llm.context import llm_context
+from memgauge.llm.types import ChatRequest, LLMClient, Message
+from memgauge.subjects.events import Capabilities
+from memgauge.subjects.protocol import Answer, SearchResult
+
+__all__ = ["ChatAgent", "ExtractiveAgent", "MemoryAgent"]
+
+SYSTEM = (
+    "You are an assistant with a memory of earlier conversations with the user. Answer the "
+    "question from those conversations only, in one short sentence. If they do not say, answer "
+    "that it was never mentioned; do not guess."
+)
+
+
+def _line(m: Memory) -> str:
+    when = f"[{m.created_at:%Y-%m-%d %H:%M}] " if m.created_at else ""
+    who = m.metadata.get("role") or ""  # LoCoMo texts already start with the speaker
+    return f"{when}{who + ': ' if who else ''}{m.text}"
+
+
+class _Remembers:
+    """Keeps what was ingested, in order."""
+
+    is_memory = True
+
+    def __init__(self) -> None:
+        self.memories: list[Memory] = []
+
+    def reset(self) -> None:
+        self.memories = []
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        self.memories.extend(memories)
+
+    def flush(self) -> None:
+        pass
+
+    def dump(self) -> list[Memory]:
+        return list(self.memories)
+
+
+class ChatAgent(_Remembers):
+    """An LLM that is shown every ingested turn (oldest first) and the question."""
+
+    capabilities = Capabilities(answers=True, concurrent=True)
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        provider: str | None = None,
+        max_history_chars: int | None = 400_000,
+        system: str = SYSTEM,
+    ) -> None:
+        super().__init__()
+        self.model, self.base_url, self.provider = model, base_url, provider
+        self.max_history_chars = max_history_chars
+        self.system = system
+        self._transcript: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """`chat:<model>`."""
+        return f"chat:{self.model or 'default'}"
+
+    def reset(self) -> None:
+        super().reset()
+        self._transcript = None
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        super().ingest(memories)
+        self._transcript = None
+
+    def _client(self) -> LLMClient:
+        return llm_context().client(
+            model=self.model, base_url=self.base_url, provider=self.provider
+        )
+
+    def transcript(self) -> str:
+        """The ingested turns as text (the newest kept when over `max_history_chars`)."""
+        with self._lock:
+            if self._transcript is None:
+                text = "\n".join(_line(m) for m in self.memories)
+                if self.max_history_chars and len(text) > self.max_history_chars:
+                    text = "...\n" + text[-self.max_history_chars :]
+                self._transcript = text
+            return self._transcript
+
+    def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
+        """Ask the model with the whole transcript (plus `history`, if given)."""
+        extra = "\n".join(f"{t.role}: {t.content}" for t in history or [])
+        convo = self.transcript() + ("\n" + extra if extra else "")
+        return _ask(self._client(), self.system, f"CONVERSATIONS:\n{convo}", question, self.model)
+
+
+class MemoryAgent(_Remembers):
+    """A memory subject searched for the question, and a reader model over the hits."""
+
+    capabilities = Capabilities(answers=True)
+
+    def __init__(
+        self,
+        memory: Any,
+        model: str | None = None,
+        *,
+        k: int = 10,
+        base_url: str | None = None,
+        provider: str | None = None,
+        system: str = SYSTEM,
+    ) -> None:
+        super().__init__()
+        self.memory, self.model, self.k = memory, model, k
+        self.base_url, self.provider, self.system = base_url, provider, system
+
+    @property
+    def name(self) -> str:
+        """`memory-agent:<memory>+<model>`."""
+        return f"memory-agent:{getattr(self.memory, 'name', 'memory')}+{self.model or 'default'}"
+
+    def reset(self) -> None:
+        super().reset()
+        self.memory.reset()
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        super().ingest(memories)
+        self.memory.ingest(memories)
+
+    def flush(self) -> None:
+        flush = getattr(self.memory, "flush", None)
+        if callable(flush):
+            flush()
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        """The memory's own search (so retrieval tasks can score it too)."""
+        result: SearchResult = self.memory.search(query, k, session=session)
+        return result
+
+    def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
+        """Search, then let the reader model answer from the hits."""
+        t0 = time.perf_counter()
+        result = self.search(question, self.k)
+        search_ms = (time.perf_counter() - t0) * 1000
+        by_id = {m.id: m for m in self.memories}
+        lines = [_line(by_id[h.id]) if h.id in by_id else h.text for h in result.hits]
+        client = llm_context().client(
+            model=self.model, base_url=self.base_url, provider=self.provider
+        )
+        ans = _ask(
+            client, self.system, "RETRIEVED MEMORIES:\n" + "\n".join(lines), question, self.model
+        )
+        return Answer(
+            ans.text,
+            latency_ms={"search": search_ms, **ans.latency_ms},
+            metadata={"retrieved": [h.id for h in result.hits]},
+        )
+
+    def close(self) -> None:
+        close = getattr(self.memory, "close", None)
+        if callable(close):
+            close()
+
+
+def _ask(client: LLMClient, system: str, context: str, question: str, model: str | None) -> Answer:
+    t0 = time.perf_counter()
+    request = ChatRequest(
+        messages=(Message("system", system), Message("user", f"{context}\n\nQUESTION: {question}")),
+        model=model,
+        temperature=0.0,
+    )
+    response = client.complete(request)
+    return Answer(
+        response.content.strip(),
+        latency_ms={"llm": (time.perf_counter() - t0) * 1000},
+        metadata={"cached": response.cached},
+    )
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "when",
+        "where",
+        "why",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "me",
+        "my",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "user",
+        "user's",
+        "about",
+        "tell",
+        "remember",
+        "conversations",
+        "say",
+        "first",
+        "happened",
+    ]
+)
+
+
+class ExtractiveAgent(_Remembers):
+    """No LLM: answers with the ingested turn that best matches the question (IDF-weighted
+    word overlap; near ties go to the later turn), or says it was never mentioned when the best
+    match covers less than `min_coverage` of the question's weight. A baseline for offline
+    audits, labelled so."""
+
+    capabilities = Capabilities(answers=True, concurrent=True)
+
+    def __init__(self, min_coverage: float = 0.34, roles: Sequence[str] = ("user",)) -> None:
+        super().__init__()
+        self.min_coverage = min_coverage
+        self.roles = tuple(roles)
+        self._index: tuple[list[Counter[str]], dict[str, float], list[Memory]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """`extractive-baseline (no LLM)`."""
+        return "extractive-baseline (no LLM)"
+
+    def reset(self) -> None:
+        super().reset()
+        self._index = None
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        super().ingest(memories)
+        self._index = None
+
+    def _built(self) -> tuple[list[Counter[str]], dict[str, float], list[Memory]]:
+        with self._lock:
+            if self._index is None:
+                docs = [
+                    m
+                    for m in self.memories
+                    if not self.roles or m.metadata.get("role", self.roles[0]) in self.roles
+                ] or list(self.memories)
+                bags = [Counter(_terms(m.text)) for m in docs]
+                df: Counter[str] = Counter()
+                for b in bags:
+                    df.update(b.keys())
+                n = max(1, len(bags))
+                idf = {w: math.log(1 + n / c) for w, c in df.items()}
+                self._index = (bags, idf, docs)
+            return self._index
+
+    def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
+        """The best-matching turn, or that it was never mentioned."""
+        t0 = time.perf_counter()
+        bags, idf, docs = self._built()
+        q = set(_terms(question))
+        weights = {w: idf.get(w, math.log(1 + len(bags))) for w in q}
+        total = sum(weights.values())
+        best, best_cov = None, 0.0
+        for doc, bag in zip(docs, bags, strict=True):
+            cov = sum(weights[w] for w in q if w in bag) / total if total else 0.0
+            # ties (within 0.05) go to the later turn: what was said last is the current value
+            if cov > 0 and cov >= best_cov - 0.05:
+                best, best_cov = doc, max(cov, best_cov)
+        ms = {"search": (time.perf_counter() - t0) * 1000}
+        if best is None or best_cov < self.min_coverage:
+            return Answer(
+                "That was never mentioned in our conversations.", ms, {"coverage": best_cov}
+            )
+        when = f" (said on {best.created_at:%d %B %Y})" if best.created_at else ""
+        return Answer(best.text + when, ms, {"coverage": best_cov, "memory": best.id})
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in _TOKEN.findall(text.lower()) if w not in _STOP]

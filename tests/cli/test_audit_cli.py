@@ -1,0 +1,182 @@
+"""`memgauge audit`: offline with the extractive baseline, and with a chat agent and the QA
+judge over real HTTP against the fake server; memaudit, LoCoMo; reports and replays."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.llm import FakeOpenAIServer
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+SAMPLE = SHARED / "memaudit-sample.json"
+LOCOMO = SHARED / "locomo10.json"
+METRICS = (
+    "recall_accuracy",
+    "hallucinated_memory_rate",
+    "conflict_resolution_accuracy",
+    "temporal_accuracy",
+)
+
+
+def _audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, dict[str, Any], str]:
+    out = tmp_path / "out"
+    code = main(
+        [
+            "audit",
+            *args,
+            "--output",
+            str(out),
+            "--store",
+            str(tmp_path / "r.db"),
+            "--json",
+            "--no-progress",
+        ]
+    )
+    cap = capsys.readouterr()
+    last = cap.out.strip().splitlines()[-1] if cap.out.strip() else "{}"
+    return code, json.loads(last), cap.out + cap.err
+
+
+def test_offline_audit_of_the_memaudit_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE))
+    assert code == 0, out
+    assert summary["agent"].startswith("extractive baseline (no LLM")
+    assert summary["scoring"].startswith("offline:")
+    for name in METRICS:
+        value = summary["metrics"][name]
+        assert value is None or 0.0 <= value <= 1.0
+        assert summary["counts"][name]["n_probes"] > 0
+    assert summary["metrics"]["hallucinated_memory_rate"] == 0.0  # the baseline declines
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["metrics"] == summary["metrics"]
+    probes = results["probes"]
+    assert {p["type"] for p in probes} == {"recall", "conflict", "temporal", "hallucination"}
+    report = (tmp_path / "out" / "report.md").read_text()
+    for p in probes:
+        assert p["id"] in report
+    assert "| Recall accuracy |" in report
+    assert (tmp_path / "out" / "probes.jsonl").exists()
+
+
+def test_locomo_audit_asks_each_conversation_its_own_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not LOCOMO.exists():
+        pytest.skip("../shared/datasets/locomo10.json is not here")
+    code, summary, out = _audit(tmp_path, capsys, str(LOCOMO), "--limit", "40", "--format", "json")
+    assert code == 0, out
+    assert summary["format"] == "locomo"
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert len(results["probes"]) == 40
+    assert not (tmp_path / "out" / "report.md").exists()
+    assert summary["counts"]["conflict_resolution_accuracy"]["n_probes"] == 0
+    assert summary["metrics"]["conflict_resolution_accuracy"] is None  # n/a, not 0
+    assert "n/a (0 probes)" in out
+
+
+_QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)
+
+
+def _rule(payload: dict[str, Any]) -> str:
+    text = "\n".join(m["content"] for m in payload["messages"])
+    if "CONVERSATIONS:" in text or "RETRIEVED MEMORIES:" in text:
+        question = text.rsplit("QUESTION:", 1)[1]
+        if "name" in question and "Sarah" in text:
+            return "Your name is Sarah."
+        return "That was never mentioned."
+    if "cannot be answered" in text:
+        said = text.rsplit("MODEL'S RESPONSE:", 1)[1]
+        return json.dumps({"label": "yes" if "never mentioned" in said else "no"})
+    m = _QA.search(text)
+    assert m is not None, text
+    ok = m.group(1).strip().lower() in m.group(2).lower()
+    return json.dumps({"reasoning": "-", "label": "yes" if ok else "no"})
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        srv.respond(_rule)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("MEMAUDIT_MODEL", "fake-agent")
+        monkeypatch.delenv("MEMGAUGE_MODEL", raising=False)
+        yield srv
+
+
+def test_chat_agent_judged_by_the_qa_judge_and_replayed(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE))
+    assert code == 0, out
+    assert summary["agent"] == "chat: fake-agent"
+    assert summary["scoring"].startswith("QA judge (longmemeval")
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    n_questions = len({p["question"] for p in results["probes"]})
+    # one answer per distinct question (a conflict probe asks what its recall probe asks: the
+    # same prompt is sent once) and one verdict per probe
+    assert len(server.requests) == n_questions + len(results["probes"])
+    agent_prompt = next(
+        r for r in server.requests if "CONVERSATIONS:" in r["json"]["messages"][-1]["content"]
+    )
+    assert "Sarah" in agent_prompt["json"]["messages"][-1]["content"]  # the whole history
+    assert summary["metrics"]["hallucinated_memory_rate"] == 0.0
+    assert summary["metrics"]["recall_accuracy"] == pytest.approx(1 / 5)  # only the name
+    assert summary["metrics"]["conflict_resolution_accuracy"] == 0.0
+    # the same audit again, from the cache only: no request, the same numbers
+    before = len(server.requests)
+    code, again, _ = _audit(tmp_path, capsys, str(SAMPLE), "--cache-only")
+    assert code == 0
+    assert len(server.requests) == before
+    assert again["metrics"] == summary["metrics"]
+
+
+def test_memory_backed_agent_reads_its_top_hits(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary, out = _audit(
+        tmp_path, capsys, str(SAMPLE), "--subject", "lexical", "-k", "2", "--scoring", "offline"
+    )
+    assert code == 0, out
+    assert summary["agent"] == "memory: fake-agent"
+    prompts = [r["json"]["messages"][-1]["content"] for r in server.requests]
+    assert prompts
+    assert all("RETRIEVED MEMORIES:" in p for p in prompts)
+    assert summary["scoring"].startswith("offline:")
+
+
+def test_an_llm_agent_without_a_model_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    code, _, out = _audit(tmp_path, capsys, str(SAMPLE), "--agent", "chat")
+    assert code == 2
+    assert "needs a model" in out
+    assert "Traceback" not in out
+
+
+def test_a_malformed_dataset_exits_2_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = (
+        Path(__file__).resolve().parents[1]
+        / "data"
+        / "bad"
+        / "conversations_dangling_supersedes.json"
+    )
+    code, _, out = _audit(tmp_path, capsys, str(bad))
+    assert code == 2
+    assert "supersedes unknown fact 'f0'" in out
+    assert not (tmp_path / "r.db").exists()
