@@ -98,27 +98,18 @@ def validate_conversations(ds: ConversationDataset, file: str) -> list[Problem]:
     timestamps that are not ISO 8601 dates."""
     problems: list[Problem] = []
     for c in ds.conversations:
-        for i, t in enumerate(c.turns):
-            if _bad_time(t.timestamp):
-                problems.append(
-                    Problem(
-                        file,
-                        None,
-                        f"conversations[{c.id}].turns[{i}].timestamp",
-                        f"{t.timestamp!r} is not a date: use ISO 8601, e.g. 2024-01-15T09:00:00Z",
-                    )
-                )
-        for i, f in enumerate(c.facts):
-            if _bad_time(f.timestamp):
-                problems.append(
-                    Problem(
-                        file,
-                        None,
-                        f"conversations[{c.id}].facts[{i}].timestamp",
-                        f"fact {f.id!r}: {f.timestamp!r} is not a date: use ISO 8601, e.g. "
-                        "2024-01-15T09:00:00Z",
-                    )
-                )
+        stamped = [(f"turns[{i}]", "", t.timestamp) for i, t in enumerate(c.turns)]
+        stamped += [(f"facts[{i}]", f"fact {f.id!r}: ", f.timestamp) for i, f in enumerate(c.facts)]
+        problems += [
+            Problem(
+                file,
+                None,
+                f"conversations[{c.id}].{where}.timestamp",
+                f"{who}{ts!r} is not a date: use ISO 8601, e.g. 2024-01-15T09:00:00Z",
+            )
+            for where, who, ts in stamped
+            if _bad_time(ts)
+        ]
     facts = [(c.id, i, f) for c in ds.conversations for i, f in enumerate(c.facts)]
     ids = Counter(f.id for _, _, f in facts)
     for fid, n in ids.items():
