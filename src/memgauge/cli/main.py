@@ -44,6 +44,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("memgauge.cli.runs", "runs"),
     "judge": ("memgauge.cli.judge", "judge"),
     "audit": ("memgauge.cli.audit", "audit"),
+    "extraction": ("memgauge.cli.extraction", "extraction"),
 }
 
 

@@ -40,6 +40,7 @@ from memgauge.data.models import (
     ConversationDataset,
     EquivalenceClass,
     EvalQuery,
+    ExtractionCase,
     JudgedOutput,
     Judgment,
     Memory,
@@ -228,6 +229,21 @@ def load_items(path: str | Path) -> list[TaskItem]:
     return items
 
 
+def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
+    """Fact-extraction cases (JSON list or `{"cases": [...]}`, JSONL, YAML); ids unique."""
+    file = str(path)
+    cases = read_records(path, ExtractionCase, key="cases")
+    seen: set[str] = set()
+    problems = []
+    for i, c in enumerate(cases):
+        if c.id in seen:
+            problems.append(Problem(file, None, f"[{i}].id", f"duplicate case id {c.id!r}"))
+        seen.add(c.id)
+    if problems:
+        raise DataError(problems)
+    return cases
+
+
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
     """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
     Ids must be unique. DataError lists every problem with its line."""
@@ -258,4 +274,4 @@ def save_conversations(ds: ConversationDataset, path: str | Path) -> None:
     atomic_write_text(path, ds.model_dump_json(indent=2, exclude_defaults=True) + "\n")
 
 
-__all__ += ["FILES", "load_judged", "write_qrels"]
+__all__ += ["FILES", "load_extraction_cases", "load_judged", "write_qrels"]

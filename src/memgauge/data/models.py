@@ -270,3 +270,35 @@ class JudgedOutput(BaseModel):
         raise ValueError(
             f"label {v!r} is not a verdict: use pass or fail (or yes/no, correct/wrong, true/false, 1/0)"
         )
+
+
+class ExpectedFact(_Model):
+    """An atomic fact a correct extraction contains."""
+
+    content: NonEmptyStr = Field(description="The fact, e.g. 'No subscription model'.")
+    category: str | None = Field(default=None, description="Its category, e.g. constraint.")
+    replaces: str | None = Field(
+        default=None,
+        description="The existing-memory fact it replaces (conflict resolution): that one must "
+        "be gone from the output.",
+    )
+
+
+class ExtractionCase(_Model):
+    """One fact-extraction case (seed 001): a memory, a conversation, and what the memory
+    should hold afterwards."""
+
+    id: NonEmptyStr = Field(description="Unique case id.")
+    scenario: str | None = Field(default=None, description="What it tests, e.g. conflict.")
+    existing_memory: list[str] = Field(
+        default_factory=list, description="Facts already in memory before the conversation."
+    )
+    conversation: list[Turn] = Field(min_length=1, description="The conversation to extract from.")
+    expected_facts: list[ExpectedFact] = Field(
+        default_factory=list,
+        description="Facts the conversation adds or changes (empty: the memory must not change).",
+    )
+    expected_output: Any = Field(
+        default=None, description="The whole expected memory afterwards, for reference."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")

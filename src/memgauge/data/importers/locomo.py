@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -23,10 +24,18 @@ from typing import Any
 
 from memgauge.data.importers.common import ImportReport
 from memgauge.data.jsonio import load_structured
-from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
+from memgauge.data.models import (
+    EvalQuery,
+    ExpectedFact,
+    ExtractionCase,
+    Judgment,
+    Memory,
+    RetrievalDataset,
+    Turn,
+)
 from memgauge.errors import DataError, Problem
 
-__all__ = ["LOCOMO_CATEGORIES", "import_locomo", "normalise_evidence"]
+__all__ = ["LOCOMO_CATEGORIES", "import_locomo", "locomo_extraction_cases", "normalise_evidence"]
 
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
@@ -171,3 +180,43 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
         name=Path(path).stem, memories=memories, queries=queries, judgments=judgments
     )
     return ds, report
+
+
+def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
+    """LoCoMo sessions as extraction cases: the session's turns, and its `observation`
+    entries (facts tied to dialog ids) as silver expected facts, for extraction recall on real
+    conversations (silver: they were written by a model, not checked line by line)."""
+    file = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(Problem(file, None, None, f"cannot read LoCoMo JSON: {exc}")) from None
+    if not isinstance(data, list):
+        raise DataError(Problem(file, None, None, "expected a JSON list of samples"))
+    cases = []
+    for sample in data:
+        sid = str(sample.get("sample_id", "?"))
+        conv = sample.get("conversation", {})
+        for key, obs in (sample.get("observation") or {}).items():
+            m = re.match(r"session_(\d+)_observation$", key)
+            turns = conv.get(f"session_{m.group(1)}") if m else None
+            if not turns or not isinstance(obs, dict):
+                continue
+            facts = [
+                ExpectedFact(content=str(entry[0]), category=str(speaker))
+                for speaker, entries in obs.items()
+                for entry in entries
+                if isinstance(entry, list) and entry and str(entry[0]).strip()
+            ]
+            cases.append(
+                ExtractionCase(
+                    id=f"{sid}:S{m.group(1) if m else '?'}",
+                    scenario="locomo session (silver observations)",
+                    conversation=[
+                        Turn(role="user", content=f"{t.get('speaker', '?')}: {t.get('text', '')}")
+                        for t in turns
+                    ],
+                    expected_facts=facts,
+                )
+            )
+    return cases

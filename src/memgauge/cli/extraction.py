@@ -1,0 +1,210 @@
+"""`memgauge extraction CASES`: fact extraction precision, recall, F1, conflict resolution and
+minimalism (seed 001), for a live extractor or outputs recorded in production."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.table import Table
+
+from memgauge._util.files import atomic_write_text
+from memgauge.cli._common import console
+from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.data.detect import detect_kind
+from memgauge.data.importers.locomo import locomo_extraction_cases
+from memgauge.data.io import load_extraction_cases
+from memgauge.data.jsonio import read_records
+from memgauge.errors import SubjectError, UsageError
+from memgauge.llm.context import llm_context
+from memgauge.runs.extraction import TARGETS, evaluate_extraction, summarize_extraction
+from memgauge.scorers.extraction import CaseScore, ExactMatcher, FactMatcher, SemanticMatcher
+from memgauge.scorers.judges import FactsJudge
+from memgauge.subjects.extractors import extract_safely, load_extractor
+from memgauge.subjects.specs import build_subject
+
+__all__ = ["extraction"]
+
+
+def _recorded(path: Path) -> dict[str, Any]:
+    """`{case_id | id, output}` lines of a JSONL trace file."""
+    from pydantic import BaseModel, ConfigDict, model_validator
+
+    class Recorded(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        case_id: str
+        output: Any
+
+        @model_validator(mode="before")
+        @classmethod
+        def _id(cls, data: Any) -> Any:
+            if isinstance(data, dict) and "case_id" not in data and "id" in data:
+                return {**data, "case_id": data["id"]}
+            return data
+
+    return {r.case_id: r.output for r in read_records(path, Recorded)}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+@click.command()
+@click.argument("cases_path", metavar="CASES", type=click.Path(path_type=Path))
+@click.option(
+    "--extractor",
+    "extractor_spec",
+    default=None,
+    help="e.g. '{llm: {model: gpt-4o-mini}}' or '{python: {target: pkg.mod:make}}'.",
+)
+@click.option(
+    "--outputs",
+    "outputs_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Recorded outputs: JSONL of {case_id, output}.",
+)
+@click.option(
+    "--match",
+    "match",
+    type=click.Choice(["exact", "semantic", "judge"]),
+    default="semantic",
+    show_default=True,
+)
+@click.option(
+    "--threshold", type=float, default=0.75, show_default=True, help="Cosine for --match semantic."
+)
+@click.option(
+    "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
+)
+@click.option(
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write extraction.json here.",
+)
+@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@llm_options
+def extraction(
+    cases_path: Path,
+    extractor_spec: str | None,
+    outputs_path: Path | None,
+    match: str,
+    threshold: float,
+    judge_model: str | None,
+    out_dir: Path | None,
+    concurrency: int,
+    limit: int | None,
+    as_json: bool,
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
+) -> None:
+    """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
+    observations as silver facts): per case TP / FP / FN with the matched pairs; precision,
+    recall, F1 micro and macro with 95% CIs; conflict resolution; minimalism; seed 001's
+    targets beside them."""
+    if (extractor_spec is None) == (outputs_path is None):
+        raise UsageError(
+            "give --extractor SPEC (a live extractor) or --outputs TRACE.jsonl, not both"
+        )
+    cases = (
+        locomo_extraction_cases(cases_path)
+        if cases_path.exists() and detect_kind(cases_path) == "locomo"
+        else load_extraction_cases(cases_path)
+    )
+    cases = cases[:limit] if limit else cases
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
+    try:
+        if outputs_path is not None:
+            outputs = _recorded(outputs_path)
+            source = f"recorded outputs {outputs_path.name}"
+        else:
+            try:
+                spec = yaml.safe_load(str(extractor_spec))
+            except yaml.YAMLError as exc:
+                raise UsageError(f"--extractor: not a spec ({exc})") from None
+            if not isinstance(spec, dict):
+                raise UsageError("--extractor: give {kind: {args}}, e.g. '{llm: {model: m}}'")
+            extractor = load_extractor(spec, build_subject)
+            outputs = {
+                c.id: extract_safely(extractor, c.conversation, c.existing_memory) for c in cases
+            }
+            source = str(getattr(extractor, "name", next(iter(spec))))
+        matcher: FactMatcher = ExactMatcher() if match == "exact" else SemanticMatcher(threshold)
+        judge = FactsJudge(model=judge_model) if match == "judge" else None
+        results = evaluate_extraction(cases, outputs, matcher, judge=judge, concurrency=concurrency)
+    finally:
+        llm_context().close()
+    summary = summarize_extraction(results)
+    report = {
+        "schema_version": 1,
+        "cases": str(cases_path),
+        "extractor": source,
+        "matching": results[0].method if results and isinstance(results[0], CaseScore) else match,
+        **summary,
+        "per_case": [r.as_dict() if isinstance(r, CaseScore) else r for r in results],
+    }
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out_dir / "extraction.json", json.dumps(report, indent=2) + "\n")
+    out = console(stderr=as_json)
+    table = Table(title=f"Fact extraction: {source} on {cases_path.name}", title_justify="left")
+    for col in ("case", "scenario", "TP", "FP", "FN", "P", "R", "F1", "notes"):
+        table.add_column(
+            col, justify="right" if col in ("TP", "FP", "FN", "P", "R", "F1") else "left"
+        )
+    for r in results:
+        if not isinstance(r, CaseScore):
+            table.add_row(r["id"], "", "", "", "", "", "", "", f"[red]failed: {r['error']}[/red]")
+            continue
+        notes = []
+        if r.conflict_ok is not None:
+            notes.append("conflict " + ("ok" if r.conflict_ok else "WRONG"))
+        if r.minimal_ok is not None:
+            notes.append("unchanged " + ("ok" if r.minimal_ok else "WRONG"))
+        notes += [f"invented: {x}" for x in r.false_positives[:2]] + [
+            f"missed: {x}" for x in r.missed[:2]
+        ]
+        table.add_row(
+            r.id,
+            r.scenario or "",
+            str(r.tp),
+            str(r.fp),
+            str(r.fn),
+            f"{r.precision:.2f}",
+            f"{r.recall:.2f}",
+            f"{r.f1:.2f}",
+            "; ".join(notes),
+        )
+    out.print(table)
+    for name in ("precision", "recall", "f1"):
+        e = summary[name]
+        if e["micro"] is None:
+            out.print(f"{name}: n/a (0 cases scored)")
+            continue
+        out.print(
+            f"{name}: micro {e['micro']:.3f} [{e['micro_ci95'][0]:.3f}, {e['micro_ci95'][1]:.3f}], "
+            f"macro {e['macro']:.3f}; target > {TARGETS[name]} {'met' if e['met'] else 'NOT met'}"
+        )
+    for name in ("conflict", "minimalism"):
+        e = summary[name]
+        value = f"{_pct(e['value'])} of {e['n']}" if e["n"] else "n/a (0 cases)"
+        met = "" if e["met"] is None else ("met" if e["met"] else "NOT met")
+        out.print(f"{name}: {value}; target {_pct(e['target'])} {met}")
+    out.print(
+        f"scored {summary['n_scored']} of {summary['n_cases']} cases; {summary['n_failed']} failed; matching: {report['matching']}"
+    )
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in report.items() if k != "per_case"}))
+    if summary["n_scored"] == 0 and summary["n_cases"]:
+        raise SubjectError("no case could be scored; see the failures above")

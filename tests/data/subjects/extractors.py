@@ -1,0 +1,24 @@
+"""Extractors for tests: a naive one (every user sentence becomes a fact, nothing is ever
+replaced) and a function form."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+class NaiveExtractor:
+    """Keeps the memory and adds every user sentence: invents on chit-chat, never resolves
+    conflicts. What a careless extractor does."""
+
+    def extract(self, conversation: list[Any], existing_memory: list[str]) -> list[str]:
+        out = list(existing_memory)
+        for turn in conversation:
+            if turn.role == "user":
+                out += [s.strip() for s in re.split(r"(?<=[.!?])\s+", turn.content) if s.strip()]
+        return out
+
+
+def unchanged(conversation: list[Any], existing_memory: list[str]) -> str:
+    """Returns the memory unchanged, as bullet text."""
+    return "\n".join(f"- {m}" for m in existing_memory)

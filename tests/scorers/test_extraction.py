@@ -1,0 +1,243 @@
+"""Fact-extraction scoring (seed 001) and the `memgauge extraction` command."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.io import load_extraction_cases
+from memgauge.data.models import ExtractionCase
+from memgauge.llm import FakeOpenAIServer
+from memgauge.scorers.extraction import ExactMatcher, SemanticMatcher, facts_of, score_case
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CASES = DATA / "extraction" / "cases.json"
+LOCOMO = DATA.parents[2] / "shared" / "datasets" / "locomo10.json"
+
+
+def _case(**kw: Any) -> ExtractionCase:
+    base: dict[str, Any] = {"id": "c", "conversation": [{"role": "user", "content": "x"}]}
+    return ExtractionCase.model_validate({**base, **kw})
+
+
+def test_counts_precision_recall_and_the_pairs() -> None:
+    case = _case(
+        existing_memory=["channels: own app"],
+        expected_facts=[{"content": "Customers are bakeries"}, {"content": "Price is 30 euros"}],
+    )
+    out = ["channels: own app", "customer_segments: customers are bakeries", "Logo is blue"]
+    s = score_case(case, out, ExactMatcher())
+    assert (s.tp, s.fp, s.fn) == (1, 1, 1)
+    assert (s.precision, s.recall) == (0.5, 0.5)
+    assert s.matched[0]["expected"] == "Customers are bakeries"
+    assert s.false_positives == ["Logo is blue"]
+    assert s.missed == ["Price is 30 euros"]
+    assert s.lost == []
+    assert s.minimal_ok is None
+
+
+def test_conflict_needs_the_new_value_and_the_old_one_gone() -> None:
+    case = _case(
+        existing_memory=["pricing: Price is 20 euros per month"],
+        expected_facts=[
+            {
+                "content": "Price is 35 euros per month",
+                "replaces": "pricing: Price is 20 euros per month",
+            }
+        ],
+    )
+    good = score_case(case, ["pricing: Price is 35 euros per month"], SemanticMatcher())
+    assert good.conflict_ok is True
+    assert (good.tp, good.fp, good.fn) == (1, 0, 0)
+    both = ["pricing: Price is 20 euros per month", "pricing: Price is 35 euros per month"]
+    kept_old = score_case(case, both, SemanticMatcher())
+    assert kept_old.conflict_ok is False
+    assert kept_old.stale == ["pricing: Price is 20 euros per month"]
+    assert kept_old.fp == 1
+
+
+def test_minimalism_means_nothing_added_and_nothing_lost() -> None:
+    case = _case(existing_memory=["a: one fact", "b: another fact"], expected_facts=[])
+    assert score_case(case, ["a: one fact", "b: another fact"], ExactMatcher()).minimal_ok is True
+    added = score_case(case, ["a: one fact", "b: another fact", "user says hi"], ExactMatcher())
+    assert added.minimal_ok is False
+    assert added.precision == 0.0
+    lost = score_case(case, ["a: one fact"], ExactMatcher())
+    assert lost.minimal_ok is False
+    assert lost.lost == ["b: another fact"]
+    assert (lost.precision, lost.recall) == (1.0, 1.0)  # nothing extracted, nothing expected
+
+
+def test_outputs_in_the_shapes_extractors_give() -> None:
+    assert facts_of("- a\n* b\n1. c\n\n") == ["a", "b", "c"]
+    assert facts_of('{"memory": ["x", "y"]}') == ["x", "y"]
+    assert facts_of(["z"]) == ["z"]
+
+
+def test_the_fixtures_cover_the_ten_scenarios_of_seed_001() -> None:
+    cases = load_extraction_cases(CASES)
+    assert len(cases) == 10
+    scenarios = " ".join(c.scenario or "" for c in cases)
+    for word in (
+        "simple",
+        "chit-chat",
+        "constraint",
+        "conflict",
+        "several blocks",
+        "maybe",
+        "preference",
+        "also want",
+        "cost and revenue",
+        "expert",
+    ):
+        assert word in scenarios
+
+
+def _perfect_trace(path: Path) -> Path:
+    lines = []
+    for c in load_extraction_cases(CASES):
+        removed = {f.replaces for f in c.expected_facts}
+        mem = [m for m in c.existing_memory if m not in removed]
+        mem += [f"{f.category}: {f.content}" for f in c.expected_facts]
+        lines.append(json.dumps({"case_id": c.id, "output": mem}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["extraction", *args, "--json"])
+    cap = capsys.readouterr()
+    lines = cap.out.strip().splitlines()
+    return (
+        code,
+        json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {},
+        cap.out + cap.err,
+    )
+
+
+def test_recorded_outputs_of_a_perfect_extractor_meet_every_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, text = _run(
+        capsys,
+        str(CASES),
+        "--outputs",
+        str(_perfect_trace(tmp_path / "t.jsonl")),
+        "--output",
+        str(tmp_path),
+    )
+    assert code == 0, text
+    for name in ("precision", "recall", "f1"):
+        assert out[name]["micro"] == 1.0
+        assert out[name]["met"] is True
+    assert out["conflict"]["value"] == 1.0
+    assert out["minimalism"] == {
+        "value": 1.0,
+        "n": 2,
+        "ci95": pytest.approx(out["minimalism"]["ci95"]),
+        "target": 1.0,
+        "met": True,
+    }
+    report = json.loads((tmp_path / "extraction.json").read_text())
+    assert len(report["per_case"]) == 10
+
+
+def test_a_naive_live_extractor_invents_and_keeps_old_values(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    code, out, text = _run(
+        capsys, str(CASES), "--extractor", "{python: {target: 'extractors:NaiveExtractor'}}"
+    )
+    assert code == 0, text
+    assert out["precision"]["micro"] < 0.95
+    assert out["precision"]["met"] is False
+    assert out["minimalism"]["value"] == 0.0  # it adds chit-chat as facts
+    assert out["conflict"]["value"] == 0.0  # it never drops the old price
+    code, out, _ = _run(
+        capsys, str(CASES), "--extractor", "{python: {target: 'extractors:unchanged'}}"
+    )
+    assert out["minimalism"]["value"] == 1.0
+    assert out["recall"]["micro"] == 0.0
+
+
+def test_a_missing_recorded_output_is_a_failure_not_a_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _perfect_trace(tmp_path / "t.jsonl")
+    trace.write_text("\n".join(trace.read_text().splitlines()[1:]) + "\n")
+    code, out, _ = _run(capsys, str(CASES), "--outputs", str(trace))
+    assert code == 0
+    assert (out["n_scored"], out["n_failed"]) == (9, 1)
+    assert out["failures"] == [{"id": "simple", "error": "no output for this case"}]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
+        yield srv
+
+
+def test_the_llm_extractor_and_the_fact_enumeration_judge_over_http(
+    server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def rule(payload: dict[str, Any]) -> str:
+        text = payload["messages"][-1]["content"]
+        if "fact extraction auditor" in json.dumps(payload["messages"]).lower():
+            return json.dumps(
+                {
+                    "conversation_facts": ["a", "b"],
+                    "extracted_facts": ["a", "x"],
+                    "missed_facts": ["b"],
+                    "hallucinated_facts": ["x"],
+                }
+            )
+        existing = text.split("EXISTING MEMORY:\n", 1)[1].split("\n\nCONVERSATION:", 1)[0]
+        kept = [] if existing == "(empty)" else [ln[2:] for ln in existing.splitlines()]
+        return json.dumps({"memory": kept})
+
+    server.respond(rule)
+    code, out, text = _run(capsys, str(CASES), "--extractor", "{llm: {}}", "--match", "judge")
+    assert code == 0, text
+    assert (out["tp"], out["fp"], out["fn"]) == (10, 10, 10)  # the judge's lists, 1/1/1 a case
+    assert out["matching"] == "facts judge (+semantic>=0.75)"
+    assert out["minimalism"]["value"] == 1.0  # the memory came back unchanged
+    prompts = [r["json"]["messages"][-1]["content"] for r in server.requests]
+    assert sum("EXISTING MEMORY:" in p and "Reply with only" in p for p in prompts) == 10
+
+
+def test_locomo_observations_as_silver_facts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not LOCOMO.exists():
+        pytest.skip("../shared/datasets/locomo10.json is not here")
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    code, out, text = _run(
+        capsys,
+        str(LOCOMO),
+        "--extractor",
+        "{python: {target: 'extractors:NaiveExtractor'}}",
+        "--limit",
+        "3",
+        "--match",
+        "exact",
+    )
+    assert code == 0, text
+    assert out["n_scored"] == 3
+    assert out["recall"]["micro"] is not None
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, text = _run(capsys, str(CASES))
+    assert code == 2
+    assert "--extractor SPEC" in text
+    assert os.path.exists(CASES)
