@@ -38,3 +38,16 @@ def _isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
     yield
     context.reset()
+
+
+@pytest.fixture
+def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The fake OpenAI-compatible server on 127.0.0.1, with OPENAI_BASE_URL, OPENAI_API_KEY
+    and MEMGAUGE_MODEL (`fake`) pointing at it for the test."""
+    from memgauge.llm import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
+        yield srv

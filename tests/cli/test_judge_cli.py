@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,8 @@ _QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
-        yield srv
+def server(llm_server: FakeOpenAIServer) -> FakeOpenAIServer:
+    return llm_server
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +178,8 @@ def test_a_missing_recorded_output_is_a_failure_not_a_zero(
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
-        yield srv
+def server(llm_server: FakeOpenAIServer) -> FakeOpenAIServer:
+    return llm_server
 
 
 def test_the_llm_extractor_and_the_fact_enumeration_judge_over_http(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,17 +214,21 @@ def load_conversations(path: str | Path) -> ConversationDataset:
     return ds
 
 
+def _duplicate_ids(file: str, records: Sequence[Any], what: str) -> list[Problem]:
+    seen: set[str] = set()
+    problems = []
+    for i, rec in enumerate(records):
+        if rec.id in seen:
+            problems.append(Problem(file, None, f"[{i}].id", f"duplicate {what} id {rec.id!r}"))
+        seen.add(rec.id)
+    return problems
+
+
 def load_items(path: str | Path) -> list[TaskItem]:
     """Items of an expected-output or script task (JSONL, JSON or YAML list, or an object with
     `items`); ids must be unique. DataError lists every problem with its line."""
-    file = str(path)
     items = read_records(path, TaskItem, key="items")
-    seen: set[str] = set()
-    problems = []
-    for i, item in enumerate(items):
-        if item.id in seen:
-            problems.append(Problem(file, None, f"[{i}].id", f"duplicate item id {item.id!r}"))
-        seen.add(item.id)
+    problems = _duplicate_ids(str(path), items, "item")
     if problems:
         raise DataError(problems)
     return items
@@ -231,14 +236,8 @@ def load_items(path: str | Path) -> list[TaskItem]:
 
 def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     """Fact-extraction cases (JSON list or `{"cases": [...]}`, JSONL, YAML); ids unique."""
-    file = str(path)
     cases = read_records(path, ExtractionCase, key="cases")
-    seen: set[str] = set()
-    problems = []
-    for i, c in enumerate(cases):
-        if c.id in seen:
-            problems.append(Problem(file, None, f"[{i}].id", f"duplicate case id {c.id!r}"))
-        seen.add(c.id)
+    problems = _duplicate_ids(str(path), cases, "case")
     if problems:
         raise DataError(problems)
     return cases
@@ -249,11 +248,8 @@ def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]
     Ids must be unique. DataError lists every problem with its line."""
     file = str(path)
     rows = read_records(path, JudgedOutput, key="items")
-    problems, seen = [], set()
+    problems = _duplicate_ids(file, rows, "output")
     for i, row in enumerate(rows):
-        if row.id in seen:
-            problems.append(Problem(file, None, f"[{i}].id", f"duplicate id {row.id!r}"))
-        seen.add(row.id)
         if labels and row.label is None:
             jsonl = file.endswith(".jsonl")
             problems.append(
