@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
-import yaml
 from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._subjects_eval import outputs_for, pct
 from memgauge.data.detect import detect_kind
 from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases
-from memgauge.data.jsonio import read_records
-from memgauge.errors import SubjectError, UsageError
+from memgauge.errors import SubjectError
 from memgauge.llm.context import llm_context
 from memgauge.runs.extraction import TARGETS, evaluate_extraction, summarize_extraction
 from memgauge.scorers.extraction import CaseScore, ExactMatcher, FactMatcher, SemanticMatcher
@@ -27,29 +25,6 @@ from memgauge.subjects.extractors import extract_safely, load_extractor
 from memgauge.subjects.specs import build_subject
 
 __all__ = ["extraction"]
-
-
-def _recorded(path: Path) -> dict[str, Any]:
-    """`{case_id | id, output}` lines of a JSONL trace file."""
-    from pydantic import BaseModel, ConfigDict, model_validator
-
-    class Recorded(BaseModel):
-        model_config = ConfigDict(extra="ignore")
-        case_id: str
-        output: Any
-
-        @model_validator(mode="before")
-        @classmethod
-        def _id(cls, data: Any) -> Any:
-            if isinstance(data, dict) and "case_id" not in data and "id" in data:
-                return {**data, "case_id": data["id"]}
-            return data
-
-    return {r.case_id: r.output for r in read_records(path, Recorded)}
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 @click.command()
@@ -111,10 +86,6 @@ def extraction(
     observations as silver facts): per case TP / FP / FN with the matched pairs; precision,
     recall, F1 micro and macro with 95% CIs; conflict resolution; minimalism; seed 001's
     targets beside them."""
-    if (extractor_spec is None) == (outputs_path is None):
-        raise UsageError(
-            "give --extractor SPEC (a live extractor) or --outputs TRACE.jsonl, not both"
-        )
     cases = (
         locomo_extraction_cases(cases_path)
         if cases_path.exists() and detect_kind(cases_path) == "locomo"
@@ -125,21 +96,15 @@ def extraction(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
     try:
-        if outputs_path is not None:
-            outputs = _recorded(outputs_path)
-            source = f"recorded outputs {outputs_path.name}"
-        else:
-            try:
-                spec = yaml.safe_load(str(extractor_spec))
-            except yaml.YAMLError as exc:
-                raise UsageError(f"--extractor: not a spec ({exc})") from None
-            if not isinstance(spec, dict):
-                raise UsageError("--extractor: give {kind: {args}}, e.g. '{llm: {model: m}}'")
-            extractor = load_extractor(spec, build_subject)
-            outputs = {
-                c.id: extract_safely(extractor, c.conversation, c.existing_memory) for c in cases
-            }
-            source = str(getattr(extractor, "name", next(iter(spec))))
+        outputs, source = outputs_for(
+            cases,
+            flag="extractor",
+            spec_text=extractor_spec,
+            recorded=outputs_path,
+            build=lambda spec: load_extractor(spec, build_subject),
+            call=lambda ex, c: extract_safely(ex, c.conversation, c.existing_memory),
+            case_id=lambda c: c.id,
+        )
         matcher: FactMatcher = ExactMatcher() if match == "exact" else SemanticMatcher(threshold)
         judge = FactsJudge(model=judge_model) if match == "judge" else None
         results = evaluate_extraction(cases, outputs, matcher, judge=judge, concurrency=concurrency)
@@ -198,9 +163,9 @@ def extraction(
         )
     for name in ("conflict", "minimalism"):
         e = summary[name]
-        value = f"{_pct(e['value'])} of {e['n']}" if e["n"] else "n/a (0 cases)"
+        value = f"{pct(e['value'])} of {e['n']}" if e["n"] else "n/a (0 cases)"
         met = "" if e["met"] is None else ("met" if e["met"] else "NOT met")
-        out.print(f"{name}: {value}; target {_pct(e['target'])} {met}")
+        out.print(f"{name}: {value}; target {pct(e['target'])} {met}")
     out.print(
         f"scored {summary['n_scored']} of {summary['n_cases']} cases; {summary['n_failed']} failed; matching: {report['matching']}"
     )

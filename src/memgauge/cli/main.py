@@ -45,6 +45,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("memgauge.cli.judge", "judge"),
     "audit": ("memgauge.cli.audit", "audit"),
     "extraction": ("memgauge.cli.extraction", "extraction"),
+    "operations": ("memgauge.cli.operations", "operations"),
 }
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from memgauge._util.files import atomic_write_text
 from memgauge.data.jsonio import (
@@ -243,6 +243,26 @@ def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     return cases
 
 
+class _Recorded(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    case_id: str
+    output: Any
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "case_id" not in data and "id" in data:
+            return {**data, "case_id": data["id"]}
+        return data
+
+
+def load_recorded(path: str | Path) -> dict[str, Any]:
+    """Outputs recorded in production, one `{case_id (or id), output}` per line: the seed's
+    "online" phase scores them after the fact. Later lines win for a repeated case."""
+    return {r.case_id: r.output for r in read_records(path, _Recorded)}
+
+
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
     """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
     Ids must be unique. DataError lists every problem with its line."""
@@ -270,4 +290,4 @@ def save_conversations(ds: ConversationDataset, path: str | Path) -> None:
     atomic_write_text(path, ds.model_dump_json(indent=2, exclude_defaults=True) + "\n")
 
 
-__all__ += ["FILES", "load_extraction_cases", "load_judged", "write_qrels"]
+__all__ += ["FILES", "load_extraction_cases", "load_judged", "load_recorded", "write_qrels"]

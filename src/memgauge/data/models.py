@@ -302,3 +302,37 @@ class ExtractionCase(_Model):
         default=None, description="The whole expected memory afterwards, for reference."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+
+class StoredMemory(_Model):
+    """A memory already stored, as a merge decision sees it."""
+
+    id: NonEmptyStr = Field(description="Its id.")
+    content: str = Field(description="Its text.")
+
+
+class ExpectedOperation(_Model):
+    """The right decision for an incoming memory."""
+
+    action: str | list[str] = Field(
+        description="CREATE, UPDATE, NOOP or DELETE (mem0's ADD / UPDATE / NONE / DELETE also "
+        "accepted); a list when any of them is right."
+    )
+    id: str | None = Field(default=None, description="The memory an UPDATE / DELETE must target.")
+    merged: str | None = Field(default=None, description="A good merged text, for reference.")
+
+
+class OperationCase(_Model):
+    """One memory-operation case (seed 000): existing memories, an incoming one, the decision."""
+
+    id: NonEmptyStr = Field(description="Unique case id.")
+    scenario: str | None = Field(default=None, description="e.g. exact duplicate, paraphrase.")
+    quality: Literal["known-good", "known-bad"] | None = Field(
+        default=None, description="Seed 000's fixture kind."
+    )
+    existing: list[StoredMemory] = Field(default_factory=list, description="Stored memories.")
+    incoming: StoredMemory | dict[str, Any] = Field(description="The new memory: {content}.")
+    expect_similar: bool | None = Field(
+        default=None, description="Whether the incoming memory is about the same thing."
+    )
+    expected: ExpectedOperation = Field(description="The right decision.")

@@ -1,0 +1,49 @@
+"""What `extraction` and `operations` share: a live subject from a spec, or outputs recorded
+in production, one output per case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from memgauge.data.io import load_recorded
+from memgauge.errors import UsageError
+
+__all__ = ["outputs_for", "pct"]
+
+C = TypeVar("C")
+
+
+def pct(x: float | None) -> str:
+    """`12.5%`, or n/a."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def outputs_for(
+    cases: Sequence[C],
+    *,
+    flag: str,
+    spec_text: str | None,
+    recorded: Path | None,
+    build: Callable[[dict[str, Any]], Any],
+    call: Callable[[Any, C], Any],
+    case_id: Callable[[C], str],
+) -> tuple[dict[str, Any], str]:
+    """Each case's output and where they came from: `recorded` (JSONL of {case_id, output}),
+    or `call(subject, case)` for the subject `build(spec)` made from `--FLAG SPEC`."""
+    if (spec_text is None) == (recorded is None):
+        raise UsageError(f"give --{flag} SPEC (a live {flag}) or --outputs TRACE.jsonl, not both")
+    if recorded is not None:
+        return load_recorded(recorded), f"recorded outputs {recorded.name}"
+    try:
+        spec = yaml.safe_load(str(spec_text))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"--{flag}: not a spec ({exc})") from None
+    if not isinstance(spec, dict):
+        raise UsageError(f"--{flag}: give {{kind: {{args}}}}, e.g. '{{llm: {{model: m}}}}'")
+    subject = build(spec)
+    outputs = {case_id(c): call(subject, c) for c in cases}
+    return outputs, str(getattr(subject, "name", next(iter(spec))))

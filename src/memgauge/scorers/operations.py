@@ -1,0 +1,132 @@
+"""Memory-operation scoring (seed 000), in three tiers with their own targets.
+
+- **heuristic** (target 95%; no LLM, case-insensitive): `exact-noop` (identical content,
+  ignoring case and spacing, must be NOOP), `no-placeholders` (no `<memory-id>`, `{{...}}`,
+  `[ID]`, `TODO` left in the output), `required-fields` (an action; a target id for UPDATE and
+  DELETE; content for CREATE and UPDATE);
+- **operation** (target 80%): `action` (the decision is one of the expected ones, with the
+  right target id; for `expect_similar` pairs this is seed 000's similarity detection: UPDATE
+  when similar, CREATE when not);
+- **judge** (target 70%): `merge-quality`, the rubric judge's merge-quality preset
+  (completeness 50 / coherence 30 / conciseness 20) on the merged text of an UPDATE.
+
+Actions are compared in one vocabulary: mem0's ADD / UPDATE / DELETE / NONE map to CREATE /
+UPDATE / DELETE / NOOP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from memgauge.data.models import OperationCase
+
+__all__ = [
+    "TIERS",
+    "TIER_TARGETS",
+    "decision_of",
+    "heuristic_checks",
+    "normalize_action",
+    "operation_check",
+]
+
+TIER_TARGETS = {"heuristic": 0.95, "operation": 0.80, "judge": 0.70}
+TIERS = {
+    "exact-noop": "heuristic",
+    "no-placeholders": "heuristic",
+    "required-fields": "heuristic",
+    "action": "operation",
+    "merge-quality": "judge",
+}
+_MEM0 = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
+_PLACEHOLDER = re.compile(
+    r"<\s*memory[-_ ]?id\s*>|<\s*id\s*>|\{\{[^}]*\}\}|\[\s*id\s*\]|\bTODO\b", re.I
+)
+
+
+def normalize_action(action: Any) -> str:
+    """`add` -> CREATE, `none` -> NOOP, others upper-cased."""
+    a = str(action or "").strip().upper()
+    return _MEM0.get(a, a)
+
+
+def decision_of(output: Any) -> dict[str, Any]:
+    """A decider's output as `{action, id, content, reason}` (JSON text accepted; mem0's
+    `{"event": ..., "text": ...}` too)."""
+    if isinstance(output, str):
+        try:
+            output = json.loads(output)
+        except ValueError:
+            return {
+                "action": normalize_action(output.split()[0] if output.split() else ""),
+                "raw": output,
+            }
+    if not isinstance(output, dict):
+        return {"action": "", "raw": output}
+    d = dict(output)
+    d["action"] = normalize_action(d.get("action", d.get("event", "")))
+    if "content" not in d and "text" in d:
+        d["content"] = d["text"]
+    if "id" not in d and "target_id" in d:
+        d["id"] = d["target_id"]
+    return d
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def _incoming(case: OperationCase) -> str:
+    inc = case.incoming
+    return inc.content if hasattr(inc, "content") else str(dict(inc).get("content", ""))
+
+
+def heuristic_checks(
+    case: OperationCase, decision: dict[str, Any]
+) -> dict[str, tuple[bool, str] | None]:
+    """The heuristic tier's checks (None where a check does not apply to the case)."""
+    action = decision["action"]
+    exact = any(_same(m.content, _incoming(case)) for m in case.existing)
+    out: dict[str, tuple[bool, str] | None] = {}
+    out["exact-noop"] = (
+        (
+            action == "NOOP",
+            "identical content kept as NOOP"
+            if action == "NOOP"
+            else f"identical content, but {action or 'no action'}",
+        )
+        if exact
+        else None
+    )
+    text = json.dumps(decision.get("raw", decision), default=str)
+    found = _PLACEHOLDER.search(text)
+    out["no-placeholders"] = (
+        found is None,
+        f"placeholder {found.group(0)!r} left in the output" if found else "no placeholders",
+    )
+    missing = []
+    if action not in ("CREATE", "UPDATE", "DELETE", "NOOP"):
+        missing.append("action")
+    if action in ("UPDATE", "DELETE") and not decision.get("id"):
+        missing.append("id")
+    if action in ("CREATE", "UPDATE") and not str(decision.get("content") or "").strip():
+        missing.append("content")
+    out["required-fields"] = (
+        not missing,
+        f"missing {', '.join(missing)}" if missing else "all fields present",
+    )
+    return out
+
+
+def operation_check(case: OperationCase, decision: dict[str, Any]) -> tuple[bool, str]:
+    """Is the decision one of the expected ones (and aimed at the right memory)?"""
+    want = case.expected.action
+    allowed = {normalize_action(a) for a in (want if isinstance(want, list) else [want])}
+    action = decision["action"]
+    if action not in allowed:
+        return False, f"{action or 'no action'}, expected {' or '.join(sorted(allowed))}"
+    target = case.expected.id
+    if action in ("UPDATE", "DELETE") and target and str(decision.get("id")) != target:
+        return False, f"{action} of {decision.get('id')!r}, expected {target!r}"
+    return True, f"{action} as expected"

@@ -1,0 +1,150 @@
+"""Merge deciders under test (seed 000): given the stored memories and an incoming one, decide
+CREATE, UPDATE (with the merged text), NOOP or DELETE.
+
+Specs: `{python: {target: pkg.mod:factory, kwargs: {...}}}` (an object with
+`decide(existing, incoming)` or such a function; `existing` is a list of `{id, content}`,
+`incoming` a `{content}`), `{llm: {model: ...}}` (the built-in LLM decider, asked in the style
+of mem0's update prompt) and `{heuristic: {threshold: 0.8}}` (no LLM: identical -> NOOP,
+MiniLM cosine at or above the threshold -> UPDATE with the incoming text, else CREATE; a
+baseline, labelled so).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memgauge.embed import Embedder, load_embedder
+from memgauge.errors import SubjectError, UsageError
+from memgauge.llm._loop import run_sync
+from memgauge.llm.context import llm_context
+from memgauge.llm.structured import acomplete_structured
+from memgauge.llm.types import Message
+
+__all__ = ["HeuristicDecider", "LLMDecider", "load_decider"]
+
+DECIDE_PROMPT = """You manage a memory store. Decide what to do with a new memory.
+
+STORED MEMORIES (id: content):
+{existing}
+
+NEW MEMORY:
+{incoming}
+
+Choose one action:
+- NOOP: the new memory says nothing the stored ones do not already say;
+- UPDATE: it is about the same thing as a stored memory: give that memory's id and the merged
+  content, keeping every fact of both (the newer one wins where they disagree);
+- DELETE: it makes a stored memory wrong and nothing should replace it: give that id;
+- CREATE: it is about something else: give its content.
+Reply with only {{"action": "...", "id": "...", "content": "...", "reason": "..."}}."""
+
+
+class Decision(BaseModel):
+    """The LLM decider's reply."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    action: str = Field(description="CREATE, UPDATE, NOOP or DELETE")
+    id: str | None = Field(default=None, description="target memory id")
+    content: str | None = Field(default=None, description="new or merged content")
+    reason: str = Field(default="", description="why")
+
+
+class LLMDecider:
+    """One structured LLM call per decision."""
+
+    def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
+        self.model, self.base_url = model, base_url
+
+    @property
+    def name(self) -> str:
+        """`llm-decider:<model>`."""
+        return f"llm-decider:{self.model or 'default'}"
+
+    def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
+        """The decision; SubjectError when the model gives none."""
+        prompt = DECIDE_PROMPT.format(
+            existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
+            incoming=incoming.get("content", ""),
+        )
+        client = llm_context().client(model=self.model, base_url=self.base_url)
+        out = run_sync(
+            acomplete_structured(client, [Message("user", prompt)], Decision, model=self.model)
+        )
+        if out.value is None:
+            raise SubjectError(f"the decider gave no usable decision: {out.error}")
+        return out.value.model_dump()
+
+
+class HeuristicDecider:
+    """No LLM: identical -> NOOP, similar (MiniLM cosine >= threshold) -> UPDATE, else CREATE."""
+
+    name = "heuristic-decider (no LLM)"
+
+    def __init__(self, threshold: float = 0.6, embedder: str = "minilm") -> None:
+        self.threshold = threshold
+        self._spec = embedder
+        self._model: Embedder | None = None
+
+    def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
+        """See the class docstring."""
+        text = str(incoming.get("content", ""))
+        for m in existing:
+            if " ".join(m["content"].lower().split()) == " ".join(text.lower().split()):
+                return {"action": "NOOP", "id": m["id"], "reason": "identical content"}
+        if existing:
+            if self._model is None:
+                self._model = load_embedder(self._spec)
+            vecs = self._model.embed([text, *(m["content"] for m in existing)])
+            sims = vecs[1:] @ vecs[0]
+            best = int(sims.argmax())
+            if float(sims[best]) >= self.threshold:
+                return {
+                    "action": "UPDATE",
+                    "id": existing[best]["id"],
+                    "content": text,
+                    "reason": f"cosine {float(sims[best]):.2f}",
+                }
+        return {"action": "CREATE", "content": text, "reason": "nothing similar stored"}
+
+
+class _Function:
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+        self.fn, self.name = fn, name
+
+    def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> Any:
+        return self.fn(existing, incoming)
+
+
+def load_decider(spec: Mapping[str, Any]) -> Any:
+    """A decider from its spec (see the module docstring)."""
+    if len(spec) != 1:
+        raise UsageError(f"a decider is {{kind: {{args}}}}, got {dict(spec)!r}")
+    ((kind, raw),) = spec.items()
+    args = dict(raw or {})
+    try:
+        if kind == "llm":
+            return LLMDecider(**args)
+        if kind == "heuristic":
+            return HeuristicDecider(**args)
+    except TypeError as exc:
+        raise UsageError(f"{kind} decider {args}: {exc}") from None
+    if kind != "python":
+        raise UsageError(f"unknown decider kind {kind!r}: use python, llm or heuristic")
+    target = str(args.get("target", ""))
+    module, _, attr = target.partition(":")
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise UsageError(f"python decider {target!r}: {exc}") from None
+    kwargs = args.get("kwargs") or {}
+    made = obj(**kwargs) if isinstance(obj, type) or kwargs else obj
+    if callable(getattr(made, "decide", None)):
+        return made
+    if callable(made):
+        return _Function(made, target)
+    raise UsageError(f"python decider {target}: needs decide(existing, incoming)")
