@@ -7,14 +7,44 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import click
 import yaml
 
 from memgauge.data.io import load_recorded
 from memgauge.errors import UsageError
 
-__all__ = ["outputs_for", "pct"]
+__all__ = ["outputs_for", "pct", "report_options"]
 
 C = TypeVar("C")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def report_options(fn: F) -> F:
+    """`--outputs TRACE`, `--output DIR`, `--concurrency N`, `--json`."""
+    for option in reversed(
+        [
+            click.option(
+                "--outputs",
+                "outputs_path",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Outputs recorded in production: JSONL of {case_id, output}.",
+            ),
+            click.option(
+                "--output",
+                "out_dir",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Write the JSON report (every case) into this directory.",
+            ),
+            click.option(
+                "--concurrency", type=click.IntRange(1, 256), default=4, show_default=True
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
 
 
 def pct(x: float | None) -> str:

@@ -12,7 +12,7 @@ from rich.table import Table
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._subjects_eval import outputs_for, pct
+from memgauge.cli._subjects_eval import outputs_for, pct, report_options
 from memgauge.data.detect import detect_kind
 from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases
@@ -36,13 +36,6 @@ __all__ = ["extraction"]
     help="e.g. '{llm: {model: gpt-4o-mini}}' or '{python: {target: pkg.mod:make}}'.",
 )
 @click.option(
-    "--outputs",
-    "outputs_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Recorded outputs: JSONL of {case_id, output}.",
-)
-@click.option(
     "--match",
     "match",
     type=click.Choice(["exact", "semantic", "judge"]),
@@ -55,16 +48,8 @@ __all__ = ["extraction"]
 @click.option(
     "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
 )
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write extraction.json here.",
-)
-@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
 @click.option("--limit", type=click.IntRange(1), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@report_options
 @llm_options
 def extraction(
     cases_path: Path,

@@ -14,7 +14,7 @@ from rich.table import Table
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._subjects_eval import outputs_for, pct
+from memgauge.cli._subjects_eval import outputs_for, pct, report_options
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import OperationCase
 from memgauge.errors import DataError, Problem
@@ -44,28 +44,13 @@ def _decide(decider: Any, case: OperationCase) -> Any:
     help="e.g. '{llm: {model: m}}', '{heuristic: {}}', '{python: {target: pkg.mod:make}}'.",
 )
 @click.option(
-    "--outputs",
-    "outputs_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Recorded decisions: JSONL of {case_id, output}.",
-)
-@click.option(
     "--judge/--no-judge",
     "use_judge",
     default=False,
     help="Score merged texts with the merge-quality rubric judge.",
 )
 @click.option("--judge-model", default=None)
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write operations.json here.",
-)
-@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@report_options
 @llm_options
 def operations(
     cases_path: Path,
