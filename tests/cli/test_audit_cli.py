@@ -180,3 +180,15 @@ def test_a_malformed_dataset_exits_2_and_runs_nothing(
     assert code == 2
     assert "supersedes unknown fact 'f0'" in out
     assert not (tmp_path / "r.db").exists()
+
+
+def test_memaudit_jsonl_gives_the_same_probes_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(SAMPLE.read_text())
+    jsonl = tmp_path / "sample.jsonl"
+    jsonl.write_text("".join(json.dumps(c) + "\n" for c in data["conversations"]))
+    code, from_jsonl, out = _audit(tmp_path, capsys, str(jsonl), "--scoring", "offline")
+    assert code == 0, out
+    code, from_json, _ = _audit(tmp_path, capsys, str(SAMPLE), "--scoring", "offline")
+    assert from_jsonl["counts"] == from_json["counts"]

@@ -92,7 +92,8 @@ def test_the_no_llm_baseline_through_the_tiers(capsys: pytest.CaptureFixture[str
     tiers = out["tiers"]
     assert tiers["heuristic"]["pass_rate"] == 1.0
     assert tiers["heuristic"]["target"] == 0.95
-    assert tiers["operation"]["n"] == 9
+    assert out["checks"]["action"]["n"] == 9
+    assert out["checks"]["similarity"]["n"] == 7  # the pairs marked expect_similar
     assert tiers["judge"]["pass_rate"] is None  # no judge asked: n/a, not 0
     assert out["checks"]["exact-noop"]["n"] == 2
     assert "n/a (0 checks)" in text
@@ -126,7 +127,8 @@ def test_recorded_decisions_with_a_failure_and_a_bad_decision(
         "ci95": pytest.approx(out["checks"]["exact-noop"]["ci95"]),
         "n_failed": 0,
     }
-    assert out["tiers"]["operation"]["passed"] == 2
+    assert out["checks"]["action"]["passed"] == 2
+    assert out["checks"]["similarity"]["passed"] == 1
     assert (
         json.loads((tmp_path / "operations.json").read_text())["per_case"][0]["decision"]["action"]
         == "NOOP"
@@ -153,4 +155,6 @@ def test_llm_decider_and_merge_quality_judge_over_http(
     # 0.5*0.9 + 0.3*0.8 + 0.2*0.5 = 0.79 >= 0.7 on every UPDATE
     assert judge["n"] == 9
     assert judge["pass_rate"] == 1.0
-    assert out["tiers"]["operation"]["passed"] == 4  # only the paraphrases and contradictions
+    assert out["checks"]["action"]["passed"] == 4  # only the paraphrases and contradictions
+    # it merges everything: similar pairs right (4), different topics wrongly merged (3)
+    assert (out["checks"]["similarity"]["passed"], out["checks"]["similarity"]["n"]) == (4, 7)

@@ -207,11 +207,31 @@ def load_conversations(path: str | Path) -> ConversationDataset:
         try:
             ds = ConversationDataset.model_validate(value)
         except ValidationError as exc:
-            raise DataError(problems_from_validation(exc, file, None)) from None
+            found = problems_from_validation(exc, file, None)
+            raise DataError([_with_ids(pr, value) for pr in found]) from None
     problems = validate_conversations(ds, file)
     if problems:
         raise DataError(problems)
     return ds
+
+
+def _with_ids(problem: Problem, value: Any) -> Problem:
+    """`conversations.1.facts.0.x` -> `conversations[c2].facts[f1].x`: ids, not positions."""
+    parts = (problem.field or "").split(".")
+    if len(parts) < 2 or parts[0] != "conversations" or not parts[1].isdigit():
+        return problem
+    try:
+        conv = value["conversations"][int(parts[1])]
+        out = [f"conversations[{conv['id']}]"]
+        rest = parts[2:]
+        if len(rest) >= 2 and rest[0] in ("facts", "turns") and rest[1].isdigit():
+            item = conv[rest[0]][int(rest[1])]
+            key = item.get("id", rest[1]) if rest[0] == "facts" else rest[1]
+            out.append(f"{rest[0]}[{key}]")
+            rest = rest[2:]
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return problem
+    return Problem(problem.file, problem.line, ".".join(out + rest), problem.message)
 
 
 def _duplicate_ids(file: str, records: Sequence[Any], what: str) -> list[Problem]:

@@ -20,6 +20,7 @@ from memgauge.scorers.operations import (
     decision_of,
     heuristic_checks,
     operation_check,
+    similarity_check,
 )
 
 __all__ = ["evaluate_operations", "summarize_operations"]
@@ -71,6 +72,9 @@ def evaluate_operations(
                 checks[name] = {"passed": verdict[0], "reason": verdict[1]}
         ok, why = operation_check(case, decision)
         checks["action"] = {"passed": ok, "reason": why}
+        similar = similarity_check(case, decision)
+        if similar is not None:
+            checks["similarity"] = {"passed": similar[0], "reason": similar[1]}
         if judge is not None:
             judged = _judge(judge, case, decision)
             if judged is not None:

@@ -5,8 +5,9 @@
   `[ID]`, `TODO` left in the output), `required-fields` (an action; a target id for UPDATE and
   DELETE; content for CREATE and UPDATE);
 - **operation** (target 80%): `action` (the decision is one of the expected ones, with the
-  right target id; for `expect_similar` pairs this is seed 000's similarity detection: UPDATE
-  when similar, CREATE when not);
+  right target id) and, for pairs marked `expect_similar`, `similarity` (seed 000's similarity
+  detection: a similar pair is merged into the stored memory, UPDATE or DELETE; a dissimilar
+  one is stored apart, CREATE);
 - **judge** (target 70%): `merge-quality`, the rubric judge's merge-quality preset
   (completeness 50 / coherence 30 / conciseness 20) on the merged text of an UPDATE.
 
@@ -37,6 +38,7 @@ TIERS = {
     "no-placeholders": "heuristic",
     "required-fields": "heuristic",
     "action": "operation",
+    "similarity": "operation",
     "merge-quality": "judge",
 }
 _MEM0 = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
@@ -130,3 +132,15 @@ def operation_check(case: OperationCase, decision: dict[str, Any]) -> tuple[bool
     if action in ("UPDATE", "DELETE") and target and str(decision.get("id")) != target:
         return False, f"{action} of {decision.get('id')!r}, expected {target!r}"
     return True, f"{action} as expected"
+
+
+def similarity_check(case: OperationCase, decision: dict[str, Any]) -> tuple[bool, str] | None:
+    """Seed 000's similarity detection, for cases that say whether the pair is similar."""
+    if case.expect_similar is None:
+        return None
+    action = decision["action"]
+    if case.expect_similar:
+        ok = action in ("UPDATE", "DELETE")
+        return ok, "similar pair merged" if ok else f"similar pair, but {action or 'no action'}"
+    ok = action == "CREATE"
+    return ok, "different topic kept apart" if ok else f"false match: {action} of a different topic"
