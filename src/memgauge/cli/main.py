@@ -46,6 +46,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("memgauge.cli.audit", "audit"),
     "extraction": ("memgauge.cli.extraction", "extraction"),
     "operations": ("memgauge.cli.operations", "operations"),
+    "gate": ("memgauge.cli.gate", "gate"),
+    "history": ("memgauge.cli.gate", "history"),
 }
 
 

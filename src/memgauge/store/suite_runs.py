@@ -206,6 +206,16 @@ class SuiteRunStore(SQLiteStore):
             for r in rows
         ]
 
+    def suite_history(self, suite: str) -> list[dict[str, Any]]:
+        """Every completed run of `suite` with its summary, oldest first (a run's history)."""
+        ids = self._conn.execute(
+            "SELECT run_id FROM suite_runs WHERE suite_name = ? AND status = 'completed'"
+            " AND summary_json IS NOT NULL ORDER BY created_at, run_id",
+            (suite,),
+        ).fetchall()
+        runs = [self.get_run(str(r[0])) for r in ids]
+        return [r for r in runs if r is not None]
+
     def subjects(self, run_id: str) -> dict[str, Any]:
         """Subject name -> spec, as the run was started."""
         rows = self._conn.execute(

@@ -1,0 +1,251 @@
+"""`memgauge gate` and `memgauge history`: a suite's runs over time, rolling baselines and
+regression gates for CI (seed 000)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from memgauge._util.files import atomic_write_text
+from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.errors import UsageError
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, metric_key, sparkline
+
+__all__ = ["gate", "history"]
+
+
+def _kinds(run: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(task, evaluator label) -> evaluator name, from the suite the run recorded."""
+    out: dict[tuple[str, str], str] = {}
+    for task in (run.get("suite") or {}).get("tasks", []):
+        parsed = [EvaluatorEntry.model_validate(e) for e in task.get("evaluators", [])]
+        for e in parsed:
+            spec = e.spec
+            name = spec if isinstance(spec, str) else next(iter(spec))
+            out[(task["name"], evaluator_label(e, parsed))] = str(name)
+    return out
+
+
+def _current(store: SuiteRunStore, target: str) -> dict[str, Any]:
+    path = Path(target)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        name = load_suite(path).name
+        runs = store.suite_history(name)
+        if not runs:
+            raise UsageError(f"no completed run of suite {name!r} in {store.path}: run it first")
+        return runs[-1]
+    run = store.get_run(resolve_run_id(store, target))
+    assert run is not None
+    if run["status"] != "completed" or not run.get("summary"):
+        raise UsageError(
+            f"run {run['run_id']} is {run['status']}: only a completed run can be gated"
+        )
+    return run
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def markdown(result: GateResult) -> str:
+    """A summary fit for a pull-request comment."""
+    icon = {"pass": "✅", "warn": "⚠️", "fail": "❌"}[result.status]
+    lines = [
+        f"### {icon} memgauge gate: {result.status} ({result.phase} phase)",
+        "",
+        f"Suite `{result.suite}`, run `{result.run_id}`, against the rolling baseline of up to "
+        f"{len(result.checks[0].history) if result.checks else 0} earlier runs "
+        f"({result.n_history} in history).",
+        "",
+        "| subject | task | evaluator | baseline | current (95% CI) | change | threshold | |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for c in result.checks:
+        ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
+        change = "" if c.drop is None else f"{-c.drop:+.1%}"
+        mark = "regression" if c.regressed else ("noise" if c.within_ci else "")
+        lines.append(
+            f"| {c.subject} | {c.task} | {c.evaluator} | {_fmt(c.baseline)} | {_fmt(c.current)}{ci} "
+            f"| {change} | {c.threshold:.0%} | {mark} |"
+        )
+    notes = [
+        f"- `{c.evaluator}` ({c.subject} / {c.task}): {c.note}"
+        for c in result.checks
+        if c.regressed or c.within_ci
+    ]
+    if notes:
+        lines += ["", *notes]
+    if result.phase == "bootstrap":
+        lines += ["", "The baseline is still forming: the gate passes until enough runs exist."]
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.argument("target", metavar="SUITE_OR_RUN")
+@click.option(
+    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+@click.option(
+    "--window",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="Runs in the rolling baseline.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=0.15,
+    show_default=True,
+    help="Relative drop that is a regression.",
+)
+@click.option("--exact-threshold", type=click.FloatRange(0, 1), default=0.10, show_default=True)
+@click.option("--judge-threshold", type=click.FloatRange(0, 1), default=0.20, show_default=True)
+@click.option(
+    "--threshold-for",
+    "overrides",
+    multiple=True,
+    metavar="EVALUATOR=DROP",
+    help="Per-evaluator threshold, repeatable.",
+)
+@click.option(
+    "--phase",
+    type=click.Choice(["auto", "bootstrap", "stabilization", "production"]),
+    default="auto",
+    show_default=True,
+)
+@click.option("--min-history", type=click.IntRange(0), default=3, show_default=True)
+@click.option("--production-after", type=click.IntRange(0), default=10, show_default=True)
+@click.option(
+    "--markdown",
+    "md_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the pull-request summary here.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def gate(
+    target: str,
+    store_path: Path | None,
+    window: int,
+    threshold: float,
+    exact_threshold: float,
+    judge_threshold: float,
+    overrides: tuple[str, ...],
+    phase: str,
+    min_history: int,
+    production_after: int,
+    md_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Gate a run (an id, or a suite file: its latest completed run) against the rolling
+    baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
+    parsed: dict[str, float] = {}
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        try:
+            parsed[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise UsageError(f"--threshold-for {item!r}: write EVALUATOR=DROP, e.g. rubric=0.25")
+    cfg = GateConfig(
+        window=window,
+        threshold=threshold,
+        exact_threshold=exact_threshold,
+        judge_threshold=judge_threshold,
+        overrides=parsed,
+        min_history=min_history,
+        production_after=production_after,
+        phase=None if phase == "auto" else phase,
+    )
+    with open_suite_store(store_path) as store:
+        run = _current(store, target)
+        history = [
+            r for r in store.suite_history(run["suite_name"]) if r["created_at"] < run["created_at"]
+        ]
+    result = evaluate_gate({**run, "suite": run["suite_name"]}, history, cfg, _kinds(run))
+    text = markdown(result)
+    if md_path is not None:
+        atomic_write_text(md_path, text)
+    if as_json:
+        click.echo(json.dumps(result.as_dict()))
+    else:
+        click.echo(text, nl=False)
+    if result.status == "fail":
+        raise click.exceptions.Exit(1)
+
+
+@click.command()
+@click.argument("suite_name", metavar="SUITE")
+@click.option(
+    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+@click.option("--last", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--window", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def history(
+    suite_name: str, store_path: Path | None, last: int, window: int, as_json: bool
+) -> None:
+    """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
+    of the last runs, the latest value and the rolling baseline before it."""
+    path = Path(suite_name)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        suite_name = load_suite(path).name
+    with open_suite_store(store_path) as store:
+        runs = store.suite_history(suite_name)[-last:]
+    if not runs:
+        raise UsageError(f"no completed run of suite {suite_name!r}; see `memgauge runs list`")
+    keys: list[tuple[str, str, str]] = []
+    for run in runs:
+        for row in run["summary"].get("evaluators", []):
+            if metric_key(row) not in keys:
+                keys.append(metric_key(row))
+    series: dict[tuple[str, str, str], list[float | None]] = {k: [] for k in keys}
+    for run in runs:
+        means = {metric_key(r): r.get("mean") for r in run["summary"].get("evaluators", [])}
+        for k in keys:
+            series[k].append(means.get(k))
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "suite": suite_name,
+                    "runs": [{"run_id": r["run_id"], "created_at": r["created_at"]} for r in runs],
+                    "metrics": [
+                        {"subject": k[0], "task": k[1], "evaluator": k[2], "values": series[k]}
+                        for k in keys
+                    ],
+                }
+            )
+        )
+        return
+    table = Table(
+        title=f"History of {suite_name}: {len(runs)} completed runs, oldest first",
+        title_justify="left",
+    )
+    for col in (
+        "subject",
+        "task",
+        "evaluator",
+        "trend",
+        "latest",
+        f"baseline (last {window} before)",
+    ):
+        table.add_column(col, justify="right" if col in ("latest",) else "left")
+    for k in keys:
+        values = series[k]
+        prior = [v for v in values[:-1] if v is not None][-window:]
+        table.add_row(
+            *k,
+            sparkline(values),
+            _fmt(values[-1]),
+            _fmt(sum(prior) / len(prior) if prior else None),
+        )
+    console().print(table)

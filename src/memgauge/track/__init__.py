@@ -1,0 +1,1 @@
+"""Over time: history of runs, rolling baselines and regression gates."""

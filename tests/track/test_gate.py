@@ -1,0 +1,162 @@
+"""Rolling baselines and regression gates: the decision logic, and `memgauge gate` /
+`memgauge history` on real runs in a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+def _run(
+    run_id: str,
+    mean: float | None,
+    ci: tuple[float, float] | None = None,
+    evaluator: str = "icontains",
+) -> dict[str, Any]:
+    row = {
+        "subject": "agent",
+        "task": "qa",
+        "evaluator": evaluator,
+        "mean": mean,
+        "ci_low": ci[0] if ci else None,
+        "ci_high": ci[1] if ci else None,
+    }
+    return {"run_id": run_id, "suite": "s", "summary": {"evaluators": [row]}}
+
+
+def test_phases_go_from_bootstrap_to_production() -> None:
+    bad = _run("now", 0.5, (0.4, 0.6), evaluator="custom")
+    hist = [_run(f"r{i}", 0.9, (0.85, 0.95), evaluator="custom") for i in range(12)]
+    cfg = GateConfig()
+    assert evaluate_gate(bad, hist[:2], cfg).status == "pass"  # bootstrap: baseline forming
+    assert evaluate_gate(bad, hist[:2], cfg).phase == "bootstrap"
+    assert evaluate_gate(bad, hist[:5], cfg).status == "warn"  # stabilization
+    result = evaluate_gate(bad, hist, cfg)
+    assert (result.phase, result.status) == ("production", "fail")
+    (check,) = result.checks
+    assert check.baseline == pytest.approx(0.9)
+    assert len(check.history) == 5  # the rolling window
+    assert check.drop == pytest.approx((0.9 - 0.5) / 0.9)
+    assert check.regressed is True
+
+
+def test_a_drop_inside_the_runs_own_ci_is_noise_not_a_regression() -> None:
+    hist = [_run(f"r{i}", 0.9) for i in range(10)]
+    wide = _run("now", 0.7, (0.45, 0.95))
+    (check,) = evaluate_gate(wide, hist, GateConfig(phase="production")).checks
+    assert check.drop == pytest.approx(0.2 / 0.9)
+    assert (check.regressed, check.within_ci) == (False, True)
+    assert "inside this run's 95% CI" in check.note
+
+
+def test_thresholds_per_tier_and_per_evaluator() -> None:
+    cfg = GateConfig(overrides={"no-leak": 0.5})
+    assert cfg.threshold_for("icontains", "icontains") == 0.10
+    assert cfg.threshold_for("qa-judge", "qa-judge") == 0.20
+    assert cfg.threshold_for("token_f1", "token_f1") == 0.15
+    assert cfg.threshold_for("no-leak", "contains") == 0.5
+    hist = [_run(f"r{i}", 1.0, evaluator="icontains") for i in range(10)]
+    # 12% drop: a regression for an exact-match evaluator (10%), not for a judge (20%)
+    exact = evaluate_gate(
+        _run("now", 0.88, (0.85, 0.9)), hist, cfg, {("qa", "icontains"): "icontains"}
+    )
+    assert exact.checks[0].regressed
+    judge_hist = [_run(f"r{i}", 1.0, evaluator="qa-judge") for i in range(10)]
+    judged = evaluate_gate(
+        _run("now", 0.88, (0.85, 0.9), evaluator="qa-judge"),
+        judge_hist,
+        cfg,
+        {("qa", "qa-judge"): "qa-judge"},
+    )
+    assert not judged.checks[0].regressed
+
+
+def test_no_score_is_na_not_a_regression() -> None:
+    result = evaluate_gate(_run("now", None), [_run("r", 1.0)] * 10, GateConfig(phase="production"))
+    assert result.status == "pass"
+    assert result.checks[0].note == "no score in this run (n/a)"
+
+
+def test_sparkline() -> None:
+    assert sparkline([0.0, 0.5, 1.0]) == "▁▅█"
+    assert sparkline([0.3, None, 0.3]) == "▁ ▁"
+    assert sparkline([]) == ""
+
+
+def _suite(tmp_path: Path, good: bool) -> Path:
+    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(12)]
+    answers = {f"code {i}?": f"C{i}" if good or i % 2 else "no idea" for i in range(12)}
+    spec = {
+        "name": "gated",
+        "max_failure_rate": 0.5,
+        "subjects": {
+            "agent": {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": answers}}}
+        },
+        "tasks": [
+            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_gate_and_history_on_real_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for _ in range(5):
+        assert main(["run", str(_suite(tmp_path, good=True)), "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--json"]) == 0
+    steady = json.loads(capsys.readouterr().out)
+    assert steady["status"] == "pass"
+    assert steady["metrics"][0]["drop"] == 0.0
+    assert main(["run", str(_suite(tmp_path, good=False)), "--store", db]) == 0
+    capsys.readouterr()
+    md = tmp_path / "gate.md"
+    code = main(
+        [
+            "gate",
+            str(tmp_path / "suite.yaml"),
+            "--store",
+            db,
+            "--phase",
+            "production",
+            "--json",
+            "--markdown",
+            str(md),
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (out["status"], out["phase"]) == ("fail", "production")
+    (metric,) = out["metrics"]
+    assert metric["baseline"] == 1.0
+    assert metric["current"] == pytest.approx(0.5)
+    assert metric["threshold"] == 0.10  # icontains is an exact-match evaluator
+    assert metric["regressed"] is True
+    assert "❌ memgauge gate: fail" in md.read_text()
+    # auto phase with 5 earlier runs: stabilization, a warning, exit 0
+    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db]) == 0
+    assert "⚠️ memgauge gate: warn (stabilization phase)" in capsys.readouterr().out
+    assert main(["history", "gated", "--store", db]) == 0
+    shown = capsys.readouterr().out
+    assert "█████▁" in shown
+    assert "6 completed runs" in shown
+
+
+def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["gate", "nope", "--store", str(tmp_path / "r.db")])
+    assert code == 2
+    assert "no run 'nope'" in capsys.readouterr().err
