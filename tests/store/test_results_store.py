@@ -11,6 +11,25 @@ from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.results import ResultStore
 
 EXPECTED_SCHEMA = {
+    "ab_tests": [
+        "name",
+        "status",
+        "metric",
+        "config_json",
+        "state_json",
+        "created_at",
+        "updated_at",
+    ],
+    "ab_test_pairs": [
+        "name",
+        "seq",
+        "query_id",
+        "control",
+        "treatment",
+        "control_latency_ms",
+        "treatment_latency_ms",
+        "constitutional_delta",
+    ],
     "runs": [
         "run_id",
         "kind",

@@ -48,6 +48,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "operations": ("memgauge.cli.operations", "operations"),
     "gate": ("memgauge.cli.gate", "gate"),
     "history": ("memgauge.cli.gate", "history"),
+    "ab": ("memgauge.cli.ab", "ab"),
 }
 
 

@@ -151,6 +151,31 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX idx_suite_run_failures_run ON suite_run_failures(run_id, subject, task);
         """,
     ),
+    (
+        "0003_ab_tests",
+        """
+        CREATE TABLE ab_tests (
+            name TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            state_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE ab_test_pairs (
+            name TEXT NOT NULL REFERENCES ab_tests(name) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            query_id TEXT,
+            control REAL NOT NULL,
+            treatment REAL NOT NULL,
+            control_latency_ms REAL,
+            treatment_latency_ms REAL,
+            constitutional_delta REAL,
+            PRIMARY KEY (name, seq)
+        )
+        """,
+    ),
 ]
 
 

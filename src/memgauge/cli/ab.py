@@ -1,0 +1,225 @@
+"""`memgauge ab`: sequential A/B tests of a memory change (seed 002 section 4), fed paired
+per-query results, decided by an SPRT whose state persists in the results store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+from rich.table import Table
+
+from memgauge.cli._common import console, results_db
+from memgauge.data.jsonio import read_records
+from memgauge.errors import UsageError
+from memgauge.stats import bootstrap_ci
+from memgauge.stats.sequential import (
+    SPRT,
+    GraduationRules,
+    SPRTState,
+    graduation,
+    prob_treatment_better,
+)
+from memgauge.store.ab_tests import ABTestStore
+
+__all__ = ["ab"]
+
+
+class Pair(BaseModel):
+    """One query answered by both arms."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str | None = Field(default=None, description="The query.")
+    control: float = Field(description="The metric for control (e.g. its MRR on the query).")
+    treatment: float = Field(description="The metric for treatment.")
+    control_latency_ms: float | None = Field(default=None, description="Control's latency.")
+    treatment_latency_ms: float | None = Field(default=None, description="Treatment's latency.")
+    constitutional_delta: float | None = Field(
+        default=None, description="Treatment minus control constitutional surfacing, if measured."
+    )
+
+
+def _store(path: Path | None) -> ABTestStore:
+    return ABTestStore(path or results_db())
+
+
+store_option = click.option(
+    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+
+
+@click.group()
+def ab() -> None:
+    """Sequential A/B tests: create one, feed it paired results, read its decision."""
+
+
+@ab.command()
+@click.argument("name")
+@click.option(
+    "--delta",
+    type=click.FloatRange(min=0, min_open=True),
+    required=True,
+    help="Minimum detectable effect (metric units).",
+)
+@click.option("--metric", default="MRR", show_default=True)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+)
+@click.option(
+    "--beta",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.20,
+    show_default=True,
+)
+@click.option("--min-samples", type=click.IntRange(2), default=100, show_default=True)
+@click.option(
+    "--improvement", type=float, default=0.03, show_default=True, help="Graduation threshold."
+)
+@click.option("--max-latency-increase", type=click.FloatRange(0), default=0.20, show_default=True)
+@store_option
+def create(
+    name: str,
+    delta: float,
+    metric: str,
+    alpha: float,
+    beta: float,
+    min_samples: int,
+    improvement: float,
+    max_latency_increase: float,
+    store_path: Path | None,
+) -> None:
+    """Create test NAME."""
+    config = {
+        "delta": delta,
+        "alpha": alpha,
+        "beta": beta,
+        "min_samples": min_samples,
+        "improvement": improvement,
+        "max_latency_increase": max_latency_increase,
+    }
+    with _store(store_path) as store:
+        if not store.create(name, metric, config, SPRTState().as_dict()):
+            raise UsageError(f"an A/B test called {name!r} exists; pick another name")
+    click.echo(f"created A/B test {name!r} on {metric}: delta {delta}, alpha {alpha}, beta {beta}")
+
+
+def _sprt(config: dict[str, Any]) -> SPRT:
+    return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
+
+
+@ab.command()
+@click.argument("name")
+@click.argument("pairs_file", type=click.Path(path_type=Path))
+@store_option
+def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
+    """Feed NAME the paired results in PAIRS_FILE (JSONL of {query_id, control, treatment,
+    control_latency_ms, treatment_latency_ms, constitutional_delta})."""
+    pairs = read_records(pairs_file, Pair)
+    with _store(store_path) as store:
+        test = store.get(name)
+        if test is None:
+            raise UsageError(
+                f"no A/B test {name!r}; create it with `memgauge ab create {name} --delta ...`"
+            )
+        state = _sprt(test["config"]).update(
+            SPRTState(**test["state"]), [p.treatment - p.control for p in pairs]
+        )
+        status = "running" if state.decision == "continue" else "decided"
+        store.add(name, [p.model_dump() for p in pairs], status, state.as_dict())
+    click.echo(
+        f"{name}: {len(pairs)} pairs added; {state.n} used by the SPRT; decision: {state.decision}"
+    )
+
+
+def _report(store: ABTestStore, name: str) -> dict[str, Any]:
+    test = store.get(name)
+    assert test is not None
+    cfg, state = test["config"], SPRTState(**test["state"])
+    pairs = store.pairs(name)
+    deltas = np.array([p["treatment"] - p["control"] for p in pairs], dtype=np.float64)
+    ci = bootstrap_ci(deltas, seed=0) if len(deltas) else None
+    binary = bool(pairs) and all(p["control"] in (0, 1) and p["treatment"] in (0, 1) for p in pairs)
+    p_better = None
+    if binary:
+        c = int(sum(p["control"] for p in pairs))
+        t = int(sum(p["treatment"] for p in pairs))
+        p_better = prob_treatment_better(c, len(pairs), t, len(pairs))
+    lat_c = [p["control_latency_ms"] for p in pairs if p["control_latency_ms"] is not None]
+    lat_t = [p["treatment_latency_ms"] for p in pairs if p["treatment_latency_ms"] is not None]
+    p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
+    p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
+    const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
+    rules = GraduationRules(cfg["min_samples"], cfg["improvement"], cfg["max_latency_increase"])
+    decision, reasons = graduation(
+        state,
+        rules,
+        n_pairs=len(pairs),
+        mean_delta=float(deltas.mean()) if len(deltas) else None,
+        constitutional_delta=float(np.mean(const)) if const else None,
+        p95_control_ms=p95_c,
+        p95_treatment_ms=p95_t,
+    )
+    sprt = _sprt(cfg)
+    return {
+        "name": name,
+        "metric": test["metric"],
+        "n_pairs": len(pairs),
+        "mean_delta": ci.mean if ci else None,
+        "delta_ci95": [ci.low, ci.high] if ci else None,
+        "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
+        "p_treatment_better": p_better,
+        "p95_latency_ms": {"control": p95_c, "treatment": p95_t},
+        "decision": decision,
+        "reasons": reasons,
+        "config": cfg,
+    }
+
+
+@ab.command()
+@click.argument("name", required=False)
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
+    """Each test's state and decision (or only NAME's)."""
+    with _store(store_path) as store:
+        names = [name] if name else store.names()
+        if name and store.get(name) is None:
+            raise UsageError(f"no A/B test {name!r}")
+        reports = [_report(store, n) for n in names]
+    if as_json:
+        click.echo(json.dumps(reports))
+        return
+    table = Table(title="A/B tests", title_justify="left")
+    for col in (
+        "test",
+        "metric",
+        "pairs",
+        "mean delta (95% CI)",
+        "SPRT",
+        "P(T>C)",
+        "decision",
+        "why",
+    ):
+        table.add_column(col)
+    for r in reports:
+        ci = r["delta_ci95"]
+        table.add_row(
+            r["name"],
+            r["metric"],
+            str(r["n_pairs"]),
+            "n/a"
+            if r["mean_delta"] is None
+            else f"{r['mean_delta']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]",
+            f"{r['sprt']['decision']} (log LR {r['sprt']['log_lr']:.2f}; bounds {r['sprt']['lower']:.2f} / {r['sprt']['upper']:.2f})",
+            "n/a" if r["p_treatment_better"] is None else f"{r['p_treatment_better']:.3f}",
+            r["decision"],
+            "; ".join(r["reasons"]),
+        )
+    console().print(table)

@@ -1,0 +1,115 @@
+"""`memgauge ab`: a sequential test created, fed in two batches (state persisted between
+processes' calls), decided, and graduated or rejected by the rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.stats.sequential import GraduationRules, SPRTState, graduation
+
+
+def _pairs(path: Path, n: int, effect: float, seed: int, latency: float = 10.0) -> Path:
+    rng = np.random.default_rng(seed)
+    control = rng.uniform(0.3, 0.7, n)
+    rows = [
+        {
+            "query_id": f"q{i}",
+            "control": float(c),
+            "treatment": float(c + effect + rng.normal(0, 0.1)),
+            "control_latency_ms": 10.0,
+            "treatment_latency_ms": latency,
+            "constitutional_delta": 0.0,
+        }
+        for i, c in enumerate(control)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _status(capsys: pytest.CaptureFixture[str], db: str, name: str) -> dict[str, Any]:
+    assert main(["ab", "status", name, "--store", db, "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    return dict(report)
+
+
+def test_a_better_treatment_graduates_after_enough_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "graph", "--delta", "0.03", "--store", db]) == 0
+    assert main(["ab", "create", "graph", "--delta", "0.03", "--store", db]) == 2  # exists
+    assert (
+        main(["ab", "add", "graph", str(_pairs(tmp_path / "a.jsonl", 60, 0.06, 1)), "--store", db])
+        == 0
+    )
+    capsys.readouterr()
+    first = _status(capsys, db, "graph")
+    assert first["n_pairs"] == 60
+    assert first["decision"] in ("keep_testing", "graduate")
+    assert (
+        main(["ab", "add", "graph", str(_pairs(tmp_path / "b.jsonl", 200, 0.06, 2)), "--store", db])
+        == 0
+    )
+    capsys.readouterr()
+    report = _status(capsys, db, "graph")
+    assert report["sprt"]["decision"] == "treatment_better"
+    assert report["decision"] == "graduate"
+    assert report["delta_ci95"][0] > 0
+    assert report["p_treatment_better"] is None  # not a binary metric
+
+
+def test_latency_and_constitutional_guardrails_reject(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    main(["ab", "create", "slow", "--delta", "0.03", "--store", db])
+    main(
+        [
+            "ab",
+            "add",
+            "slow",
+            str(_pairs(tmp_path / "a.jsonl", 150, 0.06, 3, latency=13.0)),
+            "--store",
+            db,
+        ]
+    )
+    capsys.readouterr()
+    report = _status(capsys, db, "slow")
+    assert report["decision"] == "reject"
+    assert "p95 latency up 30%" in report["reasons"][0]
+    decided = SPRTState(n=200, total=10.0, decision="treatment_better")
+    assert graduation(decided, GraduationRules(), constitutional_delta=-0.01)[0] == "reject"
+    assert graduation(decided, GraduationRules())[0] == "graduate"
+    assert graduation(SPRTState(n=50, total=5.0), GraduationRules())[0] == "keep_testing"
+
+
+def test_binary_success_metric_gets_the_beta_binomial_probability(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    main(["ab", "create", "hits", "--delta", "0.1", "--metric", "hit@1", "--store", db])
+    rows = [{"control": i % 2, "treatment": 1 if i % 4 else 0} for i in range(40)]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["ab", "add", "hits", str(tmp_path / "p.jsonl"), "--store", db])
+    capsys.readouterr()
+    report = _status(capsys, db, "hits")
+    assert report["p_treatment_better"] > 0.9
+
+
+def test_unknown_test_and_bad_pairs_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"control": 0.5}\n')
+    assert main(["ab", "add", "nope", str(bad), "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl:1" in err
+    assert "treatment" in err
+    assert main(["ab", "status", "nope", "--store", db]) == 2

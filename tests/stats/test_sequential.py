@@ -1,0 +1,77 @@
+"""The paired SPRT holds its error rates (simulation), continues across processes from its
+persisted state, and the Beta-Binomial probability matches Monte Carlo."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from memgauge.stats.sequential import SPRT, SPRTState, prob_treatment_better, simulate_sprt
+
+N_SIMS = 4000
+
+
+def _mc(p: float) -> float:
+    return 3 * math.sqrt(p * (1 - p) / N_SIMS)  # three Monte Carlo standard errors
+
+
+@pytest.mark.parametrize(("delta", "sd"), [(0.2, 1.0), (0.05, 0.15), (0.02, 0.1)])
+def test_type_one_error_at_most_alpha_and_power_at_least_one_minus_beta(
+    delta: float, sd: float
+) -> None:
+    test = SPRT(delta=delta)
+    null = simulate_sprt(test, 0.0, sd, N_SIMS, seed=11, horizon=2000)
+    alt = simulate_sprt(test, delta, sd, N_SIMS, seed=12, horizon=2000)
+    assert null["treatment_better"] <= test.alpha + _mc(test.alpha)
+    assert alt["treatment_better"] >= 1 - test.beta - _mc(1 - test.beta)
+    assert null["inconclusive"] < 0.01
+    assert alt["inconclusive"] < 0.01
+
+
+def test_the_incremental_test_matches_the_simulation_path() -> None:
+    rng = np.random.default_rng(5)
+    diffs = rng.normal(0.2, 1.0, 3000)
+    test = SPRT(delta=0.2)
+    whole = test.update(SPRTState(), diffs)
+    # the same data fed in chunks, with the state serialized in between (another process)
+    state = SPRTState()
+    for chunk in np.array_split(diffs, 17):
+        state = SPRTState(**json.loads(json.dumps(state.as_dict())))
+        state = test.update(state, chunk)
+    assert state == whole
+    assert whole.decision in ("treatment_better", "no_difference")
+    assert whole.n >= test.min_samples
+    assert test.update(whole, [5.0, 5.0]) == whole  # decided: further data changes nothing
+
+
+def test_no_decision_before_min_samples_and_inconclusive_at_the_cap() -> None:
+    test = SPRT(delta=0.2, min_samples=30, max_samples=40)
+    early = test.update(SPRTState(), [3.0] * 29)
+    assert early.decision == "continue"
+    flat = test.update(SPRTState(), np.tile([0.1, 0.0], 20))
+    assert flat.decision in ("inconclusive", "no_difference", "treatment_better")
+    assert flat.n <= 40
+    with pytest.raises(ValueError, match="positive"):
+        SPRT(delta=0)
+
+
+def test_beta_binomial_probability_matches_monte_carlo() -> None:
+    rng = np.random.default_rng(0)
+    for c, t in [
+        ((40, 100), (55, 100)),
+        ((5, 10), (5, 10)),
+        ((0, 3), (3, 3)),
+        ((90, 100), (80, 100)),
+    ]:
+        exact = prob_treatment_better(c[0], c[1], t[0], t[1])
+        sim = (
+            rng.beta(t[0] + 1, t[1] - t[0] + 1, 400_000)
+            > rng.beta(c[0] + 1, c[1] - c[0] + 1, 400_000)
+        ).mean()
+        assert exact == pytest.approx(sim, abs=0.004)
+    assert prob_treatment_better(5, 10, 5, 10) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        prob_treatment_better(5, 3, 1, 2)
