@@ -52,6 +52,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "subject_truncated.yaml": (2, "not valid YAML"),
     "conversations_bad_timestamp.json": (None, "fact 'f1': 'last Tuesday' is not a date"),
     "conversations_truncated.json": (3, "not valid JSON"),
+    "conversations_forked_supersedes.json": (
+        None,
+        "fact 'f1' is superseded by 2 facts ('f2', 'f3')",
+    ),
     "conversations_turn_without_role.json": (
         None,
         "conversations[c2].turns[1].role: required field is missing",

@@ -33,7 +33,7 @@ def _ds(convs: list[dict[str, object]]) -> ConversationDataset:
         (
             "User now mainly uses Rust instead of Python",
             "What does the user mainly use?",
-            "Rust instead of Python",
+            "Rust",
         ),
         ("User has a dog named Max", "What does the user have?", "a dog named Max"),
         ("User lives in Berlin.", "What does the user live in?", "Berlin"),
@@ -63,7 +63,7 @@ def test_the_sample_gets_every_probe_type_and_no_pet_question() -> None:
     recall_facts = {p.related_facts[0] for p in probes if p.type == "recall"}
     assert "fact-3" not in recall_facts  # superseded by fact-5: not a recall probe
     (conflict,) = [p for p in probes if p.type == "conflict"]
-    assert conflict.expected == "Rust instead of Python"
+    assert conflict.expected == "Rust"  # not "Rust instead of Python": that holds the old value
     assert conflict.metadata["old_values"] == ["User works with Python and TypeScript"]
     # memaudit's generator asks for the pet's name although the user has a dog named Max
     asked = [p.question for p in probes if p.type == "hallucination"]
@@ -121,3 +121,44 @@ def test_metrics_have_counts_and_wilson_intervals_and_say_na_without_probes() ->
     assert out["metrics"]["conflict_resolution_accuracy"] is None
     assert out["counts"]["temporal_accuracy"]["n_probes"] == 0
     assert out["counts"]["recall_accuracy"]["ci95"] == pytest.approx(list(wilson(2, 3) or ()))
+
+
+def test_possessives_and_plurals_count_as_topic_words() -> None:
+    turns = [{"role": "user", "content": "My dog's name is Rex and my sisters live abroad."}]
+    probes = generate_probes(_ds([{"id": "c", "turns": turns}]), n_hallucination=50)
+    asked = " ".join(p.question for p in probes if p.type == "hallucination").lower()
+    assert "cat" not in asked
+    assert "sister" not in asked
+
+
+def test_facts_with_and_without_a_time_zone_still_order() -> None:
+    facts = [
+        {"id": "a", "content": "User moved to Oslo", "timestamp": "2024-01-01"},
+        {"id": "b", "content": "User adopted a cat", "timestamp": "2024-01-02T10:00:00Z"},
+    ]
+    probes = generate_probes(_ds([{"id": "c", "turns": [], "facts": facts}]))
+    (temporal,) = [p for p in probes if p.type == "temporal"]
+    assert temporal.expected == "User moved to Oslo"
+
+
+def test_facts_that_make_the_same_question_become_one_probe() -> None:
+    facts = [
+        {"id": "a", "content": "User has a dog named Max"},
+        {"id": "b", "content": "User has two kids"},
+        {"id": "c", "content": "Loves the sea", "category": "preference"},
+    ]
+    probes = generate_probes(_ds([{"id": "c1", "turns": [], "facts": facts}]))
+    recall = {p.question: p for p in probes if p.type == "recall"}
+    assert recall["What does the user have?"].expected == ["a dog named Max", "two kids"]
+    neutral = recall["What do you remember about the user's preferences?"]
+    assert neutral.expected == "Loves the sea"
+
+
+def test_an_empty_answer_is_a_failure_not_a_hallucination() -> None:
+    from memgauge.scorers import AuditMatch, EvalContext
+
+    score = AuditMatch(cosine=None).evaluate(
+        EvalContext(output="", expected="x", metadata={"probe_type": "hallucination"})
+    )
+    assert score.value is None
+    assert "empty answer" in (score.error or "")

@@ -236,3 +236,38 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2
     assert "--extractor SPEC" in text
     assert os.path.exists(CASES)
+
+
+class _Vectors:
+    """A stub embedder: fixed unit vectors per text."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        v = np.array([self.table[t] for t in texts], dtype=float)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_semantic_matching_never_trades_a_good_pair_for_two_poor_ones() -> None:
+    import numpy as np
+
+    # similarities: A-X 0.8, A-Y 0.7, B-X 0.7, B-Y about 0.1 (threshold 0.75)
+    x, y = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    a = 0.8 * x + 0.7 * y
+    a = a / np.linalg.norm(a)
+    m = SemanticMatcher(threshold=0.75)
+    table = {"A": list(a), "B": [0.7, 0.1, 0.7], "X": list(x), "Y": list(y)}
+    m._model.append(_Vectors(table))  # type: ignore[arg-type]
+    pairs = m.match(["A", "B"], ["X", "Y"])
+    assert [(i, j) for i, j, _ in pairs] == [(0, 0)]
+
+
+def test_replaces_must_name_an_existing_fact() -> None:
+    with pytest.raises(ValueError, match="not in existing_memory"):
+        _case(
+            existing_memory=["pricing: 20 euros per month"],
+            expected_facts=[{"content": "35 euros", "replaces": "pricing: 20 euros a month"}],
+        )

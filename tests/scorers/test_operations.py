@@ -43,6 +43,16 @@ def test_mem0_vocabulary_maps_onto_ours() -> None:
     assert decision_of('{"action": "none"}')["action"] == "NOOP"
 
 
+def test_decisions_in_the_shapes_models_send() -> None:
+    assert (
+        decision_of('```json\n{"action": "update", "id": "m1", "content": "x"}\n```')["action"]
+        == "UPDATE"
+    )
+    assert decision_of("UPDATE: mem_2")["id"] == "mem_2"
+    assert decision_of("NOOP")["action"] == "NOOP"
+    assert decision_of("I think we should keep both")["action"] == "I"  # unreadable: not an action
+
+
 def test_heuristic_checks() -> None:
     cases = _cases()
     dup = cases["dup-2"]  # identical but for case and spacing

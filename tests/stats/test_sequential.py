@@ -73,5 +73,5 @@ def test_beta_binomial_probability_matches_monte_carlo() -> None:
         ).mean()
         assert exact == pytest.approx(sim, abs=0.004)
     assert prob_treatment_better(5, 10, 5, 10) == pytest.approx(0.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="between 0 and trials"):
         prob_treatment_better(5, 3, 1, 2)

@@ -303,6 +303,16 @@ class ExtractionCase(_Model):
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
+    @model_validator(mode="after")
+    def _replaces_existing(self) -> ExtractionCase:
+        for f in self.expected_facts:
+            if f.replaces is not None and f.replaces not in self.existing_memory:
+                raise ValueError(
+                    f"expected fact {f.content!r} replaces {f.replaces!r}, which is not in "
+                    "existing_memory: copy the existing fact exactly"
+                )
+        return self
+
 
 class StoredMemory(_Model):
     """A memory already stored, as a merge decision sees it."""

@@ -116,6 +116,19 @@ def validate_conversations(ds: ConversationDataset, file: str) -> list[Problem]:
         if n > 1:
             problems.append(Problem(file, None, "facts", f"duplicate fact id {fid!r} ({n} times)"))
     by_id = {f.id: f for _, _, f in facts}
+    replaced = Counter(f.supersedes for _, _, f in facts if f.supersedes)
+    for target, n in sorted(replaced.items()):
+        if n > 1:
+            by = ", ".join(repr(f.id) for _, _, f in facts if f.supersedes == target)
+            problems.append(
+                Problem(
+                    file,
+                    None,
+                    "facts",
+                    f"fact {target!r} is superseded by {n} facts ({by}): only one fact can replace "
+                    "it; chain them instead (a later fact supersedes the newer one)",
+                )
+            )
     for conv, i, f in facts:
         field = f"conversations[{conv}].facts[{i}].supersedes"
         if f.supersedes is None:

@@ -23,7 +23,7 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.data.models import ConversationDataset, Fact, Memory
@@ -55,7 +55,7 @@ class Probe:
     id: str
     type: str
     question: str
-    expected: str
+    expected: str | list[str]
     related_facts: list[str] = field(default_factory=list)
     corpus: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +64,8 @@ class Probe:
         """The probe as a suite item (`TaskItem` fields)."""
         meta = {
             "probe_type": self.type,
-            "question_type": QUESTION_TYPES.get(self.type, "single-session-user"),
+            "question_type": self.metadata.get("longmemeval_type")
+            or QUESTION_TYPES.get(self.type, "single-session-user"),
             "related_facts": self.related_facts,
             **self.metadata,
         }
@@ -109,8 +110,26 @@ _PAST = {"went", "had", "made", "got", "took", "began", "bought", "met", "left",
 _ADVERBS = {"also", "often", "always", "usually", "still", "never", "sometimes", "now"}
 
 
-def question_for(content: str) -> tuple[str, str]:
-    """A question about a fact and the answer the fact gives."""
+_REPLACED = re.compile(r"\s*(?:,\s*)?\b(?:instead of|rather than|in place of|no longer)\b.*$", re.I)
+
+
+def question_for(content: str, category: str | None = None) -> tuple[str, str]:
+    """A question about a fact and the answer the fact gives (a clause naming what it
+    replaced, "instead of Python", is not part of the answer)."""
+    q, a = _question_for(content, category)
+    trimmed = _REPLACED.sub("", a).strip()
+    return q, trimmed or a
+
+
+_TOPICS = {
+    "personal": "personal details",
+    "preference": "preferences",
+    "event": "recent events",
+    "relationship": "relationships",
+}
+
+
+def _question_for(content: str, category: str | None) -> tuple[str, str]:
     text = content.strip().rstrip(".")
     m = _POSSESSIVE.match(text)
     if m:
@@ -141,9 +160,8 @@ def question_for(content: str) -> tuple[str, str]:
             )
         if rest and verb.lower().endswith("s"):
             return f"What does the user {adverbs}{_base(verb)}{prep}?", rest
-    words = text.split()
-    opening = " ".join(words[: max(2, len(words) // 2)])
-    return f"What do you remember about this: {opening} ...?", text
+    # no rule fits: a neutral question that gives nothing of the fact away
+    return f"What do you remember about the user's {_TOPICS.get(category or '', 'life')}?", text
 
 
 # --- hallucination candidates ----------------------------------------------------------------
@@ -185,19 +203,32 @@ _WORD = re.compile(r"[a-z0-9']+")
 
 
 def _words(texts: Iterable[str]) -> set[str]:
+    """Words and their simple stems: "dog's" and "dogs" also count as "dog"."""
     out: set[str] = set()
     for t in texts:
-        out.update(w.strip("'") for w in _WORD.findall(t.lower()))
+        for w in _WORD.findall(t.lower()):
+            w = w.strip("'")
+            out.add(w)
+            base = w.removesuffix("'s")
+            out.add(base)
+            if len(base) > 3 and base.endswith("s"):
+                out.add(base[:-1])
     return out
 
 
 def _timestamp(fact: Fact) -> datetime | None:
     if not fact.timestamp:
         return None
+    return _utc(fact.timestamp)
+
+
+def _utc(text: str) -> datetime | None:
+    """An ISO 8601 time; one without a zone is taken as UTC (so all of them compare)."""
     try:
-        return datetime.fromisoformat(fact.timestamp.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _chain(fact: Fact, by_id: dict[str, Fact]) -> list[str]:
@@ -225,12 +256,26 @@ def generate_probes(
     by_id = {f.id: f for f in facts}
     superseded = {f.supersedes for f in facts if f.supersedes}
     probes: list[Probe] = []
+    recall: dict[str, Probe] = {}
     for f in facts:
         if f.id in superseded:
             continue
-        q, a = question_for(f.content)
+        q, a = question_for(f.content, f.category)
         meta = {"conversation": conv_of[f.id], "fact": f.content}
-        probes.append(Probe(f"recall-{f.id}", "recall", q, a, [f.id], metadata=meta))
+        same = recall.get(q)
+        if same is not None:
+            # two facts make the same question: one probe, either fact is a right answer
+            answers = same.expected if isinstance(same.expected, list) else [same.expected]
+            recall[q] = Probe(
+                same.id,
+                "recall",
+                q,
+                [*answers, a],
+                [*same.related_facts, f.id],
+                metadata=same.metadata,
+            )
+        else:
+            recall[q] = Probe(f"recall-{f.id}", "recall", q, a, [f.id], metadata=meta)
         if f.supersedes:
             old = _chain(f, by_id)
             probes.append(
@@ -243,6 +288,7 @@ def generate_probes(
                     metadata={**meta, "old_values": old},
                 )
             )
+    probes[:0] = list(recall.values())
     timed = sorted(((t, f) for f in facts if (t := _timestamp(f)) is not None), key=lambda x: x[0])
     pairs: list[tuple[Fact, Fact]] = []
     for i, (t, f) in enumerate(timed):
@@ -279,12 +325,7 @@ def conversation_memories(ds: ConversationDataset) -> list[Memory]:
     out = []
     for c in ds.conversations:
         for i, t in enumerate(c.turns):
-            created = None
-            if t.timestamp:
-                try:
-                    created = datetime.fromisoformat(t.timestamp.replace("Z", "+00:00"))
-                except ValueError:
-                    created = None
+            created = _utc(t.timestamp) if t.timestamp else None
             out.append(
                 Memory(
                     id=f"{c.id}:{i}",

@@ -50,6 +50,10 @@ def _locomo_probe(q: EvalQuery) -> Probe:
 def _longmemeval_probe(q: EvalQuery) -> Probe:
     qtype = str(q.category or "")
     meta: dict[str, Any] = {"longmemeval_type": qtype}
+    date = q.metadata.get("question_date")
+    if date:
+        # "how many days ago ..." needs the day the question is asked
+        q = q.model_copy(update={"text": f"(Today is {date}.) {q.text}"})
     if q.metadata.get("abstention"):
         expected = str(q.metadata.get("answer") or NOT_MENTIONED)
         return Probe(q.id, "hallucination", q.text, expected, corpus=q.corpus, metadata=meta)

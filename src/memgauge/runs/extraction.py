@@ -64,6 +64,9 @@ def evaluate_extraction(
             return {"id": case.id, "error": "no output for this case"}
         if isinstance(raw, BaseException):
             return {"id": case.id, "error": f"{type(raw).__name__}: {raw}"}
+        if isinstance(raw, dict) and "error" in raw:
+            # a production trace that recorded a failed extraction: not "extracted nothing"
+            return {"id": case.id, "error": f"recorded error: {raw['error']}"}
         facts = facts_of(raw)
         if judge is None:
             return score_case(case, facts, matcher)

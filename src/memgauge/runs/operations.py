@@ -1,6 +1,7 @@
 """Run a memory-operation evaluation (seed 000): each case's decision (live or recorded) through
-the heuristic, operation and judge tiers; pass rates per check and per tier with Wilson
-intervals, beside the tier targets (95% / 80% / 70%). A decider or judge that failed is a
+the heuristic, operation and judge tiers; pass rates per check, and per tier (the share of
+cases passing every check of the tier that applies to them) with Wilson intervals, beside the
+tier targets (95% / 80% / 70%). A decider or judge that failed is a
 recorded failure for that case and check, never a pass or a fail."""
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ def evaluate_operations(
             )
             return row
         decision = decision_of(raw)
+        if decision["action"] not in ("CREATE", "UPDATE", "DELETE", "NOOP"):
+            row["error"] = f"no decision could be read from {str(raw)[:200]!r}"
+            return row
         checks: dict[str, Any] = {}
         for name, verdict in heuristic_checks(case, decision).items():
             if verdict is not None:
@@ -104,12 +108,13 @@ def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         flags = [bool(v["passed"]) for v in verdicts if v.get("passed") is not None]
         checks[name] = {"tier": tier, **_rate(flags), "n_failed": len(verdicts) - len(flags)}
     for tier, target in TIER_TARGETS.items():
-        flags = [
-            bool(v["passed"])
-            for r in rows
-            for name, v in r.get("checks", {}).items()
-            if TIERS.get(name) == tier and v.get("passed") is not None
-        ]
+        # per case, not per check: the checks of one decision are not independent trials; a
+        # case passes a tier when every check of the tier that applies to it passes
+        flags = []
+        for r in rows:
+            verdicts = [v for name, v in r.get("checks", {}).items() if TIERS.get(name) == tier]
+            if verdicts and all(v.get("passed") is not None for v in verdicts):
+                flags.append(all(bool(v["passed"]) for v in verdicts))
         entry = {**_rate(flags), "target": target}
         entry["met"] = None if entry["pass_rate"] is None else entry["pass_rate"] >= target
         tiers[tier] = entry

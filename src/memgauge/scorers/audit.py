@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -33,6 +34,9 @@ ABSTAIN = re.compile(
     r"didn't (say|mention|tell)|did not (say|mention|tell)|no idea|unanswerable)\b",
     re.I,
 )
+
+
+_LOAD = threading.Lock()
 
 
 def abstains(answer: str) -> bool:
@@ -65,8 +69,9 @@ class AuditMatch:
             {"f1": locomo_f1(answer, g), "coverage": _coverage(answer, g)} for g in golds
         ]
         if self.cosine is not None and answer.strip():
-            if not self._model:
-                self._model.append(load_embedder(self.embedder))
+            with _LOAD:
+                if not self._model:
+                    self._model.append(load_embedder(self.embedder))
             vecs = self._model[0].embed([answer, *golds])
             for s, v in zip(sims, vecs[1:] @ vecs[0], strict=True):
                 s["cosine"] = float(v)
@@ -85,6 +90,8 @@ class AuditMatch:
 
     def evaluate(self, ctx: EvalContext) -> Score:
         answer = output_text(ctx)
+        if not answer.strip():
+            return Score.failure("audit-match: the agent gave an empty answer")
         kind = str(ctx.metadata.get("probe_type") or "recall")
         method = self.method
         if kind == "hallucination" or ctx.metadata.get("abstention"):

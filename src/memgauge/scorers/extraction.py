@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from memgauge.data.models import ExtractionCase
@@ -113,12 +114,15 @@ class SemanticMatcher:
         texts = [_CATEGORY.sub("", t) for t in (*predicted, *expected)]
         vecs = self._model[0].embed(texts)
         sims = vecs[: len(predicted)] @ vecs[len(predicted) :].T
-        rows, cols = linear_sum_assignment(-sims)
         exact = {(i, j) for i, j, _ in ExactMatcher().match(predicted, expected)}
+        ok = sims >= self.threshold
+        for i, j in exact:
+            ok[i, j] = True
+        # most matches first, then the most similar ones: pairs below the threshold are worth
+        # nothing, so they can never displace a pair above it
+        rows, cols = linear_sum_assignment(-np.where(ok, 1.0 + sims, 0.0))
         return [
-            (int(i), int(j), float(sims[i, j]))
-            for i, j in zip(rows, cols, strict=True)
-            if sims[i, j] >= self.threshold or (int(i), int(j)) in exact
+            (int(i), int(j), float(sims[i, j])) for i, j in zip(rows, cols, strict=True) if ok[i, j]
         ]
 
 

@@ -1,8 +1,8 @@
 """Memory-operation scoring (seed 000), in three tiers with their own targets.
 
 - **heuristic** (target 95%; no LLM, case-insensitive): `exact-noop` (identical content,
-  ignoring case and spacing, must be NOOP), `no-placeholders` (no `<memory-id>`, `{{...}}`,
-  `[ID]`, `TODO` left in the output), `required-fields` (an action; a target id for UPDATE and
+  ignoring case and spacing, must be NOOP), `no-placeholders` (no `<memory-id>`, `<id>`,
+  `{{...}}`, `[ID]` left in the output), `required-fields` (an action; a target id for UPDATE and
   DELETE; content for CREATE and UPDATE);
 - **operation** (target 80%): `action` (the decision is one of the expected ones, with the
   right target id) and, for pairs marked `expect_similar`, `similarity` (seed 000's similarity
@@ -42,9 +42,9 @@ TIERS = {
     "merge-quality": "judge",
 }
 _MEM0 = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
-_PLACEHOLDER = re.compile(
-    r"<\s*memory[-_ ]?id\s*>|<\s*id\s*>|\{\{[^}]*\}\}|\[\s*id\s*\]|\bTODO\b", re.I
-)
+_PLACEHOLDER = re.compile(r"<\s*memory[-_ ]?id\s*>|<\s*id\s*>|\{\{[^}]*\}\}|\[\s*id\s*\]", re.I)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
+_ACTION = re.compile(r"^\s*([A-Za-z_-]+)\s*[:\s]\s*([\w.-]+)?")
 
 
 def normalize_action(action: Any) -> str:
@@ -57,13 +57,14 @@ def decision_of(output: Any) -> dict[str, Any]:
     """A decider's output as `{action, id, content, reason}` (JSON text accepted; mem0's
     `{"event": ..., "text": ...}` too)."""
     if isinstance(output, str):
+        text = _FENCE.sub("", output)
         try:
-            output = json.loads(output)
+            output = json.loads(text)
         except ValueError:
-            return {
-                "action": normalize_action(output.split()[0] if output.split() else ""),
-                "raw": output,
-            }
+            m = _ACTION.match(text + " ")  # "UPDATE: mem_2", "NOOP"
+            if m is None:
+                return {"action": "", "raw": output}
+            return {"action": normalize_action(m.group(1)), "id": m.group(2), "raw": output}
     if not isinstance(output, dict):
         return {"action": "", "raw": output}
     d = dict(output)
