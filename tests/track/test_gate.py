@@ -125,6 +125,7 @@ def test_gate_and_history_on_real_runs(
     assert main(["run", str(_suite(tmp_path, good=False)), "--store", db]) == 0
     capsys.readouterr()
     md = tmp_path / "gate.md"
+    learned = str(tmp_path / "learnings.db")
     code = main(
         [
             "gate",
@@ -136,6 +137,8 @@ def test_gate_and_history_on_real_runs(
             "--json",
             "--markdown",
             str(md),
+            "--learnings",
+            learned,
         ]
     )
     out = json.loads(capsys.readouterr().out)
@@ -148,8 +151,15 @@ def test_gate_and_history_on_real_runs(
     assert metric["regressed"] is True
     assert "❌ memgauge gate: fail" in md.read_text()
     # auto phase with 5 earlier runs: stabilization, a warning, exit 0
-    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db]) == 0
+    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--learnings", learned]) == 0
     assert "⚠️ memgauge gate: warn (stabilization phase)" in capsys.readouterr().out
+    # eval-to-learning: the regression is a memory now (stored once, however often gated)
+    assert main(["learnings", "query", "code icontains regression", "--learnings", learned]) == 0
+    recalled = capsys.readouterr().out
+    assert 'Eval "gated/qa/icontains" regression detected' in recalled
+    assert recalled.count("regression detected") == 1
+    assert "Failing examples:" in recalled
+    assert "no idea" in recalled  # what the agent answered
     assert main(["history", "gated", "--store", db]) == 0
     shown = capsys.readouterr().out
     assert "█████▁" in shown

@@ -11,13 +11,16 @@ import click
 from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.home import memgauge_home
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.errors import UsageError
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.subjects.specs import build_subject
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, metric_key, sparkline
+from memgauge.track.learning import failure_memory, relevant_learnings
 
-__all__ = ["gate", "history"]
+__all__ = ["gate", "history", "learnings"]
 
 
 def _kinds(run: dict[str, Any]) -> dict[tuple[str, str], str]:
@@ -47,6 +50,65 @@ def _current(store: SuiteRunStore, target: str) -> dict[str, Any]:
             f"run {run['run_id']} is {run['status']}: only a completed run can be gated"
         )
     return run
+
+
+def learnings_memory(path: Path | None) -> Any:
+    """The memory that holds failure memories (the reference memory, lexical)."""
+    where = path or memgauge_home() / "learnings.db"
+    where.parent.mkdir(parents=True, exist_ok=True)
+    return build_subject(
+        {"reference": {"mode": "lexical", "path": str(where), "namespace": "learnings"}}
+    )
+
+
+def _learn(store: SuiteRunStore, run: dict[str, Any], result: GateResult, path: Path | None) -> int:
+    regressed = [c for c in result.checks if c.regressed]
+    if not regressed:
+        return 0
+    rows = {metric_key(r): r for r in run["summary"].get("evaluators", [])}
+    export = list(store.iter_export(run["run_id"]))
+    memories = []
+    for c in regressed:
+
+        def value(rec: dict[str, Any], c: Any = c) -> float:
+            for sc in rec["scores"]:
+                if sc["evaluator"] == c.evaluator and sc["value"] is not None:
+                    return float(sc["value"])
+            return 0.0
+
+        mine = [r for r in export if (r["subject"], r["task"]) == (c.subject, c.task)]
+        failing = sorted(mine, key=value)[:3]
+        row = rows.get((c.subject, c.task, c.evaluator), {})
+        context = (
+            f"{c.evaluator}: mean {_fmt(row.get('mean'))} over {row.get('n_scored')} items, "
+            f"{row.get('n_failed')} failed; pass rate {_fmt(row.get('pass_rate'))}"
+        )
+        memories.append(
+            failure_memory(
+                c,
+                suite=result.suite,
+                run_id=result.run_id,
+                scorer_context=context,
+                failing=[
+                    {
+                        **f,
+                        "input": (f["input"] or {}).get("text")
+                        if isinstance(f["input"], dict)
+                        else f["input"],
+                    }
+                    for f in failing
+                ],
+            )
+        )
+    memory = learnings_memory(path)
+    try:
+        known = {m.id for m in memory.dump()}
+        fresh = [m for m in memories if m.id not in known]
+        if fresh:
+            memory.ingest(fresh)
+    finally:
+        memory.close()
+    return len(fresh)
 
 
 def _fmt(x: float | None) -> str:
@@ -130,6 +192,19 @@ def markdown(result: GateResult) -> str:
     help="Write the pull-request summary here.",
 )
 @click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--learn/--no-learn",
+    default=True,
+    show_default=True,
+    help="Store each regression as a failure memory (eval-to-learning).",
+)
+@click.option(
+    "--learnings",
+    "learnings_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
+)
 def gate(
     target: str,
     store_path: Path | None,
@@ -143,6 +218,8 @@ def gate(
     production_after: int,
     md_path: Path | None,
     as_json: bool,
+    learn: bool,
+    learnings_path: Path | None,
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
@@ -170,7 +247,10 @@ def gate(
         history = [
             r for r in store.suite_history(run["suite_name"]) if r["created_at"] < run["created_at"]
         ]
-    result = evaluate_gate({**run, "suite": run["suite_name"]}, history, cfg, _kinds(run))
+        result = evaluate_gate({**run, "suite": run["suite_name"]}, history, cfg, _kinds(run))
+        learned = _learn(store, run, result, learnings_path) if learn else 0
+    if learned:
+        click.echo(f"stored {learned} failure memories for future prompts", err=True)
     text = markdown(result)
     if md_path is not None:
         atomic_write_text(md_path, text)
@@ -249,3 +329,31 @@ def history(
             _fmt(sum(prior) / len(prior) if prior else None),
         )
     console().print(table)
+
+
+@click.group()
+def learnings() -> None:
+    """Failure memories stored by `memgauge gate` (eval-to-learning)."""
+
+
+@learnings.command()
+@click.argument("text")
+@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True)
+@click.option(
+    "--budget",
+    type=click.IntRange(20),
+    default=500,
+    show_default=True,
+    help="Tokens, about 4 characters each.",
+)
+@click.option(
+    "--learnings", "learnings_path", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+def query(text: str, k: int, budget: int, learnings_path: Path | None) -> None:
+    """The past failures most relevant to TEXT, ready to paste into a prompt."""
+    memory = learnings_memory(learnings_path)
+    try:
+        found = relevant_learnings(memory, text, k=k, token_budget=budget)
+    finally:
+        memory.close()
+    click.echo(found or "no stored failure is relevant")

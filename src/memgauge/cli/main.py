@@ -49,6 +49,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("memgauge.cli.gate", "gate"),
     "history": ("memgauge.cli.gate", "history"),
     "ab": ("memgauge.cli.ab", "ab"),
+    "learnings": ("memgauge.cli.gate", "learnings"),
 }
 
 
