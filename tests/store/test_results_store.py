@@ -11,6 +11,15 @@ from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.results import ResultStore
 
 EXPECTED_SCHEMA = {
+    "shadow_runs": [
+        "id",
+        "experiment",
+        "query_id",
+        "created_at",
+        "classification",
+        "error",
+        "row_json",
+    ],
     "ab_tests": [
         "name",
         "status",

@@ -50,6 +50,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("memgauge.cli.gate", "history"),
     "ab": ("memgauge.cli.ab", "ab"),
     "learnings": ("memgauge.cli.gate", "learnings"),
+    "shadow": ("memgauge.cli.shadow", "shadow"),
 }
 
 

@@ -176,6 +176,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "0004_shadow_runs",
+        """
+        CREATE TABLE shadow_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            experiment TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            classification TEXT,
+            error TEXT,
+            row_json TEXT NOT NULL
+        );
+        CREATE INDEX idx_shadow_runs_experiment ON shadow_runs(experiment, created_at)
+        """,
+    ),
 ]
 
 

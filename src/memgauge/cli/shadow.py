@@ -1,0 +1,53 @@
+"""`memgauge shadow`: what shadow runs recorded (seed 002 section 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from memgauge.cli._common import console, results_db
+from memgauge.errors import UsageError
+from memgauge.online.shadow import summarize_shadow
+from memgauge.store.shadow import ShadowStore
+
+__all__ = ["shadow"]
+
+
+@click.group()
+def shadow() -> None:
+    """Shadow runs recorded by `memgauge.online.shadow.ShadowRunner`."""
+
+
+@shadow.command()
+@click.argument("experiment", required=False)
+@click.option(
+    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
+)
+@click.option("--json", "as_json", is_flag=True)
+def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> None:
+    """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
+    tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
+    with ShadowStore(store_path or results_db()) as store:
+        names = [experiment] if experiment else store.experiments()
+        if experiment and experiment not in store.experiments():
+            raise UsageError(f"no shadow runs of {experiment!r}")
+        out = {
+            n: {**summarize_shadow(store.shadow_rows(n)), "n_errors": store.shadow_errors(n)}
+            for n in names
+        }
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    con = console()
+    for name, s in out.items():
+        con.print(
+            f"[bold]{name}[/bold]: {s['n']} queries compared, {s['n_errors']} treatment errors"
+        )
+        if s["n"]:
+            con.print(f"  classes: {s['classes']}")
+            con.print(
+                f"  mean Kendall tau-b {s['mean_kendall_tau_b']:.3f}, mean Jaccard {s['mean_jaccard']:.3f}, "
+                f"top-1 changed {s['top1_changed_rate']:.1%}; p95 latency ms {s['p95_latency_ms']}"
+            )

@@ -1,0 +1,1 @@
+"""In production: shadow runs (and, later, query logging and feedback)."""

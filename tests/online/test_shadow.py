@@ -1,0 +1,78 @@
+"""Shadow runs: stable bucketing, diff metrics and the seed's classification, a runner that
+never lets the treatment hurt the user, and the stored summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+
+from memgauge.cli.main import main
+from memgauge.online.shadow import ShadowRunner, bucket, diff_rankings, in_shadow
+from memgauge.store.shadow import ShadowStore
+
+
+def test_bucketing_is_stable_and_proportional() -> None:
+    assert bucket("q-1") == bucket("q-1")
+    assert bucket("q-1", salt="a") != bucket("q-1", salt="b")
+    share = sum(in_shadow(f"q{i}", 10) for i in range(20_000)) / 20_000
+    assert share == pytest.approx(0.10, abs=0.01)
+
+
+def test_diff_metrics_and_classification() -> None:
+    ids = [f"m{i}" for i in range(10)]
+    same = diff_rankings(ids, ids)
+    assert same.kendall_tau_b == pytest.approx(1.0)
+    assert (same.jaccard, same.classification) == (1.0, "identical")
+    rev = diff_rankings(ids, ids[::-1])
+    assert rev.kendall_tau_b == pytest.approx(-1.0)
+    assert rev.top1_changed
+    assert rev.classification == "incompatible"
+    swap = [*ids[:8], ids[9], ids[8]]  # the last two swapped
+    minor = diff_rankings(ids, swap)
+    assert minor.order_differences == 2
+    assert minor.kendall_tau_b == pytest.approx(
+        sps.kendalltau(range(10), [0, 1, 2, 3, 4, 5, 6, 7, 9, 8]).statistic
+    )
+    assert minor.classification == "minor"
+    new_top = diff_rankings(ids, [ids[1], ids[0], *ids[2:]])
+    assert new_top.top1_changed
+    assert new_top.classification == "major"
+    judged = diff_rankings(["a", "b"], ["b", "a"], qrels={"b": 3})
+    assert judged.mrr_delta == pytest.approx(1.0 - 0.5)
+    assert judged.ndcg_delta is not None
+    assert judged.ndcg_delta > 0
+    partial = diff_rankings(["a", "b", "c"], ["a", "b", "x"])
+    assert partial.jaccard == pytest.approx(2 / 4)
+
+
+def test_the_runner_serves_control_and_records_only_the_shadow_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+
+    def control(q: str, k: int) -> list[str]:
+        return ["a", "b", "c"]
+
+    def treatment(q: str, k: int) -> list[str]:
+        if q == "boom":
+            raise RuntimeError("treatment crashed")
+        return ["b", "a", "c"]
+
+    with ShadowStore(db) as store:
+        runner = ShadowRunner("swap-top", control, treatment, store, percent=50)
+        served = [runner.search(f"q{i}", "text") for i in range(200)]
+        assert all(s == ["a", "b", "c"] for s in served)
+        shadowed = [i for i in range(200) if in_shadow(f"q{i}", 50)]
+        assert len(store.shadow_rows("swap-top")) == len(shadowed)
+        boom_id = next(f"x{i}" for i in range(100) if in_shadow(f"x{i}", 50))
+        assert runner.search(boom_id, "boom") == ["a", "b", "c"]
+        assert store.shadow_errors("swap-top") == 1
+    assert main(["shadow", "summary", "swap-top", "--store", str(db), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["swap-top"]
+    assert out["n"] == len(shadowed)
+    assert out["classes"]["major"] + out["classes"]["incompatible"] == len(shadowed)
+    assert out["top1_changed_rate"] == 1.0
+    assert out["n_errors"] == 1
