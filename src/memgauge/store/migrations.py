@@ -191,6 +191,61 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX idx_shadow_runs_experiment ON shadow_runs(experiment, created_at)
         """,
     ),
+    (
+        "0005_eval_logging",
+        """
+        CREATE TABLE eval_queries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            query_id TEXT NOT NULL UNIQUE,
+            query TEXT NOT NULL,
+            intent TEXT,
+            mode TEXT,
+            session_id TEXT,
+            tool_name TEXT NOT NULL,
+            result_ids TEXT NOT NULL DEFAULT '[]',
+            result_count INTEGER NOT NULL DEFAULT 0,
+            channel_contributions TEXT DEFAULT '{}',
+            total_latency_ms REAL,
+            fusion_weights TEXT,
+            quality_proxy_score REAL,
+            trace_id TEXT,
+            created_at TEXT NOT NULL,
+            is_eval_corpus INTEGER NOT NULL DEFAULT 0,
+            eval_category TEXT
+        );
+        CREATE INDEX idx_eval_queries_session ON eval_queries(session_id);
+        CREATE INDEX idx_eval_queries_created ON eval_queries(created_at);
+        CREATE TABLE eval_judgments (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            query_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            relevance INTEGER NOT NULL CHECK(relevance BETWEEN 0 AND 3),
+            source TEXT NOT NULL CHECK(source IN ('manual', 'implicit', 'bootstrapped', 'validated')),
+            annotator TEXT,
+            confidence REAL DEFAULT 1.0,
+            created_at TEXT NOT NULL,
+            UNIQUE(query_id, memory_id, source)
+        );
+        CREATE TABLE eval_feedback (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_type TEXT NOT NULL CHECK(event_type IN ('read_after_search', 're_search',
+                'scroll_past', 'reference', 'validate_useful', 'validate_not_useful')),
+            session_id TEXT NOT NULL,
+            query_id TEXT,
+            memory_id TEXT,
+            rank_in_results INTEGER,
+            metadata TEXT DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_eval_feedback_query ON eval_feedback(query_id);
+        CREATE TABLE memory_confidence (
+            memory_id TEXT PRIMARY KEY,
+            confidence REAL NOT NULL,
+            validations INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+    ),
 ]
 
 

@@ -1,0 +1,204 @@
+"""The production logging SDK (seed 002 sections 5 and 6): what a memory system calls in its
+search handler, without ever waiting on disk.
+
+    from memgauge.online.querylog import QueryLog
+    log = QueryLog("/var/lib/app/memgauge.db")          # once per process
+    qid = log.query("oauth refresh", session_id=s, result_ids=ids, latency_ms=12.3)
+    log.feedback("read_after_search", session_id=s, query_id=qid, memory_id=ids[0], rank=1)
+    log.validate(memory_id, useful=True, session_id=s)   # memory_validate: +0.10 / -0.05
+
+A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
+background thread writes the buffer in batches every `flush_interval` seconds (50 ms by
+default), one transaction per batch, so several processes can log into one SQLite file (WAL,
+busy timeout, retries). A process that exits normally flushes what it buffered (atexit);
+`kill -9` loses at most what was buffered since the last batch, about `flush_interval` of
+traffic, and never corrupts the database (SQLite transactions). If the buffer holds
+`max_buffer` records (the disk cannot keep up), new records are counted in `dropped` rather
+than grow memory without bound.
+
+Confidence (`memory_validate`): starts at 0.5, +0.10 when useful, -0.05 when not, clamped to
+[0, 1]; a memory is eligible for promotion at >= 0.9 with >= 5 validations.
+
+Standard library only: importing this module does not load NumPy, SciPy or pydantic.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memgauge.store.querylog import QueryLogWriter
+
+__all__ = ["FEEDBACK_EVENTS", "QueryLog", "promotion_eligible"]
+
+FEEDBACK_EVENTS = frozenset(
+    {
+        "read_after_search",
+        "re_search",
+        "scroll_past",
+        "reference",
+        "validate_useful",
+        "validate_not_useful",
+    }
+)
+
+
+def promotion_eligible(confidence: float, validations: int) -> bool:
+    """Seed 002: confidence >= 0.9 with at least 5 validations."""
+    return confidence >= 0.9 and validations >= 5
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class QueryLog:
+    """Buffered, non-blocking logging of queries and feedback into one SQLite file."""
+
+    def __init__(
+        self, path: str | Path, *, flush_interval: float = 0.05, max_buffer: int = 100_000
+    ) -> None:
+        self.path = Path(path)
+        self.flush_interval = flush_interval
+        self.max_buffer = max_buffer
+        self.dropped = 0
+        self._queries: deque[tuple[Any, ...]] = deque()
+        self._feedback: deque[tuple[Any, ...]] = deque()
+        self._ids = itertools.count(1)
+        self._prefix = f"eq_{os.getpid():x}_{time.time_ns():x}_"
+        self._writer = QueryLogWriter(self.path)
+        self._wake = threading.Event()
+        self._stop = False
+        self._idle = threading.Condition()
+        self._pending = 0
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memgauge-querylog", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    # --- the hot path -------------------------------------------------------------------
+
+    def query(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        tool_name: str = "memory_search",
+        result_ids: Sequence[Any] = (),
+        channel_contributions: Mapping[str, Sequence[Any]] | None = None,
+        latency_ms: float | None = None,
+        mode: str | None = None,
+        intent: str | None = None,
+        trace_id: str | None = None,
+        query_id: str | None = None,
+    ) -> str:
+        """Log one search; returns its query id (link feedback to it)."""
+        qid = query_id or f"{self._prefix}{next(self._ids)}"
+        if len(self._queries) >= self.max_buffer:
+            self.dropped += 1
+            return qid
+        self._queries.append(
+            (
+                qid,
+                query,
+                intent,
+                mode,
+                session_id,
+                tool_name,
+                result_ids,
+                channel_contributions,
+                latency_ms,
+                trace_id,
+                _now(),
+            )
+        )
+        return qid
+
+    def feedback(
+        self,
+        event_type: str,
+        *,
+        session_id: str,
+        query_id: str | None = None,
+        memory_id: Any = None,
+        rank: int | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Log a feedback event (one of FEEDBACK_EVENTS) about a memory a query surfaced."""
+        if event_type not in FEEDBACK_EVENTS:
+            raise ValueError(
+                f"unknown feedback event {event_type!r}; one of {sorted(FEEDBACK_EVENTS)}"
+            )
+        if len(self._feedback) >= self.max_buffer:
+            self.dropped += 1
+            return
+        mid = None if memory_id is None else str(memory_id)
+        self._feedback.append((event_type, session_id, query_id, mid, rank, metadata, _now()))
+
+    def validate(
+        self, memory_id: Any, *, useful: bool, session_id: str, query_id: str | None = None
+    ) -> None:
+        """`memory_validate(wasUseful)`: feedback plus the confidence update."""
+        self.feedback(
+            "validate_useful" if useful else "validate_not_useful",
+            session_id=session_id,
+            query_id=query_id,
+            memory_id=memory_id,
+        )
+
+    # --- the writer ----------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        queries = [self._queries.popleft() for _ in range(len(self._queries))]
+        feedback = [self._feedback.popleft() for _ in range(len(self._feedback))]
+        if queries or feedback:
+            self._writer.write(queries, feedback)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self.flush_interval)
+            self._wake.clear()
+            try:
+                self._drain()
+            except BaseException as exc:  # kept for flush()/close() to raise
+                self.error = exc
+            with self._idle:
+                self._idle.notify_all()
+            if self._stop and not self._queries and not self._feedback:
+                return
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Block until everything logged so far is written."""
+        deadline = time.monotonic() + timeout
+        while (self._queries or self._feedback) and time.monotonic() < deadline:
+            with self._idle:
+                self._wake.set()
+                self._idle.wait(0.1)
+        if self.error is not None:
+            raise self.error
+
+    def confidence(self, memory_id: Any) -> tuple[float, int] | None:
+        """(confidence, validations) after everything logged so far is written."""
+        self.flush()
+        return self._writer.confidence(str(memory_id))
+
+    def close(self) -> None:
+        """Write what is buffered and stop (also run at normal interpreter exit)."""
+        if self._stop:
+            return
+        self._stop = True
+        self._wake.set()
+        self._thread.join(timeout=30)
+        try:
+            self._drain()
+        finally:
+            self._writer.close()
+            atexit.unregister(self.close)
