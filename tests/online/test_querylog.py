@@ -96,3 +96,76 @@ def test_importing_the_sdk_loads_nothing_heavy() -> None:
         [sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from memgauge.store.querylog import apply_retention
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    old = log.query("an old query", session_id="s")
+    log.query("a new query", session_id="s")
+    log.feedback("reference", session_id="s", query_id=old)
+    log.close()
+    later = datetime.now(UTC) + timedelta(days=100)
+    con = sqlite3.connect(db)
+    con.execute(
+        "UPDATE eval_queries SET created_at = ? WHERE query = 'a new query'", (later.isoformat(),)
+    )
+    con.commit()
+    con.close()
+    deleted = apply_retention(db, tmp_path / "archive", now=later)
+    assert deleted == {"eval_queries": 1, "eval_feedback": 1, "shadow_runs": 0}
+    (archived,) = (tmp_path / "archive").glob("eval_queries-*.jsonl")
+    rows = [json.loads(line) for line in archived.read_text().splitlines()]
+    assert [r["query"] for r in rows] == ["an old query"]
+    assert _count(db, "eval_queries") == 1
+
+
+KILLED = """
+import os, signal, sys, time
+from memgauge.online.querylog import QueryLog
+log = QueryLog(sys.argv[1], flush_interval=0.05)
+for i in range(2000):
+    log.query(f"q{i}", session_id="k")
+time.sleep(0.5)                      # these are written by now
+for i in range(2000, 2100):
+    log.query(f"q{i}", session_id="k")
+os.kill(os.getpid(), signal.SIGKILL)  # the last ones may die with the buffer
+"""
+
+
+def test_kill_9_loses_at_most_the_buffer_and_never_corrupts(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(db)], check=False)
+    assert proc.returncode == -9
+    n = _count(db, "eval_queries")
+    assert 2000 <= n <= 2100
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+
+
+def test_feedback_becomes_graded_judgments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.cli.main import main
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    qid = log.query("deploy day", session_id="s", result_ids=["m1", "m2", "m3", "m4"])
+    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m1", rank=1)
+    log.validate("m1", useful=True, session_id="s", query_id=qid)
+    log.feedback("reference", session_id="s", query_id=qid, memory_id="m2", rank=2)
+    log.validate("m3", useful=False, session_id="s", query_id=qid)
+    log.close()
+    assert main(["logs", "judgments", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"3": 1, "2": 1, "0": 1, "1": 1}
+    con = sqlite3.connect(db)
+    grades = dict(con.execute("SELECT memory_id, relevance FROM eval_judgments").fetchall())
+    con.close()
+    assert grades == {"m1": 3, "m2": 2, "m3": 0, "m4": 1}
+    assert main(["logs", "judgments", str(db)]) == 0  # re-running replaces, never duplicates
+    assert _count(db, "eval_judgments") == 4

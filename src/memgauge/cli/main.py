@@ -51,6 +51,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "ab": ("memgauge.cli.ab", "ab"),
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
+    "logs": ("memgauge.cli.logs", "logs"),
 }
 
 

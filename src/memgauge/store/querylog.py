@@ -5,17 +5,22 @@ one transaction. Standard library only, so the logging SDK stays light."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from memgauge.store.connection import connect
 from memgauge.store.migrations import migrate
 
-__all__ = ["QueryLogWriter"]
+__all__ = ["RETENTION_DAYS", "QueryLogWriter", "apply_retention", "bootstrap_judgments"]
+
+# seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
+RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "shadow_runs": 30}
 
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 
@@ -97,3 +102,96 @@ class QueryLogWriter:
         """Close the connection."""
         with self._lock:
             self._conn.close()
+
+
+def apply_retention(
+    path: str | Path,
+    archive_dir: str | Path,
+    *,
+    now: datetime | None = None,
+    days: dict[str, int] | None = None,
+) -> dict[str, int]:
+    """Delete rows older than their table's retention, archiving expired queries first to
+    `archive_dir/eval_queries-<timestamp>.jsonl` (written and fsynced before anything is
+    deleted, so a crash never loses a row). Returns rows deleted per table."""
+    keep = {**RETENTION_DAYS, **(days or {})}
+    when = now or datetime.now(UTC)
+    conn = connect(path)
+    migrate(conn)
+    deleted: dict[str, int] = {}
+    try:
+        cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
+        cur = conn.execute(
+            "SELECT * FROM eval_queries WHERE created_at < ?", (cut["eval_queries"],)
+        )
+        names = [c[0] for c in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        if rows:
+            out = Path(archive_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            target = out / f"eval_queries-{when:%Y%m%dT%H%M%S}.jsonl"
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in rows)
+                fh.flush()
+                os.fsync(fh.fileno())
+        with conn:
+            for table in ("eval_queries", "eval_feedback", "shadow_runs"):
+                deleted[table] = conn.execute(
+                    f"DELETE FROM {table} WHERE created_at < ?", (cut[table],)
+                ).rowcount
+    finally:
+        conn.close()
+    return deleted
+
+
+def bootstrap_judgments(path: str | Path) -> dict[str, int]:
+    """Judgments from logged feedback (seed 002 section 2.1), into `eval_judgments`:
+    validated useful -> 3 (`validated`), selected (read after search, referenced) -> 2
+    (`bootstrapped`), validated not useful -> 0 (`validated`), shown but never selected -> 1
+    (`implicit`). The strongest signal wins for a (query, memory); re-running replaces the
+    bootstrapped judgments. Returns judgments per grade."""
+    conn = connect(path)
+    migrate(conn)
+    try:
+        queries = conn.execute("SELECT query_id, result_ids FROM eval_queries").fetchall()
+        signals: dict[tuple[str, str], tuple[int, str]] = {}
+        for qid, ids in queries:
+            for mid in json.loads(ids or "[]"):
+                signals[(qid, str(mid))] = (1, "implicit")
+        order = {
+            "validate_not_useful": (0, "validated"),
+            "read_after_search": (2, "bootstrapped"),
+            "reference": (2, "bootstrapped"),
+            "validate_useful": (3, "validated"),
+        }
+        rank = {
+            "validate_useful": 3,
+            "validate_not_useful": 2,
+            "read_after_search": 1,
+            "reference": 1,
+        }
+        best: dict[tuple[str, str], str] = {}
+        for kind, qid, mid in conn.execute(
+            "SELECT event_type, query_id, memory_id FROM eval_feedback"
+            " WHERE query_id IS NOT NULL AND memory_id IS NOT NULL"
+        ):
+            if kind in order and rank[kind] >= rank.get(best.get((qid, mid), ""), -1):
+                best[(qid, mid)] = kind
+        for key, kind in best.items():
+            signals[key] = order[kind]
+        now = datetime.now(UTC).isoformat()
+        with conn:
+            conn.execute(
+                "DELETE FROM eval_judgments WHERE source IN ('implicit', 'bootstrapped', 'validated')"
+            )
+            conn.executemany(
+                "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, annotator,"
+                " confidence, created_at) VALUES (?, ?, ?, ?, 'feedback', 1.0, ?)",
+                [(q, m, g, src, now) for (q, m), (g, src) in signals.items()],
+            )
+    finally:
+        conn.close()
+    counts: dict[str, int] = {}
+    for g, _src in signals.values():
+        counts[str(g)] = counts.get(str(g), 0) + 1
+    return counts
