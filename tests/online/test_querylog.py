@@ -169,3 +169,41 @@ def test_feedback_becomes_graded_judgments(
     assert grades == {"m1": 3, "m2": 2, "m3": 0, "m4": 1}
     assert main(["logs", "judgments", str(db)]) == 0  # re-running replaces, never duplicates
     assert _count(db, "eval_judgments") == 4
+
+
+def test_harvest_pool_annotate_and_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.cli.main import main
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    for i in range(30):
+        log.query(
+            f"Question {i % 10}",
+            session_id="s",
+            result_ids=[f"m{i}", f"m{i + 1}"],
+            intent="find" if i % 2 else "recall",
+        )
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "5"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"harvested": 5}
+    assert _count(db, "eval_queries", "WHERE is_eval_corpus = 1") == 5
+    pool_file = tmp_path / "pool.jsonl"
+    assert main(["logs", "annotate", str(db), "--out", str(pool_file)]) == 0
+    pool = [json.loads(line) for line in pool_file.read_text().splitlines()]
+    assert len(pool) == 5
+    # "Question 3" was logged three times: its pool is the union of all three result lists
+    assert all(len(p["candidates"]) >= 4 for p in pool)
+    for p in pool:
+        p["candidates"][0]["grade"] = 3
+    graded = tmp_path / "graded.jsonl"
+    graded.write_text("".join(json.dumps(p) + "\n" for p in pool))
+    capsys.readouterr()
+    assert main(["logs", "import-annotations", str(db), str(graded)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"judgments": 5}
+    assert _count(db, "eval_judgments", "WHERE source = 'manual' AND relevance = 3") == 5
+    pool[0]["candidates"][1]["grade"] = 7
+    graded.write_text("".join(json.dumps(p) + "\n" for p in pool))
+    assert main(["logs", "import-annotations", str(db), str(graded)]) == 2
+    assert "grades are 0-3" in capsys.readouterr().err

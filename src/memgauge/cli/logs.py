@@ -7,7 +7,16 @@ from pathlib import Path
 
 import click
 
-from memgauge.store.querylog import apply_retention, bootstrap_judgments
+from memgauge._util.files import atomic_write_text
+from memgauge.data.jsonio import load_structured
+from memgauge.errors import UsageError
+from memgauge.store.querylog import (
+    annotation_pool,
+    apply_retention,
+    bootstrap_judgments,
+    harvest,
+    import_annotations,
+)
 
 __all__ = ["logs"]
 
@@ -36,3 +45,49 @@ def judgments(db: Path) -> None:
     """Turn logged feedback into graded judgments (validated useful 3, selected 2, shown but
     never selected 1, validated not useful 0)."""
     click.echo(json.dumps(bootstrap_judgments(db)))
+
+
+@logs.command("harvest")
+@db_argument
+@click.option("-n", "n", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def harvest_cmd(db: Path, n: int, seed: int) -> None:
+    """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
+    category, marked as eval corpus."""
+    picked = harvest(db, n, seed=seed)
+    click.echo(json.dumps({"harvested": len(picked)}))
+
+
+@logs.command()
+@db_argument
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
+def annotate(db: Path, out_path: Path, k: int) -> None:
+    """Write the harvested queries with their pooled top-K results for people to grade 0-3
+    (fill in each `grade`, then `memgauge logs import-annotations`)."""
+    pool = annotation_pool(db, k=k)
+    atomic_write_text(out_path, "".join(json.dumps(p) + "\n" for p in pool))
+    click.echo(
+        json.dumps({"queries": len(pool), "candidates": sum(len(p["candidates"]) for p in pool)})
+    )
+
+
+@logs.command("import-annotations")
+@db_argument
+@click.argument("graded", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_annotations_cmd(db: Path, graded: Path) -> None:
+    """Store the grades of an annotation file as manual judgments."""
+    if graded.suffix == ".jsonl":
+        rows = [
+            json.loads(line)
+            for line in graded.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    else:
+        loaded, _ = load_structured(graded)
+        rows = list(loaded) if isinstance(loaded, list) else []
+    try:
+        n = import_annotations(db, rows)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{graded}: {exc}") from None
+    click.echo(json.dumps({"judgments": n}))

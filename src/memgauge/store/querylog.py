@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
@@ -17,7 +18,15 @@ from typing import Any
 from memgauge.store.connection import connect
 from memgauge.store.migrations import migrate
 
-__all__ = ["RETENTION_DAYS", "QueryLogWriter", "apply_retention", "bootstrap_judgments"]
+__all__ = [
+    "RETENTION_DAYS",
+    "QueryLogWriter",
+    "annotation_pool",
+    "apply_retention",
+    "bootstrap_judgments",
+    "harvest",
+    "import_annotations",
+]
 
 # seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
 RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "shadow_runs": 30}
@@ -195,3 +204,105 @@ def bootstrap_judgments(path: str | Path) -> dict[str, int]:
     for g, _src in signals.values():
         counts[str(g)] = counts.get(str(g), 0) + 1
     return counts
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
+    """Pick up to `n` logged queries for the golden set (seed 002 section 2): duplicates (same
+    text, case and spacing aside) collapse to the newest; the sample is stratified by intent
+    and category (each stratum gets its share by size, largest remainders first); picked queries are marked
+    `is_eval_corpus = 1`. Deterministic for a seed. Returns the query ids."""
+    conn = connect(path)
+    migrate(conn)
+    try:
+        newest: dict[str, tuple[str, str | None, str | None]] = {}
+        for qid, text, intent, cat in conn.execute(
+            "SELECT query_id, query, intent, eval_category FROM eval_queries ORDER BY created_at, id"
+        ):
+            newest[_norm(text)] = (qid, intent, cat)
+        strata: dict[tuple[Any, Any], list[str]] = {}
+        for qid, intent, cat in newest.values():
+            strata.setdefault((intent, cat), []).append(qid)
+        rng = random.Random(seed)
+        keys = sorted(strata, key=str)
+        total = sum(len(v) for v in strata.values())
+        want = min(max(n, 0), total)
+        # largest-remainder allocation of `want` over the strata, by their sizes
+        exact = {k: want * len(strata[k]) / total for k in keys} if total else {}
+        quota = {k: int(exact[k]) for k in keys}
+        short = want - sum(quota.values())
+        for k in sorted(keys, key=lambda k: exact[k] - quota[k], reverse=True)[:short]:
+            quota[k] += 1
+        picked: list[str] = []
+        for k in keys:
+            picked += rng.sample(sorted(strata[k]), min(quota[k], len(strata[k])))
+        picked.sort()
+        with conn:
+            conn.executemany(
+                "UPDATE eval_queries SET is_eval_corpus = 1 WHERE query_id = ?",
+                [(q,) for q in picked],
+            )
+    finally:
+        conn.close()
+    return picked
+
+
+def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
+    """For each harvested query: the union of the top `k` results every logged run of the
+    same text returned (pooling), for people to grade 0-3."""
+    conn = connect(path)
+    migrate(conn)
+    try:
+        rows = conn.execute(
+            "SELECT query_id, query, result_ids, is_eval_corpus FROM eval_queries ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+    pools: dict[str, list[str]] = {}
+    for _qid, text, ids, _c in rows:
+        pool = pools.setdefault(_norm(text), [])
+        for mid in json.loads(ids or "[]")[:k]:
+            if str(mid) not in pool:
+                pool.append(str(mid))
+    return [
+        {
+            "query_id": qid,
+            "query": text,
+            "candidates": [{"memory_id": m, "grade": None} for m in pools[_norm(text)]],
+        }
+        for qid, text, _ids, corpus in rows
+        if corpus
+    ]
+
+
+def import_annotations(
+    path: str | Path, graded: Sequence[dict[str, Any]], annotator: str = "manual"
+) -> int:
+    """Store people's grades (`{query_id, candidates: [{memory_id, grade}]}` with grades 0-3;
+    ungraded candidates are skipped) as manual judgments; returns how many."""
+    now = datetime.now(UTC).isoformat()
+    rows = [
+        (g["query_id"], str(c["memory_id"]), int(c["grade"]), annotator, now)
+        for g in graded
+        for c in g.get("candidates", [])
+        if c.get("grade") is not None
+    ]
+    bad = [r for r in rows if not 0 <= r[2] <= 3]
+    if bad:
+        raise ValueError(f"grades are 0-3; got {bad[0][2]} for {bad[0][0]} / {bad[0][1]}")
+    conn = connect(path)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, annotator,"
+                " confidence, created_at) VALUES (?, ?, ?, 'manual', ?, 1.0, ?)"
+                " ON CONFLICT(query_id, memory_id, source) DO UPDATE SET relevance = excluded.relevance,"
+                " annotator = excluded.annotator, created_at = excluded.created_at",
+                rows,
+            )
+    finally:
+        conn.close()
+    return len(rows)
