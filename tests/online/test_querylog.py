@@ -207,3 +207,53 @@ def test_harvest_pool_annotate_and_import(
     graded.write_text("".join(json.dumps(p) + "\n" for p in pool))
     assert main(["logs", "import-annotations", str(db), str(graded)]) == 2
     assert "grades are 0-3" in capsys.readouterr().err
+
+
+def test_re_searches_and_the_golden_set_evaluated_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.cli.main import main
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    a = log.query("how do I refresh oauth tokens", session_id="s1", result_ids=["m2", "m1"])
+    log.query("refresh oauth tokens how to", session_id="s1", result_ids=["m1", "m2"])
+    log.query("how do I refresh oauth tokens", session_id="s2", result_ids=["m1"])
+    log.query("which port does the api use", session_id="s2", result_ids=["m3"])
+    log.feedback("read_after_search", session_id="s1", query_id=a, memory_id="m1", rank=2)
+    log.close()
+    assert main(["logs", "re-search", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"re_searches": 1}
+    assert _count(db, "eval_feedback", f"WHERE event_type = 're_search' AND query_id = '{a}'") == 1
+    assert main(["logs", "re-search", str(db)]) == 0  # not recorded twice
+    assert json.loads(capsys.readouterr().out) == {"re_searches": 0}
+    main(["logs", "judgments", str(db)])
+    main(["logs", "harvest", str(db), "-n", "10"])
+    capsys.readouterr()
+    out = tmp_path / "golden"
+    assert main(["logs", "export", str(db), "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["queries"] == 3  # the repeated question collapsed to its newest logging
+    memories = [
+        {"id": "m1", "text": "Refresh OAuth tokens five minutes before they expire."},
+        {"id": "m2", "text": "The OAuth client id lives in the vault."},
+        {"id": "m3", "text": "The API listens on port 8080."},
+    ]
+    (out / "memories.jsonl").write_text("".join(json.dumps(m) + "\n" for m in memories))
+    assert (
+        main(
+            [
+                "evaluate",
+                str(out),
+                "-s",
+                "lexical",
+                "--out",
+                str(tmp_path / "report"),
+                "--no-store",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    result = json.loads((tmp_path / "report" / "result.json").read_text())
+    assert result["systems"]

@@ -91,3 +91,36 @@ def import_annotations_cmd(db: Path, graded: Path) -> None:
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{graded}: {exc}") from None
     click.echo(json.dumps({"judgments": n}))
+
+
+@logs.command("re-search")
+@db_argument
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True)
+@click.option(
+    "--window",
+    "window_s",
+    type=click.FloatRange(0),
+    default=300.0,
+    show_default=True,
+    help="Seconds.",
+)
+def re_search(db: Path, threshold: float, window_s: float) -> None:
+    """Record re-searches: a query followed in its session, within the window, by a similar one
+    (MiniLM cosine at or above the threshold)."""
+    from memgauge.embed import load_embedder
+    from memgauge.online.harvest import detect_re_searches
+
+    added = detect_re_searches(db, load_embedder("minilm"), threshold=threshold, window_s=window_s)
+    click.echo(json.dumps({"re_searches": added}))
+
+
+@logs.command("export")
+@db_argument
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def export_cmd(db: Path, out_dir: Path) -> None:
+    """Write the golden set (harvested queries, best judgments) as a retrieval dataset; add
+    your system's memories.jsonl and run `memgauge evaluate OUT`."""
+    from memgauge.online.harvest import export_golden_set
+
+    n_q, n_j = export_golden_set(db, out_dir)
+    click.echo(json.dumps({"queries": n_q, "judgments": n_j, "dataset": str(out_dir)}))

@@ -306,3 +306,90 @@ def import_annotations(
     finally:
         conn.close()
     return len(rows)
+
+
+_SOURCE_RANK = {"manual": 3, "validated": 2, "bootstrapped": 1, "implicit": 0}
+
+
+def golden_set(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The harvested queries and, per (query, memory), the judgment of the most trusted source
+    (manual > validated > bootstrapped > implicit): the rows of a retrieval dataset's
+    `queries.jsonl` and `judgments.jsonl`."""
+    conn = connect(path)
+    migrate(conn)
+    try:
+        queries = [
+            {
+                "id": qid,
+                "text": text,
+                **({"intent": intent} if intent else {}),
+                **({"category": cat} if cat else {}),
+            }
+            for qid, text, intent, cat in conn.execute(
+                "SELECT query_id, query, intent, eval_category FROM eval_queries"
+                " WHERE is_eval_corpus = 1 ORDER BY query_id"
+            )
+        ]
+        wanted = {q["id"] for q in queries}
+        best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+        for qid, mid, grade, source, annotator in conn.execute(
+            "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
+        ):
+            if qid not in wanted:
+                continue
+            rank = _SOURCE_RANK.get(source, -1)
+            if rank > best.get((qid, mid), (-2, {}))[0]:
+                row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
+                if annotator:
+                    row["annotator"] = annotator
+                best[(qid, mid)] = (rank, row)
+    finally:
+        conn.close()
+    return queries, [
+        row
+        for _rank, row in sorted(best.values(), key=lambda x: (x[1]["query_id"], x[1]["memory_id"]))
+    ]
+
+
+def session_queries(path: str | Path) -> list[tuple[str, str, str, str]]:
+    """(session, query id, text, created_at) of every logged query with a session, in order."""
+    conn = connect(path)
+    try:
+        return [
+            (str(s), str(q), str(t), str(c))
+            for s, q, t, c in conn.execute(
+                "SELECT session_id, query_id, query, created_at FROM eval_queries"
+                " WHERE session_id IS NOT NULL ORDER BY session_id, created_at, id"
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def add_re_searches(path: str | Path, rows: Sequence[tuple[str, str, str, float]]) -> int:
+    """Record `re_search` feedback (session, earlier query id, later query id, similarity) for
+    queries that do not have one yet; returns how many were added."""
+    conn = connect(path)
+    try:
+        with conn:
+            added = 0
+            for session, earlier, later, sim in rows:
+                seen = conn.execute(
+                    "SELECT 1 FROM eval_feedback WHERE event_type = 're_search' AND query_id = ?",
+                    (earlier,),
+                ).fetchone()
+                if seen is None:
+                    conn.execute(
+                        "INSERT INTO eval_feedback (event_type, session_id, query_id, metadata,"
+                        " created_at) VALUES ('re_search', ?, ?, ?, ?)",
+                        (
+                            session,
+                            earlier,
+                            json.dumps({"followed_by": later, "similarity": sim}),
+                            datetime.now(UTC).isoformat(),
+                        ),
+                    )
+                    added += 1
+    finally:
+        conn.close()
+    return added
