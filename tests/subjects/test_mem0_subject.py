@@ -27,7 +27,7 @@ DIM = 64
 
 @pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(dim=DIM) as srv:
+    with FakeOpenAIServer(dim=DIM, keep_alive=False) as srv:
         yield srv
 
 

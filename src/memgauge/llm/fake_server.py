@@ -104,8 +104,12 @@ class FakeOpenAIServer:
         latency: float = 0.0,
         faults: FaultRates | None = None,
         port: int = 0,
+        keep_alive: bool = True,
     ) -> None:
         self.dim = dim
+        #: False: every response closes its connection (for clients a test cannot close, such
+        #: as the one inside a third-party library, so no socket outlives the test)
+        self.keep_alive = keep_alive
         self.api_key = api_key
         self.latency = latency
         self.faults = faults or FaultRates()
@@ -187,7 +191,16 @@ class FakeOpenAIServer:
         return self
 
     async def _serve(self) -> None:
-        app = web.Application(client_max_size=64 * 1024**2)
+        owner = self
+
+        @web.middleware
+        async def closing(request: web.Request, handler: Any) -> web.StreamResponse:
+            response: web.StreamResponse = await handler(request)
+            if not owner.keep_alive:
+                response.force_close()
+            return response
+
+        app = web.Application(client_max_size=64 * 1024**2, middlewares=[closing])
         app.router.add_post("/{tail:.*}", self._handle)
         app.router.add_get("/_stats", self._stats)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
