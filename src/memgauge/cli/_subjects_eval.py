@@ -12,6 +12,7 @@ import yaml
 
 from memgauge.data.io import load_recorded
 from memgauge.errors import UsageError
+from memgauge.report._fmt import fmt_pct as pct
 
 __all__ = ["outputs_for", "pct", "report_options"]
 
@@ -45,11 +46,6 @@ def report_options(fn: F) -> F:
     ):
         fn = option(fn)
     return fn
-
-
-def pct(x: float | None) -> str:
-    """`12.5%`, or n/a."""
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def outputs_for(

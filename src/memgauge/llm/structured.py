@@ -144,17 +144,20 @@ async def acomplete_structured(
         mode = "json_schema"
     responses: list[ChatResponse] = []
     msgs = tuple(messages)
-    while True:
-        request = ChatRequest(
-            messages=msgs,
+
+    def request(conversation: tuple[Message, ...]) -> ChatRequest:
+        return ChatRequest(
+            messages=conversation,
             model=model,
             temperature=temperature,
             max_tokens=max_tokens,
             response_format=_response_format(mode, model_cls, name),
             repeat=repeat,
         )
+
+    while True:
         try:
-            first = await client.acomplete(request)
+            first = await client.acomplete(request(msgs))
         except LLMError as exc:
             if exc.kind == "bad_request" and mode != "prompt" and "response_format" in str(exc):
                 mode = _MODES[_MODES.index(mode) + 1]
@@ -175,16 +178,10 @@ async def acomplete_structured(
         f"Your reply could not be used: {error}. Reply again with only the JSON object, "
         f"matching this JSON schema:\n{_schema_text(model_cls)}"
     )
-    repair_request = ChatRequest(
-        messages=(*msgs, Message("assistant", first.content), Message("user", fix)),
-        model=model,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        response_format=_response_format(mode, model_cls, name),
-        repeat=repeat,
-    )
     try:
-        second = await client.acomplete(repair_request)
+        second = await client.acomplete(
+            request((*msgs, Message("assistant", first.content), Message("user", fix)))
+        )
     except LLMError as exc:
         return Structured(
             None,

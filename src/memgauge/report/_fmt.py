@@ -23,6 +23,7 @@ __all__ = [
     "fmt_ci",
     "fmt_num",
     "fmt_p",
+    "fmt_pct",
     "fmt_summary",
     "marks",
     "ok_systems",
@@ -32,6 +33,11 @@ __all__ = [
 def fmt_num(v: float | None, digits: int = 3) -> str:
     """`0.612`, or `n/a`."""
     return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def fmt_pct(x: float | None) -> str:
+    """`12.5%`, or n/a."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def fmt_p(p: float | None) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from memgauge._util.files import atomic_write_text
 from memgauge.probes.metrics import METRICS
+from memgauge.report._fmt import fmt_pct
 
 __all__ = ["LABELS", "write_audit"]
 
@@ -19,10 +20,6 @@ LABELS = {
     "conflict_resolution_accuracy": "Conflict-resolution accuracy",
     "temporal_accuracy": "Temporal accuracy",
 }
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -37,8 +34,8 @@ def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
         out.append(
             (
                 LABELS[name],
-                _pct(c["value"]),
-                f"{_pct(ci[0])} - {_pct(ci[1])}" if ci else "",
+                fmt_pct(c["value"]),
+                f"{fmt_pct(ci[0])} - {fmt_pct(ci[1])}" if ci else "",
                 f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else ""),
             )
         )

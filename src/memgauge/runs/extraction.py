@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from memgauge.data.models import ExtractionCase
 from memgauge.llm._loop import run_sync
@@ -24,6 +23,7 @@ from memgauge.scorers.base import EvalContext
 from memgauge.scorers.extraction import CaseScore, FactMatcher, facts_of, prf, score_case
 from memgauge.scorers.judges import FactsJudge
 from memgauge.scorers.judges.base import Verdict
+from memgauge.stats.proportion import wilson_ci
 
 __all__ = ["TARGETS", "evaluate_extraction", "summarize_extraction"]
 
@@ -83,10 +83,8 @@ def evaluate_extraction(
 
 def _wilson(flags: list[bool]) -> dict[str, Any]:
     n, k = len(flags), sum(flags)
-    if n == 0:
-        return {"value": None, "n": 0, "ci95": None}
-    ci = sps.binomtest(k, n).proportion_ci(0.95, method="wilson")
-    return {"value": k / n, "n": n, "ci95": [float(ci.low), float(ci.high)]}
+    ci = wilson_ci(k, n)
+    return {"value": k / n if n else None, "n": n, "ci95": list(ci) if ci else None}
 
 
 def summarize_extraction(

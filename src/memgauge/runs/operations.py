@@ -10,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from scipy import stats as sps
-
 from memgauge.data.models import OperationCase
 from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges import RubricJudge
@@ -23,6 +21,7 @@ from memgauge.scorers.operations import (
     operation_check,
     similarity_check,
 )
+from memgauge.stats.proportion import wilson_ci
 
 __all__ = ["evaluate_operations", "summarize_operations"]
 
@@ -93,10 +92,13 @@ def evaluate_operations(
 
 def _rate(flags: list[bool]) -> dict[str, Any]:
     n, k = len(flags), sum(flags)
-    if not n:
-        return {"pass_rate": None, "n": 0, "passed": 0, "ci95": None}
-    ci = sps.binomtest(k, n).proportion_ci(0.95, method="wilson")
-    return {"pass_rate": k / n, "n": n, "passed": k, "ci95": [float(ci.low), float(ci.high)]}
+    ci = wilson_ci(k, n)
+    return {
+        "pass_rate": k / n if n else None,
+        "n": n,
+        "passed": k,
+        "ci95": list(ci) if ci else None,
+    }
 
 
 def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from memgauge._types import AnyArray
+from memgauge.stats.proportion import wilson_ci
 
 __all__ = ["Calibration", "calibrate", "cohen_kappa", "fleiss_kappa", "percent_agreement"]
 
@@ -116,10 +116,7 @@ def calibrate(human: Sequence[Hashable], judge: Sequence[Hashable]) -> Calibrati
         m[index[str(h)], index[str(j)]] += 1
     n = len(human)
     correct = int(np.trace(m))
-    ci = None
-    if n:
-        low, high = sps.binomtest(correct, n).proportion_ci(0.95, method="wilson")
-        ci = (float(low), float(high))
+    ci = wilson_ci(correct, n)
     return Calibration(
         n=n,
         labels=labels,
