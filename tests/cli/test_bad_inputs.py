@@ -1,0 +1,59 @@
+"""Malformed inputs of the write-path and A/B commands: exit 2, file and place named, no
+traceback, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (
+            [
+                "extraction",
+                str(BAD / "extraction_replaces_unknown.json"),
+                "--outputs",
+                str(BAD / "ab_pairs_missing_treatment.jsonl"),
+            ],
+            "not in existing_memory",
+        ),
+        (
+            [
+                "operations",
+                str(BAD / "operations_missing_expected.json"),
+                "--decider",
+                "{heuristic: {}}",
+            ],
+            "expected",
+        ),
+    ],
+)
+def test_bad_case_files_exit_2(
+    args: list[str], text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert text in err
+    assert Path(args[1]).name in err
+    assert "Traceback" not in err
+
+
+def test_bad_ab_pairs_exit_2_and_change_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "t", "--delta", "0.1", "--store", db]) == 0
+    assert (
+        main(["ab", "add", "t", str(BAD / "ab_pairs_missing_treatment.jsonl"), "--store", db]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "ab_pairs_missing_treatment.jsonl:2" in err
+    assert main(["ab", "status", "t", "--store", db, "--json"]) == 0
+    assert '"n_pairs": 0' in capsys.readouterr().out
