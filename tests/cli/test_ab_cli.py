@@ -4,6 +4,8 @@ processes' calls), decided, and graduated or rejected by the rules."""
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,40 @@ def test_a_better_treatment_graduates_after_enough_pairs(
     assert report["decision"] == "graduate"
     assert report["delta_ci95"][0] > 0
     assert report["p_treatment_better"] is None  # not a binary metric
+    # seed 002's eval_ab_tests row, read as another tool would
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT status, graduated_at, sample_count, log_likelihood_ratio, upper_bound,"
+            " lower_bound, control_mrr_sum, treatment_mrr_sum, control_ndcg_sum, min_samples,"
+            " graduation_threshold FROM eval_ab_tests WHERE feature_id = 'graph'"
+        ).fetchone()
+        sums = conn.execute(
+            "SELECT SUM(control), SUM(treatment) FROM eval_ab_test_pairs WHERE feature_id = 'graph'"
+        ).fetchone()
+    status, graduated_at, n, llr, upper, lower, c_mrr, t_mrr, c_ndcg, min_n, threshold = row
+    assert (status, n, min_n, threshold) == ("graduated", 260, 100, 0.03)
+    assert graduated_at is not None
+    assert llr == report["sprt"]["log_lr"] >= upper == pytest.approx(math.log(1 / 0.05))
+    assert lower == pytest.approx(math.log(0.20))
+    assert (c_mrr, t_mrr) == pytest.approx(sums)  # an MRR test keeps the MRR sums
+    assert c_ndcg is None  # and no nDCG it never measured
+
+
+def test_pause_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "r.db")
+    main(["ab", "create", "p", "--delta", "0.03", "--store", db])
+    pairs = str(_pairs(tmp_path / "a.jsonl", 20, 0.06, 1))
+    assert main(["ab", "pause", "p", "--store", db]) == 0
+    capsys.readouterr()
+    assert _status(capsys, db, "p")["status"] == "paused"
+    assert main(["ab", "add", "p", pairs, "--store", db]) == 2
+    assert "memgauge ab resume p" in capsys.readouterr().err
+    assert _status(capsys, db, "p")["n_pairs"] == 0  # nothing written
+    assert main(["ab", "resume", "p", "--store", db]) == 0
+    assert main(["ab", "add", "p", pairs, "--store", db]) == 0
+    capsys.readouterr()
+    assert _status(capsys, db, "p")["status"] == "running"  # 20 of 100 pairs
+    assert main(["ab", "pause", "nope", "--store", db]) == 2
 
 
 def test_latency_and_constitutional_guardrails_reject(
@@ -83,6 +119,7 @@ def test_latency_and_constitutional_guardrails_reject(
     report = _status(capsys, db, "slow")
     assert report["decision"] == "reject"
     assert "p95 latency up 30%" in report["reasons"][0]
+    assert report["status"] == "rejected"
     decided = SPRTState(n=200, total=10.0, decision="treatment_better")
     assert graduation(decided, GraduationRules(), constitutional_delta=-0.01)[0] == "reject"
     assert graduation(decided, GraduationRules())[0] == "graduate"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,35 @@ def test_demo_runs_offline_and_writes_everything(tmp_path: Path) -> None:
     assert [s["status"] for s in result["systems"]] == ["ok"] * 4
     assert (tmp_path / "home" / "results.db").is_file()
     assert "Traceback" not in proc.stderr
+    # the run is also in seed 002's eval_results, one row per system, as another tool reads it
+    with sqlite3.connect(tmp_path / "home" / "results.db") as conn:
+        conn.row_factory = sqlite3.Row
+        rows = {
+            r["system"]: dict(r) for r in conn.execute("SELECT * FROM eval_results ORDER BY id")
+        }
+    assert list(rows) == ["lexical", "dense", "hybrid", "hybrid+session"]
+    by_name = {s["name"]: s for s in result["systems"]}
+    for name, row in rows.items():
+        metrics, agent = by_name[name]["metrics"], by_name[name]["agent_metrics"]
+        assert row["run_id"] == result["run_id"]
+        assert row["run_type"] == "full"
+        assert row["mrr_at_10"] == metrics["RR@10"]["value"]
+        assert row["ndcg_at_10"] == metrics["nDCG@10"]["value"]
+        assert row["recall_at_5"] == metrics["Recall@5"]["value"]
+        assert row["confidence_interval_lower"] == metrics["nDCG@10"]["ci_low"]
+        assert row["query_count"] == metrics["nDCG@10"]["n_scored"] == 37
+        assert row["constitutional_surfacing_rate"] == agent["constitutional_surfacing@5"]["value"]
+        assert row["cold_start_mrr"] == agent["cold_start_mrr_ratio@5"]["detail"]["cold_mrr"]
+        assert row["avg_latency_ms"] > 0
+        assert len(json.loads(row["per_query_results"])) == 37
+    assert rows["lexical"]["control_system"] is None  # the baseline compares with nothing
+    (comp,) = [c for c in result["comparisons"] if c["candidate"] == "hybrid"]
+    nd = next(m for m in comp["metrics"] if m["measure"] == "nDCG@10")
+    assert rows["hybrid"]["control_system"] == "lexical"
+    assert rows["hybrid"]["ndcg_delta"] == nd["delta"]
+    assert rows["hybrid"]["p_value"] == nd["p_value"]
+    assert rows["hybrid"]["is_significant"] == int(nd["p_value"] < 0.05)
+    assert set(json.loads(rows["hybrid"]["channel_contribution_json"])) == {"dense", "lexical"}
 
 
 def test_evaluate_the_written_demo_dataset_with_labels_and_pooling(

@@ -117,7 +117,7 @@ def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
     con.commit()
     con.close()
     deleted = apply_retention(db, tmp_path / "archive", now=later)
-    assert deleted == {"eval_queries": 1, "eval_feedback": 1, "shadow_runs": 0}
+    assert deleted == {"eval_queries": 1, "eval_feedback": 1, "eval_shadow_runs": 0}
     (archived,) = (tmp_path / "archive").glob("eval_queries-*.jsonl")
     rows = [json.loads(line) for line in archived.read_text().splitlines()]
     assert [r["query"] for r in rows] == ["an old query"]

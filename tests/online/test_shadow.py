@@ -4,6 +4,7 @@ never lets the treatment hurt the user, and the stored summary."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,20 @@ def test_the_runner_serves_control_and_records_only_the_shadow_share(
     assert out["classes"]["major"] + out["classes"]["incompatible"] == len(shadowed)
     assert out["top1_changed_rate"] == 1.0
     assert out["n_errors"] == 1
+    # seed 002's eval_shadow_runs, as another tool reads it
+    with sqlite3.connect(db) as conn:
+        ok = conn.execute(
+            "SELECT control_result_ids, treatment_result_ids, rank_correlation, set_overlap,"
+            " top_result_changed, order_differences, control_latency_ms, treatment_latency_ms"
+            " FROM eval_shadow_runs WHERE feature_id = 'swap-top' AND error IS NULL LIMIT 1"
+        ).fetchone()
+        failed = conn.execute(
+            "SELECT query_id, control_result_ids, treatment_result_ids, error"
+            " FROM eval_shadow_runs WHERE error IS NOT NULL"
+        ).fetchone()
+    assert ok[:2] == ('["a", "b", "c"]', '["b", "a", "c"]')
+    assert ok[2] == pytest.approx(1 / 3)  # tau-b of one swapped pair among three
+    assert ok[3:6] == (1.0, 1, 2)
+    assert ok[6] >= 0
+    assert ok[7] >= 0
+    assert failed == (boom_id, '["a", "b", "c"]', None, "RuntimeError: treatment crashed")

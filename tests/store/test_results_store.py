@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 from pathlib import Path
 
@@ -51,26 +53,62 @@ EXPECTED_SCHEMA = {
         "created_at",
     ],
     "memory_confidence": ["memory_id", "confidence", "validations", "updated_at"],
-    "shadow_runs": [
+    "eval_results": [
         "id",
-        "experiment",
-        "query_id",
+        "run_id",
+        "run_type",
+        "feature_id",
+        "system",
+        "mrr_at_5",
+        "mrr_at_10",
+        "ndcg_at_5",
+        "ndcg_at_10",
+        "ndcg_at_20",
+        "recall_at_5",
+        "recall_at_10",
+        "constitutional_surfacing_rate",
+        "importance_weighted_recall",
+        "cold_start_mrr",
+        "session_personalization_lift",
+        "causal_chain_completeness",
+        "avg_latency_ms",
+        "channel_contribution_json",
+        "result_diversity_score",
+        "query_count",
+        "confidence_interval_lower",
+        "confidence_interval_upper",
+        "control_run_id",
+        "control_system",
+        "mrr_delta",
+        "ndcg_delta",
+        "p_value",
+        "is_significant",
         "created_at",
-        "classification",
-        "error",
-        "row_json",
+        "per_query_results",
     ],
-    "ab_tests": [
-        "name",
+    "eval_ab_tests": [
+        "id",
+        "feature_id",
         "status",
+        "log_likelihood_ratio",
+        "upper_bound",
+        "lower_bound",
+        "sample_count",
+        "control_mrr_sum",
+        "treatment_mrr_sum",
+        "control_ndcg_sum",
+        "treatment_ndcg_sum",
+        "min_samples",
+        "graduation_threshold",
+        "started_at",
+        "updated_at",
+        "graduated_at",
         "metric",
         "config_json",
         "state_json",
-        "created_at",
-        "updated_at",
     ],
-    "ab_test_pairs": [
-        "name",
+    "eval_ab_test_pairs": [
+        "feature_id",
         "seq",
         "query_id",
         "control",
@@ -78,6 +116,25 @@ EXPECTED_SCHEMA = {
         "control_latency_ms",
         "treatment_latency_ms",
         "constitutional_delta",
+    ],
+    "eval_shadow_runs": [
+        "id",
+        "query_id",
+        "feature_id",
+        "control_result_ids",
+        "treatment_result_ids",
+        "rank_correlation",
+        "set_overlap",
+        "top_result_changed",
+        "order_differences",
+        "mrr_delta",
+        "ndcg_delta",
+        "control_latency_ms",
+        "treatment_latency_ms",
+        "created_at",
+        "spearman_rho",
+        "classification",
+        "error",
     ],
     "runs": [
         "run_id",
@@ -274,3 +331,124 @@ def test_a_failed_save_writes_nothing(tmp_path: Path) -> None:
         with pytest.raises(KeyError):
             store.save_run(_run(), [sys_row], [bad_query])
         assert store.list_runs() == []
+
+
+SEED_002 = next(
+    (Path(__file__).resolve().parents[2].parent / "shared" / "seeds").glob("002_*.txt"), None
+)
+
+
+@pytest.mark.skipif(SEED_002 is None, reason="../shared/seeds/002_*.txt is not here")
+def test_seed_002_tables_have_every_column_of_section_6_1(tmp_path: Path) -> None:
+    """The six tables of seed 002's schema exist under its names with all its columns (ours
+    add some: which system, the A/B config and state, Spearman rho, errors)."""
+    assert SEED_002 is not None
+    text = SEED_002.read_text(encoding="utf-8")
+    sql = text[text.index("### 6.1") :]
+    sql = sql[sql.index("```sql") + 6 : sql.index("```", sql.index("```sql") + 6)]
+    seed = sqlite3.connect(":memory:")
+    seed.executescript(sql)
+    ours = sqlite3.connect(":memory:")
+    migrate(ours)
+    tables = [
+        r[0]
+        for r in seed.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        if not r[0].startswith("sqlite_")
+    ]
+    assert sorted(tables) == sorted(
+        [
+            "eval_queries",
+            "eval_judgments",
+            "eval_results",
+            "eval_feedback",
+            "eval_ab_tests",
+            "eval_shadow_runs",
+        ]
+    )
+    for table in tables:
+        wanted = [r[1] for r in seed.execute(f"PRAGMA table_info({table})")]
+        have = [r[1] for r in ours.execute(f"PRAGMA table_info({table})")]
+        assert [c for c in have if c in wanted] == wanted, table  # all of them, in its order
+
+
+def test_upgrade_from_0005_moves_ab_tests_and_shadow_runs_and_backfills_eval_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.store import migrations
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA foreign_keys = ON")
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:5])
+    migrations.migrate(conn)
+    monkeypatch.undo()
+    result = {
+        "run_id": "r1",
+        "created_at": "2026-11-01T00:00:00Z",
+        "settings": {"alpha": 0.05},
+        "systems": [
+            {
+                "name": "lexical",
+                "status": "ok",
+                "metrics": {"nDCG@10": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}},
+                "agent_metrics": {},
+                "counts": {"n_scored": 3},
+                "per_query": [],
+            },
+            {"name": "broken", "status": "failed", "metrics": {}},
+        ],
+        "comparisons": [],
+    }
+    conn.execute(
+        "INSERT INTO runs VALUES ('r1', 'retrieval', '2026-11-01', '0.1.0', 'd', NULL, '{}', ?, 1)",
+        (json.dumps(result),),
+    )
+    state = {"n": 3, "total": 0.3, "total_sq": 0.05, "decision": "no_difference", "log_lr": -2.0}
+    config = {"delta": 0.03, "alpha": 0.05, "beta": 0.2, "min_samples": 100, "improvement": 0.03}
+    conn.execute(
+        "INSERT INTO ab_tests VALUES ('t', 'decided', 'nDCG@10', ?, ?, '2026-11-01', '2026-11-02')",
+        (json.dumps(config), json.dumps(state)),
+    )
+    conn.executemany(
+        "INSERT INTO ab_test_pairs VALUES ('t', ?, ?, ?, ?, 1.0, 2.0, 0.0)",
+        [(1, "q1", 0.5, 0.6), (2, "q2", 0.4, 0.4)],
+    )
+    row = {"query_id": "q1", "control": ["a", "b"], "treatment": ["b", "a"], "kendall_tau_b": -1.0}
+    conn.execute(
+        "INSERT INTO shadow_runs (experiment, query_id, created_at, classification, error,"
+        " row_json) VALUES ('e', 'q1', '2026-11-01', 'incompatible', NULL, ?)",
+        (json.dumps({**row, "jaccard": 1.0, "top1_changed": True, "spearman_rho": -1.0}),),
+    )
+    conn.execute(
+        "INSERT INTO shadow_runs (experiment, query_id, created_at, classification, error,"
+        " row_json) VALUES ('e', 'q2', '2026-11-01', NULL, 'TimeoutError: slow', ?)",
+        (json.dumps({"query_id": "q2", "error": "TimeoutError: slow"}),),
+    )
+    conn.commit()
+    assert migrate(conn) == ["0006_seed_tables"]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert not tables & {"ab_tests", "ab_test_pairs", "shadow_runs"}
+    (er,) = conn.execute(
+        "SELECT system, ndcg_at_10, mrr_at_10, query_count, confidence_interval_upper"
+        " FROM eval_results"
+    ).fetchall()
+    assert er == ("lexical", 0.5, None, 3, 0.6)  # the failed system has no row
+    ab = conn.execute(
+        "SELECT status, sample_count, log_likelihood_ratio, upper_bound, lower_bound,"
+        " control_ndcg_sum, treatment_ndcg_sum, control_mrr_sum, min_samples FROM eval_ab_tests"
+    ).fetchone()
+    assert ab[:3] == ("rejected", 2, -2.0)
+    assert ab[3:5] == pytest.approx((math.log(20), math.log(0.2)))
+    assert ab[5:7] == pytest.approx((0.9, 1.0))  # an nDCG test keeps the nDCG sums
+    assert ab[7:] == (None, 100)
+    pairs = conn.execute("SELECT seq, query_id, treatment FROM eval_ab_test_pairs").fetchall()
+    assert pairs == [(1, "q1", 0.6), (2, "q2", 0.4)]
+    shadow = conn.execute(
+        "SELECT query_id, feature_id, control_result_ids, treatment_result_ids,"
+        " rank_correlation, set_overlap, top_result_changed, spearman_rho, classification, error"
+        " FROM eval_shadow_runs ORDER BY id"
+    ).fetchall()
+    assert shadow == [
+        ("q1", "e", '["a", "b"]', '["b", "a"]', -1.0, 1.0, 1, -1.0, "incompatible", None),
+        ("q2", "e", "[]", None, None, None, None, None, None, "TimeoutError: slow"),
+    ]

@@ -104,8 +104,17 @@ def create(
         "improvement": improvement,
         "max_latency_increase": max_latency_increase,
     }
+    sprt = _sprt(config)
     with _store(store_path) as store:
-        if not store.create(name, metric, config, SPRTState().as_dict()):
+        created = store.create(
+            name,
+            metric,
+            config,
+            SPRTState().as_dict(),
+            upper_bound=sprt.upper,
+            lower_bound=sprt.lower,
+        )
+        if not created:
             raise UsageError(f"an A/B test called {name!r} exists; pick another name")
     click.echo(f"created A/B test {name!r} on {metric}: delta {delta}, alpha {alpha}, beta {beta}")
 
@@ -128,14 +137,50 @@ def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
             raise UsageError(
                 f"no A/B test {name!r}; create it with `memgauge ab create {name} --delta ...`"
             )
+        if test["status"] == "paused":
+            raise UsageError(
+                f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`"
+            )
         state = _sprt(test["config"]).update(
             SPRTState(**test["state"]), [p.treatment - p.control for p in pairs]
         )
-        status = "running" if state.decision == "continue" else "decided"
-        store.add(name, [p.model_dump() for p in pairs], status, state.as_dict())
+        store.add(name, [p.model_dump() for p in pairs], state.as_dict())
+        report = _report(store, name)
+        store.set_status(name, _STATUS[report["decision"]])
     click.echo(
-        f"{name}: {len(pairs)} pairs added; {state.n} used by the SPRT; decision: {state.decision}"
+        f"{name}: {len(pairs)} pairs added; {state.n} used by the SPRT; SPRT: {state.decision};"
+        f" {report['decision']} ({'; '.join(report['reasons'])})"
     )
+
+
+#: graduation's decision -> the test's status in eval_ab_tests
+_STATUS = {"graduate": "graduated", "reject": "rejected", "keep_testing": "running"}
+
+
+def _set_paused(name: str, store_path: Path | None, paused: bool) -> None:
+    with _store(store_path) as store:
+        test = store.get(name)
+        if test is None:
+            raise UsageError(f"no A/B test {name!r}")
+        status = "paused" if paused else _STATUS[_report(store, name)["decision"]]
+        store.set_status(name, status)
+    click.echo(f"{name}: {status}")
+
+
+@ab.command()
+@click.argument("name")
+@store_option
+def pause(name: str, store_path: Path | None) -> None:
+    """Pause NAME: `ab add` refuses it until it is resumed."""
+    _set_paused(name, store_path, paused=True)
+
+
+@ab.command()
+@click.argument("name")
+@store_option
+def resume(name: str, store_path: Path | None) -> None:
+    """Resume NAME; its status becomes what the graduation rules decide."""
+    _set_paused(name, store_path, paused=False)
 
 
 def _report(store: ABTestStore, name: str) -> dict[str, Any]:
@@ -169,6 +214,8 @@ def _report(store: ABTestStore, name: str) -> dict[str, Any]:
     sprt = _sprt(cfg)
     return {
         "name": name,
+        "status": test["status"],
+        "graduated_at": test["graduated_at"],
         "metric": test["metric"],
         "n_pairs": len(pairs),
         "mean_delta": ci.mean if ci else None,
@@ -199,6 +246,7 @@ def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
     table = Table(title="A/B tests", title_justify="left")
     for col in (
         "test",
+        "status",
         "metric",
         "pairs",
         "mean delta (95% CI)",
@@ -212,6 +260,7 @@ def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
         ci = r["delta_ci95"]
         table.add_row(
             r["name"],
+            r["status"],
             r["metric"],
             str(r["n_pairs"]),
             "n/a"

@@ -204,7 +204,13 @@ class ShadowRunner:
                 shadow = list(self.treatment(query, self.k))
             except Exception as exc:  # the treatment failing must never hurt the user
                 self.recorder.record_shadow(
-                    self.experiment, {"query_id": query_id, "error": f"{type(exc).__name__}: {exc}"}
+                    self.experiment,
+                    {
+                        "query_id": query_id,
+                        "control": served,
+                        "control_latency_ms": control_ms,
+                        "error": f"{type(exc).__name__}: {exc}",
+                    },
                 )
                 return served
             treatment_ms = (time.perf_counter() - t1) * 1000

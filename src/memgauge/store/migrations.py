@@ -6,12 +6,21 @@ the final schema, so a change to it is always deliberate.
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
+
+from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row
 
 __all__ = ["MIGRATIONS", "migrate"]
 
-MIGRATIONS: list[tuple[str, str]] = [
+#: a migration is SQL (statements separated by ";") or a function of the connection, run inside
+#: the migration's transaction
+Step = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[tuple[str, Step]] = [
     (
         "0001_runs",
         """
@@ -246,7 +255,177 @@ MIGRATIONS: list[tuple[str, str]] = [
         )
         """,
     ),
+    ("0006_seed_tables", lambda conn: _seed_tables(conn)),
 ]
+
+
+_SEED_TABLES = """
+CREATE TABLE eval_results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    run_type TEXT NOT NULL CHECK(run_type IN ('full', 'shadow', 'regression', 'ab_test')),
+    feature_id TEXT,
+    system TEXT NOT NULL,
+    mrr_at_5 REAL,
+    mrr_at_10 REAL,
+    ndcg_at_5 REAL,
+    ndcg_at_10 REAL,
+    ndcg_at_20 REAL,
+    recall_at_5 REAL,
+    recall_at_10 REAL,
+    constitutional_surfacing_rate REAL,
+    importance_weighted_recall REAL,
+    cold_start_mrr REAL,
+    session_personalization_lift REAL,
+    causal_chain_completeness REAL,
+    avg_latency_ms REAL,
+    channel_contribution_json TEXT,
+    result_diversity_score REAL,
+    query_count INTEGER NOT NULL,
+    confidence_interval_lower REAL,
+    confidence_interval_upper REAL,
+    control_run_id TEXT,
+    control_system TEXT,
+    mrr_delta REAL,
+    ndcg_delta REAL,
+    p_value REAL,
+    is_significant INTEGER,
+    created_at TEXT NOT NULL,
+    per_query_results TEXT,
+    UNIQUE(run_id, system)
+);
+CREATE INDEX idx_eval_results_run ON eval_results(run_id);
+CREATE INDEX idx_eval_results_feature ON eval_results(feature_id);
+CREATE INDEX idx_eval_results_type ON eval_results(run_type);
+CREATE INDEX idx_eval_results_created ON eval_results(created_at);
+CREATE TABLE eval_ab_tests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    feature_id TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL CHECK(status IN ('running', 'graduated', 'rejected', 'paused')),
+    log_likelihood_ratio REAL NOT NULL DEFAULT 0,
+    upper_bound REAL NOT NULL,
+    lower_bound REAL NOT NULL,
+    sample_count INTEGER NOT NULL DEFAULT 0,
+    control_mrr_sum REAL,
+    treatment_mrr_sum REAL,
+    control_ndcg_sum REAL,
+    treatment_ndcg_sum REAL,
+    min_samples INTEGER NOT NULL DEFAULT 100,
+    graduation_threshold REAL NOT NULL DEFAULT 0.03,
+    started_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    graduated_at TEXT,
+    metric TEXT NOT NULL,
+    config_json TEXT NOT NULL,
+    state_json TEXT NOT NULL
+);
+CREATE INDEX idx_eval_ab_status ON eval_ab_tests(status);
+CREATE TABLE eval_ab_test_pairs (
+    feature_id TEXT NOT NULL REFERENCES eval_ab_tests(feature_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    query_id TEXT,
+    control REAL NOT NULL,
+    treatment REAL NOT NULL,
+    control_latency_ms REAL,
+    treatment_latency_ms REAL,
+    constitutional_delta REAL,
+    PRIMARY KEY (feature_id, seq)
+);
+CREATE TABLE eval_shadow_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    query_id TEXT NOT NULL,
+    feature_id TEXT NOT NULL,
+    control_result_ids TEXT NOT NULL,
+    treatment_result_ids TEXT,
+    rank_correlation REAL,
+    set_overlap REAL,
+    top_result_changed INTEGER,
+    order_differences INTEGER,
+    mrr_delta REAL,
+    ndcg_delta REAL,
+    control_latency_ms REAL,
+    treatment_latency_ms REAL,
+    created_at TEXT NOT NULL,
+    spearman_rho REAL,
+    classification TEXT,
+    error TEXT,
+    CHECK (error IS NOT NULL OR treatment_result_ids IS NOT NULL)
+);
+CREATE INDEX idx_eval_shadow_feature ON eval_shadow_runs(feature_id);
+CREATE INDEX idx_eval_shadow_created ON eval_shadow_runs(created_at)
+"""
+
+
+def _seed_tables(conn: sqlite3.Connection) -> None:
+    """0006: seed 002's eval_results, eval_ab_tests and eval_shadow_runs, under its names and
+    columns. A/B tests and shadow comparisons move over from 0003's and 0004's tables (which go);
+    every retrieval run already stored gets its eval_results rows, projected from the run's
+    result JSON by the same function that projects new runs."""
+    for statement in (s.strip() for s in _SEED_TABLES.split(";")):
+        if statement:
+            conn.execute(statement)
+    for run_id, result_json in conn.execute(
+        "SELECT run_id, result_json FROM runs WHERE kind = 'retrieval'"
+    ).fetchall():
+        insert_eval_results(conn, {**json.loads(result_json), "run_id": run_id})
+    tests = conn.execute(
+        "SELECT name, status, metric, config_json, state_json, created_at, updated_at FROM ab_tests"
+    ).fetchall()
+    for name, status, metric, config_json, state_json, created, updated in tests:
+        config, state = json.loads(config_json), json.loads(state_json)
+        pairs = conn.execute(
+            "SELECT seq, query_id, control, treatment, control_latency_ms, treatment_latency_ms,"
+            " constitutional_delta FROM ab_test_pairs WHERE name = ? ORDER BY seq",
+            (name,),
+        ).fetchall()
+        family = metric.lower()
+        mrr = family.startswith(("mrr", "rr"))
+        ndcg = family.startswith("ndcg")
+        c_sum = sum(p[2] for p in pairs)
+        t_sum = sum(p[3] for p in pairs)
+        # 0003 knew "running" and "decided"; a decided test that found no difference is
+        # rejected, any other waits as running until its next `ab add` applies the rules
+        new_status = "rejected" if state.get("decision") == "no_difference" else "running"
+        conn.execute(
+            "INSERT INTO eval_ab_tests (feature_id, status, log_likelihood_ratio, upper_bound,"
+            " lower_bound, sample_count, control_mrr_sum, treatment_mrr_sum, control_ndcg_sum,"
+            " treatment_ndcg_sum, min_samples, graduation_threshold, started_at, updated_at,"
+            " metric, config_json, state_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                name,
+                new_status if status == "decided" else "running",
+                state.get("log_lr", 0.0),
+                math.log(1 / config["alpha"]),
+                math.log(config["beta"]),
+                len(pairs),
+                c_sum if mrr else None,
+                t_sum if mrr else None,
+                c_sum if ndcg else None,
+                t_sum if ndcg else None,
+                config["min_samples"],
+                config["improvement"],
+                created,
+                updated,
+                metric,
+                config_json,
+                state_json,
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO eval_ab_test_pairs (feature_id, seq, query_id, control, treatment,"
+            " control_latency_ms, treatment_latency_ms, constitutional_delta)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [(name, *p) for p in pairs],
+        )
+    for experiment, query_id, created, classification, error, row_json in conn.execute(
+        "SELECT experiment, query_id, created_at, classification, error, row_json"
+        " FROM shadow_runs ORDER BY id"
+    ).fetchall():
+        row = json.loads(row_json)
+        row.update(query_id=query_id, classification=classification, error=error)
+        insert_shadow_row(conn, experiment, row, created)
+    for table in ("ab_test_pairs", "ab_tests", "shadow_runs"):
+        conn.execute(f"DROP TABLE {table}")
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
@@ -267,9 +446,12 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         try:
             again = conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,))
             if again.fetchone() is None:
-                for statement in (s.strip() for s in sql.split(";")):
-                    if statement:
-                        conn.execute(statement)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    for statement in (s.strip() for s in sql.split(";")):
+                        if statement:
+                            conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
                     (name, datetime.now(UTC).isoformat()),

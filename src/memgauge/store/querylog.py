@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 # seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
-RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "shadow_runs": 30}
+RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 30}
 
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 
@@ -144,7 +144,7 @@ def apply_retention(
                 fh.flush()
                 os.fsync(fh.fileno())
         with conn:
-            for table in ("eval_queries", "eval_feedback", "shadow_runs"):
+            for table in ("eval_queries", "eval_feedback", "eval_shadow_runs"):
                 deleted[table] = conn.execute(
                     f"DELETE FROM {table} WHERE created_at < ?", (cut[table],)
                 ).rowcount

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
+from memgauge.store.seed_rows import insert_eval_results
 
 __all__ = ["ResultStore"]
 
@@ -29,7 +30,8 @@ class ResultStore(SQLiteStore):
     ) -> None:
         """Store one run with its systems and per-query rows in a single transaction.
 
-        A run id that exists already is replaced whole, so re-recording is idempotent.
+        A run id that exists already is replaced whole, so re-recording is idempotent. A
+        retrieval run also gets its seed-002 `eval_results` rows (`memgauge.store.seed_rows`).
         """
         with self._conn:
             self._conn.execute("DELETE FROM runs WHERE run_id = ?", (run["run_id"],))
@@ -64,6 +66,8 @@ class ResultStore(SQLiteStore):
                     for s in systems
                 ],
             )
+            if run["kind"] == "retrieval":
+                insert_eval_results(self._conn, json.loads(run["result_json"]))
             self._conn.executemany(
                 "INSERT INTO query_results(run_id, system, query_id, category, intent,"
                 " metrics_json, hits_json, latency_json, error)"

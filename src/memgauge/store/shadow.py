@@ -1,4 +1,5 @@
-"""Shadow-run comparisons in the results store, one row per compared query."""
+"""Shadow-run comparisons in the results store: seed 002's `eval_shadow_runs`, one row per
+shadowed query (`memgauge.store.seed_rows` says which column holds what)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
+from memgauge.store.seed_rows import insert_shadow_row
 
 __all__ = ["ShadowStore"]
 
 
 class ShadowStore(SQLiteStore):
-    """`shadow_runs`: record comparisons (from any thread) and read them back."""
+    """`eval_shadow_runs`: record comparisons (from any thread) and read them back."""
 
     threads = True
 
@@ -25,33 +27,47 @@ class ShadowStore(SQLiteStore):
     def record_shadow(self, experiment: str, row: Mapping[str, Any]) -> None:
         """Keep one comparison."""
         with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT INTO shadow_runs (experiment, query_id, created_at, classification, error,"
-                " row_json) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    experiment,
-                    str(row.get("query_id")),
-                    datetime.now(UTC).isoformat(),
-                    row.get("classification"),
-                    row.get("error"),
-                    json.dumps(dict(row)),
-                ),
-            )
+            insert_shadow_row(self._conn, experiment, row, datetime.now(UTC).isoformat())
 
     def shadow_rows(self, experiment: str) -> list[dict[str, Any]]:
-        """Every comparison of `experiment` that did not fail, oldest first."""
+        """Every comparison of `experiment` whose treatment answered, oldest first, with the
+        keys `ShadowRunner` recorded."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT row_json FROM shadow_runs WHERE experiment = ? AND error IS NULL ORDER BY id",
+                "SELECT query_id, control_result_ids, treatment_result_ids, rank_correlation,"
+                " spearman_rho, set_overlap, top_result_changed, order_differences, mrr_delta,"
+                " ndcg_delta, classification, control_latency_ms, treatment_latency_ms"
+                " FROM eval_shadow_runs WHERE feature_id = ? AND error IS NULL ORDER BY id",
                 (experiment,),
             ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        keys = (
+            "query_id",
+            "control",
+            "treatment",
+            "kendall_tau_b",
+            "spearman_rho",
+            "jaccard",
+            "top1_changed",
+            "order_differences",
+            "mrr_delta",
+            "ndcg_delta",
+            "classification",
+            "control_latency_ms",
+            "treatment_latency_ms",
+        )
+        out = []
+        for r in rows:
+            d = dict(zip(keys, r, strict=True))
+            d["control"], d["treatment"] = json.loads(d["control"]), json.loads(d["treatment"])
+            d["top1_changed"] = None if d["top1_changed"] is None else bool(d["top1_changed"])
+            out.append(d)
+        return out
 
     def shadow_errors(self, experiment: str) -> int:
         """How many treatment calls failed."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT COUNT(*) FROM shadow_runs WHERE experiment = ? AND error IS NOT NULL",
+                "SELECT COUNT(*) FROM eval_shadow_runs WHERE feature_id = ? AND error IS NOT NULL",
                 (experiment,),
             ).fetchone()
         return int(row[0])
@@ -62,6 +78,6 @@ class ShadowStore(SQLiteStore):
             return [
                 str(r[0])
                 for r in self._conn.execute(
-                    "SELECT DISTINCT experiment FROM shadow_runs ORDER BY 1"
+                    "SELECT DISTINCT feature_id FROM eval_shadow_runs ORDER BY 1"
                 )
             ]

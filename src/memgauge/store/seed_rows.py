@@ -1,0 +1,213 @@
+"""Rows of seed 002's tables built from memgauge's own records, in one place for the stores and
+for the migration that created the tables (which backfilled them from older records).
+
+`eval_shadow_runs`: one row per shadowed query, from a `ShadowRunner` comparison (Kendall tau-b
+is `rank_correlation`, Jaccard of the top K is `set_overlap`; Spearman rho and the seed's class
+are extra columns). A failed treatment call keeps the control's ranking, no treatment ranking,
+and the error.
+
+`eval_results`: one row per system of a retrieval run, projected from the run's result JSON (the `memgauge evaluate` / `memgauge demo` result) into the seed's fixed columns.
+
+Fixed-cutoff columns take the measure of that name (`mrr_at_5` is RR@5, `ndcg_at_10` is
+nDCG@10, ...) and stay NULL when the run did not compute it. The agent-memory columns take the
+first measured cutoff of each metric (the run's `--agent-k`). The interval, deltas and p-value
+are those of nDCG@10, the primary metric: `control_system` is the run's baseline system, whose
+paired comparison with this system gave them, and `is_significant` is `p_value < alpha` with
+the run's alpha. `result_diversity_score` is the seed's intra-list similarity
+(1 - unique_folders / result_count): lower is more diverse.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "EVAL_RESULTS_COLUMNS",
+    "SHADOW_COLUMNS",
+    "eval_results_rows",
+    "insert_eval_results",
+    "insert_shadow_row",
+]
+
+_IR = {
+    "mrr_at_5": "RR@5",
+    "mrr_at_10": "RR@10",
+    "ndcg_at_5": "nDCG@5",
+    "ndcg_at_10": "nDCG@10",
+    "ndcg_at_20": "nDCG@20",
+    "recall_at_5": "Recall@5",
+    "recall_at_10": "Recall@10",
+}
+_AGENT = {
+    "constitutional_surfacing_rate": "constitutional_surfacing@",
+    "importance_weighted_recall": "importance_weighted_recall@",
+    "session_personalization_lift": "session_personalization_lift@",
+    "causal_chain_completeness": "causal_chain_completeness@",
+    "result_diversity_score": "folder_ils@",
+}
+PRIMARY = "nDCG@10"
+
+EVAL_RESULTS_COLUMNS = (
+    "run_id",
+    "run_type",
+    "feature_id",
+    "system",
+    *_IR,
+    "constitutional_surfacing_rate",
+    "importance_weighted_recall",
+    "cold_start_mrr",
+    "session_personalization_lift",
+    "causal_chain_completeness",
+    "avg_latency_ms",
+    "channel_contribution_json",
+    "result_diversity_score",
+    "query_count",
+    "confidence_interval_lower",
+    "confidence_interval_upper",
+    "control_run_id",
+    "control_system",
+    "mrr_delta",
+    "ndcg_delta",
+    "p_value",
+    "is_significant",
+    "created_at",
+    "per_query_results",
+)
+
+
+def _agent(metrics: Mapping[str, Any], prefix: str) -> Mapping[str, Any] | None:
+    return next((v for k, v in metrics.items() if k.startswith(prefix)), None)
+
+
+def _comparison(result: Mapping[str, Any], system: str) -> dict[str, Any]:
+    """This system's paired comparison against the run's baseline, if any."""
+    for comp in result.get("comparisons") or []:
+        if comp.get("candidate") != system:
+            continue
+        by = {m["measure"]: m for m in comp.get("metrics", [])}
+        primary, rr = by.get(PRIMARY), by.get("RR@10")
+        p = primary.get("p_value") if primary else None
+        alpha = (result.get("settings") or {}).get("alpha", 0.05)
+        return {
+            "control_run_id": result["run_id"],
+            "control_system": comp.get("baseline"),
+            "mrr_delta": rr.get("delta") if rr else None,
+            "ndcg_delta": primary.get("delta") if primary else None,
+            "p_value": p,
+            "is_significant": None if p is None else int(p < alpha),
+        }
+    return {}
+
+
+def eval_results_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One `eval_results` row per system that ran (a failed system has no metrics to store)."""
+    rows: list[dict[str, Any]] = []
+    for s in result.get("systems", []):
+        if s.get("status") != "ok":
+            continue
+        metrics: Mapping[str, Any] = s.get("metrics") or {}
+        agent: Mapping[str, Any] = s.get("agent_metrics") or {}
+        row: dict[str, Any] = dict.fromkeys(EVAL_RESULTS_COLUMNS)
+        row.update(run_id=result["run_id"], run_type="full", system=s["name"])
+        for col, name in _IR.items():
+            row[col] = (metrics.get(name) or {}).get("value")
+        for col, prefix in _AGENT.items():
+            row[col] = (_agent(agent, prefix) or {}).get("value")
+        cold = _agent(agent, "cold_start_mrr_ratio@")
+        row["cold_start_mrr"] = ((cold or {}).get("detail") or {}).get("cold_mrr")
+        channels = {
+            k.split("[", 1)[1].split("]", 1)[0]: v.get("value")
+            for k, v in agent.items()
+            if k.startswith("channel_contribution[")
+        }
+        row["channel_contribution_json"] = (
+            json.dumps(channels, sort_keys=True) if channels else None
+        )
+        row["avg_latency_ms"] = ((s.get("latency_ms") or {}).get("total") or {}).get("mean")
+        row["query_count"] = int((s.get("counts") or {}).get("n_scored", 0))
+        primary = metrics.get(PRIMARY) or {}
+        row["confidence_interval_lower"] = primary.get("ci_low")
+        row["confidence_interval_upper"] = primary.get("ci_high")
+        row.update(_comparison(result, s["name"]))
+        row["created_at"] = result["created_at"]
+        row["per_query_results"] = json.dumps(
+            [
+                {
+                    "query_id": q["query_id"],
+                    "metrics": q.get("metrics", {}),
+                    "error": q.get("error"),
+                }
+                for q in s.get("per_query", [])
+            ],
+            sort_keys=True,
+        )
+        rows.append(row)
+    return rows
+
+
+def insert_eval_results(conn: sqlite3.Connection, result: Mapping[str, Any]) -> int:
+    """Insert the rows of one run's result (in the caller's transaction); return how many."""
+    rows = eval_results_rows(result)
+    conn.executemany(
+        f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
+        f" VALUES ({', '.join('?' * len(EVAL_RESULTS_COLUMNS))})",
+        [tuple(r[c] for c in EVAL_RESULTS_COLUMNS) for r in rows],
+    )
+    return len(rows)
+
+
+SHADOW_COLUMNS = (
+    "query_id",
+    "feature_id",
+    "control_result_ids",
+    "treatment_result_ids",
+    "rank_correlation",
+    "set_overlap",
+    "top_result_changed",
+    "order_differences",
+    "mrr_delta",
+    "ndcg_delta",
+    "control_latency_ms",
+    "treatment_latency_ms",
+    "created_at",
+    "spearman_rho",
+    "classification",
+    "error",
+)
+
+
+def insert_shadow_row(
+    conn: sqlite3.Connection, experiment: str, row: Mapping[str, Any], created_at: str
+) -> None:
+    """Insert one shadow comparison (in the caller's transaction)."""
+    treatment = row.get("treatment")
+    top1 = row.get("top1_changed")
+    error = row.get("error")
+    if error is None and treatment is None:
+        error = "no treatment ranking was recorded"
+    values = (
+        str(row["query_id"]),
+        experiment,
+        json.dumps(list(row.get("control") or [])),
+        None if treatment is None else json.dumps(list(treatment)),
+        row.get("kendall_tau_b"),
+        row.get("jaccard"),
+        None if top1 is None else int(top1),
+        row.get("order_differences"),
+        row.get("mrr_delta"),
+        row.get("ndcg_delta"),
+        row.get("control_latency_ms"),
+        row.get("treatment_latency_ms"),
+        created_at,
+        row.get("spearman_rho"),
+        row.get("classification"),
+        error,
+    )
+    conn.execute(
+        f"INSERT INTO eval_shadow_runs ({', '.join(SHADOW_COLUMNS)})"
+        f" VALUES ({', '.join('?' * len(SHADOW_COLUMNS))})",
+        values,
+    )
