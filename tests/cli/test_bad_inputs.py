@@ -57,3 +57,21 @@ def test_bad_ab_pairs_exit_2_and_change_nothing(
     assert "ab_pairs_missing_treatment.jsonl:2" in err
     assert main(["ab", "status", "t", "--store", db, "--json"]) == 0
     assert '"n_pairs": 0' in capsys.readouterr().out
+
+
+def test_bad_memories_for_the_golden_set_exit_2_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(tmp_path / "log.db")
+    log.query("a question", session_id="s", result_ids=["m1"])
+    log.close()
+    out = tmp_path / "golden"
+    bad = BAD / "memories_wrong_types.jsonl"
+    args = ["logs", "export", str(tmp_path / "log.db"), "--out", str(out), "--memories", str(bad)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "memories_wrong_types.jsonl:" in err
+    assert "Traceback" not in err
+    assert not out.exists()

@@ -224,3 +224,53 @@ def test_bench_drives_an_http_service_with_concurrent_clients(
     assert row["errors"] == 0
     assert row["serialized"] is False  # httpx is thread-safe: 16 requests in flight at once
     assert sum(1 for path, _ in svc.calls if path == "/search") == 300
+
+
+def test_golden_set_from_a_live_system_evaluated_as_it_stands(
+    service: tuple[Service, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Production logs -> golden set whose memories come from the live system's dump -> the
+    live system evaluated on it without being reset or fed anything."""
+    from memgauge.cli.main import main
+    from memgauge.online.querylog import QueryLog
+
+    svc, url = service
+    live = HttpSubject(url, namespace="prod")
+    live.ingest(MEMS)
+    live.close()
+    spec = tmp_path / "prod.yaml"
+    spec.write_text(yaml.safe_dump({"http": {"base_url": url, "namespace": "prod"}}))
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    q1 = log.query("stripe webhooks", session_id="s", result_ids=["m3", "m2"])
+    q2 = log.query("invoice tax rounding", session_id="s", result_ids=["m1", "m9"])  # m9: gone
+    log.feedback("read_after_search", session_id="s", query_id=q1, memory_id="m3", rank=1)
+    log.feedback("reference", session_id="s", query_id=q2, memory_id="m1", rank=1)
+    log.close()
+    for args in (["judgments"], ["harvest", "-n", "10"]):
+        assert main(["logs", args[0], str(db), *args[1:]]) == 0
+    capsys.readouterr()
+    out = tmp_path / "golden"
+    both = ["--memories", str(spec), "--dump-from", str(spec)]
+    assert main(["logs", "export", str(db), "--out", str(out), *both]) == 2
+    assert main(["logs", "export", str(db), "--out", str(out), "--dump-from", str(spec)]) == 0
+    counts = json.loads(capsys.readouterr().out)
+    assert counts["queries"] == 2
+    assert counts["memories"] == 3
+    assert counts["judgments_dropped"] == 1  # m9 is no longer in the system
+    assert counts["judgments"] == 3
+    n_calls = len(svc.calls)
+    report = tmp_path / "report"
+    args = ["evaluate", str(out), "-s", str(spec), "--no-ingest", "--no-store", "--quiet"]
+    assert main([*args, "--out", str(report)]) == 0
+    paths = [path for path, body in svc.calls[n_calls:]]
+    assert set(paths) == {"/search"}  # never reset, never fed
+    result = json.loads((report / "result.json").read_text())
+    assert result["settings"]["ingested"] is False
+    (system,) = result["systems"]
+    assert system["status"] == "ok"
+    assert any("as it stood" in n for n in system["notes"])
+    assert system["metrics"]["RR@10"]["value"] == 1.0  # stripe -> m3, tax -> m1, both on top
+    again = HttpSubject(url, namespace="prod")
+    assert len(again.dump()) == 3  # the live memories are untouched
+    again.close()

@@ -87,6 +87,13 @@ __all__ = ["evaluate"]
     show_default=True,
     help="Directory for result.json, summary.md and report.html.",
 )
+@click.option(
+    "--no-ingest",
+    is_flag=True,
+    help="Search each system as it stands, never resetting it or giving it the dataset's"
+    " memories: for a live system that holds them already (see `memgauge logs export"
+    " --dump-from`).",
+)
 @click.option("--no-store", is_flag=True, help="Do not record the run in MEMGAUGE_HOME.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def evaluate(
@@ -102,6 +109,7 @@ def evaluate(
     pool_grade: int,
     seed: int,
     out_dir: Path,
+    no_ingest: bool,
     no_store: bool,
     quiet: bool,
 ) -> None:
@@ -125,6 +133,7 @@ def evaluate(
         seed=seed,
         pool_depth=pool_depth,
         pool_grade=pool_grade,
+        ingest=not no_ingest,
     )
     with progress_bar(not quiet and sys.stderr.isatty()) as progress:
         result = evaluate_retrieval(ds, entries, config, source=str(dataset), progress=progress)

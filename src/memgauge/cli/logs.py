@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from memgauge._util.files import atomic_write_text
-from memgauge.data.jsonio import load_structured
-from memgauge.errors import UsageError
+from memgauge.data.jsonio import load_structured, read_records
+from memgauge.data.models import Memory
+from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.store.querylog import (
     annotation_pool,
     apply_retention,
@@ -117,10 +118,61 @@ def re_search(db: Path, threshold: float, window_s: float) -> None:
 @logs.command("export")
 @db_argument
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
-def export_cmd(db: Path, out_dir: Path) -> None:
-    """Write the golden set (harvested queries, best judgments) as a retrieval dataset; add
-    your system's memories.jsonl and run `memgauge evaluate OUT`."""
+@click.option(
+    "--memories",
+    "memories_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The memory system's memories (JSONL of Memory) to include.",
+)
+@click.option(
+    "--dump-from",
+    "dump_from",
+    default=None,
+    metavar="SYSTEM",
+    help="Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
+    " http://127.0.0.1:8080 or a spec file); it is only read.",
+)
+def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: str | None) -> None:
+    """Write the golden set (harvested queries, best judgments) as a retrieval dataset in OUT.
+    With --memories or --dump-from it is complete: `memgauge evaluate OUT -s SYSTEM` scores
+    configurations on it offline, and `--no-ingest` scores the live system as it stands."""
     from memgauge.online.harvest import export_golden_set
 
-    n_q, n_j = export_golden_set(db, out_dir)
-    click.echo(json.dumps({"queries": n_q, "judgments": n_j, "dataset": str(out_dir)}))
+    if memories_file is not None and dump_from is not None:
+        raise UsageError("give --memories or --dump-from, not both")
+    memories = None
+    if memories_file is not None:
+        memories = read_records(memories_file, Memory)
+    elif dump_from is not None:
+        memories = _dump(dump_from)
+    counts = export_golden_set(db, out_dir, memories)
+    click.echo(json.dumps({**counts, "dataset": str(out_dir)}))
+
+
+def _dump(system: str) -> list[Memory]:
+    from memgauge.cli._systems import parse_system
+    from memgauge.subjects.specs import build_subject
+
+    specs = parse_system(system)
+    if len(specs) != 1:
+        raise UsageError(f"--dump-from {system}: names {len(specs)} systems; give one")
+    subject = build_subject(specs[0][1])
+    try:
+        memories = list(subject.dump())
+    except MemgaugeError:
+        raise
+    except Exception as exc:
+        raise SubjectError(
+            f"--dump-from {system}: dump failed: {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        close = getattr(subject, "close", None)
+        if callable(close):
+            close()
+    if not memories:
+        raise SubjectError(
+            f"--dump-from {system}: the system dumped no memories (does it implement dump?);"
+            " give --memories FILE instead"
+        )
+    return memories

@@ -10,10 +10,13 @@ first query.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from memgauge._util.files import atomic_write_text
+from memgauge.data.jsonio import write_jsonl
+from memgauge.data.models import Memory
 from memgauge.embed import Embedder
 from memgauge.store.querylog import add_re_searches, golden_set, session_queries
 
@@ -40,13 +43,29 @@ def detect_re_searches(
     return add_re_searches(db, found)
 
 
-def export_golden_set(db: str | Path, out_dir: str | Path) -> tuple[int, int]:
+def export_golden_set(
+    db: str | Path, out_dir: str | Path, memories: Sequence[Memory] | None = None
+) -> dict[str, int]:
     """Write the harvested queries and their best judgments as `queries.jsonl` and
-    `judgments.jsonl` in `out_dir`; add the memory system's `memories.jsonl` (a dump) and run
-    `memgauge evaluate out_dir`. Returns (queries, judgments)."""
+    `judgments.jsonl` in `out_dir`, and, given the memory system's memories (its dump), a
+    `memories.jsonl`: a retrieval dataset `memgauge evaluate` runs as it is.
+
+    With memories, judgments of memories the system no longer holds (deleted since the query
+    was logged) are left out and counted as `judgments_dropped`; without, add a
+    `memories.jsonl` before evaluating. Returns the counts written."""
     queries, judgments = golden_set(db)
+    dropped = 0
+    if memories is not None:
+        ids = {m.id for m in memories}
+        kept = [j for j in judgments if j["memory_id"] in ids]
+        dropped = len(judgments) - len(kept)
+        judgments = kept
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "queries.jsonl", "".join(json.dumps(q) + "\n" for q in queries))
     atomic_write_text(out / "judgments.jsonl", "".join(json.dumps(j) + "\n" for j in judgments))
-    return len(queries), len(judgments)
+    counts = {"queries": len(queries), "judgments": len(judgments)}
+    if memories is not None:
+        write_jsonl(out / "memories.jsonl", memories)
+        counts.update(memories=len(memories), judgments_dropped=dropped)
+    return counts

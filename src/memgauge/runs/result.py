@@ -148,6 +148,11 @@ class EvalSettings(_Model):
     confidence: float = Field(description="CI level.")
     seed: int = Field(description="Random seed.")
     alpha: float = Field(default=0.05, description="Significance level for marks.")
+    ingested: bool = Field(
+        default=True,
+        description="Whether each system was reset and given the dataset's memories; false when"
+        " the systems were searched as they stood (a live system holding its own memories).",
+    )
 
 
 class RetrievalEvalResult(_Model):

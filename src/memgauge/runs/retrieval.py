@@ -81,6 +81,10 @@ class RetrievalEvalConfig:
             are graded `pool_grade` for every system (seed 002 3.4 depth pooling); off by
             default because it changes what "relevant" means when pool_grade >= rel_threshold.
         pool_grade: the grade pooled memories get (1 = marginal, below the default threshold).
+        ingest: reset each system and ingest the dataset's memories (per corpus). False
+            searches each system as it stands, never resetting it: for a live memory system
+            that already holds the memories (the golden set of `memgauge logs export
+            --dump-from`), whose memories the dataset then describes, not feeds.
     """
 
     measures: tuple[str, ...] = DEFAULT_MEASURES
@@ -95,6 +99,7 @@ class RetrievalEvalConfig:
     primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization"
     pool_depth: int | None = None
     pool_grade: int = 1
+    ingest: bool = True
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,7 @@ class _Searched:
     results: dict[str, SearchResult] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     without: dict[str, SearchResult] = field(default_factory=dict)
-    ingest_seconds: float = 0.0
+    ingest_seconds: float | None = 0.0
 
 
 def _search_system(
@@ -266,22 +271,28 @@ def _drive(
     results: dict[str, SearchResult] = {}
     errors: dict[str, str] = {}
     without: dict[str, SearchResult] = {}
-    ingest_seconds = 0.0
-    for _corpus, memories, queries in _corpus_groups(dataset.memories, judged):
-        t0 = time.perf_counter()
-        try:
-            system.reset()
-            system.ingest(memories)
-            system.flush()
-        except Exception as exc:
-            reason = f"ingest failed: {type(exc).__name__}: {exc}"
-            return _Searched(
-                entry,
-                SystemResult(name=entry.name, spec=entry.spec, status="failed", reason=reason),
-            )
-        ingest_seconds += time.perf_counter() - t0
-        if progress is not None:
-            progress("ingest", entry.name, len(memories), len(memories))
+    ingest_seconds: float | None = 0.0 if config.ingest else None
+    groups = (
+        _corpus_groups(dataset.memories, judged)
+        if config.ingest
+        else [(None, list(dataset.memories), list(judged))]
+    )
+    for _corpus, memories, queries in groups:
+        if ingest_seconds is not None:
+            t0 = time.perf_counter()
+            try:
+                system.reset()
+                system.ingest(memories)
+                system.flush()
+            except Exception as exc:
+                reason = f"ingest failed: {type(exc).__name__}: {exc}"
+                return _Searched(
+                    entry,
+                    SystemResult(name=entry.name, spec=entry.spec, status="failed", reason=reason),
+                )
+            ingest_seconds += time.perf_counter() - t0
+            if progress is not None:
+                progress("ingest", entry.name, len(memories), len(memories))
         res, err = _search_all(
             system, queries, config.k, with_session=True, progress=progress, name=entry.name
         )
@@ -382,6 +393,8 @@ def _score_system(
         notes.append(f"{len(errors)} searches failed and are not scored (see per-query errors).")
     if counts["n_unjudged"]:
         notes.append(f"{counts['n_unjudged']} queries have no judgments and were not evaluated.")
+    if not config.ingest:
+        notes.append("Searched as it stood: not reset, the dataset's memories not ingested.")
     result = SystemResult(
         name=entry.name,
         spec=entry.spec,
@@ -504,6 +517,7 @@ def evaluate_retrieval(
             confidence=config.confidence,
             seed=config.seed,
             alpha=config.alpha,
+            ingested=config.ingest,
         ),
         systems=[r for r, _, _ in outcomes],
         comparisons=comparisons,
