@@ -76,6 +76,111 @@ def test_memory_validate_moves_confidence_and_promotion_needs_five(tmp_path: Pat
     log.close()
 
 
+def test_confidence_reaches_exactly_the_promotion_threshold(tmp_path: Path) -> None:
+    log = QueryLog(tmp_path / "log.db")
+    for useful in (True, True, False, True, True, False, True):  # 0.5 + 5 x 0.10 - 2 x 0.05
+        log.validate("m1", useful=useful, session_id="s")
+    conf, n = log.confidence("m1") or (0.0, 0)
+    assert (conf, n) == (0.9, 7)  # not 0.8999999999999998
+    assert promotion_eligible(conf, n)
+    assert promotion_eligible(0.8999999999999998, 5)  # a value stored before rounding
+    log.close()
+
+
+def test_feedback_without_a_query_id_links_to_the_query_that_surfaced_the_memory(
+    tmp_path: Path,
+) -> None:
+    from memgauge.store.querylog import bootstrap_judgments
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    q1 = log.query("first", session_id="s", result_ids=["m1", "m2"])
+    q2 = log.query("second", session_id="s", result_ids=["m3", "m2"])
+    log.query("elsewhere", session_id="other", result_ids=["m2"])
+    log.validate("m2", useful=True, session_id="s")  # the newest query of s with m2: q2
+    log.feedback("read_after_search", session_id="s", memory_id="m1")  # only q1 had m1
+    log.feedback("reference", session_id="s", memory_id="m9")  # no query surfaced m9
+    log.close()
+    with sqlite3.connect(db) as con:
+        rows = con.execute(
+            "SELECT event_type, query_id, memory_id, rank_in_results FROM eval_feedback ORDER BY id"
+        ).fetchall()
+    assert rows == [
+        ("validate_useful", q2, "m2", 2),
+        ("read_after_search", q1, "m1", 1),
+        ("reference", None, "m9", -1),
+    ]
+    bootstrap_judgments(db)
+    with sqlite3.connect(db) as con:
+        grade = con.execute(
+            "SELECT relevance FROM eval_judgments WHERE query_id = ? AND memory_id = 'm2'"
+            " ORDER BY relevance DESC",
+            (q2,),
+        ).fetchone()
+    assert grade == (3,)  # validated useful, not "shown, never selected"
+
+
+def test_a_record_the_database_cannot_take_is_left_out_alone(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query(
+        "sets and generators",
+        session_id="s",
+        result_ids=(f"m{i}" for i in range(3)),
+        channel_contributions={"fts5": {"m2", "m1"}},
+    )
+    log.feedback("reference", session_id="s", memory_id="m1", metadata={"bad": object()})
+    log.query("after it", session_id="s", result_ids=["m1"])
+    log.flush()  # does not raise: the good records are written, the bad one counted
+    assert log.rejected == 1
+    assert log.last_rejected is not None and "object is not JSON serializable" in log.last_rejected
+    log.query("later", session_id="s")
+    log.close()
+    with sqlite3.connect(db) as con:
+        rows = con.execute(
+            "SELECT query, result_ids, result_count, channel_contributions FROM eval_queries"
+            " ORDER BY id"
+        ).fetchall()
+        n_feedback = con.execute("SELECT COUNT(*) FROM eval_feedback").fetchone()[0]
+    assert rows[0] == ("sets and generators", '["m0", "m1", "m2"]', 3, '{"fts5": ["m1", "m2"]}')
+    assert [r[0] for r in rows] == ["sets and generators", "after it", "later"]
+    assert n_feedback == 0
+
+
+FORK_WORKER = """
+import multiprocessing as mp, sqlite3, sys
+from memgauge.online.querylog import QueryLog
+
+def child(n):
+    for i in range(n):
+        LOG.query(f"child {i}", session_id="child")
+    # returns normally: multiprocessing ends the child with os._exit, skipping atexit
+
+if __name__ == "__main__":
+    LOG = QueryLog(sys.argv[1])  # created before the fork, inherited by the child
+    LOG.query("parent before", session_id="parent")
+    ctx = mp.get_context("fork")
+    p = ctx.Process(target=child, args=(2000,))
+    p.start()
+    p.join()
+    LOG.query("parent after", session_id="parent")
+    LOG.close()
+    print(p.exitcode)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
+def test_a_forked_child_logs_through_its_own_writer_and_flushes_at_exit(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    out = subprocess.run(
+        [sys.executable, "-c", FORK_WORKER, str(db)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"
+    assert _count(db, "eval_queries", "WHERE session_id = 'child'") == 2000
+    assert _count(db, "eval_queries", "WHERE session_id = 'parent'") == 2  # none twice
+
+
 def test_four_processes_lose_nothing_and_exit_flushes(tmp_path: Path) -> None:
     db = tmp_path / "shared.db"
     QueryLog(db).close()  # create the schema once, as a deployment would

@@ -10,11 +10,19 @@ search handler, without ever waiting on disk.
 A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
 background thread writes the buffer in batches every `flush_interval` seconds (50 ms by
 default), one transaction per batch, so several processes can log into one SQLite file (WAL,
-busy timeout, retries). A process that exits normally flushes what it buffered (atexit);
-`kill -9` loses at most what was buffered since the last batch, about `flush_interval` of
-traffic, and never corrupts the database (SQLite transactions). If the buffer holds
-`max_buffer` records (the disk cannot keep up), new records are counted in `dropped` rather
-than grow memory without bound.
+busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
+multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
+loses what was buffered and not yet committed: the records since the last batch (about
+`flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries plus
+`max_buffer` feedback events) and the batch being written, whose transaction rolls back; it
+never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
+(the disk cannot keep up), new records are counted in `dropped` rather than grow memory
+without bound. A record the database cannot take (a value JSON cannot hold) is left out and
+counted in `rejected`, never the batch around it; a batch the database refuses (locked too
+long, disk full) stays buffered and is retried, and `flush()` raises that error once.
+
+Feedback logged without a query id is linked, when written, to the session's most recent
+query whose results held the memory (seed 002 sections 5.2, 5.3).
 
 Confidence (`memory_validate`): starts at 0.5, +0.10 when useful, -0.05 when not, clamped to
 [0, 1]; a memory is eligible for promotion at >= 0.9 with >= 5 validations.
@@ -27,8 +35,10 @@ from __future__ import annotations
 import atexit
 import itertools
 import os
+import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -53,7 +63,19 @@ FEEDBACK_EVENTS = frozenset(
 
 def promotion_eligible(confidence: float, validations: int) -> bool:
     """Seed 002: confidence >= 0.9 with at least 5 validations."""
-    return confidence >= 0.9 and validations >= 5
+    return round(confidence, 6) >= 0.9 and validations >= 5
+
+
+_LIVE: weakref.WeakSet[QueryLog] = weakref.WeakSet()
+
+
+def _finalize_at_exit(log: QueryLog) -> None:
+    sys.modules["multiprocessing.util"].Finalize(log, log.close, exitpriority=10)
+
+
+def _after_fork() -> None:
+    for log in list(_LIVE):
+        log._after_fork_in_child()
 
 
 def _now() -> str:
@@ -70,19 +92,44 @@ class QueryLog:
         self.flush_interval = flush_interval
         self.max_buffer = max_buffer
         self.dropped = 0
+        #: records the database could not take (a value JSON cannot hold), left out
+        self.rejected = 0
+        self.last_rejected: str | None = None
         self._queries: deque[tuple[Any, ...]] = deque()
         self._feedback: deque[tuple[Any, ...]] = deque()
+        self.error: BaseException | None = None
+        self._abandoned: list[QueryLogWriter] = []
+        self._start()
+        atexit.register(self.close)
+        _LIVE.add(self)
+
+    def _start(self) -> None:
         self._ids = itertools.count(1)
         self._prefix = f"eq_{os.getpid():x}_{time.time_ns():x}_"
         self._writer = QueryLogWriter(self.path)
         self._wake = threading.Event()
         self._stop = False
         self._idle = threading.Condition()
-        self._pending = 0
-        self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="memgauge-querylog", daemon=True)
         self._thread.start()
-        atexit.register(self.close)
+
+    def _after_fork_in_child(self) -> None:
+        """A forked child has no writer thread and must not use the parent's connection: it
+        starts its own, with an empty buffer (the parent writes what it had buffered). A child
+        of `multiprocessing` (fork) leaves through os._exit, skipping atexit, so its close
+        is registered with multiprocessing's finalizers as well."""
+        if self._stop:
+            return
+        self._abandoned.append(self._writer)  # never closed here: the parent's connection
+        self._queries = deque()
+        self._feedback = deque()
+        self.error = None
+        self._start()
+        mp_util = sys.modules.get("multiprocessing.util")
+        if mp_util is not None:
+            # a multiprocessing child clears its finalizers after the fork, then runs the
+            # after-fork callbacks: register the finalizer from one of those
+            mp_util.register_after_fork(self, _finalize_at_exit)
 
     # --- the hot path -------------------------------------------------------------------
 
@@ -113,7 +160,7 @@ class QueryLog:
                 mode,
                 session_id,
                 tool_name,
-                result_ids,
+                tuple(result_ids),  # a generator or a list the caller reuses stays as it was
                 channel_contributions,
                 latency_ms,
                 trace_id,
@@ -159,8 +206,19 @@ class QueryLog:
     def _drain(self) -> None:
         queries = [self._queries.popleft() for _ in range(len(self._queries))]
         feedback = [self._feedback.popleft() for _ in range(len(self._feedback))]
-        if queries or feedback:
-            self._writer.write(queries, feedback)
+        if not (queries or feedback):
+            return
+        try:
+            rejected = self._writer.write(queries, feedback)
+        except BaseException:
+            # the database failed (locked too long, disk full): keep the batch for the next
+            # round, ahead of newer records, as far as the buffer bound allows
+            self._queries.extendleft(reversed(queries[: self.max_buffer]))
+            self._feedback.extendleft(reversed(feedback[: self.max_buffer]))
+            raise
+        if rejected:
+            self.rejected += len(rejected)
+            self.last_rejected = rejected[-1]
 
     def _run(self) -> None:
         while True:
@@ -168,22 +226,27 @@ class QueryLog:
             self._wake.clear()
             try:
                 self._drain()
-            except BaseException as exc:  # kept for flush()/close() to raise
+                self.error = None
+            except BaseException as exc:  # kept for flush() to raise
                 self.error = exc
             with self._idle:
                 self._idle.notify_all()
-            if self._stop and not self._queries and not self._feedback:
+            if self._stop and (self.error is not None or not (self._queries or self._feedback)):
                 return
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Block until everything logged so far is written."""
+        """Block until everything logged so far is written; raise the database's error if
+        the last write failed (the records are kept and retried)."""
         deadline = time.monotonic() + timeout
         while (self._queries or self._feedback) and time.monotonic() < deadline:
             with self._idle:
                 self._wake.set()
                 self._idle.wait(0.1)
-        if self.error is not None:
-            raise self.error
+            if self.error is not None:
+                break
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
 
     def confidence(self, memory_id: Any) -> tuple[float, int] | None:
         """(confidence, validations) after everything logged so far is written."""
@@ -202,3 +265,7 @@ class QueryLog:
         finally:
             self._writer.close()
             atexit.unregister(self.close)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -34,6 +34,17 @@ RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 3
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 
 
+def _jsonable(value: Any) -> Any:
+    """JSON for what json.dumps does not take: sets, other iterables, NumPy scalars."""
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        return value.item()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, dict)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 class QueryLogWriter:
     """One connection, used by the SDK's writer thread only."""
 
@@ -45,29 +56,44 @@ class QueryLogWriter:
 
     def write(
         self, queries: Sequence[tuple[Any, ...]], feedback: Sequence[tuple[Any, ...]]
-    ) -> None:
-        """Insert one batch; retried while another process holds the write lock."""
-        q_rows = [
-            (
-                qid,
-                text,
-                intent,
-                mode,
-                session,
-                tool,
-                json.dumps(list(ids)),
-                len(ids),
-                json.dumps(channels or {}),
-                latency,
-                trace,
-                created,
-            )
-            for qid, text, intent, mode, session, tool, ids, channels, latency, trace, created in queries
-        ]
-        f_rows = [
-            (kind, session, qid, mid, rank, json.dumps(meta or {}), created)
-            for kind, session, qid, mid, rank, meta, created in feedback
-        ]
+    ) -> list[str]:
+        """Insert one batch; retried while another process holds the write lock. A record
+        that cannot be stored (say a value JSON cannot hold) is left out and described in the
+        returned list; the rest of the batch is written.
+
+        Feedback logged without a query id is linked to the session's most recent query whose
+        results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based
+        rank there when none was given; -1 when no query of the session surfaced it."""
+        rejected: list[str] = []
+        q_rows = []
+        for rec in queries:
+            qid, text, intent, mode, session, tool, ids, channels, latency, trace, created = rec
+            try:
+                q_rows.append(
+                    (
+                        qid,
+                        str(text),
+                        intent,
+                        mode,
+                        session,
+                        tool,
+                        json.dumps(list(ids), default=_jsonable),
+                        len(ids),
+                        json.dumps(dict(channels or {}), default=_jsonable),
+                        None if latency is None else float(latency),
+                        trace,
+                        created,
+                    )
+                )
+            except (TypeError, ValueError) as exc:
+                rejected.append(f"query {qid}: {type(exc).__name__}: {exc}")
+        f_rows = []
+        for kind, session, qid, mid, rank, meta, created in feedback:
+            try:
+                metadata = json.dumps(dict(meta or {}), default=_jsonable)
+                f_rows.append([kind, session, qid, mid, rank, metadata, created])
+            except (TypeError, ValueError) as exc:
+                rejected.append(f"feedback {kind} on {mid}: {type(exc).__name__}: {exc}")
         for attempt in range(50):
             try:
                 with self._lock, self._conn:
@@ -80,24 +106,46 @@ class QueryLogWriter:
                     self._conn.executemany(
                         "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id,"
                         " rank_in_results, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        f_rows,
+                        [self._linked(row) for row in f_rows],
                     )
-                    for kind, _s, _q, mid, _r, _m, created in feedback:
+                    for kind, _s, _q, mid, _r, _m, created in f_rows:
                         if kind in ("validate_useful", "validate_not_useful") and mid is not None:
                             step = USEFUL_STEP if kind == "validate_useful" else NOT_USEFUL_STEP
+                            # rounded: 0.5 + 4 x 0.10 - 0.05 + ... must reach 0.9 exactly
                             self._conn.execute(
                                 "INSERT INTO memory_confidence (memory_id, confidence, validations,"
-                                " updated_at) VALUES (?, MIN(1.0, MAX(0.0, 0.5 + ?)), 1, ?)"
+                                " updated_at) VALUES (?, MIN(1.0, MAX(0.0, ROUND(0.5 + ?, 6))), 1, ?)"
                                 " ON CONFLICT(memory_id) DO UPDATE SET"
-                                " confidence = MIN(1.0, MAX(0.0, confidence + ?)),"
+                                " confidence = MIN(1.0, MAX(0.0, ROUND(confidence + ?, 6))),"
                                 " validations = validations + 1, updated_at = excluded.updated_at",
                                 (str(mid), step, created, step),
                             )
-                return
+                return rejected
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.02)
+        return rejected
+
+    def _linked(self, row: list[Any]) -> tuple[Any, ...]:
+        _kind, session, qid, mid, rank, _meta, created = row
+        if qid is None and mid is not None and session is not None:
+            recent = self._conn.execute(
+                "SELECT query_id, result_ids FROM eval_queries WHERE session_id = ?"
+                " AND created_at <= ? ORDER BY created_at DESC, id DESC LIMIT 50",
+                (session, created),
+            ).fetchall()
+            for candidate, ids in recent:
+                found = [str(i) for i in json.loads(ids or "[]")]
+                if mid in found:
+                    row[2] = candidate
+                    if rank is None:
+                        row[4] = found.index(mid) + 1
+                    break
+            else:
+                if rank is None:
+                    row[4] = -1
+        return tuple(row)
 
     def confidence(self, memory_id: str) -> tuple[float, int] | None:
         """(confidence, validations) of a memory, or None if never validated."""
