@@ -133,7 +133,8 @@ def test_a_record_the_database_cannot_take_is_left_out_alone(tmp_path: Path) -> 
     log.query("after it", session_id="s", result_ids=["m1"])
     log.flush()  # does not raise: the good records are written, the bad one counted
     assert log.rejected == 1
-    assert log.last_rejected is not None and "object is not JSON serializable" in log.last_rejected
+    assert log.last_rejected is not None
+    assert "object is not JSON serializable" in log.last_rejected
     log.query("later", session_id="s")
     log.close()
     with sqlite3.connect(db) as con:
