@@ -212,14 +212,17 @@ def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     log = QueryLog(db)
     old = log.query("an old query", session_id="s")
+    golden = log.query("an old golden query", session_id="s")
     log.query("a new query", session_id="s")
     log.feedback("reference", session_id="s", query_id=old)
+    log.feedback("reference", session_id="s", query_id=golden)
     log.close()
     later = datetime.now(UTC) + timedelta(days=100)
     con = sqlite3.connect(db)
     con.execute(
         "UPDATE eval_queries SET created_at = ? WHERE query = 'a new query'", (later.isoformat(),)
     )
+    con.execute("UPDATE eval_queries SET is_eval_corpus = 1 WHERE query_id = ?", (golden,))
     con.commit()
     con.close()
     deleted = apply_retention(db, tmp_path / "archive", now=later)
@@ -227,7 +230,8 @@ def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
     (archived,) = (tmp_path / "archive").glob("eval_queries-*.jsonl")
     rows = [json.loads(line) for line in archived.read_text().splitlines()]
     assert [r["query"] for r in rows] == ["an old query"]
-    assert _count(db, "eval_queries") == 1
+    assert _count(db, "eval_queries") == 2  # the new one and the golden set's
+    assert _count(db, "eval_feedback", f"WHERE query_id = '{golden}'") == 1
 
 
 KILLED = """

@@ -30,6 +30,12 @@ __all__ = [
 
 # seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
 RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 30}
+# the golden set (harvested queries) and the feedback its judgments come from are kept
+_NOT_GOLDEN = {
+    "eval_queries": "is_eval_corpus = 0",
+    "eval_feedback": "(query_id IS NULL OR query_id NOT IN"
+    " (SELECT query_id FROM eval_queries WHERE is_eval_corpus = 1))",
+}
 
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 
@@ -168,7 +174,8 @@ def apply_retention(
     now: datetime | None = None,
     days: dict[str, int] | None = None,
 ) -> dict[str, int]:
-    """Delete rows older than their table's retention, archiving expired queries first to
+    """Delete rows older than their table's retention (never the golden set's queries, nor the
+    feedback on them), archiving expired queries first to
     `archive_dir/eval_queries-<timestamp>.jsonl` (written and fsynced before anything is
     deleted, so a crash never loses a row). Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
@@ -179,7 +186,8 @@ def apply_retention(
     try:
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
         cur = conn.execute(
-            "SELECT * FROM eval_queries WHERE created_at < ?", (cut["eval_queries"],)
+            f"SELECT * FROM eval_queries WHERE created_at < ? AND {_NOT_GOLDEN['eval_queries']}",
+            (cut["eval_queries"],),
         )
         names = [c[0] for c in cur.description]
         rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
@@ -194,7 +202,8 @@ def apply_retention(
         with conn:
             for table in ("eval_queries", "eval_feedback", "eval_shadow_runs"):
                 deleted[table] = conn.execute(
-                    f"DELETE FROM {table} WHERE created_at < ?", (cut[table],)
+                    f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN.get(table, '1')}",
+                    (cut[table],),
                 ).rowcount
     finally:
         conn.close()
