@@ -75,3 +75,37 @@ def test_bad_memories_for_the_golden_set_exit_2_and_write_nothing(
     assert "memories_wrong_types.jsonl:" in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("annotations_truncated.jsonl", "annotations_truncated.jsonl:2"),
+        ("annotations_fractional_grade.jsonl", "grade"),
+        ("annotations_boolean_grade.jsonl", "grade"),
+        ("annotations_missing_query_id.jsonl", "query_id"),
+        ("annotations_mapping.yaml", "expected a list"),
+    ],
+)
+def test_bad_annotation_files_exit_2_and_store_nothing(
+    name: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    from memgauge.online.querylog import QueryLog
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("a question", session_id="s", result_ids=["m1"], query_id="q1")
+    log.close()
+    assert main(["logs", "import-annotations", str(db), str(BAD / name)]) == 2
+    err = capsys.readouterr().err
+    assert text in err
+    assert name in err
+    assert "Traceback" not in err
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM eval_judgments").fetchone() == (0,)
+    good = tmp_path / "unknown.jsonl"
+    good.write_text('{"query_id": "q-typo", "candidates": [{"memory_id": "m1", "grade": 2}]}\n')
+    assert main(["logs", "import-annotations", str(db), str(good)]) == 2
+    assert "'q-typo' is not a logged query" in capsys.readouterr().err

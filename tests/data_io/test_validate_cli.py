@@ -16,6 +16,11 @@ OTHER_COMMANDS = {
     "extraction_replaces_unknown.json",
     "operations_missing_expected.json",
     "ab_pairs_missing_treatment.jsonl",
+    "annotations_truncated.jsonl",
+    "annotations_fractional_grade.jsonl",
+    "annotations_boolean_grade.jsonl",
+    "annotations_missing_query_id.jsonl",
+    "annotations_mapping.yaml",
 }
 BAD = sorted(
     p for p in (DATA / "bad").iterdir() if p.name != "README.md" and p.name not in OTHER_COMMANDS

@@ -316,7 +316,7 @@ def test_harvest_pool_annotate_and_import(
     pool[0]["candidates"][1]["grade"] = 7
     graded.write_text("".join(json.dumps(p) + "\n" for p in pool))
     assert main(["logs", "import-annotations", str(db), str(graded)]) == 2
-    assert "grades are 0-3" in capsys.readouterr().err
+    assert "graded.jsonl:1: candidates.1.grade" in capsys.readouterr().err
 
 
 def test_re_searches_and_the_golden_set_evaluated_offline(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import click
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from memgauge._util.files import atomic_write_text
-from memgauge.data.jsonio import load_structured, read_records
+from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory
 from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.store.querylog import (
@@ -17,6 +19,7 @@ from memgauge.store.querylog import (
     bootstrap_judgments,
     harvest,
     import_annotations,
+    unknown_query_ids,
 )
 
 __all__ = ["logs"]
@@ -73,24 +76,39 @@ def annotate(db: Path, out_path: Path, k: int) -> None:
     )
 
 
+class GradedCandidate(BaseModel):
+    """One pooled memory and its grade (None: not graded, skipped)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    memory_id: StrictStr | StrictInt
+    grade: Annotated[StrictInt, Field(ge=0, le=3)] | None = None
+
+
+class GradedQuery(BaseModel):
+    """One query of an annotation file, as `memgauge logs annotate` wrote it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query_id: StrictStr
+    candidates: list[GradedCandidate]
+
+
 @logs.command("import-annotations")
 @db_argument
 @click.argument("graded", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def import_annotations_cmd(db: Path, graded: Path) -> None:
-    """Store the grades of an annotation file as manual judgments."""
-    if graded.suffix == ".jsonl":
-        rows = [
-            json.loads(line)
-            for line in graded.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-    else:
-        loaded, _ = load_structured(graded)
-        rows = list(loaded) if isinstance(loaded, list) else []
-    try:
-        n = import_annotations(db, rows)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{graded}: {exc}") from None
+    """Store the grades (integers 0-3) of an annotation file as manual judgments."""
+    records = read_records(graded, GradedQuery)
+    unknown = unknown_query_ids(db, [r.query_id for r in records])
+    if unknown:
+        where = [i + 1 for i, r in enumerate(records) if r.query_id in unknown]
+        raise UsageError(
+            f"{graded}: record {where[0]}: query_id {sorted(unknown)[0]!r} is not a logged query"
+            f" in {db} ({len(unknown)} unknown); annotate the pool `memgauge logs annotate` wrote"
+            " for this database"
+        )
+    n = import_annotations(db, [r.model_dump() for r in records])
     click.echo(json.dumps({"judgments": n}))
 
 

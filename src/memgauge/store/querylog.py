@@ -26,6 +26,7 @@ __all__ = [
     "bootstrap_judgments",
     "harvest",
     "import_annotations",
+    "unknown_query_ids",
 ]
 
 # seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
@@ -333,6 +334,17 @@ def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
         for qid, text, _ids, corpus in rows
         if corpus
     ]
+
+
+def unknown_query_ids(path: str | Path, query_ids: Sequence[str]) -> set[str]:
+    """Those of `query_ids` no logged query has."""
+    conn = connect(path)
+    migrate(conn)
+    try:
+        known = {r[0] for r in conn.execute("SELECT query_id FROM eval_queries")}
+    finally:
+        conn.close()
+    return set(query_ids) - known
 
 
 def import_annotations(
