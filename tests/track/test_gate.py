@@ -56,6 +56,11 @@ def test_a_drop_inside_the_runs_own_ci_is_noise_not_a_regression() -> None:
     assert check.drop == pytest.approx(0.2 / 0.9)
     assert (check.regressed, check.within_ci) == (False, True)
     assert "inside this run's 95% CI" in check.note
+    no_ci = _run("now", 0.7)  # too few items for an interval
+    (check,) = evaluate_gate(no_ci, hist, GateConfig(phase="production")).checks
+    assert check.regressed is True
+    assert "no CI" in check.note
+    assert "threshold alone" in check.note
 
 
 def test_thresholds_per_tier_and_per_evaluator() -> None:
@@ -159,7 +164,31 @@ def test_gate_and_history_on_real_runs(
     assert 'Eval "gated/qa/icontains" regression detected' in recalled
     assert recalled.count("regression detected") == 1
     assert "Failing examples:" in recalled
-    assert "no idea" in recalled  # what the agent answered
+    examples = recalled.split("Failing examples:")[1].strip().splitlines()[:3]
+    assert len(examples) == 3
+    assert all("got 'no idea'" in line for line in examples)  # only items it failed
+    # the same regression kept in a memory of the user's choosing, with the seed's metadata
+    team = tmp_path / "team.yaml"
+    team.write_text(
+        yaml.safe_dump(
+            {"reference": {"mode": "lexical", "path": str(tmp_path / "team.db"), "namespace": "t"}}
+        )
+    )
+    suite = str(tmp_path / "suite.yaml")
+    assert main(["gate", suite, "--store", db, "--learn-into", str(team)]) == 0
+    capsys.readouterr()
+    assert main(["learnings", "query", "icontains regression", "--learn-into", str(team)]) == 0
+    assert 'Eval "gated/qa/icontains" regression detected' in capsys.readouterr().out
+    from memgauge.subjects.specs import build_subject
+
+    memory = build_subject(yaml.safe_load(team.read_text()))
+    (stored,) = memory.dump()
+    memory.close()
+    meta = stored.metadata
+    assert meta["tags"] == ["eval-failure", "gated/qa/icontains", "regression"]
+    assert (meta["baseline_score"], meta["current_score"]) == (1.0, pytest.approx(0.5))
+    assert meta["drop_percentage"] == pytest.approx(0.5)
+    assert meta["timestamp"].startswith("20")
     assert main(["history", "gated", "--store", db]) == 0
     shown = capsys.readouterr().out
     assert "█████▁" in shown
@@ -167,6 +196,20 @@ def test_gate_and_history_on_real_runs(
 
 
 def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["gate", "nope", "--store", str(tmp_path / "r.db")])
-    assert code == 2
+    db = tmp_path / "r.db"
+    assert main(["gate", "nope", "--store", str(db)]) == 2
+    assert "no results store at" in capsys.readouterr().err
+    assert not db.exists()  # a command that only reads creates nothing
+    assert main(["runs", "list", "--store", str(db)]) == 0  # (listing creates the store)
+    assert main(["gate", "nope", "--store", str(db)]) == 2
     assert "no run 'nope'" in capsys.readouterr().err
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("these are notes, not a database\n" * 100)
+    assert main(["gate", "nope", "--store", str(not_sqlite)]) == 2
+    err = capsys.readouterr().err
+    assert "notes.txt: not a SQLite database" in err
+    assert "Traceback" not in err
+    learned = tmp_path / "learnings.db"
+    assert main(["learnings", "query", "anything", "--learnings", str(learned)]) == 0
+    assert "no failure has been stored" in capsys.readouterr().out
+    assert not learned.exists()

@@ -23,6 +23,7 @@ from memgauge.store.suite_runs import SuiteRunStore
 
 __all__ = [
     "console",
+    "existing_store",
     "gain_option",
     "open_suite_store",
     "progress_bar",
@@ -63,9 +64,22 @@ def results_db() -> Path:
     return memgauge_home() / "results.db"
 
 
-def open_suite_store(path: Path | None) -> SuiteRunStore:
-    """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`."""
-    return SuiteRunStore(path or results_db())
+def existing_store(path: Path | None) -> Path:
+    """`path` (default `MEMGAUGE_HOME/results.db`) for a command that only reads it: a
+    UsageError, and no empty file left behind, when it does not exist."""
+    where = path or results_db()
+    if not where.is_file():
+        raise UsageError(
+            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
+            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
+        )
+    return where
+
+
+def open_suite_store(path: Path | None, *, read_only: bool = False) -> SuiteRunStore:
+    """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`; with `read_only`, a
+    UsageError when there is none (rather than creating it)."""
+    return SuiteRunStore(existing_store(path) if read_only else path or results_db())
 
 
 def resolve_run_id(store: SuiteRunStore, given: str) -> str:

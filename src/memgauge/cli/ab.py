@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
-from memgauge.cli._common import console, results_db
+from memgauge.cli._common import console, existing_store, results_db
 from memgauge.data.jsonio import read_records
 from memgauge.errors import UsageError
 from memgauge.stats import bootstrap_ci
@@ -235,7 +235,7 @@ def _report(store: ABTestStore, name: str) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True)
 def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
     """Each test's state and decision (or only NAME's)."""
-    with _store(store_path) as store:
+    with ABTestStore(existing_store(store_path)) as store:
         names = [name] if name else store.names()
         if name and store.get(name) is None:
             raise UsageError(f"no A/B test {name!r}")

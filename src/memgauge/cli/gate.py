@@ -13,6 +13,7 @@ from rich.table import Table
 from memgauge._util.files import atomic_write_text
 from memgauge._util.home import memgauge_home
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.cli._systems import parse_system
 from memgauge.errors import UsageError
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
 from memgauge.store.suite_runs import SuiteRunStore
@@ -52,8 +53,15 @@ def _current(store: SuiteRunStore, target: str) -> dict[str, Any]:
     return run
 
 
-def learnings_memory(path: Path | None) -> Any:
-    """The memory that holds failure memories (the reference memory, lexical)."""
+def learnings_memory(path: Path | None, into: str | None = None) -> Any:
+    """The memory that holds failure memories: the subject `into` names (any `memgauge
+    evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
+    memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
+    if into is not None:
+        specs = parse_system(into)
+        if len(specs) != 1:
+            raise UsageError(f"--learn-into {into}: names {len(specs)} memories; give one")
+        return build_subject(specs[0][1])
     where = path or memgauge_home() / "learnings.db"
     where.parent.mkdir(parents=True, exist_ok=True)
     return build_subject(
@@ -61,7 +69,52 @@ def learnings_memory(path: Path | None) -> Any:
     )
 
 
-def _learn(store: SuiteRunStore, run: dict[str, Any], result: GateResult, path: Path | None) -> int:
+learn_into_option = click.option(
+    "--learn-into",
+    "learn_into",
+    default=None,
+    metavar="MEMORY",
+    help="Keep failure memories in this memory subject instead (a spec file, http://...,"
+    " mcp:..., python:...; as `memgauge evaluate -s`).",
+)
+
+
+def _score(rec: dict[str, Any], evaluator: str) -> dict[str, Any] | None:
+    return next((sc for sc in rec["scores"] if sc["evaluator"] == evaluator), None)
+
+
+def failing_items(
+    records: list[dict[str, Any]], evaluator: str, n: int = 3
+) -> list[dict[str, Any]]:
+    """Up to `n` items the evaluator failed, worst first: judged not passed, or errored, or
+    (for an evaluator with no pass/fail) scored below its mean over the run."""
+    scored: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for r in records:
+        sc = _score(r, evaluator)
+        if sc is not None:
+            scored.append((r, sc))
+    values = [sc["value"] for _r, sc in scored if sc["value"] is not None]
+    mean = sum(values) / len(values) if values else None
+
+    def failed(sc: dict[str, Any]) -> bool:
+        if sc["error"] is not None or sc["value"] is None:
+            return True
+        if sc["passed"] is not None:
+            return not sc["passed"]
+        return mean is not None and sc["value"] < mean
+
+    bad = [(r, sc) for r, sc in scored if failed(sc)]
+    bad.sort(key=lambda pair: -1.0 if pair[1]["value"] is None else float(pair[1]["value"]))
+    return [r for r, _sc in bad[:n]]
+
+
+def _learn(
+    store: SuiteRunStore,
+    run: dict[str, Any],
+    result: GateResult,
+    path: Path | None,
+    into: str | None,
+) -> int:
     regressed = [c for c in result.checks if c.regressed]
     if not regressed:
         return 0
@@ -69,15 +122,8 @@ def _learn(store: SuiteRunStore, run: dict[str, Any], result: GateResult, path: 
     export = list(store.iter_export(run["run_id"]))
     memories = []
     for c in regressed:
-
-        def value(rec: dict[str, Any], c: Any = c) -> float:
-            for sc in rec["scores"]:
-                if sc["evaluator"] == c.evaluator and sc["value"] is not None:
-                    return float(sc["value"])
-            return 0.0
-
         mine = [r for r in export if (r["subject"], r["task"]) == (c.subject, c.task)]
-        failing = sorted(mine, key=value)[:3]
+        failing = failing_items(mine, c.evaluator)
         row = rows.get((c.subject, c.task, c.evaluator), {})
         context = (
             f"{c.evaluator}: mean {_fmt(row.get('mean'))} over {row.get('n_scored')} items, "
@@ -100,7 +146,7 @@ def _learn(store: SuiteRunStore, run: dict[str, Any], result: GateResult, path: 
                 ],
             )
         )
-    memory = learnings_memory(path)
+    memory = learnings_memory(path, into)
     try:
         known = {m.id for m in memory.dump()}
         fresh = [m for m in memories if m.id not in known]
@@ -205,6 +251,7 @@ def markdown(result: GateResult) -> str:
     default=None,
     help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
 )
+@learn_into_option
 def gate(
     target: str,
     store_path: Path | None,
@@ -220,6 +267,7 @@ def gate(
     as_json: bool,
     learn: bool,
     learnings_path: Path | None,
+    learn_into: str | None,
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
@@ -242,13 +290,13 @@ def gate(
         production_after=production_after,
         phase=None if phase == "auto" else phase,
     )
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         run = _current(store, target)
         history = [
             r for r in store.suite_history(run["suite_name"]) if r["created_at"] < run["created_at"]
         ]
         result = evaluate_gate({**run, "suite": run["suite_name"]}, history, cfg, _kinds(run))
-        learned = _learn(store, run, result, learnings_path) if learn else 0
+        learned = _learn(store, run, result, learnings_path, learn_into) if learn else 0
     if learned:
         click.echo(f"stored {learned} failure memories for future prompts", err=True)
     text = markdown(result)
@@ -278,7 +326,7 @@ def history(
     path = Path(suite_name)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
         suite_name = load_suite(path).name
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         runs = store.suite_history(suite_name)[-last:]
     if not runs:
         raise UsageError(f"no completed run of suite {suite_name!r}; see `memgauge runs list`")
@@ -349,9 +397,17 @@ def learnings() -> None:
 @click.option(
     "--learnings", "learnings_path", type=click.Path(dir_okay=False, path_type=Path), default=None
 )
-def query(text: str, k: int, budget: int, learnings_path: Path | None) -> None:
+@learn_into_option
+def query(
+    text: str, k: int, budget: int, learnings_path: Path | None, learn_into: str | None
+) -> None:
     """The past failures most relevant to TEXT, ready to paste into a prompt."""
-    memory = learnings_memory(learnings_path)
+    if learn_into is None:
+        where = learnings_path or memgauge_home() / "learnings.db"
+        if not where.is_file():
+            click.echo(f"no stored failure is relevant (no failure has been stored in {where})")
+            return
+    memory = learnings_memory(learnings_path, learn_into)
     try:
         found = relevant_learnings(memory, text, k=k, token_budget=budget)
     finally:

@@ -122,7 +122,7 @@ def _state(run: Mapping[str, Any]) -> str:
 @click.option("--failures", "n_failures", type=click.IntRange(0), default=20, show_default=True)
 def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         failures = store.failures(run["run_id"], limit=n_failures)
         subjects = store.subjects(run["run_id"])
@@ -164,7 +164,7 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
 @click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
 def watch(run_id: str, store_path: Path | None, interval: float) -> None:
     """Follow a run from another terminal until it ends."""
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         con = console()
         with Live(console=con, auto_refresh=False, transient=False) as live:
@@ -243,7 +243,7 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
     evaluator (value, passed, reason).
     """
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         records = store.iter_export(run["run_id"])
         if fmt == "jsonl":
@@ -268,7 +268,7 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> None:
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
         rows = compare_runs(store.score_rows(a), store.score_rows(b))
     if as_json:

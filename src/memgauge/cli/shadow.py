@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from memgauge.cli._common import console, results_db
+from memgauge.cli._common import console, existing_store
 from memgauge.errors import UsageError
 from memgauge.online.shadow import summarize_shadow
 from memgauge.store.shadow import ShadowStore
@@ -29,7 +29,7 @@ def shadow() -> None:
 def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
-    with ShadowStore(store_path or results_db()) as store:
+    with ShadowStore(existing_store(store_path)) as store:
         names = [experiment] if experiment else store.experiments()
         if experiment and experiment not in store.experiments():
             raise UsageError(f"no shadow runs of {experiment!r}")

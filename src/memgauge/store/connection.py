@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Self
 
+from memgauge.errors import UsageError
 from memgauge.store.migrations import migrate
 
 __all__ = ["SQLiteStore", "connect"]
@@ -24,7 +25,16 @@ def connect(path: str | Path, *, check_same_thread: bool = True) -> sqlite3.Conn
     )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.OperationalError):  # locked, read-only...: not the file
+                raise
+            raise UsageError(
+                f"{path}: not a SQLite database ({exc}); give the path of a memgauge store"
+                " (for example MEMGAUGE_HOME/results.db) or of a new file"
+            ) from None
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn

@@ -170,12 +170,19 @@ def evaluate_gate(
             if drop >= threshold:
                 within = ci is not None and ci[0] <= baseline <= ci[1]
                 regressed = not within
-                note = (
-                    f"dropped {drop:.1%} (threshold {threshold:.0%}), but the baseline "
-                    f"{baseline:.3f} is inside this run's 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]: noise"
-                    if within and ci is not None
-                    else f"dropped {drop:.1%} >= {threshold:.0%}, outside this run's 95% CI"
-                )
+                if ci is None:
+                    note = (
+                        f"dropped {drop:.1%} >= {threshold:.0%}; this run has no CI (too few"
+                        " items), so the call rests on the threshold alone"
+                    )
+                elif within:
+                    note = (
+                        f"dropped {drop:.1%} (threshold {threshold:.0%}), but the baseline "
+                        f"{baseline:.3f} is inside this run's 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]:"
+                        " noise"
+                    )
+                else:
+                    note = f"dropped {drop:.1%} >= {threshold:.0%}, outside this run's 95% CI"
             else:
                 note = (
                     f"{-drop:+.1%} against the baseline"

@@ -49,20 +49,22 @@ def failure_memory(
                 f"{str(ex.get('expected'))[:120]!r}; got {str(ex.get('output'))[:200]!r}"
             )
     text = "\n".join(line for line in lines if line)
+    created = datetime.now(UTC)
     digest = hashlib.sha256(f"{run_id}/{name}/{check.subject}".encode()).hexdigest()[:16]
     return Memory(
         id=f"eval-failure-{digest}",
         text=text,
         tier="important",
         folder="eval-failures",
-        created_at=datetime.now(UTC),
+        created_at=created,
         metadata={
             "tags": ["eval-failure", name, "regression"],
             "eval_name": name,
             "subject": check.subject,
-            "baseline": check.baseline,
-            "current": check.current,
+            "baseline_score": check.baseline,
+            "current_score": check.current,
             "drop_percentage": check.drop,
+            "timestamp": created.isoformat(),
             "threshold": check.threshold,
             "run_id": run_id,
         },
