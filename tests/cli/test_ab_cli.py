@@ -122,7 +122,13 @@ def test_latency_and_constitutional_guardrails_reject(
     assert report["status"] == "rejected"
     decided = SPRTState(n=200, total=10.0, decision="treatment_better")
     assert graduation(decided, GraduationRules(), constitutional_delta=-0.01)[0] == "reject"
-    assert graduation(decided, GraduationRules())[0] == "graduate"
+    decision, reasons = graduation(decided, GraduationRules())
+    assert decision == "graduate"
+    assert "latency not measured" in reasons  # said, not silently passed
+    assert "constitutional surfacing not measured" in reasons
+    early = SPRTState(n=10, total=1.0, decision="continue")
+    slow = {"p95_control_ms": 10.0, "p95_treatment_ms": 20.0}
+    assert graduation(early, GraduationRules(), **slow)[0] == "keep_testing"  # 10 of 100 pairs
     assert graduation(SPRTState(n=50, total=5.0), GraduationRules())[0] == "keep_testing"
 
 

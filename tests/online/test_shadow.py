@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scipy import stats as sps
 
 from memgauge.cli.main import main
-from memgauge.online.shadow import ShadowRunner, bucket, diff_rankings, in_shadow
+from memgauge.online.shadow import (
+    ShadowRunner,
+    bucket,
+    diff_rankings,
+    in_shadow,
+    summarize_shadow,
+)
 from memgauge.store.shadow import ShadowStore
 
 
@@ -94,3 +101,28 @@ def test_the_runner_serves_control_and_records_only_the_shadow_share(
     assert ok[6] >= 0
     assert ok[7] >= 0
     assert failed == (boom_id, '["a", "b", "c"]', None, "RuntimeError: treatment crashed")
+
+
+def test_a_recorder_that_fails_never_reaches_the_user() -> None:
+    class Locked:
+        def record_shadow(self, experiment: str, row: Any) -> None:
+            raise sqlite3.OperationalError("database is locked")
+
+    def control(q: str, k: int) -> list[str]:
+        return ["a", "b"]
+
+    runner = ShadowRunner("x", control, lambda q, k: ["b", "a"], Locked(), percent=100)
+    assert [runner.search(f"q{i}", "text") for i in range(3)] == [["a", "b"]] * 3
+    assert runner.record_errors == 3
+    assert runner.last_record_error == "OperationalError: database is locked"
+
+
+def test_summary_means_and_na_without_judgments() -> None:
+    rows = [
+        {**diff_rankings(["a", "b", "c"], t).as_dict(), "control_latency_ms": 1.0}
+        for t in (["a", "b", "c"], ["c", "b", "a"])
+    ]
+    s = summarize_shadow(rows)
+    assert s["mean_spearman_rho"] == pytest.approx(0.0)  # 1 and -1
+    assert s["mean_order_differences"] == pytest.approx(1.0)  # 0 and 2
+    assert s["mean_mrr_delta"] is None  # nothing judged: n/a, not 0

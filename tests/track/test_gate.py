@@ -213,3 +213,13 @@ def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["learnings", "query", "anything", "--learnings", str(learned)]) == 0
     assert "no failure has been stored" in capsys.readouterr().out
     assert not learned.exists()
+
+
+@pytest.mark.parametrize("value", ["rubric=2", "rubric=0", "rubric=x", "=0.2"])
+def test_bad_threshold_overrides_exit_2(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    assert main(["runs", "list", "--store", str(db)]) == 0
+    assert main(["gate", "any", "--store", str(db), "--threshold-for", value]) == 2
+    assert "--threshold-for" in capsys.readouterr().err

@@ -280,6 +280,11 @@ def gate(
             sep = ""
         if not sep or not name:
             raise UsageError(f"--threshold-for {item!r}: write EVALUATOR=DROP, e.g. rubric=0.25")
+        if not 0 < parsed[name] <= 1:
+            raise UsageError(
+                f"--threshold-for {item!r}: the drop is a fraction of the baseline, in (0, 1]"
+                " (0.25 is a 25% drop)"
+            )
     cfg = GateConfig(
         window=window,
         threshold=threshold,
@@ -369,7 +374,8 @@ def history(
         table.add_column(col, justify="right" if col in ("latest",) else "left")
     for k in keys:
         values = series[k]
-        prior = [v for v in values[:-1] if v is not None][-window:]
+        # as the gate: the last `window` runs, averaged over those that measured it
+        prior = [v for v in values[:-1][-window:] if v is not None]
         table.add_row(
             *k,
             sparkline(values),

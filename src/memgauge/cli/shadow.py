@@ -51,3 +51,16 @@ def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> N
                 f"  mean Kendall tau-b {s['mean_kendall_tau_b']:.3f}, mean Jaccard {s['mean_jaccard']:.3f}, "
                 f"top-1 changed {s['top1_changed_rate']:.1%}; p95 latency ms {s['p95_latency_ms']}"
             )
+            con.print(
+                f"  mean Spearman rho {_f(s['mean_spearman_rho'])}, mean positions that differ"
+                f" {_f(s['mean_order_differences'], 1)}; where judged: mean MRR delta"
+                f" {_f(s['mean_mrr_delta'], sign=True)}, mean nDCG delta"
+                f" {_f(s['mean_ndcg_delta'], sign=True)}"
+            )
+
+
+def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
+    """n/a for a metric with no data (no judged query), never 0."""
+    if x is None:
+        return "n/a"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"

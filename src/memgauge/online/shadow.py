@@ -152,6 +152,8 @@ def summarize_shadow(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "classes": {c: sum(r["classification"] == c for r in rows) for c in classes},
         "mean_kendall_tau_b": mean("kendall_tau_b"),
         "mean_jaccard": mean("jaccard"),
+        "mean_spearman_rho": mean("spearman_rho"),
+        "mean_order_differences": mean("order_differences"),
         "top1_changed_rate": mean("top1_changed"),
         "mean_mrr_delta": mean("mrr_delta"),
         "mean_ndcg_delta": mean("ndcg_delta"),
@@ -190,40 +192,58 @@ class ShadowRunner:
     ) -> None:
         self.experiment, self.control, self.treatment = experiment, control, treatment
         self.recorder, self.percent, self.salt, self.k = recorder, percent, salt, k
+        self.record_errors = 0
+        self.last_record_error: str | None = None
 
     def search(
         self, query_id: str, query: str, qrels: Mapping[str, int] | None = None
     ) -> list[str]:
-        """The control's ranking (what the user gets)."""
+        """The control's ranking (what the user gets). Nothing the shadow side does (the
+        treatment failing, the comparison failing to be recorded) reaches the caller: a
+        failed recording is counted in `record_errors`, its message in `last_record_error`."""
         t0 = time.perf_counter()
         served = list(self.control(query, self.k))
         control_ms = (time.perf_counter() - t0) * 1000
         if in_shadow(query_id, self.percent, self.salt):
-            t1 = time.perf_counter()
             try:
-                shadow = list(self.treatment(query, self.k))
-            except Exception as exc:  # the treatment failing must never hurt the user
-                self.recorder.record_shadow(
-                    self.experiment,
-                    {
-                        "query_id": query_id,
-                        "control": served,
-                        "control_latency_ms": control_ms,
-                        "error": f"{type(exc).__name__}: {exc}",
-                    },
-                )
-                return served
-            treatment_ms = (time.perf_counter() - t1) * 1000
-            diff = diff_rankings(served, shadow, k=self.k, qrels=qrels)
+                self._shadow(query_id, query, qrels, served, control_ms)
+            except Exception as exc:
+                self.record_errors += 1
+                self.last_record_error = f"{type(exc).__name__}: {exc}"
+        return served
+
+    def _shadow(
+        self,
+        query_id: str,
+        query: str,
+        qrels: Mapping[str, int] | None,
+        served: list[str],
+        control_ms: float,
+    ) -> None:
+        t1 = time.perf_counter()
+        try:
+            shadow = list(self.treatment(query, self.k))
+        except Exception as exc:  # the treatment failing must never hurt the user
             self.recorder.record_shadow(
                 self.experiment,
                 {
                     "query_id": query_id,
                     "control": served,
-                    "treatment": shadow,
                     "control_latency_ms": control_ms,
-                    "treatment_latency_ms": treatment_ms,
-                    **diff.as_dict(),
+                    "error": f"{type(exc).__name__}: {exc}",
                 },
             )
-        return served
+            return
+        treatment_ms = (time.perf_counter() - t1) * 1000
+        diff = diff_rankings(served, shadow, k=self.k, qrels=qrels)
+        self.recorder.record_shadow(
+            self.experiment,
+            {
+                "query_id": query_id,
+                "control": served,
+                "treatment": shadow,
+                "control_latency_ms": control_ms,
+                "treatment_latency_ms": treatment_ms,
+                **diff.as_dict(),
+            },
+        )

@@ -239,11 +239,23 @@ def graduation(
     p95_treatment_ms: float | None = None,
 ) -> tuple[str, list[str]]:
     """`graduate`, `reject` or `keep_testing`, with every reason. `n_pairs` and `mean_delta`
-    count every pair fed, also those after the SPRT decided (default: the SPRT's own)."""
+    count every pair fed, also those after the SPRT decided (default: the SPRT's own).
+
+    The guardrails (constitutional surfacing, p95 latency) are applied once `min_samples`
+    pairs are in, not on a handful; a guardrail with no data is said to be unmeasured in the
+    reasons, never silently passed."""
+    n = state.n if n_pairs is None else n_pairs
+    if n < rules.min_samples:
+        return "keep_testing", [f"{n} of {rules.min_samples} pairs"]
     reasons: list[str] = []
-    if constitutional_delta is not None and constitutional_delta < 0:
+    unmeasured: list[str] = []
+    if constitutional_delta is None:
+        unmeasured.append("constitutional surfacing not measured")
+    elif constitutional_delta < 0:
         reasons.append(f"constitutional surfacing regressed ({constitutional_delta:+.3f})")
-    if p95_control_ms and p95_treatment_ms is not None:
+    if not p95_control_ms or p95_treatment_ms is None:
+        unmeasured.append("latency not measured")
+    else:
         increase = p95_treatment_ms / p95_control_ms - 1
         if increase >= rules.max_latency_increase:
             reasons.append(
@@ -253,12 +265,15 @@ def graduation(
         return "reject", reasons
     if state.decision == "no_difference":
         return "reject", ["the SPRT found no improvement of the minimum detectable effect"]
-    n = state.n if n_pairs is None else n_pairs
-    if n < rules.min_samples:
-        return "keep_testing", [f"{n} of {rules.min_samples} pairs"]
     if state.decision != "treatment_better":
-        return "keep_testing", [f"SPRT: {state.decision}"]
+        return "keep_testing", [f"SPRT: {state.decision}", *unmeasured]
     mean = (state.mean or 0.0) if mean_delta is None else mean_delta
     if mean < rules.improvement:
-        return "keep_testing", [f"improvement {mean:+.4f} below the threshold {rules.improvement}"]
-    return "graduate", [f"SPRT: treatment better; improvement {mean:+.4f} >= {rules.improvement}"]
+        return "keep_testing", [
+            f"improvement {mean:+.4f} below the threshold {rules.improvement}",
+            *unmeasured,
+        ]
+    return "graduate", [
+        f"SPRT: treatment better; improvement {mean:+.4f} >= {rules.improvement}",
+        *unmeasured,
+    ]
