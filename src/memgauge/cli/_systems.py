@@ -26,7 +26,7 @@ from memgauge.errors import UsageError
 from memgauge.runs.retrieval import SystemEntry
 from memgauge.subjects.specs import SUBJECT_KINDS, build_subject
 
-__all__ = ["parse_system", "system_entries"]
+__all__ = ["one_spec", "parse_system", "system_entries"]
 
 _MODES = ("lexical", "dense", "hybrid")
 
@@ -97,6 +97,15 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
             args[key.strip()] = _value(value.strip())
     default_label = name if not settings else f"{name}({settings})"
     return [(label or default_label, {"reference": args})]
+
+
+def one_spec(text: str, option: str) -> dict[str, Any]:
+    """The spec of the single subject `text` names (a `--system` value), for an option that
+    takes exactly one; UsageError otherwise."""
+    specs = parse_system(text)
+    if len(specs) != 1:
+        raise UsageError(f"{option} {text}: give one memory subject, not {len(specs)}")
+    return specs[0][1]
 
 
 def system_entries(values: tuple[str, ...] | list[str]) -> list[SystemEntry]:

@@ -17,7 +17,7 @@ from rich.table import Table
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console, open_suite_store
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._systems import parse_system
+from memgauge.cli._systems import one_spec
 from memgauge.cli.run import RunProgressBar, sigterm_as_interrupt
 from memgauge.errors import UsageError
 from memgauge.llm.context import llm_context
@@ -51,10 +51,7 @@ def _subject(agent: str, model: str | None, subject_text: str | None, k: int) ->
         return {"chat": {"model": model}}
     if subject_text is None:
         raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
-    specs = parse_system(subject_text)
-    if len(specs) != 1:
-        raise UsageError(f"--subject {subject_text}: give one memory subject, not {len(specs)}")
-    return {"memory-agent": {"memory": specs[0][1], "model": model, "k": k}}
+    return {"memory-agent": {"memory": one_spec(subject_text, "--subject"), "model": model, "k": k}}
 
 
 def _write_inputs(out_dir: Path, source: AuditSource, suite: dict[str, Any]) -> Path:

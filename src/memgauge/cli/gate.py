@@ -13,7 +13,7 @@ from rich.table import Table
 from memgauge._util.files import atomic_write_text
 from memgauge._util.home import memgauge_home
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
-from memgauge.cli._systems import parse_system
+from memgauge.cli._systems import one_spec
 from memgauge.errors import UsageError
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
 from memgauge.store.suite_runs import SuiteRunStore
@@ -53,16 +53,17 @@ def _current(store: SuiteRunStore, target: str) -> dict[str, Any]:
     return run
 
 
+def _learnings_path(path: Path | None) -> Path:
+    return path or memgauge_home() / "learnings.db"
+
+
 def learnings_memory(path: Path | None, into: str | None = None) -> Any:
     """The memory that holds failure memories: the subject `into` names (any `memgauge
     evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
     memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
     if into is not None:
-        specs = parse_system(into)
-        if len(specs) != 1:
-            raise UsageError(f"--learn-into {into}: names {len(specs)} memories; give one")
-        return build_subject(specs[0][1])
-    where = path or memgauge_home() / "learnings.db"
+        return build_subject(one_spec(into, "--learn-into"))
+    where = _learnings_path(path)
     where.parent.mkdir(parents=True, exist_ok=True)
     return build_subject(
         {"reference": {"mode": "lexical", "path": str(where), "namespace": "learnings"}}
@@ -409,7 +410,7 @@ def query(
 ) -> None:
     """The past failures most relevant to TEXT, ready to paste into a prompt."""
     if learn_into is None:
-        where = learnings_path or memgauge_home() / "learnings.db"
+        where = _learnings_path(learnings_path)
         if not where.is_file():
             click.echo(f"no stored failure is relevant (no failure has been stored in {where})")
             return

@@ -169,13 +169,10 @@ def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: s
 
 
 def _dump(system: str) -> list[Memory]:
-    from memgauge.cli._systems import parse_system
+    from memgauge.cli._systems import one_spec
     from memgauge.subjects.specs import build_subject
 
-    specs = parse_system(system)
-    if len(specs) != 1:
-        raise UsageError(f"--dump-from {system}: names {len(specs)} systems; give one")
-    subject = build_subject(specs[0][1])
+    subject = build_subject(one_spec(system, "--dump-from"))
     try:
         memories = list(subject.dump())
     except MemgaugeError:

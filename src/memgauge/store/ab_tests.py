@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
+from memgauge.store.seed_rows import metric_family
 
 __all__ = ["STATUSES", "ABTestStore"]
 
@@ -55,15 +56,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def _family(metric: str) -> str | None:
-    m = metric.lower()
-    if m.startswith(("mrr", "rr")):
-        return "mrr"
-    if m.startswith("ndcg"):
-        return "ndcg"
-    return None
-
-
 class ABTestStore(SQLiteStore):
     """`eval_ab_tests` and `eval_ab_test_pairs`."""
 
@@ -78,7 +70,7 @@ class ABTestStore(SQLiteStore):
         lower_bound: float,
     ) -> bool:
         """Create a running test; False when one of that name exists."""
-        family = _family(metric)
+        family = metric_family(metric)
         mrr0 = 0.0 if family == "mrr" else None
         ndcg0 = 0.0 if family == "ndcg" else None
         now = _now()

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row
+from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -378,9 +378,8 @@ def _seed_tables(conn: sqlite3.Connection) -> None:
             " constitutional_delta FROM ab_test_pairs WHERE name = ? ORDER BY seq",
             (name,),
         ).fetchall()
-        family = metric.lower()
-        mrr = family.startswith(("mrr", "rr"))
-        ndcg = family.startswith("ndcg")
+        mrr = metric_family(metric) == "mrr"
+        ndcg = metric_family(metric) == "ndcg"
         c_sum = sum(p[2] for p in pairs)
         t_sum = sum(p[3] for p in pairs)
         # 0003 knew "running" and "decided"; a decided test that found no difference is

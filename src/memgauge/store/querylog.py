@@ -337,14 +337,25 @@ def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
 
 
 def unknown_query_ids(path: str | Path, query_ids: Sequence[str]) -> set[str]:
-    """Those of `query_ids` no logged query has."""
+    """Those of `query_ids` no logged query has (looked up by the unique index, so a log of
+    millions of queries is not read)."""
+    wanted = sorted(set(query_ids))
+    known: set[str] = set()
     conn = connect(path)
     migrate(conn)
     try:
-        known = {r[0] for r in conn.execute("SELECT query_id FROM eval_queries")}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            known.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT query_id FROM eval_queries WHERE query_id IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
     finally:
         conn.close()
-    return set(query_ids) - known
+    return set(wanted) - known
 
 
 def import_annotations(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "eval_results_rows",
     "insert_eval_results",
     "insert_shadow_row",
+    "metric_family",
+    "shadow_row",
 ]
 
 _IR = {
@@ -76,6 +78,17 @@ EVAL_RESULTS_COLUMNS = (
     "created_at",
     "per_query_results",
 )
+
+
+def metric_family(metric: str) -> str | None:
+    """Which of `eval_ab_tests`' running sums a test's metric fills: "mrr" (MRR, RR@k),
+    "ndcg" (nDCG@k), or None (neither: those columns stay NULL)."""
+    m = metric.lower()
+    if m.startswith(("mrr", "rr")):
+        return "mrr"
+    if m.startswith("ndcg"):
+        return "ndcg"
+    return None
 
 
 def _agent(metrics: Mapping[str, Any], prefix: str) -> Mapping[str, Any] | None:
@@ -159,53 +172,50 @@ def insert_eval_results(conn: sqlite3.Connection, result: Mapping[str, Any]) -> 
     return len(rows)
 
 
-SHADOW_COLUMNS = (
-    "query_id",
-    "feature_id",
-    "control_result_ids",
-    "treatment_result_ids",
-    "rank_correlation",
-    "set_overlap",
-    "top_result_changed",
-    "order_differences",
-    "mrr_delta",
-    "ndcg_delta",
-    "control_latency_ms",
-    "treatment_latency_ms",
-    "created_at",
-    "spearman_rho",
-    "classification",
-    "error",
-)
+#: eval_shadow_runs column -> the key of a ShadowRunner comparison it holds (both ways:
+#: written by `insert_shadow_row`, read back by `shadow_row`)
+SHADOW_KEYS = {
+    "query_id": "query_id",
+    "control_result_ids": "control",
+    "treatment_result_ids": "treatment",
+    "rank_correlation": "kendall_tau_b",
+    "set_overlap": "jaccard",
+    "top_result_changed": "top1_changed",
+    "order_differences": "order_differences",
+    "mrr_delta": "mrr_delta",
+    "ndcg_delta": "ndcg_delta",
+    "control_latency_ms": "control_latency_ms",
+    "treatment_latency_ms": "treatment_latency_ms",
+    "spearman_rho": "spearman_rho",
+    "classification": "classification",
+}
+SHADOW_COLUMNS = (*SHADOW_KEYS, "feature_id", "created_at", "error")
+
+
+def shadow_row(values: Sequence[Any]) -> dict[str, Any]:
+    """A comparison as `ShadowRunner` recorded it, from the `SHADOW_KEYS` columns in order."""
+    row = dict(zip(SHADOW_KEYS.values(), values, strict=True))
+    row["control"] = json.loads(row["control"])
+    row["treatment"] = None if row["treatment"] is None else json.loads(row["treatment"])
+    row["top1_changed"] = None if row["top1_changed"] is None else bool(row["top1_changed"])
+    return row
 
 
 def insert_shadow_row(
     conn: sqlite3.Connection, experiment: str, row: Mapping[str, Any], created_at: str
 ) -> None:
     """Insert one shadow comparison (in the caller's transaction)."""
-    treatment = row.get("treatment")
-    top1 = row.get("top1_changed")
+    cols = {col: row.get(key) for col, key in SHADOW_KEYS.items()}
+    treatment, top1 = row.get("treatment"), row.get("top1_changed")
+    cols["query_id"] = str(row["query_id"])
+    cols["control_result_ids"] = json.dumps(list(row.get("control") or []))
+    cols["treatment_result_ids"] = None if treatment is None else json.dumps(list(treatment))
+    cols["top_result_changed"] = None if top1 is None else int(top1)
     error = row.get("error")
     if error is None and treatment is None:
         error = "no treatment ranking was recorded"
-    values = (
-        str(row["query_id"]),
-        experiment,
-        json.dumps(list(row.get("control") or [])),
-        None if treatment is None else json.dumps(list(treatment)),
-        row.get("kendall_tau_b"),
-        row.get("jaccard"),
-        None if top1 is None else int(top1),
-        row.get("order_differences"),
-        row.get("mrr_delta"),
-        row.get("ndcg_delta"),
-        row.get("control_latency_ms"),
-        row.get("treatment_latency_ms"),
-        created_at,
-        row.get("spearman_rho"),
-        row.get("classification"),
-        error,
-    )
+    cols.update(feature_id=experiment, created_at=created_at, error=error)
+    values = tuple(cols[c] for c in SHADOW_COLUMNS)
     conn.execute(
         f"INSERT INTO eval_shadow_runs ({', '.join(SHADOW_COLUMNS)})"
         f" VALUES ({', '.join('?' * len(SHADOW_COLUMNS))})",

@@ -3,14 +3,13 @@ shadowed query (`memgauge.store.seed_rows` says which column holds what)."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
-from memgauge.store.seed_rows import insert_shadow_row
+from memgauge.store.seed_rows import SHADOW_KEYS, insert_shadow_row, shadow_row
 
 __all__ = ["ShadowStore"]
 
@@ -34,34 +33,11 @@ class ShadowStore(SQLiteStore):
         keys `ShadowRunner` recorded."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT query_id, control_result_ids, treatment_result_ids, rank_correlation,"
-                " spearman_rho, set_overlap, top_result_changed, order_differences, mrr_delta,"
-                " ndcg_delta, classification, control_latency_ms, treatment_latency_ms"
-                " FROM eval_shadow_runs WHERE feature_id = ? AND error IS NULL ORDER BY id",
+                f"SELECT {', '.join(SHADOW_KEYS)} FROM eval_shadow_runs"
+                " WHERE feature_id = ? AND error IS NULL ORDER BY id",
                 (experiment,),
             ).fetchall()
-        keys = (
-            "query_id",
-            "control",
-            "treatment",
-            "kendall_tau_b",
-            "spearman_rho",
-            "jaccard",
-            "top1_changed",
-            "order_differences",
-            "mrr_delta",
-            "ndcg_delta",
-            "classification",
-            "control_latency_ms",
-            "treatment_latency_ms",
-        )
-        out = []
-        for r in rows:
-            d = dict(zip(keys, r, strict=True))
-            d["control"], d["treatment"] = json.loads(d["control"]), json.loads(d["treatment"])
-            d["top1_changed"] = None if d["top1_changed"] is None else bool(d["top1_changed"])
-            out.append(d)
-        return out
+        return [shadow_row(r) for r in rows]
 
     def shadow_errors(self, experiment: str) -> int:
         """How many treatment calls failed."""
