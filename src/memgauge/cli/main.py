@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from memgauge import __version__
+from memgauge._util.redact import redact
 from memgauge.errors import (
     DataError,
     LLMError,
@@ -80,7 +81,8 @@ def cli() -> None:
 
 
 def _echo_err(message: str) -> None:
-    click.echo(message, err=True)
+    # an error may quote an endpoint that echoed the request's key: never shown
+    click.echo(redact(message), err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

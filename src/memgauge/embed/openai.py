@@ -9,6 +9,7 @@ import httpx
 import numpy as np
 
 from memgauge._types import FloatArray
+from memgauge._util.redact import redact, register_secret
 from memgauge._util.retry import RetriesExhausted, send_with_retries
 from memgauge.errors import SubjectError, UnavailableError
 
@@ -19,7 +20,7 @@ class OpenAIEmbedder:
     """Calls `{base_url}/embeddings` in batches with bounded, jittered retries.
 
     Configuration: `base_url` or OPENAI_BASE_URL (default https://api.openai.com/v1), the key
-    from OPENAI_API_KEY (never logged or put in messages), the model from the argument or
+    from OPENAI_API_KEY (never logged, and scrubbed from the endpoint's error texts), the model from the argument or
     MEMGAUGE_EMBED_MODEL. Vectors are re-normalised to unit length and ordered by `index`.
     """
 
@@ -41,6 +42,7 @@ class OpenAIEmbedder:
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key and "api.openai.com" in self.base_url:
             raise UnavailableError("OPENAI_API_KEY is not set; the OpenAI embedder needs it")
+        register_secret(key)  # scrubbed from every error text, should the endpoint echo it
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
@@ -82,7 +84,7 @@ class OpenAIEmbedder:
         except RetriesExhausted as exc:
             if exc.response is None:
                 raise SubjectError(
-                    f"embeddings endpoint {self.base_url} unreachable: {exc}"
+                    f"embeddings endpoint {self.base_url} unreachable: {redact(str(exc))}"
                 ) from None
             raise SubjectError(
                 f"embeddings endpoint {self.base_url} answered {exc.response.status_code} "
@@ -94,7 +96,7 @@ class OpenAIEmbedder:
         if resp.status_code != 200:
             raise SubjectError(
                 f"embeddings endpoint {self.base_url} answered {resp.status_code}: "
-                f"{resp.text[:200]}"
+                f"{redact(resp.text, limit=200)}"
             )
         try:
             data = resp.json()["data"]
@@ -103,7 +105,7 @@ class OpenAIEmbedder:
         except (ValueError, KeyError, TypeError) as exc:
             raise SubjectError(
                 f"embeddings endpoint {self.base_url} sent a malformed response "
-                f"({type(exc).__name__}: {exc})"
+                f"({type(exc).__name__}: {redact(str(exc), limit=200)})"
             ) from None
         if matrix.ndim != 2 or matrix.shape[0] != n:
             raise SubjectError(

@@ -2,7 +2,8 @@
 
 The SDK brings its own retries (bounded by `max_retries`, honouring Retry-After); structured
 output goes through the prompt (`structured = "prompt"`), since the Messages API has no JSON
-mode. `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` configure it.
+mode. `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` configure it. The SDK's error texts carry the
+response body, so they are scrubbed of keys (`memgauge._util.redact`) like every other.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import inspect
 import time
 from typing import Any
 
+from memgauge._util.redact import redact
 from memgauge.errors import LLMError, UnavailableError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.config import LLMConfig
@@ -91,16 +93,17 @@ class AnthropicClient:
         except a.AuthenticationError:
             raise LLMError("auth", "rejected by Anthropic: check ANTHROPIC_API_KEY") from None
         except a.RateLimitError as exc:
-            raise LLMError("rate_limit", str(exc)[:300], attempts=tries) from None
+            raise LLMError("rate_limit", redact(str(exc), limit=300), attempts=tries) from None
         except a.APITimeoutError:
             raise LLMError(
                 "timeout", f"no response within {self.config.timeout:g} s", attempts=tries
             ) from None
         except a.APIConnectionError as exc:
-            raise LLMError("connection", str(exc)[:300], attempts=tries) from None
+            raise LLMError("connection", redact(str(exc), limit=300), attempts=tries) from None
         except a.APIStatusError as exc:
             kind = "server" if exc.status_code >= 500 else "bad_request"
-            raise LLMError(kind, f"status {exc.status_code}: {str(exc)[:300]}") from None
+            text = redact(str(exc), limit=300)
+            raise LLMError(kind, f"status {exc.status_code}: {text}") from None
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""

@@ -23,6 +23,7 @@ import json
 from dataclasses import asdict, replace
 from typing import Any, Literal, Protocol
 
+from memgauge._util.redact import redact
 from memgauge.errors import CacheMissError, LLMError, UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Usage
@@ -149,8 +150,10 @@ class CachingClient:
         except BaseException as exc:
             if isinstance(exc, LLMError) and exc.kind == "bad_request":
                 # a 4xx the endpoint will give again (e.g. no JSON-schema support): kept, so a
-                # replay takes the same fallback path as the run it reproduces
-                self.cache.put(key, model, {"error": exc.kind, "message": str(exc)}, replace=True)
+                # replay takes the same fallback path as the run it reproduces; scrubbed here
+                # too, since the inner client may be anyone's
+                stored = {"error": exc.kind, "message": redact(str(exc))}
+                self.cache.put(key, model, stored, replace=True)
             if isinstance(exc, asyncio.CancelledError) or not isinstance(exc, Exception):
                 future.cancel()
             else:
@@ -168,7 +171,8 @@ class CachingClient:
         client error raised again."""
         self.hits += 1
         if isinstance(found, dict):
-            message = str(found.get("message", "")).removeprefix("bad_request: ")
+            # a file written before scrubbing existed may still hold a key: scrub on the way out
+            message = redact(str(found.get("message", ""))).removeprefix("bad_request: ")
             raise LLMError("bad_request", message)
         if self.meter is not None:
             self.meter.record(found)

@@ -3,7 +3,8 @@
 Precedence: explicit argument > environment > default. Environment: `MEMGAUGE_MODEL` (or
 memaudit's `MEMAUDIT_MODEL`), `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMGAUGE_LLM_CONCURRENCY`,
 `MEMGAUGE_LLM_TIMEOUT`, `MEMGAUGE_LLM_RETRIES`. The key is held only here: it is not part of
-the repr, the cache key, any log line, report or stored spec.
+the repr, the cache key, any log line, report or stored spec, and is scrubbed from every
+error text (`memgauge._util.redact`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from memgauge._util.redact import register_secret
 from memgauge.errors import UsageError
 
 __all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
@@ -70,6 +72,8 @@ class LLMConfig:
             raise UsageError("LLM timeout must be positive")
         if self.max_retries < 0:
             raise UsageError("LLM max_retries must be 0 or more")
+        # an endpoint may echo the key in an error body: every error text is scrubbed of it
+        register_secret(self.api_key)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:

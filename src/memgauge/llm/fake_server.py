@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
-__all__ = ["FakeOpenAIServer", "Fault", "FaultRates", "hashed_embedding"]
+__all__ = ["ECHO_BODY", "FakeOpenAIServer", "Fault", "FaultRates", "hashed_embedding"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -62,6 +62,9 @@ class Fault:
 
     `truncate` sends a 200 whose body stops halfway (the declared length is not met) and closes
     the connection; `content` replaces the reply's text with a 200 (malformed judge output).
+    `echo_auth` plays a careless provider: `{authorization}` and `{key}` in `body` become the
+    request's Authorization header and the bare key it carries (`ECHO_BODY` does both), so a
+    test can check that no credential an endpoint echoes reaches a file or an output.
     """
 
     status: int = 500
@@ -70,6 +73,14 @@ class Fault:
     headers: tuple[tuple[str, str], ...] = ()
     truncate: bool = False
     content: str | None = None
+    echo_auth: bool = False
+
+
+#: an error body quoting the request's credentials, as some endpoints do
+ECHO_BODY = (
+    '{"error": {"message": "rejected a request sent with Authorization: {authorization}; '
+    'Incorrect API key provided: {key}", "request_headers": {"Authorization": "{authorization}"}}}'
+)
 
 
 @dataclass(frozen=True)
@@ -296,9 +307,12 @@ class FakeOpenAIServer:
 
     async def _fault_response(self, request: web.Request, fault: Fault) -> web.StreamResponse:
         if not fault.truncate:
-            resp = web.Response(
-                status=fault.status, text=fault.body, content_type="application/json"
-            )
+            text = fault.body
+            if fault.echo_auth:
+                auth = request.headers.get("authorization", "")
+                key = request.headers.get("x-api-key") or auth.removeprefix("Bearer ")
+                text = text.replace("{authorization}", auth).replace("{key}", key)
+            resp = web.Response(status=fault.status, text=text, content_type="application/json")
             for k, v in fault.headers:
                 resp.headers[k] = v
             return resp

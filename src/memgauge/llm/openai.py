@@ -14,7 +14,9 @@ Failure handling, per request:
   retry with full-jitter exponential backoff, at most `max_retries` times;
 - 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying.
 
-A call that fails for good raises `LLMError(kind, message, attempts=n)`.
+A call that fails for good raises `LLMError(kind, message, attempts=n)`. Every text that came
+from the endpoint (an error body, an unreadable reply, a transport error) is scrubbed of keys
+and bearer tokens before it becomes part of a message (`memgauge._util.redact`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 import aiohttp
 
+from memgauge._util.redact import redact
 from memgauge.errors import LLMError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.config import LLMConfig
@@ -58,14 +61,15 @@ def _retry_after(headers: Any) -> float | None:
 
 
 def _error_text(raw: bytes) -> str:
+    """The message of an error body, without secrets (an endpoint may echo the key)."""
     try:
         body = json.loads(raw)
         msg = body.get("error", {}).get("message") if isinstance(body, dict) else None
         if isinstance(msg, str):
-            return msg[:300]
+            return redact(msg, limit=300)
     except (ValueError, AttributeError):
         pass
-    return raw[:300].decode(errors="replace")
+    return redact(raw.decode(errors="replace"), limit=300)
 
 
 class _LoopState:
@@ -164,7 +168,7 @@ class OpenAIClient:
                 kind, message = "timeout", f"no response within {cfg.timeout:g} s"
                 status = -1
             except aiohttp.ClientError as exc:
-                kind, message = "connection", f"{type(exc).__name__}: {exc}"[:300]
+                kind, message = "connection", redact(f"{type(exc).__name__}: {exc}", limit=300)
                 status = -1
             finally:
                 state.limiter.release()
@@ -245,9 +249,11 @@ def _parse(raw: bytes, model: str, attempts: int, latency_ms: float) -> ChatResp
         choice = body["choices"][0]
         content = choice["message"].get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        raise ValueError(f"not a chat completion: {raw[:200].decode(errors='replace')!r}") from None
+        text = redact(raw.decode(errors="replace"), limit=200)
+        raise ValueError(f"not a chat completion: {text!r}") from None
     if not isinstance(content, str):
         refusal = choice["message"].get("refusal")
+        refusal = redact(str(refusal), limit=300) if refusal else None
         raise ValueError(f"no text in the reply{f' (refusal: {refusal})' if refusal else ''}")
     usage = body.get("usage") or {}
     return ChatResponse(

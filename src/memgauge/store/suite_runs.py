@@ -3,7 +3,9 @@ and failures, each item written in its own transaction the moment it finishes.
 
 It satisfies `memgauge.runs.engine.SuiteRecorder` structurally. Several processes may write to
 one store at once: every write transaction starts with `BEGIN IMMEDIATE`, so a writer waits for
-the lock (busy timeout) instead of failing on a read-to-write upgrade.
+the lock (busy timeout) instead of failing on a read-to-write upgrade. Failure messages, score
+errors and reasons are scrubbed of keys and bearer tokens on the way in (`_util.redact`): they
+quote what a provider or a service answered, which may echo the request's credentials.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from memgauge._util.redact import redact
 from memgauge.store.connection import SQLiteStore
 
 __all__ = ["SuiteRunStore", "utc_now"]
@@ -29,6 +32,10 @@ def utc_now() -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact(text)
 
 
 _RUN_COLUMNS = (
@@ -158,7 +165,7 @@ class SuiteRunStore(SQLiteStore):
                 c.execute(
                     "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?"
                     " WHERE run_id = ?",
-                    (status, reason, now, run_id),
+                    (status, _redacted(reason), now, run_id),
                 )
 
     def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None:
@@ -309,8 +316,8 @@ class SuiteRunStore(SQLiteStore):
                         s["evaluator"],
                         s.get("value"),
                         None if s.get("passed") is None else int(bool(s["passed"])),
-                        s.get("reason") or "",
-                        s.get("error"),
+                        redact(s.get("reason") or ""),
+                        _redacted(s.get("error")),
                         _dumps(s.get("detail") or {}),
                     )
                     for r, key in zip(rows, keys, strict=True)
@@ -325,7 +332,7 @@ class SuiteRunStore(SQLiteStore):
                         *key,
                         f["stage"],
                         f["kind"],
-                        f["message"],
+                        redact(f["message"]),
                         f["attempt"],
                         f.get("at") or utc_now(),
                     )
@@ -404,7 +411,7 @@ class SuiteRunStore(SQLiteStore):
                     failure.get("item_id"),
                     failure["stage"],
                     failure["kind"],
-                    failure["message"],
+                    redact(failure["message"]),
                     failure.get("attempt", 1),
                     utc_now(),
                 ),

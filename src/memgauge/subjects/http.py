@@ -3,7 +3,8 @@
 POST /reset, /ingest, /flush, /search and (optionally) /dump, each with the namespace in the
 body; an agent service implements POST /answer. 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff
 (bounded); other errors fail at once with the service's message. An API key, when configured,
-is read from the environment variable named by `api_key_env` and never shown in errors.
+is read from the environment variable named by `api_key_env` and scrubbed from every error text
+(`memgauge._util.redact`), the service's own included.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from memgauge._util.redact import redact, register_secret
 from memgauge._util.retry import RetriesExhausted, send_with_retries
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
@@ -49,6 +51,7 @@ class HttpSubject:
             key = os.environ.get(api_key_env)
             if not key:
                 raise UsageError(f"http subject: environment variable {api_key_env} is not set")
+            register_secret(key)  # a service may echo it in an error body
             headers["Authorization"] = f"Bearer {key}"
         self.base_url = base_url.rstrip("/")
         self.namespace = namespace or f"memgauge-{uuid.uuid4().hex[:12]}"
@@ -93,7 +96,7 @@ class HttpSubject:
             return resp.json()
         except ValueError:
             raise SubjectError(
-                f"{self.name}{path}: the body is not JSON: {resp.text[:200]!r}"
+                f"{self.name}{path}: the body is not JSON: {redact(resp.text, limit=200)!r}"
             ) from None
 
     def reset(self) -> None:
@@ -148,11 +151,12 @@ class HttpSubject:
 
 
 def _message(resp: httpx.Response) -> str:
+    """The error body's message, scrubbed of keys (a service may echo the request's header)."""
     try:
         body = resp.json()
     except ValueError:
-        return resp.text[:200]
+        return redact(resp.text, limit=200)
     if isinstance(body, dict) and "error" in body:
         err = body["error"]
-        return str(err.get("message") if isinstance(err, dict) else err)[:200]
-    return str(body)[:200]
+        return redact(str(err.get("message") if isinstance(err, dict) else err), limit=200)
+    return redact(str(body), limit=200)

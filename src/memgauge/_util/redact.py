@@ -1,0 +1,96 @@
+"""Secrets out of every error text: the one place that knows what a credential looks like.
+
+Error bodies are written by someone else: a provider or a memory service may echo the request's
+`Authorization` header or the key itself ("Incorrect API key provided: ..."), and an error's
+text travels on to stderr, to the results store (failures, score errors) and to the LLM
+response cache (a 400 is cached so that a replay takes the same path). Every place where such
+text enters memgauge (the LLM clients, the embedder, the HTTP subject) and every place that
+shows or keeps it passes it through `redact` first.
+
+What is removed, each replaced by `[REDACTED]`:
+
+- the configured keys themselves, wherever they appear (registered with `register_secret` by
+  whoever holds one: `LLMConfig`, `OpenAIEmbedder`, `HttpSubject`), and the values of
+  credential-named environment variables (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`);
+- anything shaped like a credential: `Authorization: <anything>`, `Bearer <token>`,
+  `api_key=...` / `"api_key": "..."` (and token, access_token, secret, password, x-api-key...), and
+  provider key shapes (`sk-...`, `sk-ant-...`, `sk-proj-...`).
+
+Values shorter than 8 characters are not treated as secrets (a test key `k` must not blank
+every letter k). Redaction runs before truncation (`limit`), so a cut can never leave a
+recognisable prefix of a key behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+__all__ = ["REDACTED", "redact", "register_secret"]
+
+REDACTED = "[REDACTED]"
+_MIN_SECRET = 8
+
+_known: set[str] = set()
+_lock = threading.Lock()
+
+_SECRET_ENV = re.compile(r"(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+
+_FIELD = (
+    r"(?:x-)?api[_-]?key|(?:access|refresh|auth|id)[_-]?token|client[_-]?secret"
+    r"|secret[_-]?key|secret|password|passwd|token"
+)
+
+# (pattern, replacement): group 1 is what stays (the field's name and its separator)
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # the whole value of an Authorization header, whatever its scheme
+    (
+        re.compile(
+            r"""\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)"""
+            r"""(?:(?:bearer|basic|token|digest)\s+)?[^\s"',;}&]+""",
+            re.IGNORECASE,
+        ),
+        rf"\1{REDACTED}",
+    ),
+    (re.compile(r"\b(bearer\s+)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE), rf"\1{REDACTED}"),
+    # credential-named fields: `name=value` and JSON's `"name": "value"` with any value; a bare
+    # `name: value` only when the value looks like a token (8+ characters, a digit), so that
+    # "password: expected a string" keeps its words
+    (
+        re.compile(rf"""\b({_FIELD})(\s*=\s*["']?|["']\s*:\s*["']?)[^\s"',;}}&]+""", re.IGNORECASE),
+        rf"\1\2{REDACTED}",
+    ),
+    (
+        re.compile(rf"\b({_FIELD})(\s*:\s*)(?=\S*\d)[A-Za-z0-9._~+/=-]{{8,}}", re.IGNORECASE),
+        rf"\1\2{REDACTED}",
+    ),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
+)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a configured key, so that `redact` removes it wherever it is echoed."""
+    if value and len(value) >= _MIN_SECRET:
+        with _lock:
+            _known.add(value)
+
+
+def _secrets() -> list[str]:
+    with _lock:
+        found = set(_known)
+    found.update(
+        v for k, v in os.environ.items() if len(v) >= _MIN_SECRET and _SECRET_ENV.search(k)
+    )
+    # longest first: a key that contains another is removed whole
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, *, limit: int | None = None) -> str:
+    """`text` without secrets (see the module's docstring), then cut to `limit` characters."""
+    for secret in _secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text if limit is None else text[:limit]
