@@ -21,6 +21,10 @@ without bound. A record the database cannot take (a value JSON cannot hold) is l
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too
 long, disk full) stays buffered and is retried, and `flush()` raises that error once.
 
+`flush()` returns only once everything logged before it is committed (a batch the writer has
+taken but not yet committed included), and `confidence(m)` flushes first, so it sees every
+`validate(m)` made before it.
+
 Feedback logged without a query id is linked, when written, to the session's most recent
 query whose results held the memory (seed 002 sections 5.2, 5.3).
 
@@ -110,6 +114,8 @@ class QueryLog:
         self._wake = threading.Event()
         self._stop = False
         self._idle = threading.Condition()
+        # writer rounds begun and finished: flush() waits for one that began after it was called
+        self._rounds_started = self._rounds_done = 0
         self._thread = threading.Thread(target=self._run, name="memgauge-querylog", daemon=True)
         self._thread.start()
 
@@ -224,32 +230,48 @@ class QueryLog:
         while True:
             self._wake.wait(self.flush_interval)
             self._wake.clear()
+            with self._idle:
+                self._rounds_started += 1
             try:
                 self._drain()
-                self.error = None
+                error = None
             except BaseException as exc:  # kept for flush() to raise
-                self.error = exc
+                error = exc
             with self._idle:
+                self.error = error
+                self._rounds_done = self._rounds_started
                 self._idle.notify_all()
-            if self._stop and (self.error is not None or not (self._queries or self._feedback)):
+            if self._stop and (error is not None or not (self._queries or self._feedback)):
                 return
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Block until everything logged so far is written; raise the database's error if
-        the last write failed (the records are kept and retried)."""
+        """Block until everything logged before this call is committed; raise the database's
+        error if that write failed (the records are kept and retried), `TimeoutError` after
+        `timeout` seconds.
+
+        Why rounds and not an empty buffer: the writer takes a batch out of the buffer before
+        it commits it, so an empty buffer says nothing about the batch in flight. A round of
+        the writer that starts after this call takes every record logged before it (and the
+        round in flight, if any, ends first), so once such a round is done, they are all
+        committed. The hot path pays nothing for this: only the writer counts rounds."""
+        if self._stop:
+            return  # closed: close() wrote the buffer
         deadline = time.monotonic() + timeout
-        while (self._queries or self._feedback) and time.monotonic() < deadline:
-            with self._idle:
-                self._wake.set()
-                self._idle.wait(0.1)
-            if self.error is not None:
-                break
-        error, self.error = self.error, None
+        with self._idle:
+            target = self._rounds_started + 1
+            self._wake.set()
+            while self._rounds_done < target:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._thread.is_alive():
+                    raise TimeoutError(f"query log {self.path}: not written within {timeout:g} s")
+                self._idle.wait(min(left, 0.1))
+            error, self.error = self.error, None
         if error is not None:
             raise error
 
     def confidence(self, memory_id: Any) -> tuple[float, int] | None:
-        """(confidence, validations) after everything logged so far is written."""
+        """(confidence, validations) once every `validate` logged before this call is
+        committed."""
         self.flush()
         return self._writer.confidence(str(memory_id))
 

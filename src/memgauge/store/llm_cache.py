@@ -9,6 +9,7 @@ and several processes (WAL, busy timeout; a duplicate insert keeps the first ans
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,15 +29,18 @@ CREATE TABLE IF NOT EXISTS llm_responses (
 """
 
 
+def _create(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
+    conn.commit()
+
+
 class SQLiteResponseCache:
     """`get(key)` / `put(key, model, response)` over one SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(self.path, check_same_thread=False)
-        self._conn.execute(_SCHEMA)
-        self._conn.commit()
+        self._conn = connect(self.path, check_same_thread=False, setup=_create)
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:

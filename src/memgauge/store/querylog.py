@@ -57,8 +57,7 @@ class QueryLogWriter:
 
     def __init__(self, path: str | Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(path, check_same_thread=False)
-        migrate(self._conn)
+        self._conn = connect(path, check_same_thread=False, setup=migrate)
         self._lock = threading.Lock()  # the writer thread and readers share the connection
 
     def write(
@@ -104,6 +103,9 @@ class QueryLogWriter:
         for attempt in range(50):
             try:
                 with self._lock, self._conn:
+                    # the write lock first, waited for under the busy timeout: a deferred
+                    # transaction that another process commits under fails at once instead
+                    self._conn.execute("BEGIN IMMEDIATE")
                     self._conn.executemany(
                         "INSERT OR IGNORE INTO eval_queries (query_id, query, intent, mode, session_id,"
                         " tool_name, result_ids, result_count, channel_contributions, total_latency_ms,"
@@ -156,10 +158,11 @@ class QueryLogWriter:
 
     def confidence(self, memory_id: str) -> tuple[float, int] | None:
         """(confidence, validations) of a memory, or None if never validated."""
-        row = self._conn.execute(
-            "SELECT confidence, validations FROM memory_confidence WHERE memory_id = ?",
-            (memory_id,),
-        ).fetchone()
+        with self._lock:  # the connection is the writer thread's: never both at once
+            row = self._conn.execute(
+                "SELECT confidence, validations FROM memory_confidence WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
         return None if row is None else (float(row[0]), int(row[1]))
 
     def close(self) -> None:
@@ -181,8 +184,7 @@ def apply_retention(
     deleted, so a crash never loses a row). Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     deleted: dict[str, int] = {}
     try:
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
@@ -217,8 +219,7 @@ def bootstrap_judgments(path: str | Path) -> dict[str, int]:
     (`bootstrapped`), validated not useful -> 0 (`validated`), shown but never selected -> 1
     (`implicit`). The strongest signal wins for a (query, memory); re-running replaces the
     bootstrapped judgments. Returns judgments per grade."""
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     try:
         queries = conn.execute("SELECT query_id, result_ids FROM eval_queries").fetchall()
         signals: dict[tuple[str, str], tuple[int, str]] = {}
@@ -273,8 +274,7 @@ def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
     text, case and spacing aside) collapse to the newest; the sample is stratified by intent
     and category (each stratum gets its share by size, largest remainders first); picked queries are marked
     `is_eval_corpus = 1`. Deterministic for a seed. Returns the query ids."""
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     try:
         newest: dict[str, tuple[str, str | None, str | None]] = {}
         for qid, text, intent, cat in conn.execute(
@@ -311,8 +311,7 @@ def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
 def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
     """For each harvested query: the union of the top `k` results every logged run of the
     same text returned (pooling), for people to grade 0-3."""
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     try:
         rows = conn.execute(
             "SELECT query_id, query, result_ids, is_eval_corpus FROM eval_queries ORDER BY id"
@@ -341,8 +340,7 @@ def unknown_query_ids(path: str | Path, query_ids: Sequence[str]) -> set[str]:
     millions of queries is not read)."""
     wanted = sorted(set(query_ids))
     known: set[str] = set()
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     try:
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
@@ -395,8 +393,7 @@ def golden_set(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, A
     """The harvested queries and, per (query, memory), the judgment of the most trusted source
     (manual > validated > bootstrapped > implicit): the rows of a retrieval dataset's
     `queries.jsonl` and `judgments.jsonl`."""
-    conn = connect(path)
-    migrate(conn)
+    conn = connect(path, setup=migrate)
     try:
         queries = [
             {
