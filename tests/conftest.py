@@ -30,6 +30,44 @@ def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSui
     return run
 
 
+RecallSuite = Callable[..., Path]
+
+
+@pytest.fixture
+def recall_suite(tmp_path: Path) -> RecallSuite:
+    """Write a one-task suite into tmp_path: the reference memory (lexical, top hit as the
+    answer) asked `items` over `memories`, scored by `evaluators`; `spec` adds suite keys."""
+
+    def write(
+        items: list[dict[str, Any]],
+        memories: list[dict[str, Any]],
+        evaluators: list[Any],
+        **spec: Any,
+    ) -> Path:
+        for name, rows in (("items", items), ("memories", memories)):
+            (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        suite = {
+            "name": "recall-suite",
+            **spec,
+            "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+            "tasks": [
+                {
+                    "name": "recall",
+                    "kind": "expected-output",
+                    "dataset": "items.jsonl",
+                    "memories": "memories.jsonl",
+                    "k": 1,
+                    "evaluators": evaluators,
+                }
+            ],
+        }
+        path = tmp_path / "suite.yaml"
+        path.write_text(yaml.safe_dump(suite))
+        return path
+
+    return write
+
+
 @pytest.fixture(autouse=True)
 def _isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test gets its own LLM cache file and a fresh LLM context (clients, meter)."""

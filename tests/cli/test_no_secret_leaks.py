@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from memgauge.llm.fake_server import ECHO_BODY, FakeOpenAIServer, Fault
 
@@ -80,33 +79,15 @@ def _cli(server: FakeOpenAIServer, tmp_path: Path, *args: str) -> tuple[int, str
     return done.returncode, done.stdout, done.stderr
 
 
-def _suite(tmp_path: Path) -> Path:
+def _suite(recall_suite: Any) -> Path:
     items = [
         {"id": f"q{i}", "input": f"What is the code for item {i}?", "expected": f"K{i}X"}
         for i in range(12)
     ]
     memories = [{"id": f"m{i}", "text": f"The code for item {i} is K{i}X."} for i in range(12)]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
-    (tmp_path / "memories.jsonl").write_text("".join(json.dumps(x) + "\n" for x in memories))
-    spec = {
-        "name": "leaky-endpoint",
-        "concurrency": 4,
-        "max_failure_rate": 1.0,
-        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
-                "k": 1,
-                "evaluators": [{"qa-judge": "strict"}],
-            }
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
+    return recall_suite(  # type: ignore[no-any-return]
+        items, memories, [{"qa-judge": "strict"}], concurrency=4, max_failure_rate=1.0
+    )
 
 
 def _dataset(tmp_path: Path) -> Path:
@@ -139,7 +120,7 @@ def _dataset(tmp_path: Path) -> Path:
 
 
 def test_a_key_echoed_by_the_endpoint_reaches_no_file_and_no_output(
-    server: FakeOpenAIServer, tmp_path: Path
+    server: FakeOpenAIServer, tmp_path: Path, recall_suite: Any
 ) -> None:
     outputs: list[str] = []
 
@@ -150,7 +131,7 @@ def test_a_key_echoed_by_the_endpoint_reaches_no_file_and_no_output(
 
     store = str(tmp_path / "r.db")
     server.fail(*_echoes(3))
-    code, out = cli("run", str(_suite(tmp_path)), "--store", store, "--json")
+    code, out = cli("run", str(_suite(recall_suite)), "--store", store, "--json")
     assert code == 0, out
     run = json.loads(outputs[-2].strip().splitlines()[-1])
     assert server.n_requests >= 12

@@ -48,7 +48,7 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture
-def suite(tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+def suite(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, recall_suite: Any) -> Path:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
@@ -61,27 +61,14 @@ def suite(tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPa
     memories = [
         {"id": f"m{i}", "text": f"The code for item {i} is K{i}X."} for i in range(N) if _truth(i)
     ]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
-    (tmp_path / "memories.jsonl").write_text("".join(json.dumps(x) + "\n" for x in memories))
-    spec = {
-        "name": "judged",
-        "concurrency": 8,
-        "max_failure_rate": 0.5,
-        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
-                "k": 1,
-                "evaluators": [{"qa-judge": "longmemeval"}, {"rubric": "Is it helpful?"}],
-            }
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
+    return recall_suite(  # type: ignore[no-any-return]
+        items,
+        memories,
+        [{"qa-judge": "longmemeval"}, {"rubric": "Is it helpful?"}],
+        name="judged",
+        concurrency=8,
+        max_failure_rate=0.5,
+    )
 
 
 def _run(

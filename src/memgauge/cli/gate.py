@@ -15,6 +15,7 @@ from memgauge._util.home import memgauge_home
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.cli._systems import one_spec
 from memgauge.errors import UsageError
+from memgauge.report.escape import md_text
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.specs import build_subject
@@ -163,13 +164,13 @@ def _fmt(x: float | None) -> str:
 
 
 def markdown(result: GateResult) -> str:
-    """A summary fit for a pull-request comment."""
+    """A summary fit for a pull-request comment (names escaped: `report.escape`)."""
     icon = {"pass": "✅", "warn": "⚠️", "fail": "❌"}[result.status]
     lines = [
         f"### {icon} memgauge gate: {result.status} ({result.phase} phase)",
         "",
-        f"Suite `{result.suite}`, run `{result.run_id}`, against the rolling baseline of up to "
-        f"{len(result.checks[0].history) if result.checks else 0} earlier runs "
+        f"Suite {md_text(result.suite)}, run `{result.run_id}`, against the rolling "
+        f"baseline of up to {len(result.checks[0].history) if result.checks else 0} earlier runs "
         f"({result.n_history} in history).",
         "",
         "| subject | task | evaluator | baseline | current (95% CI) | change | threshold | |",
@@ -180,11 +181,12 @@ def markdown(result: GateResult) -> str:
         change = "" if c.drop is None else f"{-c.drop:+.1%}"
         mark = "regression" if c.regressed else ("noise" if c.within_ci else "")
         lines.append(
-            f"| {c.subject} | {c.task} | {c.evaluator} | {_fmt(c.baseline)} | {_fmt(c.current)}{ci} "
-            f"| {change} | {c.threshold:.0%} | {mark} |"
+            f"| {md_text(c.subject)} | {md_text(c.task)} | {md_text(c.evaluator)} "
+            f"| {_fmt(c.baseline)} | {_fmt(c.current)}{ci} | {change} | {c.threshold:.0%} "
+            f"| {mark} |"
         )
     notes = [
-        f"- `{c.evaluator}` ({c.subject} / {c.task}): {c.note}"
+        f"- {md_text(c.evaluator)} ({md_text(c.subject)} / {md_text(c.task)}): {md_text(c.note)}"
         for c in result.checks
         if c.regressed or c.within_ci
     ]

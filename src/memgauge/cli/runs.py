@@ -19,6 +19,7 @@ from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
     comparison_table,
     failures_table,
@@ -205,14 +206,18 @@ def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _csv(records: Iterable[Mapping[str, Any]]) -> str:
+    """One row per item; every text cell (headers included: evaluator names are the user's)
+    neutralized against formula injection (`report.escape.csv_cell`)."""
     flat = [_flat(r) for r in records]
     columns: list[str] = []
     for row in flat:
         columns.extend(c for c in row if c not in columns)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(flat)
+    # RFC 4180's CRLF: with "\n" alone, Python < 3.12 leaves a bare "\r" in a cell unquoted,
+    # and every reader starts a new row there
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow([csv_cell(c) for c in columns])
+    writer.writerows([csv_cell(row.get(c)) for c in columns] for row in flat)
     return buf.getvalue()
 
 

@@ -1,5 +1,7 @@
 """The audit's files: `results.json` (metrics, counts, every probe) and `report.md` (the
-metrics table, then every probe with its question, expected and actual answer)."""
+metrics table, then every probe with its question, expected and actual answer). The agent's
+answers, the questions made from the dataset and every name are untrusted: in `report.md` they
+go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line break)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 from memgauge._util.files import atomic_write_text
 from memgauge.probes.metrics import METRICS
 from memgauge.report._fmt import fmt_pct
+from memgauge.report.escape import md_text
 
 __all__ = ["LABELS", "write_audit"]
 
@@ -44,17 +47,18 @@ def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
 
 def _markdown(result: Mapping[str, Any]) -> str:
     lines = [
-        f"# Memory audit: {result['dataset']}",
+        f"# Memory audit: {md_text(result['dataset'])}",
         "",
-        f"- agent under test: {result['agent']}",
-        f"- scoring: {result['scoring']}",
-        f"- dataset format: {result['format']}; probes: {len(result['probes'])}",
-        f"- run: {result['run_id']} ({result['status']}), {result['timestamp']}",
+        f"- agent under test: {md_text(result['agent'])}",
+        f"- scoring: {md_text(result['scoring'])}",
+        f"- dataset format: {md_text(result['format'])}; probes: {len(result['probes'])}",
+        f"- run: {md_text(result['run_id'])} ({md_text(result['status'])}), "
+        f"{md_text(result['timestamp'])}",
         "",
         "| metric | value | 95% CI (Wilson) | n |",
         "|---|---:|---|---:|",
     ]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in metric_lines(result)]
+    lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in metric_lines(result)]
     for ptype in ("recall", "conflict", "temporal", "hallucination"):
         probes = [p for p in result["probes"] if p["type"] == ptype]
         if not probes:
@@ -73,10 +77,11 @@ def _markdown(result: Mapping[str, Any]) -> str:
 
 
 def _cell(value: Any) -> str:
+    # cut before escaping: a cut must not split an escape or an entity
     text = " ".join(str(value).split())
     if len(text) > 300:
         text = text[:297] + "..."
-    return text.replace("|", "\\|")
+    return md_text(text)
 
 
 def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]) -> list[Path]:

@@ -1,4 +1,8 @@
-"""The Markdown summary: what a pull-request comment or a notebook cell needs."""
+"""The Markdown summary: what a pull-request comment or a notebook cell needs.
+
+Every text from the data (dataset, system, measure, metric, category and stage names, reasons,
+notes) goes through `escape.md_text`, every table cell included: a name cannot bring raw HTML,
+a link, or a `|` or line break that reshapes a table."""
 
 from __future__ import annotations
 
@@ -12,19 +16,16 @@ from memgauge.report._fmt import (
     marks,
     ok_systems,
 )
+from memgauge.report.escape import md_text
 from memgauge.runs.result import RetrievalEvalResult
 
 __all__ = ["render_markdown"]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |"]
+    lines = ["| " + " | ".join(md_text(h) for h in header) + " |"]
     lines.append("|" + "|".join("---" for _ in header) + "|")
-    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    lines.extend("| " + " | ".join(md_text(c) for c in row) + " |" for row in rows)
     return lines
 
 
@@ -35,7 +36,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
     systems = ok_systems(result)
     mk = marks(result)
     out = [
-        f"# Retrieval evaluation: {ds.name}",
+        f"# Retrieval evaluation: {md_text(ds.name)}",
         "",
         f"run `{result.run_id}` · {result.created_at:%Y-%m-%d %H:%M} UTC · memgauge "
         f"{result.memgauge_version}",
@@ -62,12 +63,15 @@ def render_markdown(result: RetrievalEvalResult) -> str:
     if len(systems) > 1:
         out += [
             "",
-            f"Marks compare each system with `{baseline}` (paired randomization test, Holm-"
+            f"Marks compare each system with {md_text(baseline)} (paired randomization test, Holm-"
             f"corrected across measures): `*` p < {st.alpha}, `**` p < {st.alpha / 5:g}.",
         ]
     unavailable = [s for s in result.systems if s.status != "ok"]
     if unavailable:
-        out += [""] + [f"- **{s.name}**: {s.status} ({s.reason})" for s in unavailable]
+        out += [""] + [
+            f"- **{md_text(s.name)}**: {md_text(s.status)} ({md_text(s.reason)})"
+            for s in unavailable
+        ]
 
     if result.comparisons:
         out += ["", "## Paired comparisons", ""]
@@ -110,7 +114,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
             groups.update(dict.fromkeys(s.breakdown.get(dim, {})))
         if not primary or not groups:
             continue
-        out += ["", f"## {primary} by {dim}", ""]
+        out += ["", f"## {md_text(primary)} by {dim}", ""]
         rows = []
         for g in groups:
             cells = []
@@ -136,6 +140,6 @@ def render_markdown(result: RetrievalEvalResult) -> str:
     out += ["", "## Accounting", ""]
     for s in systems:
         counts = ", ".join(f"{k} {v}" for k, v in s.counts.items())
-        out.append(f"- **{s.name}**: {counts}")
-        out += [f"  - {note}" for note in s.notes]
+        out.append(f"- **{md_text(s.name)}**: {counts}")
+        out += [f"  - {md_text(note)}" for note in s.notes]
     return "\n".join(out) + "\n"

@@ -1,0 +1,58 @@
+"""Untrusted text made safe for the files people open: Markdown reports and CSV exports.
+
+Names of subjects, tasks, evaluators and datasets, queries, memory texts, outputs and error
+reasons all come from someone else. Written raw, they can inject:
+
+- into Markdown (`summary.md`, the audit's `report.md`, the gate's pull-request summary): raw
+  HTML (`<img onerror=...>`, which many renderers pass through), links and images, emphasis,
+  a `|` that splits a table cell, a newline that ends a table row or starts a block.
+  `md_text` collapses every run of whitespace (line breaks included) to one space, writes
+  `&`, `<` and `>` as entities, and backslash-escapes the punctuation that means something
+  inline (CommonMark: a backslash before ASCII punctuation gives the character itself), as
+  far as it means something: `_` at a word's edge, `[` or `(` right after a `]`. Not
+  for code spans, where a backslash is literal: untrusted text is never put in one.
+- into a spreadsheet (the CSV export): a cell that starts with `=`, `+`, `-`, `@`, a tab or a
+  carriage return is run as a formula by Excel, LibreOffice and Google Sheets. `csv_cell`
+  prefixes such text with a single quote (OWASP, "CSV Injection"); numbers are never touched,
+  and neither is text that is a plain decimal number (`-0.5`), which no spreadsheet runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["csv_cell", "md_text"]
+
+# always meaningful inline: escapes, code spans, emphasis, strikethrough, GitHub math, cells
+_MD_ALWAYS = re.compile(r"([\\`*~$|])")
+# `_` opens or closes emphasis only at a word's edge (CommonMark: never inside a word), and
+# a link or an image needs `](` or `][`: escaping those leaves names and CIs readable
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_MD_LINK = re.compile(r"\](?=[(\[])")
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).split())
+
+
+def md_text(value: Any) -> str:
+    """`value` as inline Markdown text that renders as itself, on one line, safe in a table
+    cell: no HTML, no link, no emphasis, no cell or row break."""
+    text = _MD_ALWAYS.sub(r"\\\1", _one_line(value).translate(_HTML))
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _MD_LINK.sub("]\\\\", text)
+
+
+def csv_cell(value: Any) -> Any:
+    """`value` for a CSV cell: text a spreadsheet would run as a formula gets a leading `'`."""
+    if (
+        isinstance(value, str)
+        and value.startswith(_FORMULA_START)
+        and not _PLAIN_NUMBER.fullmatch(value)
+    ):
+        return "'" + value
+    return value
