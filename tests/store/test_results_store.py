@@ -178,6 +178,8 @@ EXPECTED_SCHEMA = {
         "provenance_json",
         "n_items",
         "summary_json",
+        "pid_start",
+        "owner",
     ],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
     "suite_run_tasks": [
@@ -425,7 +427,7 @@ def test_upgrade_from_0005_moves_ab_tests_and_shadow_runs_and_backfills_eval_res
         (json.dumps({"query_id": "q2", "error": "TimeoutError: slow"}),),
     )
     conn.commit()
-    assert migrate(conn) == ["0006_seed_tables"]
+    assert migrate(conn) == [name for name, _ in MIGRATIONS[5:]]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"ab_tests", "ab_test_pairs", "shadow_runs"}
     (er,) = conn.execute(

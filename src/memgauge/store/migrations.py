@@ -256,6 +256,16 @@ MIGRATIONS: list[tuple[str, Step]] = [
         """,
     ),
     ("0006_seed_tables", lambda conn: _seed_tables(conn)),
+    (
+        # one process drives a run at a time: `owner` is the driving attempt's token (compared
+        # and swapped under the write lock on takeover), `pid_start` tells a live owner from a
+        # process that got its pid later; both NULL once the run ends
+        "0007_suite_run_owner",
+        """
+        ALTER TABLE suite_runs ADD COLUMN pid_start TEXT;
+        ALTER TABLE suite_runs ADD COLUMN owner TEXT
+        """,
+    ),
 ]
 
 

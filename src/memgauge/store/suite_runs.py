@@ -49,6 +49,8 @@ _RUN_COLUMNS = (
     "provenance_json",
     "n_items",
     "summary_json",
+    "pid_start",
+    "owner",
 )
 
 
@@ -135,31 +137,61 @@ class SuiteRunStore(SQLiteStore):
                 ],
             )
 
-    def set_status(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        reason: str | None = None,
-        pid: int | None = None,
-        host: str | None = None,
-    ) -> None:
-        """Move a run to `status`; `running` stamps start, pid and host, an end state the end."""
+    def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool:
+        """Make `owner` (`token`, `pid`, `host`, `pid_start`) the one process driving the run,
+        if the run's owner token is still `expect` (the one read when deciding the run could be
+        taken over); the run becomes `running` with a fresh heartbeat.
+
+        A compare-and-swap under the write lock: of two processes taking a run over at once,
+        exactly one wins; the other gets False and must not touch the run.
+        """
         now = utc_now()
         with self._write() as c:
-            if status == "running":
-                c.execute(
-                    "UPDATE suite_runs SET status = ?, reason = NULL, finished_at = NULL,"
-                    " started_at = COALESCE(started_at, ?), heartbeat_at = ?, pid = ?, host = ?"
-                    " WHERE run_id = ?",
-                    (status, now, now, pid, host, run_id),
-                )
-            else:
-                c.execute(
-                    "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?"
-                    " WHERE run_id = ?",
-                    (status, reason, now, run_id),
-                )
+            cur = c.execute(
+                "UPDATE suite_runs SET status = 'running', reason = NULL, finished_at = NULL,"
+                " started_at = COALESCE(started_at, ?), heartbeat_at = ?, pid = ?, host = ?,"
+                " pid_start = ?, owner = ? WHERE run_id = ? AND owner IS ?",
+                (
+                    now,
+                    now,
+                    owner["pid"],
+                    owner["host"],
+                    owner.get("pid_start"),
+                    owner["token"],
+                    run_id,
+                    expect,
+                ),
+            )
+            return cur.rowcount == 1
+
+    def heartbeat(self, run_id: str, token: str) -> bool:
+        """Beat the run's heartbeat if `token` still owns it; False when another process has
+        taken it over (`--force`), so this one stops."""
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ? AND owner = ?",
+                (utc_now(), run_id, token),
+            )
+            return cur.rowcount == 1
+
+    def set_status(
+        self, run_id: str, status: str, *, reason: str | None = None, owner: str | None = None
+    ) -> bool:
+        """End the run's current attempt as `status` (completed, failed or cancelled): stamps
+        the end and releases ownership (pid and host stay, as who drove it last). With `owner`,
+        only if that token still owns the run; returns whether the run was changed."""
+        where, args = (
+            ("run_id = ?", [run_id])
+            if owner is None
+            else ("run_id = ? AND owner = ?", [run_id, owner])
+        )
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?, owner = NULL"
+                f" WHERE {where}",
+                (status, reason, utc_now(), *args),
+            )
+            return cur.rowcount == 1
 
     def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None:
         """Keep the run's aggregates (recomputed from the item rows at the end of each attempt)."""
