@@ -280,14 +280,29 @@ class SuiteRunStore(SQLiteStore):
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
     ) -> set[tuple[str, str, str]]:
-        """(subject, task, item_id) of items still to do; with `retry_failed`, failed items are
-        put back in the queue (their failure records stay, as history)."""
+        """(subject, task, item_id) of items still to do.
+
+        With `retry_failed`, failed items are put back in the queue, and so are completed items
+        with a verdict marked `retryable` (an LLM judge whose call failed on a 429, 5xx,
+        timeout or dropped connection; see `memgauge.llm.structured.RETRYABLE_KINDS`): their
+        verdicts are dropped, to be given again. Failure records stay, as history.
+        """
         with self._write() as c:
             if retry_failed:
                 c.execute(
                     "UPDATE suite_run_items SET status = 'queued', score = NULL"
-                    " WHERE run_id = ? AND status = 'failed'",
-                    (run_id,),
+                    " WHERE run_id = ? AND (status = 'failed' OR (status = 'completed' AND"
+                    " EXISTS (SELECT 1 FROM suite_run_scores s WHERE s.run_id = ?"
+                    " AND s.subject = suite_run_items.subject AND s.task = suite_run_items.task"
+                    " AND s.item_id = suite_run_items.item_id"
+                    " AND json_extract(s.detail_json, '$.retryable'))))",
+                    (run_id, run_id),
+                )
+                c.execute(
+                    "DELETE FROM suite_run_scores WHERE run_id = ? AND (subject, task, item_id)"
+                    " IN (SELECT subject, task, item_id FROM suite_run_items"
+                    " WHERE run_id = ? AND status = 'queued')",
+                    (run_id, run_id),
                 )
             rows = c.execute(
                 "SELECT subject, task, item_id FROM suite_run_items"
