@@ -12,86 +12,24 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from memgauge._util.process import process_start
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
 
-SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
-VERDICT = json.dumps({"reasoning": "the answer gives the port", "label": "yes"})
-
-
-@pytest.fixture(autouse=True)
-def _importable_subjects(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(SUBJECTS))
-
-
-@pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
-    """The fake LLM server answering every judge call with a yes, for this process and its
-    children."""
-    with FakeOpenAIServer() as srv:
-        srv.respond(lambda _payload: VERDICT)
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
-        yield srv
-
-
-def _suite(tmp_path: Path, n: int, agent: dict[str, Any], *, judged: bool = False) -> Path:
-    items = [
-        {"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"}
-        for i in range(n)
-    ]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(it) + "\n" for it in items))
-    evaluators: list[Any] = ["contains"]
-    if judged:
-        evaluators.append({"qa-judge": "strict"})  # one LLM call per item
-    suite = {
-        "name": "owned",
-        "concurrency": 2,
-        "subjects": {
-            "agent": {
-                "python": {
-                    "target": "agents:LookupAgent",
-                    "kwargs": {"answers": {"port": "port 8080"}, **agent},
-                    "concurrent": True,
-                }
-            }
-        },
-        "tasks": [
-            {
-                "name": "t",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "evaluators": evaluators,
-            }
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite))
-    return path
+LookupSuite = Callable[..., Path]  # the conftest fixtures' types
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def _env() -> dict[str, str]:
-    path = os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path}
-
-
-def _memgauge(*args: str) -> list[str]:
-    return [sys.executable, "-m", "memgauge.cli.main", *args]
 
 
 def _finished(db: Path) -> int:
@@ -119,11 +57,11 @@ def _run_id(db: Path) -> str:
 
 
 def _half_done_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int
+    make: LookupSuite, capsys: pytest.CaptureFixture[str], n: int
 ) -> tuple[Path, Path, str]:
     """A run of `n` items of which the second half is queued again: (suite, store, run id)."""
-    path = _suite(tmp_path, n, {})
-    db = tmp_path / "r.db"
+    path = make(n)
+    db = path.parent / "r.db"
     assert _cli(capsys, "run", str(path), "--store", str(db))[0] == 0
     _requeue(db, n)
     return path, db, _run_id(db)
@@ -152,9 +90,11 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
 
 
 def test_a_live_owner_is_refused_naming_its_pid_and_a_dead_one_is_taken_over(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], sleeper: subprocess.Popen[bytes]
+    lookup_suite: LookupSuite,
+    capsys: pytest.CaptureFixture[str],
+    sleeper: subprocess.Popen[bytes],
 ) -> None:
-    path, db, run_id = _half_done_run(tmp_path, capsys, 10)
+    path, db, run_id = _half_done_run(lookup_suite, capsys, 10)
     pid = sleeper.pid
     _set_owner(db, run_id, pid=pid, host=socket.gethostname(), pid_start=process_start(pid))
 
@@ -191,9 +131,9 @@ def test_a_live_owner_is_refused_naming_its_pid_and_a_dead_one_is_taken_over(
 
 
 def test_a_remote_owner_is_taken_over_only_with_force(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    lookup_suite: LookupSuite, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path, db, run_id = _half_done_run(tmp_path, capsys, 6)
+    path, db, run_id = _half_done_run(lookup_suite, capsys, 6)
     _set_owner(db, run_id, pid=4242, host="build-box-7", heartbeat_at="2020-01-01T00:00:00+00:00")
 
     code, out, _ = _cli(capsys, "runs", "list", "--store", str(db), "--json")
@@ -210,9 +150,12 @@ def test_a_remote_owner_is_taken_over_only_with_force(
 
 
 def test_a_live_local_owner_is_never_stale_and_watch_follows_it_to_the_end(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], sleeper: subprocess.Popen[bytes]
+    lookup_suite: LookupSuite,
+    capsys: pytest.CaptureFixture[str],
+    sleeper: subprocess.Popen[bytes],
+    spawn: Spawn,
 ) -> None:
-    _, db, run_id = _half_done_run(tmp_path, capsys, 4)
+    _, db, run_id = _half_done_run(lookup_suite, capsys, 4)
     pid = sleeper.pid
     # alive on this host, silent for an hour (one item may take that long)
     _set_owner(
@@ -228,13 +171,7 @@ def test_a_live_local_owner_is_never_stale_and_watch_follows_it_to_the_end(
     _, out, _ = _cli(capsys, "runs", "list", "--store", str(db))
     assert "owner gone" not in out
 
-    watch = subprocess.Popen(
-        _memgauge("runs", "watch", run_id, "--store", str(db), "--interval", "0.1"),
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    watch = spawn("runs", "watch", run_id, "--store", str(db), "--interval", "0.1")
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             watch.communicate(timeout=3)  # still following: the owner is alive
@@ -244,19 +181,23 @@ def test_a_live_local_owner_is_never_stale_and_watch_follows_it_to_the_end(
     finally:
         watch.kill()
     assert watch.returncode == 0, err
-    assert f"run {run_id} of suite 'owned': completed;" in out
+    assert f"run {run_id} of suite 'lookup': completed;" in out
     assert "warning" not in out
 
 
 def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
-    tmp_path: Path, judge: FakeOpenAIServer
+    tmp_path: Path, lookup_suite: LookupSuite, judge: FakeOpenAIServer, spawn: Spawn
 ) -> None:
     calls = tmp_path / "calls.txt"
-    path = _suite(tmp_path, 200, {"delay": 0.05, "calls_file": str(calls)}, judged=True)
+    path = lookup_suite(200, judged=True, delay=0.05, calls_file=str(calls))
     db = tmp_path / "r.db"
-    first = subprocess.Popen(
-        _memgauge("run", str(path), "--store", str(db), "--no-progress", "--no-cache"),
-        env=_env(),
+    first = spawn(
+        "run",
+        str(path),
+        "--store",
+        str(db),
+        "--no-progress",
+        "--no-cache",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -270,17 +211,8 @@ def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
     calls.unlink()
     judge.requests.clear()
 
-    cmd = _memgauge("run", str(path), "--store", str(db), "--resume", run_id, "--no-cache")
-    racers = [
-        subprocess.Popen(
-            [*cmd, "--no-progress", "--json"],
-            env=_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    cmd = ("run", str(path), "--store", str(db), "--resume", run_id, "--no-cache")
+    racers = [spawn(*cmd, "--no-progress", "--json") for _ in range(2)]
     results = [(p, *p.communicate(timeout=180)) for p in racers]
     codes = sorted(p.returncode for p, _, _ in results)
     assert codes == [0, 2], [err for _, _, err in results]

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.llm.usage import load_prices, priced
 from memgauge.report.suite_run import (
     comparison_table,
     failures_table,
@@ -93,6 +94,10 @@ def _load(store: SuiteRunStore, given: str) -> dict[str, Any]:
         run["summary"] = summarize(
             store.item_rows(run_id), store.score_rows(run_id), labels, seed=run["settings"]["seed"]
         )
+        # the spend is recorded request by request: a killed run shows what it has spent
+        usage = priced(store.usage(run_id), load_prices())
+        if usage:
+            run["summary"]["llm_usage"] = usage
     return run
 
 

@@ -33,7 +33,7 @@ from memgauge import __version__
 from memgauge.errors import UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
-from memgauge.llm.usage import add_usage
+from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
@@ -71,6 +71,10 @@ class SuiteRecorder(Protocol):
     ) -> bool: ...
 
     def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None: ...
+
+    def record_usage(self, run_id: str, model: str, delta: Mapping[str, int]) -> None: ...
+
+    def usage(self, run_id: str) -> dict[str, dict[str, int]]: ...
 
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
@@ -508,7 +512,7 @@ def run_suite(
     token: str = me["token"]
     allow_calls()
     meter = llm_context().meter
-    usage_before = meter.snapshot()
+    stop_metering: Callable[[], None] | None = None
     lanes: dict[str, SubjectLane] = {}
     try:
         for name, spec in suite.subjects.items():
@@ -520,6 +524,12 @@ def run_suite(
         if not recorder.claim_run(run_id, me, expect=expect):
             raise owner.refused(run_id, recorder.get_run(run_id))
         owner.driving.add(token)
+        # every request is in the store before it is sent, every response before it is used:
+        # the run's spend is exact however the process ends (summing at the end lost a killed
+        # attempt's spend)
+        stop_metering = meter.listen(
+            lambda model, delta: recorder.record_usage(run_id, model, delta)
+        )
         pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
         rows = recorder.item_rows(run_id)
         n_failed = sum(1 for r in rows if r["status"] == "failed")
@@ -530,7 +540,6 @@ def run_suite(
             _execute(plan, suite, lanes, pending, state, executor, width)
         except KeyboardInterrupt:
             writer.close()
-            usage = meter.since(usage_before)
             _finish(
                 recorder,
                 run_id,
@@ -539,7 +548,7 @@ def run_suite(
                 suite,
                 "cancelled",
                 "interrupted; resume with --resume",
-                usage,
+                meter.prices,
             )
             raise
         writer.close()
@@ -556,11 +565,11 @@ def run_suite(
                 if failed
                 else None
             )
-        summary = _finish(
-            recorder, run_id, token, plan, suite, status, reason, meter.since(usage_before)
-        )
+        summary = _finish(recorder, run_id, token, plan, suite, status, reason, meter.prices)
         return RunReport(run_id, status, reason, summary, resumed=resume is not None)
     finally:
+        if stop_metering is not None:
+            stop_metering()
         owner.driving.discard(token)
         for lane in lanes.values():
             lane.close()
@@ -574,7 +583,7 @@ def _finish(
     suite: Suite,
     status: str,
     reason: str | None,
-    usage: Mapping[str, Mapping[str, Any]],
+    prices: Mapping[str, Price],
 ) -> dict[str, Any]:
     summary = summarize(
         recorder.item_rows(run_id),
@@ -582,11 +591,10 @@ def _finish(
         _evaluator_labels(plan),
         seed=suite.seed,
     )
-    # LLM spending adds up over every attempt of a resumed run
-    before = (recorder.get_run(run_id) or {}).get("summary") or {}
-    total = add_usage(before.get("llm_usage") or {}, usage)
-    if total:
-        summary["llm_usage"] = total
+    # LLM spend as recorded request by request, over every attempt of the run
+    usage = priced(recorder.usage(run_id), prices)
+    if usage:
+        summary["llm_usage"] = usage
     # a run taken over meanwhile (--force elsewhere) is the other process's to finish
     if not recorder.heartbeat(run_id, token):
         raise owner.lost(run_id, recorder.get_run(run_id))

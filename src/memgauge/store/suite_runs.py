@@ -10,16 +10,28 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from memgauge.store.connection import SQLiteStore
+from memgauge.store.connection import SQLiteStore, connect
 
-__all__ = ["SuiteRunStore", "utc_now"]
+__all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
 
 FINISHED = ("completed", "failed")
+
+#: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
+USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
+
+_UPSERT_USAGE = (
+    f"INSERT INTO suite_run_usage (run_id, model, {', '.join(USAGE_COUNTERS)})"
+    f" VALUES (?, ?, {', '.join('?' * len(USAGE_COUNTERS))})"
+    " ON CONFLICT (run_id, model) DO UPDATE SET "
+    + ", ".join(f"{k} = {k} + excluded.{k}" for k in USAGE_COUNTERS)
+)
 
 
 def utc_now() -> str:
@@ -60,17 +72,32 @@ class SuiteRunStore(SQLiteStore):
     # a run records items from its recorder thread while the main thread waits
     threads = True
 
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        # this process's writers take turns here before SQLite's lock: one waiting for another
+        # thread's transaction wakes as it ends, not after the busy handler's next sleep
+        self._write_lock = threading.Lock()
+        self._usage_conn: sqlite3.Connection | None = None
+
+    def close(self) -> None:
+        """Close the connections."""
+        if self._usage_conn is not None:
+            self._usage_conn.close()
+        super().close()
+
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        # take the write lock up front: a deferred transaction that reads first can fail with
-        # "database is locked" at once when another process writes, busy timeout or not
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.rollback()
-            raise
-        self._conn.commit()
+    def _write(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
+        conn = conn or self._conn
+        with self._write_lock:
+            # take the write lock up front: a deferred transaction that reads first can fail
+            # with "database is locked" at once when another process writes, busy timeout or not
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
 
     # --- runs ------------------------------------------------------------------------------
 
@@ -265,6 +292,32 @@ class SuiteRunStore(SQLiteStore):
         ).fetchall()
         keys = ("task", "kind", "dataset", "dataset_sha256", "spec", "n_items")
         return [{**dict(zip(keys, r, strict=True)), "spec": json.loads(r[4])} for r in rows]
+
+    # --- LLM spend -------------------------------------------------------------------------
+
+    def record_usage(self, run_id: str, model: str, delta: Mapping[str, int]) -> None:
+        """Add `delta` (counter -> increment: calls, cached, requests, failures, prompt_tokens,
+        completion_tokens) to the run's spend on `model`, committed before it returns.
+
+        Called as the spending happens (a request is counted before it is sent), from whichever
+        thread makes LLM calls, on a connection of its own: a run killed at any moment has
+        recorded every request the provider may have received.
+        """
+        values = [int(delta.get(k, 0)) for k in USAGE_COUNTERS]
+        with self._write_lock:
+            if self._usage_conn is None:
+                self._usage_conn = connect(self.path, check_same_thread=False)
+        with self._write(self._usage_conn) as c:
+            c.execute(_UPSERT_USAGE, (run_id, model, *values))
+
+    def usage(self, run_id: str) -> dict[str, dict[str, int]]:
+        """The run's LLM spend per model, over every attempt (killed ones included)."""
+        rows = self._conn.execute(
+            f"SELECT model, {', '.join(USAGE_COUNTERS)} FROM suite_run_usage WHERE run_id = ?"
+            " ORDER BY model",
+            (run_id,),
+        ).fetchall()
+        return {r[0]: dict(zip(USAGE_COUNTERS, r[1:], strict=True)) for r in rows}
 
     # --- items -----------------------------------------------------------------------------
 
