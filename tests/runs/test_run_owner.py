@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -225,3 +226,31 @@ def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
     # each remaining item was asked and judged once, by the one process driving the run
     assert len(calls.read_text().splitlines()) == remaining
     assert len(judge.requests) == remaining
+
+
+def test_a_process_whose_run_is_taken_over_stops_and_leaves_the_run_to_the_new_owner(
+    tmp_path: Path, lookup_suite: LookupSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.errors import UsageError
+    from memgauge.runs import engine
+    from memgauge.runs.suite import load_suite
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    monkeypatch.setattr(engine, "HEARTBEAT_SECONDS", 0.05)
+    path = lookup_suite(200, concurrency=1, delay=0.02)
+    db = tmp_path / "r.db"
+
+    def take_over() -> None:  # what `--resume ID --force` on another host does
+        _wait_finished(db, 5)
+        with sqlite3.connect(db, timeout=10) as conn:
+            conn.execute("UPDATE suite_runs SET owner = 'theirs', pid = 4242, host = 'far'")
+
+    thief = threading.Thread(target=take_over)
+    thief.start()
+    with SuiteRunStore(db) as store, pytest.raises(UsageError, match="taken over by process 4242"):
+        engine.run_suite(load_suite(path), store, suite_path=path)
+    thief.join()
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT status, owner, pid, summary_json FROM suite_runs").fetchone()
+    assert row == ("running", "theirs", 4242, None)  # untouched by the process that lost it
+    assert _finished(db) < 200
