@@ -49,6 +49,25 @@ def test_transient_failures_are_retried_and_counted() -> None:
         )
 
 
+def test_every_request_is_counted_before_it_is_sent() -> None:
+    seen: list[tuple[int, dict[str, int]]] = []
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(503))
+        client = _client(server)
+        assert client.meter is not None
+        client.meter.listen(lambda _model, delta: seen.append((server.n_requests, dict(delta))))
+        try:
+            client.complete(REQ)
+        finally:
+            client.close()
+    # each request was told to the listener before the server had it; the tokens after
+    assert [(n, sorted(d)) for n, d in seen] == [
+        (0, ["requests"]),
+        (1, ["requests"]),
+        (2, ["calls", "completion_tokens", "prompt_tokens"]),
+    ]
+
+
 def test_retries_are_bounded_and_the_error_names_the_kind() -> None:
     with FakeOpenAIServer() as server:
         server.fail(*[Fault(500)] * 10)
@@ -182,6 +201,9 @@ def test_anthropic_messages_through_the_sdk() -> None:
         r = client.complete(req)
         client.close()
         assert r.content == "bonjour"
+        assert client.meter is not None
+        # the SDK's request, seen through its HTTP client's hook
+        assert client.meter.snapshot()["claude-x"]["requests"] == len(server.requests) == 1
         assert r.usage.prompt_tokens > 0
         sent = server.requests[-1]
         assert sent["path"] == "/v1/messages"

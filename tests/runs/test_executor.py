@@ -58,3 +58,29 @@ def test_on_done_false_stops_taking_new_jobs() -> None:
 
         LocalExecutor().execute(jobs, concurrency=1, on_done=on_done)
     assert seen == ["0", "1", "2", "3", "4"]
+
+
+def test_the_timeout_counts_from_when_the_lane_starts_the_job() -> None:
+    # four jobs of 0.2 s queued at once for a one-thread lane: the last starts after 0.6 s,
+    # beyond its 0.5 s timeout counted from the queue, yet it runs for only 0.2 s
+    results: list[Any] = []
+    with ThreadPoolExecutor(max_workers=1) as lane:
+        jobs = [Job((str(i),), lambda i=i: time.sleep(0.2) or i, lane, 0.5) for i in range(4)]  # type: ignore[misc]
+        LocalExecutor().execute(jobs, concurrency=4, on_done=lambda j, r: results.append(r) or True)
+    assert sorted(results) == [0, 1, 2, 3]
+
+
+def test_a_slow_job_in_a_one_thread_lane_times_out_and_the_queue_behind_it_answers() -> None:
+    results: dict[str, Any] = {}
+    with ThreadPoolExecutor(max_workers=1) as lane:
+        jobs = [
+            Job(("slow",), lambda: time.sleep(1.0) or "late", lane, 0.3),
+            *[Job((str(i),), lambda i=i: time.sleep(0.1) or i, lane, 0.3) for i in range(3)],  # type: ignore[misc]
+        ]
+
+        def on_done(job: Job, result: Any) -> bool:
+            results[job.key[0]] = result
+            return True
+
+        LocalExecutor().execute(jobs, concurrency=4, on_done=on_done)
+    assert results == {"slow": TimedOut(0.3), "0": 0, "1": 1, "2": 2}

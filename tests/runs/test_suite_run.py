@@ -135,8 +135,10 @@ def test_qa_suite_runs_every_task_kind_and_records_every_item(
 
 
 def _suite(tmp_path: Path, agent_kwargs: dict[str, Any], **extra: Any) -> Path:
-    """An expected-output suite of `n` generated items over the lookup agent."""
+    """An expected-output suite of `n` generated items over the lookup agent (concurrent unless
+    `concurrent=False`: then it has one thread)."""
     n = extra.pop("n", 20)
+    concurrent = extra.pop("concurrent", True)
     items = [
         {"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"}
         for i in range(n)
@@ -149,7 +151,7 @@ def _suite(tmp_path: Path, agent_kwargs: dict[str, Any], **extra: Any) -> Path:
                 "python": {
                     "target": "agents:LookupAgent",
                     "kwargs": {"answers": {"port": "port 8080"}, **agent_kwargs},
-                    "concurrent": True,
+                    "concurrent": concurrent,
                 }
             }
         },
@@ -195,6 +197,38 @@ def test_item_failures_and_timeouts_are_recorded_and_the_run_goes_on(
     assert by_item[("q003", 1)]["kind"] == "RuntimeError"
     assert "cannot answer" in by_item[("q003", 2)]["message"]
     assert by_item[("q007", 1)]["kind"] == "timeout"
+
+
+def test_a_timeout_counts_from_when_the_subject_starts_the_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 6 items queued at once for a one-thread subject that takes 1 s each: the last waits 5 s
+    # for the subject, but each is answered within 1 s of being asked
+    path = _suite(
+        tmp_path, {"delay": 1.0}, n=6, concurrency=6, task={"timeout": 3}, concurrent=False
+    )
+    code, out, _ = _cli(capsys, "run", str(path), "--store", str(tmp_path / "r.db"), "--json")
+    doc = _last_json(out)
+    assert (code, doc["n_completed"], doc["n_failed"]) == (0, 6, 0)
+    assert _result(doc, "agent", "t", "contains")["mean"] == 1.0
+
+    # a genuinely slow item still times out; the items queued behind it are asked and answer
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    path = _suite(
+        slow,
+        {"delay": 0.1, "hang_on": ["question 1 "], "hang_for": 2.0},
+        n=6,
+        concurrency=6,
+        task={"timeout": 1},
+        concurrent=False,
+    )
+    code, out, _ = _cli(capsys, "run", str(path), "--store", str(slow / "r.db"), "--json")
+    doc = _last_json(out)
+    assert (doc["n_completed"], doc["n_failed"]) == (5, 1)
+    with SuiteRunStore(slow / "r.db") as store:
+        (failure,) = store.failures(doc["run_id"])
+    assert (failure["item_id"], failure["kind"]) == ("q001", "timeout")
 
 
 def test_the_run_stops_as_failed_once_it_cannot_pass(

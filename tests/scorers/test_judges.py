@@ -274,3 +274,31 @@ def test_the_spec_uses_the_configured_endpoint(monkeypatch: pytest.MonkeyPatch) 
     configure(factory=factory)
     evaluator_from_spec({"rubric": {"model": "special", "threshold": None}}).evaluate(CTX)
     assert (seen[0].model, seen[0].base_url) == ("special", "http://127.0.0.1:1/v1")
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        (LLMError("server", "status 503", attempts=5), True),
+        (LLMError("rate_limit", "slow down", attempts=5), True),
+        (LLMError("timeout", "no response within 60 s", attempts=5), True),
+        (LLMError("connection", "ServerDisconnectedError", attempts=5), True),
+        (LLMError("bad_request", "400: no such model"), False),
+    ],
+)
+def test_a_judge_failure_says_whether_asking_again_may_help(
+    error: LLMError, retryable: bool
+) -> None:
+    for spec in ("rubric", "pairwise", {"panel": {"judges": ["rubric", "rubric"], "rounds": 1}}):
+        _use(rule=lambda _req, e=error: (_ for _ in ()).throw(e))  # every call fails so
+        score = evaluator_from_spec(spec).evaluate(CTX)
+        assert score.value is None
+        assert score.detail.get("retryable", False) is retryable, spec
+
+
+def test_an_unparsable_verdict_is_not_retryable() -> None:
+    # the reply is cached: asking again would replay it
+    _use(["no json here", "still none"])
+    score = evaluator_from_spec("rubric").evaluate(CTX)
+    assert score.value is None
+    assert "retryable" not in score.detail

@@ -11,6 +11,7 @@ import pytest
 
 from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.results import ResultStore
+from memgauge.store.suite_runs import SuiteRunStore
 
 EXPECTED_SCHEMA = {
     "eval_queries": [
@@ -178,8 +179,20 @@ EXPECTED_SCHEMA = {
         "provenance_json",
         "n_items",
         "summary_json",
+        "pid_start",
+        "owner",
     ],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
+    "suite_run_usage": [
+        "run_id",
+        "model",
+        "calls",
+        "cached",
+        "requests",
+        "failures",
+        "prompt_tokens",
+        "completion_tokens",
+    ],
     "suite_run_tasks": [
         "run_id",
         "task",
@@ -425,7 +438,7 @@ def test_upgrade_from_0005_moves_ab_tests_and_shadow_runs_and_backfills_eval_res
         (json.dumps({"query_id": "q2", "error": "TimeoutError: slow"}),),
     )
     conn.commit()
-    assert migrate(conn) == ["0006_seed_tables"]
+    assert migrate(conn) == [name for name, _ in MIGRATIONS[5:]]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"ab_tests", "ab_test_pairs", "shadow_runs"}
     (er,) = conn.execute(
@@ -452,3 +465,40 @@ def test_upgrade_from_0005_moves_ab_tests_and_shadow_runs_and_backfills_eval_res
         ("q1", "e", '["a", "b"]', '["b", "a"]', -1.0, 1.0, 1, -1.0, "incompatible", None),
         ("q2", "e", "[]", None, None, None, None, None, None, "TimeoutError: slow"),
     ]
+
+
+def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.store import migrations
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS[:7])
+    migrations.migrate(conn)
+    monkeypatch.undo()
+    usage = {"m": {"calls": 3, "cached": 1, "requests": 4, "failures": 0, "prompt_tokens": 30}}
+    conn.execute(
+        "INSERT INTO suite_runs (run_id, suite_name, status, created_at, suite_sha256,"
+        " suite_json, settings_json, provenance_json, n_items, summary_json)"
+        " VALUES ('s1', 'x', 'cancelled', '2026-11-01', 'ab', '{}', '{}', '{}', 3, ?)",
+        (json.dumps({"n_items": 3, "llm_usage": {**usage, "n": {"calls": 1, "cost_usd": None}}}),),
+    )
+    conn.commit()
+    assert migrate(conn) == ["0008_suite_run_usage"]
+    conn.close()
+    with SuiteRunStore(db) as store:
+        assert store.usage("s1") == {
+            "m": {**usage["m"], "completion_tokens": 0},
+            "n": {
+                "calls": 1,
+                "cached": 0,
+                "requests": 0,
+                "failures": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+            },
+        }
+        # the spend of the next attempts adds to it
+        store.record_usage("s1", "m", {"requests": 2, "calls": 1})
+        assert (store.usage("s1")["m"]["requests"], store.usage("s1")["m"]["calls"]) == (6, 4)

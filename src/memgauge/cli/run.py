@@ -108,7 +108,18 @@ def sigterm_as_interrupt() -> Iterator[None]:
     help="Items in flight at once (default: the suite's concurrency, else 4).",
 )
 @click.option("--resume", "resume", default=None, help="Finish the run with this id (or prefix).")
-@click.option("--retry-failed", is_flag=True, help="With --resume: run the failed items again too.")
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="With --resume: run the failed items again too, and the items whose LLM judge "
+    "failed on a transient call failure (timeout, 5xx, 429, dropped connection).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: take over a run whose recorded owner is a process on another host "
+    "(which this host cannot check). A live owner on this host is never displaced.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary as the last line.")
 @click.option(
     "--progress/--no-progress",
@@ -122,6 +133,7 @@ def run(
     concurrency: int | None,
     resume: str | None,
     retry_failed: bool,
+    force: bool,
     as_json: bool,
     progress: bool | None,
     cache_only: bool,
@@ -132,15 +144,24 @@ def run(
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
     Exit codes: 0 the run completed; 1 it failed (more items failed than max_failure_rate
-    allows); 2 a mistake in the suite or its datasets (nothing is written); 3 a capability is
+    allows); 2 a mistake in the suite or its datasets, or a run another process drives (nothing
+    is written); 3 a capability is
     missing; 4 a subject could not start; 130 interrupted (the run is kept as cancelled: finish
     it with --resume ID).
+
+    One process drives a run at a time: the run records its owner (pid, host, the pid's start
+    time, a heartbeat). --resume ID refuses (exit 2, naming the pid) while the owner is alive on
+    this host; an owner that is gone (kill -9, a crash) is taken over without a flag; an owner
+    on another host only with --force. Of two processes resuming at once, one drives the run
+    and the other is refused.
 
     LLM judges read MEMGAUGE_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY; their responses are
     cached, so running the same suite again makes no calls (--cache-only proves it).
     """
     if retry_failed and not resume:
         raise click.UsageError("--retry-failed needs --resume ID")
+    if force and not resume:
+        raise click.UsageError("--force needs --resume ID")
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
@@ -158,6 +179,7 @@ def run(
                     concurrency=concurrency,
                     resume=run_id,
                     retry_failed=retry_failed,
+                    force=force,
                     progress=bar,
                 )
         finally:

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.llm.usage import load_prices, priced
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
     comparison_table,
@@ -70,7 +71,8 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
     for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
         table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
     for r in rows:
-        status = r["status"] + (" (stale?)" if r.get("warning") else "")
+        # the owner's liveness: a dead process on this host, or silence from another host
+        status = r["status"] + (" (owner gone?)" if r.get("warning") else "")
         table.add_row(
             r["run_id"],
             r["suite"],
@@ -93,6 +95,10 @@ def _load(store: SuiteRunStore, given: str) -> dict[str, Any]:
         run["summary"] = summarize(
             store.item_rows(run_id), store.score_rows(run_id), labels, seed=run["settings"]["seed"]
         )
+        # the spend is recorded request by request: a killed run shows what it has spent
+        usage = priced(store.usage(run_id), load_prices())
+        if usage:
+            run["summary"]["llm_usage"] = usage
     return run
 
 
@@ -164,7 +170,11 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
 @store_option
 @click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
 def watch(run_id: str, store_path: Path | None, interval: float) -> None:
-    """Follow a run from another terminal until it ends."""
+    """Follow a run from another terminal until it ends.
+
+    It stops early only when the run's owner is gone: its process died on this host, or, on
+    another host, its heartbeat went silent. A live owner on this host is followed to the end,
+    however long an item takes."""
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         con = console()

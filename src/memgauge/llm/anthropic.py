@@ -9,6 +9,7 @@ response body, so they are scrubbed of keys (`memgauge._util.redact`) like every
 from __future__ import annotations
 
 import inspect
+import json
 import time
 from typing import Any
 
@@ -42,9 +43,20 @@ class AnthropicClient:
             base_url=base.removesuffix("/v1"),
             timeout=config.timeout,
             max_retries=config.max_retries,
+            # the SDK retries inside one call: a hook sees (and counts) every request it sends
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [self._sent]}),
         )
         params = inspect.signature(self._client.messages.create).parameters
         self._temperature = "temperature" in params
+
+    async def _sent(self, request: Any) -> None:
+        """Count a request before it goes out (each attempt of the SDK's retries)."""
+        if self.meter is not None:
+            try:
+                model = str(json.loads(request.content).get("model") or self.config.model)
+            except (ValueError, AttributeError):
+                model = self.config.model
+            self.meter.sent(model)
 
     @property
     def model(self) -> str:
@@ -68,9 +80,9 @@ class AnthropicClient:
         t0 = time.perf_counter()
         try:
             msg = await self._create(kwargs)
-        except LLMError as exc:
+        except LLMError:
             if self.meter is not None:
-                self.meter.record_failure(model, exc.attempts)
+                self.meter.record_failure(model)
             raise
         text = "".join(getattr(b, "text", "") for b in msg.content)
         response = ChatResponse(

@@ -153,6 +153,12 @@ class FakeOpenAIServer:
 
     _count = 0
 
+    @property
+    def n_queued_faults(self) -> int:
+        """Faults queued with `fail` and not yet served."""
+        with self._lock:
+            return len(self._queued)
+
     def fail(self, *faults: Fault) -> None:
         """Queue faults: each of the next requests gets one, in order."""
         with self._lock:

@@ -160,6 +160,10 @@ class OpenAIClient:
             await state.limiter.acquire()
             t0 = time.perf_counter()
             try:
+                if self.meter is not None:
+                    # counted before it goes out: a process killed at any moment has recorded
+                    # every request the provider may have received
+                    self.meter.sent(model)
                 async with state.session.post(self._url, data=payload) as resp:
                     status = resp.status
                     raw = await resp.read()
@@ -186,7 +190,7 @@ class OpenAIClient:
                 state.limiter.on_rate_limited()
                 kind, message = "rate_limit", _error_text(raw)
                 if retry_after is not None and retry_after > cfg.retry_after_max:
-                    self._fail(model, attempt)
+                    self._fail(model)
                     raise LLMError(
                         "rate_limit",
                         f"the provider asks to wait {retry_after:g} s, more than "
@@ -194,12 +198,12 @@ class OpenAIClient:
                         attempts=attempt,
                     )
             elif status in (401, 403):
-                self._fail(model, attempt)
+                self._fail(model)
                 raise LLMError(
                     "auth", f"{status} from {cfg.base_url}: check OPENAI_API_KEY", attempts=attempt
                 )
             elif status > 0 and status not in _RETRY_STATUS:
-                self._fail(model, attempt)
+                self._fail(model)
                 raise LLMError(
                     "bad_request",
                     f"{status} from {cfg.base_url}: {_error_text(raw)}",
@@ -208,16 +212,16 @@ class OpenAIClient:
             elif status > 0:
                 kind, message = "server", f"status {status}: {_error_text(raw)}"
             if attempt > cfg.max_retries:
-                self._fail(model, attempt)
+                self._fail(model)
                 raise LLMError(kind, message, attempts=attempt)
             await asyncio.sleep(
                 backoff_delay(attempt, cfg.backoff, cfg.backoff_max, retry_after, self._rng)
             )
         raise AssertionError("unreachable")
 
-    def _fail(self, model: str, attempts: int) -> None:
-        if self.meter is not None:
-            self.meter.record_failure(model, attempts)
+    def _fail(self, model: str) -> None:
+        if self.meter is not None:  # its requests were counted as they were sent
+            self.meter.record_failure(model)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""

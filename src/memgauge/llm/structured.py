@@ -30,7 +30,15 @@ from pydantic import BaseModel, ValidationError
 from memgauge.errors import LLMError
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Message
 
-__all__ = ["Structured", "acomplete_structured", "extract_json"]
+__all__ = ["RETRYABLE_KINDS", "Structured", "acomplete_structured", "extract_json"]
+
+#: call failures worth another try in a later run (`memgauge run --resume ID --retry-failed`):
+#: the transient ones (429, 5xx, timeouts, dropped connections, unreadable bodies), and those
+#: the user fixes between runs (a rejected key, a `--cache-only` replay missing the response).
+#: Not `bad_request`: a 400 is cached, so asking again replays it without a request.
+RETRYABLE_KINDS = frozenset(
+    {"rate_limit", "server", "timeout", "connection", "bad_response", "auth", "cache_miss"}
+)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -47,6 +55,15 @@ class Structured(Generic[T]):
     raw: str = ""
     error: str | None = None
     responses: tuple[ChatResponse, ...] = field(default_factory=tuple)
+    #: the `LLMError.kind` when a call failed for good (None: no call failed)
+    error_kind: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """Whether asking again later may succeed: a call failed on something that passes
+        (see RETRYABLE_KINDS). A reply that did not validate is not: it is cached, and asking
+        again replays it."""
+        return self.error_kind in RETRYABLE_KINDS
 
     @property
     def requests(self) -> int:
@@ -165,7 +182,11 @@ async def acomplete_structured(
                     client.structured = mode  # type: ignore[attr-defined]
                 continue
             return Structured(
-                None, mode, error=f"LLM call failed: {exc}", responses=tuple(responses)
+                None,
+                mode,
+                error=f"LLM call failed: {exc}",
+                responses=tuple(responses),
+                error_kind=exc.kind,
             )
         break
     responses.append(first)
@@ -189,6 +210,7 @@ async def acomplete_structured(
             first.content,
             f"{error}; repair call failed: {exc}",
             tuple(responses),
+            exc.kind,
         )
     responses.append(second)
     value, how, error2 = _validate(model_cls, second.content)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import yaml
 from memgauge.errors import UsageError
 from memgauge.llm.types import ChatResponse
 
-__all__ = ["Price", "UsageMeter", "add_usage", "load_prices"]
+__all__ = ["COUNTERS", "Listener", "Price", "UsageMeter", "load_prices", "priced"]
 
 
 @dataclass(frozen=True)
@@ -57,94 +57,91 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     return out
 
 
+#: the counters of a usage row, per model
+COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
+
+#: told of every change as it happens: (model, counter -> increment)
+Listener = Callable[[str, Mapping[str, int]], None]
+
+
+def priced(
+    rows: Mapping[str, Mapping[str, Any]], prices: Mapping[str, Price]
+) -> dict[str, dict[str, Any]]:
+    """Usage rows with `cost_usd`: tokens times the model's price, None when it has none."""
+    out: dict[str, dict[str, Any]] = {}
+    for model, row in rows.items():
+        counts = {k: int(row.get(k) or 0) for k in COUNTERS}
+        price = prices.get(model)
+        cost = (
+            (counts["prompt_tokens"] * price.input + counts["completion_tokens"] * price.output)
+            / 1e6
+            if price is not None
+            else None
+        )
+        out[model] = {**counts, "cost_usd": cost}
+    return out
+
+
 class UsageMeter:
-    """Thread-safe running totals per model: calls, cache hits, HTTP attempts, failures, tokens."""
+    """Thread-safe running totals per model: calls, cache hits, HTTP requests, failures, tokens.
+
+    Counted as it happens, so that a process killed at any moment has told its listeners (a
+    run's store) everything it spent: `sent` before each HTTP request goes out (every attempt,
+    retries included), `record` for each completion (from the network or the cache),
+    `record_failure` for a call that failed for good. A listener is called synchronously, in the
+    thread that counts, before the request is sent or the response used.
+    """
 
     def __init__(self, prices: Mapping[str, Price] | None = None) -> None:
         self.prices = dict(prices) if prices is not None else load_prices()
         self._lock = threading.Lock()
         self._rows: dict[str, dict[str, int]] = {}
+        self._listeners: tuple[Listener, ...] = ()
 
-    def _row(self, model: str) -> dict[str, int]:
-        return self._rows.setdefault(
-            model,
-            {
-                "calls": 0,
-                "cached": 0,
-                "requests": 0,
-                "failures": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-            },
-        )
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Tell `listener` of every change from now on; returns the function that stops it."""
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+        def stop() -> None:
+            with self._lock:
+                self._listeners = tuple(f for f in self._listeners if f is not listener)
+
+        return stop
+
+    def _add(self, model: str, delta: Mapping[str, int]) -> None:
+        with self._lock:
+            row = self._rows.setdefault(model, dict.fromkeys(COUNTERS, 0))
+            for key, value in delta.items():
+                row[key] += value
+            listeners = self._listeners
+        for listener in listeners:
+            listener(model, delta)
+
+    def sent(self, model: str) -> None:
+        """Count one HTTP request, before it is sent."""
+        self._add(model, {"requests": 1})
 
     def record(self, response: ChatResponse) -> None:
-        """Count one completion (from the network or the cache)."""
-        with self._lock:
-            row = self._row(response.model)
-            row["calls"] += 1
-            row["requests"] += response.attempts
-            if response.cached:
-                row["cached"] += 1
-            else:
-                row["prompt_tokens"] += response.usage.prompt_tokens
-                row["completion_tokens"] += response.usage.completion_tokens
+        """Count one completion (from the network or the cache; its requests were `sent`)."""
+        if response.cached:
+            self._add(response.model, {"calls": 1, "cached": 1})
+        else:
+            self._add(
+                response.model,
+                {
+                    "calls": 1,
+                    "prompt_tokens": response.usage.prompt_tokens,
+                    "completion_tokens": response.usage.completion_tokens,
+                },
+            )
 
-    def record_failure(self, model: str, attempts: int) -> None:
-        """Count a call that failed for good after `attempts` requests."""
-        with self._lock:
-            row = self._row(model)
-            row["failures"] += 1
-            row["requests"] += attempts
+    def record_failure(self, model: str) -> None:
+        """Count a call that failed for good (its requests were `sent`)."""
+        self._add(model, {"failures": 1})
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Totals per model with `cost_usd` (None when the model has no price)."""
         with self._lock:
             rows = {m: dict(r) for m, r in self._rows.items()}
-        out: dict[str, dict[str, Any]] = {}
-        for model, row in rows.items():
-            price = self.prices.get(model)
-            cost = (
-                (row["prompt_tokens"] * price.input + row["completion_tokens"] * price.output) / 1e6
-                if price is not None
-                else None
-            )
-            out[model] = {**row, "cost_usd": cost}
-        return out
-
-    def since(self, before: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-        """What was spent since `before` (an earlier `snapshot()`), models with activity only."""
-        now = self.snapshot()
-        out: dict[str, dict[str, Any]] = {}
-        for model, row in now.items():
-            prev = before.get(model, {})
-            delta: dict[str, Any] = {
-                k: v - int(prev.get(k, 0)) for k, v in row.items() if k != "cost_usd"
-            }
-            if not any(delta.values()):
-                continue
-            price = self.prices.get(model)
-            delta["cost_usd"] = (
-                (delta["prompt_tokens"] * price.input + delta["completion_tokens"] * price.output)
-                / 1e6
-                if price is not None
-                else None
-            )
-            out[model] = delta
-        return out
-
-
-def add_usage(
-    a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """Two usage tables added per model (a cost is None when either side's is unknown)."""
-    out: dict[str, dict[str, Any]] = {m: dict(r) for m, r in a.items()}
-    for model, row in b.items():
-        cur = out.setdefault(model, {})
-        for k, v in row.items():
-            if k == "cost_usd":
-                prev = cur.get(k, 0.0) if model in a else 0.0
-                cur[k] = None if v is None or prev is None else prev + v
-            else:
-                cur[k] = int(cur.get(k, 0)) + int(v)
-    return out
+        return priced(rows, self.prices)

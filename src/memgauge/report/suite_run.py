@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from rich.table import Table
+
+from memgauge._util.process import host_name, is_alive
 
 __all__ = ["comparison_table", "failures_table", "liveness", "result_rows", "summary_table"]
 
@@ -19,22 +19,20 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def liveness(run: Mapping[str, Any]) -> str | None:
-    """Why a run that says `running` may not be: its process is gone or silent; else None."""
+    """Why a run that says `running` may not be: its owner is gone, or silent; else None.
+
+    An owner on this host is checked directly (its pid, and the pid's start time, so a pid
+    reused by another process does not count): alive, the run is never called stale, whatever
+    its heartbeat's age (an item may take long). An owner on another host cannot be checked:
+    a heartbeat older than STALE_SECONDS (a driving process beats every 10 s) says it is silent.
+    """
     if run["status"] != "running":
         return None
     pid, host = run.get("pid"), run.get("host")
-    if pid and host == socket.gethostname() and not _alive(int(pid)):
+    if pid and host == host_name():
+        if is_alive(int(pid), run.get("pid_start")):
+            return None
         return (
             f"process {pid} is gone (killed?); finish it with "
             f"`memgauge run SUITE --resume {run['run_id']}`"
@@ -43,7 +41,10 @@ def liveness(run: Mapping[str, Any]) -> str | None:
     if beat:
         age = (datetime.now(UTC) - datetime.fromisoformat(beat)).total_seconds()
         if age > STALE_SECONDS:
-            return f"no progress recorded for {age:.0f} s"
+            return (
+                f"no heartbeat from process {pid} on host {host} for {age:.0f} s; if it is gone, "
+                f"take the run over with `memgauge run SUITE --resume {run['run_id']} --force`"
+            )
     return None
 
 

@@ -15,10 +15,8 @@ that does not declare `Capabilities(concurrent=True)` sees one thread only.
 
 from __future__ import annotations
 
-import os
 import platform
 import queue
-import socket
 import subprocess
 import threading
 import time
@@ -35,9 +33,11 @@ from memgauge import __version__
 from memgauge.errors import UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
-from memgauge.llm.usage import add_usage
+from memgauge.llm.usage import Price, priced
+from memgauge.runs import owner
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
+from memgauge.runs.owner import HEARTBEAT_SECONDS
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
 from memgauge.runs.suite import Suite
 from memgauge.runs.suite_summary import summarize
@@ -62,17 +62,19 @@ class SuiteRecorder(Protocol):
 
     def get_run(self, run_id: str) -> dict[str, Any] | None: ...
 
+    def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool: ...
+
+    def heartbeat(self, run_id: str, token: str) -> bool: ...
+
     def set_status(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        reason: str | None = None,
-        pid: int | None = None,
-        host: str | None = None,
-    ) -> None: ...
+        self, run_id: str, status: str, *, reason: str | None = None, owner: str | None = None
+    ) -> bool: ...
 
     def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None: ...
+
+    def record_usage(self, run_id: str, model: str, delta: Mapping[str, int]) -> None: ...
+
+    def usage(self, run_id: str) -> dict[str, dict[str, int]]: ...
 
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
@@ -267,10 +269,14 @@ class _Writer:
     since the last commit (group commit): an item is in the store one commit after it
     finishes, and a fast run is not held back by one commit per item."""
 
-    def __init__(self, recorder: SuiteRecorder, run_id: str, progress: Progress) -> None:
-        self.recorder, self.run_id, self.progress = recorder, run_id, progress
+    def __init__(
+        self, recorder: SuiteRecorder, run_id: str, token: str, progress: Progress
+    ) -> None:
+        self.recorder, self.run_id, self.token = recorder, run_id, token
+        self.progress = progress
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.error: BaseException | None = None
+        self.beat_at = time.monotonic()
         self.thread = threading.Thread(target=self._loop, name="memgauge-recorder", daemon=True)
         self.thread.start()
 
@@ -279,10 +285,32 @@ class _Writer:
             raise self.error
         self.queue.put(row)
 
+    def _beat(self) -> bool:
+        """Beat the heartbeat every HEARTBEAT_SECONDS, even while no item finishes (a slow
+        item), and notice a takeover by another process (`--force`): False then."""
+        if time.monotonic() - self.beat_at < HEARTBEAT_SECONDS:
+            return True
+        self.beat_at = time.monotonic()
+        if self.recorder.heartbeat(self.run_id, self.token):
+            return True
+        self.error = owner.lost(self.run_id, self.recorder.get_run(self.run_id))
+        return False
+
     def _loop(self) -> None:
         stop = False
         while not stop:
-            first = self.queue.get()
+            try:
+                first = self.queue.get(timeout=HEARTBEAT_SECONDS)
+            except queue.Empty:
+                first = None
+            try:
+                if not self._beat():
+                    return
+            except BaseException as exc:  # surfaced in the run's thread at the next put/close
+                self.error = exc
+                return
+            if first is None:
+                continue
             if first is _STOP:
                 return
             batch = [first]
@@ -428,7 +456,7 @@ def _create(
 
 def _check_resume(
     recorder: SuiteRecorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask]
-) -> None:
+) -> dict[str, Any]:
     stored = recorder.get_run(run_id)
     if stored is None:
         raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
@@ -444,6 +472,7 @@ def _check_resume(
                 f"--resume {run_id}: the dataset of task {task.spec.name!r} changed since the run "
                 "started (its sha256 differs); start a new run"
             )
+    return stored
 
 
 def run_suite(
@@ -454,52 +483,72 @@ def run_suite(
     concurrency: int | None = None,
     resume: str | None = None,
     retry_failed: bool = False,
+    force: bool = False,
     executor: Executor | None = None,
     progress: Progress | None = None,
     build: Callable[[dict[str, Any]], Any] = build_subject,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
-    Raises UsageError / DataError for a bad suite, dataset or resume id before anything is
-    written, and the subject's own error when a subject cannot be built.
-    KeyboardInterrupt marks the run cancelled (resumable) and is re-raised.
+    One process drives a run at a time (see `owner`): resuming a run whose owner is alive on
+    this host is refused, a dead owner is taken over, and an owner on another host only with
+    `force`.
+
+    Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
+    process drives, before anything is written, and the subject's own error when a subject
+    cannot be built. KeyboardInterrupt marks the run cancelled (resumable) and is re-raised.
     """
     base = suite_path.parent if suite_path else Path.cwd()
     plan = plan_suite(suite, base)
     width = concurrency or suite.concurrency
     progress = progress or _Silent()
     executor = executor or LocalExecutor()
+    expect: str | None = None
     if resume:
-        _check_resume(recorder, resume, suite, plan)
+        stored = _check_resume(recorder, resume, suite, plan)
+        owner.check_owner(stored, force=force)
+        expect = stored.get("owner")
+    me = owner.new_owner()
+    token: str = me["token"]
     allow_calls()
     meter = llm_context().meter
-    usage_before = meter.snapshot()
+    stop_metering: Callable[[], None] | None = None
     lanes: dict[str, SubjectLane] = {}
     try:
         for name, spec in suite.subjects.items():
             if any(name in _subjects_of(t, suite) for t in plan):
                 lanes[name] = SubjectLane(name, spec, width, build)
         run_id = resume or _create(recorder, suite, suite_path, plan, width)
+        # the takeover is a compare-and-swap on the owner read above: of two processes
+        # resuming at once, exactly one gets here; the other has written nothing
+        if not recorder.claim_run(run_id, me, expect=expect):
+            raise owner.refused(run_id, recorder.get_run(run_id))
+        owner.driving.add(token)
+        # every request is in the store before it is sent, every response before it is used:
+        # the run's spend is exact however the process ends (summing at the end lost a killed
+        # attempt's spend)
+        stop_metering = meter.listen(
+            lambda model, delta: recorder.record_usage(run_id, model, delta)
+        )
         pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
         rows = recorder.item_rows(run_id)
         n_failed = sum(1 for r in rows if r["status"] == "failed")
-        recorder.set_status(run_id, "running", pid=os.getpid(), host=socket.gethostname())
         progress.start(run_id, len(rows), len(rows) - len(pending))
-        writer = _Writer(recorder, run_id, progress)
+        writer = _Writer(recorder, run_id, token, progress)
         state = _Run(writer, len(rows), n_failed, suite.max_failure_rate)
         try:
             _execute(plan, suite, lanes, pending, state, executor, width)
         except KeyboardInterrupt:
             writer.close()
-            usage = meter.since(usage_before)
             _finish(
                 recorder,
                 run_id,
+                token,
                 plan,
                 suite,
                 "cancelled",
                 "interrupted; resume with --resume",
-                usage,
+                meter.prices,
             )
             raise
         writer.close()
@@ -516,9 +565,12 @@ def run_suite(
                 if failed
                 else None
             )
-        summary = _finish(recorder, run_id, plan, suite, status, reason, meter.since(usage_before))
+        summary = _finish(recorder, run_id, token, plan, suite, status, reason, meter.prices)
         return RunReport(run_id, status, reason, summary, resumed=resume is not None)
     finally:
+        if stop_metering is not None:
+            stop_metering()
+        owner.driving.discard(token)
         for lane in lanes.values():
             lane.close()
 
@@ -526,11 +578,12 @@ def run_suite(
 def _finish(
     recorder: SuiteRecorder,
     run_id: str,
+    token: str,
     plan: Sequence[PlannedTask],
     suite: Suite,
     status: str,
     reason: str | None,
-    usage: Mapping[str, Mapping[str, Any]],
+    prices: Mapping[str, Price],
 ) -> dict[str, Any]:
     summary = summarize(
         recorder.item_rows(run_id),
@@ -538,13 +591,15 @@ def _finish(
         _evaluator_labels(plan),
         seed=suite.seed,
     )
-    # LLM spending adds up over every attempt of a resumed run
-    before = (recorder.get_run(run_id) or {}).get("summary") or {}
-    total = add_usage(before.get("llm_usage") or {}, usage)
-    if total:
-        summary["llm_usage"] = total
+    # LLM spend as recorded request by request, over every attempt of the run
+    usage = priced(recorder.usage(run_id), prices)
+    if usage:
+        summary["llm_usage"] = usage
+    # a run taken over meanwhile (--force elsewhere) is the other process's to finish
+    if not recorder.heartbeat(run_id, token):
+        raise owner.lost(run_id, recorder.get_run(run_id))
     recorder.set_summary(run_id, summary)
-    recorder.set_status(run_id, status, reason=reason)
+    recorder.set_status(run_id, status, reason=reason, owner=token)
     return summary
 
 

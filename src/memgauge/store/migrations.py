@@ -256,6 +256,17 @@ MIGRATIONS: list[tuple[str, Step]] = [
         """,
     ),
     ("0006_seed_tables", lambda conn: _seed_tables(conn)),
+    (
+        # one process drives a run at a time: `owner` is the driving attempt's token (compared
+        # and swapped under the write lock on takeover), `pid_start` tells a live owner from a
+        # process that got its pid later; both NULL once the run ends
+        "0007_suite_run_owner",
+        """
+        ALTER TABLE suite_runs ADD COLUMN pid_start TEXT;
+        ALTER TABLE suite_runs ADD COLUMN owner TEXT
+        """,
+    ),
+    ("0008_suite_run_usage", lambda conn: _suite_run_usage(conn)),
 ]
 
 
@@ -425,6 +436,40 @@ def _seed_tables(conn: sqlite3.Connection) -> None:
         insert_shadow_row(conn, experiment, row, created)
     for table in ("ab_test_pairs", "ab_tests", "shadow_runs"):
         conn.execute(f"DROP TABLE {table}")
+
+
+def _suite_run_usage(conn: sqlite3.Connection) -> None:
+    """0008: a run's LLM spend per model, added to request by request as it happens (so a
+    run killed at any moment has recorded all it spent); filled from the totals that earlier
+    versions summed at the end of each attempt into the summary."""
+    conn.execute(
+        """
+        CREATE TABLE suite_run_usage (
+            run_id TEXT NOT NULL REFERENCES suite_runs(run_id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            calls INTEGER NOT NULL DEFAULT 0,
+            cached INTEGER NOT NULL DEFAULT 0,
+            requests INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (run_id, model)
+        )
+        """
+    )
+    counters = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
+    for run_id, summary_json in conn.execute(
+        "SELECT run_id, summary_json FROM suite_runs WHERE summary_json IS NOT NULL"
+    ).fetchall():
+        usage = json.loads(summary_json).get("llm_usage") or {}
+        conn.executemany(
+            f"INSERT INTO suite_run_usage (run_id, model, {', '.join(counters)})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, model, *(int(row.get(k) or 0) for k in counters))
+                for model, row in usage.items()
+            ],
+        )
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

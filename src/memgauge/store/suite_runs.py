@@ -12,17 +12,29 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from memgauge._util.redact import redact
-from memgauge.store.connection import SQLiteStore
+from memgauge.store.connection import SQLiteStore, connect
 
-__all__ = ["SuiteRunStore", "utc_now"]
+__all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
 
 FINISHED = ("completed", "failed")
+
+#: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
+USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
+
+_UPSERT_USAGE = (
+    f"INSERT INTO suite_run_usage (run_id, model, {', '.join(USAGE_COUNTERS)})"
+    f" VALUES (?, ?, {', '.join('?' * len(USAGE_COUNTERS))})"
+    " ON CONFLICT (run_id, model) DO UPDATE SET "
+    + ", ".join(f"{k} = {k} + excluded.{k}" for k in USAGE_COUNTERS)
+)
 
 
 def utc_now() -> str:
@@ -56,6 +68,8 @@ _RUN_COLUMNS = (
     "provenance_json",
     "n_items",
     "summary_json",
+    "pid_start",
+    "owner",
 )
 
 
@@ -65,17 +79,32 @@ class SuiteRunStore(SQLiteStore):
     # a run records items from its recorder thread while the main thread waits
     threads = True
 
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        # this process's writers take turns here before SQLite's lock: one waiting for another
+        # thread's transaction wakes as it ends, not after the busy handler's next sleep
+        self._write_lock = threading.Lock()
+        self._usage_conn: sqlite3.Connection | None = None
+
+    def close(self) -> None:
+        """Close the connections."""
+        if self._usage_conn is not None:
+            self._usage_conn.close()
+        super().close()
+
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        # take the write lock up front: a deferred transaction that reads first can fail with
-        # "database is locked" at once when another process writes, busy timeout or not
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.rollback()
-            raise
-        self._conn.commit()
+    def _write(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
+        conn = conn or self._conn
+        with self._write_lock:
+            # take the write lock up front: a deferred transaction that reads first can fail
+            # with "database is locked" at once when another process writes, busy timeout or not
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
 
     # --- runs ------------------------------------------------------------------------------
 
@@ -142,31 +171,61 @@ class SuiteRunStore(SQLiteStore):
                 ],
             )
 
-    def set_status(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        reason: str | None = None,
-        pid: int | None = None,
-        host: str | None = None,
-    ) -> None:
-        """Move a run to `status`; `running` stamps start, pid and host, an end state the end."""
+    def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool:
+        """Make `owner` (`token`, `pid`, `host`, `pid_start`) the one process driving the run,
+        if the run's owner token is still `expect` (the one read when deciding the run could be
+        taken over); the run becomes `running` with a fresh heartbeat.
+
+        A compare-and-swap under the write lock: of two processes taking a run over at once,
+        exactly one wins; the other gets False and must not touch the run.
+        """
         now = utc_now()
         with self._write() as c:
-            if status == "running":
-                c.execute(
-                    "UPDATE suite_runs SET status = ?, reason = NULL, finished_at = NULL,"
-                    " started_at = COALESCE(started_at, ?), heartbeat_at = ?, pid = ?, host = ?"
-                    " WHERE run_id = ?",
-                    (status, now, now, pid, host, run_id),
-                )
-            else:
-                c.execute(
-                    "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?"
-                    " WHERE run_id = ?",
-                    (status, _redacted(reason), now, run_id),
-                )
+            cur = c.execute(
+                "UPDATE suite_runs SET status = 'running', reason = NULL, finished_at = NULL,"
+                " started_at = COALESCE(started_at, ?), heartbeat_at = ?, pid = ?, host = ?,"
+                " pid_start = ?, owner = ? WHERE run_id = ? AND owner IS ?",
+                (
+                    now,
+                    now,
+                    owner["pid"],
+                    owner["host"],
+                    owner.get("pid_start"),
+                    owner["token"],
+                    run_id,
+                    expect,
+                ),
+            )
+            return cur.rowcount == 1
+
+    def heartbeat(self, run_id: str, token: str) -> bool:
+        """Beat the run's heartbeat if `token` still owns it; False when another process has
+        taken it over (`--force`), so this one stops."""
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ? AND owner = ?",
+                (utc_now(), run_id, token),
+            )
+            return cur.rowcount == 1
+
+    def set_status(
+        self, run_id: str, status: str, *, reason: str | None = None, owner: str | None = None
+    ) -> bool:
+        """End the run's current attempt as `status` (completed, failed or cancelled): stamps
+        the end and releases ownership (pid and host stay, as who drove it last). With `owner`,
+        only if that token still owns the run; returns whether the run was changed."""
+        where, args = (
+            ("run_id = ?", [run_id])
+            if owner is None
+            else ("run_id = ? AND owner = ?", [run_id, owner])
+        )
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE suite_runs SET status = ?, reason = ?, finished_at = ?, owner = NULL"
+                f" WHERE {where}",
+                (status, _redacted(reason), utc_now(), *args),
+            )
+            return cur.rowcount == 1
 
     def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None:
         """Keep the run's aggregates (recomputed from the item rows at the end of each attempt)."""
@@ -241,6 +300,32 @@ class SuiteRunStore(SQLiteStore):
         keys = ("task", "kind", "dataset", "dataset_sha256", "spec", "n_items")
         return [{**dict(zip(keys, r, strict=True)), "spec": json.loads(r[4])} for r in rows]
 
+    # --- LLM spend -------------------------------------------------------------------------
+
+    def record_usage(self, run_id: str, model: str, delta: Mapping[str, int]) -> None:
+        """Add `delta` (counter -> increment: calls, cached, requests, failures, prompt_tokens,
+        completion_tokens) to the run's spend on `model`, committed before it returns.
+
+        Called as the spending happens (a request is counted before it is sent), from whichever
+        thread makes LLM calls, on a connection of its own: a run killed at any moment has
+        recorded every request the provider may have received.
+        """
+        values = [int(delta.get(k, 0)) for k in USAGE_COUNTERS]
+        with self._write_lock:
+            if self._usage_conn is None:
+                self._usage_conn = connect(self.path, check_same_thread=False)
+        with self._write(self._usage_conn) as c:
+            c.execute(_UPSERT_USAGE, (run_id, model, *values))
+
+    def usage(self, run_id: str) -> dict[str, dict[str, int]]:
+        """The run's LLM spend per model, over every attempt (killed ones included)."""
+        rows = self._conn.execute(
+            f"SELECT model, {', '.join(USAGE_COUNTERS)} FROM suite_run_usage WHERE run_id = ?"
+            " ORDER BY model",
+            (run_id,),
+        ).fetchall()
+        return {r[0]: dict(zip(USAGE_COUNTERS, r[1:], strict=True)) for r in rows}
+
     # --- items -----------------------------------------------------------------------------
 
     def status_counts(self, run_id: str) -> dict[tuple[str, str, str], int]:
@@ -255,14 +340,29 @@ class SuiteRunStore(SQLiteStore):
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
     ) -> set[tuple[str, str, str]]:
-        """(subject, task, item_id) of items still to do; with `retry_failed`, failed items are
-        put back in the queue (their failure records stay, as history)."""
+        """(subject, task, item_id) of items still to do.
+
+        With `retry_failed`, failed items are put back in the queue, and so are completed items
+        with a verdict marked `retryable` (an LLM judge whose call failed on a 429, 5xx,
+        timeout or dropped connection; see `memgauge.llm.structured.RETRYABLE_KINDS`): their
+        verdicts are dropped, to be given again. Failure records stay, as history.
+        """
         with self._write() as c:
             if retry_failed:
                 c.execute(
                     "UPDATE suite_run_items SET status = 'queued', score = NULL"
-                    " WHERE run_id = ? AND status = 'failed'",
-                    (run_id,),
+                    " WHERE run_id = ? AND (status = 'failed' OR (status = 'completed' AND"
+                    " EXISTS (SELECT 1 FROM suite_run_scores s WHERE s.run_id = ?"
+                    " AND s.subject = suite_run_items.subject AND s.task = suite_run_items.task"
+                    " AND s.item_id = suite_run_items.item_id"
+                    " AND json_extract(s.detail_json, '$.retryable'))))",
+                    (run_id, run_id),
+                )
+                c.execute(
+                    "DELETE FROM suite_run_scores WHERE run_id = ? AND (subject, task, item_id)"
+                    " IN (SELECT subject, task, item_id FROM suite_run_items"
+                    " WHERE run_id = ? AND status = 'queued')",
+                    (run_id, run_id),
                 )
             rows = c.execute(
                 "SELECT subject, task, item_id FROM suite_run_items"

@@ -8,7 +8,9 @@ as the explicit `on_failure: neutral`; such a value is flagged `fallback` and re
 from real scores.
 
 Every verdict's `detail` records the judge, model, prompt template (name, version, hash), the
-structured-output route, the HTTP requests made and whether the cache answered.
+structured-output route, the HTTP requests made and whether the cache answered; a failure whose
+call may succeed when asked again (a 429, 5xx, timeout, dropped connection...: see
+`RETRYABLE_KINDS`) also records `retryable: true`, which `--resume ID --retry-failed` reads.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ class JudgeBase:
             "requests": out.requests,
             "cached": bool(out.responses) and all(r.cached for r in out.responses),
         }
+        if out.retryable:
+            # the store re-queues such an item on `--resume ID --retry-failed`
+            detail["retryable"] = True
         return out, detail
 
     def failed(self, reason: str, detail: dict[str, Any]) -> Score:

@@ -83,6 +83,8 @@ class PairwiseJudge(JudgeBase):
             "cached": d1["cached"] and d2["cached"],
         }
         if o1.value is None or o2.value is None:
+            if o1.retryable or o2.retryable:
+                detail["retryable"] = True
             return (o1.error or o2.error or "no verdict"), detail
         # map each order's winner to output / baseline
         first = {"A": "output", "B": "baseline", "tie": "tie"}[o1.value.winner]

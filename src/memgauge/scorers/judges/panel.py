@@ -112,6 +112,8 @@ class PanelJudge(JudgeBase):
             "requests": sum(_detail(v).get("requests", 0) for v in current),
         }
         if not final:
+            if any(_detail(v).get("retryable") for v in current):
+                detail["retryable"] = True  # a member may answer when asked again
             return "no judge on the panel could give a verdict", detail
         passed_votes = [bool(v.passed) for v in final if v.passed is not None]
         if len(passed_votes) == len(final):
