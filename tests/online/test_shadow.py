@@ -12,6 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from memgauge.cli.main import main
+from memgauge.metrics import MetricConfig, evaluate_ranked
 from memgauge.online.shadow import (
     ShadowRunner,
     bucket,
@@ -126,3 +127,50 @@ def test_summary_means_and_na_without_judgments() -> None:
     assert s["mean_spearman_rho"] == pytest.approx(0.0)  # 1 and -1
     assert s["mean_order_differences"] == pytest.approx(1.0)  # 0 and 2
     assert s["mean_mrr_delta"] is None  # nothing judged: n/a, not 0
+
+
+def test_deltas_are_evaluate_s_measures_with_its_threshold_and_gain() -> None:
+    # seed 002: relevant = grade >= 2, so a (grade 1) is not relevant and b (3) is
+    d = diff_rankings(["a", "b"], ["b", "a"], qrels={"a": 1, "b": 3})
+    assert d.mrr_delta == 0.5
+    ev = evaluate_ranked(
+        {"c": {"a": 1, "b": 3}, "t": {"a": 1, "b": 3}},
+        {"c": ["a", "b"], "t": ["b", "a"]},
+        ["nDCG@10"],
+    )
+    assert d.ndcg_delta == ev.per_query["nDCG@10"][1] - ev.per_query["nDCG@10"][0]
+    # an unjudged hit is not relevant even at threshold 0 (the old code counted grade > 0)
+    at0 = MetricConfig(rel_threshold=0)
+    assert diff_rankings(["u", "a"], ["a", "u"], qrels={"a": 0}, config=at0).mrr_delta == 0.5
+    lenient = diff_rankings(["a", "b"], ["b", "a"], qrels={"a": 1, "b": 3}, config=MetricConfig(1))
+    assert lenient.mrr_delta == 0.0  # both rank a relevant document first
+
+
+def test_empty_rankings_with_judgments_have_zero_deltas_and_none_only_without() -> None:
+    empty = diff_rankings([], [], qrels={"a": 3})
+    assert (empty.mrr_delta, empty.ndcg_delta) == (0.0, 0.0)
+    assert diff_rankings([], [], qrels=None).mrr_delta is None
+    assert diff_rankings([], [], qrels={}).ndcg_delta is None
+    rows = [{**empty.as_dict(), "control_latency_ms": 1.0}]
+    assert summarize_shadow(rows)["mean_mrr_delta"] == 0.0  # judged: measured, 0
+
+
+def test_the_runner_measures_deltas_with_its_metric_config() -> None:
+    rows: list[Any] = []
+
+    class Keep:
+        def record_shadow(self, experiment: str, row: Any) -> None:
+            rows.append(row)
+
+    judged = {"a": 1, "b": 3}
+    for config, want in ((None, 0.5), (MetricConfig(rel_threshold=1), 0.0)):
+        runner = ShadowRunner(
+            "x",
+            lambda q, k: ["a", "b"],
+            lambda q, k: ["b", "a"],
+            Keep(),
+            percent=100,
+            metric_config=config,
+        )
+        runner.search("q1", "text", qrels=judged)
+        assert rows[-1]["mrr_delta"] == want

@@ -11,7 +11,7 @@ import click
 from memgauge.cli._common import console, gain_option, rel_threshold_option
 from memgauge.data.trec import read_qrels, read_run
 from memgauge.errors import UsageError
-from memgauge.metrics import MetricConfig, evaluate, parse_measure
+from memgauge.metrics import MAX_EXP_GRADE, MetricConfig, evaluate, parse_measure
 
 __all__ = ["metrics"]
 
@@ -73,7 +73,15 @@ def metrics(
         parsed = [parse_measure(m) for m in names]
     except ValueError as exc:
         raise UsageError(f"--measure: {exc}") from None
-    q = read_qrels(qrels)
+    if gain == "exp" and any(m.name == "nDCG" for m in parsed):
+        # 2^grade - 1 is not a finite double past 1023: refuse on the line, not with a NaN
+        q = read_qrels(
+            qrels,
+            max_grade=MAX_EXP_GRADE,
+            why="the largest grade exp gain (2^grade - 1) can take; use --gain linear",
+        )
+    else:
+        q = read_qrels(qrels)
     r = read_run(run)
     cfg = MetricConfig(
         rel_threshold=rel_threshold,

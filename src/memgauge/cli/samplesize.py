@@ -57,4 +57,4 @@ def sample_size(
         mde = minimum_detectable_effect(
             per_group, sigma, alpha=alpha, power=power, two_sided=not one_sided
         )
-        out.print(f"{per_group} queries per group detect differences of about {mde:.3f}")
+        out.print(f"{per_group} queries per group detect differences of about {mde:.3g}")

@@ -91,22 +91,14 @@ def _load_dir(path: Path) -> RetrievalDataset:
         f = path / filename
         if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
             try:
-                qrels = read_qrels(path / "qrels.txt")
+                qrels = read_qrels(
+                    path / "qrels.txt", max_grade=3, why="memgauge datasets grade 0-3"
+                )
             except DataError as exc:
                 problems.extend(exc.problems)
                 continue
-            bad = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items() if g > 3]
-            problems.extend(
-                Problem(
-                    str(path / "qrels.txt"),
-                    None,
-                    "grade",
-                    f"({q}, {d}) has grade {g}; memgauge datasets grade 0-3",
-                )
-                for q, d, g in bad
-            )
             parts[key] = [
-                Judgment(query_id=q, memory_id=d, grade=min(g, 3))
+                Judgment(query_id=q, memory_id=d, grade=g)
                 for q, docs in qrels.items()
                 for d, g in docs.items()
             ]

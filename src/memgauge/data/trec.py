@@ -1,8 +1,10 @@
 """TREC qrels and run files, read with every problem reported by line, written in trec_eval form.
 
 qrels: `qid iter docid grade` (whitespace separated; `iter` ignored). Grades are integers; memgauge
-judges on 0-3 but TREC collections may use other non-negative levels, so any integer >= 0 is
-accepted and a negative one is an error. A repeated (qid, docid) is an error.
+judges on 0-3 but TREC collections may use other non-negative levels, so any integer from 0 to
+2^31 - 1 (the largest grade memgauge stores) is accepted; a caller may lower that bound (exp gain
+stops at 1023, memgauge datasets at 3). A negative or larger grade is an error naming the line.
+A repeated (qid, docid) is an error.
 
 run: `qid Q0 docid rank score tag`. trec_eval ignores the rank column and orders by score
 descending, then doc id descending; so do we. A non-numeric or non-finite score, a wrong column
@@ -15,6 +17,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from memgauge._types import MAX_GRADE
 from memgauge._util.files import atomic_write_text
 from memgauge.errors import DataError, Problem
 
@@ -50,8 +53,14 @@ def _finish(problems: list[Problem], file: str) -> None:
         raise DataError(problems)
 
 
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file into `{qid: {docid: grade}}`."""
+def read_qrels(
+    path: str | Path,
+    *,
+    max_grade: int = MAX_GRADE,
+    why: str = "the largest grade memgauge stores; rescale the judgments",
+) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file into `{qid: {docid: grade}}`; a grade above `max_grade` is a
+    problem on its line, explained by `why`."""
     p = Path(path)
     file = str(p)
     out: dict[str, dict[str, int]] = {}
@@ -78,6 +87,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             continue
         if grade < 0:
             problems.append(Problem(file, lineno, "grade", f"grade {grade} is negative; use 0-3"))
+            continue
+        if grade > max_grade:
+            problems.append(
+                Problem(file, lineno, "grade", f"grade {grade} is above {max_grade}, {why}")
+            )
             continue
         per = out.setdefault(qid, {})
         if doc in per:

@@ -1,6 +1,7 @@
 """Retrieval measures: IR metrics (vectorised, trec_eval-compatible) and agent-memory metrics."""
 
 from memgauge.metrics.ir import (
+    MAX_EXP_GRADE,
     Counts,
     Evaluation,
     MetricConfig,
@@ -9,9 +10,11 @@ from memgauge.metrics.ir import (
     evaluate_ranked,
 )
 from memgauge.metrics.measures import MEASURE_NAMES, Measure, parse_measure
-from memgauge.metrics.ranking import Judged, from_ranked, from_run, order_run
+from memgauge.metrics.ranking import MAX_GRADE, Judged, from_ranked, from_run, order_run
 
 __all__ = [
+    "MAX_EXP_GRADE",
+    "MAX_GRADE",
     "MEASURE_NAMES",
     "Counts",
     "Evaluation",

@@ -162,7 +162,8 @@ def tier_stratified_precision(
         for d in ids[:k]:
             t = tiers.get(d, "normal")
             shown[t] = shown.get(t, 0) + 1
-            good[t] = good.get(t, 0) + (judged.get(d, 0) >= threshold)
+            # an unjudged hit is never relevant, even at threshold 0 (trec_eval -l0)
+            good[t] = good.get(t, 0) + (d in judged and judged[d] >= threshold)
     precision = {t: good[t] / shown[t] for t in shown}
     order = [precision.get(t) for t in ("critical", "important", "normal")]
     holds = None

@@ -11,13 +11,18 @@ Notation, per query: `rel_i` = 1 if the document at rank i (1-based) has grade >
 - nDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(g_i) / log2(i + 1), IDCG from all judged
   documents sorted by grade (Järvelin & Kekäläinen 2002; trec_eval `ndcg_cut_k`). gain "exp":
   2^g - 1 (Burges et al. 2005; seed 002), "linear": g (trec_eval). nDCG uses grades, not the
-  threshold.
+  threshold. Exp gain is defined up to grade 1023 (2^1024 overflows a double); a query whose
+  top grade exceeds 960 has its gains scaled by 2^-(top - 960), which leaves its nDCG (a
+  ratio) unchanged and keeps the sums finite, and every other query is computed unscaled.
 - Hit@k = 1 if any rel_i = 1 for i <= k.
 - recall_any@k = Hit@k; recall_all@k = 1 if all R relevant are in the top k (LongMemEval,
   Wu et al. 2025, src/retrieval/eval_utils.py).
 - ndcg_any@k = LongMemEval's nDCG: binary relevance (grade >= threshold), DCG = rel_1 +
   sum_{2<=i<=k} rel_i / log2(i) (rank 1 undiscounted, rank i >= 2 by log2 i), ideal from the R
   relevant documents.
+
+Threshold 0 is trec_eval's `-l0`: judged grade-0 documents are relevant, unjudged documents
+never, and R counts judgments only (see `ranking`).
 
 Edge cases: a query with R = 0 (no relevant documents) and a judged query absent from the run
 score 0 by default (`no_relevant="skip"` / `missing_from_run="skip"` give NaN, excluded from
@@ -37,7 +42,18 @@ from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge.metrics.measures import Measure, parse_measure
 from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
-__all__ = ["Counts", "Evaluation", "MetricConfig", "evaluate", "evaluate_judged", "evaluate_ranked"]
+__all__ = [
+    "MAX_EXP_GRADE",
+    "Counts",
+    "Evaluation",
+    "MetricConfig",
+    "evaluate",
+    "evaluate_judged",
+    "evaluate_ranked",
+]
+
+MAX_EXP_GRADE = 1023  # 2^1024 - 1 is not a finite double
+_EXP_UNSCALED = 960  # up to here, sums of up to 2^63 exp gains stay finite unscaled
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,13 @@ class MetricConfig:
     gain: Literal["exp", "linear"] = "exp"
     no_relevant: Literal["zero", "skip"] = "zero"
     missing_from_run: Literal["zero", "skip"] = "zero"
+
+    def __post_init__(self) -> None:
+        # a negative threshold would make unjudged documents and padding relevant
+        if self.rel_threshold < 0:
+            raise ValueError(f"rel_threshold {self.rel_threshold} is negative; use 0 or more")
+        if self.gain not in ("exp", "linear"):
+            raise ValueError(f"gain {self.gain!r}: use 'exp' or 'linear'")
 
 
 @dataclass(frozen=True)
@@ -130,9 +153,25 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
-def _gain(grades: GradeArray, gain: str) -> FloatArray:
+def _gain(grades: GradeArray, gain: str, shift: FloatArray | None = None) -> FloatArray:
+    """Per-document gain; unjudged and padding gain 0. `shift` (per row) scales exp gains by
+    2^-shift: 2^(g - s) - 2^-s."""
     g: FloatArray = np.maximum(grades, 0).astype(np.float64)
-    return np.exp2(g) - 1.0 if gain == "exp" else g
+    if gain != "exp":
+        return g
+    if shift is None:
+        return np.exp2(g) - 1.0
+    s = shift[:, None]
+    return np.asarray(np.exp2(g - s) - np.exp2(-s), dtype=np.float64)
+
+
+def _exp_shift(ideal: GradeArray) -> FloatArray | None:
+    """Per-row exponent shift keeping exp-gain sums finite; None when no row needs one (the
+    common case, computed exactly as without scaling)."""
+    top = ideal[:, 0].astype(np.float64)  # rows are sorted descending
+    if not (top > _EXP_UNSCALED).any():
+        return None
+    return np.maximum(top - _EXP_UNSCALED, 0.0)
 
 
 def _cut(matrix: NDArray[Any], k: int | None) -> NDArray[Any]:
@@ -176,10 +215,11 @@ def _compute(
         idx = np.minimum(n_rel, depth)
         return _ratio(cum[np.arange(rel.shape[0]), idx], R)
     if m.name == "nDCG":
-        gains = _gain(_cut(j.grades, k), cfg.gain)
+        shift = _exp_shift(j.ideal) if cfg.gain == "exp" else None
+        gains = _gain(_cut(j.grades, k), cfg.gain, shift)
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
         dcg = gains @ disc
-        ideal = _gain(_cut(j.ideal, k), cfg.gain)
+        ideal = _gain(_cut(j.ideal, k), cfg.gain, shift)
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
         return _ratio(dcg, ideal @ idisc)
     if m.name == "ndcg_any":
@@ -195,9 +235,19 @@ def _compute(
 def evaluate_judged(
     judged: Judged, measures: Iterable[Measure | str], config: MetricConfig | None = None
 ) -> Evaluation:
-    """Score a prepared batch: the array-level entry point."""
+    """Score a prepared batch: the array-level entry point.
+
+    Raises ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is
+    not a finite double there; use linear gain).
+    """
     cfg = config or MetricConfig()
     parsed = list(dict.fromkeys(parse_measure(m) for m in measures))
+    top = int(judged.ideal.max(initial=0))
+    if cfg.gain == "exp" and top > MAX_EXP_GRADE and any(m.name == "nDCG" for m in parsed):
+        raise ValueError(
+            f"grade {top} is above {MAX_EXP_GRADE}: exp gain 2^grade - 1 overflows; "
+            "use linear gain for grades this large"
+        )
     n_rel = judged.n_relevant(cfg.rel_threshold)
     no_rel = n_rel == 0
     missing = ~judged.in_run

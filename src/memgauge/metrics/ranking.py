@@ -3,6 +3,14 @@
 Tie order: trec_eval's. Documents are ranked by score descending and, on equal scores, by
 document id descending (byte order) — trec_eval ignores the rank column of a run file. A
 memory system's own ranked list (`from_ranked`) is taken as given.
+
+Grades, as trec_eval reads them (form_res_rels.c): a judged document keeps its grade (>= 0); a
+returned document nobody judged, or one judged below 0, is UNJUDGED (-2): never relevant at any
+threshold >= 0, gain 0. So at threshold 0 (trec_eval `-l0`) judged grade-0 documents are
+relevant and unjudged ones never are. The ideal ranking is padded with PAD (-1), which no
+threshold >= 0 counts into R. The matrices are int8 when every grade fits (the usual 0-3
+scale, and the cheap case at a million queries), else int16 or int32; a grade above
+2^31 - 1 is refused (ValueError).
 """
 
 from __future__ import annotations
@@ -10,15 +18,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._types import BoolArray, GradeArray, IntArray
+from memgauge._types import MAX_GRADE, BoolArray, GradeArray, IntArray
 
-__all__ = ["Judged", "from_arrays", "from_ranked", "from_run", "order_run"]
+__all__ = [
+    "MAX_GRADE",
+    "PAD",
+    "UNJUDGED",
+    "Judged",
+    "from_arrays",
+    "from_ranked",
+    "from_run",
+    "grade_dtype",
+    "order_run",
+]
 
-PAD = -1  # grade of "no document at this rank"
+PAD = -1  # "no document at this rank" (grades) / "no judgment at this position" (ideal)
+UNJUDGED = -2  # a returned document with no judgment (or a negative one): never relevant
 _CHUNK = 65_536  # rows per chunk in from_arrays
 
 
@@ -28,10 +48,11 @@ class Judged:
 
     Attributes:
         query_ids: the judged queries, sorted.
-        grades: (n_queries, depth) int8: grade of the document at each rank; 0 = unjudged;
-            PAD (-1) = nothing at this rank.
-        ideal: (n_queries, max_judged) int8: each query's judged grades sorted descending,
-            0-padded; the ideal ranking for nDCG.
+        grades: (n_queries, depth) int8/16/32 (`grade_dtype`): grade of the document at each
+            rank; UNJUDGED (-2) = returned but not judged (or judged below 0); PAD (-1) =
+            nothing at this rank.
+        ideal: (n_queries, max_judged), same dtype: each query's judged grades (>= 0) sorted
+            descending, PAD-padded; the ideal ranking for nDCG, and R.
         n_returned: (n_queries,) documents returned per query.
         in_run: (n_queries,) bool: whether the run has the query at all.
         run_only: queries in the run with no judgments (not scored, counted).
@@ -45,7 +66,9 @@ class Judged:
     run_only: list[str]
 
     def n_relevant(self, threshold: int) -> IntArray:
-        """Judged documents with grade >= threshold, per query."""
+        """Judged documents with grade >= threshold (>= 0: padding never counts), per query."""
+        if threshold < 0:
+            raise ValueError(f"relevance threshold {threshold} is negative; use 0 or more")
         return np.asarray((self.ideal >= threshold).sum(axis=1), dtype=np.int64)
 
 
@@ -54,18 +77,33 @@ def order_run(scores: Mapping[str, float]) -> list[str]:
     return [d for d, _ in sorted(scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
 
 
+def grade_dtype(max_grade: int) -> np.dtype[np.signedinteger[Any]]:
+    """The narrowest of int8, int16, int32 holding grades up to `max_grade` (and the negative
+    markers PAD and UNJUDGED). ValueError above MAX_GRADE."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if max_grade <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    raise ValueError(
+        f"grade {max_grade} is above {MAX_GRADE}, the largest grade memgauge stores; "
+        "rescale the judgments"
+    )
+
+
 def _ideal(qrels: Mapping[str, Mapping[str, int]], qids: list[str]) -> GradeArray:
+    """Each query's judged grades sorted descending, PAD-padded; negative grades are dropped
+    (trec_eval reads them as unjudged). Its dtype is the batch's grade dtype."""
     lens = np.fromiter((len(qrels[q]) for q in qids), dtype=np.int64, count=len(qids))
     flat: list[int] = []
     for q in qids:
         flat.extend(qrels[q].values())
+    dtype = grade_dtype(max(flat, default=0))  # before any int64 conversion can overflow
     width = max(int(lens.max()) if lens.size else 0, 1)
-    ideal = np.zeros((len(qids), width), dtype=np.int64)
+    ideal = np.full((len(qids), width), PAD, dtype=np.int64)
     if flat:
         row = np.repeat(np.arange(len(qids)), lens)
         col = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
-        ideal[row, col] = np.maximum(np.asarray(flat, dtype=np.int64), 0)
-    return (-np.sort(-ideal, axis=1)).astype(np.int8)
+        ideal[row, col] = np.maximum(np.asarray(flat, dtype=np.int64), PAD)
+    return (-np.sort(-ideal, axis=1)).astype(dtype)
 
 
 def from_ranked(
@@ -89,15 +127,18 @@ def from_ranked(
                 uniq.append(d)
         lists.append(uniq if depth is None else uniq[:depth])
     width = max((len(x) for x in lists), default=0)
-    grades = np.full((len(qids), max(width, 1)), PAD, dtype=np.int8)
+    ideal = _ideal(qrels, qids)
+    grades = np.full((len(qids), max(width, 1)), PAD, dtype=ideal.dtype)
     for i, (q, docs) in enumerate(zip(qids, lists, strict=True)):
         if docs:
             judged = qrels[q]
-            grades[i, : len(docs)] = [max(judged.get(d, 0), 0) for d in docs]
+            grades[i, : len(docs)] = [
+                g if (g := judged.get(d, UNJUDGED)) >= 0 else UNJUDGED for d in docs
+            ]
     return Judged(
         query_ids=qids,
         grades=grades,
-        ideal=_ideal(qrels, qids),
+        ideal=ideal,
         n_returned=np.asarray([len(x) for x in lists], dtype=np.int64),
         in_run=np.asarray([q in ranked for q in qids], dtype=bool),
         run_only=sorted(set(ranked) - set(qrels)),
@@ -117,7 +158,7 @@ def _rank_rows(
     n_id = int(id_key.max()) + 1 if id_key.size else 1
     composite = score_key.astype(np.int64) * n_id + id_key
     keys = np.full((n, max(width, 1)), -1, dtype=np.int64)  # padding sorts last
-    vals = np.full((n, max(width, 1)), PAD, dtype=np.int8)
+    vals = np.full((n, max(width, 1)), PAD, dtype=grades.dtype)
     col = np.arange(composite.size) - np.repeat(np.cumsum(lens) - lens, lens)
     row = np.repeat(np.arange(n), lens)
     keys[row, col] = composite
@@ -150,7 +191,7 @@ def from_run(
         judged = qrels[q]
         ids.extend(docs)
         scores.extend(docs.values())
-        grades.extend(map(judged.get, docs, repeat(0)))
+        grades.extend(map(judged.get, docs, repeat(UNJUDGED)))
         lens[i] = len(docs)
     score_arr = np.asarray(scores, dtype=np.float64)
     if score_arr.size and not np.isfinite(score_arr).all():
@@ -158,31 +199,36 @@ def from_run(
     score_rank = np.unique(score_arr, return_inverse=True)[1]
     id_index = {d: i for i, d in enumerate(sorted(set(ids)))}
     id_rank = np.fromiter(map(id_index.__getitem__, ids), dtype=np.int64, count=len(ids))
-    grade_arr = np.maximum(np.asarray(grades, dtype=np.int64), 0).astype(np.int8)
+    ideal = _ideal(qrels, qids)  # refuses an unstorable grade before int64 could overflow
+    graded = np.asarray(grades, dtype=np.int64)
+    grade_arr = np.where(graded >= 0, graded, UNJUDGED).astype(ideal.dtype)
     matrix = _rank_rows(lens, score_rank.astype(np.int64), id_rank, grade_arr, depth)
     return Judged(
         query_ids=qids,
         grades=matrix,
-        ideal=_ideal(qrels, qids),
+        ideal=ideal,
         n_returned=np.minimum(lens, depth) if depth is not None else lens,
         in_run=np.asarray([q in run for q in qids], dtype=bool),
         run_only=sorted(set(run) - set(qrels)),
     )
 
 
-def _lookup(ranked: IntArray, judged: IntArray, grades: IntArray) -> GradeArray:
-    """Grade of each ranked id from its row's judged ids (-2 = no judgment; never matches)."""
+def _lookup(
+    ranked: IntArray, judged: IntArray, grades: IntArray, dtype: np.dtype[np.signedinteger[Any]]
+) -> GradeArray:
+    """Grade of each ranked id from its row's judged ids (-2 = no judgment; never matches);
+    UNJUDGED where the row has no judgment of it. A doc judged twice keeps its highest grade."""
     n, depth = ranked.shape
     if judged.shape[1] <= 64:
         # One vectorised comparison per judged column (fast when rows have few judgments).
         # Columns go in ascending grade order so that a doc judged twice keeps its highest.
         by_grade = np.argsort(grades, axis=1, kind="stable")
         judged = np.take_along_axis(judged, by_grade, axis=1)
-        g8 = np.take_along_axis(grades, by_grade, axis=1).astype(np.int8)
+        g8 = np.take_along_axis(grades, by_grade, axis=1).astype(dtype)
         small = max(ranked.max(initial=0), judged.max(initial=0)) < 2**31
         r = ranked.astype(np.int32) if small else ranked
         jj = judged.astype(np.int32) if small else judged
-        out8 = np.zeros((n, depth), dtype=np.int8)
+        out8 = np.full((n, depth), UNJUDGED, dtype=dtype)
         for j in range(jj.shape[1]):
             np.copyto(out8, g8[:, j : j + 1], where=r == jj[:, j : j + 1])
         return out8
@@ -191,12 +237,12 @@ def _lookup(ranked: IntArray, judged: IntArray, grades: IntArray) -> GradeArray:
     offset = np.arange(n, dtype=np.int64)[:, None] * span
     keys = (judged + 2 + offset).ravel()
     vals = grades.ravel()
-    srt = np.argsort(keys, kind="stable")
+    srt = np.lexsort((-vals, keys))  # equal keys (a doc judged twice): highest grade first
     keys, vals = keys[srt], vals[srt]
     look = (np.where(ranked >= 0, ranked, -1) + 2 + offset).ravel()
     pos = np.minimum(np.searchsorted(keys, look), keys.size - 1)
     found = keys[pos] == look
-    return np.where(found, vals[pos], 0).reshape(n, depth).astype(np.int8)
+    return np.where(found, vals[pos], UNJUDGED).reshape(n, depth).astype(dtype)
 
 
 def from_arrays(
@@ -215,7 +261,7 @@ def from_arrays(
         run_ids: (n, d) integer doc ids of each query's results; negative = padding.
         run_scores: (n, d) scores; ranked by score descending, then doc id descending.
         qrel_ids: (n, j) integer doc ids of each query's judged documents; negative = padding.
-        qrel_grades: (n, j) their grades.
+        qrel_grades: (n, j) their grades (at most MAX_GRADE; below 0 reads as unjudged).
         query_ids: names for the rows (default "0", "1", ...).
         depth: keep only the top `depth` results.
         ranked: rows are already in rank order (best first, padding last): skip the sort.
@@ -230,10 +276,11 @@ def from_arrays(
         raise ValueError("run and qrels arrays need the same number of rows (queries)")
     n = rid.shape[0]
     width = rid.shape[1] if depth is None else min(depth, rid.shape[1])
-    matrix: GradeArray = np.empty((n, width), dtype=np.int8)
-    n_returned = np.empty(n, dtype=np.int64)
     qvalid = qid_ >= 0
-    qg = np.where(qvalid, np.maximum(qgr, 0), 0)
+    dtype = grade_dtype(int(qgr[qvalid].max(initial=0)))
+    matrix: GradeArray = np.empty((n, width), dtype=dtype)
+    n_returned = np.empty(n, dtype=np.int64)
+    qg = np.where(qvalid & (qgr >= 0), qgr, UNJUDGED)
     judged_ids = np.where(qvalid, qid_, -2)
     # rows in chunks: bounded temporaries at a million queries, same speed at a thousand
     for lo in range(0, n, _CHUNK):
@@ -245,18 +292,18 @@ def from_arrays(
             ids = np.take_along_axis(ids, order, axis=1)
             valid = np.take_along_axis(valid, order, axis=1)
         ids, valid = ids[:, :width], valid[:, :width]
-        grades = _lookup(ids, judged_ids[lo:hi], qg[lo:hi])
-        matrix[lo:hi] = np.where(valid, grades, np.int8(PAD))
+        grades = _lookup(ids, judged_ids[lo:hi], qg[lo:hi], dtype)
+        matrix[lo:hi] = np.where(valid, grades, PAD)
         n_returned[lo:hi] = np.count_nonzero(valid, axis=1)
     in_run = np.asarray((rid >= 0).any(axis=1), dtype=bool)
-    ideal = -np.sort(-qg, axis=1).astype(np.int8)
+    ideal = np.maximum(-np.sort(-qg, axis=1), PAD).astype(dtype)  # unjudged -> padding
     names = list(query_ids) if query_ids is not None else list(map(str, range(n)))
     if len(names) != n:
         raise ValueError(f"{len(names)} query ids for {n} rows")
     return Judged(
         query_ids=names,
-        grades=matrix if matrix.size else np.full((n, 1), PAD, dtype=np.int8),
-        ideal=ideal if ideal.size else np.zeros((n, 1), dtype=np.int8),
+        grades=matrix if matrix.size else np.full((n, 1), PAD, dtype=dtype),
+        ideal=ideal if ideal.size else np.full((n, 1), PAD, dtype=dtype),
         n_returned=n_returned,
         in_run=in_run,
         run_only=[],

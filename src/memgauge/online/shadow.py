@@ -6,8 +6,11 @@ the treatment, out of the user's sight, and the two rankings are compared.
 - Diff metrics of one query, over the top `k` of each arm: Kendall tau-b and Spearman rho
   over the union of both lists (an item missing from a list ranks after all of that list's
   items, tied), Jaccard overlap of the two top-k sets, whether the top result changed, how
-  many of the k positions differ, and with judgments the MRR and nDCG@k deltas
-  (treatment - control); both latencies.
+  many of the k positions differ, and with judgments the RR@k and nDCG@k deltas
+  (treatment - control), computed by `memgauge.metrics` with `evaluate`'s conventions
+  (relevant = grade >= 2, exp gain, unless a MetricConfig says otherwise); both latencies.
+  A query with judgments but no hits in either arm has deltas 0; a query with no judgments
+  has none (None, "n/a" in summaries: nothing to measure against).
 - Classification, with the seed's thresholds: identical (tau >= 0.99 and Jaccard >= 0.95),
   minor (tau >= 0.95 and the top result unchanged), major (tau >= 0.85), else incompatible.
 """
@@ -15,7 +18,6 @@ the treatment, out of the user's sight, and the two rankings are compared.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ from typing import Any, Protocol
 
 import numpy as np
 from scipy import stats as sps
+
+from memgauge.metrics import MetricConfig, evaluate_ranked
 
 __all__ = [
     "ShadowDiff",
@@ -77,15 +81,21 @@ def _ranks(ids: Sequence[str], universe: Sequence[str]) -> list[float]:
     return [float(pos.get(d, missing)) for d in universe]
 
 
-def _rr(ids: Sequence[str], qrels: Mapping[str, int]) -> float:
-    return next((1.0 / (i + 1) for i, d in enumerate(ids) if qrels.get(d, 0) > 0), 0.0)
-
-
-def _ndcg(ids: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
-    dcg = sum((2 ** qrels.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ids[:k]))
-    ideal = sorted(qrels.values(), reverse=True)[:k]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0
+def _deltas(
+    control: Sequence[str],
+    treatment: Sequence[str],
+    qrels: Mapping[str, int],
+    k: int,
+    config: MetricConfig | None,
+) -> tuple[float, float]:
+    """(RR@k, nDCG@k) of the treatment minus the control's, by the measures `evaluate` uses."""
+    rr, ndcg = f"RR@{k}", f"nDCG@{k}"
+    # control and treatment as two queries with the same judgments: one vectorised call
+    ev = evaluate_ranked(
+        {"c": qrels, "t": qrels}, {"c": control, "t": treatment}, [rr, ndcg], config
+    )
+    v_rr, v_ndcg = ev.per_query[rr], ev.per_query[ndcg]  # rows in query-id order: c, t
+    return float(v_rr[1] - v_rr[0]), float(v_ndcg[1] - v_ndcg[0])
 
 
 def classify(tau: float, jaccard: float, top1_changed: bool) -> str:
@@ -105,12 +115,17 @@ def diff_rankings(
     *,
     k: int = 10,
     qrels: Mapping[str, int] | None = None,
+    config: MetricConfig | None = None,
 ) -> ShadowDiff:
-    """The diff metrics of two rankings (ids, best first)."""
+    """The diff metrics of two rankings (ids, best first); `qrels` are this query's judgments
+    `{memory_id: grade}`, `config` the relevance threshold and gain (default: `evaluate`'s)."""
     c, t = list(control)[:k], list(treatment)[:k]
+    mrr = ndcg = None
+    if qrels:
+        mrr, ndcg = _deltas(c, t, qrels, k, config)
     universe = list(dict.fromkeys([*c, *t]))
     if not universe:
-        return ShadowDiff(1.0, 1.0, 1.0, False, 0, None, None, "identical")
+        return ShadowDiff(1.0, 1.0, 1.0, False, 0, mrr, ndcg, "identical")
     rc, rt = _ranks(c, universe), _ranks(t, universe)
     if len(universe) < 2 or len(set(rc)) < 2 or len(set(rt)) < 2:
         same = rc == rt
@@ -126,10 +141,6 @@ def diff_rankings(
         for i in range(max(len(c), len(t)))
         if (c[i] if i < len(c) else None) != (t[i] if i < len(t) else None)
     )
-    mrr = ndcg = None
-    if qrels:
-        mrr = _rr(t, qrels) - _rr(c, qrels)
-        ndcg = _ndcg(t, qrels, k) - _ndcg(c, qrels, k)
     return ShadowDiff(tau, rho, jaccard, top1, diffs, mrr, ndcg, classify(tau, jaccard, top1))
 
 
@@ -189,9 +200,11 @@ class ShadowRunner:
         percent: float = 10.0,
         salt: str = "",
         k: int = 10,
+        metric_config: MetricConfig | None = None,
     ) -> None:
         self.experiment, self.control, self.treatment = experiment, control, treatment
         self.recorder, self.percent, self.salt, self.k = recorder, percent, salt, k
+        self.metric_config = metric_config
         self.record_errors = 0
         self.last_record_error: str | None = None
 
@@ -235,7 +248,7 @@ class ShadowRunner:
             )
             return
         treatment_ms = (time.perf_counter() - t1) * 1000
-        diff = diff_rankings(served, shadow, k=self.k, qrels=qrels)
+        diff = diff_rankings(served, shadow, k=self.k, qrels=qrels, config=self.metric_config)
         self.recorder.record_shadow(
             self.experiment,
             {

@@ -15,7 +15,12 @@ from memgauge.stats.paired import (
     randomization_test,
     significance_mark,
 )
-from memgauge.stats.samplesize import SampleSize, minimum_detectable_effect, sample_size_paired
+from memgauge.stats.samplesize import (
+    SampleSize,
+    minimum_detectable_effect,
+    paired_t_power,
+    sample_size_paired,
+)
 
 __all__ = [
     "NO_GROUP",
@@ -30,6 +35,7 @@ __all__ = [
     "holm",
     "minimum_detectable_effect",
     "paired_compare",
+    "paired_t_power",
     "randomization_test",
     "resample_means",
     "sample_size_paired",
