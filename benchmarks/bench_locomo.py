@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
 
 from memgauge._util.home import memgauge_home
 from memgauge.data.importers import import_locomo
 from memgauge.embed import CachedEmbedder, MiniLMEmbedder
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
 from memgauge.subjects.reference import ReferenceMemory
 
 ROOT = Path(__file__).resolve().parents[1]

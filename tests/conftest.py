@@ -68,11 +68,21 @@ def recall_suite(tmp_path: Path) -> RecallSuite:
     return write
 
 
+@pytest.fixture(scope="session")
+def _embeddings_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embeddings")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test gets its own LLM cache file and a fresh LLM context (clients, meter)."""
+def _isolated_llm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _embeddings_cache: Path
+) -> Iterator[None]:
+    """Each test gets its own MEMGAUGE_HOME (results store, learnings), its own LLM cache file
+    and a fresh LLM context (clients, meter); embeddings are cached once for the session."""
     from memgauge.llm import context
 
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "memgauge-home"))
+    monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
     yield
     context.reset()

@@ -14,8 +14,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("llm", "embed", "metrics", "stats", "store"),
     ("subjects",),
     ("scorers", "probes"),
+    ("aggregates",),
     ("runs",),
     ("optimize", "track", "online"),
+    ("api",),
     ("report", "viewer"),
     ("cli",),
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memgauge import api
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
 
@@ -66,7 +67,10 @@ def test_offline_audit_of_the_memaudit_sample(
     for p in probes:
         assert p["id"] in report
     assert "| Recall accuracy |" in report
-    assert (tmp_path / "out" / "probes.jsonl").exists()
+    # the run is a suite run like any other: stored, with every probe as an item
+    run = api.read_run(summary["run_id"], store=tmp_path / "r.db")
+    assert (run.kind, run.status) == ("audit", "completed")
+    assert run.n_items == len(probes)
 
 
 def test_locomo_audit_asks_each_conversation_its_own_questions(

@@ -198,7 +198,7 @@ def test_a_key_echoed_by_the_endpoint_reaches_no_file_and_no_output(
         store,
         "--no-progress",
     )
-    assert code in (0, 1), out
+    assert code in (0, 1, 4), out  # every judge call fails: the run fails (4), no key leaks
     assert (tmp_path / "audit-out").is_dir()
 
     assert server.fault_counts == {}

@@ -55,9 +55,9 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Scalar]:
     return out
 
 
-def _cli(args: list[str]) -> None:
+def _cli(args: list[str], ok: tuple[int, ...] = (0,)) -> None:
     code = main(args)
-    if code != 0:
+    if code not in ok:
         raise AssertionError(f"memgauge {' '.join(args)} exited {code}")
 
 
@@ -109,7 +109,9 @@ def evaluate_locomo_lexical(tmp: Path) -> dict[str, Scalar]:
 
 def _report(tmp: Path, name: str, args: list[str], file: str) -> dict[str, Any]:
     out = tmp / name
-    _cli([*args, "--output", str(out)])
+    # the fixtures' deciders and extractors miss the seeds' targets on purpose: since the run
+    # engine was unified that is exit 1 (a target missed), and the numbers are what is pinned
+    _cli([*args, "--output", str(out)], ok=(0, 1))
     loaded: dict[str, Any] = json.loads((out / file).read_text())
     return loaded
 

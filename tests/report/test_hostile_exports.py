@@ -216,7 +216,7 @@ def test_audit_report_escapes_the_agents_answers(
 
 
 def test_gate_markdown_escapes_names() -> None:
-    from memgauge.cli.gate import markdown
+    from memgauge.report.gate import gate_markdown as markdown
     from memgauge.track.gate import GateResult, MetricCheck
 
     check = MetricCheck(

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from memgauge import api
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, UnavailableError
-from memgauge.report import read_json, render_html, render_markdown, write_json
-from memgauge.runs.result import RetrievalEvalResult
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
+from memgauge.report import read_json, render_html, render_markdown, retrieval_result, write_json
 from memgauge.subjects.reference import ReferenceMemory
 
 HOSTILE = "<script>alert('x')</script> & \"quotes\""
 
 
-def _unavailable() -> ReferenceMemory:
+def no_embedder() -> ReferenceMemory:
     raise UnavailableError("dense channel unavailable: no embedder")
 
 
@@ -42,17 +42,18 @@ def result() -> RetrievalEvalResult:
     ds = RetrievalDataset(
         name=f"tiny {HOSTILE}", memories=memories, queries=queries, judgments=judgments
     )
-    return evaluate_retrieval(
+    report = api.evaluate(
         ds,
-        [
-            SystemEntry(
-                "lexical", {"reference": {"mode": "lexical"}}, lambda: ReferenceMemory.in_memory()
-            ),
-            SystemEntry("dense", {"reference": {"mode": "dense"}}, _unavailable),
-            SystemEntry("lexical-2", {"reference": {}}, lambda: ReferenceMemory.in_memory()),
-        ],
-        RetrievalEvalConfig(measures=("nDCG@10", "RR@10"), n_resamples=200),
+        {
+            "lexical": ReferenceMemory.in_memory(),
+            "dense": {"python": {"target": "test_reports:no_embedder"}},
+            "lexical-2": ReferenceMemory.in_memory(),
+        },
+        measures=("nDCG@10", "RR@10"),
+        resamples=200,
+        store=False,
     )
+    return retrieval_result(report.run)
 
 
 def test_html_is_self_contained_and_escaped(result: RetrievalEvalResult) -> None:

@@ -38,12 +38,20 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def lookup_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LookupSuite:
-    """`make(n, *, concurrency=2, judged=False, **agent)`: a suite file in tmp_path asking the
+    """`make(n, *, concurrency=2, judged=False, max_failure_rate=0.1, **agent)`: a suite file
+    in tmp_path asking the
     (concurrent) lookup agent `n` questions about the port, scored by `contains`, and with
     `judged` by a qa-judge too (one LLM call per item)."""
     monkeypatch.syspath_prepend(str(SUBJECTS))
 
-    def make(n: int, *, concurrency: int = 2, judged: bool = False, **agent: Any) -> Path:
+    def make(
+        n: int,
+        *,
+        concurrency: int = 2,
+        judged: bool = False,
+        max_failure_rate: float = 0.1,
+        **agent: Any,
+    ) -> Path:
         items = [
             {"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"}
             for i in range(n)
@@ -53,6 +61,7 @@ def lookup_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LookupSuite
         suite = {
             "name": "lookup",
             "concurrency": concurrency,
+            "max_failure_rate": max_failure_rate,
             "subjects": {
                 "agent": {
                     "python": {

@@ -185,11 +185,13 @@ def test_a_panel_in_a_suite_reports_agreement(
     with SuiteRunStore(tmp_path / "r.db") as store:
         run = store.get_run(result["run_id"])
     assert run is not None
-    (row,) = run["summary"]["evaluators"]
-    assert row["mean"] == pytest.approx(20 / 30)
+    assert run.summary is not None
+    (row,) = run.summary.evaluators
+    assert row.mean == pytest.approx(20 / 30)
     # the deterministic judges always agree; kappa is undefined only if every vote were equal
-    assert row["agreement"]["percent_agreement"] == 1.0
-    assert row["agreement"]["fleiss_kappa"] == pytest.approx(1.0)
+    assert row.agreement is not None
+    assert row.agreement["percent_agreement"] == 1.0
+    assert row.agreement["fleiss_kappa"] == pytest.approx(1.0)
     assert "panel of 2 on 30 items" in out
 
 

@@ -1,4 +1,5 @@
-"""The retrieval runner end to end, with small deterministic subjects whose right answers are known."""
+"""Retrieval evaluation through the one engine (`memgauge.evaluate`), end to end, with small
+deterministic subjects whose right answers are known."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ from collections.abc import Sequence
 
 import pytest
 
+from memgauge import api
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.demo import demo_dataset
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset, SessionContext
 from memgauge.errors import UnavailableError, UsageError
-from memgauge.runs.recorder import InMemoryRecorder, record_result
-from memgauge.runs.result import RetrievalEvalResult
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
-from memgauge.subjects.protocol import Hit, MemorySystem, SearchResult
+from memgauge.report import retrieval_result
+from memgauge.runs.recording import InMemoryRecorder
+from memgauge.subjects.protocol import Hit, SearchResult
 
 
 class ScriptedSystem:
@@ -78,19 +80,26 @@ def _dataset() -> RetrievalDataset:
 ANSWERS = {"one": ["m1", "m2"], "two": ["m3", "m2"], "three": ["m6", "m5", "m4"], "four": ["m5"]}
 
 
-def _entry(name: str, system: MemorySystem) -> SystemEntry:
-    return SystemEntry(name=name, spec={"scripted": {}}, build=lambda: system)
+def no_embedder() -> ScriptedSystem:
+    """A system whose construction needs what is not installed."""
+    raise UnavailableError("dense channel unavailable: no embedder installed")
 
 
-def _run(*entries: SystemEntry, **cfg: object) -> RetrievalEvalResult:
-    config = RetrievalEvalConfig(
-        measures=("RR@10", "Recall@2", "nDCG@10"), k=10, n_resamples=200, **cfg
-    )  # type: ignore[arg-type]
-    return evaluate_retrieval(_dataset(), list(entries), config)
+def _run(systems: dict[str, object], store: object = False, **cfg: object) -> RetrievalEvalResult:
+    report = api.evaluate(
+        _dataset(),
+        systems,  # type: ignore[arg-type]
+        measures=("RR@10", "Recall@2", "nDCG@10"),
+        k=10,
+        resamples=200,
+        store=store,  # type: ignore[arg-type]
+        **cfg,  # type: ignore[arg-type]
+    )
+    return retrieval_result(report.run)
 
 
 def test_values_match_hand_computation() -> None:
-    result = _run(_entry("a", ScriptedSystem("a", ANSWERS)))
+    result = _run({"a": ScriptedSystem("a", ANSWERS)})
     sys_a = result.systems[0]
     per = {q.query_id: q.metrics for q in sys_a.per_query}
     # q1: m1 at rank 1. q2: relevant (grade>=2) m2 at rank 2. q3: m4 at rank 3. q4: none -> 0.
@@ -116,7 +125,7 @@ def test_values_match_hand_computation() -> None:
 
 
 def test_failed_searches_are_recorded_not_scored_zero() -> None:
-    result = _run(_entry("a", ScriptedSystem("a", ANSWERS, fail=["two"])))
+    result = _run({"a": ScriptedSystem("a", ANSWERS, fail=["two"])})
     sys_a = result.systems[0]
     failed = [q for q in sys_a.per_query if q.error]
     assert [q.query_id for q in failed] == ["q2"]
@@ -128,12 +137,11 @@ def test_failed_searches_are_recorded_not_scored_zero() -> None:
 
 
 def test_unavailable_system_is_reported_and_others_still_run() -> None:
-    def build() -> MemorySystem:
-        raise UnavailableError("dense channel unavailable: no embedder installed")
-
     result = _run(
-        SystemEntry(name="dense", spec={"reference": {"mode": "dense"}}, build=build),
-        _entry("a", ScriptedSystem("a", ANSWERS)),
+        {
+            "dense": {"python": {"target": "test_retrieval_runner:no_embedder"}},
+            "a": ScriptedSystem("a", ANSWERS),
+        }
     )
     assert result.systems[0].status == "unavailable"
     assert "no embedder" in (result.systems[0].reason or "")
@@ -143,9 +151,7 @@ def test_unavailable_system_is_reported_and_others_still_run() -> None:
 
 def test_comparison_against_first_system() -> None:
     perfect = {"one": ["m1"], "two": ["m2"], "three": ["m4"], "four": []}
-    result = _run(
-        _entry("a", ScriptedSystem("a", ANSWERS)), _entry("b", ScriptedSystem("b", perfect))
-    )
+    result = _run({"a": ScriptedSystem("a", ANSWERS), "b": ScriptedSystem("b", perfect)})
     (cmp,) = result.comparisons
     assert (cmp.baseline, cmp.candidate) == ("a", "b")
     rr = next(m for m in cmp.metrics if m.measure == "RR@10")
@@ -158,25 +164,26 @@ def test_comparison_against_first_system() -> None:
 
 def test_k_below_cutoff_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="k=5"):
-        evaluate_retrieval(
-            _dataset(),
-            [_entry("a", ScriptedSystem("a", ANSWERS))],
-            RetrievalEvalConfig(measures=("nDCG@10",), k=5),
+        api.evaluate(
+            _dataset(), {"a": ScriptedSystem("a", ANSWERS)}, measures=("nDCG@10",), k=5, store=False
         )
 
 
 def test_duplicate_system_names_are_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unique"):
-        _run(_entry("a", ScriptedSystem("a", ANSWERS)), _entry("a", ScriptedSystem("a", ANSWERS)))
+        api.evaluate(_dataset(), ["lexical", "lexical"], store=False)
 
 
-def test_result_records_into_a_recorder_and_round_trips_as_json() -> None:
-    result = _run(_entry("a", ScriptedSystem("a", ANSWERS)))
+def test_a_retrieval_run_is_recorded_once_as_items_and_round_trips_as_json() -> None:
     rec = InMemoryRecorder()
-    record_result(rec, result)
-    assert rec.runs[0]["run_id"] == result.run_id
-    assert {q["query_id"] for q in rec.queries} == {"q1", "q2", "q3", "q4"}
-    again = RetrievalEvalResult.model_validate_json(rec.runs[0]["result_json"])
+    result = _run({"a": ScriptedSystem("a", ANSWERS)}, store=rec)
+    (run,) = rec.runs.values()
+    assert run.run_id == result.run_id
+    assert run.kind == "evaluate"
+    items = rec.item_records(run.run_id)
+    assert {it.item_id for it in items} == {"q1", "q2", "q3", "q4"}
+    assert all(it.verdict("RR@10") is not None for it in items)
+    again = RetrievalEvalResult.model_validate_json(result.model_dump_json())
     assert again == result
 
 

@@ -232,11 +232,11 @@ def test_a_process_whose_run_is_taken_over_stops_and_leaves_the_run_to_the_new_o
     tmp_path: Path, lookup_suite: LookupSuite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memgauge.errors import UsageError
-    from memgauge.runs import engine
+    from memgauge.runs import engine, owner
     from memgauge.runs.suite import load_suite
     from memgauge.store.suite_runs import SuiteRunStore
 
-    monkeypatch.setattr(engine, "HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(owner, "HEARTBEAT_SECONDS", 0.05)
     path = lookup_suite(200, concurrency=1, delay=0.02)
     db = tmp_path / "r.db"
 

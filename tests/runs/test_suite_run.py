@@ -238,7 +238,7 @@ def test_the_run_stops_as_failed_once_it_cannot_pass(
     db = tmp_path / "r.db"
     code, out, _ = _cli(capsys, "run", str(path), "--store", str(db), "--json")
     doc = _last_json(out)
-    assert code == 1
+    assert code == 4  # the subject failed: more items than max_failure_rate
     assert doc["status"] == "failed"
     # 20 items, 10% allowed: it stops at the third failure, the rest stays queued
     assert doc["n_failed"] == 3
@@ -294,13 +294,11 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(
         (listed,) = store.list_runs()
         run_id = listed["run_id"]
         before = {
-            (r["item_id"]): r
-            for r in store.item_rows(run_id)
-            if r["status"] in ("completed", "failed")
+            r.item_id: r for r in store.item_records(run_id) if r.status in ("completed", "failed")
         }
         run = store.get_run(run_id)
     assert run is not None
-    assert run["status"] == "running"
+    assert run.status == "running"
     assert 60 <= len(before) < 300
 
     code, out, _ = _cli(capsys, "runs", "show", run_id, "--store", str(killed_db), "--json")
@@ -314,10 +312,10 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(
     assert resumed["status"] == "completed"
     assert resumed["run_id"] == run_id
     with SuiteRunStore(killed_db) as store:
-        after = {r["item_id"]: r for r in store.item_rows(run_id)}
+        after = {r.item_id: r for r in store.item_records(run_id)}
         export = list(store.iter_export(run_id))
     assert len(after) == 300
-    assert all(r["status"] == "completed" for r in after.values())
+    assert all(r.status == "completed" for r in after.values())
     # nothing finished before the kill was done again
     with sqlite3.connect(killed_db) as conn:
         finished = dict(
@@ -326,13 +324,13 @@ def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(
             ).fetchall()
         )
         n_scores = conn.execute("SELECT COUNT(*) FROM suite_run_scores").fetchone()[0]
-    assert all(r["attempts"] == 1 for r in after.values())
+    assert all(r.attempts == 1 for r in after.values())
     assert n_scores == 300 * 2
     assert len(export) == 300
     assert len({(r["subject"], r["task"], r["item_id"]) for r in export}) == 300
     with SuiteRunStore(killed_db) as store:
-        again = {r["item_id"]: r for r in store.item_rows(run_id)}
-    assert {i: again[i]["score"] for i in before} == {i: r["score"] for i, r in before.items()}
+        again = {r.item_id: r for r in store.item_records(run_id)}
+    assert {i: again[i].score for i in before} == {i: r.score for i, r in before.items()}
     assert all(finished[i] is not None for i in before)
 
     code, out, _ = _cli(capsys, "run", str(path), "--store", str(clean_db), "--json")
@@ -348,7 +346,7 @@ def test_resume_refuses_a_changed_suite(tmp_path: Path, capsys: pytest.CaptureFi
     path.write_text(path.read_text().replace("name: gen", "name: changed"))
     code, _, err = _cli(capsys, "run", str(path), "--store", str(db), "--resume", run_id)
     assert code == 2
-    assert "suite file changed" in err
+    assert "suite (or the command's options) changed" in err
 
 
 def test_two_processes_write_one_store_at_once(tmp_path: Path) -> None:
@@ -423,8 +421,10 @@ def test_run_suite_library_call_with_an_in_process_store(tmp_path: Path) -> None
     with SuiteRunStore(tmp_path / "lib.db") as store:
         report = run_suite(suite, store, suite_path=QA, concurrency=1)
         assert report.status == "completed"
-        assert report.summary["n_items"] == 21
-        assert store.get_run(report.run_id)["summary"] == report.summary  # type: ignore[index]
+        assert report.summary.n_items == 21
+        stored = store.get_run(report.run_id)
+        assert stored is not None
+        assert stored.summary == report.summary
 
 
 def test_a_memory_backed_agent_through_import_and_subprocess_agrees(
@@ -489,8 +489,9 @@ def test_sigterm_cancels_cleanly_and_the_run_resumes(
         (run,) = store.list_runs()
         stored = store.get_run(run["run_id"])
     assert stored is not None
-    assert stored["status"] == "cancelled"
-    assert stored["summary"]["n_queued"] > 0
+    assert stored.status == "cancelled"
+    assert stored.summary is not None
+    assert stored.summary.n_queued > 0
     code, out, _ = _cli(capsys, "run", str(path), "--store", str(db), "--resume", run["run_id"])
     assert code == 0
     assert "resumed and finished: completed; 300 completed" in out

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.migrations import MIGRATIONS, migrate
-from memgauge.store.results import ResultStore
 from memgauge.store.suite_runs import SuiteRunStore
 
 EXPECTED_SCHEMA = {
@@ -137,29 +137,6 @@ EXPECTED_SCHEMA = {
         "classification",
         "error",
     ],
-    "runs": [
-        "run_id",
-        "kind",
-        "created_at",
-        "memgauge_version",
-        "dataset_name",
-        "dataset_sha256",
-        "settings_json",
-        "result_json",
-        "duration_seconds",
-    ],
-    "run_systems": ["run_id", "system", "status", "reason", "spec_json", "metrics_json"],
-    "query_results": [
-        "run_id",
-        "system",
-        "query_id",
-        "category",
-        "intent",
-        "metrics_json",
-        "hits_json",
-        "latency_json",
-        "error",
-    ],
     "schema_migrations": ["name", "applied_at"],
     "suite_runs": [
         "run_id",
@@ -181,7 +158,9 @@ EXPECTED_SCHEMA = {
         "summary_json",
         "pid_start",
         "owner",
+        "kind",
     ],
+    "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
     "suite_run_usage": [
         "run_id",
@@ -225,6 +204,7 @@ EXPECTED_SCHEMA = {
         "item_id",
         "output_json",
         "latency_json",
+        "extra_json",
     ],
     "suite_run_scores": [
         "run_id",
@@ -237,6 +217,7 @@ EXPECTED_SCHEMA = {
         "reason",
         "error",
         "detail_json",
+        "raw_reply",
     ],
     "suite_run_failures": [
         "failure_id",
@@ -253,22 +234,20 @@ EXPECTED_SCHEMA = {
 }
 
 
-def _run(run_id: str = "r1") -> dict[str, object]:
-    return {
-        "run_id": run_id,
-        "kind": "retrieval",
-        "created_at": "2026-11-22T10:00:00+00:00",
-        "memgauge_version": "0.1.0",
-        "dataset_name": "demo",
-        "dataset_sha256": "ab" * 32,
-        "settings": {"k": 20},
-        "result_json": '{"x": 1}',
-        "duration_seconds": 1.5,
-    }
+def _run(run_id: str = "r1") -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        suite_name="demo",
+        kind="evaluate",
+        suite_sha256="ab" * 32,
+        suite={"name": "demo"},
+        settings={"seed": 0},
+        provenance={"memgauge_version": "0.1.0"},
+    )
 
 
 def test_final_schema_is_exactly_the_migrated_one(tmp_path: Path) -> None:
-    ResultStore(tmp_path / "r.db").close()
+    SuiteRunStore(tmp_path / "r.db").close()
     conn = sqlite3.connect(tmp_path / "r.db")
     tables = {
         r[0]
@@ -288,62 +267,56 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     assert migrate(conn) == []
 
 
-def test_save_and_read_back(tmp_path: Path) -> None:
+def _items() -> list[ItemRecord]:
+    return [
+        ItemRecord(subject="lexical", task="t", item_id="q1", seq=0, input={"text": "one"}),
+        ItemRecord(subject="lexical", task="t", item_id="q2", seq=1, input={"text": "two"}),
+    ]
+
+
+def test_typed_records_round_trip(tmp_path: Path) -> None:
     db = tmp_path / "home" / "results.db"
-    with ResultStore(db) as store:
-        store.save_run(
-            _run(),
-            [{"system": "lexical", "status": "ok", "spec": {"reference": {}}, "metrics": {}}],
-            [
-                {
-                    "system": "lexical",
-                    "query_id": "q2",
-                    "category": "c",
-                    "intent": None,
-                    "metrics": {"RR@10": 0.5},
-                    "hits": ["a", "b"],
-                    "latency_ms": {"total": 1.0},
-                },
-                {
-                    "system": "lexical",
-                    "query_id": "q1",
-                    "category": None,
-                    "intent": "i",
-                    "metrics": {"RR@10": None},
-                    "hits": [],
-                    "error": "boom",
-                },
+    with SuiteRunStore(db) as store:
+        store.create_run(_run(), {"lexical": {"reference": {}}}, [], _items())
+        done = ItemRecord(
+            subject="lexical",
+            task="t",
+            item_id="q2",
+            status="completed",
+            output=[{"id": "a", "rank": 1}],
+            latency_ms={"total": 1.0},
+            extra={"without_session": ["b"]},
+            scores=[
+                ScoreRecord(evaluator="judge", value=0.5, reason="half", raw_reply='{"s": 50}'),
+                ScoreRecord(evaluator="neutral", value=0.5, fallback=True),
             ],
+            attempts=1,
         )
-    # a new connection sees it: the data is on disk
-    with ResultStore(db) as store:
-        assert [r["run_id"] for r in store.list_runs()] == ["r1"]
-        assert store.run_json("r1") == '{"x": 1}'
-        assert store.run_json("nope") is None
-        rows = store.query_results("r1", "lexical")
-        assert [r["query_id"] for r in rows] == ["q1", "q2"]
-        assert rows[0]["error"] == "boom"
-        assert rows[0]["metrics"] == {"RR@10": None}
-        assert rows[1]["hits"] == ["a", "b"]
-        assert rows[1]["latency_ms"] == {"total": 1.0}
-
-
-def test_resaving_a_run_replaces_it_whole(tmp_path: Path) -> None:
-    with ResultStore(tmp_path / "r.db") as store:
-        sys_row = {"system": "s", "status": "ok", "spec": {}, "metrics": {}}
-        q = {"system": "s", "query_id": "q1", "metrics": {}, "hits": []}
-        store.save_run(_run(), [sys_row], [q, {**q, "query_id": "q2"}])
-        store.save_run(_run(), [sys_row], [q])
-        assert len(store.query_results("r1", "s")) == 1
-
-
-def test_a_failed_save_writes_nothing(tmp_path: Path) -> None:
-    with ResultStore(tmp_path / "r.db") as store:
-        sys_row = {"system": "s", "status": "ok", "spec": {}, "metrics": {}}
-        bad_query = {"system": "s", "query_id": "q1", "metrics": {}}  # no "hits"
-        with pytest.raises(KeyError):
-            store.save_run(_run(), [sys_row], [bad_query])
-        assert store.list_runs() == []
+        failed = ItemRecord(
+            subject="lexical",
+            task="t",
+            item_id="q1",
+            status="failed",
+            failures=[Failure(stage="subject", kind="RuntimeError", message="boom")],
+            attempts=1,
+        )
+        store.record_items("r1", [done, failed])
+        store.set_summary("r1", RunSummary(n_items=2, n_completed=1, n_failed=1))
+    # a new connection sees it: the data is on disk, and comes back typed
+    with SuiteRunStore(db) as store:
+        run = store.get_run("r1")
+        assert run is not None
+        assert (run.kind, run.summary) == (
+            "evaluate",
+            RunSummary(n_items=2, n_completed=1, n_failed=1),
+        )
+        q1, q2 = store.item_records("r1")
+        assert (q1.status, q1.failures[0].message, q1.input) == ("failed", "boom", {"text": "one"})
+        assert q2.output == [{"id": "a", "rank": 1}]
+        assert q2.extra == {"without_session": ["b"]}
+        assert q2.scores[0].raw_reply == '{"s": 50}'
+        assert q2.scores[1].fallback is True
+        assert q2.verdict("judge") == done.scores[0]
 
 
 SEED_002 = next(
@@ -440,7 +413,7 @@ def test_upgrade_from_0005_moves_ab_tests_and_shadow_runs_and_backfills_eval_res
     conn.commit()
     assert migrate(conn) == [name for name, _ in MIGRATIONS[5:]]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert not tables & {"ab_tests", "ab_test_pairs", "shadow_runs"}
+    assert not tables & {"ab_tests", "ab_test_pairs", "shadow_runs", "runs", "run_systems"}
     (er,) = conn.execute(
         "SELECT system, ndcg_at_10, mrr_at_10, query_count, confidence_interval_upper"
         " FROM eval_results"
@@ -485,7 +458,7 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
         (json.dumps({"n_items": 3, "llm_usage": {**usage, "n": {"calls": 1, "cost_usd": None}}}),),
     )
     conn.commit()
-    assert migrate(conn) == ["0008_suite_run_usage"]
+    assert migrate(conn) == ["0008_suite_run_usage", "0009_one_spine"]
     conn.close()
     with SuiteRunStore(db) as store:
         assert store.usage("s1") == {
@@ -502,3 +475,103 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
         # the spend of the next attempts adds to it
         store.record_usage("s1", "m", {"requests": 2, "calls": 1})
         assert (store.usage("s1")["m"]["requests"], store.usage("s1")["m"]["calls"]) == (6, 4)
+
+
+def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_path: Path) -> None:
+    from memgauge.store import migrations
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA foreign_keys = ON")
+    real = migrations.MIGRATIONS
+    migrations.MIGRATIONS = real[:8]
+    try:
+        migrations.migrate(conn)
+    finally:
+        migrations.MIGRATIONS = real
+    result = {
+        "run_id": "r1",
+        "created_at": "2026-11-01T00:00:00+00:00",
+        "memgauge_version": "0.1.0",
+        "dataset": {"name": "demo", "sha256": "cd" * 32, "source": "data/demo"},
+        "settings": {"measures": ["RR@10", "nDCG@10"], "k": 20, "alpha": 0.05, "seed": 0},
+        "systems": [
+            {
+                "name": name,
+                "status": "ok",
+                "spec": {"reference": {"mode": name}},
+                "metrics": {
+                    "nDCG@10": {
+                        "value": v,
+                        "ci_low": v - 0.1,
+                        "ci_high": v + 0.1,
+                        "n_scored": 2,
+                        "n_failed": 1,
+                    }
+                },
+                "agent_metrics": {},
+                "counts": {"n_scored": 2},
+                "per_query": [
+                    {"query_id": "q1", "text": "a", "metrics": {"nDCG@10": v}, "hits": ["m1"]},
+                    {"query_id": "q2", "text": "b", "metrics": {"nDCG@10": v}, "hits": ["m2"]},
+                    {
+                        "query_id": "q3",
+                        "text": "c",
+                        "metrics": {"nDCG@10": None},
+                        "hits": [],
+                        "error": "RuntimeError: boom",
+                    },
+                ],
+            }
+            for name, v in (("lexical", 0.5), ("hybrid", 0.7))
+        ],
+        "comparisons": [
+            {
+                "baseline": "lexical",
+                "candidate": "hybrid",
+                "test": "randomization",
+                "metrics": [
+                    {
+                        "measure": "nDCG@10",
+                        "mean_a": 0.5,
+                        "mean_b": 0.7,
+                        "delta": 0.2,
+                        "p_value": 0.02,
+                        "p_holm": 0.04,
+                        "n": 2,
+                    }
+                ],
+            }
+        ],
+    }
+    conn.execute(
+        "INSERT INTO runs VALUES ('r1', 'retrieval', '2026-11-01T00:00:00+00:00', '0.1.0', 'demo',"
+        " NULL, '{}', ?, 1)",
+        (json.dumps(result),),
+    )
+    conn.commit()
+    assert migrate(conn) == ["0009_one_spine"]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert not tables & {"runs", "run_systems", "query_results"}
+    (p, significant) = conn.execute(
+        "SELECT p_value, is_significant FROM eval_results WHERE system = 'hybrid'"
+    ).fetchone()
+    assert (p, significant) == (0.04, 1)  # the Holm-corrected p the report shows
+    conn.close()
+    with SuiteRunStore(db) as store:
+        run = store.get_run("r1")
+        assert run is not None and run.summary is not None
+        assert (run.kind, run.status, run.suite_name) == ("evaluate", "completed", "evaluate:demo")
+        agg = run.summary.aggregate("ir")
+        assert agg is not None
+        assert {(m.subject, m.name, m.value) for m in agg.measures} == {
+            ("lexical", "nDCG@10", 0.5),
+            ("hybrid", "nDCG@10", 0.7),
+        }
+        items = store.item_records("r1")
+        assert len(items) == 6
+        failed = [it for it in items if it.status == "failed"]
+        assert [(it.subject, it.item_id) for it in failed] == [("hybrid", "q3"), ("lexical", "q3")]
+        q1 = next(it for it in items if (it.subject, it.item_id) == ("lexical", "q1"))
+        assert q1.output == [{"id": "m1", "rank": 1}]
+        assert q1.verdict("nDCG@10") is not None

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memgauge import api
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import SubjectError, UsageError
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
+from memgauge.report import retrieval_result
 from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
@@ -102,24 +103,17 @@ def test_both_adapters_in_a_retrieval_evaluation() -> None:
             Judgment(query_id="q2", memory_id="m1", grade=3),
         ],
     )
-    children: list[SubprocessSubject] = []
-
-    def child() -> SubprocessSubject:
-        children.append(SubprocessSubject([sys.executable, SCRIPT]))
-        return children[-1]
-
-    result = evaluate_retrieval(
+    report = api.evaluate(
         ds,
-        [
-            SystemEntry(
-                "py", {"python": {}}, lambda: PythonSubject("keyword_memory:KeywordMemory")
-            ),
-            SystemEntry("proc", {"subprocess": {}}, child),
-        ],
-        RetrievalEvalConfig(measures=("RR@10",), n_resamples=100),
+        {
+            "py": {"python": {"target": "keyword_memory:KeywordMemory"}},
+            "proc": {"subprocess": {"command": [sys.executable, SCRIPT]}},
+        },
+        measures=("RR@10",),
+        resamples=100,
+        store=False,
     )
-    for c in children:
-        c.close()
+    result = retrieval_result(report.run)
     assert [s.metrics["RR@10"].value for s in result.systems] == [1.0, 1.0]
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from memgauge import api
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import UsageError
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
+from memgauge.report import retrieval_result
 from memgauge.subjects.mcp import McpSubject
 
 PACKAGE = "@modelcontextprotocol/server-memory@2026.8.31"
@@ -126,10 +127,13 @@ def test_in_a_retrieval_evaluation(server: Path, tmp_path: Path) -> None:
             Judgment(query_id="q2", memory_id="m1", grade=3),
         ],
     )
-    result = evaluate_retrieval(
+    report = api.evaluate(
         ds,
-        [SystemEntry("mcp-memory", {"mcp": {}}, lambda: McpSubject([str(server)]))],
-        RetrievalEvalConfig(measures=("RR@10",), n_resamples=100),
+        {"mcp-memory": McpSubject([str(server)])},
+        measures=("RR@10",),
+        resamples=100,
+        store=False,
     )
+    result = retrieval_result(report.run)
     assert result.systems[0].status == "ok"
     assert result.systems[0].metrics["RR@10"].value == 1.0

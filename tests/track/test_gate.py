@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from memgauge.cli.main import main
+from memgauge.data.records import EvaluatorSummary, RunRecord, RunSummary
 from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
 
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
@@ -21,16 +21,24 @@ def _run(
     mean: float | None,
     ci: tuple[float, float] | None = None,
     evaluator: str = "icontains",
-) -> dict[str, Any]:
-    row = {
-        "subject": "agent",
-        "task": "qa",
-        "evaluator": evaluator,
-        "mean": mean,
-        "ci_low": ci[0] if ci else None,
-        "ci_high": ci[1] if ci else None,
-    }
-    return {"run_id": run_id, "suite": "s", "summary": {"evaluators": [row]}}
+) -> RunRecord:
+    row = EvaluatorSummary(
+        subject="agent",
+        task="qa",
+        evaluator=evaluator,
+        mean=mean,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        n_scored=10,
+        n_failed=0,
+    )
+    return RunRecord(
+        run_id=run_id,
+        suite_name="s",
+        suite_sha256="x",
+        suite={},
+        summary=RunSummary(evaluators=[row]),
+    )
 
 
 def test_phases_go_from_bootstrap_to_production() -> None:
@@ -202,7 +210,7 @@ def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not db.exists()  # a command that only reads creates nothing
     assert main(["runs", "list", "--store", str(db)]) == 0  # (listing creates the store)
     assert main(["gate", "nope", "--store", str(db)]) == 2
-    assert "no run 'nope'" in capsys.readouterr().err
+    assert "no such run" in capsys.readouterr().err
     not_sqlite = tmp_path / "notes.txt"
     not_sqlite.write_text("these are notes, not a database\n" * 100)
     assert main(["gate", "nope", "--store", str(not_sqlite)]) == 2

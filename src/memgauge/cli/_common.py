@@ -3,35 +3,32 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memgauge._util.files import atomic_write_text
-from memgauge._util.home import memgauge_home
+from memgauge import api
 from memgauge.errors import UsageError
-from memgauge.report import render_html, render_markdown, render_terminal, write_json
-from memgauge.runs.recorder import record_result
-from memgauge.runs.result import RetrievalEvalResult
-from memgauge.runs.retrieval import ProgressCallback
-from memgauge.store.results import ResultStore
-from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.report import (
+    RetrievalEvalResult,
+    atomic_write_text,
+    render_html,
+    render_markdown,
+    render_terminal,
+    retrieval_result,
+    write_json,
+)
 
 __all__ = [
     "console",
     "existing_store",
     "gain_option",
     "open_suite_store",
-    "progress_bar",
     "rel_threshold_option",
-    "report_result",
+    "report_retrieval",
     "resolve_run_id",
     "results_db",
-    "store_result",
     "write_reports",
 ]
 
@@ -61,7 +58,7 @@ def console(stderr: bool = False) -> Console:
 
 def results_db() -> Path:
     """`MEMGAUGE_HOME/results.db`."""
-    return memgauge_home() / "results.db"
+    return api.results_path()
 
 
 def existing_store(path: Path | None) -> Path:
@@ -76,13 +73,13 @@ def existing_store(path: Path | None) -> Path:
     return where
 
 
-def open_suite_store(path: Path | None, *, read_only: bool = False) -> SuiteRunStore:
+def open_suite_store(path: Path | None, *, read_only: bool = False) -> api.SuiteRunStore:
     """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`; with `read_only`, a
     UsageError when there is none (rather than creating it)."""
-    return SuiteRunStore(existing_store(path) if read_only else path or results_db())
+    return api.open_store(existing_store(path) if read_only else path or results_db())
 
 
-def resolve_run_id(store: SuiteRunStore, given: str) -> str:
+def resolve_run_id(store: api.SuiteRunStore, given: str) -> str:
     """The run id that `given` (a whole id or its first characters) names; UsageError if none
     or several."""
     found = store.find_run_ids(given)
@@ -95,51 +92,14 @@ def resolve_run_id(store: SuiteRunStore, given: str) -> str:
     return found[0]
 
 
-def store_result(result: RetrievalEvalResult) -> Path:
-    """Record a result in the results store and return the database path."""
-    path = results_db()
-    with ResultStore(path) as store:
-        record_result(store, result)
-    return path
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[ProgressCallback | None]:
-    """A progress bar on stderr fed by the runner's progress callback."""
-    if not enabled:
-        yield None
+def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:
+    """What `evaluate` and `demo` show last: the terminal view and the three report files,
+    rendered from the run's record."""
+    if report.summary.aggregate("ir") is None:
         return
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console(stderr=True),
-        transient=True,
-    )
-    tasks: dict[str, object] = {}
-
-    def callback(event: str, system: str, done: int, total: int) -> None:
-        key = f"{system}:{event}"
-        if event == "system-done":
-            return
-        if key not in tasks:
-            label = "ingesting" if event == "ingest" else "searching"
-            tasks[key] = progress.add_task(f"{system} {label}", total=total)
-        progress.update(tasks[key], completed=done)  # type: ignore[arg-type]
-
-    with progress:
-        yield callback
-
-
-def report_result(result: RetrievalEvalResult, out_dir: Path, store: bool, out: Console) -> None:
-    """What every evaluating command does last: the terminal view, the three report files and,
-    unless told not to, the results store."""
+    result = retrieval_result(report.run)
     render_terminal(result, out)
     paths = write_reports(result, out_dir)
-    if store:
-        db = store_result(result)
-        out.print(f"recorded run {result.run_id} in {db}")
     out.print("wrote " + ", ".join(str(p) for p in paths))
 
 

@@ -5,28 +5,25 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.table import Table
 
-from memgauge._util.files import atomic_write_text
-from memgauge.cli._common import console, open_suite_store
+from memgauge import api
+from memgauge.cli._common import console
+from memgauge.cli._evaluation import (
+    conclude,
+    evaluation_options,
+    running,
+    store_arg,
+    target_options,
+)
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._systems import one_spec
-from memgauge.cli.run import RunProgressBar, sigterm_as_interrupt
 from memgauge.errors import UsageError
-from memgauge.llm.context import llm_context
-from memgauge.probes.metrics import audit_metrics
-from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.report.audit import metric_lines, write_audit
-from memgauge.runs.engine import run_suite
-from memgauge.runs.suite import load_suite
-from memgauge.scorers.audit import AuditMatch
 
 __all__ = ["audit"]
 
@@ -51,46 +48,8 @@ def _subject(agent: str, model: str | None, subject_text: str | None, k: int) ->
         return {"chat": {"model": model}}
     if subject_text is None:
         raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
-    return {"memory-agent": {"memory": one_spec(subject_text, "--subject"), "model": model, "k": k}}
-
-
-def _write_inputs(out_dir: Path, source: AuditSource, suite: dict[str, Any]) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(
-        out_dir / "probes.jsonl", "".join(json.dumps(p.item()) + "\n" for p in source.probes)
-    )
-    atomic_write_text(
-        out_dir / "memories.jsonl",
-        "".join(m.model_dump_json(exclude_defaults=True) + "\n" for m in source.memories),
-    )
-    path = out_dir / "suite.yaml"
-    atomic_write_text(path, yaml.safe_dump(suite, sort_keys=False))
-    return path
-
-
-def _probe_rows(export: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for r in export:
-        score = r["scores"][0] if r["scores"] else None
-        failed = r["status"] != "completed" or score is None or score["error"] is not None
-        correct = None
-        if not failed and score is not None:
-            correct = (
-                bool(score["passed"]) if score["passed"] is not None else score["value"] >= 0.5
-            )
-        rows.append(
-            {
-                "id": r["item_id"],
-                "type": r["category"],
-                "question": r["input"]["text"] if isinstance(r["input"], dict) else r["input"],
-                "expected": r["expected"],
-                "answer": r["output"],
-                "correct": correct,
-                "reason": (score or {}).get("reason") or r["status"],
-                "detail": (score or {}).get("detail", {}),
-            }
-        )
-    return rows
+    memory = api.one_spec(subject_text, "--subject")
+    return {"memory-agent": {"memory": memory, "model": model, "k": k}}
 
 
 @click.command()
@@ -138,14 +97,12 @@ def _probe_rows(export: list[dict[str, Any]]) -> list[dict[str, Any]]:
     default="all",
     show_default=True,
 )
-@click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
 @click.option("--concurrency", type=click.IntRange(1, 1000), default=8, show_default=True)
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N probes.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of probe generation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
-@click.option("--progress/--no-progress", default=None)
+@evaluation_options
+@target_options
 @llm_options
 def audit(
     dataset: Path,
@@ -158,12 +115,18 @@ def audit(
     judge_model: str | None,
     out_dir: Path,
     fmt: str,
-    store_path: Path | None,
     concurrency: int,
     limit: int | None,
     seed: int,
     as_json: bool,
+    store_path: Path | None,
+    no_store: bool,
+    resume: str | None,
+    force: bool,
+    max_failure_rate: float | None,
     progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -173,61 +136,50 @@ def audit(
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
     interval. Writes OUTPUT/results.json and OUTPUT/report.md (and the probes, memories and
     suite it ran); every probe is recorded in the results store."""
-    source = load_audit_source(dataset, seed=seed)
-    if limit is not None:
-        source = AuditSource(
-            source.name, source.format, source.probes[:limit], source.memories, source.notes
-        )
+    source = api.audit_source(dataset, seed=seed)
     configured = _configured_model(model)
     agent = agent or ("memory" if subject_text else "chat" if configured else "extractive")
     subject = _subject(agent, configured, subject_text, k)
     use_judge = scoring == "judge" or (
         scoring == "auto" and _configured_model(judge_model) is not None
     )
+    evaluator: Any
     if use_judge:
         jm = judge_model or configured
         if jm is None:
             raise UsageError(
                 "--scoring judge needs a model: --judge-model, --model or MEMGAUGE_MODEL"
             )
-        evaluator: Any = {"qa-judge": {"preset": judge_preset, "model": jm}}
+        evaluator = {"qa-judge": {"preset": judge_preset, "model": jm}}
         method = f"QA judge ({judge_preset} preset, model {jm})"
     else:
-        evaluator, method = "audit-match", AuditMatch().method
-    suite = {
-        "name": f"audit-{source.name}",
-        "description": f"memory audit of {dataset.name}",
-        "concurrency": concurrency,
-        "seed": seed,
-        "max_failure_rate": 0.5,
-        "subjects": {"agent": subject},
-        "tasks": [
-            {
-                "name": "audit",
-                "kind": "expected-output",
-                "dataset": "probes.jsonl",
-                "memories": "memories.jsonl",
-                "evaluators": [evaluator],
-            }
-        ],
-    }
-    suite_path = _write_inputs(out_dir, source, suite)
+        evaluator, method = "audit-match", api.AUDIT_MATCH_METHOD
+    suite = api.audit_suite(
+        dataset,
+        subject,
+        evaluator,
+        name=source.name,
+        limit=limit,
+        seed=seed,
+        concurrency=concurrency,
+        max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+    )
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = RunProgressBar() if show else None
-    with open_suite_store(store_path) as store:
-        try:
-            with sigterm_as_interrupt():
-                report = run_suite(
-                    load_suite(suite_path), store, suite_path=suite_path.resolve(), progress=bar
-                )
-        finally:
-            if bar is not None:
-                bar.stop()
-            llm_context().close()
-        probes = _probe_rows(list(store.iter_export(report.run_id)))
+    with running(progress) as bar:
+        report = api.run_suite(
+            suite,
+            store=store_arg(store_path, no_store, resume),
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
+            progress=bar,
+            kind="audit",
+        )
+    audit = report.summary.aggregate("audit")
+    per_subject = audit.detail["subjects"]["agent"] if audit is not None else {}
     result: dict[str, Any] = {
         "schema_version": 1,
         "dataset": source.name,
@@ -239,10 +191,11 @@ def audit(
         "run_id": report.run_id,
         "status": report.status,
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        **audit_metrics(probes),
-        "llm_usage": report.summary.get("llm_usage", {}),
+        "metrics": per_subject.get("metrics", {}),
+        "counts": per_subject.get("counts", {}),
+        "llm_usage": report.summary.llm_usage,
         "notes": source.notes,
-        "probes": probes,
+        "probes": per_subject.get("probes", []),
     }
     formats = ["json", "markdown"] if fmt == "all" else [fmt]
     written = write_audit(out_dir, result, formats)
@@ -254,8 +207,9 @@ def audit(
         table.add_row(*row)
     out.print(table)
     out.print(f"scoring: {method}")
-    out.print(f"wrote {', '.join(str(p) for p in written)}; run {report.run_id} in {store.path}")
+    out.print(f"wrote {', '.join(str(p) for p in written)}")
+    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
         click.echo(json.dumps({k: v for k, v in result.items() if k != "probes"}, default=str))
-    if report.status != "completed":
-        raise click.exceptions.Exit(1)
+    if code:
+        raise click.exceptions.Exit(code)

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from memgauge.api import parse_system
 from memgauge.cli._common import console
-from memgauge.cli._systems import parse_system
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.runs.lanes import SubjectLane

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from memgauge.cli._common import (
-    console,
-    gain_option,
-    progress_bar,
-    rel_threshold_option,
-    report_result,
+from memgauge import api
+from memgauge.cli._common import console, gain_option, rel_threshold_option, report_retrieval
+from memgauge.cli._evaluation import (
+    conclude,
+    evaluation_options,
+    running,
+    store_arg,
+    target_options,
 )
-from memgauge.cli._systems import system_entries
-from memgauge.data.io import load_retrieval_dataset
-from memgauge.runs.retrieval import DEFAULT_MEASURES, RetrievalEvalConfig, evaluate_retrieval
 
 __all__ = ["evaluate"]
 
@@ -39,7 +37,7 @@ __all__ = ["evaluate"]
     "--measure",
     "measures",
     multiple=True,
-    help=f"Measures, repeatable (default: {' '.join(DEFAULT_MEASURES)}).",
+    help=f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).",
 )
 @click.option(
     "--k",
@@ -94,8 +92,10 @@ __all__ = ["evaluate"]
     " memories: for a live system that holds them already (see `memgauge logs export"
     " --dump-from`).",
 )
-@click.option("--no-store", is_flag=True, help="Do not record the run in MEMGAUGE_HOME.")
+@click.option("--concurrency", type=click.IntRange(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@evaluation_options
+@target_options
 def evaluate(
     dataset: Path,
     systems: tuple[str, ...],
@@ -110,31 +110,53 @@ def evaluate(
     seed: int,
     out_dir: Path,
     no_ingest: bool,
-    no_store: bool,
+    concurrency: int,
     quiet: bool,
+    store_path: Path | None,
+    no_store: bool,
+    resume: str | None,
+    force: bool,
+    max_failure_rate: float | None,
+    progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
 ) -> None:
     """Evaluate memory search on DATASET (a dataset directory or bundle file).
 
     Ingests the memories into each system, runs every judged query, and reports IR metrics with
     bootstrap CIs, agent-memory metrics, breakdowns by category and intent, and paired
     significance tests against the first system (Holm-corrected across measures). Writes
-    result.json, summary.md and a self-contained report.html to --out and records the run in
-    the results store.
+    result.json, summary.md and a self-contained report.html to --out; the run is recorded in
+    the results store like any suite run (`memgauge runs show ID`, `gate`, `history`).
+
+    Exit codes: 0 done; 1 a --fail-under target missed; 2 bad input; 3 a system or capability
+    unavailable; 4 more searches failed than --max-failure-rate allows (a dead system).
     """
-    ds = load_retrieval_dataset(dataset)
-    entries = system_entries(systems)
-    config = RetrievalEvalConfig(
-        measures=tuple(measures) or DEFAULT_MEASURES,
-        k=k,
-        rel_threshold=rel_threshold,
-        gain=gain,  # type: ignore[arg-type]
-        agent_k=agent_k,
-        n_resamples=resamples,
-        seed=seed,
-        pool_depth=pool_depth,
-        pool_grade=pool_grade,
-        ingest=not no_ingest,
-    )
-    with progress_bar(not quiet and sys.stderr.isatty()) as progress:
-        result = evaluate_retrieval(ds, entries, config, source=str(dataset), progress=progress)
-    report_result(result, out_dir, not no_store, console())
+    out = console()
+    with running(False if quiet else progress) as bar:
+        report = api.evaluate(
+            dataset,
+            list(systems),
+            measures=tuple(measures) or api.DEFAULT_MEASURES,
+            k=k,
+            rel_threshold=rel_threshold,
+            gain=gain,  # type: ignore[arg-type]
+            agent_k=agent_k,
+            resamples=resamples,
+            seed=seed,
+            pool_depth=pool_depth,
+            pool_grade=pool_grade,
+            ingest=not no_ingest,
+            concurrency=concurrency,
+            max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+            store=store_arg(store_path, no_store, resume),
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
+            progress=bar,
+        )
+    report_retrieval(report, out_dir, out)
+    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    if code:
+        raise click.exceptions.Exit(code)

@@ -7,22 +7,19 @@ import json
 from pathlib import Path
 
 import click
-from rich.table import Table
 
-from memgauge._util.files import atomic_write_text
+from memgauge import api
 from memgauge.cli._common import console
+from memgauge.cli._evaluation import (
+    conclude,
+    evaluation_options,
+    running,
+    store_arg,
+    target_options,
+)
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._subjects_eval import outputs_for, pct, report_options
-from memgauge.data.detect import detect_kind
-from memgauge.data.importers.locomo import locomo_extraction_cases
-from memgauge.data.io import load_extraction_cases
-from memgauge.errors import SubjectError
-from memgauge.llm.context import llm_context
-from memgauge.runs.extraction import TARGETS, evaluate_extraction, summarize_extraction
-from memgauge.scorers.extraction import CaseScore, ExactMatcher, FactMatcher, SemanticMatcher
-from memgauge.scorers.judges import FactsJudge
-from memgauge.subjects.extractors import extract_safely, load_extractor
-from memgauge.subjects.specs import build_subject
+from memgauge.report import atomic_write_text
+from memgauge.report.write_path import extraction_lines, extraction_report, extraction_table
 
 __all__ = ["extraction"]
 
@@ -33,7 +30,15 @@ __all__ = ["extraction"]
     "--extractor",
     "extractor_spec",
     default=None,
-    help="e.g. '{llm: {model: gpt-4o-mini}}' or '{python: {target: pkg.mod:make}}'.",
+    help="e.g. '{llm: {model: gpt-4o-mini}}' or '{python: {target: pkg.mod:make}}' (a factory"
+    " returning an object with extract(conversation, existing_memory), or such a function).",
+)
+@click.option(
+    "--outputs",
+    "outputs_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Outputs recorded in production: JSONL of {case_id, output}.",
 )
 @click.option(
     "--match",
@@ -49,7 +54,20 @@ __all__ = ["extraction"]
     "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
 )
 @click.option("--limit", type=click.IntRange(1), default=None)
-@report_options
+@click.option(
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write extraction.json (every case) into this directory.",
+)
+@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@evaluation_options
+@target_options
+@click.option(
+    "--no-targets", is_flag=True, help="Report seed 001's targets without failing on them."
+)
 @llm_options
 def extraction(
     cases_path: Path,
@@ -58,10 +76,19 @@ def extraction(
     match: str,
     threshold: float,
     judge_model: str | None,
+    limit: int | None,
     out_dir: Path | None,
     concurrency: int,
-    limit: int | None,
     as_json: bool,
+    store_path: Path | None,
+    no_store: bool,
+    resume: str | None,
+    force: bool,
+    max_failure_rate: float | None,
+    progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
+    no_targets: bool,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -70,91 +97,48 @@ def extraction(
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
     observations as silver facts): per case TP / FP / FN with the matched pairs; precision,
     recall, F1 micro and macro with 95% CIs; conflict resolution; minimalism; seed 001's
-    targets beside them."""
-    cases = (
-        locomo_extraction_cases(cases_path)
-        if cases_path.exists() and detect_kind(cases_path) == "locomo"
-        else load_extraction_cases(cases_path)
-    )
-    cases = cases[:limit] if limit else cases
+    targets beside them (P > 0.95, R > 0.85, F1 > 0.90, conflict and minimalism 100%).
+
+    Exit codes: 0 every target met; 1 a target missed (--no-targets: reported only); 2 bad
+    input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
+    --max-failure-rate allows.
+    """
+    subject, label = api.write_path_subject("extractor", extractor_spec, outputs_path)
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
-    try:
-        outputs, source = outputs_for(
-            cases,
-            flag="extractor",
-            spec_text=extractor_spec,
-            recorded=outputs_path,
-            build=lambda spec: load_extractor(spec, build_subject),
-            call=lambda ex, c: extract_safely(ex, c.conversation, c.existing_memory),
-            case_id=lambda c: c.id,
+    suite = api.extraction_suite(
+        cases_path,
+        subject,
+        match=match,
+        threshold=threshold,
+        judge_model=judge_model,
+        limit=limit,
+        concurrency=concurrency,
+        max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+    )
+    with running(progress) as bar:
+        report = api.run_suite(
+            suite,
+            store=store_arg(store_path, no_store, resume),
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
+            seed_targets=not no_targets,
+            progress=bar,
+            kind="extraction",
         )
-        matcher: FactMatcher = ExactMatcher() if match == "exact" else SemanticMatcher(threshold)
-        judge = FactsJudge(model=judge_model) if match == "judge" else None
-        results = evaluate_extraction(cases, outputs, matcher, judge=judge, concurrency=concurrency)
-    finally:
-        llm_context().close()
-    summary = summarize_extraction(results)
-    report = {
-        "schema_version": 1,
-        "cases": str(cases_path),
-        "extractor": source,
-        "matching": results[0].method if results and isinstance(results[0], CaseScore) else match,
-        **summary,
-        "per_case": [r.as_dict() if isinstance(r, CaseScore) else r for r in results],
-    }
+    doc = extraction_report(report.run, report.items, cases=str(cases_path), extractor=label)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / "extraction.json", json.dumps(report, indent=2) + "\n")
+        atomic_write_text(out_dir / "extraction.json", json.dumps(doc, indent=2) + "\n")
     out = console(stderr=as_json)
-    table = Table(title=f"Fact extraction: {source} on {cases_path.name}", title_justify="left")
-    for col in ("case", "scenario", "TP", "FP", "FN", "P", "R", "F1", "notes"):
-        table.add_column(
-            col, justify="right" if col in ("TP", "FP", "FN", "P", "R", "F1") else "left"
-        )
-    for r in results:
-        if not isinstance(r, CaseScore):
-            table.add_row(r["id"], "", "", "", "", "", "", "", f"[red]failed: {r['error']}[/red]")
-            continue
-        notes = []
-        if r.conflict_ok is not None:
-            notes.append("conflict " + ("ok" if r.conflict_ok else "WRONG"))
-        if r.minimal_ok is not None:
-            notes.append("unchanged " + ("ok" if r.minimal_ok else "WRONG"))
-        notes += [f"invented: {x}" for x in r.false_positives[:2]] + [
-            f"missed: {x}" for x in r.missed[:2]
-        ]
-        table.add_row(
-            r.id,
-            r.scenario or "",
-            str(r.tp),
-            str(r.fp),
-            str(r.fn),
-            f"{r.precision:.2f}",
-            f"{r.recall:.2f}",
-            f"{r.f1:.2f}",
-            "; ".join(notes),
-        )
-    out.print(table)
-    for name in ("precision", "recall", "f1"):
-        e = summary[name]
-        if e["micro"] is None:
-            out.print(f"{name}: n/a (0 cases scored)")
-            continue
-        out.print(
-            f"{name}: micro {e['micro']:.3f} [{e['micro_ci95'][0]:.3f}, {e['micro_ci95'][1]:.3f}], "
-            f"macro {e['macro']:.3f}; target > {TARGETS[name]} {'met' if e['met'] else 'NOT met'}"
-        )
-    for name in ("conflict", "minimalism"):
-        e = summary[name]
-        value = f"{pct(e['value'])} of {e['n']}" if e["n"] else "n/a (0 cases)"
-        met = "" if e["met"] is None else ("met" if e["met"] else "NOT met")
-        out.print(f"{name}: {value}; target {pct(e['target'])} {met}")
-    out.print(
-        f"scored {summary['n_scored']} of {summary['n_cases']} cases; {summary['n_failed']} failed; matching: {report['matching']}"
-    )
+    out.print(extraction_table(doc, f"Fact extraction: {label} on {cases_path.name}"))
+    for line in extraction_lines(doc):
+        out.print(line)
+    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
-        click.echo(json.dumps({k: v for k, v in report.items() if k != "per_case"}))
-    if summary["n_scored"] == 0 and summary["n_cases"]:
-        raise SubjectError("no case could be scored; see the failures above")
+        click.echo(json.dumps({k: v for k, v in doc.items() if k != "per_case"}))
+    if code:
+        raise click.exceptions.Exit(code)

@@ -5,70 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.table import Table
 
-from memgauge._util.files import atomic_write_text
-from memgauge._util.home import memgauge_home
-from memgauge.cli._common import console, open_suite_store, resolve_run_id
-from memgauge.cli._systems import one_spec
+from memgauge import api
+from memgauge.cli._common import console
 from memgauge.errors import UsageError
-from memgauge.report.escape import md_text
-from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite
-from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.subjects.specs import build_subject
-from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, metric_key, sparkline
-from memgauge.track.learning import failure_memory, relevant_learnings
+from memgauge.report import atomic_write_text
+from memgauge.report.gate import gate_markdown
 
 __all__ = ["gate", "history", "learnings"]
 
 
-def _kinds(run: dict[str, Any]) -> dict[tuple[str, str], str]:
-    """(task, evaluator label) -> evaluator name, from the suite the run recorded."""
-    out: dict[tuple[str, str], str] = {}
-    for task in (run.get("suite") or {}).get("tasks", []):
-        parsed = [EvaluatorEntry.model_validate(e) for e in task.get("evaluators", [])]
-        for e in parsed:
-            spec = e.spec
-            name = spec if isinstance(spec, str) else next(iter(spec))
-            out[(task["name"], evaluator_label(e, parsed))] = str(name)
-    return out
-
-
-def _current(store: SuiteRunStore, target: str) -> dict[str, Any]:
-    path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        name = load_suite(path).name
-        runs = store.suite_history(name)
-        if not runs:
-            raise UsageError(f"no completed run of suite {name!r} in {store.path}: run it first")
-        return runs[-1]
-    run = store.get_run(resolve_run_id(store, target))
-    assert run is not None
-    if run["status"] != "completed" or not run.get("summary"):
-        raise UsageError(
-            f"run {run['run_id']} is {run['status']}: only a completed run can be gated"
-        )
-    return run
-
-
-def _learnings_path(path: Path | None) -> Path:
-    return path or memgauge_home() / "learnings.db"
-
-
-def learnings_memory(path: Path | None, into: str | None = None) -> Any:
-    """The memory that holds failure memories: the subject `into` names (any `memgauge
-    evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
-    memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
-    if into is not None:
-        return build_subject(one_spec(into, "--learn-into"))
-    where = _learnings_path(path)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    return build_subject(
-        {"reference": {"mode": "lexical", "path": str(where), "namespace": "learnings"}}
-    )
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 learn_into_option = click.option(
@@ -79,122 +30,6 @@ learn_into_option = click.option(
     help="Keep failure memories in this memory subject instead (a spec file, http://...,"
     " mcp:..., python:...; as `memgauge evaluate -s`).",
 )
-
-
-def _score(rec: dict[str, Any], evaluator: str) -> dict[str, Any] | None:
-    return next((sc for sc in rec["scores"] if sc["evaluator"] == evaluator), None)
-
-
-def failing_items(
-    records: list[dict[str, Any]], evaluator: str, n: int = 3
-) -> list[dict[str, Any]]:
-    """Up to `n` items the evaluator failed, worst first: judged not passed, or errored, or
-    (for an evaluator with no pass/fail) scored below its mean over the run."""
-    scored: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for r in records:
-        sc = _score(r, evaluator)
-        if sc is not None:
-            scored.append((r, sc))
-    values = [sc["value"] for _r, sc in scored if sc["value"] is not None]
-    mean = sum(values) / len(values) if values else None
-
-    def failed(sc: dict[str, Any]) -> bool:
-        if sc["error"] is not None or sc["value"] is None:
-            return True
-        if sc["passed"] is not None:
-            return not sc["passed"]
-        return mean is not None and sc["value"] < mean
-
-    bad = [(r, sc) for r, sc in scored if failed(sc)]
-    bad.sort(key=lambda pair: -1.0 if pair[1]["value"] is None else float(pair[1]["value"]))
-    return [r for r, _sc in bad[:n]]
-
-
-def _learn(
-    store: SuiteRunStore,
-    run: dict[str, Any],
-    result: GateResult,
-    path: Path | None,
-    into: str | None,
-) -> int:
-    regressed = [c for c in result.checks if c.regressed]
-    if not regressed:
-        return 0
-    rows = {metric_key(r): r for r in run["summary"].get("evaluators", [])}
-    export = list(store.iter_export(run["run_id"]))
-    memories = []
-    for c in regressed:
-        mine = [r for r in export if (r["subject"], r["task"]) == (c.subject, c.task)]
-        failing = failing_items(mine, c.evaluator)
-        row = rows.get((c.subject, c.task, c.evaluator), {})
-        context = (
-            f"{c.evaluator}: mean {_fmt(row.get('mean'))} over {row.get('n_scored')} items, "
-            f"{row.get('n_failed')} failed; pass rate {_fmt(row.get('pass_rate'))}"
-        )
-        memories.append(
-            failure_memory(
-                c,
-                suite=result.suite,
-                run_id=result.run_id,
-                scorer_context=context,
-                failing=[
-                    {
-                        **f,
-                        "input": (f["input"] or {}).get("text")
-                        if isinstance(f["input"], dict)
-                        else f["input"],
-                    }
-                    for f in failing
-                ],
-            )
-        )
-    memory = learnings_memory(path, into)
-    try:
-        known = {m.id for m in memory.dump()}
-        fresh = [m for m in memories if m.id not in known]
-        if fresh:
-            memory.ingest(fresh)
-    finally:
-        memory.close()
-    return len(fresh)
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def markdown(result: GateResult) -> str:
-    """A summary fit for a pull-request comment (names escaped: `report.escape`)."""
-    icon = {"pass": "✅", "warn": "⚠️", "fail": "❌"}[result.status]
-    lines = [
-        f"### {icon} memgauge gate: {result.status} ({result.phase} phase)",
-        "",
-        f"Suite {md_text(result.suite)}, run `{result.run_id}`, against the rolling "
-        f"baseline of up to {len(result.checks[0].history) if result.checks else 0} earlier runs "
-        f"({result.n_history} in history).",
-        "",
-        "| subject | task | evaluator | baseline | current (95% CI) | change | threshold | |",
-        "|---|---|---|---:|---:|---:|---:|---|",
-    ]
-    for c in result.checks:
-        ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
-        change = "" if c.drop is None else f"{-c.drop:+.1%}"
-        mark = "regression" if c.regressed else ("noise" if c.within_ci else "")
-        lines.append(
-            f"| {md_text(c.subject)} | {md_text(c.task)} | {md_text(c.evaluator)} "
-            f"| {_fmt(c.baseline)} | {_fmt(c.current)}{ci} | {change} | {c.threshold:.0%} "
-            f"| {mark} |"
-        )
-    notes = [
-        f"- {md_text(c.evaluator)} ({md_text(c.subject)} / {md_text(c.task)}): {md_text(c.note)}"
-        for c in result.checks
-        if c.regressed or c.within_ci
-    ]
-    if notes:
-        lines += ["", *notes]
-    if result.phase == "bootstrap":
-        lines += ["", "The baseline is still forming: the gate passes until enough runs exist."]
-    return "\n".join(lines) + "\n"
 
 
 @click.command()
@@ -288,7 +123,7 @@ def gate(
                 f"--threshold-for {item!r}: the drop is a fraction of the baseline, in (0, 1]"
                 " (0.25 is a 25% drop)"
             )
-    cfg = GateConfig(
+    cfg = api.GateConfig(
         window=window,
         threshold=threshold,
         exact_threshold=exact_threshold,
@@ -298,16 +133,17 @@ def gate(
         production_after=production_after,
         phase=None if phase == "auto" else phase,
     )
-    with open_suite_store(store_path, read_only=True) as store:
-        run = _current(store, target)
-        history = [
-            r for r in store.suite_history(run["suite_name"]) if r["created_at"] < run["created_at"]
-        ]
-        result = evaluate_gate({**run, "suite": run["suite_name"]}, history, cfg, _kinds(run))
-        learned = _learn(store, run, result, learnings_path, learn_into) if learn else 0
+    result, learned = api.gate(
+        target,
+        store=store_path,
+        config=cfg,
+        learn=learn,
+        learnings=learnings_path,
+        learn_into=learn_into,
+    )
     if learned:
         click.echo(f"stored {learned} failure memories for future prompts", err=True)
-    text = markdown(result)
+    text = gate_markdown(result)
     if md_path is not None:
         atomic_write_text(md_path, text)
     if as_json:
@@ -331,29 +167,26 @@ def history(
 ) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
     of the last runs, the latest value and the rolling baseline before it."""
-    path = Path(suite_name)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        suite_name = load_suite(path).name
-    with open_suite_store(store_path, read_only=True) as store:
-        runs = store.suite_history(suite_name)[-last:]
-    if not runs:
-        raise UsageError(f"no completed run of suite {suite_name!r}; see `memgauge runs list`")
+    runs = api.history(suite_name, store=store_path, last=last)
+    suite_name = runs[-1].suite_name
     keys: list[tuple[str, str, str]] = []
-    for run in runs:
-        for row in run["summary"].get("evaluators", []):
-            if metric_key(row) not in keys:
-                keys.append(metric_key(row))
-    series: dict[tuple[str, str, str], list[float | None]] = {k: [] for k in keys}
-    for run in runs:
-        means = {metric_key(r): r.get("mean") for r in run["summary"].get("evaluators", [])}
-        for k in keys:
-            series[k].append(means.get(k))
+    per_run = [
+        {(m.subject, m.task, m.name): m.value for m in r.summary.measures()} if r.summary else {}
+        for r in runs
+    ]
+    for measured in per_run:
+        for key in measured:
+            if key not in keys:
+                keys.append(key)
+    series: dict[tuple[str, str, str], list[float | None]] = {
+        k: [measured.get(k) for measured in per_run] for k in keys
+    }
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "suite": suite_name,
-                    "runs": [{"run_id": r["run_id"], "created_at": r["created_at"]} for r in runs],
+                    "runs": [{"run_id": r.run_id, "created_at": r.created_at} for r in runs],
                     "metrics": [
                         {"subject": k[0], "task": k[1], "evaluator": k[2], "values": series[k]}
                         for k in keys
@@ -381,7 +214,7 @@ def history(
         prior = [v for v in values[:-1][-window:] if v is not None]
         table.add_row(
             *k,
-            sparkline(values),
+            api.sparkline(values),
             _fmt(values[-1]),
             _fmt(sum(prior) / len(prior) if prior else None),
         )
@@ -411,14 +244,11 @@ def query(
     text: str, k: int, budget: int, learnings_path: Path | None, learn_into: str | None
 ) -> None:
     """The past failures most relevant to TEXT, ready to paste into a prompt."""
-    if learn_into is None:
-        where = _learnings_path(learnings_path)
-        if not where.is_file():
-            click.echo(f"no stored failure is relevant (no failure has been stored in {where})")
-            return
-    memory = learnings_memory(learnings_path, learn_into)
-    try:
-        found = relevant_learnings(memory, text, k=k, token_budget=budget)
-    finally:
-        memory.close()
+    where = api.learnings_path(learnings_path)
+    if learn_into is None and not where.is_file():
+        click.echo(f"no stored failure is relevant (no failure has been stored in {where})")
+        return
+    found = api.learnings_query(
+        text, k=k, budget=budget, learnings=learnings_path, learn_into=learn_into
+    )
     click.echo(found or "no stored failure is relevant")

@@ -169,7 +169,7 @@ def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: s
 
 
 def _dump(system: str) -> list[Memory]:
-    from memgauge.cli._systems import one_spec
+    from memgauge.api import one_spec
     from memgauge.subjects.specs import build_subject
 
     subject = build_subject(one_spec(system, "--dump-from"))

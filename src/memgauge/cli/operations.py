@@ -5,34 +5,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
-from pydantic import BaseModel
-from rich.table import Table
 
-from memgauge._util.files import atomic_write_text
+from memgauge import api
 from memgauge.cli._common import console
+from memgauge.cli._evaluation import (
+    conclude,
+    evaluation_options,
+    running,
+    store_arg,
+    target_options,
+)
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.cli._subjects_eval import outputs_for, pct, report_options
-from memgauge.data.jsonio import read_records
-from memgauge.data.models import OperationCase
-from memgauge.errors import DataError, Problem
-from memgauge.llm.context import llm_context
-from memgauge.runs.operations import evaluate_operations, summarize_operations
-from memgauge.scorers.judges import RubricJudge
-from memgauge.subjects.deciders import load_decider
+from memgauge.report import atomic_write_text
+from memgauge.report.write_path import operations_report, operations_tables
 
 __all__ = ["operations"]
-
-
-def _decide(decider: Any, case: OperationCase) -> Any:
-    inc = case.incoming
-    incoming = inc.model_dump() if isinstance(inc, BaseModel) else dict(inc)
-    try:
-        return decider.decide([m.model_dump() for m in case.existing], incoming)
-    except Exception as exc:
-        return exc
 
 
 @click.command()
@@ -41,7 +30,15 @@ def _decide(decider: Any, case: OperationCase) -> Any:
     "--decider",
     "decider_spec",
     default=None,
-    help="e.g. '{llm: {model: m}}', '{heuristic: {}}', '{python: {target: pkg.mod:make}}'.",
+    help="e.g. '{llm: {model: m}}', '{heuristic: {}}', '{python: {target: pkg.mod:make}}' (a"
+    " factory returning an object with decide(existing, incoming), or such a function).",
+)
+@click.option(
+    "--outputs",
+    "outputs_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Decisions recorded in production: JSONL of {case_id, output}.",
 )
 @click.option(
     "--judge/--no-judge",
@@ -50,7 +47,20 @@ def _decide(decider: Any, case: OperationCase) -> Any:
     help="Score merged texts with the merge-quality rubric judge.",
 )
 @click.option("--judge-model", default=None)
-@report_options
+@click.option(
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write operations.json (every case) into this directory.",
+)
+@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@evaluation_options
+@target_options
+@click.option(
+    "--no-targets", is_flag=True, help="Report seed 000's tier targets without failing on them."
+)
 @llm_options
 def operations(
     cases_path: Path,
@@ -61,81 +71,62 @@ def operations(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
+    store_path: Path | None,
+    no_store: bool,
+    resume: str | None,
+    force: bool,
+    max_failure_rate: float | None,
+    progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
+    no_targets: bool,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
     llm_cache: Path | None,
 ) -> None:
     """Score merge decisions on CASES: heuristic tier (target 95%), operation tier (80%),
-    LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval."""
-    cases = read_records(cases_path, OperationCase, key="cases")
-    ids = [c.id for c in cases]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise DataError(
-            Problem(str(cases_path), None, "id", f"duplicate case ids: {', '.join(dupes)}")
-        )
+    LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval.
+
+    Exit codes: 0 every tier target met; 1 a target missed (--no-targets: reported only); 2 bad
+    input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
+    --max-failure-rate allows.
+    """
+    subject, label = api.write_path_subject("decider", decider_spec, outputs_path)
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
-    try:
-        outputs, source = outputs_for(
-            cases,
-            flag="decider",
-            spec_text=decider_spec,
-            recorded=outputs_path,
-            build=load_decider,
-            call=_decide,
-            case_id=lambda c: c.id,
+    suite = api.operations_suite(
+        cases_path,
+        subject,
+        judge=use_judge,
+        judge_model=judge_model,
+        concurrency=concurrency,
+        max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+    )
+    with running(progress) as bar:
+        report = api.run_suite(
+            suite,
+            store=store_arg(store_path, no_store, resume),
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
+            seed_targets=not no_targets,
+            progress=bar,
+            kind="operations",
         )
-        judge = RubricJudge(preset="merge-quality", model=judge_model) if use_judge else None
-        rows = evaluate_operations(cases, outputs, judge=judge, concurrency=concurrency)
-    finally:
-        llm_context().close()
-    summary = summarize_operations(rows)
-    report = {
-        "schema_version": 1,
-        "cases": str(cases_path),
-        "decider": source,
-        **summary,
-        "per_case": rows,
-    }
+    doc = operations_report(report.run, report.items, cases=str(cases_path), decider=label)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(
-            out_dir / "operations.json", json.dumps(report, indent=2, default=str) + "\n"
+            out_dir / "operations.json", json.dumps(doc, indent=2, default=str) + "\n"
         )
     out = console(stderr=as_json)
-    table = Table(title=f"Memory operations: {source} on {cases_path.name}", title_justify="left")
-    for col in ("case", "scenario", "decision", "checks"):
-        table.add_column(col)
-    for r in rows:
-        if "error" in r:
-            table.add_row(r["id"], r["scenario"] or "", "", f"[red]failed: {r['error']}[/red]")
-            continue
-        d = r["decision"]
-        checks = "; ".join(
-            f"{name} {'ok' if v.get('passed') else 'FAILED' if v.get('passed') is False else 'n/a'}"
-            + ("" if v.get("passed") else f" ({v.get('reason') or v.get('error')})")
-            for name, v in r["checks"].items()
-        )
-        table.add_row(
-            r["id"], r["scenario"] or "", f"{d['action']} {d.get('id') or ''}".strip(), checks
-        )
-    out.print(table)
-    tiers = Table(title="Tiers (seed 000)", title_justify="left")
-    for col in ("tier", "pass rate", "95% CI", "n", "target", ""):
-        tiers.add_column(col)
-    for tier, e in summary["tiers"].items():
-        ci = e["ci95"]
-        tiers.add_row(
-            tier,
-            pct(e["pass_rate"]) if e["n"] else "n/a (0 checks)",
-            f"{pct(ci[0])} - {pct(ci[1])}" if ci else "",
-            str(e["n"]),
-            pct(e["target"]),
-            "" if e["met"] is None else ("met" if e["met"] else "NOT met"),
-        )
-    out.print(tiers)
+    for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
+        out.print(table)
+    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
-        click.echo(json.dumps({k: v for k, v in report.items() if k != "per_case"}, default=str))
+        click.echo(json.dumps({k: v for k, v in doc.items() if k != "per_case"}, default=str))
+    if code:
+        raise click.exceptions.Exit(code)

@@ -3,93 +3,18 @@
 from __future__ import annotations
 
 import json
-import signal
-import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge import api
+from memgauge.cli._common import console
+from memgauge.cli._evaluation import conclude, running, target_options
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.llm.context import llm_context
 from memgauge.report.suite_run import failures_table, judge_notes, result_rows, summary_table
-from memgauge.runs.engine import RunReport, run_suite
-from memgauge.runs.suite import load_suite
 
-__all__ = ["RunProgressBar", "run", "sigterm_as_interrupt"]
-
-
-class RunProgressBar:
-    """A rich progress bar on stderr: done / total, items per second, ETA, failures so far."""
-
-    def __init__(self) -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[failed]}"),
-            console=console(stderr=True),
-            transient=False,
-        )
-        self.task: TaskID | None = None
-        self.failed = 0
-
-    def start(self, run_id: str, total: int, done: int) -> None:
-        self.progress.start()
-        self.task = self.progress.add_task(
-            f"run {run_id}", total=total, completed=done, rate="", failed=""
-        )
-
-    def phase(self, subject: str, task: str, corpus: str | None) -> None:
-        assert self.task is not None
-        where = f" [{corpus}]" if corpus else ""
-        self.progress.update(self.task, description=f"{subject} / {task}{where}")
-
-    def advance(self, row: Mapping[str, Any]) -> None:
-        assert self.task is not None
-        if row["status"] == "failed":
-            self.failed += 1
-        speed = self.progress.tasks[0].speed
-        self.progress.update(
-            self.task,
-            advance=1,
-            rate=f"{speed:.1f} items/s" if speed else "",
-            failed=f"[red]{self.failed} failed[/red]" if self.failed else "",
-        )
-
-    def stop(self) -> None:
-        self.progress.stop()
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+__all__ = ["run"]
 
 
 @click.command()
@@ -126,6 +51,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
+@target_options
 @llm_options
 def run(
     suite_file: Path,
@@ -136,6 +62,8 @@ def run(
     force: bool,
     as_json: bool,
     progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -143,11 +71,11 @@ def run(
 ) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
-    Exit codes: 0 the run completed; 1 it failed (more items failed than max_failure_rate
-    allows); 2 a mistake in the suite or its datasets, or a run another process drives (nothing
-    is written); 3 a capability is
-    missing; 4 a subject could not start; 130 interrupted (the run is kept as cancelled: finish
-    it with --resume ID).
+    Exit codes: 0 the run completed and met its targets; 1 a target (a task's `targets:`, a
+    seed's, --fail-under) was missed; 2 a mistake in the suite or its datasets, or a run another
+    process drives (nothing is written); 3 a capability or a judge's endpoint is unavailable;
+    4 more items failed than max_failure_rate allows (a dead subject); 130 interrupted (the run
+    is kept as cancelled: finish it with --resume ID).
 
     One process drives a run at a time: the run records its owner (pid, host, the pid's start
     time, a heartbeat). --resume ID refuses (exit 2, naming the pid) while the owner is alive on
@@ -165,41 +93,38 @@ def run(
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
-    suite = load_suite(suite_file)
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = RunProgressBar() if show else None
-    with open_suite_store(store_path) as store:
-        run_id = resolve_run_id(store, resume) if resume else None
-        try:
-            with sigterm_as_interrupt():
-                report = run_suite(
-                    suite,
-                    store,
-                    suite_path=suite_file.resolve(),
-                    concurrency=concurrency,
-                    resume=run_id,
-                    retry_failed=retry_failed,
-                    force=force,
-                    progress=bar,
-                )
-        finally:
-            if bar is not None:
-                bar.stop()
-            llm_context().close()
-        failures = store.failures(report.run_id, limit=10)
-    _print(report, failures, store.path, as_json)
-    if report.status != "completed":
-        raise click.exceptions.Exit(1)
+    with running(progress) as bar:
+        report = api.run_suite(
+            suite_file,
+            store=store_path,
+            concurrency=concurrency,
+            resume=resume,
+            retry_failed=retry_failed,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
+            progress=bar,
+        )
+    where = str(store_path or api.results_path())
+    failures = [
+        {"subject": it.subject, "task": it.task, "item_id": it.item_id, **f.model_dump()}
+        for it in report.items
+        for f in it.failures
+    ]
+    _print(report, failures, where, as_json)
+    code = conclude(console(stderr=as_json), report)
+    if code:
+        raise click.exceptions.Exit(code)
 
 
-def _print(report: RunReport, failures: list[dict[str, Any]], db: Path, as_json: bool) -> None:
-    summary = report.summary
+def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_json: bool) -> None:
+    summary = report.summary.model_dump()
     out = console(stderr=as_json)
     out.print(summary_table(summary))
     for line in judge_notes(summary):
         out.print(line)
     if failures:
-        out.print(failures_table(failures, summary["n_failed"]))
+        out.print(failures_table(failures[:10], len(failures)))
     verb = "resumed and finished" if report.resumed else "finished"
     out.print(
         f"run {report.run_id} {verb}: {report.status}; {summary['n_completed']} completed, "

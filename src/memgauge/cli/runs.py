@@ -17,9 +17,9 @@ from rich.console import Group
 from rich.live import Live
 from rich.table import Table
 
-from memgauge._util.files import atomic_write_text
+from memgauge import api
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
-from memgauge.llm.usage import load_prices, priced
+from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
     comparison_table,
@@ -29,10 +29,6 @@ from memgauge.report.suite_run import (
     result_rows,
     summary_table,
 )
-from memgauge.runs.suite import EvaluatorEntry, evaluator_label
-from memgauge.runs.suite_compare import compare_runs
-from memgauge.runs.suite_summary import summarize
-from memgauge.store.suite_runs import SuiteRunStore
 
 __all__ = ["runs"]
 
@@ -63,7 +59,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
         rows = store.list_runs(limit, suite)
         for row in rows:
             if row["status"] == "running" and (run := store.get_run(row["run_id"])):
-                row["warning"] = liveness(run)
+                row["warning"] = liveness(run.model_dump())
     if as_json:
         click.echo(json.dumps(rows, sort_keys=True))
         return
@@ -85,26 +81,17 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
     console().print(table if rows else "no suite runs yet; start one with `memgauge run SUITE`")
 
 
-def _load(store: SuiteRunStore, given: str) -> dict[str, Any]:
+def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
+    """The run as plain data for display, with its summary (for a run still going, or killed,
+    the summary of the items recorded so far, and the spend recorded so far)."""
     run_id = resolve_run_id(store, given)
     run = store.get_run(run_id)
     assert run is not None
-    if run["summary"] is None or run["status"] not in TERMINAL:
-        # still running (or killed): aggregates from the rows recorded so far
-        labels = {t["task"]: _labels(t["spec"]) for t in store.tasks(run_id)}
-        run["summary"] = summarize(
-            store.item_rows(run_id), store.score_rows(run_id), labels, seed=run["settings"]["seed"]
-        )
-        # the spend is recorded request by request: a killed run shows what it has spent
-        usage = priced(store.usage(run_id), load_prices())
-        if usage:
-            run["summary"]["llm_usage"] = usage
-    return run
-
-
-def _labels(task_spec: Mapping[str, Any]) -> list[str]:
-    entries = [EvaluatorEntry.model_validate(e) for e in task_spec["evaluators"]]
-    return [evaluator_label(e, entries) for e in entries]
+    view = run.model_dump()
+    if run.summary is None or run.status not in TERMINAL:
+        partial = api.interim_summary(run, store.item_records(run_id), store.usage(run_id))
+        view["summary"] = partial.model_dump()
+    return view
 
 
 def _state(run: Mapping[str, Any]) -> str:
@@ -285,7 +272,7 @@ def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> N
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
     with open_suite_store(store_path, read_only=True) as store:
         a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
-        rows = compare_runs(store.score_rows(a), store.score_rows(b))
+        rows = api.compare_runs(store.item_records(a), store.item_records(b))
     if as_json:
         click.echo(json.dumps({"a": a, "b": b, "rows": rows}, sort_keys=True))
         return

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from memgauge.cli._systems import parse_system
+from memgauge.api import parse_system
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import load_conversations, load_judged, load_retrieval_dataset

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memgauge.runs.result import (
+from memgauge.aggregates.retrieval_result import (
     AgentMetric,
     MetricComparison,
     MetricSummary,

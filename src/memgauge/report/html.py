@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
+from memgauge.aggregates.retrieval_result import MetricSummary, RetrievalEvalResult, SystemResult
 from memgauge.report._fmt import (
     agent_names,
     fmt_agent,
@@ -17,7 +18,6 @@ from memgauge.report._fmt import (
     marks,
     ok_systems,
 )
-from memgauge.runs.result import MetricSummary, RetrievalEvalResult, SystemResult
 
 __all__ = ["render_html"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.jsonio import load_structured
 from memgauge.errors import DataError, Problem
-from memgauge.runs.result import RetrievalEvalResult
 
 __all__ = ["read_json", "write_json"]
 

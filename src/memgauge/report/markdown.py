@@ -6,6 +6,7 @@ a link, or a `|` or line break that reshapes a table."""
 
 from __future__ import annotations
 
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.report._fmt import (
     agent_names,
     fmt_agent,
@@ -17,7 +18,6 @@ from memgauge.report._fmt import (
     ok_systems,
 )
 from memgauge.report.escape import md_text
-from memgauge.runs.result import RetrievalEvalResult
 
 __all__ = ["render_markdown"]
 

@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.report._fmt import agent_names, fmt_agent, fmt_summary, marks, ok_systems
-from memgauge.runs.result import RetrievalEvalResult
 
 __all__ = ["render_terminal"]
 

@@ -1,90 +1,57 @@
-"""Run a suite: every subject on every task's items, each item recorded the moment it finishes.
+"""The one engine: run a suite, every subject on every task's items, each item recorded the moment
+it finishes; then the run's summary from its stored records. Every evaluating command goes
+through it (`evaluate`, `demo`, `extraction`, `operations` and `audit` build suites; see
+`builders`).
 
 The run is created in the recorder with all its items queued before the first one starts, so
 `--resume` knows exactly what is left: items recorded as completed or failed are never done
 again, items that were in flight when the process died are still queued and are done once.
-A failed item (the subject raised, timed out, or returned something unusable) is recorded with
-its stage and reason and the run goes on; the run stops, as failed, once more items have failed
-than `max_failure_rate` of all its items allows, since it can no longer pass.
+A failed item (the subject raised, timed out, or returned something unusable; or an evaluator
+could not score it) is recorded with its stage and reason and the run goes on; the run stops,
+as failed, once more items have failed than `max_failure_rate` of all its items allows.
 
 Per subject and task, items are grouped by corpus; before a group the engine resets the memory
-subject and ingests the group's memories (retrieval datasets, or a task's `memories:`), so tasks
-never see each other's memories. Subjects are built in their lane (see `executor`): a subject
-that does not declare `Capabilities(concurrent=True)` sees one thread only.
+subject and ingests the group's memories, so tasks never see each other's memories. Subjects are
+built in their lane (see `lanes`): one that does not declare `Capabilities(concurrent=True)`
+sees one thread only. A subject that cannot be built (an optional capability is missing) is
+reported unavailable and its items failed; the other subjects still run.
+
+One process drives a run at a time (see `owner`).
 """
 
 from __future__ import annotations
 
 import platform
-import queue
 import subprocess
-import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from memgauge import __version__
-from memgauge.errors import UsageError
+from memgauge.aggregates.targets import By, Requirement
+from memgauge.data.models import RetrievalDataset
+from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
+from memgauge.errors import UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
-from memgauge.runs.owner import HEARTBEAT_SECONDS
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
+from memgauge.runs.recording import Recorder, Writer
 from memgauge.runs.suite import Suite
-from memgauge.runs.suite_summary import summarize
-from memgauge.scorers import EvalContext, Score
+from memgauge.runs.summary import subjects_of, summarize_run
+from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item
 from memgauge.subjects.specs import build_subject
 
-__all__ = ["RunReport", "SuiteRecorder", "run_suite"]
-
-MAX_BATCH = 512  # items per transaction at most
-
-
-class SuiteRecorder(Protocol):
-    """Where suite runs are kept (`memgauge.store.suite_runs.SuiteRunStore`)."""
-
-    def create_run(
-        self,
-        run: Mapping[str, Any],
-        subjects: Mapping[str, Any],
-        tasks: Sequence[Mapping[str, Any]],
-        items: Sequence[Mapping[str, Any]],
-    ) -> None: ...
-
-    def get_run(self, run_id: str) -> dict[str, Any] | None: ...
-
-    def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool: ...
-
-    def heartbeat(self, run_id: str, token: str) -> bool: ...
-
-    def set_status(
-        self, run_id: str, status: str, *, reason: str | None = None, owner: str | None = None
-    ) -> bool: ...
-
-    def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None: ...
-
-    def record_usage(self, run_id: str, model: str, delta: Mapping[str, int]) -> None: ...
-
-    def usage(self, run_id: str) -> dict[str, dict[str, int]]: ...
-
-    def unfinished_items(
-        self, run_id: str, *, retry_failed: bool = False
-    ) -> set[tuple[str, str, str]]: ...
-
-    def record_items(self, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
-
-    def item_rows(self, run_id: str) -> list[dict[str, Any]]: ...
-
-    def score_rows(self, run_id: str) -> list[dict[str, Any]]: ...
+__all__ = ["Progress", "RunReport", "run_suite"]
 
 
 class Progress(Protocol):
@@ -94,7 +61,7 @@ class Progress(Protocol):
 
     def phase(self, subject: str, task: str, corpus: str | None) -> None: ...
 
-    def advance(self, row: Mapping[str, Any]) -> None: ...
+    def advance(self, row: ItemRecord) -> None: ...
 
 
 class _Silent:
@@ -104,23 +71,47 @@ class _Silent:
     def phase(self, subject: str, task: str, corpus: str | None) -> None:
         pass
 
-    def advance(self, row: Mapping[str, Any]) -> None:
+    def advance(self, row: ItemRecord) -> None:
         pass
 
 
 @dataclass(frozen=True)
 class RunReport:
-    """How a run ended and its aggregates."""
+    """How a run ended: its record (with the summary), and what the exit code rests on.
 
-    run_id: str
-    status: str
-    reason: str | None
-    summary: dict[str, Any]
+    Attributes:
+        run: the run as stored at the end (status, reason, summary).
+        items: every item record the summary was computed from.
+        resumed: whether this call resumed an earlier attempt.
+        unavailable: subject -> why it could not be built (an optional capability is missing).
+        judge_unreachable: an LLM judge's endpoint could not be reached (connection refused).
+    """
+
+    run: RunRecord
+    items: list[ItemRecord] = field(default_factory=list)
     resumed: bool = False
+    unavailable: dict[str, str] = field(default_factory=dict)
+    judge_unreachable: bool = False
 
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.run.run_id
 
-def _utc() -> str:
-    return datetime.now(UTC).isoformat()
+    @property
+    def status(self) -> str:
+        """completed, failed or cancelled."""
+        return self.run.status
+
+    @property
+    def reason(self) -> str | None:
+        """Why it failed, if it did."""
+        return self.run.reason
+
+    @property
+    def summary(self) -> RunSummary:
+        """The run's summary."""
+        return self.run.summary or RunSummary()
 
 
 def _git_commit(path: Path | None) -> str | None:
@@ -141,239 +132,43 @@ def _git_commit(path: Path | None) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _failure(stage: str, exc: BaseException | str, attempt: int) -> dict[str, Any]:
-    if isinstance(exc, BaseException):
-        kind, message = type(exc).__name__, str(exc) or type(exc).__name__
-    else:
-        kind, message = stage, exc
-    return {
-        "stage": stage,
-        "kind": kind,
-        "message": message[:4000],
-        "attempt": attempt,
-        "at": _utc(),
-    }
-
-
-def _hit_record(hit: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": hit.id, "rank": hit.rank, "text": hit.text, "score": hit.score}
-    if hit.channels:
-        out["channels"] = list(hit.channels)
-    return out
-
-
-def _ask(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> tuple[Any, dict[str, float]]:
-    """The subject's output for one item and its latencies."""
-    subject, spec = lane.subject, task.spec
-    if spec.kind != "retrieval" and lane.answers:
-        answer = subject.answer(item.input, history=item.history)
-        return answer.text, dict(answer.latency_ms)
-    result = subject.search(item.input, spec.k, session=item.session)
-    if spec.kind == "retrieval":
-        return [_hit_record(h) for h in result.hits], dict(result.latency_ms)
-    return "\n".join(h.text for h in result.hits), dict(result.latency_ms)
-
-
-def _answer(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
-    """Ask the subject (with retries); the row so far. Never raises (failures are data)."""
-    row: dict[str, Any] = {
-        "subject": lane.name,
-        "task": task.spec.name,
-        "item_id": item.id,
-        "started_at": _utc(),
-        "t0": time.perf_counter(),
-        "failures": [],
-    }
-    for attempt in range(1, task.spec.retries + 2):
-        row["attempts"] = attempt
-        try:
-            output, latency = _ask(lane, task, item)
-        except Exception as exc:
-            row["failures"].append(_failure("subject", exc, attempt))
-            continue
-        row["output"], row["latency_ms"] = output, latency
-        return row
-    t0 = row.pop("t0")
-    return {**row, "status": "failed", "finished_at": _utc(), "duration_ms": _ms(t0)}
-
-
-def _score(task: PlannedTask, item: PlannedItem, row: dict[str, Any]) -> dict[str, Any]:
-    """Score an answered row; a row that already failed passes through."""
-    if row.get("status") == "failed":
-        return row
-    t0 = row.pop("t0")
-    output = row["output"]
-    ctx = EvalContext(
-        output=output,
-        expected=item.expected,
-        input=item.input,
-        metadata={
-            "item_id": item.id,
-            "task": task.spec.name,
-            "subject": row["subject"],
-            **item.metadata,
-        },
-    )
-    scores: list[dict[str, Any]] = []
-    total, weights, all_scored = 0.0, 0.0, True
-    for label, evaluator, weight in task.evaluators:
-        try:
-            score = evaluator.evaluate(ctx)
-        except Exception as exc:
-            score = Score.failure(f"{type(exc).__name__}: {exc}")
-        if score.error is not None or score.value is None:
-            all_scored = False
-            failure = _failure("evaluate", score.error or "no value", row["attempts"])
-            row["failures"].append({**failure, "kind": label})
-        elif score.detail.get("fallback"):
-            all_scored = False
-        else:
-            # an opt-in fallback value (a judge that failed) is never part of the combined score
-            total += weight * score.value
-            weights += weight
-        scores.append(
-            {
-                "evaluator": label,
-                "value": score.value,
-                "passed": score.passed,
-                "reason": score.reason,
-                "error": score.error,
-                "detail": dict(score.detail),
-            }
-        )
-    return {
-        **row,
-        "status": "completed",
-        "scores": scores,
-        # the combined score needs every evaluator: a missing verdict is never averaged in as 0
-        "score": total / weights if all_scored and weights else None,
-        "finished_at": _utc(),
-        "duration_ms": _ms(t0),
-    }
-
-
-def _work(lane: SubjectLane, task: PlannedTask, item: PlannedItem) -> dict[str, Any]:
-    """Ask and score in one call (evaluators that do not wait on the network)."""
-    return _score(task, item, _answer(lane, task, item))
-
-
-def _ms(t0: float) -> float:
-    return (time.perf_counter() - t0) * 1000
-
-
-_STOP = object()
-
-
-class _Writer:
-    """Records finished items on a thread of its own, as many per transaction as have finished
-    since the last commit (group commit): an item is in the store one commit after it
-    finishes, and a fast run is not held back by one commit per item."""
-
-    def __init__(
-        self, recorder: SuiteRecorder, run_id: str, token: str, progress: Progress
-    ) -> None:
-        self.recorder, self.run_id, self.token = recorder, run_id, token
-        self.progress = progress
-        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.error: BaseException | None = None
-        self.beat_at = time.monotonic()
-        self.thread = threading.Thread(target=self._loop, name="memgauge-recorder", daemon=True)
-        self.thread.start()
-
-    def put(self, row: Mapping[str, Any]) -> None:
-        if self.error is not None:
-            raise self.error
-        self.queue.put(row)
-
-    def _beat(self) -> bool:
-        """Beat the heartbeat every HEARTBEAT_SECONDS, even while no item finishes (a slow
-        item), and notice a takeover by another process (`--force`): False then."""
-        if time.monotonic() - self.beat_at < HEARTBEAT_SECONDS:
-            return True
-        self.beat_at = time.monotonic()
-        if self.recorder.heartbeat(self.run_id, self.token):
-            return True
-        self.error = owner.lost(self.run_id, self.recorder.get_run(self.run_id))
-        return False
-
-    def _loop(self) -> None:
-        stop = False
-        while not stop:
-            try:
-                first = self.queue.get(timeout=HEARTBEAT_SECONDS)
-            except queue.Empty:
-                first = None
-            try:
-                if not self._beat():
-                    return
-            except BaseException as exc:  # surfaced in the run's thread at the next put/close
-                self.error = exc
-                return
-            if first is None:
-                continue
-            if first is _STOP:
-                return
-            batch = [first]
-            while len(batch) < MAX_BATCH:
-                try:
-                    nxt = self.queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is _STOP:
-                    stop = True
-                    break
-                batch.append(nxt)
-            try:
-                self.recorder.record_items(self.run_id, batch)
-            except BaseException as exc:  # surfaced in the run's thread at the next put/close
-                self.error = exc
-                return
-            for row in batch:
-                self.progress.advance(row)
-
-    def close(self) -> None:
-        """Record everything queued, then stop; re-raise a recording error."""
-        self.queue.put(_STOP)
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-
-
 class _Run:
     """State of one execution attempt of a run."""
 
-    def __init__(self, writer: _Writer, total: int, n_failed: int, max_failure_rate: float) -> None:
+    def __init__(self, writer: Writer, total: int, n_failed: int, max_failure_rate: float) -> None:
         self.writer, self.run_id = writer, writer.run_id
         self.total, self.n_failed = total, n_failed
         self.allowed = max_failure_rate * total
         self.stop_reason: str | None = None
+        self.judge_connection_failures = 0
+        self.judge_verdicts = 0
+
+    @property
+    def judge_unreachable(self) -> bool:
+        """Judges could not connect and none ever answered: the endpoint is unreachable (a
+        dropped connection among answered calls is a failure of those calls, not this)."""
+        return self.judge_connection_failures > 0 and self.judge_verdicts == 0
 
     def done(self, job: Job, result: Any) -> bool:
         if isinstance(result, TimedOut):
-            subject, task, item_id = job.key
-            row = {
-                "subject": subject,
-                "task": task,
-                "item_id": item_id,
-                "status": "failed",
-                "attempts": 1,
-                "finished_at": _utc(),
-                "duration_ms": result.seconds * 1000,
-                "failures": [
-                    {
-                        **_failure("subject", f"no answer within {result.seconds:g} s", 1),
-                        "kind": "timeout",
-                    }
-                ],
-            }
-        else:
-            row = result
-        self.record(row)
+            task, item, subject = job.context
+            failure = Failure(
+                stage="timeout",
+                kind="timeout",
+                message=f"no answer within {result.seconds:g} s",
+            )
+            result = failed_item(task, subject, item, failure, duration_ms=result.seconds * 1000)
+        self.record(result)
         return self.stop_reason is None
 
-    def record(self, row: Mapping[str, Any]) -> None:
+    def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
-        if row["status"] == "failed":
+        for s in row.scores:
+            if s.detail.get("llm_error_kind") == "connection":
+                self.judge_connection_failures += 1
+            elif s.error is None and "judge" in s.detail:
+                self.judge_verdicts += 1
+        if counts and _counts_as_failed(row):
             self.n_failed += 1
             if self.n_failed > self.allowed and self.stop_reason is None:
                 self.stop_reason = (
@@ -383,60 +178,69 @@ class _Run:
                 )
 
 
-def _evaluator_labels(plan: Sequence[PlannedTask]) -> dict[str, list[str]]:
-    return {t.spec.name: [label for label, _, _ in t.evaluators] for t in plan}
+def _counts_as_failed(row: ItemRecord) -> bool:
+    """An item counts toward `max_failure_rate` when it failed, or when an evaluator could not
+    score it (a judge whose call failed); an opt-in fallback value does not count."""
+    if row.status == "failed":
+        return True
+    return any(s.error is not None for s in row.scores)
 
 
-def _subjects_of(task: PlannedTask, suite: Suite) -> list[str]:
-    return list(task.spec.subjects or suite.subjects)
+def _item_records(plan: Sequence[PlannedTask], suite: Suite) -> list[ItemRecord]:
+    out: list[ItemRecord] = []
+    for task in plan:
+        for subject in subjects_of(task, suite):
+            out.extend(
+                ItemRecord(
+                    subject=subject,
+                    task=task.spec.name,
+                    item_id=it.id,
+                    seq=seq,
+                    category=it.category,
+                    input=it.input_record(),
+                    expected=dict(it.expected) if isinstance(it.expected, Mapping) else it.expected,
+                )
+                for seq, it in enumerate(task.items)
+            )
+    return out
 
 
 def _create(
-    recorder: SuiteRecorder,
+    recorder: Recorder,
     suite: Suite,
     suite_path: Path | None,
     plan: Sequence[PlannedTask],
     concurrency: int,
+    kind: str,
 ) -> str:
     run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
-    items: list[dict[str, Any]] = []
-    for task in plan:
-        for subject in _subjects_of(task, suite):
-            items.extend(
-                {
-                    "subject": subject,
-                    "task": task.spec.name,
-                    "item_id": it.id,
-                    "seq": seq,
-                    "category": it.category,
-                    "input": it.input_record(),
-                    "expected": it.expected,
-                }
-                for seq, it in enumerate(task.items)
-            )
-    recorder.create_run(
-        {
-            "run_id": run_id,
-            "suite_name": suite.name,
-            "created_at": _utc(),
-            "suite_sha256": suite_sha256(suite),
-            "suite": suite.model_dump(mode="json"),
-            "suite_path": str(suite_path) if suite_path else None,
-            "settings": {
-                "concurrency": concurrency,
-                "max_failure_rate": suite.max_failure_rate,
-                "seed": suite.seed,
-            },
-            "provenance": {
-                "memgauge_version": __version__,
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "seed": suite.seed,
-                "suite_git_commit": _git_commit(suite_path),
-                "datasets": {t.spec.name: t.dataset_sha256 for t in plan},
-                "skipped_unjudged": {t.spec.name: t.n_skipped for t in plan if t.n_skipped},
-            },
+    items = _item_records(plan, suite)
+    run = RunRecord(
+        run_id=run_id,
+        suite_name=suite.name,
+        kind=kind,
+        suite_sha256=suite_sha256(suite),
+        suite=suite.model_dump(mode="json"),
+        suite_path=str(suite_path) if suite_path else None,
+        settings={
+            "concurrency": concurrency,
+            "max_failure_rate": suite.max_failure_rate,
+            "seed": suite.seed,
         },
+        provenance={
+            "memgauge_version": __version__,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "seed": suite.seed,
+            "suite_git_commit": _git_commit(suite_path),
+            "datasets": {t.spec.name: t.dataset_sha256 for t in plan},
+            "skipped_unjudged": {t.spec.name: t.n_skipped for t in plan if t.n_skipped},
+            "prompts": _prompt_hashes(plan),
+        },
+        n_items=len(items),
+    )
+    recorder.create_run(
+        run,
         suite.subjects,
         [
             {
@@ -454,18 +258,34 @@ def _create(
     return run_id
 
 
+def _prompt_hashes(plan: Sequence[PlannedTask]) -> dict[str, Any]:
+    """Model ids and prompt-template hashes of each task's LLM evaluators (provenance)."""
+    out: dict[str, Any] = {}
+    for task in plan:
+        for label, ev, _w in task.evaluators:
+            if not getattr(ev, "uses_llm", False):
+                continue
+            entry = {"evaluator": getattr(ev, "name", label), "model": getattr(ev, "model", None)}
+            template = getattr(ev, "template", None)
+            record = getattr(template, "record", None)
+            if callable(record):
+                entry.update(record())
+            out[f"{task.spec.name}/{label}"] = entry
+    return out
+
+
 def _check_resume(
-    recorder: SuiteRecorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask]
-) -> dict[str, Any]:
+    recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask]
+) -> RunRecord:
     stored = recorder.get_run(run_id)
     if stored is None:
         raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
-    if stored["suite_sha256"] != suite_sha256(suite):
+    if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
-            f"--resume {run_id}: the suite file changed since the run started; resume with the "
-            "suite as it was, or start a new run"
+            f"--resume {run_id}: the suite (or the command's options) changed since the run "
+            "started; resume with the suite as it was, or start a new run"
         )
-    datasets = stored["provenance"].get("datasets", {})
+    datasets = stored.provenance.get("datasets", {})
     for task in plan:
         if datasets.get(task.spec.name) != task.dataset_sha256:
             raise UsageError(
@@ -475,11 +295,33 @@ def _check_resume(
     return stored
 
 
+def _lanes(
+    suite: Suite, plan: Sequence[PlannedTask], width: int, build: Callable[[dict[str, Any]], Any]
+) -> tuple[dict[str, SubjectLane], dict[str, str]]:
+    lanes: dict[str, SubjectLane] = {}
+    unavailable: dict[str, str] = {}
+    try:
+        for name, spec in suite.subjects.items():
+            if not any(name in subjects_of(t, suite) for t in plan):
+                continue
+            try:
+                lanes[name] = SubjectLane(name, spec, width, build)
+            except UnavailableError as exc:
+                unavailable[name] = str(exc)
+    except BaseException:
+        for lane in lanes.values():
+            lane.close()
+        raise
+    return lanes, unavailable
+
+
 def run_suite(
     suite: Suite,
-    recorder: SuiteRecorder,
+    recorder: Recorder,
     *,
     suite_path: Path | None = None,
+    base: Path | None = None,
+    kind: str = "suite",
     concurrency: int | None = None,
     resume: str | None = None,
     retry_failed: bool = False,
@@ -487,69 +329,80 @@ def run_suite(
     executor: Executor | None = None,
     progress: Progress | None = None,
     build: Callable[[dict[str, Any]], Any] = build_subject,
+    fail_under: Iterable[Requirement] = (),
+    by: By = "point",
+    seed_targets: bool = True,
+    datasets: Mapping[str, RetrievalDataset] | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
-    One process drives a run at a time (see `owner`): resuming a run whose owner is alive on
-    this host is refused, a dead owner is taken over, and an owner on another host only with
-    `force`.
+    Args:
+        suite: the suite (a file's, or one a command built).
+        recorder: where the run is kept.
+        suite_path: the suite file, when there is one (paths are relative to it).
+        base: the directory relative paths start from (default: the suite file's, else cwd).
+        kind: what started the run (suite, evaluate, demo, extraction, operations, audit).
+        concurrency: items in flight (default: the suite's).
+        resume: finish this run instead of starting one.
+        retry_failed: with `resume`, run failed items (and retryable judge failures) again.
+        force: with `resume`, take over a run whose owner is on another host.
+        executor: how jobs run (default: the local asyncio executor).
+        progress: what to show while it runs.
+        build: subject spec -> instance.
+        fail_under: targets from `--fail-under` (a name matching nothing is a UsageError).
+        by: the rule deciding targets, `point` or `ci-upper`.
+        seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
+        datasets: retrieval datasets given in memory, by task name (the Python API).
 
     Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
-    process drives, before anything is written, and the subject's own error when a subject
-    cannot be built. KeyboardInterrupt marks the run cancelled (resumable) and is re-raised.
+    process drives, before anything is written. KeyboardInterrupt marks the run cancelled
+    (resumable) and is re-raised.
     """
-    base = suite_path.parent if suite_path else Path.cwd()
-    plan = plan_suite(suite, base)
+    root = base or (suite_path.parent if suite_path else Path.cwd())
+    plan = plan_suite(suite, root, datasets)
     width = concurrency or suite.concurrency
     progress = progress or _Silent()
     executor = executor or LocalExecutor()
+    fail_under = list(fail_under)
     expect: str | None = None
     if resume:
         stored = _check_resume(recorder, resume, suite, plan)
-        owner.check_owner(stored, force=force)
-        expect = stored.get("owner")
+        owner.check_owner(stored.model_dump(), force=force)
+        expect = stored.owner
     me = owner.new_owner()
     token: str = me["token"]
     allow_calls()
     meter = llm_context().meter
     stop_metering: Callable[[], None] | None = None
-    lanes: dict[str, SubjectLane] = {}
+    lanes, unavailable = _lanes(suite, plan, width, build)
     try:
-        for name, spec in suite.subjects.items():
-            if any(name in _subjects_of(t, suite) for t in plan):
-                lanes[name] = SubjectLane(name, spec, width, build)
-        run_id = resume or _create(recorder, suite, suite_path, plan, width)
+        run_id = resume or _create(recorder, suite, suite_path, plan, width, kind)
         # the takeover is a compare-and-swap on the owner read above: of two processes
         # resuming at once, exactly one gets here; the other has written nothing
         if not recorder.claim_run(run_id, me, expect=expect):
-            raise owner.refused(run_id, recorder.get_run(run_id))
+            current = recorder.get_run(run_id)
+            raise owner.refused(run_id, None if current is None else current.model_dump())
         owner.driving.add(token)
-        # every request is in the store before it is sent, every response before it is used:
-        # the run's spend is exact however the process ends (summing at the end lost a killed
-        # attempt's spend)
+        # every request is in the store before it is sent, every response before it is used
         stop_metering = meter.listen(
             lambda model, delta: recorder.record_usage(run_id, model, delta)
         )
         pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
-        rows = recorder.item_rows(run_id)
-        n_failed = sum(1 for r in rows if r["status"] == "failed")
-        progress.start(run_id, len(rows), len(rows) - len(pending))
-        writer = _Writer(recorder, run_id, token, progress)
-        state = _Run(writer, len(rows), n_failed, suite.max_failure_rate)
+        records = recorder.item_records(run_id)
+        n_failed = sum(
+            1
+            for r in records
+            if _counts_as_failed(r) and not any(f.stage == "unavailable" for f in r.failures)
+        )
+        progress.start(run_id, len(records), len(records) - len(pending))
+        writer = Writer(recorder, run_id, token, progress)
+        state = _Run(writer, len(records), n_failed, suite.max_failure_rate)
+        finish = _Finisher(recorder, run_id, token, plan, suite, fail_under, by, seed_targets)
         try:
-            _execute(plan, suite, lanes, pending, state, executor, width)
+            _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
         except KeyboardInterrupt:
             writer.close()
-            _finish(
-                recorder,
-                run_id,
-                token,
-                plan,
-                suite,
-                "cancelled",
-                "interrupted; resume with --resume",
-                meter.prices,
-            )
+            finish("cancelled", "interrupted; resume with --resume", meter.prices)
             raise
         writer.close()
         reason: str | None
@@ -565,8 +418,16 @@ def run_suite(
                 if failed
                 else None
             )
-        summary = _finish(recorder, run_id, token, plan, suite, status, reason, meter.prices)
-        return RunReport(run_id, status, reason, summary, resumed=resume is not None)
+        if unavailable and reason is None:
+            reason = "; ".join(f"subject {n} unavailable: {why}" for n, why in unavailable.items())
+        run, items = finish(status, reason, meter.prices)
+        return RunReport(
+            run,
+            items,
+            resumed=resume is not None,
+            unavailable=unavailable,
+            judge_unreachable=state.judge_unreachable,
+        )
     finally:
         if stop_metering is not None:
             stop_metering()
@@ -575,46 +436,71 @@ def run_suite(
             lane.close()
 
 
-def _finish(
-    recorder: SuiteRecorder,
-    run_id: str,
-    token: str,
-    plan: Sequence[PlannedTask],
-    suite: Suite,
-    status: str,
-    reason: str | None,
-    prices: Mapping[str, Price],
-) -> dict[str, Any]:
-    summary = summarize(
-        recorder.item_rows(run_id),
-        recorder.score_rows(run_id),
-        _evaluator_labels(plan),
-        seed=suite.seed,
-    )
-    # LLM spend as recorded request by request, over every attempt of the run
-    usage = priced(recorder.usage(run_id), prices)
-    if usage:
-        summary["llm_usage"] = usage
-    # a run taken over meanwhile (--force elsewhere) is the other process's to finish
-    if not recorder.heartbeat(run_id, token):
-        raise owner.lost(run_id, recorder.get_run(run_id))
-    recorder.set_summary(run_id, summary)
-    recorder.set_status(run_id, status, reason=reason, owner=token)
-    return summary
+@dataclass
+class _Finisher:
+    recorder: Recorder
+    run_id: str
+    token: str
+    plan: Sequence[PlannedTask]
+    suite: Suite
+    fail_under: Sequence[Requirement]
+    by: By
+    seed_targets: bool
+
+    def __call__(
+        self, status: str, reason: str | None, prices: Mapping[str, Price]
+    ) -> tuple[RunRecord, list[ItemRecord]]:
+        items = self.recorder.item_records(self.run_id)
+        summary = summarize_run(
+            items,
+            self.plan,
+            self.suite,
+            fail_under=self.fail_under,
+            by=self.by,
+            seed_targets=self.seed_targets,
+            setup_seconds=self.recorder.setup_seconds(self.run_id),
+            # LLM spend as recorded request by request, over every attempt of the run
+            llm_usage=priced(self.recorder.usage(self.run_id), prices),
+        )
+        # a run taken over meanwhile (--force elsewhere) is the other process's to finish
+        if not self.recorder.heartbeat(self.run_id, self.token):
+            current = self.recorder.get_run(self.run_id)
+            raise owner.lost(self.run_id, None if current is None else current.model_dump())
+        self.recorder.set_summary(self.run_id, summary)
+        self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
+        run = self.recorder.get_run(self.run_id)
+        assert run is not None
+        return run, items
 
 
 def _execute(
     plan: Sequence[PlannedTask],
     suite: Suite,
     lanes: Mapping[str, SubjectLane],
+    unavailable: Mapping[str, str],
     pending: set[tuple[str, str, str]],
     state: _Run,
     executor: Executor,
     width: int,
+    recorder: Recorder,
 ) -> None:
     scoring = ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score")
     try:
-        _execute_in(plan, suite, lanes, pending, state, executor, width, scoring)
+        for task in plan:
+            for name in subjects_of(task, suite):
+                todo = [it for it in task.items if (name, task.spec.name, it.id) in pending]
+                if name in unavailable:
+                    failure = Failure(
+                        stage="unavailable", kind="unavailable", message=unavailable[name]
+                    )
+                    for it in todo:
+                        # unavailable is its own outcome (exit 3), not the subject failing
+                        state.record(failed_item(task, name, it, failure), counts=False)
+                    continue
+                if not _run_task(
+                    lanes[name], task, todo, state, executor, width, scoring, recorder
+                ):
+                    return
     except BaseException:
         # interrupted: stop judges' calls in flight instead of waiting out their retries
         cancel_pending()
@@ -623,77 +509,65 @@ def _execute(
     scoring.shutdown(wait=True)
 
 
-def _execute_in(
-    plan: Sequence[PlannedTask],
-    suite: Suite,
-    lanes: Mapping[str, SubjectLane],
-    pending: set[tuple[str, str, str]],
+def _run_task(
+    lane: SubjectLane,
+    task: PlannedTask,
+    todo: Sequence[PlannedItem],
     state: _Run,
     executor: Executor,
     width: int,
     scoring: PoolExecutor,
-) -> None:
-    for task in plan:
-        for name in _subjects_of(task, suite):
-            lane = lanes[name]
-            todo = [it for it in task.items if (name, task.spec.name, it.id) in pending]
-            groups: dict[str | None, list[PlannedItem]] = {}
-            for it in todo:
-                groups.setdefault(it.corpus, []).append(it)
-            for corpus, items in groups.items():
-                if state.stop_reason:
-                    return
-                state.writer.progress.phase(name, task.spec.name, corpus)
-                setup_error = _setup(lane, task, corpus)
-                if setup_error is not None:
-                    for it in items:
-                        state.record(
-                            {
-                                "subject": name,
-                                "task": task.spec.name,
-                                "item_id": it.id,
-                                "status": "failed",
-                                "attempts": 1,
-                                "finished_at": _utc(),
-                                "failures": [_failure("setup", setup_error, 1)],
-                            }
-                        )
-                    continue
-                jobs = (_job(lane, task, it, scoring) for it in items)
-                executor.execute(jobs, concurrency=width, on_done=state.done)
+    recorder: Recorder,
+) -> bool:
+    """One subject on one task's items, corpus by corpus; False once the run must stop."""
+    groups: dict[str | None, list[PlannedItem]] = {}
+    for it in todo:
+        groups.setdefault(it.corpus, []).append(it)
+    for corpus, items in groups.items():
+        if state.stop_reason:
+            return False
+        state.writer.progress.phase(lane.name, task.spec.name, corpus)
+        setup_error = _setup(lane, task, corpus, recorder, state.run_id)
+        if setup_error is not None:
+            failure = Failure.of("setup", setup_error)
+            for it in items:
+                state.record(failed_item(task, lane.name, it, failure))
+            continue
+        jobs = (_job(lane, task, it, scoring) for it in items)
+        executor.execute(jobs, concurrency=width, on_done=state.done)
+    return not state.stop_reason
 
 
 def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
     key = (lane.name, task.spec.name, item.id)
+
+    def answer() -> tuple[ItemRecord, float]:
+        return answer_item(lane.subject, lane.name, lane.answers, task, item)
+
+    def score(answered: tuple[ItemRecord, float]) -> ItemRecord:
+        return score_item(task, item, *answered)
+
+    context = (task, item, lane.name)  # a timeout is recorded as this item's failure
     if not any(getattr(ev, "uses_llm", False) for _label, ev, _w in task.evaluators):
-        return Job(key, lambda: _work(lane, task, item), lane.pool, task.spec.timeout)
+        return Job(key, lambda: score(answer()), lane.pool, task.spec.timeout, context=context)
     # LLM judges wait on the network: score in a pool as wide as the run, not in the lane
     return Job(
-        key,
-        lambda: _answer(lane, task, item),
-        lane.pool,
-        task.spec.timeout,
-        then=lambda row: _score(task, item, row),
-        then_pool=scoring,
+        key, answer, lane.pool, task.spec.timeout, then=score, then_pool=scoring, context=context
     )
 
 
-def _setup(lane: SubjectLane, task: PlannedTask, corpus: str | None) -> BaseException | None:
+def _setup(
+    lane: SubjectLane, task: PlannedTask, corpus: str | None, recorder: Recorder, run_id: str
+) -> BaseException | None:
     """Reset and fill a memory subject for a group of items; the error, if it failed."""
     memories = task.memories_for(corpus)
     if memories is None or not lane.memory:
         return None
     subject = lane.subject
-
-    def fill() -> None:
-        subject.reset()
-        subject.ingest(memories)
-        flush = getattr(subject, "flush", None)
-        if callable(flush):
-            flush()
-
+    t0 = time.perf_counter()
     try:
-        lane.call(fill)
+        lane.call(lambda: fill_memory(subject, memories))
     except Exception as exc:
         return exc
+    recorder.record_setup(run_id, lane.name, task.spec.name, corpus, time.perf_counter() - t0)
     return None

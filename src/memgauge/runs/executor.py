@@ -35,6 +35,8 @@ class Job:
     timeout: float
     then: Callable[[Any], Any] | None = None
     then_pool: PoolExecutor | None = None
+    context: Any = None
+    """Whatever the caller needs to make sense of the job's result (the engine: its item)."""
 
 
 @dataclass(frozen=True)

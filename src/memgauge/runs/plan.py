@@ -1,9 +1,15 @@
-"""From a suite file to the work of a run: every task's items, memories and evaluators, loaded
-and checked before anything is written (a bad dataset stops the run before it starts).
+"""From a suite file to the work of a run: every task's items, memories, evaluators and
+aggregates, loaded and checked before anything is written (a bad dataset stops the run before it
+starts).
 
-Retrieval tasks take one item per judged query of their dataset (queries nobody judged are
-counted as skipped, not scored); the expected value is the query's grades `{memory_id: grade}`,
-and queries of a corpus (LoCoMo's conversations) search only that corpus's memories.
+- retrieval: one item per judged query of the dataset (queries nobody judged are counted as
+  skipped, not scored); the expected value is the query's grades `{memory_id: grade}`, and
+  queries of a corpus (LoCoMo's conversations) search only that corpus's memories;
+- expected-output and script: items from a file or inline; with `probes:`, the probes of a
+  conversation dataset (memaudit, LoCoMo, LongMemEval) asked against its turns;
+- extraction: seed 001's cases (or LoCoMo's sessions with their observations as silver facts):
+  the input is the conversation and the existing memory, the expected value the facts;
+- operations: seed 000's cases: the input is the stored memories and the incoming one.
 """
 
 from __future__ import annotations
@@ -11,26 +17,45 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memgauge._util.files import sha256_file
-from memgauge.data.io import load_items, load_retrieval_dataset
+from memgauge._util.registry import RegistryError
+from memgauge.aggregates import AGGREGATES, Aggregate, TaskView
+from memgauge.data.detect import detect_kind
+from memgauge.data.importers.locomo import locomo_extraction_cases
+from memgauge.data.io import load_extraction_cases, load_items, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
-from memgauge.data.models import Memory, SessionContext, TaskItem, Turn
-from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
+from memgauge.data.models import (
+    ExtractionCase,
+    Memory,
+    OperationCase,
+    RetrievalDataset,
+    SessionContext,
+    TaskItem,
+    Turn,
+)
+from memgauge.errors import DataError, Problem, UsageError
+from memgauge.probes.sources import load_audit_source
+from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, spec_name
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
-__all__ = ["PlannedItem", "PlannedTask", "plan_suite", "suite_sha256"]
+__all__ = ["PlannedItem", "PlannedTask", "default_aggregates", "plan_suite", "suite_sha256"]
 
 
 @dataclass(frozen=True)
 class PlannedItem:
-    """One item of a task, as every subject will be asked it."""
+    """One item of a task, as every subject will be asked it.
+
+    `input` is the question (text) of retrieval, expected-output and script tasks, and the case
+    (a mapping) of extraction and operations tasks.
+    """
 
     id: str
-    input: str
+    input: Any
     expected: Any
     category: str | None = None
     corpus: str | None = None
@@ -40,7 +65,9 @@ class PlannedItem:
 
     def input_record(self) -> dict[str, Any]:
         """What the store keeps as the item's input."""
-        out: dict[str, Any] = {"text": self.input}
+        out: dict[str, Any] = (
+            dict(self.input) if isinstance(self.input, dict) else {"text": self.input}
+        )
         if self.history is not None:
             out["history"] = [
                 t.model_dump(mode="json", exclude_defaults=True) for t in self.history
@@ -54,7 +81,8 @@ class PlannedItem:
 
 @dataclass(frozen=True)
 class PlannedTask:
-    """A task with everything loaded: items, memories per corpus, built evaluators."""
+    """A task with everything loaded: items, memories per corpus, built evaluators and
+    aggregates."""
 
     spec: TaskSpec
     items: list[PlannedItem]
@@ -62,6 +90,9 @@ class PlannedTask:
     memories: list[Memory] | None
     dataset_sha256: str | None
     n_skipped: int = 0
+    aggregates: list[Aggregate] = field(default_factory=list)
+    dataset: RetrievalDataset | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
 
     def memories_for(self, corpus: str | None) -> list[Memory] | None:
         """The memories a subject holds while answering items of `corpus` (None: no ingestion)."""
@@ -70,6 +101,24 @@ class PlannedTask:
         if corpus is None:
             return self.memories
         return [m for m in self.memories if m.corpus in (corpus, None)]
+
+    def evaluator_kinds(self) -> list[tuple[str, str]]:
+        """(label, registered name) of each evaluator."""
+        return [(label, ev.name) for label, ev, _w in self.evaluators]
+
+    def view(self, subjects: list[str], seed: int, **extra: Any) -> TaskView:
+        """What the task's aggregates are given."""
+        return TaskView(
+            name=self.spec.name,
+            kind=self.spec.kind,
+            subjects=subjects,
+            evaluators=self.evaluator_kinds(),
+            seed=seed,
+            k=self.spec.k,
+            dataset=self.dataset,
+            ingested=self.spec.ingest,
+            **extra,
+        )
 
 
 def suite_sha256(suite: Suite) -> str:
@@ -95,6 +144,31 @@ def _evaluators(task: TaskSpec, base: Path) -> list[tuple[str, Evaluator, float]
     return out
 
 
+def default_aggregates(task: TaskSpec) -> list[str]:
+    """The aggregates a task gets when it names none."""
+    if task.kind == "retrieval":
+        return ["ir"]
+    if task.kind in ("extraction", "operations"):
+        return [task.kind]
+    if task.probes is not None:
+        return ["audit"]
+    return []
+
+
+def _aggregates(task: TaskSpec) -> list[Aggregate]:
+    specs = task.aggregates if task.aggregates is not None else default_aggregates(task)
+    out = []
+    for spec in specs:
+        name = spec_name(spec)
+        raw = spec[name] if isinstance(spec, dict) else None
+        args = dict(raw) if isinstance(raw, dict) else {}
+        try:
+            out.append(AGGREGATES.build(name, args))
+        except RegistryError as exc:
+            raise UsageError(f"aggregate {exc}") from None
+    return out
+
+
 def _from_items(items: list[TaskItem]) -> list[PlannedItem]:
     return [
         PlannedItem(
@@ -110,12 +184,71 @@ def _from_items(items: list[TaskItem]) -> list[PlannedItem]:
     ]
 
 
-def _plan_task(task: TaskSpec, base: Path) -> PlannedTask:
+def _content_sha(value: Any) -> str:
+    return hashlib.sha256(
+        json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
+    ).hexdigest()
+
+
+def _extraction_items(cases: list[ExtractionCase]) -> list[PlannedItem]:
+    return [
+        PlannedItem(
+            id=c.id,
+            input={
+                "conversation": [
+                    t.model_dump(mode="json", exclude_none=True) for t in c.conversation
+                ],
+                "existing_memory": list(c.existing_memory),
+            },
+            expected={
+                "expected_facts": [
+                    f.model_dump(mode="json", exclude_none=True) for f in c.expected_facts
+                ],
+                "expected_output": c.expected_output,
+                "scenario": c.scenario,
+            },
+            category=c.scenario,
+            metadata=dict(c.metadata),
+        )
+        for c in cases
+    ]
+
+
+def _operation_items(cases: list[OperationCase], file: str) -> list[PlannedItem]:
+    ids = [c.id for c in cases]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise DataError(Problem(file, None, "id", f"duplicate case ids: {', '.join(dupes)}"))
+    items = []
+    for c in cases:
+        inc = c.incoming
+        incoming = inc.model_dump(mode="json") if hasattr(inc, "model_dump") else dict(inc)
+        items.append(
+            PlannedItem(
+                id=c.id,
+                input={
+                    "existing": [m.model_dump(mode="json") for m in c.existing],
+                    "incoming": incoming,
+                },
+                expected={
+                    "expected": c.expected.model_dump(mode="json"),
+                    "scenario": c.scenario,
+                    "quality": c.quality,
+                    "expect_similar": c.expect_similar,
+                },
+                category=c.scenario,
+            )
+        )
+    return items
+
+
+def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None) -> PlannedTask:
     evaluators = _evaluators(task, base)
+    aggregates = _aggregates(task)
+    path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
-        assert task.dataset is not None  # load_suite checked it
-        path = base / task.dataset
-        ds = load_retrieval_dataset(path)
+        assert path is not None or given is not None  # load_suite checked it
+        ds = given if given is not None else load_retrieval_dataset(path)  # type: ignore[arg-type]
         qrels = ds.qrels()
         judged = [q for q in ds.queries if q.id in qrels]
         items = [
@@ -132,21 +265,89 @@ def _plan_task(task: TaskSpec, base: Path) -> PlannedTask:
         ]
         return PlannedTask(
             task,
-            items,
+            _limit(items, task),
             evaluators,
-            ds.memories,
+            ds.memories if task.ingest else None,
             hashlib.sha256(ds.model_dump_json().encode("utf-8")).hexdigest(),
             n_skipped=len(ds.queries) - len(judged),
+            aggregates=aggregates,
+            dataset=ds,
         )
-    memories = _load_memories(base / task.memories) if task.memories else None
-    if task.dataset is not None:
-        path = base / task.dataset
+    if task.kind == "extraction":
+        assert path is not None
+        cases = (
+            locomo_extraction_cases(path)
+            if path.exists() and detect_kind(path) == "locomo"
+            else load_extraction_cases(path)
+        )
         return PlannedTask(
-            task, _from_items(load_items(path)), evaluators, memories, sha256_file(path)
+            task,
+            _limit(_extraction_items(cases), task),
+            evaluators,
+            None,
+            sha256_file(path),
+            aggregates=aggregates,
         )
-    return PlannedTask(task, _from_items(task.items or []), evaluators, memories, None)
+    if task.kind == "operations":
+        assert path is not None
+        operation_cases = read_records(path, OperationCase, key="cases")
+        return PlannedTask(
+            task,
+            _limit(_operation_items(operation_cases, str(path)), task),
+            evaluators,
+            None,
+            sha256_file(path),
+            aggregates=aggregates,
+        )
+    if task.probes is not None:
+        assert path is not None
+        source = load_audit_source(path, seed=task.probes.seed)
+        items = _from_items([TaskItem.model_validate(p.item()) for p in source.probes])
+        return PlannedTask(
+            task,
+            _limit(items, task),
+            evaluators,
+            source.memories if task.ingest else None,
+            sha256_file(path)
+            if path.is_file()
+            else _content_sha([p.item() for p in source.probes]),
+            aggregates=aggregates,
+            notes={"source": source.name, "format": source.format, **source.notes},
+        )
+    memories = _load_memories(base / task.memories) if task.memories and task.ingest else None
+    if path is not None:
+        return PlannedTask(
+            task,
+            _limit(_from_items(load_items(path)), task),
+            evaluators,
+            memories,
+            sha256_file(path),
+            aggregates=aggregates,
+        )
+    return PlannedTask(
+        task,
+        _limit(_from_items(task.items or []), task),
+        evaluators,
+        memories,
+        None,
+        aggregates=aggregates,
+    )
 
 
-def plan_suite(suite: Suite, base: Path) -> list[PlannedTask]:
-    """Load every task of `suite` (paths relative to `base`); DataError on a bad dataset."""
-    return [_plan_task(task, base) for task in suite.tasks]
+def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
+    return items[: task.limit] if task.limit is not None else items
+
+
+def plan_suite(
+    suite: Suite, base: Path, datasets: Mapping[str, RetrievalDataset] | None = None
+) -> list[PlannedTask]:
+    """Load every task of `suite` (paths relative to `base`; `datasets`: retrieval datasets
+    given in memory, by task name); DataError on a bad dataset, UsageError on a bad
+    aggregate."""
+    out = []
+    for task in suite.tasks:
+        try:
+            out.append(_plan_task(task, base, (datasets or {}).get(task.name)))
+        except UsageError as exc:
+            raise UsageError(f"task {task.name!r}: {exc}") from None
+    return out

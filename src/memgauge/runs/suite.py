@@ -51,10 +51,11 @@ __all__ = [
     "TaskSpec",
     "evaluator_label",
     "load_suite",
+    "spec_name",
     "suite_json_schema",
 ]
 
-TaskKind = Literal["retrieval", "expected-output", "script"]
+TaskKind = Literal["retrieval", "expected-output", "script", "extraction", "operations"]
 
 
 class _Model(BaseModel):
@@ -71,12 +72,27 @@ class EvaluatorEntry(_Model):
     )
 
 
+class ProbeOptions(_Model):
+    """How a conversation dataset (memaudit, LoCoMo, LongMemEval) becomes audit probes."""
+
+    seed: int = Field(default=0, description="Seed of probe generation (memaudit facts).")
+
+
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
     name: str = Field(min_length=1, description="Unique task name.")
-    kind: TaskKind = Field(description="retrieval, expected-output or script.")
+    kind: TaskKind = Field(
+        description="retrieval, expected-output, script, extraction (seed 001 cases: the "
+        "subject extracts facts) or operations (seed 000 cases: the subject decides a merge)."
+    )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
+    probes: ProbeOptions | None = Field(
+        default=None,
+        description="An expected-output task whose dataset is a conversation dataset (memaudit,"
+        " LoCoMo, LongMemEval): its probes are the items and its turns the memories.",
+    )
+    limit: int | None = Field(default=None, ge=1, description="Only the first N items.")
     items: list[TaskItem] | None = Field(
         default=None, description="Items written inline (instead of a dataset file)."
     )
@@ -92,6 +108,21 @@ class TaskSpec(_Model):
     k: int = Field(default=10, ge=1, le=1000, description="Hits asked of a memory subject.")
     timeout: float = Field(default=60.0, gt=0, description="Seconds one item may take.")
     retries: int = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
+    ingest: bool = Field(
+        default=True,
+        description="Reset memory subjects and ingest the task's memories before its items; "
+        "false searches a live system as it stands.",
+    )
+    aggregates: list[str | dict[str, Any]] | None = Field(
+        default=None,
+        description="Run-level aggregates ('name' or {name: {args}}); default by kind: ir for "
+        "retrieval, extraction, operations, audit for probes.",
+    )
+    targets: dict[str, float | str] | None = Field(
+        default=None,
+        description="Targets of this task's measures: {MEASURE: VALUE} (at least VALUE) or "
+        "{MEASURE: '< 0.2'}; a missed one fails the run (exit 1).",
+    )
 
     @field_validator("evaluators", mode="before")
     @classmethod
@@ -136,11 +167,11 @@ def evaluator_label(entry: EvaluatorEntry, siblings: list[EvaluatorEntry]) -> st
     (`nDCG@10`); else its name, with its first argument or a number when the name repeats."""
     if entry.label:
         return entry.label
-    name = _spec_name(entry.spec)
+    name = spec_name(entry.spec)
     arg = _first_arg(entry.spec)
     if name == "retrieval":
         return arg or "nDCG@10"
-    same = [e for e in siblings if not e.label and _spec_name(e.spec) == name]
+    same = [e for e in siblings if not e.label and spec_name(e.spec) == name]
     if len(same) == 1:
         return name
     if arg is not None and sum(_first_arg(e.spec) == arg for e in same) == 1:
@@ -157,7 +188,7 @@ def _first_arg(spec: str | dict[str, Any]) -> str | None:
     return str(value) if isinstance(value, str | int | float) else None
 
 
-def _spec_name(spec: str | dict[str, Any]) -> str:
+def spec_name(spec: str | dict[str, Any]) -> str:
     return spec if isinstance(spec, str) else str(next(iter(spec), "?"))
 
 
@@ -174,14 +205,21 @@ def _task_problems(
         rel = getattr(task, key)
         if rel is not None and not (base / rel).exists():
             add(key, f"{rel} does not exist (paths are relative to the suite file)")
-    if task.kind == "retrieval":
+    if task.kind in ("retrieval", "extraction", "operations"):
+        what = {
+            "retrieval": "a retrieval dataset with judged queries",
+            "extraction": "extraction cases (seed 001) or a LoCoMo file",
+            "operations": "memory-operation cases (seed 000)",
+        }[task.kind]
         if task.dataset is None:
-            add("", "a retrieval task needs dataset: a retrieval dataset with judged queries")
+            add("", f"a {task.kind} task needs dataset: {what}")
         if task.items is not None:
-            add("items", "a retrieval task reads its queries from dataset:, not items:")
+            add("items", f"a {task.kind} task reads its items from dataset:, not items:")
     elif (task.dataset is None) == (task.items is None):
         add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
-    if task.kind == "script" and not any(_spec_name(e.spec) == "script" for e in task.evaluators):
+    if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
+        add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
+    if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
         add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
     for name in task.subjects or []:
         if name not in suite.subjects:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge.data.records import ItemRecord
 from memgauge.stats import compare_many
 
 __all__ = ["compare_runs"]
@@ -20,30 +21,29 @@ __all__ = ["compare_runs"]
 Key = tuple[str, str, str]
 
 
-def _values(
-    scores: Sequence[Mapping[str, Any]], rename: Mapping[str, str]
-) -> dict[Key, dict[str, float]]:
+def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> dict[Key, dict[str, float]]:
     out: dict[Key, dict[str, float]] = {}
-    for s in scores:
-        subject = rename.get(s["subject"], s["subject"])
-        value = s["value"] if s["value"] is not None and not s["error"] else float("nan")
-        out.setdefault((subject, s["task"], s["evaluator"]), {})[s["item_id"]] = float(value)
+    for it in items:
+        subject = rename.get(it.subject, it.subject)
+        for s in it.scores:
+            value = s.value if s.value is not None and not s.error else float("nan")
+            out.setdefault((subject, it.task, s.evaluator), {})[it.item_id] = float(value)
     return out
 
 
 def compare_runs(
-    scores_a: Sequence[Mapping[str, Any]],
-    scores_b: Sequence[Mapping[str, Any]],
+    items_a: Sequence[ItemRecord],
+    items_b: Sequence[ItemRecord],
     *,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Rows of the comparison, in subject, task, evaluator order (see the module docstring)."""
-    subjects_a = sorted({s["subject"] for s in scores_a})
-    subjects_b = sorted({s["subject"] for s in scores_b})
+    subjects_a = sorted({it.subject for it in items_a if it.scores})
+    subjects_b = sorted({it.subject for it in items_b if it.scores})
     rename: dict[str, str] = {}
     if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
         rename = {subjects_b[0]: subjects_a[0]}
-    a, b = _values(scores_a, {}), _values(scores_b, rename)
+    a, b = _values(items_a, {}), _values(items_b, rename)
     keys = sorted(a.keys() & b.keys())
     va: dict[str, np.ndarray] = {}
     vb: dict[str, np.ndarray] = {}

@@ -17,6 +17,7 @@ from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.scorers.script import ScriptEvaluator
 from memgauge.scorers.semantic import SemanticSimilarity
 from memgauge.scorers.text import Contains, ExactMatch, IContains, Regex
+from memgauge.scorers.write_path import ExtractionFacts, OperationChecks
 
 __all__ = [
     "AuditMatch",
@@ -24,7 +25,9 @@ __all__ = [
     "EvalContext",
     "Evaluator",
     "ExactMatch",
+    "ExtractionFacts",
     "IContains",
+    "OperationChecks",
     "Regex",
     "RetrievalMeasure",
     "Score",

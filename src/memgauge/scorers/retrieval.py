@@ -17,6 +17,8 @@ __all__ = ["RetrievalMeasure"]
 
 
 def _ids(output: Any) -> list[str] | None:
+    if isinstance(output, Mapping) and "hits" in output:
+        output = output["hits"]
     if isinstance(output, str) or not isinstance(output, Sequence):
         return None
     ids = []
@@ -36,11 +38,21 @@ def _ids(output: Any) -> list[str] | None:
 @register("retrieval")
 @dataclass(frozen=True)
 class RetrievalMeasure:
-    """One IR measure (e.g. nDCG@10) of a ranked output against judged grades."""
+    """One IR measure (e.g. nDCG@10) of a ranked output against judged grades.
+
+    Attributes:
+        measure: the measure, e.g. nDCG@10, RR@10, Recall@5.
+        rel_threshold: grade at or above which a memory is relevant.
+        gain: nDCG gain, exp or linear.
+        no_relevant: an item whose judged memories all lie below the threshold: `fail` (the
+            evaluator cannot score it) or `zero` (scored 0 and counted, as `memgauge evaluate`
+            and trec_eval do).
+    """
 
     measure: str = "nDCG@10"
     rel_threshold: int = 2
     gain: Literal["exp", "linear"] = "exp"
+    no_relevant: Literal["fail", "zero"] = "fail"
     name: ClassVar[str] = "retrieval"
 
     def __post_init__(self) -> None:
@@ -58,6 +70,8 @@ class RetrievalMeasure:
         else:
             return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
         if not any(g >= self.rel_threshold for g in grades.values()):
+            if self.no_relevant == "zero":
+                return Score(value=0.0, reason="no judged memory is relevant: scored 0")
             return Score.failure("retrieval: no judged memory reaches the relevance threshold")
         cfg = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
         ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
+from memgauge.store.spine_migration import one_spine
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -267,6 +268,7 @@ MIGRATIONS: list[tuple[str, Step]] = [
         """,
     ),
     ("0008_suite_run_usage", lambda conn: _suite_run_usage(conn)),
+    ("0009_one_spine", lambda conn: one_spine(conn)),
 ]
 
 

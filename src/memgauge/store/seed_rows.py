@@ -102,7 +102,8 @@ def _comparison(result: Mapping[str, Any], system: str) -> dict[str, Any]:
             continue
         by = {m["measure"]: m for m in comp.get("metrics", [])}
         primary, rr = by.get(PRIMARY), by.get("RR@10")
-        p = primary.get("p_value") if primary else None
+        # the Holm-corrected p the report shows beside its significance mark
+        p = primary.get("p_holm") if primary else None
         alpha = (result.get("settings") or {}).get("alpha", 0.05)
         return {
             "control_run_id": result["run_id"],
@@ -115,7 +116,9 @@ def _comparison(result: Mapping[str, Any], system: str) -> dict[str, Any]:
     return {}
 
 
-def eval_results_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+def eval_results_rows(
+    result: Mapping[str, Any], run_type: str = "full", feature_id: str | None = None
+) -> list[dict[str, Any]]:
     """One `eval_results` row per system that ran (a failed system has no metrics to store)."""
     rows: list[dict[str, Any]] = []
     for s in result.get("systems", []):
@@ -124,7 +127,9 @@ def eval_results_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
         metrics: Mapping[str, Any] = s.get("metrics") or {}
         agent: Mapping[str, Any] = s.get("agent_metrics") or {}
         row: dict[str, Any] = dict.fromkeys(EVAL_RESULTS_COLUMNS)
-        row.update(run_id=result["run_id"], run_type="full", system=s["name"])
+        row.update(
+            run_id=result["run_id"], run_type=run_type, feature_id=feature_id, system=s["name"]
+        )
         for col, name in _IR.items():
             row[col] = (metrics.get(name) or {}).get("value")
         for col, prefix in _AGENT.items():
@@ -161,9 +166,14 @@ def eval_results_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def insert_eval_results(conn: sqlite3.Connection, result: Mapping[str, Any]) -> int:
+def insert_eval_results(
+    conn: sqlite3.Connection,
+    result: Mapping[str, Any],
+    run_type: str = "full",
+    feature_id: str | None = None,
+) -> int:
     """Insert the rows of one run's result (in the caller's transaction); return how many."""
-    rows = eval_results_rows(result)
+    rows = eval_results_rows(result, run_type, feature_id)
     conn.executemany(
         f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
         f" VALUES ({', '.join('?' * len(EVAL_RESULTS_COLUMNS))})",

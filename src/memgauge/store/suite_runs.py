@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from memgauge._util.redact import redact
+from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.connection import SQLiteStore, connect
+from memgauge.store.seed_rows import insert_eval_results
 
 __all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
 
@@ -70,6 +72,7 @@ _RUN_COLUMNS = (
     "summary_json",
     "pid_start",
     "owner",
+    "kind",
 )
 
 
@@ -110,39 +113,40 @@ class SuiteRunStore(SQLiteStore):
 
     def create_run(
         self,
-        run: Mapping[str, Any],
+        run: RunRecord,
         subjects: Mapping[str, Any],
         tasks: Sequence[Mapping[str, Any]],
-        items: Sequence[Mapping[str, Any]],
+        items: Sequence[ItemRecord],
     ) -> None:
         """Record a new run as queued with every item it will execute, all or nothing."""
         with self._write() as c:
             c.execute(
-                "INSERT INTO suite_runs(run_id, suite_name, status, created_at, suite_sha256,"
+                "INSERT INTO suite_runs(run_id, suite_name, kind, status, created_at, suite_sha256,"
                 " suite_json, suite_path, settings_json, provenance_json, n_items)"
-                " VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run["run_id"],
-                    run["suite_name"],
-                    run["created_at"],
-                    run["suite_sha256"],
-                    _dumps(run["suite"]),
-                    run.get("suite_path"),
-                    _dumps(run["settings"]),
-                    _dumps(run["provenance"]),
+                    run.run_id,
+                    run.suite_name,
+                    run.kind,
+                    run.created_at,
+                    run.suite_sha256,
+                    _dumps(run.suite),
+                    run.suite_path,
+                    _dumps(run.settings),
+                    _dumps(run.provenance),
                     len(items),
                 ),
             )
             c.executemany(
                 "INSERT INTO suite_run_subjects(run_id, subject, spec_json) VALUES (?, ?, ?)",
-                [(run["run_id"], name, _dumps(spec)) for name, spec in subjects.items()],
+                [(run.run_id, name, _dumps(spec)) for name, spec in subjects.items()],
             )
             c.executemany(
                 "INSERT INTO suite_run_tasks(run_id, task, kind, dataset, dataset_sha256,"
                 " spec_json, n_items) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
-                        run["run_id"],
+                        run.run_id,
                         t["task"],
                         t["kind"],
                         t.get("dataset"),
@@ -158,14 +162,14 @@ class SuiteRunStore(SQLiteStore):
                 " category, input_json, expected_json) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
                 [
                     (
-                        run["run_id"],
-                        it["subject"],
-                        it["task"],
-                        it["item_id"],
-                        it["seq"],
-                        it.get("category"),
-                        _dumps(it["input"]),
-                        _dumps(it.get("expected")),
+                        run.run_id,
+                        it.subject,
+                        it.task,
+                        it.item_id,
+                        it.seq,
+                        it.category,
+                        _dumps(it.input),
+                        _dumps(it.expected),
                     )
                     for it in items
                 ],
@@ -227,25 +231,45 @@ class SuiteRunStore(SQLiteStore):
             )
             return cur.rowcount == 1
 
-    def set_summary(self, run_id: str, summary: Mapping[str, Any]) -> None:
-        """Keep the run's aggregates (recomputed from the item rows at the end of each attempt)."""
+    def set_summary(self, run_id: str, summary: RunSummary) -> None:
+        """Keep the run's summary (recomputed from the item records at the end of each
+        attempt), and project its retrieval aggregates into seed 002's `eval_results`."""
         with self._write() as c:
             c.execute(
-                "UPDATE suite_runs SET summary_json = ? WHERE run_id = ?", (_dumps(summary), run_id)
+                "UPDATE suite_runs SET summary_json = ? WHERE run_id = ?",
+                (summary.model_dump_json(), run_id),
+            )
+            row = c.execute(
+                "SELECT created_at FROM suite_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            previous = c.execute(
+                "SELECT run_type FROM eval_results WHERE run_id = ? LIMIT 1", (run_id,)
+            ).fetchone()
+            c.execute("DELETE FROM eval_results WHERE run_id = ?", (run_id,))
+            for agg in summary.aggregates:
+                if agg.aggregate != "ir":
+                    continue
+                insert_eval_results(
+                    c,
+                    {**agg.detail, "run_id": run_id, "created_at": row[0] if row else utc_now()},
+                    previous[0] if previous else "full",
+                )
+
+    def mark_gated(self, run_id: str) -> None:
+        """A run the regression gate judged: its `eval_results` rows become `regression`."""
+        with self._write() as c:
+            c.execute(
+                "UPDATE eval_results SET run_type = 'regression' WHERE run_id = ?"
+                " AND run_type = 'full'",
+                (run_id,),
             )
 
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
-        """The run row with its JSON columns parsed, or None."""
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """The run, or None."""
         row = self._conn.execute(
             f"SELECT {', '.join(_RUN_COLUMNS)} FROM suite_runs WHERE run_id = ?", (run_id,)
         ).fetchone()
-        if row is None:
-            return None
-        out = dict(zip(_RUN_COLUMNS, row, strict=True))
-        for key in ("suite_json", "settings_json", "provenance_json", "summary_json"):
-            value = out.pop(key)
-            out[key.removesuffix("_json")] = None if value is None else json.loads(value)
-        return out
+        return None if row is None else _run_record(row)
 
     def find_run_ids(self, prefix: str) -> list[str]:
         """Run ids starting with `prefix` (so a user may type the first few characters)."""
@@ -272,15 +296,14 @@ class SuiteRunStore(SQLiteStore):
             for r in rows
         ]
 
-    def suite_history(self, suite: str) -> list[dict[str, Any]]:
+    def suite_history(self, suite: str) -> list[RunRecord]:
         """Every completed run of `suite` with its summary, oldest first (a run's history)."""
-        ids = self._conn.execute(
-            "SELECT run_id FROM suite_runs WHERE suite_name = ? AND status = 'completed'"
-            " AND summary_json IS NOT NULL ORDER BY created_at, run_id",
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_RUN_COLUMNS)} FROM suite_runs WHERE suite_name = ?"
+            " AND status = 'completed' AND summary_json IS NOT NULL ORDER BY created_at, run_id",
             (suite,),
         ).fetchall()
-        runs = [self.get_run(str(r[0])) for r in ids]
-        return [r for r in runs if r is not None]
+        return [_run_record(r) for r in rows]
 
     def subjects(self, run_id: str) -> dict[str, Any]:
         """Subject name -> spec, as the run was started."""
@@ -371,14 +394,14 @@ class SuiteRunStore(SQLiteStore):
             ).fetchall()
         return {(r[0], r[1], r[2]) for r in rows}
 
-    def record_items(self, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Keep finished items (status, output, scores, failures) in one transaction, and beat
-        the run's heartbeat.
+    def record_items(self, run_id: str, rows: Sequence[ItemRecord]) -> None:
+        """Keep finished items (status, output, verdicts, failures) in one transaction, and
+        beat the run's heartbeat.
 
-        Idempotent: recording an item again replaces its output and scores (failures are
+        Idempotent: recording an item again replaces its output and verdicts (failures are
         history and accumulate).
         """
-        keys = [(run_id, r["subject"], r["task"], r["item_id"]) for r in rows]
+        keys = [(run_id, r.subject, r.task, r.item_id) for r in rows]
         with self._write() as c:
             c.executemany(
                 "UPDATE suite_run_items SET status = ?, attempts = ?, score = ?, started_at = ?,"
@@ -386,12 +409,12 @@ class SuiteRunStore(SQLiteStore):
                 " WHERE run_id = ? AND subject = ? AND task = ? AND item_id = ?",
                 [
                     (
-                        r["status"],
-                        r["attempts"],
-                        r.get("score"),
-                        r.get("started_at"),
-                        r.get("finished_at"),
-                        r.get("duration_ms"),
+                        r.status,
+                        r.attempts,
+                        r.score,
+                        r.started_at,
+                        r.finished_at,
+                        r.duration_ms,
                         *key,
                     )
                     for r, key in zip(rows, keys, strict=True)
@@ -399,94 +422,136 @@ class SuiteRunStore(SQLiteStore):
             )
             c.executemany(
                 "INSERT OR REPLACE INTO suite_run_outputs(run_id, subject, task, item_id,"
-                " output_json, latency_json) VALUES (?, ?, ?, ?, ?, ?)",
+                " output_json, latency_json, extra_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (*key, _dumps(r["output"]), _dumps(r.get("latency_ms") or {}))
+                    (
+                        *key,
+                        _dumps(r.output),
+                        _dumps(r.latency_ms),
+                        _dumps(r.extra) if r.extra else None,
+                    )
                     for r, key in zip(rows, keys, strict=True)
-                    if "output" in r
+                    if r.status == "completed" or r.output is not None
                 ],
             )
             c.executemany(
                 "INSERT OR REPLACE INTO suite_run_scores(run_id, subject, task, item_id,"
-                " evaluator, value, passed, reason, error, detail_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " evaluator, value, passed, reason, error, detail_json, raw_reply)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         *key,
-                        s["evaluator"],
-                        s.get("value"),
-                        None if s.get("passed") is None else int(bool(s["passed"])),
-                        redact(s.get("reason") or ""),
-                        _redacted(s.get("error")),
-                        _dumps(s.get("detail") or {}),
+                        v.evaluator,
+                        v.value,
+                        None if v.passed is None else int(v.passed),
+                        redact(v.reason or ""),
+                        _redacted(v.error),
+                        _dumps({**v.detail, **({"fallback": True} if v.fallback else {})}),
+                        v.raw_reply,
                     )
                     for r, key in zip(rows, keys, strict=True)
-                    for s in r.get("scores", ())
+                    for v in r.scores
                 ],
             )
             c.executemany(
                 "INSERT INTO suite_run_failures(run_id, subject, task, item_id, stage, kind,"
                 " message, attempt, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (
-                        *key,
-                        f["stage"],
-                        f["kind"],
-                        redact(f["message"]),
-                        f["attempt"],
-                        f.get("at") or utc_now(),
-                    )
+                    (*key, f.stage, f.kind, redact(f.message), f.attempt, f.at)
                     for r, key in zip(rows, keys, strict=True)
-                    for f in r.get("failures", ())
+                    for f in r.failures
                 ],
             )
             c.execute(
                 "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ?", (utc_now(), run_id)
             )
 
-    def item_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """Every item of the run (status, score, timings), in subject, task, seq order."""
-        rows = self._conn.execute(
-            "SELECT subject, task, item_id, seq, status, attempts, category, score, duration_ms"
-            " FROM suite_run_items WHERE run_id = ? ORDER BY subject, task, seq",
+    def item_records(self, run_id: str) -> list[ItemRecord]:
+        """Every item of the run with its output, verdicts and failures, in subject, task, seq
+        order (what aggregates read)."""
+        scores: dict[tuple[str, str, str], list[ScoreRecord]] = {}
+        for r in self._conn.execute(
+            "SELECT subject, task, item_id, evaluator, value, passed, reason, error, detail_json,"
+            " raw_reply FROM suite_run_scores WHERE run_id = ? ORDER BY rowid",
             (run_id,),
-        ).fetchall()
-        keys = (
-            "subject",
-            "task",
-            "item_id",
-            "seq",
-            "status",
-            "attempts",
-            "category",
-            "score",
-            "duration_ms",
-        )
-        return [dict(zip(keys, r, strict=True)) for r in rows]
+        ):
+            detail = json.loads(r[8])
+            fallback = bool(detail.pop("fallback", False))
+            scores.setdefault((r[0], r[1], r[2]), []).append(
+                ScoreRecord(
+                    evaluator=r[3],
+                    value=r[4],
+                    passed=None if r[5] is None else bool(r[5]),
+                    reason=r[6] or "",
+                    error=r[7],
+                    fallback=fallback,
+                    detail=detail,
+                    raw_reply=r[9],
+                )
+            )
+        failures: dict[tuple[str, str, str], list[Failure]] = {}
+        for r in self._conn.execute(
+            "SELECT subject, task, item_id, stage, kind, message, attempt, at"
+            " FROM suite_run_failures WHERE run_id = ? AND item_id IS NOT NULL ORDER BY failure_id",
+            (run_id,),
+        ):
+            failures.setdefault((r[0], r[1], r[2]), []).append(
+                Failure(stage=r[3], kind=r[4], message=r[5], attempt=r[6] or 1, at=r[7])
+            )
+        out = []
+        for r in self._conn.execute(
+            "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category,"
+            " i.input_json, i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms,"
+            " o.output_json, o.latency_json, o.extra_json"
+            " FROM suite_run_items i LEFT JOIN suite_run_outputs o USING (run_id, subject, task,"
+            " item_id) WHERE i.run_id = ? ORDER BY i.subject, i.task, i.seq",
+            (run_id,),
+        ):
+            key = (r[0], r[1], r[2])
+            inp = json.loads(r[7])
+            out.append(
+                ItemRecord(
+                    subject=r[0],
+                    task=r[1],
+                    item_id=r[2],
+                    seq=r[3],
+                    status=r[4],
+                    attempts=r[5] or 0,
+                    category=r[6],
+                    input=inp if isinstance(inp, dict) else {"text": inp},
+                    expected=json.loads(r[8]),
+                    score=r[9],
+                    started_at=r[10],
+                    finished_at=r[11],
+                    duration_ms=r[12],
+                    output=None if r[13] is None else json.loads(r[13]),
+                    latency_ms=json.loads(r[14]) if r[14] else {},
+                    extra=json.loads(r[15]) if r[15] else {},
+                    scores=scores.get(key, []),
+                    failures=failures.get(key, []),
+                )
+            )
+        return out
 
-    def score_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """Every evaluator verdict of the run: subject, task, item, evaluator, value, passed,
-        error, fallback (an opt-in stand-in value of a judge that failed), and the panel votes
-        where a panel judged (what aggregates need; no reasons)."""
+    def record_setup(
+        self, run_id: str, subject: str, task: str, corpus: str | None, seconds: float
+    ) -> None:
+        """Keep how long resetting and ingesting one group of items took."""
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO suite_run_setups(run_id, subject, task, corpus, seconds, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, subject, task, corpus, seconds, utc_now()),
+            )
+
+    def setup_seconds(self, run_id: str) -> dict[tuple[str, str], float]:
+        """(subject, task) -> seconds spent resetting and ingesting, over every attempt."""
         rows = self._conn.execute(
-            "SELECT subject, task, item_id, evaluator, value, passed, error,"
-            " COALESCE(json_extract(detail_json, '$.fallback'), 0),"
-            " json_extract(detail_json, '$.panel_passed')"
-            " FROM suite_run_scores WHERE run_id = ? ORDER BY subject, task, item_id, evaluator",
+            "SELECT subject, task, SUM(seconds) FROM suite_run_setups WHERE run_id = ?"
+            " GROUP BY subject, task",
             (run_id,),
         ).fetchall()
-        keys = (
-            "subject",
-            "task",
-            "item_id",
-            "evaluator",
-            "value",
-            "passed",
-            "error",
-            "fallback",
-            "panel_passed",
-        )
-        return [dict(zip(keys, r, strict=True)) for r in rows]
+        return {(r[0], r[1]): float(r[2]) for r in rows}
 
     def failures(self, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Failure records, oldest first."""
@@ -521,20 +586,21 @@ class SuiteRunStore(SQLiteStore):
         """One record per item: input, expected, output, latency, scores with reasons."""
         scores: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for r in self._conn.execute(
-            "SELECT subject, task, item_id, evaluator, value, passed, reason, error, detail_json"
-            " FROM suite_run_scores WHERE run_id = ?",
+            "SELECT subject, task, item_id, evaluator, value, passed, reason, error, detail_json,"
+            " raw_reply FROM suite_run_scores WHERE run_id = ?",
             (run_id,),
         ):
-            scores.setdefault((r[0], r[1], r[2]), []).append(
-                {
-                    "evaluator": r[3],
-                    "value": r[4],
-                    "passed": None if r[5] is None else bool(r[5]),
-                    "reason": r[6],
-                    "error": r[7],
-                    "detail": json.loads(r[8]),
-                }
-            )
+            entry = {
+                "evaluator": r[3],
+                "value": r[4],
+                "passed": None if r[5] is None else bool(r[5]),
+                "reason": r[6],
+                "error": r[7],
+                "detail": json.loads(r[8]),
+            }
+            if r[9] is not None:
+                entry["raw_reply"] = r[9]
+            scores.setdefault((r[0], r[1], r[2]), []).append(entry)
         cursor = self._conn.execute(
             "SELECT i.subject, i.task, i.item_id, i.status, i.attempts, i.category, i.input_json,"
             " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms,"
@@ -562,3 +628,13 @@ class SuiteRunStore(SQLiteStore):
                 "latency_ms": None if r[13] is None else json.loads(r[13]),
                 "scores": sorted(scores.get((r[0], r[1], r[2]), []), key=lambda s: s["evaluator"]),
             }
+
+
+def _run_record(row: Sequence[Any]) -> RunRecord:
+    raw = dict(zip(_RUN_COLUMNS, row, strict=True))
+    for key in ("suite_json", "settings_json", "provenance_json"):
+        raw[key.removesuffix("_json")] = json.loads(raw.pop(key) or "{}")
+    summary = raw.pop("summary_json")
+    raw["summary"] = None if summary is None else RunSummary.model_validate_json(summary)
+    raw["kind"] = raw.get("kind") or "suite"
+    return RunRecord.model_validate(raw)

@@ -11,20 +11,19 @@ baseline, labelled so).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.embed import Embedder, load_embedder
-from memgauge.errors import SubjectError, UsageError
+from memgauge.errors import SubjectError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
+from memgauge.subjects.events import Capabilities
 
-__all__ = ["HeuristicDecider", "LLMDecider", "load_decider"]
+__all__ = ["HeuristicDecider", "LLMDecider"]
 
 DECIDE_PROMPT = """You manage a memory store. Decide what to do with a new memory.
 
@@ -57,6 +56,10 @@ class Decision(BaseModel):
 class LLMDecider:
     """One structured LLM call per decision."""
 
+    #: one call per case, safe from many threads; nothing to ingest
+    capabilities = Capabilities(concurrent=True)
+    is_memory = False
+
     def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
         self.model, self.base_url = model, base_url
 
@@ -85,6 +88,10 @@ class HeuristicDecider:
 
     name = "heuristic-decider (no LLM)"
 
+    #: one call per case, safe from many threads; nothing to ingest
+    capabilities = Capabilities(concurrent=True)
+    is_memory = False
+
     def __init__(self, threshold: float = 0.6, embedder: str = "minilm") -> None:
         self.threshold = threshold
         self._spec = embedder
@@ -110,41 +117,3 @@ class HeuristicDecider:
                     "reason": f"cosine {float(sims[best]):.2f}",
                 }
         return {"action": "CREATE", "content": text, "reason": "nothing similar stored"}
-
-
-class _Function:
-    def __init__(self, fn: Callable[..., Any], name: str) -> None:
-        self.fn, self.name = fn, name
-
-    def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> Any:
-        return self.fn(existing, incoming)
-
-
-def load_decider(spec: Mapping[str, Any]) -> Any:
-    """A decider from its spec (see the module docstring)."""
-    if len(spec) != 1:
-        raise UsageError(f"a decider is {{kind: {{args}}}}, got {dict(spec)!r}")
-    ((kind, raw),) = spec.items()
-    args = dict(raw or {})
-    try:
-        if kind == "llm":
-            return LLMDecider(**args)
-        if kind == "heuristic":
-            return HeuristicDecider(**args)
-    except TypeError as exc:
-        raise UsageError(f"{kind} decider {args}: {exc}") from None
-    if kind != "python":
-        raise UsageError(f"unknown decider kind {kind!r}: use python, llm or heuristic")
-    target = str(args.get("target", ""))
-    module, _, attr = target.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise UsageError(f"python decider {target!r}: {exc}") from None
-    kwargs = args.get("kwargs") or {}
-    made = obj(**kwargs) if isinstance(obj, type) or kwargs else obj
-    if callable(getattr(made, "decide", None)):
-        return made
-    if callable(made):
-        return _Function(made, target)
-    raise UsageError(f"python decider {target}: needs decide(existing, incoming)")

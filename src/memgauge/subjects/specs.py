@@ -13,14 +13,17 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from memgauge._util.home import memgauge_home
+from memgauge._util.home import embeddings_cache
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.subjects.agents import ChatAgent, ExtractiveAgent, MemoryAgent
+from memgauge.subjects.deciders import HeuristicDecider, LLMDecider
+from memgauge.subjects.extractors import LLMExtractor, MemoryExtractor
 from memgauge.subjects.http import HttpSubject
 from memgauge.subjects.mcp import McpSubject
 from memgauge.subjects.python_import import PythonSubject
+from memgauge.subjects.recorded import RecordedSubject
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
 from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
@@ -36,13 +39,18 @@ SUBJECT_KINDS = (
     "chat",
     "memory-agent",
     "extractive",
+    "llm-extractor",
+    "memory-extractor",
+    "llm-decider",
+    "heuristic-decider",
+    "recorded",
 )
 
 
 @cache
 def _embedder(spec: str) -> Embedder:
     # One embedder (and one cache) per spec for the whole run: loading weights is the slow part.
-    return CachedEmbedder(load_embedder(spec), memgauge_home() / "embeddings")
+    return CachedEmbedder(load_embedder(spec), embeddings_cache())
 
 
 def _build(args: dict[str, Any]) -> ReferenceMemory:
@@ -96,7 +104,32 @@ def build_subject(spec: dict[str, Any]) -> Any:
             raise UsageError(f"mem0 subject {args}: {exc}") from None
     if kind in ("chat", "memory-agent", "extractive"):
         return _agent(kind, dict(args or {}))
+    if kind in ("llm-extractor", "memory-extractor", "llm-decider", "heuristic-decider"):
+        return _writer(kind, dict(args or {}))
+    if kind == "recorded":
+        if "path" not in args:
+            raise UsageError(f"recorded subject {args}: needs path (JSONL of {{case_id, output}})")
+        return RecordedSubject(str(args["path"]))
     raise UsageError(f"unknown subject kind {kind!r}; use one of {', '.join(SUBJECT_KINDS)}")
+
+
+def _writer(kind: str, args: dict[str, Any]) -> Any:
+    """Write-path subjects: fact extractors (seed 001) and merge deciders (seed 000)."""
+    try:
+        if kind == "llm-extractor":
+            return LLMExtractor(**args)
+        if kind == "llm-decider":
+            return LLMDecider(**args)
+        if kind == "heuristic-decider":
+            return HeuristicDecider(**args)
+        memory = args.get("memory")
+        if not isinstance(memory, dict) or len(memory) != 1 or len(args) != 1:
+            raise UsageError(
+                "memory-extractor needs memory: {kind: {args}}, e.g. {memory: {mem0: {...}}}"
+            )
+        return MemoryExtractor(build_subject(memory))
+    except TypeError as exc:
+        raise UsageError(f"{kind} subject {args}: {exc}") from None
 
 
 def _agent(kind: str, args: dict[str, Any]) -> Any:

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgauge.data.records import MeasureValue, RunRecord
+
 __all__ = [
     "EXACT_EVALUATORS",
     "JUDGE_EVALUATORS",
@@ -117,9 +119,9 @@ class GateResult:
         }
 
 
-def metric_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(subject, task, evaluator) of a summary row."""
-    return str(row["subject"]), str(row["task"]), str(row["evaluator"])
+def metric_key(m: MeasureValue) -> tuple[str, str, str]:
+    """(subject, task, measure) of a run-level number."""
+    return m.subject, m.task, m.name
 
 
 def _phase(n_history: int, cfg: GateConfig) -> str:
@@ -132,30 +134,38 @@ def _phase(n_history: int, cfg: GateConfig) -> str:
     return "production"
 
 
+def _measures(run: RunRecord) -> dict[tuple[str, str, str], MeasureValue]:
+    return {metric_key(m): m for m in (run.summary.measures() if run.summary else [])}
+
+
 def evaluate_gate(
-    current: Mapping[str, Any],
-    history: Sequence[Mapping[str, Any]],
+    current: RunRecord,
+    history: Sequence[RunRecord],
     cfg: GateConfig,
     kinds: Mapping[tuple[str, str], str] | None = None,
 ) -> GateResult:
-    """Gate `current` (a run: `run_id`, `suite`, `summary`) against `history` (earlier
-    completed runs of the suite, oldest first). `kinds`: (task, label) -> evaluator name."""
+    """Gate `current` against `history` (earlier completed runs of its suite, oldest first):
+    every run-level number (evaluator means, IR metrics, P / R / F1, tier pass rates, audit
+    rates). `kinds`: (task, evaluator label) -> evaluator name, for per-kind thresholds.
+
+    A measure where lower is better (a hallucination rate) regresses when it rises: its drop is
+    `(current - baseline) / baseline`.
+    """
     kinds = kinds or {}
     past = list(history)[-cfg.window :]
+    past_values = [_measures(run) for run in past]
     phase = _phase(len(history), cfg)
     checks = []
-    for row in current["summary"].get("evaluators", []):
-        key = metric_key(row)
+    for key, m in _measures(current).items():
         values = [
-            float(r["mean"])
-            for run in past
-            for r in run["summary"].get("evaluators", [])
-            if metric_key(r) == key and r.get("mean") is not None
+            float(v.value)
+            for run in past_values
+            if (v := run.get(key)) is not None and v.value is not None
         ]
-        kind = kinds.get((key[1], key[2]))
+        kind = m.kind if m.kind not in (None, "agent") else kinds.get((key[1], key[2]))
         threshold = cfg.threshold_for(key[2], kind)
-        cur = row.get("mean")
-        ci = (row["ci_low"], row["ci_high"]) if row.get("ci_low") is not None else None
+        cur = m.value
+        ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
         baseline = sum(values) / len(values) if values else None
         drop = None
         regressed, within, note = False, None, ""
@@ -164,25 +174,26 @@ def evaluate_gate(
         elif baseline is None:
             note = "no history yet: the baseline is forming"
         elif baseline <= 0:
-            note = "baseline is 0: a relative drop is undefined"
+            note = "baseline is 0: a relative change is undefined"
         else:
-            drop = (baseline - float(cur)) / baseline
+            sign = 1.0 if m.higher_is_better else -1.0
+            drop = sign * (baseline - float(cur)) / baseline
             if drop >= threshold:
                 within = ci is not None and ci[0] <= baseline <= ci[1]
                 regressed = not within
                 if ci is None:
                     note = (
-                        f"dropped {drop:.1%} >= {threshold:.0%}; this run has no CI (too few"
+                        f"worse by {drop:.1%} >= {threshold:.0%}; this run has no CI (too few"
                         " items), so the call rests on the threshold alone"
                     )
                 elif within:
                     note = (
-                        f"dropped {drop:.1%} (threshold {threshold:.0%}), but the baseline "
+                        f"worse by {drop:.1%} (threshold {threshold:.0%}), but the baseline "
                         f"{baseline:.3f} is inside this run's 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]:"
                         " noise"
                     )
                 else:
-                    note = f"dropped {drop:.1%} >= {threshold:.0%}, outside this run's 95% CI"
+                    note = f"worse by {drop:.1%} >= {threshold:.0%}, outside this run's 95% CI"
             else:
                 note = (
                     f"{-drop:+.1%} against the baseline"
@@ -210,9 +221,7 @@ def evaluate_gate(
         status = "warn"
     else:
         status = "fail"
-    return GateResult(
-        str(current["run_id"]), str(current.get("suite", "")), phase, status, len(history), checks
-    )
+    return GateResult(current.run_id, current.suite_name, phase, status, len(history), checks)
 
 
 _BLOCKS = "▁▂▃▄▅▆▇█"

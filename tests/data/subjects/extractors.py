@@ -1,5 +1,6 @@
 """Extractors for tests: a naive one (every user sentence becomes a fact, nothing is ever
-replaced) and a function form."""
+replaced) and a function form (a `python:` target is a factory: `make_unchanged` returns the
+function)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,8 @@ class NaiveExtractor:
 def unchanged(conversation: list[Any], existing_memory: list[str]) -> str:
     """Returns the memory unchanged, as bullet text."""
     return "\n".join(f"- {m}" for m in existing_memory)
+
+
+def make_unchanged() -> Any:
+    """A factory returning the function form."""
+    return unchanged

@@ -132,9 +132,13 @@ class JudgeBase:
             "model": self.model or client.model,
             **template.record(),
             "route": out.route,
+            "raw_reply": out.raw,
             "requests": out.requests,
             "cached": bool(out.responses) and all(r.cached for r in out.responses),
         }
+        if out.error_kind is not None:
+            # an unreachable endpoint ("connection" after every retry) exits 3, not 4
+            detail["llm_error_kind"] = out.error_kind
         if out.retryable:
             # the store re-queues such an item on `--resume ID --retry-failed`
             detail["retryable"] = True

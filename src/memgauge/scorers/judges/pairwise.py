@@ -85,6 +85,9 @@ class PairwiseJudge(JudgeBase):
         if o1.value is None or o2.value is None:
             if o1.retryable or o2.retryable:
                 detail["retryable"] = True
+            kinds = {o.error_kind for o in (o1, o2) if o.error_kind}
+            if kinds:
+                detail["llm_error_kind"] = sorted(kinds)[0]
             return (o1.error or o2.error or "no verdict"), detail
         # map each order's winner to output / baseline
         first = {"A": "output", "B": "baseline", "tie": "tie"}[o1.value.winner]

@@ -114,6 +114,9 @@ class PanelJudge(JudgeBase):
         if not final:
             if any(_detail(v).get("retryable") for v in current):
                 detail["retryable"] = True  # a member may answer when asked again
+            kinds = {_detail(v).get("llm_error_kind") for v in current} - {None}
+            if kinds == {"connection"}:
+                detail["llm_error_kind"] = "connection"  # no member could be reached
             return "no judge on the panel could give a verdict", detail
         passed_votes = [bool(v.passed) for v in final if v.passed is not None]
         if len(passed_votes) == len(final):

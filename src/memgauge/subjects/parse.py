@@ -1,4 +1,4 @@
-"""Parse `--system` values into subject configurations the runner can build.
+"""The `-s` / `--system` grammar: a short string (or a spec file) into subject specs.
 
 Forms:
 - `lexical`, `dense`, `hybrid`: the reference memory in that mode;
@@ -17,16 +17,16 @@ Forms:
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from memgauge.data.jsonio import load_structured
 from memgauge.errors import UsageError
-from memgauge.runs.retrieval import SystemEntry
-from memgauge.subjects.specs import SUBJECT_KINDS, build_subject
+from memgauge.subjects.specs import SUBJECT_KINDS
 
-__all__ = ["one_spec", "parse_system", "system_entries"]
+__all__ = ["one_spec", "parse_system", "write_path_spec"]
 
 _MODES = ("lexical", "dense", "hybrid")
 
@@ -108,12 +108,31 @@ def one_spec(text: str, option: str) -> dict[str, Any]:
     return specs[0][1]
 
 
-def system_entries(values: tuple[str, ...] | list[str]) -> list[SystemEntry]:
-    """SystemEntry objects for the runner, one per parsed spec."""
-    entries: list[SystemEntry] = []
-    for value in values:
-        for label, spec in parse_system(value):
-            entries.append(
-                SystemEntry(name=label, spec=spec, build=functools.partial(build_subject, spec))
-            )
-    return entries
+#: the short kinds of `--extractor` / `--decider` -> subject kinds
+_WRITE_KINDS = {
+    "extractor": {"llm": "llm-extractor", "memory": "memory-extractor"},
+    "decider": {"llm": "llm-decider", "heuristic": "heuristic-decider"},
+}
+
+
+def write_path_spec(role: str, text: str) -> dict[str, Any]:
+    """The subject spec of `--extractor SPEC` or `--decider SPEC` (YAML flow text such as
+    `{llm: {model: m}}`, `{heuristic: {}}`, `{python: {target: pkg.mod:make}}`; a memory
+    extractor is `{memory: {mem0: {...}}}`); UsageError naming the flag."""
+    flag = f"--{role}"
+    try:
+        spec = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{flag}: not a spec ({exc})") from None
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise UsageError(f"{flag}: give {{kind: {{args}}}}, e.g. '{{llm: {{model: m}}}}'")
+    ((kind, args),) = spec.items()
+    short = _WRITE_KINDS[role]
+    if kind == "memory" and role == "extractor":
+        return {"memory-extractor": {"memory": args}}
+    kind = short.get(str(kind), str(kind))
+    allowed = {*short.values(), "python"}
+    if kind not in allowed:
+        names = ", ".join(sorted({*short, "python"}))
+        raise UsageError(f"{flag}: unknown kind {next(iter(spec))!r}; use {names}")
+    return {kind: dict(args or {})}

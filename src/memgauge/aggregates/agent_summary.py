@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from memgauge.aggregates.retrieval_result import AgentMetric
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.metrics import agent
 from memgauge.metrics.agent import AgentValue
 from memgauge.metrics.ir import MetricConfig, evaluate_ranked
-from memgauge.runs.result import AgentMetric
 from memgauge.subjects.protocol import SearchResult
 
 __all__ = ["agent_metrics_for", "is_cold_start"]

@@ -1,0 +1,90 @@
+"""The audit aggregate (seed 003): recall accuracy, hallucinated-memory rate, conflict-resolution
+accuracy and temporal accuracy, each with its count and a Wilson 95% interval, from the verdicts
+on the probes (an item's category is its probe type).
+
+A probe is correct when its evaluator passed it (or, for an evaluator that gives no pass/fail,
+scored at least 0.5). Probes that could not be asked or judged are counted in `n_failed` and left
+out of the rates; a probe type with no probe is n/a, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from memgauge.aggregates.base import Target, TaskView
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.probes.metrics import METRICS, audit_metrics
+
+__all__ = ["AuditAggregate", "probe_rows"]
+
+
+def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[str, Any]]:
+    """One row per probe: id, type, question, expected, answer, correct (None = failed),
+    reason and the verdict's detail, as the audit's results.json lists them."""
+    rows = []
+    for it in items:
+        score = it.verdict(evaluator) if evaluator else (it.scores[0] if it.scores else None)
+        failed = it.status != "completed" or score is None or score.error is not None
+        correct = None
+        if not failed and score is not None:
+            correct = bool(score.passed) if score.passed is not None else (score.value or 0) >= 0.5
+        rows.append(
+            {
+                "id": it.item_id,
+                "type": it.category,
+                "question": it.input.get("text"),
+                "expected": it.expected,
+                "answer": it.output,
+                "correct": correct,
+                "reason": (score.reason if score is not None else None) or it.status,
+                "detail": dict(score.detail) if score is not None else {},
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class AuditAggregate:
+    """Seed 003's four audit metrics per subject."""
+
+    name: ClassVar[str] = "audit"
+
+    def measure_names(self, task: TaskView) -> list[str]:
+        """recall_accuracy, hallucinated_memory_rate, conflict_resolution_accuracy,
+        temporal_accuracy."""
+        return list(METRICS)
+
+    def targets(self, task: TaskView) -> list[Target]:
+        """Seed 003 sets no numeric target."""
+        return []
+
+    def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
+        """Per subject: the metrics with counts, and every probe row."""
+        label = task.evaluators[0][0] if task.evaluators else None
+        per_subject: dict[str, Any] = {}
+        measures: list[MeasureValue] = []
+        for subject in task.subjects:
+            probes = probe_rows(items.get(subject, ()), label)
+            result = audit_metrics(probes)
+            per_subject[subject] = {**result, "probes": probes}
+            for name, c in result["counts"].items():
+                ci = c["ci95"] or [None, None]
+                measures.append(
+                    MeasureValue(
+                        subject=subject,
+                        task=task.name,
+                        name=name,
+                        value=c["value"],
+                        ci_low=ci[0],
+                        ci_high=ci[1],
+                        n_scored=c["n_scored"],
+                        n_failed=c["n_failed"],
+                        higher_is_better=not METRICS[name][1],
+                        source="audit",
+                    )
+                )
+        return AggregateResult(
+            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
+        )

@@ -1,0 +1,114 @@
+"""What every aggregate shares: the task it summarizes, the targets beside it, the protocol.
+
+An aggregate turns the stored item records of one task (every subject that ran it) into
+run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
+targets read, and whose `detail` reports show. Aggregates read stored records only, so a resumed
+run is summarized exactly like an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from memgauge.data.models import RetrievalDataset
+from memgauge.data.records import AggregateResult, ItemRecord
+
+__all__ = ["Aggregate", "Target", "TaskView"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target beside its measure (seed 000: 95 / 80 / 70 %; seed 001: P > 0.95 ...).
+
+    `enforced`: whether missing it fails the run by default (seeds 000, 001 and 003 define
+    pass/fail targets; seed 002's agent-memory targets are shown, not enforced).
+    """
+
+    measure: str
+    op: Literal[">", ">=", "<", "<=", "=="]
+    value: float
+    source: str
+    enforced: bool = True
+
+    def text(self) -> str:
+        """`> 0.95`, as shown beside the value."""
+        return f"{self.op} {self.value:g}"
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What an aggregate knows of a task, as plain data.
+
+    Attributes:
+        name: the task's name.
+        kind: retrieval, expected-output, script, extraction or operations.
+        subjects: the subjects that ran it, in suite order (the first is the baseline of
+            paired comparisons).
+        evaluators: (label, registered name) of its evaluators, in suite order.
+        seed: the suite's seed (bootstrap resamples).
+        k: the search depth asked of memory subjects.
+        dataset: the retrieval dataset of a retrieval task (agent-memory metrics need its
+            memories' tiers, folders, chains).
+        ingested: whether subjects were reset and given the task's memories.
+        setup_seconds: subject -> seconds spent resetting and ingesting (None: not measured).
+        specs: subject -> its spec, as the run was started.
+    """
+
+    name: str
+    kind: str
+    subjects: Sequence[str]
+    evaluators: Sequence[tuple[str, str]] = ()
+    seed: int = 0
+    k: int = 10
+    dataset: RetrievalDataset | None = None
+    ingested: bool = True
+    setup_seconds: Mapping[str, float | None] = field(default_factory=dict)
+    specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Aggregate(Protocol):
+    """Run-level numbers of one task, from its stored item records."""
+
+    name: ClassVar[str]
+
+    def measure_names(self, task: TaskView) -> list[str]:
+        """The names of the measures `compute` gives (for `--fail-under` and targets)."""
+        ...
+
+    def targets(self, task: TaskView) -> list[Target]:
+        """The targets written beside this aggregate."""
+        ...
+
+    def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
+        """The aggregate over `items` (subject -> its records, in the task's item order)."""
+        ...
+
+
+def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, Any]]:
+    """Per item: its id, category, status, the evaluator's verdict (or None) and the failure
+    message when the item or the verdict failed."""
+    rows = []
+    for it in items:
+        verdict = it.verdict(evaluator)
+        error = None
+        if it.status == "failed":
+            last = it.failures[-1] if it.failures else None
+            error = last.describe() if last else "failed"
+        elif verdict is None:
+            error = "not scored"
+        elif verdict.error is not None:
+            error = verdict.error
+        rows.append(
+            {
+                "id": it.item_id,
+                "category": it.category,
+                "status": it.status,
+                "verdict": verdict,
+                "error": error,
+                "item": it,
+            }
+        )
+    return rows

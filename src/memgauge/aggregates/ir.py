@@ -1,0 +1,518 @@
+"""The retrieval aggregate: IR metrics with bootstrap CIs, breakdowns by category and intent,
+the agent-memory metrics of seed 002, latency per stage, and paired comparisons of every subject
+against the first (Holm-corrected across measures), from the ranked hits each item recorded.
+
+A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
+relevant memory, or given no hit, scores 0 by default and is counted. With `pool_depth`, memories
+in any subject's top `pool_depth` that nobody judged are graded `pool_grade` for every subject
+(seed 002 section 3.4) before anything is scored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from memgauge.aggregates.agent_summary import agent_metrics_for
+from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.retrieval_result import (
+    Comparison,
+    LatencySummary,
+    MetricComparison,
+    MetricSummary,
+    QueryResult,
+    SystemResult,
+)
+from memgauge.data.models import EvalQuery, RetrievalDataset
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.errors import UsageError
+from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics.agent import pool_qrels
+from memgauge.stats import bootstrap_cis, breakdown, compare_many
+from memgauge.subjects.protocol import Hit, SearchResult
+
+__all__ = ["DEFAULT_MEASURES", "IRAggregate", "hits_of", "without_session_of"]
+
+#: Seed 002 section 3.1: MRR@5/10, nDCG@5/10/20, Recall@5/10.
+DEFAULT_MEASURES: tuple[str, ...] = (
+    "RR@5",
+    "RR@10",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG@20",
+    "Recall@5",
+    "Recall@10",
+)
+
+#: Seed 002 section 3.3's targets of the agent-memory metrics: shown beside them, not enforced
+#: unless asked (`--fail-under`).
+AGENT_TARGETS: dict[str, tuple[Literal[">", ">=", "=="], float]] = {
+    "constitutional_surfacing": ("==", 1.0),
+    "iw_recall_critical": (">", 0.90),
+    "cold_start_mrr_ratio": (">=", 0.70),
+    "causal_chain_completeness": (">", 0.60),
+    "session_personalization_lift": (">", 0.0),
+}
+
+
+def hits_of(output: Any) -> list[dict[str, Any]] | None:
+    """The hit records of a retrieval item's output (`{"hits": [...]}` or a bare list)."""
+    if isinstance(output, Mapping):
+        output = output.get("hits")
+    if not isinstance(output, list):
+        return None
+    return [h if isinstance(h, Mapping) else {"id": str(h)} for h in output]  # type: ignore[misc]
+
+
+def without_session_of(record: ItemRecord) -> list[str] | None:
+    """The ids a session query found when searched again without its session context."""
+    found = record.extra.get("without_session")
+    return [str(x) for x in found] if isinstance(found, list) else None
+
+
+def _result(hits: Sequence[Mapping[str, Any]], latency: Mapping[str, float]) -> SearchResult:
+    return SearchResult(
+        hits=[
+            Hit(
+                id=str(h["id"]),
+                text=str(h.get("text") or ""),
+                score=h.get("score"),
+                rank=int(h.get("rank") or i),
+                channels=tuple(h.get("channels") or ()),
+                channel_ranks=dict(h.get("channel_ranks") or {}),
+            )
+            for i, h in enumerate(hits, 1)
+        ],
+        latency_ms=dict(latency),
+    )
+
+
+def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
+    out: dict[str, LatencySummary] = {}
+    for stage, values in samples.items():
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.size == 0:
+            continue
+        p50, p95, p99 = np.percentile(arr, [50, 95, 99])
+        out[stage] = LatencySummary(
+            p50=float(p50), p95=float(p95), p99=float(p99), mean=float(arr.mean()), n=arr.size
+        )
+    return out
+
+
+@dataclass
+class _Searched:
+    """One subject's outcome before scoring (scoring may wait for pooled judgments)."""
+
+    name: str
+    failure: SystemResult | None = None
+    results: dict[str, SearchResult] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    without: dict[str, list[str]] = field(default_factory=dict)
+    ingest_seconds: float | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IRAggregate:
+    """IR and agent-memory metrics of a retrieval task, with CIs and paired comparisons.
+
+    Attributes:
+        measures: canonical measure strings (default: the task's retrieval evaluators, else
+            seed 002's MRR@5/10, nDCG@5/10/20, Recall@5/10).
+        rel_threshold: grade at or above which a memory counts as relevant (seed 002: 2).
+        gain: nDCG gain, "exp" (2^g - 1, seed 002) or "linear" (trec_eval).
+        agent_k: cutoff of the agent-memory metrics (seed 002's targets are at K=5).
+        n_resamples: bootstrap resamples for CIs.
+        confidence: CI level.
+        alpha: significance level of the marks.
+        primary_test: the paired test whose p is Holm-corrected and marked.
+        pool_depth: grade unjudged memories in any subject's top `pool_depth` (off: None).
+        pool_grade: the grade pooled memories get (1 = marginal, below the default threshold).
+    """
+
+    measures: tuple[str, ...] | None = None
+    rel_threshold: int = 2
+    gain: Literal["exp", "linear"] = "exp"
+    agent_k: int = 5
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    alpha: float = 0.05
+    primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization"
+    pool_depth: int | None = None
+    pool_grade: int = 1
+    name: ClassVar[str] = "ir"
+
+    def __post_init__(self) -> None:
+        if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
+            raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+        for m in self.measures or ():
+            parse_measure(m)
+
+    def _measures(self, task: TaskView) -> list[str]:
+        if self.measures:
+            return [str(parse_measure(m)) for m in self.measures]
+        from_evaluators = [label for label, kind in task.evaluators if kind == "retrieval"]
+        picked = [str(parse_measure(m)) for m in from_evaluators if _is_measure(m)]
+        return picked or list(DEFAULT_MEASURES)
+
+    def measure_names(self, task: TaskView) -> list[str]:
+        """The IR measures, then the agent-memory metrics at `agent_k`."""
+        k = self.agent_k
+        agent = [
+            f"{n}@{k}"
+            for n in (
+                "constitutional_surfacing",
+                "importance_weighted_recall",
+                "iw_recall_critical",
+                "cold_start_mrr_ratio",
+                "causal_chain_completeness",
+                "tier_order_holds",
+                "folder_ils",
+                "fusion_reorder_rate",
+                "equivalence_recall",
+                "session_personalization_lift",
+                "dedup_token_savings",
+            )
+        ]
+        return [*self._measures(task), *agent]
+
+    def targets(self, task: TaskView) -> list[Target]:
+        """Seed 002's agent-memory targets, shown beside the values (not enforced)."""
+        return [
+            Target(f"{name}@{self.agent_k}", op, value, "seed 002 section 3.3", enforced=False)
+            for name, (op, value) in AGENT_TARGETS.items()
+        ]
+
+    def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
+        """Per subject a `SystemResult` (as `memgauge evaluate` reports it) and the paired
+        comparisons of every subject that ran against the first."""
+        dataset = task.dataset
+        if dataset is None:
+            raise UsageError(f"task {task.name!r}: the ir aggregate needs a retrieval dataset")
+        measures = self._measures(task)
+        cutoffs = [c for c in (parse_measure(m).cutoff for m in measures) if c is not None]
+        if cutoffs and task.k < max(cutoffs):
+            raise UsageError(
+                f"task {task.name!r}: search depth k={task.k} is below the largest cutoff "
+                f"@{max(cutoffs)}; use k: {max(cutoffs)} or more"
+            )
+        qrels = dataset.qrels()
+        searched = [self._searched(s, items.get(s, ()), task) for s in task.subjects]
+        pool_note = None
+        if self.pool_depth:
+            runs = [{q: [h.id for h in r.hits] for q, r in s.results.items()} for s in searched]
+            qrels, added = pool_qrels(qrels, runs, self.pool_depth, self.pool_grade)
+            pool_note = (
+                f"pooling: {added} unjudged memories in some system's top {self.pool_depth} "
+                f"were graded {self.pool_grade}"
+            )
+        outcomes = [self._score(s, dataset, qrels, measures, task) for s in searched]
+        if pool_note:
+            for r, _, _ in outcomes:
+                if r.status == "ok":
+                    r.notes.append(pool_note)
+        ran = [(r.name, vals, qids) for r, vals, qids in outcomes if r.status == "ok"]
+        comparisons = [self._compare(ran[0], other, task.seed) for other in ran[1:]] if ran else []
+        systems = [r for r, _, _ in outcomes]
+        return AggregateResult(
+            aggregate=self.name,
+            task=task.name,
+            measures=_measure_values(task.name, systems),
+            detail={
+                "measures": measures,
+                "dataset": {
+                    "name": dataset.name,
+                    "sha256": _sha256(dataset),
+                    "n_memories": len(dataset.memories),
+                    "n_queries": len(dataset.queries),
+                    "n_judgments": len(dataset.judgments),
+                },
+                "settings": {
+                    "measures": measures,
+                    "k": task.k,
+                    "rel_threshold": self.rel_threshold,
+                    "gain": self.gain,
+                    "n_resamples": self.n_resamples,
+                    "confidence": self.confidence,
+                    "seed": task.seed,
+                    "alpha": self.alpha,
+                    "ingested": task.ingested,
+                },
+                "systems": [s.model_dump(mode="json") for s in systems],
+                "comparisons": [c.model_dump(mode="json") for c in comparisons],
+            },
+        )
+
+    # --- one subject ---------------------------------------------------------------------
+
+    def _searched(self, subject: str, rows: Sequence[ItemRecord], task: TaskView) -> _Searched:
+        out = _Searched(subject, ingest_seconds=task.setup_seconds.get(subject))
+        out.spec = dict(task.specs.get(subject, {}))
+        rows = [r for r in rows if r.status != "queued"]  # never asked (a run that stopped)
+        if rows and all(r.status == "failed" for r in rows):
+            first = rows[0].failures[0] if rows[0].failures else None
+            if first is not None and first.stage in ("unavailable", "setup"):
+                status: Literal["unavailable", "failed"] = (
+                    "unavailable" if first.stage == "unavailable" else "failed"
+                )
+                reason = (
+                    first.message
+                    if status == "unavailable"
+                    else f"ingest failed: {first.kind}: {first.message}"
+                )
+                out.failure = SystemResult(
+                    name=subject,
+                    spec=dict(task.specs.get(subject, {})),
+                    status=status,
+                    reason=reason,
+                )
+                return out
+        for r in rows:
+            hits = hits_of(r.output) if r.status == "completed" else None
+            if hits is None:
+                last = r.failures[-1] if r.failures else None
+                out.errors[r.item_id] = (
+                    f"{last.kind}: {last.message}" if last else "no ranked hits recorded"
+                )  # as evaluate always wrote a failed search: `Type: message`
+                continue
+            out.results[r.item_id] = _result(hits, r.latency_ms)
+            without = without_session_of(r)
+            if without is not None:
+                out.without[r.item_id] = without
+        return out
+
+    def _score(
+        self,
+        searched: _Searched,
+        dataset: RetrievalDataset,
+        qrels: dict[str, dict[str, int]],
+        measures: list[str],
+        task: TaskView,
+    ) -> tuple[SystemResult, dict[str, np.ndarray[Any, Any]], list[str]]:
+        if searched.failure is not None:
+            return searched.failure, {}, []
+        results, errors, without = searched.results, searched.errors, searched.without
+        judged = [q for q in dataset.queries if q.id in qrels]
+        # a query the run never asked (a subject limited to some items) is not scored
+        judged = [q for q in judged if q.id in results or q.id in errors]
+        ok_queries = [q for q in judged if q.id not in errors]
+        ranked = {qid: [h.id for h in r.hits] for qid, r in results.items()}
+        metric_config = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
+        ev = evaluate_ranked(
+            {q.id: qrels[q.id] for q in ok_queries}, ranked, measures, metric_config
+        )
+        order = {qid: i for i, qid in enumerate(ev.query_ids)}
+        idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
+        values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in ev.per_query.items()}
+        agent = agent_metrics_for(
+            dataset, qrels, ok_queries, results, without, self.agent_k, self.rel_threshold
+        )
+        latency: dict[str, list[float]] = {}
+        for r in results.values():
+            for stage, ms in r.latency_ms.items():
+                latency.setdefault(stage, []).append(ms)
+        per_query = [
+            self._query(q, qrels, results, errors, ev.per_query, order, values) for q in judged
+        ]
+        counts = {
+            "n_queries": len(dataset.queries),
+            "n_judged": len(judged),
+            "n_unjudged": len(dataset.queries) - len([q for q in dataset.queries if q.id in qrels]),
+            "n_failed": len(errors),
+            **{k: v for k, v in ev.counts.as_dict().items() if isinstance(v, int)},
+        }
+        notes = list(ev.counts.notes())
+        if errors:
+            notes.append(
+                f"{len(errors)} searches failed and are not scored (see per-query errors)."
+            )
+        if counts["n_unjudged"]:
+            notes.append(
+                f"{counts['n_unjudged']} queries have no judgments and were not evaluated."
+            )
+        if not task.ingested:
+            notes.append("Searched as it stood: not reset, the dataset's memories not ingested.")
+        result = SystemResult(
+            name=searched.name,
+            spec=searched.spec,
+            status="ok",
+            metrics=self._summaries(values, len(errors), task.seed),
+            agent_metrics=agent,
+            breakdown=self._breakdowns(ok_queries, values, task.seed),
+            counts=counts,
+            notes=notes,
+            latency_ms=_latency(latency),
+            ingest_seconds=searched.ingest_seconds,
+            per_query=per_query,
+        )
+        return result, values, [q.id for q in ok_queries]
+
+    def _query(
+        self,
+        q: EvalQuery,
+        qrels: Mapping[str, Mapping[str, int]],
+        results: Mapping[str, SearchResult],
+        errors: Mapping[str, str],
+        per_query: Mapping[str, np.ndarray[Any, Any]],
+        order: Mapping[str, int],
+        values: Mapping[str, np.ndarray[Any, Any]],
+    ) -> QueryResult:
+        rel = sorted(m for m, g in qrels[q.id].items() if g >= self.rel_threshold)
+        if q.id in errors:
+            return QueryResult(
+                query_id=q.id,
+                text=q.text,
+                intent=q.intent,
+                category=q.category,
+                metrics=dict.fromkeys(values),
+                hits=[],
+                relevant=rel,
+                error=errors[q.id],
+            )
+        r = results[q.id]
+        i = order[q.id]
+        return QueryResult(
+            query_id=q.id,
+            text=q.text,
+            intent=q.intent,
+            category=q.category,
+            metrics={m: (None if np.isnan(v[i]) else float(v[i])) for m, v in per_query.items()},
+            hits=[h.id for h in r.hits],
+            channels=[list(h.channels) for h in r.hits],
+            relevant=rel,
+            latency_ms=dict(r.latency_ms),
+        )
+
+    def _summaries(
+        self, values: dict[str, np.ndarray[Any, Any]], n_failed: int, seed: int
+    ) -> dict[str, MetricSummary]:
+        names = list(values)
+        if not names:
+            return {}
+        matrix = np.vstack([values[m] for m in names])
+        cis = bootstrap_cis(
+            matrix, n_resamples=self.n_resamples, confidence=self.confidence, seed=seed
+        )
+        return {
+            name: MetricSummary(
+                value=ci.mean, ci_low=ci.low, ci_high=ci.high, n_scored=ci.n, n_failed=n_failed
+            )
+            for name, ci in zip(names, cis, strict=True)
+        }
+
+    def _breakdowns(
+        self, queries: Sequence[EvalQuery], values: dict[str, np.ndarray[Any, Any]], seed: int
+    ) -> dict[str, dict[str, dict[str, MetricSummary]]]:
+        out: dict[str, dict[str, dict[str, MetricSummary]]] = {}
+        for dimension in ("category", "intent"):
+            groups = [getattr(q, dimension) for q in queries]
+            if all(g is None for g in groups):
+                continue
+            per_group: dict[str, dict[str, MetricSummary]] = {}
+            for measure, vals in values.items():
+                stats = breakdown(vals, groups, n_resamples=self.n_resamples, seed=seed)
+                for group, st in stats.items():
+                    per_group.setdefault(group, {})[measure] = MetricSummary(
+                        value=st.mean,
+                        ci_low=st.ci.low if st.ci is not None else None,
+                        ci_high=st.ci.high if st.ci is not None else None,
+                        n_scored=st.n_scored,
+                        n_failed=st.n - st.n_scored,
+                    )
+            out[dimension] = per_group
+        return out
+
+    def _compare(
+        self,
+        base: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
+        cand: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
+        seed: int,
+    ) -> Comparison:
+        common = sorted(set(base[2]) & set(cand[2]))
+        ia = {q: i for i, q in enumerate(base[2])}
+        ib = {q: i for i, q in enumerate(cand[2])}
+        a_idx = np.asarray([ia[q] for q in common], dtype=np.int64)
+        b_idx = np.asarray([ib[q] for q in common], dtype=np.int64)
+        a = {m: v[a_idx] for m, v in base[1].items()}
+        b = {m: v[b_idx] for m, v in cand[1].items()}
+        compared = compare_many(
+            a,
+            b,
+            primary_test=self.primary_test,
+            seed=seed,
+            alpha=self.alpha,
+            n_resamples=self.n_resamples,
+        )
+        rows = [
+            MetricComparison(
+                measure=m,
+                mean_a=c.mean_a,
+                mean_b=c.mean_b,
+                delta=c.delta,
+                ci_low=c.delta_ci_low,
+                ci_high=c.delta_ci_high,
+                p_value=c.p_value,
+                p_holm=c.p_holm,
+                p_t=c.p_t,
+                p_wilcoxon=c.p_wilcoxon,
+                effect_size=c.effect_size,
+                mark=c.mark,
+                n=c.n,
+            )
+            for m, c in compared.items()
+        ]
+        return Comparison(baseline=base[0], candidate=cand[0], test=self.primary_test, metrics=rows)
+
+
+def _sha256(dataset: RetrievalDataset) -> str:
+    return hashlib.sha256(dataset.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def _is_measure(text: str) -> bool:
+    try:
+        parse_measure(text)
+    except UsageError:
+        return False
+    return True
+
+
+def _measure_values(task: str, systems: Sequence[SystemResult]) -> list[MeasureValue]:
+    out: list[MeasureValue] = []
+    for s in systems:
+        if s.status != "ok":
+            continue
+        for name, m in s.metrics.items():
+            out.append(
+                MeasureValue(
+                    subject=s.name,
+                    task=task,
+                    name=name,
+                    value=m.value,
+                    ci_low=m.ci_low,
+                    ci_high=m.ci_high,
+                    n_scored=m.n_scored,
+                    n_failed=m.n_failed,
+                    source="ir",
+                    kind="retrieval",
+                )
+            )
+        for name, a in s.agent_metrics.items():
+            base = name.split("@")[0].split("[")[0]
+            out.append(
+                MeasureValue(
+                    subject=s.name,
+                    task=task,
+                    name=name,
+                    value=a.value,
+                    n_scored=a.n,
+                    higher_is_better=base not in ("folder_ils",),
+                    source="ir",
+                    kind="agent",
+                )
+            )
+    return out

@@ -1,0 +1,118 @@
+"""The summary every task gets: item counts, the weighted combined score, and per evaluator its
+mean with a 95% bootstrap CI, `n_scored`, `n_failed` and the pass rate.
+
+Always from the stored records, never from counters kept while running: a resumed run and an
+uninterrupted one with the same records get the same numbers (records are sorted; bootstrap CIs
+use the suite's seed). `n_failed` of an evaluator counts failed items plus verdicts it could not
+give. A mean with no scored item is None (n/a), never 0.
+
+A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) is counted
+in `n_fallback` and kept out of `mean`; `mean_with_fallback` shows what the average would be with
+them, so the two are never confused. A deliberation panel's evaluator also gets `agreement`:
+percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memgauge.data.records import EvaluatorSummary, ItemRecord, TaskSummary
+from memgauge.stats import bootstrap_ci
+from memgauge.stats.agreement import fleiss_kappa, percent_agreement
+
+__all__ = ["mean_ci", "summarize_items"]
+
+
+def mean_ci(values: list[float], seed: int) -> dict[str, Any]:
+    """Mean, percentile bootstrap 95% CI and count; all None (n/a) when there is no value."""
+    if not values:
+        return {"mean": None, "ci_low": None, "ci_high": None, "n_scored": 0}
+    ci = bootstrap_ci(np.asarray(values, dtype=np.float64), seed=seed)
+    return {"mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high, "n_scored": len(values)}
+
+
+def summarize_items(
+    items: Sequence[ItemRecord], evaluators: Mapping[str, Sequence[str]], *, seed: int = 0
+) -> tuple[dict[str, int], list[TaskSummary], list[EvaluatorSummary]]:
+    """Counts by status, per (subject, task) summaries and per evaluator summaries.
+
+    Args:
+        items: every item record of the run.
+        evaluators: task -> its evaluator labels, in suite order (an evaluator that never
+            scored still gets a row).
+        seed: seed of the bootstrap.
+    """
+    by_pair: dict[tuple[str, str], list[ItemRecord]] = {}
+    for it in sorted(items, key=lambda r: (r.subject, r.task, r.item_id)):
+        by_pair.setdefault((it.subject, it.task), []).append(it)
+    counts = {"completed": 0, "failed": 0, "queued": 0}
+    tasks_out: list[TaskSummary] = []
+    evals_out: list[EvaluatorSummary] = []
+    for (subject, task), rows in by_pair.items():
+        status = [r.status for r in rows]
+        n_completed, n_failed = status.count("completed"), status.count("failed")
+        n_queued = len(rows) - n_completed - n_failed
+        counts["completed"] += n_completed
+        counts["failed"] += n_failed
+        counts["queued"] += n_queued
+        combined = [float(r.score) for r in rows if r.score is not None]
+        tasks_out.append(
+            TaskSummary(
+                subject=subject,
+                task=task,
+                n_items=len(rows),
+                n_completed=n_completed,
+                n_failed=n_failed,
+                n_queued=n_queued,
+                score={
+                    **mean_ci(combined, seed),
+                    "n_failed": n_failed + n_completed - len(combined),
+                },
+            )
+        )
+        for label in evaluators.get(task, ()):
+            got = [v for r in rows if (v := r.verdict(label)) is not None]
+            real = [v for v in got if v.value is not None and not v.error]
+            values = [float(v.value) for v in real if not v.fallback and v.value is not None]
+            stand_in = [float(v.value) for v in real if v.fallback and v.value is not None]
+            judged = [bool(v.passed) for v in got if v.passed is not None and not v.fallback]
+            ci = mean_ci(values, seed)
+            entry = EvaluatorSummary(
+                subject=subject,
+                task=task,
+                evaluator=label,
+                mean=ci["mean"],
+                ci_low=ci["ci_low"],
+                ci_high=ci["ci_high"],
+                n_scored=ci["n_scored"],
+                n_failed=n_failed + sum(1 for v in got if v.error or v.value is None),
+                n_passed=sum(judged),
+                pass_rate=sum(judged) / len(judged) if judged else None,
+            )
+            if stand_in:
+                entry.n_fallback = len(stand_in)
+                entry.mean_with_fallback = float(np.mean(values + stand_in))
+            votes = [x for v in got if (x := _votes(v.detail.get("panel_passed")))]
+            if votes:
+                entry.agreement = _agreement(votes)
+            evals_out.append(entry)
+    return counts, tasks_out, evals_out
+
+
+def _votes(raw: Any) -> list[bool]:
+    if not raw:
+        return []
+    return [bool(x) for x in raw]
+
+
+def _agreement(votes: list[list[bool]]) -> dict[str, Any]:
+    same = [v for v in votes if len(v) == len(votes[0])]
+    return {
+        "n_items": len(votes),
+        "n_judges": len(votes[0]),
+        "percent_agreement": percent_agreement(votes),
+        "fleiss_kappa": fleiss_kappa(same) if len(same) == len(votes) else None,
+    }

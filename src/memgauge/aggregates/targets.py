@@ -1,0 +1,150 @@
+"""Targets and the one rule that decides them, everywhere: the CLI's `--fail-under`, a suite's
+`targets:`, the seeds' targets written beside their aggregates, and the Python API.
+
+The rule: by default the point estimate is compared with the target (`value >= 0.6`). With
+`by="ci-upper"`, a minimum target fails only when the whole 95% CI lies below it (the upper bound
+is below the target: the run is shown to miss it), and a maximum target (`< 0.2`) only when the
+lower bound lies above it. A measure with no value (n/a) never meets a target.
+
+`--fail-under MEASURE=VALUE`: MEASURE is `[SUBJECT/][TASK/]NAME` (`hybrid/recall/Recall@10`,
+`recall/Recall@10`, `Recall@10`); a name that matches no measure of the run is a usage error.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from memgauge.aggregates.base import Target
+from memgauge.data.records import MeasureValue, TargetCheck
+from memgauge.errors import UsageError
+
+__all__ = ["By", "Requirement", "check_targets", "meets", "parse_fail_under", "parse_target"]
+
+By = Literal["point", "ci-upper"]
+Op = Literal[">", ">=", "<", "<=", "=="]
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
+}
+_TARGET = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A target aimed at measures: `subject` / `task` None match any."""
+
+    name: str
+    target: Target
+    subject: str | None = None
+    task: str | None = None
+
+    def matches(self, m: MeasureValue) -> bool:
+        """Whether this requirement applies to `m`."""
+        return (
+            m.name == self.name
+            and self.subject in (None, m.subject)
+            and self.task in (None, m.task)
+        )
+
+
+def parse_target(text: float | str, *, where: str) -> tuple[Op, float]:
+    """`0.6` (at least), `'> 0.95'`, `'< 0.2'` -> (op, value); UsageError naming `where`."""
+    if isinstance(text, bool):
+        raise UsageError(f"{where}: a target is a number or 'OP NUMBER', not {text!r}")
+    if isinstance(text, int | float):
+        value, op = float(text), ">="
+    else:
+        m = _TARGET.match(str(text))
+        if m is None:
+            raise UsageError(f"{where}: {text!r} is not a target; write 0.6, '>= 0.6' or '< 0.2'")
+        op, value = m.group(1) or ">=", float(m.group(2))
+    if not math.isfinite(value):
+        raise UsageError(f"{where}: the target must be a finite number")
+    return op, value  # type: ignore[return-value]
+
+
+def parse_fail_under(text: str) -> Requirement:
+    """`[SUBJECT/][TASK/]NAME=VALUE` -> a minimum target set by `--fail-under`."""
+    measure, eq, raw = text.rpartition("=")
+    if not eq or not measure.strip() or not raw.strip():
+        raise UsageError(
+            f"--fail-under {text!r}: write MEASURE=VALUE, e.g. Recall@10=0.6 or "
+            "hybrid/recall/Recall@10=0.6"
+        )
+    op, value = parse_target(raw.strip(), where=f"--fail-under {text!r}")
+    parts = measure.strip().split("/")
+    if len(parts) > 3 or not all(parts):
+        raise UsageError(f"--fail-under {text!r}: MEASURE is [SUBJECT/][TASK/]NAME")
+    name = parts[-1]
+    task = parts[-2] if len(parts) >= 2 else None
+    subject = parts[0] if len(parts) == 3 else None
+    return Requirement(name, Target(name, op, value, "--fail-under"), subject, task)
+
+
+def meets(
+    value: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    op: str,
+    target: float,
+    by: By = "point",
+) -> tuple[bool | None, float | None]:
+    """Whether a measure meets a target by the rule, and the number compared (None: n/a)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None, None
+    compared = value
+    if by == "ci-upper":
+        bound = ci_high if op in (">", ">=", "==") else ci_low
+        compared = value if bound is None else bound
+    return _OPS[op](compared, target), compared
+
+
+def check_targets(
+    measures: Sequence[MeasureValue],
+    requirements: Iterable[Requirement],
+    *,
+    by: By = "point",
+    strict_names: bool = False,
+) -> list[TargetCheck]:
+    """Every requirement against every measure it applies to.
+
+    With `strict_names`, a requirement that matches no measure is a UsageError (the user
+    named it: a typo must not pass silently).
+    """
+    out: list[TargetCheck] = []
+    for req in requirements:
+        hits = [m for m in measures if req.matches(m)]
+        if not hits and strict_names:
+            known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
+            where = "/".join(x for x in (req.subject, req.task, req.name) if x)
+            raise UsageError(
+                f"--fail-under {where}: no such measure in this run; it has "
+                + ", ".join(known[:20])
+                + (" ..." if len(known) > 20 else "")
+            )
+        for m in hits:
+            ok, compared = meets(m.value, m.ci_low, m.ci_high, req.target.op, req.target.value, by)
+            out.append(
+                TargetCheck(
+                    subject=m.subject,
+                    task=m.task,
+                    measure=m.name,
+                    op=req.target.op,
+                    target=req.target.value,
+                    value=m.value,
+                    bound=compared if by == "ci-upper" else None,
+                    by=by,
+                    met=ok,
+                    source=req.target.source,
+                    enforced=req.target.enforced,
+                )
+            )
+    return out

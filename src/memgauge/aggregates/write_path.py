@@ -1,0 +1,309 @@
+"""The write path's aggregates, from the verdicts of the `extraction` and `operation-checks`
+evaluators.
+
+`extraction` (seed 001): precision / recall / F1 micro (from summed TP / FP / FN) and macro (mean
+over cases), each with a 95% bootstrap CI over cases (2,000 resamples, seeded); conflict
+resolution and minimalism with Wilson intervals; the seed's targets beside them (P > 0.95,
+R > 0.85, F1 > 0.90, conflict 100%, minimalism 100%). A case whose extractor or judge failed is
+counted in `n_failed`, never scored.
+
+`operations` (seed 000): pass rates per check, and per tier (the share of cases passing every
+check of the tier that applies to them) with Wilson intervals, beside the tier targets (95% /
+80% / 70%). A decider or judge that failed is a recorded failure for that case and check, never
+a pass or a fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from memgauge.aggregates.base import Target, TaskView, verdict_rows
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.scorers.extraction import prf
+from memgauge.scorers.operations import TIER_TARGETS, TIERS
+from memgauge.stats.proportion import wilson_ci
+
+__all__ = [
+    "EXTRACTION_TARGETS",
+    "ExtractionAggregate",
+    "OperationsAggregate",
+    "summarize_extraction",
+    "summarize_operations",
+]
+
+#: Seed 001's targets.
+EXTRACTION_TARGETS = {
+    "precision": 0.95,
+    "recall": 0.85,
+    "f1": 0.90,
+    "conflict": 1.0,
+    "minimalism": 1.0,
+}
+
+
+def _evaluator(task: TaskView, kind: str) -> str | None:
+    return next((label for label, k in task.evaluators if k == kind), None)
+
+
+def _wilson(flags: list[bool]) -> dict[str, Any]:
+    n, k = len(flags), sum(flags)
+    ci = wilson_ci(k, n)
+    return {"value": k / n if n else None, "n": n, "ci95": list(ci) if ci else None}
+
+
+def summarize_extraction(
+    cases: Sequence[Mapping[str, Any]], failed: Sequence[Mapping[str, str]], *, seed: int = 0
+) -> dict[str, Any]:
+    """Micro and macro P / R / F1 with bootstrap CIs, conflict and minimalism, targets.
+
+    `cases`: the scored cases (tp, fp, fn, precision, recall, f1, conflict_ok, minimal_ok) in
+    case order; `failed`: `{id, error}` of the cases that could not be scored.
+    """
+    out: dict[str, Any] = {
+        "n_cases": len(cases) + len(failed),
+        "n_scored": len(cases),
+        "n_failed": len(failed),
+    }
+    if cases:
+        counts = np.array([[r["tp"], r["fp"], r["fn"]] for r in cases], dtype=np.float64)
+        per_case = np.array(
+            [[r["precision"], r["recall"], r["f1"]] for r in cases], dtype=np.float64
+        )
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(cases), size=(2000, len(cases)))
+        sums = counts[idx].sum(axis=1)  # (B, 3)
+        tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bp = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
+            br = np.where(tp + fn > 0, tp / (tp + fn), 1.0)
+            bf = np.where(bp + br > 0, 2 * bp * br / (bp + br), 0.0)
+        micro = prf(*(int(x) for x in counts.sum(axis=0)))
+        macro_boot = per_case[idx].mean(axis=1)
+        for i, name in enumerate(("precision", "recall", "f1")):
+            boot = (bp, br, bf)[i]
+            out[name] = {
+                "micro": micro[i],
+                "micro_ci95": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
+                "macro": float(per_case[:, i].mean()),
+                "macro_ci95": [
+                    float(np.percentile(macro_boot[:, i], 2.5)),
+                    float(np.percentile(macro_boot[:, i], 97.5)),
+                ],
+                "target": EXTRACTION_TARGETS[name],
+                "met": micro[i] > EXTRACTION_TARGETS[name],
+            }
+        out["tp"], out["fp"], out["fn"] = (int(x) for x in counts.sum(axis=0))
+    else:
+        for name in ("precision", "recall", "f1"):
+            out[name] = {
+                "micro": None,
+                "macro": None,
+                "target": EXTRACTION_TARGETS[name],
+                "met": None,
+            }
+    conflict = _wilson([bool(r["conflict_ok"]) for r in cases if r["conflict_ok"] is not None])
+    minimal = _wilson([bool(r["minimal_ok"]) for r in cases if r["minimal_ok"] is not None])
+    for name, entry in (("conflict", conflict), ("minimalism", minimal)):
+        entry["target"] = EXTRACTION_TARGETS[name]
+        entry["met"] = (
+            None if entry["value"] is None else entry["value"] >= EXTRACTION_TARGETS[name]
+        )
+        out[name] = entry
+    out["failures"] = list(failed)
+    return out
+
+
+@dataclass(frozen=True)
+class ExtractionAggregate:
+    """Seed 001's P / R / F1 (micro and macro), conflict resolution and minimalism."""
+
+    name: ClassVar[str] = "extraction"
+
+    def measure_names(self, task: TaskView) -> list[str]:
+        """precision, recall, f1 (micro), their macro forms, conflict, minimalism."""
+        return [
+            "precision",
+            "recall",
+            "f1",
+            "precision_macro",
+            "recall_macro",
+            "f1_macro",
+            "conflict",
+            "minimalism",
+        ]
+
+    def targets(self, task: TaskView) -> list[Target]:
+        """P > 0.95, R > 0.85, F1 > 0.90, conflict and minimalism 100%."""
+        out = [
+            Target(name, ">", EXTRACTION_TARGETS[name], "seed 001")
+            for name in ("precision", "recall", "f1")
+        ]
+        out += [Target(name, ">=", 1.0, "seed 001") for name in ("conflict", "minimalism")]
+        return out
+
+    def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
+        """Per subject: the summary and its measures."""
+        label = _evaluator(task, "extraction")
+        per_subject: dict[str, Any] = {}
+        measures: list[MeasureValue] = []
+        for subject in task.subjects:
+            rows = verdict_rows(items.get(subject, ()), label or "")
+            scored = [
+                r["verdict"].detail["case"]
+                for r in rows
+                if r["error"] is None and "case" in r["verdict"].detail
+            ]
+            failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
+            summary = summarize_extraction(scored, failed, seed=task.seed)
+            per_subject[subject] = summary
+            measures += _extraction_measures(subject, task.name, summary)
+        return AggregateResult(
+            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
+        )
+
+
+def _extraction_measures(subject: str, task: str, s: Mapping[str, Any]) -> list[MeasureValue]:
+    out = []
+    n, n_failed = s["n_scored"], s["n_failed"]
+    for name in ("precision", "recall", "f1"):
+        e = s[name]
+        ci, mci = e.get("micro_ci95") or [None, None], e.get("macro_ci95") or [None, None]
+        out.append(
+            MeasureValue(
+                subject=subject,
+                task=task,
+                name=name,
+                value=e["micro"],
+                ci_low=ci[0],
+                ci_high=ci[1],
+                n_scored=n,
+                n_failed=n_failed,
+                source="extraction",
+            )
+        )
+        out.append(
+            MeasureValue(
+                subject=subject,
+                task=task,
+                name=f"{name}_macro",
+                value=e["macro"],
+                ci_low=mci[0],
+                ci_high=mci[1],
+                n_scored=n,
+                n_failed=n_failed,
+                source="extraction",
+            )
+        )
+    for name in ("conflict", "minimalism"):
+        e = s[name]
+        ci = e.get("ci95") or [None, None]
+        out.append(
+            MeasureValue(
+                subject=subject,
+                task=task,
+                name=name,
+                value=e["value"],
+                ci_low=ci[0],
+                ci_high=ci[1],
+                n_scored=e["n"],
+                n_failed=n_failed,
+                source="extraction",
+            )
+        )
+    return out
+
+
+def _rate(flags: list[bool]) -> dict[str, Any]:
+    n, k = len(flags), sum(flags)
+    ci = wilson_ci(k, n)
+    return {
+        "pass_rate": k / n if n else None,
+        "n": n,
+        "passed": k,
+        "ci95": list(ci) if ci else None,
+    }
+
+
+def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Pass rates per check and per tier, with targets; n/a where nothing applied.
+
+    `rows`: per case `{id, checks}` or `{id, error}`.
+    """
+    checks: dict[str, dict[str, Any]] = {}
+    tiers: dict[str, dict[str, Any]] = {}
+    for name, tier in TIERS.items():
+        verdicts = [r["checks"][name] for r in rows if name in r.get("checks", {})]
+        flags = [bool(v["passed"]) for v in verdicts if v.get("passed") is not None]
+        checks[name] = {"tier": tier, **_rate(flags), "n_failed": len(verdicts) - len(flags)}
+    for tier, target in TIER_TARGETS.items():
+        # per case, not per check: the checks of one decision are not independent trials; a
+        # case passes a tier when every check of the tier that applies to it passes
+        flags = []
+        for r in rows:
+            verdicts = [v for name, v in r.get("checks", {}).items() if TIERS.get(name) == tier]
+            if verdicts and all(v.get("passed") is not None for v in verdicts):
+                flags.append(all(bool(v["passed"]) for v in verdicts))
+        entry = {**_rate(flags), "target": target}
+        entry["met"] = None if entry["pass_rate"] is None else entry["pass_rate"] >= target
+        tiers[tier] = entry
+    failed = [{"id": r["id"], "error": r["error"]} for r in rows if "error" in r]
+    return {
+        "n_cases": len(rows),
+        "n_failed": len(failed),
+        "tiers": tiers,
+        "checks": checks,
+        "failures": failed,
+    }
+
+
+@dataclass(frozen=True)
+class OperationsAggregate:
+    """Seed 000's tier pass rates (heuristic 95%, operation 80%, judge 70%)."""
+
+    name: ClassVar[str] = "operations"
+
+    def measure_names(self, task: TaskView) -> list[str]:
+        """`tier.heuristic`, `tier.operation`, `tier.judge`, and `check.NAME` per check."""
+        return [f"tier.{t}" for t in TIER_TARGETS] + [f"check.{c}" for c in TIERS]
+
+    def targets(self, task: TaskView) -> list[Target]:
+        """The tier targets of seed 000."""
+        return [Target(f"tier.{t}", ">=", v, "seed 000") for t, v in TIER_TARGETS.items()]
+
+    def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
+        """Per subject: the summary and its measures."""
+        label = _evaluator(task, "operation-checks")
+        per_subject: dict[str, Any] = {}
+        measures: list[MeasureValue] = []
+        for subject in task.subjects:
+            rows = []
+            for r in verdict_rows(items.get(subject, ()), label or ""):
+                if r["error"] is not None:
+                    rows.append({"id": r["id"], "error": r["error"]})
+                else:
+                    rows.append({"id": r["id"], "checks": r["verdict"].detail.get("checks", {})})
+            summary = summarize_operations(rows)
+            per_subject[subject] = summary
+            for prefix, group in (("tier", summary["tiers"]), ("check", summary["checks"])):
+                for name, e in group.items():
+                    ci = e.get("ci95") or [None, None]
+                    measures.append(
+                        MeasureValue(
+                            subject=subject,
+                            task=task.name,
+                            name=f"{prefix}.{name}",
+                            value=e["pass_rate"],
+                            ci_low=ci[0],
+                            ci_high=ci[1],
+                            n_scored=e["n"],
+                            n_failed=summary["n_failed"],
+                            source="operations",
+                        )
+                    )
+        return AggregateResult(
+            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
+        )

@@ -1,0 +1,222 @@
+"""What every evaluating command shares (`run`, `evaluate`, `demo`, `extraction`, `operations`,
+`audit`): the store and resume options, targets (`--fail-under`, `--by`, `--no-targets`), the
+progress bar, Ctrl-C / SIGTERM as a clean, resumable stop, and the one exit-code policy."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from memgauge import api
+from memgauge.cli._common import console
+
+__all__ = [
+    "RunProgressBar",
+    "conclude",
+    "evaluation_options",
+    "running",
+    "sigterm_as_interrupt",
+    "store_arg",
+    "target_options",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RunProgressBar:
+    """A rich progress bar on stderr: done / total, items per second, ETA, failures so far."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[failed]}"),
+            console=console(stderr=True),
+            transient=False,
+        )
+        self.task: TaskID | None = None
+        self.failed = 0
+
+    def start(self, run_id: str, total: int, done: int) -> None:
+        self.progress.start()
+        self.task = self.progress.add_task(
+            f"run {run_id}", total=total, completed=done, rate="", failed=""
+        )
+
+    def phase(self, subject: str, task: str, corpus: str | None) -> None:
+        assert self.task is not None
+        where = f" [{corpus}]" if corpus else ""
+        self.progress.update(self.task, description=f"{subject} / {task}{where}")
+
+    def advance(self, row: api.ItemRecord) -> None:
+        assert self.task is not None
+        if row.status == "failed":
+            self.failed += 1
+        speed = self.progress.tasks[0].speed
+        self.progress.update(
+            self.task,
+            advance=1,
+            rate=f"{speed:.1f} items/s" if speed else "",
+            failed=f"[red]{self.failed} failed[/red]" if self.failed else "",
+        )
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def running(show: bool | None) -> Iterator[RunProgressBar | None]:
+    """While a run goes: a progress bar (when asked, or when stderr is a terminal), SIGTERM as
+    Ctrl-C, and the LLM clients closed at the end."""
+    enabled = sys.stderr.isatty() if show is None else show
+    bar = RunProgressBar() if enabled else None
+    try:
+        with sigterm_as_interrupt():
+            yield bar
+    finally:
+        if bar is not None:
+            bar.stop()
+        api.close_llm()
+
+
+def target_options(fn: F, *, no_targets: bool = False) -> F:
+    """`--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper` (and `--no-targets`)."""
+    options = [
+        click.option(
+            "--fail-under",
+            "fail_under",
+            multiple=True,
+            metavar="[SUBJECT/][TASK/]MEASURE=VALUE",
+            help="Fail (exit 1) when MEASURE is below VALUE, e.g. hybrid/recall/Recall@10=0.6; "
+            "repeatable. A measure the run does not have is an error (exit 2).",
+        ),
+        click.option(
+            "--by",
+            type=click.Choice(["point", "ci-upper"]),
+            default="point",
+            show_default=True,
+            help="How targets are decided: the point estimate, or only when the whole 95% CI "
+            "misses (ci-upper).",
+        ),
+    ]
+    if no_targets:
+        options.append(
+            click.option(
+                "--no-targets",
+                is_flag=True,
+                help="Report the seed's targets without failing on them.",
+            )
+        )
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def evaluation_options(fn: F) -> F:
+    """`--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate`, `--progress`."""
+    for option in reversed(
+        [
+            click.option(
+                "--store",
+                "store_path",
+                type=click.Path(dir_okay=False, path_type=Path),
+                default=None,
+                help="Results store (default: MEMGAUGE_HOME/results.db).",
+            ),
+            click.option(
+                "--no-store",
+                is_flag=True,
+                help="Keep the run in memory only (it cannot be resumed).",
+            ),
+            click.option(
+                "--resume",
+                default=None,
+                metavar="ID",
+                help="Finish this run (after kill -9 or Ctrl-C): the same command and options.",
+            ),
+            click.option(
+                "--force",
+                is_flag=True,
+                help="With --resume: take over a run whose process is on another host.",
+            ),
+            click.option(
+                "--max-failure-rate",
+                type=click.FloatRange(0, 1),
+                default=None,
+                help="The run fails (exit 4) past this share of failed items (default 0.1).",
+            ),
+            click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def store_arg(store_path: Path | None, no_store: bool, resume: str | None) -> api.StoreArg:
+    """Where the run goes: `False` (memory) with --no-store, else the path or the default."""
+    if no_store and resume:
+        raise click.UsageError("--resume needs a stored run; drop --no-store")
+    return False if no_store else store_path
+
+
+def conclude(out: Console, report: api.RunReport, *, where: str | None = None) -> int:
+    """Print how the run ended (targets, unavailable subjects, where it is stored) and return
+    its exit code."""
+    for name, why in report.unavailable.items():
+        out.print(f"[yellow]subject {name} unavailable:[/yellow] {why}")
+    if report.judge_unreachable:
+        out.print("[yellow]an LLM judge's endpoint could not be reached[/yellow]")
+    for t in report.summary.targets:
+        if not t.enforced and t.met is not False:
+            continue
+        verdict = "met" if t.met else ("n/a" if t.met is None else "MISSED")
+        mark = "" if t.enforced else " (shown, not enforced)"
+        value = "n/a" if t.value is None else f"{t.value:.4g}"
+        bound = "" if t.bound is None else f" (CI bound {t.bound:.4g})"
+        out.print(
+            f"target {t.subject}/{t.task}/{t.measure} {t.op} {t.target:g}: {value}{bound} "
+            f"{verdict}{mark} [{t.source}]"
+        )
+    if report.status != "completed" and report.reason:
+        out.print(f"run {report.run_id} {report.status}: {report.reason}")
+    if where is not None:
+        out.print(
+            f"recorded run {report.run_id} in {where}; see `memgauge runs show {report.run_id}`"
+        )
+    return api.exit_code(report)

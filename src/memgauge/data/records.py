@@ -1,0 +1,305 @@
+"""The records every evaluation is made of: a failure, a score, an item and a run, with the run's
+aggregates. Every command that evaluates writes these through one engine, the store keeps them,
+and reports, the viewer, gates and history read them back.
+
+```
+RunRecord                one execution (resumable) of a suite: settings, provenance, status
+├── ItemRecord           one (subject, task, item): input, expected, output, latency, status
+│   ├── ScoreRecord      one evaluator's verdict: value, pass, reason, raw judge reply
+│   └── Failure          why a stage failed (setup, subject, evaluate, timeout), per attempt
+└── RunSummary           aggregates computed from the stored item records
+    ├── AggregateResult  one aggregate of one task (IR metrics, P/R/F1, tiers, audit rates)
+    │   └── MeasureValue a number with its CI and counts: what gates, history and targets read
+    └── TargetCheck      a target (seed 000 / 001 / 002, a suite's, --fail-under) and whether met
+```
+
+A value that could not be computed is None (shown as n/a with its count), never 0.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AggregateResult",
+    "EvaluatorSummary",
+    "Failure",
+    "ItemRecord",
+    "ItemStatus",
+    "MeasureValue",
+    "RunRecord",
+    "RunStatus",
+    "RunSummary",
+    "ScoreRecord",
+    "TargetCheck",
+    "TaskSummary",
+    "utc_now",
+]
+
+ItemStatus = Literal["queued", "completed", "failed"]
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 (every timestamp of a record)."""
+    return datetime.now(UTC).isoformat()
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Failure(_Record):
+    """Why one stage of one item failed, on one attempt: data, never an exception."""
+
+    stage: str = Field(
+        description="Where: setup (reset/ingest), subject (the call), evaluate (an evaluator), "
+        "timeout, or unavailable (the subject could not be built)."
+    )
+    kind: str = Field(description="What: the exception type, `timeout`, or the evaluator label.")
+    message: str = Field(description="What happened, for a person (secrets redacted).")
+    attempt: int = Field(default=1, ge=1, description="Which attempt of the item (1-based).")
+    at: str = Field(default_factory=utc_now, description="UTC time it happened.")
+
+    @classmethod
+    def of(cls, stage: str, exc: BaseException | str, attempt: int = 1) -> Failure:
+        """A failure from an exception (its type is the kind) or a message (the stage is)."""
+        if isinstance(exc, BaseException):
+            kind, message = type(exc).__name__, str(exc) or type(exc).__name__
+        else:
+            kind, message = stage, exc
+        return cls(stage=stage, kind=kind, message=message[:4000], attempt=attempt)
+
+    def describe(self) -> str:
+        """The failure in a line: `Kind: message`, or the message alone where the kind adds
+        nothing (a subject's own error, a timeout, a stage's plain message)."""
+        if self.kind in ("SubjectError", self.stage, "timeout", "unavailable"):
+            return self.message
+        return f"{self.kind}: {self.message}"
+
+
+class ScoreRecord(_Record):
+    """One evaluator's verdict on one item."""
+
+    evaluator: str = Field(description="The evaluator's label in the task.")
+    value: float | None = Field(description="The score, 0-1; None when it could not score.")
+    passed: bool | None = Field(default=None, description="Pass/fail, when it decides one.")
+    reason: str = Field(default="", description="Why, in words a person can read.")
+    error: str | None = Field(default=None, description="Why it could not score, if it failed.")
+    fallback: bool = Field(
+        default=False,
+        description="An opt-in stand-in value of a judge that failed (on_failure: neutral); "
+        "kept out of means.",
+    )
+    detail: dict[str, Any] = Field(default_factory=dict, description="Evaluator-specific data.")
+    raw_reply: str | None = Field(
+        default=None, description="A judge's reply as the model gave it, beside the verdict."
+    )
+
+
+class ItemRecord(_Record):
+    """One item of one task as one subject answered it, and every verdict on it."""
+
+    subject: str = Field(description="The subject's name in the suite.")
+    task: str = Field(description="The task's name.")
+    item_id: str = Field(description="The item's id within the task.")
+    seq: int = Field(default=0, description="Position of the item in its task.")
+    status: ItemStatus = Field(default="queued", description="queued, completed or failed.")
+    category: str | None = Field(default=None, description="Category, for breakdowns.")
+    input: dict[str, Any] = Field(default_factory=dict, description="What the subject was given.")
+    expected: Any = Field(default=None, description="The reference: grades, answer, facts.")
+    output: Any = Field(default=None, description="What the subject returned.")
+    latency_ms: dict[str, float] = Field(default_factory=dict, description="Per-stage latency.")
+    extra: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Anything else the subject call gave: e.g. the ranking of a session query "
+        "searched again without its session (`without_session`).",
+    )
+    scores: list[ScoreRecord] = Field(default_factory=list, description="Every verdict.")
+    score: float | None = Field(
+        default=None, description="Weighted combined score; None unless every evaluator scored."
+    )
+    failures: list[Failure] = Field(default_factory=list, description="Failures, every attempt.")
+    attempts: int = Field(default=0, ge=0, description="Attempts made.")
+    started_at: str | None = Field(default=None, description="UTC time the subject started.")
+    finished_at: str | None = Field(default=None, description="UTC time it was recorded.")
+    duration_ms: float | None = Field(default=None, description="Subject start to recorded.")
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(subject, task, item_id): the item's identity in its run."""
+        return (self.subject, self.task, self.item_id)
+
+    def verdict(self, evaluator: str) -> ScoreRecord | None:
+        """This evaluator's verdict, if it gave one."""
+        return next((s for s in self.scores if s.evaluator == evaluator), None)
+
+
+class MeasureValue(_Record):
+    """A run-level number: what gates, history, targets and `--fail-under` read."""
+
+    subject: str = Field(description="The subject it measures.")
+    task: str = Field(description="The task.")
+    name: str = Field(description="The measure, e.g. nDCG@10, exact, precision, recall_accuracy.")
+    value: float | None = Field(description="The value; None = n/a.")
+    ci_low: float | None = Field(default=None, description="Lower bound of its 95% CI.")
+    ci_high: float | None = Field(default=None, description="Upper bound of its 95% CI.")
+    n_scored: int = Field(default=0, description="Items (or checks) it is computed over.")
+    n_failed: int = Field(default=0, description="Items that could not contribute.")
+    higher_is_better: bool = Field(default=True, description="False for rates of bad events.")
+    source: str = Field(default="mean", description="The aggregate that computed it.")
+    kind: str | None = Field(
+        default=None, description="The evaluator's registered name, where it is an evaluator's."
+    )
+
+
+class TargetCheck(_Record):
+    """A target beside its measure: whether the run met it, by the one rule."""
+
+    subject: str = Field(description="Subject.")
+    task: str = Field(description="Task.")
+    measure: str = Field(description="Measure name.")
+    op: Literal[">", ">=", "<", "<=", "=="] = Field(description="How the value must compare.")
+    target: float = Field(description="The target value.")
+    value: float | None = Field(description="The measured value (None: n/a, not met).")
+    bound: float | None = Field(
+        default=None, description="With by=ci-upper, the CI bound the rule compared."
+    )
+    by: Literal["point", "ci-upper"] = Field(default="point", description="The rule.")
+    met: bool | None = Field(description="Met; None when the measure is n/a.")
+    source: str = Field(description="Who set it: seed 001, the suite, --fail-under, ...")
+    enforced: bool = Field(
+        default=True, description="Whether missing it fails the run (exit 1) or is only shown."
+    )
+
+
+class AggregateResult(_Record):
+    """One aggregate of one task over every subject that ran it."""
+
+    aggregate: str = Field(description="The aggregate's registered name (mean, ir, ...).")
+    task: str = Field(description="The task.")
+    measures: list[MeasureValue] = Field(default_factory=list, description="Its numbers.")
+    detail: dict[str, Any] = Field(
+        default_factory=dict, description="Everything else it shows (breakdowns, comparisons)."
+    )
+
+
+class TaskSummary(_Record):
+    """Item counts and the combined score of one subject on one task."""
+
+    subject: str = Field(description="Subject.")
+    task: str = Field(description="Task.")
+    n_items: int = Field(description="Items.")
+    n_completed: int = Field(description="Items completed.")
+    n_failed: int = Field(description="Items failed.")
+    n_queued: int = Field(description="Items not run (yet).")
+    score: dict[str, Any] = Field(description="The weighted combined score: mean, CI, counts.")
+
+
+class EvaluatorSummary(_Record):
+    """One evaluator of one task for one subject: mean with CI, pass rate, counts."""
+
+    subject: str = Field(description="Subject.")
+    task: str = Field(description="Task.")
+    evaluator: str = Field(description="The evaluator's label.")
+    mean: float | None = Field(description="Mean of real scores; None = n/a.")
+    ci_low: float | None = Field(default=None, description="Lower CI bound.")
+    ci_high: float | None = Field(default=None, description="Upper CI bound.")
+    n_scored: int = Field(description="Scored items.")
+    n_failed: int = Field(description="Failed items plus verdicts it could not give.")
+    n_passed: int = Field(default=0, description="Items passed (where it decides pass/fail).")
+    pass_rate: float | None = Field(default=None, description="Share passed; None = n/a.")
+    n_fallback: int | None = Field(default=None, description="Opt-in stand-in values.")
+    mean_with_fallback: float | None = Field(
+        default=None, description="The mean had the stand-ins counted (shown apart)."
+    )
+    agreement: dict[str, Any] | None = Field(
+        default=None, description="A panel's agreement (percent, Fleiss' kappa)."
+    )
+
+
+class RunSummary(_Record):
+    """A run's aggregates, always recomputed from its stored item records."""
+
+    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    n_items: int = Field(default=0, description="Items in the run.")
+    n_completed: int = Field(default=0, description="Completed items.")
+    n_failed: int = Field(default=0, description="Failed items.")
+    n_queued: int = Field(default=0, description="Items not run.")
+    failure_rate: float | None = Field(default=None, description="Failed / items.")
+    tasks: list[TaskSummary] = Field(default_factory=list, description="Per subject and task.")
+    evaluators: list[EvaluatorSummary] = Field(
+        default_factory=list, description="Per subject, task and evaluator."
+    )
+    aggregates: list[AggregateResult] = Field(
+        default_factory=list, description="Task-level aggregates."
+    )
+    targets: list[TargetCheck] = Field(default_factory=list, description="Targets and verdicts.")
+    llm_usage: dict[str, Any] = Field(
+        default_factory=dict, description="LLM calls, tokens and cost, over every attempt."
+    )
+
+    def measures(self) -> list[MeasureValue]:
+        """Every run-level number, one per (subject, task, name): an aggregate's value wins
+        over an evaluator's plain mean of the same name."""
+        out: dict[tuple[str, str, str], MeasureValue] = {}
+        for e in self.evaluators:
+            out[(e.subject, e.task, e.evaluator)] = MeasureValue(
+                subject=e.subject,
+                task=e.task,
+                name=e.evaluator,
+                value=e.mean,
+                ci_low=e.ci_low,
+                ci_high=e.ci_high,
+                n_scored=e.n_scored,
+                n_failed=e.n_failed,
+            )
+        for agg in self.aggregates:
+            for m in agg.measures:
+                out[(m.subject, m.task, m.name)] = m
+        return list(out.values())
+
+    def aggregate(self, name: str, task: str | None = None) -> AggregateResult | None:
+        """The first aggregate called `name` (of `task`, when given)."""
+        return next(
+            (a for a in self.aggregates if a.aggregate == name and task in (None, a.task)), None
+        )
+
+
+class RunRecord(_Record):
+    """One run: what was run, by whom, how it ended, and its summary."""
+
+    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    run_id: str = Field(description="Unique id (time-ordered).")
+    suite_name: str = Field(description="The suite's name: runs are grouped by it.")
+    kind: str = Field(
+        default="suite",
+        description="What started it: suite, evaluate, demo, extraction, operations, audit.",
+    )
+    status: RunStatus = Field(default="queued", description="Where it stands.")
+    reason: str | None = Field(default=None, description="Why it failed or stopped.")
+    created_at: str = Field(default_factory=utc_now, description="UTC creation time.")
+    started_at: str | None = Field(default=None, description="UTC time of the first start.")
+    finished_at: str | None = Field(default=None, description="UTC time it ended.")
+    heartbeat_at: str | None = Field(default=None, description="Last sign of life.")
+    pid: int | None = Field(default=None, description="The driving process.")
+    host: str | None = Field(default=None, description="The driving host.")
+    pid_start: str | None = Field(
+        default=None, description="The driving process's start time (tells a reused pid apart)."
+    )
+    owner: str | None = Field(
+        default=None, description="Token of the attempt driving it now; None when none does."
+    )
+    suite_sha256: str = Field(description="Hash of the suite as parsed (resume checks it).")
+    suite: dict[str, Any] = Field(description="The suite, as run.")
+    suite_path: str | None = Field(default=None, description="Where the suite file was.")
+    settings: dict[str, Any] = Field(default_factory=dict, description="Concurrency, seed...")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Version, seeds, dataset sha256, git commit, model ids, prompt hashes.",
+    )
+    n_items: int = Field(default=0, description="Items planned.")
+    summary: RunSummary | None = Field(default=None, description="Aggregates, once computed.")

@@ -1,0 +1,217 @@
+"""Suite builders: `evaluate`, `demo`, `extraction`, `operations` and `audit` each build a suite
+in memory, and the one engine runs it like any suite file, so every evaluation is stored,
+resumable (the same command with `--resume ID` rebuilds the same suite), gated, compared and
+shown the same way.
+
+Paths in built suites are absolute, so a resume from another directory finds the same files. A
+built suite's name groups its runs for `history` and `gate`: `evaluate:<dataset>`,
+`extraction:<cases>`, `operations:<cases>`, `audit:<dataset>`, `demo`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.errors import UsageError
+from memgauge.metrics import parse_measure
+from memgauge.runs.suite import Suite
+
+__all__ = [
+    "audit_suite",
+    "evaluate_suite",
+    "extraction_suite",
+    "operations_suite",
+    "subject_map",
+]
+
+
+def subject_map(systems: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """`{label: spec}` in order; UsageError when two share a label."""
+    out: dict[str, Any] = {}
+    for label, spec in systems:
+        if label in out:
+            names = [name for name, _ in systems]
+            raise UsageError(
+                f"system names must be unique, got {names}; give each a distinct label (@LABEL)"
+            )
+        out[label] = dict(spec)
+    return out
+
+
+def evaluate_suite(
+    dataset: Path,
+    systems: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    name: str | None = None,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    k: int = 20,
+    rel_threshold: int = 2,
+    gain: str = "exp",
+    agent_k: int = 5,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    pool_depth: int | None = None,
+    pool_grade: int = 1,
+    ingest: bool = True,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
+    timeout: float = 60.0,
+) -> Suite:
+    """A retrieval task over `dataset` for every system: per query one verdict per measure,
+    and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons)."""
+    canonical = [str(parse_measure(m)) for m in measures]
+    cutoffs = [c for c in (parse_measure(m).cutoff for m in canonical) if c is not None]
+    if cutoffs and k < max(cutoffs):
+        raise UsageError(
+            f"search depth k={k} is below the largest cutoff @{max(cutoffs)}; "
+            f"use --k {max(cutoffs)} or more"
+        )
+    if pool_depth is not None and (pool_depth < 1 or not 0 <= pool_grade <= 3):
+        raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+    retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": "zero"}
+    ir: dict[str, Any] = {
+        "measures": canonical,
+        "rel_threshold": rel_threshold,
+        "gain": gain,
+        "agent_k": agent_k,
+        "n_resamples": n_resamples,
+        "pool_depth": pool_depth,
+        "pool_grade": pool_grade,
+    }
+    return Suite.model_validate(
+        {
+            "name": name or f"evaluate:{dataset.resolve().name}",
+            "description": f"memgauge evaluate {dataset}",
+            "subjects": subject_map(systems),
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "tasks": [
+                {
+                    "name": "retrieval",
+                    "kind": "retrieval",
+                    "dataset": str(dataset.resolve()),
+                    "k": k,
+                    "timeout": timeout,
+                    "ingest": ingest,
+                    "evaluators": [
+                        {"spec": {"retrieval": {"measure": m, **retrieval}}, "label": m}
+                        for m in canonical
+                    ],
+                    "aggregates": [{"ir": ir}],
+                }
+            ],
+        }
+    )
+
+
+def extraction_suite(
+    cases: Path,
+    subject: Mapping[str, Any],
+    *,
+    subject_name: str = "extractor",
+    match: str = "semantic",
+    threshold: float = 0.75,
+    judge_model: str | None = None,
+    limit: int | None = None,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
+    seed: int = 0,
+) -> Suite:
+    """Seed 001's fact extraction over `cases` for one extractor (live or recorded)."""
+    args: dict[str, Any] = {"match": match, "threshold": threshold}
+    if judge_model:
+        args["judge_model"] = judge_model
+    return Suite.model_validate(
+        {
+            "name": f"extraction:{cases.resolve().stem}",
+            "description": f"memgauge extraction {cases}",
+            "subjects": {subject_name: dict(subject)},
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "tasks": [
+                {
+                    "name": "extraction",
+                    "kind": "extraction",
+                    "dataset": str(cases.resolve()),
+                    "limit": limit,
+                    "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
+                }
+            ],
+        }
+    )
+
+
+def operations_suite(
+    cases: Path,
+    subject: Mapping[str, Any],
+    *,
+    subject_name: str = "decider",
+    judge: bool = False,
+    judge_model: str | None = None,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
+    seed: int = 0,
+) -> Suite:
+    """Seed 000's merge decisions over `cases` for one decider (live or recorded)."""
+    args: dict[str, Any] = {"judge": judge}
+    if judge_model:
+        args["judge_model"] = judge_model
+    return Suite.model_validate(
+        {
+            "name": f"operations:{cases.resolve().stem}",
+            "description": f"memgauge operations {cases}",
+            "subjects": {subject_name: dict(subject)},
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "tasks": [
+                {
+                    "name": "operations",
+                    "kind": "operations",
+                    "dataset": str(cases.resolve()),
+                    "evaluators": [
+                        {"spec": {"operation-checks": args}, "label": "operation-checks"}
+                    ],
+                }
+            ],
+        }
+    )
+
+
+def audit_suite(
+    dataset: Path,
+    subject: Mapping[str, Any],
+    evaluator: str | Mapping[str, Any],
+    *,
+    name: str,
+    limit: int | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    max_failure_rate: float = 0.5,
+) -> Suite:
+    """Seed 003's audit of an agent: the dataset's probes, asked against its turns."""
+    return Suite.model_validate(
+        {
+            "name": f"audit-{name}",
+            "description": f"memory audit of {dataset.name}",
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "subjects": {"agent": dict(subject)},
+            "tasks": [
+                {
+                    "name": "audit",
+                    "kind": "expected-output",
+                    "dataset": str(dataset.resolve()),
+                    "probes": {"seed": seed},
+                    "limit": limit,
+                    "evaluators": [evaluator],
+                }
+            ],
+        }
+    )

@@ -1,0 +1,65 @@
+"""One exit-code policy for every command that runs an evaluation (the README's table):
+
+| code | meaning |
+|---:|---|
+| 0 | the run completed, every target was met (or none was set), failures within `max_failure_rate` |
+| 1 | a target was missed, or a gate failed |
+| 2 | bad input (file, line or field named; nothing half-written) |
+| 3 | something needed is unavailable (an optional capability, an unreachable judge endpoint) |
+| 4 | the subject under test failed: more than `max_failure_rate` of its items |
+| 70 | an internal error: a bug in memgauge (the traceback is shown) |
+| 130 | interrupted: the run is kept and `--resume ID` finishes it |
+
+When several apply, the order is 2 > 3 > 4 > 1. A target on a measure with no value (n/a) is
+missed when the user set it (a suite's `targets:`, `--fail-under`); a seed's own target on a
+measure with nothing to measure (no conflict case) is not applicable.
+"""
+
+from __future__ import annotations
+
+from memgauge.data.records import TargetCheck
+from memgauge.runs.engine import RunReport
+
+__all__ = [
+    "EXIT_DATA",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_SUBJECT",
+    "EXIT_TARGET",
+    "EXIT_UNAVAILABLE",
+    "exit_code",
+    "missed_targets",
+]
+
+EXIT_OK = 0
+EXIT_TARGET = 1
+EXIT_DATA = 2
+EXIT_UNAVAILABLE = 3
+EXIT_SUBJECT = 4
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+def missed_targets(report: RunReport) -> list[TargetCheck]:
+    """The enforced targets the run missed."""
+    out = []
+    for t in report.summary.targets:
+        if not t.enforced:
+            continue
+        if t.met is False or (t.met is None and not t.source.startswith("seed")):
+            out.append(t)
+    return out
+
+
+def exit_code(report: RunReport) -> int:
+    """The run's exit code by the policy above (bad input never gets this far: it raises)."""
+    if report.unavailable or report.judge_unreachable:
+        return EXIT_UNAVAILABLE
+    if report.status == "failed":
+        return EXIT_SUBJECT
+    if report.status == "cancelled":
+        return EXIT_INTERRUPTED
+    if missed_targets(report):
+        return EXIT_TARGET
+    return EXIT_OK

@@ -1,0 +1,111 @@
+"""A run's summary, always recomputed from its stored item records: counts, per evaluator means,
+every task's aggregates, and the targets beside them, decided by the one rule.
+
+Targets come from three places: the seeds' targets written beside their aggregates (enforced
+unless `seed_targets=False`, i.e. `--no-targets`; seed 002's agent-memory targets are only
+shown), a suite task's `targets:`, and `--fail-under` (checked against the names the run has: a
+typo is a usage error).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from memgauge.aggregates import Target
+from memgauge.aggregates.mean import summarize_items
+from memgauge.aggregates.targets import By, Requirement, check_targets, parse_target
+from memgauge.data.records import ItemRecord, RunSummary
+from memgauge.runs.plan import PlannedTask
+from memgauge.runs.suite import Suite
+
+__all__ = ["requirements_of", "subjects_of", "summarize_run"]
+
+
+def subjects_of(task: PlannedTask, suite: Suite) -> list[str]:
+    """The subjects that run `task`, in suite order."""
+    return list(task.spec.subjects or suite.subjects)
+
+
+def requirements_of(
+    plan: Sequence[PlannedTask], suite: Suite, *, seed_targets: bool = True
+) -> list[Requirement]:
+    """The targets a run is held to: each aggregate's own and each task's `targets:`."""
+    out: list[Requirement] = []
+    for task in plan:
+        view = task.view(subjects_of(task, suite), suite.seed)
+        for agg in task.aggregates:
+            for t in agg.targets(view):
+                enforced = t.enforced and seed_targets
+                target = Target(t.measure, t.op, t.value, t.source, enforced)
+                out.append(Requirement(t.measure, target, task=task.spec.name))
+        for name, raw in (task.spec.targets or {}).items():
+            op, value = parse_target(raw, where=f"tasks.{task.spec.name}.targets.{name}")
+            target = Target(name, op, value, f"suite task {task.spec.name!r}")
+            out.append(Requirement(name, target, task=task.spec.name))
+    return out
+
+
+def summarize_run(
+    items: Sequence[ItemRecord],
+    plan: Sequence[PlannedTask],
+    suite: Suite,
+    *,
+    fail_under: Iterable[Requirement] = (),
+    by: By = "point",
+    seed_targets: bool = True,
+    setup_seconds: Mapping[tuple[str, str], float] | None = None,
+    llm_usage: Mapping[str, Any] | None = None,
+) -> RunSummary:
+    """The summary of a run whose records are `items`."""
+    labels = {t.spec.name: [label for label, _e, _w in t.evaluators] for t in plan}
+    counts, tasks, evaluators = summarize_items(items, labels, seed=suite.seed)
+    by_task: dict[str, dict[str, list[ItemRecord]]] = {}
+    for it in sorted(items, key=lambda r: (r.task, r.subject, r.seq)):
+        by_task.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
+    aggregates = []
+    for task in plan:
+        subjects = subjects_of(task, suite)
+        view = task.view(
+            subjects,
+            suite.seed,
+            setup_seconds={s: (setup_seconds or {}).get((s, task.spec.name)) for s in subjects},
+            specs={s: suite.subjects.get(s, {}) for s in subjects},
+        )
+        for agg in task.aggregates:
+            aggregates.append(agg.compute(view, by_task.get(task.spec.name, {})))
+    summary = RunSummary(
+        n_items=sum(counts.values()),
+        n_completed=counts["completed"],
+        n_failed=counts["failed"],
+        n_queued=counts["queued"],
+        failure_rate=counts["failed"] / sum(counts.values()) if sum(counts.values()) else None,
+        tasks=tasks,
+        evaluators=evaluators,
+        aggregates=aggregates,
+        llm_usage=dict(llm_usage or {}),
+    )
+    _align_evaluators(summary)
+    measures = summary.measures()
+    summary.targets = check_targets(
+        measures, requirements_of(plan, suite, seed_targets=seed_targets), by=by
+    )
+    summary.targets += check_targets(measures, fail_under, by=by, strict_names=True)
+    return summary
+
+
+def _align_evaluators(summary: RunSummary) -> None:
+    """An evaluator whose label an aggregate also measures (a retrieval evaluator `nDCG@10`
+    beside the IR aggregate) shows the aggregate's CI, so that one number has one interval."""
+    found = {(m.subject, m.task, m.name): m for agg in summary.aggregates for m in agg.measures}
+    for e in summary.evaluators:
+        m = found.get((e.subject, e.task, e.evaluator))
+        if (
+            m is not None
+            and m.value is not None
+            and e.mean is not None
+            and m.n_scored == e.n_scored
+            and math.isclose(m.value, e.mean, rel_tol=1e-12, abs_tol=1e-15)
+        ):
+            e.ci_low, e.ci_high = m.ci_low, m.ci_high

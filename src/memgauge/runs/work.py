@@ -1,0 +1,248 @@
+"""The work of one item, as functions of plain data: ask a subject (its built instance), score the
+answer with the task's evaluators, and give back an `ItemRecord`; and fill a memory subject for a
+group of items. Nothing here records or schedules: `engine` does.
+
+How a subject is asked depends on the task:
+
+- retrieval: `search(input, k, session=...)`; the output is the ranked hits (id, rank, text,
+  score, channels, channel ranks). A query with a session context is also searched without it
+  (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
+  search is ignored;
+- expected-output / script: an agent's `answer(input, history=...)`, or a memory's top `k` hit
+  texts, one per line;
+- extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
+  function), the memory after the conversation;
+- operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
+- a recorded subject (outputs captured in production) gives the item's recorded output.
+
+Every failure is data: an attempt that raises becomes a `Failure` and the item is retried up to
+the task's `retries`; an item with no answer is `failed`, never scored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memgauge.data.models import Memory, Turn
+from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
+from memgauge.errors import SubjectError
+from memgauge.runs.plan import PlannedItem, PlannedTask
+from memgauge.scorers import EvalContext, Score
+from memgauge.subjects.protocol import Hit
+
+__all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
+
+
+def hit_record(hit: Hit) -> dict[str, Any]:
+    """A hit as the store keeps it."""
+    out: dict[str, Any] = {"id": hit.id, "rank": hit.rank, "text": hit.text, "score": hit.score}
+    if hit.channels:
+        out["channels"] = list(hit.channels)
+    if hit.channel_ranks:
+        out["channel_ranks"] = dict(hit.channel_ranks)
+    return out
+
+
+def _method(subject: Any, name: str) -> Callable[..., Any]:
+    method = getattr(subject, name, None)
+    if callable(method):
+        return method  # type: ignore[no-any-return]
+    if callable(subject) and not isinstance(subject, type):
+        return subject  # type: ignore[no-any-return]
+    raise SubjectError(
+        f"{type(subject).__name__} has no {name}(); a python: factory must return an object "
+        f"with {name}(...) or a function taking the same arguments"
+    )
+
+
+def _timed(call: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    t0 = time.perf_counter()
+    out = call()
+    return out, {"total": (time.perf_counter() - t0) * 1000}
+
+
+def ask(
+    subject: Any, answers: bool, task: PlannedTask, item: PlannedItem
+) -> tuple[Any, dict[str, float], dict[str, Any]]:
+    """The subject's output for one item, its latencies, and anything else the call gave."""
+    spec = task.spec
+    recorded = getattr(subject, "recorded_output", None)
+    if callable(recorded):
+        return recorded(item.id), {}, {}
+    if spec.kind == "extraction":
+        case = item.input
+        conversation = [Turn.model_validate(t) for t in case["conversation"]]
+        extract = _method(subject, "extract")
+        out, latency = _timed(lambda: extract(conversation, list(case["existing_memory"])))
+        return out, latency, {}
+    if spec.kind == "operations":
+        case = item.input
+        decide = _method(subject, "decide")
+        out, latency = _timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
+        return out, latency, {}
+    if spec.kind != "retrieval" and answers:
+        answer = subject.answer(item.input, history=item.history)
+        return answer.text, dict(answer.latency_ms), {}
+    result = subject.search(item.input, spec.k, session=item.session)
+    if spec.kind != "retrieval":
+        return "\n".join(h.text for h in result.hits), dict(result.latency_ms), {}
+    extra: dict[str, Any] = {}
+    if item.session is not None:
+        try:
+            plain = subject.search(item.input, spec.k, session=None)
+        except Exception:  # the personalization baseline is optional; the item is not
+            pass
+        else:
+            extra["without_session"] = [h.id for h in plain.hits]
+    return [hit_record(h) for h in result.hits], dict(result.latency_ms), extra
+
+
+def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:
+    return ItemRecord(
+        subject=subject,
+        task=task.spec.name,
+        item_id=item.id,
+        category=item.category,
+        **fields,
+    )
+
+
+def failed_item(
+    task: PlannedTask,
+    subject: str,
+    item: PlannedItem,
+    failure: Failure,
+    *,
+    duration_ms: float | None = None,
+) -> ItemRecord:
+    """An item that could not be answered (set-up failed, subject unavailable, timed out)."""
+    return _record(
+        task,
+        subject,
+        item,
+        status="failed",
+        attempts=failure.attempt,
+        failures=[failure],
+        finished_at=utc_now(),
+        duration_ms=duration_ms,
+    )
+
+
+def answer_item(
+    subject: Any, name: str, answers: bool, task: PlannedTask, item: PlannedItem
+) -> tuple[ItemRecord, float]:
+    """Ask the subject (with the task's retries): the record so far (status `queued` when
+    answered, `failed` when every attempt failed) and the start time (perf_counter).
+    Never raises: failures are data."""
+    t0 = time.perf_counter()
+    started = utc_now()
+    failures: list[Failure] = []
+    for attempt in range(1, task.spec.retries + 2):
+        try:
+            output, latency, extra = ask(subject, answers, task, item)
+        except Exception as exc:
+            failures.append(Failure.of("subject", exc, attempt))
+            continue
+        return (
+            _record(
+                task,
+                name,
+                item,
+                attempts=attempt,
+                output=output,
+                latency_ms=latency,
+                extra=extra,
+                failures=failures,
+                started_at=started,
+            ),
+            t0,
+        )
+    record = _record(
+        task,
+        name,
+        item,
+        status="failed",
+        attempts=len(failures),
+        failures=failures,
+        started_at=started,
+        finished_at=utc_now(),
+        duration_ms=(time.perf_counter() - t0) * 1000,
+    )
+    return record, t0
+
+
+def _score_record(label: str, score: Score) -> ScoreRecord:
+    detail = dict(score.detail)
+    raw = detail.pop("raw_reply", None)
+    fallback = bool(detail.get("fallback"))
+    return ScoreRecord(
+        evaluator=label,
+        value=score.value,
+        passed=score.passed,
+        reason=score.reason,
+        error=score.error,
+        fallback=fallback,
+        detail=detail,
+        raw_reply=None if raw is None else str(raw),
+    )
+
+
+def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: float) -> ItemRecord:
+    """Score an answered record with every evaluator of the task; a failed one passes through.
+
+    The combined score needs every evaluator: a missing verdict is never averaged in as 0, and
+    an opt-in fallback value (a judge that failed) is never part of it.
+    """
+    if record.status == "failed":
+        return record
+    ctx = EvalContext(
+        output=record.output,
+        expected=item.expected,
+        input=item.input,
+        metadata={
+            "item_id": item.id,
+            "task": task.spec.name,
+            "subject": record.subject,
+            **item.metadata,
+        },
+    )
+    scores: list[ScoreRecord] = []
+    failures = list(record.failures)
+    total, weights, all_scored = 0.0, 0.0, True
+    for label, evaluator, weight in task.evaluators:
+        try:
+            score = evaluator.evaluate(ctx)
+        except Exception as exc:
+            score = Score.failure(f"{type(exc).__name__}: {exc}")
+        verdict = _score_record(label, score)
+        if verdict.error is not None or verdict.value is None:
+            all_scored = False
+            failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)
+            failures.append(failure.model_copy(update={"kind": label}))
+        elif verdict.fallback:
+            all_scored = False
+        else:
+            total += weight * verdict.value
+            weights += weight
+        scores.append(verdict)
+    return record.model_copy(
+        update={
+            "status": "completed",
+            "scores": scores,
+            "failures": failures,
+            "score": total / weights if all_scored and weights else None,
+            "finished_at": utc_now(),
+            "duration_ms": (time.perf_counter() - t0) * 1000,
+        }
+    )
+
+
+def fill_memory(subject: Any, memories: Sequence[Memory]) -> None:
+    """Reset a memory subject and ingest `memories` (then flush, when it can)."""
+    subject.reset()
+    subject.ingest(memories)
+    flush = getattr(subject, "flush", None)
+    if callable(flush):
+        flush()

@@ -1,0 +1,145 @@
+"""From a gate's regressions to failure memories (seed 000's eval-to-learning): which items
+failed, what the scorer saw, and the memory that keeps it for future prompts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memgauge._util.home import memgauge_home
+from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label
+from memgauge.subjects.parse import one_spec
+from memgauge.subjects.specs import build_subject
+from memgauge.track.gate import GateResult
+from memgauge.track.learning import failure_memory
+
+__all__ = ["failing_items", "kinds_of", "learn_from", "learnings_memory", "learnings_path"]
+
+
+def kinds_of(run: RunRecord) -> dict[tuple[str, str], str]:
+    """(task, evaluator label) -> evaluator name, from the suite the run recorded."""
+    out: dict[tuple[str, str], str] = {}
+    for task in run.suite.get("tasks", []):
+        raw = task.get("evaluators", [])
+        parsed = [
+            EvaluatorEntry.model_validate(e if isinstance(e, dict) and "spec" in e else {"spec": e})
+            for e in raw
+        ]
+        for e in parsed:
+            spec = e.spec
+            name = spec if isinstance(spec, str) else next(iter(spec))
+            out[(task["name"], evaluator_label(e, parsed))] = str(name)
+    return out
+
+
+def _evaluator_for(items: Sequence[ItemRecord], measure: str) -> str | None:
+    """The evaluator behind a measure: itself when it is an evaluator's label, else the one
+    verdict the task's items carry (an aggregate's number, e.g. extraction precision)."""
+    labels = {s.evaluator for it in items for s in it.scores}
+    if measure in labels:
+        return measure
+    return next(iter(sorted(labels)), None)
+
+
+def failing_items(items: Sequence[ItemRecord], evaluator: str, n: int = 3) -> list[ItemRecord]:
+    """Up to `n` items the evaluator failed, worst first: judged not passed, or errored, or
+    (for an evaluator with no pass/fail) scored below its mean over the run."""
+    scored: list[tuple[ItemRecord, ScoreRecord]] = []
+    for r in items:
+        sc = r.verdict(evaluator)
+        if sc is not None:
+            scored.append((r, sc))
+    values = [sc.value for _r, sc in scored if sc.value is not None]
+    mean = sum(values) / len(values) if values else None
+
+    def failed(sc: ScoreRecord) -> bool:
+        if sc.error is not None or sc.value is None:
+            return True
+        if sc.passed is not None:
+            return not sc.passed
+        return mean is not None and sc.value < mean
+
+    bad = [(r, sc) for r, sc in scored if failed(sc)]
+    bad.sort(key=lambda pair: -1.0 if pair[1].value is None else float(pair[1].value))
+    return [r for r, _sc in bad[:n]]
+
+
+def learnings_path(path: Path | None = None) -> Path:
+    """Where failure memories go by default: `MEMGAUGE_HOME/learnings.db`."""
+    return path or memgauge_home() / "learnings.db"
+
+
+def learnings_memory(path: Path | None = None, into: str | None = None) -> Any:
+    """The memory that holds failure memories: the subject `into` names (any `memgauge
+    evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
+    memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
+    if into is not None:
+        return build_subject(one_spec(into, "--learn-into"))
+    where = learnings_path(path)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    return build_subject(
+        {"reference": {"mode": "lexical", "path": str(where), "namespace": "learnings"}}
+    )
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def learn_from(
+    result: GateResult,
+    run: RunRecord,
+    items: Sequence[ItemRecord],
+    memory: Any,
+) -> int:
+    """Store one failure memory per regressed measure of `result` in `memory` (skipping those
+    it already holds); the number stored."""
+    regressed = [c for c in result.checks if c.regressed]
+    if not regressed:
+        return 0
+    measures = (
+        {(m.subject, m.task, m.name): m for m in run.summary.measures()} if run.summary else {}
+    )
+    memories = []
+    for c in regressed:
+        mine = [r for r in items if (r.subject, r.task) == (c.subject, c.task)]
+        evaluator = _evaluator_for(mine, c.evaluator)
+        failing = failing_items(mine, evaluator) if evaluator else []
+        m = measures.get((c.subject, c.task, c.evaluator))
+        pass_rate = next(
+            (
+                e.pass_rate
+                for e in (run.summary.evaluators if run.summary else [])
+                if (e.subject, e.task, e.evaluator) == (c.subject, c.task, c.evaluator)
+            ),
+            None,
+        )
+        context = (
+            f"{c.evaluator}: mean {_fmt(m.value if m else None)} over "
+            f"{m.n_scored if m else 0} items, {m.n_failed if m else 0} failed; pass rate "
+            f"{_fmt(pass_rate)}"
+        )
+        memories.append(
+            failure_memory(
+                c,
+                suite=result.suite,
+                run_id=result.run_id,
+                scorer_context=context,
+                failing=[
+                    {
+                        "item_id": f.item_id,
+                        "input": f.input.get("text", f.input),
+                        "expected": f.expected,
+                        "output": f.output,
+                    }
+                    for f in failing
+                ],
+            )
+        )
+    known = {m.id for m in memory.dump()}
+    fresh = [m for m in memories if m.id not in known]
+    if fresh:
+        memory.ingest(fresh)
+    return len(fresh)
