@@ -560,7 +560,8 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
     conn.close()
     with SuiteRunStore(db) as store:
         run = store.get_run("r1")
-        assert run is not None and run.summary is not None
+        assert run is not None
+        assert run.summary is not None
         assert (run.kind, run.status, run.suite_name) == ("evaluate", "completed", "evaluate:demo")
         agg = run.summary.aggregate("ir")
         assert agg is not None
