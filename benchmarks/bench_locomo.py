@@ -10,15 +10,17 @@ once; vectors are cached under MEMGAUGE_HOME/embeddings, so later runs are fast.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from memgauge.runs.retrieval import RetrievalEvalConfig, SystemEntry, evaluate_retrieval
 
+from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge.data.importers import import_locomo
 from memgauge.embed import CachedEmbedder, MiniLMEmbedder
+from memgauge.report import retrieval_result
 from memgauge.subjects.reference import ReferenceMemory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,9 +60,8 @@ def main() -> None:
         f"p99 {np.percentile(a, 99):.2f} ms"
     )
 
-    systems = [
-        SystemEntry("lexical", {"reference": {"mode": "lexical"}}, ReferenceMemory.in_memory)
-    ]
+    # the one run engine (what `memgauge evaluate` runs), every query recorded in memory
+    systems: dict[str, object] = {"lexical": ReferenceMemory.in_memory()}
     if not args.no_dense:
         t = time.perf_counter()
         emb = CachedEmbedder(MiniLMEmbedder(), memgauge_home() / "embeddings")
@@ -68,27 +69,24 @@ def main() -> None:
         print(
             f"embedding turns + questions (cache misses {emb.misses}): {time.perf_counter() - t:.1f} s"
         )
-        systems += [
-            SystemEntry(
-                "dense",
-                {"reference": {"mode": "dense"}},
-                lambda: ReferenceMemory.in_memory("dense", emb),
-            ),
-            SystemEntry(
-                "hybrid",
-                {"reference": {"mode": "hybrid"}},
-                lambda: ReferenceMemory.in_memory("hybrid", emb),
-            ),
-        ]
+        systems["dense"] = ReferenceMemory.in_memory("dense", emb)
+        systems["hybrid"] = ReferenceMemory.in_memory("hybrid", emb)
     t = time.perf_counter()
-    result = evaluate_retrieval(
-        ds,
-        systems,
-        RetrievalEvalConfig(
-            measures=("Recall@5", "Recall@10", "Recall@25"), k=25, n_resamples=1000
-        ),
+    with tempfile.TemporaryDirectory() as tmp:
+        # as `memgauge evaluate` does: every query recorded in a SQLite store as it finishes
+        report = api.evaluate(
+            ds,
+            systems,
+            measures=("Recall@5", "Recall@10", "Recall@25"),
+            k=25,
+            resamples=1000,
+            store=Path(tmp) / "results.db",
+        )
+    result = retrieval_result(report.run)
+    print(
+        f"evaluation through the run engine (per-conversation corpora, as the paper; every "
+        f"query recorded in SQLite): {time.perf_counter() - t:.1f} s"
     )
-    print(f"evaluation (per-conversation corpora, as the paper): {time.perf_counter() - t:.1f} s")
     print("\n| search | R@5 | R@10 | R@25 | n |")
     print("|---|---:|---:|---:|---:|")
     for s in result.systems:

@@ -53,6 +53,8 @@ from memgauge.scorers.audit import AuditMatch
 from memgauge.store.llm_cache import SQLiteResponseCache
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.parse import one_spec, parse_system, write_path_spec
+from memgauge.subjects.protocol import Agent, MemorySystem
+from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.specs import build_subject
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, sparkline
 from memgauge.track.learning import relevant_learnings
@@ -225,9 +227,15 @@ def _system_specs(
 def _build(live: Mapping[str, object]) -> Callable[[dict[str, Any]], Any]:
     def build(spec: dict[str, Any]) -> Any:
         ((kind, args),) = spec.items()
-        if kind == "live":
-            return live[str(args["name"])]
-        return build_subject(spec)
+        if kind != "live":
+            return build_subject(spec)
+        name = str(args["name"])
+        obj = live[name]
+        # memgauge's own subjects speak the protocol; anything else gets the python: adapter
+        # (hits as dicts or ids, session passed only when search takes it, calls timed)
+        if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
+            return obj
+        return PythonSubject.wrap(obj, name)
 
     return build
 

@@ -1,8 +1,10 @@
 """Entry point: the command group, lazy command loading, and the one place errors become exit codes.
 
-Exit codes: 0 success; 1 the evaluation ran and found a failing gate or result; 2 a user mistake
-(bad flag, malformed file: the message names the file, line or field); 3 an optional capability is
-unavailable; 4 the subject under test failed; 70 an internal error (a bug: the traceback is shown).
+Exit codes (the README's table; evaluating commands return theirs by `memgauge.runs.outcome`):
+0 success; 1 a target missed or a gate failed; 2 a user mistake (bad flag, malformed file: the
+message names the file, line or field; nothing half-written); 3 something needed is unavailable
+(an optional capability, an unreachable endpoint); 4 the subject under test failed; 70 an
+internal error (a bug in memgauge: the traceback is shown); 130 interrupted (resumable).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from typing import Any
 
 import click
@@ -30,6 +33,8 @@ __all__ = ["EXIT_DATA", "cli", "main"]
 EXIT_DATA = 2
 EXIT_UNAVAILABLE = 3
 EXIT_SUBJECT = 4
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
 
 # command name -> (module, attribute). Loaded on demand so `memgauge --help` stays fast.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             return code
     except click.exceptions.Abort:
         _echo_err("aborted")
-        return 130
+        return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
@@ -124,12 +129,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_DATA
     except KeyboardInterrupt:
         _echo_err("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `memgauge metrics ... | head`: the reader went away; not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception:
+        # a bug in memgauge, never a user mistake: the traceback is for the bug report, and
+        # the exit code can never be confused with a missed target (1) or bad input (2)
+        _echo_err(traceback.format_exc())
+        _echo_err(
+            f"internal error in memgauge {__version__} (a bug, not your input): please report it"
+            " with the traceback above"
+        )
+        return EXIT_INTERNAL
     return 0
 
 

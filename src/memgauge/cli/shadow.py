@@ -37,6 +37,8 @@ def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> N
             n: {**summarize_shadow(store.shadow_rows(n)), "n_errors": store.shadow_errors(n)}
             for n in names
         }
+        for n in names:
+            store.project(n)  # seed 002's eval_results row of the experiment (run_type shadow)
     if as_json:
         click.echo(json.dumps(out))
         return

@@ -178,11 +178,12 @@ class OperationChecks:
         similar = similarity_check(case, decision)
         if similar is not None:
             checks["similarity"] = {"passed": similar[0], "reason": similar[1]}
-        raw = None
+        raw, llm_error = None, None
         if self.judge:
             judged = self._judge(case, decision)
             if judged is not None:
                 raw = judged.pop("raw_reply", None)
+                llm_error = judged.pop("llm_error_kind", None)
                 checks["merge-quality"] = judged
         decided = [bool(v["passed"]) for v in checks.values() if v.get("passed") is not None]
         failed = [n for n, v in checks.items() if v.get("passed") is False]
@@ -197,6 +198,8 @@ class OperationChecks:
                 "decision": {k: v for k, v in decision.items() if k != "raw"},
                 "checks": checks,
                 **({"raw_reply": raw} if raw is not None else {}),
+                # an unreachable judge endpoint makes the run exit 3
+                **({"llm_error_kind": llm_error} if llm_error is not None else {}),
             },
         )
 
@@ -216,7 +219,11 @@ class OperationChecks:
             )
         )
         if score.error is not None or score.value is None:
-            return {"passed": None, "error": score.error or "no verdict"}
+            return {
+                "passed": None,
+                "error": score.error or "no verdict",
+                "llm_error_kind": score.detail.get("llm_error_kind"),
+            }
         return {
             "passed": bool(score.passed),
             "value": score.value,

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
-from memgauge.store.seed_rows import metric_family
+from memgauge.store.seed_rows import ab_test_eval_row, metric_family, replace_eval_results
 
 __all__ = ["STATUSES", "ABTestStore"]
 
@@ -156,6 +156,14 @@ class ABTestStore(SQLiteStore):
                     name,
                 ),
             )
+            self._project(name)
+
+    def _project(self, name: str) -> None:
+        """The test's `eval_results` row (run_type ab_test), in the caller's transaction."""
+        test = self.get(name)
+        if test is not None:
+            row = ab_test_eval_row(test, self.pairs(name), str(test["updated_at"]))
+            replace_eval_results(self._conn, str(row["run_id"]), [row])
 
     def set_status(self, name: str, status: str) -> None:
         """Set the status; `graduated_at` is the time it first graduated, and is cleared if
@@ -170,6 +178,7 @@ class ABTestStore(SQLiteStore):
                 " WHERE feature_id = ?",
                 (status, now, status, now, name),
             )
+            self._project(name)
 
     def pairs(self, name: str) -> list[dict[str, Any]]:
         """The test's pairs in order."""

@@ -27,10 +27,13 @@ from typing import Any
 __all__ = [
     "EVAL_RESULTS_COLUMNS",
     "SHADOW_COLUMNS",
+    "ab_test_eval_row",
     "eval_results_rows",
     "insert_eval_results",
     "insert_shadow_row",
     "metric_family",
+    "replace_eval_results",
+    "shadow_eval_row",
     "shadow_row",
 ]
 
@@ -231,3 +234,89 @@ def insert_shadow_row(
         f" VALUES ({', '.join('?' * len(SHADOW_COLUMNS))})",
         values,
     )
+
+
+_COLUMN_OF = {name: col for col, name in _IR.items()}
+
+
+def replace_eval_results(
+    conn: sqlite3.Connection, run_id: str, rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """Replace the `eval_results` rows of `run_id` (in the caller's transaction)."""
+    conn.execute("DELETE FROM eval_results WHERE run_id = ?", (run_id,))
+    conn.executemany(
+        f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
+        f" VALUES ({', '.join('?' * len(EVAL_RESULTS_COLUMNS))})",
+        [tuple(r.get(c) for c in EVAL_RESULTS_COLUMNS) for r in rows],
+    )
+
+
+def ab_test_eval_row(
+    test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], created_at: str
+) -> dict[str, Any]:
+    """An A/B test as one `eval_results` row (`run_type` ab_test, `feature_id` the test): the
+    treatment's mean of the test's metric in its column (`mrr_at_10` for RR@10 ...), the paired
+    delta against the control, the sample count; `is_significant` is the SPRT's decision (1
+    treatment better, 0 no difference, NULL still running). An SPRT has no p-value: NULL."""
+    row: dict[str, Any] = dict.fromkeys(EVAL_RESULTS_COLUMNS)
+    name, metric = str(test["feature_id"]), str(test["metric"])
+    n = len(pairs)
+    treatment = [float(p["treatment"]) for p in pairs]
+    control = [float(p["control"]) for p in pairs]
+    delta = (sum(treatment) - sum(control)) / n if n else None
+    column = _COLUMN_OF.get(metric)
+    if column is not None and n:
+        row[column] = sum(treatment) / n
+    family = metric_family(metric)
+    decision = (test.get("state") or {}).get("decision")
+    latencies = [
+        float(p["treatment_latency_ms"]) for p in pairs if p.get("treatment_latency_ms") is not None
+    ]
+    row.update(
+        run_id=f"ab:{name}",
+        run_type="ab_test",
+        feature_id=name,
+        system="treatment",
+        query_count=n,
+        control_system="control",
+        mrr_delta=delta if family == "mrr" else None,
+        ndcg_delta=delta if family == "ndcg" else None,
+        avg_latency_ms=sum(latencies) / len(latencies) if latencies else None,
+        is_significant={"treatment_better": 1, "no_difference": 0}.get(str(decision)),
+        created_at=created_at,
+        per_query_results=json.dumps(
+            [
+                {"query_id": p["query_id"], "control": p["control"], "treatment": p["treatment"]}
+                for p in pairs
+            ],
+            sort_keys=True,
+        ),
+    )
+    return row
+
+
+def shadow_eval_row(
+    experiment: str, rows: Sequence[Mapping[str, Any]], created_at: str
+) -> dict[str, Any]:
+    """A shadow experiment as one `eval_results` row (`run_type` shadow, `feature_id` the
+    experiment): mean MRR and nDCG deltas over the judged comparisons, the treatment's mean
+    latency, the number of comparisons."""
+    row: dict[str, Any] = dict.fromkeys(EVAL_RESULTS_COLUMNS)
+
+    def mean(key: str) -> float | None:
+        values = [float(r[key]) for r in rows if r.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    row.update(
+        run_id=f"shadow:{experiment}",
+        run_type="shadow",
+        feature_id=experiment,
+        system="treatment",
+        query_count=len(rows),
+        control_system="control",
+        mrr_delta=mean("mrr_delta"),
+        ndcg_delta=mean("ndcg_delta"),
+        avg_latency_ms=mean("treatment_latency_ms"),
+        created_at=created_at,
+    )
+    return row

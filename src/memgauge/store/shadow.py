@@ -9,7 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.store.connection import SQLiteStore
-from memgauge.store.seed_rows import SHADOW_KEYS, insert_shadow_row, shadow_row
+from memgauge.store.seed_rows import (
+    SHADOW_KEYS,
+    insert_shadow_row,
+    replace_eval_results,
+    shadow_eval_row,
+    shadow_row,
+)
 
 __all__ = ["ShadowStore"]
 
@@ -57,3 +63,14 @@ class ShadowStore(SQLiteStore):
                     "SELECT DISTINCT feature_id FROM eval_shadow_runs ORDER BY 1"
                 )
             ]
+
+    def project(self, experiment: str) -> None:
+        """Summarize `experiment` into seed 002's `eval_results` (one row, run_type shadow):
+        done when its summary is read, off the recording path."""
+        rows = self.shadow_rows(experiment)
+        with self._lock, self._conn:
+            replace_eval_results(
+                self._conn,
+                f"shadow:{experiment}",
+                [shadow_eval_row(experiment, rows, datetime.now(UTC).isoformat())],
+            )

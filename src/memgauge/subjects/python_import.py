@@ -95,12 +95,16 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
 
-    def __init__(self, target: str, kwargs: Mapping[str, Any] | None = None) -> None:
-        factory = load_target(target)
-        try:
-            self.obj = factory(**dict(kwargs or {}))
-        except TypeError as exc:
-            raise UsageError(f"python subject {target!r}: {exc}") from None
+    def __init__(
+        self, target: str, kwargs: Mapping[str, Any] | None = None, *, obj: Any = None
+    ) -> None:
+        if obj is None:
+            factory = load_target(target)
+            try:
+                obj = factory(**dict(kwargs or {}))
+            except TypeError as exc:
+                raise UsageError(f"python subject {target!r}: {exc}") from None
+        self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))
         self._function = callable(self.obj) and not any(
@@ -119,6 +123,11 @@ class PythonSubject:
         # pass session context only to a search that takes it
         self._takes_session = self._memory and _accepts(self.obj.search, "session")
         self._takes_history = self._answers and _accepts(self.obj.answer, "history")
+
+    @classmethod
+    def wrap(cls, obj: Any, name: str) -> PythonSubject:
+        """A live object (made in the caller's code) behind the same adapter as a factory's."""
+        return cls(name, obj=obj)
 
     @property
     def capabilities(self) -> Capabilities:

@@ -1,0 +1,82 @@
+"""The public Python API: exactly the curated names, each of them importable, and the README's
+example runs as written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memgauge
+from memgauge.api import save_dataset
+from memgauge.data.demo import demo_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PUBLIC = {
+    "DataError",
+    "Failure",
+    "ItemRecord",
+    "MeasureValue",
+    "MemgaugeError",
+    "Problem",
+    "RunRecord",
+    "RunReport",
+    "RunSummary",
+    "ScoreRecord",
+    "TargetCheck",
+    "UnavailableError",
+    "UsageError",
+    "__version__",
+    "evaluate",
+    "load_dataset",
+    "read_run",
+    "relevant_learnings",
+    "run_suite",
+}
+
+
+def test_the_public_names_are_exactly_these() -> None:
+    assert set(memgauge.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(memgauge, name) is not None
+    with pytest.raises(AttributeError):
+        memgauge.not_a_name  # noqa: B018
+
+
+def test_importing_memgauge_loads_no_engine() -> None:
+    code = "import sys, memgauge; print(sorted(m for m in sys.modules if m.startswith('memgauge')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "memgauge.api" not in out
+    assert "memgauge.runs" not in out
+
+
+def _readme_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Python API") :]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "the README's Python API section has no python block"
+    return match.group(1)
+
+
+def test_the_readme_example_runs(tmp_path: Path) -> None:
+    example = _readme_example()
+    assert len(example.strip().splitlines()) <= 20
+    save_dataset(demo_dataset(), tmp_path / "memgauge-demo" / "dataset")
+    out = subprocess.run(
+        [sys.executable, "-c", example],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert any(line.startswith("mine ") for line in lines), out.stdout
+    assert any(line.startswith("lexical ") for line in lines), out.stdout

@@ -1,0 +1,178 @@
+"""Every evaluating command is a recorded run that resumes after kill -9: `evaluate`,
+`extraction`, `operations` and `audit` are killed mid-run, then finished with `--resume ID`;
+nothing recorded before the kill is done again and the finished run is complete."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.llm import FakeOpenAIServer
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SUBJECTS = DATA / "subjects"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+
+def _finished(db: Path) -> tuple[str | None, int]:
+    if not db.exists():
+        return None, 0
+    try:
+        with sqlite3.connect(db, timeout=10) as conn:
+            row = conn.execute("SELECT run_id FROM suite_runs").fetchone()
+            if row is None:
+                return None, 0
+            (n,) = conn.execute(
+                "SELECT COUNT(*) FROM suite_run_items WHERE status IN ('completed', 'failed')"
+            ).fetchone()
+            return str(row[0]), int(n)
+    except sqlite3.OperationalError:  # the schema is being created
+        return None, 0
+
+
+def _kill_after(args: list[str], db: Path, at_least: int, env: dict[str, str]) -> str:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge.cli.main", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            run_id, n = _finished(db)
+            if run_id is not None and n >= at_least:
+                break
+            if proc.poll() is not None:
+                raise AssertionError(f"it ended before the kill: {proc.communicate()[1]!r}")
+            time.sleep(0.05)
+        else:
+            raise AssertionError("no progress within 2 minutes")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    assert run_id is not None
+    return run_id
+
+
+def _check(db: Path, run_id: str, before: int, n_items: int) -> None:
+    with sqlite3.connect(db) as conn:
+        status, kind = conn.execute(
+            "SELECT status, kind FROM suite_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        attempts = [r[0] for r in conn.execute("SELECT attempts FROM suite_run_items")]
+        (n_runs,) = conn.execute("SELECT COUNT(*) FROM suite_runs").fetchone()
+    assert status == "completed"
+    assert n_runs == 1  # the resume finished the same run
+    assert len(attempts) == n_items
+    assert all(a == 1 for a in attempts)  # nothing done twice
+    assert before < n_items
+    assert kind != "suite"
+
+
+Command = Callable[[Path, Path], tuple[list[str], int]]
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    path = os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **(extra or {})}
+
+
+def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = tmp_path / "r.db"
+    args = [
+        "evaluate",
+        str(data),
+        "-s",
+        "python:slow:SlowMemory@slow",
+        "-s",
+        "lexical",
+        "--store",
+        str(db),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+    ]
+    run_id = _kill_after(args, db, 5, _env())
+    before = _finished(db)[1]
+    sys.path.insert(0, str(SUBJECTS))
+    try:
+        assert main([*args, "--resume", run_id]) == 0
+    finally:
+        sys.path.remove(str(SUBJECTS))
+    _check(db, run_id, before, 2 * len(demo_dataset().qrels()))
+    assert (tmp_path / "out" / "result.json").exists()
+
+
+def test_extraction_and_operations_resume_after_kill_9(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    for command, cases, flag, target in (
+        ("extraction", DATA / "extraction" / "cases.json", "--extractor", "slow:SlowExtractor"),
+        ("operations", DATA / "operations" / "cases.json", "--decider", "slow:SlowDecider"),
+    ):
+        db = tmp_path / f"{command}.db"
+        args = [
+            command,
+            str(cases),
+            flag,
+            f"{{python: {{target: '{target}'}}}}",
+            "--store",
+            str(db),
+            "--no-targets",
+            "--concurrency",
+            "1",
+        ]
+        run_id = _kill_after(args, db, 2, _env())
+        before = _finished(db)[1]
+        assert main([*args, "--resume", run_id]) == 0
+        n = 10 if command == "extraction" else 9
+        _check(db, run_id, before, n)
+
+
+def test_audit_resumes_after_kill_9(
+    tmp_path: Path, llm_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SHARED / "memaudit-sample.json"
+    if not sample.is_file():
+        pytest.skip("../shared/datasets/memaudit-sample.json is not here")
+    llm_server.latency = 0.3
+    llm_server.respond(lambda payload: "I do not know.")
+    db = tmp_path / "r.db"
+    args = [
+        "audit",
+        str(sample),
+        "--agent",
+        "chat",
+        "--scoring",
+        "offline",
+        "--concurrency",
+        "1",
+        "--store",
+        str(db),
+        "--output",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
+    env = _env(
+        {"OPENAI_BASE_URL": llm_server.base_url, "OPENAI_API_KEY": "k", "MEMGAUGE_MODEL": "fake"}
+    )
+    run_id = _kill_after(args, db, 3, env)
+    before = _finished(db)[1]
+    llm_server.latency = 0.0
+    assert main([*args, "--resume", run_id]) in (0, 1)
+    _check(db, run_id, before, 14)

@@ -1,0 +1,56 @@
+"""Seed 002's `eval_results` is a projection of runs: `full` for evaluations (regression once
+gated), `ab_test` and `shadow` for the rows those commands make."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+
+def _rows(db: Path, run_type: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT run_id, run_type, feature_id, system, query_count, mrr_delta, ndcg_delta,"
+            " is_significant FROM eval_results WHERE run_type = ? ORDER BY system",
+            (run_type,),
+        ).fetchall()
+
+
+def test_evaluate_then_gate_then_ab_and_shadow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = tmp_path / "r.db"
+    args = ["evaluate", str(data), "-s", "lexical", "-s", "lexical:candidates=10@small"]
+    assert main([*args, "--store", str(db), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    run_id = json.loads((tmp_path / "out" / "result.json").read_text())["run_id"]
+    full = _rows(db, "full")
+    assert [(r[0], r[3]) for r in full] == [(run_id, "lexical"), (run_id, "small")]
+    assert main(["gate", run_id, "--store", str(db), "--no-learn"]) == 0
+    assert [r[3] for r in _rows(db, "regression")] == ["lexical", "small"]
+    assert _rows(db, "full") == []
+
+    assert (
+        main(["ab", "create", "t1", "--delta", "0.05", "--metric", "RR@10", "--store", str(db)])
+        == 0
+    )
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        "".join(
+            json.dumps({"query_id": f"q{i}", "control": 0.5, "treatment": 0.75}) + "\n"
+            for i in range(4)
+        )
+    )
+    assert main(["ab", "add", "t1", str(pairs), "--store", str(db)]) == 0
+    (ab,) = _rows(db, "ab_test")
+    assert ab[:5] == ("ab:t1", "ab_test", "t1", "treatment", 4)
+    assert ab[5] == pytest.approx(0.25)  # the paired MRR delta
+    capsys.readouterr()
