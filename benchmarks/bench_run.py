@@ -72,7 +72,7 @@ def bench_memgauge(n: int, concurrency: int) -> float:
         finally:
             sys.path.remove(str(root))
             sys.modules.pop("bench_subject", None)
-    assert report.summary["n_completed"] == n, report.summary
+    assert report.summary.n_completed == n, report.summary
     return elapsed
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics.single import score_one
 from memgauge.scorers.base import EvalContext, Score, register
 
 __all__ = ["RetrievalMeasure"]
@@ -74,8 +75,12 @@ class RetrievalMeasure:
                 return Score(value=0.0, reason="no judged memory is relevant: scored 0")
             return Score.failure("retrieval: no judged memory reaches the relevance threshold")
         cfg = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
-        ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg)
-        value = float(next(iter(ev.per_query.values()))[0])
+        quick = score_one(grades, ids, parse_measure(self.measure), cfg)
+        if quick is not None:
+            value = quick
+        else:
+            ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg)
+            value = float(next(iter(ev.per_query.values()))[0])
         if np.isnan(value):
             return Score.failure("retrieval: the measure is undefined for this item")
         return Score(value=value, reason=f"{parse_measure(self.measure)} = {value:.3f}")
