@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.probes.metrics import METRICS
 from memgauge.report._fmt import fmt_pct
 
-__all__ = ["LABELS", "write_audit"]
+__all__ = ["LABELS", "locomo_lines", "metric_lines", "source_lines", "write_audit"]
 
 LABELS = {
     "recall_accuracy": "Recall accuracy",
@@ -42,6 +42,25 @@ def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def locomo_lines(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(category, mean, n) rows of LoCoMo's own scoring, then the overall row."""
+
+    def row(name: str, c: Mapping[str, Any]) -> tuple[str, str, str]:
+        mean = "n/a" if c["mean"] is None else f"{c['mean']:.4f}"
+        n = f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else "")
+        return name, mean, n
+
+    rows = [row(name, c) for name, c in summary["by_category"].items()]
+    rows.append(row("overall", summary["overall"]))
+    return rows
+
+
+def source_lines(result: Mapping[str, Any]) -> list[str]:
+    """What the reader must know about how the dataset was read (LongMemEval's protocol)."""
+    protocol = result.get("protocol")
+    return [f"dataset read with {protocol}"] if protocol else []
+
+
 def _markdown(result: Mapping[str, Any]) -> str:
     lines = [
         f"# Memory audit: {result['dataset']}",
@@ -49,12 +68,17 @@ def _markdown(result: Mapping[str, Any]) -> str:
         f"- agent under test: {result['agent']}",
         f"- scoring: {result['scoring']}",
         f"- dataset format: {result['format']}; probes: {len(result['probes'])}",
+        *(f"- {line}" for line in source_lines(result)),
         f"- run: {result['run_id']} ({result['status']}), {result['timestamp']}",
         "",
         "| metric | value | 95% CI (Wilson) | n |",
         "|---|---:|---|---:|",
     ]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in metric_lines(result)]
+    locomo = result.get("locomo_qa")
+    if locomo:
+        lines += ["", f"## {locomo['label']}", "", "| category | mean | n |", "|---|---:|---:|"]
+        lines += [f"| {a} | {b} | {c} |" for a, b, c in locomo_lines(locomo)]
     for ptype in ("recall", "conflict", "temporal", "hallucination"):
         probes = [p for p in result["probes"] if p["type"] == ptype]
         if not probes:
