@@ -21,15 +21,16 @@ from memgauge.cli._systems import one_spec
 from memgauge.cli.run import RunProgressBar, sigterm_as_interrupt
 from memgauge.errors import UsageError
 from memgauge.llm.context import llm_context
-from memgauge.probes.metrics import audit_metrics
+from memgauge.probes.metrics import audit_metrics, locomo_qa_summary
 from memgauge.probes.sources import AuditSource, load_audit_source
-from memgauge.report.audit import metric_lines, write_audit
+from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 from memgauge.runs.engine import run_suite
 from memgauge.runs.suite import load_suite
 from memgauge.scorers.audit import AuditMatch
 
 __all__ = ["audit"]
 
+LOCOMO_QA = "locomo-qa"
 AGENT_LABELS = {
     "extractive": "extractive baseline (no LLM: answers with the best-matching turn)",
 }
@@ -68,29 +69,44 @@ def _write_inputs(out_dir: Path, source: AuditSource, suite: dict[str, Any]) -> 
     return path
 
 
-def _probe_rows(export: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _probe_rows(
+    export: list[dict[str, Any]], locomo_categories: dict[str, int]
+) -> list[dict[str, Any]]:
     rows = []
     for r in export:
-        score = r["scores"][0] if r["scores"] else None
+        by_label = {s["evaluator"]: s for s in r["scores"]}
+        locomo = by_label.pop(LOCOMO_QA, None)
+        score = next(iter(by_label.values()), None)  # the verdict: the one other evaluator
         failed = r["status"] != "completed" or score is None or score["error"] is not None
         correct = None
         if not failed and score is not None:
             correct = (
                 bool(score["passed"]) if score["passed"] is not None else score["value"] >= 0.5
             )
-        rows.append(
-            {
-                "id": r["item_id"],
-                "type": r["category"],
-                "question": r["input"]["text"] if isinstance(r["input"], dict) else r["input"],
-                "expected": r["expected"],
-                "answer": r["output"],
-                "correct": correct,
-                "reason": (score or {}).get("reason") or r["status"],
-                "detail": (score or {}).get("detail", {}),
-            }
-        )
+        row = {
+            "id": r["item_id"],
+            "type": r["category"],
+            "question": r["input"]["text"] if isinstance(r["input"], dict) else r["input"],
+            "expected": r["expected"],
+            "answer": r["output"],
+            "correct": correct,
+            "reason": (score or {}).get("reason") or r["status"],
+            "detail": (score or {}).get("detail", {}),
+        }
+        if r["item_id"] in locomo_categories:
+            row["locomo_category"] = locomo_categories[r["item_id"]]
+            row["locomo_qa"] = None if locomo is None or locomo["error"] else locomo["value"]
+        rows.append(row)
     return rows
+
+
+def _locomo_table(summary: dict[str, Any]) -> Table:
+    table = Table(title=summary["label"], title_justify="left")
+    for col in ("category", "mean", "n"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    for row in locomo_lines(summary):
+        table.add_row(*row)
+    return table
 
 
 @click.command()
@@ -194,6 +210,15 @@ def audit(
         method = f"QA judge ({judge_preset} preset, model {jm})"
     else:
         evaluator, method = "audit-match", AuditMatch().method
+    evaluators: list[Any] = [evaluator]
+    # LoCoMo's own numbers beside the verdicts: no LLM, so it costs nothing to add
+    locomo_categories = {
+        p.id: int(p.metadata["locomo_category"])
+        for p in source.probes
+        if source.format == "locomo" and "locomo_category" in p.metadata
+    }
+    if locomo_categories:
+        evaluators.append(LOCOMO_QA)
     suite = {
         "name": f"audit-{source.name}",
         "description": f"memory audit of {dataset.name}",
@@ -207,7 +232,7 @@ def audit(
                 "kind": "expected-output",
                 "dataset": "probes.jsonl",
                 "memories": "memories.jsonl",
-                "evaluators": [evaluator],
+                "evaluators": evaluators,
             }
         ],
     }
@@ -227,12 +252,14 @@ def audit(
             if bar is not None:
                 bar.stop()
             llm_context().close()
-        probes = _probe_rows(list(store.iter_export(report.run_id)))
+        probes = _probe_rows(list(store.iter_export(report.run_id)), locomo_categories)
+    locomo = locomo_qa_summary(probes)
     result: dict[str, Any] = {
         "schema_version": 1,
         "dataset": source.name,
         "dataset_path": str(dataset),
         "format": source.format,
+        **({"protocol": source.notes["protocol"]} if "protocol" in source.notes else {}),
         "agent": AGENT_LABELS.get(agent, f"{agent}: {next(iter(subject.values())).get('model')}"),
         "subject": subject,
         "scoring": method,
@@ -240,6 +267,7 @@ def audit(
         "status": report.status,
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         **audit_metrics(probes),
+        **({"locomo_qa": locomo} if locomo is not None else {}),
         "llm_usage": report.summary.get("llm_usage", {}),
         "notes": source.notes,
         "probes": probes,
@@ -253,7 +281,11 @@ def audit(
     for row in metric_lines(result):
         table.add_row(*row)
     out.print(table)
+    if locomo is not None:
+        out.print(_locomo_table(locomo))
     out.print(f"scoring: {method}")
+    for line in source_lines(result):
+        out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}; run {report.run_id} in {store.path}")
     if as_json:
         click.echo(json.dumps({k: v for k, v in result.items() if k != "probes"}, default=str))

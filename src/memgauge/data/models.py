@@ -17,6 +17,7 @@ __all__ = [
     "CausalChain",
     "Conversation",
     "ConversationDataset",
+    "DatasetProtocol",
     "EquivalenceClass",
     "EvalQuery",
     "Fact",
@@ -137,6 +138,29 @@ class CausalChain(_Model):
     )
 
 
+class DatasetProtocol(_Model):
+    """The benchmark protocol a dataset was imported under, and the conventions of that
+    benchmark's own scripts that `memgauge evaluate` then follows (set by importers)."""
+
+    name: NonEmptyStr = Field(
+        description="e.g. longmemeval-paper or longmemeval-all-turns; reports print it."
+    )
+    granularity: Literal["turn", "session"] | None = Field(
+        default=None, description="What one memory is: a turn or a whole session."
+    )
+    recall_all_no_relevant: Literal[0, 1] = Field(
+        default=0,
+        description="recall_all of a query with no relevant memory: 0 (memgauge) or 1 "
+        "(LongMemEval, where all() of nothing is true).",
+    )
+    turn_ids: Literal["longmemeval"] | None = Field(
+        default=None,
+        description="How a turn's id names its session, for the session_* measures: "
+        "`longmemeval` = the id up to its last `_` (LongMemEval's strip_turn_id). None: the "
+        "dataset has no session_* measures.",
+    )
+
+
 class RetrievalDataset(_Model):
     """Memories, queries and graded judgments, with optional equivalence classes and chains."""
 
@@ -149,6 +173,11 @@ class RetrievalDataset(_Model):
         default_factory=list, description="Interchangeable memories."
     )
     causal_chains: list[CausalChain] = Field(default_factory=list, description="Causal chains.")
+    protocol: DatasetProtocol | None = Field(
+        default=None,
+        description="The benchmark protocol it was imported under (e.g. LongMemEval's paper "
+        "protocol), and the conventions that come with it; None for memgauge's own.",
+    )
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """Judgments as `{query_id: {memory_id: grade}}`; the highest grade wins on repeats."""

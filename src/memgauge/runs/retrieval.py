@@ -21,9 +21,11 @@ import numpy as np
 from memgauge import __version__
 from memgauge.data.models import EvalQuery, Memory, RetrievalDataset
 from memgauge.errors import UnavailableError, UsageError
-from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
+from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.runs.agent_summary import agent_metrics_for
+from memgauge.runs.ir_values import ir_values, protocol_label
 from memgauge.runs.result import (
     Comparison,
     DatasetInfo,
@@ -117,8 +119,10 @@ class SystemEntry:
 
 
 def dataset_sha256(dataset: RetrievalDataset) -> str:
-    """A content hash of the dataset (canonical JSON), recorded with every run."""
-    return hashlib.sha256(dataset.model_dump_json().encode("utf-8")).hexdigest()
+    """A content hash of the dataset (canonical JSON), recorded with every run. A dataset with
+    no protocol hashes as it did before datasets could carry one."""
+    exclude = {"protocol"} if dataset.protocol is None else None
+    return hashlib.sha256(dataset.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
 
 
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
@@ -322,13 +326,12 @@ def _score_system(
     judged = [q for q in dataset.queries if q.id in qrels]
     ok_queries = [q for q in judged if q.id not in errors]
     ranked = {qid: [h.id for h in r.hits] for qid, r in results.items()}
-    metric_config = MetricConfig(rel_threshold=config.rel_threshold, gain=config.gain)
-    ev = evaluate_ranked(
-        {q.id: qrels[q.id] for q in ok_queries}, ranked, config.measures, metric_config
+    query_ids, per_measure, ev_counts, protocol_notes = ir_values(
+        dataset, qrels, ranked, ok_queries, config
     )
-    order = {qid: i for i, qid in enumerate(ev.query_ids)}
+    order = {qid: i for i, qid in enumerate(query_ids)}
     idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
-    values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in ev.per_query.items()}
+    values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in per_measure.items()}
 
     agent = agent_metrics_for(
         dataset,
@@ -372,7 +375,7 @@ def _score_system(
                 intent=q.intent,
                 category=q.category,
                 metrics={
-                    m: (None if np.isnan(v[i]) else float(v[i])) for m, v in ev.per_query.items()
+                    m: (None if np.isnan(v[i]) else float(v[i])) for m, v in per_measure.items()
                 },
                 hits=[h.id for h in r.hits],
                 channels=[list(h.channels) for h in r.hits],
@@ -386,9 +389,9 @@ def _score_system(
         "n_judged": len(judged),
         "n_unjudged": len(dataset.queries) - len(judged),
         "n_failed": len(errors),
-        **{k: v for k, v in ev.counts.as_dict().items() if isinstance(v, int)},
+        **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
     }
-    notes = list(ev.counts.notes())
+    notes = [*ev_counts.notes(), *protocol_notes]
     if errors:
         notes.append(f"{len(errors)} searches failed and are not scored (see per-query errors).")
     if counts["n_unjudged"]:
@@ -473,6 +476,13 @@ def evaluate_retrieval(
         )
     if config.pool_depth is not None and (config.pool_depth < 1 or not 0 <= config.pool_grade <= 3):
         raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+    session = [m for m in measures if parse_measure(m).name in SESSION_MEASURES]
+    if session and (dataset.protocol is None or dataset.protocol.turn_ids != "longmemeval"):
+        raise UsageError(
+            f"{', '.join(session)} map turns to sessions as LongMemEval does: they need a "
+            "dataset of LongMemEval turns, imported with `memgauge import longmemeval SRC "
+            "--protocol paper --granularity turn`"
+        )
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise UsageError(f"system names must be unique, got {names}; give each a distinct label")
@@ -507,6 +517,7 @@ def evaluate_retrieval(
             n_memories=len(dataset.memories),
             n_queries=len(dataset.queries),
             n_judgments=len(dataset.judgments),
+            protocol=protocol_label(dataset),
         ),
         settings=EvalSettings(
             measures=measures,
