@@ -75,10 +75,9 @@ def _load_dir(path: Path) -> RetrievalDataset:
     meta = path / "dataset.yaml"
     if meta.is_file():
         try:
-            loaded = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
-            name = str(loaded.get("name", name)) if isinstance(loaded, dict) else name
-        except yaml.YAMLError as exc:
-            problems.append(Problem(str(meta), None, None, f"not valid YAML: {exc}"))
+            name = _dataset_name(meta, name)
+        except DataError as exc:
+            problems.extend(exc.problems)
     parts: dict[str, list[Any]] = {}
     models: dict[str, type[BaseModel]] = {
         "memories": Memory,
@@ -128,6 +127,23 @@ def _load_dir(path: Path) -> RetrievalDataset:
     if problems:
         raise DataError(problems)
     return ds
+
+
+def _dataset_name(meta: Path, default: str) -> str:
+    """`name:` of a dataset directory's dataset.yaml (optional, like the file itself)."""
+    loaded = load_structured(meta, empty_ok=True)[0]
+    if loaded is None:
+        return default
+    if not isinstance(loaded, dict):
+        raise DataError(
+            Problem(str(meta), None, None, "dataset.yaml is a mapping, e.g. `name: my-dataset`")
+        )
+    name = loaded.get("name")
+    if name is None:
+        return default
+    if not isinstance(name, str | int | float) or isinstance(name, bool):
+        raise DataError(Problem(str(meta), None, "name", "the dataset's name is a string"))
+    return str(name)
 
 
 def _load_bundle(path: Path) -> RetrievalDataset:

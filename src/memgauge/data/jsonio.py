@@ -8,7 +8,6 @@ are reported and skipped without being held in memory whole.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge.data.parsing import ParseError, load_yaml, loads_json
 from memgauge.errors import DataError, Problem
 
 __all__ = [
@@ -39,14 +39,6 @@ _HINTS = {
     "tier": "use constitutional, critical, important, normal or temporary",
     "source": "use manual, implicit, bootstrapped or validated",
 }
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON; write a number or null")
-
-
-def _loads(text: str | bytes) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
 
 
 def problems_from_validation(
@@ -137,38 +129,32 @@ def iter_jsonl(
                 )
                 continue
             try:
-                yield lineno, _loads(text)
-            except ValueError as exc:
-                problems.append(Problem(file, lineno, None, f"not valid JSON: {exc}"))
+                yield lineno, loads_json(text)
+            except ParseError as exc:
+                problems.append(Problem(file, lineno, None, f"not valid JSON: {exc.message}"))
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     """Parse YAML once into both the value and its node tree (the nodes carry line numbers
     for error messages). Raises DataError with the line of a syntax error."""
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        value = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        # where the broken construct began (e.g. an unclosed '['), else where it was noticed
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise DataError(Problem(file, line, None, f"not valid YAML: {exc}")) from None
-    finally:
-        loader.dispose()
-    return value, node
+        return load_yaml(text)
+    except ParseError as exc:
+        raise DataError(Problem(file, exc.line, None, exc.message)) from None
 
 
-def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
+def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[int, int]]:
     """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
-    line of each item. Raises DataError on a missing or empty file and on syntax errors (with
-    line)."""
+    line of each item. Raises DataError on a missing file, an empty one (unless `empty_ok`:
+    then the data is None) and on syntax errors (with line)."""
     file = str(path)
     if not path.is_file():
         raise DataError(Problem(file, None, None, "no such file"))
     data = path.read_bytes()
     text = decode_text(data, file)
     if not text.strip():
+        if empty_ok:
+            return None, {}
         raise DataError(Problem(file, None, None, "file is empty; it must hold a record or a list"))
     if path.suffix.lower() in (".yaml", ".yml"):
         value, node = parse_yaml(text, file)
@@ -177,13 +163,9 @@ def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
             lines = {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}
         return value, lines
     try:
-        return _loads(text), {}
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg} at column {exc.colno}")
-        ) from None
-    except ValueError as exc:
-        raise DataError(Problem(file, None, None, f"not valid JSON: {exc}")) from None
+        return loads_json(text), {}
+    except ParseError as exc:
+        raise DataError(Problem(file, exc.line, None, f"not valid JSON: {exc.message}")) from None
 
 
 def _validate_items(
