@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from memgauge.data.models import OperationCase
+from memgauge.data.models import OperationCase, normalize_action
 
 __all__ = [
     "TIERS",
@@ -41,16 +41,9 @@ TIERS = {
     "similarity": "operation",
     "merge-quality": "judge",
 }
-_MEM0 = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
 _PLACEHOLDER = re.compile(r"<\s*memory[-_ ]?id\s*>|<\s*id\s*>|\{\{[^}]*\}\}|\[\s*id\s*\]", re.I)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
 _ACTION = re.compile(r"^\s*([A-Za-z_-]+)\s*[:\s]\s*([\w.-]+)?")
-
-
-def normalize_action(action: Any) -> str:
-    """`add` -> CREATE, `none` -> NOOP, others upper-cased."""
-    a = str(action or "").strip().upper()
-    return _MEM0.get(a, a)
 
 
 def decision_of(output: Any) -> dict[str, Any]:

@@ -16,13 +16,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport
+from memgauge.data.importers.shapes import LocomoSample, shape_problems
 from memgauge.data.jsonio import load_structured
 from memgauge.data.models import (
     EvalQuery,
@@ -44,8 +44,9 @@ LOCOMO_CATEGORIES = {
     4: "single-hop",
     5: "adversarial",
 }
-_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
-_SESSION = re.compile(r"session_(\d+)$")
+# ASCII digits only: `\d` would also read Arabic-Indic digits, which LoCoMo never writes
+_EVIDENCE = re.compile(r"D:?([0-9]+):([0-9]+)")
+_SESSION = re.compile(r"session_([0-9]+)$")
 
 
 def normalise_evidence(raw: list[Any]) -> tuple[list[str], list[str]]:
@@ -88,6 +89,10 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
         where = f"[{si}]"
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             problems.append(Problem(file, None, where, "a sample needs a 'conversation' object"))
+            continue
+        wrong = shape_problems(sample, LocomoSample, file, where)
+        if wrong:
+            problems.extend(wrong)
             continue
         sid = str(sample.get("sample_id") or f"sample-{si}")
         conv = sample["conversation"]
@@ -187,18 +192,18 @@ def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     entries (facts tied to dialog ids) as silver expected facts, for extraction recall on real
     conversations (silver: they were written by a model, not checked line by line)."""
     file = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(Problem(file, None, None, f"cannot read LoCoMo JSON: {exc}")) from None
+    data = load_structured(Path(path))[0]
     if not isinstance(data, list):
         raise DataError(Problem(file, None, None, "expected a JSON list of samples"))
+    wrong = [p for i, s in enumerate(data) for p in shape_problems(s, LocomoSample, file, f"[{i}]")]
+    if wrong:
+        raise DataError(wrong)
     cases = []
     for sample in data:
         sid = str(sample.get("sample_id", "?"))
         conv = sample.get("conversation", {})
         for key, obs in (sample.get("observation") or {}).items():
-            m = re.match(r"session_(\d+)_observation$", key)
+            m = re.match(r"session_([0-9]+)_observation$", key)
             turns = conv.get(f"session_{m.group(1)}") if m else None
             if not turns or not isinstance(obs, dict):
                 continue

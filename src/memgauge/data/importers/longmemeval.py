@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.data.importers.common import ImportReport
+from memgauge.data.importers.shapes import LongMemEvalQuestion, shape_problems
 from memgauge.data.jsonio import load_structured
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
@@ -65,6 +66,10 @@ def import_longmemeval(
         missing = [k for k in _REQUIRED if k not in item]
         if missing:
             problems.append(Problem(file, None, where, f"missing fields {missing}"))
+            continue
+        wrong = shape_problems(item, LongMemEvalQuestion, file, where)
+        if wrong:
+            problems.extend(wrong)
             continue
         qid = str(item["question_id"])
         if qid in seen_q:
