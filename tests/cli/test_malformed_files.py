@@ -5,6 +5,7 @@ is written by the test, like the 50 MB line of test_validate_cli.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -225,6 +226,9 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "operations_incoming_without_content.json": (["operations"], (None, "needs its text")),
     "annotations_graded_twice.jsonl": (["import-annotations"], (None, "graded again")),
     "run_nbsp_separator.txt": (["validate", "metrics-run"], (2, "expected 6 columns")),
+    "suite_nul_byte.yaml": (SUITE, (4, "unacceptable character #x0000")),
+    "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
+    "operations_no_cases.json": (["operations"], (None, "no records")),
 }
 
 PARAMS = [(name, cmd) for name, (cmds, _) in CASES.items() for cmd in cmds]
@@ -294,3 +298,17 @@ def test_json_nested_200000_deep_is_refused_without_recursion_error(
     deep.write_text(DEEP + "\n")
     err = _refused(deep, command, tmp_path, capsys)
     assert f"{filename}:1: not valid JSON: nested deeper than 100 levels" in err
+
+
+def test_deeply_nested_output_text_is_a_wrong_decision_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a decider's output is text that may hold JSON; nested 5,000 deep it was a RecursionError
+    trace = tmp_path / "trace.jsonl"
+    cases = DATA / "operations" / "cases.json"
+    trace.write_text('{"case_id": "dup-1", "output": "' + "[" * 5000 + "]" * 5000 + '"}\n')
+    code = main(["operations", str(cases), "--outputs", str(trace), "--json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1)
+    assert "Traceback" not in out + err
+    assert json.loads(out)["n_cases"] == 9

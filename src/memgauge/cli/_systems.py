@@ -56,6 +56,8 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         loaded, _ = load_structured(path)
         specs = loaded if isinstance(loaded, list) else [loaded]
+        if not specs:
+            raise UsageError(f"{text}: the file lists no subject; give at least one spec")
         out = []
         for i, spec in enumerate(specs):
             if not (

@@ -3,7 +3,9 @@
 Every problem is collected with its file, line and field; nothing stops at the first one. A
 UTF-8 byte-order mark is accepted and stripped (Windows editors write one); any other
 non-UTF-8 byte is reported with its line and byte offset. Lines longer than `max_line_bytes`
-are reported and skipped without being held in memory whole.
+are reported and skipped without being held in memory whole. The text itself is parsed by
+`memgauge.data.parsing`, the one bounded reader (finite numbers, no repeated keys, bounded
+nesting and YAML aliases), whose refusals become Problems with the file and line.
 """
 
 from __future__ import annotations
@@ -136,7 +138,8 @@ def iter_jsonl(
 
 def parse_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     """Parse YAML once into both the value and its node tree (the nodes carry line numbers
-    for error messages). Raises DataError with the line of a syntax error."""
+    for error messages). Raises DataError with the line of a syntax error or of anything the
+    bounded reader refuses (an alias bomb, a repeated key, `.nan`)."""
     try:
         return load_yaml(text)
     except ParseError as exc:
@@ -215,6 +218,8 @@ def read_records(path: str | Path, model: type[M], *, key: str | None = None) ->
             raise DataError(
                 Problem(file, None, key, f"expected a list of records, got {type(value).__name__}")
             )
+        if not value:
+            problems.append(Problem(file, None, key, "no records; add at least one"))
         items = [(lines.get(i), f"[{i}]", obj) for i, obj in enumerate(value)]
     records = _validate_items(items, model, file, problems)
     if problems:

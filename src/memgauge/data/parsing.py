@@ -347,10 +347,23 @@ def _expanded_size(root: yaml.Node) -> None:
                 stack.append((child, False))
 
 
+def _yaml_line(exc: yaml.YAMLError, text: str) -> int | None:
+    # where the broken construct began (e.g. an unclosed '['), else where it was noticed
+    mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return int(mark.line) + 1
+    if isinstance(exc, yaml.reader.ReaderError):  # a position in the text, not a mark
+        return text.count("\n", 0, exc.position) + 1
+    return None
+
+
 def load_yaml(text: str) -> tuple[Any, yaml.Node | None]:
     """Parse one YAML document into its value and its node tree (the nodes carry line numbers
     for later error messages); ParseError with the line otherwise."""
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)  # the reader refuses control characters (NUL) at once
+    except yaml.YAMLError as exc:
+        raise ParseError(f"not valid YAML: {exc}", _yaml_line(exc, text)) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -362,9 +375,7 @@ def load_yaml(text: str) -> tuple[Any, yaml.Node | None]:
     except MemoryError:
         raise ParseError(_TOO_BIG) from None
     except yaml.YAMLError as exc:
-        # where the broken construct began (e.g. an unclosed '['), else where it was noticed
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        raise ParseError(f"not valid YAML: {exc}", mark.line + 1 if mark else None) from None
+        raise ParseError(f"not valid YAML: {exc}", _yaml_line(exc, text)) from None
     finally:
         loader.dispose()
     return value, node

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from memgauge.data.models import OperationCase, normalize_action
+from memgauge.data.parsing import loads_json
 
 __all__ = [
     "TIERS",
@@ -52,7 +53,7 @@ def decision_of(output: Any) -> dict[str, Any]:
     if isinstance(output, str):
         text = _FENCE.sub("", output)
         try:
-            output = json.loads(text)
+            output = loads_json(text)  # bounded: a hostile output is text, not a crash
         except ValueError:
             m = _ACTION.match(text + " ")  # "UPDATE: mem_2", "NOOP"
             if m is None:
