@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import yaml
 
 from memgauge.data.io import load_recorded
+from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
 from memgauge.report._fmt import fmt_pct as pct
 
@@ -65,9 +65,9 @@ def outputs_for(
     if recorded is not None:
         return load_recorded(recorded), f"recorded outputs {recorded.name}"
     try:
-        spec = yaml.safe_load(str(spec_text))
-    except yaml.YAMLError as exc:
-        raise UsageError(f"--{flag}: not a spec ({exc})") from None
+        spec = load_yaml(str(spec_text))[0]
+    except ParseError as exc:
+        raise UsageError(f"--{flag}: not a spec ({exc.message})") from None
     if not isinstance(spec, dict):
         raise UsageError(f"--{flag}: give {{kind: {{args}}}}, e.g. '{{llm: {{model: m}}}}'")
     subject = build(spec)

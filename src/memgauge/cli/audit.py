@@ -15,6 +15,7 @@ import yaml
 from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._systems import one_spec
@@ -288,6 +289,6 @@ def audit(
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}; run {report.run_id} in {store.path}")
     if as_json:
-        click.echo(json.dumps({k: v for k, v in result.items() if k != "probes"}, default=str))
+        click.echo(dumps_strict({k: v for k, v in result.items() if k != "probes"}, default=str))
     if report.status != "completed":
         raise click.exceptions.Exit(1)

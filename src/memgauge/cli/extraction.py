@@ -3,13 +3,13 @@ minimalism (seed 001), for a live extractor or outputs recorded in production.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._subjects_eval import outputs_for, pct, report_options
@@ -106,7 +106,7 @@ def extraction(
     }
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / "extraction.json", json.dumps(report, indent=2) + "\n")
+        atomic_write_text(out_dir / "extraction.json", dumps_strict(report, indent=2) + "\n")
     out = console(stderr=as_json)
     table = Table(title=f"Fact extraction: {source} on {cases_path.name}", title_justify="left")
     for col in ("case", "scenario", "TP", "FP", "FN", "P", "R", "F1", "notes"):
@@ -155,6 +155,6 @@ def extraction(
         f"scored {summary['n_scored']} of {summary['n_cases']} cases; {summary['n_failed']} failed; matching: {report['matching']}"
     )
     if as_json:
-        click.echo(json.dumps({k: v for k, v in report.items() if k != "per_case"}))
+        click.echo(dumps_strict({k: v for k, v in report.items() if k != "per_case"}))
     if summary["n_scored"] == 0 and summary["n_cases"]:
         raise SubjectError("no case could be scored; see the failures above")

@@ -3,7 +3,6 @@ regression gates for CI (seed 000)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.home import memgauge_home
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.cli._systems import one_spec
 from memgauge.errors import UsageError
@@ -311,7 +311,7 @@ def gate(
     if md_path is not None:
         atomic_write_text(md_path, text)
     if as_json:
-        click.echo(json.dumps(result.as_dict()))
+        click.echo(dumps_strict(result.as_dict()))
     else:
         click.echo(text, nl=False)
     if result.status == "fail":
@@ -350,7 +350,7 @@ def history(
             series[k].append(means.get(k))
     if as_json:
         click.echo(
-            json.dumps(
+            dumps_strict(
                 {
                     "suite": suite_name,
                     "runs": [{"run_id": r["run_id"], "created_at": r["created_at"]} for r in runs],

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.data.importers import (
     ImportReport,
@@ -71,7 +71,7 @@ def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str
             )
         written = save_retrieval_dataset(ds, out_dir)
     report_path = out_dir / "import_report.json"
-    atomic_write_text(report_path, json.dumps(report.as_dict(), indent=2) + "\n")
+    atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
     out = console()
     out.print(f"imported {kind} from {src}")
     if report.protocol:

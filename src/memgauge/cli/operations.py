@@ -3,7 +3,6 @@ Seed 000's tiers: heuristic checks, the operation itself, and the merge-quality 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._subjects_eval import outputs_for, pct, report_options
@@ -103,7 +103,7 @@ def operations(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(
-            out_dir / "operations.json", json.dumps(report, indent=2, default=str) + "\n"
+            out_dir / "operations.json", dumps_strict(report, indent=2, default=str) + "\n"
         )
     out = console(stderr=as_json)
     table = Table(title=f"Memory operations: {source} on {cases_path.name}", title_justify="left")
@@ -138,4 +138,4 @@ def operations(
         )
     out.print(tiers)
     if as_json:
-        click.echo(json.dumps({k: v for k, v in report.items() if k != "per_case"}, default=str))
+        click.echo(dumps_strict({k: v for k, v in report.items() if k != "per_case"}, default=str))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -22,6 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.llm.context import llm_context
@@ -210,7 +210,7 @@ def _print(report: RunReport, failures: list[dict[str, Any]], db: Path, as_json:
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")
     if as_json:
         click.echo(
-            json.dumps(
+            dumps_strict(
                 {
                     "run_id": report.run_id,
                     "status": report.status,

@@ -77,14 +77,9 @@ def _load_dir(path: Path) -> RetrievalDataset:
     meta = path / "dataset.yaml"
     if meta.is_file():
         try:
-            loaded = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
-            name = str(loaded.get("name", name)) if isinstance(loaded, dict) else name
-            if isinstance(loaded, dict) and loaded.get("protocol") is not None:
-                protocol = DatasetProtocol.model_validate(loaded["protocol"])
-        except yaml.YAMLError as exc:
-            problems.append(Problem(str(meta), None, None, f"not valid YAML: {exc}"))
-        except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, str(meta), None))
+            name, protocol = _dataset_meta(meta, name)
+        except DataError as exc:
+            problems.extend(exc.problems)
     parts: dict[str, list[Any]] = {}
     models: dict[str, type[BaseModel]] = {
         "memories": Memory,
@@ -126,6 +121,30 @@ def _load_dir(path: Path) -> RetrievalDataset:
     if problems:
         raise DataError(problems)
     return ds
+
+
+def _dataset_meta(meta: Path, default: str) -> tuple[str, DatasetProtocol | None]:
+    """`name:` and `protocol:` of a dataset directory's dataset.yaml (optional, like the file
+    itself), read with the bounded reader."""
+    loaded = load_structured(meta, empty_ok=True)[0]
+    if loaded is None:
+        return default, None
+    if not isinstance(loaded, dict):
+        raise DataError(
+            Problem(str(meta), None, None, "dataset.yaml is a mapping, e.g. `name: my-dataset`")
+        )
+    name = loaded.get("name", default)
+    if name is None:
+        name = default
+    if not isinstance(name, str | int | float) or isinstance(name, bool):
+        raise DataError(Problem(str(meta), None, "name", "the dataset's name is a string"))
+    protocol = None
+    if loaded.get("protocol") is not None:
+        try:
+            protocol = DatasetProtocol.model_validate(loaded["protocol"])
+        except ValidationError as exc:
+            raise DataError(problems_from_validation(exc, str(meta), None)) from None
+    return str(name), protocol
 
 
 def _load_bundle(path: Path) -> RetrievalDataset:

@@ -5,12 +5,12 @@ go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line bre
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.probes.metrics import METRICS
 from memgauge.report._fmt import fmt_pct
 from memgauge.report.escape import md_text
@@ -115,7 +115,7 @@ def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]
     written = []
     if "json" in formats:
         path = out_dir / "results.json"
-        atomic_write_text(path, json.dumps(result, indent=2, default=str) + "\n")
+        atomic_write_text(path, dumps_strict(result, indent=2, default=str) + "\n")
         written.append(path)
     if "markdown" in formats:
         path = out_dir / "report.md"
