@@ -213,11 +213,11 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     # item 7: every malformed file gets exit 2
     "locomo_wrong_types.json": (
         ["validate", "import-locomo"],
-        (None, "[0].conversation.session_1.1"),
+        (None, "[0].qa[0].category"),
     ),
     "longmemeval_wrong_types.json": (
         ["validate", "import-longmemeval"],
-        (None, "[0].haystack_sessions.0"),
+        (None, "[0].haystack_sessions[1][0].has_answer"),
     ),
     "dataset_latin1_yaml": (RETRIEVAL, (1, "not UTF-8")),
     "suite_duplicate_item_ids.yaml": (SUITE, (9, "duplicate item id 'a'")),

@@ -61,11 +61,6 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "locomo_not_a_list.json": (None, "JSON list of samples"),
     "longmemeval_missing_fields.json": (None, "missing fields"),
     "longmemeval_truncated.json": (2, "not valid JSON"),
-    "longmemeval_wrong_types.json": (
-        None,
-        "[0].haystack_sessions[1][0].has_answer: must be true or false, got a string",
-    ),
-    "locomo_wrong_types.json": (None, "[0].qa[0].category: must be an integer 1-5, got a string"),
     "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
     "suite_bad_weight.yaml": (9, "greater than 0"),
     "suite_missing_dataset.yaml": (8, "does not exist"),
