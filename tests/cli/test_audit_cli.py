@@ -14,6 +14,7 @@ import pytest
 from memgauge import api
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
+from memgauge.scorers.locomo import locomo_qa_score
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 SAMPLE = SHARED / "memaudit-sample.json"
@@ -87,6 +88,51 @@ def test_locomo_audit_asks_each_conversation_its_own_questions(
     assert summary["counts"]["conflict_resolution_accuracy"]["n_probes"] == 0
     assert summary["metrics"]["conflict_resolution_accuracy"] is None  # n/a, not 0
     assert "n/a (0 probes)" in out
+
+
+@pytest.mark.locomo
+def test_locomo_audit_reports_locomos_own_scoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beside the verdicts, LoCoMo's own per-category scores (evaluation.py), labelled as
+    such in the terminal, results.json and report.md."""
+    if not LOCOMO.exists():
+        pytest.skip("../shared/datasets/locomo10.json is not here")
+    code, summary, out = _audit(
+        tmp_path, capsys, str(LOCOMO), "--limit", "30", "--scoring", "offline"
+    )
+    assert code == 0, out
+    locomo = summary["locomo_qa"]
+    assert locomo["label"].startswith("LoCoMo's own scoring")
+    assert "LoCoMo's own scoring" in out
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    probes = results["probes"]
+    assert locomo["overall"]["n_scored"] == len(probes) == 30
+    for name, c in locomo["by_category"].items():
+        cat = int(name.split()[0])
+        values = [p["locomo_qa"] for p in probes if p["locomo_category"] == cat]
+        assert c["mean"] == pytest.approx(sum(values) / len(values))
+    for p in probes:  # each probe's value is LoCoMo's score of the answer given
+        assert p["locomo_qa"] == pytest.approx(
+            locomo_qa_score(p["locomo_category"], p["answer"], p["expected"])
+        )
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## LoCoMo's own scoring" in report
+    assert "| overall |" in report
+
+
+def test_longmemeval_audit_says_it_reads_all_turns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = Path(__file__).resolve().parents[1] / "data" / "longmemeval" / "sample.json"
+    code, summary, out = _audit(tmp_path, capsys, str(sample), "--scoring", "offline")
+    assert code == 0, out
+    assert "all-turns protocol" in summary["protocol"]
+    assert "all-turns protocol" in out
+    assert "all-turns protocol" in (tmp_path / "out" / "report.md").read_text()
+    memories = (tmp_path / "out" / "memories.jsonl").read_text()
+    assert '"role":"assistant"' in memories  # assistant-side answers stay reachable
+    assert "locomo_qa" not in summary
 
 
 _QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)

@@ -148,6 +148,19 @@ def test_evaluate_the_written_demo_dataset_with_labels_and_pooling(
             ["import", "longmemeval", "DATA/bad/longmemeval_truncated.json", "--out", "OUT"],
             "longmemeval_truncated.json:2: not valid JSON",
         ),
+        (
+            ["import", "longmemeval", "DATA/bad/longmemeval_wrong_types.json", "--out", "OUT"],
+            "longmemeval_wrong_types.json: [0].haystack_sessions[1][0].has_answer: must be true",
+        ),
+        (
+            ["import", "locomo", "DATA/bad/locomo_wrong_types.json", "--out", "OUT"],
+            "locomo_wrong_types.json: [0].qa[0].category: must be an integer 1-5",
+        ),
+        (["evaluate", "DEMO", "-m", "session_recall_any@5"], "--protocol paper --granularity turn"),
+        (
+            ["metrics", "DATA/good/qrels.txt", "DATA/good/run.txt", "-m", "session_ndcg_any@5"],
+            "need each query's corpus",
+        ),
         (["sample-size", "--delta", "0"], "positive"),
     ],
 )
@@ -202,28 +215,60 @@ def test_metrics_json_contract(tmp_path: Path) -> None:
     assert "per_query" not in json.loads(no_pq.stdout)
 
 
+def _evaluate_lexical(tmp_path: Path, *measures: str) -> subprocess.CompletedProcess[str]:
+    """`memgauge evaluate TMP/lme -s lexical -m ... --k 5` into TMP/r, not stored."""
+    flags = [x for m in measures for x in ("-m", m)]
+    out = ["--out", str(tmp_path / "r"), "--no-store"]
+    return run(
+        "evaluate", str(tmp_path / "lme"), "-s", "lexical", *flags, "--k", "5", *out, home=tmp_path
+    )
+
+
 def test_import_longmemeval_then_evaluate(tmp_path: Path) -> None:
+    """The paper protocol by default: its name in the import report, the dataset and every
+    report of the evaluation, and LongMemEval's session measures from the turn ranking."""
     src = DATA / "longmemeval" / "sample.json"
     proc = run("import", "longmemeval", str(src), "--out", str(tmp_path / "lme"), home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "abstention_not_judged: 1" in proc.stdout
+    assert "protocol: LongMemEval's paper protocol" in proc.stdout
+    report = json.loads((tmp_path / "lme" / "import_report.json").read_text())
+    assert report["protocol"].startswith("LongMemEval's paper protocol")
+    assert report["counts"]["turns_left_out_not_user"] == 7
+    assert "longmemeval-paper" in (tmp_path / "lme" / "dataset.yaml").read_text()
+    proc = _evaluate_lexical(tmp_path, "recall_any@1", "session_recall_all@2")
+    assert proc.returncode == 0, proc.stderr
+    assert "longmemeval-paper (turn)" in proc.stdout
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert result["dataset"]["protocol"] == "longmemeval-paper (turn)"
+    metrics = result["systems"][0]["metrics"]
+    assert metrics["recall_any@1"]["n_scored"] == 2
+    assert metrics["session_recall_all@2"]["n_scored"] == 2
+    assert (
+        "Dataset protocol: longmemeval-paper (turn)." in (tmp_path / "r" / "summary.md").read_text()
+    )
+
+
+def test_all_turns_protocol_is_the_old_import_and_has_no_session_measures(tmp_path: Path) -> None:
+    src = DATA / "longmemeval" / "sample.json"
+    out = tmp_path / "lme"
     proc = run(
-        "evaluate",
-        str(tmp_path / "lme"),
-        "-s",
-        "lexical",
-        "-m",
-        "recall_any@1",
-        "--k",
-        "5",
+        "import",
+        "longmemeval",
+        str(src),
         "--out",
-        str(tmp_path / "r"),
-        "--no-store",
+        str(out),
+        "--protocol",
+        "all-turns",
         home=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    result = json.loads((tmp_path / "r" / "result.json").read_text())
-    assert result["systems"][0]["metrics"]["recall_any@1"]["n_scored"] == 2
+    assert "all-turns protocol" in proc.stdout
+    assert json.loads((out / "import_report.json").read_text())["counts"]["memories"] == 15
+    proc = _evaluate_lexical(tmp_path, "session_recall_any@1")
+    assert proc.returncode == 2
+    assert "--protocol paper --granularity turn" in proc.stderr
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.skipif(not LOCOMO.is_file(), reason="../shared/datasets/locomo10.json not present")

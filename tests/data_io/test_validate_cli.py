@@ -10,9 +10,13 @@ from memgauge.cli.main import main
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.trec import read_qrels, read_run
 
+MALFORMED = (Path(__file__).resolve().parents[1] / "cli" / "test_malformed_files.py").read_text()
+
 DATA = Path(__file__).resolve().parents[1] / "data"
-# files for commands other than `validate` (tested in tests/cli/test_bad_inputs.py)
+# files for commands other than `validate` (tested in tests/cli/test_bad_inputs.py), and files
+# tested command by command, `validate` included, in tests/cli/test_malformed_files.py
 OTHER_COMMANDS = {
+    *(p.name for p in (DATA / "bad").iterdir() if f'"{p.name}"' in MALFORMED),
     "extraction_replaces_unknown.json",
     "operations_missing_expected.json",
     "ab_pairs_missing_treatment.jsonl",

@@ -45,7 +45,7 @@ def test_agrees_with_the_vectorised_measures(threshold: int, gain: str) -> None:
             d: rng.choice([-1, 0, 0, 1, 2, 3, 5])
             for d in rng.sample(pool, rng.randint(0, len(pool)))
         }
-        ranked = [rng.choice(pool + ["u1", "u2"]) for _ in range(rng.randint(0, 25))]
+        ranked = [rng.choice([*pool, "u1", "u2"]) for _ in range(rng.randint(0, 25))]
         ev = evaluate_ranked({"q": grades}, {"q": ranked}, MEASURES, cfg)
         for name in MEASURES:
             expected = float(ev.per_query[str(parse_measure(name))][0])

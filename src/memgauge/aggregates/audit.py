@@ -15,14 +15,18 @@ from typing import Any, ClassVar
 
 from memgauge.aggregates.base import Target, TaskView
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.probes.metrics import METRICS, audit_metrics
+from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
-__all__ = ["AuditAggregate", "probe_rows"]
+__all__ = ["LOCOMO_QA", "AuditAggregate", "probe_rows"]
+
+
+LOCOMO_QA = "locomo-qa"
 
 
 def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[str, Any]]:
     """One row per probe: id, type, question, expected, answer, correct (None = failed),
-    reason and the verdict's detail, as the audit's results.json lists them."""
+    reason and the verdict's detail, as the audit's results.json lists them; a LoCoMo probe
+    also carries its category and LoCoMo's own score of the answer (`locomo_qa`)."""
     rows = []
     for it in items:
         score = it.verdict(evaluator) if evaluator else (it.scores[0] if it.scores else None)
@@ -30,18 +34,22 @@ def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[
         correct = None
         if not failed and score is not None:
             correct = bool(score.passed) if score.passed is not None else (score.value or 0) >= 0.5
-        rows.append(
-            {
-                "id": it.item_id,
-                "type": it.category,
-                "question": it.input.get("text"),
-                "expected": it.expected,
-                "answer": it.output,
-                "correct": correct,
-                "reason": (score.reason if score is not None else None) or it.status,
-                "detail": dict(score.detail) if score is not None else {},
-            }
-        )
+        row: dict[str, Any] = {
+            "id": it.item_id,
+            "type": it.category,
+            "question": it.input.get("text"),
+            "expected": it.expected,
+            "answer": it.output,
+            "correct": correct,
+            "reason": (score.reason if score is not None else None) or it.status,
+            "detail": dict(score.detail) if score is not None else {},
+        }
+        category = (it.input.get("metadata") or {}).get("locomo_category")
+        if category is not None:
+            locomo = it.verdict(LOCOMO_QA)
+            row["locomo_category"] = category
+            row["locomo_qa"] = None if locomo is None or locomo.error else locomo.value
+        rows.append(row)
     return rows
 
 
@@ -62,13 +70,33 @@ class AuditAggregate:
 
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject: the metrics with counts, and every probe row."""
-        label = task.evaluators[0][0] if task.evaluators else None
+        # the verdict: the first evaluator that is not LoCoMo's own scoring (shown beside it)
+        label = next((lbl for lbl, kind in task.evaluators if kind != LOCOMO_QA), None)
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
         for subject in task.subjects:
             probes = probe_rows(items.get(subject, ()), label)
             result = audit_metrics(probes)
-            per_subject[subject] = {**result, "probes": probes}
+            locomo = locomo_qa_summary(probes)
+            per_subject[subject] = {
+                **result,
+                **({"locomo_qa": locomo} if locomo is not None else {}),
+                "probes": probes,
+            }
+            if locomo is not None:
+                for name, c in [("overall", locomo["overall"]), *locomo["by_category"].items()]:
+                    measures.append(
+                        MeasureValue(
+                            subject=subject,
+                            task=task.name,
+                            name="locomo_qa" if name == "overall" else f"locomo_qa[{name}]",
+                            value=c["mean"],
+                            n_scored=c["n_scored"],
+                            n_failed=c["n_failed"],
+                            source="audit",
+                            kind=LOCOMO_QA,
+                        )
+                    )
             for name, c in result["counts"].items():
                 ci = c["ci95"] or [None, None]
                 measures.append(

@@ -19,6 +19,7 @@ import numpy as np
 
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.retrieval_result import (
     Comparison,
     LatencySummary,
@@ -30,12 +31,13 @@ from memgauge.aggregates.retrieval_result import (
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.errors import UsageError
-from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
+from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.stats import bootstrap_cis, breakdown, compare_many
 from memgauge.subjects.protocol import Hit, SearchResult
 
-__all__ = ["DEFAULT_MEASURES", "IRAggregate", "hits_of", "without_session_of"]
+__all__ = ["DEFAULT_MEASURES", "IRAggregate", "dataset_sha256", "hits_of", "without_session_of"]
 
 #: Seed 002 section 3.1: MRR@5/10, nDCG@5/10/20, Recall@5/10.
 DEFAULT_MEASURES: tuple[str, ...] = (
@@ -153,6 +155,16 @@ class IRAggregate:
         for m in self.measures or ():
             parse_measure(m)
 
+    def check(self, dataset: RetrievalDataset) -> None:
+        """Before the run: the session measures need a LongMemEval paper-protocol turn dataset."""
+        session = [m for m in self.measures or () if parse_measure(m).name in SESSION_MEASURES]
+        if session and (dataset.protocol is None or dataset.protocol.turn_ids != "longmemeval"):
+            raise UsageError(
+                f"{', '.join(session)} map turns to sessions as LongMemEval does: they need a "
+                "dataset of LongMemEval turns, imported with `memgauge import longmemeval SRC "
+                "--protocol paper --granularity turn`"
+            )
+
     def _measures(self, task: TaskView) -> list[str]:
         if self.measures:
             return [str(parse_measure(m)) for m in self.measures]
@@ -227,7 +239,8 @@ class IRAggregate:
                 "measures": measures,
                 "dataset": {
                     "name": dataset.name,
-                    "sha256": _sha256(dataset),
+                    "protocol": protocol_label(dataset),
+                    "sha256": dataset_sha256(dataset),
                     "n_memories": len(dataset.memories),
                     "n_queries": len(dataset.queries),
                     "n_judgments": len(dataset.judgments),
@@ -302,13 +315,19 @@ class IRAggregate:
         judged = [q for q in judged if q.id in results or q.id in errors]
         ok_queries = [q for q in judged if q.id not in errors]
         ranked = {qid: [h.id for h in r.hits] for qid, r in results.items()}
-        metric_config = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
-        ev = evaluate_ranked(
-            {q.id: qrels[q.id] for q in ok_queries}, ranked, measures, metric_config
+        query_ids, per_measure, ev_counts, protocol_notes = ir_values(
+            dataset,
+            qrels,
+            ranked,
+            ok_queries,
+            measures,
+            rel_threshold=self.rel_threshold,
+            gain=self.gain,
+            k=task.k,
         )
-        order = {qid: i for i, qid in enumerate(ev.query_ids)}
+        order = {qid: i for i, qid in enumerate(query_ids)}
         idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
-        values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in ev.per_query.items()}
+        values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in per_measure.items()}
         agent = agent_metrics_for(
             dataset, qrels, ok_queries, results, without, self.agent_k, self.rel_threshold
         )
@@ -317,16 +336,16 @@ class IRAggregate:
             for stage, ms in r.latency_ms.items():
                 latency.setdefault(stage, []).append(ms)
         per_query = [
-            self._query(q, qrels, results, errors, ev.per_query, order, values) for q in judged
+            self._query(q, qrels, results, errors, per_measure, order, values) for q in judged
         ]
         counts = {
             "n_queries": len(dataset.queries),
             "n_judged": len(judged),
             "n_unjudged": len(dataset.queries) - len([q for q in dataset.queries if q.id in qrels]),
             "n_failed": len(errors),
-            **{k: v for k, v in ev.counts.as_dict().items() if isinstance(v, int)},
+            **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
         }
-        notes = list(ev.counts.notes())
+        notes = [*ev_counts.notes(), *protocol_notes]
         if errors:
             notes.append(
                 f"{len(errors)} searches failed and are not scored (see per-query errors)."
@@ -469,8 +488,11 @@ class IRAggregate:
         return Comparison(baseline=base[0], candidate=cand[0], test=self.primary_test, metrics=rows)
 
 
-def _sha256(dataset: RetrievalDataset) -> str:
-    return hashlib.sha256(dataset.model_dump_json().encode("utf-8")).hexdigest()
+def dataset_sha256(dataset: RetrievalDataset) -> str:
+    """A content hash of the dataset (canonical JSON), recorded with every run."""
+    # a dataset with no protocol hashes as it did before datasets could carry one
+    exclude = {"protocol"} if dataset.protocol is None else None
+    return hashlib.sha256(dataset.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
 
 
 def _is_measure(text: str) -> bool:

@@ -135,6 +135,11 @@ class DatasetInfo(_Model):
     n_memories: int = Field(description="Corpus size.")
     n_queries: int = Field(description="Queries.")
     n_judgments: int = Field(description="Judgments.")
+    protocol: str | None = Field(
+        default=None,
+        description="The benchmark protocol the dataset was imported under, e.g. "
+        "longmemeval-paper (turn): which conventions its numbers follow.",
+    )
 
 
 class EvalSettings(_Model):

@@ -3,17 +3,19 @@ per-query results, decided by an SPRT whose state persists in the results store.
 
 from __future__ import annotations
 
-import json
+import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import click
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from rich.table import Table
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, existing_store, results_db
 from memgauge.data.jsonio import read_records
+from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.sequential import (
@@ -28,18 +30,40 @@ from memgauge.store.ab_tests import ABTestStore
 __all__ = ["ab"]
 
 
+#: The largest metric value taken: the SPRT squares and sums differences, and the store sums
+#: each arm; within +-1e100 none of that can overflow a double into infinity or NaN.
+MAX_ABS_VALUE = 1e100
+
+
+def _in_range(value: float) -> float:
+    if abs(value) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"{value!r} is beyond +-1e100: a metric value this large would overflow the "
+            "SPRT's sums; give the metric in its own units (e.g. MRR in 0-1)"
+        )
+    return value
+
+
+Metric = Annotated[FiniteFloat, AfterValidator(_in_range)]
+
+
 class Pair(BaseModel):
     """One query answered by both arms."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     query_id: str | None = Field(default=None, description="The query.")
-    control: float = Field(description="The metric for control (e.g. its MRR on the query).")
-    treatment: float = Field(description="The metric for treatment.")
-    control_latency_ms: float | None = Field(default=None, description="Control's latency.")
-    treatment_latency_ms: float | None = Field(default=None, description="Treatment's latency.")
-    constitutional_delta: float | None = Field(
-        default=None, description="Treatment minus control constitutional surfacing, if measured."
+    control: Metric = Field(description="The metric for control (e.g. its MRR on the query).")
+    treatment: Metric = Field(description="The metric for treatment.")
+    control_latency_ms: FiniteFloat | None = Field(
+        default=None, ge=0, description="Control's latency."
+    )
+    treatment_latency_ms: FiniteFloat | None = Field(
+        default=None, ge=0, description="Treatment's latency."
+    )
+    constitutional_delta: Metric | None = Field(
+        default=None,
+        description="Treatment minus control constitutional surfacing, if measured.",
     )
 
 
@@ -142,7 +166,7 @@ def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
                 f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`"
             )
         state = _sprt(test["config"]).update(
-            SPRTState(**test["state"]), [p.treatment - p.control for p in pairs]
+            _finite_state(name, test["state"]), [p.treatment - p.control for p in pairs]
         )
         store.add(name, [p.model_dump() for p in pairs], state.as_dict())
         report = _report(store, name)
@@ -151,6 +175,18 @@ def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
         f"{name}: {len(pairs)} pairs added; {state.n} used by the SPRT; SPRT: {state.decision};"
         f" {report['decision']} ({'; '.join(report['reasons'])})"
     )
+
+
+def _finite_state(name: str, state: dict[str, Any]) -> SPRTState:
+    """The stored SPRT state, refused when an earlier memgauge let an infinite value in: every
+    later update would turn it to NaN, which SQLite stores as NULL in a NOT NULL column."""
+    bad = [k for k, v in state.items() if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        raise UsageError(
+            f"A/B test {name!r} holds a non-finite SPRT state ({', '.join(bad)}), from pairs an"
+            " older memgauge accepted; its decision cannot be trusted: create a new test"
+        )
+    return SPRTState(**state)
 
 
 #: graduation's decision -> the test's status in eval_ab_tests
@@ -241,7 +277,7 @@ def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
             raise UsageError(f"no A/B test {name!r}")
         reports = [_report(store, n) for n in names]
     if as_json:
-        click.echo(json.dumps(reports))
+        click.echo(dumps_strict(reports))
         return
     table = Table(title="A/B tests", title_justify="left")
     for col in (

@@ -3,7 +3,6 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 from rich.table import Table
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._evaluation import (
     conclude,
@@ -23,7 +23,7 @@ from memgauge.cli._evaluation import (
 )
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.errors import UsageError
-from memgauge.report.audit import metric_lines, write_audit
+from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 
 __all__ = ["audit"]
 
@@ -50,6 +50,15 @@ def _subject(agent: str, model: str | None, subject_text: str | None, k: int) ->
         raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
     memory = api.one_spec(subject_text, "--subject")
     return {"memory-agent": {"memory": memory, "model": model, "k": k}}
+
+
+def _locomo_table(summary: dict[str, Any]) -> Table:
+    table = Table(title=summary["label"], title_justify="left")
+    for col in ("category", "mean", "n"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    for row in locomo_lines(summary):
+        table.add_row(*row)
+    return table
 
 
 @click.command()
@@ -159,6 +168,7 @@ def audit(
         subject,
         evaluator,
         name=source.name,
+        locomo=source.format == "locomo",
         limit=limit,
         seed=seed,
         concurrency=concurrency,
@@ -185,6 +195,7 @@ def audit(
         "dataset": source.name,
         "dataset_path": str(dataset),
         "format": source.format,
+        **({"protocol": source.notes["protocol"]} if "protocol" in source.notes else {}),
         "agent": AGENT_LABELS.get(agent, f"{agent}: {next(iter(subject.values())).get('model')}"),
         "subject": subject,
         "scoring": method,
@@ -193,6 +204,7 @@ def audit(
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "metrics": per_subject.get("metrics", {}),
         "counts": per_subject.get("counts", {}),
+        **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
         "llm_usage": report.summary.llm_usage,
         "notes": source.notes,
         "probes": per_subject.get("probes", []),
@@ -206,10 +218,14 @@ def audit(
     for row in metric_lines(result):
         table.add_row(*row)
     out.print(table)
+    if "locomo_qa" in result:
+        out.print(_locomo_table(result["locomo_qa"]))
     out.print(f"scoring: {method}")
+    for line in source_lines(result):
+        out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
     code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
-        click.echo(json.dumps({k: v for k, v in result.items() if k != "probes"}, default=str))
+        click.echo(dumps_strict({k: v for k, v in result.items() if k != "probes"}, default=str))
     if code:
         raise click.exceptions.Exit(code)

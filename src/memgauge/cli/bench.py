@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.api import parse_system
 from memgauge.cli._common import console
 from memgauge.data.demo import demo_dataset
@@ -92,7 +92,7 @@ def bench(
                 lane.close()
             results.append({"subject": label, **res.as_dict()})
     if as_json:
-        click.echo(json.dumps(results, sort_keys=True))
+        click.echo(dumps_strict(results, sort_keys=True))
         return
     out.print(_table(results))
     for r in results:

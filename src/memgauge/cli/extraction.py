@@ -3,12 +3,12 @@ minimalism (seed 001), for a live extractor or outputs recorded in production.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._evaluation import (
     conclude,
@@ -132,13 +132,13 @@ def extraction(
     doc = extraction_report(report.run, report.items, cases=str(cases_path), extractor=label)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / "extraction.json", json.dumps(doc, indent=2) + "\n")
+        atomic_write_text(out_dir / "extraction.json", dumps_strict(doc, indent=2) + "\n")
     out = console(stderr=as_json)
     out.print(extraction_table(doc, f"Fact extraction: {label} on {cases_path.name}"))
     for line in extraction_lines(doc):
         out.print(line)
     code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
-        click.echo(json.dumps({k: v for k, v in doc.items() if k != "per_case"}))
+        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
     if code:
         raise click.exceptions.Exit(code)

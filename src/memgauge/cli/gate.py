@@ -3,13 +3,13 @@ regression gates for CI (seed 000)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
@@ -147,7 +147,7 @@ def gate(
     if md_path is not None:
         atomic_write_text(md_path, text)
     if as_json:
-        click.echo(json.dumps(result.as_dict()))
+        click.echo(dumps_strict(result.as_dict()))
     else:
         click.echo(text, nl=False)
     if result.status == "fail":
@@ -183,7 +183,7 @@ def history(
     }
     if as_json:
         click.echo(
-            json.dumps(
+            dumps_strict(
                 {
                     "suite": suite_name,
                     "runs": [{"run_id": r.run_id, "created_at": r.created_at} for r in runs],

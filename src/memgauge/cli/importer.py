@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.data.importers import (
     ImportReport,
@@ -37,7 +37,17 @@ __all__ = ["import_"]
     show_default=True,
     help="LongMemEval: memories are turns or whole sessions.",
 )
-def import_(kind: str, src: Path, out_dir: Path, granularity: str) -> None:
+@click.option(
+    "--protocol",
+    type=click.Choice(["paper", "all-turns"]),
+    default="paper",
+    show_default=True,
+    help="LongMemEval: paper = LongMemEval's own retrieval corpus and relevance (user turns "
+    "only; has_answer user turns of answer sessions; every question but _abs scored), so "
+    "numbers sit beside the paper's; all-turns = every turn of every role, any has_answer turn "
+    "relevant (what `memgauge audit` reads).",
+)
+def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str) -> None:
     """Convert SRC (a LoCoMo, LongMemEval or memaudit file) into native files under --out.
 
     locomo and longmemeval become retrieval datasets (memories.jsonl, queries.jsonl,
@@ -54,12 +64,18 @@ def import_(kind: str, src: Path, out_dir: Path, granularity: str) -> None:
         if kind == "locomo":
             ds, report = import_locomo(src)
         else:
-            ds, report = import_longmemeval(src, granularity)  # type: ignore[arg-type]
+            ds, report = import_longmemeval(
+                src,
+                granularity,  # type: ignore[arg-type]
+                protocol,  # type: ignore[arg-type]
+            )
         written = save_retrieval_dataset(ds, out_dir)
     report_path = out_dir / "import_report.json"
-    atomic_write_text(report_path, json.dumps(report.as_dict(), indent=2) + "\n")
+    atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
     out = console()
     out.print(f"imported {kind} from {src}")
+    if report.protocol:
+        out.print(f"  protocol: {report.protocol}")
     for key, value in sorted(report.counts.items()):
         out.print(f"  {key}: {value}")
     for note in report.notes:

@@ -9,18 +9,18 @@ fail. OUTPUTS.jsonl: the same without labels; `memgauge runs export ID --format 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import yaml
 from rich.table import Table
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.data.io import load_judged
+from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
@@ -35,10 +35,10 @@ T = TypeVar("T")
 
 def _judge(spec_text: str) -> JudgeBase:
     try:
-        spec: Any = yaml.safe_load(spec_text)
-    except yaml.YAMLError as exc:
+        spec: Any = load_yaml(spec_text)[0]
+    except ParseError as exc:
         raise UsageError(
-            f"--judge: not a spec ({exc}); e.g. --judge '{{qa-judge: strict}}'"
+            f"--judge: not a spec ({exc.message}); e.g. --judge '{{qa-judge: strict}}'"
         ) from None
     built = evaluator_from_spec(spec)
     if not isinstance(built, JudgeBase):
@@ -94,7 +94,7 @@ def calibrate(
     report = _judging(flags, lambda: acalibrate(built, rows))
     data = report.as_dict()
     if as_json:
-        click.echo(json.dumps(data, sort_keys=True))
+        click.echo(dumps_strict(data, sort_keys=True))
         return
     cal = report.calibration
     out = console()
@@ -140,7 +140,7 @@ def rejudge(
     report = _judging(flags, lambda: arejudge(built, rows, k))
     data = report.as_dict()
     if as_json:
-        click.echo(json.dumps(data, sort_keys=True))
+        click.echo(dumps_strict(data, sort_keys=True))
         return
     out = console()
     out.print(

@@ -10,9 +10,10 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory
-from memgauge.errors import MemgaugeError, SubjectError, UsageError
+from memgauge.errors import DataError, MemgaugeError, Problem, SubjectError, UsageError
 from memgauge.store.querylog import (
     annotation_pool,
     apply_retention,
@@ -40,7 +41,7 @@ def logs() -> None:
 def retain(db: Path, archive_dir: Path) -> None:
     """Apply the retention policy: queries and feedback 90 days (queries archived to JSON
     lines first), shadow runs 30 days."""
-    click.echo(json.dumps(apply_retention(db, archive_dir)))
+    click.echo(dumps_strict(apply_retention(db, archive_dir)))
 
 
 @logs.command()
@@ -48,7 +49,7 @@ def retain(db: Path, archive_dir: Path) -> None:
 def judgments(db: Path) -> None:
     """Turn logged feedback into graded judgments (validated useful 3, selected 2, shown but
     never selected 1, validated not useful 0)."""
-    click.echo(json.dumps(bootstrap_judgments(db)))
+    click.echo(dumps_strict(bootstrap_judgments(db)))
 
 
 @logs.command("harvest")
@@ -59,7 +60,7 @@ def harvest_cmd(db: Path, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
     picked = harvest(db, n, seed=seed)
-    click.echo(json.dumps({"harvested": len(picked)}))
+    click.echo(dumps_strict({"harvested": len(picked)}))
 
 
 @logs.command()
@@ -72,7 +73,7 @@ def annotate(db: Path, out_path: Path, k: int) -> None:
     pool = annotation_pool(db, k=k)
     atomic_write_text(out_path, "".join(json.dumps(p) + "\n" for p in pool))
     click.echo(
-        json.dumps({"queries": len(pool), "candidates": sum(len(p["candidates"]) for p in pool)})
+        dumps_strict({"queries": len(pool), "candidates": sum(len(p["candidates"]) for p in pool)})
     )
 
 
@@ -100,6 +101,7 @@ class GradedQuery(BaseModel):
 def import_annotations_cmd(db: Path, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""
     records = read_records(graded, GradedQuery)
+    _refuse_repeated_grades(graded, records)
     unknown = unknown_query_ids(db, [r.query_id for r in records])
     if unknown:
         where = [i + 1 for i, r in enumerate(records) if r.query_id in unknown]
@@ -109,7 +111,31 @@ def import_annotations_cmd(db: Path, graded: Path) -> None:
             " for this database"
         )
     n = import_annotations(db, [r.model_dump() for r in records])
-    click.echo(json.dumps({"judgments": n}))
+    click.echo(dumps_strict({"judgments": n}))
+
+
+def _refuse_repeated_grades(graded: Path, records: list[GradedQuery]) -> None:
+    """A (query, memory) graded twice in one file: the store would keep whichever came last."""
+    seen: dict[tuple[str, str], int] = {}
+    problems = []
+    for i, record in enumerate(records, 1):
+        for c in record.candidates:
+            if c.grade is None:
+                continue
+            key = (record.query_id, str(c.memory_id))
+            if key in seen:
+                problems.append(
+                    Problem(
+                        str(graded),
+                        None,
+                        f"record {i}",
+                        f"memory {key[1]!r} of query {key[0]!r} is graded again (first in record"
+                        f" {seen[key]}); keep one grade",
+                    )
+                )
+            seen.setdefault(key, i)
+    if problems:
+        raise DataError(problems)
 
 
 @logs.command("re-search")
@@ -130,7 +156,7 @@ def re_search(db: Path, threshold: float, window_s: float) -> None:
     from memgauge.online.harvest import detect_re_searches
 
     added = detect_re_searches(db, load_embedder("minilm"), threshold=threshold, window_s=window_s)
-    click.echo(json.dumps({"re_searches": added}))
+    click.echo(dumps_strict({"re_searches": added}))
 
 
 @logs.command("export")
@@ -165,7 +191,7 @@ def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: s
     elif dump_from is not None:
         memories = _dump(dump_from)
     counts = export_golden_set(db, out_dir, memories)
-    click.echo(json.dumps({**counts, "dataset": str(out_dir)}))
+    click.echo(dumps_strict({**counts, "dataset": str(out_dir)}))
 
 
 def _dump(system: str) -> list[Memory]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import click
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, rel_threshold_option
 from memgauge.data.trec import read_qrels, read_run
 from memgauge.errors import UsageError
@@ -107,7 +107,7 @@ def metrics(
             "missing_from_run": missing,
             "ties": "score desc, then doc id desc (trec_eval)",
         }
-        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        click.echo(dumps_strict(payload, indent=2))
         return
     out = console()
     width = max(len(m) for m in agg)

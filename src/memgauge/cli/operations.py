@@ -3,12 +3,12 @@ Seed 000's tiers: heuristic checks, the operation itself, and the merge-quality 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._evaluation import (
     conclude,
@@ -120,13 +120,13 @@ def operations(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(
-            out_dir / "operations.json", json.dumps(doc, indent=2, default=str) + "\n"
+            out_dir / "operations.json", dumps_strict(doc, indent=2, default=str) + "\n"
         )
     out = console(stderr=as_json)
     for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
         out.print(table)
     code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
     if as_json:
-        click.echo(json.dumps({k: v for k, v in doc.items() if k != "per_case"}, default=str))
+        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
     if code:
         raise click.exceptions.Exit(code)

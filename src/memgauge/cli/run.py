@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._evaluation import conclude, running, target_options
 from memgauge.cli._llm import configure_llm, llm_options
@@ -135,7 +135,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")
     if as_json:
         click.echo(
-            json.dumps(
+            dumps_strict(
                 {
                     "run_id": report.run_id,
                     "status": report.status,

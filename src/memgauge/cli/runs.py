@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -18,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, resolve_run_id
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
@@ -61,7 +61,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
             if row["status"] == "running" and (run := store.get_run(row["run_id"])):
                 row["warning"] = liveness(run.model_dump())
     if as_json:
-        click.echo(json.dumps(rows, sort_keys=True))
+        click.echo(dumps_strict(rows, sort_keys=True))
         return
     table = Table(title="Suite runs", title_justify="left")
     for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
@@ -128,7 +128,7 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
         out["subjects"] = subjects
         out["tasks"] = [{k: v for k, v in t.items() if k != "spec"} for t in tasks]
         out["failures"] = failures
-        click.echo(json.dumps(out, sort_keys=True))
+        click.echo(dumps_strict(out, sort_keys=True))
         return
     con = console()
     con.print(_state(run))
@@ -194,7 +194,7 @@ def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
     )
     for key in ("expected", "output"):
         value = record[key]
-        out[key] = value if isinstance(value, str) or value is None else json.dumps(value)
+        out[key] = value if isinstance(value, str) or value is None else dumps_strict(value)
     for s in record["scores"]:
         out[s["evaluator"]] = s["value"]
         out[f"{s['evaluator']}.passed"] = s["passed"]
@@ -220,7 +220,7 @@ def _csv(records: Iterable[Mapping[str, Any]]) -> str:
 
 def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     for r in records:
-        yield json.dumps(r, sort_keys=True) + "\n"
+        yield dumps_strict(r, sort_keys=True) + "\n"
 
 
 @runs.command()
@@ -254,7 +254,7 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
             chunks = [_csv(records)]
         else:
             meta = {k: v for k, v in run.items() if k != "suite"}
-            chunks = [json.dumps({"run": meta, "items": list(records)}, sort_keys=True) + "\n"]
+            chunks = [dumps_strict({"run": meta, "items": list(records)}, sort_keys=True) + "\n"]
         if out is None:
             for chunk in chunks:
                 sys.stdout.write(chunk)
@@ -274,7 +274,7 @@ def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> N
         a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
         rows = api.compare_runs(store.item_records(a), store.item_records(b))
     if as_json:
-        click.echo(json.dumps({"a": a, "b": b, "rows": rows}, sort_keys=True))
+        click.echo(dumps_strict({"a": a, "b": b, "rows": rows}, sort_keys=True))
         return
     con = console()
     if not rows:

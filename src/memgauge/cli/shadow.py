@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, existing_store
 from memgauge.errors import UsageError
 from memgauge.online.shadow import summarize_shadow
@@ -40,7 +40,7 @@ def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> N
         for n in names:
             store.project(n)  # seed 002's eval_results row of the experiment (run_type shadow)
     if as_json:
-        click.echo(json.dumps(out))
+        click.echo(dumps_strict(out))
         return
     con = console()
     for name, s in out.items():

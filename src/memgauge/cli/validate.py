@@ -60,7 +60,8 @@ def _subject(path: Path) -> str:
     try:
         parsed = parse_system(str(path))
     except UsageError as exc:
-        raise DataError(Problem(str(path), None, None, str(exc))) from None
+        message = str(exc).removeprefix(f"{path}: ")  # the Problem names the file already
+        raise DataError(Problem(str(path), None, None, message)) from None
     return ", ".join(f"{label} ({next(iter(spec))})" for label, spec in parsed)
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal, get_args
+
+from memgauge.data.parsing import ParseError, loads_json
 
 Kind = Literal[
     "dataset-dir",
@@ -78,8 +79,8 @@ def detect_kind(path: Path) -> Kind | None:
     if suffix == ".jsonl":
         first = head.splitlines()[0] if head else ""
         try:
-            obj = json.loads(first)
-        except ValueError:
+            obj = loads_json(first)
+        except ParseError:  # a cut-off, hostile or deeply nested first line: no guess
             return None
         if isinstance(obj, dict):
             keys = set(obj)

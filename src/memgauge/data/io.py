@@ -3,7 +3,7 @@ conversation datasets (memaudit JSON / JSONL).
 
 Directory form (what `save_retrieval_dataset` writes and `memgauge import` produces):
 
-    dataset.yaml        name: <name>                       (optional)
+    dataset.yaml        name: <name>, protocol: {...}      (optional; see DatasetProtocol)
     memories.jsonl      one Memory per line
     queries.jsonl       one EvalQuery per line
     judgments.jsonl     one Judgment per line   (or qrels.txt in TREC form)
@@ -39,6 +39,7 @@ from memgauge.data.models import (
     CausalChain,
     Conversation,
     ConversationDataset,
+    DatasetProtocol,
     EquivalenceClass,
     EvalQuery,
     ExtractionCase,
@@ -72,13 +73,13 @@ FILES = {
 def _load_dir(path: Path) -> RetrievalDataset:
     problems: list[Problem] = []
     name = path.name
+    protocol: DatasetProtocol | None = None
     meta = path / "dataset.yaml"
     if meta.is_file():
         try:
-            loaded = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
-            name = str(loaded.get("name", name)) if isinstance(loaded, dict) else name
-        except yaml.YAMLError as exc:
-            problems.append(Problem(str(meta), None, None, f"not valid YAML: {exc}"))
+            name, protocol = _dataset_meta(meta, name)
+        except DataError as exc:
+            problems.extend(exc.problems)
     parts: dict[str, list[Any]] = {}
     models: dict[str, type[BaseModel]] = {
         "memories": Memory,
@@ -115,11 +116,35 @@ def _load_dir(path: Path) -> RetrievalDataset:
             problems.extend(exc.problems)
     if problems:
         raise DataError(problems)
-    ds = RetrievalDataset.model_validate({"name": name, **parts})
+    ds = RetrievalDataset.model_validate({"name": name, "protocol": protocol, **parts})
     problems = validate_retrieval_dataset(ds, {k: str(path / v) for k, v in FILES.items()})
     if problems:
         raise DataError(problems)
     return ds
+
+
+def _dataset_meta(meta: Path, default: str) -> tuple[str, DatasetProtocol | None]:
+    """`name:` and `protocol:` of a dataset directory's dataset.yaml (optional, like the file
+    itself), read with the bounded reader."""
+    loaded = load_structured(meta, empty_ok=True)[0]
+    if loaded is None:
+        return default, None
+    if not isinstance(loaded, dict):
+        raise DataError(
+            Problem(str(meta), None, None, "dataset.yaml is a mapping, e.g. `name: my-dataset`")
+        )
+    name = loaded.get("name", default)
+    if name is None:
+        name = default
+    if not isinstance(name, str | int | float) or isinstance(name, bool):
+        raise DataError(Problem(str(meta), None, "name", "the dataset's name is a string"))
+    protocol = None
+    if loaded.get("protocol") is not None:
+        try:
+            protocol = DatasetProtocol.model_validate(loaded["protocol"])
+        except ValidationError as exc:
+            raise DataError(problems_from_validation(exc, str(meta), None)) from None
+    return str(name), protocol
 
 
 def _load_bundle(path: Path) -> RetrievalDataset:
@@ -156,7 +181,10 @@ def save_retrieval_dataset(ds: RetrievalDataset, out_dir: str | Path) -> list[Pa
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        atomic_write_text(tmp / "dataset.yaml", yaml.safe_dump({"name": ds.name}))
+        meta: dict[str, Any] = {"name": ds.name}
+        if ds.protocol is not None:
+            meta["protocol"] = ds.protocol.model_dump()
+        atomic_write_text(tmp / "dataset.yaml", yaml.safe_dump(meta, sort_keys=False))
         for key, filename in FILES.items():
             records = getattr(ds, key)
             if records or key in ("memories", "queries", "judgments"):

@@ -3,12 +3,13 @@
 Every problem is collected with its file, line and field; nothing stops at the first one. A
 UTF-8 byte-order mark is accepted and stripped (Windows editors write one); any other
 non-UTF-8 byte is reported with its line and byte offset. Lines longer than `max_line_bytes`
-are reported and skipped without being held in memory whole.
+are reported and skipped without being held in memory whole. The text itself is parsed by
+`memgauge.data.parsing`, the one bounded reader (finite numbers, no repeated keys, bounded
+nesting and YAML aliases), whose refusals become Problems with the file and line.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge.data.parsing import ParseError, load_yaml, loads_json
 from memgauge.errors import DataError, Problem
 
 __all__ = [
@@ -39,14 +41,6 @@ _HINTS = {
     "tier": "use constitutional, critical, important, normal or temporary",
     "source": "use manual, implicit, bootstrapped or validated",
 }
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON; write a number or null")
-
-
-def _loads(text: str | bytes) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
 
 
 def problems_from_validation(
@@ -137,38 +131,33 @@ def iter_jsonl(
                 )
                 continue
             try:
-                yield lineno, _loads(text)
-            except ValueError as exc:
-                problems.append(Problem(file, lineno, None, f"not valid JSON: {exc}"))
+                yield lineno, loads_json(text)
+            except ParseError as exc:
+                problems.append(Problem(file, lineno, None, f"not valid JSON: {exc.message}"))
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     """Parse YAML once into both the value and its node tree (the nodes carry line numbers
-    for error messages). Raises DataError with the line of a syntax error."""
-    loader = yaml.SafeLoader(text)
+    for error messages). Raises DataError with the line of a syntax error or of anything the
+    bounded reader refuses (an alias bomb, a repeated key, `.nan`)."""
     try:
-        node = loader.get_single_node()
-        value = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        # where the broken construct began (e.g. an unclosed '['), else where it was noticed
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise DataError(Problem(file, line, None, f"not valid YAML: {exc}")) from None
-    finally:
-        loader.dispose()
-    return value, node
+        return load_yaml(text)
+    except ParseError as exc:
+        raise DataError(Problem(file, exc.line, None, exc.message)) from None
 
 
-def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
+def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[int, int]]:
     """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
-    line of each item. Raises DataError on a missing or empty file and on syntax errors (with
-    line)."""
+    line of each item. Raises DataError on a missing file, an empty one (unless `empty_ok`:
+    then the data is None) and on syntax errors (with line)."""
     file = str(path)
     if not path.is_file():
         raise DataError(Problem(file, None, None, "no such file"))
     data = path.read_bytes()
     text = decode_text(data, file)
     if not text.strip():
+        if empty_ok:
+            return None, {}
         raise DataError(Problem(file, None, None, "file is empty; it must hold a record or a list"))
     if path.suffix.lower() in (".yaml", ".yml"):
         value, node = parse_yaml(text, file)
@@ -177,13 +166,9 @@ def load_structured(path: Path) -> tuple[Any, dict[int, int]]:
             lines = {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}
         return value, lines
     try:
-        return _loads(text), {}
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg} at column {exc.colno}")
-        ) from None
-    except ValueError as exc:
-        raise DataError(Problem(file, None, None, f"not valid JSON: {exc}")) from None
+        return loads_json(text), {}
+    except ParseError as exc:
+        raise DataError(Problem(file, exc.line, None, f"not valid JSON: {exc.message}")) from None
 
 
 def _validate_items(
@@ -233,6 +218,8 @@ def read_records(path: str | Path, model: type[M], *, key: str | None = None) ->
             raise DataError(
                 Problem(file, None, key, f"expected a list of records, got {type(value).__name__}")
             )
+        if not value:
+            problems.append(Problem(file, None, key, "no records; add at least one"))
         items = [(lines.get(i), f"[{i}]", obj) for i, obj in enumerate(value)]
     records = _validate_items(items, model, file, problems)
     if problems:

@@ -1,6 +1,8 @@
 """Pydantic models for every dataset memgauge reads: retrieval corpora and conversations.
 
-Every model forbids unknown fields, so a typo in a file is reported instead of ignored.
+Every model forbids unknown fields, so a typo in a file is reported instead of ignored. Numbers
+are JSON numbers: finite (`FiniteFloat`; no NaN or infinity), and neither strings nor booleans
+(pydantic's lax mode would read `"1_0"` as 10 and `true` as 1).
 """
 
 from __future__ import annotations
@@ -8,18 +10,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 __all__ = [
+    "ACTIONS",
+    "ACTION_ALIASES",
     "IMPORTANCE_WEIGHTS",
     "SEED_CATEGORIES",
     "TIERS",
     "CausalChain",
     "Conversation",
     "ConversationDataset",
+    "DatasetProtocol",
     "EquivalenceClass",
     "EvalQuery",
     "Fact",
+    "FiniteFloat",
     "JudgedOutput",
     "Judgment",
     "JudgmentSource",
@@ -29,6 +35,7 @@ __all__ = [
     "TaskItem",
     "Tier",
     "Turn",
+    "normalize_action",
 ]
 
 Tier = Literal["constitutional", "critical", "important", "normal", "temporary"]
@@ -55,10 +62,14 @@ SEED_CATEGORIES: tuple[str, ...] = (
 JudgmentSource = Literal["manual", "implicit", "bootstrapped", "validated"]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+#: A number read from a file: finite, and a JSON number (an int is fine), not a string or a bool.
+FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, str_strip_whitespace=False, allow_inf_nan=False
+    )
 
 
 class Memory(_Model):
@@ -84,7 +95,9 @@ class SessionContext(_Model):
     working_memory_ids: list[str] = Field(
         default_factory=list, description="Memories already in the session's working memory."
     )
-    turn_number: int = Field(default=0, ge=0, description="Turn of the session, 0 = cold start.")
+    turn_number: StrictInt = Field(
+        default=0, ge=0, description="Turn of the session, 0 = cold start."
+    )
 
 
 class EvalQuery(_Model):
@@ -114,10 +127,10 @@ class Judgment(_Model):
 
     query_id: NonEmptyStr = Field(description="The judged query.")
     memory_id: NonEmptyStr = Field(description="The judged memory.")
-    grade: int = Field(ge=0, le=3, description="Relevance grade 0-3.")
+    grade: StrictInt = Field(ge=0, le=3, description="Relevance grade 0-3.")
     source: JudgmentSource = Field(default="manual", description="Where the judgment came from.")
     annotator: str | None = Field(default=None, description="Who or what judged.")
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="Confidence, 0-1.")
+    confidence: FiniteFloat = Field(default=1.0, ge=0.0, le=1.0, description="Confidence, 0-1.")
 
 
 class EquivalenceClass(_Model):
@@ -137,6 +150,29 @@ class CausalChain(_Model):
     )
 
 
+class DatasetProtocol(_Model):
+    """The benchmark protocol a dataset was imported under, and the conventions of that
+    benchmark's own scripts that `memgauge evaluate` then follows (set by importers)."""
+
+    name: NonEmptyStr = Field(
+        description="e.g. longmemeval-paper or longmemeval-all-turns; reports print it."
+    )
+    granularity: Literal["turn", "session"] | None = Field(
+        default=None, description="What one memory is: a turn or a whole session."
+    )
+    recall_all_no_relevant: Literal[0, 1] = Field(
+        default=0,
+        description="recall_all of a query with no relevant memory: 0 (memgauge) or 1 "
+        "(LongMemEval, where all() of nothing is true).",
+    )
+    turn_ids: Literal["longmemeval"] | None = Field(
+        default=None,
+        description="How a turn's id names its session, for the session_* measures: "
+        "`longmemeval` = the id up to its last `_` (LongMemEval's strip_turn_id). None: the "
+        "dataset has no session_* measures.",
+    )
+
+
 class RetrievalDataset(_Model):
     """Memories, queries and graded judgments, with optional equivalence classes and chains."""
 
@@ -149,6 +185,11 @@ class RetrievalDataset(_Model):
         default_factory=list, description="Interchangeable memories."
     )
     causal_chains: list[CausalChain] = Field(default_factory=list, description="Causal chains.")
+    protocol: DatasetProtocol | None = Field(
+        default=None,
+        description="The benchmark protocol it was imported under (e.g. LongMemEval's paper "
+        "protocol), and the conventions that come with it; None for memgauge's own.",
+    )
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """Judgments as `{query_id: {memory_id: grade}}`; the highest grade wins on repeats."""
@@ -237,7 +278,7 @@ class JudgedOutput(BaseModel):
     """A frozen output to judge again: one line of a labels file (`memgauge judge calibrate`,
     with a human `label`) or of a run export (`memgauge judge rejudge`, extra keys ignored)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
     id: NonEmptyStr = Field(description="Item id (a run export's subject/task/item_id also works).")
     input: Any = Field(default=None, description="What the subject was asked.")
@@ -321,6 +362,17 @@ class StoredMemory(_Model):
     content: str = Field(description="Its text.")
 
 
+#: Seed 000's memory operations, and the other names deciders use for them (mem0's ADD / NONE).
+ACTIONS: tuple[str, ...] = ("CREATE", "UPDATE", "NOOP", "DELETE")
+ACTION_ALIASES = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
+
+
+def normalize_action(action: Any) -> str:
+    """`add` -> CREATE, `none` -> NOOP, others upper-cased."""
+    a = str(action or "").strip().upper()
+    return ACTION_ALIASES.get(a, a)
+
+
 class ExpectedOperation(_Model):
     """The right decision for an incoming memory."""
 
@@ -330,6 +382,21 @@ class ExpectedOperation(_Model):
     )
     id: str | None = Field(default=None, description="The memory an UPDATE / DELETE must target.")
     merged: str | None = Field(default=None, description="A good merged text, for reference.")
+
+    @field_validator("action")
+    @classmethod
+    def _known_actions(cls, value: str | list[str]) -> str | list[str]:
+        # an expected MERGE would make every decider fail the case: no decider can emit it
+        given = [value] if isinstance(value, str) else value
+        if not given:
+            raise ValueError("give at least one action")
+        for a in given:
+            if normalize_action(a) not in ACTIONS:
+                raise ValueError(
+                    f"{a!r} is not an action: use CREATE, UPDATE, NOOP or DELETE (mem0's ADD "
+                    "and NONE are read as CREATE and NOOP)"
+                )
+        return value
 
 
 class OperationCase(_Model):
@@ -346,3 +413,22 @@ class OperationCase(_Model):
         default=None, description="Whether the incoming memory is about the same thing."
     )
     expected: ExpectedOperation = Field(description="The right decision.")
+
+    @field_validator("incoming")
+    @classmethod
+    def _incoming_has_content(cls, value: StoredMemory | dict[str, Any]) -> Any:
+        if isinstance(value, dict) and not isinstance(value.get("content"), str):
+            raise ValueError("the incoming memory needs its text: {content: ...}")
+        return value
+
+    @model_validator(mode="after")
+    def _targets_exist(self) -> OperationCase:
+        ids = [m.id for m in self.existing]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"existing memory id {dupes[0]!r} appears twice")
+        if self.expected.id is not None and self.existing and self.expected.id not in ids:
+            raise ValueError(
+                f"expected.id {self.expected.id!r} is not an existing memory ({', '.join(ids)})"
+            )
+        return self

@@ -6,6 +6,10 @@ judges on 0-3 but TREC collections may use other non-negative levels, so any int
 stops at 1023, memgauge datasets at 3). A negative or larger grade is an error naming the line.
 A repeated (qid, docid) is an error.
 
+Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` / `float()` would
+also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits and `nan`;
+those are refused (`memgauge._util.numbers`).
+
 run: `qid Q0 docid rank score tag`. trec_eval ignores the rank column and orders by score
 descending, then doc id descending; so do we. A non-numeric or non-finite score, a wrong column
 count, or a repeated docid within a query is an error.
@@ -13,17 +17,21 @@ count, or a repeated docid within a query is an error.
 
 from __future__ import annotations
 
-import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from memgauge._types import MAX_GRADE
 from memgauge._util.files import atomic_write_text
+from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge.errors import DataError, Problem
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
 
 _MAX_PROBLEMS = 200
+# columns are separated by ASCII blanks, as trec_eval splits them; str.split() would also split
+# on a no-break space and other Unicode spaces
+_FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
 
 
 def _lines(path: Path) -> list[str]:
@@ -66,7 +74,7 @@ def read_qrels(
     out: dict[str, dict[str, int]] = {}
     problems: list[Problem] = []
     for lineno, line in enumerate(_lines(p), 1):
-        parts = line.split()
+        parts = _FIELDS.findall(line)
         if not parts:
             continue
         if len(parts) != 4:
@@ -81,9 +89,9 @@ def read_qrels(
             continue
         qid, _, doc, grade_text = parts
         try:
-            grade = int(grade_text)
-        except ValueError:
-            problems.append(Problem(file, lineno, "grade", f"{grade_text!r} is not an integer"))
+            grade = parse_int(grade_text)
+        except ValueError as exc:
+            problems.append(Problem(file, lineno, "grade", str(exc)))
             continue
         if grade < 0:
             problems.append(Problem(file, lineno, "grade", f"grade {grade} is negative; use 0-3"))
@@ -109,7 +117,7 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     problems: list[Problem] = []
     for lineno, line in enumerate(_lines(p), 1):
-        parts = line.split()
+        parts = _FIELDS.findall(line)
         if not parts:
             continue
         if len(parts) != 6:
@@ -124,12 +132,9 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             continue
         qid, _, doc, _, score_text, _ = parts
         try:
-            score = float(score_text)
-        except ValueError:
-            problems.append(Problem(file, lineno, "score", f"{score_text!r} is not a number"))
-            continue
-        if math.isnan(score) or math.isinf(score):
-            problems.append(Problem(file, lineno, "score", f"{score_text} is not a finite number"))
+            score = parse_finite_float(score_text)
+        except ValueError as exc:
+            problems.append(Problem(file, lineno, "score", str(exc)))
             continue
         per = out.setdefault(qid, {})
         if doc in per:

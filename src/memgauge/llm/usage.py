@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from memgauge.errors import UsageError
+from memgauge.data.jsonio import decode_text
+from memgauge.data.parsing import ParseError, load_yaml
+from memgauge.errors import DataError, Problem, UsageError
 from memgauge.llm.types import ChatResponse
 
 __all__ = ["COUNTERS", "Listener", "Price", "UsageMeter", "load_prices", "priced"]
@@ -38,22 +38,27 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
         return {}
     p = Path(where)
     try:
-        raw: Any = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = p.read_bytes()
     except OSError as exc:
         raise UsageError(f"{p}: cannot read the price table ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{p}: not YAML or JSON ({exc})") from None
+    # YAML is a superset of JSON: the one bounded YAML reader takes both
+    try:
+        raw: Any = load_yaml(decode_text(data, str(p)))[0]
+    except ParseError as exc:
+        raise DataError(Problem(str(p), exc.line, None, exc.message)) from None
     if not isinstance(raw, Mapping):
         raise UsageError(f"{p}: a price table maps model ids to {{input: USD/Mtok, output: ...}}")
     out: dict[str, Price] = {}
     for model, entry in raw.items():
-        try:
-            out[str(model)] = Price(float(entry["input"]), float(entry["output"]))
-        except (TypeError, KeyError, ValueError):
+        prices = [entry.get(k) if isinstance(entry, Mapping) else None for k in ("input", "output")]
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in prices
+        ):
             raise UsageError(
                 f"{p}: {model}: give input and output prices in USD per million tokens, "
-                'e.g. {"input": 0.15, "output": 0.6}'
-            ) from None
+                '>= 0, e.g. {"input": 0.15, "output": 0.6}'
+            )
+        out[str(model)] = Price(float(prices[0]), float(prices[1]))  # type: ignore[arg-type]
     return out
 
 

@@ -39,7 +39,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
-from memgauge.metrics.measures import Measure, parse_measure
+from memgauge.errors import UsageError
+from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
 from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
 __all__ = [
@@ -242,6 +243,7 @@ def evaluate_judged(
     """
     cfg = config or MetricConfig()
     parsed = list(dict.fromkeys(parse_measure(m) for m in measures))
+    _refuse_session_measures(parsed)
     top = int(judged.ideal.max(initial=0))
     if cfg.gain == "exp" and top > MAX_EXP_GRADE and any(m.name == "nDCG" for m in parsed):
         raise ValueError(
@@ -275,6 +277,16 @@ def evaluate_judged(
         skipped=int(skip.sum()),
     )
     return Evaluation(query_ids=judged.query_ids, per_query=per_query, counts=counts, config=cfg)
+
+
+def _refuse_session_measures(measures: Sequence[Measure]) -> None:
+    session = [str(m) for m in measures if m.name in SESSION_MEASURES]
+    if session:
+        raise UsageError(
+            f"{', '.join(session)}: session measures from a turn ranking need each query's "
+            "corpus; `memgauge evaluate` computes them on a LongMemEval dataset imported with "
+            "--protocol paper --granularity turn"
+        )
 
 
 def _depth(measures: Sequence[Measure]) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from memgauge.errors import UsageError
 
-__all__ = ["MEASURE_NAMES", "Measure", "parse_measure"]
+__all__ = ["MEASURE_NAMES", "SESSION_MEASURES", "Measure", "parse_measure"]
 
 #: canonical name -> whether a cutoff is required
 MEASURE_NAMES: dict[str, bool] = {
@@ -26,7 +26,16 @@ MEASURE_NAMES: dict[str, bool] = {
     "recall_any": True,
     "recall_all": True,
     "ndcg_any": True,
+    "session_recall_any": True,
+    "session_recall_all": True,
+    "session_ndcg_any": True,
 }
+
+#: Session-level measures computed from a turn ranking (LongMemEval's turn2session): they need
+#: each query's corpus, so `memgauge.metrics.longmemeval` computes them, not `evaluate`.
+SESSION_MEASURES: frozenset[str] = frozenset(
+    {"session_recall_any", "session_recall_all", "session_ndcg_any"}
+)
 
 _ALIASES: dict[str, str] = {
     "ndcg": "nDCG",
@@ -49,6 +58,9 @@ _ALIASES: dict[str, str] = {
     "recall_any": "recall_any",
     "recall_all": "recall_all",
     "ndcg_any": "ndcg_any",
+    "session_recall_any": "session_recall_any",
+    "session_recall_all": "session_recall_all",
+    "session_ndcg_any": "session_ndcg_any",
 }
 
 _PATTERN = re.compile(r"^\s*([A-Za-z_\-]+?)(?:[@_](\d+))?\s*$")

@@ -8,7 +8,9 @@ Each becomes probes plus the turns the agent under test gets to see.
   probe whose right answer is that it was not mentioned, 1 / 3 / 4 recall probes.
 - LongMemEval: knowledge-update questions are conflict probes, temporal-reasoning ones temporal
   probes, `_abs` questions hallucination (abstention) probes, the rest recall probes; each is
-  asked against its own haystack.
+  asked against its own haystack, read under the importer's **all-turns** protocol (every turn
+  of every role), not the paper's retrieval protocol (user turns only): an answer the
+  assistant gave must stay reachable for an agent asked to recall it. The audit says so.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from memgauge.data.models import EvalQuery, Memory
 from memgauge.errors import DataError, Problem
 from memgauge.probes.generate import NOT_MENTIONED, Probe, conversation_memories, generate_probes
 
-__all__ = ["AuditSource", "load_audit_source"]
+__all__ = ["AUDIT_PROTOCOL", "AuditSource", "load_audit_source"]
+
+#: How an audit reads LongMemEval, said in its results and report.
+AUDIT_PROTOCOL = (
+    "memgauge's all-turns protocol for LongMemEval: every turn of every role is in memory, so "
+    "answers the assistant gave stay reachable (not the paper's retrieval protocol, which keeps "
+    "user turns only; `memgauge import longmemeval --protocol paper` gives that one)"
+)
 
 
 @dataclass(frozen=True)
@@ -70,9 +79,10 @@ def load_audit_source(path: str | Path, *, seed: int = 0) -> AuditSource:
         probes = [_locomo_probe(q) for q in ds.queries]
         return AuditSource(p.stem, "locomo", probes, ds.memories, {"import": report.as_dict()})
     if kind == "longmemeval":
-        ds, report = import_longmemeval(p)
+        ds, report = import_longmemeval(p, protocol="all-turns")
         probes = [_longmemeval_probe(q) for q in ds.queries]
-        return AuditSource(p.stem, "longmemeval", probes, ds.memories, {"import": report.as_dict()})
+        notes = {"import": report.as_dict(), "protocol": AUDIT_PROTOCOL}
+        return AuditSource(p.stem, "longmemeval", probes, ds.memories, notes)
     if kind in ("conversations", "bundle", None) or p.suffix.lower() in (".json", ".jsonl"):
         conv = load_conversations(p)
         probes = generate_probes(conv, seed=seed)

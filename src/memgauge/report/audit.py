@@ -5,17 +5,17 @@ go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line bre
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
 from memgauge.probes.metrics import METRICS
 from memgauge.report._fmt import fmt_pct
 from memgauge.report.escape import md_text
 
-__all__ = ["LABELS", "write_audit"]
+__all__ = ["LABELS", "locomo_lines", "metric_lines", "source_lines", "write_audit"]
 
 LABELS = {
     "recall_accuracy": "Recall accuracy",
@@ -45,6 +45,25 @@ def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def locomo_lines(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(category, mean, n) rows of LoCoMo's own scoring, then the overall row."""
+
+    def row(name: str, c: Mapping[str, Any]) -> tuple[str, str, str]:
+        mean = "n/a" if c["mean"] is None else f"{c['mean']:.4f}"
+        n = f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else "")
+        return name, mean, n
+
+    rows = [row(name, c) for name, c in summary["by_category"].items()]
+    rows.append(row("overall", summary["overall"]))
+    return rows
+
+
+def source_lines(result: Mapping[str, Any]) -> list[str]:
+    """What the reader must know about how the dataset was read (LongMemEval's protocol)."""
+    protocol = result.get("protocol")
+    return [f"dataset read with {protocol}"] if protocol else []
+
+
 def _markdown(result: Mapping[str, Any]) -> str:
     lines = [
         f"# Memory audit: {md_text(result['dataset'])}",
@@ -54,11 +73,17 @@ def _markdown(result: Mapping[str, Any]) -> str:
         f"- dataset format: {md_text(result['format'])}; probes: {len(result['probes'])}",
         f"- run: {md_text(result['run_id'])} ({md_text(result['status'])}), "
         f"{md_text(result['timestamp'])}",
+        *(f"- {md_text(line)}" for line in source_lines(result)),
         "",
         "| metric | value | 95% CI (Wilson) | n |",
         "|---|---:|---|---:|",
     ]
     lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in metric_lines(result)]
+    locomo = result.get("locomo_qa")
+    if locomo:
+        lines += ["", f"## {md_text(locomo['label'])}", "", "| category | mean | n |"]
+        lines += ["|---|---:|---:|"]
+        lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in locomo_lines(locomo)]
     for ptype in ("recall", "conflict", "temporal", "hallucination"):
         probes = [p for p in result["probes"] if p["type"] == ptype]
         if not probes:
@@ -90,7 +115,7 @@ def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]
     written = []
     if "json" in formats:
         path = out_dir / "results.json"
-        atomic_write_text(path, json.dumps(result, indent=2, default=str) + "\n")
+        atomic_write_text(path, dumps_strict(result, indent=2, default=str) + "\n")
         written.append(path)
     if "markdown" in formats:
         path = out_dir / "report.md"

@@ -337,7 +337,9 @@ def render_html(result: RetrievalEvalResult) -> str:
         f"<p class='meta'>run {_e(result.run_id)} · {result.created_at:%Y-%m-%d %H:%M} UTC · "
         f"memgauge {_e(result.memgauge_version)} · {ds.n_memories} memories, {ds.n_queries} "
         f"queries, {ds.n_judgments} judgments · relevant = grade &gt;= {st.rel_threshold} · "
-        f"nDCG gain {_e(st.gain)} · depth {st.k}</p>"
+        f"nDCG gain {_e(st.gain)} · depth {st.k}"
+        + (f" · protocol {_e(ds.protocol)}" if ds.protocol else "")
+        + "</p>"
         f"{_legend(systems)}<h2>Summary</h2>{_summary_table(result, systems)}{mark_note}"
         + (f"<ul>{unavailable}</ul>" if unavailable else "")
         + metric_chart

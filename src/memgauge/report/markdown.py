@@ -45,6 +45,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
         f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
         "",
+        *([f"Dataset protocol: {ds.protocol}.", ""] if ds.protocol else []),
         "## Summary",
         "",
     ]

@@ -44,6 +44,7 @@ def retrieval_result(run: RunRecord, task: str | None = None) -> RetrievalEvalRe
             n_memories=int(ds.get("n_memories", 0)),
             n_queries=int(ds.get("n_queries", 0)),
             n_judgments=int(ds.get("n_judgments", 0)),
+            protocol=ds.get("protocol"),
         ),
         settings=EvalSettings.model_validate(detail["settings"]),
         systems=[SystemResult.model_validate(s) for s in detail.get("systems", [])],

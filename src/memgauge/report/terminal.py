@@ -18,8 +18,9 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     systems = ok_systems(result)
     mk = marks(result)
     table = Table(
-        title=f"{result.dataset.name}: {st.confidence:.0%} bootstrap CIs, relevant = grade >= "
-        f"{st.rel_threshold}",
+        title=f"{result.dataset.name}"
+        + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
+        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}",
         title_justify="left",
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.

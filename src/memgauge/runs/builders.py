@@ -17,6 +17,7 @@ from typing import Any
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
+from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.runs.suite import Suite
 
 __all__ = [
@@ -97,9 +98,15 @@ def evaluate_suite(
                     "k": k,
                     "timeout": timeout,
                     "ingest": ingest,
+                    # a verdict per query and measure; LongMemEval's session measures need the
+                    # query's whole corpus, so only the aggregate computes them
                     "evaluators": [
                         {"spec": {"retrieval": {"measure": m, **retrieval}}, "label": m}
                         for m in canonical
+                        if parse_measure(m).name not in SESSION_MEASURES
+                    ]
+                    or [
+                        {"spec": {"retrieval": {"measure": "RR@10", **retrieval}}, "label": "RR@10"}
                     ],
                     "aggregates": [{"ir": ir}],
                 }
@@ -189,12 +196,14 @@ def audit_suite(
     evaluator: str | Mapping[str, Any],
     *,
     name: str,
+    locomo: bool = False,
     limit: int | None = None,
     seed: int = 0,
     concurrency: int = 8,
     max_failure_rate: float = 0.5,
 ) -> Suite:
-    """Seed 003's audit of an agent: the dataset's probes, asked against its turns."""
+    """Seed 003's audit of an agent: the dataset's probes, asked against its turns; on a
+    LoCoMo file (`locomo`), LoCoMo's own QA scoring beside the verdict (it needs no LLM)."""
     return Suite.model_validate(
         {
             "name": f"audit-{name}",
@@ -210,7 +219,7 @@ def audit_suite(
                     "dataset": str(dataset.resolve()),
                     "probes": {"seed": seed},
                     "limit": limit,
-                    "evaluators": [evaluator],
+                    "evaluators": [evaluator, *(["locomo-qa"] if locomo else [])],
                 }
             ],
         }

@@ -25,6 +25,7 @@ from typing import Any
 from memgauge._util.files import sha256_file
 from memgauge._util.registry import RegistryError
 from memgauge.aggregates import AGGREGATES, Aggregate, TaskView
+from memgauge.aggregates.ir import dataset_sha256
 from memgauge.data.detect import detect_kind
 from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases, load_items, load_retrieval_dataset
@@ -76,6 +77,8 @@ class PlannedItem:
             out["session"] = self.session.model_dump(mode="json")
         if self.corpus is not None:
             out["corpus"] = self.corpus
+        if self.metadata and not isinstance(self.input, dict):
+            out["metadata"] = dict(self.metadata)
         return out
 
 
@@ -249,6 +252,10 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
     if task.kind == "retrieval":
         assert path is not None or given is not None  # load_suite checked it
         ds = given if given is not None else load_retrieval_dataset(path)  # type: ignore[arg-type]
+        for agg in aggregates:
+            check = getattr(agg, "check", None)
+            if callable(check):
+                check(ds)
         qrels = ds.qrels()
         judged = [q for q in ds.queries if q.id in qrels]
         items = [
@@ -268,7 +275,7 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
             _limit(items, task),
             evaluators,
             ds.memories if task.ingest else None,
-            hashlib.sha256(ds.model_dump_json().encode("utf-8")).hexdigest(),
+            dataset_sha256(ds),
             n_skipped=len(ds.queries) - len(judged),
             aggregates=aggregates,
             dataset=ds,

@@ -37,13 +37,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from memgauge.data.jsonio import decode_text, parse_yaml, problems_from_validation
-from memgauge.data.models import TaskItem
+from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.scorers import evaluator_from_spec
-from memgauge.subjects.specs import SUBJECT_KINDS
+from memgauge.subjects.specs import SUBJECT_KINDS, check_spec
 
 __all__ = [
     "EvaluatorEntry",
@@ -59,14 +59,16 @@ TaskKind = Literal["retrieval", "expected-output", "script", "extraction", "oper
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class EvaluatorEntry(_Model):
     """One evaluator of a task and its weight in the task's combined score."""
 
     spec: str | dict[str, Any] = Field(description="The evaluator: 'name' or {name: {args}}.")
-    weight: float = Field(default=1.0, gt=0, description="Weight in the task's combined score.")
+    weight: FiniteFloat = Field(
+        default=1.0, gt=0, description="Weight in the task's combined score."
+    )
     label: str | None = Field(
         default=None, description="Name in results (default: the evaluator's name)."
     )
@@ -105,9 +107,9 @@ class TaskSpec(_Model):
     subjects: list[str] | None = Field(
         default=None, description="The subjects that run this task (default: all)."
     )
-    k: int = Field(default=10, ge=1, le=1000, description="Hits asked of a memory subject.")
-    timeout: float = Field(default=60.0, gt=0, description="Seconds one item may take.")
-    retries: int = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
+    k: StrictInt = Field(default=10, ge=1, le=1000, description="Hits asked of a memory subject.")
+    timeout: FiniteFloat = Field(default=60.0, gt=0, description="Seconds one item may take.")
+    retries: StrictInt = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
     ingest: bool = Field(
         default=True,
         description="Reset memory subjects and ingest the task's memories before its items; "
@@ -155,9 +157,9 @@ class Suite(_Model):
         description="Subject name -> spec {kind: {args}}, kinds: " + ", ".join(SUBJECT_KINDS),
     )
     tasks: list[TaskSpec] = Field(min_length=1, description="The tasks.")
-    concurrency: int = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
-    seed: int = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
-    max_failure_rate: float = Field(
+    concurrency: StrictInt = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
+    seed: StrictInt = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
+    max_failure_rate: FiniteFloat = Field(
         default=0.1, ge=0, le=1, description="The run fails past this share of failed items."
     )
 
@@ -219,6 +221,14 @@ def _task_problems(
         add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
     if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
         add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
+    seen: set[str] = set()
+    for j, item in enumerate(task.items or []):
+        if item.id in seen:
+            line = _line_of(node, ("tasks", i, "items", j, "id"))
+            out.append(
+                Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
+            )
+        seen.add(item.id)
     if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
         add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
     for name in task.subjects or []:
@@ -287,6 +297,13 @@ def load_suite(path: str | Path) -> Suite:
                     f"subjects.{name}",
                     f"a subject is {{kind: {{args}}}} with kind one of {', '.join(SUBJECT_KINDS)}",
                 )
+            )
+            continue
+        try:
+            check_spec(spec)
+        except UsageError as exc:
+            problems.append(
+                Problem(file, _line_of(node, ("subjects", name)), f"subjects.{name}", str(exc))
             )
     seen: set[str] = set()
     for i, task in enumerate(suite.tasks):

@@ -13,6 +13,7 @@ from memgauge.scorers.base import (
     to_spec,
 )
 from memgauge.scorers.f1 import TokenF1, locomo_f1, mem0_f1
+from memgauge.scorers.locomo import LoCoMoQA
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.scorers.script import ScriptEvaluator
 from memgauge.scorers.semantic import SemanticSimilarity
@@ -27,6 +28,7 @@ __all__ = [
     "ExactMatch",
     "ExtractionFacts",
     "IContains",
+    "LoCoMoQA",
     "OperationChecks",
     "Regex",
     "RetrievalMeasure",

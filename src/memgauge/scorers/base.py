@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from memgauge._util.kwargs import checked_kwargs
 from memgauge.errors import UsageError
 
 __all__ = [
@@ -128,9 +129,20 @@ def evaluator_from_spec(spec: str | Mapping[str, Any]) -> Evaluator:
         raise UsageError(f"an evaluator is 'name' or {{name: {{args}}}}, got {spec!r}")
     if name not in _REGISTRY:
         raise UsageError(f"unknown evaluator {name!r}; known: {', '.join(registered())}")
+    args = _checked_args(name, args)
     try:
         return _REGISTRY[name](**args)
     except TypeError as exc:
+        raise UsageError(f"evaluator {name!r}: {exc}") from None
+
+
+def _checked_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """`args` checked against the evaluator's field types, so a spec's `criteria: [a, b]`
+    (a list where a mapping belongs) or `threshold: high` is a clear UsageError here instead
+    of an AttributeError mid-run. Unknown names are left to the constructor to refuse."""
+    try:
+        return checked_kwargs(_REGISTRY[name], args)  # type: ignore[arg-type]
+    except ValueError as exc:
         raise UsageError(f"evaluator {name!r}: {exc}") from None
 
 

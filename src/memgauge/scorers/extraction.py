@@ -19,7 +19,6 @@ nothing existing was lost.
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from memgauge.data.models import ExtractionCase
+from memgauge.data.parsing import loads_json
 from memgauge.embed import Embedder, load_embedder
 
 __all__ = [
@@ -237,7 +237,7 @@ def facts_of(output: Any) -> list[str]:
     text = str(output or "").strip()
     if text.startswith(("[", "{")):
         try:
-            return facts_of(json.loads(text))
+            return facts_of(loads_json(text))
         except ValueError:
             pass
     lines = [re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s*", "", ln).strip() for ln in text.splitlines()]

@@ -4,7 +4,10 @@
   punctuation, drop the words a / an / the / and, collapse whitespace, Porter-stem each token
   (NLTK's stemmer, as LoCoMo uses), and compare token multisets. With `multi_answer` (LoCoMo
   uses it for multi-hop questions) prediction and gold are split on commas first, and the score
-  is the mean over gold parts of the best F1 against any predicted part.
+  is the mean over gold parts of the best F1 against any predicted part. The words are
+  dropped with the `regex` module, as LoCoMo does, not `re`: their `\\b` differ. `regex` counts
+  combining marks and zero-width (non-)joiners as word characters, so `the\\u0301` is one word
+  there and keeps its `the`, where `re` would see `the` and strip it.
 - `mem0` (Mem0's evaluation harness, from A-Mem): lowercase, replace `. , ! ?` by spaces, split
   on whitespace, and compare token *sets*; an empty prediction or gold scores 0.
 
@@ -13,19 +16,22 @@ The two give different numbers on the same answers; reports name the variant.
 
 from __future__ import annotations
 
-import re
 import string
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar, Literal
 
+import numpy as np
+import regex
+
 from memgauge.errors import UsageError
 from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text, register
 
-__all__ = ["TokenF1", "locomo_f1", "locomo_normalize", "mem0_f1"]
+__all__ = ["TokenF1", "locomo_f1", "locomo_multi_f1", "locomo_normalize", "mem0_f1"]
 
-_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+# `regex`, not `re`: LoCoMo's word boundaries (see the module docstring)
+_ARTICLES = regex.compile(r"\b(a|an|the|and)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
@@ -57,10 +63,12 @@ def locomo_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def _locomo_multi(prediction: str, gold: str) -> float:
+def locomo_multi_f1(prediction: str, gold: str) -> float:
+    """LoCoMo's multi-answer `f1`: the mean over comma-separated gold parts of the best F1
+    against any comma-separated predicted part (NumPy's mean, as LoCoMo takes it)."""
     preds = [p.strip() for p in prediction.split(",")]
     golds = [g.strip() for g in gold.split(",")]
-    return sum(max(locomo_f1(p, g) for p in preds) for g in golds) / len(golds)
+    return float(np.mean([max(locomo_f1(p, g) for p in preds) for g in golds]))
 
 
 def mem0_f1(prediction: str, gold: str) -> float:
@@ -105,7 +113,7 @@ class TokenF1:
         if self.variant == "mem0":
             fn = mem0_f1
         else:
-            fn = _locomo_multi if self.multi_answer else locomo_f1
+            fn = locomo_multi_f1 if self.multi_answer else locomo_f1
         value = max(fn(out, g) for g in golds)
         passed = None if self.threshold is None else value >= self.threshold
         return Score(

@@ -21,7 +21,8 @@ import json
 import re
 from typing import Any
 
-from memgauge.data.models import OperationCase
+from memgauge.data.models import OperationCase, normalize_action
+from memgauge.data.parsing import loads_json
 
 __all__ = [
     "TIERS",
@@ -41,16 +42,9 @@ TIERS = {
     "similarity": "operation",
     "merge-quality": "judge",
 }
-_MEM0 = {"ADD": "CREATE", "NONE": "NOOP", "NO_OP": "NOOP", "NO-OP": "NOOP", "SKIP": "NOOP"}
 _PLACEHOLDER = re.compile(r"<\s*memory[-_ ]?id\s*>|<\s*id\s*>|\{\{[^}]*\}\}|\[\s*id\s*\]", re.I)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.I)
 _ACTION = re.compile(r"^\s*([A-Za-z_-]+)\s*[:\s]\s*([\w.-]+)?")
-
-
-def normalize_action(action: Any) -> str:
-    """`add` -> CREATE, `none` -> NOOP, others upper-cased."""
-    a = str(action or "").strip().upper()
-    return _MEM0.get(a, a)
 
 
 def decision_of(output: Any) -> dict[str, Any]:
@@ -59,7 +53,7 @@ def decision_of(output: Any) -> dict[str, Any]:
     if isinstance(output, str):
         text = _FENCE.sub("", output)
         try:
-            output = json.loads(text)
+            output = loads_json(text)  # bounded: a hostile output is text, not a crash
         except ValueError:
             m = _ACTION.match(text + " ")  # "UPDATE: mem_2", "NOOP"
             if m is None:

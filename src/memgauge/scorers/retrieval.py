@@ -10,7 +10,9 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.metrics.single import score_one
 from memgauge.scorers.base import EvalContext, Score, register
 
@@ -57,7 +59,11 @@ class RetrievalMeasure:
     name: ClassVar[str] = "retrieval"
 
     def __post_init__(self) -> None:
-        parse_measure(self.measure)
+        if parse_measure(self.measure).name in SESSION_MEASURES:
+            raise UsageError(
+                f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "
+                "computes it on a LongMemEval dataset imported with --protocol paper"
+            )
 
     def evaluate(self, ctx: EvalContext) -> Score:
         ids = _ids(ctx.output)

@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge.data.jsonio import load_structured
+from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
-from memgauge.subjects.specs import SUBJECT_KINDS
+from memgauge.subjects.specs import SUBJECT_KINDS, check_spec
 
 __all__ = ["one_spec", "parse_system", "write_path_spec"]
 
@@ -35,9 +35,10 @@ def _value(text: str) -> Any:
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
-    for kind in (int, float):
+    # strict ASCII numbers: Python's int() would read `1_0` as 10 and float() `nan` as NaN
+    for parse in (parse_int, parse_finite_float):
         try:
-            return kind(text)
+            return parse(text)
         except ValueError:
             pass
     return text
@@ -54,6 +55,8 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         loaded, _ = load_structured(path)
         specs = loaded if isinstance(loaded, list) else [loaded]
+        if not specs:
+            raise UsageError(f"{text}: the file lists no subject; give at least one spec")
         out = []
         for i, spec in enumerate(specs):
             if not (
@@ -63,6 +66,10 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
                     f"{text}: entry {i} must be one of {{reference: {{...}}}}, {{python: "
                     f"{{target: ...}}}}, {{subprocess: {{command: ...}}}}; got {spec!r}"
                 )
+            try:
+                check_spec(spec)
+            except UsageError as exc:
+                raise UsageError(f"{text}: entry {i}: {exc}") from None
             ((kind, raw),) = spec.items()
             sub_args = dict(raw or {})
             name = label or (
@@ -96,6 +103,7 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
                 raise UsageError(f"--system {text!r}: {pair!r} is not KEY=VALUE")
             args[key.strip()] = _value(value.strip())
     default_label = name if not settings else f"{name}({settings})"
+    check_spec({"reference": args})
     return [(label or default_label, {"reference": args})]
 
 
@@ -121,9 +129,9 @@ def write_path_spec(role: str, text: str) -> dict[str, Any]:
     extractor is `{memory: {mem0: {...}}}`); UsageError naming the flag."""
     flag = f"--{role}"
     try:
-        spec = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{flag}: not a spec ({exc})") from None
+        spec = load_yaml(text)[0]
+    except ParseError as exc:
+        raise UsageError(f"{flag}: not a spec ({exc.message})") from None
     if not isinstance(spec, dict) or len(spec) != 1:
         raise UsageError(f"{flag}: give {{kind: {{args}}}}, e.g. '{{llm: {{model: m}}}}'")
     ((kind, args),) = spec.items()

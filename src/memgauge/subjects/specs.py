@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from memgauge._util.home import embeddings_cache
+from memgauge._util.kwargs import checked_kwargs
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
@@ -27,7 +28,7 @@ from memgauge.subjects.recorded import RecordedSubject
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
 from memgauge.subjects.subprocess_jsonl import SubprocessSubject
 
-__all__ = ["SUBJECT_KINDS", "build_subject"]
+__all__ = ["SUBJECT_KINDS", "build_subject", "check_spec"]
 
 SUBJECT_KINDS = (
     "reference",
@@ -53,15 +54,30 @@ def _embedder(spec: str) -> Embedder:
     return CachedEmbedder(load_embedder(spec), embeddings_cache())
 
 
-def _build(args: dict[str, Any]) -> ReferenceMemory:
+def _reference_config(args: dict[str, Any]) -> tuple[ReferenceMemoryConfig, str]:
     args = dict(args)
     embedder_spec = str(args.pop("embedder", "minilm"))
     try:
-        config = ReferenceMemoryConfig(**args)
-    except TypeError as exc:
-        raise UsageError(f"reference memory settings {args}: {exc}") from None
+        return ReferenceMemoryConfig(**checked_kwargs(ReferenceMemoryConfig, args)), embedder_spec
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"reference memory settings: {exc}") from None
+
+
+def _build(args: dict[str, Any]) -> ReferenceMemory:
+    config, embedder_spec = _reference_config(args)
     embedder = _embedder(embedder_spec) if config.mode != "lexical" else None
     return ReferenceMemory(config, embedder=embedder)
+
+
+def check_spec(spec: dict[str, Any]) -> None:
+    """Check what can be checked of a spec without building its subject (no model loaded,
+    no process started): that its settings are a mapping and, for the reference memory, their
+    names and types. UsageError otherwise; other kinds' settings are checked when built."""
+    ((kind, args),) = spec.items()
+    if args is not None and not isinstance(args, dict):
+        raise UsageError(f"the {kind} settings are a mapping {{key: value}}, not {args!r}")
+    if kind == "reference":
+        _reference_config(args or {})
 
 
 def build_subject(spec: dict[str, Any]) -> Any:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ImportReport"]
+from memgauge.errors import Problem
+
+__all__ = ["ImportReport", "json_type", "wrong_type"]
 
 
 @dataclass
@@ -14,6 +16,7 @@ class ImportReport:
 
     source: str
     format: str
+    protocol: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
@@ -27,7 +30,36 @@ class ImportReport:
         return {
             "source": self.source,
             "format": self.format,
+            **({"protocol": self.protocol} if self.protocol else {}),
             "counts": self.counts,
             "notes": self.notes,
             "dropped": self.dropped,
         }
+
+
+_JSON_NAMES: dict[type, str] = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages ("a string", "null", ...)."""
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def wrong_type(
+    file: str, where: str, value: Any, kinds: type | tuple[type, ...], expected: str
+) -> Problem | None:
+    """A Problem naming `where` if `value` is not one of `kinds`, else None.
+
+    A boolean is never taken for a number (JSON `true` is not 1), unless `bool` is asked for.
+    """
+    allowed = kinds if isinstance(kinds, tuple) else (kinds,)
+    ok = isinstance(value, allowed) and (bool in allowed or not isinstance(value, bool))
+    return None if ok else Problem(file, None, where, f"must be {expected}, got {json_type(value)}")

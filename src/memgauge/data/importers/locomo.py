@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memgauge.data.importers.common import ImportReport
+from memgauge.data.importers.common import ImportReport, json_type, wrong_type
 from memgauge.data.jsonio import load_structured
 from memgauge.data.models import (
     EvalQuery,
@@ -73,28 +73,121 @@ def _session_date(text: Any) -> datetime | None:
     return None
 
 
+def _turn_problems(file: str, where: str, turn: Any) -> list[Problem]:
+    if not isinstance(turn, dict):
+        return [Problem(file, None, where, f"a turn is an object, got {json_type(turn)}")]
+    checks = [
+        wrong_type(file, f"{where}.{key}", turn.get(key), str, "a string")
+        for key in ("dia_id", "speaker", "text")
+    ]
+    if "blip_caption" in turn:
+        checks.append(
+            wrong_type(
+                file, f"{where}.blip_caption", turn["blip_caption"], (str, type(None)), "a string"
+            )
+        )
+    return [c for c in checks if c is not None]
+
+
+def _qa_problems(file: str, where: str, qa: Any) -> list[Problem]:
+    if not isinstance(qa, dict):
+        return [Problem(file, None, where, f"a QA item is an object, got {json_type(qa)}")]
+    category = qa.get("category")
+    checks = [
+        wrong_type(file, f"{where}.question", qa.get("question"), str, "a string"),
+        wrong_type(file, f"{where}.category", category, int, "an integer 1-5"),
+        wrong_type(file, f"{where}.evidence", qa.get("evidence", []), list, "a list of ids"),
+    ]
+    for key in ("answer", "adversarial_answer"):
+        if key in qa:
+            checks.append(
+                wrong_type(file, f"{where}.{key}", qa[key], (str, int, float), "a string or number")
+            )
+    if category in (1, 2, 3, 4) and "answer" not in qa:
+        checks.append(
+            Problem(file, None, f"{where}.answer", f"category {category} needs an answer")
+        )
+    problems = [c for c in checks if c is not None]
+    if category not in LOCOMO_CATEGORIES and not any(
+        p.field == f"{where}.category" for p in problems
+    ):
+        problems.append(Problem(file, None, f"{where}.category", "not one of 1-5"))
+    return problems
+
+
+def _sample_problems(file: str, where: str, sample: Any) -> list[Problem]:
+    """Every wrong-typed field of one sample (LoCoMo's own scripts would crash on them)."""
+    if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+        return [Problem(file, None, where, "a sample needs a 'conversation' object")]
+    problems: list[Problem] = []
+    if "sample_id" in sample and (
+        p := wrong_type(file, f"{where}.sample_id", sample["sample_id"], str, "a string")
+    ):
+        problems.append(p)
+    for key, turns in sample["conversation"].items():
+        if not _SESSION.match(key):
+            continue
+        if not isinstance(turns, list):
+            problems.append(
+                Problem(
+                    file,
+                    None,
+                    f"{where}.conversation.{key}",
+                    f"a session is a list of turns, got {json_type(turns)}",
+                )
+            )
+            continue
+        for ti, turn in enumerate(turns):
+            problems += _turn_problems(file, f"{where}.conversation.{key}[{ti}]", turn)
+    qas = sample.get("qa", [])
+    if not isinstance(qas, list):
+        return [
+            *problems,
+            Problem(file, None, f"{where}.qa", f"must be a list, got {json_type(qas)}"),
+        ]
+    for qi, qa in enumerate(qas):
+        problems += _qa_problems(file, f"{where}.qa[{qi}]", qa)
+        evidence = qa.get("evidence") if isinstance(qa, dict) else None
+        if isinstance(evidence, list):
+            problems += [
+                Problem(
+                    file,
+                    None,
+                    f"{where}.qa[{qi}].evidence[{ei}]",
+                    f"must be a string, got {json_type(e)}",
+                )
+                for ei, e in enumerate(evidence)
+                if not isinstance(e, str)
+            ]
+    return problems
+
+
 def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
-    """Read `locomo10.json` (or any file in its format) into a RetrievalDataset."""
+    """Read `locomo10.json` (or any file in its format) into a RetrievalDataset.
+
+    A wrong-typed field (a category that is not an integer, a turn's text that is not a
+    string, ...) is a DataError naming the file and the field; nothing is imported.
+    """
     raw = load_structured(Path(path))[0]
     file = str(path)
     if not isinstance(raw, list):
         raise DataError(Problem(file, None, None, "LoCoMo is a JSON list of samples"))
+    problems = [
+        p for si, sample in enumerate(raw) for p in _sample_problems(file, f"[{si}]", sample)
+    ]
+    if problems:
+        raise DataError(problems)
     report = ImportReport(source=file, format="locomo")
     memories: list[Memory] = []
     queries: list[EvalQuery] = []
     judgments: list[Judgment] = []
-    problems: list[Problem] = []
     for si, sample in enumerate(raw):
-        where = f"[{si}]"
-        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
-            problems.append(Problem(file, None, where, "a sample needs a 'conversation' object"))
-            continue
         sid = str(sample.get("sample_id") or f"sample-{si}")
         conv = sample["conversation"]
         turn_ids: set[str] = set()
         for key, turns in conv.items():
             m = _SESSION.match(key)
-            if not m or not isinstance(turns, list):
+            if not m:
                 continue
             n = int(m.group(1))
             when = _session_date(conv.get(f"{key}_date_time"))
@@ -102,13 +195,13 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
                 report.add("sessions_without_date")
             report.add("sessions")
             for turn in turns:
-                dia = str(turn.get("dia_id", ""))
+                dia = turn["dia_id"]
                 if not dia or dia in turn_ids:
                     report.add("turns_dropped_bad_id")
                     report.dropped.append({"sample": sid, "turn": dia, "reason": "bad id"})
                     continue
                 turn_ids.add(dia)
-                text = f"{turn.get('speaker', '?')}: {turn.get('text', '')}"
+                text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [shares a photo: {turn['blip_caption']}]"
                 memories.append(
@@ -118,24 +211,21 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
                         session=f"{sid}:S{n}",
                         corpus=sid,
                         created_at=when,
-                        metadata={"speaker": turn.get("speaker"), "dia_id": dia},
+                        metadata={"speaker": turn["speaker"], "dia_id": dia},
                     )
                 )
         report.add("samples")
         for qi, qa in enumerate(sample.get("qa", [])):
             qid = f"{sid}:q{qi}"
-            cat = LOCOMO_CATEGORIES.get(qa.get("category"))
-            if cat is None:
-                problems.append(Problem(file, None, f"{where}.qa[{qi}].category", "not one of 1-5"))
-                continue
+            cat = LOCOMO_CATEGORIES[qa["category"]]
             answer = qa.get("answer", qa.get("adversarial_answer"))
             queries.append(
                 EvalQuery(
                     id=qid,
-                    text=str(qa.get("question", "")),
+                    text=qa["question"],
                     category=cat,
                     corpus=sid,
-                    metadata={"answer": answer, "locomo_category": qa.get("category")},
+                    metadata={"answer": answer, "locomo_category": qa["category"]},
                 )
             )
             report.add(f"questions_{cat}")
@@ -168,8 +258,6 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
                 Judgment(query_id=qid, memory_id=f"{sid}:{e}", grade=3, source="manual")
                 for e in kept
             )
-    if problems:
-        raise DataError(problems)
     report.counts["memories"] = len(memories)
     report.counts["queries"] = len(queries)
     report.counts["judgments"] = len(judgments)

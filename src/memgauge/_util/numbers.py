@@ -1,0 +1,53 @@
+"""Numbers written as text (TREC columns, `KEY=VALUE` settings, a script's last line), read the
+way C tools and JSON read them, not the way Python's `int()` / `float()` do.
+
+Python accepts forms no other tool does: `1_0` (10 to Python, 1 to trec_eval's `atof`),
+Arabic-Indic or other non-ASCII digits (`١٢`), surrounding Unicode spaces, and `nan`,
+`inf`, `infinity`. A number here is ASCII: an optional sign, digits, an optional fraction and
+exponent; and it is finite. Anything else is refused with a message saying why, so a file is
+never read differently by memgauge and by the tool that wrote it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["INT64_MAX", "INT64_MIN", "parse_finite_float", "parse_int"]
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def _why_not(text: str) -> str:
+    if "_" in text:
+        return ": underscores are not digit separators here"
+    if not text.isascii():
+        return ": only the ASCII digits 0-9 are read as digits here"
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return ": NaN and infinity are not allowed; write a finite number"
+    return ""
+
+
+def parse_int(text: str) -> int:
+    """`text` as an integer that fits in 64 bits (what SQLite stores); ValueError saying why
+    not."""
+    if not _INT.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer{_why_not(text)}")
+    value = int(text)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{text!r} is out of range: integers must fit in 64 bits")
+    return value
+
+
+def parse_finite_float(text: str) -> float:
+    """`text` as a finite float; ValueError saying why not (`1e999` overflows to infinity)."""
+    if not _FLOAT.fullmatch(text):
+        raise ValueError(f"{text!r} is not a number{_why_not(text)}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is too large: it overflows to infinity; write a finite number")
+    return value

@@ -1,0 +1,314 @@
+"""Malformed files of every kind, through every command that reads that kind: exit 2, the file
+named, no traceback, and no output directory, store row or pair left behind (issue 13, items
+4, 6 and 7). The files are in tests/data/bad/ (see its README); the JSON nested 200,000 deep
+is written by the test, like the 50 MB line of test_validate_cli.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+BAD = DATA / "bad"
+GOOD = DATA / "good"
+
+
+@dataclass
+class Env:
+    """A scratch place for one command: MEMGAUGE_HOME, an output directory, a store."""
+
+    tmp: Path
+
+    @property
+    def out(self) -> Path:
+        return self.tmp / "out"
+
+    @property
+    def db(self) -> Path:
+        return self.tmp / "store.db"
+
+    def rows(self, table: str, db: Path | None = None) -> int:
+        """Rows in `table` of the store (0 when the store was never created)."""
+        path = db or self.db
+        if not path.exists():
+            return 0
+        with sqlite3.connect(path) as conn:
+            found = conn.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()[0]
+            return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]) if found else 0
+
+
+# command -> (argv for file f, what must not be left behind)
+Command = tuple[Callable[[str, Env], list[str]], Callable[[Env], None]]
+
+
+def _nothing(env: Env) -> None:
+    pass
+
+
+def _no_out(env: Env) -> None:
+    assert not env.out.exists()
+
+
+def _no_run(env: Env) -> None:
+    assert not env.out.exists()
+    assert env.rows("eval_results", env.tmp / "home" / "results.db") == 0
+    assert env.rows("suite_runs") == 0
+
+
+def _ab_add(f: str, env: Env) -> list[str]:
+    assert main(["ab", "create", "t", "--delta", "0.1", "--store", str(env.db)]) == 0
+    return ["ab", "add", "t", f, "--store", str(env.db)]
+
+
+def _annotations(f: str, env: Env) -> list[str]:
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(env.db)
+    log.query("a question", session_id="s", result_ids=["m1"], query_id="q1")
+    log.close()
+    return ["logs", "import-annotations", str(env.db), f]
+
+
+def _suite_with_items(f: str, env: Env) -> list[str]:
+    suite = env.tmp / "suite.yaml"
+    suite.write_text(
+        "name: items\nsubjects:\n  lexical: {reference: {mode: lexical}}\ntasks:\n"
+        f"  - {{name: answers, kind: expected-output, dataset: {f}, evaluators: [exact]}}\n"
+    )
+    return ["run", str(suite), "--store", str(env.db), "--no-progress"]
+
+
+def _no_pairs(env: Env) -> None:
+    assert env.rows("eval_ab_test_pairs") == 0
+
+
+def _no_judgments(env: Env) -> None:
+    assert env.rows("eval_judgments") == 0
+
+
+COMMANDS: dict[str, Command] = {
+    "validate": (lambda f, e: ["validate", f], _nothing),
+    "validate-subject": (lambda f, e: ["validate", "--kind", "subject", f], _nothing),
+    "validate-labels": (lambda f, e: ["validate", "--kind", "labels", f], _nothing),
+    "evaluate": (
+        lambda f, e: ["evaluate", f, "-s", "lexical", "--quiet", "--out", str(e.out)],
+        _no_run,
+    ),
+    "evaluate-s": (
+        lambda f, e: [
+            "evaluate",
+            str(GOOD / "bundle.yaml"),
+            "-s",
+            f,
+            "--quiet",
+            "--out",
+            str(e.out),
+        ],
+        _no_run,
+    ),
+    "run": (lambda f, e: ["run", f, "--store", str(e.db), "--no-progress"], _no_run),
+    "run-items": (_suite_with_items, _no_run),
+    "metrics-qrels": (lambda f, e: ["metrics", f, str(GOOD / "run.txt")], _nothing),
+    "metrics-run": (lambda f, e: ["metrics", str(GOOD / "qrels.txt"), f], _nothing),
+    "ab-add": (_ab_add, _no_pairs),
+    "judge-calibrate": (
+        lambda f, e: ["judge", "calibrate", f, "--judge", "{qa-judge: strict}", "--cache-only"],
+        _nothing,
+    ),
+    "import-annotations": (_annotations, _no_judgments),
+    "extraction-outputs": (
+        lambda f, e: [
+            "extraction",
+            str(DATA / "extraction" / "cases.json"),
+            "--outputs",
+            f,
+            "--match",
+            "exact",
+            "--output",
+            str(e.out),
+        ],
+        _no_out,
+    ),
+    "operations": (
+        lambda f, e: ["operations", f, "--decider", "{heuristic: {}}", "--output", str(e.out)],
+        _no_out,
+    ),
+    "operations-outputs": (
+        lambda f, e: [
+            "operations",
+            str(DATA / "operations" / "cases.json"),
+            "--outputs",
+            f,
+            "--output",
+            str(e.out),
+        ],
+        _no_out,
+    ),
+    "audit": (
+        lambda f, e: [
+            "audit",
+            f,
+            "--agent",
+            "extractive",
+            "--scoring",
+            "offline",
+            "--store",
+            str(e.db),
+            "--output",
+            str(e.out),
+            "--no-progress",
+        ],
+        _no_run,
+    ),
+    "import-memaudit": (lambda f, e: ["import", "memaudit", f, "--out", str(e.out)], _no_out),
+    "import-locomo": (lambda f, e: ["import", "locomo", f, "--out", str(e.out)], _no_out),
+    "import-longmemeval": (
+        lambda f, e: ["import", "longmemeval", f, "--out", str(e.out)],
+        _no_out,
+    ),
+}
+
+RETRIEVAL = ["validate", "evaluate"]
+SUITE = ["validate", "run"]
+
+# file -> (commands that read it, (line or None, words the message must hold))
+CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
+    # item 4: numbers are finite or refused
+    "ab_pairs_infinite.jsonl": (["ab-add"], (2, "1e999 overflows to infinity")),
+    "ab_pairs_overflowing.jsonl": (["ab-add"], (1, "is beyond +-1e100")),
+    "run_underscore_score.txt": (["validate", "metrics-run"], (2, "underscores")),
+    "qrels_arabic_indic_grade.txt": (["validate", "metrics-qrels"], (2, "ASCII digits")),
+    "dataset_infinite_metadata": (RETRIEVAL, (2, "1e999 overflows to infinity")),
+    "labels_infinite_output.jsonl": (
+        ["validate", "judge-calibrate"],
+        (1, "-1e999 overflows to infinity"),
+    ),
+    "annotations_infinite_grade.jsonl": (["import-annotations"], (1, "overflows to infinity")),
+    "extraction_trace_infinite.jsonl": (["extraction-outputs"], (1, "overflows to infinity")),
+    "operations_trace_infinite.jsonl": (["operations-outputs"], (1, "overflows to infinity")),
+    "conversations_infinite_timestamp.json": (
+        ["validate", "audit", "import-memaudit"],
+        (1, "overflows to infinity"),
+    ),
+    "suite_timeout_nan.yaml": (SUITE, (7, "not a finite number")),
+    "items_infinite_expected.jsonl": (["run-items"], (1, "1e999 overflows to infinity")),
+    # item 6: YAML is bounded
+    "dataset_alias_bomb": (RETRIEVAL, (7, "expands to more than 10 MB")),
+    "bundle_alias_bomb_metadata.yaml": (RETRIEVAL, (12, "expands to more than 10 MB")),
+    "suite_alias_bomb_kwargs.yaml": (SUITE, (13, "expands to more than 10 MB")),
+    "subject_alias_bomb.yaml": (["validate-subject", "evaluate-s"], (7, "expands to more")),
+    "suite_duplicate_key.yaml": (SUITE, (4, "duplicate key 'name'")),
+    "bundle_duplicate_key.json": (RETRIEVAL, (6, "duplicate key 'grade'")),
+    "suite_nested_too_deep.yaml": (SUITE, (7, "nested deeper than 100 levels")),
+    # item 7: every malformed file gets exit 2
+    "locomo_wrong_types.json": (
+        ["validate", "import-locomo"],
+        (None, "[0].qa[0].category"),
+    ),
+    "longmemeval_wrong_types.json": (
+        ["validate", "import-longmemeval"],
+        (None, "[0].haystack_sessions[1][0].has_answer"),
+    ),
+    "dataset_latin1_yaml": (RETRIEVAL, (1, "not UTF-8")),
+    "suite_duplicate_item_ids.yaml": (SUITE, (9, "duplicate item id 'a'")),
+    "suite_rubric_criteria_list.yaml": (SUITE, (9, "criteria: Input should be a valid dict")),
+    "operations_merge_action.json": (["operations"], (None, "'MERGE' is not an action")),
+    "operations_incoming_without_content.json": (["operations"], (None, "needs its text")),
+    "annotations_graded_twice.jsonl": (["import-annotations"], (None, "graded again")),
+    "run_nbsp_separator.txt": (["validate", "metrics-run"], (2, "expected 6 columns")),
+    "suite_nul_byte.yaml": (SUITE, (4, "unacceptable character #x0000")),
+    "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
+    "operations_no_cases.json": (["operations"], (None, "no records")),
+}
+
+PARAMS = [(name, cmd) for name, (cmds, _) in CASES.items() for cmd in cmds]
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+
+
+def _refused(path: Path, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Run `command` on `path`: exit 2, no traceback, nothing left behind; the error text."""
+    env = Env(tmp_path)
+    argv, left_behind = COMMANDS[command]
+    args = argv(str(path), env)
+    capsys.readouterr()
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert path.name in err, err
+    left_behind(env)
+    return err
+
+
+@pytest.mark.parametrize(("name", "command"), PARAMS, ids=[f"{c}:{n}" for n, c in PARAMS])
+def test_malformed_file_exits_2_names_it_and_leaves_nothing(
+    name: str,
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(BAD / name, command, tmp_path, capsys)
+    line, text = CASES[name][1]
+    assert text in err, err
+    if line is not None:  # a dataset directory's problem is in one of its files
+        assert re.search(rf"{re.escape(name)}[^:\s]*:{line}:", err), err
+
+
+def test_every_file_here_exists() -> None:
+    missing = [n for n in CASES if not (BAD / n).exists()]
+    assert not missing
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("filename", "command"),
+    [
+        ("memories.json", "validate"),
+        ("bundle.json", "evaluate"),
+        ("conversations.json", "audit"),
+        ("locomo.json", "import-locomo"),
+        ("longmemeval.json", "import-longmemeval"),
+        ("labels.jsonl", "judge-calibrate"),
+        ("pairs.jsonl", "ab-add"),
+        ("cases.json", "operations"),
+    ],
+)
+def test_json_nested_200000_deep_is_refused_without_recursion_error(
+    filename: str,
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    deep = tmp_path / filename
+    deep.write_text(DEEP + "\n")
+    err = _refused(deep, command, tmp_path, capsys)
+    assert f"{filename}:1: not valid JSON: nested deeper than 100 levels" in err
+
+
+def test_deeply_nested_output_text_is_a_wrong_decision_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a decider's output is text that may hold JSON; nested 5,000 deep it was a RecursionError
+    trace = tmp_path / "trace.jsonl"
+    cases = DATA / "operations" / "cases.json"
+    trace.write_text('{"case_id": "dup-1", "output": "' + "[" * 5000 + "]" * 5000 + '"}\n')
+    code = main(["operations", str(cases), "--outputs", str(trace), "--json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1)
+    assert "Traceback" not in out + err
+    assert json.loads(out)["n_cases"] == 9
