@@ -34,18 +34,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from memgauge.runs.retrieval import (
-    RetrievalEvalConfig,
-    SystemEntry,
-    dataset_sha256,
-    evaluate_retrieval,
-)
 
+from memgauge import api
+from memgauge.aggregates.ir import dataset_sha256
 from memgauge.data.importers import import_longmemeval
 from memgauge.data.io import load_retrieval_dataset, save_retrieval_dataset
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import DataError
 from memgauge.metrics.longmemeval import turn2session
+from memgauge.report import retrieval_result
 from memgauge.subjects.protocol import Hit, SearchResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -221,9 +218,15 @@ def _evaluate(
     if granularity == "turn":
         measures += [f"session_{m}" for m in measures]
     depth = max(max(len(r) for r in rankings.values()), max(CUTOFFS))
-    config = RetrievalEvalConfig(measures=tuple(measures), k=depth, n_resamples=100)
-    entry = SystemEntry(name="drawn", spec={"drawn": {}}, build=lambda: RankedSubject(rankings))
-    (system,) = evaluate_retrieval(ds, [entry], config).systems
+    report = api.evaluate(
+        ds,
+        {"drawn": RankedSubject(rankings)},
+        measures=tuple(measures),
+        k=depth,
+        resamples=100,
+        store=False,
+    )
+    (system,) = retrieval_result(report.run).systems
     assert system.status == "ok", system.reason
     return system
 

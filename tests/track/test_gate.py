@@ -210,7 +210,7 @@ def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not db.exists()  # a command that only reads creates nothing
     assert main(["runs", "list", "--store", str(db)]) == 0  # (listing creates the store)
     assert main(["gate", "nope", "--store", str(db)]) == 2
-    assert "no such run" in capsys.readouterr().err
+    assert "no run 'nope'" in capsys.readouterr().err
     not_sqlite = tmp_path / "notes.txt"
     not_sqlite.write_text("these are notes, not a database\n" * 100)
     assert main(["gate", "nope", "--store", str(not_sqlite)]) == 2
