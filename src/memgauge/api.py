@@ -45,6 +45,7 @@ from memgauge.runs.builders import (
 )
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
+from memgauge.runs.lanes import Borrowed
 from memgauge.runs.outcome import exit_code
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
@@ -233,9 +234,10 @@ def _build(live: Mapping[str, object]) -> Callable[[dict[str, Any]], Any]:
         obj = live[name]
         # memgauge's own subjects speak the protocol; anything else gets the python: adapter
         # (hits as dicts or ids, session passed only when search takes it, calls timed)
+        # the caller's object: used, never closed (it may be evaluated again)
         if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
-            return obj
-        return PythonSubject.wrap(obj, name)
+            return Borrowed(obj)
+        return Borrowed(PythonSubject.wrap(obj, name))
 
     return build
 

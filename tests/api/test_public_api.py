@@ -13,6 +13,7 @@ import pytest
 import memgauge
 from memgauge.api import save_dataset
 from memgauge.data.demo import demo_dataset
+from memgauge.store.suite_runs import SuiteRunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,3 +81,21 @@ def test_the_readme_example_runs(tmp_path: Path) -> None:
     lines = out.stdout.strip().splitlines()
     assert any(line.startswith("mine ") for line in lines), out.stdout
     assert any(line.startswith("lexical ") for line in lines), out.stdout
+
+
+def test_a_live_object_is_borrowed_and_the_run_equals_its_stored_record(tmp_path: Path) -> None:
+    # the caller's object is used, never closed: evaluating it twice gives the same numbers;
+    # what evaluate returns (kept in memory as the run went) equals a later read of the store
+    from memgauge.subjects.reference import ReferenceMemory
+
+    memory = ReferenceMemory.in_memory("lexical")
+    store = tmp_path / "results.db"
+    first = memgauge.evaluate(demo_dataset(), {"mine": memory}, store=store)
+    second = memgauge.evaluate(demo_dataset(), {"mine": memory}, store=store)
+    assert first.run.status == second.run.status == "completed"
+    assert first.summary.measures() == second.summary.measures()
+    assert memgauge.read_run(first.run.run_id, store=store) == first.run
+    with SuiteRunStore(store) as opened:
+        items = opened.item_records(first.run.run_id)
+    assert [r.model_dump() for r in items] == [r.model_dump() for r in first.items]
+    memory.close()

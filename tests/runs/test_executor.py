@@ -7,6 +7,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
 from memgauge.runs.executor import Job, LocalExecutor, TimedOut
 
 
@@ -84,3 +86,57 @@ def test_a_slow_job_in_a_one_thread_lane_times_out_and_the_queue_behind_it_answe
 
         LocalExecutor().execute(jobs, concurrency=4, on_done=on_done)
     assert results == {"slow": TimedOut(0.3), "0": 0, "1": 1, "2": 2}
+
+
+def test_on_done_is_called_for_one_job_at_a_time() -> None:
+    inside, overlapped, lock = [0], [False], threading.Lock()
+
+    def on_done(job: Job, result: Any) -> bool:
+        with lock:
+            inside[0] += 1
+            overlapped[0] |= inside[0] > 1
+        time.sleep(0.001)
+        with lock:
+            inside[0] -= 1
+        return True
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        jobs = [Job((str(i),), lambda i=i: i, pool, 5.0) for i in range(200)]  # type: ignore[misc]
+        LocalExecutor().execute(jobs, concurrency=8, on_done=on_done)
+    assert not overlapped[0]
+
+
+def test_a_job_that_raises_stops_the_run_with_its_exception() -> None:
+    def boom() -> str:
+        raise RuntimeError("broken job")
+
+    seen: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        jobs = [Job(("a",), lambda: "a", pool, 5.0), Job(("b",), boom, pool, 5.0)]
+        jobs += [Job((str(i),), lambda i=i: i, pool, 5.0) for i in range(50)]  # type: ignore[misc]
+        with pytest.raises(RuntimeError, match="broken job"):
+            LocalExecutor().execute(
+                jobs, concurrency=1, on_done=lambda j, r: seen.append(j.key[0]) or True
+            )
+    assert seen == ["a"]
+
+
+def test_then_runs_in_its_pool_and_its_result_is_reported() -> None:
+    names: list[str] = []
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="lane") as lane,
+        ThreadPoolExecutor(max_workers=2, thread_name_prefix="score") as scoring,
+    ):
+
+        def then(x: int) -> int:
+            names.append(threading.current_thread().name)
+            return x * 10
+
+        jobs = [
+            Job((str(i),), lambda i=i: i, lane, 5.0, then=then, then_pool=scoring)  # type: ignore[misc]
+            for i in range(5)
+        ]
+        results: list[int] = []
+        LocalExecutor().execute(jobs, concurrency=3, on_done=lambda j, r: results.append(r) or True)
+    assert sorted(results) == [0, 10, 20, 30, 40]
+    assert all(n.startswith("score") for n in names)

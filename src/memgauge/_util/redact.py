@@ -26,8 +26,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 
-__all__ = ["REDACTED", "redact", "register_secret"]
+__all__ = ["REDACTED", "redact", "redactor", "register_secret"]
 
 REDACTED = "[REDACTED]"
 _MIN_SECRET = 8
@@ -76,21 +77,58 @@ def register_secret(value: str | None) -> None:
             _known.add(value)
 
 
+_env_cache: dict[frozenset[tuple[bytes, bytes]] | frozenset[tuple[str, str]], frozenset[str]] = {}
+_ordered: dict[frozenset[str], list[str]] = {}
+
+
+def _env_secrets() -> frozenset[str]:
+    """Values of credential-named environment variables, computed once per environment (the
+    snapshot is taken in C: redact runs on every stored reason and message)."""
+    raw = getattr(os.environ, "_data", None)
+    snapshot = frozenset(raw.items()) if isinstance(raw, dict) else frozenset(os.environ.items())
+    found = _env_cache.get(snapshot)
+    if found is None:
+        found = frozenset(
+            v for k, v in os.environ.items() if len(v) >= _MIN_SECRET and _SECRET_ENV.search(k)
+        )
+        if len(_env_cache) > 64:
+            _env_cache.clear()
+        _env_cache[snapshot] = found
+    return found
+
+
 def _secrets() -> list[str]:
     with _lock:
         found = set(_known)
-    found.update(
-        v for k, v in os.environ.items() if len(v) >= _MIN_SECRET and _SECRET_ENV.search(k)
-    )
-    # longest first: a key that contains another is removed whole
-    return sorted(found, key=len, reverse=True)
+    key = frozenset(found | _env_secrets())
+    ordered = _ordered.get(key)
+    if ordered is None:
+        # longest first: a key that contains another is removed whole
+        ordered = _ordered[key] = sorted(key, key=len, reverse=True)
+        if len(_ordered) > 64:
+            _ordered.clear()
+            _ordered[key] = ordered
+    return ordered
 
 
-def redact(text: str, *, limit: int | None = None) -> str:
+# every pattern above needs one of these words: a text with none of them (most reasons) skips
+# the patterns
+_CUE = re.compile(r"authorization|bearer|key|token|secret|passw|sk-", re.IGNORECASE)
+
+
+def redactor() -> Callable[[str], str]:
+    """`redact` with the secrets looked up once: for redacting many texts in a row (a batch
+    of stored verdicts)."""
+    secrets = _secrets()
+    return lambda text: redact(text, secrets=secrets)
+
+
+def redact(text: str, *, limit: int | None = None, secrets: list[str] | None = None) -> str:
     """`text` without secrets (see the module's docstring), then cut to `limit` characters."""
-    for secret in _secrets():
+    for secret in _secrets() if secrets is None else secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    if _CUE.search(text):
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
     return text if limit is None else text[:limit]

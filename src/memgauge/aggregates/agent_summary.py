@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from memgauge.aggregates.retrieval_result import AgentMetric
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.metrics import agent
 from memgauge.metrics.agent import AgentValue
 from memgauge.metrics.ir import MetricConfig, evaluate_ranked
-from memgauge.subjects.protocol import SearchResult
+
+if TYPE_CHECKING:
+    from memgauge.aggregates.ir import Found
 
 __all__ = ["agent_metrics_for", "is_cold_start"]
 
@@ -40,14 +43,14 @@ def agent_metrics_for(
     dataset: RetrievalDataset,
     all_qrels: Mapping[str, Mapping[str, int]],
     queries: Sequence[EvalQuery],
-    results: Mapping[str, SearchResult],
+    results: Mapping[str, Found],
     without_session: Mapping[str, Sequence[str]],
     k: int,
     threshold: int,
 ) -> dict[str, AgentMetric]:
     """Every agent-memory metric at cutoff `k` for the searched `queries`."""
     qids = [q.id for q in queries if q.id in results]
-    ranked = {q: [h.id for h in results[q].hits] for q in qids}
+    ranked = {q: results[q].ids for q in qids}
     qrels = {q: dict(v) for q, v in all_qrels.items() if q in ranked}
     tiers = {m.id: m.tier for m in dataset.memories}
     folders = {m.id: m.folder for m in dataset.memories}
@@ -75,7 +78,7 @@ def agent_metrics_for(
     out[f"tier_order_holds@{k}"] = _metric(v, "critical > important > normal", v.value == 1.0)
     v = agent.folder_ils(ranked, folders, k)
     out[f"folder_ils@{k}"] = _metric(v)
-    channels = {q: [list(h.channels) for h in results[q].hits] for q in qids}
+    channels = {q: [list(h.get("channels") or ()) for h in results[q].hits] for q in qids}
     v = agent.channel_contribution(channels, k)
     for kind in ("contribution", "unique"):
         for channel, rate in v.detail.get(kind, {}).items():
@@ -88,7 +91,7 @@ def agent_metrics_for(
             )
     if not v.n:
         out[f"channel_contribution@{k}"] = _metric(v)
-    ranks = {q: [h.channel_ranks for h in results[q].hits] for q in qids}
+    ranks = {q: [dict(h.get("channel_ranks") or {}) for h in results[q].hits] for q in qids}
     v = agent.fusion_reorder_rate(ranks, k)
     out[f"fusion_reorder_rate@{k}"] = _metric(v)
     v = agent.equivalence_recall(ranked, qrels, dataset.equivalence_classes, k, threshold)
@@ -103,11 +106,18 @@ def agent_metrics_for(
     v = agent.personalization_lift({q: rr[q] for q in rr_wo}, rr_wo)
     out[f"session_personalization_lift@{k}"] = _metric(v, "> 0", (v.value or 0) > 0)
     sessions: dict[str, list[tuple[list[str], dict[str, str]]]] = {}
+    texts: dict[str, str] | None = None
     for q in queries:
         if q.session_context is not None and q.id in results:
-            hits = results[q.id].hits[:k]
-            sessions.setdefault(q.session_context.session_id, []).append(
-                ([h.id for h in hits], {h.id: h.text for h in hits})
-            )
+            if texts is None:
+                texts = {m.id: m.text for m in dataset.memories}
+            found = results[q.id]
+            ids = found.ids[:k]
+            # a hit recorded without its text had the dataset's text
+            shown = {
+                i: str(h["text"]) if "text" in h else texts.get(i, "")
+                for i, h in zip(ids, found.hits, strict=False)
+            }
+            sessions.setdefault(q.session_context.session_id, []).append((ids, shown))
     out[f"dedup_token_savings@{k}"] = _metric(agent.dedup_token_savings(sessions))
     return out

@@ -35,7 +35,6 @@ from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
 from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.stats import bootstrap_cis, breakdown, compare_many
-from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["DEFAULT_MEASURES", "IRAggregate", "dataset_sha256", "hits_of", "without_session_of"]
 
@@ -76,21 +75,16 @@ def without_session_of(record: ItemRecord) -> list[str] | None:
     return [str(x) for x in found] if isinstance(found, list) else None
 
 
-def _result(hits: Sequence[Mapping[str, Any]], latency: Mapping[str, float]) -> SearchResult:
-    return SearchResult(
-        hits=[
-            Hit(
-                id=str(h["id"]),
-                text=str(h.get("text") or ""),
-                score=h.get("score"),
-                rank=int(h.get("rank") or i),
-                channels=tuple(h.get("channels") or ()),
-                channel_ranks=dict(h.get("channel_ranks") or {}),
-            )
-            for i, h in enumerate(hits, 1)
-        ],
-        latency_ms=dict(latency),
-    )
+class Found:
+    """One recorded search as the aggregate reads it: the ranked ids, and the hit records
+    for what else a metric needs (channels, channel ranks, text)."""
+
+    __slots__ = ("hits", "ids", "latency_ms")
+
+    def __init__(self, hits: list[dict[str, Any]], latency_ms: Mapping[str, float]) -> None:
+        self.hits = hits
+        self.ids = [str(h["id"]) for h in hits]
+        self.latency_ms = latency_ms
 
 
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
@@ -112,7 +106,7 @@ class _Searched:
 
     name: str
     failure: SystemResult | None = None
-    results: dict[str, SearchResult] = field(default_factory=dict)
+    results: dict[str, Found] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     without: dict[str, list[str]] = field(default_factory=dict)
     ingest_seconds: float | None = None
@@ -148,6 +142,8 @@ class IRAggregate:
     pool_depth: int | None = None
     pool_grade: int = 1
     name: ClassVar[str] = "ir"
+    #: it reads the recorded hits and verdicts only (not inputs or expected values)
+    needs_detail: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
@@ -217,7 +213,7 @@ class IRAggregate:
         searched = [self._searched(s, items.get(s, ()), task) for s in task.subjects]
         pool_note = None
         if self.pool_depth:
-            runs = [{q: [h.id for h in r.hits] for q, r in s.results.items()} for s in searched]
+            runs = [{q: r.ids for q, r in s.results.items()} for s in searched]
             qrels, added = pool_qrels(qrels, runs, self.pool_depth, self.pool_grade)
             pool_note = (
                 f"pooling: {added} unjudged memories in some system's top {self.pool_depth} "
@@ -293,7 +289,7 @@ class IRAggregate:
                     f"{last.kind}: {last.message}" if last else "no ranked hits recorded"
                 )  # as evaluate always wrote a failed search: `Type: message`
                 continue
-            out.results[r.item_id] = _result(hits, r.latency_ms)
+            out.results[r.item_id] = Found(hits, r.latency_ms)
             without = without_session_of(r)
             if without is not None:
                 out.without[r.item_id] = without
@@ -314,7 +310,7 @@ class IRAggregate:
         # a query the run never asked (a subject limited to some items) is not scored
         judged = [q for q in judged if q.id in results or q.id in errors]
         ok_queries = [q for q in judged if q.id not in errors]
-        ranked = {qid: [h.id for h in r.hits] for qid, r in results.items()}
+        ranked = {qid: r.ids for qid, r in results.items()}
         query_ids, per_measure, ev_counts, protocol_notes = ir_values(
             dataset,
             qrels,
@@ -375,7 +371,7 @@ class IRAggregate:
         self,
         q: EvalQuery,
         qrels: Mapping[str, Mapping[str, int]],
-        results: Mapping[str, SearchResult],
+        results: Mapping[str, Found],
         errors: Mapping[str, str],
         per_query: Mapping[str, np.ndarray[Any, Any]],
         order: Mapping[str, int],
@@ -401,8 +397,8 @@ class IRAggregate:
             intent=q.intent,
             category=q.category,
             metrics={m: (None if np.isnan(v[i]) else float(v[i])) for m, v in per_query.items()},
-            hits=[h.id for h in r.hits],
-            channels=[list(h.channels) for h in r.hits],
+            hits=list(r.ids),
+            channels=[list(h.get("channels") or ()) for h in r.hits],
             relevant=rel,
             latency_ms=dict(r.latency_ms),
         )

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memgauge._util.redact import redact
+
 __all__ = [
     "AggregateResult",
     "EvaluatorSummary",
@@ -71,7 +73,7 @@ class Failure(_Record):
             kind, message = type(exc).__name__, str(exc) or type(exc).__name__
         else:
             kind, message = stage, exc
-        return cls(stage=stage, kind=kind, message=message[:4000], attempt=attempt)
+        return cls(stage=stage, kind=kind, message=redact(message, limit=4000), attempt=attempt)
 
     def describe(self) -> str:
         """The failure in a line: `Kind: message`, or the message alone where the kind adds

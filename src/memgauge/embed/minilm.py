@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy.special import erf
 
 from memgauge._types import AnyArray, Float32Array, FloatArray
 from memgauge.errors import UnavailableError
@@ -106,6 +105,8 @@ class MiniLMEmbedder:
         return self._dim
 
     def _encode(self, ids: AnyArray, mask: AnyArray) -> FloatArray:
+        from scipy.special import erf  # scipy loads in ~0.5 s: only when used
+
         w = self.w
         n, length = ids.shape
         pos = np.arange(length)

@@ -32,13 +32,15 @@ def score_one(
 ) -> float | None:
     """The value of `m` for one query (`grades`: its judgments; `ranked`: ids, best first),
     or None when this module does not compute it."""
+    k = m.cutoff
     seen: set[str] = set()
     docs: list[str] = []
     for d in ranked:
         if d not in seen:
             seen.add(d)
             docs.append(d)
-    k = m.cutoff
+            if len(docs) == k:  # the rest of the ranking is never read
+                break
     threshold = cfg.rel_threshold
     judged = [g for g in grades.values() if g >= 0]
     R = sum(1 for g in judged if g >= threshold)

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from scipy import stats as sps
 
 from memgauge.metrics import MetricConfig, evaluate_ranked
 
@@ -119,6 +118,8 @@ def diff_rankings(
 ) -> ShadowDiff:
     """The diff metrics of two rankings (ids, best first); `qrels` are this query's judgments
     `{memory_id: grade}`, `config` the relevance threshold and gain (default: `evaluate`'s)."""
+    from scipy import stats as sps  # scipy loads in ~0.5 s: only when used
+
     c, t = list(control)[:k], list(treatment)[:k]
     mrr = ndcg = None
     if qrels:

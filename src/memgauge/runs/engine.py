@@ -135,8 +135,19 @@ def _git_commit(path: Path | None) -> str | None:
 class _Run:
     """State of one execution attempt of a run."""
 
-    def __init__(self, writer: Writer, total: int, n_failed: int, max_failure_rate: float) -> None:
+    def __init__(
+        self,
+        writer: Writer,
+        total: int,
+        n_failed: int,
+        max_failure_rate: float,
+        known: Sequence[ItemRecord] | None = None,
+    ) -> None:
         self.writer, self.run_id = writer, writer.run_id
+        # every item of a new run, queued or finished (None: read them from the store)
+        self.rows: dict[tuple[str, str, str], ItemRecord] | None = (
+            None if known is None else {r.key: r for r in known}
+        )
         self.total, self.n_failed = total, n_failed
         self.allowed = max_failure_rate * total
         self.stop_reason: str | None = None
@@ -163,6 +174,14 @@ class _Run:
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
+        if self.rows is not None:
+            # what the store keeps from the run's creation: position, input, expected value
+            queued = self.rows.get(row.key)
+            if queued is not None:
+                row = row.model_copy(
+                    update={"seq": queued.seq, "input": queued.input, "expected": queued.expected}
+                )
+            self.rows[row.key] = row
         for s in row.scores:
             if s.detail.get("llm_error_kind") == "connection":
                 self.judge_connection_failures += 1
@@ -212,7 +231,8 @@ def _create(
     plan: Sequence[PlannedTask],
     concurrency: int,
     kind: str,
-) -> str:
+) -> tuple[str, list[ItemRecord]]:
+    """Record a new run with its queued items: its id and those items."""
     run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
     items = _item_records(plan, suite)
     run = RunRecord(
@@ -255,7 +275,7 @@ def _create(
         ],
         items,
     )
-    return run_id
+    return run_id, items
 
 
 def _prompt_hashes(plan: Sequence[PlannedTask]) -> dict[str, Any]:
@@ -346,7 +366,7 @@ def run_suite(
         resume: finish this run instead of starting one.
         retry_failed: with `resume`, run failed items (and retryable judge failures) again.
         force: with `resume`, take over a run whose owner is on another host.
-        executor: how jobs run (default: the local asyncio executor).
+        executor: how jobs run (default: `LocalExecutor`, threads in this process).
         progress: what to show while it runs.
         build: subject spec -> instance.
         fail_under: targets from `--fail-under` (a name matching nothing is a UsageError).
@@ -376,7 +396,13 @@ def run_suite(
     stop_metering: Callable[[], None] | None = None
     lanes, unavailable = _lanes(suite, plan, width, build)
     try:
-        run_id = resume or _create(recorder, suite, suite_path, plan, width, kind)
+        # a new run keeps its records in memory as they finish, so that its summary needs no
+        # read of the store; a resumed one reads what earlier attempts recorded
+        known: list[ItemRecord] | None = None
+        if resume:
+            run_id = resume
+        else:
+            run_id, known = _create(recorder, suite, suite_path, plan, width, kind)
         # the takeover is a compare-and-swap on the owner read above: of two processes
         # resuming at once, exactly one gets here; the other has written nothing
         if not recorder.claim_run(run_id, me, expect=expect):
@@ -388,16 +414,22 @@ def run_suite(
             lambda model, delta: recorder.record_usage(run_id, model, delta)
         )
         pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
-        records = recorder.item_records(run_id)
-        n_failed = sum(
-            1
-            for r in records
-            if _counts_as_failed(r) and not any(f.stage == "unavailable" for f in r.failures)
-        )
-        progress.start(run_id, len(records), len(records) - len(pending))
+        if resume:
+            records = recorder.item_records(run_id)
+            total = len(records)
+            n_failed = sum(
+                1
+                for r in records
+                if _counts_as_failed(r) and not any(f.stage == "unavailable" for f in r.failures)
+            )
+        else:  # a new run: every item is queued
+            total, n_failed = len(pending), 0
+        progress.start(run_id, total, total - len(pending))
         writer = Writer(recorder, run_id, token, progress)
-        state = _Run(writer, len(records), n_failed, suite.max_failure_rate)
-        finish = _Finisher(recorder, run_id, token, plan, suite, fail_under, by, seed_targets)
+        state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
+        finish = _Finisher(
+            recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
+        )
         try:
             _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
         except KeyboardInterrupt:
@@ -446,11 +478,21 @@ class _Finisher:
     fail_under: Sequence[Requirement]
     by: By
     seed_targets: bool
+    rows: Mapping[tuple[str, str, str], ItemRecord] | None = None
+
+    def records(self) -> list[ItemRecord]:
+        """Every item of the run in the store's order (subject, task, position)."""
+        if self.rows is not None:
+            return sorted(self.rows.values(), key=lambda r: (r.subject, r.task, r.seq))
+        # the IR and mean aggregates read outputs and verdicts only: the inputs, expected
+        # values and verdict details of a large retrieval run need not be parsed again
+        detail = any(getattr(a, "needs_detail", True) for t in self.plan for a in t.aggregates)
+        return self.recorder.item_records(self.run_id, detail=detail)
 
     def __call__(
         self, status: str, reason: str | None, prices: Mapping[str, Price]
     ) -> tuple[RunRecord, list[ItemRecord]]:
-        items = self.recorder.item_records(self.run_id)
+        items = self.records()
         summary = summarize_run(
             items,
             self.plan,
@@ -468,9 +510,10 @@ class _Finisher:
             raise owner.lost(self.run_id, None if current is None else current.model_dump())
         self.recorder.set_summary(self.run_id, summary)
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
-        run = self.recorder.get_run(self.run_id)
+        # the summary just stored need not be parsed back (a large run's is megabytes)
+        run = self.recorder.get_run(self.run_id, summary=False)
         assert run is not None
-        return run, items
+        return run.model_copy(update={"summary": summary}), items
 
 
 def _execute(

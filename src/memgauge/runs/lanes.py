@@ -14,10 +14,20 @@ from typing import Any
 
 from memgauge.subjects.events import capabilities_of
 
-__all__ = ["RUN_KEYS", "SubjectLane"]
+__all__ = ["RUN_KEYS", "Borrowed", "SubjectLane"]
 
 # keys of a subject spec that configure the run, not the subject's constructor
 RUN_KEYS = ("concurrent", "agent")
+
+
+class Borrowed:
+    """What a build function returns for a subject its caller owns (a live object handed to
+    `memgauge.evaluate`): the lane uses it and leaves it open."""
+
+    __slots__ = ("subject",)
+
+    def __init__(self, subject: Any) -> None:
+        self.subject = subject
 
 
 class SubjectLane:
@@ -33,7 +43,9 @@ class SubjectLane:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"subject-{name}")
         # built inside the lane, so a subject holding a SQLite connection is only used where
         # it was opened
-        self.subject = self.pool.submit(build, {kind: args}).result()
+        built = self.pool.submit(build, {kind: args}).result()
+        self.owned = not isinstance(built, Borrowed)
+        self.subject = built.subject if isinstance(built, Borrowed) else built
         caps = capabilities_of(self.subject)
         concurrent = bool(run_opts.get("concurrent", caps.concurrent))
         if concurrent and width > 1:
@@ -49,8 +61,8 @@ class SubjectLane:
         return self.pool.submit(fn).result()
 
     def close(self) -> None:
-        """Close the subject (if it can be) and stop the lane's threads."""
-        close = getattr(self.subject, "close", None)
+        """Close the subject (if it can be, and is the lane's own) and stop the lane's threads."""
+        close = getattr(self.subject, "close", None) if self.owned else None
         if callable(close):
             # a subject that fails to close must not hide the results
             with contextlib.suppress(Exception):

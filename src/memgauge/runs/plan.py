@@ -105,6 +105,16 @@ class PlannedTask:
             return self.memories
         return [m for m in self.memories if m.corpus in (corpus, None)]
 
+    def memory_texts(self) -> dict[str, str]:
+        """Memory id -> text of the task's memories (computed once)."""
+        found: dict[str, str] | None = self.__dict__.get("_texts")
+        if found is None:
+            found = {m.id: m.text for m in self.memories or ()}
+            if self.dataset is not None:
+                found = {m.id: m.text for m in self.dataset.memories}
+            object.__setattr__(self, "_texts", found)
+        return found
+
     def evaluator_kinds(self) -> list[tuple[str, str]]:
         """(label, registered name) of each evaluator."""
         return [(label, ev.name) for label, ev, _w in self.evaluators]

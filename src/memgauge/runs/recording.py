@@ -19,6 +19,11 @@ from memgauge.runs import owner
 __all__ = ["MAX_BATCH", "InMemoryRecorder", "Recorder", "Writer"]
 
 MAX_BATCH = 512  # items per transaction at most
+# how long a batch stays open for more items after its first: items that finish a millisecond
+# apart share one transaction instead of each paying for its own (and the thread answering
+# them is not kept waiting on the GIL by a commit per item); an item reaches the store at most
+# this much later
+LINGER_SECONDS = 0.05
 
 
 class Recorder(Protocol):
@@ -34,8 +39,8 @@ class Recorder(Protocol):
         """Record a new run as queued with every item it will execute, all or nothing."""
         ...
 
-    def get_run(self, run_id: str) -> RunRecord | None:
-        """The run, or None."""
+    def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
+        """The run, or None; without `summary`, its summary may be left unread (None)."""
         ...
 
     def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool:
@@ -84,8 +89,10 @@ class Recorder(Protocol):
         """(subject, task) -> seconds spent resetting and ingesting, over every attempt."""
         ...
 
-    def item_records(self, run_id: str) -> list[ItemRecord]:
-        """Every item of the run with its output, verdicts and failures, in task order."""
+    def item_records(self, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+        """Every item of the run with its output, verdicts and failures, in task order
+        (without `detail`, the store may leave out inputs, expected values and verdict
+        details)."""
         ...
 
 
@@ -117,7 +124,7 @@ class InMemoryRecorder:
             self.items[run.run_id] = {it.key: it for it in items}
             self.owners[run.run_id] = None
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
         """See `Recorder`."""
         run = self.runs.get(run_id)
         return None if run is None else run.model_copy()
@@ -228,8 +235,8 @@ class InMemoryRecorder:
         """See `Recorder`."""
         return dict(self.setups.get(run_id, {}))
 
-    def item_records(self, run_id: str) -> list[ItemRecord]:
-        """See `Recorder`."""
+    def item_records(self, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+        """See `Recorder` (everything is in memory: `detail` changes nothing)."""
         return sorted(self.items[run_id].values(), key=lambda r: (r.subject, r.task, r.seq))
 
 
@@ -243,8 +250,8 @@ _STOP = object()
 
 
 class Writer:
-    """Records finished items on a thread of its own, as many per transaction as have finished
-    since the last commit (group commit): an item is in the store one commit after it
+    """Records finished items on a thread of its own, as many per transaction as finish within
+    `LINGER_SECONDS` of the first (group commit): an item is in the store one commit after it
     finishes, and a fast run is not held back by one commit per item. It also beats the run's
     heartbeat every `owner.HEARTBEAT_SECONDS`, even while no item finishes, and notices a
     takeover by another process (`--force`)."""
@@ -298,6 +305,9 @@ class Writer:
             if first is _STOP:
                 return
             batch = [first]
+            # sleep, then take what came meanwhile: waking for each item as it comes would
+            # take the GIL from the threads answering them
+            time.sleep(LINGER_SECONDS)
             while len(batch) < MAX_BATCH:
                 try:
                     nxt = self.queue.get_nowait()

@@ -22,9 +22,10 @@ the task's `retries`; an item with no answer is `failed`, never scored.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from memgauge._util.redact import redactor
 from memgauge.data.models import Memory, Turn
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
 from memgauge.errors import SubjectError
@@ -35,13 +36,19 @@ from memgauge.subjects.protocol import Hit
 __all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
 
 
-def hit_record(hit: Hit) -> dict[str, Any]:
-    """A hit as the store keeps it."""
-    out: dict[str, Any] = {"id": hit.id, "rank": hit.rank, "text": hit.text, "score": hit.score}
-    if hit.channels:
-        out["channels"] = list(hit.channels)
-    if hit.channel_ranks:
-        out["channel_ranks"] = dict(hit.channel_ranks)
+def hit_record(hit: Hit, known: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A hit as the store keeps it; its text is left out when it is the dataset's own text of
+    that memory (`known`), which the reports read from the dataset."""
+    hid, text = hit.id, hit.text
+    out: dict[str, Any] = {"id": hid, "rank": hit.rank, "score": hit.score}
+    if known is None or known.get(hid) != text:
+        out["text"] = text
+    channels = hit.channels
+    if channels:
+        out["channels"] = list(channels)
+    ranks = hit.channel_ranks
+    if ranks:
+        out["channel_ranks"] = dict(ranks)
     return out
 
 
@@ -96,16 +103,35 @@ def ask(
             pass
         else:
             extra["without_session"] = [h.id for h in plain.hits]
-    return [hit_record(h) for h in result.hits], dict(result.latency_ms), extra
+    known = task.memory_texts()
+    return [hit_record(h, known) for h in result.hits], dict(result.latency_ms), extra
 
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:
-    return ItemRecord(
+    # built here from values of known types: validation would re-walk every output (a run's
+    # largest cost per item after the subject); records read back from a store are validated
+    defaults = {
+        "seq": 0,
+        "status": "queued",
+        "input": {},
+        "expected": None,
+        "output": None,
+        "latency_ms": {},
+        "extra": {},
+        "scores": [],
+        "score": None,
+        "failures": [],
+        "attempts": 0,
+        "started_at": None,
+        "finished_at": None,
+        "duration_ms": None,
+    }
+    return ItemRecord.model_construct(
         subject=subject,
         task=task.spec.name,
         item_id=item.id,
         category=item.category,
-        **fields,
+        **{**defaults, **fields},
     )
 
 
@@ -173,16 +199,18 @@ def answer_item(
     return record, t0
 
 
-def _score_record(label: str, score: Score) -> ScoreRecord:
+def _score_record(label: str, score: Score, clean: Callable[[str], str]) -> ScoreRecord:
     detail = dict(score.detail)
     raw = detail.pop("raw_reply", None)
     fallback = bool(detail.get("fallback"))
-    return ScoreRecord(
+    return ScoreRecord.model_construct(  # values of known types (see `_record`)
         evaluator=label,
-        value=score.value,
-        passed=score.passed,
-        reason=score.reason,
-        error=score.error,
+        value=None if score.value is None else float(score.value),
+        passed=None if score.passed is None else bool(score.passed),
+        # redacted here, not only in the store: the run's own records (what the API returns
+        # and the summary reads) equal what a later read of the store gives
+        reason=clean(str(score.reason)) if score.reason else "",
+        error=None if score.error is None else clean(str(score.error)),
         fallback=fallback,
         detail=detail,
         raw_reply=None if raw is None else str(raw),
@@ -211,12 +239,13 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
     scores: list[ScoreRecord] = []
     failures = list(record.failures)
     total, weights, all_scored = 0.0, 0.0, True
+    clean = redactor()  # the secrets looked up once for the item's verdicts
     for label, evaluator, weight in task.evaluators:
         try:
             score = evaluator.evaluate(ctx)
         except Exception as exc:
             score = Score.failure(f"{type(exc).__name__}: {exc}")
-        verdict = _score_record(label, score)
+        verdict = _score_record(label, score, clean)
         if verdict.error is not None or verdict.value is None:
             all_scored = False
             failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)

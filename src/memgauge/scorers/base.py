@@ -40,6 +40,16 @@ class EvalContext:
     expected: Any = None
     input: Any = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Scratch space the evaluators of one item share: what one derives from the output (the
+    ranked ids, say), the next need not derive again. Keys are prefixed with the evaluator's
+    name."""
+
+    def derived(self, key: str, make: Callable[[], Any]) -> Any:
+        """`make()`, computed once per item under `key`."""
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
 
 
 @dataclass(frozen=True)

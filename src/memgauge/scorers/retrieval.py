@@ -12,7 +12,7 @@ import numpy as np
 
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
-from memgauge.metrics.measures import SESSION_MEASURES
+from memgauge.metrics.measures import SESSION_MEASURES, Measure
 from memgauge.metrics.single import score_one
 from memgauge.scorers.base import EvalContext, Score, register
 
@@ -24,6 +24,10 @@ def _ids(output: Any) -> list[str] | None:
         output = output["hits"]
     if isinstance(output, str) or not isinstance(output, Sequence):
         return None
+    try:  # the engine's hit records: the common case, in one pass
+        return [str(hit["id"]) for hit in output]
+    except (TypeError, KeyError, IndexError):
+        pass
     ids = []
     for hit in output:
         if isinstance(hit, Mapping) and "id" in hit:
@@ -36,6 +40,14 @@ def _ids(output: Any) -> list[str] | None:
                 return None
             ids.append(str(hid))
     return ids
+
+
+def _grades(expected: Any) -> dict[str, int] | None:
+    if isinstance(expected, Mapping):
+        return {str(k): int(v) for k, v in expected.items()}
+    if isinstance(expected, Sequence) and not isinstance(expected, str):
+        return {str(k): 3 for k in expected}
+    return None
 
 
 @register("retrieval")
@@ -59,29 +71,33 @@ class RetrievalMeasure:
     name: ClassVar[str] = "retrieval"
 
     def __post_init__(self) -> None:
-        if parse_measure(self.measure).name in SESSION_MEASURES:
+        parsed = parse_measure(self.measure)
+        if parsed.name in SESSION_MEASURES:
             raise UsageError(
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "
                 "computes it on a LongMemEval dataset imported with --protocol paper"
             )
+        # parsed once: an evaluator scores thousands of items
+        object.__setattr__(self, "_parsed", parsed)
+        object.__setattr__(
+            self, "_cfg", MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
+        )
 
     def evaluate(self, ctx: EvalContext) -> Score:
-        ids = _ids(ctx.output)
+        # every measure of an item reads the same ids and grades: derived once per item
+        ids = ctx.derived("retrieval.ids", lambda: _ids(ctx.output))
         if ids is None:
             return Score.failure("retrieval: output is not a ranked list of ids or hits")
-        exp = ctx.expected
-        if isinstance(exp, Mapping):
-            grades = {str(k): int(v) for k, v in exp.items()}
-        elif isinstance(exp, Sequence) and not isinstance(exp, str):
-            grades = {str(k): 3 for k in exp}
-        else:
+        grades = ctx.derived("retrieval.grades", lambda: _grades(ctx.expected))
+        if grades is None:
             return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
         if not any(g >= self.rel_threshold for g in grades.values()):
             if self.no_relevant == "zero":
                 return Score(value=0.0, reason="no judged memory is relevant: scored 0")
             return Score.failure("retrieval: no judged memory reaches the relevance threshold")
-        cfg = MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
-        quick = score_one(grades, ids, parse_measure(self.measure), cfg)
+        parsed: Measure = self._parsed  # type: ignore[attr-defined]
+        cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]
+        quick = score_one(grades, ids, parsed, cfg)
         if quick is not None:
             value = quick
         else:
@@ -89,4 +105,4 @@ class RetrievalMeasure:
             value = float(next(iter(ev.per_query.values()))[0])
         if np.isnan(value):
             return Score.failure("retrieval: the measure is undefined for this item")
-        return Score(value=value, reason=f"{parse_measure(self.measure)} = {value:.3f}")
+        return Score(value=value, reason=f"{parsed} = {value:.3f}")

@@ -15,7 +15,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from memgauge.stats.bootstrap import resample_means
 
@@ -115,6 +114,8 @@ def paired_compare(
     bootstrap CI. With fewer than 2 pairs the tests are None; with all differences zero every
     p is 1.0 and the note says so.
     """
+    from scipy import stats  # scipy loads in ~0.5 s: only when used
+
     xa = np.asarray(a, dtype=np.float64)
     xb = np.asarray(b, dtype=np.float64)
     if xa.shape != xb.shape:

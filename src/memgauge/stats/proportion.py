@@ -4,13 +4,13 @@ approximation near 0 and 1 and for small n. None for n = 0 (no data: n/a, not a 
 
 from __future__ import annotations
 
-from scipy import stats as sps
-
 __all__ = ["wilson_ci"]
 
 
 def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
     """The interval of `k` successes in `n` trials, or None without trials."""
+    from scipy import stats as sps  # scipy loads in ~0.5 s: only when used
+
     if n == 0:
         return None
     ci = sps.binomtest(k, n).proportion_ci(confidence, method="wilson")

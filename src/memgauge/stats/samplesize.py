@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import optimize, stats
-
 __all__ = ["SampleSize", "minimum_detectable_effect", "paired_t_power", "sample_size_paired"]
 
 
@@ -41,6 +39,8 @@ class SampleSize:
 def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool = True) -> float:
     """Power of a paired t-test on `n` differences at standardized effect `effect` (mean
     difference / sd of the differences); one-sided tests the direction of a positive effect."""
+    from scipy import stats  # scipy loads in ~0.5 s: only when used
+
     if n < 2:
         raise ValueError("n must be at least 2")
     df = n - 1
@@ -65,6 +65,8 @@ def sample_size_paired(
     delta: float, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
 ) -> SampleSize:
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
+    from scipy import stats  # scipy loads in ~0.5 s: only when used
+
     if delta <= 0 or sigma <= 0:
         raise ValueError("delta and sigma must be positive")
     _check(alpha, power)
@@ -81,6 +83,8 @@ def minimum_detectable_effect(
     n: int, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
 ) -> float:
     """Smallest mean difference a paired t-test on `n` queries detects with `power`."""
+    from scipy import optimize  # scipy loads in ~0.5 s: only when used
+
     if n < 2:
         raise ValueError("n must be at least 2")
     if sigma <= 0:

@@ -36,7 +36,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import betaln
 
 from memgauge._types import FloatArray
 
@@ -206,6 +205,8 @@ def prob_treatment_better(
     control_successes: int, control_trials: int, treatment_successes: int, treatment_trials: int
 ) -> float:
     """P(p_treatment > p_control) under Beta(1, 1) priors, exactly (see the module docstring)."""
+    from scipy.special import betaln  # scipy loads in ~0.5 s: only when used
+
     if min(control_trials, treatment_trials) < 0 or control_successes > control_trials:
         raise ValueError("successes must be between 0 and trials")
     if treatment_successes > treatment_trials:

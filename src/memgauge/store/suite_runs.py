@@ -19,7 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memgauge._util.redact import redact
+from pydantic_core import from_json, to_json
+
+from memgauge._util.redact import redact, redactor
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.connection import SQLiteStore, connect
 from memgauge.store.seed_rows import insert_eval_results
@@ -46,6 +48,26 @@ def utc_now() -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _dumps_item(value: Any) -> str:
+    # an item's output, latency and verdict detail: written once per item, read back as data,
+    # never compared as text, so no key sorting, and pydantic-core's encoder (six times the
+    # standard library's: this was most of a fast run's recording time); what it refuses (a
+    # lone surrogate) the standard library escapes
+    try:
+        return to_json(value, fallback=str).decode()
+    except (ValueError, TypeError):
+        return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _loads_item(text: str | bytes) -> Any:
+    # pydantic-core's parser (twice the standard library's); an escaped lone surrogate, which
+    # it refuses, is the standard library's to read
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
 
 
 def _redacted(text: str | None) -> str | None:
@@ -264,10 +286,11 @@ class SuiteRunStore(SQLiteStore):
                 (run_id,),
             )
 
-    def get_run(self, run_id: str) -> RunRecord | None:
-        """The run, or None."""
+    def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
+        """The run, or None; without `summary`, its summary is left unread (None)."""
+        columns = ", ".join(c if summary or c != "summary_json" else "NULL" for c in _RUN_COLUMNS)
         row = self._conn.execute(
-            f"SELECT {', '.join(_RUN_COLUMNS)} FROM suite_runs WHERE run_id = ?", (run_id,)
+            f"SELECT {columns} FROM suite_runs WHERE run_id = ?", (run_id,)
         ).fetchone()
         return None if row is None else _run_record(row)
 
@@ -402,6 +425,7 @@ class SuiteRunStore(SQLiteStore):
         history and accumulate).
         """
         keys = [(run_id, r.subject, r.task, r.item_id) for r in rows]
+        clean = redactor()  # the secrets looked up once for the batch
         with self._write() as c:
             c.executemany(
                 "UPDATE suite_run_items SET status = ?, attempts = ?, score = ?, started_at = ?,"
@@ -426,9 +450,9 @@ class SuiteRunStore(SQLiteStore):
                 [
                     (
                         *key,
-                        _dumps(r.output),
-                        _dumps(r.latency_ms),
-                        _dumps(r.extra) if r.extra else None,
+                        _dumps_item(r.output),
+                        _dumps_item(r.latency_ms),
+                        _dumps_item(r.extra) if r.extra else None,
                     )
                     for r, key in zip(rows, keys, strict=True)
                     if r.status == "completed" or r.output is not None
@@ -444,9 +468,9 @@ class SuiteRunStore(SQLiteStore):
                         v.evaluator,
                         v.value,
                         None if v.passed is None else int(v.passed),
-                        redact(v.reason or ""),
-                        _redacted(v.error),
-                        _dumps({**v.detail, **({"fallback": True} if v.fallback else {})}),
+                        clean(v.reason) if v.reason else "",
+                        None if v.error is None else clean(v.error),
+                        _dumps_item({**v.detail, **({"fallback": True} if v.fallback else {})}),
                         v.raw_reply,
                     )
                     for r, key in zip(rows, keys, strict=True)
@@ -457,7 +481,7 @@ class SuiteRunStore(SQLiteStore):
                 "INSERT INTO suite_run_failures(run_id, subject, task, item_id, stage, kind,"
                 " message, attempt, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (*key, f.stage, f.kind, redact(f.message), f.attempt, f.at)
+                    (*key, f.stage, f.kind, clean(f.message), f.attempt, f.at)
                     for r, key in zip(rows, keys, strict=True)
                     for f in r.failures
                 ],
@@ -466,17 +490,26 @@ class SuiteRunStore(SQLiteStore):
                 "UPDATE suite_runs SET heartbeat_at = ? WHERE run_id = ?", (utc_now(), run_id)
             )
 
-    def item_records(self, run_id: str) -> list[ItemRecord]:
+    def item_records(self, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
         """Every item of the run with its output, verdicts and failures, in subject, task, seq
-        order (what aggregates read)."""
+        order (what aggregates read). Without `detail`, inputs, expected values and verdict
+        details are left out (but a verdict's fallback flag and panel votes): what the IR and
+        mean aggregates need, at a fraction of the parsing."""
         scores: dict[tuple[str, str, str], list[ScoreRecord]] = {}
+        detail_sql = (
+            "detail_json"
+            if detail
+            else "json_object('fallback', json_extract(detail_json, '$.fallback'),"
+            " 'panel_passed', json(json_extract(detail_json, '$.panel_passed')))"
+        )
         for r in self._conn.execute(
-            "SELECT subject, task, item_id, evaluator, value, passed, reason, error, detail_json,"
+            f"SELECT subject, task, item_id, evaluator, value, passed, reason, error, {detail_sql},"
             " raw_reply FROM suite_run_scores WHERE run_id = ? ORDER BY rowid",
             (run_id,),
         ):
-            detail = json.loads(r[8])
-            fallback = bool(detail.pop("fallback", False))
+            parsed = _loads_item(r[8])
+            detail_of = parsed if detail else {k: v for k, v in parsed.items() if v is not None}
+            fallback = bool(detail_of.pop("fallback", False))
             scores.setdefault((r[0], r[1], r[2]), []).append(
                 ScoreRecord(
                     evaluator=r[3],
@@ -485,7 +518,7 @@ class SuiteRunStore(SQLiteStore):
                     reason=r[6] or "",
                     error=r[7],
                     fallback=fallback,
-                    detail=detail,
+                    detail=detail_of,
                     raw_reply=r[9],
                 )
             )
@@ -499,16 +532,17 @@ class SuiteRunStore(SQLiteStore):
                 Failure(stage=r[3], kind=r[4], message=r[5], attempt=r[6] or 1, at=r[7])
             )
         out = []
+        columns = "i.input_json, i.expected_json" if detail else "'{}', 'null'"
         for r in self._conn.execute(
             "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category,"
-            " i.input_json, i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms,"
+            f" {columns}, i.score, i.started_at, i.finished_at, i.duration_ms,"
             " o.output_json, o.latency_json, o.extra_json"
             " FROM suite_run_items i LEFT JOIN suite_run_outputs o USING (run_id, subject, task,"
             " item_id) WHERE i.run_id = ? ORDER BY i.subject, i.task, i.seq",
             (run_id,),
         ):
             key = (r[0], r[1], r[2])
-            inp = json.loads(r[7])
+            inp = _loads_item(r[7])
             out.append(
                 ItemRecord(
                     subject=r[0],
@@ -519,14 +553,14 @@ class SuiteRunStore(SQLiteStore):
                     attempts=r[5] or 0,
                     category=r[6],
                     input=inp if isinstance(inp, dict) else {"text": inp},
-                    expected=json.loads(r[8]),
+                    expected=_loads_item(r[8]),
                     score=r[9],
                     started_at=r[10],
                     finished_at=r[11],
                     duration_ms=r[12],
-                    output=None if r[13] is None else json.loads(r[13]),
-                    latency_ms=json.loads(r[14]) if r[14] else {},
-                    extra=json.loads(r[15]) if r[15] else {},
+                    output=None if r[13] is None else _loads_item(r[13]),
+                    latency_ms=_loads_item(r[14]) if r[14] else {},
+                    extra=_loads_item(r[15]) if r[15] else {},
                     scores=scores.get(key, []),
                     failures=failures.get(key, []),
                 )
