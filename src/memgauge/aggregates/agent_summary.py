@@ -78,7 +78,8 @@ def agent_metrics_for(
     out[f"tier_order_holds@{k}"] = _metric(v, "critical > important > normal", v.value == 1.0)
     v = agent.folder_ils(ranked, folders, k)
     out[f"folder_ils@{k}"] = _metric(v)
-    channels = {q: [list(h.get("channels") or ()) for h in results[q].hits] for q in qids}
+    # both read the top k only
+    channels = {q: [list(h.get("channels") or ()) for h in results[q].hits[:k]] for q in qids}
     v = agent.channel_contribution(channels, k)
     for kind in ("contribution", "unique"):
         for channel, rate in v.detail.get(kind, {}).items():
@@ -91,7 +92,7 @@ def agent_metrics_for(
             )
     if not v.n:
         out[f"channel_contribution@{k}"] = _metric(v)
-    ranks = {q: [dict(h.get("channel_ranks") or {}) for h in results[q].hits] for q in qids}
+    ranks = {q: [dict(h.get("channel_ranks") or {}) for h in results[q].hits[:k]] for q in qids}
     v = agent.fusion_reorder_rate(ranks, k)
     out[f"fusion_reorder_rate@{k}"] = _metric(v)
     v = agent.equivalence_recall(ranked, qrels, dataset.equivalence_classes, k, threshold)

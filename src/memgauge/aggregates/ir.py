@@ -391,7 +391,8 @@ class IRAggregate:
             )
         r = results[q.id]
         i = order[q.id]
-        return QueryResult(
+        # values of the declared types: constructed, not validated (thousands per run)
+        return QueryResult.model_construct(
             query_id=q.id,
             text=q.text,
             intent=q.intent,
@@ -400,7 +401,8 @@ class IRAggregate:
             hits=list(r.ids),
             channels=[list(h.get("channels") or ()) for h in r.hits],
             relevant=rel,
-            latency_ms=dict(r.latency_ms),
+            latency_ms={s: float(v) for s, v in r.latency_ms.items()},
+            error=None,
         )
 
     def _summaries(

@@ -15,6 +15,7 @@ percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ def summarize_items(
         seed: seed of the bootstrap.
     """
     by_pair: dict[tuple[str, str], list[ItemRecord]] = {}
-    for it in sorted(items, key=lambda r: (r.subject, r.task, r.item_id)):
+    for it in sorted(items, key=attrgetter("subject", "task", "item_id")):
         by_pair.setdefault((it.subject, it.task), []).append(it)
     counts = {"completed": 0, "failed": 0, "queued": 0}
     tasks_out: list[TaskSummary] = []

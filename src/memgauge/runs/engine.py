@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memgauge import __version__
+from memgauge._util.gcquiet import fewer_collections
 from memgauge.aggregates.targets import By, Requirement
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
@@ -380,92 +381,97 @@ def run_suite(
     """
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
-    width = concurrency or suite.concurrency
-    progress = progress or _Silent()
-    executor = executor or LocalExecutor()
-    fail_under = list(fail_under)
-    expect: str | None = None
-    if resume:
-        stored = _check_resume(recorder, resume, suite, plan)
-        owner.check_owner(stored.model_dump(), force=force)
-        expect = stored.owner
-    me = owner.new_owner()
-    token: str = me["token"]
-    allow_calls()
-    meter = llm_context().meter
-    stop_metering: Callable[[], None] | None = None
-    lanes, unavailable = _lanes(suite, plan, width, build)
-    try:
-        # a new run keeps its records in memory as they finish, so that its summary needs no
-        # read of the store; a resumed one reads what earlier attempts recorded
-        known: list[ItemRecord] | None = None
+    # the plan holds the datasets: frozen out of the collector's sight from here
+    with fewer_collections():
+        width = concurrency or suite.concurrency
+        progress = progress or _Silent()
+        executor = executor or LocalExecutor()
+        fail_under = list(fail_under)
+        expect: str | None = None
         if resume:
-            run_id = resume
-        else:
-            run_id, known = _create(recorder, suite, suite_path, plan, width, kind)
-        # the takeover is a compare-and-swap on the owner read above: of two processes
-        # resuming at once, exactly one gets here; the other has written nothing
-        if not recorder.claim_run(run_id, me, expect=expect):
-            current = recorder.get_run(run_id)
-            raise owner.refused(run_id, None if current is None else current.model_dump())
-        owner.driving.add(token)
-        # every request is in the store before it is sent, every response before it is used
-        stop_metering = meter.listen(
-            lambda model, delta: recorder.record_usage(run_id, model, delta)
-        )
-        pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
-        if resume:
-            records = recorder.item_records(run_id)
-            total = len(records)
-            n_failed = sum(
-                1
-                for r in records
-                if _counts_as_failed(r) and not any(f.stage == "unavailable" for f in r.failures)
-            )
-        else:  # a new run: every item is queued
-            total, n_failed = len(pending), 0
-        progress.start(run_id, total, total - len(pending))
-        writer = Writer(recorder, run_id, token, progress)
-        state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
-        finish = _Finisher(
-            recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
-        )
+            stored = _check_resume(recorder, resume, suite, plan)
+            owner.check_owner(stored.model_dump(), force=force)
+            expect = stored.owner
+        me = owner.new_owner()
+        token: str = me["token"]
+        allow_calls()
+        meter = llm_context().meter
+        stop_metering: Callable[[], None] | None = None
+        lanes, unavailable = _lanes(suite, plan, width, build)
         try:
-            _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
-        except KeyboardInterrupt:
-            writer.close()
-            finish("cancelled", "interrupted; resume with --resume", meter.prices)
-            raise
-        writer.close()
-        reason: str | None
-        if state.stop_reason:
-            status, reason = "failed", state.stop_reason
-        else:
-            rate = state.n_failed / state.total if state.total else 0.0
-            failed = rate > suite.max_failure_rate
-            status = "failed" if failed else "completed"
-            reason = (
-                f"{state.n_failed} of {state.total} items failed ({rate:.1%}), more than "
-                f"max_failure_rate {suite.max_failure_rate:.1%}"
-                if failed
-                else None
+            # a new run keeps its records in memory as they finish, so that its summary needs no
+            # read of the store; a resumed one reads what earlier attempts recorded
+            known: list[ItemRecord] | None = None
+            if resume:
+                run_id = resume
+            else:
+                run_id, known = _create(recorder, suite, suite_path, plan, width, kind)
+            # the takeover is a compare-and-swap on the owner read above: of two processes
+            # resuming at once, exactly one gets here; the other has written nothing
+            if not recorder.claim_run(run_id, me, expect=expect):
+                current = recorder.get_run(run_id)
+                raise owner.refused(run_id, None if current is None else current.model_dump())
+            owner.driving.add(token)
+            # every request is in the store before it is sent, every response before it is used
+            stop_metering = meter.listen(
+                lambda model, delta: recorder.record_usage(run_id, model, delta)
             )
-        if unavailable and reason is None:
-            reason = "; ".join(f"subject {n} unavailable: {why}" for n, why in unavailable.items())
-        run, items = finish(status, reason, meter.prices)
-        return RunReport(
-            run,
-            items,
-            resumed=resume is not None,
-            unavailable=unavailable,
-            judge_unreachable=state.judge_unreachable,
-        )
-    finally:
-        if stop_metering is not None:
-            stop_metering()
-        owner.driving.discard(token)
-        for lane in lanes.values():
-            lane.close()
+            pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
+            if resume:
+                records = recorder.item_records(run_id)
+                total = len(records)
+                n_failed = sum(
+                    1
+                    for r in records
+                    if _counts_as_failed(r)
+                    and not any(f.stage == "unavailable" for f in r.failures)
+                )
+            else:  # a new run: every item is queued
+                total, n_failed = len(pending), 0
+            progress.start(run_id, total, total - len(pending))
+            writer = Writer(recorder, run_id, token, progress)
+            state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
+            finish = _Finisher(
+                recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
+            )
+            try:
+                _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
+            except KeyboardInterrupt:
+                writer.close()
+                finish("cancelled", "interrupted; resume with --resume", meter.prices)
+                raise
+            writer.close()
+            reason: str | None
+            if state.stop_reason:
+                status, reason = "failed", state.stop_reason
+            else:
+                rate = state.n_failed / state.total if state.total else 0.0
+                failed = rate > suite.max_failure_rate
+                status = "failed" if failed else "completed"
+                reason = (
+                    f"{state.n_failed} of {state.total} items failed ({rate:.1%}), more than "
+                    f"max_failure_rate {suite.max_failure_rate:.1%}"
+                    if failed
+                    else None
+                )
+            if unavailable and reason is None:
+                reason = "; ".join(
+                    f"subject {n} unavailable: {why}" for n, why in unavailable.items()
+                )
+            run, items = finish(status, reason, meter.prices)
+            return RunReport(
+                run,
+                items,
+                resumed=resume is not None,
+                unavailable=unavailable,
+                judge_unreachable=state.judge_unreachable,
+            )
+        finally:
+            if stop_metering is not None:
+                stop_metering()
+            owner.driving.discard(token)
+            for lane in lanes.values():
+                lane.close()
 
 
 @dataclass

@@ -109,14 +109,16 @@ class _Execution:
         self, source: Iterator[Job], width: int, on_done: Callable[[Job, Any], bool]
     ) -> None:
         self.source, self.width, self.on_done = source, width, on_done
-        # guards everything below, and makes `on_done` one call at a time
-        self.lock = threading.Lock()
+        # guards everything below, and makes `on_done` one call at a time; re-entrant, for a
+        # lane that runs what it is given at once, in the submitting thread
+        self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.flying: set[_Flight] = set()
         self.taking = True
         self.closed = False
         self.error: BaseException | None = None
         self.wake_at = float("inf")  # when the caller's thread looks for overdue calls next
+        self.filling = False
 
     def run(self) -> None:
         with self.changed:
@@ -142,14 +144,22 @@ class _Execution:
     # --- under the lock ----------------------------------------------------------------------
 
     def _fill(self) -> None:
-        while self.taking and not self.closed and len(self.flying) < self.width:
-            job = next(self.source, None)
-            if job is None:
-                self.taking = False
-                return
-            flight = _Flight(job)
-            self.flying.add(flight)
-            flight.future = job.lane.submit(self._call, flight)
+        if self.filling:  # a job finished inside a submit below: that loop takes the next
+            return
+        self.filling = True
+        try:
+            while self.taking and not self.closed and len(self.flying) < self.width:
+                job = next(self.source, None)
+                if job is None:
+                    self.taking = False
+                    return
+                flight = _Flight(job)
+                self.flying.add(flight)
+                future = job.lane.submit(self._call, flight)
+                if flight.future is None:  # not already moved on to its `then` stage
+                    flight.future = future
+        finally:
+            self.filling = False
 
     def _report(self, flight: _Flight, result: Any) -> None:
         self.flying.discard(flight)

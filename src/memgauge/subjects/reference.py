@@ -211,8 +211,10 @@ class ReferenceMemory:
         sims = matrix @ q
         n = min(limit, sims.shape[0])
         top = np.argpartition(-sims, n - 1)[:n]
-        ordered = sorted(top.tolist(), key=lambda i: (-float(sims[i]), self._dense.ids[i]))
-        return [(self._dense.ids[i], float(sims[i])) for i in ordered]
+        ids = self._dense.ids
+        found = [(ids[i], v) for i, v in zip(top.tolist(), sims[top].tolist(), strict=True)]
+        found.sort(key=lambda x: (-x[1], x[0]))  # best first; ties by id, as lexical search
+        return found
 
     def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
         """Up to `k` hits, best first, with channels, channel ranks and stage latencies."""
@@ -241,16 +243,16 @@ class ReferenceMemory:
         if cfg.pin_constitutional:
             fused = self._pin(fused)
         top = fused[:k]
-        rows = self._index.get([i for i, _, _ in top])
+        shown = self._index.shown([i for i, _, _ in top])
         hits_out = [
             Hit(
                 id=mid,
-                text=rows[mid].text if mid in rows else "",
+                text=shown[mid][0] if mid in shown else "",
                 score=score,
                 rank=rank,
                 channels=tuple(sorted(ranks)),
                 channel_ranks=dict(ranks),
-                metadata={"tier": rows[mid].tier} if mid in rows else {},
+                metadata={"tier": shown[mid][1]} if mid in shown else {},
             )
             for rank, (mid, score, ranks) in enumerate(top, 1)
         ]

@@ -1,0 +1,45 @@
+"""Fewer garbage collections while a run holds many objects.
+
+A run keeps thousands of records alive (a LoCoMo evaluation: 4,608 items of 25 hits each), and
+CPython's cyclic collector, triggered every 700 allocations, walks them again and again: 1.3 s
+of a 9 s run. While a run goes, the first generation's threshold is raised and what existed
+before the run (the datasets, the plan) is frozen out of the collector's sight; both are
+restored when the last run in the process ends. Nothing is leaked: garbage cycles are still
+collected, just in larger batches.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["fewer_collections"]
+
+_THRESHOLD = 20_000
+_lock = threading.Lock()
+_depth = 0
+_saved: tuple[int, int, int] | None = None
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the collector's first threshold and freeze the objects that exist now, for the
+    duration (nested and concurrent uses restore once, at the last exit)."""
+    global _depth, _saved
+    with _lock:
+        if _depth == 0:
+            _saved = gc.get_threshold()
+            gc.set_threshold(max(_saved[0], _THRESHOLD), _saved[1], _saved[2])
+            gc.freeze()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved is not None:
+                gc.unfreeze()
+                gc.set_threshold(*_saved)
+                _saved = None
