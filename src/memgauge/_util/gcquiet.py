@@ -15,9 +15,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["fewer_collections"]
+__all__ = ["GC_THRESHOLD", "fewer_collections"]
 
-_THRESHOLD = 20_000
+GC_THRESHOLD = 20_000
 _lock = threading.Lock()
 _depth = 0
 _saved: tuple[int, int, int] | None = None
@@ -31,7 +31,7 @@ def fewer_collections() -> Iterator[None]:
     with _lock:
         if _depth == 0:
             _saved = gc.get_threshold()
-            gc.set_threshold(max(_saved[0], _THRESHOLD), _saved[1], _saved[2])
+            gc.set_threshold(max(_saved[0], GC_THRESHOLD), _saved[1], _saved[2])
             gc.freeze()
         _depth += 1
     try:

@@ -70,7 +70,12 @@ class TaskView:
 
 @runtime_checkable
 class Aggregate(Protocol):
-    """Run-level numbers of one task, from its stored item records."""
+    """Run-level numbers of one task, from its stored item records.
+
+    Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
+    verdicts only, not inputs, expected values or verdict details) and `imports` (modules
+    `compute` will import, loaded in the background while the items run).
+    """
 
     name: ClassVar[str]
 

@@ -144,6 +144,7 @@ class IRAggregate:
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
+    imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)  # the paired tests
 
     def __post_init__(self) -> None:
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):

@@ -9,6 +9,7 @@ internal error (a bug in memgauge: the traceback is shown); 130 interrupted (res
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import click
 
 from memgauge import __version__
+from memgauge._util.gcquiet import GC_THRESHOLD
 from memgauge._util.redact import redact
 from memgauge.errors import (
     DataError,
@@ -92,6 +94,9 @@ def _echo_err(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every memgauge error to its exit code, without a traceback."""
+    # a command is one short process that builds large structures (datasets, reports): the
+    # cyclic collector runs in larger batches (see `_util.gcquiet`)
+    gc.set_threshold(max(gc.get_threshold()[0], GC_THRESHOLD), *gc.get_threshold()[1:])
     try:
         # with standalone_mode=False click returns a command's exit code (click.exceptions.Exit)
         # instead of raising it

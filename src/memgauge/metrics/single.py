@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from memgauge.metrics.ir import MetricConfig
 from memgauge.metrics.measures import Measure
 
-__all__ = ["score_one"]
+__all__ = ["Prepared", "score_one", "score_prepared"]
 
 _EXP_UNSCALED = 960
 
@@ -27,25 +27,41 @@ def _gain(grade: int, kind: str) -> float:
     return 2.0**g - 1.0 if kind == "exp" else g
 
 
+class Prepared:
+    """What every measure of one query reads: the ranking with each document once (at its
+    first rank), the judged grades, R, and whether each ranked document is relevant."""
+
+    __slots__ = ("R", "docs", "grades", "judged", "rel", "threshold")
+
+    def __init__(self, grades: Mapping[str, int], ranked: Sequence[str], threshold: int) -> None:
+        seen: set[str] = set()
+        docs: list[str] = []
+        for d in ranked:
+            if d not in seen:
+                seen.add(d)
+                docs.append(d)
+        self.grades, self.docs, self.threshold = grades, docs, threshold
+        self.judged = [g for g in grades.values() if g >= 0]
+        self.R = sum(1 for g in self.judged if g >= threshold)
+        self.rel = [d in grades and grades[d] >= 0 and grades[d] >= threshold for d in docs]
+
+
 def score_one(
     grades: Mapping[str, int], ranked: Sequence[str], m: Measure, cfg: MetricConfig
 ) -> float | None:
     """The value of `m` for one query (`grades`: its judgments; `ranked`: ids, best first),
     or None when this module does not compute it."""
+    return score_prepared(Prepared(grades, ranked, cfg.rel_threshold), m, cfg)
+
+
+def score_prepared(p: Prepared, m: Measure, cfg: MetricConfig) -> float | None:
+    """`score_one` on a query prepared once for all its measures (`cfg.rel_threshold` must be
+    the one `p` was prepared with)."""
+    assert p.threshold == cfg.rel_threshold
+    grades, judged, R = p.grades, p.judged, p.R
     k = m.cutoff
-    seen: set[str] = set()
-    docs: list[str] = []
-    for d in ranked:
-        if d not in seen:
-            seen.add(d)
-            docs.append(d)
-            if len(docs) == k:  # the rest of the ranking is never read
-                break
-    threshold = cfg.rel_threshold
-    judged = [g for g in grades.values() if g >= 0]
-    R = sum(1 for g in judged if g >= threshold)
-    top = docs if k is None else docs[:k]
-    rel = [d in grades and grades[d] >= 0 and grades[d] >= threshold for d in top]
+    top = p.docs if k is None else p.docs[:k]
+    rel = p.rel if k is None else p.rel[:k]
     name = m.name
     if name == "P":
         assert k is not None

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
+from memgauge._util.preload import preload
 from memgauge.aggregates.targets import By, Requirement
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
@@ -428,6 +429,7 @@ def run_suite(
                 )
             else:  # a new run: every item is queued
                 total, n_failed = len(pending), 0
+            preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
             state = _Run(writer, total, n_failed, suite.max_failure_rate, known)

@@ -13,7 +13,7 @@ import numpy as np
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
 from memgauge.metrics.measures import SESSION_MEASURES, Measure
-from memgauge.metrics.single import score_one
+from memgauge.metrics.single import Prepared, score_prepared
 from memgauge.scorers.base import EvalContext, Score, register
 
 __all__ = ["RetrievalMeasure"]
@@ -97,7 +97,11 @@ class RetrievalMeasure:
             return Score.failure("retrieval: no judged memory reaches the relevance threshold")
         parsed: Measure = self._parsed  # type: ignore[attr-defined]
         cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]
-        quick = score_one(grades, ids, parsed, cfg)
+        prepared = ctx.derived(
+            f"retrieval.prepared@{self.rel_threshold}",
+            lambda: Prepared(grades, ids, self.rel_threshold),
+        )
+        quick = score_prepared(prepared, parsed, cfg)
         if quick is not None:
             value = quick
         else:
