@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
+from memgauge.aggregates.hits import Found, hit_channels
 from memgauge.aggregates.retrieval_result import AgentMetric
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.metrics import agent
 from memgauge.metrics.agent import AgentValue
 from memgauge.metrics.ir import MetricConfig, evaluate_ranked
-
-if TYPE_CHECKING:
-    from memgauge.aggregates.ir import Found
 
 __all__ = ["agent_metrics_for", "is_cold_start"]
 
@@ -79,7 +76,7 @@ def agent_metrics_for(
     v = agent.folder_ils(ranked, folders, k)
     out[f"folder_ils@{k}"] = _metric(v)
     # both read the top k only
-    channels = {q: [list(h.get("channels") or ()) for h in results[q].hits[:k]] for q in qids}
+    channels = {q: [hit_channels(h) for h in results[q].hits[:k]] for q in qids}
     v = agent.channel_contribution(channels, k)
     for kind in ("contribution", "unique"):
         for channel, rate in v.detail.get(kind, {}).items():

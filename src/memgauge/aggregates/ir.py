@@ -19,6 +19,7 @@ import numpy as np
 
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.retrieval_result import (
     Comparison,
@@ -36,7 +37,14 @@ from memgauge.metrics.agent import pool_qrels
 from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.stats import bootstrap_cis, breakdown, compare_many
 
-__all__ = ["DEFAULT_MEASURES", "IRAggregate", "dataset_sha256", "hits_of", "without_session_of"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "IRAggregate",
+    "dataset_sha256",
+    "hit_channels",
+    "hits_of",
+    "without_session_of",
+]
 
 #: Seed 002 section 3.1: MRR@5/10, nDCG@5/10/20, Recall@5/10.
 DEFAULT_MEASURES: tuple[str, ...] = (
@@ -60,31 +68,10 @@ AGENT_TARGETS: dict[str, tuple[Literal[">", ">=", "=="], float]] = {
 }
 
 
-def hits_of(output: Any) -> list[dict[str, Any]] | None:
-    """The hit records of a retrieval item's output (`{"hits": [...]}` or a bare list)."""
-    if isinstance(output, Mapping):
-        output = output.get("hits")
-    if not isinstance(output, list):
-        return None
-    return [h if isinstance(h, Mapping) else {"id": str(h)} for h in output]  # type: ignore[misc]
-
-
 def without_session_of(record: ItemRecord) -> list[str] | None:
     """The ids a session query found when searched again without its session context."""
     found = record.extra.get("without_session")
     return [str(x) for x in found] if isinstance(found, list) else None
-
-
-class Found:
-    """One recorded search as the aggregate reads it: the ranked ids, and the hit records
-    for what else a metric needs (channels, channel ranks, text)."""
-
-    __slots__ = ("hits", "ids", "latency_ms")
-
-    def __init__(self, hits: list[dict[str, Any]], latency_ms: Mapping[str, float]) -> None:
-        self.hits = hits
-        self.ids = [str(h["id"]) for h in hits]
-        self.latency_ms = latency_ms
 
 
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
@@ -400,7 +387,7 @@ class IRAggregate:
             category=q.category,
             metrics={m: (None if np.isnan(v[i]) else float(v[i])) for m, v in per_query.items()},
             hits=list(r.ids),
-            channels=[list(h.get("channels") or ()) for h in r.hits],
+            channels=[hit_channels(h) for h in r.hits],
             relevant=rel,
             latency_ms={s: float(v) for s, v in r.latency_ms.items()},
             error=None,

@@ -36,19 +36,25 @@ from memgauge.subjects.protocol import Hit
 __all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
 
 
-def hit_record(hit: Hit, known: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A hit as the store keeps it; its text is left out when it is the dataset's own text of
-    that memory (`known`), which the reports read from the dataset."""
+def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A hit as the store keeps it, leaving out what its reader can tell without it (see
+    `aggregates.ir.hits_of`): the text when it is the dataset's own text of that memory
+    (`known`), the rank when it is the hit's 1-based position, the score when there is none,
+    and the channels when they are the names of its channel ranks."""
     hid, text = hit.id, hit.text
-    out: dict[str, Any] = {"id": hid, "rank": hit.rank, "score": hit.score}
+    out: dict[str, Any] = {"id": hid}
+    if hit.rank != position:
+        out["rank"] = hit.rank
+    if hit.score is not None:
+        out["score"] = hit.score
     if known is None or known.get(hid) != text:
         out["text"] = text
-    channels = hit.channels
-    if channels:
-        out["channels"] = list(channels)
     ranks = hit.channel_ranks
     if ranks:
         out["channel_ranks"] = dict(ranks)
+    channels = hit.channels
+    if channels and list(channels) != sorted(ranks):
+        out["channels"] = list(channels)
     return out
 
 
@@ -104,7 +110,8 @@ def ask(
         else:
             extra["without_session"] = [h.id for h in plain.hits]
     known = task.memory_texts()
-    return [hit_record(h, known) for h in result.hits], dict(result.latency_ms), extra
+    hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
+    return hits, dict(result.latency_ms), extra
 
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:

@@ -1,0 +1,45 @@
+"""Recorded search hits as the aggregates read them.
+
+A retrieval item's output is its list of hit records, stored compactly (`runs.work.hit_record`):
+a record may leave out its rank (its 1-based position), its score (None), its text (the
+dataset's) and its channels (the names of its channel ranks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["Found", "hit_channels", "hits_of"]
+
+
+def hits_of(output: Any) -> list[dict[str, Any]] | None:
+    """The hit records of a retrieval item's output (`{"hits": [...]}` or a bare list; a bare
+    id stands for `{"id": id}`). A record may leave out its rank (its 1-based position), its
+    score (None), its text (the dataset's) and its channels (the names of its channel ranks):
+    see `hit_channels`."""
+    if isinstance(output, Mapping):
+        output = output.get("hits")
+    if not isinstance(output, list):
+        return None
+    return [h if isinstance(h, Mapping) else {"id": str(h)} for h in output]  # type: ignore[misc]
+
+
+class Found:
+    """One recorded search as the aggregate reads it: the ranked ids, and the hit records
+    for what else a metric needs (channels, channel ranks, text)."""
+
+    __slots__ = ("hits", "ids", "latency_ms")
+
+    def __init__(self, hits: list[dict[str, Any]], latency_ms: Mapping[str, float]) -> None:
+        self.hits = hits
+        self.ids = [str(h["id"]) for h in hits]
+        self.latency_ms = latency_ms
+
+
+def hit_channels(hit: Mapping[str, Any]) -> list[str]:
+    """The retrieval channels that found a recorded hit."""
+    channels = hit.get("channels")
+    if channels is not None:
+        return [str(c) for c in channels]
+    return sorted(hit.get("channel_ranks") or ())
