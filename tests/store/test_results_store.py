@@ -319,6 +319,33 @@ def test_typed_records_round_trip(tmp_path: Path) -> None:
         assert q2.verdict("judge") == done.scores[0]
 
 
+def test_large_outputs_and_summaries_are_stored_deflated_and_read_back_equal(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "results.db"
+    hits = [
+        {"id": f"conv-26:D{i}:3", "score": i / 7, "channel_ranks": {"lexical": i}}
+        for i in range(50)
+    ]
+    summary = RunSummary(n_items=2, n_completed=1, n_failed=1, llm_usage={"m": "x" * 2000})
+    with SuiteRunStore(db) as store:
+        store.create_run(_run(), {"lexical": {"reference": {}}}, [], _items())
+        done = ItemRecord(
+            subject="lexical", task="t", item_id="q2", status="completed", output=hits
+        )
+        store.record_items("r1", [done])
+        store.set_summary("r1", summary)
+    with sqlite3.connect(db) as conn:
+        (kind,) = conn.execute("SELECT typeof(output_json) FROM suite_run_outputs").fetchone()
+        (summary_kind,) = conn.execute("SELECT typeof(summary_json) FROM suite_runs").fetchone()
+    assert (kind, summary_kind) == ("blob", "blob")
+    with SuiteRunStore(db) as store:
+        run = store.get_run("r1")
+        assert run is not None
+        assert run.summary == summary
+        assert store.item_records("r1")[1].output == hits
+
+
 SEED_002 = next(
     (Path(__file__).resolve().parents[2].parent / "shared" / "seeds").glob("002_*.txt"), None
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -61,9 +62,23 @@ def _dumps_item(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), default=str)
 
 
+def _packed(text: str) -> str | bytes:
+    # an item's hits or a run's summary, past a few hundred bytes: deflated (a sixth of the
+    # size; these are read whole, never searched with SQL's JSON functions), stored as a BLOB
+    # so that a reader tells the two apart by type
+    if len(text) < _PACK_FROM:
+        return text
+    return zlib.compress(text.encode(), 1)
+
+
+def _unpacked(value: str | bytes) -> str:
+    return zlib.decompress(value).decode() if isinstance(value, bytes) else value
+
+
 def _loads_item(text: str | bytes) -> Any:
     # pydantic-core's parser (twice the standard library's); an escaped lone surrogate, which
     # it refuses, is the standard library's to read
+    text = _unpacked(text)
     try:
         return from_json(text)
     except ValueError:
@@ -73,6 +88,8 @@ def _loads_item(text: str | bytes) -> Any:
 def _redacted(text: str | None) -> str | None:
     return None if text is None else redact(text)
 
+
+_PACK_FROM = 512  # bytes of JSON from which an output or summary is stored deflated
 
 _RUN_COLUMNS = (
     "run_id",
@@ -259,7 +276,7 @@ class SuiteRunStore(SQLiteStore):
         with self._write() as c:
             c.execute(
                 "UPDATE suite_runs SET summary_json = ? WHERE run_id = ?",
-                (summary.model_dump_json(), run_id),
+                (_packed(summary.model_dump_json()), run_id),
             )
             row = c.execute(
                 "SELECT created_at FROM suite_runs WHERE run_id = ?", (run_id,)
@@ -450,7 +467,7 @@ class SuiteRunStore(SQLiteStore):
                 [
                     (
                         *key,
-                        _dumps_item(r.output),
+                        _packed(_dumps_item(r.output)),
                         _dumps_item(r.latency_ms),
                         _dumps_item(r.extra) if r.extra else None,
                     )
@@ -658,7 +675,7 @@ class SuiteRunStore(SQLiteStore):
                 "started_at": r[9],
                 "finished_at": r[10],
                 "duration_ms": r[11],
-                "output": None if r[12] is None else json.loads(r[12]),
+                "output": None if r[12] is None else _loads_item(r[12]),
                 "latency_ms": None if r[13] is None else json.loads(r[13]),
                 "scores": sorted(scores.get((r[0], r[1], r[2]), []), key=lambda s: s["evaluator"]),
             }
@@ -669,6 +686,6 @@ def _run_record(row: Sequence[Any]) -> RunRecord:
     for key in ("suite_json", "settings_json", "provenance_json"):
         raw[key.removesuffix("_json")] = json.loads(raw.pop(key) or "{}")
     summary = raw.pop("summary_json")
-    raw["summary"] = None if summary is None else RunSummary.model_validate_json(summary)
+    raw["summary"] = None if summary is None else RunSummary.model_validate_json(_unpacked(summary))
     raw["kind"] = raw.get("kind") or "suite"
     return RunRecord.model_validate(raw)
