@@ -4,42 +4,104 @@ and embedders.
 A registry is filled from an entry-point group (`memgauge.subjects`, `memgauge.evaluators`,
 `memgauge.aggregates`, `memgauge.llm_providers`, `memgauge.embedders`): memgauge's own built-ins
 are declared in its `pyproject.toml` exactly as a third-party package declares its own, so a
-plug-in is a first-class citizen. `register()` adds one in code (tests, notebooks).
+plug-in is a first-class citizen. `register()` adds one in code (tests, notebooks); `reload()`
+reads the entry points again (a distribution installed after the first use).
 
-Each entry has an argument model (pydantic, unknown keys forbidden) that checks a spec's
-arguments before the component is built and gives `memgauge schema` its JSON Schema. A component
-gets one from (in order): an `Args` attribute that is a pydantic model; the fields of a
-dataclass; the keyword parameters of a function or class; or none (no arguments checked).
+Specs. A component is written `{name: {args}}`; a registry with `short_forms` also takes the
+bare `name` (no arguments) and `{name: scalar}` (the scalar fills the component's first
+argument, or the one its `short_arg` class attribute names: `{regex: "^yes"}`). A registry
+with `common` arguments (the run keys every subject spec may carry) accepts them beside any
+entry's own.
+
+Argument models. Each entry has one (pydantic, unknown keys forbidden): it checks a spec's
+arguments before the component is built and gives `memgauge schema` its JSON Schema. A
+component gets one from, in order: an `Args` attribute that is a pydantic model; the fields
+of a dataclass; the keyword parameters of a function or class; none when it takes `**kwargs`
+(anything goes). A parameter whose type cannot come from YAML or JSON (a transport, a client)
+and that has a default is left out of the model: it can only be given in code. An `Args`
+model may define `more_problems(self) -> list[SpecProblem]` for checks one field cannot make
+(nested specs, a target's own signature).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
+import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import PydanticOmit, core_schema
 
-__all__ = ["Entry", "Registry", "RegistryError", "args_model_of"]
+__all__ = [
+    "Entry",
+    "Registry",
+    "RegistryError",
+    "SpecArgs",
+    "SpecProblem",
+    "args_model_of",
+    "problems_of",
+    "takes",
+]
 
 T = TypeVar("T")
+Loc = tuple[str | int, ...]
+
+_SELF_DIST = "memgauge"
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One thing wrong with a spec: where (`loc`, path of keys from the spec's top, starting
+    with the component's name) and what to do about it."""
+
+    loc: Loc
+    message: str
+
+    @property
+    def field(self) -> str:
+        """`loc` as a dotted path (`python.kwargs.kwarg`)."""
+        return ".".join(str(p) for p in self.loc)
+
+    def under(self, *prefix: str | int) -> SpecProblem:
+        """The same problem seen from `prefix` (a spec nested in another)."""
+        return SpecProblem((*prefix, *self.loc), self.message)
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.loc else self.message
 
 
 class RegistryError(Exception):
-    """A name that is not registered, or arguments its model refuses (`problems`: one line
-    per bad field, `field: what is wrong`)."""
+    """A name that is not registered, a malformed spec, or arguments its model refuses;
+    `problems` lists each (the message joins them)."""
 
-    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, message: str, problems: Sequence[SpecProblem] = ()) -> None:
         super().__init__(message)
-        self.problems = problems or []
+        self.problems = list(problems) or [SpecProblem((), message)]
+
+    @classmethod
+    def of(cls, problems: Sequence[SpecProblem]) -> RegistryError:
+        """One error carrying every problem."""
+        return cls("; ".join(str(p) for p in problems), problems)
 
 
-class _Forbid(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+class _LenientSchema(GenerateJsonSchema):
+    """A field type JSON Schema cannot express (a live object) accepts any value."""
+
+    def handle_invalid_for_json_schema(
+        self, schema: core_schema.CoreSchema, error_info: str
+    ) -> JsonSchemaValue:
+        return {}
+
+    def callable_schema(self, schema: core_schema.CallableSchema) -> JsonSchemaValue:
+        raise PydanticOmit
 
 
 def _hints(obj: Any) -> dict[str, Any]:
@@ -51,6 +113,62 @@ def _hints(obj: Any) -> dict[str, Any]:
         return {}
 
 
+def _from_data(hint: Any) -> bool:
+    """Whether a value of type `hint` can be written in YAML or JSON."""
+    try:
+        TypeAdapter(hint).json_schema()
+    except Exception:
+        return False
+    return True
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Attributes|Parameters):\s*$")
+_ITEM = re.compile(r"^(\s+)(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _described(obj: Any) -> dict[str, str]:
+    """Argument descriptions from the Google-style `Args:` / `Attributes:` sections of the
+    docstrings of `obj` (and of its `__init__`)."""
+    found: dict[str, list[str]] = {}
+    docs = [inspect.getdoc(obj) or ""]
+    if isinstance(obj, type):  # a class documents its fields, or its base classes do
+        docs += [inspect.getdoc(k) or "" for k in obj.__mro__[1:-1]]
+        docs.append(inspect.getdoc(obj.__init__) or "")  # type: ignore[misc]
+    for doc in docs:
+        indent: str | None = None
+        name = None
+        for line in doc.splitlines():
+            if _SECTION.match(line):
+                indent, name = "", None
+                continue
+            if indent is None:
+                continue
+            item = _ITEM.match(line)
+            if item and (not indent or item.group(1) == indent):
+                indent, name = item.group(1), item.group(2)
+                found.setdefault(name, []).append(item.group(3).strip())
+            elif line.strip() and name and line.startswith(indent + " "):
+                found[name][-1] += " " + line.strip()
+            elif line.strip():  # the section ended
+                indent, name = None, None
+    return {name: texts[0] for name, texts in found.items()}  # the most derived class's
+
+
+def _field(hint: Any, default: Any, about: str | None) -> tuple[Any, Any] | None:
+    if not (hint is Any or _from_data(hint)):
+        if default is not ...:
+            return None  # a live object: given in code, never in a spec
+        hint = Any
+    return hint, Field(default, description=about)
+
+
+def _model(name: str, fields: dict[str, tuple[Any, Any]]) -> type[BaseModel]:
+    with warnings.catch_warnings():
+        # an argument called `json` or `schema` shadows a BaseModel method; harmless here
+        warnings.filterwarnings("ignore", message=".*shadows an attribute", category=UserWarning)
+        return create_model(name, __base__=_Forbid, **fields)  # type: ignore[call-overload,no-any-return]
+
+
 def args_model_of(obj: Any) -> type[BaseModel] | None:
     """The argument model of a component (see the module docstring); None when it takes
     `**kwargs` (anything goes) or cannot be inspected."""
@@ -58,9 +176,10 @@ def args_model_of(obj: Any) -> type[BaseModel] | None:
     if isinstance(explicit, type) and issubclass(explicit, BaseModel):
         return explicit
     name = f"{getattr(obj, '__name__', 'Component')}Args"
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, Any]] = {}
+    hints = _hints(obj)
+    about = _described(obj)
     if isinstance(obj, type) and dataclasses.is_dataclass(obj):
-        hints = _hints(obj)
         for f in dataclasses.fields(obj):
             if not f.init or f.name.startswith("_"):
                 continue
@@ -70,58 +189,120 @@ def args_model_of(obj: Any) -> type[BaseModel] | None:
                 default = f.default_factory()
             else:
                 default = ...
-            fields[f.name] = (hints.get(f.name, Any), default)
-        return create_model(name, __base__=_Forbid, **fields)
+            spec = _field(hints.get(f.name, Any), default, about.get(f.name))
+            if spec is not None:
+                fields[f.name] = spec
+        return _model(name, fields)
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
-    hints = _hints(obj)
     for p in sig.parameters.values():
         if p.kind is p.VAR_KEYWORD:
             return None
         if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or p.name == "self":
             continue
         default = ... if p.default is p.empty else p.default
-        fields[p.name] = (hints.get(p.name, Any), default)
-    return create_model(name, __base__=_Forbid, **fields)
+        spec = _field(hints.get(p.name, Any), default, about.get(p.name))
+        if spec is not None:
+            fields[p.name] = spec
+    return _model(name, fields)
+
+
+def _validate(
+    model: type[BaseModel], args: Mapping[str, Any]
+) -> tuple[BaseModel | None, list[SpecProblem]]:
+    try:
+        validated = model.model_validate(dict(args))
+    except ValidationError as exc:
+        return None, [_problem(model, err) for err in exc.errors()]
+    more = getattr(validated, "more_problems", None)
+    return validated, list(more()) if callable(more) else []
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def takes(model: type[BaseModel]) -> Callable[[F], F]:
+    """Decorator: give a factory function its argument model explicitly (its `Args`)."""
+
+    def deco(fn: F) -> F:
+        setattr(fn, "Args", model)  # noqa: B010 (a function attribute mypy cannot see)
+        return fn
+
+    return deco
+
+
+class SpecArgs(BaseModel):
+    """Base of explicit argument models: unknown keys are errors, numbers read as text where
+    text is meant (YAML reads `8080` as a number)."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+class _Forbid(SpecArgs):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+def problems_of(model: type[BaseModel], args: Mapping[str, Any]) -> list[SpecProblem]:
+    """What `model` refuses in `args` (an unknown key names the known ones and the closest)."""
+    return _validate(model, args)[1]
+
+
+def _problem(model: type[BaseModel], err: Mapping[str, Any]) -> SpecProblem:
+    loc: Loc = tuple(err["loc"])
+    kind = err.get("type")
+    if kind == "extra_forbidden" and len(loc) == 1:
+        known = sorted(model.model_fields)
+        close = difflib.get_close_matches(str(loc[0]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        takes = f"it takes {', '.join(known)}" if known else "it takes no arguments"
+        return SpecProblem(loc, f"unknown key{hint} ({takes})")
+    if kind == "extra_forbidden":
+        return SpecProblem(loc, "unknown key; check its spelling")
+    if kind == "missing":
+        return SpecProblem(loc, "required; add it")
+    if kind == "value_error":  # a validator's own message says what to do
+        return SpecProblem(loc, str(err.get("msg", "invalid")).removeprefix("Value error, "))
+    given = err.get("input")
+    shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+    return SpecProblem(loc, f"{err.get('msg', 'invalid')}{shown}")
 
 
 @dataclass
 class Entry(Generic[T]):
-    """A registered component: its name, what builds it, its argument model and origin."""
+    """A registered component: its name, what builds it, its argument model and origin.
+
+    Attributes:
+        short_arg: the argument a scalar short form fills (`{regex: "^yes"}`).
+    """
 
     name: str
     factory: Callable[..., T]
     args_model: type[BaseModel] | None = None
     origin: str = "code"
     doc: str = ""
+    short_arg: str | None = None
+
+    def problems(self, args: Mapping[str, Any]) -> list[SpecProblem]:
+        """What is wrong with `args` (paths relative to the arguments)."""
+        return [] if self.args_model is None else problems_of(self.args_model, args)
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """`args` validated by the argument model (unknown keys are errors); RegistryError
-        listing each bad field."""
+        """The arguments to build with: `args` validated (and converted to the declared types)
+        by the argument model; RegistryError listing each bad field."""
         if self.args_model is None:
             return dict(args)
-        try:
-            self.args_model.model_validate(dict(args))
-        except ValidationError as exc:
-            problems = [
-                (".".join(str(p) for p in err["loc"]) or "(args)", _message(err))
-                for err in exc.errors()
-            ]
-            raise RegistryError(
-                f"{self.name}: " + "; ".join(f"{f}: {m}" for f, m in problems), problems
-            ) from None
-        return dict(args)
+        validated, found = _validate(self.args_model, args)
+        if found or validated is None:
+            raise RegistryError.of([p.under(self.name) for p in found])
+        return {k: getattr(validated, k) for k in args}
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of its arguments (an open object when it has no model)."""
         if self.args_model is None:
             return {"type": "object"}
-        try:
-            schema = self.args_model.model_json_schema()
-        except Exception:  # a field type JSON Schema cannot express: accept any value there
-            return {"type": "object"}
+        schema = self.args_model.model_json_schema(schema_generator=_LenientSchema)
         schema.pop("title", None)
         return schema
 
@@ -131,24 +312,48 @@ def _dist_name(ep: metadata.EntryPoint) -> str | None:
     return None if dist is None else str(dist.metadata["Name"])
 
 
-def _message(err: Mapping[str, Any]) -> str:
-    if err.get("type") == "extra_forbidden":
-        return "unknown key; check its spelling"
-    if err.get("type") == "missing":
-        return "required"
-    return str(err.get("msg", "invalid"))
+def _short_arg(obj: Any, model: type[BaseModel] | None) -> str | None:
+    declared = getattr(obj, "short_arg", None)
+    if isinstance(declared, str):
+        return declared
+    return next(iter(model.model_fields), None) if model is not None else None
+
+
+def _def_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 class Registry(Generic[T]):
-    """Components of one kind by name, filled from the entry-point group `group` on first use."""
+    """Components of one kind by name, filled from the entry-point group `group` on first use.
 
-    def __init__(self, kind: str, group: str) -> None:
+    Args:
+        kind: what a component is called in messages (`evaluator`, `subject kind`).
+        group: the entry-point group.
+        short_forms: specs may be a bare name or `{name: scalar}`.
+        common: a model of keys every spec may carry beside the entry's own arguments; they are
+            checked, and left out when the component is built.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        *,
+        short_forms: bool = True,
+        common: type[BaseModel] | None = None,
+    ) -> None:
         self.kind = kind
         self.group = group
+        self.short_forms = short_forms
+        self.common = common
         self._entries: dict[str, Entry[T]] = {}
         self._loaded = False
         self._broken: dict[str, str] = {}
+        #: (name, distribution) of entry points another distribution already claimed
+        self.shadowed: list[tuple[str, str]] = []
         self._lock = threading.RLock()
+
+    # -- filling ---------------------------------------------------------------------------
 
     def register(
         self,
@@ -161,41 +366,64 @@ class Registry(Generic[T]):
         """Register `factory` under `name` (or use as a class decorator without `factory`)."""
 
         def add(obj: Callable[..., T]) -> Callable[..., T]:
+            model = args_model or args_model_of(obj)
             with self._lock:
                 self._entries[name] = Entry(
                     name,
                     obj,
-                    args_model or args_model_of(obj),
+                    model,
                     origin,
                     (inspect.getdoc(obj) or "").split("\n\n")[0],
+                    _short_arg(obj, model),
                 )
             return obj
 
         return add if factory is None else add(factory)
+
+    def reload(self) -> None:
+        """Forget what was loaded from entry points, and read them again on next use (entries
+        registered in code stay)."""
+        with self._lock:
+            self._entries = {n: e for n, e in self._entries.items() if e.origin == "code"}
+            self._broken.clear()
+            self.shadowed.clear()
+            self._loaded = False
+
+    def _entry_points(self) -> list[metadata.EntryPoint]:
+        """memgauge's own first (installed metadata, else the source tree's table), then the
+        plug-ins', so that no plug-in can replace a built-in by taking its name."""
+        from memgauge._util.builtins import BUILTINS
+
+        found = list(metadata.entry_points(group=self.group))
+        own = [ep for ep in found if _dist_name(ep) == _SELF_DIST]
+        names = {ep.name for ep in own}
+        # a source tree whose metadata is missing or older than the code: the same table
+        own += [
+            metadata.EntryPoint(name, value, self.group)
+            for name, value in BUILTINS.get(self.group, {}).items()
+            if name not in names
+        ]
+        return own + [ep for ep in found if _dist_name(ep) != _SELF_DIST]
 
     def _load(self) -> None:
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            eps = list(metadata.entry_points(group=self.group))
-            if not any(_dist_name(ep) == "memgauge" for ep in eps):
-                # a source tree without installed metadata: memgauge's own table, same path
-                from memgauge._util.builtins import BUILTINS
-
-                eps += [
-                    metadata.EntryPoint(name, value, self.group)
-                    for name, value in BUILTINS.get(self.group, {}).items()
-                ]
-            for ep in eps:
+            for ep in self._entry_points():
+                origin = _dist_name(ep) or _SELF_DIST
                 if ep.name in self._entries:
+                    if self._entries[ep.name].origin != origin:
+                        self.shadowed.append((ep.name, origin))
                     continue
                 try:
                     obj = ep.load()
                 except Exception as exc:  # a broken plug-in must not break the others
                     self._broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
                     continue
-                self.register(ep.name, obj, origin=_dist_name(ep) or "memgauge")
+                self.register(ep.name, obj, origin=origin)
+
+    # -- reading ---------------------------------------------------------------------------
 
     def get(self, name: str) -> Entry[T]:
         """The entry called `name`; RegistryError naming the known ones."""
@@ -210,7 +438,11 @@ class Registry(Generic[T]):
                 raise RegistryError(
                     f"{self.kind} {name!r} is installed but failed to load: {broken}"
                 )
-            raise RegistryError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+            close = difflib.get_close_matches(name, self.names(), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise RegistryError(
+                f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+            )
         return found
 
     def __contains__(self, name: object) -> bool:
@@ -230,8 +462,136 @@ class Registry(Generic[T]):
         for name in self.names():
             yield self._entries[name]
 
-    def build(self, name: str, args: Mapping[str, Any] | None = None) -> T:
-        """Check `args` against the entry's model, then build it."""
+    def broken(self) -> dict[str, str]:
+        """Entry points that failed to load: name -> why."""
+        self._load()
+        return dict(self._broken)
+
+    # -- specs -----------------------------------------------------------------------------
+
+    def parse(self, spec: Any) -> tuple[str, dict[str, Any]]:
+        """(name, arguments) of a spec, short forms expanded; RegistryError if malformed or
+        the name is unknown."""
+        if isinstance(spec, str) and self.short_forms:
+            return self.get(spec).name, {}
+        if not (isinstance(spec, Mapping) and len(spec) == 1):
+            forms = "'name', {name: {args}} or {name: value}" if self.short_forms else ""
+            raise RegistryError(f"a {self.kind} is {forms or '{name: {args}}'}; got {spec!r}")
+        ((name, raw),) = spec.items()
+        entry = self.get(str(name))
+        if raw is None:
+            return entry.name, {}
+        if isinstance(raw, Mapping):
+            return entry.name, dict(raw)
+        if self.short_forms and entry.short_arg is not None:
+            return entry.name, {entry.short_arg: raw}
+        raise RegistryError.of(
+            [SpecProblem((entry.name,), "give the arguments as a mapping {key: value}")]
+        )
+
+    def _split(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(common keys, the entry's own) of `args`."""
+        names = self.common.model_fields if self.common is not None else {}
+        return (
+            {k: v for k, v in args.items() if k in names},
+            {k: v for k, v in args.items() if k not in names},
+        )
+
+    def problems(self, spec: Any) -> list[SpecProblem]:
+        """Everything wrong with `spec` (paths start with the component's name); [] if none."""
+        try:
+            name, args = self.parse(spec)
+        except RegistryError as exc:
+            return exc.problems
+        shared, own = self._split(args)
+        found = problems_of(self.common, shared) if self.common is not None else []
+        return [p.under(name) for p in found + self.get(name).problems(own)]
+
+    def check(self, spec: Any) -> tuple[str, dict[str, Any]]:
+        """(name, arguments) of a valid spec; RegistryError listing every problem."""
+        found = self.problems(spec)
+        if found:
+            raise RegistryError.of(found)
+        return self.parse(spec)
+
+    def build(self, spec: Any, args: Mapping[str, Any] | None = None) -> T:
+        """Build from a spec (or from a name and its arguments): checked, common keys left out,
+        arguments converted to their declared types; RegistryError listing every problem."""
+        name, given = self.parse({spec: dict(args)} if args is not None else spec)
+        shared, own = self._split(given)
+        if self.common is not None and (found := problems_of(self.common, shared)):
+            raise RegistryError.of([p.under(name) for p in found])
         entry = self.get(name)
-        checked = entry.check(args or {})
-        return entry.factory(**checked)
+        return entry.factory(**entry.check(own))
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def spec_schemas(
+        self, defs: dict[str, Any], siblings: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """JSON Schemas of every accepted spec form, one or more per entry, for `anyOf`.
+
+        Each entry's argument schema goes into `defs` (its own `$defs` hoisted, prefixed by
+        kind and name); `siblings` are keys allowed beside the name (an evaluator's `weight`)."""
+        out: list[dict[str, Any]] = []
+        bare: list[str] = []
+        common = self._common_schema(defs)
+        for entry in self.entries():
+            ref = f"{self.kind}.{entry.name}"
+            args = _hoist(entry.json_schema(), defs, ref)
+            if common and args.get("type") == "object" and "properties" in args:
+                args["properties"] = {**common, **args["properties"]}
+            if not args.get("required"):
+                bare.append(entry.name)
+            defs[_def_name(ref)] = args
+            value: list[dict[str, Any]] = [{"$ref": f"#/$defs/{_def_name(ref)}"}]
+            if not args.get("required"):
+                value.append({"type": "null"})
+            if self.short_forms and entry.short_arg in args.get("properties", {}):
+                short = args["properties"][entry.short_arg]
+                value.append({"not": {"type": ["object", "null"]}, **short})
+            out.append(
+                {
+                    "type": "object",
+                    "description": entry.doc,
+                    "properties": {entry.name: {"anyOf": value}, **(siblings or {})},
+                    "required": [entry.name],
+                    "additionalProperties": False,
+                }
+            )
+        if self.short_forms and bare:
+            out.insert(0, {"enum": bare, "description": f"A {self.kind} with no arguments."})
+        return out
+
+    def _common_schema(self, defs: dict[str, Any]) -> dict[str, Any]:
+        if self.common is None:
+            return {}
+        schema = _hoist(
+            self.common.model_json_schema(schema_generator=_LenientSchema), defs, self.kind
+        )
+        props: dict[str, Any] = schema.get("properties", {})
+        return props
+
+
+def _hoist(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """`schema` with its `$defs` moved into `defs` under `prefix.` and its refs rewritten."""
+    schema = dict(schema)
+    schema.pop("title", None)
+    local = schema.pop("$defs", {})
+    rename = {k: _def_name(f"{prefix}.{k}") for k in local}
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: fix(v) for k, v in node.items()}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                out["$ref"] = f"#/$defs/{rename.get(ref[8:], ref[8:])}"
+            return out
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    for k, v in local.items():
+        defs[rename[k]] = fix(v)
+    fixed: dict[str, Any] = fix(schema)
+    return fixed

@@ -21,7 +21,7 @@ from functools import cache
 from typing import ClassVar, Literal
 
 from memgauge.errors import UsageError
-from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text, register
+from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text
 
 __all__ = ["TokenF1", "locomo_f1", "locomo_normalize", "mem0_f1"]
 
@@ -82,7 +82,6 @@ def mem0_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-@register("token_f1")
 @dataclass(frozen=True)
 class TokenF1:
     """Token F1 against `expected` (a string, or a list: the best match counts)."""

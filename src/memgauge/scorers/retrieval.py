@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 
 __all__ = ["RetrievalMeasure"]
 
@@ -35,7 +35,6 @@ def _ids(output: Any) -> list[str] | None:
     return ids
 
 
-@register("retrieval")
 @dataclass(frozen=True)
 class RetrievalMeasure:
     """One IR measure (e.g. nDCG@10) of a ranked output against judged grades.
