@@ -13,8 +13,6 @@ from memgauge.data.trec import read_qrels, read_run
 DATA = Path(__file__).resolve().parents[1] / "data"
 # files for commands other than `validate` (tested in tests/cli/test_bad_inputs.py)
 OTHER_COMMANDS = {
-    "extraction_replaces_unknown.json",
-    "operations_missing_expected.json",
     "ab_pairs_missing_treatment.jsonl",
     "annotations_truncated.jsonl",
     "annotations_fractional_grade.jsonl",
@@ -77,6 +75,17 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     ),
     "labels_bad_verdict.jsonl": (2, "is not a verdict: use pass or fail"),
     "labels_missing_label.jsonl": (2, "a human label is needed"),
+    "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
+    "operations_missing_expected.json": (None, "[0].expected: required field is missing"),
+    "suite_misspelt_kwargs.yaml": (
+        6,
+        "subjects.mine.python.kwarg: unknown key; did you mean 'kwargs'? (it takes kwargs, target)",
+    ),
+    "suite_misspelt_evaluator_arg.yaml": (
+        10,
+        "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
+    ),
+    "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
 }
 
 

@@ -180,9 +180,9 @@ def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
     spec.write_text("{zep: {}}")
     with pytest.raises(DataError, match="must be one of"):  # a file's problem: file and line
         parse_system(str(spec))
-    with pytest.raises(UsageError, match="http.base_url: required"):
+    with pytest.raises(UsageError, match=r"http\.base_url: required"):
         build_subject({"http": {}})
-    with pytest.raises(UsageError, match="http.colour: unknown key"):
+    with pytest.raises(UsageError, match=r"http\.colour: unknown key"):
         build_subject({"http": {"base_url": "http://x", "colour": 1}})
 
 

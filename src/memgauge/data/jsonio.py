@@ -58,7 +58,7 @@ def problems_from_validation(
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or None)
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # a validator's own words
         if err["type"] == "extra_forbidden":
             msg = "unknown field; remove it or check its spelling"
         elif err["type"] == "missing":

@@ -45,7 +45,7 @@ from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from
 from memgauge.data.models import TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
-from memgauge.subjects.specs import check_subject
+from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = [
     "EvaluatorEntry",
@@ -55,6 +55,7 @@ __all__ = [
     "evaluator_label",
     "load_suite",
     "spec_name",
+    "subject_file_json_schema",
     "suite_json_schema",
 ]
 
@@ -234,11 +235,41 @@ def _task_problems(
 
 
 def suite_json_schema() -> dict[str, Any]:
-    """JSON Schema of suite files."""
+    """JSON Schema of suite files, with every registered component's arguments: each subject
+    kind, evaluator and aggregate (plug-ins' too) in every form a suite may write it."""
     schema = Suite.model_json_schema()
+    defs: dict[str, Any] = schema.setdefault("$defs", {})
+    subjects = schema["properties"]["subjects"]
+    subjects["additionalProperties"] = {"anyOf": SUBJECTS.spec_schemas(defs)}
+    entry = defs["EvaluatorEntry"]
+    siblings = {k: v for k, v in entry["properties"].items() if k != "spec"}
+    entry["properties"]["spec"] = {
+        "description": entry["properties"]["spec"].get("description", ""),
+        "anyOf": EVALUATORS.spec_schemas(defs),
+    }
+    task = defs["TaskSpec"]["properties"]
+    task["evaluators"]["items"] = {
+        "anyOf": [*EVALUATORS.spec_schemas(defs, siblings), {"$ref": "#/$defs/EvaluatorEntry"}]
+    }
+    task["aggregates"]["anyOf"] = [
+        {"type": "array", "items": {"anyOf": AGGREGATES.spec_schemas(defs)}},
+        {"type": "null"},
+    ]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "memgauge suite"
     return schema
+
+
+def subject_file_json_schema() -> dict[str, Any]:
+    """JSON Schema of a subject spec file (`-s subject.yaml`): one spec or a list of them."""
+    defs: dict[str, Any] = {}
+    one = {"anyOf": SUBJECTS.spec_schemas(defs)}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "memgauge subject spec",
+        "anyOf": [one, {"type": "array", "items": one, "minItems": 1}],
+        "$defs": defs,
+    }
 
 
 def component_problems(suite: Suite) -> list[SpecProblem]:
