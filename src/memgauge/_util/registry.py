@@ -174,7 +174,11 @@ def args_model_of(obj: Any) -> type[BaseModel] | None:
     `**kwargs` (anything goes) or cannot be inspected."""
     explicit = getattr(obj, "Args", None)
     if isinstance(explicit, type) and issubclass(explicit, BaseModel):
-        return explicit
+        if explicit.model_config.get("extra") == "forbid":
+            return explicit
+        # a misspelt key is an error whatever the model says
+        config = ConfigDict(**{**explicit.model_config, "extra": "forbid"})
+        return type(explicit.__name__, (explicit,), {"model_config": config})
     name = f"{getattr(obj, '__name__', 'Component')}Args"
     fields: dict[str, tuple[Any, Any]] = {}
     hints = _hints(obj)
