@@ -319,3 +319,11 @@ class Tiny(SpecArgs):
 def test_spec_args_refuse_unknown_keys_and_read_numbers_as_text() -> None:
     assert Tiny.model_config.get("extra") == "forbid"
     assert Tiny.model_config.get("coerce_numbers_to_str") is True
+
+
+def test_aggregates_take_every_spec_form() -> None:
+    assert AGGREGATES.build({"ir": ["nDCG@10"]}).measures == ("nDCG@10",)  # type: ignore[attr-defined]
+    assert AGGREGATES.build("audit").name == "audit"
+    [problem] = AGGREGATES.problems({"ir": {"measure": ["nDCG@10"]}})
+    assert problem.field == "ir.measure"
+    assert "did you mean 'measures'?" in problem.message

@@ -33,6 +33,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import metadata
 from typing import Any, Generic, TypeVar, get_type_hints
 
@@ -275,18 +276,29 @@ def _problem(model: type[BaseModel], err: Mapping[str, Any]) -> SpecProblem:
 
 @dataclass
 class Entry(Generic[T]):
-    """A registered component: its name, what builds it, its argument model and origin.
-
-    Attributes:
-        short_arg: the argument a scalar short form fills (`{regex: "^yes"}`).
-    """
+    """A registered component: its name, what builds it, where it came from (`code`, or the
+    distribution that declared it), and its argument model, derived on first use (most runs
+    use a few of the components installed)."""
 
     name: str
     factory: Callable[..., T]
-    args_model: type[BaseModel] | None = None
     origin: str = "code"
-    doc: str = ""
-    short_arg: str | None = None
+    explicit_model: type[BaseModel] | None = None
+
+    @cached_property
+    def args_model(self) -> type[BaseModel] | None:
+        """The argument model (None: it takes anything)."""
+        return self.explicit_model or args_model_of(self.factory)
+
+    @cached_property
+    def short_arg(self) -> str | None:
+        """The argument a scalar short form fills (`{regex: "^yes"}`)."""
+        return _short_arg(self.factory, self.args_model)
+
+    @property
+    def doc(self) -> str:
+        """The first paragraph of its docstring."""
+        return (inspect.getdoc(self.factory) or "").split("\n\n")[0]
 
     def problems(self, args: Mapping[str, Any]) -> list[SpecProblem]:
         """What is wrong with `args` (paths relative to the arguments)."""
@@ -370,16 +382,8 @@ class Registry(Generic[T]):
         """Register `factory` under `name` (or use as a class decorator without `factory`)."""
 
         def add(obj: Callable[..., T]) -> Callable[..., T]:
-            model = args_model or args_model_of(obj)
             with self._lock:
-                self._entries[name] = Entry(
-                    name,
-                    obj,
-                    model,
-                    origin,
-                    (inspect.getdoc(obj) or "").split("\n\n")[0],
-                    _short_arg(obj, model),
-                )
+                self._entries[name] = Entry(name, obj, origin, args_model)
             return obj
 
         return add if factory is None else add(factory)
