@@ -297,7 +297,8 @@ def test_llm_providers_come_from_the_registry(monkeypatch: pytest.MonkeyPatch) -
         client = context.default_factory(config, context.llm_context().meter)
         assert isinstance(client, Echo)
     finally:
-        LLM_PROVIDERS._entries.pop("echo")
+        LLM_PROVIDERS.unregister("echo")
+    assert "echo" not in LLM_PROVIDERS
 
 
 def test_embedders_keep_the_name_colon_argument_form(monkeypatch: pytest.MonkeyPatch) -> None:

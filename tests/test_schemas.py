@@ -142,4 +142,8 @@ def test_every_good_file_matches_its_schema_and_validates(
 
 def test_the_good_files_cover_the_kinds_validate_gained() -> None:
     kinds = {detect_kind(p) for p in GOOD_FILES}
-    assert {"suite", "extraction", "operations", "items", "memories", "bundle"} <= kinds
+    assert {"suite", "subject", "extraction", "operations", "items", "memories", "bundle"} <= kinds
+    # the case files are named cases.json: their content tells them apart
+    assert detect_kind(DATA / "extraction" / "cases.json") == "extraction"
+    assert detect_kind(DATA / "operations" / "cases.json") == "operations"
+    assert detect_kind(Path("audit-out/probes.jsonl")) == "items"  # an audit's probes

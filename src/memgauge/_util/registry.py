@@ -388,6 +388,12 @@ class Registry(Generic[T]):
 
         return add if factory is None else add(factory)
 
+    def unregister(self, name: str) -> None:
+        """Forget `name` (a component registered in code; one from an entry point comes back on
+        `reload()`)."""
+        with self._lock:
+            self._entries.pop(name, None)
+
     def reload(self) -> None:
         """Forget what was loaded from entry points, and read them again on next use (entries
         registered in code stay)."""
