@@ -99,3 +99,29 @@ def test_a_live_object_is_borrowed_and_the_run_equals_its_stored_record(tmp_path
         items = opened.item_records(first.run.run_id)
     assert [r.model_dump() for r in items] == [r.model_dump() for r in first.items]
     memory.close()
+
+
+def test_a_suite_built_in_code_is_checked_before_anything_is_written(tmp_path: Path) -> None:
+    from memgauge.runs.suite import Suite
+
+    suite = Suite.model_validate(
+        {
+            "name": "misspelt",
+            "subjects": {"m": {"reference": {"mdoe": "lexical"}}},
+            "tasks": [
+                {
+                    "name": "t",
+                    "kind": "expected-output",
+                    "items": [{"id": "a", "input": "q", "expected": "a"}],
+                    "evaluators": [{"spec": {"contains": {"negat": True}}}],
+                }
+            ],
+        }
+    )
+    store = tmp_path / "results.db"
+    with pytest.raises(memgauge.UsageError) as err:
+        memgauge.run_suite(suite, store=store)
+    assert "subjects.m.reference.mdoe: unknown key; did you mean 'mode'?" in str(err.value)
+    assert "tasks.0.evaluators.0.contains.negat: unknown key" in str(err.value)
+    with SuiteRunStore(store) as opened:
+        assert opened.list_runs() == []

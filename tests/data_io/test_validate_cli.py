@@ -17,8 +17,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 # tested command by command, `validate` included, in tests/cli/test_malformed_files.py
 OTHER_COMMANDS = {
     *(p.name for p in (DATA / "bad").iterdir() if f'"{p.name}"' in MALFORMED),
-    "extraction_replaces_unknown.json",
-    "operations_missing_expected.json",
     "ab_pairs_missing_treatment.jsonl",
     "annotations_truncated.jsonl",
     "annotations_fractional_grade.jsonl",
@@ -81,6 +79,17 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     ),
     "labels_bad_verdict.jsonl": (2, "is not a verdict: use pass or fail"),
     "labels_missing_label.jsonl": (2, "a human label is needed"),
+    "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
+    "operations_missing_expected.json": (None, "[0].expected: required field is missing"),
+    "suite_misspelt_kwargs.yaml": (
+        6,
+        "subjects.mine.python.kwarg: unknown key; did you mean 'kwargs'? (it takes kwargs, target)",
+    ),
+    "suite_misspelt_evaluator_arg.yaml": (
+        10,
+        "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
+    ),
+    "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
 }
 
 

@@ -1,7 +1,7 @@
 """memgauge's own components, by entry-point group: the same table `pyproject.toml` declares
 under `[project.entry-points]` (a test keeps the two equal). Registries load these through the
-entry-point path; this copy is read only when memgauge runs from a source tree whose metadata
-is not installed."""
+entry-point path; this copy is read when memgauge runs from a source tree whose metadata is not
+installed (or is older than the code)."""
 
 from __future__ import annotations
 
@@ -13,5 +13,49 @@ BUILTINS: dict[str, dict[str, str]] = {
         "extraction": "memgauge.aggregates.write_path:ExtractionAggregate",
         "operations": "memgauge.aggregates.write_path:OperationsAggregate",
         "audit": "memgauge.aggregates.audit:AuditAggregate",
+    },
+    "memgauge.evaluators": {
+        "exact": "memgauge.scorers.text:ExactMatch",
+        "contains": "memgauge.scorers.text:Contains",
+        "icontains": "memgauge.scorers.text:IContains",
+        "regex": "memgauge.scorers.text:Regex",
+        "token_f1": "memgauge.scorers.f1:TokenF1",
+        "semantic": "memgauge.scorers.semantic:SemanticSimilarity",
+        "script": "memgauge.scorers.script:ScriptEvaluator",
+        "retrieval": "memgauge.scorers.retrieval:RetrievalMeasure",
+        "extraction": "memgauge.scorers.write_path:ExtractionFacts",
+        "operation-checks": "memgauge.scorers.write_path:OperationChecks",
+        "audit-match": "memgauge.scorers.audit:AuditMatch",
+        "locomo-qa": "memgauge.scorers.locomo:LoCoMoQA",
+        "rubric": "memgauge.scorers.judges.rubric:RubricJudge",
+        "qa-judge": "memgauge.scorers.judges.qa:QAJudge",
+        "facts": "memgauge.scorers.judges.facts:FactsJudge",
+        "pairwise": "memgauge.scorers.judges.pairwise:PairwiseJudge",
+        "panel": "memgauge.scorers.judges.panel:PanelJudge",
+    },
+    "memgauge.subjects": {
+        "reference": "memgauge.subjects.specs:reference_memory",
+        "python": "memgauge.subjects.python_import:PythonSubject",
+        "subprocess": "memgauge.subjects.subprocess_jsonl:SubprocessSubject",
+        "http": "memgauge.subjects.http:HttpSubject",
+        "mcp": "memgauge.subjects.mcp:McpSubject",
+        "mem0": "memgauge.subjects.mem0:Mem0Subject",
+        "chat": "memgauge.subjects.agents:ChatAgent",
+        "memory-agent": "memgauge.subjects.specs:memory_agent",
+        "extractive": "memgauge.subjects.agents:ExtractiveAgent",
+        "llm-extractor": "memgauge.subjects.extractors:LLMExtractor",
+        "memory-extractor": "memgauge.subjects.specs:memory_extractor",
+        "llm-decider": "memgauge.subjects.deciders:LLMDecider",
+        "heuristic-decider": "memgauge.subjects.deciders:HeuristicDecider",
+        "recorded": "memgauge.subjects.recorded:RecordedSubject",
+    },
+    "memgauge.llm_providers": {
+        "openai": "memgauge.llm.openai:OpenAIClient",
+        "anthropic": "memgauge.llm.anthropic:AnthropicClient",
+    },
+    "memgauge.embedders": {
+        "minilm": "memgauge.embed.minilm:MiniLMEmbedder",
+        "openai": "memgauge.embed.openai:OpenAIEmbedder",
+        "st": "memgauge.embed.st:SentenceTransformerEmbedder",
     },
 }

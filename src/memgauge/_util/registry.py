@@ -4,124 +4,119 @@ and embedders.
 A registry is filled from an entry-point group (`memgauge.subjects`, `memgauge.evaluators`,
 `memgauge.aggregates`, `memgauge.llm_providers`, `memgauge.embedders`): memgauge's own built-ins
 are declared in its `pyproject.toml` exactly as a third-party package declares its own, so a
-plug-in is a first-class citizen. `register()` adds one in code (tests, notebooks).
+plug-in is a first-class citizen. `register()` adds one in code (tests, notebooks); `reload()`
+reads the entry points again (a distribution installed after the first use).
 
-Each entry has an argument model (pydantic, unknown keys forbidden) that checks a spec's
-arguments before the component is built and gives `memgauge schema` its JSON Schema. A component
-gets one from (in order): an `Args` attribute that is a pydantic model; the fields of a
-dataclass; the keyword parameters of a function or class; or none (no arguments checked).
+Specs. A component is written `{name: {args}}`; a registry with `short_forms` also takes the
+bare `name` (no arguments) and `{name: scalar}` (the scalar fills the component's first
+argument, or the one its `short_arg` class attribute names: `{regex: "^yes"}`). A registry
+with `common` arguments (the run keys every subject spec may carry) accepts them beside any
+entry's own.
+
+Argument models. Each entry has one (pydantic, unknown keys forbidden; derived from the
+component as `memgauge._util.args` says): it checks a spec's arguments before the component is
+built, converts them to their declared types, and gives `memgauge schema` its JSON Schema.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import difflib
 import inspect
+import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import metadata
-from typing import Any, Generic, TypeVar, get_type_hints
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel
 
-__all__ = ["Entry", "Registry", "RegistryError", "args_model_of"]
+from memgauge._util.args import (
+    LenientSchema,
+    SpecArgs,
+    SpecProblem,
+    args_model_of,
+    problems_of,
+    takes,
+    validate_args,
+)
+
+__all__ = [
+    "Entry",
+    "Registry",
+    "RegistryError",
+    "SpecArgs",
+    "SpecProblem",
+    "args_model_of",
+    "problems_of",
+    "takes",
+]
 
 T = TypeVar("T")
 
+_SELF_DIST = "memgauge"
+
 
 class RegistryError(Exception):
-    """A name that is not registered, or arguments its model refuses (`problems`: one line
-    per bad field, `field: what is wrong`)."""
+    """A name that is not registered, a malformed spec, or arguments its model refuses;
+    `problems` lists each (the message joins them)."""
 
-    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, message: str, problems: Sequence[SpecProblem] = ()) -> None:
         super().__init__(message)
-        self.problems = problems or []
+        self.problems = list(problems) or [SpecProblem((), message)]
 
-
-class _Forbid(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-
-def _hints(obj: Any) -> dict[str, Any]:
-    try:
-        if isinstance(obj, type) and not dataclasses.is_dataclass(obj):
-            return get_type_hints(obj.__init__)  # type: ignore[misc]
-        return get_type_hints(obj)
-    except Exception:  # an unresolvable annotation: fall back to Any
-        return {}
-
-
-def args_model_of(obj: Any) -> type[BaseModel] | None:
-    """The argument model of a component (see the module docstring); None when it takes
-    `**kwargs` (anything goes) or cannot be inspected."""
-    explicit = getattr(obj, "Args", None)
-    if isinstance(explicit, type) and issubclass(explicit, BaseModel):
-        return explicit
-    name = f"{getattr(obj, '__name__', 'Component')}Args"
-    fields: dict[str, Any] = {}
-    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
-        hints = _hints(obj)
-        for f in dataclasses.fields(obj):
-            if not f.init or f.name.startswith("_"):
-                continue
-            if f.default is not dataclasses.MISSING:
-                default: Any = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                default = f.default_factory()
-            else:
-                default = ...
-            fields[f.name] = (hints.get(f.name, Any), default)
-        return create_model(name, __base__=_Forbid, **fields)
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None
-    hints = _hints(obj)
-    for p in sig.parameters.values():
-        if p.kind is p.VAR_KEYWORD:
-            return None
-        if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or p.name == "self":
-            continue
-        default = ... if p.default is p.empty else p.default
-        fields[p.name] = (hints.get(p.name, Any), default)
-    return create_model(name, __base__=_Forbid, **fields)
+    @classmethod
+    def of(cls, problems: Sequence[SpecProblem]) -> RegistryError:
+        """One error carrying every problem."""
+        return cls("; ".join(str(p) for p in problems), problems)
 
 
 @dataclass
 class Entry(Generic[T]):
-    """A registered component: its name, what builds it, its argument model and origin."""
+    """A registered component: its name, what builds it, where it came from (`code`, or the
+    distribution that declared it), and its argument model, derived on first use (most runs
+    use a few of the components installed)."""
 
     name: str
     factory: Callable[..., T]
-    args_model: type[BaseModel] | None = None
     origin: str = "code"
-    doc: str = ""
+    explicit_model: type[BaseModel] | None = None
+
+    @cached_property
+    def args_model(self) -> type[BaseModel] | None:
+        """The argument model (None: it takes anything)."""
+        return self.explicit_model or args_model_of(self.factory)
+
+    @cached_property
+    def short_arg(self) -> str | None:
+        """The argument a scalar short form fills (`{regex: "^yes"}`)."""
+        return _short_arg(self.factory, self.args_model)
+
+    @property
+    def doc(self) -> str:
+        """The first paragraph of its docstring."""
+        return (inspect.getdoc(self.factory) or "").split("\n\n")[0]
+
+    def problems(self, args: Mapping[str, Any]) -> list[SpecProblem]:
+        """What is wrong with `args` (paths relative to the arguments)."""
+        return [] if self.args_model is None else problems_of(self.args_model, args)
 
     def check(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """`args` validated by the argument model (unknown keys are errors); RegistryError
-        listing each bad field."""
+        """The arguments to build with: `args` validated (and converted to the declared types)
+        by the argument model; RegistryError listing each bad field."""
         if self.args_model is None:
             return dict(args)
-        try:
-            self.args_model.model_validate(dict(args))
-        except ValidationError as exc:
-            problems = [
-                (".".join(str(p) for p in err["loc"]) or "(args)", _message(err))
-                for err in exc.errors()
-            ]
-            raise RegistryError(
-                f"{self.name}: " + "; ".join(f"{f}: {m}" for f, m in problems), problems
-            ) from None
-        return dict(args)
+        validated, found = validate_args(self.args_model, args)
+        if found or validated is None:
+            raise RegistryError.of([p.under(self.name) for p in found])
+        return {k: getattr(validated, k) for k in args}
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of its arguments (an open object when it has no model)."""
         if self.args_model is None:
             return {"type": "object"}
-        try:
-            schema = self.args_model.model_json_schema()
-        except Exception:  # a field type JSON Schema cannot express: accept any value there
-            return {"type": "object"}
+        schema = self.args_model.model_json_schema(schema_generator=LenientSchema)
         schema.pop("title", None)
         return schema
 
@@ -131,24 +126,48 @@ def _dist_name(ep: metadata.EntryPoint) -> str | None:
     return None if dist is None else str(dist.metadata["Name"])
 
 
-def _message(err: Mapping[str, Any]) -> str:
-    if err.get("type") == "extra_forbidden":
-        return "unknown key; check its spelling"
-    if err.get("type") == "missing":
-        return "required"
-    return str(err.get("msg", "invalid"))
+def _short_arg(obj: Any, model: type[BaseModel] | None) -> str | None:
+    declared = getattr(obj, "short_arg", None)
+    if isinstance(declared, str):
+        return declared
+    return next(iter(model.model_fields), None) if model is not None else None
+
+
+def _def_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 class Registry(Generic[T]):
-    """Components of one kind by name, filled from the entry-point group `group` on first use."""
+    """Components of one kind by name, filled from the entry-point group `group` on first use.
 
-    def __init__(self, kind: str, group: str) -> None:
+    Args:
+        kind: what a component is called in messages (`evaluator`, `subject kind`).
+        group: the entry-point group.
+        short_forms: specs may be a bare name or `{name: scalar}`.
+        common: a model of keys every spec may carry beside the entry's own arguments; they are
+            checked, and left out when the component is built.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        *,
+        short_forms: bool = True,
+        common: type[BaseModel] | None = None,
+    ) -> None:
         self.kind = kind
         self.group = group
+        self.short_forms = short_forms
+        self.common = common
         self._entries: dict[str, Entry[T]] = {}
         self._loaded = False
         self._broken: dict[str, str] = {}
+        #: (name, distribution) of entry points another distribution already claimed
+        self.shadowed: list[tuple[str, str]] = []
         self._lock = threading.RLock()
+
+    # -- filling ---------------------------------------------------------------------------
 
     def register(
         self,
@@ -162,40 +181,61 @@ class Registry(Generic[T]):
 
         def add(obj: Callable[..., T]) -> Callable[..., T]:
             with self._lock:
-                self._entries[name] = Entry(
-                    name,
-                    obj,
-                    args_model or args_model_of(obj),
-                    origin,
-                    (inspect.getdoc(obj) or "").split("\n\n")[0],
-                )
+                self._entries[name] = Entry(name, obj, origin, args_model)
             return obj
 
         return add if factory is None else add(factory)
+
+    def unregister(self, name: str) -> None:
+        """Forget `name` (a component registered in code; one from an entry point comes back on
+        `reload()`)."""
+        with self._lock:
+            self._entries.pop(name, None)
+
+    def reload(self) -> None:
+        """Forget what was loaded from entry points, and read them again on next use (entries
+        registered in code stay)."""
+        with self._lock:
+            self._entries = {n: e for n, e in self._entries.items() if e.origin == "code"}
+            self._broken.clear()
+            self.shadowed.clear()
+            self._loaded = False
+
+    def _entry_points(self) -> list[metadata.EntryPoint]:
+        """memgauge's own first (installed metadata, else the source tree's table), then the
+        plug-ins', so that no plug-in can replace a built-in by taking its name."""
+        from memgauge._util.builtins import BUILTINS
+
+        found = list(metadata.entry_points(group=self.group))
+        own = [ep for ep in found if _dist_name(ep) == _SELF_DIST]
+        names = {ep.name for ep in own}
+        # a source tree whose metadata is missing or older than the code: the same table
+        own += [
+            metadata.EntryPoint(name, value, self.group)
+            for name, value in BUILTINS.get(self.group, {}).items()
+            if name not in names
+        ]
+        return own + [ep for ep in found if _dist_name(ep) != _SELF_DIST]
 
     def _load(self) -> None:
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            eps = list(metadata.entry_points(group=self.group))
-            if not any(_dist_name(ep) == "memgauge" for ep in eps):
-                # a source tree without installed metadata: memgauge's own table, same path
-                from memgauge._util.builtins import BUILTINS
-
-                eps += [
-                    metadata.EntryPoint(name, value, self.group)
-                    for name, value in BUILTINS.get(self.group, {}).items()
-                ]
-            for ep in eps:
+            for ep in self._entry_points():
+                origin = _dist_name(ep) or _SELF_DIST
                 if ep.name in self._entries:
+                    if self._entries[ep.name].origin != origin:
+                        self.shadowed.append((ep.name, origin))
                     continue
                 try:
                     obj = ep.load()
                 except Exception as exc:  # a broken plug-in must not break the others
                     self._broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
                     continue
-                self.register(ep.name, obj, origin=_dist_name(ep) or "memgauge")
+                self.register(ep.name, obj, origin=origin)
+
+    # -- reading ---------------------------------------------------------------------------
 
     def get(self, name: str) -> Entry[T]:
         """The entry called `name`; RegistryError naming the known ones."""
@@ -210,7 +250,11 @@ class Registry(Generic[T]):
                 raise RegistryError(
                     f"{self.kind} {name!r} is installed but failed to load: {broken}"
                 )
-            raise RegistryError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+            close = difflib.get_close_matches(name, self.names(), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise RegistryError(
+                f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+            )
         return found
 
     def __contains__(self, name: object) -> bool:
@@ -230,8 +274,136 @@ class Registry(Generic[T]):
         for name in self.names():
             yield self._entries[name]
 
-    def build(self, name: str, args: Mapping[str, Any] | None = None) -> T:
-        """Check `args` against the entry's model, then build it."""
+    def broken(self) -> dict[str, str]:
+        """Entry points that failed to load: name -> why."""
+        self._load()
+        return dict(self._broken)
+
+    # -- specs -----------------------------------------------------------------------------
+
+    def parse(self, spec: Any) -> tuple[str, dict[str, Any]]:
+        """(name, arguments) of a spec, short forms expanded; RegistryError if malformed or
+        the name is unknown."""
+        if isinstance(spec, str) and self.short_forms:
+            return self.get(spec).name, {}
+        if not (isinstance(spec, Mapping) and len(spec) == 1):
+            forms = "'name', {name: {args}} or {name: value}" if self.short_forms else ""
+            raise RegistryError(f"a {self.kind} is {forms or '{name: {args}}'}; got {spec!r}")
+        ((name, raw),) = spec.items()
+        entry = self.get(str(name))
+        if raw is None:
+            return entry.name, {}
+        if isinstance(raw, Mapping):
+            return entry.name, dict(raw)
+        if self.short_forms and entry.short_arg is not None:
+            return entry.name, {entry.short_arg: raw}
+        raise RegistryError.of(
+            [SpecProblem((entry.name,), "give the arguments as a mapping {key: value}")]
+        )
+
+    def _split(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(common keys, the entry's own) of `args`."""
+        names = self.common.model_fields if self.common is not None else {}
+        return (
+            {k: v for k, v in args.items() if k in names},
+            {k: v for k, v in args.items() if k not in names},
+        )
+
+    def problems(self, spec: Any) -> list[SpecProblem]:
+        """Everything wrong with `spec` (paths start with the component's name); [] if none."""
+        try:
+            name, args = self.parse(spec)
+        except RegistryError as exc:
+            return exc.problems
+        shared, own = self._split(args)
+        found = problems_of(self.common, shared) if self.common is not None else []
+        return [p.under(name) for p in found + self.get(name).problems(own)]
+
+    def check(self, spec: Any) -> tuple[str, dict[str, Any]]:
+        """(name, arguments) of a valid spec; RegistryError listing every problem."""
+        found = self.problems(spec)
+        if found:
+            raise RegistryError.of(found)
+        return self.parse(spec)
+
+    def build(self, spec: Any, args: Mapping[str, Any] | None = None) -> T:
+        """Build from a spec (or from a name and its arguments): checked, common keys left out,
+        arguments converted to their declared types; RegistryError listing every problem."""
+        name, given = self.parse({spec: dict(args)} if args is not None else spec)
+        shared, own = self._split(given)
+        if self.common is not None and (found := problems_of(self.common, shared)):
+            raise RegistryError.of([p.under(name) for p in found])
         entry = self.get(name)
-        checked = entry.check(args or {})
-        return entry.factory(**checked)
+        return entry.factory(**entry.check(own))
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def spec_schemas(
+        self, defs: dict[str, Any], siblings: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """JSON Schemas of every accepted spec form, one or more per entry, for `anyOf`.
+
+        Each entry's argument schema goes into `defs` (its own `$defs` hoisted, prefixed by
+        kind and name); `siblings` are keys allowed beside the name (an evaluator's `weight`)."""
+        out: list[dict[str, Any]] = []
+        bare: list[str] = []
+        common = self._common_schema(defs)
+        for entry in self.entries():
+            ref = f"{self.kind}.{entry.name}"
+            args = _hoist(entry.json_schema(), defs, ref)
+            if common and args.get("type") == "object" and "properties" in args:
+                args["properties"] = {**common, **args["properties"]}
+            if not args.get("required"):
+                bare.append(entry.name)
+            defs[_def_name(ref)] = args
+            value: list[dict[str, Any]] = [{"$ref": f"#/$defs/{_def_name(ref)}"}]
+            if not args.get("required"):
+                value.append({"type": "null"})
+            if self.short_forms and entry.short_arg in args.get("properties", {}):
+                short = args["properties"][entry.short_arg]
+                value.append({"not": {"type": ["object", "null"]}, **short})
+            out.append(
+                {
+                    "type": "object",
+                    "description": entry.doc,
+                    "properties": {entry.name: {"anyOf": value}, **(siblings or {})},
+                    "required": [entry.name],
+                    "additionalProperties": False,
+                }
+            )
+        if self.short_forms and bare:
+            out.insert(0, {"enum": bare, "description": f"A {self.kind} with no arguments."})
+        return out
+
+    def _common_schema(self, defs: dict[str, Any]) -> dict[str, Any]:
+        if self.common is None:
+            return {}
+        schema = _hoist(
+            self.common.model_json_schema(schema_generator=LenientSchema), defs, self.kind
+        )
+        props: dict[str, Any] = schema.get("properties", {})
+        return props
+
+
+def _hoist(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """`schema` with its `$defs` moved into `defs` under `prefix.` and its refs rewritten."""
+    schema = dict(schema)
+    schema.pop("title", None)
+    local = schema.pop("$defs", {})
+    rename = {k: _def_name(f"{prefix}.{k}") for k in local}
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: fix(v) for k, v in node.items()}
+            ref = out.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                out["$ref"] = f"#/$defs/{rename.get(ref[8:], ref[8:])}"
+            return out
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    for k, v in local.items():
+        defs[rename[k]] = fix(v)
+    fixed: dict[str, Any] = fix(schema)
+    return fixed

@@ -75,7 +75,7 @@ def bench(
         raise click.UsageError(f"{dataset} has no queries to send")
     out = console(stderr=as_json)
     results: list[dict[str, object]] = []
-    for label, spec in parse_system(subject):
+    for label, spec in parse_system(subject, "SUBJECT"):
         for n in clients:
             lane = SubjectLane(label, spec, n, build_subject)
             try:

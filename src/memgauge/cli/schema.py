@@ -1,4 +1,4 @@
-"""`memgauge schema`: the JSON Schema of suite files, for editor completion."""
+"""`memgauge schema`: JSON Schemas of suite, subject spec and dataset files, for editors."""
 
 from __future__ import annotations
 
@@ -8,25 +8,30 @@ from pathlib import Path
 import click
 
 from memgauge._util.files import atomic_write_text
-from memgauge.runs.suite import suite_json_schema
+from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
 
 __all__ = ["schema"]
 
 
 @click.command()
+@click.argument("kind", type=click.Choice(list(SCHEMA_KINDS)), default="suite", required=False)
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write to this file (default: stdout).",
 )
-def schema(out: Path | None) -> None:
-    """Write the JSON Schema of suite files.
+def schema(kind: str, out: Path | None) -> None:
+    """Write the JSON Schema of KIND files (default: suite files).
 
-    Point your editor at it (for VS Code's YAML extension: `# yaml-language-server:
-    $schema=memgauge-suite.schema.json` at the top of the suite) to get completion and checks.
+    Kinds: suite, subject (a subject spec file), bundle (a retrieval dataset), conversations,
+    memories, queries, judgments, equivalence, chains, items, labels, extraction, operations.
+    The suite and subject schemas carry every installed component's arguments (subject kinds,
+    evaluators, aggregates; plug-ins' too). Point your editor at one (for VS Code's YAML
+    extension: `# yaml-language-server: $schema=memgauge-suite.schema.json` at the top of the
+    file) to get completion and checks.
     """
-    text = json.dumps(suite_json_schema(), indent=2) + "\n"
+    text = json.dumps(json_schema(kind), indent=2) + "\n"
     if out is None:
         click.echo(text, nl=False)
     else:

@@ -12,7 +12,14 @@ from pydantic import BaseModel
 from memgauge.api import parse_system
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
-from memgauge.data.io import load_conversations, load_judged, load_retrieval_dataset
+from memgauge.data.io import (
+    load_conversations,
+    load_extraction_cases,
+    load_items,
+    load_judged,
+    load_operation_cases,
+    load_retrieval_dataset,
+)
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
 from memgauge.data.trec import read_qrels, read_run
@@ -71,6 +78,20 @@ def _labels(path: Path) -> str:
     return f"{len(rows)} labelled outputs ({n_pass} pass, {len(rows) - n_pass} fail)"
 
 
+def _extraction(path: Path) -> str:
+    cases = load_extraction_cases(path)
+    facts = sum(len(c.expected_facts) for c in cases)
+    return f"{len(cases)} extraction cases, {facts} expected facts"
+
+
+def _operations(path: Path) -> str:
+    return f"{len(load_operation_cases(path))} memory-operation cases"
+
+
+def _items(path: Path) -> str:
+    return f"{len(load_items(path))} items"
+
+
 def _suite(path: Path) -> str:
     s = load_suite(path)
     return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
@@ -109,6 +130,9 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "suite": _suite,
     "subject": _subject,
     "labels": _labels,
+    "extraction": _extraction,
+    "operations": _operations,
+    "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
 }
@@ -122,7 +146,8 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
-    and LongMemEval files, suite files, subject spec files (subject*.yaml). Exits 0
+    and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
+    (seed 001), memory-operation cases (seed 000), task items and audit probes. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -23,6 +24,9 @@ Kind = Literal[
     "suite",
     "subject",
     "labels",
+    "extraction",
+    "operations",
+    "items",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
@@ -30,6 +34,10 @@ __all__ = ["KINDS", "Kind", "detect_kind"]
 
 _BY_STEM = {
     "suite": "suite",
+    "extraction": "extraction",
+    "operations": "operations",
+    "items": "items",
+    "probes": "items",
     "subject": "subject",
     "labels": "labels",
     "locomo": "locomo",
@@ -55,6 +63,29 @@ def _peek(path: Path, size: int = 4096) -> str:
         return ""
 
 
+def _by_keys(keys: set[str]) -> Kind | None:
+    """The kind of a record with these fields, for the kinds whose fields tell them apart."""
+    if {"incoming", "expected"} <= keys:
+        return "operations"
+    if "conversation" in keys:
+        return "extraction"
+    if {"id", "input"} <= keys:
+        return "items"
+    return None
+
+
+def _sniff_records(head: str) -> Kind | None:
+    """Operation cases, extraction cases or task items, from the field names near the start of
+    a JSON or YAML file (a whole file may be large; its first record says enough)."""
+    if re.search(r"\bincoming[\"']?\s*:", head):
+        return "operations"
+    if re.search(r"\bconversation[\"']?\s*:", head):  # (memaudit's is `conversations`)
+        return "extraction"
+    if re.search(r"\binput[\"']?\s*:", head) and re.search(r"^\[|\bitems[\"']?\s*:", head):
+        return "items"
+    return None
+
+
 def detect_kind(path: Path) -> Kind | None:
     """Guess the kind of `path`; None when nothing fits (the caller asks for --kind)."""
     if path.is_dir():
@@ -73,6 +104,9 @@ def detect_kind(path: Path) -> Kind | None:
             return "longmemeval"
         if head.startswith("[") and ('"sample_id"' in head or '"qa"' in head):
             return "locomo"
+        found = _sniff_records(head)
+        if found is not None:
+            return found
         if '"conversations"' in head or "conversations:" in head:
             return "conversations"
         return "bundle"
@@ -94,4 +128,5 @@ def detect_kind(path: Path) -> Kind | None:
                 return "memories"
             if "text" in keys:
                 return "queries"
+            return _by_keys(keys)
     return None

@@ -46,6 +46,7 @@ from memgauge.data.models import (
     JudgedOutput,
     Judgment,
     Memory,
+    OperationCase,
     RetrievalDataset,
     TaskItem,
 )
@@ -283,6 +284,16 @@ def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     return cases
 
 
+def load_operation_cases(path: str | Path) -> list[OperationCase]:
+    """Memory-operation cases (seed 000; JSON list or `{"cases": [...]}`, JSONL, YAML); ids
+    unique."""
+    cases = read_records(path, OperationCase, key="cases")
+    problems = _duplicate_ids(str(path), cases, "case")
+    if problems:
+        raise DataError(problems)
+    return cases
+
+
 class _Recorded(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -330,4 +341,11 @@ def save_conversations(ds: ConversationDataset, path: str | Path) -> None:
     atomic_write_text(path, ds.model_dump_json(indent=2, exclude_defaults=True) + "\n")
 
 
-__all__ += ["FILES", "load_extraction_cases", "load_judged", "load_recorded", "write_qrels"]
+__all__ += [
+    "FILES",
+    "load_extraction_cases",
+    "load_judged",
+    "load_operation_cases",
+    "load_recorded",
+    "write_qrels",
+]

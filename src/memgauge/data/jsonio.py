@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "decode_text",
     "iter_jsonl",
+    "line_of",
     "load_structured",
     "parse_yaml",
     "problems_from_validation",
@@ -51,7 +52,7 @@ def problems_from_validation(
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or None)
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # a validator's own words
         if err["type"] == "extra_forbidden":
             msg = "unknown field; remove it or check its spelling"
         elif err["type"] == "missing":
@@ -144,6 +145,30 @@ def parse_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
         return load_yaml(text)
     except ParseError as exc:
         raise DataError(Problem(file, exc.line, None, exc.message)) from None
+
+
+def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The line (1-based) of the deepest node of a parsed YAML document along `loc` (keys and
+    list indexes), for error messages; None without a node."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        at: yaml.Node | None = None  # where the part is written: a key's line, or an item's
+        nxt: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            found = next(
+                ((k, v) for k, v in node.value if getattr(k, "value", None) == str(part)), None
+            )
+            if found is not None:
+                at, nxt = found
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
+            at = nxt = node.value[part]
+        if at is None or nxt is None:
+            break
+        node = nxt
+        line = at.start_mark.line + 1
+    return line
 
 
 def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[int, int]]:

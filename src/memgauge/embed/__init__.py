@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
-from memgauge._types import FloatArray
+from memgauge._util.registry import Registry, RegistryError
 from memgauge.embed.cache import CachedEmbedder
 from memgauge.embed.minilm import MiniLMEmbedder
 from memgauge.embed.openai import OpenAIEmbedder
 from memgauge.embed.protocol import Embedder
-from memgauge.errors import UnavailableError, UsageError
+from memgauge.embed.st import SentenceTransformerEmbedder
+from memgauge.errors import UsageError
 
 __all__ = [
+    "EMBEDDERS",
     "CachedEmbedder",
     "Embedder",
     "MiniLMEmbedder",
@@ -21,46 +24,19 @@ __all__ = [
 ]
 
 
-class SentenceTransformerEmbedder:
-    """Any sentence-transformers model, when the user has the library (and torch) installed."""
-
-    def __init__(self, model: str) -> None:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise UnavailableError(
-                "sentence-transformers is not installed; `pip install memgauge[sentence-transformers]`"
-                " or use the built-in `minilm` embedder"
-            ) from None
-        self._model = SentenceTransformer(model)
-        self._name = f"st:{model}"
-
-    @property
-    def name(self) -> str:
-        """`st:<model>`."""
-        return self._name
-
-    @property
-    def dim(self) -> int:
-        """The model's output dimension."""
-        return int(self._model.get_sentence_embedding_dimension() or 0)
-
-    def embed(self, texts: Sequence[str]) -> FloatArray:
-        """Normalised embeddings."""
-        import numpy as np
-
-        return np.asarray(
-            self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float64
-        )
+#: every embedder: memgauge's own and plug-ins' (entry-point group `memgauge.embedders`)
+EMBEDDERS: Registry[Embedder] = Registry("embedder", "memgauge.embedders")
 
 
-def load_embedder(spec: str | None = None) -> Embedder:
-    """`minilm` (default), `openai:<model>` or `st:<model name or path>`."""
+def load_embedder(spec: str | Mapping[str, Any] | None = None) -> Embedder:
+    """An embedder from its spec: `NAME` or `NAME:ARG` (the argument fills the embedder's first
+    parameter: `minilm` (default), `openai:<model>`, `st:<model name or path>`), or
+    `{name: {args}}`; UsageError naming what is wrong."""
     spec = spec or "minilm"
-    if spec == "minilm":
-        return MiniLMEmbedder()
-    if spec.startswith("openai:"):
-        return OpenAIEmbedder(spec.split(":", 1)[1] or None)
-    if spec.startswith("st:"):
-        return SentenceTransformerEmbedder(spec.split(":", 1)[1])
-    raise UsageError(f"unknown embedder {spec!r}; use minilm, openai:<model> or st:<model>")
+    if isinstance(spec, str):
+        name, _, arg = spec.partition(":")
+        spec = {name: arg} if arg else name
+    try:
+        return EMBEDDERS.build(spec)
+    except RegistryError as exc:
+        raise UsageError(f"{exc}; e.g. minilm, openai:<model> or st:<model>") from None

@@ -26,6 +26,9 @@ __all__ = ["AnthropicClient"]
 class AnthropicClient:
     """Chat completions against the Anthropic Messages API."""
 
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com/v1"
+    api_key_env = "ANTHROPIC_API_KEY"
     structured = "prompt"
 
     def __init__(self, config: LLMConfig, *, meter: UsageMeter | None = None) -> None:

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from memgauge._util.redact import register_secret
 from memgauge.errors import UsageError
+from memgauge.llm.providers import DEFAULT_BASE_URL, provider_endpoint
 
 __all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
 
@@ -40,7 +40,8 @@ class LLMConfig:
         model: model id sent to the provider.
         base_url: an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, OpenRouter...).
         api_key: sent as a bearer token; never shown.
-        provider: `openai` (any compatible endpoint) or `anthropic`.
+        provider: a registered LLM provider: `openai` (any compatible endpoint), `anthropic`,
+            or a plug-in's (`memgauge.llm.providers`).
         concurrency: most requests in flight (lowered automatically on 429, then recovered).
         timeout: seconds for one request.
         max_retries: retries after the first attempt, on 429 / 5xx / timeouts / broken
@@ -56,7 +57,7 @@ class LLMConfig:
     model: str
     base_url: str = DEFAULT_BASE_URL
     api_key: str | None = field(default=None, repr=False)
-    provider: Literal["openai", "anthropic"] = "openai"
+    provider: str = "openai"
     concurrency: int = 16
     timeout: float = 60.0
     max_retries: int = 4
@@ -89,13 +90,8 @@ class LLMConfig:
                 "no LLM model configured: set MEMGAUGE_MODEL (e.g. gpt-4o-mini) or give "
                 "model: in the judge's spec; OPENAI_BASE_URL and OPENAI_API_KEY say where"
             )
-        provider = given.pop("provider", "openai")
-        if provider == "anthropic":
-            base = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com/v1"
-            key = os.environ.get("ANTHROPIC_API_KEY")
-        else:
-            base = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-            key = os.environ.get("OPENAI_API_KEY")
+        provider = str(given.pop("provider", "openai"))
+        base, key = provider_endpoint(provider)
         return cls(
             model=str(model),
             base_url=str(given.pop("base_url", base)).rstrip("/"),

@@ -15,6 +15,7 @@ from typing import Any
 
 from memgauge.llm.cache import CacheMode, CachingClient, ResponseCache
 from memgauge.llm.config import LLMConfig
+from memgauge.llm.providers import provider
 from memgauge.llm.types import LLMClient
 from memgauge.llm.usage import UsageMeter
 
@@ -24,14 +25,9 @@ ClientFactory = Callable[[LLMConfig, UsageMeter], LLMClient]
 
 
 def default_factory(config: LLMConfig, meter: UsageMeter) -> LLMClient:
-    """An OpenAI-compatible client, or Anthropic's when `provider` says so."""
-    if config.provider == "anthropic":
-        from memgauge.llm.anthropic import AnthropicClient
-
-        return AnthropicClient(config, meter=meter)
-    from memgauge.llm.openai import OpenAIClient
-
-    return OpenAIClient(config, meter=meter)
+    """The client of `config.provider` (`openai` by default; see `memgauge.llm.providers`)."""
+    client: LLMClient = provider(config.provider)(config, meter=meter)
+    return client
 
 
 class LLMContext:

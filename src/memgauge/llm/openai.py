@@ -32,7 +32,7 @@ import aiohttp
 from memgauge._util.redact import redact
 from memgauge.errors import LLMError
 from memgauge.llm._loop import run_sync
-from memgauge.llm.config import LLMConfig
+from memgauge.llm.config import DEFAULT_BASE_URL, LLMConfig
 from memgauge.llm.limiter import AdaptiveLimiter
 from memgauge.llm.types import ChatRequest, ChatResponse, Usage
 from memgauge.llm.usage import UsageMeter
@@ -94,6 +94,10 @@ class OpenAIClient:
     own connection pool) and from threads (`client.complete(req)`, which runs on one shared
     background loop). Call `close()` when done.
     """
+
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    api_key_env = "OPENAI_API_KEY"
 
     def __init__(
         self, config: LLMConfig, *, meter: UsageMeter | None = None, seed: int | None = None

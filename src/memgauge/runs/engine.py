@@ -48,7 +48,7 @@ from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
 from memgauge.runs.recording import Recorder, Writer
-from memgauge.runs.suite import Suite
+from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item
 from memgauge.subjects.specs import build_subject
@@ -380,6 +380,11 @@ def run_suite(
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
     (resumable) and is re-raised.
     """
+    # a suite built in code is checked here, as a suite file is when read: before anything
+    # is written (live objects, the API's own subjects, are checked when used)
+    problems = component_problems(suite, skip_kinds=("live",))
+    if problems:
+        raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here

@@ -13,11 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from memgauge.subjects.events import capabilities_of
+from memgauge.subjects.specs import RunOptions
 
 __all__ = ["RUN_KEYS", "Borrowed", "SubjectLane"]
 
 # keys of a subject spec that configure the run, not the subject's constructor
-RUN_KEYS = ("concurrent", "agent")
+RUN_KEYS = tuple(RunOptions.model_fields)
 
 
 class Borrowed:

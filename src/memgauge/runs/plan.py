@@ -41,7 +41,7 @@ from memgauge.data.models import (
 )
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
-from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, spec_name
+from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
 __all__ = ["PlannedItem", "PlannedTask", "default_aggregates", "plan_suite", "suite_sha256"]
@@ -172,11 +172,8 @@ def _aggregates(task: TaskSpec) -> list[Aggregate]:
     specs = task.aggregates if task.aggregates is not None else default_aggregates(task)
     out = []
     for spec in specs:
-        name = spec_name(spec)
-        raw = spec[name] if isinstance(spec, dict) else None
-        args = dict(raw) if isinstance(raw, dict) else {}
         try:
-            out.append(AGGREGATES.build(name, args))
+            out.append(AGGREGATES.build(spec))  # every form a suite may write it in
         except RegistryError as exc:
             raise UsageError(f"aggregate {exc}") from None
     return out

@@ -33,25 +33,30 @@ Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from memgauge.data.jsonio import decode_text, parse_yaml, problems_from_validation
+from memgauge._util.registry import SpecProblem
+from memgauge.aggregates import AGGREGATES
+from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
-from memgauge.scorers import evaluator_from_spec
-from memgauge.subjects.specs import SUBJECT_KINDS, check_spec
+from memgauge.scorers import EVALUATORS, evaluator_from_spec
+from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = [
     "EvaluatorEntry",
     "Suite",
     "TaskSpec",
+    "component_problems",
     "evaluator_label",
     "load_suite",
     "spec_name",
+    "subject_file_json_schema",
     "suite_json_schema",
 ]
 
@@ -154,7 +159,8 @@ class Suite(_Model):
     description: str | None = Field(default=None, description="What the suite checks.")
     subjects: dict[str, Any] = Field(
         min_length=1,
-        description="Subject name -> spec {kind: {args}}, kinds: " + ", ".join(SUBJECT_KINDS),
+        description="Subject name -> spec {kind: {args}} (`memgauge schema` lists the kinds "
+        "and their arguments).",
     )
     tasks: list[TaskSpec] = Field(min_length=1, description="The tasks.")
     concurrency: StrictInt = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
@@ -200,7 +206,7 @@ def _task_problems(
     out: list[Problem] = []
 
     def add(key: str, message: str) -> None:
-        line = _line_of(node, ("tasks", i, key)) if key else _line_of(node, ("tasks", i))
+        line = line_of(node, ("tasks", i, key)) if key else line_of(node, ("tasks", i))
         out.append(Problem(file, line, f"tasks.{i}.{key}" if key else f"tasks.{i}", message))
 
     for key in ("dataset", "memories"):
@@ -224,7 +230,7 @@ def _task_problems(
     seen: set[str] = set()
     for j, item in enumerate(task.items or []):
         if item.id in seen:
-            line = _line_of(node, ("tasks", i, "items", j, "id"))
+            line = line_of(node, ("tasks", i, "items", j, "id"))
             out.append(
                 Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
             )
@@ -240,30 +246,79 @@ def _task_problems(
 
 
 def suite_json_schema() -> dict[str, Any]:
-    """JSON Schema of suite files."""
+    """JSON Schema of suite files, with every registered component's arguments: each subject
+    kind, evaluator and aggregate (plug-ins' too) in every form a suite may write it."""
     schema = Suite.model_json_schema()
+    defs: dict[str, Any] = schema.setdefault("$defs", {})
+    subjects = schema["properties"]["subjects"]
+    subjects["additionalProperties"] = {"anyOf": SUBJECTS.spec_schemas(defs)}
+    entry = defs["EvaluatorEntry"]
+    siblings = {k: v for k, v in entry["properties"].items() if k != "spec"}
+    entry["properties"]["spec"] = {
+        "description": entry["properties"]["spec"].get("description", ""),
+        "anyOf": EVALUATORS.spec_schemas(defs),
+    }
+    task = defs["TaskSpec"]["properties"]
+    task["evaluators"]["items"] = {
+        "anyOf": [*EVALUATORS.spec_schemas(defs, siblings), {"$ref": "#/$defs/EvaluatorEntry"}]
+    }
+    task["aggregates"]["anyOf"] = [
+        {"type": "array", "items": {"anyOf": AGGREGATES.spec_schemas(defs)}},
+        {"type": "null"},
+    ]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "memgauge suite"
     return schema
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """The line of the deepest node along `loc` (1-based), for error messages."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next((v for k, v in node.value if getattr(k, "value", None) == str(part)), None)
-        elif (
-            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
-        ):
-            nxt = node.value[part]
-        else:
-            nxt = None
-        if nxt is None:
-            break
-        node = nxt
-        line = node.start_mark.line + 1
-    return line
+def subject_file_json_schema() -> dict[str, Any]:
+    """JSON Schema of a subject spec file (`-s subject.yaml`): one spec or a list of them."""
+    defs: dict[str, Any] = {}
+    one = {"anyOf": SUBJECTS.spec_schemas(defs)}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "memgauge subject spec",
+        "anyOf": [one, {"type": "array", "items": one, "minItems": 1}],
+        "$defs": defs,
+    }
+
+
+def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> list[SpecProblem]:
+    """Every subject, evaluator and aggregate spec of `suite` checked against its registry
+    (unknown names and keys, bad values, a `python:` target's kwargs against its signature),
+    and every evaluator built once (its own checks); paths from the suite's top. Subjects of
+    `skip_kinds` are not checked (the API's stand-ins for live objects)."""
+    out = [
+        p.under("subjects", name)
+        for name, spec in suite.subjects.items()
+        if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in skip_kinds)
+        for p in check_subject(spec)
+    ]
+    for i, task in enumerate(suite.tasks):
+        for j, entry in enumerate(task.evaluators):
+            found = EVALUATORS.problems(entry.spec)
+            if not found:
+                try:
+                    evaluator_from_spec(entry.spec)
+                except UsageError as exc:
+                    found = [SpecProblem((), str(exc))]
+            out += [p.under("tasks", i, "evaluators", j) for p in found]
+        for k, spec in enumerate(task.aggregates or []):
+            out += [p.under("tasks", i, "aggregates", k) for p in AGGREGATES.problems(spec)]
+    return out
+
+
+def _yaml_loc(raw: Any, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """`loc` as written in the file: an evaluator written `{spec: ..., weight: ...}` has its
+    spec one level down."""
+    if len(loc) > 4 and loc[0] == "tasks" and loc[2] == "evaluators":
+        try:
+            item = raw["tasks"][loc[1]]["evaluators"][loc[3]]
+        except (KeyError, IndexError, TypeError):
+            return loc
+        if isinstance(item, dict) and "spec" in item:
+            return (*loc[:4], "spec", *loc[4:])
+    return loc
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -284,34 +339,19 @@ def load_suite(path: str | Path) -> Suite:
         problems = []
         for err, prob in zip(exc.errors(), problems_from_validation(exc, file, None), strict=True):
             loc = tuple(p for p in err["loc"] if p != "spec")
-            problems.append(Problem(file, _line_of(node, loc), prob.field, prob.message))
+            problems.append(Problem(file, line_of(node, loc), prob.field, prob.message))
         raise DataError(problems) from None
-    problems = []
-    for name, spec in suite.subjects.items():
-        ok = isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in SUBJECT_KINDS
-        if not ok:
-            problems.append(
-                Problem(
-                    file,
-                    _line_of(node, ("subjects", name)),
-                    f"subjects.{name}",
-                    f"a subject is {{kind: {{args}}}} with kind one of {', '.join(SUBJECT_KINDS)}",
-                )
-            )
-            continue
-        try:
-            check_spec(spec)
-        except UsageError as exc:
-            problems.append(
-                Problem(file, _line_of(node, ("subjects", name)), f"subjects.{name}", str(exc))
-            )
+    problems = [
+        Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
+        for sp in component_problems(suite)
+    ]
     seen: set[str] = set()
     for i, task in enumerate(suite.tasks):
         if task.name in seen:
             problems.append(
                 Problem(
                     file,
-                    _line_of(node, ("tasks", i, "name")),
+                    line_of(node, ("tasks", i, "name")),
                     f"tasks.{i}.name",
                     f"duplicate task name {task.name!r}",
                 )
@@ -325,23 +365,12 @@ def load_suite(path: str | Path) -> Suite:
                 problems.append(
                     Problem(
                         file,
-                        _line_of(node, ("tasks", i, "evaluators", j)),
+                        line_of(node, ("tasks", i, "evaluators", j)),
                         f"tasks.{i}.evaluators.{j}",
                         f"two evaluators are called {label!r}; give one a label:",
                     )
                 )
             labels.add(label)
-            try:
-                evaluator_from_spec(entry.spec)
-            except UsageError as exc:
-                problems.append(
-                    Problem(
-                        file,
-                        _line_of(node, ("tasks", i, "evaluators", j)),
-                        f"tasks.{i}.evaluators.{j}",
-                        str(exc),
-                    )
-                )
     if problems:
         raise DataError(problems)
     return suite

@@ -4,6 +4,7 @@ retrieval measures. Build them from specs with `evaluator_from_spec`."""
 from memgauge.scorers import judges as judges
 from memgauge.scorers.audit import AuditMatch
 from memgauge.scorers.base import (
+    EVALUATORS,
     EvalContext,
     Evaluator,
     Score,
@@ -21,6 +22,7 @@ from memgauge.scorers.text import Contains, ExactMatch, IContains, Regex
 from memgauge.scorers.write_path import ExtractionFacts, OperationChecks
 
 __all__ = [
+    "EVALUATORS",
     "AuditMatch",
     "Contains",
     "EvalContext",

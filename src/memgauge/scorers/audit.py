@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from memgauge.embed import Embedder, load_embedder
 from memgauge.errors import MemgaugeError
-from memgauge.scorers.base import EvalContext, Score, output_text, register
+from memgauge.scorers.base import EvalContext, Score, output_text
 from memgauge.scorers.f1 import _stem, locomo_f1, locomo_normalize
 
 __all__ = ["ABSTAIN", "AuditMatch", "abstains"]
@@ -52,7 +52,6 @@ def _coverage(answer: str, gold: str) -> float:
     return sum((Counter(ref) & pred).values()) / len(ref)
 
 
-@register("audit-match")
 @dataclass(frozen=True)
 class AuditMatch:
     """Probe-aware offline matching (see the module docstring)."""

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from memgauge._util.kwargs import checked_kwargs
+from memgauge._util.registry import Registry, RegistryError
 from memgauge.errors import UsageError
 
 __all__ = [
+    "EVALUATORS",
     "EvalContext",
     "Evaluator",
     "Score",
@@ -91,14 +92,17 @@ def output_text(ctx: EvalContext) -> str:
     return "" if ctx.output is None else str(ctx.output)
 
 
-_REGISTRY: dict[str, Callable[..., Evaluator]] = {}
+#: every evaluator, by name: memgauge's own and plug-ins' (entry-point group
+#: `memgauge.evaluators`), and those registered in code with `@register(name)`
+EVALUATORS: Registry[Evaluator] = Registry("evaluator", "memgauge.evaluators")
 
 
 def register(name: str) -> Callable[[type], type]:
-    """Class decorator: make an evaluator constructible from a spec under `name`."""
+    """Class decorator: make an evaluator constructible from a spec under `name` (a package
+    declares its evaluators as entry points instead, so they load without an import)."""
 
     def deco(cls: type) -> type:
-        _REGISTRY[name] = cls
+        EVALUATORS.register(name, cls)
         return cls
 
     return deco
@@ -106,54 +110,18 @@ def register(name: str) -> Callable[[type], type]:
 
 def registered() -> list[str]:
     """Names usable in specs."""
-    return sorted(_REGISTRY)
-
-
-def _first_field(cls: Callable[..., Evaluator]) -> str:
-    short = getattr(cls, "short_arg", None)
-    if isinstance(short, str):
-        return short
-    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-        return "value"
-    names: list[str] = [f.name for f in dataclasses.fields(cls) if f.init]
-    return names[0] if names else "value"
+    return EVALUATORS.names()
 
 
 def evaluator_from_spec(spec: str | Mapping[str, Any]) -> Evaluator:
     """Build an evaluator from `"name"` or `{name: {args}}` (args may be a scalar for the
-    evaluator's first argument, e.g. `{regex: "^yes"}`)."""
-    args: dict[str, Any]
-    if isinstance(spec, str):
-        name, args = spec, {}
-    elif isinstance(spec, Mapping) and len(spec) == 1:
-        ((name, raw),) = spec.items()
-        if raw is None:
-            args = {}
-        elif isinstance(raw, Mapping):
-            args = dict(raw)
-        else:
-            cls = _REGISTRY.get(name)
-            first = _first_field(cls) if cls else "value"
-            args = {first: raw}
-    else:
-        raise UsageError(f"an evaluator is 'name' or {{name: {{args}}}}, got {spec!r}")
-    if name not in _REGISTRY:
-        raise UsageError(f"unknown evaluator {name!r}; known: {', '.join(registered())}")
-    args = _checked_args(name, args)
+    evaluator's first argument, e.g. `{regex: "^yes"}`); UsageError naming each bad key."""
     try:
-        return _REGISTRY[name](**args)
+        return EVALUATORS.build(spec)
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
     except TypeError as exc:
-        raise UsageError(f"evaluator {name!r}: {exc}") from None
-
-
-def _checked_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """`args` checked against the evaluator's field types, so a spec's `criteria: [a, b]`
-    (a list where a mapping belongs) or `threshold: high` is a clear UsageError here instead
-    of an AttributeError mid-run. Unknown names are left to the constructor to refuse."""
-    try:
-        return checked_kwargs(_REGISTRY[name], args)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise UsageError(f"evaluator {name!r}: {exc}") from None
+        raise UsageError(f"evaluator {spec!r}: {exc}") from None
 
 
 def to_spec(evaluator: Evaluator) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import numpy as np
 import regex
 
 from memgauge.errors import UsageError
-from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text, register
+from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text
 
 __all__ = ["TokenF1", "locomo_f1", "locomo_multi_f1", "locomo_normalize", "mem0_f1"]
 
@@ -90,7 +90,6 @@ def mem0_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-@register("token_f1")
 @dataclass(frozen=True)
 class TokenF1:
     """Token F1 against `expected` (a string, or a list: the best match counts)."""

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from memgauge.data.importers.locomo import LOCOMO_CATEGORIES
 from memgauge.errors import UsageError
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 from memgauge.scorers.f1 import locomo_f1, locomo_multi_f1
 
 __all__ = ["LoCoMoQA", "locomo_category", "locomo_qa_score"]
@@ -56,7 +56,6 @@ def locomo_category(metadata: Mapping[str, Any]) -> int | None:
     return raw
 
 
-@register("locomo-qa")
 @dataclass(frozen=True)
 class LoCoMoQA:
     """LoCoMo's per-category QA score (see the module docstring); in [0, 1]."""

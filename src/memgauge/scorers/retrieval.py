@@ -14,7 +14,7 @@ from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
 from memgauge.metrics.measures import SESSION_MEASURES, Measure
 from memgauge.metrics.single import Prepared, score_prepared
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 
 __all__ = ["RetrievalMeasure"]
 
@@ -50,7 +50,6 @@ def _grades(expected: Any) -> dict[str, int] | None:
     return None
 
 
-@register("retrieval")
 @dataclass(frozen=True)
 class RetrievalMeasure:
     """One IR measure (e.g. nDCG@10) of a ranked output against judged grades.

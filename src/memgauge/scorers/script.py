@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from memgauge.errors import UsageError
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 
 __all__ = ["ScriptEvaluator"]
 
@@ -43,7 +43,6 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-@register("script")
 @dataclass(frozen=True)
 class ScriptEvaluator:
     """Run a script on the output; see the module docstring for the contract."""

@@ -10,12 +10,11 @@ import numpy as np
 
 from memgauge.embed import Embedder, load_embedder
 from memgauge.errors import MemgaugeError
-from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text, register
+from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text
 
 __all__ = ["SemanticSimilarity"]
 
 
-@register("semantic")
 @dataclass(frozen=True)
 class SemanticSimilarity:
     """Cosine similarity of output and expected; `passed` when >= threshold.

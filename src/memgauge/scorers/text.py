@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from memgauge.errors import UsageError
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 
 __all__ = ["Contains", "ExactMatch", "IContains", "Regex"]
 
@@ -66,7 +66,6 @@ class _TextEvaluator:
         return _verdict(self.name, hit, self.negate, self.verb)
 
 
-@register("exact")
 @dataclass(frozen=True)
 class ExactMatch(_TextEvaluator):
     """Output equals the expected text (after stripping surrounding whitespace)."""
@@ -81,7 +80,6 @@ class ExactMatch(_TextEvaluator):
         return output.casefold() == target.casefold()
 
 
-@register("contains")
 @dataclass(frozen=True)
 class Contains(_TextEvaluator):
     """Output contains the expected text."""
@@ -93,7 +91,6 @@ class Contains(_TextEvaluator):
         return target in output
 
 
-@register("icontains")
 @dataclass(frozen=True)
 class IContains(_TextEvaluator):
     """Output contains the expected text, ignoring case (Unicode case folding)."""
@@ -105,7 +102,6 @@ class IContains(_TextEvaluator):
         return target.casefold() in output.casefold()
 
 
-@register("regex")
 @dataclass(frozen=True)
 class Regex(_TextEvaluator):
     """Output matches the pattern (re.search); `flags` from i, m, s."""

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 from memgauge.data.models import ExtractionCase, OperationCase
 from memgauge.llm._loop import run_sync
-from memgauge.scorers.base import EvalContext, Score, register
+from memgauge.scorers.base import EvalContext, Score
 from memgauge.scorers.extraction import (
     CaseScore,
     ExactMatcher,
@@ -70,7 +70,6 @@ def operation_case(ctx: EvalContext) -> OperationCase:
     )
 
 
-@register("extraction")
 @dataclass(frozen=True)
 class ExtractionFacts:
     """Seed 001's fact matching of one case: TP / FP / FN with the matched pairs.
@@ -145,7 +144,6 @@ class ExtractionFacts:
         )
 
 
-@register("operation-checks")
 @dataclass(frozen=True)
 class OperationChecks:
     """Seed 000's tiers on one merge decision.

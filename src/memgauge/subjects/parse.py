@@ -13,6 +13,10 @@ Forms:
   ...}}`, `{python: {target: pkg.mod:factory, kwargs: {...}}}`, `{subprocess: {command: [...],
   timeout: 60}}`;
 - any of these followed by `@LABEL` to name the system in reports.
+
+Every spec is checked against its kind's argument model here, before anything is built: an
+unknown or misspelt key is a UsageError naming the flag (or a DataError naming the spec file,
+its line and the key).
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from memgauge._util.numbers import parse_finite_float, parse_int
-from memgauge.data.jsonio import load_structured
+from memgauge._util.registry import SpecProblem
+from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.data.parsing import ParseError, load_yaml
-from memgauge.errors import UsageError
-from memgauge.subjects.specs import SUBJECT_KINDS, check_spec
+from memgauge.errors import DataError, Problem, UsageError
+from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = ["one_spec", "parse_system", "write_path_spec"]
 
@@ -44,39 +49,71 @@ def _value(text: str) -> Any:
     return text
 
 
-def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Turn one `--system` value into (label, spec) pairs; raises UsageError if malformed."""
+def _flag_error(option: str, text: str, problems: list[SpecProblem]) -> UsageError:
+    return UsageError(f"{option} {text!r}: " + "; ".join(str(p) for p in problems))
+
+
+def _spec_file(path: Path, label: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """The subject specs of a YAML/JSON file; DataError naming its line and key."""
+    file = str(path)
+    if not path.is_file():
+        raise DataError(Problem(file, None, None, "no such subject spec file"))
+    # YAML is a superset of JSON: one parser gives both their line numbers
+    loaded, node = parse_yaml(decode_text(path.read_bytes(), file), file)
+    specs = loaded if isinstance(loaded, list) else [loaded]
+    if not specs:
+        raise DataError(Problem(file, 1, None, "the file lists no subject; give at least one spec"))
+    many = isinstance(loaded, list)
+    out: list[tuple[str, dict[str, Any]]] = []
+    problems: list[Problem] = []
+    for i, spec in enumerate(specs):
+        where: tuple[int, ...] = (i,) if many else ()
+        if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in SUBJECTS):
+            problems.append(
+                Problem(
+                    file,
+                    line_of(node, where),
+                    None,
+                    f"entry {i} must be one of {{reference: {{...}}}}, {{python: {{target: ...}}}}, "
+                    f"{{subprocess: {{command: ...}}}}, ... (kinds: {', '.join(SUBJECTS.names())});"
+                    f" got {spec!r}",
+                )
+            )
+            continue
+        for p in check_subject(spec):
+            loc = (*where, *p.loc)
+            problems.append(Problem(file, line_of(node, loc), ".".join(map(str, loc)), p.message))
+        ((kind, raw),) = spec.items()
+        sub_args = dict(raw or {})
+        name = label or (
+            f"reference-{sub_args.get('mode', 'hybrid')}" if kind == "reference" else kind
+        )
+        out.append((name if len(specs) == 1 else f"{name}-{i}", {kind: sub_args}))
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def parse_system(text: str, option: str = "--system") -> list[tuple[str, dict[str, Any]]]:
+    """Turn one `--system` value into (label, spec) pairs, each checked against its kind's
+    arguments; UsageError naming `option` if malformed (DataError for a spec file)."""
+    specs = _parse(text, option)
+    for _, spec in specs:
+        problems = check_subject(spec)
+        if problems:
+            raise _flag_error(option, text, problems)
+    return specs
+
+
+def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     label = None
     if "@" in text:
         text, label = text.rsplit("@", 1)
         if not label:
-            raise UsageError(f"--system {text}@: the label after @ is empty")
+            raise UsageError(f"{option} {text}@: the label after @ is empty")
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        loaded, _ = load_structured(path)
-        specs = loaded if isinstance(loaded, list) else [loaded]
-        if not specs:
-            raise UsageError(f"{text}: the file lists no subject; give at least one spec")
-        out = []
-        for i, spec in enumerate(specs):
-            if not (
-                isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in SUBJECT_KINDS
-            ):
-                raise UsageError(
-                    f"{text}: entry {i} must be one of {{reference: {{...}}}}, {{python: "
-                    f"{{target: ...}}}}, {{subprocess: {{command: ...}}}}; got {spec!r}"
-                )
-            try:
-                check_spec(spec)
-            except UsageError as exc:
-                raise UsageError(f"{text}: entry {i}: {exc}") from None
-            ((kind, raw),) = spec.items()
-            sub_args = dict(raw or {})
-            name = label or (
-                f"reference-{sub_args.get('mode', 'hybrid')}" if kind == "reference" else kind
-            )
-            out.append((name if len(specs) == 1 else f"{name}-{i}", {kind: sub_args}))
-        return out
+        return _spec_file(path, label)
     if text.startswith("python:"):
         return [(label or text, {"python": {"target": text.removeprefix("python:")}})]
     if text.startswith(("http://", "https://")):
@@ -93,24 +130,23 @@ def parse_system(text: str) -> list[tuple[str, dict[str, Any]]]:
         args["mode"] = name
     elif name != "reference":
         raise UsageError(
-            f"--system {text!r}: unknown system {name!r}; use lexical, dense, hybrid, "
+            f"{option} {text!r}: unknown system {name!r}; use lexical, dense, hybrid, "
             "reference:KEY=VALUE,... or a YAML/JSON spec file"
         )
     if settings:
         for pair in settings.split(","):
             key, eq, value = pair.partition("=")
             if not eq or not key.strip():
-                raise UsageError(f"--system {text!r}: {pair!r} is not KEY=VALUE")
+                raise UsageError(f"{option} {text!r}: {pair!r} is not KEY=VALUE")
             args[key.strip()] = _value(value.strip())
     default_label = name if not settings else f"{name}({settings})"
-    check_spec({"reference": args})
     return [(label or default_label, {"reference": args})]
 
 
 def one_spec(text: str, option: str) -> dict[str, Any]:
     """The spec of the single subject `text` names (a `--system` value), for an option that
     takes exactly one; UsageError otherwise."""
-    specs = parse_system(text)
+    specs = parse_system(text, option)
     if len(specs) != 1:
         raise UsageError(f"{option} {text}: give one memory subject, not {len(specs)}")
     return specs[0][1]
@@ -137,10 +173,14 @@ def write_path_spec(role: str, text: str) -> dict[str, Any]:
     ((kind, args),) = spec.items()
     short = _WRITE_KINDS[role]
     if kind == "memory" and role == "extractor":
-        return {"memory-extractor": {"memory": args}}
+        kind, args = "memory-extractor", {"memory": args}
     kind = short.get(str(kind), str(kind))
-    allowed = {*short.values(), "python"}
+    allowed = {*short.values(), "python"}  # memory-extractor is among the values
     if kind not in allowed:
         names = ", ".join(sorted({*short, "python"}))
         raise UsageError(f"{flag}: unknown kind {next(iter(spec))!r}; use {names}")
-    return {kind: dict(args or {})}
+    built = {kind: dict(args or {})}
+    problems = check_subject(built)
+    if problems:
+        raise _flag_error(flag, text, problems)
+    return built

@@ -14,14 +14,17 @@ import importlib
 import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from pydantic import Field, field_validator
+
+from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Answer, Hit, SearchResult
 
-__all__ = ["PythonSubject", "load_target", "normalise_answer", "normalise_hits"]
+__all__ = ["PythonArgs", "PythonSubject", "load_target", "normalise_answer", "normalise_hits"]
 
 REQUIRED = ("reset", "ingest", "search")
 
@@ -92,8 +95,42 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
     return hits
 
 
+class PythonArgs(SpecArgs):
+    """The spec of a `python:` subject."""
+
+    target: str = Field(description="package.module:factory, a class or function to call.")
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments of the factory (checked against its signature unless "
+        "it takes **kwargs).",
+    )
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        module, sep, attr = value.partition(":")
+        if not (sep and module and attr):
+            raise ValueError(f"write it as package.module:factory, got {value!r}")
+        return value
+
+    def more_problems(self) -> list[SpecProblem]:
+        """`kwargs` against the factory's signature (the target is imported only then)."""
+        if not self.kwargs:
+            return []
+        try:
+            factory = load_target(self.target)
+        except UsageError as exc:
+            return [SpecProblem(("target",), str(exc))]
+        model = args_model_of(factory)
+        if model is None:  # the factory takes **kwargs
+            return []
+        return [p.under("kwargs") for p in problems_of(model, self.kwargs)]
+
+
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
+
+    Args: ClassVar[type[PythonArgs]] = PythonArgs
 
     def __init__(
         self, target: str, kwargs: Mapping[str, Any] | None = None, *, obj: Any = None

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.llm.types import Message
-from memgauge.scorers.base import EvalContext, register
+from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import FACTS
 
@@ -50,7 +50,6 @@ def fact_scores(v: FactsVerdict) -> dict[str, float | int]:
     return {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1}
 
 
-@register("facts")
 @dataclass(frozen=True, kw_only=True)
 class FactsJudge(JudgeBase):
     """Precision, recall or F1 of extracted facts, enumerated by the judge.

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memgauge.llm.types import Message
-from memgauge.scorers.base import EvalContext, register
+from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import PAIRWISE
 
@@ -40,7 +40,6 @@ class PairwiseVerdict(BaseModel):
         return v
 
 
-@register("pairwise")
 @dataclass(frozen=True, kw_only=True)
 class PairwiseJudge(JudgeBase):
     """Output against a baseline, both orders."""

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from memgauge.errors import UsageError
 from memgauge.llm.types import Message
-from memgauge.scorers.base import EvalContext, evaluator_from_spec, register
+from memgauge.scorers.base import EvalContext, evaluator_from_spec
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import PEERS
 
@@ -37,7 +37,6 @@ def _summary(i: int, v: Verdict | tuple[str, dict[str, Any]], model: str | None)
     return f"{who}: score {v.value * 100:.0f}/100{passed}. {v.reason}"
 
 
-@register("panel")
 @dataclass(frozen=True, kw_only=True)
 class PanelJudge(JudgeBase):
     """Several judges deliberating over rounds.

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memgauge.errors import UsageError
 from memgauge.llm.types import Message
-from memgauge.scorers.base import EvalContext, register
+from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import QA_PRESETS, PromptTemplate
 
@@ -51,7 +51,6 @@ class QAVerdict(BaseModel):
         return low
 
 
-@register("qa-judge")
 @dataclass(frozen=True, kw_only=True)
 class QAJudge(JudgeBase):
     """Is the answer correct? 1 (yes) or 0 (no), by a named preset's criteria."""

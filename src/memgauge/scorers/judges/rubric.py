@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.errors import UsageError
 from memgauge.llm.types import Message
-from memgauge.scorers.base import EvalContext, register
+from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import (
     MERGE_CRITERIA,
@@ -49,7 +49,6 @@ class RubricVerdict(BaseModel):
     )
 
 
-@register("rubric")
 @dataclass(frozen=True, kw_only=True)
 class RubricJudge(JudgeBase):
     """Score 0-100 against instructions (`prompt`) and optional weighted `criteria`.
