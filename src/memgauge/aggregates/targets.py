@@ -23,7 +23,15 @@ from memgauge.aggregates.base import Target
 from memgauge.data.records import MeasureValue, TargetCheck
 from memgauge.errors import UsageError
 
-__all__ = ["By", "Requirement", "check_targets", "meets", "parse_fail_under", "parse_target"]
+__all__ = [
+    "By",
+    "Requirement",
+    "check_targets",
+    "meets",
+    "parse_fail_under",
+    "parse_target",
+    "unmatched_error",
+]
 
 By = Literal["point", "ci-upper"]
 Op = Literal[">", ">=", "<", "<=", "=="]
@@ -112,25 +120,12 @@ def check_targets(
     requirements: Iterable[Requirement],
     *,
     by: By = "point",
-    strict_names: bool = False,
 ) -> list[TargetCheck]:
-    """Every requirement against every measure it applies to.
-
-    With `strict_names`, a requirement that matches no measure is a UsageError (the user
-    named it: a typo must not pass silently).
-    """
+    """Every requirement against every measure it applies to (one that matches none yields
+    nothing here: `unmatched_error` says so for the ones the user named)."""
     out: list[TargetCheck] = []
     for req in requirements:
-        hits = [m for m in measures if req.matches(m)]
-        if not hits and strict_names:
-            known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
-            where = "/".join(x for x in (req.subject, req.task, req.name) if x)
-            raise UsageError(
-                f"--fail-under {where}: no such measure in this run; it has "
-                + ", ".join(known[:20])
-                + (" ..." if len(known) > 20 else "")
-            )
-        for m in hits:
+        for m in (m for m in measures if req.matches(m)):
             ok, compared = meets(m.value, m.ci_low, m.ci_high, req.target.op, req.target.value, by)
             out.append(
                 TargetCheck(
@@ -148,3 +143,23 @@ def check_targets(
                 )
             )
     return out
+
+
+def unmatched_error(
+    measures: Sequence[MeasureValue], requirements: Iterable[Requirement]
+) -> UsageError | None:
+    """The error for `--fail-under` requirements that match no measure of the run (the user
+    named them: a typo must not pass silently), or None when every one matches."""
+    missing = [
+        "/".join(x for x in (req.subject, req.task, req.name) if x)
+        for req in requirements
+        if not any(req.matches(m) for m in measures)
+    ]
+    if not missing:
+        return None
+    known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
+    return UsageError(
+        f"--fail-under {', '.join(missing)}: no such measure in this run; it has "
+        + ", ".join(known[:20])
+        + (" ..." if len(known) > 20 else "")
+    )

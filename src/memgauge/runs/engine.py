@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.preload import preload
-from memgauge.aggregates.targets import By, Requirement
+from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UnavailableError, UsageError
@@ -152,7 +152,7 @@ class _Run:
         )
         self.total, self.n_failed = total, n_failed
         self.allowed = max_failure_rate * total
-        self.stop_reason: str | None = None
+        self.stopped = False  # past max_failure_rate: no new items are started
         self.judge_connection_failures = 0
         self.judge_verdicts = 0
 
@@ -172,7 +172,7 @@ class _Run:
             )
             result = failed_item(task, subject, item, failure, duration_ms=result.seconds * 1000)
         self.record(result)
-        return self.stop_reason is None
+        return not self.stopped
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
@@ -191,12 +191,17 @@ class _Run:
                 self.judge_verdicts += 1
         if counts and _counts_as_failed(row):
             self.n_failed += 1
-            if self.n_failed > self.allowed and self.stop_reason is None:
-                self.stop_reason = (
-                    f"{self.n_failed} of {self.total} items failed, more than the "
-                    f"max_failure_rate allows ({self.allowed:g}); see `memgauge runs show "
-                    f"{self.run_id}` for the failures"
-                )
+            if self.n_failed > self.allowed:
+                self.stopped = True
+
+    def stop_reason(self) -> str:
+        """Why the run stopped early, with the counts as they ended (the items in flight when
+        the rate was passed, or a whole subject failing at its setup, finish after it)."""
+        return (
+            f"the run stopped: {self.n_failed} of {self.total} items failed, more than the "
+            f"max_failure_rate allows ({self.allowed:g}); see `memgauge runs show "
+            f"{self.run_id}` for the failures"
+        )
 
 
 def _counts_as_failed(row: ItemRecord) -> bool:
@@ -449,8 +454,8 @@ def run_suite(
                 raise
             writer.close()
             reason: str | None
-            if state.stop_reason:
-                status, reason = "failed", state.stop_reason
+            if state.stopped:
+                status, reason = "failed", state.stop_reason()
             else:
                 rate = state.n_failed / state.total if state.total else 0.0
                 failed = rate > suite.max_failure_rate
@@ -523,6 +528,11 @@ class _Finisher:
             raise owner.lost(self.run_id, None if current is None else current.model_dump())
         self.recorder.set_summary(self.run_id, summary)
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
+        # a --fail-under that names no measure is bad input (exit 2), found only now that the
+        # measures exist: the run itself is finished and kept, gateable with the right name
+        error = unmatched_error(summary.measures(), self.fail_under)
+        if error is not None and status != "cancelled":
+            raise UsageError(f"{error} (run {self.run_id} is recorded, {status})")
         # the summary just stored need not be parsed back (a large run's is megabytes)
         run = self.recorder.get_run(self.run_id, summary=False)
         assert run is not None
@@ -580,7 +590,7 @@ def _run_task(
     for it in todo:
         groups.setdefault(it.corpus, []).append(it)
     for corpus, items in groups.items():
-        if state.stop_reason:
+        if state.stopped:
             return False
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
         setup_error = _setup(lane, task, corpus, recorder, state.run_id)
@@ -591,7 +601,7 @@ def _run_task(
             continue
         jobs = (_job(lane, task, it, scoring) for it in items)
         executor.execute(jobs, concurrency=width, on_done=state.done)
-    return not state.stop_reason
+    return not state.stopped
 
 
 def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
