@@ -21,6 +21,18 @@ from __future__ import annotations
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.api._llm import close_llm, configure_llm
+from memgauge.api._online import (
+    ab_test_reports,
+    add_ab_pairs,
+    create_ab_test,
+    detect_re_searches,
+    dump_memories,
+    export_golden_set,
+    import_graded,
+    pause_ab_test,
+    shadow_summaries,
+    write_annotation_pool,
+)
 from memgauge.api._runs import (
     AUDIT_MATCH_METHOD,
     evaluate,
@@ -46,6 +58,8 @@ from memgauge.runs.builders import audit_suite, extraction_suite, operations_sui
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import exit_code
 from memgauge.runs.suite_compare import compare_runs
+from memgauge.store.querylog import apply_retention, bootstrap_judgments
+from memgauge.store.querylog import harvest as harvest_queries
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.parse import one_spec, parse_system
 from memgauge.track.gate import GateConfig, GateResult, sparkline
@@ -62,17 +76,27 @@ __all__ = [
     "RunSummary",
     "StoreArg",
     "SuiteRunStore",
+    "ab_test_reports",
+    "add_ab_pairs",
+    "apply_retention",
     "audit_source",
     "audit_suite",
+    "bootstrap_judgments",
     "close_llm",
     "compare_runs",
     "configure_llm",
+    "create_ab_test",
     "demo_dataset",
+    "detect_re_searches",
+    "dump_memories",
     "evaluate",
     "exit_code",
+    "export_golden_set",
     "extraction_suite",
     "gate",
+    "harvest_queries",
     "history",
+    "import_graded",
     "interim_summary",
     "learnings_path",
     "learnings_query",
@@ -81,12 +105,15 @@ __all__ = [
     "open_store",
     "operations_suite",
     "parse_system",
+    "pause_ab_test",
     "read_run",
     "require_store",
     "resolve_run_id",
     "results_path",
     "run_suite",
     "save_dataset",
+    "shadow_summaries",
     "sparkline",
+    "write_annotation_pool",
     "write_path_subject",
 ]

@@ -21,12 +21,10 @@ from memgauge.report import (
 
 __all__ = [
     "console",
-    "existing_store",
     "gain_option",
     "open_suite_store",
     "rel_threshold_option",
     "report_retrieval",
-    "results_db",
     "write_reports",
 ]
 
@@ -52,17 +50,6 @@ def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
-
-
-def results_db() -> Path:
-    """`MEMGAUGE_HOME/results.db`."""
-    return api.results_path()
-
-
-def existing_store(path: Path | None) -> Path:
-    """`path` (default `MEMGAUGE_HOME/results.db`) for a command that only reads it: a
-    UsageError, and no empty file left behind, when it does not exist."""
-    return api.require_store(path)
 
 
 def open_suite_store(path: Path | None, *, read_only: bool = False) -> api.SuiteRunStore:
