@@ -20,7 +20,11 @@ command's work is one of the functions here, so a script can do what a command d
 from __future__ import annotations
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.api._bench import bench_search
+from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
+from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
 from memgauge.api._llm import close_llm, configure_llm
+from memgauge.api._measures import sample_size, score_trec_run
 from memgauge.api._online import (
     ab_test_reports,
     add_ab_pairs,
@@ -51,13 +55,18 @@ from memgauge.api._store import (
 )
 from memgauge.api._track import gate, history, learnings_query
 from memgauge.data.demo import demo_dataset
+from memgauge.data.io import load_judged
 from memgauge.data.io import save_retrieval_dataset as save_dataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
+from memgauge.metrics import MetricConfig, parse_measure
 from memgauge.probes.sources import load_audit_source as audit_source
 from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
 from memgauge.runs.engine import RunReport
+from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult
 from memgauge.runs.outcome import exit_code
+from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
 from memgauge.runs.suite_compare import compare_runs
+from memgauge.stats.samplesize import minimum_detectable_effect
 from memgauge.store.querylog import apply_retention, bootstrap_judgments
 from memgauge.store.querylog import harvest as harvest_queries
 from memgauge.store.suite_runs import SuiteRunStore
@@ -68,9 +77,15 @@ from memgauge.track.regressions import learnings_path
 __all__ = [
     "AUDIT_MATCH_METHOD",
     "DEFAULT_MEASURES",
+    "FILE_KINDS",
+    "MAX_CLIENTS",
+    "SCHEMA_KINDS",
     "GateConfig",
     "GateResult",
+    "Imported",
     "ItemRecord",
+    "LoadResult",
+    "MetricConfig",
     "RunRecord",
     "RunReport",
     "RunSummary",
@@ -81,7 +96,9 @@ __all__ = [
     "apply_retention",
     "audit_source",
     "audit_suite",
+    "bench_search",
     "bootstrap_judgments",
+    "calibrate_judge",
     "close_llm",
     "compare_runs",
     "configure_llm",
@@ -96,24 +113,34 @@ __all__ = [
     "gate",
     "harvest_queries",
     "history",
+    "import_dataset",
     "import_graded",
     "interim_summary",
+    "json_schema",
+    "judge_from_spec",
     "learnings_path",
     "learnings_query",
     "load_dataset",
+    "load_judged",
+    "minimum_detectable_effect",
     "one_spec",
     "open_store",
     "operations_suite",
+    "parse_measure",
     "parse_system",
     "pause_ab_test",
     "read_run",
+    "rejudge",
     "require_store",
     "resolve_run_id",
     "results_path",
     "run_suite",
+    "sample_size",
     "save_dataset",
+    "score_trec_run",
     "shadow_summaries",
     "sparkline",
+    "validate_file",
     "write_annotation_pool",
     "write_path_subject",
 ]
