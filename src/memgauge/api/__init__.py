@@ -38,7 +38,6 @@ from memgauge.api._online import (
     write_annotation_pool,
 )
 from memgauge.api._runs import (
-    AUDIT_MATCH_METHOD,
     evaluate,
     interim_summary,
     load_dataset,
@@ -60,6 +59,7 @@ from memgauge.data.io import save_retrieval_dataset as save_dataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.metrics import MetricConfig, parse_measure
 from memgauge.probes.sources import load_audit_source as audit_source
+from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
 from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
 from memgauge.runs.engine import RunReport
 from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult
@@ -72,6 +72,7 @@ from memgauge.store.querylog import harvest as harvest_queries
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.parse import one_spec, parse_system
 from memgauge.track.gate import GateConfig, GateResult, sparkline
+from memgauge.track.history import MetricSeries, metric_series
 from memgauge.track.regressions import learnings_path
 
 __all__ = [
@@ -80,12 +81,14 @@ __all__ = [
     "FILE_KINDS",
     "MAX_CLIENTS",
     "SCHEMA_KINDS",
+    "AuditPlan",
     "GateConfig",
     "GateResult",
     "Imported",
     "ItemRecord",
     "LoadResult",
     "MetricConfig",
+    "MetricSeries",
     "RunRecord",
     "RunReport",
     "RunSummary",
@@ -94,6 +97,7 @@ __all__ = [
     "ab_test_reports",
     "add_ab_pairs",
     "apply_retention",
+    "audit_result",
     "audit_source",
     "audit_suite",
     "bench_search",
@@ -122,6 +126,7 @@ __all__ = [
     "learnings_query",
     "load_dataset",
     "load_judged",
+    "metric_series",
     "minimum_detectable_effect",
     "one_spec",
     "open_store",
@@ -129,6 +134,7 @@ __all__ = [
     "parse_measure",
     "parse_system",
     "pause_ab_test",
+    "plan_audit",
     "read_run",
     "rejudge",
     "require_store",

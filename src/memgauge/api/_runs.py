@@ -22,14 +22,12 @@ from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
-from memgauge.scorers.audit import AuditMatch
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.protocol import Agent, MemorySystem
 from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.specs import build_subject
 
 __all__ = [
-    "AUDIT_MATCH_METHOD",
     "evaluate",
     "interim_summary",
     "load_dataset",
@@ -37,8 +35,6 @@ __all__ = [
     "write_path_subject",
 ]
 
-#: how the offline audit decides a probe (`audit --scoring offline`)
-AUDIT_MATCH_METHOD: str = AuditMatch().method
 SystemArg = str | Mapping[str, Any] | object
 
 
