@@ -54,7 +54,8 @@ def runs() -> None:
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool) -> None:
-    """The newest suite runs first."""
+    """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
+    evaluate, demo, extraction, operations, audit)."""
     with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
@@ -64,7 +65,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
         click.echo(dumps_strict(rows, sort_keys=True))
         return
     table = Table(title="Suite runs", title_justify="left")
-    for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
+    for col in ("run", "suite", "kind", "status", "created (UTC)", "done", "failed", "items"):
         table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
     for r in rows:
         # the owner's liveness: a dead process on this host, or silence from another host
@@ -72,6 +73,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
         table.add_row(
             r["run_id"],
             r["suite"],
+            r["kind"],
             status,
             r["created_at"][:19],
             str(r["n_completed"]),
