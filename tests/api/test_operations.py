@@ -4,6 +4,8 @@ files, imports, A/B tests, audits, sample sizes, each with the errors the comman
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,18 @@ def test_sample_size_refuses_what_no_test_can_have() -> None:
     assert size.n_t >= size.n_normal  # the exact paired t needs a few more
     with pytest.raises(UsageError, match="positive"):
         api.sample_size(0.0, 0.15)
+
+
+def test_every_api_name_loads_on_first_use_and_a_command_loads_only_its_own() -> None:
+    assert set(api.__all__) == set(api._LAZY)
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    code = (
+        "import sys; from memgauge import api; api.apply_retention;"
+        " print(sorted(m for m in sys.modules if m.startswith('memgauge')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "memgauge.store.querylog" in out
+    assert "memgauge.runs.engine" not in out
