@@ -12,6 +12,7 @@ import yaml
 from memgauge.cli.main import main
 from memgauge.data.records import EvaluatorSummary, RunRecord, RunSummary
 from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
+from memgauge.track.history import metric_series
 
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 
@@ -69,6 +70,28 @@ def test_a_drop_inside_the_runs_own_ci_is_noise_not_a_regression() -> None:
     assert check.regressed is True
     assert "no CI" in check.note
     assert "threshold alone" in check.note
+
+
+def test_history_series_have_a_gap_where_a_run_did_not_measure_and_the_gates_baseline() -> None:
+    runs = [
+        _run("r0", 0.6),
+        _run("r1", 0.8, evaluator="contains"),
+        _run("r2", None),
+        _run("r3", 0.9),
+        _run("r4", 0.5),
+    ]
+    icontains, contains = metric_series(runs)
+    assert (icontains.subject, icontains.task, icontains.measure) == ("agent", "qa", "icontains")
+    assert icontains.values == [0.6, None, None, 0.9, 0.5]
+    assert contains.values == [None, 0.8, None, None, None]
+    # the last two runs before the latest: r2 scored n/a, so r3 alone
+    assert icontains.baseline(2) == pytest.approx(0.9)
+    assert icontains.baseline(5) == pytest.approx(0.75)
+    # the gate's own baseline over the same window agrees
+    (check,) = evaluate_gate(runs[-1], runs[:-1], GateConfig(window=2)).checks
+    assert check.baseline == pytest.approx(icontains.baseline(2))
+    assert contains.baseline(5) == pytest.approx(0.8)
+    assert metric_series([_run("only", 0.7)])[0].baseline(5) is None
 
 
 def test_thresholds_per_tier_and_per_evaluator() -> None:

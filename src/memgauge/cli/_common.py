@@ -9,7 +9,6 @@ import click
 from rich.console import Console
 
 from memgauge import api
-from memgauge.errors import UsageError
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -22,13 +21,10 @@ from memgauge.report import (
 
 __all__ = [
     "console",
-    "existing_store",
     "gain_option",
     "open_suite_store",
     "rel_threshold_option",
     "report_retrieval",
-    "resolve_run_id",
-    "results_db",
     "write_reports",
 ]
 
@@ -56,40 +52,10 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
-def results_db() -> Path:
-    """`MEMGAUGE_HOME/results.db`."""
-    return api.results_path()
-
-
-def existing_store(path: Path | None) -> Path:
-    """`path` (default `MEMGAUGE_HOME/results.db`) for a command that only reads it: a
-    UsageError, and no empty file left behind, when it does not exist."""
-    where = path or results_db()
-    if not where.is_file():
-        raise UsageError(
-            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
-            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
-        )
-    return where
-
-
 def open_suite_store(path: Path | None, *, read_only: bool = False) -> api.SuiteRunStore:
     """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`; with `read_only`, a
     UsageError when there is none (rather than creating it)."""
-    return api.open_store(existing_store(path) if read_only else path or results_db())
-
-
-def resolve_run_id(store: api.SuiteRunStore, given: str) -> str:
-    """The run id that `given` (a whole id or its first characters) names; UsageError if none
-    or several."""
-    found = store.find_run_ids(given)
-    if given in found:
-        return given
-    if not found:
-        raise UsageError(f"no run {given!r} in {store.path}; see `memgauge runs list`")
-    if len(found) > 1:
-        raise UsageError(f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more")
-    return found[0]
+    return api.open_store(api.require_store(path) if read_only else path)
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:

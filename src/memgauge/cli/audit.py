@@ -3,8 +3,6 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,34 +20,9 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.errors import UsageError
 from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 
 __all__ = ["audit"]
-
-AGENT_LABELS = {
-    "extractive": "extractive baseline (no LLM: answers with the best-matching turn)",
-}
-
-
-def _configured_model(model: str | None) -> str | None:
-    return model or os.environ.get("MEMGAUGE_MODEL") or os.environ.get("MEMAUDIT_MODEL")
-
-
-def _subject(agent: str, model: str | None, subject_text: str | None, k: int) -> dict[str, Any]:
-    if agent == "extractive":
-        return {"extractive": {}}
-    if model is None:
-        raise UsageError(
-            f"--agent {agent} needs a model: give --model or set MEMGAUGE_MODEL (and "
-            "OPENAI_BASE_URL / OPENAI_API_KEY); --agent extractive runs without one"
-        )
-    if agent == "chat":
-        return {"chat": {"model": model}}
-    if subject_text is None:
-        raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
-    memory = api.one_spec(subject_text, "--subject")
-    return {"memory-agent": {"memory": memory, "model": model, "k": k}}
 
 
 def _locomo_table(summary: dict[str, Any]) -> Table:
@@ -145,41 +118,26 @@ def audit(
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
     interval. Writes OUTPUT/results.json and OUTPUT/report.md (and the probes, memories and
     suite it ran); every probe is recorded in the results store."""
-    source = api.audit_source(dataset, seed=seed)
-    configured = _configured_model(model)
-    agent = agent or ("memory" if subject_text else "chat" if configured else "extractive")
-    subject = _subject(agent, configured, subject_text, k)
-    use_judge = scoring == "judge" or (
-        scoring == "auto" and _configured_model(judge_model) is not None
-    )
-    evaluator: Any
-    if use_judge:
-        jm = judge_model or configured
-        if jm is None:
-            raise UsageError(
-                "--scoring judge needs a model: --judge-model, --model or MEMGAUGE_MODEL"
-            )
-        evaluator = {"qa-judge": {"preset": judge_preset, "model": jm}}
-        method = f"QA judge ({judge_preset} preset, model {jm})"
-    else:
-        evaluator, method = "audit-match", api.AUDIT_MATCH_METHOD
-    suite = api.audit_suite(
+    plan = api.plan_audit(
         dataset,
-        subject,
-        evaluator,
-        name=source.name,
-        locomo=source.format == "locomo",
+        agent=agent,  # type: ignore[arg-type]
+        model=model,
+        subject=subject_text,
+        k=k,
+        scoring=scoring,  # type: ignore[arg-type]
+        judge_preset=judge_preset,
+        judge_model=judge_model,
         limit=limit,
         seed=seed,
         concurrency=concurrency,
-        max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+        max_failure_rate=max_failure_rate,
     )
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
     with running(progress) as bar:
         report = api.run_suite(
-            suite,
+            plan.suite,
             store=store_arg(store_path, no_store, resume),
             resume=resume,
             force=force,
@@ -188,31 +146,13 @@ def audit(
             progress=bar,
             kind="audit",
         )
-    audit = report.summary.aggregate("audit")
-    per_subject = audit.detail["subjects"]["agent"] if audit is not None else {}
-    result: dict[str, Any] = {
-        "schema_version": 1,
-        "dataset": source.name,
-        "dataset_path": str(dataset),
-        "format": source.format,
-        **({"protocol": source.notes["protocol"]} if "protocol" in source.notes else {}),
-        "agent": AGENT_LABELS.get(agent, f"{agent}: {next(iter(subject.values())).get('model')}"),
-        "subject": subject,
-        "scoring": method,
-        "run_id": report.run_id,
-        "status": report.status,
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "metrics": per_subject.get("metrics", {}),
-        "counts": per_subject.get("counts", {}),
-        **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
-        "llm_usage": report.summary.llm_usage,
-        "notes": source.notes,
-        "probes": per_subject.get("probes", []),
-    }
+    result = api.audit_result(plan, report)
     formats = ["json", "markdown"] if fmt == "all" else [fmt]
     written = write_audit(out_dir, result, formats)
     out = console(stderr=as_json)
-    table = Table(title=f"Memory audit of {source.name}: {result['agent']}", title_justify="left")
+    table = Table(
+        title=f"Memory audit of {plan.source.name}: {result['agent']}", title_justify="left"
+    )
     for col in ("metric", "value", "95% CI", "n"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in metric_lines(result):
@@ -220,7 +160,7 @@ def audit(
     out.print(table)
     if "locomo_qa" in result:
         out.print(_locomo_table(result["locomo_qa"]))
-    out.print(f"scoring: {method}")
+    out.print(f"scoring: {plan.method}")
     for line in source_lines(result):
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")

@@ -169,18 +169,7 @@ def history(
     of the last runs, the latest value and the rolling baseline before it."""
     runs = api.history(suite_name, store=store_path, last=last)
     suite_name = runs[-1].suite_name
-    keys: list[tuple[str, str, str]] = []
-    per_run = [
-        {(m.subject, m.task, m.name): m.value for m in r.summary.measures()} if r.summary else {}
-        for r in runs
-    ]
-    for measured in per_run:
-        for key in measured:
-            if key not in keys:
-                keys.append(key)
-    series: dict[tuple[str, str, str], list[float | None]] = {
-        k: [measured.get(k) for measured in per_run] for k in keys
-    }
+    series = api.metric_series(runs)
     if as_json:
         click.echo(
             dumps_strict(
@@ -188,8 +177,13 @@ def history(
                     "suite": suite_name,
                     "runs": [{"run_id": r.run_id, "created_at": r.created_at} for r in runs],
                     "metrics": [
-                        {"subject": k[0], "task": k[1], "evaluator": k[2], "values": series[k]}
-                        for k in keys
+                        {
+                            "subject": m.subject,
+                            "task": m.task,
+                            "evaluator": m.measure,
+                            "values": m.values,
+                        }
+                        for m in series
                     ],
                 }
             )
@@ -208,15 +202,14 @@ def history(
         f"baseline (last {window} before)",
     ):
         table.add_column(col, justify="right" if col in ("latest",) else "left")
-    for k in keys:
-        values = series[k]
-        # as the gate: the last `window` runs, averaged over those that measured it
-        prior = [v for v in values[:-1][-window:] if v is not None]
+    for m in series:
         table.add_row(
-            *k,
-            api.sparkline(values),
-            _fmt(values[-1]),
-            _fmt(sum(prior) / len(prior) if prior else None),
+            m.subject,
+            m.task,
+            m.measure,
+            api.sparkline(m.values),
+            _fmt(m.values[-1]),
+            _fmt(m.baseline(window)),
         )
     console().print(table)
 

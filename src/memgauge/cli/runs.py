@@ -18,7 +18,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.cli._common import console, open_suite_store
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
@@ -54,7 +54,8 @@ def runs() -> None:
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool) -> None:
-    """The newest suite runs first."""
+    """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
+    evaluate, demo, extraction, operations, audit)."""
     with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
@@ -64,7 +65,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
         click.echo(dumps_strict(rows, sort_keys=True))
         return
     table = Table(title="Suite runs", title_justify="left")
-    for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
+    for col in ("run", "suite", "kind", "status", "created (UTC)", "done", "failed", "items"):
         table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
     for r in rows:
         # the owner's liveness: a dead process on this host, or silence from another host
@@ -72,6 +73,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
         table.add_row(
             r["run_id"],
             r["suite"],
+            r["kind"],
             status,
             r["created_at"][:19],
             str(r["n_completed"]),
@@ -84,7 +86,7 @@ def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool)
 def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
     """The run as plain data for display, with its summary (for a run still going, or killed,
     the summary of the items recorded so far, and the spend recorded so far)."""
-    run_id = resolve_run_id(store, given)
+    run_id = api.resolve_run_id(store, given)
     run = store.get_run(run_id)
     assert run is not None
     view = run.model_dump()
@@ -271,7 +273,7 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
 def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> None:
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
     with open_suite_store(store_path, read_only=True) as store:
-        a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
+        a, b = api.resolve_run_id(store, run_a), api.resolve_run_id(store, run_b)
         rows = api.compare_runs(store.item_records(a), store.item_records(b))
     if as_json:
         click.echo(dumps_strict({"a": a, "b": b, "rows": rows}, sort_keys=True))

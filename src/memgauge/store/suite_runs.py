@@ -321,18 +321,19 @@ class SuiteRunStore(SQLiteStore):
         return [str(r[0]) for r in rows]
 
     def list_runs(self, limit: int = 50, suite: str | None = None) -> list[dict[str, Any]]:
-        """The newest runs first, with item counts by status."""
+        """The newest runs first, with what started each (its `kind`: suite, evaluate, demo,
+        extraction, operations, audit) and item counts by status."""
         where, args = ("WHERE r.suite_name = ?", [suite]) if suite else ("", [])
         rows = self._conn.execute(
-            "SELECT r.run_id, r.suite_name, r.status, r.created_at, r.finished_at, r.n_items,"
-            " SUM(i.status = 'completed'), SUM(i.status = 'failed')"
+            "SELECT r.run_id, r.suite_name, r.kind, r.status, r.created_at, r.finished_at,"
+            " r.n_items, SUM(i.status = 'completed'), SUM(i.status = 'failed')"
             " FROM suite_runs r LEFT JOIN suite_run_items i ON i.run_id = r.run_id"
             f" {where} GROUP BY r.run_id ORDER BY r.created_at DESC LIMIT ?",
             (*args, limit),
         ).fetchall()
-        keys = ("run_id", "suite", "status", "created_at", "finished_at", "n_items")
+        keys = ("run_id", "suite", "kind", "status", "created_at", "finished_at", "n_items")
         return [
-            {**dict(zip(keys, r[:6], strict=True)), "n_completed": r[6] or 0, "n_failed": r[7] or 0}
+            {**dict(zip(keys, r[:7], strict=True)), "n_completed": r[7] or 0, "n_failed": r[8] or 0}
             for r in rows
         ]
 
