@@ -8,8 +8,9 @@ How a subject is asked depends on the task:
   score, channels, channel ranks). A query with a session context is also searched without it
   (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
   search is ignored;
-- expected-output / script: an agent's `answer(input, history=...)`, or a memory's top `k` hit
-  texts, one per line;
+- expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
+  plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
+  else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line;
 - extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
   function), the memory after the conversation;
 - operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
@@ -28,10 +29,11 @@ from typing import Any
 from memgauge._util.redact import redactor
 from memgauge.data.models import Memory, Turn
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
-from memgauge.errors import SubjectError
+from memgauge.errors import ReplyError, SubjectError
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
-from memgauge.subjects.protocol import Hit
+from memgauge.subjects.protocol import Answer, Hit
+from memgauge.subjects.python_import import normalise_answer
 
 __all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
 
@@ -96,7 +98,9 @@ def ask(
         out, latency = _timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
         return out, latency, {}
     if spec.kind != "retrieval" and answers:
-        answer = subject.answer(item.input, history=item.history)
+        reply, latency = _timed(lambda: subject.answer(item.input, history=item.history))
+        # memgauge's adapters answer an `Answer`; a plug-in's agent, built as it is, need not
+        answer = reply if isinstance(reply, Answer) else normalise_answer(reply, latency["total"])
         return answer.text, dict(answer.latency_ms), {}
     result = subject.search(item.input, spec.k, session=item.session)
     if spec.kind != "retrieval":
@@ -175,6 +179,10 @@ def answer_item(
     for attempt in range(1, task.spec.retries + 2):
         try:
             output, latency, extra = ask(subject, answers, task, item)
+        except ReplyError as exc:
+            # the subject's fault, said in words: kind `subject`, not the exception's class
+            failures.append(Failure.of("subject", str(exc), attempt))
+            continue
         except Exception as exc:
             failures.append(Failure.of("subject", exc, attempt))
             continue
