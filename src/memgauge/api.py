@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -119,6 +120,14 @@ class _LazyCache:
             if self._cache is None:
                 self._cache = SQLiteResponseCache(self.path)
             return self._cache
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a shard's worker gets the path and opens the file itself (SQLite locks it across
+        # processes), never this process's connection
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._open().get(key)
@@ -270,6 +279,8 @@ def evaluate(
     fail_under: Iterable[str | Requirement] = (),
     by: By = "point",
     progress: Progress | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
 
@@ -278,6 +289,9 @@ def evaluate(
     (`{"reference": {"mode": "dense"}}`), or a live object with `reset`, `ingest` and `search`.
     The first system is the baseline of the paired comparisons. `fail_under`:
     `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
+    `workers` > 1 runs the systems given as specs in shards on a process pool, or on
+    `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
+    (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
     """
     specs, live = _system_specs(systems)
     path = (
@@ -313,6 +327,8 @@ def evaluate(
             fail_under=_requirements(fail_under),
             by=by,
             datasets=datasets,
+            workers=workers,
+            pool=executor,
         )
 
 
@@ -331,10 +347,13 @@ def run_suite(
     kind: str = "suite",
     base: Path | None = None,
     subjects: Mapping[str, object] | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
 ) -> RunReport:
     """Run (or resume) a suite: a `Suite`, or the path of a suite file.
 
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
+    `workers`, `executor`: shards, as in `evaluate`.
     """
     suite_path = None
     if not isinstance(suite, Suite):
@@ -356,6 +375,8 @@ def run_suite(
             fail_under=_requirements(fail_under),
             by=by,
             seed_targets=seed_targets,
+            workers=workers,
+            pool=executor,
         )
 
 
