@@ -76,7 +76,10 @@ class ShardPool:
         (an interrupted run is resumed; what they were doing is done again then)."""
         if not self.owned:
             return
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        try:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        except TypeError:  # Dask's executor cancels its futures without being asked
+            self.executor.shutdown(wait=False)
         # a pool's own children: Python < 3.14 has no public way to end them
         procs = getattr(self.executor, "_processes", None) or {}
         for proc in list(procs.values()):
