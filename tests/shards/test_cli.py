@@ -12,11 +12,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.cli.test_resume_commands import _finished
 from tests.shards.conftest import SUBJECTS
 
+from memgauge import api
 from memgauge.cli.main import main
 
 
@@ -105,3 +107,32 @@ def test_an_unknown_executor_is_exit_2(
 ) -> None:
     assert _evaluate_on("ray", locomo_dir, tmp_path / "out") == 2
     assert "use process, dask:local or dask://HOST:PORT" in capsys.readouterr().err
+
+
+MEMAUDIT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
+
+
+def test_an_llm_subject_calls_from_the_workers_its_spend_is_recorded_and_replays_exactly(
+    llm_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    args = ["audit", str(MEMAUDIT), "--agent", "chat", "--model", "fake", "--scoring", "offline"]
+    args += ["--store", str(db), "--workers", "2", "--json", "--no-progress"]
+    assert main([*args, "--output", str(tmp_path / "a")]) == 0, capsys.readouterr().err
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    calls = len(llm_server.requests)
+    with api.open_store(db) as store:
+        n = len(store.item_records(first["run_id"]))
+    # every probe asked from the workers (two probes asking the same were one request), and
+    # their spend came back with the shards
+    assert first["llm_usage"]["fake"]["calls"] == n > 10
+    assert first["llm_usage"]["fake"]["requests"] == calls > 10
+    # the workers read the driver's cache: a replay makes no call and gives the same answers
+    assert main([*args, "--output", str(tmp_path / "b"), "--cache-only"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(llm_server.requests) == calls
+    assert again["metrics"] == first["metrics"]
+    with api.open_store(db) as store:
+        runs = [store.item_records(run_id) for run_id in (first["run_id"], again["run_id"])]
+    assert [(r.item_id, r.output) for r in runs[0]] == [(r.item_id, r.output) for r in runs[1]]
+    assert all(r.output for r in runs[0])

@@ -312,6 +312,10 @@ def run_shard(shard: Shard) -> ShardResult:
                 lane.close()
     finally:
         stop()
+        if not in_driver:
+            # the worker's connection pools end with the shard (a process pool's worker exits
+            # without a word, and would leave them unclosed)
+            llm_context().close()
     result.usage.update(usage.rows)
     return result
 
