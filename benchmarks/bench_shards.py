@@ -22,6 +22,7 @@ with the 1-minute load average before each run (the machine is shared).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -61,10 +62,8 @@ def _measure(args: list[str], env: dict[str, str]) -> dict[str, float]:
         total = 0
         try:
             for p in [root, *root.children(recursive=True)]:
-                try:
+                with contextlib.suppress(psutil.Error):
                     total += p.memory_info().rss
-                except psutil.Error:
-                    pass
         except psutil.Error:
             pass
         peak = max(peak, total)
@@ -125,8 +124,16 @@ def locomo(reps: int, per_memory: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "locomo"
         subprocess.run(
-            [sys.executable, "-m", "memgauge.cli.main", "import", "locomo", str(LOCOMO)]
-            + ["--out", str(data)],
+            [
+                sys.executable,
+                "-m",
+                "memgauge.cli.main",
+                "import",
+                "locomo",
+                str(LOCOMO),
+                "--out",
+                str(data),
+            ],
             env=_env(),
             check=True,
             stdout=subprocess.DEVNULL,
