@@ -14,7 +14,13 @@ from memgauge import api
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.errors import DataError, UsageError
 from memgauge.runs.plan import plan_suite
-from memgauge.runs.shards import SHARDS_PER_WORKER, WorkerLLM, plan_shards, run_shard
+from memgauge.runs.shards import (
+    SHARDS_PER_WORKER,
+    WorkerLLM,
+    plan_shards,
+    run_shard,
+    worker_llm,
+)
 from memgauge.runs.suite import Suite
 
 LOCOMO = Path("/work/shared/datasets/locomo10.json")
@@ -178,3 +184,16 @@ def test_a_worker_whose_dataset_differs_refuses_the_shard(locomo_dir: Path) -> N
     answered = run_shard(shards[0])  # in this process, the same shard answers its items
     assert len(answered.records) == len(shards[0].items)
     assert all(r.status == "queued" and r.output for r, _s in answered.records)  # unscored
+
+
+def test_each_worker_gets_its_share_of_the_llm_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api.configure_llm()  # the file cache of MEMGAUGE_LLM_CACHE
+    monkeypatch.setenv("MEMGAUGE_LLM_CONCURRENCY", "10")
+    share = worker_llm(4)
+    assert share.concurrency == 2  # 4 workers x 2 in flight: within the 10 allowed
+    assert share.mode == "use"
+    assert getattr(share.cache, "path", None) is not None  # the driver's file, reopened there
+    monkeypatch.delenv("MEMGAUGE_LLM_CONCURRENCY")
+    assert worker_llm(32).concurrency == 1  # never none
