@@ -50,7 +50,7 @@ from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
 from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
-from memgauge.runs.shards import plan_shards, unshardable, worker_llm
+from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
@@ -315,33 +315,6 @@ def _check_resume(
     return stored
 
 
-def _sharded(
-    suite: Suite,
-    workers: int,
-    pool: str | PoolExecutor | None,
-    datasets: Mapping[str, RetrievalDataset] | None,
-) -> set[str]:
-    """The subjects that run in shards: with workers or a pool, every one that can (a live
-    object stays in this process); UsageError for what cannot work at all."""
-    if workers < 1:
-        raise UsageError(f"--workers {workers}: give 1 or more")
-    if pool is None and workers <= 1:
-        return set()
-    if datasets:
-        raise UsageError(
-            "a dataset given in memory cannot be sent to workers: save it "
-            "(memgauge.save_dataset) and pass its path, or run without workers"
-        )
-    out = set()
-    for name, spec in suite.subjects.items():
-        why = unshardable(spec)
-        if why is None:
-            out.add(name)
-        elif not why.startswith("a live object"):
-            raise UsageError(f"subject {name!r} cannot run in shards: {why}")
-    return out
-
-
 def _lanes(
     suite: Suite,
     plan: Sequence[PlannedTask],
@@ -423,7 +396,7 @@ def run_suite(
         raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
-    sharded = _sharded(suite, workers, pool, datasets)
+    sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here
     with fewer_collections():
         width = concurrency or suite.concurrency

@@ -31,10 +31,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls
@@ -56,6 +58,7 @@ __all__ = [
     "driver_id",
     "plan_shards",
     "run_shard",
+    "sharded_subjects",
     "unshardable",
     "worker_llm",
 ]
@@ -154,6 +157,33 @@ def unshardable(spec: Mapping[str, Any]) -> str | None:
     if kind == "reference" and path not in (None, ":memory:"):
         return f"its memory is the file {path}, which every worker would share"
     return None
+
+
+def sharded_subjects(
+    suite: Suite,
+    workers: int,
+    pool: str | PoolExecutor | None,
+    datasets: Mapping[str, RetrievalDataset] | None,
+) -> set[str]:
+    """The subjects that run in shards: with workers or a pool, every one that can (a live
+    object stays in this process); UsageError for what cannot work at all."""
+    if workers < 1:
+        raise UsageError(f"--workers {workers}: give 1 or more")
+    if pool is None and workers <= 1:
+        return set()
+    if datasets:
+        raise UsageError(
+            "a dataset given in memory cannot be sent to workers: save it "
+            "(memgauge.save_dataset) and pass its path, or run without workers"
+        )
+    out = set()
+    for name, spec in suite.subjects.items():
+        why = unshardable(spec)
+        if why is None:
+            out.add(name)
+        elif not why.startswith("a live object"):
+            raise UsageError(f"subject {name!r} cannot run in shards: {why}")
+    return out
 
 
 def _chunks(values: Sequence[Any], size: int) -> Iterable[tuple[Any, ...]]:
