@@ -30,6 +30,14 @@ class _LazyCache:
                 self._cache = SQLiteResponseCache(self.path)
             return self._cache
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a shard's worker gets the path and opens the file itself (SQLite locks it across
+        # processes), never this process's connection
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+
     def get(self, key: str) -> dict[str, Any] | None:
         return self._open().get(key)
 

@@ -5,6 +5,7 @@ summary of a run still going."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -113,6 +114,8 @@ def evaluate(
     fail_under: Iterable[str | Requirement] = (),
     by: By = "point",
     progress: Progress | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
 
@@ -121,6 +124,9 @@ def evaluate(
     (`{"reference": {"mode": "dense"}}`), or a live object with `reset`, `ingest` and `search`.
     The first system is the baseline of the paired comparisons. `fail_under`:
     `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
+    `workers` > 1 runs the systems given as specs in shards on a process pool, or on
+    `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
+    (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
     """
     specs, live = _system_specs(systems)
     path = (
@@ -156,6 +162,8 @@ def evaluate(
             fail_under=_requirements(fail_under),
             by=by,
             datasets=datasets,
+            workers=workers,
+            pool=executor,
         )
 
 
@@ -174,10 +182,13 @@ def run_suite(
     kind: str = "suite",
     base: Path | None = None,
     subjects: Mapping[str, object] | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
 ) -> RunReport:
     """Run (or resume) a suite: a `Suite`, or the path of a suite file.
 
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
+    `workers`, `executor`: shards, as in `evaluate`.
     """
     suite_path = None
     if not isinstance(suite, Suite):
@@ -199,6 +210,8 @@ def run_suite(
             fail_under=_requirements(fail_under),
             by=by,
             seed_targets=seed_targets,
+            workers=workers,
+            pool=executor,
         )
 
 

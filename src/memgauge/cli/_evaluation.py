@@ -33,6 +33,7 @@ __all__ = [
     "conclude",
     "evaluation_options",
     "running",
+    "shard_options",
     "sigterm_as_interrupt",
     "store_arg",
     "target_options",
@@ -183,6 +184,32 @@ def evaluation_options(fn: F) -> F:
                 help="The run fails (exit 4) past this share of failed items (default 0.1).",
             ),
             click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def shard_options(fn: F) -> F:
+    """`--workers N`, `--executor process|dask:local|dask://HOST:PORT`: run in shards."""
+    for option in reversed(
+        [
+            click.option(
+                "--workers",
+                type=click.IntRange(1, 1024),
+                default=1,
+                show_default=True,
+                help="Run subjects in shards (subject x task x corpora) on N worker processes; "
+                "--concurrency items stay in flight in each. Results equal a serial run's.",
+            ),
+            click.option(
+                "--executor",
+                "shard_executor",
+                default=None,
+                metavar="process|dask:local|dask://HOST:PORT",
+                help="Where shards run (default with --workers > 1: a process pool). Dask needs "
+                "pip install 'memgauge[dask]'.",
+            ),
         ]
     ):
         fn = option(fn)

@@ -16,6 +16,7 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
@@ -85,6 +86,7 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
 @evaluation_options
 @target_options
+@shard_options
 @llm_options
 def audit(
     dataset: Path,
@@ -109,6 +111,8 @@ def audit(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -143,6 +147,8 @@ def audit(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             progress=bar,
             kind="audit",
         )

@@ -14,6 +14,7 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
@@ -65,6 +66,7 @@ __all__ = ["extraction"]
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @evaluation_options
 @target_options
+@shard_options
 @click.option(
     "--no-targets", is_flag=True, help="Report seed 001's targets without failing on them."
 )
@@ -88,6 +90,8 @@ def extraction(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     no_targets: bool,
     cache_only: bool,
     no_cache: bool,
@@ -125,6 +129,8 @@ def extraction(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             seed_targets=not no_targets,
             progress=bar,
             kind="extraction",

@@ -25,7 +25,7 @@ import platform
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,13 +44,16 @@ from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
+from memgauge.runs.distribute import run_shards
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
+from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
+from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
-from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item
+from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.specs import build_subject
 
 __all__ = ["Progress", "RunReport", "run_suite"]
@@ -165,12 +168,7 @@ class _Run:
     def done(self, job: Job, result: Any) -> bool:
         if isinstance(result, TimedOut):
             task, item, subject = job.context
-            failure = Failure(
-                stage="timeout",
-                kind="timeout",
-                message=f"no answer within {result.seconds:g} s",
-            )
-            result = failed_item(task, subject, item, failure, duration_ms=result.seconds * 1000)
+            result = timed_out_item(task, subject, item, result.seconds)
         self.record(result)
         return not self.stopped
 
@@ -323,13 +321,17 @@ def _check_resume(
 
 
 def _lanes(
-    suite: Suite, plan: Sequence[PlannedTask], width: int, build: Callable[[dict[str, Any]], Any]
+    suite: Suite,
+    plan: Sequence[PlannedTask],
+    width: int,
+    build: Callable[[dict[str, Any]], Any],
+    skip: Collection[str] = (),
 ) -> tuple[dict[str, SubjectLane], dict[str, str]]:
     lanes: dict[str, SubjectLane] = {}
     unavailable: dict[str, str] = {}
     try:
         for name, spec in suite.subjects.items():
-            if not any(name in subjects_of(t, suite) for t in plan):
+            if name in skip or not any(name in subjects_of(t, suite) for t in plan):
                 continue
             try:
                 lanes[name] = SubjectLane(name, spec, width, build)
@@ -360,6 +362,8 @@ def run_suite(
     by: By = "point",
     seed_targets: bool = True,
     datasets: Mapping[str, RetrievalDataset] | None = None,
+    workers: int = 1,
+    pool: str | PoolExecutor | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
@@ -380,6 +384,11 @@ def run_suite(
         by: the rule deciding targets, `point` or `ci-upper`.
         seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
         datasets: retrieval datasets given in memory, by task name (the Python API).
+        workers: with more than one, subjects run in shards on a process pool of that many
+            (or on `pool`); each worker keeps `concurrency` items in flight (see `shards`).
+        pool: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
+            `concurrent.futures.Executor` (see `pools`). Subjects given as live objects run
+            in this process, after the shards.
 
     Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
@@ -392,6 +401,7 @@ def run_suite(
         raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
+    sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here
     with fewer_collections():
         width = concurrency or suite.concurrency
@@ -408,7 +418,8 @@ def run_suite(
         allow_calls()
         meter = llm_context().meter
         stop_metering: Callable[[], None] | None = None
-        lanes, unavailable = _lanes(suite, plan, width, build)
+        lanes, unavailable = _lanes(suite, plan, width, build, skip=sharded)
+        shard_pool: ShardPool | None = None
         try:
             # a new run keeps its records in memory as they finish, so that its summary needs no
             # read of the store; a resumed one reads what earlier attempts recorded
@@ -447,7 +458,33 @@ def run_suite(
                 recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
             )
             try:
-                _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
+                if sharded:
+                    shard_pool = open_pool(workers, pool)
+                    assert shard_pool is not None
+                    shards = plan_shards(
+                        plan,
+                        suite,
+                        sharded,
+                        pending,
+                        base=root.resolve(),
+                        concurrency=width,
+                        workers=shard_pool.workers,
+                        llm=worker_llm(shard_pool.workers),
+                    )
+                    run_shards(shards, plan, state, shard_pool, recorder, unavailable, width)
+                if not state.stopped:
+                    _execute(
+                        plan,
+                        suite,
+                        lanes,
+                        unavailable,
+                        pending,
+                        state,
+                        executor,
+                        width,
+                        recorder,
+                        skip=sharded,
+                    )
             except KeyboardInterrupt:
                 writer.close()
                 finish("cancelled", "interrupted; resume with --resume", meter.prices)
@@ -484,6 +521,8 @@ def run_suite(
             owner.driving.discard(token)
             for lane in lanes.values():
                 lane.close()
+            if shard_pool is not None:
+                shard_pool.close()
 
 
 @dataclass
@@ -549,11 +588,15 @@ def _execute(
     executor: Executor,
     width: int,
     recorder: Recorder,
+    *,
+    skip: Collection[str] = (),
 ) -> None:
     scoring = ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score")
     try:
         for task in plan:
             for name in subjects_of(task, suite):
+                if name in skip:  # run in shards
+                    continue
                 todo = [it for it in task.items if (name, task.spec.name, it.id) in pending]
                 if name in unavailable:
                     failure = Failure(

@@ -44,7 +44,14 @@ from memgauge.probes.sources import load_audit_source
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
-__all__ = ["PlannedItem", "PlannedTask", "default_aggregates", "plan_suite", "suite_sha256"]
+__all__ = [
+    "PlannedItem",
+    "PlannedTask",
+    "default_aggregates",
+    "plan_suite",
+    "plan_task",
+    "suite_sha256",
+]
 
 
 @dataclass(frozen=True)
@@ -252,7 +259,10 @@ def _operation_items(cases: list[OperationCase], file: str) -> list[PlannedItem]
     return items
 
 
-def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None) -> PlannedTask:
+def plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None) -> PlannedTask:
+    """Load one task (paths relative to `base`; `given`: its retrieval dataset, in memory).
+
+    A shard's worker plans its task with this, from the same spec, as the driver did."""
     evaluators = _evaluators(task, base)
     aggregates = _aggregates(task)
     path = base / task.dataset if task.dataset is not None else None
@@ -361,7 +371,7 @@ def plan_suite(
     out = []
     for task in suite.tasks:
         try:
-            out.append(_plan_task(task, base, (datasets or {}).get(task.name)))
+            out.append(plan_task(task, base, (datasets or {}).get(task.name)))
         except UsageError as exc:
             raise UsageError(f"task {task.name!r}: {exc}") from None
     return out

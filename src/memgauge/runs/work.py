@@ -35,7 +35,15 @@ from memgauge.scorers import EvalContext, Score
 from memgauge.subjects.protocol import Answer, Hit
 from memgauge.subjects.python_import import normalise_answer
 
-__all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
+__all__ = [
+    "answer_item",
+    "ask",
+    "failed_item",
+    "fill_memory",
+    "hit_record",
+    "score_item",
+    "timed_out_item",
+]
 
 
 def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -165,6 +173,14 @@ def failed_item(
         finished_at=utc_now(),
         duration_ms=duration_ms,
     )
+
+
+def timed_out_item(
+    task: PlannedTask, subject: str, item: PlannedItem, seconds: float
+) -> ItemRecord:
+    """An item whose subject gave no answer within the task's timeout."""
+    failure = Failure(stage="timeout", kind="timeout", message=f"no answer within {seconds:g} s")
+    return failed_item(task, subject, item, failure, duration_ms=seconds * 1000)
 
 
 def answer_item(
