@@ -72,6 +72,7 @@ __all__ = [
     "RunSummary",
     "StoreArg",
     "SuiteRunStore",
+    "accept_gate",
     "audit_source",
     "audit_suite",
     "close_llm",
@@ -431,8 +432,9 @@ def gate(
     with SuiteRunStore(_existing(store)) as opened:
         run = _gated_run(opened, target)
         history = [r for r in opened.suite_history(run.suite_name) if r.created_at < run.created_at]
-        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run))
-        opened.mark_gated(run.run_id)
+        failed = opened.failed_gates(run.suite_name)
+        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run), failed)
+        opened.mark_gated(run.run_id, result.status)
         learned = 0
         if learn and any(c.regressed for c in result.checks):
             memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
@@ -441,6 +443,15 @@ def gate(
             finally:
                 memory.close()
     return result, learned
+
+
+def accept_gate(run: str, *, store: str | Path | None = None) -> tuple[str, str | None]:
+    """`gate --accept`: a run (its id or a prefix) counts in later baselines even though it
+    failed the gate. Returns its full id and its verdict before (None: never gated)."""
+    with SuiteRunStore(_existing(store)) as opened:
+        run_id = _resolve(opened, run)
+        assert run_id is not None
+        return run_id, opened.accept_gate(run_id)
 
 
 def history(suite: str, *, store: str | Path | None = None, last: int = 20) -> list[RunRecord]:
