@@ -90,6 +90,14 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
     ),
     "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
+    "suite_learnings_unknown_key.yaml": (
+        5,
+        "subjects.decider.llm-decider.learnings.topk: unknown key",
+    ),
+    "suite_learnings_budget_too_small.yaml": (
+        11,
+        "tasks.0.evaluators.0.rubric.learnings.budget: Input should be greater than or equal to 20",
+    ),
 }
 
 
