@@ -40,7 +40,8 @@ Choose one action:
   content, keeping every fact of both (the newer one wins where they disagree);
 - DELETE: it makes a stored memory wrong and nothing should replace it: give that id;
 - CREATE: it is about something else: give its content.
-Reply with only {{"action": "...", "id": "...", "content": "...", "reason": "..."}}."""
+Give the memory a few short topic tags.
+Reply with only {{"action": "...", "id": "...", "content": "...", "tags": ["..."], "reason": "..."}}."""
 
 
 class Decision(BaseModel):
@@ -51,6 +52,7 @@ class Decision(BaseModel):
     action: str = Field(description="CREATE, UPDATE, NOOP or DELETE")
     id: str | None = Field(default=None, description="target memory id")
     content: str | None = Field(default=None, description="new or merged content")
+    tags: list[str] = Field(default_factory=list, description="topic tags of the memory")
     reason: str = Field(default="", description="why")
 
 

@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 EXACT_EVALUATORS = frozenset({"exact", "contains", "icontains", "regex"})
-JUDGE_EVALUATORS = frozenset({"rubric", "qa-judge", "facts", "pairwise", "panel"})
+JUDGE_EVALUATORS = frozenset({"rubric", "qa-judge", "facts", "pairwise", "panel", "relevance"})
 
 _Z975 = 1.959963984540054  # the 97.5% normal quantile: a 95% CI is mean +- _Z975 * se
 # a drop is compared with its threshold up to float round-off: 1.0 -> 0.9 computes as a drop of
