@@ -90,6 +90,15 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
     ),
     "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
+    "operations_tags_not_a_list.json": (None, "[0].expected.tags: Input should be a valid list"),
+    "suite_learnings_unknown_key.yaml": (
+        5,
+        "subjects.decider.llm-decider.learnings.topk: unknown key",
+    ),
+    "suite_learnings_budget_too_small.yaml": (
+        11,
+        "tasks.0.evaluators.0.rubric.learnings.budget: Input should be greater than or equal to 20",
+    ),
 }
 
 

@@ -159,6 +159,7 @@ EXPECTED_SCHEMA = {
         "pid_start",
         "owner",
         "kind",
+        "gate",
     ],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
@@ -485,7 +486,7 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
         (json.dumps({"n_items": 3, "llm_usage": {**usage, "n": {"calls": 1, "cost_usd": None}}}),),
     )
     conn.commit()
-    assert migrate(conn) == ["0008_suite_run_usage", "0009_one_spine"]
+    assert migrate(conn) == ["0008_suite_run_usage", "0009_one_spine", "0010_suite_run_gate"]
     conn.close()
     with SuiteRunStore(db) as store:
         assert store.usage("s1") == {
@@ -577,7 +578,7 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
         (json.dumps(result),),
     )
     conn.commit()
-    assert migrate(conn) == ["0009_one_spine"]
+    assert migrate(conn) == ["0009_one_spine", "0010_suite_run_gate"]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"runs", "run_systems", "query_results"}
     (p, significant) = conn.execute(

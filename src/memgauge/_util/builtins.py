@@ -32,6 +32,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "facts": "memgauge.scorers.judges.facts:FactsJudge",
         "pairwise": "memgauge.scorers.judges.pairwise:PairwiseJudge",
         "panel": "memgauge.scorers.judges.panel:PanelJudge",
+        "relevance": "memgauge.scorers.judges.relevance:RelevanceJudge",
     },
     "memgauge.subjects": {
         "reference": "memgauge.subjects.specs:reference_memory",

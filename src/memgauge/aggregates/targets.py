@@ -27,6 +27,7 @@ __all__ = [
     "By",
     "Requirement",
     "check_targets",
+    "compared_value",
     "meets",
     "parse_fail_under",
     "parse_target",
@@ -108,11 +109,20 @@ def meets(
     """Whether a measure meets a target by the rule, and the number compared (None: n/a)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None, None
-    compared = value
-    if by == "ci-upper":
-        bound = ci_high if op in (">", ">=", "==") else ci_low
-        compared = value if bound is None else bound
+    compared = compared_value(value, ci_low, ci_high, op, by)
     return _OPS[op](compared, target), compared
+
+
+def compared_value(
+    value: float, ci_low: float | None, ci_high: float | None, op: str, by: By
+) -> float:
+    """The number the rule compares with a target: the point estimate, or with `ci-upper` the
+    CI bound on the favourable side (the upper bound for a minimum target, the lower for a
+    maximum), the point estimate when the measure has no CI."""
+    if by != "ci-upper":
+        return value
+    bound = ci_high if op in (">", ">=", "==") else ci_low
+    return value if bound is None else bound
 
 
 def check_targets(

@@ -14,7 +14,7 @@ from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
 from memgauge.track.regressions import kinds_of, learn_from, learnings_memory, learnings_path
 
-__all__ = ["gate", "history", "learnings_query"]
+__all__ = ["accept_gate", "gate", "history", "learnings_query"]
 
 
 def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
@@ -51,8 +51,9 @@ def gate(
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
         history = [r for r in opened.suite_history(run.suite_name) if r.created_at < run.created_at]
-        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run))
-        opened.mark_gated(run.run_id)
+        failed = opened.failed_gates(run.suite_name)
+        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run), failed)
+        opened.mark_gated(run.run_id, result.status)
         learned = 0
         if learn and any(c.regressed for c in result.checks):
             memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
@@ -61,6 +62,15 @@ def gate(
             finally:
                 memory.close()
     return result, learned
+
+
+def accept_gate(run: str, *, store: str | Path | None = None) -> tuple[str, str | None]:
+    """`gate --accept`: a run (its id or a prefix) counts in later baselines even though it
+    failed the gate. Returns its full id and its verdict before (None: never gated)."""
+    with SuiteRunStore(require_store(store)) as opened:
+        run_id = resolve_resume(opened, run)
+        assert run_id is not None
+        return run_id, opened.accept_gate(run_id)
 
 
 def history(suite: str, *, store: str | Path | None = None, last: int = 20) -> list[RunRecord]:

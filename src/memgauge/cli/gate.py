@@ -33,7 +33,7 @@ learn_into_option = click.option(
 
 
 @click.command()
-@click.argument("target", metavar="SUITE_OR_RUN")
+@click.argument("target", metavar="SUITE_OR_RUN", required=False)
 @click.option(
     "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
 )
@@ -42,7 +42,7 @@ learn_into_option = click.option(
     type=click.IntRange(1, 100),
     default=5,
     show_default=True,
-    help="Runs in the rolling baseline.",
+    help="Earlier runs in the rolling baseline (as many as exist, up to this).",
 )
 @click.option(
     "--threshold",
@@ -61,13 +61,20 @@ learn_into_option = click.option(
     help="Per-evaluator threshold, repeatable.",
 )
 @click.option(
-    "--phase",
-    type=click.Choice(["auto", "bootstrap", "stabilization", "production"]),
-    default="auto",
+    "--by",
+    type=click.Choice(["point", "ci-upper"]),
+    default="point",
     show_default=True,
+    help="point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
+    " its 95% CI, so a drop its own noise can explain passes.",
 )
-@click.option("--min-history", type=click.IntRange(0), default=3, show_default=True)
-@click.option("--production-after", type=click.IntRange(0), default=10, show_default=True)
+@click.option(
+    "--accept",
+    "accept",
+    default=None,
+    metavar="RUN",
+    help="Count RUN in later baselines although it failed the gate (a change made on purpose).",
+)
 @click.option(
     "--markdown",
     "md_path",
@@ -91,16 +98,15 @@ learn_into_option = click.option(
 )
 @learn_into_option
 def gate(
-    target: str,
+    target: str | None,
     store_path: Path | None,
     window: int,
     threshold: float,
     exact_threshold: float,
     judge_threshold: float,
     overrides: tuple[str, ...],
-    phase: str,
-    min_history: int,
-    production_after: int,
+    by: str,
+    accept: str | None,
     md_path: Path | None,
     as_json: bool,
     learn: bool,
@@ -108,7 +114,19 @@ def gate(
     learn_into: str | None,
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
-    baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
+    baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
+    measure dropped by its threshold or more."""
+    if accept is not None:
+        run_id, before = api.accept_gate(accept, store=store_path)
+        click.echo(
+            f"run {run_id} accepted ({'was ' + before if before else 'never gated'}): it counts"
+            " in later baselines",
+            err=True,
+        )
+        if target is None:
+            return
+    if target is None:
+        raise UsageError("gate: name a suite file or a run (SUITE_OR_RUN), or --accept RUN")
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")
@@ -129,9 +147,7 @@ def gate(
         exact_threshold=exact_threshold,
         judge_threshold=judge_threshold,
         overrides=parsed,
-        min_history=min_history,
-        production_after=production_after,
-        phase=None if phase == "auto" else phase,
+        by="ci-upper" if by == "ci-upper" else "point",
     )
     result, learned = api.gate(
         target,

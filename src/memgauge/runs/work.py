@@ -251,8 +251,10 @@ def _score_record(label: str, score: Score, clean: Callable[[str], str]) -> Scor
 def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: float) -> ItemRecord:
     """Score an answered record with every evaluator of the task; a failed one passes through.
 
-    The combined score needs every evaluator: a missing verdict is never averaged in as 0, and
-    an opt-in fallback value (a judge that failed) is never part of it.
+    The combined score needs every evaluator: a missing verdict is never averaged in as 0. An
+    opt-in stand-in value (a judge that failed under `on_failure: neutral`: seed 000's 0.5) is
+    a value the user asked for, so it is averaged in, and the verdict's `fallback` flag marks
+    the item's combined score as resting on it (`ItemRecord.fallback`).
     """
     if record.status == "failed":
         return record
@@ -281,8 +283,6 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
             all_scored = False
             failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)
             failures.append(failure.model_copy(update={"kind": label}))
-        elif verdict.fallback:
-            all_scored = False
         else:
             total += weight * verdict.value
             weights += weight

@@ -174,8 +174,11 @@ class OperationChecks:
         ok, why = operation_check(case, decision)
         checks["action"] = {"passed": ok, "reason": why}
         similar = similarity_check(case, decision)
+        confusion: dict[str, int] = {}
         if similar is not None:
             checks["similarity"] = {"passed": similar[0], "reason": similar[1]}
+            if not similar[0]:  # seed 000's counts: a false match, or a missed paraphrase
+                confusion = {"fn": 1} if case.expect_similar else {"fp": 1}
         raw, llm_error = None, None
         if self.judge:
             judged = self._judge(case, decision)
@@ -195,6 +198,7 @@ class OperationChecks:
             detail={
                 "decision": {k: v for k, v in decision.items() if k != "raw"},
                 "checks": checks,
+                **({"confusion": confusion} if confusion else {}),
                 **({"raw_reply": raw} if raw is not None else {}),
                 # an unreachable judge endpoint makes the run exit 3
                 **({"llm_error_kind": llm_error} if llm_error is not None else {}),

@@ -269,6 +269,16 @@ MIGRATIONS: list[tuple[str, Step]] = [
     ),
     ("0008_suite_run_usage", lambda conn: _suite_run_usage(conn)),
     ("0009_one_spine", lambda conn: one_spine(conn)),
+    (
+        # the gate's last verdict on a run: 'fail' leaves it out of later baselines (a regression
+        # must not drag the baseline down), 'accepted' (`gate --accept`) puts it back; NULL:
+        # never gated, counted
+        "0010_suite_run_gate",
+        """
+        ALTER TABLE suite_runs ADD COLUMN gate TEXT
+            CHECK (gate IS NULL OR gate IN ('pass', 'fail', 'accepted'))
+        """,
+    ),
 ]
 
 

@@ -294,14 +294,34 @@ class SuiteRunStore(SQLiteStore):
                     previous[0] if previous else "full",
                 )
 
-    def mark_gated(self, run_id: str) -> None:
-        """A run the regression gate judged: its `eval_results` rows become `regression`."""
+    def mark_gated(self, run_id: str, verdict: str) -> None:
+        """A run the regression gate judged (`pass` or `fail`): its verdict is kept (an accepted
+        run stays accepted) and its `eval_results` rows become `regression`."""
         with self._write() as c:
+            c.execute(
+                "UPDATE suite_runs SET gate = ? WHERE run_id = ? AND gate IS NOT 'accepted'",
+                (verdict, run_id),
+            )
             c.execute(
                 "UPDATE eval_results SET run_type = 'regression' WHERE run_id = ?"
                 " AND run_type = 'full'",
                 (run_id,),
             )
+
+    def accept_gate(self, run_id: str) -> str | None:
+        """`gate --accept`: the run counts in later baselines even if it failed the gate; its
+        verdict before (None: never gated)."""
+        with self._write() as c:
+            row = c.execute("SELECT gate FROM suite_runs WHERE run_id = ?", (run_id,)).fetchone()
+            c.execute("UPDATE suite_runs SET gate = 'accepted' WHERE run_id = ?", (run_id,))
+        return None if row is None else row[0]
+
+    def failed_gates(self, suite: str) -> set[str]:
+        """The runs of `suite` that failed the gate and were not accepted."""
+        rows = self._conn.execute(
+            "SELECT run_id FROM suite_runs WHERE suite_name = ? AND gate = 'fail'", (suite,)
+        ).fetchall()
+        return {r[0] for r in rows}
 
     def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
         """The run, or None; without `summary`, its summary is left unread (None)."""

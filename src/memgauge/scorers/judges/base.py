@@ -28,6 +28,7 @@ from memgauge.llm.structured import Structured, acomplete_structured
 from memgauge.llm.types import LLMClient, Message
 from memgauge.scorers.base import EvalContext, Score
 from memgauge.scorers.judges.templates import PromptTemplate
+from memgauge.subjects.learnings import Learnings, LearningsSection, section_hash
 
 __all__ = ["JudgeBase", "Verdict"]
 
@@ -57,6 +58,8 @@ class JudgeBase:
         on_failure: `fail` (record a failure: the default) or `neutral` (seed 000's 0.5,
             flagged as a fallback and reported apart).
         repeat: repeat index, so re-judging k times makes k distinct cached calls.
+        learnings: past evaluation failures added to the judge's system prompt
+            (`{query, k, budget}`; seed 000's eval-to-learning).
     """
 
     name: ClassVar[str]
@@ -69,6 +72,7 @@ class JudgeBase:
     max_tokens: int | None = None
     on_failure: Literal["fail", "neutral"] = "fail"
     repeat: int = 0
+    learnings: Learnings | None = None
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("fail", "neutral"):
@@ -116,7 +120,8 @@ class JudgeBase:
     ) -> tuple[Structured[V], dict[str, Any]]:
         """One structured call; the outcome and the detail every verdict records."""
         client = self.client()
-        messages = (*template.render(values), *extra)
+        section = self._learned()
+        messages = _with_section((*template.render(values), *extra), section)
         out = await acomplete_structured(
             client,
             messages,
@@ -136,6 +141,8 @@ class JudgeBase:
             "requests": out.requests,
             "cached": bool(out.responses) and all(r.cached for r in out.responses),
         }
+        if section:
+            detail["learnings_hash"] = section_hash(section)
         if out.error_kind is not None:
             # an unreachable endpoint ("connection" after every retry) exits 3, not 4
             detail["llm_error_kind"] = out.error_kind
@@ -143,6 +150,14 @@ class JudgeBase:
             # the store re-queues such an item on `--resume ID --retry-failed`
             detail["retryable"] = True
         return out, detail
+
+    def _learned(self) -> str:
+        """The learnings section, fetched once per judge."""
+        memo = self.__dict__.get("_learnings_memo")
+        if memo is None:
+            memo = self.__dict__.setdefault("_learnings_memo", LearningsSection(self.learnings))
+        text: str = memo.text()
+        return text
 
     def failed(self, reason: str, detail: dict[str, Any]) -> Score:
         """A judge that could not answer: a failure, or the opt-in neutral fallback."""
@@ -154,3 +169,14 @@ class JudgeBase:
                 detail={**detail, "fallback": True, "judge_error": reason},
             )
         return Score.failure(f"judge failed: {reason}", **detail)
+
+
+def _with_section(messages: Sequence[Message], section: str) -> tuple[Message, ...]:
+    """The messages with the learnings section at the end of the system message (one added
+    first when there is none)."""
+    if not section:
+        return tuple(messages)
+    if messages and messages[0].role == "system":
+        first = Message("system", f"{messages[0].content}\n\n{section}")
+        return (first, *messages[1:])
+    return (Message("system", section), *messages)
