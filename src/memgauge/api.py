@@ -32,6 +32,7 @@ from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.io import save_retrieval_dataset as save_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
+from memgauge.data.traces import trace_summary
 from memgauge.errors import UsageError
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
@@ -96,6 +97,7 @@ __all__ = [
     "run_suite",
     "save_dataset",
     "sparkline",
+    "trace_summary",
     "write_path_subject",
 ]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from memgauge.api import parse_system
+from memgauge.api import parse_system, trace_summary
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import (
@@ -132,6 +132,7 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "labels": _labels,
     "extraction": _extraction,
     "operations": _operations,
+    "trace": trace_summary,
     "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
@@ -147,7 +148,8 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
     and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
-    (seed 001), memory-operation cases (seed 000), task items and audit probes. Exits 0
+    (seed 001), memory-operation cases (seed 000), recorded outputs and production traces,
+    task items and audit probes. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

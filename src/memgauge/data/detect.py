@@ -26,6 +26,7 @@ Kind = Literal[
     "labels",
     "extraction",
     "operations",
+    "trace",
     "items",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -38,6 +39,7 @@ _BY_STEM = {
     "operations": "operations",
     "items": "items",
     "probes": "items",
+    "trace": "trace",
     "subject": "subject",
     "labels": "labels",
     "locomo": "locomo",
@@ -67,6 +69,8 @@ def _by_keys(keys: set[str]) -> Kind | None:
     """The kind of a record with these fields, for the kinds whose fields tell them apart."""
     if {"incoming", "expected"} <= keys:
         return "operations"
+    if "output" in keys and ("conversation" in keys or "case_id" in keys):
+        return "trace"
     if "conversation" in keys:
         return "extraction"
     if {"id", "input"} <= keys:

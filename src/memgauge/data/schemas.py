@@ -28,6 +28,7 @@ from memgauge.data.models import (
     RetrievalDataset,
     TaskItem,
 )
+from memgauge.data.traces import TraceLine
 
 __all__ = ["DATASET_SCHEMAS", "dataset_json_schema"]
 
@@ -44,6 +45,7 @@ _RECORDS: dict[str, tuple[type[BaseModel], str, str]] = {
     "labels": (JudgedOutput, "items", "outputs with human labels"),
     "extraction": (ExtractionCase, "cases", "fact-extraction cases (seed 001)"),
     "operations": (OperationCase, "cases", "memory-operation cases (seed 000)"),
+    "trace": (TraceLine, "items", "outputs recorded in production, or production traces"),
 }
 
 #: every dataset kind that has a schema, with what it describes

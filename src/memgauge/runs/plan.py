@@ -39,6 +39,7 @@ from memgauge.data.models import (
     TaskItem,
     Turn,
 )
+from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
@@ -200,7 +201,11 @@ def _content_sha(value: Any) -> str:
     ).hexdigest()
 
 
-def _extraction_items(cases: list[ExtractionCase]) -> list[PlannedItem]:
+def _extraction_items(
+    cases: list[ExtractionCase], *, unlabelled: bool = False
+) -> list[PlannedItem]:
+    """`unlabelled`: production trace lines, whose expected value says only that nobody
+    labelled them (an empty `expected_facts` would mean "nothing to extract")."""
     return [
         PlannedItem(
             id=c.id,
@@ -210,14 +215,16 @@ def _extraction_items(cases: list[ExtractionCase]) -> list[PlannedItem]:
                 ],
                 "existing_memory": list(c.existing_memory),
             },
-            expected={
+            expected={"unlabelled": True}
+            if unlabelled
+            else {
                 "expected_facts": [
                     f.model_dump(mode="json", exclude_none=True) for f in c.expected_facts
                 ],
                 "expected_output": c.expected_output,
                 "scenario": c.scenario,
             },
-            category=c.scenario,
+            category="unlabelled" if unlabelled else c.scenario,
             metadata=dict(c.metadata),
         )
         for c in cases
@@ -286,6 +293,19 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
             n_skipped=len(ds.queries) - len(judged),
             aggregates=aggregates,
             dataset=ds,
+        )
+    if task.kind == "extraction" and task.trace is not None:
+        assert path is not None
+        opts = task.trace
+        cases, n_lines = unlabelled_cases(path, tags=opts.tags, sample=opts.sample, seed=opts.seed)
+        return PlannedTask(
+            task,
+            _limit(_extraction_items(cases, unlabelled=True), task),
+            evaluators,
+            None,
+            sha256_file(path),
+            aggregates=aggregates,
+            notes={"trace_lines": n_lines, "selected": len(cases)},
         )
     if task.kind == "extraction":
         assert path is not None

@@ -85,6 +85,19 @@ class ProbeOptions(_Model):
     seed: int = Field(default=0, description="Seed of probe generation (memaudit facts).")
 
 
+class TraceOptions(_Model):
+    """An extraction task whose dataset is a production trace: its unlabelled lines, scored by
+    the fact-enumeration judge from their conversation, existing memory and output alone."""
+
+    tags: list[str] = Field(
+        default_factory=list, description="Keep lines tagged with any of these (default: all)."
+    )
+    sample: FiniteFloat = Field(
+        default=1.0, gt=0, le=1, description="Share of the lines to score (0 < share <= 1)."
+    )
+    seed: int = Field(default=0, description="Seed of the sample (per line, from its id).")
+
+
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
@@ -98,6 +111,11 @@ class TaskSpec(_Model):
         default=None,
         description="An expected-output task whose dataset is a conversation dataset (memaudit,"
         " LoCoMo, LongMemEval): its probes are the items and its turns the memories.",
+    )
+    trace: TraceOptions | None = Field(
+        default=None,
+        description="An extraction task whose dataset is a production trace (JSONL of "
+        "{conversation, existing_memory, output, tags}): its lines with no case_id, judged.",
     )
     limit: int | None = Field(default=None, ge=1, description="Only the first N items.")
     items: list[TaskItem] | None = Field(
@@ -225,6 +243,8 @@ def _task_problems(
             add("items", f"a {task.kind} task reads its items from dataset:, not items:")
     elif (task.dataset is None) == (task.items is None):
         add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
+    if task.trace is not None and task.kind != "extraction":
+        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
     if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
         add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
     seen: set[str] = set()
