@@ -38,6 +38,7 @@ from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
 from memgauge.llm.usage import load_prices, priced
 from memgauge.probes.sources import load_audit_source as audit_source
+from memgauge.runs.audit_choice import AuditChoice, audit_choice
 from memgauge.runs.builders import (
     audit_suite,
     evaluate_suite,
@@ -65,6 +66,7 @@ from memgauge.track.regressions import kinds_of, learn_from, learnings_memory, l
 __all__ = [
     "AUDIT_MATCH_METHOD",
     "DEFAULT_MEASURES",
+    "AuditChoice",
     "GateConfig",
     "GateResult",
     "ItemRecord",
@@ -73,6 +75,7 @@ __all__ = [
     "RunSummary",
     "StoreArg",
     "SuiteRunStore",
+    "audit_choice",
     "audit_source",
     "audit_suite",
     "close_llm",

@@ -217,6 +217,11 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ["validate", "audit", "import-memaudit"],
         (1, "overflows to infinity"),
     ),
+    # issue 18 item 6: memaudit's file name (data/sample-dataset.json) is read as conversations
+    "audit-sample-dataset.json": (
+        ["validate", "audit", "import-memaudit"],
+        (None, "conversations[c1].facts[f1].category"),
+    ),
     "suite_timeout_nan.yaml": (SUITE, (7, "not a finite number")),
     "items_infinite_expected.jsonl": (["run-items"], (1, "1e999 overflows to infinity")),
     # item 6: YAML is bounded

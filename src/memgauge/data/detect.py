@@ -97,6 +97,8 @@ def detect_kind(path: Path) -> Kind | None:
     name = path.name.lower()
     for stem, kind in _BY_STEM.items():
         if name.startswith(stem) or name.removesuffix(path.suffix.lower()).endswith(stem):
+            if kind == "bundle" and re.search(r"[\"']?\bconversations[\"']?\s*:", _peek(path)):
+                return "conversations"  # memaudit's data/sample-dataset.json
             return kind  # type: ignore[return-value]
     suffix = path.suffix.lower()
     head = _peek(path).lstrip("\ufeff").lstrip()
