@@ -42,7 +42,7 @@ from memgauge.data.models import (
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
-from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
+from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
 __all__ = ["PlannedItem", "PlannedTask", "default_aggregates", "plan_suite", "suite_sha256"]
@@ -147,10 +147,13 @@ def _load_memories(path: Path) -> list[Memory]:
     return load_retrieval_dataset(path).memories
 
 
-def _evaluators(task: TaskSpec, base: Path) -> list[tuple[str, Evaluator, float]]:
+def _evaluators(
+    task: TaskSpec, base: Path, subjects: Mapping[str, Any]
+) -> list[tuple[str, Evaluator, float]]:
     out = []
     for entry in task.evaluators:
-        evaluator = evaluator_from_spec(entry.spec)
+        # a judge's `agent: NAME` is a subject of the suite (load_suite checked the names)
+        evaluator = evaluator_from_spec(resolve_agents(entry.spec, subjects)[0])
         if isinstance(evaluator, ScriptEvaluator) and evaluator.cwd is None:
             # a suite's scripts live beside it
             evaluator = dataclasses.replace(evaluator, cwd=str(base))
@@ -259,8 +262,13 @@ def _operation_items(cases: list[OperationCase], file: str) -> list[PlannedItem]
     return items
 
 
-def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None) -> PlannedTask:
-    evaluators = _evaluators(task, base)
+def _plan_task(
+    task: TaskSpec,
+    base: Path,
+    given: RetrievalDataset | None = None,
+    subjects: Mapping[str, Any] | None = None,
+) -> PlannedTask:
+    evaluators = _evaluators(task, base, subjects or {})
     aggregates = _aggregates(task)
     path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
@@ -381,7 +389,7 @@ def plan_suite(
     out = []
     for task in suite.tasks:
         try:
-            out.append(_plan_task(task, base, (datasets or {}).get(task.name)))
+            out.append(_plan_task(task, base, (datasets or {}).get(task.name), suite.subjects))
         except UsageError as exc:
             raise UsageError(f"task {task.name!r}: {exc}") from None
     return out

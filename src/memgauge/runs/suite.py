@@ -33,7 +33,7 @@ Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +55,7 @@ __all__ = [
     "component_problems",
     "evaluator_label",
     "load_suite",
+    "resolve_agents",
     "spec_name",
     "subject_file_json_schema",
     "suite_json_schema",
@@ -303,6 +304,34 @@ def subject_file_json_schema() -> dict[str, Any]:
     }
 
 
+def resolve_agents(
+    spec: Any, subjects: Mapping[str, Any]
+) -> tuple[Any, list[tuple[tuple[str | int, ...], str]]]:
+    """`spec` with every judge's `agent: NAME` (seed 004's `judgeAgentId`) replaced by the spec
+    of the suite's subject NAME, at any depth (a panel's members too); and (where, name) of
+    each name that names no subject."""
+    missing: list[tuple[tuple[str | int, ...], str]] = []
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(x, (*at, i)) for i, x in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "agent" and isinstance(value, str):
+                if value in subjects:
+                    value = subjects[value]
+                else:
+                    missing.append(((*at, key), value))
+                out[key] = value
+            else:
+                out[key] = walk(value, (*at, key))
+        return out
+
+    return walk(spec, ()), missing
+
+
 def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> list[SpecProblem]:
     """Every subject, evaluator and aggregate spec of `suite` checked against its registry
     (unknown names and keys, bad values, a `python:` target's kwargs against its signature),
@@ -317,6 +346,15 @@ def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> lis
     for i, task in enumerate(suite.tasks):
         for j, entry in enumerate(task.evaluators):
             found = EVALUATORS.problems(entry.spec)
+            _spec, unknown = resolve_agents(entry.spec, suite.subjects)
+            found += [
+                SpecProblem(
+                    at,
+                    f"no subject called {name!r} to judge with; the suite has "
+                    f"{', '.join(suite.subjects)}",
+                )
+                for at, name in unknown
+            ]
             if not found:
                 try:
                     evaluator_from_spec(entry.spec)
