@@ -33,6 +33,7 @@ from memgauge.data.io import save_retrieval_dataset as save_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.data.traces import trace_summary
+from memgauge.data.vectors import pairs_summary, vectors_summary
 from memgauge.errors import UsageError
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
@@ -94,6 +95,7 @@ __all__ = [
     "one_spec",
     "open_store",
     "operations_suite",
+    "pairs_summary",
     "parse_system",
     "read_run",
     "results_path",
@@ -101,6 +103,7 @@ __all__ = [
     "save_dataset",
     "sparkline",
     "trace_summary",
+    "vectors_summary",
     "write_path_subject",
 ]
 

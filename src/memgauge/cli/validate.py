@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from memgauge.api import parse_system, trace_summary
+from memgauge.api import pairs_summary, parse_system, trace_summary, vectors_summary
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import (
@@ -133,6 +133,8 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "extraction": _extraction,
     "operations": _operations,
     "trace": trace_summary,
+    "pairs": pairs_summary,
+    "vectors": vectors_summary,
     "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
@@ -149,6 +151,7 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
     and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
     (seed 001), memory-operation cases (seed 000), recorded outputs and production traces,
+    embedding pairs and stored vectors,
     task items and audit probes. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """

@@ -27,6 +27,8 @@ Kind = Literal[
     "extraction",
     "operations",
     "trace",
+    "pairs",
+    "vectors",
     "items",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -40,6 +42,8 @@ _BY_STEM = {
     "items": "items",
     "probes": "items",
     "trace": "trace",
+    "pairs": "pairs",
+    "vectors": "vectors",
     "subject": "subject",
     "labels": "labels",
     "locomo": "locomo",
@@ -71,6 +75,8 @@ def _by_keys(keys: set[str]) -> Kind | None:
         return "operations"
     if "output" in keys and ("conversation" in keys or "case_id" in keys):
         return "trace"
+    if {"a", "b", "label"} <= keys:
+        return "pairs"
     if "conversation" in keys:
         return "extraction"
     if {"id", "input"} <= keys:
@@ -130,6 +136,8 @@ def detect_kind(path: Path) -> Kind | None:
                 return "conversations"
             if "memory_ids" in keys:
                 return "chains" if "query_ids" in keys else "equivalence"
+            if {"text", "vector"} <= keys:
+                return "vectors"
             if "text" in keys and ("tier" in keys or "folder" in keys or "created_at" in keys):
                 return "memories"
             if "text" in keys:

@@ -9,7 +9,8 @@ starts).
   conversation dataset (memaudit, LoCoMo, LongMemEval) asked against its turns;
 - extraction: seed 001's cases (or LoCoMo's sessions with their observations as silver facts):
   the input is the conversation and the existing memory, the expected value the facts;
-- operations: seed 000's cases: the input is the stored memories and the incoming one.
+- operations: seed 000's cases: the input is the stored memories and the incoming one;
+- embedding: known pairs: the input is the two texts, the expected value similar / different.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from memgauge.data.models import (
     Turn,
 )
 from memgauge.data.traces import unlabelled_cases
+from memgauge.data.vectors import load_pairs
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
@@ -165,7 +167,7 @@ def default_aggregates(task: TaskSpec) -> list[str]:
     """The aggregates a task gets when it names none."""
     if task.kind == "retrieval":
         return ["ir"]
-    if task.kind in ("extraction", "operations"):
+    if task.kind in ("extraction", "operations", "embedding"):
         return [task.kind]
     if task.probes is not None:
         return ["audit"]
@@ -329,6 +331,17 @@ def _plan_task(
             None,
             sha256_file(path),
             aggregates=aggregates,
+        )
+    if task.kind == "embedding":
+        assert path is not None
+        items = [
+            PlannedItem(
+                id=str(p.id), input={"a": p.a, "b": p.b}, expected=p.label, category=p.label
+            )
+            for p in load_pairs(path)
+        ]
+        return PlannedTask(
+            task, _limit(items, task), evaluators, None, sha256_file(path), aggregates=aggregates
         )
     if task.kind == "operations":
         assert path is not None

@@ -61,7 +61,9 @@ __all__ = [
     "suite_json_schema",
 ]
 
-TaskKind = Literal["retrieval", "expected-output", "script", "extraction", "operations"]
+TaskKind = Literal[
+    "retrieval", "expected-output", "script", "extraction", "operations", "embedding"
+]
 
 
 class _Model(BaseModel):
@@ -105,7 +107,8 @@ class TaskSpec(_Model):
     name: str = Field(min_length=1, description="Unique task name.")
     kind: TaskKind = Field(
         description="retrieval, expected-output, script, extraction (seed 001 cases: the "
-        "subject extracts facts) or operations (seed 000 cases: the subject decides a merge)."
+        "subject extracts facts), operations (seed 000 cases: the subject decides a merge) or "
+        "embedding (known similar / different pairs: the subject embeds both texts)."
     )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
     probes: ProbeOptions | None = Field(
@@ -142,7 +145,7 @@ class TaskSpec(_Model):
     aggregates: list[str | dict[str, Any]] | None = Field(
         default=None,
         description="Run-level aggregates ('name' or {name: {args}}); default by kind: ir for "
-        "retrieval, extraction, operations, audit for probes.",
+        "retrieval, extraction, operations, embedding, audit for probes.",
     )
     targets: dict[str, float | str] | None = Field(
         default=None,
@@ -232,11 +235,12 @@ def _task_problems(
         rel = getattr(task, key)
         if rel is not None and not (base / rel).exists():
             add(key, f"{rel} does not exist (paths are relative to the suite file)")
-    if task.kind in ("retrieval", "extraction", "operations"):
+    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
         what = {
             "retrieval": "a retrieval dataset with judged queries",
             "extraction": "extraction cases (seed 001) or a LoCoMo file",
             "operations": "memory-operation cases (seed 000)",
+            "embedding": "known pairs {a, b, label: similar|different}",
         }[task.kind]
         if task.dataset is None:
             add("", f"a {task.kind} task needs dataset: {what}")
