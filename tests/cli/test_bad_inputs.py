@@ -20,7 +20,7 @@ BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
                 "extraction",
                 str(BAD / "extraction_replaces_unknown.json"),
                 "--outputs",
-                str(BAD / "ab_pairs_missing_treatment.jsonl"),
+                str(BAD.parent / "extraction" / "trace.jsonl"),
             ],
             "not in existing_memory",
         ),

@@ -99,6 +99,13 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         11,
         "tasks.0.evaluators.0.rubric.learnings.budget: Input should be greater than or equal to 20",
     ),
+    # issue 18 items 7 and 8 (their commands are tested in tests/runs/)
+    "suite_judge_agent_unknown.yaml": (
+        14,
+        "tasks.0.evaluators.0.rubric.agent: no subject called 'qualty-judge'",
+    ),
+    "embedding_pairs_bad_label.jsonl": (2, "label: Input should be 'similar' or 'different'"),
+    "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),
 }
 
 

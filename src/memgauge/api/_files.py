@@ -32,7 +32,9 @@ from memgauge.data.io import (
 )
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
+from memgauge.data.traces import trace_summary
 from memgauge.data.trec import read_qrels, read_run
+from memgauge.data.vectors import pairs_summary, vectors_summary
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.suite import load_suite
 from memgauge.subjects.parse import parse_system
@@ -189,6 +191,9 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "labels": _labels,
     "extraction": _extraction,
     "operations": _operations,
+    "trace": trace_summary,
+    "pairs": pairs_summary,
+    "vectors": vectors_summary,
     "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),

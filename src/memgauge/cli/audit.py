@@ -42,10 +42,14 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     type=click.Choice(["chat", "memory", "extractive"]),
     default=None,
     help="chat: a model shown the whole history; memory: --subject plus a reader model; "
-    "extractive: no LLM. Default: memory with --subject, chat when a model is set, else extractive.",
+    "extractive: no LLM. Default: memory with --subject, chat when a model is known, else "
+    "extractive (the offline baseline).",
 )
 @click.option(
-    "--model", default=None, help="The agent's model (default: MEMGAUGE_MODEL or MEMAUDIT_MODEL)."
+    "--model",
+    default=None,
+    help="The agent's model (default: MEMGAUGE_MODEL or MEMAUDIT_MODEL; with OPENAI_API_KEY set,"
+    " gpt-4o-mini as in memaudit); with --scoring auto it also judges the answers.",
 )
 @click.option(
     "--subject", "subject_text", default=None, help="The memory of a memory-backed agent."
@@ -57,7 +61,8 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     default="auto",
     show_default=True,
     help="judge: the QA judge; offline: token F1 / embeddings / abstention phrases. auto: judge "
-    "when a model is set.",
+    "when a model is known (--judge-model, --model, MEMGAUGE_MODEL, MEMAUDIT_MODEL, "
+    "OPENAI_API_KEY).",
 )
 @click.option(
     "--judge-preset",
@@ -76,9 +81,10 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["all", "json", "markdown"]),
+    type=click.Choice(["all", "json", "markdown", "memaudit"]),
     default="all",
     show_default=True,
+    help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult).",
 )
 @click.option("--concurrency", type=click.IntRange(1, 1000), default=8, show_default=True)
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N probes.")
@@ -120,8 +126,10 @@ def audit(
 ) -> None:
     """Audit an agent's memory on DATASET (memaudit JSON/JSONL, LoCoMo, LongMemEval): recall,
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
-    interval. Writes OUTPUT/results.json and OUTPUT/report.md (and the probes, memories and
-    suite it ran); every probe is recorded in the results store."""
+    interval. Writes OUTPUT/results.json, OUTPUT/report.md and OUTPUT/memaudit.json
+    (memaudit's AuditResult: datasetId, timestamp, metrics.recallAccuracy, ..., probeResults);
+    every probe is recorded in the results store. With no model and no OPENAI_API_KEY the agent
+    is the extractive baseline, offline."""
     plan = api.plan_audit(
         dataset,
         agent=agent,  # type: ignore[arg-type]
@@ -153,7 +161,7 @@ def audit(
             kind="audit",
         )
     result = api.audit_result(plan, report)
-    formats = ["json", "markdown"] if fmt == "all" else [fmt]
+    formats = ["json", "markdown", "memaudit"] if fmt == "all" else [fmt]
     written = write_audit(out_dir, result, formats)
     out = console(stderr=as_json)
     table = Table(

@@ -23,7 +23,9 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
     and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
-    (seed 001), memory-operation cases (seed 000), task items and audit probes. Exits 0
+    (seed 001), memory-operation cases (seed 000), recorded outputs and production traces,
+    embedding pairs and stored vectors,
+    task items and audit probes. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

@@ -5,14 +5,13 @@ and the results document (`results.json`) made from the run's record."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge.errors import UsageError
 from memgauge.probes.sources import AuditSource, load_audit_source
+from memgauge.runs.audit_choice import audit_choice
 from memgauge.runs.builders import audit_suite
 from memgauge.runs.engine import RunReport
 from memgauge.runs.suite import Suite
@@ -20,25 +19,14 @@ from memgauge.scorers.audit import AuditMatch
 from memgauge.subjects.parse import one_spec
 
 __all__ = [
-    "AGENT_LABELS",
     "AUDIT_MATCH_METHOD",
     "AuditPlan",
     "audit_result",
-    "configured_model",
     "plan_audit",
 ]
 
-AGENT_LABELS = {
-    "extractive": "extractive baseline (no LLM: answers with the best-matching turn)",
-}
-
 #: how the offline audit decides a probe (`audit --scoring offline`)
 AUDIT_MATCH_METHOD: str = AuditMatch().method
-
-
-def configured_model(model: str | None) -> str | None:
-    """`model`, else MEMGAUGE_MODEL, else memaudit's MEMAUDIT_MODEL."""
-    return model or os.environ.get("MEMGAUGE_MODEL") or os.environ.get("MEMAUDIT_MODEL")
 
 
 @dataclass(frozen=True)
@@ -52,6 +40,8 @@ class AuditPlan:
         subject: the agent's subject spec.
         method: how a probe is decided, in words (the report shows it).
         suite: the suite the engine runs.
+        agent_label: the agent in words (the baseline's description, or `kind: model` and
+            where the model came from).
     """
 
     dataset: Path
@@ -60,28 +50,7 @@ class AuditPlan:
     subject: dict[str, Any]
     method: str
     suite: Suite
-
-    @property
-    def agent_label(self) -> str:
-        """The agent in words: the baseline's description, or `kind: model`."""
-        model = next(iter(self.subject.values())).get("model")
-        return AGENT_LABELS.get(self.agent, f"{self.agent}: {model}")
-
-
-def _subject(agent: str, model: str | None, subject_text: str | None, k: int) -> dict[str, Any]:
-    if agent == "extractive":
-        return {"extractive": {}}
-    if model is None:
-        raise UsageError(
-            f"--agent {agent} needs a model: give --model or set MEMGAUGE_MODEL (and "
-            "OPENAI_BASE_URL / OPENAI_API_KEY); --agent extractive runs without one"
-        )
-    if agent == "chat":
-        return {"chat": {"model": model}}
-    if subject_text is None:
-        raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
-    memory = one_spec(subject_text, "--subject")
-    return {"memory-agent": {"memory": memory, "model": model, "k": k}}
+    agent_label: str
 
 
 def plan_audit(
@@ -101,34 +70,27 @@ def plan_audit(
 ) -> AuditPlan:
     """The audit of `dataset` (memaudit JSON / JSONL, LoCoMo, LongMemEval) as a suite.
 
-    The agent, unless given: memory-backed when `subject` names a memory, a chat model when a
-    model is configured (`configured_model`), else the extractive baseline. Scoring `auto` uses
-    the QA judge (`judge_preset`, `judge_model` or the agent's model) when a judge model is
-    configured, else offline matching; a LoCoMo file is also scored LoCoMo's own way. At most
-    half the probes may fail (`max_failure_rate`) unless told otherwise.
+    The agent and the scoring are chosen as memaudit does (`runs.audit_choice`): a memory-backed
+    agent when `subject` names a memory, a chat model when a model is known (`model`,
+    MEMGAUGE_MODEL, MEMAUDIT_MODEL, or gpt-4o-mini when OPENAI_API_KEY is set), else the
+    extractive baseline; scoring `auto` uses the QA judge whenever a model is known, else offline
+    matching. A LoCoMo file is also scored LoCoMo's own way. At most half the probes may fail
+    (`max_failure_rate`) unless told otherwise.
     """
     source = load_audit_source(dataset, seed=seed)
-    configured = configured_model(model)
-    agent = agent or ("memory" if subject else "chat" if configured else "extractive")
-    spec = _subject(agent, configured, subject, k)
-    use_judge = scoring == "judge" or (
-        scoring == "auto" and configured_model(judge_model) is not None
+    choice = audit_choice(
+        agent=agent,
+        model=model,
+        memory=one_spec(subject, "--subject") if subject else None,
+        k=k,
+        scoring=scoring,
+        judge_preset=judge_preset,
+        judge_model=judge_model,
     )
-    evaluator: Any
-    if use_judge:
-        jm = judge_model or configured
-        if jm is None:
-            raise UsageError(
-                "--scoring judge needs a model: --judge-model, --model or MEMGAUGE_MODEL"
-            )
-        evaluator = {"qa-judge": {"preset": judge_preset, "model": jm}}
-        method = f"QA judge ({judge_preset} preset, model {jm})"
-    else:
-        evaluator, method = "audit-match", AUDIT_MATCH_METHOD
     suite = audit_suite(
         dataset,
-        spec,
-        evaluator,
+        choice.subject,
+        choice.evaluator,
         name=source.name,
         locomo=source.format == "locomo",
         limit=limit,
@@ -136,7 +98,11 @@ def plan_audit(
         concurrency=concurrency,
         max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
     )
-    return AuditPlan(dataset, source, agent, spec, method, suite)
+    kind = next(iter(choice.subject))
+    agent_name = {"extractive": "extractive", "chat": "chat"}.get(kind, "memory")
+    return AuditPlan(
+        dataset, source, agent_name, choice.subject, choice.method, suite, choice.agent_label
+    )
 
 
 def audit_result(plan: AuditPlan, report: RunReport) -> dict[str, Any]:

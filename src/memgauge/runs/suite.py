@@ -33,7 +33,7 @@ Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,12 +55,15 @@ __all__ = [
     "component_problems",
     "evaluator_label",
     "load_suite",
+    "resolve_agents",
     "spec_name",
     "subject_file_json_schema",
     "suite_json_schema",
 ]
 
-TaskKind = Literal["retrieval", "expected-output", "script", "extraction", "operations"]
+TaskKind = Literal[
+    "retrieval", "expected-output", "script", "extraction", "operations", "embedding"
+]
 
 
 class _Model(BaseModel):
@@ -85,19 +88,38 @@ class ProbeOptions(_Model):
     seed: int = Field(default=0, description="Seed of probe generation (memaudit facts).")
 
 
+class TraceOptions(_Model):
+    """An extraction task whose dataset is a production trace: its unlabelled lines, scored by
+    the fact-enumeration judge from their conversation, existing memory and output alone."""
+
+    tags: list[str] = Field(
+        default_factory=list, description="Keep lines tagged with any of these (default: all)."
+    )
+    sample: FiniteFloat = Field(
+        default=1.0, gt=0, le=1, description="Share of the lines to score (0 < share <= 1)."
+    )
+    seed: int = Field(default=0, description="Seed of the sample (per line, from its id).")
+
+
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
     name: str = Field(min_length=1, description="Unique task name.")
     kind: TaskKind = Field(
         description="retrieval, expected-output, script, extraction (seed 001 cases: the "
-        "subject extracts facts) or operations (seed 000 cases: the subject decides a merge)."
+        "subject extracts facts), operations (seed 000 cases: the subject decides a merge) or "
+        "embedding (known similar / different pairs: the subject embeds both texts)."
     )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
     probes: ProbeOptions | None = Field(
         default=None,
         description="An expected-output task whose dataset is a conversation dataset (memaudit,"
         " LoCoMo, LongMemEval): its probes are the items and its turns the memories.",
+    )
+    trace: TraceOptions | None = Field(
+        default=None,
+        description="An extraction task whose dataset is a production trace (JSONL of "
+        "{conversation, existing_memory, output, tags}): its lines with no case_id, judged.",
     )
     limit: int | None = Field(default=None, ge=1, description="Only the first N items.")
     items: list[TaskItem] | None = Field(
@@ -123,7 +145,7 @@ class TaskSpec(_Model):
     aggregates: list[str | dict[str, Any]] | None = Field(
         default=None,
         description="Run-level aggregates ('name' or {name: {args}}); default by kind: ir for "
-        "retrieval, extraction, operations, audit for probes.",
+        "retrieval, extraction, operations, embedding, audit for probes.",
     )
     targets: dict[str, float | str] | None = Field(
         default=None,
@@ -213,11 +235,12 @@ def _task_problems(
         rel = getattr(task, key)
         if rel is not None and not (base / rel).exists():
             add(key, f"{rel} does not exist (paths are relative to the suite file)")
-    if task.kind in ("retrieval", "extraction", "operations"):
+    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
         what = {
             "retrieval": "a retrieval dataset with judged queries",
             "extraction": "extraction cases (seed 001) or a LoCoMo file",
             "operations": "memory-operation cases (seed 000)",
+            "embedding": "known pairs {a, b, label: similar|different}",
         }[task.kind]
         if task.dataset is None:
             add("", f"a {task.kind} task needs dataset: {what}")
@@ -225,6 +248,8 @@ def _task_problems(
             add("items", f"a {task.kind} task reads its items from dataset:, not items:")
     elif (task.dataset is None) == (task.items is None):
         add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
+    if task.trace is not None and task.kind != "extraction":
+        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
     if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
         add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
     seen: set[str] = set()
@@ -283,6 +308,34 @@ def subject_file_json_schema() -> dict[str, Any]:
     }
 
 
+def resolve_agents(
+    spec: Any, subjects: Mapping[str, Any]
+) -> tuple[Any, list[tuple[tuple[str | int, ...], str]]]:
+    """`spec` with every judge's `agent: NAME` (seed 004's `judgeAgentId`) replaced by the spec
+    of the suite's subject NAME, at any depth (a panel's members too); and (where, name) of
+    each name that names no subject."""
+    missing: list[tuple[tuple[str | int, ...], str]] = []
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(x, (*at, i)) for i, x in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "agent" and isinstance(value, str):
+                if value in subjects:
+                    value = subjects[value]
+                else:
+                    missing.append(((*at, key), value))
+                out[key] = value
+            else:
+                out[key] = walk(value, (*at, key))
+        return out
+
+    return walk(spec, ()), missing
+
+
 def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> list[SpecProblem]:
     """Every subject, evaluator and aggregate spec of `suite` checked against its registry
     (unknown names and keys, bad values, a `python:` target's kwargs against its signature),
@@ -297,6 +350,15 @@ def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> lis
     for i, task in enumerate(suite.tasks):
         for j, entry in enumerate(task.evaluators):
             found = EVALUATORS.problems(entry.spec)
+            _spec, unknown = resolve_agents(entry.spec, suite.subjects)
+            found += [
+                SpecProblem(
+                    at,
+                    f"no subject called {name!r} to judge with; the suite has "
+                    f"{', '.join(suite.subjects)}",
+                )
+                for at, name in unknown
+            ]
             if not found:
                 try:
                     evaluator_from_spec(entry.spec)

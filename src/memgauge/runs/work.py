@@ -14,6 +14,7 @@ How a subject is asked depends on the task:
 - extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
   function), the memory after the conversation;
 - operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
+- embedding: `embed([a, b])` (or the subject itself), the two texts' vectors;
 - a recorded subject (outputs captured in production) gives the item's recorded output.
 
 Every failure is data: an attempt that raises becomes a `Failure` and the item is retried up to
@@ -100,6 +101,14 @@ def ask(
         extract = _method(subject, "extract")
         out, latency = _timed(lambda: extract(conversation, list(case["existing_memory"])))
         return out, latency, {}
+    if spec.kind == "embedding":
+        pair = item.input
+        embed = _method(subject, "embed")
+        out, latency = _timed(lambda: embed([pair["a"], pair["b"]]))
+        vectors = [[float(x) for x in v] for v in out]
+        if len(vectors) != 2:
+            raise SubjectError(f"embed() gave {len(vectors)} vectors for 2 texts")
+        return {"a": vectors[0], "b": vectors[1]}, latency, {}
     if spec.kind == "operations":
         case = item.input
         decide = _method(subject, "decide")

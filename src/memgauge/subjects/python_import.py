@@ -268,6 +268,10 @@ class PythonSubject:
         """Forward to the object's `extract` (or call it, when the factory gave a function)."""
         return self._write_call("extract", list(conversation), list(existing_memory))
 
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Forward to the object's `embed` (or call it, when the factory gave a function)."""
+        return self._write_call("embed", list(texts))
+
     def decide(self, existing: Sequence[Mapping[str, Any]], incoming: Mapping[str, Any]) -> Any:
         """Forward to the object's `decide` (or call it, when the factory gave a function)."""
         return self._write_call("decide", [dict(m) for m in existing], dict(incoming))

@@ -154,5 +154,7 @@ class RubricJudge(JudgeBase):
             f"{value * 100:.0f}/100. Issues: {'; '.join(v.issues) or 'none'} | "
             f"Strengths: {'; '.join(v.strengths) or 'none'}"
         )
+        if out.route == "agent/text":  # an agent's free answer: its own words are the reason
+            reason = f"{value * 100:.0f}/100. {' '.join(out.raw.split())[:300]}"
         passed = None if self.threshold is None else value >= self.threshold
         return Verdict(value, passed, reason, detail)
