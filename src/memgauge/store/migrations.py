@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from memgauge.store.optimization import MIGRATION as OPTIMIZATION_HISTORY
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 from memgauge.store.spine_migration import one_spine
 
@@ -269,6 +270,8 @@ MIGRATIONS: list[tuple[str, Step]] = [
     ),
     ("0008_suite_run_usage", lambda conn: _suite_run_usage(conn)),
     ("0009_one_spine", lambda conn: one_spine(conn)),
+    # `memgauge optimize`'s studies and their candidates (schema: store/optimization.py)
+    ("0010_optimization_history", OPTIMIZATION_HISTORY),
 ]
 
 
