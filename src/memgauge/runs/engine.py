@@ -42,6 +42,7 @@ from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
+from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
@@ -144,8 +145,10 @@ class _Run:
         n_failed: int,
         max_failure_rate: float,
         known: Sequence[ItemRecord] | None = None,
+        scope: CallScope | None = None,
     ) -> None:
         self.writer, self.run_id = writer, writer.run_id
+        self.scope = scope or CallScope(writer.run_id)
         # every item of a new run, queued or finished (None: read them from the store)
         self.rows: dict[tuple[str, str, str], ItemRecord] | None = (
             None if known is None else {r.key: r for r in known}
@@ -155,6 +158,11 @@ class _Run:
         self.stop_reason: str | None = None
         self.judge_connection_failures = 0
         self.judge_verdicts = 0
+
+    @property
+    def stopping(self) -> bool:
+        """The run must stop: too many failures, or its scope was cancelled."""
+        return self.stop_reason is not None or self.scope.cancelled.is_set()
 
     @property
     def judge_unreachable(self) -> bool:
@@ -172,7 +180,7 @@ class _Run:
             )
             result = failed_item(task, subject, item, failure, duration_ms=result.seconds * 1000)
         self.record(result)
-        return self.stop_reason is None
+        return not self.stopping
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
@@ -355,6 +363,7 @@ def run_suite(
     by: By = "point",
     seed_targets: bool = True,
     datasets: Mapping[str, RetrievalDataset] | None = None,
+    scope: CallScope | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
@@ -375,6 +384,9 @@ def run_suite(
         by: the rule deciding targets, `point` or `ci-upper`.
         seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
         datasets: retrieval datasets given in memory, by task name (the Python API).
+        scope: the run's LLM calls (see `memgauge.llm.scope`): its usage is what the run
+            records, and `scope.cancel()` stops the run (cancelled, resumable, as Ctrl-C
+            does) and its calls only, not those of other runs going at once.
 
     Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
@@ -419,8 +431,9 @@ def run_suite(
                 raise owner.refused(run_id, None if current is None else current.model_dump())
             owner.driving.add(token)
             # every request is in the store before it is sent, every response before it is used
+            scope = scope or CallScope(run_id)
             stop_metering = meter.listen(
-                lambda model, delta: recorder.record_usage(run_id, model, delta)
+                lambda model, delta: recorder.record_usage(run_id, model, delta), scope=scope
             )
             pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
             if resume:
@@ -437,7 +450,7 @@ def run_suite(
             preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
-            state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
+            state = _Run(writer, total, n_failed, suite.max_failure_rate, known, scope)
             finish = _Finisher(
                 recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
             )
@@ -448,6 +461,9 @@ def run_suite(
                 finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise
             writer.close()
+            if scope.cancelled.is_set():
+                finish("cancelled", "cancelled; resume with --resume", meter.prices)
+                raise KeyboardInterrupt
             reason: str | None
             if state.stop_reason:
                 status, reason = "failed", state.stop_reason
@@ -558,8 +574,9 @@ def _execute(
                 ):
                     return
     except BaseException:
-        # interrupted: stop judges' calls in flight instead of waiting out their retries
-        cancel_pending()
+        # interrupted: stop this run's judges' calls in flight instead of waiting out their
+        # retries (other runs going at once keep theirs)
+        cancel_pending(state.scope)
         scoring.shutdown(wait=False, cancel_futures=True)
         raise
     scoring.shutdown(wait=True)
@@ -580,26 +597,35 @@ def _run_task(
     for it in todo:
         groups.setdefault(it.corpus, []).append(it)
     for corpus, items in groups.items():
-        if state.stop_reason:
+        if state.stopping:
             return False
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
-        setup_error = _setup(lane, task, corpus, recorder, state.run_id)
+        setup_error = _setup(lane, task, corpus, recorder, state.run_id, state.scope)
         if setup_error is not None:
             failure = Failure.of("setup", setup_error)
             for it in items:
                 state.record(failed_item(task, lane.name, it, failure))
             continue
-        jobs = (_job(lane, task, it, scoring) for it in items)
+        jobs = (_job(lane, task, it, scoring, state.scope) for it in items)
         executor.execute(jobs, concurrency=width, on_done=state.done)
-    return not state.stop_reason
+    return not state.stopping
 
 
-def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
+def _job(
+    lane: SubjectLane,
+    task: PlannedTask,
+    item: PlannedItem,
+    scoring: PoolExecutor,
+    scope: CallScope,
+) -> Job:
     key = (lane.name, task.spec.name, item.id)
 
+    # in the run's scope, whichever pool's thread runs them: their LLM calls are this run's
+    @scope.bind
     def answer() -> tuple[ItemRecord, float]:
         return answer_item(lane.subject, lane.name, lane.answers, task, item)
 
+    @scope.bind
     def score(answered: tuple[ItemRecord, float]) -> ItemRecord:
         return score_item(task, item, *answered)
 
@@ -613,7 +639,12 @@ def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolE
 
 
 def _setup(
-    lane: SubjectLane, task: PlannedTask, corpus: str | None, recorder: Recorder, run_id: str
+    lane: SubjectLane,
+    task: PlannedTask,
+    corpus: str | None,
+    recorder: Recorder,
+    run_id: str,
+    scope: CallScope,
 ) -> BaseException | None:
     """Reset and fill a memory subject for a group of items; the error, if it failed."""
     memories = task.memories_for(corpus)
@@ -622,7 +653,7 @@ def _setup(
     subject = lane.subject
     t0 = time.perf_counter()
     try:
-        lane.call(lambda: fill_memory(subject, memories))
+        lane.call(scope.bind(lambda: fill_memory(subject, memories)))
     except Exception as exc:
         return exc
     recorder.record_setup(run_id, lane.name, task.spec.name, corpus, time.perf_counter() - t0)
