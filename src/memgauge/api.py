@@ -36,6 +36,8 @@ from memgauge.errors import UsageError
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
 from memgauge.llm.usage import load_prices, priced
+from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
+from memgauge.optimize.study import StudyProgress
 from memgauge.probes.sources import load_audit_source as audit_source
 from memgauge.runs.builders import (
     audit_suite,
@@ -46,6 +48,7 @@ from memgauge.runs.builders import (
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.lanes import Borrowed
+from memgauge.runs.optspec import SearchDim, parse_space_flag
 from memgauge.runs.outcome import exit_code
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
@@ -90,6 +93,10 @@ __all__ = [
     "one_spec",
     "open_store",
     "operations_suite",
+    "optimization",
+    "optimization_diff",
+    "optimizations",
+    "optimize",
     "parse_system",
     "read_run",
     "results_path",
@@ -512,3 +519,73 @@ def interim_summary(
         evaluators=evaluators,
         llm_usage=priced(dict(usage), load_prices()),
     )
+
+
+def _space(space: Sequence[str] | Mapping[str, str | SearchDim] | None) -> dict[str, SearchDim]:
+    if not space:
+        return {}
+    if isinstance(space, Mapping):
+        return {
+            k: v if isinstance(v, SearchDim) else parse_space_flag(f"{k}={v}")[1]
+            for k, v in space.items()
+        }
+    return dict(parse_space_flag(s) for s in space)
+
+
+def optimize(
+    suite: str | Path | None = None,
+    *,
+    store: str | Path | Literal[False] | None = None,
+    resume: str | None = None,
+    space: Sequence[str] | Mapping[str, str | SearchDim] | None = None,
+    progress: StudyProgress | None = None,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Tune a suite subject for one task's objective (seed 004's optimization loop); each
+    candidate is a recorded run. Returns the study as `memgauge optimize --json` prints it.
+
+    `overrides` are the optimization block's fields (`subject`, `objective`, `strategy`,
+    `max_iterations`, `target_score`, `improvement_threshold`, `holdout`, `seed`,
+    `candidates`, `patience`, `max_seconds`, `max_cost`, `require_significance`, ...), and
+    override the suite's block; `space` (`["k_rrf=int:10..120"]` or `{"k_rrf":
+    "int:10..120"}`) replaces its search space. `resume`: continue that study (its id or
+    prefix) without scoring any finished candidate again. `store=False` keeps everything in
+    memory.
+    """
+    given = {**overrides, "space": _space(space)}
+    path = Path(suite) if suite is not None else None
+    if store is False:
+        if resume is not None:
+            raise UsageError("a study kept in memory cannot be resumed; give a store")
+        return run_optimization(
+            path,
+            MemoryHistory(),
+            overrides=given,
+            progress=progress,
+            recorder=InMemoryRecorder(),
+        )
+    with open_store(store) as opened:
+        return run_optimization(path, opened, overrides=given, resume=resume, progress=progress)
+
+
+def optimizations(*, store: str | Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest optimizations in the store, newest first."""
+    with SuiteRunStore(_existing(store)) as opened:
+        return opened.list_studies(limit)
+
+
+def optimization(study_id: str, *, store: str | Path | None = None) -> dict[str, Any]:
+    """One optimization (its id or prefix) with every iteration, its best and its holdout."""
+    from memgauge.optimize import study_json
+
+    with SuiteRunStore(_existing(store)) as opened:
+        return study_json(opened, find_study(opened, study_id))
+
+
+def optimization_diff(
+    study_id: str, a: str, b: str, *, store: str | Path | None = None
+) -> dict[str, Any]:
+    """What changed between two iterations (`STEP` or `STEP.CANDIDATE`) of an optimization:
+    the params that differ, and a unified diff per text."""
+    with SuiteRunStore(_existing(store)) as opened:
+        return diff_iterations(opened, find_study(opened, study_id), a, b)

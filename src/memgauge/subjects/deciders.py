@@ -22,6 +22,7 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["HeuristicDecider", "LLMDecider"]
 
@@ -60,8 +61,12 @@ class LLMDecider:
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
-    def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
-        self.model, self.base_url = model, base_url
+    def __init__(
+        self, model: str | None = None, *, base_url: str | None = None, prompt: str = DECIDE_PROMPT
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {incoming} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        self.model, self.base_url, self.prompt = model, base_url, prompt
 
     @property
     def name(self) -> str:
@@ -70,7 +75,8 @@ class LLMDecider:
 
     def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
         """The decision; SubjectError when the model gives none."""
-        prompt = DECIDE_PROMPT.format(
+        prompt = fill_template(
+            self.prompt,
             existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
             incoming=incoming.get("content", ""),
         )

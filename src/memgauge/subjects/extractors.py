@@ -22,6 +22,7 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor"]
 
@@ -59,8 +60,12 @@ class LLMExtractor:
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
-    def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
-        self.model, self.base_url = model, base_url
+    def __init__(
+        self, model: str | None = None, *, base_url: str | None = None, prompt: str = EXTRACT_PROMPT
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {conversation} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        self.model, self.base_url, self.prompt = model, base_url, prompt
 
     @property
     def name(self) -> str:
@@ -69,7 +74,8 @@ class LLMExtractor:
 
     def extract(self, conversation: list[Turn], existing_memory: list[str]) -> list[str]:
         """The memory after `conversation`; SubjectError when the model gives no usable reply."""
-        prompt = EXTRACT_PROMPT.format(
+        prompt = fill_template(
+            self.prompt,
             existing="\n".join(f"- {m}" for m in existing_memory) or "(empty)",
             conversation=_conversation(conversation),
         )
