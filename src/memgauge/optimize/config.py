@@ -136,7 +136,14 @@ def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
     """The study's configuration from `suite`'s block and `overrides` (the flags given, by
     the block's field names); UsageError saying what is missing or wrong."""
     block, block_task = _block(suite, overrides.get("objective"))
-    given = {k: v for k, v in overrides.items() if v is not None and k != "space"}
+    unknown = set(overrides) - set(OptimizationSpec.model_fields) - {"concurrency"}
+    if unknown:
+        raise UsageError(f"unknown optimization option(s): {', '.join(sorted(unknown))}")
+    given = {
+        k: v
+        for k, v in overrides.items()
+        if v is not None and k in OptimizationSpec.model_fields and k != "space"
+    }
     spec = block.model_copy(update=given)
     if overrides.get("space"):
         spec = spec.model_copy(update={"space": dict(overrides["space"])})

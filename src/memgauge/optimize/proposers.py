@@ -8,7 +8,7 @@ step rewrites one text field (round-robin over `texts`). Its reply is the new te
 candidates' runs (`usage`).
 
 Code: the hook is a command. It reads one JSON object on stdin, `{"step", "n", "candidate":
-{"params", "texts"}, "score", "failures": [{"item_id", "input", "expected", "output",
+{"params", "texts"}, "spec" (the candidate's subject spec), "score", "failures": [{"item_id", "input", "expected", "output",
 "value", "reasons"}]}`, and writes the next candidate on stdout: `{"params": {...}, "texts":
 {...}}` (either may be left out: unchanged), or a list of them (best-of-n takes n). A hook
 that fails (exit status, no JSON) stops the study with its stderr.
@@ -27,8 +27,9 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.structured import extract_json
 from memgauge.llm.types import ChatRequest
-from memgauge.optimize.config import StudyConfig
+from memgauge.optimize.config import StudyConfig, subject_params
 from memgauge.optimize.objective import Candidate, Evaluation
+from memgauge.runs.optspec import apply_params
 
 __all__ = ["REWRITE_PROMPT", "HookProposer", "TextProposer", "default_proposers"]
 
@@ -130,8 +131,8 @@ class TextProposer:
 class HookProposer:
     """The `code` target's command (see the module docstring)."""
 
-    def __init__(self, command: list[str], timeout: float = 600.0) -> None:
-        self.command, self.timeout = command, timeout
+    def __init__(self, command: list[str], config: StudyConfig, timeout: float = 600.0) -> None:
+        self.command, self.config, self.timeout = command, config, timeout
 
     def propose(
         self, target: str, current: Candidate, evaluation: Evaluation, n: int, step: int
@@ -141,6 +142,10 @@ class HookProposer:
             "step": step,
             "n": n,
             "candidate": {"params": current.params, "texts": current.texts},
+            "spec": apply_params(
+                self.config.base_spec,
+                {**subject_params(self.config, current.params), **current.texts},
+            ),
             "score": evaluation.score,
             "failures": evaluation.failures,
         }
@@ -191,5 +196,5 @@ def default_proposers(config: StudyConfig) -> dict[str, Any]:
         text = TextProposer(config)
         out["instructions"] = out["prompts"] = text
     if "code" in config.targets and config.hook:
-        out["code"] = HookProposer(list(config.hook))
+        out["code"] = HookProposer(list(config.hook), config)
     return out

@@ -210,7 +210,6 @@ class StudyRunner:
     def _finish_row(
         self, row: dict[str, Any], ev: Evaluation, against: Scored | None, accepted: bool | None
     ) -> dict[str, Any]:
-        seed = self.config.seed
         row.update(
             status="completed" if ev.status == "completed" and ev.score is not None else "failed",
             run_id=ev.run_id or row.get("run_id"),

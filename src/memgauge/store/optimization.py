@@ -278,8 +278,8 @@ class OptimizationHistory:
         out = [_row(_STUDY_FIELDS, r) for r in rows]
         for study in out:
             (n,) = self._conn.execute(
-                "SELECT COUNT(*) FROM optimization_iterations WHERE study_id = ? AND phase = "
-                "'tune' AND step > 0",
+                "SELECT COUNT(DISTINCT step) FROM optimization_iterations WHERE study_id = ? AND "
+                "phase = 'tune' AND step > 0",
                 (study["study_id"],),
             ).fetchone()
             study["n_iterations"] = n
