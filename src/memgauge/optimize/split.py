@@ -10,8 +10,9 @@ units an explicit split names.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,24 @@ class Split:
     by: str
     tune: ItemFilter
     holdout: ItemFilter | None
+
+    def record(self) -> dict[str, Any]:
+        """As the study stores it (`from_record` reads it back)."""
+        return {
+            "by": self.by,
+            "tune": self.tune.model_dump(mode="json"),
+            "holdout": self.holdout.model_dump(mode="json") if self.holdout else None,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Split:
+        """The split a study stored."""
+        held = record.get("holdout")
+        return cls(
+            str(record.get("by", "item")),
+            ItemFilter.model_validate(record.get("tune") or {}),
+            ItemFilter.model_validate(held) if held else None,
+        )
 
     def describe(self) -> str:
         """`12 items tuned on, 5 held out` (or corpora)."""

@@ -37,9 +37,8 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -48,76 +47,22 @@ from memgauge.llm.scope import CallScope
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import StudyConfig, baseline_params
 from memgauge.optimize.history import History
+from memgauge.optimize.holdout import score_holdout
 from memgauge.optimize.objective import Candidate, Evaluation, Objective
 from memgauge.optimize.split import Split, split_items
-from memgauge.stats import paired_compare
+from memgauge.optimize.state import (
+    LOCAL,
+    Proposer,
+    Quiet,
+    Scored,
+    State,
+    StudyProgress,
+    now,
+    paired_delta,
+    scored_from_row,
+)
 
 __all__ = ["Proposer", "StudyProgress", "StudyRunner", "paired_delta"]
-
-LOCAL = ("greedy", "best-of-n", "annealing")
-
-
-class StudyProgress(Protocol):
-    """What the CLI shows while a study goes."""
-
-    def start(self, study_id: str, total: int, done: int) -> None: ...
-
-    def step(self, step: int, best: float | None, note: str) -> None: ...
-
-
-class _Quiet:
-    def start(self, study_id: str, total: int, done: int) -> None:
-        pass
-
-    def step(self, step: int, best: float | None, note: str) -> None:
-        pass
-
-
-class Proposer(Protocol):
-    """Proposes rewrites of a non-numeric target (texts, code)."""
-
-    def propose(
-        self, target: str, current: Candidate, evaluation: Evaluation, n: int, step: int
-    ) -> list[Candidate]: ...
-
-
-@dataclass
-class Scored:
-    """A candidate with its evaluation and where it is in the history."""
-
-    step: int
-    candidate: int
-    cand: Candidate
-    evaluation: Evaluation
-
-
-@dataclass
-class _State:
-    baseline: Scored | None = None
-    current: Scored | None = None  # where local search continues from
-    best: Scored | None = None  # the reported best
-    scale: float = 0.25
-    since_best: int = 0
-    seen: dict[str, Scored] = field(default_factory=dict)
-    cost: float = 0.0
-    prior_seconds: float = 0.0
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def paired_delta(
-    a: Mapping[str, float | None], b: Mapping[str, float | None], seed: int = 0
-) -> tuple[float | None, float | None, float | None]:
-    """(mean(b - a), CI low, CI high) over the items both scored (paired bootstrap)."""
-    ids = sorted(set(a) & set(b))
-    xa = np.array([np.nan if a[i] is None else a[i] for i in ids], dtype=np.float64)
-    xb = np.array([np.nan if b[i] is None else b[i] for i in ids], dtype=np.float64)
-    if not ids:
-        return None, None, None
-    cmp = paired_compare(xa, xb, seed=seed, n_permutations=200)
-    return cmp.delta, cmp.delta_ci_low, cmp.delta_ci_high
 
 
 class StudyRunner:
@@ -139,11 +84,11 @@ class StudyRunner:
         self.record_extra = dict(record_extra or {})
         self.suite_path = suite_path
         self.proposers = dict(proposers or {})
-        self.progress = progress or _Quiet()
+        self.progress = progress or Quiet()
         self.clock = clock
         self.space = config.search_space()
         self.study_id = ""
-        self.state = _State()
+        self.state = State()
         self.split: Split | None = None
         self.optuna_study: Any = None
         self.sampler: Any = None
@@ -188,7 +133,7 @@ class StudyRunner:
             "status": "running",
             "params": cand.params,
             "texts": cand.texts,
-            "started_at": _now(),
+            "started_at": now(),
         }
 
     def _evaluate(
@@ -218,7 +163,7 @@ class StudyRunner:
             ci_high=ev.ci_high,
             values=ev.values,
             reason=ev.reason if ev.score is not None or ev.reason else "no item could be scored",
-            finished_at=_now(),
+            finished_at=now(),
             accepted=accepted,
         )
         if against is not None and ev.score is not None:
@@ -242,7 +187,7 @@ class StudyRunner:
         )
         self._use_split()
         me = this_process()
-        now = _now()
+        created = now()
         self.history.create_study(
             {
                 "study_id": self.study_id,
@@ -258,8 +203,8 @@ class StudyRunner:
                 "pid": me.pid,
                 "pid_start": me.start,
                 "host": host_name(),
-                "created_at": now,
-                "updated_at": now,
+                "created_at": created,
+                "updated_at": created,
             }
         )
         return self.study_id
@@ -272,11 +217,7 @@ class StudyRunner:
     def _config_record(self) -> dict[str, Any]:
         out = self.config.model_dump(mode="json")
         assert self.split is not None
-        out["split_resolved"] = {
-            "by": self.split.by,
-            "tune": self.split.tune.model_dump(mode="json"),
-            "holdout": self.split.holdout.model_dump(mode="json") if self.split.holdout else None,
-        }
+        out["split_resolved"] = self.split.record()
         out["split_described"] = self.split.describe()
         out.update(self.record_extra)
         return out
@@ -306,27 +247,20 @@ class StudyRunner:
         usage = getattr(
             self.proposers.get("prompts") or self.proposers.get("instructions"), "usage", None
         )
-        self._set(status="completed", stopped_because=reason, finished_at=_now(), usage=usage or {})
+        self._set(status="completed", stopped_because=reason, finished_at=now(), usage=usage or {})
         return reason
 
     def _set(self, **fields: Any) -> None:
         best = self.state.best
         if best is not None:
             fields.update(best_step=best.step, best_candidate=best.candidate)
-        self.history.update_study(self.study_id, updated_at=_now(), **fields)
+        self.history.update_study(self.study_id, updated_at=now(), **fields)
 
     def _reload(self, study_id: str) -> list[dict[str, Any]]:
         study = self.history.get_study(study_id)
         assert study is not None
         self.study_id = study_id
-        resolved = (study.get("config") or {}).get("split_resolved") or {}
-        from memgauge.runs.suite import ItemFilter
-
-        self.split = Split(
-            resolved.get("by", "item"),
-            ItemFilter.model_validate(resolved.get("tune") or {}),
-            ItemFilter.model_validate(resolved["holdout"]) if resolved.get("holdout") else None,
-        )
+        self.split = Split.from_record((study.get("config") or {}).get("split_resolved") or {})
         self._use_split()
         me = this_process()
         self.history.update_study(
@@ -336,7 +270,7 @@ class StudyRunner:
             pid=me.pid,
             pid_start=me.start,
             host=host_name(),
-            updated_at=_now(),
+            updated_at=now(),
         )
         rows = self.history.iterations(study_id, phase="tune")
         self.state.prior_seconds = sum(r.get("seconds") or 0.0 for r in rows)
@@ -353,18 +287,7 @@ class StudyRunner:
     # --- replaying a resumed study -------------------------------------------------------------
 
     def _scored(self, row: Mapping[str, Any]) -> Scored:
-        values = row.get("values") or {}
-        ev = Evaluation(
-            score=row.get("score"),
-            ci_low=row.get("ci_low"),
-            ci_high=row.get("ci_high"),
-            values=dict(values),
-            run_id=row.get("run_id"),
-            status="completed" if row["status"] == "completed" else "failed",
-            reason=row.get("reason"),
-        )
-        cand = Candidate(dict(row.get("params") or {}), dict(row.get("texts") or {}))
-        return Scored(row["step"], row["candidate"], cand, ev)
+        return scored_from_row(row)
 
     def _replay(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Rebuild the state from the finished rows of a resumed study (steps in order)."""
@@ -675,57 +598,5 @@ class StudyRunner:
         draw = float(np.random.default_rng([self.config.seed, step, s.candidate]).random())
         return draw < math.exp(min(0.0, delta) / temperature)
 
-    # --- the held-out comparison -------------------------------------------------------------
-
     def _holdout(self) -> None:
-        st = self.state
-        if (
-            self.split is None
-            or self.split.holdout is None
-            or st.best is None
-            or st.baseline is None
-        ):
-            self._set(holdout=None)
-            return
-        if st.baseline.evaluation.score is None:
-            return
-        done = {
-            (r["step"], r["candidate"]): r
-            for r in self.history.iterations(self.study_id, phase="holdout")
-        }
-        scored: dict[str, Evaluation] = {}
-        for name, s in (("baseline", st.baseline), ("best", st.best)):
-            key = (s.step, s.candidate)
-            if key == (st.baseline.step, st.baseline.candidate) and "baseline" in scored:
-                scored[name] = scored["baseline"]  # nothing cleared the rule: the baseline
-                continue
-            prior = done.get(key)
-            if prior is not None and prior["status"] != "running":
-                scored[name] = self._scored(prior).evaluation
-                continue
-            row = self._row(s.step, s.candidate, "holdout", s.cand, phase="holdout")
-            resume = prior.get("run_id") if prior is not None else None
-            if prior is None:
-                self.history.put_iteration(row)
-            ev = self._evaluate(row, s.cand, resume, CallScope(f"{self.study_id}/holdout"))
-            self.history.put_iteration(self._finish_row(row, ev, None, None))
-            scored[name] = ev
-        base, best = scored["baseline"], scored["best"]
-        delta, low, high = paired_delta(base.values, best.values, self.config.seed)
-        n = sum(
-            1
-            for i in set(base.values) & set(best.values)
-            if base.values[i] is not None and best.values[i] is not None
-        )
-        self._set(
-            holdout={
-                "best": best.score,
-                "baseline": base.score,
-                "delta": delta,
-                "ci_low": low,
-                "ci_high": high,
-                "n": n,
-                "best_run_id": best.run_id,
-                "baseline_run_id": base.run_id,
-            }
-        )
+        score_holdout(self)
