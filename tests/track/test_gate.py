@@ -380,7 +380,8 @@ def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(
 
     conn = sqlite3.connect(tmp_path / "old.db")
     everything = list(migrations.MIGRATIONS)
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything[:-1])  # a store from before
+    before = [m for m in everything if m[0] < "0010_suite_run_gate"]
+    monkeypatch.setattr(migrations, "MIGRATIONS", before)  # a store from before
     migrations.migrate(conn)
     conn.execute(
         "INSERT INTO suite_runs (run_id, suite_name, status, created_at, suite_sha256,"
@@ -389,7 +390,7 @@ def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(
     )
     conn.commit()
     monkeypatch.setattr(migrations, "MIGRATIONS", everything)
-    assert migrations.migrate(conn) == ["0010_suite_run_gate"]
+    assert migrations.migrate(conn)[0] == "0010_suite_run_gate"
     assert conn.execute("SELECT gate FROM suite_runs").fetchone() == (None,)  # never gated
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE suite_runs SET gate = 'maybe'")

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         shadow_summaries,
         write_annotation_pool,
     )
+    from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
     from memgauge.api._runs import (
         evaluate,
         interim_summary,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
         resolve_run_id,
         results_path,
     )
-    from memgauge.api._track import gate, history, learnings_query
+    from memgauge.api._track import accept_gate, gate, history, learnings_query
     from memgauge.data.demo import demo_dataset
     from memgauge.data.io import load_judged
     from memgauge.data.io import save_retrieval_dataset as save_dataset
@@ -136,6 +137,10 @@ __all__ = [
     "one_spec",
     "open_store",
     "operations_suite",
+    "optimization",
+    "optimization_diff",
+    "optimizations",
+    "optimize",
     "parse_measure",
     "parse_system",
     "pause_ab_test",
@@ -216,6 +221,10 @@ _LAZY: dict[str, str] = {
     "one_spec": "memgauge.subjects.parse",
     "open_store": "memgauge.api._store",
     "operations_suite": "memgauge.runs.builders",
+    "optimization": "memgauge.api._optimize",
+    "optimization_diff": "memgauge.api._optimize",
+    "optimizations": "memgauge.api._optimize",
+    "optimize": "memgauge.api._optimize",
     "parse_measure": "memgauge.metrics",
     "parse_system": "memgauge.subjects.parse",
     "pause_ab_test": "memgauge.api._online",

@@ -61,6 +61,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "logs": ("memgauge.cli.logs", "logs"),
+    "optimize": ("memgauge.cli.optimize", "optimize"),
 }
 
 

@@ -49,7 +49,9 @@ class RunState(Protocol):
     """What the engine's run state offers the driver (`engine._Run`)."""
 
     run_id: str
-    stopped: bool
+
+    @property
+    def stopping(self) -> bool: ...
 
     @property
     def writer(self) -> _Writer: ...
@@ -111,7 +113,7 @@ class _Driver:
                 self.state.record(future.result())
             else:
                 self.shard_done(future)
-            if self.state.stopped:
+            if self.state.stopping:
                 return
 
     def shard_done(self, future: Future[Any]) -> None:
@@ -183,7 +185,7 @@ def run_shards(
     width: int,
 ) -> None:
     """Run `shards` on `pool`, recording every item as its shard comes back; returns when all
-    are recorded or the run must stop (`state.stopped`: shards not yet back are dropped,
+    are recorded or the run must stop (`state.stopping`: shards not yet back are dropped,
     their items stay queued for `--resume`)."""
     driver = _Driver(shards, plan, state, pool, recorder, unavailable, width)
     try:
@@ -192,6 +194,6 @@ def run_shards(
         driver.close(failed=True)
         pool.stop()
         raise
-    driver.close(failed=state.stopped)
-    if state.stopped:
+    driver.close(failed=state.stopping)
+    if state.stopping:
         pool.stop()

@@ -42,6 +42,7 @@ from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
+from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.distribute import run_shards
@@ -147,8 +148,10 @@ class _Run:
         n_failed: int,
         max_failure_rate: float,
         known: Sequence[ItemRecord] | None = None,
+        scope: CallScope | None = None,
     ) -> None:
         self.writer, self.run_id = writer, writer.run_id
+        self.scope = scope or CallScope(writer.run_id)
         # every item of a new run, queued or finished (None: read them from the store)
         self.rows: dict[tuple[str, str, str], ItemRecord] | None = (
             None if known is None else {r.key: r for r in known}
@@ -158,6 +161,11 @@ class _Run:
         self.stopped = False  # past max_failure_rate: no new items are started
         self.judge_connection_failures = 0
         self.judge_verdicts = 0
+
+    @property
+    def stopping(self) -> bool:
+        """The run must stop: too many failures, or its scope was cancelled."""
+        return self.stopped or self.scope.cancelled.is_set()
 
     @property
     def judge_unreachable(self) -> bool:
@@ -170,7 +178,7 @@ class _Run:
             task, item, subject = job.context
             result = timed_out_item(task, subject, item, result.seconds)
         self.record(result)
-        return not self.stopped
+        return not self.stopping
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
@@ -364,6 +372,7 @@ def run_suite(
     datasets: Mapping[str, RetrievalDataset] | None = None,
     workers: int = 1,
     pool: str | PoolExecutor | None = None,
+    scope: CallScope | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
@@ -389,6 +398,9 @@ def run_suite(
         pool: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
             `concurrent.futures.Executor` (see `pools`). Subjects given as live objects run
             in this process, after the shards.
+        scope: the run's LLM calls (see `memgauge.llm.scope`): its usage is what the run
+            records, and `scope.cancel()` stops the run (cancelled, resumable, as Ctrl-C
+            does) and its calls only, not those of other runs going at once.
 
     Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
@@ -435,8 +447,9 @@ def run_suite(
                 raise owner.refused(run_id, None if current is None else current.model_dump())
             owner.driving.add(token)
             # every request is in the store before it is sent, every response before it is used
+            scope = scope or CallScope(run_id)
             stop_metering = meter.listen(
-                lambda model, delta: recorder.record_usage(run_id, model, delta)
+                lambda model, delta: recorder.record_usage(run_id, model, delta), scope=scope
             )
             pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
             if resume:
@@ -453,7 +466,7 @@ def run_suite(
             preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
-            state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
+            state = _Run(writer, total, n_failed, suite.max_failure_rate, known, scope)
             finish = _Finisher(
                 recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
             )
@@ -472,7 +485,7 @@ def run_suite(
                         llm=worker_llm(shard_pool.workers),
                     )
                     run_shards(shards, plan, state, shard_pool, recorder, unavailable, width)
-                if not state.stopped:
+                if not state.stopping:
                     _execute(
                         plan,
                         suite,
@@ -490,6 +503,9 @@ def run_suite(
                 finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise
             writer.close()
+            if scope.cancelled.is_set():
+                finish("cancelled", "cancelled; resume with --resume", meter.prices)
+                raise KeyboardInterrupt
             reason: str | None
             if state.stopped:
                 status, reason = "failed", state.stop_reason()
@@ -611,8 +627,9 @@ def _execute(
                 ):
                     return
     except BaseException:
-        # interrupted: stop judges' calls in flight instead of waiting out their retries
-        cancel_pending()
+        # interrupted: stop this run's judges' calls in flight instead of waiting out their
+        # retries (other runs going at once keep theirs)
+        cancel_pending(state.scope)
         scoring.shutdown(wait=False, cancel_futures=True)
         raise
     scoring.shutdown(wait=True)
@@ -633,26 +650,35 @@ def _run_task(
     for it in todo:
         groups.setdefault(it.corpus, []).append(it)
     for corpus, items in groups.items():
-        if state.stopped:
+        if state.stopping:
             return False
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
-        setup_error = _setup(lane, task, corpus, recorder, state.run_id)
+        setup_error = _setup(lane, task, corpus, recorder, state.run_id, state.scope)
         if setup_error is not None:
             failure = Failure.of("setup", setup_error)
             for it in items:
                 state.record(failed_item(task, lane.name, it, failure))
             continue
-        jobs = (_job(lane, task, it, scoring) for it in items)
+        jobs = (_job(lane, task, it, scoring, state.scope) for it in items)
         executor.execute(jobs, concurrency=width, on_done=state.done)
-    return not state.stopped
+    return not state.stopping
 
 
-def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
+def _job(
+    lane: SubjectLane,
+    task: PlannedTask,
+    item: PlannedItem,
+    scoring: PoolExecutor,
+    scope: CallScope,
+) -> Job:
     key = (lane.name, task.spec.name, item.id)
 
+    # in the run's scope, whichever pool's thread runs them: their LLM calls are this run's
+    @scope.bind
     def answer() -> tuple[ItemRecord, float]:
         return answer_item(lane.subject, lane.name, lane.answers, task, item)
 
+    @scope.bind
     def score(answered: tuple[ItemRecord, float]) -> ItemRecord:
         return score_item(task, item, *answered)
 
@@ -666,7 +692,12 @@ def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolE
 
 
 def _setup(
-    lane: SubjectLane, task: PlannedTask, corpus: str | None, recorder: Recorder, run_id: str
+    lane: SubjectLane,
+    task: PlannedTask,
+    corpus: str | None,
+    recorder: Recorder,
+    run_id: str,
+    scope: CallScope,
 ) -> BaseException | None:
     """Reset and fill a memory subject for a group of items; the error, if it failed."""
     memories = task.memories_for(corpus)
@@ -675,7 +706,7 @@ def _setup(
     subject = lane.subject
     t0 = time.perf_counter()
     try:
-        lane.call(lambda: fill_memory(subject, memories))
+        lane.call(scope.bind(lambda: fill_memory(subject, memories)))
     except Exception as exc:
         return exc
     recorder.record_setup(run_id, lane.name, task.spec.name, corpus, time.perf_counter() - t0)

@@ -401,6 +401,14 @@ def plan_task(
 
 
 def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
+    """The first `limit` items, of those `only` keeps (an optimization's split)."""
+    only = task.only
+    if only is not None and only.corpora is not None:
+        corpora = set(only.corpora)
+        items = [it for it in items if it.corpus in corpora]
+    if only is not None and only.items is not None:
+        ids = set(only.items)
+        items = [it for it in items if it.id in ids]
     return items[: task.limit] if task.limit is not None else items
 
 

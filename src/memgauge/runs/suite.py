@@ -45,20 +45,25 @@ from memgauge.aggregates import AGGREGATES
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
+from memgauge.runs.optspec import OptimizationSpec, field_problems, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = [
     "EvaluatorEntry",
+    "ItemFilter",
     "Suite",
     "TaskSpec",
     "component_problems",
     "evaluator_label",
     "load_suite",
+    "optimization_problems",
     "resolve_agents",
+    "resolve_objective",
     "spec_name",
     "subject_file_json_schema",
     "suite_json_schema",
+    "tuned_subject",
 ]
 
 TaskKind = Literal[
@@ -101,6 +106,15 @@ class TraceOptions(_Model):
     seed: int = Field(default=0, description="Seed of the sample (per line, from its id).")
 
 
+class ItemFilter(_Model):
+    """Only some of a task's items (an optimization's tuning or holdout split)."""
+
+    corpora: list[str] | None = Field(
+        default=None, description="Only the items of these corpora (LoCoMo's conversations)."
+    )
+    items: list[str] | None = Field(default=None, description="Only the items with these ids.")
+
+
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
@@ -122,6 +136,9 @@ class TaskSpec(_Model):
         "{conversation, existing_memory, output, tags}): its lines with no case_id, judged.",
     )
     limit: int | None = Field(default=None, ge=1, description="Only the first N items.")
+    only: ItemFilter | None = Field(
+        default=None, description="Only the items of these corpora, or with these ids."
+    )
     items: list[TaskItem] | None = Field(
         default=None, description="Items written inline (instead of a dataset file)."
     )
@@ -151,6 +168,10 @@ class TaskSpec(_Model):
         default=None,
         description="Targets of this task's measures: {MEASURE: VALUE} (at least VALUE) or "
         "{MEASURE: '< 0.2'}; a missed one fails the run (exit 1).",
+    )
+    optimization: OptimizationSpec | None = Field(
+        default=None,
+        description="Tune a subject for this task's objective (`memgauge optimize`; seed 004).",
     )
 
     @field_validator("evaluators", mode="before")
@@ -189,6 +210,10 @@ class Suite(_Model):
     seed: StrictInt = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
     max_failure_rate: FiniteFloat = Field(
         default=0.1, ge=0, le=1, description="The run fails past this share of failed items."
+    )
+    optimization: OptimizationSpec | None = Field(
+        default=None,
+        description="Tune a subject for one task's objective (`memgauge optimize`; seed 004).",
     )
 
 
@@ -270,6 +295,95 @@ def _task_problems(
     return out
 
 
+def resolve_objective(
+    objective: str | None, suite: Suite, task: str | None = None
+) -> tuple[str, str]:
+    """(task name, measure) that `[TASK/]MEASURE` names in `suite`; `task` is the task whose
+    block it is (None: the suite's). MEASURE is an evaluator's label or `score` (the task's
+    weighted score); without it, the task's first evaluator. ValueError saying what is wrong."""
+    names = [t.name for t in suite.tasks]
+    given_task, measure = None, objective
+    if objective is not None and "/" in objective:
+        given_task, measure = objective.split("/", 1)
+    if given_task is not None and task is not None and given_task != task:
+        raise ValueError(f"a task's block optimizes that task ({task!r}), not {given_task!r}")
+    name = given_task or task
+    if name is None:
+        if len(names) == 1:
+            name = names[0]
+        else:
+            having = [
+                t.name
+                for t in suite.tasks
+                if measure in [evaluator_label(e, t.evaluators) for e in t.evaluators]
+            ]
+            if len(having) != 1:
+                raise ValueError(f"name the task: TASK/MEASURE (the suite has {', '.join(names)})")
+            name = having[0]
+    found = next((t for t in suite.tasks if t.name == name), None)
+    if found is None:
+        raise ValueError(f"no task called {name!r}; the suite has {', '.join(names)}")
+    labels = [evaluator_label(e, found.evaluators) for e in found.evaluators]
+    if not measure:
+        return name, labels[0]
+    if measure != "score" and measure not in labels:
+        raise ValueError(
+            f"task {name!r} has no measure {measure!r}; its measures are "
+            f"{', '.join(labels)} and score (the weighted score)"
+        )
+    return name, measure
+
+
+def tuned_subject(suite: Suite, subject: str | None) -> str:
+    """The subject an optimization tunes; ValueError when it is not clear which."""
+    if subject is not None:
+        if subject not in suite.subjects:
+            raise ValueError(
+                f"no subject called {subject!r}; the suite has {', '.join(suite.subjects)}"
+            )
+        return subject
+    if len(suite.subjects) != 1:
+        raise ValueError(
+            f"name the subject being tuned: subject: NAME (the suite has "
+            f"{', '.join(suite.subjects)})"
+        )
+    return next(iter(suite.subjects))
+
+
+def optimization_problems(suite: Suite) -> list[tuple[tuple[str | int, ...], str]]:
+    """(location in the file, message) for each problem of the suite's optimization blocks:
+    an unknown subject or task, a measure the task does not have, a search FIELD or text
+    field the subject does not have."""
+    blocks: list[tuple[tuple[str | int, ...], OptimizationSpec, str | None]] = []
+    if suite.optimization is not None:
+        blocks.append((("optimization",), suite.optimization, None))
+    blocks += [
+        (("tasks", i, "optimization"), t.optimization, t.name)
+        for i, t in enumerate(suite.tasks)
+        if t.optimization is not None
+    ]
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for at, block, task in blocks:
+        try:
+            subject = tuned_subject(suite, block.subject)
+        except ValueError as exc:
+            out.append(((*at, "subject") if block.subject else at, str(exc)))
+            continue
+        try:
+            resolve_objective(block.objective, suite, task)
+        except ValueError as exc:
+            out.append(((*at, "objective") if block.objective else at, str(exc)))
+        spec = suite.subjects[subject]
+        out += [((*at, "space", f), m) for f, m in space_problems(subject, spec, block.space)]
+        texts = field_problems(subject, spec, {t: ["text"] for t in block.texts})
+        out += [((*at, "texts", block.texts.index(f)), m) for f, m in texts]
+        if block.tools is not None:
+            out += [
+                ((*at, "tools"), m) for _f, m in field_problems(subject, spec, {block.tools: [[]]})
+            ]
+    return out
+
+
 def suite_json_schema() -> dict[str, Any]:
     """JSON Schema of suite files, with every registered component's arguments: each subject
     kind, evaluator and aggregate (plug-ins' too) in every form a suite may write it."""
@@ -291,6 +405,21 @@ def suite_json_schema() -> dict[str, Any]:
         {"type": "array", "items": {"anyOf": AGGREGATES.spec_schemas(defs)}},
         {"type": "null"},
     ]
+    # a search dimension is also written short: `int:1..10`, `float:0.1..1:log`, `choice:a,b`
+    # or a list of choices
+    dim = defs["SearchDim"]
+    defs["SearchDim"] = {
+        "description": dim.get("description", ""),
+        "anyOf": [
+            {
+                "type": "string",
+                "pattern": r"^\s*(int|float|choice)\s*:",
+                "examples": ["int:10..120", "float:0.25..4:log", "choice:hybrid,lexical"],
+            },
+            {"type": "array", "minItems": 1},
+            {k: v for k, v in dim.items() if k != "description"},
+        ],
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "memgauge suite"
     return schema
@@ -406,6 +535,10 @@ def load_suite(path: str | Path) -> Suite:
     problems = [
         Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
         for sp in component_problems(suite)
+    ]
+    problems += [
+        Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
+        for loc, message in optimization_problems(suite)
     ]
     seen: set[str] = set()
     for i, task in enumerate(suite.tasks):

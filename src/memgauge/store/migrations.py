@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from memgauge.store.optimization import MIGRATION as OPTIMIZATION_HISTORY
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 from memgauge.store.spine_migration import one_spine
 
@@ -279,6 +280,8 @@ MIGRATIONS: list[tuple[str, Step]] = [
             CHECK (gate IS NULL OR gate IN ('pass', 'fail', 'accepted'))
         """,
     ),
+    # `memgauge optimize`'s studies and their candidates (schema: store/optimization.py)
+    ("0011_optimization_history", OPTIMIZATION_HISTORY),
 ]
 
 

@@ -25,6 +25,7 @@ from pydantic_core import from_json, to_json
 from memgauge._util.redact import redact, redactor
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.connection import SQLiteStore, connect
+from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import insert_eval_results
 
 __all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
@@ -115,8 +116,9 @@ _RUN_COLUMNS = (
 )
 
 
-class SuiteRunStore(SQLiteStore):
-    """Suite runs under one SQLite file (default `MEMGAUGE_HOME/results.db`)."""
+class SuiteRunStore(OptimizationHistory, SQLiteStore):
+    """Suite runs under one SQLite file (default `MEMGAUGE_HOME/results.db`), and the history
+    of optimizations (`OptimizationHistory`)."""
 
     # a run records items from its recorder thread while the main thread waits
     threads = True

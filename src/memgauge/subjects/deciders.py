@@ -22,7 +22,8 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.learnings import PromptedLLM
+from memgauge.subjects.learnings import Learnings, PromptedLLM
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["HeuristicDecider", "LLMDecider"]
 
@@ -63,6 +64,19 @@ class LLMDecider(PromptedLLM):
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        learnings: Learnings | None = None,
+        prompt: str = DECIDE_PROMPT,
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {incoming} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        super().__init__(model, base_url=base_url, learnings=learnings)
+        self.prompt = prompt
+
     @property
     def name(self) -> str:
         """`llm-decider:<model>`."""
@@ -71,7 +85,8 @@ class LLMDecider(PromptedLLM):
     def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
         """The decision; SubjectError when the model gives none."""
         prompt = self.learnings.apply(
-            DECIDE_PROMPT.format(
+            fill_template(
+                self.prompt,
                 existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
                 incoming=incoming.get("content", ""),
             )

@@ -22,7 +22,8 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.learnings import PromptedLLM
+from memgauge.subjects.learnings import Learnings, PromptedLLM
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor"]
 
@@ -60,6 +61,19 @@ class LLMExtractor(PromptedLLM):
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        learnings: Learnings | None = None,
+        prompt: str = EXTRACT_PROMPT,
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {conversation} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        super().__init__(model, base_url=base_url, learnings=learnings)
+        self.prompt = prompt
+
     @property
     def name(self) -> str:
         """`llm-extractor:<model>`."""
@@ -68,7 +82,8 @@ class LLMExtractor(PromptedLLM):
     def extract(self, conversation: list[Turn], existing_memory: list[str]) -> list[str]:
         """The memory after `conversation`; SubjectError when the model gives no usable reply."""
         prompt = self.learnings.apply(
-            EXTRACT_PROMPT.format(
+            fill_template(
+                self.prompt,
                 existing="\n".join(f"- {m}" for m in existing_memory) or "(empty)",
                 conversation=_conversation(conversation),
             )
