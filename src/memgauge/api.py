@@ -51,6 +51,7 @@ from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.runs.suite_compare import compare_runs
 from memgauge.scorers.audit import AuditMatch
+from memgauge.store.connection import upgrade
 from memgauge.store.llm_cache import SQLiteResponseCache
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.parse import one_spec, parse_system, write_path_spec
@@ -96,6 +97,7 @@ __all__ = [
     "run_suite",
     "save_dataset",
     "sparkline",
+    "upgrade_store",
     "write_path_subject",
 ]
 
@@ -471,6 +473,12 @@ def learnings_query(
         return relevant_learnings(memory, text, k=k, token_budget=budget)
     finally:
         memory.close()
+
+
+def upgrade_store(store: str | Path | None = None) -> list[str]:
+    """Bring an existing results store (default `MEMGAUGE_HOME/results.db`) to this memgauge's
+    schema; return the migrations applied (none when it was up to date)."""
+    return upgrade(_existing(store))
 
 
 def _existing(store: str | Path | None) -> Path:

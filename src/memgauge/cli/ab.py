@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import click
-import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from rich.table import Table
 
@@ -17,14 +16,8 @@ from memgauge.cli._common import console, existing_store, results_db
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
-from memgauge.stats import bootstrap_ci
-from memgauge.stats.sequential import (
-    SPRT,
-    GraduationRules,
-    SPRTState,
-    graduation,
-    prob_treatment_better,
-)
+from memgauge.online.ab_report import ab_report, sprt_of
+from memgauge.stats.sequential import SPRTState
 from memgauge.store.ab_tests import ABTestStore
 
 __all__ = ["ab"]
@@ -128,7 +121,7 @@ def create(
         "improvement": improvement,
         "max_latency_increase": max_latency_increase,
     }
-    sprt = _sprt(config)
+    sprt = sprt_of(config)
     with _store(store_path) as store:
         created = store.create(
             name,
@@ -141,10 +134,6 @@ def create(
         if not created:
             raise UsageError(f"an A/B test called {name!r} exists; pick another name")
     click.echo(f"created A/B test {name!r} on {metric}: delta {delta}, alpha {alpha}, beta {beta}")
-
-
-def _sprt(config: dict[str, Any]) -> SPRT:
-    return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
 
 
 @ab.command()
@@ -165,7 +154,7 @@ def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
             raise UsageError(
                 f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`"
             )
-        state = _sprt(test["config"]).update(
+        state = sprt_of(test["config"]).update(
             _finite_state(name, test["state"]), [p.treatment - p.control for p in pairs]
         )
         store.add(name, [p.model_dump() for p in pairs], state.as_dict())
@@ -222,47 +211,7 @@ def resume(name: str, store_path: Path | None) -> None:
 def _report(store: ABTestStore, name: str) -> dict[str, Any]:
     test = store.get(name)
     assert test is not None
-    cfg, state = test["config"], SPRTState(**test["state"])
-    pairs = store.pairs(name)
-    deltas = np.array([p["treatment"] - p["control"] for p in pairs], dtype=np.float64)
-    ci = bootstrap_ci(deltas, seed=0) if len(deltas) else None
-    binary = bool(pairs) and all(p["control"] in (0, 1) and p["treatment"] in (0, 1) for p in pairs)
-    p_better = None
-    if binary:
-        c = int(sum(p["control"] for p in pairs))
-        t = int(sum(p["treatment"] for p in pairs))
-        p_better = prob_treatment_better(c, len(pairs), t, len(pairs))
-    lat_c = [p["control_latency_ms"] for p in pairs if p["control_latency_ms"] is not None]
-    lat_t = [p["treatment_latency_ms"] for p in pairs if p["treatment_latency_ms"] is not None]
-    p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
-    p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
-    const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
-    rules = GraduationRules(cfg["min_samples"], cfg["improvement"], cfg["max_latency_increase"])
-    decision, reasons = graduation(
-        state,
-        rules,
-        n_pairs=len(pairs),
-        mean_delta=float(deltas.mean()) if len(deltas) else None,
-        constitutional_delta=float(np.mean(const)) if const else None,
-        p95_control_ms=p95_c,
-        p95_treatment_ms=p95_t,
-    )
-    sprt = _sprt(cfg)
-    return {
-        "name": name,
-        "status": test["status"],
-        "graduated_at": test["graduated_at"],
-        "metric": test["metric"],
-        "n_pairs": len(pairs),
-        "mean_delta": ci.mean if ci else None,
-        "delta_ci95": [ci.low, ci.high] if ci else None,
-        "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
-        "p_treatment_better": p_better,
-        "p95_latency_ms": {"control": p95_c, "treatment": p95_t},
-        "decision": decision,
-        "reasons": reasons,
-        "config": cfg,
-    }
+    return ab_report(test, store.pairs(name))
 
 
 @ab.command()

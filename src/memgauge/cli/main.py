@@ -60,6 +60,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "logs": ("memgauge.cli.logs", "logs"),
+    "view": ("memgauge.cli.view", "view"),
+    "report": ("memgauge.cli.view", "report"),
 }
 
 
