@@ -26,7 +26,6 @@ from urllib.request import urlopen
 
 import pytest
 import yaml
-
 from tests.view.conftest import PAYLOADS, ViewerStore, snapshot
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -72,7 +71,16 @@ class Server:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memgauge", "view", "--store", str(store), "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "memgauge",
+                "view",
+                "--store",
+                str(store),
+                "--port",
+                str(self.port),
+            ],
             env=_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -84,7 +92,7 @@ class Server:
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    out, err = self.proc.communicate(timeout=5)
+                    _out, err = self.proc.communicate(timeout=5)
                     raise RuntimeError(f"memgauge view did not start: {err.decode()}") from None
                 time.sleep(0.1)
 
@@ -240,8 +248,17 @@ def test_script_payloads_are_shown_as_text_and_never_run(
 ) -> None:
     report = tmp_path / "hostile.html"
     subprocess.run(
-        [sys.executable, "-m", "memgauge", "report", viewer_store.hostile, "--out", str(report),
-         "--store", str(viewer_store.path)],
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "report",
+            viewer_store.hostile,
+            "--out",
+            str(report),
+            "--store",
+            str(viewer_store.path),
+        ],
         env=_env(),
         check=True,
         capture_output=True,
@@ -265,8 +282,17 @@ def test_layout_at_1280_on_every_page(
     a, b = viewer_store.judged
     urls = [
         "/",
-        *(f"/runs/{r}" for r in (a, b, viewer_store.retrieval, viewer_store.audit,
-                                 viewer_store.extraction, viewer_store.operations)),
+        *(
+            f"/runs/{r}"
+            for r in (
+                a,
+                b,
+                viewer_store.retrieval,
+                viewer_store.audit,
+                viewer_store.extraction,
+                viewer_store.operations,
+            )
+        ),
         f"/runs/{b}/items",
         f"/runs/{viewer_store.retrieval}/items",
         _item(b, "memory", "recall", "q4"),
@@ -285,8 +311,17 @@ def test_layout_at_1280_on_every_page(
     page.screenshot(path=str(DOCS / "viewer-ab.png"))
     report = tmp_path / "r.html"
     subprocess.run(
-        [sys.executable, "-m", "memgauge", "report", b, "--out", str(report), "--store",
-         str(viewer_store.path)],
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "report",
+            b,
+            "--out",
+            str(report),
+            "--store",
+            str(viewer_store.path),
+        ],
         env=_env(),
         check=True,
         capture_output=True,
@@ -297,7 +332,9 @@ def test_layout_at_1280_on_every_page(
 
 
 def _slow_suite(root: Path, n: int) -> Path:
-    items = [{"id": f"s{i}", "input": f"where is thing {i}", "expected": f"thing {i}"} for i in range(n)]
+    items = [
+        {"id": f"s{i}", "input": f"where is thing {i}", "expected": f"thing {i}"} for i in range(n)
+    ]
     memories = [{"id": f"m{i}", "text": f"thing {i} is in box {i}"} for i in range(n)]
     for name, rows in (("items", items), ("memories", memories)):
         (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -306,8 +343,14 @@ def _slow_suite(root: Path, n: int) -> Path:
         "concurrency": 1,
         "subjects": {"slow": {"python": {"target": "slow:SlowMemory", "kwargs": {"delay": 0.4}}}},
         "tasks": [
-            {"name": "recall", "kind": "expected-output", "dataset": "items.jsonl",
-             "memories": "memories.jsonl", "k": 1, "evaluators": ["icontains"]}
+            {
+                "name": "recall",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "memories": "memories.jsonl",
+                "k": 1,
+                "evaluators": ["icontains"],
+            }
         ],
     }
     path = root / "suite.yaml"
