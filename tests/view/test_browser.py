@@ -26,7 +26,7 @@ from urllib.request import urlopen
 
 import pytest
 import yaml
-from tests.view.conftest import PAYLOADS, ViewerStore, snapshot
+from viewer_store import PAYLOADS, ViewerStore, snapshot
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ class Server:
                 str(self.port),
             ],
             env=_env(),
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 30
@@ -92,17 +92,17 @@ class Server:
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    _out, err = self.proc.communicate(timeout=5)
+                    _, err = self.proc.communicate(timeout=5)
                     raise RuntimeError(f"memgauge view did not start: {err.decode()}") from None
                 time.sleep(0.1)
 
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=10)
+            self.proc.communicate(timeout=10)  # also closes its pipe
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            self.proc.communicate()
 
 
 @pytest.fixture(scope="module")
@@ -413,7 +413,7 @@ def test_a_run_in_progress_refreshes_by_itself(page: Any, tmp_path: Path) -> Non
     finally:
         if srv is not None:
             srv.stop()
-        run.wait(timeout=60)
+        run.communicate(timeout=60)
     assert run.returncode == 0
     before_counts = snapshot(db)
     assert before_counts[1]["suite_run_items"] == 16

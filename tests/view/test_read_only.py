@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.view.conftest import ViewerStore, snapshot
+from viewer_store import ViewerStore, snapshot
 
 from memgauge.cli.main import main
 from memgauge.errors import UsageError

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.view.conftest import ViewerStore, snapshot
+from viewer_store import ViewerStore, snapshot
 
 from memgauge.cli.main import main
 

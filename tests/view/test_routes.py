@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
-from tests.view.conftest import ViewerStore, snapshot
+from viewer_store import ViewerStore, snapshot
 
 from memgauge.store.run_pages import RunReader
 from memgauge.view.app import create_app
