@@ -30,7 +30,9 @@ from viewer_store import PAYLOADS, ViewerStore, snapshot
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
+# the README's screenshots: written to docs/ when MEMGAUGE_SCREENSHOTS is set (so that a test
+# run leaves the work tree clean), else to a temporary directory
+DOCS = ROOT / "docs" if os.environ.get("MEMGAUGE_SCREENSHOTS") else Path(tempfile.mkdtemp())
 SUBJECTS = ROOT / "tests" / "data" / "subjects"
 ARGS = [
     "--headless",
