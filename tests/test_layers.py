@@ -18,7 +18,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("runs",),
     ("optimize", "track", "online"),
     ("api",),
-    ("report", "viewer"),
+    ("view",),
+    ("report",),
     ("cli",),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}

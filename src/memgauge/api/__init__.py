@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         require_store,
         resolve_run_id,
         results_path,
+        upgrade_store,
     )
     from memgauge.api._track import accept_gate, gate, history, learnings_query
     from memgauge.data.demo import demo_dataset
@@ -156,6 +157,7 @@ __all__ = [
     "score_trec_run",
     "shadow_summaries",
     "sparkline",
+    "upgrade_store",
     "validate_file",
     "write_annotation_pool",
     "write_path_subject",
@@ -240,6 +242,7 @@ _LAZY: dict[str, str] = {
     "score_trec_run": "memgauge.api._measures",
     "shadow_summaries": "memgauge.api._online",
     "sparkline": "memgauge.track.gate",
+    "upgrade_store": "memgauge.api._store",
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",

@@ -101,3 +101,11 @@ def read_run(run_id: str, *, store: str | Path | None = None) -> RunRecord:
         run = opened.get_run(exact)
     assert run is not None
     return run
+
+
+def upgrade_store(store: str | Path | None = None) -> list[str]:
+    """Bring an existing results store (default `MEMGAUGE_HOME/results.db`) to this memgauge's
+    schema; return the migrations applied (none when it was up to date)."""
+    from memgauge.store.connection import upgrade
+
+    return upgrade(require_store(store))

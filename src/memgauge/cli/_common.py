@@ -12,8 +12,8 @@ from memgauge import api
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
-    render_html,
     render_markdown,
+    render_run_report,
     render_terminal,
     retrieval_result,
     write_json,
@@ -65,17 +65,18 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
         return
     result = retrieval_result(report.run)
     render_terminal(result, out)
-    paths = write_reports(result, out_dir)
+    paths = write_reports(result, out_dir, report)
     out.print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def write_reports(result: RetrievalEvalResult, out_dir: Path) -> list[Path]:
-    """Write result.json, summary.md and report.html into `out_dir`; return their paths."""
+def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunReport) -> list[Path]:
+    """Write result.json, summary.md and report.html (the run drawn by the viewer's templates,
+    as `memgauge report` draws it) into `out_dir`; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "result.json"
     md_path = out_dir / "summary.md"
     html_path = out_dir / "report.html"
     write_json(result, json_path)
     atomic_write_text(md_path, render_markdown(result))
-    atomic_write_text(html_path, render_html(result))
+    atomic_write_text(html_path, render_run_report(report.run, report.items))
     return [json_path, md_path, html_path]

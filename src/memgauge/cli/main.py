@@ -62,6 +62,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "logs": ("memgauge.cli.logs", "logs"),
     "optimize": ("memgauge.cli.optimize", "optimize"),
+    "view": ("memgauge.cli.view", "view"),
+    "report": ("memgauge.cli.view", "report"),
 }
 
 

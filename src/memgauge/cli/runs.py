@@ -45,7 +45,20 @@ store_option = click.option(
 
 @click.group()
 def runs() -> None:
-    """Suite runs in the results store: list, show, watch, export, compare."""
+    """Suite runs in the results store: list, show, watch, export, compare, upgrade."""
+
+
+@runs.command()
+@store_option
+def upgrade(store_path: Path | None) -> None:
+    """Bring the store to this memgauge's schema (what `memgauge view` asks for when a store
+    was written by an older version; any command that writes to a store does it too)."""
+    applied = api.upgrade_store(store_path)
+    where = store_path or api.results_path()
+    if applied:
+        click.echo(f"upgraded {where}: applied {', '.join(applied)}")
+    else:
+        click.echo(f"{where} is up to date")
 
 
 @runs.command("list")

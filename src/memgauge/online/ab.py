@@ -9,19 +9,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
-from memgauge.stats import bootstrap_ci
+from memgauge.online.ab_report import ab_report as report_of
+from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import (
-    SPRT,
-    GraduationRules,
     SPRTState,
-    graduation,
-    prob_treatment_better,
 )
 from memgauge.store.ab_tests import ABTestStore
 
@@ -76,10 +72,6 @@ class Pair(BaseModel):
 _STATUS = {"graduate": "graduated", "reject": "rejected", "keep_testing": "running"}
 
 
-def _sprt(config: Mapping[str, Any]) -> SPRT:
-    return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
-
-
 def read_pairs(path: Path) -> list[Pair]:
     """The paired results of a JSONL file (DataError naming each bad line)."""
     return read_records(path, Pair)
@@ -88,7 +80,7 @@ def read_pairs(path: Path) -> list[Pair]:
 def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase), its SPRT at zero; a UsageError when the name is taken."""
-    sprt = _sprt(config)
+    sprt = sprt_of(config)
     created = store.create(
         name,
         metric,
@@ -118,7 +110,7 @@ def add_pairs(
     """Feed `pairs` to test `name`: the SPRT's new state, stored with the pairs, and the test's
     report after them (its status set to what the graduation rules now decide)."""
     test = _running_test(store, name)
-    state = _sprt(test["config"]).update(
+    state = sprt_of(test["config"]).update(
         _finite_state(name, test["state"]), [p.treatment - p.control for p in pairs]
     )
     store.add(name, [p.model_dump() for p in pairs], state.as_dict())
@@ -152,47 +144,7 @@ def set_paused(store: ABTestStore, name: str, paused: bool) -> str:
 def ab_report(store: ABTestStore, name: str) -> dict[str, Any]:
     """Test `name` as it stands: pairs, mean delta with its bootstrap 95% CI, the SPRT's state
     and bounds, P(treatment better) when the metric is binary (Beta(1, 1) priors), p95
-    latencies, and the graduation decision with its reasons."""
+    latencies, and the graduation decision with its reasons (`ab_report.ab_report`)."""
     test = store.get(name)
     assert test is not None
-    cfg, state = test["config"], SPRTState(**test["state"])
-    pairs = store.pairs(name)
-    deltas = np.array([p["treatment"] - p["control"] for p in pairs], dtype=np.float64)
-    ci = bootstrap_ci(deltas, seed=0) if len(deltas) else None
-    binary = bool(pairs) and all(p["control"] in (0, 1) and p["treatment"] in (0, 1) for p in pairs)
-    p_better = None
-    if binary:
-        c = int(sum(p["control"] for p in pairs))
-        t = int(sum(p["treatment"] for p in pairs))
-        p_better = prob_treatment_better(c, len(pairs), t, len(pairs))
-    lat_c = [p["control_latency_ms"] for p in pairs if p["control_latency_ms"] is not None]
-    lat_t = [p["treatment_latency_ms"] for p in pairs if p["treatment_latency_ms"] is not None]
-    p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
-    p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
-    const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
-    rules = GraduationRules(cfg["min_samples"], cfg["improvement"], cfg["max_latency_increase"])
-    decision, reasons = graduation(
-        state,
-        rules,
-        n_pairs=len(pairs),
-        mean_delta=float(deltas.mean()) if len(deltas) else None,
-        constitutional_delta=float(np.mean(const)) if const else None,
-        p95_control_ms=p95_c,
-        p95_treatment_ms=p95_t,
-    )
-    sprt = _sprt(cfg)
-    return {
-        "name": name,
-        "status": test["status"],
-        "graduated_at": test["graduated_at"],
-        "metric": test["metric"],
-        "n_pairs": len(pairs),
-        "mean_delta": ci.mean if ci else None,
-        "delta_ci95": [ci.low, ci.high] if ci else None,
-        "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
-        "p_treatment_better": p_better,
-        "p95_latency_ms": {"control": p95_c, "treatment": p95_t},
-        "decision": decision,
-        "reasons": reasons,
-        "config": cfg,
-    }
+    return report_of(test, store.pairs(name))

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge.data.records import ItemRecord, RunRecord
-from memgauge.report._fmt import fmt_pct as pct
+from memgauge.view.fmt import fmt_pct as pct
 
 __all__ = [
     "extraction_lines",

@@ -16,7 +16,10 @@ from memgauge.store.optimization import MIGRATION as OPTIMIZATION_HISTORY
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 from memgauge.store.spine_migration import one_spine
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "UPGRADE_COMMAND", "migrate", "schema_problem"]
+
+#: what brings a store to this memgauge's schema (any command that writes to it does too)
+UPGRADE_COMMAND = "memgauge runs upgrade --store PATH"
 
 #: a migration is SQL (statements separated by ";") or a function of the connection, run inside
 #: the migration's transaction
@@ -521,3 +524,29 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             raise
         conn.commit()
     return applied
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a store opened without migrating cannot be read by this memgauge (a sentence that
+    says what to do), or None when its schema is this memgauge's."""
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if has_table is None:
+        return "not a memgauge results store (it has no schema_migrations table)"
+    applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+    known = [name for name, _ in MIGRATIONS]
+    missing = [name for name in known if name not in applied]
+    if missing:
+        return (
+            f"the store is at an older schema (missing migration {missing[0]}"
+            + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+            + f"); upgrade it with `{UPGRADE_COMMAND}`, then open it again"
+        )
+    unknown = sorted(applied - set(known))
+    if unknown:
+        return (
+            f"the store was written by a newer memgauge (migration {unknown[0]} is unknown"
+            " here); upgrade memgauge to read it"
+        )
+    return None

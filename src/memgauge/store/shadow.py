@@ -25,8 +25,8 @@ class ShadowStore(SQLiteStore):
 
     threads = True
 
-    def __init__(self, path: Any) -> None:
-        super().__init__(path)
+    def __init__(self, path: Any, *, read_only: bool = False) -> None:
+        super().__init__(path, read_only=read_only)
         self._lock = threading.Lock()
 
     def record_shadow(self, experiment: str, row: Mapping[str, Any]) -> None:

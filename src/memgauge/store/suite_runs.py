@@ -123,8 +123,8 @@ class SuiteRunStore(OptimizationHistory, SQLiteStore):
     # a run records items from its recorder thread while the main thread waits
     threads = True
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        super().__init__(path, read_only=read_only)
         # this process's writers take turns here before SQLite's lock: one waiting for another
         # thread's transaction wakes as it ends, not after the busy handler's next sleep
         self._write_lock = threading.Lock()
@@ -571,41 +571,22 @@ class SuiteRunStore(OptimizationHistory, SQLiteStore):
             failures.setdefault((r[0], r[1], r[2]), []).append(
                 Failure(stage=r[3], kind=r[4], message=r[5], attempt=r[6] or 1, at=r[7])
             )
-        out = []
-        columns = "i.input_json, i.expected_json" if detail else "'{}', 'null'"
-        for r in self._conn.execute(
-            "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category,"
-            f" {columns}, i.score, i.started_at, i.finished_at, i.duration_ms,"
-            " o.output_json, o.latency_json, o.extra_json"
-            " FROM suite_run_items i LEFT JOIN suite_run_outputs o USING (run_id, subject, task,"
-            " item_id) WHERE i.run_id = ? ORDER BY i.subject, i.task, i.seq",
-            (run_id,),
-        ):
-            key = (r[0], r[1], r[2])
-            inp = _loads_item(r[7])
-            out.append(
-                ItemRecord(
-                    subject=r[0],
-                    task=r[1],
-                    item_id=r[2],
-                    seq=r[3],
-                    status=r[4],
-                    attempts=r[5] or 0,
-                    category=r[6],
-                    input=inp if isinstance(inp, dict) else {"text": inp},
-                    expected=_loads_item(r[8]),
-                    score=r[9],
-                    started_at=r[10],
-                    finished_at=r[11],
-                    duration_ms=r[12],
-                    output=None if r[13] is None else _loads_item(r[13]),
-                    latency_ms=_loads_item(r[14]) if r[14] else {},
-                    extra=_loads_item(r[15]) if r[15] else {},
-                    scores=scores.get(key, []),
-                    failures=failures.get(key, []),
-                )
+        columns = (
+            _ITEM_COLUMNS
+            if detail
+            else _ITEM_COLUMNS.replace("i.input_json, i.expected_json", "'{}', 'null'")
+        )
+        return [
+            _item_record(
+                r, scores.get((r[0], r[1], r[2]), []), failures.get((r[0], r[1], r[2]), [])
             )
-        return out
+            for r in self._conn.execute(
+                f"SELECT {columns} FROM suite_run_items i LEFT JOIN suite_run_outputs o"
+                " USING (run_id, subject, task, item_id) WHERE i.run_id = ?"
+                " ORDER BY i.subject, i.task, i.seq",
+                (run_id,),
+            )
+        ]
 
     def record_setup(
         self, run_id: str, subject: str, task: str, corpus: str | None, seconds: float
@@ -702,6 +683,41 @@ class SuiteRunStore(OptimizationHistory, SQLiteStore):
                 "latency_ms": None if r[13] is None else json.loads(r[13]),
                 "scores": sorted(scores.get((r[0], r[1], r[2]), []), key=lambda s: s["evaluator"]),
             }
+
+
+#: an item's columns, in the order `_item_record` reads them
+_ITEM_COLUMNS = (
+    "i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category, i.input_json,"
+    " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
+    " o.latency_json, o.extra_json"
+)
+
+
+def _item_record(
+    r: Sequence[Any], scores: list[ScoreRecord], failures: list[Failure]
+) -> ItemRecord:
+    """An item from a row of `_ITEM_COLUMNS`, with its verdicts and failures."""
+    inp = _loads_item(r[7])
+    return ItemRecord(
+        subject=r[0],
+        task=r[1],
+        item_id=r[2],
+        seq=r[3],
+        status=r[4],
+        attempts=r[5] or 0,
+        category=r[6],
+        input=inp if isinstance(inp, dict) else {"text": inp},
+        expected=_loads_item(r[8]),
+        score=r[9],
+        started_at=r[10],
+        finished_at=r[11],
+        duration_ms=r[12],
+        output=None if r[13] is None else _loads_item(r[13]),
+        latency_ms=_loads_item(r[14]) if r[14] else {},
+        extra=_loads_item(r[15]) if r[15] else {},
+        scores=scores,
+        failures=failures,
+    )
 
 
 def _run_record(row: Sequence[Any]) -> RunRecord:
