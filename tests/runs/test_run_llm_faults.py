@@ -141,9 +141,13 @@ def test_llm_spend_is_exact_across_kill_9(
     doc = json.loads(out.strip().splitlines()[-1])
     usage = doc["llm_usage"]["fake-judge"]
     assert usage["requests"] == _settled(judge) > killed, f"seed {seed}"
-    assert usage["cached"] == 2
-    # every item judged once, plus the two asked again (from the cache); the `width` calls the
+    # the two re-queued items are asked again from the cache; so is any item whose verdict was
+    # cached but whose record was still in the recorder's group commit (it lingers 50 ms) when
+    # the kill landed: redone, never lost, and its spend counted once per request
+    unrecorded = usage["cached"] - 2
+    assert 0 <= unrecorded <= width, f"seed {seed}"
+    # every item judged once, plus those asked again (from the cache); the `width` calls the
     # server never answered are neither calls nor failures
-    assert usage["calls"] + usage["failures"] == n + 2
+    assert usage["calls"] + usage["failures"] == n + usage["cached"], f"seed {seed}"
     code = main(["runs", "show", run_id, "--store", str(db)])
     assert f"{usage['requests']} HTTP requests" in capsys.readouterr().out
