@@ -66,7 +66,7 @@ def score_chart(objective: str, iterations: Sequence[Mapping[str, Any]]) -> Mark
         f"{objective} per iteration (tuning split)",
         [f"step {i}" for i in range(len(line))],
         [
-            charts.Line("every candidate (green: accepted)", [None] * len(line), markers=False),
+            charts.Line("candidates (green: accepted)", [None] * len(line), markers=False),
             charts.Line("best so far", line, color=charts.PALETTE[1], markers=False),
         ],
         points=points,
