@@ -225,6 +225,37 @@ def test_open_a_trend(page: Any, server: Server) -> None:
     assert page.locator("#trend-chart svg polyline").count() >= 1
 
 
+def test_open_an_optimization_and_its_diff(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    sid = viewer_store.optimization
+    page.goto(server.url + "/")
+    page.click("header a:has-text('Optimizations')")
+    page.click(f'a.study-link[href="/optimizations/{sid}"]')
+    page.wait_for_selector("#score-chart svg")
+    # a dot per candidate (the start and 3 iterations), the best-so-far line
+    assert page.locator("#score-chart svg circle").count() == 4
+    assert "best so far" in page.text_content("#score-chart svg")
+    assert "paired" in page.inner_text("#holdout")
+    page.screenshot(path=str(DOCS / "viewer-optimization.png"), full_page=False)
+    page.select_option("#diff-form select[name=a]", "1")
+    page.select_option("#diff-form select[name=b]", "3")
+    page.click("#diff-form button")
+    page.wait_for_function(
+        "() => location.search.includes('a=1') && location.search.includes('b=3')"
+    )
+    assert "From iteration 1" in page.inner_text("#diff")
+    # each iteration links to its run page
+    page.click("#iterations a.run-link >> nth=1")
+    page.wait_for_selector("#grid")
+    assert "/runs/" in page.url
+    # a prompt rewrite: the unified diff, its added line marked
+    page.goto(f"{server.url}/optimizations/{viewer_store.hostile_optimization}?a=0&b=1")
+    added = page.locator("#diff pre.text-diff span.add")
+    assert added.count() == 1
+    assert added.inner_text() == "+A memory that repeats a stored one is NOOP."
+
+
 def _hostile_urls(store: ViewerStore) -> list[str]:
     from memgauge.store.run_pages import RunReader
 
@@ -242,6 +273,9 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
         _item(store.hostile, items[1].subject, items[1].task, items[1].item_id),
         f"/compare?a={store.hostile}&b={store.hostile}",
         "/trends?" + urlencode({"suite": run.suite_name}),
+        "/optimizations",
+        f"/optimizations/{store.hostile_optimization}",
+        f"/optimizations/{store.hostile_optimization}?a=1&b=0",
     ]
 
 
@@ -304,6 +338,8 @@ def test_layout_at_1280_on_every_page(
         "/ab",
         f"/ab/test?name={viewer_store.ab_test}",
         f"/shadow?name={viewer_store.shadow}",
+        f"/optimizations/{viewer_store.optimization}",
+        f"/optimizations/{viewer_store.optimization}?a=1&b=3",
         *_hostile_urls(viewer_store),
     ]
     for url in urls:

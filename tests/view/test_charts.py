@@ -63,3 +63,33 @@ def test_a_single_point_and_empty_charts() -> None:
     _texts_inside(str(line_chart("one run", ["2026-01-01 10:00"], [Line("v", [0.3])])))
     assert str(bar_chart("none", [])) == ""
     assert str(line_chart("none", [], [])) == ""
+
+
+def test_points_share_an_x_widen_the_scale_and_escape_their_titles() -> None:
+    from memgauge.view.charts import Point
+    from memgauge.view.optimization import best_so_far
+
+    iterations = [
+        {"step": 0, "score": 0.5},
+        {"step": 1, "score": 0.4},
+        {"step": 1, "score": 0.9},  # best-of-n: two candidates at step 1
+        {"step": 2, "score": None},  # a failed candidate moves nothing
+    ]
+    line = best_so_far(iterations)
+    assert line == [0.5, 0.9, 0.9]
+    points = [
+        Point(int(r["step"]), float(r["score"]), f"<i>{r['step']}</i>")
+        for r in iterations
+        if r["score"] is not None
+    ]
+    points.append(Point(2, 2.5, "far above the line"))
+    svg = str(
+        line_chart("score", ["0", "1", "2"], [Line("best", line, markers=False)], points=points)
+    )
+    root = ET.fromstring(svg)
+    circles = list(root.iter(f"{NS}circle"))
+    assert len(circles) == 4  # the points only: the line has no markers
+    assert len({c.get("cx") for c in circles[1:3]}) == 1  # step 1's candidates share an x
+    assert "&lt;i&gt;" in svg
+    assert all(0 <= float(c.get("cy", "-1")) <= float(root.get("height", "0")) for c in circles)
+    _texts_inside(svg)

@@ -237,3 +237,84 @@ def test_static_files_and_not_found(client: TestClient, viewer_store: ViewerStor
         f"/runs/{viewer_store.judged[0]}/item?subject=x&task=y&item=z",
     ):
         _get(client, viewer_store, url, status=404)
+
+
+def test_optimizations_list(client: TestClient, viewer_store: ViewerStore) -> None:
+    html = _get(client, viewer_store, "/optimizations")
+    table = html[html.index('id="optimizations"') :].split("</table>")[0]
+    for study in (viewer_store.optimization, viewer_store.hostile_optimization):
+        assert f'href="/optimizations/{study}"' in table
+    with RunReader(viewer_store.path) as r:
+        row = r.get_study(viewer_store.optimization)
+    assert row is not None
+    assert row["holdout"] is not None
+    assert f"{row['holdout']['best']:.3f}" in table
+    assert "retrieval/Recall@3" in table
+    assert '<a href="/optimizations">Optimizations</a>' in html  # in the top bar
+
+
+def test_optimization_page_scores_holdout_best_and_runs(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    from memgauge import api
+
+    study = api.optimization(viewer_store.optimization, store=viewer_store.path)
+    # the prefix of an id opens it too
+    html = _get(client, viewer_store, f"/optimizations/{viewer_store.optimization[:-2]}")
+    chart = html[html.index('id="score-chart"') :].split("</svg>")[0]
+    scored = [r for r in study["iterations"] if r["score"] is not None]
+    assert len(scored) == 4  # the start and 3 iterations
+    # a dot per candidate, and the best-so-far line over the steps
+    assert chart.count('r="4"') == len(scored)
+    assert "best so far" in chart
+    assert "<polyline" in chart
+    holdout = html[html.index('id="holdout"') :].split("</table>")[0]
+    h = study["holdout"]
+    for key in ("best", "baseline"):
+        assert f"{h[key]:.3f}" in holdout
+    assert f"{h['delta']:+.3f}" in holdout
+    assert f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]" in holdout
+    assert f'href="/runs/{h["best_run_id"]}"' in holdout
+    best = html[html.index('id="best"') :].split("</div>")[0]
+    assert f"{study['best']['score']:.3f}" in best
+    assert "pin_constitutional" in best
+    iterations = html[html.index('id="iterations"') :].split("</table>")[0]
+    for r in study["iterations"]:
+        assert f'href="/runs/{r["run_id"]}"' in iterations
+    # the default diff: the start against the best
+    diff = html[html.index('id="diff"') :]
+    assert "From iteration 0 " in diff
+    assert "pin_constitutional" in diff.split("</table>")[0]
+
+
+def test_optimization_diff_between_chosen_iterations(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    from memgauge import api
+
+    sid = viewer_store.optimization
+    want = api.optimization_diff(sid, "1", "3", store=viewer_store.path)
+    html = _get(client, viewer_store, f"/optimizations/{sid}?a=1&b=3")
+    assert '<option value="1" selected>' in html
+    assert '<option value="3" selected>' in html
+    params = html[html.index('id="diff"') :].split("</div>")[0]
+    for p in want["params"]:
+        assert f"<td>{p['field']}</td>" in params
+    # texts: the optimizer model's rewrite as a unified diff, its added line marked
+    hostile = viewer_store.hostile_optimization
+    html = _get(client, viewer_store, f"/optimizations/{hostile}?a=0&b=1")
+    text = html[html.index('class="diff text-diff"') :].split("</pre>")[0]
+    assert '<span class="">--- prompt @ 0</span>' in text
+    assert '<span class="add">+A memory that repeats a stored one is NOOP.</span>' in text
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in text
+    assert "<script>window" not in html
+
+
+def test_optimization_not_found_and_bad_iterations(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    _get(client, viewer_store, "/optimizations/opt-nope", status=404)
+    html = _get(client, viewer_store, f"/optimizations/{viewer_store.optimization}?a=0&b=99", 400)
+    assert "has no such iteration" in html
+    html = _get(client, viewer_store, f"/optimizations/{viewer_store.optimization}?a=x.y", 400)
+    assert "STEP or STEP.CANDIDATE" in html

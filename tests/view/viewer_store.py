@@ -2,7 +2,9 @@
 memgauge's own commands and stores: two runs of an LLM-judged suite (the fake OpenAI server on
 127.0.0.1 judging; the second run finds fewer memories, so verdicts change and regress), an
 `evaluate` retrieval run, an audit, an extraction and an operations run, an A/B test, a shadow
-experiment, and a run whose every text is a script or attribute-breaking payload."""
+experiment, a run whose every text is a script or attribute-breaking payload, and two
+`memgauge optimize` studies: greedy over a lexical memory's config (3 iterations, a holdout),
+and a prompt rewrite by the optimizer model of a decider whose name and prompt are payloads."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from memgauge.online.shadow import diff_rankings
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.shadow import ShadowStore
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.subjects.deciders import DECIDE_PROMPT
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -68,6 +71,8 @@ class ViewerStore:
     hostile: str
     ab_test: str
     shadow: str
+    optimization: str
+    hostile_optimization: str
 
 
 def _run_id(out: str) -> str:
@@ -105,6 +110,135 @@ def _judged_suite(root: Path, keep: int) -> Path:
     path = root / "suite.yaml"
     path.write_text(yaml.safe_dump(suite))
     return path
+
+
+#: what the scripted optimizer model appends to the prompt it is shown; the decider answers
+#: NOOP (right, for the duplicates below) only when its prompt has it
+RULE = "A memory that repeats a stored one is NOOP."
+
+
+def llm_rule(payload: dict[str, Any]) -> str:
+    """The fake server's replies: the optimizer model, the LLM decider, else the judge."""
+    last = payload["messages"][-1]["content"]
+    if last.startswith("You improve"):
+        shown = last.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+        return json.dumps({"text": shown + "\n" + RULE})
+    if last.startswith("You manage a memory store"):
+        action = "NOOP" if RULE in last else "CREATE"
+        return json.dumps({"action": action, "id": None, "content": "x", "reason": "scripted"})
+    return judge_rule(payload)
+
+
+def _study_id(argv: list[str]) -> str:
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main([*argv, "--json"])
+    assert code == 0, (argv, code, buf.getvalue()[-2000:])
+    return str(json.loads(buf.getvalue().strip().splitlines()[-1])["id"])
+
+
+def config_study(root: Path, db: Path) -> str:
+    """Greedy over a lexical memory's `pin_constitutional` and `candidates`, 3 iterations,
+    Recall@3 on 12 queries (4 held out). The start pins 2 constitutional memories into every
+    top 3 (Recall@3 0.5); unpinning finds both relevant memories (1.0)."""
+    n = 12
+    bundle = {
+        "name": "codes",
+        "memories": [
+            {"id": f"rule{j}", "text": f"house rule {j}", "tier": "constitutional"}
+            for j in range(2)
+        ]
+        + [
+            m
+            for i in range(n)
+            for m in (
+                {"id": f"a{i}", "text": f"the code for item {i} is K{i}"},
+                {"id": f"b{i}", "text": f"item {i} also has a backup code B{i}"},
+            )
+        ],
+        "queries": [{"id": f"q{i}", "text": f"what code does item {i} have"} for i in range(n)],
+        "judgments": [
+            j
+            for i in range(n)
+            for j in (
+                {"query_id": f"q{i}", "memory_id": f"a{i}", "grade": 3},
+                {"query_id": f"q{i}", "memory_id": f"b{i}", "grade": 2},
+            )
+        ],
+    }
+    (root / "codes.yaml").write_text(yaml.safe_dump(bundle))
+    block = {
+        "subject": "lexical",
+        "objective": "retrieval/Recall@3",
+        "strategy": "greedy",
+        "maxIterations": 3,
+        "holdout": 0.3,
+        "seed": 2,
+        "space": {"candidates": "int:1..4", "pin_constitutional": "choice:true,false"},
+    }
+    suite = {
+        "name": "tune-lexical",
+        "subjects": {"lexical": {"reference": {"mode": "lexical", "pin_constitutional": True}}},
+        "tasks": [
+            {
+                "name": "retrieval",
+                "kind": "retrieval",
+                "dataset": "codes.yaml",
+                "k": 3,
+                "evaluators": [{"retrieval": "Recall@3"}],
+                "optimization": block,
+            }
+        ],
+    }
+    path = root / "tune.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return _study_id(["optimize", str(path), "--store", str(db)])
+
+
+def hostile_study(root: Path, db: Path) -> str:
+    """The optimizer model rewrites the prompt of a decider named by every payload, whose
+    prompt ends with every payload (greedy, 3 iterations, a holdout)."""
+    cases = [
+        {
+            "id": f"dup-{i}",
+            "scenario": "exact duplicate",
+            "existing": [{"id": f"mem_{i}", "content": f"fact number {i}"}],
+            "incoming": {"content": f"fact number {i}"},
+            "expected": {"action": "NOOP"},
+        }
+        for i in range(6)
+    ]
+    (root / "cases.json").write_text(json.dumps({"cases": cases}))
+    subject = f"decider {XSS}"
+    suite = {
+        "name": "tune-prompt",
+        "subjects": {
+            subject: {"llm-decider": {"model": "fake-judge", "prompt": f"{DECIDE_PROMPT}\n{XSS}"}}
+        },
+        "tasks": [
+            {
+                "name": "ops",
+                "kind": "operations",
+                "dataset": "cases.json",
+                "evaluators": ["operation-checks"],
+            }
+        ],
+        "optimization": {
+            "subject": subject,
+            "targets": ["prompts"],
+            "texts": ["prompt"],
+            "strategy": "greedy",
+            "holdout": 0.3,
+            "maxIterations": 3,
+            "optimizer": {"model": "fake-judge"},
+        },
+    }
+    path = root / "tune-prompt.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return _study_id(["optimize", str(path), "--store", str(db)])
 
 
 def hostile_run(store: SuiteRunStore) -> str:
@@ -198,7 +332,7 @@ def build_store(root: Path) -> ViewerStore:
     db = root / "r.db"
     out: dict[str, Any] = {}
     with FakeOpenAIServer(api_key="k") as srv, pytest.MonkeyPatch.context() as mp:
-        srv.respond(judge_rule)
+        srv.respond(llm_rule)
         mp.setenv("MEMGAUGE_HOME", str(root / "home"))
         mp.setenv("MEMGAUGE_LLM_CACHE", str(root / "llm-cache.db"))
         mp.setenv("OPENAI_BASE_URL", srv.base_url)
@@ -269,6 +403,9 @@ def build_store(root: Path) -> ViewerStore:
                 "offline",
             ]
         )
+        (root / "opt").mkdir()
+        out["optimization"] = config_study(root / "opt", db)
+        out["hostile_optimization"] = hostile_study(root / "opt", db)
     with SuiteRunStore(db) as store:
         out["hostile"] = hostile_run(store)
     with ABTestStore(db) as ab:

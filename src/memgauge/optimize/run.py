@@ -161,13 +161,17 @@ def diff_iterations(history: History, study_id: str, a: str, b: str) -> dict[str
         if pa.get(k) != pb.get(k)
     ]
     ta, tb = ra.get("texts") or {}, rb.get("texts") or {}
+    # lines without their ends, joined by "\n": a text's last line, which has no newline,
+    # would otherwise run into the diff's next line ("-old+new")
     texts = {
         k: "".join(
-            difflib.unified_diff(
-                (ta.get(k) or "").splitlines(keepends=True),
-                (tb.get(k) or "").splitlines(keepends=True),
+            line + "\n"
+            for line in difflib.unified_diff(
+                (ta.get(k) or "").splitlines(),
+                (tb.get(k) or "").splitlines(),
                 fromfile=f"{k} @ {a}",
                 tofile=f"{k} @ {b}",
+                lineterm="",
             )
         )
         for k in sorted(set(ta) | set(tb))

@@ -9,7 +9,8 @@ would still not run.
 
 Routes: `/` runs · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query
 string) · `/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=`
-· `/ab`, `/ab/test?name=` · `/shadow?name=` · `/static/...`. A page family is a function
+· `/ab`, `/ab/test?name=` · `/shadow?name=` · `/optimizations`,
+`/optimizations/{id}?a=&b=` (the diff from iteration A to B) · `/static/...`. A page family is a function
 here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
 """
 
@@ -28,10 +29,12 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from memgauge.errors import UsageError
+from memgauge.optimize import find_study
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
+from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import item_context, page_url, render, static_bytes
 
@@ -278,6 +281,34 @@ class _Views:
             context = shadow_page(name, store.shadow_rows(name), store.shadow_errors(name))
         return _page(render("shadow.html", s=context, **self._base(request)))
 
+    async def optimizations(self, request: Request) -> Response:
+        with self._reader() as reader:
+            studies = reader.list_studies(200)
+        live = any(st["status"] == "running" for st in studies)
+        return _page(
+            render("optimizations.html", studies=studies, live=live, **self._base(request))
+        )
+
+    async def optimization(self, request: Request) -> Response:
+        qp = request.query_params
+        with self._reader() as reader:
+            try:
+                study_id = find_study(reader, request.path_params["study_id"])
+            except UsageError as exc:
+                raise HTTPException(404, str(exc)) from None
+            try:
+                context = study_page(reader, study_id, qp.get("a") or None, qp.get("b") or None)
+            except UsageError as exc:  # an iteration the study does not have
+                raise HTTPException(400, str(exc)) from None
+        return _page(
+            render(
+                "optimization.html",
+                o=context,
+                live=context["study"]["status"] == "running",
+                **self._base(request),
+            )
+        )
+
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in _STATIC:
@@ -320,6 +351,8 @@ def create_app(store: str | Path) -> Starlette:
         Route("/ab", views.ab_list),
         Route("/ab/test", views.ab_test),
         Route("/shadow", views.shadow),
+        Route("/optimizations", views.optimizations),
+        Route("/optimizations/{study_id}", views.optimization),
         Route("/static/{name}", views.static),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-__all__ = ["PALETTE", "Bar", "Line", "bar_chart", "line_chart", "text_width"]
+__all__ = ["PALETTE", "Bar", "Line", "Point", "bar_chart", "line_chart", "text_width"]
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
 FONT = 11  # px, every chart's text
@@ -121,9 +121,23 @@ class Line:
     high: Sequence[float | None] | None = None
     dashed: bool = False
     color: str = PALETTE[0]
+    markers: bool | None = None  # a dot at each value; default: unless dashed
 
 
-def _scale(lines: Sequence[Line], rules: Sequence[tuple[str, float]]) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Point:
+    """A free dot on a line chart: at x position `x` (several may share one), its value,
+    the text of its tooltip, and its colour."""
+
+    x: int
+    value: float
+    title: str
+    color: str = PALETTE[0]
+
+
+def _scale(
+    lines: Sequence[Line], rules: Sequence[tuple[str, float]], points: Sequence[Point] = ()
+) -> tuple[float, float]:
     vals = [
         v
         for ln in lines
@@ -132,7 +146,7 @@ def _scale(lines: Sequence[Line], rules: Sequence[tuple[str, float]]) -> tuple[f
         for v in seq
         if v is not None
     ]
-    vals += [v for _, v in rules]
+    vals += [v for _, v in rules] + [p.value for p in points]
     if not vals:
         return 0.0, 1.0
     lo, hi = min(vals), max(vals)
@@ -148,14 +162,16 @@ def line_chart(
     lines: Sequence[Line],
     *,
     rules: Sequence[tuple[str, float]] = (),
+    points: Sequence[Point] = (),
     width: float = 720,
     height: float = 240,
 ) -> Markup:
     """Lines over x positions (runs, iterations, pairs), with shaded bands where a series has
-    bounds, dashed series (a baseline), and labelled horizontal rules (a bound, a target)."""
+    bounds, dashed series (a baseline), labelled horizontal rules (a bound, a target), and
+    free `points` (every candidate of an optimization step)."""
     if not x_labels:
         return Markup("")
-    y_lo, y_hi = _scale(lines, rules)
+    y_lo, y_hi = _scale(lines, rules, points)
     tick_texts = [f"{y_lo + (y_hi - y_lo) * k / 4:.3g}" for k in range(5)]
     left = max(text_width(t) for t in tick_texts) + 10
     rule_w = max([text_width(name) for name, _ in rules] + [0]) + 8
@@ -206,12 +222,17 @@ def line_chart(
             body.append(
                 f'<polyline points="{d}" fill="none" stroke="{ln.color}" stroke-width="2"{dash}/>'
             )
-        if not ln.dashed:
+        if ln.markers if ln.markers is not None else not ln.dashed:
             for i, v in pts2:
                 body.append(
                     f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{ln.color}">'
                     f"<title>{escape(x_labels[i])}: {v:.4g}</title></circle>"
                 )
+    for p in points:
+        body.append(
+            f'<circle cx="{x(p.x):.1f}" cy="{y(p.value):.1f}" r="4" fill="{p.color}"'
+            f' fill-opacity="0.75"><title>{escape(p.title)}</title></circle>'
+        )
     for name, v in rules:
         yy = y(v)
         body.append(

@@ -53,9 +53,13 @@ __all__ = [
     "static_bytes",
 ]
 
-#: the pages in the top bar: (label, path). A new page family (the optimization history of
-#: `memgauge optimize`) is one entry here, one route and one template.
-NAV: list[tuple[str, str]] = [("Runs", "/"), ("A/B tests and shadow", "/ab")]
+#: the pages in the top bar: (label, path). A new page family is one entry here, one route and
+#: one template.
+NAV: list[tuple[str, str]] = [
+    ("Runs", "/"),
+    ("Optimizations", "/optimizations"),
+    ("A/B tests and shadow", "/ab"),
+]
 
 MAX_REPORT_ITEMS = 1000  # items written whole into a report (failures first)
 
