@@ -10,8 +10,9 @@ print(report.summary.measures())          # every number with its CI
 memgauge.read_run(report.run_id).status   # the stored run
 ```
 
-`store`: None records in `MEMGAUGE_HOME/results.db`, a path records there, `False` keeps the run
-in memory only (it cannot be resumed), and any object with the `Recorder` methods works too.
+`store`: None records in the store `MEMGAUGE_STORE` names, else `MEMGAUGE_HOME/results.db`; a
+path or URL (`sqlite:///PATH`, `postgresql://...`) records there; `False` keeps the run in memory
+only (it cannot be resumed); and any object with the `Recorder` methods works too.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from memgauge.runs.suite_compare import compare_runs
 from memgauge.scorers.audit import AuditMatch
 from memgauge.store.llm_cache import SQLiteResponseCache
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import StoreURL, default_store, store_url
 from memgauge.subjects.parse import one_spec, parse_system, write_path_spec
 from memgauge.subjects.protocol import Agent, MemorySystem
 from memgauge.subjects.python_import import PythonSubject
@@ -71,6 +73,7 @@ __all__ = [
     "RunReport",
     "RunSummary",
     "StoreArg",
+    "StoreURL",
     "SuiteRunStore",
     "audit_source",
     "audit_suite",
@@ -79,6 +82,7 @@ __all__ = [
     "configure_llm",
     "demo_dataset",
     "evaluate",
+    "existing_store",
     "exit_code",
     "extraction_suite",
     "gate",
@@ -93,13 +97,16 @@ __all__ = [
     "parse_system",
     "read_run",
     "results_path",
+    "results_store",
     "run_suite",
     "save_dataset",
     "sparkline",
     "write_path_subject",
 ]
 
-StoreArg = str | Path | Recorder | Literal[False] | None
+StoreArg = str | Path | StoreURL | Recorder | Literal[False] | None
+#: a results store: a path, a URL (`sqlite:///PATH`, `postgresql://...`), or None (the default)
+Where = str | Path | StoreURL | None
 
 #: how the offline audit decides a probe (`audit --scoring offline`)
 AUDIT_MATCH_METHOD: str = AuditMatch().method
@@ -160,9 +167,27 @@ def results_path() -> Path:
     return memgauge_home() / "results.db"
 
 
-def open_store(path: str | Path | None = None) -> SuiteRunStore:
-    """The results store at `path` (default `MEMGAUGE_HOME/results.db`), created if new."""
-    return SuiteRunStore(Path(path) if path is not None else results_path())
+def results_store(where: Where = None) -> StoreURL:
+    """The store `where` names (a path or a URL), else `MEMGAUGE_STORE`, else
+    `MEMGAUGE_HOME/results.db` (precedence: flag > environment > default)."""
+    return default_store() if where is None else store_url(where)
+
+
+def open_store(where: Where = None) -> SuiteRunStore:
+    """The results store at `where` (see `results_store`), created and migrated if need be."""
+    return SuiteRunStore(results_store(where))
+
+
+def existing_store(where: Where = None) -> StoreURL:
+    """The store at `where` for a command that only reads it: a UsageError, and no empty file
+    left behind, when it is a SQLite file that does not exist."""
+    url = results_store(where)
+    if not url.exists():
+        raise UsageError(
+            f"no results store at {url}: nothing has been recorded there yet (run `memgauge"
+            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
+        )
+    return url
 
 
 @contextmanager
@@ -170,7 +195,7 @@ def _recorder(store: StoreArg) -> Iterator[Recorder]:
     if store is False:
         yield InMemoryRecorder()
         return
-    if store is None or isinstance(store, str | Path):
+    if store is None or isinstance(store, str | Path | StoreURL):
         with open_store(store) as opened:
             yield opened
         return
@@ -380,11 +405,9 @@ def write_path_subject(
     return built, label
 
 
-def read_run(run_id: str, *, store: str | Path | None = None) -> RunRecord:
+def read_run(run_id: str, *, store: Where = None) -> RunRecord:
     """A recorded run (its id, or the first characters of it) with its summary."""
-    path = Path(store) if store is not None else results_path()
-    if not path.is_file():
-        raise UsageError(f"no results store at {path}")
+    path = existing_store(store)
     with SuiteRunStore(path) as opened:
         found = opened.find_run_ids(run_id)
         exact = run_id if run_id in found else (found[0] if len(found) == 1 else None)
@@ -405,7 +428,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
         name = load_suite(path).name
         runs = store.suite_history(name)
         if not runs:
-            raise UsageError(f"no completed run of suite {name!r} in {store.path}: run it first")
+            raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
         return runs[-1]
     run_id = _resolve(store, target)
     assert run_id is not None
@@ -419,7 +442,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
 def gate(
     target: str,
     *,
-    store: str | Path | None = None,
+    store: Where = None,
     config: GateConfig | None = None,
     learn: bool = True,
     learnings: str | Path | None = None,
@@ -428,7 +451,7 @@ def gate(
     """Gate a run (its id, or a suite file: its latest completed run) against the rolling
     baseline of its suite's earlier runs; each regression becomes a failure memory (unless
     `learn` is False). Returns the verdict and how many failure memories were stored."""
-    with SuiteRunStore(_existing(store)) as opened:
+    with SuiteRunStore(existing_store(store)) as opened:
         run = _gated_run(opened, target)
         history = [r for r in opened.suite_history(run.suite_name) if r.created_at < run.created_at]
         result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run))
@@ -443,12 +466,12 @@ def gate(
     return result, learned
 
 
-def history(suite: str, *, store: str | Path | None = None, last: int = 20) -> list[RunRecord]:
+def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecord]:
     """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
         suite = load_suite(path).name
-    with SuiteRunStore(_existing(store)) as opened:
+    with SuiteRunStore(existing_store(store)) as opened:
         runs = opened.suite_history(suite)[-last:]
     if not runs:
         raise UsageError(f"no completed run of suite {suite!r}; see `memgauge runs list`")
@@ -471,18 +494,6 @@ def learnings_query(
         return relevant_learnings(memory, text, k=k, token_budget=budget)
     finally:
         memory.close()
-
-
-def _existing(store: str | Path | None) -> Path:
-    """The store at `store` (default: MEMGAUGE_HOME/results.db) for a command that only reads
-    it: a UsageError, and no empty file left behind, when it does not exist."""
-    where = Path(store) if store is not None else results_path()
-    if not where.is_file():
-        raise UsageError(
-            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
-            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
-        )
-    return where
 
 
 def interim_summary(

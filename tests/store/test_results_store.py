@@ -11,7 +11,9 @@ import pytest
 
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.migrations import MIGRATIONS, migrate
+from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import HEAD, store_url
 
 EXPECTED_SCHEMA = {
     "eval_queries": [
@@ -137,7 +139,7 @@ EXPECTED_SCHEMA = {
         "classification",
         "error",
     ],
-    "schema_migrations": ["name", "applied_at"],
+    "alembic_version": ["version_num"],
     "suite_runs": [
         "run_id",
         "suite_name",
@@ -180,6 +182,7 @@ EXPECTED_SCHEMA = {
         "dataset_sha256",
         "spec_json",
         "n_items",
+        "seq",
     ],
     "suite_run_items": [
         "run_id",
@@ -218,6 +221,7 @@ EXPECTED_SCHEMA = {
         "error",
         "detail_json",
         "raw_reply",
+        "seq",
     ],
     "suite_run_failures": [
         "failure_id",
@@ -257,11 +261,20 @@ def test_final_schema_is_exactly_the_migrated_one(tmp_path: Path) -> None:
     assert tables == set(EXPECTED_SCHEMA)
     for table, columns in EXPECTED_SCHEMA.items():
         assert [r[1] for r in conn.execute(f"PRAGMA table_info({table})")] == columns
-    names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == [name for name, _ in MIGRATIONS]
+    assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
 def test_migrations_are_applied_once(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "m.db")
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0009", "0010"]
+        assert upgrade(engine, url) == []
+    finally:
+        engine.dispose()
+
+
+def test_the_frozen_sqlite_migrations_are_applied_once(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "m.db")
     assert migrate(conn) == [name for name, _ in MIGRATIONS]
     assert migrate(conn) == []

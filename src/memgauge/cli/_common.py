@@ -29,6 +29,7 @@ __all__ = [
     "report_retrieval",
     "resolve_run_id",
     "results_db",
+    "store_option",
     "write_reports",
 ]
 
@@ -61,22 +62,28 @@ def results_db() -> Path:
     return api.results_path()
 
 
-def existing_store(path: Path | None) -> Path:
-    """`path` (default `MEMGAUGE_HOME/results.db`) for a command that only reads it: a
-    UsageError, and no empty file left behind, when it does not exist."""
-    where = path or results_db()
-    if not where.is_file():
-        raise UsageError(
-            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
-            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
-        )
-    return where
+#: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
+    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db).",
+)
 
 
-def open_suite_store(path: Path | None, *, read_only: bool = False) -> api.SuiteRunStore:
-    """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`; with `read_only`, a
-    UsageError when there is none (rather than creating it)."""
-    return api.open_store(existing_store(path) if read_only else path or results_db())
+def existing_store(where: str | None) -> api.StoreURL:
+    """The store `where` names (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db) for a
+    command that only reads it: a UsageError, and no empty file left behind, when it is a
+    SQLite file that does not exist."""
+    return api.existing_store(where)
+
+
+def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
+    """The suite-run store `where` names; with `read_only`, a UsageError when there is none
+    (rather than creating it)."""
+    return api.open_store(existing_store(where) if read_only else where)
 
 
 def resolve_run_id(store: api.SuiteRunStore, given: str) -> str:
@@ -86,7 +93,7 @@ def resolve_run_id(store: api.SuiteRunStore, given: str) -> str:
     if given in found:
         return given
     if not found:
-        raise UsageError(f"no run {given!r} in {store.path}; see `memgauge runs list`")
+        raise UsageError(f"no run {given!r} in {store.url}; see `memgauge runs list`")
     if len(found) > 1:
         raise UsageError(f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more")
     return found[0]

@@ -12,8 +12,9 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from rich.table import Table
 
+from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, existing_store, results_db
+from memgauge.cli._common import console, existing_store, store_option
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
@@ -67,13 +68,8 @@ class Pair(BaseModel):
     )
 
 
-def _store(path: Path | None) -> ABTestStore:
-    return ABTestStore(path or results_db())
-
-
-store_option = click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+def _store(where: str | None) -> ABTestStore:
+    return ABTestStore(api.results_store(where))
 
 
 @click.group()
@@ -117,7 +113,7 @@ def create(
     min_samples: int,
     improvement: float,
     max_latency_increase: float,
-    store_path: Path | None,
+    store_path: str | None,
 ) -> None:
     """Create test NAME."""
     config = {
@@ -151,7 +147,7 @@ def _sprt(config: dict[str, Any]) -> SPRT:
 @click.argument("name")
 @click.argument("pairs_file", type=click.Path(path_type=Path))
 @store_option
-def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
+def add(name: str, pairs_file: Path, store_path: str | None) -> None:
     """Feed NAME the paired results in PAIRS_FILE (JSONL of {query_id, control, treatment,
     control_latency_ms, treatment_latency_ms, constitutional_delta})."""
     pairs = read_records(pairs_file, Pair)
@@ -193,7 +189,7 @@ def _finite_state(name: str, state: dict[str, Any]) -> SPRTState:
 _STATUS = {"graduate": "graduated", "reject": "rejected", "keep_testing": "running"}
 
 
-def _set_paused(name: str, store_path: Path | None, paused: bool) -> None:
+def _set_paused(name: str, store_path: str | None, paused: bool) -> None:
     with _store(store_path) as store:
         test = store.get(name)
         if test is None:
@@ -206,7 +202,7 @@ def _set_paused(name: str, store_path: Path | None, paused: bool) -> None:
 @ab.command()
 @click.argument("name")
 @store_option
-def pause(name: str, store_path: Path | None) -> None:
+def pause(name: str, store_path: str | None) -> None:
     """Pause NAME: `ab add` refuses it until it is resumed."""
     _set_paused(name, store_path, paused=True)
 
@@ -214,7 +210,7 @@ def pause(name: str, store_path: Path | None) -> None:
 @ab.command()
 @click.argument("name")
 @store_option
-def resume(name: str, store_path: Path | None) -> None:
+def resume(name: str, store_path: str | None) -> None:
     """Resume NAME; its status becomes what the graduation rules decide."""
     _set_paused(name, store_path, paused=False)
 
@@ -269,7 +265,7 @@ def _report(store: ABTestStore, name: str) -> dict[str, Any]:
 @click.argument("name", required=False)
 @store_option
 @click.option("--json", "as_json", is_flag=True)
-def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
+def status(name: str | None, store_path: str | None, as_json: bool) -> None:
     """Each test's state and decision (or only NAME's)."""
     with ABTestStore(existing_store(store_path)) as store:
         names = [name] if name else store.names()

@@ -80,7 +80,7 @@ def extraction(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -137,7 +137,7 @@ def extraction(
     out.print(extraction_table(doc, f"Fact extraction: {label} on {cases_path.name}"))
     for line in extraction_lines(doc):
         out.print(line)
-    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
     if code:

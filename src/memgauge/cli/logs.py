@@ -9,6 +9,7 @@ from typing import Annotated
 import click
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from memgauge import api
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.jsonio import read_records
@@ -25,7 +26,13 @@ from memgauge.store.querylog import (
 
 __all__ = ["logs"]
 
-db_argument = click.argument("db", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+
+def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
+    return api.existing_store(value)
+
+
+#: the store the logs are in: a path, sqlite:///PATH or postgresql://... (it must exist)
+db_argument = click.argument("db", metavar="STORE", callback=_existing)
 
 
 @click.group()
@@ -38,7 +45,7 @@ def logs() -> None:
 @click.option(
     "--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), required=True
 )
-def retain(db: Path, archive_dir: Path) -> None:
+def retain(db: api.StoreURL, archive_dir: Path) -> None:
     """Apply the retention policy: queries and feedback 90 days (queries archived to JSON
     lines first), shadow runs 30 days."""
     click.echo(dumps_strict(apply_retention(db, archive_dir)))
@@ -46,7 +53,7 @@ def retain(db: Path, archive_dir: Path) -> None:
 
 @logs.command()
 @db_argument
-def judgments(db: Path) -> None:
+def judgments(db: api.StoreURL) -> None:
     """Turn logged feedback into graded judgments (validated useful 3, selected 2, shown but
     never selected 1, validated not useful 0)."""
     click.echo(dumps_strict(bootstrap_judgments(db)))
@@ -56,7 +63,7 @@ def judgments(db: Path) -> None:
 @db_argument
 @click.option("-n", "n", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def harvest_cmd(db: Path, n: int, seed: int) -> None:
+def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
     picked = harvest(db, n, seed=seed)
@@ -67,7 +74,7 @@ def harvest_cmd(db: Path, n: int, seed: int) -> None:
 @db_argument
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
-def annotate(db: Path, out_path: Path, k: int) -> None:
+def annotate(db: api.StoreURL, out_path: Path, k: int) -> None:
     """Write the harvested queries with their pooled top-K results for people to grade 0-3
     (fill in each `grade`, then `memgauge logs import-annotations`)."""
     pool = annotation_pool(db, k=k)
@@ -98,7 +105,7 @@ class GradedQuery(BaseModel):
 @logs.command("import-annotations")
 @db_argument
 @click.argument("graded", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def import_annotations_cmd(db: Path, graded: Path) -> None:
+def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""
     records = read_records(graded, GradedQuery)
     _refuse_repeated_grades(graded, records)
@@ -149,7 +156,7 @@ def _refuse_repeated_grades(graded: Path, records: list[GradedQuery]) -> None:
     show_default=True,
     help="Seconds.",
 )
-def re_search(db: Path, threshold: float, window_s: float) -> None:
+def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
     """Record re-searches: a query followed in its session, within the window, by a similar one
     (MiniLM cosine at or above the threshold)."""
     from memgauge.embed import load_embedder
@@ -177,7 +184,9 @@ def re_search(db: Path, threshold: float, window_s: float) -> None:
     help="Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
     " http://127.0.0.1:8080 or a spec file); it is only read.",
 )
-def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: str | None) -> None:
+def export_cmd(
+    db: api.StoreURL, out_dir: Path, memories_file: Path | None, dump_from: str | None
+) -> None:
     """Write the golden set (harvested queries, best judgments) as a retrieval dataset in OUT.
     With --memories or --dump-from it is complete: `memgauge evaluate OUT -s SYSTEM` scores
     configurations on it offline, and `--no-ingest` scores the live system as it stands."""

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store, resolve_run_id
+from memgauge.cli._common import console, open_suite_store, resolve_run_id, store_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
@@ -34,14 +34,6 @@ __all__ = ["runs"]
 
 TERMINAL = ("completed", "failed", "cancelled")
 
-store_option = click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite results store (default: MEMGAUGE_HOME/results.db).",
-)
-
 
 @click.group()
 def runs() -> None:
@@ -53,7 +45,7 @@ def runs() -> None:
 @click.option("--suite", default=None, help="Only runs of this suite.")
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool) -> None:
+def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first."""
     with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
@@ -114,7 +106,7 @@ def _state(run: Mapping[str, Any]) -> str:
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
 @click.option("--failures", "n_failures", type=click.IntRange(0), default=20, show_default=True)
-def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -> None:
+def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
@@ -156,7 +148,7 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
 @click.argument("run_id")
 @store_option
 @click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
-def watch(run_id: str, store_path: Path | None, interval: float) -> None:
+def watch(run_id: str, store_path: str | None, interval: float) -> None:
     """Follow a run from another terminal until it ends.
 
     It stops early only when the run's owner is gone: its process died on this host, or, on
@@ -239,7 +231,7 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     default=None,
     help="Write to this file (default: stdout).",
 )
-def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> None:
+def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> None:
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
@@ -268,7 +260,7 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
 @click.argument("run_b")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> None:
+def compare(run_a: str, run_b: str, store_path: str | None, as_json: bool) -> None:
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
     with open_suite_store(store_path, read_only=True) as store:
         a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, existing_store
+from memgauge.cli._common import console, existing_store, store_option
 from memgauge.errors import UsageError
 from memgauge.online.shadow import summarize_shadow
 from memgauge.store.shadow import ShadowStore
@@ -22,11 +20,9 @@ def shadow() -> None:
 
 @shadow.command()
 @click.argument("experiment", required=False)
-@click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@store_option
 @click.option("--json", "as_json", is_flag=True)
-def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> None:
+def summary(experiment: str | None, store_path: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
     with ShadowStore(existing_store(store_path)) as store:

@@ -1,4 +1,5 @@
-"""SQLite connection settings, in one place for every store module.
+"""SQLite connection settings, in one place for every SQLite file memgauge opens (the results
+store through `engine`, the logging SDK, the LLM cache, the reference memory).
 
 WAL so readers never block the writer, a busy timeout so concurrent writers wait instead of
 failing, foreign keys on, synchronous=NORMAL (durable at checkpoints, safe with WAL).
@@ -17,17 +18,16 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Self
 
 from memgauge.errors import UsageError
-from memgauge.store.migrations import migrate
 
-__all__ = ["SQLiteStore", "connect"]
+__all__ = ["BUSY_TIMEOUT_MS", "busy", "connect"]
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-def _busy(exc: sqlite3.OperationalError) -> bool:
+def busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether `exc` is SQLite's "database is locked" (or busy): worth trying again."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -71,7 +71,7 @@ def connect(
                 setup(conn)
             return conn
         except sqlite3.OperationalError as exc:
-            if not _busy(exc) or time.monotonic() >= deadline:
+            if not busy(exc) or time.monotonic() >= deadline:
                 conn.close()
                 raise
         except BaseException:
@@ -81,26 +81,3 @@ def connect(
             conn.rollback()
         time.sleep(delay * (0.5 + random.random()))
         delay = min(delay * 2, 0.1)
-
-
-class SQLiteStore:
-    """A store on one SQLite file: opened with these settings and migrated to the latest
-    schema; closes with the `with` block."""
-
-    #: whether another thread may use the connection (never two at once: the caller's duty)
-    threads: bool = False
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(self.path, check_same_thread=not self.threads, setup=migrate)
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

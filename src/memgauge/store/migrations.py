@@ -1,7 +1,9 @@
-"""Named, append-only migrations of the results store.
+"""The hand-run SQLite migrations of the results store, 0001 to 0009, frozen.
 
-Never edit a migration that has shipped: add a new one. `tests/store/test_schema.py` asserts
-the final schema, so a change to it is always deliberate.
+The store's history continues in Alembic (`store/revisions`, one history for SQLite and
+PostgreSQL), whose first revision creates the schema as of 0009. These stay to bring a SQLite
+store made before Alembic up to 0009, which `memgauge.store.engine.upgrade` then stamps and
+upgrades in place. Never edit or add one here: add an Alembic revision.
 """
 
 from __future__ import annotations
@@ -474,12 +476,24 @@ def _suite_run_usage(conn: sqlite3.Connection) -> None:
         )
 
 
+def _handed_over(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
+        ).fetchone()
+        is not None
+    )
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet applied, each in its own transaction; return their names.
 
     Safe when several processes open a new store at once: each migration takes the write lock
-    (`BEGIN IMMEDIATE`) and checks again, under the lock, whether another process applied it.
+    (`BEGIN IMMEDIATE`) and checks again, under the lock, whether another process applied it,
+    or has already handed the store to Alembic (then there is nothing left to do here).
     """
+    if _handed_over(conn):
+        return []
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -490,6 +504,9 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if _handed_over(conn):
+                conn.rollback()
+                return applied
             again = conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,))
             if again.fetchone() is None:
                 if callable(sql):
