@@ -9,6 +9,7 @@ pytest-postgresql. The binaries come from `MEMGAUGE_TEST_PG_BIN`, else the newes
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -95,8 +96,6 @@ class PGServer:
 
     def close(self) -> None:
         """Stop the server (if running) and remove its directory."""
-        try:
+        with contextlib.suppress(RuntimeError):  # already stopped
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        except RuntimeError:
-            pass  # already stopped
         shutil.rmtree(self.root, ignore_errors=True)

@@ -52,6 +52,7 @@ from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.runs.suite_compare import compare_runs
 from memgauge.scorers.audit import AuditMatch
+from memgauge.store.bundle import bundle_runs, read_bundle
 from memgauge.store.llm_cache import SQLiteResponseCache
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.url import StoreURL, default_store, store_url
@@ -84,9 +85,11 @@ __all__ = [
     "evaluate",
     "existing_store",
     "exit_code",
+    "export_runs",
     "extraction_suite",
     "gate",
     "history",
+    "import_runs",
     "interim_summary",
     "learnings_path",
     "learnings_query",
@@ -447,13 +450,28 @@ def gate(
     learn: bool = True,
     learnings: str | Path | None = None,
     learn_into: str | None = None,
+    baseline: Sequence[str | Path] = (),
 ) -> tuple[GateResult, int]:
     """Gate a run (its id, or a suite file: its latest completed run) against the rolling
-    baseline of its suite's earlier runs; each regression becomes a failure memory (unless
-    `learn` is False). Returns the verdict and how many failure memories were stored."""
+    baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
+    (exported earlier: CI on a runner with no shared store); each regression becomes a failure
+    memory (unless `learn` is False). Returns the verdict and how many failure memories were
+    stored."""
+    exported = bundle_runs(Path(p) for p in baseline)
     with SuiteRunStore(existing_store(store)) as opened:
         run = _gated_run(opened, target)
-        history = [r for r in opened.suite_history(run.suite_name) if r.created_at < run.created_at]
+        earlier = {r.run_id: r for r in opened.suite_history(run.suite_name)}
+        for r in exported:
+            if r.suite_name == run.suite_name and r.status == "completed" and r.summary:
+                earlier.setdefault(r.run_id, r)
+        history = sorted(
+            (
+                r
+                for r in earlier.values()
+                if r.created_at < run.created_at and r.run_id != run.run_id
+            ),
+            key=lambda r: (r.created_at, r.run_id),
+        )
         result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run))
         opened.mark_gated(run.run_id)
         learned = 0
@@ -464,6 +482,20 @@ def gate(
             finally:
                 memory.close()
     return result, learned
+
+
+def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:
+    """A bundle of the runs (ids or their first characters): JSON for `import_runs` or for
+    `gate(..., baseline=...)`."""
+    with SuiteRunStore(existing_store(store)) as opened:
+        return opened.export_runs([_resolve(opened, r) or r for r in run_ids])
+
+
+def import_runs(path: str | Path, *, store: Where = None) -> list[str]:
+    """Record the runs of the bundle at `path` in the store; their ids."""
+    entries = read_bundle(Path(path))
+    with open_store(store) as opened:
+        return opened.import_runs(entries)
 
 
 def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecord]:

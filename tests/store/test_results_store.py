@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
-from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.url import HEAD, store_url
 

@@ -88,7 +88,8 @@ def test_runs_items_and_verdicts_round_trip(store_where: str) -> None:
         store.record_usage("r1", "m", {"calls": 1})
     with SuiteRunStore(store_where) as store:
         run = store.get_run("r1")
-        assert run is not None and run.summary is not None
+        assert run is not None
+        assert run.summary is not None
         assert run.summary.llm_usage == {"m": "x" * 900}
         assert [t["task"] for t in store.tasks("r1")] == ["t", "a"]  # the suite's order
         q1 = store.item_records("r1")[1]
@@ -115,7 +116,8 @@ def test_one_process_of_two_claims_a_run(store_where: str) -> None:
         me = {"token": "A", "pid": 1, "host": "h"}
         assert a.claim_run("r1", me, expect=None)
         assert not b.claim_run("r1", {**me, "token": "B"}, expect=None)
-        assert a.heartbeat("r1", "A") and not b.heartbeat("r1", "B")
+        assert a.heartbeat("r1", "A")
+        assert not b.heartbeat("r1", "B")
         assert b.claim_run("r1", {**me, "token": "B"}, expect="A")  # a takeover names the owner
         assert a.set_status("r1", "completed", owner="A") is False
         assert b.set_status("r1", "completed", owner="B") is True

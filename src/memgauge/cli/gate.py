@@ -87,6 +87,14 @@ learn_into_option = click.option(
     default=None,
     help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
 )
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Runs exported earlier (`memgauge runs export ID --format bundle`) to gate against,"
+    " beside the store's own; repeat for several (CI on a runner with no shared store).",
+)
 @learn_into_option
 def gate(
     target: str,
@@ -104,6 +112,7 @@ def gate(
     learn: bool,
     learnings_path: Path | None,
     learn_into: str | None,
+    baselines: tuple[Path, ...],
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
@@ -138,6 +147,7 @@ def gate(
         learn=learn,
         learnings=learnings_path,
         learn_into=learn_into,
+        baseline=baselines,
     )
     if learned:
         click.echo(f"stored {learned} failure memories for future prompts", err=True)

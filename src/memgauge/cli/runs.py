@@ -221,9 +221,11 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "jsonl", "csv"]),
+    type=click.Choice(["json", "jsonl", "csv", "bundle"]),
     default="jsonl",
     show_default=True,
+    help="bundle: the whole run, to `memgauge runs import` into another store or to gate"
+    " against (`memgauge gate --baseline FILE`).",
 )
 @click.option(
     "--out",
@@ -235,8 +237,16 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
-    evaluator (value, passed, reason).
+    evaluator (value, passed, reason); bundle: the run as it is stored.
     """
+    if fmt == "bundle":
+        text = dumps_strict(api.export_runs([run_id], store=store_path), sort_keys=True) + "\n"
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            atomic_write_text(out, text)
+            click.echo(f"wrote {out}", err=True)
+        return
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         records = store.iter_export(run["run_id"])
@@ -253,6 +263,16 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         else:
             atomic_write_text(out, "".join(chunks))
             click.echo(f"wrote {out}", err=True)
+
+
+@runs.command("import")
+@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@store_option
+def import_(bundle: Path, store_path: str | None) -> None:
+    """Record the runs of a bundle (`memgauge runs export ID --format bundle`) in this store,
+    as they were made."""
+    ids = api.import_runs(bundle, store=store_path)
+    click.echo(f"imported {len(ids)} run(s) into {api.results_store(store_path)}: {', '.join(ids)}")
 
 
 @runs.command()

@@ -10,7 +10,7 @@ request's credentials.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,8 +24,18 @@ from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_outputs as outputs_t
 from memgauge.store.tables import suite_run_scores as scores_t
+from memgauge.store.tables import suite_run_subjects as subjects_t
+from memgauge.store.tables import suite_run_tasks as tasks_t
 
-__all__ = ["dumps_item", "export_rows", "item_records", "loads_item", "record_items", "requeue"]
+__all__ = [
+    "dumps_item",
+    "export_rows",
+    "insert_plan",
+    "item_records",
+    "loads_item",
+    "record_items",
+    "requeue",
+]
 
 KEY = ("run_id", "subject", "task", "item_id")
 
@@ -49,6 +59,63 @@ def loads_item(text: str | bytes) -> Any:
         return from_json(text)
     except ValueError:
         return json.loads(text)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def insert_plan(
+    c: sa.Connection,
+    run_id: str,
+    subjects: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]],
+    items: Sequence[ItemRecord],
+) -> None:
+    """A new run's subjects (name -> spec), tasks (in the suite's order) and items, queued."""
+    if subjects:
+        c.execute(
+            sa.insert(subjects_t),
+            [
+                {"run_id": run_id, "subject": name, "spec_json": _dumps(spec)}
+                for name, spec in subjects.items()
+            ],
+        )
+    if tasks:
+        c.execute(
+            sa.insert(tasks_t),
+            [
+                {
+                    "run_id": run_id,
+                    "task": t["task"],
+                    "kind": t["kind"],
+                    "dataset": t.get("dataset"),
+                    "dataset_sha256": t.get("dataset_sha256"),
+                    "spec_json": _dumps(t.get("spec")),
+                    "n_items": t["n_items"],
+                    "seq": seq,
+                }
+                for seq, t in enumerate(tasks)
+            ],
+        )
+    if items:
+        c.execute(
+            sa.insert(items_t),
+            [
+                {
+                    "run_id": run_id,
+                    "subject": it.subject,
+                    "task": it.task,
+                    "item_id": it.item_id,
+                    "seq": it.seq,
+                    "status": "queued",
+                    "category": it.category,
+                    "input_json": _dumps(it.input),
+                    "expected_json": _dumps(it.expected),
+                }
+                for it in items
+            ],
+        )
 
 
 _key_where = [items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY]

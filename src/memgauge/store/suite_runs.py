@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from memgauge._util.redact import redact
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-from memgauge.store import item_rows
+from memgauge.store import bundle, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
@@ -131,49 +131,7 @@ class SuiteRunStore(Store):
                     "n_items": len(items),
                 },
             )
-            if subjects:
-                c.execute(
-                    sa.insert(subjects_t),
-                    [
-                        {"run_id": run.run_id, "subject": name, "spec_json": _dumps(spec)}
-                        for name, spec in subjects.items()
-                    ],
-                )
-            if tasks:
-                c.execute(
-                    sa.insert(tasks_t),
-                    [
-                        {
-                            "run_id": run.run_id,
-                            "task": t["task"],
-                            "kind": t["kind"],
-                            "dataset": t.get("dataset"),
-                            "dataset_sha256": t.get("dataset_sha256"),
-                            "spec_json": _dumps(t["spec"]),
-                            "n_items": t["n_items"],
-                            "seq": seq,
-                        }
-                        for seq, t in enumerate(tasks)
-                    ],
-                )
-            if items:
-                c.execute(
-                    sa.insert(items_t),
-                    [
-                        {
-                            "run_id": run.run_id,
-                            "subject": it.subject,
-                            "task": it.task,
-                            "item_id": it.item_id,
-                            "seq": it.seq,
-                            "status": "queued",
-                            "category": it.category,
-                            "input_json": _dumps(it.input),
-                            "expected_json": _dumps(it.expected),
-                        }
-                        for it in items
-                    ],
-                )
+            item_rows.insert_plan(c, run.run_id, subjects, tasks, items)
 
     def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool:
         """Make `owner` (`token`, `pid`, `host`, `pid_start`) the one process driving the run,
@@ -494,6 +452,20 @@ class SuiteRunStore(Store):
                     "at": utc_now(),
                 },
             )
+
+    def export_runs(self, run_ids: Sequence[str]) -> dict[str, Any]:
+        """A bundle of the runs (`store.bundle`), to import into another store."""
+        return bundle.export_bundle(self, run_ids)
+
+    def import_runs(self, entries: Sequence[dict[str, Any]]) -> list[str]:
+        """Record a bundle's runs (`bundle.read_bundle`) as they were, all or nothing; their
+        retrieval aggregates are projected into `eval_results` as for a run made here."""
+        with self._write() as c:
+            ids = bundle.import_bundle(c, entries)
+        for entry in entries:
+            if entry["run"].summary is not None:
+                self.set_summary(entry["run"].run_id, entry["run"].summary)
+        return ids
 
     def iter_export(self, run_id: str) -> Iterator[dict[str, Any]]:
         """One record per item: input, expected, output, latency, scores with reasons."""
