@@ -18,8 +18,8 @@ from pydantic_core import from_json, to_json
 
 from memgauge._util.redact import redactor
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
-from memgauge.store.dialect import json_key, upsert
-from memgauge.store.tables import packed, unpacked
+from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.tables import Packed, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_outputs as outputs_t
@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 KEY = ("run_id", "subject", "task", "item_id")
+_PACKED = Packed()
 
 
 def dumps_item(value: Any) -> str:
@@ -136,7 +137,12 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     replaces its output and verdicts (failures are history and accumulate)."""
     keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
     clean = redactor()  # the secrets looked up once for the batch
-    c.execute(
+
+    def as_stored(value: str | bytes) -> Any:
+        return _PACKED.process_bind_param(value, c.dialect)
+
+    executemany(
+        c,
         _UPDATE_ITEM,
         [
             {
@@ -154,15 +160,14 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     outputs = [
         {
             **key,
-            "output_json": packed(dumps_item(r.output)),
+            "output_json": as_stored(packed(dumps_item(r.output))),
             "latency_json": dumps_item(r.latency_ms),
             "extra_json": dumps_item(r.extra) if r.extra else None,
         }
         for r, key in zip(rows, keys, strict=True)
         if r.status == "completed" or r.output is not None
     ]
-    if outputs:
-        c.execute(upsert(c, outputs_t, KEY), outputs)
+    executemany(c, upsert(c, outputs_t, KEY), outputs)
     scores = [
         {
             **key,
@@ -178,8 +183,7 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
         for r, key in zip(rows, keys, strict=True)
         for seq, v in enumerate(r.scores)
     ]
-    if scores:
-        c.execute(upsert(c, scores_t, (*KEY, "evaluator")), scores)
+    executemany(c, upsert(c, scores_t, (*KEY, "evaluator")), scores)
     failures = [
         {
             **key,
