@@ -65,10 +65,21 @@ def test_every_command_on_a_postgresql_store(
     suite = _rows(pg_url, f"SELECT suite_name FROM suite_runs WHERE run_id = '{newest}'")[0][0]
     assert main(["history", suite, "--store", pg_url, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs"]) == 2
+    # a suite run (every task kind), then its resume, which finds nothing left to do
+    sys.path.insert(0, str(SUBJECTS))
+    try:
+        suite_file = str(DATA / "suites" / "qa" / "suite.yaml")
+        assert main(["run", suite_file, "--store", pg_url, "--json"]) in (0, 1)
+        ran = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert ran["status"] == "completed"
+        assert main(["run", suite_file, "--store", pg_url, "--resume", ran["run_id"]]) in (0, 1)
+    finally:
+        sys.path.remove(str(SUBJECTS))
     # MEMGAUGE_STORE names the store when no --store is given
     monkeypatch.setenv("MEMGAUGE_STORE", pg_url)
+    capsys.readouterr()
     assert main(["runs", "list", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert len(json.loads(capsys.readouterr().out)) == 3
     # A/B tests
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(
