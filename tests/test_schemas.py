@@ -24,6 +24,7 @@ README = ROOT / "README.md"
 #: files under tests/data that are not datasets (fixtures of other tests), and why
 NOT_DATASETS = {
     "embeddings/minilm_reference.json": "reference vectors of the MiniLM embedder test",
+    "stores/spine-0009.read.json": "what an earlier store API read (test_upgrade_in_place)",
 }
 #: formats that are not memgauge's own JSON (TREC text, LoCoMo / LongMemEval as published):
 #: `validate` checks them, no JSON Schema describes them

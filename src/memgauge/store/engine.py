@@ -73,7 +73,7 @@ def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:
     orig = getattr(exc, "orig", None) or exc
     reason = " ".join(str(orig).split())
     return UnavailableError(
-        f"results store {url} unreachable: {reason}. Nothing recorded so far is lost: once the"
+        f"results store {url} unreachable ({reason}). Nothing recorded so far is lost: once the"
         " server is back, finish a run with `--resume RUN_ID` (see `memgauge runs list`)"
     )
 
