@@ -18,7 +18,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("runs",),
     ("optimize", "track", "online"),
     ("api",),
-    ("report", "viewer"),
+    ("view",),
+    ("report",),
     ("cli",),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
@@ -31,7 +32,19 @@ def _top(module: str) -> str | None:
     return parts[1]
 
 
+def _is_module(module: str) -> bool:
+    """Whether `module` (memgauge.x.y) is a module or package of the source tree."""
+    parts = module.split(".")
+    if parts[0] != "memgauge":
+        return False
+    where = SRC.joinpath(*parts[1:])
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module `path` imports, wherever the import sits (module level, inside a function,
+    under `if TYPE_CHECKING:`): `from memgauge import api` counts as memgauge.api, since the
+    name is a module, while `from memgauge import __version__` counts as memgauge."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = ".".join(("memgauge", *path.relative_to(SRC).with_suffix("").parts[:-1]))
     found: list[tuple[int, str]] = []
@@ -44,8 +57,10 @@ def _imports(path: Path) -> list[tuple[int, str]]:
                 mod = ".".join([*base, node.module] if node.module else base)
             else:
                 mod = node.module or ""
-            found.append((node.lineno, mod))
-    return found
+            for alias in node.names:
+                sub = f"{mod}.{alias.name}"
+                found.append((node.lineno, sub if _is_module(sub) else mod))
+    return list(dict.fromkeys(found))
 
 
 def test_every_package_is_placed_in_a_layer() -> None:
@@ -70,3 +85,30 @@ def test_layers_import_only_downwards() -> None:
             if LEVEL[other] >= LEVEL[own]:
                 violations.append(f"{rel}:{lineno} ({own}) imports {module} ({other})")
     assert not violations, "\n".join(violations)
+
+
+#: what `cli/` may import of memgauge (DESIGN.md: "cli parses and renders; no run logic"): the
+#: public package, the API the library's users call too, the renderers, the errors, the
+#: utilities, and its own helpers. Anything else it needs becomes a function in memgauge.api.
+CLI_MAY_IMPORT = ("memgauge.api", "memgauge.report", "memgauge.errors", "memgauge._util")
+
+
+def _cli_may_import(module: str) -> bool:
+    if module.split(".")[0] != "memgauge" or module == "memgauge":
+        return True  # the standard library, third parties, the public package
+    return any(
+        module == allowed or module.startswith(allowed + ".")
+        for allowed in (*CLI_MAY_IMPORT, "memgauge.cli")
+    )
+
+
+def test_the_cli_imports_only_the_api_report_errors_and_utilities() -> None:
+    offending = [
+        f"{path.relative_to(SRC)}:{lineno}: {module}"
+        for path in sorted((SRC / "cli").rglob("*.py"))
+        for lineno, module in _imports(path)
+        if not _cli_may_import(module)
+    ]
+    for line in offending:
+        print(line)
+    assert not offending, "cli/ reaches below the API:\n" + "\n".join(offending)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ import pytest
 import yaml
 
 import memgauge
-from memgauge.api import read_run
+from memgauge.api import open_store, read_run
 
 PLUGIN = '''
 """mg_plugin: what a third-party memgauge plug-in looks like."""
@@ -95,6 +96,22 @@ class ParrotAgent:
 
     def answer(self, question, *, history=None):
         return Answer(f"{self.prefix} {question}")
+
+
+class PlainAgent:
+    """Answers with plain text, as a plug-in that knows nothing of `Answer` would.
+
+    Args:
+        reply: what it answers; `count` answers the question's length, an int.
+    """
+
+    is_memory = False
+
+    def __init__(self, reply: str = "port 8080") -> None:
+        self.reply = reply
+
+    def answer(self, question, *, history=None):
+        return len(question) if self.reply == "count" else self.reply
 '''
 
 ENTRY_POINTS = """
@@ -106,6 +123,7 @@ longest-answer = mg_plugin:LongestAnswer
 
 [memgauge.subjects]
 parrot = mg_plugin:ParrotAgent
+plain = mg_plugin:PlainAgent
 """
 
 
@@ -178,6 +196,37 @@ def test_a_plugin_runs_in_a_suite(site: Path, tmp_path: Path) -> None:
     longest = record.summary.aggregate("longest-answer")
     assert longest is not None
     assert [(m.subject, m.value, m.n_scored) for m in longest.measures] == [("parrot", 9.0, 2)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "code", "status", "output"),
+    [("port 8080", 0, "completed", "port 8080"), ("count", 4, "failed", None)],
+    ids=["str", "int"],
+)
+def test_a_plugin_subject_answering_plain_values(
+    reply: str, code: int, status: str, output: str | None, site: Path, tmp_path: Path
+) -> None:
+    suite = json.loads(json.dumps(SUITE))
+    suite["subjects"] = {"plain": {"plain": {"reply": reply, "agent": True}}}
+    suite["tasks"][0]["aggregates"] = []
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    db = tmp_path / "r.db"
+    proc = memgauge_cmd("run", str(path), "--store", str(db), "--json", site=site, home=tmp_path)
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    run_id = json.loads(proc.stdout.strip().splitlines()[-1])["run_id"]
+    with open_store(db) as store:
+        items = store.item_records(run_id)
+    # a str is the answer; an int is the subject's failure, in words, not an AttributeError
+    # (once past max_failure_rate the run stops: an item not yet asked stays queued)
+    assert (status, output) in {(it.status, it.output) for it in items}
+    assert {it.status for it in items} <= {status, "queued"}
+    for failure in (f for it in items for f in it.failures):
+        assert (failure.stage, failure.kind) == ("subject", "subject")
+        assert re.match(
+            r"answer\(\) returned int \((2|27)\); expected text \(str\)", failure.message
+        )
 
 
 def test_a_plugin_is_in_the_schema(site: Path, tmp_path: Path) -> None:

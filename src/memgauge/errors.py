@@ -6,6 +6,7 @@ MemgaugeError                 anything memgauge raises on purpose
 ├── DataError                 a file or record is malformed; carries every Problem found
 ├── UnavailableError          an optional capability is missing (no embedder, no extra installed)
 ├── SubjectError              the system under test failed (a crash, a timeout, a bad answer)
+│   └── ReplyError            it returned something memgauge cannot read (the type is named)
 └── LLMError                  an LLM call failed after its retries (kind says how)
     └── CacheMissError        a `--cache-only` replay needed a response the cache does not hold
 ```
@@ -24,6 +25,7 @@ __all__ = [
     "LLMError",
     "MemgaugeError",
     "Problem",
+    "ReplyError",
     "SubjectError",
     "UnavailableError",
     "UsageError",
@@ -81,6 +83,13 @@ class UnavailableError(MemgaugeError):
 
 class SubjectError(MemgaugeError):
     """The memory system or agent under test failed."""
+
+
+class ReplyError(SubjectError):
+    """The subject returned something memgauge cannot read: an agent's `answer()` gave neither
+    text, an object with a `text` attribute, nor a mapping with "text". The message names the
+    type returned and what is expected; a run records it as the item's failure (kind
+    `subject`)."""
 
 
 class LLMError(MemgaugeError):

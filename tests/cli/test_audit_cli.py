@@ -209,7 +209,7 @@ def test_memory_backed_agent_reads_its_top_hits(
 def test_an_llm_agent_without_a_model_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL"):
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     code, _, out = _audit(tmp_path, capsys, str(SAMPLE), "--agent", "chat")
     assert code == 2
@@ -242,3 +242,97 @@ def test_memaudit_jsonl_gives_the_same_probes_as_json(
     assert code == 0, out
     code, from_json, _ = _audit(tmp_path, capsys, str(SAMPLE), "--scoring", "offline")
     assert from_jsonl["counts"] == from_json["counts"]
+
+
+# issue 18 item 6: memaudit's own result format, its sample and example, its model defaults
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "run-audit.sh"
+OWN_SAMPLE = ROOT / "examples" / "data" / "sample-dataset.json"
+MEMAUDIT_KEYS = {
+    "recall_accuracy": "recallAccuracy",
+    "hallucinated_memory_rate": "hallucinatedMemoryRate",
+    "conflict_resolution_accuracy": "conflictResolutionAccuracy",
+    "temporal_accuracy": "temporalAccuracy",
+}
+
+
+def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_memaudit_format_is_seed_003s_audit_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_model(monkeypatch)
+    code, summary, out = _audit(tmp_path, capsys, str(OWN_SAMPLE))
+    assert code == 0, out
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    doc = json.loads((tmp_path / "out" / "memaudit.json").read_text())  # always alongside
+    assert set(doc) == {"datasetId", "timestamp", "metrics", "probeResults"}
+    assert doc["datasetId"] == "memgauge-sample-audit"
+    assert doc["timestamp"] == results["timestamp"]
+    assert doc["metrics"] == {MEMAUDIT_KEYS[k]: v for k, v in summary["metrics"].items()}
+    assert len(doc["probeResults"]) == len(results["probes"])
+    conflict = next(p for p in doc["probeResults"] if p["type"] == "conflict")
+    assert sorted(conflict["relatedFacts"]) == ["g2", "m1"]
+    assert "Olomouc" in conflict["expectedAnswer"]
+    assert set(conflict) >= {"probeId", "question", "response", "correct", "reasoning"}
+    only = tmp_path / "only"
+    assert main(["audit", str(OWN_SAMPLE), "--format", "memaudit", "--output", str(only),
+                 "--no-store"]) == 0  # fmt: skip
+    assert sorted(p.name for p in only.iterdir()) == ["memaudit.json"]
+
+
+def test_the_example_script_runs_offline_with_no_model_and_no_key(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENAI_API_KEY", "MEMGAUGE_MODEL", "MEMAUDIT_MODEL")
+    }
+    env.update(MEMGAUGE=f"{sys.executable} -m memgauge", OUTPUT=str(tmp_path / "results"))
+    env["PYTHONPATH"] = str(ROOT / "src")
+    done = subprocess.run(
+        ["bash", str(EXAMPLE), "--no-store"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "offline: no model named and no OPENAI_API_KEY" in done.stdout
+    doc = json.loads((tmp_path / "results" / "memaudit.json").read_text())
+    assert doc["metrics"]["recallAccuracy"] is not None
+
+
+@pytest.fixture
+def keyed(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """The fake server with OPENAI_API_KEY set and no model named anywhere."""
+    with FakeOpenAIServer() as srv:
+        srv.respond(_rule)
+        _no_model(monkeypatch)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        yield srv
+
+
+def test_model_alone_switches_auto_scoring_to_the_judge(
+    keyed: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE), "--model", "m-1")
+    assert code == 0, out
+    assert summary["agent"] == "chat: m-1"
+    assert summary["scoring"] == "QA judge (longmemeval preset, model m-1)"
+    assert {r["json"]["model"] for r in keyed.requests} == {"m-1"}
+
+
+def test_with_a_key_and_no_model_the_agent_is_gpt_4o_mini_as_in_memaudit(
+    keyed: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE))
+    assert code == 0, out
+    assert summary["agent"].startswith("chat: gpt-4o-mini (memaudit's default")
+    assert summary["scoring"].startswith("QA judge (longmemeval preset, model gpt-4o-mini")
+    assert {r["json"]["model"] for r in keyed.requests} == {"gpt-4o-mini"}

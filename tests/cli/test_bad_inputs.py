@@ -20,7 +20,7 @@ BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
                 "extraction",
                 str(BAD / "extraction_replaces_unknown.json"),
                 "--outputs",
-                str(BAD / "ab_pairs_missing_treatment.jsonl"),
+                str(BAD.parent / "extraction" / "trace.jsonl"),
             ],
             "not in existing_memory",
         ),
@@ -109,3 +109,27 @@ def test_bad_annotation_files_exit_2_and_store_nothing(
     good.write_text('{"query_id": "q-typo", "candidates": [{"memory_id": "m1", "grade": 2}]}\n')
     assert main(["logs", "import-annotations", str(db), str(good)]) == 2
     assert "'q-typo' is not a logged query" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["import", "memaudit", "{sample}", "--out", "{blocked}/dataset"],
+        ["demo", "--out", "{blocked}/demo", "--no-store"],
+    ],
+)
+def test_an_output_path_that_cannot_be_used_exits_2_without_a_traceback(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output directory under an existing file is the user's path, not a bug in memgauge."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory\n", encoding="utf-8")
+    sample = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
+    args = [a.format(blocked=blocked, sample=sample) for a in command]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert str(blocked) in err
+    assert "check the path" in err
+    assert blocked.read_text(encoding="utf-8") == "not a directory\n"

@@ -260,3 +260,30 @@ def test_exit_code(
 def test_demo_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--out", str(tmp_path / "demo"), "--no-store", "--no-progress"]) == 0
     capsys.readouterr()
+
+
+def test_a_fail_under_that_names_no_measure_exits_2_and_the_run_is_finished(
+    env: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The measures exist only once the run is summarized; the run is then complete and kept
+    (never left `running`), and the typo is bad input, naming what the run has."""
+    base = ["--store", env["db"], "--out", env["out"], "--quiet", "-s", "lexical"]
+    args = ["evaluate", str(env["data"]), *base, "--fail-under", "Nope@10=0.5"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--fail-under Nope@10: no such measure" in err
+    assert "lexical/retrieval/nDCG@10" in err
+    assert main(["runs", "list", "--store", env["db"], "--json"]) == 0
+    listed = capsys.readouterr().out.strip().splitlines()[-1]
+    assert '"completed"' in listed
+    assert "running" not in listed
+
+
+def test_a_run_stopped_by_its_failure_rate_counts_every_failed_item(
+    env: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A subject dead at setup fails all its items at once: the reason gives the final count."""
+    args = ["evaluate", str(env["data"]), "--store", env["db"], "--out", env["out"], "--quiet"]
+    assert main([*args, "-s", _dead_url()]) == 4
+    out = capsys.readouterr()
+    assert "37 of 37 items failed" in out.out + out.err, out

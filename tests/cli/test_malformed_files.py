@@ -126,6 +126,18 @@ COMMANDS: dict[str, Command] = {
         _nothing,
     ),
     "import-annotations": (_annotations, _no_judgments),
+    "extraction-trace": (
+        lambda f, e: [
+            "extraction",
+            "--outputs",
+            f,
+            "--tag",
+            "memory_extraction",
+            "--output",
+            str(e.out),
+        ],
+        _no_run,
+    ),
     "extraction-outputs": (
         lambda f, e: [
             "extraction",
@@ -195,10 +207,20 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     ),
     "annotations_infinite_grade.jsonl": (["import-annotations"], (1, "overflows to infinity")),
     "extraction_trace_infinite.jsonl": (["extraction-outputs"], (1, "overflows to infinity")),
+    # issue 18 item 5: a trace line is a case's output or carries its own conversation
+    "extraction_trace_no_conversation.jsonl": (
+        ["extraction-outputs", "extraction-trace"],
+        (2, "needs case_id"),
+    ),
     "operations_trace_infinite.jsonl": (["operations-outputs"], (1, "overflows to infinity")),
     "conversations_infinite_timestamp.json": (
         ["validate", "audit", "import-memaudit"],
         (1, "overflows to infinity"),
+    ),
+    # issue 18 item 6: memaudit's file name (data/sample-dataset.json) is read as conversations
+    "audit-sample-dataset.json": (
+        ["validate", "audit", "import-memaudit"],
+        (None, "conversations[c1].facts[f1].category"),
     ),
     "suite_timeout_nan.yaml": (SUITE, (7, "not a finite number")),
     "items_infinite_expected.jsonl": (["run-items"], (1, "1e999 overflows to infinity")),

@@ -1,4 +1,4 @@
-"""Every evaluating command is a recorded run that resumes after kill -9: `evaluate`,
+"""Every evaluating command is a recorded run that resumes after kill -9: `evaluate`, `demo`,
 `extraction`, `operations` and `audit` are killed mid-run, then finished with `--resume ID`;
 nothing recorded before the kill is done again and the finished run is complete."""
 
@@ -115,6 +115,23 @@ def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFix
         sys.path.remove(str(SUBJECTS))
     _check(db, run_id, before, 2 * len(demo_dataset().qrels()))
     assert (tmp_path / "out" / "result.json").exists()
+
+
+def test_demo_resumes_after_kill_9(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "r.db"
+    args = ["demo", "--store", str(db), "--out", str(tmp_path / "out"), "--no-progress"]
+    # an empty embeddings cache: the killed process embeds every memory and query itself, so
+    # its dense systems are still running once the first lexical items are stored
+    run_id = _kill_after(args, db, 1, _env({"MEMGAUGE_EMBEDDINGS": str(tmp_path / "cold")}))
+    before = _finished(db)[1]
+    (tmp_path / "out" / "dataset" / "queries.jsonl").unlink()  # --resume writes it again
+    assert main([*args, "--resume", run_id[:12]]) == 0
+    _check(db, run_id, before, 4 * len(demo_dataset().qrels()))
+    result = (tmp_path / "out" / "result.json").read_text()
+    assert run_id in result
+    assert f"recorded run {run_id}" in capsys.readouterr().out
 
 
 def test_extraction_and_operations_resume_after_kill_9(

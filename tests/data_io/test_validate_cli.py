@@ -90,7 +90,37 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         10,
         "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
     ),
+    "suite_optimize_bad_range_syntax.yaml": (11, "optimization.space.k_rrf: 'int:10-120'"),
+    "suite_optimize_choice_refused_by_subject.yaml": (
+        12,
+        "optimization.space.mode: subject 'memory' refuses mode='fuzzy'",
+    ),
+    "suite_optimize_misspelt_key.yaml": (10, "optimization.maxIteration: unknown field"),
+    "suite_optimize_space_low_above_high.yaml": (11, "low 100 is above high 10"),
+    "suite_optimize_unknown_measure.yaml": (10, "task 'recall' has no measure 'Recall@10'"),
+    "suite_optimize_unknown_space_field.yaml": (
+        12,
+        "optimization.space.k_rf: subject 'memory' (reference) has no field 'k_rf'",
+    ),
+    "suite_optimize_unknown_strategy.yaml": (10, "'greedy', 'best-of-n', 'annealing', 'tpe'"),
+    "suite_optimize_unknown_subject.yaml": (11, "no subject called 'memroy'"),
     "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
+    "operations_tags_not_a_list.json": (None, "[0].expected.tags: Input should be a valid list"),
+    "suite_learnings_unknown_key.yaml": (
+        5,
+        "subjects.decider.llm-decider.learnings.topk: unknown key",
+    ),
+    "suite_learnings_budget_too_small.yaml": (
+        11,
+        "tasks.0.evaluators.0.rubric.learnings.budget: Input should be greater than or equal to 20",
+    ),
+    # issue 18 items 7 and 8 (their commands are tested in tests/runs/)
+    "suite_judge_agent_unknown.yaml": (
+        14,
+        "tasks.0.evaluators.0.rubric.agent: no subject called 'qualty-judge'",
+    ),
+    "embedding_pairs_bad_label.jsonl": (2, "label: Input should be 'similar' or 'different'"),
+    "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),
 }
 
 

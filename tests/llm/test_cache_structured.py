@@ -226,3 +226,40 @@ def test_a_cancelled_leader_does_not_cancel_those_waiting_on_it(tmp_path: Path) 
 
         assert asyncio.run(main()) == "OK"
     cache.close()
+
+
+class _MissedTheOtherProcess:
+    """A second process's connection to the same cache file, whose lookup ran just before the
+    first process stored its answer (the race two workers of a sharded run can have)."""
+
+    def __init__(self, path: Path) -> None:
+        self.cache = SQLiteResponseCache(path)
+        self.looked = False
+
+    def get(self, key: str) -> dict[str, object] | None:
+        if not self.looked:
+            self.looked = True
+            return None
+        return self.cache.get(key)
+
+    def put(
+        self, key: str, model: str, response: dict[str, object], *, replace: bool = False
+    ) -> None:
+        self.cache.put(key, model, response, replace=replace)
+
+
+def test_two_processes_asking_at_once_both_use_the_first_answer_stored(tmp_path: Path) -> None:
+    first_process = SQLiteResponseCache(tmp_path / "c.db")
+    second_process = _MissedTheOtherProcess(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["first", "second"])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        a = CachingClient(inner, first_process).complete(_req())
+        b = CachingClient(inner, second_process).complete(_req())
+        assert len(server.requests) == 2  # both paid: neither saw the other's answer in time
+        # the run uses what a replay will give, for both
+        assert a.content == b.content == "first"
+        assert CachingClient(inner, first_process, "only").complete(_req()).content == "first"
+        inner.close()
+    first_process.close()
+    second_process.cache.close()

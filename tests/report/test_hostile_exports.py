@@ -236,10 +236,11 @@ def test_gate_markdown_escapes_names() -> None:
     result = GateResult(
         run_id="r1",
         suite=f"suite` {HTML}",
-        phase="production",
         status="fail",
         n_history=3,
         checks=[check],
+        excluded=[f"run {HTML}"],
+        warnings=[f"too small {MARKUP} {BREAKER}"],
     )
     md = markdown(result)
     _assert_no_raw_html(md)

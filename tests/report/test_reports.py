@@ -12,7 +12,13 @@ from memgauge import api
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, UnavailableError
-from memgauge.report import read_json, render_html, render_markdown, retrieval_result, write_json
+from memgauge.report import (
+    read_json,
+    render_markdown,
+    render_run_report,
+    retrieval_result,
+    write_json,
+)
 from memgauge.subjects.reference import ReferenceMemory
 
 HOSTILE = "<script>alert('x')</script> & \"quotes\""
@@ -23,7 +29,7 @@ def no_embedder() -> ReferenceMemory:
 
 
 @pytest.fixture(scope="module")
-def result() -> RetrievalEvalResult:
+def report() -> api.RunReport:
     memories = [
         Memory(id="a", text="tax rounding per line", tier="critical", folder="billing"),
         Memory(id="b", text="stripe webhooks are idempotent", folder="billing"),
@@ -42,7 +48,7 @@ def result() -> RetrievalEvalResult:
     ds = RetrievalDataset(
         name=f"tiny {HOSTILE}", memories=memories, queries=queries, judgments=judgments
     )
-    report = api.evaluate(
+    return api.evaluate(
         ds,
         {
             "lexical": ReferenceMemory.in_memory(),
@@ -53,14 +59,20 @@ def result() -> RetrievalEvalResult:
         resamples=200,
         store=False,
     )
+
+
+@pytest.fixture(scope="module")
+def result(report: api.RunReport) -> RetrievalEvalResult:
     return retrieval_result(report.run)
 
 
-def test_html_is_self_contained_and_escaped(result: RetrievalEvalResult) -> None:
-    html = render_html(result)
+def test_html_is_self_contained_and_escaped(report: api.RunReport) -> None:
+    """evaluate's report.html: the run drawn by the viewer's templates, one file."""
+    html = render_run_report(report.run, report.items)
     assert "<script>alert" not in html
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
-    assert html.count("<script>") == 1  # only the report's own filter script
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
+    assert "<script" not in html  # a report runs no script at all
+    assert "Content-Security-Policy" in html
     # nothing is fetched: no src/href to anything, no @import, no url()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "@import" not in html

@@ -53,4 +53,11 @@ def test_schema_describes_the_suite() -> None:
     assert set(schema["required"]) == {"name", "subjects", "tasks"}
     assert "TaskSpec" in schema["$defs"]
     kinds = schema["$defs"]["TaskSpec"]["properties"]["kind"]["enum"]
-    assert kinds == ["retrieval", "expected-output", "script", "extraction", "operations"]
+    assert kinds == [
+        "retrieval",
+        "expected-output",
+        "script",
+        "extraction",
+        "operations",
+        "embedding",
+    ]

@@ -280,3 +280,138 @@ def test_replaces_must_name_an_existing_fact() -> None:
             existing_memory=["pricing: 20 euros per month"],
             expected_facts=[{"content": "35 euros", "replaces": "pricing: 20 euros a month"}],
         )
+
+
+TRACE = DATA / "extraction" / "trace.jsonl"
+
+
+def _facts_judge(payload: dict[str, Any]) -> str:
+    """The fact-enumeration judge: the conversation's one fact; the output's new facts, one of
+    them invented when the output adds two; what the prompt held is kept for the test."""
+    prompt = payload["messages"][-1]["content"]
+    extracted = [
+        ln[2:] for ln in prompt.split("EXTRACTED OUTPUT")[1].splitlines() if ln[:2] == "- "
+    ]
+    existing = prompt.split("EXISTING MEMORY")[1].split("EXTRACTED OUTPUT")[0]
+    new = [f for f in extracted if f not in existing]
+    return json.dumps(
+        {
+            "conversation_facts": new[:1],
+            "extracted_facts": new,
+            "missed_facts": [],
+            "hallucinated_facts": new[1:],
+        }
+    )
+
+
+def test_unlabelled_trace_lines_are_judged_alone_never_for_minimalism(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 18 item 5: a production trace with no case ids, tag-filtered and sampled, scored
+    by the fact-enumeration judge from its conversation, existing memory and output alone."""
+    server.respond(_facts_judge)
+    code, out, text = _run(
+        capsys,
+        "--outputs",
+        str(TRACE),
+        "--tag",
+        "memory_extraction",
+        "--no-targets",
+        "--output",
+        str(tmp_path),
+    )
+    assert code == 0, text
+    report = json.loads((tmp_path / "extraction.json").read_text())
+    cases = report["per_case"]
+    assert len(cases) == 18  # the 18 lines tagged memory_extraction, none of the 6 chat lines
+    assert {c["scenario"] for c in cases} == {"unlabelled"}
+    assert all(c["minimal_ok"] is None and c["conflict_ok"] is None for c in cases)
+    assert "unchanged WRONG" not in text
+    assert out["minimalism"]["n"] == 0  # n/a, not 0%
+    assert out["conflict"]["n"] == 0
+    ids = {c["id"] for c in cases}
+    assert {"run-006", "run-018"} <= ids  # a line's own id is kept; run-012 is a chat line
+    assert sum(i.startswith("trace-") for i in ids) == 16
+    # 12 lines add one fact, 4 add two (one invented), 2 add none: TP 16, FP 4
+    assert (out["tp"], out["fp"], out["fn"]) == (16, 4, 0)
+    assert out["precision"]["micro"] == pytest.approx(16 / 20)
+    prompts = [r["json"]["messages"][-1]["content"] for r in server.requests]
+    assert len(prompts) == 18
+    assert any("pricing: Price is 20 euros" in p and "charge 35 euros" in p for p in prompts)
+
+
+def test_the_sample_is_a_seeded_share_of_the_tagged_lines(
+    server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.respond(_facts_judge)
+    picked = []
+    for seed in (0, 0, 1):
+        code, out, text = _run(
+            capsys,
+            "--outputs",
+            str(TRACE),
+            "--tag",
+            "memory_extraction",
+            "--sample",
+            "0.5",
+            "--seed",
+            str(seed),
+            "--no-targets",
+            "--no-store",
+        )
+        assert code == 0, text
+        picked.append(out["n_cases"])
+    assert picked[0] == picked[1]  # the same seed keeps the same lines
+    assert 3 <= picked[0] <= 15
+    from memgauge.data.traces import unlabelled_cases
+
+    first = [c.id for c in unlabelled_cases(TRACE, tags=["memory_extraction"], sample=0.5)[0]]
+    again = [c.id for c in unlabelled_cases(TRACE, tags=["memory_extraction"], sample=0.5)[0]]
+    other = [
+        c.id for c in unlabelled_cases(TRACE, tags=["memory_extraction"], sample=0.5, seed=1)[0]
+    ]
+    assert first == again
+    assert first != other
+    assert len(first) == picked[0]
+
+
+def test_labelled_cases_and_unlabelled_lines_are_reported_apart(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.respond(_facts_judge)
+    code, _out, text = _run(
+        capsys,
+        str(CASES),
+        "--outputs",
+        str(TRACE),
+        "--match",
+        "exact",
+        "--no-targets",
+        "--tag",
+        "memory_extraction",
+        "--max-failure-rate",
+        "1",
+        "--output",
+        str(tmp_path),
+    )
+    assert code == 0, text
+    report = json.loads((tmp_path / "extraction.json").read_text())
+    assert report["n_scored"] == 1  # only 'simple' was recorded
+    assert report["n_failed"] == 9
+    assert report["matching"] == "exact"
+    assert report["online"]["n_scored"] == 18
+    assert report["online"]["matching"] == "facts judge (unlabelled)"
+    assert "Unlabelled trace lines" in text
+
+
+def test_a_trace_with_nothing_to_judge_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, text = _run(capsys, "--outputs", str(TRACE), "--tag", "no-such-tag")
+    assert code == 2
+    assert "tagged no-such-tag" in text
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text('{"case_id": "simple", "output": []}\n')
+    code, _, text = _run(capsys, "--outputs", str(labelled))
+    assert code == 2
+    assert "no unlabelled line" in text

@@ -140,6 +140,55 @@ EXPECTED_SCHEMA = {
         "error",
     ],
     "alembic_version": ["version_num"],
+    "optimization_studies": [
+        "study_id",
+        "suite_name",
+        "suite_path",
+        "task",
+        "measure",
+        "subject",
+        "strategy",
+        "status",
+        "stopped_because",
+        "config_json",
+        "best_step",
+        "best_candidate",
+        "holdout_json",
+        "usage_json",
+        "pid",
+        "pid_start",
+        "host",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    ],
+    "optimization_iterations": [
+        "study_id",
+        "phase",
+        "step",
+        "candidate",
+        "target",
+        "status",
+        "params_json",
+        "texts_json",
+        "run_id",
+        "score",
+        "ci_low",
+        "ci_high",
+        "delta",
+        "delta_ci_low",
+        "delta_ci_high",
+        "baseline_delta",
+        "baseline_delta_ci_low",
+        "baseline_delta_ci_high",
+        "accepted",
+        "values_json",
+        "note",
+        "reason",
+        "started_at",
+        "finished_at",
+        "seconds",
+    ],
     "suite_runs": [
         "run_id",
         "suite_name",
@@ -161,6 +210,7 @@ EXPECTED_SCHEMA = {
         "pid_start",
         "owner",
         "kind",
+        "gate",
     ],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
@@ -498,7 +548,12 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
         (json.dumps({"n_items": 3, "llm_usage": {**usage, "n": {"calls": 1, "cost_usd": None}}}),),
     )
     conn.commit()
-    assert migrate(conn) == ["0008_suite_run_usage", "0009_one_spine"]
+    assert migrate(conn) == [
+        "0008_suite_run_usage",
+        "0009_one_spine",
+        "0010_suite_run_gate",
+        "0011_optimization_history",
+    ]
     conn.close()
     with SuiteRunStore(db) as store:
         assert store.usage("s1") == {
@@ -590,7 +645,7 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
         (json.dumps(result),),
     )
     conn.commit()
-    assert migrate(conn) == ["0009_one_spine"]
+    assert migrate(conn) == ["0009_one_spine", "0010_suite_run_gate", "0011_optimization_history"]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"runs", "run_systems", "query_results"}
     (p, significant) = conn.execute(

@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 from memgauge.cli.main import main
 from memgauge.data.records import EvaluatorSummary, RunRecord, RunSummary
 from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
+from memgauge.track.history import metric_series
 
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 
@@ -41,34 +45,119 @@ def _run(
     )
 
 
-def test_phases_go_from_bootstrap_to_production() -> None:
+def test_the_seeds_rule_decides_from_the_first_earlier_run() -> None:
     bad = _run("now", 0.5, (0.4, 0.6), evaluator="custom")
     hist = [_run(f"r{i}", 0.9, (0.85, 0.95), evaluator="custom") for i in range(12)]
-    cfg = GateConfig()
-    assert evaluate_gate(bad, hist[:2], cfg).status == "pass"  # bootstrap: baseline forming
-    assert evaluate_gate(bad, hist[:2], cfg).phase == "bootstrap"
-    assert evaluate_gate(bad, hist[:5], cfg).status == "warn"  # stabilization
-    result = evaluate_gate(bad, hist, cfg)
-    assert (result.phase, result.status) == ("production", "fail")
+    first = evaluate_gate(bad, [], GateConfig())
+    assert first.status == "pass"
+    assert first.checks[0].note == "no earlier run has it: no baseline yet"
+    one = evaluate_gate(bad, hist[:1], GateConfig())  # one earlier run is enough
+    assert one.status == "fail"
+    assert one.checks[0].baseline == pytest.approx(0.9)
+    result = evaluate_gate(bad, hist, GateConfig())
+    assert result.status == "fail"
     (check,) = result.checks
-    assert check.baseline == pytest.approx(0.9)
     assert len(check.history) == 5  # the rolling window
+    assert result.baseline_runs == [f"r{i}" for i in range(7, 12)]
     assert check.drop == pytest.approx((0.9 - 0.5) / 0.9)
     assert check.regressed is True
 
 
-def test_a_drop_inside_the_runs_own_ci_is_noise_not_a_regression() -> None:
+@pytest.mark.parametrize(("current", "fails"), [(0.82, True), (0.57, True), (0.9, False)])
+def test_drops_the_old_rule_called_noise_now_fail(current: float, fails: bool) -> None:
+    # -18% and -43% passed as "inside the run's CI"; the seed's rule (15%) fails both
+    hist = [_run(f"r{i}", 1.0, (0.9, 1.0), evaluator="custom") for i in range(4)]
+    now = _run("now", current, (current - 0.3, min(1.0, current + 0.3)), evaluator="custom")
+    assert evaluate_gate(now, hist, GateConfig()).status == ("fail" if fails else "pass")
+
+
+def test_the_ci_aware_view_informs_and_decides_behind_by_ci_upper() -> None:
     hist = [_run(f"r{i}", 0.9) for i in range(10)]
     wide = _run("now", 0.7, (0.45, 0.95))
-    (check,) = evaluate_gate(wide, hist, GateConfig(phase="production")).checks
+    (check,) = evaluate_gate(wide, hist, GateConfig(threshold=0.15)).checks
     assert check.drop == pytest.approx(0.2 / 0.9)
-    assert (check.regressed, check.within_ci) == (False, True)
+    assert (check.regressed, check.within_ci) == (True, True)
     assert "inside this run's 95% CI" in check.note
+    assert "--by ci-upper would pass it" in check.note
+    by_ci = evaluate_gate(wide, hist, GateConfig(by="ci-upper"))
+    assert by_ci.status == "pass"
+    assert "noise by --by ci-upper" in by_ci.checks[0].note
+    # the whole interval below the baseline by the threshold: a regression by either rule
+    narrow = evaluate_gate(_run("now", 0.5, (0.45, 0.6)), hist, GateConfig(by="ci-upper"))
+    assert narrow.status == "fail"
+    assert "upper bound 0.600 is 33.3% worse" in narrow.checks[0].note
     no_ci = _run("now", 0.7)  # too few items for an interval
-    (check,) = evaluate_gate(no_ci, hist, GateConfig(phase="production")).checks
+    (check,) = evaluate_gate(no_ci, hist, GateConfig(by="ci-upper")).checks
     assert check.regressed is True
-    assert "no CI" in check.note
     assert "threshold alone" in check.note
+
+
+def test_history_series_have_a_gap_where_a_run_did_not_measure_and_the_gates_baseline() -> None:
+    runs = [
+        _run("r0", 0.6),
+        _run("r1", 0.8, evaluator="contains"),
+        _run("r2", None),
+        _run("r3", 0.9),
+        _run("r4", 0.5),
+    ]
+    icontains, contains = metric_series(runs)
+    assert (icontains.subject, icontains.task, icontains.measure) == ("agent", "qa", "icontains")
+    assert icontains.values == [0.6, None, None, 0.9, 0.5]
+    assert contains.values == [None, 0.8, None, None, None]
+    # the last two runs before the latest: r2 scored n/a, so r3 alone
+    assert icontains.baseline(2) == pytest.approx(0.9)
+    assert icontains.baseline(5) == pytest.approx(0.75)
+    # the gate's own baseline over the same window agrees
+    (check,) = evaluate_gate(runs[-1], runs[:-1], GateConfig(window=2)).checks
+    assert check.baseline == pytest.approx(icontains.baseline(2))
+    assert contains.baseline(5) == pytest.approx(0.8)
+    assert metric_series([_run("only", 0.7)])[0].baseline(5) is None
+
+
+def test_failed_gates_are_left_out_of_the_baseline() -> None:
+    hist = [_run("a", 0.9), _run("b", 0.9), _run("c", 0.9), _run("d", 0.2)]
+    now = _run("now", 0.9)
+    kept = evaluate_gate(now, hist, GateConfig(), excluded={"d"})
+    assert kept.checks[0].baseline == pytest.approx(0.9)
+    assert (kept.baseline_runs, kept.excluded) == (["a", "b", "c"], ["d"])
+    # accepted (no longer excluded), the regressed run counts again
+    counted = evaluate_gate(now, hist, GateConfig())
+    assert counted.checks[0].baseline == pytest.approx((0.9 * 3 + 0.2) / 4)
+    # the window counts the runs that are kept: five of them, reaching back past the excluded
+    long = [_run(f"r{i}", 0.5 + i / 10) for i in range(5)] + [_run("bad", 0.1)]
+    result = evaluate_gate(now, long, GateConfig(), excluded={"bad"})
+    assert result.baseline_runs == [f"r{i}" for i in range(5)]
+
+
+def test_power_warning_when_the_suite_is_too_small() -> None:
+    from scipy import stats
+
+    hist = [_run(f"r{i}", 0.8) for i in range(5)]
+    # 10 items, sd 0.3 (CI half-width 1.96 * 0.3 / sqrt(10)): a 15% drop is 0.12
+    half = 1.959963984540054 * 0.3 / 10**0.5
+    small = evaluate_gate(_run("now", 0.8, (0.8 - half, 0.8 + half)), hist, GateConfig())
+    (check,) = small.checks
+    assert small.status == "pass"
+    # the power, checked by simulation: t-tests on 10 draws shifted by 0.12, sd 0.3
+    rng = np.random.default_rng(7)
+    draws = rng.normal(0.12, 0.3, size=(40_000, 10))
+    t = draws.mean(axis=1) / (draws.std(axis=1, ddof=1) / 10**0.5)
+    simulated = float(np.mean(np.abs(t) > stats.t.ppf(0.975, 9)))
+    assert check.power == pytest.approx(simulated, abs=0.01)
+    assert check.power < 0.8
+    (warning,) = small.warnings
+    assert warning.startswith("agent/qa/icontains: 10 items give")
+    assert "15% drop (0.120)" in warning
+    assert "about 52 items would give 80%" in warning
+    # 400 items with the same spread detect it: no warning
+    half = 1.959963984540054 * 0.3 / 400**0.5
+    big = _run("now", 0.8, (0.8 - half, 0.8 + half))
+    big.summary.evaluators[0].n_scored = 400  # type: ignore[union-attr]
+    assert evaluate_gate(big, hist, GateConfig()).warnings == []
+    one = _run("now", 0.8)
+    one.summary.evaluators[0].n_scored = 1  # type: ignore[union-attr]
+    (warning,) = evaluate_gate(one, hist, GateConfig()).warnings
+    assert "1 item(s), no spread" in warning
 
 
 def test_thresholds_per_tier_and_per_evaluator() -> None:
@@ -94,7 +183,7 @@ def test_thresholds_per_tier_and_per_evaluator() -> None:
 
 
 def test_no_score_is_na_not_a_regression() -> None:
-    result = evaluate_gate(_run("now", None), [_run("r", 1.0)] * 10, GateConfig(phase="production"))
+    result = evaluate_gate(_run("now", None), [_run("r", 1.0)] * 10, GateConfig())
     assert result.status == "pass"
     assert result.checks[0].note == "no score in this run (n/a)"
 
@@ -105,9 +194,10 @@ def test_sparkline() -> None:
     assert sparkline([]) == ""
 
 
-def _suite(tmp_path: Path, good: bool) -> Path:
-    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(12)]
-    answers = {f"code {i}?": f"C{i}" if good or i % 2 else "no idea" for i in range(12)}
+def _suite(tmp_path: Path, right: int, n: int = 10) -> Path:
+    """A suite of `n` questions whose agent answers the first `right` of them."""
+    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(n)]
+    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(n)}
     spec = {
         "name": "gated",
         "max_failure_rate": 0.5,
@@ -123,49 +213,87 @@ def _suite(tmp_path: Path, good: bool) -> Path:
     return path
 
 
+def _gate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = main(["gate", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_after_four_runs_an_80_percent_drop_fails_and_an_unchanged_run_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    learned = str(tmp_path / "learnings.db")
+    suite = str(tmp_path / "suite.yaml")
+    common = ("--store", db, "--learnings", learned)
+    for _ in range(4):
+        assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+    code, first = _gate(capsys, suite, *common)
+    assert (code, first["status"]) == (0, "pass")
+    assert len(first["baseline_runs"]) == 3
+    # the fifth run answers 2 of 10: its score falls by 80%
+    assert main(["run", str(_suite(tmp_path, right=2)), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    code, out = _gate(capsys, suite, *common, "--markdown", str(md))
+    assert code == 1
+    assert out["status"] == "fail"
+    (metric,) = out["metrics"]
+    assert (metric["baseline"], metric["current"]) == (1.0, pytest.approx(0.2))
+    assert metric["drop"] == pytest.approx(0.8)
+    assert metric["threshold"] == 0.10  # icontains is an exact-match evaluator
+    assert metric["regressed"] is True
+    assert len(out["baseline_runs"]) == 4
+    failed_run = out["run_id"]
+    assert "❌ memgauge gate: fail" in md.read_text()
+    # an unchanged run passes: the failed run is left out of its baseline
+    assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+    code, steady = _gate(capsys, suite, *common)
+    assert (code, steady["status"]) == (0, "pass")
+    assert steady["metrics"][0]["baseline"] == 1.0
+    assert steady["excluded"] == [failed_run]
+    assert failed_run not in steady["baseline_runs"]
+    # a run that fails again by 15% is still caught against the clean baseline
+    assert main(["run", str(_suite(tmp_path, right=8)), "--store", db]) == 0
+    code, again = _gate(capsys, suite, *common)
+    assert (code, again["metrics"][0]["baseline"]) == (1, 1.0)
+    # accepted, the 80% run counts again (and the later failure is still left out)
+    capsys.readouterr()
+    assert main(["gate", "--accept", failed_run, "--store", db]) == 0
+    assert f"run {failed_run} accepted (was fail)" in capsys.readouterr().err
+    assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+    code, accepted = _gate(capsys, suite, *common)
+    assert code == 0
+    assert failed_run in accepted["baseline_runs"]
+    assert len(accepted["excluded"]) == 1
+    assert accepted["metrics"][0]["baseline"] == pytest.approx((1.0 * 4 + 0.2) / 5)
+    # the store keeps the verdicts
+    with sqlite3.connect(db) as conn:
+        verdicts = [r[0] for r in conn.execute("SELECT gate FROM suite_runs ORDER BY created_at")]
+    assert verdicts == [None, None, None, "pass", "accepted", "pass", "fail", "pass"]
+
+
 def test_gate_and_history_on_real_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
     for _ in range(5):
-        assert main(["run", str(_suite(tmp_path, good=True)), "--store", db]) == 0
-    capsys.readouterr()
-    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--json"]) == 0
-    steady = json.loads(capsys.readouterr().out)
-    assert steady["status"] == "pass"
+        assert main(["run", str(_suite(tmp_path, right=12, n=12)), "--store", db]) == 0
+    code, steady = _gate(capsys, str(tmp_path / "suite.yaml"), "--store", db)
+    assert (code, steady["status"]) == (0, "pass")
     assert steady["metrics"][0]["drop"] == 0.0
-    assert main(["run", str(_suite(tmp_path, good=False)), "--store", db]) == 0
-    capsys.readouterr()
-    md = tmp_path / "gate.md"
+    assert main(["run", str(_suite(tmp_path, right=6, n=12)), "--store", db]) == 0
     learned = str(tmp_path / "learnings.db")
-    code = main(
-        [
-            "gate",
-            str(tmp_path / "suite.yaml"),
-            "--store",
-            db,
-            "--phase",
-            "production",
-            "--json",
-            "--markdown",
-            str(md),
-            "--learnings",
-            learned,
-        ]
-    )
-    out = json.loads(capsys.readouterr().out)
+    suite = str(tmp_path / "suite.yaml")
+    code, out = _gate(capsys, suite, "--store", db, "--learnings", learned)
     assert code == 1
-    assert (out["status"], out["phase"]) == ("fail", "production")
     (metric,) = out["metrics"]
     assert metric["baseline"] == 1.0
     assert metric["current"] == pytest.approx(0.5)
-    assert metric["threshold"] == 0.10  # icontains is an exact-match evaluator
-    assert metric["regressed"] is True
-    assert "❌ memgauge gate: fail" in md.read_text()
-    # auto phase with 5 earlier runs: stabilization, a warning, exit 0
-    assert main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--learnings", learned]) == 0
-    assert "⚠️ memgauge gate: warn (stabilization phase)" in capsys.readouterr().out
+    # gated again: the same verdict, the memory stored once
+    assert main(["gate", suite, "--store", db, "--learnings", learned]) == 1
+    assert "❌ memgauge gate: fail" in capsys.readouterr().out
     # eval-to-learning: the regression is a memory now (stored once, however often gated)
     assert main(["learnings", "query", "code icontains regression", "--learnings", learned]) == 0
     recalled = capsys.readouterr().out
@@ -182,8 +310,7 @@ def test_gate_and_history_on_real_runs(
             {"reference": {"mode": "lexical", "path": str(tmp_path / "team.db"), "namespace": "t"}}
         )
     )
-    suite = str(tmp_path / "suite.yaml")
-    assert main(["gate", suite, "--store", db, "--learn-into", str(team)]) == 0
+    assert main(["gate", suite, "--store", db, "--learn-into", str(team)]) == 1
     capsys.readouterr()
     assert main(["learnings", "query", "icontains regression", "--learn-into", str(team)]) == 0
     assert 'Eval "gated/qa/icontains" regression detected' in capsys.readouterr().out
@@ -231,3 +358,51 @@ def test_bad_threshold_overrides_exit_2(
     assert main(["runs", "list", "--store", str(db)]) == 0
     assert main(["gate", "any", "--store", str(db), "--threshold-for", value]) == 2
     assert "--threshold-for" in capsys.readouterr().err
+
+
+def test_accept_needs_a_known_run_and_gate_needs_a_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    assert main(["runs", "list", "--store", db]) == 0
+    assert main(["gate", "--accept", "nope", "--store", db]) == 2
+    assert "no run 'nope'" in capsys.readouterr().err
+    assert main(["gate", "--store", db]) == 2
+    assert "name a suite file or a run" in capsys.readouterr().err
+    for gone in ("--phase", "--min-history", "--production-after"):
+        assert main(["gate", "x", "--store", db, gone, "1"]) == 2
+
+
+def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.store import migrations
+
+    conn = sqlite3.connect(tmp_path / "old.db")
+    everything = list(migrations.MIGRATIONS)
+    before = [m for m in everything if m[0] < "0010_suite_run_gate"]
+    monkeypatch.setattr(migrations, "MIGRATIONS", before)  # a store from before
+    migrations.migrate(conn)
+    conn.execute(
+        "INSERT INTO suite_runs (run_id, suite_name, status, created_at, suite_sha256,"
+        " suite_json, settings_json, provenance_json, n_items) VALUES"
+        " ('r', 's', 'completed', '2026-01-01', 'x', '{}', '{}', '{}', 1)"
+    )
+    conn.commit()
+    monkeypatch.setattr(migrations, "MIGRATIONS", everything)
+    assert migrations.migrate(conn)[0] == "0010_suite_run_gate"
+    assert conn.execute("SELECT gate FROM suite_runs").fetchone() == (None,)  # never gated
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE suite_runs SET gate = 'maybe'")
+    conn.close()
+
+
+def test_a_drop_of_exactly_the_threshold_fails_despite_round_off() -> None:
+    hist = [_run(f"r{i}", 1.0) for i in range(3)]
+    (check,) = evaluate_gate(
+        _run("now", 0.9), hist, GateConfig(), {("qa", "icontains"): "icontains"}
+    ).checks
+    assert check.drop == pytest.approx(0.1)
+    assert check.drop < 0.1  # 0.09999999999999998
+    assert check.threshold == 0.10
+    assert check.regressed

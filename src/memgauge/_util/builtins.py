@@ -13,6 +13,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "extraction": "memgauge.aggregates.write_path:ExtractionAggregate",
         "operations": "memgauge.aggregates.write_path:OperationsAggregate",
         "audit": "memgauge.aggregates.audit:AuditAggregate",
+        "kg": "memgauge.aggregates.graph:KGAggregate",
+        "embedding": "memgauge.aggregates.graph:EmbeddingAggregate",
     },
     "memgauge.evaluators": {
         "exact": "memgauge.scorers.text:ExactMatch",
@@ -32,6 +34,9 @@ BUILTINS: dict[str, dict[str, str]] = {
         "facts": "memgauge.scorers.judges.facts:FactsJudge",
         "pairwise": "memgauge.scorers.judges.pairwise:PairwiseJudge",
         "panel": "memgauge.scorers.judges.panel:PanelJudge",
+        "relevance": "memgauge.scorers.judges.relevance:RelevanceJudge",
+        "kg-triples": "memgauge.scorers.graph:KGTriples",
+        "embedding-pair": "memgauge.scorers.embedding:EmbeddingPairScore",
     },
     "memgauge.subjects": {
         "reference": "memgauge.subjects.specs:reference_memory",
@@ -48,6 +53,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "llm-decider": "memgauge.subjects.deciders:LLMDecider",
         "heuristic-decider": "memgauge.subjects.deciders:HeuristicDecider",
         "recorded": "memgauge.subjects.recorded:RecordedSubject",
+        "stored-vectors": "memgauge.subjects.vectors:StoredVectors",
     },
     "memgauge.llm_providers": {
         "openai": "memgauge.llm.openai:OpenAIClient",

@@ -44,6 +44,9 @@ def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[
             "reason": (score.reason if score is not None else None) or it.status,
             "detail": dict(score.detail) if score is not None else {},
         }
+        related = (it.input.get("metadata") or {}).get("related_facts")
+        if related:
+            row["related_facts"] = list(related)
         category = (it.input.get("metadata") or {}).get("locomo_category")
         if category is not None:
             locomo = it.verdict(LOCOMO_QA)

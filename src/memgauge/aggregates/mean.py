@@ -7,8 +7,10 @@ use the suite's seed). `n_failed` of an evaluator counts failed items plus verdi
 give. A mean with no scored item is None (n/a), never 0.
 
 A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) is counted
-in `n_fallback` and kept out of `mean`; `mean_with_fallback` shows what the average would be with
-them, so the two are never confused. A deliberation panel's evaluator also gets `agreement`:
+in the evaluator's `n_fallback` and kept out of its `mean`; `mean_with_fallback` shows what the
+average would be with them, so the two are never confused. The item's combined score does use the
+stand-in (the user opted in, and one dead judge must not blank every combined score): the task's
+`score` then says how many of its items rest on one (`n_fallback`). A deliberation panel's evaluator also gets `agreement`:
 percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 """
 
@@ -74,6 +76,9 @@ def summarize_items(
                 },
             )
         )
+        n_stand_in = sum(1 for r in rows if r.fallback)
+        if n_stand_in:  # only then: runs without one keep their summary's shape
+            tasks_out[-1].score["n_fallback"] = n_stand_in
         for label in evaluators.get(task, ()):
             got = [v for r in rows if (v := r.verdict(label)) is not None]
             real = [v for v in got if v.value is not None and not v.error]

@@ -23,7 +23,16 @@ from memgauge.aggregates.base import Target
 from memgauge.data.records import MeasureValue, TargetCheck
 from memgauge.errors import UsageError
 
-__all__ = ["By", "Requirement", "check_targets", "meets", "parse_fail_under", "parse_target"]
+__all__ = [
+    "By",
+    "Requirement",
+    "check_targets",
+    "compared_value",
+    "meets",
+    "parse_fail_under",
+    "parse_target",
+    "unmatched_error",
+]
 
 By = Literal["point", "ci-upper"]
 Op = Literal[">", ">=", "<", "<=", "=="]
@@ -100,11 +109,20 @@ def meets(
     """Whether a measure meets a target by the rule, and the number compared (None: n/a)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None, None
-    compared = value
-    if by == "ci-upper":
-        bound = ci_high if op in (">", ">=", "==") else ci_low
-        compared = value if bound is None else bound
+    compared = compared_value(value, ci_low, ci_high, op, by)
     return _OPS[op](compared, target), compared
+
+
+def compared_value(
+    value: float, ci_low: float | None, ci_high: float | None, op: str, by: By
+) -> float:
+    """The number the rule compares with a target: the point estimate, or with `ci-upper` the
+    CI bound on the favourable side (the upper bound for a minimum target, the lower for a
+    maximum), the point estimate when the measure has no CI."""
+    if by != "ci-upper":
+        return value
+    bound = ci_high if op in (">", ">=", "==") else ci_low
+    return value if bound is None else bound
 
 
 def check_targets(
@@ -112,25 +130,12 @@ def check_targets(
     requirements: Iterable[Requirement],
     *,
     by: By = "point",
-    strict_names: bool = False,
 ) -> list[TargetCheck]:
-    """Every requirement against every measure it applies to.
-
-    With `strict_names`, a requirement that matches no measure is a UsageError (the user
-    named it: a typo must not pass silently).
-    """
+    """Every requirement against every measure it applies to (one that matches none yields
+    nothing here: `unmatched_error` says so for the ones the user named)."""
     out: list[TargetCheck] = []
     for req in requirements:
-        hits = [m for m in measures if req.matches(m)]
-        if not hits and strict_names:
-            known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
-            where = "/".join(x for x in (req.subject, req.task, req.name) if x)
-            raise UsageError(
-                f"--fail-under {where}: no such measure in this run; it has "
-                + ", ".join(known[:20])
-                + (" ..." if len(known) > 20 else "")
-            )
-        for m in hits:
+        for m in (m for m in measures if req.matches(m)):
             ok, compared = meets(m.value, m.ci_low, m.ci_high, req.target.op, req.target.value, by)
             out.append(
                 TargetCheck(
@@ -148,3 +153,23 @@ def check_targets(
                 )
             )
     return out
+
+
+def unmatched_error(
+    measures: Sequence[MeasureValue], requirements: Iterable[Requirement]
+) -> UsageError | None:
+    """The error for `--fail-under` requirements that match no measure of the run (the user
+    named them: a typo must not pass silently), or None when every one matches."""
+    missing = [
+        "/".join(x for x in (req.subject, req.task, req.name) if x)
+        for req in requirements
+        if not any(req.matches(m) for m in measures)
+    ]
+    if not missing:
+        return None
+    known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
+    return UsageError(
+        f"--fail-under {', '.join(missing)}: no such measure in this run; it has "
+        + ", ".join(known[:20])
+        + (" ..." if len(known) > 20 else "")
+    )

@@ -31,6 +31,7 @@ __all__ = [
     "EXTRACTION_TARGETS",
     "ExtractionAggregate",
     "OperationsAggregate",
+    "prf_summary",
     "summarize_extraction",
     "summarize_operations",
 ]
@@ -55,6 +56,40 @@ def _wilson(flags: list[bool]) -> dict[str, Any]:
     return {"value": k / n if n else None, "n": n, "ci95": list(ci) if ci else None}
 
 
+def prf_summary(cases: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any] | None:
+    """Micro (from summed TP / FP / FN) and macro (mean over cases) precision, recall and F1,
+    each with a 95% bootstrap CI over cases (2,000 resamples, seeded), and the summed counts;
+    None when no case was scored. `cases`: rows with tp, fp, fn, precision, recall, f1."""
+    if not cases:
+        return None
+    out: dict[str, Any] = {}
+    counts = np.array([[r["tp"], r["fp"], r["fn"]] for r in cases], dtype=np.float64)
+    per_case = np.array([[r["precision"], r["recall"], r["f1"]] for r in cases], dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(cases), size=(2000, len(cases)))
+    sums = counts[idx].sum(axis=1)  # (B, 3)
+    tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bp = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
+        br = np.where(tp + fn > 0, tp / (tp + fn), 1.0)
+        bf = np.where(bp + br > 0, 2 * bp * br / (bp + br), 0.0)
+    micro = prf(*(int(x) for x in counts.sum(axis=0)))
+    macro_boot = per_case[idx].mean(axis=1)
+    for i, name in enumerate(("precision", "recall", "f1")):
+        boot = (bp, br, bf)[i]
+        out[name] = {
+            "micro": micro[i],
+            "micro_ci95": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
+            "macro": float(per_case[:, i].mean()),
+            "macro_ci95": [
+                float(np.percentile(macro_boot[:, i], 2.5)),
+                float(np.percentile(macro_boot[:, i], 97.5)),
+            ],
+        }
+    out["tp"], out["fp"], out["fn"] = (int(x) for x in counts.sum(axis=0))
+    return out
+
+
 def summarize_extraction(
     cases: Sequence[Mapping[str, Any]], failed: Sequence[Mapping[str, str]], *, seed: int = 0
 ) -> dict[str, Any]:
@@ -68,35 +103,12 @@ def summarize_extraction(
         "n_scored": len(cases),
         "n_failed": len(failed),
     }
-    if cases:
-        counts = np.array([[r["tp"], r["fp"], r["fn"]] for r in cases], dtype=np.float64)
-        per_case = np.array(
-            [[r["precision"], r["recall"], r["f1"]] for r in cases], dtype=np.float64
-        )
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(cases), size=(2000, len(cases)))
-        sums = counts[idx].sum(axis=1)  # (B, 3)
-        tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            bp = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
-            br = np.where(tp + fn > 0, tp / (tp + fn), 1.0)
-            bf = np.where(bp + br > 0, 2 * bp * br / (bp + br), 0.0)
-        micro = prf(*(int(x) for x in counts.sum(axis=0)))
-        macro_boot = per_case[idx].mean(axis=1)
-        for i, name in enumerate(("precision", "recall", "f1")):
-            boot = (bp, br, bf)[i]
-            out[name] = {
-                "micro": micro[i],
-                "micro_ci95": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
-                "macro": float(per_case[:, i].mean()),
-                "macro_ci95": [
-                    float(np.percentile(macro_boot[:, i], 2.5)),
-                    float(np.percentile(macro_boot[:, i], 97.5)),
-                ],
-                "target": EXTRACTION_TARGETS[name],
-                "met": micro[i] > EXTRACTION_TARGETS[name],
-            }
-        out["tp"], out["fp"], out["fn"] = (int(x) for x in counts.sum(axis=0))
+    block = prf_summary(cases, seed=seed)
+    if block is not None:
+        out.update(block)
+        for name in ("precision", "recall", "f1"):
+            target = EXTRACTION_TARGETS[name]
+            out[name].update(target=target, met=out[name]["micro"] > target)
     else:
         for name in ("precision", "recall", "f1"):
             out[name] = {

@@ -9,12 +9,11 @@ import click
 from rich.console import Console
 
 from memgauge import api
-from memgauge.errors import UsageError
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
-    render_html,
     render_markdown,
+    render_run_report,
     render_terminal,
     retrieval_result,
     write_json,
@@ -22,13 +21,10 @@ from memgauge.report import (
 
 __all__ = [
     "console",
-    "existing_store",
     "gain_option",
     "open_suite_store",
     "rel_threshold_option",
     "report_retrieval",
-    "resolve_run_id",
-    "results_db",
     "store_option",
     "write_reports",
 ]
@@ -57,11 +53,6 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
-def results_db() -> Path:
-    """`MEMGAUGE_HOME/results.db`."""
-    return api.results_path()
-
-
 #: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)
 store_option = click.option(
     "--store",
@@ -73,30 +64,10 @@ store_option = click.option(
 )
 
 
-def existing_store(where: str | None) -> api.StoreURL:
-    """The store `where` names (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db) for a
-    command that only reads it: a UsageError, and no empty file left behind, when it is a
-    SQLite file that does not exist."""
-    return api.existing_store(where)
-
-
 def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
     """The suite-run store `where` names; with `read_only`, a UsageError when there is none
     (rather than creating it)."""
-    return api.open_store(existing_store(where) if read_only else where)
-
-
-def resolve_run_id(store: api.SuiteRunStore, given: str) -> str:
-    """The run id that `given` (a whole id or its first characters) names; UsageError if none
-    or several."""
-    found = store.find_run_ids(given)
-    if given in found:
-        return given
-    if not found:
-        raise UsageError(f"no run {given!r} in {store.url}; see `memgauge runs list`")
-    if len(found) > 1:
-        raise UsageError(f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more")
-    return found[0]
+    return api.open_store(api.require_store(where) if read_only else where)
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:
@@ -106,17 +77,18 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
         return
     result = retrieval_result(report.run)
     render_terminal(result, out)
-    paths = write_reports(result, out_dir)
+    paths = write_reports(result, out_dir, report)
     out.print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def write_reports(result: RetrievalEvalResult, out_dir: Path) -> list[Path]:
-    """Write result.json, summary.md and report.html into `out_dir`; return their paths."""
+def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunReport) -> list[Path]:
+    """Write result.json, summary.md and report.html (the run drawn by the viewer's templates,
+    as `memgauge report` draws it) into `out_dir`; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "result.json"
     md_path = out_dir / "summary.md"
     html_path = out_dir / "report.html"
     write_json(result, json_path)
     atomic_write_text(md_path, render_markdown(result))
-    atomic_write_text(html_path, render_html(result))
+    atomic_write_text(html_path, render_run_report(report.run, report.items))
     return [json_path, md_path, html_path]

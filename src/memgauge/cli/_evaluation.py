@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -31,6 +32,7 @@ __all__ = [
     "conclude",
     "evaluation_options",
     "running",
+    "shard_options",
     "sigterm_as_interrupt",
     "store_arg",
     "target_options",
@@ -181,6 +183,32 @@ def evaluation_options(fn: F) -> F:
     return fn
 
 
+def shard_options(fn: F) -> F:
+    """`--workers N`, `--executor process|dask:local|dask://HOST:PORT`: run in shards."""
+    for option in reversed(
+        [
+            click.option(
+                "--workers",
+                type=click.IntRange(1, 1024),
+                default=1,
+                show_default=True,
+                help="Run subjects in shards (subject x task x corpora) on N worker processes; "
+                "--concurrency items stay in flight in each. Results equal a serial run's.",
+            ),
+            click.option(
+                "--executor",
+                "shard_executor",
+                default=None,
+                metavar="process|dask:local|dask://HOST:PORT",
+                help="Where shards run (default with --workers > 1: a process pool). Dask needs "
+                "pip install 'memgauge[dask]'.",
+            ),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
 def store_arg(store_path: str | None, no_store: bool, resume: str | None) -> api.StoreArg:
     """Where the run goes: `False` (memory) with --no-store, else the path or the default."""
     if no_store and resume:
@@ -188,11 +216,23 @@ def store_arg(store_path: str | None, no_store: bool, resume: str | None) -> api
     return False if no_store else store_path
 
 
-def conclude(out: Console, report: api.RunReport, *, where: str | None = None) -> int:
+def conclude(
+    out: Console,
+    report: api.RunReport,
+    *,
+    where: str | None = None,
+    optional: Collection[str] = (),
+) -> int:
     """Print how the run ended (targets, unavailable subjects, where it is stored) and return
-    its exit code."""
+    its exit code; an `optional` subject that is unavailable is said so, and does not count."""
     for name, why in report.unavailable.items():
-        out.print(f"[yellow]subject {name} unavailable:[/yellow] {why}")
+        if name in optional:
+            out.print(
+                f"[yellow]{escape(name)} was not run (optional; the exit code ignores it):"
+                f"[/yellow] {escape(why)}"
+            )
+        else:
+            out.print(f"[yellow]subject {escape(name)} unavailable:[/yellow] {escape(why)}")
     if report.judge_unreachable:
         out.print("[yellow]an LLM judge's endpoint could not be reached[/yellow]")
     for t in report.summary.targets:
@@ -204,12 +244,14 @@ def conclude(out: Console, report: api.RunReport, *, where: str | None = None) -
         bound = "" if t.bound is None else f" (CI bound {t.bound:.4g})"
         out.print(
             f"target {t.subject}/{t.task}/{t.measure} {t.op} {t.target:g}: {value}{bound} "
-            f"{verdict}{mark} [{t.source}]"
+            f"{verdict}{mark} [{t.source}]",
+            markup=False,  # names and sources are data: `[ir]` is not a style
         )
     if report.status != "completed" and report.reason:
-        out.print(f"run {report.run_id} {report.status}: {report.reason}")
+        out.print(f"run {report.run_id} {report.status}: {report.reason}", markup=False)
     if where is not None:
         out.print(
-            f"recorded run {report.run_id} in {where}; see `memgauge runs show {report.run_id}`"
+            f"recorded run {report.run_id} in {where}; see `memgauge runs show {report.run_id}`",
+            markup=False,
         )
-    return api.exit_code(report)
+    return api.exit_code(report, optional=optional)

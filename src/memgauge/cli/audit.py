@@ -3,8 +3,6 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,38 +16,14 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.errors import UsageError
 from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 
 __all__ = ["audit"]
-
-AGENT_LABELS = {
-    "extractive": "extractive baseline (no LLM: answers with the best-matching turn)",
-}
-
-
-def _configured_model(model: str | None) -> str | None:
-    return model or os.environ.get("MEMGAUGE_MODEL") or os.environ.get("MEMAUDIT_MODEL")
-
-
-def _subject(agent: str, model: str | None, subject_text: str | None, k: int) -> dict[str, Any]:
-    if agent == "extractive":
-        return {"extractive": {}}
-    if model is None:
-        raise UsageError(
-            f"--agent {agent} needs a model: give --model or set MEMGAUGE_MODEL (and "
-            "OPENAI_BASE_URL / OPENAI_API_KEY); --agent extractive runs without one"
-        )
-    if agent == "chat":
-        return {"chat": {"model": model}}
-    if subject_text is None:
-        raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
-    memory = api.one_spec(subject_text, "--subject")
-    return {"memory-agent": {"memory": memory, "model": model, "k": k}}
 
 
 def _locomo_table(summary: dict[str, Any]) -> Table:
@@ -68,10 +42,14 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     type=click.Choice(["chat", "memory", "extractive"]),
     default=None,
     help="chat: a model shown the whole history; memory: --subject plus a reader model; "
-    "extractive: no LLM. Default: memory with --subject, chat when a model is set, else extractive.",
+    "extractive: no LLM. Default: memory with --subject, chat when a model is known, else "
+    "extractive (the offline baseline).",
 )
 @click.option(
-    "--model", default=None, help="The agent's model (default: MEMGAUGE_MODEL or MEMAUDIT_MODEL)."
+    "--model",
+    default=None,
+    help="The agent's model (default: MEMGAUGE_MODEL or MEMAUDIT_MODEL; with OPENAI_API_KEY set,"
+    " gpt-4o-mini as in memaudit); with --scoring auto it also judges the answers.",
 )
 @click.option(
     "--subject", "subject_text", default=None, help="The memory of a memory-backed agent."
@@ -83,7 +61,8 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     default="auto",
     show_default=True,
     help="judge: the QA judge; offline: token F1 / embeddings / abstention phrases. auto: judge "
-    "when a model is set.",
+    "when a model is known (--judge-model, --model, MEMGAUGE_MODEL, MEMAUDIT_MODEL, "
+    "OPENAI_API_KEY).",
 )
 @click.option(
     "--judge-preset",
@@ -102,9 +81,10 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["all", "json", "markdown"]),
+    type=click.Choice(["all", "json", "markdown", "memaudit"]),
     default="all",
     show_default=True,
+    help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult).",
 )
 @click.option("--concurrency", type=click.IntRange(1, 1000), default=8, show_default=True)
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N probes.")
@@ -112,6 +92,7 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
 @evaluation_options
 @target_options
+@shard_options
 @llm_options
 def audit(
     dataset: Path,
@@ -136,6 +117,8 @@ def audit(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -143,76 +126,47 @@ def audit(
 ) -> None:
     """Audit an agent's memory on DATASET (memaudit JSON/JSONL, LoCoMo, LongMemEval): recall,
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
-    interval. Writes OUTPUT/results.json and OUTPUT/report.md (and the probes, memories and
-    suite it ran); every probe is recorded in the results store."""
-    source = api.audit_source(dataset, seed=seed)
-    configured = _configured_model(model)
-    agent = agent or ("memory" if subject_text else "chat" if configured else "extractive")
-    subject = _subject(agent, configured, subject_text, k)
-    use_judge = scoring == "judge" or (
-        scoring == "auto" and _configured_model(judge_model) is not None
-    )
-    evaluator: Any
-    if use_judge:
-        jm = judge_model or configured
-        if jm is None:
-            raise UsageError(
-                "--scoring judge needs a model: --judge-model, --model or MEMGAUGE_MODEL"
-            )
-        evaluator = {"qa-judge": {"preset": judge_preset, "model": jm}}
-        method = f"QA judge ({judge_preset} preset, model {jm})"
-    else:
-        evaluator, method = "audit-match", api.AUDIT_MATCH_METHOD
-    suite = api.audit_suite(
+    interval. Writes OUTPUT/results.json, OUTPUT/report.md and OUTPUT/memaudit.json
+    (memaudit's AuditResult: datasetId, timestamp, metrics.recallAccuracy, ..., probeResults);
+    every probe is recorded in the results store. With no model and no OPENAI_API_KEY the agent
+    is the extractive baseline, offline."""
+    plan = api.plan_audit(
         dataset,
-        subject,
-        evaluator,
-        name=source.name,
-        locomo=source.format == "locomo",
+        agent=agent,  # type: ignore[arg-type]
+        model=model,
+        subject=subject_text,
+        k=k,
+        scoring=scoring,  # type: ignore[arg-type]
+        judge_preset=judge_preset,
+        judge_model=judge_model,
         limit=limit,
         seed=seed,
         concurrency=concurrency,
-        max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+        max_failure_rate=max_failure_rate,
     )
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
     )
     with running(progress) as bar:
         report = api.run_suite(
-            suite,
+            plan.suite,
             store=store_arg(store_path, no_store, resume),
             resume=resume,
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             progress=bar,
             kind="audit",
         )
-    audit = report.summary.aggregate("audit")
-    per_subject = audit.detail["subjects"]["agent"] if audit is not None else {}
-    result: dict[str, Any] = {
-        "schema_version": 1,
-        "dataset": source.name,
-        "dataset_path": str(dataset),
-        "format": source.format,
-        **({"protocol": source.notes["protocol"]} if "protocol" in source.notes else {}),
-        "agent": AGENT_LABELS.get(agent, f"{agent}: {next(iter(subject.values())).get('model')}"),
-        "subject": subject,
-        "scoring": method,
-        "run_id": report.run_id,
-        "status": report.status,
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "metrics": per_subject.get("metrics", {}),
-        "counts": per_subject.get("counts", {}),
-        **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
-        "llm_usage": report.summary.llm_usage,
-        "notes": source.notes,
-        "probes": per_subject.get("probes", []),
-    }
-    formats = ["json", "markdown"] if fmt == "all" else [fmt]
+    result = api.audit_result(plan, report)
+    formats = ["json", "markdown", "memaudit"] if fmt == "all" else [fmt]
     written = write_audit(out_dir, result, formats)
     out = console(stderr=as_json)
-    table = Table(title=f"Memory audit of {source.name}: {result['agent']}", title_justify="left")
+    table = Table(
+        title=f"Memory audit of {plan.source.name}: {result['agent']}", title_justify="left"
+    )
     for col in ("metric", "value", "95% CI", "n"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in metric_lines(result):
@@ -220,7 +174,7 @@ def audit(
     out.print(table)
     if "locomo_qa" in result:
         out.print(_locomo_table(result["locomo_qa"]))
-    out.print(f"scoring: {method}")
+    out.print(f"scoring: {plan.method}")
     for line in source_lines(result):
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")

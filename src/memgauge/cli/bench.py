@@ -7,14 +7,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.api import parse_system
 from memgauge.cli._common import console
-from memgauge.data.demo import demo_dataset
-from memgauge.data.io import load_retrieval_dataset
-from memgauge.runs.lanes import SubjectLane
-from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult, drive_search
-from memgauge.subjects.specs import build_subject
 
 __all__ = ["bench"]
 
@@ -38,7 +33,7 @@ def _ms(value: float | None) -> str:
 @click.option(
     "--clients",
     "-c",
-    type=click.IntRange(1, MAX_CLIENTS),
+    type=click.IntRange(1, api.MAX_CLIENTS),
     multiple=True,
     default=(8,),
     show_default=True,
@@ -69,28 +64,23 @@ def bench(
         raise click.UsageError("give --duration or --requests, not both")
     if duration is None and requests is None:
         duration = 10.0
-    ds = load_retrieval_dataset(dataset) if dataset else demo_dataset()
-    queries = [q.text for q in ds.queries]
-    if not queries:
+    ds = api.load_dataset(dataset) if dataset else api.demo_dataset()
+    if not ds.queries:
         raise click.UsageError(f"{dataset} has no queries to send")
     out = console(stderr=as_json)
-    results: list[dict[str, object]] = []
-    for label, spec in parse_system(subject, "SUBJECT"):
-        for n in clients:
-            lane = SubjectLane(label, spec, n, build_subject)
-            try:
-                if not no_ingest:
-                    lane.call(lambda s=lane.subject: (s.reset(), s.ingest(ds.memories)))  # type: ignore[misc]
-                    flush = getattr(lane.subject, "flush", None)
-                    if callable(flush):
-                        lane.call(flush)
-                out.print(f"{label}: {n} client{'s' if n != 1 else ''} ...")
-                res = drive_search(
-                    lane, queries, clients=n, k=k, duration=duration, requests=requests
-                )
-            finally:
-                lane.close()
-            results.append({"subject": label, **res.as_dict()})
+    levels = api.bench_search(
+        subject,
+        ds,
+        clients=clients,
+        k=k,
+        duration=duration,
+        requests=requests,
+        ingest=not no_ingest,
+        on_level=lambda label, n: out.print(f"{label}: {n} client{'s' if n != 1 else ''} ..."),
+    )
+    results: list[dict[str, object]] = [
+        {"subject": label, **res.as_dict()} for label, res in levels
+    ]
     if as_json:
         click.echo(dumps_strict(results, sort_keys=True))
         return
@@ -109,7 +99,7 @@ def _table(rows: list[dict[str, object]]) -> Table:
         table.add_column(col, justify="right")
     table.add_column("note")
     for r in rows:
-        res = LoadResult(**{k: v for k, v in r.items() if k != "subject"})  # type: ignore[arg-type]
+        res = api.LoadResult(**{k: v for k, v in r.items() if k != "subject"})  # type: ignore[arg-type]
         table.add_row(
             str(r["subject"]),
             str(res.clients),

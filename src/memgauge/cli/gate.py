@@ -33,14 +33,14 @@ learn_into_option = click.option(
 
 
 @click.command()
-@click.argument("target", metavar="SUITE_OR_RUN")
+@click.argument("target", metavar="SUITE_OR_RUN", required=False)
 @store_option
 @click.option(
     "--window",
     type=click.IntRange(1, 100),
     default=5,
     show_default=True,
-    help="Runs in the rolling baseline.",
+    help="Earlier runs in the rolling baseline (as many as exist, up to this).",
 )
 @click.option(
     "--threshold",
@@ -59,13 +59,20 @@ learn_into_option = click.option(
     help="Per-evaluator threshold, repeatable.",
 )
 @click.option(
-    "--phase",
-    type=click.Choice(["auto", "bootstrap", "stabilization", "production"]),
-    default="auto",
+    "--by",
+    type=click.Choice(["point", "ci-upper"]),
+    default="point",
     show_default=True,
+    help="point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
+    " its 95% CI, so a drop its own noise can explain passes.",
 )
-@click.option("--min-history", type=click.IntRange(0), default=3, show_default=True)
-@click.option("--production-after", type=click.IntRange(0), default=10, show_default=True)
+@click.option(
+    "--accept",
+    "accept",
+    default=None,
+    metavar="RUN",
+    help="Count RUN in later baselines although it failed the gate (a change made on purpose).",
+)
 @click.option(
     "--markdown",
     "md_path",
@@ -97,16 +104,15 @@ learn_into_option = click.option(
 )
 @learn_into_option
 def gate(
-    target: str,
+    target: str | None,
     store_path: str | None,
     window: int,
     threshold: float,
     exact_threshold: float,
     judge_threshold: float,
     overrides: tuple[str, ...],
-    phase: str,
-    min_history: int,
-    production_after: int,
+    by: str,
+    accept: str | None,
     md_path: Path | None,
     as_json: bool,
     learn: bool,
@@ -115,7 +121,19 @@ def gate(
     baselines: tuple[Path, ...],
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
-    baseline of the suite's earlier runs. Exit 1 on a regression in the production phase."""
+    baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
+    measure dropped by its threshold or more."""
+    if accept is not None:
+        run_id, before = api.accept_gate(accept, store=store_path)
+        click.echo(
+            f"run {run_id} accepted ({'was ' + before if before else 'never gated'}): it counts"
+            " in later baselines",
+            err=True,
+        )
+        if target is None:
+            return
+    if target is None:
+        raise UsageError("gate: name a suite file or a run (SUITE_OR_RUN), or --accept RUN")
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")
@@ -136,9 +154,7 @@ def gate(
         exact_threshold=exact_threshold,
         judge_threshold=judge_threshold,
         overrides=parsed,
-        min_history=min_history,
-        production_after=production_after,
-        phase=None if phase == "auto" else phase,
+        by="ci-upper" if by == "ci-upper" else "point",
     )
     result, learned = api.gate(
         target,
@@ -173,18 +189,7 @@ def history(suite_name: str, store_path: str | None, last: int, window: int, as_
     of the last runs, the latest value and the rolling baseline before it."""
     runs = api.history(suite_name, store=store_path, last=last)
     suite_name = runs[-1].suite_name
-    keys: list[tuple[str, str, str]] = []
-    per_run = [
-        {(m.subject, m.task, m.name): m.value for m in r.summary.measures()} if r.summary else {}
-        for r in runs
-    ]
-    for measured in per_run:
-        for key in measured:
-            if key not in keys:
-                keys.append(key)
-    series: dict[tuple[str, str, str], list[float | None]] = {
-        k: [measured.get(k) for measured in per_run] for k in keys
-    }
+    series = api.metric_series(runs)
     if as_json:
         click.echo(
             dumps_strict(
@@ -192,8 +197,13 @@ def history(suite_name: str, store_path: str | None, last: int, window: int, as_
                     "suite": suite_name,
                     "runs": [{"run_id": r.run_id, "created_at": r.created_at} for r in runs],
                     "metrics": [
-                        {"subject": k[0], "task": k[1], "evaluator": k[2], "values": series[k]}
-                        for k in keys
+                        {
+                            "subject": m.subject,
+                            "task": m.task,
+                            "evaluator": m.measure,
+                            "values": m.values,
+                        }
+                        for m in series
                     ],
                 }
             )
@@ -212,15 +222,14 @@ def history(suite_name: str, store_path: str | None, last: int, window: int, as_
         f"baseline (last {window} before)",
     ):
         table.add_column(col, justify="right" if col in ("latest",) else "left")
-    for k in keys:
-        values = series[k]
-        # as the gate: the last `window` runs, averaged over those that measured it
-        prior = [v for v in values[:-1][-window:] if v is not None]
+    for m in series:
         table.add_row(
-            *k,
-            api.sparkline(values),
-            _fmt(values[-1]),
-            _fmt(sum(prior) / len(prior) if prior else None),
+            m.subject,
+            m.task,
+            m.measure,
+            api.sparkline(m.values),
+            _fmt(m.values[-1]),
+            _fmt(m.baseline(window)),
         )
     console().print(table)
 

@@ -6,16 +6,8 @@ from pathlib import Path
 
 import click
 
-from memgauge._util.files import atomic_write_text
-from memgauge._util.jsonout import dumps_strict
+from memgauge import api
 from memgauge.cli._common import console
-from memgauge.data.importers import (
-    ImportReport,
-    import_locomo,
-    import_longmemeval,
-    import_memaudit,
-)
-from memgauge.data.io import save_conversations, save_retrieval_dataset
 
 __all__ = ["import_"]
 
@@ -54,24 +46,14 @@ def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str
     judgments.jsonl) that `memgauge evaluate` reads; memaudit becomes conversations.json. An
     import_report.json beside them lists every count and everything normalised or dropped.
     """
-    report: ImportReport
-    if kind == "memaudit":
-        conv, report = import_memaudit(src)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        save_conversations(conv, out_dir / "conversations.json")
-        written = [out_dir / "conversations.json"]
-    else:
-        if kind == "locomo":
-            ds, report = import_locomo(src)
-        else:
-            ds, report = import_longmemeval(
-                src,
-                granularity,  # type: ignore[arg-type]
-                protocol,  # type: ignore[arg-type]
-            )
-        written = save_retrieval_dataset(ds, out_dir)
-    report_path = out_dir / "import_report.json"
-    atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
+    imported = api.import_dataset(
+        kind,  # type: ignore[arg-type]
+        src,
+        out_dir,
+        granularity=granularity,  # type: ignore[arg-type]
+        protocol=protocol,  # type: ignore[arg-type]
+    )
+    report = imported.report
     out = console()
     out.print(f"imported {kind} from {src}")
     if report.protocol:
@@ -81,5 +63,7 @@ def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str
     for note in report.notes:
         out.print(f"  note: {note}")
     if report.dropped:
-        out.print(f"  {len(report.dropped)} items normalised away or dropped: see {report_path}")
-    out.print("wrote " + ", ".join(str(p) for p in [*written, report_path]))
+        out.print(
+            f"  {len(report.dropped)} items normalised away or dropped: see {imported.report_path}"
+        )
+    out.print("wrote " + ", ".join(str(p) for p in imported.files))

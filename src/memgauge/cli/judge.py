@@ -9,57 +9,17 @@ fail. OUTPUTS.jsonl: the same without labels; `memgauge runs export ID --format 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.table import Table
 
+from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.data.io import load_judged
-from memgauge.data.parsing import ParseError, load_yaml
-from memgauge.errors import UsageError
-from memgauge.llm._loop import run_sync
-from memgauge.llm.context import llm_context
-from memgauge.scorers import evaluator_from_spec
-from memgauge.scorers.judges import JudgeBase
-from memgauge.scorers.judges.reliability import acalibrate, arejudge
 
 __all__ = ["judge"]
-
-T = TypeVar("T")
-
-
-def _judge(spec_text: str) -> JudgeBase:
-    try:
-        spec: Any = load_yaml(spec_text)[0]
-    except ParseError as exc:
-        raise UsageError(
-            f"--judge: not a spec ({exc.message}); e.g. --judge '{{qa-judge: strict}}'"
-        ) from None
-    built = evaluator_from_spec(spec)
-    if not isinstance(built, JudgeBase):
-        raise UsageError(
-            f"--judge: {spec_text!r} is not an LLM judge (rubric, qa-judge, facts, pairwise, panel)"
-        )
-    return built
-
-
-def _judging(
-    flags: tuple[bool, bool, bool, Path | None], work: Callable[[], Coroutine[Any, Any, T]]
-) -> T:
-    """Configure the LLM cache from the flags, run `work` on the LLM loop, close the clients."""
-    cache_only, no_cache, refresh_cache, llm_cache = flags
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
-    try:
-        return run_sync(work())
-    finally:
-        llm_context().close()
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -88,10 +48,12 @@ def calibrate(
     """Judge LABELS (outputs a person labelled pass/fail) and compare: confusion matrix,
     accuracy with a 95% Wilson interval, Cohen's kappa. Items the judge could not judge are
     counted apart, never guessed."""
-    rows = load_judged(labels, labels=True)
-    built = _judge(spec)
-    flags = (cache_only, no_cache, refresh_cache, llm_cache)
-    report = _judging(flags, lambda: acalibrate(built, rows))
+    rows = api.load_judged(labels, labels=True)
+    built = api.judge_from_spec(spec)
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
+    report = api.calibrate_judge(built, rows)
     data = report.as_dict()
     if as_json:
         click.echo(dumps_strict(data, sort_keys=True))
@@ -134,10 +96,12 @@ def rejudge(
 ) -> None:
     """Judge frozen OUTPUTS k times each and split the spread into judge noise and real
     differences between items (a run export works as OUTPUTS)."""
-    rows = load_judged(outputs)
-    built = _judge(spec)
-    flags = (cache_only, no_cache, refresh_cache, llm_cache)
-    report = _judging(flags, lambda: arejudge(built, rows, k))
+    rows = api.load_judged(outputs)
+    built = api.judge_from_spec(spec)
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
+    report = api.rejudge(built, rows, k)
     data = report.as_dict()
     if as_json:
         click.echo(dumps_strict(data, sort_keys=True))

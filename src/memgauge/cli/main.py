@@ -9,6 +9,7 @@ internal error (a bug in memgauge: the traceback is shown); 130 interrupted (res
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -60,6 +61,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "logs": ("memgauge.cli.logs", "logs"),
+    "optimize": ("memgauge.cli.optimize", "optimize"),
+    "view": ("memgauge.cli.view", "view"),
+    "report": ("memgauge.cli.view", "report"),
 }
 
 
@@ -140,16 +144,62 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        code = _os_error_code(exc)
+        if code is None:
+            return _internal_error()
+        _echo_err(f"{'error' if code == EXIT_DATA else 'unavailable'}: {_os_error_text(exc)}")
+        return code
     except Exception:
-        # a bug in memgauge, never a user mistake: the traceback is for the bug report, and
-        # the exit code can never be confused with a missed target (1) or bad input (2)
-        _echo_err(traceback.format_exc())
-        _echo_err(
-            f"internal error in memgauge {__version__} (a bug, not your input): please report it"
-            " with the traceback above"
-        )
-        return EXIT_INTERNAL
+        return _internal_error()
     return 0
+
+
+# a path the user gave that cannot be used (an output directory under a file, no permission, a
+# read-only disk): their input, exit 2; a full disk: something needed is unavailable, exit 3
+_PATH_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+    }
+)
+_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _os_error_code(exc: OSError) -> int | None:
+    if exc.errno in _SPACE_ERRNOS:
+        return EXIT_UNAVAILABLE
+    if exc.errno in _PATH_ERRNOS and exc.filename is not None:
+        return EXIT_DATA
+    return None  # not about a path the user named: a bug until shown otherwise
+
+
+def _os_error_text(exc: OSError) -> str:
+    where = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+    if exc.errno in _SPACE_ERRNOS:
+        return f"cannot write {where}: {exc.strerror}; free some space and run again"
+    return (
+        f"cannot use {where}: {exc.strerror}; check the path (an output path must be a "
+        "directory you can write, or not exist yet)"
+    )
+
+
+def _internal_error() -> int:
+    # a bug in memgauge, never a user mistake: the traceback is for the bug report, and the exit
+    # code can never be confused with a missed target (1) or bad input (2)
+    _echo_err(traceback.format_exc())
+    _echo_err(
+        f"internal error in memgauge {__version__} (a bug, not your input): please report it"
+        " with the traceback above"
+    )
+    return EXIT_INTERNAL
 
 
 def run(argv: list[str] | None = None) -> Any:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import click
 
+from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, rel_threshold_option
-from memgauge.data.trec import read_qrels, read_run
 from memgauge.errors import UsageError
-from memgauge.metrics import MAX_EXP_GRADE, MetricConfig, evaluate, parse_measure
 
 __all__ = ["metrics"]
 
@@ -70,26 +69,16 @@ def metrics(
     """
     names = measures or DEFAULT
     try:
-        parsed = [parse_measure(m) for m in names]
+        parsed = [api.parse_measure(m) for m in names]
     except ValueError as exc:
         raise UsageError(f"--measure: {exc}") from None
-    if gain == "exp" and any(m.name == "nDCG" for m in parsed):
-        # 2^grade - 1 is not a finite double past 1023: refuse on the line, not with a NaN
-        q = read_qrels(
-            qrels,
-            max_grade=MAX_EXP_GRADE,
-            why="the largest grade exp gain (2^grade - 1) can take; use --gain linear",
-        )
-    else:
-        q = read_qrels(qrels)
-    r = read_run(run)
-    cfg = MetricConfig(
+    cfg = api.MetricConfig(
         rel_threshold=rel_threshold,
         gain=gain,  # type: ignore[arg-type]
         no_relevant=no_relevant,  # type: ignore[arg-type]
         missing_from_run=missing,  # type: ignore[arg-type]
     )
-    ev = evaluate(q, r, parsed, cfg)
+    ev = api.score_trec_run(qrels, run, parsed, cfg)
     agg = ev.aggregate()
     counts = ev.counts.as_dict()
     if as_json:

@@ -14,6 +14,7 @@ from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
     running,
+    shard_options,
     store_arg,
     target_options,
 )
@@ -58,6 +59,7 @@ __all__ = ["operations"]
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @evaluation_options
 @target_options
+@shard_options
 @click.option(
     "--no-targets", is_flag=True, help="Report seed 000's tier targets without failing on them."
 )
@@ -79,6 +81,8 @@ def operations(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     no_targets: bool,
     cache_only: bool,
     no_cache: bool,
@@ -112,6 +116,8 @@ def operations(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             seed_targets=not no_targets,
             progress=bar,
             kind="operations",

@@ -10,7 +10,7 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
-from memgauge.cli._evaluation import conclude, running, target_options
+from memgauge.cli._evaluation import conclude, running, shard_options, target_options
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.report.suite_run import failures_table, judge_notes, result_rows, summary_table
 
@@ -46,6 +46,7 @@ __all__ = ["run"]
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
 @target_options
+@shard_options
 @llm_options
 def run(
     suite_file: Path,
@@ -58,6 +59,8 @@ def run(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    workers: int,
+    shard_executor: str | None,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -97,6 +100,8 @@ def run(
             force=force,
             fail_under=fail_under,
             by=by,  # type: ignore[arg-type]
+            workers=workers,
+            executor=shard_executor,
             progress=bar,
         )
     where = str(api.results_store(store_path))

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store, resolve_run_id, store_option
+from memgauge.cli._common import console, open_suite_store, store_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
@@ -37,7 +37,20 @@ TERMINAL = ("completed", "failed", "cancelled")
 
 @click.group()
 def runs() -> None:
-    """Suite runs in the results store: list, show, watch, export, compare."""
+    """Suite runs in the results store: list, show, watch, export, compare, upgrade."""
+
+
+@runs.command()
+@store_option
+def upgrade(store_path: str | None) -> None:
+    """Bring the store to this memgauge's schema (what `memgauge view` asks for when a store
+    was written by an older version; any command that writes to a store does it too)."""
+    applied = api.upgrade_store(store_path)
+    where = api.results_store(store_path)
+    if applied:
+        click.echo(f"upgraded {where}: applied {', '.join(applied)}")
+    else:
+        click.echo(f"{where} is up to date")
 
 
 @runs.command("list")
@@ -46,7 +59,8 @@ def runs() -> None:
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
-    """The newest suite runs first."""
+    """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
+    evaluate, demo, extraction, operations, audit)."""
     with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
@@ -56,7 +70,7 @@ def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) 
         click.echo(dumps_strict(rows, sort_keys=True))
         return
     table = Table(title="Suite runs", title_justify="left")
-    for col in ("run", "suite", "status", "created (UTC)", "done", "failed", "items"):
+    for col in ("run", "suite", "kind", "status", "created (UTC)", "done", "failed", "items"):
         table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
     for r in rows:
         # the owner's liveness: a dead process on this host, or silence from another host
@@ -64,6 +78,7 @@ def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) 
         table.add_row(
             r["run_id"],
             r["suite"],
+            r["kind"],
             status,
             r["created_at"][:19],
             str(r["n_completed"]),
@@ -76,7 +91,7 @@ def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) 
 def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
     """The run as plain data for display, with its summary (for a run still going, or killed,
     the summary of the items recorded so far, and the spend recorded so far)."""
-    run_id = resolve_run_id(store, given)
+    run_id = api.resolve_run_id(store, given)
     run = store.get_run(run_id)
     assert run is not None
     view = run.model_dump()
@@ -283,7 +298,7 @@ def import_(bundle: Path, store_path: str | None) -> None:
 def compare(run_a: str, run_b: str, store_path: str | None, as_json: bool) -> None:
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
     with open_suite_store(store_path, read_only=True) as store:
-        a, b = resolve_run_id(store, run_a), resolve_run_id(store, run_b)
+        a, b = api.resolve_run_id(store, run_a), api.resolve_run_id(store, run_b)
         rows = api.compare_runs(store.item_records(a), store.item_records(b))
     if as_json:
         click.echo(dumps_strict({"a": a, "b": b, "rows": rows}, sort_keys=True))

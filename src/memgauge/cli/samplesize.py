@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
+from memgauge import api
 from memgauge.cli._common import console
-from memgauge.errors import UsageError
-from memgauge.stats.samplesize import minimum_detectable_effect, sample_size_paired
 
 __all__ = ["sample_size"]
 
@@ -43,10 +42,7 @@ def sample_size(
     Seed 002's figure: 0.05 MRR at sigma 0.15 needs about 72 queries (normal approximation;
     the exact paired t gives a few more).
     """
-    try:
-        s = sample_size_paired(delta, sigma, alpha=alpha, power=power, two_sided=not one_sided)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    s = api.sample_size(delta, sigma, alpha=alpha, power=power, two_sided=not one_sided)
     out = console()
     out.print(
         f"to detect a difference of {delta} at sigma {sigma} (alpha {alpha}, power {power}, "
@@ -54,7 +50,7 @@ def sample_size(
         f"approximation {s.n_normal})"
     )
     if per_group:
-        mde = minimum_detectable_effect(
+        mde = api.minimum_detectable_effect(
             per_group, sigma, alpha=alpha, power=power, two_sided=not one_sided
         )
         out.print(f"{per_group} queries per group detect differences of about {mde:.3g}")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
+from memgauge import api
 from memgauge._util.files import atomic_write_text
-from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
 
 __all__ = ["schema"]
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(list(SCHEMA_KINDS)), default="suite", required=False)
+@click.argument("kind", type=click.Choice(list(api.SCHEMA_KINDS)), default="suite", required=False)
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -31,7 +31,7 @@ def schema(kind: str, out: Path | None) -> None:
     extension: `# yaml-language-server: $schema=memgauge-suite.schema.json` at the top of the
     file) to get completion and checks.
     """
-    text = json.dumps(json_schema(kind), indent=2) + "\n"
+    text = json.dumps(api.json_schema(kind), indent=2) + "\n"
     if out is None:
         click.echo(text, nl=False)
     else:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import click
 
+from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, existing_store, store_option
-from memgauge.errors import UsageError
-from memgauge.online.shadow import summarize_shadow
-from memgauge.store.shadow import ShadowStore
+from memgauge.cli._common import console, store_option
 
 __all__ = ["shadow"]
 
@@ -25,16 +23,8 @@ def shadow() -> None:
 def summary(experiment: str | None, store_path: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
-    with ShadowStore(existing_store(store_path)) as store:
-        names = [experiment] if experiment else store.experiments()
-        if experiment and experiment not in store.experiments():
-            raise UsageError(f"no shadow runs of {experiment!r}")
-        out = {
-            n: {**summarize_shadow(store.shadow_rows(n)), "n_errors": store.shadow_errors(n)}
-            for n in names
-        }
-        for n in names:
-            store.project(n)  # seed 002's eval_results row of the experiment (run_type shadow)
+    # seed 002's eval_results row of each experiment (run_type shadow) is refreshed too
+    out = api.shadow_summaries(experiment, store=store_path)
     if as_json:
         click.echo(dumps_strict(out))
         return

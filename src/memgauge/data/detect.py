@@ -26,6 +26,9 @@ Kind = Literal[
     "labels",
     "extraction",
     "operations",
+    "trace",
+    "pairs",
+    "vectors",
     "items",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -38,6 +41,9 @@ _BY_STEM = {
     "operations": "operations",
     "items": "items",
     "probes": "items",
+    "trace": "trace",
+    "pairs": "pairs",
+    "vectors": "vectors",
     "subject": "subject",
     "labels": "labels",
     "locomo": "locomo",
@@ -67,6 +73,10 @@ def _by_keys(keys: set[str]) -> Kind | None:
     """The kind of a record with these fields, for the kinds whose fields tell them apart."""
     if {"incoming", "expected"} <= keys:
         return "operations"
+    if "output" in keys and ("conversation" in keys or "case_id" in keys):
+        return "trace"
+    if {"a", "b", "label"} <= keys:
+        return "pairs"
     if "conversation" in keys:
         return "extraction"
     if {"id", "input"} <= keys:
@@ -93,6 +103,8 @@ def detect_kind(path: Path) -> Kind | None:
     name = path.name.lower()
     for stem, kind in _BY_STEM.items():
         if name.startswith(stem) or name.removesuffix(path.suffix.lower()).endswith(stem):
+            if kind == "bundle" and re.search(r"[\"']?\bconversations[\"']?\s*:", _peek(path)):
+                return "conversations"  # memaudit's data/sample-dataset.json
             return kind  # type: ignore[return-value]
     suffix = path.suffix.lower()
     head = _peek(path).lstrip("\ufeff").lstrip()
@@ -124,6 +136,8 @@ def detect_kind(path: Path) -> Kind | None:
                 return "conversations"
             if "memory_ids" in keys:
                 return "chains" if "query_ids" in keys else "equivalence"
+            if {"text", "vector"} <= keys:
+                return "vectors"
             if "text" in keys and ("tier" in keys or "folder" in keys or "created_at" in keys):
                 return "memories"
             if "text" in keys:

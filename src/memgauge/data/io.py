@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge.data import traces
 from memgauge.data.jsonio import (
     iter_jsonl,
     load_structured,
@@ -294,24 +295,11 @@ def load_operation_cases(path: str | Path) -> list[OperationCase]:
     return cases
 
 
-class _Recorded(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    case_id: str
-    output: Any
-
-    @model_validator(mode="before")
-    @classmethod
-    def _id(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "case_id" not in data and "id" in data:
-            return {**data, "case_id": data["id"]}
-        return data
-
-
 def load_recorded(path: str | Path) -> dict[str, Any]:
-    """Outputs recorded in production, one `{case_id (or id), output}` per line: the seed's
-    "online" phase scores them after the fact. Later lines win for a repeated case."""
-    return {r.case_id: r.output for r in read_records(path, _Recorded)}
+    """Outputs recorded in production, one `{case_id (or id), output}` per line, or production
+    traces that carry their own conversation (see `data.traces`): the seed's "online" phase
+    scores them after the fact. Later lines win for a repeated id."""
+    return traces.load_recorded(path)
 
 
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:

@@ -382,6 +382,11 @@ class ExpectedOperation(_Model):
     )
     id: str | None = Field(default=None, description="The memory an UPDATE / DELETE must target.")
     merged: str | None = Field(default=None, description="A good merged text, for reference.")
+    tags: list[NonEmptyStr] | None = Field(
+        default=None,
+        description="Tags the stored memory must carry: a CREATE or UPDATE without tags then "
+        "fails seed 000's required-fields check (id, content, tags).",
+    )
 
     @field_validator("action")
     @classmethod

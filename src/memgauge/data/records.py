@@ -94,7 +94,7 @@ class ScoreRecord(_Record):
     fallback: bool = Field(
         default=False,
         description="An opt-in stand-in value of a judge that failed (on_failure: neutral); "
-        "kept out of means.",
+        "kept out of the evaluator's mean, averaged into the item's combined score.",
     )
     detail: dict[str, Any] = Field(default_factory=dict, description="Evaluator-specific data.")
     raw_reply: str | None = Field(
@@ -122,7 +122,9 @@ class ItemRecord(_Record):
     )
     scores: list[ScoreRecord] = Field(default_factory=list, description="Every verdict.")
     score: float | None = Field(
-        default=None, description="Weighted combined score; None unless every evaluator scored."
+        default=None,
+        description="Weighted combined score; None unless every evaluator scored (a judge's "
+        "opt-in neutral stand-in counts, and `fallback` says so).",
     )
     failures: list[Failure] = Field(default_factory=list, description="Failures, every attempt.")
     attempts: int = Field(default=0, ge=0, description="Attempts made.")
@@ -134,6 +136,11 @@ class ItemRecord(_Record):
     def key(self) -> tuple[str, str, str]:
         """(subject, task, item_id): the item's identity in its run."""
         return (self.subject, self.task, self.item_id)
+
+    @property
+    def fallback(self) -> bool:
+        """Whether the combined score rests on a judge's opt-in stand-in value."""
+        return self.score is not None and any(s.fallback for s in self.scores)
 
     def verdict(self, evaluator: str) -> ScoreRecord | None:
         """This evaluator's verdict, if it gave one."""

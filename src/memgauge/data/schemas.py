@@ -28,6 +28,8 @@ from memgauge.data.models import (
     RetrievalDataset,
     TaskItem,
 )
+from memgauge.data.traces import TraceLine
+from memgauge.data.vectors import EmbeddingPair, StoredVector
 
 __all__ = ["DATASET_SCHEMAS", "dataset_json_schema"]
 
@@ -44,6 +46,9 @@ _RECORDS: dict[str, tuple[type[BaseModel], str, str]] = {
     "labels": (JudgedOutput, "items", "outputs with human labels"),
     "extraction": (ExtractionCase, "cases", "fact-extraction cases (seed 001)"),
     "operations": (OperationCase, "cases", "memory-operation cases (seed 000)"),
+    "trace": (TraceLine, "items", "outputs recorded in production, or production traces"),
+    "pairs": (EmbeddingPair, "pairs", "known similar / different text pairs (embedding tasks)"),
+    "vectors": (StoredVector, "vectors", "a memory system's stored vectors {text, vector}"),
 }
 
 #: every dataset kind that has a schema, with what it describes

@@ -10,6 +10,8 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from memgauge.llm.scope import CallScope, current_scope
+
 __all__ = ["allow_calls", "cancel_pending", "run_sync"]
 
 T = TypeVar("T")
@@ -41,12 +43,16 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if running is loop:
         coro.close()
         raise RuntimeError("a synchronous LLM call from the LLM loop itself would deadlock")
-    if _cancelled.is_set():
+    scope = current_scope()
+    if _cancelled.is_set() or (scope is not None and scope.cancelled.is_set()):
         coro.close()
         raise asyncio.CancelledError("LLM calls were cancelled (the run was interrupted)")
+    # scheduled in a copy of this thread's context: the call still knows its run's scope
     future = asyncio.run_coroutine_threadsafe(coro, loop)
     with _lock:
         _pending.add(future)
+    if scope is not None:
+        scope.add(future)
     try:
         return future.result()
     except concurrent.futures.CancelledError:
@@ -55,12 +61,17 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         with _lock:
             _pending.discard(future)
+        if scope is not None:
+            scope.discard(future)
 
 
-def cancel_pending() -> int:
+def cancel_pending(scope: CallScope | None = None) -> int:
     """Cancel every call waiting in `run_sync`, and refuse new ones until `allow_calls()` (a
-    run interrupted with Ctrl-C must not wait minutes for judges' retries). Callers get
+    run interrupted with Ctrl-C must not wait minutes for judges' retries); with `scope`, only
+    that scope's calls (one run of several going at once). Callers get
     `asyncio.CancelledError`. Returns how many calls were cancelled."""
+    if scope is not None:
+        return scope.cancel()
     _cancelled.set()
     with _lock:
         futures = list(_pending)

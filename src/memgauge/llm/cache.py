@@ -12,7 +12,9 @@ question (judge variance) apart, so each replays its own answer. Modes:
 
 Identical requests in flight at the same time are made once (single flight): two items whose
 judge prompts are the same get the same verdict in the run, exactly as a replay will give
-them, and the provider is paid once.
+them, and the provider is paid once. Across processes (the workers of a sharded run share the
+cache file) the first answer stored wins, and a process whose own answer lost uses the stored
+one, so the run still equals its replay.
 """
 
 from __future__ import annotations
@@ -162,8 +164,14 @@ class CachingClient:
             raise
         finally:
             del self._flights[flight]
-        future.set_result(response)
         self.cache.put(key, model, _to_json(response), replace=self.mode == "refresh")
+        if self.mode != "refresh":
+            # another process (a shard's worker) may have stored its answer first: the first
+            # one stored wins, and this run uses it too, exactly as a replay will
+            kept = self.cache.get(key)
+            if kept is not None and "error" not in kept and kept != _to_json(response):
+                response = replace(_from_json(kept), attempts=response.attempts, cached=False)
+        future.set_result(response)
         return response
 
     def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:

@@ -18,6 +18,7 @@ from typing import Any
 from memgauge.data.jsonio import decode_text
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import DataError, Problem, UsageError
+from memgauge.llm.scope import CallScope, current_scope
 from memgauge.llm.types import ChatResponse
 
 __all__ = ["COUNTERS", "Listener", "Price", "UsageMeter", "load_prices", "priced"]
@@ -101,16 +102,18 @@ class UsageMeter:
         self.prices = dict(prices) if prices is not None else load_prices()
         self._lock = threading.Lock()
         self._rows: dict[str, dict[str, int]] = {}
-        self._listeners: tuple[Listener, ...] = ()
+        self._listeners: tuple[tuple[Listener, CallScope | None], ...] = ()
 
-    def listen(self, listener: Listener) -> Callable[[], None]:
-        """Tell `listener` of every change from now on; returns the function that stops it."""
+    def listen(self, listener: Listener, scope: CallScope | None = None) -> Callable[[], None]:
+        """Tell `listener` of every change from now on (with `scope`: of the calls made in
+        that scope only, one run's); returns the function that stops it."""
+        pair = (listener, scope)
         with self._lock:
-            self._listeners = (*self._listeners, listener)
+            self._listeners = (*self._listeners, pair)
 
         def stop() -> None:
             with self._lock:
-                self._listeners = tuple(f for f in self._listeners if f is not listener)
+                self._listeners = tuple(p for p in self._listeners if p is not pair)
 
         return stop
 
@@ -120,8 +123,10 @@ class UsageMeter:
             for key, value in delta.items():
                 row[key] += value
             listeners = self._listeners
-        for listener in listeners:
-            listener(model, delta)
+        scope = current_scope() if listeners else None
+        for listener, only in listeners:
+            if only is None or only is scope:
+                listener(model, delta)
 
     def sent(self, model: str) -> None:
         """Count one HTTP request, before it is sent."""

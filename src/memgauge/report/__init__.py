@@ -1,21 +1,40 @@
-"""Reports: a retrieval run's JSON, Markdown, self-contained HTML and terminal views, rendered
-from the run's record."""
+"""Reports: a retrieval run's JSON, Markdown and terminal views, and any run as one
+self-contained HTML file drawn with the viewer's templates (`render_run_report`); `serve`
+starts the viewer itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from memgauge._util.files import atomic_write_text
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-from memgauge.report.html import render_html
 from memgauge.report.json_io import read_json, write_json
 from memgauge.report.markdown import render_markdown
-from memgauge.report.retrieval_view import retrieval_result
 from memgauge.report.terminal import render_terminal
+from memgauge.view import render_run_report, report_from_store
+from memgauge.view.retrieval import retrieval_result
 
 __all__ = [
+    "LOCAL_HOSTS",
     "RetrievalEvalResult",
     "atomic_write_text",
     "read_json",
-    "render_html",
     "render_markdown",
+    "render_run_report",
     "render_terminal",
+    "report_from_store",
     "retrieval_result",
+    "serve",
     "write_json",
 ]
+
+
+def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`)."""
+    from memgauge.view.server import serve as run_server  # the web stack, only when serving
+
+    run_server(store, host=host, port=port)
+
+
+#: hosts that only this machine reaches; binding elsewhere shows the store to the network
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -12,10 +12,18 @@ from typing import Any
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.probes.metrics import METRICS
-from memgauge.report._fmt import fmt_pct
 from memgauge.report.escape import md_text
+from memgauge.view.fmt import fmt_pct
 
-__all__ = ["LABELS", "locomo_lines", "metric_lines", "source_lines", "write_audit"]
+__all__ = [
+    "LABELS",
+    "MEMAUDIT_METRICS",
+    "locomo_lines",
+    "memaudit_result",
+    "metric_lines",
+    "source_lines",
+    "write_audit",
+]
 
 LABELS = {
     "recall_accuracy": "Recall accuracy",
@@ -23,6 +31,46 @@ LABELS = {
     "conflict_resolution_accuracy": "Conflict-resolution accuracy",
     "temporal_accuracy": "Temporal accuracy",
 }
+
+
+#: memgauge's metric names -> memaudit's `AuditMetrics` keys (seed 003)
+MEMAUDIT_METRICS = {
+    "recall_accuracy": "recallAccuracy",
+    "hallucinated_memory_rate": "hallucinatedMemoryRate",
+    "conflict_resolution_accuracy": "conflictResolutionAccuracy",
+    "temporal_accuracy": "temporalAccuracy",
+}
+
+
+def memaudit_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The audit in memaudit's own `AuditResult` shape (seed 003): `datasetId`, `timestamp`,
+    `metrics` (`recallAccuracy`, `hallucinatedMemoryRate`, `conflictResolutionAccuracy`,
+    `temporalAccuracy`) and `probeResults`, for tools that read memaudit's output.
+
+    Two choices the seed leaves open: a metric whose probe type had no scored probe is `null`
+    (memgauge never reports a rate of nothing as 0); a `ProbeResult` is the probe's own fields
+    (`probeId`, `type`, `question`, `expectedAnswer`, `relatedFacts`) with the agent's
+    `response`, `correct` (`null` when the probe could not be asked or judged) and `reasoning`.
+    """
+    metrics = result.get("metrics") or {}
+    return {
+        "datasetId": result["dataset"],
+        "timestamp": result["timestamp"],
+        "metrics": {key: metrics.get(name) for name, key in MEMAUDIT_METRICS.items()},
+        "probeResults": [
+            {
+                "probeId": p["id"],
+                "type": p["type"],
+                "question": p["question"],
+                "expectedAnswer": p["expected"],
+                "relatedFacts": list(p.get("related_facts") or []),
+                "response": p["answer"],
+                "correct": p["correct"],
+                "reasoning": p["reason"],
+            }
+            for p in result.get("probes", [])
+        ],
+    }
 
 
 def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -110,9 +158,14 @@ def _cell(value: Any) -> str:
 
 
 def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]) -> list[Path]:
-    """Write `results.json` and/or `report.md` (atomically); the paths written."""
+    """Write `results.json`, `report.md` and/or `memaudit.json` (memaudit's `AuditResult`),
+    atomically; the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
+    if "memaudit" in formats:
+        path = out_dir / "memaudit.json"
+        atomic_write_text(path, dumps_strict(memaudit_result(result), indent=2, default=str) + "\n")
+        written.append(path)
     if "json" in formats:
         path = out_dir / "results.json"
         atomic_write_text(path, dumps_strict(result, indent=2, default=str) + "\n")

@@ -7,7 +7,8 @@ a link, or a `|` or line break that reshapes a table."""
 from __future__ import annotations
 
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-from memgauge.report._fmt import (
+from memgauge.report.escape import md_text
+from memgauge.view.fmt import (
     agent_names,
     fmt_agent,
     fmt_ci,
@@ -17,7 +18,6 @@ from memgauge.report._fmt import (
     marks,
     ok_systems,
 )
-from memgauge.report.escape import md_text
 
 __all__ = ["render_markdown"]
 

@@ -110,6 +110,12 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:
     """Lines about LLM judging: stand-in values kept out of means, panel agreement, spending."""
     lines = []
+    for t in summary.get("tasks", []):
+        if t["score"].get("n_fallback"):
+            lines.append(
+                f"{t['subject']} / {t['task']} / combined: {t['score']['n_fallback']} items'"
+                " combined score includes a judge's neutral 0.5 stand-in (on_failure: neutral)"
+            )
     for r in summary.get("evaluators", []):
         where = f"{r['subject']} / {r['task']} / {r['evaluator']}"
         if r.get("n_fallback"):

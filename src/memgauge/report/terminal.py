@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-from memgauge.report._fmt import agent_names, fmt_agent, fmt_summary, marks, ok_systems
+from memgauge.view.fmt import agent_names, fmt_agent, fmt_summary, marks, ok_systems
 
 __all__ = ["render_terminal"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge.data.records import ItemRecord, RunRecord
-from memgauge.report._fmt import fmt_pct as pct
+from memgauge.view.fmt import fmt_pct as pct
 
 __all__ = [
     "extraction_lines",
@@ -20,8 +20,8 @@ __all__ = [
 ]
 
 
-def _summary(run: RunRecord, aggregate: str) -> tuple[str, dict[str, Any]]:
-    agg = run.summary.aggregate(aggregate) if run.summary else None
+def _summary(run: RunRecord, aggregate: str, task: str | None = None) -> tuple[str, dict[str, Any]]:
+    agg = run.summary.aggregate(aggregate, task) if run.summary else None
     subjects: dict[str, Any] = agg.detail.get("subjects", {}) if agg else {}
     subject = next(iter(subjects), next(iter(run.suite.get("subjects", {})), "subject"))
     return subject, dict(subjects.get(subject, {}))
@@ -41,10 +41,24 @@ def extraction_report(
     run: RunRecord, items: Sequence[ItemRecord], *, cases: str, extractor: str
 ) -> dict[str, Any]:
     """`extraction.json`: the summary (P / R / F1, conflict, minimalism, targets) and every
-    case's verdict (TP / FP / FN, matched pairs, invented and missed facts) or failure."""
-    _subject, summary = _summary(run, "extraction")
+    case's verdict (TP / FP / FN, matched pairs, invented and missed facts) or failure.
+
+    A run over labelled cases and a production trace's unlabelled lines reports the cases at
+    the top and the lines under `online` (their numbers come from the judge alone, so they are
+    never pooled with the cases'); a run over a trace alone reports its lines at the top."""
+    tasks = [str(t.get("name")) for t in run.suite.get("tasks", [])]
+    doc = _extraction_task(run, items, tasks[0] if tasks else "extraction", cases, extractor)
+    if len(tasks) > 1 and tasks[1] == "online":
+        doc["online"] = _extraction_task(run, items, "online", cases, extractor)
+    return doc
+
+
+def _extraction_task(
+    run: RunRecord, items: Sequence[ItemRecord], task: str, cases: str, extractor: str
+) -> dict[str, Any]:
+    _subject, summary = _summary(run, "extraction", task)
     per_case: list[dict[str, Any]] = []
-    for it in items:
+    for it in (it for it in items if it.task == task):
         error = _failed(it, "extraction")
         verdict = it.verdict("extraction")
         if error is not None or verdict is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
 from memgauge.metrics.measures import SESSION_MEASURES
@@ -116,7 +117,7 @@ def evaluate_suite(
 
 
 def extraction_suite(
-    cases: Path,
+    cases: Path | None,
     subject: Mapping[str, Any],
     *,
     subject_name: str = "extractor",
@@ -127,28 +128,69 @@ def extraction_suite(
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
     seed: int = 0,
+    trace: Path | None = None,
+    tags: Sequence[str] = (),
+    sample: float = 1.0,
 ) -> Suite:
-    """Seed 001's fact extraction over `cases` for one extractor (live or recorded)."""
-    args: dict[str, Any] = {"match": match, "threshold": threshold}
-    if judge_model:
-        args["judge_model"] = judge_model
+    """Seed 001's fact extraction over `cases` for one extractor (live or recorded); and, with
+    `trace` (a production trace), its unlabelled lines tagged with any of `tags`, a `sample`
+    share of them (seeded by `seed`), scored by the fact-enumeration judge alone in a task of
+    their own (`online`), so judged and labelled numbers are never pooled.
+
+    UsageError when neither is given, or when `trace` is alone and has no unlabelled line."""
+    if cases is None and trace is None:
+        raise UsageError(
+            "give CASES (labelled cases) or --outputs TRACE.jsonl (a production trace)"
+        )
+    tasks: list[dict[str, Any]] = []
+    if cases is not None:
+        args: dict[str, Any] = {"match": match, "threshold": threshold}
+        if judge_model:
+            args["judge_model"] = judge_model
+        tasks.append(
+            {
+                "name": "extraction",
+                "kind": "extraction",
+                "dataset": str(cases.resolve()),
+                "limit": limit,
+                "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
+            }
+        )
+    if trace is not None:
+        selected, n_unlabelled = unlabelled_cases(trace, tags=tags, sample=sample, seed=seed)
+        if not selected and cases is None:
+            raise UsageError(
+                f"{trace} has no unlabelled line (one with its conversation and no case_id); "
+                "give the labelled CASES its case_ids refer to"
+                if n_unlabelled == 0
+                else f"none of the {n_unlabelled} unlabelled lines of {trace} is tagged "
+                f"{' or '.join(tags) or '(any)'} and in the {sample:g} sample (seed {seed})"
+            )
+        if selected:
+            judge: dict[str, Any] = {"match": "judge"}
+            if judge_model:
+                judge["judge_model"] = judge_model
+            tasks.append(
+                {
+                    "name": "online",
+                    "kind": "extraction",
+                    "dataset": str(trace.resolve()),
+                    "trace": {"tags": list(tags), "sample": sample, "seed": seed},
+                    "limit": limit,
+                    "evaluators": [{"spec": {"extraction": judge}, "label": "extraction"}],
+                }
+            )
+    named = cases if cases is not None else trace
+    assert named is not None
     return Suite.model_validate(
         {
-            "name": f"extraction:{cases.resolve().stem}",
-            "description": f"memgauge extraction {cases}",
+            "name": f"extraction:{named.resolve().stem}",
+            "description": f"memgauge extraction {named}",
             "subjects": {subject_name: dict(subject)},
             "concurrency": concurrency,
             "seed": seed,
             "max_failure_rate": max_failure_rate,
-            "tasks": [
-                {
-                    "name": "extraction",
-                    "kind": "extraction",
-                    "dataset": str(cases.resolve()),
-                    "limit": limit,
-                    "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
-                }
-            ],
+            "tasks": tasks,
         }
     )
 

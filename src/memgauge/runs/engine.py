@@ -25,7 +25,7 @@ import platform
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,21 +36,25 @@ from typing import Any, Protocol
 from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.preload import preload
-from memgauge.aggregates.targets import By, Requirement
+from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
+from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
+from memgauge.runs.distribute import run_shards
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
+from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
+from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
-from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item
+from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.specs import build_subject
 
 __all__ = ["Progress", "RunReport", "run_suite"]
@@ -144,17 +148,24 @@ class _Run:
         n_failed: int,
         max_failure_rate: float,
         known: Sequence[ItemRecord] | None = None,
+        scope: CallScope | None = None,
     ) -> None:
         self.writer, self.run_id = writer, writer.run_id
+        self.scope = scope or CallScope(writer.run_id)
         # every item of a new run, queued or finished (None: read them from the store)
         self.rows: dict[tuple[str, str, str], ItemRecord] | None = (
             None if known is None else {r.key: r for r in known}
         )
         self.total, self.n_failed = total, n_failed
         self.allowed = max_failure_rate * total
-        self.stop_reason: str | None = None
+        self.stopped = False  # past max_failure_rate: no new items are started
         self.judge_connection_failures = 0
         self.judge_verdicts = 0
+
+    @property
+    def stopping(self) -> bool:
+        """The run must stop: too many failures, or its scope was cancelled."""
+        return self.stopped or self.scope.cancelled.is_set()
 
     @property
     def judge_unreachable(self) -> bool:
@@ -165,14 +176,9 @@ class _Run:
     def done(self, job: Job, result: Any) -> bool:
         if isinstance(result, TimedOut):
             task, item, subject = job.context
-            failure = Failure(
-                stage="timeout",
-                kind="timeout",
-                message=f"no answer within {result.seconds:g} s",
-            )
-            result = failed_item(task, subject, item, failure, duration_ms=result.seconds * 1000)
+            result = timed_out_item(task, subject, item, result.seconds)
         self.record(result)
-        return self.stop_reason is None
+        return not self.stopping
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
@@ -191,12 +197,17 @@ class _Run:
                 self.judge_verdicts += 1
         if counts and _counts_as_failed(row):
             self.n_failed += 1
-            if self.n_failed > self.allowed and self.stop_reason is None:
-                self.stop_reason = (
-                    f"{self.n_failed} of {self.total} items failed, more than the "
-                    f"max_failure_rate allows ({self.allowed:g}); see `memgauge runs show "
-                    f"{self.run_id}` for the failures"
-                )
+            if self.n_failed > self.allowed:
+                self.stopped = True
+
+    def stop_reason(self) -> str:
+        """Why the run stopped early, with the counts as they ended (the items in flight when
+        the rate was passed, or a whole subject failing at its setup, finish after it)."""
+        return (
+            f"the run stopped: {self.n_failed} of {self.total} items failed, more than the "
+            f"max_failure_rate allows ({self.allowed:g}); see `memgauge runs show "
+            f"{self.run_id}` for the failures"
+        )
 
 
 def _counts_as_failed(row: ItemRecord) -> bool:
@@ -318,13 +329,17 @@ def _check_resume(
 
 
 def _lanes(
-    suite: Suite, plan: Sequence[PlannedTask], width: int, build: Callable[[dict[str, Any]], Any]
+    suite: Suite,
+    plan: Sequence[PlannedTask],
+    width: int,
+    build: Callable[[dict[str, Any]], Any],
+    skip: Collection[str] = (),
 ) -> tuple[dict[str, SubjectLane], dict[str, str]]:
     lanes: dict[str, SubjectLane] = {}
     unavailable: dict[str, str] = {}
     try:
         for name, spec in suite.subjects.items():
-            if not any(name in subjects_of(t, suite) for t in plan):
+            if name in skip or not any(name in subjects_of(t, suite) for t in plan):
                 continue
             try:
                 lanes[name] = SubjectLane(name, spec, width, build)
@@ -355,6 +370,9 @@ def run_suite(
     by: By = "point",
     seed_targets: bool = True,
     datasets: Mapping[str, RetrievalDataset] | None = None,
+    workers: int = 1,
+    pool: str | PoolExecutor | None = None,
+    scope: CallScope | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
 
@@ -375,6 +393,14 @@ def run_suite(
         by: the rule deciding targets, `point` or `ci-upper`.
         seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
         datasets: retrieval datasets given in memory, by task name (the Python API).
+        workers: with more than one, subjects run in shards on a process pool of that many
+            (or on `pool`); each worker keeps `concurrency` items in flight (see `shards`).
+        pool: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
+            `concurrent.futures.Executor` (see `pools`). Subjects given as live objects run
+            in this process, after the shards.
+        scope: the run's LLM calls (see `memgauge.llm.scope`): its usage is what the run
+            records, and `scope.cancel()` stops the run (cancelled, resumable, as Ctrl-C
+            does) and its calls only, not those of other runs going at once.
 
     Raises UsageError / DataError for a bad suite, dataset or resume id, or a run another
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
@@ -387,6 +413,7 @@ def run_suite(
         raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
+    sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here
     with fewer_collections():
         width = concurrency or suite.concurrency
@@ -403,7 +430,8 @@ def run_suite(
         allow_calls()
         meter = llm_context().meter
         stop_metering: Callable[[], None] | None = None
-        lanes, unavailable = _lanes(suite, plan, width, build)
+        lanes, unavailable = _lanes(suite, plan, width, build, skip=sharded)
+        shard_pool: ShardPool | None = None
         try:
             # a new run keeps its records in memory as they finish, so that its summary needs no
             # read of the store; a resumed one reads what earlier attempts recorded
@@ -419,8 +447,9 @@ def run_suite(
                 raise owner.refused(run_id, None if current is None else current.model_dump())
             owner.driving.add(token)
             # every request is in the store before it is sent, every response before it is used
+            scope = scope or CallScope(run_id)
             stop_metering = meter.listen(
-                lambda model, delta: recorder.record_usage(run_id, model, delta)
+                lambda model, delta: recorder.record_usage(run_id, model, delta), scope=scope
             )
             pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
             if resume:
@@ -437,20 +466,49 @@ def run_suite(
             preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
-            state = _Run(writer, total, n_failed, suite.max_failure_rate, known)
+            state = _Run(writer, total, n_failed, suite.max_failure_rate, known, scope)
             finish = _Finisher(
                 recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
             )
             try:
-                _execute(plan, suite, lanes, unavailable, pending, state, executor, width, recorder)
+                if sharded:
+                    shard_pool = open_pool(workers, pool)
+                    assert shard_pool is not None
+                    shards = plan_shards(
+                        plan,
+                        suite,
+                        sharded,
+                        pending,
+                        base=root.resolve(),
+                        concurrency=width,
+                        workers=shard_pool.workers,
+                        llm=worker_llm(shard_pool.workers),
+                    )
+                    run_shards(shards, plan, state, shard_pool, recorder, unavailable, width)
+                if not state.stopping:
+                    _execute(
+                        plan,
+                        suite,
+                        lanes,
+                        unavailable,
+                        pending,
+                        state,
+                        executor,
+                        width,
+                        recorder,
+                        skip=sharded,
+                    )
             except KeyboardInterrupt:
                 writer.close()
                 finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise
             writer.close()
+            if scope.cancelled.is_set():
+                finish("cancelled", "cancelled; resume with --resume", meter.prices)
+                raise KeyboardInterrupt
             reason: str | None
-            if state.stop_reason:
-                status, reason = "failed", state.stop_reason
+            if state.stopped:
+                status, reason = "failed", state.stop_reason()
             else:
                 rate = state.n_failed / state.total if state.total else 0.0
                 failed = rate > suite.max_failure_rate
@@ -479,6 +537,8 @@ def run_suite(
             owner.driving.discard(token)
             for lane in lanes.values():
                 lane.close()
+            if shard_pool is not None:
+                shard_pool.close()
 
 
 @dataclass
@@ -523,6 +583,11 @@ class _Finisher:
             raise owner.lost(self.run_id, None if current is None else current.model_dump())
         self.recorder.set_summary(self.run_id, summary)
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
+        # a --fail-under that names no measure is bad input (exit 2), found only now that the
+        # measures exist: the run itself is finished and kept, gateable with the right name
+        error = unmatched_error(summary.measures(), self.fail_under)
+        if error is not None and status != "cancelled":
+            raise UsageError(f"{error} (run {self.run_id} is recorded, {status})")
         # the summary just stored need not be parsed back (a large run's is megabytes)
         run = self.recorder.get_run(self.run_id, summary=False)
         assert run is not None
@@ -539,11 +604,15 @@ def _execute(
     executor: Executor,
     width: int,
     recorder: Recorder,
+    *,
+    skip: Collection[str] = (),
 ) -> None:
     scoring = ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score")
     try:
         for task in plan:
             for name in subjects_of(task, suite):
+                if name in skip:  # run in shards
+                    continue
                 todo = [it for it in task.items if (name, task.spec.name, it.id) in pending]
                 if name in unavailable:
                     failure = Failure(
@@ -558,8 +627,9 @@ def _execute(
                 ):
                     return
     except BaseException:
-        # interrupted: stop judges' calls in flight instead of waiting out their retries
-        cancel_pending()
+        # interrupted: stop this run's judges' calls in flight instead of waiting out their
+        # retries (other runs going at once keep theirs)
+        cancel_pending(state.scope)
         scoring.shutdown(wait=False, cancel_futures=True)
         raise
     scoring.shutdown(wait=True)
@@ -580,26 +650,35 @@ def _run_task(
     for it in todo:
         groups.setdefault(it.corpus, []).append(it)
     for corpus, items in groups.items():
-        if state.stop_reason:
+        if state.stopping:
             return False
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
-        setup_error = _setup(lane, task, corpus, recorder, state.run_id)
+        setup_error = _setup(lane, task, corpus, recorder, state.run_id, state.scope)
         if setup_error is not None:
             failure = Failure.of("setup", setup_error)
             for it in items:
                 state.record(failed_item(task, lane.name, it, failure))
             continue
-        jobs = (_job(lane, task, it, scoring) for it in items)
+        jobs = (_job(lane, task, it, scoring, state.scope) for it in items)
         executor.execute(jobs, concurrency=width, on_done=state.done)
-    return not state.stop_reason
+    return not state.stopping
 
 
-def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolExecutor) -> Job:
+def _job(
+    lane: SubjectLane,
+    task: PlannedTask,
+    item: PlannedItem,
+    scoring: PoolExecutor,
+    scope: CallScope,
+) -> Job:
     key = (lane.name, task.spec.name, item.id)
 
+    # in the run's scope, whichever pool's thread runs them: their LLM calls are this run's
+    @scope.bind
     def answer() -> tuple[ItemRecord, float]:
         return answer_item(lane.subject, lane.name, lane.answers, task, item)
 
+    @scope.bind
     def score(answered: tuple[ItemRecord, float]) -> ItemRecord:
         return score_item(task, item, *answered)
 
@@ -613,7 +692,12 @@ def _job(lane: SubjectLane, task: PlannedTask, item: PlannedItem, scoring: PoolE
 
 
 def _setup(
-    lane: SubjectLane, task: PlannedTask, corpus: str | None, recorder: Recorder, run_id: str
+    lane: SubjectLane,
+    task: PlannedTask,
+    corpus: str | None,
+    recorder: Recorder,
+    run_id: str,
+    scope: CallScope,
 ) -> BaseException | None:
     """Reset and fill a memory subject for a group of items; the error, if it failed."""
     memories = task.memories_for(corpus)
@@ -622,7 +706,7 @@ def _setup(
     subject = lane.subject
     t0 = time.perf_counter()
     try:
-        lane.call(lambda: fill_memory(subject, memories))
+        lane.call(scope.bind(lambda: fill_memory(subject, memories)))
     except Exception as exc:
         return exc
     recorder.record_setup(run_id, lane.name, task.spec.name, corpus, time.perf_counter() - t0)

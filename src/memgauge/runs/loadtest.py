@@ -12,15 +12,17 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from memgauge.data.models import RetrievalDataset
 from memgauge.runs.lanes import SubjectLane
+from memgauge.subjects.specs import build_subject
 
-__all__ = ["LoadResult", "drive_search"]
+__all__ = ["MAX_CLIENTS", "LoadResult", "drive_search", "load_test"]
 
 MAX_CLIENTS = 1000
 
@@ -120,3 +122,39 @@ def drive_search(
         serialized=not lane.concurrent,
         error_samples=list(dict.fromkeys(itertools.chain.from_iterable(errors)))[:5],
     )
+
+
+def load_test(
+    label: str,
+    spec: Mapping[str, Any],
+    dataset: RetrievalDataset,
+    *,
+    clients: Sequence[int],
+    k: int = 10,
+    duration: float | None = None,
+    requests: int | None = None,
+    ingest: bool = True,
+    on_level: Callable[[str, int], None] | None = None,
+) -> list[LoadResult]:
+    """One load test of subject `spec` per level of `clients`, each on a subject built for it:
+    reset and given the dataset's memories first (unless `ingest` is False: it is full
+    already), then driven with the dataset's queries. `on_level(label, n)` is called as each
+    level starts sending."""
+    queries = [q.text for q in dataset.queries]
+    results = []
+    for n in clients:
+        lane = SubjectLane(label, spec, n, build_subject)
+        try:
+            if ingest:
+                lane.call(lambda s=lane.subject: (s.reset(), s.ingest(dataset.memories)))  # type: ignore[misc]
+                flush = getattr(lane.subject, "flush", None)
+                if callable(flush):
+                    lane.call(flush)
+            if on_level is not None:
+                on_level(label, n)
+            results.append(
+                drive_search(lane, queries, clients=n, k=k, duration=duration, requests=requests)
+            )
+        finally:
+            lane.close()
+    return results

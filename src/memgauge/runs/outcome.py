@@ -10,12 +10,16 @@
 | 70 | an internal error: a bug in memgauge (the traceback is shown) |
 | 130 | interrupted: the run is kept and `--resume ID` finishes it |
 
-When several apply, the order is 2 > 3 > 4 > 1. A target on a measure with no value (n/a) is
+When several apply, the order is 2 > 3 > 4 > 1. A caller may name subjects as optional (the demo's
+systems that need the dense channel, on a machine without an embedder): their being unavailable
+is reported but does not make the exit code 3. A target on a measure with no value (n/a) is
 missed when the user set it (a suite's `targets:`, `--fail-under`); a seed's own target on a
 measure with nothing to measure (no conflict case) is not applicable.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from memgauge.data.records import TargetCheck
 from memgauge.runs.engine import RunReport
@@ -52,9 +56,13 @@ def missed_targets(report: RunReport) -> list[TargetCheck]:
     return out
 
 
-def exit_code(report: RunReport) -> int:
-    """The run's exit code by the policy above (bad input never gets this far: it raises)."""
-    if report.unavailable or report.judge_unreachable:
+def exit_code(report: RunReport, *, optional: Collection[str] = ()) -> int:
+    """The run's exit code by the policy above (bad input never gets this far: it raises).
+
+    `optional`: subjects whose being unavailable is expected and does not count (they are still
+    in the report, and a `--fail-under` on one of their measures is still missed: n/a)."""
+    required = set(report.unavailable) - set(optional)
+    if required or report.judge_unreachable:
         return EXIT_UNAVAILABLE
     if report.status == "failed":
         return EXIT_SUBJECT

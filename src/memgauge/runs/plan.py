@@ -9,7 +9,8 @@ starts).
   conversation dataset (memaudit, LoCoMo, LongMemEval) asked against its turns;
 - extraction: seed 001's cases (or LoCoMo's sessions with their observations as silver facts):
   the input is the conversation and the existing memory, the expected value the facts;
-- operations: seed 000's cases: the input is the stored memories and the incoming one.
+- operations: seed 000's cases: the input is the stored memories and the incoming one;
+- embedding: known pairs: the input is the two texts, the expected value similar / different.
 """
 
 from __future__ import annotations
@@ -39,12 +40,21 @@ from memgauge.data.models import (
     TaskItem,
     Turn,
 )
+from memgauge.data.traces import unlabelled_cases
+from memgauge.data.vectors import load_pairs
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
-from memgauge.runs.suite import Suite, TaskSpec, evaluator_label
+from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
-__all__ = ["PlannedItem", "PlannedTask", "default_aggregates", "plan_suite", "suite_sha256"]
+__all__ = [
+    "PlannedItem",
+    "PlannedTask",
+    "default_aggregates",
+    "plan_suite",
+    "plan_task",
+    "suite_sha256",
+]
 
 
 @dataclass(frozen=True)
@@ -146,10 +156,13 @@ def _load_memories(path: Path) -> list[Memory]:
     return load_retrieval_dataset(path).memories
 
 
-def _evaluators(task: TaskSpec, base: Path) -> list[tuple[str, Evaluator, float]]:
+def _evaluators(
+    task: TaskSpec, base: Path, subjects: Mapping[str, Any]
+) -> list[tuple[str, Evaluator, float]]:
     out = []
     for entry in task.evaluators:
-        evaluator = evaluator_from_spec(entry.spec)
+        # a judge's `agent: NAME` is a subject of the suite (load_suite checked the names)
+        evaluator = evaluator_from_spec(resolve_agents(entry.spec, subjects)[0])
         if isinstance(evaluator, ScriptEvaluator) and evaluator.cwd is None:
             # a suite's scripts live beside it
             evaluator = dataclasses.replace(evaluator, cwd=str(base))
@@ -161,7 +174,7 @@ def default_aggregates(task: TaskSpec) -> list[str]:
     """The aggregates a task gets when it names none."""
     if task.kind == "retrieval":
         return ["ir"]
-    if task.kind in ("extraction", "operations"):
+    if task.kind in ("extraction", "operations", "embedding"):
         return [task.kind]
     if task.probes is not None:
         return ["audit"]
@@ -200,7 +213,11 @@ def _content_sha(value: Any) -> str:
     ).hexdigest()
 
 
-def _extraction_items(cases: list[ExtractionCase]) -> list[PlannedItem]:
+def _extraction_items(
+    cases: list[ExtractionCase], *, unlabelled: bool = False
+) -> list[PlannedItem]:
+    """`unlabelled`: production trace lines, whose expected value says only that nobody
+    labelled them (an empty `expected_facts` would mean "nothing to extract")."""
     return [
         PlannedItem(
             id=c.id,
@@ -210,14 +227,16 @@ def _extraction_items(cases: list[ExtractionCase]) -> list[PlannedItem]:
                 ],
                 "existing_memory": list(c.existing_memory),
             },
-            expected={
+            expected={"unlabelled": True}
+            if unlabelled
+            else {
                 "expected_facts": [
                     f.model_dump(mode="json", exclude_none=True) for f in c.expected_facts
                 ],
                 "expected_output": c.expected_output,
                 "scenario": c.scenario,
             },
-            category=c.scenario,
+            category="unlabelled" if unlabelled else c.scenario,
             metadata=dict(c.metadata),
         )
         for c in cases
@@ -252,8 +271,17 @@ def _operation_items(cases: list[OperationCase], file: str) -> list[PlannedItem]
     return items
 
 
-def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None) -> PlannedTask:
-    evaluators = _evaluators(task, base)
+def plan_task(
+    task: TaskSpec,
+    base: Path,
+    given: RetrievalDataset | None = None,
+    subjects: Mapping[str, Any] | None = None,
+) -> PlannedTask:
+    """Load one task (paths relative to `base`; `given`: its retrieval dataset, in memory;
+    `subjects`: the suite's subjects, which an agent judge may name).
+
+    A shard's worker plans its task with this, from the same spec, as the driver did."""
+    evaluators = _evaluators(task, base, subjects or {})
     aggregates = _aggregates(task)
     path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
@@ -287,6 +315,19 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
             aggregates=aggregates,
             dataset=ds,
         )
+    if task.kind == "extraction" and task.trace is not None:
+        assert path is not None
+        opts = task.trace
+        cases, n_lines = unlabelled_cases(path, tags=opts.tags, sample=opts.sample, seed=opts.seed)
+        return PlannedTask(
+            task,
+            _limit(_extraction_items(cases, unlabelled=True), task),
+            evaluators,
+            None,
+            sha256_file(path),
+            aggregates=aggregates,
+            notes={"trace_lines": n_lines, "selected": len(cases)},
+        )
     if task.kind == "extraction":
         assert path is not None
         cases = (
@@ -301,6 +342,17 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
             None,
             sha256_file(path),
             aggregates=aggregates,
+        )
+    if task.kind == "embedding":
+        assert path is not None
+        items = [
+            PlannedItem(
+                id=str(p.id), input={"a": p.a, "b": p.b}, expected=p.label, category=p.label
+            )
+            for p in load_pairs(path)
+        ]
+        return PlannedTask(
+            task, _limit(items, task), evaluators, None, sha256_file(path), aggregates=aggregates
         )
     if task.kind == "operations":
         assert path is not None
@@ -349,6 +401,14 @@ def _plan_task(task: TaskSpec, base: Path, given: RetrievalDataset | None = None
 
 
 def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
+    """The first `limit` items, of those `only` keeps (an optimization's split)."""
+    only = task.only
+    if only is not None and only.corpora is not None:
+        corpora = set(only.corpora)
+        items = [it for it in items if it.corpus in corpora]
+    if only is not None and only.items is not None:
+        ids = set(only.items)
+        items = [it for it in items if it.id in ids]
     return items[: task.limit] if task.limit is not None else items
 
 
@@ -361,7 +421,7 @@ def plan_suite(
     out = []
     for task in suite.tasks:
         try:
-            out.append(_plan_task(task, base, (datasets or {}).get(task.name)))
+            out.append(plan_task(task, base, (datasets or {}).get(task.name), suite.subjects))
         except UsageError as exc:
             raise UsageError(f"task {task.name!r}: {exc}") from None
     return out

@@ -33,7 +33,7 @@ Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,22 +45,30 @@ from memgauge.aggregates import AGGREGATES
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
+from memgauge.runs.optspec import OptimizationSpec, field_problems, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = [
     "EvaluatorEntry",
+    "ItemFilter",
     "Suite",
     "TaskSpec",
     "component_problems",
     "evaluator_label",
     "load_suite",
+    "optimization_problems",
+    "resolve_agents",
+    "resolve_objective",
     "spec_name",
     "subject_file_json_schema",
     "suite_json_schema",
+    "tuned_subject",
 ]
 
-TaskKind = Literal["retrieval", "expected-output", "script", "extraction", "operations"]
+TaskKind = Literal[
+    "retrieval", "expected-output", "script", "extraction", "operations", "embedding"
+]
 
 
 class _Model(BaseModel):
@@ -85,13 +93,36 @@ class ProbeOptions(_Model):
     seed: int = Field(default=0, description="Seed of probe generation (memaudit facts).")
 
 
+class TraceOptions(_Model):
+    """An extraction task whose dataset is a production trace: its unlabelled lines, scored by
+    the fact-enumeration judge from their conversation, existing memory and output alone."""
+
+    tags: list[str] = Field(
+        default_factory=list, description="Keep lines tagged with any of these (default: all)."
+    )
+    sample: FiniteFloat = Field(
+        default=1.0, gt=0, le=1, description="Share of the lines to score (0 < share <= 1)."
+    )
+    seed: int = Field(default=0, description="Seed of the sample (per line, from its id).")
+
+
+class ItemFilter(_Model):
+    """Only some of a task's items (an optimization's tuning or holdout split)."""
+
+    corpora: list[str] | None = Field(
+        default=None, description="Only the items of these corpora (LoCoMo's conversations)."
+    )
+    items: list[str] | None = Field(default=None, description="Only the items with these ids.")
+
+
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
     name: str = Field(min_length=1, description="Unique task name.")
     kind: TaskKind = Field(
         description="retrieval, expected-output, script, extraction (seed 001 cases: the "
-        "subject extracts facts) or operations (seed 000 cases: the subject decides a merge)."
+        "subject extracts facts), operations (seed 000 cases: the subject decides a merge) or "
+        "embedding (known similar / different pairs: the subject embeds both texts)."
     )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
     probes: ProbeOptions | None = Field(
@@ -99,7 +130,15 @@ class TaskSpec(_Model):
         description="An expected-output task whose dataset is a conversation dataset (memaudit,"
         " LoCoMo, LongMemEval): its probes are the items and its turns the memories.",
     )
+    trace: TraceOptions | None = Field(
+        default=None,
+        description="An extraction task whose dataset is a production trace (JSONL of "
+        "{conversation, existing_memory, output, tags}): its lines with no case_id, judged.",
+    )
     limit: int | None = Field(default=None, ge=1, description="Only the first N items.")
+    only: ItemFilter | None = Field(
+        default=None, description="Only the items of these corpora, or with these ids."
+    )
     items: list[TaskItem] | None = Field(
         default=None, description="Items written inline (instead of a dataset file)."
     )
@@ -123,12 +162,16 @@ class TaskSpec(_Model):
     aggregates: list[str | dict[str, Any]] | None = Field(
         default=None,
         description="Run-level aggregates ('name' or {name: {args}}); default by kind: ir for "
-        "retrieval, extraction, operations, audit for probes.",
+        "retrieval, extraction, operations, embedding, audit for probes.",
     )
     targets: dict[str, float | str] | None = Field(
         default=None,
         description="Targets of this task's measures: {MEASURE: VALUE} (at least VALUE) or "
         "{MEASURE: '< 0.2'}; a missed one fails the run (exit 1).",
+    )
+    optimization: OptimizationSpec | None = Field(
+        default=None,
+        description="Tune a subject for this task's objective (`memgauge optimize`; seed 004).",
     )
 
     @field_validator("evaluators", mode="before")
@@ -167,6 +210,10 @@ class Suite(_Model):
     seed: StrictInt = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
     max_failure_rate: FiniteFloat = Field(
         default=0.1, ge=0, le=1, description="The run fails past this share of failed items."
+    )
+    optimization: OptimizationSpec | None = Field(
+        default=None,
+        description="Tune a subject for one task's objective (`memgauge optimize`; seed 004).",
     )
 
 
@@ -213,11 +260,12 @@ def _task_problems(
         rel = getattr(task, key)
         if rel is not None and not (base / rel).exists():
             add(key, f"{rel} does not exist (paths are relative to the suite file)")
-    if task.kind in ("retrieval", "extraction", "operations"):
+    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
         what = {
             "retrieval": "a retrieval dataset with judged queries",
             "extraction": "extraction cases (seed 001) or a LoCoMo file",
             "operations": "memory-operation cases (seed 000)",
+            "embedding": "known pairs {a, b, label: similar|different}",
         }[task.kind]
         if task.dataset is None:
             add("", f"a {task.kind} task needs dataset: {what}")
@@ -225,6 +273,8 @@ def _task_problems(
             add("items", f"a {task.kind} task reads its items from dataset:, not items:")
     elif (task.dataset is None) == (task.items is None):
         add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
+    if task.trace is not None and task.kind != "extraction":
+        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
     if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
         add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
     seen: set[str] = set()
@@ -242,6 +292,95 @@ def _task_problems(
             add(
                 "subjects", f"no subject called {name!r}; the suite has {', '.join(suite.subjects)}"
             )
+    return out
+
+
+def resolve_objective(
+    objective: str | None, suite: Suite, task: str | None = None
+) -> tuple[str, str]:
+    """(task name, measure) that `[TASK/]MEASURE` names in `suite`; `task` is the task whose
+    block it is (None: the suite's). MEASURE is an evaluator's label or `score` (the task's
+    weighted score); without it, the task's first evaluator. ValueError saying what is wrong."""
+    names = [t.name for t in suite.tasks]
+    given_task, measure = None, objective
+    if objective is not None and "/" in objective:
+        given_task, measure = objective.split("/", 1)
+    if given_task is not None and task is not None and given_task != task:
+        raise ValueError(f"a task's block optimizes that task ({task!r}), not {given_task!r}")
+    name = given_task or task
+    if name is None:
+        if len(names) == 1:
+            name = names[0]
+        else:
+            having = [
+                t.name
+                for t in suite.tasks
+                if measure in [evaluator_label(e, t.evaluators) for e in t.evaluators]
+            ]
+            if len(having) != 1:
+                raise ValueError(f"name the task: TASK/MEASURE (the suite has {', '.join(names)})")
+            name = having[0]
+    found = next((t for t in suite.tasks if t.name == name), None)
+    if found is None:
+        raise ValueError(f"no task called {name!r}; the suite has {', '.join(names)}")
+    labels = [evaluator_label(e, found.evaluators) for e in found.evaluators]
+    if not measure:
+        return name, labels[0]
+    if measure != "score" and measure not in labels:
+        raise ValueError(
+            f"task {name!r} has no measure {measure!r}; its measures are "
+            f"{', '.join(labels)} and score (the weighted score)"
+        )
+    return name, measure
+
+
+def tuned_subject(suite: Suite, subject: str | None) -> str:
+    """The subject an optimization tunes; ValueError when it is not clear which."""
+    if subject is not None:
+        if subject not in suite.subjects:
+            raise ValueError(
+                f"no subject called {subject!r}; the suite has {', '.join(suite.subjects)}"
+            )
+        return subject
+    if len(suite.subjects) != 1:
+        raise ValueError(
+            f"name the subject being tuned: subject: NAME (the suite has "
+            f"{', '.join(suite.subjects)})"
+        )
+    return next(iter(suite.subjects))
+
+
+def optimization_problems(suite: Suite) -> list[tuple[tuple[str | int, ...], str]]:
+    """(location in the file, message) for each problem of the suite's optimization blocks:
+    an unknown subject or task, a measure the task does not have, a search FIELD or text
+    field the subject does not have."""
+    blocks: list[tuple[tuple[str | int, ...], OptimizationSpec, str | None]] = []
+    if suite.optimization is not None:
+        blocks.append((("optimization",), suite.optimization, None))
+    blocks += [
+        (("tasks", i, "optimization"), t.optimization, t.name)
+        for i, t in enumerate(suite.tasks)
+        if t.optimization is not None
+    ]
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for at, block, task in blocks:
+        try:
+            subject = tuned_subject(suite, block.subject)
+        except ValueError as exc:
+            out.append(((*at, "subject") if block.subject else at, str(exc)))
+            continue
+        try:
+            resolve_objective(block.objective, suite, task)
+        except ValueError as exc:
+            out.append(((*at, "objective") if block.objective else at, str(exc)))
+        spec = suite.subjects[subject]
+        out += [((*at, "space", f), m) for f, m in space_problems(subject, spec, block.space)]
+        texts = field_problems(subject, spec, {t: ["text"] for t in block.texts})
+        out += [((*at, "texts", block.texts.index(f)), m) for f, m in texts]
+        if block.tools is not None:
+            out += [
+                ((*at, "tools"), m) for _f, m in field_problems(subject, spec, {block.tools: [[]]})
+            ]
     return out
 
 
@@ -266,6 +405,21 @@ def suite_json_schema() -> dict[str, Any]:
         {"type": "array", "items": {"anyOf": AGGREGATES.spec_schemas(defs)}},
         {"type": "null"},
     ]
+    # a search dimension is also written short: `int:1..10`, `float:0.1..1:log`, `choice:a,b`
+    # or a list of choices
+    dim = defs["SearchDim"]
+    defs["SearchDim"] = {
+        "description": dim.get("description", ""),
+        "anyOf": [
+            {
+                "type": "string",
+                "pattern": r"^\s*(int|float|choice)\s*:",
+                "examples": ["int:10..120", "float:0.25..4:log", "choice:hybrid,lexical"],
+            },
+            {"type": "array", "minItems": 1},
+            {k: v for k, v in dim.items() if k != "description"},
+        ],
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "memgauge suite"
     return schema
@@ -283,6 +437,34 @@ def subject_file_json_schema() -> dict[str, Any]:
     }
 
 
+def resolve_agents(
+    spec: Any, subjects: Mapping[str, Any]
+) -> tuple[Any, list[tuple[tuple[str | int, ...], str]]]:
+    """`spec` with every judge's `agent: NAME` (seed 004's `judgeAgentId`) replaced by the spec
+    of the suite's subject NAME, at any depth (a panel's members too); and (where, name) of
+    each name that names no subject."""
+    missing: list[tuple[tuple[str | int, ...], str]] = []
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(x, (*at, i)) for i, x in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "agent" and isinstance(value, str):
+                if value in subjects:
+                    value = subjects[value]
+                else:
+                    missing.append(((*at, key), value))
+                out[key] = value
+            else:
+                out[key] = walk(value, (*at, key))
+        return out
+
+    return walk(spec, ()), missing
+
+
 def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> list[SpecProblem]:
     """Every subject, evaluator and aggregate spec of `suite` checked against its registry
     (unknown names and keys, bad values, a `python:` target's kwargs against its signature),
@@ -297,6 +479,15 @@ def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> lis
     for i, task in enumerate(suite.tasks):
         for j, entry in enumerate(task.evaluators):
             found = EVALUATORS.problems(entry.spec)
+            _spec, unknown = resolve_agents(entry.spec, suite.subjects)
+            found += [
+                SpecProblem(
+                    at,
+                    f"no subject called {name!r} to judge with; the suite has "
+                    f"{', '.join(suite.subjects)}",
+                )
+                for at, name in unknown
+            ]
             if not found:
                 try:
                     evaluator_from_spec(entry.spec)
@@ -344,6 +535,10 @@ def load_suite(path: str | Path) -> Suite:
     problems = [
         Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
         for sp in component_problems(suite)
+    ]
+    problems += [
+        Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
+        for loc, message in optimization_problems(suite)
     ]
     seen: set[str] = set()
     for i, task in enumerate(suite.tasks):

@@ -8,11 +8,13 @@ How a subject is asked depends on the task:
   score, channels, channel ranks). A query with a session context is also searched without it
   (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
   search is ignored;
-- expected-output / script: an agent's `answer(input, history=...)`, or a memory's top `k` hit
-  texts, one per line;
+- expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
+  plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
+  else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line;
 - extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
   function), the memory after the conversation;
 - operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
+- embedding: `embed([a, b])` (or the subject itself), the two texts' vectors;
 - a recorded subject (outputs captured in production) gives the item's recorded output.
 
 Every failure is data: an attempt that raises becomes a `Failure` and the item is retried up to
@@ -28,12 +30,21 @@ from typing import Any
 from memgauge._util.redact import redactor
 from memgauge.data.models import Memory, Turn
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
-from memgauge.errors import SubjectError
+from memgauge.errors import ReplyError, SubjectError
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
-from memgauge.subjects.protocol import Hit
+from memgauge.subjects.protocol import Answer, Hit
+from memgauge.subjects.python_import import normalise_answer
 
-__all__ = ["answer_item", "ask", "failed_item", "fill_memory", "hit_record", "score_item"]
+__all__ = [
+    "answer_item",
+    "ask",
+    "failed_item",
+    "fill_memory",
+    "hit_record",
+    "score_item",
+    "timed_out_item",
+]
 
 
 def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -90,13 +101,23 @@ def ask(
         extract = _method(subject, "extract")
         out, latency = _timed(lambda: extract(conversation, list(case["existing_memory"])))
         return out, latency, {}
+    if spec.kind == "embedding":
+        pair = item.input
+        embed = _method(subject, "embed")
+        out, latency = _timed(lambda: embed([pair["a"], pair["b"]]))
+        vectors = [[float(x) for x in v] for v in out]
+        if len(vectors) != 2:
+            raise SubjectError(f"embed() gave {len(vectors)} vectors for 2 texts")
+        return {"a": vectors[0], "b": vectors[1]}, latency, {}
     if spec.kind == "operations":
         case = item.input
         decide = _method(subject, "decide")
         out, latency = _timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
         return out, latency, {}
     if spec.kind != "retrieval" and answers:
-        answer = subject.answer(item.input, history=item.history)
+        reply, latency = _timed(lambda: subject.answer(item.input, history=item.history))
+        # memgauge's adapters answer an `Answer`; a plug-in's agent, built as it is, need not
+        answer = reply if isinstance(reply, Answer) else normalise_answer(reply, latency["total"])
         return answer.text, dict(answer.latency_ms), {}
     result = subject.search(item.input, spec.k, session=item.session)
     if spec.kind != "retrieval":
@@ -163,6 +184,14 @@ def failed_item(
     )
 
 
+def timed_out_item(
+    task: PlannedTask, subject: str, item: PlannedItem, seconds: float
+) -> ItemRecord:
+    """An item whose subject gave no answer within the task's timeout."""
+    failure = Failure(stage="timeout", kind="timeout", message=f"no answer within {seconds:g} s")
+    return failed_item(task, subject, item, failure, duration_ms=seconds * 1000)
+
+
 def answer_item(
     subject: Any, name: str, answers: bool, task: PlannedTask, item: PlannedItem
 ) -> tuple[ItemRecord, float]:
@@ -175,6 +204,10 @@ def answer_item(
     for attempt in range(1, task.spec.retries + 2):
         try:
             output, latency, extra = ask(subject, answers, task, item)
+        except ReplyError as exc:
+            # the subject's fault, said in words: kind `subject`, not the exception's class
+            failures.append(Failure.of("subject", str(exc), attempt))
+            continue
         except Exception as exc:
             failures.append(Failure.of("subject", exc, attempt))
             continue
@@ -227,8 +260,10 @@ def _score_record(label: str, score: Score, clean: Callable[[str], str]) -> Scor
 def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: float) -> ItemRecord:
     """Score an answered record with every evaluator of the task; a failed one passes through.
 
-    The combined score needs every evaluator: a missing verdict is never averaged in as 0, and
-    an opt-in fallback value (a judge that failed) is never part of it.
+    The combined score needs every evaluator: a missing verdict is never averaged in as 0. An
+    opt-in stand-in value (a judge that failed under `on_failure: neutral`: seed 000's 0.5) is
+    a value the user asked for, so it is averaged in, and the verdict's `fallback` flag marks
+    the item's combined score as resting on it (`ItemRecord.fallback`).
     """
     if record.status == "failed":
         return record
@@ -257,8 +292,6 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
             all_scored = False
             failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)
             failures.append(failure.model_copy(update={"kind": label}))
-        elif verdict.fallback:
-            all_scored = False
         else:
             total += weight * verdict.value
             weights += weight

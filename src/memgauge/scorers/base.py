@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel
+
 from memgauge._util.registry import Registry, RegistryError
 from memgauge.errors import UsageError
 
@@ -137,5 +139,7 @@ def to_spec(evaluator: Evaluator) -> dict[str, Any]:
         if f.default_factory is not dataclasses.MISSING:
             default = f.default_factory()
         if value != default:
+            if isinstance(value, BaseModel):  # a nested argument model (`learnings:`)
+                value = value.model_dump(exclude_defaults=True)
             args[f.name] = list(value) if isinstance(value, tuple) else value
     return {evaluator.name: args}

@@ -3,7 +3,8 @@
 - **heuristic** (target 95%; no LLM, case-insensitive): `exact-noop` (identical content,
   ignoring case and spacing, must be NOOP), `no-placeholders` (no `<memory-id>`, `<id>`,
   `{{...}}`, `[ID]` left in the output), `required-fields` (an action; a target id for UPDATE and
-  DELETE; content for CREATE and UPDATE);
+  DELETE; content for CREATE and UPDATE; tags too, for cases whose expected decision lists
+  `tags`, as seed 000's "ID, content, tags all present");
 - **operation** (target 80%): `action` (the decision is one of the expected ones, with the
   right target id) and, for pairs marked `expect_similar`, `similarity` (seed 000's similarity
   detection: a similar pair is merged into the stored memory, UPDATE or DELETE; a dissimilar
@@ -109,6 +110,12 @@ def heuristic_checks(
         missing.append("id")
     if action in ("CREATE", "UPDATE") and not str(decision.get("content") or "").strip():
         missing.append("content")
+    if action in ("CREATE", "UPDATE") and case.expected.tags is not None:
+        tags = decision.get("tags")
+        if isinstance(tags, str):  # "auth, tokens"
+            tags = [t for t in re.split(r"[,\s]+", tags) if t]
+        if not isinstance(tags, list) or not [t for t in tags if str(t).strip()]:
+            missing.append("tags")
     out["required-fields"] = (
         not missing,
         f"missing {', '.join(missing)}" if missing else "all fields present",

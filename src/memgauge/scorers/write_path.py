@@ -25,6 +25,7 @@ from memgauge.scorers.extraction import (
     FactMatcher,
     SemanticMatcher,
     facts_of,
+    prf,
     score_case,
 )
 from memgauge.scorers.judges import FactsJudge, RubricJudge
@@ -103,6 +104,14 @@ class ExtractionFacts:
         case = extraction_case(ctx)
         facts = facts_of(ctx.output)
         matcher = self._matcher()
+        unlabelled = isinstance(ctx.expected, Mapping) and bool(ctx.expected.get("unlabelled"))
+        if unlabelled and self.match != "judge":
+            # nobody said what it should have extracted: matching against nothing would call
+            # every fact invented and the memory "changed"
+            return Score.failure(
+                "an unlabelled trace line is scored only by the fact-enumeration judge "
+                "(match: judge)"
+            )
         if self.match != "judge":
             return self._score(score_case(case, facts, matcher))
         judge = FactsJudge(model=self.judge_model)
@@ -118,6 +127,8 @@ class ExtractionFacts:
             return Score.failure(f"judge failed: {verdict[0]}", **verdict[1])
         d = verdict.detail
         counts = (int(d["tp"]), int(d["fp"]), int(d["fn"]))
+        if unlabelled:
+            return self._score(_judged_only(case, counts, d), judge=d)
         scored = score_case(
             case, facts, matcher, counts=counts, method=f"facts judge (+{matcher.name})"
         )
@@ -142,6 +153,32 @@ class ExtractionFacts:
             + (f"; {'; '.join(notes)}" if notes else ""),
             detail=detail,
         )
+
+
+def _judged_only(
+    case: ExtractionCase, counts: tuple[int, int, int], judge: Mapping[str, Any]
+) -> CaseScore:
+    """An unlabelled line's verdict: the judge's counts and lists, and no conflict or
+    minimalism verdict (only labels can say a conversation should have changed nothing)."""
+    p, r, f1 = prf(*counts)
+    return CaseScore(
+        id=case.id,
+        scenario="unlabelled",
+        tp=counts[0],
+        fp=counts[1],
+        fn=counts[2],
+        precision=p,
+        recall=r,
+        f1=f1,
+        matched=[],
+        false_positives=[str(x) for x in judge.get("hallucinated_facts", [])],
+        missed=[str(x) for x in judge.get("missed_facts", [])],
+        stale=[],
+        lost=[],
+        conflict_ok=None,
+        minimal_ok=None,
+        method="facts judge (unlabelled)",
+    )
 
 
 @dataclass(frozen=True)
@@ -174,8 +211,11 @@ class OperationChecks:
         ok, why = operation_check(case, decision)
         checks["action"] = {"passed": ok, "reason": why}
         similar = similarity_check(case, decision)
+        confusion: dict[str, int] = {}
         if similar is not None:
             checks["similarity"] = {"passed": similar[0], "reason": similar[1]}
+            if not similar[0]:  # seed 000's counts: a false match, or a missed paraphrase
+                confusion = {"fn": 1} if case.expect_similar else {"fp": 1}
         raw, llm_error = None, None
         if self.judge:
             judged = self._judge(case, decision)
@@ -195,6 +235,7 @@ class OperationChecks:
             detail={
                 "decision": {k: v for k, v in decision.items() if k != "raw"},
                 "checks": checks,
+                **({"confusion": confusion} if confusion else {}),
                 **({"raw_reply": raw} if raw is not None else {}),
                 # an unreachable judge endpoint makes the run exit 3
                 **({"llm_error_kind": llm_error} if llm_error is not None else {}),

@@ -1,5 +1,6 @@
 """A store module's connection to the results store, on SQLite or PostgreSQL: opened, migrated
-to the newest schema, closed with the `with` block."""
+to the newest schema, closed with the `with` block; or, `read_only` (the viewer), a SQLite
+store opened as it is."""
 
 from __future__ import annotations
 
@@ -23,10 +24,17 @@ class Store:
     #: whether another thread may use the connection (never two at once: the caller's duty)
     threads: bool = False
 
-    def __init__(self, where: str | Path | StoreURL | None = None) -> None:
+    def __init__(
+        self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
+    ) -> None:
         self.url = default_store() if where is None else store_url(where)
         #: the SQLite file (None on PostgreSQL)
         self.path = self.url.path
+        self.read_only = read_only
+        if read_only:  # as it is: no migration, no write (see engine.open_read_only)
+            self._engine = _engine.open_read_only(self.url)
+            self._conn = self._engine.connect()
+            return
         self._engine = _engine.open_engine(self.url)
         try:
             self._conn = self._engine.connect()

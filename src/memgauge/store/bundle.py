@@ -6,8 +6,10 @@
 A bundle is JSON: `{"format": "memgauge-run-bundle", "schema_version": 1, "runs": [...]}`,
 each run with its record (summary included), subjects, tasks, every item as the typed
 `ItemRecord` (output, verdicts, failures), its LLM spend and the failures that belong to no
-item. Importing writes the rows as they were (status, times, attempts): the run reads back
-exactly as it read where it was made.
+item, and the gate's verdict on it (`gate`: pass, fail, accepted, or null when never gated;
+a bundle written before the gate kept verdicts has none, read as null). Importing writes the
+rows as they were (status, times, attempts, verdict): the run reads back exactly as it read
+where it was made, and a run that failed the gate stays out of later baselines there too.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
         runs.append(
             {
                 "run": run.model_dump(mode="json"),
+                "gate": store.gate_verdict(run_id),
                 "subjects": store.subjects(run_id),
                 "tasks": store.tasks(run_id),
                 "items": [i.model_dump(mode="json") for i in store.item_records(run_id)],
@@ -114,8 +117,11 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
 
 
 def bundle_runs(paths: Iterable[Path]) -> list[RunRecord]:
-    """Every run in the bundles at `paths` (a gate's baseline)."""
-    return [entry["run"] for path in paths for entry in read_bundle(path)]
+    """Every run in the bundles at `paths` that a gate's baseline may count: a run that failed
+    the gate where it was made (and was not accepted) is left out, as in its own store."""
+    return [
+        entry["run"] for path in paths for entry in read_bundle(path) if entry.get("gate") != "fail"
+    ]
 
 
 def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> list[str]:
@@ -140,6 +146,7 @@ def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> lis
             provenance_json=_dumps(run.provenance),
             summary_json=None if run.summary is None else packed(run.summary.model_dump_json()),
             owner=None,
+            gate=entry.get("gate"),
         )
         conn.execute(sa.insert(suite_runs), row)
         item_rows.insert_plan(

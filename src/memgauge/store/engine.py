@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -34,7 +35,20 @@ from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
 from memgauge.store.url import HEAD, StoreURL
 
-__all__ = ["open_engine", "read", "unreachable", "upgrade", "write"]
+__all__ = [
+    "UPGRADE_COMMAND",
+    "open_engine",
+    "open_read_only",
+    "read",
+    "schema_problem",
+    "unreachable",
+    "upgrade",
+    "upgrade_store",
+    "write",
+]
+
+#: what brings a store to this memgauge's schema (any command that writes to it does too)
+UPGRADE_COMMAND = "memgauge runs upgrade --store PATH"
 
 #: pg_advisory_xact_lock key of a store's migration ("memgauge" in ASCII, as a bigint)
 _MIGRATION_LOCK = 0x6D656D6761756765
@@ -134,8 +148,9 @@ def _alembic_config(conn: sa.Connection) -> Any:
     return cfg
 
 
-def _legacy(url: StoreURL) -> None:
-    """Bring a SQLite store made before Alembic to 0009 with its own frozen migrations."""
+def _legacy(url: StoreURL) -> list[str]:
+    """Bring a SQLite store made before Alembic to 0009 with its own frozen migrations; their
+    names (none when there were none to apply)."""
     from memgauge.store.migrations import migrate
 
     assert url.path is not None
@@ -144,8 +159,7 @@ def _legacy(url: StoreURL) -> None:
         legacy = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
         ).fetchone()
-        if legacy is not None:
-            migrate(conn)
+        return migrate(conn) if legacy is not None else []
     finally:
         conn.close()
 
@@ -173,18 +187,18 @@ def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
 
 
 def upgrade(engine: sa.Engine, url: StoreURL) -> list[str]:
-    """Migrate the store to the newest revision; return the revisions applied (oldest first).
+    """Migrate the store to the newest revision; return what was applied, oldest first: the
+    frozen migrations' names (a SQLite store made before Alembic), then Alembic's revisions.
 
     Retried while a SQLite file is locked, up to the busy timeout: SQLite does not call its
     busy handler for every lock (see `connection`)."""
     try:
-        if url.is_sqlite:
-            _legacy(url)
+        legacy = _legacy(url) if url.is_sqlite else []
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         delay = 0.002
         while True:
             try:
-                return _upgrade_once(engine, url)
+                return legacy + _upgrade_once(engine, url)
             except sa.exc.OperationalError as exc:
                 orig = exc.orig
                 retry = isinstance(orig, sqlite3.OperationalError) and busy(orig)
@@ -201,3 +215,103 @@ def upgrade(engine: sa.Engine, url: StoreURL) -> list[str]:
                 ) from None
             raise
         raise unreachable(url, exc) from None
+
+
+def upgrade_store(url: StoreURL) -> list[str]:
+    """Bring the store at `url` to this memgauge's schema (`memgauge runs upgrade`); what was
+    applied (see `upgrade`; none when it was up to date)."""
+    engine = open_engine(url)
+    try:
+        return upgrade(engine, url)
+    finally:
+        engine.dispose()
+
+
+def _revisions() -> list[str]:
+    """The shipped revisions, oldest first (read from the scripts' file names: no Alembic)."""
+    versions = resources.files("memgauge.store") / "revisions" / "versions"
+    return sorted(
+        p.name[1:5] for p in versions.iterdir() if p.name.startswith("r") and p.name.endswith(".py")
+    )
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a SQLite store opened without migrating cannot be read by this memgauge (a sentence
+    that says what to do), or None when its schema is this memgauge's (`url.HEAD`)."""
+
+    def has(table: str) -> bool:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        return found is not None
+
+    older = "; upgrade it with `" + UPGRADE_COMMAND + "`, then open it again"
+    if has("alembic_version"):
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        at = None if row is None else str(row[0])
+        if at == HEAD:
+            return None
+        if at in _revisions():
+            return (
+                f"the store is at an older schema (revision {at}, this memgauge's is {HEAD})"
+                + older
+            )
+        return (
+            f"the store was written by a newer memgauge (revision {at} is unknown here);"
+            " upgrade memgauge to read it"
+        )
+    if has("schema_migrations"):
+        return (
+            "the store is at an older schema (made before its migrations moved to Alembic)" + older
+        )
+    return "not a memgauge results store (it has no alembic_version or schema_migrations table)"
+
+
+def open_read_only(url: StoreURL) -> sa.Engine:
+    """An engine that reads the SQLite store at `url` as it is: SQLite's `mode=ro` (no
+    connection it makes can write, whatever runs on it) and `query_only`, no migration. A store
+    at another schema than this memgauge's is refused with the command that upgrades it (an
+    older one) or the advice to upgrade memgauge (a newer one); a server store is refused with
+    exit 3 (the viewer reads SQLite only)."""
+    if url.path is None:
+        raise UnavailableError(
+            f"--store {url}: the viewer reads a SQLite store only; export the runs you want to"
+            " see (`memgauge runs export ID --format bundle`), `memgauge runs import` them into a"
+            " SQLite file and view that"
+        )
+    where = url.path
+    if not where.is_file():
+        raise UsageError(
+            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
+            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
+        )
+    uri = f"file:{quote(str(where.resolve()))}?mode=ro"
+
+    def creator() -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
+        conn.isolation_level = None  # SQLAlchemy's BEGIN, not the driver's
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    probe = creator()
+    try:
+        problem = schema_problem(probe)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(
+            f"{where}: cannot be read as a memgauge store ({exc}); give the path of a memgauge"
+            " store (for example MEMGAUGE_HOME/results.db)"
+        ) from None
+    finally:
+        probe.close()
+    if problem is not None:
+        raise UsageError(f"{where}: {problem}")
+    engine = sa.create_engine(url.url, creator=creator, poolclass=sa.pool.NullPool)
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("BEGIN")
+
+    return engine

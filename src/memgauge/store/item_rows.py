@@ -31,6 +31,7 @@ __all__ = [
     "dumps_item",
     "export_rows",
     "insert_plan",
+    "item_record",
     "item_records",
     "loads_item",
     "record_items",
@@ -325,33 +326,37 @@ def item_records(c: sa.Connection, run_id: str, *, detail: bool = True) -> list[
         o.latency_json,
         o.extra_json,
     )
-    out = []
-    for x in c.execute(stmt):
-        key = (x[0], x[1], x[2])
-        inp = loads_item(x[7])
-        out.append(
-            ItemRecord(
-                subject=x[0],
-                task=x[1],
-                item_id=x[2],
-                seq=x[3],
-                status=x[4],
-                attempts=x[5] or 0,
-                category=x[6],
-                input=inp if isinstance(inp, dict) else {"text": inp},
-                expected=loads_item(x[8]),
-                score=x[9],
-                started_at=x[10],
-                finished_at=x[11],
-                duration_ms=x[12],
-                output=None if x[13] is None else loads_item(x[13]),
-                latency_ms=loads_item(x[14]) if x[14] else {},
-                extra=loads_item(x[15]) if x[15] else {},
-                scores=scores.get(key, []),
-                failures=failures.get(key, []),
-            )
-        )
-    return out
+    return [
+        item_record(x, scores.get((x[0], x[1], x[2]), []), failures.get((x[0], x[1], x[2]), []))
+        for x in c.execute(stmt)
+    ]
+
+
+def item_record(r: Sequence[Any], scores: list[ScoreRecord], failures: list[Failure]) -> ItemRecord:
+    """An item from a row of its columns (subject, task, item_id, seq, status, attempts,
+    category, input, expected, score, started_at, finished_at, duration_ms, output, latency,
+    extra: `item_records`' select, and the viewer's), with its verdicts and failures."""
+    inp = loads_item(r[7])
+    return ItemRecord(
+        subject=r[0],
+        task=r[1],
+        item_id=r[2],
+        seq=r[3],
+        status=r[4],
+        attempts=r[5] or 0,
+        category=r[6],
+        input=inp if isinstance(inp, dict) else {"text": inp},
+        expected=loads_item(r[8]),
+        score=r[9],
+        started_at=r[10],
+        finished_at=r[11],
+        duration_ms=r[12],
+        output=None if r[13] is None else loads_item(r[13]),
+        latency_ms=loads_item(r[14]) if r[14] else {},
+        extra=loads_item(r[15]) if r[15] else {},
+        scores=scores,
+        failures=failures,
+    )
 
 
 def export_rows(c: sa.Connection, run_id: str) -> Iterator[dict[str, Any]]:

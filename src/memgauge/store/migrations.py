@@ -4,6 +4,11 @@ The store's history continues in Alembic (`store/revisions`, one history for SQL
 PostgreSQL), whose first revision creates the schema as of 0009. These stay to bring a SQLite
 store made before Alembic up to 0009, which `memgauge.store.engine.upgrade` then stamps and
 upgrades in place. Never edit or add one here: add an Alembic revision.
+
+A store made by the memgauge that ran two more here (0010_suite_run_gate, 0011_optimization_history,
+now Alembic's 0011 and 0012) has them recorded in `schema_migrations`: they are not in this
+list, so nothing here runs again, and the Alembic revisions find their column and tables there
+and keep them.
 """
 
 from __future__ import annotations

@@ -30,8 +30,10 @@ class ShadowStore(Store):
 
     threads = True
 
-    def __init__(self, where: str | Path | StoreURL | None = None) -> None:
-        super().__init__(where)
+    def __init__(
+        self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
+    ) -> None:
+        super().__init__(where, read_only=read_only)
         self._lock = threading.Lock()
 
     def record_shadow(self, experiment: str, row: Mapping[str, Any]) -> None:

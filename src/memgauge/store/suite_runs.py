@@ -24,6 +24,7 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.store import bundle, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
+from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
 from memgauge.store.tables import eval_results, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
@@ -80,14 +81,17 @@ _RUN_COLUMNS = (
 )
 
 
-class SuiteRunStore(Store):
-    """Suite runs in one store (default `MEMGAUGE_STORE`, else `MEMGAUGE_HOME/results.db`)."""
+class SuiteRunStore(OptimizationHistory, Store):
+    """Suite runs in one store (default `MEMGAUGE_STORE`, else `MEMGAUGE_HOME/results.db`), and
+    the history of optimizations (`OptimizationHistory`)."""
 
     # a run records items from its recorder thread while the main thread waits
     threads = True
 
-    def __init__(self, where: str | Path | StoreURL | None = None) -> None:
-        super().__init__(where)
+    def __init__(
+        self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
+    ) -> None:
+        super().__init__(where, read_only=read_only)
         # this process's writers take turns here before the database's lock: one waiting for
         # another thread's transaction wakes as it ends, not after the busy handler's next sleep
         self._write_lock = threading.Lock()
@@ -215,15 +219,45 @@ class SuiteRunStore(Store):
             ]
             replace_eval_results(c, run_id, rows)
 
-    def mark_gated(self, run_id: str) -> None:
-        """A run the regression gate judged: its `eval_results` rows become `regression`."""
-        e = eval_results.c
+    def mark_gated(self, run_id: str, verdict: str) -> None:
+        """A run the regression gate judged (`pass` or `fail`): its verdict is kept (an accepted
+        run stays accepted) and its `eval_results` rows become `regression`."""
+        e, r = eval_results.c, runs_t.c
         with self._write() as c:
+            c.execute(
+                sa.update(runs_t)
+                .where(r.run_id == run_id, sa.or_(r.gate.is_(None), r.gate != "accepted"))
+                .values(gate=verdict)
+            )
             c.execute(
                 sa.update(eval_results)
                 .where(e.run_id == run_id, e.run_type == "full")
                 .values(run_type="regression")
             )
+
+    def accept_gate(self, run_id: str) -> str | None:
+        """`gate --accept`: the run counts in later baselines even if it failed the gate; its
+        verdict before (None: never gated)."""
+        r = runs_t.c
+        with self._write() as c:
+            before = c.execute(sa.select(r.gate).where(r.run_id == run_id)).scalar()
+            c.execute(sa.update(runs_t).where(r.run_id == run_id).values(gate="accepted"))
+        return None if before is None else str(before)
+
+    def gate_verdict(self, run_id: str) -> str | None:
+        """The gate's last verdict on the run (pass, fail, accepted), None if never gated."""
+        with self._read() as c:
+            found = c.execute(sa.select(runs_t.c.gate).where(runs_t.c.run_id == run_id)).scalar()
+        return None if found is None else str(found)
+
+    def failed_gates(self, suite: str) -> set[str]:
+        """The runs of `suite` that failed the gate and were not accepted."""
+        r = runs_t.c
+        with self._read() as c:
+            rows = c.execute(
+                sa.select(r.run_id).where(r.suite_name == suite, r.gate == "fail")
+            ).all()
+        return {str(x[0]) for x in rows}
 
     def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
         """The run, or None; without `summary`, its summary is left unread (None)."""
@@ -246,7 +280,8 @@ class SuiteRunStore(Store):
         return [str(r[0]) for r in rows]
 
     def list_runs(self, limit: int = 50, suite: str | None = None) -> list[dict[str, Any]]:
-        """The newest runs first, with item counts by status."""
+        """The newest runs first, with what started each (its `kind`: suite, evaluate, demo,
+        extraction, operations, audit) and item counts by status."""
         r, i = runs_t.c, items_t.c
 
         def count(status: str) -> Any:
@@ -256,6 +291,7 @@ class SuiteRunStore(Store):
             sa.select(
                 r.run_id,
                 r.suite_name,
+                r.kind,
                 r.status,
                 r.created_at,
                 r.finished_at,
@@ -272,9 +308,9 @@ class SuiteRunStore(Store):
             stmt = stmt.where(r.suite_name == suite)
         with self._read() as c:
             rows = c.execute(stmt).all()
-        keys = ("run_id", "suite", "status", "created_at", "finished_at", "n_items")
+        keys = ("run_id", "suite", "kind", "status", "created_at", "finished_at", "n_items")
         return [
-            {**dict(zip(keys, x[:6], strict=True)), "n_completed": x[6] or 0, "n_failed": x[7] or 0}
+            {**dict(zip(keys, x[:7], strict=True)), "n_completed": x[7] or 0, "n_failed": x[8] or 0}
             for x in rows
         ]
 

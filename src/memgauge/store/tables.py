@@ -71,6 +71,7 @@ metadata = sa.MetaData()
 
 _T, _I, _F = sa.Text, sa.Integer, sa.Double
 _STATUS = "status IN ('queued', 'running', 'completed', 'failed', 'cancelled')"
+_GATE = "gate IS NULL OR gate IN ('pass', 'fail', 'accepted')"
 
 
 def _col(name: str, type_: Any, *args: Any, **kw: Any) -> sa.Column[Any]:
@@ -107,7 +108,11 @@ suite_runs = sa.Table(
     _col("pid_start", _T),
     _col("owner", _T),
     _col("kind", _T, nullable=False, server_default="suite"),
+    # the gate's last verdict (revision 0011): 'fail' leaves the run out of later baselines,
+    # 'accepted' (`gate --accept`) puts it back; NULL: never gated, counted
+    _col("gate", _T),
     sa.CheckConstraint(_STATUS, name="ck_suite_runs_status"),
+    sa.CheckConstraint(_GATE, name="ck_suite_runs_gate"),
     sa.Index("idx_suite_runs_suite", "suite_name", "created_at"),
 )
 
@@ -419,4 +424,81 @@ eval_shadow_runs = sa.Table(
     sa.Index("idx_eval_shadow_feature", "feature_id"),
     sa.Index("idx_eval_shadow_created", "created_at"),
     sqlite_autoincrement=True,
+)
+
+
+# `memgauge optimize`'s history (revision 0012; columns documented in store/optimization.py)
+optimization_studies = sa.Table(
+    "optimization_studies",
+    metadata,
+    _col("study_id", _T, primary_key=True),
+    _col("suite_name", _T, nullable=False),
+    _col("suite_path", _T),
+    _col("task", _T, nullable=False),
+    _col("measure", _T, nullable=False),
+    _col("subject", _T, nullable=False),
+    _col("strategy", _T, nullable=False),
+    _col("status", _T, nullable=False),
+    _col("stopped_because", _T),
+    _col("config_json", _T, nullable=False),
+    _col("best_step", _I),
+    _col("best_candidate", _I),
+    _col("holdout_json", _T),
+    _col("usage_json", _T, nullable=False, server_default="{}"),
+    _col("pid", _I),
+    _col("pid_start", _T),
+    _col("host", _T),
+    _col("created_at", _T, nullable=False),
+    _col("updated_at", _T, nullable=False),
+    _col("finished_at", _T),
+    sa.CheckConstraint(
+        "status IN ('running', 'completed', 'cancelled', 'failed')",
+        name="ck_optimization_studies_status",
+    ),
+    sa.Index("idx_optimization_studies_created", "created_at"),
+)
+
+optimization_iterations = sa.Table(
+    "optimization_iterations",
+    metadata,
+    _col(
+        "study_id",
+        _T,
+        sa.ForeignKey("optimization_studies.study_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    _col("phase", _T, primary_key=True),
+    _col("step", _I, primary_key=True),
+    _col("candidate", _I, primary_key=True),
+    _col("target", _T, nullable=False),
+    _col("status", _T, nullable=False),
+    _col("params_json", _T, nullable=False),
+    _col("texts_json", _T, nullable=False),
+    _col("run_id", _T),
+    *(
+        _col(name, _F)
+        for name in (
+            "score",
+            "ci_low",
+            "ci_high",
+            "delta",
+            "delta_ci_low",
+            "delta_ci_high",
+            "baseline_delta",
+            "baseline_delta_ci_low",
+            "baseline_delta_ci_high",
+        )
+    ),
+    _col("accepted", _I),
+    _col("values_json", _T),
+    _col("note", _T),
+    _col("reason", _T),
+    _col("started_at", _T, nullable=False),
+    _col("finished_at", _T),
+    _col("seconds", _F),
+    sa.CheckConstraint("phase IN ('tune', 'holdout')", name="ck_optimization_iterations_phase"),
+    sa.CheckConstraint(
+        "status IN ('running', 'completed', 'failed')", name="ck_optimization_iterations_status"
+    ),
+    sa.Index("idx_optimization_iterations_run", "run_id"),
 )

@@ -23,6 +23,7 @@ from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.llm.context import llm_context
 from memgauge.llm.types import ChatRequest, LLMClient, Message
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.learnings import Learnings, LearningsSection
 from memgauge.subjects.protocol import Answer, SearchResult
 
 __all__ = ["ChatAgent", "ExtractiveAgent", "MemoryAgent"]
@@ -74,11 +75,13 @@ class ChatAgent(_Remembers):
         provider: str | None = None,
         max_history_chars: int | None = 400_000,
         system: str = SYSTEM,
+        learnings: Learnings | None = None,
     ) -> None:
         super().__init__()
         self.model, self.base_url, self.provider = model, base_url, provider
         self.max_history_chars = max_history_chars
         self.system = system
+        self.learnings = LearningsSection(learnings)
         self._transcript: str | None = None
         self._lock = threading.Lock()
 
@@ -114,7 +117,8 @@ class ChatAgent(_Remembers):
         """Ask the model with the whole transcript (plus `history`, if given)."""
         extra = "\n".join(f"{t.role}: {t.content}" for t in history or [])
         convo = self.transcript() + ("\n" + extra if extra else "")
-        return _ask(self._client(), self.system, f"CONVERSATIONS:\n{convo}", question, self.model)
+        system = self.learnings.apply(self.system)
+        return _ask(self._client(), system, f"CONVERSATIONS:\n{convo}", question, self.model)
 
 
 class MemoryAgent(_Remembers):
@@ -131,10 +135,12 @@ class MemoryAgent(_Remembers):
         base_url: str | None = None,
         provider: str | None = None,
         system: str = SYSTEM,
+        learnings: Learnings | None = None,
     ) -> None:
         super().__init__()
         self.memory, self.model, self.k = memory, model, k
         self.base_url, self.provider, self.system = base_url, provider, system
+        self.learnings = LearningsSection(learnings)
 
     @property
     def name(self) -> str:
@@ -169,9 +175,8 @@ class MemoryAgent(_Remembers):
         client = llm_context().client(
             model=self.model, base_url=self.base_url, provider=self.provider
         )
-        ans = _ask(
-            client, self.system, "RETRIEVED MEMORIES:\n" + "\n".join(lines), question, self.model
-        )
+        system = self.learnings.apply(self.system)
+        ans = _ask(client, system, "RETRIEVED MEMORIES:\n" + "\n".join(lines), question, self.model)
         return Answer(
             ans.text,
             latency_ms={"search": search_ms, **ans.latency_ms},

@@ -22,6 +22,8 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.learnings import Learnings, PromptedLLM
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["HeuristicDecider", "LLMDecider"]
 
@@ -39,7 +41,8 @@ Choose one action:
   content, keeping every fact of both (the newer one wins where they disagree);
 - DELETE: it makes a stored memory wrong and nothing should replace it: give that id;
 - CREATE: it is about something else: give its content.
-Reply with only {{"action": "...", "id": "...", "content": "...", "reason": "..."}}."""
+Give the memory a few short topic tags.
+Reply with only {{"action": "...", "id": "...", "content": "...", "tags": ["..."], "reason": "..."}}."""
 
 
 class Decision(BaseModel):
@@ -50,18 +53,29 @@ class Decision(BaseModel):
     action: str = Field(description="CREATE, UPDATE, NOOP or DELETE")
     id: str | None = Field(default=None, description="target memory id")
     content: str | None = Field(default=None, description="new or merged content")
+    tags: list[str] = Field(default_factory=list, description="topic tags of the memory")
     reason: str = Field(default="", description="why")
 
 
-class LLMDecider:
+class LLMDecider(PromptedLLM):
     """One structured LLM call per decision."""
 
     #: one call per case, safe from many threads; nothing to ingest
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
-    def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
-        self.model, self.base_url = model, base_url
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        learnings: Learnings | None = None,
+        prompt: str = DECIDE_PROMPT,
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {incoming} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        super().__init__(model, base_url=base_url, learnings=learnings)
+        self.prompt = prompt
 
     @property
     def name(self) -> str:
@@ -70,9 +84,12 @@ class LLMDecider:
 
     def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
         """The decision; SubjectError when the model gives none."""
-        prompt = DECIDE_PROMPT.format(
-            existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
-            incoming=incoming.get("content", ""),
+        prompt = self.learnings.apply(
+            fill_template(
+                self.prompt,
+                existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
+                incoming=incoming.get("content", ""),
+            )
         )
         client = llm_context().client(model=self.model, base_url=self.base_url)
         out = run_sync(

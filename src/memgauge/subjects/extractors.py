@@ -22,6 +22,8 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.learnings import Learnings, PromptedLLM
+from memgauge.subjects.templates import fill_template
 
 __all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor"]
 
@@ -52,15 +54,25 @@ def _conversation(turns: list[Turn]) -> str:
     return "\n".join(f"{t.role}: {t.content}" for t in turns)
 
 
-class LLMExtractor:
+class LLMExtractor(PromptedLLM):
     """The built-in extractor: one structured LLM call per conversation."""
 
     #: one call per case, safe from many threads; nothing to ingest
     capabilities = Capabilities(concurrent=True)
     is_memory = False
 
-    def __init__(self, model: str | None = None, *, base_url: str | None = None) -> None:
-        self.model, self.base_url = model, base_url
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        learnings: Learnings | None = None,
+        prompt: str = EXTRACT_PROMPT,
+    ) -> None:
+        """`prompt`: the template of the one call, with {existing} and {conversation} (literal
+        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
+        super().__init__(model, base_url=base_url, learnings=learnings)
+        self.prompt = prompt
 
     @property
     def name(self) -> str:
@@ -69,9 +81,12 @@ class LLMExtractor:
 
     def extract(self, conversation: list[Turn], existing_memory: list[str]) -> list[str]:
         """The memory after `conversation`; SubjectError when the model gives no usable reply."""
-        prompt = EXTRACT_PROMPT.format(
-            existing="\n".join(f"- {m}" for m in existing_memory) or "(empty)",
-            conversation=_conversation(conversation),
+        prompt = self.learnings.apply(
+            fill_template(
+                self.prompt,
+                existing="\n".join(f"- {m}" for m in existing_memory) or "(empty)",
+                conversation=_conversation(conversation),
+            )
         )
         client = llm_context().client(model=self.model, base_url=self.base_url)
         out = run_sync(

@@ -1,8 +1,8 @@
 """Any Python object as a subject: `package.module:factory` called with keyword arguments.
 
 The factory (a class or function) must return a memory system (`reset`, `ingest`, `search`,
-optionally `flush` and `dump`), an agent (`answer(question, history=None)` returning text or an
-`Answer`), or both. `search` may return a
+optionally `flush` and `dump`), an agent (`answer(question, history=None)` returning text, an
+object with a `text` attribute or a dict with "text"), or both. `search` may return a
 `SearchResult`, a list of `Hit`s, or a list of dicts with `id` and optionally `text`, `score`,
 `channels`: the adapter normalises them, so a user's class needs no memgauge imports. Session
 context is passed as `session=` only when `search` accepts it.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import reprlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from pydantic import Field, field_validator
 
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
-from memgauge.errors import SubjectError, UsageError
+from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Answer, Hit, SearchResult
 
@@ -51,17 +52,37 @@ def load_target(target: str) -> Callable[..., Any]:
 
 
 def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:
-    """An `Answer` from whatever an agent returned: text, `{"text": ...}` or an Answer."""
+    """An `Answer` from whatever an agent returned: text, an `Answer`, any object with a str
+    `text` attribute (the agent's own class: a user's code needs no memgauge import), or a
+    mapping with a str "text" (its other keys become the metadata). Anything else is a
+    ReplyError naming the type returned and what is expected."""
+    if isinstance(raw, str):
+        return Answer(raw, {"total": elapsed_ms})
     if isinstance(raw, Answer):
         return Answer(raw.text, {**raw.latency_ms, "adapter_total": elapsed_ms}, raw.metadata)
-    if isinstance(raw, Mapping) and isinstance(raw.get("text"), str):
-        meta = {k: v for k, v in raw.items() if k != "text"}
-        return Answer(raw["text"], {"total": elapsed_ms}, meta)
-    if not isinstance(raw, str):
-        raise SubjectError(
-            f"answer returned {type(raw).__name__}; return text, {{'text': ...}} or an Answer"
+    if isinstance(raw, Mapping):
+        text, meta = raw.get("text"), {k: v for k, v in raw.items() if k != "text"}
+    else:
+        text, meta = getattr(raw, "text", None), {}
+    if isinstance(text, str):
+        return Answer(text, {"total": elapsed_ms}, meta)
+    raise ReplyError(_unreadable(raw, text))
+
+
+def _unreadable(raw: Any, text: Any) -> str:
+    """What a ReplyError says: the type returned (and of its text), and what is expected."""
+    what = type(raw).__name__
+    if isinstance(raw, Mapping):
+        what += (
+            " without a str 'text'" if text is None else f" whose 'text' is {type(text).__name__}"
         )
-    return Answer(raw, {"total": elapsed_ms})
+    elif text is not None:
+        what += f" whose text is {type(text).__name__}"
+    # reprlib: shortened, and an object whose repr raises is still named
+    return (
+        f"answer() returned {what} ({reprlib.repr(raw)}); expected text (str), an object with a str `text` "
+        "attribute, or a dict with a str 'text'"
+    )
 
 
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
@@ -246,6 +267,10 @@ class PythonSubject:
     def extract(self, conversation: Sequence[Turn], existing_memory: Sequence[str]) -> Any:
         """Forward to the object's `extract` (or call it, when the factory gave a function)."""
         return self._write_call("extract", list(conversation), list(existing_memory))
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Forward to the object's `embed` (or call it, when the factory gave a function)."""
+        return self._write_call("embed", list(texts))
 
     def decide(self, existing: Sequence[Mapping[str, Any]], incoming: Mapping[str, Any]) -> Any:
         """Forward to the object's `decide` (or call it, when the factory gave a function)."""

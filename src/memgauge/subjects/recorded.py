@@ -9,26 +9,27 @@ never an empty answer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from memgauge.data.io import load_recorded
 from memgauge.errors import SubjectError
 from memgauge.subjects.events import Capabilities
 
-__all__ = ["RecordedSubject"]
+__all__ = ["FileReplay", "RecordedSubject"]
 
 
-class RecordedSubject:
-    """Replays `path`'s outputs by item id."""
+class FileReplay:
+    """A subject that replays a file (read once; many threads may read it at once)."""
+
+    what: ClassVar[str] = "replayed file"
 
     def __init__(self, path: str) -> None:
         self.path = str(path)
-        self._outputs: dict[str, Any] = load_recorded(Path(path))
 
     @property
     def name(self) -> str:
-        """`recorded outputs <file name>`."""
-        return f"recorded outputs {Path(self.path).name}"
+        """`<what> <file name>`."""
+        return f"{self.what} {Path(self.path).name}"
 
     @property
     def capabilities(self) -> Capabilities:
@@ -39,6 +40,16 @@ class RecordedSubject:
     def is_memory(self) -> bool:
         """Nothing to ingest."""
         return False
+
+
+class RecordedSubject(FileReplay):
+    """Replays `path`'s outputs by item id."""
+
+    what = "recorded outputs"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._outputs: dict[str, Any] = load_recorded(Path(path))
 
     def recorded_output(self, item_id: str) -> Any:
         """The output recorded for `item_id`; SubjectError when there is none."""

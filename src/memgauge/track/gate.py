@@ -1,23 +1,41 @@
 """Rolling baselines and regression gates over a suite's run history (seed 000).
 
-For each metric (subject / task / evaluator mean) the baseline is the mean of the same metric
-in the last `window` completed runs before the current one (5 by default). The drop is
-`(baseline - current) / baseline`; it is a regression when the drop reaches the metric's
-threshold (15% by default; 10% for exact-match evaluators, whose scores should not move; 20%
-for LLM judges, which vary more) **and** the baseline lies above the current run's own 95% CI,
-so that a drop the run's noise can explain is reported as such, not called a regression.
+The seed's rule decides. For each run-level number (subject / task / measure) the baseline is
+the mean of the same number in the last `window` (5) earlier runs that have it, from the first
+earlier run on (with 1 to 4 earlier runs, their mean). The drop is
+`(baseline - current) / baseline` (for a measure where lower is better, a hallucination rate,
+`(current - baseline) / baseline`), and the gate fails when any drop reaches its threshold
+(up to float round-off):
+15% by default, 10% for exact-match evaluators (whose scores should not move), 20% for LLM judges
+(which vary more), or a per-evaluator override.
 
-Gate phases, progressive: `bootstrap` while the baseline forms (fewer than `min_history` runs
-before the current one): always pass; `stabilization` (fewer than `production_after`): a
-regression warns; `production`: a regression fails the gate.
+Earlier runs that failed the gate are left out of the baseline, so that one regression does not
+drag the baseline down and let the next one through; `memgauge gate --accept RUN` puts a run
+back (a deliberate trade-off, say a cheaper model, becomes the new normal).
+
+The CI-aware view is kept beside the decision: each check says whether the baseline lies inside
+the current run's 95% CI (a drop the run's own noise could explain). With `by="ci-upper"` it
+decides instead, by the one rule of `aggregates.targets`: the run regresses only when the
+favourable CI bound (the upper bound; the lower for a lower-is-better measure) has dropped by
+the threshold, i.e. the whole interval lies past it.
+
+Power: for each measure the gate estimates the chance that a suite of this size detects a drop
+of the threshold's size (delta = threshold * baseline) at the spread the run showed. The per-item
+sd is read back from the run's 95% CI, sd = (ci_high - ci_low) / (2 * 1.96) * sqrt(n) (exact
+for a normal interval, an approximation for a bootstrap or Wilson one), and the power is that of a
+two-sided t-test on n items at effect delta / sd (`stats.samplesize.paired_t_power`). Below
+`min_power` (0.8) the gate warns, with the number of items that would reach it (not for a
+measure that regressed: the drop was big enough to see).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgauge.aggregates.targets import By, compared_value
 from memgauge.data.records import MeasureValue, RunRecord
 
 __all__ = [
@@ -26,13 +44,19 @@ __all__ = [
     "GateConfig",
     "GateResult",
     "MetricCheck",
+    "detection_power",
     "evaluate_gate",
     "metric_key",
     "sparkline",
 ]
 
 EXACT_EVALUATORS = frozenset({"exact", "contains", "icontains", "regex"})
-JUDGE_EVALUATORS = frozenset({"rubric", "qa-judge", "facts", "pairwise", "panel"})
+JUDGE_EVALUATORS = frozenset({"rubric", "qa-judge", "facts", "pairwise", "panel", "relevance"})
+
+_Z975 = 1.959963984540054  # the 97.5% normal quantile: a 95% CI is mean +- _Z975 * se
+# a drop is compared with its threshold up to float round-off: 1.0 -> 0.9 computes as a drop of
+# 0.09999999999999998, and is the 10% it reads as
+_EPS = 1e-9
 
 
 @dataclass(frozen=True)
@@ -40,14 +64,14 @@ class GateConfig:
     """How the gate decides.
 
     Attributes:
-        window: runs in the rolling baseline.
+        window: earlier runs in the rolling baseline (up to this many, as many as exist).
         threshold: relative drop that is a regression (default metrics).
         exact_threshold: for exact-match evaluators.
         judge_threshold: for LLM judges.
         overrides: evaluator label or name -> threshold.
-        min_history: runs before the current one needed to leave the bootstrap phase.
-        production_after: runs needed to leave stabilization.
-        phase: force a phase (`bootstrap`, `stabilization`, `production`), or None for auto.
+        by: `point` (the seed's rule: the run's value) or `ci-upper` (the favourable bound of
+            its 95% CI, so that a drop the run's noise can explain passes).
+        min_power: below this power to detect a threshold-sized drop, the gate warns.
     """
 
     window: int = 5
@@ -55,9 +79,8 @@ class GateConfig:
     exact_threshold: float = 0.10
     judge_threshold: float = 0.20
     overrides: Mapping[str, float] = field(default_factory=dict)
-    min_history: int = 3
-    production_after: int = 10
-    phase: str | None = None
+    by: By = "point"
+    min_power: float = 0.8
 
     def threshold_for(self, label: str, kind: str | None) -> float:
         """The threshold of one evaluator (label, then its kind, then its tier)."""
@@ -87,6 +110,12 @@ class MetricCheck:
     regressed: bool
     within_ci: bool | None
     note: str
+    power: float | None = None
+
+    @property
+    def reached(self) -> bool:
+        """Whether the point drop reached the threshold (a regression by the seed's rule)."""
+        return self.drop is not None and self.drop >= self.threshold - _EPS
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -101,20 +130,27 @@ class GateResult:
 
     run_id: str
     suite: str
-    phase: str
     status: str
     n_history: int
     checks: list[MetricCheck]
+    by: By = "point"
+    baseline_runs: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready (`status`, `phase`, per metric `baseline`, `current`, `drop`,
-        `threshold`, `regressed`)."""
+        """JSON-ready (`status`, `by`, the runs the baseline averaged and those left out as
+        failed gates, `warnings`, per metric `baseline`, `current`, `drop`, `threshold`,
+        `regressed`, `within_ci`, `power`)."""
         return {
             "run_id": self.run_id,
             "suite": self.suite,
             "status": self.status,
-            "phase": self.phase,
+            "by": self.by,
             "n_history": self.n_history,
+            "baseline_runs": self.baseline_runs,
+            "excluded": self.excluded,
+            "warnings": self.warnings,
             "metrics": [c.as_dict() for c in self.checks],
         }
 
@@ -124,18 +160,87 @@ def metric_key(m: MeasureValue) -> tuple[str, str, str]:
     return m.subject, m.task, m.name
 
 
-def _phase(n_history: int, cfg: GateConfig) -> str:
-    if cfg.phase:
-        return cfg.phase
-    if n_history < cfg.min_history:
-        return "bootstrap"
-    if n_history < cfg.production_after:
-        return "stabilization"
-    return "production"
-
-
 def _measures(run: RunRecord) -> dict[tuple[str, str, str], MeasureValue]:
     return {metric_key(m): m for m in (run.summary.measures() if run.summary else [])}
+
+
+def detection_power(n: int, ci: tuple[float, float], delta: float) -> tuple[float, float] | None:
+    """(power, sd): the power of a two-sided t-test on `n` items to detect a mean change of
+    `delta`, at the per-item sd read back from a 95% CI; None when it cannot be told (fewer than
+    2 items, or an interval of zero width: no spread was observed)."""
+    from memgauge.stats.samplesize import paired_t_power
+
+    sd = (ci[1] - ci[0]) / (2 * _Z975) * math.sqrt(n)
+    if n < 2 or sd <= 0 or delta <= 0:
+        return None
+    if delta / sd * math.sqrt(n) > 40:  # noncentrality past 40: power is 1 to machine precision
+        return 1.0, sd
+    try:
+        return paired_t_power(n, delta / sd), sd
+    except ArithmeticError:
+        return None
+
+
+def _power_warning(
+    key: tuple[str, str, str], m: MeasureValue, baseline: float, threshold: float, min_power: float
+) -> tuple[float | None, str | None]:
+    if m.ci_low is None or m.ci_high is None:
+        if m.n_scored < 2:
+            return None, (
+                f"{'/'.join(key)}: {m.n_scored} item(s), no spread to judge from: the suite is too"
+                f" small to tell a {threshold:.0%} drop from noise"
+            )
+        return None, None
+    delta = threshold * baseline
+    found = detection_power(m.n_scored, (m.ci_low, m.ci_high), delta)
+    if found is None:
+        return None, None
+    power, sd = found
+    if power >= min_power:
+        return power, None
+    from memgauge.stats.samplesize import sample_size_paired
+
+    needed = sample_size_paired(delta, sd, power=min_power).n_t
+    return power, (
+        f"{'/'.join(key)}: {m.n_scored} items give {power:.0%} power to detect a {threshold:.0%}"
+        f" drop ({delta:.3f}) at this run's spread (sd {sd:.3f}); about {needed} items would"
+        f" give {min_power:.0%}: a pass can hide a real drop"
+    )
+
+
+def _decide(
+    m: MeasureValue, baseline: float, threshold: float, by: By
+) -> tuple[float, bool, bool | None, str]:
+    """(drop, regressed, within_ci, note) of one measure against a positive baseline."""
+    cur = float(m.value)  # type: ignore[arg-type]
+    sign = 1.0 if m.higher_is_better else -1.0
+    drop = sign * (baseline - cur) / baseline
+    ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
+    within = None if ci is None else ci[0] <= baseline <= ci[1]
+    op = ">" if m.higher_is_better else "<"
+    bound = compared_value(cur, m.ci_low, m.ci_high, op, by)
+    decisive = sign * (baseline - bound) / baseline
+    regressed = decisive >= threshold - _EPS
+    if drop < threshold - _EPS:
+        change = f"{-drop:+.1%} against the baseline" if drop < 0 else f"-{drop:.1%}"
+        return drop, False, within, f"{change}, under {threshold:.0%}"
+    note = f"worse by {drop:.1%} >= {threshold:.0%}"
+    if ci is None:
+        note += "; this run has no CI (too few items), so the call rests on the threshold alone"
+    elif by == "ci-upper":
+        side = "upper" if m.higher_is_better else "lower"
+        note += f"; the CI's {side} bound {bound:.3f} is {decisive:.1%} worse: " + (
+            "a regression by --by ci-upper" if regressed else "noise by --by ci-upper"
+        )
+    elif within:
+        note += (
+            f"; the baseline {baseline:.3f} lies inside this run's 95% CI"
+            f" [{ci[0]:.3f}, {ci[1]:.3f}]: the run's noise could explain it (--by ci-upper"
+            " would pass it)"
+        )
+    else:
+        note += ", outside this run's 95% CI"
+    return drop, regressed, within, note
 
 
 def evaluate_gate(
@@ -143,19 +248,19 @@ def evaluate_gate(
     history: Sequence[RunRecord],
     cfg: GateConfig,
     kinds: Mapping[tuple[str, str], str] | None = None,
+    excluded: Collection[str] = (),
 ) -> GateResult:
     """Gate `current` against `history` (earlier completed runs of its suite, oldest first):
     every run-level number (evaluator means, IR metrics, P / R / F1, tier pass rates, audit
     rates). `kinds`: (task, evaluator label) -> evaluator name, for per-kind thresholds.
-
-    A measure where lower is better (a hallucination rate) regresses when it rises: its drop is
-    `(current - baseline) / baseline`.
+    `excluded`: ids of earlier runs that failed the gate and were not accepted; the baseline
+    leaves them out.
     """
     kinds = kinds or {}
-    past = list(history)[-cfg.window :]
+    counted = [r for r in history if r.run_id not in excluded]
+    past = counted[-cfg.window :] if cfg.window > 0 else []
     past_values = [_measures(run) for run in past]
-    phase = _phase(len(history), cfg)
-    checks = []
+    checks, warnings = [], []
     for key, m in _measures(current).items():
         values = [
             float(v.value)
@@ -167,39 +272,19 @@ def evaluate_gate(
         cur = m.value
         ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
         baseline = sum(values) / len(values) if values else None
-        drop = None
-        regressed, within, note = False, None, ""
+        drop: float | None = None
+        regressed, within, power = False, None, None
         if cur is None:
             note = "no score in this run (n/a)"
         elif baseline is None:
-            note = "no history yet: the baseline is forming"
+            note = "no earlier run has it: no baseline yet"
         elif baseline <= 0:
             note = "baseline is 0: a relative change is undefined"
         else:
-            sign = 1.0 if m.higher_is_better else -1.0
-            drop = sign * (baseline - float(cur)) / baseline
-            if drop >= threshold:
-                within = ci is not None and ci[0] <= baseline <= ci[1]
-                regressed = not within
-                if ci is None:
-                    note = (
-                        f"worse by {drop:.1%} >= {threshold:.0%}; this run has no CI (too few"
-                        " items), so the call rests on the threshold alone"
-                    )
-                elif within:
-                    note = (
-                        f"worse by {drop:.1%} (threshold {threshold:.0%}), but the baseline "
-                        f"{baseline:.3f} is inside this run's 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]:"
-                        " noise"
-                    )
-                else:
-                    note = f"worse by {drop:.1%} >= {threshold:.0%}, outside this run's 95% CI"
-            else:
-                note = (
-                    f"{-drop:+.1%} against the baseline"
-                    if drop < 0
-                    else f"-{drop:.1%}, under {threshold:.0%}"
-                )
+            drop, regressed, within, note = _decide(m, baseline, threshold, cfg.by)
+            power, warning = _power_warning(key, m, baseline, threshold, cfg.min_power)
+            if warning and not regressed:  # a drop it caught needs no warning about power
+                warnings.append(warning)
         checks.append(
             MetricCheck(
                 *key,
@@ -212,16 +297,20 @@ def evaluate_gate(
                 regressed=regressed,
                 within_ci=within,
                 note=note,
+                power=power,
             )
         )
-    any_regressed = any(c.regressed for c in checks)
-    if not any_regressed or phase == "bootstrap":
-        status = "pass"
-    elif phase == "stabilization":
-        status = "warn"
-    else:
-        status = "fail"
-    return GateResult(current.run_id, current.suite_name, phase, status, len(history), checks)
+    return GateResult(
+        current.run_id,
+        current.suite_name,
+        "fail" if any(c.regressed for c in checks) else "pass",
+        len(history),
+        checks,
+        by=cfg.by,
+        baseline_runs=[r.run_id for r in past],
+        excluded=[r.run_id for r in history if r.run_id in excluded],
+        warnings=warnings,
+    )
 
 
 _BLOCKS = "▁▂▃▄▅▆▇█"

@@ -4,8 +4,21 @@ told what broke before.
 On a regression the gate stores one failure memory per regressed metric into a memory subject
 (by default the reference memory, lexical, in `$MEMGAUGE_HOME/learnings.db`), tagged
 `eval-failure`, the eval name and `regression`, with the seed's metadata (eval name, baseline,
-current score, drop, run id, time). `relevant_learnings` returns the past failures most
-relevant to a task, formatted for a prompt within a token budget (about 4 characters a token).
+current score, drop, run id, time). Its text has the seed's content: the scores and the drop,
+the scorer's context (false positives and false negatives where the evaluator counts them), the
+common failure pattern among the failing items, a suggested action, and failing examples.
+
+The SDK function for your own prompts is `relevant_learnings` (also `memgauge.relevant_learnings`;
+defined in `subjects.learnings`, because memgauge's own LLM decider, extractor, judges and agents,
+which sit below this layer, read learnings too through their `learnings:` argument):
+
+    from memgauge import relevant_learnings
+
+    section = relevant_learnings(None, "memory merge decision", k=3, token_budget=400)
+    prompt = base_prompt + ("\n\n" + section if section else "")
+
+`memory` None reads the default learnings memory (`$MEMGAUGE_HOME/learnings.db`; '' when nothing
+was ever stored), a string is a `--learn-into` value, anything else a memory subject.
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.data.models import Memory
+from memgauge.subjects.learnings import relevant_learnings
 from memgauge.track.gate import MetricCheck
 
 __all__ = ["failure_memory", "relevant_learnings"]
@@ -69,24 +83,3 @@ def failure_memory(
             "run_id": run_id,
         },
     )
-
-
-def relevant_learnings(memory: Any, text: str, *, k: int = 5, token_budget: int = 500) -> str:
-    """The past failures `memory` finds for `text`, as a prompt section within the budget
-    ('' when there are none)."""
-    hits = memory.search(text, k).hits
-    if not hits:
-        return ""
-    budget = token_budget * 4
-    header = "Past evaluation failures relevant to this task (avoid repeating them):"
-    out, used = [header], len(header)
-    for h in hits:
-        block = f"\n---\n{h.text}"
-        if used + len(block) > budget:
-            room = budget - used - len("\n---\n") - 3
-            if room > 80:
-                out.append(f"\n---\n{h.text[:room]}...")
-            break
-        out.append(block)
-        used += len(block)
-    return "".join(out)

@@ -4,14 +4,12 @@ failed, what the scorer saw, and the memory that keeps it for future prompts."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from memgauge._util.home import memgauge_home
 from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label
-from memgauge.subjects.parse import one_spec
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.learnings import learnings_memory, learnings_path
+from memgauge.track.diagnosis import diagnose
 from memgauge.track.gate import GateResult
 from memgauge.track.learning import failure_memory
 
@@ -43,9 +41,11 @@ def _evaluator_for(items: Sequence[ItemRecord], measure: str) -> str | None:
     return next(iter(sorted(labels)), None)
 
 
-def failing_items(items: Sequence[ItemRecord], evaluator: str, n: int = 3) -> list[ItemRecord]:
-    """Up to `n` items the evaluator failed, worst first: judged not passed, or errored, or
-    (for an evaluator with no pass/fail) scored below its mean over the run."""
+def failing_items(
+    items: Sequence[ItemRecord], evaluator: str, n: int | None = 3
+) -> list[ItemRecord]:
+    """Up to `n` (None: all) items the evaluator failed, worst first: judged not passed, or
+    errored, or (for an evaluator with no pass/fail) scored below its mean over the run."""
     scored: list[tuple[ItemRecord, ScoreRecord]] = []
     for r in items:
         sc = r.verdict(evaluator)
@@ -63,25 +63,7 @@ def failing_items(items: Sequence[ItemRecord], evaluator: str, n: int = 3) -> li
 
     bad = [(r, sc) for r, sc in scored if failed(sc)]
     bad.sort(key=lambda pair: -1.0 if pair[1].value is None else float(pair[1].value))
-    return [r for r, _sc in bad[:n]]
-
-
-def learnings_path(path: Path | None = None) -> Path:
-    """Where failure memories go by default: `MEMGAUGE_HOME/learnings.db`."""
-    return path or memgauge_home() / "learnings.db"
-
-
-def learnings_memory(path: Path | None = None, into: str | None = None) -> Any:
-    """The memory that holds failure memories: the subject `into` names (any `memgauge
-    evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
-    memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
-    if into is not None:
-        return build_subject(one_spec(into, "--learn-into"))
-    where = learnings_path(path)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    return build_subject(
-        {"reference": {"mode": "lexical", "path": str(where), "namespace": "learnings"}}
-    )
+    return [r for r, _sc in (bad if n is None else bad[:n])]
 
 
 def _fmt(x: float | None) -> str:
@@ -102,11 +84,15 @@ def learn_from(
     measures = (
         {(m.subject, m.task, m.name): m for m in run.summary.measures()} if run.summary else {}
     )
+    kinds = kinds_of(run)
     memories = []
     for c in regressed:
         mine = [r for r in items if (r.subject, r.task) == (c.subject, c.task)]
         evaluator = _evaluator_for(mine, c.evaluator)
-        failing = failing_items(mine, evaluator) if evaluator else []
+        every = failing_items(mine, evaluator, None) if evaluator else []
+        failing = every[:3]
+        kind = kinds.get((c.task, evaluator or c.evaluator))
+        found = diagnose(mine, evaluator, kind, every)
         m = measures.get((c.subject, c.task, c.evaluator))
         pass_rate = next(
             (
@@ -121,6 +107,7 @@ def learn_from(
             f"{m.n_scored if m else 0} items, {m.n_failed if m else 0} failed; pass rate "
             f"{_fmt(pass_rate)}"
         )
+        context = "\n".join([context, *found.lines(kind)])
         memories.append(
             failure_memory(
                 c,

@@ -27,7 +27,9 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.structured import Structured, acomplete_structured
 from memgauge.llm.types import LLMClient, Message
 from memgauge.scorers.base import EvalContext, Score
+from memgauge.scorers.judges.agent import JudgeAgent
 from memgauge.scorers.judges.templates import PromptTemplate
+from memgauge.subjects.learnings import Learnings, LearningsSection, section_hash
 
 __all__ = ["JudgeBase", "Verdict"]
 
@@ -57,6 +59,10 @@ class JudgeBase:
         on_failure: `fail` (record a failure: the default) or `neutral` (seed 000's 0.5,
             flagged as a fallback and reported apart).
         repeat: repeat index, so re-judging k times makes k distinct cached calls.
+        learnings: past evaluation failures added to the judge's system prompt
+            (`{query, k, budget}`; seed 000's eval-to-learning).
+        agent: an agent subject that judges instead of a model (seed 004's `judgeAgentId`):
+            its spec `{kind: {args}}`, or in a suite the name of one of its subjects.
     """
 
     name: ClassVar[str]
@@ -69,12 +75,17 @@ class JudgeBase:
     max_tokens: int | None = None
     on_failure: Literal["fail", "neutral"] = "fail"
     repeat: int = 0
+    learnings: Learnings | None = None
+    agent: str | dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.on_failure not in ("fail", "neutral"):
             raise UsageError(
                 f"{self.name}: on_failure is 'fail' or 'neutral', got {self.on_failure!r}"
             )
+        if isinstance(self.agent, dict):
+            # a subject name stays a name until the suite resolves it (`resolve_agents`)
+            object.__setattr__(self, "_agent", JudgeAgent(self.agent))
 
     def client(self) -> LLMClient:
         """The shared client of this judge's endpoint and model (looked up once per LLM
@@ -115,8 +126,14 @@ class JudgeBase:
         repeat: int | None = None,
     ) -> tuple[Structured[V], dict[str, Any]]:
         """One structured call; the outcome and the detail every verdict records."""
+        section = self._learned()
+        messages = _with_section((*template.render(values), *extra), section)
+        if self.agent is not None:
+            out_agent, detail_agent = await self._ask_agent(template, messages, model_cls)
+            if section:
+                detail_agent["learnings_hash"] = section_hash(section)
+            return out_agent, detail_agent
         client = self.client()
-        messages = (*template.render(values), *extra)
         out = await acomplete_structured(
             client,
             messages,
@@ -136,12 +153,47 @@ class JudgeBase:
             "requests": out.requests,
             "cached": bool(out.responses) and all(r.cached for r in out.responses),
         }
+        if section:
+            detail["learnings_hash"] = section_hash(section)
         if out.error_kind is not None:
             # an unreachable endpoint ("connection" after every retry) exits 3, not 4
             detail["llm_error_kind"] = out.error_kind
         if out.retryable:
             # the store re-queues such an item on `--resume ID --retry-failed`
             detail["retryable"] = True
+        return out, detail
+
+    def _learned(self) -> str:
+        """The learnings section, fetched once per judge."""
+        memo = self.__dict__.get("_learnings_memo")
+        if memo is None:
+            memo = self.__dict__.setdefault("_learnings_memo", LearningsSection(self.learnings))
+        text: str = memo.text()
+        return text
+
+    async def _ask_agent(
+        self, template: PromptTemplate, messages: Sequence[Message], model_cls: type[V]
+    ) -> tuple[Structured[V], dict[str, Any]]:
+        agent: JudgeAgent | None = self.__dict__.get("_agent")
+        if agent is None:
+            out: Structured[V] = Structured(
+                None,
+                "agent",
+                error=f"no subject called {self.agent!r} to judge with: name a subject of the "
+                "suite or give an agent spec {kind: {args}}",
+            )
+            return out, {"judge": self.name, "agent": self.agent, **template.record()}
+        out = await agent.ask(messages, model_cls)
+        detail: dict[str, Any] = {
+            "judge": self.name,
+            "model": f"agent {agent.name}",
+            "agent": agent.spec,
+            **template.record(),
+            "route": out.route,
+            "raw_reply": out.raw,
+            "requests": 0,
+            "cached": False,
+        }
         return out, detail
 
     def failed(self, reason: str, detail: dict[str, Any]) -> Score:
@@ -154,3 +206,14 @@ class JudgeBase:
                 detail={**detail, "fallback": True, "judge_error": reason},
             )
         return Score.failure(f"judge failed: {reason}", **detail)
+
+
+def _with_section(messages: Sequence[Message], section: str) -> tuple[Message, ...]:
+    """The messages with the learnings section at the end of the system message (one added
+    first when there is none)."""
+    if not section:
+        return tuple(messages)
+    if messages and messages[0].role == "system":
+        first = Message("system", f"{messages[0].content}\n\n{section}")
+        return (first, *messages[1:])
+    return (Message("system", section), *messages)

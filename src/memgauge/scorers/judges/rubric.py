@@ -3,6 +3,8 @@ over weighted criteria whose weighted mean is computed here, not by the model.
 
     {rubric: "Did the answer use recalled decisions rather than invent them? Score 0-100."}
     {rubric: {preset: merge-quality}}    # completeness 50 / coherence 30 / conciseness 20
+    {rubric: {preset: memory-quality}}   # specificity 50 / actionability 30 / accuracy 20
+    {rubric: {preset: summary-quality}}  # key facts 60 / accuracy 25 / conciseness 15
     {rubric: {prompt: "...", criteria: {accuracy: 2, tone: 1}, threshold: 0.8}}
 """
 
@@ -19,9 +21,13 @@ from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
 from memgauge.scorers.judges.templates import (
+    MEMORY_QUALITY,
+    MEMORY_QUALITY_CRITERIA,
     MERGE_CRITERIA,
     MERGE_QUALITY,
     RUBRIC,
+    SUMMARY_CRITERIA,
+    SUMMARY_QUALITY,
     PromptTemplate,
 )
 
@@ -29,6 +35,8 @@ __all__ = ["RubricJudge", "RubricVerdict"]
 
 PRESETS: dict[str, tuple[str, Mapping[str, float]]] = {
     "merge-quality": (MERGE_QUALITY, MERGE_CRITERIA),
+    "memory-quality": (MEMORY_QUALITY, MEMORY_QUALITY_CRITERIA),
+    "summary-quality": (SUMMARY_QUALITY, SUMMARY_CRITERIA),
 }
 
 
@@ -57,7 +65,10 @@ class RubricJudge(JudgeBase):
         prompt: what the judge checks.
         criteria: criterion -> weight; each gets a 0-100 score and the value is their
             weighted mean.
-        preset: `merge-quality` (seed 000: completeness 50, coherence 30, conciseness 20).
+        preset: seed 000's `merge-quality` (completeness 50, coherence 30, conciseness 20),
+            `memory-quality` (specificity 50, actionability 30, accuracy 20: specific,
+            actionable memories high, vague ones low) or `summary-quality` (key facts 60,
+            accuracy 25, conciseness 15: does the compacted memory keep the key facts).
         threshold: pass when value >= threshold (seed 000's 70%); None for no pass/fail.
     """
 
@@ -143,5 +154,7 @@ class RubricJudge(JudgeBase):
             f"{value * 100:.0f}/100. Issues: {'; '.join(v.issues) or 'none'} | "
             f"Strengths: {'; '.join(v.strengths) or 'none'}"
         )
+        if out.route == "agent/text":  # an agent's free answer: its own words are the reason
+            reason = f"{value * 100:.0f}/100. {' '.join(out.raw.split())[:300]}"
         passed = None if self.threshold is None else value >= self.threshold
         return Verdict(value, passed, reason, detail)

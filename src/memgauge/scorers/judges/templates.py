@@ -123,6 +123,26 @@ MERGE_QUALITY = (
 )
 MERGE_CRITERIA = {"completeness": 50.0, "coherence": 30.0, "conciseness": 20.0}
 
+# seed 000's quality assessment: specific, actionable memories high, generic or vague ones low
+MEMORY_QUALITY = (
+    "You are judging one memory an AI agent stored for later use (the OUTPUT; the INPUT, if "
+    "any, is what it was made from). A good memory is specific (names the system, value, "
+    "number, file or condition it is about) and actionable (a later agent can act on it without "
+    "asking). A generic or vague memory ('be careful with tokens', 'things can go wrong') is "
+    "worth little even if true. Be harsh: vague memories waste the context of every later "
+    "prompt."
+)
+MEMORY_QUALITY_CRITERIA = {"specificity": 50.0, "actionability": 30.0, "accuracy": 20.0}
+
+# seed 000's summary quality: does the compacted memory keep the key facts?
+SUMMARY_QUALITY = (
+    "You are judging a compacted memory (the OUTPUT), made from the memories in the INPUT. "
+    "The EXPECTED text, if given, lists the key facts it must keep. Check every key fact: a "
+    "summary that drops a fact, a number or a condition, or changes one, has lost information. "
+    "Be harsh about lost facts, lenient about wording."
+)
+SUMMARY_CRITERIA = {"key_facts": 60.0, "accuracy": 25.0, "conciseness": 15.0}
+
 # --- QA correctness presets ---------------------------------------------------------------
 # Written in our own words after the criteria of LongMemEval's per-type judge prompts
 # (Wu et al. 2024) and Mem0's LoCoMo judge (Chhikara et al. 2025); see docs in the README.
@@ -284,8 +304,27 @@ PEERS = PromptTemplate(
 Consider their reasoning, then give your own final verdict in the same JSON format as before.""",
 )
 
+# seed 000's relevance scoring, graded as TREC qrels (and the store's judgments) are: 0-3
+RELEVANCE = PromptTemplate(
+    "relevance",
+    "1",
+    "You judge whether a stored memory helps answer a search query. " + _JSON_ONLY,
+    """QUERY:
+{{input}}
+
+MEMORY:
+{{output}}
+
+Grade how well the memory answers the query:
+3 = it answers the query directly and completely;
+2 = it answers part of it, or answers it with something missing;
+1 = it is on the topic but does not answer it;
+0 = it is about something else (shared words do not make it relevant).
+Return {"reasoning": "<one sentence>", "grade": <0, 1, 2 or 3>}.""",
+)
+
 TEMPLATES: dict[str, PromptTemplate] = {
-    t.name: t for t in (RUBRIC, FACTS, PAIRWISE, PEERS, *QA_PRESETS.values())
+    t.name: t for t in (RUBRIC, FACTS, PAIRWISE, PEERS, RELEVANCE, *QA_PRESETS.values())
 }
 
 

@@ -1,0 +1,282 @@
+"""memgauge's Python API: evaluate a dataset against live objects or specs, load a dataset, run a
+suite, read a run. Every call goes through the one engine and records its run, exactly like the
+command line does (which calls these).
+
+```python
+import memgauge
+
+report = memgauge.evaluate("data/demo", {"lexical": "lexical", "mine": MyMemory()})
+print(report.summary.measures())          # every number with its CI
+memgauge.read_run(report.run_id).status   # the stored run
+```
+
+`store`: None records in the store `MEMGAUGE_STORE` names, else `MEMGAUGE_HOME/results.db`; a
+path or URL (`sqlite:///PATH`, `postgresql://...`) records there; `False` keeps the run in memory
+only (it cannot be resumed); and any object with the `Recorder` methods works too.
+
+The command line is written on this package alone (with `memgauge.report` to render): every
+command's work is one of the functions here, so a script can do what a command does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memgauge.aggregates.ir import DEFAULT_MEASURES
+    from memgauge.api._bench import bench_search
+    from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
+    from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
+    from memgauge.api._llm import close_llm, configure_llm
+    from memgauge.api._measures import sample_size, score_trec_run
+    from memgauge.api._online import (
+        ab_test_reports,
+        add_ab_pairs,
+        create_ab_test,
+        detect_re_searches,
+        dump_memories,
+        export_golden_set,
+        import_graded,
+        pause_ab_test,
+        shadow_summaries,
+        write_annotation_pool,
+    )
+    from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
+    from memgauge.api._runs import (
+        evaluate,
+        interim_summary,
+        load_dataset,
+        run_suite,
+        write_path_subject,
+    )
+    from memgauge.api._store import (
+        StoreArg,
+        StoreURL,
+        existing_store,
+        export_runs,
+        import_runs,
+        open_store,
+        read_run,
+        require_store,
+        resolve_run_id,
+        results_path,
+        results_store,
+        upgrade_store,
+        viewer_store,
+    )
+    from memgauge.api._track import accept_gate, gate, history, learnings_query
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import load_judged
+    from memgauge.data.io import save_retrieval_dataset as save_dataset
+    from memgauge.data.records import ItemRecord, RunRecord, RunSummary
+    from memgauge.metrics import MetricConfig, parse_measure
+    from memgauge.probes.sources import load_audit_source as audit_source
+    from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
+    from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
+    from memgauge.runs.engine import RunReport
+    from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult
+    from memgauge.runs.outcome import exit_code
+    from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
+    from memgauge.runs.suite_compare import compare_runs
+    from memgauge.stats.samplesize import minimum_detectable_effect
+    from memgauge.store.querylog import apply_retention, bootstrap_judgments
+    from memgauge.store.querylog import harvest as harvest_queries
+    from memgauge.store.suite_runs import SuiteRunStore
+    from memgauge.subjects.parse import one_spec, parse_system
+    from memgauge.track.gate import GateConfig, GateResult, sparkline
+    from memgauge.track.history import MetricSeries, metric_series
+    from memgauge.track.regressions import learnings_path
+
+__all__ = [
+    "AUDIT_MATCH_METHOD",
+    "DEFAULT_MEASURES",
+    "FILE_KINDS",
+    "MAX_CLIENTS",
+    "SCHEMA_KINDS",
+    "AuditPlan",
+    "GateConfig",
+    "GateResult",
+    "Imported",
+    "ItemRecord",
+    "LoadResult",
+    "MetricConfig",
+    "MetricSeries",
+    "RunRecord",
+    "RunReport",
+    "RunSummary",
+    "StoreArg",
+    "StoreURL",
+    "SuiteRunStore",
+    "ab_test_reports",
+    "accept_gate",
+    "add_ab_pairs",
+    "apply_retention",
+    "audit_result",
+    "audit_source",
+    "audit_suite",
+    "bench_search",
+    "bootstrap_judgments",
+    "calibrate_judge",
+    "close_llm",
+    "compare_runs",
+    "configure_llm",
+    "create_ab_test",
+    "demo_dataset",
+    "detect_re_searches",
+    "dump_memories",
+    "evaluate",
+    "existing_store",
+    "exit_code",
+    "export_golden_set",
+    "export_runs",
+    "extraction_suite",
+    "gate",
+    "harvest_queries",
+    "history",
+    "import_dataset",
+    "import_graded",
+    "import_runs",
+    "interim_summary",
+    "json_schema",
+    "judge_from_spec",
+    "learnings_path",
+    "learnings_query",
+    "load_dataset",
+    "load_judged",
+    "metric_series",
+    "minimum_detectable_effect",
+    "one_spec",
+    "open_store",
+    "operations_suite",
+    "optimization",
+    "optimization_diff",
+    "optimizations",
+    "optimize",
+    "parse_measure",
+    "parse_system",
+    "pause_ab_test",
+    "plan_audit",
+    "read_run",
+    "rejudge",
+    "require_store",
+    "resolve_run_id",
+    "results_path",
+    "results_store",
+    "run_suite",
+    "sample_size",
+    "save_dataset",
+    "score_trec_run",
+    "shadow_summaries",
+    "sparkline",
+    "upgrade_store",
+    "validate_file",
+    "viewer_store",
+    "write_annotation_pool",
+    "write_path_subject",
+]
+
+#: name -> the module that defines it (`module:attribute` where the API renames it). Each is
+#: loaded on first use, so a command imports what its own work needs and no more (`memgauge
+#: logs` does not load the engine).
+_LAZY: dict[str, str] = {
+    "AUDIT_MATCH_METHOD": "memgauge.runs.audit",
+    "AuditPlan": "memgauge.runs.audit",
+    "DEFAULT_MEASURES": "memgauge.aggregates.ir",
+    "FILE_KINDS": "memgauge.api._files",
+    "GateConfig": "memgauge.track.gate",
+    "GateResult": "memgauge.track.gate",
+    "Imported": "memgauge.api._files",
+    "ItemRecord": "memgauge.data.records",
+    "LoadResult": "memgauge.runs.loadtest",
+    "MAX_CLIENTS": "memgauge.runs.loadtest",
+    "MetricConfig": "memgauge.metrics",
+    "MetricSeries": "memgauge.track.history",
+    "RunRecord": "memgauge.data.records",
+    "RunReport": "memgauge.runs.engine",
+    "RunSummary": "memgauge.data.records",
+    "SCHEMA_KINDS": "memgauge.runs.schemas",
+    "StoreArg": "memgauge.api._store",
+    "SuiteRunStore": "memgauge.store.suite_runs",
+    "ab_test_reports": "memgauge.api._online",
+    "add_ab_pairs": "memgauge.api._online",
+    "apply_retention": "memgauge.store.querylog",
+    "audit_result": "memgauge.runs.audit",
+    "audit_source": "memgauge.probes.sources:load_audit_source",
+    "audit_suite": "memgauge.runs.builders",
+    "bench_search": "memgauge.api._bench",
+    "bootstrap_judgments": "memgauge.store.querylog",
+    "calibrate_judge": "memgauge.api._judges",
+    "close_llm": "memgauge.api._llm",
+    "compare_runs": "memgauge.runs.suite_compare",
+    "configure_llm": "memgauge.api._llm",
+    "create_ab_test": "memgauge.api._online",
+    "demo_dataset": "memgauge.data.demo",
+    "detect_re_searches": "memgauge.api._online",
+    "dump_memories": "memgauge.api._online",
+    "evaluate": "memgauge.api._runs",
+    "exit_code": "memgauge.runs.outcome",
+    "export_golden_set": "memgauge.api._online",
+    "extraction_suite": "memgauge.runs.builders",
+    "accept_gate": "memgauge.api._track",
+    "gate": "memgauge.api._track",
+    "harvest_queries": "memgauge.store.querylog:harvest",
+    "history": "memgauge.api._track",
+    "import_dataset": "memgauge.api._files",
+    "import_graded": "memgauge.api._online",
+    "interim_summary": "memgauge.api._runs",
+    "json_schema": "memgauge.runs.schemas",
+    "judge_from_spec": "memgauge.api._judges",
+    "learnings_path": "memgauge.track.regressions",
+    "learnings_query": "memgauge.api._track",
+    "load_dataset": "memgauge.api._runs",
+    "load_judged": "memgauge.data.io",
+    "metric_series": "memgauge.track.history",
+    "minimum_detectable_effect": "memgauge.stats.samplesize",
+    "one_spec": "memgauge.subjects.parse",
+    "open_store": "memgauge.api._store",
+    "operations_suite": "memgauge.runs.builders",
+    "optimization": "memgauge.api._optimize",
+    "optimization_diff": "memgauge.api._optimize",
+    "optimizations": "memgauge.api._optimize",
+    "optimize": "memgauge.api._optimize",
+    "parse_measure": "memgauge.metrics",
+    "parse_system": "memgauge.subjects.parse",
+    "pause_ab_test": "memgauge.api._online",
+    "plan_audit": "memgauge.runs.audit",
+    "read_run": "memgauge.api._store",
+    "rejudge": "memgauge.api._judges",
+    "require_store": "memgauge.api._store",
+    "resolve_run_id": "memgauge.api._store",
+    "results_path": "memgauge.api._store",
+    "run_suite": "memgauge.api._runs",
+    "sample_size": "memgauge.api._measures",
+    "save_dataset": "memgauge.data.io:save_retrieval_dataset",
+    "score_trec_run": "memgauge.api._measures",
+    "shadow_summaries": "memgauge.api._online",
+    "sparkline": "memgauge.track.gate",
+    "upgrade_store": "memgauge.api._store",
+    "viewer_store": "memgauge.api._store",
+    "results_store": "memgauge.api._store",
+    "import_runs": "memgauge.api._store",
+    "export_runs": "memgauge.api._store",
+    "existing_store": "memgauge.api._store",
+    "StoreURL": "memgauge.api._store",
+    "validate_file": "memgauge.api._files",
+    "write_annotation_pool": "memgauge.api._online",
+    "write_path_subject": "memgauge.api._runs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'memgauge.api' has no attribute {name!r}")
+    module, _, attribute = target.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,220 @@
+"""Dataset files: imported from LoCoMo, LongMemEval and memaudit into memgauge's own files, and
+checked, whatever their kind, with every problem named by file, line and field."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from memgauge._util.files import atomic_write_text
+from memgauge._util.jsonout import dumps_strict
+from memgauge.data.detect import KINDS, detect_kind
+from memgauge.data.importers import (
+    ImportReport,
+    import_locomo,
+    import_longmemeval,
+    import_memaudit,
+)
+from memgauge.data.io import (
+    load_conversations,
+    load_extraction_cases,
+    load_items,
+    load_judged,
+    load_operation_cases,
+    load_retrieval_dataset,
+    save_conversations,
+    save_retrieval_dataset,
+)
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
+from memgauge.data.traces import trace_summary
+from memgauge.data.trec import read_qrels, read_run
+from memgauge.data.vectors import pairs_summary, vectors_summary
+from memgauge.errors import DataError, Problem, UsageError
+from memgauge.runs.suite import load_suite
+from memgauge.subjects.parse import parse_system
+
+__all__ = ["FILE_KINDS", "Imported", "import_dataset", "validate_file"]
+
+#: every kind of file `validate_file` knows (what `--kind` accepts)
+FILE_KINDS: tuple[str, ...] = KINDS
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What `import_dataset` wrote: the report, and the files (the report's own last)."""
+
+    report: ImportReport
+    files: list[Path]
+
+    @property
+    def report_path(self) -> Path:
+        """import_report.json: every count, and everything normalised or dropped."""
+        return self.files[-1]
+
+
+def import_dataset(
+    kind: Literal["locomo", "longmemeval", "memaudit"],
+    src: Path,
+    out_dir: Path,
+    *,
+    granularity: Literal["turn", "session"] = "turn",
+    protocol: Literal["paper", "all-turns"] = "paper",
+) -> Imported:
+    """Convert `src` into native files under `out_dir`: a retrieval dataset (memories, queries,
+    judgments) from LoCoMo or LongMemEval (its `granularity` and `protocol`), conversations.json
+    from memaudit; and import_report.json beside them."""
+    report: ImportReport
+    if kind == "memaudit":
+        conv, report = import_memaudit(src)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save_conversations(conv, out_dir / "conversations.json")
+        written = [out_dir / "conversations.json"]
+    else:
+        if kind == "locomo":
+            ds, report = import_locomo(src)
+        else:
+            ds, report = import_longmemeval(src, granularity, protocol)
+        written = save_retrieval_dataset(ds, out_dir)
+    report_path = out_dir / "import_report.json"
+    atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
+    return Imported(report, [*written, report_path])
+
+
+def _count_dataset(path: Path) -> str:
+    ds = load_retrieval_dataset(path)
+    return f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
+
+
+def _records(model: type[BaseModel], key: str) -> Callable[[Path], str]:
+    def check(path: Path) -> str:
+        recs = read_records(path, model, key=key)
+        counts = Counter(getattr(r, "id", None) for r in recs)
+        dupes = sorted(i for i, n in counts.items() if i is not None and n > 1)
+        if dupes:
+            raise DataError([Problem(str(path), None, "id", f"duplicate id {d!r}") for d in dupes])
+        return f"{len(recs)} records"
+
+    return check
+
+
+def _qrels(path: Path) -> str:
+    q = read_qrels(path)
+    return f"{len(q)} queries, {sum(len(v) for v in q.values())} judgments"
+
+
+def _run(path: Path) -> str:
+    r = read_run(path)
+    return f"{len(r)} queries, {sum(len(v) for v in r.values())} results"
+
+
+def _conversations(path: Path) -> str:
+    c = load_conversations(path)
+    return (
+        f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
+    )
+
+
+def _subject(path: Path) -> str:
+    try:
+        parsed = parse_system(str(path))
+    except UsageError as exc:
+        message = str(exc).removeprefix(f"{path}: ")  # the Problem names the file already
+        raise DataError(Problem(str(path), None, None, message)) from None
+    return ", ".join(f"{label} ({next(iter(spec))})" for label, spec in parsed)
+
+
+def _labels(path: Path) -> str:
+    rows = load_judged(path, labels=True)
+    n_pass = sum(r.label == "pass" for r in rows)
+    return f"{len(rows)} labelled outputs ({n_pass} pass, {len(rows) - n_pass} fail)"
+
+
+def _extraction(path: Path) -> str:
+    cases = load_extraction_cases(path)
+    facts = sum(len(c.expected_facts) for c in cases)
+    return f"{len(cases)} extraction cases, {facts} expected facts"
+
+
+def _operations(path: Path) -> str:
+    return f"{len(load_operation_cases(path))} memory-operation cases"
+
+
+def _items(path: Path) -> str:
+    return f"{len(load_items(path))} items"
+
+
+def _suite(path: Path) -> str:
+    s = load_suite(path)
+    return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
+
+
+def _imported(kind: str) -> Callable[[Path], str]:
+    def check(path: Path) -> str:
+        if kind == "locomo":
+            ds, report = import_locomo(path)
+        else:
+            ds, report = import_longmemeval(path)
+        dropped = (
+            f", {len(report.dropped)} evidence items normalised away or dropped"
+            if (report.dropped)
+            else ""
+        )
+        return (
+            f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
+            f"judgments{dropped}; import with `memgauge import {kind}`"
+        )
+
+    return check
+
+
+#: kind -> the check: reads the whole file, raises DataError with every problem, and returns a
+#: one-line account of what it holds
+CHECKS: dict[str, Callable[[Path], str]] = {
+    "dataset-dir": _count_dataset,
+    "bundle": _count_dataset,
+    "memories": _records(Memory, "memories"),
+    "queries": _records(EvalQuery, "queries"),
+    "judgments": _records(Judgment, "judgments"),
+    "equivalence": _records(EquivalenceClass, "equivalence_classes"),
+    "chains": _records(CausalChain, "causal_chains"),
+    "qrels": _qrels,
+    "run": _run,
+    "conversations": _conversations,
+    "suite": _suite,
+    "subject": _subject,
+    "labels": _labels,
+    "extraction": _extraction,
+    "operations": _operations,
+    "trace": trace_summary,
+    "pairs": pairs_summary,
+    "vectors": vectors_summary,
+    "items": _items,
+    "locomo": _imported("locomo"),
+    "longmemeval": _imported("longmemeval"),
+}
+
+
+def validate_file(path: Path, kind: str | None = None) -> tuple[str, str]:
+    """Check `path` as a file of `kind` (default: the kind its name and first records show):
+    the kind and a one-line account of what it holds, or a DataError naming every problem's
+    file, line and field."""
+    if not path.exists():
+        raise DataError(Problem(str(path), None, None, "no such file or directory"))
+    found = kind or detect_kind(path)
+    if found is None:
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                None,
+                "cannot tell what kind of file this is; name it memories.jsonl, queries.jsonl, "
+                f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
+            )
+        )
+    return found, CHECKS[found](path)

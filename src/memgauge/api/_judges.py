@@ -1,0 +1,59 @@
+"""How far to trust an LLM judge: calibration against people's labels, and its noise when it
+judges the same outputs again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memgauge.api._llm import close_llm
+from memgauge.data.models import JudgedOutput
+from memgauge.data.parsing import ParseError, load_yaml
+from memgauge.errors import UsageError
+from memgauge.llm._loop import run_sync
+from memgauge.scorers import evaluator_from_spec
+from memgauge.scorers.judges import JudgeBase
+from memgauge.scorers.judges.reliability import (
+    CalibrationReport,
+    RejudgeReport,
+    acalibrate,
+    arejudge,
+)
+
+__all__ = ["calibrate_judge", "judge_from_spec", "rejudge"]
+
+
+def judge_from_spec(text: str, flag: str = "--judge") -> JudgeBase:
+    """The LLM judge a spec written in YAML (`'{qa-judge: strict}'`, `rubric`) names; a
+    UsageError, naming `flag`, for text that is no spec or a spec of no LLM judge."""
+    try:
+        spec: Any = load_yaml(text)[0]
+    except ParseError as exc:
+        raise UsageError(
+            f"{flag}: not a spec ({exc.message}); e.g. {flag} '{{qa-judge: strict}}'"
+        ) from None
+    built = evaluator_from_spec(spec)
+    if not isinstance(built, JudgeBase):
+        raise UsageError(
+            f"{flag}: {text!r} is not an LLM judge (rubric, qa-judge, facts, pairwise, panel)"
+        )
+    return built
+
+
+def calibrate_judge(judge: JudgeBase, rows: Sequence[JudgedOutput]) -> CalibrationReport:
+    """Judge outputs people labelled pass / fail and compare: confusion matrix, accuracy with
+    its Wilson interval, Cohen's kappa; items the judge could not judge are counted apart.
+    The LLM clients are closed at the end."""
+    try:
+        return run_sync(acalibrate(judge, rows))
+    finally:
+        close_llm()
+
+
+def rejudge(judge: JudgeBase, rows: Sequence[JudgedOutput], k: int) -> RejudgeReport:
+    """Judge frozen outputs `k` times each and split the spread into judge noise and real
+    differences between items. The LLM clients are closed at the end."""
+    try:
+        return run_sync(arejudge(judge, rows, k))
+    finally:
+        close_llm()

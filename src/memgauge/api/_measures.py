@@ -1,0 +1,51 @@
+"""Numbers without a run: IR measures of a TREC run file against qrels (trec_eval's
+conventions, or seed 002's), and how many judged queries a comparison needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from memgauge.data.trec import read_qrels, read_run
+from memgauge.errors import UsageError
+from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate
+from memgauge.metrics.ir import Evaluation
+from memgauge.stats.samplesize import SampleSize, sample_size_paired
+
+__all__ = ["sample_size", "score_trec_run"]
+
+
+def score_trec_run(
+    qrels: Path, run: Path, measures: Sequence[Measure], config: MetricConfig
+) -> Evaluation:
+    """Score TREC run file `run` (qid Q0 docid rank score tag) against TREC qrels file `qrels`
+    (qid 0 docid grade): documents ranked by score descending, ties by doc id descending.
+
+    With nDCG under exp gain (2^grade - 1), a grade past MAX_EXP_GRADE is refused on its line
+    (the gain is not a finite double there) rather than turned into a NaN."""
+    if config.gain == "exp" and any(m.name == "nDCG" for m in measures):
+        q = read_qrels(
+            qrels,
+            max_grade=MAX_EXP_GRADE,
+            why="the largest grade exp gain (2^grade - 1) can take; use --gain linear",
+        )
+    else:
+        q = read_qrels(qrels)
+    return evaluate(q, read_run(run), measures, config)
+
+
+def sample_size(
+    delta: float,
+    sigma: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.80,
+    two_sided: bool = True,
+) -> SampleSize:
+    """Queries a paired comparison needs to detect a mean difference `delta` when per-query
+    differences have standard deviation `sigma` (paired t, and its normal approximation);
+    a UsageError for values no test can have (delta or sigma not positive, power <= alpha)."""
+    try:
+        return sample_size_paired(delta, sigma, alpha=alpha, power=power, two_sided=two_sided)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,172 @@
+"""What production feeds back: sequential A/B tests, shadow runs, and the query log (retention,
+judgments from feedback, the golden set, annotation, re-searches)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memgauge._util.files import atomic_write_text
+from memgauge.api._store import Location, Where, require_store, results_store
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import Memory
+from memgauge.errors import MemgaugeError, SubjectError, UsageError
+from memgauge.online import ab
+from memgauge.online.annotations import import_graded
+from memgauge.online.shadow import summarize_shadow
+from memgauge.stats.sequential import SPRTState
+from memgauge.store.ab_tests import ABTestStore
+from memgauge.store.querylog import annotation_pool
+from memgauge.store.shadow import ShadowStore
+from memgauge.subjects.parse import one_spec
+from memgauge.subjects.specs import build_subject
+
+__all__ = [
+    "ab_test_reports",
+    "add_ab_pairs",
+    "create_ab_test",
+    "detect_re_searches",
+    "dump_memories",
+    "export_golden_set",
+    "import_graded",
+    "pause_ab_test",
+    "shadow_summaries",
+    "write_annotation_pool",
+]
+
+
+def create_ab_test(
+    name: str,
+    *,
+    delta: float,
+    metric: str = "MRR",
+    alpha: float = 0.05,
+    beta: float = 0.20,
+    min_samples: int = 100,
+    improvement: float = 0.03,
+    max_latency_increase: float = 0.20,
+    store: Where = None,
+) -> None:
+    """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
+    `delta` (at `alpha`, `beta`), graduating past `min_samples` pairs with an `improvement` and
+    p95 latency up by at most `max_latency_increase`."""
+    config = {
+        "delta": delta,
+        "alpha": alpha,
+        "beta": beta,
+        "min_samples": min_samples,
+        "improvement": improvement,
+        "max_latency_increase": max_latency_increase,
+    }
+    with ABTestStore(results_store(store)) as opened:
+        ab.create_test(opened, name, metric, config)
+
+
+def add_ab_pairs(
+    name: str, pairs_file: Path, *, store: Where = None
+) -> tuple[int, SPRTState, dict[str, Any]]:
+    """Feed test `name` the paired results of `pairs_file` (JSONL of `online.ab.Pair`): how
+    many, the SPRT's state after them, and the test's report (`ab_test_reports`)."""
+    pairs = ab.read_pairs(pairs_file)
+    with ABTestStore(results_store(store)) as opened:
+        state, report = ab.add_pairs(opened, name, pairs)
+    return len(pairs), state, report
+
+
+def pause_ab_test(name: str, *, paused: bool = True, store: Where = None) -> str:
+    """Pause test `name` (or resume it, `paused=False`); its status now."""
+    with ABTestStore(results_store(store)) as opened:
+        return ab.set_paused(opened, name, paused)
+
+
+def ab_test_reports(name: str | None = None, *, store: Where = None) -> list[dict[str, Any]]:
+    """Every test's state and decision (or only `name`'s), from an existing store."""
+    with ABTestStore(require_store(store)) as opened:
+        names = [name] if name else opened.names()
+        if name and opened.get(name) is None:
+            raise UsageError(f"no A/B test {name!r}")
+        return [ab.ab_report(opened, n) for n in names]
+
+
+def shadow_summaries(
+    experiment: str | None = None, *, store: Where = None
+) -> dict[str, dict[str, Any]]:
+    """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
+    rank agreement, judged metric deltas, p95 latencies and treatment errors. Each
+    experiment's seed 002 `eval_results` row (run_type shadow) is brought up to date too."""
+    with ShadowStore(require_store(store)) as opened:
+        names = [experiment] if experiment else opened.experiments()
+        if experiment and experiment not in opened.experiments():
+            raise UsageError(f"no shadow runs of {experiment!r}")
+        out = {
+            n: {**summarize_shadow(opened.shadow_rows(n)), "n_errors": opened.shadow_errors(n)}
+            for n in names
+        }
+        for n in names:
+            opened.project(n)
+    return out
+
+
+def write_annotation_pool(db: Location, out_path: Path, *, k: int = 20) -> tuple[int, int]:
+    """Write the harvested queries of query log `db` with their pooled top-`k` results to
+    `out_path` (JSONL) for people to grade 0-3; (queries, candidates) written."""
+    pool = annotation_pool(db, k=k)
+    atomic_write_text(out_path, "".join(json.dumps(p) + "\n" for p in pool))
+    return len(pool), sum(len(p["candidates"]) for p in pool)
+
+
+def detect_re_searches(db: Location, *, threshold: float = 0.8, window_s: float = 300.0) -> int:
+    """Record the re-searches of query log `db` (a query followed in its session, within
+    `window_s`, by one whose MiniLM cosine with it is at least `threshold`); how many new."""
+    # the embedder and its model load only for this command
+    from memgauge.embed import load_embedder
+    from memgauge.online.harvest import detect_re_searches as detect
+
+    return detect(db, load_embedder("minilm"), threshold=threshold, window_s=window_s)
+
+
+def export_golden_set(
+    db: Location,
+    out_dir: Path,
+    *,
+    memories_file: Path | None = None,
+    dump_from: str | None = None,
+) -> dict[str, int]:
+    """Write query log `db`'s golden set (harvested queries, best judgments) as a retrieval
+    dataset in `out_dir`, complete with the memories of `memories_file` (JSONL of Memory) or
+    of `dump_from`'s dump (a system as `evaluate -s` takes it); the counts written."""
+    from memgauge.online.harvest import export_golden_set as export
+
+    if memories_file is not None and dump_from is not None:
+        raise UsageError("give --memories or --dump-from, not both")
+    memories = None
+    if memories_file is not None:
+        memories = read_records(memories_file, Memory)
+    elif dump_from is not None:
+        memories = dump_memories(dump_from)
+    return export(db, out_dir, memories)
+
+
+def dump_memories(system: str) -> list[Memory]:
+    """Every memory `system` (as `evaluate -s` takes it) holds, read through its `dump`; it is
+    only read. A SubjectError when the dump fails or is empty."""
+    subject = build_subject(one_spec(system, "--dump-from"))
+    try:
+        memories = list(subject.dump())
+    except MemgaugeError:
+        raise
+    except Exception as exc:
+        raise SubjectError(
+            f"--dump-from {system}: dump failed: {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        close = getattr(subject, "close", None)
+        if callable(close):
+            close()
+    if not memories:
+        raise SubjectError(
+            f"--dump-from {system}: the system dumped no memories (does it implement dump?);"
+            " give --memories FILE instead"
+        )
+    return memories

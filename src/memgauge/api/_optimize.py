@@ -1,0 +1,93 @@
+"""`memgauge optimize` as functions: tune a suite subject (seed 004's loop; each candidate a
+recorded run), list the studies, read one, and diff two of its iterations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from memgauge.api._store import Where, open_store, require_store
+from memgauge.errors import UsageError
+from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
+from memgauge.optimize import space as spaces
+from memgauge.optimize.config import resolve_config
+from memgauge.optimize.study import StudyProgress
+from memgauge.runs.optspec import SearchDim, parse_space_flag
+from memgauge.runs.recording import InMemoryRecorder
+from memgauge.runs.suite import load_suite
+from memgauge.store.suite_runs import SuiteRunStore
+
+__all__ = ["optimization", "optimization_diff", "optimizations", "optimize"]
+
+
+def _space(space: Sequence[str] | Mapping[str, str | SearchDim] | None) -> dict[str, SearchDim]:
+    if not space:
+        return {}
+    if isinstance(space, Mapping):
+        return {
+            k: v if isinstance(v, SearchDim) else parse_space_flag(f"{k}={v}")[1]
+            for k, v in space.items()
+        }
+    return dict(parse_space_flag(s) for s in space)
+
+
+def optimize(
+    suite: str | Path | None = None,
+    *,
+    store: Where | Literal[False] = None,
+    resume: str | None = None,
+    space: Sequence[str] | Mapping[str, str | SearchDim] | None = None,
+    progress: StudyProgress | None = None,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Tune a suite subject for one task's objective (seed 004's optimization loop); each
+    candidate is a recorded run. Returns the study as `memgauge optimize --json` prints it.
+
+    `overrides` are the optimization block's fields (`subject`, `objective`, `strategy`,
+    `max_iterations`, `target_score`, `improvement_threshold`, `holdout`, `seed`,
+    `candidates`, `patience`, `max_seconds`, `max_cost`, `require_significance`, ...), and
+    override the suite's block; `space` (`["k_rrf=int:10..120"]` or `{"k_rrf":
+    "int:10..120"}`) replaces its search space. `resume`: continue that study (its id or
+    prefix) without scoring any finished candidate again. `store=False` keeps everything in
+    memory.
+    """
+    given = {**overrides, "space": _space(space)}
+    path = Path(suite) if suite is not None else None
+    if resume is None and path is not None:
+        # Optuna there, the suite and its block sound: checked before a store is made
+        spaces.load_optuna()
+        resolve_config(load_suite(path.resolve()), given)
+    if store is False:
+        if resume is not None:
+            raise UsageError("a study kept in memory cannot be resumed; give a store")
+        return run_optimization(
+            path,
+            MemoryHistory(),
+            overrides=given,
+            progress=progress,
+            recorder=InMemoryRecorder(),
+        )
+    with open_store(store) as opened:
+        return run_optimization(path, opened, overrides=given, resume=resume, progress=progress)
+
+
+def optimizations(*, store: Where = None, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest optimizations in the store, newest first."""
+    with SuiteRunStore(require_store(store)) as opened:
+        return opened.list_studies(limit)
+
+
+def optimization(study_id: str, *, store: Where = None) -> dict[str, Any]:
+    """One optimization (its id or prefix) with every iteration, its best and its holdout."""
+    from memgauge.optimize import study_json
+
+    with SuiteRunStore(require_store(store)) as opened:
+        return study_json(opened, find_study(opened, study_id))
+
+
+def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:
+    """What changed between two iterations (`STEP` or `STEP.CANDIDATE`) of an optimization:
+    the params that differ, and a unified diff per text."""
+    with SuiteRunStore(require_store(store)) as opened:
+        return diff_iterations(opened, find_study(opened, study_id), a, b)

@@ -1,0 +1,265 @@
+"""Evaluations as recorded runs: `evaluate` (memory search on a retrieval dataset), `run_suite`
+(a suite, or the suite a command built), the subject of the write-path commands, and the
+summary of a run still going."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.aggregates.mean import summarize_items
+from memgauge.aggregates.targets import By, Requirement, parse_fail_under
+from memgauge.api._store import StoreArg, recorder_for, resolve_resume
+from memgauge.data.io import load_retrieval_dataset
+from memgauge.data.models import RetrievalDataset
+from memgauge.data.records import ItemRecord, RunRecord, RunSummary
+from memgauge.errors import UsageError
+from memgauge.llm.usage import load_prices, priced
+from memgauge.runs.builders import evaluate_suite
+from memgauge.runs.engine import Progress, RunReport
+from memgauge.runs.engine import run_suite as _run_suite
+from memgauge.runs.lanes import Borrowed
+from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
+from memgauge.subjects.parse import parse_system, write_path_spec
+from memgauge.subjects.protocol import Agent, MemorySystem
+from memgauge.subjects.python_import import PythonSubject
+from memgauge.subjects.specs import build_subject
+
+__all__ = [
+    "evaluate",
+    "interim_summary",
+    "load_dataset",
+    "run_suite",
+    "write_path_subject",
+]
+
+SystemArg = str | Mapping[str, Any] | object
+
+
+def load_dataset(path: str | Path) -> RetrievalDataset:
+    """A retrieval dataset (directory or bundle file); DataError lists every problem."""
+    return load_retrieval_dataset(path)
+
+
+def _system_specs(
+    systems: Mapping[str, SystemArg] | Sequence[SystemArg],
+) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, object]]:
+    """(label, spec) per system, and the live objects by label."""
+    items: list[tuple[str | None, SystemArg]] = (
+        list(systems.items()) if isinstance(systems, Mapping) else [(None, s) for s in systems]
+    )
+    specs: list[tuple[str, dict[str, Any]]] = []
+    live: dict[str, object] = {}
+    for label, value in items:
+        if isinstance(value, str):
+            parsed = parse_system(value)
+            for name, spec in parsed:
+                specs.append((label if label and len(parsed) == 1 else name, spec))
+        elif isinstance(value, Mapping):
+            if label is None:
+                raise UsageError("a system given as a spec needs a name: pass {name: spec}")
+            specs.append((label, dict(value)))
+        else:
+            name = label or str(getattr(value, "name", type(value).__name__))
+            live[name] = value
+            specs.append((name, {"live": {"name": name}}))
+    return specs, live
+
+
+def _build(live: Mapping[str, object]) -> Callable[[dict[str, Any]], Any]:
+    def build(spec: dict[str, Any]) -> Any:
+        ((kind, args),) = spec.items()
+        if kind != "live":
+            return build_subject(spec)
+        name = str(args["name"])
+        obj = live[name]
+        # memgauge's own subjects speak the protocol; anything else gets the python: adapter
+        # (hits as dicts or ids, session passed only when search takes it, calls timed)
+        # the caller's object: used, never closed (it may be evaluated again)
+        if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
+            return Borrowed(obj)
+        return Borrowed(PythonSubject.wrap(obj, name))
+
+    return build
+
+
+def _requirements(fail_under: Iterable[str | Requirement]) -> list[Requirement]:
+    return [r if isinstance(r, Requirement) else parse_fail_under(r) for r in fail_under]
+
+
+def evaluate(
+    dataset: str | Path | RetrievalDataset,
+    systems: Mapping[str, SystemArg] | Sequence[SystemArg],
+    *,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    k: int = 20,
+    rel_threshold: int = 2,
+    gain: Literal["exp", "linear"] = "exp",
+    agent_k: int = 5,
+    resamples: int = 1000,
+    seed: int = 0,
+    pool_depth: int | None = None,
+    pool_grade: int = 1,
+    ingest: bool = True,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
+    name: str | None = None,
+    kind: str = "evaluate",
+    store: StoreArg = None,
+    resume: str | None = None,
+    force: bool = False,
+    fail_under: Iterable[str | Requirement] = (),
+    by: By = "point",
+    progress: Progress | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
+) -> RunReport:
+    """Evaluate memory search on `dataset` for each system, as a recorded run.
+
+    `systems`: `{name: system}` or a list, where a system is a `-s` string (`"lexical"`,
+    `"hybrid:k_rrf=10"`, `"python:pkg.mod:factory"`, `"http://..."`), a spec mapping
+    (`{"reference": {"mode": "dense"}}`), or a live object with `reset`, `ingest` and `search`.
+    The first system is the baseline of the paired comparisons. `fail_under`:
+    `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
+    `workers` > 1 runs the systems given as specs in shards on a process pool, or on
+    `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
+    (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
+    """
+    specs, live = _system_specs(systems)
+    path = (
+        Path(f"memory:{dataset.name}") if isinstance(dataset, RetrievalDataset) else Path(dataset)
+    )
+    suite = evaluate_suite(
+        path,
+        specs,
+        name=name,
+        measures=measures,
+        k=k,
+        rel_threshold=rel_threshold,
+        gain=gain,
+        agent_k=agent_k,
+        n_resamples=resamples,
+        seed=seed,
+        pool_depth=pool_depth,
+        pool_grade=pool_grade,
+        ingest=ingest,
+        concurrency=concurrency,
+        max_failure_rate=max_failure_rate,
+    )
+    datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
+    with recorder_for(store) as recorder:
+        return _run_suite(
+            suite,
+            recorder,
+            kind=kind,
+            resume=resolve_resume(recorder, resume),
+            force=force,
+            progress=progress,
+            build=_build(live),
+            fail_under=_requirements(fail_under),
+            by=by,
+            datasets=datasets,
+            workers=workers,
+            pool=executor,
+        )
+
+
+def run_suite(
+    suite: Suite | str | Path,
+    *,
+    store: StoreArg = None,
+    concurrency: int | None = None,
+    resume: str | None = None,
+    retry_failed: bool = False,
+    force: bool = False,
+    fail_under: Iterable[str | Requirement] = (),
+    by: By = "point",
+    seed_targets: bool = True,
+    progress: Progress | None = None,
+    kind: str = "suite",
+    base: Path | None = None,
+    subjects: Mapping[str, object] | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
+) -> RunReport:
+    """Run (or resume) a suite: a `Suite`, or the path of a suite file.
+
+    `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
+    `workers`, `executor`: shards, as in `evaluate`.
+    """
+    suite_path = None
+    if not isinstance(suite, Suite):
+        suite_path = Path(suite).resolve()
+        suite = load_suite(suite_path)
+    with recorder_for(store) as recorder:
+        return _run_suite(
+            suite,
+            recorder,
+            suite_path=suite_path,
+            base=base,
+            kind=kind,
+            concurrency=concurrency,
+            resume=resolve_resume(recorder, resume),
+            retry_failed=retry_failed,
+            force=force,
+            progress=progress,
+            build=_build(subjects or {}),
+            fail_under=_requirements(fail_under),
+            by=by,
+            seed_targets=seed_targets,
+            workers=workers,
+            pool=executor,
+        )
+
+
+def write_path_subject(
+    role: Literal["extractor", "decider"], spec: str | None, recorded: Path | None
+) -> tuple[dict[str, Any], str]:
+    """The subject of `extraction` (`role="extractor"`) or `operations` (`"decider"`): a live
+    one from `--extractor SPEC` / `--decider SPEC`, or the outputs recorded in production
+    (`--outputs TRACE.jsonl`); and its label for reports."""
+    if (spec is None) == (recorded is None):
+        raise UsageError(f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, not both")
+    if recorded is not None:
+        if not recorded.is_file():
+            raise UsageError(f"--outputs {recorded}: no such file")
+        return {"recorded": {"path": str(recorded.resolve())}}, f"recorded outputs {recorded.name}"
+    assert spec is not None
+    built = write_path_spec(role, spec)
+    ((kind, args),) = built.items()
+    label = kind if kind != "python" else f"python:{args.get('target', '?')}"
+    if kind.startswith("llm-"):
+        label = f"{kind}:{args.get('model') or 'default'}"
+    return built, label
+
+
+def interim_summary(
+    run: RunRecord, items: Sequence[ItemRecord], usage: Mapping[str, Mapping[str, int]]
+) -> RunSummary:
+    """The summary of a run still going (or killed): counts and per evaluator means of the
+    items recorded so far, and the LLM spend recorded so far (task aggregates wait for the
+    end of the run)."""
+    labels: dict[str, list[str]] = {}
+    for task in run.suite.get("tasks", []):
+        entries = [
+            EvaluatorEntry.model_validate(e if isinstance(e, dict) and "spec" in e else {"spec": e})
+            for e in task.get("evaluators", [])
+        ]
+        labels[task["name"]] = [evaluator_label(e, entries) for e in entries]
+    counts, tasks, evaluators = summarize_items(
+        items, labels, seed=int(run.settings.get("seed", 0))
+    )
+    total = sum(counts.values())
+    return RunSummary(
+        n_items=total,
+        n_completed=counts["completed"],
+        n_failed=counts["failed"],
+        n_queued=counts["queued"],
+        failure_rate=counts["failed"] / total if total else None,
+        tasks=tasks,
+        evaluators=evaluators,
+        llm_usage=priced(dict(usage), load_prices()),
+    )

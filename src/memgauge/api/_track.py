@@ -1,0 +1,120 @@
+"""A suite's runs over time: regression gates against a rolling baseline, history, and the
+failure memories the gate learns from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from memgauge.api._store import Where, require_store, resolve_resume
+from memgauge.data.records import RunRecord
+from memgauge.errors import UsageError
+from memgauge.runs.suite import load_suite
+from memgauge.store.bundle import bundle_runs
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
+from memgauge.track.learning import relevant_learnings
+from memgauge.track.regressions import kinds_of, learn_from, learnings_memory, learnings_path
+
+__all__ = ["accept_gate", "gate", "history", "learnings_query"]
+
+
+def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
+    """The run `target` names: a run id (or its prefix), or a suite file (its latest completed
+    run)."""
+    path = Path(target)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        name = load_suite(path).name
+        runs = store.suite_history(name)
+        if not runs:
+            raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
+        return runs[-1]
+    run_id = resolve_resume(store, target)
+    assert run_id is not None
+    run = store.get_run(run_id)
+    assert run is not None
+    if run.status != "completed" or run.summary is None:
+        raise UsageError(f"run {run.run_id} is {run.status}: only a completed run can be gated")
+    return run
+
+
+def gate(
+    target: str,
+    *,
+    store: Where = None,
+    config: GateConfig | None = None,
+    learn: bool = True,
+    learnings: str | Path | None = None,
+    learn_into: str | None = None,
+    baseline: Sequence[str | Path] = (),
+) -> tuple[GateResult, int]:
+    """Gate a run (its id, or a suite file: its latest completed run) against the rolling
+    baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
+    (exported earlier: CI on a runner with no shared store); each regression becomes a failure
+    memory (unless `learn` is False). Returns the verdict and how many failure memories were
+    stored."""
+    exported = bundle_runs(Path(p) for p in baseline)
+    with SuiteRunStore(require_store(store)) as opened:
+        run = _gated_run(opened, target)
+        earlier = {r.run_id: r for r in opened.suite_history(run.suite_name)}
+        for r in exported:
+            if r.suite_name == run.suite_name and r.status == "completed" and r.summary:
+                earlier.setdefault(r.run_id, r)
+        history = sorted(
+            (
+                r
+                for r in earlier.values()
+                if r.created_at < run.created_at and r.run_id != run.run_id
+            ),
+            key=lambda r: (r.created_at, r.run_id),
+        )
+        failed = opened.failed_gates(run.suite_name)
+        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run), failed)
+        opened.mark_gated(run.run_id, result.status)
+        learned = 0
+        if learn and any(c.regressed for c in result.checks):
+            memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
+            try:
+                learned = learn_from(result, run, opened.item_records(run.run_id), memory)
+            finally:
+                memory.close()
+    return result, learned
+
+
+def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
+    """`gate --accept`: a run (its id or a prefix) counts in later baselines even though it
+    failed the gate. Returns its full id and its verdict before (None: never gated)."""
+    with SuiteRunStore(require_store(store)) as opened:
+        run_id = resolve_resume(opened, run)
+        assert run_id is not None
+        return run_id, opened.accept_gate(run_id)
+
+
+def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecord]:
+    """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
+    path = Path(suite)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        suite = load_suite(path).name
+    with SuiteRunStore(require_store(store)) as opened:
+        runs = opened.suite_history(suite)[-last:]
+    if not runs:
+        raise UsageError(f"no completed run of suite {suite!r}; see `memgauge runs list`")
+    return runs
+
+
+def learnings_query(
+    text: str,
+    *,
+    k: int = 5,
+    budget: int = 500,
+    learnings: str | Path | None = None,
+    learn_into: str | None = None,
+) -> str:
+    """The past failures most relevant to `text`, ready for a prompt ('' when none)."""
+    if learn_into is None and not learnings_path(Path(learnings) if learnings else None).is_file():
+        return ""
+    memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
+    try:
+        return relevant_learnings(memory, text, k=k, token_budget=budget)
+    finally:
+        memory.close()

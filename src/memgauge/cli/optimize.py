@@ -1,0 +1,360 @@
+"""`memgauge optimize SUITE`, `optimize list`, `optimize show ID [--diff A B]`: seed 004's
+optimization loop and its history (the logic is `memgauge.optimize`, through `memgauge.api`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import console, store_option
+from memgauge.cli._evaluation import running
+from memgauge.cli._llm import configure_llm, llm_options
+
+__all__ = ["optimize"]
+
+_STRATEGIES = ("greedy", "best-of-n", "annealing", "tpe", "random")
+
+
+class _Group(click.Group):
+    """`optimize SUITE ...` runs a study; `optimize list|show ...` read the history."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Group)
+def optimize() -> None:
+    """Tune a suite subject (its configuration, texts, tools or code) for one task's objective.
+
+    \b
+    memgauge optimize SUITE [--subject NAME] [--objective [TASK/]MEASURE]
+        [--space 'FIELD=int:LO..HI' | 'FIELD=float:LO..HI[:log]' | 'FIELD=choice:A,B' ...]
+        [--strategy greedy|best-of-n|annealing|tpe] [--max-iterations N] [--holdout F]
+        [--seed S] [--store STORE] [--json]
+    memgauge optimize --resume ID
+    memgauge optimize list
+    memgauge optimize show ID [--diff A B]
+
+    Needs Optuna: pip install 'memgauge[optimize]'.
+    """
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"[{_f(low)}, {_f(high)}]"
+
+
+def _params(params: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
+    )
+
+
+def _iterations_table(data: dict[str, Any]) -> Table:
+    table = Table(title=f"optimization {data['id']}: {data['objective']} ({data['strategy']})")
+    for col in (
+        "step",
+        "target",
+        "params",
+        "score [95% CI]",
+        "delta vs best [CI]",
+        "accepted",
+        "run",
+    ):
+        table.add_column(col)
+    for it in data["iterations"]:
+        accepted = {True: "yes", False: "no", None: "-"}[it.get("accepted")]
+        if it["status"] != "completed":
+            accepted = it["status"]
+        table.add_row(
+            f"{it['step']}.{it['candidate']}" if it.get("candidate") else str(it["step"]),
+            str(it.get("target", "")),
+            _params(it.get("params") or {}),
+            f"{_f(it.get('score'))} {_ci(it.get('ci_low'), it.get('ci_high'))}",
+            ""
+            if it.get("delta") is None
+            else f"{it['delta']:+.3f} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
+            accepted,
+            str(it.get("run_id") or ""),
+        )
+    return table
+
+
+def _summary(data: dict[str, Any]) -> list[str]:
+    lines = []
+    for note in data.get("notices") or []:
+        lines.append(f"note: {note}")
+    if data.get("split"):
+        lines.append(f"split: {data['split']}")
+    base, best = data.get("baseline") or {}, data.get("best") or {}
+    lines.append(f"baseline: {_f(base.get('score'))} with {_params(base.get('params') or {})}")
+    lines.append(
+        f"best: {_f(best.get('score'))} {_ci(best.get('ci_low'), best.get('ci_high'))} with "
+        f"{_params(best.get('params') or {})} (step {best.get('step')})"
+    )
+    hold = data.get("holdout")
+    if hold:
+        lines.append(
+            f"holdout ({hold.get('n')} items): best {_f(hold.get('best'))} vs baseline "
+            f"{_f(hold.get('baseline'))}, paired delta {_f(hold.get('delta'))} "
+            f"{_ci(hold.get('ci_low'), hold.get('ci_high'))}"
+        )
+    else:
+        lines.append("holdout: none (nothing held out)")
+    lines.append(f"status: {data.get('status')}; stopped because: {data.get('stopped_because')}")
+    return lines
+
+
+class _StudyBar:
+    """The iteration, the best so far and the ETA, on stderr."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("best {task.fields[best]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console(stderr=True),
+        )
+        self.task: TaskID | None = None
+        self.study_id: str | None = None
+
+    def start(self, study_id: str, total: int, done: int) -> None:
+        self.study_id = study_id
+        self.progress.start()
+        self.task = self.progress.add_task(
+            f"optimize {study_id}", total=total, completed=done, best=""
+        )
+
+    def step(self, step: int, best: float | None, note: str) -> None:
+        assert self.task is not None
+        self.progress.update(self.task, completed=step, best=_f(best))
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+class _Recorder:
+    """No bar: remembers the study's id (for the message after Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self.study_id: str | None = None
+
+    def start(self, study_id: str, total: int, done: int) -> None:
+        self.study_id = study_id
+
+    def step(self, step: int, best: float | None, note: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+_STORE = store_option
+
+
+@optimize.command("run")
+@click.argument("suite_file", type=click.Path(path_type=Path), required=False)
+@click.option("--subject", default=None, help="The suite subject being tuned.")
+@click.option("--objective", default=None, metavar="[TASK/]MEASURE", help="What is maximized.")
+@click.option(
+    "--space",
+    multiple=True,
+    metavar="FIELD=SPEC",
+    help="A search dimension: FIELD=int:LO..HI, FIELD=float:LO..HI[:log], FIELD=choice:A,B; "
+    "FIELD is a field of the subject's spec or k. Repeatable; replaces the block's space.",
+)
+@click.option("--strategy", type=click.Choice(_STRATEGIES), default=None)
+@click.option("--max-iterations", type=click.IntRange(1, 10_000), default=None)
+@click.option("--target-score", type=float, default=None, help="Stop at this score (0-1).")
+@click.option(
+    "--improvement-threshold",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="The least paired improvement a step must show (absolute, 0-1).",
+)
+@click.option(
+    "--require-significance",
+    is_flag=True,
+    default=None,
+    help="Accept a step only when its paired 95%% CI also excludes 0.",
+)
+@click.option("--holdout", type=click.FloatRange(0, 1, max_open=True), default=None)
+@click.option("--seed", type=int, default=None)
+@click.option("--candidates", type=click.IntRange(2, 64), default=None, help="best-of-n's N.")
+@click.option("--patience", type=click.IntRange(min=1), default=None)
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--concurrency", type=click.IntRange(1, 1000), default=None)
+@click.option("--resume", default=None, metavar="ID", help="Continue this optimization.")
+@_STORE
+@click.option("--json", "as_json", is_flag=True, help="Print the study as JSON on the last line.")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
+@llm_options
+def run(
+    suite_file: Path | None,
+    store_path: str | None,
+    as_json: bool,
+    progress: bool | None,
+    resume: str | None,
+    space: tuple[str, ...],
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
+    **flags: Any,
+) -> None:
+    """Optimize SUITE_FILE's subject; each candidate is a recorded run.
+
+    Exit codes: 0 done; 2 a mistake in the suite, its optimization block or a flag (nothing
+    written); 3 Optuna is not installed (pip install 'memgauge[optimize]') or an endpoint is
+    unreachable; 130 interrupted (resume with --resume ID).
+    """
+    if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):
+        raise click.UsageError(
+            "--resume ID continues the study as it was started: give no SUITE or options"
+        )
+    configure_llm(
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
+    with running(False):
+        bar: _StudyBar | _Recorder = (
+            _StudyBar()
+            if (progress if progress is not None else console(stderr=True).is_terminal)
+            else _Recorder()
+        )
+        try:
+            data = api.optimize(
+                suite_file,
+                store=store_path,
+                resume=resume,
+                space=list(space),
+                progress=bar,
+                **{k: v for k, v in flags.items() if v is not None},
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            if bar.study_id:
+                click.echo(
+                    f"optimization {bar.study_id} interrupted; continue it with "
+                    f"`memgauge optimize --resume {bar.study_id}`",
+                    err=True,
+                )
+            raise
+        bar.stop()
+    out = console(stderr=as_json)
+    out.print(_iterations_table(data))
+    for line in _summary(data):
+        out.print(line)
+    out.print(f"see `memgauge optimize show {data['id']}`")
+    if as_json:
+        click.echo(dumps_strict(data, sort_keys=True))
+
+
+@optimize.command("list")
+@_STORE
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def list_(store_path: str | None, limit: int, as_json: bool) -> None:
+    """The latest optimizations, newest first."""
+    studies = api.optimizations(store=store_path, limit=limit)
+    if as_json:
+        keep = (
+            "study_id",
+            "suite_name",
+            "task",
+            "measure",
+            "subject",
+            "strategy",
+            "status",
+            "stopped_because",
+            "created_at",
+            "n_iterations",
+            "best_step",
+            "holdout",
+        )
+        click.echo(dumps_strict([{k: s.get(k) for k in keep} for s in studies], sort_keys=True))
+        return
+    table = Table(title="optimizations")
+    for col in (
+        "id",
+        "suite",
+        "objective",
+        "subject",
+        "strategy",
+        "iterations",
+        "status",
+        "stopped because",
+    ):
+        table.add_column(col)
+    for s in studies:
+        table.add_row(
+            s["study_id"],
+            s["suite_name"],
+            f"{s['task']}/{s['measure']}",
+            s["subject"],
+            s["strategy"],
+            str(s["n_iterations"]),
+            s["status"],
+            str(s.get("stopped_because") or ""),
+        )
+    console().print(table)
+
+
+@optimize.command("show")
+@click.argument("study_id")
+@click.option("--diff", nargs=2, default=None, metavar="A B", help="What changed from A to B.")
+@_STORE
+@click.option("--json", "as_json", is_flag=True)
+def show(
+    study_id: str, diff: tuple[str, str] | None, store_path: str | None, as_json: bool
+) -> None:
+    """Every iteration of an optimization and its best; with --diff A B (STEP or
+    STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts."""
+    if diff is not None:
+        changed = api.optimization_diff(study_id, diff[0], diff[1], store=store_path)
+        if as_json:
+            click.echo(dumps_strict(changed, sort_keys=True))
+            return
+        out = console()
+        table = Table(
+            title=f"{changed['a']} -> {changed['b']}: score {_f(changed['score_a'])} -> {_f(changed['score_b'])}"
+        )
+        for col in ("field", changed["a"], changed["b"]):
+            table.add_column(col)
+        for p in changed["params"]:
+            table.add_row(p["field"], str(p["a"]), str(p["b"]))
+        out.print(table)
+        for text in changed["texts"].values():
+            click.echo(text)
+        return
+    data = api.optimization(study_id, store=store_path)
+    if as_json:
+        click.echo(dumps_strict(data, sort_keys=True))
+        return
+    out = console()
+    out.print(_iterations_table(data))
+    for line in _summary(data):
+        out.print(line)

@@ -1,0 +1,70 @@
+"""`memgauge view` (a local web viewer of the results store) and `memgauge report RUN_ID --out
+FILE.html` (one run as a self-contained HTML file, drawn by the same templates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memgauge import api
+from memgauge.report import LOCAL_HOSTS, atomic_write_text, report_from_store, serve
+
+__all__ = ["report", "view"]
+
+#: `--store` as every command takes it (MEMGAUGE_STORE by default); the viewer reads a SQLite
+#: store, opened read-only, and refuses a PostgreSQL one (exit 3)
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="Results store: a path or sqlite:///PATH (default: MEMGAUGE_STORE, else"
+    " MEMGAUGE_HOME/results.db); opened read-only. A postgresql:// store is not viewable (exit 3).",
+)
+
+
+@click.command()
+@store_option
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to bind; anything but 127.0.0.1 shows the store to the network.",
+)
+def view(store_path: str | None, port: int, host: str) -> None:
+    """Browse the results store in a web browser: runs, a run's grid, its items (filters,
+    search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
+    in progress refreshes by itself. Needs no network: everything it loads ships in memgauge."""
+    store = api.viewer_store(store_path)
+    if host not in LOCAL_HOSTS:
+        click.echo(
+            f"warning: binding {host}: anyone who can reach this machine on port {port} can"
+            " read every run, item and output in the store",
+            err=True,
+        )
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"memgauge view: http://{shown}:{port}/ (store {store}, read-only); Ctrl-C stops")
+    serve(store, host=host, port=port)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The HTML file to write.",
+)
+@store_option
+def report(run_id: str, out: Path, store_path: str | None) -> None:
+    """Write run RUN_ID (or the first characters of its id) as one self-contained HTML file:
+    the viewer's run page and its items, no script, nothing loaded from the network (for CI
+    artifacts and pull-request links)."""
+    store = api.viewer_store(store_path)
+    whole, html = report_from_store(store, run_id)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, html)
+    click.echo(f"wrote {out} (run {whole})")

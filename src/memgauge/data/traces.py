@@ -1,0 +1,142 @@
+"""Outputs recorded in production (seed 001's and seed 000's "online" phase), one line per call.
+
+A line is `{case_id (or id), output}`: the output of a labelled case, scored against the case
+file. A line that carries its own `conversation` (and `existing_memory`) is a production trace:
+unless it names a `case_id`, it is *unlabelled*, and only the fact-enumeration judge can score
+it, from its conversation, existing memory and output alone (never against empty expected facts
+nor for minimalism: nobody said what it should have extracted). Its `id` is its own (a trace or
+run id), or `trace-` and 12 hex digits of its content's sha256 when it has none, so the same
+line gets the same id in every run and a resumed run finds it.
+
+`tags` select the lines of one kind of call (seed 001 scores the runs tagged
+`memory_extraction`); `sample` keeps a share of them, decided per line from a hash of the seed
+and its id: the same seed keeps the same lines, and a line's fate does not change when the trace
+grows (a draw over the whole file would reshuffle every line when one is appended).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import ExtractionCase, Turn
+
+__all__ = ["TraceLine", "load_recorded", "sampled", "trace_summary", "unlabelled_cases"]
+
+
+class TraceLine(BaseModel):
+    """One recorded call. Unknown keys (a trace export's own fields) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    case_id: str | None = Field(default=None, description="The labelled case it answers.")
+    id: str | None = Field(default=None, description="The line's own id (a trace or run id).")
+    output: Any = Field(description="What the extractor (or decider) returned.")
+    conversation: list[Turn] | None = Field(
+        default=None,
+        min_length=1,
+        description="The conversation it extracted from (a production trace).",
+    )
+    existing_memory: list[str] = Field(
+        default_factory=list, description="The memory before the conversation."
+    )
+    tags: list[str] = Field(default_factory=list, description="The call's tags.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shapes(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if isinstance(data.get("conversation"), str):
+            # a transcript as one text: the user's turn, as an extractor sees it
+            data["conversation"] = [{"role": "user", "content": data["conversation"]}]
+        if isinstance(data.get("existing_memory"), str):
+            data["existing_memory"] = [
+                ln.strip() for ln in data["existing_memory"].splitlines() if ln.strip()
+            ]
+        if "case_id" not in data and "conversation" not in data and "id" in data:
+            # the recorded-outputs shape: `id` names the case
+            data["case_id"] = data.pop("id")
+        if data.get("case_id") is None and data.get("conversation") is None:
+            raise ValueError(
+                "a line needs case_id (the labelled case it answers) or its conversation (a "
+                "production trace, scored by the fact-enumeration judge)"
+            )
+        return data
+
+    @property
+    def unlabelled(self) -> bool:
+        """A trace line no case labels."""
+        return self.case_id is None
+
+    @property
+    def key(self) -> str:
+        """Its item id: the case id, its own id, or a hash of its content."""
+        if self.case_id is not None:
+            return self.case_id
+        if self.id:
+            return self.id
+        body = json.dumps(
+            self.model_dump(mode="json", exclude={"tags"}), sort_keys=True, default=str
+        )
+        return "trace-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
+
+
+def load_recorded(path: str | Path) -> dict[str, Any]:
+    """Item id -> recorded output, for every line; later lines win for a repeated id."""
+    return {line.key: line.output for line in read_records(path, TraceLine)}
+
+
+def sampled(key: str, rate: float, seed: int) -> bool:
+    """Whether the line `key` is in a `rate` sample under `seed`: sha256(seed:key) read as a
+    number in [0, 1) is below `rate`."""
+    if rate >= 1.0:
+        return True
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def unlabelled_cases(
+    path: str | Path, *, tags: Sequence[str] = (), sample: float = 1.0, seed: int = 0
+) -> tuple[list[ExtractionCase], int]:
+    """The unlabelled lines of a trace as extraction cases without expected facts, keeping
+    lines tagged with any of `tags` (all, when none is given) and then the `sample` share; and
+    how many unlabelled lines the file has before filtering."""
+    lines: dict[str, TraceLine] = {}
+    for line in read_records(path, TraceLine):
+        if line.unlabelled:
+            lines[line.key] = line  # a later line wins, as for its output
+    kept = [
+        (key, line)
+        for key, line in lines.items()
+        if (not tags or set(tags) & set(line.tags)) and sampled(key, sample, seed)
+    ]
+    cases = [
+        ExtractionCase(
+            id=key,
+            conversation=line.conversation or [],
+            existing_memory=line.existing_memory,
+            metadata={"tags": line.tags} if line.tags else {},
+        )
+        for key, line in kept
+    ]
+    return cases, len(lines)
+
+
+def trace_summary(path: str | Path) -> str:
+    """What `memgauge validate` says of a valid trace: its lines, labelled and not, and tags."""
+    lines = read_records(path, TraceLine)
+    unlabelled = [ln for ln in lines if ln.unlabelled]
+    tags = sorted({t for ln in unlabelled for t in ln.tags})
+    return (
+        f"{len(lines)} recorded outputs: {len(lines) - len(unlabelled)} of labelled cases, "
+        f"{len(unlabelled)} unlabelled trace lines"
+        + (f" (tags: {', '.join(tags)})" if tags else "")
+    )

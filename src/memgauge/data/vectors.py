@@ -1,0 +1,99 @@
+"""Embedding-quality inputs (seed 004: "whether the pipeline that writes to storage is producing
+quality embeddings"): known pairs of texts, and a system's stored vectors.
+
+- pairs (JSONL, or a JSON/YAML list or `{"pairs": [...]}`): `{id?, a, b, label}` with label
+  `similar` or `different`; a pair without an id is `pair-N` (its 1-based position);
+- stored vectors (JSONL): `{text, vector, id?}`, as a memory system stores them; every vector of
+  the file has the same length, and every number is finite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import FiniteFloat
+from memgauge.errors import DataError, Problem
+
+__all__ = [
+    "EmbeddingPair",
+    "StoredVector",
+    "load_pairs",
+    "load_vectors",
+    "pairs_summary",
+    "vectors_summary",
+]
+
+Text = Annotated[str, Field(min_length=1)]
+
+
+class EmbeddingPair(BaseModel):
+    """Two texts known to mean the same thing, or known not to."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str | None = Field(default=None, description="Pair id (default: pair-N).")
+    a: Text = Field(description="One text.")
+    b: Text = Field(description="The other text.")
+    label: Literal["similar", "different"] = Field(description="similar or different.")
+
+
+class StoredVector(BaseModel):
+    """One vector a memory system stored, with the text it embeds."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    text: Text = Field(description="The embedded text.")
+    vector: list[FiniteFloat] = Field(min_length=1, description="The stored vector.")
+    id: str | None = Field(default=None, description="The memory's id.")
+
+
+def load_pairs(path: str | Path) -> list[EmbeddingPair]:
+    """Known pairs, each with an id; DataError on a bad line or a repeated id."""
+    pairs = read_records(path, EmbeddingPair, key="pairs")
+    out = [p if p.id else p.model_copy(update={"id": f"pair-{i}"}) for i, p in enumerate(pairs, 1)]
+    seen: set[str] = set()
+    problems = []
+    for p in out:
+        if p.id in seen:
+            problems.append(Problem(str(path), None, "id", f"duplicate pair id {p.id!r}"))
+        seen.add(str(p.id))
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def load_vectors(path: str | Path) -> dict[str, list[float]]:
+    """Text -> stored vector (a later line wins); DataError when lengths differ."""
+    rows = read_records(path, StoredVector)
+    dims = {len(r.vector) for r in rows}
+    if len(dims) > 1:
+        first = len(rows[0].vector)
+        line = next(i for i, r in enumerate(rows, 1) if len(r.vector) != first)
+        raise DataError(
+            Problem(
+                str(path),
+                line if str(path).endswith(".jsonl") else None,
+                "vector",
+                f"{len(rows[line - 1].vector)} numbers where the first line has {first}: every "
+                "stored vector must have the same dimension",
+            )
+        )
+    return {r.text: list(r.vector) for r in rows}
+
+
+def pairs_summary(path: str | Path) -> str:
+    """What `memgauge validate` says of valid pairs."""
+    pairs = load_pairs(path)
+    n_similar = sum(p.label == "similar" for p in pairs)
+    return f"{len(pairs)} pairs ({n_similar} similar, {len(pairs) - n_similar} different)"
+
+
+def vectors_summary(path: str | Path) -> str:
+    """What `memgauge validate` says of valid stored vectors."""
+    vectors = load_vectors(path)
+    dim = len(next(iter(vectors.values())))
+    return f"{len(vectors)} stored vectors of dimension {dim}"

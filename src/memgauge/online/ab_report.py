@@ -1,0 +1,82 @@
+"""An A/B test's state as people read it: the SPRT's decision and path, the bootstrap CI of the
+paired deltas, P(treatment > control) for a binary metric, latency, and the graduation rules'
+verdict. `memgauge ab status` prints it; the viewer draws it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memgauge.stats import bootstrap_ci
+from memgauge.stats.sequential import (
+    SPRT,
+    GraduationRules,
+    SPRTState,
+    graduation,
+    prob_treatment_better,
+)
+
+__all__ = ["ab_report", "sprt_of", "sprt_path"]
+
+
+def sprt_of(config: Mapping[str, Any]) -> SPRT:
+    """The test's SPRT, from its stored configuration."""
+    return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
+
+
+def sprt_path(config: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> list[float]:
+    """The log likelihood ratio after each pair, as the test saw them (0 until the SPRT has
+    enough informative pairs to estimate a variance; flat after its decision)."""
+    sprt = sprt_of(config)
+    state = SPRTState()
+    path = []
+    for p in pairs:
+        state = sprt.update(state, [float(p["treatment"]) - float(p["control"])])
+        path.append(state.log_lr)
+    return path
+
+
+def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The test (`ABTestStore.get`) with its pairs, summed up (the keys of `ab status --json`)."""
+    cfg, state = test["config"], SPRTState(**test["state"])
+    deltas = np.array([p["treatment"] - p["control"] for p in pairs], dtype=np.float64)
+    ci = bootstrap_ci(deltas, seed=0) if len(deltas) else None
+    binary = bool(pairs) and all(p["control"] in (0, 1) and p["treatment"] in (0, 1) for p in pairs)
+    p_better = None
+    if binary:
+        c = int(sum(p["control"] for p in pairs))
+        t = int(sum(p["treatment"] for p in pairs))
+        p_better = prob_treatment_better(c, len(pairs), t, len(pairs))
+    lat_c = [p["control_latency_ms"] for p in pairs if p["control_latency_ms"] is not None]
+    lat_t = [p["treatment_latency_ms"] for p in pairs if p["treatment_latency_ms"] is not None]
+    p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
+    p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
+    const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
+    rules = GraduationRules(cfg["min_samples"], cfg["improvement"], cfg["max_latency_increase"])
+    decision, reasons = graduation(
+        state,
+        rules,
+        n_pairs=len(pairs),
+        mean_delta=float(deltas.mean()) if len(deltas) else None,
+        constitutional_delta=float(np.mean(const)) if const else None,
+        p95_control_ms=p95_c,
+        p95_treatment_ms=p95_t,
+    )
+    sprt = sprt_of(cfg)
+    return {
+        "name": test["name"],
+        "status": test["status"],
+        "graduated_at": test["graduated_at"],
+        "metric": test["metric"],
+        "n_pairs": len(pairs),
+        "mean_delta": ci.mean if ci else None,
+        "delta_ci95": [ci.low, ci.high] if ci else None,
+        "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
+        "p_treatment_better": p_better,
+        "p95_latency_ms": {"control": p95_c, "treatment": p95_t},
+        "decision": decision,
+        "reasons": reasons,
+        "config": cfg,
+    }

@@ -1,0 +1,133 @@
+"""Seed 003's audit of an agent's memory as a suite the one engine runs: which agent answers
+(a chat model shown the whole history, a reader over a memory subject, or the extractive
+baseline that needs no LLM), how its answers are decided (the QA judge, or offline matching),
+and the results document (`results.json`) made from the run's record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from memgauge.probes.sources import AuditSource, load_audit_source
+from memgauge.runs.audit_choice import audit_choice
+from memgauge.runs.builders import audit_suite
+from memgauge.runs.engine import RunReport
+from memgauge.runs.suite import Suite
+from memgauge.scorers.audit import AuditMatch
+from memgauge.subjects.parse import one_spec
+
+__all__ = [
+    "AUDIT_MATCH_METHOD",
+    "AuditPlan",
+    "audit_result",
+    "plan_audit",
+]
+
+#: how the offline audit decides a probe (`audit --scoring offline`)
+AUDIT_MATCH_METHOD: str = AuditMatch().method
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """An audit ready to run: its dataset, the agent and scoring chosen, and the suite.
+
+    Attributes:
+        dataset: the dataset file as given.
+        source: what was read of it (name, format, probes, notes).
+        agent: chat, memory or extractive.
+        subject: the agent's subject spec.
+        method: how a probe is decided, in words (the report shows it).
+        suite: the suite the engine runs.
+        agent_label: the agent in words (the baseline's description, or `kind: model` and
+            where the model came from).
+    """
+
+    dataset: Path
+    source: AuditSource
+    agent: str
+    subject: dict[str, Any]
+    method: str
+    suite: Suite
+    agent_label: str
+
+
+def plan_audit(
+    dataset: Path,
+    *,
+    agent: Literal["chat", "memory", "extractive"] | None = None,
+    model: str | None = None,
+    subject: str | None = None,
+    k: int = 10,
+    scoring: Literal["auto", "judge", "offline"] = "auto",
+    judge_preset: str = "longmemeval",
+    judge_model: str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    max_failure_rate: float | None = None,
+) -> AuditPlan:
+    """The audit of `dataset` (memaudit JSON / JSONL, LoCoMo, LongMemEval) as a suite.
+
+    The agent and the scoring are chosen as memaudit does (`runs.audit_choice`): a memory-backed
+    agent when `subject` names a memory, a chat model when a model is known (`model`,
+    MEMGAUGE_MODEL, MEMAUDIT_MODEL, or gpt-4o-mini when OPENAI_API_KEY is set), else the
+    extractive baseline; scoring `auto` uses the QA judge whenever a model is known, else offline
+    matching. A LoCoMo file is also scored LoCoMo's own way. At most half the probes may fail
+    (`max_failure_rate`) unless told otherwise.
+    """
+    source = load_audit_source(dataset, seed=seed)
+    choice = audit_choice(
+        agent=agent,
+        model=model,
+        memory=one_spec(subject, "--subject") if subject else None,
+        k=k,
+        scoring=scoring,
+        judge_preset=judge_preset,
+        judge_model=judge_model,
+    )
+    suite = audit_suite(
+        dataset,
+        choice.subject,
+        choice.evaluator,
+        name=source.name,
+        locomo=source.format == "locomo",
+        limit=limit,
+        seed=seed,
+        concurrency=concurrency,
+        max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+    )
+    kind = next(iter(choice.subject))
+    agent_name = {"extractive": "extractive", "chat": "chat"}.get(kind, "memory")
+    return AuditPlan(
+        dataset, source, agent_name, choice.subject, choice.method, suite, choice.agent_label
+    )
+
+
+def audit_result(plan: AuditPlan, report: RunReport) -> dict[str, Any]:
+    """The audit's results document (memaudit's results.json, schema version 1) from its run:
+    per probe type the rate with n and a Wilson 95% interval, LoCoMo's QA scores where they
+    apply, the LLM spend, and every probe with its verdict."""
+    source = plan.source
+    audit = report.summary.aggregate("audit")
+    per_subject = audit.detail["subjects"]["agent"] if audit is not None else {}
+    return {
+        "schema_version": 1,
+        "dataset": source.name,
+        "dataset_path": str(plan.dataset),
+        "format": source.format,
+        **({"protocol": source.notes["protocol"]} if "protocol" in source.notes else {}),
+        "agent": plan.agent_label,
+        "subject": plan.subject,
+        "scoring": plan.method,
+        "run_id": report.run_id,
+        "status": report.status,
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "metrics": per_subject.get("metrics", {}),
+        "counts": per_subject.get("counts", {}),
+        **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
+        "llm_usage": report.summary.llm_usage,
+        "notes": source.notes,
+        "probes": per_subject.get("probes", []),
+    }

@@ -1,0 +1,199 @@
+"""The driver's side of a sharded run: send shards to a pool, score and record what comes back.
+
+The driver is the one writer of the store and the one caller of LLM judges: a shard's records
+come back answered and unscored, the driver scores them (judges in a thread pool, through the
+process's one cached, rate-limited client, so the provider's limit is global and a replay
+exact) and records each, with the setup times and the LLM spend of the worker's subject.
+
+A shard whose worker died (a process pool broken by a killed process, a Dask worker lost for
+good, a connection dropped) is submitted again, up to `SHARD_ATTEMPTS` times; a process pool
+broken by it is opened again first. Its items were never recorded (a shard's records come back
+all at once), and a record already recorded in this attempt is never recorded again, so nothing
+is recorded twice. A `MemgaugeError` from a worker (its dataset differs) stops the run.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import MutableMapping, Sequence
+from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any, Protocol
+
+from memgauge.data.records import Failure, ItemRecord
+from memgauge.errors import MemgaugeError
+from memgauge.llm._loop import cancel_pending
+from memgauge.runs.plan import PlannedItem, PlannedTask
+from memgauge.runs.pools import ShardPool
+from memgauge.runs.recording import Recorder
+from memgauge.runs.shards import Shard, ShardResult, run_shard
+from memgauge.runs.work import failed_item, score_item
+
+__all__ = ["SHARD_ATTEMPTS", "run_shards"]
+
+#: how many times one shard is tried before its worker's error stops the run
+SHARD_ATTEMPTS = 3
+
+
+class _Progress(Protocol):
+    def phase(self, subject: str, task: str, corpus: str | None) -> None: ...
+
+
+class _Writer(Protocol):
+    @property
+    def progress(self) -> _Progress: ...
+
+
+class RunState(Protocol):
+    """What the engine's run state offers the driver (`engine._Run`)."""
+
+    run_id: str
+
+    @property
+    def stopping(self) -> bool: ...
+
+    @property
+    def writer(self) -> _Writer: ...
+
+    def record(self, row: ItemRecord, *, counts: bool = True) -> None: ...
+
+
+def _judged(task: PlannedTask) -> bool:
+    return any(getattr(ev, "uses_llm", False) for _label, ev, _w in task.evaluators)
+
+
+class _Driver:
+    def __init__(
+        self,
+        shards: Sequence[Shard],
+        plan: Sequence[PlannedTask],
+        state: RunState,
+        pool: ShardPool,
+        recorder: Recorder,
+        unavailable: MutableMapping[str, str],
+        width: int,
+    ) -> None:
+        self.state, self.pool, self.recorder = state, pool, recorder
+        self.unavailable = unavailable
+        self.tasks = {t.spec.name: t for t in plan}
+        self.items: dict[tuple[str, str], PlannedItem] = {
+            (t.spec.name, it.id): it for t in plan for it in t.items
+        }
+        self.shards = list(shards)
+        self.events: queue.SimpleQueue[tuple[str, Future[Any], int]] = queue.SimpleQueue()
+        self.flying: dict[Future[Any], tuple[Shard, int]] = {}
+        self.scoring_left = 0
+        self.seen: set[tuple[str, str, str]] = set()
+        self.done_shards = 0
+        # judges wait on the network: as many in flight as every worker's items together
+        self.scoring = ThreadPoolExecutor(
+            max_workers=max(1, width * pool.workers), thread_name_prefix="memgauge-score"
+        )
+
+    def submit(self, shard: Shard) -> None:
+        generation = self.pool.generation
+        try:
+            future = self.pool.executor.submit(run_shard, shard)
+        except BrokenExecutor:
+            if not self.pool.reopen():
+                raise
+            future = self.pool.executor.submit(run_shard, shard)
+            generation = self.pool.generation
+        self.flying[future] = (shard, generation)
+        future.add_done_callback(lambda f: self.events.put(("shard", f, generation)))
+
+    def run(self) -> None:
+        for shard in self.shards:
+            self.submit(shard)
+        while self.flying or self.scoring_left:
+            kind, future, _generation = self.events.get()
+            if kind == "score":
+                self.scoring_left -= 1
+                self.state.record(future.result())
+            else:
+                self.shard_done(future)
+            if self.state.stopping:
+                return
+
+    def shard_done(self, future: Future[Any]) -> None:
+        shard, generation = self.flying.pop(future)
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            if isinstance(exc, MemgaugeError) or shard.attempt >= SHARD_ATTEMPTS:
+                raise exc
+            # the first shard to report a broken pool reopens it; the others just resubmit
+            broken = isinstance(exc, BrokenExecutor) and generation == self.pool.generation
+            if broken and not self.pool.reopen():
+                raise exc
+            self.submit(replace(shard, attempt=shard.attempt + 1))
+            return
+        self.done_shards += 1
+        self.state.writer.progress.phase(
+            shard.subject, shard.task.name, f"{self.done_shards} of {len(self.shards)} shards"
+        )
+        self.collect(shard, future.result())
+
+    def collect(self, shard: Shard, result: ShardResult) -> None:
+        run_id, task = self.state.run_id, self.tasks[shard.task.name]
+        for model, delta in result.usage.items():
+            self.recorder.record_usage(run_id, model, delta)
+        for corpus, seconds in result.setups:
+            self.recorder.record_setup(run_id, shard.subject, task.spec.name, corpus, seconds)
+        if result.unavailable is not None:
+            self.unavailable.setdefault(shard.subject, result.unavailable)
+            failure = Failure(stage="unavailable", kind="unavailable", message=result.unavailable)
+            for item_id in shard.items:
+                item = self.items[(task.spec.name, item_id)]
+                # unavailable is its own outcome (exit 3), not the subject failing
+                self.state.record(failed_item(task, shard.subject, item, failure), counts=False)
+            return
+        judged = _judged(task)
+        for record, elapsed in result.records:
+            if record.key in self.seen:
+                continue
+            self.seen.add(record.key)
+            item = self.items[(task.spec.name, record.item_id)]
+            # the item's duration runs from its start in the worker to its verdict here
+            t0 = time.perf_counter() - elapsed
+            if judged and record.status != "failed":
+                self.scoring_left += 1
+                scored = self.scoring.submit(score_item, task, item, record, t0)
+                scored.add_done_callback(lambda f: self.events.put(("score", f, 0)))
+            else:
+                self.state.record(score_item(task, item, record, t0))
+
+    def close(self, *, failed: bool) -> None:
+        for future in self.flying:
+            future.cancel()
+        if failed:
+            cancel_pending()  # judges' calls in flight: stop them instead of waiting out retries
+            self.scoring.shutdown(wait=False, cancel_futures=True)
+        else:
+            self.scoring.shutdown(wait=True)
+
+
+def run_shards(
+    shards: Sequence[Shard],
+    plan: Sequence[PlannedTask],
+    state: RunState,
+    pool: ShardPool,
+    recorder: Recorder,
+    unavailable: MutableMapping[str, str],
+    width: int,
+) -> None:
+    """Run `shards` on `pool`, recording every item as its shard comes back; returns when all
+    are recorded or the run must stop (`state.stopping`: shards not yet back are dropped,
+    their items stay queued for `--resume`)."""
+    driver = _Driver(shards, plan, state, pool, recorder, unavailable, width)
+    try:
+        driver.run()
+    except BaseException:
+        driver.close(failed=True)
+        pool.stop()
+        raise
+    driver.close(failed=state.stopping)
+    if state.stopping:
+        pool.stop()

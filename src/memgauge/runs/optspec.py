@@ -1,0 +1,398 @@
+"""The optimization block of a suite (seed 004's `optimization:`), per task or for the whole suite.
+
+```yaml
+optimization:
+  enabled: true
+  subject: hybrid                  # the suite subject being tuned
+  targets: [config]                # config, instructions, prompts, tools, code
+  objective: recall/Recall@10      # [TASK/]MEASURE: an evaluator's label, or `score`
+  strategy: greedy                 # greedy, best-of-n, annealing, tpe (random: a baseline)
+  maxIterations: 10
+  targetScore: 0.9                 # on the objective's own 0-1 scale (85 reads as 0.85)
+  improvementThreshold: 0.01       # an absolute difference (2 reads as 0.02)
+  holdout: 0.3                     # share held out, by corpus where the dataset has corpora
+  space:
+    k_rrf: int:10..120
+    lexical_weight: float:0.25..4:log
+    mode: choice:hybrid,lexical
+```
+
+Seed 004's own names (`maxIterations`, `targetScore`, `improvementThreshold`) are the keys;
+the block's other keys follow them. A search dimension is written `int:LO..HI`,
+`float:LO..HI[:log]`, `choice:A,B,...` (each choice read as a YAML scalar), a list (choices),
+or a mapping `{type, low, high, log, choices}`. Its FIELD is a field of the subject's spec
+(dotted for nested ones: `kwargs.threshold`, `memory.reference.k_rrf`), or `k`, the task's
+cutoff. `space_problems` checks each against the subject's argument model, so a field the
+subject does not have is an error with its file, line and key.
+
+Everything here is data and checks (the `runs` layer reads suites); the search is in
+`memgauge.optimize`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from memgauge._util.registry import RegistryError
+from memgauge.data.models import FiniteFloat
+from memgauge.errors import UsageError
+from memgauge.subjects.specs import SUBJECTS, RunOptions, check_subject
+
+__all__ = [
+    "STRATEGIES",
+    "TARGETS",
+    "OptimizationSpec",
+    "OptimizerModel",
+    "SearchDim",
+    "apply_params",
+    "field_problems",
+    "get_path",
+    "parse_space_flag",
+    "space_problems",
+]
+
+Strategy = Literal["greedy", "best-of-n", "annealing", "tpe", "random"]
+Target = Literal["config", "instructions", "prompts", "tools", "code"]
+STRATEGIES: tuple[str, ...] = ("greedy", "best-of-n", "annealing", "tpe", "random")
+TARGETS: tuple[str, ...] = ("config", "instructions", "prompts", "tools", "code")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
+
+
+def _scalar(text: str) -> Any:
+    """A choice as YAML reads a scalar: `true` a bool, `10` an int, `hybrid` a string."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, str | int | float | bool) else text
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not a number") from None
+
+
+def parse_dim(text: str) -> dict[str, Any]:
+    """`int:LO..HI`, `float:LO..HI[:log]` or `choice:A,B` as a `SearchDim` mapping;
+    ValueError saying what is wrong."""
+    kind, sep, rest = text.partition(":")
+    kind = kind.strip()
+    if not sep or kind not in ("int", "float", "choice"):
+        raise ValueError(
+            f"{text!r}: write int:LO..HI, float:LO..HI[:log] or choice:A,B (e.g. int:10..120)"
+        )
+    if kind == "choice":
+        choices = [_scalar(c.strip()) for c in rest.split(",") if c.strip()]
+        return {"type": "choice", "choices": choices}
+    bounds, _, scale = rest.partition(":")
+    lo, dots, hi = bounds.partition("..")
+    if not dots:
+        raise ValueError(f"{text!r}: give the range as LO..HI, e.g. {kind}:1..10")
+    if scale.strip() not in ("", "log"):
+        raise ValueError(f"{text!r}: the only scale is :log")
+    out: dict[str, Any] = {"type": kind, "log": scale.strip() == "log"}
+    if kind == "int":
+        try:
+            out["low"], out["high"] = int(lo), int(hi)
+        except ValueError:
+            raise ValueError(f"{text!r}: an int range has whole bounds, e.g. int:1..10") from None
+    else:
+        out["low"], out["high"] = _number(lo, "low bound"), _number(hi, "high bound")
+    return out
+
+
+class SearchDim(_Model):
+    """One dimension of the search space (an Optuna distribution when searched)."""
+
+    type: Literal["int", "float", "choice"] = Field(description="int, float or choice.")
+    low: FiniteFloat | StrictInt | None = Field(default=None, description="Lowest value.")
+    high: FiniteFloat | StrictInt | None = Field(default=None, description="Highest value.")
+    log: bool = Field(default=False, description="Search on a log scale (low > 0).")
+    choices: list[str | int | float | bool] | None = Field(
+        default=None, description="The values of a choice."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_forms(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_dim(value)
+        if isinstance(value, list):
+            return {"type": "choice", "choices": value}
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SearchDim:
+        if self.type == "choice":
+            if not self.choices:
+                raise ValueError("a choice needs at least one value: choice:A,B")
+            if self.low is not None or self.high is not None:
+                raise ValueError("a choice has choices, not low/high")
+            return self
+        if self.low is None or self.high is None:
+            raise ValueError(f"an {self.type} range needs low and high")
+        if self.choices is not None:
+            raise ValueError(f"an {self.type} range has low and high, not choices")
+        if self.type == "int" and not (
+            float(self.low).is_integer() and float(self.high).is_integer()
+        ):
+            raise ValueError("an int range has whole bounds")
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}")
+        if self.log and self.low <= 0:
+            raise ValueError("a :log range needs low > 0")
+        return self
+
+    def extremes(self) -> list[Any]:
+        """The values a spec is checked with: every choice, or both ends of a range."""
+        if self.type == "choice":
+            return list(self.choices or [])
+        assert self.low is not None
+        assert self.high is not None
+        cast = int if self.type == "int" else float
+        return [cast(self.low), cast(self.high)]
+
+    def contains(self, value: Any) -> bool:
+        """Whether `value` is a point of the dimension."""
+        if self.type == "choice":
+            return value in (self.choices or [])
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        assert self.low is not None
+        assert self.high is not None
+        return self.low <= value <= self.high and (
+            self.type == "float" or float(value).is_integer()
+        )
+
+    def describe(self) -> str:
+        """The short form (`int:10..120`)."""
+        if self.type == "choice":
+            return "choice:" + ",".join(str(c) for c in self.choices or [])
+        return f"{self.type}:{self.low:g}..{self.high:g}{':log' if self.log else ''}"
+
+
+class OptimizerModel(_Model):
+    """The model that proposes rewrites of text targets (any OpenAI-compatible endpoint)."""
+
+    model: str | None = Field(default=None, description="Model id (default MEMGAUGE_MODEL).")
+    base_url: str | None = Field(default=None, description="Endpoint (default OPENAI_BASE_URL).")
+    provider: str | None = Field(default=None, description="LLM provider (default openai).")
+
+
+class SplitSpec(_Model):
+    """An explicit validation split."""
+
+    holdout: list[str] = Field(
+        min_length=1,
+        description="Held-out corpora (when the task's items have corpora) or item ids.",
+    )
+
+
+class OptimizationSpec(_Model):
+    """What to tune, against which objective, how, and when to stop (seed 004)."""
+
+    enabled: bool = Field(default=True, description="Whether `memgauge optimize` uses it.")
+    subject: str | None = Field(
+        default=None, description="The suite subject being tuned (default: the only one)."
+    )
+    targets: list[Target] = Field(
+        default_factory=lambda: list[Target](["config"]),
+        min_length=1,
+        description="What the optimizer changes: config (the search space), instructions and "
+        "prompts (`texts`), tools (`tools`), code (`hook`).",
+    )
+    objective: str | None = Field(
+        default=None,
+        description="[TASK/]MEASURE maximized: an evaluator's label (Recall@10, a judge's "
+        "label) or `score` (the task's weighted score); default the task's first evaluator.",
+    )
+    strategy: Strategy = Field(
+        default="greedy",
+        description="greedy, best-of-n (candidates per iteration, run concurrently), annealing,"
+        " tpe (Optuna's TPE); random is Optuna's RandomSampler, a baseline.",
+    )
+    max_iterations: StrictInt = Field(
+        default=10, ge=1, le=10_000, alias="maxIterations", description="Iterations at most."
+    )
+    target_score: FiniteFloat | StrictInt | None = Field(
+        default=None,
+        alias="targetScore",
+        description="Stop once the best reaches it (0-1; a value above 1 is read as points "
+        "out of 100).",
+    )
+    improvement_threshold: FiniteFloat | StrictInt = Field(
+        default=0.0,
+        ge=0,
+        alias="improvementThreshold",
+        description="The least paired improvement a step must show to be accepted, as an "
+        "absolute difference (a value above 1 is read as points out of 100).",
+    )
+    space: dict[str, SearchDim] = Field(
+        default_factory=dict,
+        description="FIELD -> int:LO..HI | float:LO..HI[:log] | choice:A,B; FIELD is a field "
+        "of the subject's spec (dotted when nested) or `k`, the task's cutoff.",
+    )
+    holdout: FiniteFloat | StrictInt = Field(
+        default=0.3,
+        ge=0,
+        lt=1,
+        description="Share of items (of corpora, when they have them)"
+        " held out for the final comparison; 0: none.",
+    )
+    split: SplitSpec | None = Field(
+        default=None, description="An explicit split instead of `holdout`'s random one."
+    )
+    seed: StrictInt = Field(default=0, description="Seed of the split and of the search.")
+    candidates: StrictInt = Field(
+        default=4, ge=2, le=64, description="best-of-n: candidates per iteration."
+    )
+    temperature: FiniteFloat | StrictInt = Field(
+        default=0.02, gt=0, description="annealing: starting temperature, on the score's scale."
+    )
+    cooling: FiniteFloat = Field(
+        default=0.8, gt=0, lt=1, description="annealing: temperature factor per iteration."
+    )
+    patience: StrictInt | None = Field(
+        default=None, ge=1, description="Stop after this many iterations without a new best."
+    )
+    max_seconds: FiniteFloat | StrictInt | None = Field(
+        default=None, gt=0, alias="maxSeconds", description="Wall-clock budget in seconds."
+    )
+    max_cost: FiniteFloat | StrictInt | None = Field(
+        default=None, gt=0, alias="maxCost", description="LLM cost budget in USD (priced usage)."
+    )
+    require_significance: bool = Field(
+        default=False,
+        alias="requireSignificance",
+        description="Accept a step only when its paired 95% CI also excludes 0.",
+    )
+    texts: list[str] = Field(
+        default_factory=list,
+        description="instructions/prompts: the subject's text fields the optimizer model "
+        "rewrites (e.g. system, prompt, kwargs.instructions).",
+    )
+    tools: str | None = Field(
+        default=None, description="tools: the list-valued field whose subsets are searched."
+    )
+    hook: list[str] | None = Field(
+        default=None,
+        description="code: the command that reads the candidate and its failures (JSON on "
+        "stdin) and writes the next candidate (JSON on stdout).",
+    )
+    optimizer: OptimizerModel | None = Field(
+        default=None, description="The model proposing rewrites of text targets."
+    )
+
+    @field_validator("hook", mode="before")
+    @classmethod
+    def _hook_string(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
+
+    @field_validator("targets")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a target is named twice")
+        return value
+
+
+def parse_space_flag(text: str) -> tuple[str, SearchDim]:
+    """`--space 'FIELD=int:LO..HI'` as (FIELD, dimension); UsageError quoting the flag."""
+    name, eq, dim = text.partition("=")
+    if not eq or not name.strip():
+        raise UsageError(
+            f"--space {text!r}: write FIELD=int:LO..HI, FIELD=float:LO..HI[:log] or "
+            "FIELD=choice:A,B"
+        )
+    try:
+        return name.strip(), SearchDim.model_validate(dim.strip())
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        msg = errors()[0]["msg"].removeprefix("Value error, ") if callable(errors) else str(exc)
+        raise UsageError(f"--space {text!r}: {msg}") from None
+
+
+def get_path(args: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted `path` of a subject's arguments (None when absent)."""
+    node: Any = args
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def apply_params(spec: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """`spec` (`{kind: {args}}`) with each dotted FIELD of `params` set (`k` excepted: it is the
+    task's); a copy, the original untouched."""
+    ((kind, raw),) = spec.items()
+    args: dict[str, Any] = copy.deepcopy(dict(raw or {}))
+    for path, value in params.items():
+        if path == "k":
+            continue
+        node = args
+        parts = path.split(".")
+        for part in parts[:-1]:
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                # a nested memory spec written as a bare kind (`memory: lexical`) has no args
+                nxt = {}
+                node[part] = nxt
+            node = nxt
+        node[parts[-1]] = value
+    return {kind: args}
+
+
+def space_problems(
+    subject: str, spec: Any, space: Mapping[str, SearchDim]
+) -> list[tuple[str, str]]:
+    """(FIELD, message) for each FIELD of `space` the subject's spec does not have, or whose
+    values its argument model refuses (every choice, both ends of a range)."""
+    return field_problems(subject, spec, {f: d.extremes() for f, d in space.items()})
+
+
+def field_problems(
+    subject: str, spec: Any, samples: Mapping[str, list[Any]]
+) -> list[tuple[str, str]]:
+    """(FIELD, message) for each dotted FIELD of `samples` that the subject's spec does not
+    have, or one of whose sample values its argument model refuses; `k` is the task's."""
+    try:
+        kind, _args = SUBJECTS.parse(spec)
+        entry = SUBJECTS.get(kind)
+    except RegistryError:
+        return []  # the subject's own problems are reported where it is defined
+    model = entry.args_model
+    known = set(RunOptions.model_fields) | set(model.model_fields if model is not None else ())
+    out: list[tuple[str, str]] = []
+    for field, sample in samples.items():
+        if field == "k":
+            continue
+        top = field.split(".")[0]
+        if model is not None and top not in known:
+            fields = ", ".join(sorted(model.model_fields))
+            out.append(
+                (
+                    field,
+                    f"subject {subject!r} ({kind}) has no field {top!r}; its fields are "
+                    f"{fields}, and `k` is the task's cutoff",
+                )
+            )
+            continue
+        base = spec if isinstance(spec, Mapping) else {kind: {}}
+        for value in sample:
+            found = check_subject(apply_params(base, {field: value}))
+            if found:
+                problems = "; ".join(str(p) for p in found)
+                out.append((field, f"subject {subject!r} refuses {field}={value!r}: {problems}"))
+                break
+    return out

@@ -1,0 +1,158 @@
+"""Where shards run: `--workers N` and `--executor`, turned into a `concurrent.futures.Executor`.
+
+- `--workers N` (N > 1), or `--executor process`: a `ProcessPoolExecutor` of N processes started
+  with `spawn`. Not `fork` (the driver holds threads, SQLite connections and an event loop that a
+  forked child must not inherit) and not `forkserver` (its server is started once per driver
+  and keeps the environment of that moment, so a worker would miss a `MEMGAUGE_*` or
+  `OPENAI_*` variable set later in the same process, as the Python API and tests do).
+  A pool broken by a dead worker is opened again and its shards resubmitted.
+- `--executor dask:local`: a Dask `LocalCluster` of N worker processes (one thread each), and
+  `--executor dask://HOST:PORT` (or `tcp://...`) the scheduler of a running cluster; both through
+  `Client.get_executor()`, which is a `concurrent.futures.Executor`. Dask reschedules the task
+  of a worker that died on another worker. Dask is an optional extra: `pip install
+  'memgauge[dask]'`; the workers of a remote cluster need memgauge (and the subject's package)
+  installed, the datasets at the same paths, and their own LLM environment variables.
+- Anything else that is a `concurrent.futures.Executor`, passed to the Python API as
+  `executor=`. Ray reaches this seam without memgauge depending on it: `ray.remote(fn)
+  .remote(*args)` returns an `ObjectRef`, and `ObjectRef.future()` a `concurrent.futures.Future`,
+  so an executor of a few lines is enough::
+
+      class RayExecutor(concurrent.futures.Executor):
+          def submit(self, fn, /, *args, **kwargs):
+              return ray.remote(fn).remote(*args, **kwargs).future()
+
+      memgauge.evaluate("locomo10.json", ["lexical"], executor=RayExecutor(), workers=4)
+
+  (`workers` then only sizes the shards: the cluster decides where they run.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Executor as PoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from memgauge.errors import UnavailableError, UsageError
+
+__all__ = ["DASK_INSTALL", "ShardPool", "open_pool"]
+
+DASK_INSTALL = "pip install 'memgauge[dask]'"
+
+
+class ShardPool:
+    """An executor for shards, how many run at once, and how to open it again when it broke
+    (None: it cannot be)."""
+
+    def __init__(
+        self,
+        executor: PoolExecutor,
+        workers: int,
+        *,
+        reopen: Callable[[], PoolExecutor] | None = None,
+        close: Callable[[], None] | None = None,
+        owned: bool = True,
+    ) -> None:
+        self.executor, self.workers = executor, max(1, workers)
+        self._reopen, self._close, self.owned = reopen, close, owned
+        #: bumped by every reopen: a shard lost to an older pool is resubmitted, not reopened for
+        self.generation = 0
+
+    def reopen(self) -> bool:
+        """Replace a broken executor with a new one; False when this pool cannot."""
+        if self._reopen is None:
+            return False
+        self.stop()
+        self.executor = self._reopen()
+        self.generation += 1
+        return True
+
+    def stop(self) -> None:
+        """Stop at once: nothing queued starts, and worker processes running a shard are ended
+        (an interrupted run is resumed; what they were doing is done again then)."""
+        if not self.owned:
+            return
+        try:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        except TypeError:  # Dask's executor cancels its futures without being asked
+            self.executor.shutdown(wait=False)
+        # a pool's own children: Python < 3.14 has no public way to end them
+        procs = getattr(self.executor, "_processes", None) or {}
+        for proc in list(procs.values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+
+    def close(self) -> None:
+        """Shut the executor down (and the cluster this pool started)."""
+        if self.owned:
+            self.executor.shutdown(wait=True)
+        if self._close is not None:
+            self._close()
+
+
+def _process_pool(workers: int) -> ShardPool:
+    def make() -> PoolExecutor:
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+    return ShardPool(make(), workers, reopen=make)
+
+
+def _dask(address: str | None, workers: int) -> ShardPool:
+    try:
+        distributed: Any = importlib.import_module("distributed")
+    except ImportError:
+        raise UnavailableError(f"--executor dask needs Dask distributed: {DASK_INSTALL}") from None
+    cluster: Any = None
+    if address is None:
+        cluster = distributed.LocalCluster(
+            n_workers=workers if workers > 1 else None,  # None: as many as the cores
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        client = distributed.Client(cluster)
+    else:
+        try:
+            client = distributed.Client(address, timeout="20s")
+        except OSError as exc:
+            raise UnavailableError(
+                f"--executor {address}: no Dask scheduler there ({exc})"
+            ) from None
+    n = sum(client.nthreads().values()) or workers
+
+    def close() -> None:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+    # pure=False: a shard submitted again after its worker died is a new task, not the old key
+    return ShardPool(client.get_executor(pure=False), n, close=close)
+
+
+def open_pool(workers: int, executor: str | PoolExecutor | None) -> ShardPool | None:
+    """The pool `--workers` and `--executor` ask for, or None (run in this process).
+
+    `executor`: None or `process` (a process pool of `workers`), `dask:local`, `dask://HOST:PORT`
+    or `tcp://HOST:PORT`, or an executor object (used as is, never shut down here).
+    """
+    if executor is not None and not isinstance(executor, str):
+        return ShardPool(executor, workers, owned=False)
+    if executor is None:
+        return _process_pool(workers) if workers > 1 else None
+    if executor == "process":
+        return _process_pool(max(1, workers))
+    if executor == "dask:local":
+        return _dask(None, workers)
+    if executor.startswith("dask://"):
+        return _dask("tcp://" + executor.removeprefix("dask://"), workers)
+    if executor.startswith("tcp://"):
+        return _dask(executor, workers)
+    raise UsageError(
+        f"--executor {executor!r}: use process, dask:local or dask://HOST:PORT "
+        "(a Ray or other executor object: through the Python API's executor=)"
+    )

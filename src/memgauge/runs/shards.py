@@ -1,0 +1,391 @@
+"""Shards: a run's work cut into plain data that any `concurrent.futures.Executor` runs, in this
+process, in another one, or on another host.
+
+A shard is one subject on one task's items of a group of corpora: the subject's spec, the task's
+spec, where its dataset is (the directory its paths start from, and the sha256 the driver
+planned it with: a reference, never the loaded dataset), the corpora and the ids of the items
+still to do, the items in flight at once, and how the worker reaches the LLM response cache.
+
+`run_shard` is what a worker runs. It plans the task from the same spec (a dataset whose sha256
+differs on the worker is a `DataError`, not a silently different run), builds its own subject
+instance (its own state: the reference memory lives in the worker's memory, nothing is shared
+with the driver or another shard), and per corpus resets and fills it and asks every item with
+`concurrency` in flight. It returns the answered records, unscored: the driver scores and records
+them, so LLM judges go through one cached, rate-limited client and the store has one writer.
+Subjects that call an LLM themselves (the chat and memory agents, the `{llm:}` extractor and
+decider, mem0 with `infer`) call it from the worker, with the worker's share of the LLM
+concurrency, through the same SQLite response cache (its own locking keeps it exact across
+processes; see `memgauge.llm.cache`); their spend comes back with the shard and is recorded by
+the driver.
+
+Seeds travel in the task spec (a probe seed) and the suite (the aggregates' seed, used by the
+driver), so a sharded run answers, scores and aggregates exactly like a serial one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memgauge.data.models import RetrievalDataset
+from memgauge.data.records import Failure, ItemRecord
+from memgauge.errors import DataError, Problem, UnavailableError, UsageError
+from memgauge.llm._loop import allow_calls
+from memgauge.llm.cache import CacheMode, ResponseCache
+from memgauge.llm.context import configure, llm_context
+from memgauge.runs.executor import Job, LocalExecutor, TimedOut
+from memgauge.runs.lanes import SubjectLane
+from memgauge.runs.plan import PlannedItem, PlannedTask, plan_task
+from memgauge.runs.suite import Suite, TaskSpec
+from memgauge.runs.summary import subjects_of
+from memgauge.runs.work import answer_item, failed_item, fill_memory, timed_out_item
+from memgauge.subjects.specs import build_subject
+
+__all__ = [
+    "SHARDS_PER_WORKER",
+    "Shard",
+    "ShardResult",
+    "WorkerLLM",
+    "driver_id",
+    "plan_shards",
+    "run_shard",
+    "sharded_subjects",
+    "unshardable",
+    "worker_llm",
+]
+
+#: shards planned per worker at most: enough that a slow corpus does not leave the other
+#: workers idle at the end, and that a worker lost mid-run costs little to redo, few enough that
+#: building a subject per shard stays cheap next to its items
+SHARDS_PER_WORKER = 8
+
+# this process, as a worker tells it from the driver that planned its shard (a forked child has
+# another pid; a spawned one or another host another nonce)
+_NONCE = uuid.uuid4().hex
+
+
+def driver_id() -> str:
+    """This process's identity, as shards carry it."""
+    return f"{os.getpid()}:{_NONCE}"
+
+
+@dataclass(frozen=True)
+class WorkerLLM:
+    """How a worker's subjects reach an LLM: the driver's response cache (picklable: the
+    results layer gives one that reopens its SQLite file where it lands), its mode, and the
+    worker's share of the LLM concurrency (`MEMGAUGE_LLM_CONCURRENCY` in the worker)."""
+
+    cache: ResponseCache | None = None
+    mode: CacheMode = "use"
+    concurrency: int | None = None
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One subject on one task's items of a group of corpora, as plain, picklable data."""
+
+    index: int
+    subject: str
+    spec: dict[str, Any]
+    task: TaskSpec
+    base: str
+    dataset_sha256: str | None
+    corpora: tuple[str | None, ...]
+    items: tuple[str, ...]
+    concurrency: int
+    llm: WorkerLLM = field(default_factory=WorkerLLM)
+    driver: str = ""
+    attempt: int = 1
+    """1, then 2, ... when a worker died with it (also keeps resubmissions distinct for
+    executors that key tasks by their arguments)."""
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """What a worker gives back.
+
+    Attributes:
+        index: the shard's index.
+        records: each item's record (answered and unscored, or failed) with the seconds from
+            its start to its answer.
+        setups: (corpus, seconds) spent resetting and filling the subject, per corpus.
+        unavailable: why the subject could not be built (an optional capability is missing).
+        usage: LLM spend of the worker's subject per model (counters, summed).
+    """
+
+    index: int
+    records: list[tuple[ItemRecord, float]] = field(default_factory=list)
+    setups: list[tuple[str | None, float]] = field(default_factory=list)
+    unavailable: str | None = None
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def worker_llm(workers: int) -> WorkerLLM:
+    """How the workers reach an LLM: this process's response cache and mode, and each worker's
+    share of `MEMGAUGE_LLM_CONCURRENCY` (16 by default), so the workers together keep to it.
+
+    Raises `UsageError` when the cache cannot be sent to a worker (it cannot be pickled)."""
+    ctx = llm_context()
+    try:
+        pickle.dumps(ctx.cache)
+    except Exception as exc:
+        raise UsageError(
+            f"the LLM response cache ({type(ctx.cache).__name__}) cannot be sent to workers "
+            f"({exc}); configure a file cache (memgauge.configure_llm) or run without workers"
+        ) from None
+    raw = os.environ.get("MEMGAUGE_LLM_CONCURRENCY", "").strip()
+    budget = int(raw) if raw.isdigit() and int(raw) > 0 else 16
+    return WorkerLLM(ctx.cache, ctx.cache_mode, max(1, budget // max(1, workers)))
+
+
+def unshardable(spec: Mapping[str, Any]) -> str | None:
+    """Why a subject spec cannot go to a worker (None: it can): a live object exists in this
+    process only; a reference memory kept in a file would be shared by every shard."""
+    ((kind, args),) = spec.items()
+    if kind == "live":
+        return "a live object exists in this process only"
+    path = (args or {}).get("path") if isinstance(args, Mapping) else None
+    if kind == "reference" and path not in (None, ":memory:"):
+        return f"its memory is the file {path}, which every worker would share"
+    return None
+
+
+def sharded_subjects(
+    suite: Suite,
+    workers: int,
+    pool: str | PoolExecutor | None,
+    datasets: Mapping[str, RetrievalDataset] | None,
+) -> set[str]:
+    """The subjects that run in shards: with workers or a pool, every one that can (a live
+    object stays in this process); UsageError for what cannot work at all."""
+    if workers < 1:
+        raise UsageError(f"--workers {workers}: give 1 or more")
+    if pool is None and workers <= 1:
+        return set()
+    if datasets:
+        raise UsageError(
+            "a dataset given in memory cannot be sent to workers: save it "
+            "(memgauge.save_dataset) and pass its path, or run without workers"
+        )
+    out = set()
+    for name, spec in suite.subjects.items():
+        why = unshardable(spec)
+        if why is None:
+            out.add(name)
+        elif not why.startswith("a live object"):
+            raise UsageError(f"subject {name!r} cannot run in shards: {why}")
+    return out
+
+
+def _chunks(values: Sequence[Any], size: int) -> Iterable[tuple[Any, ...]]:
+    for start in range(0, len(values), size):
+        yield tuple(values[start : start + size])
+
+
+def plan_shards(
+    plan: Sequence[PlannedTask],
+    suite: Suite,
+    subjects: Iterable[str],
+    pending: set[tuple[str, str, str]],
+    *,
+    base: Path,
+    concurrency: int,
+    workers: int,
+    llm: WorkerLLM,
+) -> list[Shard]:
+    """The shards of `subjects` over the pending items, task by task, in corpus order.
+
+    A task's corpora are cut into about `SHARDS_PER_WORKER * workers` groups of neighbours.
+    Items without a corpus and without memories to ingest (extraction, operations) are cut
+    into groups of items the same way; items sharing one memory without corpora stay in one
+    shard (its memory is filled once).
+    """
+    names = set(subjects)
+    target = max(1, SHARDS_PER_WORKER * max(1, workers))
+    out: list[Shard] = []
+    for task in plan:
+        for name in subjects_of(task, suite):
+            if name not in names:
+                continue
+            todo = [it for it in task.items if (name, task.spec.name, it.id) in pending]
+            groups: dict[str | None, list[str]] = {}
+            for it in todo:
+                groups.setdefault(it.corpus, []).append(it.id)
+            parts: list[tuple[tuple[str | None, ...], tuple[str, ...]]] = []
+            if list(groups) == [None] and task.memories_for(None) is None:
+                ids = groups[None]
+                size = math.ceil(len(ids) / target)
+                parts = [((None,), chunk) for chunk in _chunks(ids, size)]
+            else:
+                corpora = list(groups)
+                size = max(1, math.ceil(len(corpora) / target))
+                for chunk in _chunks(corpora, size):
+                    parts.append((chunk, tuple(i for c in chunk for i in groups[c])))
+            out.extend(
+                Shard(
+                    index=len(out) + n,
+                    subject=name,
+                    spec=dict(suite.subjects[name]),
+                    task=task.spec,
+                    base=str(base),
+                    dataset_sha256=task.dataset_sha256,
+                    corpora=corpora_,
+                    items=ids_,
+                    concurrency=concurrency,
+                    llm=llm,
+                    driver=driver_id(),
+                )
+                for n, (corpora_, ids_) in enumerate(parts)
+            )
+    return out
+
+
+# --- in the worker ------------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+_PLANNED: dict[tuple[str, str, str | None], PlannedTask] = {}
+_PLANNED_MAX = 4  # a worker keeps the last tasks it planned: LoCoMo is parsed once, not per shard
+_LLM_SET: tuple[Any, ...] | None = None
+
+
+def _planned(shard: Shard) -> PlannedTask:
+    key = (shard.task.model_dump_json(), shard.base, shard.dataset_sha256)
+    with _LOCK:
+        found = _PLANNED.get(key)
+    if found is not None:
+        return found
+    task = plan_task(shard.task, Path(shard.base))
+    if task.dataset_sha256 != shard.dataset_sha256:
+        where = shard.task.dataset or shard.task.name
+        raise DataError(
+            Problem(
+                where,
+                None,
+                None,
+                f"this worker's copy has sha256 {task.dataset_sha256}, the run's "
+                f"{shard.dataset_sha256}: every worker must see the dataset the run started with",
+            )
+        )
+    with _LOCK:
+        if len(_PLANNED) >= _PLANNED_MAX:
+            _PLANNED.pop(next(iter(_PLANNED)))
+        _PLANNED[key] = task
+    return task
+
+
+def _set_up_llm(shard: Shard) -> None:
+    """Point this worker's LLM calls at the run's response cache, once per setting (never in
+    the driver's own process, whose context is the run's)."""
+    global _LLM_SET
+    if shard.driver == driver_id():
+        return
+    llm = shard.llm
+    key = (id(type(llm.cache)), getattr(llm.cache, "path", None), llm.mode, llm.concurrency)
+    with _LOCK:
+        if key == _LLM_SET:
+            return
+        if llm.concurrency is not None:
+            os.environ["MEMGAUGE_LLM_CONCURRENCY"] = str(llm.concurrency)
+        configure(cache=llm.cache, cache_mode=llm.mode)
+        _LLM_SET = key
+
+
+class _Usage:
+    """LLM spend counted in this worker while a shard runs."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, int]] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, model: str, delta: Mapping[str, int]) -> None:
+        with self.lock:
+            row = self.rows.setdefault(model, {})
+            for k, v in delta.items():
+                row[k] = row.get(k, 0) + int(v)
+
+
+def _nothing() -> None:
+    pass
+
+
+def run_shard(shard: Shard) -> ShardResult:
+    """Run a shard where it lands (see the module's docstring); failures of items are data in
+    the result. Raises `DataError` when the worker's dataset differs from the run's."""
+    _set_up_llm(shard)
+    allow_calls()
+    task = _planned(shard)
+    usage = _Usage()
+    in_driver = shard.driver == driver_id()  # the driver's meter already records its spend
+    stop = _nothing if in_driver else llm_context().meter.listen(usage)
+    result = ShardResult(shard.index)
+    try:
+        try:
+            lane = SubjectLane(shard.subject, shard.spec, shard.concurrency, build_subject)
+        except UnavailableError as exc:
+            result = ShardResult(shard.index, unavailable=str(exc))
+        else:
+            try:
+                wanted = set(shard.items)
+                for corpus in shard.corpora:
+                    items = [it for it in task.items if it.id in wanted and it.corpus == corpus]
+                    _run_corpus(lane, task, corpus, items, shard.concurrency, result)
+            finally:
+                lane.close()
+    finally:
+        stop()
+        if not in_driver:
+            # the worker's connection pools end with the shard (a process pool's worker exits
+            # without a word, and would leave them unclosed)
+            llm_context().close()
+    result.usage.update(usage.rows)
+    return result
+
+
+def _run_corpus(
+    lane: SubjectLane,
+    task: PlannedTask,
+    corpus: str | None,
+    items: Sequence[PlannedItem],
+    concurrency: int,
+    result: ShardResult,
+) -> None:
+    memories = task.memories_for(corpus)
+    if memories is not None and lane.memory:
+        subject = lane.subject
+        t0 = time.perf_counter()
+        try:
+            lane.call(lambda: fill_memory(subject, memories))
+        except Exception as exc:
+            failure = Failure.of("setup", exc)
+            result.records.extend((failed_item(task, lane.name, it, failure), 0.0) for it in items)
+            return
+        result.setups.append((corpus, time.perf_counter() - t0))
+
+    def job(item: PlannedItem) -> Job:
+        return Job(
+            (lane.name, task.spec.name, item.id),
+            lambda: answer_item(lane.subject, lane.name, lane.answers, task, item),
+            lane.pool,
+            task.spec.timeout,
+            context=item,
+        )
+
+    def done(job: Job, answered: Any) -> bool:
+        if isinstance(answered, TimedOut):
+            record = timed_out_item(task, lane.name, job.context, answered.seconds)
+            result.records.append((record, answered.seconds))
+        else:
+            record, t0 = answered
+            result.records.append((record, time.perf_counter() - t0))
+        return True
+
+    LocalExecutor().execute((job(it) for it in items), concurrency=concurrency, on_done=done)

@@ -1,0 +1,410 @@
+"""What the viewer reads from the results store, a page at a time: runs with their counts, one
+page of a run's items (filtered, searched, sorted), one item whole.
+
+`RunReader` is a `SuiteRunStore` opened read-only (`mode=ro`, `query_only`, no migration:
+see `memgauge.store.engine.open_read_only`), so nothing it runs can change the store. Its SQL is
+SQLite's (`json_each`, `json_group_array`, the `_has` function): the viewer reads a SQLite
+store only, and refuses a PostgreSQL one (exit 3).
+A page costs one query for its rows and one for the total, however large the run: a 10,000-item
+run's first page reads 50 items, not 10,000.
+
+Search looks in an item's id, category, input, expected value and output, and in its verdicts'
+reasons, case-insensitively. Outputs past a few hundred bytes are stored deflated and JSON
+escapes non-ASCII text (`\\u00e9`), so the match runs in a SQL function that reads each value
+as the store wrote it (`_has`), not with `LIKE` on the raw column.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.store.item_rows import item_record as _item_record
+from memgauge.store.item_rows import loads_item as _loads_item
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.tables import unpacked as _unpacked
+
+__all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
+
+#: the item filters: every item; not passing (a failed verdict, or an error); passing (every
+#: pass/fail verdict passed, no error); errors (the item or a verdict could not be scored);
+#: changed against the baseline run (a verdict's value, pass or error differs); regressed
+#: against it (passed there, fails or errs here; a lower value where no pass/fail is decided)
+SHOWS = ("all", "failures", "passes", "errors", "changed", "regressed")
+SORTS = ("seq", "item", "score", "duration", "status")
+
+Show = Literal["all", "failures", "passes", "errors", "changed", "regressed"]
+
+_SAME_ITEM = (
+    "s.run_id = i.run_id AND s.subject = i.subject AND s.task = i.task AND s.item_id = i.item_id"
+)
+_BASE_PAIR = (
+    "b.run_id = :base AND b.subject = s.subject AND b.task = s.task AND b.item_id = s.item_id"
+    " AND b.evaluator = s.evaluator"
+)
+_ERROR = f"(i.status = 'failed' OR EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.error IS NOT NULL))"
+_FAILED_VERDICT = f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.passed = 0)"
+_PASSED_VERDICT = f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.passed = 1)"
+_BASE_ITEM = (
+    "SELECT status FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject = i.subject"
+    " AND bi.task = i.task AND bi.item_id = i.item_id"
+)
+_WHERE: dict[str, str] = {
+    "all": "1",
+    "errors": _ERROR,
+    "failures": f"({_FAILED_VERDICT} OR {_ERROR})",
+    "passes": f"({_PASSED_VERDICT} AND NOT {_FAILED_VERDICT} AND NOT {_ERROR})",
+    "changed": (
+        f"(({_BASE_ITEM}) IS NOT i.status OR EXISTS (SELECT 1 FROM suite_run_scores s"
+        f" JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM} AND (s.passed IS NOT"
+        " b.passed OR (s.error IS NULL) != (b.error IS NULL) OR s.value IS NOT b.value)))"
+    ),
+    "regressed": (
+        f"((i.status = 'failed' AND ({_BASE_ITEM}) = 'completed') OR EXISTS (SELECT 1"
+        f" FROM suite_run_scores s JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM}"
+        " AND b.error IS NULL AND (s.error IS NOT NULL OR (b.passed = 1 AND s.passed = 0)"
+        " OR (b.passed IS NULL AND s.passed IS NULL AND s.value < b.value - 1e-9))))"
+    ),
+}
+_ORDER = {
+    "seq": "i.subject, i.task, i.seq",
+    "item": "i.item_id, i.subject, i.task",
+    "score": "i.score IS NULL, i.score, i.subject, i.task, i.seq",
+    "duration": "i.duration_ms IS NULL, i.duration_ms, i.subject, i.task, i.seq",
+    "status": "i.status, i.subject, i.task, i.seq",
+}
+_SEARCH = (
+    "(_has(i.item_id, :q) OR _has(i.category, :q) OR _has(i.input_json, :q)"
+    " OR _has(i.expected_json, :q) OR _has(o.output_json, :q) OR EXISTS (SELECT 1"
+    f" FROM suite_run_scores s WHERE {_SAME_ITEM} AND (_has(s.reason, :q) OR _has(s.error, :q))))"
+)
+
+
+def _has(value: str | bytes | None, needle: str) -> int:
+    """1 when `value` (a stored column: text, JSON or a deflated blob) contains `needle`
+    (already lower-case), ignoring case; JSON's `\\uXXXX` escapes are read as characters."""
+    if value is None:
+        return 0
+    text = _unpacked(value) if isinstance(value, bytes) else str(value)
+    low = text.lower()
+    if needle in low:
+        return 1
+    if "\\u" in text:
+        try:
+            decoded = json.dumps(json.loads(text), ensure_ascii=False)
+        except ValueError:
+            return 0
+        return int(needle in decoded.lower())
+    return 0
+
+
+#: an item's columns, in the order `item_rows.item_record` reads them
+_ITEM_COLUMNS = (
+    "i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category, i.input_json,"
+    " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
+    " o.latency_json, o.extra_json"
+)
+
+
+@dataclass(frozen=True)
+class ItemQuery:
+    """Which page of a run's items: the filter, search, sort and page, as the URL gives them."""
+
+    subject: str | None = None
+    task: str | None = None
+    show: str = "all"
+    q: str = ""
+    sort: str = "seq"
+    desc: bool = False
+    page: int = 1
+    per_page: int = 50
+    baseline: str | None = None
+
+
+@dataclass
+class ItemRow:
+    """One item of a page: what the table shows, and its verdicts (with the baseline's)."""
+
+    subject: str
+    task: str
+    item_id: str
+    seq: int
+    status: str
+    category: str | None
+    input: Any
+    expected: Any
+    output: Any
+    score: float | None
+    duration_ms: float | None
+    n_failures: int
+    scores: list[ScoreRecord] = field(default_factory=list)
+    baseline: dict[str, ScoreRecord] = field(default_factory=dict)
+
+
+@dataclass
+class ItemPage:
+    """A page of items and how many match in all."""
+
+    total: int
+    rows: list[ItemRow]
+
+
+class RunReader(SuiteRunStore):
+    """A results store opened read-only, with the viewer's paged reads."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, read_only=True)
+        raw = self._conn.connection.dbapi_connection
+        assert isinstance(raw, sqlite3.Connection)
+        raw.create_function("_has", 2, _has, deterministic=True)
+
+    def _sql(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of `sql` (SQLite's own, with its parameters), read in one snapshot; each
+        call its own short transaction, so a viewer left open sees runs as they advance."""
+        with self._read() as c:
+            found = c.exec_driver_sql(sql, params if isinstance(params, dict) else tuple(params))
+            return [tuple(r) for r in found]
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        rows = self._sql(sql, params)
+        return rows[0] if rows else None
+
+    # --- runs ------------------------------------------------------------------------------
+
+    def runs_overview(
+        self,
+        *,
+        suite: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """The newest runs first, with item counts, subjects, tasks and failure records."""
+        clauses, args = [], []
+        for column, value in (("suite_name", suite), ("status", status), ("kind", kind)):
+            if value:
+                clauses.append(f"r.{column} = ?")
+                args.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._sql(
+            "SELECT r.run_id, r.suite_name, r.kind, r.status, r.reason, r.created_at,"
+            " r.started_at, r.finished_at, r.heartbeat_at, r.n_items,"
+            " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
+            "  AND i.status = 'completed'),"
+            " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
+            "  AND i.status = 'failed'),"
+            " (SELECT json_group_array(subject) FROM suite_run_subjects s"
+            "  WHERE s.run_id = r.run_id),"
+            " (SELECT json_group_array(task) FROM suite_run_tasks t WHERE t.run_id = r.run_id),"
+            " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id)"
+            f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
+            (*args, limit),
+        )
+        keys = (
+            "run_id",
+            "suite",
+            "kind",
+            "status",
+            "reason",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "heartbeat_at",
+            "n_items",
+            "n_completed",
+            "n_failed",
+        )
+        return [
+            {
+                **dict(zip(keys, r[:12], strict=True)),
+                "subjects": json.loads(r[12] or "[]"),
+                "tasks": json.loads(r[13] or "[]"),
+                "n_failure_records": r[14],
+            }
+            for r in rows
+        ]
+
+    def choices(self) -> dict[str, list[str]]:
+        """The suites, statuses and kinds there are runs of (the runs page's filters)."""
+        out: dict[str, list[str]] = {}
+        for column in ("suite_name", "status", "kind"):
+            out[column] = [
+                str(r[0]) for r in self._sql(f"SELECT DISTINCT {column} FROM suite_runs ORDER BY 1")
+            ]
+        return out
+
+    def suite_runs(self, suite: str, *, exclude: str | None = None) -> list[dict[str, Any]]:
+        """Runs of `suite` (but `exclude`), newest first: what a run is compared with."""
+        rows = self._sql(
+            "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = ?"
+            " AND run_id IS NOT ? ORDER BY created_at DESC, run_id DESC LIMIT 100",
+            (suite, exclude),
+        )
+        return [{"run_id": r[0], "status": r[1], "created_at": r[2]} for r in rows]
+
+    def run_failures(self, run_id: str) -> list[dict[str, Any]]:
+        """Failures that belong to no single item (a subject that could not start)."""
+        rows = self._sql(
+            "SELECT subject, task, stage, kind, message, attempt, at FROM suite_run_failures"
+            " WHERE run_id = ? AND item_id IS NULL ORDER BY failure_id",
+            (run_id,),
+        )
+        keys = ("subject", "task", "stage", "kind", "message", "attempt", "at")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    # --- items -----------------------------------------------------------------------------
+
+    def item_page(self, run_id: str, query: ItemQuery) -> ItemPage:
+        """One page of the run's items (see `SHOWS` and `SORTS`); `changed` and `regressed`
+        need `query.baseline`, and show every item without one."""
+        show = query.show if query.show in _WHERE else "all"
+        if show in ("changed", "regressed") and not query.baseline:
+            show = "all"
+        clauses = ["i.run_id = :run", _WHERE[show]]
+        params: dict[str, Any] = {"run": run_id, "base": query.baseline}
+        if query.subject:
+            clauses.append("i.subject = :subject")
+            params["subject"] = query.subject
+        if query.task:
+            clauses.append("i.task = :task")
+            params["task"] = query.task
+        if query.q.strip():
+            clauses.append(_SEARCH)
+            params["q"] = query.q.strip().lower()
+        where = " AND ".join(clauses)
+        join = (
+            " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
+            " AND o.task = i.task AND o.item_id = i.item_id"
+        )
+        (total,) = self._sql(f"SELECT COUNT(*) FROM suite_run_items i{join} WHERE {where}", params)[
+            0
+        ]
+        order = _ORDER.get(query.sort, _ORDER["seq"])
+        if query.desc:
+            order = ", ".join(
+                part if " IS NULL" in part else f"{part} DESC" for part in order.split(", ")
+            )
+        per_page = max(1, query.per_page)
+        params.update(limit=per_page, offset=(max(1, query.page) - 1) * per_page)
+        rows = self._sql(
+            "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.category, i.input_json,"
+            " i.expected_json, o.output_json, i.score, i.duration_ms, (SELECT COUNT(*)"
+            " FROM suite_run_failures f WHERE f.run_id = i.run_id AND f.subject = i.subject"
+            " AND f.task = i.task AND f.item_id = i.item_id)"
+            f" FROM suite_run_items i{join} WHERE {where} ORDER BY {order}"
+            " LIMIT :limit OFFSET :offset",
+            params,
+        )
+        page = [
+            ItemRow(
+                subject=r[0],
+                task=r[1],
+                item_id=r[2],
+                seq=r[3],
+                status=r[4],
+                category=r[5],
+                input=_loads_item(r[6]),
+                expected=_loads_item(r[7]),
+                output=None if r[8] is None else _loads_item(r[8]),
+                score=r[9],
+                duration_ms=r[10],
+                n_failures=r[11],
+            )
+            for r in rows
+        ]
+        self._attach_scores(run_id, page, query.baseline)
+        return ItemPage(total=int(total), rows=page)
+
+    def _attach_scores(self, run_id: str, rows: Sequence[ItemRow], baseline: str | None) -> None:
+        if not rows:
+            return
+        by_key = {(r.subject, r.task, r.item_id): r for r in rows}
+        for rid, target in ((run_id, "scores"), (baseline, "baseline")):
+            if rid is None:
+                continue
+            keys = json.dumps([list(k) for k in by_key])
+            for s in self._sql(
+                "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.reason,"
+                " s.error FROM suite_run_scores s JOIN json_each(?) k"
+                " ON s.subject = json_extract(k.value, '$[0]')"
+                " AND s.task = json_extract(k.value, '$[1]')"
+                " AND s.item_id = json_extract(k.value, '$[2]') WHERE s.run_id = ? ORDER BY s.seq",
+                (keys, rid),
+            ):
+                verdict = ScoreRecord(
+                    evaluator=s[3],
+                    value=s[4],
+                    passed=None if s[5] is None else bool(s[5]),
+                    reason=s[6] or "",
+                    error=s[7],
+                )
+                row = by_key[(s[0], s[1], s[2])]
+                if target == "scores":
+                    row.scores.append(verdict)
+                else:
+                    row.baseline[verdict.evaluator] = verdict
+
+    def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
+        """One item whole: input, expected, output, latency, every verdict with its detail and
+        raw reply, every failure."""
+        key = (run_id, subject, task, item_id)
+        r = self._one(
+            f"SELECT {_ITEM_COLUMNS} FROM suite_run_items i LEFT JOIN suite_run_outputs o"
+            " USING (run_id, subject, task, item_id) WHERE i.run_id = ? AND i.subject = ?"
+            " AND i.task = ? AND i.item_id = ?",
+            key,
+        )
+        if r is None:
+            return None
+        scores = []
+        for s in self._sql(
+            "SELECT evaluator, value, passed, reason, error, detail_json, raw_reply"
+            " FROM suite_run_scores WHERE run_id = ? AND subject = ? AND task = ?"
+            " AND item_id = ? ORDER BY seq",
+            key,
+        ):
+            detail = _loads_item(s[5])
+            detail = detail if isinstance(detail, dict) else {}
+            scores.append(
+                ScoreRecord(
+                    evaluator=s[0],
+                    value=s[1],
+                    passed=None if s[2] is None else bool(s[2]),
+                    reason=s[3] or "",
+                    error=s[4],
+                    fallback=bool(detail.pop("fallback", False)),
+                    detail=detail,
+                    raw_reply=s[6],
+                )
+            )
+        failures = [
+            Failure(stage=f[0], kind=f[1], message=f[2], attempt=f[3] or 1, at=f[4])
+            for f in self._sql(
+                "SELECT stage, kind, message, attempt, at FROM suite_run_failures WHERE"
+                " run_id = ? AND subject = ? AND task = ? AND item_id = ? ORDER BY failure_id",
+                key,
+            )
+        ]
+        return _item_record(r, scores, failures)
+
+    def task_items(self, run_id: str, task: str) -> list[ItemRecord]:
+        """Every item of one task, whole (the extraction page's matched pairs, per case)."""
+        keys = self._sql(
+            "SELECT subject, item_id FROM suite_run_items WHERE run_id = ? AND task = ?"
+            " ORDER BY subject, seq",
+            (run_id, task),
+        )
+        return [it for s, i in keys if (it := self.item(run_id, s, task, i)) is not None]
+
+    def table_counts(self) -> dict[str, int]:
+        """Rows per table (a test's proof that reading changed nothing)."""
+        names = [
+            str(r[0])
+            for r in self._sql("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
+        return {n: int(self._sql(f'SELECT COUNT(*) FROM "{n}"')[0][0]) for n in names}

@@ -1,0 +1,325 @@
+"""The viewer's web application: Starlette routes over a read-only store, pages drawn with the
+templates of `memgauge.view.render`.
+
+Every request opens the store read-only (`RunReader`: `mode=ro`, `query_only`), so a page
+always shows what is recorded now (a run in progress included) and nothing the viewer does can
+change the store. Responses carry a Content-Security-Policy that allows only the viewer's own
+script (the vendored HTMX) and no inline script: an escaped payload that slipped through
+would still not run.
+
+Routes: `/` runs · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query
+string) · `/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=`
+· `/ab`, `/ab/test?name=` · `/shadow?name=` · `/static/...`. A page family is a function
+here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from memgauge.errors import UsageError
+from memgauge.store.ab_tests import ABTestStore
+from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
+from memgauge.store.shadow import ShadowStore
+from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
+from memgauge.view.pages import LIVE, duration, run_page
+from memgauge.view.render import item_context, page_url, render, static_bytes
+
+__all__ = ["create_app"]
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
+    " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+PER_PAGE = 50
+_STATIC = {
+    "htmx.min.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _choice(value: str | None, allowed: tuple[str, ...]) -> str:
+    """`value` when it is one of `allowed`, else the first (the default)."""
+    return value if value in allowed and value is not None else allowed[0]
+
+
+def _page(html: str, status_code: int = 200) -> HTMLResponse:
+    return HTMLResponse(
+        html,
+        status_code=status_code,
+        headers={
+            "Content-Security-Policy": CSP,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+class _Views:
+    """The handlers, bound to one store path."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        # refuse a store this memgauge cannot read at start, not at the first request
+        with self._reader():
+            pass
+
+    @contextmanager
+    def _reader(self) -> Iterator[RunReader]:
+        reader = RunReader(self.store)
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+    def _base(self, request: Request, **context: Any) -> dict[str, Any]:
+        return {
+            "self_url": str(request.url.path)
+            + (f"?{request.url.query}" if request.url.query else ""),
+            **context,
+        }
+
+    @staticmethod
+    def _run_id(reader: RunReader, given: str) -> str:
+        found = reader.find_run_ids(given)
+        if given in found:
+            return given
+        if len(found) == 1:
+            return found[0]
+        raise HTTPException(404, f"no run {given!r} in this store")
+
+    async def runs(self, request: Request) -> Response:
+        qp = request.query_params
+        filters = {k: qp.get(k) or "" for k in ("suite", "status", "kind")}
+        with self._reader() as reader:
+            rows = reader.runs_overview(
+                suite=filters["suite"] or None,
+                status=filters["status"] or None,
+                kind=filters["kind"] or None,
+            )
+            choices = reader.choices()
+        for r in rows:
+            r["duration"] = duration(r["started_at"], r["finished_at"])
+        live = any(r["status"] in LIVE for r in rows)
+        return _page(
+            render(
+                "runs.html",
+                runs=rows,
+                choices=choices,
+                filters=filters,
+                live=live,
+                **self._base(request),
+            )
+        )
+
+    async def run(self, request: Request) -> Response:
+        with self._reader() as reader:
+            run_id = self._run_id(reader, request.path_params["run_id"])
+            run = reader.get_run(run_id)
+            assert run is not None
+            page = run_page(
+                run,
+                items=lambda: reader.item_records(run_id, detail=False),
+                usage=lambda: reader.usage(run_id),
+                subjects=reader.subjects(run_id),
+                tasks=reader.tasks(run_id),
+                history=lambda: reader.suite_history(run.suite_name),
+                failures=reader.run_failures(run_id),
+                task_items=lambda task: reader.task_items(run_id, task),
+                others=reader.suite_runs(run.suite_name, exclude=run_id),
+            )
+        return _page(
+            render(
+                "run.html",
+                p=page,
+                live=page.live,
+                duration=duration(run.started_at or run.created_at, run.finished_at),
+                **self._base(request),
+            )
+        )
+
+    async def items(self, request: Request) -> Response:
+        qp = request.query_params
+        try:
+            page_no = max(1, int(qp.get("page") or 1))
+        except ValueError:
+            page_no = 1
+        with self._reader() as reader:
+            run_id = self._run_id(reader, request.path_params["run_id"])
+            run = reader.get_run(run_id, summary=False)
+            assert run is not None
+            baseline = qp.get("baseline") or None
+            if baseline is not None:
+                baseline = self._run_id(reader, baseline)
+            query = ItemQuery(
+                subject=qp.get("subject") or None,
+                task=qp.get("task") or None,
+                show=_choice(qp.get("show"), SHOWS),
+                q=qp.get("q") or "",
+                sort=_choice(qp.get("sort"), SORTS),
+                desc=qp.get("order") == "desc",
+                page=page_no,
+                per_page=PER_PAGE,
+                baseline=baseline,
+            )
+            page = reader.item_page(run_id, query)
+            subjects = list(reader.subjects(run_id))
+            tasks = [t["task"] for t in reader.tasks(run_id)]
+            others = reader.suite_runs(run.suite_name, exclude=run_id)
+        pages = max(1, math.ceil(page.total / PER_PAGE))
+        params = {k: v for k, v in qp.items() if k != "page" and v}
+
+        def to_page(n: int) -> str:
+            return page_url(f"/runs/{run_id}/items", **params, page=n)
+
+        def item_url(row: Any) -> str:
+            return page_url(
+                f"/runs/{run_id}/item", subject=row.subject, task=row.task, item=row.item_id
+            )
+
+        first = (query.page - 1) * PER_PAGE + 1
+        return _page(
+            render(
+                "items.html",
+                run=run,
+                q=query,
+                page=page,
+                rows=page.rows,
+                pages=pages,
+                first=first,
+                last=first + len(page.rows) - 1,
+                shows=SHOWS,
+                sorts=SORTS,
+                subjects=subjects,
+                tasks=tasks,
+                others=others,
+                page_url=to_page,
+                item_url=item_url,
+                live=run.status in LIVE,
+                **self._base(request),
+            )
+        )
+
+    async def item(self, request: Request) -> Response:
+        qp = request.query_params
+        with self._reader() as reader:
+            run_id = self._run_id(reader, request.path_params["run_id"])
+            run = reader.get_run(run_id)
+            assert run is not None
+            it = reader.item(run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", ""))
+        if it is None:
+            raise HTTPException(404, "no such item in this run")
+        return _page(render("item.html", run=run, **item_context(run, it), **self._base(request)))
+
+    async def compare(self, request: Request) -> Response:
+        qp = request.query_params
+        with self._reader() as reader:
+            a_id = self._run_id(reader, qp.get("a", ""))
+            b_id = self._run_id(reader, qp.get("b", ""))
+            run_a, run_b = reader.get_run(a_id), reader.get_run(b_id)
+            assert run_a is not None
+            assert run_b is not None
+            context = compare_page(
+                run_a,
+                run_b,
+                reader.item_records(a_id),
+                reader.item_records(b_id),
+                reader.subjects(a_id),
+                reader.subjects(b_id),
+            )
+        return _page(render("compare.html", c=context, **self._base(request)))
+
+    async def trends(self, request: Request) -> Response:
+        suite = request.query_params.get("suite", "")
+        with self._reader() as reader:
+            runs = reader.suite_history(suite)
+        t = trend_page(runs, request.query_params.get("measure"))
+        return _page(render("trends.html", suite=suite, t=t, **self._base(request)))
+
+    async def ab_list(self, request: Request) -> Response:
+        with ABTestStore(self.store, read_only=True) as ab:
+            tests = []
+            for name in ab.names():
+                test = ab.get(name)
+                assert test is not None
+                report = ab_page(test, ab.pairs(name))["report"]
+                tests.append(report)
+        with ShadowStore(self.store, read_only=True) as shadow:
+            shadows = shadow.experiments()
+        return _page(render("ab_list.html", tests=tests, shadows=shadows, **self._base(request)))
+
+    async def ab_test(self, request: Request) -> Response:
+        name = request.query_params.get("name", "")
+        with ABTestStore(self.store, read_only=True) as ab:
+            test = ab.get(name)
+            if test is None:
+                raise HTTPException(404, f"no A/B test {name!r}")
+            context = ab_page(test, ab.pairs(name))
+        return _page(render("ab.html", a=context, **self._base(request)))
+
+    async def shadow(self, request: Request) -> Response:
+        name = request.query_params.get("name", "")
+        with ShadowStore(self.store, read_only=True) as store:
+            if name not in store.experiments():
+                raise HTTPException(404, f"no shadow experiment {name!r}")
+            context = shadow_page(name, store.shadow_rows(name), store.shadow_errors(name))
+        return _page(render("shadow.html", s=context, **self._base(request)))
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            raise HTTPException(404, "no such file")
+        return Response(
+            static_bytes(name),
+            media_type=_STATIC[name],
+            headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"},
+        )
+
+
+async def _error(request: Request, exc: Exception) -> Response:
+    code = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    return _page(
+        render(
+            "error.html",
+            status_code=code,
+            title="Not found" if code == 404 else "Error",
+            message=detail,
+        ),
+        status_code=code,
+    )
+
+
+def create_app(store: str | Path) -> Starlette:
+    """The viewer of the results store at `store` (read-only; UsageError when it is missing
+    or at another schema)."""
+    path = Path(store)
+    if not path.is_file():
+        raise UsageError(f"no results store at {path}; give the right one with --store")
+    views = _Views(path)
+    routes = [
+        Route("/", views.runs),
+        Route("/runs/{run_id}", views.run),
+        Route("/runs/{run_id}/items", views.items),
+        Route("/runs/{run_id}/item", views.item),
+        Route("/compare", views.compare),
+        Route("/trends", views.trends),
+        Route("/ab", views.ab_list),
+        Route("/ab/test", views.ab_test),
+        Route("/shadow", views.shadow),
+        Route("/static/{name}", views.static),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})

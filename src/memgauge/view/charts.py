@@ -1,0 +1,232 @@
+"""SVG charts made on the server: bars with CI whiskers, lines with CI bands and a baseline,
+the SPRT's path between its bounds. No plotting library, no script.
+
+Every text is escaped, and every text is laid out inside its `<svg>`: a label gets a column
+as wide as the longest label needs, measured with a conservative per-character width (`width`)
+and cut with an ellipsis past a limit (the whole text stays in a `<title>`), and a value is
+written in a column reserved for it on the right, never past the end of its bar. A chart is
+as wide as its content and shrinks with the page (`max-width: 100%`), text and all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+__all__ = ["PALETTE", "Bar", "Line", "bar_chart", "line_chart", "text_width"]
+
+PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
+FONT = 11  # px, every chart's text
+_NARROW = set("ijlt.,:;'!|()[]{} `")
+_WIDE = set("MWmw@%&")
+
+
+def text_width(text: str, size: float = FONT) -> float:
+    """An upper estimate of `text`'s width in px at `size` (wider than DejaVu Sans, Liberation
+    and the usual system sans-serif fonts measure it: the layout never relies on a font)."""
+    em = 0.0
+    for ch in text:
+        if ch in _NARROW:
+            em += 0.4
+        elif ch in _WIDE or ord(ch) > 0x2E80:  # wide Latin letters, CJK
+            em += 1.05
+        elif ch.isupper() or ch.isdigit():
+            em += 0.75
+        else:
+            em += 0.65
+    return em * size
+
+
+def _fit(text: str, budget: float, size: float = FONT) -> str:
+    """`text`, cut with an ellipsis to fit `budget` px."""
+    if text_width(text, size) <= budget:
+        return text
+    while text and text_width(text + "…", size) > budget:
+        text = text[:-1]
+    return text + "…"
+
+
+def _t(x: float, y: float, text: str, *, anchor: str = "start", extra: str = "") -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
+
+
+def _svg(width: float, height: float, label: str, body: list[str]) -> Markup:
+    return Markup(
+        f'<svg class="chart" role="img" aria-label="{escape(label)}" width="{width:.0f}"'
+        f' height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}"'
+        f' xmlns="http://www.w3.org/2000/svg" font-size="{FONT}">' + "".join(body) + "</svg>"
+    )
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar: its label, series (colour), value and CI (None: n/a), and the text beside it."""
+
+    label: str
+    series: int
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+
+
+def bar_chart(
+    title: str, bars: Sequence[Bar], *, x_max: float | None = None, max_label: float = 260
+) -> Markup:
+    """Horizontal bars, one row each, with CI whiskers; an n/a value is written, not drawn.
+    `x_max`: the scale's end (default: the largest value or CI bound)."""
+    if not bars:
+        return Markup("")
+    hi = x_max or max([b.high if b.high is not None else (b.value or 0.0) for b in bars] + [1e-9])
+    label_w = min(max(text_width(b.label) for b in bars), max_label) + 8
+    note_w = max(text_width(b.note or "n/a") for b in bars) + 10
+    plot_w = 360.0
+    row, top = 18, 24
+    width = label_w + plot_w + note_w + 4
+    height = top + row * len(bars) + 8
+    body = [_t(2, 14, _fit(title, width - 4), extra=' font-weight="600"')]
+    for i, b in enumerate(bars):
+        y = top + i * row
+        body.append(
+            f"<g><title>{escape(b.label)}: {escape(b.note or 'n/a')}</title>"
+            + _t(label_w - 6, y + 12, _fit(b.label, label_w - 8), anchor="end")
+        )
+        x0 = label_w
+        if b.value is None:
+            body.append(_t(x0 + 2, y + 12, "n/a", extra=' fill="#8a93a3"') + "</g>")
+            continue
+        w = max(plot_w * max(0.0, min(b.value, hi)) / hi, 1.0)
+        color = PALETTE[b.series % len(PALETTE)]
+        body.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{w:.1f}" height="12" fill="{color}"/>')
+        if b.low is not None and b.high is not None:
+            lo_x = x0 + plot_w * max(0.0, min(b.low, hi)) / hi
+            hi_x = x0 + plot_w * max(0.0, min(b.high, hi)) / hi
+            body.append(
+                f'<path d="M{lo_x:.1f} {y + 9}H{hi_x:.1f}M{lo_x:.1f} {y + 5}v8M{hi_x:.1f}'
+                f' {y + 5}v8" stroke="#1d2330" stroke-width="1" fill="none"/>'
+            )
+        body.append(_t(label_w + plot_w + 6, y + 12, b.note) + "</g>")
+    return _svg(width, height, title, body)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series of a line chart: a value per x (None: a gap), an optional band, a style."""
+
+    name: str
+    values: Sequence[float | None]
+    low: Sequence[float | None] | None = None
+    high: Sequence[float | None] | None = None
+    dashed: bool = False
+    color: str = PALETTE[0]
+
+
+def _scale(lines: Sequence[Line], rules: Sequence[tuple[str, float]]) -> tuple[float, float]:
+    vals = [
+        v
+        for ln in lines
+        for seq in (ln.values, ln.low, ln.high)
+        if seq
+        for v in seq
+        if v is not None
+    ]
+    vals += [v for _, v in rules]
+    if not vals:
+        return 0.0, 1.0
+    lo, hi = min(vals), max(vals)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.5, hi + 0.5
+    pad = (hi - lo) * 0.08
+    return lo - pad, hi + pad
+
+
+def line_chart(
+    title: str,
+    x_labels: Sequence[str],
+    lines: Sequence[Line],
+    *,
+    rules: Sequence[tuple[str, float]] = (),
+    width: float = 720,
+    height: float = 240,
+) -> Markup:
+    """Lines over x positions (runs, iterations, pairs), with shaded bands where a series has
+    bounds, dashed series (a baseline), and labelled horizontal rules (a bound, a target)."""
+    if not x_labels:
+        return Markup("")
+    y_lo, y_hi = _scale(lines, rules)
+    tick_texts = [f"{y_lo + (y_hi - y_lo) * k / 4:.3g}" for k in range(5)]
+    left = max(text_width(t) for t in tick_texts) + 10
+    rule_w = max([text_width(name) for name, _ in rules] + [0]) + 8
+    legend_h = 16
+    top, bottom = 24 + legend_h, 30
+    plot_w = width - left - rule_w - 8
+    plot_h = height - top - bottom
+    n = len(x_labels)
+
+    def x(i: int) -> float:
+        return left + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
+
+    def y(v: float) -> float:
+        return top + plot_h - plot_h * (v - y_lo) / (y_hi - y_lo)
+
+    body = [_t(2, 14, _fit(title, width - 4), extra=' font-weight="600"')]
+    lx = 2.0
+    for ln in lines:
+        name = _fit(ln.name, 200)
+        dash = ' stroke-dasharray="5 3"' if ln.dashed else ""
+        if lx + 22 + text_width(name) < width:
+            body.append(
+                f'<line x1="{lx:.1f}" x2="{lx + 16:.1f}" y1="{top - legend_h + 2}"'
+                f' y2="{top - legend_h + 2}" stroke="{ln.color}" stroke-width="2"{dash}/>'
+                + _t(lx + 20, top - legend_h + 6, name)
+            )
+        lx += 30 + text_width(name)
+    for k, t in enumerate(tick_texts):
+        yy = y(y_lo + (y_hi - y_lo) * k / 4)
+        body.append(
+            f'<line x1="{left:.1f}" x2="{left + plot_w:.1f}" y1="{yy:.1f}" y2="{yy:.1f}"'
+            ' stroke="#e5e8ee"/>' + _t(left - 5, yy + 4, t, anchor="end")
+        )
+    for ln in lines:
+        if ln.low is not None and ln.high is not None:
+            pts = [(i, lo, hi) for i, (lo, hi) in enumerate(zip(ln.low, ln.high, strict=True))]
+            seg = [(i, lo, hi) for i, lo, hi in pts if lo is not None and hi is not None]
+            if seg:
+                upper = " ".join(f"{x(i):.1f},{y(hi):.1f}" for i, _, hi in seg)
+                lower = " ".join(f"{x(i):.1f},{y(lo):.1f}" for i, lo, _ in reversed(seg))
+                body.append(
+                    f'<polygon points="{upper} {lower}" fill="{ln.color}" fill-opacity="0.15"/>'
+                )
+        dash = ' stroke-dasharray="5 3"' if ln.dashed else ""
+        pts2 = [(i, v) for i, v in enumerate(ln.values) if v is not None]
+        if len(pts2) > 1:
+            d = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in pts2)
+            body.append(
+                f'<polyline points="{d}" fill="none" stroke="{ln.color}" stroke-width="2"{dash}/>'
+            )
+        if not ln.dashed:
+            for i, v in pts2:
+                body.append(
+                    f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{ln.color}">'
+                    f"<title>{escape(x_labels[i])}: {v:.4g}</title></circle>"
+                )
+    for name, v in rules:
+        yy = y(v)
+        body.append(
+            f'<line x1="{left:.1f}" x2="{left + plot_w:.1f}" y1="{yy:.1f}" y2="{yy:.1f}"'
+            ' stroke="#c62828" stroke-dasharray="2 2"/>'
+            + _t(left + plot_w + 4, yy + 4, _fit(name, rule_w - 6))
+        )
+    # x labels: the first and the last, and a few between when they fit
+    slots = max(1, int(plot_w // 110))
+    step = max(1, (n - 1) // slots) if n > 1 else 1
+    shown = sorted({0, n - 1, *range(0, n, step)})
+    for i in shown:
+        label = _fit(x_labels[i], 100)
+        anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
+        if n == 1:
+            anchor = "middle"
+        body.append(_t(x(i), top + plot_h + 16, label, anchor=anchor))
+    return _svg(width, height, title, body)

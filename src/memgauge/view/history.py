@@ -1,0 +1,248 @@
+"""Pages across runs: two runs compared (paired deltas, changed verdicts, what changed in the
+subjects' specs), a suite's trends with the gate's rolling baseline, A/B tests and shadow runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from memgauge.api import compare_runs
+from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.online.ab_report import ab_report, sprt_path
+from memgauge.online.shadow import summarize_shadow
+from memgauge.track.gate import GateConfig, evaluate_gate
+from memgauge.track.regressions import kinds_of
+from memgauge.view import charts
+
+__all__ = [
+    "ChangedVerdict",
+    "SpecChange",
+    "ab_page",
+    "changed_verdicts",
+    "compare_page",
+    "shadow_page",
+    "spec_changes",
+    "trend_page",
+]
+
+MAX_CHANGED = 500  # verdict changes listed on the compare page (the items page filters the rest)
+
+
+@dataclass(frozen=True)
+class SpecChange:
+    """One setting that differs between two runs' specs: `a -> b`, or a text diff."""
+
+    where: str
+    a: str | None
+    b: str | None
+    diff: list[str]
+
+
+def _paths(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_paths(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def spec_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SpecChange]:
+    """Every leaf setting that differs between spec trees `a` and `b` (subject specs, task
+    specs), with a line diff where either side is a text of several lines or a long one."""
+    pa, pb = _paths(a), _paths(b)
+    out = []
+    for key in sorted(pa.keys() | pb.keys()):
+        va, vb = pa.get(key), pb.get(key)
+        if va == vb:
+            continue
+        ta, tb = _text(va), _text(vb)
+        diff: list[str] = []
+        if any(t is not None and ("\n" in t or len(t) > 80) for t in (ta, tb)):
+            diff = list(
+                difflib.unified_diff(
+                    (ta or "").splitlines(), (tb or "").splitlines(), "A", "B", lineterm="", n=2
+                )
+            )
+        out.append(SpecChange(key, ta, tb, diff))
+    return out
+
+
+@dataclass(frozen=True)
+class ChangedVerdict:
+    """One evaluator's verdict on one item that differs between runs A and B."""
+
+    subject: str
+    task: str
+    item_id: str
+    evaluator: str
+    a: str
+    b: str
+    regressed: bool
+
+
+def _verdict_text(value: float | None, passed: bool | None, error: str | None) -> str:
+    if error:
+        return "error"
+    head = "n/a" if value is None else f"{value:.3f}"
+    return head if passed is None else f"{head} {'pass' if passed else 'fail'}"
+
+
+def changed_verdicts(
+    items_a: Sequence[ItemRecord], items_b: Sequence[ItemRecord]
+) -> tuple[list[ChangedVerdict], int]:
+    """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
+    item and evaluator), regressions first; and how many there are in all."""
+    a = {(it.subject, it.task, it.item_id): it for it in items_a}
+    out = []
+    for it in items_b:
+        other = a.get((it.subject, it.task, it.item_id))
+        if other is None:
+            continue
+        for s in it.scores:
+            o = other.verdict(s.evaluator)
+            if o is None:
+                continue
+            ta = _verdict_text(o.value, o.passed, o.error)
+            tb = _verdict_text(s.value, s.passed, s.error)
+            if ta == tb:
+                continue
+            regressed = (o.error is None and s.error is not None) or (
+                o.passed is True and s.passed is False
+            )
+            if (
+                o.passed is None
+                and s.passed is None
+                and o.value is not None
+                and s.value is not None
+            ):
+                regressed = s.value < o.value
+            out.append(
+                ChangedVerdict(it.subject, it.task, it.item_id, s.evaluator, ta, tb, regressed)
+            )
+    out.sort(key=lambda c: (not c.regressed, c.subject, c.task, c.item_id, c.evaluator))
+    return out[:MAX_CHANGED], len(out)
+
+
+def compare_page(
+    run_a: RunRecord,
+    run_b: RunRecord,
+    items_a: Sequence[ItemRecord],
+    items_b: Sequence[ItemRecord],
+    subjects_a: Mapping[str, Any],
+    subjects_b: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Run B against run A: per (subject, task, evaluator) the paired delta with its CI, the
+    randomization test's p and Holm's mark; the verdicts that changed; the spec changes."""
+    rows = compare_runs(items_a, items_b, seed=int(run_b.settings.get("seed", 0)))
+    changed, n_changed = changed_verdicts(items_a, items_b)
+    tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
+    tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
+    return {
+        "a": run_a,
+        "b": run_b,
+        "rows": rows,
+        "changed": changed,
+        "n_changed": n_changed,
+        "subject_changes": spec_changes(subjects_a, subjects_b),
+        "task_changes": spec_changes(tasks_a, tasks_b),
+    }
+
+
+def _key(subject: str, task: str, name: str) -> str:
+    return f"{subject} / {task} / {name}"
+
+
+def trend_page(runs: Sequence[RunRecord], selected: str | None) -> dict[str, Any]:
+    """A suite's completed runs, oldest first: per measure its values with CIs and, at each
+    run, the gate's rolling baseline (the mean of the window of runs before it); the chart of
+    the selected measure (default: the first)."""
+    cfg = GateConfig()
+    series: dict[str, dict[str, list[Any]]] = {}
+    for i, run in enumerate(runs):
+        result = evaluate_gate(run, runs[:i], cfg, kinds_of(run))
+        for c in result.checks:
+            key = _key(c.subject, c.task, c.evaluator)
+            s = series.setdefault(
+                key,
+                {
+                    "value": [None] * len(runs),
+                    "low": [None] * len(runs),
+                    "high": [None] * len(runs),
+                    "baseline": [None] * len(runs),
+                },
+            )
+            s["value"][i] = c.current
+            s["low"][i] = c.ci[0] if c.ci else None
+            s["high"][i] = c.ci[1] if c.ci else None
+            s["baseline"][i] = c.baseline
+    keys = sorted(series)
+    chosen = selected if selected in series else (keys[0] if keys else None)
+    labels = [r.created_at[:16].replace("T", " ") for r in runs]
+    chart = Markup("")
+    if chosen is not None:
+        s = series[chosen]
+        chart = charts.line_chart(
+            chosen,
+            labels,
+            [
+                charts.Line("value (band: 95% CI)", s["value"], s["low"], s["high"]),
+                charts.Line(
+                    f"gate baseline (mean of the previous {cfg.window} runs)",
+                    s["baseline"],
+                    dashed=True,
+                    color=charts.PALETTE[1],
+                ),
+            ],
+        )
+    latest = {k: series[k]["value"][-1] for k in keys}
+    baselines = {k: series[k]["baseline"][-1] for k in keys}
+    return {
+        "runs": runs,
+        "measures": keys,
+        "selected": chosen,
+        "chart": chart,
+        "series": series.get(chosen or "", {}),
+        "latest": latest,
+        "baselines": baselines,
+        "window": cfg.window,
+    }
+
+
+def ab_page(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One A/B test: its report (decision, CI, P(T>C)) and the SPRT's path against its bounds."""
+    report = ab_report(test, pairs)
+    path = sprt_path(test["config"], pairs)
+    chart = charts.line_chart(
+        "SPRT log likelihood ratio after each pair",
+        [str(i + 1) for i in range(len(path))],
+        [charts.Line("log LR", path)],
+        rules=[
+            (f"treatment better ({report['sprt']['upper']:.2f})", report["sprt"]["upper"]),
+            (f"no difference ({report['sprt']['lower']:.2f})", report["sprt"]["lower"]),
+        ],
+    )
+    return {"report": report, "chart": chart, "n_pairs": len(pairs)}
+
+
+def shadow_page(name: str, rows: Sequence[Mapping[str, Any]], errors: int) -> dict[str, Any]:
+    """One shadow experiment summed up (classes, rank correlation, overlap, top-1 changes,
+    latencies), with its latest comparisons."""
+    return {
+        "name": name,
+        "summary": summarize_shadow(rows),
+        "errors": errors,
+        "rows": list(rows)[-50:],
+    }

@@ -1,0 +1,354 @@
+"""What each page shows, as plain data, from the records: a run (its grid of subject x task x
+evaluator, targets, gate, LLM spend, provenance, charts, and the sections of its kind), a page
+of items, one item. The server fills these from the store; `memgauge report` and `evaluate`'s
+report.html from a run's records; the templates draw them either way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import yaml
+from markupsafe import Markup
+
+from memgauge.aggregates.hits import hit_channels, hits_of
+from memgauge.api import interim_summary
+from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.store.run_pages import ItemRow
+from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
+from memgauge.track.regressions import kinds_of
+from memgauge.view import charts
+from memgauge.view.fmt import fmt_ci, fmt_num, fmt_pct
+from memgauge.view.retrieval import retrieval_result
+
+__all__ = [
+    "LIVE",
+    "Cell",
+    "GridRow",
+    "RunPage",
+    "duration",
+    "hit_rows",
+    "item_row",
+    "run_page",
+]
+
+#: statuses of a run that is still going: its pages refresh by themselves
+LIVE = ("queued", "running")
+
+
+@dataclass
+class Cell:
+    """One subject's numbers for one (task, evaluator) of the grid."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    pass_rate: float | None
+    n_scored: int
+    n_failed: int
+
+
+@dataclass
+class GridRow:
+    """One (task, evaluator or measure) row of the run's grid, a cell per subject."""
+
+    task: str
+    evaluator: str
+    source: str
+    cells: dict[str, Cell]
+
+
+@dataclass
+class RunPage:
+    """Everything the run page (and the report) shows of one run."""
+
+    run: RunRecord
+    summary: RunSummary | None
+    live: bool
+    subjects: list[str]
+    grid: list[GridRow]
+    charts: list[Markup]
+    gate: GateResult | None
+    usage: list[dict[str, Any]]
+    provenance: list[tuple[str, str]]
+    specs: dict[str, str]
+    tasks: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    retrieval: Any = None
+    retrieval_charts: list[Markup] = field(default_factory=list)
+    audit: dict[str, Any] | None = None
+    extraction: dict[str, Any] | None = None
+    operations: dict[str, Any] | None = None
+    others: list[dict[str, Any]] = field(default_factory=list)
+
+
+def duration(start: str | None, end: str | None) -> str:
+    """`1 h 02 min`, `3.4 s`, or '' when either end is missing."""
+    if not start or not end:
+        return ""
+    seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _grid(summary: RunSummary) -> tuple[list[str], list[GridRow]]:
+    """Rows of (task, evaluator): the evaluators' means and pass rates, then the aggregates'
+    own measures (IR metrics, P / R / F1, tiers, audit rates) that no evaluator gave."""
+    subjects: dict[str, None] = {}
+    rows: dict[tuple[str, str], GridRow] = {}
+    for e in summary.evaluators:
+        subjects[e.subject] = None
+        row = rows.setdefault((e.task, e.evaluator), GridRow(e.task, e.evaluator, "evaluator", {}))
+        row.cells[e.subject] = Cell(
+            e.mean, e.ci_low, e.ci_high, e.pass_rate, e.n_scored, e.n_failed
+        )
+    for agg in summary.aggregates:
+        for m in agg.measures:
+            subjects[m.subject] = None
+            row = rows.setdefault((m.task, m.name), GridRow(m.task, m.name, agg.aggregate, {}))
+            if m.subject not in row.cells:
+                row.cells[m.subject] = Cell(
+                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed
+                )
+    return list(subjects), sorted(rows.values(), key=lambda r: (r.task, r.source != "evaluator"))
+
+
+def _grid_charts(subjects: Sequence[str], grid: Sequence[GridRow]) -> list[Markup]:
+    """Per task, the evaluators' means with CIs, one bar per subject (0-1 scales only)."""
+    out = []
+    for task in dict.fromkeys(r.task for r in grid):
+        bars = []
+        for r in grid:
+            if r.task != task or r.source != "evaluator":
+                continue
+            for si, s in enumerate(subjects):
+                c = r.cells.get(s)
+                if c is None:
+                    continue
+                label = f"{r.evaluator} · {s}" if len(subjects) > 1 else r.evaluator
+                note = f"{fmt_num(c.mean)} {fmt_ci(c.ci_low, c.ci_high)}".strip()
+                bars.append(Bar(label, si, c.mean, c.ci_low, c.ci_high, note))
+        values = [b.high or b.value or 0.0 for b in bars]
+        if bars and max(values) <= 1.0:
+            out.append(charts.bar_chart(f"{task}: mean with 95% CI", bars, x_max=1.0))
+    return out
+
+
+Bar = charts.Bar
+
+
+def _flat(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """A nested mapping as (dotted key, text) rows."""
+    if isinstance(value, Mapping) and value:
+        out: list[tuple[str, str]] = []
+        for k, v in value.items():
+            out.extend(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(value, str):
+        return [(prefix, value)]
+    return [(prefix, json.dumps(value, default=str))]
+
+
+def _usage(summary: RunSummary | None) -> list[dict[str, Any]]:
+    rows = []
+    for model, row in (summary.llm_usage if summary else {}).items():
+        if isinstance(row, Mapping):
+            rows.append({"model": model, **row})
+    return rows
+
+
+def _retrieval_charts(result: Any) -> list[Markup]:
+    systems = [s for s in result.systems if s.status == "ok"]
+    out = []
+    bars = []
+    for m in result.settings.measures:
+        for si, s in enumerate(systems):
+            summ = s.metrics.get(m)
+            if summ is None:
+                continue
+            label = f"{m} · {s.name}" if len(systems) > 1 else m
+            note = f"{fmt_num(summ.value)} {fmt_ci(summ.ci_low, summ.ci_high)}".strip()
+            bars.append(Bar(label, si, summ.value, summ.ci_low, summ.ci_high, note))
+    if bars:
+        out.append(
+            charts.bar_chart(
+                f"Retrieval measures with {result.settings.confidence:.0%} bootstrap CIs",
+                bars,
+                x_max=1.0,
+            )
+        )
+    lat = []
+    for si, s in enumerate(systems):
+        for stage, v in s.latency_ms.items():
+            lat.append(
+                Bar(
+                    f"{s.name} · {stage}",
+                    si,
+                    v.p50,
+                    v.p50,
+                    v.p95,
+                    f"p50 {v.p50:.2f} / p95 {v.p95:.2f}",
+                )
+            )
+    if lat:
+        out.append(charts.bar_chart("Search latency, ms (bar p50, whisker to p95)", lat))
+    return out
+
+
+def _audit(summary: RunSummary) -> dict[str, Any] | None:
+    agg = summary.aggregate("audit")
+    return None if agg is None else dict(agg.detail.get("subjects") or {})
+
+
+def _operations(summary: RunSummary) -> dict[str, Any] | None:
+    agg = summary.aggregate("operations")
+    return None if agg is None else dict(agg.detail.get("subjects") or {})
+
+
+def _extraction(
+    summary: RunSummary, task_items: Callable[[str], Sequence[ItemRecord]]
+) -> dict[str, Any] | None:
+    agg = summary.aggregate("extraction")
+    if agg is None:
+        return None
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for it in task_items(agg.task):
+        for s in it.scores:
+            case = s.detail.get("case")
+            if isinstance(case, Mapping):
+                cases.setdefault(it.subject, []).append({**case, "item_id": it.item_id})
+    return {"task": agg.task, "subjects": dict(agg.detail.get("subjects") or {}), "cases": cases}
+
+
+def run_page(
+    run: RunRecord,
+    *,
+    items: Callable[[], Sequence[ItemRecord]],
+    usage: Callable[[], Mapping[str, Mapping[str, int]]],
+    subjects: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]],
+    history: Callable[[], Sequence[RunRecord]],
+    failures: Sequence[Mapping[str, Any]],
+    task_items: Callable[[str], Sequence[ItemRecord]],
+    others: Sequence[Mapping[str, Any]] = (),
+) -> RunPage:
+    """The run page's data. `items` and `usage` are read only for a run still going (its
+    summary is computed from the items recorded so far); `history` (earlier completed runs of
+    the suite) only for a completed run (the gate's rolling baseline); `task_items` only for
+    an extraction task (its matched pairs)."""
+    live = run.status in LIVE
+    summary = run.summary
+    if summary is None or live:
+        summary = interim_summary(run, items(), usage())
+    names, grid = _grid(summary)
+    gate = None
+    if run.status == "completed" and run.summary is not None:
+        earlier = [r for r in history() if r.created_at < run.created_at]
+        gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run))
+    page = RunPage(
+        run=run,
+        summary=summary,
+        live=live,
+        subjects=names or list(subjects),
+        grid=grid,
+        charts=_grid_charts(names, grid),
+        gate=gate,
+        usage=_usage(summary),
+        provenance=_flat(run.provenance),
+        specs={
+            name: yaml.safe_dump(spec, sort_keys=True, allow_unicode=True).strip()
+            for name, spec in subjects.items()
+        },
+        tasks=[dict(t) for t in tasks],
+        failures=[dict(f) for f in failures],
+        others=[dict(o) for o in others],
+    )
+    if run.summary is not None and run.summary.aggregate("ir") is not None:
+        page.retrieval = retrieval_result(run)
+        page.retrieval_charts = _retrieval_charts(page.retrieval)
+    if run.summary is not None:
+        page.audit = _audit(run.summary)
+        page.operations = _operations(run.summary)
+        page.extraction = _extraction(run.summary, task_items)
+    return page
+
+
+def item_row(it: ItemRecord) -> ItemRow:
+    """An item record as a row of the items table."""
+    return ItemRow(
+        subject=it.subject,
+        task=it.task,
+        item_id=it.item_id,
+        seq=it.seq,
+        status=it.status,
+        category=it.category,
+        input=it.input,
+        expected=it.expected,
+        output=it.output,
+        score=it.score,
+        duration_ms=it.duration_ms,
+        n_failures=len(it.failures),
+        scores=list(it.scores),
+    )
+
+
+def hit_rows(it: ItemRecord, rel_threshold: int = 1) -> list[dict[str, Any]] | None:
+    """A retrieval item's ranked hits with their grades (`expected`: id -> grade), channels
+    and scores; None for an item that is not a retrieval one."""
+    hits = hits_of(it.output)
+    grades = it.expected if isinstance(it.expected, Mapping) else None
+    if hits is None or grades is None:
+        return None
+    rows = []
+    for rank, h in enumerate(hits, 1):
+        hid = str(h.get("id"))
+        grade = grades.get(hid)
+        rows.append(
+            {
+                "rank": h.get("rank", rank),
+                "id": hid,
+                "text": h.get("text"),
+                "score": h.get("score"),
+                "grade": grade,
+                "relevant": isinstance(grade, int) and grade >= rel_threshold,
+                "channels": hit_channels(h),
+            }
+        )
+    return rows
+
+
+def judge_fields(s: ScoreRecord) -> dict[str, Any]:
+    """What a judge's verdict recorded beside its score: template hash, parse route, model,
+    the panel's votes, the raw reply (each only when present)."""
+    d = s.detail
+    out: dict[str, Any] = {}
+    for key in ("judge", "model", "template", "template_version", "template_hash", "route"):
+        if d.get(key) is not None:
+            out[key] = d[key]
+    raw = s.raw_reply if s.raw_reply is not None else d.get("raw_reply")
+    if raw is not None:
+        out["raw_reply"] = raw if isinstance(raw, str) else json.dumps(raw, indent=2)
+    if isinstance(d.get("votes"), list):
+        out["votes"] = d["votes"]
+    return out
+
+
+def other_detail(s: ScoreRecord) -> list[tuple[str, str]]:
+    """The rest of a verdict's detail, as rows."""
+    skip = {"judge", "model", "template", "template_version", "template_hash", "route"}
+    skip |= {"raw_reply", "votes"}
+    return _flat({k: v for k, v in s.detail.items() if k not in skip})
+
+
+def fmt_pass(rate: float | None) -> str:
+    """A pass rate as a percentage, or ''."""
+    return "" if rate is None else fmt_pct(rate)

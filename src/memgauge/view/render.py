@@ -1,0 +1,284 @@
+"""The templates, and the filters they format numbers and texts with.
+
+Autoescape is on for every template: a subject, task or evaluator name, a query, a memory
+text, an output, a judge's reason or raw reply, a file name is always text, never markup. The
+only markup that does not come from a template is an SVG chart (`memgauge.view.charts`), which
+escapes every text it draws itself.
+
+`standalone` pages (a `memgauge report`, `evaluate`'s report.html) inline the stylesheet, load
+no script at all and forbid any with a Content-Security-Policy: one file that opens anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
+
+from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.errors import UsageError
+from memgauge.view.fmt import (
+    agent_names,
+    fmt_agent,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    fmt_summary,
+    marks,
+)
+from memgauge.view.pages import (
+    duration,
+    hit_rows,
+    item_row,
+    judge_fields,
+    other_detail,
+    run_page,
+)
+
+__all__ = [
+    "NAV",
+    "environment",
+    "item_context",
+    "page_url",
+    "render",
+    "render_run_report",
+    "report_from_store",
+    "static_bytes",
+]
+
+#: the pages in the top bar: (label, path). A new page family (the optimization history of
+#: `memgauge optimize`) is one entry here, one route and one template.
+NAV: list[tuple[str, str]] = [("Runs", "/"), ("A/B tests and shadow", "/ab")]
+
+MAX_REPORT_ITEMS = 1000  # items written whole into a report (failures first)
+
+
+def _brief(value: Any, limit: int = 160) -> str:
+    """A value on one line, cut at `limit` characters: an input's text, an output, a list."""
+    if value is None:
+        return ""
+    if isinstance(value, Mapping) and set(value) <= {"text", "metadata"} and "text" in value:
+        value = value["text"]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pretty(value: Any) -> str:
+    """A value in full: a text as it is, anything else as indented JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and set(value) == {"text"}:
+        return str(value["text"])
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _signed(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:+.{digits}f}"
+
+
+def _ts(value: str | None) -> str:
+    return "" if not value else value[:19].replace("T", " ")
+
+
+def page_url(path: str, /, **params: Any) -> str:
+    """`path` with `params` (empty ones left out) as its query string."""
+    query = {k: v for k, v in params.items() if v not in (None, "", False)}
+    return path + ("?" + urlencode(query) if query else "")
+
+
+def _agent_target(systems: Sequence[Any], name: str) -> str:
+    return next(
+        (s.agent_metrics[name].target or "" for s in systems if name in s.agent_metrics), ""
+    )
+
+
+def _breakdown_keys(systems: Sequence[Any], dim: str) -> list[str]:
+    return list(dict.fromkeys(g for s in systems for g in (s.breakdown.get(dim) or {})))
+
+
+def _evaluators(rows: Sequence[Any]) -> list[str]:
+    return list(dict.fromkeys(s.evaluator for r in rows for s in r.scores))
+
+
+def _verdict(row: Any, evaluator: str) -> Any:
+    return next((s for s in row.scores if s.evaluator == evaluator), None)
+
+
+def _missing_is_none(f: Callable[..., str]) -> Callable[..., str]:
+    """A number filter that reads a missing value (a key an older run did not record) as
+    None: n/a, never an error page."""
+
+    def wrapped(value: Any, *args: Any) -> str:
+        return f(*(None if isinstance(v, Undefined) else v for v in (value, *args)))
+
+    return wrapped
+
+
+@cache
+def environment() -> Environment:
+    """The one template environment: autoescape on; a key a stored record lacks (an older
+    run's) is empty, not an error."""
+    env = Environment(
+        loader=PackageLoader("memgauge.view", "templates"),
+        autoescape=True,
+        undefined=ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        num=_missing_is_none(fmt_num),
+        pct=_missing_is_none(fmt_pct),
+        p=_missing_is_none(fmt_p),
+        signed=_missing_is_none(_signed),
+        brief=_brief,
+        pretty=_pretty,
+        ts=_ts,
+    )
+    env.globals.update(
+        ci=_missing_is_none(fmt_ci),
+        url=page_url,
+        nav=NAV,
+        marks=marks,
+        agent_names=agent_names,
+        agent_text=fmt_agent,
+        agent_target=_agent_target,
+        breakdown_keys=_breakdown_keys,
+        summary_text=fmt_summary,
+        judge_fields=judge_fields,
+        evaluators=_evaluators,
+        verdict=_verdict,
+        other_detail=other_detail,
+        live=False,
+        live_form="",
+        standalone=False,
+        self_url="",
+    )
+    return env
+
+
+def static_bytes(name: str) -> bytes:
+    """A file shipped in `memgauge/view/static`."""
+    return resources.files("memgauge.view").joinpath("static", name).read_bytes()
+
+
+def render(template: str, **context: Any) -> str:
+    """One page."""
+    return environment().get_template(template).render(**context)
+
+
+def _rel_threshold(run: RunRecord) -> int:
+    agg = run.summary.aggregate("ir") if run.summary else None
+    settings = agg.detail.get("settings") if agg else None
+    return int(settings.get("rel_threshold", 1)) if isinstance(settings, Mapping) else 1
+
+
+def item_context(run: RunRecord, it: ItemRecord) -> dict[str, Any]:
+    """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
+    relevant memories it did not retrieve."""
+    threshold = _rel_threshold(run)
+    hits = hit_rows(it, threshold)
+    missing: list[str] = []
+    if hits is not None and isinstance(it.expected, Mapping):
+        found = {h["id"] for h in hits}
+        missing = [
+            str(k)
+            for k, g in it.expected.items()
+            if isinstance(g, int) and g >= threshold and k not in found
+        ]
+    return {"it": it, "hits": hits, "missing": missing, "rel_threshold": threshold}
+
+
+def render_run_report(
+    run: RunRecord,
+    items: Sequence[ItemRecord],
+    *,
+    subjects: Mapping[str, Any] | None = None,
+    tasks: Sequence[Mapping[str, Any]] | None = None,
+    usage: Mapping[str, Mapping[str, int]] | None = None,
+    history: Sequence[RunRecord] = (),
+    failures: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """A run as one self-contained HTML file: the run page, then its items (failures first,
+    up to `MAX_REPORT_ITEMS`, each with its verdicts, reasons and raw replies)."""
+    if subjects is None:
+        subjects = dict(run.suite.get("subjects") or {})
+    if tasks is None:
+        datasets = run.provenance.get("datasets") or {}
+        tasks = [
+            {
+                "task": t.get("name"),
+                "kind": t.get("kind"),
+                "dataset": t.get("dataset"),
+                "dataset_sha256": datasets.get(t.get("name")),
+                "n_items": sum(1 for it in items if it.task == t.get("name")),
+            }
+            for t in run.suite.get("tasks", [])
+        ]
+    by_task: dict[str, list[ItemRecord]] = {}
+    for it in items:
+        by_task.setdefault(it.task, []).append(it)
+    page = run_page(
+        run,
+        items=lambda: items,
+        usage=lambda: usage or {},
+        subjects=subjects,
+        tasks=tasks,
+        history=lambda: history,
+        failures=failures,
+        task_items=lambda task: by_task.get(task, []),
+    )
+
+    def failing(it: ItemRecord) -> bool:
+        return it.status == "failed" or any(s.error or s.passed is False for s in it.scores)
+
+    chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
+    details = [item_context(run, it) for it in chosen]
+    return render(
+        "run.html",
+        p=page,
+        standalone=True,
+        css=static_bytes("style.css").decode(),
+        duration=duration(run.started_at or run.created_at, run.finished_at),
+        rows=[item_row(it) for it in chosen],
+        details=chosen,
+        it_hits=[d["hits"] for d in details],
+        it_missing=[d["missing"] for d in details],
+        rel_threshold=_rel_threshold(run),
+        n_items=len(items),
+    )
+
+
+def report_from_store(store: str | Path, run_id: str) -> tuple[str, str]:
+    """The run `run_id` (or the first characters of its id) of the store at `store`, opened
+    read-only, as one self-contained HTML file: (the whole run id, the HTML)."""
+    from memgauge.store.run_pages import RunReader  # a store read only for a report
+
+    with RunReader(store) as reader:
+        found = reader.find_run_ids(run_id)
+        exact = run_id if run_id in found else (found[0] if len(found) == 1 else None)
+        if exact is None:
+            raise UsageError(
+                f"no run {run_id!r} in {store}; see `memgauge runs list`"
+                if not found
+                else f"{run_id!r} matches {len(found)} runs ({', '.join(found[:5])}); type more"
+            )
+        run = reader.get_run(exact)
+        assert run is not None
+        html = render_run_report(
+            run,
+            reader.item_records(exact),
+            subjects=reader.subjects(exact),
+            tasks=reader.tasks(exact),
+            usage=reader.usage(exact),
+            history=reader.suite_history(run.suite_name),
+            failures=reader.run_failures(exact),
+        )
+    return exact, html

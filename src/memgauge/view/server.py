@@ -1,0 +1,18 @@
+"""Serving the viewer: uvicorn on one host and port, in the foreground until interrupted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import uvicorn
+
+from memgauge.view.app import create_app
+
+__all__ = ["serve"]
+
+
+def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve the viewer of `store` on host:port until interrupted (the store is checked, and
+    refused when this memgauge cannot read it, before the port is bound)."""
+    app = create_app(store)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

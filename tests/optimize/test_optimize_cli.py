@@ -1,0 +1,331 @@
+"""`memgauge optimize` end to end: every candidate a stored run, the --json last line, list and
+show --diff, a split by corpus, bad specs and flags (exit 2), no Optuna (exit 3), the tools and
+code targets, and kill -9 then --resume (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.optimize.split import split_items
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBJECTS = ROOT / "tests" / "data" / "subjects"
+BAD = sorted((ROOT / "tests" / "data" / "bad").glob("suite_optimize_*.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def _subjects_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+
+
+def _items(n: int = 10) -> list[dict[str, Any]]:
+    return [
+        {"id": f"q{i}", "input": f"add {i} {i + 1}", "expected": str(2 * i + 1)} for i in range(n)
+    ]
+
+
+def _suite(tmp_path: Path, subject: dict[str, Any], block: dict[str, Any], **task: Any) -> Path:
+    suite = {
+        "name": "opt",
+        "subjects": {"agent": subject},
+        "tasks": [
+            {
+                "name": "sums",
+                "kind": "expected-output",
+                "items": _items(),
+                "evaluators": ["exact"],
+                **task,
+            }
+        ],
+        "optimization": block,
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(argv)
+    out = capsys.readouterr().out.strip().splitlines()
+    return code, json.loads(out[-1]) if out else {}
+
+
+def test_every_iteration_is_a_stored_run_and_the_last_line_is_the_study(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    code, data = _json_run(
+        ["optimize", str(path), "--store", str(db), "--max-iterations", "6", "--json"], capsys
+    )
+    assert code == 0
+    assert {
+        "id",
+        "strategy",
+        "iterations",
+        "best",
+        "baseline",
+        "holdout",
+        "stopped_because",
+    } <= set(data)
+    assert data["strategy"] == "greedy"
+    assert data["stopped_because"] in ("max-iterations", "target-score")
+    for it in data["iterations"]:
+        assert {"step", "params", "score", "accepted", "run_id"} <= set(it)
+        run = api.read_run(it["run_id"], store=db)
+        assert run.status == "completed"
+        assert run.kind == "optimize"
+        # the candidate's run held only the tuning side of the split, with its params
+        spec = run.suite["subjects"]["agent"]["python"]["kwargs"]
+        assert spec["offset"] == it["params"]["kwargs.offset"]
+    assert data["baseline"]["params"] == {"kwargs.offset": 3}
+    assert data["baseline"]["score"] == 0.0
+    assert {"params", "score", "ci_low", "ci_high"} <= set(data["best"])
+    assert set(data["holdout"]) >= {"best", "baseline", "delta", "ci_low", "ci_high"}
+    # 10 items, 0.3 held out: the holdout runs scored 3 items
+    assert data["holdout"]["n"] == 3
+    assert data["split"] == "7 items tuned on, 3 held out"
+    # the history reads back the same
+    assert main(["optimize", "show", data["id"][:12], "--store", str(db), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert shown["iterations"] == data["iterations"]
+    assert main(["optimize", "list", "--store", str(db), "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert listed["study_id"] == data["id"]
+    assert listed["n_iterations"] == len({it["step"] for it in data["iterations"]}) - 1
+    assert main(["optimize", "show", data["id"], "--store", str(db), "--diff", "0", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "kwargs.offset" in out
+
+
+def test_the_split_goes_by_corpus_when_items_have_corpora() -> None:
+    items = [(f"q{i}", f"conv-{i % 5}") for i in range(50)]
+    split = split_items(items, 0.3, seed=0)
+    assert split.by == "corpus"
+    assert split.holdout is not None
+    held, tuned = set(split.holdout.corpora or []), set(split.tune.corpora or [])
+    assert len(held) == 2
+    assert held.isdisjoint(tuned)
+    assert held | tuned == {f"conv-{i}" for i in range(5)}
+    assert split_items(items, 0.3, seed=0) == split  # seeded
+
+
+def test_tools_target_finds_the_subset_that_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = {
+        "python": {
+            "target": "optsubjects:ToolAgent",
+            "kwargs": {"tools": ["calc", "noise", "shout"]},
+        }
+    }
+    block = {
+        "targets": ["tools"],
+        "tools": "kwargs.tools",
+        "strategy": "tpe",
+        "holdout": 0,
+        "seed": 3,
+    }
+    path = _suite(tmp_path, agent, block)
+    code, data = _json_run(
+        [
+            "optimize",
+            str(path),
+            "--store",
+            str(tmp_path / "r.db"),
+            "--max-iterations",
+            "15",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert data["baseline"]["score"] == 0.0
+    assert data["best"]["score"] == 1.0
+    assert data["best"]["params"] == {
+        "kwargs.tools[calc]": True,
+        "kwargs.tools[noise]": False,
+        "kwargs.tools[shout]": False,
+    }
+    run = api.read_run(data["best"]["run_id"], store=tmp_path / "r.db")
+    assert run.suite["subjects"]["agent"]["python"]["kwargs"]["tools"] == ["calc"]
+    assert data["holdout"] is None
+
+
+def test_code_hook_script_proposes_the_next_candidate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hook = tmp_path / "next_candidate.py"
+    seen = tmp_path / "seen.jsonl"
+    hook.write_text(
+        "import json, sys\n"
+        "got = json.load(sys.stdin)\n"
+        f"open({str(seen)!r}, 'a').write(json.dumps(got) + '\\n')\n"
+        "offset = got['spec']['python']['kwargs']['offset']\n"
+        "worst = got['failures'][0]\n"
+        "error = int(worst['output']) - int(worst['expected'])\n"
+        "print(json.dumps({'params': {'kwargs.offset': offset - error}}))\n"
+    )
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 2}}}
+    block = {
+        "targets": ["code"],
+        "hook": [sys.executable, str(hook)],
+        "holdout": 0,
+        "maxIterations": 5,
+        "targetScore": 1.0,
+    }
+    code, data = _json_run(
+        [
+            "optimize",
+            str(_suite(tmp_path, agent, block)),
+            "--store",
+            str(tmp_path / "r.db"),
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    # it read the failures (answers off by 2) and proposed the offset that fixes them
+    assert [it["params"].get("kwargs.offset") for it in data["iterations"]] == [None, 0]
+    assert data["stopped_because"] == "target-score"
+    assert data["best"]["score"] == 1.0
+    calls = [json.loads(line) for line in seen.read_text().splitlines()]
+    # the hook was shown the current candidate, its score and the failing items with reasons
+    assert calls[0]["spec"]["python"]["kwargs"]["offset"] == 2
+    assert calls[0]["score"] == 0.0
+    assert calls[0]["failures"][0]["expected"] in {str(2 * i + 1) for i in range(10)}
+    assert calls[0]["failures"][0]["reasons"]
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
+def test_bad_optimization_specs_exit_2_naming_file_line_and_key(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "nowhere.db"
+    code = main(["optimize", str(path), "--store", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not db.exists()  # a bad spec is refused before a store is made
+    assert "Traceback" not in err
+    assert f"{path.name}:" in err
+    assert "optimization" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("k_rrf=int:10-120", "give the range as LO..HI"),
+        ("k_rrf", "write FIELD=int:LO..HI"),
+        ("k_rrf=float:0..1:cubic", "the only scale is :log"),
+        ("k_rf=int:1..5", "has no field 'k_rf'"),
+        ("mode=choice:hybrid,fuzzy", "refuses mode='fuzzy'"),
+    ],
+)
+def test_bad_space_flags_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, message: str
+) -> None:
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--space", flag]) == 2
+    assert message in capsys.readouterr().err
+    assert not db.exists() or not api.optimizations(store=db)
+
+
+def test_without_optuna_exit_3_with_the_pip_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna raises ImportError
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {"space": {"k": "int:1..5"}})
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db")]) == 3
+    assert "pip install 'memgauge[optimize]'" in capsys.readouterr().err
+
+
+def _study_process(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memgauge", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_kill_9_then_resume_redoes_no_finished_candidate(tmp_path: Path) -> None:
+    calls, hang, hung = tmp_path / "calls.txt", tmp_path / "hang", tmp_path / "hung"
+    agent = {
+        "python": {
+            "target": "optsubjects:OffsetAgent",
+            "kwargs": {
+                "offset": 4,
+                "calls_file": str(calls),
+                "hang_file": str(hang),
+                "hung_file": str(hung),
+                # 7 tuning items a candidate: the 4th candidate (step 3) hangs on its 3rd item
+                "hang_at": 3 * 7 + 3,
+            },
+        }
+    }
+    block = {"space": {"kwargs.offset": "int:-4..4"}, "maxIterations": 5, "seed": 5}
+    path = _suite(tmp_path, agent, block)
+    db = tmp_path / "r.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(SUBJECTS)]),
+        "MEMGAUGE_HOME": str(tmp_path / "home"),
+    }
+    hang.write_text("")
+    first = _study_process(["optimize", str(path), "--store", str(db), "--json"], env)
+    while not hung.exists():  # a candidate's run is under way (no time is asserted)
+        assert first.poll() is None, first.communicate()
+        time.sleep(0.05)
+    os.kill(first.pid, signal.SIGKILL)
+    first.communicate()  # reaped, its pipes closed
+    hang.unlink()
+    (study,) = api.optimizations(store=db)
+    before = {
+        (it["step"], it["candidate"]): it
+        for it in api.optimization(study["study_id"], store=db)["iterations"]
+    }
+    finished = {k: it["run_id"] for k, it in before.items() if it["status"] == "completed"}
+    assert len(finished) == 3  # the baseline and steps 1, 2
+    assert before[(3, 0)]["status"] == "running"
+    assert before[(3, 0)]["run_id"] is not None
+    lines_before = calls.read_text().splitlines()
+
+    second = _study_process(
+        ["optimize", "--resume", study["study_id"], "--store", str(db), "--json"], env
+    )
+    out, err = second.communicate(timeout=600)
+    assert second.returncode == 0, err
+    data = json.loads(out.strip().splitlines()[-1])
+    assert data["id"] == study["study_id"]
+    assert data["status"] == "completed"
+    after = {(it["step"], it["candidate"]): it for it in data["iterations"]}
+    # finished candidates kept their runs; the interrupted one finished its own run
+    for key, run_id in finished.items():
+        assert after[key]["run_id"] == run_id
+    assert after[(3, 0)]["run_id"] == before[(3, 0)]["run_id"]
+    assert api.read_run(after[(3, 0)]["run_id"], store=db).status == "completed"
+    # no item of a finished candidate was asked again: the resumed process asked only the
+    # interrupted run's unfinished items, the later steps' and the holdout's
+    asked_again = calls.read_text().splitlines()[len(lines_before) :]
+    offsets_done = {str(before[k]["params"]["kwargs.offset"]) for k in finished}
+    later = {str(it["params"]["kwargs.offset"]) for k, it in after.items() if k[0] >= 3}
+    stray = [line for line in asked_again if line.split()[0] in offsets_done - later]
+    held = api.read_run(data["holdout"]["baseline_run_id"], store=db).suite["tasks"][0]["only"]
+    holdout_items = {f"add {i[1:]} {int(i[1:]) + 1}" for i in held["items"]}
+    assert len(holdout_items) == 3
+    assert all(" ".join(line.split()[1:]) in holdout_items for line in stray)

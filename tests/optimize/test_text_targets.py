@@ -1,0 +1,109 @@
+"""A prompt target against the fake LLM server: the optimizer model (scripted) rewrites the LLM
+decider's prompt template, and the rewrite is scored as runs like any candidate (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.subjects.deciders import DECIDE_PROMPT
+
+RULE = "A memory that repeats a stored one is NOOP."
+
+
+def _cases(n: int = 6) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"dup-{i}",
+            "scenario": "exact duplicate",
+            "existing": [{"id": f"mem_{i}", "content": f"fact number {i}"}],
+            "incoming": {"content": f"fact number {i}"},
+            "expected": {"action": "NOOP"},
+        }
+        for i in range(n)
+    ]
+
+
+def _replies(request: dict[str, Any]) -> str | None:
+    """The optimizer appends RULE to the text it is shown; the decider says NOOP only when its
+    prompt has RULE (a model that follows its instructions)."""
+    text = request["messages"][-1]["content"]
+    if text.startswith("You improve"):
+        shown = re.search(r"<<<\n(.*)\n>>>", text, re.S)
+        assert shown is not None
+        return json.dumps({"text": shown.group(1) + "\n" + RULE})
+    action = "NOOP" if RULE in text else "CREATE"
+    return json.dumps({"action": action, "id": None, "content": "x", "reason": "scripted"})
+
+
+def _decider_suite(tmp_path: Path, block: dict[str, Any], n_cases: int, **extra: Any) -> Path:
+    (tmp_path / "cases.json").write_text(json.dumps({"cases": _cases(n_cases)}))
+    suite = {
+        "name": "decider",
+        "subjects": {"decider": {"llm-decider": {"model": "fake"}}},
+        "tasks": [
+            {
+                "name": "ops",
+                "kind": "operations",
+                "dataset": "cases.json",
+                "evaluators": ["operation-checks"],
+            }
+        ],
+        **extra,
+        "optimization": {"targets": ["prompts"], "texts": ["prompt"], **block},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+def test_the_optimizer_model_rewrites_the_deciders_prompt(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.respond(_replies)
+    block = {"holdout": 0.3, "maxIterations": 3, "targetScore": 1.0, "optimizer": {"model": "fake"}}
+    path = _decider_suite(tmp_path, block, 6)
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    base, best = data["baseline"], data["best"]
+    assert base["texts"]["prompt"] == DECIDE_PROMPT
+    assert best["texts"]["prompt"] == DECIDE_PROMPT + "\n" + RULE
+    assert best["score"] > base["score"]
+    assert data["stopped_because"] == "target-score"
+    assert data["holdout"]["best"] > data["holdout"]["baseline"]
+    # the rewritten template is what the candidate's run used
+    run = api.read_run(best["run_id"], store=db)
+    assert run.suite["subjects"]["decider"]["llm-decider"]["prompt"].endswith(RULE)
+    # show --diff prints the change as a unified diff
+    assert main(["optimize", "show", data["id"], "--store", str(db), "--diff", "0", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"+{RULE}" in out
+    assert "--- prompt @ 0" in out
+
+
+def test_a_rewrite_that_breaks_the_template_is_a_recorded_failure(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.respond(
+        lambda r: (
+            json.dumps({"text": "Decide {nonsense}"})
+            if r["messages"][-1]["content"].startswith("You improve")
+            else json.dumps({"action": "CREATE", "content": "x"})
+        )
+    )
+    path = _decider_suite(tmp_path, {"holdout": 0, "maxIterations": 1}, 4, max_failure_rate=1.0)
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    step = data["iterations"][1]
+    assert step["status"] == "failed"
+    assert step["score"] is None
+    assert step["accepted"] is False
+    assert data["best"]["step"] == 0

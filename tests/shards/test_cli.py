@@ -1,0 +1,138 @@
+"""`--workers` and `--executor` on the command line: kill -9 of the driver mid-run, then
+`--resume` finishes the run with nothing done twice; Dask missing is exit 3 with the pip
+command; the flags reach every evaluating command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli.test_resume_commands import _finished
+from tests.shards.conftest import SUBJECTS
+
+from memgauge import api
+from memgauge.cli.main import main
+
+
+def _env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
+def test_kill_9_of_a_sharded_driver_then_resume_finishes_the_run_once(
+    locomo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    slow = json.dumps(
+        {"python": {"target": "shard_subjects:SlowIngestMemory", "kwargs": {"per_memory": 0.03}}}
+    )
+    spec = tmp_path / "slow.json"
+    spec.write_text(slow)
+    args = ["evaluate", str(locomo_dir), "-s", f"{spec}@slow", "--store", str(db)]
+    args += ["--out", str(tmp_path / "out"), "--no-progress"]
+    # its own session: kill -9 reaches the driver and its worker processes, as a lost host would
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge.cli.main", *args, "--workers", "2"],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            run_id, before = _finished(db)
+            if run_id is not None and before > 0:
+                break
+            if proc.poll() is not None:
+                raise AssertionError(f"it ended before the kill: {proc.communicate()[1]!r}")
+            time.sleep(0.05)
+        else:
+            raise AssertionError("no shard came back within 3 minutes")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    run_id, before = _finished(db)
+    assert run_id is not None
+    assert 0 < before < 60
+    code = main([*args, "--workers", "2", "--resume", run_id])
+    assert code == 0, capsys.readouterr()
+    with sqlite3.connect(db) as conn:
+        (status,) = conn.execute("SELECT status FROM suite_runs").fetchone()
+        rows = conn.execute("SELECT item_id, status, attempts FROM suite_run_items").fetchall()
+    assert status == "completed"
+    assert len(rows) == 60
+    assert len({r[0] for r in rows}) == 60
+    assert all(r[1] == "completed" and r[2] == 1 for r in rows)  # nothing done twice
+
+
+def _evaluate_on(executor: str, dataset: Path, out: Path) -> int:
+    args = ["evaluate", str(dataset), "-s", "lexical", "--no-store", "--executor", executor]
+    return main([*args, "--out", str(out)])
+
+
+def test_dask_missing_is_exit_3_with_the_pip_command(
+    locomo_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    assert _evaluate_on("dask:local", locomo_dir, tmp_path / "out") == 3
+    assert "pip install 'memgauge[dask]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "evaluate", "audit", "extraction", "operations"])
+def test_every_evaluating_command_takes_workers_and_executor(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--workers" in text
+    assert "--executor" in text
+
+
+def test_an_unknown_executor_is_exit_2(
+    locomo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _evaluate_on("ray", locomo_dir, tmp_path / "out") == 2
+    assert "use process, dask:local or dask://HOST:PORT" in capsys.readouterr().err
+
+
+MEMAUDIT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
+
+
+def test_an_llm_subject_calls_from_the_workers_its_spend_is_recorded_and_replays_exactly(
+    llm_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    args = ["audit", str(MEMAUDIT), "--agent", "chat", "--model", "fake", "--scoring", "offline"]
+    args += ["--store", str(db), "--workers", "2", "--json", "--no-progress"]
+    assert main([*args, "--output", str(tmp_path / "a")]) == 0, capsys.readouterr().err
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    calls = len(llm_server.requests)
+    with api.open_store(db) as store:
+        n = len(store.item_records(first["run_id"]))
+    # every probe asked from the workers (two probes asking the same were one request), and
+    # their spend came back with the shards
+    assert first["llm_usage"]["fake"]["calls"] == n > 10
+    assert first["llm_usage"]["fake"]["requests"] == calls > 10
+    # the workers read the driver's cache: a replay makes no call and gives the same answers
+    assert main([*args, "--output", str(tmp_path / "b"), "--cache-only"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(llm_server.requests) == calls
+    assert again["metrics"] == first["metrics"]
+    with api.open_store(db) as store:
+        runs = [store.item_records(run_id) for run_id in (first["run_id"], again["run_id"])]
+    assert [(r.item_id, r.output) for r in runs[0]] == [(r.item_id, r.output) for r in runs[1]]
+    assert all(r.output for r in runs[0])

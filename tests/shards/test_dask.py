@@ -1,0 +1,123 @@
+"""Sharded runs on Dask: a `LocalCluster` of two worker processes, started and stopped by the
+fixture. A run equals the serial one item for item; a worker killed mid-run is replaced by
+Dask, its shard runs again, and nothing is lost or recorded twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.shards.conftest import SUBJECTS, item_view, summary_view
+
+from memgauge import api
+from memgauge.runs.suite import Suite
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """Two worker processes of one thread each; they import the test subjects."""
+    with pytest.MonkeyPatch.context() as mp:
+        # the workers' environment is the one they are started with
+        mp.setenv("PYTHONPATH", os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")]))
+        mp.syspath_prepend(str(SUBJECTS))  # a spawned process takes its parent's sys.path
+        with distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as local:
+            yield local
+
+
+def _suite(dataset: Path, per_memory: float) -> Suite:
+    memory = {"target": "shard_subjects:SlowIngestMemory", "kwargs": {"per_memory": per_memory}}
+    return Suite.model_validate(
+        {
+            "name": "dask-shards",
+            "seed": 5,
+            "subjects": {"lexical": {"reference": {"mode": "lexical"}}, "slow": {"python": memory}},
+            "tasks": [
+                {
+                    "name": "recall",
+                    "kind": "retrieval",
+                    "dataset": str(dataset),
+                    "k": 5,
+                    "evaluators": [{"retrieval": "nDCG@5"}, {"retrieval": "MRR@5"}],
+                }
+            ],
+        }
+    )
+
+
+def _stored(db: Path, run_id: str) -> list[api.ItemRecord]:
+    with api.open_store(db) as store:
+        return store.item_records(run_id)
+
+
+def test_a_dask_run_equals_the_serial_run_item_for_item(
+    cluster: Any, locomo_dir: Path, tmp_path: Path
+) -> None:
+    suite = _suite(locomo_dir, 0.0)
+    db = tmp_path / "r.db"
+    serial = api.run_suite(suite, store=db)
+    address = cluster.scheduler_address.replace("tcp://", "dask://")
+    sharded = api.run_suite(suite, store=db, executor=address)
+    assert sharded.status == "completed"
+    assert len(sharded.items) == 120
+    assert item_view(_stored(db, sharded.run_id)) == item_view(_stored(db, serial.run_id))
+    assert summary_view(sharded.summary) == summary_view(serial.summary)
+
+
+class _KillAWorker:
+    """Progress that, when the first items are recorded, kills a Dask worker that is running
+    a shard (SIGKILL to its process)."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.client = distributed.Client(cluster)
+        self.killed: list[str] = []
+
+    def start(self, run_id: str, total: int, done: int) -> None:
+        pass
+
+    def phase(self, subject: str, task: str, corpus: str | None) -> None:
+        pass
+
+    def advance(self, row: Any) -> None:
+        if self.killed:
+            return
+        busy = [addr for addr, keys in self.client.processing().items() if keys]
+        if not busy:
+            return
+        pid = self.client.run(os.getpid, workers=[busy[0]])[busy[0]]
+        os.kill(pid, signal.SIGKILL)
+        self.killed.append(busy[0])
+
+
+def test_a_dask_worker_killed_mid_run_loses_nothing_and_records_nothing_twice(
+    cluster: Any, locomo_dir: Path, tmp_path: Path
+) -> None:
+    suite = _suite(locomo_dir, 0.02)  # 0.3 s of ingestion per conversation
+    db = tmp_path / "r.db"
+    killer = _KillAWorker(cluster)
+    try:
+        sharded = api.run_suite(
+            suite, store=db, executor=cluster.scheduler_address, progress=killer
+        )
+    finally:
+        killer.client.close()
+    assert killer.killed, "no worker was busy when the first items were recorded"
+    assert sharded.status == "completed"
+    stored = _stored(db, sharded.run_id)
+    assert len(stored) == 120
+    assert all(r.status == "completed" for r in stored)
+    assert all(r.attempts == 1 for r in stored)
+    serial = api.run_suite(_suite(locomo_dir, 0.0), store=db)
+    assert item_view(stored) == item_view(_stored(db, serial.run_id))
+    cluster.wait_for_workers(2, timeout=60)  # the nanny started a new one

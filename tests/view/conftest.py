@@ -1,0 +1,22 @@
+"""The viewer tests' store, built once per session (see `viewer_store.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from viewer_store import ViewerStore, build_store, snapshot
+
+
+@pytest.fixture(scope="session")
+def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
+    """The session's store (build it once: a dozen commands)."""
+    return build_store(tmp_path_factory.mktemp("viewer"))
+
+
+@pytest.fixture
+def unchanged(viewer_store: ViewerStore) -> Iterator[None]:
+    """Asserts after the test that the store's migrations and row counts did not move."""
+    before = snapshot(viewer_store.path)
+    yield
+    assert snapshot(viewer_store.path) == before

@@ -1,0 +1,55 @@
+"""`memgauge report RUN_ID --out FILE.html`: the run page's templates, one file, no script."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from viewer_store import ViewerStore, snapshot
+
+from memgauge.cli.main import main
+
+
+def test_report_writes_one_self_contained_file(
+    tmp_path: Path, viewer_store: ViewerStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = snapshot(viewer_store.path)
+    out = tmp_path / "out" / "run.html"
+    run_id = viewer_store.judged[1]
+    assert main(["report", run_id[:-2], "--out", str(out), "--store", str(viewer_store.path)]) == 0
+    assert snapshot(viewer_store.path) == before
+    assert run_id in capsys.readouterr().out
+    html = out.read_text()
+    assert "<script" not in html  # nothing runs in a report
+    assert "default-src 'none'" in html  # and nothing may
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<style>" in html
+    assert "svg.chart" in html
+    # the run page's sections, then every item with its judge's reasoning and raw reply
+    for part in ('id="grid"', 'id="gate"', 'id="usage"', "Provenance", 'id="items"'):
+        assert part in html
+    assert "the response lacks k4x" in html
+    assert 'id="item-1"' in html
+    assert 'href="#item-1"' in html
+    # failures come first
+    first = re.search(r'href="#item-1">([^<]+)<', html)
+    assert first is not None
+    assert int(first.group(1)[1:]) % 2 == 0
+
+
+def test_report_of_an_unknown_run_exits_2(
+    tmp_path: Path, viewer_store: ViewerStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", "nope", "--out", str(out), "--store", str(viewer_store.path)]) == 2
+    assert "no run 'nope'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_evaluate_writes_its_report_html_with_the_templates(viewer_store: ViewerStore) -> None:
+    html = (viewer_store.path.parent / "ev" / "report.html").read_text()
+    assert 'id="retrieval-summary"' in html
+    assert 'id="grid"' in html
+    assert "<script" not in html
+    assert 'class="hits"' in html  # every query's ranked hits, relevant ones highlighted

@@ -1,0 +1,239 @@
+"""Every route of the viewer with Starlette's test client, over a real store: what each page
+shows, and that after every route the store's migration table and row counts are unchanged."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+from urllib.parse import urlencode
+
+import pytest
+from starlette.testclient import TestClient
+from viewer_store import ViewerStore, snapshot
+
+from memgauge.store.run_pages import RunReader
+from memgauge.view.app import create_app
+
+
+@pytest.fixture(scope="module")
+def client(viewer_store: ViewerStore) -> Iterator[TestClient]:
+    with TestClient(create_app(viewer_store.path)) as c:
+        yield c
+
+
+def _get(client: TestClient, store: ViewerStore, url: str, status: int = 200) -> str:
+    before = snapshot(store.path)
+    r = client.get(url)
+    assert r.status_code == status, r.text[:2000]
+    assert snapshot(store.path) == before, f"{url} changed the store"
+    assert "script-src 'self'" in r.headers.get("content-security-policy", "")
+    return r.text
+
+
+def test_runs_page_lists_every_run_with_its_counts(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    html = _get(client, viewer_store, "/")
+    for run_id in (*viewer_store.judged, viewer_store.retrieval, viewer_store.audit):
+        assert f'href="/runs/{run_id}"' in html
+    with RunReader(viewer_store.path) as r:
+        rows = r.runs_overview()
+    judged = next(x for x in rows if x["run_id"] == viewer_store.judged[0])
+    assert (judged["subjects"], judged["tasks"]) == (["memory"], ["recall"])
+    # the filter keeps only the suite's runs
+    html = _get(client, viewer_store, "/?suite=judged")
+    assert viewer_store.retrieval not in html
+    assert all(r in html for r in viewer_store.judged)
+
+
+def test_run_page_grid_targets_gate_usage_provenance(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    second = viewer_store.judged[1]
+    html = _get(client, viewer_store, f"/runs/{second}")
+    grid = html[html.index('id="grid"') : html.index("</table>", html.index('id="grid"'))]
+    assert "qa-judge" in grid
+    assert "icontains" in grid
+    with RunReader(viewer_store.path) as r:
+        run = r.get_run(second)
+    assert run is not None
+    assert run.summary is not None
+    e = next(x for x in run.summary.evaluators if x.evaluator == "icontains")
+    assert f"{e.mean:.3f}" in grid
+    assert f"[{e.ci_low:.3f}, {e.ci_high:.3f}]" in grid
+    assert 'id="gate"' in html
+    assert "1 earlier completed run" in html
+    usage = html[html.index('id="usage"') :]
+    assert "fake-judge" in usage.split("</table>")[0]
+    assert "memgauge_version" in html
+    assert run.suite_sha256 in html
+    assert "lexical" in html  # the subject's spec
+
+
+def test_retrieval_run_page_shows_its_measures_comparisons_and_latency(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    html = _get(client, viewer_store, f"/runs/{viewer_store.retrieval}")
+    assert 'id="retrieval-summary"' in html
+    assert "Paired comparisons" in html
+    assert "Search latency, ms" in html
+    assert "<svg" in html
+
+
+@pytest.mark.parametrize("kind", ["audit", "extraction", "operations"])
+def test_write_path_and_audit_sections(
+    client: TestClient, viewer_store: ViewerStore, kind: str
+) -> None:
+    html = _get(client, viewer_store, f"/runs/{getattr(viewer_store, kind)}")
+    section = {
+        "audit": "<h2>Audit</h2>",
+        "extraction": "<h2>Extraction</h2>",
+        "operations": "<h2>Operations</h2>",
+    }[kind]
+    assert section in html
+    if kind == "audit":
+        assert "recall_accuracy" in html
+        assert "What is the user&#39;s name?" in html
+    if kind == "extraction":
+        assert "Invented" in html
+        assert "Missed" in html
+    if kind == "operations":
+        assert "heuristic" in html
+        assert "exact-noop" in html
+
+
+def _item_links(html: str) -> list[str]:
+    return [unescape(u) for u in re.findall(r'class="item-link" href="([^"]+)"', html)]
+
+
+def test_items_page_filters_search_sort_and_pages(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    second = viewer_store.judged[1]
+    base = f"/runs/{second}/items"
+    html = _get(client, viewer_store, base)
+    assert "12 item(s) match" in html
+    assert len(_item_links(html)) == 12
+    # the second run's memories miss every even item: the judge fails those
+    html = _get(client, viewer_store, f"{base}?show=failures")
+    failing = {re.search(r"item=(q\d+)", u).group(1) for u in _item_links(html)}  # type: ignore[union-attr]
+    assert failing == {f"q{i}" for i in range(0, 12, 2)}
+    html = _get(client, viewer_store, f"{base}?show=passes")
+    assert len(_item_links(html)) == 6
+    # regressed against the first run (which missed only every third item): q2, q4, q8, q10
+    html = _get(client, viewer_store, f"{base}?show=regressed&baseline={viewer_store.judged[0]}")
+    regressed = {re.search(r"item=(q\d+)", u).group(1) for u in _item_links(html)}  # type: ignore[union-attr]
+    assert regressed == {"q2", "q4", "q8", "q10"}
+    html = _get(client, viewer_store, f"{base}?show=changed&baseline={viewer_store.judged[0]}")
+    assert len(_item_links(html)) >= 4
+    # search: the item's text, case-insensitively, and the judge's reasoning
+    html = _get(client, viewer_store, f"{base}?q=ITEM+7%3F")
+    assert [re.search(r"item=(q\d+)", u).group(1) for u in _item_links(html)] == ["q7"]  # type: ignore[union-attr]
+    html = _get(client, viewer_store, f"{base}?q=lacks+k4x")
+    assert [re.search(r"item=(q\d+)", u).group(1) for u in _item_links(html)] == ["q4"]  # type: ignore[union-attr]
+    # sorting by item id, descending; and the filter state is kept in the page links
+    html = _get(client, viewer_store, f"{base}?sort=item&order=desc")
+    ids = [re.search(r"item=(q\d+)", u).group(1) for u in _item_links(html)]  # type: ignore[union-attr]
+    assert ids == sorted(ids, reverse=True)
+
+
+def test_items_pagination_keeps_the_filters(viewer_store: ViewerStore) -> None:
+    from memgauge.view import app as app_module
+
+    old = app_module.PER_PAGE
+    app_module.PER_PAGE = 5
+    try:
+        with TestClient(create_app(viewer_store.path)) as c:
+            base = f"/runs/{viewer_store.judged[1]}/items"
+            html = _get(c, viewer_store, f"{base}?show=failures&sort=item")
+            assert "page 1 of 2" in html
+            nxt = unescape(re.search(r'href="([^"]+)" id="next-page"', html).group(1))  # type: ignore[union-attr]
+            assert "show=failures" in nxt
+            assert "sort=item" in nxt
+            assert "page=2" in nxt
+            html = _get(c, viewer_store, nxt)
+            assert len(_item_links(html)) == 1
+            assert "page 2 of 2" in html
+    finally:
+        app_module.PER_PAGE = old
+
+
+def test_item_page_shows_the_judges_reasoning_raw_reply_and_template(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    run_id = viewer_store.judged[1]
+    query = urlencode({"subject": "memory", "task": "recall", "item": "q4"})
+    html = _get(client, viewer_store, f"/runs/{run_id}/item?{query}")
+    assert "the response lacks k4x" in html  # the reasoning
+    assert "raw reply" in html
+    assert "&#34;label&#34;: &#34;no&#34;" in html
+    assert "template hash" in html
+    assert "route" in html
+    assert "What is the code for item 4?" in html
+
+
+def test_retrieval_item_highlights_relevant_hits(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    query = urlencode({"subject": "lexical", "task": "retrieval", "item": "q1"})
+    html = _get(client, viewer_store, f"/runs/{viewer_store.retrieval}/item?{query}")
+    hits = html[html.index('class="hits"') :]
+    assert '<tr class="relevant"><td class="num">1</td><td>m1</td>' in hits
+
+
+def test_item_failures_are_shown(client: TestClient, viewer_store: ViewerStore) -> None:
+    with RunReader(viewer_store.path) as r:
+        failed = next(it for it in r.item_records(viewer_store.hostile) if it.status == "failed")
+    query = urlencode({"subject": failed.subject, "task": failed.task, "item": failed.item_id})
+    html = _get(client, viewer_store, f"/runs/{viewer_store.hostile}/item?{query}")
+    assert 'class="failures"' in html
+    assert "subject" in html
+
+
+def test_compare_page(client: TestClient, viewer_store: ViewerStore) -> None:
+    a, b = viewer_store.judged
+    html = _get(client, viewer_store, f"/compare?a={a}&b={b}")
+    deltas = html[html.index('id="deltas"') :].split("</table>")[0]
+    assert "qa-judge" in deltas
+    assert "icontains" in deltas
+    changed = html[html.index('id="changed"') :].split("</table>")[0]
+    for item in ("q2", "q4", "q8", "q10"):
+        assert f">{item}<" in changed
+    assert "Tasks" in html  # the dataset files differ between the two runs' task specs
+
+
+def test_trends_page_draws_the_gate_baseline(client: TestClient, viewer_store: ViewerStore) -> None:
+    html = _get(
+        client, viewer_store, "/trends?suite=judged&measure=memory+%2F+recall+%2F+icontains"
+    )
+    assert "gate baseline" in html
+    assert "<polyline" in html
+    assert "2 completed run(s)" in html
+
+
+def test_ab_and_shadow_pages(client: TestClient, viewer_store: ViewerStore) -> None:
+    html = _get(client, viewer_store, "/ab")
+    assert viewer_store.ab_test in html
+    assert viewer_store.shadow in html
+    html = _get(client, viewer_store, f"/ab/test?name={viewer_store.ab_test}")
+    assert "SPRT log likelihood ratio" in html
+    assert 'id="ab-decision"' in html
+    html = _get(client, viewer_store, f"/shadow?name={viewer_store.shadow}")
+    assert "6 comparison(s)" in html
+    assert "identical" in html
+
+
+def test_static_files_and_not_found(client: TestClient, viewer_store: ViewerStore) -> None:
+    r = client.get("/static/htmx.min.js")
+    assert r.status_code == 200
+    assert r.text.startswith("var htmx=")
+    assert client.get("/static/style.css").status_code == 200
+    for url in (
+        "/static/../app.py",
+        "/runs/nope",
+        "/ab/test?name=nope",
+        "/shadow?name=nope",
+        f"/runs/{viewer_store.judged[0]}/item?subject=x&task=y&item=z",
+    ):
+        _get(client, viewer_store, url, status=404)

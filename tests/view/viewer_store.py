@@ -1,0 +1,342 @@
+"""One results store with something of every kind the viewer shows, built once per session by
+memgauge's own commands and stores: two runs of an LLM-judged suite (the fake OpenAI server on
+127.0.0.1 judging; the second run finds fewer memories, so verdicts change and regress), an
+`evaluate` retrieval run, an audit, an extraction and an operations run, an A/B test, a shadow
+experiment, and a run whose every text is a script or attribute-breaking payload."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
+from memgauge.llm import FakeOpenAIServer
+from memgauge.online.shadow import diff_rankings
+from memgauge.store.ab_tests import ABTestStore
+from memgauge.store.shadow import ShadowStore
+from memgauge.store.suite_runs import SuiteRunStore
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+N_JUDGED = 12
+
+#: one payload per way of breaking out of HTML: a tag, an attribute, a URL, an SVG handler
+PAYLOADS = {
+    "script": "<script>window.__xss=1</script>",
+    "attr": '"><img src=x onerror="window.__xss=2">',
+    "single": "' onmouseover='window.__xss=3' x='",
+    "svg": "<svg onload=window.__xss=4>",
+}
+XSS = " ".join(PAYLOADS.values())
+
+
+def judge_rule(payload: dict[str, Any]) -> str:
+    """A deterministic judge: yes iff the expected answer occurs in the response."""
+    text = "\n".join(m["content"] for m in payload["messages"])
+    if "CORRECT ANSWER:" not in text:
+        return '{"score": 75, "issues": [], "strengths": ["fine"]}'
+    expected = text.split("CORRECT ANSWER:\n", 1)[1].split("\n", 1)[0].strip().lower()
+    response = (
+        text.split("MODEL'S RESPONSE:\n", 1)[1].lower() if "MODEL'S RESPONSE:" in text else ""
+    )
+    label = "yes" if expected in response else "no"
+    return json.dumps(
+        {
+            "reasoning": f"the response {'has' if label == 'yes' else 'lacks'} {expected}",
+            "label": label,
+        }
+    )
+
+
+@dataclass
+class ViewerStore:
+    """The store and the ids of what is in it."""
+
+    path: Path
+    judged: list[str]
+    retrieval: str
+    audit: str
+    extraction: str
+    operations: str
+    hostile: str
+    ab_test: str
+    shadow: str
+
+
+def _run_id(out: str) -> str:
+    return str(json.loads(out.strip().splitlines()[-1])["run_id"])
+
+
+def _judged_suite(root: Path, keep: int) -> Path:
+    items = [
+        {"id": f"q{i}", "input": f"What is the code for item {i}?", "expected": f"K{i}X"}
+        for i in range(N_JUDGED)
+    ]
+    memories = [
+        {"id": f"m{i}", "text": f"The code for item {i} is K{i}X."}
+        for i in range(N_JUDGED)
+        if i % keep != 0
+    ]
+    for name, rows in (("items", items), ("memories", memories)):
+        (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = {
+        "name": "judged",
+        "concurrency": 4,
+        "max_failure_rate": 0.9,
+        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "memories": "memories.jsonl",
+                "k": 1,
+                "evaluators": [{"qa-judge": "longmemeval"}, "icontains"],
+            }
+        ],
+    }
+    path = root / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    return path
+
+
+def hostile_run(store: SuiteRunStore) -> str:
+    """A run whose every text the viewer shows is a payload: suite, subject, task, evaluator,
+    item id, category, input, output and its hits' texts, expected, reason, raw reply, failure,
+    file names, provenance, model name."""
+    run_id = "20000101-000000-hostile"
+    subject, task, evaluator = f"subj {XSS}", f"task {XSS}", f"eval {XSS}"
+    suite = {
+        "name": f"suite {XSS}",
+        "subjects": {subject: {"python": {"target": f"mod:{XSS}"}}},
+        "tasks": [{"name": task, "kind": "retrieval", "dataset": f"data {XSS}.jsonl"}],
+    }
+    run = RunRecord(
+        run_id=run_id,
+        suite_name=suite["name"],
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite=suite,
+        suite_path=f"/tmp/{XSS}/suite.yaml",
+        provenance={"memgauge_version": "0.1.0", "note": XSS, "prompts": {XSS: XSS}},
+    )
+    items = [
+        ItemRecord(
+            subject=subject,
+            task=task,
+            item_id=f"item {XSS} {i}",
+            seq=i,
+            category=f"cat {XSS}",
+            input={"text": f"query {XSS}"},
+            expected={f"mem {XSS}": 3, "other": 0},
+        )
+        for i in range(2)
+    ]
+    store.create_run(
+        run,
+        suite["subjects"],
+        [
+            {
+                "task": task,
+                "kind": "retrieval",
+                "dataset": f"data {XSS}.jsonl",
+                "dataset_sha256": XSS,
+                "spec": suite["tasks"][0],
+                "n_items": 2,
+            }
+        ],
+        items,
+    )
+    done = [
+        items[0].model_copy(
+            update={
+                "status": "completed",
+                "attempts": 1,
+                "output": [{"id": f"mem {XSS}", "text": f"memory {XSS}", "score": 0.5}],
+                "latency_ms": {f"stage {XSS}": 1.0},
+                "scores": [
+                    ScoreRecord(
+                        evaluator=evaluator,
+                        value=0.0,
+                        passed=False,
+                        reason=f"reason {XSS}",
+                        raw_reply=f"raw {XSS}",
+                        detail={"judge": "qa-judge", "template_hash": XSS, "route": XSS},
+                    )
+                ],
+                "score": 0.0,
+            }
+        ),
+        items[1].model_copy(
+            update={
+                "status": "failed",
+                "attempts": 1,
+                "failures": [Failure(stage="subject", kind=f"Kind{XSS}", message=f"failed {XSS}")],
+            }
+        ),
+    ]
+    store.claim_run(run_id, {"token": "t", "pid": 1, "host": "h"}, expect=None)
+    store.record_items(run_id, done)
+    store.record_failure(
+        run_id, {"subject": subject, "task": task, "stage": "setup", "kind": "x", "message": XSS}
+    )
+    store.record_usage(run_id, f"model {XSS}", {"calls": 1, "prompt_tokens": 3})
+    store.set_status(run_id, "completed", owner="t")
+    return run_id
+
+
+def build_store(root: Path) -> ViewerStore:
+    """Fill `root/r.db` (see the module docstring)."""
+    db = root / "r.db"
+    out: dict[str, Any] = {}
+    with FakeOpenAIServer(api_key="k") as srv, pytest.MonkeyPatch.context() as mp:
+        srv.respond(judge_rule)
+        mp.setenv("MEMGAUGE_HOME", str(root / "home"))
+        mp.setenv("MEMGAUGE_LLM_CACHE", str(root / "llm-cache.db"))
+        mp.setenv("OPENAI_BASE_URL", srv.base_url)
+        mp.setenv("OPENAI_API_KEY", "k")
+        mp.setenv("MEMGAUGE_MODEL", "fake-judge")
+        judged = []
+        for keep in (3, 2):
+            sub = root / f"judged{keep}"
+            sub.mkdir()
+            suite = _judged_suite(sub, keep)
+            code = _cli(["run", str(suite), "--store", str(db), "--json"])
+            judged.append(code)
+        out["judged"] = judged
+        _cli(
+            [
+                "evaluate",
+                str(DATA / "good" / "bundle.yaml"),
+                "-s",
+                "lexical",
+                "-s",
+                "hybrid",
+                "--out",
+                str(root / "ev"),
+                "--store",
+                str(db),
+                "--quiet",
+            ],
+            json_out=False,
+        )
+        with SuiteRunStore(db) as store:
+            out["retrieval"] = store.list_runs(1)[0]["run_id"]
+        out["operations"] = _cli(
+            [
+                "operations",
+                str(DATA / "operations" / "cases.json"),
+                "--decider",
+                "{heuristic: {}}",
+                "--store",
+                str(db),
+                "--json",
+            ]
+        )
+        out["extraction"] = _cli(
+            [
+                "extraction",
+                str(DATA / "extraction" / "cases.json"),
+                "--extractor",
+                "{memory-extractor: {memory: {reference: {mode: lexical}}}}",
+                "--match",
+                "exact",
+                "--store",
+                str(db),
+                "--json",
+            ],
+            ok=(0, 1),
+        )
+        out["audit"] = _cli(
+            [
+                "audit",
+                str(SHARED / "datasets" / "memaudit-sample.json"),
+                "--output",
+                str(root / "audit"),
+                "--store",
+                str(db),
+                "--json",
+                "--no-progress",
+                "--scoring",
+                "offline",
+            ]
+        )
+    with SuiteRunStore(db) as store:
+        out["hostile"] = hostile_run(store)
+    with ABTestStore(db) as ab:
+        from memgauge.online.ab_report import sprt_of
+
+        config = {
+            "delta": 0.05,
+            "alpha": 0.05,
+            "beta": 0.2,
+            "min_samples": 30,
+            "improvement": 0.02,
+            "max_latency_increase": 0.1,
+        }
+        sprt = sprt_of(config)
+        ab.create(
+            "graph-boost", "ndcg@10", config, {}, upper_bound=sprt.upper, lower_bound=sprt.lower
+        )
+        pairs = [
+            {
+                "query_id": f"q{i}",
+                "control": 0.5 + (i % 5) / 20,
+                "treatment": 0.6 + (i % 7) / 20,
+                "control_latency_ms": 10.0,
+                "treatment_latency_ms": 11.0,
+                "constitutional_delta": 0.0,
+            }
+            for i in range(80)
+        ]
+        from memgauge.stats.sequential import SPRTState
+
+        state = sprt.update(SPRTState(), [p["treatment"] - p["control"] for p in pairs])
+        ab.add("graph-boost", pairs, state.as_dict())
+    with ShadowStore(db) as shadow:
+        for i in range(6):
+            control = [f"m{j}" for j in range(5)]
+            treatment = control[::-1] if i % 2 else control
+            shadow.record_shadow(
+                "rerank-v2",
+                {
+                    "query_id": f"q{i}",
+                    "control": control,
+                    "treatment": treatment,
+                    "control_latency_ms": 5.0,
+                    "treatment_latency_ms": 6.0,
+                    **diff_rankings(control, treatment).as_dict(),
+                },
+            )
+    return ViewerStore(path=db, ab_test="graph-boost", shadow="rerank-v2", **out)
+
+
+def _cli(argv: list[str], ok: tuple[int, ...] = (0,), *, json_out: bool = True) -> str:
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(argv)
+    assert code in ok, (argv, code, buf.getvalue()[-2000:])
+    return _run_id(buf.getvalue()) if json_out else ""
+
+
+def snapshot(db: Path) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
+    """The store's migration table and its row count per table."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        migrations = conn.execute("SELECT * FROM schema_migrations ORDER BY name").fetchall()
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        conn.close()
+    return migrations, counts
