@@ -318,7 +318,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     url = store_url(tmp_path / "m.db")
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010"]
+        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012"]
         assert upgrade(engine, url) == []
     finally:
         engine.dispose()
@@ -551,8 +551,6 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
     assert migrate(conn) == [
         "0008_suite_run_usage",
         "0009_one_spine",
-        "0010_suite_run_gate",
-        "0011_optimization_history",
     ]
     conn.close()
     with SuiteRunStore(db) as store:
@@ -645,7 +643,7 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
         (json.dumps(result),),
     )
     conn.commit()
-    assert migrate(conn) == ["0009_one_spine", "0010_suite_run_gate", "0011_optimization_history"]
+    assert migrate(conn) == ["0009_one_spine"]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"runs", "run_systems", "query_results"}
     (p, significant) = conn.execute(
