@@ -1,5 +1,6 @@
 """The commands on a `postgresql://` store, against a real server (tests/pgserver.py): run and
-`--resume`, gate, history, runs, A/B tests, shadow and logs; a server stopped mid-run stops the
+`--resume`, gate, history, runs, A/B tests, shadow and logs; the gate's verdicts, bundles and
+`optimize` on both dialects; a server stopped mid-run stops the
 run with exit 3 and it resumes once the server is back; four processes log into one store and
 every row arrives."""
 
@@ -201,3 +202,82 @@ def test_four_processes_log_into_postgresql_and_every_row_arrives(pg_url: str) -
     assert queries == 4 * n
     assert feedback == 4 * n * 2  # read_after_search and the validation's own event
     assert validations == 4 * n  # every update of the one row, none lost to a race
+
+
+def _offset_suite(path: Path, offset: int) -> Path:
+    """A suite whose agent answers `add A B` right only at offset 0 (score 1, else 0), with an
+    optimization block over the offset."""
+    import yaml
+
+    items = [
+        {"id": f"q{i}", "input": f"add {i} {i + 1}", "expected": str(2 * i + 1)} for i in range(8)
+    ]
+    suite = {
+        "name": "offsets",
+        "subjects": {
+            "agent": {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": offset}}}
+        },
+        "tasks": [
+            {"name": "sums", "kind": "expected-output", "items": items, "evaluators": ["exact"]}
+        ],
+        "optimization": {"space": {"kwargs.offset": "int:-2..2"}, "seed": 1},
+    }
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+def _last_json(capsys: pytest.CaptureFixture[str]) -> Any:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_gate_verdicts_bundles_and_optimize_on_either_dialect(
+    store_where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate's rule on SQLite and PostgreSQL: a failed run is kept out of later baselines
+    until `gate --accept`; its verdict travels in a bundle (an exported failed run is no
+    baseline either); `memgauge optimize` records its study and every candidate there."""
+    suite = tmp_path / "suite.yaml"
+    sys.path.insert(0, str(SUBJECTS))
+    try:
+        ids = []
+        for offset in (0, 3, 0):
+            _offset_suite(suite, offset)
+            assert main(["run", str(suite), "--store", store_where, "--json"]) in (0, 1)
+            ids.append(_last_json(capsys)["run_id"])
+            gated = ["gate", str(suite), "--store", store_where, "--no-learn", "--json"]
+            code = main(gated)
+            verdict = _last_json(capsys)
+            if offset == 3:
+                assert code == 1
+                assert verdict["status"] == "fail"
+        good, bad, again = ids
+        assert verdict["run_id"] == again
+        assert verdict["baseline_runs"] == [good]
+        assert verdict["excluded"] == [bad]
+        # bundles carry the verdict: gated on a fresh SQLite store, a failed export is no baseline
+        export = ["runs", "export", "--store", store_where, "--format", "bundle", "--out"]
+        for run_id in ids:
+            assert main([*export, str(tmp_path / f"{run_id}.json"), run_id]) == 0
+        other = tmp_path / "ci.db"
+        assert main(["runs", "import", str(tmp_path / f"{again}.json"), "--store", str(other)]) == 0
+        baselines = [a for r in (good, bad) for a in ("--baseline", str(tmp_path / f"{r}.json"))]
+        assert main(["gate", again, "--store", str(other), "--no-learn", "--json", *baselines]) == 0
+        assert _last_json(capsys)["baseline_runs"] == [good]
+        assert main(["gate", "--accept", bad, "--store", store_where]) == 0
+        assert main(["gate", again, "--store", store_where, "--no-learn", "--json"]) == 0
+        assert _last_json(capsys)["baseline_runs"] == [good, bad]
+        # optimize: a study and its candidates, listed and shown from the same store
+        _offset_suite(suite, 2)
+        argv = ["optimize", str(suite), "--store", store_where, "--max-iterations", "3", "--json"]
+        assert main(argv) == 0
+        study = _last_json(capsys)
+        assert main(["optimize", "list", "--store", store_where, "--json"]) == 0
+        listed = _last_json(capsys)
+        assert [s["study_id"] for s in listed] == [study["id"]]
+        assert main(["optimize", "show", study["id"][:-2], "--store", store_where, "--json"]) == 0
+        shown = _last_json(capsys)
+        assert shown["id"] == study["id"]
+        assert len(shown["iterations"]) >= 4  # the baseline and three iterations
+        assert all(it["run_id"] for it in shown["iterations"])
+    finally:
+        sys.path.remove(str(SUBJECTS))
