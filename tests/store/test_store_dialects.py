@@ -4,6 +4,7 @@ wrote, on both."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -188,3 +189,21 @@ def test_the_query_log_and_its_golden_set(store_where: str) -> None:
         assert 2 in rank  # the feedback without a query id found its query and rank
     finally:
         engine.dispose()
+
+
+def test_gate_verdicts_are_kept_and_checked(store_where: str) -> None:
+    """`suite_runs.gate` (revision 0011) on both dialects: pass / fail recorded, an accepted run
+    stays accepted, failed runs listed per suite, any other value refused by the table."""
+    with SuiteRunStore(store_where) as store:
+        for run_id in ("r1", "r2"):
+            store.create_run(_run(run_id), {"s": {"reference": {}}}, [], [])
+        assert store.gate_verdict("r1") is None
+        store.mark_gated("r1", "fail")
+        store.mark_gated("r2", "pass")
+        assert store.failed_gates("demo") == {"r1"}
+        assert store.accept_gate("r1") == "fail"
+        store.mark_gated("r1", "fail")
+        assert store.gate_verdict("r1") == "accepted"
+        assert store.failed_gates("demo") == set()
+        with pytest.raises(sa.exc.IntegrityError), store._write() as c:
+            c.execute(sa.update(tables.suite_runs).values(gate="maybe"))
