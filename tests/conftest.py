@@ -99,3 +99,41 @@ def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
         yield srv
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL server for the session (see tests/pgserver.py); skipped, saying why,
+    only when its binaries are not installed."""
+    from pgserver import PGServer, find_bin
+
+    bindir = find_bin()
+    if bindir is None:
+        pytest.skip(
+            "PostgreSQL's initdb and pg_ctl are not installed (apt-get install postgresql,"
+            " or set MEMGAUGE_TEST_PG_BIN)"
+        )
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver: pip install 'memgauge[postgres]'")
+    server = PGServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """A fresh, empty database on the session's server."""
+    return str(pg_server.new_database())
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new results store, once on a SQLite file and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.db")
+    return str(request.getfixturevalue("pg_url"))

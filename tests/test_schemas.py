@@ -24,6 +24,8 @@ README = ROOT / "README.md"
 #: files under tests/data that are not datasets (fixtures of other tests), and why
 NOT_DATASETS = {
     "embeddings/minilm_reference.json": "reference vectors of the MiniLM embedder test",
+    "stores/spine-0009.read.json": "what an earlier store API read (test_upgrade_in_place)",
+    "stores/integ-0011.read.json": "what an earlier store API read (test_upgrade_in_place)",
     "judges/seed000_fixtures.json": "seed 000's judge fixtures, read by their test",
 }
 #: formats that are not memgauge's own JSON (TREC text, LoCoMo / LongMemEval as published):

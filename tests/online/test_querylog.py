@@ -197,11 +197,29 @@ def test_four_processes_lose_nothing_and_exit_flushes(tmp_path: Path) -> None:
 
 
 def test_importing_the_sdk_loads_nothing_heavy() -> None:
-    code = "import sys, memgauge.online.querylog; print(json.dumps(sorted(m for m in ('numpy', 'scipy', 'pydantic', 'aiohttp', 'yaml', 'click', 'rich') if m in sys.modules)))"
+    code = "import sys, memgauge.online.querylog; print(json.dumps(sorted(m for m in ('numpy', 'scipy', 'pydantic', 'aiohttp', 'yaml', 'click', 'rich', 'sqlalchemy', 'alembic') if m in sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+def test_logging_into_a_sqlite_store_at_the_newest_schema_loads_no_sqlalchemy(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    QueryLog(db).close()  # created (and migrated) once
+    code = (
+        "import json, sys\n"
+        "from memgauge.online.querylog import QueryLog\n"
+        f"log = QueryLog({str(db)!r})\n"
+        "qid = log.query('q', session_id='s', result_ids=['m'])\n"
+        "log.validate('m', useful=True, session_id='s', query_id=qid)\n"
+        "print(json.dumps([log.confidence('m'), 'sqlalchemy' in sys.modules]))\n"
+        "log.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [[0.6, 1], False]
 
 
 def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import HEAD, store_url
 
 EXPECTED_SCHEMA = {
     "eval_queries": [
@@ -137,6 +139,7 @@ EXPECTED_SCHEMA = {
         "classification",
         "error",
     ],
+    "alembic_version": ["version_num"],
     "optimization_studies": [
         "study_id",
         "suite_name",
@@ -186,7 +189,6 @@ EXPECTED_SCHEMA = {
         "finished_at",
         "seconds",
     ],
-    "schema_migrations": ["name", "applied_at"],
     "suite_runs": [
         "run_id",
         "suite_name",
@@ -230,6 +232,7 @@ EXPECTED_SCHEMA = {
         "dataset_sha256",
         "spec_json",
         "n_items",
+        "seq",
     ],
     "suite_run_items": [
         "run_id",
@@ -268,6 +271,7 @@ EXPECTED_SCHEMA = {
         "error",
         "detail_json",
         "raw_reply",
+        "seq",
     ],
     "suite_run_failures": [
         "failure_id",
@@ -307,11 +311,20 @@ def test_final_schema_is_exactly_the_migrated_one(tmp_path: Path) -> None:
     assert tables == set(EXPECTED_SCHEMA)
     for table, columns in EXPECTED_SCHEMA.items():
         assert [r[1] for r in conn.execute(f"PRAGMA table_info({table})")] == columns
-    names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == [name for name, _ in MIGRATIONS]
+    assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
 def test_migrations_are_applied_once(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "m.db")
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012"]
+        assert upgrade(engine, url) == []
+    finally:
+        engine.dispose()
+
+
+def test_the_frozen_sqlite_migrations_are_applied_once(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "m.db")
     assert migrate(conn) == [name for name, _ in MIGRATIONS]
     assert migrate(conn) == []
@@ -538,8 +551,6 @@ def test_upgrade_to_0008_keeps_the_llm_spend_runs_summed_into_their_summaries(
     assert migrate(conn) == [
         "0008_suite_run_usage",
         "0009_one_spine",
-        "0010_suite_run_gate",
-        "0011_optimization_history",
     ]
     conn.close()
     with SuiteRunStore(db) as store:
@@ -632,7 +643,7 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
         (json.dumps(result),),
     )
     conn.commit()
-    assert migrate(conn) == ["0009_one_spine", "0010_suite_run_gate", "0011_optimization_history"]
+    assert migrate(conn) == ["0009_one_spine"]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert not tables & {"runs", "run_systems", "query_results"}
     (p, significant) = conn.execute(

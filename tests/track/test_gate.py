@@ -373,15 +373,16 @@ def test_accept_needs_a_known_run_and_gate_needs_a_target(
         assert main(["gate", "x", "--store", db, gone, "1"]) == 2
 
 
-def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(tmp_path: Path) -> None:
+    """A store from before the gate kept verdicts (0009, by the frozen migrations) is upgraded
+    by Alembic's 0011: its runs count as never gated, and a verdict outside pass / fail /
+    accepted is refused."""
     from memgauge.store import migrations
+    from memgauge.store.engine import upgrade_store
+    from memgauge.store.url import store_url
 
-    conn = sqlite3.connect(tmp_path / "old.db")
-    everything = list(migrations.MIGRATIONS)
-    before = [m for m in everything if m[0] < "0010_suite_run_gate"]
-    monkeypatch.setattr(migrations, "MIGRATIONS", before)  # a store from before
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
     migrations.migrate(conn)
     conn.execute(
         "INSERT INTO suite_runs (run_id, suite_name, status, created_at, suite_sha256,"
@@ -389,8 +390,9 @@ def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(
         " ('r', 's', 'completed', '2026-01-01', 'x', '{}', '{}', '{}', 1)"
     )
     conn.commit()
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything)
-    assert migrations.migrate(conn)[0] == "0010_suite_run_gate"
+    conn.close()
+    assert "0011" in upgrade_store(store_url(db))
+    conn = sqlite3.connect(db)
     assert conn.execute("SELECT gate FROM suite_runs").fetchone() == (None,)  # never gated
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE suite_runs SET gate = 'maybe'")

@@ -8,21 +8,23 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from viewer_store import ViewerStore, snapshot
 
 from memgauge.cli.main import main
 from memgauge.errors import UsageError
-from memgauge.store.migrations import MIGRATIONS, UPGRADE_COMMAND
+from memgauge.store.engine import UPGRADE_COMMAND
 from memgauge.store.run_pages import RunReader
+from memgauge.store.url import HEAD
 from memgauge.view.app import create_app
 
 
 def _older(tmp_path: Path, store: ViewerStore) -> Path:
-    """A copy of the store as an older memgauge left it: its last migration not applied."""
+    """A copy of the store as an older memgauge left it: its last revision not applied."""
     db = tmp_path / "old.db"
     shutil.copy(store.path, db)
     conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM schema_migrations WHERE name = ?", (MIGRATIONS[-1][0],))
+    conn.execute("UPDATE alembic_version SET version_num = ?", (f"{int(HEAD) - 1:04d}",))
     conn.commit()
     conn.close()
     return db
@@ -65,7 +67,7 @@ def test_a_newer_schema_and_a_foreign_file_are_refused(
     db = tmp_path / "new.db"
     shutil.copy(viewer_store.path, db)
     conn = sqlite3.connect(db)
-    conn.execute("INSERT INTO schema_migrations VALUES ('9999_future', 'x')")
+    conn.execute("UPDATE alembic_version SET version_num = '9999'")
     conn.commit()
     conn.close()
     with pytest.raises(UsageError, match="newer memgauge"):
@@ -86,8 +88,26 @@ def test_a_newer_schema_and_a_foreign_file_are_refused(
 def test_the_viewers_connection_cannot_write(viewer_store: ViewerStore) -> None:
     before = snapshot(viewer_store.path)
     with RunReader(viewer_store.path) as reader:
-        with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only|query_only"):
-            reader._conn.execute("DELETE FROM suite_runs")
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(sa.exc.OperationalError, match=r"readonly|read-only|query_only"):
+            reader._conn.exec_driver_sql("DELETE FROM suite_runs")
+        reader._conn.rollback()
+        with pytest.raises(sa.exc.OperationalError):
             reader.set_status(viewer_store.judged[0], "failed")
     assert snapshot(viewer_store.path) == before
+
+
+def test_a_postgresql_store_is_refused_with_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The viewer's SQL is SQLite's: a server store is refused before anything is opened, from
+    --store or from MEMGAUGE_STORE, saying how to view its runs instead."""
+    url = "postgresql://memgauge:secret@127.0.0.1:1/memgauge"
+    assert main(["view", "--store", url, "--port", "0"]) == 3
+    err = capsys.readouterr().err
+    assert "SQLite store only" in err
+    assert "runs import" in err
+    assert "secret" not in err
+    monkeypatch.setenv("MEMGAUGE_STORE", url)
+    assert main(["report", "x", "--out", str(tmp_path / "r.html")]) == 3
+    assert "SQLite store only" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

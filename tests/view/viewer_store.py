@@ -468,10 +468,10 @@ def _cli(argv: list[str], ok: tuple[int, ...] = (0,), *, json_out: bool = True) 
 
 
 def snapshot(db: Path) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
-    """The store's migration table and its row count per table."""
+    """The store's schema revision and its row count per table."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        migrations = conn.execute("SELECT * FROM schema_migrations ORDER BY name").fetchall()
+        migrations = conn.execute("SELECT * FROM alembic_version").fetchall()
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
     finally:

@@ -10,8 +10,9 @@ print(report.summary.measures())          # every number with its CI
 memgauge.read_run(report.run_id).status   # the stored run
 ```
 
-`store`: None records in `MEMGAUGE_HOME/results.db`, a path records there, `False` keeps the run
-in memory only (it cannot be resumed), and any object with the `Recorder` methods works too.
+`store`: None records in the store `MEMGAUGE_STORE` names, else `MEMGAUGE_HOME/results.db`; a
+path or URL (`sqlite:///PATH`, `postgresql://...`) records there; `False` keeps the run in memory
+only (it cannot be resumed); and any object with the `Recorder` methods works too.
 
 The command line is written on this package alone (with `memgauge.report` to render): every
 command's work is one of the functions here, so a script can do what a command does.
@@ -51,12 +52,18 @@ if TYPE_CHECKING:
     )
     from memgauge.api._store import (
         StoreArg,
+        StoreURL,
+        existing_store,
+        export_runs,
+        import_runs,
         open_store,
         read_run,
         require_store,
         resolve_run_id,
         results_path,
+        results_store,
         upgrade_store,
+        viewer_store,
     )
     from memgauge.api._track import accept_gate, gate, history, learnings_query
     from memgauge.data.demo import demo_dataset
@@ -99,6 +106,7 @@ __all__ = [
     "RunReport",
     "RunSummary",
     "StoreArg",
+    "StoreURL",
     "SuiteRunStore",
     "ab_test_reports",
     "accept_gate",
@@ -118,14 +126,17 @@ __all__ = [
     "detect_re_searches",
     "dump_memories",
     "evaluate",
+    "existing_store",
     "exit_code",
     "export_golden_set",
+    "export_runs",
     "extraction_suite",
     "gate",
     "harvest_queries",
     "history",
     "import_dataset",
     "import_graded",
+    "import_runs",
     "interim_summary",
     "json_schema",
     "judge_from_spec",
@@ -151,6 +162,7 @@ __all__ = [
     "require_store",
     "resolve_run_id",
     "results_path",
+    "results_store",
     "run_suite",
     "sample_size",
     "save_dataset",
@@ -159,6 +171,7 @@ __all__ = [
     "sparkline",
     "upgrade_store",
     "validate_file",
+    "viewer_store",
     "write_annotation_pool",
     "write_path_subject",
 ]
@@ -243,6 +256,12 @@ _LAZY: dict[str, str] = {
     "shadow_summaries": "memgauge.api._online",
     "sparkline": "memgauge.track.gate",
     "upgrade_store": "memgauge.api._store",
+    "viewer_store": "memgauge.api._store",
+    "results_store": "memgauge.api._store",
+    "import_runs": "memgauge.api._store",
+    "export_runs": "memgauge.api._store",
+    "existing_store": "memgauge.api._store",
+    "StoreURL": "memgauge.api._store",
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge._util.files import atomic_write_text
-from memgauge.api._store import require_store, results_path
+from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory
 from memgauge.errors import MemgaugeError, SubjectError, UsageError
@@ -46,7 +46,7 @@ def create_ab_test(
     min_samples: int = 100,
     improvement: float = 0.03,
     max_latency_increase: float = 0.20,
-    store: str | Path | None = None,
+    store: Where = None,
 ) -> None:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
     `delta` (at `alpha`, `beta`), graduating past `min_samples` pairs with an `improvement` and
@@ -59,30 +59,28 @@ def create_ab_test(
         "improvement": improvement,
         "max_latency_increase": max_latency_increase,
     }
-    with ABTestStore(store or results_path()) as opened:
+    with ABTestStore(results_store(store)) as opened:
         ab.create_test(opened, name, metric, config)
 
 
 def add_ab_pairs(
-    name: str, pairs_file: Path, *, store: str | Path | None = None
+    name: str, pairs_file: Path, *, store: Where = None
 ) -> tuple[int, SPRTState, dict[str, Any]]:
     """Feed test `name` the paired results of `pairs_file` (JSONL of `online.ab.Pair`): how
     many, the SPRT's state after them, and the test's report (`ab_test_reports`)."""
     pairs = ab.read_pairs(pairs_file)
-    with ABTestStore(store or results_path()) as opened:
+    with ABTestStore(results_store(store)) as opened:
         state, report = ab.add_pairs(opened, name, pairs)
     return len(pairs), state, report
 
 
-def pause_ab_test(name: str, *, paused: bool = True, store: str | Path | None = None) -> str:
+def pause_ab_test(name: str, *, paused: bool = True, store: Where = None) -> str:
     """Pause test `name` (or resume it, `paused=False`); its status now."""
-    with ABTestStore(store or results_path()) as opened:
+    with ABTestStore(results_store(store)) as opened:
         return ab.set_paused(opened, name, paused)
 
 
-def ab_test_reports(
-    name: str | None = None, *, store: str | Path | None = None
-) -> list[dict[str, Any]]:
+def ab_test_reports(name: str | None = None, *, store: Where = None) -> list[dict[str, Any]]:
     """Every test's state and decision (or only `name`'s), from an existing store."""
     with ABTestStore(require_store(store)) as opened:
         names = [name] if name else opened.names()
@@ -92,7 +90,7 @@ def ab_test_reports(
 
 
 def shadow_summaries(
-    experiment: str | None = None, *, store: str | Path | None = None
+    experiment: str | None = None, *, store: Where = None
 ) -> dict[str, dict[str, Any]]:
     """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
     rank agreement, judged metric deltas, p95 latencies and treatment errors. Each
@@ -110,7 +108,7 @@ def shadow_summaries(
     return out
 
 
-def write_annotation_pool(db: Path, out_path: Path, *, k: int = 20) -> tuple[int, int]:
+def write_annotation_pool(db: Location, out_path: Path, *, k: int = 20) -> tuple[int, int]:
     """Write the harvested queries of query log `db` with their pooled top-`k` results to
     `out_path` (JSONL) for people to grade 0-3; (queries, candidates) written."""
     pool = annotation_pool(db, k=k)
@@ -118,7 +116,7 @@ def write_annotation_pool(db: Path, out_path: Path, *, k: int = 20) -> tuple[int
     return len(pool), sum(len(p["candidates"]) for p in pool)
 
 
-def detect_re_searches(db: Path, *, threshold: float = 0.8, window_s: float = 300.0) -> int:
+def detect_re_searches(db: Location, *, threshold: float = 0.8, window_s: float = 300.0) -> int:
     """Record the re-searches of query log `db` (a query followed in its session, within
     `window_s`, by one whose MiniLM cosine with it is at least `threshold`); how many new."""
     # the embedder and its model load only for this command
@@ -129,7 +127,7 @@ def detect_re_searches(db: Path, *, threshold: float = 0.8, window_s: float = 30
 
 
 def export_golden_set(
-    db: Path,
+    db: Location,
     out_dir: Path,
     *,
     memories_file: Path | None = None,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge.api._store import open_store, require_store
+from memgauge.api._store import Where, open_store, require_store
 from memgauge.errors import UsageError
 from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
 from memgauge.optimize import space as spaces
@@ -35,7 +35,7 @@ def _space(space: Sequence[str] | Mapping[str, str | SearchDim] | None) -> dict[
 def optimize(
     suite: str | Path | None = None,
     *,
-    store: str | Path | Literal[False] | None = None,
+    store: Where | Literal[False] = None,
     resume: str | None = None,
     space: Sequence[str] | Mapping[str, str | SearchDim] | None = None,
     progress: StudyProgress | None = None,
@@ -72,13 +72,13 @@ def optimize(
         return run_optimization(path, opened, overrides=given, resume=resume, progress=progress)
 
 
-def optimizations(*, store: str | Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def optimizations(*, store: Where = None, limit: int = 50) -> list[dict[str, Any]]:
     """The latest optimizations in the store, newest first."""
     with SuiteRunStore(require_store(store)) as opened:
         return opened.list_studies(limit)
 
 
-def optimization(study_id: str, *, store: str | Path | None = None) -> dict[str, Any]:
+def optimization(study_id: str, *, store: Where = None) -> dict[str, Any]:
     """One optimization (its id or prefix) with every iteration, its best and its holdout."""
     from memgauge.optimize import study_json
 
@@ -86,9 +86,7 @@ def optimization(study_id: str, *, store: str | Path | None = None) -> dict[str,
         return study_json(opened, find_study(opened, study_id))
 
 
-def optimization_diff(
-    study_id: str, a: str, b: str, *, store: str | Path | None = None
-) -> dict[str, Any]:
+def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:
     """What changed between two iterations (`STEP` or `STEP.CANDIDATE`) of an optimization:
     the params that differ, and a unified diff per text."""
     with SuiteRunStore(require_store(store)) as opened:

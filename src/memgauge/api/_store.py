@@ -1,60 +1,102 @@
-"""Where runs are recorded: the results store, opened, required, and runs found in it by id."""
+"""Where runs are recorded: the results store (a SQLite file or a PostgreSQL server, named by a
+path or a URL), opened, required, upgraded, runs found in it by id, and runs moved between
+stores as bundles."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from memgauge._util.home import memgauge_home
 from memgauge.data.records import RunRecord
-from memgauge.errors import UsageError
+from memgauge.errors import UnavailableError, UsageError
 from memgauge.runs.recording import InMemoryRecorder, Recorder
+from memgauge.store.bundle import read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import StoreURL, default_store, store_url
 
 __all__ = [
+    "Location",
     "StoreArg",
+    "StoreURL",
+    "Where",
+    "existing_store",
+    "export_runs",
+    "import_runs",
     "open_store",
     "read_run",
     "require_store",
     "resolve_run_id",
     "results_path",
+    "results_store",
+    "upgrade_store",
+    "viewer_store",
 ]
 
-StoreArg = str | Path | Recorder | Literal[False] | None
+StoreArg = str | Path | StoreURL | Recorder | Literal[False] | None
+#: a results store or query log: a path, or a URL (`sqlite:///PATH`, `postgresql://...`)
+Location = str | Path | StoreURL
+#: a results store, or None (the default: `results_store`)
+Where = Location | None
 
 
 def results_path() -> Path:
-    """`MEMGAUGE_HOME/results.db`: where runs are recorded by default."""
+    """`MEMGAUGE_HOME/results.db`: where runs are recorded when neither `--store` nor
+    `MEMGAUGE_STORE` says otherwise."""
     return memgauge_home() / "results.db"
 
 
-def open_store(path: str | Path | None = None) -> SuiteRunStore:
-    """The results store at `path` (default `MEMGAUGE_HOME/results.db`), created if new."""
-    return SuiteRunStore(Path(path) if path is not None else results_path())
+def results_store(where: Where = None) -> StoreURL:
+    """The store `where` names (a path or a URL), else `MEMGAUGE_STORE`, else
+    `MEMGAUGE_HOME/results.db` (precedence: flag > environment > default)."""
+    return default_store() if where is None else store_url(where)
 
 
-def require_store(store: str | Path | None) -> Path:
-    """The store at `store` (default: MEMGAUGE_HOME/results.db) for a command that only reads
-    it: a UsageError, and no empty file left behind, when it does not exist."""
-    where = Path(store) if store is not None else results_path()
-    if not where.is_file():
+def open_store(where: Where = None) -> SuiteRunStore:
+    """The results store at `where` (see `results_store`), created and migrated if need be."""
+    return SuiteRunStore(results_store(where))
+
+
+def require_store(where: Where = None) -> StoreURL:
+    """The store at `where` for a command that only reads it: a UsageError, and no empty file
+    left behind, when it is a SQLite file that does not exist."""
+    url = results_store(where)
+    if not url.exists():
         raise UsageError(
-            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
+            f"no results store at {url}: nothing has been recorded there yet (run `memgauge"
             " run SUITE` or `memgauge evaluate`), or give the right one with --store"
         )
-    return where
+    return url
+
+
+#: the name pgstore's API gave `require_store`
+existing_store = require_store
+
+
+def viewer_store(where: Where = None) -> Path:
+    """The SQLite file `memgauge view` and `memgauge report` read (see `require_store`); a
+    PostgreSQL store is refused (UnavailableError, exit 3): the viewer's paged SQL is SQLite's."""
+    url = results_store(where)
+    if url.path is None:
+        raise UnavailableError(
+            f"--store {url}: the viewer reads a SQLite store only; export the runs to see"
+            " (`memgauge runs export ID --format bundle --out FILE`), import them into a SQLite"
+            " file (`memgauge runs import FILE --store runs.db`) and view that"
+        )
+    require_store(url)
+    return url.path
 
 
 @contextmanager
 def recorder_for(store: StoreArg) -> Iterator[Recorder]:
-    """The recorder `store` names: memory (`False`), a store file (a path, or None for the
+    """The recorder `store` names: memory (`False`), a store (a path or URL, or None for the
     default), or a `Recorder` given as it is."""
     if store is False:
         yield InMemoryRecorder()
         return
-    if store is None or isinstance(store, str | Path):
+    if store is None or isinstance(store, str | Path | StoreURL):
         with open_store(store) as opened:
             yield opened
         return
@@ -75,7 +117,7 @@ def _pick(found: list[str], given: str, where: str) -> str:
 def resolve_run_id(store: SuiteRunStore, given: str) -> str:
     """The run id that `given` (a whole id or its first characters) names; UsageError if none
     or several."""
-    return _pick(store.find_run_ids(given), given, str(store.path))
+    return _pick(store.find_run_ids(given), given, str(store.url))
 
 
 def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
@@ -86,26 +128,38 @@ def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
     return _pick(find(resume), resume, "this store")
 
 
-def read_run(run_id: str, *, store: str | Path | None = None) -> RunRecord:
+def read_run(run_id: str, *, store: Where = None) -> RunRecord:
     """A recorded run (its id, or the first characters of it) with its summary."""
-    path = Path(store) if store is not None else results_path()
-    if not path.is_file():
-        raise UsageError(f"no results store at {path}")
-    with SuiteRunStore(path) as opened:
+    url = require_store(store)
+    with SuiteRunStore(url) as opened:
         found = opened.find_run_ids(run_id)
         exact = run_id if run_id in found else (found[0] if len(found) == 1 else None)
         if exact is None:
             raise UsageError(
-                f"no run {run_id!r} in {path}" if not found else f"{run_id!r} matches several runs"
+                f"no run {run_id!r} in {url}" if not found else f"{run_id!r} matches several runs"
             )
         run = opened.get_run(exact)
     assert run is not None
     return run
 
 
-def upgrade_store(store: str | Path | None = None) -> list[str]:
-    """Bring an existing results store (default `MEMGAUGE_HOME/results.db`) to this memgauge's
-    schema; return the migrations applied (none when it was up to date)."""
-    from memgauge.store.connection import upgrade
+def upgrade_store(store: Where = None) -> list[str]:
+    """Bring an existing results store to this memgauge's schema; return what was applied
+    (none when it was up to date)."""
+    from memgauge.store.engine import upgrade_store as upgrade
 
     return upgrade(require_store(store))
+
+
+def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:
+    """A bundle of the runs (ids or their first characters): JSON for `import_runs` or for
+    `gate(..., baseline=...)`."""
+    with SuiteRunStore(require_store(store)) as opened:
+        return opened.export_runs([resolve_run_id(opened, r) for r in run_ids])
+
+
+def import_runs(path: str | Path, *, store: Where = None) -> list[str]:
+    """Record the runs of the bundle at `path` in the store; their ids."""
+    entries = read_bundle(Path(path))
+    with open_store(store) as opened:
+        return opened.import_runs(entries)

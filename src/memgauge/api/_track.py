@@ -3,12 +3,14 @@ failure memories the gate learns from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from memgauge.api._store import require_store, resolve_resume
+from memgauge.api._store import Where, require_store, resolve_resume
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
 from memgauge.runs.suite import load_suite
+from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
@@ -25,7 +27,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
         name = load_suite(path).name
         runs = store.suite_history(name)
         if not runs:
-            raise UsageError(f"no completed run of suite {name!r} in {store.path}: run it first")
+            raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
         return runs[-1]
     run_id = resolve_resume(store, target)
     assert run_id is not None
@@ -39,18 +41,33 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
 def gate(
     target: str,
     *,
-    store: str | Path | None = None,
+    store: Where = None,
     config: GateConfig | None = None,
     learn: bool = True,
     learnings: str | Path | None = None,
     learn_into: str | None = None,
+    baseline: Sequence[str | Path] = (),
 ) -> tuple[GateResult, int]:
     """Gate a run (its id, or a suite file: its latest completed run) against the rolling
-    baseline of its suite's earlier runs; each regression becomes a failure memory (unless
-    `learn` is False). Returns the verdict and how many failure memories were stored."""
+    baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
+    (exported earlier: CI on a runner with no shared store); each regression becomes a failure
+    memory (unless `learn` is False). Returns the verdict and how many failure memories were
+    stored."""
+    exported = bundle_runs(Path(p) for p in baseline)
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
-        history = [r for r in opened.suite_history(run.suite_name) if r.created_at < run.created_at]
+        earlier = {r.run_id: r for r in opened.suite_history(run.suite_name)}
+        for r in exported:
+            if r.suite_name == run.suite_name and r.status == "completed" and r.summary:
+                earlier.setdefault(r.run_id, r)
+        history = sorted(
+            (
+                r
+                for r in earlier.values()
+                if r.created_at < run.created_at and r.run_id != run.run_id
+            ),
+            key=lambda r: (r.created_at, r.run_id),
+        )
         failed = opened.failed_gates(run.suite_name)
         result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run), failed)
         opened.mark_gated(run.run_id, result.status)
@@ -64,7 +81,7 @@ def gate(
     return result, learned
 
 
-def accept_gate(run: str, *, store: str | Path | None = None) -> tuple[str, str | None]:
+def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
     """`gate --accept`: a run (its id or a prefix) counts in later baselines even though it
     failed the gate. Returns its full id and its verdict before (None: never gated)."""
     with SuiteRunStore(require_store(store)) as opened:
@@ -73,7 +90,7 @@ def accept_gate(run: str, *, store: str | Path | None = None) -> tuple[str, str 
         return run_id, opened.accept_gate(run_id)
 
 
-def history(suite: str, *, store: str | Path | None = None, last: int = 20) -> list[RunRecord]:
+def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecord]:
     """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():

@@ -25,6 +25,7 @@ __all__ = [
     "open_suite_store",
     "rel_threshold_option",
     "report_retrieval",
+    "store_option",
     "write_reports",
 ]
 
@@ -52,10 +53,21 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
-def open_suite_store(path: Path | None, *, read_only: bool = False) -> api.SuiteRunStore:
-    """The suite-run store at `path`, else `MEMGAUGE_HOME/results.db`; with `read_only`, a
-    UsageError when there is none (rather than creating it)."""
-    return api.open_store(api.require_store(path) if read_only else path)
+#: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
+    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db).",
+)
+
+
+def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
+    """The suite-run store `where` names; with `read_only`, a UsageError when there is none
+    (rather than creating it)."""
+    return api.open_store(api.require_store(where) if read_only else where)
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:

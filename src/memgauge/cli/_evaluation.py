@@ -8,7 +8,6 @@ import signal
 import sys
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -26,7 +25,7 @@ from rich.progress import (
 )
 
 from memgauge import api
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 
 __all__ = [
     "RunProgressBar",
@@ -154,13 +153,7 @@ def evaluation_options(fn: F) -> F:
     """`--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate`, `--progress`."""
     for option in reversed(
         [
-            click.option(
-                "--store",
-                "store_path",
-                type=click.Path(dir_okay=False, path_type=Path),
-                default=None,
-                help="Results store (default: MEMGAUGE_HOME/results.db).",
-            ),
+            store_option,
             click.option(
                 "--no-store",
                 is_flag=True,
@@ -216,7 +209,7 @@ def shard_options(fn: F) -> F:
     return fn
 
 
-def store_arg(store_path: Path | None, no_store: bool, resume: str | None) -> api.StoreArg:
+def store_arg(store_path: str | None, no_store: bool, resume: str | None) -> api.StoreArg:
     """Where the run goes: `False` (memory) with --no-store, else the path or the default."""
     if no_store and resume:
         raise click.UsageError("--resume needs a stored run; drop --no-store")

@@ -10,14 +10,9 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 
 __all__ = ["ab"]
-
-
-store_option = click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
 
 
 @click.group()
@@ -61,7 +56,7 @@ def create(
     min_samples: int,
     improvement: float,
     max_latency_increase: float,
-    store_path: Path | None,
+    store_path: str | None,
 ) -> None:
     """Create test NAME."""
     api.create_ab_test(
@@ -82,7 +77,7 @@ def create(
 @click.argument("name")
 @click.argument("pairs_file", type=click.Path(path_type=Path))
 @store_option
-def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
+def add(name: str, pairs_file: Path, store_path: str | None) -> None:
     """Feed NAME the paired results in PAIRS_FILE (JSONL of {query_id, control, treatment,
     control_latency_ms, treatment_latency_ms, constitutional_delta})."""
     n_pairs, state, report = api.add_ab_pairs(name, pairs_file, store=store_path)
@@ -92,7 +87,7 @@ def add(name: str, pairs_file: Path, store_path: Path | None) -> None:
     )
 
 
-def _set_paused(name: str, store_path: Path | None, paused: bool) -> None:
+def _set_paused(name: str, store_path: str | None, paused: bool) -> None:
     status = api.pause_ab_test(name, paused=paused, store=store_path)
     click.echo(f"{name}: {status}")
 
@@ -100,7 +95,7 @@ def _set_paused(name: str, store_path: Path | None, paused: bool) -> None:
 @ab.command()
 @click.argument("name")
 @store_option
-def pause(name: str, store_path: Path | None) -> None:
+def pause(name: str, store_path: str | None) -> None:
     """Pause NAME: `ab add` refuses it until it is resumed."""
     _set_paused(name, store_path, paused=True)
 
@@ -108,7 +103,7 @@ def pause(name: str, store_path: Path | None) -> None:
 @ab.command()
 @click.argument("name")
 @store_option
-def resume(name: str, store_path: Path | None) -> None:
+def resume(name: str, store_path: str | None) -> None:
     """Resume NAME; its status becomes what the graduation rules decide."""
     _set_paused(name, store_path, paused=False)
 
@@ -117,7 +112,7 @@ def resume(name: str, store_path: Path | None) -> None:
 @click.argument("name", required=False)
 @store_option
 @click.option("--json", "as_json", is_flag=True)
-def status(name: str | None, store_path: Path | None, as_json: bool) -> None:
+def status(name: str | None, store_path: str | None, as_json: bool) -> None:
     """Each test's state and decision (or only NAME's)."""
     reports = api.ab_test_reports(name, store=store_path)
     if as_json:

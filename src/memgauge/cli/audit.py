@@ -109,7 +109,7 @@ def audit(
     limit: int | None,
     seed: int,
     as_json: bool,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -178,7 +178,7 @@ def audit(
     for line in source_lines(result):
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
-    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if as_json:
         click.echo(dumps_strict({k: v for k, v in result.items() if k != "probes"}, default=str))
     if code:

@@ -41,7 +41,7 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
 def demo(
     out_dir: Path,
     seed: int,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -98,7 +98,7 @@ def demo(
     code = conclude(
         out,
         report,
-        where=None if no_store else str(store_path or api.results_path()),
+        where=None if no_store else str(api.results_store(store_path)),
         optional=NEEDS_EMBEDDER,
     )
     out.print(f"done in {time.perf_counter() - t0:.1f} s")

@@ -114,7 +114,7 @@ def evaluate(
     no_ingest: bool,
     concurrency: int,
     quiet: bool,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -163,6 +163,6 @@ def evaluate(
             progress=bar,
         )
     report_retrieval(report, out_dir, out)
-    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if code:
         raise click.exceptions.Exit(code)

@@ -100,7 +100,7 @@ def extraction(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -174,7 +174,7 @@ def extraction(
         out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
         for line in extraction_lines(doc["online"]):
             out.print(line)
-    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
     if code:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -34,9 +34,7 @@ learn_into_option = click.option(
 
 @click.command()
 @click.argument("target", metavar="SUITE_OR_RUN", required=False)
-@click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@store_option
 @click.option(
     "--window",
     type=click.IntRange(1, 100),
@@ -96,10 +94,18 @@ learn_into_option = click.option(
     default=None,
     help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
 )
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Runs exported earlier (`memgauge runs export ID --format bundle`) to gate against,"
+    " beside the store's own; repeat for several (CI on a runner with no shared store).",
+)
 @learn_into_option
 def gate(
     target: str | None,
-    store_path: Path | None,
+    store_path: str | None,
     window: int,
     threshold: float,
     exact_threshold: float,
@@ -112,6 +118,7 @@ def gate(
     learn: bool,
     learnings_path: Path | None,
     learn_into: str | None,
+    baselines: tuple[Path, ...],
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
@@ -156,6 +163,7 @@ def gate(
         learn=learn,
         learnings=learnings_path,
         learn_into=learn_into,
+        baseline=baselines,
     )
     if learned:
         click.echo(f"stored {learned} failure memories for future prompts", err=True)
@@ -172,15 +180,11 @@ def gate(
 
 @click.command()
 @click.argument("suite_name", metavar="SUITE")
-@click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@store_option
 @click.option("--last", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--window", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def history(
-    suite_name: str, store_path: Path | None, last: int, window: int, as_json: bool
-) -> None:
+def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
     of the last runs, the latest value and the rolling baseline before it."""
     runs = api.history(suite_name, store=store_path, last=last)

@@ -11,7 +11,13 @@ from memgauge._util.jsonout import dumps_strict
 
 __all__ = ["logs"]
 
-db_argument = click.argument("db", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+
+def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
+    return api.require_store(value)
+
+
+#: the store the logs are in: a path, sqlite:///PATH or postgresql://... (it must exist)
+db_argument = click.argument("db", metavar="STORE", callback=_existing)
 
 
 @click.group()
@@ -24,7 +30,7 @@ def logs() -> None:
 @click.option(
     "--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), required=True
 )
-def retain(db: Path, archive_dir: Path) -> None:
+def retain(db: api.StoreURL, archive_dir: Path) -> None:
     """Apply the retention policy: queries and feedback 90 days (queries archived to JSON
     lines first), shadow runs 30 days."""
     click.echo(dumps_strict(api.apply_retention(db, archive_dir)))
@@ -32,7 +38,7 @@ def retain(db: Path, archive_dir: Path) -> None:
 
 @logs.command()
 @db_argument
-def judgments(db: Path) -> None:
+def judgments(db: api.StoreURL) -> None:
     """Turn logged feedback into graded judgments (validated useful 3, selected 2, shown but
     never selected 1, validated not useful 0)."""
     click.echo(dumps_strict(api.bootstrap_judgments(db)))
@@ -42,7 +48,7 @@ def judgments(db: Path) -> None:
 @db_argument
 @click.option("-n", "n", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def harvest_cmd(db: Path, n: int, seed: int) -> None:
+def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
     picked = api.harvest_queries(db, n, seed=seed)
@@ -53,7 +59,7 @@ def harvest_cmd(db: Path, n: int, seed: int) -> None:
 @db_argument
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
-def annotate(db: Path, out_path: Path, k: int) -> None:
+def annotate(db: api.StoreURL, out_path: Path, k: int) -> None:
     """Write the harvested queries with their pooled top-K results for people to grade 0-3
     (fill in each `grade`, then `memgauge logs import-annotations`)."""
     queries, candidates = api.write_annotation_pool(db, out_path, k=k)
@@ -63,7 +69,7 @@ def annotate(db: Path, out_path: Path, k: int) -> None:
 @logs.command("import-annotations")
 @db_argument
 @click.argument("graded", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def import_annotations_cmd(db: Path, graded: Path) -> None:
+def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""
     n = api.import_graded(db, graded)
     click.echo(dumps_strict({"judgments": n}))
@@ -80,7 +86,7 @@ def import_annotations_cmd(db: Path, graded: Path) -> None:
     show_default=True,
     help="Seconds.",
 )
-def re_search(db: Path, threshold: float, window_s: float) -> None:
+def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
     """Record re-searches: a query followed in its session, within the window, by a similar one
     (MiniLM cosine at or above the threshold)."""
     added = api.detect_re_searches(db, threshold=threshold, window_s=window_s)
@@ -105,7 +111,9 @@ def re_search(db: Path, threshold: float, window_s: float) -> None:
     help="Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
     " http://127.0.0.1:8080 or a spec file); it is only read.",
 )
-def export_cmd(db: Path, out_dir: Path, memories_file: Path | None, dump_from: str | None) -> None:
+def export_cmd(
+    db: api.StoreURL, out_dir: Path, memories_file: Path | None, dump_from: str | None
+) -> None:
     """Write the golden set (harvested queries, best judgments) as a retrieval dataset in OUT.
     With --memories or --dump-from it is complete: `memgauge evaluate OUT -s SYSTEM` scores
     configurations on it offline, and `--no-ingest` scores the live system as it stands."""

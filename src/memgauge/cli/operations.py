@@ -73,7 +73,7 @@ def operations(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
-    store_path: Path | None,
+    store_path: str | None,
     no_store: bool,
     resume: str | None,
     force: bool,
@@ -131,7 +131,7 @@ def operations(
     out = console(stderr=as_json)
     for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
         out.print(table)
-    code = conclude(out, report, where=None if no_store else str(store_path or api.results_path()))
+    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
     if code:

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import configure_llm, llm_options
 
@@ -46,7 +46,7 @@ def optimize() -> None:
     memgauge optimize SUITE [--subject NAME] [--objective [TASK/]MEASURE]
         [--space 'FIELD=int:LO..HI' | 'FIELD=float:LO..HI[:log]' | 'FIELD=choice:A,B' ...]
         [--strategy greedy|best-of-n|annealing|tpe] [--max-iterations N] [--holdout F]
-        [--seed S] [--store PATH] [--json]
+        [--seed S] [--store STORE] [--json]
     memgauge optimize --resume ID
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
@@ -172,13 +172,7 @@ class _Recorder:
         pass
 
 
-_STORE = click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Results store (default: MEMGAUGE_HOME/results.db).",
-)
+_STORE = store_option
 
 
 @optimize.command("run")
@@ -221,7 +215,7 @@ _STORE = click.option(
 @llm_options
 def run(
     suite_file: Path | None,
-    store_path: Path | None,
+    store_path: str | None,
     as_json: bool,
     progress: bool | None,
     resume: str | None,
@@ -283,7 +277,7 @@ def run(
 @_STORE
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def list_(store_path: Path | None, limit: int, as_json: bool) -> None:
+def list_(store_path: str | None, limit: int, as_json: bool) -> None:
     """The latest optimizations, newest first."""
     studies = api.optimizations(store=store_path, limit=limit)
     if as_json:
@@ -335,7 +329,7 @@ def list_(store_path: Path | None, limit: int, as_json: bool) -> None:
 @_STORE
 @click.option("--json", "as_json", is_flag=True)
 def show(
-    study_id: str, diff: tuple[str, str] | None, store_path: Path | None, as_json: bool
+    study_id: str, diff: tuple[str, str] | None, store_path: str | None, as_json: bool
 ) -> None:
     """Every iteration of an optimization and its best; with --diff A B (STEP or
     STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts."""

@@ -9,7 +9,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import conclude, running, shard_options, target_options
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.report.suite_run import failures_table, judge_notes, result_rows, summary_table
@@ -19,13 +19,7 @@ __all__ = ["run"]
 
 @click.command()
 @click.argument("suite_file", type=click.Path(path_type=Path))
-@click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite results store (default: MEMGAUGE_HOME/results.db).",
-)
+@store_option
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 1000),
@@ -56,7 +50,7 @@ __all__ = ["run"]
 @llm_options
 def run(
     suite_file: Path,
-    store_path: Path | None,
+    store_path: str | None,
     concurrency: int | None,
     resume: str | None,
     retry_failed: bool,
@@ -110,7 +104,7 @@ def run(
             executor=shard_executor,
             progress=bar,
         )
-    where = str(store_path or api.results_path())
+    where = str(api.results_store(store_path))
     failures = [
         {"subject": it.subject, "task": it.task, "item_id": it.item_id, **f.model_dump()}
         for it in report.items

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store
+from memgauge.cli._common import console, open_suite_store, store_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
 from memgauge.report.suite_run import (
@@ -34,14 +34,6 @@ __all__ = ["runs"]
 
 TERMINAL = ("completed", "failed", "cancelled")
 
-store_option = click.option(
-    "--store",
-    "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="SQLite results store (default: MEMGAUGE_HOME/results.db).",
-)
-
 
 @click.group()
 def runs() -> None:
@@ -50,11 +42,11 @@ def runs() -> None:
 
 @runs.command()
 @store_option
-def upgrade(store_path: Path | None) -> None:
+def upgrade(store_path: str | None) -> None:
     """Bring the store to this memgauge's schema (what `memgauge view` asks for when a store
     was written by an older version; any command that writes to a store does it too)."""
     applied = api.upgrade_store(store_path)
-    where = store_path or api.results_path()
+    where = api.results_store(store_path)
     if applied:
         click.echo(f"upgraded {where}: applied {', '.join(applied)}")
     else:
@@ -66,7 +58,7 @@ def upgrade(store_path: Path | None) -> None:
 @click.option("--suite", default=None, help="Only runs of this suite.")
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_(store_path: Path | None, suite: str | None, limit: int, as_json: bool) -> None:
+def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
     with open_suite_store(store_path) as store:
@@ -129,7 +121,7 @@ def _state(run: Mapping[str, Any]) -> str:
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
 @click.option("--failures", "n_failures", type=click.IntRange(0), default=20, show_default=True)
-def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -> None:
+def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
@@ -171,7 +163,7 @@ def show(run_id: str, store_path: Path | None, as_json: bool, n_failures: int) -
 @click.argument("run_id")
 @store_option
 @click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
-def watch(run_id: str, store_path: Path | None, interval: float) -> None:
+def watch(run_id: str, store_path: str | None, interval: float) -> None:
     """Follow a run from another terminal until it ends.
 
     It stops early only when the run's owner is gone: its process died on this host, or, on
@@ -244,9 +236,11 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "jsonl", "csv"]),
+    type=click.Choice(["json", "jsonl", "csv", "bundle"]),
     default="jsonl",
     show_default=True,
+    help="bundle: the whole run, to `memgauge runs import` into another store or to gate"
+    " against (`memgauge gate --baseline FILE`).",
 )
 @click.option(
     "--out",
@@ -254,12 +248,20 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     default=None,
     help="Write to this file (default: stdout).",
 )
-def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> None:
+def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> None:
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
-    evaluator (value, passed, reason).
+    evaluator (value, passed, reason); bundle: the run as it is stored.
     """
+    if fmt == "bundle":
+        text = dumps_strict(api.export_runs([run_id], store=store_path), sort_keys=True) + "\n"
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            atomic_write_text(out, text)
+            click.echo(f"wrote {out}", err=True)
+        return
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         records = store.iter_export(run["run_id"])
@@ -278,12 +280,22 @@ def export(run_id: str, store_path: Path | None, fmt: str, out: Path | None) -> 
             click.echo(f"wrote {out}", err=True)
 
 
+@runs.command("import")
+@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@store_option
+def import_(bundle: Path, store_path: str | None) -> None:
+    """Record the runs of a bundle (`memgauge runs export ID --format bundle`) in this store,
+    as they were made."""
+    ids = api.import_runs(bundle, store=store_path)
+    click.echo(f"imported {len(ids)} run(s) into {api.results_store(store_path)}: {', '.join(ids)}")
+
+
 @runs.command()
 @click.argument("run_a")
 @click.argument("run_b")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def compare(run_a: str, run_b: str, store_path: Path | None, as_json: bool) -> None:
+def compare(run_a: str, run_b: str, store_path: str | None, as_json: bool) -> None:
     """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
     with open_suite_store(store_path, read_only=True) as store:
         a, b = api.resolve_run_id(store, run_a), api.resolve_run_id(store, run_b)

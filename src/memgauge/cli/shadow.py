@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import console, store_option
 
 __all__ = ["shadow"]
 
@@ -20,11 +18,9 @@ def shadow() -> None:
 
 @shadow.command()
 @click.argument("experiment", required=False)
-@click.option(
-    "--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@store_option
 @click.option("--json", "as_json", is_flag=True)
-def summary(experiment: str | None, store_path: Path | None, as_json: bool) -> None:
+def summary(experiment: str | None, store_path: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
     # seed 002's eval_results row of each experiment (run_type shadow) is refreshed too

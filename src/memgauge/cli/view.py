@@ -12,13 +12,15 @@ from memgauge.report import LOCAL_HOSTS, atomic_write_text, report_from_store, s
 
 __all__ = ["report", "view"]
 
+#: `--store` as every command takes it (MEMGAUGE_STORE by default); the viewer reads a SQLite
+#: store, opened read-only, and refuses a PostgreSQL one (exit 3)
 store_option = click.option(
     "--store",
     "store_path",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    envvar="MEMGAUGE_STORE",
-    help="SQLite results store (default: MEMGAUGE_HOME/results.db); opened read-only.",
+    metavar="STORE",
+    help="Results store: a path or sqlite:///PATH (default: MEMGAUGE_STORE, else"
+    " MEMGAUGE_HOME/results.db); opened read-only. A postgresql:// store is not viewable (exit 3).",
 )
 
 
@@ -31,11 +33,11 @@ store_option = click.option(
     show_default=True,
     help="Interface to bind; anything but 127.0.0.1 shows the store to the network.",
 )
-def view(store_path: Path | None, port: int, host: str) -> None:
+def view(store_path: str | None, port: int, host: str) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
     in progress refreshes by itself. Needs no network: everything it loads ships in memgauge."""
-    store = api.require_store(store_path)
+    store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:
         click.echo(
             f"warning: binding {host}: anyone who can reach this machine on port {port} can"
@@ -57,11 +59,11 @@ def view(store_path: Path | None, port: int, host: str) -> None:
     help="The HTML file to write.",
 )
 @store_option
-def report(run_id: str, out: Path, store_path: Path | None) -> None:
+def report(run_id: str, out: Path, store_path: str | None) -> None:
     """Write run RUN_ID (or the first characters of its id) as one self-contained HTML file:
     the viewer's run page and its items, no script, nothing loaded from the network (for CI
     artifacts and pull-request links)."""
-    store = api.require_store(store_path)
+    store = api.viewer_store(store_path)
     whole, html = report_from_store(store, run_id)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from memgauge.data.jsonio import read_records
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store.querylog import import_annotations, unknown_query_ids
+from memgauge.store.url import StoreURL
 
 __all__ = ["GradedCandidate", "GradedQuery", "import_graded", "read_graded"]
 
@@ -60,7 +61,7 @@ def read_graded(graded: Path) -> list[GradedQuery]:
     return records
 
 
-def import_graded(db: Path, graded: Path) -> int:
+def import_graded(db: str | Path | StoreURL, graded: Path) -> int:
     """Store the grades (integers 0-3) of annotation file `graded` as manual judgments in the
     query log `db`; how many. Every query must be one `db` logged (UsageError otherwise, before
     anything is written)."""

@@ -19,12 +19,17 @@ from memgauge.data.jsonio import write_jsonl
 from memgauge.data.models import Memory
 from memgauge.embed import Embedder
 from memgauge.store.querylog import add_re_searches, golden_set, session_queries
+from memgauge.store.url import StoreURL
 
 __all__ = ["detect_re_searches", "export_golden_set"]
 
 
 def detect_re_searches(
-    db: str | Path, embedder: Embedder, *, threshold: float = 0.8, window_s: float = 300.0
+    db: str | Path | StoreURL,
+    embedder: Embedder,
+    *,
+    threshold: float = 0.8,
+    window_s: float = 300.0,
 ) -> int:
     """Find and record re-searches; returns how many new ones."""
     rows = session_queries(db)
@@ -44,7 +49,7 @@ def detect_re_searches(
 
 
 def export_golden_set(
-    db: str | Path, out_dir: str | Path, memories: Sequence[Memory] | None = None
+    db: str | Path | StoreURL, out_dir: str | Path, memories: Sequence[Memory] | None = None
 ) -> dict[str, int]:
     """Write the harvested queries and their best judgments as `queries.jsonl` and
     `judgments.jsonl` in `out_dir`, and, given the memory system's memories (its dump), a

@@ -2,7 +2,7 @@
 search handler, without ever waiting on disk.
 
     from memgauge.online.querylog import QueryLog
-    log = QueryLog("/var/lib/app/memgauge.db")          # once per process
+    log = QueryLog("/var/lib/app/memgauge.db")          # once per process (or postgresql://...)
     qid = log.query("oauth refresh", session_id=s, result_ids=ids, latency_ms=12.3)
     log.feedback("read_after_search", session_id=s, query_id=qid, memory_id=ids[0], rank=1)
     log.validate(memory_id, useful=True, session_id=s)   # memory_validate: +0.10 / -0.05
@@ -31,7 +31,10 @@ query whose results held the memory (seed 002 sections 5.2, 5.3).
 Confidence (`memory_validate`): starts at 0.5, +0.10 when useful, -0.05 when not, clamped to
 [0, 1]; a memory is eligible for promotion at >= 0.9 with >= 5 validations.
 
-Standard library only: importing this module does not load NumPy, SciPy or pydantic.
+Standard library only: importing this module does not load NumPy, SciPy, pydantic or
+SQLAlchemy, and logging into a SQLite store already at the newest schema does not either (a new
+store is created once through SQLAlchemy and Alembic, the store's one migration history).
+On `postgresql://` the only addition is the driver, psycopg.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.store.querylog import QueryLogWriter
+from memgauge.store.url import StoreURL, store_url
 
 __all__ = ["FEEDBACK_EVENTS", "QueryLog", "promotion_eligible"]
 
@@ -87,12 +91,20 @@ def _now() -> str:
 
 
 class QueryLog:
-    """Buffered, non-blocking logging of queries and feedback into one SQLite file."""
+    """Buffered, non-blocking logging of queries and feedback into one store: a SQLite file
+    (a path or `sqlite:///PATH`), or PostgreSQL (`postgresql://...`, with
+    `memgauge[postgres]`), which processes on many hosts may log into at once."""
 
     def __init__(
-        self, path: str | Path, *, flush_interval: float = 0.05, max_buffer: int = 100_000
+        self,
+        path: str | Path | StoreURL,
+        *,
+        flush_interval: float = 0.05,
+        max_buffer: int = 100_000,
     ) -> None:
-        self.path = Path(path)
+        self.store = store_url(path)
+        #: the SQLite file, or the server's URL (without its password)
+        self.path: Path | str = self.store.path or str(self.store)
         self.flush_interval = flush_interval
         self.max_buffer = max_buffer
         self.dropped = 0
@@ -110,7 +122,7 @@ class QueryLog:
     def _start(self) -> None:
         self._ids = itertools.count(1)
         self._prefix = f"eq_{os.getpid():x}_{time.time_ns():x}_"
-        self._writer = QueryLogWriter(self.path)
+        self._writer = QueryLogWriter(self.store)
         self._wake = threading.Event()
         self._stop = False
         self._idle = threading.Condition()

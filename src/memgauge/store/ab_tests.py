@@ -15,8 +15,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memgauge.store.connection import SQLiteStore
+import sqlalchemy as sa
+
+from memgauge.store.base import Store
+from memgauge.store.dialect import insert_ignore
 from memgauge.store.seed_rows import ab_test_eval_row, metric_family, replace_eval_results
+from memgauge.store.tables import eval_ab_test_pairs as _pairs
+from memgauge.store.tables import eval_ab_tests as _tests
 
 __all__ = ["STATUSES", "ABTestStore"]
 
@@ -56,7 +61,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class ABTestStore(SQLiteStore):
+class ABTestStore(Store):
     """`eval_ab_tests` and `eval_ab_test_pairs`."""
 
     def create(
@@ -74,96 +79,96 @@ class ABTestStore(SQLiteStore):
         mrr0 = 0.0 if family == "mrr" else None
         ndcg0 = 0.0 if family == "ndcg" else None
         now = _now()
-        with self._conn:
-            cur = self._conn.execute(
-                "INSERT OR IGNORE INTO eval_ab_tests (feature_id, status, metric, config_json,"
-                " state_json, started_at, updated_at, log_likelihood_ratio, upper_bound,"
-                " lower_bound, sample_count, control_mrr_sum, treatment_mrr_sum,"
-                " control_ndcg_sum, treatment_ndcg_sum, min_samples, graduation_threshold)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
-                (
-                    name,
-                    metric,
-                    json.dumps(dict(config)),
-                    json.dumps(dict(state)),
-                    now,
-                    now,
-                    float(state.get("log_lr", 0.0)),
-                    upper_bound,
-                    lower_bound,
-                    mrr0,
-                    mrr0,
-                    ndcg0,
-                    ndcg0,
-                    int(config["min_samples"]),
-                    float(config["improvement"]),
-                ),
-            )
-        return cur.rowcount == 1
+        values = {
+            "feature_id": name,
+            "status": "running",
+            "metric": metric,
+            "config_json": json.dumps(dict(config)),
+            "state_json": json.dumps(dict(state)),
+            "started_at": now,
+            "updated_at": now,
+            "log_likelihood_ratio": float(state.get("log_lr", 0.0)),
+            "upper_bound": upper_bound,
+            "lower_bound": lower_bound,
+            "sample_count": 0,
+            "control_mrr_sum": mrr0,
+            "treatment_mrr_sum": mrr0,
+            "control_ndcg_sum": ndcg0,
+            "treatment_ndcg_sum": ndcg0,
+            "min_samples": int(config["min_samples"]),
+            "graduation_threshold": float(config["improvement"]),
+        }
+        with self._write_tx() as c:
+            made = c.execute(
+                insert_ignore(c, _tests, ["feature_id"]).returning(_tests.c.id), values
+            ).first()
+        return made is not None
 
     def get(self, name: str) -> dict[str, Any] | None:
         """One test: every column, with `name`, `config` and `state` parsed."""
-        row = self._conn.execute(
-            f"SELECT {', '.join(_TEST_COLUMNS)} FROM eval_ab_tests WHERE feature_id = ?", (name,)
-        ).fetchone()
-        if row is None:
-            return None
-        out = dict(zip(_TEST_COLUMNS, row, strict=True))
-        out["name"] = out["feature_id"]
-        out["config"] = json.loads(out.pop("config_json"))
-        out["state"] = json.loads(out.pop("state_json"))
-        return out
+        with self._read() as c:
+            row = c.execute(
+                sa.select(*(_tests.c[k] for k in _TEST_COLUMNS)).where(_tests.c.feature_id == name)
+            ).first()
+        return None if row is None else _test(row)
 
     def names(self) -> list[str]:
         """Every test, oldest first."""
-        return [
-            str(r[0])
-            for r in self._conn.execute("SELECT feature_id FROM eval_ab_tests ORDER BY id")
-        ]
+        with self._read() as c:
+            return [
+                str(r[0]) for r in c.execute(sa.select(_tests.c.feature_id).order_by(_tests.c.id))
+            ]
 
     def add(self, name: str, pairs: Sequence[Mapping[str, Any]], state: Mapping[str, Any]) -> None:
-        """Append pairs, save the SPRT state and update the running sums, in one transaction."""
+        """Append pairs, save the SPRT state and update the running sums, in one transaction
+        (which holds the test's row: two processes adding at once take turns)."""
         c_sum = sum(float(p["control"]) for p in pairs)
         t_sum = sum(float(p["treatment"]) for p in pairs)
-        with self._conn:
-            start = self._conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM eval_ab_test_pairs WHERE feature_id = ?",
-                (name,),
-            ).fetchone()[0]
-            self._conn.executemany(
-                f"INSERT INTO eval_ab_test_pairs (feature_id, seq, {', '.join(_PAIR_COLUMNS)})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (name, start + i + 1, *(p.get(c) for c in _PAIR_COLUMNS))
-                    for i, p in enumerate(pairs)
-                ],
+        with self._write_tx() as c:
+            c.execute(sa.select(_tests.c.id).where(_tests.c.feature_id == name).with_for_update())
+            start = c.execute(
+                sa.select(sa.func.coalesce(sa.func.max(_pairs.c.seq), 0)).where(
+                    _pairs.c.feature_id == name
+                )
+            ).scalar_one()
+            if pairs:
+                c.execute(
+                    sa.insert(_pairs),
+                    [
+                        {
+                            "feature_id": name,
+                            "seq": start + i + 1,
+                            **{k: p.get(k) for k in _PAIR_COLUMNS},
+                        }
+                        for i, p in enumerate(pairs)
+                    ],
+                )
+            t = _tests.c
+            c.execute(
+                sa.update(_tests)
+                .where(t.feature_id == name)
+                .values(
+                    state_json=json.dumps(dict(state)),
+                    log_likelihood_ratio=float(state.get("log_lr", 0.0)),
+                    sample_count=t.sample_count + len(pairs),
+                    control_mrr_sum=t.control_mrr_sum + c_sum,
+                    treatment_mrr_sum=t.treatment_mrr_sum + t_sum,
+                    control_ndcg_sum=t.control_ndcg_sum + c_sum,
+                    treatment_ndcg_sum=t.treatment_ndcg_sum + t_sum,
+                    updated_at=_now(),
+                )
             )
-            self._conn.execute(
-                "UPDATE eval_ab_tests SET state_json = ?, log_likelihood_ratio = ?,"
-                " sample_count = sample_count + ?,"
-                " control_mrr_sum = control_mrr_sum + ?, treatment_mrr_sum = treatment_mrr_sum + ?,"
-                " control_ndcg_sum = control_ndcg_sum + ?,"
-                " treatment_ndcg_sum = treatment_ndcg_sum + ?, updated_at = ? WHERE feature_id = ?",
-                (
-                    json.dumps(dict(state)),
-                    float(state.get("log_lr", 0.0)),
-                    len(pairs),
-                    c_sum,
-                    t_sum,
-                    c_sum,
-                    t_sum,
-                    _now(),
-                    name,
-                ),
-            )
-            self._project(name)
+            self._project(c, name)
 
-    def _project(self, name: str) -> None:
+    def _project(self, c: sa.Connection, name: str) -> None:
         """The test's `eval_results` row (run_type ab_test), in the caller's transaction."""
-        test = self.get(name)
-        if test is not None:
-            row = ab_test_eval_row(test, self.pairs(name), str(test["updated_at"]))
-            replace_eval_results(self._conn, str(row["run_id"]), [row])
+        row = c.execute(
+            sa.select(*(_tests.c[k] for k in _TEST_COLUMNS)).where(_tests.c.feature_id == name)
+        ).first()
+        if row is not None:
+            test = _test(row)
+            result = ab_test_eval_row(test, _read_pairs(c, name), str(test["updated_at"]))
+            replace_eval_results(c, str(result["run_id"]), [result])
 
     def set_status(self, name: str, status: str) -> None:
         """Set the status; `graduated_at` is the time it first graduated, and is cleared if
@@ -171,20 +176,33 @@ class ABTestStore(SQLiteStore):
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
         now = _now()
-        with self._conn:
-            self._conn.execute(
-                "UPDATE eval_ab_tests SET graduated_at = CASE WHEN ? = 'graduated'"
-                " THEN COALESCE(graduated_at, ?) END, status = ?, updated_at = ?"
-                " WHERE feature_id = ?",
-                (status, now, status, now, name),
+        graduated = sa.func.coalesce(_tests.c.graduated_at, now) if status == "graduated" else None
+        with self._write_tx() as c:
+            c.execute(
+                sa.update(_tests)
+                .where(_tests.c.feature_id == name)
+                .values(graduated_at=graduated, status=status, updated_at=now)
             )
-            self._project(name)
+            self._project(c, name)
 
     def pairs(self, name: str) -> list[dict[str, Any]]:
         """The test's pairs in order."""
-        rows = self._conn.execute(
-            f"SELECT {', '.join(_PAIR_COLUMNS)} FROM eval_ab_test_pairs WHERE feature_id = ?"
-            " ORDER BY seq",
-            (name,),
-        ).fetchall()
-        return [dict(zip(_PAIR_COLUMNS, r, strict=True)) for r in rows]
+        with self._read() as c:
+            return _read_pairs(c, name)
+
+
+def _test(row: Sequence[Any]) -> dict[str, Any]:
+    out = dict(zip(_TEST_COLUMNS, row, strict=True))
+    out["name"] = out["feature_id"]
+    out["config"] = json.loads(out.pop("config_json"))
+    out["state"] = json.loads(out.pop("state_json"))
+    return out
+
+
+def _read_pairs(c: sa.Connection, name: str) -> list[dict[str, Any]]:
+    rows = c.execute(
+        sa.select(*(_pairs.c[k] for k in _PAIR_COLUMNS))
+        .where(_pairs.c.feature_id == name)
+        .order_by(_pairs.c.seq)
+    ).all()
+    return [dict(zip(_PAIR_COLUMNS, r, strict=True)) for r in rows]

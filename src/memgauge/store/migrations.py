@@ -1,7 +1,14 @@
-"""Named, append-only migrations of the results store.
+"""The hand-run SQLite migrations of the results store, 0001 to 0009, frozen.
 
-Never edit a migration that has shipped: add a new one. `tests/store/test_schema.py` asserts
-the final schema, so a change to it is always deliberate.
+The store's history continues in Alembic (`store/revisions`, one history for SQLite and
+PostgreSQL), whose first revision creates the schema as of 0009. These stay to bring a SQLite
+store made before Alembic up to 0009, which `memgauge.store.engine.upgrade` then stamps and
+upgrades in place. Never edit or add one here: add an Alembic revision.
+
+A store made by the memgauge that ran two more here (0010_suite_run_gate, 0011_optimization_history,
+now Alembic's 0011 and 0012) has them recorded in `schema_migrations`: they are not in this
+list, so nothing here runs again, and the Alembic revisions find their column and tables there
+and keep them.
 """
 
 from __future__ import annotations
@@ -12,14 +19,10 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from memgauge.store.optimization import MIGRATION as OPTIMIZATION_HISTORY
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 from memgauge.store.spine_migration import one_spine
 
-__all__ = ["MIGRATIONS", "UPGRADE_COMMAND", "migrate", "schema_problem"]
-
-#: what brings a store to this memgauge's schema (any command that writes to it does too)
-UPGRADE_COMMAND = "memgauge runs upgrade --store PATH"
+__all__ = ["MIGRATIONS", "migrate"]
 
 #: a migration is SQL (statements separated by ";") or a function of the connection, run inside
 #: the migration's transaction
@@ -273,18 +276,6 @@ MIGRATIONS: list[tuple[str, Step]] = [
     ),
     ("0008_suite_run_usage", lambda conn: _suite_run_usage(conn)),
     ("0009_one_spine", lambda conn: one_spine(conn)),
-    (
-        # the gate's last verdict on a run: 'fail' leaves it out of later baselines (a regression
-        # must not drag the baseline down), 'accepted' (`gate --accept`) puts it back; NULL:
-        # never gated, counted
-        "0010_suite_run_gate",
-        """
-        ALTER TABLE suite_runs ADD COLUMN gate TEXT
-            CHECK (gate IS NULL OR gate IN ('pass', 'fail', 'accepted'))
-        """,
-    ),
-    # `memgauge optimize`'s studies and their candidates (schema: store/optimization.py)
-    ("0011_optimization_history", OPTIMIZATION_HISTORY),
 ]
 
 
@@ -490,12 +481,24 @@ def _suite_run_usage(conn: sqlite3.Connection) -> None:
         )
 
 
+def _handed_over(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
+        ).fetchone()
+        is not None
+    )
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet applied, each in its own transaction; return their names.
 
     Safe when several processes open a new store at once: each migration takes the write lock
-    (`BEGIN IMMEDIATE`) and checks again, under the lock, whether another process applied it.
+    (`BEGIN IMMEDIATE`) and checks again, under the lock, whether another process applied it,
+    or has already handed the store to Alembic (then there is nothing left to do here).
     """
+    if _handed_over(conn):
+        return []
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -506,6 +509,9 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if _handed_over(conn):
+                conn.rollback()
+                return applied
             again = conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,))
             if again.fetchone() is None:
                 if callable(sql):
@@ -524,29 +530,3 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             raise
         conn.commit()
     return applied
-
-
-def schema_problem(conn: sqlite3.Connection) -> str | None:
-    """Why a store opened without migrating cannot be read by this memgauge (a sentence that
-    says what to do), or None when its schema is this memgauge's."""
-    has_table = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
-    if has_table is None:
-        return "not a memgauge results store (it has no schema_migrations table)"
-    applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
-    known = [name for name, _ in MIGRATIONS]
-    missing = [name for name in known if name not in applied]
-    if missing:
-        return (
-            f"the store is at an older schema (missing migration {missing[0]}"
-            + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-            + f"); upgrade it with `{UPGRADE_COMMAND}`, then open it again"
-        )
-    unknown = sorted(applied - set(known))
-    if unknown:
-        return (
-            f"the store was written by a newer memgauge (migration {unknown[0]} is unknown"
-            " here); upgrade memgauge to read it"
-        )
-    return None

@@ -1,6 +1,7 @@
 """The history of optimizations (`memgauge optimize`): one row per study, one per candidate.
 
-Schema (migration `0011_optimization_history`):
+Schema (Alembic revision 0012, `store/tables.py`; the hand-run migration
+0011_optimization_history in stores made before Alembic):
 
 `optimization_studies`: one optimization.
 - `study_id` (`opt-YYYYmmdd-HHMMSS-xxxxxxxx`), `suite_name`, `suite_path`, `task`, `measure`
@@ -41,67 +42,17 @@ Schema (migration `0011_optimization_history`):
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ITERATION_COLUMNS", "MIGRATION", "OptimizationHistory"]
+import sqlalchemy as sa
 
-MIGRATION = """
-CREATE TABLE optimization_studies (
-    study_id TEXT PRIMARY KEY,
-    suite_name TEXT NOT NULL,
-    suite_path TEXT,
-    task TEXT NOT NULL,
-    measure TEXT NOT NULL,
-    subject TEXT NOT NULL,
-    strategy TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'cancelled', 'failed')),
-    stopped_because TEXT,
-    config_json TEXT NOT NULL,
-    best_step INTEGER,
-    best_candidate INTEGER,
-    holdout_json TEXT,
-    usage_json TEXT NOT NULL DEFAULT '{}',
-    pid INTEGER,
-    pid_start TEXT,
-    host TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    finished_at TEXT
-);
-CREATE INDEX idx_optimization_studies_created ON optimization_studies(created_at);
-CREATE TABLE optimization_iterations (
-    study_id TEXT NOT NULL REFERENCES optimization_studies(study_id) ON DELETE CASCADE,
-    phase TEXT NOT NULL CHECK (phase IN ('tune', 'holdout')),
-    step INTEGER NOT NULL,
-    candidate INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
-    params_json TEXT NOT NULL,
-    texts_json TEXT NOT NULL,
-    run_id TEXT,
-    score REAL,
-    ci_low REAL,
-    ci_high REAL,
-    delta REAL,
-    delta_ci_low REAL,
-    delta_ci_high REAL,
-    baseline_delta REAL,
-    baseline_delta_ci_low REAL,
-    baseline_delta_ci_high REAL,
-    accepted INTEGER,
-    values_json TEXT,
-    note TEXT,
-    reason TEXT,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    seconds REAL,
-    PRIMARY KEY (study_id, phase, step, candidate)
-);
-CREATE INDEX idx_optimization_iterations_run ON optimization_iterations(run_id)
-"""
+from memgauge.store.dialect import upsert
+from memgauge.store.tables import optimization_iterations as iterations_t
+from memgauge.store.tables import optimization_studies as studies_t
+
+__all__ = ["ITERATION_COLUMNS", "OptimizationHistory"]
 
 #: the columns of an iteration row, in table order
 ITERATION_COLUMNS = (
@@ -132,6 +83,7 @@ ITERATION_COLUMNS = (
     "seconds",
 )
 
+_ITERATION_KEY = ("study_id", "phase", "step", "candidate")
 _JSON_COLUMNS = {"params_json", "texts_json", "values_json", "config_json", "holdout_json"}
 _STUDY_FIELDS = (
     "study_id",
@@ -175,136 +127,136 @@ def _row(names: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 class OptimizationHistory:
-    """Studies and their iterations in the results store (SQL only here).
+    """Studies and their iterations in the results store, on either dialect (SQL only here).
 
-    A mixin of `SuiteRunStore`: it uses the store's connection and its write transaction."""
+    A mixin of `SuiteRunStore`: it uses the store's read and write transactions."""
 
-    _conn: sqlite3.Connection
+    if TYPE_CHECKING:  # the store's (`Store._read`, `SuiteRunStore._write`), after this in the MRO
 
-    def _write(self, conn: sqlite3.Connection | None = None) -> AbstractContextManager[Any]:
-        raise NotImplementedError  # the store's
+        def _read(self) -> AbstractContextManager[sa.Connection]: ...
+
+        def _write(
+            self, conn: sa.Connection | None = None
+        ) -> AbstractContextManager[sa.Connection]: ...
 
     def create_study(self, study: Mapping[str, Any]) -> None:
         """Record a new study (`study` has the columns of `optimization_studies`; JSON ones
         as values under their names without `_json`)."""
-        row = [
-            _dumps(study.get(f.removesuffix("_json"), {})) if f.endswith("_json") else study.get(f)
+        row = {
+            f: _dumps(study.get(f.removesuffix("_json"), {}))
+            if f.endswith("_json")
+            else study.get(f)
             for f in _STUDY_FIELDS
-        ]
+        }
         with self._write() as conn:
-            conn.execute(
-                f"INSERT INTO optimization_studies ({', '.join(_STUDY_FIELDS)}) VALUES "
-                f"({', '.join('?' * len(_STUDY_FIELDS))})",
-                row,
-            )
+            conn.execute(sa.insert(studies_t).values(row))
 
     def update_study(self, study_id: str, **fields: Any) -> None:
         """Set columns of a study (JSON columns by their name without `_json`)."""
-        names, values = [], []
+        values: dict[str, Any] = {}
         for key, value in fields.items():
             column = f"{key}_json" if f"{key}_json" in _STUDY_FIELDS else key
             if column not in _STUDY_FIELDS:
                 raise ValueError(f"no study column {key!r}")
-            names.append(column)
-            values.append(
+            values[column] = (
                 _dumps(value) if column.endswith("_json") and value is not None else value
             )
         with self._write() as conn:
             conn.execute(
-                f"UPDATE optimization_studies SET {', '.join(f'{n} = ?' for n in names)} "
-                "WHERE study_id = ?",
-                [*values, study_id],
+                sa.update(studies_t).where(studies_t.c.study_id == study_id).values(values)
             )
 
     def put_iteration(self, row: Mapping[str, Any]) -> None:
         """Insert or replace one iteration (`row`: its columns; JSON ones without `_json`)."""
-        values = [
-            (
-                _dumps(row[c.removesuffix("_json")])
-                if row.get(c.removesuffix("_json")) is not None
-                else None
-            )
-            if c in _JSON_COLUMNS
-            else (None if row.get(c) is None else int(row[c]))
-            if c == "accepted"
-            else row.get(c)
-            for c in ITERATION_COLUMNS
-        ]
+        values: dict[str, Any] = {}
+        for c in ITERATION_COLUMNS:
+            given = row.get(c.removesuffix("_json"))
+            if c in _JSON_COLUMNS:
+                values[c] = None if given is None else _dumps(given)
+            elif c == "accepted":
+                values[c] = None if row.get(c) is None else int(row[c])
+            else:
+                values[c] = row.get(c)
         with self._write() as conn:
-            conn.execute(
-                f"INSERT OR REPLACE INTO optimization_iterations ({', '.join(ITERATION_COLUMNS)})"
-                f" VALUES ({', '.join('?' * len(ITERATION_COLUMNS))})",
-                values,
-            )
+            conn.execute(upsert(conn, iterations_t, _ITERATION_KEY), values)
 
     def set_iteration_run(
         self, study_id: str, phase: str, step: int, candidate: int, run_id: str
     ) -> None:
         """Record the run of a candidate the moment the engine creates it."""
+        i = iterations_t.c
         with self._write() as conn:
             conn.execute(
-                "UPDATE optimization_iterations SET run_id = ? WHERE study_id = ? AND phase = ?"
-                " AND step = ? AND candidate = ?",
-                (run_id, study_id, phase, step, candidate),
+                sa.update(iterations_t)
+                .where(
+                    i.study_id == study_id,
+                    i.phase == phase,
+                    i.step == step,
+                    i.candidate == candidate,
+                )
+                .values(run_id=run_id)
             )
 
     def get_study(self, study_id: str) -> dict[str, Any] | None:
         """A study's row (without its iterations), or None."""
-        found = self._conn.execute(
-            f"SELECT {', '.join(_STUDY_FIELDS)} FROM optimization_studies WHERE study_id = ?",
-            (study_id,),
-        ).fetchone()
-        return None if found is None else _row(_STUDY_FIELDS, found)
+        columns = [studies_t.c[f] for f in _STUDY_FIELDS]
+        with self._read() as conn:
+            found = conn.execute(
+                sa.select(*columns).where(studies_t.c.study_id == study_id)
+            ).first()
+        return None if found is None else _row(_STUDY_FIELDS, tuple(found))
 
     def find_study_ids(self, prefix: str) -> list[str]:
         """Ids of the studies starting with `prefix`."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return [
-            r[0]
-            for r in self._conn.execute(
-                "SELECT study_id FROM optimization_studies WHERE study_id LIKE ? ESCAPE '\\'"
-                " ORDER BY study_id",
-                (escaped + "%",),
-            )
-        ]
+        s = studies_t.c
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(s.study_id)
+                .where(s.study_id.startswith(prefix, autoescape=True))
+                .order_by(s.study_id)
+            ).all()
+        return [str(r[0]) for r in rows]
 
     def list_studies(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest studies, newest first, each with its iteration count."""
-        rows = self._conn.execute(
-            f"SELECT {', '.join(_STUDY_FIELDS)} FROM optimization_studies "
-            "ORDER BY created_at DESC, study_id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
-        out = [_row(_STUDY_FIELDS, r) for r in rows]
-        for study in out:
-            (n,) = self._conn.execute(
-                "SELECT COUNT(DISTINCT step) FROM optimization_iterations WHERE study_id = ? AND "
-                "phase = 'tune' AND step > 0",
-                (study["study_id"],),
-            ).fetchone()
-            study["n_iterations"] = n
+        s, i = studies_t.c, iterations_t.c
+        n_steps = (
+            sa.select(sa.func.count(sa.distinct(i.step)))
+            .where(i.study_id == s.study_id, i.phase == "tune", i.step > 0)
+            .scalar_subquery()
+        )
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(*(s[f] for f in _STUDY_FIELDS), n_steps)
+                .order_by(s.created_at.desc(), s.study_id.desc())
+                .limit(limit)
+            ).all()
+        out = []
+        for r in rows:
+            study = _row(_STUDY_FIELDS, tuple(r)[: len(_STUDY_FIELDS)])
+            study["n_iterations"] = int(r[-1] or 0)
+            out.append(study)
         return out
 
     def iterations(
         self, study_id: str, *, phase: str | None = "tune", values: bool = True
     ) -> list[dict[str, Any]]:
         """A study's iterations in (phase, step, candidate) order."""
+        i = iterations_t.c
         columns = tuple(c for c in ITERATION_COLUMNS if values or c != "values_json")
-        where, args = "study_id = ?", [study_id]
+        stmt = sa.select(*(i[c] for c in columns)).where(i.study_id == study_id)
         if phase is not None:
-            where += " AND phase = ?"
-            args.append(phase)
-        rows = self._conn.execute(
-            f"SELECT {', '.join(columns)} FROM optimization_iterations WHERE {where} "
-            "ORDER BY phase DESC, step, candidate",
-            args,
-        ).fetchall()
-        return [_row(columns, r) for r in rows]
+            stmt = stmt.where(i.phase == phase)
+        with self._read() as conn:
+            rows = conn.execute(stmt.order_by(i.phase.desc(), i.step, i.candidate)).all()
+        return [_row(columns, tuple(r)) for r in rows]
 
     def study_run_ids(self, study_id: str) -> Iterator[str]:
         """The runs of a study's candidates."""
-        for (run_id,) in self._conn.execute(
-            "SELECT run_id FROM optimization_iterations WHERE study_id = ? AND run_id IS NOT NULL",
-            (study_id,),
-        ):
-            yield run_id
+        i = iterations_t.c
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(i.run_id).where(i.study_id == study_id, i.run_id.is_not(None))
+            ).all()
+        for (run_id,) in rows:
+            yield str(run_id)

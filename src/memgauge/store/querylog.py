@@ -1,13 +1,15 @@
 """Writing production query logs and feedback (seed 002 sections 5 and 6): batched inserts into
 `eval_queries` and `eval_feedback`, and the `memory_validate` confidence update, each batch in
-one transaction. Standard library only, so the logging SDK stays light."""
+one transaction; and the `memgauge logs` commands' reads and updates of those tables.
+
+Standard library only on `sqlite://`, so the logging SDK stays light; `postgresql://` needs
+only the driver (`logdb`)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -15,8 +17,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memgauge.store.connection import connect
-from memgauge.store.migrations import migrate
+from memgauge.store.logdb import LogDB
+from memgauge.store.url import StoreURL
+
+Where = str | Path | StoreURL
 
 __all__ = [
     "RETENTION_DAYS",
@@ -34,6 +38,7 @@ RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 3
 # the golden set (harvested queries) and the feedback its judgments come from are kept
 _NOT_GOLDEN = {
     "eval_queries": "is_eval_corpus = 0",
+    "eval_shadow_runs": "1 = 1",
     "eval_feedback": "(query_id IS NULL OR query_id NOT IN"
     " (SELECT query_id FROM eval_queries WHERE is_eval_corpus = 1))",
 }
@@ -55,9 +60,8 @@ def _jsonable(value: Any) -> Any:
 class QueryLogWriter:
     """One connection, used by the SDK's writer thread only."""
 
-    def __init__(self, path: str | Path) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(path, check_same_thread=False, setup=migrate)
+    def __init__(self, where: Where) -> None:
+        self._db = LogDB(where, threads=True)
         self._lock = threading.Lock()  # the writer thread and readers share the connection
 
     def write(
@@ -100,38 +104,45 @@ class QueryLogWriter:
                 f_rows.append([kind, session, qid, mid, rank, metadata, created])
             except (TypeError, ValueError) as exc:
                 rejected.append(f"feedback {kind} on {mid}: {type(exc).__name__}: {exc}")
+        db = self._db
+        clamp = db.clamp("{} + ?")
         for attempt in range(50):
             try:
-                with self._lock, self._conn:
-                    # the write lock first, waited for under the busy timeout: a deferred
-                    # transaction that another process commits under fails at once instead
-                    self._conn.execute("BEGIN IMMEDIATE")
-                    self._conn.executemany(
-                        "INSERT OR IGNORE INTO eval_queries (query_id, query, intent, mode, session_id,"
-                        " tool_name, result_ids, result_count, channel_contributions, total_latency_ms,"
-                        " trace_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        q_rows,
-                    )
-                    self._conn.executemany(
-                        "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id,"
-                        " rank_in_results, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [self._linked(row) for row in f_rows],
-                    )
-                    for kind, _s, _q, mid, _r, _m, created in f_rows:
-                        if kind in ("validate_useful", "validate_not_useful") and mid is not None:
-                            step = USEFUL_STEP if kind == "validate_useful" else NOT_USEFUL_STEP
-                            # rounded: 0.5 + 4 x 0.10 - 0.05 + ... must reach 0.9 exactly
-                            self._conn.execute(
-                                "INSERT INTO memory_confidence (memory_id, confidence, validations,"
-                                " updated_at) VALUES (?, MIN(1.0, MAX(0.0, ROUND(0.5 + ?, 6))), 1, ?)"
-                                " ON CONFLICT(memory_id) DO UPDATE SET"
-                                " confidence = MIN(1.0, MAX(0.0, ROUND(confidence + ?, 6))),"
-                                " validations = validations + 1, updated_at = excluded.updated_at",
-                                (str(mid), step, created, step),
-                            )
+                with self._lock:
+                    db.reopen_if_broken()
+                    with db.transaction():
+                        db.executemany(
+                            "INSERT INTO eval_queries (query_id, query, intent, mode, session_id,"
+                            " tool_name, result_ids, result_count, channel_contributions,"
+                            " total_latency_ms, trace_id, created_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                            " ON CONFLICT (query_id) DO NOTHING",
+                            q_rows,
+                        )
+                        db.executemany(
+                            "INSERT INTO eval_feedback (event_type, session_id, query_id,"
+                            " memory_id, rank_in_results, metadata, created_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [self._linked(row) for row in f_rows],
+                        )
+                        for kind, _s, _q, mid, _r, _m, created in f_rows:
+                            if (
+                                kind in ("validate_useful", "validate_not_useful")
+                                and mid is not None
+                            ):
+                                step = USEFUL_STEP if kind == "validate_useful" else NOT_USEFUL_STEP
+                                db.execute(
+                                    "INSERT INTO memory_confidence (memory_id, confidence,"
+                                    f" validations, updated_at) VALUES (?, {clamp.format('0.5')},"
+                                    " 1, ?) ON CONFLICT (memory_id) DO UPDATE SET"
+                                    f" confidence = {clamp.format('memory_confidence.confidence')},"
+                                    " validations = memory_confidence.validations + 1,"
+                                    " updated_at = excluded.updated_at",
+                                    (str(mid), step, created, step),
+                                )
                 return rejected
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 49:
+            except Exception as exc:
+                if not db.locked(exc) or attempt == 49:
                     raise
                 time.sleep(0.02)
         return rejected
@@ -139,7 +150,7 @@ class QueryLogWriter:
     def _linked(self, row: list[Any]) -> tuple[Any, ...]:
         _kind, session, qid, mid, rank, _meta, created = row
         if qid is None and mid is not None and session is not None:
-            recent = self._conn.execute(
+            recent = self._db.execute(
                 "SELECT query_id, result_ids FROM eval_queries WHERE session_id = ?"
                 " AND created_at <= ? ORDER BY created_at DESC, id DESC LIMIT 50",
                 (session, created),
@@ -159,7 +170,8 @@ class QueryLogWriter:
     def confidence(self, memory_id: str) -> tuple[float, int] | None:
         """(confidence, validations) of a memory, or None if never validated."""
         with self._lock:  # the connection is the writer thread's: never both at once
-            row = self._conn.execute(
+            self._db.reopen_if_broken()
+            row = self._db.execute(
                 "SELECT confidence, validations FROM memory_confidence WHERE memory_id = ?",
                 (memory_id,),
             ).fetchone()
@@ -168,11 +180,11 @@ class QueryLogWriter:
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            self._conn.close()
+            self._db.close()
 
 
 def apply_retention(
-    path: str | Path,
+    path: Where,
     archive_dir: str | Path,
     *,
     now: datetime | None = None,
@@ -184,7 +196,7 @@ def apply_retention(
     deleted, so a crash never loses a row). Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     deleted: dict[str, int] = {}
     try:
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
@@ -202,10 +214,10 @@ def apply_retention(
                 fh.writelines(json.dumps(r) + "\n" for r in rows)
                 fh.flush()
                 os.fsync(fh.fileno())
-        with conn:
+        with conn.transaction():
             for table in ("eval_queries", "eval_feedback", "eval_shadow_runs"):
                 deleted[table] = conn.execute(
-                    f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN.get(table, '1')}",
+                    f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
                     (cut[table],),
                 ).rowcount
     finally:
@@ -213,13 +225,13 @@ def apply_retention(
     return deleted
 
 
-def bootstrap_judgments(path: str | Path) -> dict[str, int]:
+def bootstrap_judgments(path: Where) -> dict[str, int]:
     """Judgments from logged feedback (seed 002 section 2.1), into `eval_judgments`:
     validated useful -> 3 (`validated`), selected (read after search, referenced) -> 2
     (`bootstrapped`), validated not useful -> 0 (`validated`), shown but never selected -> 1
     (`implicit`). The strongest signal wins for a (query, memory); re-running replaces the
     bootstrapped judgments. Returns judgments per grade."""
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     try:
         queries = conn.execute("SELECT query_id, result_ids FROM eval_queries").fetchall()
         signals: dict[tuple[str, str], tuple[int, str]] = {}
@@ -248,7 +260,7 @@ def bootstrap_judgments(path: str | Path) -> dict[str, int]:
         for key, kind in best.items():
             signals[key] = order[kind]
         now = datetime.now(UTC).isoformat()
-        with conn:
+        with conn.transaction():
             conn.execute(
                 "DELETE FROM eval_judgments WHERE source IN ('implicit', 'bootstrapped', 'validated')"
             )
@@ -269,12 +281,12 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
+def harvest(path: Where, n: int, *, seed: int = 0) -> list[str]:
     """Pick up to `n` logged queries for the golden set (seed 002 section 2): duplicates (same
     text, case and spacing aside) collapse to the newest; the sample is stratified by intent
     and category (each stratum gets its share by size, largest remainders first); picked queries are marked
     `is_eval_corpus = 1`. Deterministic for a seed. Returns the query ids."""
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     try:
         newest: dict[str, tuple[str, str | None, str | None]] = {}
         for qid, text, intent, cat in conn.execute(
@@ -298,7 +310,7 @@ def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
         for k in keys:
             picked += rng.sample(sorted(strata[k]), min(quota[k], len(strata[k])))
         picked.sort()
-        with conn:
+        with conn.transaction():
             conn.executemany(
                 "UPDATE eval_queries SET is_eval_corpus = 1 WHERE query_id = ?",
                 [(q,) for q in picked],
@@ -308,10 +320,10 @@ def harvest(path: str | Path, n: int, *, seed: int = 0) -> list[str]:
     return picked
 
 
-def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
+def annotation_pool(path: Where, *, k: int = 20) -> list[dict[str, Any]]:
     """For each harvested query: the union of the top `k` results every logged run of the
     same text returned (pooling), for people to grade 0-3."""
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     try:
         rows = conn.execute(
             "SELECT query_id, query, result_ids, is_eval_corpus FROM eval_queries ORDER BY id"
@@ -335,12 +347,12 @@ def annotation_pool(path: str | Path, *, k: int = 20) -> list[dict[str, Any]]:
     ]
 
 
-def unknown_query_ids(path: str | Path, query_ids: Sequence[str]) -> set[str]:
+def unknown_query_ids(path: Where, query_ids: Sequence[str]) -> set[str]:
     """Those of `query_ids` no logged query has (looked up by the unique index, so a log of
     millions of queries is not read)."""
     wanted = sorted(set(query_ids))
     known: set[str] = set()
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     try:
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
@@ -357,7 +369,7 @@ def unknown_query_ids(path: str | Path, query_ids: Sequence[str]) -> set[str]:
 
 
 def import_annotations(
-    path: str | Path, graded: Sequence[dict[str, Any]], annotator: str = "manual"
+    path: Where, graded: Sequence[dict[str, Any]], annotator: str = "manual"
 ) -> int:
     """Store people's grades (`{query_id, candidates: [{memory_id, grade}]}` with grades 0-3;
     ungraded candidates are skipped) as manual judgments; returns how many."""
@@ -371,13 +383,13 @@ def import_annotations(
     bad = [r for r in rows if not 0 <= r[2] <= 3]
     if bad:
         raise ValueError(f"grades are 0-3; got {bad[0][2]} for {bad[0][0]} / {bad[0][1]}")
-    conn = connect(path)
+    conn = LogDB(path)
     try:
-        with conn:
+        with conn.transaction():
             conn.executemany(
                 "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, annotator,"
                 " confidence, created_at) VALUES (?, ?, ?, 'manual', ?, 1.0, ?)"
-                " ON CONFLICT(query_id, memory_id, source) DO UPDATE SET relevance = excluded.relevance,"
+                " ON CONFLICT (query_id, memory_id, source) DO UPDATE SET relevance = excluded.relevance,"
                 " annotator = excluded.annotator, created_at = excluded.created_at",
                 rows,
             )
@@ -389,11 +401,11 @@ def import_annotations(
 _SOURCE_RANK = {"manual": 3, "validated": 2, "bootstrapped": 1, "implicit": 0}
 
 
-def golden_set(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The harvested queries and, per (query, memory), the judgment of the most trusted source
     (manual > validated > bootstrapped > implicit): the rows of a retrieval dataset's
     `queries.jsonl` and `judgments.jsonl`."""
-    conn = connect(path, setup=migrate)
+    conn = LogDB(path)
     try:
         queries = [
             {
@@ -428,9 +440,9 @@ def golden_set(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, A
     ]
 
 
-def session_queries(path: str | Path) -> list[tuple[str, str, str, str]]:
+def session_queries(path: Where) -> list[tuple[str, str, str, str]]:
     """(session, query id, text, created_at) of every logged query with a session, in order."""
-    conn = connect(path)
+    conn = LogDB(path)
     try:
         return [
             (str(s), str(q), str(t), str(c))
@@ -443,12 +455,12 @@ def session_queries(path: str | Path) -> list[tuple[str, str, str, str]]:
         conn.close()
 
 
-def add_re_searches(path: str | Path, rows: Sequence[tuple[str, str, str, float]]) -> int:
+def add_re_searches(path: Where, rows: Sequence[tuple[str, str, str, float]]) -> int:
     """Record `re_search` feedback (session, earlier query id, later query id, similarity) for
     queries that do not have one yet; returns how many were added."""
-    conn = connect(path)
+    conn = LogDB(path)
     try:
-        with conn:
+        with conn.transaction():
             added = 0
             for session, earlier, later, sim in rows:
                 seen = conn.execute(

@@ -2,7 +2,9 @@
 page of a run's items (filtered, searched, sorted), one item whole.
 
 `RunReader` is a `SuiteRunStore` opened read-only (`mode=ro`, `query_only`, no migration:
-see `memgauge.store.connection.connect_read_only`), so nothing it runs can change the store.
+see `memgauge.store.engine.open_read_only`), so nothing it runs can change the store. Its SQL is
+SQLite's (`json_each`, `json_group_array`, the `_has` function): the viewer reads a SQLite
+store only, and refuses a PostgreSQL one (exit 3).
 A page costs one query for its rows and one for the total, however large the run: a 10,000-item
 run's first page reads 50 items, not 10,000.
 
@@ -15,19 +17,17 @@ as the store wrote it (`_has`), not with `LIKE` on the raw column.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
-from memgauge.store.suite_runs import (
-    _ITEM_COLUMNS,
-    SuiteRunStore,
-    _item_record,
-    _loads_item,
-    _unpacked,
-)
+from memgauge.store.item_rows import item_record as _item_record
+from memgauge.store.item_rows import loads_item as _loads_item
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.tables import unpacked as _unpacked
 
 __all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
 
@@ -103,6 +103,14 @@ def _has(value: str | bytes | None, needle: str) -> int:
     return 0
 
 
+#: an item's columns, in the order `item_rows.item_record` reads them
+_ITEM_COLUMNS = (
+    "i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category, i.input_json,"
+    " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
+    " o.latency_json, o.extra_json"
+)
+
+
 @dataclass(frozen=True)
 class ItemQuery:
     """Which page of a run's items: the filter, search, sort and page, as the URL gives them."""
@@ -151,7 +159,20 @@ class RunReader(SuiteRunStore):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, read_only=True)
-        self._conn.create_function("_has", 2, _has, deterministic=True)
+        raw = self._conn.connection.dbapi_connection
+        assert isinstance(raw, sqlite3.Connection)
+        raw.create_function("_has", 2, _has, deterministic=True)
+
+    def _sql(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of `sql` (SQLite's own, with its parameters), read in one snapshot; each
+        call its own short transaction, so a viewer left open sees runs as they advance."""
+        with self._read() as c:
+            found = c.exec_driver_sql(sql, params if isinstance(params, dict) else tuple(params))
+            return [tuple(r) for r in found]
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        rows = self._sql(sql, params)
+        return rows[0] if rows else None
 
     # --- runs ------------------------------------------------------------------------------
 
@@ -170,7 +191,7 @@ class RunReader(SuiteRunStore):
                 clauses.append(f"r.{column} = ?")
                 args.append(value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT r.run_id, r.suite_name, r.kind, r.status, r.reason, r.created_at,"
             " r.started_at, r.finished_at, r.heartbeat_at, r.n_items,"
             " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
@@ -183,7 +204,7 @@ class RunReader(SuiteRunStore):
             " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id)"
             f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
             (*args, limit),
-        ).fetchall()
+        )
         keys = (
             "run_id",
             "suite",
@@ -213,27 +234,26 @@ class RunReader(SuiteRunStore):
         out: dict[str, list[str]] = {}
         for column in ("suite_name", "status", "kind"):
             out[column] = [
-                str(r[0])
-                for r in self._conn.execute(f"SELECT DISTINCT {column} FROM suite_runs ORDER BY 1")
+                str(r[0]) for r in self._sql(f"SELECT DISTINCT {column} FROM suite_runs ORDER BY 1")
             ]
         return out
 
     def suite_runs(self, suite: str, *, exclude: str | None = None) -> list[dict[str, Any]]:
         """Runs of `suite` (but `exclude`), newest first: what a run is compared with."""
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = ?"
             " AND run_id IS NOT ? ORDER BY created_at DESC, run_id DESC LIMIT 100",
             (suite, exclude),
-        ).fetchall()
+        )
         return [{"run_id": r[0], "status": r[1], "created_at": r[2]} for r in rows]
 
     def run_failures(self, run_id: str) -> list[dict[str, Any]]:
         """Failures that belong to no single item (a subject that could not start)."""
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT subject, task, stage, kind, message, attempt, at FROM suite_run_failures"
             " WHERE run_id = ? AND item_id IS NULL ORDER BY failure_id",
             (run_id,),
-        ).fetchall()
+        )
         keys = ("subject", "task", "stage", "kind", "message", "attempt", "at")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
@@ -261,9 +281,9 @@ class RunReader(SuiteRunStore):
             " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
             " AND o.task = i.task AND o.item_id = i.item_id"
         )
-        (total,) = self._conn.execute(
-            f"SELECT COUNT(*) FROM suite_run_items i{join} WHERE {where}", params
-        ).fetchone()
+        (total,) = self._sql(f"SELECT COUNT(*) FROM suite_run_items i{join} WHERE {where}", params)[
+            0
+        ]
         order = _ORDER.get(query.sort, _ORDER["seq"])
         if query.desc:
             order = ", ".join(
@@ -271,7 +291,7 @@ class RunReader(SuiteRunStore):
             )
         per_page = max(1, query.per_page)
         params.update(limit=per_page, offset=(max(1, query.page) - 1) * per_page)
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.category, i.input_json,"
             " i.expected_json, o.output_json, i.score, i.duration_ms, (SELECT COUNT(*)"
             " FROM suite_run_failures f WHERE f.run_id = i.run_id AND f.subject = i.subject"
@@ -279,7 +299,7 @@ class RunReader(SuiteRunStore):
             f" FROM suite_run_items i{join} WHERE {where} ORDER BY {order}"
             " LIMIT :limit OFFSET :offset",
             params,
-        ).fetchall()
+        )
         page = [
             ItemRow(
                 subject=r[0],
@@ -308,12 +328,12 @@ class RunReader(SuiteRunStore):
             if rid is None:
                 continue
             keys = json.dumps([list(k) for k in by_key])
-            for s in self._conn.execute(
+            for s in self._sql(
                 "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.reason,"
                 " s.error FROM suite_run_scores s JOIN json_each(?) k"
                 " ON s.subject = json_extract(k.value, '$[0]')"
                 " AND s.task = json_extract(k.value, '$[1]')"
-                " AND s.item_id = json_extract(k.value, '$[2]') WHERE s.run_id = ? ORDER BY s.rowid",
+                " AND s.item_id = json_extract(k.value, '$[2]') WHERE s.run_id = ? ORDER BY s.seq",
                 (keys, rid),
             ):
                 verdict = ScoreRecord(
@@ -333,19 +353,19 @@ class RunReader(SuiteRunStore):
         """One item whole: input, expected, output, latency, every verdict with its detail and
         raw reply, every failure."""
         key = (run_id, subject, task, item_id)
-        r = self._conn.execute(
+        r = self._one(
             f"SELECT {_ITEM_COLUMNS} FROM suite_run_items i LEFT JOIN suite_run_outputs o"
             " USING (run_id, subject, task, item_id) WHERE i.run_id = ? AND i.subject = ?"
             " AND i.task = ? AND i.item_id = ?",
             key,
-        ).fetchone()
+        )
         if r is None:
             return None
         scores = []
-        for s in self._conn.execute(
+        for s in self._sql(
             "SELECT evaluator, value, passed, reason, error, detail_json, raw_reply"
             " FROM suite_run_scores WHERE run_id = ? AND subject = ? AND task = ?"
-            " AND item_id = ? ORDER BY rowid",
+            " AND item_id = ? ORDER BY seq",
             key,
         ):
             detail = _loads_item(s[5])
@@ -364,7 +384,7 @@ class RunReader(SuiteRunStore):
             )
         failures = [
             Failure(stage=f[0], kind=f[1], message=f[2], attempt=f[3] or 1, at=f[4])
-            for f in self._conn.execute(
+            for f in self._sql(
                 "SELECT stage, kind, message, attempt, at FROM suite_run_failures WHERE"
                 " run_id = ? AND subject = ? AND task = ? AND item_id = ? ORDER BY failure_id",
                 key,
@@ -374,21 +394,17 @@ class RunReader(SuiteRunStore):
 
     def task_items(self, run_id: str, task: str) -> list[ItemRecord]:
         """Every item of one task, whole (the extraction page's matched pairs, per case)."""
-        keys = self._conn.execute(
+        keys = self._sql(
             "SELECT subject, item_id FROM suite_run_items WHERE run_id = ? AND task = ?"
             " ORDER BY subject, seq",
             (run_id, task),
-        ).fetchall()
+        )
         return [it for s, i in keys if (it := self.item(run_id, s, task, i)) is not None]
 
     def table_counts(self) -> dict[str, int]:
         """Rows per table (a test's proof that reading changed nothing)."""
         names = [
             str(r[0])
-            for r in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
-            )
+            for r in self._sql("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         ]
-        return {
-            n: int(self._conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0]) for n in names
-        }
+        return {n: int(self._sql(f'SELECT COUNT(*) FROM "{n}"')[0][0]) for n in names}

@@ -24,6 +24,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import sqlalchemy as sa
+
+from memgauge.store.tables import eval_results
+
 __all__ = [
     "EVAL_RESULTS_COLUMNS",
     "SHADOW_COLUMNS",
@@ -35,6 +39,7 @@ __all__ = [
     "replace_eval_results",
     "shadow_eval_row",
     "shadow_row",
+    "shadow_values",
 ]
 
 _IR = {
@@ -175,7 +180,8 @@ def insert_eval_results(
     run_type: str = "full",
     feature_id: str | None = None,
 ) -> int:
-    """Insert the rows of one run's result (in the caller's transaction); return how many."""
+    """Insert the rows of one run's result (in the caller's transaction); return how many.
+    The hand-run SQLite migrations' helper (the stores use `replace_eval_results`)."""
     rows = eval_results_rows(result, run_type, feature_id)
     conn.executemany(
         f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
@@ -214,10 +220,8 @@ def shadow_row(values: Sequence[Any]) -> dict[str, Any]:
     return row
 
 
-def insert_shadow_row(
-    conn: sqlite3.Connection, experiment: str, row: Mapping[str, Any], created_at: str
-) -> None:
-    """Insert one shadow comparison (in the caller's transaction)."""
+def shadow_values(experiment: str, row: Mapping[str, Any], created_at: str) -> dict[str, Any]:
+    """One shadow comparison as an `eval_shadow_runs` row (column -> value)."""
     cols = {col: row.get(key) for col, key in SHADOW_KEYS.items()}
     treatment, top1 = row.get("treatment"), row.get("top1_changed")
     cols["query_id"] = str(row["query_id"])
@@ -228,7 +232,15 @@ def insert_shadow_row(
     if error is None and treatment is None:
         error = "no treatment ranking was recorded"
     cols.update(feature_id=experiment, created_at=created_at, error=error)
-    values = tuple(cols[c] for c in SHADOW_COLUMNS)
+    return {c: cols[c] for c in SHADOW_COLUMNS}
+
+
+def insert_shadow_row(
+    conn: sqlite3.Connection, experiment: str, row: Mapping[str, Any], created_at: str
+) -> None:
+    """Insert one shadow comparison (in the caller's transaction; the hand-run SQLite
+    migrations' helper: the stores write through SQLAlchemy)."""
+    values = tuple(shadow_values(experiment, row, created_at).values())
     conn.execute(
         f"INSERT INTO eval_shadow_runs ({', '.join(SHADOW_COLUMNS)})"
         f" VALUES ({', '.join('?' * len(SHADOW_COLUMNS))})",
@@ -240,15 +252,14 @@ _COLUMN_OF = {name: col for col, name in _IR.items()}
 
 
 def replace_eval_results(
-    conn: sqlite3.Connection, run_id: str, rows: Sequence[Mapping[str, Any]]
+    conn: sa.Connection, run_id: str, rows: Sequence[Mapping[str, Any]]
 ) -> None:
     """Replace the `eval_results` rows of `run_id` (in the caller's transaction)."""
-    conn.execute("DELETE FROM eval_results WHERE run_id = ?", (run_id,))
-    conn.executemany(
-        f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
-        f" VALUES ({', '.join('?' * len(EVAL_RESULTS_COLUMNS))})",
-        [tuple(r.get(c) for c in EVAL_RESULTS_COLUMNS) for r in rows],
-    )
+    conn.execute(sa.delete(eval_results).where(eval_results.c.run_id == run_id))
+    if rows:
+        conn.execute(
+            sa.insert(eval_results), [{c: r.get(c) for c in EVAL_RESULTS_COLUMNS} for r in rows]
+        )
 
 
 def ab_test_eval_row(

@@ -6,71 +6,75 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from memgauge.store.connection import SQLiteStore
+import sqlalchemy as sa
+
+from memgauge.store.base import Store
 from memgauge.store.seed_rows import (
     SHADOW_KEYS,
-    insert_shadow_row,
     replace_eval_results,
     shadow_eval_row,
     shadow_row,
+    shadow_values,
 )
+from memgauge.store.tables import eval_shadow_runs as _shadow
+from memgauge.store.url import StoreURL
 
 __all__ = ["ShadowStore"]
 
 
-class ShadowStore(SQLiteStore):
+class ShadowStore(Store):
     """`eval_shadow_runs`: record comparisons (from any thread) and read them back."""
 
     threads = True
 
-    def __init__(self, path: Any, *, read_only: bool = False) -> None:
-        super().__init__(path, read_only=read_only)
+    def __init__(
+        self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
+    ) -> None:
+        super().__init__(where, read_only=read_only)
         self._lock = threading.Lock()
 
     def record_shadow(self, experiment: str, row: Mapping[str, Any]) -> None:
         """Keep one comparison."""
-        with self._lock, self._conn:
-            insert_shadow_row(self._conn, experiment, row, datetime.now(UTC).isoformat())
+        values = shadow_values(experiment, row, datetime.now(UTC).isoformat())
+        with self._lock, self._write_tx() as c:
+            c.execute(sa.insert(_shadow), values)
 
     def shadow_rows(self, experiment: str) -> list[dict[str, Any]]:
         """Every comparison of `experiment` whose treatment answered, oldest first, with the
         keys `ShadowRunner` recorded."""
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {', '.join(SHADOW_KEYS)} FROM eval_shadow_runs"
-                " WHERE feature_id = ? AND error IS NULL ORDER BY id",
-                (experiment,),
-            ).fetchall()
+        with self._lock, self._read() as c:
+            rows = c.execute(
+                sa.select(*(_shadow.c[k] for k in SHADOW_KEYS))
+                .where(_shadow.c.feature_id == experiment, _shadow.c.error.is_(None))
+                .order_by(_shadow.c.id)
+            ).all()
         return [shadow_row(r) for r in rows]
 
     def shadow_errors(self, experiment: str) -> int:
         """How many treatment calls failed."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT COUNT(*) FROM eval_shadow_runs WHERE feature_id = ? AND error IS NOT NULL",
-                (experiment,),
-            ).fetchone()
-        return int(row[0])
+        with self._lock, self._read() as c:
+            n = c.execute(
+                sa.select(sa.func.count()).where(
+                    _shadow.c.feature_id == experiment, _shadow.c.error.is_not(None)
+                )
+            ).scalar_one()
+        return int(n)
 
     def experiments(self) -> list[str]:
         """Experiment names."""
-        with self._lock:
-            return [
-                str(r[0])
-                for r in self._conn.execute(
-                    "SELECT DISTINCT feature_id FROM eval_shadow_runs ORDER BY 1"
-                )
-            ]
+        with self._lock, self._read() as c:
+            rows = c.execute(
+                sa.select(_shadow.c.feature_id).distinct().order_by(_shadow.c.feature_id)
+            ).all()
+        return [str(r[0]) for r in rows]
 
     def project(self, experiment: str) -> None:
         """Summarize `experiment` into seed 002's `eval_results` (one row, run_type shadow):
         done when its summary is read, off the recording path."""
         rows = self.shadow_rows(experiment)
-        with self._lock, self._conn:
-            replace_eval_results(
-                self._conn,
-                f"shadow:{experiment}",
-                [shadow_eval_row(experiment, rows, datetime.now(UTC).isoformat())],
-            )
+        summary = shadow_eval_row(experiment, rows, datetime.now(UTC).isoformat())
+        with self._lock, self._write_tx() as c:
+            replace_eval_results(c, f"shadow:{experiment}", [summary])

@@ -1,0 +1,71 @@
+"""A store module's connection to the results store, on SQLite or PostgreSQL: opened, migrated
+to the newest schema, closed with the `with` block; or, `read_only` (the viewer), a SQLite
+store opened as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, suppress
+from pathlib import Path
+from typing import Self
+
+import sqlalchemy as sa
+
+from memgauge.store import engine as _engine
+from memgauge.store.url import HEAD, StoreURL, default_store, store_url
+
+__all__ = ["Store"]
+
+
+class Store:
+    """One connection to the store at `where` (a URL, a path, or None: `MEMGAUGE_STORE`, else
+    `MEMGAUGE_HOME/results.db`), created and migrated if need be."""
+
+    #: whether another thread may use the connection (never two at once: the caller's duty)
+    threads: bool = False
+
+    def __init__(
+        self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
+    ) -> None:
+        self.url = default_store() if where is None else store_url(where)
+        #: the SQLite file (None on PostgreSQL)
+        self.path = self.url.path
+        self.read_only = read_only
+        if read_only:  # as it is: no migration, no write (see engine.open_read_only)
+            self._engine = _engine.open_read_only(self.url)
+            self._conn = self._engine.connect()
+            return
+        self._engine = _engine.open_engine(self.url)
+        try:
+            self._conn = self._engine.connect()
+            with self._read() as c:
+                current = _engine.version(c)
+        except sa.exc.DBAPIError as exc:
+            if self.url.is_sqlite:
+                raise
+            raise _engine.unreachable(self.url, exc) from None
+        if current != HEAD:
+            _engine.upgrade(self._engine, self.url)
+
+    def _read(self) -> AbstractContextManager[sa.Connection]:
+        return _engine.read(self._conn, self.url)
+
+    def _write_tx(self, conn: sa.Connection | None = None) -> AbstractContextManager[sa.Connection]:
+        return _engine.write(conn or self._conn, self.url)
+
+    def connections(self) -> Iterator[sa.Connection]:
+        """The open connections (one; a subclass may add its own)."""
+        yield self._conn
+
+    def close(self) -> None:
+        """Close the connections and the engine."""
+        for conn in list(self.connections()):
+            with suppress(sa.exc.DBAPIError):  # a server already gone: nothing left to close
+                conn.close()
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,165 @@
+"""Runs moved between stores as one file: `memgauge runs export ID --format bundle` writes it,
+`memgauge runs import FILE` records its runs in another store (SQLite or PostgreSQL), and
+`memgauge gate --baseline FILE` gates against the runs in it without any store holding them
+(CI on an ephemeral runner).
+
+A bundle is JSON: `{"format": "memgauge-run-bundle", "schema_version": 1, "runs": [...]}`,
+each run with its record (summary included), subjects, tasks, every item as the typed
+`ItemRecord` (output, verdicts, failures), its LLM spend and the failures that belong to no
+item, and the gate's verdict on it (`gate`: pass, fail, accepted, or null when never gated;
+a bundle written before the gate kept verdicts has none, read as null). Importing writes the
+rows as they were (status, times, attempts, verdict): the run reads back exactly as it read
+where it was made, and a run that failed the gate stays out of later baselines there too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+
+from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.errors import DataError, Problem, UsageError
+from memgauge.store import item_rows
+from memgauge.store.tables import (
+    packed,
+    suite_run_failures,
+    suite_run_usage,
+    suite_runs,
+)
+
+__all__ = ["FORMAT", "bundle_runs", "export_bundle", "import_bundle", "read_bundle"]
+
+FORMAT = "memgauge-run-bundle"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
+    """The bundle of `run_ids` from a `SuiteRunStore`."""
+    runs = []
+    for run_id in run_ids:
+        run = store.get_run(run_id)
+        if run is None:
+            raise UsageError(f"no run {run_id!r} in {store.url}; see `memgauge runs list`")
+        runs.append(
+            {
+                "run": run.model_dump(mode="json"),
+                "gate": store.gate_verdict(run_id),
+                "subjects": store.subjects(run_id),
+                "tasks": store.tasks(run_id),
+                "items": [i.model_dump(mode="json") for i in store.item_records(run_id)],
+                "usage": store.usage(run_id),
+                "run_failures": [f for f in store.failures(run_id) if f["item_id"] is None],
+            }
+        )
+    return {"format": FORMAT, "schema_version": 1, "runs": runs}
+
+
+def read_bundle(path: Path) -> list[dict[str, Any]]:
+    """The runs of the bundle at `path`, validated (DataError naming the file and field)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            Problem(
+                str(path),
+                exc.lineno,
+                None,
+                f"not JSON ({exc.msg}); give a file written"
+                " by `memgauge runs export ID --format bundle`",
+            )
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                "format",
+                f"not a run bundle (expected format {FORMAT!r});"
+                " write one with `memgauge runs export ID --format bundle`",
+            )
+        )
+    if data.get("schema_version") != 1:
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                "schema_version",
+                f"version {data.get('schema_version')!r}"
+                " is not one this memgauge reads (1); export it again with this version",
+            )
+        )
+    runs = data.get("runs")
+    if not isinstance(runs, list):
+        raise DataError(Problem(str(path), None, "runs", "must be a list of runs"))
+    out = []
+    for n, entry in enumerate(runs):
+        try:
+            run = RunRecord.model_validate(entry["run"])
+            items = [ItemRecord.model_validate(i) for i in entry.get("items", [])]
+        except (KeyError, TypeError) as exc:
+            raise DataError(Problem(str(path), None, f"runs.{n}", f"missing {exc}")) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise DataError(Problem(str(path), None, f"runs.{n}.{field}", err["msg"])) from None
+        out.append({**entry, "run": run, "items": items})
+    return out
+
+
+def bundle_runs(paths: Iterable[Path]) -> list[RunRecord]:
+    """Every run in the bundles at `paths` that a gate's baseline may count: a run that failed
+    the gate where it was made (and was not accepted) is left out, as in its own store."""
+    return [
+        entry["run"] for path in paths for entry in read_bundle(path) if entry.get("gate") != "fail"
+    ]
+
+
+def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> list[str]:
+    """Record the bundle's runs, as they were, in the caller's write transaction; a run whose
+    id the store already holds is a UsageError (nothing is written)."""
+    ids = [e["run"].run_id for e in entries]
+    taken = conn.execute(sa.select(suite_runs.c.run_id).where(suite_runs.c.run_id.in_(ids))).all()
+    if taken:
+        raise UsageError(
+            f"run {taken[0][0]} is already in this store; nothing was imported"
+            " (delete it there, or import into another store)"
+        )
+    for entry in entries:
+        run: RunRecord = entry["run"]
+        items: list[ItemRecord] = entry["items"]
+        row = run.model_dump(
+            exclude={"schema_version", "suite", "settings", "provenance", "summary"}
+        )
+        row.update(
+            suite_json=_dumps(run.suite),
+            settings_json=_dumps(run.settings),
+            provenance_json=_dumps(run.provenance),
+            summary_json=None if run.summary is None else packed(run.summary.model_dump_json()),
+            owner=None,
+            gate=entry.get("gate"),
+        )
+        conn.execute(sa.insert(suite_runs), row)
+        item_rows.insert_plan(
+            conn, run.run_id, entry.get("subjects") or {}, entry.get("tasks") or [], items
+        )
+        if items:
+            item_rows.record_items(conn, run.run_id, items)
+        usage = entry.get("usage") or {}
+        if usage:
+            conn.execute(
+                sa.insert(suite_run_usage),
+                [{"run_id": run.run_id, "model": m, **v} for m, v in usage.items()],
+            )
+        for f in entry.get("run_failures") or []:
+            conn.execute(sa.insert(suite_run_failures), {**f, "run_id": run.run_id})
+    return ids

@@ -1,0 +1,317 @@
+"""The results store's SQLAlchemy engine on either dialect, its migration to the newest schema,
+and what a lost server becomes.
+
+SQLite: connections come from `connection.connect` (WAL, busy timeout, foreign keys; opening
+retried while the file is locked), with the driver's own transaction handling off, so that
+SQLAlchemy's transactions are SQLite's: `BEGIN` for reads (one snapshot for a reader's several
+statements) and `BEGIN IMMEDIATE` for writes (the write lock taken up front: a deferred
+transaction that reads first can fail with "database is locked" at once when another process
+writes, busy timeout or not).
+
+PostgreSQL: psycopg 3 (`memgauge[postgres]`), read committed; the compare-and-swap updates are
+single statements, so row locks are all they need.
+
+Migrations: Alembic, one history for both dialects (`store/revisions`). `upgrade` runs in one
+transaction that holds the store's write lock (SQLite) or an advisory lock (PostgreSQL), so
+processes opening a new store at once create it exactly once. A store already at `url.HEAD`
+opens without loading Alembic.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from memgauge.errors import UnavailableError, UsageError
+from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
+from memgauge.store.url import HEAD, StoreURL
+
+__all__ = [
+    "UPGRADE_COMMAND",
+    "open_engine",
+    "open_read_only",
+    "read",
+    "schema_problem",
+    "unreachable",
+    "upgrade",
+    "upgrade_store",
+    "write",
+]
+
+#: what brings a store to this memgauge's schema (any command that writes to it does too)
+UPGRADE_COMMAND = "memgauge runs upgrade --store PATH"
+
+#: pg_advisory_xact_lock key of a store's migration ("memgauge" in ASCII, as a bigint)
+_MIGRATION_LOCK = 0x6D656D6761756765
+
+
+def open_engine(url: StoreURL) -> sa.Engine:
+    """An engine on the store at `url` (not yet migrated: see `upgrade`)."""
+    if url.path is not None:
+        path = url.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+        def creator() -> sqlite3.Connection:
+            conn = connect(path, check_same_thread=False)
+            conn.isolation_level = None  # SQLAlchemy's BEGIN, not the driver's
+            return conn
+
+        engine = sa.create_engine(url.url, creator=creator, poolclass=sa.pool.NullPool)
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: sa.Connection) -> None:
+            write = conn.get_execution_options().get("memgauge_write")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise UnavailableError(
+            f"--store {url}: PostgreSQL needs its driver: pip install 'memgauge[postgres]'"
+        ) from None
+    return sa.create_engine(url.url, poolclass=sa.pool.NullPool)
+
+
+def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:
+    """The error a lost or unreachable server becomes (exit 3)."""
+    orig = getattr(exc, "orig", None) or exc
+    reason = " ".join(str(orig).split())
+    return UnavailableError(
+        f"results store {url} unreachable ({reason}). Nothing recorded so far is lost: once the"
+        " server is back, finish a run with `--resume RUN_ID` (see `memgauge runs list`)"
+    )
+
+
+def lost(url: StoreURL, exc: sa.exc.DBAPIError) -> bool:
+    """Whether `exc` means the server went away or cannot be reached (never so for SQLite,
+    whose errors stay what they are)."""
+    if url.is_sqlite:
+        return False
+    return bool(exc.connection_invalidated) or isinstance(
+        exc, sa.exc.OperationalError | sa.exc.InterfaceError
+    )
+
+
+@contextmanager
+def _translated(url: StoreURL) -> Iterator[None]:
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        if lost(url, exc):
+            raise unreachable(url, exc) from None
+        raise
+
+
+@contextmanager
+def read(conn: sa.Connection, url: StoreURL) -> Iterator[sa.Connection]:
+    """A read transaction (one snapshot on SQLite)."""
+    with _translated(url), conn.begin():
+        yield conn
+
+
+@contextmanager
+def write(conn: sa.Connection, url: StoreURL) -> Iterator[sa.Connection]:
+    """A write transaction: `BEGIN IMMEDIATE` on SQLite; committed at the end of the block,
+    rolled back if it raises."""
+    conn.execution_options(memgauge_write=True)
+    try:
+        with _translated(url), conn.begin():
+            yield conn
+    finally:
+        conn.execution_options(memgauge_write=False)
+
+
+def version(conn: sa.Connection) -> str | None:
+    """The store's Alembic revision, or None (new, or made before Alembic)."""
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    row = conn.exec_driver_sql("SELECT version_num FROM alembic_version").first()
+    return None if row is None else str(row[0])
+
+
+def _alembic_config(conn: sa.Connection) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(resources.files("memgauge.store") / "revisions"))
+    cfg.attributes["connection"] = conn
+    return cfg
+
+
+def _legacy(url: StoreURL) -> list[str]:
+    """Bring a SQLite store made before Alembic to 0009 with its own frozen migrations; their
+    names (none when there were none to apply)."""
+    from memgauge.store.migrations import migrate
+
+    assert url.path is not None
+    conn = connect(url.path)
+    try:
+        legacy = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        return migrate(conn) if legacy is not None else []
+    finally:
+        conn.close()
+
+
+def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
+    with engine.connect() as conn:
+        conn.execution_options(memgauge_write=True)
+        with conn.begin():
+            if not url.is_sqlite:
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            current = version(conn)
+            if current == HEAD:
+                return []
+            from alembic import command
+            from alembic.script import ScriptDirectory
+
+            cfg = _alembic_config(conn)
+            if current is None and sa.inspect(conn).has_table("schema_migrations"):
+                command.stamp(cfg, "0009")
+                current = "0009"
+            script = ScriptDirectory.from_config(cfg)
+            todo = [r.revision for r in script.iterate_revisions("head", current)]
+            command.upgrade(cfg, "head")
+            return list(reversed(todo))
+
+
+def upgrade(engine: sa.Engine, url: StoreURL) -> list[str]:
+    """Migrate the store to the newest revision; return what was applied, oldest first: the
+    frozen migrations' names (a SQLite store made before Alembic), then Alembic's revisions.
+
+    Retried while a SQLite file is locked, up to the busy timeout: SQLite does not call its
+    busy handler for every lock (see `connection`)."""
+    try:
+        legacy = _legacy(url) if url.is_sqlite else []
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.002
+        while True:
+            try:
+                return legacy + _upgrade_once(engine, url)
+            except sa.exc.OperationalError as exc:
+                orig = exc.orig
+                retry = isinstance(orig, sqlite3.OperationalError) and busy(orig)
+                if not retry or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.1)
+    except sa.exc.DBAPIError as exc:
+        if url.is_sqlite:
+            if isinstance(exc.orig, sqlite3.DatabaseError) and "not a database" in str(exc.orig):
+                raise UsageError(
+                    f"{url}: not a SQLite database; give the path of a memgauge store"
+                    " (for example MEMGAUGE_HOME/results.db) or of a new file"
+                ) from None
+            raise
+        raise unreachable(url, exc) from None
+
+
+def upgrade_store(url: StoreURL) -> list[str]:
+    """Bring the store at `url` to this memgauge's schema (`memgauge runs upgrade`); what was
+    applied (see `upgrade`; none when it was up to date)."""
+    engine = open_engine(url)
+    try:
+        return upgrade(engine, url)
+    finally:
+        engine.dispose()
+
+
+def _revisions() -> list[str]:
+    """The shipped revisions, oldest first (read from the scripts' file names: no Alembic)."""
+    versions = resources.files("memgauge.store") / "revisions" / "versions"
+    return sorted(
+        p.name[1:5] for p in versions.iterdir() if p.name.startswith("r") and p.name.endswith(".py")
+    )
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a SQLite store opened without migrating cannot be read by this memgauge (a sentence
+    that says what to do), or None when its schema is this memgauge's (`url.HEAD`)."""
+
+    def has(table: str) -> bool:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        return found is not None
+
+    older = "; upgrade it with `" + UPGRADE_COMMAND + "`, then open it again"
+    if has("alembic_version"):
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        at = None if row is None else str(row[0])
+        if at == HEAD:
+            return None
+        if at in _revisions():
+            return (
+                f"the store is at an older schema (revision {at}, this memgauge's is {HEAD})"
+                + older
+            )
+        return (
+            f"the store was written by a newer memgauge (revision {at} is unknown here);"
+            " upgrade memgauge to read it"
+        )
+    if has("schema_migrations"):
+        return (
+            "the store is at an older schema (made before its migrations moved to Alembic)" + older
+        )
+    return "not a memgauge results store (it has no alembic_version or schema_migrations table)"
+
+
+def open_read_only(url: StoreURL) -> sa.Engine:
+    """An engine that reads the SQLite store at `url` as it is: SQLite's `mode=ro` (no
+    connection it makes can write, whatever runs on it) and `query_only`, no migration. A store
+    at another schema than this memgauge's is refused with the command that upgrades it (an
+    older one) or the advice to upgrade memgauge (a newer one); a server store is refused with
+    exit 3 (the viewer reads SQLite only)."""
+    if url.path is None:
+        raise UnavailableError(
+            f"--store {url}: the viewer reads a SQLite store only; export the runs you want to"
+            " see (`memgauge runs export ID --format bundle`), `memgauge runs import` them into a"
+            " SQLite file and view that"
+        )
+    where = url.path
+    if not where.is_file():
+        raise UsageError(
+            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
+            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
+        )
+    uri = f"file:{quote(str(where.resolve()))}?mode=ro"
+
+    def creator() -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
+        conn.isolation_level = None  # SQLAlchemy's BEGIN, not the driver's
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    probe = creator()
+    try:
+        problem = schema_problem(probe)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(
+            f"{where}: cannot be read as a memgauge store ({exc}); give the path of a memgauge"
+            " store (for example MEMGAUGE_HOME/results.db)"
+        ) from None
+    finally:
+        probe.close()
+    if problem is not None:
+        raise UsageError(f"{where}: {problem}")
+    engine = sa.create_engine(url.url, creator=creator, poolclass=sa.pool.NullPool)
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("BEGIN")
+
+    return engine

@@ -1,0 +1,414 @@
+"""A suite run's items on a connection: writing finished items (status, output, verdicts,
+failures) and reading them back as typed records or export rows. `SuiteRunStore` holds the
+transaction; these functions are its SQL, the same on SQLite and PostgreSQL.
+
+Failure messages, score errors and reasons are scrubbed of keys and bearer tokens on the way in
+(`_util.redact`): they quote what a provider or a service answered, which may echo the
+request's credentials.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic_core import from_json, to_json
+
+from memgauge._util.redact import redactor
+from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.tables import Packed, packed, unpacked
+from memgauge.store.tables import suite_run_failures as failures_t
+from memgauge.store.tables import suite_run_items as items_t
+from memgauge.store.tables import suite_run_outputs as outputs_t
+from memgauge.store.tables import suite_run_scores as scores_t
+from memgauge.store.tables import suite_run_subjects as subjects_t
+from memgauge.store.tables import suite_run_tasks as tasks_t
+
+__all__ = [
+    "dumps_item",
+    "export_rows",
+    "insert_plan",
+    "item_record",
+    "item_records",
+    "loads_item",
+    "record_items",
+    "requeue",
+]
+
+KEY = ("run_id", "subject", "task", "item_id")
+_PACKED = Packed()
+
+
+def dumps_item(value: Any) -> str:
+    """An item's output, latency or verdict detail as JSON: written once per item, read back as
+    data, never compared as text, so no key sorting, and pydantic-core's encoder (six times the
+    standard library's: this was most of a fast run's recording time); what it refuses (a lone
+    surrogate) the standard library escapes."""
+    try:
+        return to_json(value, fallback=str).decode()
+    except (ValueError, TypeError):
+        return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def loads_item(text: str | bytes) -> Any:
+    """pydantic-core's parser (twice the standard library's); an escaped lone surrogate, which
+    it refuses, is the standard library's to read."""
+    text = unpacked(text)
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def insert_plan(
+    c: sa.Connection,
+    run_id: str,
+    subjects: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]],
+    items: Sequence[ItemRecord],
+) -> None:
+    """A new run's subjects (name -> spec), tasks (in the suite's order) and items, queued."""
+    if subjects:
+        c.execute(
+            sa.insert(subjects_t),
+            [
+                {"run_id": run_id, "subject": name, "spec_json": _dumps(spec)}
+                for name, spec in subjects.items()
+            ],
+        )
+    if tasks:
+        c.execute(
+            sa.insert(tasks_t),
+            [
+                {
+                    "run_id": run_id,
+                    "task": t["task"],
+                    "kind": t["kind"],
+                    "dataset": t.get("dataset"),
+                    "dataset_sha256": t.get("dataset_sha256"),
+                    "spec_json": _dumps(t.get("spec")),
+                    "n_items": t["n_items"],
+                    "seq": seq,
+                }
+                for seq, t in enumerate(tasks)
+            ],
+        )
+    if items:
+        c.execute(
+            sa.insert(items_t),
+            [
+                {
+                    "run_id": run_id,
+                    "subject": it.subject,
+                    "task": it.task,
+                    "item_id": it.item_id,
+                    "seq": it.seq,
+                    "status": "queued",
+                    "category": it.category,
+                    "input_json": _dumps(it.input),
+                    "expected_json": _dumps(it.expected),
+                }
+                for it in items
+            ],
+        )
+
+
+_key_where = [items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY]
+_UPDATE_ITEM = (
+    sa.update(items_t)
+    .where(*_key_where)
+    .values(
+        {
+            c: sa.bindparam(f"v_{c}")
+            for c in ("status", "attempts", "score", "started_at", "finished_at", "duration_ms")
+        }
+    )
+)
+
+
+def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> None:
+    """Keep finished items in the caller's transaction. Idempotent: recording an item again
+    replaces its output and verdicts (failures are history and accumulate)."""
+    keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    clean = redactor()  # the secrets looked up once for the batch
+
+    def as_stored(value: str | bytes) -> Any:
+        return _PACKED.process_bind_param(value, c.dialect)
+
+    executemany(
+        c,
+        _UPDATE_ITEM,
+        [
+            {
+                **{f"k_{k}": v for k, v in key.items()},
+                "v_status": r.status,
+                "v_attempts": r.attempts,
+                "v_score": r.score,
+                "v_started_at": r.started_at,
+                "v_finished_at": r.finished_at,
+                "v_duration_ms": r.duration_ms,
+            }
+            for r, key in zip(rows, keys, strict=True)
+        ],
+    )
+    outputs = [
+        {
+            **key,
+            "output_json": as_stored(packed(dumps_item(r.output))),
+            "latency_json": dumps_item(r.latency_ms),
+            "extra_json": dumps_item(r.extra) if r.extra else None,
+        }
+        for r, key in zip(rows, keys, strict=True)
+        if r.status == "completed" or r.output is not None
+    ]
+    executemany(c, upsert(c, outputs_t, KEY), outputs)
+    scores = [
+        {
+            **key,
+            "evaluator": v.evaluator,
+            "value": v.value,
+            "passed": None if v.passed is None else int(v.passed),
+            "reason": clean(v.reason) if v.reason else "",
+            "error": None if v.error is None else clean(v.error),
+            "detail_json": dumps_item({**v.detail, **({"fallback": True} if v.fallback else {})}),
+            "raw_reply": v.raw_reply,
+            "seq": seq,
+        }
+        for r, key in zip(rows, keys, strict=True)
+        for seq, v in enumerate(r.scores)
+    ]
+    executemany(c, upsert(c, scores_t, (*KEY, "evaluator")), scores)
+    failures = [
+        {
+            **key,
+            "stage": f.stage,
+            "kind": f.kind,
+            "message": clean(f.message),
+            "attempt": f.attempt,
+            "at": f.at,
+        }
+        for r, key in zip(rows, keys, strict=True)
+        for f in r.failures
+    ]
+    if failures:
+        c.execute(sa.insert(failures_t), failures)
+
+
+def requeue(c: sa.Connection, run_id: str) -> None:
+    """Put failed items back in the queue, and completed items with a verdict marked
+    `retryable`, dropping their verdicts (failure records stay, as history)."""
+    s, i = scores_t.c, items_t.c
+    retryable = sa.exists().where(
+        s.run_id == run_id,
+        s.subject == i.subject,
+        s.task == i.task,
+        s.item_id == i.item_id,
+        json_key(s.detail_json, "retryable").in_(("true", "1")),
+    )
+    c.execute(
+        sa.update(items_t)
+        .where(
+            i.run_id == run_id,
+            sa.or_(i.status == "failed", sa.and_(i.status == "completed", retryable)),
+        )
+        .values(status="queued", score=None)
+    )
+    queued = sa.select(i.subject, i.task, i.item_id).where(i.run_id == run_id, i.status == "queued")
+    c.execute(
+        sa.delete(scores_t).where(
+            s.run_id == run_id, sa.tuple_(s.subject, s.task, s.item_id).in_(queued)
+        )
+    )
+
+
+def _items_select(run_id: str, *columns: Any) -> Any:
+    """The run's items joined with their outputs, in subject, task, seq order."""
+    o, i = outputs_t.c, items_t.c
+    return (
+        sa.select(*columns)
+        .select_from(items_t.outerjoin(outputs_t, sa.and_(*(o[k] == i[k] for k in KEY))))
+        .where(i.run_id == run_id)
+        .order_by(i.subject, i.task, i.seq)
+    )
+
+
+def _verdicts(
+    c: sa.Connection, run_id: str, detail: bool
+) -> dict[tuple[str, str, str], list[ScoreRecord]]:
+    s = scores_t.c
+    detail_cols = (
+        [s.detail_json]
+        if detail
+        else [json_key(s.detail_json, "fallback"), json_key(s.detail_json, "panel_passed")]
+    )
+    out: dict[tuple[str, str, str], list[ScoreRecord]] = {}
+    stmt = (
+        sa.select(
+            s.subject,
+            s.task,
+            s.item_id,
+            s.evaluator,
+            s.value,
+            s.passed,
+            s.reason,
+            s.error,
+            s.raw_reply,
+            *detail_cols,
+        )
+        .where(s.run_id == run_id)
+        .order_by(s.seq)
+    )
+    for r in c.execute(stmt):
+        if detail:
+            detail_of = loads_item(r[9])
+        else:
+            pairs = zip(("fallback", "panel_passed"), r[9:11], strict=True)
+            detail_of = {k: loads_item(v) for k, v in pairs if v is not None}
+        fallback = bool(detail_of.pop("fallback", False))
+        out.setdefault((r[0], r[1], r[2]), []).append(
+            ScoreRecord(
+                evaluator=r[3],
+                value=r[4],
+                passed=None if r[5] is None else bool(r[5]),
+                reason=r[6] or "",
+                error=r[7],
+                fallback=fallback,
+                detail=detail_of,
+                raw_reply=r[8],
+            )
+        )
+    return out
+
+
+def item_records(c: sa.Connection, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+    """Every item of the run with its output, verdicts and failures, in subject, task, seq
+    order. Without `detail`, inputs, expected values and verdict details are left out (but a
+    verdict's fallback flag and panel votes)."""
+    scores = _verdicts(c, run_id, detail)
+    failures: dict[tuple[str, str, str], list[Failure]] = {}
+    f = failures_t.c
+    for r in c.execute(
+        sa.select(f.subject, f.task, f.item_id, f.stage, f.kind, f.message, f.attempt, f.at)
+        .where(f.run_id == run_id, f.item_id.is_not(None))
+        .order_by(f.failure_id)
+    ):
+        failures.setdefault((r[0], r[1], r[2]), []).append(
+            Failure(stage=r[3], kind=r[4], message=r[5], attempt=r[6] or 1, at=r[7])
+        )
+    i, o = items_t.c, outputs_t.c
+    inputs = (
+        [i.input_json, i.expected_json]
+        if detail
+        else [sa.literal("{}", sa.Text), sa.literal("null", sa.Text)]
+    )
+    stmt = _items_select(
+        run_id,
+        i.subject,
+        i.task,
+        i.item_id,
+        i.seq,
+        i.status,
+        i.attempts,
+        i.category,
+        *inputs,
+        i.score,
+        i.started_at,
+        i.finished_at,
+        i.duration_ms,
+        o.output_json,
+        o.latency_json,
+        o.extra_json,
+    )
+    return [
+        item_record(x, scores.get((x[0], x[1], x[2]), []), failures.get((x[0], x[1], x[2]), []))
+        for x in c.execute(stmt)
+    ]
+
+
+def item_record(r: Sequence[Any], scores: list[ScoreRecord], failures: list[Failure]) -> ItemRecord:
+    """An item from a row of its columns (subject, task, item_id, seq, status, attempts,
+    category, input, expected, score, started_at, finished_at, duration_ms, output, latency,
+    extra: `item_records`' select, and the viewer's), with its verdicts and failures."""
+    inp = loads_item(r[7])
+    return ItemRecord(
+        subject=r[0],
+        task=r[1],
+        item_id=r[2],
+        seq=r[3],
+        status=r[4],
+        attempts=r[5] or 0,
+        category=r[6],
+        input=inp if isinstance(inp, dict) else {"text": inp},
+        expected=loads_item(r[8]),
+        score=r[9],
+        started_at=r[10],
+        finished_at=r[11],
+        duration_ms=r[12],
+        output=None if r[13] is None else loads_item(r[13]),
+        latency_ms=loads_item(r[14]) if r[14] else {},
+        extra=loads_item(r[15]) if r[15] else {},
+        scores=scores,
+        failures=failures,
+    )
+
+
+def export_rows(c: sa.Connection, run_id: str) -> Iterator[dict[str, Any]]:
+    """One record per item: input, expected, output, latency, scores with reasons."""
+    scores: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for v in _verdicts(c, run_id, detail=True).items():
+        for s in v[1]:
+            entry = {
+                "evaluator": s.evaluator,
+                "value": s.value,
+                "passed": s.passed,
+                "reason": s.reason,
+                "error": s.error,
+                "detail": {**s.detail, **({"fallback": True} if s.fallback else {})},
+            }
+            if s.raw_reply is not None:
+                entry["raw_reply"] = s.raw_reply
+            scores.setdefault(v[0], []).append(entry)
+    i, o = items_t.c, outputs_t.c
+    stmt = _items_select(
+        run_id,
+        i.subject,
+        i.task,
+        i.item_id,
+        i.status,
+        i.attempts,
+        i.category,
+        i.input_json,
+        i.expected_json,
+        i.score,
+        i.started_at,
+        i.finished_at,
+        i.duration_ms,
+        o.output_json,
+        o.latency_json,
+    )
+    for x in c.execute(stmt):
+        yield {
+            "run_id": run_id,
+            "subject": x[0],
+            "task": x[1],
+            "item_id": x[2],
+            "status": x[3],
+            "attempts": x[4],
+            "category": x[5],
+            "input": json.loads(x[6]),
+            "expected": json.loads(x[7]),
+            "score": x[8],
+            "started_at": x[9],
+            "finished_at": x[10],
+            "duration_ms": x[11],
+            "output": None if x[12] is None else loads_item(x[12]),
+            "latency_ms": None if x[13] is None else json.loads(x[13]),
+            "scores": sorted(scores.get((x[0], x[1], x[2]), []), key=lambda s: s["evaluator"]),
+        }

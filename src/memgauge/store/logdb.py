@@ -1,0 +1,136 @@
+"""The query log's connection: the standard library's sqlite3 on `sqlite://` (no third-party
+import on the logging path), psycopg on `postgresql://` (the only thing `memgauge[postgres]`
+adds). SQL is written once, with `?` placeholders, in the subset both dialects read.
+
+Schema: a store at the newest revision (`url.HEAD`) is used as it is; a new or older one is
+migrated first through SQLAlchemy and Alembic (`engine.upgrade`), imported only then.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from memgauge.store.connection import connect
+from memgauge.store.url import HEAD, StoreURL, store_url
+
+__all__ = ["LogDB"]
+
+#: the confidence update's clamp to [0, 1], rounded so that 0.5 + 4 x 0.10 - 0.05 + ... lands
+#: exactly on 0.9 (`{x}` is the expression)
+_CLAMP = {
+    "sqlite": "MIN(1.0, MAX(0.0, ROUND({x}, 6)))",
+    "postgresql": "LEAST(1.0, GREATEST(0.0, ROUND(CAST({x} AS numeric), 6)))",
+}
+
+
+def _migrate(url: StoreURL) -> None:
+    from memgauge.store import engine
+
+    eng = engine.open_engine(url)
+    try:
+        engine.upgrade(eng, url)
+    finally:
+        eng.dispose()
+
+
+def _sqlite_version(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.OperationalError:  # no such table: a new store, or one made before Alembic
+        return None
+    return None if row is None else str(row[0])
+
+
+class LogDB:
+    """One connection to the query log's store (a path or a URL)."""
+
+    def __init__(self, where: str | Path | StoreURL, *, threads: bool = False) -> None:
+        self.url = store_url(where)
+        self.dialect = self.url.dialect
+        self._threads = threads
+        self._conn: Any = None
+        self._open()
+
+    def _open(self) -> None:
+        if self.url.path is not None:
+            path = self.url.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+            def ensure(conn: sqlite3.Connection) -> None:
+                if _sqlite_version(conn) != HEAD:
+                    _migrate(self.url)
+
+            self._conn = connect(path, check_same_thread=not self._threads, setup=ensure)
+            return
+        try:
+            import psycopg
+        except ImportError:
+            from memgauge.errors import UnavailableError
+
+            raise UnavailableError(
+                f"{self.url}: logging into PostgreSQL needs its driver:"
+                " pip install 'memgauge[postgres]'"
+            ) from None
+        assert self.url.dsn is not None
+        conn = psycopg.connect(self.url.dsn, autocommit=True)
+        row = None
+        with suppress(psycopg.errors.UndefinedTable):  # a new store
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        if row is None or row[0] != HEAD:
+            _migrate(self.url)
+        self._conn = conn
+
+    def reopen_if_broken(self) -> None:
+        """A PostgreSQL connection the server dropped is replaced (the next write retries)."""
+        if self.dialect == "postgresql" and (self._conn is None or self._conn.broken):
+            self._open()
+
+    def sql(self, text: str) -> str:
+        """`text` in this driver's placeholders."""
+        return text if self.dialect == "sqlite" else text.replace("?", "%s")
+
+    def clamp(self, expr: str) -> str:
+        """SQL clamping `expr` to [0, 1], rounded to 6 places."""
+        return _CLAMP[self.dialect].format(x=expr)
+
+    def execute(self, text: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement; returns the cursor."""
+        return self._conn.execute(self.sql(text), tuple(params))
+
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement per row."""
+        if not rows:
+            return
+        if self.dialect == "sqlite":
+            self._conn.executemany(text, rows)
+        else:
+            with self._conn.cursor() as cur:
+                cur.executemany(self.sql(text), rows)
+
+    @contextmanager
+    def transaction(self) -> Iterator[LogDB]:
+        """A write transaction (SQLite's write lock taken up front), committed at the end."""
+        if self.dialect == "sqlite":
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self
+            except BaseException:
+                self._conn.rollback()
+                raise
+            self._conn.commit()
+            return
+        with self._conn.transaction():
+            yield self
+
+    def locked(self, exc: BaseException) -> bool:
+        """Whether `exc` is SQLite's lock held too long by another process (worth retrying)."""
+        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            self._conn.close()

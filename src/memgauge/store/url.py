@@ -1,0 +1,103 @@
+"""Where the results store is: a URL, `sqlite:///PATH` (the default, `MEMGAUGE_HOME/results.db`)
+or `postgresql://USER:PASSWORD@HOST:PORT/DB` for a store shared by hosts and CI runners.
+
+A plain path is a SQLite file, as before URLs. `MEMGAUGE_STORE` names the store when no
+`--store` is given (precedence: flag > environment > default).
+
+Standard library only: the logging SDK (`memgauge.online.querylog`) parses its target here, and
+importing it must not load SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from memgauge._util.home import memgauge_home
+from memgauge.errors import UsageError
+
+__all__ = ["HEAD", "StoreURL", "default_store", "store_url"]
+
+#: the newest Alembic revision of the results store's schema (tests/store/test_schema.py checks
+#: it is the head of the shipped scripts): a store already there opens without loading Alembic
+HEAD = "0012"
+
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreURL:
+    """A parsed store location.
+
+    Attributes:
+        dialect: "sqlite" or "postgresql".
+        url: the SQLAlchemy URL (`sqlite:///...` with an absolute path, or `postgresql+psycopg://...`).
+        path: the SQLite file (None for PostgreSQL).
+        dsn: the libpq connection string for PostgreSQL (`postgresql://...`, None for SQLite).
+    """
+
+    dialect: str
+    url: str
+    path: Path | None = None
+    dsn: str | None = None
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Whether this is a SQLite file."""
+        return self.dialect == "sqlite"
+
+    def __str__(self) -> str:
+        """The location as shown to people: a SQLite file's path, a server URL without its
+        password."""
+        if self.path is not None:
+            return str(self.path)
+        parts = urlsplit(self.dsn or self.url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            creds, host = netloc.rsplit("@", 1)
+            user = creds.split(":", 1)[0]
+            netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+    def exists(self) -> bool:
+        """Whether there is something to read: the SQLite file exists (a server is assumed to
+        hold a store; opening it creates the schema if not)."""
+        return self.path is None or self.path.is_file()
+
+
+def store_url(value: str | Path | StoreURL) -> StoreURL:
+    """Parse `--store` / `MEMGAUGE_STORE`: `sqlite:///PATH`, `postgresql://...`
+    (`postgres://` and `postgresql+psycopg://` too), or a plain path (a SQLite file)."""
+    if isinstance(value, StoreURL):
+        return value
+    text = str(value)
+    match = _SCHEME.match(text)
+    if match is None:
+        path = Path(text).expanduser()
+        return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
+    scheme = match.group(1).lower()
+    if scheme == "sqlite":
+        rest = text[match.end() :]
+        if not rest.startswith("/") or rest in ("/", "/:memory:"):
+            raise UsageError(
+                f"--store {text}: give a file, as sqlite:///relative/path.db or"
+                " sqlite:////absolute/path.db"
+            )
+        path = Path(rest[1:]).expanduser()
+        return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        tail = text[match.end() :]
+        return StoreURL("postgresql", f"postgresql+psycopg://{tail}", dsn=f"postgresql://{tail}")
+    raise UsageError(
+        f"--store {text}: unknown scheme {scheme!r}; use sqlite:///PATH, a plain path, or"
+        " postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+    )
+
+
+def default_store() -> StoreURL:
+    """`MEMGAUGE_STORE` if set, else `MEMGAUGE_HOME/results.db`."""
+    env = os.environ.get("MEMGAUGE_STORE")
+    return store_url(env) if env else store_url(memgauge_home() / "results.db")

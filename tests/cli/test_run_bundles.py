@@ -1,0 +1,122 @@
+"""`memgauge runs export ID --format bundle` and `memgauge runs import FILE` move runs between
+stores (a SQLite file to SQLite or PostgreSQL); `memgauge gate --baseline FILE` gates a run in
+a fresh store against runs exported earlier."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.store.suite_runs import SuiteRunStore
+
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+
+
+def _evaluate(data: Path, out: Path, store: str) -> None:
+    assert (
+        main(
+            ["evaluate", str(data), "-s", "lexical", "--store", store, "--out", str(out), "--quiet"]
+        )
+        == 0
+    )
+
+
+def _ids(store: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", store, "--json"]) == 0
+    return [r["run_id"] for r in json.loads(capsys.readouterr().out)]
+
+
+def test_a_bundle_moves_a_run_to_another_store_as_it_was(
+    tmp_path: Path, store_where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    source = str(tmp_path / "source.db")
+    _evaluate(data, tmp_path / "o", source)
+    [run_id] = _ids(source, capsys)
+    bundle = tmp_path / "run.json"
+    assert (
+        main(
+            [
+                "runs",
+                "export",
+                run_id,
+                "--format",
+                "bundle",
+                "--store",
+                source,
+                "--out",
+                str(bundle),
+            ]
+        )
+        == 0
+    )
+    assert main(["runs", "import", str(bundle), "--store", store_where]) == 0
+    assert run_id in capsys.readouterr().out
+    with SuiteRunStore(source) as a, SuiteRunStore(store_where) as b:
+        assert b.get_run(run_id) == a.get_run(run_id)
+        assert b.item_records(run_id) == a.item_records(run_id)
+        assert b.tasks(run_id) == a.tasks(run_id)
+    # a second import would record the run twice: refused, nothing written
+    assert main(["runs", "import", str(bundle), "--store", store_where]) == 2
+    assert "already in this store" in capsys.readouterr().err
+    assert _ids(store_where, capsys) == [run_id]
+
+
+def test_gate_against_exported_runs_on_a_fresh_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    shared = str(tmp_path / "earlier.db")
+    for i in range(3):
+        _evaluate(data, tmp_path / f"o{i}", shared)
+    bundles = []
+    for n, run_id in enumerate(_ids(shared, capsys)):
+        bundles += ["--baseline", str(tmp_path / f"b{n}.json")]
+        assert (
+            main(
+                [
+                    "runs",
+                    "export",
+                    run_id,
+                    "--format",
+                    "bundle",
+                    "--store",
+                    shared,
+                    "--out",
+                    bundles[-1],
+                ]
+            )
+            == 0
+        )
+    fresh = str(tmp_path / "runner.db")  # CI's ephemeral runner: nothing but the new run
+    _evaluate(data, tmp_path / "new", fresh)
+    [new] = _ids(fresh, capsys)
+    assert main(["gate", new, "--store", fresh, "--no-learn", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert alone["n_history"] == 0
+    assert alone["baseline_runs"] == []
+    assert main(["gate", new, "--store", fresh, "--no-learn", "--json", *bundles]) == 0
+    gated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert gated["n_history"] == 3
+    assert sorted(gated["baseline_runs"]) == sorted(_ids(shared, capsys))
+    assert gated["status"] == "pass"
+    assert all(m["baseline"] is not None for m in gated["metrics"])
+
+
+def test_a_file_that_is_not_a_bundle_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = BAD / "not_a_bundle.json"
+    assert main(["runs", "import", str(bad), "--store", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert "not_a_bundle.json" in err
+    assert "format" in err
+    assert "Traceback" not in err
