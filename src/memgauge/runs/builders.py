@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
@@ -25,6 +26,7 @@ __all__ = [
     "audit_suite",
     "evaluate_suite",
     "extraction_suite",
+    "learnings_arg",
     "operations_suite",
     "subject_map",
 ]
@@ -202,14 +204,21 @@ def operations_suite(
     subject_name: str = "decider",
     judge: bool = False,
     judge_model: str | None = None,
+    judge_learnings: str | Mapping[str, Any] | None = None,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
     seed: int = 0,
 ) -> Suite:
-    """Seed 000's merge decisions over `cases` for one decider (live or recorded)."""
+    """Seed 000's merge decisions over `cases` for one decider (live or recorded);
+    `judge_learnings` (a query, or `{query, k, budget, memory, path}`) adds past failures to
+    the merge judge's prompt."""
     args: dict[str, Any] = {"judge": judge}
     if judge_model:
         args["judge_model"] = judge_model
+    if judge_learnings is not None:
+        if not judge:
+            raise UsageError("--judge-learnings needs --judge (it goes into the judge's prompt)")
+        args["learnings"] = learnings_arg(judge_learnings, "--judge-learnings")
     return Suite.model_validate(
         {
             "name": f"operations:{cases.resolve().stem}",
@@ -230,6 +239,26 @@ def operations_suite(
             ],
         }
     )
+
+
+def learnings_arg(value: str | Mapping[str, Any], flag: str) -> dict[str, Any]:
+    """A `learnings:` argument from a flag: a plain query (`'memory merge judge'`) or YAML
+    flow text of the whole argument (`'{query: merge, k: 2, path: l.db}'`); UsageError
+    naming the flag when it is neither (its keys are checked with the suite)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    text = value.strip()
+    if not text.startswith("{"):
+        if not text:
+            raise UsageError(f"{flag}: give a query, or {{query: ..., k: N, budget: N}}")
+        return {"query": text}
+    try:
+        parsed = load_yaml(text)[0]
+    except ParseError as exc:
+        raise UsageError(f"{flag}: not a mapping ({exc.message})") from None
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{flag}: give a query, or {{query: ..., k: N, budget: N}}")
+    return parsed
 
 
 def audit_suite(
