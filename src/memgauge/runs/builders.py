@@ -28,6 +28,7 @@ __all__ = [
     "extraction_suite",
     "learnings_arg",
     "operations_suite",
+    "pool_spec",
     "subject_map",
 ]
 
@@ -59,6 +60,7 @@ def evaluate_suite(
     seed: int = 0,
     pool_depth: int | None = None,
     pool_grade: int = 1,
+    pool_judge: str | Mapping[str, Any] | None = None,
     ingest: bool = True,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
@@ -75,6 +77,8 @@ def evaluate_suite(
         )
     if pool_depth is not None and (pool_depth < 1 or not 0 <= pool_grade <= 3):
         raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+    if pool_judge is not None and pool_depth is None:
+        raise UsageError("--pool-judge grades a pool: give --pool-depth N as well")
     retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": "zero"}
     ir: dict[str, Any] = {
         "measures": canonical,
@@ -84,6 +88,7 @@ def evaluate_suite(
         "n_resamples": n_resamples,
         "pool_depth": pool_depth,
         "pool_grade": pool_grade,
+        **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
     }
     return Suite.model_validate(
         {
@@ -116,6 +121,31 @@ def evaluate_suite(
             ],
         }
     )
+
+
+def pool_spec(value: str | Mapping[str, Any]) -> str | dict[str, Any]:
+    """The relevance judge of `--pool-judge`: a name (`relevance`) or YAML flow text
+    (`'{relevance: {model: m}}'`)."""
+    return _flow_arg(value, "--pool-judge", "'relevance' or '{relevance: {model: m}}'")
+
+
+def _flow_arg(value: str | Mapping[str, Any], flag: str, hint: str) -> str | dict[str, Any]:
+    """A flag's value: a mapping as is, YAML flow text (`{...}`) parsed into one, any other
+    text stripped; UsageError naming the flag for empty text or flow text that is no mapping."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    text = value.strip()
+    if not text:
+        raise UsageError(f"{flag}: give {hint}")
+    if not text.startswith("{"):
+        return text
+    try:
+        parsed = load_yaml(text)[0]
+    except ParseError as exc:
+        raise UsageError(f"{flag}: not a mapping ({exc.message}); give {hint}") from None
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{flag}: give {hint}")
+    return parsed
 
 
 def extraction_suite(
@@ -243,22 +273,10 @@ def operations_suite(
 
 def learnings_arg(value: str | Mapping[str, Any], flag: str) -> dict[str, Any]:
     """A `learnings:` argument from a flag: a plain query (`'memory merge judge'`) or YAML
-    flow text of the whole argument (`'{query: merge, k: 2, path: l.db}'`); UsageError
-    naming the flag when it is neither (its keys are checked with the suite)."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    text = value.strip()
-    if not text.startswith("{"):
-        if not text:
-            raise UsageError(f"{flag}: give a query, or {{query: ..., k: N, budget: N}}")
-        return {"query": text}
-    try:
-        parsed = load_yaml(text)[0]
-    except ParseError as exc:
-        raise UsageError(f"{flag}: not a mapping ({exc.message})") from None
-    if not isinstance(parsed, dict):
-        raise UsageError(f"{flag}: give a query, or {{query: ..., k: N, budget: N}}")
-    return parsed
+    flow text of the whole argument (`'{query: merge, k: 2, path: l.db}'`); its keys are
+    checked with the suite."""
+    got = _flow_arg(value, flag, "a query, or {query: ..., k: N, budget: N}")
+    return {"query": got} if isinstance(got, str) else got
 
 
 def audit_suite(
