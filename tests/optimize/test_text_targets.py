@@ -107,3 +107,44 @@ def test_a_rewrite_that_breaks_the_template_is_a_recorded_failure(
     assert step["score"] is None
     assert step["accepted"] is False
     assert data["best"]["step"] == 0
+
+
+def test_the_optimizer_models_spend_counts_toward_the_cost_budget(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """Issue 15 item 7: the candidates' decider is unpriced, so only the optimizer model's
+    own calls (USD 1 a token here) can reach maxCost; they are recorded on the study, and its
+    usage listener is gone once the study ends."""
+    from memgauge.llm import context
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump({"opt-model": {"input": 1e6, "output": 1e6}}))
+    monkeypatch.setenv("MEMGAUGE_PRICES", str(prices))
+    context.reset()  # a fresh meter reads the price table, as a new process would
+    llm_server.respond(
+        lambda r: (
+            json.dumps({"text": "Decide well. {existing} {incoming}"})
+            if r["messages"][-1]["content"].startswith("You improve")
+            else json.dumps({"action": "CREATE", "content": "x", "reason": "never improves"})
+        )
+    )
+    block = {"holdout": 0, "maxIterations": 5, "maxCost": 1.0, "optimizer": {"model": "opt-model"}}
+    path = _decider_suite(tmp_path, block, 4)
+    listening = len(context.llm_context().meter._listeners)
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["stopped_because"] == "cost-budget"
+    assert [i["step"] for i in data["iterations"]] == [0, 1]
+    (proposer,) = [r for r in llm_server.requests if r["json"]["model"] == "opt-model"]
+    used = data["optimizer_usage"]["opt-model"]
+    assert used["calls"] == 1
+    assert used["prompt_tokens"] > 0
+    assert used["cost_usd"] == pytest.approx(used["prompt_tokens"] + used["completion_tokens"])
+    assert "fake" not in data["optimizer_usage"]  # the candidates' spend is their runs'
+    assert proposer["json"]["messages"][-1]["content"].startswith("You improve")
+    # recorded on the study: `optimize show` reads it back
+    assert main(["optimize", "show", data["id"], "--store", str(tmp_path / "r.db"), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert shown["optimizer_usage"] == data["optimizer_usage"]
+    # the study's listener was detached when it ended
+    assert len(context.llm_context().meter._listeners) == listening

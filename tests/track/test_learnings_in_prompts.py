@@ -203,3 +203,40 @@ def test_bad_learnings_in_a_suite_exit_2_naming_file_line_and_field(
     assert "learnings.topk: unknown key" in err
     assert "Traceback" not in err
     assert not (tmp_path / "r.db").exists()  # nothing half-written
+
+
+def test_operations_judge_takes_learnings_from_the_cli(
+    llm_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`operations --judge --judge-learnings`: the merge judge's system prompt carries the
+    stored failures, and each judged check records the section's hash."""
+    path = _memory(tmp_path)
+    crit = {"completeness": 80, "coherence": 80, "conciseness": 80}
+    llm_server.respond(lambda _p: json.dumps({"score": 80, "criteria": crit}))
+    out = tmp_path / "out"
+    spec = json.dumps({"query": "qa-judge invented employer", "path": str(path), "k": 1})
+    args = ["operations", str(CASES), "--decider", "{heuristic: {}}", "--judge"]
+    args += ["--judge-learnings", spec, "--no-store", "--no-targets", "--output", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    systems = [r["json"]["messages"][0] for r in llm_server.requests]
+    assert systems, "the heuristic decider merges some pairs, so the judge is asked"
+    assert all(s["role"] == "system" for s in systems)
+    assert all("answers invented the user's employer" in s["content"] for s in systems)
+    cases = json.loads((out / "operations.json").read_text())["per_case"]
+    judged = [c["checks"]["merge-quality"] for c in cases if "merge-quality" in c.get("checks", {})]
+    assert judged
+    assert all(j["passed"] is not None and len(j["learnings_hash"]) == 16 for j in judged)
+    # a plain query works too; without --judge the flag is refused (exit 2)
+    before = len(llm_server.requests)
+    plain = ["operations", str(CASES), "--decider", "{heuristic: {}}", "--judge", "--no-store"]
+    assert main([*plain, "--no-targets", "--judge-learnings", "anything at all"]) == 0
+    assert len(llm_server.requests) > before
+    capsys.readouterr()
+    bad = ["operations", str(CASES), "--decider", "{heuristic: {}}", "--no-store"]
+    assert main([*bad, "--judge-learnings", "x"]) == 2
+    assert "--judge-learnings needs --judge" in capsys.readouterr().err
+    assert main([*plain, "--judge-learnings", "{query: x, topk: 2}"]) == 2
+    err = capsys.readouterr().err
+    assert "topk" in err
+    assert "Traceback" not in err

@@ -5,7 +5,9 @@ against the first (Holm-corrected across measures), from the ranked hits each it
 A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
 relevant memory, or given no hit, scores 0 by default and is counted. With `pool_depth`, memories
 in any subject's top `pool_depth` that nobody judged are graded `pool_grade` for every subject
-(seed 002 section 3.4) before anything is scored.
+(seed 002 section 3.4) before anything is scored; with `pool_judge` as well, the relevance
+judge grades them instead, and its grades are recorded as bootstrapped judgments
+(`aggregates.pool_judge`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_values import ir_values, protocol_label
+from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
     Comparison,
     LatencySummary,
@@ -116,6 +119,8 @@ class IRAggregate:
         primary_test: the paired test whose p is Holm-corrected and marked.
         pool_depth: grade unjudged memories in any subject's top `pool_depth` (off: None).
         pool_grade: the grade pooled memories get (1 = marginal, below the default threshold).
+        pool_judge: grade pooled memories with this relevance judge (`relevance`,
+            `{relevance: {model: m}}`) instead of `pool_grade`.
     """
 
     measures: tuple[str, ...] | None = None
@@ -128,6 +133,7 @@ class IRAggregate:
     primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization"
     pool_depth: int | None = None
     pool_grade: int = 1
+    pool_judge: str | dict[str, Any] | None = None
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -136,6 +142,10 @@ class IRAggregate:
     def __post_init__(self) -> None:
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+        if self.pool_judge is not None:
+            if self.pool_depth is None:
+                raise UsageError("a pool judge needs a pool depth (--pool-depth N)")
+            relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
             parse_measure(m)
 
@@ -199,8 +209,13 @@ class IRAggregate:
             )
         qrels = dataset.qrels()
         searched = [self._searched(s, items.get(s, ()), task) for s in task.subjects]
-        pool_note = None
-        if self.pool_depth:
+        pool_note, judged_pool = None, None
+        if self.pool_depth and self.pool_judge is not None:
+            runs = [{q: r.ids for q, r in s.results.items()} for s in searched]
+            judge = relevance_judge(self.pool_judge)
+            judged_pool = judge_pool(dataset, qrels, runs, self.pool_depth, judge)
+            qrels, pool_note = judged_pool.qrels, judged_pool.note(self.pool_depth)
+        elif self.pool_depth:
             runs = [{q: r.ids for q, r in s.results.items()} for s in searched]
             qrels, added = pool_qrels(qrels, runs, self.pool_depth, self.pool_grade)
             pool_note = (
@@ -242,6 +257,11 @@ class IRAggregate:
                 },
                 "systems": [s.model_dump(mode="json") for s in systems],
                 "comparisons": [c.model_dump(mode="json") for c in comparisons],
+                **(
+                    {"pool_judge": judged_pool.detail(self.pool_judge)}
+                    if judged_pool is not None and self.pool_judge is not None
+                    else {}
+                ),
             },
         )
 

@@ -4,6 +4,7 @@ recorded run), list the studies, read one, and diff two of its iterations."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +40,8 @@ def optimize(
     resume: str | None = None,
     space: Sequence[str] | Mapping[str, str | SearchDim] | None = None,
     progress: StudyProgress | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
     **overrides: Any,
 ) -> dict[str, Any]:
     """Tune a suite subject for one task's objective (seed 004's optimization loop); each
@@ -50,7 +53,8 @@ def optimize(
     override the suite's block; `space` (`["k_rrf=int:10..120"]` or `{"k_rrf":
     "int:10..120"}`) replaces its search space. `resume`: continue that study (its id or
     prefix) without scoring any finished candidate again. `store=False` keeps everything in
-    memory.
+    memory. `workers`, `executor`: each candidate's run in shards, as in `evaluate`, on one
+    pool for the whole study (a resume may use other ones: the scores do not depend on them).
     """
     given = {**overrides, "space": _space(space)}
     path = Path(suite) if suite is not None else None
@@ -67,9 +71,19 @@ def optimize(
             overrides=given,
             progress=progress,
             recorder=InMemoryRecorder(),
+            workers=workers,
+            executor=executor,
         )
     with open_store(store) as opened:
-        return run_optimization(path, opened, overrides=given, resume=resume, progress=progress)
+        return run_optimization(
+            path,
+            opened,
+            overrides=given,
+            resume=resume,
+            progress=progress,
+            workers=workers,
+            executor=executor,
+        )
 
 
 def optimizations(*, store: Where = None, limit: int = 50) -> list[dict[str, Any]]:

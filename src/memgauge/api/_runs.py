@@ -103,6 +103,7 @@ def evaluate(
     seed: int = 0,
     pool_depth: int | None = None,
     pool_grade: int = 1,
+    pool_judge: str | Mapping[str, Any] | None = None,
     ingest: bool = True,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
@@ -124,6 +125,8 @@ def evaluate(
     (`{"reference": {"mode": "dense"}}`), or a live object with `reset`, `ingest` and `search`.
     The first system is the baseline of the paired comparisons. `fail_under`:
     `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
+    `pool_judge` (with `pool_depth`): the relevance judge (`"relevance"`, `{"relevance":
+    {"model": m}}`) grades the pool's unjudged memories, recorded as bootstrapped judgments.
     `workers` > 1 runs the systems given as specs in shards on a process pool, or on
     `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
     (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
@@ -145,6 +148,7 @@ def evaluate(
         seed=seed,
         pool_depth=pool_depth,
         pool_grade=pool_grade,
+        pool_judge=pool_judge,
         ingest=ingest,
         concurrency=concurrency,
         max_failure_rate=max_failure_rate,

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from memgauge import api
+from memgauge._util.jsonout import dumps_strict
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -91,4 +92,12 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     write_json(result, json_path)
     atomic_write_text(md_path, render_markdown(result))
     atomic_write_text(html_path, render_run_report(report.run, report.items))
-    return [json_path, md_path, html_path]
+    paths = [json_path, md_path, html_path]
+    ir = report.summary.aggregate("ir")
+    pooled = ir.detail.get("pool_judge") if ir is not None else None
+    if pooled:
+        # the judge's grades in the dataset's judgments format, to review and merge back
+        boot = out_dir / "bootstrapped_judgments.jsonl"
+        atomic_write_text(boot, "".join(dumps_strict(j) + "\n" for j in pooled["judgments"]))
+        paths.append(boot)
+    return paths

@@ -16,6 +16,7 @@ from memgauge.cli._evaluation import (
     store_arg,
     target_options,
 )
+from memgauge.cli._llm import configure_llm, llm_options
 
 __all__ = ["evaluate"]
 
@@ -75,7 +76,14 @@ __all__ = ["evaluate"]
     type=click.IntRange(0, 3),
     default=1,
     show_default=True,
-    help="The grade pooled memories get.",
+    help="The grade pooled memories get (without --pool-judge).",
+)
+@click.option(
+    "--pool-judge",
+    default=None,
+    metavar="SPEC",
+    help="Grade the pool's unjudged memories with the relevance judge instead: 'relevance' or"
+    " '{relevance: {model: m}}'; recorded as bootstrapped judgments (needs --pool-depth).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option(
@@ -98,6 +106,7 @@ __all__ = ["evaluate"]
 @evaluation_options
 @target_options
 @shard_options
+@llm_options
 def evaluate(
     dataset: Path,
     systems: tuple[str, ...],
@@ -109,6 +118,7 @@ def evaluate(
     resamples: int,
     pool_depth: int | None,
     pool_grade: int,
+    pool_judge: str | None,
     seed: int,
     out_dir: Path,
     no_ingest: bool,
@@ -124,6 +134,10 @@ def evaluate(
     by: str,
     workers: int,
     shard_executor: str | None,
+    cache_only: bool,
+    no_cache: bool,
+    refresh_cache: bool,
+    llm_cache: Path | None,
 ) -> None:
     """Evaluate memory search on DATASET (a dataset directory or bundle file).
 
@@ -137,6 +151,9 @@ def evaluate(
     unavailable; 4 more searches failed than --max-failure-rate allows (a dead system).
     """
     out = console()
+    configure_llm(  # the pool judge's calls (and LLM-backed systems') go through the cache
+        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
+    )
     with running(False if quiet else progress) as bar:
         report = api.evaluate(
             dataset,
@@ -150,6 +167,7 @@ def evaluate(
             seed=seed,
             pool_depth=pool_depth,
             pool_grade=pool_grade,
+            pool_judge=pool_judge,
             ingest=not no_ingest,
             concurrency=concurrency,
             max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,

@@ -49,6 +49,13 @@ __all__ = ["operations"]
 )
 @click.option("--judge-model", default=None)
 @click.option(
+    "--judge-learnings",
+    default=None,
+    metavar="QUERY|SPEC",
+    help="Add past evaluation failures to the merge judge's prompt: a query looked up in the"
+    " learnings memory, or '{query: Q, k: 3, budget: 500, path: FILE, memory: SPEC}'.",
+)
+@click.option(
     "--output",
     "out_dir",
     type=click.Path(path_type=Path),
@@ -70,6 +77,7 @@ def operations(
     outputs_path: Path | None,
     use_judge: bool,
     judge_model: str | None,
+    judge_learnings: str | None,
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
@@ -105,6 +113,7 @@ def operations(
         subject,
         judge=use_judge,
         judge_model=judge_model,
+        judge_learnings=judge_learnings,
         concurrency=concurrency,
         max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
     )

@@ -21,7 +21,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
-from memgauge.cli._evaluation import running
+from memgauge.cli._evaluation import running, shard_options
 from memgauge.cli._llm import configure_llm, llm_options
 
 __all__ = ["optimize"]
@@ -46,8 +46,9 @@ def optimize() -> None:
     memgauge optimize SUITE [--subject NAME] [--objective [TASK/]MEASURE]
         [--space 'FIELD=int:LO..HI' | 'FIELD=float:LO..HI[:log]' | 'FIELD=choice:A,B' ...]
         [--strategy greedy|best-of-n|annealing|tpe] [--max-iterations N] [--holdout F]
-        [--seed S] [--store STORE] [--json]
-    memgauge optimize --resume ID
+        [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
+        [--store STORE] [--json]
+    memgauge optimize --resume ID [--workers N | --executor ...]
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
 
@@ -212,6 +213,7 @@ _STORE = store_option
 @_STORE
 @click.option("--json", "as_json", is_flag=True, help="Print the study as JSON on the last line.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
+@shard_options
 @llm_options
 def run(
     suite_file: Path | None,
@@ -220,6 +222,8 @@ def run(
     progress: bool | None,
     resume: str | None,
     space: tuple[str, ...],
+    workers: int,
+    shard_executor: str | None,
     cache_only: bool,
     no_cache: bool,
     refresh_cache: bool,
@@ -252,6 +256,8 @@ def run(
                 resume=resume,
                 space=list(space),
                 progress=bar,
+                workers=workers,
+                executor=shard_executor,
                 **{k: v for k, v in flags.items() if v is not None},
             )
         except KeyboardInterrupt:

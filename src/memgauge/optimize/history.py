@@ -162,4 +162,7 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
         "baseline": scored(base),
         "holdout": study.get("holdout"),
         "stopped_because": study.get("stopped_because"),
+        # the optimizer model's own calls (text targets), per model with cost_usd; the
+        # candidates' spend is their runs'
+        "optimizer_usage": study.get("usage") or {},
     }

@@ -28,6 +28,7 @@ from memgauge.optimize.split import Split
 from memgauge.runs.engine import RunReport, run_suite
 from memgauge.runs.optspec import apply_params
 from memgauge.runs.plan import plan_suite
+from memgauge.runs.pools import ShardPool
 from memgauge.runs.recording import Recorder
 from memgauge.runs.suite import ItemFilter, Suite
 from memgauge.stats import bootstrap_ci
@@ -145,9 +146,13 @@ class SuiteObjective:
         recorder: Recorder,
         base: Path,
         split: Split | None = None,
+        pool: ShardPool | None = None,
     ) -> None:
         self.suite, self.config, self.recorder, self.base = suite, config, recorder, base
         self.split = split
+        #: where each candidate's shards run (`--workers`, `--executor`): one pool for the whole
+        #: study, so a candidate does not start processes or a cluster of its own
+        self.pool = pool
         task = next(t for t in suite.tasks if t.name == config.task)
         self.task = task.model_copy(update={"optimization": None, "subjects": None})
         (planned,) = plan_suite(self._suite(self.task, config.base_spec), base)
@@ -204,8 +209,11 @@ class SuiteObjective:
             kind="optimize",
             resume=resume,
             progress=_RunStarted(on_run),
-            datasets=self.datasets,
+            # workers load the dataset from its path; in this process it is loaded once
+            datasets=self.datasets if self.pool is None else None,
             scope=scope,
+            workers=self.pool.workers if self.pool is not None else 1,
+            pool=self.pool.executor if self.pool is not None else None,
         )
         return self._evaluation(report)
 

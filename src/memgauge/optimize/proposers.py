@@ -5,7 +5,8 @@ its response cache, so a resumed study asks nothing twice) is shown the current 
 score, and the failing items with their evaluators' reasons, and asked for one rewrite; a
 step rewrites one text field (round-robin over `texts`). Its reply is the new text, as JSON
 `{"text": ...}` or bare (a fenced block is unwrapped). Its own calls are metered apart from the
-candidates' runs (`usage`).
+candidates' runs (`usage`, priced by `priced_usage`): the study counts their cost toward its
+cost budget and records them, and `close` stops the metering when the study ends.
 
 Code: the hook is a command. It reads one JSON object on stdin, `{"step", "n", "candidate":
 {"params", "texts"}, "spec" (the candidate's subject spec), "score", "failures": [{"item_id", "input", "expected", "output",
@@ -27,6 +28,7 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.structured import extract_json
 from memgauge.llm.types import ChatRequest
+from memgauge.llm.usage import priced
 from memgauge.optimize.config import StudyConfig, subject_params
 from memgauge.optimize.objective import Candidate, Evaluation
 from memgauge.runs.optspec import apply_params
@@ -78,7 +80,18 @@ class TextProposer:
         self.scope = CallScope("optimizer")
         self.usage: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
-        llm_context().meter.listen(self._count, scope=self.scope)
+        self._stop_listening = llm_context().meter.listen(self._count, scope=self.scope)
+
+    def close(self) -> None:
+        """Stop counting (the listener would otherwise outlive the study, and a later
+        study in the same process would pay for it on every LLM call)."""
+        self._stop_listening()
+
+    def priced_usage(self) -> dict[str, dict[str, Any]]:
+        """The optimizer model's usage so far, per model, with `cost_usd` (None: no price)."""
+        with self._lock:
+            rows = {m: dict(r) for m, r in self.usage.items()}
+        return priced(rows, llm_context().meter.prices)
 
     def _count(self, model: str, delta: Mapping[str, int]) -> None:
         with self._lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from concurrent.futures import Executor as PoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from memgauge.optimize.objective import Objective, SuiteObjective
 from memgauge.optimize.proposers import default_proposers
 from memgauge.optimize.study import Proposer, StudyProgress, StudyRunner
 from memgauge.runs.plan import suite_sha256
+from memgauge.runs.pools import open_pool
 from memgauge.runs.recording import Recorder
 from memgauge.runs.suite import Suite, load_suite
 
@@ -99,10 +101,14 @@ def run_optimization(
     progress: StudyProgress | None = None,
     proposers: Mapping[str, Proposer] | None = None,
     recorder: Recorder | None = None,
+    workers: int = 1,
+    executor: str | PoolExecutor | None = None,
 ) -> dict[str, Any]:
     """Optimize the subject of the suite at `suite_path` (or resume the study `resume`, whose
     suite path is stored); `store` keeps the history and, unless `recorder` is given, the
-    candidates' runs. Returns the study's JSON."""
+    candidates' runs. `workers` > 1 or `executor` (`process`, `dask:local`,
+    `dask://HOST:PORT`, an executor object) runs every candidate's shards on one pool opened
+    for the study (results equal a serial study's). Returns the study's JSON."""
     spaces.load_optuna()
     study_id = None
     if resume is not None:
@@ -122,17 +128,27 @@ def run_optimization(
     objective = SuiteObjective(suite, config, recorder or store, path.parent)
     made: dict[str, Proposer] = default_proposers(config)
     made.update(proposers or {})
-    data, _runner = run_study(
-        config,
-        objective,
-        store,
-        resume=study_id,
-        suite_path=str(path),
-        proposers=made,
-        progress=progress,
-        # what a resume checks: the suite as it was
-        record_extra={"suite_sha256": suite_sha256(suite)},
-    )
+    pool = open_pool(workers, executor)
+    objective.pool = pool
+    try:
+        data, _runner = run_study(
+            config,
+            objective,
+            store,
+            resume=study_id,
+            suite_path=str(path),
+            proposers=made,
+            progress=progress,
+            # what a resume checks: the suite as it was
+            record_extra={"suite_sha256": suite_sha256(suite)},
+        )
+    except BaseException:
+        if pool is not None:
+            pool.stop()  # Ctrl-C or an error: end the workers now, the study resumes later
+        raise
+    finally:
+        if pool is not None:
+            pool.close()  # (and the cluster it started)
     return data
 
 

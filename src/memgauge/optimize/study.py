@@ -49,6 +49,7 @@ from memgauge.optimize.config import StudyConfig, baseline_params
 from memgauge.optimize.history import History
 from memgauge.optimize.holdout import score_holdout
 from memgauge.optimize.objective import Candidate, Evaluation, Objective
+from memgauge.optimize.spend import close_proposers, optimizer_usage, usage_cost
 from memgauge.optimize.split import Split, split_items
 from memgauge.optimize.state import (
     LOCAL,
@@ -89,6 +90,8 @@ class StudyRunner:
         self.space = config.search_space()
         self.study_id = ""
         self.state = State()
+        #: the optimizer model's usage recorded by earlier processes of a resumed study
+        self.prior_usage: dict[str, dict[str, Any]] = {}
         self.split: Split | None = None
         self.optuna_study: Any = None
         self.sampler: Any = None
@@ -244,16 +247,17 @@ class StudyRunner:
         except BaseException as exc:
             self._set(status="failed", stopped_because=f"error: {type(exc).__name__}: {exc}")
             raise
-        usage = getattr(
-            self.proposers.get("prompts") or self.proposers.get("instructions"), "usage", None
-        )
-        self._set(status="completed", stopped_because=reason, finished_at=now(), usage=usage or {})
+        finally:
+            close_proposers(self.proposers.values())
+        self._set(status="completed", stopped_because=reason, finished_at=now())
         return reason
 
     def _set(self, **fields: Any) -> None:
         best = self.state.best
         if best is not None:
             fields.update(best_step=best.step, best_candidate=best.candidate)
+        # the optimizer model's spend, recorded with every update so a killed study keeps it
+        fields.setdefault("usage", optimizer_usage(self.prior_usage, self.proposers.values()))
         self.history.update_study(self.study_id, updated_at=now(), **fields)
 
     def _reload(self, study_id: str) -> list[dict[str, Any]]:
@@ -272,6 +276,7 @@ class StudyRunner:
             host=host_name(),
             updated_at=now(),
         )
+        self.prior_usage = dict(study.get("usage") or {})
         rows = self.history.iterations(study_id, phase="tune")
         self.state.prior_seconds = sum(r.get("seconds") or 0.0 for r in rows)
         return rows
@@ -366,9 +371,13 @@ class StudyRunner:
             return "patience"
         if c.max_seconds is not None and self._elapsed() >= c.max_seconds:
             return "time-budget"
-        if c.max_cost is not None and st.cost >= c.max_cost:
+        # the candidates' runs and the optimizer model's own calls (text targets) alike
+        if c.max_cost is not None and st.cost + self._optimizer_cost() >= c.max_cost:
             return "cost-budget"
         return None
+
+    def _optimizer_cost(self) -> float:
+        return usage_cost(optimizer_usage(self.prior_usage, self.proposers.values()))
 
     def _elapsed(self) -> float:
         return self.state.prior_seconds + (self.clock() - self.started)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
+from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
@@ -25,7 +26,9 @@ __all__ = [
     "audit_suite",
     "evaluate_suite",
     "extraction_suite",
+    "learnings_arg",
     "operations_suite",
+    "pool_spec",
     "subject_map",
 ]
 
@@ -57,6 +60,7 @@ def evaluate_suite(
     seed: int = 0,
     pool_depth: int | None = None,
     pool_grade: int = 1,
+    pool_judge: str | Mapping[str, Any] | None = None,
     ingest: bool = True,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
@@ -73,6 +77,8 @@ def evaluate_suite(
         )
     if pool_depth is not None and (pool_depth < 1 or not 0 <= pool_grade <= 3):
         raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
+    if pool_judge is not None and pool_depth is None:
+        raise UsageError("--pool-judge grades a pool: give --pool-depth N as well")
     retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": "zero"}
     ir: dict[str, Any] = {
         "measures": canonical,
@@ -82,6 +88,7 @@ def evaluate_suite(
         "n_resamples": n_resamples,
         "pool_depth": pool_depth,
         "pool_grade": pool_grade,
+        **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
     }
     return Suite.model_validate(
         {
@@ -114,6 +121,31 @@ def evaluate_suite(
             ],
         }
     )
+
+
+def pool_spec(value: str | Mapping[str, Any]) -> str | dict[str, Any]:
+    """The relevance judge of `--pool-judge`: a name (`relevance`) or YAML flow text
+    (`'{relevance: {model: m}}'`)."""
+    return _flow_arg(value, "--pool-judge", "'relevance' or '{relevance: {model: m}}'")
+
+
+def _flow_arg(value: str | Mapping[str, Any], flag: str, hint: str) -> str | dict[str, Any]:
+    """A flag's value: a mapping as is, YAML flow text (`{...}`) parsed into one, any other
+    text stripped; UsageError naming the flag for empty text or flow text that is no mapping."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    text = value.strip()
+    if not text:
+        raise UsageError(f"{flag}: give {hint}")
+    if not text.startswith("{"):
+        return text
+    try:
+        parsed = load_yaml(text)[0]
+    except ParseError as exc:
+        raise UsageError(f"{flag}: not a mapping ({exc.message}); give {hint}") from None
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{flag}: give {hint}")
+    return parsed
 
 
 def extraction_suite(
@@ -202,14 +234,21 @@ def operations_suite(
     subject_name: str = "decider",
     judge: bool = False,
     judge_model: str | None = None,
+    judge_learnings: str | Mapping[str, Any] | None = None,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
     seed: int = 0,
 ) -> Suite:
-    """Seed 000's merge decisions over `cases` for one decider (live or recorded)."""
+    """Seed 000's merge decisions over `cases` for one decider (live or recorded);
+    `judge_learnings` (a query, or `{query, k, budget, memory, path}`) adds past failures to
+    the merge judge's prompt."""
     args: dict[str, Any] = {"judge": judge}
     if judge_model:
         args["judge_model"] = judge_model
+    if judge_learnings is not None:
+        if not judge:
+            raise UsageError("--judge-learnings needs --judge (it goes into the judge's prompt)")
+        args["learnings"] = learnings_arg(judge_learnings, "--judge-learnings")
     return Suite.model_validate(
         {
             "name": f"operations:{cases.resolve().stem}",
@@ -230,6 +269,14 @@ def operations_suite(
             ],
         }
     )
+
+
+def learnings_arg(value: str | Mapping[str, Any], flag: str) -> dict[str, Any]:
+    """A `learnings:` argument from a flag: a plain query (`'memory merge judge'`) or YAML
+    flow text of the whole argument (`'{query: merge, k: 2, path: l.db}'`); its keys are
+    checked with the suite."""
+    got = _flow_arg(value, flag, "a query, or {query: ..., k: N, budget: N}")
+    return {"query": got} if isinstance(got, str) else got
 
 
 def audit_suite(

@@ -36,6 +36,7 @@ from memgauge.scorers.operations import (
     operation_check,
     similarity_check,
 )
+from memgauge.subjects.learnings import Learnings
 
 __all__ = ["ExtractionFacts", "OperationChecks", "extraction_case", "operation_case"]
 
@@ -188,10 +189,13 @@ class OperationChecks:
     Attributes:
         judge: also score an UPDATE's merged text with the merge-quality rubric judge.
         judge_model: the judge's model (default: MEMGAUGE_MODEL).
+        learnings: past evaluation failures added to the merge judge's system prompt
+            (`{query, k, budget}`, as every judge takes them).
     """
 
     judge: bool = False
     judge_model: str | None = None
+    learnings: Learnings | None = None
     name: ClassVar[str] = "operation-checks"
 
     @property
@@ -242,6 +246,18 @@ class OperationChecks:
             },
         )
 
+    def _merge_judge(self) -> RubricJudge:
+        """One judge per evaluator, so its learnings are looked up once per run, not per
+        case (the section is memoized on the judge)."""
+        judge = self.__dict__.get("_judge_memo")
+        if judge is None:
+            judge = RubricJudge(
+                preset="merge-quality", model=self.judge_model, learnings=self.learnings
+            )
+            judge = self.__dict__.setdefault("_judge_memo", judge)
+        assert isinstance(judge, RubricJudge)
+        return judge
+
     def _judge(self, case: OperationCase, decision: dict[str, Any]) -> dict[str, Any] | None:
         if decision["action"] != "UPDATE" or not decision.get("content"):
             return None
@@ -250,7 +266,7 @@ class OperationChecks:
             original = "\n".join(m.content for m in case.existing)
         inc = case.incoming
         incoming = inc.content if hasattr(inc, "content") else str(dict(inc).get("content", ""))
-        score = RubricJudge(preset="merge-quality", model=self.judge_model).evaluate(
+        score = self._merge_judge().evaluate(
             EvalContext(
                 output=str(decision["content"]),
                 input=f"ORIGINAL MEMORY:\n{original}\n\nINCOMING MEMORY:\n{incoming}",
@@ -268,4 +284,9 @@ class OperationChecks:
             "value": score.value,
             "reason": score.reason,
             "raw_reply": score.detail.get("raw_reply"),
+            **(
+                {"learnings_hash": score.detail["learnings_hash"]}
+                if score.detail.get("learnings_hash")
+                else {}
+            ),
         }

@@ -55,3 +55,16 @@ class DiesOnce(SlowIngestMemory):
             return
         os.close(fd)
         os._exit(17)  # the worker process dies mid-shard, as kill -9 would end it
+
+
+class PidMemory(SlowIngestMemory):
+    """Leaves a file named by its process id in `pids` whenever it ingests: which processes
+    (the driver, or workers) a run's corpora went to."""
+
+    def __init__(self, pids: str, per_memory: float = 0.0) -> None:
+        super().__init__(per_memory)
+        self.pids = Path(pids)
+
+    def ingest(self, memories: list[Any]) -> None:
+        (self.pids / str(os.getpid())).touch()
+        super().ingest(memories)
