@@ -91,10 +91,13 @@ class SuiteRunStore(OptimizationHistory, Store):
     def __init__(
         self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
     ) -> None:
+        # this process's threads take turns here before the database's lock: one waiting for
+        # another thread's transaction wakes as it ends, not after the busy handler's next sleep;
+        # reads take it too, since they share the one connection (two transactions at once on
+        # it: "cannot start a transaction within a transaction", e.g. candidates of an
+        # optimization run side by side on one store)
+        self._write_lock = threading.RLock()
         super().__init__(where, read_only=read_only)
-        # this process's writers take turns here before the database's lock: one waiting for
-        # another thread's transaction wakes as it ends, not after the busy handler's next sleep
-        self._write_lock = threading.Lock()
         self._usage_conn: sa.Connection | None = None
 
     def connections(self) -> Iterator[sa.Connection]:
@@ -106,6 +109,11 @@ class SuiteRunStore(OptimizationHistory, Store):
     @contextmanager
     def _write(self, conn: sa.Connection | None = None) -> Iterator[sa.Connection]:
         with self._write_lock, self._write_tx(conn) as c:
+            yield c
+
+    @contextmanager
+    def _read(self) -> Iterator[sa.Connection]:
+        with self._write_lock, super()._read() as c:
             yield c
 
     # --- runs ------------------------------------------------------------------------------
