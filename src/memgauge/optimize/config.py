@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memgauge._util.args import args_model_of
 from memgauge.errors import UsageError
 from memgauge.runs.optspec import (
     OptimizationSpec,
@@ -24,6 +25,7 @@ from memgauge.runs.optspec import (
     space_problems,
 )
 from memgauge.runs.suite import Suite, resolve_objective, tuned_subject
+from memgauge.subjects.python_import import load_target
 from memgauge.subjects.specs import SUBJECTS
 
 __all__ = ["StudyConfig", "resolve_config"]
@@ -123,10 +125,25 @@ def _default_of(spec: Mapping[str, Any], field: str) -> Any:
     default."""
     ((kind, args),) = spec.items()
     found = get_path(args or {}, field)
+    if found is None and kind == "python" and field.startswith("kwargs."):
+        # a keyword argument the suite leaves out starts from the factory's own default
+        return _factory_default((args or {}).get("target"), field.removeprefix("kwargs."))
     if found is not None or "." in field:
         return found
     model = SUBJECTS.get(kind).args_model
     info = model.model_fields.get(field) if model is not None else None
+    if info is None or info.is_required():
+        return None
+    return info.get_default(call_default_factory=True)
+
+
+def _factory_default(target: Any, name: str) -> Any:
+    """The default of `name` in the signature of a `python:` subject's factory (None when it
+    has none, or the factory takes `**kwargs`)."""
+    if not isinstance(target, str):
+        return None
+    model = args_model_of(load_target(target))
+    info = model.model_fields.get(name) if model is not None else None
     if info is None or info.is_required():
         return None
     return info.get_default(call_default_factory=True)
