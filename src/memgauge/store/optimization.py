@@ -54,34 +54,8 @@ from memgauge.store.tables import optimization_studies as studies_t
 
 __all__ = ["ITERATION_COLUMNS", "OptimizationHistory"]
 
-#: the columns of an iteration row, in table order
-ITERATION_COLUMNS = (
-    "study_id",
-    "phase",
-    "step",
-    "candidate",
-    "target",
-    "status",
-    "params_json",
-    "texts_json",
-    "run_id",
-    "score",
-    "ci_low",
-    "ci_high",
-    "delta",
-    "delta_ci_low",
-    "delta_ci_high",
-    "baseline_delta",
-    "baseline_delta_ci_low",
-    "baseline_delta_ci_high",
-    "accepted",
-    "values_json",
-    "note",
-    "reason",
-    "started_at",
-    "finished_at",
-    "seconds",
-)
+#: the columns of an iteration row, in table order (`tables.optimization_iterations`)
+ITERATION_COLUMNS = tuple(c.name for c in iterations_t.columns)
 
 _ITERATION_KEY = ("study_id", "phase", "step", "candidate")
 _JSON_COLUMNS = {"params_json", "texts_json", "values_json", "config_json", "holdout_json"}
