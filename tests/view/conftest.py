@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from viewer_store import ViewerStore, build_store, snapshot
@@ -12,6 +13,12 @@ from viewer_store import ViewerStore, build_store, snapshot
 def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
     """The session's store (build it once: a dozen commands)."""
     return build_store(tmp_path_factory.mktemp("viewer"))
+
+
+@pytest.fixture(scope="session")
+def pg_viewer_store(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
+    """The same store, built by the same commands on a PostgreSQL database."""
+    return build_store(tmp_path_factory.mktemp("pgviewer"), where=pg_server.new_database())
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def _env() -> dict[str, str]:
 class Server:
     """`memgauge view --store DB --port N` in its own process."""
 
-    def __init__(self, store: Path) -> None:
+    def __init__(self, store: Path | str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
@@ -203,6 +203,25 @@ def test_filters_and_search_update_the_url_and_the_table(
     assert page.input_value("input[name=q]") == "item 3?"
     assert page.locator("a.item-link").count() == 1
     page.screenshot(path=str(DOCS / "viewer-items.png"))
+
+
+def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: ViewerStore) -> None:
+    """`memgauge view --store postgresql://...` in Chromium: the same filters and search as on
+    SQLite (`test_postgres.py` compares every page's rows)."""
+    srv = Server(pg_viewer_store.path)
+    try:
+        page.goto(f"{srv.url}/runs/{pg_viewer_store.judged[1]}/items")
+        assert page.locator("a.item-link").count() == 12
+        page.select_option("select[name=show]", "passes")
+        page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 6")
+        page.fill("input[name=q]", "item 3?")
+        page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
+        assert page.inner_text("a.item-link") == "q3"
+        page.click("a.item-link")
+        page.wait_for_function("() => location.pathname.endsWith('/item')")
+        assert "K3X" in page.inner_text("body")
+    finally:
+        srv.stop()
 
 
 def test_compare_two_runs(page: Any, server: Server, viewer_store: ViewerStore) -> None:

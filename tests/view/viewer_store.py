@@ -62,7 +62,8 @@ def judge_rule(payload: dict[str, Any]) -> str:
 class ViewerStore:
     """The store and the ids of what is in it."""
 
-    path: Path
+    #: the SQLite file, or the PostgreSQL URL (`build_store(root, where=URL)`)
+    path: Any
     judged: list[str]
     retrieval: str
     audit: str
@@ -140,7 +141,7 @@ def _study_id(argv: list[str]) -> str:
     return str(json.loads(buf.getvalue().strip().splitlines()[-1])["id"])
 
 
-def config_study(root: Path, db: Path) -> str:
+def config_study(root: Path, db: Path | str) -> str:
     """Greedy over a lexical memory's `pin_constitutional` and `candidates`, 3 iterations,
     Recall@3 on 12 queries (4 held out). The start pins 2 constitutional memories into every
     top 3 (Recall@3 0.5); unpinning finds both relevant memories (1.0)."""
@@ -198,7 +199,7 @@ def config_study(root: Path, db: Path) -> str:
     return _study_id(["optimize", str(path), "--store", str(db)])
 
 
-def hostile_study(root: Path, db: Path) -> str:
+def hostile_study(root: Path, db: Path | str) -> str:
     """The optimizer model rewrites the prompt of a decider named by every payload, whose
     prompt ends with every payload (greedy, 3 iterations, a holdout)."""
     cases = [
@@ -327,9 +328,10 @@ def hostile_run(store: SuiteRunStore) -> str:
     return run_id
 
 
-def build_store(root: Path) -> ViewerStore:
-    """Fill `root/r.db` (see the module docstring)."""
-    db = root / "r.db"
+def build_store(root: Path, where: str | None = None) -> ViewerStore:
+    """Fill `root/r.db`, or the store at `where` (a PostgreSQL URL), with the same commands
+    (see the module docstring)."""
+    db: Any = root / "r.db" if where is None else where
     out: dict[str, Any] = {}
     with FakeOpenAIServer(api_key="k") as srv, pytest.MonkeyPatch.context() as mp:
         srv.respond(llm_rule)

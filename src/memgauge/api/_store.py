@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from memgauge._util.home import memgauge_home
 from memgauge.data.records import RunRecord
-from memgauge.errors import UnavailableError, UsageError
+from memgauge.errors import UsageError
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
@@ -75,18 +75,10 @@ def require_store(where: Where = None) -> StoreURL:
 existing_store = require_store
 
 
-def viewer_store(where: Where = None) -> Path:
-    """The SQLite file `memgauge view` and `memgauge report` read (see `require_store`); a
-    PostgreSQL store is refused (UnavailableError, exit 3): the viewer's paged SQL is SQLite's."""
-    url = results_store(where)
-    if url.path is None:
-        raise UnavailableError(
-            f"--store {url}: the viewer reads a SQLite store only; export the runs to see"
-            " (`memgauge runs export ID --format bundle --out FILE`), import them into a SQLite"
-            " file (`memgauge runs import FILE --store runs.db`) and view that"
-        )
-    require_store(url)
-    return url.path
+def viewer_store(where: Where = None) -> StoreURL:
+    """The store `memgauge view` and `memgauge report` read, a SQLite file or a PostgreSQL
+    server (see `require_store`); they open it read-only."""
+    return require_store(where)
 
 
 @contextmanager

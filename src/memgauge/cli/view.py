@@ -12,15 +12,14 @@ from memgauge.report import LOCAL_HOSTS, atomic_write_text, report_from_store, s
 
 __all__ = ["report", "view"]
 
-#: `--store` as every command takes it (MEMGAUGE_STORE by default); the viewer reads a SQLite
-#: store, opened read-only, and refuses a PostgreSQL one (exit 3)
+#: `--store` as every command takes it (MEMGAUGE_STORE by default), opened read-only
 store_option = click.option(
     "--store",
     "store_path",
     default=None,
     metavar="STORE",
-    help="Results store: a path or sqlite:///PATH (default: MEMGAUGE_STORE, else"
-    " MEMGAUGE_HOME/results.db); opened read-only. A postgresql:// store is not viewable (exit 3).",
+    help="Results store: a path, sqlite:///PATH or postgresql://... (default: MEMGAUGE_STORE,"
+    " else MEMGAUGE_HOME/results.db); opened read-only.",
 )
 
 

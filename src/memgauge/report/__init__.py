@@ -5,6 +5,7 @@ starts the viewer itself."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memgauge._util.files import atomic_write_text
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
@@ -13,6 +14,9 @@ from memgauge.report.markdown import render_markdown
 from memgauge.report.terminal import render_terminal
 from memgauge.view import render_run_report, report_from_store
 from memgauge.view.retrieval import retrieval_result
+
+if TYPE_CHECKING:
+    from memgauge.store.url import StoreURL
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -29,7 +33,7 @@ __all__ = [
 ]
 
 
-def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`)."""
     from memgauge.view.server import serve as run_server  # the web stack, only when serving
 

@@ -73,13 +73,18 @@ def open_engine(url: StoreURL) -> sa.Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
         return engine
+    return _server_engine(url)
+
+
+def _server_engine(url: StoreURL, **connect_args: Any) -> sa.Engine:
+    """An engine on the PostgreSQL store at `url` (exit 3 without the driver)."""
     try:
         import psycopg  # noqa: F401
     except ImportError:
         raise UnavailableError(
             f"--store {url}: PostgreSQL needs its driver: pip install 'memgauge[postgres]'"
         ) from None
-    return sa.create_engine(url.url, poolclass=sa.pool.NullPool)
+    return sa.create_engine(url.url, poolclass=sa.pool.NullPool, connect_args=connect_args)
 
 
 def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:
@@ -235,22 +240,14 @@ def _revisions() -> list[str]:
     )
 
 
-def schema_problem(conn: sqlite3.Connection) -> str | None:
-    """Why a SQLite store opened without migrating cannot be read by this memgauge (a sentence
-    that says what to do), or None when its schema is this memgauge's (`url.HEAD`)."""
-
-    def has(table: str) -> bool:
-        found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        return found is not None
-
+def _revision_problem(at: str | None, *, legacy: bool) -> str | None:
+    """Why a store at revision `at` (None: no `alembic_version` row or table; `legacy`: it has
+    the pre-Alembic `schema_migrations` table) cannot be read as it is by this memgauge, or None
+    when it is at `url.HEAD`: a sentence that says what to do."""
     older = "; upgrade it with `" + UPGRADE_COMMAND + "`, then open it again"
-    if has("alembic_version"):
-        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-        at = None if row is None else str(row[0])
-        if at == HEAD:
-            return None
+    if at == HEAD:
+        return None
+    if at is not None:
         if at in _revisions():
             return (
                 f"the store is at an older schema (revision {at}, this memgauge's is {HEAD})"
@@ -260,25 +257,59 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
             f"the store was written by a newer memgauge (revision {at} is unknown here);"
             " upgrade memgauge to read it"
         )
-    if has("schema_migrations"):
+    if legacy:
         return (
             "the store is at an older schema (made before its migrations moved to Alembic)" + older
         )
     return "not a memgauge results store (it has no alembic_version or schema_migrations table)"
 
 
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a SQLite store opened without migrating cannot be read by this memgauge (see
+    `_revision_problem`), or None when its schema is this memgauge's (`url.HEAD`)."""
+
+    def has(table: str) -> bool:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        return found is not None
+
+    at = None
+    if has("alembic_version"):
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        at = None if row is None else str(row[0])
+        if at is None:
+            return _revision_problem(None, legacy=False)
+    return _revision_problem(at, legacy=has("schema_migrations"))
+
+
+def _server_read_only(url: StoreURL) -> sa.Engine:
+    """A PostgreSQL store opened as it is: every transaction read-only
+    (`default_transaction_read_only`, so the server refuses any write), no migration; a store at
+    another schema is refused as a SQLite one is, an unreachable server with exit 3."""
+    ro = _server_engine(url, options="-c default_transaction_read_only=on")
+    try:
+        with ro.connect() as conn:
+            inspector = sa.inspect(conn)
+            at = version(conn)
+            problem = _revision_problem(at, legacy=inspector.has_table("schema_migrations"))
+    except sa.exc.DBAPIError as exc:
+        ro.dispose()
+        raise unreachable(url, exc) from None
+    if problem is not None:
+        ro.dispose()
+        raise UsageError(f"{url}: {problem}")
+    return ro
+
+
 def open_read_only(url: StoreURL) -> sa.Engine:
     """An engine that reads the SQLite store at `url` as it is: SQLite's `mode=ro` (no
     connection it makes can write, whatever runs on it) and `query_only`, no migration. A store
     at another schema than this memgauge's is refused with the command that upgrades it (an
-    older one) or the advice to upgrade memgauge (a newer one); a server store is refused with
-    exit 3 (the viewer reads SQLite only)."""
+    older one) or the advice to upgrade memgauge (a newer one). A PostgreSQL store is read in
+    read-only transactions (see `_server_read_only`)."""
     if url.path is None:
-        raise UnavailableError(
-            f"--store {url}: the viewer reads a SQLite store only; export the runs you want to"
-            " see (`memgauge runs export ID --format bundle`), `memgauge runs import` them into a"
-            " SQLite file and view that"
-        )
+        return _server_read_only(url)
     where = url.path
     if not where.is_file():
         raise UsageError(

@@ -1,33 +1,36 @@
 """What the viewer reads from the results store, a page at a time: runs with their counts, one
 page of a run's items (filtered, searched, sorted), one item whole.
 
-`RunReader` is a `SuiteRunStore` opened read-only (`mode=ro`, `query_only`, no migration:
-see `memgauge.store.engine.open_read_only`), so nothing it runs can change the store. Its SQL is
-SQLite's (`json_each`, `json_group_array`, the `_has` function): the viewer reads a SQLite
-store only, and refuses a PostgreSQL one (exit 3).
+`RunReader` is a `SuiteRunStore` opened read-only (SQLite: `mode=ro`, `query_only`;
+PostgreSQL: read-only transactions; no migration: see `memgauge.store.engine.open_read_only`),
+so nothing it runs can change the store. Its SQL is the part both dialects share (bound
+parameters by name, `IS DISTINCT FROM`, `IN` lists): the same pages on SQLite and PostgreSQL.
 A page costs one query for its rows and one for the total, however large the run: a 10,000-item
 run's first page reads 50 items, not 10,000.
 
 Search looks in an item's id, category, input, expected value and output, and in its verdicts'
-reasons, case-insensitively. Outputs past a few hundred bytes are stored deflated and JSON
-escapes non-ASCII text (`\\u00e9`), so the match runs in a SQL function that reads each value
-as the store wrote it (`_has`), not with `LIKE` on the raw column.
+reasons and errors, case-insensitively. Outputs past a few hundred bytes are stored deflated and
+JSON escapes non-ASCII text (`\\u00e9`), so no SQL `LIKE` can match them as written: a search
+reads the filtered run's searchable columns once, in the page's order, matches each value as the
+store wrote it in Python (`_has`), and then reads the page's rows whole.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import unpacked as _unpacked
+from memgauge.store.url import StoreURL
 
 __all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
 
@@ -55,14 +58,15 @@ _BASE_ITEM = (
     " AND bi.task = i.task AND bi.item_id = i.item_id"
 )
 _WHERE: dict[str, str] = {
-    "all": "1",
+    "all": "1 = 1",
     "errors": _ERROR,
     "failures": f"({_FAILED_VERDICT} OR {_ERROR})",
     "passes": f"({_PASSED_VERDICT} AND NOT {_FAILED_VERDICT} AND NOT {_ERROR})",
     "changed": (
-        f"(({_BASE_ITEM}) IS NOT i.status OR EXISTS (SELECT 1 FROM suite_run_scores s"
-        f" JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM} AND (s.passed IS NOT"
-        " b.passed OR (s.error IS NULL) != (b.error IS NULL) OR s.value IS NOT b.value)))"
+        f"(({_BASE_ITEM}) IS DISTINCT FROM i.status OR EXISTS (SELECT 1 FROM suite_run_scores s"
+        f" JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM} AND (s.passed IS DISTINCT"
+        " FROM b.passed OR (s.error IS NULL) <> (b.error IS NULL) OR s.value IS DISTINCT FROM"
+        " b.value)))"
     ),
     "regressed": (
         f"((i.status = 'failed' AND ({_BASE_ITEM}) = 'completed') OR EXISTS (SELECT 1"
@@ -78,10 +82,11 @@ _ORDER = {
     "duration": "i.duration_ms IS NULL, i.duration_ms, i.subject, i.task, i.seq",
     "status": "i.status, i.subject, i.task, i.seq",
 }
-_SEARCH = (
-    "(_has(i.item_id, :q) OR _has(i.category, :q) OR _has(i.input_json, :q)"
-    " OR _has(i.expected_json, :q) OR _has(o.output_json, :q) OR EXISTS (SELECT 1"
-    f" FROM suite_run_scores s WHERE {_SAME_ITEM} AND (_has(s.reason, :q) OR _has(s.error, :q))))"
+#: the columns a search reads per item, and per verdict
+_SEARCHED = ("i.item_id", "i.category", "i.input_json", "i.expected_json", "o.output_json")
+_OUTPUT_JOIN = (
+    " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
+    " AND o.task = i.task AND o.item_id = i.item_id"
 )
 
 
@@ -102,6 +107,17 @@ def _has(value: str | bytes | None, needle: str) -> int:
         return int(needle in decoded.lower())
     return 0
 
+
+#: one item's rows in a table keyed by run, subject, task and item
+_ONE_ITEM = "run_id = :run AND subject = :subject AND task = :task AND item_id = :item"
+
+#: a page row's columns (see `ItemRow`)
+_PAGE_SELECT = (
+    "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.category, i.input_json,"
+    " i.expected_json, o.output_json, i.score, i.duration_ms, (SELECT COUNT(*)"
+    " FROM suite_run_failures f WHERE f.run_id = i.run_id AND f.subject = i.subject"
+    " AND f.task = i.task AND f.item_id = i.item_id)"
+)
 
 #: an item's columns, in the order `item_rows.item_record` reads them
 _ITEM_COLUMNS = (
@@ -157,20 +173,22 @@ class ItemPage:
 class RunReader(SuiteRunStore):
     """A results store opened read-only, with the viewer's paged reads."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, read_only=True)
-        raw = self._conn.connection.dbapi_connection
-        assert isinstance(raw, sqlite3.Connection)
-        raw.create_function("_has", 2, _has, deterministic=True)
+    def __init__(self, where: str | Path | StoreURL) -> None:
+        super().__init__(where, read_only=True)
 
-    def _sql(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
-        """Every row of `sql` (SQLite's own, with its parameters), read in one snapshot; each
-        call its own short transaction, so a viewer left open sees runs as they advance."""
+    def _sql(
+        self, sql: str, params: dict[str, Any] | None = None, *, expanding: Sequence[str] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Every row of `sql` (named parameters; those in `expanding` are `IN` lists), read in
+        one snapshot; each call its own short transaction, so a viewer left open sees runs as
+        they advance."""
+        statement = sa.text(sql)
+        if expanding:
+            statement = statement.bindparams(*(sa.bindparam(n, expanding=True) for n in expanding))
         with self._read() as c:
-            found = c.exec_driver_sql(sql, params if isinstance(params, dict) else tuple(params))
-            return [tuple(r) for r in found]
+            return [tuple(r) for r in c.execute(statement, params or {})]
 
-    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+    def _one(self, sql: str, params: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
         rows = self._sql(sql, params)
         return rows[0] if rows else None
 
@@ -185,11 +203,12 @@ class RunReader(SuiteRunStore):
         limit: int = 200,
     ) -> list[dict[str, Any]]:
         """The newest runs first, with item counts, subjects, tasks and failure records."""
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: dict[str, Any] = {"limit": limit}
         for column, value in (("suite_name", suite), ("status", status), ("kind", kind)):
             if value:
-                clauses.append(f"r.{column} = ?")
-                args.append(value)
+                clauses.append(f"r.{column} = :{column}")
+                args[column] = value
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._sql(
             "SELECT r.run_id, r.suite_name, r.kind, r.status, r.reason, r.created_at,"
@@ -198,13 +217,13 @@ class RunReader(SuiteRunStore):
             "  AND i.status = 'completed'),"
             " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
             "  AND i.status = 'failed'),"
-            " (SELECT json_group_array(subject) FROM suite_run_subjects s"
-            "  WHERE s.run_id = r.run_id),"
-            " (SELECT json_group_array(task) FROM suite_run_tasks t WHERE t.run_id = r.run_id),"
             " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id)"
-            f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
-            (*args, limit),
+            f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT :limit",
+            args,
         )
+        ids = [r[0] for r in rows]
+        subjects = self._grouped("suite_run_subjects", "subject", ids)
+        tasks = self._grouped("suite_run_tasks", "task", ids)
         keys = (
             "run_id",
             "suite",
@@ -222,12 +241,25 @@ class RunReader(SuiteRunStore):
         return [
             {
                 **dict(zip(keys, r[:12], strict=True)),
-                "subjects": json.loads(r[12] or "[]"),
-                "tasks": json.loads(r[13] or "[]"),
-                "n_failure_records": r[14],
+                "subjects": subjects.get(r[0], []),
+                "tasks": tasks.get(r[0], []),
+                "n_failure_records": r[12],
             }
             for r in rows
         ]
+
+    def _grouped(self, table: str, column: str, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """`column` of `table` per run of `run_ids`, sorted."""
+        out: dict[str, list[str]] = {}
+        if not run_ids:
+            return out
+        for run_id, value in self._sql(
+            f"SELECT run_id, {column} FROM {table} WHERE run_id IN :ids ORDER BY run_id, {column}",
+            {"ids": list(run_ids)},
+            expanding=("ids",),
+        ):
+            out.setdefault(run_id, []).append(value)
+        return out
 
     def choices(self) -> dict[str, list[str]]:
         """The suites, statuses and kinds there are runs of (the runs page's filters)."""
@@ -241,9 +273,9 @@ class RunReader(SuiteRunStore):
     def suite_runs(self, suite: str, *, exclude: str | None = None) -> list[dict[str, Any]]:
         """Runs of `suite` (but `exclude`), newest first: what a run is compared with."""
         rows = self._sql(
-            "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = ?"
-            " AND run_id IS NOT ? ORDER BY created_at DESC, run_id DESC LIMIT 100",
-            (suite, exclude),
+            "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = :suite"
+            " AND run_id <> :exclude ORDER BY created_at DESC, run_id DESC LIMIT 100",
+            {"suite": suite, "exclude": exclude or ""},
         )
         return [{"run_id": r[0], "status": r[1], "created_at": r[2]} for r in rows]
 
@@ -251,8 +283,8 @@ class RunReader(SuiteRunStore):
         """Failures that belong to no single item (a subject that could not start)."""
         rows = self._sql(
             "SELECT subject, task, stage, kind, message, attempt, at FROM suite_run_failures"
-            " WHERE run_id = ? AND item_id IS NULL ORDER BY failure_id",
-            (run_id,),
+            " WHERE run_id = :run AND item_id IS NULL ORDER BY failure_id",
+            {"run": run_id},
         )
         keys = ("subject", "task", "stage", "kind", "message", "attempt", "at")
         return [dict(zip(keys, r, strict=True)) for r in rows]
@@ -266,40 +298,36 @@ class RunReader(SuiteRunStore):
         if show in ("changed", "regressed") and not query.baseline:
             show = "all"
         clauses = ["i.run_id = :run", _WHERE[show]]
-        params: dict[str, Any] = {"run": run_id, "base": query.baseline}
+        params: dict[str, Any] = {"run": run_id}
+        if show in ("changed", "regressed"):
+            params["base"] = query.baseline
         if query.subject:
             clauses.append("i.subject = :subject")
             params["subject"] = query.subject
         if query.task:
             clauses.append("i.task = :task")
             params["task"] = query.task
-        if query.q.strip():
-            clauses.append(_SEARCH)
-            params["q"] = query.q.strip().lower()
         where = " AND ".join(clauses)
-        join = (
-            " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
-            " AND o.task = i.task AND o.item_id = i.item_id"
-        )
-        (total,) = self._sql(f"SELECT COUNT(*) FROM suite_run_items i{join} WHERE {where}", params)[
-            0
-        ]
         order = _ORDER.get(query.sort, _ORDER["seq"])
         if query.desc:
             order = ", ".join(
                 part if " IS NULL" in part else f"{part} DESC" for part in order.split(", ")
             )
         per_page = max(1, query.per_page)
-        params.update(limit=per_page, offset=(max(1, query.page) - 1) * per_page)
-        rows = self._sql(
-            "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.category, i.input_json,"
-            " i.expected_json, o.output_json, i.score, i.duration_ms, (SELECT COUNT(*)"
-            " FROM suite_run_failures f WHERE f.run_id = i.run_id AND f.subject = i.subject"
-            " AND f.task = i.task AND f.item_id = i.item_id)"
-            f" FROM suite_run_items i{join} WHERE {where} ORDER BY {order}"
-            " LIMIT :limit OFFSET :offset",
-            params,
-        )
+        offset = (max(1, query.page) - 1) * per_page
+        needle = query.q.strip().lower()
+        if needle:
+            keys = self._search(run_id, where, order, params, needle)
+            total = len(keys)
+            wanted = keys[offset : offset + per_page]
+            rows = self._page_rows(run_id, wanted)
+        else:
+            (total,) = self._sql(f"SELECT COUNT(*) FROM suite_run_items i WHERE {where}", params)[0]
+            rows = self._sql(
+                f"{_PAGE_SELECT} FROM suite_run_items i{_OUTPUT_JOIN} WHERE {where}"
+                f" ORDER BY {order} LIMIT :limit OFFSET :offset",
+                {**params, "limit": per_page, "offset": offset},
+            )
         page = [
             ItemRow(
                 subject=r[0],
@@ -320,22 +348,66 @@ class RunReader(SuiteRunStore):
         self._attach_scores(run_id, page, query.baseline)
         return ItemPage(total=int(total), rows=page)
 
+    def _search(
+        self, run_id: str, where: str, order: str, params: dict[str, Any], needle: str
+    ) -> list[tuple[str, str, str]]:
+        """The keys of the items that `where` keeps and that contain `needle`, in `order`: the
+        searchable columns are read once, in order, and matched as stored (see `_has`)."""
+        in_verdicts = {
+            (r[0], r[1], r[2])
+            for r in self._sql(
+                "SELECT subject, task, item_id, reason, error FROM suite_run_scores"
+                " WHERE run_id = :run AND (reason IS NOT NULL OR error IS NOT NULL)",
+                {"run": run_id},
+            )
+            if _has(r[3], needle) or _has(r[4], needle)
+        }
+        found = []
+        for r in self._sql(
+            f"SELECT i.subject, i.task, i.item_id, {', '.join(_SEARCHED)}"
+            f" FROM suite_run_items i{_OUTPUT_JOIN} WHERE {where} ORDER BY {order}",
+            params,
+        ):
+            key = (r[0], r[1], r[2])
+            if key in in_verdicts or any(_has(value, needle) for value in r[3:]):
+                found.append(key)
+        return found
+
+    def _page_rows(
+        self, run_id: str, keys: Sequence[tuple[str, str, str]]
+    ) -> list[tuple[Any, ...]]:
+        """The page's rows of the items `keys`, in their order."""
+        if not keys:
+            return []
+        by_key = {
+            (r[0], r[1], r[2]): r
+            for r in self._sql(
+                f"{_PAGE_SELECT} FROM suite_run_items i{_OUTPUT_JOIN} WHERE i.run_id = :run"
+                " AND i.item_id IN :ids",
+                {"run": run_id, "ids": sorted({k[2] for k in keys})},
+                expanding=("ids",),
+            )
+        }
+        return [by_key[k] for k in keys if k in by_key]
+
     def _attach_scores(self, run_id: str, rows: Sequence[ItemRow], baseline: str | None) -> None:
         if not rows:
             return
         by_key = {(r.subject, r.task, r.item_id): r for r in rows}
+        ids = sorted({r.item_id for r in rows})
         for rid, target in ((run_id, "scores"), (baseline, "baseline")):
             if rid is None:
                 continue
-            keys = json.dumps([list(k) for k in by_key])
             for s in self._sql(
                 "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.reason,"
-                " s.error FROM suite_run_scores s JOIN json_each(?) k"
-                " ON s.subject = json_extract(k.value, '$[0]')"
-                " AND s.task = json_extract(k.value, '$[1]')"
-                " AND s.item_id = json_extract(k.value, '$[2]') WHERE s.run_id = ? ORDER BY s.seq",
-                (keys, rid),
+                " s.error FROM suite_run_scores s WHERE s.run_id = :run AND s.item_id IN :ids"
+                " ORDER BY s.seq",
+                {"run": rid, "ids": ids},
+                expanding=("ids",),
             ):
+                row = by_key.get((s[0], s[1], s[2]))
+                if row is None:  # the same item id under another subject or task
+                    continue
                 verdict = ScoreRecord(
                     evaluator=s[3],
                     value=s[4],
@@ -343,7 +415,6 @@ class RunReader(SuiteRunStore):
                     reason=s[6] or "",
                     error=s[7],
                 )
-                row = by_key[(s[0], s[1], s[2])]
                 if target == "scores":
                     row.scores.append(verdict)
                 else:
@@ -352,11 +423,10 @@ class RunReader(SuiteRunStore):
     def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
         """One item whole: input, expected, output, latency, every verdict with its detail and
         raw reply, every failure."""
-        key = (run_id, subject, task, item_id)
+        key = {"run": run_id, "subject": subject, "task": task, "item": item_id}
         r = self._one(
-            f"SELECT {_ITEM_COLUMNS} FROM suite_run_items i LEFT JOIN suite_run_outputs o"
-            " USING (run_id, subject, task, item_id) WHERE i.run_id = ? AND i.subject = ?"
-            " AND i.task = ? AND i.item_id = ?",
+            f"SELECT {_ITEM_COLUMNS} FROM suite_run_items i{_OUTPUT_JOIN} WHERE i.run_id = :run"
+            " AND i.subject = :subject AND i.task = :task AND i.item_id = :item",
             key,
         )
         if r is None:
@@ -364,8 +434,7 @@ class RunReader(SuiteRunStore):
         scores = []
         for s in self._sql(
             "SELECT evaluator, value, passed, reason, error, detail_json, raw_reply"
-            " FROM suite_run_scores WHERE run_id = ? AND subject = ? AND task = ?"
-            " AND item_id = ? ORDER BY seq",
+            f" FROM suite_run_scores WHERE {_ONE_ITEM} ORDER BY seq",
             key,
         ):
             detail = _loads_item(s[5])
@@ -386,7 +455,7 @@ class RunReader(SuiteRunStore):
             Failure(stage=f[0], kind=f[1], message=f[2], attempt=f[3] or 1, at=f[4])
             for f in self._sql(
                 "SELECT stage, kind, message, attempt, at FROM suite_run_failures WHERE"
-                " run_id = ? AND subject = ? AND task = ? AND item_id = ? ORDER BY failure_id",
+                f" {_ONE_ITEM} ORDER BY failure_id",
                 key,
             )
         ]
@@ -395,16 +464,14 @@ class RunReader(SuiteRunStore):
     def task_items(self, run_id: str, task: str) -> list[ItemRecord]:
         """Every item of one task, whole (the extraction page's matched pairs, per case)."""
         keys = self._sql(
-            "SELECT subject, item_id FROM suite_run_items WHERE run_id = ? AND task = ?"
+            "SELECT subject, item_id FROM suite_run_items WHERE run_id = :run AND task = :task"
             " ORDER BY subject, seq",
-            (run_id, task),
+            {"run": run_id, "task": task},
         )
         return [it for s, i in keys if (it := self.item(run_id, s, task, i)) is not None]
 
     def table_counts(self) -> dict[str, int]:
         """Rows per table (a test's proof that reading changed nothing)."""
-        names = [
-            str(r[0])
-            for r in self._sql("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        ]
+        with self._read() as c:
+            names = sorted(sa.inspect(c).get_table_names())
         return {n: int(self._sql(f'SELECT COUNT(*) FROM "{n}"')[0][0]) for n in names}

@@ -33,6 +33,7 @@ from memgauge.optimize import find_study
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
+from memgauge.store.url import StoreURL, store_url
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
@@ -74,7 +75,7 @@ def _page(html: str, status_code: int = 200) -> HTMLResponse:
 class _Views:
     """The handlers, bound to one store path."""
 
-    def __init__(self, store: Path) -> None:
+    def __init__(self, store: StoreURL) -> None:
         self.store = store
         # refuse a store this memgauge cannot read at start, not at the first request
         with self._reader():
@@ -334,13 +335,13 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(store: str | Path) -> Starlette:
-    """The viewer of the results store at `store` (read-only; UsageError when it is missing
-    or at another schema)."""
-    path = Path(store)
-    if not path.is_file():
-        raise UsageError(f"no results store at {path}; give the right one with --store")
-    views = _Views(path)
+def create_app(store: str | Path | StoreURL) -> Starlette:
+    """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
+    (read-only; UsageError when it is missing or at another schema)."""
+    url = store_url(store)
+    if not url.exists():
+        raise UsageError(f"no results store at {url}; give the right one with --store")
+    views = _Views(url)
     routes = [
         Route("/", views.runs),
         Route("/runs/{run_id}", views.run),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
@@ -41,6 +41,9 @@ from memgauge.view.pages import (
     other_detail,
     run_page,
 )
+
+if TYPE_CHECKING:
+    from memgauge.store.url import StoreURL
 
 __all__ = [
     "NAV",
@@ -260,7 +263,7 @@ def render_run_report(
     )
 
 
-def report_from_store(store: str | Path, run_id: str) -> tuple[str, str]:
+def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, str]:
     """The run `run_id` (or the first characters of its id) of the store at `store`, opened
     read-only, as one self-contained HTML file: (the whole run id, the HTML)."""
     from memgauge.store.run_pages import RunReader  # a store read only for a report

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import uvicorn
 
 from memgauge.view.app import create_app
 
+if TYPE_CHECKING:
+    from memgauge.store.url import StoreURL
+
 __all__ = ["serve"]
 
 
-def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the viewer of `store` on host:port until interrupted (the store is checked, and
     refused when this memgauge cannot read it, before the port is bound)."""
     app = create_app(store)
