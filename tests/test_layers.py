@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("api",),
     ("view",),
     ("report",),
-    ("cli", "pytest_plugin"),
+    ("cli", "pytest_plugin", "ci"),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
 
