@@ -105,34 +105,17 @@ def github() -> Iterator[FakeGitHub]:
         yield fake
 
 
-def _suite(where: Path, memories: list[str]) -> Path:
-    """A suite over the reference memory: its answers are the top hit."""
-    (where / "items.jsonl").write_text(
-        "".join(
-            json.dumps({"id": f"q{i}", "input": f"where is item {i}", "expected": f"shelf {i}"})
-            + "\n"
+def _suite(recall_suite: Any, memories: list[str]) -> Path:
+    """The suite (one file, as on a branch): six items over the reference memory."""
+    path: Path = recall_suite(
+        [
+            {"id": f"q{i}", "input": f"where is item {i}", "expected": f"shelf {i}"}
             for i in range(6)
-        )
-    )
-    (where / "memories.jsonl").write_text(
-        "".join(json.dumps({"id": f"m{i}", "text": t}) + "\n" for i, t in enumerate(memories))
-    )
-    suite = {
-        "name": "shelves",
-        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
-                "k": 1,
-                "evaluators": ["contains"],
-            }
         ],
-    }
-    path = where / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite))
+        [{"id": f"m{i}", "text": t} for i, t in enumerate(memories)],
+        ["contains"],
+        name="shelves",
+    )
     return path
 
 
@@ -142,12 +125,10 @@ WORSE = [f"item {i} is on shelf {i}" for i in range(3)]
 
 
 @pytest.fixture
-def baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str], recall_suite: Any) -> Path:
     """A run of the suite on main, recorded in another store and exported as a bundle."""
-    where = tmp_path / "main-branch"
-    where.mkdir()
-    suite = _suite(where, GOOD)
-    store = str(where / "team.db")
+    suite = _suite(recall_suite, GOOD)
+    store = str(tmp_path / "team.db")
     assert main(["run", str(suite), "--store", store, "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
     bundle = tmp_path / "baseline.json"
@@ -195,11 +176,11 @@ def _action(
 
 
 def test_first_run_creates_the_comment_the_second_updates_it(
-    tmp_path: Path, github: FakeGitHub, baseline: Path
+    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
 ) -> None:
     github.comments.append({"id": 7, "body": "LGTM, a human comment"})
     pr = {"pull_request": {"number": 42}}
-    suite = _suite(tmp_path, GOOD)
+    suite = _suite(recall_suite, GOOD)
     first, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=f"{baseline}\n")
     assert first.returncode == 0, first.stderr
     assert out["gate-status"] == "pass"
@@ -223,7 +204,7 @@ def test_first_run_creates_the_comment_the_second_updates_it(
     # a regression on the same pull request: the one comment is updated, no second one
     github.requests.clear()
     # the pull request's next commit loses half the memories: same suite file, worse recall
-    assert _suite(tmp_path, WORSE) == suite
+    assert _suite(recall_suite, WORSE) == suite
     second, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
     assert second.returncode == 1, second.stderr
     assert out["gate-status"] == "fail"
@@ -237,9 +218,11 @@ def test_first_run_creates_the_comment_the_second_updates_it(
     assert updated.count(marker_line(f"gate {suite}")) == 1
 
 
-def test_the_marked_comment_is_found_past_the_first_page(tmp_path: Path, baseline: Path) -> None:
+def test_the_marked_comment_is_found_past_the_first_page(
+    tmp_path: Path, baseline: Path, recall_suite: Any
+) -> None:
     with FakeGitHub(per_page_cap=100) as github:
-        suite = _suite(tmp_path, GOOD)
+        suite = _suite(recall_suite, GOOD)
         key = f"gate {suite}"
         github.comments.extend({"id": i, "body": f"chatter {i}"} for i in range(150))
         github.comments.append({"id": 999, "body": f"{marker_line(key)}\nold gate"})
@@ -258,12 +241,14 @@ def test_the_marked_comment_is_found_past_the_first_page(tmp_path: Path, baselin
         assert len(github.comments) == 151
 
 
-def test_a_push_writes_the_summary_and_posts_nothing(tmp_path: Path, github: FakeGitHub) -> None:
+def test_a_push_writes_the_summary_and_posts_nothing(
+    tmp_path: Path, github: FakeGitHub, recall_suite: Any
+) -> None:
     # no baseline at all (the first run on main): the gate passes until one exists
     done, out = _action(
         tmp_path,
         github,
-        _suite(tmp_path, GOOD),
+        _suite(recall_suite, GOOD),
         {"ref": "refs/heads/main"},
         MEMGAUGE_BASELINE=str(tmp_path / "not-there-yet.json"),
     )
