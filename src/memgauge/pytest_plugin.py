@@ -42,13 +42,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Subject",
+    "as_subject",
     "assert_audit",
     "assert_extraction",
     "assert_operations",
     "assert_retrieval",
     "assert_suite",
+    "failure_table",
     "memgauge_subject",
-    "subject",
 ]
 
 Thresholds = Mapping[str, float | str]
@@ -81,7 +82,7 @@ class Subject:
         return {self.name: self.spec if self.spec is not None else self.obj}
 
 
-def subject(value: str | Mapping[str, Any] | object, *, name: str | None = None) -> Subject:
+def as_subject(value: str | Mapping[str, Any] | object, *, name: str | None = None) -> Subject:
     """A `Subject` from an `evaluate -s` string (`"lexical"`, `"hybrid:k_rrf=10"`,
     `"python:pkg.mod:make"`, `"http://..."`, a YAML/JSON spec file), a spec mapping
     (`{"reference": {"mode": "dense"}}`) or a live object with `reset`/`ingest`/`search` (or
@@ -163,7 +164,7 @@ def memgauge_subject(request: pytest.FixtureRequest) -> Subject:
             "@pytest.mark.memgauge_subject('hybrid'), parametrize the fixture with "
             "indirect=True, or set memgauge_subject in the ini file"
         )
-    return subject(value, name=name)
+    return as_subject(value, name=name)
 
 
 # --- the assertions --------------------------------------------------------------------------
@@ -248,7 +249,7 @@ def _conclude(what: str, report: RunReport, store: api.StoreArg) -> RunReport:
 
 def assert_retrieval(
     dataset: str | Path | Any,
-    subject_: Subject | str | Mapping[str, Any] | object,
+    subject: Subject | str | Mapping[str, Any] | object,
     thresholds: Thresholds,
     *,
     by: By = "point",
@@ -259,7 +260,7 @@ def assert_retrieval(
     `RetrievalDataset`) for one subject, and fail the test when a threshold is missed.
     `options` go to `memgauge.api.evaluate` (`k`, `measures`, `rel_threshold`, ...); measures
     named in `thresholds` are evaluated whether or not `measures` lists them."""
-    sub = subject(subject_)
+    sub = as_subject(subject)
     where = _store(store)
     measures = list(options.pop("measures", api.DEFAULT_MEASURES))
     for key in thresholds:
@@ -367,7 +368,7 @@ def assert_operations(
 
 def assert_audit(
     dataset: str | Path,
-    subject_: Subject | str | None,
+    subject: Subject | str | None,
     thresholds: Thresholds,
     *,
     by: By = "point",
@@ -376,11 +377,11 @@ def assert_audit(
 ) -> RunReport:
     """Audit an agent's memory on `dataset` (memaudit, LoCoMo, LongMemEval; seed 003) and fail
     the test when a threshold (`recall_accuracy`, `hallucinated_memory_rate: "< 0.1"`, ...)
-    is missed. `subject_`: the memory the agent reads (a spec string or a `Subject` made from
+    is missed. `subject`: the memory the agent reads (a spec string or a `Subject` made from
     one), or None for `options`' agent (`agent`, `model`; with neither, the offline extractive
     baseline). `options` go to `memgauge.api.plan_audit`."""
-    text = subject_.text if isinstance(subject_, Subject) else subject_
-    if subject_ is not None and not isinstance(text, str):
+    text = subject.text if isinstance(subject, Subject) else subject
+    if subject is not None and not isinstance(text, str):
         raise UsageError(
             "assert_audit: give the agent's memory as a spec string ('hybrid', "
             "'python:pkg.mod:make', a spec file), or None"
