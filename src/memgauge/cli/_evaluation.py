@@ -245,7 +245,7 @@ def conclude(
     JUnit XML to `junit` if asked, and return its exit code; an `optional` subject that is
     unavailable is said so, and does not count."""
     if junit is not None:
-        write_junit(junit, run_junit(report))
+        write_junit(junit, run_junit(report, optional))
     for name, why in report.unavailable.items():
         if name in optional:
             out.print(

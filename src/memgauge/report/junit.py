@@ -25,7 +25,7 @@ exit code never disagree.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -76,9 +76,10 @@ def target_line(t: TargetCheck) -> str:
     return f"value {_f(t.value)}{bound}, threshold {t.op} {t.target:g} by {t.by} [{t.source}]"
 
 
-def run_cases(report: RunReport) -> list[Case]:
+def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
     """A run's cases: one for the run itself (did it complete, were its subjects available),
-    one per subject that could not run, one per target beside its measure."""
+    one per subject that could not run (skipped when the caller named it `optional`, as the
+    exit code ignores it), one per target beside its measure."""
     run = report.run
     cases: list[Case] = []
     outcome: Outcome = "passed"
@@ -97,7 +98,10 @@ def run_cases(report: RunReport) -> list[Case]:
         )
     )
     for name, why in report.unavailable.items():
-        cases.append(Case(name, "available", "error", why, why, kind="unavailable"))
+        if name in optional:
+            cases.append(Case(name, "available", "skipped", f"optional, not run: {why}"))
+        else:
+            cases.append(Case(name, "available", "error", why, why, kind="unavailable"))
     missed = {id(t) for t in missed_targets(report)}
     for t in report.summary.targets:
         line = target_line(t)
@@ -224,12 +228,12 @@ def _seconds(start: str | None, end: str | None) -> float:
     return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
 
 
-def run_junit(report: RunReport) -> str:
+def run_junit(report: RunReport, optional: Collection[str] = ()) -> str:
     """The JUnit XML of an evaluation run (`run`, `evaluate`, `audit`, ...)."""
     run = report.run
     return junit_xml(
         f"memgauge {run.kind} {run.suite_name}",
-        run_cases(report),
+        run_cases(report, optional),
         timestamp=run.started_at or run.created_at,
         seconds=_seconds(run.started_at, run.finished_at),
         properties={"run_id": run.run_id, "status": run.status, "kind": run.kind},
