@@ -181,9 +181,10 @@ def test_the_fixture_takes_strings_specs_and_objects_and_checks_specs(
     result.stdout.fnmatch_lines(["*test_typo*", "*UsageError*mood*"])
     subjects = [run.suite["subjects"] for run in _runs()]
     assert {"tuned": {"reference": {"mode": "hybrid", "k_rrf": 10}}} in subjects
-    assert {"keyword": {"live": {"name": "keyword"}}} in subjects or any(
-        next(iter(s.values())) == {"live": {"name": next(iter(s))}} for s in subjects
-    )
+    # the spec mapping is recorded as given; the object by its class name, as a live subject
+    assert {"reference": {"reference": {"mode": "lexical"}}} in subjects
+    assert {"KeywordMemory": {"live": {"name": "KeywordMemory"}}} in subjects
+    assert len(subjects) == 3
 
 
 def test_the_store_option_sends_runs_elsewhere(
