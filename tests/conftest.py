@@ -36,12 +36,14 @@ RecallSuite = Callable[..., Path]
 @pytest.fixture
 def recall_suite(tmp_path: Path) -> RecallSuite:
     """Write a one-task suite into tmp_path: the reference memory (lexical, top hit as the
-    answer) asked `items` over `memories`, scored by `evaluators`; `spec` adds suite keys."""
+    answer) asked `items` over `memories`, scored by `evaluators`; `task` adds task keys
+    (`targets`, ...), `spec` suite keys."""
 
     def write(
         items: list[dict[str, Any]],
         memories: list[dict[str, Any]],
         evaluators: list[Any],
+        task: dict[str, Any] | None = None,
         **spec: Any,
     ) -> Path:
         for name, rows in (("items", items), ("memories", memories)):
@@ -58,6 +60,7 @@ def recall_suite(tmp_path: Path) -> RecallSuite:
                     "memories": "memories.jsonl",
                     "k": 1,
                     "evaluators": evaluators,
+                    **(task or {}),
                 }
             ],
         }

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("api",),
     ("view",),
     ("report",),
-    ("cli",),
+    ("cli", "pytest_plugin", "ci"),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
 
@@ -112,3 +112,10 @@ def test_the_cli_imports_only_the_api_report_errors_and_utilities() -> None:
     for line in offending:
         print(line)
     assert not offending, "cli/ reaches below the API:\n" + "\n".join(offending)
+
+
+def test_the_pytest_plugin_imports_only_what_the_cli_may() -> None:
+    """The plug-in is a front end like the CLI: its runs go through memgauge.api."""
+    path = SRC / "pytest_plugin.py"
+    offending = [f"{lineno}: {m}" for lineno, m in _imports(path) if not _cli_may_import(m)]
+    assert not offending, "pytest_plugin.py reaches below the API:\n" + "\n".join(offending)

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,18 @@ def test_demo_without_an_embedder_runs_lexical_and_exits_0(
 ) -> None:
     out = tmp_path / "demo"
     proc = subprocess.run(
-        [sys.executable, "-m", "memgauge", "demo", "--out", str(out), "--no-progress", *flags],
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "demo",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--junit",
+            str(tmp_path / "demo.xml"),
+            *flags,
+        ],
         capture_output=True,
         text=True,
         env={**no_embedder, "MEMGAUGE_HOME": str(tmp_path / "home")},
@@ -128,6 +140,16 @@ def test_demo_without_an_embedder_runs_lexical_and_exits_0(
     result = json.loads((out / "result.json").read_text())
     statuses = [s["status"] for s in result["systems"]]
     assert statuses == ["ok", "unavailable", "unavailable", "unavailable"]
+    # in the JUnit report too, an optional subject that did not run is skipped, not an error
+    root = ET.parse(tmp_path / "demo.xml").getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert suite.get("errors") == "0"
+    assert suite.get("failures") == ("1" if code else "0")
+    for name in ("dense", "hybrid", "hybrid+session"):
+        case = suite.find(f"testcase[@classname='{name}'][@name='available']")
+        assert case is not None
+        assert case.find("skipped") is not None
 
 
 def test_demo_help_documents_options_and_the_optional_dense_channel(

@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
     from memgauge.runs.engine import RunReport
     from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult
-    from memgauge.runs.outcome import exit_code
+    from memgauge.runs.outcome import exit_code, missed_targets
     from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
     from memgauge.runs.suite_compare import compare_runs
     from memgauge.stats.samplesize import minimum_detectable_effect
@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from memgauge.store.querylog import harvest as harvest_queries
     from memgauge.store.suite_runs import SuiteRunStore
     from memgauge.subjects.parse import one_spec, parse_system
+    from memgauge.subjects.specs import check_subject
     from memgauge.track.gate import GateConfig, GateResult, sparkline
     from memgauge.track.history import MetricSeries, metric_series
     from memgauge.track.regressions import learnings_path
@@ -118,6 +119,7 @@ __all__ = [
     "bench_search",
     "bootstrap_judgments",
     "calibrate_judge",
+    "check_subject",
     "close_llm",
     "compare_runs",
     "configure_llm",
@@ -146,6 +148,7 @@ __all__ = [
     "load_judged",
     "metric_series",
     "minimum_detectable_effect",
+    "missed_targets",
     "one_spec",
     "open_store",
     "operations_suite",
@@ -207,6 +210,7 @@ _LAZY: dict[str, str] = {
     "bench_search": "memgauge.api._bench",
     "bootstrap_judgments": "memgauge.store.querylog",
     "calibrate_judge": "memgauge.api._judges",
+    "check_subject": "memgauge.subjects.specs",
     "close_llm": "memgauge.api._llm",
     "compare_runs": "memgauge.runs.suite_compare",
     "configure_llm": "memgauge.api._llm",
@@ -233,6 +237,7 @@ _LAZY: dict[str, str] = {
     "load_judged": "memgauge.data.io",
     "metric_series": "memgauge.track.history",
     "minimum_detectable_effect": "memgauge.stats.samplesize",
+    "missed_targets": "memgauge.runs.outcome",
     "one_spec": "memgauge.subjects.parse",
     "open_store": "memgauge.api._store",
     "operations_suite": "memgauge.runs.builders",

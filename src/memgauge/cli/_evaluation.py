@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -26,11 +27,13 @@ from rich.progress import (
 
 from memgauge import api
 from memgauge.cli._common import console, store_option
+from memgauge.report.junit import run_junit, write_junit
 
 __all__ = [
     "RunProgressBar",
     "conclude",
     "evaluation_options",
+    "junit_option",
     "running",
     "shard_options",
     "sigterm_as_interrupt",
@@ -116,8 +119,21 @@ def running(show: bool | None) -> Iterator[RunProgressBar | None]:
         api.close_llm()
 
 
+#: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
+junit_option = click.option(
+    "--junit",
+    "junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write the verdicts as JUnit XML (one test case per target or gated measure) "
+    "for a CI server's test report.",
+)
+
+
 def target_options(fn: F, *, no_targets: bool = False) -> F:
-    """`--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper` (and `--no-targets`)."""
+    """`--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper`, `--junit FILE` (and
+    `--no-targets`)."""
     options = [
         click.option(
             "--fail-under",
@@ -135,6 +151,7 @@ def target_options(fn: F, *, no_targets: bool = False) -> F:
             help="How targets are decided: the point estimate, or only when the whole 95% CI "
             "misses (ci-upper).",
         ),
+        junit_option,
     ]
     if no_targets:
         options.append(
@@ -222,9 +239,13 @@ def conclude(
     *,
     where: str | None = None,
     optional: Collection[str] = (),
+    junit: Path | None = None,
 ) -> int:
-    """Print how the run ended (targets, unavailable subjects, where it is stored) and return
-    its exit code; an `optional` subject that is unavailable is said so, and does not count."""
+    """Print how the run ended (targets, unavailable subjects, where it is stored), write its
+    JUnit XML to `junit` if asked, and return its exit code; an `optional` subject that is
+    unavailable is said so, and does not count."""
+    if junit is not None:
+        write_junit(junit, run_junit(report, optional))
     for name, why in report.unavailable.items():
         if name in optional:
             out.print(

@@ -117,6 +117,7 @@ def audit(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
     workers: int,
     shard_executor: str | None,
     cache_only: bool,
@@ -178,7 +179,9 @@ def audit(
     for line in source_lines(result):
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
-    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
+    code = conclude(
+        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
+    )
     if as_json:
         click.echo(dumps_strict({k: v for k, v in result.items() if k != "probes"}, default=str))
     if code:

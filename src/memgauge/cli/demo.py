@@ -49,6 +49,7 @@ def demo(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
 ) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.
 
@@ -100,6 +101,7 @@ def demo(
         report,
         where=None if no_store else str(api.results_store(store_path)),
         optional=NEEDS_EMBEDDER,
+        junit=junit,
     )
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
     out.print(

@@ -132,6 +132,7 @@ def evaluate(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
     workers: int,
     shard_executor: str | None,
     cache_only: bool,
@@ -181,6 +182,8 @@ def evaluate(
             progress=bar,
         )
     report_retrieval(report, out_dir, out)
-    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
+    code = conclude(
+        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
+    )
     if code:
         raise click.exceptions.Exit(code)

@@ -108,6 +108,7 @@ def extraction(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
     workers: int,
     shard_executor: str | None,
     no_targets: bool,
@@ -174,7 +175,9 @@ def extraction(
         out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
         for line in extraction_lines(doc["online"]):
             out.print(line)
-    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
+    code = conclude(
+        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
+    )
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
     if code:

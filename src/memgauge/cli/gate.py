@@ -11,9 +11,11 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
+from memgauge.cli._evaluation import junit_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
+from memgauge.report.junit import gate_junit, write_junit
 
 __all__ = ["gate", "history", "learnings"]
 
@@ -103,6 +105,7 @@ learn_into_option = click.option(
     " beside the store's own; repeat for several (CI on a runner with no shared store).",
 )
 @learn_into_option
+@junit_option
 def gate(
     target: str | None,
     store_path: str | None,
@@ -119,6 +122,7 @@ def gate(
     learnings_path: Path | None,
     learn_into: str | None,
     baselines: tuple[Path, ...],
+    junit: Path | None,
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
@@ -170,6 +174,8 @@ def gate(
     text = gate_markdown(result)
     if md_path is not None:
         atomic_write_text(md_path, text)
+    if junit is not None:
+        write_junit(junit, gate_junit(result))
     if as_json:
         click.echo(dumps_strict(result.as_dict()))
     else:

@@ -89,6 +89,7 @@ def operations(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
     workers: int,
     shard_executor: str | None,
     no_targets: bool,
@@ -140,7 +141,9 @@ def operations(
     out = console(stderr=as_json)
     for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
         out.print(table)
-    code = conclude(out, report, where=None if no_store else str(api.results_store(store_path)))
+    code = conclude(
+        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
+    )
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
     if code:

@@ -21,8 +21,9 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
-from memgauge.cli._evaluation import running, shard_options
+from memgauge.cli._evaluation import junit_option, running, shard_options
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
 
@@ -213,6 +214,7 @@ _STORE = store_option
 @_STORE
 @click.option("--json", "as_json", is_flag=True, help="Print the study as JSON on the last line.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
+@junit_option
 @shard_options
 @llm_options
 def run(
@@ -220,6 +222,7 @@ def run(
     store_path: str | None,
     as_json: bool,
     progress: bool | None,
+    junit: Path | None,
     resume: str | None,
     space: tuple[str, ...],
     workers: int,
@@ -275,6 +278,8 @@ def run(
     for line in _summary(data):
         out.print(line)
     out.print(f"see `memgauge optimize show {data['id']}`")
+    if junit is not None:
+        write_junit(junit, optimization_junit(data, flags.get("target_score")))
     if as_json:
         click.echo(dumps_strict(data, sort_keys=True))
 

@@ -59,6 +59,7 @@ def run(
     progress: bool | None,
     fail_under: tuple[str, ...],
     by: str,
+    junit: Path | None,
     workers: int,
     shard_executor: str | None,
     cache_only: bool,
@@ -111,7 +112,7 @@ def run(
         for f in it.failures
     ]
     _print(report, failures, where, as_json)
-    code = conclude(console(stderr=as_json), report)
+    code = conclude(console(stderr=as_json), report, junit=junit)
     if code:
         raise click.exceptions.Exit(code)
 

@@ -1,0 +1,289 @@
+"""`--junit FILE` on every command that evaluates or gates: a JUnit XML document of the common
+schema shape, one test case per target or gated measure, failures carrying value vs threshold,
+and never at odds with the exit code."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+EXTRACTION = DATA / "extraction" / "cases.json"
+OPERATIONS = DATA / "operations" / "cases.json"
+MEMAUDIT = ROOT.parent / "shared" / "datasets" / "memaudit-sample.json"
+OUTCOMES = ("failure", "error", "skipped")
+
+
+@pytest.fixture(autouse=True)
+def _subjects_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    where = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), where)
+    return where
+
+
+def junit(path: Path) -> dict[tuple[str, str], ET.Element]:
+    """Parse `path` and check it against the JUnit schema's structure (Ant / Jenkins
+    junit-10.xsd, as GitLab and GitHub reporters read it); its test cases by (classname, name)."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    suites = list(root)
+    assert suites
+    assert all(s.tag == "testsuite" for s in suites)
+    cases: dict[tuple[str, str], ET.Element] = {}
+    for suite in suites:
+        assert suite.get("name")
+        assert suite.get("timestamp")
+        float(suite.get("time", "x"))
+        found = dict.fromkeys(OUTCOMES, 0)
+        testcases = []
+        for child in suite:
+            assert child.tag in ("properties", "testcase", "system-out", "system-err"), child.tag
+            if child.tag == "properties":
+                assert all(p.tag == "property" and p.get("name") for p in child)
+                assert all(p.get("value") is not None for p in child)
+            if child.tag == "testcase":
+                testcases.append(child)
+        for case in testcases:
+            assert case.get("classname")
+            assert case.get("name")
+            float(case.get("time", "x"))
+            kinds = [c.tag for c in case]
+            assert set(kinds) <= {*OUTCOMES, "system-out", "system-err"}, kinds
+            verdicts = [k for k in kinds if k in OUTCOMES]
+            assert len(verdicts) <= 1
+            for verdict in verdicts:
+                found[verdict] += 1
+                element = case.find(verdict)
+                assert element is not None
+                assert element.get("message")
+                if verdict != "skipped":
+                    assert element.get("type")
+            key = (case.get("classname", ""), case.get("name", ""))
+            assert key not in cases, f"two test cases named {key}"
+            cases[key] = case
+        assert int(suite.get("tests", "-1")) == len(testcases)
+        assert int(suite.get("failures", "-1")) == found["failure"]
+        assert int(suite.get("errors", "-1")) == found["error"]
+        assert int(suite.get("skipped", "-1")) == found["skipped"]
+    for attr in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(attr, "-1")) == sum(int(s.get(attr, "0")) for s in suites)
+    return cases
+
+
+def _verdict(case: ET.Element) -> str:
+    return next((c.tag for c in case if c.tag in OUTCOMES), "passed")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run"],
+        ["evaluate"],
+        ["audit"],
+        ["extraction"],
+        ["operations"],
+        ["demo"],
+        ["gate"],
+        ["optimize", "run"],
+    ],
+)
+def test_every_evaluating_command_takes_junit(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--help"]) == 0
+    assert "--junit FILE" in capsys.readouterr().out
+
+
+def test_evaluate_one_case_per_target_failures_say_value_and_threshold(
+    tmp_path: Path, demo: Path
+) -> None:
+    out = tmp_path / "ci" / "evaluate.xml"
+    code = main(
+        [
+            "evaluate",
+            str(demo),
+            "-s",
+            "lexical",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+            "--fail-under",
+            "Recall@5=0.99",
+            "--fail-under",
+            "nDCG@10=0.1",
+            "--junit",
+            str(out),
+        ]
+    )
+    assert code == 1
+    cases = junit(out)
+    missed = cases[("lexical.retrieval", "Recall@5 >= 0.99")]
+    assert _verdict(missed) == "failure"
+    failure = missed.find("failure")
+    assert failure is not None
+    message = failure.get("message", "")
+    assert message.startswith("value 0.")
+    assert "threshold >= 0.99 by point [--fail-under]" in message
+    assert _verdict(cases[("lexical.retrieval", "nDCG@10 >= 0.1")]) == "passed"
+    (run,) = [c for (cls, _), c in cases.items() if cls == "memgauge.run"]
+    assert _verdict(run) == "passed"
+    props = {p.get("name"): p.get("value") for p in ET.parse(out).iter("property")}
+    assert props["status"] == "completed"
+    assert props["kind"] == "evaluate"
+
+
+def test_ci_upper_is_the_rule_the_cases_follow(tmp_path: Path, demo: Path) -> None:
+    out = tmp_path / "e.xml"
+    argv = ["evaluate", str(demo), "-s", "lexical", "--out", str(tmp_path / "o"), "--quiet"]
+    assert main([*argv, "--fail-under", "Recall@5=0.8", "--junit", str(out)]) == 1
+    assert _verdict(junit(out)[("lexical.retrieval", "Recall@5 >= 0.8")]) == "failure"
+    by = ["--by", "ci-upper", "--fail-under", "Recall@5=0.8", "--junit", str(out)]
+    assert main([*argv, *by]) == 0
+    case = junit(out)[("lexical.retrieval", "Recall@5 >= 0.8")]
+    assert _verdict(case) == "passed"
+    assert "(CI bound 0.8" in (case.findtext("system-out") or "")
+
+
+def test_shown_seed_targets_are_skipped_and_enforced_ones_fail(tmp_path: Path) -> None:
+    base = [
+        "extraction",
+        str(EXTRACTION),
+        "--extractor",
+        "{python: {target: 'extractors:NaiveExtractor'}}",
+        "--match",
+        "exact",
+    ]
+    enforced, shown = tmp_path / "enforced.xml", tmp_path / "shown.xml"
+    assert main([*base, "--junit", str(enforced)]) == 1
+    assert main([*base, "--no-targets", "--junit", str(shown)]) == 0
+    failed = {k for k, c in junit(enforced).items() if _verdict(c) == "failure"}
+    skipped = {k for k, c in junit(shown).items() if _verdict(c) == "skipped"}
+    assert ("extractor.extraction", "precision > 0.95") in failed
+    assert failed == skipped
+
+
+def test_a_dead_subject_is_an_error_case(tmp_path: Path) -> None:
+    out = tmp_path / "o.xml"
+    argv = ["operations", str(OPERATIONS), "--decider", "{python: {target: 'broken:Broken'}}"]
+    assert main([*argv, "--no-targets", "--junit", str(out)]) == 4
+    run = next(c for (cls, _), c in junit(out).items() if cls == "memgauge.run")
+    assert _verdict(run) == "error"
+    error = run.find("error")
+    assert error is not None
+    assert error.get("message", "").startswith("run failed: ")
+
+
+def test_run_audit_and_demo_write_documents(tmp_path: Path, recall_suite: Any) -> None:
+    suite = recall_suite(
+        [{"id": "q1", "input": "what colour is the sky", "expected": "blue"}],
+        [{"id": "m1", "text": "sky: blue"}],
+        ["contains"],
+    )
+    assert (
+        main(["run", str(suite), "--fail-under", "contains=1", "--junit", str(tmp_path / "r.xml")])
+        == 0
+    )
+    assert _verdict(junit(tmp_path / "r.xml")[("memory.recall", "contains >= 1")]) == "passed"
+    audit = [
+        "audit",
+        str(MEMAUDIT),
+        "--output",
+        str(tmp_path / "a"),
+        "--junit",
+        str(tmp_path / "a.xml"),
+    ]
+    assert main([*audit, "--fail-under", "hallucinated_memory_rate=< 0.1"]) == 0
+    assert ("agent.audit", "hallucinated_memory_rate < 0.1") in junit(tmp_path / "a.xml")
+    demo = [
+        "demo",
+        "--out",
+        str(tmp_path / "d"),
+        "--no-progress",
+        "--junit",
+        str(tmp_path / "d.xml"),
+    ]
+    assert main(demo) == 0
+    cases = junit(tmp_path / "d.xml")
+    assert cases  # the seed's targets, shown: skipped when missed, never failures
+    assert all(_verdict(c) in ("passed", "skipped") for c in cases.values())
+
+
+def test_gate_one_case_per_measure_regressions_fail(
+    tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    argv = ["evaluate", str(demo), "--out", str(tmp_path / "o"), "--quiet", "--store", db]
+    assert main([*argv, "-s", "hybrid@sys"]) == 0
+    # a naive keyword memory under the same name: nDCG falls by more than 15%
+    assert main([*argv, "-s", "python:keyword_memory:KeywordMemory@sys"]) == 0
+    with api.open_store(db) as store:
+        newest = store.list_runs()[0]["run_id"]
+    out = tmp_path / "gate.xml"
+    code = main(["gate", newest, "--store", db, "--no-learn", "--junit", str(out)])
+    assert code == 1
+    markdown = capsys.readouterr().out
+    cases = junit(out)
+    regressed = {k for k, c in cases.items() if _verdict(c) == "failure"}
+    assert ("sys.retrieval", "nDCG@10") in regressed
+    assert ("sys.retrieval", "RR@5") not in regressed
+    # exactly the rows the Markdown marks as regressions
+    assert len(regressed) == markdown.count("| regression |")
+    failure = cases[("sys.retrieval", "nDCG@10")].find("failure")
+    assert failure is not None
+    message = failure.get("message", "")
+    assert "vs baseline 0." in message
+    assert "threshold -15% by point" in message
+
+
+def test_optimize_one_case_per_candidate(tmp_path: Path) -> None:
+    suite = {
+        "name": "opt",
+        "subjects": {
+            "agent": {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+        },
+        "tasks": [
+            {
+                "name": "sums",
+                "kind": "expected-output",
+                "items": [
+                    {"id": f"q{i}", "input": f"add {i} {i + 1}", "expected": str(2 * i + 1)}
+                    for i in range(6)
+                ],
+                "evaluators": ["exact"],
+            }
+        ],
+        "optimization": {"space": {"kwargs.offset": "int:-2..2"}, "seed": 1},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    out = tmp_path / "opt.xml"
+    argv = ["optimize", str(path), "--max-iterations", "3", "--target-score", "1.01"]
+    assert main([*argv, "--json", "--junit", str(out)]) == 0
+    cases = junit(out)
+    steps = [k for k in cases if k[1].startswith("step ")]
+    assert len(steps) >= 3
+    assert all(_verdict(cases[k]) == "passed" for k in steps)
+    (goal,) = [c for k, c in cases.items() if k[1] == "target score"]
+    assert _verdict(goal) == "failure"  # no score exceeds 1
+
+
+def test_nothing_is_written_for_bad_input(tmp_path: Path, demo: Path) -> None:
+    out = tmp_path / "e.xml"
+    argv = ["evaluate", str(demo), "-s", "lexical", "--out", str(tmp_path / "o"), "--quiet"]
+    assert main([*argv, "--fail-under", "Recal@5=0.5", "--junit", str(out)]) == 2
+    assert not out.exists()
