@@ -245,9 +245,11 @@ def test_subject_specs_check_every_kind_and_nested_memories() -> None:
 
 def test_python_kwargs_are_checked_against_the_factory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(DATA / "subjects"))
-    good = {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": {"a": "b"}}}}
+    good = {"python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": {"a": "b"}}}}
     assert check_subject(good) == []
-    [typo] = check_subject({"python": {"target": "agents:LookupAgent", "kwargs": {"answer": {}}}})
+    [typo] = check_subject(
+        {"python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answer": {}}}}
+    )
     assert typo.field == "python.kwargs.answer"
     assert "did you mean 'answers'?" in typo.message
     [misspelt] = check_subject({"python": {"target": "pkg.mod:make", "kwarg": {"x": 1}}})

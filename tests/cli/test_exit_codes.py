@@ -82,7 +82,12 @@ def _suite(env: dict[str, Any], tmp: Path, subject: dict[str, Any], evaluators: 
 
 
 def _run(env: dict[str, Any], case: str, mp: pytest.MonkeyPatch, tmp: Path) -> list[str]:
-    good = {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": {"question": "8080"}}}}
+    good = {
+        "python": {
+            "target": "lookup_agents:LookupAgent",
+            "kwargs": {"answers": {"question": "8080"}},
+        }
+    }
     if case == "good":
         return ["run", _suite(env, tmp, good, ["contains"]), "--store", env["db"]]
     if case == "target":

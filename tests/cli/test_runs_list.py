@@ -19,7 +19,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def _suite(tmp_path: Path) -> Path:
     items = [{"id": f"q{i}", "input": f"question {i}", "expected": "8080"} for i in range(3)]
     agent = {
-        "python": {"target": "agents:LookupAgent", "kwargs": {"answers": {"question": "8080"}}}
+        "python": {
+            "target": "lookup_agents:LookupAgent",
+            "kwargs": {"answers": {"question": "8080"}},
+        }
     }
     path = tmp_path / "suite.yaml"
     path.write_text(

@@ -270,7 +270,9 @@ def test_locomo_qa_in_a_suite(
     suite = {
         "name": "locomo",
         "subjects": {
-            "agent": {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": answers}}}
+            "agent": {
+                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
+            }
         },
         "tasks": [
             {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["locomo-qa"]}

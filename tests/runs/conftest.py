@@ -65,7 +65,7 @@ def lookup_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LookupSuite
             "subjects": {
                 "agent": {
                     "python": {
-                        "target": "agents:LookupAgent",
+                        "target": "lookup_agents:LookupAgent",
                         "kwargs": {"answers": {"port": "port 8080"}, **agent},
                         "concurrent": True,
                     }

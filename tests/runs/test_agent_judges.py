@@ -27,7 +27,7 @@ def _suite(calls: Path, judge: Any = "quality-judge") -> dict[str, Any]:
         "subjects": {
             "answerer": {
                 "python": {
-                    "target": "agents:LookupAgent",
+                    "target": "lookup_agents:LookupAgent",
                     "kwargs": {"answers": {"database": "The knowledge graph uses Kuzu."}},
                 }
             },

@@ -25,7 +25,9 @@ def _suite(on_failure: str | None) -> dict[str, Any]:
         "name": "fallback",
         "max_failure_rate": 1.0,
         "subjects": {
-            "agent": {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": answers}}}
+            "agent": {
+                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
+            }
         },
         "tasks": [
             {

@@ -149,7 +149,7 @@ def _suite(tmp_path: Path, agent_kwargs: dict[str, Any], **extra: Any) -> Path:
         "subjects": {
             "agent": {
                 "python": {
-                    "target": "agents:LookupAgent",
+                    "target": "lookup_agents:LookupAgent",
                     "kwargs": {"answers": {"port": "port 8080"}, **agent_kwargs},
                     "concurrent": concurrent,
                 }

@@ -4,6 +4,7 @@ installed from npm into a cache directory (skipped, with the reason, only when n
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,3 +138,96 @@ def test_in_a_retrieval_evaluation(server: Path, tmp_path: Path) -> None:
     result = retrieval_result(report.run)
     assert result.systems[0].status == "ok"
     assert result.systems[0].metrics["RR@10"].value == 1.0
+
+
+PAGING_PING = Path(__file__).parent / "data" / "paging_ping_server.py"
+
+
+def test_stdio_client_pages_tools_and_answers_the_servers_requests() -> None:
+    """The server lists one tool per page and, before each tool call's answer, pings memgauge
+    and asks it for sampling, waiting for both: without paging `recall` would be missing, and
+    without answers every call would time out."""
+    s = McpSubject(
+        [sys.executable, str(PAGING_PING)],
+        profile="tools",
+        ingest_tool="remember",
+        search_tool="recall",
+        timeout=10,
+    )
+    try:
+        assert s.tools == {"remember", "recall"}
+        s.ingest(MEMS)
+        found = s.search("invoice", 5)
+        assert [h.id for h in found.hits] == [m.id for m in MEMS if "invoice" in m.text]
+        assert found.hits
+    finally:
+        s.close()
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """The SDK-built Streamable HTTP server of `data/mcp_http_server.py` on 127.0.0.1."""
+    pytest.importorskip("mcp", reason="the MCP SDK: pip install 'memgauge[mcp]'")
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "data" / "mcp_http_server.py"), str(port)],
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(proc.communicate()[1].decode()[-2000:]) from None
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.communicate(timeout=10)
+
+
+def test_streamable_http_server_through_the_sdk_pages_and_is_pinged(http_server: str) -> None:
+    """An MCP SDK server over Streamable HTTP that lists one tool per page and pings memgauge
+    before answering each call (the pongs it counted come back from `recall`)."""
+    s = McpSubject(url=http_server, profile="tools", ingest_tool="remember", search_tool="recall")
+    try:
+        assert s.name == "mcp:paging-ping-http"
+        assert s.tools == {"remember", "recall"}
+        s.ingest(MEMS)
+        found = s.search("Stripe", 5)
+        assert [h.id for h in found.hits] == ["m2", "m3"]
+        pongs = s.call_tool("recall", {"query": "x", "k": 1})["pongs"]
+        assert pongs >= len(MEMS) + 2  # every call was pinged and answered
+    finally:
+        s.close()
+
+
+def test_mcp_url_shorthand(http_server: str) -> None:
+    """`-s mcp:http://...` is the HTTP server; `-s mcp:COMMAND` stays a stdio one."""
+    from memgauge.subjects.parse import parse_system
+
+    assert parse_system(f"mcp:{http_server}") == [("mcp", {"mcp": {"url": http_server}})]
+    assert parse_system("mcp:npx x") == [("mcp", {"mcp": {"command": "npx x"}})]
+
+
+def test_mcp_needs_a_command_or_a_url() -> None:
+    with pytest.raises(UsageError, match=r"`command`.*or `url`"):
+        McpSubject()
+    with pytest.raises(UsageError, match="not both"):
+        McpSubject("x", url="http://127.0.0.1:1/mcp")
+
+
+def test_an_unreachable_http_server_is_a_subject_error() -> None:
+    from memgauge.errors import SubjectError
+
+    pytest.importorskip("mcp")
+    with pytest.raises(SubjectError, match=re.escape("mcp:http://127.0.0.1:1/mcp")):
+        McpSubject(url="http://127.0.0.1:1/mcp", timeout=5)

@@ -202,7 +202,9 @@ def _suite(tmp_path: Path, right: int, n: int = 10) -> Path:
         "name": "gated",
         "max_failure_rate": 0.5,
         "subjects": {
-            "agent": {"python": {"target": "agents:LookupAgent", "kwargs": {"answers": answers}}}
+            "agent": {
+                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
+            }
         },
         "tasks": [
             {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}

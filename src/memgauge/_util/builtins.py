@@ -44,6 +44,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "subprocess": "memgauge.subjects.subprocess_jsonl:SubprocessSubject",
         "http": "memgauge.subjects.http:HttpSubject",
         "mcp": "memgauge.subjects.mcp:McpSubject",
+        "langmem": "memgauge.subjects.langmem:LangMemSubject",
+        "agents-session": "memgauge.subjects.agents_session:AgentsSessionSubject",
         "mem0": "memgauge.subjects.mem0:Mem0Subject",
         "chat": "memgauge.subjects.agents:ChatAgent",
         "memory-agent": "memgauge.subjects.specs:memory_agent",

@@ -93,10 +93,16 @@ class LineProcess:
             raise self.error("the process closed its stdin") from None
 
     def receive(
-        self, matches: Callable[[dict[str, Any]], bool], timeout: float, what: str
+        self,
+        matches: Callable[[dict[str, Any]], bool],
+        timeout: float,
+        what: str,
+        *,
+        others: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """The next JSON line for which `matches` is true; lines that do not match (e.g.
-        notifications) are skipped. Not-JSON, exit or timeout raise SubjectError."""
+        notifications, or requests the child sends) go to `others`, or are skipped. Not-JSON,
+        exit or timeout raise SubjectError."""
         deadline = time.monotonic() + timeout
         while True:
             with self._ready:
@@ -119,6 +125,8 @@ class LineProcess:
                 raise self.error(f"wrote a line that is not JSON: {line.strip()[:200]!r}") from None
             if isinstance(message, dict) and matches(message):
                 return message
+            if isinstance(message, dict) and others is not None:
+                others(message)
 
     def close(self) -> None:
         """Close stdin (the child's cue to exit), wait, kill if it lingers, release pipes."""

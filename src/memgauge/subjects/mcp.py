@@ -1,8 +1,15 @@
-"""Any MCP memory server over stdio, driven through a mapping of its tools.
+"""Any MCP memory server, over stdio or Streamable HTTP, driven through a mapping of its tools.
+
+`{mcp: {command: ...}}` (or `mcp:COMMAND`) starts a stdio server; `{mcp: {url: ...}}` (or
+`mcp:https://HOST/mcp`) connects to a remote Streamable HTTP server through the official MCP
+Python SDK (`pip install 'memgauge[mcp]'`; see `memgauge.subjects.mcp_http`). Both read
+`tools/list` page by page and answer the server's `ping`.
 
 memgauge speaks MCP's JSON-RPC 2.0 on the server's stdin/stdout itself (initialize, the
-`notifications/initialized` notification, `tools/list`, `tools/call`), waits for each reply by
-id (servers may answer out of order) and maps the memory-system operations onto tools:
+`notifications/initialized` notification, `tools/list` page by page, `tools/call`), waits for
+each reply by id (servers may answer out of order), answers the requests a server sends it
+meanwhile (`ping`; anything else is "method not found"), and maps the memory-system operations
+onto tools:
 
 - profile `knowledge-graph` (the reference `@modelcontextprotocol/server-memory`): a memory is
   an entity named by its id, of type `memory`, with its text as the one observation; ingest =
@@ -31,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memgauge import __version__
 from memgauge.data.models import Memory, SessionContext
@@ -40,6 +47,9 @@ from memgauge.subjects._process import LineProcess
 from memgauge.subjects.events import Capabilities, WriteEvent
 from memgauge.subjects.protocol import Hit, SearchResult
 from memgauge.subjects.python_import import normalise_hits
+
+if TYPE_CHECKING:
+    from memgauge.subjects.mcp_http import HttpLink
 
 __all__ = ["McpSubject"]
 
@@ -52,8 +62,10 @@ class McpSubject:
 
     def __init__(
         self,
-        command: str | Sequence[str],
+        command: str | Sequence[str] | None = None,
         *,
+        url: str | None = None,
+        mode: str = "legacy",
         profile: Literal["knowledge-graph", "tools"] = "knowledge-graph",
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
@@ -68,6 +80,11 @@ class McpSubject:
     ) -> None:
         if profile not in ("knowledge-graph", "tools"):
             raise UsageError(f"mcp subject: profile is knowledge-graph or tools, got {profile!r}")
+        if (command is None) == (url is None):
+            raise UsageError(
+                "mcp subject: give `command` (a stdio server) or `url` (a Streamable HTTP"
+                " server), not both"
+            )
         if profile == "tools" and not (ingest_tool and search_tool):
             raise UsageError("mcp subject: profile 'tools' needs ingest_tool and search_tool")
         self.profile = profile
@@ -82,8 +99,23 @@ class McpSubject:
             "query": query_arg,
             "k": k_arg,
         }
-        full_env = {**os.environ, **(env or {})}
         self._tmp: Path | None = None
+        self._child: LineProcess | None = None
+        self._link: HttpLink | None = None
+        self._next_id = 0
+        if url is not None:
+            from memgauge.subjects.mcp_http import HttpLink  # the SDK, only for HTTP servers
+
+            self._link = HttpLink(url, timeout=timeout, mode=mode)
+            self.server_name = self._link.server_name
+            try:
+                self._check_tools()
+            except Exception:
+                self.close()
+                raise
+            return
+        assert command is not None
+        full_env = {**os.environ, **(env or {})}
         if profile == "knowledge-graph" and "MEMORY_FILE_PATH" not in (env or {}):
             if memory_file is None:
                 fd, name = tempfile.mkstemp(prefix="memgauge-mcp-", suffix=".jsonl")
@@ -93,7 +125,6 @@ class McpSubject:
                 memory_file = name
             full_env["MEMORY_FILE_PATH"] = memory_file
         self._child = LineProcess(command, kind="mcp", env=full_env)
-        self._next_id = 0
         try:
             self._initialize()
         except Exception:
@@ -111,20 +142,70 @@ class McpSubject:
         """`mcp:<server name>`."""
         return f"mcp:{self.server_name}"
 
+    def _error(self, message: str) -> SubjectError:
+        """A SubjectError naming the server (with a stdio server's last stderr lines)."""
+        if self._link is not None:
+            return self._link.error(message)
+        assert self._child is not None
+        return self._child.error(message)
+
     def _request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        assert self._child is not None  # JSON-RPC on stdio; the SDK speaks it over HTTP
         self._next_id += 1
         rid = self._next_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
         self._child.send(message)
-        reply = self._child.receive(lambda m: m.get("id") == rid, self.timeout, method)
+        reply = self._child.receive(
+            lambda m: m.get("id") == rid and "method" not in m,
+            self.timeout,
+            method,
+            others=self._answer,
+        )
         if "error" in reply:
             err = reply["error"]
-            raise self._child.error(
+            raise self._error(
                 f"{method} failed: {err.get('message') if isinstance(err, dict) else err}"
             )
         return reply.get("result")
+
+    def _answer(self, message: dict[str, Any]) -> None:
+        """Answer a request the server sends while memgauge waits for a reply (a server that
+        pings its client waits for the pong): `ping` gets its empty result, any other method
+        JSON-RPC's "method not found" (memgauge declares no client capabilities).
+        Notifications need no answer."""
+        if "method" not in message or "id" not in message:
+            return
+        assert self._child is not None
+        if message["method"] == "ping":
+            self._child.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            return
+        self._child.send(
+            {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": -32601, "message": f"method not found: {message['method']}"},
+            }
+        )
+
+    def _list_tools(self) -> set[str]:
+        """Every tool the server offers: `tools/list` page by page, following `nextCursor`."""
+        names: set[str] = set()
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            if self._link is not None:
+                page = self._link.list_tools(cursor)
+            else:
+                page = self._request("tools/list", {"cursor": cursor} if cursor else {}) or {}
+            names.update(str(t["name"]) for t in page.get("tools", []))
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return names
+            if cursor in seen:
+                raise self._error(f"tools/list repeated the cursor {cursor!r}")
+            seen.add(cursor)
 
     def _initialize(self) -> None:
         result = self._request(
@@ -137,9 +218,13 @@ class McpSubject:
         )
         info = (result or {}).get("serverInfo", {})
         self.server_name = str(info.get("name", "server"))
+        assert self._child is not None
         self._child.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        tools = self._request("tools/list", {}) or {}
-        self.tools = {t["name"] for t in tools.get("tools", [])}
+        self._check_tools()
+
+    def _check_tools(self) -> None:
+        """List the server's tools; a UsageError naming those the profile needs and lacks."""
+        self.tools = self._list_tools()
         needed = (
             _KG_TOOLS
             if self.profile == "knowledge-graph"
@@ -154,10 +239,13 @@ class McpSubject:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """`tools/call`; the structured content, or the JSON of the first text content."""
-        result = self._request("tools/call", {"name": name, "arguments": arguments}) or {}
+        if self._link is not None:
+            result = self._link.call_tool(name, arguments)
+        else:
+            result = self._request("tools/call", {"name": name, "arguments": arguments}) or {}
         if result.get("isError"):
             text = " ".join(c.get("text", "") for c in result.get("content", []))
-            raise self._child.error(f"tool {name} failed: {text[:300]}")
+            raise self._error(f"tool {name} failed: {text[:300]}")
         if "structuredContent" in result:
             return result["structuredContent"]
         for content in result.get("content", []):
@@ -259,7 +347,7 @@ class McpSubject:
             try:
                 hits = normalise_hits(raw, k)
             except SubjectError as exc:
-                raise self._child.error(f"search tool result: {exc}") from None
+                raise self._error(f"search tool result: {exc}") from None
         return SearchResult(hits, {"total": (time.perf_counter() - t0) * 1000})
 
     def _graph(self) -> list[dict[str, Any]]:
@@ -280,5 +368,8 @@ class McpSubject:
         child = getattr(self, "_child", None)
         if child is not None:
             child.close()
+        link = getattr(self, "_link", None)
+        if link is not None:
+            link.close()
         if self._tmp is not None:
             self._tmp.unlink(missing_ok=True)

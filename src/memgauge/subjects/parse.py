@@ -6,7 +6,8 @@ Forms:
   `reference:mode=dense,embedder=openai:text-embedding-3-small` for the embedder too;
 - `python:package.module:factory` (any Python object with reset/ingest/search);
 - `http://host:port` (a service implementing `docs/http-subject.openapi.yaml`);
-- `mcp:COMMAND` (an MCP memory server over stdio; knowledge-graph tools by default);
+- `mcp:COMMAND` (an MCP memory server over stdio; knowledge-graph tools by default), or
+  `mcp:https://HOST/mcp` (one over Streamable HTTP, through the MCP SDK);
 - `subprocess:COMMAND` (any program speaking the JSON-lines protocol of
   `memgauge.subjects.subprocess_jsonl`);
 - a `.yaml`/`.yml`/`.json` file holding a spec or a list of specs: `{reference: {mode: hybrid,
@@ -119,7 +120,10 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     if text.startswith(("http://", "https://")):
         return [(label or "http", {"http": {"base_url": text}})]
     if text.startswith("mcp:"):
-        return [(label or "mcp", {"mcp": {"command": text.removeprefix("mcp:")}})]
+        target = text.removeprefix("mcp:")
+        if target.startswith(("http://", "https://")):  # a Streamable HTTP server
+            return [(label or "mcp", {"mcp": {"url": target}})]
+        return [(label or "mcp", {"mcp": {"command": target}})]
     if text.startswith("subprocess:"):
         return [
             (label or "subprocess", {"subprocess": {"command": text.removeprefix("subprocess:")}})
