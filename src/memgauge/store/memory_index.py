@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from memgauge._types import Float32Array
+from memgauge.store.lexical import TOKENIZER, Lexical
 
-__all__ = ["IndexedMemory", "MemoryIndex", "fts_query"]
+__all__ = ["IndexedMemory", "MemoryIndex", "fts_query", "query_words"]
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS memories (
@@ -30,9 +31,8 @@ _SCHEMA = [
         vector BLOB,
         UNIQUE(namespace, id)
     )""",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        text, content='memories', content_rowid='rowid',
-        tokenize='porter unicode61 remove_diacritics 2'
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+        text, content='memories', content_rowid='rowid', tokenize='{TOKENIZER}'
     )""",
     """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
@@ -58,16 +58,22 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 _MERGE_BATCH = 64  # an ingest of this many rows or more merges the full-text index
 
 
+def query_words(text: str) -> list[str]:
+    """The words of free user text that a lexical search looks for, in order: lower-cased word
+    tokens, stopwords dropped when something else remains, each once, at most 64."""
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    content = [t for t in tokens if t not in _STOPWORDS]
+    return list(dict.fromkeys(content or tokens))[:64]
+
+
 def fts_query(text: str) -> str | None:
     """A safe FTS5 MATCH expression for free user text, or None if it has no searchable token.
 
-    Each word token is double-quoted (so FTS5 syntax such as `AND`, `NOT`, `NEAR`, `*`, `:`,
-    `^`, `-` and quotes in the input is inert) and the tokens are OR-ed, letting bm25 rank
-    memories by how many and how rare the matched terms are.
+    Each word of `query_words` is double-quoted (so FTS5 syntax such as `AND`, `NOT`, `NEAR`,
+    `*`, `:`, `^`, `-` and quotes in the input is inert) and the words are OR-ed, letting bm25
+    rank memories by how many and how rare the matched terms are.
     """
-    tokens = [t.lower() for t in _TOKEN.findall(text)]
-    content = [t for t in tokens if t not in _STOPWORDS]
-    chosen = list(dict.fromkeys(content or tokens))[:64]
+    chosen = query_words(text)
     if not chosen:
         return None
     return " OR ".join(f'"{t}"' for t in chosen)
@@ -109,11 +115,13 @@ class MemoryIndex:
         with conn:
             for statement in _SCHEMA:
                 conn.execute(statement)
+        self._lexical = Lexical(conn)
 
     def clear(self) -> None:
         """Delete every memory of this namespace."""
         with self._conn:
             self._conn.execute("DELETE FROM memories WHERE namespace = ?", (self.namespace,))
+        self._lexical.invalidate()
 
     def ids_with_tier(self, tier: str) -> list[str]:
         """Ids of this namespace's memories of one importance tier, in insertion order."""
@@ -162,9 +170,22 @@ class MemoryIndex:
                     # (the cost is the index's size, so only after a batch that is a good
                     # part of it)
                     self._conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('optimize')")
+        self._lexical.invalidate()
 
     def search_lexical(self, text: str, limit: int) -> list[tuple[str, float]]:
-        """Top `limit` (id, score) by bm25, best first; score = -bm25 (higher is better)."""
+        """Top `limit` (id, score) by bm25, best first; score = -bm25 (higher is better).
+        Scored in NumPy from FTS5's own postings (`memgauge.store.lexical`), or by FTS5 when a
+        word is a phrase to it; both give FTS5's scores and order."""
+        words = query_words(text)
+        if not words:
+            return []
+        found = self._lexical.search(words, self.namespace, limit)
+        if found is not None:
+            return found
+        return self.search_lexical_fts(text, limit)
+
+    def search_lexical_fts(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """`search_lexical` as FTS5 scores it: `bm25()` on every matched row."""
         expr = fts_query(text)
         if expr is None:
             return []
