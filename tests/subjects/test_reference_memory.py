@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memgauge.data.models import Memory, SessionContext
@@ -58,7 +60,7 @@ def test_lexical_search_ranks_by_bm25_and_reports_channels_and_latency() -> None
     assert top.score is not None
     assert top.score > result.hits[1].score  # type: ignore[operator]
     assert top.text == MEMS[0].text
-    assert set(result.latency_ms) == {"candidate", "total"}
+    assert set(result.latency_ms) == {"lexical", "search", "total"}
     assert mem.search("", 3).hits == []
 
 
@@ -78,7 +80,10 @@ def test_dense_and_hybrid_with_the_offline_model(minilm: MiniLMEmbedder) -> None
     result = hybrid.search("rounded tax", 5)
     assert result.hits[0].id == "tax"
     assert result.hits[0].channels == ("dense", "lexical")
-    assert set(result.latency_ms) == {"candidate", "fusion", "total"}
+    stages = {"embed", "embed_cached", "lexical", "dense", "fusion", "search", "total"}
+    assert set(result.latency_ms) <= stages
+    assert {"lexical", "dense", "fusion", "search", "total"} <= set(result.latency_ms)
+    assert len({"embed", "embed_cached"} & set(result.latency_ms)) == 1
     dense_only = [h for h in result.hits if h.channels == ("dense",)]
     assert dense_only  # memories without a shared word still arrive through the dense channel
 
@@ -153,3 +158,40 @@ def test_dense_search_through_an_openai_compatible_endpoint() -> None:
         mem = ReferenceMemory.in_memory("dense", emb)
         mem.ingest(MEMS)
         assert mem.search("Stripe webhooks", 1).hits[0].id == "stripe"
+
+
+class _SlowEmbedder:
+    """Sleeps 50 ms per call: the time must land in the embedding stage only."""
+
+    name = "slow-test"
+    dim = 8
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import time
+
+        time.sleep(0.05)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, len(t) % self.dim] = 1.0
+        return out
+
+
+def test_query_embedding_is_its_own_stage_and_says_whether_the_cache_answered(
+    tmp_path: Path,
+) -> None:
+    from memgauge.embed.cache import CachedEmbedder
+
+    mem = ReferenceMemory.in_memory("hybrid", CachedEmbedder(_SlowEmbedder(), tmp_path / "emb"))
+    mem.ingest(MEMS)
+    first = mem.search("rounded tax", 3).latency_ms
+    assert first["embed"] >= 50
+    for stage in ("lexical", "dense", "fusion", "search"):
+        assert first[stage] < 50, stage  # the sleep is in no search stage
+    assert first["total"] >= first["embed"]
+    again = mem.search("rounded tax", 3).latency_ms  # the same query: the cache answers
+    assert "embed" not in again
+    assert again["embed_cached"] < 50
+    assert "embed" not in mem.search("", 3).latency_ms  # nothing to embed
+    lexical = ReferenceMemory.in_memory("lexical")
+    lexical.ingest(MEMS)
+    assert set(lexical.search("tax", 3).latency_ms) == {"lexical", "search", "total"}

@@ -137,6 +137,14 @@ def render_markdown(result: RetrievalEvalResult) -> str:
                 for name, stage, v in lat
             ],
         )
+        if any(stage.startswith("embed") for _, stage, _ in lat):
+            out += [
+                "",
+                "`embed`: the query's embedding was computed; `embed_cached`: the embedding"
+                " cache answered. Compare `search` across systems: it leaves the query's"
+                " embedding out, so a system measured after another filled the cache does not"
+                " look faster.",
+            ]
 
     out += ["", "## Accounting", ""]
     for s in systems:
