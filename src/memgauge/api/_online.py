@@ -93,14 +93,19 @@ def shadow_summaries(
     experiment: str | None = None, *, store: Where = None
 ) -> dict[str, dict[str, Any]]:
     """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
-    rank agreement, judged metric deltas, p95 latencies and treatment errors. Each
+    rank agreement, judged metric deltas, p95 latencies, treatment errors and the shadowed
+    queries a full queue dropped (`n_dropped`). Each
     experiment's seed 002 `eval_results` row (run_type shadow) is brought up to date too."""
     with ShadowStore(require_store(store)) as opened:
         names = [experiment] if experiment else opened.experiments()
         if experiment and experiment not in opened.experiments():
             raise UsageError(f"no shadow runs of {experiment!r}")
         out = {
-            n: {**summarize_shadow(opened.shadow_rows(n)), "n_errors": opened.shadow_errors(n)}
+            n: {
+                **summarize_shadow(opened.shadow_rows(n)),
+                "n_errors": opened.shadow_errors(n),
+                "n_dropped": opened.shadow_dropped(n),
+            }
             for n in names
         }
         for n in names:

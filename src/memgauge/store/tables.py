@@ -461,7 +461,9 @@ eval_flags = sa.Table(
     sa.CheckConstraint(
         "rollout_percent >= 0 AND rollout_percent <= 100", name="ck_eval_flags_rollout"
     ),
-    sa.CheckConstraint("shadow_percent >= 0 AND shadow_percent <= 100", name="ck_eval_flags_shadow"),
+    sa.CheckConstraint(
+        "shadow_percent >= 0 AND shadow_percent <= 100", name="ck_eval_flags_shadow"
+    ),
 )
 
 

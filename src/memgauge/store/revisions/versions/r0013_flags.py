@@ -23,7 +23,7 @@ down_revision = "0012"
 branch_labels = None
 depends_on = None
 
-_SHADOW_COLUMNS = (
+_SHADOW_COLUMNS: tuple[tuple[str, sa.types.TypeEngine[float] | sa.types.TypeEngine[str]], ...] = (
     ("intent", sa.Text()),
     ("session_id", sa.Text()),
     ("log_level", sa.Text()),
