@@ -46,11 +46,17 @@ def create_ab_test(
     min_samples: int = 100,
     improvement: float = 0.03,
     max_latency_increase: float = 0.20,
+    rule: str = "sprt",
+    prob_threshold: float = 0.95,
+    allow_unmeasured: bool = False,
     store: Where = None,
 ) -> None:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
     `delta` (at `alpha`, `beta`), graduating past `min_samples` pairs with an `improvement` and
-    p95 latency up by at most `max_latency_increase`."""
+    p95 latency up by at most `max_latency_increase`. `rule` "beta-binomial" decides a binary
+    metric by P(T > C) > `prob_threshold` instead of the SPRT. A test with a guardrail
+    unmeasured (no latency or constitutional data) is not graduated unless
+    `allow_unmeasured`."""
     config = {
         "delta": delta,
         "alpha": alpha,
@@ -58,6 +64,9 @@ def create_ab_test(
         "min_samples": min_samples,
         "improvement": improvement,
         "max_latency_increase": max_latency_increase,
+        "rule": rule,
+        "prob_threshold": prob_threshold,
+        "allow_unmeasured": allow_unmeasured,
     }
     with ABTestStore(results_store(store)) as opened:
         ab.create_test(opened, name, metric, config)
