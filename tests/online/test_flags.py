@@ -134,7 +134,7 @@ def _feed_shadow_traffic(db: str, flag: str, n: int) -> dict[str, int]:
     depth = {f"q{i}": int(rng.integers(1, 3)) for i in range(n)}
 
     def control(q: str, k: int) -> list[str]:
-        time.sleep(0.002)
+        time.sleep(0.01)  # slower than the treatment, by far: latency is no issue
         return [*(f"x{j}" for j in range(depth[q])), "rel"]
 
     def treatment(q: str, k: int) -> list[str]:

@@ -21,6 +21,7 @@ unknown flag is off. A background thread re-reads the flags every `refresh_s` se
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Mapping
@@ -264,12 +265,12 @@ class Flags:
         is on, a worker feeds its A/B test every `feed_every` recorded comparisons."""
         if flag not in self._flags:
             raise _unknown(flag)
-        recorded = [0]
+        recorded = itertools.count(1)  # next() is atomic: workers may record at once
 
         def after_record() -> None:
-            recorded[0] += 1
+            n = next(recorded)
             f = self._flags.get(flag)
-            if f is None or not f.feed_ab or recorded[0] % feed_every:
+            if f is None or not f.feed_ab or n % feed_every:
                 return
             self.feed(flag)
 
@@ -280,6 +281,7 @@ class Flags:
             ShadowStore(self.where),
             should_shadow=lambda qid: self.should_shadow(flag, qid),
             after_record=after_record,
+            close_recorder=True,
             **options,
         )
 

@@ -239,7 +239,8 @@ class ShadowRunner:
     `should_shadow(query_id)`, when given, chooses the shadowed queries instead of
     `percent` and `salt` (a feature flag's `should_shadow`); `after_record()` runs on a worker
     after each recorded comparison (a flag feeding its A/B test). Call `close()` (or use the
-    runner in a `with` block) to finish the queued shadows; it also runs at interpreter exit."""
+    runner in a `with` block) to finish the queued shadows; it also runs at interpreter exit,
+    and closes the recorder too when `close_recorder` (a runner that opened its own store)."""
 
     def __init__(
         self,
@@ -257,6 +258,7 @@ class ShadowRunner:
         workers: int = 1,
         should_shadow: Callable[[str], bool] | None = None,
         after_record: Callable[[], None] | None = None,
+        close_recorder: bool = False,
     ) -> None:
         if log_level not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}, not {log_level!r}")
@@ -269,6 +271,7 @@ class ShadowRunner:
         self.metric_config, self.log_level = metric_config, log_level
         self._should = should_shadow or (lambda qid: in_shadow(qid, self.percent, self.salt))
         self._after_record = after_record
+        self._close_recorder = close_recorder
         self.record_errors = 0
         self.last_record_error: str | None = None
         self.recorded = self.treatment_errors = self.dropped = self.abandoned = 0
@@ -420,6 +423,9 @@ class ShadowRunner:
         except Exception as exc:
             self.record_errors += 1
             self.last_record_error = f"{type(exc).__name__}: {exc}"
+        close = getattr(self.recorder, "close", None)
+        if self._close_recorder and callable(close):
+            close()
 
     def stats(self) -> dict[str, int]:
         """Shadows recorded, treatment errors, recording errors, dropped (queue full),
