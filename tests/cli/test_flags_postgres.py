@@ -10,27 +10,18 @@ import time
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from memgauge.cli.main import main
 from memgauge.online.flags import Flags
 from memgauge.online.shadow import ShadowRunner
 from memgauge.store.shadow import ShadowStore
+from pgserver import rows as _rows
 
 
 def _json(capsys: pytest.CaptureFixture[str], args: list[str]) -> Any:
     capsys.readouterr()
     assert main(args) == 0
     return json.loads(capsys.readouterr().out)
-
-
-def _rows(url: str, sql: str) -> list[Any]:
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
-    try:
-        with engine.connect() as conn:
-            return list(conn.exec_driver_sql(sql).all())
-    finally:
-        engine.dispose()
 
 
 def test_flags_shadow_and_ab_on_postgresql(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
