@@ -17,8 +17,9 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
-__all__ = ["PGServer", "find_bin"]
+__all__ = ["PGServer", "find_bin", "rows"]
 
 
 def find_bin() -> Path | None:
@@ -36,6 +37,18 @@ def find_bin() -> Path | None:
     return next(
         (c for c in candidates if (c / "initdb").exists() and (c / "pg_ctl").exists()), None
     )
+
+
+def rows(url: str, sql: str) -> list[Any]:
+    """The rows `sql` reads from the database at `url` (a `postgresql://` URL)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as conn:
+            return list(conn.exec_driver_sql(sql).all())
+    finally:
+        engine.dispose()
 
 
 def _free_port() -> int:

@@ -123,7 +123,10 @@ def test_latency_and_constitutional_guardrails_reject(
     decided = SPRTState(n=200, total=10.0, decision="treatment_better")
     assert graduation(decided, GraduationRules(), constitutional_delta=-0.01)[0] == "reject"
     decision, reasons = graduation(decided, GraduationRules())
-    assert decision == "graduate"
+    assert decision == "unmeasured"  # never graduated with a guardrail unmeasured
+    assert reasons[0].startswith("not graduated: unmeasured (")
+    decision, reasons = graduation(decided, GraduationRules(allow_unmeasured=True))
+    assert decision == "graduate"  # the user's explicit override
     assert "latency not measured" in reasons  # said, not silently passed
     assert "constitutional surfacing not measured" in reasons
     early = SPRTState(n=10, total=1.0, decision="continue")

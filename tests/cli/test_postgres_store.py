@@ -22,6 +22,7 @@ from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
 from memgauge.store.shadow import ShadowStore
+from pgserver import rows as _rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SUBJECTS = DATA / "subjects"
@@ -30,15 +31,6 @@ SUBJECTS = DATA / "subjects"
 def _env() -> dict[str, str]:
     path = os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path}
-
-
-def _rows(url: str, sql: str) -> list[Any]:
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
-    try:
-        with engine.connect() as conn:
-            return list(conn.exec_driver_sql(sql).all())
-    finally:
-        engine.dispose()
 
 
 def _evaluate_args(data: Path, out: Path, url: str, *subjects: str) -> list[str]:

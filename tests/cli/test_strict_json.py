@@ -87,6 +87,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             )
             for i in range(5):
                 runner.search(f"q{i}", "text")
+            runner.close()
         log = QueryLog(tmp / "log.db")
         for i in range(6):
             log.query(f"question {i}", session_id="s", result_ids=["m1", "m2"], query_id=f"q{i}")

@@ -75,10 +75,13 @@ def test_the_runner_serves_control_and_records_only_the_shadow_share(
         served = [runner.search(f"q{i}", "text") for i in range(200)]
         assert all(s == ["a", "b", "c"] for s in served)
         shadowed = [i for i in range(200) if in_shadow(f"q{i}", 50)]
+        runner.flush()
         assert len(store.shadow_rows("swap-top")) == len(shadowed)
         boom_id = next(f"x{i}" for i in range(100) if in_shadow(f"x{i}", 50))
         assert runner.search(boom_id, "boom") == ["a", "b", "c"]
+        runner.close()
         assert store.shadow_errors("swap-top") == 1
+        assert runner.stats()["treatment_errors"] == 1
     assert main(["shadow", "summary", "swap-top", "--store", str(db), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)["swap-top"]
     assert out["n"] == len(shadowed)
@@ -109,11 +112,15 @@ def test_a_recorder_that_fails_never_reaches_the_user() -> None:
         def record_shadow(self, experiment: str, row: Any) -> None:
             raise sqlite3.OperationalError("database is locked")
 
+        def record_shadow_dropped(self, experiment: str, n: int) -> None:
+            raise AssertionError("nothing was dropped")
+
     def control(q: str, k: int) -> list[str]:
         return ["a", "b"]
 
     runner = ShadowRunner("x", control, lambda q, k: ["b", "a"], Locked(), percent=100)
     assert [runner.search(f"q{i}", "text") for i in range(3)] == [["a", "b"]] * 3
+    runner.close()
     assert runner.record_errors == 3
     assert runner.last_record_error == "OperationalError: database is locked"
 
@@ -162,6 +169,9 @@ def test_the_runner_measures_deltas_with_its_metric_config() -> None:
         def record_shadow(self, experiment: str, row: Any) -> None:
             rows.append(row)
 
+        def record_shadow_dropped(self, experiment: str, n: int) -> None:
+            raise AssertionError("nothing was dropped")
+
     judged = {"a": 1, "b": 3}
     for config, want in ((None, 0.5), (MetricConfig(rel_threshold=1), 0.0)):
         runner = ShadowRunner(
@@ -173,4 +183,5 @@ def test_the_runner_measures_deltas_with_its_metric_config() -> None:
             metric_config=config,
         )
         runner.search("q1", "text", qrels=judged)
+        runner.close()
         assert rows[-1]["mrr_delta"] == want

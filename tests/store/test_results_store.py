@@ -119,6 +119,7 @@ EXPECTED_SCHEMA = {
         "control_latency_ms",
         "treatment_latency_ms",
         "constitutional_delta",
+        "shadow_run_id",
     ],
     "eval_shadow_runs": [
         "id",
@@ -138,6 +139,26 @@ EXPECTED_SCHEMA = {
         "spearman_rho",
         "classification",
         "error",
+        "intent",
+        "session_id",
+        "log_level",
+        "query_text",
+        "control_mrr",
+        "treatment_mrr",
+        "control_ndcg",
+        "treatment_ndcg",
+    ],
+    "eval_shadow_drops": ["feature_id", "dropped", "updated_at"],
+    "eval_flags": [
+        "feature_id",
+        "rollout_percent",
+        "shadow_enabled",
+        "shadow_percent",
+        "min_samples",
+        "graduation_threshold",
+        "feed_ab",
+        "created_at",
+        "updated_at",
     ],
     "alembic_version": ["version_num"],
     "optimization_studies": [
@@ -318,7 +339,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     url = store_url(tmp_path / "m.db")
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012"]
+        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013"]
         assert upgrade(engine, url) == []
     finally:
         engine.dispose()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES
     from memgauge.api._bench import bench_search
     from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
+    from memgauge.api._flags import add_ab_from_shadow, create_flag, feature_flags, set_flag
     from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
     from memgauge.api._llm import close_llm, configure_llm
     from memgauge.api._measures import sample_size, score_trec_run
@@ -111,6 +112,7 @@ __all__ = [
     "SuiteRunStore",
     "ab_test_reports",
     "accept_gate",
+    "add_ab_from_shadow",
     "add_ab_pairs",
     "apply_retention",
     "audit_result",
@@ -124,6 +126,7 @@ __all__ = [
     "compare_runs",
     "configure_llm",
     "create_ab_test",
+    "create_flag",
     "demo_dataset",
     "detect_re_searches",
     "dump_memories",
@@ -133,6 +136,7 @@ __all__ = [
     "export_golden_set",
     "export_runs",
     "extraction_suite",
+    "feature_flags",
     "gate",
     "harvest_queries",
     "history",
@@ -170,6 +174,7 @@ __all__ = [
     "sample_size",
     "save_dataset",
     "score_trec_run",
+    "set_flag",
     "shadow_summaries",
     "sparkline",
     "upgrade_store",
@@ -202,6 +207,10 @@ _LAZY: dict[str, str] = {
     "StoreArg": "memgauge.api._store",
     "SuiteRunStore": "memgauge.store.suite_runs",
     "ab_test_reports": "memgauge.api._online",
+    "add_ab_from_shadow": "memgauge.api._flags",
+    "create_flag": "memgauge.api._flags",
+    "feature_flags": "memgauge.api._flags",
+    "set_flag": "memgauge.api._flags",
     "add_ab_pairs": "memgauge.api._online",
     "apply_retention": "memgauge.store.querylog",
     "audit_result": "memgauge.runs.audit",

@@ -46,11 +46,17 @@ def create_ab_test(
     min_samples: int = 100,
     improvement: float = 0.03,
     max_latency_increase: float = 0.20,
+    rule: str = "sprt",
+    prob_threshold: float = 0.95,
+    allow_unmeasured: bool = False,
     store: Where = None,
 ) -> None:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
     `delta` (at `alpha`, `beta`), graduating past `min_samples` pairs with an `improvement` and
-    p95 latency up by at most `max_latency_increase`."""
+    p95 latency up by at most `max_latency_increase`. `rule` "beta-binomial" decides a binary
+    metric by P(T > C) > `prob_threshold` instead of the SPRT. A test with a guardrail
+    unmeasured (no latency or constitutional data) is not graduated unless
+    `allow_unmeasured`."""
     config = {
         "delta": delta,
         "alpha": alpha,
@@ -58,6 +64,9 @@ def create_ab_test(
         "min_samples": min_samples,
         "improvement": improvement,
         "max_latency_increase": max_latency_increase,
+        "rule": rule,
+        "prob_threshold": prob_threshold,
+        "allow_unmeasured": allow_unmeasured,
     }
     with ABTestStore(results_store(store)) as opened:
         ab.create_test(opened, name, metric, config)
@@ -93,14 +102,19 @@ def shadow_summaries(
     experiment: str | None = None, *, store: Where = None
 ) -> dict[str, dict[str, Any]]:
     """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
-    rank agreement, judged metric deltas, p95 latencies and treatment errors. Each
+    rank agreement, judged metric deltas, p95 latencies, treatment errors and the shadowed
+    queries a full queue dropped (`n_dropped`). Each
     experiment's seed 002 `eval_results` row (run_type shadow) is brought up to date too."""
     with ShadowStore(require_store(store)) as opened:
         names = [experiment] if experiment else opened.experiments()
         if experiment and experiment not in opened.experiments():
             raise UsageError(f"no shadow runs of {experiment!r}")
         out = {
-            n: {**summarize_shadow(opened.shadow_rows(n)), "n_errors": opened.shadow_errors(n)}
+            n: {
+                **summarize_shadow(opened.shadow_rows(n)),
+                "n_errors": opened.shadow_errors(n),
+                "n_dropped": opened.shadow_dropped(n),
+            }
             for n in names
         }
         for n in names:

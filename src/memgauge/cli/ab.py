@@ -14,6 +14,8 @@ from memgauge.cli._common import console, store_option
 
 __all__ = ["ab"]
 
+_DECISIONS = {"unmeasured": "not graduated: unmeasured"}
+
 
 @click.group()
 def ab() -> None:
@@ -46,6 +48,25 @@ def ab() -> None:
     "--improvement", type=float, default=0.03, show_default=True, help="Graduation threshold."
 )
 @click.option("--max-latency-increase", type=click.FloatRange(0), default=0.20, show_default=True)
+@click.option(
+    "--rule",
+    type=click.Choice(["sprt", "beta-binomial"]),
+    default="sprt",
+    show_default=True,
+    help="Decision rule: the SPRT (any metric) or Beta-Binomial P(T>C) (binary metrics).",
+)
+@click.option(
+    "--prob-threshold",
+    type=click.FloatRange(0.5, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="beta-binomial: graduate when P(T>C) exceeds this.",
+)
+@click.option(
+    "--allow-unmeasured",
+    is_flag=True,
+    help="Graduate even with no latency or constitutional data (default: not graduated).",
+)
 @store_option
 def create(
     name: str,
@@ -56,6 +77,9 @@ def create(
     min_samples: int,
     improvement: float,
     max_latency_increase: float,
+    rule: str,
+    prob_threshold: float,
+    allow_unmeasured: bool,
     store_path: str | None,
 ) -> None:
     """Create test NAME."""
@@ -68,22 +92,46 @@ def create(
         min_samples=min_samples,
         improvement=improvement,
         max_latency_increase=max_latency_increase,
+        rule=rule,
+        prob_threshold=prob_threshold,
+        allow_unmeasured=allow_unmeasured,
         store=store_path,
     )
-    click.echo(f"created A/B test {name!r} on {metric}: delta {delta}, alpha {alpha}, beta {beta}")
+    click.echo(
+        f"created A/B test {name!r} on {metric} ({rule}): delta {delta}, alpha {alpha}, beta {beta}"
+    )
 
 
 @ab.command()
 @click.argument("name")
-@click.argument("pairs_file", type=click.Path(path_type=Path))
+@click.argument("pairs_file", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--from-shadow",
+    is_flag=True,
+    help="Feed the judged shadow comparisons of experiment NAME not fed yet, not a file.",
+)
 @store_option
-def add(name: str, pairs_file: Path, store_path: str | None) -> None:
+def add(name: str, pairs_file: Path | None, from_shadow: bool, store_path: str | None) -> None:
     """Feed NAME the paired results in PAIRS_FILE (JSONL of {query_id, control, treatment,
-    control_latency_ms, treatment_latency_ms, constitutional_delta})."""
-    n_pairs, state, report = api.add_ab_pairs(name, pairs_file, store=store_path)
+    control_latency_ms, treatment_latency_ms, constitutional_delta}), or with --from-shadow
+    those of its shadow runs (each arm's RR or nDCG, both latencies; a shadowed query with no
+    judgments gives no pair)."""
+    if from_shadow == (pairs_file is not None):
+        raise click.UsageError("give PAIRS_FILE or --from-shadow (one of them)")
+    if pairs_file is not None:
+        n_pairs, state, report = api.add_ab_pairs(name, pairs_file, store=store_path)
+        skipped = ""
+    else:
+        n_pairs, n_unjudged, maybe, report = api.add_ab_from_shadow(name, store=store_path)
+        skipped = f" from shadow runs ({n_unjudged} without judgments left out)"
+        if maybe is None:
+            click.echo(f"{name}: no new judged shadow comparisons{skipped}")
+            return
+        state = maybe
+    decision = _DECISIONS.get(report["decision"], report["decision"])
     click.echo(
-        f"{name}: {n_pairs} pairs added; {state.n} used by the SPRT; SPRT: {state.decision};"
-        f" {report['decision']} ({'; '.join(report['reasons'])})"
+        f"{name}: {n_pairs} pairs added{skipped}; {state.n} used by the SPRT; SPRT:"
+        f" {state.decision}; {decision} ({'; '.join(report['reasons'])})"
     )
 
 
@@ -143,7 +191,7 @@ def status(name: str | None, store_path: str | None, as_json: bool) -> None:
             else f"{r['mean_delta']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]",
             f"{r['sprt']['decision']} (log LR {r['sprt']['log_lr']:.2f}; bounds {r['sprt']['lower']:.2f} / {r['sprt']['upper']:.2f})",
             "n/a" if r["p_treatment_better"] is None else f"{r['p_treatment_better']:.3f}",
-            r["decision"],
+            _DECISIONS.get(r["decision"], r["decision"]),
             "; ".join(r["reasons"]),
         )
     console().print(table)

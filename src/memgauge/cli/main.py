@@ -60,6 +60,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "ab": ("memgauge.cli.ab", "ab"),
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
+    "flags": ("memgauge.cli.flags", "flags"),
     "logs": ("memgauge.cli.logs", "logs"),
     "optimize": ("memgauge.cli.optimize", "optimize"),
     "view": ("memgauge.cli.view", "view"),

@@ -22,7 +22,8 @@ def shadow() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def summary(experiment: str | None, store_path: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
-    tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies."""
+    tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies, and
+    the shadowed queries dropped because the runner's queue was full."""
     # seed 002's eval_results row of each experiment (run_type shadow) is refreshed too
     out = api.shadow_summaries(experiment, store=store_path)
     if as_json:
@@ -31,7 +32,8 @@ def summary(experiment: str | None, store_path: str | None, as_json: bool) -> No
     con = console()
     for name, s in out.items():
         con.print(
-            f"[bold]{name}[/bold]: {s['n']} queries compared, {s['n_errors']} treatment errors"
+            f"[bold]{name}[/bold]: {s['n']} queries compared, {s['n_errors']} treatment errors,"
+            f" {s['n_dropped']} dropped (queue full)"
         )
         if s["n"]:
             con.print(f"  classes: {s['classes']}")

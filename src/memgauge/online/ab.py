@@ -16,9 +16,7 @@ from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
-from memgauge.stats.sequential import (
-    SPRTState,
-)
+from memgauge.stats.sequential import DECISION_RULES, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 
 __all__ = [
@@ -69,7 +67,12 @@ class Pair(BaseModel):
 
 
 #: graduation's decision -> the test's status in eval_ab_tests
-_STATUS = {"graduate": "graduated", "reject": "rejected", "keep_testing": "running"}
+_STATUS = {
+    "graduate": "graduated",
+    "reject": "rejected",
+    "keep_testing": "running",
+    "unmeasured": "running",  # not graduated: a guardrail has no data
+}
 
 
 def read_pairs(path: Path) -> list[Pair]:
@@ -79,7 +82,11 @@ def read_pairs(path: Path) -> list[Pair]:
 
 def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
-    max_latency_increase), its SPRT at zero; a UsageError when the name is taken."""
+    max_latency_increase, and optionally rule, prob_threshold, allow_unmeasured), its SPRT at
+    zero; a UsageError when the name is taken or the rule unknown."""
+    rule = config.get("rule", "sprt")
+    if rule not in DECISION_RULES:
+        raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
     sprt = sprt_of(config)
     created = store.create(
         name,
@@ -105,18 +112,38 @@ def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:
 
 
 def add_pairs(
-    store: ABTestStore, name: str, pairs: Sequence[Pair]
+    store: ABTestStore,
+    name: str,
+    pairs: Sequence[Pair],
+    shadow_run_ids: Sequence[int] | None = None,
 ) -> tuple[SPRTState, dict[str, Any]]:
     """Feed `pairs` to test `name`: the SPRT's new state, stored with the pairs, and the test's
-    report after them (its status set to what the graduation rules now decide)."""
+    report after them (its status set to what the graduation rules now decide).
+    `shadow_run_ids`: the `eval_shadow_runs` row each pair came from."""
     test = _running_test(store, name)
+    if test["config"].get("rule") == "beta-binomial":
+        _require_binary(name, pairs)
     state = sprt_of(test["config"]).update(
         _finite_state(name, test["state"]), [p.treatment - p.control for p in pairs]
     )
-    store.add(name, [p.model_dump() for p in pairs], state.as_dict())
+    rows = [p.model_dump() for p in pairs]
+    for row, sid in zip(rows, shadow_run_ids or (), strict=False):
+        row["shadow_run_id"] = sid
+    store.add(name, rows, state.as_dict())
     report = ab_report(store, name)
     store.set_status(name, _STATUS[report["decision"]])
     return state, report
+
+
+def _require_binary(name: str, pairs: Sequence[Pair]) -> None:
+    """The Beta-Binomial rule counts successes: every value must be 0 or 1."""
+    for i, p in enumerate(pairs, 1):
+        if p.control not in (0, 1) or p.treatment not in (0, 1):
+            raise UsageError(
+                f"A/B test {name!r} decides by the Beta-Binomial rule, for binary metrics: pair"
+                f" {i} ({p.query_id or 'no query id'}) has control {p.control}, treatment"
+                f" {p.treatment}; give 0 or 1 (e.g. hit@1), or use a test with --rule sprt"
+            )
 
 
 def _finite_state(name: str, state: dict[str, Any]) -> SPRTState:

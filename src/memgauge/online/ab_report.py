@@ -4,6 +4,7 @@ verdict. `memgauge ab status` prints it; the viewer draws it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from memgauge.stats.sequential import (
     SPRT,
     GraduationRules,
     SPRTState,
+    beta_binomial_decision,
     graduation,
     prob_treatment_better,
 )
@@ -39,7 +41,9 @@ def sprt_path(config: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> 
 
 
 def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The test (`ABTestStore.get`) with its pairs, summed up (the keys of `ab status --json`)."""
+    """The test (`ABTestStore.get`) with its pairs, summed up (the keys of `ab status --json`).
+    `rule_decision` is the decision rule's (the SPRT's, or the Beta-Binomial P(T > C) against
+    the test's `prob_threshold`), which the graduation rules read."""
     cfg, state = test["config"], SPRTState(**test["state"])
     deltas = np.array([p["treatment"] - p["control"] for p in pairs], dtype=np.float64)
     ci = bootstrap_ci(deltas, seed=0) if len(deltas) else None
@@ -54,9 +58,26 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
     p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
     p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
     const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
-    rules = GraduationRules(cfg["min_samples"], cfg["improvement"], cfg["max_latency_increase"])
+    rule = cfg.get("rule", "sprt")  # tests made before issue 19 have no rule: the SPRT
+    decided = state
+    if rule == "beta-binomial":
+        # the rule decides; the SPRT's state is still kept and shown
+        bb, p_better = beta_binomial_decision(
+            int(sum(p["control"] for p in pairs)),
+            int(sum(p["treatment"] for p in pairs)),
+            len(pairs),
+            threshold=cfg.get("prob_threshold", 0.95),
+            min_samples=cfg["min_samples"],
+        )
+        decided = dataclasses.replace(state, decision=bb)
+    rules = GraduationRules(
+        cfg["min_samples"],
+        cfg["improvement"],
+        cfg["max_latency_increase"],
+        allow_unmeasured=cfg.get("allow_unmeasured", False),
+    )
     decision, reasons = graduation(
-        state,
+        decided,
         rules,
         n_pairs=len(pairs),
         mean_delta=float(deltas.mean()) if len(deltas) else None,
@@ -74,6 +95,8 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
         "mean_delta": ci.mean if ci else None,
         "delta_ci95": [ci.low, ci.high] if ci else None,
         "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
+        "rule": rule,
+        "rule_decision": decided.decision,
         "p_treatment_better": p_better,
         "p95_latency_ms": {"control": p95_c, "treatment": p95_t},
         "decision": decision,

@@ -13,21 +13,40 @@ the treatment, out of the user's sight, and the two rankings are compared.
   has none (None, "n/a" in summaries: nothing to measure against).
 - Classification, with the seed's thresholds: identical (tau >= 0.99 and Jaccard >= 0.95),
   minor (tau >= 0.95 and the top result unchanged), major (tau >= 0.85), else incompatible.
+
+**Off the hot path.** `ShadowRunner.search` serves the control's ranking and, for a query in
+the shadow share, only puts the work on a bounded queue (`queue_size`); background workers run
+the treatment, diff the rankings and record the row. The served result never waits on the
+treatment or the store. A full queue (the treatment slower than the traffic) drops the shadow
+and counts it: `stats()["dropped"]` in the process, `eval_shadow_drops` in the store (written by
+a worker, never by the caller), `n_dropped` in `memgauge shadow summary`. Shadows still queued
+when the process exits without `close()` are lost (they are samples, not the user's result).
+
+**Log levels** (what a row of `eval_shadow_runs` keeps besides the diff metrics, both
+latencies, each arm's RR and nDCG where judged, the intent and the session):
+- `full`: both top-k rankings (`control_result_ids`, `treatment_result_ids`) and the query text.
+- `diff-only`: no query text, and per arm only the ids the other arm's top k lacks (the set
+  difference, best first): what changed, not what was served. Seed 002's storage-lean level.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import queue
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
 from memgauge.metrics import MetricConfig, evaluate_ranked
 
 __all__ = [
+    "LOG_LEVELS",
     "ShadowDiff",
     "ShadowRunner",
     "bucket",
@@ -68,6 +87,10 @@ class ShadowDiff:
     mrr_delta: float | None
     ndcg_delta: float | None
     classification: str
+    control_mrr: float | None = None
+    treatment_mrr: float | None = None
+    control_ndcg: float | None = None
+    treatment_ndcg: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -80,21 +103,22 @@ def _ranks(ids: Sequence[str], universe: Sequence[str]) -> list[float]:
     return [float(pos.get(d, missing)) for d in universe]
 
 
-def _deltas(
+def _arms(
     control: Sequence[str],
     treatment: Sequence[str],
     qrels: Mapping[str, int],
     k: int,
     config: MetricConfig | None,
-) -> tuple[float, float]:
-    """(RR@k, nDCG@k) of the treatment minus the control's, by the measures `evaluate` uses."""
+) -> tuple[float, float, float, float]:
+    """RR@k and nDCG@k of each arm (control's RR, treatment's RR, control's nDCG, treatment's
+    nDCG), by the measures `evaluate` uses."""
     rr, ndcg = f"RR@{k}", f"nDCG@{k}"
     # control and treatment as two queries with the same judgments: one vectorised call
     ev = evaluate_ranked(
         {"c": qrels, "t": qrels}, {"c": control, "t": treatment}, [rr, ndcg], config
     )
     v_rr, v_ndcg = ev.per_query[rr], ev.per_query[ndcg]  # rows in query-id order: c, t
-    return float(v_rr[1] - v_rr[0]), float(v_ndcg[1] - v_ndcg[0])
+    return float(v_rr[0]), float(v_rr[1]), float(v_ndcg[0]), float(v_ndcg[1])
 
 
 def classify(tau: float, jaccard: float, top1_changed: bool) -> str:
@@ -122,11 +146,13 @@ def diff_rankings(
 
     c, t = list(control)[:k], list(treatment)[:k]
     mrr = ndcg = None
+    arms: tuple[float | None, ...] = (None, None, None, None)
     if qrels:
-        mrr, ndcg = _deltas(c, t, qrels, k, config)
+        arms = c_rr, t_rr, c_ndcg, t_ndcg = _arms(c, t, qrels, k, config)
+        mrr, ndcg = t_rr - c_rr, t_ndcg - c_ndcg
     universe = list(dict.fromkeys([*c, *t]))
     if not universe:
-        return ShadowDiff(1.0, 1.0, 1.0, False, 0, mrr, ndcg, "identical")
+        return ShadowDiff(1.0, 1.0, 1.0, False, 0, mrr, ndcg, "identical", *arms)
     rc, rt = _ranks(c, universe), _ranks(t, universe)
     if len(universe) < 2 or len(set(rc)) < 2 or len(set(rt)) < 2:
         same = rc == rt
@@ -142,7 +168,9 @@ def diff_rankings(
         for i in range(max(len(c), len(t)))
         if (c[i] if i < len(c) else None) != (t[i] if i < len(t) else None)
     )
-    return ShadowDiff(tau, rho, jaccard, top1, diffs, mrr, ndcg, classify(tau, jaccard, top1))
+    return ShadowDiff(
+        tau, rho, jaccard, top1, diffs, mrr, ndcg, classify(tau, jaccard, top1), *arms
+    )
 
 
 def summarize_shadow(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -183,13 +211,36 @@ class ShadowRecorder(Protocol):
         """Keep one comparison."""
         ...
 
+    def record_shadow_dropped(self, experiment: str, n: int) -> None:
+        """Add `n` shadowed queries dropped by a full queue."""
+        ...
+
 
 Search = Callable[[str, int], Sequence[str]]
+LogLevel = Literal["full", "diff-only"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("full", "diff-only")
+
+
+class _Job(NamedTuple):
+    query_id: str
+    query: str
+    qrels: Mapping[str, int] | None
+    served: list[str]
+    control_ms: float
+    intent: str | None
+    session_id: str | None
 
 
 class ShadowRunner:
     """Wraps a production search: every query gets the control's answer; queries in the
-    shadow share are also sent to the treatment, and the comparison is recorded."""
+    shadow share are also sent to the treatment by background workers, and the comparison is
+    recorded (see the module docstring: the queue, the drops, the log levels).
+
+    `should_shadow(query_id)`, when given, chooses the shadowed queries instead of
+    `percent` and `salt` (a feature flag's `should_shadow`); `after_record()` runs on a worker
+    after each recorded comparison (a flag feeding its A/B test). Call `close()` (or use the
+    runner in a `with` block) to finish the queued shadows; it also runs at interpreter exit,
+    and closes the recorder too when `close_recorder` (a runner that opened its own store)."""
 
     def __init__(
         self,
@@ -202,62 +253,195 @@ class ShadowRunner:
         salt: str = "",
         k: int = 10,
         metric_config: MetricConfig | None = None,
+        log_level: LogLevel = "full",
+        queue_size: int = 1000,
+        workers: int = 1,
+        should_shadow: Callable[[str], bool] | None = None,
+        after_record: Callable[[], None] | None = None,
+        close_recorder: bool = False,
     ) -> None:
+        if log_level not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {LOG_LEVELS}, not {log_level!r}")
+        if queue_size < 1 or workers < 1:
+            raise ValueError("queue_size and workers must be at least 1")
+        from scipy import stats as _  # noqa: F401  loaded here, not by a worker mid-traffic
+
         self.experiment, self.control, self.treatment = experiment, control, treatment
         self.recorder, self.percent, self.salt, self.k = recorder, percent, salt, k
-        self.metric_config = metric_config
+        self.metric_config, self.log_level = metric_config, log_level
+        self._should = should_shadow or (lambda qid: in_shadow(qid, self.percent, self.salt))
+        self._after_record = after_record
+        self._close_recorder = close_recorder
         self.record_errors = 0
         self.last_record_error: str | None = None
+        self.recorded = self.treatment_errors = self.dropped = self.abandoned = 0
+        self._dropped_saved = 0
+        self._abandon = False
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[_Job | None] = queue.Queue(queue_size)
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._work, name=f"memgauge-shadow-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for t in self._threads:
+            t.start()
+        atexit.register(self.close)
+
+    # --- the hot path -------------------------------------------------------------------
 
     def search(
-        self, query_id: str, query: str, qrels: Mapping[str, int] | None = None
-    ) -> list[str]:
-        """The control's ranking (what the user gets). Nothing the shadow side does (the
-        treatment failing, the comparison failing to be recorded) reaches the caller: a
-        failed recording is counted in `record_errors`, its message in `last_record_error`."""
-        t0 = time.perf_counter()
-        served = list(self.control(query, self.k))
-        control_ms = (time.perf_counter() - t0) * 1000
-        if in_shadow(query_id, self.percent, self.salt):
-            try:
-                self._shadow(query_id, query, qrels, served, control_ms)
-            except Exception as exc:
-                self.record_errors += 1
-                self.last_record_error = f"{type(exc).__name__}: {exc}"
-        return served
-
-    def _shadow(
         self,
         query_id: str,
         query: str,
-        qrels: Mapping[str, int] | None,
-        served: list[str],
-        control_ms: float,
-    ) -> None:
+        qrels: Mapping[str, int] | None = None,
+        *,
+        intent: str | None = None,
+        session_id: str | None = None,
+    ) -> list[str]:
+        """The control's ranking (what the user gets), returned without waiting on the
+        shadow side: the treatment runs later on a worker, and a full queue drops the shadow
+        (counted in `dropped`)."""
+        t0 = time.perf_counter()
+        served = list(self.control(query, self.k))
+        control_ms = (time.perf_counter() - t0) * 1000
+        if not self._closed and self._should(query_id):
+            job = _Job(query_id, query, qrels, served, control_ms, intent, session_id)
+            try:
+                self._queue.put_nowait(job)
+            except queue.Full:
+                with self._lock:  # callers on several threads: no count lost
+                    self.dropped += 1
+        return served
+
+    # --- the workers --------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None:
+                    return
+                if self._abandon:  # closed past its timeout: what is left is not run
+                    with self._lock:
+                        self.abandoned += 1
+                    continue
+                self._shadow(job)
+                self._save_dropped()
+                if self._after_record is not None:
+                    self._after_record()
+            except Exception as exc:  # nothing the shadow side does reaches the user
+                with self._lock:
+                    self.record_errors += 1
+                    self.last_record_error = f"{type(exc).__name__}: {exc}"
+            finally:
+                self._queue.task_done()
+
+    def _save_dropped(self) -> None:
+        with self._lock:
+            n = self.dropped - self._dropped_saved
+            self._dropped_saved = self.dropped
+        if n:
+            try:
+                self.recorder.record_shadow_dropped(self.experiment, n)
+            except BaseException:
+                with self._lock:
+                    self._dropped_saved -= n  # counted again next time
+                raise
+
+    def _row(self, job: _Job, treatment: list[str] | None) -> dict[str, Any]:
+        control: list[str] = job.served
+        if self.log_level == "diff-only" and treatment is not None:
+            in_c, in_t = set(control), set(treatment)
+            control = [d for d in control if d not in in_t]
+            treatment = [d for d in treatment if d not in in_c]
+        return {
+            "query_id": job.query_id,
+            "control": control,
+            "treatment": treatment,
+            "control_latency_ms": job.control_ms,
+            "intent": job.intent,
+            "session_id": job.session_id,
+            "log_level": self.log_level,
+            "query_text": job.query if self.log_level == "full" else None,
+        }
+
+    def _shadow(self, job: _Job) -> None:
         t1 = time.perf_counter()
         try:
-            shadow = list(self.treatment(query, self.k))
+            shadow = list(self.treatment(job.query, self.k))
         except Exception as exc:  # the treatment failing must never hurt the user
+            with self._lock:
+                self.treatment_errors += 1
+            row = self._row(job, None)
             self.recorder.record_shadow(
-                self.experiment,
-                {
-                    "query_id": query_id,
-                    "control": served,
-                    "control_latency_ms": control_ms,
-                    "error": f"{type(exc).__name__}: {exc}",
-                },
+                self.experiment, {**row, "error": f"{type(exc).__name__}: {exc}"}
             )
             return
         treatment_ms = (time.perf_counter() - t1) * 1000
-        diff = diff_rankings(served, shadow, k=self.k, qrels=qrels, config=self.metric_config)
+        diff = diff_rankings(
+            job.served, shadow, k=self.k, qrels=job.qrels, config=self.metric_config
+        )
         self.recorder.record_shadow(
             self.experiment,
-            {
-                "query_id": query_id,
-                "control": served,
-                "treatment": shadow,
-                "control_latency_ms": control_ms,
-                "treatment_latency_ms": treatment_ms,
-                **diff.as_dict(),
-            },
+            {**self._row(job, shadow), "treatment_latency_ms": treatment_ms, **diff.as_dict()},
         )
+        with self._lock:
+            self.recorded += 1
+
+    # --- waiting, closing, counting -----------------------------------------------------
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Block until every shadow queued before this call is recorded (or failed);
+        `TimeoutError` after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        done = self._queue.all_tasks_done
+        with done:
+            while self._queue.unfinished_tasks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"shadow {self.experiment}: not done in {timeout:g} s")
+                done.wait(left)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop taking shadows, finish the queued ones for up to `timeout` seconds (those
+        still queued then are abandoned, counted in `abandoned`), record the drop count, stop
+        the workers."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        with suppress(TimeoutError):
+            self.flush(timeout)
+        self._abandon = True
+        for _ in self._threads:
+            self._queue.put(None)  # the workers skip what is left, so there is room soon
+        for t in self._threads:
+            t.join(timeout)
+        try:
+            self._save_dropped()
+        except Exception as exc:
+            self.record_errors += 1
+            self.last_record_error = f"{type(exc).__name__}: {exc}"
+        close = getattr(self.recorder, "close", None)
+        if self._close_recorder and callable(close):
+            close()
+
+    def stats(self) -> dict[str, int]:
+        """Shadows recorded, treatment errors, recording errors, dropped (queue full),
+        abandoned (queued when `close` timed out), and still queued."""
+        with self._lock:
+            return {
+                "recorded": self.recorded,
+                "treatment_errors": self.treatment_errors,
+                "record_errors": self.record_errors,
+                "dropped": self.dropped,
+                "abandoned": self.abandoned,
+                "queued": self._queue.qsize(),
+            }
+
+    def __enter__(self) -> ShadowRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

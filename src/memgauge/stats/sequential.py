@@ -25,7 +25,11 @@ BENCHMARKS.md: under H0 the test stops for H1 at most alpha of the time, under H
 
 **Beta-Binomial.** For a binary success metric, with Beta(1, 1) priors, the exact
 P(p_T > p_C) = sum_{i=0}^{a_T - 1} B(a_C + i, b_C + b_T) / ((b_T + i) B(1 + i, b_T) B(a_C, b_C))
-(Evan Miller's closed form), a = successes + 1, b = failures + 1.
+(Evan Miller's closed form), a = successes + 1, b = failures + 1. As a decision rule (seed 002
+section 4.2, "decision at P > 0.95"): treatment better when P(p_T > p_C) > `threshold`, no
+difference (the treatment is not better) when P < 1 - `threshold`, continue otherwise; no
+decision before `min_samples` pairs. It is a Bayesian rule, checked after every batch: it does
+not hold a frequentist type I error under such peeking the way the SPRT does.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ import numpy as np
 from memgauge._types import FloatArray
 
 __all__ = [
+    "DECISION_RULES",
     "SPRT",
     "GraduationRules",
     "SPRTState",
+    "beta_binomial_decision",
     "graduation",
     "normal_differences",
     "prob_treatment_better",
@@ -218,15 +224,47 @@ def prob_treatment_better(
     return float(np.clip(np.exp(terms).sum(), 0.0, 1.0))
 
 
+#: how an A/B test decides: Wald's SPRT on paired differences (any metric), or the
+#: Beta-Binomial P(T > C) (binary metrics only)
+DECISION_RULES = ("sprt", "beta-binomial")
+
+
+def beta_binomial_decision(
+    control_successes: int,
+    treatment_successes: int,
+    n: int,
+    *,
+    threshold: float = 0.95,
+    min_samples: int = 30,
+) -> tuple[str, float | None]:
+    """The Beta-Binomial rule's decision on `n` paired binary outcomes (see the module
+    docstring) and P(p_T > p_C) (None with no pairs): `treatment_better`, `no_difference` or
+    `continue`, in the SPRT's vocabulary so that `graduation` reads either."""
+    if not 0.5 < threshold < 1:
+        raise ValueError("threshold must be between 0.5 and 1")
+    if n == 0:
+        return "continue", None
+    p = prob_treatment_better(control_successes, n, treatment_successes, n)
+    if n < min_samples:
+        return "continue", p
+    if p > threshold:
+        return "treatment_better", p
+    if p < 1 - threshold:
+        return "no_difference", p
+    return "continue", p
+
+
 @dataclass(frozen=True)
 class GraduationRules:
     """When a treatment ships (seed 002 section 4): enough pairs, the SPRT says better, the
     mean improvement reaches the threshold, no regression on constitutional surfacing, and
-    p95 latency up by less than `max_latency_increase`."""
+    p95 latency up by less than `max_latency_increase`. A guardrail with no data blocks
+    graduation (decision `unmeasured`) unless `allow_unmeasured` says the user accepts that."""
 
     min_samples: int = 100
     improvement: float = 0.03
     max_latency_increase: float = 0.20
+    allow_unmeasured: bool = False
 
 
 def graduation(
@@ -239,12 +277,15 @@ def graduation(
     p95_control_ms: float | None = None,
     p95_treatment_ms: float | None = None,
 ) -> tuple[str, list[str]]:
-    """`graduate`, `reject` or `keep_testing`, with every reason. `n_pairs` and `mean_delta`
-    count every pair fed, also those after the SPRT decided (default: the SPRT's own).
+    """`graduate`, `reject`, `keep_testing` or `unmeasured`, with every reason. `n_pairs` and
+    `mean_delta` count every pair fed, also those after the SPRT decided (default: the SPRT's
+    own).
 
     The guardrails (constitutional surfacing, p95 latency) are applied once `min_samples`
-    pairs are in, not on a handful; a guardrail with no data is said to be unmeasured in the
-    reasons, never silently passed."""
+    pairs are in, not on a handful. A guardrail with no data is never silently passed: a test
+    that would graduate is `unmeasured` ("not graduated: unmeasured") instead, unless
+    `rules.allow_unmeasured`, and then graduates with the unmeasured guardrails in its
+    reasons."""
     n = state.n if n_pairs is None else n_pairs
     if n < rules.min_samples:
         return "keep_testing", [f"{n} of {rules.min_samples} pairs"]
@@ -274,7 +315,11 @@ def graduation(
             f"improvement {mean:+.4f} below the threshold {rules.improvement}",
             *unmeasured,
         ]
-    return "graduate", [
-        f"SPRT: treatment better; improvement {mean:+.4f} >= {rules.improvement}",
-        *unmeasured,
-    ]
+    better = f"treatment better; improvement {mean:+.4f} >= {rules.improvement}"
+    if unmeasured and not rules.allow_unmeasured:
+        return "unmeasured", [
+            f"not graduated: unmeasured ({'; '.join(unmeasured)})",
+            better,
+            "measure the guardrails, or create the test with --allow-unmeasured",
+        ]
+    return "graduate", [better, *unmeasured]

@@ -22,6 +22,7 @@ from memgauge.store.dialect import insert_ignore
 from memgauge.store.seed_rows import ab_test_eval_row, metric_family, replace_eval_results
 from memgauge.store.tables import eval_ab_test_pairs as _pairs
 from memgauge.store.tables import eval_ab_tests as _tests
+from memgauge.store.tables import eval_flags as _flags
 
 __all__ = ["STATUSES", "ABTestStore"]
 
@@ -138,6 +139,7 @@ class ABTestStore(Store):
                         {
                             "feature_id": name,
                             "seq": start + i + 1,
+                            "shadow_run_id": p.get("shadow_run_id"),
                             **{k: p.get(k) for k in _PAIR_COLUMNS},
                         }
                         for i, p in enumerate(pairs)
@@ -172,18 +174,52 @@ class ABTestStore(Store):
 
     def set_status(self, name: str, status: str) -> None:
         """Set the status; `graduated_at` is the time it first graduated, and is cleared if
-        the test leaves `graduated`."""
+        the test leaves `graduated`. Graduating (from another status) rolls the feature flag
+        of the same name, if any, out to 100%: flag, shadow runs and test are one workflow."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
         now = _now()
         graduated = sa.func.coalesce(_tests.c.graduated_at, now) if status == "graduated" else None
         with self._write_tx() as c:
+            if status == "graduated":
+                before = c.execute(
+                    sa.select(_tests.c.status).where(_tests.c.feature_id == name)
+                ).scalar()
+                if before != "graduated":
+                    c.execute(
+                        sa.update(_flags)
+                        .where(_flags.c.feature_id == name)
+                        .values(rollout_percent=100.0, updated_at=now)
+                    )
             c.execute(
                 sa.update(_tests)
                 .where(_tests.c.feature_id == name)
                 .values(graduated_at=graduated, status=status, updated_at=now)
             )
             self._project(c, name)
+
+    def set_config(self, name: str, config: Mapping[str, Any]) -> None:
+        """Replace the test's configuration (its flag's min_samples or threshold changed)."""
+        with self._write_tx() as c:
+            c.execute(
+                sa.update(_tests)
+                .where(_tests.c.feature_id == name)
+                .values(
+                    config_json=json.dumps(dict(config)),
+                    min_samples=int(config["min_samples"]),
+                    graduation_threshold=float(config["improvement"]),
+                    updated_at=_now(),
+                )
+            )
+            self._project(c, name)
+
+    def last_shadow_run(self, name: str) -> int:
+        """The newest `eval_shadow_runs` id fed to the test as a pair (0: none yet)."""
+        with self._read() as c:
+            n = c.execute(
+                sa.select(sa.func.max(_pairs.c.shadow_run_id)).where(_pairs.c.feature_id == name)
+            ).scalar()
+        return int(n or 0)
 
     def pairs(self, name: str) -> list[dict[str, Any]]:
         """The test's pairs in order."""

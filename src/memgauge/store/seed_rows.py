@@ -31,6 +31,7 @@ from memgauge.store.tables import eval_results
 __all__ = [
     "EVAL_RESULTS_COLUMNS",
     "SHADOW_COLUMNS",
+    "SHADOW_CONTEXT",
     "ab_test_eval_row",
     "eval_results_rows",
     "insert_eval_results",
@@ -209,6 +210,18 @@ SHADOW_KEYS = {
     "classification": "classification",
 }
 SHADOW_COLUMNS = (*SHADOW_KEYS, "feature_id", "created_at", "error")
+#: revision 0013's columns, each holding the comparison's key of the same name (the hand-run
+#: SQLite migrations, which predate them, never write them)
+SHADOW_CONTEXT = (
+    "intent",
+    "session_id",
+    "log_level",
+    "query_text",
+    "control_mrr",
+    "treatment_mrr",
+    "control_ndcg",
+    "treatment_ndcg",
+)
 
 
 def shadow_row(values: Sequence[Any]) -> dict[str, Any]:

@@ -396,6 +396,7 @@ eval_ab_test_pairs = sa.Table(
     _col("control_latency_ms", _F),
     _col("treatment_latency_ms", _F),
     _col("constitutional_delta", _F),
+    _col("shadow_run_id", _I),  # revision 0013: the eval_shadow_runs row it came from
 )
 
 eval_shadow_runs = sa.Table(
@@ -418,12 +419,51 @@ eval_shadow_runs = sa.Table(
     _col("spearman_rho", _F),
     _col("classification", _T),
     _col("error", _T),
+    # revision 0013: the query's context, the log level, each arm's RR and nDCG
+    _col("intent", _T),
+    _col("session_id", _T),
+    _col("log_level", _T),
+    _col("query_text", _T),
+    _col("control_mrr", _F),
+    _col("treatment_mrr", _F),
+    _col("control_ndcg", _F),
+    _col("treatment_ndcg", _F),
     sa.CheckConstraint(
         "error IS NOT NULL OR treatment_result_ids IS NOT NULL", name="ck_eval_shadow_outcome"
     ),
     sa.Index("idx_eval_shadow_feature", "feature_id"),
     sa.Index("idx_eval_shadow_created", "created_at"),
     sqlite_autoincrement=True,
+)
+
+# shadowed queries a full queue dropped (revision 0013)
+eval_shadow_drops = sa.Table(
+    "eval_shadow_drops",
+    metadata,
+    _col("feature_id", _T, primary_key=True),
+    _col("dropped", _I, nullable=False),
+    _col("updated_at", _T, nullable=False),
+)
+
+# seed 002's feature flags (revision 0013; columns documented in store/flags.py)
+eval_flags = sa.Table(
+    "eval_flags",
+    metadata,
+    _col("feature_id", _T, primary_key=True),
+    _col("rollout_percent", _F, nullable=False),
+    _col("shadow_enabled", _I, nullable=False),
+    _col("shadow_percent", _F, nullable=False),
+    _col("min_samples", _I, nullable=False),
+    _col("graduation_threshold", _F, nullable=False),
+    _col("feed_ab", _I, nullable=False),
+    _col("created_at", _T, nullable=False),
+    _col("updated_at", _T, nullable=False),
+    sa.CheckConstraint(
+        "rollout_percent >= 0 AND rollout_percent <= 100", name="ck_eval_flags_rollout"
+    ),
+    sa.CheckConstraint(
+        "shadow_percent >= 0 AND shadow_percent <= 100", name="ck_eval_flags_shadow"
+    ),
 )
 
 

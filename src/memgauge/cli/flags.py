@@ -1,0 +1,139 @@
+"""`memgauge flags`: feature flags for A/B evaluation (seed 002 section 4.3). A flag, its shadow
+experiment and its A/B test share one name: the flag's shadow data feeds the test
+(`ab add NAME --from-shadow`, or by itself with --feed-ab), and graduation rolls it out to 100%."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import console, store_option
+
+__all__ = ["flags"]
+
+_PERCENT = click.FloatRange(0, 100)
+
+
+@click.group()
+def flags() -> None:
+    """Feature flags: rollout share, shadowing, and the A/B test that graduates them."""
+
+
+def _settings(f: Any) -> Any:
+    """The options `create` and `set` share (unset: default / unchanged)."""
+    for option in reversed(
+        [
+            click.option("--rollout", type=_PERCENT, help="Percent of identities it is on for."),
+            click.option("--shadow/--no-shadow", default=None, help="Shadow queries (or not)."),
+            click.option("--shadow-percent", type=_PERCENT, help="Percent of queries shadowed."),
+            click.option("--min-samples", type=click.IntRange(2), help="Pairs before graduation."),
+            click.option("--graduation-threshold", type=float, help="Improvement to graduate."),
+            click.option(
+                "--feed-ab/--no-feed-ab",
+                default=None,
+                help="The shadow runner feeds the flag's A/B test by itself.",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _print(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        click.echo(dumps_strict(rows))
+        return
+    table = Table(title="feature flags", title_justify="left")
+    for col in ("flag", "rollout", "shadow", "min samples", "threshold", "feeds A/B", "test"):
+        table.add_column(col)
+    for r in rows:
+        t = r["test"]
+        test = "none" if t is None else f"{t['status']} ({t['pairs']} pairs; {t['decision']})"
+        table.add_row(
+            r["name"],
+            f"{r['rollout_percent']:g}%",
+            f"{r['shadow_percent']:g}%" if r["shadow_enabled"] else "off",
+            str(r["min_samples"]),
+            f"{r['graduation_threshold']:g}",
+            "yes" if r["feed_ab"] else "no",
+            test,
+        )
+    console().print(table)
+
+
+@flags.command("list")
+@click.argument("name", required=False)
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def list_(name: str | None, store_path: str | None, as_json: bool) -> None:
+    """Every flag (or only NAME) with its A/B test's state."""
+    _print(api.feature_flags(name, store=store_path), as_json)
+
+
+#: option -> flag setting
+_SETTINGS = {
+    "rollout": "rollout_percent",
+    "shadow": "shadow_enabled",
+    "shadow_percent": "shadow_percent",
+    "min_samples": "min_samples",
+    "graduation_threshold": "graduation_threshold",
+    "feed_ab": "feed_ab",
+}
+
+
+def _values(options: dict[str, Any]) -> dict[str, Any]:
+    return {setting: options[option] for option, setting in _SETTINGS.items()}
+
+
+@flags.command()
+@click.argument("name")
+@_settings
+@click.option("--metric", default="MRR", show_default=True, help="The A/B test's metric.")
+@click.option(
+    "--delta",
+    type=click.FloatRange(min=0, min_open=True),
+    default=0.05,
+    show_default=True,
+    help="The A/B test's minimum detectable effect.",
+)
+@click.option(
+    "--allow-unmeasured",
+    is_flag=True,
+    help="Let the test graduate with no latency or constitutional data.",
+)
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def create(
+    name: str,
+    metric: str,
+    delta: float,
+    allow_unmeasured: bool,
+    store_path: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Create flag NAME (rollout 0%, shadowing off, 100 samples, threshold 0.03 unless given)
+    and its A/B test NAME."""
+    row = api.create_flag(
+        name,
+        _values(options),
+        metric=metric,
+        delta=delta,
+        allow_unmeasured=allow_unmeasured,
+        store=store_path,
+    )
+    _print([row], as_json)
+
+
+@flags.command("set")
+@click.argument("name")
+@_settings
+@store_option
+@click.option("--json", "as_json", is_flag=True)
+def set_(name: str, store_path: str | None, as_json: bool, **options: Any) -> None:
+    """Change flag NAME's settings (those given)."""
+    _print([api.set_flag(name, _values(options), store=store_path)], as_json)

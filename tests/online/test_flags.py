@@ -1,0 +1,219 @@
+"""Feature flags (seed 002 section 4.3, issue 19): deterministic bucketing, the SDK's
+`is_enabled` / `should_shadow`, `memgauge flags list/create/set`, and the one workflow: a flag's
+shadow data feeds its A/B test, which graduates only with its guardrails measured (or an
+explicit override), and graduating rolls the flag out to 100%."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.online.flags import FeatureFlag, Flags
+
+
+def _sha_bucket(text: str) -> float:
+    # the documented formula, in the test's own words: SHA-256's first 8 bytes over 2^64
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
+def test_bucketing_is_sha256_of_salted_id_and_the_same_in_another_process() -> None:
+    flag = FeatureFlag("F", rollout_percent=30, shadow_enabled=True, shadow_percent=50)
+    ids = [f"user-{i}" for i in range(2000)]
+    on = [flag.is_enabled(i) for i in ids]
+    assert on == [_sha_bucket(f"F:rollout{i}") < 0.30 for i in ids]
+    assert sum(on) / len(ids) == pytest.approx(0.30, abs=0.04)
+    shadowed = [flag.should_shadow(i) for i in ids]
+    assert sum(shadowed) / len(ids) == pytest.approx(0.50, abs=0.04)
+    # rollout and shadow shares are independent (own salts), not the same users
+    both = sum(a and b for a, b in zip(on, shadowed, strict=True)) / len(ids)
+    assert both == pytest.approx(0.15, abs=0.03)
+    code = (
+        "from memgauge.online.flags import FeatureFlag;"
+        "f = FeatureFlag('F', rollout_percent=30, shadow_enabled=True, shadow_percent=50);"
+        "print(''.join('1' if f.is_enabled(f'user-{i}') else '0' for i in range(2000)))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}  # hash() would change; ours must not
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
+    assert out == "".join("1" if x else "0" for x in on)
+    assert not FeatureFlag("G").is_enabled("anyone")  # rollout 0
+    assert FeatureFlag("G", rollout_percent=100).is_enabled("anyone")
+    assert not FeatureFlag("G", shadow_percent=100).should_shadow("q")  # shadowing off
+
+
+def _json(capsys: pytest.CaptureFixture[str], args: list[str]) -> Any:
+    capsys.readouterr()
+    assert main(args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_flags_create_list_set_and_the_sdk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    (made,) = _json(
+        capsys,
+        ["flags", "create", "MULTI", "--shadow", "--min-samples", "50", "--store", db, "--json"],
+    )
+    assert made["rollout_percent"] == 0
+    assert (made["shadow_enabled"], made["shadow_percent"], made["min_samples"]) == (True, 10, 50)
+    assert made["graduation_threshold"] == 0.03  # seed 002's default
+    assert made["test"]["status"] == "running"  # its A/B test, same name
+    (changed,) = _json(
+        capsys, ["flags", "set", "MULTI", "--rollout", "25", "--store", db, "--json"]
+    )
+    assert (changed["rollout_percent"], changed["min_samples"]) == (25, 50)
+    _json(
+        capsys,
+        ["flags", "set", "MULTI", "--graduation-threshold", "0.05", "--store", db, "--json"],
+    )
+    # the test takes the flag's threshold: one workflow, not two configurations
+    (report,) = _json(capsys, ["ab", "status", "MULTI", "--store", db, "--json"])
+    assert (report["config"]["improvement"], report["config"]["min_samples"]) == (0.05, 50)
+    assert [f["name"] for f in _json(capsys, ["flags", "list", "--store", db, "--json"])] == [
+        "MULTI"
+    ]
+    assert main(["flags", "list", "--store", db]) == 0
+    assert "MULTI" in capsys.readouterr().out
+    flags = Flags(db, refresh_s=0)
+    try:
+        assert flags.is_enabled("MULTI", "u1") == FeatureFlag("MULTI", 25).is_enabled("u1")
+        assert sum(flags.is_enabled("MULTI", f"u{i}") for i in range(1000)) in range(200, 300)
+        assert not flags.is_enabled("NOPE", "u1")  # an unknown flag is off
+        assert flags.should_shadow("MULTI", "q1") == FeatureFlag(
+            "MULTI", shadow_enabled=True, shadow_percent=10
+        ).should_shadow("q1")
+        _json(capsys, ["flags", "set", "MULTI", "--rollout", "100", "--store", db, "--json"])
+        flags.refresh()
+        assert flags.is_enabled("MULTI", "u1")
+    finally:
+        flags.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["flags", "set", "NOPE", "--rollout", "5"], "no feature flag 'NOPE'"),
+        (["flags", "list", "NOPE"], "no feature flag 'NOPE'"),
+        (["flags", "create", "F", "--rollout", "150"], "150"),
+        (["flags", "create", "F", "--rollout", "-1"], "-1"),
+        (["flags", "create", "F", "--shadow-percent", "101"], "101"),
+        (["flags", "create", "EXISTS"], "exists"),
+        (["ab", "add", "EXISTS"], "PAIRS_FILE or --from-shadow"),
+        (["ab", "add", "NOTEST", "--from-shadow"], "no A/B test 'NOTEST'"),
+    ],
+)
+def test_bad_flag_input_exits_2_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    db = str(tmp_path / "r.db")
+    assert main(["flags", "create", "EXISTS", "--store", db]) == 0
+    capsys.readouterr()
+    assert main([*args, "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def _feed_shadow_traffic(db: str, flag: str, n: int) -> dict[str, int]:
+    """`n` judged queries through the flag's shadow runner: the treatment ranks the relevant
+    memory first, the control second or third (and takes longer, so latency is no issue)."""
+    rng = np.random.default_rng(0)
+    depth = {f"q{i}": int(rng.integers(1, 3)) for i in range(n)}
+
+    def control(q: str, k: int) -> list[str]:
+        time.sleep(0.01)  # slower than the treatment, by far: latency is no issue
+        return [*(f"x{j}" for j in range(depth[q])), "rel"]
+
+    def treatment(q: str, k: int) -> list[str]:
+        return ["rel", "x0"]
+
+    flags = Flags(db, refresh_s=0)
+    runner = flags.shadow_runner(flag, control, treatment, feed_every=10)
+    try:
+        for q in depth:
+            assert runner.search(q, q, {"rel": 3}, intent="find", session_id="s")[-1] == "rel"
+        runner.close()
+        # the worker fed the test by itself, every 10 comparisons: nothing left to feed
+        assert flags.feed(flag) == 0
+    finally:
+        flags.close()
+    return runner.stats()
+
+
+def test_shadow_data_drives_the_flag_s_test_and_graduation_rolls_it_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    common = ["--shadow", "--shadow-percent", "100", "--min-samples", "40", "--feed-ab"]
+    assert main(["flags", "create", "STRICT", *common, "--store", db]) == 0
+    assert main(["flags", "create", "OK", *common, "--allow-unmeasured", "--store", db]) == 0
+    for flag in ("STRICT", "OK"):
+        stats = _feed_shadow_traffic(db, flag, 80)
+        assert (stats["recorded"], stats["dropped"], stats["record_errors"]) == (80, 0, 0)
+    strict, ok = _json(capsys, ["flags", "list", "--store", db, "--json"])[::-1]
+    assert (strict["name"], ok["name"]) == ("STRICT", "OK")
+    # a shadow run measures no constitutional surfacing: not graduated without the override
+    (report,) = _json(capsys, ["ab", "status", "STRICT", "--store", db, "--json"])
+    assert report["n_pairs"] == 80  # every judged comparison, each fed once
+    assert report["sprt"]["decision"] == "treatment_better"
+    assert report["decision"] == "unmeasured"
+    assert report["reasons"][0] == (
+        "not graduated: unmeasured (constitutional surfacing not measured)"
+    )
+    assert (strict["test"]["status"], strict["rollout_percent"]) == ("running", 0)
+    assert main(["ab", "status", "STRICT", "--store", db]) == 0
+    assert "not graduated: unmeasured" in capsys.readouterr().out
+    # with the override it graduates, and the flag rolls out to everyone
+    assert (ok["test"]["status"], ok["rollout_percent"]) == ("graduated", 100)
+    with sqlite3.connect(db) as conn:
+        fed = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT shadow_run_id) FROM eval_ab_test_pairs"
+            " WHERE feature_id = 'OK'"
+        ).fetchone()
+        ctx = conn.execute(
+            "SELECT DISTINCT intent, session_id FROM eval_shadow_runs WHERE feature_id = 'OK'"
+        ).fetchall()
+    assert fed == (80, 80)
+    assert ctx == [("find", "s")]
+    capsys.readouterr()
+    assert main(["ab", "add", "OK", "--from-shadow", "--store", db]) == 0
+    assert "no new judged shadow comparisons" in capsys.readouterr().out
+
+
+def test_from_shadow_feeds_only_judged_rows_and_needs_an_ir_metric(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge.online.shadow import ShadowRunner
+    from memgauge.store.shadow import ShadowStore
+
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "E", "--delta", "0.05", "--store", db]) == 0
+    assert main(["ab", "create", "H", "--delta", "0.05", "--metric", "hit@1", "--store", db]) == 0
+    with ShadowStore(Path(db)) as store:
+        runner = ShadowRunner(
+            "E", lambda q, k: ["a", "b"], lambda q, k: ["b", "a"], store, percent=100
+        )
+        runner.search("q1", "t", {"b": 3})
+        runner.search("q2", "t")  # no judgments: no pair
+        runner.close()
+    capsys.readouterr()
+    assert main(["ab", "add", "E", "--from-shadow", "--store", db]) == 0
+    out = capsys.readouterr().out
+    assert "1 pairs added from shadow runs (1 without judgments left out)" in out
+    (report,) = _json(capsys, ["ab", "status", "E", "--store", db, "--json"])
+    assert report["mean_delta"] == pytest.approx(0.5)  # RR 1 - RR 1/2
+    assert main(["ab", "add", "H", "--from-shadow", "--store", db]) == 2
+    assert "shadow runs measure MRR" in capsys.readouterr().err
