@@ -59,10 +59,31 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @db_argument
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
-def annotate(db: api.StoreURL, out_path: Path, k: int) -> None:
+@click.option(
+    "--system",
+    "system",
+    default=None,
+    metavar="SYSTEM",
+    help="Search each query again on this system (any `memgauge evaluate -s` value); its top K"
+    " lead the candidates, with each memory's text.",
+)
+@click.option(
+    "--memories",
+    "memories_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The memories (JSONL of Memory): their texts for the annotator; with --system, the"
+    " system is filled with them first.",
+)
+def annotate(
+    db: api.StoreURL, out_path: Path, k: int, system: str | None, memories_file: Path | None
+) -> None:
     """Write the harvested queries with their pooled top-K results for people to grade 0-3
-    (fill in each `grade`, then `memgauge logs import-annotations`)."""
-    queries, candidates = api.write_annotation_pool(db, out_path, k=k)
+    (fill in each `grade`, then `memgauge logs import-annotations`). With --system the search
+    is re-run there and each candidate carries its memory's text."""
+    queries, candidates = api.write_annotation_pool(
+        db, out_path, k=k, system=system, memories_file=memories_file
+    )
     click.echo(dumps_strict({"queries": queries, "candidates": candidates}))
 
 
