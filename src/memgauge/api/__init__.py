@@ -50,6 +50,14 @@ if TYPE_CHECKING:
         run_suite,
         write_path_subject,
     )
+    from memgauge.api._sessions import (
+        batch_validate,
+        derive_log_signals,
+        log_channel_contribution,
+        outcome_correlation,
+        record_outcome,
+        session_report,
+    )
     from memgauge.api._store import (
         StoreArg,
         StoreURL,
@@ -115,6 +123,7 @@ __all__ = [
     "audit_result",
     "audit_source",
     "audit_suite",
+    "batch_validate",
     "bench_search",
     "bootstrap_judgments",
     "calibrate_judge",
@@ -123,6 +132,7 @@ __all__ = [
     "configure_llm",
     "create_ab_test",
     "demo_dataset",
+    "derive_log_signals",
     "detect_re_searches",
     "dump_memories",
     "evaluate",
@@ -144,6 +154,7 @@ __all__ = [
     "learnings_query",
     "load_dataset",
     "load_judged",
+    "log_channel_contribution",
     "metric_series",
     "minimum_detectable_effect",
     "one_spec",
@@ -153,11 +164,13 @@ __all__ = [
     "optimization_diff",
     "optimizations",
     "optimize",
+    "outcome_correlation",
     "parse_measure",
     "parse_system",
     "pause_ab_test",
     "plan_audit",
     "read_run",
+    "record_outcome",
     "rejudge",
     "require_store",
     "resolve_run_id",
@@ -167,6 +180,7 @@ __all__ = [
     "sample_size",
     "save_dataset",
     "score_trec_run",
+    "session_report",
     "shadow_summaries",
     "sparkline",
     "upgrade_store",
@@ -265,6 +279,12 @@ _LAZY: dict[str, str] = {
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",
+    "batch_validate": "memgauge.api._sessions",
+    "derive_log_signals": "memgauge.api._sessions",
+    "log_channel_contribution": "memgauge.api._sessions",
+    "outcome_correlation": "memgauge.api._sessions",
+    "record_outcome": "memgauge.api._sessions",
+    "session_report": "memgauge.api._sessions",
 }
 
 

@@ -558,25 +558,28 @@ def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             }
             for qid, text, intent, cat, _sid, created, harvested in rows
         ]
-        wanted = {q["id"] for q in queries}
-        best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
-        for qid, mid, grade, source, annotator in conn.execute(
-            "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
-        ):
-            if qid not in wanted:
-                continue
-            rank = _SOURCE_RANK.get(source, -1)
-            if rank > best.get((qid, mid), (-2, {}))[0]:
-                row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
-                if annotator:
-                    row["annotator"] = annotator
-                best[(qid, mid)] = (rank, row)
+        best = best_judgments(conn, {q["id"] for q in queries})
     finally:
         conn.close()
-    return queries, [
-        row
-        for _rank, row in sorted(best.values(), key=lambda x: (x[1]["query_id"], x[1]["memory_id"]))
-    ]
+    return queries, [best[key] for key in sorted(best)]
+
+
+def best_judgments(conn: LogDB, wanted: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (query, memory) of the `wanted` queries, the judgment of the most trusted source
+    (manual > validated > bootstrapped > implicit) as a `judgments.jsonl` row."""
+    best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    for qid, mid, grade, source, annotator in conn.execute(
+        "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
+    ):
+        if qid not in wanted:
+            continue
+        rank = _SOURCE_RANK.get(source, -1)
+        if rank > best.get((qid, mid), (-2, {}))[0]:
+            row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
+            if annotator:
+                row["annotator"] = annotator
+            best[(qid, mid)] = (rank, row)
+    return {key: row for key, (_rank, row) in best.items()}
 
 
 def session_queries(path: Where) -> list[tuple[str, str, str, str]]:
