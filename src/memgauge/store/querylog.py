@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.store.logdb import LogDB
+from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
 
 Where = str | Path | StoreURL
@@ -486,51 +487,6 @@ def import_annotations(
     return len(rows)
 
 
-_SOURCE_RANK = {"manual": 3, "validated": 2, "bootstrapped": 1, "implicit": 0}
-
-
-_ACCESS_EVENTS = ("read_after_search", "reference", "validate_useful")
-
-
-def _session_contexts(conn: LogDB, wanted: dict[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
-    """Seed 002 `sessionContext` of each wanted query (id -> (session, created_at)): its turn
-    (how many queries its session logged before it; 0 is a cold start) and its working memory
-    (the memories the session had read, referenced or validated useful before it)."""
-    sessions = sorted({s for s, _c in wanted.values()})
-    turns: dict[str, int] = {}
-    access: dict[str, list[tuple[str, str | None, str]]] = {}
-    for i in range(0, len(sessions), 500):
-        chunk = sessions[i : i + 500]
-        marks = ", ".join("?" * len(chunk))
-        seen: dict[str, int] = {}
-        for sid, qid in conn.execute(
-            f"SELECT session_id, query_id FROM eval_queries WHERE session_id IN ({marks})"
-            " ORDER BY session_id, created_at, id",
-            chunk,
-        ):
-            turns[qid] = seen.get(sid, 0)
-            seen[sid] = turns[qid] + 1
-        for sid, mid, qid, at in conn.execute(
-            "SELECT session_id, memory_id, query_id, created_at FROM eval_feedback WHERE memory_id"
-            f" IS NOT NULL AND event_type IN {_ACCESS_EVENTS} AND session_id IN ({marks})"
-            " ORDER BY created_at, id",
-            chunk,
-        ):
-            access.setdefault(sid, []).append((str(mid), qid, str(at)))
-    out = {}
-    for qid, (sid, created) in wanted.items():
-        turn = turns.get(qid, 0)
-        working: list[str] = []
-        for mid, about, at in access.get(sid, []):
-            # an access linked to a query came after that query's turn; an unlinked one is
-            # placed by its time (millisecond timestamps cannot order a read and the next query)
-            before = turns[about] < turn if about in turns else at < created
-            if before and mid not in working:
-                working.append(mid)
-        out[qid] = {"session_id": sid, "working_memory_ids": working, "turn_number": turn}
-    return out
-
-
 def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The harvested queries and, per (query, memory), the judgment of the most trusted source
     (manual > validated > bootstrapped > implicit): the rows of a retrieval dataset's
@@ -539,14 +495,14 @@ def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     A query keeps what the evaluation's agent metrics read (seed 002 `EvalQuery`): its
     category, `harvested_at` (when `harvest` picked it; its logging time for a query harvested
     before that was recorded) and, for a query logged in a session, its `session_context`
-    (`_session_contexts`): cold-start, personalization lift and dedup savings need them."""
+    (`sessions.session_contexts`): cold-start, personalization lift and dedup savings need them."""
     conn = LogDB(path)
     try:
         rows = conn.execute(
             "SELECT query_id, query, intent, eval_category, session_id, created_at, harvested_at"
             " FROM eval_queries WHERE is_eval_corpus = 1 ORDER BY query_id"
         ).fetchall()
-        contexts = _session_contexts(conn, {r[0]: (r[4], r[5]) for r in rows if r[4] is not None})
+        contexts = session_contexts(conn, {r[0]: (r[4], r[5]) for r in rows if r[4] is not None})
         queries = [
             {
                 "id": qid,
@@ -562,24 +518,6 @@ def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     finally:
         conn.close()
     return queries, [best[key] for key in sorted(best)]
-
-
-def best_judgments(conn: LogDB, wanted: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """Per (query, memory) of the `wanted` queries, the judgment of the most trusted source
-    (manual > validated > bootstrapped > implicit) as a `judgments.jsonl` row."""
-    best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
-    for qid, mid, grade, source, annotator in conn.execute(
-        "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
-    ):
-        if qid not in wanted:
-            continue
-        rank = _SOURCE_RANK.get(source, -1)
-        if rank > best.get((qid, mid), (-2, {}))[0]:
-            row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
-            if annotator:
-                row["annotator"] = annotator
-            best[(qid, mid)] = (rank, row)
-    return {key: row for key, (_rank, row) in best.items()}
 
 
 def session_queries(path: Where) -> list[tuple[str, str, str, str]]:

@@ -10,12 +10,83 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from memgauge.store.logdb import LogDB
-from memgauge.store.querylog import Where, best_judgments
+from memgauge.store.url import StoreURL
 
-__all__ = ["LoggedQuery", "SessionLog", "add_signals", "read_sessions"]
+__all__ = [
+    "LoggedQuery",
+    "SessionLog",
+    "add_signals",
+    "best_judgments",
+    "read_sessions",
+    "session_contexts",
+]
+
+Where = str | Path | StoreURL
+_SOURCE_RANK = {"manual": 3, "validated": 2, "bootstrapped": 1, "implicit": 0}
+
+
+def best_judgments(conn: LogDB, wanted: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (query, memory) of the `wanted` queries, the judgment of the most trusted source
+    (manual > validated > bootstrapped > implicit) as a `judgments.jsonl` row."""
+    best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    for qid, mid, grade, source, annotator in conn.execute(
+        "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
+    ):
+        if qid not in wanted:
+            continue
+        rank = _SOURCE_RANK.get(source, -1)
+        if rank > best.get((qid, mid), (-2, {}))[0]:
+            row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
+            if annotator:
+                row["annotator"] = annotator
+            best[(qid, mid)] = (rank, row)
+    return {key: row for key, (_rank, row) in best.items()}
+
+
+_ACCESS_EVENTS = ("read_after_search", "reference", "validate_useful")
+
+
+def session_contexts(conn: LogDB, wanted: dict[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    """Seed 002 `sessionContext` of each wanted query (id -> (session, created_at)): its turn
+    (how many queries its session logged before it; 0 is a cold start) and its working memory
+    (the memories the session had read, referenced or validated useful before it)."""
+    sessions = sorted({s for s, _c in wanted.values()})
+    turns: dict[str, int] = {}
+    access: dict[str, list[tuple[str, str | None, str]]] = {}
+    for i in range(0, len(sessions), 500):
+        chunk = sessions[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        seen: dict[str, int] = {}
+        for sid, qid in conn.execute(
+            f"SELECT session_id, query_id FROM eval_queries WHERE session_id IN ({marks})"
+            " ORDER BY session_id, created_at, id",
+            chunk,
+        ):
+            turns[qid] = seen.get(sid, 0)
+            seen[sid] = turns[qid] + 1
+        for sid, mid, qid, at in conn.execute(
+            "SELECT session_id, memory_id, query_id, created_at FROM eval_feedback WHERE memory_id"
+            f" IS NOT NULL AND event_type IN {_ACCESS_EVENTS} AND session_id IN ({marks})"
+            " ORDER BY created_at, id",
+            chunk,
+        ):
+            access.setdefault(sid, []).append((str(mid), qid, str(at)))
+    out = {}
+    for qid, (sid, created) in wanted.items():
+        turn = turns.get(qid, 0)
+        working: list[str] = []
+        for mid, about, at in access.get(sid, []):
+            # an access linked to a query came after that query's turn; an unlinked one is
+            # placed by its time (millisecond timestamps cannot order a read and the next query)
+            before = turns[about] < turn if about in turns else at < created
+            if before and mid not in working:
+                working.append(mid)
+        out[qid] = {"session_id": sid, "working_memory_ids": working, "turn_number": turn}
+    return out
 
 
 @dataclass
