@@ -195,3 +195,46 @@ def test_scroll_past_and_copy_reference_come_from_the_logs(
     assert again["new"] == 0  # derived once
     # a reference is a selection: the judgments bootstrap it as relevant
     assert main(["logs", "judgments", str(db)]) == 0
+
+
+def test_sessions_outcomes_and_the_new_columns_on_postgresql(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Revision 0014's tables and columns through the SDK and the CLI on a PostgreSQL store."""
+    log = QueryLog(pg_url)
+    log.session("s", turns=3)
+    qid = log.query(
+        "deploys",
+        session_id="s",
+        result_ids=["m1", "m2"],
+        category="cold-start",
+        fusion_weights={"fts5": 1.0},
+        quality_proxy=0.5,
+        fallback=False,
+        degraded=True,
+        stages=[{"stage": "final-rank", "input_count": 2, "output_count": 2}],
+    )
+    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m2", rank=2)
+    log.agent_output("s", "we deploy on tuesdays after the standup every week")
+    log.close()
+    assert main(["logs", "outcome", pg_url, "--session", "s", "--failure", "--task", "t"]) == 0
+    [summary] = _run(capsys, "logs", "sessions", pg_url)["sessions"]
+    assert (summary["searches"], summary["turns"], summary["to_validate"]) == (1, 3, ["m2"])
+    assert summary["outcomes"][0]["success"] is False
+    memories = tmp_path / "memories.jsonl"
+    memories.write_text(
+        json.dumps({"id": "m1", "text": "We deploy on Tuesdays after the standup."}) + "\n"
+    )
+    found = _run(capsys, "logs", "signals", pg_url, "--memories", str(memories))
+    assert (found["scroll_past"], found["reference"]) == (1, 1)
+    # the agent's copy of m1 made it an accessed memory: it now awaits validation too
+    assert _run(capsys, "logs", "validate", pg_url, "--session", "s", "--not-useful", "m2") == {
+        "validated": 1,
+        "to_validate": ["m1"],
+    }
+    assert main(["logs", "harvest", pg_url, "-n", "1"]) == 0
+    out = tmp_path / "golden"
+    assert main(["logs", "export", pg_url, "--out", str(out)]) == 0
+    [query] = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
+    assert query["category"] == "cold-start"
+    assert query["session_context"]["turn_number"] == 0

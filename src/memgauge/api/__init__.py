@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES
     from memgauge.api._bench import bench_search
     from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
+    from memgauge.api._health import memory_health
     from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
     from memgauge.api._llm import close_llm, configure_llm
     from memgauge.api._measures import sample_size, score_trec_run
@@ -155,6 +156,7 @@ __all__ = [
     "load_dataset",
     "load_judged",
     "log_channel_contribution",
+    "memory_health",
     "metric_series",
     "minimum_detectable_effect",
     "one_spec",
@@ -279,6 +281,7 @@ _LAZY: dict[str, str] = {
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",
+    "memory_health": "memgauge.api._health",
     "batch_validate": "memgauge.api._sessions",
     "derive_log_signals": "memgauge.api._sessions",
     "log_channel_contribution": "memgauge.api._sessions",

@@ -61,6 +61,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "learnings": ("memgauge.cli.gate", "learnings"),
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "logs": ("memgauge.cli.logs", "logs"),
+    "health": ("memgauge.cli.health", "health"),
     "optimize": ("memgauge.cli.optimize", "optimize"),
     "view": ("memgauge.cli.view", "view"),
     "report": ("memgauge.cli.view", "report"),

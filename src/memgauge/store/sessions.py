@@ -208,10 +208,11 @@ def add_signals(
     try:
         with conn.transaction():
             for kind, sid, qid, mid, rank, meta in rows:
+                same_query = "query_id IS NULL" if qid is None else "query_id = ?"
                 seen = conn.execute(
                     "SELECT 1 FROM eval_feedback WHERE event_type = ? AND session_id = ? AND"
-                    " memory_id = ? AND (query_id = ? OR (query_id IS NULL AND ? IS NULL))",
-                    (kind, sid, mid, qid, qid),
+                    f" memory_id = ? AND {same_query}",
+                    (kind, sid, mid) if qid is None else (kind, sid, mid, qid),
                 ).fetchone()
                 if seen is None:
                     conn.execute(
