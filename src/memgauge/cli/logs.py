@@ -31,8 +31,8 @@ def logs() -> None:
     "--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), required=True
 )
 def retain(db: api.StoreURL, archive_dir: Path) -> None:
-    """Apply the retention policy: queries and feedback 90 days (queries archived to JSON
-    lines first), shadow runs 30 days."""
+    """Apply the retention policy: queries, feedback and agent outputs 90 days (queries
+    archived to JSON lines first), shadow runs 30 days."""
     click.echo(dumps_strict(api.apply_retention(db, archive_dir)))
 
 

@@ -6,6 +6,10 @@ search handler, without ever waiting on disk.
     qid = log.query("oauth refresh", session_id=s, result_ids=ids, latency_ms=12.3)
     log.feedback("read_after_search", session_id=s, query_id=qid, memory_id=ids[0], rank=1)
     log.validate(memory_id, useful=True, session_id=s)   # memory_validate: +0.10 / -0.05
+    log.session(s, turns=12, ended=True)                 # the session manager's turn count
+    log.outcome(s, task_id="t1", success=True)           # task_postflight, linked to s
+    log.agent_output(s, reply_text)                      # for copy/reference detection
+    log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
 A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
 background thread writes the buffer in batches every `flush_interval` seconds (50 ms by
@@ -13,9 +17,9 @@ default), one transaction per batch, so several processes can log into one SQLit
 busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
 multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
 loses what was buffered and not yet committed: the records since the last batch (about
-`flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries plus
-`max_buffer` feedback events) and the batch being written, whose transaction rolls back; it
-never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
+`flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
+`max_buffer` feedback events and `max_buffer` session / outcome / output records) and the batch
+being written, whose transaction rolls back; it never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
 (the disk cannot keep up), new records are counted in `dropped` rather than grow memory
 without bound. A record the database cannot take (a value JSON cannot hold) is left out and
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too

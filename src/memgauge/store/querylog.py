@@ -34,12 +34,19 @@ __all__ = [
     "unknown_query_ids",
 ]
 
-# seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
-RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 30}
+# seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30; the
+# agent outputs kept for copy/reference detection (ours) are the agent's own words: as queries
+RETENTION_DAYS = {
+    "eval_queries": 90,
+    "eval_feedback": 90,
+    "eval_shadow_runs": 30,
+    "eval_agent_outputs": 90,
+}
 # the golden set (harvested queries) and the feedback its judgments come from are kept
 _NOT_GOLDEN = {
     "eval_queries": "is_eval_corpus = 0",
     "eval_shadow_runs": "1 = 1",
+    "eval_agent_outputs": "1 = 1",
     "eval_feedback": "(query_id IS NULL OR query_id NOT IN"
     " (SELECT query_id FROM eval_queries WHERE is_eval_corpus = 1))",
 }
@@ -301,7 +308,7 @@ def apply_retention(
                 fh.flush()
                 os.fsync(fh.fileno())
         with conn.transaction():
-            for table in ("eval_queries", "eval_feedback", "eval_shadow_runs"):
+            for table in RETENTION_DAYS:
                 deleted[table] = conn.execute(
                     f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
                     (cut[table],),
