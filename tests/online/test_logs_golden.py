@@ -165,3 +165,23 @@ def test_annotate_reruns_the_search_and_writes_each_memory_text(
     capsys.readouterr()
     assert main(["logs", "import-annotations", str(db), str(pool_file)]) == 2
     assert "has a grade: nothing to import" in capsys.readouterr().err
+
+
+def test_annotate_with_memories_only_keeps_the_logged_pool_and_adds_texts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("deploys", session_id="s", result_ids=["m4", "m9"])
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    memories = tmp_path / "memories.jsonl"
+    memories.write_text("".join(json.dumps(m) + "\n" for m in MEMORIES))
+    pool_file = tmp_path / "pool.jsonl"
+    args = ["logs", "annotate", str(db), "--out", str(pool_file), "--memories", str(memories)]
+    assert main(args) == 0
+    [pool] = [json.loads(x) for x in pool_file.read_text().splitlines()]
+    assert [(c["memory_id"], c["text"]) for c in pool["candidates"]] == [
+        ("m4", MEMORIES[3]["text"]),
+        ("m9", None),
+    ]

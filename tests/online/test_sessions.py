@@ -238,3 +238,47 @@ def test_sessions_outcomes_and_the_new_columns_on_postgresql(
     [query] = [json.loads(x) for x in (out / "queries.jsonl").read_text().splitlines()]
     assert query["category"] == "cold-start"
     assert query["session_context"]["turn_number"] == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["logs", "signals", "{db}", "--memories", "{bad}"],
+        ["logs", "annotate", "{db}", "--out", "{out}", "--memories", "{bad}"],
+        [
+            "logs",
+            "annotate",
+            "{db}",
+            "--out",
+            "{out}",
+            "--system",
+            "lexical",
+            "--memories",
+            "{bad}",
+        ],
+    ],
+)
+def test_malformed_memories_exit_2_and_record_nothing(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "memories_wrong_types.jsonl"
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    qid = log.query("q", session_id="s", result_ids=["m1", "m2"])
+    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m2", rank=2)
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    out = tmp_path / "pool.jsonl"
+    capsys.readouterr()
+    args = [a.format(db=db, bad=bad, out=out) for a in command]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "memories_wrong_types.jsonl:1" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+    con = sqlite3.connect(db)
+    derived = con.execute(
+        "SELECT COUNT(*) FROM eval_feedback WHERE event_type = 'scroll_past'"
+    ).fetchone()
+    con.close()
+    assert derived == (0,)  # nothing half-written: the scroll-past needs no text, yet waits
