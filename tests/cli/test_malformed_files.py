@@ -247,6 +247,8 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "operations_merge_action.json": (["operations"], (None, "'MERGE' is not an action")),
     "operations_incoming_without_content.json": (["operations"], (None, "needs its text")),
     "annotations_graded_twice.jsonl": (["import-annotations"], (None, "graded again")),
+    # issue 19 item 4: the pool as `logs annotate` wrote it, never graded
+    "annotations_no_grades.jsonl": (["import-annotations"], (None, "has a grade: nothing")),
     "run_nbsp_separator.txt": (["validate", "metrics-run"], (2, "expected 6 columns")),
     "suite_nul_byte.yaml": (SUITE, (4, "unacceptable character #x0000")),
     "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),

@@ -234,6 +234,7 @@ def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
     log.query("a new query", session_id="s")
     log.feedback("reference", session_id="s", query_id=old)
     log.feedback("reference", session_id="s", query_id=golden)
+    log.agent_output("s", "an old reply")
     log.close()
     later = datetime.now(UTC) + timedelta(days=100)
     con = sqlite3.connect(db)
@@ -244,7 +245,12 @@ def test_retention_archives_old_queries_before_deleting(tmp_path: Path) -> None:
     con.commit()
     con.close()
     deleted = apply_retention(db, tmp_path / "archive", now=later)
-    assert deleted == {"eval_queries": 1, "eval_feedback": 1, "eval_shadow_runs": 0}
+    assert deleted == {
+        "eval_queries": 1,
+        "eval_feedback": 1,
+        "eval_shadow_runs": 0,
+        "eval_agent_outputs": 1,
+    }
     (archived,) = (tmp_path / "archive").glob("eval_queries-*.jsonl")
     rows = [json.loads(line) for line in archived.read_text().splitlines()]
     assert [r["query"] for r in rows] == ["an old query"]

@@ -34,6 +34,11 @@ EXPECTED_SCHEMA = {
         "created_at",
         "is_eval_corpus",
         "eval_category",
+        "fallback_triggered",
+        "fallback_reason",
+        "degraded_mode",
+        "stage_trace",
+        "harvested_at",
     ],
     "eval_judgments": [
         "id",
@@ -56,6 +61,21 @@ EXPECTED_SCHEMA = {
         "created_at",
     ],
     "memory_confidence": ["memory_id", "confidence", "validations", "updated_at"],
+    "eval_sessions": ["session_id", "turns", "started_at", "ended_at", "updated_at", "metadata"],
+    "eval_outcomes": [
+        "id",
+        "session_id",
+        "task_id",
+        "success",
+        "score",
+        "knowledge_delta",
+        "uncertainty_reduction",
+        "learning_index",
+        "spec_folder",
+        "metadata",
+        "created_at",
+    ],
+    "eval_agent_outputs": ["id", "session_id", "query_id", "text", "created_at"],
     "eval_results": [
         "id",
         "run_id",
@@ -339,7 +359,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     url = store_url(tmp_path / "m.db")
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013"]
+        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013", "0014"]
         assert upgrade(engine, url) == []
     finally:
         engine.dispose()

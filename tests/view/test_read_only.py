@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic.script import ScriptDirectory
 from viewer_store import ViewerStore, snapshot
 
 from memgauge.cli.main import main
 from memgauge.errors import UsageError
+from memgauge.store import revisions
 from memgauge.store.engine import UPGRADE_COMMAND
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import HEAD
@@ -20,11 +22,15 @@ from memgauge.view.app import create_app
 
 
 def _older(tmp_path: Path, store: ViewerStore) -> Path:
-    """A copy of the store as an older memgauge left it: its last revision not applied."""
+    """A copy of the store as an older memgauge left it: its last revision not applied (the
+    one before it as the scripts chain them, not HEAD - 1: revision numbers may skip)."""
     db = tmp_path / "old.db"
     shutil.copy(store.path, db)
+    scripts = ScriptDirectory(str(Path(revisions.__file__).parent))
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE alembic_version SET version_num = ?", (f"{int(HEAD) - 1:04d}",))
+    conn.execute(
+        "UPDATE alembic_version SET version_num = ?", (scripts.get_revision(HEAD).down_revision,)
+    )
     conn.commit()
     conn.close()
     return db

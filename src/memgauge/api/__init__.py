@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memgauge.api._bench import bench_search
     from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
     from memgauge.api._flags import add_ab_from_shadow, create_flag, feature_flags, set_flag
+    from memgauge.api._health import memory_health
     from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
     from memgauge.api._llm import close_llm, configure_llm
     from memgauge.api._measures import sample_size, score_trec_run
@@ -50,6 +51,14 @@ if TYPE_CHECKING:
         load_dataset,
         run_suite,
         write_path_subject,
+    )
+    from memgauge.api._sessions import (
+        batch_validate,
+        derive_log_signals,
+        log_channel_contribution,
+        outcome_correlation,
+        record_outcome,
+        session_report,
     )
     from memgauge.api._store import (
         StoreArg,
@@ -118,6 +127,7 @@ __all__ = [
     "audit_result",
     "audit_source",
     "audit_suite",
+    "batch_validate",
     "bench_search",
     "bootstrap_judgments",
     "calibrate_judge",
@@ -128,6 +138,7 @@ __all__ = [
     "create_ab_test",
     "create_flag",
     "demo_dataset",
+    "derive_log_signals",
     "detect_re_searches",
     "dump_memories",
     "evaluate",
@@ -150,6 +161,8 @@ __all__ = [
     "learnings_query",
     "load_dataset",
     "load_judged",
+    "log_channel_contribution",
+    "memory_health",
     "metric_series",
     "minimum_detectable_effect",
     "missed_targets",
@@ -160,11 +173,13 @@ __all__ = [
     "optimization_diff",
     "optimizations",
     "optimize",
+    "outcome_correlation",
     "parse_measure",
     "parse_system",
     "pause_ab_test",
     "plan_audit",
     "read_run",
+    "record_outcome",
     "rejudge",
     "require_store",
     "resolve_run_id",
@@ -175,6 +190,7 @@ __all__ = [
     "save_dataset",
     "score_trec_run",
     "set_flag",
+    "session_report",
     "shadow_summaries",
     "sparkline",
     "upgrade_store",
@@ -279,6 +295,13 @@ _LAZY: dict[str, str] = {
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",
+    "memory_health": "memgauge.api._health",
+    "batch_validate": "memgauge.api._sessions",
+    "derive_log_signals": "memgauge.api._sessions",
+    "log_channel_contribution": "memgauge.api._sessions",
+    "outcome_correlation": "memgauge.api._sessions",
+    "record_outcome": "memgauge.api._sessions",
+    "session_report": "memgauge.api._sessions",
 }
 
 

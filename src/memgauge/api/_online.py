@@ -3,6 +3,7 @@ judgments from feedback, the golden set, annotation, re-searches)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -122,12 +123,77 @@ def shadow_summaries(
     return out
 
 
-def write_annotation_pool(db: Location, out_path: Path, *, k: int = 20) -> tuple[int, int]:
+def write_annotation_pool(
+    db: Location,
+    out_path: Path,
+    *,
+    k: int = 20,
+    system: str | None = None,
+    memories_file: Path | None = None,
+) -> tuple[int, int]:
     """Write the harvested queries of query log `db` with their pooled top-`k` results to
-    `out_path` (JSONL) for people to grade 0-3; (queries, candidates) written."""
+    `out_path` (JSONL) for people to grade 0-3; (queries, candidates) written.
+
+    With `system` (as `evaluate -s` takes it), each query is searched again there (seed 002
+    section 2.1 phase B: re-run the search, capture the top 20) and its results lead the
+    candidates, the logged ones not among them following (pooling); each candidate carries the
+    memory's `text` for the annotator: from the search, else from `memories_file` (JSONL of
+    Memory), else from the system's dump. With `memories_file` the system is first filled with
+    those memories (an offline copy, as `evaluate` does); without, the live system is only
+    searched. A memory whose text is known nowhere has `text: null`."""
     pool = annotation_pool(db, k=k)
+    texts: dict[str, str] = {}
+    if memories_file is not None:
+        texts = {m.id: m.text for m in read_records(memories_file, Memory)}
+    if system is not None:
+        _rerun(pool, system, k, texts, memories_file is not None)
+    elif texts:
+        for p in pool:
+            for c in p["candidates"]:
+                c["text"] = texts.get(c["memory_id"])
     atomic_write_text(out_path, "".join(json.dumps(p) + "\n" for p in pool))
     return len(pool), sum(len(p["candidates"]) for p in pool)
+
+
+def _rerun(
+    pool: list[dict[str, Any]], system: str, k: int, texts: dict[str, str], fill: bool
+) -> None:
+    """Search each pooled query again on `system`; its top `k` lead the candidates."""
+    from memgauge.runs.work import fill_memory
+
+    subject = build_subject(one_spec(system, "--system"))
+    try:
+        if fill:
+            fill_memory(subject, [Memory(id=i, text=t) for i, t in texts.items()])
+        for p in pool:
+            try:
+                hits = list(subject.search(p["query"], k).hits)[:k]
+            except MemgaugeError:
+                raise
+            except Exception as exc:
+                raise SubjectError(
+                    f"--system {system}: search for {p['query_id']} failed:"
+                    f" {type(exc).__name__}: {exc}"
+                ) from None
+            for h in hits:
+                if h.text:
+                    texts.setdefault(str(h.id), h.text)
+            logged = [c["memory_id"] for c in p["candidates"]]
+            order = [str(h.id) for h in hits] + [
+                m for m in logged if m not in {str(h.id) for h in hits}
+            ]
+            p["candidates"] = [{"memory_id": m, "grade": None} for m in order]
+            p["searched_top"] = len(hits)
+        if any(c["memory_id"] not in texts for p in pool for c in p["candidates"]):
+            with contextlib.suppress(Exception):  # a system without dump: texts stay unknown
+                texts.update({m.id: m.text for m in subject.dump() if m.id not in texts})
+    finally:
+        close = getattr(subject, "close", None)
+        if callable(close):
+            close()
+    for p in pool:
+        for c in p["candidates"]:
+            c["text"] = texts.get(c["memory_id"])
 
 
 def detect_re_searches(db: Location, *, threshold: float = 0.8, window_s: float = 300.0) -> int:

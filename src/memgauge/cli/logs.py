@@ -31,8 +31,8 @@ def logs() -> None:
     "--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), required=True
 )
 def retain(db: api.StoreURL, archive_dir: Path) -> None:
-    """Apply the retention policy: queries and feedback 90 days (queries archived to JSON
-    lines first), shadow runs 30 days."""
+    """Apply the retention policy: queries, feedback and agent outputs 90 days (queries
+    archived to JSON lines first), shadow runs 30 days."""
     click.echo(dumps_strict(api.apply_retention(db, archive_dir)))
 
 
@@ -59,10 +59,31 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @db_argument
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
-def annotate(db: api.StoreURL, out_path: Path, k: int) -> None:
+@click.option(
+    "--system",
+    "system",
+    default=None,
+    metavar="SYSTEM",
+    help="Search each query again on this system (any `memgauge evaluate -s` value); its top K"
+    " lead the candidates, with each memory's text.",
+)
+@click.option(
+    "--memories",
+    "memories_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The memories (JSONL of Memory): their texts for the annotator; with --system, the"
+    " system is filled with them first.",
+)
+def annotate(
+    db: api.StoreURL, out_path: Path, k: int, system: str | None, memories_file: Path | None
+) -> None:
     """Write the harvested queries with their pooled top-K results for people to grade 0-3
-    (fill in each `grade`, then `memgauge logs import-annotations`)."""
-    queries, candidates = api.write_annotation_pool(db, out_path, k=k)
+    (fill in each `grade`, then `memgauge logs import-annotations`). With --system the search
+    is re-run there and each candidate carries its memory's text."""
+    queries, candidates = api.write_annotation_pool(
+        db, out_path, k=k, system=system, memories_file=memories_file
+    )
     click.echo(dumps_strict({"queries": queries, "candidates": candidates}))
 
 
@@ -119,3 +140,94 @@ def export_cmd(
     configurations on it offline, and `--no-ingest` scores the live system as it stands."""
     counts = api.export_golden_set(db, out_dir, memories_file=memories_file, dump_from=dump_from)
     click.echo(dumps_strict({**counts, "dataset": str(out_dir)}))
+
+
+# --- sessions and outcomes (seed 002 sections 5.3, 5.4) ------------------------------------
+
+
+@logs.command("sessions")
+@db_argument
+@click.option("--session", "sessions", multiple=True, help="Only this session (repeatable).")
+def sessions_cmd(db: api.StoreURL, sessions: tuple[str, ...]) -> None:
+    """Session summaries: searches, memories accessed, average MRR of the judged searches,
+    re-search rate, duration, turns, outcomes and the memories still to validate; and the
+    session-length signal (turns against searches per turn)."""
+    click.echo(dumps_strict(api.session_report(db, sessions)))
+
+
+@logs.command("outcome")
+@db_argument
+@click.option("--session", required=True, help="The session the task ran in.")
+@click.option("--task", "task_id", default=None, help="The task's id.")
+@click.option("--success/--failure", "success", default=None, help="Whether the task succeeded.")
+@click.option("--score", type=float, default=None, help="Its score.")
+def outcome_cmd(
+    db: api.StoreURL,
+    session: str,
+    task_id: str | None,
+    success: bool | None,
+    score: float | None,
+) -> None:
+    """Record a task's outcome, linked to its session (what `QueryLog.outcome` does)."""
+    api.record_outcome(db, session, task_id=task_id, success=success, score=score)
+    click.echo(dumps_strict({"session": session, "task": task_id, "recorded": 1}))
+
+
+@logs.command("outcomes")
+@db_argument
+def outcomes_cmd(db: api.StoreURL) -> None:
+    """How retrieval quality goes with task outcomes: per session, the average MRR of its
+    judged searches against its outcome (correlation with a 95% CI and n; n/a with too few
+    sessions)."""
+    click.echo(dumps_strict(api.outcome_correlation(db)))
+
+
+@logs.command("validate")
+@db_argument
+@click.option("--session", required=True, help="The session whose task ended.")
+@click.option("--task", "task_id", default=None, help="The task's id.")
+@click.option("--useful", multiple=True, metavar="MEMORY", help="A memory that helped.")
+@click.option(
+    "--not-useful", "not_useful", multiple=True, metavar="MEMORY", help="One that did not."
+)
+def validate_cmd(
+    db: api.StoreURL,
+    session: str,
+    task_id: str | None,
+    useful: tuple[str, ...],
+    not_useful: tuple[str, ...],
+) -> None:
+    """Batch validation after a task: `memory_validate` each memory named (`memgauge logs
+    sessions` lists the accessed ones as `to_validate`)."""
+    done = api.batch_validate(db, session, useful=useful, not_useful=not_useful, task_id=task_id)
+    click.echo(dumps_strict(done))
+
+
+@logs.command("signals")
+@db_argument
+@click.option(
+    "--memories",
+    "memories_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The memories (JSONL of Memory), whose texts copy/reference looks for.",
+)
+@click.option(
+    "--dump-from", "dump_from", default=None, metavar="SYSTEM", help="Or this system's dump."
+)
+def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | None) -> None:
+    """Derive implicit feedback from the logs: scroll-past (results above the deepest one the
+    agent selected, skipped) and copy/reference (an agent output holding a verbatim span of a
+    memory its session was shown; needs the memories' texts)."""
+    click.echo(
+        dumps_strict(api.derive_log_signals(db, memories_file=memories_file, dump_from=dump_from))
+    )
+
+
+@logs.command("channels")
+@db_argument
+@click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True)
+def channels_cmd(db: api.StoreURL, k: int) -> None:
+    """Channel contribution from the logs: per channel, the share of the top-K results it
+    surfaced, and surfaced alone."""
+    click.echo(dumps_strict(api.log_channel_contribution(db, k=k)))

@@ -62,6 +62,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "shadow": ("memgauge.cli.shadow", "shadow"),
     "flags": ("memgauge.cli.flags", "flags"),
     "logs": ("memgauge.cli.logs", "logs"),
+    "health": ("memgauge.cli.health", "health"),
     "optimize": ("memgauge.cli.optimize", "optimize"),
     "view": ("memgauge.cli.view", "view"),
     "report": ("memgauge.cli.view", "report"),

@@ -58,6 +58,21 @@ def read_graded(graded: Path) -> list[GradedQuery]:
             seen.setdefault(key, i)
     if problems:
         raise DataError(problems)
+    if records and not seen:
+        # the pool as `logs annotate` wrote it: importing it would store nothing and look done
+        n = sum(len(r.candidates) for r in records)
+        raise DataError(
+            [
+                Problem(
+                    str(graded),
+                    None,
+                    "grade",
+                    f"none of its {n} candidates ({len(records)} queries) has a grade: nothing"
+                    " to import; fill in each `grade` (0-3) first, or leave it null to skip"
+                    " that memory",
+                )
+            ]
+        )
     return records
 
 

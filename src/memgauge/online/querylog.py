@@ -6,6 +6,10 @@ search handler, without ever waiting on disk.
     qid = log.query("oauth refresh", session_id=s, result_ids=ids, latency_ms=12.3)
     log.feedback("read_after_search", session_id=s, query_id=qid, memory_id=ids[0], rank=1)
     log.validate(memory_id, useful=True, session_id=s)   # memory_validate: +0.10 / -0.05
+    log.session(s, turns=12, ended=True)                 # the session manager's turn count
+    log.outcome(s, task_id="t1", success=True)           # task_postflight, linked to s
+    log.agent_output(s, reply_text)                      # for copy/reference detection
+    log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
 A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
 background thread writes the buffer in batches every `flush_interval` seconds (50 ms by
@@ -13,9 +17,9 @@ default), one transaction per batch, so several processes can log into one SQLit
 busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
 multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
 loses what was buffered and not yet committed: the records since the last batch (about
-`flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries plus
-`max_buffer` feedback events) and the batch being written, whose transaction rolls back; it
-never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
+`flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
+`max_buffer` feedback events and `max_buffer` session / outcome / output records) and the batch
+being written, whose transaction rolls back; it never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
 (the disk cannot keep up), new records are counted in `dropped` rather than grow memory
 without bound. A record the database cannot take (a value JSON cannot hold) is left out and
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too
@@ -113,6 +117,7 @@ class QueryLog:
         self.last_rejected: str | None = None
         self._queries: deque[tuple[Any, ...]] = deque()
         self._feedback: deque[tuple[Any, ...]] = deque()
+        self._events: deque[tuple[str, tuple[Any, ...]]] = deque()
         self.error: BaseException | None = None
         self._abandoned: list[QueryLogWriter] = []
         self._start()
@@ -141,6 +146,7 @@ class QueryLog:
         self._abandoned.append(self._writer)  # never closed here: the parent's connection
         self._queries = deque()
         self._feedback = deque()
+        self._events = deque()
         self.error = None
         self._start()
         mp_util = sys.modules.get("multiprocessing.util")
@@ -164,8 +170,22 @@ class QueryLog:
         intent: str | None = None,
         trace_id: str | None = None,
         query_id: str | None = None,
+        category: str | None = None,
+        fusion_weights: Mapping[str, float] | None = None,
+        quality_proxy: float | None = None,
+        fallback: bool | None = None,
+        fallback_reason: str | None = None,
+        degraded: bool | None = None,
+        stages: Sequence[Mapping[str, Any]] | None = None,
     ) -> str:
-        """Log one search; returns its query id (link feedback to it)."""
+        """Log one search; returns its query id (link feedback to it).
+
+        Everything seed 002's `eval_queries` holds: `category` (the query taxonomy of its
+        section 2.2), `fusion_weights` (channel -> weight), `quality_proxy` (the telemetry's
+        0-1 `qualityProxyScore`), `fallback` / `fallback_reason` / `degraded` (the
+        `fallbackTriggered`, `fallbackReason` and `degradedModeActive` flags) and `stages`, the
+        retrieval trace: one mapping per stage, e.g. `{"stage": "fusion", "input_count": 40,
+        "output_count": 20, "duration_ms": 1.2}`. Serialized by the writer, never here."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
         if len(self._queries) >= self.max_buffer:
             self.dropped += 1
@@ -183,6 +203,13 @@ class QueryLog:
                 latency_ms,
                 trace_id,
                 _now(),
+                category,
+                fusion_weights,
+                quality_proxy,
+                fallback,
+                fallback_reason,
+                degraded,
+                stages,
             )
         )
         return qid
@@ -219,20 +246,96 @@ class QueryLog:
             memory_id=memory_id,
         )
 
+    def validate_batch(
+        self,
+        session_id: str,
+        verdicts: Mapping[Any, bool],
+        *,
+        task_id: str | None = None,
+    ) -> None:
+        """Batch validation after a task (seed 002 section 5.2, `task_postflight`): one
+        `memory_validate` per memory accessed during the task (`sessions.session_summary`'s
+        `to_validate` lists them), marked with the task in the event's metadata."""
+        meta = {"batch": True, **({"task_id": task_id} if task_id is not None else {})}
+        for memory_id, useful in verdicts.items():
+            self.feedback(
+                "validate_useful" if useful else "validate_not_useful",
+                session_id=session_id,
+                memory_id=memory_id,
+                metadata=meta,
+            )
+
+    def session(
+        self,
+        session_id: str,
+        *,
+        turns: int | None = None,
+        ended: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The session manager's view of a session (seed 002 section 5.3, session length): its
+        turn count so far (the latest call wins) and, with `ended`, that it is over."""
+        self._event("session", (session_id, turns, ended, metadata, _now()))
+
+    def outcome(
+        self,
+        session_id: str,
+        *,
+        task_id: str | None = None,
+        success: bool | None = None,
+        score: float | None = None,
+        knowledge_delta: float | None = None,
+        uncertainty_reduction: float | None = None,
+        learning_index: float | None = None,
+        spec_folder: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A task's outcome, linked to the session it ran in (seed 002 section 5.4,
+        `task_postflight`): success and / or a score, and the seed's knowledge delta,
+        uncertainty reduction and learning index where the caller has them."""
+        self._event(
+            "outcome",
+            (
+                session_id,
+                task_id,
+                success,
+                score,
+                knowledge_delta,
+                uncertainty_reduction,
+                learning_index,
+                spec_folder,
+                metadata,
+                _now(),
+            ),
+        )
+
+    def agent_output(self, session_id: str, text: str, *, query_id: str | None = None) -> None:
+        """What the agent wrote (a reply, a tool call's content): `memgauge logs signals` finds
+        verbatim memory spans in it, the copy/reference signal of seed 002 section 5.3."""
+        self._event("output", (session_id, query_id, text, _now()))
+
+    def _event(self, kind: str, row: tuple[Any, ...]) -> None:
+        if len(self._events) >= self.max_buffer:
+            self.dropped += 1
+            return
+        self._events.append((kind, row))
+
     # --- the writer ----------------------------------------------------------------------
 
     def _drain(self) -> None:
         queries = [self._queries.popleft() for _ in range(len(self._queries))]
         feedback = [self._feedback.popleft() for _ in range(len(self._feedback))]
-        if not (queries or feedback):
+        events = [self._events.popleft() for _ in range(len(self._events))]
+        if not (queries or feedback or events):
             return
         try:
-            rejected = self._writer.write(queries, feedback)
+            rejected = self._writer.write(queries, feedback, events)
         except BaseException:
             # the database failed (locked too long, disk full): keep the batch for the next
             # round, ahead of newer records, as far as the buffer bound allows
             self._queries.extendleft(reversed(queries[: self.max_buffer]))
             self._feedback.extendleft(reversed(feedback[: self.max_buffer]))
+            self._events.extendleft(reversed(events[: self.max_buffer]))
             raise
         if rejected:
             self.rejected += len(rejected)
@@ -253,7 +356,8 @@ class QueryLog:
                 self.error = error
                 self._rounds_done = self._rounds_started
                 self._idle.notify_all()
-            if self._stop and (error is not None or not (self._queries or self._feedback)):
+            pending = self._queries or self._feedback or self._events
+            if self._stop and (error is not None or not pending):
                 return
 
     def flush(self, timeout: float = 30.0) -> None:

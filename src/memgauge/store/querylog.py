@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.store.logdb import LogDB
+from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
 
 Where = str | Path | StoreURL
@@ -33,12 +34,19 @@ __all__ = [
     "unknown_query_ids",
 ]
 
-# seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30
-RETENTION_DAYS = {"eval_queries": 90, "eval_feedback": 90, "eval_shadow_runs": 30}
+# seed 002: queries and feedback 90 days (queries archived to JSON first), shadow runs 30; the
+# agent outputs kept for copy/reference detection (ours) are the agent's own words: as queries
+RETENTION_DAYS = {
+    "eval_queries": 90,
+    "eval_feedback": 90,
+    "eval_shadow_runs": 30,
+    "eval_agent_outputs": 90,
+}
 # the golden set (harvested queries) and the feedback its judgments come from are kept
 _NOT_GOLDEN = {
     "eval_queries": "is_eval_corpus = 0",
     "eval_shadow_runs": "1 = 1",
+    "eval_agent_outputs": "1 = 1",
     "eval_feedback": "(query_id IS NULL OR query_id NOT IN"
     " (SELECT query_id FROM eval_queries WHERE is_eval_corpus = 1))",
 }
@@ -57,6 +65,71 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+_SESSION_UPSERT = (
+    "INSERT INTO eval_sessions (session_id, turns, started_at, ended_at, updated_at, metadata)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
+    " turns = COALESCE(excluded.turns, eval_sessions.turns),"
+    " ended_at = COALESCE(excluded.ended_at, eval_sessions.ended_at),"
+    " updated_at = excluded.updated_at,"
+    " metadata = COALESCE(excluded.metadata, eval_sessions.metadata)"
+)
+_OUTCOME_INSERT = (
+    "INSERT INTO eval_outcomes (session_id, task_id, success, score, knowledge_delta,"
+    " uncertainty_reduction, learning_index, spec_folder, metadata, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_OUTPUT_INSERT = (
+    "INSERT INTO eval_agent_outputs (session_id, query_id, text, created_at) VALUES (?, ?, ?, ?)"
+)
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _event_rows(
+    events: Sequence[tuple[str, tuple[Any, ...]]], rejected: list[str]
+) -> dict[str, list[tuple[Any, ...]]]:
+    """The SDK's session, outcome and agent-output records as rows, by statement (in order:
+    a session's later call updates its earlier one)."""
+    out: dict[str, list[tuple[Any, ...]]] = {
+        _SESSION_UPSERT: [],
+        _OUTCOME_INSERT: [],
+        _OUTPUT_INSERT: [],
+    }
+    for kind, rec in events:
+        try:
+            if kind == "session":
+                sid, turns, ended, meta, at = rec
+                meta_json = None if meta is None else json.dumps(dict(meta), default=_jsonable)
+                turns_v = None if turns is None else int(turns)
+                out[_SESSION_UPSERT].append(
+                    (str(sid), turns_v, at, at if ended else None, at, meta_json)
+                )
+            elif kind == "outcome":
+                sid, task, success, score, kd, ur, li, folder, meta, at = rec
+                out[_OUTCOME_INSERT].append(
+                    (
+                        str(sid),
+                        None if task is None else str(task),
+                        None if success is None else int(bool(success)),
+                        _num(score),
+                        _num(kd),
+                        _num(ur),
+                        _num(li),
+                        folder,
+                        json.dumps(dict(meta or {}), default=_jsonable),
+                        at,
+                    )
+                )
+            else:
+                sid, qid, text, at = rec
+                out[_OUTPUT_INSERT].append((str(sid), qid, str(text), at))
+        except (TypeError, ValueError) as exc:
+            rejected.append(f"{kind} of session {rec[0]}: {type(exc).__name__}: {exc}")
+    return out
+
+
 class QueryLogWriter:
     """One connection, used by the SDK's writer thread only."""
 
@@ -65,7 +138,10 @@ class QueryLogWriter:
         self._lock = threading.Lock()  # the writer thread and readers share the connection
 
     def write(
-        self, queries: Sequence[tuple[Any, ...]], feedback: Sequence[tuple[Any, ...]]
+        self,
+        queries: Sequence[tuple[Any, ...]],
+        feedback: Sequence[tuple[Any, ...]],
+        events: Sequence[tuple[str, tuple[Any, ...]]] = (),
     ) -> list[str]:
         """Insert one batch; retried while another process holds the write lock. A record
         that cannot be stored (say a value JSON cannot hold) is left out and described in the
@@ -77,7 +153,10 @@ class QueryLogWriter:
         rejected: list[str] = []
         q_rows = []
         for rec in queries:
-            qid, text, intent, mode, session, tool, ids, channels, latency, trace, created = rec
+            qid, text, intent, mode, session, tool, ids, channels, latency, trace, created = rec[
+                :11
+            ]
+            cat, weights, proxy, fallback, reason, degraded, stages = rec[11:]
             try:
                 q_rows.append(
                     (
@@ -93,6 +172,15 @@ class QueryLogWriter:
                         None if latency is None else float(latency),
                         trace,
                         created,
+                        cat,
+                        None if weights is None else json.dumps(dict(weights), default=_jsonable),
+                        None if proxy is None else float(proxy),
+                        None if fallback is None else int(bool(fallback)),
+                        reason,
+                        None if degraded is None else int(bool(degraded)),
+                        None
+                        if stages is None
+                        else json.dumps([dict(st) for st in stages], default=_jsonable),
                     )
                 )
             except (TypeError, ValueError) as exc:
@@ -104,6 +192,7 @@ class QueryLogWriter:
                 f_rows.append([kind, session, qid, mid, rank, metadata, created])
             except (TypeError, ValueError) as exc:
                 rejected.append(f"feedback {kind} on {mid}: {type(exc).__name__}: {exc}")
+        e_rows = _event_rows(events, rejected)
         db = self._db
         clamp = db.clamp("{} + ?")
         for attempt in range(50):
@@ -114,8 +203,10 @@ class QueryLogWriter:
                         db.executemany(
                             "INSERT INTO eval_queries (query_id, query, intent, mode, session_id,"
                             " tool_name, result_ids, result_count, channel_contributions,"
-                            " total_latency_ms, trace_id, created_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                            " total_latency_ms, trace_id, created_at, eval_category,"
+                            " fusion_weights, quality_proxy_score, fallback_triggered,"
+                            " fallback_reason, degraded_mode, stage_trace)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                             " ON CONFLICT (query_id) DO NOTHING",
                             q_rows,
                         )
@@ -140,6 +231,8 @@ class QueryLogWriter:
                                     " updated_at = excluded.updated_at",
                                     (str(mid), step, created, step),
                                 )
+                        for sql, rows in e_rows.items():
+                            db.executemany(sql, rows)
                 return rejected
             except Exception as exc:
                 if not db.locked(exc) or attempt == 49:
@@ -215,7 +308,7 @@ def apply_retention(
                 fh.flush()
                 os.fsync(fh.fileno())
         with conn.transaction():
-            for table in ("eval_queries", "eval_feedback", "eval_shadow_runs"):
+            for table in RETENTION_DAYS:
                 deleted[table] = conn.execute(
                     f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
                     (cut[table],),
@@ -310,10 +403,13 @@ def harvest(path: Where, n: int, *, seed: int = 0) -> list[str]:
         for k in keys:
             picked += rng.sample(sorted(strata[k]), min(quota[k], len(strata[k])))
         picked.sort()
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
         with conn.transaction():
+            # the harvest time stays the first one: harvesting again keeps a query's
             conn.executemany(
-                "UPDATE eval_queries SET is_eval_corpus = 1 WHERE query_id = ?",
-                [(q,) for q in picked],
+                "UPDATE eval_queries SET is_eval_corpus = 1,"
+                " harvested_at = COALESCE(harvested_at, ?) WHERE query_id = ?",
+                [(now, q) for q in picked],
             )
     finally:
         conn.close()
@@ -398,46 +494,37 @@ def import_annotations(
     return len(rows)
 
 
-_SOURCE_RANK = {"manual": 3, "validated": 2, "bootstrapped": 1, "implicit": 0}
-
-
 def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The harvested queries and, per (query, memory), the judgment of the most trusted source
     (manual > validated > bootstrapped > implicit): the rows of a retrieval dataset's
-    `queries.jsonl` and `judgments.jsonl`."""
+    `queries.jsonl` and `judgments.jsonl`.
+
+    A query keeps what the evaluation's agent metrics read (seed 002 `EvalQuery`): its
+    category, `harvested_at` (when `harvest` picked it; its logging time for a query harvested
+    before that was recorded) and, for a query logged in a session, its `session_context`
+    (`sessions.session_contexts`): cold-start, personalization lift and dedup savings need them."""
     conn = LogDB(path)
     try:
+        rows = conn.execute(
+            "SELECT query_id, query, intent, eval_category, session_id, created_at, harvested_at"
+            " FROM eval_queries WHERE is_eval_corpus = 1 ORDER BY query_id"
+        ).fetchall()
+        contexts = session_contexts(conn, {r[0]: (r[4], r[5]) for r in rows if r[4] is not None})
         queries = [
             {
                 "id": qid,
                 "text": text,
                 **({"intent": intent} if intent else {}),
                 **({"category": cat} if cat else {}),
+                **({"session_context": contexts[qid]} if qid in contexts else {}),
+                "harvested_at": harvested or created,
             }
-            for qid, text, intent, cat in conn.execute(
-                "SELECT query_id, query, intent, eval_category FROM eval_queries"
-                " WHERE is_eval_corpus = 1 ORDER BY query_id"
-            )
+            for qid, text, intent, cat, _sid, created, harvested in rows
         ]
-        wanted = {q["id"] for q in queries}
-        best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
-        for qid, mid, grade, source, annotator in conn.execute(
-            "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
-        ):
-            if qid not in wanted:
-                continue
-            rank = _SOURCE_RANK.get(source, -1)
-            if rank > best.get((qid, mid), (-2, {}))[0]:
-                row = {"query_id": qid, "memory_id": mid, "grade": grade, "source": source}
-                if annotator:
-                    row["annotator"] = annotator
-                best[(qid, mid)] = (rank, row)
+        best = best_judgments(conn, {q["id"] for q in queries})
     finally:
         conn.close()
-    return queries, [
-        row
-        for _rank, row in sorted(best.values(), key=lambda x: (x[1]["query_id"], x[1]["memory_id"]))
-    ]
+    return queries, [best[key] for key in sorted(best)]
 
 
 def session_queries(path: Where) -> list[tuple[str, str, str, str]]:

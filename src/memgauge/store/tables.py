@@ -245,6 +245,13 @@ eval_queries = sa.Table(
     _col("created_at", _T, nullable=False),
     _col("is_eval_corpus", _I, nullable=False, server_default="0"),
     _col("eval_category", _T),
+    # revision 0014 (seed 002 section 1.1): fallback / degraded flags, the per-stage trace
+    # (JSON list of {stage, input_count, output_count, duration_ms}), harvest time
+    _col("fallback_triggered", _I),
+    _col("fallback_reason", _T),
+    _col("degraded_mode", _I),
+    _col("stage_trace", _T),
+    _col("harvested_at", _T),
     sa.Index("idx_eval_queries_session", "session_id"),
     sa.Index("idx_eval_queries_created", "created_at"),
     sqlite_autoincrement=True,
@@ -298,6 +305,50 @@ memory_confidence = sa.Table(
     _col("confidence", _F, nullable=False),
     _col("validations", _I, nullable=False),
     _col("updated_at", _T, nullable=False),
+)
+
+# --- seed 002 sections 5.3, 5.4: sessions, task outcomes, agent outputs (revision 0014) -------
+
+eval_sessions = sa.Table(
+    "eval_sessions",
+    metadata,
+    _col("session_id", _T, primary_key=True),
+    _col("turns", _I),
+    _col("started_at", _T, nullable=False),
+    _col("ended_at", _T),
+    _col("updated_at", _T, nullable=False),
+    _col("metadata", _T, server_default="{}"),
+)
+
+eval_outcomes = sa.Table(
+    "eval_outcomes",
+    metadata,
+    _col("id", _I, primary_key=True, autoincrement=True),
+    _col("session_id", _T, nullable=False),
+    _col("task_id", _T),
+    _col("success", _I),
+    _col("score", _F),
+    _col("knowledge_delta", _F),
+    _col("uncertainty_reduction", _F),
+    _col("learning_index", _F),
+    _col("spec_folder", _T),
+    _col("metadata", _T, server_default="{}"),
+    _col("created_at", _T, nullable=False),
+    sa.CheckConstraint("success IS NULL OR success IN (0, 1)", name="ck_eval_outcomes_success"),
+    sa.Index("idx_eval_outcomes_session", "session_id"),
+    sqlite_autoincrement=True,
+)
+
+eval_agent_outputs = sa.Table(
+    "eval_agent_outputs",
+    metadata,
+    _col("id", _I, primary_key=True, autoincrement=True),
+    _col("session_id", _T, nullable=False),
+    _col("query_id", _T),
+    _col("text", _T, nullable=False),
+    _col("created_at", _T, nullable=False),
+    sa.Index("idx_eval_agent_outputs_session", "session_id"),
+    sqlite_autoincrement=True,
 )
 
 # --- seed 002: results, A/B tests, shadow runs -----------------------------------------------

@@ -1,0 +1,175 @@
+"""The summary a memory server's `memory_health` tool returns (seed 002 section 6.3 item 7):
+the latest evaluation's metrics with their CIs, its drift against the rolling baseline of its
+suite's earlier runs, the query log's volume, the open A/B tests, and the golden set's coverage
+of seed 002's category targets (section 2.2: 280 queries, at least 15 per category), with a
+warning for each shortfall."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from memgauge.api._store import Where, require_store
+from memgauge.data.records import RunRecord
+from memgauge.errors import UsageError
+from memgauge.online import ab
+from memgauge.store.ab_tests import ABTestStore
+from memgauge.store.logstats import golden_counts, log_volume
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.track.gate import GateConfig, evaluate_gate
+from memgauge.track.regressions import kinds_of
+
+__all__ = ["GOLDEN_TARGETS", "GOLDEN_TOTAL", "MIN_PER_CATEGORY", "memory_health"]
+
+#: seed 002 section 2.2: target queries per category, 280 in all
+GOLDEN_TARGETS: dict[str, int] = {
+    "trigger-match": 30,
+    "semantic-search": 50,
+    "causal-query": 25,
+    "cross-folder": 25,
+    "intent-specific": 105,
+    "cold-start": 15,
+    "multi-concept": 20,
+    "edge-case": 10,
+}
+GOLDEN_TOTAL = 280
+#: seed 002 section 2.3: 15 per category detects an MRR difference of 0.10 within it
+MIN_PER_CATEGORY = 15
+_OPEN = ("running", "paused")
+
+
+def _latest_run(store: SuiteRunStore, suite: str | None) -> RunRecord | None:
+    for row in store.list_runs(limit=200, suite=suite):
+        if row["status"] == "completed":
+            run = store.get_run(row["run_id"])
+            if run is not None and run.summary is not None:
+                return run
+    return None
+
+
+def _evaluation(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> dict[str, Any] | None:
+    run = _latest_run(store, suite)
+    if run is None:
+        return None
+    history = [
+        r
+        for r in store.suite_history(run.suite_name)
+        if r.created_at < run.created_at and r.run_id != run.run_id
+    ]
+    # the gate's rule, read only: health never records a verdict
+    result = evaluate_gate(run, history, cfg, kinds_of(run), store.failed_gates(run.suite_name))
+    return {
+        "run_id": run.run_id,
+        "suite": run.suite_name,
+        "created_at": run.created_at,
+        "metrics": [
+            {
+                "subject": c.subject,
+                "task": c.task,
+                "measure": c.evaluator,
+                "value": c.current,
+                "ci": list(c.ci) if c.ci else None,
+            }
+            for c in result.checks
+        ],
+        "drift": {
+            "status": result.status if result.baseline_runs else "no baseline",
+            "baseline_runs": result.baseline_runs,
+            "regressed": [
+                f"{c.subject}/{c.task}/{c.evaluator}" for c in result.checks if c.regressed
+            ],
+            "metrics": [
+                {
+                    "subject": c.subject,
+                    "task": c.task,
+                    "measure": c.evaluator,
+                    "baseline": c.baseline,
+                    "current": c.current,
+                    "drop": c.drop,
+                    "threshold": c.threshold,
+                    "regressed": c.regressed,
+                    "note": c.note,
+                }
+                for c in result.checks
+            ],
+            "warnings": result.warnings,
+        },
+    }
+
+
+def _coverage(counts: dict[str | None, int]) -> tuple[dict[str, Any], list[str]]:
+    total = sum(counts.values())
+    categories = {}
+    warnings = []
+    for cat, target in GOLDEN_TARGETS.items():
+        have = counts.get(cat, 0)
+        categories[cat] = {
+            "queries": have,
+            "target": target,
+            "short_of_target": max(target - have, 0),
+            "below_minimum": have < MIN_PER_CATEGORY,
+        }
+        if have < target:
+            warnings.append(f"golden set: {cat} has {have} of its {target} queries")
+        if have < MIN_PER_CATEGORY:
+            warnings.append(
+                f"golden set: {cat} has {have} queries, under the {MIN_PER_CATEGORY} a"
+                " per-category comparison needs"
+            )
+    other = {str(c): n for c, n in counts.items() if c not in GOLDEN_TARGETS}
+    if total < GOLDEN_TOTAL:
+        warnings.insert(0, f"golden set: {total} of {GOLDEN_TOTAL} queries")
+    return {
+        "queries": total,
+        "target": GOLDEN_TOTAL,
+        "min_per_category": MIN_PER_CATEGORY,
+        "categories": categories,
+        "other_categories": other,
+    }, warnings
+
+
+def memory_health(
+    store: Where = None,
+    *,
+    suite: str | None = None,
+    logs: Where = None,
+    now: datetime | None = None,
+    config: GateConfig | None = None,
+) -> dict[str, Any]:
+    """The health summary (see the module docstring) of results store `store` (it must
+    exist), whose query log is there too unless `logs` names another store. `suite`: the
+    latest run of this suite, not of any. JSON-ready; n/a parts are None, with `warnings`
+    saying what is short or missing."""
+    url = require_store(store)
+    log_url = require_store(logs) if logs is not None else url
+    when = now or datetime.now(UTC)
+    warnings: list[str] = []
+    with SuiteRunStore(url) as opened:
+        evaluation = _evaluation(opened, suite, config or GateConfig())
+    if evaluation is None:
+        if suite is not None:
+            raise UsageError(f"no completed run of suite {suite!r} in {url}")
+        warnings.append("no completed evaluation in the store: run `memgauge evaluate` or `run`")
+    elif evaluation["drift"]["regressed"]:
+        warnings.append(
+            "drift: regressed against the baseline: " + ", ".join(evaluation["drift"]["regressed"])
+        )
+    with ABTestStore(url) as tests:
+        open_tests = [
+            {k: r[k] for k in ("name", "status", "metric", "n_pairs", "mean_delta", "decision")}
+            for r in (ab.ab_report(tests, n) for n in tests.names())
+            if r["status"] in _OPEN
+        ]
+    volume = log_volume(log_url, when)
+    if volume["eval_queries"]["last_24h"] == 0:
+        warnings.append("logging: no query logged in the last 24 hours")
+    coverage, short = _coverage(golden_counts(log_url))
+    return {
+        "generated_at": when.isoformat(),
+        "store": str(url),
+        "latest_evaluation": evaluation,
+        "logging": volume,
+        "ab_tests": open_tests,
+        "golden_set": coverage,
+        "warnings": warnings + short,
+    }

@@ -1,0 +1,71 @@
+"""`memgauge health`: what a memory server's `memory_health` tool reports (seed 002)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import console, store_option
+
+__all__ = ["health"]
+
+
+def _num(x: float | None) -> str:
+    """n/a for a number with no data, never 0."""
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+@click.command()
+@store_option
+@click.option("--suite", default=None, help="The latest run of this suite (default: of any).")
+@click.option(
+    "--logs",
+    "logs_store",
+    default=None,
+    metavar="STORE",
+    help="The query log's store, when it is not the results store.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The summary as JSON.")
+def health(
+    store_path: str | None, suite: str | None, logs_store: str | None, as_json: bool
+) -> None:
+    """The latest evaluation's metrics with their 95% CIs, drift against its suite's baseline,
+    logging volume, open A/B tests, and the golden set's coverage of seed 002's category
+    targets (280 queries, at least 15 per category), with a warning for each shortfall."""
+    out = api.memory_health(store_path, suite=suite, logs=logs_store)
+    if as_json:
+        click.echo(dumps_strict(out))
+        return
+    con = console()
+    ev: dict[str, Any] | None = out["latest_evaluation"]
+    if ev is None:
+        con.print("latest evaluation: none")
+    else:
+        con.print(
+            f"[bold]latest evaluation[/bold] {ev['run_id']} ({ev['suite']}, {ev['created_at']})"
+        )
+        for m in ev["metrics"]:
+            ci = f" [{_num(m['ci'][0])}, {_num(m['ci'][1])}]" if m["ci"] else ""
+            con.print(f"  {m['subject']}/{m['task']} {m['measure']}: {_num(m['value'])}{ci}")
+        drift = ev["drift"]
+        con.print(
+            f"  drift: {drift['status']} against {len(drift['baseline_runs'])} earlier run(s)"
+        )
+    vol = out["logging"]["eval_queries"]
+    con.print(
+        f"[bold]logging[/bold]: {vol['total']} queries ({vol['last_24h']} in 24 h,"
+        f" {vol['last_7d']} in 7 days), {out['logging']['sessions']} sessions"
+    )
+    tests = out["ab_tests"]
+    con.print(f"[bold]open A/B tests[/bold]: {len(tests)}")
+    for t in tests:
+        con.print(f"  {t['name']} ({t['status']}): {t['n_pairs']} pairs, {t['decision']}")
+    gs = out["golden_set"]
+    con.print(f"[bold]golden set[/bold]: {gs['queries']} of {gs['target']} queries")
+    for cat, c in gs["categories"].items():
+        con.print(f"  {cat}: {c['queries']} / {c['target']}")
+    for w in out["warnings"]:
+        con.print(f"[yellow]warning[/yellow]: {w}")

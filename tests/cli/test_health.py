@@ -1,0 +1,102 @@
+"""Issue 19 item 6: `memgauge health` and `api.memory_health`, the summary a memory server's
+`memory_health` tool returns: latest metrics with CIs, drift, logging volume, open A/B tests,
+golden-set coverage against seed 002's targets with warnings; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.online.querylog import QueryLog
+
+
+def _fill(store: str, tmp_path: Path) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    for i in range(2):
+        args = ["evaluate", str(data), "-s", "lexical", "--store", store, "--quiet"]
+        assert main([*args, "--out", str(tmp_path / f"o{i}")]) in (0, 1)
+    assert main(["ab", "create", "rerank", "--delta", "0.05", "--store", store]) == 0
+    assert main(["ab", "create", "done", "--delta", "0.05", "--store", store]) == 0
+    assert main(["ab", "pause", "done", "--store", store]) == 0
+    log = QueryLog(store)
+    for i in range(20):
+        log.query(f"q {i}", session_id="s", result_ids=["m1"], category="semantic-search")
+    for i in range(16):
+        log.query(f"c {i}", session_id=f"c{i}", result_ids=["m1"], category="cold-start")
+    log.close()
+    assert main(["logs", "harvest", store, "-n", "36"]) == 0
+
+
+def _check(out: dict[str, Any]) -> None:
+    ev = out["latest_evaluation"]
+    assert ev is not None
+    rr = next(m for m in ev["metrics"] if m["measure"] == "RR@10")
+    assert rr["value"] is not None
+    assert rr["ci"][0] <= rr["value"] <= rr["ci"][1]
+    assert len(ev["drift"]["baseline_runs"]) == 1
+    assert ev["drift"]["status"] == "pass"  # the same system on the same data
+    assert out["logging"]["eval_queries"]["total"] == 36
+    assert out["logging"]["eval_queries"]["last_24h"] == 36
+    assert out["logging"]["sessions"] == 17
+    # a paused test is still open
+    assert sorted(t["name"] for t in out["ab_tests"]) == ["done", "rerank"]
+    gs = out["golden_set"]
+    assert (gs["queries"], gs["target"]) == (36, 280)
+    assert gs["categories"]["cold-start"] == {
+        "queries": 16,
+        "target": 15,
+        "short_of_target": 0,
+        "below_minimum": False,
+    }
+    assert gs["categories"]["semantic-search"]["short_of_target"] == 30
+    assert gs["categories"]["edge-case"]["below_minimum"] is True
+    warnings = out["warnings"]
+    assert "golden set: 36 of 280 queries" in warnings
+    assert "golden set: semantic-search has 20 of its 50 queries" in warnings
+    assert not any(w.startswith("golden set: cold-start") for w in warnings)
+    assert any("edge-case has 0 queries, under the 15" in w for w in warnings)
+
+
+def test_health_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(tmp_path / "results.db")
+    _fill(store, tmp_path)
+    _check(api.memory_health(store))
+    capsys.readouterr()
+    assert main(["health", "--store", store, "--json"]) == 0
+    _check(json.loads(capsys.readouterr().out))
+    assert main(["health", "--store", store]) == 0
+    text = capsys.readouterr().out
+    assert "golden set: 36 of 280 queries" in text
+    assert "open A/B tests: 2" in text
+
+
+def test_health_of_an_empty_store_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "results.db"
+    QueryLog(store).close()
+    out = api.memory_health(store)
+    assert out["latest_evaluation"] is None
+    assert out["golden_set"]["queries"] == 0
+    assert any("no completed evaluation" in w for w in out["warnings"])
+    assert any("no query logged in the last 24 hours" in w for w in out["warnings"])
+    assert main(["health", "--store", str(tmp_path / "missing.db")]) == 2
+    assert main(["health", "--store", str(store), "--suite", "nope"]) == 2
+    assert "no completed run of suite 'nope'" in capsys.readouterr().err
+
+
+def test_health_on_postgresql(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fill(pg_url, tmp_path)
+    capsys.readouterr()
+    assert main(["health", "--store", pg_url, "--json"]) == 0
+    _check(json.loads(capsys.readouterr().out))
