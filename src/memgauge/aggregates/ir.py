@@ -121,6 +121,9 @@ class IRAggregate:
         pool_grade: the grade pooled memories get (1 = marginal, below the default threshold).
         pool_judge: grade pooled memories with this relevance judge (`relevance`,
             `{relevance: {model: m}}`) instead of `pool_grade`.
+        no_relevant: what a judged query with no relevant memory scores: "zero" (default),
+            "one" where the measure is 0/0 (seed 002's Recall), or "skip" (left out of the
+            means and comparisons; counted). See `metrics.ir`.
     """
 
     measures: tuple[str, ...] | None = None
@@ -134,6 +137,7 @@ class IRAggregate:
     pool_depth: int | None = None
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
+    no_relevant: Literal["zero", "one", "skip"] = "zero"
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -249,6 +253,7 @@ class IRAggregate:
                     "k": task.k,
                     "rel_threshold": self.rel_threshold,
                     "gain": self.gain,
+                    "no_relevant": self.no_relevant,
                     "n_resamples": self.n_resamples,
                     "confidence": self.confidence,
                     "seed": task.seed,
@@ -328,12 +333,21 @@ class IRAggregate:
             rel_threshold=self.rel_threshold,
             gain=self.gain,
             k=task.k,
+            no_relevant=self.no_relevant,
         )
         order = {qid: i for i, qid in enumerate(query_ids)}
         idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
         values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in per_measure.items()}
+        attributed = dataset.source_channels()
         agent = agent_metrics_for(
-            dataset, qrels, ok_queries, results, without, self.agent_k, self.rel_threshold
+            dataset,
+            qrels,
+            ok_queries,
+            results,
+            without,
+            self.agent_k,
+            self.rel_threshold,
+            attributed,
         )
         latency: dict[str, list[float]] = {}
         for r in results.values():
@@ -342,6 +356,9 @@ class IRAggregate:
         per_query = [
             self._query(q, qrels, results, errors, per_measure, order, values) for q in judged
         ]
+        for row in per_query:  # constructed, not validated: the new keys set the same way
+            row.agent_metrics = agent.per_query.get(row.query_id, {})
+            row.relevant_channels = dict(attributed.get(row.query_id, {}))
         counts = {
             "n_queries": len(dataset.queries),
             "n_judged": len(judged),
@@ -349,7 +366,7 @@ class IRAggregate:
             "n_failed": len(errors),
             **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
         }
-        notes = [*ev_counts.notes(), *protocol_notes]
+        notes = [*ev_counts.notes(self.no_relevant), *protocol_notes]
         if errors:
             notes.append(
                 f"{len(errors)} searches failed and are not scored (see per-query errors)."
@@ -365,7 +382,7 @@ class IRAggregate:
             spec=searched.spec,
             status="ok",
             metrics=self._summaries(values, len(errors), task.seed),
-            agent_metrics=agent,
+            agent_metrics=agent.metrics,
             breakdown=self._breakdowns(ok_queries, values, task.seed),
             counts=counts,
             notes=notes,
@@ -497,8 +514,13 @@ class IRAggregate:
 def dataset_sha256(dataset: RetrievalDataset) -> str:
     """A content hash of the dataset (canonical JSON), recorded with every run."""
     # a dataset with no protocol hashes as it did before datasets could carry one
-    exclude = {"protocol"} if dataset.protocol is None else None
-    return hashlib.sha256(dataset.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
+    exclude: dict[str, Any] = {"protocol": True} if dataset.protocol is None else {}
+    # and one whose judgments name no channels as it did before judgments could name them
+    if not any(j.source_channels for j in dataset.judgments):
+        exclude["judgments"] = {"__all__": {"source_channels"}}
+    return hashlib.sha256(
+        dataset.model_dump_json(exclude=exclude or None).encode("utf-8")
+    ).hexdigest()
 
 
 def _is_measure(text: str) -> bool:

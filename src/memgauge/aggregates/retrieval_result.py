@@ -71,6 +71,16 @@ class QueryResult(_Model):
     hits: list[str] = Field(description="Returned ids, best first.")
     channels: list[list[str]] = Field(default_factory=list, description="Channels per hit.")
     relevant: list[str] = Field(default_factory=list, description="Ids judged relevant.")
+    relevant_channels: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Judged memory id -> the channels its judgment says produced it "
+        "(seed 002 `sourceChannels`); only judgments that name channels.",
+    )
+    agent_metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="This query's own values of the agent-memory metrics that have one "
+        "(importance-weighted recall, tier precision, ...); absent = not applicable.",
+    )
     latency_ms: dict[str, float] = Field(default_factory=dict, description="Stage latencies.")
     error: str | None = Field(default=None, description="Why the search failed, if it did.")
 
@@ -149,6 +159,11 @@ class EvalSettings(_Model):
     k: int = Field(description="Search depth requested from every system.")
     rel_threshold: int = Field(description="Grade at or above which a memory is relevant.")
     gain: Literal["exp", "linear"] = Field(description="nDCG gain.")
+    no_relevant: Literal["zero", "one", "skip"] = Field(
+        default="zero",
+        description="What a judged query with no relevant memory scored: 0, 1.0 where the "
+        "measure is 0/0 (seed 002's Recall), or nothing (skipped).",
+    )
     n_resamples: int = Field(description="Bootstrap resamples.")
     confidence: float = Field(description="CI level.")
     seed: int = Field(description="Random seed.")

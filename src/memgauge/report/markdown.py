@@ -16,6 +16,7 @@ from memgauge.view.fmt import (
     fmt_p,
     fmt_summary,
     marks,
+    no_relevant_text,
     ok_systems,
 )
 
@@ -43,7 +44,8 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         "",
         f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
         f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
-        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
+        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}); "
+        f"{md_text(no_relevant_text(st.no_relevant))}.",
         "",
         *([f"Dataset protocol: {ds.protocol}.", ""] if ds.protocol else []),
         "## Summary",

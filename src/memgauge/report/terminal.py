@@ -7,7 +7,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-from memgauge.view.fmt import agent_names, fmt_agent, fmt_summary, marks, ok_systems
+from memgauge.view.fmt import (
+    agent_names,
+    fmt_agent,
+    fmt_summary,
+    marks,
+    no_relevant_text,
+    ok_systems,
+)
 
 __all__ = ["render_terminal"]
 
@@ -20,7 +27,8 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     table = Table(
         title=f"{result.dataset.name}"
         + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}",
+        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}; "
+        + no_relevant_text(st.no_relevant),
         title_justify="left",
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.

@@ -288,7 +288,11 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
         except Exception as exc:
             score = Score.failure(f"{type(exc).__name__}: {exc}")
         verdict = _score_record(label, score, clean)
-        if verdict.error is not None or verdict.value is None:
+        if verdict.error is None and verdict.value is None and score.detail.get("skipped"):
+            # skipped by a convention the user chose (`no_relevant: skip`): no value, and no
+            # failure either; the item's combined score is None
+            all_scored = False
+        elif verdict.error is not None or verdict.value is None:
             all_scored = False
             failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)
             failures.append(failure.model_copy(update={"kind": label}))

@@ -26,6 +26,7 @@ __all__ = [
     "fmt_pct",
     "fmt_summary",
     "marks",
+    "no_relevant_text",
     "ok_systems",
 ]
 
@@ -63,6 +64,18 @@ def fmt_summary(s: MetricSummary | None, with_ci: bool = True, ci_digits: int = 
         return f"n/a ({s.n_scored} scored{failed})"
     ci = fmt_ci(s.ci_low, s.ci_high, ci_digits) if with_ci else ""
     return f"{s.value:.3f} {ci}".rstrip()
+
+
+_NO_RELEVANT_TEXT = {
+    "zero": "a query with no relevant memory scores 0",
+    "one": "a query with no relevant memory scores 1.0 where the measure is 0/0 (seed 002's Recall)",
+    "skip": "queries with no relevant memory are skipped",
+}
+
+
+def no_relevant_text(mode: str) -> str:
+    """The `--no-relevant` convention a report states: `... scores 0 (--no-relevant zero)`."""
+    return f"{_NO_RELEVANT_TEXT.get(mode, mode)} (--no-relevant {mode})"
 
 
 def fmt_agent(a: AgentMetric | None) -> str:

@@ -32,6 +32,7 @@ from memgauge.view.fmt import (
     fmt_pct,
     fmt_summary,
     marks,
+    no_relevant_text,
 )
 from memgauge.view.pages import (
     duration,
@@ -156,6 +157,7 @@ def environment() -> Environment:
         agent_target=_agent_target,
         breakdown_keys=_breakdown_keys,
         summary_text=fmt_summary,
+        no_relevant_text=no_relevant_text,
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,

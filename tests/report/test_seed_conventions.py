@@ -1,0 +1,237 @@
+"""Issue 19 item 7, seed 002's metric conventions through `memgauge evaluate` and `memgauge run`,
+in every report (terminal, summary.md, report.html, result.json): `--no-relevant`, paired tests
+per category, `sourceChannels` on judgments, per-query agent metrics, query-expansion impact and
+tier-stratified precision per tier."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge import api
+from memgauge.cli.main import main
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+MEMORIES = [
+    {"id": "m1", "text": "deploys go out on tuesday", "tier": "critical", "folder": "ops"},
+    {"id": "m2", "text": "deploys are frozen in december", "tier": "important", "folder": "ops"},
+    {"id": "m3", "text": "never commit secrets to the repo", "tier": "constitutional"},
+    {"id": "m4", "text": "the cafe opens at nine", "tier": "normal", "folder": "misc"},
+    {"id": "m5", "text": "release notes live in the wiki", "tier": "normal", "folder": "docs"},
+    {"id": "m6", "text": "ship releases after review", "tier": "critical", "folder": "ops"},
+]
+QUERIES = [
+    {"id": "q1", "text": "when do deploys go out", "category": "semantic-search"},
+    {"id": "q2", "text": "deploys frozen", "category": "semantic-search"},
+    {"id": "q3", "text": "commit secrets", "category": "trigger-match"},
+    {"id": "q4", "text": "cafe opening", "category": "trigger-match"},
+    {"id": "q5", "text": "release ship", "category": "edge-case"},
+    # judged, but nothing relevant: the --no-relevant convention decides what it scores
+    {"id": "q6", "text": "holiday party", "category": "edge-case"},
+]
+JUDGMENTS = [
+    {"query_id": "q1", "memory_id": "m1", "grade": 3, "source_channels": ["lexical", "dense"]},
+    {"query_id": "q1", "memory_id": "m2", "grade": 1},
+    {"query_id": "q2", "memory_id": "m2", "grade": 3, "sourceChannels": ["lexical"]},
+    {"query_id": "q3", "memory_id": "m3", "grade": 3, "sourceChannels": ["graph"]},
+    {"query_id": "q4", "memory_id": "m4", "grade": 2},
+    {"query_id": "q5", "memory_id": "m6", "grade": 3, "sourceChannels": ["dense"]},
+    {"query_id": "q5", "memory_id": "m5", "grade": 2},
+    {"query_id": "q6", "memory_id": "m4", "grade": 0},
+]
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"name": "tiny", "memories": MEMORIES, "queries": QUERIES, "judgments": JUDGMENTS}
+        )
+    )
+    return path
+
+
+def _evaluate(tmp_path: Path, dataset: Path, *args: str) -> tuple[dict[str, Any], str, str]:
+    out = tmp_path / "report"
+    code = main(
+        [
+            "evaluate",
+            str(dataset),
+            "--out",
+            str(out),
+            "--no-store",
+            "--quiet",
+            "--resamples",
+            "200",
+            *args,
+        ]
+    )
+    assert code in (0, None)
+    result = json.loads((out / "result.json").read_text())
+    return result, (out / "summary.md").read_text(), (out / "report.html").read_text()
+
+
+def _system(result: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in result["systems"] if s["name"] == name)
+
+
+def _query(system: dict[str, Any], qid: str) -> dict[str, Any]:
+    return next(q for q in system["per_query"] if q["query_id"] == qid)
+
+
+@pytest.mark.parametrize(("mode", "recall", "rr"), [("zero", 0.0, 0.0), ("one", 1.0, 0.0)])
+def test_evaluate_no_relevant_modes_score_the_query_and_say_so(
+    tmp_path: Path,
+    dataset: Path,
+    capsys: pytest.CaptureFixture[str],
+    mode: str,
+    recall: float,
+    rr: float,
+) -> None:
+    result, md, html = _evaluate(
+        tmp_path, dataset, "-s", "lexical", "-m", "Recall@5", "-m", "RR@5", "--no-relevant", mode
+    )
+    terminal = capsys.readouterr().out
+    lexical = _system(result, "lexical")
+    assert _query(lexical, "q6")["metrics"] == {"Recall@5": recall, "RR@5": rr}
+    assert result["settings"]["no_relevant"] == mode
+    for text in (terminal, md, html):
+        assert f"--no-relevant {mode}" in text
+    assert lexical["metrics"]["Recall@5"]["n_scored"] == 6
+
+
+def test_evaluate_no_relevant_skip_leaves_the_query_out(tmp_path: Path, dataset: Path) -> None:
+    result, md, _ = _evaluate(tmp_path, dataset, "-s", "lexical", "--no-relevant", "skip")
+    lexical = _system(result, "lexical")
+    assert lexical["metrics"]["Recall@10"]["n_scored"] == 5
+    assert _query(lexical, "q6")["metrics"]["Recall@10"] is None
+    assert lexical["counts"]["n_no_relevant"] == 1
+    assert "left out of the means" in md
+
+
+def test_default_is_zero_and_the_suite_of_a_default_run_is_unchanged(
+    tmp_path: Path, dataset: Path
+) -> None:
+    from memgauge.runs.builders import evaluate_suite
+
+    suite = evaluate_suite(dataset, [("lexical", {"reference": {"mode": "lexical"}})])
+    ir = suite.tasks[0].aggregates[0]
+    assert "no_relevant" not in json.dumps(
+        ir.model_dump(mode="json") if hasattr(ir, "model_dump") else ir
+    )
+    result, _, _ = _evaluate(tmp_path, dataset, "-s", "lexical", "-m", "Recall@5")
+    assert result["settings"]["no_relevant"] == "zero"
+    assert _query(_system(result, "lexical"), "q6")["metrics"]["Recall@5"] == 0.0
+
+
+def test_a_suite_file_reaches_no_relevant_through_run(tmp_path: Path, dataset: Path) -> None:
+    task = {
+        "name": "retrieval",
+        "kind": "retrieval",
+        "dataset": str(dataset),
+        "k": 5,
+        "evaluators": [{"retrieval": {"measure": "Recall@5", "no_relevant": "skip"}}],
+        "aggregates": [{"ir": {"measures": ["Recall@5"], "no_relevant": "one"}}],
+    }
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+                "tasks": [task],
+            }
+        )
+    )
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db"), "--no-progress"]) in (
+        0,
+        None,
+    )
+    report = api.run_suite(suite, store=False)
+    ir = report.summary.aggregate("ir")
+    assert ir is not None
+    system = ir.detail["systems"][0]
+    assert _query(system, "q6")["metrics"]["Recall@5"] == 1.0
+    assert ir.detail["settings"]["no_relevant"] == "one"
+    # the evaluator's skip is no failure: the run completed with nothing failed
+    q6 = next(r for r in report.items if r.item_id == "q6")
+    assert q6.status == "completed"
+    assert not q6.failures
+    assert q6.scores[0].value is None
+
+
+def test_tier_precision_is_reported_per_tier_in_every_report(
+    tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result, md, html = _evaluate(tmp_path, dataset, "-s", "lexical", "--agent-k", "2")
+    terminal = capsys.readouterr().out
+    lexical = _system(result, "lexical")
+    agent = lexical["agent_metrics"]
+    # recomputed by hand from the recorded top-2 hits: per tier, relevant hits / hits
+    tiers = {m["id"]: m["tier"] for m in MEMORIES}
+    grades = {(j["query_id"], j["memory_id"]): j["grade"] for j in JUDGMENTS}
+    shown: dict[str, int] = {}
+    good: dict[str, int] = {}
+    for q in lexical["per_query"]:
+        for d in q["hits"][:2]:
+            shown[tiers[d]] = shown.get(tiers[d], 0) + 1
+            good[tiers[d]] = good.get(tiers[d], 0) + (grades.get((q["query_id"], d), 0) >= 2)
+    assert shown  # the lexical memory finds something
+    for tier in ("constitutional", "critical", "important", "normal"):
+        metric = agent[f"tier_precision[{tier}]@2"]
+        assert metric["n"] == shown.get(tier, 0)
+        assert metric["value"] == (good[tier] / shown[tier] if tier in shown else None)
+        for text in (terminal, md, html):
+            assert f"tier_precision[{tier}]@2" in text
+    assert "tier_precision[temporary]@2" not in agent  # no temporary memory in the dataset
+    assert "per_query" not in agent["tier_order_holds@2"]["detail"]
+
+
+def test_source_channels_are_read_kept_and_attributed(tmp_path: Path, dataset: Path) -> None:
+    result, md, _ = _evaluate(tmp_path, dataset, "-s", "lexical", "--agent-k", "5")
+    lexical = _system(result, "lexical")
+    q1 = _query(lexical, "q1")
+    assert q1["relevant_channels"] == {"m1": ["dense", "lexical"]}
+    assert _query(lexical, "q5")["relevant_channels"] == {"m6": ["dense"]}
+    agent = lexical["agent_metrics"]
+    # dense: m1 (q1) and m6 (q5); lexical: m1 (q1), m2 (q2); graph: m3 (q3)
+    for channel, pairs in {
+        "dense": [("q1", "m1"), ("q5", "m6")],
+        "lexical": [("q1", "m1"), ("q2", "m2")],
+        "graph": [("q3", "m3")],
+    }.items():
+        per_query = [1.0 if m in _query(lexical, q)["hits"][:5] else 0.0 for q, m in pairs]
+        metric = agent[f"channel_recall[{channel}]@5"]
+        assert metric["value"] == pytest.approx(sum(per_query) / len(per_query))
+        assert metric["n"] == len(pairs)
+        assert metric["detail"]["share"] == pytest.approx(len(pairs) / 4)
+        assert f"channel_recall[{channel}]@5" in md
+        for (q, _), v in zip(pairs, per_query, strict=True):
+            assert _query(lexical, q)["agent_metrics"][f"channel_recall[{channel}]@5"] == v
+
+
+def test_per_query_agent_metrics_average_to_the_run_level_ones(
+    tmp_path: Path, dataset: Path
+) -> None:
+    result, _, _ = _evaluate(tmp_path, dataset, "-s", "lexical")
+    lexical = _system(result, "lexical")
+    for name in ("importance_weighted_recall@5", "iw_recall_critical@5", "folder_ils@5"):
+        values = [
+            q["agent_metrics"][name] for q in lexical["per_query"] if name in q["agent_metrics"]
+        ]
+        metric = lexical["agent_metrics"][name]
+        assert len(values) == metric["n"] > 0, name
+        assert sum(values) / len(values) == pytest.approx(metric["value"]), name
+    surfacing = [q["agent_metrics"]["constitutional_surfacing@5"] for q in lexical["per_query"]]
+    assert (
+        sum(surfacing) / len(surfacing)
+        == lexical["agent_metrics"]["constitutional_surfacing@5"]["value"]
+    )
+    # q6's only judgment is grade 0: importance-weighted recall does not apply to it
+    assert "importance_weighted_recall@5" not in _query(lexical, "q6")["agent_metrics"]
