@@ -235,3 +235,42 @@ def test_per_query_agent_metrics_average_to_the_run_level_ones(
     )
     # q6's only judgment is grade 0: importance-weighted recall does not apply to it
     assert "importance_weighted_recall@5" not in _query(lexical, "q6")["agent_metrics"]
+
+
+def test_paired_tests_per_category_match_the_overall_procedure_on_each_category(
+    tmp_path: Path,
+    dataset: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memgauge.stats import compare_many
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    result, md, html = _evaluate(
+        tmp_path,
+        dataset,
+        *("-s", "lexical", "-s", "python:keyword_memory:KeywordMemory@kw"),
+        *("-m", "RR@5", "-m", "Recall@5", "-m", "nDCG@5"),
+    )
+    terminal = capsys.readouterr().out
+    (comp,) = result["comparisons"]
+    categories = {q["id"]: q["category"] for q in QUERIES}
+    assert set(comp["by_category"]) == set(categories.values())
+    base, cand = _system(result, "lexical"), _system(result, "kw")
+    for group, rows in comp["by_category"].items():
+        qids = sorted(q for q, c in categories.items() if c == group)
+        a = {
+            m: [_query(base, q)["metrics"][m] for q in qids] for m in ("RR@5", "Recall@5", "nDCG@5")
+        }
+        b = {m: [_query(cand, q)["metrics"][m] for q in qids] for m in a}
+        expected = compare_many(a, b, seed=0, n_resamples=200)
+        assert [r["measure"] for r in rows] == list(a)
+        for row in rows:
+            want = expected[row["measure"]]
+            assert row["n"] == len(qids)
+            assert row["delta"] == pytest.approx(want.delta)
+            assert row["p_holm"] == want.p_holm  # Holm across the category's measures
+            assert row["mark"] == want.mark
+    assert "Paired comparisons by category" in html
+    assert "Paired by category against lexical" in md
+    assert "RR@5 by category" in terminal

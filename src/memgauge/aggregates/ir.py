@@ -1,6 +1,7 @@
 """The retrieval aggregate: IR metrics with bootstrap CIs, breakdowns by category and intent,
 the agent-memory metrics of seed 002, latency per stage, and paired comparisons of every subject
-against the first (Holm-corrected across measures), from the ranked hits each item recorded.
+against the first (Holm-corrected across measures), overall and per query category
+(`aggregates.ir_compare`), from the ranked hits each item recorded.
 
 A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
 relevant memory, or given no hit, scores 0 by default and is counted. With `pool_depth`, memories
@@ -22,12 +23,11 @@ import numpy as np
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
+from memgauge.aggregates.ir_compare import compare_pair
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
-    Comparison,
     LatencySummary,
-    MetricComparison,
     MetricSummary,
     QueryResult,
     SystemResult,
@@ -38,7 +38,7 @@ from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
 from memgauge.metrics.measures import SESSION_MEASURES
-from memgauge.stats import bootstrap_cis, breakdown, compare_many
+from memgauge.stats import bootstrap_cis, breakdown
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -232,7 +232,19 @@ class IRAggregate:
                 if r.status == "ok":
                     r.notes.append(pool_note)
         ran = [(r.name, vals, qids) for r, vals, qids in outcomes if r.status == "ok"]
-        comparisons = [self._compare(ran[0], other, task.seed) for other in ran[1:]] if ran else []
+        categories = {q.id: q.category for q in dataset.queries}
+        comparisons = [
+            compare_pair(
+                ran[0],
+                other,
+                categories,
+                primary_test=self.primary_test,
+                seed=task.seed,
+                alpha=self.alpha,
+                n_resamples=self.n_resamples,
+            )
+            for other in ran[1:]
+        ]
         systems = [r for r, _, _ in outcomes]
         return AggregateResult(
             aggregate=self.name,
@@ -468,47 +480,6 @@ class IRAggregate:
                     )
             out[dimension] = per_group
         return out
-
-    def _compare(
-        self,
-        base: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
-        cand: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
-        seed: int,
-    ) -> Comparison:
-        common = sorted(set(base[2]) & set(cand[2]))
-        ia = {q: i for i, q in enumerate(base[2])}
-        ib = {q: i for i, q in enumerate(cand[2])}
-        a_idx = np.asarray([ia[q] for q in common], dtype=np.int64)
-        b_idx = np.asarray([ib[q] for q in common], dtype=np.int64)
-        a = {m: v[a_idx] for m, v in base[1].items()}
-        b = {m: v[b_idx] for m, v in cand[1].items()}
-        compared = compare_many(
-            a,
-            b,
-            primary_test=self.primary_test,
-            seed=seed,
-            alpha=self.alpha,
-            n_resamples=self.n_resamples,
-        )
-        rows = [
-            MetricComparison(
-                measure=m,
-                mean_a=c.mean_a,
-                mean_b=c.mean_b,
-                delta=c.delta,
-                ci_low=c.delta_ci_low,
-                ci_high=c.delta_ci_high,
-                p_value=c.p_value,
-                p_holm=c.p_holm,
-                p_t=c.p_t,
-                p_wilcoxon=c.p_wilcoxon,
-                effect_size=c.effect_size,
-                mark=c.mark,
-                n=c.n,
-            )
-            for m, c in compared.items()
-        ]
-        return Comparison(baseline=base[0], candidate=cand[0], test=self.primary_test, metrics=rows)
 
 
 def dataset_sha256(dataset: RetrievalDataset) -> str:

@@ -134,6 +134,11 @@ class Comparison(_Model):
     candidate: str = Field(description="Candidate system name.")
     test: str = Field(description="Primary test, e.g. randomization.")
     metrics: list[MetricComparison] = Field(description="Per-measure comparisons.")
+    by_category: dict[str, list[MetricComparison]] = Field(
+        default_factory=dict,
+        description="Query category -> the same paired comparisons over that category's "
+        "queries, Holm-corrected across measures within the category.",
+    )
 
 
 class DatasetInfo(_Model):

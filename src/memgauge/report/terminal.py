@@ -6,9 +6,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memgauge.aggregates.retrieval_result import RetrievalEvalResult
+from memgauge.aggregates.retrieval_result import RetrievalEvalResult, SystemResult
 from memgauge.view.fmt import (
+    Mark,
     agent_names,
+    category_marks,
     fmt_agent,
     fmt_summary,
     marks,
@@ -38,12 +40,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     for m in st.measures:
         row = [escape(m)]
         for s in systems:
-            cell = fmt_summary(s.metrics.get(m), ci_digits=2)
-            mark = mk.get((s.name, m))
-            if mark and mark.mark:
-                color = "green" if mark.arrow == "▲" else "red"
-                cell += f" [{color}]{mark.arrow}{mark.mark}[/{color}]"
-            row.append(cell)
+            row.append(_marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m))))
         table.add_row(*row)
     console.print(table)
     if len(systems) > 1:
@@ -69,6 +66,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
                 cells.append(text)
             agent.add_row(escape(n), escape(first.target or "") if first else "", *cells)
         console.print(agent)
+    _categories(result, systems, console)
     for s in result.systems:
         if s.status != "ok":
             console.print(
@@ -77,3 +75,33 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     for s in systems:
         for note in s.notes:
             console.print(escape(f"{s.name}: {note}"))
+
+
+def _categories(result: RetrievalEvalResult, systems: list[SystemResult], console: Console) -> None:
+    """The first measure by query category, with each candidate's paired mark in that
+    category (Holm-corrected across measures within the category)."""
+    st = result.settings
+    primary = st.measures[0] if st.measures else None
+    groups = list(dict.fromkeys(g for s in systems for g in s.breakdown.get("category", {})))
+    if primary is None or not groups:
+        return
+    cmk = category_marks(result)
+    table = Table(title=f"{primary} by category", title_justify="left")
+    table.add_column("category", no_wrap=True)
+    for s in systems:
+        table.add_column(escape(s.name), no_wrap=True)
+    for g in groups:
+        row = [escape(g)]
+        for s in systems:
+            cell = fmt_summary(s.breakdown["category"].get(g, {}).get(primary), ci_digits=2)
+            row.append(_marked(cell, cmk.get((s.name, g, primary))))
+        table.add_row(*row)
+    console.print(table)
+
+
+def _marked(cell: str, mark: Mark | None) -> str:
+    """`cell` with a significant mark after it, green up or red down."""
+    if mark and mark.mark:
+        color = "green" if mark.arrow == "▲" else "red"
+        return f"{cell} [{color}]{mark.arrow}{mark.mark}[/{color}]"
+    return cell

@@ -19,6 +19,7 @@ from memgauge.aggregates.retrieval_result import (
 __all__ = [
     "Mark",
     "agent_names",
+    "category_marks",
     "fmt_agent",
     "fmt_ci",
     "fmt_num",
@@ -107,6 +108,16 @@ def marks(result: RetrievalEvalResult) -> dict[tuple[str, str], Mark]:
     for comp in result.comparisons:
         for mc in comp.metrics:
             out[(comp.candidate, mc.measure)] = _mark(mc)
+    return out
+
+
+def category_marks(result: RetrievalEvalResult) -> dict[tuple[str, str, str], Mark]:
+    """`(candidate, category, measure) -> Mark` from the per-category paired comparisons."""
+    out: dict[tuple[str, str, str], Mark] = {}
+    for comp in result.comparisons:
+        for group, rows in comp.by_category.items():
+            for mc in rows:
+                out[(comp.candidate, group, mc.measure)] = _mark(mc)
     return out
 
 

@@ -25,6 +25,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
 from memgauge.view.fmt import (
     agent_names,
+    category_marks,
     fmt_agent,
     fmt_ci,
     fmt_num,
@@ -152,6 +153,7 @@ def environment() -> Environment:
         url=page_url,
         nav=NAV,
         marks=marks,
+        category_marks=category_marks,
         agent_names=agent_names,
         agent_text=fmt_agent,
         agent_target=_agent_target,
