@@ -29,7 +29,7 @@ QUERIES = [
     {"id": "q1", "text": "when do deploys go out", "category": "semantic-search"},
     {"id": "q2", "text": "deploys frozen", "category": "semantic-search"},
     {"id": "q3", "text": "commit secrets", "category": "trigger-match"},
-    {"id": "q4", "text": "cafe opening", "category": "trigger-match"},
+    {"id": "q4", "text": "coffee shop hours", "category": "trigger-match"},
     {"id": "q5", "text": "release ship", "category": "edge-case"},
     # judged, but nothing relevant: the --no-relevant convention decides what it scores
     {"id": "q6", "text": "holiday party", "category": "edge-case"},
@@ -75,6 +75,19 @@ def _evaluate(tmp_path: Path, dataset: Path, *args: str) -> tuple[dict[str, Any]
     assert code in (0, None)
     result = json.loads((out / "result.json").read_text())
     return result, (out / "summary.md").read_text(), (out / "report.html").read_text()
+
+
+MEASURES_5 = ("RR@5", "Recall@5", "nDCG@5")
+
+
+def _against_lexical(
+    tmp_path: Path, dataset: Path, python_subject: str
+) -> tuple[dict[str, Any], str, str]:
+    """The lexical reference memory, then a `python:` subject from tests/data/subjects."""
+    measures = [a for m in MEASURES_5 for a in ("-m", m)]
+    return _evaluate(
+        tmp_path, dataset, "-s", "lexical", "-s", f"python:{python_subject}", *measures
+    )
 
 
 def _system(result: dict[str, Any], name: str) -> dict[str, Any]:
@@ -246,12 +259,7 @@ def test_paired_tests_per_category_match_the_overall_procedure_on_each_category(
     from memgauge.stats import compare_many
 
     monkeypatch.syspath_prepend(str(SUBJECTS))
-    result, md, html = _evaluate(
-        tmp_path,
-        dataset,
-        *("-s", "lexical", "-s", "python:keyword_memory:KeywordMemory@kw"),
-        *("-m", "RR@5", "-m", "Recall@5", "-m", "nDCG@5"),
-    )
+    result, md, html = _against_lexical(tmp_path, dataset, "keyword_memory:KeywordMemory@kw")
     terminal = capsys.readouterr().out
     (comp,) = result["comparisons"]
     categories = {q["id"]: q["category"] for q in QUERIES}
@@ -259,9 +267,7 @@ def test_paired_tests_per_category_match_the_overall_procedure_on_each_category(
     base, cand = _system(result, "lexical"), _system(result, "kw")
     for group, rows in comp["by_category"].items():
         qids = sorted(q for q, c in categories.items() if c == group)
-        a = {
-            m: [_query(base, q)["metrics"][m] for q in qids] for m in ("RR@5", "Recall@5", "nDCG@5")
-        }
+        a = {m: [_query(base, q)["metrics"][m] for q in qids] for m in MEASURES_5}
         b = {m: [_query(cand, q)["metrics"][m] for q in qids] for m in a}
         expected = compare_many(a, b, seed=0, n_resamples=200)
         assert [r["measure"] for r in rows] == list(a)
@@ -274,3 +280,69 @@ def test_paired_tests_per_category_match_the_overall_procedure_on_each_category(
     assert "Paired comparisons by category" in html
     assert "Paired by category against lexical" in md
     assert "RR@5 by category" in terminal
+
+
+def test_query_expansion_impact_compares_before_and_after_with_a_paired_ci(
+    tmp_path: Path,
+    dataset: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memgauge.metrics import evaluate_ranked
+    from memgauge.stats import compare_many
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    measures = MEASURES_5
+    result, md, html = _against_lexical(
+        tmp_path, dataset, "expanding_memory:ExpandingMemory@expanding"
+    )
+    terminal = capsys.readouterr().out
+    assert _system(result, "lexical")["expansion"] is None  # it reports no pre-expansion ranking
+    system = _system(result, "expanding")
+    impact = system["expansion"]
+    assert impact["n_queries"] == len(QUERIES)
+    qrels: dict[str, dict[str, int]] = {}
+    for j in JUDGMENTS:
+        qrels.setdefault(j["query_id"], {})[j["memory_id"]] = j["grade"]
+    pre = {q["query_id"]: q["pre_expansion"] for q in system["per_query"]}
+    post = {q["query_id"]: q["hits"] for q in system["per_query"]}
+    assert pre != post  # the synonyms change some rankings
+    before = evaluate_ranked(qrels, pre, measures)
+    after = evaluate_ranked(qrels, post, measures)
+    expected = compare_many(before.per_query, after.per_query, seed=0, n_resamples=200)
+    for row in impact["metrics"]:
+        want = expected[row["measure"]]
+        assert row["mean_a"] == pytest.approx(want.mean_a)
+        assert row["mean_b"] == pytest.approx(want.mean_b)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+            (want.delta_ci_low, want.delta_ci_high)
+        )
+        assert row["p_holm"] == want.p_holm
+    new = [sum(d not in set(pre[q]) for d in post[q]) / len(post[q]) for q in post if post[q]]
+    assert impact["new_hit_share"] == pytest.approx(sum(new) / len(new))
+    assert impact["new_relevant"] == sum(
+        1 for q in post for d in set(post[q]) - set(pre[q]) if qrels.get(q, {}).get(d, -1) >= 2
+    )
+    assert impact["new_relevant"] > 0
+    for text in (terminal, md, html):
+        assert "xpansion impact" in text
+
+
+def test_a_malformed_pre_expansion_is_the_search_s_failure_not_a_crash(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    out = tmp_path / "report"
+    code = main(
+        [
+            "evaluate",
+            str(dataset),
+            "-s",
+            "python:expanding_memory:BadExpansion@bad",
+            "--out",
+            str(out),
+            "--no-store",
+            "--quiet",
+        ]
+    )
+    assert code == 4  # every search failed: a dead system, as any other subject error

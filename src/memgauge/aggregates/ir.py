@@ -22,6 +22,7 @@ import numpy as np
 
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_compare import compare_pair
 from memgauge.aggregates.ir_values import ir_values, protocol_label
@@ -99,6 +100,7 @@ class _Searched:
     results: dict[str, Found] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     without: dict[str, list[str]] = field(default_factory=dict)
+    pre: dict[str, list[str]] = field(default_factory=dict)
     ingest_seconds: float | None = None
     spec: dict[str, Any] = field(default_factory=dict)
 
@@ -318,6 +320,9 @@ class IRAggregate:
             without = without_session_of(r)
             if without is not None:
                 out.without[r.item_id] = without
+            pre = pre_expansion_of(r)
+            if pre is not None:
+                out.pre[r.item_id] = pre
         return out
 
     def _score(
@@ -371,6 +376,25 @@ class IRAggregate:
         for row in per_query:  # constructed, not validated: the new keys set the same way
             row.agent_metrics = agent.per_query.get(row.query_id, {})
             row.relevant_channels = dict(attributed.get(row.query_id, {}))
+            row.pre_expansion = searched.pre.get(row.query_id)
+        expansion = expansion_impact(
+            dataset,
+            qrels,
+            ok_queries,
+            ranked,
+            searched.pre,
+            measures,
+            rel_threshold=self.rel_threshold,
+            gain=self.gain,
+            no_relevant=self.no_relevant,
+            k=task.k,
+            stats={
+                "primary_test": self.primary_test,
+                "seed": task.seed,
+                "alpha": self.alpha,
+                "n_resamples": self.n_resamples,
+            },
+        )
         counts = {
             "n_queries": len(dataset.queries),
             "n_judged": len(judged),
@@ -401,6 +425,7 @@ class IRAggregate:
             latency_ms=_latency(latency),
             ingest_seconds=searched.ingest_seconds,
             per_query=per_query,
+            expansion=expansion,
         )
         return result, values, [q.id for q in ok_queries]
 

@@ -16,6 +16,7 @@ __all__ = [
     "Comparison",
     "DatasetInfo",
     "EvalSettings",
+    "ExpansionImpact",
     "LatencySummary",
     "MetricComparison",
     "MetricSummary",
@@ -82,7 +83,29 @@ class QueryResult(_Model):
         "(importance-weighted recall, tier precision, ...); absent = not applicable.",
     )
     latency_ms: dict[str, float] = Field(default_factory=dict, description="Stage latencies.")
+    pre_expansion: list[str] | None = Field(
+        default=None, description="Returned ids before query expansion, when reported."
+    )
     error: str | None = Field(default=None, description="Why the search failed, if it did.")
+
+
+class ExpansionImpact(_Model):
+    """Seed 002's query-expansion impact: the rankings before and after expansion compared
+    (a = before, b = after) on the queries whose search reported both."""
+
+    n_queries: int = Field(description="Queries with a ranking before and after expansion.")
+    metrics: list[MetricComparison] = Field(
+        description="Per measure: before (mean_a), after (mean_b), delta with its paired CI, "
+        "Holm-corrected p across measures."
+    )
+    new_hit_share: float | None = Field(
+        default=None,
+        description="Mean over queries of the share of returned memories found only after "
+        "expansion; None when no search returned anything.",
+    )
+    new_relevant: int = Field(
+        default=0, description="Relevant memories that only the expanded searches returned."
+    )
 
 
 class SystemResult(_Model):
@@ -107,6 +130,11 @@ class SystemResult(_Model):
     )
     ingest_seconds: float | None = Field(default=None, description="Time to ingest the corpus.")
     per_query: list[QueryResult] = Field(default_factory=list, description="Per-query detail.")
+    expansion: ExpansionImpact | None = Field(
+        default=None,
+        description="Query-expansion impact, for a system that reports its rankings before "
+        "expansion (`SearchResult.pre_expansion`); None otherwise.",
+    )
 
 
 class MetricComparison(_Model):

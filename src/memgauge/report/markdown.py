@@ -15,6 +15,7 @@ from memgauge.view.fmt import (
     fmt_ci,
     fmt_num,
     fmt_p,
+    fmt_pct,
     fmt_summary,
     marks,
     no_relevant_text,
@@ -160,6 +161,27 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         out += _table([dim, "n", *(s.name for s in systems)], rows)
         if dim == "category" and cmk:
             out += ["", *_category_comparisons(result, primary, baseline)]
+
+    expanded = [s for s in systems if s.expansion is not None]
+    if expanded:
+        out += ["", "## Query-expansion impact", ""]
+        out.append(
+            "Each system's ranking before query expansion (a) against after (b), paired on the "
+            "queries with both (randomization test, Holm-corrected across measures)."
+        )
+        rows = []
+        for s in expanded:
+            assert s.expansion is not None
+            for mc in s.expansion.metrics:
+                rows.append(_comparison_row(s.name, mc.measure, mc))
+        out += ["", *_table(["system", "measure", *_COMPARISON_COLUMNS], rows), ""]
+        for s in expanded:
+            assert s.expansion is not None
+            out.append(
+                f"- **{md_text(s.name)}**: {s.expansion.n_queries} queries; "
+                f"{fmt_pct(s.expansion.new_hit_share)} of the returned memories found only "
+                f"after expansion; {s.expansion.new_relevant} relevant memories found only after"
+            )
 
     lat = [(s.name, st_name, v) for s in systems for st_name, v in s.latency_ms.items()]
     if lat:

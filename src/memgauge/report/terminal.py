@@ -6,13 +6,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memgauge.aggregates.retrieval_result import RetrievalEvalResult, SystemResult
+from memgauge.aggregates.retrieval_result import (
+    RetrievalEvalResult,
+    SystemResult,
+)
 from memgauge.view.fmt import (
     Mark,
     agent_names,
     category_marks,
     fmt_agent,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
     fmt_summary,
+    mark_of,
     marks,
     no_relevant_text,
     ok_systems,
@@ -67,6 +75,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
             agent.add_row(escape(n), escape(first.target or "") if first else "", *cells)
         console.print(agent)
     _categories(result, systems, console)
+    _expansion(systems, console)
     for s in result.systems:
         if s.status != "ok":
             console.print(
@@ -105,3 +114,34 @@ def _marked(cell: str, mark: Mark | None) -> str:
         color = "green" if mark.arrow == "▲" else "red"
         return f"{cell} [{color}]{mark.arrow}{mark.mark}[/{color}]"
     return cell
+
+
+def _expansion(systems: list[SystemResult], console: Console) -> None:
+    """Before against after query expansion, for the systems that reported both rankings."""
+    expanded = [s for s in systems if s.expansion is not None]
+    if not expanded:
+        return
+    table = Table(title="query-expansion impact (a = before, b = after)", title_justify="left")
+    for column in ("system", "measure", "before", "after", "Δ [95% CI]", "p (Holm)", "n"):
+        table.add_column(column, no_wrap=True)
+    for s in expanded:
+        assert s.expansion is not None
+        for mc in s.expansion.metrics:
+            delta = "n/a" if mc.delta is None else f"{mc.delta:+.3f}"
+            table.add_row(
+                escape(s.name),
+                escape(mc.measure),
+                fmt_num(mc.mean_a),
+                fmt_num(mc.mean_b),
+                _marked(f"{delta} {fmt_ci(mc.ci_low, mc.ci_high, 2)}".rstrip(), mark_of(mc)),
+                fmt_p(mc.p_holm),
+                str(mc.n),
+            )
+    console.print(table)
+    for s in expanded:
+        assert s.expansion is not None
+        console.print(
+            f"{s.name}: {fmt_pct(s.expansion.new_hit_share)} of the returned memories found only "
+            f"after expansion; {s.expansion.new_relevant} relevant memories found only after",
+            markup=False,
+        )

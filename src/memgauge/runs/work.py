@@ -7,7 +7,8 @@ How a subject is asked depends on the task:
 - retrieval: `search(input, k, session=...)`; the output is the ranked hits (id, rank, text,
   score, channels, channel ranks). A query with a session context is also searched without it
   (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
-  search is ignored;
+  search is ignored. A system that reports its ranking before query expansion
+  (`SearchResult.pre_expansion`) has it kept in `extra["pre_expansion"]`;
 - expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
   plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
   else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line;
@@ -130,6 +131,8 @@ def ask(
             pass
         else:
             extra["without_session"] = [h.id for h in plain.hits]
+    if result.pre_expansion is not None:  # seed 002's query-expansion impact
+        extra["pre_expansion"] = list(result.pre_expansion)
     known = task.memory_texts()
     hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
     return hits, dict(result.latency_ms), extra

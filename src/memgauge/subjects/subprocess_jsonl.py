@@ -23,7 +23,7 @@ from typing import Any
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.subjects._process import LineProcess
 from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, normalise_hits
+from memgauge.subjects.python_import import normalise_answer, search_result
 
 __all__ = ["SubprocessSubject"]
 
@@ -80,7 +80,7 @@ class SubprocessSubject:
         t0 = time.perf_counter()
         params = {"query": query, "k": k, "session": session.model_dump() if session else None}
         raw = self.call("search", params)
-        return SearchResult(normalise_hits(raw, k), {"total": (time.perf_counter() - t0) * 1000})
+        return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
 
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """`answer`; the round trip is the latency."""

@@ -26,6 +26,7 @@ __all__ = [
     "fmt_p",
     "fmt_pct",
     "fmt_summary",
+    "mark_of",
     "marks",
     "no_relevant_text",
     "ok_systems",
@@ -107,7 +108,7 @@ def marks(result: RetrievalEvalResult) -> dict[tuple[str, str], Mark]:
     out: dict[tuple[str, str], Mark] = {}
     for comp in result.comparisons:
         for mc in comp.metrics:
-            out[(comp.candidate, mc.measure)] = _mark(mc)
+            out[(comp.candidate, mc.measure)] = mark_of(mc)
     return out
 
 
@@ -117,11 +118,12 @@ def category_marks(result: RetrievalEvalResult) -> dict[tuple[str, str, str], Ma
     for comp in result.comparisons:
         for group, rows in comp.by_category.items():
             for mc in rows:
-                out[(comp.candidate, group, mc.measure)] = _mark(mc)
+                out[(comp.candidate, group, mc.measure)] = mark_of(mc)
     return out
 
 
-def _mark(mc: MetricComparison) -> Mark:
+def mark_of(mc: MetricComparison) -> Mark:
+    """The mark of one paired comparison."""
     return Mark(delta=mc.delta, mark=mc.mark, p_holm=mc.p_holm)
 
 
