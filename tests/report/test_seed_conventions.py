@@ -207,7 +207,7 @@ def test_tier_precision_is_reported_per_tier_in_every_report(
 
 
 def test_source_channels_are_read_kept_and_attributed(tmp_path: Path, dataset: Path) -> None:
-    result, md, _ = _evaluate(tmp_path, dataset, "-s", "lexical", "--agent-k", "5")
+    result, md, html = _evaluate(tmp_path, dataset, "-s", "lexical", "--agent-k", "5")
     lexical = _system(result, "lexical")
     q1 = _query(lexical, "q1")
     assert q1["relevant_channels"] == {"m1": ["dense", "lexical"]}
@@ -227,12 +227,15 @@ def test_source_channels_are_read_kept_and_attributed(tmp_path: Path, dataset: P
         assert f"channel_recall[{channel}]@5" in md
         for (q, _), v in zip(pairs, per_query, strict=True):
             assert _query(lexical, q)["agent_metrics"][f"channel_recall[{channel}]@5"] == v
+    assert "Channels that produced the judged memories" in html
 
 
 def test_per_query_agent_metrics_average_to_the_run_level_ones(
     tmp_path: Path, dataset: Path
 ) -> None:
-    result, _, _ = _evaluate(tmp_path, dataset, "-s", "lexical")
+    result, _, html = _evaluate(tmp_path, dataset, "-s", "lexical")
+    # the per-query view: each item's page in report.html shows its own values
+    assert html.count("Agent-memory metrics of this query") == len(QUERIES)
     lexical = _system(result, "lexical")
     for name in ("importance_weighted_recall@5", "iw_recall_critical@5", "folder_ils@5"):
         values = [
@@ -326,6 +329,7 @@ def test_query_expansion_impact_compares_before_and_after_with_a_paired_ci(
     assert impact["new_relevant"] > 0
     for text in (terminal, md, html):
         assert "xpansion impact" in text
+    assert html.count("Before query expansion") == len(QUERIES)  # each query's own view
 
 
 def test_a_malformed_pre_expansion_is_the_search_s_failure_not_a_crash(
