@@ -7,7 +7,8 @@ Protocol (one JSON object per line, UTF-8):
     or:       {"id": 1, "error": {"message": "what went wrong"}}
 
 Methods: `reset` {}, `ingest` {"memories": [Memory as JSON, ...]}, `flush` {}, `search` as
-above, `dump` {} -> list of memories, and for agents `answer` {"question": "...", "history": [turns] or
+above (or `{"hits": [...], "pre_expansion": ["m2", ...]}` from a system that expands queries:
+the ids it ranked before expansion, for seed 002's query-expansion impact), `dump` {} -> list of memories, and for agents `answer` {"question": "...", "history": [turns] or
 null} -> text or {"text": "..."}. Results of reset/ingest/flush are ignored (use null).
 Anything the child writes to stderr is kept and shown when it fails. Lines on stdout that are
 not JSON responses are an error (log to stderr instead).
