@@ -70,6 +70,11 @@ def test_one_ndcg_of_a_query_with_only_sub_threshold_grades_is_computed_not_one(
     assert value == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
 
 
+def test_one_leaves_a_query_absent_from_the_run_to_its_own_convention() -> None:
+    ev = evaluate_ranked({"q0": {"a": 0}}, {}, ["Recall@2"], MetricConfig(no_relevant="one"))
+    assert ev.per_query["Recall@2"].tolist() == [0.0]  # missing_from_run="zero"
+
+
 def test_skip_leaves_such_queries_out_of_every_mean() -> None:
     ev = evaluate_ranked(QRELS, RANKED, MEASURES, MetricConfig(no_relevant="skip"))
     agg = ev.aggregate()

@@ -286,7 +286,8 @@ def evaluate_judged(
     if cfg.missing_from_run == "skip":
         skip |= missing
     # seed 002's vacuous 1.0; nDCG only where its ideal gain is 0 as well (grades <= 0)
-    ones = no_rel & ~skip if cfg.no_relevant == "one" else None
+    # (a query absent from the run keeps its own convention, missing_from_run)
+    ones = no_rel & ~skip & ~missing if cfg.no_relevant == "one" else None
     ideal_zero = judged.ideal.max(axis=1, initial=0) <= 0 if ones is not None else None
     per_query: dict[str, FloatArray] = {}
     # binary relevance once, only as deep as the deepest measure looks
