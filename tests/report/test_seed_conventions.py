@@ -350,3 +350,32 @@ def test_a_malformed_pre_expansion_is_the_search_s_failure_not_a_crash(
         ]
     )
     assert code == 4  # every search failed: a dead system, as any other subject error
+
+
+def test_judgment_channels_change_a_dataset_s_hash_only_when_some_are_named() -> None:
+    import hashlib
+
+    from memgauge.aggregates.ir import dataset_sha256
+    from memgauge.data.models import RetrievalDataset
+
+    plain = [{k: v for k, v in j.items() if "hannels" not in k} for j in JUDGMENTS]
+    ds = RetrievalDataset.model_validate(
+        {"memories": MEMORIES, "queries": QUERIES, "judgments": plain}
+    )
+    # the judgments as they were dumped before they had channels: the fields of that time only
+    old_fields = {"query_id", "memory_id", "grade", "source", "annotator", "confidence"}
+    before = ds.model_dump(mode="json", exclude={"protocol"})
+    before["judgments"] = [{k: j[k] for k in j if k in old_fields} for j in before["judgments"]]
+    assert (
+        dataset_sha256(ds)
+        == hashlib.sha256(
+            ds.model_dump_json(
+                exclude={"protocol": True, "judgments": {"__all__": {"source_channels"}}}
+            ).encode()
+        ).hexdigest()
+    )
+    assert "source_channels" not in json.dumps(before)
+    named = RetrievalDataset.model_validate(
+        {"memories": MEMORIES, "queries": QUERIES, "judgments": JUDGMENTS}
+    )
+    assert dataset_sha256(named) != dataset_sha256(ds)
