@@ -86,7 +86,13 @@ def test_demo_runs_offline_and_writes_everything(tmp_path: Path) -> None:
         assert row["constitutional_surfacing_rate"] == agent["constitutional_surfacing@5"]["value"]
         assert row["cold_start_mrr"] == agent["cold_start_mrr_ratio@5"]["detail"]["cold_mrr"]
         assert row["avg_latency_ms"] > 0
-        assert len(json.loads(row["per_query_results"])) == 37
+        per_query = json.loads(row["per_query_results"])
+        assert len(per_query) == 37
+        # seed 002's QueryMetrics: each query's agent-memory values, as result.json has them
+        by_query = {q["query_id"]: q for q in by_name[name]["per_query"]}
+        for q in per_query:
+            assert q["agent_metrics"] == by_query[q["query_id"]]["agent_metrics"]
+        assert any(q["agent_metrics"] for q in per_query)
     assert rows["lexical"]["control_system"] is None  # the baseline compares with nothing
     (comp,) = [c for c in result["comparisons"] if c["candidate"] == "hybrid"]
     nd = next(m for m in comp["metrics"] if m["measure"] == "nDCG@10")

@@ -44,6 +44,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "memories_bad_tier.jsonl": (1, "constitutional, critical"),
     "queries_missing_required.jsonl": (1, "required field is missing"),
     "judgments_nan.jsonl": (1, "NaN is not valid JSON"),
+    "judgments_source_channels_not_a_list.jsonl": (2, "valid list"),
     "bundle_top_level_scalar.json": (None, "expected a dataset object"),
     "bundle_yaml_syntax.yaml": (4, "not valid YAML"),
     "qrels_bad_columns.txt": (2, "expected 4 columns"),

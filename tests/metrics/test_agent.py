@@ -149,3 +149,38 @@ def test_pooling_grades_unjudged_hits_and_counts_them() -> None:
     assert "unjudged" not in pooled
     assert added == 2
     assert qrels["q"] == {"a": 3}  # the input is not modified
+
+
+def test_channel_attributed_recall_per_channel_from_judgment_channels() -> None:
+    from memgauge.metrics.agent import channel_attributed_recall
+
+    ranked = {"q1": ["a", "x", "b"], "q2": ["y", "c"]}
+    qrels = {"q1": {"a": 3, "b": 2, "z": 1}, "q2": {"c": 2, "d": 3}}
+    attributed = {
+        "q1": {"a": ["vector"], "b": ["fts5", "vector"], "z": ["graph"]},  # z: below threshold
+        "q2": {"c": ["fts5"], "d": ["vector"]},
+    }
+    got = channel_attributed_recall(ranked, qrels, attributed, k=2, threshold=2)
+    assert set(got) == {"vector", "fts5"}  # graph named only a non-relevant memory
+    # vector: q1 {a, b} -> a in top 2 (1/2); q2 {d} -> 0
+    assert got["vector"].per_query == {"q1": 0.5, "q2": 0.0}
+    assert got["vector"].value == 0.25
+    # fts5: q1 {b} -> b at rank 3, outside k=2 (0); q2 {c} at rank 2 (1)
+    assert got["fts5"].per_query == {"q1": 0.0, "q2": 1.0}
+    assert got["vector"].detail["share"] == 3 / 4  # a, b, d of the 4 attributed relevant ones
+    assert got["fts5"].detail["share"] == 2 / 4
+    assert channel_attributed_recall(ranked, qrels, {}, k=2) == {}
+
+
+def test_tier_stratified_precision_keeps_each_search_s_own_precision() -> None:
+    from memgauge.metrics.agent import tier_stratified_precision
+
+    tiers = {"a": "critical", "b": "critical", "c": "normal"}
+    ranked = {"q1": ["a", "c"], "q2": ["b", "c"]}
+    qrels = {"q1": {"a": 3, "c": 2}, "q2": {"b": 0}}
+    v = tier_stratified_precision(ranked, qrels, tiers, k=2)
+    assert v.detail["precision"] == {"critical": 0.5, "normal": 0.5}
+    assert v.detail["per_query"] == {
+        "q1": {"critical": 1.0, "normal": 1.0},
+        "q2": {"critical": 0.0, "normal": 0.0},
+    }

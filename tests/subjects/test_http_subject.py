@@ -37,6 +37,7 @@ class Service:
         self.fail: list[tuple[int, str]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.auth: list[str | None] = []
+        self.expands = False
 
     def handle(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         self.calls.append((path, body))
@@ -52,7 +53,10 @@ class Service:
         if path == "/flush":
             return 200, None
         if path == "/search":
-            return 200, {"hits": mem.search(body["query"], body["k"]), "latency_ms": {"rank": 0.1}}
+            hits = mem.search(body["query"], body["k"])
+            # a service that expands queries says what it ranked before (here: the reverse)
+            before = {"pre_expansion": [h["id"] for h in reversed(hits)]} if self.expands else {}
+            return 200, {"hits": hits, "latency_ms": {"rank": 0.1}, **before}
         if path == "/dump":
             return 200, {"memories": mem.dump()}
         if path == "/answer":
@@ -106,6 +110,10 @@ def test_round_trip_with_namespaces(service: tuple[Service, str]) -> None:
     assert len(a.dump()) == 3
     assert len(b.dump()) == 1
     assert a.namespace != b.namespace
+    assert result.pre_expansion is None
+    svc, _ = service
+    svc.expands = True
+    assert a.search("stripe webhooks", 2).pre_expansion == ("m2", "m3")
     a.close()
     b.close()
 

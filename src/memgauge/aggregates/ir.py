@@ -1,6 +1,7 @@
 """The retrieval aggregate: IR metrics with bootstrap CIs, breakdowns by category and intent,
 the agent-memory metrics of seed 002, latency per stage, and paired comparisons of every subject
-against the first (Holm-corrected across measures), from the ranked hits each item recorded.
+against the first (Holm-corrected across measures), overall and per query category
+(`aggregates.ir_compare`), from the ranked hits each item recorded.
 
 A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
 relevant memory, or given no hit, scores 0 by default and is counted. With `pool_depth`, memories
@@ -21,13 +22,13 @@ import numpy as np
 
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
+from memgauge.aggregates.ir_compare import compare_pair
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
-    Comparison,
     LatencySummary,
-    MetricComparison,
     MetricSummary,
     QueryResult,
     SystemResult,
@@ -38,7 +39,7 @@ from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
 from memgauge.metrics.measures import SESSION_MEASURES
-from memgauge.stats import bootstrap_cis, breakdown, compare_many
+from memgauge.stats import bootstrap_cis, breakdown
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -99,6 +100,7 @@ class _Searched:
     results: dict[str, Found] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     without: dict[str, list[str]] = field(default_factory=dict)
+    pre: dict[str, list[str]] = field(default_factory=dict)
     ingest_seconds: float | None = None
     spec: dict[str, Any] = field(default_factory=dict)
 
@@ -121,6 +123,9 @@ class IRAggregate:
         pool_grade: the grade pooled memories get (1 = marginal, below the default threshold).
         pool_judge: grade pooled memories with this relevance judge (`relevance`,
             `{relevance: {model: m}}`) instead of `pool_grade`.
+        no_relevant: what a judged query with no relevant memory scores: "zero" (default),
+            "one" where the measure is 0/0 (seed 002's Recall), or "skip" (left out of the
+            means and comparisons; counted). See `metrics.ir`.
     """
 
     measures: tuple[str, ...] | None = None
@@ -134,6 +139,7 @@ class IRAggregate:
     pool_depth: int | None = None
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
+    no_relevant: Literal["zero", "one", "skip"] = "zero"
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -228,7 +234,19 @@ class IRAggregate:
                 if r.status == "ok":
                     r.notes.append(pool_note)
         ran = [(r.name, vals, qids) for r, vals, qids in outcomes if r.status == "ok"]
-        comparisons = [self._compare(ran[0], other, task.seed) for other in ran[1:]] if ran else []
+        categories = {q.id: q.category for q in dataset.queries}
+        comparisons = [
+            compare_pair(
+                ran[0],
+                other,
+                categories,
+                primary_test=self.primary_test,
+                seed=task.seed,
+                alpha=self.alpha,
+                n_resamples=self.n_resamples,
+            )
+            for other in ran[1:]
+        ]
         systems = [r for r, _, _ in outcomes]
         return AggregateResult(
             aggregate=self.name,
@@ -249,6 +267,7 @@ class IRAggregate:
                     "k": task.k,
                     "rel_threshold": self.rel_threshold,
                     "gain": self.gain,
+                    "no_relevant": self.no_relevant,
                     "n_resamples": self.n_resamples,
                     "confidence": self.confidence,
                     "seed": task.seed,
@@ -301,6 +320,9 @@ class IRAggregate:
             without = without_session_of(r)
             if without is not None:
                 out.without[r.item_id] = without
+            pre = pre_expansion_of(r)
+            if pre is not None:
+                out.pre[r.item_id] = pre
         return out
 
     def _score(
@@ -328,12 +350,21 @@ class IRAggregate:
             rel_threshold=self.rel_threshold,
             gain=self.gain,
             k=task.k,
+            no_relevant=self.no_relevant,
         )
         order = {qid: i for i, qid in enumerate(query_ids)}
         idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
         values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in per_measure.items()}
+        attributed = dataset.source_channels()
         agent = agent_metrics_for(
-            dataset, qrels, ok_queries, results, without, self.agent_k, self.rel_threshold
+            dataset,
+            qrels,
+            ok_queries,
+            results,
+            without,
+            self.agent_k,
+            self.rel_threshold,
+            attributed,
         )
         latency: dict[str, list[float]] = {}
         for r in results.values():
@@ -342,6 +373,28 @@ class IRAggregate:
         per_query = [
             self._query(q, qrels, results, errors, per_measure, order, values) for q in judged
         ]
+        for row in per_query:  # constructed, not validated: the new keys set the same way
+            row.agent_metrics = agent.per_query.get(row.query_id, {})
+            row.relevant_channels = dict(attributed.get(row.query_id, {}))
+            row.pre_expansion = searched.pre.get(row.query_id)
+        expansion = expansion_impact(
+            dataset,
+            qrels,
+            ok_queries,
+            ranked,
+            searched.pre,
+            measures,
+            rel_threshold=self.rel_threshold,
+            gain=self.gain,
+            no_relevant=self.no_relevant,
+            k=task.k,
+            stats={
+                "primary_test": self.primary_test,
+                "seed": task.seed,
+                "alpha": self.alpha,
+                "n_resamples": self.n_resamples,
+            },
+        )
         counts = {
             "n_queries": len(dataset.queries),
             "n_judged": len(judged),
@@ -349,7 +402,7 @@ class IRAggregate:
             "n_failed": len(errors),
             **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
         }
-        notes = [*ev_counts.notes(), *protocol_notes]
+        notes = [*ev_counts.notes(self.no_relevant), *protocol_notes]
         if errors:
             notes.append(
                 f"{len(errors)} searches failed and are not scored (see per-query errors)."
@@ -365,13 +418,14 @@ class IRAggregate:
             spec=searched.spec,
             status="ok",
             metrics=self._summaries(values, len(errors), task.seed),
-            agent_metrics=agent,
+            agent_metrics=agent.metrics,
             breakdown=self._breakdowns(ok_queries, values, task.seed),
             counts=counts,
             notes=notes,
             latency_ms=_latency(latency),
             ingest_seconds=searched.ingest_seconds,
             per_query=per_query,
+            expansion=expansion,
         )
         return result, values, [q.id for q in ok_queries]
 
@@ -452,53 +506,17 @@ class IRAggregate:
             out[dimension] = per_group
         return out
 
-    def _compare(
-        self,
-        base: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
-        cand: tuple[str, dict[str, np.ndarray[Any, Any]], list[str]],
-        seed: int,
-    ) -> Comparison:
-        common = sorted(set(base[2]) & set(cand[2]))
-        ia = {q: i for i, q in enumerate(base[2])}
-        ib = {q: i for i, q in enumerate(cand[2])}
-        a_idx = np.asarray([ia[q] for q in common], dtype=np.int64)
-        b_idx = np.asarray([ib[q] for q in common], dtype=np.int64)
-        a = {m: v[a_idx] for m, v in base[1].items()}
-        b = {m: v[b_idx] for m, v in cand[1].items()}
-        compared = compare_many(
-            a,
-            b,
-            primary_test=self.primary_test,
-            seed=seed,
-            alpha=self.alpha,
-            n_resamples=self.n_resamples,
-        )
-        rows = [
-            MetricComparison(
-                measure=m,
-                mean_a=c.mean_a,
-                mean_b=c.mean_b,
-                delta=c.delta,
-                ci_low=c.delta_ci_low,
-                ci_high=c.delta_ci_high,
-                p_value=c.p_value,
-                p_holm=c.p_holm,
-                p_t=c.p_t,
-                p_wilcoxon=c.p_wilcoxon,
-                effect_size=c.effect_size,
-                mark=c.mark,
-                n=c.n,
-            )
-            for m, c in compared.items()
-        ]
-        return Comparison(baseline=base[0], candidate=cand[0], test=self.primary_test, metrics=rows)
-
 
 def dataset_sha256(dataset: RetrievalDataset) -> str:
     """A content hash of the dataset (canonical JSON), recorded with every run."""
     # a dataset with no protocol hashes as it did before datasets could carry one
-    exclude = {"protocol"} if dataset.protocol is None else None
-    return hashlib.sha256(dataset.model_dump_json(exclude=exclude).encode("utf-8")).hexdigest()
+    exclude: dict[str, Any] = {"protocol": True} if dataset.protocol is None else {}
+    # and one whose judgments name no channels as it did before judgments could name them
+    if not any(j.source_channels for j in dataset.judgments):
+        exclude["judgments"] = {"__all__": {"source_channels"}}
+    return hashlib.sha256(
+        dataset.model_dump_json(exclude=exclude or None).encode("utf-8")
+    ).hexdigest()
 
 
 def _is_measure(text: str) -> bool:

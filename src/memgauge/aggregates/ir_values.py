@@ -53,13 +53,14 @@ def ir_values(
     rel_threshold: int,
     gain: Literal["exp", "linear"],
     k: int,
+    no_relevant: Literal["zero", "one", "skip"] = "zero",
 ) -> tuple[list[str], dict[str, np.ndarray[Any, Any]], Counts, list[str]]:
     """Every measure per query (sorted query ids), the accounting, and notes: the dataset's
     protocol decides LongMemEval's conventions, and session_* measures are computed from the
     turn rankings (`memgauge.metrics.longmemeval`)."""
     parsed = [parse_measure(m) for m in measures]
     session = [m for m in parsed if m.name in SESSION_MEASURES]
-    metric_config = MetricConfig(rel_threshold=rel_threshold, gain=gain)
+    metric_config = MetricConfig(rel_threshold=rel_threshold, gain=gain, no_relevant=no_relevant)
     judged = {q.id: qrels[q.id] for q in queries}
     ev = evaluate_ranked(judged, ranked, [m for m in parsed if m not in session], metric_config)
     notes: list[str] = []

@@ -16,6 +16,7 @@ __all__ = [
     "Comparison",
     "DatasetInfo",
     "EvalSettings",
+    "ExpansionImpact",
     "LatencySummary",
     "MetricComparison",
     "MetricSummary",
@@ -71,8 +72,40 @@ class QueryResult(_Model):
     hits: list[str] = Field(description="Returned ids, best first.")
     channels: list[list[str]] = Field(default_factory=list, description="Channels per hit.")
     relevant: list[str] = Field(default_factory=list, description="Ids judged relevant.")
+    relevant_channels: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Judged memory id -> the channels its judgment says produced it "
+        "(seed 002 `sourceChannels`); only judgments that name channels.",
+    )
+    agent_metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="This query's own values of the agent-memory metrics that have one "
+        "(importance-weighted recall, tier precision, ...); absent = not applicable.",
+    )
     latency_ms: dict[str, float] = Field(default_factory=dict, description="Stage latencies.")
+    pre_expansion: list[str] | None = Field(
+        default=None, description="Returned ids before query expansion, when reported."
+    )
     error: str | None = Field(default=None, description="Why the search failed, if it did.")
+
+
+class ExpansionImpact(_Model):
+    """Seed 002's query-expansion impact: the rankings before and after expansion compared
+    (a = before, b = after) on the queries whose search reported both."""
+
+    n_queries: int = Field(description="Queries with a ranking before and after expansion.")
+    metrics: list[MetricComparison] = Field(
+        description="Per measure: before (mean_a), after (mean_b), delta with its paired CI, "
+        "Holm-corrected p across measures."
+    )
+    new_hit_share: float | None = Field(
+        default=None,
+        description="Mean over queries of the share of returned memories found only after "
+        "expansion; None when no search returned anything.",
+    )
+    new_relevant: int = Field(
+        default=0, description="Relevant memories that only the expanded searches returned."
+    )
 
 
 class SystemResult(_Model):
@@ -97,6 +130,11 @@ class SystemResult(_Model):
     )
     ingest_seconds: float | None = Field(default=None, description="Time to ingest the corpus.")
     per_query: list[QueryResult] = Field(default_factory=list, description="Per-query detail.")
+    expansion: ExpansionImpact | None = Field(
+        default=None,
+        description="Query-expansion impact, for a system that reports its rankings before "
+        "expansion (`SearchResult.pre_expansion`); None otherwise.",
+    )
 
 
 class MetricComparison(_Model):
@@ -124,6 +162,11 @@ class Comparison(_Model):
     candidate: str = Field(description="Candidate system name.")
     test: str = Field(description="Primary test, e.g. randomization.")
     metrics: list[MetricComparison] = Field(description="Per-measure comparisons.")
+    by_category: dict[str, list[MetricComparison]] = Field(
+        default_factory=dict,
+        description="Query category -> the same paired comparisons over that category's "
+        "queries, Holm-corrected across measures within the category.",
+    )
 
 
 class DatasetInfo(_Model):
@@ -149,6 +192,11 @@ class EvalSettings(_Model):
     k: int = Field(description="Search depth requested from every system.")
     rel_threshold: int = Field(description="Grade at or above which a memory is relevant.")
     gain: Literal["exp", "linear"] = Field(description="nDCG gain.")
+    no_relevant: Literal["zero", "one", "skip"] = Field(
+        default="zero",
+        description="What a judged query with no relevant memory scored: 0, 1.0 where the "
+        "measure is 0/0 (seed 002's Recall), or nothing (skipped).",
+    )
     n_resamples: int = Field(description="Bootstrap resamples.")
     confidence: float = Field(description="CI level.")
     seed: int = Field(description="Random seed.")

@@ -101,6 +101,7 @@ def evaluate(
     agent_k: int = 5,
     resamples: int = 1000,
     seed: int = 0,
+    no_relevant: Literal["zero", "one", "skip"] = "zero",
     pool_depth: int | None = None,
     pool_grade: int = 1,
     pool_judge: str | Mapping[str, Any] | None = None,
@@ -127,6 +128,8 @@ def evaluate(
     `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
     `pool_judge` (with `pool_depth`): the relevance judge (`"relevance"`, `{"relevance":
     {"model": m}}`) grades the pool's unjudged memories, recorded as bootstrapped judgments.
+    `no_relevant`: what a judged query with no relevant memory scores, "zero", "one" (where the
+    measure is 0/0: seed 002's Recall) or "skip" (`metrics.ir`).
     `workers` > 1 runs the systems given as specs in shards on a process pool, or on
     `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
     (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
@@ -146,6 +149,7 @@ def evaluate(
         agent_k=agent_k,
         n_resamples=resamples,
         seed=seed,
+        no_relevant=no_relevant,
         pool_depth=pool_depth,
         pool_grade=pool_grade,
         pool_judge=pool_judge,

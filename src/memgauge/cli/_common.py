@@ -23,6 +23,7 @@ from memgauge.report import (
 __all__ = [
     "console",
     "gain_option",
+    "no_relevant_option",
     "open_suite_store",
     "rel_threshold_option",
     "report_retrieval",
@@ -30,7 +31,7 @@ __all__ = [
     "write_reports",
 ]
 
-# The two conventions where trec_eval and seed 002 disagree, spelled the same in every command.
+# The three conventions where trec_eval and seed 002 disagree, spelled the same in every command.
 rel_threshold_option = click.option(
     "--rel-threshold",
     type=click.IntRange(min=0),
@@ -44,6 +45,15 @@ gain_option = click.option(
     default="exp",
     show_default=True,
     help="nDCG gain: exp = 2^grade - 1 (seed 002); linear = the grade (trec_eval).",
+)
+no_relevant_option = click.option(
+    "--no-relevant",
+    type=click.Choice(["zero", "one", "skip"]),
+    default="zero",
+    show_default=True,
+    help="A judged query with no relevant memory: score 0 (trec_eval); 1.0 on the measures "
+    "where that is 0/0 (Recall, recall_all, AP, R-prec, nDCG and ndcg_any with no ideal gain: "
+    "seed 002's Recall); or leave it out of the means (skip). Always counted.",
 )
 
 

@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from memgauge import api
-from memgauge.cli._common import console, gain_option, rel_threshold_option, report_retrieval
+from memgauge.cli._common import (
+    console,
+    gain_option,
+    no_relevant_option,
+    rel_threshold_option,
+    report_retrieval,
+)
 from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
@@ -51,6 +57,7 @@ __all__ = ["evaluate"]
 )
 @rel_threshold_option
 @gain_option
+@no_relevant_option
 @click.option(
     "--agent-k",
     type=click.IntRange(min=1),
@@ -114,6 +121,7 @@ def evaluate(
     k: int,
     rel_threshold: int,
     gain: str,
+    no_relevant: str,
     agent_k: int,
     resamples: int,
     pool_depth: int | None,
@@ -163,6 +171,7 @@ def evaluate(
             k=k,
             rel_threshold=rel_threshold,
             gain=gain,  # type: ignore[arg-type]
+            no_relevant=no_relevant,  # type: ignore[arg-type]
             agent_k=agent_k,
             resamples=resamples,
             seed=seed,

@@ -9,7 +9,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, gain_option, rel_threshold_option
+from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.errors import UsageError
 
 __all__ = ["metrics"]
@@ -34,13 +34,7 @@ def _num(v: float) -> float | None:
 )
 @rel_threshold_option
 @gain_option
-@click.option(
-    "--no-relevant",
-    type=click.Choice(["zero", "skip"]),
-    default="zero",
-    show_default=True,
-    help="A judged query with no relevant document: score 0, or leave it out (always counted).",
-)
+@no_relevant_option
 @click.option(
     "--missing",
     type=click.Choice(["zero", "skip"]),

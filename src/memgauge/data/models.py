@@ -10,7 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "ACTIONS",
@@ -131,6 +139,13 @@ class Judgment(_Model):
     source: JudgmentSource = Field(default="manual", description="Where the judgment came from.")
     annotator: str | None = Field(default=None, description="Who or what judged.")
     confidence: FiniteFloat = Field(default=1.0, ge=0.0, le=1.0, description="Confidence, 0-1.")
+    source_channels: list[NonEmptyStr] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("source_channels", "sourceChannels"),
+        description="Seed 002 `sourceChannels`: the retrieval channels that produced this "
+        "memory when it was judged (`vector`, `fts5`, `bm25`, `graph`, or a system's own "
+        "names such as `lexical`, `dense`); `sourceChannels` is read as well. Empty: unknown.",
+    )
 
 
 class EquivalenceClass(_Model):
@@ -190,6 +205,16 @@ class RetrievalDataset(_Model):
         description="The benchmark protocol it was imported under (e.g. LongMemEval's paper "
         "protocol), and the conventions that come with it; None for memgauge's own.",
     )
+
+    def source_channels(self) -> dict[str, dict[str, list[str]]]:
+        """Seed 002's channel attribution: `{query_id: {memory_id: channels}}` of the judgments
+        that name their channels (several judgments of one pair: their channels, merged)."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for j in self.judgments:
+            if j.source_channels:
+                per = out.setdefault(j.query_id, {})
+                per[j.memory_id] = sorted({*per.get(j.memory_id, ()), *j.source_channels})
+        return out
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """Judgments as `{query_id: {memory_id: grade}}`; the highest grade wins on repeats."""

@@ -18,6 +18,7 @@ from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceCla
 __all__ = [
     "AgentValue",
     "causal_chain_completeness",
+    "channel_attributed_recall",
     "channel_contribution",
     "cold_warm_mrr",
     "constitutional_surfacing",
@@ -152,18 +153,28 @@ def tier_stratified_precision(
 ) -> AgentValue:
     """Per tier: of all top-k hits in that tier (over all searches), the share judged relevant.
 
-    The seed expects critical > important > normal; `value` is 1.0 when that holds, 0.0 when
-    not, None when a tier has no hits.
+    precision(t) = sum_q |{d in top_k(q) : tier d = t, d relevant}| / sum_q |{d in top_k(q) :
+    tier d = t}| (micro over searches), in `detail["precision"]` with the hit counts in
+    `detail["hits"]`; `detail["per_query"]` has each search's own precision per tier. The seed
+    expects critical > important > normal; `value` is 1.0 when that holds, 0.0 when not, None
+    when a tier has no hits.
     """
     shown: dict[str, int] = {}
     good: dict[str, int] = {}
+    per_query: dict[str, dict[str, float]] = {}
     for q, ids in ranked.items():
         judged = qrels.get(q, {})
+        q_shown: dict[str, int] = {}
+        q_good: dict[str, int] = {}
         for d in ids[:k]:
             t = tiers.get(d, "normal")
-            shown[t] = shown.get(t, 0) + 1
+            q_shown[t] = q_shown.get(t, 0) + 1
             # an unjudged hit is never relevant, even at threshold 0 (trec_eval -l0)
-            good[t] = good.get(t, 0) + (d in judged and judged[d] >= threshold)
+            q_good[t] = q_good.get(t, 0) + (d in judged and judged[d] >= threshold)
+        for t, n in q_shown.items():
+            shown[t] = shown.get(t, 0) + n
+            good[t] = good.get(t, 0) + q_good[t]
+        per_query[q] = {t: q_good[t] / n for t, n in q_shown.items()}
     precision = {t: good[t] / shown[t] for t in shown}
     order = [precision.get(t) for t in ("critical", "important", "normal")]
     holds = None
@@ -172,9 +183,50 @@ def tier_stratified_precision(
     return AgentValue(
         holds,
         sum(shown.values()),
-        detail={"precision": precision, "hits": shown},
+        detail={"precision": precision, "hits": shown, "per_query": per_query},
         note=None if holds is not None else "a tier had no hits",
     )
+
+
+def channel_attributed_recall(
+    ranked: Ranked,
+    qrels: Mapping[str, Mapping[str, int]],
+    attributed: Mapping[str, Mapping[str, Sequence[str]]],
+    k: int,
+    threshold: int = 2,
+) -> dict[str, AgentValue]:
+    """Seed 002's channel attribution from judgments (`sourceChannels`): per channel c,
+    Recall@k over the relevant memories whose judgment says c produced them.
+
+    value(c) = mean over queries q with such memories of |{d in A_c(q) : d in top_k(q)}| /
+    |A_c(q)|, with A_c(q) the relevant memories of q (grade >= threshold) attributed to c.
+    `detail["share"]`: of all relevant memories that name a channel, the share naming c (what
+    each channel produced in production). Queries without attributed relevant memories are
+    not applicable; a dataset with no `sourceChannels` gives no channel.
+    """
+    per: dict[str, dict[str, float]] = {}
+    named: dict[str, int] = {}
+    n_named = 0
+    for q, by_memory in attributed.items():
+        judged = qrels.get(q, {})
+        rel = {d: chans for d, chans in by_memory.items() if judged.get(d, -1) >= threshold}
+        if not rel or q not in ranked:
+            continue
+        top = set(ranked[q][:k])
+        n_named += len(rel)
+        for c in sorted({c for chans in rel.values() for c in chans}):
+            mine = [d for d, chans in rel.items() if c in chans]
+            named[c] = named.get(c, 0) + len(mine)
+            per.setdefault(c, {})[q] = sum(d in top for d in mine) / len(mine)
+    return {
+        c: AgentValue(
+            _mean(list(values.values())),
+            len(values),
+            per_query=values,
+            detail={"share": named[c] / n_named, "n_relevant": named[c]},
+        )
+        for c, values in sorted(per.items())
+    }
 
 
 def folder_ils(ranked: Ranked, folders: Mapping[str, str | None], k: int) -> AgentValue:

@@ -27,6 +27,13 @@ never, and R counts judgments only (see `ranking`).
 Edge cases: a query with R = 0 (no relevant documents) and a judged query absent from the run
 score 0 by default (`no_relevant="skip"` / `missing_from_run="skip"` give NaN, excluded from
 means); both are counted in `Counts`. Cutoffs must be >= 1.
+
+`no_relevant="one"` is seed 002's convention (its `computeRecall` returns 1.0 when nothing is
+relevant: "perfect recall vacuously"), applied to every measure that is a share of what there
+was to find, 0/0 for such a query: Recall, recall_all, AP, R-prec and ndcg_any score 1.0, and
+nDCG does when its ideal gain is 0 too (a query whose only judgments are grade 1 under
+threshold 2 keeps its computed nDCG). Measures that need a relevant hit to exist (RR, Hit,
+recall_any) and P@k (nothing relevant was shown) keep 0, as the seed's MRR does.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
 __all__ = [
     "MAX_EXP_GRADE",
+    "NO_RELEVANT",
+    "VACUOUS_ONE",
     "Counts",
     "Evaluation",
     "MetricConfig",
@@ -52,6 +61,15 @@ __all__ = [
     "evaluate_judged",
     "evaluate_ranked",
 ]
+
+#: What a query with no relevant document scores: 0 (default), 1 where that is 0/0 (seed 002),
+#: or nothing (left out of the means). Every IR entry point (`metrics`, `evaluate`, suites'
+#: `ir` aggregate and `retrieval` evaluator) takes these three.
+NO_RELEVANT: tuple[str, ...] = ("zero", "one", "skip")
+#: The measures that are a share of what there was to find: 1.0 under `no_relevant="one"`.
+VACUOUS_ONE: frozenset[str] = frozenset(
+    {"Recall", "recall_all", "AP", "R-prec", "ndcg_any", "nDCG"}
+)
 
 MAX_EXP_GRADE = 1023  # 2^1024 - 1 is not a finite double
 _EXP_UNSCALED = 960  # up to here, sums of up to 2^63 exp gains stay finite unscaled
@@ -65,14 +83,15 @@ class MetricConfig:
         rel_threshold: grade at or above which a document is relevant for binary measures
             (seed 002: 2; trec_eval: 1).
         gain: nDCG gain, "exp" (2^g - 1, seed 002) or "linear" (trec_eval).
-        no_relevant: a query with no relevant documents scores "zero" (default) or is
-            "skip"ped (NaN).
+        no_relevant: a query with no relevant documents scores "zero" (default), "one" on
+            the measures where that is 0/0 (seed 002's Recall; see the module docstring), or
+            is "skip"ped (NaN).
         missing_from_run: a judged query absent from the run scores "zero" or is "skip"ped.
     """
 
     rel_threshold: int = 2
     gain: Literal["exp", "linear"] = "exp"
-    no_relevant: Literal["zero", "skip"] = "zero"
+    no_relevant: Literal["zero", "one", "skip"] = "zero"
     missing_from_run: Literal["zero", "skip"] = "zero"
 
     def __post_init__(self) -> None:
@@ -81,6 +100,10 @@ class MetricConfig:
             raise ValueError(f"rel_threshold {self.rel_threshold} is negative; use 0 or more")
         if self.gain not in ("exp", "linear"):
             raise ValueError(f"gain {self.gain!r}: use 'exp' or 'linear'")
+        if self.no_relevant not in NO_RELEVANT:
+            raise ValueError(
+                f"no_relevant {self.no_relevant!r}: use one of {', '.join(NO_RELEVANT)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -110,14 +133,18 @@ class Counts:
             "run_only": self.run_only,
         }
 
-    def notes(self) -> list[str]:
-        """Human-readable accounting lines for reports."""
+    def notes(self, no_relevant: str = "zero") -> list[str]:
+        """Human-readable accounting lines for reports (`no_relevant`: how those queries were
+        scored, `MetricConfig.no_relevant`)."""
         out = []
         if self.no_relevant:
-            out.append(
-                f"{len(self.no_relevant)} judged queries have no relevant memory "
-                "(scored 0 unless skipped)."
-            )
+            how = {
+                "zero": "scored 0 unless skipped",
+                "one": "--no-relevant one: scored 1.0 where the measure is 0/0, as seed 002's "
+                "Recall",
+                "skip": "--no-relevant skip: left out of the means",
+            }[no_relevant]
+            out.append(f"{len(self.no_relevant)} judged queries have no relevant memory ({how}).")
         if self.missing_from_run:
             out.append(
                 f"{len(self.missing_from_run)} judged queries are absent from the run "
@@ -258,12 +285,18 @@ def evaluate_judged(
         skip |= no_rel
     if cfg.missing_from_run == "skip":
         skip |= missing
+    # seed 002's vacuous 1.0; nDCG only where its ideal gain is 0 as well (grades <= 0)
+    # (a query absent from the run keeps its own convention, missing_from_run)
+    ones = no_rel & ~skip & ~missing if cfg.no_relevant == "one" else None
+    ideal_zero = judged.ideal.max(axis=1, initial=0) <= 0 if ones is not None else None
     per_query: dict[str, FloatArray] = {}
     # binary relevance once, only as deep as the deepest measure looks
     rel = _cut(judged.grades, _depth(parsed)) >= cfg.rel_threshold
     for m in parsed:
         values = _compute(m, judged, cfg, n_rel, rel) if judged.query_ids else np.zeros(0)
         values = np.asarray(values, dtype=np.float64)
+        if ones is not None and m.name in VACUOUS_ONE:
+            values[ones & ideal_zero if m.name == "nDCG" else ones] = 1.0
         values[skip] = np.nan
         per_query[str(m)] = values
     ids = np.asarray(judged.query_ids, dtype=object)

@@ -6,16 +6,19 @@ a link, or a `|` or line break that reshapes a table."""
 
 from __future__ import annotations
 
-from memgauge.aggregates.retrieval_result import RetrievalEvalResult
+from memgauge.aggregates.retrieval_result import MetricComparison, RetrievalEvalResult
 from memgauge.report.escape import md_text
 from memgauge.view.fmt import (
     agent_names,
+    category_marks,
     fmt_agent,
     fmt_ci,
     fmt_num,
     fmt_p,
+    fmt_pct,
     fmt_summary,
     marks,
+    no_relevant_text,
     ok_systems,
 )
 
@@ -27,6 +30,46 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines.append("|" + "|".join("---" for _ in header) + "|")
     lines.extend("| " + " | ".join(md_text(c) for c in row) + " |" for row in rows)
     return lines
+
+
+def _category_comparisons(
+    result: RetrievalEvalResult, measure: str, baseline: str | None
+) -> list[str]:
+    """The paired comparisons of `measure` within each category, as the overall table."""
+    rows = []
+    for comp in result.comparisons:
+        for group, metrics in comp.by_category.items():
+            for mc in metrics:
+                if mc.measure != measure:
+                    continue
+                rows.append(_comparison_row(f"{comp.candidate} vs {comp.baseline}", group, mc))
+    note = (
+        f"Paired by category against {md_text(baseline)}: the same tests on each category's "
+        "queries, Holm-corrected across measures within the category (every measure is in "
+        "result.json)."
+    )
+    return [note, "", *_table(["pair", "category", *_COMPARISON_COLUMNS], rows)]
+
+
+_COMPARISON_COLUMNS = ["a", "b", "Δ", "Δ CI", "p", "p (Holm)", "d_z", "n", ""]
+
+
+def _comparison_row(pair: str, label: str, mc: MetricComparison) -> list[str]:
+    """One paired comparison as a table row: pair, measure or category, then
+    `_COMPARISON_COLUMNS`."""
+    return [
+        pair,
+        label,
+        fmt_num(mc.mean_a),
+        fmt_num(mc.mean_b),
+        ("n/a" if mc.delta is None else f"{mc.delta:+.3f}"),
+        fmt_ci(mc.ci_low, mc.ci_high),
+        fmt_p(mc.p_value),
+        fmt_p(mc.p_holm),
+        fmt_num(mc.effect_size, 2),
+        str(mc.n),
+        mc.mark,
+    ]
 
 
 def render_markdown(result: RetrievalEvalResult) -> str:
@@ -43,7 +86,8 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         "",
         f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
         f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
-        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
+        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}); "
+        f"{md_text(no_relevant_text(st.no_relevant))}.",
         "",
         *([f"Dataset protocol: {ds.protocol}.", ""] if ds.protocol else []),
         "## Summary",
@@ -79,24 +123,8 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         rows = []
         for comp in result.comparisons:
             for mc in comp.metrics:
-                rows.append(
-                    [
-                        f"{comp.candidate} vs {comp.baseline}",
-                        mc.measure,
-                        fmt_num(mc.mean_a),
-                        fmt_num(mc.mean_b),
-                        ("n/a" if mc.delta is None else f"{mc.delta:+.3f}"),
-                        fmt_ci(mc.ci_low, mc.ci_high),
-                        fmt_p(mc.p_value),
-                        fmt_p(mc.p_holm),
-                        fmt_num(mc.effect_size, 2),
-                        str(mc.n),
-                        mc.mark,
-                    ]
-                )
-        out += _table(
-            ["pair", "measure", "a", "b", "Δ", "Δ CI", "p", "p (Holm)", "d_z", "n", ""], rows
-        )
+                rows.append(_comparison_row(f"{comp.candidate} vs {comp.baseline}", mc.measure, mc))
+        out += _table(["pair", "measure", *_COMPARISON_COLUMNS], rows)
 
     names = agent_names(result)
     if names:
@@ -109,6 +137,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         out += _table(["metric", "target", *(s.name for s in systems)], rows)
 
     primary = st.measures[0] if st.measures else None
+    cmk = category_marks(result)
     for dim in ("category", "intent"):
         groups: dict[str, None] = {}
         for s in systems:
@@ -122,10 +151,37 @@ def render_markdown(result: RetrievalEvalResult) -> str:
             n_max = 0
             for s in systems:
                 summ = s.breakdown.get(dim, {}).get(g, {}).get(primary)
-                cells.append(fmt_summary(summ))
+                cell = fmt_summary(summ)
+                mark = cmk.get((s.name, g, primary)) if dim == "category" else None
+                if mark and mark.mark:
+                    cell += f" {mark.arrow}{mark.mark}"
+                cells.append(cell)
                 n_max = max(n_max, summ.n_scored if summ else 0)
             rows.append([g, str(n_max), *cells])
         out += _table([dim, "n", *(s.name for s in systems)], rows)
+        if dim == "category" and cmk:
+            out += ["", *_category_comparisons(result, primary, baseline)]
+
+    expanded = [s for s in systems if s.expansion is not None]
+    if expanded:
+        out += ["", "## Query-expansion impact", ""]
+        out.append(
+            "Each system's ranking before query expansion (a) against after (b), paired on the "
+            "queries with both (randomization test, Holm-corrected across measures)."
+        )
+        rows = []
+        for s in expanded:
+            assert s.expansion is not None
+            for mc in s.expansion.metrics:
+                rows.append(_comparison_row(s.name, mc.measure, mc))
+        out += ["", *_table(["system", "measure", *_COMPARISON_COLUMNS], rows), ""]
+        for s in expanded:
+            assert s.expansion is not None
+            out.append(
+                f"- **{md_text(s.name)}**: {s.expansion.n_queries} queries; "
+                f"{fmt_pct(s.expansion.new_hit_share)} of the returned memories found only "
+                f"after expansion; {s.expansion.new_relevant} relevant memories found only after"
+            )
 
     lat = [(s.name, st_name, v) for s in systems for st_name, v in s.latency_ms.items()]
     if lat:

@@ -6,8 +6,25 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-from memgauge.view.fmt import agent_names, fmt_agent, fmt_summary, marks, ok_systems
+from memgauge.aggregates.retrieval_result import (
+    RetrievalEvalResult,
+    SystemResult,
+)
+from memgauge.view.fmt import (
+    Mark,
+    agent_names,
+    category_marks,
+    fmt_agent,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    fmt_summary,
+    mark_of,
+    marks,
+    no_relevant_text,
+    ok_systems,
+)
 
 __all__ = ["render_terminal"]
 
@@ -20,7 +37,8 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     table = Table(
         title=f"{result.dataset.name}"
         + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}",
+        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}; "
+        + no_relevant_text(st.no_relevant),
         title_justify="left",
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.
@@ -30,12 +48,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     for m in st.measures:
         row = [escape(m)]
         for s in systems:
-            cell = fmt_summary(s.metrics.get(m), ci_digits=2)
-            mark = mk.get((s.name, m))
-            if mark and mark.mark:
-                color = "green" if mark.arrow == "▲" else "red"
-                cell += f" [{color}]{mark.arrow}{mark.mark}[/{color}]"
-            row.append(cell)
+            row.append(_marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m))))
         table.add_row(*row)
     console.print(table)
     if len(systems) > 1:
@@ -61,6 +74,8 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
                 cells.append(text)
             agent.add_row(escape(n), escape(first.target or "") if first else "", *cells)
         console.print(agent)
+    _categories(result, systems, console)
+    _expansion(systems, console)
     for s in result.systems:
         if s.status != "ok":
             console.print(
@@ -69,3 +84,64 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     for s in systems:
         for note in s.notes:
             console.print(escape(f"{s.name}: {note}"))
+
+
+def _categories(result: RetrievalEvalResult, systems: list[SystemResult], console: Console) -> None:
+    """The first measure by query category, with each candidate's paired mark in that
+    category (Holm-corrected across measures within the category)."""
+    st = result.settings
+    primary = st.measures[0] if st.measures else None
+    groups = list(dict.fromkeys(g for s in systems for g in s.breakdown.get("category", {})))
+    if primary is None or not groups:
+        return
+    cmk = category_marks(result)
+    table = Table(title=f"{primary} by category", title_justify="left")
+    table.add_column("category", no_wrap=True)
+    for s in systems:
+        table.add_column(escape(s.name), no_wrap=True)
+    for g in groups:
+        row = [escape(g)]
+        for s in systems:
+            cell = fmt_summary(s.breakdown["category"].get(g, {}).get(primary), ci_digits=2)
+            row.append(_marked(cell, cmk.get((s.name, g, primary))))
+        table.add_row(*row)
+    console.print(table)
+
+
+def _marked(cell: str, mark: Mark | None) -> str:
+    """`cell` with a significant mark after it, green up or red down."""
+    if mark and mark.mark:
+        color = "green" if mark.arrow == "▲" else "red"
+        return f"{cell} [{color}]{mark.arrow}{mark.mark}[/{color}]"
+    return cell
+
+
+def _expansion(systems: list[SystemResult], console: Console) -> None:
+    """Before against after query expansion, for the systems that reported both rankings."""
+    expanded = [s for s in systems if s.expansion is not None]
+    if not expanded:
+        return
+    table = Table(title="query-expansion impact (a = before, b = after)", title_justify="left")
+    for column in ("system", "measure", "before", "after", "Δ [95% CI]", "p (Holm)", "n"):
+        table.add_column(column, no_wrap=True)
+    for s in expanded:
+        assert s.expansion is not None
+        for mc in s.expansion.metrics:
+            delta = "n/a" if mc.delta is None else f"{mc.delta:+.3f}"
+            table.add_row(
+                escape(s.name),
+                escape(mc.measure),
+                fmt_num(mc.mean_a),
+                fmt_num(mc.mean_b),
+                _marked(f"{delta} {fmt_ci(mc.ci_low, mc.ci_high, 2)}".rstrip(), mark_of(mc)),
+                fmt_p(mc.p_holm),
+                str(mc.n),
+            )
+    console.print(table)
+    for s in expanded:
+        assert s.expansion is not None
+        console.print(
+            f"{s.name}: {fmt_pct(s.expansion.new_hit_share)} of the returned memories found only "
+            f"after expansion; {s.expansion.new_relevant} relevant memories found only after",
+            markup=False,
+        )

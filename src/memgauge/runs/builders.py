@@ -19,6 +19,7 @@ from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
+from memgauge.metrics.ir import NO_RELEVANT
 from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.runs.suite import Suite
 
@@ -58,6 +59,7 @@ def evaluate_suite(
     agent_k: int = 5,
     n_resamples: int = 1000,
     seed: int = 0,
+    no_relevant: str = "zero",
     pool_depth: int | None = None,
     pool_grade: int = 1,
     pool_judge: str | Mapping[str, Any] | None = None,
@@ -67,7 +69,10 @@ def evaluate_suite(
     timeout: float = 60.0,
 ) -> Suite:
     """A retrieval task over `dataset` for every system: per query one verdict per measure,
-    and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons)."""
+    and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons).
+
+    `no_relevant` (zero, one, skip: `metrics.ir`) goes to the evaluators and the aggregate
+    alike; the default is left out of the suite, which stays as it was before the option."""
     canonical = [str(parse_measure(m)) for m in measures]
     cutoffs = [c for c in (parse_measure(m).cutoff for m in canonical) if c is not None]
     if cutoffs and k < max(cutoffs):
@@ -79,7 +84,9 @@ def evaluate_suite(
         raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
     if pool_judge is not None and pool_depth is None:
         raise UsageError("--pool-judge grades a pool: give --pool-depth N as well")
-    retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": "zero"}
+    if no_relevant not in NO_RELEVANT:
+        raise UsageError(f"--no-relevant {no_relevant!r}: use one of {', '.join(NO_RELEVANT)}")
+    retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": no_relevant}
     ir: dict[str, Any] = {
         "measures": canonical,
         "rel_threshold": rel_threshold,
@@ -88,6 +95,7 @@ def evaluate_suite(
         "n_resamples": n_resamples,
         "pool_depth": pool_depth,
         "pool_grade": pool_grade,
+        **({"no_relevant": no_relevant} if no_relevant != "zero" else {}),
         **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
     }
     return Suite.model_validate(

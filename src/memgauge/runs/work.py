@@ -7,7 +7,8 @@ How a subject is asked depends on the task:
 - retrieval: `search(input, k, session=...)`; the output is the ranked hits (id, rank, text,
   score, channels, channel ranks). A query with a session context is also searched without it
   (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
-  search is ignored;
+  search is ignored. A system that reports its ranking before query expansion
+  (`SearchResult.pre_expansion`) has it kept in `extra["pre_expansion"]`;
 - expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
   plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
   else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line;
@@ -130,6 +131,8 @@ def ask(
             pass
         else:
             extra["without_session"] = [h.id for h in plain.hits]
+    if result.pre_expansion is not None:  # seed 002's query-expansion impact
+        extra["pre_expansion"] = list(result.pre_expansion)
     known = task.memory_texts()
     hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
     return hits, dict(result.latency_ms), extra
@@ -288,7 +291,11 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
         except Exception as exc:
             score = Score.failure(f"{type(exc).__name__}: {exc}")
         verdict = _score_record(label, score, clean)
-        if verdict.error is not None or verdict.value is None:
+        if verdict.error is None and verdict.value is None and score.detail.get("skipped"):
+            # skipped by a convention the user chose (`no_relevant: skip`): no value, and no
+            # failure either; the item's combined score is None
+            all_scored = False
+        elif verdict.error is not None or verdict.value is None:
             all_scored = False
             failure = Failure.of("evaluate", verdict.error or "no value", record.attempts)
             failures.append(failure.model_copy(update={"kind": label}))

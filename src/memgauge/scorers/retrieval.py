@@ -5,7 +5,7 @@ ids (grade 3)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -59,14 +59,15 @@ class RetrievalMeasure:
         rel_threshold: grade at or above which a memory is relevant.
         gain: nDCG gain, exp or linear.
         no_relevant: an item whose judged memories all lie below the threshold: `fail` (the
-            evaluator cannot score it) or `zero` (scored 0 and counted, as `memgauge evaluate`
-            and trec_eval do).
+            evaluator cannot score it), `zero` (scored 0 and counted, as `memgauge evaluate`
+            and trec_eval do), `one` (1.0 where the measure is 0/0, seed 002's Recall; see
+            `metrics.ir`) or `skip` (no value, not a failure: left out of means).
     """
 
     measure: str = "nDCG@10"
     rel_threshold: int = 2
     gain: Literal["exp", "linear"] = "exp"
-    no_relevant: Literal["fail", "zero"] = "fail"
+    no_relevant: Literal["fail", "zero", "one", "skip"] = "fail"
     name: ClassVar[str] = "retrieval"
 
     def __post_init__(self) -> None:
@@ -93,6 +94,17 @@ class RetrievalMeasure:
         if not any(g >= self.rel_threshold for g in grades.values()):
             if self.no_relevant == "zero":
                 return Score(value=0.0, reason="no judged memory is relevant: scored 0")
+            if self.no_relevant == "skip":
+                return Score(
+                    value=None,
+                    reason="no judged memory is relevant: skipped",
+                    detail={"skipped": True},
+                )
+            if self.no_relevant == "one":
+                cfg_one = replace(self._cfg, no_relevant="one")  # type: ignore[attr-defined]
+                ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg_one)
+                one = float(next(iter(ev.per_query.values()))[0])
+                return Score(value=one, reason=f"no judged memory is relevant: {one:g}")
             return Score.failure("retrieval: no judged memory reaches the relevance threshold")
         parsed: Measure = self._parsed  # type: ignore[attr-defined]
         cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]

@@ -165,6 +165,8 @@ def eval_results_rows(
                 {
                     "query_id": q["query_id"],
                     "metrics": q.get("metrics", {}),
+                    # seed 002's QueryMetrics carries the agent-memory values per query
+                    "agent_metrics": q.get("agent_metrics", {}),
                     "error": q.get("error"),
                 }
                 for q in s.get("per_query", [])

@@ -23,7 +23,7 @@ from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, normalise_hits
+from memgauge.subjects.python_import import normalise_answer, search_result
 
 __all__ = ["HttpSubject"]
 
@@ -129,7 +129,11 @@ class HttpSubject:
             if isinstance(stages, dict)
             else {}
         )
-        return SearchResult(normalise_hits(data["hits"], k), {**latency, "total": total})
+        return search_result(
+            {"hits": data["hits"], "pre_expansion": data.get("pre_expansion")},
+            k,
+            {**latency, "total": total},
+        )
 
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """POST /answer: `{"text": ...}` back."""

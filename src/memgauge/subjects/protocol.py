@@ -36,10 +36,21 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """The ranked hits of one search and how long each stage took, in milliseconds."""
+    """The ranked hits of one search and how long each stage took, in milliseconds.
+
+    Attributes:
+        hits: the ranked hits, best first.
+        latency_ms: milliseconds per stage.
+        pre_expansion: for a system that expands queries (synonyms, rewrites, HyDE...), the
+            memory ids the same search ranked before expansion, best first: memgauge then
+            reports the expansion's impact (seed 002 section 3.2). None: no expansion, or not
+            reported. Over HTTP and JSON lines it is the response's `pre_expansion` list (ids,
+            or hits with an `id`) beside `hits`.
+    """
 
     hits: list[Hit]
     latency_ms: dict[str, float] = field(default_factory=dict)
+    pre_expansion: tuple[str, ...] | None = None
 
 
 @runtime_checkable

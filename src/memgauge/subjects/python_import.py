@@ -85,6 +85,33 @@ def _unreadable(raw: Any, text: Any) -> str:
     )
 
 
+def pre_expansion_ids(raw: Any, k: int) -> tuple[str, ...] | None:
+    """A search's `pre_expansion` (`SearchResult.pre_expansion`): ids, or hits with an `id`,
+    best first, cut at `k`; None stays None. SubjectError when it is anything else."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise SubjectError(
+            f"search's pre_expansion is a {type(raw).__name__}; give a list of memory ids "
+            "(best first) ranked before query expansion"
+        )
+    return tuple(h.id for h in normalise_hits(raw, k))
+
+
+def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResult:
+    """A search's answer as a `SearchResult`: a list of hits, or an object `{"hits": [...],
+    "pre_expansion": [...]}` (what the HTTP and JSON-lines protocols send)."""
+    if isinstance(raw, Mapping) and "hits" in raw:
+        return SearchResult(
+            normalise_hits(raw["hits"], k),
+            latency_ms,
+            pre_expansion_ids(raw.get("pre_expansion"), k),
+        )
+    if isinstance(raw, SearchResult):
+        return SearchResult(raw.hits[:k], latency_ms, pre_expansion_ids(raw.pre_expansion, k))
+    return SearchResult(normalise_hits(raw, k), latency_ms)
+
+
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
     """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids."""
     if isinstance(raw, SearchResult):
@@ -241,10 +268,11 @@ class PythonSubject:
             raw = self.obj.search(query, k)
         if isinstance(raw, SearchResult):
             return SearchResult(
-                raw.hits[:k], {**raw.latency_ms, "adapter_total": (time.perf_counter() - t0) * 1000}
+                raw.hits[:k],
+                {**raw.latency_ms, "adapter_total": (time.perf_counter() - t0) * 1000},
+                pre_expansion_ids(raw.pre_expansion, k),
             )
-        hits = normalise_hits(raw, k)
-        return SearchResult(hits, {"total": (time.perf_counter() - t0) * 1000})
+        return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
 
     def dump(self) -> list[Memory]:
         """Forward when the object has `dump`; an empty list otherwise."""

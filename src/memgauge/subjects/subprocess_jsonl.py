@@ -7,7 +7,8 @@ Protocol (one JSON object per line, UTF-8):
     or:       {"id": 1, "error": {"message": "what went wrong"}}
 
 Methods: `reset` {}, `ingest` {"memories": [Memory as JSON, ...]}, `flush` {}, `search` as
-above, `dump` {} -> list of memories, and for agents `answer` {"question": "...", "history": [turns] or
+above (or `{"hits": [...], "pre_expansion": ["m2", ...]}` from a system that expands queries:
+the ids it ranked before expansion, for seed 002's query-expansion impact), `dump` {} -> list of memories, and for agents `answer` {"question": "...", "history": [turns] or
 null} -> text or {"text": "..."}. Results of reset/ingest/flush are ignored (use null).
 Anything the child writes to stderr is kept and shown when it fails. Lines on stdout that are
 not JSON responses are an error (log to stderr instead).
@@ -23,7 +24,7 @@ from typing import Any
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.subjects._process import LineProcess
 from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, normalise_hits
+from memgauge.subjects.python_import import normalise_answer, search_result
 
 __all__ = ["SubprocessSubject"]
 
@@ -80,7 +81,7 @@ class SubprocessSubject:
         t0 = time.perf_counter()
         params = {"query": query, "k": k, "session": session.model_dump() if session else None}
         raw = self.call("search", params)
-        return SearchResult(normalise_hits(raw, k), {"total": (time.perf_counter() - t0) * 1000})
+        return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
 
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """`answer`; the round trip is the latency."""

@@ -19,13 +19,16 @@ from memgauge.aggregates.retrieval_result import (
 __all__ = [
     "Mark",
     "agent_names",
+    "category_marks",
     "fmt_agent",
     "fmt_ci",
     "fmt_num",
     "fmt_p",
     "fmt_pct",
     "fmt_summary",
+    "mark_of",
     "marks",
+    "no_relevant_text",
     "ok_systems",
 ]
 
@@ -65,6 +68,18 @@ def fmt_summary(s: MetricSummary | None, with_ci: bool = True, ci_digits: int = 
     return f"{s.value:.3f} {ci}".rstrip()
 
 
+_NO_RELEVANT_TEXT = {
+    "zero": "a query with no relevant memory scores 0",
+    "one": "a query with no relevant memory scores 1.0 where the measure is 0/0 (seed 002's Recall)",
+    "skip": "queries with no relevant memory are skipped",
+}
+
+
+def no_relevant_text(mode: str) -> str:
+    """The `--no-relevant` convention a report states: `... scores 0 (--no-relevant zero)`."""
+    return f"{_NO_RELEVANT_TEXT.get(mode, mode)} (--no-relevant {mode})"
+
+
 def fmt_agent(a: AgentMetric | None) -> str:
     """`0.857 (n=14)`; `n/a (n=0)`."""
     if a is None:
@@ -93,11 +108,22 @@ def marks(result: RetrievalEvalResult) -> dict[tuple[str, str], Mark]:
     out: dict[tuple[str, str], Mark] = {}
     for comp in result.comparisons:
         for mc in comp.metrics:
-            out[(comp.candidate, mc.measure)] = _mark(mc)
+            out[(comp.candidate, mc.measure)] = mark_of(mc)
     return out
 
 
-def _mark(mc: MetricComparison) -> Mark:
+def category_marks(result: RetrievalEvalResult) -> dict[tuple[str, str, str], Mark]:
+    """`(candidate, category, measure) -> Mark` from the per-category paired comparisons."""
+    out: dict[tuple[str, str, str], Mark] = {}
+    for comp in result.comparisons:
+        for group, rows in comp.by_category.items():
+            for mc in rows:
+                out[(comp.candidate, group, mc.measure)] = mark_of(mc)
+    return out
+
+
+def mark_of(mc: MetricComparison) -> Mark:
+    """The mark of one paired comparison."""
     return Mark(delta=mc.delta, mark=mc.mark, p_holm=mc.p_holm)
 
 

@@ -25,6 +25,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
 from memgauge.view.fmt import (
     agent_names,
+    category_marks,
     fmt_agent,
     fmt_ci,
     fmt_num,
@@ -32,6 +33,7 @@ from memgauge.view.fmt import (
     fmt_pct,
     fmt_summary,
     marks,
+    no_relevant_text,
 )
 from memgauge.view.pages import (
     duration,
@@ -154,11 +156,13 @@ def environment() -> Environment:
         url=page_url,
         nav=NAV,
         marks=marks,
+        category_marks=category_marks,
         agent_names=agent_names,
         agent_text=fmt_agent,
         agent_target=_agent_target,
         breakdown_keys=_breakdown_keys,
         summary_text=fmt_summary,
+        no_relevant_text=no_relevant_text,
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,
@@ -200,7 +204,28 @@ def item_context(run: RunRecord, it: ItemRecord) -> dict[str, Any]:
             for k, g in it.expected.items()
             if isinstance(g, int) and g >= threshold and k not in found
         ]
-    return {"it": it, "hits": hits, "missing": missing, "rel_threshold": threshold}
+    return {
+        "it": it,
+        "hits": hits,
+        "missing": missing,
+        "rel_threshold": threshold,
+        "query": _query_result(run, it),
+    }
+
+
+def _query_result(run: RunRecord, it: ItemRecord) -> Mapping[str, Any]:
+    """The ir aggregate's view of this item's query (its agent-metric values, its judgments'
+    channels, its ranking before query expansion); empty when the run has none."""
+    for agg in run.summary.aggregates if run.summary else ():
+        if agg.aggregate != "ir" or agg.task != it.task:
+            continue
+        for system in agg.detail.get("systems") or ():
+            if system.get("name") != it.subject:
+                continue
+            for q in system.get("per_query") or ():
+                if q.get("query_id") == it.item_id:
+                    return dict(q)
+    return {}
 
 
 def render_run_report(
@@ -258,6 +283,7 @@ def render_run_report(
         details=chosen,
         it_hits=[d["hits"] for d in details],
         it_missing=[d["missing"] for d in details],
+        it_query=[d["query"] for d in details],
         rel_threshold=_rel_threshold(run),
         n_items=len(items),
     )

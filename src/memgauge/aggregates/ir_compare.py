@@ -1,0 +1,101 @@
+"""Paired comparisons of two systems' per-query IR values: overall and within each query
+category (seed 002 section 3.4's stratified evaluation), each Holm-corrected across measures.
+
+Both read the queries the two systems scored alike (a query one of them failed is left out of
+the pair). Within a category the same tests run on that category's queries only, and the Holm
+correction spans that category's measures, as the overall comparison's spans all measures: a
+category's marks mean what the overall marks mean, for fewer queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from memgauge.aggregates.retrieval_result import Comparison, MetricComparison
+from memgauge.stats import NO_GROUP, compare_many
+
+__all__ = ["Scored", "compare_pair", "metric_rows"]
+
+#: One system's scored values: (name, {measure: per-query values}, query ids in that order).
+Scored = tuple[str, dict[str, np.ndarray[Any, Any]], list[str]]
+Test = Literal["randomization", "t", "wilcoxon"]
+
+
+def metric_rows(
+    a: Mapping[str, np.ndarray[Any, Any]],
+    b: Mapping[str, np.ndarray[Any, Any]],
+    *,
+    primary_test: Test,
+    seed: int,
+    alpha: float,
+    n_resamples: int,
+) -> list[MetricComparison]:
+    """`compare_many` on aligned per-query values (Holm across the measures given), as rows."""
+    compared = compare_many(
+        a, b, primary_test=primary_test, seed=seed, alpha=alpha, n_resamples=n_resamples
+    )
+    return [
+        MetricComparison(
+            measure=m,
+            mean_a=c.mean_a,
+            mean_b=c.mean_b,
+            delta=c.delta,
+            ci_low=c.delta_ci_low,
+            ci_high=c.delta_ci_high,
+            p_value=c.p_value,
+            p_holm=c.p_holm,
+            p_t=c.p_t,
+            p_wilcoxon=c.p_wilcoxon,
+            effect_size=c.effect_size,
+            mark=c.mark,
+            n=c.n,
+        )
+        for m, c in compared.items()
+    ]
+
+
+def compare_pair(
+    base: Scored,
+    cand: Scored,
+    categories: Mapping[str, str | None],
+    *,
+    primary_test: Test,
+    seed: int,
+    alpha: float,
+    n_resamples: int,
+) -> Comparison:
+    """`cand` against `base` over their common queries, and per category of those queries
+    (`categories`: query id -> category; no category at all: no per-category rows)."""
+    common = sorted(set(base[2]) & set(cand[2]))
+    ia = {q: i for i, q in enumerate(base[2])}
+    ib = {q: i for i, q in enumerate(cand[2])}
+    a_idx = np.asarray([ia[q] for q in common], dtype=np.int64)
+    b_idx = np.asarray([ib[q] for q in common], dtype=np.int64)
+    a = {m: v[a_idx] for m, v in base[1].items()}
+    b = {m: v[b_idx] for m, v in cand[1].items()}
+    options: dict[str, Any] = {
+        "primary_test": primary_test,
+        "seed": seed,
+        "alpha": alpha,
+        "n_resamples": n_resamples,
+    }
+    rows = metric_rows(a, b, **options)
+    groups = [categories.get(q) for q in common]
+    by_category: dict[str, list[MetricComparison]] = {}
+    if any(g is not None for g in groups):
+        labels = np.asarray([NO_GROUP if g is None else g for g in groups], dtype=object)
+        for group in sorted(set(labels.tolist())):
+            mask = labels == group
+            by_category[group] = metric_rows(
+                {m: v[mask] for m, v in a.items()}, {m: v[mask] for m, v in b.items()}, **options
+            )
+    return Comparison(
+        baseline=base[0],
+        candidate=cand[0],
+        test=primary_test,
+        metrics=rows,
+        by_category=by_category,
+    )
