@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         write_annotation_pool,
     )
     from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
+    from memgauge.api._runfiles import RunFile, write_run_files
     from memgauge.api._runs import (
         evaluate,
         interim_summary,
@@ -102,6 +103,7 @@ __all__ = [
     "LoadResult",
     "MetricConfig",
     "MetricSeries",
+    "RunFile",
     "RunRecord",
     "RunReport",
     "RunSummary",
@@ -174,6 +176,7 @@ __all__ = [
     "viewer_store",
     "write_annotation_pool",
     "write_path_subject",
+    "write_run_files",
 ]
 
 #: name -> the module that defines it (`module:attribute` where the API renames it). Each is
@@ -265,6 +268,8 @@ _LAZY: dict[str, str] = {
     "validate_file": "memgauge.api._files",
     "write_annotation_pool": "memgauge.api._online",
     "write_path_subject": "memgauge.api._runs",
+    "write_run_files": "memgauge.api._runfiles",
+    "RunFile": "memgauge.api._runfiles",
 }
 
 
