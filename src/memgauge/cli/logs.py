@@ -8,6 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import store_option
 
 __all__ = ["logs"]
 
@@ -73,6 +74,22 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""
     n = api.import_graded(db, graded)
     click.echo(dumps_strict({"judgments": n}))
+
+
+@logs.command("import-spans")
+@click.argument("spans", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@store_option
+def import_spans_cmd(spans: Path, store_path: str | None) -> None:
+    """Log the searches of OpenInference retriever spans (Phoenix, OTel) into the query log.
+
+    SPANS is an OTLP-JSON export (resourceSpans / scopeSpans / spans, attributes as key/value
+    lists; one object or one per line) or flattened spans as JSON lines, as Phoenix exports
+    them. A RETRIEVER span's `input.value` is the query, `retrieval.documents.{i}.document.id`
+    its ranked results, `session.id` its session; other spans are skipped. Prints the counts of
+    what was read, logged, skipped and dropped.
+    """
+    report = api.import_spans(spans, store=store_path)
+    click.echo(dumps_strict({**report.counts, "notes": report.notes}))
 
 
 @logs.command("re-search")
