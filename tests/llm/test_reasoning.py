@@ -17,6 +17,7 @@ from memgauge.llm.context import LLMContext
 from memgauge.llm.limiter import RequestRate
 from memgauge.llm.openai import OpenAIClient, rejected_parameter
 from memgauge.llm.structured import Structured, acomplete_structured
+from memgauge.scorers import EvalContext, evaluator_from_spec
 from memgauge.store.llm_cache import SQLiteResponseCache
 
 REQ = ChatRequest.of([{"role": "user", "content": "hello"}], max_tokens=50)
@@ -230,3 +231,19 @@ def test_structured_output_through_the_cache_on_a_reasoning_model(tmp_path: Path
         ("max_completion_tokens", "no_temperature")
     ] * 2
     assert again.responses[0].cached
+
+
+def test_a_judge_on_a_reasoning_model_says_it_was_asked_without_temperature(
+    llm_server: FakeOpenAIServer,
+) -> None:
+    llm_server.reasoning("o3-mini")
+    llm_server.respond(lambda _request: '{"grade": 2, "reason": "on topic"}')
+    judge = evaluator_from_spec({"relevance": {"model": "o3-mini"}})
+    score = judge.evaluate(EvalContext(output="the boat is blue", input="boat colour"))
+    again = judge.evaluate(EvalContext(output="the car is red", input="boat colour"))
+    assert score.value == pytest.approx(2 / 3)
+    assert score.detail["adapted"] == ["no_temperature"]
+    assert score.detail["requests"] == 2  # the 400, then the call without temperature
+    assert again.detail["requests"] == 1  # remembered for the model
+    assert again.detail["adapted"] == ["no_temperature"]
+    assert [("temperature" in r["json"]) for r in llm_server.requests] == [True, False, False]
