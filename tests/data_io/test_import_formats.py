@@ -150,3 +150,21 @@ def test_malformed_csv_sheets(
     assert words in err
     assert f"sheet.csv:{line}:" in err if line is not None else "sheet.csv:" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_suite_and_validate_read_a_csv_sheet_directly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("input,expected\nwhat colour is the boat,blue\n")
+    assert main(["validate", str(sheet)]) == 0
+    assert "1 items" in capsys.readouterr().out
+    (tmp_path / "memories.jsonl").write_text(json.dumps({"id": "m1", "text": "a blue boat"}) + "\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: sheet\nsubjects:\n  memory: {reference: {mode: lexical}}\ntasks:\n"
+        "  - {name: answers, kind: expected-output, dataset: sheet.csv,"
+        " memories: memories.jsonl, k: 1, evaluators: [icontains]}\n"
+    )
+    report = api.run_suite(suite, store=False)
+    assert [(i.item_id, i.scores[0].value) for i in report.items] == [("row-2", 1.0)]
