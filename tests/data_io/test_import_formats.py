@@ -108,18 +108,22 @@ def test_csv_items_become_task_items(tmp_path: Path, capsys: pytest.CaptureFixtu
     }
 
 
-def test_csv_items_run_as_an_expected_output_task(tmp_path: Path) -> None:
-    api.import_dataset("csv-items", DATA / "csv" / "items.csv", tmp_path)
-    (tmp_path / "memories.jsonl").write_text(
-        json.dumps({"id": "m1", "text": "the boat is blue"}) + "\n"
-    )
-    suite = tmp_path / "suite.yaml"
+def _answer(where: Path, dataset: str, memory: str, max_failure_rate: float = 0.1) -> api.RunReport:
+    """Run the items of `dataset` against one memory holding `memory`, scored by icontains."""
+    (where / "memories.jsonl").write_text(json.dumps({"id": "m1", "text": memory}) + "\n")
+    suite = where / "suite.yaml"
     suite.write_text(
-        "name: sheet\nmax_failure_rate: 0.5\nsubjects:\n  memory: {reference: {mode: lexical}}\ntasks:\n"
-        "  - {name: answers, kind: expected-output, dataset: items.jsonl,"
+        f"name: sheet\nmax_failure_rate: {max_failure_rate}\nsubjects:\n"
+        "  memory: {reference: {mode: lexical}}\ntasks:\n"
+        f"  - {{name: answers, kind: expected-output, dataset: {dataset},"
         " memories: memories.jsonl, k: 1, evaluators: [icontains]}\n"
     )
-    report = api.run_suite(suite, store=False)
+    return api.run_suite(suite, store=False)
+
+
+def test_csv_items_run_as_an_expected_output_task(tmp_path: Path) -> None:
+    api.import_dataset("csv-items", DATA / "csv" / "items.csv", tmp_path)
+    report = _answer(tmp_path, "items.jsonl", "the boat is blue", max_failure_rate=0.5)
     assert report.status == "completed"
     verdicts = {i.item_id: i.scores[0] for i in report.items}
     assert verdicts["c1"].value == 1.0  # the trimmed "blue" is in the top memory
@@ -159,12 +163,5 @@ def test_a_suite_and_validate_read_a_csv_sheet_directly(
     sheet.write_text("input,expected\nwhat colour is the boat,blue\n")
     assert main(["validate", str(sheet)]) == 0
     assert "1 items" in capsys.readouterr().out
-    (tmp_path / "memories.jsonl").write_text(json.dumps({"id": "m1", "text": "a blue boat"}) + "\n")
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(
-        "name: sheet\nsubjects:\n  memory: {reference: {mode: lexical}}\ntasks:\n"
-        "  - {name: answers, kind: expected-output, dataset: sheet.csv,"
-        " memories: memories.jsonl, k: 1, evaluators: [icontains]}\n"
-    )
-    report = api.run_suite(suite, store=False)
+    report = _answer(tmp_path, "sheet.csv", "a blue boat")
     assert [(i.item_id, i.scores[0].value) for i in report.items] == [("row-2", 1.0)]
