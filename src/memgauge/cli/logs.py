@@ -8,7 +8,6 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import store_option
 
 __all__ = ["logs"]
 
@@ -78,7 +77,15 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
 
 @logs.command("import-spans")
 @click.argument("spans", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@store_option
+@click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="The store whose query log gets the searches: a path, sqlite:///PATH or"
+    " postgresql://... (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if"
+    " need be).",
+)
 def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     """Log the searches of OpenInference retriever spans (Phoenix, OTel) into the query log.
 
