@@ -27,6 +27,10 @@ NOT_DATASETS = {
     "stores/spine-0009.read.json": "what an earlier store API read (test_upgrade_in_place)",
     "stores/integ-0011.read.json": "what an earlier store API read (test_upgrade_in_place)",
     "judges/seed000_fixtures.json": "seed 000's judge fixtures, read by their test",
+    "beir/mini/corpus.jsonl": "BEIR's format, read by `memgauge import beir`",
+    "beir/mini/queries.jsonl": "BEIR's format, read by `memgauge import beir`",
+    "spans/otlp.json": "an OTLP-JSON trace export, read by `memgauge logs import-spans`",
+    "spans/phoenix.jsonl": "Phoenix's span export, read by `memgauge logs import-spans`",
 }
 #: formats that are not memgauge's own JSON (TREC text, LoCoMo / LongMemEval as published):
 #: `validate` checks them, no JSON Schema describes them

@@ -92,6 +92,10 @@ def _no_pairs(env: Env) -> None:
     assert env.rows("eval_ab_test_pairs") == 0
 
 
+def _no_store(env: Env) -> None:
+    assert not env.db.exists()
+
+
 def _no_judgments(env: Env) -> None:
     assert env.rows("eval_judgments") == 0
 
@@ -188,6 +192,12 @@ COMMANDS: dict[str, Command] = {
         lambda f, e: ["import", "longmemeval", f, "--out", str(e.out)],
         _no_out,
     ),
+    "import-beir": (lambda f, e: ["import", "beir", f, "--out", str(e.out)], _no_out),
+    "import-csv-items": (lambda f, e: ["import", "csv-items", f, "--out", str(e.out)], _no_out),
+    "import-spans": (
+        lambda f, e: ["logs", "import-spans", f, "--store", str(e.db)],
+        _no_store,
+    ),
 }
 
 RETRIEVAL = ["validate", "evaluate"]
@@ -253,6 +263,19 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "suite_nul_byte.yaml": (SUITE, (4, "unacceptable character #x0000")),
     "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
     "operations_no_cases.json": (["operations"], (None, "no records")),
+    # issue 20 item 3: the importers of other tools' formats
+    "beir_corpus_missing_id": (["import-beir"], (2, "_id: needs a non-empty string id")),
+    "beir_qrels_bad_score": (["import-beir"], (3, "score: 'high' is not an integer")),
+    "items_csv_ragged_row.csv": (["import-csv-items"], (3, "4 cells, but the header has 3")),
+    "items_csv_unknown_column.csv": (["import-csv-items"], (1, "answer: unknown column")),
+    "spans_bad_score.jsonl": (
+        ["import-spans"],
+        (2, "attributes.retrieval.documents.0.document.score: a score must be a finite number"),
+    ),
+    "spans_attribute_without_key.json": (
+        ["import-spans"],
+        (None, "spans.0.attributes.1: an attribute needs a string `key`"),
+    ),
 }
 
 PARAMS = [(name, cmd) for name, (cmds, _) in CASES.items() for cmd in cmds]

@@ -40,11 +40,13 @@ if TYPE_CHECKING:
         dump_memories,
         export_golden_set,
         import_graded,
+        import_spans,
         pause_ab_test,
         shadow_summaries,
         write_annotation_pool,
     )
     from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
+    from memgauge.api._runfiles import RunFile, write_run_files
     from memgauge.api._runs import (
         evaluate,
         interim_summary,
@@ -113,6 +115,7 @@ __all__ = [
     "LoadResult",
     "MetricConfig",
     "MetricSeries",
+    "RunFile",
     "RunRecord",
     "RunReport",
     "RunSummary",
@@ -154,6 +157,7 @@ __all__ = [
     "import_dataset",
     "import_graded",
     "import_runs",
+    "import_spans",
     "interim_summary",
     "json_schema",
     "judge_from_spec",
@@ -198,6 +202,7 @@ __all__ = [
     "viewer_store",
     "write_annotation_pool",
     "write_path_subject",
+    "write_run_files",
 ]
 
 #: name -> the module that defines it (`module:attribute` where the API renames it). Each is
@@ -253,6 +258,7 @@ _LAZY: dict[str, str] = {
     "history": "memgauge.api._track",
     "import_dataset": "memgauge.api._files",
     "import_graded": "memgauge.api._online",
+    "import_spans": "memgauge.api._online",
     "interim_summary": "memgauge.api._runs",
     "json_schema": "memgauge.runs.schemas",
     "judge_from_spec": "memgauge.api._judges",
@@ -302,6 +308,8 @@ _LAZY: dict[str, str] = {
     "outcome_correlation": "memgauge.api._sessions",
     "record_outcome": "memgauge.api._sessions",
     "session_report": "memgauge.api._sessions",
+    "write_run_files": "memgauge.api._runfiles",
+    "RunFile": "memgauge.api._runfiles",
 }
 
 

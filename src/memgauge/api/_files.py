@@ -1,5 +1,5 @@
-"""Dataset files: imported from LoCoMo, LongMemEval and memaudit into memgauge's own files, and
-checked, whatever their kind, with every problem named by file, line and field."""
+"""Dataset files: imported from LoCoMo, LongMemEval, memaudit, BEIR and CSV sheets into
+memgauge's own files, and checked, whatever their kind, with every problem named by file, line and field."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.data.importers import (
+    BeirGrades,
     ImportReport,
+    import_beir,
+    import_csv_items,
     import_locomo,
     import_longmemeval,
     import_memaudit,
@@ -30,7 +33,7 @@ from memgauge.data.io import (
     save_conversations,
     save_retrieval_dataset,
 )
-from memgauge.data.jsonio import read_records
+from memgauge.data.jsonio import read_records, write_jsonl
 from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
 from memgauge.data.traces import trace_summary
 from memgauge.data.trec import read_qrels, read_run
@@ -59,25 +62,39 @@ class Imported:
 
 
 def import_dataset(
-    kind: Literal["locomo", "longmemeval", "memaudit"],
+    kind: Literal["locomo", "longmemeval", "memaudit", "beir", "csv-items"],
     src: Path,
     out_dir: Path,
     *,
     granularity: Literal["turn", "session"] = "turn",
     protocol: Literal["paper", "all-turns"] = "paper",
+    split: str = "test",
+    grades: BeirGrades = "shift",
 ) -> Imported:
     """Convert `src` into native files under `out_dir`: a retrieval dataset (memories, queries,
-    judgments) from LoCoMo or LongMemEval (its `granularity` and `protocol`), conversations.json
-    from memaudit; and import_report.json beside them."""
+    judgments) from LoCoMo, LongMemEval (its `granularity` and `protocol`) or a BEIR directory
+    (its qrels `split`, and how its `grades` map), conversations.json from memaudit,
+    items.jsonl from a CSV sheet of task items; and import_report.json beside them."""
+    if kind == "beir" and not src.is_dir():
+        raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
+    if kind != "beir" and src.is_dir():
+        raise DataError(Problem(str(src), None, None, f"is a directory; {kind} imports a file"))
     report: ImportReport
     if kind == "memaudit":
         conv, report = import_memaudit(src)
         out_dir.mkdir(parents=True, exist_ok=True)
         save_conversations(conv, out_dir / "conversations.json")
         written = [out_dir / "conversations.json"]
+    elif kind == "csv-items":
+        items, report = import_csv_items(src)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_jsonl(out_dir / "items.jsonl", items)
+        written = [out_dir / "items.jsonl"]
     else:
         if kind == "locomo":
             ds, report = import_locomo(src)
+        elif kind == "beir":
+            ds, report = import_beir(src, split=split, grades=grades)
         else:
             ds, report = import_longmemeval(src, granularity, protocol)
         written = save_retrieval_dataset(ds, out_dir)

@@ -10,11 +10,14 @@ from typing import Any
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Location, Where, require_store, results_store
+from memgauge.data.importers import ImportReport
+from memgauge.data.importers.spans import read_spans
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory
 from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
+from memgauge.online.querylog import QueryLog
 from memgauge.online.shadow import summarize_shadow
 from memgauge.stats.sequential import SPRTState
 from memgauge.store.ab_tests import ABTestStore
@@ -31,6 +34,7 @@ __all__ = [
     "dump_memories",
     "export_golden_set",
     "import_graded",
+    "import_spans",
     "pause_ab_test",
     "shadow_summaries",
     "write_annotation_pool",
@@ -250,3 +254,32 @@ def dump_memories(system: str) -> list[Memory]:
             " give --memories FILE instead"
         )
     return memories
+
+
+def import_spans(path: str | Path, *, store: Where = None) -> ImportReport:
+    """Log the searches recorded by the OpenInference retriever spans in `path` (OTLP-JSON or
+    Phoenix's flattened JSON lines; see `data.importers.spans`) into the query log of `store`,
+    through the logging SDK as production logs them; the report counts what was read, logged,
+    skipped and dropped. The file is read whole first: a malformed one logs nothing."""
+    searches, report = read_spans(path)
+    # every search of the file in one buffer: none is dropped for the buffer's bound
+    log = QueryLog(results_store(store), max_buffer=max(100_000, len(searches) + 1))
+    try:
+        for s in searches:
+            log.query(
+                s.query,
+                session_id=s.session_id,
+                tool_name=s.tool_name,
+                result_ids=s.result_ids,
+                latency_ms=s.latency_ms,
+                trace_id=s.trace_id,
+                query_id=s.query_id,
+            )
+        log.flush()
+    finally:
+        log.close()
+    if log.rejected:
+        report.add("queries_rejected_by_the_store", log.rejected)
+        report.notes.append(f"the store refused a search: {log.last_rejected}")
+    report.counts["queries_logged"] = len(searches) - log.rejected - log.dropped
+    return report

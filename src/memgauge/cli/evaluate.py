@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -108,6 +109,22 @@ __all__ = ["evaluate"]
     " memories: for a live system that holds them already (see `memgauge logs export"
     " --dump-from`).",
 )
+@click.option(
+    "--run-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write each system's ranking as a TREC run file (`qid Q0 docid rank score tag`,"
+    " tag = the system's label) for trec_eval; with several systems, one file each, named"
+    " FILE with `.LABEL` before its suffix. Scores are made from the rank, so every tool reads"
+    " exactly the ranking memgauge scored.",
+)
+@click.option(
+    "--run-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
+    " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",
+)
 @click.option("--concurrency", type=click.IntRange(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @evaluation_options
@@ -130,6 +147,8 @@ def evaluate(
     seed: int,
     out_dir: Path,
     no_ingest: bool,
+    run_out: Path | None,
+    run_json: Path | None,
     concurrency: int,
     quiet: bool,
     store_path: str | None,
@@ -191,6 +210,20 @@ def evaluate(
             progress=bar,
         )
     report_retrieval(report, out_dir, out)
+    run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (
+        ("trec", run_out),
+        ("json", run_json),
+    )
+    for fmt, where in run_files:
+        if where is not None:
+            for written in api.write_run_files(report.items, where, fmt):
+                left = ", ".join(
+                    f"{n} {what.replace('_', ' ')}" for what, n in written.left_out.items()
+                )
+                out.print(
+                    f"wrote {written.path} ({written.subject}: {written.queries} queries, "
+                    f"{written.results} results{f'; left out {left}' if left else ''})"
+                )
     code = conclude(
         out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
     )

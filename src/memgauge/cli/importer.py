@@ -1,4 +1,5 @@
-"""`memgauge import`: LoCoMo, LongMemEval and memaudit files into memgauge's native files."""
+"""`memgauge import`: LoCoMo, LongMemEval, memaudit, BEIR and CSV item sheets into memgauge's
+native files."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ __all__ = ["import_"]
 
 
 @click.command("import")
-@click.argument("kind", type=click.Choice(["locomo", "longmemeval", "memaudit"]))
-@click.argument("src", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "kind", type=click.Choice(["locomo", "longmemeval", "memaudit", "beir", "csv-items"])
+)
+@click.argument("src", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--out",
     "out_dir",
@@ -39,12 +42,32 @@ __all__ = ["import_"]
     "numbers sit beside the paper's; all-turns = every turn of every role, any has_answer turn "
     "relevant (what `memgauge audit` reads).",
 )
-def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str) -> None:
-    """Convert SRC (a LoCoMo, LongMemEval or memaudit file) into native files under --out.
+@click.option(
+    "--split",
+    default="test",
+    show_default=True,
+    help="BEIR: the qrels file that judges the queries (qrels/SPLIT.tsv).",
+)
+@click.option(
+    "--grades",
+    type=click.Choice(["shift", "keep"]),
+    default="shift",
+    show_default=True,
+    help="BEIR: shift = a grade g >= 1 becomes min(g+1, 3), so memgauge's relevant (grade >= 2)"
+    " is BEIR's (grade >= 1); keep = BEIR's 0-3 grades as they are, for --rel-threshold 1"
+    " --gain linear.",
+)
+def import_(
+    kind: str, src: Path, out_dir: Path, granularity: str, protocol: str, split: str, grades: str
+) -> None:
+    """Convert SRC (a LoCoMo, LongMemEval or memaudit file, a BEIR directory, or a CSV sheet of
+    task items) into native files under --out.
 
-    locomo and longmemeval become retrieval datasets (memories.jsonl, queries.jsonl,
-    judgments.jsonl) that `memgauge evaluate` reads; memaudit becomes conversations.json. An
-    import_report.json beside them lists every count and everything normalised or dropped.
+    locomo, longmemeval and beir become retrieval datasets (memories.jsonl, queries.jsonl,
+    judgments.jsonl) that `memgauge evaluate` reads; memaudit becomes conversations.json;
+    csv-items becomes items.jsonl, the items of an expected-output or script task (columns:
+    id, input, expected, expected_2..., category, corpus, metadata.KEY). An import_report.json
+    beside them lists every count and everything normalised or dropped.
     """
     imported = api.import_dataset(
         kind,  # type: ignore[arg-type]
@@ -52,6 +75,8 @@ def import_(kind: str, src: Path, out_dir: Path, granularity: str, protocol: str
         out_dir,
         granularity=granularity,  # type: ignore[arg-type]
         protocol=protocol,  # type: ignore[arg-type]
+        split=split,
+        grades=grades,  # type: ignore[arg-type]
     )
     report = imported.report
     out = console()

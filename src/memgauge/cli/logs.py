@@ -96,6 +96,30 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     click.echo(dumps_strict({"judgments": n}))
 
 
+@logs.command("import-spans")
+@click.argument("spans", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="The store whose query log gets the searches: a path, sqlite:///PATH or"
+    " postgresql://... (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if"
+    " need be).",
+)
+def import_spans_cmd(spans: Path, store_path: str | None) -> None:
+    """Log the searches of OpenInference retriever spans (Phoenix, OTel) into the query log.
+
+    SPANS is an OTLP-JSON export (resourceSpans / scopeSpans / spans, attributes as key/value
+    lists; one object or one per line) or flattened spans as JSON lines, as Phoenix exports
+    them. A RETRIEVER span's `input.value` is the query, `retrieval.documents.{i}.document.id`
+    its ranked results, `session.id` its session; other spans are skipped. Prints the counts of
+    what was read, logged, skipped and dropped.
+    """
+    report = api.import_spans(spans, store=store_path)
+    click.echo(dumps_strict({**report.counts, "notes": report.notes}))
+
+
 @logs.command("re-search")
 @db_argument
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True)

@@ -21,6 +21,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, store_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell
+from memgauge.report.item_table import flat_item, write_parquet
 from memgauge.report.suite_run import (
     comparison_table,
     failures_table,
@@ -181,38 +182,10 @@ def watch(run_id: str, store_path: str | None, interval: float) -> None:
                 run = _load(store, run["run_id"])
 
 
-def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
-    out = {
-        k: record[k]
-        for k in (
-            "run_id",
-            "subject",
-            "task",
-            "item_id",
-            "status",
-            "attempts",
-            "category",
-            "score",
-            "duration_ms",
-        )
-    }
-    out["input"] = (
-        record["input"].get("text") if isinstance(record["input"], dict) else record["input"]
-    )
-    for key in ("expected", "output"):
-        value = record[key]
-        out[key] = value if isinstance(value, str) or value is None else dumps_strict(value)
-    for s in record["scores"]:
-        out[s["evaluator"]] = s["value"]
-        out[f"{s['evaluator']}.passed"] = s["passed"]
-        out[f"{s['evaluator']}.reason"] = s["error"] or s["reason"]
-    return out
-
-
 def _csv(records: Iterable[Mapping[str, Any]]) -> str:
     """One row per item; every text cell (headers included: evaluator names are the user's)
     neutralized against formula injection (`report.escape.csv_cell`)."""
-    flat = [_flat(r) for r in records]
+    flat = [flat_item(r) for r in records]
     columns: list[str] = []
     for row in flat:
         columns.extend(c for c in row if c not in columns)
@@ -236,11 +209,12 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "jsonl", "csv", "bundle"]),
+    type=click.Choice(["json", "jsonl", "csv", "parquet", "bundle"]),
     default="jsonl",
     show_default=True,
     help="bundle: the whole run, to `memgauge runs import` into another store or to gate"
-    " against (`memgauge gate --baseline FILE`).",
+    " against (`memgauge gate --baseline FILE`); parquet: the csv's table with typed columns"
+    " (needs --out and `pip install 'memgauge[parquet]'`).",
 )
 @click.option(
     "--out",
@@ -252,8 +226,11 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
-    evaluator (value, passed, reason); bundle: the run as it is stored.
+    evaluator (value, passed, reason); parquet: the same table with typed columns (a missing
+    value is null) and the run in the file's metadata; bundle: the run as it is stored.
     """
+    if fmt == "parquet" and out is None:
+        raise click.UsageError("--format parquet writes a binary file: give --out FILE.parquet")
     if fmt == "bundle":
         text = dumps_strict(api.export_runs([run_id], store=store_path), sort_keys=True) + "\n"
         if out is None:
@@ -265,6 +242,11 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     with open_suite_store(store_path, read_only=True) as store:
         run = _load(store, run_id)
         records = store.iter_export(run["run_id"])
+        if fmt == "parquet":
+            assert out is not None
+            n = write_parquet(records, out, run)
+            click.echo(f"wrote {out} ({n} items)", err=True)
+            return
         if fmt == "jsonl":
             chunks: Iterable[str] = _jsonl(records)
         elif fmt == "csv":

@@ -107,6 +107,8 @@ def detect_kind(path: Path) -> Kind | None:
                 return "conversations"  # memaudit's data/sample-dataset.json
             return kind  # type: ignore[return-value]
     suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "items"  # the one kind read from a sheet (data.importers.csv_items)
     head = _peek(path).lstrip("\ufeff").lstrip()
     if suffix in (".txt", ".trec", ".qrels", ".run", "") and head:
         cols = len(head.splitlines()[0].split())

@@ -268,7 +268,13 @@ def _duplicate_ids(file: str, records: Sequence[Any], what: str) -> list[Problem
 
 def load_items(path: str | Path) -> list[TaskItem]:
     """Items of an expected-output or script task (JSONL, JSON or YAML list, or an object with
-    `items`); ids must be unique. DataError lists every problem with its line."""
+    `items`, or a CSV / TSV sheet: `data.importers.csv_items`); ids must be unique. DataError
+    lists every problem with its line."""
+    if Path(path).suffix.lower() in (".csv", ".tsv"):
+        # imported here: the importers package reads other files through this module
+        from memgauge.data.importers.csv_items import import_csv_items
+
+        return import_csv_items(path)[0]
     items = read_records(path, TaskItem, key="items")
     problems = _duplicate_ids(str(path), items, "item")
     if problems:

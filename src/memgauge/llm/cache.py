@@ -82,6 +82,7 @@ def _from_json(d: dict[str, Any]) -> ChatResponse:
         latency_ms=0.0,
         cached=True,
         finish_reason=d.get("finish_reason"),
+        adapted=tuple(str(a) for a in d.get("adapted") or ()),
     )
 
 
@@ -121,6 +122,12 @@ class CachingClient:
     def structured(self, value: str) -> None:
         if hasattr(self.inner, "structured"):
             self.inner.structured = value
+
+    @property
+    def adapted(self) -> dict[str, frozenset[str]]:
+        """The inner client's per-model parameter adaptations (`llm.openai.ADAPTATIONS`)."""
+        found = getattr(self.inner, "adapted", None)
+        return found if isinstance(found, dict) else {}
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.acomplete`."""

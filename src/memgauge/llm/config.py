@@ -2,7 +2,7 @@
 
 Precedence: explicit argument > environment > default. Environment: `MEMGAUGE_MODEL` (or
 memaudit's `MEMAUDIT_MODEL`), `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMGAUGE_LLM_CONCURRENCY`,
-`MEMGAUGE_LLM_TIMEOUT`, `MEMGAUGE_LLM_RETRIES`. The key is held only here: it is not part of
+`MEMGAUGE_LLM_TIMEOUT`, `MEMGAUGE_LLM_RETRIES`, `MEMGAUGE_LLM_RPM`. The key is held only here: it is not part of
 the repr, the cache key, any log line, report or stored spec, and is scrubbed from every
 error text (`memgauge._util.redact`).
 """
@@ -32,6 +32,11 @@ def _env_number(name: str, default: float) -> float:
         raise UsageError(f"environment variable {name}={raw!r} is not a number") from None
 
 
+def _env_rpm() -> float | None:
+    rpm = _env_number("MEMGAUGE_LLM_RPM", 0.0)
+    return rpm or None
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """How to reach one model.
@@ -52,6 +57,8 @@ class LLMConfig:
             the call (kind `rate_limit`) rather than stall the run for hours.
         structured: how to ask for JSON: a JSON schema, JSON mode, or the prompt alone (the
             client falls back by itself when an endpoint rejects the first two).
+        rpm: at most this many requests started per minute (retries included), spaced
+            evenly (`limiter.RequestRate`); None: no cap beyond `concurrency`.
     """
 
     model: str
@@ -65,8 +72,11 @@ class LLMConfig:
     backoff_max: float = 20.0
     retry_after_max: float = 120.0
     structured: StructuredMode = "json_schema"
+    rpm: float | None = None
 
     def __post_init__(self) -> None:
+        if self.rpm is not None and not self.rpm > 0:
+            raise UsageError(f"LLM rpm must be positive (requests per minute), got {self.rpm}")
         if self.concurrency < 1:
             raise UsageError("LLM concurrency must be at least 1")
         if self.timeout <= 0:
@@ -100,6 +110,7 @@ class LLMConfig:
             concurrency=int(given.pop("concurrency", _env_number("MEMGAUGE_LLM_CONCURRENCY", 16))),
             timeout=float(given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60))),
             max_retries=int(given.pop("max_retries", _env_number("MEMGAUGE_LLM_RETRIES", 4))),
+            rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )
 

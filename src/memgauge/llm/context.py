@@ -54,6 +54,7 @@ class LLMContext:
             config.concurrency,
             config.timeout,
             config.max_retries,
+            config.rpm,
         )
         with self._lock:
             found = self._clients.get(key)

@@ -5,7 +5,9 @@ hashed bag-of-words vectors (texts that share words are similar, so dense search
 behaves like a weak real model), `POST /v1/chat/completions` returns scripted or rule-made
 replies, and `POST /v1/messages` does the same in Anthropic's shape. It injects latency and
 failures: queued faults (`fail`) or random ones at configured rates (`FaultRates`: 429, 500,
-timeouts, malformed JSON content, truncated bodies). Real HTTP on a real socket, served by
+timeouts, malformed JSON content, truncated bodies). It can play a reasoning model
+(`reasoning`) that rejects `max_tokens` and any `temperature` but 1 with OpenAI's own 400
+bodies. Real HTTP on a real socket, served by
 aiohttp on an event loop of its own thread: the code under test runs exactly as it would
 against a provider, and thousands of concurrent requests cost no thread each.
 
@@ -130,6 +132,8 @@ class FakeOpenAIServer:
         self.fault_counts: Counter[str] = Counter()
         self.keep_requests = True
         self._rule: Rule | None = None
+        #: model id -> whether its 400s name the parameter (`param`, `code`) as OpenAI's do
+        self._reasoning: dict[str, bool] = {}
         self._queued: deque[Fault] = deque()
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
@@ -172,6 +176,13 @@ class FakeOpenAIServer:
     def respond(self, rule: Rule | None) -> None:
         """Make replies with `rule(request_json)` once the script is used up."""
         self._rule = rule
+
+    def reasoning(self, *models: str, name_param: bool = True) -> None:
+        """Play OpenAI's reasoning models for these model ids: a chat request carrying
+        `max_tokens`, or a `temperature` other than 1, gets the 400 OpenAI sends (without
+        `param` and `code` when not `name_param`, as some compatible endpoints do)."""
+        with self._lock:
+            self._reasoning.update(dict.fromkeys(models, name_param))
 
     def set_faults(self, faults: FaultRates) -> None:
         """Change the random fault rates (and reseed)."""
@@ -297,6 +308,9 @@ class FakeOpenAIServer:
         if path.endswith("/embeddings"):
             return _json(200, self._embeddings(payload))
         if path.endswith("/chat/completions"):
+            rejected = self._rejected(payload)
+            if rejected is not None:
+                return _json(400, rejected)
             content = fault.content if fault and fault.content else self._reply(payload)
             return _json(200, _chat_body(payload, content))
         if path.endswith("/messages"):
@@ -332,6 +346,29 @@ class FakeOpenAIServer:
         if request.transport is not None:
             request.transport.close()
         return stream
+
+    def _rejected(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """OpenAI's 400 body for a parameter a reasoning model does not take, or None."""
+        name_param = self._reasoning.get(str(payload.get("model")))
+        if name_param is None:
+            return None
+        if "max_tokens" in payload:
+            param, code = "max_tokens", "unsupported_parameter"
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+        elif "temperature" in payload and payload["temperature"] != 1:
+            param, code = "temperature", "unsupported_value"
+            message = (
+                f"Unsupported value: 'temperature' does not support {payload['temperature']} "
+                "with this model. Only the default (1) value is supported."
+            )
+        else:
+            return None
+        error: dict[str, Any] = {"message": message, "type": "invalid_request_error"}
+        error.update({"param": param, "code": code} if name_param else {"param": None})
+        return {"error": error}
 
     def _embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
         inputs = payload.get("input", [])

@@ -12,6 +12,12 @@ Failure handling, per request:
   larger of `Retry-After` and the backoff;
 - 5xx, 408, 409, timeouts, refused or dropped connections, truncated or unreadable bodies:
   retry with full-jitter exponential backoff, at most `max_retries` times;
+- 400 for a parameter the model does not take (OpenAI's reasoning models reject any
+  `temperature` but the default, and `max_tokens` for `max_completion_tokens`): asked again at
+  once without `temperature`, or with `max_completion_tokens`, each at most once per call and
+  not counted against `max_retries`. The client remembers it per model (`adapted`), as
+  structured output remembers a rejected mode, so later calls go out right the first time; the
+  response says what was changed (`ChatResponse.adapted`) and the meter counts it;
 - 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying.
 
 A call that fails for good raises `LLMError(kind, message, attempts=n)`. Every text that came
@@ -25,6 +31,7 @@ import asyncio
 import json
 import random
 import time
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -33,12 +40,16 @@ from memgauge._util.redact import redact
 from memgauge.errors import LLMError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.config import DEFAULT_BASE_URL, LLMConfig
-from memgauge.llm.limiter import AdaptiveLimiter
+from memgauge.llm.limiter import AdaptiveLimiter, RequestRate
 from memgauge.llm.types import ChatRequest, ChatResponse, Usage
 from memgauge.llm.usage import UsageMeter
 
-__all__ = ["OpenAIClient", "backoff_delay"]
+__all__ = ["ADAPTATIONS", "OpenAIClient", "backoff_delay", "rejected_parameter"]
 
+#: what a model may need changed on the wire: `no_temperature` (send none: the provider's
+#: default), `max_completion_tokens` (the budget under that name instead of `max_tokens`)
+ADAPTATIONS = ("no_temperature", "max_completion_tokens")
+_PARAM_ADAPTATION = {"temperature": "no_temperature", "max_tokens": "max_completion_tokens"}
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
@@ -58,6 +69,35 @@ def _retry_after(headers: Any) -> float | None:
         return max(0.0, float(raw))
     except ValueError:
         return None  # an HTTP date: the backoff decides
+
+
+def rejected_parameter(raw: bytes) -> str | None:
+    """The adaptation a 400's body asks for, or None.
+
+    OpenAI names the parameter: `{"error": {"param": "temperature", "code":
+    "unsupported_value", "message": "Unsupported value: 'temperature' does not support 0 with
+    this model. Only the default (1) value is supported."}}`, and for `max_tokens` the code
+    `unsupported_parameter` with "Use 'max_completion_tokens' instead". Compatible endpoints
+    that leave out `param` are recognized by the same words in the message.
+    """
+    try:
+        error = json.loads(raw).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict):
+        return None
+    param, message = error.get("param"), str(error.get("message") or "")
+    if param in _PARAM_ADAPTATION and error.get("code") in (
+        "unsupported_value",
+        "unsupported_parameter",
+    ):
+        return _PARAM_ADAPTATION[param]
+    for name, adaptation in _PARAM_ADAPTATION.items():
+        if f"Unsupported value: '{name}'" in message or f"Unsupported parameter: '{name}'" in (
+            message
+        ):
+            return adaptation
+    return None
 
 
 def _error_text(raw: bytes) -> str:
@@ -109,6 +149,11 @@ class OpenAIClient:
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
         self._formats: dict[int, tuple[Any, str]] = {}
         self._rng = random.Random(seed)
+        #: model id -> the parameters it rejected, learned from its 400s (see ADAPTATIONS);
+        #: the client is shared per endpoint and model for the process (`llm.context`)
+        self.adapted: dict[str, frozenset[str]] = {}
+        #: the requests-per-minute cap, one for every event loop this client serves
+        self.rate = RequestRate(config.rpm) if config.rpm else None
 
     @property
     def model(self) -> str:
@@ -132,14 +177,16 @@ class OpenAIClient:
         """The limiter of the current event loop (for inspection)."""
         return self._state().limiter
 
-    def _body(self, request: ChatRequest) -> bytes:
+    def _body(self, request: ChatRequest, adapted: frozenset[str] = frozenset()) -> bytes:
         body: dict[str, Any] = {
             "model": request.model or self.config.model,
             "messages": [m.as_dict() for m in request.messages],
-            "temperature": request.temperature,
         }
+        if "no_temperature" not in adapted:
+            body["temperature"] = request.temperature
         if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+            budget = "max_completion_tokens" if "max_completion_tokens" in adapted else "max_tokens"
+            body[budget] = request.max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
         text = json.dumps(body)
@@ -155,15 +202,22 @@ class OpenAIClient:
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.acomplete`."""
         state = self._state()
-        payload = self._body(request)
         model = request.model or self.config.model
+        adapted = self.adapted.get(model, frozenset())
+        payload = self._body(request, adapted)
         kind, message = "connection", ""
         cfg = self.config
-        for attempt in range(1, cfg.max_retries + 2):
+        attempt = retries = 0
+        while True:
+            attempt += 1
             retry_after: float | None = None
             await state.limiter.acquire()
             t0 = time.perf_counter()
             try:
+                if self.rate is not None:
+                    # after the concurrency slot: starts queued behind it stay spaced
+                    await self.rate.acquire()
+                    t0 = time.perf_counter()
                 if self.meter is not None:
                     # counted before it goes out: a process killed at any moment has recorded
                     # every request the provider may have received
@@ -187,6 +241,8 @@ class OpenAIClient:
                     kind, message = "bad_response", str(exc)
                 else:
                     state.limiter.on_success()
+                    if adapted:
+                        response = replace(response, adapted=tuple(sorted(adapted)))
                     if self.meter is not None:
                         self.meter.record(response)
                     return response
@@ -206,6 +262,12 @@ class OpenAIClient:
                 raise LLMError(
                     "auth", f"{status} from {cfg.base_url}: check OPENAI_API_KEY", attempts=attempt
                 )
+            elif status == 400 and (fix := self._adaptation(raw, model, adapted)) is not None:
+                # not a retry of a transient failure: the same call, worded as this model
+                # takes it, once per parameter (a fix already applied cannot come back)
+                adapted = adapted | {fix}
+                payload = self._body(request, adapted)
+                continue
             elif status > 0 and status not in _RETRY_STATUS:
                 self._fail(model)
                 raise LLMError(
@@ -215,13 +277,26 @@ class OpenAIClient:
                 )
             elif status > 0:
                 kind, message = "server", f"status {status}: {_error_text(raw)}"
-            if attempt > cfg.max_retries:
+            retries += 1
+            if retries > cfg.max_retries:
                 self._fail(model)
                 raise LLMError(kind, message, attempts=attempt)
             await asyncio.sleep(
-                backoff_delay(attempt, cfg.backoff, cfg.backoff_max, retry_after, self._rng)
+                backoff_delay(retries, cfg.backoff, cfg.backoff_max, retry_after, self._rng)
             )
-        raise AssertionError("unreachable")
+
+    def _adaptation(self, raw: bytes, model: str, adapted: frozenset[str]) -> str | None:
+        """The fix a 400 asks for, when this call has not applied it yet; remembered for
+        `model` and counted by the meter."""
+        fix = rejected_parameter(raw)
+        if fix is None or fix in adapted:
+            return None
+        known = self.adapted.get(model, frozenset())
+        if fix not in known:
+            self.adapted[model] = known | {fix}
+            if self.meter is not None:
+                self.meter.adapted(model, fix)
+        return fix
 
     def _fail(self, model: str) -> None:
         if self.meter is not None:  # its requests were counted as they were sent

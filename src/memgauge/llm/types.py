@@ -80,6 +80,9 @@ class ChatResponse:
         latency_ms: wall time of the successful request.
         cached: served from the response cache.
         finish_reason: the provider's finish reason (`stop`, `length`, ...).
+        adapted: how the request was reworded for a model that rejected a parameter
+            (`no_temperature`, `max_completion_tokens`; see `llm.openai`); empty when sent as
+            asked.
     """
 
     content: str
@@ -89,6 +92,7 @@ class ChatResponse:
     latency_ms: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+    adapted: tuple[str, ...] = ()
 
 
 @runtime_checkable

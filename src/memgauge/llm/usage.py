@@ -103,6 +103,7 @@ class UsageMeter:
         self._lock = threading.Lock()
         self._rows: dict[str, dict[str, int]] = {}
         self._listeners: tuple[tuple[Listener, CallScope | None], ...] = ()
+        self._adapted: dict[str, set[str]] = {}
 
     def listen(self, listener: Listener, scope: CallScope | None = None) -> Callable[[], None]:
         """Tell `listener` of every change from now on (with `scope`: of the calls made in
@@ -149,6 +150,17 @@ class UsageMeter:
     def record_failure(self, model: str) -> None:
         """Count a call that failed for good (its requests were `sent`)."""
         self._add(model, {"failures": 1})
+
+    def adapted(self, model: str, adaptation: str) -> None:
+        """Note that `model` rejected a parameter and is now asked without it
+        (`llm.openai.ADAPTATIONS`): why its requests differ from what a spec says."""
+        with self._lock:
+            self._adapted.setdefault(model, set()).add(adaptation)
+
+    def adaptations(self) -> dict[str, list[str]]:
+        """model -> the parameter adaptations it needed, sorted."""
+        with self._lock:
+            return {m: sorted(a) for m, a in self._adapted.items()}
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Totals per model with `cost_usd` (None when the model has no price)."""

@@ -153,6 +153,11 @@ class JudgeBase:
             "requests": out.requests,
             "cached": bool(out.responses) and all(r.cached for r in out.responses),
         }
+        adapted = sorted({a for r in out.responses for a in r.adapted})
+        if adapted:
+            # the model rejected a parameter the spec sets (a reasoning model's temperature):
+            # the verdict says it was asked without it
+            detail["adapted"] = adapted
         if section:
             detail["learnings_hash"] = section_hash(section)
         if out.error_kind is not None:

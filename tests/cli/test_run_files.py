@@ -1,0 +1,143 @@
+"""`evaluate --run-out / --run-json`: each system's ranking as a TREC run and as ranx's dict,
+re-evaluated by trec_eval (pytrec_eval) to the same numbers memgauge reported."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memgauge import api
+from memgauge.data.records import ItemRecord
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+#: memgauge measure -> trec_eval's name, on trec_eval's conventions (relevant: grade >= 1,
+#: linear gain), which the evaluation below is asked to use
+TREC_NAMES = {
+    "nDCG@10": "ndcg_cut_10",
+    "P@5": "P_5",
+    "Recall@10": "recall_10",
+    "AP": "map",
+    "R-prec": "Rprec",
+}
+
+
+def _memgauge(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "memgauge", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_exported_runs_re_evaluate_to_memgauge_s_own_values(tmp_path: Path) -> None:
+    dataset = tmp_path / "demo" / "dataset"
+    assert (
+        _memgauge("demo", "--out", str(tmp_path / "demo"), "--no-store", home=tmp_path).returncode
+        == 0
+    )
+    measures = [a for m in TREC_NAMES for a in ("-m", m)]
+    proc = _memgauge(
+        "evaluate",
+        str(dataset),
+        "-s",
+        "lexical",
+        "-s",
+        "reference:mode=lexical,candidates=5@narrow",
+        *measures,
+        "--rel-threshold",
+        "1",
+        "--gain",
+        "linear",
+        "--run-out",
+        str(tmp_path / "runs.trec"),
+        "--run-json",
+        str(tmp_path / "runs.json"),
+        "--out",
+        str(tmp_path / "rep"),
+        "--no-store",
+        home=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {tmp_path / 'runs.lexical.trec'} (lexical: " in proc.stdout
+    qrels = api.load_dataset(dataset).qrels()
+    result = json.loads((tmp_path / "rep" / "result.json").read_text())
+    compared = 0
+    for system in result["systems"]:
+        label = system["name"]
+        with open(tmp_path / f"runs.{label}.trec") as f:
+            trec_run = pytrec_eval.parse_run(f)
+        dict_run = json.loads((tmp_path / f"runs.{label}.json").read_text())
+        assert trec_run == dict_run
+        # one tag per file: the system's label
+        tags = {
+            line.split()[5] for line in (tmp_path / f"runs.{label}.trec").read_text().splitlines()
+        }
+        assert tags == {label}
+        oracle = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_NAMES.values())).evaluate(dict_run)
+        for row in system["per_query"]:
+            qid = row["query_id"]
+            if qid not in oracle:
+                continue
+            assert [h for h, _ in sorted(dict_run[qid].items(), key=lambda kv: -kv[1])] == row[
+                "hits"
+            ]
+            for ours, theirs in TREC_NAMES.items():
+                assert math.isclose(row["metrics"][ours], oracle[qid][theirs], abs_tol=1e-9), (
+                    label,
+                    qid,
+                    ours,
+                )
+                compared += 1
+    assert compared >= 2 * 30 * len(TREC_NAMES)
+
+
+def _item(subject: str, qid: str, status: str, output: object) -> ItemRecord:
+    return ItemRecord(
+        subject=subject,
+        task="t",
+        item_id=qid,
+        status=status,
+        output=output,  # type: ignore[arg-type]
+    )
+
+
+def test_what_a_run_file_cannot_hold_is_left_out_and_counted(tmp_path: Path) -> None:
+    items = [
+        _item(
+            "a b",
+            "q1",
+            "completed",
+            {"hits": [{"id": "x", "score": 0.5}, {"id": "y"}, {"id": "x"}]},
+        ),
+        _item("a b", "q2", "failed", None),
+        _item("a b", "q3", "completed", {"hits": []}),
+        _item("a b", "q4", "queued", None),
+        _item("a/b", "q1", "completed", ["z"]),
+    ]
+    written = api.write_run_files(items, tmp_path / "out" / "run.txt", "trec")
+    assert [(w.subject, w.path.name, w.queries, w.results) for w in written] == [
+        ("a b", "run.a_b.txt", 1, 2),
+        ("a/b", "run.a_b.2.txt", 1, 1),  # two labels that look alike get files of their own
+    ]
+    assert dict(written[0].left_out) == {
+        "failed_searches": 1,
+        "empty_rankings": 1,
+        "repeated_documents": 1,
+    }
+    assert (
+        tmp_path / "out" / "run.a_b.txt"
+    ).read_text() == "q1 Q0 x 1 2.0 a_b\nq1 Q0 y 2 1.0 a_b\n"
+    one = api.write_run_files(items[:1], tmp_path / "single.json", "json")
+    assert one[0].path == tmp_path / "single.json"
+    assert json.loads(one[0].path.read_text()) == {"q1": {"x": 2.0, "y": 1.0}}
