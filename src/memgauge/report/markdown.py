@@ -42,7 +42,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         f"{result.memgauge_version}",
         "",
         f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
-        f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
+        f"Conventions: {st.conventions}; search depth {st.k}; "
         f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
         "",
         *([f"Dataset protocol: {ds.protocol}.", ""] if ds.protocol else []),

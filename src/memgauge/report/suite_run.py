@@ -9,8 +9,16 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
+from memgauge.metrics.conventions import conventions_text
 
-__all__ = ["comparison_table", "failures_table", "liveness", "result_rows", "summary_table"]
+__all__ = [
+    "comparison_table",
+    "conventions_lines",
+    "failures_table",
+    "liveness",
+    "result_rows",
+    "summary_table",
+]
 
 STALE_SECONDS = 60.0
 
@@ -104,7 +112,23 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
                 str(s["n_scored"]),
                 str(s["n_failed"]),
             )
+    lines = conventions_lines(summary)
+    if lines:
+        table.caption = "\n".join(lines)
+        table.caption_justify = "left"
     return table
+
+
+def conventions_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Per task with IR measures, the conventions they were computed with (`task recall: IR
+    conventions relevant: grade >= 2, gain: exp`), from the aggregate's own settings."""
+    lines = []
+    for agg in summary.get("aggregates", []):
+        settings = (agg.get("detail") or {}).get("settings")
+        if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
+            text = conventions_text(int(settings["rel_threshold"]), str(settings["gain"]))
+            lines.append(f"task {agg['task']}: IR conventions {text}")
+    return lines
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:
