@@ -113,3 +113,56 @@ def test_the_terminal_output_states_the_conventions(
     assert main(["metrics", str(qrels_path), str(run_path), "--rel-threshold", "3"]) == 0
     out = capsys.readouterr().out
     assert "conventions: relevant: grade >= 3, gain: exp, no relevant document: zero" in out
+
+
+def test_a_suite_run_states_each_retrieval_evaluators_conventions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memgauge run` and `runs show`: below the results, the conventions of each retrieval
+    evaluator (from its own arguments) and of the IR aggregate; in --json, on each row."""
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    (ds / "memories.jsonl").write_text(
+        '{"id": "m1", "text": "Alice moved to Lyon"}\n{"id": "m2", "text": "Bob likes tea"}\n'
+    )
+    (ds / "queries.jsonl").write_text('{"id": "q1", "text": "Where does Alice live"}\n')
+    (ds / "judgments.jsonl").write_text('{"query_id": "q1", "memory_id": "m1", "grade": 2}\n')
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "conventions",
+                "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+                "tasks": [
+                    {
+                        "name": "recall",
+                        "kind": "retrieval",
+                        "dataset": str(ds),
+                        "evaluators": [
+                            {
+                                "spec": {"retrieval": {"measure": "nDCG@10", "gain": "linear"}},
+                                "label": "nDCG@10",
+                            },
+                            {
+                                "spec": {"retrieval": {"measure": "P@5", "rel_threshold": 1}},
+                                "label": "P@5",
+                            },
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(suite), "--store", store]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "task recall / nDCG@10: relevant: grade >= 2, gain: linear, no relevant document: fail"
+    ) in out
+    assert "task recall / P@5: relevant: grade >= 1, gain: exp, no relevant document: fail" in out
+    assert main(["run", str(suite), "--store", store, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]
+    assert {r["evaluator"]: r["conventions"] for r in rows} == {
+        "nDCG@10": "relevant: grade >= 2, gain: linear, no relevant document: fail",
+        "P@5": "relevant: grade >= 1, gain: exp, no relevant document: fail",
+    }

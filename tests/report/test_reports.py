@@ -143,7 +143,7 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     console.print(summary_table(run.summary.model_dump()))
     shown = " ".join(buffer.getvalue().split())  # a title wraps to its table's width
     assert f"bootstrap CIs, {text}" in shown
-    assert f"task retrieval: IR conventions {text}" in shown
+    assert f"task retrieval / IR measures: {text}" in shown
     assert f"Conventions: {text};" in render_markdown(result)
     html = render_run_report(run.run, run.items)
     assert f'<span class="conventions">{text.replace(">", "&gt;")}</span>' in html

@@ -71,6 +71,7 @@ def result_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "n_scored",
                 "n_failed",
                 "pass_rate",
+                "conventions",
             )
         }
         for row in summary.get("evaluators", [])
@@ -120,15 +121,19 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
 
 
 def conventions_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Per task with IR measures, the conventions they were computed with (`task recall: IR
-    conventions relevant: grade >= 2, gain: exp`), from the aggregate's own settings."""
-    lines = []
+    """The conventions of every IR number in the table, from the run's own settings: each
+    retrieval evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and
+    each IR aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
+    lines: dict[str, None] = {}
+    for row in summary.get("evaluators", []):
+        if row.get("conventions"):
+            lines[f"task {row['task']} / {row['evaluator']}: {row['conventions']}"] = None
     for agg in summary.get("aggregates", []):
         settings = (agg.get("detail") or {}).get("settings")
         if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
             text = conventions_text(int(settings["rel_threshold"]), str(settings["gain"]))
-            lines.append(f"task {agg['task']}: IR conventions {text}")
-    return lines
+            lines[f"task {agg['task']} / IR measures: {text}"] = None
+    return list(lines)
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:
