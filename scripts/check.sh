@@ -10,3 +10,8 @@ python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
 python -m pytest -p no:cacheprovider -q "$@"
+# the documentation site, strict: a broken link, a missing page or an API docstring that no
+# longer resolves fails the check; built into a temporary directory, never into the tree
+site="$(mktemp -d)"
+trap 'rm -rf "$site"' EXIT
+NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir "$site"

@@ -11,15 +11,12 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 # int8, int16 or int32: the narrowest that holds the batch's grades (metrics.ranking.grade_dtype)
 GradeArray = npt.NDArray[np.signedinteger[Any]]
-#: the largest relevance grade memgauge stores (int32); readers refuse larger ones
-MAX_GRADE = 2**31 - 1
 Float32Array = npt.NDArray[np.float32]
 AnyArray = npt.NDArray[Any]
 BoolArray = npt.NDArray[np.bool_]
 JSONDict = dict[str, Any]
 
 __all__ = [
-    "MAX_GRADE",
     "AnyArray",
     "BoolArray",
     "Float32Array",

@@ -108,3 +108,49 @@ def test_json_round_trip_and_bad_json(result: RetrievalEvalResult, tmp_path: Pat
         read_json(tmp_path / "trunc.json")
     data = json.loads(path.read_text())
     assert data["systems"][1]["status"] == "unavailable"
+
+
+def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path) -> None:
+    """Terminal, Markdown, HTML, result.json and the suite-run table: the evaluation's own
+    threshold and gain (here trec_eval's), never the defaults."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from memgauge.report import render_terminal
+    from memgauge.report.suite_run import summary_table
+
+    ds = RetrievalDataset(
+        name="conventions",
+        memories=[Memory(id="a", text="tax rounding per line"), Memory(id="b", text="webhooks")],
+        queries=[EvalQuery(id="q1", text="tax rounding")],
+        judgments=[Judgment(query_id="q1", memory_id="a", grade=1)],
+    )
+    run = api.evaluate(
+        ds,
+        {"lexical": ReferenceMemory.in_memory()},
+        measures=("nDCG@10",),
+        rel_threshold=1,
+        gain="linear",
+        resamples=50,
+        store=False,
+    )
+    text = "relevant: grade >= 1, gain: linear"
+    result = retrieval_result(run.run)
+    buffer = StringIO()
+    console = Console(file=buffer, width=200)
+    render_terminal(result, console)
+    console.print(summary_table(run.summary.model_dump()))
+    shown = " ".join(buffer.getvalue().split())  # a title wraps to its table's width
+    assert f"bootstrap CIs, {text}" in shown
+    assert f"task retrieval / IR measures: {text}" in shown
+    assert f"Conventions: {text};" in render_markdown(result)
+    html = render_run_report(run.run, run.items)
+    assert f'<span class="conventions">{text.replace(">", "&gt;")}</span>' in html
+    saved = json.loads(write_json(result, tmp_path / "r.json").read_text())
+    assert saved["settings"]["conventions"] == text
+    # derived, never trusted from the file: an edited gain prints its own conventions
+    saved["settings"]["gain"] = "exp"
+    (tmp_path / "edited.json").write_text(json.dumps(saved))
+    edited = read_json(tmp_path / "edited.json").settings
+    assert edited.conventions == "relevant: grade >= 1, gain: exp"

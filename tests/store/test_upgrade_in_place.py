@@ -42,7 +42,12 @@ def test_a_store_made_before_alembic_is_upgraded_in_place_and_reads_the_same(
         for run_id, want in expected["runs"].items():
             run = store.get_run(run_id)
             assert run is not None
-            assert run.model_dump(mode="json") == want["run"]
+            got = run.model_dump(mode="json")
+            # an evaluator's `conventions` joined the summary after that version: None for
+            # every row read from it (it is filled when a run is summarized again)
+            for row in (got["summary"] or {}).get("evaluators", []):
+                assert row.pop("conventions") is None
+            assert got == want["run"]
             items = [i.model_dump(mode="json") for i in store.item_records(run_id)]
             assert items == want["items"]
             assert _jsonable(store.tasks(run_id)) == want["tasks"]
@@ -105,7 +110,12 @@ def test_a_store_made_with_the_gate_and_optimize_migrations_is_upgraded_in_place
         for run_id, want in expected["runs"].items():
             run = store.get_run(run_id)
             assert run is not None
-            assert run.model_dump(mode="json") == want["run"]
+            got = run.model_dump(mode="json")
+            # an evaluator's `conventions` joined the summary after that version: None for
+            # every row read from it (it is filled when a run is summarized again)
+            for row in (got["summary"] or {}).get("evaluators", []):
+                assert row.pop("conventions") is None
+            assert got == want["run"]
             assert [i.model_dump(mode="json") for i in store.item_records(run_id)] == want["items"]
             assert store.gate_verdict(run_id) == expected["gates"][run_id]
         assert sorted(g for g in expected["gates"].values() if g) == ["accepted", "pass"]

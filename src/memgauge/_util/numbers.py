@@ -13,10 +13,13 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["INT64_MAX", "INT64_MIN", "parse_finite_float", "parse_int"]
+__all__ = ["INT64_MAX", "INT64_MIN", "MAX_GRADE", "parse_finite_float", "parse_int"]
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+#: the largest relevance grade memgauge stores (int32); readers refuse larger ones. Here rather
+#: than in `_types` so that reading a qrels file does not import NumPy.
+MAX_GRADE = 2**31 - 1
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

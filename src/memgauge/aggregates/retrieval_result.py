@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memgauge.metrics.conventions import conventions_text
 
 __all__ = [
     "AgentMetric",
@@ -206,6 +208,20 @@ class EvalSettings(_Model):
         description="Whether each system was reset and given the dataset's memories; false when"
         " the systems were searched as they stood (a live system holding its own memories).",
     )
+    conventions: str = Field(
+        default="",
+        description="The conventions above as one line (`relevant: grade >= 2, gain: exp`), the"
+        " text every report prints beside its numbers; always derived from them.",
+    )
+
+    @model_validator(mode="after")
+    def _state_conventions(self) -> EvalSettings:
+        # derived, never trusted from a file: a hand-edited result cannot print other
+        # conventions than its numbers were computed with
+        self.conventions = conventions_text(
+            self.rel_threshold, self.gain, no_relevant=self.no_relevant
+        )
+        return self
 
 
 class RetrievalEvalResult(_Model):

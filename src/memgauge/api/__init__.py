@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from memgauge.data.io import load_judged
     from memgauge.data.io import save_retrieval_dataset as save_dataset
     from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-    from memgauge.metrics import MetricConfig, parse_measure
+    from memgauge.metrics import CONVENTIONS, MetricConfig, parse_measure
     from memgauge.probes.sources import load_audit_source as audit_source
     from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
     from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
@@ -103,6 +103,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUDIT_MATCH_METHOD",
+    "CONVENTIONS",
     "DEFAULT_MEASURES",
     "FILE_KINDS",
     "MAX_CLIENTS",
@@ -220,6 +221,7 @@ _LAZY: dict[str, str] = {
     "LoadResult": "memgauge.runs.loadtest",
     "MAX_CLIENTS": "memgauge.runs.loadtest",
     "MetricConfig": "memgauge.metrics",
+    "CONVENTIONS": "memgauge.metrics",
     "MetricSeries": "memgauge.track.history",
     "RunRecord": "memgauge.data.records",
     "RunReport": "memgauge.runs.engine",

@@ -7,22 +7,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.detect import KINDS, detect_kind
-from memgauge.data.importers import (
-    BeirGrades,
-    ImportReport,
-    import_beir,
-    import_csv_items,
-    import_locomo,
-    import_longmemeval,
-    import_memaudit,
-)
 from memgauge.data.io import (
     load_conversations,
     load_extraction_cases,
@@ -39,8 +30,13 @@ from memgauge.data.traces import trace_summary
 from memgauge.data.trec import read_qrels, read_run
 from memgauge.data.vectors import pairs_summary, vectors_summary
 from memgauge.errors import DataError, Problem, UsageError
-from memgauge.runs.suite import load_suite
-from memgauge.subjects.parse import parse_system
+
+if TYPE_CHECKING:
+    from memgauge.data.importers import BeirGrades, ImportReport
+
+# `memgauge validate` on a dataset file must start fast (tests/cli/test_startup.py): the
+# importers (NLTK, regex), suites and subject specs (the LLM and embedding stacks) are imported
+# by the checks that need them, not with this module.
 
 __all__ = ["FILE_KINDS", "Imported", "import_dataset", "validate_file"]
 
@@ -75,6 +71,14 @@ def import_dataset(
     judgments) from LoCoMo, LongMemEval (its `granularity` and `protocol`) or a BEIR directory
     (its qrels `split`, and how its `grades` map), conversations.json from memaudit,
     items.jsonl from a CSV sheet of task items; and import_report.json beside them."""
+    from memgauge.data.importers import (  # the importers, only when importing
+        import_beir,
+        import_csv_items,
+        import_locomo,
+        import_longmemeval,
+        import_memaudit,
+    )
+
     if kind == "beir" and not src.is_dir():
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
     if kind != "beir" and src.is_dir():
@@ -138,6 +142,8 @@ def _conversations(path: Path) -> str:
 
 
 def _subject(path: Path) -> str:
+    from memgauge.subjects.parse import parse_system
+
     try:
         parsed = parse_system(str(path))
     except UsageError as exc:
@@ -167,12 +173,16 @@ def _items(path: Path) -> str:
 
 
 def _suite(path: Path) -> str:
+    from memgauge.runs.suite import load_suite
+
     s = load_suite(path)
     return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
 
 
 def _imported(kind: str) -> Callable[[Path], str]:
     def check(path: Path) -> str:
+        from memgauge.data.importers import import_locomo, import_longmemeval
+
         if kind == "locomo":
             ds, report = import_locomo(path)
         else:

@@ -39,33 +39,138 @@ EXIT_SUBJECT = 4
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
-# command name -> (module, attribute). Loaded on demand so `memgauge --help` stays fast.
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("memgauge.cli.demo", "demo"),
-    "evaluate": ("memgauge.cli.evaluate", "evaluate"),
-    "metrics": ("memgauge.cli.metrics", "metrics"),
-    "validate": ("memgauge.cli.validate", "validate"),
-    "import": ("memgauge.cli.importer", "import_"),
-    "sample-size": ("memgauge.cli.samplesize", "sample_size"),
-    "schema": ("memgauge.cli.schema", "schema"),
-    "run": ("memgauge.cli.run", "run"),
-    "bench": ("memgauge.cli.bench", "bench"),
-    "runs": ("memgauge.cli.runs", "runs"),
-    "judge": ("memgauge.cli.judge", "judge"),
-    "audit": ("memgauge.cli.audit", "audit"),
-    "extraction": ("memgauge.cli.extraction", "extraction"),
-    "operations": ("memgauge.cli.operations", "operations"),
-    "gate": ("memgauge.cli.gate", "gate"),
-    "history": ("memgauge.cli.gate", "history"),
-    "ab": ("memgauge.cli.ab", "ab"),
-    "learnings": ("memgauge.cli.gate", "learnings"),
-    "shadow": ("memgauge.cli.shadow", "shadow"),
-    "flags": ("memgauge.cli.flags", "flags"),
-    "logs": ("memgauge.cli.logs", "logs"),
-    "health": ("memgauge.cli.health", "health"),
-    "optimize": ("memgauge.cli.optimize", "optimize"),
-    "view": ("memgauge.cli.view", "view"),
-    "report": ("memgauge.cli.view", "report"),
+# command name -> (module, attribute, the summary `--help` lists). Loaded on demand so
+# `memgauge --help` imports no command module; tests/cli/test_startup.py checks that each
+# summary is still its command's own.
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "demo": (
+        "memgauge.cli.demo",
+        "demo",
+        "Evaluate the built-in reference memory on a demo dataset, offline.",
+    ),
+    "evaluate": (
+        "memgauge.cli.evaluate",
+        "evaluate",
+        "Evaluate memory search on DATASET (a dataset directory or bundle file).",
+    ),
+    "metrics": (
+        "memgauge.cli.metrics",
+        "metrics",
+        "Score RUN (TREC run: qid Q0 docid rank score tag) against QRELS (qid 0 docid grade).",
+    ),
+    "validate": (
+        "memgauge.cli.validate",
+        "validate",
+        "Check dataset FILES (or dataset directories) and report every problem.",
+    ),
+    "import": (
+        "memgauge.cli.importer",
+        "import_",
+        "Convert SRC (a LoCoMo, LongMemEval or memaudit file, a BEIR directory, or a CSV sheet"
+        " of task items) into native files under --out.",
+    ),
+    "sample-size": (
+        "memgauge.cli.samplesize",
+        "sample_size",
+        "Queries needed for a paired comparison to detect --delta at --sigma.",
+    ),
+    "schema": (
+        "memgauge.cli.schema",
+        "schema",
+        "Write the JSON Schema of KIND files (default: suite files).",
+    ),
+    "run": (
+        "memgauge.cli.run",
+        "run",
+        "Run SUITE_FILE: every subject on every task, each item recorded as it finishes.",
+    ),
+    "bench": (
+        "memgauge.cli.bench",
+        "bench",
+        "Drive SUBJECT's search with concurrent clients; report p50/p95/p99 latency (ms), throughput and errors.",
+    ),
+    "runs": (
+        "memgauge.cli.runs",
+        "runs",
+        "Suite runs in the results store: list, show, watch, export, compare, upgrade.",
+    ),
+    "judge": (
+        "memgauge.cli.judge",
+        "judge",
+        "Check an LLM judge: calibrate it against people, or re-judge to measure its noise.",
+    ),
+    "audit": (
+        "memgauge.cli.audit",
+        "audit",
+        "Audit an agent's memory on DATASET (memaudit JSON/JSONL, LoCoMo, LongMemEval): recall, hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95% interval.",
+    ),
+    "extraction": (
+        "memgauge.cli.extraction",
+        "extraction",
+        "Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions' observations as silver facts), and on the unlabelled lines of a production trace (--outputs, with or without CASES; --tag, --sample), which the fact-enumeration judge scores from their conversation, existing memory and output alone (--judge-model or MEMGAUGE_MODEL): per case TP / FP / FN with the matched pairs; precision, recall, F1 micro and macro with 95% CIs; conflict resolution; minimalism; seed 001's targets beside them (P > 0.95, R > 0.85, F1 > 0.90, conflict and minimalism 100%).",
+    ),
+    "operations": (
+        "memgauge.cli.operations",
+        "operations",
+        "Score merge decisions on CASES: heuristic tier (target 95%), operation tier (80%), LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval.",
+    ),
+    "gate": (
+        "memgauge.cli.gate",
+        "gate",
+        "Gate a run (an id, or a suite file: its latest completed run) against the rolling baseline of the suite's earlier runs (those that failed the gate left out).",
+    ),
+    "history": (
+        "memgauge.cli.gate",
+        "history",
+        "A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline of the last runs, the latest value and the rolling baseline before it.",
+    ),
+    "ab": (
+        "memgauge.cli.ab",
+        "ab",
+        "Sequential A/B tests: create one, feed it paired results, read its decision.",
+    ),
+    "learnings": (
+        "memgauge.cli.gate",
+        "learnings",
+        "Failure memories stored by `memgauge gate` (eval-to-learning).",
+    ),
+    "shadow": (
+        "memgauge.cli.shadow",
+        "shadow",
+        "Shadow runs recorded by `memgauge.online.shadow.ShadowRunner`.",
+    ),
+    "flags": (
+        "memgauge.cli.flags",
+        "flags",
+        "Feature flags: rollout share, shadowing, and the A/B test that graduates them.",
+    ),
+    "health": (
+        "memgauge.cli.health",
+        "health",
+        "The latest evaluation's metrics with their 95% CIs, drift against its suite's baseline,"
+        " logging volume, open A/B tests, and the golden set's coverage of seed 002's category"
+        " targets (280 queries, at least 15 per category), with a warning for each shortfall.",
+    ),
+    "logs": (
+        "memgauge.cli.logs",
+        "logs",
+        "Production query logs written by `memgauge.online.querylog.QueryLog`.",
+    ),
+    "optimize": (
+        "memgauge.cli.optimize",
+        "optimize",
+        "Tune a suite subject (its configuration, texts, tools or code) for one task's objective.",
+    ),
+    "view": (
+        "memgauge.cli.view",
+        "view",
+        "Browse the results store in a web browser: runs, a run's grid, its items (filters, search, judge reasoning), comparisons, trends, A/B tests and shadow runs.",
+    ),
+    "report": (
+        "memgauge.cli.view",
+        "report",
+        "Write run RUN_ID (or the first characters of its id) as one self-contained HTML file: the viewer's run page and its items, no script, nothing loaded from the network (for CI artifacts and pull-request links).",
+    ),
 }
 
 
@@ -81,6 +186,18 @@ class _LazyGroup(click.Group):
         command = getattr(module, target[1])
         assert isinstance(command, click.Command)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own version loads every command to read its docstring: a second of imports
+        # for one screen of text. The summaries kept in _COMMANDS are cut to width by click's
+        # own rule (a stand-in command's short help).
+        limit = formatter.width - 6 - max(len(name) for name in _COMMANDS)
+        rows = [
+            (name, click.Command(name, help=summary).get_short_help_str(limit))
+            for name, (_, _, summary) in sorted(_COMMANDS.items())
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

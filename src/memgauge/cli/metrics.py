@@ -2,19 +2,44 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.errors import UsageError
 
+if TYPE_CHECKING:
+    from memgauge.api import MetricConfig
+
 __all__ = ["metrics"]
 
 DEFAULT = ("nDCG@10", "RR@10", "Recall@10", "P@5", "AP@100")
+
+
+_TIES = "score desc, then doc id desc (trec_eval)"
+
+
+def _config(preset: MetricConfig, **flags: Any) -> MetricConfig:
+    """The preset, with every option the user gave on the command line in its place (flag >
+    preset > default)."""
+    ctx = click.get_current_context()
+    given = {
+        name: value
+        for name, value in flags.items()
+        if ctx.get_parameter_source(_PARAM.get(name, name)) not in (ParameterSource.DEFAULT, None)
+    }
+    return dataclasses.replace(preset, **given)
+
+
+# MetricConfig field -> the click parameter that sets it, where the two names differ
+_PARAM = {"missing_from_run": "missing"}
 
 
 def _num(v: float) -> float | None:
@@ -32,6 +57,17 @@ def _num(v: float) -> float | None:
     help=f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
     f"recall_any@5, recall_all@5, ndcg_any@5 (default: {' '.join(DEFAULT)}).",
 )
+@click.option(
+    "--conventions",
+    "preset",
+    type=click.Choice(["memgauge", "trec_eval"]),
+    default="memgauge",
+    show_default=True,
+    help="Start from a named set of conventions: memgauge (relevant = grade >= 2, exp gain, "
+    "every judged query scored) or trec_eval (grade >= 1, linear gain, queries absent from the "
+    "run left out: equal to trec_eval, pytrec_eval and ir_measures). A flag given beside it "
+    "wins.",
+)
 @rel_threshold_option
 @gain_option
 @no_relevant_option
@@ -48,6 +84,7 @@ def metrics(
     qrels: Path,
     run: Path,
     measures: tuple[str, ...],
+    preset: str,
     rel_threshold: int,
     gain: str,
     no_relevant: str,
@@ -66,11 +103,12 @@ def metrics(
         parsed = [api.parse_measure(m) for m in names]
     except ValueError as exc:
         raise UsageError(f"--measure: {exc}") from None
-    cfg = api.MetricConfig(
+    cfg = _config(
+        api.CONVENTIONS[preset],
         rel_threshold=rel_threshold,
-        gain=gain,  # type: ignore[arg-type]
-        no_relevant=no_relevant,  # type: ignore[arg-type]
-        missing_from_run=missing,  # type: ignore[arg-type]
+        gain=gain,
+        no_relevant=no_relevant,
+        missing_from_run=missing,
     )
     ev = api.score_trec_run(qrels, run, parsed, cfg)
     agg = ev.aggregate()
@@ -84,11 +122,13 @@ def metrics(
             }
         payload["counts"] = counts
         payload["config"] = {
-            "rel_threshold": rel_threshold,
-            "gain": gain,
-            "no_relevant": no_relevant,
-            "missing_from_run": missing,
-            "ties": "score desc, then doc id desc (trec_eval)",
+            "preset": preset,
+            "rel_threshold": cfg.rel_threshold,
+            "gain": cfg.gain,
+            "no_relevant": cfg.no_relevant,
+            "missing_from_run": cfg.missing_from_run,
+            "ties": _TIES,
+            "conventions": f"{cfg.conventions}, ties: {_TIES}",
         }
         click.echo(dumps_strict(payload, indent=2))
         return
@@ -101,6 +141,7 @@ def metrics(
                 out.print(f"{m:<{width}}  {qid}  {'n/a' if val is None else f'{val:.4f}'}")
     for m, mean in agg.items():
         out.print(f"{m:<{width}}  all  {'n/a' if mean is None else f'{mean:.4f}'}")
+    out.print(f"conventions: {cfg.conventions}, ties: {_TIES}", markup=False, highlight=False)
     out.print(
         f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
         f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "

@@ -228,6 +228,11 @@ class EvaluatorSummary(_Record):
     agreement: dict[str, Any] | None = Field(
         default=None, description="A panel's agreement (percent, Fleiss' kappa)."
     )
+    conventions: str | None = Field(
+        default=None,
+        description="A retrieval evaluator's IR conventions (`relevant: grade >= 2, gain: exp`), "
+        "printed beside its numbers; None for other evaluators.",
+    )
 
 
 class RunSummary(_Record):

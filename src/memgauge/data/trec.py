@@ -21,9 +21,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from memgauge._types import MAX_GRADE
 from memgauge._util.files import atomic_write_text
-from memgauge._util.numbers import parse_finite_float, parse_int
+from memgauge._util.numbers import MAX_GRADE, parse_finite_float, parse_int
 from memgauge.errors import DataError, Problem
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]

@@ -1,6 +1,8 @@
 """Retrieval measures: IR metrics (vectorised, trec_eval-compatible) and agent-memory metrics."""
 
+from memgauge.metrics.conventions import conventions_text
 from memgauge.metrics.ir import (
+    CONVENTIONS,
     MAX_EXP_GRADE,
     Counts,
     Evaluation,
@@ -13,6 +15,7 @@ from memgauge.metrics.measures import MEASURE_NAMES, Measure, parse_measure
 from memgauge.metrics.ranking import MAX_GRADE, Judged, from_ranked, from_run, order_run
 
 __all__ = [
+    "CONVENTIONS",
     "MAX_EXP_GRADE",
     "MAX_GRADE",
     "MEASURE_NAMES",
@@ -21,6 +24,7 @@ __all__ = [
     "Judged",
     "Measure",
     "MetricConfig",
+    "conventions_text",
     "evaluate",
     "evaluate_judged",
     "evaluate_ranked",

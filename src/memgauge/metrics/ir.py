@@ -47,10 +47,12 @@ from numpy.typing import NDArray
 
 from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge.errors import UsageError
+from memgauge.metrics.conventions import conventions_text
 from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
 from memgauge.metrics.ranking import Judged, from_ranked, from_run
 
 __all__ = [
+    "CONVENTIONS",
     "MAX_EXP_GRADE",
     "NO_RELEVANT",
     "VACUOUS_ONE",
@@ -104,6 +106,32 @@ class MetricConfig:
             raise ValueError(
                 f"no_relevant {self.no_relevant!r}: use one of {', '.join(NO_RELEVANT)}"
             )
+
+    @property
+    def conventions(self) -> str:
+        """All four conventions as one line, e.g. `relevant: grade >= 2, gain: exp, no relevant
+        document: zero, missing from run: zero`."""
+        return conventions_text(
+            self.rel_threshold,
+            self.gain,
+            no_relevant=self.no_relevant,
+            missing_from_run=self.missing_from_run,
+        )
+
+
+#: named sets of conventions (`memgauge metrics --conventions NAME`):
+#: - memgauge: seed 002's, relevant = grade >= 2 and exp gain; every judged query counts;
+#: - trec_eval: what trec_eval (and pytrec_eval, and ir_measures through it) does by default:
+#:   relevant = grade >= 1 (`-l1`), linear gain in nDCG, a query with no relevant document
+#:   scores 0 and counts, and a judged query the run does not contain is left out of the mean
+#:   (trec_eval averages over the queries in both files unless given `-c`). ranx agrees on the
+#:   threshold and on linear gain (its `ndcg`; `ndcg_burges` is exp).
+CONVENTIONS: dict[str, MetricConfig] = {
+    "memgauge": MetricConfig(),
+    "trec_eval": MetricConfig(
+        rel_threshold=1, gain="linear", no_relevant="zero", missing_from_run="skip"
+    ),
+}
 
 
 @dataclass(frozen=True)

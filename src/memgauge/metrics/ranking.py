@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._types import MAX_GRADE, BoolArray, GradeArray, IntArray
+from memgauge._types import BoolArray, GradeArray, IntArray
+from memgauge._util.numbers import MAX_GRADE
 
 __all__ = [
     "MAX_GRADE",

@@ -18,7 +18,6 @@ from memgauge.view.fmt import (
     fmt_pct,
     fmt_summary,
     marks,
-    no_relevant_text,
     ok_systems,
 )
 
@@ -85,9 +84,8 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         f"{result.memgauge_version}",
         "",
         f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
-        f"Relevant = grade >= {st.rel_threshold}; nDCG gain {st.gain}; search depth {st.k}; "
-        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}); "
-        f"{md_text(no_relevant_text(st.no_relevant))}.",
+        f"Conventions: {st.conventions}; search depth {st.k}; "
+        f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
         "",
         *([f"Dataset protocol: {ds.protocol}.", ""] if ds.protocol else []),
         "## Summary",

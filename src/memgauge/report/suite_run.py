@@ -9,8 +9,16 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
+from memgauge.metrics.conventions import conventions_text
 
-__all__ = ["comparison_table", "failures_table", "liveness", "result_rows", "summary_table"]
+__all__ = [
+    "comparison_table",
+    "conventions_lines",
+    "failures_table",
+    "liveness",
+    "result_rows",
+    "summary_table",
+]
 
 STALE_SECONDS = 60.0
 
@@ -63,6 +71,7 @@ def result_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "n_scored",
                 "n_failed",
                 "pass_rate",
+                "conventions",
             )
         }
         for row in summary.get("evaluators", [])
@@ -104,7 +113,27 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
                 str(s["n_scored"]),
                 str(s["n_failed"]),
             )
+    lines = conventions_lines(summary)
+    if lines:
+        table.caption = "\n".join(lines)
+        table.caption_justify = "left"
     return table
+
+
+def conventions_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The conventions of every IR number in the table, from the run's own settings: each
+    retrieval evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and
+    each IR aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
+    lines: dict[str, None] = {}
+    for row in summary.get("evaluators", []):
+        if row.get("conventions"):
+            lines[f"task {row['task']} / {row['evaluator']}: {row['conventions']}"] = None
+    for agg in summary.get("aggregates", []):
+        settings = (agg.get("detail") or {}).get("settings")
+        if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
+            text = conventions_text(int(settings["rel_threshold"]), str(settings["gain"]))
+            lines[f"task {agg['task']} / IR measures: {text}"] = None
+    return list(lines)
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:

@@ -22,7 +22,6 @@ from memgauge.view.fmt import (
     fmt_summary,
     mark_of,
     marks,
-    no_relevant_text,
     ok_systems,
 )
 
@@ -37,8 +36,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     table = Table(
         title=f"{result.dataset.name}"
         + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-        + f": {st.confidence:.0%} bootstrap CIs, relevant = grade >= {st.rel_threshold}; "
-        + no_relevant_text(st.no_relevant),
+        + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}",
         title_justify="left",
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.

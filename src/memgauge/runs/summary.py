@@ -17,6 +17,7 @@ from memgauge.aggregates import Target
 from memgauge.aggregates.mean import summarize_items
 from memgauge.aggregates.targets import By, Requirement, check_targets, parse_target
 from memgauge.data.records import ItemRecord, RunSummary
+from memgauge.metrics.conventions import conventions_text
 from memgauge.runs.plan import PlannedTask
 from memgauge.runs.suite import Suite
 
@@ -87,12 +88,34 @@ def summarize_run(
         llm_usage=dict(llm_usage or {}),
     )
     _align_evaluators(summary)
+    _state_conventions(summary, plan)
     measures = summary.measures()
     summary.targets = check_targets(
         measures, requirements_of(plan, suite, seed_targets=seed_targets), by=by
     )
     summary.targets += check_targets(measures, fail_under, by=by)
     return summary
+
+
+def _state_conventions(summary: RunSummary, plan: Sequence[PlannedTask]) -> None:
+    """Each retrieval evaluator's conventions (threshold, gain, queries with nothing relevant)
+    beside its rows, so a suite's table never shows an IR number without them."""
+    found: dict[tuple[str, str], str] = {}
+    for task in plan:
+        for label, evaluator, _weight in task.evaluators:
+            threshold, gain = (
+                getattr(evaluator, "rel_threshold", None),
+                getattr(evaluator, "gain", None),
+            )
+            if isinstance(threshold, int) and isinstance(gain, str):
+                no_relevant = getattr(evaluator, "no_relevant", None)
+                found[(task.spec.name, label)] = conventions_text(
+                    threshold,
+                    gain,
+                    no_relevant=no_relevant if isinstance(no_relevant, str) else None,
+                )
+    for e in summary.evaluators:
+        e.conventions = found.get((e.task, e.evaluator))
 
 
 def _align_evaluators(summary: RunSummary) -> None:

@@ -25,7 +25,14 @@ from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Answer, Hit, SearchResult
 
-__all__ = ["PythonArgs", "PythonSubject", "load_target", "normalise_answer", "normalise_hits"]
+__all__ = [
+    "SEARCH_CONTRACT",
+    "PythonArgs",
+    "PythonSubject",
+    "load_target",
+    "normalise_answer",
+    "normalise_hits",
+]
 
 REQUIRED = ("reset", "ingest", "search")
 
@@ -112,19 +119,32 @@ def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResul
     return SearchResult(normalise_hits(raw, k), latency_ms)
 
 
+#: what `search` must return, quoted by every error about a search's reply (docs/subjects.md)
+SEARCH_CONTRACT = (
+    "search(query, k) must return a list of hits, best first, each a memory id (str), a dict "
+    "with 'id' (and optionally 'text', 'score', 'channels', 'metadata'), or a memgauge Hit; or "
+    "an object {'hits': [...], 'pre_expansion': [...]}, or a memgauge SearchResult"
+)
+
+
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
-    """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids."""
+    """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids. Anything
+    else is a SubjectError that names what came back and quotes SEARCH_CONTRACT."""
     if isinstance(raw, SearchResult):
         return raw.hits[:k]
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
-        raise SubjectError(f"search returned {type(raw).__name__}, expected a list of hits")
+        raise SubjectError(
+            f"search returned {type(raw).__name__} ({reprlib.repr(raw)}); {SEARCH_CONTRACT}"
+        )
     hits: list[Hit] = []
     for rank, item in enumerate(raw[:k], 1):
         if isinstance(item, Hit):
             hits.append(item)
         elif isinstance(item, Mapping):
             if "id" not in item:
-                raise SubjectError(f"search hit {rank} has no 'id': {dict(item)!r:.200}")
+                raise SubjectError(
+                    f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
+                )
             score = item.get("score")
             hits.append(
                 Hit(
@@ -139,8 +159,22 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
         elif isinstance(item, str | int):
             hits.append(Hit(id=str(item), text="", score=None, rank=rank))
         else:
-            raise SubjectError(f"search hit {rank} is a {type(item).__name__}, not a hit")
+            raise SubjectError(_not_a_hit(rank, item))
     return hits
+
+
+def _not_a_hit(rank: int, item: Any) -> str:
+    # (id, score) pairs are what most retrieval libraries return: say how to write them
+    hint = ""
+    if isinstance(item, tuple | list) and len(item) == 2:
+        hint = (
+            "; an (id, score) pair is not read as one (which is the id?): return "
+            "{'id': id, 'score': score} instead"
+        )
+    return (
+        f"search hit {rank} is a {type(item).__name__} ({reprlib.repr(item)}){hint}; "
+        f"{SEARCH_CONTRACT}"
+    )
 
 
 class PythonArgs(SpecArgs):
