@@ -135,7 +135,7 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
         resamples=50,
         store=False,
     )
-    text = "relevant: grade >= 1, gain: linear"
+    text = "relevant: grade >= 1, gain: linear, no relevant document: zero"
     result = retrieval_result(run.run)
     buffer = StringIO()
     console = Console(file=buffer, width=200)
@@ -153,4 +153,4 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     saved["settings"]["gain"] = "exp"
     (tmp_path / "edited.json").write_text(json.dumps(saved))
     edited = read_json(tmp_path / "edited.json").settings
-    assert edited.conventions == "relevant: grade >= 1, gain: exp"
+    assert edited.conventions == "relevant: grade >= 1, gain: exp, no relevant document: zero"

@@ -115,7 +115,7 @@ def test_evaluate_no_relevant_modes_score_the_query_and_say_so(
     assert _query(lexical, "q6")["metrics"] == {"Recall@5": recall, "RR@5": rr}
     assert result["settings"]["no_relevant"] == mode
     for text in (terminal, md, html):
-        assert f"--no-relevant {mode}" in text
+        assert f"no relevant document: {mode}" in text
     assert lexical["metrics"]["Recall@5"]["n_scored"] == 6
 
 

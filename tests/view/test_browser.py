@@ -213,8 +213,10 @@ def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: Vi
         page.goto(f"{srv.url}/runs/{pg_viewer_store.judged[1]}/items")
         assert page.locator("a.item-link").count() == 12
         page.select_option("select[name=show]", "passes")
+        page.wait_for_function("() => location.search.includes('show=passes')")
         page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 6")
         page.fill("input[name=q]", "item 3?")
+        page.wait_for_function("() => location.search.includes('q=item')")
         page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
         assert page.inner_text("a.item-link") == "q3"
         page.click("a.item-link")

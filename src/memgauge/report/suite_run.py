@@ -131,7 +131,11 @@ def conventions_lines(summary: Mapping[str, Any]) -> list[str]:
     for agg in summary.get("aggregates", []):
         settings = (agg.get("detail") or {}).get("settings")
         if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
-            text = conventions_text(int(settings["rel_threshold"]), str(settings["gain"]))
+            text = conventions_text(
+                int(settings["rel_threshold"]),
+                str(settings["gain"]),
+                no_relevant=str(settings.get("no_relevant", "zero")),
+            )
             lines[f"task {agg['task']} / IR measures: {text}"] = None
     return list(lines)
 
