@@ -82,6 +82,7 @@ def test_evaluate_pool_judge_grades_and_records_bootstrapped_judgments(
             "source": "bootstrapped",
             "annotator": "relevance:fake",
             "confidence": 1.0,
+            "source_channels": [],
         }
     ]
     assert pooled["failures"][0]["memory_id"] == "m3"
