@@ -19,6 +19,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -61,7 +62,11 @@ class RunProgressBar:
             transient=False,
         )
         self.task: TaskID | None = None
+        self.ingest_task: TaskID | None = None
         self.failed = 0
+
+    def _task(self, task_id: TaskID) -> Task:
+        return next(t for t in self.progress.tasks if t.id == task_id)
 
     def start(self, run_id: str, total: int, done: int) -> None:
         self.progress.start()
@@ -74,11 +79,31 @@ class RunProgressBar:
         where = f" [{corpus}]" if corpus else ""
         self.progress.update(self.task, description=f"{subject} / {task}{where}")
 
+    def ingest(self, subject: str, corpus: str | None, done: int, total: int) -> None:
+        """A bar of its own while a memory is filled (embedding included), with its ETA;
+        hidden once the memory holds every memory of the corpus."""
+        where = f" [{corpus}]" if corpus else ""
+        description = f"ingest {subject}{where}"
+        if self.ingest_task is None:
+            self.ingest_task = self.progress.add_task(
+                description, total=total, completed=done, rate="", failed=""
+            )
+        elif done == 0:
+            self.progress.reset(self.ingest_task, total=total, description=description)
+        speed = self._task(self.ingest_task).speed
+        self.progress.update(
+            self.ingest_task,
+            completed=done,
+            description=description,
+            rate=f"{speed:.0f} memories/s" if speed else "",
+            visible=done < total,
+        )
+
     def advance(self, row: api.ItemRecord) -> None:
         assert self.task is not None
         if row.status == "failed":
             self.failed += 1
-        speed = self.progress.tasks[0].speed
+        speed = self._task(self.task).speed
         self.progress.update(
             self.task,
             advance=1,

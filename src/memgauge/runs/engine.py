@@ -61,7 +61,9 @@ __all__ = ["Progress", "RunReport", "run_suite"]
 
 
 class Progress(Protocol):
-    """What the CLI shows while a run goes (the default shows nothing)."""
+    """What the CLI shows while a run goes (the default shows nothing). A progress may also
+    have `ingest(subject, corpus, done, total)`, called as a memory subject is filled (`done`
+    of `total` memories ingested), for a bar of its own."""
 
     def start(self, run_id: str, total: int, done: int) -> None: ...
 
@@ -653,7 +655,9 @@ def _run_task(
         if state.stopping:
             return False
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
-        setup_error = _setup(lane, task, corpus, recorder, state.run_id, state.scope)
+        setup_error = _setup(
+            lane, task, corpus, recorder, state.run_id, state.scope, state.writer.progress
+        )
         if setup_error is not None:
             failure = Failure.of("setup", setup_error)
             for it in items:
@@ -698,15 +702,28 @@ def _setup(
     recorder: Recorder,
     run_id: str,
     scope: CallScope,
+    progress: object = None,
 ) -> BaseException | None:
-    """Reset and fill a memory subject for a group of items; the error, if it failed."""
+    """Reset and fill a memory subject for a group of items, telling `progress.ingest` (when
+    it has one) how far it got; the error, if it failed."""
     memories = task.memories_for(corpus)
     if memories is None or not lane.memory:
         return None
     subject = lane.subject
+    shown = getattr(progress, "ingest", None)
+    done = 0
+
+    def ingested(n: int) -> None:
+        nonlocal done
+        done += n
+        if callable(shown):
+            shown(lane.name, corpus, done, len(memories))
+
+    if callable(shown):
+        shown(lane.name, corpus, 0, len(memories))
     t0 = time.perf_counter()
     try:
-        lane.call(scope.bind(lambda: fill_memory(subject, memories)))
+        lane.call(scope.bind(lambda: fill_memory(subject, memories, ingested)))
     except Exception as exc:
         return exc
     recorder.record_setup(run_id, lane.name, task.spec.name, corpus, time.perf_counter() - t0)

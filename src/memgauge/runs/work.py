@@ -315,10 +315,25 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
     )
 
 
-def fill_memory(subject: Any, memories: Sequence[Memory]) -> None:
-    """Reset a memory subject and ingest `memories` (then flush, when it can)."""
+#: memories per `ingest` call while filling a memory: small enough that an ingest bar moves
+#: (and gives an ETA) through a long embedding, large enough that batching still pays
+INGEST_BATCH = 512
+
+
+def fill_memory(
+    subject: Any,
+    memories: Sequence[Memory],
+    on_ingested: Callable[[int], None] | None = None,
+) -> None:
+    """Reset a memory subject and ingest `memories`, `INGEST_BATCH` at a time in their order
+    (the protocol's `ingest` adds to what is stored), calling `on_ingested(n)` after each
+    batch; then flush, when it can."""
     subject.reset()
-    subject.ingest(memories)
+    for start in range(0, len(memories), INGEST_BATCH):
+        batch = memories[start : start + INGEST_BATCH]
+        subject.ingest(batch)
+        if on_ingested is not None:
+            on_ingested(len(batch))
     flush = getattr(subject, "flush", None)
     if callable(flush):
         flush()
