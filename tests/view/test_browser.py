@@ -187,10 +187,10 @@ def test_click_through_to_a_judges_reasoning(
     assert '"label": "no"' in page.inner_text("details.raw pre")
 
 
-def test_filters_and_search_update_the_url_and_the_table(
-    page: Any, server: Server, viewer_store: ViewerStore
-) -> None:
-    page.goto(f"{server.url}/runs/{viewer_store.judged[1]}/items")
+def _filter_passes_and_search(page: Any, url: str) -> None:
+    """On the judged run's items page: 12 items, 6 passing, one of them matching "item 3?";
+    each step waits for its URL change (a fill during the filter's navigation would be lost)."""
+    page.goto(url)
     assert page.locator("a.item-link").count() == 12
     page.select_option("select[name=show]", "passes")
     page.wait_for_function("() => location.search.includes('show=passes')")
@@ -199,6 +199,12 @@ def test_filters_and_search_update_the_url_and_the_table(
     page.wait_for_function("() => location.search.includes('q=item')")
     page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
     assert page.inner_text("a.item-link") == "q3"
+
+
+def test_filters_and_search_update_the_url_and_the_table(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    _filter_passes_and_search(page, f"{server.url}/runs/{viewer_store.judged[1]}/items")
     page.reload()  # the state lives in the URL
     assert page.input_value("input[name=q]") == "item 3?"
     assert page.locator("a.item-link").count() == 1
@@ -210,15 +216,7 @@ def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: Vi
     SQLite (`test_postgres.py` compares every page's rows)."""
     srv = Server(pg_viewer_store.path)
     try:
-        page.goto(f"{srv.url}/runs/{pg_viewer_store.judged[1]}/items")
-        assert page.locator("a.item-link").count() == 12
-        page.select_option("select[name=show]", "passes")
-        page.wait_for_function("() => location.search.includes('show=passes')")
-        page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 6")
-        page.fill("input[name=q]", "item 3?")
-        page.wait_for_function("() => location.search.includes('q=item')")
-        page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
-        assert page.inner_text("a.item-link") == "q3"
+        _filter_passes_and_search(page, f"{srv.url}/runs/{pg_viewer_store.judged[1]}/items")
         page.click("a.item-link")
         page.wait_for_function("() => location.pathname.endsWith('/item')")
         assert "K3X" in page.inner_text("body")
