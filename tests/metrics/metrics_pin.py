@@ -103,7 +103,7 @@ def _digest(ev: Evaluation) -> dict[str, Any]:
 
 def pins() -> dict[str, Any]:
     """Digests of every entry point x conventions on `batch()`."""
-    from memgauge.metrics.ranking import from_arrays
+    from memgauge.metrics.arrays import from_arrays
 
     b = batch()
     rid, rsc, qid, qgr = b["arrays"]

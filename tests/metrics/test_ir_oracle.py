@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgauge.metrics import MetricConfig, evaluate, order_run
+from memgauge.metrics.arrays import from_arrays
 from memgauge.metrics.ir import evaluate_judged
-from memgauge.metrics.ranking import from_arrays
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -14,7 +14,8 @@ import pytest
 from memgauge.cli.main import main
 from memgauge.metrics import MetricConfig, evaluate, evaluate_judged, evaluate_ranked
 from memgauge.metrics import agent as agent_metrics
-from memgauge.metrics.ranking import from_arrays, from_ranked, from_run, grade_dtype
+from memgauge.metrics.arrays import from_arrays
+from memgauge.metrics.ranking import from_ranked, from_run, grade_dtype
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 L0 = MetricConfig(rel_threshold=0)

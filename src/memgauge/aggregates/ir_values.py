@@ -89,4 +89,4 @@ def ir_values(
                 "its exact values"
             )
     ordered = {str(m): values[str(m)] for m in dict.fromkeys(parsed)}
-    return ev.query_ids, ordered, ev.counts, notes
+    return list(ev.query_ids), ordered, ev.counts, notes

@@ -1,5 +1,6 @@
 """Retrieval measures: IR metrics (vectorised, trec_eval-compatible) and agent-memory metrics."""
 
+from memgauge.metrics.arrays import evaluate_arrays
 from memgauge.metrics.conventions import conventions_text
 from memgauge.metrics.ir import (
     CONVENTIONS,
@@ -26,6 +27,7 @@ __all__ = [
     "MetricConfig",
     "conventions_text",
     "evaluate",
+    "evaluate_arrays",
     "evaluate_judged",
     "evaluate_ranked",
     "from_ranked",

@@ -49,7 +49,7 @@ from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge.errors import UsageError
 from memgauge.metrics.conventions import conventions_text
 from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
-from memgauge.metrics.ranking import Judged, from_ranked, from_run
+from memgauge.metrics.ranking import Hits, Judged, from_ranked, hits_from_run
 
 __all__ = [
     "CONVENTIONS",
@@ -189,7 +189,7 @@ class Counts:
 class Evaluation:
     """Per-query values of each measure (aligned with `query_ids`) and the accounting."""
 
-    query_ids: list[str]
+    query_ids: Sequence[str]
     per_query: dict[str, FloatArray]
     counts: Counts
     config: MetricConfig
@@ -234,53 +234,67 @@ def _cut(matrix: NDArray[Any], k: int | None) -> NDArray[Any]:
     return matrix if k is None else matrix[:, :k]
 
 
-def _compute(
-    m: Measure, j: Judged, cfg: MetricConfig, n_rel: IntArray, rel: BoolArray
-) -> FloatArray:
+def _dense(h: Hits, select: BoolArray, values: FloatArray, k: int | None) -> FloatArray:
+    """The selected hits' values in a (queries, min(k, width)) matrix, zeros elsewhere: nDCG
+    sums a row with a matrix-vector product, exactly as over a grade matrix."""
+    width = h.width if k is None else min(k, h.width)
+    out = np.zeros((len(h.n_returned), width), dtype=np.float64)
+    out[h.row[select], h.pos[select]] = values
+    return out
+
+
+def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatArray:
+    """One measure's value per query, from the hits (rank and grade of each judged document
+    returned). Sums run in rank order, as over the grade matrix, so values are equal bit for
+    bit whichever form a batch arrives in."""
+    n = len(h.n_returned)
     R = n_rel.astype(np.float64)
     k = m.cutoff
-    depth = j.grades.shape[1]
+    rel = h.grade >= cfg.rel_threshold
+    within = rel if k is None else rel & (h.pos < k)
     if m.name == "P":
         assert k is not None
-        return np.asarray(np.count_nonzero(_cut(rel, k), axis=1) / k, dtype=np.float64)
+        return np.asarray(np.bincount(h.row[within], minlength=n) / k, dtype=np.float64)
     if m.name in ("Recall", "Hit", "recall_any", "recall_all"):
-        found: FloatArray = np.asarray(np.count_nonzero(_cut(rel, k), axis=1), dtype=np.float64)
+        found = np.bincount(h.row[within], minlength=n).astype(np.float64)
         if m.name == "Recall":
             return _ratio(found, R)
         if m.name == "recall_all":
             return ((found >= R) & (R > 0)).astype(np.float64)
         return (found > 0).astype(np.float64)
+    rows, cols = h.row[within], h.pos[within]  # relevant hits, by row then rank
     if m.name == "RR":
-        r = _cut(rel, k)
-        first = np.argmax(r, axis=1)
-        has = r.any(axis=1)
-        return np.where(has, 1.0 / (first + 1.0), 0.0)
+        first = np.ones(rows.size, dtype=bool)
+        first[1:] = rows[1:] != rows[:-1]
+        out = np.zeros(n, dtype=np.float64)
+        out[rows[first]] = 1.0 / (cols[first] + 1.0)
+        return out
     if m.name == "AP":
-        # Sum of precision at each relevant rank, over the relevant positions only: in
-        # row-major order the i-th relevant hit of a row is at column c, precision i / (c + 1).
-        rows, cols = np.nonzero(_cut(rel, k))
-        counts = np.bincount(rows, minlength=rel.shape[0])
+        # the i-th relevant hit of a row, at rank c (0-based), adds precision i / (c + 1)
+        counts = np.bincount(rows, minlength=n)
         starts = np.cumsum(counts) - counts
         nth = np.arange(rows.size) - starts[rows] + 1
-        total = np.asarray(
-            np.bincount(rows, weights=nth / (cols + 1.0), minlength=rel.shape[0]), dtype=np.float64
-        )
-        return _ratio(total, R)
+        total = np.asarray(np.bincount(rows, weights=nth / (cols + 1.0), minlength=n))
+        return _ratio(total.astype(np.float64), R)
     if m.name == "R-prec":
-        cum = np.concatenate([np.zeros((rel.shape[0], 1)), np.cumsum(rel, axis=1)], axis=1)
-        idx = np.minimum(n_rel, depth)
-        return _ratio(cum[np.arange(rel.shape[0]), idx], R)
+        return _ratio(
+            np.bincount(h.row[rel & (h.pos < n_rel[h.row])], minlength=n).astype(np.float64), R
+        )
     if m.name == "nDCG":
-        shift = _exp_shift(j.ideal) if cfg.gain == "exp" else None
-        gains = _gain(_cut(j.grades, k), cfg.gain, shift)
+        shift = _exp_shift(h.ideal) if cfg.gain == "exp" else None
+        gained = (h.grade > 0) if k is None else (h.grade > 0) & (h.pos < k)
+        g = h.grade[gained].astype(np.float64)
+        if cfg.gain == "exp":
+            s = shift[h.row[gained]] if shift is not None else None
+            g = np.exp2(g) - 1.0 if s is None else np.exp2(g - s) - np.exp2(-s)
+        gains = _dense(h, gained, g, k)
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
-        dcg = gains @ disc
-        ideal = _gain(_cut(j.ideal, k), cfg.gain, shift)
+        ideal = _gain(_cut(h.ideal, k), cfg.gain, shift)
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
-        return _ratio(dcg, ideal @ idisc)
+        return _ratio(gains @ disc, ideal @ idisc)
     if m.name == "ndcg_any":
         assert k is not None
-        r = _cut(rel, k).astype(np.float64)
+        r = _dense(h, within, np.ones(rows.size), k)
         disc = 1.0 / np.log2(np.maximum(np.arange(1, r.shape[1] + 1, dtype=np.float64), 2.0))
         ideal = (np.arange(k)[None, :] < n_rel[:, None]).astype(np.float64)
         idisc = 1.0 / np.log2(np.maximum(np.arange(1, k + 1, dtype=np.float64), 2.0))
@@ -288,27 +302,49 @@ def _compute(
     raise AssertionError(f"no implementation for {m}")  # parse_measure admits only the above
 
 
-def evaluate_judged(
-    judged: Judged, measures: Iterable[Measure | str], config: MetricConfig | None = None
-) -> Evaluation:
-    """Score a prepared batch: the array-level entry point.
-
-    Raises ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is
-    not a finite double there; use linear gain).
-    """
-    cfg = config or MetricConfig()
+def parse_measures(measures: Iterable[Measure | str]) -> list[Measure]:
+    """Parsed, deduplicated in order; session measures refused (they need a corpus)."""
     parsed = list(dict.fromkeys(parse_measure(m) for m in measures))
     _refuse_session_measures(parsed)
-    top = int(judged.ideal.max(initial=0))
-    if cfg.gain == "exp" and top > MAX_EXP_GRADE and any(m.name == "nDCG" for m in parsed):
+    return parsed
+
+
+def check_grades(top: int, measures: Sequence[Measure], cfg: MetricConfig) -> None:
+    """ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is not a
+    finite double there; use linear gain)."""
+    if cfg.gain == "exp" and top > MAX_EXP_GRADE and any(m.name == "nDCG" for m in measures):
         raise ValueError(
             f"grade {top} is above {MAX_EXP_GRADE}: exp gain 2^grade - 1 overflows; "
             "use linear gain for grades this large"
         )
-    n_rel = judged.n_relevant(cfg.rel_threshold)
+
+
+def score_hits(
+    measures: Sequence[Measure], hits: Hits, cfg: MetricConfig
+) -> tuple[dict[str, FloatArray], IntArray]:
+    """Each measure's raw value per query (before the no-relevant and missing-from-run
+    conventions), and R per query."""
+    n_rel = hits.n_relevant(cfg.rel_threshold)
+    if not len(hits.n_returned):
+        return {str(m): np.zeros(0) for m in measures}, n_rel
+    return {str(m): _compute(m, hits, cfg, n_rel) for m in measures}, n_rel
+
+
+def summarize(
+    values: dict[str, FloatArray],
+    cfg: MetricConfig,
+    *,
+    query_ids: Sequence[str],
+    n_rel: IntArray,
+    in_run: BoolArray,
+    n_returned: IntArray,
+    ideal_top: IntArray,
+    run_only: list[str],
+) -> Evaluation:
+    """Apply the conventions to raw values (`score_hits`) and count the queries."""
     no_rel = n_rel == 0
-    missing = ~judged.in_run
-    skip = np.zeros(len(judged.query_ids), dtype=bool)
+    missing = ~in_run
+    skip = np.zeros(len(query_ids), dtype=bool)
     if cfg.no_relevant == "skip":
         skip |= no_rel
     if cfg.missing_from_run == "skip":
@@ -316,28 +352,53 @@ def evaluate_judged(
     # seed 002's vacuous 1.0; nDCG only where its ideal gain is 0 as well (grades <= 0)
     # (a query absent from the run keeps its own convention, missing_from_run)
     ones = no_rel & ~skip & ~missing if cfg.no_relevant == "one" else None
-    ideal_zero = judged.ideal.max(axis=1, initial=0) <= 0 if ones is not None else None
     per_query: dict[str, FloatArray] = {}
-    # binary relevance once, only as deep as the deepest measure looks
-    rel = _cut(judged.grades, _depth(parsed)) >= cfg.rel_threshold
-    for m in parsed:
-        values = _compute(m, judged, cfg, n_rel, rel) if judged.query_ids else np.zeros(0)
-        values = np.asarray(values, dtype=np.float64)
-        if ones is not None and m.name in VACUOUS_ONE:
-            values[ones & ideal_zero if m.name == "nDCG" else ones] = 1.0
-        values[skip] = np.nan
-        per_query[str(m)] = values
-    ids = np.asarray(judged.query_ids, dtype=object)
+    for name, raw in values.items():
+        v = np.asarray(raw, dtype=np.float64)
+        kind = parse_measure(name).name
+        if ones is not None and kind in VACUOUS_ONE:
+            v[ones & (ideal_top <= 0) if kind == "nDCG" else ones] = 1.0
+        v[skip] = np.nan
+        per_query[name] = v
+
+    def named(rows: BoolArray) -> list[str]:
+        return [str(query_ids[i]) for i in np.flatnonzero(rows).tolist()]
+
     counts = Counts(
-        n_judged=len(judged.query_ids),
+        n_judged=len(query_ids),
         n_evaluated=int((~missing).sum()),
-        no_relevant=[str(q) for q in ids[no_rel]],
-        missing_from_run=[str(q) for q in ids[missing]],
-        empty_result=[str(q) for q in ids[(judged.n_returned == 0) & ~missing]],
-        run_only=judged.run_only,
+        no_relevant=named(no_rel),
+        missing_from_run=named(missing),
+        empty_result=named((n_returned == 0) & ~missing),
+        run_only=run_only,
         skipped=int(skip.sum()),
     )
-    return Evaluation(query_ids=judged.query_ids, per_query=per_query, counts=counts, config=cfg)
+    return Evaluation(query_ids=query_ids, per_query=per_query, counts=counts, config=cfg)
+
+
+def evaluate_judged(
+    judged: Judged | Hits, measures: Iterable[Measure | str], config: MetricConfig | None = None
+) -> Evaluation:
+    """Score a prepared batch (a grade matrix or its hits): the array-level entry point.
+
+    Raises ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is
+    not a finite double there; use linear gain).
+    """
+    cfg = config or MetricConfig()
+    parsed = parse_measures(measures)
+    hits = judged if isinstance(judged, Hits) else Hits.from_judged(judged)
+    check_grades(int(hits.ideal.max(initial=0)), parsed, cfg)
+    values, n_rel = score_hits(parsed, hits, cfg)
+    return summarize(
+        values,
+        cfg,
+        query_ids=hits.query_ids,
+        n_rel=n_rel,
+        in_run=hits.in_run,
+        n_returned=hits.n_returned,
+        ideal_top=hits.ideal[:, 0].astype(np.int64),
+        run_only=hits.run_only,
+    )
 
 
 def _refuse_session_measures(measures: Sequence[Measure]) -> None:
@@ -350,7 +411,8 @@ def _refuse_session_measures(measures: Sequence[Measure]) -> None:
         )
 
 
-def _depth(measures: Sequence[Measure]) -> int | None:
+def measure_depth(measures: Sequence[Measure]) -> int | None:
+    """How deep the deepest of `measures` looks (None: the whole ranking)."""
     cutoffs = [m.cutoff for m in measures]
     if any(c is None for c in cutoffs) or any(m.name == "R-prec" for m in measures):
         return None
@@ -368,7 +430,7 @@ def evaluate(
     Documents are ranked in trec_eval's order (score descending, then doc id descending).
     """
     parsed = [parse_measure(m) for m in measures]
-    return evaluate_judged(from_run(qrels, run, _depth(parsed)), parsed, config)
+    return evaluate_judged(hits_from_run(qrels, run, measure_depth(parsed)), parsed, config)
 
 
 def evaluate_ranked(
@@ -379,4 +441,4 @@ def evaluate_ranked(
 ) -> Evaluation:
     """Score already-ranked id lists `{qid: [docid, ...]}` (best first) against qrels."""
     parsed = [parse_measure(m) for m in measures]
-    return evaluate_judged(from_ranked(qrels, ranked, _depth(parsed)), parsed, config)
+    return evaluate_judged(from_ranked(qrels, ranked, measure_depth(parsed)), parsed, config)

@@ -1,4 +1,5 @@
-"""Turning runs and judgments into padded NumPy matrices every measure is computed from.
+"""Turning runs and judgments into what every measure is computed from: `Hits`, the ranks of
+the judged documents, and `Judged`, the same batch as a padded grade matrix.
 
 Tie order: trec_eval's. Documents are ranked by score descending and, on equal scores, by
 document id descending (byte order) — trec_eval ignores the rank column of a run file. A
@@ -15,32 +16,33 @@ scale, and the cheap case at a million queries), else int16 or int32; a grade ab
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from memgauge._types import BoolArray, GradeArray, IntArray
+from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge._util.numbers import MAX_GRADE
 
 __all__ = [
     "MAX_GRADE",
     "PAD",
     "UNJUDGED",
+    "Hits",
     "Judged",
-    "from_arrays",
     "from_ranked",
     "from_run",
     "grade_dtype",
+    "hits_from_run",
     "order_run",
 ]
 
 PAD = -1  # "no document at this rank" (grades) / "no judgment at this position" (ideal)
 UNJUDGED = -2  # a returned document with no judgment (or a negative one): never relevant
-_CHUNK = 65_536  # rows per chunk in from_arrays
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Judged:
         run_only: queries in the run with no judgments (not scored, counted).
     """
 
-    query_ids: list[str]
+    query_ids: Sequence[str]
     grades: GradeArray
     ideal: GradeArray
     n_returned: IntArray
@@ -91,17 +93,23 @@ def grade_dtype(max_grade: int) -> np.dtype[np.signedinteger[Any]]:
 
 
 def _ideal(qrels: Mapping[str, Mapping[str, int]], qids: list[str]) -> GradeArray:
-    """Each query's judged grades sorted descending, PAD-padded; negative grades are dropped
-    (trec_eval reads them as unjudged). Its dtype is the batch's grade dtype."""
+    """Each query's judged grades sorted descending, PAD-padded (see `_ideal_rows`)."""
     lens = np.fromiter((len(qrels[q]) for q in qids), dtype=np.int64, count=len(qids))
     flat: list[int] = []
     for q in qids:
         flat.extend(qrels[q].values())
-    dtype = grade_dtype(max(flat, default=0))  # before any int64 conversion can overflow
+    return _ideal_rows(flat, lens)
+
+
+def _ideal_rows(flat: list[int], lens: IntArray) -> GradeArray:
+    """Grades `flat`, `lens[i]` of them for row i, as rows sorted descending and PAD-padded;
+    negative grades are dropped (trec_eval reads them as unjudged). Its dtype is the batch's
+    grade dtype, chosen before any int64 conversion could overflow."""
+    dtype = grade_dtype(max(flat, default=0))
     width = max(int(lens.max()) if lens.size else 0, 1)
-    ideal = np.full((len(qids), width), PAD, dtype=np.int64)
+    ideal = np.full((len(lens), width), PAD, dtype=np.int64)
     if flat:
-        row = np.repeat(np.arange(len(qids)), lens)
+        row = np.repeat(np.arange(len(lens)), lens)
         col = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
         ideal[row, col] = np.maximum(np.asarray(flat, dtype=np.int64), PAD)
     return (-np.sort(-ideal, axis=1)).astype(dtype)
@@ -146,27 +154,76 @@ def from_ranked(
     )
 
 
-def _rank_rows(
-    lens: IntArray, score_key: IntArray, id_key: IntArray, grades: GradeArray, depth: int | None
-) -> GradeArray:
-    """Order each row's items by (score_key desc, id_key desc); return the padded grade matrix.
+@dataclass(frozen=True)
+class Hits:
+    """A batch as the ranks of its judged documents: the form every measure is computed from.
 
-    Items arrive grouped by row (`lens` items per row). Keys are small non-negative ints, so a
-    single composite int64 key sorted along axis 1 replaces a (slow) multi-key lexsort.
+    A measure sees a ranking only through where the judged documents are (an unjudged document
+    is never relevant and gains nothing), so a batch is its hits: one per judged document
+    (grade >= 0) the run returned within the depth, in (row, rank) order, and each query's
+    ideal ranking. Building them needs the rank of each judged document, never a sort of a
+    whole run (`hits_from_run`, `memgauge.metrics.arrays`).
+
+    Attributes:
+        query_ids: the rows' query ids.
+        row: (m,) each hit's query row, ascending.
+        pos: (m,) its 0-based rank, ascending within a row.
+        grade: (m,) its grade (>= 0), in the batch's grade dtype.
+        ideal: as `Judged.ideal`.
+        n_returned: (n,) documents returned per query, within the depth.
+        in_run: (n,) whether the run has the query at all.
+        run_only: queries in the run with no judgments.
+        width: the depth of the ranking (the columns of `Judged.grades`, at least 1): nDCG
+            without a cutoff sums over this many ranks.
     """
-    n = len(lens)
-    width = int(lens.max()) if n else 0
-    n_id = int(id_key.max()) + 1 if id_key.size else 1
-    composite = score_key.astype(np.int64) * n_id + id_key
-    keys = np.full((n, max(width, 1)), -1, dtype=np.int64)  # padding sorts last
-    vals = np.full((n, max(width, 1)), PAD, dtype=grades.dtype)
-    col = np.arange(composite.size) - np.repeat(np.cumsum(lens) - lens, lens)
-    row = np.repeat(np.arange(n), lens)
-    keys[row, col] = composite
-    vals[row, col] = grades
-    order = np.argsort(-keys, axis=1, kind="stable")
-    out = np.take_along_axis(vals, order, axis=1)
-    return out if depth is None else out[:, :depth]
+
+    query_ids: Sequence[str]
+    row: IntArray
+    pos: IntArray
+    grade: GradeArray
+    ideal: GradeArray
+    n_returned: IntArray
+    in_run: BoolArray
+    run_only: list[str]
+    width: int
+
+    def n_relevant(self, threshold: int) -> IntArray:
+        """Judged documents with grade >= threshold, per query (see `Judged.n_relevant`)."""
+        if threshold < 0:
+            raise ValueError(f"relevance threshold {threshold} is negative; use 0 or more")
+        return np.asarray((self.ideal >= threshold).sum(axis=1), dtype=np.int64)
+
+    @classmethod
+    def from_judged(cls, judged: Judged) -> Hits:
+        """The hits of a grade matrix: its judged cells, in row-major order."""
+        row, pos = np.nonzero(judged.grades >= 0)
+        return cls(
+            query_ids=judged.query_ids,
+            row=row.astype(np.int64),
+            pos=pos.astype(np.int64),
+            grade=judged.grades[row, pos],
+            ideal=judged.ideal,
+            n_returned=judged.n_returned,
+            in_run=judged.in_run,
+            run_only=judged.run_only,
+            width=judged.grades.shape[1],
+        )
+
+    def to_judged(self) -> Judged:
+        """The grade matrix: a hit's grade at its rank, UNJUDGED at the other returned ranks,
+        PAD after them."""
+        n = len(self.n_returned)
+        grades = np.full((n, self.width), PAD, dtype=self.ideal.dtype)
+        grades[np.arange(self.width)[None, :] < self.n_returned[:, None]] = UNJUDGED
+        grades[self.row, self.pos] = self.grade
+        return Judged(
+            query_ids=self.query_ids,
+            grades=grades,
+            ideal=self.ideal,
+            n_returned=self.n_returned,
+            in_run=self.in_run,
+            run_only=self.run_only,
+        )
 
 
 def from_run(
@@ -174,138 +231,127 @@ def from_run(
     run: Mapping[str, Mapping[str, float]],
     depth: int | None = None,
 ) -> Judged:
-    """Build matrices from a scored run `{qid: {docid: score}}`, ranking in trec_eval order.
+    """Build matrices from a scored run `{qid: {docid: score}}`, ranking in trec_eval order."""
+    return hits_from_run(qrels, run, depth).to_judged()
 
-    Vectorised: one pass gathers ids, scores and grades with C-level dict operations; scores
-    and ids are turned into dense integer ranks (ids in code-point order, which is UTF-8 byte
-    order) and each row is sorted once on a composite key.
+
+def hits_from_run(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    depth: int | None = None,
+) -> Hits:
+    """The hits of a scored run `{qid: {docid: score}}`, in trec_eval's order.
+
+    Only judged documents are ranked: a judged document's rank is the number of the query's
+    documents with a higher score, plus those with an equal score and a larger id (code-point
+    order, which is UTF-8 byte order). Entries leave the dicts through C-level operations
+    (`list.extend`, `map(dict.get, ...)`); string ids are compared only between tied scores.
     """
     qids = sorted(qrels)
+    n = len(qids)
+    run_lens: list[int] = []
+    judged_lens: list[int] = []
+    present: list[bool] = []
     ids: list[str] = []
     scores: list[float] = []
-    grades: list[int] = []
-    lens = np.zeros(len(qids), dtype=np.int64)
-    for i, q in enumerate(qids):
-        docs = run.get(q)
-        if not docs:
-            continue
+    jids: list[str] = []
+    jgrades: list[int] = []
+    jscores: list[float] = []  # each judged document's score in the run; NaN: not returned
+    nan = math.nan
+    for q in qids:
         judged = qrels[q]
-        ids.extend(docs)
-        scores.extend(docs.values())
-        grades.extend(map(judged.get, docs, repeat(UNJUDGED)))
-        lens[i] = len(docs)
+        judged_lens.append(len(judged))
+        jids.extend(judged)
+        jgrades.extend(judged.values())
+        docs = run.get(q)
+        present.append(docs is not None)
+        if docs:
+            run_lens.append(len(docs))
+            ids.extend(docs)
+            scores.extend(docs.values())
+            jscores.extend(map(docs.get, judged, repeat(nan)))
+        else:
+            run_lens.append(0)
+            jscores.extend(repeat(nan, len(judged)))
+    lens = np.asarray(run_lens, dtype=np.int64)
+    jlens = np.asarray(judged_lens, dtype=np.int64)
     score_arr = np.asarray(scores, dtype=np.float64)
     if score_arr.size and not np.isfinite(score_arr).all():
         raise ValueError("run scores must be finite numbers")
-    score_rank = np.unique(score_arr, return_inverse=True)[1]
-    id_index = {d: i for i, d in enumerate(sorted(set(ids)))}
-    id_rank = np.fromiter(map(id_index.__getitem__, ids), dtype=np.int64, count=len(ids))
-    ideal = _ideal(qrels, qids)  # refuses an unstorable grade before int64 could overflow
-    graded = np.asarray(grades, dtype=np.int64)
-    grade_arr = np.where(graded >= 0, graded, UNJUDGED).astype(ideal.dtype)
-    matrix = _rank_rows(lens, score_rank.astype(np.int64), id_rank, grade_arr, depth)
-    return Judged(
+    ideal = _ideal_rows(jgrades, jlens)  # refuses an unstorable grade before int64 could overflow
+    jgrade_arr = np.asarray(jgrades, dtype=np.int64)
+    jscore_arr = np.asarray(jscores, dtype=np.float64)
+    found = np.flatnonzero(~np.isnan(jscore_arr) & (jgrade_arr >= 0))
+    row = np.repeat(np.arange(n, dtype=np.int64), jlens)[found]
+    pos = _ranks(score_arr, lens, row, jscore_arr[found], ids, _pick(jids, found))
+    cap = max(int(lens.max(initial=0)), 1)
+    if depth is not None:
+        cap = min(cap, depth)
+    keep = pos < cap
+    row, pos, grade = row[keep], pos[keep], jgrade_arr[found][keep]
+    order = np.argsort(row * cap + pos, kind="stable")
+    return Hits(
         query_ids=qids,
-        grades=matrix,
+        row=row[order],
+        pos=pos[order],
+        grade=grade[order].astype(ideal.dtype),
         ideal=ideal,
         n_returned=np.minimum(lens, depth) if depth is not None else lens,
-        in_run=np.asarray([q in run for q in qids], dtype=bool),
-        run_only=sorted(set(run) - set(qrels)),
+        in_run=np.asarray(present, dtype=bool),
+        run_only=sorted(run.keys() - qrels.keys()),
+        width=cap,
     )
 
 
-def _lookup(
-    ranked: IntArray, judged: IntArray, grades: IntArray, dtype: np.dtype[np.signedinteger[Any]]
-) -> GradeArray:
-    """Grade of each ranked id from its row's judged ids (-2 = no judgment; never matches);
-    UNJUDGED where the row has no judgment of it. A doc judged twice keeps its highest grade."""
-    n, depth = ranked.shape
-    if judged.shape[1] <= 64:
-        # One vectorised comparison per judged column (fast when rows have few judgments).
-        # Columns go in ascending grade order so that a doc judged twice keeps its highest.
-        by_grade = np.argsort(grades, axis=1, kind="stable")
-        judged = np.take_along_axis(judged, by_grade, axis=1)
-        g8 = np.take_along_axis(grades, by_grade, axis=1).astype(dtype)
-        small = max(ranked.max(initial=0), judged.max(initial=0)) < 2**31
-        r = ranked.astype(np.int32) if small else ranked
-        jj = judged.astype(np.int32) if small else judged
-        out8 = np.full((n, depth), UNJUDGED, dtype=dtype)
-        for j in range(jj.shape[1]):
-            np.copyto(out8, g8[:, j : j + 1], where=r == jj[:, j : j + 1])
-        return out8
-    # many judgments per row: binary search on row-offset keys
-    span = int(max(ranked.max(initial=0), judged.max(initial=0))) + 2
-    offset = np.arange(n, dtype=np.int64)[:, None] * span
-    keys = (judged + 2 + offset).ravel()
-    vals = grades.ravel()
-    srt = np.lexsort((-vals, keys))  # equal keys (a doc judged twice): highest grade first
-    keys, vals = keys[srt], vals[srt]
-    look = (np.where(ranked >= 0, ranked, -1) + 2 + offset).ravel()
-    pos = np.minimum(np.searchsorted(keys, look), keys.size - 1)
-    found = keys[pos] == look
-    return np.where(found, vals[pos], UNJUDGED).reshape(n, depth).astype(dtype)
+_BLOCK_CELLS = 1 << 20  # padded scores per block of queries in _ranks
 
 
-def from_arrays(
-    run_ids: npt.ArrayLike,
-    run_scores: npt.ArrayLike,
-    qrel_ids: npt.ArrayLike,
-    qrel_grades: npt.ArrayLike,
-    *,
-    query_ids: Sequence[str] | None = None,
-    depth: int | None = None,
-    ranked: bool = False,
-) -> Judged:
-    """Build matrices from NumPy arrays, one row per query (the array-level entry point).
+def _ranks(
+    scores: FloatArray,
+    lens: IntArray,
+    row: IntArray,
+    score: FloatArray,
+    ids: Sequence[str],
+    doc_ids: Sequence[str],
+) -> IntArray:
+    """0-based trec_eval rank of each judged document (its query `row`, its `score` and id
+    `doc_ids[i]`) among its query's run entries (`scores`/`ids`, grouped by query, `lens` per
+    query): the entries scored higher, plus the tied ones with a larger id."""
+    rank = np.zeros(row.size, dtype=np.int64)
+    starts = np.cumsum(lens) - lens
+    tie_of: list[IntArray] = []
+    tie_doc: list[IntArray] = []
+    lo, n = 0, len(lens)
+    while lo < n:
+        hi = min(n, lo + 4096)
+        while hi - lo > 1 and int(lens[lo:hi].max()) * (hi - lo) > _BLOCK_CELLS:
+            hi = lo + (hi - lo) // 2
+        a, b = np.searchsorted(row, [lo, hi])
+        if a < b:
+            seg = lens[lo:hi]
+            block = np.full((hi - lo, max(int(seg.max()), 1)), -np.inf)
+            r = np.repeat(np.arange(hi - lo), seg)
+            block[r, np.arange(r.size) - np.repeat(np.cumsum(seg) - seg, seg)] = scores[
+                starts[lo] : starts[lo] + r.size
+            ]
+            mine = block[row[a:b] - lo]  # each judged document's query, one row per document
+            x = score[a:b, None]
+            rank[a:b] = np.count_nonzero(mine > x, axis=1)
+            tied = np.flatnonzero(mine == x)  # the document itself among them
+            tp, tc = np.divmod(tied, mine.shape[1])
+            tie_of.append(tp + a)
+            tie_doc.append(starts[row[a + tp]] + tc)
+        lo = hi
+    if tie_of:
+        of, doc = np.concatenate(tie_of), np.concatenate(tie_doc)
+        theirs, own = _pick(ids, doc), _pick(doc_ids, of)
+        larger = np.fromiter(map(operator.gt, theirs, own), dtype=bool, count=of.size)
+        rank += np.bincount(of[larger], minlength=row.size)
+    return rank
 
-    Args:
-        run_ids: (n, d) integer doc ids of each query's results; negative = padding.
-        run_scores: (n, d) scores; ranked by score descending, then doc id descending.
-        qrel_ids: (n, j) integer doc ids of each query's judged documents; negative = padding.
-        qrel_grades: (n, j) their grades (at most MAX_GRADE; below 0 reads as unjudged).
-        query_ids: names for the rows (default "0", "1", ...).
-        depth: keep only the top `depth` results.
-        ranked: rows are already in rank order (best first, padding last): skip the sort.
-    """
-    rid = np.asarray(run_ids, dtype=np.int64)
-    rsc = np.asarray(run_scores, dtype=np.float64)
-    qid_ = np.asarray(qrel_ids, dtype=np.int64)
-    qgr = np.asarray(qrel_grades, dtype=np.int64)
-    if rid.ndim != 2 or rid.shape != rsc.shape or qid_.ndim != 2 or qid_.shape != qgr.shape:
-        raise ValueError("run_ids/run_scores and qrel_ids/qrel_grades must be matching 2-D arrays")
-    if rid.shape[0] != qid_.shape[0]:
-        raise ValueError("run and qrels arrays need the same number of rows (queries)")
-    n = rid.shape[0]
-    width = rid.shape[1] if depth is None else min(depth, rid.shape[1])
-    qvalid = qid_ >= 0
-    dtype = grade_dtype(int(qgr[qvalid].max(initial=0)))
-    matrix: GradeArray = np.empty((n, width), dtype=dtype)
-    n_returned = np.empty(n, dtype=np.int64)
-    qg = np.where(qvalid & (qgr >= 0), qgr, UNJUDGED)
-    judged_ids = np.where(qvalid, qid_, -2)
-    # rows in chunks: bounded temporaries at a million queries, same speed at a thousand
-    for lo in range(0, n, _CHUNK):
-        hi = min(n, lo + _CHUNK)
-        ids, valid = rid[lo:hi], rid[lo:hi] >= 0
-        if not ranked:  # score desc, then id desc; padding last
-            sort_scores = np.where(valid, rsc[lo:hi], -np.inf)
-            order = np.lexsort((-np.where(valid, ids, -1), -sort_scores), axis=1)
-            ids = np.take_along_axis(ids, order, axis=1)
-            valid = np.take_along_axis(valid, order, axis=1)
-        ids, valid = ids[:, :width], valid[:, :width]
-        grades = _lookup(ids, judged_ids[lo:hi], qg[lo:hi], dtype)
-        matrix[lo:hi] = np.where(valid, grades, PAD)
-        n_returned[lo:hi] = np.count_nonzero(valid, axis=1)
-    in_run = np.asarray((rid >= 0).any(axis=1), dtype=bool)
-    ideal = np.maximum(-np.sort(-qg, axis=1), PAD).astype(dtype)  # unjudged -> padding
-    names = list(query_ids) if query_ids is not None else list(map(str, range(n)))
-    if len(names) != n:
-        raise ValueError(f"{len(names)} query ids for {n} rows")
-    return Judged(
-        query_ids=names,
-        grades=matrix if matrix.size else np.full((n, 1), PAD, dtype=dtype),
-        ideal=ideal if ideal.size else np.full((n, 1), PAD, dtype=dtype),
-        n_returned=n_returned,
-        in_run=in_run,
-        run_only=[],
-    )
+
+def _pick(items: Sequence[str], index: IntArray) -> Sequence[str]:
+    """items[i] for each i in index, gathered in C (operator.itemgetter)."""
+    if index.size < 2:  # itemgetter of one index returns the item, not a tuple
+        return [items[i] for i in index.tolist()]
+    return operator.itemgetter(*index.tolist())(items)  # type: ignore[no-any-return]

@@ -1,0 +1,130 @@
+"""`evaluate_arrays`, the chunked and threaded array entry point: equal bit for bit to scoring
+the grade matrix, whatever the chunking, the threads and the ids (hash-bucket collisions,
+ids beyond 32 bits, rows with hundreds of judgments)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from metrics_pin import CONFIGS, MEASURES, batch
+
+from memgauge.metrics import MetricConfig, evaluate, evaluate_arrays, evaluate_judged
+from memgauge.metrics import arrays as arrays_module
+from memgauge.metrics.arrays import RowNames, from_arrays
+
+
+def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), k  # bit for bit, NaN included
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_equal_to_the_grade_matrix_in_many_small_chunks(
+    workers: int, config: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(arrays_module, "_CELLS", 30 * 7)  # 64-row chunks (the floor)
+    b = batch(n=300)
+    rid, rsc, qid, qgr = b["arrays"]
+    pre_ids, pre_scores = b["pre"]
+    cfg = CONFIGS[config]
+    for args, kw in [
+        ((rid, rsc), {}),
+        ((rid, rsc), {"depth": 4}),
+        ((pre_ids, pre_scores), {"ranked": True}),
+        ((pre_ids, pre_scores), {"ranked": True, "depth": 7}),
+    ]:
+        want = evaluate_judged(from_arrays(*args, qid, qgr, **kw), MEASURES, cfg)
+        got = evaluate_arrays(*args, qid, qgr, MEASURES, cfg, workers=workers, **kw)
+        _same(got.per_query, want.per_query)
+        assert got.counts == want.counts
+        assert list(got.query_ids) == list(want.query_ids)
+
+
+def _dict_case(
+    run_ids: np.ndarray, run_scores: np.ndarray, qrel_ids: np.ndarray, qrel_grades: np.ndarray
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    # ids zero-padded to one width: string order is integer order, so ties break alike
+    def name(d: int) -> str:
+        return f"{d:020d}"
+
+    qrels = {
+        f"{i:03d}": {
+            name(d): int(g) for d, g in zip(qrel_ids[i], qrel_grades[i], strict=True) if d >= 0
+        }
+        for i in range(len(qrel_ids))
+    }
+    run = {
+        f"{i:03d}": {
+            name(d): float(s) for d, s in zip(run_ids[i], run_scores[i], strict=True) if d >= 0
+        }
+        for i in range(len(run_ids))
+    }
+    return qrels, run
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        1 << 16,  # every id in the same hash bucket: each row's table is one shared bucket
+        (1 << 40) + 3,  # ids beyond 32 bits, several per bucket
+        1,
+    ],
+)
+def test_ids_that_share_hash_buckets_or_exceed_32_bits(scale: int) -> None:
+    rng = np.random.default_rng(scale % 1000)
+    n, depth, judged = 40, 30, 12
+    run_ids = np.stack([rng.choice(60, depth, replace=False) for _ in range(n)]) * scale
+    run_scores = rng.integers(0, 4, size=(n, depth)) / 2
+    qrel_ids = np.stack([rng.choice(60, judged, replace=False) for _ in range(n)]) * scale
+    qrel_grades = rng.integers(-1, 4, size=(n, judged))
+    run_ids[::5, -4:] = -1  # padding
+    qrel_ids[::3, -2:] = -1
+    measures = ["nDCG@10", "AP", "RR", "P@5", "R-prec", "Recall@20"]
+    cfg = MetricConfig(rel_threshold=1, gain="linear")
+    got = evaluate_arrays(run_ids, run_scores, qrel_ids, qrel_grades, measures, cfg)
+    want = evaluate(*_dict_case(run_ids, run_scores, qrel_ids, qrel_grades), measures, cfg)
+    for m in measures:
+        np.testing.assert_allclose(got.per_query[m], want.per_query[m], atol=1e-12)
+
+
+def test_hundreds_of_judgments_per_row_and_a_doc_judged_twice() -> None:
+    rng = np.random.default_rng(3)
+    n, depth, judged = 6, 80, 300  # over 254 judged columns: a 16-bit hash table
+    run_ids = np.stack([rng.choice(1000, depth, replace=False) for _ in range(n)])
+    run_scores = rng.integers(0, 6, size=(n, depth)) / 5
+    qrel_ids = np.stack([rng.choice(1000, judged, replace=False) for _ in range(n)])
+    qrel_grades = rng.integers(0, 4, size=(n, judged))
+    measures = ["nDCG@20", "AP", "P@10", "R-prec"]
+    got = evaluate_arrays(run_ids, run_scores, qrel_ids, qrel_grades, measures)
+    want = evaluate(*_dict_case(run_ids, run_scores, qrel_ids, qrel_grades), measures)
+    for m in measures:
+        np.testing.assert_allclose(got.per_query[m], want.per_query[m], atol=1e-12)
+    # the same document judged twice in a row keeps its highest grade (relevant at >= 2)
+    for grades in ([[1, 3, 0]], [[3, 1, 0]]):
+        twice = evaluate_arrays([[5, 6]], [[2.0, 1.0]], [[5, 5, 6]], grades, ["P@1"])
+        assert twice.per_query["P@1"].tolist() == [1.0]
+
+
+def test_unranked_scores_must_be_finite_and_ranked_rows_do_not_read_them() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        evaluate_arrays([[1, 2]], [[np.nan, 1.0]], [[1]], [[1]], ["RR"])
+    ev = evaluate_arrays([[1, 2]], [[np.nan, 1.0]], [[2]], [[2]], ["RR"], ranked=True)
+    assert ev.per_query["RR"].tolist() == [0.5]
+
+
+def test_default_query_ids_are_row_numbers_made_when_read() -> None:
+    ev = evaluate_arrays(
+        [[1], [-1], [2]], [[1.0], [0.0], [1.0]], [[1], [3], [-1]], [[2], [2], [0]], ["RR"]
+    )
+    names = ev.query_ids
+    assert isinstance(names, RowNames)
+    assert len(names) == 3
+    assert names[0] == "0"
+    assert names[-1] == "2"
+    assert names[1:] == ["1", "2"]
+    assert list(names) == ["0", "1", "2"]
+    assert names == ["0", "1", "2"]
+    assert ev.counts.missing_from_run == ["1"]
+    assert ev.counts.no_relevant == ["2"]
