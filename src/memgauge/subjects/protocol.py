@@ -67,7 +67,10 @@ class MemorySystem(Protocol):
         ...
 
     def ingest(self, memories: Sequence[Memory]) -> None:
-        """Store `memories` (ids are the dataset's, so hits can be judged)."""
+        """Add `memories` to what is stored (ids are the dataset's, so hits can be judged).
+
+        Called one or more times after `reset`: memgauge ingests a corpus in batches of
+        `memgauge.runs.work.INGEST_BATCH` (512), so an ingest must add, never replace."""
         ...
 
     def flush(self) -> None:
