@@ -25,6 +25,7 @@ def test_equal_to_the_grade_matrix_in_many_small_chunks(
     workers: int, config: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(arrays_module, "_CELLS", 30 * 7)  # 64-row chunks (the floor)
+    monkeypatch.setattr(arrays_module, "_GATHER_CELLS", 50)  # rank one entry's row at a time
     b = batch(n=300)
     rid, rsc, qid, qgr = b["arrays"]
     pre_ids, pre_scores = b["pre"]
@@ -128,3 +129,15 @@ def test_default_query_ids_are_row_numbers_made_when_read() -> None:
     assert names == ["0", "1", "2"]
     assert ev.counts.missing_from_run == ["1"]
     assert ev.counts.no_relevant == ["2"]
+
+
+def test_dict_ranks_equal_when_their_rows_are_gathered_a_few_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memgauge.metrics import ranking
+
+    b = batch(n=300)
+    want = evaluate(b["qrels"], b["run"], MEASURES, CONFIGS["trec_eval"])
+    monkeypatch.setattr(ranking, "_BLOCK_CELLS", 40)  # one query per block, a document a time
+    got = evaluate(b["qrels"], b["run"], MEASURES, CONFIGS["trec_eval"])
+    _same(got.per_query, want.per_query)

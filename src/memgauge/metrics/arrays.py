@@ -1,11 +1,11 @@
 """IR measures straight from NumPy arrays: one row per query, in chunks of rows, on every core.
 
-Each chunk is found, ranked and scored while it is in cache: the grade of a returned document
-is found by comparing the row's ids with its judged ids (on 16-bit copies, confirmed on the
-full ids), and when rows are not ranked yet only the judged documents are ranked, by counting
-the entries ahead of each one (score descending, then id descending, then column: the order
-of a stable sort). Nothing sorts a whole row. NumPy releases the GIL in its loops, so chunks
-run in a thread pool, one thread per available core.
+A measure sees a ranking only through where the judged documents are, so nothing sorts a row.
+A returned document's grade is found through a small hash table of its row's judged ids (one
+gather for the whole chunk, then a comparison for the few candidates); when rows are not ranked
+yet, only the judged documents are ranked, by counting the entries ahead of each one (score
+descending, then id descending, then column: the order of a stable sort). NumPy releases the
+GIL in its loops, so chunks run in a thread pool, one thread per available core.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ from memgauge.metrics.ranking import PAD, UNJUDGED, Hits, Judged, grade_dtype
 
 __all__ = ["RowNames", "evaluate_arrays", "from_arrays"]
 
-_CELLS = 1 << 19  # run cells per chunk: a chunk's comparisons stay in the core's cache
-_TABLE_BYTES = 1 << 20
+_CELLS = (
+    1 << 19
+)  # run cells per chunk: each thread takes a chunk; fewer, larger chunks pay less overhead
+_TABLE_BYTES = 1 << 20  # per-row hash tables of judged ids at a time in _matches
+_GATHER_CELLS = 1 << 22  # run cells gathered at once to rank unranked rows (32 MB of scores)
 _MAX_WORKERS = 8
 
 
@@ -207,13 +210,18 @@ def _rank(
     if not np.isfinite(scores if valid is None else scores[valid]).all():
         raise ValueError("run scores must be finite numbers")
     s = scores if valid is None else np.where(valid, scores, -np.inf)  # padding ranks last
-    x = s[row, col][:, None]
-    mine = s[row]
-    rank = np.count_nonzero(mine > x, axis=1)
-    tp, tc = np.nonzero(mine == x)  # ties, the entry itself among them
-    tied, own = ids[row[tp], tc], ids[row[tp], col[tp]]
-    ahead = (tied > own) | ((tied == own) & (tc < col[tp]))
-    return np.asarray(rank + np.bincount(tp[ahead], minlength=row.size), dtype=np.int64)
+    rank = np.empty(row.size, dtype=np.int64)
+    step = max(1, _GATHER_CELLS // max(s.shape[1], 1))  # entries whose rows are gathered at once
+    for lo in range(0, row.size, step):
+        r, c = row[lo : lo + step], col[lo : lo + step]
+        x = s[r, c][:, None]
+        mine = s[r]  # each entry's row
+        above = np.count_nonzero(mine > x, axis=1)
+        tp, tc = np.divmod(np.flatnonzero(mine == x), s.shape[1])  # ties, the entry among them
+        tied, own = ids[r[tp], tc], ids[r[tp], c[tp]]
+        ahead = (tied > own) | ((tied == own) & (tc < c[tp]))
+        rank[lo : lo + step] = above + np.bincount(tp[ahead], minlength=r.size)
+    return rank
 
 
 def _batch(

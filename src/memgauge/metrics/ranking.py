@@ -334,13 +334,16 @@ def _ranks(
             block[r, np.arange(r.size) - np.repeat(np.cumsum(seg) - seg, seg)] = scores[
                 starts[lo] : starts[lo] + r.size
             ]
-            mine = block[row[a:b] - lo]  # each judged document's query, one row per document
-            x = score[a:b, None]
-            rank[a:b] = np.count_nonzero(mine > x, axis=1)
-            tied = np.flatnonzero(mine == x)  # the document itself among them
-            tp, tc = np.divmod(tied, mine.shape[1])
-            tie_of.append(tp + a)
-            tie_doc.append(starts[row[a + tp]] + tc)
+            step = max(1, _BLOCK_CELLS // block.shape[1])  # documents whose rows are gathered
+            for f in range(a, b, step):
+                g = min(b, f + step)
+                mine = block[row[f:g] - lo]  # each judged document's query's scores
+                x = score[f:g, None]
+                rank[f:g] = np.count_nonzero(mine > x, axis=1)
+                tied = np.flatnonzero(mine == x)  # the document itself among them
+                tp, tc = np.divmod(tied, mine.shape[1])
+                tie_of.append(tp + f)
+                tie_doc.append(starts[row[f + tp]] + tc)
         lo = hi
     if tie_of:
         of, doc = np.concatenate(tie_of), np.concatenate(tie_doc)
