@@ -19,12 +19,15 @@ def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
         assert a[k].tobytes() == b[k].tobytes(), k  # bit for bit, NaN included
 
 
+@pytest.mark.parametrize("lookup", ["hash", "sorted"])
 @pytest.mark.parametrize("workers", [1, 3])
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_equal_to_the_grade_matrix_in_many_small_chunks(
-    workers: int, config: str, monkeypatch: pytest.MonkeyPatch
+    lookup: str, workers: int, config: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(arrays_module, "_CELLS", 30 * 7)  # 64-row chunks (the floor)
+    if lookup == "sorted":  # the lookup of rows with very many judgments, on every row
+        monkeypatch.setattr(arrays_module, "_HASH_JUDGED", 1)
     monkeypatch.setattr(arrays_module, "_GATHER_CELLS", 50)  # rank one entry's row at a time
     b = batch(n=300)
     rid, rsc, qid, qgr = b["arrays"]
@@ -68,8 +71,9 @@ def _dict_case(
 @pytest.mark.parametrize(
     "scale",
     [
-        1 << 16,  # every id in the same hash bucket: each row's table is one shared bucket
-        (1 << 40) + 3,  # ids beyond 32 bits, several per bucket
+        1 << 16,  # structure in the low bits: the same low 16 bits for every id
+        1_000_000,
+        (1 << 40) + 3,  # ids beyond 32 bits
         1,
     ],
 )
@@ -141,3 +145,52 @@ def test_dict_ranks_equal_when_their_rows_are_gathered_a_few_at_a_time(
     monkeypatch.setattr(ranking, "_BLOCK_CELLS", 40)  # one query per block, a document a time
     got = evaluate(b["qrels"], b["run"], MEASURES, CONFIGS["trec_eval"])
     _same(got.per_query, want.per_query)
+
+
+def test_runs_where_most_scores_tie_rank_ids_as_integers() -> None:
+    """More tied pairs than entries switches from comparing strings pair by pair to integer
+    ranks of the ids: both must give trec_eval's order."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(11)
+    docs = [f"d{i}" for i in range(300)]  # string order differs from number order
+    run = {
+        f"q{q}": {d: float(rng.integers(0, 2)) for d in rng.choice(docs, 200, replace=False)}
+        for q in range(20)
+    }
+    qrels = {
+        f"q{q}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 60, replace=False)}
+        for q in range(20)
+    }
+    cfg = MetricConfig(rel_threshold=1, gain="linear")
+    ours = evaluate(qrels, run, ["AP@50", "nDCG@20", "P@10", "R-prec"], cfg)
+    theirs = pytrec_eval.RelevanceEvaluator(
+        qrels, {"map_cut.50", "ndcg_cut.20", "P.10", "Rprec"}
+    ).evaluate(run)
+    for m, t in [
+        ("AP@50", "map_cut_50"),
+        ("nDCG@20", "ndcg_cut_20"),
+        ("P@10", "P_10"),
+        ("R-prec", "Rprec"),
+    ]:
+        want = [theirs[q][t] for q in ours.query_ids]
+        np.testing.assert_allclose(ours.per_query[m], want, atol=1e-12)
+
+
+def test_rows_with_thousands_of_judgments_are_matched_by_sorting() -> None:
+    rng = np.random.default_rng(5)
+    n, depth, judged = 4, 60, 1500  # over _HASH_JUDGED judged columns
+    run_ids = np.stack([rng.choice(4000, depth, replace=False) for _ in range(n)])
+    run_scores = rng.integers(0, 6, size=(n, depth)) / 5
+    qrel_ids = np.stack([rng.choice(4000, judged, replace=False) for _ in range(n)])
+    qrel_grades = rng.integers(-1, 4, size=(n, judged))
+    qrel_ids[1, :700] = -1  # padding
+    measures = ["nDCG@20", "AP", "P@10", "R-prec"]
+    got = evaluate_arrays(run_ids, run_scores, qrel_ids, qrel_grades, measures)
+    want = evaluate(*_dict_case(run_ids, run_scores, qrel_ids, qrel_grades), measures)
+    for m in measures:
+        np.testing.assert_allclose(got.per_query[m], want.per_query[m], atol=1e-12)
+
+
+def test_a_ranked_row_with_a_hit_past_leading_padding_is_not_empty() -> None:
+    ev = evaluate_arrays([[-1, 5]], [[0.0, 1.0]], [[5]], [[2]], ["RR@1"], ranked=True)
+    assert ev.counts.empty_result == []

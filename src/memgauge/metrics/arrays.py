@@ -39,6 +39,7 @@ _CELLS = (
     1 << 19
 )  # run cells per chunk: each thread takes a chunk; fewer, larger chunks pay less overhead
 _TABLE_BYTES = 1 << 20  # per-row hash tables of judged ids at a time in _matches
+_HASH_JUDGED = 1024  # more judged columns than this: _matches_sorted
 _GATHER_CELLS = 1 << 22  # run cells gathered at once to rank unranked rows (32 MB of scores)
 _MAX_WORKERS = 8
 
@@ -81,7 +82,8 @@ class _Batch:
     grades: IntArray  # their grades (read where the judged id is not padding)
     dtype: np.dtype[np.signedinteger[Any]]
     top: int  # the highest grade
-    width: int  # ranks kept
+    width: int  # ranks returned (the depth asked for)
+    keep: int  # ranks scored: no deeper than the deepest measure looks
     ranked: bool
     names: Sequence[str]
 
@@ -99,7 +101,7 @@ class _Batch:
         grades = self.grades[lo:hi]
         grades = np.where((judged >= 0) & (grades >= 0), grades, UNJUDGED)
         c, d = ids.shape
-        look = ids[:, : self.width] if self.ranked else ids
+        look = ids[:, : self.keep] if self.ranked else ids
         row, col, jg = _matches(look, judged, grades)
         full = bool(ids.min(initial=0) >= 0)  # no padding: the common case, no mask needed
         valid = np.ones((0, 0), dtype=bool) if full else ids >= 0
@@ -112,7 +114,7 @@ class _Batch:
         else:
             pos = _rank(ids, self.scores[lo:hi], None if full else valid, row, col)
             n_returned = np.minimum(n_valid, self.width)
-        keep = pos < self.width
+        keep = pos < self.keep
         row, pos, jg = row[keep], pos[keep], jg[keep]
         # by (row, rank); a document judged twice keeps its highest grade
         top = int(jg.max(initial=0))
@@ -130,7 +132,7 @@ class _Batch:
             n_returned=np.asarray(n_returned, dtype=np.int64),
             in_run=n_valid > 0,
             run_only=[],
-            width=max(self.width, 1),
+            width=max(self.keep, 1),
         )
 
 
@@ -142,39 +144,52 @@ def _offsets(rows: int, width: int, buckets: int) -> IntArray:
     return out
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: structured ids spread over buckets
+
+
+def _bucket(ids: IntArray, bits: int) -> IntArray:
+    """The top `bits` bits of id x 2^64/phi: ids with structure in their low bits (multiples
+    of 1,000,000, ids << 16) still spread evenly over the buckets."""
+    h = ids.view(np.uint64) * _GOLDEN  # wraps mod 2^64, as intended
+    h >>= np.uint64(64 - bits)
+    return h.view(np.int64)
+
+
 def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArray, ...]:
     """(row, column, grade) of every returned document that is judged (grade >= 0), in
     (row, column) order (a document judged twice: once per judgment).
 
-    Each row gets a small hash table of its judged ids (bucket: the id's low bits, value: the
-    judged column + 1, or FULL where two of the row's judged ids share a bucket). Every returned
-    id is looked up in its row's table in one gather; the few candidates (the matches and
-    about 1 in 16 of the rest) are confirmed against the judged id the bucket names, or
-    against all the row's judged ids in a shared bucket.
+    Each row gets a small hash table of its judged ids (value: the judged column + 1, or FULL
+    where two of the row's judged ids share a bucket). Every returned id is looked up in its
+    row's table in one gather; the few candidates (the matches and about 1 in 16 of the rest)
+    are confirmed against the judged id the bucket names, or against all the row's judged ids
+    in a shared bucket. Rows with more than _HASH_JUDGED judgments are matched by sorting.
     """
     c, w = look.shape
     j = judged.shape[1]
     empty = np.zeros(0, dtype=np.int64)
     if not c or not w or not j:
         return empty, empty, empty
-    buckets = 1 << max(6, min(16, (16 * j - 1).bit_length()))
-    vtype = np.uint8 if j < 255 else np.uint16 if j < 65535 else np.uint32
+    if j > _HASH_JUDGED:
+        return _matches_sorted(look, judged, grades)
+    bits = max(6, (16 * j - 1).bit_length())
+    buckets = 1 << bits
+    vtype = np.uint8 if j < 255 else np.uint16
     full = np.iinfo(vtype).max
     step = max(1, _TABLE_BYTES // buckets)  # rows per table
-    mask = buckets - 1
     offsets = _offsets(min(step, c), w, buckets)
     found = []
     for lo in range(0, c, step):
         hi = min(c, lo + step)
         ids, jids, jg = look[lo:hi], judged[lo:hi], grades[lo:hi]
-        flat_ids, flat_j = ids.ravel(), jids.ravel()
+        flat_ids, flat_j = np.ascontiguousarray(ids).ravel(), np.ascontiguousarray(jids).ravel()
         usable = np.flatnonzero((flat_j >= 0) & (jg.ravel() >= 0))
         u_row, u_col = np.divmod(usable, j)
-        u_slot = (flat_j[usable] & mask) + u_row * buckets
+        u_slot = _bucket(flat_j[usable], bits) + u_row * buckets
         table = np.zeros((hi - lo) * buckets, dtype=vtype)
         table[u_slot] = u_col + 1
         table[u_slot[table[u_slot] != u_col + 1]] = full  # two judged ids in one bucket
-        slot = flat_ids & mask
+        slot = _bucket(flat_ids, bits)
         slot += offsets[: slot.size]
         value = table[slot]
         cand = np.flatnonzero(value != 0)  # nonzero of a bool array is the fast one
@@ -185,12 +200,13 @@ def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArr
         jcol = np.where(one, named - 1, 0)
         ok = one & (flat_j[row * j + jcol] == flat_ids[cand])
         rows, cols, which = [row[ok]], [col[ok]], [jcol[ok]]
-        if not one.all():  # shared buckets: compare with every judged id of the row
-            shared = np.flatnonzero(~one)
-            same = jids[row[shared]] == flat_ids[cand[shared]][:, None]
+        shared = np.flatnonzero(~one)  # shared buckets: every judged id of the row
+        for s in range(0, shared.size, max(1, _GATHER_CELLS // j)):
+            part = shared[s : s + max(1, _GATHER_CELLS // j)]
+            same = jids[row[part]] == flat_ids[cand[part]][:, None]
             pair, jj = np.divmod(np.flatnonzero(same), j)
-            rows.append(row[shared][pair])
-            cols.append(col[shared][pair])
+            rows.append(row[part][pair])
+            cols.append(col[part][pair])
             which.append(jj)
         r, k, jj = (np.concatenate(x) for x in (rows, cols, which))
         g = jg[r, jj]
@@ -199,6 +215,29 @@ def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArr
     out = tuple(np.concatenate([f[i] for f in found]) for i in range(3))
     order = np.argsort(out[0] * w + out[1], kind="stable")  # (row, column), as in the run
     return tuple(x[order] for x in out)
+
+
+def _matches_sorted(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArray, ...]:
+    """`_matches` for rows with very many judgments: ids become their rank among the chunk's
+    judged ids, and (row, rank) keys are looked up in the sorted judged keys. A document
+    judged twice in a row matches its highest grade."""
+    w = look.shape[1]
+    usable = (judged >= 0) & (grades >= 0)
+    jrow = np.nonzero(usable)[0]
+    jid, jg = judged[usable], grades[usable]
+    uniq = np.unique(jid)
+    span = np.int64(uniq.size + 1)
+    jkey = jrow * span + np.searchsorted(uniq, jid)
+    order = np.lexsort((-jg, jkey))  # equal keys: the highest grade first
+    jkey, jg = jkey[order], jg[order]
+    flat = np.ascontiguousarray(look).ravel()
+    at = np.minimum(np.searchsorted(uniq, flat), uniq.size - 1)
+    cand = np.flatnonzero(uniq[at] == flat) if uniq.size else np.zeros(0, dtype=np.int64)
+    row, col = np.divmod(cand, w)
+    key = row * span + at[cand]
+    hit = np.minimum(np.searchsorted(jkey, key), max(jkey.size - 1, 0))
+    ok = jkey[hit] == key if jkey.size else np.zeros(0, dtype=bool)
+    return row[ok], col[ok], jg[hit[ok]]
 
 
 def _rank(
@@ -232,6 +271,7 @@ def _batch(
     query_ids: Sequence[str] | None,
     depth: int | None,
     ranked: bool,
+    keep: int | None = None,
 ) -> _Batch:
     rid = np.asarray(run_ids, dtype=np.int64)
     rsc = np.asarray(run_scores, dtype=np.float64)
@@ -245,6 +285,7 @@ def _batch(
     names = list(query_ids) if query_ids is not None else RowNames(n)
     if len(names) != n:
         raise ValueError(f"{len(names)} query ids for {n} rows")
+    width = rid.shape[1] if depth is None else max(min(depth, rid.shape[1]), 0)
     qvalid = qid >= 0
     top = int(np.max(qgr, where=qvalid, initial=0))
     return _Batch(
@@ -254,7 +295,8 @@ def _batch(
         grades=qgr,
         dtype=grade_dtype(top),
         top=top,
-        width=rid.shape[1] if depth is None else max(min(depth, rid.shape[1]), 0),
+        width=width,
+        keep=width if keep is None else min(width, keep),
         ranked=ranked,
         names=names,
     )
@@ -329,10 +371,9 @@ def evaluate_arrays(
     """
     cfg = config or MetricConfig()
     parsed = parse_measures(measures)
-    deepest = measure_depth(parsed)
-    if deepest is not None:
-        depth = deepest if depth is None else min(depth, deepest)
-    b = _batch(run_ids, run_scores, qrel_ids, qrel_grades, query_ids, depth, ranked)
+    b = _batch(
+        run_ids, run_scores, qrel_ids, qrel_grades, query_ids, depth, ranked, measure_depth(parsed)
+    )
     check_grades(b.top, parsed, cfg)
     n = b.n
     values = {str(m): np.empty(n) for m in parsed}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -316,41 +316,70 @@ def _ranks(
 ) -> IntArray:
     """0-based trec_eval rank of each judged document (its query `row`, its `score` and id
     `doc_ids[i]`) among its query's run entries (`scores`/`ids`, grouped by query, `lens` per
-    query): the entries scored higher, plus the tied ones with a larger id."""
+    query): the entries scored higher, plus the tied ones with a larger id.
+
+    Tied ids are compared as strings pair by pair while the pairs stay fewer than the run's
+    entries; past that (runs where most scores tie) every id gets its integer rank once and
+    the ties are counted like the scores."""
     rank = np.zeros(row.size, dtype=np.int64)
-    starts = np.cumsum(lens) - lens
     tie_of: list[IntArray] = []
     tie_doc: list[IntArray] = []
+    pairs, limit = 0, scores.size + row.size
+    for f, g, mine, _, base in _slices(scores, lens, row):
+        x = score[f:g, None]
+        rank[f:g] = np.count_nonzero(mine > x, axis=1)
+        if pairs <= limit:
+            tp, tc = np.divmod(np.flatnonzero(mine == x), mine.shape[1])  # the document too
+            pairs += tp.size
+            tie_of.append(tp + f)
+            tie_doc.append(base[tp] + tc)
+    if pairs > limit:  # many ties: integer ranks of the ids, ties counted per block
+        index = {d: i for i, d in enumerate(sorted(set(ids)))}
+        keys = np.fromiter(map(index.__getitem__, ids), dtype=np.int64, count=len(ids))
+        own = np.fromiter(map(index.__getitem__, doc_ids), dtype=np.int64, count=len(doc_ids))
+        for f, g, mine, kmine, _ in _slices(scores, lens, row, keys):
+            assert kmine is not None
+            tied = (mine == score[f:g, None]) & (kmine > own[f:g, None])
+            rank[f:g] += np.count_nonzero(tied, axis=1)
+    elif tie_of:
+        of, doc = np.concatenate(tie_of), np.concatenate(tie_doc)
+        theirs, own_ids = _pick(ids, doc), _pick(doc_ids, of)
+        larger = np.fromiter(map(operator.gt, theirs, own_ids), dtype=bool, count=of.size)
+        rank += np.bincount(of[larger], minlength=row.size)
+    return rank
+
+
+def _slices(
+    scores: FloatArray, lens: IntArray, row: IntArray, keys: IntArray | None = None
+) -> Iterator[tuple[int, int, FloatArray, IntArray | None, IntArray]]:
+    """For judged documents f..g (their query `row`s ascending): their queries' scores (and
+    `keys`) as padded rows (-inf / -1 after a query's end), and where each query's entries
+    start; blocks of queries and slices of documents are bounded by _BLOCK_CELLS cells."""
+    starts = np.cumsum(lens) - lens
     lo, n = 0, len(lens)
     while lo < n:
         hi = min(n, lo + 4096)
         while hi - lo > 1 and int(lens[lo:hi].max()) * (hi - lo) > _BLOCK_CELLS:
             hi = lo + (hi - lo) // 2
-        a, b = np.searchsorted(row, [lo, hi])
+        a, b = (int(x) for x in np.searchsorted(row, [lo, hi]))
         if a < b:
             seg = lens[lo:hi]
-            block = np.full((hi - lo, max(int(seg.max()), 1)), -np.inf)
+            width = max(int(seg.max()), 1)
             r = np.repeat(np.arange(hi - lo), seg)
-            block[r, np.arange(r.size) - np.repeat(np.cumsum(seg) - seg, seg)] = scores[
-                starts[lo] : starts[lo] + r.size
-            ]
-            step = max(1, _BLOCK_CELLS // block.shape[1])  # documents whose rows are gathered
+            c = np.arange(r.size) - np.repeat(np.cumsum(seg) - seg, seg)
+            src = slice(int(starts[lo]), int(starts[lo]) + r.size)
+            block = np.full((hi - lo, width), -np.inf)
+            block[r, c] = scores[src]
+            kblock = None
+            if keys is not None:
+                kblock = np.full((hi - lo, width), -1, dtype=np.int64)
+                kblock[r, c] = keys[src]
+            step = max(1, _BLOCK_CELLS // width)  # documents whose rows are gathered at once
             for f in range(a, b, step):
                 g = min(b, f + step)
-                mine = block[row[f:g] - lo]  # each judged document's query's scores
-                x = score[f:g, None]
-                rank[f:g] = np.count_nonzero(mine > x, axis=1)
-                tied = np.flatnonzero(mine == x)  # the document itself among them
-                tp, tc = np.divmod(tied, mine.shape[1])
-                tie_of.append(tp + f)
-                tie_doc.append(starts[row[f + tp]] + tc)
+                sel = row[f:g] - lo
+                yield f, g, block[sel], None if kblock is None else kblock[sel], starts[row[f:g]]
         lo = hi
-    if tie_of:
-        of, doc = np.concatenate(tie_of), np.concatenate(tie_doc)
-        theirs, own = _pick(ids, doc), _pick(doc_ids, of)
-        larger = np.fromiter(map(operator.gt, theirs, own), dtype=bool, count=of.size)
-        rank += np.bincount(of[larger], minlength=row.size)
-    return rank
 
 
 def _pick(items: Sequence[str], index: IntArray) -> Sequence[str]:
