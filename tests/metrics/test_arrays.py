@@ -131,6 +131,8 @@ def test_default_query_ids_are_row_numbers_made_when_read() -> None:
     assert names[1:] == ["1", "2"]
     assert list(names) == ["0", "1", "2"]
     assert names == ["0", "1", "2"]
+    assert names != "012"
+    assert RowNames(1) != "0"
     assert ev.counts.missing_from_run == ["1"]
     assert ev.counts.no_relevant == ["2"]
 

@@ -64,7 +64,9 @@ class RowNames(Sequence[str]):
         return str(range(self._n)[i])
 
     def __eq__(self, other: object) -> bool:
-        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+        if isinstance(other, str) or not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
 
