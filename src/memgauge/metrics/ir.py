@@ -210,14 +210,14 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
 
 
 def _gain(grades: GradeArray, gain: str, shift: FloatArray | None = None) -> FloatArray:
-    """Per-document gain; unjudged and padding gain 0. `shift` (per row) scales exp gains by
-    2^-shift: 2^(g - s) - 2^-s."""
+    """Per-document gain; unjudged and padding gain 0. `shift` (per row of a matrix, or per
+    document of a vector) scales exp gains by 2^-shift: 2^(g - s) - 2^-s."""
     g: FloatArray = np.maximum(grades, 0).astype(np.float64)
     if gain != "exp":
         return g
     if shift is None:
         return np.exp2(g) - 1.0
-    s = shift[:, None]
+    s = shift[:, None] if g.ndim == 2 else shift
     return np.asarray(np.exp2(g - s) - np.exp2(-s), dtype=np.float64)
 
 
@@ -283,10 +283,7 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
     if m.name == "nDCG":
         shift = _exp_shift(h.ideal) if cfg.gain == "exp" else None
         gained = (h.grade > 0) if k is None else (h.grade > 0) & (h.pos < k)
-        g = h.grade[gained].astype(np.float64)
-        if cfg.gain == "exp":
-            s = shift[h.row[gained]] if shift is not None else None
-            g = np.exp2(g) - 1.0 if s is None else np.exp2(g - s) - np.exp2(-s)
+        g = _gain(h.grade[gained], cfg.gain, None if shift is None else shift[h.row[gained]])
         gains = _dense(h, gained, g, k)
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
         ideal = _gain(_cut(h.ideal, k), cfg.gain, shift)
