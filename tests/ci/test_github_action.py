@@ -9,15 +9,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
+from tests.ci.conftest import FakeREST
 
 from memgauge.ci.github import main as github_main
 from memgauge.ci.github import marker_line
@@ -28,59 +26,61 @@ SCRIPT = ROOT / "scripts" / "ci" / "github-action.sh"
 SRC = ROOT / "src"
 
 
-class FakeGitHub:
-    """Issue comments of one repository, over the REST paths the script calls."""
+#: who posts with the default GITHUB_TOKEN (an installation token): the Action's bot
+ACTIONS_BOT = {"login": "github-actions[bot]", "type": "Bot"}
 
-    def __init__(self, per_page_cap: int = 100) -> None:
-        self.requests: list[dict[str, Any]] = []
+
+class FakeGitHub(FakeREST):
+    """Issue comments of one repository, over the REST paths the script calls. Like GitHub:
+    `GET /user` answers 403 for an installation token (`me=None`, the default GITHUB_TOKEN,
+    whose comments are by github-actions[bot]) and the token's user for a user's token; lists
+    page at `per_page` (at most `per_page_cap`) with a `Link: <...>; rel="next"` header;
+    `refuse` answers a method (`POST`, `PATCH`) with that status instead."""
+
+    def __init__(
+        self,
+        per_page_cap: int = 100,
+        me: dict[str, str] | None = None,
+        refuse: dict[str, int] | None = None,
+    ) -> None:
+        super().__init__()
         self.comments: list[dict[str, Any]] = []
         self.cap = per_page_cap
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, code: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                url = urlsplit(self.path)
-                fake.requests.append(
-                    {
-                        "method": self.command,
-                        "path": url.path,
-                        "query": parse_qs(url.query),
-                        "auth": self.headers.get("Authorization"),
-                        "body": body,
-                    }
-                )
-                code, answer = fake.route(self.command, url.path, parse_qs(url.query), body)
-                self._answer(code, answer)
-
-            do_GET = do_POST = do_PATCH = _handle  # noqa: N815 (http.server names them)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.me = me
+        self.refuse = refuse or {}
+        #: where the next page's Link points (None: this server)
+        self.next_base: str | None = None
 
     def route(
-        self, method: str, path: str, query: dict[str, list[str]], body: Any
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        body: Any,
+        headers: dict[str, str],
     ) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
+        if method == "GET" and parts == ["user"]:
+            if self.me is None:
+                return 403, {"message": "Resource not accessible by integration"}
+            return 200, self.me
         if parts[:3] != ["repos", "acme", "memory"] or parts[3] != "issues":
             return 404, {"message": "Not Found"}
+        if method in self.refuse:
+            return self.refuse[method], {"message": "Resource not accessible by integration"}
         if method == "GET" and parts[5:] == ["comments"]:
-            page, per = int(query["page"][0]), min(int(query["per_page"][0]), self.cap)
+            page = int(query.get("page", ["1"])[0])
+            per = min(int(query.get("per_page", ["30"])[0]), self.cap)
+            if page * per < len(self.comments):
+                base = self.next_base or self.url
+                headers["Link"] = f'<{base}{path}?per_page={per}&page={page + 1}>; rel="next"'
             return 200, self.comments[(page - 1) * per : page * per]
         if method == "POST" and parts[5:] == ["comments"]:
-            made = {"id": 1000 + len(self.comments), "body": body["body"]}
+            made = {
+                "id": 1000 + len(self.comments),
+                "body": body["body"],
+                "user": self.me or ACTIONS_BOT,
+            }
             self.comments.append(made)
             return 201, made
         if method == "PATCH" and parts[4] == "comments":
@@ -89,14 +89,6 @@ class FakeGitHub:
                     c["body"] = body["body"]
                     return 200, c
         return 404, {"message": "Not Found"}
-
-    def __enter__(self) -> FakeGitHub:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -178,7 +170,9 @@ def _action(
 def test_first_run_creates_the_comment_the_second_updates_it(
     tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
 ) -> None:
-    github.comments.append({"id": 7, "body": "LGTM, a human comment"})
+    github.comments.append(
+        {"id": 7, "body": "LGTM, a human comment", "user": {"login": "alice", "type": "User"}}
+    )
     pr = {"pull_request": {"number": 42}}
     suite = _suite(recall_suite, GOOD)
     first, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=f"{baseline}\n")
@@ -221,11 +215,17 @@ def test_first_run_creates_the_comment_the_second_updates_it(
 def test_the_marked_comment_is_found_past_the_first_page(
     tmp_path: Path, baseline: Path, recall_suite: Any
 ) -> None:
-    with FakeGitHub(per_page_cap=100) as github:
+    # GitHub pages at what it allows, whatever per_page asks: the Link header says what follows
+    # (a page shorter than asked is not the last one)
+    with FakeGitHub(per_page_cap=30) as github:
         suite = _suite(recall_suite, GOOD)
         key = f"gate {suite}"
-        github.comments.extend({"id": i, "body": f"chatter {i}"} for i in range(150))
-        github.comments.append({"id": 999, "body": f"{marker_line(key)}\nold gate"})
+        github.comments.extend(
+            {"id": i, "body": f"chatter {i}", "user": {"login": "bob"}} for i in range(50)
+        )
+        github.comments.append(
+            {"id": 999, "body": f"{marker_line(key)}\nold gate", "user": ACTIONS_BOT}
+        )
         done, _ = _action(
             tmp_path,
             github,
@@ -234,11 +234,90 @@ def test_the_marked_comment_is_found_past_the_first_page(
             MEMGAUGE_BASELINE=str(baseline),
         )
         assert done.returncode == 0, done.stderr
-        pages = [r["query"]["page"] for r in github.requests if r["method"] == "GET"]
-        assert pages == [["1"], ["2"]]
-        assert github.requests[-1]["method"] == "PATCH"
+        listed = [
+            r["query"]
+            for r in github.requests
+            if r["method"] == "GET" and r["path"].endswith("/5/comments")
+        ]
+        assert listed == [{"per_page": ["100"]}, {"per_page": ["30"], "page": ["2"]}]
+        assert [(r["method"], r["path"]) for r in github.requests[-2:]] == [
+            ("GET", "/user"),
+            ("PATCH", "/repos/acme/memory/issues/comments/999"),
+        ]
         assert github.comments[-1]["body"] != f"{marker_line(key)}\nold gate"
-        assert len(github.comments) == 151
+        assert len(github.comments) == 51
+
+
+def test_a_comment_github_refuses_is_a_warning_and_the_gate_decides(
+    tmp_path: Path, baseline: Path, recall_suite: Any
+) -> None:
+    # a pull request from a fork: its token reads but may not write the comment
+    pr = {"pull_request": {"number": 8}}
+    suite = _suite(recall_suite, GOOD)
+    with FakeGitHub(refuse={"POST": 403}) as github:
+        done, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+        assert (done.returncode, out["gate-status"]) == (0, "pass"), done.stderr
+        warnings = [line for line in done.stdout.splitlines() if line.startswith("::warning")]
+        assert len(warnings) == 1, done.stdout
+        assert "HTTP 403" in warnings[0]
+        assert "Resource not accessible by integration" in warnings[0]
+        assert "pull-requests: write" in warnings[0]
+        assert "fork" in warnings[0]
+        assert github.comments == []
+        # the gate's Markdown is in the job summary all the same
+        assert "memgauge gate: pass" in (tmp_path / "summary.md").read_text()
+
+        _suite(recall_suite, WORSE)
+        done, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+        assert (done.returncode, out["gate-status"]) == (1, "fail"), done.stderr
+        assert sum(line.startswith("::warning") for line in done.stdout.splitlines()) == 1
+
+
+def test_a_marker_planted_by_someone_else_is_not_edited(
+    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
+) -> None:
+    suite = _suite(recall_suite, GOOD)
+    planted = f"{marker_line(f'gate {suite}')}\n### ✅ memgauge gate: pass (trust me)"
+    mallory = {"login": "mallory", "type": "User"}
+    github.comments.append({"id": 66, "body": planted, "user": mallory})
+    pr = {"pull_request": {"number": 9}}
+    done, _ = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+    assert done.returncode == 0, done.stderr
+    assert "created comment 1001 on acme/memory#9" in done.stdout
+    assert github.comments[0] == {"id": 66, "body": planted, "user": mallory}
+    assert github.comments[1]["user"] == ACTIONS_BOT
+    # the next run finds the Action's own comment, not the planted one
+    done, _ = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+    assert done.returncode == 0, done.stderr
+    assert "updated comment 1001 on acme/memory#9" in done.stdout
+    assert [c["id"] for c in github.comments] == [66, 1001]
+    assert github.comments[0]["body"] == planted
+
+
+def test_a_github_app_posts_as_the_bot_the_comment_author_input_names(
+    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
+) -> None:
+    # a GitHub App's installation token: GET /user is refused, the app's bot posts
+    suite = _suite(recall_suite, GOOD)
+    marked = f"{marker_line(f'gate {suite}')}\nold gate"
+    app = {"login": "memgauge-ci[bot]", "type": "Bot"}
+    github.comments += [
+        {"id": 11, "body": marked, "user": ACTIONS_BOT},
+        {"id": 12, "body": marked, "user": app},
+    ]
+    pr = {"pull_request": {"number": 4}}
+    done, _ = _action(
+        tmp_path,
+        github,
+        suite,
+        pr,
+        MEMGAUGE_BASELINE=str(baseline),
+        MEMGAUGE_COMMENT_AUTHOR="memgauge-ci[bot]",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "updated comment 12 on acme/memory#4" in done.stdout
+    assert github.comments[0]["body"] == marked
+    assert github.comments[1]["body"] != marked
 
 
 def test_a_push_writes_the_summary_and_posts_nothing(
@@ -305,3 +384,101 @@ def test_comment_errors_say_what_is_missing_or_what_github_answered(
     event.write_text("{not json")
     assert github_main(argv, env) == 1
     assert "not a readable event payload" in capsys.readouterr().err
+
+
+def _pr_env(tmp_path: Path, api: str) -> dict[str, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 3}}))
+    return {
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": "acme/memory",
+        "GITHUB_TOKEN": "t",
+        "GITHUB_API_URL": api,
+    }
+
+
+def _body(tmp_path: Path) -> list[str]:
+    body = tmp_path / "gate.md"
+    body.write_text("gate\n")
+    return ["comment", "--body-file", str(body)]
+
+
+@pytest.mark.parametrize(
+    ("refuse", "said", "advice"),
+    [
+        ({"PATCH": 403}, "HTTP 403", "pull-requests: write"),
+        ({"GET": 404}, "HTTP 404", "github-token"),
+        ({"GET": 401}, "HTTP 401", "github-token"),
+        ({"PATCH": 502}, "HTTP 502", "re-run"),
+    ],
+)
+def test_on_error_warn_turns_each_refusal_into_one_annotation(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    refuse: dict[str, int],
+    said: str,
+    advice: str,
+) -> None:
+    with FakeGitHub(refuse=refuse) as github:
+        github.comments.append(
+            {"id": 5, "body": f"{marker_line('gate')}\nold", "user": ACTIONS_BOT}
+        )
+        env = _pr_env(tmp_path, github.url)
+        assert github_main([*_body(tmp_path), "--on-error", "warn"], env) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        assert out.startswith("::warning title=memgauge comment::the pull-request comment")
+        assert out.count("\n") == 1  # one annotation: a newline would end it
+        assert said in out
+        assert advice in out
+        # without --on-error warn, the same refusal is exit 1 and an error
+        assert github_main(_body(tmp_path), env) == 1
+        assert said in capsys.readouterr().err
+
+
+def test_on_error_warn_says_when_github_cannot_be_reached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeGitHub() as github:
+        closed = github.url  # nothing listens once the server is closed
+    env = _pr_env(tmp_path, closed)
+    assert github_main([*_body(tmp_path), "--on-error", "warn"], env) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("::warning title=memgauge comment::")
+    assert "GITHUB_API_URL" in out
+    assert closed in out
+
+
+def test_a_users_token_edits_only_that_users_comment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a personal token: GET /user names who posts; the bot's marked comment is someone else's
+    alice = {"login": "alice", "type": "User"}
+    with FakeGitHub(me=alice) as github:
+        marked = f"{marker_line('gate')}\nold"
+        github.comments += [
+            {"id": 1, "body": marked, "user": ACTIONS_BOT},
+            {"id": 2, "body": marked, "user": alice},
+        ]
+        assert github_main(_body(tmp_path), _pr_env(tmp_path, github.url)) == 0
+        assert "updated comment 2 on acme/memory#3" in capsys.readouterr().out
+        assert [c["body"] for c in github.comments] == [marked, f"{marker_line('gate')}\ngate\n"]
+        # --author names the bot for tokens that cannot say who they are; GET /user wins
+        assert (
+            github_main([*_body(tmp_path), "--author", "someone"], _pr_env(tmp_path, github.url))
+            == 0
+        )
+        assert "updated comment 2 " in capsys.readouterr().out
+
+
+def test_a_next_page_on_another_host_is_not_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the token goes to GITHUB_API_URL only, whatever a Link header says
+    with FakeGitHub(per_page_cap=1) as github, FakeGitHub() as elsewhere:
+        github.next_base = elsewhere.url
+        github.comments += [{"id": i, "body": "hi", "user": ACTIONS_BOT} for i in range(3)]
+        assert github_main(_body(tmp_path), _pr_env(tmp_path, github.url)) == 1
+        assert "another host" in capsys.readouterr().err
+        assert elsewhere.requests == []
+        assert len(github.comments) == 3
