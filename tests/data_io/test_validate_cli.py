@@ -104,6 +104,11 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "optimization.space.k_rf: subject 'memory' (reference) has no field 'k_rf'",
     ),
     "suite_optimize_unknown_strategy.yaml": (10, "'greedy', 'best-of-n', 'annealing', 'tpe'"),
+    "suite_optimize_k_below_every_cutoff.yaml": (
+        12,
+        "optimization.space.k: no value of int:1..5 is a k task 'recall' takes: k is a whole "
+        "number of hits from 10 (the largest cutoff, of Recall@10)",
+    ),
     "suite_optimize_unknown_subject.yaml": (11, "no subject called 'memroy'"),
     "subject_misspelt_key.yaml": (3, "1.reference.mdoe: unknown key; did you mean 'mode'?"),
     "operations_tags_not_a_list.json": (None, "[0].expected.tags: Input should be a valid list"),

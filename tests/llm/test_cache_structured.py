@@ -228,6 +228,27 @@ def test_a_cancelled_leader_does_not_cancel_those_waiting_on_it(tmp_path: Path) 
     cache.close()
 
 
+def test_a_forgotten_answer_is_asked_again_but_a_replay_keeps_it(tmp_path: Path) -> None:
+    """A caller that cannot use an answer (an optimizer's reply with no text) drops it, so
+    the cache does not keep it as final; a `--cache-only` replay forgets nothing."""
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["unusable", "usable", "third"])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        client = CachingClient(inner, cache)
+        assert client.complete(_req()).content == "unusable"
+        client.forget(_req())
+        assert len(cache) == 0
+        assert client.complete(_req()).content == "usable"
+        assert client.complete(_req()).content == "usable"  # kept: nobody forgot it
+        replay = CachingClient(inner, cache, "only")
+        replay.forget(_req())
+        assert replay.complete(_req()).content == "usable"
+        assert len(server.requests) == 2
+        inner.close()
+    cache.close()
+
+
 class _MissedTheOtherProcess:
     """A second process's connection to the same cache file, whose lookup ran just before the
     first process stored its answer (the race two workers of a sharded run can have)."""

@@ -13,6 +13,7 @@ import yaml
 
 from memgauge import api
 from memgauge.cli.main import main
+from memgauge.optimize.proposers import reply_text
 from memgauge.subjects.deciders import DECIDE_PROMPT
 
 RULE = "A memory that repeats a stored one is NOOP."
@@ -148,3 +149,157 @@ def test_the_optimizer_models_spend_counts_toward_the_cost_budget(
     assert shown["optimizer_usage"] == data["optimizer_usage"]
     # the study's listener was detached when it ended
     assert len(context.llm_context().meter._listeners) == listening
+
+
+def _optimizer_says(reply: str | None) -> Any:
+    """The optimizer model replies `reply` (None: appends RULE as JSON, as `_replies`); the
+    decider answers as in `_replies`."""
+
+    def respond(request: dict[str, Any]) -> str | None:
+        if reply is not None and request["messages"][-1]["content"].startswith("You improve"):
+            return reply
+        return _replies(request)
+
+    return respond
+
+
+def test_a_plain_text_reply_is_the_new_prompt(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It ended in exit 70 (no JSON in the reply), and `--resume` replayed the cached reply
+    into the same crash."""
+    plain = f"Decide what to do with a new memory.\nStored: {{existing}}\nNew: {{incoming}}\n{RULE}"
+    llm_server.respond(_optimizer_says(plain))
+    block = {"holdout": 0, "maxIterations": 2, "targetScore": 1.0}
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(_decider_suite(tmp_path, block, 4)), "--store", str(db)]) == 0
+    (study,) = api.optimizations(store=db)
+    data = api.optimization(study["study_id"], store=db)
+    assert data["best"]["texts"]["prompt"] == plain
+    assert data["best"]["score"] == 1.0
+    assert data["stopped_because"] == "target-score"
+
+
+@pytest.mark.parametrize(
+    ("reply", "text"),
+    [
+        ('{"text": "Decide. {existing}"}', "Decide. {existing}"),
+        ("Decide. {existing}\n", "Decide. {existing}"),
+        ('```json\n{"text": "Decide."}\n```', "Decide."),
+        ("```\nDecide. {existing}\n```", "Decide. {existing}"),
+        # a prompt that quotes JSON in its prose is prose
+        (
+            'Decide.\nReply with only {"action": "NOOP"}',
+            'Decide.\nReply with only {"action": "NOOP"}',
+        ),
+    ],
+)
+def test_reply_text_takes_json_text_or_plain_text(reply: str, text: str) -> None:
+    assert reply_text(reply) == text
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ('{"prompt": "Decide."}', 'a JSON reply without a "text" string (its keys are prompt)'),
+        ('{"text": 3}', 'a JSON reply without a "text" string ("text" is a int)'),
+        ('```json\n{"answer": "x"}\n```', 'without a "text" string (its keys are answer)'),
+        ('["Decide."]', 'a JSON reply is {"text": "..."}, not a list'),
+        ('{"text": "  "}', 'the reply\'s "text" is empty'),
+        ("   ", "the reply is empty"),
+    ],
+)
+def test_reply_text_refuses_json_without_text(reply: str, why: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(why)):
+        reply_text(reply)
+
+
+def test_a_json_reply_without_text_is_a_failed_candidate_and_is_not_cached(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`{"prompt": ...}` was used as the decider's prompt (every item failed on it); now the
+    candidate fails with the reason, and the next ask goes to the model again."""
+    llm_server.respond(_optimizer_says(json.dumps({"prompt": DECIDE_PROMPT + RULE})))
+    block = {"holdout": 0, "maxIterations": 1}
+    path = _decider_suite(tmp_path, block, 4)
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["status"] == "completed"
+    base, step = data["iterations"]
+    assert step["status"] == "failed"
+    assert step["note"] == "proposal refused"
+    assert step["reason"].startswith(
+        'the optimizer model\'s reply could not be used: a JSON reply without a "text" string '
+        "(its keys are prompt): "
+    )
+    assert step["texts"] == base["texts"]  # never used as the prompt
+    assert step["run_id"] is None
+    assert data["best"]["step"] == 0
+    # the same study again, the model now answering: its reply is asked for and used
+    asked = sum(1 for r in llm_server.requests if "You improve" in str(r["json"]["messages"]))
+    llm_server.respond(_replies)
+    assert main(["optimize", str(path), "--store", str(db), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    now = sum(1 for r in llm_server.requests if "You improve" in str(r["json"]["messages"]))
+    assert now == asked + 1
+    assert again["iterations"][1]["status"] == "completed"
+    assert again["iterations"][1]["texts"]["prompt"] == DECIDE_PROMPT + "\n" + RULE
+
+
+def test_resume_after_an_unusable_reply_finishes_the_study(
+    tmp_path: Path,
+    llm_server: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Step 1's reply cannot be used; the study is interrupted while step 2's candidate is
+    proposed; `--resume` keeps step 1 as it failed and finishes the study."""
+    from memgauge.optimize.proposers import TextProposer
+
+    replies = iter([json.dumps({"prompt": "x"}), None])
+    llm_server.respond(
+        lambda r: (
+            next(replies) or _replies(r)
+            if r["messages"][-1]["content"].startswith("You improve")
+            else _replies(r)
+        )
+    )
+    propose = TextProposer.propose
+
+    def interrupted(self: Any, target: str, current: Any, ev: Any, n: int, step: int) -> Any:
+        if step == 2:
+            raise KeyboardInterrupt
+        return propose(self, target, current, ev, n, step)
+
+    monkeypatch.setattr(TextProposer, "propose", interrupted)
+    block = {"holdout": 0, "maxIterations": 2, "targetScore": 1.0}
+    path = _decider_suite(tmp_path, block, 4)
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db)]) == 130
+    (study,) = api.optimizations(store=db)
+    assert study["status"] == "cancelled"
+    monkeypatch.setattr(TextProposer, "propose", propose)
+    assert main(["optimize", "--resume", study["study_id"], "--store", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["status"] == "completed"
+    assert [it["status"] for it in data["iterations"]] == ["completed", "failed", "completed"]
+    assert data["iterations"][1]["note"] == "proposal refused"
+    assert data["best"]["texts"]["prompt"] == DECIDE_PROMPT + "\n" + RULE
+
+
+def test_a_study_whose_starting_configuration_fails_is_an_error(
+    tmp_path: Path, llm_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing can be compared with a baseline that scored nothing: the study fails with the
+    subject's exit code (4) instead of completing with exit 0."""
+    llm_server.respond(lambda r: "no JSON from the decider")
+    path = _decider_suite(tmp_path, {"holdout": 0, "maxIterations": 2}, 4)
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db)]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "subject failed: the starting configuration failed: the run stopped: 4 of 4" in err
+    (study,) = api.optimizations(store=db)
+    assert study["status"] == "failed"
+    assert study["stopped_because"].startswith("the starting configuration failed: ")
+    assert study["n_iterations"] == 0

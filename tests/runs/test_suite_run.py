@@ -416,6 +416,41 @@ def test_a_bad_items_file_stops_the_run_before_anything_is_written(
         assert store.list_runs() == []
 
 
+def test_a_run_stopped_by_an_error_ends_failed_not_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An aggregate that refuses the task once its items are done (the ir aggregate on a task
+    with no retrieval dataset) left the run `running` for good (issue 27 item 6)."""
+    suite = {
+        "name": "no-dataset",
+        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "answers",
+                "kind": "expected-output",
+                "k": 20,
+                "items": [{"id": "q1", "input": "which database", "expected": "Kuzu"}],
+                "evaluators": ["exact"],
+                "aggregates": ["ir"],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    db = tmp_path / "r.db"
+    code, _, err = _cli(capsys, "run", str(path), "--store", str(db))
+    assert code == 2
+    assert "task 'answers': the ir aggregate needs a retrieval dataset" in err
+    with SuiteRunStore(db) as store:
+        (run,) = store.list_runs()
+        assert run["status"] == "failed"
+        stored = store.get_run(run["run_id"])
+        assert stored is not None
+        assert stored.reason == (
+            "stopped by an error: task 'answers': the ir aggregate needs a retrieval dataset"
+        )
+
+
 def test_run_suite_library_call_with_an_in_process_store(tmp_path: Path) -> None:
     suite = load_suite(QA)
     with SuiteRunStore(tmp_path / "lib.db") as store:

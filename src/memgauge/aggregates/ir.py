@@ -172,6 +172,13 @@ class IRAggregate:
         picked = [str(parse_measure(m)) for m in from_evaluators if _is_measure(m)]
         return picked or list(DEFAULT_MEASURES)
 
+    def least_k(self, task: TaskView) -> tuple[int, str] | None:
+        """The least search depth the task's measures can be computed at, and the measure
+        that asks it: the largest cutoff (`Recall@10` needs the top 10 hits); None when no
+        measure has a cutoff. Planning refuses a task whose `k` is below it."""
+        cut = [(c, m) for m in self._measures(task) if (c := parse_measure(m).cutoff) is not None]
+        return max(cut, key=lambda p: p[0]) if cut else None
+
     def measure_names(self, task: TaskView) -> list[str]:
         """The IR measures, then the agent-memory metrics at `agent_k`."""
         k = self.agent_k
@@ -207,11 +214,13 @@ class IRAggregate:
         if dataset is None:
             raise UsageError(f"task {task.name!r}: the ir aggregate needs a retrieval dataset")
         measures = self._measures(task)
-        cutoffs = [c for c in (parse_measure(m).cutoff for m in measures) if c is not None]
-        if cutoffs and task.k < max(cutoffs):
+        least = self.least_k(task)
+        if least is not None and task.k < least[0]:
+            # planning refuses such a task before its run starts; kept for a task view made
+            # by hand
             raise UsageError(
                 f"task {task.name!r}: search depth k={task.k} is below the largest cutoff "
-                f"@{max(cutoffs)}; use k: {max(cutoffs)} or more"
+                f"@{least[0]} ({least[1]}); use k: {least[0]} or more"
             )
         qrels = dataset.qrels()
         searched = [self._searched(s, items.get(s, ()), task) for s in task.subjects]

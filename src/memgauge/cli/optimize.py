@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -81,12 +82,16 @@ def _iterations_table(data: dict[str, Any]) -> Table:
         "delta vs best [CI]",
         "accepted",
         "run",
+        "note",
     ):
         table.add_column(col)
     for it in data["iterations"]:
         accepted = {True: "yes", False: "no", None: "-"}[it.get("accepted")]
         if it["status"] != "completed":
             accepted = it["status"]
+        # why a candidate failed, beside it (a refused one has no run to open)
+        why = it.get("reason") if it["status"] == "failed" else None
+        note = "; ".join(str(x) for x in (it.get("note"), why) if x)
         table.add_row(
             f"{it['step']}.{it['candidate']}" if it.get("candidate") else str(it["step"]),
             str(it.get("target", "")),
@@ -97,6 +102,7 @@ def _iterations_table(data: dict[str, Any]) -> Table:
             else f"{it['delta']:+.3f} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
             accepted,
             str(it.get("run_id") or ""),
+            escape(note),
         )
     return table
 
@@ -235,9 +241,11 @@ def run(
 ) -> None:
     """Optimize SUITE_FILE's subject; each candidate is a recorded run.
 
-    Exit codes: 0 done; 2 a mistake in the suite, its optimization block or a flag (nothing
-    written); 3 Optuna is not installed (pip install 'memgauge[optimize]') or an endpoint is
-    unreachable; 130 interrupted (resume with --resume ID).
+    Exit codes: 0 done (a candidate that failed or was refused is recorded with its reason);
+    2 a mistake in the suite, its optimization block or a flag (nothing written), or every
+    candidate the search proposed was refused (a bad space); 3 Optuna is not installed
+    (pip install 'memgauge[optimize]') or an endpoint is unreachable; 4 the starting
+    configuration's run failed; 130 interrupted (resume with --resume ID).
     """
     if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):
         raise click.UsageError(

@@ -10,6 +10,9 @@ question (judge variance) apart, so each replays its own answer. Modes:
   not a replay);
 - `off`: no cache.
 
+A caller that cannot use an answer (`CachingClient.forget`) drops it, so it is not replayed as
+final: the next ask goes to the model.
+
 Identical requests in flight at the same time are made once (single flight): two items whose
 judge prompts are the same get the same verdict in the run, exactly as a replay will give
 them, and the provider is paid once. Across processes (the workers of a sharded run share the
@@ -46,6 +49,10 @@ class ResponseCache(Protocol):
 
     def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
         """Store a response (`replace`: over an older one; else the first one stored wins)."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Drop the stored response (none stored: nothing happens)."""
         ...
 
 
@@ -180,6 +187,15 @@ class CachingClient:
                 response = replace(_from_json(kept), attempts=response.attempts, cached=False)
         future.set_result(response)
         return response
+
+    def forget(self, request: ChatRequest) -> None:
+        """Drop the stored answer to `request`: its caller could not use it (an optimizer's
+        reply with no text), so it is not kept as final and the next ask goes to the model
+        again. A replay (`only`) keeps what it replays."""
+        if self.mode in ("off", "only"):
+            return
+        model = request.model or self.inner.model
+        self.cache.delete(request_key(model, request, scope=self.scope))
 
     def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:
         """A response from the cache or a shared flight (counted as cached), or the stored

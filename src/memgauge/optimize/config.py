@@ -10,21 +10,25 @@ notices.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge._util.args import args_model_of
-from memgauge.errors import UsageError
+from memgauge.data.jsonio import decode_text, line_of, parse_yaml
+from memgauge.errors import DataError, UsageError
 from memgauge.runs.optspec import (
     OptimizationSpec,
     OptimizerModel,
     SearchDim,
     field_problems,
     get_path,
+    k_narrowed,
+    k_problem,
     space_problems,
 )
-from memgauge.runs.suite import Suite, resolve_objective, tuned_subject
+from memgauge.runs.suite import Suite, resolve_objective, task_least_k, tuned_subject
 from memgauge.subjects.python_import import load_target
 from memgauge.subjects.specs import SUBJECTS
 
@@ -65,6 +69,11 @@ class StudyConfig(BaseModel):
     optimizer: OptimizerModel | None = None
     concurrency: int | None = None
     notices: list[str] = Field(default_factory=list)
+    space_source: str | None = Field(
+        default=None,
+        description="Where the space was written: the --space flags, or FILE:LINE of the "
+        "block's `space:` (named when every candidate of it is refused).",
+    )
 
     @property
     def objective(self) -> str:
@@ -149,9 +158,33 @@ def _factory_default(target: Any, name: str) -> Any:
     return info.get_default(call_default_factory=True)
 
 
-def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
+def _space_source(
+    suite: Suite, block_task: str | None, flagged: Mapping[str, SearchDim], path: Path | None
+) -> str | None:
+    """The --space flags, or FILE:LINE: LOCATION of the block's space (see `StudyConfig`)."""
+    if flagged:
+        return " ".join(f"--space '{f}={d.describe()}'" for f, d in flagged.items())
+    at: tuple[str | int, ...] = ("optimization", "space")
+    if block_task is not None:
+        i = next(i for i, t in enumerate(suite.tasks) if t.name == block_task)
+        at = ("tasks", i, *at)
+    where = ".".join(str(p) for p in at)
+    if path is None:
+        return f"the suite's {where}"
+    try:
+        _raw, node = parse_yaml(decode_text(path.read_bytes(), str(path)), str(path))
+    except (OSError, DataError):
+        return f"{path}: {where}"
+    line = line_of(node, at)
+    return f"{path}{f':{line}' if line else ''}: {where}"
+
+
+def resolve_config(
+    suite: Suite, overrides: Mapping[str, Any], path: Path | None = None
+) -> StudyConfig:
     """The study's configuration from `suite`'s block and `overrides` (the flags given, by
-    the block's field names); UsageError saying what is missing or wrong."""
+    the block's field names; `path`: the suite file, to name where its space is written);
+    UsageError saying what is missing or wrong."""
     block, block_task = _block(suite, overrides.get("objective"))
     unknown = set(overrides) - set(OptimizationSpec.model_fields) - {"concurrency"}
     if unknown:
@@ -172,11 +205,30 @@ def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
     base_spec = suite.subjects[subject]
     if not (isinstance(base_spec, dict) and len(base_spec) == 1):
         raise UsageError(f"subject {subject!r}: a subject spec is {{kind: {{args}}}}")
+    task_spec = next(t for t in suite.tasks if t.name == task)
+    least = task_least_k(task_spec)
+    # a space given by flags is named as the flag; the block's own was checked, with its
+    # file and line, when the suite was read
+    flagged = bool(overrides.get("space"))
+
+    def where(field: str) -> str:
+        if flagged and field in spec.space:
+            return f"--space '{field}={spec.space[field].describe()}'"
+        return f"space {field}"
+
     found = space_problems(subject, base_spec, spec.space)
     found += field_problems(subject, base_spec, {t: ["text"] for t in spec.texts})
+    bad_k = k_problem(spec.space.get("k"), least, f"task {task!r}")
+    if bad_k:
+        found.append(("k", bad_k))
     if found:
-        raise UsageError("; ".join(f"space {f}: {m}" for f, m in found))
+        raise UsageError("; ".join(f"{where(f)}: {m}" for f, m in found))
     notices: list[str] = []
+    space = dict(spec.space)
+    if "k" in space:
+        # a k the task refuses would only ever be a failed candidate: searched are the others
+        space["k"], note = k_narrowed(space["k"], least)
+        notices += [note] if note else []
     target = _points(
         float(spec.target_score) if spec.target_score is not None else None,
         "targetScore",
@@ -206,7 +258,6 @@ def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
                 f"tools: {spec.tools} is not a list of tools in subject {subject!r}'s spec"
             )
         tool_names = [str(t) for t in current]
-    task_spec = next(t for t in suite.tasks if t.name == task)
     return StudyConfig(
         suite_name=suite.name,
         task=task,
@@ -214,7 +265,7 @@ def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
         subject=subject,
         base_spec=dict(base_spec),
         base_k=task_spec.k,
-        space=dict(spec.space),
+        space=space,
         strategy=spec.strategy,
         targets=targets,
         max_iterations=spec.max_iterations,
@@ -237,6 +288,7 @@ def resolve_config(suite: Suite, overrides: Mapping[str, Any]) -> StudyConfig:
         optimizer=spec.optimizer,
         concurrency=overrides.get("concurrency"),
         notices=notices,
+        space_source=_space_source(suite, block_task, overrides.get("space") or {}, path),
     )
 
 

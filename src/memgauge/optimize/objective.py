@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from pydantic import ValidationError
 
+from memgauge.data.jsonio import problems_from_validation
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord
+from memgauge.errors import DataError, UsageError
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import priced
@@ -33,15 +36,27 @@ from memgauge.runs.recording import Recorder
 from memgauge.runs.suite import ItemFilter, Suite
 from memgauge.stats import bootstrap_ci
 
-__all__ = ["Candidate", "Evaluation", "Objective", "SuiteObjective", "evaluation_of"]
+__all__ = [
+    "Candidate",
+    "Evaluation",
+    "Objective",
+    "SuiteObjective",
+    "evaluation_of",
+    "refused",
+]
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A configuration to score: searched FIELDs, and the text fields' texts."""
+    """A configuration to score: searched FIELDs, and the text fields' texts.
+
+    `unusable` says why a proposer could not make the candidate it was asked for (the
+    optimizer model's reply held no text): a failed candidate, recorded with that reason and
+    never scored; its params and texts are the point it was proposed from."""
 
     params: dict[str, Any]
     texts: dict[str, str] = field(default_factory=dict)
+    unusable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,8 @@ class Evaluation:
         run_id: the candidate's run.
         status: completed or failed.
         reason: why it failed.
+        invalid: the task or the subject refused the candidate before its run started (its
+            spec failed validation: bad input, no run exists).
         failures: the worst items, with their evaluators' reasons (for text proposers).
         cost_usd: the run's priced LLM spend (None: no priced model).
     """
@@ -68,6 +85,12 @@ class Evaluation:
     reason: str | None = None
     failures: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
+    invalid: bool = False
+
+
+def refused(reason: str) -> Evaluation:
+    """The evaluation of a candidate refused before its run (see `Evaluation.invalid`)."""
+    return Evaluation(None, status="failed", reason=reason, invalid=True)
 
 
 def evaluation_of(
@@ -188,9 +211,19 @@ class SuiteObjective:
         only: ItemFilter | None = None
         if self.split is not None:
             only = self.split.tune if phase == "tune" else self.split.holdout
-        task = self.task.model_copy(update={"k": int(params.get("k", self.task.k)), "only": only})
+        k = params.get("k", self.task.k)
+        if isinstance(k, float) and k.is_integer():
+            k = int(k)  # a hook's 20.0; anything else is the validation's to refuse
+        task = self.task.model_copy(update={"k": k, "only": only})
         # a fresh validation: the copy's fields are checked as a suite file's are
-        return Suite.model_validate(self._suite(task, spec).model_dump(mode="json"))
+        try:
+            return Suite.model_validate(self._suite(task, spec).model_dump(mode="json"))
+        except ValidationError as exc:
+            raise UsageError(
+                "; ".join(
+                    str(p) for p in problems_from_validation(exc, "the candidate's suite", None)
+                )
+            ) from None
 
     def evaluate(
         self,
@@ -201,8 +234,34 @@ class SuiteObjective:
         resume: str | None,
         scope: CallScope,
     ) -> Evaluation:
-        """See `Objective.evaluate`."""
-        report = run_suite(
+        """See `Objective.evaluate`. A candidate whose spec the task or the subject refuses
+        before its run is created (a k below the largest cutoff, a value its argument model
+        or its factory's signature refuses) is a failed evaluation with the reason, not an
+        error: a search may propose it, and goes on. Errors once its run exists (or while
+        resuming one) are the study's."""
+        started: list[str] = []
+
+        def told(run_id: str) -> None:
+            started.append(run_id)
+            on_run(run_id)
+
+        try:
+            report = self._run(candidate, phase, told, resume, scope)
+        except (UsageError, DataError) as exc:
+            if resume is not None or started:
+                raise
+            return refused(str(exc))
+        return self._evaluation(report)
+
+    def _run(
+        self,
+        candidate: Candidate,
+        phase: str,
+        on_run: Callable[[str], None],
+        resume: str | None,
+        scope: CallScope,
+    ) -> RunReport:
+        return run_suite(
             self.candidate_suite(candidate, phase),
             self.recorder,
             base=self.base,
@@ -215,7 +274,6 @@ class SuiteObjective:
             workers=self.pool.workers if self.pool is not None else 1,
             pool=self.pool.executor if self.pool is not None else None,
         )
-        return self._evaluation(report)
 
     def _evaluation(self, report: RunReport) -> Evaluation:
         measure = self.config.measure

@@ -4,7 +4,9 @@ Texts: the optimizer model (any OpenAI-compatible endpoint, through memgauge's L
 its response cache, so a resumed study asks nothing twice) is shown the current text, its
 score, and the failing items with their evaluators' reasons, and asked for one rewrite; a
 step rewrites one text field (round-robin over `texts`). Its reply is the new text, as JSON
-`{"text": ...}` or bare (a fenced block is unwrapped). Its own calls are metered apart from the
+`{"text": ...}` or as plain text (a fenced block is unwrapped); other JSON, or an empty reply,
+cannot be used: the step's candidate fails with the reason and the reply is dropped from the
+response cache (`reply_text`). Its own calls are metered apart from the
 candidates' runs (`usage`, priced by `priced_usage`): the study counts their cost toward its
 cost budget and records them, and `close` stops the metering when the study ends.
 
@@ -18,6 +20,7 @@ that fails (exit status, no JSON) stops the study with its stderr.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -26,14 +29,16 @@ from typing import Any
 from memgauge.errors import UsageError
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
-from memgauge.llm.structured import extract_json
 from memgauge.llm.types import ChatRequest
 from memgauge.llm.usage import priced
 from memgauge.optimize.config import StudyConfig, subject_params
 from memgauge.optimize.objective import Candidate, Evaluation
 from memgauge.runs.optspec import apply_params
 
-__all__ = ["REWRITE_PROMPT", "HookProposer", "TextProposer", "default_proposers"]
+__all__ = ["REWRITE_PROMPT", "HookProposer", "TextProposer", "default_proposers", "reply_text"]
+
+#: a reply that is one fenced block (```json ... ``` or ``` ... ```)
+_FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?```", re.DOTALL)
 
 REWRITE_PROMPT = """You improve {what} of a system under evaluation.
 
@@ -62,14 +67,36 @@ def _failures(evaluation: Evaluation, limit: int = 8) -> str:
     return "\n".join(lines) or "(none recorded)"
 
 
-def _text_of(reply: str) -> str:
-    value, _raw = extract_json(reply)
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return str(value["text"])
-    stripped = reply.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[-1].rsplit("```", 1)[0]
-    return stripped.strip()
+def reply_text(reply: str) -> str:
+    """The new text in the optimizer model's reply; ValueError saying why there is none.
+
+    A reply that is JSON (bare, or as the one fenced block it is) must be `{"text": "..."}`:
+    any other JSON is refused, never used as the text. Anything else is the text itself, a
+    fence around it taken off; a prompt that quotes JSON inside its prose is still prose.
+    """
+    body = reply.strip()
+    fenced = _FENCED.fullmatch(body)
+    if fenced is not None:
+        body = fenced.group(1).strip()
+    try:
+        value = json.loads(body)
+    except ValueError:
+        if not body:
+            raise ValueError("the reply is empty") from None
+        return body
+    if not isinstance(value, dict):
+        raise ValueError(f'a JSON reply is {{"text": "..."}}, not a {type(value).__name__}')
+    text = value.get("text")
+    if not isinstance(text, str):
+        found = (
+            f'"text" is a {type(text).__name__}'
+            if "text" in value
+            else f"its keys are {', '.join(map(str, value)) or 'none'}"
+        )
+        raise ValueError(f'a JSON reply without a "text" string ({found})')
+    if not text.strip():
+        raise ValueError('the reply\'s "text" is empty')
+    return text
 
 
 class TextProposer:
@@ -135,9 +162,20 @@ class TextProposer:
                 repeat=step * 1000 + i,
             )
             reply = self.scope.bind(client.complete)(request)
-            text = _text_of(reply.content)
-            if text:
-                out.append(Candidate(dict(current.params), {**current.texts, field: text}))
+            try:
+                text = reply_text(reply.content)
+            except ValueError as exc:
+                # a failed candidate; the reply is not kept as the cache's final answer, so a
+                # later ask (a resumed study, another study) goes to the model again
+                forget = getattr(client, "forget", None)
+                if callable(forget):
+                    forget(request)
+                why = (
+                    f"the optimizer model's reply could not be used: {exc}: {reply.content!r:.300}"
+                )
+                out.append(Candidate(dict(current.params), dict(current.texts), unusable=why))
+                continue
+            out.append(Candidate(dict(current.params), {**current.texts, field: text}))
         return out
 
 

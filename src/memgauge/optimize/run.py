@@ -124,7 +124,7 @@ def run_optimization(
             raise UsageError("give the SUITE file to optimize (or --resume ID)")
         path = suite_path.resolve()
         suite = load_suite(path)
-        config = resolve_config(suite, overrides or {})
+        config = resolve_config(suite, overrides or {}, path)
     objective = SuiteObjective(suite, config, recorder or store, path.parent)
     made: dict[str, Proposer] = default_proposers(config)
     made.update(proposers or {})

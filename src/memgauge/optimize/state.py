@@ -15,6 +15,8 @@ from memgauge.stats import paired_compare
 
 __all__ = [
     "LOCAL",
+    "REFUSED",
+    "UNUSABLE",
     "Proposer",
     "Scored",
     "State",
@@ -25,6 +27,11 @@ __all__ = [
 ]
 
 LOCAL = ("greedy", "best-of-n", "annealing")
+
+#: the note of a candidate the task or subject refused before its run (`Evaluation.invalid`)
+REFUSED = "refused before its run"
+#: the note of a candidate its proposer could not make (`Candidate.unusable`)
+UNUSABLE = "proposal refused"
 
 
 class StudyProgress(Protocol):
@@ -101,6 +108,8 @@ def scored_from_row(row: Mapping[str, Any]) -> Scored:
         run_id=row.get("run_id"),
         status="completed" if row["status"] == "completed" else "failed",
         reason=row.get("reason"),
+        invalid=row["status"] == "failed" and row.get("note") == REFUSED,
     )
-    cand = Candidate(dict(row.get("params") or {}), dict(row.get("texts") or {}))
+    unusable = row.get("reason") if row.get("note") == UNUSABLE else None
+    cand = Candidate(dict(row.get("params") or {}), dict(row.get("texts") or {}), unusable)
     return Scored(row["step"], row["candidate"], cand, ev)

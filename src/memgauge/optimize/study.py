@@ -23,6 +23,12 @@ wall-clock or cost budget, when a finite space is exhausted, or on Ctrl-C (`inte
 study is kept as cancelled and `--resume ID` continues it). Then the best and the baseline are
 scored once on the held-out split and compared, paired.
 
+A bad candidate does not stop the search: one the task or the subject refuses before its run
+(`Evaluation.invalid`, note `refused before its run`), or one its proposer could not make
+(`Candidate.unusable`, note `proposal refused`), is a failed row with its reason, told to the
+sampler as failed, never accepted. The study itself fails when nothing could be compared: the
+baseline failed, or every candidate the search proposed was refused (`ending`).
+
 Resumable: every candidate's row is written (`running`, with its params) before its run
 starts and gets its run id the moment the engine creates the run. A resume replays the finished
 rows into the strategy's state, finishes unfinished runs with the engine's own `--resume`, and
@@ -46,6 +52,7 @@ from memgauge._util.process import host_name, this_process
 from memgauge.llm.scope import CallScope
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import StudyConfig, baseline_params
+from memgauge.optimize.ending import nothing_found
 from memgauge.optimize.history import History
 from memgauge.optimize.holdout import score_holdout
 from memgauge.optimize.objective import Candidate, Evaluation, Objective
@@ -53,6 +60,8 @@ from memgauge.optimize.spend import close_proposers, optimizer_usage, usage_cost
 from memgauge.optimize.split import Split, split_items
 from memgauge.optimize.state import (
     LOCAL,
+    REFUSED,
+    UNUSABLE,
     Proposer,
     Quiet,
     Scored,
@@ -127,7 +136,7 @@ class StudyRunner:
     def _row(
         self, step: int, candidate: int, target: str, cand: Candidate, phase: str = "tune"
     ) -> dict[str, Any]:
-        return {
+        row = {
             "study_id": self.study_id,
             "phase": phase,
             "step": step,
@@ -138,6 +147,9 @@ class StudyRunner:
             "texts": cand.texts,
             "started_at": now(),
         }
+        if cand.unusable is not None:  # so that a resume knows it for what it is
+            row.update(note=UNUSABLE, reason=cand.unusable)
+        return row
 
     def _evaluate(
         self, row: dict[str, Any], cand: Candidate, resume: str | None, scope: CallScope
@@ -169,6 +181,8 @@ class StudyRunner:
             finished_at=now(),
             accepted=accepted,
         )
+        if ev.invalid:
+            row["note"] = REFUSED
         if against is not None and ev.score is not None:
             d = self._delta(against.evaluation, ev)
             row.update(delta=d[0], delta_ci_low=d[1], delta_ci_high=d[2])
@@ -249,6 +263,10 @@ class StudyRunner:
             raise
         finally:
             close_proposers(self.proposers.values())
+        failure = nothing_found(self)
+        if failure is not None:
+            self._set(status="failed", stopped_because=str(failure), finished_at=now())
+            raise failure
         self._set(status="completed", stopped_because=reason, finished_at=now())
         return reason
 
@@ -462,10 +480,15 @@ class StudyRunner:
                     "texts",
                     "started_at",
                     "run_id",
+                    "note",
+                    "reason",
                 )
             }
             rows.append(row)
-            cands.append(Candidate(dict(r.get("params") or {}), dict(r.get("texts") or {})))
+            unusable = r.get("reason") if r.get("note") == UNUSABLE else None
+            cands.append(
+                Candidate(dict(r.get("params") or {}), dict(r.get("texts") or {}), unusable)
+            )
             resumes.append(r.get("run_id"))
         self._score(step, rows, cands, resumes, [None] * len(rows), done)
 
@@ -482,7 +505,7 @@ class StudyRunner:
         repeats: dict[int, Scored] = {
             i: self.state.seen[self._key(c)]
             for i, c in enumerate(cands)
-            if self._key(c) in self.state.seen and resumes[i] is None
+            if self._key(c) in self.state.seen and resumes[i] is None and c.unusable is None
         }
         t0 = self.clock()
         results: list[Evaluation | None] = [None] * len(rows)
@@ -490,7 +513,11 @@ class StudyRunner:
             results[i] = old.evaluation
             rows[i]["note"] = f"same as step {old.step}.{old.candidate}: not scored again"
             rows[i]["run_id"] = old.evaluation.run_id
-        todo = [i for i in range(len(rows)) if i not in repeats]
+        for i, c in enumerate(cands):
+            if c.unusable is not None:  # nothing to score: failed with the proposer's reason
+                results[i] = Evaluation(None, status="failed", reason=c.unusable)
+                rows[i]["note"] = UNUSABLE
+        todo = [i for i, r in enumerate(results) if r is None]
         if len(todo) <= 1:
             for i in todo:
                 results[i] = self._evaluate(rows[i], cands[i], resumes[i], scopes[i])
@@ -556,6 +583,8 @@ class StudyRunner:
         when a resumed study replays its rows)."""
         st, c = self.state, self.config
         for s in scored:
+            if s.cand.unusable is not None:
+                continue  # it holds the point it was proposed from, not a point of its own
             st.seen.setdefault(self._key(s.cand), s)
             if not told and self.optuna_study is not None and self.space:
                 spaces.tell_known(self.optuna_study, self.space, s.cand.params, s.evaluation.score)

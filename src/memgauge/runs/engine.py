@@ -21,6 +21,7 @@ One process drives a run at a time (see `owner`).
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import subprocess
 import time
@@ -434,6 +435,7 @@ def run_suite(
         stop_metering: Callable[[], None] | None = None
         lanes, unavailable = _lanes(suite, plan, width, build, skip=sharded)
         shard_pool: ShardPool | None = None
+        claimed: str | None = None
         try:
             # a new run keeps its records in memory as they finish, so that its summary needs no
             # read of the store; a resumed one reads what earlier attempts recorded
@@ -447,6 +449,7 @@ def run_suite(
             if not recorder.claim_run(run_id, me, expect=expect):
                 current = recorder.get_run(run_id)
                 raise owner.refused(run_id, None if current is None else current.model_dump())
+            claimed = run_id
             owner.driving.add(token)
             # every request is in the store before it is sent, every response before it is used
             scope = scope or CallScope(run_id)
@@ -533,6 +536,17 @@ def run_suite(
                 unavailable=unavailable,
                 judge_unreachable=state.judge_unreachable,
             )
+        except Exception as exc:
+            if claimed is not None:
+                # a run this process drives never stays `running` after an error (an
+                # aggregate that refuses the task, a store that failed): it ends failed, with
+                # why; a run ended meanwhile, or taken over, is not ours to touch (the owner
+                # token is compared)
+                with contextlib.suppress(Exception):
+                    recorder.set_status(
+                        claimed, "failed", reason=f"stopped by an error: {exc}", owner=token
+                    )
+            raise
         finally:
             if stop_metering is not None:
                 stop_metering()

@@ -32,6 +32,7 @@ Everything here is data and checks (the `runs` layer reads suites); the search i
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 from memgauge._util.registry import RegistryError
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
+from memgauge.runs.depth import MAX_K
 from memgauge.subjects.specs import SUBJECTS, RunOptions, check_subject
 
 __all__ = [
@@ -52,6 +54,9 @@ __all__ = [
     "apply_params",
     "field_problems",
     "get_path",
+    "k_narrowed",
+    "k_problem",
+    "k_values",
     "parse_space_flag",
     "space_problems",
 ]
@@ -396,3 +401,52 @@ def field_problems(
                 out.append((field, f"subject {subject!r} refuses {field}={value!r}: {problems}"))
                 break
     return out
+
+
+def _accepted_k(least: tuple[int, str] | None) -> str:
+    if least is None:
+        return f"a whole number of hits from 1 to {MAX_K}"
+    return (
+        f"a whole number of hits from {max(1, least[0])} (the largest cutoff, of {least[1]}) "
+        f"to {MAX_K}"
+    )
+
+
+def k_values(dim: SearchDim, least: tuple[int, str] | None) -> SearchDim | None:
+    """The part of the `k` dimension `dim` that the task takes as its search depth (whole
+    numbers from its least k, see `runs.depth`, to MAX_K); None when no value of `dim` is.
+    A range is clipped (a float one becomes the whole numbers in it), a choice keeps its
+    accepted values."""
+    low = max(1, least[0]) if least is not None else 1
+    if dim.type == "choice":
+        kept = [c for c in dim.choices or [] if isinstance(c, int) and not isinstance(c, bool)]
+        kept = [c for c in kept if low <= c <= MAX_K]
+        return SearchDim(type="choice", choices=list(kept)) if kept else None
+    assert dim.low is not None
+    assert dim.high is not None
+    lo, hi = max(math.ceil(dim.low), low), min(math.floor(dim.high), MAX_K)
+    if lo > hi:
+        return None
+    return SearchDim(type="int", low=lo, high=hi, log=dim.log)
+
+
+def k_problem(
+    dim: SearchDim | None, least: tuple[int, str] | None, task: str = "the task"
+) -> str | None:
+    """Why the `k` dimension `dim` holds no search depth `task` takes (None: it holds some,
+    or there is none)."""
+    if dim is None or k_values(dim, least) is not None:
+        return None
+    return f"no value of {dim.describe()} is a k {task} takes: k is {_accepted_k(least)}"
+
+
+def k_narrowed(dim: SearchDim, least: tuple[int, str] | None) -> tuple[SearchDim, str | None]:
+    """`dim` as searched (see `k_values`; it must hold some k) and a notice when it changed."""
+    kept = k_values(dim, least)
+    assert kept is not None
+    if kept == dim:
+        return dim, None
+    return kept, (
+        f"space k: {dim.describe()} is searched as {kept.describe()}, the values the task "
+        f"takes (k is {_accepted_k(least)})"
+    )

@@ -44,6 +44,7 @@ from memgauge.data.traces import unlabelled_cases
 from memgauge.data.vectors import load_pairs
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.probes.sources import load_audit_source
+from memgauge.runs.depth import default_aggregates, depth_error, least_k
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
 
@@ -170,17 +171,6 @@ def _evaluators(
     return out
 
 
-def default_aggregates(task: TaskSpec) -> list[str]:
-    """The aggregates a task gets when it names none."""
-    if task.kind == "retrieval":
-        return ["ir"]
-    if task.kind in ("extraction", "operations", "embedding"):
-        return [task.kind]
-    if task.probes is not None:
-        return ["audit"]
-    return []
-
-
 def _aggregates(task: TaskSpec) -> list[Aggregate]:
     specs = task.aggregates if task.aggregates is not None else default_aggregates(task)
     out = []
@@ -282,7 +272,12 @@ def plan_task(
 
     A shard's worker plans its task with this, from the same spec, as the driver did."""
     evaluators = _evaluators(task, base, subjects or {})
+    # before anything is loaded or written: a task whose measures need deeper searches than it
+    # asks for (a suite built in code, an optimization's candidate) has no run to start
     aggregates = _aggregates(task)
+    least = least_k(task, [(label, ev.name) for label, ev, _w in evaluators], aggregates)
+    if least is not None and task.k < least[0]:
+        raise UsageError(depth_error(task.k, least))
     path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
         assert path is not None or given is not None  # load_suite checked it

@@ -40,12 +40,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from memgauge._util.registry import SpecProblem
+from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
-from memgauge.runs.optspec import OptimizationSpec, field_problems, space_problems
+from memgauge.runs.depth import depth_error, least_k
+from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.subjects.specs import SUBJECTS, check_subject
 
@@ -63,6 +64,7 @@ __all__ = [
     "spec_name",
     "subject_file_json_schema",
     "suite_json_schema",
+    "task_least_k",
     "tuned_subject",
 ]
 
@@ -247,6 +249,17 @@ def spec_name(spec: str | dict[str, Any]) -> str:
     return spec if isinstance(spec, str) else str(next(iter(spec), "?"))
 
 
+def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
+    """The least `k` `task` accepts and the measure that asks it (see `runs.depth`)."""
+    kinds = []
+    for entry in task.evaluators:
+        try:
+            kinds.append((evaluator_label(entry, task.evaluators), EVALUATORS.parse(entry.spec)[0]))
+        except RegistryError:
+            continue  # reported where the evaluator's spec is checked
+    return least_k(task, kinds)
+
+
 def _task_problems(
     file: str, node: yaml.Node | None, i: int, task: TaskSpec, base: Path, suite: Suite
 ) -> list[Problem]:
@@ -285,6 +298,9 @@ def _task_problems(
                 Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
             )
         seen.add(item.id)
+    least = task_least_k(task)
+    if least is not None and task.k < least[0]:
+        add("k", depth_error(task.k, least))
     if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
         add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
     for name in task.subjects or []:
@@ -370,9 +386,13 @@ def optimization_problems(suite: Suite) -> list[tuple[tuple[str | int, ...], str
             out.append(((*at, "subject") if block.subject else at, str(exc)))
             continue
         try:
-            resolve_objective(block.objective, suite, task)
+            name, _measure = resolve_objective(block.objective, suite, task)
         except ValueError as exc:
             out.append(((*at, "objective") if block.objective else at, str(exc)))
+        else:
+            least = task_least_k(next(t for t in suite.tasks if t.name == name))
+            found = k_problem(block.space.get("k"), least, f"task {name!r}")
+            out += [((*at, "space", "k"), found)] if found else []
         spec = suite.subjects[subject]
         out += [((*at, "space", f), m) for f, m in space_problems(subject, spec, block.space)]
         texts = field_problems(subject, spec, {t: ["text"] for t in block.texts})

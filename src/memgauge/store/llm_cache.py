@@ -35,7 +35,7 @@ def _create(conn: sqlite3.Connection) -> None:
 
 
 class SQLiteResponseCache:
-    """`get(key)` / `put(key, model, response)` over one SQLite file."""
+    """`get(key)` / `put(key, model, response)` / `delete(key)` over one SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -61,6 +61,12 @@ class SQLiteResponseCache:
                 "VALUES (?, ?, ?, ?)",
                 (key, model, json.dumps(response), datetime.now(UTC).isoformat()),
             )
+            self._conn.commit()
+
+    def delete(self, key: str) -> None:
+        """Drop the response under `key` (none: nothing happens)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM llm_responses WHERE key = ?", (key,))
             self._conn.commit()
 
     def __len__(self) -> int:
