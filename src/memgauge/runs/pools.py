@@ -100,7 +100,7 @@ class ShardPool:
 
 
 #: a worker's exit code when its driver died under it
-ORPHANED = 75
+_ORPHANED = 75
 
 
 def _end_with_driver() -> None:
@@ -122,7 +122,7 @@ def _end_with_driver() -> None:
 
     def watch() -> None:
         driver.join()
-        os._exit(ORPHANED)
+        os._exit(_ORPHANED)
 
     threading.Thread(target=watch, name="memgauge-driver-watch", daemon=True).start()
 
