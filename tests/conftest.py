@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import logging
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -89,6 +92,63 @@ def _isolated_llm(
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
     yield
     context.reset()
+
+
+class SessionWatch(logging.Handler):
+    """The aiohttp client sessions opened during a test, and what asyncio's exception handler
+    logged about a session or connector collected while open (aiohttp says it there as well as
+    in a ResourceWarning, and only there when the warning is filtered out)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.opened: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: how many were opened (`opened` forgets those closed and collected since)
+        self.count = 0
+        self.logged: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(("Unclosed client session", "Unclosed connector")):
+            self.logged.append(message.splitlines()[0])
+
+    def still_open(self) -> list[Any]:
+        """The sessions opened during the test and not closed (yet)."""
+        return [s for s in self.opened if not s.closed]
+
+
+@pytest.fixture(autouse=True)
+def aiohttp_sessions(
+    _isolated_llm: None, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SessionWatch]:
+    """Every aiohttp client session a test opens (through memgauge's API, CLI, plug-in, or
+    itself) is closed by the end of the test, by whoever opened it: one still open, or one
+    collected while open ("Unclosed client session"), is an error of the test. Torn down
+    before `_isolated_llm` resets the LLM context, which would close what was left open."""
+    import aiohttp
+
+    watch = SessionWatch()
+    init = aiohttp.ClientSession.__init__
+
+    def tracked(self: aiohttp.ClientSession, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        watch.opened.add(self)
+        watch.count += 1
+
+    monkeypatch.setattr(aiohttp.ClientSession, "__init__", tracked)
+    asyncio_log = logging.getLogger("asyncio")
+    asyncio_log.addHandler(watch)
+    try:
+        yield watch
+        if watch.count or watch.logged:
+            gc.collect()  # a session dropped while open says so now, in this test
+        left = watch.still_open()
+    finally:
+        asyncio_log.removeHandler(watch)
+    problems = watch.logged + [
+        f"Unclosed client session (still open at the end): {s!r}" for s in left
+    ]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from memgauge.errors import LLMError, UsageError
 from memgauge.llm import ChatRequest, FakeOpenAIServer, Fault, LLMConfig, Message, UsageMeter
 from memgauge.llm.cache import CachingClient
-from memgauge.llm.context import LLMContext
+from memgauge.llm.context import LLMContext, llm_context
 from memgauge.llm.limiter import RequestRate
 from memgauge.llm.openai import OpenAIClient, rejected_parameter
 from memgauge.llm.structured import Structured, acomplete_structured
@@ -239,8 +239,9 @@ def test_a_judge_on_a_reasoning_model_says_it_was_asked_without_temperature(
     llm_server.reasoning("o3-mini")
     llm_server.respond(lambda _request: '{"grade": 2, "reason": "on topic"}')
     judge = evaluator_from_spec({"relevance": {"model": "o3-mini"}})
-    score = judge.evaluate(EvalContext(output="the boat is blue", input="boat colour"))
-    again = judge.evaluate(EvalContext(output="the car is red", input="boat colour"))
+    with llm_context().hold():  # a judge used by hand: its pool closes when we are done
+        score = judge.evaluate(EvalContext(output="the boat is blue", input="boat colour"))
+        again = judge.evaluate(EvalContext(output="the car is red", input="boat colour"))
     assert score.value == pytest.approx(2 / 3)
     assert score.detail["adapted"] == ["no_temperature"]
     assert score.detail["requests"] == 2  # the 400, then the call without temperature

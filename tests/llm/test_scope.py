@@ -22,7 +22,8 @@ def _ask(text: str) -> ChatRequest:
 
 
 def test_each_scope_hears_only_its_own_calls(monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeOpenAIServer() as srv:
+    # held as a run holds it: the context's pools close when the test's calls are done
+    with FakeOpenAIServer() as srv, llm_context().hold():
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         client = llm_context().client(model="fake")
@@ -56,7 +57,7 @@ def test_each_scope_hears_only_its_own_calls(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_cancelling_a_scope_cancels_only_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeOpenAIServer(latency=1.0) as srv:
+    with FakeOpenAIServer(latency=1.0) as srv, llm_context().hold():
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("MEMGAUGE_LLM_MAX_RETRIES", "0")

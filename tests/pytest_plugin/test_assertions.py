@@ -268,6 +268,39 @@ def test_extraction_operations_audit_and_suites(
     )
 
 
+def test_an_llm_judged_suite_leaves_no_session_open(
+    pytester: pytest.Pytester, recall_suite: Any
+) -> None:
+    suite = recall_suite(
+        [{"id": "q1", "input": "what colour is the sky", "expected": "blue"}],
+        [{"id": "m1", "text": "sky: blue"}],
+        [{"qa-judge": "longmemeval"}],
+    )
+    pytester.makepyfile(
+        f"""
+        import gc, json
+        import aiohttp
+        from memgauge.llm import FakeOpenAIServer
+        from memgauge.pytest_plugin import assert_suite
+
+        def test_judged(monkeypatch):
+            with FakeOpenAIServer() as srv:
+                srv.respond(lambda _: json.dumps({{"reasoning": "r", "label": "yes"}}))
+                monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+                monkeypatch.setenv("OPENAI_API_KEY", "k")
+                monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
+                report = assert_suite({str(suite)!r}, {{"qa-judge": 1.0}})
+            assert len(srv.requests) == 1
+            assert report.items[0].verdict("qa-judge").value == 1.0
+            gc.collect()
+            sessions = [o for o in gc.get_objects() if isinstance(o, aiohttp.ClientSession)]
+            assert [s for s in sessions if not s.closed] == []
+        """
+    )
+    result = pytester.runpytest_subprocess(*PLUGIN, "-W", "error")
+    result.assert_outcomes(passed=1)
+
+
 def test_the_entry_point_names_the_module_and_loading_it_is_cheap() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["pytest11"] == {

@@ -17,6 +17,7 @@ import pytest
 
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
+from memgauge.llm.context import llm_context
 from memgauge.scorers import EvalContext, evaluator_from_spec
 from memgauge.scorers.judges import RelevanceJudge, bootstrap_judgments
 
@@ -65,7 +66,8 @@ def test_quality_presets_ask_their_criteria_and_weigh_them_in_code(
     )
     judge = evaluator_from_spec({"rubric": {"preset": preset}})
     fixture = FIXTURES["memory_quality"][0]
-    score = judge.evaluate(EvalContext(output=fixture["memory"], input=""))
+    with llm_context().hold():  # a judge used by hand: its pool closes when we are done
+        score = judge.evaluate(EvalContext(output=fixture["memory"], input=""))
     weights = list(criteria.values())
     assert score.value == pytest.approx((weights[0] * 1.0 + weights[1] * 0.5) / 100)
     prompt = llm_server.requests[0]["json"]["messages"][-1]["content"]
@@ -90,12 +92,13 @@ def _grade_by_fixture(payload: dict[str, Any]) -> str:
 def test_the_relevance_judge_grades_0_to_3(llm_server: FakeOpenAIServer) -> None:
     llm_server.respond(_grade_by_fixture)
     judge = evaluator_from_spec("relevance")
-    for f in FIXTURES["relevance"][:3]:
-        score = judge.evaluate(EvalContext(output=f["memory"], input=f["query"]))
-        assert score.value == pytest.approx(f["grade"] / 3)
-        assert score.passed is (f["grade"] >= 2)
-        assert score.detail["grade"] == f["grade"]
-    out_of_range = judge.evaluate(EvalContext(output="something else", input="q"))
+    with llm_context().hold():  # a judge used by hand: its pool closes when we are done
+        for f in FIXTURES["relevance"][:3]:
+            score = judge.evaluate(EvalContext(output=f["memory"], input=f["query"]))
+            assert score.value == pytest.approx(f["grade"] / 3)
+            assert score.passed is (f["grade"] >= 2)
+            assert score.detail["grade"] == f["grade"]
+        out_of_range = judge.evaluate(EvalContext(output="something else", input="q"))
     assert out_of_range.value is None  # a grade of 7 is no grade: a recorded failure
     assert out_of_range.error
 

@@ -4,6 +4,7 @@ command; the flags reach every evaluating command."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -74,6 +75,70 @@ def test_kill_9_of_a_sharded_driver_then_resume_finishes_the_run_once(
     assert len(rows) == 60
     assert len({r[0] for r in rows}) == 60
     assert all(r[1] == "completed" and r[2] == 1 for r in rows)  # nothing done twice
+
+
+def _session(sid: int) -> dict[int, tuple[int, str]]:
+    """The live processes of session `sid` (pid: parent, command line), read from /proc: a
+    process keeps its session when it is orphaned, so its driver's workers stay findable."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # ended while we looked
+            continue
+        state, ppid, _pgrp, session = stat[stat.rindex(")") + 2 :].split()[:4]
+        if int(session) == sid and state != "Z":
+            out[int(entry.name)] = (int(ppid), cmdline)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes in /proc")
+def test_kill_9_of_the_driver_alone_ends_its_workers_and_the_resource_tracker(
+    locomo_dir: Path, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    slow = {"python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids)}}}
+    slow["python"]["kwargs"]["per_memory"] = 0.2  # 36 s of ingest: still running at the kill
+    task = {"name": "recall", "kind": "retrieval", "dataset": str(locomo_dir), "k": 5}
+    task["evaluators"] = [{"retrieval": "Recall@5"}]
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(json.dumps({"name": "s", "subjects": {"slow": slow}, "tasks": [task]}))
+    args = ["run", str(suite), "--store", str(tmp_path / "r.db"), "--no-progress"]
+    # its own session, so that its orphans can be found (and ended, if the test fails); stderr
+    # to a file, which the orphans would hold open as they would a pipe
+    err = tmp_path / "stderr"
+    with err.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memgauge.cli.main", *args, "--workers", "2"],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(pids.iterdir())) < 2:  # both workers are running a shard
+            assert proc.poll() is None, f"it ended before the kill: {err.read_text()}"
+            assert time.monotonic() < deadline, "the workers did not start within 2 minutes"
+            time.sleep(0.05)
+        children = {p: cmd for p, (ppid, cmd) in _session(proc.pid).items() if ppid == proc.pid}
+        assert sum("spawn_main" in cmd for cmd in children.values()) == 2
+        assert sum("resource_tracker" in cmd for cmd in children.values()) == 1
+        assert {int(p.name) for p in pids.iterdir()} <= set(children)
+        proc.kill()  # the driver alone: its children see it die, nobody signals them
+        proc.wait()
+        deadline = time.monotonic() + 15
+        while _session(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _session(proc.pid) == {}
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what is left of a failed test
+        proc.wait()
 
 
 def _evaluate_on(executor: str, dataset: Path, out: Path) -> int:

@@ -7,6 +7,7 @@ LLM calls go to the fake OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from memgauge import relevant_learnings
 from memgauge.cli.main import main
 from memgauge.data.models import Memory, Turn
 from memgauge.llm import FakeOpenAIServer
+from memgauge.llm.context import llm_context
 from memgauge.scorers import EvalContext, evaluator_from_spec, to_spec
 from memgauge.subjects.learnings import learnings_memory
 from memgauge.subjects.specs import build_subject
@@ -23,6 +25,14 @@ from memgauge.track.gate import MetricCheck
 from memgauge.track.learning import failure_memory
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "operations" / "cases.json"
+
+
+@pytest.fixture(autouse=True)
+def _llm_held() -> Iterator[None]:
+    """Deciders, extractors, agents and judges are used by hand here, outside any run: the
+    test holds the LLM context as a run would, so their connection pools close at its end."""
+    with llm_context().hold():
+        yield
 
 
 def _merge_everything(payload: dict[str, Any]) -> str:

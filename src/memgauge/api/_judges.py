@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memgauge.api._llm import close_llm
 from memgauge.data.models import JudgedOutput
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
 from memgauge.llm._loop import run_sync
+from memgauge.llm.context import llm_context
 from memgauge.scorers import evaluator_from_spec
 from memgauge.scorers.judges import JudgeBase
 from memgauge.scorers.judges.reliability import (
@@ -44,16 +44,12 @@ def calibrate_judge(judge: JudgeBase, rows: Sequence[JudgedOutput]) -> Calibrati
     """Judge outputs people labelled pass / fail and compare: confusion matrix, accuracy with
     its Wilson interval, Cohen's kappa; items the judge could not judge are counted apart.
     The LLM clients are closed at the end."""
-    try:
+    with llm_context().hold():
         return run_sync(acalibrate(judge, rows))
-    finally:
-        close_llm()
 
 
 def rejudge(judge: JudgeBase, rows: Sequence[JudgedOutput], k: int) -> RejudgeReport:
     """Judge frozen outputs `k` times each and split the spread into judge noise and real
     differences between items. The LLM clients are closed at the end."""
-    try:
+    with llm_context().hold():
         return run_sync(arejudge(judge, rows, k))
-    finally:
-        close_llm()

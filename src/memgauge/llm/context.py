@@ -1,6 +1,13 @@
 """The process's LLM setup: one client per endpoint and model, a shared usage meter, and the
 response cache, so judges built from suite specs share connections, limits and accounting.
 
+Who closes the clients (their connection pools: aiohttp sessions): whoever does a piece of LLM
+work holds the context for its length (`LLMContext.hold`: a run, a study, a calibration), and
+the clients are closed when the last holder lets go, however it ends (an error, Ctrl-C).
+Holders nest and overlap (a study's runs, best-of-n candidates in threads), so a run that
+ends does not close the pools under one still going. Code that asks for a client outside any
+hold (a judge scored by hand) closes them itself: `close()`, or a hold of its own.
+
 The CLI configures it (`--cache-only`, `--no-cache`, `MEMGAUGE_HOME`); a library user calls
 `configure()`; tests inject a client factory (a scripted client, or one aimed at the fake
 server). The cache object comes from the caller (the store layer owns SQL), which keeps this
@@ -10,7 +17,8 @@ layer free of storage code.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from memgauge.llm.cache import CacheMode, CachingClient, ResponseCache
@@ -40,6 +48,7 @@ class LLMContext:
         self.factory: ClientFactory = default_factory
         self._clients: dict[tuple[Any, ...], LLMClient] = {}
         self._lock = threading.Lock()
+        self._holders = 0
         #: bumped whenever clients are dropped, so callers that memoize a client know to ask again
         self.generation = 0
 
@@ -65,15 +74,38 @@ class LLMContext:
                 self._clients[key] = found
             return found
 
+    @contextmanager
+    def hold(self) -> Iterator[LLMContext]:
+        """Hold the clients for a piece of work; when the last holder lets go, they are
+        closed (see the module's docstring)."""
+        with self._lock:
+            self._holders += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._holders -= 1
+                # taken under the lock: a holder arriving now gets new clients, never these
+                clients = self._drop() if self._holders == 0 else []
+            _close(clients)
+
     def close(self) -> None:
         """Close every client (their connection pools); the next `client()` makes new ones."""
         with self._lock:
-            clients, self._clients = list(self._clients.values()), {}
-            self.generation += 1
-        for c in clients:
-            close = getattr(c, "close", None)
-            if callable(close):
-                close()
+            clients = self._drop()
+        _close(clients)
+
+    def _drop(self) -> list[LLMClient]:
+        clients, self._clients = list(self._clients.values()), {}
+        self.generation += 1
+        return clients
+
+
+def _close(clients: list[LLMClient]) -> None:
+    for c in clients:
+        close = getattr(c, "close", None)
+        if callable(close):
+            close()
 
 
 _CONTEXT = LLMContext()

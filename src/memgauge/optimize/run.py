@@ -12,6 +12,7 @@ from typing import Any
 
 from memgauge._util.process import host_name, is_alive
 from memgauge.errors import UsageError
+from memgauge.llm.context import llm_context
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import StudyConfig, resolve_config
 from memgauge.optimize.history import History, study_json
@@ -60,7 +61,9 @@ def run_study(
         progress=progress,
         record_extra=record_extra,
     )
-    runner.run(resume)
+    # the proposers' calls and every candidate's run share the LLM pools; closed at the end
+    with llm_context().hold():
+        runner.run(resume)
     return study_json(history, runner.study_id), runner
 
 

@@ -417,8 +417,10 @@ def run_suite(
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
     sharded = sharded_subjects(suite, workers, pool, datasets)
-    # the plan holds the datasets: frozen out of the collector's sight from here
-    with fewer_collections():
+    # the plan holds the datasets: frozen out of the collector's sight from here; the LLM
+    # clients' connection pools that the run's judges and subjects open close with the run
+    # (or with the last of the runs going at once), on every way out
+    with fewer_collections(), llm_context().hold():
         width = concurrency or suite.concurrency
         progress = progress or _Silent()
         executor = executor or LocalExecutor()

@@ -5,7 +5,10 @@
   forked child must not inherit) and not `forkserver` (its server is started once per driver
   and keeps the environment of that moment, so a worker would miss a `MEMGAUGE_*` or
   `OPENAI_*` variable set later in the same process, as the Python API and tests do).
-  A pool broken by a dead worker is opened again and its shards resubmitted.
+  A pool broken by a dead worker is opened again and its shards resubmitted. A worker ends
+  when its driver does, however the driver died (`kill -9` included): see `_end_with_driver`.
+  The resource tracker that `spawn` starts beside the workers then ends too (it reads a pipe
+  whose writers are the driver and the workers, and exits when the last one is gone).
 - `--executor dask:local`: a Dask `LocalCluster` of N worker processes (one thread each), and
   `--executor dask://HOST:PORT` (or `tcp://...`) the scheduler of a running cluster; both through
   `Client.get_executor()`, which is a `concurrent.futures.Executor`. Dask reschedules the task
@@ -32,6 +35,8 @@ import contextlib
 import importlib
 import logging
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ProcessPoolExecutor
@@ -94,9 +99,39 @@ class ShardPool:
             self._close()
 
 
+#: a worker's exit code when its driver died under it
+_ORPHANED = 75
+
+
+def _end_with_driver() -> None:
+    """A process pool worker's initializer: end this worker as soon as its driver has died.
+
+    A pool's worker waits for work on a queue whose pipe it holds both ends of, so a driver
+    killed without a word (`kill -9`, the OOM killer) leaves it waiting forever, and with it the
+    resource tracker. The driver holds open the other end of the pipe it spawned the worker
+    through until it joins the worker; a thread here waits on it (`parent_process().join()`)
+    and sees its end the moment the driver dies. Not `PR_SET_PDEATHSIG`, which is Linux's alone
+    and fires when the *thread* that started the worker ends (the pool starts workers from
+    whichever thread submits), nor polling `os.getppid()`, which is late by its interval.
+    `os._exit`: the shard in hand cannot be delivered to anyone, and the driver's `--resume`
+    does it again.
+    """
+    driver = multiprocessing.parent_process()
+    if driver is None:  # not started by multiprocessing: nothing to watch
+        return
+
+    def watch() -> None:
+        driver.join()
+        os._exit(_ORPHANED)
+
+    threading.Thread(target=watch, name="memgauge-driver-watch", daemon=True).start()
+
+
 def _process_pool(workers: int) -> ShardPool:
     def make() -> PoolExecutor:
-        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_driver
+        )
 
     return ShardPool(make(), workers, reopen=make)
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.data.models import Judgment
 from memgauge.llm._loop import run_sync
+from memgauge.llm.context import llm_context
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
@@ -82,7 +83,9 @@ def bootstrap_judgments(
         )
 
     judged, failed = [], []
-    for (qid, _query, mid, _text), verdict in zip(todo, run_sync(grade_all()), strict=True):
+    with llm_context().hold():  # called on its own, it closes the pools it opened
+        verdicts = run_sync(grade_all())
+    for (qid, _query, mid, _text), verdict in zip(todo, verdicts, strict=True):
         if not isinstance(verdict, Verdict):
             failed.append((qid, mid, verdict[0]))
             continue

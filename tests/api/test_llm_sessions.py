@@ -1,0 +1,141 @@
+"""A run closes the LLM connection pools (aiohttp sessions) it opened, however it ends; runs
+going at once do not close them under each other."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.conftest import RecallSuite, SessionWatch
+from tests.runs.test_judge_suite import judge_rule
+
+import memgauge
+from memgauge import api
+from memgauge.data.records import ItemRecord
+from memgauge.llm import FakeOpenAIServer
+from memgauge.llm.context import llm_context
+from memgauge.llm.types import ChatRequest
+
+N = 6
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        srv.respond(judge_rule)
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("MEMGAUGE_MODEL", "fake-judge")
+        yield srv
+
+
+@pytest.fixture
+def judged(server: FakeOpenAIServer, recall_suite: RecallSuite) -> Path:
+    """N items, every other one answerable, judged by two LLM judges (two models: two
+    clients, each with its own connection pool)."""
+    items = [{"id": f"q{i}", "input": f"code of {i}?", "expected": f"K{i}X"} for i in range(N)]
+    memories = [{"id": f"m{i}", "text": f"The code of {i} is K{i}X."} for i in range(0, N, 2)]
+    rubric = {"rubric": {"prompt": "Is it helpful?", "model": "fake-rubric"}}
+    return recall_suite(items, memories, [{"qa-judge": "longmemeval"}, rubric], name="judged")
+
+
+def test_run_suite_closes_every_session_its_judges_opened(
+    judged: Path, server: FakeOpenAIServer, tmp_path: Path, aiohttp_sessions: SessionWatch
+) -> None:
+    report = memgauge.run_suite(judged, store=tmp_path / "r.db")
+    assert report.status == "completed"
+    items = {r.item_id: r for r in report.items}
+    assert [_value(items[f"q{i}"], "qa-judge") for i in range(N)] == [1.0, 0.0] * (N // 2)
+    assert [_value(r, "rubric") for r in items.values()] == [0.75] * N
+    assert len(server.requests) == 2 * N
+    assert aiohttp_sessions.count == 2  # one pool per judge model, over real HTTP
+    assert aiohttp_sessions.still_open() == []  # closed when run_suite returned
+    assert aiohttp_sessions.logged == []
+
+
+def _value(row: ItemRecord, evaluator: str) -> float | None:
+    verdict = row.verdict(evaluator)
+    assert verdict is not None
+    return verdict.value
+
+
+class _Interrupt:
+    """Ctrl-C after the first item is recorded (`advance` runs in the recorder's thread: the
+    signal reaches the run's, as a user's Ctrl-C does)."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def start(self, run_id: str, total: int, done: int) -> None:
+        pass
+
+    def phase(self, subject: str, task: str, corpus: str | None) -> None:
+        pass
+
+    def advance(self, row: ItemRecord) -> None:
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_an_interrupted_run_closes_its_sessions_too(
+    judged: Path, server: FakeOpenAIServer, tmp_path: Path, aiohttp_sessions: SessionWatch
+) -> None:
+    server.latency = 0.5  # the other items' judges are still waiting when Ctrl-C comes
+    with pytest.raises(KeyboardInterrupt):
+        memgauge.run_suite(judged, store=tmp_path / "r.db", progress=_Interrupt())
+    assert 0 < len(server.requests) < 2 * N  # interrupted with the judges' pools in use
+    assert aiohttp_sessions.count >= 1
+    assert aiohttp_sessions.still_open() == []
+    with api.open_store(tmp_path / "r.db") as store:
+        (run,) = store.list_runs()
+    assert run["status"] == "cancelled"
+
+
+def _ask(text: str) -> ChatRequest:
+    return ChatRequest.of([{"role": "user", "content": text}])
+
+
+def test_holders_overlap_the_last_one_closes(
+    server: FakeOpenAIServer, aiohttp_sessions: SessionWatch
+) -> None:
+    ctx = llm_context()
+    outer_holds, inner_done = threading.Event(), threading.Event()
+    answers: list[str] = []
+
+    def other_run() -> None:  # a second run in another thread, ending first
+        with ctx.hold():
+            outer_holds.wait()
+            answers.append(ctx.client().complete(_ask("one")).content)
+        inner_done.set()
+
+    thread = threading.Thread(target=other_run)
+    thread.start()
+    with ctx.hold():
+        outer_holds.set()
+        inner_done.wait()
+        thread.join()
+        (session,) = aiohttp_sessions.opened
+        assert not session.closed  # the other run ended: this one still uses the pool
+        answers.append(ctx.client().complete(_ask("two")).content)
+        assert list(aiohttp_sessions.opened) == [session]  # the same pool, not a new one
+    assert session.closed  # the last holder let go
+    assert answers == [judge_rule({"messages": [{"content": "one"}]})] * 2
+    assert len(server.requests) == 2
+
+
+def test_a_session_left_open_is_reported(
+    server: FakeOpenAIServer, aiohttp_sessions: SessionWatch
+) -> None:
+    """The check itself: a client used outside any hold and never closed is caught (then
+    closed here, so that this test passes)."""
+    ctx = llm_context()
+    assert ctx.client().complete(_ask("x")).content
+    (left,) = aiohttp_sessions.still_open()
+    ctx.close()
+    assert left.closed
+    assert aiohttp_sessions.still_open() == []
