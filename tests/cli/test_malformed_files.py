@@ -276,6 +276,15 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ["import-spans"],
         (None, "spans.0.attributes.1: an attribute needs a string `key`"),
     ),
+    # issue 27 item 8: every retriever span dropped, none logged as a search that found nothing
+    "spans_documents_a_string.json": (
+        ["import-spans"],
+        (
+            None,
+            "spans.0.attributes.retrieval.documents: is a string, not a list of documents (2 "
+            "retriever spans dropped for this); no retriever span of the file can be logged",
+        ),
+    ),
 }
 
 PARAMS = [(name, cmd) for name, (cmds, _) in CASES.items() for cmd in cmds]
