@@ -22,19 +22,20 @@ def _name(d: int) -> str:
 
 
 def _as_dicts(
-    rid: np.ndarray, rsc: np.ndarray, qid: np.ndarray, qgr: np.ndarray
+    rid: np.ndarray, rsc: np.ndarray, qid: np.ndarray, qgr: np.ndarray, width: int = 1
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     """The qrels each judged document once at its highest grade; the run without its empty
-    rows (an array row of padding only is a query the run does not have)."""
+    rows (an array row of padding only is a query the run does not have). Rows are named by
+    their number, `width` digits (the dict API orders queries by name)."""
     qrels: dict[str, dict[str, int]] = {}
     for i in range(len(qid)):
         row: dict[str, int] = {}
         for d, g in zip(qid[i].tolist(), qgr[i].tolist(), strict=True):
             if d >= 0:
                 row[_name(d)] = max(g, row.get(_name(d), g))
-        qrels[str(i)] = row
+        qrels[f"{i:0{width}d}"] = row
     run = {
-        str(i): {
+        f"{i:0{width}d}": {
             _name(d): s for d, s in zip(rid[i].tolist(), rsc[i].tolist(), strict=True) if d >= 0
         }
         for i in range(len(rid))
@@ -140,3 +141,29 @@ def test_ranked_rows_need_no_scores_and_unranked_rows_do() -> None:
     assert ev.per_query["P@2"].tolist() == [0.5]
     with pytest.raises(ValueError, match="ranked=True"):
         evaluate_arrays([[7, 5]], None, [[5]], [[2]], ["RR"])
+
+
+@pytest.mark.parametrize("lookup", ["hash", "sorted"])
+def test_both_lookups_and_small_chunks_count_a_repeat_once(
+    lookup: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.metrics import arrays as arrays_module
+
+    monkeypatch.setattr(arrays_module, "_CELLS", 64 * 12)  # 64-row chunks, the floor
+    if lookup == "sorted":  # the lookup of rows with very many judgments, on every row
+        monkeypatch.setattr(arrays_module, "_HASH_JUDGED", 1)
+    rng = np.random.default_rng(27)
+    n, width, judged = 300, 12, 10
+    rid = np.stack([rng.choice(30, width, replace=False) for _ in range(n)])
+    rid[rng.random((n, width)) < 0.1] = -1
+    rsc = rng.integers(0, 4, size=(n, width)) / 2
+    qid = rng.integers(-1, 15, size=(n, judged))  # most rows judge some document twice
+    qgr = rng.integers(-2, 5, size=(n, judged))
+    cfg = CONFIGS["l1_exp_one"]
+    want = evaluate(*_as_dicts(rid, rsc, qid, qgr, width=3), MEASURES, cfg)
+    got = evaluate_arrays(rid, rsc, qid, qgr, MEASURES, cfg, query_ids=want.query_ids, workers=2)
+    assert (
+        int((np.sort(qid, axis=1)[:, 1:] == np.sort(qid, axis=1)[:, :-1]).any(axis=1).sum())
+        > n // 2
+    )
+    _same(got, want)
