@@ -43,8 +43,8 @@ def test_an_ab_test_from_python(tmp_path: Path) -> None:
             for i in range(4)
         )
     )
-    n, state, report = api.add_ab_pairs("t", pairs, store=db)
-    assert (n, report["n_pairs"]) == (4, 4)
+    n, held, state, report = api.add_ab_pairs("t", pairs, store=db)
+    assert (n, held, report["n_pairs"]) == (4, 0, 4)
     assert report["mean_delta"] == pytest.approx(0.1)
     assert state.n == report["sprt"]["n"]
     assert api.pause_ab_test("t", store=db) == "paused"

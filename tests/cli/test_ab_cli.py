@@ -140,7 +140,9 @@ def test_binary_success_metric_gets_the_beta_binomial_probability(
 ) -> None:
     db = str(tmp_path / "r.db")
     main(["ab", "create", "hits", "--delta", "0.1", "--metric", "hit@1", "--store", db])
-    rows = [{"control": i % 2, "treatment": 1 if i % 4 else 0} for i in range(40)]
+    rows = [
+        {"query_id": f"q{i}", "control": i % 2, "treatment": 1 if i % 4 else 0} for i in range(40)
+    ]
     (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     main(["ab", "add", "hits", str(tmp_path / "p.jsonl"), "--store", db])
     capsys.readouterr()

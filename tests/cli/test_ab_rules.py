@@ -103,12 +103,13 @@ def test_no_graduation_with_a_guardrail_unmeasured_unless_overridden(
     rng = np.random.default_rng(0)
     rows = [  # clearly better, latency measured, constitutional surfacing never measured
         {
+            "query_id": f"q{i}",
             "control": float(c),
             "treatment": float(c + 0.08 + rng.normal(0, 0.05)),
             "control_latency_ms": 10.0,
             "treatment_latency_ms": 10.0,
         }
-        for c in rng.uniform(0.3, 0.7, 200)
+        for i, c in enumerate(rng.uniform(0.3, 0.7, 200))
     ]
     assert main(["ab", "add", "g", _write(tmp_path / "p.jsonl", rows), "--store", db]) == 0
     report = _status(capsys, db, "g")

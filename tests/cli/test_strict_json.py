@@ -79,7 +79,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             store.add(
                 "poisoned",
                 [{"query_id": "q", "control": 0.5, "treatment": inf}],
-                {"n": 1, "total": inf, "total_sq": inf, "decision": "continue", "log_lr": 0.0},
+                lambda state, new: {
+                    "n": 1,
+                    "total": inf,
+                    "total_sq": inf,
+                    "decision": "continue",
+                    "log_lr": 0.0,
+                },
             )
         with ShadowStore(Path(db)) as shadow:
             runner = ShadowRunner(

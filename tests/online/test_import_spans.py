@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from memgauge.cli.main import main
+from memgauge.data.importers.spans import read_spans
 
 SPANS = Path(__file__).resolve().parents[1] / "data" / "spans"
+BAD = SPANS.parent / "bad"
 
 
 def _logged(db: Path) -> dict[str, dict[str, Any]]:
@@ -78,6 +80,57 @@ def test_phoenix_flattened_and_nested_spans(
     assert counts["queries_logged"] == 2
 
 
+def test_spans_whose_documents_are_not_a_list_are_dropped_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "log.db"
+    counts = _import(BAD / "spans_documents_malformed.jsonl", db, capsys)
+    logged = _logged(db)
+    # never a search that found nothing: only the readable span and the one that found nothing
+    assert set(logged) == {"span:p-1", "span:p-6"}
+    assert json.loads(logged["span:p-1"]["result_ids"]) == ["m-boat"]
+    assert json.loads(logged["span:p-6"]["result_ids"]) == []
+    assert counts["spans"] == 6
+    assert counts["retriever_spans_documents_a_string_dropped"] == 1  # line 2
+    assert counts["retriever_spans_documents_not_objects_dropped"] == 1  # line 3
+    assert counts["retriever_spans_documents_not_a_list_dropped"] == 2  # lines 4 and 5
+    assert counts["queries"] == counts["queries_logged"] == 2
+    assert (
+        "retriever_spans_documents_a_string_dropped: retriever spans not logged; the first at "
+        "line 2, attributes.retrieval.documents: is a string, not a list of documents"
+    ) in counts["notes"]
+    _, report = read_spans(BAD / "spans_documents_malformed.jsonl")
+    assert [(d["line"], d["field"]) for d in report.dropped] == [
+        (2, "attributes.retrieval.documents"),
+        (3, "attributes.retrieval.documents"),
+        (4, "attributes.retrieval.documents"),
+        (5, "attributes.retrieval.documents.first.document.id"),
+    ]
+
+
+def test_otlp_documents_as_an_array_of_key_value_lists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def doc(i: str) -> dict[str, Any]:
+        return {"kvlistValue": {"values": [{"key": "document.id", "value": {"stringValue": i}}]}}
+
+    span = {
+        "spanId": "c0ffee",
+        "attributes": [
+            {"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}},
+            {"key": "input.value", "value": {"stringValue": "q"}},
+            {
+                "key": "retrieval.documents",
+                "value": {"arrayValue": {"values": [doc("m-1"), doc("m-2")]}},
+            },
+        ],
+    }
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    _import(path, tmp_path / "log.db", capsys)
+    assert json.loads(_logged(tmp_path / "log.db")["span:c0ffee"]["result_ids"]) == ["m-1", "m-2"]
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [
@@ -94,6 +147,19 @@ def test_phoenix_flattened_and_nested_spans(
             '{"span_kind": "RETRIEVER", "attributes.input.value": "q",'
             ' "attributes.retrieval.documents": [{"document.id": ["a"]}]}',
             "attributes.retrieval.documents.0.document.id: a document id must be text",
+        ),
+        (  # every retriever span dropped: nothing to log is not a success
+            '{"span_kind": "RETRIEVER", "context.span_id": "p-1"}\n'
+            '{"span_kind": "RETRIEVER", "attributes.input.value": "q",'
+            ' "attributes.retrieval.documents": ["a", 1]}\n',
+            "spans.json:1: attributes.input.value: a retriever span needs its query",
+        ),
+        (
+            '{"span_kind": "RETRIEVER", "context.span_id": "p-1"}\n'
+            '{"span_kind": "RETRIEVER", "attributes.input.value": "q",'
+            ' "attributes.retrieval.documents": ["a", 1]}\n',
+            "spans.json:2: attributes.retrieval.documents: is a list holding a string and an "
+            "integer, not a list of document objects (1 retriever span dropped for this)",
         ),
     ],
 )

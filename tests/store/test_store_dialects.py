@@ -43,7 +43,7 @@ def test_the_migrated_schema_is_exactly_the_tables_module(store_where: str) -> N
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013", "0014"]
+        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013", "0014", "0015"]
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})
             diff = compare_metadata(ctx, tables.metadata)
@@ -144,8 +144,11 @@ def test_ab_tests_and_shadow_runs(store_where: str) -> None:
             upper_bound=2.9,
             lower_bound=-2.9,
         )
-        ab.add("t", [{"query_id": "q1", "control": 0.5, "treatment": 1.0}], {"log_lr": 0.4})
-        ab.add("t", [{"query_id": "q2", "control": 0.0, "treatment": 0.5}], {"log_lr": 0.9})
+        one = {"query_id": "q1", "control": 0.5, "treatment": 1.0, "pair_key": "k1"}
+        two = {"query_id": "q2", "control": 0.0, "treatment": 0.5, "pair_key": "k2"}
+        assert ab.add("t", [one], lambda state, new: {"log_lr": 0.4}) == [one]
+        # a key the test holds is skipped, as is a repeat within one call
+        assert ab.add("t", [one, two, two], lambda state, new: {"log_lr": 0.9}) == [two]
         ab.set_status("t", "graduated")
         test = ab.get("t")
         assert test is not None

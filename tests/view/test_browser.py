@@ -388,6 +388,51 @@ def test_layout_at_1280_on_every_page(
         _layout_ok(page)
 
 
+STYLE_JS = """() => {
+  const body = getComputedStyle(document.body);
+  return {font: body.fontFamily, margin: body.marginTop, color: body.color,
+          header: getComputedStyle(document.querySelector('header.top')).backgroundColor};
+}"""
+
+
+def test_reports_are_drawn_with_their_stylesheet(page: Any, tmp_path: Path) -> None:
+    """Issue 27 item 11: an HTML-escaped inline stylesheet lost its body rule, and every
+    report.html showed in the browser's default serif font. The computed style, not the
+    source, is what a reader sees."""
+    demo, db = tmp_path / "demo", tmp_path / "r.db"
+    memgauge = [sys.executable, "-m", "memgauge"]
+    subprocess.run(
+        [*memgauge, "demo", "--out", str(demo), "--store", str(db), "--no-progress"],
+        env=_env(),
+        check=True,
+        capture_output=True,
+    )
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        (run_id,) = conn.execute("SELECT run_id FROM suite_runs").fetchone()
+    report = tmp_path / "report.html"
+    subprocess.run(
+        [*memgauge, "report", run_id, "--out", str(report), "--store", str(db)],
+        env=_env(),
+        check=True,
+        capture_output=True,
+    )
+    css = (ROOT / "src" / "memgauge" / "view" / "static" / "style.css").read_text()
+    rule = re.search(r"body\{font:\S+ ([^;}]+)", css)
+    assert rule is not None
+    family = rule.group(1)  # system-ui,-apple-system,"Segoe UI",Roboto,sans-serif
+    for path in (report, demo / "report.html"):
+        page.goto(path.as_uri())
+        got = page.evaluate(STYLE_JS)
+        assert got["font"].replace(", ", ",") == family, (path.name, got)
+        assert (got["margin"], got["color"], got["header"]) == (
+            "0px",
+            "rgb(29, 35, 48)",  # #1d2330
+            "rgb(29, 35, 48)",
+        ), (path.name, got)
+
+
 def _slow_suite(root: Path, n: int) -> Path:
     items = [
         {"id": f"s{i}", "input": f"where is thing {i}", "expected": f"thing {i}"} for i in range(n)

@@ -9,6 +9,7 @@ import pytest
 from viewer_store import ViewerStore, snapshot
 
 from memgauge.cli.main import main
+from memgauge.view.render import inline_css, render, static_bytes
 
 
 def test_report_writes_one_self_contained_file(
@@ -53,3 +54,26 @@ def test_evaluate_writes_its_report_html_with_the_templates(viewer_store: Viewer
     assert 'id="grid"' in html
     assert "<script" not in html
     assert 'class="hits"' in html  # every query's ranked hits, relevant ones highlighted
+
+
+def test_a_report_inlines_its_stylesheet_as_css_not_as_escaped_text(tmp_path: Path) -> None:
+    """Issue 27 item 11: `<style>` text is raw (entities are not decoded there), so the
+    stylesheet goes in as it is; HTML-escaped, its `"Segoe UI"` voided the body's font rule."""
+    out = tmp_path / "ev"
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    assert main(["evaluate", str(bundle), "-s", "lexical", "--out", str(out), "--no-store"]) == 0
+    css = static_bytes("style.css").decode()
+    assert '"Segoe UI"' in css
+    html = (out / "report.html").read_text()
+    assert f"<style>{css}</style>" in html
+    assert "&#34;" not in html.split("</style>")[0]
+
+
+def test_nothing_in_a_stylesheet_can_end_its_style_element() -> None:
+    hostile = 'a{content:"</style><script>alert(1)</script>"} /* </STYLE> */ b{color:red}'
+    inlined = inline_css(hostile)
+    assert "</" not in inlined
+    assert inlined == hostile.replace("</", "<\\/")  # a CSS string or comment reads the same
+    html = render("base.html", standalone=True, css=inlined)
+    assert html.count("</style>") == 1
+    assert f"<style>{inlined}</style>" in html  # one element, the whole sheet inside it

@@ -439,7 +439,7 @@ def build_store(root: Path, where: str | None = None) -> ViewerStore:
         from memgauge.stats.sequential import SPRTState
 
         state = sprt.update(SPRTState(), [p["treatment"] - p["control"] for p in pairs])
-        ab.add("graph-boost", pairs, state.as_dict())
+        ab.add("graph-boost", pairs, lambda stored, new: state.as_dict())
     with ShadowStore(db) as shadow:
         for i in range(6):
             control = [f"m{j}" for j in range(5)]

@@ -79,13 +79,16 @@ def create_ab_test(
 
 def add_ab_pairs(
     name: str, pairs_file: Path, *, store: Where = None
-) -> tuple[int, SPRTState, dict[str, Any]]:
-    """Feed test `name` the paired results of `pairs_file` (JSONL of `online.ab.Pair`): how
-    many, the SPRT's state after them, and the test's report (`ab_test_reports`)."""
+) -> tuple[int, int, SPRTState, dict[str, Any]]:
+    """Feed test `name` the paired results of `pairs_file` (JSONL of `online.ab.Pair`), each
+    once: (pairs added, pairs skipped because the test already holds them or the file repeats
+    them, the SPRT's state after them, the test's report as `ab_test_reports` gives it). A
+    pair is its query id and its values (`online.ab.pair_key`): adding a file again adds
+    nothing."""
     pairs = ab.read_pairs(pairs_file)
     with ABTestStore(results_store(store)) as opened:
-        state, report = ab.add_pairs(opened, name, pairs)
-    return len(pairs), state, report
+        added, state, report = ab.add_pairs(opened, name, pairs)
+    return added, len(pairs) - added, state, report
 
 
 def pause_ab_test(name: str, *, paused: bool = True, store: Where = None) -> str:

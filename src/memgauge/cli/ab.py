@@ -115,12 +115,13 @@ def add(name: str, pairs_file: Path | None, from_shadow: bool, store_path: str |
     """Feed NAME the paired results in PAIRS_FILE (JSONL of {query_id, control, treatment,
     control_latency_ms, treatment_latency_ms, constitutional_delta}), or with --from-shadow
     those of its shadow runs (each arm's RR or nDCG, both latencies; a shadowed query with no
-    judgments gives no pair)."""
+    judgments gives no pair). Each pair is taken once: one the test already holds (the same
+    query_id and values) is skipped and counted, so adding a file again adds nothing."""
     if from_shadow == (pairs_file is not None):
         raise click.UsageError("give PAIRS_FILE or --from-shadow (one of them)")
     if pairs_file is not None:
-        n_pairs, state, report = api.add_ab_pairs(name, pairs_file, store=store_path)
-        skipped = ""
+        n_pairs, n_held, state, report = api.add_ab_pairs(name, pairs_file, store=store_path)
+        skipped = f", {n_held} already added (skipped)"
     else:
         n_pairs, n_unjudged, maybe, report = api.add_ab_from_shadow(name, store=store_path)
         skipped = f" from shadow runs ({n_unjudged} without judgments left out)"

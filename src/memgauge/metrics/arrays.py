@@ -101,7 +101,7 @@ class _Batch:
         """The hits of rows lo..hi (rows numbered from 0 within the chunk)."""
         ids, judged = self.ids[lo:hi], self.judged[lo:hi]
         grades = self.grades[lo:hi]
-        grades = np.where((judged >= 0) & (grades >= 0), grades, UNJUDGED)
+        grades = _once(judged, np.where((judged >= 0) & (grades >= 0), grades, UNJUDGED))
         c, d = ids.shape
         look = ids[:, : self.keep] if self.ranked else ids
         row, col, jg = _matches(look, judged, grades)
@@ -118,24 +118,41 @@ class _Batch:
             n_returned = np.minimum(n_valid, self.width)
         keep = pos < self.keep
         row, pos, jg = row[keep], pos[keep], jg[keep]
-        # by (row, rank); a document judged twice keeps its highest grade
-        top = int(jg.max(initial=0))
-        order = np.argsort((row * d + pos) * (top + 1) + (top - jg), kind="stable")
-        row, pos, jg = row[order], pos[order], jg[order]
-        first = np.ones(row.size, dtype=bool)
-        first[1:] = (row[1:] != row[:-1]) | (pos[1:] != pos[:-1])
+        if not self.ranked:  # ranks, unlike columns, are not in the order _matches found them
+            order = np.argsort(row * d + pos, kind="stable")
+            row, pos, jg = row[order], pos[order], jg[order]
         ideal = np.maximum(np.sort(grades.astype(self.dtype), axis=1)[:, ::-1], PAD)
         return Hits(
             query_ids=[],  # rows are numbered within the chunk; names stay in the batch
-            row=row[first],
-            pos=pos[first],
-            grade=jg[first].astype(self.dtype),
+            row=row,
+            pos=pos,
+            grade=jg.astype(self.dtype),
             ideal=ideal if ideal.size else np.full((c, 1), PAD, dtype=self.dtype),
             n_returned=np.asarray(n_returned, dtype=np.int64),
             in_run=n_valid > 0,
             run_only=[],
             width=max(self.keep, 1),
         )
+
+
+def _once(judged: IntArray, grades: IntArray) -> IntArray:
+    """`grades` with each document judged more than once in a row kept once, at its highest
+    grade (the other copies UNJUDGED): R, the ideal ranking and the hits then count it once,
+    as the dict API (one grade per document) and trec_eval do. Only rows holding a repeated
+    judged id are rearranged; one sort of the judged ids per row finds them."""
+    if judged.shape[1] < 2:
+        return grades
+    s = np.sort(judged, axis=1)
+    rows = np.flatnonzero(((s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)).any(axis=1))
+    if not rows.size:
+        return grades
+    ids, g = judged[rows], grades[rows]
+    order = np.lexsort((-g, ids), axis=1)  # each row by id, its highest grade first
+    ids, g = np.take_along_axis(ids, order, axis=1), np.take_along_axis(g, order, axis=1)
+    g[:, 1:][ids[:, 1:] == ids[:, :-1]] = UNJUDGED
+    out = grades.copy()
+    out[rows[:, None], order] = g
+    return out
 
 
 @functools.lru_cache(maxsize=8)
@@ -159,7 +176,8 @@ def _bucket(ids: IntArray, bits: int) -> IntArray:
 
 def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArray, ...]:
     """(row, column, grade) of every returned document that is judged (grade >= 0), in
-    (row, column) order (a document judged twice: once per judgment).
+    (row, column) order (a document judged twice: once per usable judgment; `_once` leaves
+    one).
 
     Each row gets a small hash table of its judged ids (value: the judged column + 1, or FULL
     where two of the row's judged ids share a bucket). Every returned id is looked up in its
@@ -267,7 +285,7 @@ def _rank(
 
 def _batch(
     run_ids: npt.ArrayLike,
-    run_scores: npt.ArrayLike,
+    run_scores: npt.ArrayLike | None,
     qrel_ids: npt.ArrayLike,
     qrel_grades: npt.ArrayLike,
     query_ids: Sequence[str] | None,
@@ -276,7 +294,12 @@ def _batch(
     keep: int | None = None,
 ) -> _Batch:
     rid = np.asarray(run_ids, dtype=np.int64)
-    rsc = np.asarray(run_scores, dtype=np.float64)
+    if run_scores is None:
+        if not ranked:
+            raise ValueError("run_scores is needed to rank the rows (or pass ranked=True)")
+        rsc = np.broadcast_to(np.float64(0.0), rid.shape)  # never read: costs no memory
+    else:
+        rsc = np.asarray(run_scores, dtype=np.float64)
     qid = np.asarray(qrel_ids, dtype=np.int64)
     qgr = np.asarray(qrel_grades, dtype=np.int64)
     if rid.ndim != 2 or rid.shape != rsc.shape or qid.ndim != 2 or qid.shape != qgr.shape:
@@ -315,7 +338,7 @@ def _workers(workers: int | None, chunks: int) -> int:
 
 def from_arrays(
     run_ids: npt.ArrayLike,
-    run_scores: npt.ArrayLike,
+    run_scores: npt.ArrayLike | None,
     qrel_ids: npt.ArrayLike,
     qrel_grades: npt.ArrayLike,
     *,
@@ -328,13 +351,16 @@ def from_arrays(
     Args:
         run_ids: (n, d) integer doc ids of each query's results; negative = padding.
         run_scores: (n, d) scores; ranked by score descending, then doc id descending, then
-            column (a doc id repeated in a row counts at each of its ranks).
+            column (a doc id repeated in a row counts at each of its ranks). None with
+            `ranked`.
         qrel_ids: (n, j) integer doc ids of each query's judged documents; negative = padding.
         qrel_grades: (n, j) their grades (at most MAX_GRADE; below 0 reads as unjudged; a doc
-            judged twice keeps its highest grade).
+            judged twice in a row counts once, at its highest grade, in every measure: in R
+            and the ideal ranking as in its hits).
         query_ids: names for the rows (default "0", "1", ...).
         depth: keep only the top `depth` results.
-        ranked: rows are already in rank order (best first, padding last): scores are not read.
+        ranked: rows are already in rank order (best first, padding last): scores are not read
+            (and may be None).
     """
     b = _batch(run_ids, run_scores, qrel_ids, qrel_grades, query_ids, depth, ranked)
     parts = [(lo, b.hits(lo, hi)) for lo, hi in b.chunks()] or [(0, b.hits(0, 0))]
@@ -354,7 +380,7 @@ def from_arrays(
 
 def evaluate_arrays(
     run_ids: npt.ArrayLike,
-    run_scores: npt.ArrayLike,
+    run_scores: npt.ArrayLike | None,
     qrel_ids: npt.ArrayLike,
     qrel_grades: npt.ArrayLike,
     measures: Iterable[Measure | str],

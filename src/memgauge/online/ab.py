@@ -4,12 +4,20 @@ rules decide, after every batch, whether the treatment ships, is rejected, or ke
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import FiniteFloat
@@ -25,6 +33,7 @@ __all__ = [
     "ab_report",
     "add_pairs",
     "create_test",
+    "pair_key",
     "read_pairs",
     "set_paused",
 ]
@@ -51,7 +60,11 @@ class Pair(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    query_id: str | None = Field(default=None, description="The query.")
+    query_id: str = Field(
+        min_length=1,
+        description="The query. With the values it identifies the pair: a pair already added "
+        "to a test (the same query id and values) is skipped when added again.",
+    )
     control: Metric = Field(description="The metric for control (e.g. its MRR on the query).")
     treatment: Metric = Field(description="The metric for treatment.")
     control_latency_ms: FiniteFloat | None = Field(
@@ -65,6 +78,25 @@ class Pair(BaseModel):
         description="Treatment minus control constitutional surfacing, if measured.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _missing_id(cls, data: Any) -> Any:
+        # a missing id goes to _named, which says why it is required ("field is missing"
+        # would not); the other fields are still checked
+        if isinstance(data, dict) and "query_id" not in data:
+            return {"query_id": None, **data}
+        return data
+
+    @field_validator("query_id", mode="before")
+    @classmethod
+    def _named(cls, value: Any) -> Any:
+        if value is None or value == "":
+            raise ValueError(
+                "required: a pair is identified by its query id and values, so that adding "
+                "the file again does not count it twice"
+            )
+        return value
+
 
 #: graduation's decision -> the test's status in eval_ab_tests
 _STATUS = {
@@ -73,6 +105,24 @@ _STATUS = {
     "keep_testing": "running",
     "unmeasured": "running",  # not graduated: a guardrail has no data
 }
+
+
+def pair_key(pair: Pair) -> str:
+    """What identifies a pair from a file: its query id and every value it carries, as
+    compact JSON (floats in their shortest exact form, so a value read back from the store
+    gives the same key). The same query measured again, with other values, is another pair.
+    Revision 0015 keys the pairs stored before it the same way; keep the two in step."""
+    values = (
+        pair.control,
+        pair.treatment,
+        pair.control_latency_ms,
+        pair.treatment_latency_ms,
+        pair.constitutional_delta,
+    )
+    return json.dumps(
+        [pair.query_id, *(None if v is None else float(v) for v in values)],
+        separators=(",", ":"),
+    )
 
 
 def read_pairs(path: Path) -> list[Pair]:
@@ -116,23 +166,34 @@ def add_pairs(
     name: str,
     pairs: Sequence[Pair],
     shadow_run_ids: Sequence[int] | None = None,
-) -> tuple[SPRTState, dict[str, Any]]:
-    """Feed `pairs` to test `name`: the SPRT's new state, stored with the pairs, and the test's
-    report after them (its status set to what the graduation rules now decide).
-    `shadow_run_ids`: the `eval_shadow_runs` row each pair came from."""
+) -> tuple[int, SPRTState, dict[str, Any]]:
+    """Feed `pairs` to test `name`, each once: a pair the test already holds (`pair_key`; from
+    a shadow run, its `eval_shadow_runs` row, `shadow_run_ids`), or one repeated in `pairs`,
+    is skipped. Returns how many were new, the SPRT's state after them (stored with them, in
+    the transaction that took them), and the test's report (its status set to what the
+    graduation rules now decide)."""
     test = _running_test(store, name)
     if test["config"].get("rule") == "beta-binomial":
         _require_binary(name, pairs)
-    state = sprt_of(test["config"]).update(
-        _finite_state(name, test["state"]), [p.treatment - p.control for p in pairs]
-    )
+    sprt = sprt_of(test["config"])
     rows = [p.model_dump() for p in pairs]
+    for row, p in zip(rows, pairs, strict=True):
+        row["pair_key"] = pair_key(p)
     for row, sid in zip(rows, shadow_run_ids or (), strict=False):
-        row["shadow_run_id"] = sid
-    store.add(name, rows, state.as_dict())
+        row["shadow_run_id"], row["pair_key"] = sid, f"shadow:{sid}"
+    after: list[SPRTState] = []
+
+    def advance(stored: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
+        state = sprt.update(
+            _finite_state(name, stored), [float(p["treatment"]) - float(p["control"]) for p in new]
+        )
+        after.append(state)
+        return state.as_dict()
+
+    added = store.add(name, rows, advance)
     report = ab_report(store, name)
     store.set_status(name, _STATUS[report["decision"]])
-    return state, report
+    return len(added), after[-1], report
 
 
 def _require_binary(name: str, pairs: Sequence[Pair]) -> None:

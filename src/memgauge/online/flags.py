@@ -203,8 +203,8 @@ def feed_from_shadow(
         ]
         if not pairs:
             return 0, len(rows), None, ab.ab_report(tests, name)
-        state, report = ab.add_pairs(tests, name, pairs, [r["id"] for r in judged])
-    return len(pairs), len(rows) - len(judged), state, report
+        added, state, report = ab.add_pairs(tests, name, pairs, [r["id"] for r in judged])
+    return added, len(rows) - len(judged), state, report
 
 
 class Flags:

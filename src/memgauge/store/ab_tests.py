@@ -5,13 +5,15 @@ paired per-query results fed to it), so a test continues across processes and da
 `feature_id` is the test's name. The running sums follow the test's metric: an MRR / RR test
 fills `control_mrr_sum` and `treatment_mrr_sum`, an nDCG test the nDCG sums, and a test on
 another metric leaves all four NULL (its sums are in the state). `sample_count` counts every
-pair fed; the SPRT's own count, which stops at its decision, is in `state_json`.
+pair taken; the SPRT's own count, which stops at its decision, is in `state_json`. A pair is
+taken once: `pair_key` (unique per test, revision 0015) names it, and a pair whose key the
+test holds is skipped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -120,13 +122,43 @@ class ABTestStore(Store):
                 str(r[0]) for r in c.execute(sa.select(_tests.c.feature_id).order_by(_tests.c.id))
             ]
 
-    def add(self, name: str, pairs: Sequence[Mapping[str, Any]], state: Mapping[str, Any]) -> None:
-        """Append pairs, save the SPRT state and update the running sums, in one transaction
-        (which holds the test's row: two processes adding at once take turns)."""
-        c_sum = sum(float(p["control"]) for p in pairs)
-        t_sum = sum(float(p["treatment"]) for p in pairs)
+    def add(
+        self,
+        name: str,
+        pairs: Sequence[Mapping[str, Any]],
+        advance: Callable[[dict[str, Any], list[Mapping[str, Any]]], Mapping[str, Any]],
+    ) -> list[Mapping[str, Any]]:
+        """Append the pairs the test does not hold yet, save the SPRT state and update the
+        running sums, in one transaction (which holds the test's row: two processes adding at
+        once take turns, each seeing the other's pairs and state).
+
+        A pair whose `pair_key` the test already holds, or which repeats an earlier pair of
+        `pairs`, is skipped (a pair without a key is always new). `advance(state, new)` gives
+        the state after the new pairs, from the stored one. Returns the new pairs."""
         with self._write_tx() as c:
             c.execute(sa.select(_tests.c.id).where(_tests.c.feature_id == name).with_for_update())
+            held = set(
+                c.execute(
+                    sa.select(_pairs.c.pair_key).where(
+                        _pairs.c.feature_id == name, _pairs.c.pair_key.is_not(None)
+                    )
+                ).scalars()
+            )
+            fresh: list[Mapping[str, Any]] = []
+            for p in pairs:
+                key = p.get("pair_key")
+                if key is not None:
+                    if key in held:
+                        continue
+                    held.add(key)
+                fresh.append(p)
+            stored = c.execute(
+                sa.select(_tests.c.state_json).where(_tests.c.feature_id == name)
+            ).scalar_one()
+            state = advance(json.loads(stored), fresh)
+            pairs = fresh
+            c_sum = sum(float(p["control"]) for p in pairs)
+            t_sum = sum(float(p["treatment"]) for p in pairs)
             start = c.execute(
                 sa.select(sa.func.coalesce(sa.func.max(_pairs.c.seq), 0)).where(
                     _pairs.c.feature_id == name
@@ -140,6 +172,7 @@ class ABTestStore(Store):
                             "feature_id": name,
                             "seq": start + i + 1,
                             "shadow_run_id": p.get("shadow_run_id"),
+                            "pair_key": p.get("pair_key"),
                             **{k: p.get(k) for k in _PAIR_COLUMNS},
                         }
                         for i, p in enumerate(pairs)
@@ -161,6 +194,7 @@ class ABTestStore(Store):
                 )
             )
             self._project(c, name)
+        return fresh
 
     def _project(self, c: sa.Connection, name: str) -> None:
         """The test's `eval_results` row (run_type ab_test), in the caller's transaction."""

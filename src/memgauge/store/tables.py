@@ -448,6 +448,8 @@ eval_ab_test_pairs = sa.Table(
     _col("treatment_latency_ms", _F),
     _col("constitutional_delta", _F),
     _col("shadow_run_id", _I),  # revision 0013: the eval_shadow_runs row it came from
+    _col("pair_key", _T),  # revision 0015: what identifies the pair (online.ab.pair_key)
+    sa.Index("ux_eval_ab_test_pairs_key", "feature_id", "pair_key", unique=True),
 )
 
 eval_shadow_runs = sa.Table(

@@ -23,7 +23,7 @@ __all__ = ["HEAD", "StoreURL", "default_store", "store_url"]
 
 #: the newest Alembic revision of the results store's schema (tests/store/test_schema.py checks
 #: it is the head of the shipped scripts): a store already there opens without loading Alembic
-HEAD = "0014"
+HEAD = "0015"
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 

@@ -18,15 +18,18 @@ conversation in `session.id`. Two shapes of file are read, told apart per record
 
 What is kept, dropped and normalised, each counted: spans of other kinds (LLM, chain, tool...)
 are skipped; a span with retrieval documents but no kind is taken as a retriever; a retriever
-span without `input.value` cannot be logged and is dropped; a document without an id is
-dropped from its ranking; documents are ranked by their index `i`. The query log keeps ranked
-ids, not scores: scores are checked (finite numbers) and counted as not stored. Span ids become
-query ids (`span:<spanId>`), so importing one file twice logs each search once.
+span without `input.value`, or whose `retrieval.documents` is not a list of documents (a
+string, a number, a list of strings...), cannot be logged and is dropped, counted per reason
+and listed (`ImportReport.dropped`, the first of each reason in a note): logging it as a
+search that found nothing would be a false zero. A document without an id is dropped from its
+ranking; documents are ranked by their index `i`. The query log keeps ranked ids, not scores:
+scores are checked (finite numbers) and counted as not stored. Span ids become query ids
+(`span:<spanId>`), so importing one file twice logs each search once.
 
 Malformed input is a `DataError` naming the file, the line (JSON lines) or the record's path,
 and the field: not JSON, no spans where spans belong, an attribute without a key, a document
 id that is not text or an integer, a score that is not a finite number, a time that is not
-one.
+one; and a file with retriever spans none of which can be logged (every one dropped).
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from memgauge.errors import DataError, Problem
 __all__ = ["SpanSearch", "read_spans"]
 
 _DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(\w+)")
+_DOCS = "retrieval.documents"
+_MAX_LISTED = 50  # dropped spans listed one by one in the report; the rest are counted
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ANY_VALUE = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
 
@@ -63,6 +68,14 @@ class SpanSearch:
     latency_ms: float | None = None
     tool_name: str = "memory_search"
     scores: tuple[float | None, ...] = field(default_factory=tuple)
+
+
+class _DroppedSpanError(Exception):
+    """A retriever span that cannot be logged: the count it goes to, the field, and why."""
+
+    def __init__(self, key: str, field: str, message: str) -> None:
+        super().__init__(message)
+        self.key, self.field, self.message = key, field, message
 
 
 class _SpanError(Exception):
@@ -145,8 +158,55 @@ def _nanos(span: dict[str, Any], *keys: str) -> int | None:
     raise _SpanError(where, f"{value!r} is not a time (Unix nanoseconds or ISO 8601)")
 
 
+def _malformed_documents(attrs: dict[str, Any]) -> _DroppedSpanError | None:
+    """Why the span's `retrieval.documents` is not a list of documents, if it is not.
+
+    Attributes arrive flattened: a list of document objects as `retrieval.documents.{i}.
+    document.*` keys, an empty list or null as it is; anything else at or under the attribute
+    is a shape no document can be read from."""
+    field = f"attributes.{_DOCS}"
+    raw = attrs.get(_DOCS)
+    if isinstance(raw, str):
+        return _DroppedSpanError(
+            "retriever_spans_documents_a_string_dropped",
+            field,
+            "is a string, not a list of documents",
+        )
+    if isinstance(raw, list) and raw:
+        kinds = sorted({json_type(v) for v in raw if not isinstance(v, dict)})
+        return _DroppedSpanError(
+            "retriever_spans_documents_not_objects_dropped",
+            field,
+            f"is a list holding {' and '.join(kinds)}, not a list of document objects",
+        )
+    if raw is not None and not isinstance(raw, list):
+        return _DroppedSpanError(
+            "retriever_spans_documents_not_a_list_dropped",
+            field,
+            f"is {json_type(raw)}, not a list of documents",
+        )
+    for key, value in attrs.items():
+        if not key.startswith(f"{_DOCS}."):
+            continue
+        index, _, rest = key.removeprefix(f"{_DOCS}.").partition(".")
+        if not index.isdigit():
+            return _DroppedSpanError(
+                "retriever_spans_documents_not_a_list_dropped",
+                f"attributes.{key}",
+                f"{_DOCS} is an object keyed by {index!r}, not a list of documents",
+            )
+        if not rest.startswith("document."):
+            return _DroppedSpanError(
+                "retriever_spans_documents_not_objects_dropped",
+                f"attributes.{key}",
+                f"is {json_type(value)}, not a document object (`document.id`, ...)",
+            )
+    return None
+
+
 def _search(span: dict[str, Any], attrs: dict[str, Any], report: ImportReport) -> SpanSearch | None:
-    """The search a span records, or None when it is not a retriever span (counted)."""
+    """The search a span records, or None when it is not a retriever span (counted); _DroppedSpanError
+    when it is one that cannot be logged."""
     # not OTLP's own `kind` (SERVER, CLIENT, INTERNAL...): OpenInference's, or Phoenix's column
     kind = _first(attrs, "openinference.span.kind") or _first(span, "span_kind")
     documents: dict[int, dict[str, Any]] = {}
@@ -161,8 +221,14 @@ def _search(span: dict[str, Any], attrs: dict[str, Any], report: ImportReport) -
         report.add("spans_without_kind_read_as_retriever")
     query = attrs.get("input.value")
     if not isinstance(query, str) or not query:
-        report.add("retriever_spans_without_query_dropped")
-        return None
+        raise _DroppedSpanError(
+            "retriever_spans_without_query_dropped",
+            "attributes.input.value",
+            "a retriever span needs its query (a non-empty string)",
+        )
+    malformed = _malformed_documents(attrs)
+    if malformed is not None:
+        raise malformed
     ids: list[str] = []
     scores: list[float | None] = []
     for _index, doc in sorted(documents.items()):
@@ -225,7 +291,9 @@ def _otlp_spans(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], d
                 path = f"resourceSpans.{r}.scopeSpans.{s}.spans.{i}"
                 if not isinstance(span, dict):
                     raise _SpanError(path, f"a span must be an object, got {json_type(span)}")
-                yield path, span, _key_values(span.get("attributes") or [], f"{path}.attributes")
+                attrs = _key_values(span.get("attributes") or [], f"{path}.attributes")
+                # a list of kvlists (documents as an arrayValue) reads as the indexed keys
+                yield path, span, _flatten(attrs, "", {})
 
 
 def _flat_span(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -252,6 +320,23 @@ def _records(path: Path, problems: list[Problem]) -> Iterator[tuple[int | None, 
     yield from iter_jsonl(path, problems)
 
 
+def _spans(n: int) -> str:
+    return f"{n} retriever span{'' if n == 1 else 's'}"
+
+
+def _drop(report: ImportReport, first: dict[str, Problem], where: Problem, key: str) -> None:
+    """Count a dropped retriever span under `key`, list it, and note the first of each key."""
+    report.add(key)
+    if len(report.dropped) < _MAX_LISTED:
+        report.dropped.append({"line": where.line, "field": where.field, "why": where.message})
+    if key not in first:
+        first[key] = where
+        at = f"line {where.line}, " if where.line is not None else ""
+        report.notes.append(
+            f"{key}: retriever spans not logged; the first at {at}{where.field}: {where.message}"
+        )
+
+
 def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
     """The searches the retriever spans of `path` record (module docstring), and the report."""
     p = Path(path)
@@ -261,6 +346,7 @@ def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
     report = ImportReport(source=file, format="openinference-spans")
     problems: list[Problem] = []
     searches: list[SpanSearch] = []
+    first: dict[str, Problem] = {}  # the first span dropped for each reason
     for line, record in _records(p, problems):
         if isinstance(record, dict) and isinstance(record.get("data"), list):
             record = record["data"]  # Phoenix's REST API: {"data": [spans], "next_cursor"}
@@ -297,6 +383,10 @@ def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
                     except _SpanError as bad:
                         field = f"{span_path}.{bad.field}" if span_path else bad.field
                         raise _SpanError(field, bad.message) from None
+                    except _DroppedSpanError as drop:
+                        field = ".".join(x for x in (where.rstrip("."), span_path, drop.field) if x)
+                        _drop(report, first, Problem(file, line, field, drop.message), drop.key)
+                        continue
                     if found is not None:
                         searches.append(found)
             except _SpanError as bad:
@@ -307,6 +397,19 @@ def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
         raise DataError(problems)
     if not report.counts.get("spans"):
         raise DataError(Problem(file, None, None, "no spans: not an OTLP-JSON or span export"))
+    if first and not searches:  # nothing to log but what was dropped: the file is not usable
+        raise DataError(
+            [
+                Problem(
+                    file,
+                    drop.line,
+                    drop.field,
+                    f"{drop.message} ({_spans(report.counts[key])} dropped for this); no"
+                    " retriever span of the file can be logged",
+                )
+                for key, drop in first.items()
+            ]
+        )
     report.counts["queries"] = len(searches)
     report.counts["sessions"] = len({s.session_id for s in searches if s.session_id})
     if report.counts.get("scores_not_stored"):
