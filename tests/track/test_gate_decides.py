@@ -231,6 +231,18 @@ def test_operations_thresholds_follow_seed_000s_tiers() -> None:
         "tier.operation",
         "tier.judge",
     }
+    # the gate applies them
+    run = RunRecord(
+        run_id="now",
+        suite_name="s",
+        suite_sha256="x",
+        suite={},
+        summary=RunSummary(
+            aggregates=[AggregateResult(aggregate="operations", task="ops", measures=measures)]
+        ),
+    )
+    checks = {c.evaluator: c.threshold for c in evaluate_gate(run, [run], cfg).checks}
+    assert checks == by
     # an override still wins
     assert (
         GateConfig(overrides={"tier.judge": 0.3}).threshold_for("tier.judge", None, "judge") == 0.3
@@ -295,6 +307,9 @@ def test_a_neutral_judge_is_a_number_with_its_fallbacks_and_the_exit_follows_the
     capsys.readouterr()
     assert main(["gate", str(suite), "--store", db, "--no-learn"]) == 0
     assert "| 0.500 (3 fallbacks) |" in capsys.readouterr().out
+    # a target on the judge's number is decided on that number: 0.5 misses 0.6 (exit 1)
+    assert main(["run", str(suite), "--store", db, "--fail-under", "rubric=0.6"]) == 1
+    assert main(["run", str(suite), "--store", db, "--fail-under", "rubric=0.5"]) == 0
 
 
 def _gated_suite(tmp_path: Path, right: int) -> Path:
