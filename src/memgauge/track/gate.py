@@ -1,9 +1,9 @@
 """Rolling baselines and regression gates over a suite's run history (seed 000).
 
 The seed's rule decides, on the measures the user asked about. For each run-level number
-(subject / task / measure) the baseline is
-the mean of the same number in the last `window` (5) earlier runs that have it, from the first
-earlier run on (with 1 to 4 earlier runs, their mean). The drop is
+(subject / task / measure) the baseline is the mean of the same number in the last `window` (5)
+earlier runs that have it, from the first earlier run on (with 1 to 4 earlier runs, their mean).
+The drop is
 `(baseline - current) / baseline` (for a measure where lower is better, a hallucination rate,
 `(current - baseline) / baseline`), and the gate fails when any drop reaches its threshold
 (up to float round-off):
