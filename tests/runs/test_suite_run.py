@@ -243,7 +243,44 @@ def test_the_run_stops_as_failed_once_it_cannot_pass(
     # 20 items, 10% allowed: it stops at the third failure, the rest stays queued
     assert doc["n_failed"] == 3
     assert doc["n_completed"] == 0
-    assert "max_failure_rate" in doc["reason"]
+    # the count, its rate and the limit, as the rule applies it (more than 10% of 20 = 2)
+    assert doc["reason"].startswith(
+        "the run stopped: 3 of 20 items failed (15%), more than max_failure_rate 0.1 allows"
+        " (10%: at most 2 of 20)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "rate", "reason"),
+    [
+        # issue 27: this read "1 of 4 items failed, more than the max_failure_rate allows
+        # (0.4)", the 0.4 being items, not the rate
+        (
+            ["question 0 "],
+            0.1,
+            "1 of 4 items failed (25%), more than max_failure_rate 0.1"
+            " allows (10%: at most 0 of 4)",
+        ),
+        (
+            ["question 0 ", "question 1 "],
+            0.4,
+            "2 of 4 items failed (50%), more than"
+            " max_failure_rate 0.4 allows (40%: at most 1 of 4)",
+        ),
+    ],
+)
+def test_the_failure_rate_stop_says_the_count_the_rate_and_the_limit(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fail_on: list[str],
+    rate: float,
+    reason: str,
+) -> None:
+    path = _suite(tmp_path, {"fail_on": fail_on}, n=4, max_failure_rate=rate, concurrent=False)
+    code, out, _ = _cli(capsys, "run", str(path), "--store", str(tmp_path / "r.db"), "--json")
+    doc = _last_json(out)
+    assert (code, doc["status"]) == (4, "failed")
+    assert reason in doc["reason"]
 
 
 def _poll_completed(db: Path, at_least: int, timeout: float = 60.0) -> None:

@@ -12,6 +12,7 @@ from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.metrics import agent
 from memgauge.metrics.agent import AgentValue
 from memgauge.metrics.ir import MetricConfig, evaluate_ranked
+from memgauge.stats.proportion import wilson_ci
 
 __all__ = ["AgentMetrics", "agent_metrics_for", "is_cold_start"]
 
@@ -196,11 +197,17 @@ def _tier_precision(result: AgentMetrics, v: AgentValue, k: int, present: set[st
     )
     precision: dict[str, float] = detail.get("precision", {})
     hits: dict[str, int] = detail.get("hits", {})
+    relevant: dict[str, int] = detail.get("relevant", {})
     for tier in (t for t in PRECISION_TIERS if t in present):
         name = f"tier_precision[{tier}]@{k}"
+        # a share of hits: the Wilson interval over them, each top-k hit one trial (the hits of
+        # one search are not quite independent, so it is a little narrow where they cluster)
+        ci = wilson_ci(relevant.get(tier, 0), hits.get(tier, 0))
         result.metrics[name] = AgentMetric(
             value=precision.get(tier),
             n=hits.get(tier, 0),
+            ci_low=ci[0] if ci else None,
+            ci_high=ci[1] if ci else None,
             note=f"share of the top-{k} hits of {tier} memories that are relevant"
             if tier in precision
             else f"no {tier} memory in any top {k}",

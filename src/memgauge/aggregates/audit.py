@@ -98,6 +98,7 @@ class AuditAggregate:
                             n_failed=c["n_failed"],
                             source="audit",
                             kind=LOCOMO_QA,
+                            primary=name == "overall",
                         )
                     )
             for name, c in result["counts"].items():

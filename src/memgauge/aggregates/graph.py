@@ -95,6 +95,7 @@ class KGAggregate:
                                 n_scored=len(ok),
                                 n_failed=len(failed),
                                 source="kg",
+                                primary=key == "micro",
                             )
                         )
             detail[subject] = summary

@@ -47,6 +47,10 @@ class AgentMetric(_Model):
 
     value: float | None = Field(description="The value; None = n/a (no applicable data).")
     n: int = Field(description="How many searches / chains / pairs it is computed over.")
+    ci_low: float | None = Field(
+        default=None, description="Lower bound of its 95% CI, where it has one (tier precision)."
+    )
+    ci_high: float | None = Field(default=None, description="Upper bound of its 95% CI.")
     target: str | None = Field(default=None, description="The seed's target, e.g. '>= 0.90'.")
     meets_target: bool | None = Field(default=None, description="Whether the target is met.")
     note: str | None = Field(default=None, description="Why n/a, or how it was computed.")

@@ -25,11 +25,13 @@ from memgauge.errors import UsageError
 
 __all__ = [
     "By",
+    "MeasureRef",
     "Requirement",
     "check_targets",
     "compared_value",
     "meets",
     "parse_fail_under",
+    "parse_measure_ref",
     "parse_target",
     "unmatched_error",
 ]
@@ -47,6 +49,39 @@ _TARGET = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+
 
 
 @dataclass(frozen=True)
+class MeasureRef:
+    """Measures named as `[SUBJECT/][TASK/]NAME` (`--fail-under`, `gate --measure`): `subject`
+    / `task` None match any."""
+
+    name: str
+    subject: str | None = None
+    task: str | None = None
+
+    def matches(self, m: MeasureValue) -> bool:
+        """Whether `m` is one of the measures this names."""
+        return (
+            m.name == self.name
+            and self.subject in (None, m.subject)
+            and self.task in (None, m.task)
+        )
+
+    def text(self) -> str:
+        """As the user wrote it."""
+        return "/".join(x for x in (self.subject, self.task, self.name) if x)
+
+
+def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
+    """`[SUBJECT/][TASK/]NAME` -> the measures it names; UsageError naming `where`."""
+    parts = text.strip().split("/")
+    if len(parts) > 3 or not all(p.strip() for p in parts):
+        raise UsageError(f"{where}: MEASURE is [SUBJECT/][TASK/]NAME, e.g. hybrid/recall/nDCG@10")
+    name = parts[-1]
+    task = parts[-2] if len(parts) >= 2 else None
+    subject = parts[0] if len(parts) == 3 else None
+    return MeasureRef(name, subject, task)
+
+
+@dataclass(frozen=True)
 class Requirement:
     """A target aimed at measures: `subject` / `task` None match any."""
 
@@ -57,11 +92,11 @@ class Requirement:
 
     def matches(self, m: MeasureValue) -> bool:
         """Whether this requirement applies to `m`."""
-        return (
-            m.name == self.name
-            and self.subject in (None, m.subject)
-            and self.task in (None, m.task)
-        )
+        return MeasureRef(self.name, self.subject, self.task).matches(m)
+
+    def text(self) -> str:
+        """The measures it names, as the user wrote them."""
+        return MeasureRef(self.name, self.subject, self.task).text()
 
 
 def parse_target(text: float | str, *, where: str) -> tuple[Op, float]:
@@ -89,13 +124,8 @@ def parse_fail_under(text: str) -> Requirement:
             "hybrid/recall/Recall@10=0.6"
         )
     op, value = parse_target(raw.strip(), where=f"--fail-under {text!r}")
-    parts = measure.strip().split("/")
-    if len(parts) > 3 or not all(parts):
-        raise UsageError(f"--fail-under {text!r}: MEASURE is [SUBJECT/][TASK/]NAME")
-    name = parts[-1]
-    task = parts[-2] if len(parts) >= 2 else None
-    subject = parts[0] if len(parts) == 3 else None
-    return Requirement(name, Target(name, op, value, "--fail-under"), subject, task)
+    ref = parse_measure_ref(measure, where=f"--fail-under {text!r}")
+    return Requirement(ref.name, Target(ref.name, op, value, "--fail-under"), ref.subject, ref.task)
 
 
 def meets(
@@ -156,20 +186,18 @@ def check_targets(
 
 
 def unmatched_error(
-    measures: Sequence[MeasureValue], requirements: Iterable[Requirement]
+    measures: Sequence[MeasureValue],
+    requirements: Iterable[Requirement | MeasureRef],
+    flag: str = "--fail-under",
 ) -> UsageError | None:
-    """The error for `--fail-under` requirements that match no measure of the run (the user
-    named them: a typo must not pass silently), or None when every one matches."""
-    missing = [
-        "/".join(x for x in (req.subject, req.task, req.name) if x)
-        for req in requirements
-        if not any(req.matches(m) for m in measures)
-    ]
+    """The error for measures the user named (`--fail-under`, `gate --measure`) that match no
+    measure of the run (a typo must not pass silently), or None when every one matches."""
+    missing = [req.text() for req in requirements if not any(req.matches(m) for m in measures)]
     if not missing:
         return None
     known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
     return UsageError(
-        f"--fail-under {', '.join(missing)}: no such measure in this run; it has "
+        f"{flag} {', '.join(missing)}: no such measure in this run; it has "
         + ", ".join(known[:20])
         + (" ..." if len(known) > 20 else "")
     )

@@ -24,7 +24,7 @@ import numpy as np
 from memgauge.aggregates.base import Target, TaskView, verdict_rows
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.scorers.extraction import prf
-from memgauge.scorers.operations import TIER_TARGETS, TIERS
+from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS
 from memgauge.stats.proportion import wilson_ci
 
 __all__ = [
@@ -208,6 +208,7 @@ def _extraction_measures(subject: str, task: str, s: Mapping[str, Any]) -> list[
                 n_scored=n,
                 n_failed=n_failed,
                 source="extraction",
+                primary=False,  # seed 001's targets are on the micro averages
             )
         )
     for name in ("conflict", "minimalism"):
@@ -314,6 +315,9 @@ class OperationsAggregate:
                             n_scored=e["n"],
                             n_failed=summary["n_failed"],
                             source="operations",
+                            # seed 000's success metrics are per tier; a check is a breakdown
+                            primary=prefix == "tier",
+                            scoring=TIER_SCORING[name if prefix == "tier" else TIERS[name]],
                         )
                     )
         return AggregateResult(

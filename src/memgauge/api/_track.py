@@ -3,18 +3,21 @@ failure memories the gate learns from."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
 from memgauge.api._store import Where, require_store, resolve_resume
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
 from memgauge.runs.suite import load_suite
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.subjects.learnings import opened_learnings
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
-from memgauge.track.regressions import kinds_of, learn_from, learnings_memory, learnings_path
+from memgauge.track.regressions import kinds_of, learn_from, learnings_path
 
 __all__ = ["accept_gate", "gate", "history", "learnings_query"]
 
@@ -47,12 +50,24 @@ def gate(
     learnings: str | Path | None = None,
     learn_into: str | None = None,
     baseline: Sequence[str | Path] = (),
+    measures: Sequence[str | MeasureRef] = (),
 ) -> tuple[GateResult, int]:
     """Gate a run (its id, or a suite file: its latest completed run) against the rolling
     baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
     (exported earlier: CI on a runner with no shared store); each regression becomes a failure
     memory (unless `learn` is False). Returns the verdict and how many failure memories were
-    stored."""
+    stored.
+
+    The gate decides on the run's targets, each task's primary measures and `measures`
+    (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
+    measure is information. A name that matches no measure of the run is a UsageError."""
+    config = config or GateConfig()
+    named = tuple(
+        m if isinstance(m, MeasureRef) else parse_measure_ref(m, where=f"--measure {m!r}")
+        for m in measures
+    )
+    if named:
+        config = dataclasses.replace(config, measures=(*config.measures, *named))
     exported = bundle_runs(Path(p) for p in baseline)
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
@@ -69,15 +84,13 @@ def gate(
             key=lambda r: (r.created_at, r.run_id),
         )
         failed = opened.failed_gates(run.suite_name)
-        result = evaluate_gate(run, history, config or GateConfig(), kinds_of(run), failed)
+        result = evaluate_gate(run, history, config, kinds_of(run), failed)
         opened.mark_gated(run.run_id, result.status)
         learned = 0
         if learn and any(c.regressed for c in result.checks):
-            memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
-            try:
+            where = Path(learnings) if learnings else None
+            with opened_learnings(where, learn_into) as memory:
                 learned = learn_from(result, run, opened.item_records(run.run_id), memory)
-            finally:
-                memory.close()
     return result, learned
 
 
@@ -113,8 +126,5 @@ def learnings_query(
     """The past failures most relevant to `text`, ready for a prompt ('' when none)."""
     if learn_into is None and not learnings_path(Path(learnings) if learnings else None).is_file():
         return ""
-    memory = learnings_memory(Path(learnings) if learnings else None, learn_into)
-    try:
+    with opened_learnings(Path(learnings) if learnings else None, learn_into) as memory:
         return relevant_learnings(memory, text, k=k, token_budget=budget)
-    finally:
-        memory.close()

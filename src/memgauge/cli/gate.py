@@ -61,6 +61,15 @@ learn_into_option = click.option(
     help="Per-evaluator threshold, repeatable.",
 )
 @click.option(
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="[SUBJECT/][TASK/]NAME",
+    help="A measure that decides the gate besides the run's targets and each task's primary"
+    " measures, repeatable (e.g. tier_precision[critical]@5, hybrid/retrieval/folder_ils@5);"
+    " every other measure is shown as information.",
+)
+@click.option(
     "--by",
     type=click.Choice(["point", "ci-upper"]),
     default="point",
@@ -114,6 +123,7 @@ def gate(
     exact_threshold: float,
     judge_threshold: float,
     overrides: tuple[str, ...],
+    measures: tuple[str, ...],
     by: str,
     accept: str | None,
     md_path: Path | None,
@@ -126,7 +136,8 @@ def gate(
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
-    measure dropped by its threshold or more."""
+    measure that decides (a target of the run, a --measure, a task's primary measure) dropped
+    by its threshold or more; the other measures are shown as information."""
     if accept is not None:
         run_id, before = api.accept_gate(accept, store=store_path)
         click.echo(
@@ -168,18 +179,18 @@ def gate(
         learnings=learnings_path,
         learn_into=learn_into,
         baseline=baselines,
+        measures=measures,
     )
     if learned:
         click.echo(f"stored {learned} failure memories for future prompts", err=True)
-    text = gate_markdown(result)
     if md_path is not None:
-        atomic_write_text(md_path, text)
+        atomic_write_text(md_path, gate_markdown(result))
     if junit is not None:
         write_junit(junit, gate_junit(result))
     if as_json:
         click.echo(dumps_strict(result.as_dict()))
     else:
-        click.echo(text, nl=False)
+        click.echo(gate_markdown(result, information="moved"), nl=False)
     if result.status == "fail":
         raise click.exceptions.Exit(1)
 

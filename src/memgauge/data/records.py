@@ -158,10 +158,33 @@ class MeasureValue(_Record):
     ci_high: float | None = Field(default=None, description="Upper bound of its 95% CI.")
     n_scored: int = Field(default=0, description="Items (or checks) it is computed over.")
     n_failed: int = Field(default=0, description="Items that could not contribute.")
-    higher_is_better: bool = Field(default=True, description="False for rates of bad events.")
+    higher_is_better: bool = Field(
+        default=True,
+        description="Its direction, set by the aggregate that computes it: False for rates of bad"
+        " events and other measures where lower is better. Every report and the gate read it"
+        " from here.",
+    )
     source: str = Field(default="mean", description="The aggregate that computed it.")
     kind: str | None = Field(
         default=None, description="The evaluator's registered name, where it is an evaluator's."
+    )
+    primary: bool = Field(
+        default=True,
+        description="A headline number of its task: an evaluator's mean, a measure the task asked"
+        " for, a seed's primary measure. False for breakdowns and secondary numbers (seed 002's"
+        " agent-memory metrics, macro averages, per-check and per-category rates), which the gate"
+        " shows as information unless a target or `--measure` names them.",
+    )
+    scoring: Literal["exact", "judge"] | None = Field(
+        default=None,
+        description="How its verdicts are reached, where the aggregate knows it and it sets the"
+        " gate's threshold (seed 000): `exact` deterministic exact-match heuristics (10%),"
+        " `judge` LLM judges (20%); None: by its evaluator's kind, else the default (15%).",
+    )
+    n_fallback: int = Field(
+        default=0,
+        description="Of `n_scored`, the opt-in stand-in values (a judge that failed under"
+        " `on_failure: neutral`, scored seed 000's neutral 0.5); shown beside the value.",
     )
 
 
@@ -261,16 +284,7 @@ class RunSummary(_Record):
         over an evaluator's plain mean of the same name."""
         out: dict[tuple[str, str, str], MeasureValue] = {}
         for e in self.evaluators:
-            out[(e.subject, e.task, e.evaluator)] = MeasureValue(
-                subject=e.subject,
-                task=e.task,
-                name=e.evaluator,
-                value=e.mean,
-                ci_low=e.ci_low,
-                ci_high=e.ci_high,
-                n_scored=e.n_scored,
-                n_failed=e.n_failed,
-            )
+            out[(e.subject, e.task, e.evaluator)] = _evaluator_measure(e)
         for agg in self.aggregates:
             for m in agg.measures:
                 out[(m.subject, m.task, m.name)] = m
@@ -281,6 +295,32 @@ class RunSummary(_Record):
         return next(
             (a for a in self.aggregates if a.aggregate == name and task in (None, a.task)), None
         )
+
+
+def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
+    """An evaluator's run-level number. With opt-in stand-ins (`on_failure: neutral`) it is the
+    mean the user opted into, stand-ins included and counted, with no CI (a stand-in is not a
+    draw from the evaluator's spread); the evaluator's own `mean` keeps them out."""
+    if e.n_fallback:
+        return MeasureValue(
+            subject=e.subject,
+            task=e.task,
+            name=e.evaluator,
+            value=e.mean_with_fallback,
+            n_scored=e.n_scored + e.n_fallback,
+            n_failed=e.n_failed,
+            n_fallback=e.n_fallback,
+        )
+    return MeasureValue(
+        subject=e.subject,
+        task=e.task,
+        name=e.evaluator,
+        value=e.mean,
+        ci_low=e.ci_low,
+        ci_high=e.ci_high,
+        n_scored=e.n_scored,
+        n_failed=e.n_failed,
+    )
 
 
 class RunRecord(_Record):

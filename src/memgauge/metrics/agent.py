@@ -155,9 +155,9 @@ def tier_stratified_precision(
 
     precision(t) = sum_q |{d in top_k(q) : tier d = t, d relevant}| / sum_q |{d in top_k(q) :
     tier d = t}| (micro over searches), in `detail["precision"]` with the hit counts in
-    `detail["hits"]`; `detail["per_query"]` has each search's own precision per tier. The seed
-    expects critical > important > normal; `value` is 1.0 when that holds, 0.0 when not, None
-    when a tier has no hits.
+    `detail["hits"]` and the relevant ones in `detail["relevant"]`; `detail["per_query"]` has
+    each search's own precision per tier. The seed expects critical > important > normal;
+    `value` is 1.0 when that holds, 0.0 when not, None when a tier has no hits.
     """
     shown: dict[str, int] = {}
     good: dict[str, int] = {}
@@ -183,7 +183,7 @@ def tier_stratified_precision(
     return AgentValue(
         holds,
         sum(shown.values()),
-        detail={"precision": precision, "hits": shown, "per_query": per_query},
+        detail={"precision": precision, "hits": shown, "relevant": good, "per_query": per_query},
         note=None if holds is not None else "a tier had no hits",
     )
 

@@ -1,28 +1,102 @@
-"""The gate's pull-request summary (Markdown, every name escaped: `report.escape`)."""
+"""The gate's summary: a pull-request comment (Markdown, every name escaped: `report.escape`) and,
+shorter, what `memgauge gate` prints.
+
+The measures that decide come first; the rest are information. A pull-request comment lists them
+all, folded away; the terminal lists only those that got worse by their threshold or more, and
+counts the others (`--json` and `--markdown` carry every one).
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from memgauge.report.escape import md_text
-from memgauge.track.gate import GateResult
+from memgauge.track.gate import GateResult, MetricCheck
 
 __all__ = ["gate_markdown"]
+
+_BASIS = {"target": "target", "--measure": "--measure", "primary": "primary measure"}
 
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def gate_markdown(result: GateResult) -> str:
-    """A summary fit for a pull-request comment."""
+def _current(c: MetricCheck) -> str:
+    ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
+    fallbacks = ""
+    if c.n_fallback:
+        fallbacks = f" ({c.n_fallback} fallback{'' if c.n_fallback == 1 else 's'})"
+    return f"{_fmt(c.current)}{ci}{fallbacks}"
+
+
+def _row(c: MetricCheck, *, deciding: bool) -> str:
+    cells = [md_text(c.subject), md_text(c.task), md_text(c.evaluator)]
+    if deciding:
+        cells.append(_BASIS.get(c.basis, c.basis))
+    cells += [_fmt(c.baseline), _current(c), c.change, f"{c.threshold:.0%}"]
+    if deciding:
+        cells.append("" if c.power is None else f"{c.power:.0%}")
+        mark = "regression" if c.regressed else ""
+        if c.within_ci and c.reached:
+            mark = f"{mark} (inside CI)".strip()
+    else:
+        mark = "worse past its threshold" if c.reached else ""
+    cells.append(mark)
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(checks: list[MetricCheck], *, deciding: bool) -> list[str]:
+    if deciding:
+        head = "| subject | task | measure | decides as | baseline | current (95% CI) | change "
+        head += "| threshold | power | |"
+        rule = "|---|---|---|---|---:|---:|---|---:|---:|---|"
+    else:
+        head = "| subject | task | measure | baseline | current (95% CI) | change | threshold | |"
+        rule = "|---|---|---|---:|---:|---|---:|---|"
+    return [head, rule, *(_row(c, deciding=deciding) for c in checks)]
+
+
+def _information(result: GateResult, shown: Literal["all", "moved"]) -> list[str]:
+    info = result.information
+    if not info:
+        return []
+    moved = [c for c in info if c.reached]
+    n, worse = len(info), len(moved)
+    title = (
+        f"Information: {n} more measure{'' if n == 1 else 's'} that do not decide the gate"
+        f" ({worse} worse by their threshold or more)"
+    )
+    if shown == "all":
+        return ["", f"<details><summary>{title}</summary>", "", *_table(info, deciding=False)]
+    out = ["", title + ("." if not moved else ":")]
+    if moved:
+        out += ["", *_table(moved, deciding=False)]
+    if n > worse:
+        out += [
+            "",
+            f"The other {n - worse} stayed within their thresholds (`--json` and"
+            " `--markdown FILE` list every one).",
+        ]
+    return out
+
+
+def gate_markdown(result: GateResult, *, information: Literal["all", "moved"] = "all") -> str:
+    """The gate's summary. `information`: `all` lists every information measure in a folded
+    section (a pull-request comment); `moved` only those worse by their threshold or more (the
+    terminal)."""
     icon = {"pass": "✅", "fail": "❌"}.get(result.status, "⚠️")
     rule = "the run's value" if result.by == "point" else "the favourable bound of its 95% CI"
     n_base = len(result.baseline_runs)
+    deciding = result.deciding
     lines = [
         f"### {icon} memgauge gate: {result.status}",
         "",
         f"Suite {md_text(result.suite)}, run `{result.run_id}`, against the rolling baseline of "
         f"{n_base} earlier run{'' if n_base == 1 else 's'} ({result.n_history} in history); a "
-        f"drop of its threshold or more, judged on {rule}, fails.",
+        f"drop of its threshold or more, judged on {rule}, fails. It decides on "
+        f"{len(deciding)} measure{'' if len(deciding) == 1 else 's'}: the run's targets, those "
+        "named with `--measure`, and each task's primary measures.",
     ]
     if result.excluded:
         lines += [
@@ -31,30 +105,20 @@ def gate_markdown(result: GateResult) -> str:
             + ", ".join(md_text(r) for r in result.excluded)
             + " (`memgauge gate --accept RUN` counts one again).",
         ]
-    lines += [
-        "",
-        "| subject | task | measure | baseline | current (95% CI) | change | threshold | power | |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in result.checks:
-        ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
-        change = "" if c.drop is None else f"{-c.drop:+.1%}"
-        power = "" if c.power is None else f"{c.power:.0%}"
-        mark = "regression" if c.regressed else ""
-        if c.within_ci and c.reached:
-            mark = f"{mark} (inside CI)".strip()
-        lines.append(
-            f"| {md_text(c.subject)} | {md_text(c.task)} | {md_text(c.evaluator)} "
-            f"| {_fmt(c.baseline)} | {_fmt(c.current)}{ci} | {change} | {c.threshold:.0%} "
-            f"| {power} | {mark} |"
-        )
+    if deciding:
+        lines += ["", *_table(deciding, deciding=True)]
+    else:
+        lines += ["", "No measure of this run decides the gate: it passes."]
     notes = [
         f"- {md_text(c.evaluator)} ({md_text(c.subject)} / {md_text(c.task)}): {md_text(c.note)}"
-        for c in result.checks
+        for c in deciding
         if c.reached
     ]
     if notes:
         lines += ["", *notes]
+    lines += _information(result, information)
+    if information == "all" and result.information:
+        lines += ["", "</details>"]
     if result.warnings:
         lines += ["", "Warnings:", *(f"- ⚠️ {md_text(w)}" for w in result.warnings)]
     if not result.baseline_runs:

@@ -124,21 +124,30 @@ def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
 
 
 def gate_cases(result: GateResult) -> list[Case]:
-    """A gate's cases: one per measure compared with its baseline; a regression fails."""
+    """A gate's cases: one per measure compared with its baseline; a regression of a measure
+    that decides fails, one of an information measure is skipped (shown, not enforced: as a
+    seed's target that is only shown)."""
     cases = []
     for c in result.checks:
-        change = "" if c.drop is None else f", change {-c.drop:+.1%}"
+        change = f", {c.change}" if c.change else ""
         ci = "" if c.ci is None else f" [{c.ci[0]:.4g}, {c.ci[1]:.4g}]"
+        fallbacks = f" ({c.n_fallback} fallbacks)" if c.n_fallback else ""
+        role = "decides" if c.deciding else "information, does not decide the gate"
         line = (
-            f"current {_f(c.current)}{ci} vs baseline {_f(c.baseline)}{change}, threshold "
-            f"-{c.threshold:.0%} by {result.by}"
+            f"current {_f(c.current)}{ci}{fallbacks} vs baseline {_f(c.baseline)}{change}, "
+            f"threshold {c.threshold:.0%} worse (by {result.by}; {role})"
         )
+        outcome: Outcome = "passed"
+        if c.regressed:
+            outcome = "failure"
+        elif c.reached and not c.deciding:
+            outcome = "skipped"
         cases.append(
             Case(
                 f"{c.subject}.{c.task}",
                 c.evaluator,
-                "failure" if c.regressed else "passed",
-                line if c.regressed else "",
+                outcome,
+                line if outcome != "passed" else "",
                 f"{line}. {c.note}".strip(),
                 kind="regression" if c.regressed else "",
             )

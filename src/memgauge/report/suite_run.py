@@ -154,7 +154,8 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
         if r.get("n_fallback"):
             lines.append(
                 f"{where}: {r['n_fallback']} judge failures given the opt-in neutral 0.5 are "
-                f"left out of the mean; with them it would be {_fmt(r['mean_with_fallback'])}"
+                f"left out of the mean column; with them it is {_fmt(r['mean_with_fallback'])},"
+                " the number targets and the gate read (on_failure: neutral)"
             )
         agreement = r.get("agreement")
         if agreement:

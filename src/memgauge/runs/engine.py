@@ -22,6 +22,7 @@ One process drives a run at a time (see `owner`).
 from __future__ import annotations
 
 import contextlib
+import math
 import platform
 import subprocess
 import time
@@ -58,7 +59,7 @@ from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.specs import build_subject
 
-__all__ = ["Progress", "RunReport", "run_suite"]
+__all__ = ["Progress", "RunReport", "run_suite", "too_many_failed"]
 
 
 class Progress(Protocol):
@@ -160,6 +161,7 @@ class _Run:
             None if known is None else {r.key: r for r in known}
         )
         self.total, self.n_failed = total, n_failed
+        self.max_rate = max_failure_rate
         self.allowed = max_failure_rate * total
         self.stopped = False  # past max_failure_rate: no new items are started
         self.judge_connection_failures = 0
@@ -194,6 +196,10 @@ class _Run:
                 )
             self.rows[row.key] = row
         for s in row.scores:
+            if s.fallback:
+                # the user opted into the neutral stand-in: a judge that could not be reached
+                # is scored and counted, and the exit code follows the targets
+                continue
             if s.detail.get("llm_error_kind") == "connection":
                 self.judge_connection_failures += 1
             elif s.error is None and "judge" in s.detail:
@@ -207,10 +213,25 @@ class _Run:
         """Why the run stopped early, with the counts as they ended (the items in flight when
         the rate was passed, or a whole subject failing at its setup, finish after it)."""
         return (
-            f"the run stopped: {self.n_failed} of {self.total} items failed, more than the "
-            f"max_failure_rate allows ({self.allowed:g}); see `memgauge runs show "
-            f"{self.run_id}` for the failures"
+            f"the run stopped: {too_many_failed(self.n_failed, self.total, self.max_rate)}; "
+            f"see `memgauge runs show {self.run_id}` for the failures"
         )
+
+
+def _percent(x: float) -> str:
+    return f"{x * 100:.3g}%"
+
+
+def too_many_failed(n_failed: int, total: int, max_rate: float) -> str:
+    """`1 of 4 items failed (25%), more than max_failure_rate 0.1 allows (10%: at most 0 of
+    4)`: the count, its rate and the limit, as the rule applies it (a run fails when more than
+    `max_rate * total` items failed)."""
+    rate = n_failed / total if total else 0.0
+    allowed = math.floor(max_rate * total)
+    return (
+        f"{n_failed} of {total} items failed ({_percent(rate)}), more than max_failure_rate "
+        f"{max_rate:g} allows ({_percent(max_rate)}: at most {allowed} of {total})"
+    )
 
 
 def _counts_as_failed(row: ItemRecord) -> bool:
@@ -521,8 +542,7 @@ def run_suite(
                 failed = rate > suite.max_failure_rate
                 status = "failed" if failed else "completed"
                 reason = (
-                    f"{state.n_failed} of {state.total} items failed ({rate:.1%}), more than "
-                    f"max_failure_rate {suite.max_failure_rate:.1%}"
+                    too_many_failed(state.n_failed, state.total, suite.max_failure_rate)
                     if failed
                     else None
                 )

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from memgauge.data.models import OperationCase, normalize_action
 from memgauge.data.parsing import loads_json
 
 __all__ = [
     "TIERS",
+    "TIER_SCORING",
     "TIER_TARGETS",
     "decision_of",
     "heuristic_checks",
@@ -35,6 +36,13 @@ __all__ = [
 ]
 
 TIER_TARGETS = {"heuristic": 0.95, "operation": 0.80, "judge": 0.70}
+#: How each tier's verdicts are reached, for the gate's threshold (seed 000: exact-match
+#: heuristics 10%, LLM judges 20%; an LLM operation checked by rule, the default 15%).
+TIER_SCORING: dict[str, Literal["exact", "judge"] | None] = {
+    "heuristic": "exact",
+    "operation": None,
+    "judge": "judge",
+}
 TIERS = {
     "exact-noop": "heuristic",
     "no-placeholders": "heuristic",

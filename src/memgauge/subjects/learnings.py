@@ -19,8 +19,10 @@ This lives with the subjects, not in `track`, because the components that read l
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from pydantic import ConfigDict, Field
 
 from memgauge._util.args import SpecArgs
 from memgauge._util.home import memgauge_home
+from memgauge.subjects.protocol import close_subject
 
 __all__ = [
     "Learnings",
@@ -36,6 +39,7 @@ __all__ = [
     "as_learnings",
     "learnings_memory",
     "learnings_path",
+    "opened_learnings",
     "relevant_learnings",
     "section_hash",
     "with_learnings",
@@ -65,6 +69,17 @@ def learnings_memory(path: Path | None = None, into: str | None = None) -> Any:
     )
 
 
+@contextlib.contextmanager
+def opened_learnings(path: Path | None = None, into: str | None = None) -> Iterator[Any]:
+    """`learnings_memory(path, into)`, closed on the way out where it can be (a `python:`
+    subject has no `close`)."""
+    memory = learnings_memory(path, into)
+    try:
+        yield memory
+    finally:
+        close_subject(memory)
+
+
 def relevant_learnings(
     memory: Any = None, text: str = "", *, k: int = 5, token_budget: int = 500
 ) -> str:
@@ -86,13 +101,8 @@ def relevant_learnings(
     if memory is None or isinstance(memory, str):
         if memory is None and not learnings_path().is_file():
             return ""
-        opened = learnings_memory(None, memory)
-        try:
+        with opened_learnings(None, memory) as opened:
             return relevant_learnings(opened, text, k=k, token_budget=token_budget)
-        finally:
-            close = getattr(opened, "close", None)
-            if callable(close):
-                close()
     hits = memory.search(text, k).hits
     if not hits:
         return ""
@@ -134,19 +144,13 @@ class Learnings(SpecArgs):
 
     def fetch(self) -> str:
         """The prompt section ('' when no stored failure is relevant, or none was stored)."""
+        where = None
         if self.memory is None:
             where = learnings_path(Path(self.path) if self.path else None)
             if not where.is_file():
                 return ""  # nothing stored yet: read nothing, create nothing
-            memory = learnings_memory(where, None)
-        else:
-            memory = learnings_memory(None, self.memory)
-        try:
+        with opened_learnings(where, self.memory) as memory:
             return relevant_learnings(memory, self.query, k=self.k, token_budget=self.budget)
-        finally:
-            close = getattr(memory, "close", None)
-            if callable(close):
-                close()
 
 
 def as_learnings(value: Learnings | dict[str, Any] | None) -> Learnings | None:

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memgauge.data.models import Memory, SessionContext, Turn
 
-__all__ = ["Agent", "Answer", "Hit", "MemorySystem", "SearchResult"]
+__all__ = ["Agent", "Answer", "Hit", "MemorySystem", "SearchResult", "close_subject"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +107,12 @@ class Agent(Protocol):
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """Answer `question`; `history` is the conversation so far when the task gives one."""
         ...
+
+
+def close_subject(subject: object) -> None:
+    """Close a subject that holds something open (a connection, a process, a client). `close`
+    is no part of either protocol: a subject without one (a user's object behind `python:`) has
+    nothing to close and is left as it is."""
+    close = getattr(subject, "close", None)
+    if callable(close):
+        close()

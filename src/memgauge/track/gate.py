@@ -1,13 +1,24 @@
 """Rolling baselines and regression gates over a suite's run history (seed 000).
 
-The seed's rule decides. For each run-level number (subject / task / measure) the baseline is
-the mean of the same number in the last `window` (5) earlier runs that have it, from the first
-earlier run on (with 1 to 4 earlier runs, their mean). The drop is
+The seed's rule decides, on the measures the user asked about. For each run-level number
+(subject / task / measure) the baseline is the mean of the same number in the last `window` (5)
+earlier runs that have it, from the first earlier run on (with 1 to 4 earlier runs, their mean).
+The drop is
 `(baseline - current) / baseline` (for a measure where lower is better, a hallucination rate,
 `(current - baseline) / baseline`), and the gate fails when any drop reaches its threshold
 (up to float round-off):
 15% by default, 10% for exact-match evaluators (whose scores should not move), 20% for LLM judges
-(which vary more), or a per-evaluator override.
+(which vary more), or a per-evaluator override. A number whose aggregate knows how its verdicts
+are reached says so (`MeasureValue.scoring`: an operations run's heuristic tier is exact-match,
+its judge tier an LLM judge); else its evaluator's kind tells.
+
+Which numbers decide: the run's enforced targets' measures, those named with `--measure`
+(`GateConfig.measures`), and the primary measures of each task (`MeasureValue.primary`: an
+evaluator's mean, a retrieval task's own measures, seed 000's tiers, seed 001's P / R / F1 ...).
+Every other number (seed 002's agent-memory metrics, macro averages, per-check and per-category
+rates) is compared the same way and shown as information: it never fails the gate. A change is
+told as better or worse by the measure's own direction (`MeasureValue.higher_is_better`), never by
+a sign.
 
 Earlier runs that failed the gate are left out of the baseline, so that one regression does not
 drag the baseline down and let the next one through; `memgauge gate --accept RUN` puts a run
@@ -35,7 +46,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memgauge.aggregates.targets import By, compared_value
+from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
 
 __all__ = [
@@ -44,6 +55,7 @@ __all__ = [
     "GateConfig",
     "GateResult",
     "MetricCheck",
+    "change_text",
     "detection_power",
     "evaluate_gate",
     "metric_key",
@@ -72,6 +84,9 @@ class GateConfig:
         by: `point` (the seed's rule: the run's value) or `ci-upper` (the favourable bound of
             its 95% CI, so that a drop the run's noise can explain passes).
         min_power: below this power to detect a threshold-sized drop, the gate warns.
+        measures: measures that decide besides the run's targets and the primary measures
+            (`--measure [SUBJECT/][TASK/]NAME`); one that names no measure of the run is a
+            usage error.
     """
 
     window: int = 5
@@ -81,22 +96,43 @@ class GateConfig:
     overrides: Mapping[str, float] = field(default_factory=dict)
     by: By = "point"
     min_power: float = 0.8
+    measures: tuple[MeasureRef, ...] = ()
 
-    def threshold_for(self, label: str, kind: str | None) -> float:
-        """The threshold of one evaluator (label, then its kind, then its tier)."""
+    def threshold_for(self, label: str, kind: str | None, scoring: str | None = None) -> float:
+        """The threshold of one measure: an override for its label or its evaluator's kind, else
+        by how its verdicts are reached (`scoring`, where its aggregate says; else its
+        evaluator's kind): exact-match, LLM judge, or the default."""
         for key in (label, kind):
             if key is not None and key in self.overrides:
                 return float(self.overrides[key])
-        if kind in EXACT_EVALUATORS:
+        if scoring == "exact" or (scoring is None and kind in EXACT_EVALUATORS):
             return self.exact_threshold
-        if kind in JUDGE_EVALUATORS:
+        if scoring == "judge" or (scoring is None and kind in JUDGE_EVALUATORS):
             return self.judge_threshold
         return self.threshold
 
 
+def change_text(drop: float | None) -> str:
+    """A change against the baseline in words, by the measure's direction: `worse by 6.1%`,
+    `better by 8.6%`, `unchanged` ('' with no baseline). `drop` is the relative change towards
+    worse (the gate's drop: positive is worse, whichever way the measure runs)."""
+    if drop is None:
+        return ""
+    size = f"{abs(drop):.1%}"
+    if size == "0.0%":
+        return "unchanged"
+    return f"{'worse' if drop > 0 else 'better'} by {size}"
+
+
 @dataclass(frozen=True)
 class MetricCheck:
-    """One metric of the current run against its baseline."""
+    """One metric of the current run against its baseline.
+
+    `deciding`: whether it can fail the gate; `basis` says why (`target`, `--measure`,
+    `primary`) or `information` (shown, never failing). `regressed`: it decides and dropped by
+    its threshold by the rule; `reached` (`past_threshold` in JSON): the point drop reached the
+    threshold, whether or not it decides.
+    """
 
     subject: str
     task: str
@@ -111,16 +147,28 @@ class MetricCheck:
     within_ci: bool | None
     note: str
     power: float | None = None
+    deciding: bool = True
+    basis: str = "primary"
+    higher_is_better: bool = True
+    n_scored: int = 0
+    n_fallback: int = 0
 
     @property
     def reached(self) -> bool:
         """Whether the point drop reached the threshold (a regression by the seed's rule)."""
         return self.drop is not None and self.drop >= self.threshold - _EPS
 
+    @property
+    def change(self) -> str:
+        """The change against the baseline in words (`worse by 6.1%`, `better by 8.6%`)."""
+        return change_text(self.drop)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         d = dict(self.__dict__)
         d["ci"] = list(self.ci) if self.ci else None
+        d["change"] = self.change
+        d["past_threshold"] = self.reached
         return d
 
 
@@ -138,10 +186,20 @@ class GateResult:
     excluded: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def deciding(self) -> list[MetricCheck]:
+        """The checks that decide the verdict."""
+        return [c for c in self.checks if c.deciding]
+
+    @property
+    def information(self) -> list[MetricCheck]:
+        """The checks shown as information only."""
+        return [c for c in self.checks if not c.deciding]
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (`status`, `by`, the runs the baseline averaged and those left out as
-        failed gates, `warnings`, per metric `baseline`, `current`, `drop`, `threshold`,
-        `regressed`, `within_ci`, `power`)."""
+        failed gates, `warnings`, per metric `deciding` and its `basis`, `baseline`, `current`,
+        `drop`, `change`, `threshold`, `regressed`, `past_threshold`, `within_ci`, `power`)."""
         return {
             "run_id": self.run_id,
             "suite": self.suite,
@@ -208,6 +266,26 @@ def _power_warning(
     )
 
 
+def _no_ci(m: MeasureValue) -> str:
+    """Why a number has no CI, as it is: too few items, stand-in values, or none computed."""
+    if m.n_fallback:
+        return f"no CI ({m.n_fallback} of its {m.n_scored} values are neutral stand-ins)"
+    if m.n_scored < 2:
+        return f"this run has no CI ({m.n_scored} item(s): too few)"
+    return f"no CI is computed for this measure (over {m.n_scored})"
+
+
+def _basis(
+    m: MeasureValue, targeted: Collection[tuple[str, str, str]], named: Sequence[MeasureRef]
+) -> str:
+    """Why a number decides the gate (`target`, `--measure`, `primary`), or `information`."""
+    if metric_key(m) in targeted:
+        return "target"
+    if any(ref.matches(m) for ref in named):
+        return "--measure"
+    return "primary" if m.primary else "information"
+
+
 def _decide(
     m: MeasureValue, baseline: float, threshold: float, by: By
 ) -> tuple[float, bool, bool | None, str]:
@@ -222,11 +300,11 @@ def _decide(
     decisive = sign * (baseline - bound) / baseline
     regressed = decisive >= threshold - _EPS
     if drop < threshold - _EPS:
-        change = f"{-drop:+.1%} against the baseline" if drop < 0 else f"-{drop:.1%}"
-        return drop, False, within, f"{change}, under {threshold:.0%}"
-    note = f"worse by {drop:.1%} >= {threshold:.0%}"
+        under = f", under {threshold:.0%}" if change_text(drop).startswith("worse") else ""
+        return drop, False, within, change_text(drop) + under
+    note = f"worse by {drop:.1%}, at or past its {threshold:.0%} threshold"
     if ci is None:
-        note += "; this run has no CI (too few items), so the call rests on the threshold alone"
+        note += f"; {_no_ci(m)}, so the call rests on the threshold alone"
     elif by == "ci-upper":
         side = "upper" if m.higher_is_better else "lower"
         note += f"; the CI's {side} bound {bound:.3f} is {decisive:.1%} worse: " + (
@@ -252,23 +330,37 @@ def evaluate_gate(
 ) -> GateResult:
     """Gate `current` against `history` (earlier completed runs of its suite, oldest first):
     every run-level number (evaluator means, IR metrics, P / R / F1, tier pass rates, audit
-    rates). `kinds`: (task, evaluator label) -> evaluator name, for per-kind thresholds.
-    `excluded`: ids of earlier runs that failed the gate and were not accepted; the baseline
-    leaves them out.
+    rates), the deciding ones and the rest as information (see the module docstring).
+    `kinds`: (task, evaluator label) -> evaluator name, for per-kind thresholds. `excluded`: ids
+    of earlier runs that failed the gate and were not accepted; the baseline leaves them out.
+
+    Raises:
+        UsageError: a `cfg.measures` entry names no measure of the run.
     """
     kinds = kinds or {}
+    current_measures = _measures(current)
+    error = unmatched_error(list(current_measures.values()), cfg.measures, "--measure")
+    if error is not None:
+        raise error
+    targeted = {
+        (t.subject, t.task, t.measure)
+        for t in (current.summary.targets if current.summary else [])
+        if t.enforced
+    }
     counted = [r for r in history if r.run_id not in excluded]
     past = counted[-cfg.window :] if cfg.window > 0 else []
     past_values = [_measures(run) for run in past]
     checks, warnings = [], []
-    for key, m in _measures(current).items():
+    for key, m in current_measures.items():
         values = [
             float(v.value)
             for run in past_values
             if (v := run.get(key)) is not None and v.value is not None
         ]
         kind = m.kind if m.kind not in (None, "agent") else kinds.get((key[1], key[2]))
-        threshold = cfg.threshold_for(key[2], kind)
+        threshold = cfg.threshold_for(key[2], kind, m.scoring)
+        basis = _basis(m, targeted, cfg.measures)
+        deciding = basis != "information"
         cur = m.value
         ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
         baseline = sum(values) / len(values) if values else None
@@ -282,9 +374,15 @@ def evaluate_gate(
             note = "baseline is 0: a relative change is undefined"
         else:
             drop, regressed, within, note = _decide(m, baseline, threshold, cfg.by)
-            power, warning = _power_warning(key, m, baseline, threshold, cfg.min_power)
-            if warning and not regressed:  # a drop it caught needs no warning about power
-                warnings.append(warning)
+            if not deciding:
+                # shown beside the verdict, never part of it
+                regressed = False
+                if drop >= threshold - _EPS:
+                    note += "; information: it does not decide the gate (--measure gates it)"
+            else:
+                power, warning = _power_warning(key, m, baseline, threshold, cfg.min_power)
+                if warning and not regressed:  # a drop it caught needs no warning about power
+                    warnings.append(warning)
         checks.append(
             MetricCheck(
                 *key,
@@ -298,6 +396,11 @@ def evaluate_gate(
                 within_ci=within,
                 note=note,
                 power=power,
+                deciding=deciding,
+                basis=basis,
+                higher_is_better=m.higher_is_better,
+                n_scored=m.n_scored,
+                n_fallback=m.n_fallback,
             )
         )
     return GateResult(

@@ -1,0 +1,411 @@
+"""Issue 27 item 5: the gate decides on what the user asked (the run's targets, `--measure`, each
+task's primary measures) and shows the rest as information; changes read better / worse by the
+measure's own direction; operations get seed 000's thresholds by tier; an `on_failure: neutral`
+judge is a number with its fallbacks; `--learn-into python:` keeps the verdict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+from memgauge.data.records import AggregateResult, MeasureValue, RunRecord, RunSummary, TargetCheck
+from memgauge.errors import UsageError
+from memgauge.report.gate import gate_markdown
+from memgauge.track.gate import GateConfig, evaluate_gate
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+def _m(name: str, value: float, **kw: Any) -> MeasureValue:
+    return MeasureValue(subject="mem", task="retrieval", name=name, value=value, **kw)
+
+
+def _run(
+    run_id: str, measures: Sequence[MeasureValue], targets: Sequence[TargetCheck] = ()
+) -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        suite_name="s",
+        suite_sha256="x",
+        suite={},
+        summary=RunSummary(
+            aggregates=[AggregateResult(aggregate="ir", task="retrieval", measures=list(measures))],
+            targets=list(targets),
+        ),
+    )
+
+
+def _cut(nDCG: float, recall: float, holds: float, important: float) -> list[MeasureValue]:
+    """The issue's numbers: the user's two measures with CIs, two agent-memory metrics."""
+    return [
+        _m("nDCG@10", nDCG, ci_low=nDCG - 0.1, ci_high=nDCG + 0.1, n_scored=37),
+        _m("Recall@5", recall, ci_low=recall - 0.1, ci_high=recall + 0.1, n_scored=37),
+        _m("tier_order_holds@5", holds, n_scored=49, kind="agent", primary=False),
+        _m(
+            "tier_precision[important]@5",
+            important,
+            ci_low=important - 0.1,
+            ci_high=important + 0.1,
+            n_scored=49,
+            kind="agent",
+            primary=False,
+        ),
+    ]
+
+
+def _history() -> list[RunRecord]:
+    return [_run(f"r{i}", _cut(0.80, 0.80, 1.0, 0.30)) for i in range(3)]
+
+
+def _now() -> RunRecord:
+    """-1.1% and -6.1% on the chosen measures; the 0/1 flag flips, a precision drops 30%."""
+    return _run("now", _cut(0.80 * 0.989, 0.80 * 0.939, 0.0, 0.21))
+
+
+def test_by_default_only_the_primary_measures_decide() -> None:
+    result = evaluate_gate(_now(), _history(), GateConfig())
+    assert result.status == "pass"  # it exited 1 on tier_order_holds@5 before
+    by_name = {c.evaluator: c for c in result.checks}
+    assert [c.evaluator for c in result.deciding] == ["nDCG@10", "Recall@5"]
+    assert {c.basis for c in result.deciding} == {"primary"}
+    assert by_name["Recall@5"].change == "worse by 6.1%"
+    for name in ("tier_order_holds@5", "tier_precision[important]@5"):
+        c = by_name[name]
+        assert (c.deciding, c.basis, c.reached, c.regressed) == (False, "information", True, False)
+        assert "information: it does not decide the gate" in c.note
+    rows = {r["evaluator"]: r for r in json.loads(json.dumps(result.as_dict()))["metrics"]}
+    assert rows["nDCG@10"]["deciding"] is True
+    assert rows["tier_order_holds@5"]["deciding"] is False
+    assert rows["tier_order_holds@5"]["past_threshold"] is True
+    assert rows["tier_order_holds@5"]["change"] == "worse by 100.0%"
+
+
+def test_a_measure_named_with_measure_or_an_enforced_target_decides() -> None:
+    from memgauge.aggregates.targets import MeasureRef
+
+    named = evaluate_gate(
+        _now(),
+        _history(),
+        GateConfig(measures=(MeasureRef("tier_order_holds@5", task="retrieval"),)),
+    )
+    assert named.status == "fail"
+    (flag,) = [c for c in named.checks if c.evaluator == "tier_order_holds@5"]
+    assert (flag.deciding, flag.basis, flag.regressed) == (True, "--measure", True)
+
+    def target(measure: str, enforced: bool) -> TargetCheck:
+        return TargetCheck(
+            subject="mem",
+            task="retrieval",
+            measure=measure,
+            op=">=",
+            target=0.2,
+            value=0.21,
+            met=True,
+            source="suite",
+            enforced=enforced,
+        )
+
+    now = _now()
+    assert now.summary is not None
+    measures = now.summary.measures()
+    targeted = _run("now", measures, [target("tier_precision[important]@5", True)])
+    result = evaluate_gate(targeted, _history(), GateConfig())
+    assert result.status == "fail"
+    (prec,) = [c for c in result.checks if c.evaluator == "tier_precision[important]@5"]
+    assert (prec.basis, prec.regressed) == ("target", True)
+    # a target only shown (a seed 002 agent-memory target) does not make it decide
+    shown = _run("now", measures, [target("tier_precision[important]@5", False)])
+    assert evaluate_gate(shown, _history(), GateConfig()).status == "pass"
+    with pytest.raises(UsageError, match=r"--measure nope@5: no such measure in this run"):
+        evaluate_gate(_now(), _history(), GateConfig(measures=(MeasureRef("nope@5"),)))
+
+
+def test_changes_read_better_or_worse_by_the_measures_direction() -> None:
+    def ils(value: float) -> RunRecord:
+        return _run(
+            "x",
+            [_m("folder_ils@5", value, n_scored=40, kind="agent", higher_is_better=False)],
+        )
+
+    hist = [ils(0.35)] * 3
+    lower = evaluate_gate(ils(0.32), hist, GateConfig(measures=_ref("folder_ils@5")))
+    (c,) = lower.checks
+    assert c.drop == pytest.approx(-0.03 / 0.35)
+    assert c.change == "better by 8.6%"  # it was shown as "+8.6%"
+    assert c.note == "better by 8.6%"
+    assert c.higher_is_better is False
+    higher = evaluate_gate(ils(0.40), hist, GateConfig(measures=_ref("folder_ils@5")))
+    (c,) = higher.checks
+    assert (c.change, c.regressed) == ("worse by 14.3%", False)
+    assert c.note == "worse by 14.3%, under 15%"
+    md = gate_markdown(lower)
+    assert "better by 8.6%" in md
+    assert "+8.6%" not in md
+    assert "-8.6%" not in md
+    assert evaluate_gate(ils(0.35), hist, GateConfig()).checks[0].change == "unchanged"
+
+
+def _ref(name: str) -> tuple[Any, ...]:
+    from memgauge.aggregates.targets import MeasureRef
+
+    return (MeasureRef(name),)
+
+
+def test_no_ci_says_why_instead_of_too_few_items() -> None:
+    # a number over 49 hits with no interval computed is not "too few items"
+    hist = [_run("r", [_m("share@5", 0.3, n_scored=49, kind="agent")])] * 2
+    now = _run("now", [_m("share@5", 0.2, n_scored=49, kind="agent")])
+    (c,) = evaluate_gate(now, hist, GateConfig()).checks
+    assert "too few" not in c.note
+    assert "no CI is computed for this measure (over 49)" in c.note
+    one = _run("now", [_m("share@5", 0.2, n_scored=1)])
+    (c,) = evaluate_gate(one, hist, GateConfig()).checks
+    assert "this run has no CI (1 item(s): too few)" in c.note
+
+
+def test_tier_precision_has_a_wilson_ci_from_its_hits() -> None:
+    from memgauge.aggregates.agent_summary import AgentMetrics, _tier_precision
+    from memgauge.metrics.agent import tier_stratified_precision
+    from memgauge.stats.proportion import wilson_ci
+
+    # 10 searches, 5 hits each: 49 important hits, 12 of them relevant
+    tiers = {f"d{i}": "important" for i in range(49)} | {"c0": "critical"}
+    ranked = {f"q{q}": [f"d{q * 5 + j}" for j in range(5) if q * 5 + j < 49] for q in range(10)}
+    ranked["q9"].append("c0")
+    qrels = {f"q{q}": {f"d{q * 5 + j}": 2 for j in range(5) if q * 5 + j < 12} for q in range(10)}
+    v = tier_stratified_precision(ranked, qrels, tiers, 5)
+    out = AgentMetrics()
+    _tier_precision(out, v, 5, set(tiers.values()))
+    m = out.metrics["tier_precision[important]@5"]
+    assert (m.value, m.n) == (pytest.approx(12 / 49), 49)
+    assert (m.ci_low, m.ci_high) == pytest.approx(wilson_ci(12, 49))
+    assert out.metrics["tier_order_holds@5"].ci_low is None  # a 0/1 flag has none
+
+
+def test_operations_thresholds_follow_seed_000s_tiers() -> None:
+    from memgauge.aggregates.base import TaskView
+    from memgauge.aggregates.write_path import OperationsAggregate
+    from memgauge.data.records import ItemRecord, ScoreRecord
+
+    cases = [
+        {"exact-noop": {"passed": True}, "action": {"passed": True}},
+        {"merge-quality": {"passed": True}, "action": {"passed": False}},
+    ]
+    items = [
+        ItemRecord(
+            subject="d",
+            task="ops",
+            item_id=f"c{i}",
+            status="completed",
+            scores=[
+                ScoreRecord(evaluator="operation-checks", value=1.0, detail={"checks": checks})
+            ],
+        )
+        for i, checks in enumerate(cases)
+    ]
+    view = TaskView(
+        name="ops",
+        kind="operations",
+        subjects=["d"],
+        evaluators=[("operation-checks", "operation-checks")],
+    )
+    measures = OperationsAggregate().compute(view, {"d": items}).measures
+    cfg = GateConfig()
+    by = {m.name: cfg.threshold_for(m.name, None, m.scoring) for m in measures}
+    # both tiers got 15%: exact-match heuristics 10%, LLM judges 20% (seed 000)
+    assert (by["tier.heuristic"], by["tier.operation"], by["tier.judge"]) == (0.10, 0.15, 0.20)
+    assert (by["check.exact-noop"], by["check.action"], by["check.merge-quality"]) == (
+        0.10,
+        0.15,
+        0.20,
+    )
+    # seed 000's success metrics are the tiers; a check is a breakdown
+    assert {m.name for m in measures if m.primary} == {
+        "tier.heuristic",
+        "tier.operation",
+        "tier.judge",
+    }
+    # the gate applies them
+    run = RunRecord(
+        run_id="now",
+        suite_name="s",
+        suite_sha256="x",
+        suite={},
+        summary=RunSummary(
+            aggregates=[AggregateResult(aggregate="operations", task="ops", measures=measures)]
+        ),
+    )
+    checks = {c.evaluator: c.threshold for c in evaluate_gate(run, [run], cfg).checks}
+    assert checks == by
+    # an override still wins
+    assert (
+        GateConfig(overrides={"tier.judge": 0.3}).threshold_for("tier.judge", None, "judge") == 0.3
+    )
+
+
+def _gate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = main(["gate", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _neutral_suite(tmp_path: Path) -> Path:
+    """Three questions the agent answers right, and a judge that cannot be reached (nothing
+    listens on port 9) that the suite allows seed 000's neutral 0.5."""
+    judge = {"rubric": {"prompt": "Is {{output}} right for {{input}}?", "on_failure": "neutral"}}
+    spec = {
+        "name": "neutral",
+        "subjects": {
+            "agent": {
+                "python": {
+                    "target": "lookup_agents:LookupAgent",
+                    "kwargs": {"answers": {f"code {i}?": f"C{i}" for i in range(3)}},
+                }
+            }
+        },
+        "tasks": [
+            {
+                "name": "qa",
+                "kind": "expected-output",
+                "items": [
+                    {"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"}
+                    for i in range(3)
+                ],
+                "evaluators": ["icontains", judge],
+                "targets": {"icontains": 0.9},
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_a_neutral_judge_is_a_number_with_its_fallbacks_and_the_exit_follows_the_targets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
+    db = str(tmp_path / "r.db")
+    suite = _neutral_suite(tmp_path)
+    for _ in range(2):
+        # the target is met; the unreachable judge was allowed its stand-in (it exited 3)
+        assert main(["run", str(suite), "--store", db]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "with them it is 0.500, the number targets and the gate read" in shown
+    code, out = _gate(capsys, str(suite), "--store", db, "--no-learn")
+    assert code == 0
+    rubric = next(m for m in out["metrics"] if m["evaluator"] == "rubric")
+    assert (rubric["current"], rubric["n_fallback"], rubric["deciding"]) == (0.5, 3, True)
+    assert (rubric["baseline"], rubric["ci"], rubric["note"]) == (0.5, None, "unchanged")
+    capsys.readouterr()
+    assert main(["gate", str(suite), "--store", db, "--no-learn"]) == 0
+    assert "| 0.500 (3 fallbacks) |" in capsys.readouterr().out
+    # a target on the judge's number is decided on that number: 0.5 misses 0.6 (exit 1)
+    assert main(["run", str(suite), "--store", db, "--fail-under", "rubric=0.6"]) == 1
+    assert main(["run", str(suite), "--store", db, "--fail-under", "rubric=0.5"]) == 0
+
+
+def _gated_suite(tmp_path: Path, right: int) -> Path:
+    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(6)]
+    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(6)}
+    spec = {
+        "name": "gated",
+        "max_failure_rate": 0.5,
+        "subjects": {
+            "agent": {
+                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
+            }
+        },
+        "tasks": [
+            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_learn_into_a_python_memory_keeps_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(_gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    assert main(["run", str(_gated_suite(tmp_path, right=2)), "--store", db]) == 0
+    suite = str(tmp_path / "suite.yaml")
+    into = "python:keyword_memory:KeywordMemory"
+    capsys.readouterr()
+    # it stored the memory, then crashed on the object's missing close() (exit 70)
+    code = main(["gate", suite, "--store", db, "--learn-into", into, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert json.loads(out)["status"] == "fail"
+    assert "stored 1 failure memories" in err
+    assert main(["learnings", "query", "icontains", "--learn-into", into]) == 0
+    # (a fresh object: a python memory keeps nothing between processes or calls)
+    assert "no stored failure is relevant" in capsys.readouterr().out
+
+
+def test_the_gate_prints_what_decides_and_folds_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two subjects of a retrieval run: the user's two measures decide (4 rows); seed 002's
+    agent-memory metrics (about 40 rows) are information."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = str(tmp_path / "r.db")
+    chosen = ["-m", "nDCG@10", "-m", "Recall@5"]
+    argv = ["evaluate", str(data), "--out", str(tmp_path / "o"), "--quiet", "--store", db, *chosen]
+    assert main([*argv, "-s", "lexical@sys", "-s", "lexical"]) == 0
+    assert main([*argv, "-s", "python:keyword_memory:KeywordMemory@sys", "-s", "lexical"]) == 0
+    with_runs = ["--store", db, "--no-learn"]
+    capsys.readouterr()
+    runs = json.loads(_runs_json(capsys, db))
+    newest = runs[0]["run_id"]
+    code, out = _gate(capsys, newest, *with_runs)
+    deciding = {(m["subject"], m["evaluator"]) for m in out["metrics"] if m["deciding"]}
+    assert deciding == {(s, m) for s in ("sys", "lexical") for m in ("nDCG@10", "Recall@5")}
+    info = [m for m in out["metrics"] if not m["deciding"]]
+    assert len(info) > 30
+    assert {m["basis"] for m in info} == {"information"}
+    assert not any(m["regressed"] for m in info)
+    regressed = any(m["regressed"] for m in out["metrics"])
+    assert code == (1 if regressed else 0)
+    md = tmp_path / "gate.md"
+    capsys.readouterr()
+    main(["gate", newest, *with_runs, "--markdown", str(md)])
+    shown = capsys.readouterr().out
+    comment = md.read_text()
+    within = [m for m in info if not m["past_threshold"] and m["subject"] == "lexical"]
+    assert within
+    # the terminal counts what stayed within its threshold; the comment lists it, folded
+    assert f"| lexical | retrieval | {within[0]['evaluator']} |" not in shown
+    assert f"| lexical | retrieval | {within[0]['evaluator']} |" in comment.split("<details>")[1]
+    assert f"Information: {len(info)} more measures that do not decide the gate" in shown
+    assert shown.count("| sys | retrieval | nDCG@10 | primary measure |") == 1
+    capsys.readouterr()
+    assert main(["gate", newest, *with_runs, "--measure", "nope@5"]) == 2
+    assert "--measure nope@5: no such measure in this run" in capsys.readouterr().err
+    code, out = _gate(capsys, newest, *with_runs, "--measure", "sys/retrieval/folder_ils@5")
+    (ils,) = [
+        m for m in out["metrics"] if (m["subject"], m["evaluator"]) == ("sys", "folder_ils@5")
+    ]
+    assert (ils["deciding"], ils["basis"], ils["higher_is_better"]) == (True, "--measure", False)
+
+
+def _runs_json(capsys: pytest.CaptureFixture[str], db: str) -> str:
+    assert main(["runs", "list", "--store", db, "--json"]) == 0
+    return capsys.readouterr().out
