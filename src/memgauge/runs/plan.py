@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,14 +181,24 @@ def default_aggregates(task: TaskSpec) -> list[str]:
     return []
 
 
-def _aggregates(task: TaskSpec) -> list[Aggregate]:
+def _aggregates(
+    task: TaskSpec, evaluators: Sequence[tuple[str, Evaluator, float]]
+) -> list[Aggregate]:
+    """The task's aggregates; one that can `align` itself with the task's evaluators (the ir
+    aggregate takes the conventions of the retrieval evaluators that give its measures) is
+    given them and the keys its spec sets."""
     specs = task.aggregates if task.aggregates is not None else default_aggregates(task)
     out = []
     for spec in specs:
         try:
-            out.append(AGGREGATES.build(spec))  # every form a suite may write it in
+            _, given = AGGREGATES.parse(spec)
+            agg = AGGREGATES.build(spec)  # every form a suite may write it in
         except RegistryError as exc:
             raise UsageError(f"aggregate {exc}") from None
+        align = getattr(agg, "align", None)
+        if callable(align):
+            agg = align(task.name, [(label, e) for label, e, _w in evaluators], set(given))
+        out.append(agg)
     return out
 
 
@@ -282,7 +292,7 @@ def plan_task(
 
     A shard's worker plans its task with this, from the same spec, as the driver did."""
     evaluators = _evaluators(task, base, subjects or {})
-    aggregates = _aggregates(task)
+    aggregates = _aggregates(task, evaluators)
     path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
         assert path is not None or given is not None  # load_suite checked it
