@@ -492,6 +492,9 @@ def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
     else:
         counts = {(N_SCORED, N_FAILED)}
     assert {(s.n_scored, s.n_failed) for s in rows.values()} == counts
+    # the item's combined score counts the same way
+    (combined,) = [t["score"] for t in shown["summary"]["tasks"] if t["subject"] == "mem"]
+    assert {(combined["n_scored"], combined["n_failed"])} == counts
     if flags is None:
         return
     out = tmp_path / "evaluate"

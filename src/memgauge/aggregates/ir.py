@@ -4,14 +4,13 @@ against the first (Holm-corrected across measures), overall and per query catego
 (`aggregates.ir_compare`), from the ranked hits each item recorded.
 
 A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
-relevant memory, or given no hit, scores 0 by default and is counted. Its conventions (relevance
+relevant memory, or given no hit, scores 0 by default and is counted. The conventions (relevance
 threshold, gain, queries with nothing relevant) are those of the task's retrieval evaluators
-that measure the same names (`align`): one measure has one value and one n in every view of a
-run. With `pool_depth`, memories
-in any subject's top `pool_depth` that nobody judged are graded `pool_grade` for every subject
-(seed 002 section 3.4) before anything is scored; with `pool_judge` as well, the relevance
-judge grades them instead, and its grades are recorded as bootstrapped judgments
-(`aggregates.pool_judge`).
+that give the same measures (`align`): one measure has one value and one n in every view of a
+run. With `pool_depth`, memories in any subject's top `pool_depth` that nobody judged are
+graded `pool_grade` for every subject (seed 002 section 3.4) before anything is scored; with
+`pool_judge` as well, the relevance judge grades them instead, and its grades are recorded as
+bootstrapped judgments (`aggregates.pool_judge`).
 """
 
 from __future__ import annotations

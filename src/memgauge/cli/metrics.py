@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -14,7 +14,6 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.errors import UsageError
-from memgauge.metrics.conventions import DEFAULT_MISSING_FROM_RUN, MissingFromRun
 
 if TYPE_CHECKING:
     from memgauge.api import MetricConfig
@@ -74,8 +73,8 @@ def _num(v: float) -> float | None:
 @no_relevant_option
 @click.option(
     "--missing",
-    type=click.Choice(get_args(MissingFromRun)),
-    default=DEFAULT_MISSING_FROM_RUN,
+    type=click.Choice(["zero", "skip"]),
+    default=api.MetricConfig().missing_from_run,
     show_default=True,
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )

@@ -176,7 +176,7 @@ class Counts:
         out = []
         if self.no_relevant:
             how = {
-                "zero": "scored 0; nDCG still gains from grades below the threshold",
+                "zero": "scored as any other: 0, but nDCG counts grades below the threshold",
                 "one": "--no-relevant one: scored 1.0 where the measure is 0/0, as seed 002's "
                 "Recall",
                 "skip": "--no-relevant skip: left out of the means",
