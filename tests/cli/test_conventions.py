@@ -119,7 +119,8 @@ def test_a_suite_run_states_each_retrieval_evaluators_conventions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`memgauge run` and `runs show`: below the results, the conventions of each retrieval
-    evaluator (from its own arguments) and of the IR aggregate; in --json, on each row."""
+    evaluator (from its own arguments) and of the IR aggregate, which takes those its measures
+    depend on from the evaluators (nDCG@10's gain, P@5's threshold); in --json, on each row."""
     ds = tmp_path / "ds"
     ds.mkdir()
     (ds / "memories.jsonl").write_text(
@@ -157,12 +158,19 @@ def test_a_suite_run_states_each_retrieval_evaluators_conventions(
     assert main(["run", str(suite), "--store", store]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert (
-        "task recall / nDCG@10: relevant: grade >= 2, gain: linear, no relevant document: fail"
+        "task recall / nDCG@10: relevant: grade >= 2, gain: linear, no relevant document: zero"
     ) in out
-    assert "task recall / P@5: relevant: grade >= 1, gain: exp, no relevant document: fail" in out
+    assert "task recall / P@5: relevant: grade >= 1, gain: exp, no relevant document: zero" in out
+    assert (
+        "task recall / IR measures: relevant: grade >= 1, gain: linear, no relevant document: zero"
+    ) in out
     assert main(["run", str(suite), "--store", store, "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rows = last["results"]
     assert {r["evaluator"]: r["conventions"] for r in rows} == {
-        "nDCG@10": "relevant: grade >= 2, gain: linear, no relevant document: fail",
-        "P@5": "relevant: grade >= 1, gain: exp, no relevant document: fail",
+        "nDCG@10": "relevant: grade >= 2, gain: linear, no relevant document: zero",
+        "P@5": "relevant: grade >= 1, gain: exp, no relevant document: zero",
     }
+    assert main(["runs", "show", last["run_id"], "--store", store]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "task recall / IR measures: relevant: grade >= 1, gain: linear" in shown

@@ -111,6 +111,31 @@ def test_the_per_item_evaluator_follows_the_same_modes(
         assert score.detail.get("skipped") is True
 
 
+def test_the_per_item_evaluator_has_the_engines_defaults() -> None:
+    scorer, cfg = RetrievalMeasure(), MetricConfig()
+    assert (scorer.rel_threshold, scorer.gain, scorer.no_relevant) == (
+        cfg.rel_threshold,
+        cfg.gain,
+        cfg.no_relevant,
+    )
+
+
+@pytest.mark.parametrize("mode", ["zero", "one", "skip"])
+def test_the_per_item_evaluator_gives_the_engines_value_of_every_query(mode: str) -> None:
+    """Item by item, the evaluator (a suite's rows) equals the metric engine (`evaluate`, the
+    ir aggregate) on every measure, for the query with nothing judged relevant too (qm's nDCG
+    gains from its grade-1 judgment under `zero`: not a flat 0)."""
+    engine = _values(mode)
+    for qid, grades in QRELS.items():
+        for m in MEASURES:
+            scorer = RetrievalMeasure(measure=m, no_relevant=mode)  # type: ignore[arg-type]
+            got = scorer.evaluate(EvalContext(output=RANKED[qid], expected=grades)).value
+            want = engine[qid][m]
+            assert (None if math.isnan(want) else want) == (
+                None if got is None else pytest.approx(got, abs=1e-12)
+            ), (qid, m)
+
+
 def test_metrics_cli_one_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 2\nq2 0 b 0\n")

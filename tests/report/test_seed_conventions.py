@@ -143,40 +143,45 @@ def test_default_is_zero_and_the_suite_of_a_default_run_is_unchanged(
     assert _query(_system(result, "lexical"), "q6")["metrics"]["Recall@5"] == 0.0
 
 
-def test_a_suite_file_reaches_no_relevant_through_run(tmp_path: Path, dataset: Path) -> None:
-    task = {
-        "name": "retrieval",
-        "kind": "retrieval",
-        "dataset": str(dataset),
-        "k": 5,
-        "evaluators": [{"retrieval": {"measure": "Recall@5", "no_relevant": "skip"}}],
-        "aggregates": [{"ir": {"measures": ["Recall@5"], "no_relevant": "one"}}],
-    }
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(
-        yaml.safe_dump(
-            {
-                "name": "s",
-                "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
-                "tasks": [task],
-            }
+@pytest.mark.parametrize("mode", ["one", "skip"])
+def test_a_suite_file_reaches_no_relevant_through_run(
+    tmp_path: Path, dataset: Path, mode: str
+) -> None:
+    """Set on the evaluator alone, or on both: the evaluator's verdict and the ir aggregate's
+    value of q6 (nothing relevant) are one value; a skip is no failure."""
+    for given in ({}, {"no_relevant": mode}):
+        task = {
+            "name": "retrieval",
+            "kind": "retrieval",
+            "dataset": str(dataset),
+            "k": 5,
+            "evaluators": [{"retrieval": {"measure": "Recall@5", "no_relevant": mode}}],
+            "aggregates": [{"ir": {"measures": ["Recall@5"], **given}}],
+        }
+        suite = tmp_path / "suite.yaml"
+        suite.write_text(
+            yaml.safe_dump(
+                {
+                    "name": "s",
+                    "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+                    "tasks": [task],
+                }
+            )
         )
-    )
-    assert main(["run", str(suite), "--store", str(tmp_path / "r.db"), "--no-progress"]) in (
-        0,
-        None,
-    )
-    report = api.run_suite(suite, store=False)
-    ir = report.summary.aggregate("ir")
-    assert ir is not None
-    system = ir.detail["systems"][0]
-    assert _query(system, "q6")["metrics"]["Recall@5"] == 1.0
-    assert ir.detail["settings"]["no_relevant"] == "one"
-    # the evaluator's skip is no failure: the run completed with nothing failed
-    q6 = next(r for r in report.items if r.item_id == "q6")
-    assert q6.status == "completed"
-    assert not q6.failures
-    assert q6.scores[0].value is None
+        db = str(tmp_path / "r.db")
+        assert main(["run", str(suite), "--store", db, "--no-progress"]) == 0
+        report = api.run_suite(suite, store=False)
+        ir = report.summary.aggregate("ir")
+        assert ir is not None
+        assert ir.detail["settings"]["no_relevant"] == mode
+        system = ir.detail["systems"][0]
+        q6 = next(r for r in report.items if r.item_id == "q6")
+        value = _query(system, "q6")["metrics"]["Recall@5"]
+        assert value == (1.0 if mode == "one" else None)
+        assert q6.scores[0].value == value
+        # a skip is no failure: the run completed with nothing failed
+        assert q6.status == "completed"
+        assert not q6.failures
 
 
 def test_tier_precision_is_reported_per_tier_in_every_report(

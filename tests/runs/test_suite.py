@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memgauge.errors import DataError
-from memgauge.runs.suite import load_suite, suite_json_schema
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite, suite_json_schema
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -61,3 +61,22 @@ def test_schema_describes_the_suite() -> None:
         "operations",
         "embedding",
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "label"),
+    [
+        ("retrieval", "nDCG@10"),
+        ({"retrieval": "Recall@5"}, "Recall@5"),
+        ({"retrieval": {"measure": "Recall@5"}}, "Recall@5"),
+        ({"retrieval": {"measure": "Recall@5", "rel_threshold": 1}}, "Recall@5"),
+        ({"retrieval": {"gain": "linear"}}, "nDCG@10"),
+    ],
+)
+def test_a_retrieval_evaluator_is_named_after_the_measure_it_computes(
+    spec: object, label: str
+) -> None:
+    """Whatever else the spec sets: a row named after another measure would put its value
+    beside the ir aggregate's value of that measure, under one name."""
+    entry = EvaluatorEntry.model_validate({"spec": spec})
+    assert evaluator_label(entry, [entry]) == label

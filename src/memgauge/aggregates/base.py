@@ -73,8 +73,11 @@ class Aggregate(Protocol):
     """Run-level numbers of one task, from its stored item records.
 
     Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
-    verdicts only, not inputs, expected values or verdict details) and `imports` (modules
-    `compute` will import, loaded in the background while the items run).
+    verdicts only, not inputs, expected values or verdict details), `imports` (modules
+    `compute` will import, loaded in the background while the items run) and `align(task,
+    evaluators, given)` (returns the aggregate made to agree with the task's `(label,
+    evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
+    when they cannot agree).
     """
 
     name: ClassVar[str]

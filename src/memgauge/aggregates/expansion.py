@@ -12,13 +12,14 @@ how many relevant memories (grade >= threshold) only the expanded search returne
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from memgauge.aggregates.ir_compare import metric_rows
 from memgauge.aggregates.ir_values import ir_values
 from memgauge.aggregates.retrieval_result import ExpansionImpact
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import ItemRecord
+from memgauge.metrics.conventions import Gain, NoRelevant
 
 __all__ = ["expansion_impact", "pre_expansion_of"]
 
@@ -38,8 +39,8 @@ def expansion_impact(
     measures: Sequence[str],
     *,
     rel_threshold: int,
-    gain: Literal["exp", "linear"],
-    no_relevant: Literal["zero", "one", "skip"],
+    gain: Gain,
+    no_relevant: NoRelevant,
     k: int,
     stats: Mapping[str, Any],
 ) -> ExpansionImpact | None:

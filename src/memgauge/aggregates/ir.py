@@ -4,18 +4,20 @@ against the first (Holm-corrected across measures), overall and per query catego
 (`aggregates.ir_compare`), from the ranked hits each item recorded.
 
 A query whose search failed is counted in `n_failed` and never scored 0; a judged query with no
-relevant memory, or given no hit, scores 0 by default and is counted. With `pool_depth`, memories
-in any subject's top `pool_depth` that nobody judged are graded `pool_grade` for every subject
-(seed 002 section 3.4) before anything is scored; with `pool_judge` as well, the relevance
-judge grades them instead, and its grades are recorded as bootstrapped judgments
-(`aggregates.pool_judge`).
+relevant memory, or given no hit, scores 0 by default and is counted. The conventions (relevance
+threshold, gain, queries with nothing relevant) are those of the task's retrieval evaluators
+that give the same measures (`align`): one measure has one value and one n in every view of a
+run. With `pool_depth`, memories in any subject's top `pool_depth` that nobody judged are
+graded `pool_grade` for every subject (seed 002 section 3.4) before anything is scored; with
+`pool_judge` as well, the relevance judge grades them instead, and its grades are recorded as
+bootstrapped judgments (`aggregates.pool_judge`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -24,6 +26,7 @@ from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
+from memgauge.aggregates.ir_align import CONVENTIONS, shared_conventions
 from memgauge.aggregates.ir_compare import compare_pair
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
@@ -38,7 +41,15 @@ from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
+from memgauge.metrics.conventions import (
+    DEFAULT_GAIN,
+    DEFAULT_NO_RELEVANT,
+    DEFAULT_REL_THRESHOLD,
+    Gain,
+    NoRelevant,
+)
 from memgauge.metrics.measures import SESSION_MEASURES
+from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis, breakdown
 
 __all__ = [
@@ -124,13 +135,17 @@ class IRAggregate:
         pool_judge: grade pooled memories with this relevance judge (`relevance`,
             `{relevance: {model: m}}`) instead of `pool_grade`.
         no_relevant: what a judged query with no relevant memory scores: "zero" (default),
-            "one" where the measure is 0/0 (seed 002's Recall), or "skip" (left out of the
-            means and comparisons; counted). See `metrics.ir`.
+            "one" where the measure is 0/0 (seed 002's Recall), "skip" (left out of the
+            means and comparisons; counted), or "fail" (left out and counted as failed, as a
+            retrieval evaluator with `no_relevant: fail` counts it). See `metrics.ir`.
+
+    `rel_threshold`, `gain` and `no_relevant` left unset in a suite are those of the task's
+    retrieval evaluators whose labels are measures this aggregate computes (`align`).
     """
 
     measures: tuple[str, ...] | None = None
-    rel_threshold: int = 2
-    gain: Literal["exp", "linear"] = "exp"
+    rel_threshold: int = DEFAULT_REL_THRESHOLD
+    gain: Gain = DEFAULT_GAIN
     agent_k: int = 5
     n_resamples: int = 1000
     confidence: float = 0.95
@@ -139,7 +154,7 @@ class IRAggregate:
     pool_depth: int | None = None
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
-    no_relevant: Literal["zero", "one", "skip"] = "zero"
+    no_relevant: NoRelevant | Literal["fail"] = DEFAULT_NO_RELEVANT
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -164,6 +179,24 @@ class IRAggregate:
                 "dataset of LongMemEval turns, imported with `memgauge import longmemeval SRC "
                 "--protocol paper --granularity turn`"
             )
+
+    def align(
+        self, task: str, evaluators: Sequence[tuple[str, object]], given: Collection[str]
+    ) -> IRAggregate:
+        """This aggregate with the conventions of the task's retrieval evaluators that give a
+        measure it computes (`aggregates.ir_align`): one measure, one value and one n, whether
+        read from the evaluator's row or from this aggregate. `given`: the keys its spec sets."""
+        mine = [str(parse_measure(m)) for m in self.measures] if self.measures else None
+        shared = [
+            (label, ev)
+            for label, ev in evaluators
+            if isinstance(ev, RetrievalMeasure)
+            and _is_measure(label)
+            and (mine is None or str(parse_measure(label)) in mine)
+        ]
+        ours = {key: getattr(self, key) for key in CONVENTIONS}
+        changes = shared_conventions(task, ours, given, shared)
+        return replace(self, **changes) if changes else self
 
     def _measures(self, task: TaskView) -> list[str]:
         if self.measures:
@@ -350,6 +383,9 @@ class IRAggregate:
         judged = [q for q in judged if q.id in results or q.id in errors]
         ok_queries = [q for q in judged if q.id not in errors]
         ranked = {qid: r.ids for qid, r in results.items()}
+        # `fail` scores such a query as `skip` does (no value) and counts it as failed, as a
+        # retrieval evaluator with `no_relevant: fail` counts its verdict
+        no_relevant: NoRelevant = "skip" if self.no_relevant == "fail" else self.no_relevant
         query_ids, per_measure, ev_counts, protocol_notes = ir_values(
             dataset,
             qrels,
@@ -359,7 +395,7 @@ class IRAggregate:
             rel_threshold=self.rel_threshold,
             gain=self.gain,
             k=task.k,
-            no_relevant=self.no_relevant,
+            no_relevant=no_relevant,
         )
         order = {qid: i for i, qid in enumerate(query_ids)}
         idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
@@ -395,7 +431,7 @@ class IRAggregate:
             measures,
             rel_threshold=self.rel_threshold,
             gain=self.gain,
-            no_relevant=self.no_relevant,
+            no_relevant=no_relevant,
             k=task.k,
             stats={
                 "primary_test": self.primary_test,
@@ -412,6 +448,7 @@ class IRAggregate:
             **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
         }
         notes = [*ev_counts.notes(self.no_relevant), *protocol_notes]
+        n_unscored = len(errors) + (len(ev_counts.no_relevant) if self.no_relevant == "fail" else 0)
         if errors:
             notes.append(
                 f"{len(errors)} searches failed and are not scored (see per-query errors)."
@@ -426,7 +463,7 @@ class IRAggregate:
             name=searched.name,
             spec=searched.spec,
             status="ok",
-            metrics=self._summaries(values, len(errors), task.seed),
+            metrics=self._summaries(values, n_unscored, task.seed),
             agent_metrics=agent.metrics,
             breakdown=self._breakdowns(ok_queries, values, task.seed),
             counts=counts,

@@ -9,12 +9,13 @@ relevant memory is 1.0, and its session_* measures are computed from turn rankin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from memgauge.data.models import EvalQuery, Memory, RetrievalDataset
 from memgauge.metrics import Counts, MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics.conventions import DEFAULT_NO_RELEVANT, Gain, NoRelevant
 from memgauge.metrics.longmemeval import turn2session, vacuous_recall_all
 from memgauge.metrics.measures import SESSION_MEASURES
 
@@ -51,9 +52,9 @@ def ir_values(
     measures: Sequence[str],
     *,
     rel_threshold: int,
-    gain: Literal["exp", "linear"],
+    gain: Gain,
     k: int,
-    no_relevant: Literal["zero", "one", "skip"] = "zero",
+    no_relevant: NoRelevant = DEFAULT_NO_RELEVANT,
 ) -> tuple[list[str], dict[str, np.ndarray[Any, Any]], Counts, list[str]]:
     """Every measure per query (sorted query ids), the accounting, and notes: the dataset's
     protocol decides LongMemEval's conventions, and session_* measures are computed from the

@@ -4,7 +4,8 @@ mean with a 95% bootstrap CI, `n_scored`, `n_failed` and the pass rate.
 Always from the stored records, never from counters kept while running: a resumed run and an
 uninterrupted one with the same records get the same numbers (records are sorted; bootstrap CIs
 use the suite's seed). `n_failed` of an evaluator counts failed items plus verdicts it could not
-give. A mean with no scored item is None (n/a), never 0.
+give; a verdict skipped by a convention the user chose (`no_relevant: skip`) is neither scored
+nor failed, as the ir aggregate counts it. A mean with no scored item is None (n/a), never 0.
 
 A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) is counted
 in the evaluator's `n_fallback` and kept out of its `mean`; `mean_with_fallback` shows what the
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memgauge.data.records import EvaluatorSummary, ItemRecord, TaskSummary
+from memgauge.data.records import EvaluatorSummary, ItemRecord, ScoreRecord, TaskSummary
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.agreement import fleiss_kappa, percent_agreement
 
@@ -62,6 +63,7 @@ def summarize_items(
         counts["failed"] += n_failed
         counts["queued"] += n_queued
         combined = [float(r.score) for r in rows if r.score is not None]
+        n_skipped = sum(1 for r in rows if r.score is None and _skipped_only(r))
         tasks_out.append(
             TaskSummary(
                 subject=subject,
@@ -72,7 +74,7 @@ def summarize_items(
                 n_queued=n_queued,
                 score={
                     **mean_ci(combined, seed),
-                    "n_failed": n_failed + n_completed - len(combined),
+                    "n_failed": n_failed + n_completed - len(combined) - n_skipped,
                 },
             )
         )
@@ -94,7 +96,7 @@ def summarize_items(
                 ci_low=ci["ci_low"],
                 ci_high=ci["ci_high"],
                 n_scored=ci["n_scored"],
-                n_failed=n_failed + sum(1 for v in got if v.error or v.value is None),
+                n_failed=n_failed + sum(1 for v in got if v.error or _unscored(v)),
                 n_passed=sum(judged),
                 pass_rate=sum(judged) / len(judged) if judged else None,
             )
@@ -106,6 +108,21 @@ def summarize_items(
                 entry.agreement = _agreement(votes)
             evals_out.append(entry)
     return counts, tasks_out, evals_out
+
+
+def _unscored(v: ScoreRecord) -> bool:
+    """A verdict with no value that is not a skip the user chose (`no_relevant: skip`)."""
+    return v.value is None and not v.detail.get("skipped")
+
+
+def _skipped_only(r: ItemRecord) -> bool:
+    """A completed item with no combined score only because a verdict was skipped by choice:
+    not scored, and not failed either."""
+    return (
+        r.status == "completed"
+        and any(v.detail.get("skipped") for v in r.scores)
+        and not any(v.error or _unscored(v) for v in r.scores)
+    )
 
 
 def _votes(raw: Any) -> list[bool]:

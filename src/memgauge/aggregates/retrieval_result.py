@@ -11,7 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memgauge.metrics.conventions import conventions_text
+from memgauge.metrics.conventions import (
+    NO_RELEVANT_IF_UNSTATED,
+    Gain,
+    NoRelevant,
+    conventions_text,
+)
 
 __all__ = [
     "AgentMetric",
@@ -197,11 +202,11 @@ class EvalSettings(_Model):
     measures: list[str] = Field(description="Canonical measure strings.")
     k: int = Field(description="Search depth requested from every system.")
     rel_threshold: int = Field(description="Grade at or above which a memory is relevant.")
-    gain: Literal["exp", "linear"] = Field(description="nDCG gain.")
-    no_relevant: Literal["zero", "one", "skip"] = Field(
-        default="zero",
+    gain: Gain = Field(description="nDCG gain.")
+    no_relevant: NoRelevant | Literal["fail"] = Field(
+        default=NO_RELEVANT_IF_UNSTATED,
         description="What a judged query with no relevant memory scored: 0, 1.0 where the "
-        "measure is 0/0 (seed 002's Recall), or nothing (skipped).",
+        "measure is 0/0 (seed 002's Recall), or nothing (skipped; `fail`: counted as failed).",
     )
     n_resamples: int = Field(description="Bootstrap resamples.")
     confidence: float = Field(description="CI level.")

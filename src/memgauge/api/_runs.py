@@ -18,6 +18,13 @@ from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UsageError
 from memgauge.llm.usage import load_prices, priced
+from memgauge.metrics.conventions import (
+    DEFAULT_GAIN,
+    DEFAULT_NO_RELEVANT,
+    DEFAULT_REL_THRESHOLD,
+    Gain,
+    NoRelevant,
+)
 from memgauge.runs.builders import evaluate_suite
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
@@ -96,12 +103,12 @@ def evaluate(
     *,
     measures: Sequence[str] = DEFAULT_MEASURES,
     k: int = 20,
-    rel_threshold: int = 2,
-    gain: Literal["exp", "linear"] = "exp",
+    rel_threshold: int = DEFAULT_REL_THRESHOLD,
+    gain: Gain = DEFAULT_GAIN,
     agent_k: int = 5,
     resamples: int = 1000,
     seed: int = 0,
-    no_relevant: Literal["zero", "one", "skip"] = "zero",
+    no_relevant: NoRelevant = DEFAULT_NO_RELEVANT,
     pool_depth: int | None = None,
     pool_grade: int = 1,
     pool_judge: str | Mapping[str, Any] | None = None,

@@ -31,25 +31,27 @@ __all__ = [
     "write_reports",
 ]
 
-# The three conventions where trec_eval and seed 002 disagree, spelled the same in every command.
+# The three conventions where trec_eval and seed 002 disagree, spelled the same in every command,
+# with the defaults every other entry point has (`MetricConfig`'s).
+_DEFAULT = api.MetricConfig()
 rel_threshold_option = click.option(
     "--rel-threshold",
     type=click.IntRange(min=0),
-    default=2,
+    default=_DEFAULT.rel_threshold,
     show_default=True,
     help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
 )
 gain_option = click.option(
     "--gain",
     type=click.Choice(["exp", "linear"]),
-    default="exp",
+    default=_DEFAULT.gain,
     show_default=True,
     help="nDCG gain: exp = 2^grade - 1 (seed 002); linear = the grade (trec_eval).",
 )
 no_relevant_option = click.option(
     "--no-relevant",
     type=click.Choice(["zero", "one", "skip"]),
-    default="zero",
+    default=_DEFAULT.no_relevant,
     show_default=True,
     help="A judged query with no relevant memory: score 0 (trec_eval); 1.0 on the measures "
     "where that is 0/0 (Recall, recall_all, AP, R-prec, nDCG and ndcg_any with no ideal gain: "

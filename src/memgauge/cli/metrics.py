@@ -74,7 +74,7 @@ def _num(v: float) -> float | None:
 @click.option(
     "--missing",
     type=click.Choice(["zero", "skip"]),
-    default="zero",
+    default=api.MetricConfig().missing_from_run,
     show_default=True,
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceClass
+from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 
 __all__ = [
     "AgentValue",
@@ -80,7 +81,7 @@ def importance_weighted_recall(
     qrels: Mapping[str, Mapping[str, int]],
     tiers: Mapping[str, str],
     k: int,
-    threshold: int = 2,
+    threshold: int = DEFAULT_REL_THRESHOLD,
     only_tiers: set[str] | None = None,
 ) -> AgentValue:
     """IW-Recall@k = sum_{d relevant, in top k} w(tier d) / sum_{d relevant} w(tier d).
@@ -149,7 +150,7 @@ def tier_stratified_precision(
     qrels: Mapping[str, Mapping[str, int]],
     tiers: Mapping[str, str],
     k: int,
-    threshold: int = 2,
+    threshold: int = DEFAULT_REL_THRESHOLD,
 ) -> AgentValue:
     """Per tier: of all top-k hits in that tier (over all searches), the share judged relevant.
 
@@ -193,7 +194,7 @@ def channel_attributed_recall(
     qrels: Mapping[str, Mapping[str, int]],
     attributed: Mapping[str, Mapping[str, Sequence[str]]],
     k: int,
-    threshold: int = 2,
+    threshold: int = DEFAULT_REL_THRESHOLD,
 ) -> dict[str, AgentValue]:
     """Seed 002's channel attribution from judgments (`sourceChannels`): per channel c,
     Recall@k over the relevant memories whose judgment says c produced them.
@@ -294,7 +295,7 @@ def equivalence_recall(
     qrels: Mapping[str, Mapping[str, int]],
     classes: Sequence[EquivalenceClass],
     k: int,
-    threshold: int = 2,
+    threshold: int = DEFAULT_REL_THRESHOLD,
 ) -> AgentValue:
     """Recall@k where a relevant memory counts as found if any member of its class is in top k.
 

@@ -40,14 +40,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
 from memgauge.errors import UsageError
-from memgauge.metrics.conventions import conventions_text
+from memgauge.metrics.conventions import (
+    DEFAULT_GAIN,
+    DEFAULT_MISSING_FROM_RUN,
+    DEFAULT_NO_RELEVANT,
+    DEFAULT_REL_THRESHOLD,
+    Gain,
+    MissingFromRun,
+    NoRelevant,
+    conventions_text,
+)
 from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
 from memgauge.metrics.ranking import Hits, Judged, from_ranked, hits_from_run
 
@@ -67,7 +76,7 @@ __all__ = [
 #: What a query with no relevant document scores: 0 (default), 1 where that is 0/0 (seed 002),
 #: or nothing (left out of the means). Every IR entry point (`metrics`, `evaluate`, suites'
 #: `ir` aggregate and `retrieval` evaluator) takes these three.
-NO_RELEVANT: tuple[str, ...] = ("zero", "one", "skip")
+NO_RELEVANT: tuple[str, ...] = get_args(NoRelevant)
 #: The measures that are a share of what there was to find: 1.0 under `no_relevant="one"`.
 VACUOUS_ONE: frozenset[str] = frozenset(
     {"Recall", "recall_all", "AP", "R-prec", "ndcg_any", "nDCG"}
@@ -91,10 +100,10 @@ class MetricConfig:
         missing_from_run: a judged query absent from the run scores "zero" or is "skip"ped.
     """
 
-    rel_threshold: int = 2
-    gain: Literal["exp", "linear"] = "exp"
-    no_relevant: Literal["zero", "one", "skip"] = "zero"
-    missing_from_run: Literal["zero", "skip"] = "zero"
+    rel_threshold: int = DEFAULT_REL_THRESHOLD
+    gain: Gain = DEFAULT_GAIN
+    no_relevant: NoRelevant = DEFAULT_NO_RELEVANT
+    missing_from_run: MissingFromRun = DEFAULT_MISSING_FROM_RUN
 
     def __post_init__(self) -> None:
         # a negative threshold would make unjudged documents and padding relevant
@@ -161,16 +170,18 @@ class Counts:
             "run_only": self.run_only,
         }
 
-    def notes(self, no_relevant: str = "zero") -> list[str]:
+    def notes(self, no_relevant: str = DEFAULT_NO_RELEVANT) -> list[str]:
         """Human-readable accounting lines for reports (`no_relevant`: how those queries were
         scored, `MetricConfig.no_relevant`)."""
         out = []
         if self.no_relevant:
             how = {
-                "zero": "scored 0 unless skipped",
+                "zero": "scored as any other: 0, but nDCG counts grades below the threshold",
                 "one": "--no-relevant one: scored 1.0 where the measure is 0/0, as seed 002's "
                 "Recall",
                 "skip": "--no-relevant skip: left out of the means",
+                # a suite's retrieval evaluator may fail such an item; its ir aggregate follows
+                "fail": "no_relevant: fail: not scored, counted as failed",
             }[no_relevant]
             out.append(f"{len(self.no_relevant)} judged queries have no relevant memory ({how}).")
         if self.missing_from_run:

@@ -38,6 +38,7 @@ import numpy as np
 
 from memgauge._types import BoolArray, FloatArray, IntArray
 from memgauge.errors import UsageError
+from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.metrics.ir import Evaluation
 from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
 
@@ -148,7 +149,7 @@ def turn2session(
     corpora: Mapping[str, Sequence[str]],
     measures: Iterable[Measure | str],
     *,
-    rel_threshold: int = 2,
+    rel_threshold: int = DEFAULT_REL_THRESHOLD,
 ) -> SessionEvaluation:
     """LongMemEval's session measures from turn rankings.
 

@@ -49,8 +49,9 @@ _VALIDATE = ("validate_useful", "validate_not_useful")
 _K = 10
 
 
-def _rr(session: SessionLog, threshold: int = 2) -> dict[str, float]:
-    """RR@10 of the session's searches that have judgments (seed 002 MRR@10, grade >= 2)."""
+def _rr(session: SessionLog) -> dict[str, float]:
+    """RR@10 of the session's searches that have judgments (seed 002 MRR@10, at the default
+    relevance threshold)."""
     judged = {q.query_id: q.result_ids for q in session.queries if q.query_id in session.grades}
     if not judged:
         return {}
@@ -58,7 +59,7 @@ def _rr(session: SessionLog, threshold: int = 2) -> dict[str, float]:
         {q: session.grades[q] for q in judged},
         judged,
         [f"RR@{_K}"],
-        MetricConfig(rel_threshold=threshold),
+        MetricConfig(),
     )
     return dict(zip(ev.query_ids, ev.per_query[f"RR@{_K}"].tolist(), strict=True))
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
-from memgauge.metrics.conventions import conventions_text
+from memgauge.view.fmt import conventions_lines
 
 __all__ = [
     "comparison_table",
@@ -118,26 +118,6 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         table.caption = "\n".join(lines)
         table.caption_justify = "left"
     return table
-
-
-def conventions_lines(summary: Mapping[str, Any]) -> list[str]:
-    """The conventions of every IR number in the table, from the run's own settings: each
-    retrieval evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and
-    each IR aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
-    lines: dict[str, None] = {}
-    for row in summary.get("evaluators", []):
-        if row.get("conventions"):
-            lines[f"task {row['task']} / {row['evaluator']}: {row['conventions']}"] = None
-    for agg in summary.get("aggregates", []):
-        settings = (agg.get("detail") or {}).get("settings")
-        if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
-            text = conventions_text(
-                int(settings["rel_threshold"]),
-                str(settings["gain"]),
-                no_relevant=str(settings.get("no_relevant", "zero")),
-            )
-            lines[f"task {agg['task']} / IR measures: {text}"] = None
-    return list(lines)
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:

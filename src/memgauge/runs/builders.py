@@ -19,6 +19,11 @@ from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
+from memgauge.metrics.conventions import (
+    DEFAULT_GAIN,
+    DEFAULT_NO_RELEVANT,
+    DEFAULT_REL_THRESHOLD,
+)
 from memgauge.metrics.ir import NO_RELEVANT
 from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.runs.suite import Suite
@@ -54,12 +59,12 @@ def evaluate_suite(
     name: str | None = None,
     measures: Sequence[str] = DEFAULT_MEASURES,
     k: int = 20,
-    rel_threshold: int = 2,
-    gain: str = "exp",
+    rel_threshold: int = DEFAULT_REL_THRESHOLD,
+    gain: str = DEFAULT_GAIN,
     agent_k: int = 5,
     n_resamples: int = 1000,
     seed: int = 0,
-    no_relevant: str = "zero",
+    no_relevant: str = DEFAULT_NO_RELEVANT,
     pool_depth: int | None = None,
     pool_grade: int = 1,
     pool_judge: str | Mapping[str, Any] | None = None,
@@ -95,7 +100,7 @@ def evaluate_suite(
         "n_resamples": n_resamples,
         "pool_depth": pool_depth,
         "pool_grade": pool_grade,
-        **({"no_relevant": no_relevant} if no_relevant != "zero" else {}),
+        **({"no_relevant": no_relevant} if no_relevant != DEFAULT_NO_RELEVANT else {}),
         **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
     }
     return Suite.model_validate(

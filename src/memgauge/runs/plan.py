@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,14 +171,24 @@ def _evaluators(
     return out
 
 
-def _aggregates(task: TaskSpec) -> list[Aggregate]:
+def _aggregates(
+    task: TaskSpec, evaluators: Sequence[tuple[str, Evaluator, float]]
+) -> list[Aggregate]:
+    """The task's aggregates; one that can `align` itself with the task's evaluators (the ir
+    aggregate takes the conventions of the retrieval evaluators that give its measures) is
+    given them and the keys its spec sets."""
     specs = task.aggregates if task.aggregates is not None else default_aggregates(task)
     out = []
     for spec in specs:
         try:
-            out.append(AGGREGATES.build(spec))  # every form a suite may write it in
+            _, given = AGGREGATES.parse(spec)
+            agg = AGGREGATES.build(spec)  # every form a suite may write it in
         except RegistryError as exc:
             raise UsageError(f"aggregate {exc}") from None
+        align = getattr(agg, "align", None)
+        if callable(align):
+            agg = align(task.name, [(label, e) for label, e, _w in evaluators], set(given))
+        out.append(agg)
     return out
 
 
@@ -274,7 +284,7 @@ def plan_task(
     evaluators = _evaluators(task, base, subjects or {})
     # before anything is loaded or written: a task whose measures need deeper searches than it
     # asks for (a suite built in code, an optimization's candidate) has no run to start
-    aggregates = _aggregates(task)
+    aggregates = _aggregates(task, evaluators)
     least = least_k(task, [(label, ev.name) for label, ev, _w in evaluators], aggregates)
     if least is not None and task.k < least[0]:
         raise UsageError(depth_error(task.k, least))

@@ -48,6 +48,7 @@ from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.depth import depth_error, least_k
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
+from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.subjects.specs import SUBJECTS, check_subject
 
 __all__ = [
@@ -221,13 +222,18 @@ class Suite(_Model):
 
 def evaluator_label(entry: EvaluatorEntry, siblings: list[EvaluatorEntry]) -> str:
     """The evaluator's name in results: its label; else for a retrieval measure the measure
-    (`nDCG@10`); else its name, with its first argument or a number when the name repeats."""
+    it computes (`nDCG@10`); else its name, with its first argument or a number when the name
+    repeats."""
     if entry.label:
         return entry.label
     name = spec_name(entry.spec)
     arg = _first_arg(entry.spec)
     if name == "retrieval":
-        return arg or "nDCG@10"
+        # the measure, wherever the spec gives it: a row named after another measure (or
+        # after the default one) would put two values under one name
+        args = entry.spec.get(name) if isinstance(entry.spec, dict) else None
+        given = args.get("measure") if isinstance(args, dict) else arg
+        return str(given) if given is not None else RetrievalMeasure.measure
     same = [e for e in siblings if not e.label and spec_name(e.spec) == name]
     if len(same) == 1:
         return name

@@ -12,6 +12,13 @@ import numpy as np
 
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
+from memgauge.metrics.conventions import (
+    DEFAULT_GAIN,
+    DEFAULT_NO_RELEVANT,
+    DEFAULT_REL_THRESHOLD,
+    Gain,
+    NoRelevant,
+)
 from memgauge.metrics.measures import SESSION_MEASURES, Measure
 from memgauge.metrics.single import Prepared, score_prepared
 from memgauge.scorers.base import EvalContext, Score
@@ -54,20 +61,25 @@ def _grades(expected: Any) -> dict[str, int] | None:
 class RetrievalMeasure:
     """One IR measure (e.g. nDCG@10) of a ranked output against judged grades.
 
+    The defaults are those of `memgauge evaluate`, `memgauge metrics` and a suite's `ir`
+    aggregate (`metrics.conventions`), and an item is scored exactly as `metrics.ir` scores
+    its query, so a suite's table and every other view of the run give one value and one n.
+
     Attributes:
         measure: the measure, e.g. nDCG@10, RR@10, Recall@5.
         rel_threshold: grade at or above which a memory is relevant.
         gain: nDCG gain, exp or linear.
-        no_relevant: an item whose judged memories all lie below the threshold: `fail` (the
-            evaluator cannot score it), `zero` (scored 0 and counted, as `memgauge evaluate`
-            and trec_eval do), `one` (1.0 where the measure is 0/0, seed 002's Recall; see
-            `metrics.ir`) or `skip` (no value, not a failure: left out of means).
+        no_relevant: an item whose judged memories all lie below the threshold: `zero`
+            (default: scored as `metrics.ir` scores it, 0 but for nDCG over judgments below
+            the threshold, and counted), `one` (1.0 where the measure is 0/0, seed 002's
+            Recall; see `metrics.ir`), `skip` (no value, not a failure: left out of means) or
+            `fail` (not scored: the item's verdict is a failure, counted in n_failed).
     """
 
     measure: str = "nDCG@10"
-    rel_threshold: int = 2
-    gain: Literal["exp", "linear"] = "exp"
-    no_relevant: Literal["fail", "zero", "one", "skip"] = "fail"
+    rel_threshold: int = DEFAULT_REL_THRESHOLD
+    gain: Gain = DEFAULT_GAIN
+    no_relevant: NoRelevant | Literal["fail"] = DEFAULT_NO_RELEVANT
     name: ClassVar[str] = "retrieval"
 
     def __post_init__(self) -> None:
@@ -91,23 +103,24 @@ class RetrievalMeasure:
         grades = ctx.derived("retrieval.grades", lambda: _grades(ctx.expected))
         if grades is None:
             return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
-        if not any(g >= self.rel_threshold for g in grades.values()):
-            if self.no_relevant == "zero":
-                return Score(value=0.0, reason="no judged memory is relevant: scored 0")
-            if self.no_relevant == "skip":
-                return Score(
-                    value=None,
-                    reason="no judged memory is relevant: skipped",
-                    detail={"skipped": True},
-                )
-            if self.no_relevant == "one":
-                cfg_one = replace(self._cfg, no_relevant="one")  # type: ignore[attr-defined]
-                ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg_one)
-                one = float(next(iter(ev.per_query.values()))[0])
-                return Score(value=one, reason=f"no judged memory is relevant: {one:g}")
-            return Score.failure("retrieval: no judged memory reaches the relevance threshold")
         parsed: Measure = self._parsed  # type: ignore[attr-defined]
         cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]
+        nothing = "" if any(g >= self.rel_threshold for g in grades.values()) else self.no_relevant
+        if nothing == "skip":
+            return Score(
+                value=None, reason="no judged memory is relevant: skipped", detail={"skipped": True}
+            )
+        if nothing == "fail":
+            return Score.failure(
+                "retrieval: no judged memory reaches the relevance threshold (no_relevant: fail)"
+            )
+        if nothing == "one":
+            cfg_one = replace(cfg, no_relevant="one")
+            ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg_one)
+            one = float(next(iter(ev.per_query.values()))[0])
+            return Score(value=one, reason=f"no judged memory is relevant: {parsed} = {one:.3f}")
+        # `zero` keeps the value computed as for any query (metrics.ir's convention): 0 for
+        # every binary measure, while nDCG still gains from judgments below the threshold
         prepared = ctx.derived(
             f"retrieval.prepared@{self.rel_threshold}",
             lambda: Prepared(grades, ids, self.rel_threshold),
@@ -120,4 +133,5 @@ class RetrievalMeasure:
             value = float(next(iter(ev.per_query.values()))[0])
         if np.isnan(value):
             return Score.failure("retrieval: the measure is undefined for this item")
-        return Score(value=value, reason=f"{parsed} = {value:.3f}")
+        why = "no judged memory is relevant: " if nothing else ""
+        return Score(value=value, reason=f"{why}{parsed} = {value:.3f}")

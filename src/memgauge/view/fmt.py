@@ -6,7 +6,9 @@ would have been computed over, never as 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from memgauge.aggregates.retrieval_result import (
     AgentMetric,
@@ -15,11 +17,14 @@ from memgauge.aggregates.retrieval_result import (
     RetrievalEvalResult,
     SystemResult,
 )
+from memgauge.data.records import RunSummary
+from memgauge.metrics.conventions import NO_RELEVANT_IF_UNSTATED, conventions_text
 
 __all__ = [
     "Mark",
     "agent_names",
     "category_marks",
+    "conventions_lines",
     "fmt_agent",
     "fmt_ci",
     "fmt_num",
@@ -72,12 +77,41 @@ _NO_RELEVANT_TEXT = {
     "zero": "a query with no relevant memory scores 0",
     "one": "a query with no relevant memory scores 1.0 where the measure is 0/0 (seed 002's Recall)",
     "skip": "queries with no relevant memory are skipped",
+    "fail": "a query with no relevant memory is not scored and counts as failed",
 }
 
 
 def no_relevant_text(mode: str) -> str:
     """The `--no-relevant` convention a report states: `... scores 0 (--no-relevant zero)`."""
     return f"{_NO_RELEVANT_TEXT.get(mode, mode)} (--no-relevant {mode})"
+
+
+def conventions_lines(summary: Mapping[str, Any] | RunSummary) -> list[str]:
+    """The conventions of every IR number of a run, from its own settings: each retrieval
+    evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and each IR
+    aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
+    if isinstance(summary, RunSummary):
+        rows = [(e.task, e.evaluator, e.conventions) for e in summary.evaluators]
+        details = [(a.task, a.detail) for a in summary.aggregates]
+    else:
+        rows = [
+            (e["task"], e["evaluator"], e.get("conventions")) for e in summary.get("evaluators", [])
+        ]
+        details = [(a["task"], a.get("detail")) for a in summary.get("aggregates", [])]
+    lines: dict[str, None] = {}
+    for task, evaluator, conventions in rows:
+        if conventions:
+            lines[f"task {task} / {evaluator}: {conventions}"] = None
+    for task, detail in details:
+        settings = (detail or {}).get("settings")
+        if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
+            text = conventions_text(
+                int(settings["rel_threshold"]),
+                str(settings["gain"]),
+                no_relevant=str(settings.get("no_relevant", NO_RELEVANT_IF_UNSTATED)),
+            )
+            lines[f"task {task} / IR measures: {text}"] = None
+    return list(lines)
 
 
 def fmt_agent(a: AgentMetric | None) -> str:

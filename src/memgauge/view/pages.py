@@ -18,11 +18,12 @@ from markupsafe import Markup
 from memgauge.aggregates.hits import hit_channels, hits_of
 from memgauge.api import interim_summary
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
-from memgauge.view.fmt import fmt_ci, fmt_num, fmt_pct
+from memgauge.view.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
 from memgauge.view.retrieval import retrieval_result
 
 __all__ = [
@@ -84,6 +85,8 @@ class RunPage:
     extraction: dict[str, Any] | None = None
     operations: dict[str, Any] | None = None
     others: list[dict[str, Any]] = field(default_factory=list)
+    #: the conventions of the run's IR numbers, one line per task and evaluator / aggregate
+    conventions: list[str] = field(default_factory=list)
 
 
 def duration(start: str | None, end: str | None) -> str:
@@ -271,6 +274,7 @@ def run_page(
         tasks=[dict(t) for t in tasks],
         failures=[dict(f) for f in failures],
         others=[dict(o) for o in others],
+        conventions=conventions_lines(summary),
     )
     if run.summary is not None and run.summary.aggregate("ir") is not None:
         page.retrieval = retrieval_result(run)
@@ -301,7 +305,9 @@ def item_row(it: ItemRecord) -> ItemRow:
     )
 
 
-def hit_rows(it: ItemRecord, rel_threshold: int = 1) -> list[dict[str, Any]] | None:
+def hit_rows(
+    it: ItemRecord, rel_threshold: int = DEFAULT_REL_THRESHOLD
+) -> list[dict[str, Any]] | None:
     """A retrieval item's ranked hits with their grades (`expected`: id -> grade), channels
     and scores; None for an item that is not a retrieval one."""
     hits = hits_of(it.output)

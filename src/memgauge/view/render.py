@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
+from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.view.fmt import (
     agent_names,
     category_marks,
@@ -197,16 +198,20 @@ def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
-def _rel_threshold(run: RunRecord) -> int:
-    agg = run.summary.aggregate("ir") if run.summary else None
+def _rel_threshold(run: RunRecord, task: str | None = None) -> int:
+    """The relevance threshold the run's ir aggregate (of `task`) scored with; the default
+    one where it has none, as a retrieval evaluator's default then scored."""
+    agg = run.summary.aggregate("ir", task) if run.summary else None
     settings = agg.detail.get("settings") if agg else None
-    return int(settings.get("rel_threshold", 1)) if isinstance(settings, Mapping) else 1
+    if isinstance(settings, Mapping) and "rel_threshold" in settings:
+        return int(settings["rel_threshold"])
+    return DEFAULT_REL_THRESHOLD
 
 
 def item_context(run: RunRecord, it: ItemRecord) -> dict[str, Any]:
     """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
     relevant memories it did not retrieve."""
-    threshold = _rel_threshold(run)
+    threshold = _rel_threshold(run, it.task)
     hits = hit_rows(it, threshold)
     missing: list[str] = []
     if hits is not None and isinstance(it.expected, Mapping):

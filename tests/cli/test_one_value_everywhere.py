@@ -1,0 +1,556 @@
+"""One measure has one value and one n, whichever way the user asks for it.
+
+One small dataset (with a query whose only judgment lies below the relevance threshold, a
+query with nothing relevant at all, a query the memory finds nothing for, and a query whose
+search fails) is evaluated by `memgauge evaluate`, by `memgauge run` on the equivalent suite,
+and through the pytest plug-in; and each run is read back through `runs show` (text and
+`--json`), `gate --json`, `--junit`, `memgauge report` and the viewer's run page. Every view of
+every measure must give the value and the n (scored, failed) of `evaluate`'s result.json:
+exactly where JSON carries the number, to the printed precision where only text does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from starlette.testclient import TestClient
+
+from memgauge.cli.main import main
+from memgauge.view.app import create_app
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+SUBJECT = "python:flaky_memory:FlakyMemory@mem"
+MEASURES = ["nDCG@10", "Recall@5", "RR@10", "P@5", "AP@20"]
+TASK = "retrieval"  # evaluate's task name, given to the suite's task too
+
+MEMORIES = {
+    "m01": "The billing service stores invoices in PostgreSQL.",
+    "m02": "Invoices are numbered per tenant with a yearly prefix.",
+    "m03": "The API gateway listens on port 8080.",
+    "m04": "Deploys run through the staging cluster first.",
+    "m05": "Password hashing uses Argon2id with a per-user salt.",
+    "m06": "Sessions expire after thirty minutes of inactivity.",
+    "m07": "The search index is rebuilt every night at two.",
+    "m08": "Customer emails are sent through the mail relay.",
+    "m09": "Feature flags are read from the flags table.",
+    "m10": "Backups of the invoices database are kept for ninety days.",
+    "m11": "The mobile app caches the dashboard for five minutes.",
+    "m12": "Logs are shipped to the central log store.",
+}
+#: query id -> (text, {memory: grade}); relevant = grade >= 2 (the default threshold)
+QUERIES = {
+    "q01": ("Where are invoices stored?", {"m01": 3, "m10": 1, "m02": 2}),
+    "q02": ("Which port does the API gateway listen on?", {"m03": 3}),
+    "q03": ("How are passwords hashed?", {"m05": 3, "m06": 0}),
+    "q04": ("When do sessions expire?", {"m06": 3}),
+    "q05": ("When is the search index rebuilt?", {"m07": 2, "m12": 1}),
+    "q06": ("How are customer emails sent?", {"m08": 3, "m11": 0}),
+    "q07": ("Where are feature flags read from?", {"m09": 3}),
+    "q08": ("How long are backups of invoices kept?", {"m10": 3, "m01": 1}),
+    "q09": ("How are invoices numbered?", {"m02": 3, "m01": 1}),
+    # nothing relevant: a grade-1 judgment only (nDCG still gains from it), grade 0 only
+    "q10": ("What does the mobile app cache?", {"m11": 1}),
+    "q11": ("Where are logs shipped?", {"m12": 0, "m04": 0}),
+    # the memory finds nothing (no word in common): every measure 0
+    "q12": ("zebra quantum saxophone", {"m04": 2}),
+    # the search raises: a failed item, never a score
+    "q13": ("[fail] how do deploys run", {"m04": 3}),
+}
+N_FAILED = 1
+N_SCORED = len(QUERIES) - N_FAILED
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One measure as one view shows it: the value (exact, or the text printed with
+    `fmt`), and the counts where the view has them."""
+
+    value: float | str | None
+    fmt: str | None = None
+    n_scored: int | None = None
+    n_failed: int | None = None
+
+
+Views = dict[str, dict[str, Seen]]
+
+
+def _dataset(root: Path) -> Path:
+    ds = root / "dataset"
+    ds.mkdir()
+    (ds / "dataset.yaml").write_text("name: one-value\n")
+    lines = {
+        "memories": [{"id": m, "text": t} for m, t in MEMORIES.items()],
+        "queries": [{"id": q, "text": t} for q, (t, _) in QUERIES.items()],
+        "judgments": [
+            {"query_id": q, "memory_id": m, "grade": g}
+            for q, (_, grades) in QUERIES.items()
+            for m, g in grades.items()
+        ],
+    }
+    for name, rows in lines.items():
+        (ds / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ds
+
+
+def _suite(root: Path, ds: Path) -> Path:
+    suite = {
+        "name": "one-value",
+        # room for items failed by an evaluator (what `no_relevant: fail` did by default):
+        # the run completes and the comparison shows the values that differ
+        "max_failure_rate": 0.5,
+        "subjects": {"mem": {"python": {"target": "flaky_memory:FlakyMemory"}}},
+        "tasks": [
+            {
+                "name": TASK,
+                "kind": "retrieval",
+                "dataset": str(ds),
+                "k": 20,  # evaluate's default depth
+                "evaluators": [{"retrieval": m} for m in MEASURES],
+            }
+        ],
+    }
+    path = root / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    return path
+
+
+def _cli(argv: list[str], ok: int = 0) -> str:
+    """Run a command in-process; its stdout and stderr, one after the other."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == ok, (argv, code, out.getvalue()[-3000:], err.getvalue()[-3000:])
+    return out.getvalue() + err.getvalue()
+
+
+def _last_json(text: str) -> Any:
+    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))
+
+
+def _fail_under() -> list[str]:
+    """A met target on every measure: JUnit then has one case per measure with its value."""
+    return [a for m in MEASURES for a in ("--fail-under", f"mem/{TASK}/{m}=0")]
+
+
+# --- reading each view ----------------------------------------------------------------------
+
+
+def _result_json(path: Path) -> dict[str, Seen]:
+    result = json.loads(path.read_text())
+    (system,) = [s for s in result["systems"] if s["name"] == "mem"]
+    return {
+        m: Seen(s["value"], None, s["n_scored"], s["n_failed"])
+        for m, s in system["metrics"].items()
+    }
+
+
+def _rows(rows: list[dict[str, Any]]) -> dict[str, Seen]:
+    """Rows of `run --json` / `runs show --json` (`results`): one per evaluator."""
+    return {
+        r["evaluator"]: Seen(r["mean"], None, r["n_scored"], r["n_failed"])
+        for r in rows
+        if r["subject"] == "mem" and r["task"] == TASK and r["evaluator"] in MEASURES
+    }
+
+
+def _aggregate(summary: dict[str, Any]) -> dict[str, Seen]:
+    """The ir aggregate's measures in a stored summary (what gate, history and targets read)."""
+    (agg,) = [a for a in summary["aggregates"] if a["aggregate"] == "ir"]
+    return {
+        m["name"]: Seen(m["value"], None, m["n_scored"], m["n_failed"])
+        for m in agg["measures"]
+        if m["subject"] == "mem" and m["name"] in MEASURES
+    }
+
+
+_CELL = re.compile(r"(n/a|\d+\.\d+)")
+
+
+def _number(cell: str) -> str:
+    """The value a table cell starts with (`0.765 [0.66, 0.86]` -> `0.765`), or `n/a`."""
+    found = _CELL.match(cell)
+    assert found, cell
+    return found.group(1)
+
+
+def _terminal_table(text: str, first_col: str) -> dict[str, Seen]:
+    """A rich table printed on the terminal: the rows whose first cell is a measure (`evaluate`)
+    or whose cells are `subject | task | evaluator | mean | CI | pass | scored | failed`."""
+    out: dict[str, Seen] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
+        if first_col == "measure" and len(cells) == 2 and cells[0] in MEASURES:
+            out[cells[0]] = Seen(_number(cells[1]), ".3f")
+        mine = len(cells) == 8 and (cells[0], cells[1]) == ("mem", TASK)
+        if first_col == "subject" and mine and cells[2] in MEASURES:
+            out[cells[2]] = Seen(cells[3], ".3f", int(cells[6]), int(cells[7]))
+    return out
+
+
+def _markdown(text: str) -> dict[str, Seen]:
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith("| system |"))
+    header = [c.strip() for c in lines[i].strip("|").split("|")]
+    row = next(line for line in lines[i:] if line.startswith("| mem |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    return {h: Seen(_number(c), ".3f") for h, c in zip(header, cells, strict=True) if h in MEASURES}
+
+
+def _junit(path: Path, line: str) -> dict[str, Seen]:
+    """Each case's `value X` (a run's target) or `current X` (a gate's measure), as `.4g`."""
+    out: dict[str, Seen] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.get("classname") != f"mem.{TASK}":
+            continue
+        measure = str(case.get("name")).split(" ")[0]
+        text = " ".join(
+            (el.text or "") + " " + el.get("message", "") for el in case if el is not None
+        )
+        found = re.search(rf"\b{line} (n/a|[-\d.e+]+)", text)
+        if measure in MEASURES and found:
+            out[measure] = Seen(found.group(1), ".4g")
+    return out
+
+
+class _Tables(HTMLParser):
+    """Every `<table id=...>` of a page: its rows, each a list of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._table = dict(attrs).get("id") or f"table{len(self.tables)}"
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._table is not None and self._cell is not None:
+            self.tables[self._table][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _run_page(html: str) -> dict[str, dict[str, Seen]]:
+    """The run page (viewer or `memgauge report`): the results grid (evaluators' rows, with n)
+    and the retrieval section's summary (the ir aggregate's values)."""
+    parser = _Tables()
+    parser.feed(html)
+    grid, summary = parser.tables["grid"], parser.tables["retrieval-summary"]
+    column = grid[0].index("mem")
+    cells: dict[str, Seen] = {}
+    for row in grid[1:]:
+        if row[0] == TASK and row[1] in MEASURES:
+            found = re.match(r"(n/a|\d+\.\d+).* n (\d+)(?: · (\d+) failed)?$", row[column])
+            assert found, row[column]
+            n_failed = int(found.group(3) or 0)
+            cells[row[1]] = Seen(found.group(1), ".3f", int(found.group(2)), n_failed)
+    header = summary[0]
+    (mem,) = [r for r in summary[1:] if r[0] == "mem"]
+    aggregate = {
+        h: Seen(_number(c), ".3f") for h, c in zip(header, mem, strict=True) if h in MEASURES
+    }
+    return {"grid": cells, "retrieval": aggregate}
+
+
+# --- the runs, once for the module ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Path, Path]]:
+    """Every view of the dataset's measures, by name; the dataset and the store."""
+    root = tmp_path_factory.mktemp("one-value")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMGAUGE_HOME", str(root / "home"))
+        mp.syspath_prepend(str(SUBJECTS))
+        ds, db = _dataset(root), str(root / "r.db")
+        suite = _suite(root, ds)
+        seen: Views = {}
+
+        ev_out = root / "evaluate"
+        argv = ["evaluate", str(ds), "-s", SUBJECT, *(a for m in MEASURES for a in ("-m", m))]
+        junit = ["--junit", str(root / "e.xml"), *_fail_under()]
+        text = _cli([*argv, "--out", str(ev_out), "--store", db, "--quiet", *junit])
+        seen["evaluate result.json"] = _result_json(ev_out / "result.json")
+        (system,) = json.loads((ev_out / "result.json").read_text())["systems"]
+        (q10,) = [q for q in system["per_query"] if q["query_id"] == "q10"]
+        seen["q10 nDCG@10"] = {"nDCG@10": Seen(q10["metrics"]["nDCG@10"])}
+        seen["evaluate terminal"] = _terminal_table(text, "measure")
+        seen["evaluate summary.md"] = _markdown((ev_out / "summary.md").read_text())
+        seen["evaluate report.html"] = _run_page((ev_out / "report.html").read_text())["grid"]
+        seen["evaluate --junit"] = _junit(root / "e.xml", "value")
+        ev_run = str(json.loads((ev_out / "result.json").read_text())["run_id"])
+
+        text = _cli(["run", str(suite), "--store", db])
+        seen["run terminal"] = _terminal_table(text, "subject")
+        run = [
+            *("run", str(suite), "--store", db, "--json", "--junit", str(root / "r.xml")),
+            *_fail_under(),
+        ]
+        last = _last_json(_cli(run))
+        run_id = str(last["run_id"])
+        seen["run --json"] = _rows(last["results"])
+        seen["run --junit"] = _junit(root / "r.xml", "value")
+
+        for name, rid in (("run", run_id), ("evaluate", ev_run)):
+            shown = _last_json(_cli(["runs", "show", rid, "--store", db, "--json"]))
+            seen[f"runs show --json ({name}): rows"] = _rows(shown["results"])
+            seen[f"runs show --json ({name}): ir aggregate"] = _aggregate(shown["summary"])
+            text = _cli(["runs", "show", rid, "--store", db])
+            seen[f"runs show ({name})"] = _terminal_table(text, "subject")
+            page = root / f"{name}.html"
+            _cli(["report", rid, "--out", str(page), "--store", db])
+            for part, got in _run_page(page.read_text()).items():
+                seen[f"memgauge report ({name}): {part}"] = got
+            with TestClient(create_app(db)) as client:
+                response = client.get(f"/runs/{rid}")
+            assert response.status_code == 200
+            for part, got in _run_page(response.text).items():
+                seen[f"viewer run page ({name}): {part}"] = got
+
+        gate = [
+            "gate",
+            run_id,
+            "--store",
+            db,
+            "--json",
+            "--no-learn",
+            "--junit",
+            str(root / "g.xml"),
+        ]
+        gated = _last_json(_cli(gate))
+        seen["gate --json"] = {
+            c["evaluator"]: Seen(c["current"])
+            for c in gated["metrics"]
+            if c["subject"] == "mem" and c["task"] == TASK and c["evaluator"] in MEASURES
+        }
+        seen["gate --junit"] = _junit(root / "g.xml", "current")
+        yield seen, ds, Path(db)
+
+
+def _same(reference: dict[str, Seen], views: Views) -> list[str]:
+    """Every disagreement of a view with the reference, as `view: measure: what`."""
+    wrong = []
+    for view, got in views.items():
+        missing = sorted(set(reference) - set(got))
+        if missing:
+            wrong.append(f"{view}: no {', '.join(missing)}")
+        for m, s in got.items():
+            want = reference[m]
+            if s.fmt is None:
+                ok = (s.value is None and want.value is None) or (
+                    s.value is not None
+                    and want.value is not None
+                    and s.value == pytest.approx(want.value, rel=1e-12, abs=1e-15)
+                )
+            else:
+                text = "n/a" if want.value is None else format(want.value, s.fmt)
+                ok = s.value == text
+            if not ok:
+                wrong.append(f"{view}: {m}: value {s.value}, not {want.value}")
+            for count in ("n_scored", "n_failed"):
+                have = getattr(s, count)
+                if have is not None and have != getattr(want, count):
+                    wrong.append(f"{view}: {m}: {count} {have}, not {getattr(want, count)}")
+    return wrong
+
+
+def test_every_view_of_a_run_gives_each_measure_one_value_and_one_n(
+    views: tuple[Views, Path, Path],
+) -> None:
+    seen, _, _ = views
+    reference = seen["evaluate result.json"]
+    assert set(reference) == set(MEASURES)
+    # the queries with nothing relevant count in n (scored); the failed search is failed
+    assert {(s.n_scored, s.n_failed) for s in reference.values()} == {(N_SCORED, N_FAILED)}
+    assert all(isinstance(s.value, float) and 0 < s.value < 1 for s in reference.values())
+    # the data holds what tells the ways of scoring q10 apart: its grade-1 memory was found
+    # (nDCG > 0 from it under `zero`, where a flat 0, a failure or a skip would differ)
+    assert seen["q10 nDCG@10"]["nDCG@10"].value == pytest.approx(1.0)
+    assert _same(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
+
+
+def test_the_pytest_plugin_gives_the_same_values(
+    views: tuple[Views, Path, Path], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`assert_retrieval` in a user's test: its failure table prints every measure's value
+    (the one missed is the reason it fails), and its recorded run has the same n."""
+    seen, ds, db = views
+    reference = seen["evaluate result.json"]
+    # miss one target on purpose: the table of values is printed only for a failing test
+    thresholds = dict.fromkeys(MEASURES, 0.0) | {"RR@10": 0.999}
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
+    )
+    pytester.makepyfile(
+        f"""
+        from memgauge.pytest_plugin import assert_retrieval
+
+        def test_memory():
+            assert_retrieval(
+                {str(ds)!r}, {SUBJECT!r}, {thresholds!r},
+                measures={MEASURES!r}, k=20, store={str(db)!r},
+            )
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "memgauge.pytest_plugin")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    table: dict[str, Seen] = {}
+    for m in MEASURES:
+        found = re.search(rf"mem/{TASK}/{re.escape(m)}\s+(n/a|[\d.]+)", out)
+        assert found, (m, out[-3000:])
+        table[m] = Seen(found.group(1), ".4f")
+    run_id = re.search(r"assert_retrieval: run (\S+) ", out)
+    assert run_id, out[-3000:]
+    shown = _last_json(_cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
+    views_of_plugin = {
+        "assert_retrieval failure table": table,
+        "assert_retrieval run: rows": _rows(shown["results"]),
+        "assert_retrieval run: ir aggregate": _aggregate(shown["summary"]),
+    }
+    assert _same(reference, views_of_plugin) == []
+
+
+# --- a setting other than the default: still one value, and stated wherever numbers are ------
+
+#: (suite evaluator argument, evaluate flag, the text the conventions line states it with)
+NON_DEFAULT = [
+    ({"no_relevant": "one"}, ["--no-relevant", "one"], "no relevant document: one"),
+    ({"no_relevant": "skip"}, ["--no-relevant", "skip"], "no relevant document: skip"),
+    ({"gain": "linear"}, ["--gain", "linear"], "gain: linear"),
+    ({"rel_threshold": 1}, ["--rel-threshold", "1"], "relevant: grade >= 1"),
+    ({"no_relevant": "fail"}, None, "no relevant document: fail"),  # a suite's only
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "flags", "stated"), NON_DEFAULT, ids=[t for _, _, t in NON_DEFAULT]
+)
+def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: dict[str, Any],
+    flags: list[str] | None,
+    stated: str,
+) -> None:
+    """Set on the suite's retrieval evaluators only: the task's ir aggregate follows them, so
+    the run's rows, its aggregate and `evaluate` with the same flag agree on value and n, and
+    the run's terminal, `runs show` (text and `--json`), `memgauge report` and the viewer state
+    the setting."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    ds, db = _dataset(tmp_path), str(tmp_path / "r.db")
+    suite = _suite(tmp_path, ds)
+    spec = yaml.safe_load(suite.read_text())
+    spec["tasks"][0]["evaluators"] = [
+        {"spec": {"retrieval": {"measure": m, **args}}, "label": m} for m in MEASURES
+    ]
+    suite.write_text(yaml.safe_dump(spec))
+    text = _cli(["run", str(suite), "--store", db])
+    assert f"task {TASK} / IR measures: " in text
+    lines = [line for line in text.splitlines() if line.startswith(f"task {TASK} / ")]
+    assert len(lines) == len(MEASURES) + 1
+    assert all(stated in line for line in lines), lines
+    last = _last_json(_cli(["run", str(suite), "--store", db, "--json"]))
+    assert all(stated in r["conventions"] for r in last["results"])
+    shown = _last_json(_cli(["runs", "show", last["run_id"], "--store", db, "--json"]))
+    rows, aggregate = _rows(shown["results"]), _aggregate(shown["summary"])
+    assert _same(rows, {"ir aggregate": aggregate}) == []
+    assert stated in _cli(["runs", "show", last["run_id"], "--store", db])
+    with TestClient(create_app(db)) as client:
+        page = html.unescape(client.get(f"/runs/{last['run_id']}").text)
+    assert page.count(stated) >= len(MEASURES) + 2  # the conventions lines, the retrieval section
+    n_no_relevant = 2  # q10 and q11
+    if args.get("no_relevant") == "fail":
+        counts = {(N_SCORED - n_no_relevant, N_FAILED + n_no_relevant)}
+    elif args.get("no_relevant") == "skip":
+        counts = {(N_SCORED - n_no_relevant, N_FAILED)}
+    else:
+        counts = {(N_SCORED, N_FAILED)}
+    assert {(s.n_scored, s.n_failed) for s in rows.values()} == counts
+    # the item's combined score counts the same way
+    (combined,) = [t["score"] for t in shown["summary"]["tasks"] if t["subject"] == "mem"]
+    assert {(combined["n_scored"], combined["n_failed"])} == counts
+    if flags is None:
+        return
+    out = tmp_path / "evaluate"
+    argv = ["evaluate", str(ds), "-s", SUBJECT, *(a for m in MEASURES for a in ("-m", m))]
+    text = _cli([*argv, *flags, "--out", str(out), "--store", db, "--quiet"])
+    assert stated in text
+    assert stated in json.loads((out / "result.json").read_text())["settings"]["conventions"]
+    assert _same(_result_json(out / "result.json"), {"run": rows, "ir aggregate": aggregate}) == []
+
+
+@pytest.mark.parametrize(
+    ("evaluators", "aggregate", "named"),
+    [
+        # two evaluators of nDCG, each with its own gain, feed one aggregate
+        (
+            [{"retrieval": "nDCG@10"}, {"retrieval": {"measure": "nDCG@5", "gain": "linear"}}],
+            None,
+            "nDCG@10 (gain: exp), nDCG@5 (gain: linear)",
+        ),
+        # the aggregate set apart from its evaluator
+        ([{"retrieval": "nDCG@10"}], [{"ir": {"gain": "linear"}}], "nDCG@10 (gain: exp)"),
+        ([{"retrieval": "Recall@5"}], [{"ir": {"no_relevant": "skip"}}], "Recall@5"),
+    ],
+    ids=["evaluators-differ", "gain-on-the-aggregate", "no_relevant-on-the-aggregate"],
+)
+def test_a_suite_that_would_give_one_measure_two_values_is_refused(
+    tmp_path: Path,
+    evaluators: list[Any],
+    aggregate: list[Any] | None,
+    named: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ds = _dataset(tmp_path)
+    task: dict[str, Any] = {
+        "name": TASK,
+        "kind": "retrieval",
+        "dataset": str(ds),
+        "evaluators": evaluators,
+    }
+    if aggregate is not None:
+        task["aggregates"] = aggregate
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "two",
+                "subjects": {"lex": {"reference": {"mode": "lexical"}}},
+                "tasks": [task],
+            }
+        )
+    )
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"task {TASK!r}" in err
+    assert named in err
+    assert "Traceback" not in err
+    # nothing was run or recorded
+    assert main(["runs", "list", "--store", str(tmp_path / "r.db"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
