@@ -16,7 +16,7 @@ def _items(verdicts: list[list[ScoreRecord]]) -> list[ItemRecord]:
     ]
 
 
-def test_fallbacks_are_counted_apart_and_never_averaged_in() -> None:
+def test_fallbacks_are_the_number_opted_into_counted_and_flagged() -> None:
     items = _items(
         [
             [ScoreRecord(evaluator="rubric", value=1.0, passed=True)],
@@ -25,10 +25,13 @@ def test_fallbacks_are_counted_apart_and_never_averaged_in() -> None:
         ]
     )
     _counts, _tasks, (row,) = summarize_items(items, {"t": ["rubric"]})
-    assert row.mean == pytest.approx(0.9)
-    assert row.n_scored == 2
+    # on_failure: neutral is opted into: the evaluator's one number counts the stand-in, says
+    # how many there are, and has no CI (a stand-in is no draw from the judge's spread)
+    assert row.mean == pytest.approx((1.0 + 0.8 + 0.5) / 3)
+    assert (row.ci_low, row.ci_high) == (None, None)
+    assert row.n_scored == 3
     assert row.n_fallback == 1
-    assert row.mean_with_fallback == pytest.approx((1.0 + 0.8 + 0.5) / 3)
+    assert row.mean_without_fallback == pytest.approx(0.9)
 
 
 def test_panel_votes_give_percent_agreement_and_fleiss_kappa() -> None:

@@ -60,12 +60,22 @@ def test_a_neutral_judge_failure_reaches_the_combined_score_flagged(
     assert task["score"]["n_scored"] == 3
     assert task["score"]["n_fallback"] == 3
     rubric = next(e for e in summary["evaluators"] if e["evaluator"] == "rubric")
-    assert rubric["mean"] is None  # the evaluator's own mean stays honest
-    assert (rubric["n_fallback"], rubric["mean_with_fallback"]) == (3, 0.5)
+    # the number the user opted into, counted and flagged, one value wherever it is shown
+    assert (rubric["mean"], rubric["n_scored"], rubric["n_fallback"]) == (0.5, 3, 3)
+    assert rubric["mean_without_fallback"] is None  # no real verdict at all
+    (gated,) = [
+        m
+        for m in api.read_run(out["run_id"], store=tmp_path / "r.db").summary.measures()  # type: ignore[union-attr]
+        if m.name == "rubric"
+    ]
+    assert (gated.value, gated.n_scored, gated.n_fallback) == (0.5, 3, 3)
+    row = next(r for r in out["results"] if r["evaluator"] == "rubric")
+    assert (row["mean"], row["n_scored"], row["n_fallback"]) == (0.5, 3, 3)
     run_id = out["run_id"]
     assert main(["runs", "show", run_id, "--store", str(tmp_path / "r.db")]) == 0
     shown = capsys.readouterr().out
     assert "3 items' combined score includes a judge's neutral 0.5 stand-in" in shown
+    assert "0.500 (3 fallbacks)" in shown
     from memgauge.store.suite_runs import SuiteRunStore
 
     with SuiteRunStore(tmp_path / "r.db") as store:

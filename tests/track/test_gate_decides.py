@@ -300,7 +300,9 @@ def test_a_neutral_judge_is_a_number_with_its_fallbacks_and_the_exit_follows_the
         # the target is met; the unreachable judge was allowed its stand-in (it exited 3)
         assert main(["run", str(suite), "--store", db]) == 0
     shown = " ".join(capsys.readouterr().out.split())
-    assert "with them it is 0.500, the number targets and the gate read" in shown
+    # the run's own row is the number the gate reads, with its fallbacks (one value)
+    assert "rubric │ 0.500 (3 fallbacks)" in shown
+    assert "3 of its 3 scores are the opt-in neutral 0.5" in shown
     code, out = _gate(capsys, str(suite), "--store", db, "--no-learn")
     assert code == 0
     rubric = next(m for m in out["metrics"] if m["evaluator"] == "rubric")

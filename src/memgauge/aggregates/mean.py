@@ -7,11 +7,13 @@ use the suite's seed). `n_failed` of an evaluator counts failed items plus verdi
 give; a verdict skipped by a convention the user chose (`no_relevant: skip`) is neither scored
 nor failed, as the ir aggregate counts it. A mean with no scored item is None (n/a), never 0.
 
-A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) is counted
-in the evaluator's `n_fallback` and kept out of its `mean`; `mean_with_fallback` shows what the
-average would be with them, so the two are never confused. The item's combined score does use the
-stand-in (the user opted in, and one dead judge must not blank every combined score): the task's
-`score` then says how many of its items rest on one (`n_fallback`). A deliberation panel's evaluator also gets `agreement`:
+A judge that failed and was allowed an opt-in stand-in value (seed 000's neutral 0.5) gives the
+number the user opted into: the evaluator's `mean` counts the stand-ins, `n_scored` includes
+them and `n_fallback` says how many they are (no CI: a stand-in is not a draw from the judge's
+spread); `mean_without_fallback` is the mean of its real verdicts, shown apart. The gate, the
+targets and every report read the same `mean`, so one evaluator has one number. The item's
+combined score uses the stand-in too: the task's `score` then says how many of its items rest
+on one (`n_fallback`). A deliberation panel's evaluator also gets `agreement`:
 percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 """
 
@@ -88,6 +90,14 @@ def summarize_items(
             stand_in = [float(v.value) for v in real if v.fallback and v.value is not None]
             judged = [bool(v.passed) for v in got if v.passed is not None and not v.fallback]
             ci = mean_ci(values, seed)
+            if stand_in:
+                # the number the user opted into (on_failure: neutral), counted and flagged
+                ci = {
+                    "mean": float(np.mean(values + stand_in)),
+                    "ci_low": None,
+                    "ci_high": None,
+                    "n_scored": len(values) + len(stand_in),
+                }
             entry = EvaluatorSummary(
                 subject=subject,
                 task=task,
@@ -102,7 +112,8 @@ def summarize_items(
             )
             if stand_in:
                 entry.n_fallback = len(stand_in)
-                entry.mean_with_fallback = float(np.mean(values + stand_in))
+                entry.mean_with_fallback = entry.mean
+                entry.mean_without_fallback = float(np.mean(values)) if values else None
             votes = [x for v in got if (x := _votes(v.detail.get("panel_passed")))]
             if votes:
                 entry.agreement = _agreement(votes)

@@ -237,16 +237,25 @@ class EvaluatorSummary(_Record):
     subject: str = Field(description="Subject.")
     task: str = Field(description="Task.")
     evaluator: str = Field(description="The evaluator's label.")
-    mean: float | None = Field(description="Mean of real scores; None = n/a.")
+    mean: float | None = Field(
+        description="Mean of the scores (opt-in stand-ins included and counted); None = n/a."
+    )
     ci_low: float | None = Field(default=None, description="Lower CI bound.")
     ci_high: float | None = Field(default=None, description="Upper CI bound.")
     n_scored: int = Field(description="Scored items.")
     n_failed: int = Field(description="Failed items plus verdicts it could not give.")
     n_passed: int = Field(default=0, description="Items passed (where it decides pass/fail).")
     pass_rate: float | None = Field(default=None, description="Share passed; None = n/a.")
-    n_fallback: int | None = Field(default=None, description="Opt-in stand-in values.")
+    n_fallback: int | None = Field(
+        default=None,
+        description="Opt-in stand-in values (on_failure: neutral), counted in `mean` and "
+        "`n_scored`.",
+    )
     mean_with_fallback: float | None = Field(
-        default=None, description="The mean had the stand-ins counted (shown apart)."
+        default=None, description="The same as `mean` where stand-ins were given (older name)."
+    )
+    mean_without_fallback: float | None = Field(
+        default=None, description="The mean of the real verdicts alone, where stand-ins were given."
     )
     agreement: dict[str, Any] | None = Field(
         default=None, description="A panel's agreement (percent, Fleiss' kappa)."
@@ -298,19 +307,8 @@ class RunSummary(_Record):
 
 
 def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
-    """An evaluator's run-level number. With opt-in stand-ins (`on_failure: neutral`) it is the
-    mean the user opted into, stand-ins included and counted, with no CI (a stand-in is not a
-    draw from the evaluator's spread); the evaluator's own `mean` keeps them out."""
-    if e.n_fallback:
-        return MeasureValue(
-            subject=e.subject,
-            task=e.task,
-            name=e.evaluator,
-            value=e.mean_with_fallback,
-            n_scored=e.n_scored + e.n_fallback,
-            n_failed=e.n_failed,
-            n_fallback=e.n_fallback,
-        )
+    """An evaluator's run-level number: its row's mean and counts (with opt-in stand-ins, the
+    mean the user opted into, counted in `n_fallback`, with no CI)."""
     return MeasureValue(
         subject=e.subject,
         task=e.task,
@@ -320,6 +318,7 @@ def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
         ci_high=e.ci_high,
         n_scored=e.n_scored,
         n_failed=e.n_failed,
+        n_fallback=e.n_fallback or 0,
     )
 
 

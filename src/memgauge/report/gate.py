@@ -12,6 +12,7 @@ from typing import Literal
 
 from memgauge.report.escape import md_text
 from memgauge.track.gate import GateResult, MetricCheck
+from memgauge.view.fmt import fallbacks_text
 
 __all__ = ["gate_markdown"]
 
@@ -24,10 +25,7 @@ def _fmt(x: float | None) -> str:
 
 def _current(c: MetricCheck) -> str:
     ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
-    fallbacks = ""
-    if c.n_fallback:
-        fallbacks = f" ({c.n_fallback} fallback{'' if c.n_fallback == 1 else 's'})"
-    return f"{_fmt(c.current)}{ci}{fallbacks}"
+    return f"{_fmt(c.current)}{ci}{fallbacks_text(c.n_fallback)}"
 
 
 def _row(c: MetricCheck, *, deciding: bool) -> str:

@@ -36,6 +36,7 @@ from memgauge.data.records import TargetCheck, utc_now
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import missed_targets
 from memgauge.track.gate import GateResult
+from memgauge.view.fmt import fallbacks_text
 
 __all__ = [
     "Case",
@@ -131,10 +132,9 @@ def gate_cases(result: GateResult) -> list[Case]:
     for c in result.checks:
         change = f", {c.change}" if c.change else ""
         ci = "" if c.ci is None else f" [{c.ci[0]:.4g}, {c.ci[1]:.4g}]"
-        fallbacks = f" ({c.n_fallback} fallbacks)" if c.n_fallback else ""
         role = "decides" if c.deciding else "information, does not decide the gate"
         line = (
-            f"current {_f(c.current)}{ci}{fallbacks} vs baseline {_f(c.baseline)}{change}, "
+            f"current {_f(c.current)}{ci}{fallbacks_text(c.n_fallback)} vs baseline {_f(c.baseline)}{change}, "
             f"threshold {c.threshold:.0%} worse (by {result.by}; {role})"
         )
         outcome: Outcome = "passed"

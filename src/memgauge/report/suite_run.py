@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
-from memgauge.view.fmt import conventions_lines
+from memgauge.view.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
     "comparison_table",
@@ -74,6 +74,7 @@ def result_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "conventions",
             )
         }
+        | ({"n_fallback": row["n_fallback"]} if row.get("n_fallback") else {})
         for row in summary.get("evaluators", [])
     ]
 
@@ -94,7 +95,7 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
                 subject,
                 task,
                 r["evaluator"],
-                _fmt(r["mean"]),
+                _fmt(r["mean"]) + fallbacks_text(r.get("n_fallback")),
                 ci,
                 _fmt(r["pass_rate"], 2) if r["pass_rate"] is not None else "-",
                 str(r["n_scored"]),
@@ -133,9 +134,9 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
         where = f"{r['subject']} / {r['task']} / {r['evaluator']}"
         if r.get("n_fallback"):
             lines.append(
-                f"{where}: {r['n_fallback']} judge failures given the opt-in neutral 0.5 are "
-                f"left out of the mean column; with them it is {_fmt(r['mean_with_fallback'])},"
-                " the number targets and the gate read (on_failure: neutral)"
+                f"{where}: {r['n_fallback']} of its {r['n_scored']} scores are the opt-in neutral"
+                " 0.5 of a judge that failed (on_failure: neutral), counted in its mean (no CI);"
+                f" its real verdicts alone average {_fmt(r.get('mean_without_fallback'))}"
             )
         agreement = r.get("agreement")
         if agreement:

@@ -25,6 +25,7 @@ __all__ = [
     "agent_names",
     "category_marks",
     "conventions_lines",
+    "fallbacks_text",
     "fmt_agent",
     "fmt_ci",
     "fmt_num",
@@ -41,6 +42,12 @@ __all__ = [
 def fmt_num(v: float | None, digits: int = 3) -> str:
     """`0.612`, or `n/a`."""
     return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def fallbacks_text(n: int | None) -> str:
+    """` (3 fallbacks)` beside a number that counts opt-in stand-ins (`on_failure: neutral`);
+    empty without."""
+    return f" ({n} fallback{'' if n == 1 else 's'})" if n else ""
 
 
 def fmt_pct(x: float | None) -> str:

@@ -51,6 +51,7 @@ class Cell:
     pass_rate: float | None
     n_scored: int
     n_failed: int
+    n_fallback: int = 0
 
 
 @dataclass
@@ -112,7 +113,7 @@ def _grid(summary: RunSummary) -> tuple[list[str], list[GridRow]]:
         subjects[e.subject] = None
         row = rows.setdefault((e.task, e.evaluator), GridRow(e.task, e.evaluator, "evaluator", {}))
         row.cells[e.subject] = Cell(
-            e.mean, e.ci_low, e.ci_high, e.pass_rate, e.n_scored, e.n_failed
+            e.mean, e.ci_low, e.ci_high, e.pass_rate, e.n_scored, e.n_failed, e.n_fallback or 0
         )
     for agg in summary.aggregates:
         for m in agg.measures:
@@ -120,7 +121,7 @@ def _grid(summary: RunSummary) -> tuple[list[str], list[GridRow]]:
             row = rows.setdefault((m.task, m.name), GridRow(m.task, m.name, agg.aggregate, {}))
             if m.subject not in row.cells:
                 row.cells[m.subject] = Cell(
-                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed
+                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed, m.n_fallback
                 )
     return list(subjects), sorted(rows.values(), key=lambda r: (r.task, r.source != "evaluator"))
 
