@@ -28,6 +28,20 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
+def _drop_later_fields(run: dict[str, Any]) -> None:
+    """Fields that joined a stored summary after those stores were written read back as their
+    defaults (they are filled when a run is summarized again); dropped, the rest must equal."""
+    summary = run["summary"] or {}
+    for row in summary.get("evaluators", []):
+        # an evaluator's `conventions`; the real verdicts' mean beside a neutral judge's
+        assert row.pop("conventions") is None
+        assert row.pop("mean_without_fallback") is None
+    for agg in summary.get("aggregates", []):
+        for m in agg.get("measures", []):
+            # what the gate decides on and how (issue 27): primary, scoring, fallbacks
+            assert (m.pop("primary"), m.pop("scoring"), m.pop("n_fallback")) == (True, None, 0)
+
+
 def test_a_store_made_before_alembic_is_upgraded_in_place_and_reads_the_same(
     tmp_path: Path,
 ) -> None:
@@ -43,12 +57,7 @@ def test_a_store_made_before_alembic_is_upgraded_in_place_and_reads_the_same(
             run = store.get_run(run_id)
             assert run is not None
             got = run.model_dump(mode="json")
-            # an evaluator's `conventions` joined the summary after that version: None for
-            # every row read from it (it is filled when a run is summarized again)
-            for row in (got["summary"] or {}).get("evaluators", []):
-                assert row.pop("conventions") is None
-                # the real verdicts' mean beside a neutral judge's joined later still
-                assert row.pop("mean_without_fallback") is None
+            _drop_later_fields(got)
             assert got == want["run"]
             items = [i.model_dump(mode="json") for i in store.item_records(run_id)]
             assert items == want["items"]
@@ -113,12 +122,7 @@ def test_a_store_made_with_the_gate_and_optimize_migrations_is_upgraded_in_place
             run = store.get_run(run_id)
             assert run is not None
             got = run.model_dump(mode="json")
-            # an evaluator's `conventions` joined the summary after that version: None for
-            # every row read from it (it is filled when a run is summarized again)
-            for row in (got["summary"] or {}).get("evaluators", []):
-                assert row.pop("conventions") is None
-                # the real verdicts' mean beside a neutral judge's joined later still
-                assert row.pop("mean_without_fallback") is None
+            _drop_later_fields(got)
             assert got == want["run"]
             assert [i.model_dump(mode="json") for i in store.item_records(run_id)] == want["items"]
             assert store.gate_verdict(run_id) == expected["gates"][run_id]
