@@ -157,22 +157,26 @@ def _result_json(path: Path) -> dict[str, Seen]:
     }
 
 
-def _rows(rows: list[dict[str, Any]]) -> dict[str, Seen]:
+def _rows(
+    rows: list[dict[str, Any]], subject: str = "mem", measures: list[str] = MEASURES
+) -> dict[str, Seen]:
     """Rows of `run --json` / `runs show --json` (`results`): one per evaluator."""
     return {
         r["evaluator"]: Seen(r["mean"], None, r["n_scored"], r["n_failed"])
         for r in rows
-        if r["subject"] == "mem" and r["task"] == TASK and r["evaluator"] in MEASURES
+        if r["subject"] == subject and r["task"] == TASK and r["evaluator"] in measures
     }
 
 
-def _aggregate(summary: dict[str, Any]) -> dict[str, Seen]:
+def _aggregate(
+    summary: dict[str, Any], subject: str = "mem", measures: list[str] = MEASURES
+) -> dict[str, Seen]:
     """The ir aggregate's measures in a stored summary (what gate, history and targets read)."""
     (agg,) = [a for a in summary["aggregates"] if a["aggregate"] == "ir"]
     return {
         m["name"]: Seen(m["value"], None, m["n_scored"], m["n_failed"])
         for m in agg["measures"]
-        if m["subject"] == "mem" and m["name"] in MEASURES
+        if m["subject"] == subject and m["name"] in measures
     }
 
 
@@ -554,3 +558,53 @@ def test_a_suite_that_would_give_one_measure_two_values_is_refused(
     # nothing was run or recorded
     assert main(["runs", "list", "--store", str(tmp_path / "r.db"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_a_longmemeval_paper_dataset_gives_recall_all_one_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LongMemEval's `paper` protocol scores recall_all of a question with nothing relevant as
+    1.0 (all() of nothing): the per-item evaluator's row and the ir aggregate agree on it."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    sample = Path(__file__).resolve().parents[1] / "data" / "longmemeval" / "sample.json"
+    questions = json.loads(sample.read_text())
+    # one question's evidence moves to an assistant turn: under the paper protocol (user
+    # turns only) it has nothing relevant, and recall_all counts it as all found
+    moved = questions[0]
+    for session in moved["haystack_sessions"]:
+        for turn in session:
+            if turn.pop("has_answer", False):
+                next(t for t in session if t["role"] == "assistant")["has_answer"] = True
+    src = tmp_path / "lme.json"
+    src.write_text(json.dumps(questions))
+    assert main(["import", "longmemeval", str(src), "--out", str(tmp_path / "lme")]) == 0
+    measures = ["recall_all@5", "recall_any@5", "ndcg_any@5"]
+    suite = {
+        "name": "lme",
+        "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": TASK,
+                "kind": "retrieval",
+                "dataset": "lme",
+                "k": 5,
+                "evaluators": [{"retrieval": {"measure": m}} for m in measures],
+            }
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    db = str(tmp_path / "r.db")
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "suite.yaml"), "--store", db, "--json"]) == 0
+    run_id = _last_json(capsys.readouterr().out)["run_id"]
+    assert main(["runs", "show", run_id, "--store", db, "--json"]) == 0
+    summary = _last_json(capsys.readouterr().out)["summary"]
+    rows = _rows(summary["evaluators"], "lexical", measures)
+    agg = _aggregate(summary, "lexical", measures)
+    assert set(rows) == set(agg) == set(measures)
+    for m in measures:
+        assert rows[m] == agg[m], m
+    assert agg["recall_all@5"].n_scored == 2  # the moved question is scored
+    assert agg["recall_any@5"].value is not None
+    assert agg["recall_all@5"].value is not None
+    assert agg["recall_all@5"].value > agg["recall_any@5"].value  # its 1.0 against a 0

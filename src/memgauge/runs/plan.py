@@ -192,6 +192,14 @@ def _aggregates(
     return out
 
 
+def _for_dataset(evaluator: Evaluator, ds: RetrievalDataset) -> Evaluator:
+    """The evaluator as it scores `ds`'s items: one that follows a dataset's conventions (a
+    retrieval measure on a LongMemEval `paper` dataset) says so with `for_dataset`, so that
+    its rows equal the ir aggregate's values of the same measure."""
+    bind = getattr(evaluator, "for_dataset", None)
+    return bind(ds) if callable(bind) else evaluator
+
+
 def _from_items(items: list[TaskItem]) -> list[PlannedItem]:
     return [
         PlannedItem(
@@ -296,6 +304,7 @@ def plan_task(
             check = getattr(agg, "check", None)
             if callable(check):
                 check(ds)
+        evaluators = [(label, _for_dataset(ev, ds), w) for label, ev, w in evaluators]
         qrels = ds.qrels()
         judged = [q for q in ds.queries if q.id in qrels]
         items = [

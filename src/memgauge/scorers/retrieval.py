@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from memgauge.data.models import RetrievalDataset
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
 from memgauge.metrics.conventions import (
@@ -95,6 +96,18 @@ class RetrievalMeasure:
             self, "_cfg", MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
         )
 
+    def for_dataset(self, dataset: RetrievalDataset) -> RetrievalMeasure:
+        """This measure as it scores `dataset`'s queries: on a dataset whose protocol scores
+        recall_all of a query with nothing relevant as 1.0 (LongMemEval's `paper`, where all()
+        of nothing is true), recall_all does too, as the ir aggregate computes it."""
+        protocol = dataset.protocol
+        parsed: Measure = self._parsed  # type: ignore[attr-defined]
+        if parsed.name != "recall_all" or protocol is None or not protocol.recall_all_no_relevant:
+            return self
+        bound = replace(self)
+        object.__setattr__(bound, "_vacuous", protocol.name)
+        return bound
+
     def evaluate(self, ctx: EvalContext) -> Score:
         # every measure of an item reads the same ids and grades: derived once per item
         ids = ctx.derived("retrieval.ids", lambda: _ids(ctx.output))
@@ -106,6 +119,13 @@ class RetrievalMeasure:
         parsed: Measure = self._parsed  # type: ignore[attr-defined]
         cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]
         nothing = "" if any(g >= self.rel_threshold for g in grades.values()) else self.no_relevant
+        vacuous = getattr(self, "_vacuous", None)
+        if vacuous is not None and nothing in ("zero", "one"):
+            return Score(
+                value=1.0,
+                reason=f"no judged memory is relevant: {parsed} = 1.000 ({vacuous}: all of "
+                "nothing is found)",
+            )
         if nothing == "skip":
             return Score(
                 value=None, reason="no judged memory is relevant: skipped", detail={"skipped": True}
