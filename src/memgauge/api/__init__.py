@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from memgauge.data.io import save_retrieval_dataset as save_dataset
     from memgauge.data.records import ItemRecord, RunRecord, RunSummary
     from memgauge.metrics import CONVENTIONS, MetricConfig, parse_measure
+    from memgauge.metrics.conventions import DEFAULT_DEPTH
     from memgauge.probes.sources import load_audit_source as audit_source
     from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
     from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
@@ -104,6 +105,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUDIT_MATCH_METHOD",
     "CONVENTIONS",
+    "DEFAULT_DEPTH",
     "DEFAULT_MEASURES",
     "FILE_KINDS",
     "MAX_CLIENTS",
@@ -212,6 +214,7 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "AUDIT_MATCH_METHOD": "memgauge.runs.audit",
     "AuditPlan": "memgauge.runs.audit",
+    "DEFAULT_DEPTH": "memgauge.metrics.conventions",
     "DEFAULT_MEASURES": "memgauge.aggregates.ir",
     "FILE_KINDS": "memgauge.api._files",
     "GateConfig": "memgauge.track.gate",

@@ -19,6 +19,7 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UsageError
 from memgauge.llm.usage import load_prices, priced
 from memgauge.metrics.conventions import (
+    DEFAULT_DEPTH,
     DEFAULT_GAIN,
     DEFAULT_NO_RELEVANT,
     DEFAULT_REL_THRESHOLD,
@@ -102,7 +103,7 @@ def evaluate(
     systems: Mapping[str, SystemArg] | Sequence[SystemArg],
     *,
     measures: Sequence[str] = DEFAULT_MEASURES,
-    k: int = 20,
+    k: int = DEFAULT_DEPTH,
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     gain: Gain = DEFAULT_GAIN,
     agent_k: int = 5,

@@ -52,9 +52,9 @@ __all__ = ["evaluate"]
     "--k",
     "k",
     type=click.IntRange(min=1),
-    default=20,
+    default=api.DEFAULT_DEPTH,
     show_default=True,
-    help="Hits requested per query.",
+    help="Hits requested per query (a retrieval task's default too).",
 )
 @rel_threshold_option
 @gain_option

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "DEFAULT_GAIN",
     "DEFAULT_MISSING_FROM_RUN",
     "DEFAULT_NO_RELEVANT",
@@ -41,6 +42,10 @@ DEFAULT_GAIN: Final[Gain] = "exp"
 DEFAULT_NO_RELEVANT: Final[NoRelevant] = "zero"
 #: a judged query absent from the run scores 0 and counts in n (trec_eval's `-c`)
 DEFAULT_MISSING_FROM_RUN: Final[MissingFromRun] = "zero"
+#: hits asked of a system for retrieval measures (`evaluate --k`, a retrieval task's `k`): deep
+#: enough for the default measures (nDCG@20); a measure with no cutoff (AP, R-prec) is computed
+#: over these hits, so one depth gives it one value whichever command asked
+DEFAULT_DEPTH: Final = 20
 #: what a stored result that states no `no_relevant` was computed with: results written
 #: before the option existed scored such queries 0 (whatever the default is now)
 NO_RELEVANT_IF_UNSTATED: Final[NoRelevant] = "zero"

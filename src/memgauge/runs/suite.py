@@ -38,13 +38,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
+from memgauge.metrics.conventions import DEFAULT_DEPTH
 from memgauge.runs.depth import depth_error, least_k
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
@@ -154,7 +163,13 @@ class TaskSpec(_Model):
     subjects: list[str] | None = Field(
         default=None, description="The subjects that run this task (default: all)."
     )
-    k: StrictInt = Field(default=10, ge=1, le=1000, description="Hits asked of a memory subject.")
+    k: StrictInt = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Hits asked of a memory subject (default: 20 for a retrieval task, as "
+        "`memgauge evaluate` asks, 10 for the others).",
+    )
     timeout: FiniteFloat = Field(default=60.0, gt=0, description="Seconds one item may take.")
     retries: StrictInt = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
     ingest: bool = Field(
@@ -176,6 +191,15 @@ class TaskSpec(_Model):
         default=None,
         description="Tune a subject for this task's objective (`memgauge optimize`; seed 004).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retrieval_depth(cls, value: Any) -> Any:
+        # a retrieval task searches as deep as `evaluate` does: AP or R-prec (no cutoff) then
+        # has one value whichever command computed it, and the default measures fit
+        if isinstance(value, dict) and value.get("kind") == "retrieval" and "k" not in value:
+            return {**value, "k": DEFAULT_DEPTH}
+        return value
 
     @field_validator("evaluators", mode="before")
     @classmethod
