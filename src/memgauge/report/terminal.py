@@ -100,7 +100,7 @@ def _categories(result: RetrievalEvalResult, systems: list[SystemResult], consol
     for g in groups:
         row = [escape(g)]
         for s in systems:
-            cell = fmt_summary(s.breakdown["category"].get(g, {}).get(primary), ci_digits=2)
+            cell = fmt_summary(s.breakdown.get("category", {}).get(g, {}).get(primary), ci_digits=2)
             row.append(_marked(cell, cmk.get((s.name, g, primary))))
         table.add_row(*row)
     console.print(table)

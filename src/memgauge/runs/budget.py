@@ -1,0 +1,86 @@
+"""The failure budget of a run: `max_failure_rate` of each subject's own items.
+
+A subject that fails more of its items than the rate allows is stopped (none of its items
+still queued is started; they stay queued for `--resume`) and the run ends as failed (exit 4),
+but the other subjects run to the end: one dead endpoint or a subject that breaks the search
+contract does not cost the working subjects their numbers, whichever order they were given in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from memgauge.data.records import ItemRecord
+
+__all__ = ["FailureBudget", "counts_as_failed"]
+
+
+def counts_as_failed(row: ItemRecord) -> bool:
+    """An item counts toward `max_failure_rate` when it failed, or when an evaluator could not
+    score it (a judge whose call failed); an opt-in fallback value does not count."""
+    if row.status == "failed":
+        return True
+    return any(s.error is not None for s in row.scores)
+
+
+class FailureBudget:
+    """How many items each subject has, how many of them failed, and which subjects are
+    stopped.
+
+    Args:
+        rate: the suite's `max_failure_rate`.
+        items: the key `(subject, task, item_id)` of every item of the run.
+        failed: items already recorded as failed (a resumed run's), counted from the start.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        items: Iterable[tuple[str, str, str]],
+        failed: Iterable[ItemRecord] = (),
+    ) -> None:
+        self.rate = rate
+        self.totals: Counter[str] = Counter(subject for subject, _task, _item in items)
+        self.failed: Counter[str] = Counter()
+        # in the order they were stopped: the reason names the first one first
+        self.stopped: dict[str, None] = {}
+        for row in failed:
+            self.count(row)
+
+    @property
+    def total(self) -> int:
+        """Items of the run."""
+        return sum(self.totals.values())
+
+    @property
+    def n_failed(self) -> int:
+        """Items that count as failed so far."""
+        return sum(self.failed.values())
+
+    def allowed(self, subject: str) -> float:
+        """How many of `subject`'s items may fail."""
+        return self.rate * self.totals[subject]
+
+    def count(self, row: ItemRecord) -> None:
+        """Count a recorded item; stop its subject once past the rate."""
+        if not counts_as_failed(row):
+            return
+        self.failed[row.subject] += 1
+        if self.failed[row.subject] > self.allowed(row.subject):
+            self.stopped.setdefault(row.subject)
+
+    def reason(self, run_id: str) -> str | None:
+        """Why the run failed (each stopped subject with its count, rate and limit, as they
+        ended: items in flight when the rate was passed, or a whole subject failing at its
+        setup, finish after it); None when no subject was stopped."""
+        if not self.stopped:
+            return None
+        parts = []
+        for subject in self.stopped:
+            n, total = self.failed[subject], self.totals[subject]
+            parts.append(
+                f"subject {subject} stopped: {n} of {total} items failed ({n / total:.1%}), more "
+                f"than max_failure_rate {self.rate * 100:g}% allows ({self.allowed(subject):g})"
+            )
+        return "; ".join(parts) + f"; see `memgauge runs show {run_id}` for the failures"
