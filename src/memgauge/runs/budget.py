@@ -19,9 +19,7 @@ __all__ = ["FailureBudget", "counts_as_failed"]
 def counts_as_failed(row: ItemRecord) -> bool:
     """An item counts toward `max_failure_rate` when it failed, or when an evaluator could not
     score it (a judge whose call failed); an opt-in fallback value does not count."""
-    if row.status == "failed":
-        return True
-    return any(s.error is not None for s in row.scores)
+    return row.status == "failed" or row.unscored
 
 
 class FailureBudget:
@@ -43,6 +41,8 @@ class FailureBudget:
         self.rate = rate
         self.totals: Counter[str] = Counter(subject for subject, _task, _item in items)
         self.failed: Counter[str] = Counter()
+        # subject -> the kinds of its failures (the last of each item), for the reason
+        self.kinds: dict[str, Counter[str]] = {}
         # in the order they were stopped: the reason names the first one first
         self.stopped: dict[str, None] = {}
         for row in failed:
@@ -67,20 +67,24 @@ class FailureBudget:
         if not counts_as_failed(row):
             return
         self.failed[row.subject] += 1
+        if row.failures:
+            self.kinds.setdefault(row.subject, Counter())[row.failures[-1].kind] += 1
         if self.failed[row.subject] > self.allowed(row.subject):
             self.stopped.setdefault(row.subject)
 
     def reason(self, run_id: str) -> str | None:
-        """Why the run failed (each stopped subject with its count, rate and limit, as they
-        ended: items in flight when the rate was passed, or a whole subject failing at its
-        setup, finish after it); None when no subject was stopped."""
+        """Why the run failed: each subject past its rate, with its count, rate, limit and
+        the kinds of its failures, as they ended (items in flight when the rate was passed, or
+        a whole subject failing at its setup, finish after it); None when none is past."""
         if not self.stopped:
             return None
         parts = []
         for subject in self.stopped:
             n, total = self.failed[subject], self.totals[subject]
+            kinds = ", ".join(f"{c} {k}" for k, c in self.kinds.get(subject, Counter()).items())
             parts.append(
-                f"subject {subject} stopped: {n} of {total} items failed ({n / total:.1%}), more "
-                f"than max_failure_rate {self.rate * 100:g}% allows ({self.allowed(subject):g})"
+                f"subject {subject}: {n} of {total} items failed ({n / total:.1%}"
+                f"{': ' + kinds if kinds else ''}), more than max_failure_rate "
+                f"{self.rate * 100:g}% allows ({self.allowed(subject):g})"
             )
         return "; ".join(parts) + f"; see `memgauge runs show {run_id}` for the failures"

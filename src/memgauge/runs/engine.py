@@ -49,8 +49,15 @@ from memgauge.runs import owner
 from memgauge.runs.budget import FailureBudget, counts_as_failed
 from memgauge.runs.distribute import run_shards
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
+from memgauge.runs.hollow import void_empty
 from memgauge.runs.lanes import SubjectLane
-from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
+from memgauge.runs.plan import (
+    PlannedItem,
+    PlannedTask,
+    plan_suite,
+    prepare_evaluators,
+    suite_sha256,
+)
 from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
@@ -399,6 +406,7 @@ def run_suite(
         raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
+    prepare_evaluators(plan)  # a missing capability is exit 3 before anything is written
     sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here
     with fewer_collections():
@@ -496,6 +504,10 @@ def run_suite(
             if scope.cancelled.is_set():
                 finish("cancelled", "cancelled; resume with --resume", meter.prices)
                 raise KeyboardInterrupt
+            # a subject whose every search found nothing holds nothing: its items fail
+            items, voided = void_empty(run_id, finish.records(), plan, recorder)
+            for row in voided:
+                budget.count(row)
             # every subject past its rate was stopped the moment it got there
             reason = budget.reason(run_id)
             status = "completed" if reason is None else "failed"
@@ -503,7 +515,7 @@ def run_suite(
                 reason = "; ".join(
                     f"subject {n} unavailable: {why}" for n, why in unavailable.items()
                 )
-            run, items = finish(status, reason, meter.prices)
+            run, items = finish(status, reason, meter.prices, items)
             return RunReport(
                 run,
                 items,
@@ -543,9 +555,13 @@ class _Finisher:
         return self.recorder.item_records(self.run_id, detail=detail)
 
     def __call__(
-        self, status: str, reason: str | None, prices: Mapping[str, Price]
+        self,
+        status: str,
+        reason: str | None,
+        prices: Mapping[str, Price],
+        items: list[ItemRecord] | None = None,
     ) -> tuple[RunRecord, list[ItemRecord]]:
-        items = self.records()
+        items = self.records() if items is None else items
         summary = summarize_run(
             items,
             self.plan,

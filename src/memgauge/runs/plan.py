@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,10 +42,11 @@ from memgauge.data.models import (
 )
 from memgauge.data.traces import unlabelled_cases
 from memgauge.data.vectors import load_pairs
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
+from memgauge.scorers.base import prepare_evaluator
 
 __all__ = [
     "PlannedItem",
@@ -53,6 +54,7 @@ __all__ = [
     "default_aggregates",
     "plan_suite",
     "plan_task",
+    "prepare_evaluators",
     "suite_sha256",
 ]
 
@@ -410,6 +412,18 @@ def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         ids = set(only.items)
         items = [it for it in items if it.id in ids]
     return items[: task.limit] if task.limit is not None else items
+
+
+def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:
+    """Load what every evaluator needs (its `prepare()`): a missing optional capability (an
+    embedding model) is one UnavailableError naming the task, the evaluator and the install
+    line, before the run is written, never a failure on every item."""
+    for task in plan:
+        for label, evaluator, _weight in task.evaluators:
+            try:
+                prepare_evaluator(evaluator)
+            except UnavailableError as exc:
+                raise UnavailableError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
 
 
 def plan_suite(

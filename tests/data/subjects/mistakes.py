@@ -6,6 +6,8 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `TextlessMemory`: the quick start's class: hits are `{"id", "score"}`, no `text`.
 - `ForgetfulMemory`: `ingest` keeps nothing (mem0 with `infer: true` and a model that returns
   no facts): every search returns no hits, and `dump` says so.
+- `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
+  another store), and it has no `dump`: only its searches tell.
 """
 
 from __future__ import annotations
@@ -50,3 +52,8 @@ class ForgetfulMemory(_Keywords):
 
     def dump(self) -> list[dict[str, Any]]:
         return [{"id": i, "text": t} for i, t in self.texts.items()]
+
+
+class BlindMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return []
