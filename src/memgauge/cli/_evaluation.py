@@ -216,7 +216,8 @@ def evaluation_options(fn: F) -> F:
                 "--max-failure-rate",
                 type=click.FloatRange(0, 1),
                 default=None,
-                help="The run fails (exit 4) past this share of failed items (default 0.1).",
+                help="The run fails (exit 4) when a subject fails more than this share of "
+                "its items (default 0.1); the other subjects still run to the end.",
             ),
             click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
         ]
