@@ -6,7 +6,8 @@ MemgaugeError                 anything memgauge raises on purpose
 ├── DataError                 a file or record is malformed; carries every Problem found
 ├── UnavailableError          an optional capability is missing (no embedder, no extra installed)
 ├── SubjectError              the system under test failed (a crash, a timeout, a bad answer)
-│   └── ReplyError            it returned something memgauge cannot read (the type is named)
+│   ├── ReplyError            it returned something memgauge cannot read (the type is named)
+│   └── EmptyMemoryError      after ingest, it holds nothing (failure kind `empty_memory`)
 └── LLMError                  an LLM call failed after its retries (kind says how)
     └── CacheMissError        a `--cache-only` replay needed a response the cache does not hold
 ```
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 __all__ = [
     "CacheMissError",
     "DataError",
+    "EmptyMemoryError",
     "LLMError",
     "MemgaugeError",
     "Problem",
@@ -90,6 +92,15 @@ class ReplyError(SubjectError):
     text, an object with a `text` attribute, nor a mapping with "text". The message names the
     type returned and what is expected; a run records it as the item's failure (kind
     `subject`)."""
+
+
+class EmptyMemoryError(SubjectError):
+    """A memory subject holds nothing after ingest (its `dump()` lists no memory, or every
+    search of a task found nothing): its items are failures of kind `empty_memory`, never
+    scores of 0. The message says what was seen and what to check."""
+
+    #: the `Failure.kind` its items are recorded with (see `Failure.of`)
+    failure_kind = "empty_memory"
 
 
 class LLMError(MemgaugeError):

@@ -154,3 +154,29 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     (tmp_path / "edited.json").write_text(json.dumps(saved))
     edited = read_json(tmp_path / "edited.json").settings
     assert edited.conventions == "relevant: grade >= 1, gain: exp, no relevant document: zero"
+
+
+def test_a_subject_with_no_data_renders_beside_one_with_categories(
+    result: RetrievalEvalResult,
+) -> None:
+    """A subject whose every search failed has no metrics, breakdowns or rows: each view
+    shows it (n/a, `-`) beside the others, first or last, and never assumes it has them."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from memgauge.aggregates.retrieval_result import SystemResult
+    from memgauge.report import render_terminal
+
+    empty = SystemResult(name="empty", spec={}, status="ok", counts={"n_failed": 3})
+    for systems in ([empty, *result.systems], [*result.systems, empty]):
+        mixed = result.model_copy(update={"systems": systems})
+        buffer = StringIO()
+        render_terminal(mixed, Console(file=buffer, width=300))
+        shown = buffer.getvalue()
+        assert "by category" in shown
+        row = next(line for line in shown.splitlines() if "intent-specific" in line)
+        assert "│ -" in row  # the empty subject's cell in the lexical subjects' category row
+        md = render_markdown(mixed)
+        assert "| empty | - | - |" in md
+        assert "- **empty**: n_failed 3" in md

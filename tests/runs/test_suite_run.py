@@ -245,8 +245,8 @@ def test_the_run_stops_as_failed_once_it_cannot_pass(
     assert doc["n_completed"] == 0
     # the count, its rate and the limit, as the rule applies it (more than 10% of 20 = 2)
     assert doc["reason"].startswith(
-        "the run stopped: 3 of 20 items failed (15%), more than max_failure_rate 0.1 allows"
-        " (10%: at most 2 of 20)"
+        "subject agent: 3 of 20 items failed (15%: 3 RuntimeError), more than max_failure_rate"
+        " 0.1 allows (10%: at most 2 of 20)"
     )
 
 
@@ -258,13 +258,13 @@ def test_the_run_stops_as_failed_once_it_cannot_pass(
         (
             ["question 0 "],
             0.1,
-            "1 of 4 items failed (25%), more than max_failure_rate 0.1"
+            "1 of 4 items failed (25%: 1 RuntimeError), more than max_failure_rate 0.1"
             " allows (10%: at most 0 of 4)",
         ),
         (
             ["question 0 ", "question 1 "],
             0.4,
-            "2 of 4 items failed (50%), more than"
+            "2 of 4 items failed (50%: 2 RuntimeError), more than"
             " max_failure_rate 0.4 allows (40%: at most 1 of 4)",
         ),
     ],

@@ -32,6 +32,9 @@ def _drop_later_fields(run: dict[str, Any]) -> None:
     """Fields that joined a stored summary after those stores were written read back as their
     defaults (they are filled when a run is summarized again); dropped, the rest must equal."""
     summary = run["summary"] or {}
+    if run["summary"] is not None:
+        # items an evaluator could not score, counted apart (issue 27): 0 when read from it
+        assert summary.pop("n_unscored") == 0
     for row in summary.get("evaluators", []):
         # an evaluator's `conventions`; the real verdicts' mean beside a neutral judge's
         assert row.pop("conventions") is None

@@ -125,6 +125,32 @@ def test_a_suite_evaluates_mem0_retrieval(
     assert (row["evaluator"], row["mean"], row["n_scored"]) == ("Recall@5", 1.0, 1)
 
 
+def test_mem0_inferring_nothing_is_a_memory_that_holds_nothing(
+    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
+) -> None:
+    """With `infer: true` and a model that answers no JSON, mem0 stores nothing: every item
+    is an `empty_memory` failure and the run exits 4, never Recall 0 with exit 0."""
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    config = _config(server, tmp_path)
+    suite = {
+        "name": "mem0",
+        "subjects": {"mem0": {"mem0": {"config": config, "infer": True}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(bundle),
+                "evaluators": [{"retrieval": "Recall@5"}],
+            }
+        ],
+    }
+    code, doc = run_suite_json(suite)  # the fake model answers "OK" to fact extraction
+    assert code == 4
+    (row,) = doc["results"]
+    assert (row["mean"], row["n_scored"], row["n_failed"]) == (None, 0, 1)
+    assert "subject mem0: 1 of 1 items failed (100%: 1 empty_memory)" in doc["reason"]
+
+
 def test_without_mem0_the_subject_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mem0", None)
     with pytest.raises(UnavailableError, match=r"pip install 'memgauge\[mem0\]'"):

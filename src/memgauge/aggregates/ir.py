@@ -114,6 +114,7 @@ class _Searched:
     pre: dict[str, list[str]] = field(default_factory=dict)
     ingest_seconds: float | None = None
     spec: dict[str, Any] = field(default_factory=dict)
+    not_asked: int = 0  # queued when the run stopped this subject (past max_failure_rate)
 
 
 @dataclass(frozen=True)
@@ -331,7 +332,9 @@ class IRAggregate:
     def _searched(self, subject: str, rows: Sequence[ItemRecord], task: TaskView) -> _Searched:
         out = _Searched(subject, ingest_seconds=task.setup_seconds.get(subject))
         out.spec = dict(task.specs.get(subject, {}))
-        rows = [r for r in rows if r.status != "queued"]  # never asked (a run that stopped)
+        asked = [r for r in rows if r.status != "queued"]  # never asked (a run that stopped)
+        out.not_asked = len(rows) - len(asked)
+        rows = asked
         if rows and all(r.status == "failed" for r in rows):
             first = rows[0].failures[0] if rows[0].failures else None
             if first is not None and first.stage in ("unavailable", "setup"):
@@ -450,8 +453,17 @@ class IRAggregate:
         notes = [*ev_counts.notes(self.no_relevant), *protocol_notes]
         n_unscored = len(errors) + (len(ev_counts.no_relevant) if self.no_relevant == "fail" else 0)
         if errors:
+            # the first reason in full: it names the contract a reply broke, which is what
+            # the reader must fix (every one is in the per-query errors)
+            first = next(iter(errors.values()))  # the rows come in the dataset's order
             notes.append(
-                f"{len(errors)} searches failed and are not scored (see per-query errors)."
+                f"{len(errors)} searches failed and are not scored (each in the per-query "
+                f"errors); the first: {first}"
+            )
+        if searched.not_asked:
+            notes.append(
+                f"{searched.not_asked} queries were not asked: the run stopped this subject "
+                "once more of its searches failed than max_failure_rate allows."
             )
         if counts["n_unjudged"]:
             notes.append(

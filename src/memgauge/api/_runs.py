@@ -273,6 +273,7 @@ def interim_summary(
         n_items=total,
         n_completed=counts["completed"],
         n_failed=counts["failed"],
+        n_unscored=sum(1 for it in items if it.unscored),
         n_queued=counts["queued"],
         failure_rate=counts["failed"] / total if total else None,
         tasks=tasks,

@@ -60,10 +60,16 @@ no_relevant_option = click.option(
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console: the terminal's width, or 160 columns when writing to a file or pipe."""
+    """A rich console: the terminal's width, or 160 columns when writing to a file or pipe.
+
+    It reads no markup and no emoji codes: what is printed is data (names, messages, stored
+    failures), and `[anthropic]` in `pip install 'memgauge[anthropic]'` is not a style. Words
+    that need a colour are `rich.text.Text` (`report.escape.term`)."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return Console(
+        stderr=stderr, highlight=False, soft_wrap=True, width=width, markup=False, emoji=False
+    )
 
 
 #: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)

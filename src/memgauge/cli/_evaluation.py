@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -28,6 +27,7 @@ from rich.progress import (
 
 from memgauge import api
 from memgauge.cli._common import console, store_option
+from memgauge.report.escape import term
 from memgauge.report.junit import run_junit, write_junit
 
 __all__ = [
@@ -50,7 +50,7 @@ class RunProgressBar:
 
     def __init__(self) -> None:
         self.progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # names are data
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
@@ -216,7 +216,8 @@ def evaluation_options(fn: F) -> F:
                 "--max-failure-rate",
                 type=click.FloatRange(0, 1),
                 default=None,
-                help="The run fails (exit 4) past this share of failed items (default 0.1).",
+                help="The run fails (exit 4) when a subject fails more than this share of "
+                "its items (default 0.1); the other subjects still run to the end.",
             ),
             click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
         ]
@@ -274,13 +275,13 @@ def conclude(
     for name, why in report.unavailable.items():
         if name in optional:
             out.print(
-                f"[yellow]{escape(name)} was not run (optional; the exit code ignores it):"
-                f"[/yellow] {escape(why)}"
+                term(f"{name} was not run (optional; the exit code ignores it):", "yellow"),
+                term(why),
             )
         else:
-            out.print(f"[yellow]subject {escape(name)} unavailable:[/yellow] {escape(why)}")
+            out.print(term(f"subject {name} unavailable:", "yellow"), term(why))
     if report.judge_unreachable:
-        out.print("[yellow]an LLM judge's endpoint could not be reached[/yellow]")
+        out.print(term("an LLM judge's endpoint could not be reached", "yellow"))
     for t in report.summary.targets:
         if not t.enforced and t.met is not False:
             continue

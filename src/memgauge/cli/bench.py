@@ -10,6 +10,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
+from memgauge.report.escape import term
 
 __all__ = ["bench"]
 
@@ -87,7 +88,7 @@ def bench(
     out.print(_table(results))
     for r in results:
         for sample in r["error_samples"]:  # type: ignore[attr-defined]
-            out.print(f"[red]{r['subject']} error:[/red] {sample}")
+            out.print(term(f"{r['subject']} error:", "red"), sample)
 
 
 def _table(rows: list[dict[str, object]]) -> Table:

@@ -9,6 +9,7 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
+from memgauge.report.escape import term
 
 __all__ = ["health"]
 
@@ -45,7 +46,7 @@ def health(
         con.print("latest evaluation: none")
     else:
         con.print(
-            f"[bold]latest evaluation[/bold] {ev['run_id']} ({ev['suite']}, {ev['created_at']})"
+            term("latest evaluation", "bold"), f"{ev['run_id']} ({ev['suite']}, {ev['created_at']})"
         )
         for m in ev["metrics"]:
             ci = f" [{_num(m['ci'][0])}, {_num(m['ci'][1])}]" if m["ci"] else ""
@@ -56,16 +57,19 @@ def health(
         )
     vol = out["logging"]["eval_queries"]
     con.print(
-        f"[bold]logging[/bold]: {vol['total']} queries ({vol['last_24h']} in 24 h,"
-        f" {vol['last_7d']} in 7 days), {out['logging']['sessions']} sessions"
+        term("logging", "bold")
+        + term(
+            f": {vol['total']} queries ({vol['last_24h']} in 24 h,"
+            f" {vol['last_7d']} in 7 days), {out['logging']['sessions']} sessions"
+        )
     )
     tests = out["ab_tests"]
-    con.print(f"[bold]open A/B tests[/bold]: {len(tests)}")
+    con.print(term("open A/B tests", "bold") + term(f": {len(tests)}"))
     for t in tests:
         con.print(f"  {t['name']} ({t['status']}): {t['n_pairs']} pairs, {t['decision']}")
     gs = out["golden_set"]
-    con.print(f"[bold]golden set[/bold]: {gs['queries']} of {gs['target']} queries")
+    con.print(term("golden set", "bold") + term(f": {gs['queries']} of {gs['target']} queries"))
     for cat, c in gs["categories"].items():
         con.print(f"  {cat}: {c['queries']} / {c['target']}")
     for w in out["warnings"]:
-        con.print(f"[yellow]warning[/yellow]: {w}")
+        con.print(term("warning", "yellow") + term(f": {w}"))

@@ -12,7 +12,14 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import conclude, running, shard_options, target_options
 from memgauge.cli._llm import configure_llm, llm_options
-from memgauge.report.suite_run import failures_table, judge_notes, result_rows, summary_table
+from memgauge.report.suite_run import (
+    counts_line,
+    failures_table,
+    judge_notes,
+    result_rows,
+    shown_failures,
+    summary_table,
+)
 
 __all__ = ["run"]
 
@@ -124,12 +131,9 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     for line in judge_notes(summary):
         out.print(line)
     if failures:
-        out.print(failures_table(failures[:10], len(failures)))
+        out.print(failures_table(shown_failures(failures, 10), len(failures)))
     verb = "resumed and finished" if report.resumed else "finished"
-    out.print(
-        f"run {report.run_id} {verb}: {report.status}; {summary['n_completed']} completed, "
-        f"{summary['n_failed']} failed, {summary['n_queued']} not run, of {summary['n_items']}"
-    )
+    out.print(f"run {report.run_id} {verb}: {report.status}; {counts_line(summary, 'not run')}")
     if report.reason:
         out.print(f"reason: {report.reason}")
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")

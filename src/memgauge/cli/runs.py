@@ -15,15 +15,17 @@ import click
 from rich.console import Group
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, store_option
 from memgauge.report import atomic_write_text
-from memgauge.report.escape import csv_cell
+from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
 from memgauge.report.suite_run import (
     comparison_table,
+    counts_line,
     failures_table,
     judge_notes,
     liveness,
@@ -102,18 +104,16 @@ def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
     return view
 
 
-def _state(run: Mapping[str, Any]) -> str:
-    s = run["summary"]
-    line = (
+def _state(run: Mapping[str, Any]) -> Text:
+    line = term(
         f"run {run['run_id']} of suite {run['suite_name']!r}: {run['status']}; "
-        f"{s['n_completed']} completed, {s['n_failed']} failed, {s['n_queued']} to do, "
-        f"of {s['n_items']}"
+        f"{counts_line(run['summary'])}"
     )
     warning = liveness(run)
     if warning:
-        line += f"\n[yellow]warning: {warning}[/yellow]"
+        line.append(f"\nwarning: {warning}", style="yellow")
     if run.get("reason"):
-        line += f"\nreason: {run['reason']}"
+        line.append(f"\nreason: {run['reason']}")
     return line
 
 

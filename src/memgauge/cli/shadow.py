@@ -7,6 +7,7 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
+from memgauge.report.escape import term
 
 __all__ = ["shadow"]
 
@@ -32,8 +33,11 @@ def summary(experiment: str | None, store_path: str | None, as_json: bool) -> No
     con = console()
     for name, s in out.items():
         con.print(
-            f"[bold]{name}[/bold]: {s['n']} queries compared, {s['n_errors']} treatment errors,"
-            f" {s['n_dropped']} dropped (queue full)"
+            term(name, "bold")
+            + term(
+                f": {s['n']} queries compared, {s['n_errors']} treatment errors,"
+                f" {s['n_dropped']} dropped (queue full)"
+            )
         )
         if s["n"]:
             con.print(f"  classes: {s['classes']}")

@@ -68,9 +68,11 @@ class Failure(_Record):
 
     @classmethod
     def of(cls, stage: str, exc: BaseException | str, attempt: int = 1) -> Failure:
-        """A failure from an exception (its type is the kind) or a message (the stage is)."""
+        """A failure from an exception (its `failure_kind`, else its type, is the kind) or a
+        message (the stage is)."""
         if isinstance(exc, BaseException):
-            kind, message = type(exc).__name__, str(exc) or type(exc).__name__
+            kind = str(getattr(exc, "failure_kind", "") or type(exc).__name__)
+            message = str(exc) or type(exc).__name__
         else:
             kind, message = stage, exc
         return cls(stage=stage, kind=kind, message=redact(message, limit=4000), attempt=attempt)
@@ -136,6 +138,12 @@ class ItemRecord(_Record):
     def key(self) -> tuple[str, str, str]:
         """(subject, task, item_id): the item's identity in its run."""
         return (self.subject, self.task, self.item_id)
+
+    @property
+    def unscored(self) -> bool:
+        """Completed, but an evaluator could not give its verdict (its call failed; an opt-in
+        stand-in is a verdict): it counts as failed for `max_failure_rate`."""
+        return self.status == "completed" and any(s.error is not None for s in self.scores)
 
     @property
     def fallback(self) -> bool:
@@ -274,6 +282,11 @@ class RunSummary(_Record):
     n_items: int = Field(default=0, description="Items in the run.")
     n_completed: int = Field(default=0, description="Completed items.")
     n_failed: int = Field(default=0, description="Failed items.")
+    n_unscored: int = Field(
+        default=0,
+        description="Completed items an evaluator could not score (counted in n_completed; "
+        "they count as failed for max_failure_rate).",
+    )
     n_queued: int = Field(default=0, description="Items not run.")
     failure_rate: float | None = Field(default=None, description="Failed / items.")
     tasks: list[TaskSummary] = Field(default_factory=list, description="Per subject and task.")

@@ -1,4 +1,5 @@
-"""Untrusted text made safe for the files people open: Markdown reports and CSV exports.
+"""Untrusted text made safe for the files people open (Markdown reports, CSV exports) and for
+the terminal.
 
 Names of subjects, tasks, evaluators and datasets, queries, memory texts, outputs and error
 reasons all come from someone else. Written raw, they can inject:
@@ -15,6 +16,11 @@ reasons all come from someone else. Written raw, they can inject:
   carriage return is run as a formula by Excel, LibreOffice and Google Sheets. `csv_cell`
   prefixes such text with a single quote (OWASP, "CSV Injection"); numbers are never touched,
   and neither is text that is a plain decimal number (`-0.5`), which no spreadsheet runs.
+- into the terminal (every table and line `rich` prints): `[...]` is read as a style and
+  disappears (`pip install 'memgauge[anthropic]'` prints as `pip install 'memgauge'`), and
+  `:name:` as an emoji. `term` makes a `rich.text.Text`, which prints as itself on any
+  console; the CLI's console (`cli._common.console`) reads no markup or emoji at all, so a
+  line that styles words builds them with `term(..., style)`.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["csv_cell", "md_text"]
+from rich.text import Text
+
+__all__ = ["csv_cell", "md_text", "term"]
 
 # always meaningful inline: escapes, code spans, emphasis, strikethrough, GitHub math, cells
 _MD_ALWAYS = re.compile(r"([\\`*~$|])")
@@ -45,6 +53,11 @@ def md_text(value: Any) -> str:
     text = _MD_ALWAYS.sub(r"\\\1", _one_line(value).translate(_HTML))
     text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
     return _MD_LINK.sub("]\\\\", text)
+
+
+def term(value: Any, style: str = "") -> Text:
+    """`value` as terminal text that prints as itself (no markup, no emoji), in `style`."""
+    return Text(str(value), style=style)
 
 
 def csv_cell(value: Any) -> Any:

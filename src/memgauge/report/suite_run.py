@@ -1,4 +1,7 @@
-"""Terminal views of a suite run: its state, its aggregates, its failures, and comparisons."""
+"""Terminal views of a suite run: its state, its aggregates, its failures, and comparisons.
+
+Every name, message and reason in them is data, drawn as `Text` (`escape.term`): it prints as
+itself on any console, `[...]` included."""
 
 from __future__ import annotations
 
@@ -9,14 +12,17 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
+from memgauge.report.escape import term
 from memgauge.view.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
     "comparison_table",
     "conventions_lines",
+    "counts_line",
     "failures_table",
     "liveness",
     "result_rows",
+    "shown_failures",
     "summary_table",
 ]
 
@@ -56,6 +62,19 @@ def liveness(run: Mapping[str, Any]) -> str | None:
     return None
 
 
+def counts_line(summary: Mapping[str, Any], queued: str = "to do") -> str:
+    """`14 completed (11 not scored: ...), 0 failed, 0 to do, of 14`: items by status, and
+    the completed ones an evaluator could not score (they count as failed for
+    `max_failure_rate`, as items that failed do)."""
+    unscored = summary.get("n_unscored") or 0
+    return (
+        f"{summary['n_completed']} completed"
+        + (f" ({unscored} not scored: an evaluator failed)" if unscored else "")
+        + f", {summary['n_failed']} failed, {summary['n_queued']} {queued}, "
+        f"of {summary['n_items']}"
+    )
+
+
 def result_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per subject, task and evaluator (what `--json` prints)."""
     return [
@@ -92,9 +111,9 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         for r in rows:
             ci = "n/a" if r["ci_low"] is None else f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
             table.add_row(
-                subject,
-                task,
-                r["evaluator"],
+                term(subject),
+                term(task),
+                term(r["evaluator"]),
                 _fmt(r["mean"]) + fallbacks_text(r.get("n_fallback")),
                 ci,
                 _fmt(r["pass_rate"], 2) if r["pass_rate"] is not None else "-",
@@ -105,9 +124,9 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             s = t["score"]
             ci = "n/a" if s["ci_low"] is None else f"[{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
             table.add_row(
-                subject,
-                task,
-                "[bold]combined[/bold]",
+                term(subject),
+                term(task),
+                term("combined", "bold"),
                 _fmt(s["mean"]),
                 ci,
                 "-",
@@ -116,7 +135,7 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
             )
     lines = conventions_lines(summary)
     if lines:
-        table.caption = "\n".join(lines)
+        table.caption = term("\n".join(lines))
         table.caption_justify = "left"
     return table
 
@@ -159,6 +178,20 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def shown_failures(failures: Sequence[Mapping[str, Any]], n: int) -> list[Mapping[str, Any]]:
+    """Up to `n` failures: each subject and task's first before any one's second, so that
+    every failing subject is seen (a dead one's hundreds do not hide another's message)."""
+    groups: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
+    for f in failures:
+        groups.setdefault((f["subject"], f["task"]), []).append(f)
+    out: list[Mapping[str, Any]] = []
+    depth = 0
+    while len(out) < n and any(len(g) > depth for g in groups.values()):
+        out.extend(g[depth] for g in groups.values() if len(g) > depth)
+        depth += 1
+    return out[:n]
+
+
 def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
     """The failures shown (of `total`), with stage and reason."""
     title = f"Failures ({len(failures)} of {total} shown)" if total > len(failures) else "Failures"
@@ -167,13 +200,8 @@ def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
         table.add_column(col, overflow="fold")
     for f in failures:
         table.add_row(
-            f["subject"],
-            f["task"],
-            str(f["item_id"]),
-            f["stage"],
-            f["kind"],
-            str(f["attempt"]),
-            f["message"][:300],
+            *(term(f[k]) for k in ("subject", "task", "item_id", "stage", "kind", "attempt")),
+            term(f["message"][:300]),
         )
     return table
 
@@ -181,7 +209,7 @@ def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
 def comparison_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
     """Deltas B - A per subject, task and evaluator, with paired significance (Holm)."""
     table = Table(
-        title=f"{b} vs {a} (paired by item; Holm-corrected * p < 0.05, ** p < 0.01)",
+        title=term(f"{b} vs {a} (paired by item; Holm-corrected * p < 0.05, ** p < 0.01)"),
         title_justify="left",
     )
     for col in ("subject", "task", "evaluator"):
@@ -196,9 +224,9 @@ def comparison_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table
         )
         delta = "n/a" if r["delta"] is None else f"{r['delta']:+.3f}{r['mark']}"
         table.add_row(
-            r["subject"],
-            r["task"],
-            r["evaluator"],
+            term(r["subject"]),
+            term(r["task"]),
+            term(r["evaluator"]),
             _fmt(r["mean_a"]),
             _fmt(r["mean_b"]),
             delta,

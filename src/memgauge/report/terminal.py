@@ -1,15 +1,19 @@
-"""The terminal view: the summary table with CIs and significance marks, then the rest."""
+"""The terminal view: the summary table with CIs and significance marks, then the rest.
+
+Names, reasons and notes are data, drawn as `Text` (`escape.term`): they print as themselves
+on any console, `[...]` included; colours are styles, never markup."""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from memgauge.aggregates.retrieval_result import (
     RetrievalEvalResult,
     SystemResult,
 )
+from memgauge.report.escape import term
 from memgauge.view.fmt import (
     Mark,
     agent_names,
@@ -34,25 +38,29 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     systems = ok_systems(result)
     mk = marks(result)
     table = Table(
-        title=f"{result.dataset.name}"
-        + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-        + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}",
+        title=term(
+            f"{result.dataset.name}"
+            + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
+            + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}"
+        ),
         title_justify="left",
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.
     table.add_column("measure", no_wrap=True)
     for s in systems:
-        table.add_column(escape(s.name), no_wrap=True)
+        table.add_column(term(s.name), no_wrap=True)
     for m in st.measures:
-        row = [escape(m)]
+        row = [term(m)]
         for s in systems:
             row.append(_marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m))))
         table.add_row(*row)
     console.print(table)
     if len(systems) > 1:
         console.print(
-            f"marks: vs {systems[0].name}, paired randomization test, Holm-corrected; "
-            f"* p < {st.alpha}, ** p < {st.alpha / 5:g}"
+            term(
+                f"marks: vs {systems[0].name}, paired randomization test, Holm-corrected; "
+                f"* p < {st.alpha}, ** p < {st.alpha / 5:g}"
+            )
         )
     names = agent_names(result)
     if names:
@@ -60,28 +68,26 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
         agent.add_column("metric", no_wrap=True)
         agent.add_column("target", no_wrap=True)
         for s in systems:
-            agent.add_column(escape(s.name), no_wrap=True)
+            agent.add_column(term(s.name), no_wrap=True)
         for n in names:
             first = next((s.agent_metrics[n] for s in systems if n in s.agent_metrics), None)
             cells = []
             for s in systems:
                 a = s.agent_metrics.get(n)
-                text = fmt_agent(a)
-                if a is not None and a.meets_target is not None:
-                    text = f"[{'green' if a.meets_target else 'yellow'}]{text}[/]"
-                cells.append(text)
-            agent.add_row(escape(n), escape(first.target or "") if first else "", *cells)
+                met = None if a is None else a.meets_target
+                cells.append(
+                    term(fmt_agent(a), "" if met is None else "green" if met else "yellow")
+                )
+            agent.add_row(term(n), term(first.target or "") if first else "", *cells)
         console.print(agent)
     _categories(result, systems, console)
     _expansion(systems, console)
     for s in result.systems:
         if s.status != "ok":
-            console.print(
-                f"[yellow]{escape(s.name)}: {s.status}[/yellow] ({escape(s.reason or '')})"
-            )
+            console.print(term(f"{s.name}: {s.status}", "yellow"), term(f"({s.reason or ''})"))
     for s in systems:
         for note in s.notes:
-            console.print(escape(f"{s.name}: {note}"))
+            console.print(term(f"{s.name}: {note}"))
 
 
 def _categories(result: RetrievalEvalResult, systems: list[SystemResult], console: Console) -> None:
@@ -93,25 +99,26 @@ def _categories(result: RetrievalEvalResult, systems: list[SystemResult], consol
     if primary is None or not groups:
         return
     cmk = category_marks(result)
-    table = Table(title=f"{primary} by category", title_justify="left")
+    table = Table(title=term(f"{primary} by category"), title_justify="left")
     table.add_column("category", no_wrap=True)
     for s in systems:
-        table.add_column(escape(s.name), no_wrap=True)
+        table.add_column(term(s.name), no_wrap=True)
     for g in groups:
-        row = [escape(g)]
+        row = [term(g)]
         for s in systems:
-            cell = fmt_summary(s.breakdown["category"].get(g, {}).get(primary), ci_digits=2)
+            cell = fmt_summary(s.breakdown.get("category", {}).get(g, {}).get(primary), ci_digits=2)
             row.append(_marked(cell, cmk.get((s.name, g, primary))))
         table.add_row(*row)
     console.print(table)
 
 
-def _marked(cell: str, mark: Mark | None) -> str:
+def _marked(cell: str, mark: Mark | None) -> Text:
     """`cell` with a significant mark after it, green up or red down."""
+    text = term(cell)
     if mark and mark.mark:
-        color = "green" if mark.arrow == "▲" else "red"
-        return f"{cell} [{color}]{mark.arrow}{mark.mark}[/{color}]"
-    return cell
+        text.append(" ")
+        text.append(f"{mark.arrow}{mark.mark}", style="green" if mark.arrow == "▲" else "red")
+    return text
 
 
 def _expansion(systems: list[SystemResult], console: Console) -> None:
@@ -127,8 +134,8 @@ def _expansion(systems: list[SystemResult], console: Console) -> None:
         for mc in s.expansion.metrics:
             delta = "n/a" if mc.delta is None else f"{mc.delta:+.3f}"
             table.add_row(
-                escape(s.name),
-                escape(mc.measure),
+                term(s.name),
+                term(mc.measure),
                 fmt_num(mc.mean_a),
                 fmt_num(mc.mean_b),
                 _marked(f"{delta} {fmt_ci(mc.ci_low, mc.ci_high, 2)}".rstrip(), mark_of(mc)),
@@ -139,7 +146,9 @@ def _expansion(systems: list[SystemResult], console: Console) -> None:
     for s in expanded:
         assert s.expansion is not None
         console.print(
-            f"{s.name}: {fmt_pct(s.expansion.new_hit_share)} of the returned memories found only "
-            f"after expansion; {s.expansion.new_relevant} relevant memories found only after",
-            markup=False,
+            term(
+                f"{s.name}: {fmt_pct(s.expansion.new_hit_share)} of the returned memories found "
+                f"only after expansion; {s.expansion.new_relevant} relevant memories found only "
+                "after"
+            )
         )

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.report.escape import term
 from memgauge.view.fmt import fmt_pct as pct
 
 __all__ = [
@@ -79,13 +80,14 @@ def _extraction_task(
 
 def extraction_table(report: Mapping[str, Any], title: str) -> Table:
     """One row per case: TP / FP / FN, P / R / F1 and what went wrong."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=term(title), title_justify="left")
     numeric = ("TP", "FP", "FN", "P", "R", "F1")
     for col in ("case", "scenario", *numeric, "notes"):
         table.add_column(col, justify="right" if col in numeric else "left")
     for r in report["per_case"]:
         if "error" in r:
-            table.add_row(r["id"], "", "", "", "", "", "", "", f"[red]failed: {r['error']}[/red]")
+            failed = term(f"failed: {r['error']}", "red")
+            table.add_row(term(r["id"]), "", "", "", "", "", "", "", failed)
             continue
         notes = []
         if r.get("conflict_ok") is not None:
@@ -95,15 +97,15 @@ def extraction_table(report: Mapping[str, Any], title: str) -> Table:
         notes += [f"invented: {x}" for x in r.get("false_positives", [])[:2]]
         notes += [f"missed: {x}" for x in r.get("missed", [])[:2]]
         table.add_row(
-            r["id"],
-            r.get("scenario") or "",
+            term(r["id"]),
+            term(r.get("scenario") or ""),
             str(r["tp"]),
             str(r["fp"]),
             str(r["fn"]),
             f"{r['precision']:.2f}",
             f"{r['recall']:.2f}",
             f"{r['f1']:.2f}",
-            "; ".join(notes),
+            term("; ".join(notes)),
         )
     return table
 
@@ -163,12 +165,13 @@ def operations_report(
 
 def operations_tables(report: Mapping[str, Any], title: str) -> tuple[Table, Table]:
     """Per case its decision and checks; per tier its pass rate against the target."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=term(title), title_justify="left")
     for col in ("case", "scenario", "decision", "checks"):
         table.add_column(col)
     for r in report["per_case"]:
         if "error" in r:
-            table.add_row(r["id"], r["scenario"] or "", "", f"[red]failed: {r['error']}[/red]")
+            failed = term(f"failed: {r['error']}", "red")
+            table.add_row(term(r["id"]), term(r["scenario"] or ""), "", failed)
             continue
         d = r["decision"]
         checks = "; ".join(
@@ -176,16 +179,15 @@ def operations_tables(report: Mapping[str, Any], title: str) -> tuple[Table, Tab
             + ("" if v.get("passed") else f" ({v.get('reason') or v.get('error')})")
             for name, v in r["checks"].items()
         )
-        table.add_row(
-            r["id"], r["scenario"] or "", f"{d['action']} {d.get('id') or ''}".strip(), checks
-        )
+        decision = term(f"{d['action']} {d.get('id') or ''}".strip())
+        table.add_row(term(r["id"]), term(r["scenario"] or ""), decision, term(checks))
     tiers = Table(title="Tiers (seed 000)", title_justify="left")
     for col in ("tier", "pass rate", "95% CI", "n", "target", ""):
         tiers.add_column(col)
     for tier, e in report["tiers"].items():
         ci = e["ci95"]
         tiers.add_row(
-            tier,
+            term(tier),
             pct(e["pass_rate"]) if e["n"] else "n/a (0 checks)",
             f"{pct(ci[0])} - {pct(ci[1])}" if ci else "",
             str(e["n"]),

@@ -7,8 +7,9 @@ The run is created in the recorder with all its items queued before the first on
 `--resume` knows exactly what is left: items recorded as completed or failed are never done
 again, items that were in flight when the process died are still queued and are done once.
 A failed item (the subject raised, timed out, or returned something unusable; or an evaluator
-could not score it) is recorded with its stage and reason and the run goes on; the run stops,
-as failed, once more items have failed than `max_failure_rate` of all its items allows.
+could not score it) is recorded with its stage and reason and the run goes on; a subject stops
+once more of its items have failed than `max_failure_rate` allows, and the run ends as failed
+after the other subjects finished (see `budget`).
 
 Per subject and task, items are grouped by corpus; before a group the engine resets the memory
 subject and ingests the group's memories, so tasks never see each other's memories. Subjects are
@@ -22,7 +23,6 @@ One process drives a run at a time (see `owner`).
 from __future__ import annotations
 
 import contextlib
-import math
 import platform
 import subprocess
 import time
@@ -47,10 +47,18 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
+from memgauge.runs.budget import FailureBudget, counts_as_failed
 from memgauge.runs.distribute import run_shards
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
+from memgauge.runs.hollow import void_empty
 from memgauge.runs.lanes import SubjectLane
-from memgauge.runs.plan import PlannedItem, PlannedTask, plan_suite, suite_sha256
+from memgauge.runs.plan import (
+    PlannedItem,
+    PlannedTask,
+    plan_suite,
+    prepare_evaluators,
+    suite_sha256,
+)
 from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
@@ -59,7 +67,7 @@ from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.specs import build_subject
 
-__all__ = ["Progress", "RunReport", "run_suite", "too_many_failed"]
+__all__ = ["Progress", "RunReport", "run_suite"]
 
 
 class Progress(Protocol):
@@ -148,9 +156,7 @@ class _Run:
     def __init__(
         self,
         writer: Writer,
-        total: int,
-        n_failed: int,
-        max_failure_rate: float,
+        budget: FailureBudget,
         known: Sequence[ItemRecord] | None = None,
         scope: CallScope | None = None,
     ) -> None:
@@ -160,17 +166,19 @@ class _Run:
         self.rows: dict[tuple[str, str, str], ItemRecord] | None = (
             None if known is None else {r.key: r for r in known}
         )
-        self.total, self.n_failed = total, n_failed
-        self.max_rate = max_failure_rate
-        self.allowed = max_failure_rate * total
-        self.stopped = False  # past max_failure_rate: no new items are started
+        self.budget = budget
         self.judge_connection_failures = 0
         self.judge_verdicts = 0
 
     @property
     def stopping(self) -> bool:
-        """The run must stop: too many failures, or its scope was cancelled."""
-        return self.stopped or self.scope.cancelled.is_set()
+        """The run must stop: its scope was cancelled."""
+        return self.scope.cancelled.is_set()
+
+    def stops(self, subject: str) -> bool:
+        """No new item of `subject` starts: it failed past `max_failure_rate`, or the run
+        must stop."""
+        return self.stopping or subject in self.budget.stopped
 
     @property
     def judge_unreachable(self) -> bool:
@@ -183,7 +191,7 @@ class _Run:
             task, item, subject = job.context
             result = timed_out_item(task, subject, item, result.seconds)
         self.record(result)
-        return not self.stopping
+        return not self.stops(job.key[0])
 
     def record(self, row: ItemRecord, *, counts: bool = True) -> None:
         self.writer.put(row)
@@ -204,42 +212,8 @@ class _Run:
                 self.judge_connection_failures += 1
             elif s.error is None and "judge" in s.detail:
                 self.judge_verdicts += 1
-        if counts and _counts_as_failed(row):
-            self.n_failed += 1
-            if self.n_failed > self.allowed:
-                self.stopped = True
-
-    def stop_reason(self) -> str:
-        """Why the run stopped early, with the counts as they ended (the items in flight when
-        the rate was passed, or a whole subject failing at its setup, finish after it)."""
-        return (
-            f"the run stopped: {too_many_failed(self.n_failed, self.total, self.max_rate)}; "
-            f"see `memgauge runs show {self.run_id}` for the failures"
-        )
-
-
-def _percent(x: float) -> str:
-    return f"{x * 100:.3g}%"
-
-
-def too_many_failed(n_failed: int, total: int, max_rate: float) -> str:
-    """`1 of 4 items failed (25%), more than max_failure_rate 0.1 allows (10%: at most 0 of
-    4)`: the count, its rate and the limit, as the rule applies it (a run fails when more than
-    `max_rate * total` items failed)."""
-    rate = n_failed / total if total else 0.0
-    allowed = math.floor(max_rate * total)
-    return (
-        f"{n_failed} of {total} items failed ({_percent(rate)}), more than max_failure_rate "
-        f"{max_rate:g} allows ({_percent(max_rate)}: at most {allowed} of {total})"
-    )
-
-
-def _counts_as_failed(row: ItemRecord) -> bool:
-    """An item counts toward `max_failure_rate` when it failed, or when an evaluator could not
-    score it (a judge whose call failed); an opt-in fallback value does not count."""
-    if row.status == "failed":
-        return True
-    return any(s.error is not None for s in row.scores)
+        if counts:
+            self.budget.count(row)
 
 
 def _item_records(plan: Sequence[PlannedTask], suite: Suite) -> list[ItemRecord]:
@@ -437,6 +411,7 @@ def run_suite(
         raise UsageError("; ".join(str(p) for p in problems))
     root = base or (suite_path.parent if suite_path else Path.cwd())
     plan = plan_suite(suite, root, datasets)
+    prepare_evaluators(plan)  # a missing capability is exit 3 before anything is written
     sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here; the LLM
     # clients' connection pools that the run's judges and subjects open close with the run
@@ -482,19 +457,23 @@ def run_suite(
             pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
             if resume:
                 records = recorder.item_records(run_id)
-                total = len(records)
-                n_failed = sum(
-                    1
-                    for r in records
-                    if _counts_as_failed(r)
-                    and not any(f.stage == "unavailable" for f in r.failures)
+                budget = FailureBudget(
+                    suite.max_failure_rate,
+                    (r.key for r in records),
+                    (
+                        r
+                        for r in records
+                        if counts_as_failed(r)
+                        and not any(f.stage == "unavailable" for f in r.failures)
+                    ),
                 )
             else:  # a new run: every item is queued
-                total, n_failed = len(pending), 0
+                budget = FailureBudget(suite.max_failure_rate, pending)
+            total = budget.total
             preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
-            state = _Run(writer, total, n_failed, suite.max_failure_rate, known, scope)
+            state = _Run(writer, budget, known, scope)
             finish = _Finisher(
                 recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
             )
@@ -534,23 +513,18 @@ def run_suite(
             if scope.cancelled.is_set():
                 finish("cancelled", "cancelled; resume with --resume", meter.prices)
                 raise KeyboardInterrupt
-            reason: str | None
-            if state.stopped:
-                status, reason = "failed", state.stop_reason()
-            else:
-                rate = state.n_failed / state.total if state.total else 0.0
-                failed = rate > suite.max_failure_rate
-                status = "failed" if failed else "completed"
-                reason = (
-                    too_many_failed(state.n_failed, state.total, suite.max_failure_rate)
-                    if failed
-                    else None
-                )
+            # a subject whose every search found nothing holds nothing: its items fail
+            items, voided = void_empty(run_id, finish.records(), plan, recorder)
+            for row in voided:
+                budget.count(row)
+            # every subject past its rate was stopped the moment it got there
+            reason = budget.reason(run_id)
+            status = "completed" if reason is None else "failed"
             if unavailable and reason is None:
                 reason = "; ".join(
                     f"subject {n} unavailable: {why}" for n, why in unavailable.items()
                 )
-            run, items = finish(status, reason, meter.prices)
+            run, items = finish(status, reason, meter.prices, items)
             return RunReport(
                 run,
                 items,
@@ -601,9 +575,13 @@ class _Finisher:
         return self.recorder.item_records(self.run_id, detail=detail)
 
     def __call__(
-        self, status: str, reason: str | None, prices: Mapping[str, Price]
+        self,
+        status: str,
+        reason: str | None,
+        prices: Mapping[str, Price],
+        items: list[ItemRecord] | None = None,
     ) -> tuple[RunRecord, list[ItemRecord]]:
-        items = self.records()
+        items = self.records() if items is None else items
         summary = summarize_run(
             items,
             self.plan,
@@ -660,9 +638,8 @@ def _execute(
                         # unavailable is its own outcome (exit 3), not the subject failing
                         state.record(failed_item(task, name, it, failure), counts=False)
                     continue
-                if not _run_task(
-                    lanes[name], task, todo, state, executor, width, scoring, recorder
-                ):
+                _run_task(lanes[name], task, todo, state, executor, width, scoring, recorder)
+                if state.stopping:
                     return
     except BaseException:
         # interrupted: stop this run's judges' calls in flight instead of waiting out their
@@ -682,14 +659,14 @@ def _run_task(
     width: int,
     scoring: PoolExecutor,
     recorder: Recorder,
-) -> bool:
-    """One subject on one task's items, corpus by corpus; False once the run must stop."""
+) -> None:
+    """One subject on one task's items, corpus by corpus, until it is stopped."""
     groups: dict[str | None, list[PlannedItem]] = {}
     for it in todo:
         groups.setdefault(it.corpus, []).append(it)
     for corpus, items in groups.items():
-        if state.stopping:
-            return False
+        if state.stops(lane.name):
+            return
         state.writer.progress.phase(lane.name, task.spec.name, corpus)
         setup_error = _setup(
             lane, task, corpus, recorder, state.run_id, state.scope, state.writer.progress
@@ -701,7 +678,6 @@ def _run_task(
             continue
         jobs = (_job(lane, task, it, scoring, state.scope) for it in items)
         executor.execute(jobs, concurrency=width, on_done=state.done)
-    return not state.stopping
 
 
 def _job(

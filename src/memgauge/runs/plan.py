@@ -42,11 +42,12 @@ from memgauge.data.models import (
 )
 from memgauge.data.traces import unlabelled_cases
 from memgauge.data.vectors import load_pairs
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.depth import default_aggregates, depth_error, least_k
 from memgauge.runs.suite import Suite, TaskSpec, evaluator_label, resolve_agents
 from memgauge.scorers import Evaluator, ScriptEvaluator, evaluator_from_spec
+from memgauge.scorers.base import prepare_evaluator
 
 __all__ = [
     "PlannedItem",
@@ -54,6 +55,7 @@ __all__ = [
     "default_aggregates",
     "plan_suite",
     "plan_task",
+    "prepare_evaluators",
     "suite_sha256",
 ]
 
@@ -424,6 +426,18 @@ def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         ids = set(only.items)
         items = [it for it in items if it.id in ids]
     return items[: task.limit] if task.limit is not None else items
+
+
+def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:
+    """Load what every evaluator needs (its `prepare()`): a missing optional capability (an
+    embedding model) is one UnavailableError naming the task, the evaluator and the install
+    line, before the run is written, never a failure on every item."""
+    for task in plan:
+        for label, evaluator, _weight in task.evaluators:
+            try:
+                prepare_evaluator(evaluator)
+            except UnavailableError as exc:
+                raise UnavailableError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
 
 
 def plan_suite(

@@ -236,7 +236,11 @@ class Suite(_Model):
     concurrency: StrictInt = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
     seed: StrictInt = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
     max_failure_rate: FiniteFloat = Field(
-        default=0.1, ge=0, le=1, description="The run fails past this share of failed items."
+        default=0.1,
+        ge=0,
+        le=1,
+        description="A subject past this share of its items failed is stopped and the run "
+        "fails; the other subjects still run to the end.",
     )
     optimization: OptimizationSpec | None = Field(
         default=None,

@@ -80,6 +80,7 @@ def summarize_run(
         n_items=sum(counts.values()),
         n_completed=counts["completed"],
         n_failed=counts["failed"],
+        n_unscored=sum(1 for it in items if it.unscored),
         n_queued=counts["queued"],
         failure_rate=counts["failed"] / sum(counts.values()) if sum(counts.values()) else None,
         tasks=tasks,

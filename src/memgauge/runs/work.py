@@ -11,7 +11,9 @@ How a subject is asked depends on the task:
   (`SearchResult.pre_expansion`) has it kept in `extra["pre_expansion"]`;
 - expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
   plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
-  else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line;
+  else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line
+  (a hit without its text is the item's failure, naming the search contract: answering with
+  the texts that are there would score a partial or empty answer as a wrong one);
 - extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
   function), the memory after the conversation;
 - operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
@@ -31,11 +33,12 @@ from typing import Any
 from memgauge._util.redact import redactor
 from memgauge.data.models import Memory, Turn
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
-from memgauge.errors import ReplyError, SubjectError
+from memgauge.errors import EmptyMemoryError, ReplyError, SubjectError
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
+from memgauge.subjects.events import capabilities_of
 from memgauge.subjects.protocol import Answer, Hit
-from memgauge.subjects.python_import import normalise_answer
+from memgauge.subjects.python_import import SEARCH_CONTRACT, normalise_answer
 
 __all__ = [
     "answer_item",
@@ -122,7 +125,9 @@ def ask(
         return answer.text, dict(answer.latency_ms), {}
     result = subject.search(item.input, spec.k, session=item.session)
     if spec.kind != "retrieval":
-        return "\n".join(h.text for h in result.hits), dict(result.latency_ms), {}
+        # the ids answered from: what tells a memory that found nothing from a short answer
+        retrieved = {"retrieved": [h.id for h in result.hits]}
+        return _texts(result.hits, spec.kind), dict(result.latency_ms), retrieved
     extra: dict[str, Any] = {}
     if item.session is not None:
         try:
@@ -136,6 +141,18 @@ def ask(
     known = task.memory_texts()
     hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
     return hits, dict(result.latency_ms), extra
+
+
+def _texts(hits: Sequence[Hit], kind: str) -> str:
+    """The hits' texts, one per line: a memory's answer; a ReplyError for a hit without one."""
+    for h in hits:
+        if not h.text:
+            raise ReplyError(
+                f"search hit {h.rank} ({h.id!r}) has no 'text': a {kind} task answers with "
+                "the hits' texts, so each hit must carry the memory's text as stored "
+                f"({{'id': id, 'text': text, ...}}); {SEARCH_CONTRACT}"
+            )
+    return "\n".join(h.text for h in hits)
 
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:
@@ -327,7 +344,8 @@ def fill_memory(
 ) -> None:
     """Reset a memory subject and ingest `memories`, `INGEST_BATCH` at a time in their order
     (the protocol's `ingest` adds to what is stored), calling `on_ingested(n)` after each
-    batch; then flush, when it can."""
+    batch; then flush, when it can. A subject that can dump and lists nothing after being
+    given memories raises EmptyMemoryError."""
     subject.reset()
     for start in range(0, len(memories), INGEST_BATCH):
         batch = memories[start : start + INGEST_BATCH]
@@ -337,3 +355,21 @@ def fill_memory(
     flush = getattr(subject, "flush", None)
     if callable(flush):
         flush()
+    if memories and capabilities_of(subject).dump:
+        _holds_something(subject, len(memories))
+
+
+def _holds_something(subject: Any, ingested: int) -> None:
+    """EmptyMemoryError when the subject's own dump lists no memory after `ingested` were
+    given: searching it would score every item 0."""
+    try:
+        stored = subject.dump()
+    except Exception:  # a dump that fails tells nothing of what is stored; searches will
+        return
+    if not stored:
+        raise EmptyMemoryError(
+            f"after ingesting {ingested} memories, the subject's dump() lists none: it holds "
+            "nothing, so every search would find nothing and score 0. Check that ingest "
+            "stores what it is given (mem0 with infer: true keeps only the facts its LLM "
+            "extracts: a model that answers no facts, or no JSON, stores nothing)"
+        )

@@ -68,13 +68,20 @@ class AuditMatch:
             {"f1": locomo_f1(answer, g), "coverage": _coverage(answer, g)} for g in golds
         ]
         if self.cosine is not None and answer.strip():
-            with _LOAD:
-                if not self._model:
-                    self._model.append(load_embedder(self.embedder))
+            self.prepare()
             vecs = self._model[0].embed([answer, *golds])
             for s, v in zip(sims, vecs[1:] @ vecs[0], strict=True):
                 s["cosine"] = float(v)
         return sims
+
+    def prepare(self) -> None:
+        """Build the embedder when cosine matching is on: UnavailableError (with the install
+        line) when it is missing, before any answer is scored."""
+        if self.cosine is None:
+            return
+        with _LOAD:
+            if not self._model:
+                self._model.append(load_embedder(self.embedder))
 
     def _match(self, s: dict[str, float]) -> bool:
         return (

@@ -5,6 +5,11 @@ could not score), pass/fail when it has a threshold, and a reason a person can r
 evaluator that cannot score sets `error` and leaves `value` None: the run records a failure,
 never a 0 (DESIGN: honest numbers).
 
+An evaluator that needs an optional capability (an embedding model) has `prepare()`, which
+loads it or raises UnavailableError with the install line: a run calls it before its first
+item (`prepare_evaluator`), so a missing capability is exit 3 before anything is asked, never
+a failure on every item.
+
 Specs: an evaluator is written `{name: {args}}` (`{"contains": {"negate": true}}`), or by name
 alone (`"exact"`), and `to_spec()` gives back the non-default arguments only.
 """
@@ -29,6 +34,7 @@ __all__ = [
     "evaluator_from_spec",
     "expected_texts",
     "output_text",
+    "prepare_evaluator",
     "register",
     "registered",
     "to_spec",
@@ -80,6 +86,14 @@ class Evaluator(Protocol):
     def evaluate(self, ctx: EvalContext) -> Score:
         """The verdict for `ctx`."""
         ...
+
+
+def prepare_evaluator(evaluator: object) -> None:
+    """Load what `evaluator` needs before it scores (its `prepare()`, when it has one); the
+    UnavailableError of a missing capability goes to the caller."""
+    prepare = getattr(evaluator, "prepare", None)
+    if callable(prepare):
+        prepare()
 
 
 def expected_texts(ctx: EvalContext) -> list[str]:

@@ -34,6 +34,12 @@ class EmbeddingPairScore:
     name: ClassVar[str] = "embedding-pair"
     _model: list[Embedder] = field(default_factory=list, repr=False, compare=False)
 
+    def prepare(self) -> None:
+        """Build the reference embedder: UnavailableError (with the install line) when it is
+        missing."""
+        if not self._model:
+            self._model.append(load_embedder(self.embedder))
+
     def evaluate(self, ctx: EvalContext) -> Score:
         """See the module docstring."""
         pair = ctx.input if isinstance(ctx.input, Mapping) else {}
@@ -49,8 +55,7 @@ class EmbeddingPairScore:
             or not np.isfinite(b).all()
         ):
             return Score.failure(f"the system's vectors differ in shape ({a.shape}, {b.shape})")
-        if not self._model:
-            self._model.append(load_embedder(self.embedder))
+        self.prepare()
         ref = np.asarray(self._model[0].embed([str(pair["a"]), str(pair["b"])]), dtype=np.float64)
         cos_sys, cos_ref = _cos(a, b), _cos(ref[0], ref[1])
         detail: dict[str, Any] = {

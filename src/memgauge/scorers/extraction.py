@@ -102,6 +102,11 @@ class SemanticMatcher:
         """`semantic>=0.75`."""
         return f"semantic>={self.threshold}"
 
+    def prepare(self) -> None:
+        """Build the embedder: UnavailableError (with the install line) when it is missing."""
+        if not self._model:
+            self._model.append(load_embedder(self.embedder))
+
     def match(
         self, predicted: Sequence[str], expected: Sequence[str]
     ) -> list[tuple[int, int, float]]:
@@ -110,8 +115,7 @@ class SemanticMatcher:
 
         if not predicted or not expected:
             return []
-        if not self._model:
-            self._model.append(load_embedder(self.embedder))
+        self.prepare()
         texts = [_CATEGORY.sub("", t) for t in (*predicted, *expected)]
         vecs = self._model[0].embed(texts)
         sims = vecs[: len(predicted)] @ vecs[len(predicted) :].T

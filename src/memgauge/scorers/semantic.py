@@ -19,14 +19,19 @@ __all__ = ["SemanticSimilarity"]
 class SemanticSimilarity:
     """Cosine similarity of output and expected; `passed` when >= threshold.
 
-    The embedder is built on first use (one per evaluator); when it cannot be built the item
-    gets a recorded failure naming why, never a score.
+    The embedder is built by `prepare()` (a run calls it first: a missing model is exit 3
+    with its install line) or on first use; an embedding that fails on one item is that
+    item's recorded failure, never a score.
     """
 
     threshold: float = 0.8
     embedder: str = "minilm"
     name: ClassVar[str] = "semantic"
     _model: list[Embedder] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def prepare(self) -> None:
+        """Build the embedder: UnavailableError (with the install line) when it is missing."""
+        self._embedder()
 
     def _embedder(self) -> Embedder:
         if not self._model:

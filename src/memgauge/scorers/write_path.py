@@ -13,12 +13,12 @@ task's aggregate sums (TP / FP / FN, conflict, minimalism; every tier's check).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from memgauge.data.models import ExtractionCase, OperationCase
 from memgauge.llm._loop import run_sync
-from memgauge.scorers.base import EvalContext, Score
+from memgauge.scorers.base import EvalContext, Score, prepare_evaluator
 from memgauge.scorers.extraction import (
     CaseScore,
     ExactMatcher,
@@ -89,14 +89,29 @@ class ExtractionFacts:
     judge_model: str | None = None
     pass_f1: float = 0.9
     name: ClassVar[str] = "extraction"
+    # the matcher, built once: a semantic one holds its embedding model
+    _matchers: list[FactMatcher] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     @property
     def uses_llm(self) -> bool:
         """A judge call per case when matching by judge."""
         return self.match == "judge"
 
+    def prepare(self) -> None:
+        """Build the matcher (a semantic one loads its embedding model) and, matching by
+        judge, the judge's client: UnavailableError, with the install line, when one is
+        missing."""
+        prepare_evaluator(self._matcher())
+        if self.match == "judge":
+            FactsJudge(model=self.judge_model).prepare()
+
     def _matcher(self) -> FactMatcher:
-        return ExactMatcher() if self.match == "exact" else SemanticMatcher(self.threshold)
+        if not self._matchers:
+            exact = self.match == "exact"
+            self._matchers.append(ExactMatcher() if exact else SemanticMatcher(self.threshold))
+        return self._matchers[0]
 
     def evaluate(self, ctx: EvalContext) -> Score:
         if isinstance(ctx.output, Mapping) and "error" in ctx.output:

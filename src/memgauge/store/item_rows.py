@@ -135,8 +135,18 @@ _UPDATE_ITEM = (
 
 def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> None:
     """Keep finished items in the caller's transaction. Idempotent: recording an item again
-    replaces its output and verdicts (failures are history and accumulate)."""
+    replaces its output and verdicts (failures are history and accumulate); a failed item
+    keeps no verdict (one answered, scored and then found void, as a subject that holds
+    nothing, loses the scores it had)."""
     keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    failed = [(r.subject, r.task, r.item_id) for r in rows if r.status == "failed"]
+    if failed:
+        s = scores_t.c
+        c.execute(
+            sa.delete(scores_t).where(
+                s.run_id == run_id, sa.tuple_(s.subject, s.task, s.item_id).in_(failed)
+            )
+        )
     clean = redactor()  # the secrets looked up once for the batch
 
     def as_stored(value: str | bytes) -> Any:

