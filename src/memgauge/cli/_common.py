@@ -76,9 +76,12 @@ store_option = click.option(
 
 
 def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
-    """The suite-run store `where` names; with `read_only`, a UsageError when there is none
-    (rather than creating it)."""
-    return api.open_store(api.require_store(where) if read_only else where)
+    """The suite-run store `where` names, created and migrated if need be; with `read_only`
+    (a command that only reads), opened as it is: a UsageError when there is none (nothing is
+    created) or when it is at another schema (see `engine.open_read_only`)."""
+    if read_only:
+        return api.SuiteRunStore(api.results_store(where), read_only=True)
+    return api.open_store(where)
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:

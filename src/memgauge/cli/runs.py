@@ -44,8 +44,9 @@ def runs() -> None:
 @runs.command()
 @store_option
 def upgrade(store_path: str | None) -> None:
-    """Bring the store to this memgauge's schema (what `memgauge view` asks for when a store
-    was written by an older version; any command that writes to a store does it too)."""
+    """Bring the store to this memgauge's schema (what `memgauge view` and the commands that
+    only read ask for when a store was written by an older version; any command that writes to
+    a store does it too)."""
     applied = api.upgrade_store(store_path)
     where = api.results_store(store_path)
     if applied:
@@ -62,7 +63,7 @@ def upgrade(store_path: str | None) -> None:
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
             if row["status"] == "running" and (run := store.get_run(row["run_id"])):
