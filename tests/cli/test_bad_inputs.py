@@ -253,3 +253,27 @@ def test_a_store_of_another_program_is_not_read_as_an_empty_one(
     with sqlite3.connect(other) as conn:
         names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     assert names == [("orders",)]
+
+
+def test_a_reading_command_leaves_an_older_store_as_it_is_and_names_the_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read does not migrate a store (a shared one least of all): it is refused with the
+    command that does, and that command makes it readable."""
+    import hashlib
+    import json
+    import shutil
+
+    db = tmp_path / "older.db"
+    shutil.copy(BAD.parent / "stores" / "integ-0011.db", db)  # made by an earlier memgauge
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    for args in (["runs", "list"], ["history", "qa"], ["runs", "show", "2"]):
+        assert main([*args, "--store", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert "older schema" in err
+        assert "memgauge runs upgrade --store PATH" in err
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert main(["runs", "upgrade", "--store", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", str(db), "--json", "--limit", "100"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 7
