@@ -10,6 +10,7 @@ from rich.console import Console
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._numbers import integer
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -34,7 +35,7 @@ __all__ = [
 # The three conventions where trec_eval and seed 002 disagree, spelled the same in every command.
 rel_threshold_option = click.option(
     "--rel-threshold",
-    type=click.IntRange(min=0),
+    type=integer(min=0),
     default=2,
     show_default=True,
     help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
