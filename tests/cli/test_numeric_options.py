@@ -165,3 +165,14 @@ def test_the_largest_seed_runs_an_evaluation_and_an_optimization(
     assert main(["optimize", "list", "--store", db, "--json"]) == 0
     studies = json.loads(capsys.readouterr().out)
     assert [s["status"] for s in studies] == ["completed"]  # none left running
+
+
+@pytest.mark.parametrize(
+    "args", [["--delta", "1e-300"], ["--sigma", "1e300"], ["--alpha", "1e-300"]]
+)
+def test_a_sample_size_beyond_counting_is_exit_2(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finite, in range, and still more queries than 2^31 - 1 (an OverflowError before)."""
+    assert main(["sample-size", *args]) == 2
+    assert "needs more than 2,147,483,647 queries" in capsys.readouterr().err
