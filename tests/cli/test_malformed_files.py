@@ -188,6 +188,14 @@ COMMANDS: dict[str, Command] = {
     ),
     "import-memaudit": (lambda f, e: ["import", "memaudit", f, "--out", str(e.out)], _no_out),
     "import-locomo": (lambda f, e: ["import", "locomo", f, "--out", str(e.out)], _no_out),
+    # LoCoMo's sessions as extraction cases, its observations as the expected facts
+    "extraction-locomo": (
+        lambda f, e: [
+            *("extraction", f, "--extractor", "{memory: {reference: {mode: lexical}}}"),
+            *("--match", "exact", "--store", str(e.db), "--output", str(e.out)),
+        ],
+        _no_run,
+    ),
     "import-longmemeval": (
         lambda f, e: ["import", "longmemeval", f, "--out", str(e.out)],
         _no_out,
@@ -250,6 +258,19 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "longmemeval_wrong_types.json": (
         ["validate", "import-longmemeval"],
         (None, "[0].haystack_sessions[1][0].has_answer"),
+    ),
+    # issue 27 item 7: a wrong type that was a TypeError (exit 70) in the importer
+    "locomo_category_list.json": (
+        ["validate", "import-locomo", "audit", "extraction-locomo"],
+        (None, "[0].qa[0].category: must be an integer 1-5, got a list"),
+    ),
+    "locomo_observation_not_a_list.json": (
+        ["validate", "import-locomo", "audit", "extraction-locomo"],
+        (None, "[0].observation.session_1_observation.Ann: must be a list, got a string"),
+    ),
+    "longmemeval_empty_question_id.json": (
+        ["validate", "import-longmemeval", "audit"],
+        (None, "[0].question_id: must not be empty"),
     ),
     "dataset_latin1_yaml": (RETRIEVAL, (1, "not UTF-8")),
     "suite_duplicate_item_ids.yaml": (SUITE, (9, "duplicate item id 'a'")),
