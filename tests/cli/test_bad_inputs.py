@@ -277,3 +277,27 @@ def test_a_reading_command_leaves_an_older_store_as_it_is_and_names_the_upgrade(
     capsys.readouterr()
     assert main(["runs", "list", "--store", str(db), "--json", "--limit", "100"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 7
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("{tmp}", "is a directory; give the path of a SQLite file"),
+        ("{tmp}/no/such/dir/memory.db", "cannot be opened as a SQLite file"),
+    ],
+)
+def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
+    path: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every SQLite file memgauge opens goes through `store.connection.connect`: SQLite's
+    "unable to open database file" was exit 70, naming nothing."""
+    where = path.format(tmp=tmp_path)
+    db = tmp_path / "r.db"
+    bundle = str(BAD.parent / "good" / "bundle.yaml")
+    args = ["evaluate", bundle, "-s", f"reference:mode=lexical,path={where}", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "out"), "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert f"{where}: {words}" in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "no").exists()
+    assert not (tmp_path / "out").exists()
