@@ -133,3 +133,171 @@ def test_an_output_path_that_cannot_be_used_exits_2_without_a_traceback(
     assert str(blocked) in err
     assert "check the path" in err
     assert blocked.read_text(encoding="utf-8") == "not a directory\n"
+
+
+# --- issue 27 item 7: a --store that cannot be used ------------------------------------------
+
+
+def _newer_store(tmp_path: Path) -> str:
+    """A store written by a newer memgauge: its Alembic revision is one this one lacks."""
+    import sqlite3
+
+    from memgauge import api
+
+    db = tmp_path / "newer.db"
+    api.open_store(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    return str(db)
+
+
+def _directory(tmp_path: Path) -> str:
+    (tmp_path / "stores").mkdir()
+    return str(tmp_path / "stores")
+
+
+# --store value -> the words its refusal holds
+STORES = {
+    "directory": (_directory, "stores: is a directory; give the store's file"),
+    "unclosed-bracket": (
+        lambda tmp: "postgresql://memgauge:secret@[::1/memgauge",
+        "postgresql://memgauge:***@[::1/memgauge: not a valid server URL (Invalid IPv6 URL)",
+    ),
+    "port-not-a-number": (
+        lambda tmp: "postgresql://memgauge:secret@db:54x2/memgauge",
+        "not a valid server URL (Port could not be cast to integer value as '54x2')",
+    ),
+    "newer": (_newer_store, "written by a newer memgauge (revision 9999 is unknown here)"),
+}
+# every command that opens the results store, reading or recording
+STORE_COMMANDS = {
+    "runs list": ["runs", "list"],
+    "runs show": ["runs", "show", "r1"],
+    "runs export": ["runs", "export", "r1", "--format", "bundle"],
+    "runs compare": ["runs", "compare", "r1", "r2"],
+    "runs upgrade": ["runs", "upgrade"],
+    "history": ["history", "suite"],
+    "gate": ["gate", "r1", "--no-learn"],
+    "health": ["health"],
+    "ab status": ["ab", "status"],
+    "ab create": ["ab", "create", "t", "--delta", "0.1"],
+    "flags list": ["flags", "list"],
+    "flags create": ["flags", "create", "f"],
+    "shadow summary": ["shadow", "summary"],
+    "optimize list": ["optimize", "list"],
+    "report": ["report", "r1", "--out", "{tmp}/r.html"],
+    "view": ["view", "--port", "0"],
+    "evaluate": [
+        *("evaluate", str(BAD.parent / "good" / "bundle.yaml"), "-s", "lexical"),
+        *("--quiet", "--out", "{tmp}/out"),
+    ],
+}
+
+
+@pytest.mark.parametrize("command", list(STORE_COMMANDS))
+@pytest.mark.parametrize("store", list(STORES))
+def test_a_store_that_cannot_be_used_exits_2_naming_it(
+    store: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory, a server URL that does not parse, a store of a newer memgauge: exit 2 with
+    the store named (its password masked), for every command, and nothing written."""
+    make, words = STORES[store]
+    where = make(tmp_path)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    args = [a.format(tmp=tmp_path) for a in STORE_COMMANDS[command]]
+    capsys.readouterr()
+    assert main([*args, "--store", where]) == 2
+    err = capsys.readouterr().err
+    assert words in err, err
+    assert "Traceback" not in err
+    assert "secret" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    if store == "newer":
+        import sqlite3
+
+        with sqlite3.connect(where) as conn:
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
+
+
+READING = ["runs list", "runs show", "runs export", "runs compare", "history", "gate"]
+READING += ["health", "ab status", "flags list", "shadow summary", "optimize list", "report"]
+READING += ["view", "runs upgrade"]
+
+
+@pytest.mark.parametrize("command", READING)
+def test_a_command_that_reads_never_creates_a_store(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--store /typo/x.db` is refused, saying how to make one; no directory, no file."""
+    typo = tmp_path / "typo" / "x.db"
+    args = [a.format(tmp=tmp_path) for a in STORE_COMMANDS[command]]
+    assert main([*args, "--store", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert f"no results store at {typo}" in err, err
+    assert "or give the right one with --store" in err
+    assert not (tmp_path / "typo").exists()
+
+
+def test_a_store_of_another_program_is_not_read_as_an_empty_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs list` on someone else's SQLite file neither lists "no runs" nor adds our tables."""
+    import sqlite3
+
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER)")
+    for args in (["runs", "list"], ["history", "suite"], ["runs", "show", "r1"]):
+        assert main([*args, "--store", str(other)]) == 2
+        assert "not a memgauge results store" in capsys.readouterr().err
+    with sqlite3.connect(other) as conn:
+        names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    assert names == [("orders",)]
+
+
+def test_a_reading_command_leaves_an_older_store_as_it_is_and_names_the_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read does not migrate a store (a shared one least of all): it is refused with the
+    command that does, and that command makes it readable."""
+    import hashlib
+    import json
+    import shutil
+
+    db = tmp_path / "older.db"
+    shutil.copy(BAD.parent / "stores" / "integ-0011.db", db)  # made by an earlier memgauge
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    for args in (["runs", "list"], ["history", "qa"], ["runs", "show", "2"]):
+        assert main([*args, "--store", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert "older schema" in err
+        assert "memgauge runs upgrade --store PATH" in err
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert main(["runs", "upgrade", "--store", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", str(db), "--json", "--limit", "100"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 7
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("{tmp}", "is a directory; give the path of a SQLite file"),
+        ("{tmp}/no/such/dir/memory.db", "cannot be opened as a SQLite file"),
+    ],
+)
+def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
+    path: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every SQLite file memgauge opens goes through `store.connection.connect`: SQLite's
+    "unable to open database file" was exit 70, naming nothing."""
+    where = path.format(tmp=tmp_path)
+    db = tmp_path / "r.db"
+    bundle = str(BAD.parent / "good" / "bundle.yaml")
+    args = ["evaluate", bundle, "-s", f"reference:mode=lexical,path={where}", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "out"), "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert f"{where}: {words}" in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "no").exists()
+    assert not (tmp_path / "out").exists()

@@ -88,3 +88,22 @@ def test_flags_shadow_and_ab_on_postgresql(pg_url: str, capsys: pytest.CaptureFi
         assert store.shadow_dropped("busy") == 6
     out = _json(capsys, ["shadow", "summary", "busy", "--store", pg_url, "--json"])
     assert (out["busy"]["n"], out["busy"]["n_dropped"]) == (4, 6)
+
+
+def test_the_largest_min_samples_fits_postgresqls_integer_columns(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--min-samples` stops at 2^31 - 1, what eval_flags and eval_ab_tests hold on PostgreSQL
+    (one more was the server's "integer out of range", exit 70)."""
+    top = str(2**31 - 1)
+    (made,) = _json(
+        capsys, ["flags", "create", "F", "--min-samples", top, "--store", pg_url, "--json"]
+    )
+    assert made["min_samples"] == 2**31 - 1
+    assert (
+        main(["ab", "create", "T", "--delta", "0.1", "--min-samples", top, "--store", pg_url]) == 0
+    )
+    assert _rows(pg_url, "SELECT min_samples FROM eval_ab_tests WHERE feature_id = 'T'") == [
+        (2**31 - 1,)
+    ]
+    assert main(["flags", "set", "F", "--min-samples", str(2**31), "--store", pg_url]) == 2

@@ -188,6 +188,14 @@ COMMANDS: dict[str, Command] = {
     ),
     "import-memaudit": (lambda f, e: ["import", "memaudit", f, "--out", str(e.out)], _no_out),
     "import-locomo": (lambda f, e: ["import", "locomo", f, "--out", str(e.out)], _no_out),
+    # LoCoMo's sessions as extraction cases, its observations as the expected facts
+    "extraction-locomo": (
+        lambda f, e: [
+            *("extraction", f, "--extractor", "{memory: {reference: {mode: lexical}}}"),
+            *("--match", "exact", "--store", str(e.db), "--output", str(e.out)),
+        ],
+        _no_run,
+    ),
     "import-longmemeval": (
         lambda f, e: ["import", "longmemeval", f, "--out", str(e.out)],
         _no_out,
@@ -251,6 +259,23 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ["validate", "import-longmemeval"],
         (None, "[0].haystack_sessions[1][0].has_answer"),
     ),
+    # issue 27 item 7: a wrong type that was a TypeError (exit 70) in the importer
+    "locomo_category_list.json": (
+        ["validate", "import-locomo", "audit", "extraction-locomo"],
+        (None, "[0].qa[0].category: must be an integer 1-5, got a list"),
+    ),
+    "locomo_observation_not_a_list.json": (
+        ["validate", "import-locomo", "audit", "extraction-locomo"],
+        (None, "[0].observation.session_1_observation.Ann: must be a list, got a string"),
+    ),
+    "longmemeval_empty_question_id.json": (
+        ["validate", "import-longmemeval", "audit"],
+        (None, "[0].question_id: must not be empty"),
+    ),
+    # a NUL, which PostgreSQL refuses in any text (ab add was exit 70 on a server store)
+    "ab_pairs_nul_query_id.jsonl": (["ab-add"], (2, "a string holds a NUL character")),
+    "suite_nul_escape.yaml": (SUITE, (5, "a string holds a NUL character")),
+    "items_csv_nul_cell.csv": (["import-csv-items"], (3, "a NUL byte at offset")),
     "dataset_latin1_yaml": (RETRIEVAL, (1, "not UTF-8")),
     "suite_duplicate_item_ids.yaml": (SUITE, (9, "duplicate item id 'a'")),
     "suite_rubric_criteria_list.yaml": (SUITE, (9, "criteria: Input should be a valid dict")),
@@ -260,7 +285,7 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     # issue 19 item 4: the pool as `logs annotate` wrote it, never graded
     "annotations_no_grades.jsonl": (["import-annotations"], (None, "has a grade: nothing")),
     "run_nbsp_separator.txt": (["validate", "metrics-run"], (2, "expected 6 columns")),
-    "suite_nul_byte.yaml": (SUITE, (4, "unacceptable character #x0000")),
+    "suite_nul_byte.yaml": (SUITE, (4, "a NUL byte at offset")),
     "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
     "operations_no_cases.json": (["operations"], (None, "no records")),
     # issue 20 item 3: the importers of other tools' formats

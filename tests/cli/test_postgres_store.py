@@ -273,3 +273,17 @@ def test_gate_verdicts_bundles_and_optimize_on_either_dialect(
         assert all(it["run_id"] for it in shown["iterations"])
     finally:
         sys.path.remove(str(SUBJECTS))
+
+
+def test_a_nul_in_an_input_file_is_exit_2_before_it_reaches_the_server(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PostgreSQL refuses NUL in text: `ab add` with a query id holding `\\u0000` was its
+    DataError, exit 70. The reader refuses it with the line; no pair is stored."""
+    assert main(["ab", "create", "t", "--delta", "0.1", "--store", pg_url]) == 0
+    bad = DATA / "bad" / "ab_pairs_nul_query_id.jsonl"
+    assert main(["ab", "add", "t", str(bad), "--store", pg_url]) == 2
+    err = capsys.readouterr().err
+    assert "ab_pairs_nul_query_id.jsonl:2" in err
+    assert "NUL character" in err
+    assert _rows(pg_url, "SELECT COUNT(*) FROM eval_ab_test_pairs") == [(0,)]

@@ -130,3 +130,32 @@ def test_strict_dumps_writes_null_for_non_finite() -> None:
         "n": [None, 2],
         "s": "NaN",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"id": "q1"}\n', None),  # (the control: accepted)
+        ('{"a": 1,\n "id": "q\\u00001"}', 2),
+        ('[\n"ok",\n{"k\\u0000": 1}]', 3),
+    ],
+)
+def test_json_refuses_a_nul_character_with_its_line(text: str, line: int | None) -> None:
+    """PostgreSQL refuses NUL in any text; JSON can hold one only through its escape."""
+    if line is None:
+        assert loads_json(text) == {"id": "q1"}
+        return
+    with pytest.raises(ParseError, match="NUL character") as err:
+        loads_json(text)
+    assert err.value.line == line
+
+
+def test_an_escaped_backslash_before_u0000_is_no_nul() -> None:
+    assert loads_json('{"path": "C:\\\\u0000"}') == {"path": "C:\\u0000"}
+
+
+@pytest.mark.parametrize("escape", ["\\0", "\\x00", "\\u0000"])
+def test_yaml_refuses_a_nul_escape_with_its_line(escape: str) -> None:
+    with pytest.raises(ParseError, match="NUL character") as err:
+        load_yaml(f'a: 1\nname: "x{escape}y"\n')
+    assert err.value.line == 2

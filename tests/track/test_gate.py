@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from memgauge import api
 from memgauge.cli.main import main
 from memgauge.data.records import EvaluatorSummary, RunRecord, RunSummary
 from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
@@ -337,7 +338,9 @@ def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["gate", "nope", "--store", str(db)]) == 2
     assert "no results store at" in capsys.readouterr().err
     assert not db.exists()  # a command that only reads creates nothing
-    assert main(["runs", "list", "--store", str(db)]) == 0  # (listing creates the store)
+    assert main(["runs", "list", "--store", str(db)]) == 2  # (nor does listing)
+    assert not db.exists()
+    api.open_store(db).close()  # an empty store
     assert main(["gate", "nope", "--store", str(db)]) == 2
     assert "no run 'nope'" in capsys.readouterr().err
     not_sqlite = tmp_path / "notes.txt"
@@ -357,7 +360,7 @@ def test_bad_threshold_overrides_exit_2(
     value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "r.db"
-    assert main(["runs", "list", "--store", str(db)]) == 0
+    api.open_store(db).close()
     assert main(["gate", "any", "--store", str(db), "--threshold-for", value]) == 2
     assert "--threshold-for" in capsys.readouterr().err
 
@@ -366,7 +369,7 @@ def test_accept_needs_a_known_run_and_gate_needs_a_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "r.db")
-    assert main(["runs", "list", "--store", db]) == 0
+    api.open_store(db).close()
     assert main(["gate", "--accept", "nope", "--store", db]) == 2
     assert "no run 'nope'" in capsys.readouterr().err
     assert main(["gate", "--store", db]) == 2

@@ -195,6 +195,17 @@ def test_report_from_a_postgresql_store(
 def test_a_postgresql_database_that_is_not_a_store_is_refused(
     pg_server: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """An empty database (a team's store before its first run) holds no store yet; one with
+    someone else's tables is not a store; neither is changed by reading it."""
     empty = pg_server.new_database()
+    for args in (["view", "--port", "0"], ["runs", "list"], ["history", "s"], ["ab", "status"]):
+        assert main([*args, "--store", empty]) == 2
+        assert "no results store at" in capsys.readouterr().err
+    assert _counts(empty) == {}
+    engine = sa.create_engine(empty.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE TABLE orders (id integer)")
+    engine.dispose()
     assert main(["view", "--store", empty, "--port", "0"]) == 2
     assert "not a memgauge results store" in capsys.readouterr().err
+    assert _counts(empty) == {"orders": 0}

@@ -13,13 +13,31 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["INT64_MAX", "INT64_MIN", "MAX_GRADE", "parse_finite_float", "parse_int"]
+__all__ = [
+    "INT32_MAX",
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_GRADE",
+    "MAX_K",
+    "MAX_RESAMPLES",
+    "SEED_MAX",
+    "parse_finite_float",
+    "parse_int",
+]
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+#: the largest value of the store's INTEGER columns on PostgreSQL (SQLite's hold 64 bits)
+INT32_MAX = 2**31 - 1
 #: the largest relevance grade memgauge stores (int32); readers refuse larger ones. Here rather
 #: than in `_types` so that reading a qrels file does not import NumPy.
-MAX_GRADE = 2**31 - 1
+MAX_GRADE = INT32_MAX
+#: the largest seed: NumPy's legacy seeding and Optuna's samplers take 0 to 2^32 - 1
+SEED_MAX = 2**32 - 1
+#: the most hits a task asks of a memory subject (a suite task's `k`, `evaluate --k`)
+MAX_K = 1000
+#: the most bootstrap resamples: each one is a column of every measure's resample matrix
+MAX_RESAMPLES = 1_000_000
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from memgauge._util.numbers import MAX_K, MAX_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
@@ -162,6 +163,10 @@ class IRAggregate:
     imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)  # the paired tests
 
     def __post_init__(self) -> None:
+        if not 1 <= self.n_resamples <= MAX_RESAMPLES:  # a resample is a column per measure
+            raise UsageError(f"n_resamples {self.n_resamples}: give 1 to {MAX_RESAMPLES:,}")
+        if not 1 <= self.agent_k <= MAX_K:
+            raise UsageError(f"agent_k {self.agent_k}: give a cutoff of 1 to {MAX_K}")
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
         if self.pool_judge is not None:

@@ -144,7 +144,8 @@ def memory_health(
     log_url = require_store(logs) if logs is not None else url
     when = now or datetime.now(UTC)
     warnings: list[str] = []
-    with SuiteRunStore(url) as opened:
+    # only read: opened as they are (a store at another schema is refused, never migrated)
+    with SuiteRunStore(url, read_only=True) as opened:
         evaluation = _evaluation(opened, suite, config or GateConfig())
     if evaluation is None:
         if suite is not None:
@@ -154,7 +155,7 @@ def memory_health(
         warnings.append(
             "drift: regressed against the baseline: " + ", ".join(evaluation["drift"]["regressed"])
         )
-    with ABTestStore(url) as tests:
+    with ABTestStore(url, read_only=True) as tests:
         open_tests = [
             {k: r[k] for k in ("name", "status", "metric", "n_pairs", "mean_delta", "decision")}
             for r in (ab.ab_report(tests, n) for n in tests.names())

@@ -99,7 +99,7 @@ def pause_ab_test(name: str, *, paused: bool = True, store: Where = None) -> str
 
 def ab_test_reports(name: str | None = None, *, store: Where = None) -> list[dict[str, Any]]:
     """Every test's state and decision (or only `name`'s), from an existing store."""
-    with ABTestStore(require_store(store)) as opened:
+    with ABTestStore(results_store(store), read_only=True) as opened:
         names = [name] if name else opened.names()
         if name and opened.get(name) is None:
             raise UsageError(f"no A/B test {name!r}")

@@ -8,7 +8,7 @@ from concurrent.futures import Executor as PoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge.api._store import Where, open_store, require_store
+from memgauge.api._store import Where, open_store, read_store
 from memgauge.errors import UsageError
 from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
 from memgauge.optimize import space as spaces
@@ -17,7 +17,6 @@ from memgauge.optimize.study import StudyProgress
 from memgauge.runs.optspec import SearchDim, parse_space_flag
 from memgauge.runs.recording import InMemoryRecorder
 from memgauge.runs.suite import load_suite
-from memgauge.store.suite_runs import SuiteRunStore
 
 __all__ = ["optimization", "optimization_diff", "optimizations", "optimize"]
 
@@ -88,7 +87,7 @@ def optimize(
 
 def optimizations(*, store: Where = None, limit: int = 50) -> list[dict[str, Any]]:
     """The latest optimizations in the store, newest first."""
-    with SuiteRunStore(require_store(store)) as opened:
+    with read_store(store) as opened:
         return opened.list_studies(limit)
 
 
@@ -96,12 +95,12 @@ def optimization(study_id: str, *, store: Where = None) -> dict[str, Any]:
     """One optimization (its id or prefix) with every iteration, its best and its holdout."""
     from memgauge.optimize import study_json
 
-    with SuiteRunStore(require_store(store)) as opened:
+    with read_store(store) as opened:
         return study_json(opened, find_study(opened, study_id))
 
 
 def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:
     """What changed between two iterations (`STEP` or `STEP.CANDIDATE`) of an optimization:
     the params that differ, and a unified diff per text."""
-    with SuiteRunStore(require_store(store)) as opened:
+    with read_store(store) as opened:
         return diff_iterations(opened, find_study(opened, study_id), a, b)

@@ -15,7 +15,7 @@ from memgauge.errors import UsageError
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.url import StoreURL, default_store, store_url
+from memgauge.store.url import NOTHING_RECORDED, StoreURL, default_store, store_url
 
 __all__ = [
     "Location",
@@ -27,6 +27,7 @@ __all__ = [
     "import_runs",
     "open_store",
     "read_run",
+    "read_store",
     "require_store",
     "resolve_run_id",
     "results_path",
@@ -64,11 +65,16 @@ def require_store(where: Where = None) -> StoreURL:
     left behind, when it is a SQLite file that does not exist."""
     url = results_store(where)
     if not url.exists():
-        raise UsageError(
-            f"no results store at {url}: nothing has been recorded there yet (run `memgauge"
-            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
-        )
+        raise UsageError(f"no results store at {url}: {NOTHING_RECORDED}")
     return url
+
+
+def read_store(where: Where = None) -> SuiteRunStore:
+    """The results store at `where` for a command that only reads it (`runs list`, `runs
+    show`, `history`, ...), opened as it is, as the viewer opens it (`engine.open_read_only`):
+    a missing SQLite file is a UsageError and is not created (nor are its directories), and a
+    store at another schema than this memgauge's is refused with what to do, never migrated."""
+    return SuiteRunStore(results_store(where), read_only=True)
 
 
 #: the name pgstore's API gave `require_store`
@@ -122,8 +128,8 @@ def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
 
 def read_run(run_id: str, *, store: Where = None) -> RunRecord:
     """A recorded run (its id, or the first characters of it) with its summary."""
-    url = require_store(store)
-    with SuiteRunStore(url) as opened:
+    with read_store(store) as opened:
+        url = opened.url
         found = opened.find_run_ids(run_id)
         exact = run_id if run_id in found else (found[0] if len(found) == 1 else None)
         if exact is None:
@@ -146,7 +152,7 @@ def upgrade_store(store: Where = None) -> list[str]:
 def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:
     """A bundle of the runs (ids or their first characters): JSON for `import_runs` or for
     `gate(..., baseline=...)`."""
-    with SuiteRunStore(require_store(store)) as opened:
+    with read_store(store) as opened:
         return opened.export_runs([resolve_run_id(opened, r) for r in run_ids])
 
 

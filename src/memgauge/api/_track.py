@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
-from memgauge.api._store import Where, require_store, resolve_resume
+from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
 from memgauge.runs.suite import load_suite
@@ -108,7 +108,7 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
         suite = load_suite(path).name
-    with SuiteRunStore(require_store(store)) as opened:
+    with read_store(store) as opened:
         runs = opened.suite_history(suite)[-last:]
     if not runs:
         raise UsageError(f"no completed run of suite {suite!r}; see `memgauge runs list`")

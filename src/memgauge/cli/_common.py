@@ -10,6 +10,7 @@ from rich.console import Console
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._numbers import integer
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -36,7 +37,7 @@ __all__ = [
 _DEFAULT = api.MetricConfig()
 rel_threshold_option = click.option(
     "--rel-threshold",
-    type=click.IntRange(min=0),
+    type=integer(min=0),
     default=_DEFAULT.rel_threshold,
     show_default=True,
     help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
@@ -84,9 +85,12 @@ store_option = click.option(
 
 
 def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
-    """The suite-run store `where` names; with `read_only`, a UsageError when there is none
-    (rather than creating it)."""
-    return api.open_store(api.require_store(where) if read_only else where)
+    """The suite-run store `where` names, created and migrated if need be; with `read_only`
+    (a command that only reads), opened as it is: a UsageError when there is none (nothing is
+    created) or when it is at another schema (see `engine.open_read_only`)."""
+    if read_only:
+        return api.SuiteRunStore(api.results_store(where), read_only=True)
+    return api.open_store(where)
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:

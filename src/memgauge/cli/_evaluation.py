@@ -27,6 +27,7 @@ from rich.progress import (
 
 from memgauge import api
 from memgauge.cli._common import console, store_option
+from memgauge.cli._numbers import integer, number
 from memgauge.report.escape import term
 from memgauge.report.junit import run_junit, write_junit
 
@@ -214,7 +215,7 @@ def evaluation_options(fn: F) -> F:
             ),
             click.option(
                 "--max-failure-rate",
-                type=click.FloatRange(0, 1),
+                type=number(0, 1),
                 default=None,
                 help="The run fails (exit 4) when a subject fails more than this share of "
                 "its items (default 0.1); the other subjects still run to the end.",
@@ -232,7 +233,7 @@ def shard_options(fn: F) -> F:
         [
             click.option(
                 "--workers",
-                type=click.IntRange(1, 1024),
+                type=integer(1, 1024),
                 default=1,
                 show_default=True,
                 help="Run subjects in shards (subject x task x corpora) on N worker processes; "

@@ -11,6 +11,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
+from memgauge.cli._numbers import integer, number
 
 __all__ = ["ab"]
 
@@ -26,28 +27,28 @@ def ab() -> None:
 @click.argument("name")
 @click.option(
     "--delta",
-    type=click.FloatRange(min=0, min_open=True),
+    type=number(min=0, min_open=True),
     required=True,
     help="Minimum detectable effect (metric units).",
 )
 @click.option("--metric", default="MRR", show_default=True)
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=number(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
 )
 @click.option(
     "--beta",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=number(0, 1, min_open=True, max_open=True),
     default=0.20,
     show_default=True,
 )
-@click.option("--min-samples", type=click.IntRange(2), default=100, show_default=True)
+@click.option("--min-samples", type=integer(2), default=100, show_default=True)
 @click.option(
-    "--improvement", type=float, default=0.03, show_default=True, help="Graduation threshold."
+    "--improvement", type=number(), default=0.03, show_default=True, help="Graduation threshold."
 )
-@click.option("--max-latency-increase", type=click.FloatRange(0), default=0.20, show_default=True)
+@click.option("--max-latency-increase", type=number(0), default=0.20, show_default=True)
 @click.option(
     "--rule",
     type=click.Choice(["sprt", "beta-binomial"]),
@@ -57,7 +58,7 @@ def ab() -> None:
 )
 @click.option(
     "--prob-threshold",
-    type=click.FloatRange(0.5, 1, min_open=True, max_open=True),
+    type=number(0.5, 1, min_open=True, max_open=True),
     default=0.95,
     show_default=True,
     help="beta-binomial: graduate when P(T>C) exceeds this.",

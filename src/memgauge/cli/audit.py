@@ -21,6 +21,7 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import SEED, integer
 from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 
 __all__ = ["audit"]
@@ -54,7 +55,7 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option(
     "--subject", "subject_text", default=None, help="The memory of a memory-backed agent."
 )
-@click.option("-k", "k", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, 200), default=10, show_default=True)
 @click.option(
     "--scoring",
     type=click.Choice(["auto", "judge", "offline"]),
@@ -86,9 +87,9 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     show_default=True,
     help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult).",
 )
-@click.option("--concurrency", type=click.IntRange(1, 1000), default=8, show_default=True)
-@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N probes.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of probe generation.")
+@click.option("--concurrency", type=integer(1, 1000), default=8, show_default=True)
+@click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of probe generation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
 @evaluation_options
 @target_options

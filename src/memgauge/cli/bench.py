@@ -10,6 +10,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
+from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.report.escape import term
 
 __all__ = ["bench"]
@@ -34,15 +35,15 @@ def _ms(value: float | None) -> str:
 @click.option(
     "--clients",
     "-c",
-    type=click.IntRange(1, api.MAX_CLIENTS),
+    type=integer(1, api.MAX_CLIENTS),
     multiple=True,
     default=(8,),
     show_default=True,
     help="Concurrent clients; repeat to test several levels (-c 1 -c 10 -c 100).",
 )
-@click.option("--duration", type=click.FloatRange(min=0.1), default=None, help="Seconds per level.")
-@click.option("--requests", type=click.IntRange(1), default=None, help="Requests per level.")
-@click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--duration", type=number(0.1, 86_400), default=None, help="Seconds per level.")
+@click.option("--requests", type=integer(1), default=None, help="Requests per level.")
+@click.option("-k", "k", type=integer(1, MAX_K), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def bench(
     subject: str,

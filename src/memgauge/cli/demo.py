@@ -16,6 +16,7 @@ from memgauge.cli._evaluation import (
     store_arg,
     target_options,
 )
+from memgauge.cli._numbers import SEED
 
 __all__ = ["demo"]
 
@@ -35,7 +36,7 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
     show_default=True,
     help="Where the demo dataset and the reports are written.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @evaluation_options
 @target_options
 def demo(

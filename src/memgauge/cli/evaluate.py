@@ -24,6 +24,7 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
 
 __all__ = ["evaluate"]
 
@@ -51,7 +52,7 @@ __all__ = ["evaluate"]
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(min=1),
+    type=integer(1, MAX_K),
     default=api.DEFAULT_DEPTH,
     show_default=True,
     help="Hits requested per query (a retrieval task's default too).",
@@ -61,27 +62,27 @@ __all__ = ["evaluate"]
 @no_relevant_option
 @click.option(
     "--agent-k",
-    type=click.IntRange(min=1),
+    type=integer(1, MAX_K),
     default=5,
     show_default=True,
     help="Cutoff of the agent-memory metrics.",
 )
 @click.option(
     "--resamples",
-    type=click.IntRange(min=100),
+    type=integer(100, MAX_RESAMPLES),
     default=1000,
     show_default=True,
     help="Bootstrap resamples.",
 )
 @click.option(
     "--pool-depth",
-    type=click.IntRange(min=1),
+    type=integer(1, MAX_K),
     default=None,
     help="Grade unjudged memories in any system's top N (depth pooling, seed 002 3.4).",
 )
 @click.option(
     "--pool-grade",
-    type=click.IntRange(0, 3),
+    type=integer(0, 3),
     default=1,
     show_default=True,
     help="The grade pooled memories get (without --pool-judge).",
@@ -93,7 +94,7 @@ __all__ = ["evaluate"]
     help="Grade the pool's unjudged memories with the relevance judge instead: 'relevance' or"
     " '{relevance: {model: m}}'; recorded as bootstrapped judgments (needs --pool-depth).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option(
     "--out",
     "out_dir",
@@ -125,7 +126,7 @@ __all__ = ["evaluate"]
     help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
     " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",
 )
-@click.option("--concurrency", type=click.IntRange(1, 1000), default=4, show_default=True)
+@click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @evaluation_options
 @target_options

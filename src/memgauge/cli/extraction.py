@@ -19,6 +19,7 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import SEED, integer, number
 from memgauge.report import atomic_write_text
 from memgauge.report.write_path import extraction_lines, extraction_report, extraction_table
 
@@ -50,12 +51,12 @@ __all__ = ["extraction"]
 )
 @click.option(
     "--sample",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=number(0, 1, min_open=True),
     default=1.0,
     show_default=True,
     help="Judge this share of the trace lines, chosen per line from --seed and its id.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
 @click.option(
     "--match",
     "match",
@@ -64,12 +65,16 @@ __all__ = ["extraction"]
     show_default=True,
 )
 @click.option(
-    "--threshold", type=float, default=0.75, show_default=True, help="Cosine for --match semantic."
+    "--threshold",
+    type=number(-1, 1),
+    default=0.75,
+    show_default=True,
+    help="Cosine for --match semantic.",
 )
 @click.option(
     "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
 )
-@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--limit", type=integer(1), default=None)
 @click.option(
     "--output",
     "out_dir",
@@ -77,7 +82,7 @@ __all__ = ["extraction"]
     default=None,
     help="Write extraction.json (every case) into this directory.",
 )
-@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @evaluation_options
 @target_options

@@ -12,10 +12,11 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
+from memgauge.cli._numbers import integer, number
 
 __all__ = ["flags"]
 
-_PERCENT = click.FloatRange(0, 100)
+_PERCENT = number(0, 100)
 
 
 @click.group()
@@ -30,8 +31,8 @@ def _settings(f: Any) -> Any:
             click.option("--rollout", type=_PERCENT, help="Percent of identities it is on for."),
             click.option("--shadow/--no-shadow", default=None, help="Shadow queries (or not)."),
             click.option("--shadow-percent", type=_PERCENT, help="Percent of queries shadowed."),
-            click.option("--min-samples", type=click.IntRange(2), help="Pairs before graduation."),
-            click.option("--graduation-threshold", type=float, help="Improvement to graduate."),
+            click.option("--min-samples", type=integer(2), help="Pairs before graduation."),
+            click.option("--graduation-threshold", type=number(), help="Improvement to graduate."),
             click.option(
                 "--feed-ab/--no-feed-ab",
                 default=None,
@@ -95,7 +96,7 @@ def _values(options: dict[str, Any]) -> dict[str, Any]:
 @click.option("--metric", default="MRR", show_default=True, help="The A/B test's metric.")
 @click.option(
     "--delta",
-    type=click.FloatRange(min=0, min_open=True),
+    type=number(min=0, min_open=True),
     default=0.05,
     show_default=True,
     help="The A/B test's minimum detectable effect.",

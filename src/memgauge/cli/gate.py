@@ -12,6 +12,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import junit_option
+from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -39,20 +40,20 @@ learn_into_option = click.option(
 @store_option
 @click.option(
     "--window",
-    type=click.IntRange(1, 100),
+    type=integer(1, 100),
     default=5,
     show_default=True,
     help="Earlier runs in the rolling baseline (as many as exist, up to this).",
 )
 @click.option(
     "--threshold",
-    type=click.FloatRange(0, 1),
+    type=number(0, 1),
     default=0.15,
     show_default=True,
     help="Relative drop that is a regression.",
 )
-@click.option("--exact-threshold", type=click.FloatRange(0, 1), default=0.10, show_default=True)
-@click.option("--judge-threshold", type=click.FloatRange(0, 1), default=0.20, show_default=True)
+@click.option("--exact-threshold", type=number(0, 1), default=0.10, show_default=True)
+@click.option("--judge-threshold", type=number(0, 1), default=0.20, show_default=True)
 @click.option(
     "--threshold-for",
     "overrides",
@@ -198,8 +199,8 @@ def gate(
 @click.command()
 @click.argument("suite_name", metavar="SUITE")
 @store_option
-@click.option("--last", type=click.IntRange(1, 1000), default=20, show_default=True)
-@click.option("--window", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--last", type=integer(1, 1000), default=20, show_default=True)
+@click.option("--window", type=integer(1, 100), default=5, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
@@ -258,10 +259,10 @@ def learnings() -> None:
 
 @learnings.command()
 @click.argument("text")
-@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True)
+@click.option("-k", "k", type=integer(1, 50), default=5, show_default=True)
 @click.option(
     "--budget",
-    type=click.IntRange(20),
+    type=integer(20),
     default=500,
     show_default=True,
     help="Tokens, about 4 characters each.",

@@ -18,6 +18,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import integer
 
 __all__ = ["judge"]
 
@@ -81,7 +82,7 @@ def calibrate(
 @judge.command()
 @click.argument("outputs", type=click.Path(path_type=Path))
 @click.option("--judge", "spec", required=True, help="Judge spec, e.g. rubric.")
-@click.option("-k", "k", type=click.IntRange(2, 100), default=5, show_default=True)
+@click.option("-k", "k", type=integer(2, 100), default=5, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @llm_options
 def rejudge(

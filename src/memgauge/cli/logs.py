@@ -8,6 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._numbers import SEED, integer, number
 
 __all__ = ["logs"]
 
@@ -46,8 +47,8 @@ def judgments(db: api.StoreURL) -> None:
 
 @logs.command("harvest")
 @db_argument
-@click.option("-n", "n", type=click.IntRange(1), default=100, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-n", "n", type=integer(1), default=100, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
@@ -58,7 +59,7 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @logs.command()
 @db_argument
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("-k", "k", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=20, show_default=True)
 @click.option(
     "--system",
     "system",
@@ -122,11 +123,11 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
 
 @logs.command("re-search")
 @db_argument
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True)
+@click.option("--threshold", type=number(0, 1), default=0.8, show_default=True)
 @click.option(
     "--window",
     "window_s",
-    type=click.FloatRange(0),
+    type=number(0),
     default=300.0,
     show_default=True,
     help="Seconds.",
@@ -184,7 +185,7 @@ def sessions_cmd(db: api.StoreURL, sessions: tuple[str, ...]) -> None:
 @click.option("--session", required=True, help="The session the task ran in.")
 @click.option("--task", "task_id", default=None, help="The task's id.")
 @click.option("--success/--failure", "success", default=None, help="Whether the task succeeded.")
-@click.option("--score", type=float, default=None, help="Its score.")
+@click.option("--score", type=number(), default=None, help="Its score.")
 def outcome_cmd(
     db: api.StoreURL,
     session: str,
@@ -250,7 +251,7 @@ def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | N
 
 @logs.command("channels")
 @db_argument
-@click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=10, show_default=True)
 def channels_cmd(db: api.StoreURL, k: int) -> None:
     """Channel contribution from the logs: per channel, the share of the top-K results it
     surfaced, and surfaced alone."""

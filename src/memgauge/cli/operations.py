@@ -19,6 +19,7 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import integer
 from memgauge.report import atomic_write_text
 from memgauge.report.write_path import operations_report, operations_tables
 
@@ -62,7 +63,7 @@ __all__ = ["operations"]
     default=None,
     help="Write operations.json (every case) into this directory.",
 )
-@click.option("--concurrency", type=click.IntRange(1, 256), default=4, show_default=True)
+@click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @evaluation_options
 @target_options

@@ -24,6 +24,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import junit_option, running, shard_options
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import SEED, integer, number
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -195,11 +196,11 @@ _STORE = store_option
     "FIELD is a field of the subject's spec or k. Repeatable; replaces the block's space.",
 )
 @click.option("--strategy", type=click.Choice(_STRATEGIES), default=None)
-@click.option("--max-iterations", type=click.IntRange(1, 10_000), default=None)
-@click.option("--target-score", type=float, default=None, help="Stop at this score (0-1).")
+@click.option("--max-iterations", type=integer(1, 10_000), default=None)
+@click.option("--target-score", type=number(), default=None, help="Stop at this score (0-1).")
 @click.option(
     "--improvement-threshold",
-    type=click.FloatRange(min=0),
+    type=number(min=0),
     default=None,
     help="The least paired improvement a step must show (absolute, 0-1).",
 )
@@ -209,13 +210,13 @@ _STORE = store_option
     default=None,
     help="Accept a step only when its paired 95%% CI also excludes 0.",
 )
-@click.option("--holdout", type=click.FloatRange(0, 1, max_open=True), default=None)
-@click.option("--seed", type=int, default=None)
-@click.option("--candidates", type=click.IntRange(2, 64), default=None, help="best-of-n's N.")
-@click.option("--patience", type=click.IntRange(min=1), default=None)
-@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None)
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None)
-@click.option("--concurrency", type=click.IntRange(1, 1000), default=None)
+@click.option("--holdout", type=number(0, 1, max_open=True), default=None)
+@click.option("--seed", type=SEED, default=None)
+@click.option("--candidates", type=integer(2, 64), default=None, help="best-of-n's N.")
+@click.option("--patience", type=integer(min=1), default=None)
+@click.option("--max-seconds", type=number(min=0, min_open=True), default=None)
+@click.option("--max-cost", type=number(min=0, min_open=True), default=None)
+@click.option("--concurrency", type=integer(1, 1000), default=None)
 @click.option("--resume", default=None, metavar="ID", help="Continue this optimization.")
 @_STORE
 @click.option("--json", "as_json", is_flag=True, help="Print the study as JSON on the last line.")
@@ -294,7 +295,7 @@ def run(
 
 @optimize.command("list")
 @_STORE
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=integer(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def list_(store_path: str | None, limit: int, as_json: bool) -> None:
     """The latest optimizations, newest first."""

@@ -12,6 +12,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import conclude, running, shard_options, target_options
 from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._numbers import integer
 from memgauge.report.suite_run import (
     counts_line,
     failures_table,
@@ -29,7 +30,7 @@ __all__ = ["run"]
 @store_option
 @click.option(
     "--concurrency",
-    type=click.IntRange(1, 1000),
+    type=integer(1, 1000),
     default=None,
     help="Items in flight at once (default: the suite's concurrency, else 4).",
 )

@@ -20,6 +20,7 @@ from rich.text import Text
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, store_option
+from memgauge.cli._numbers import integer, number
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
@@ -46,8 +47,9 @@ def runs() -> None:
 @runs.command()
 @store_option
 def upgrade(store_path: str | None) -> None:
-    """Bring the store to this memgauge's schema (what `memgauge view` asks for when a store
-    was written by an older version; any command that writes to a store does it too)."""
+    """Bring the store to this memgauge's schema (what `memgauge view` and the commands that
+    only read ask for when a store was written by an older version; any command that writes to
+    a store does it too)."""
     applied = api.upgrade_store(store_path)
     where = api.results_store(store_path)
     if applied:
@@ -59,12 +61,12 @@ def upgrade(store_path: str | None) -> None:
 @runs.command("list")
 @store_option
 @click.option("--suite", default=None, help="Only runs of this suite.")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--limit", type=integer(1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
-    with open_suite_store(store_path) as store:
+    with open_suite_store(store_path, read_only=True) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
             if row["status"] == "running" and (run := store.get_run(row["run_id"])):
@@ -121,7 +123,7 @@ def _state(run: Mapping[str, Any]) -> Text:
 @click.argument("run_id")
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
-@click.option("--failures", "n_failures", type=click.IntRange(0), default=20, show_default=True)
+@click.option("--failures", "n_failures", type=integer(0), default=20, show_default=True)
 def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
     with open_suite_store(store_path, read_only=True) as store:
@@ -163,7 +165,7 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
 @runs.command()
 @click.argument("run_id")
 @store_option
-@click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True)
+@click.option("--interval", type=number(0.1, 3600), default=1.0, show_default=True)
 def watch(run_id: str, store_path: str | None, interval: float) -> None:
     """Follow a run from another terminal until it ends.
 

@@ -6,6 +6,7 @@ import click
 
 from memgauge import api
 from memgauge.cli._common import console
+from memgauge.cli._numbers import integer, number
 
 __all__ = ["sample_size"]
 
@@ -13,24 +14,24 @@ __all__ = ["sample_size"]
 @click.command("sample-size")
 @click.option(
     "--delta",
-    type=float,
+    type=number(),
     default=0.05,
     show_default=True,
     help="Smallest mean difference worth detecting (e.g. 0.05 MRR).",
 )
 @click.option(
     "--sigma",
-    type=float,
+    type=number(),
     default=0.15,
     show_default=True,
     help="Standard deviation of per-query differences.",
 )
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
-@click.option("--power", type=float, default=0.80, show_default=True, help="Power, 1 - beta.")
+@click.option("--alpha", type=number(), default=0.05, show_default=True, help="Significance level.")
+@click.option("--power", type=number(), default=0.80, show_default=True, help="Power, 1 - beta.")
 @click.option("--one-sided", is_flag=True, help="One-sided test.")
 @click.option(
     "--per-group",
-    type=click.IntRange(min=2),
+    type=integer(min=2),
     default=None,
     help="Also print the effect this many queries (e.g. per category) can detect.",
 )

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge.cli._numbers import integer
 from memgauge.report import LOCAL_HOSTS, atomic_write_text, report_from_store, serve
 
 __all__ = ["report", "view"]
@@ -25,7 +26,7 @@ store_option = click.option(
 
 @click.command()
 @store_option
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--port", type=integer(0, 65535), default=8765, show_default=True)
 @click.option(
     "--host",
     default="127.0.0.1",

@@ -69,9 +69,21 @@ def problems_from_validation(
 
 
 def decode_text(data: bytes, file: str) -> str:
-    """Decode UTF-8 (BOM stripped); raise DataError naming the line of a bad byte."""
+    """Decode UTF-8 (BOM stripped); raise DataError naming the line of a bad byte, or of a NUL
+    byte (valid UTF-8, but no text: a binary or UTF-16 file; PostgreSQL refuses it in text)."""
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise DataError(
+            Problem(
+                file,
+                data.count(b"\n", 0, nul) + 1,
+                None,
+                f"a NUL byte at offset {nul}: not a text file (binary, or UTF-16: re-save it as"
+                " UTF-8)",
+            )
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

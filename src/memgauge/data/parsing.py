@@ -10,7 +10,8 @@ is refused here, with its line, before anything downstream sees it:
 - nesting is at most `MAX_DEPTH` levels (Python's JSON parser recurses, and a file nested
   200,000 deep would otherwise end in RecursionError);
 - strings are text: a lone UTF-16 surrogate (`"\\ud800"`) is refused, since it cannot be
-  written back as UTF-8;
+  written back as UTF-8, and so is a NUL character (JSON's `"\\u0000"`, YAML's `"\\0"`), which
+  PostgreSQL refuses in any text (a run id, a query id, a name) and no file means as text;
 - YAML aliases are bounded: at most `MAX_ALIASES` of them, a document whose expansion (each
   alias counted as a copy of what it names) exceeds `MAX_EXPANDED_BYTES`, and a recursive alias
   are refused. A 160-byte "billion laughs" document expands to gigabytes in anything that walks
@@ -137,6 +138,8 @@ def _locate(text: str, kind: str) -> int | None:
                     json.loads(tok).encode("utf-8")
                 except UnicodeEncodeError:
                     return _line(text, m.start())
+            elif kind == "nul" and "\x00" in json.loads(tok):
+                return _line(text, m.start())
         elif tok[-1] in "Ny":  # NaN, Infinity
             if kind == "constant":
                 return _line(text, m.start())
@@ -152,12 +155,15 @@ def _locate(text: str, kind: str) -> int | None:
     return None
 
 
-def _check_tree(value: Any) -> str | None:
-    """Walk a parsed value once: too deep ('depth') or a lone surrogate ('string')."""
+def _check_tree(value: Any, *, nul: bool) -> str | None:
+    """Walk a parsed value once: too deep ('depth'), a lone surrogate ('string'), or (only
+    looked for when `nul`: the text holds the escape) a NUL character ('nul')."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
+            if nul and "\x00" in item:
+                return "nul"
             if not item.isascii():
                 try:
                     item.encode("utf-8")
@@ -180,6 +186,8 @@ _TREE_MESSAGES = {
     "depth": f"nested deeper than {MAX_DEPTH} levels; flatten the data",
     "string": "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text; "
     "escape the full surrogate pair or write the character itself",
+    "nul": "a string holds a NUL character (\\u0000), which is not text (PostgreSQL cannot"
+    " store it); remove it",
 }
 
 
@@ -208,7 +216,9 @@ def loads_json(text: str | bytes) -> Any:
         raise ParseError(_TREE_MESSAGES["depth"], _locate(text, "depth")) from None
     except MemoryError:
         raise ParseError(_TOO_BIG) from None
-    problem = _check_tree(value)
+    # a NUL can only come from its escape (JSON refuses the raw control character): the cheap
+    # scan of the text spares the walk a check of every string
+    problem = _check_tree(value, nul="\\u0000" in text)
     if problem is not None:
         raise ParseError(_TREE_MESSAGES[problem], _locate(text, problem))
     return value
@@ -315,6 +325,8 @@ def _expanded_size(root: yaml.Node) -> None:
                     text.encode("utf-8")
                 except UnicodeEncodeError:
                     raise _YamlRefusedError(_TREE_MESSAGES["string"], node.start_mark) from None
+            if "\x00" in text:  # the reader refuses a raw NUL, but not the escapes "\0", "\x00"
+                raise _YamlRefusedError(_TREE_MESSAGES["nul"], node.start_mark)
             sizes[key] = len(text) + 1
             continue
         children: list[yaml.Node] = (

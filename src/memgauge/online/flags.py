@@ -158,8 +158,9 @@ def set_flag(
 def list_flags(
     where: str | Path | StoreURL | None, name: str | None = None
 ) -> list[dict[str, Any]]:
-    """Every flag (or only `name`: a UsageError when there is none), with its test's state."""
-    with FlagStore(where) as flags:
+    """Every flag (or only `name`: a UsageError when there is none), with its test's state;
+    the store is read as it is (a missing one is a UsageError, see `engine.open_read_only`)."""
+    with FlagStore(where, read_only=True) as flags:
         found = flags.flags(name)
     if name is not None and not found:
         raise _unknown(name)

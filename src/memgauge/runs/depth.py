@@ -20,10 +20,7 @@ from memgauge.errors import UsageError
 if TYPE_CHECKING:
     from memgauge.runs.suite import TaskSpec
 
-__all__ = ["MAX_K", "default_aggregates", "depth_error", "least_k"]
-
-#: the largest `k` a task takes (`TaskSpec.k`)
-MAX_K = 1000
+__all__ = ["default_aggregates", "depth_error", "least_k"]
 
 
 def default_aggregates(task: TaskSpec) -> list[str]:

@@ -39,10 +39,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
-from memgauge.runs.depth import MAX_K
 from memgauge.subjects.specs import SUBJECTS, RunOptions, check_subject
 
 __all__ = [
@@ -257,7 +257,9 @@ class OptimizationSpec(_Model):
     split: SplitSpec | None = Field(
         default=None, description="An explicit split instead of `holdout`'s random one."
     )
-    seed: StrictInt = Field(default=0, description="Seed of the split and of the search.")
+    seed: StrictInt = Field(
+        default=0, ge=0, le=SEED_MAX, description="Seed of the split and of the search."
+    )
     candidates: StrictInt = Field(
         default=4, ge=2, le=64, description="best-of-n: candidates per iteration."
     )

@@ -48,6 +48,7 @@ from pydantic import (
     model_validator,
 )
 
+from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
@@ -102,7 +103,9 @@ class EvaluatorEntry(_Model):
 class ProbeOptions(_Model):
     """How a conversation dataset (memaudit, LoCoMo, LongMemEval) becomes audit probes."""
 
-    seed: int = Field(default=0, description="Seed of probe generation (memaudit facts).")
+    seed: int = Field(
+        default=0, ge=0, le=SEED_MAX, description="Seed of probe generation (memaudit facts)."
+    )
 
 
 class TraceOptions(_Model):
@@ -115,7 +118,9 @@ class TraceOptions(_Model):
     sample: FiniteFloat = Field(
         default=1.0, gt=0, le=1, description="Share of the lines to score (0 < share <= 1)."
     )
-    seed: int = Field(default=0, description="Seed of the sample (per line, from its id).")
+    seed: int = Field(
+        default=0, ge=0, le=SEED_MAX, description="Seed of the sample (per line, from its id)."
+    )
 
 
 class ItemFilter(_Model):
@@ -166,7 +171,7 @@ class TaskSpec(_Model):
     k: StrictInt = Field(
         default=10,
         ge=1,
-        le=1000,
+        le=MAX_K,
         description="Hits asked of a memory subject (default: 20 for a retrieval task, as "
         "`memgauge evaluate` asks, 10 for the others).",
     )
@@ -234,7 +239,9 @@ class Suite(_Model):
     )
     tasks: list[TaskSpec] = Field(min_length=1, description="The tasks.")
     concurrency: StrictInt = Field(default=4, ge=1, le=1000, description="Items in flight at once.")
-    seed: StrictInt = Field(default=0, description="Seed of every random choice (bootstrap CIs).")
+    seed: StrictInt = Field(
+        default=0, ge=0, le=SEED_MAX, description="Seed of every random choice (bootstrap CIs)."
+    )
     max_failure_rate: FiniteFloat = Field(
         default=0.1,
         ge=0,

@@ -54,6 +54,11 @@ def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool =
     return float(power)
 
 
+#: the most queries a sample size may come to (beyond it the t distribution's quantiles are
+#: computed on integers NumPy cannot hold, and no evaluation has that many)
+_MAX_N = 2**31 - 1
+
+
 def _check(alpha: float, power: float) -> None:
     if not (0 < alpha < 1 and 0 < power < 1):
         raise ValueError("alpha and power must be in (0, 1)")
@@ -72,7 +77,14 @@ def sample_size_paired(
     _check(alpha, power)
     z_a = stats.norm.ppf(1 - alpha / 2 if two_sided else 1 - alpha)
     z_b = stats.norm.ppf(power)
-    n_normal = max(2, math.ceil(((z_a + z_b) * sigma / delta) ** 2))
+    # compared before squaring, in Python floats: NumPy's square would overflow with a warning
+    root = float(z_a + z_b) * sigma / delta
+    if not abs(root) <= math.sqrt(_MAX_N):  # infinite too (alpha so small its quantile is)
+        raise ValueError(
+            f"detecting {delta} at sigma {sigma} (alpha {alpha}, power {power}) needs more than"
+            f" {_MAX_N:,} queries: no test of that size can be run; ask for a larger delta"
+        )
+    n_normal = max(2, math.ceil(root**2))
     n = max(2, n_normal - 2)
     while paired_t_power(n, delta / sigma, alpha, two_sided) < power:
         n += 1

@@ -58,10 +58,22 @@ def connect(
 ) -> sqlite3.Connection:
     """Open `path` (or ":memory:") with memgauge's settings, then run `setup` on it (the
     schema: `migrate`, or a module's own `CREATE ... IF NOT EXISTS`; it must be idempotent).
-    Both are retried while the file is locked, up to the busy timeout."""
-    conn = sqlite3.connect(
-        str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=check_same_thread
-    )
+    Both are retried while the file is locked, up to the busy timeout. A path that cannot be
+    a SQLite file (a directory, a directory that does not exist or cannot be written) is a
+    UsageError naming it: SQLite's own "unable to open database file" does not."""
+    if str(path) != ":memory:" and Path(path).is_dir():
+        raise UsageError(f"{path}: is a directory; give the path of a SQLite file")
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=check_same_thread
+        )
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc):
+            raise
+        raise UsageError(
+            f"{path}: cannot be opened as a SQLite file ({exc}); its directory must exist and"
+            " be writable"
+        ) from None
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     delay = 0.002
     while True:

@@ -33,7 +33,7 @@ from sqlalchemy import event
 
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
-from memgauge.store.url import HEAD, StoreURL
+from memgauge.store.url import HEAD, NOTHING_RECORDED, StoreURL
 
 __all__ = [
     "UPGRADE_COMMAND",
@@ -84,7 +84,10 @@ def _server_engine(url: StoreURL, **connect_args: Any) -> sa.Engine:
         raise UnavailableError(
             f"--store {url}: PostgreSQL needs its driver: pip install 'memgauge[postgres]'"
         ) from None
-    return sa.create_engine(url.url, poolclass=sa.pool.NullPool, connect_args=connect_args)
+    try:
+        return sa.create_engine(url.url, poolclass=sa.pool.NullPool, connect_args=connect_args)
+    except (ValueError, sa.exc.ArgumentError) as exc:  # what `url.store_url`'s check let by
+        raise UsageError(f"--store {url}: not a valid server URL ({exc})") from None
 
 
 def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:
@@ -178,6 +181,10 @@ def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
             current = version(conn)
             if current == HEAD:
                 return []
+            if current is not None and current not in _revisions():
+                # Alembic would fail on the unknown revision as if memgauge had a bug
+                problem = _revision_problem(current, legacy=False)
+                raise UsageError(f"{url}: {problem}")
             from alembic import command
             from alembic.script import ScriptDirectory
 
@@ -293,9 +300,16 @@ def _server_read_only(url: StoreURL) -> sa.Engine:
             inspector = sa.inspect(conn)
             at = version(conn)
             problem = _revision_problem(at, legacy=inspector.has_table("schema_migrations"))
+            if problem is not None and not inspector.get_table_names():
+                # an empty database, as a team's store starts (the first command that
+                # records creates the tables): no store yet, rather than someone else's
+                problem = NOTHING_RECORDED
     except sa.exc.DBAPIError as exc:
         ro.dispose()
         raise unreachable(url, exc) from None
+    if problem == NOTHING_RECORDED:
+        ro.dispose()
+        raise UsageError(f"no results store at {url}: {problem}")
     if problem is not None:
         ro.dispose()
         raise UsageError(f"{url}: {problem}")
@@ -312,10 +326,7 @@ def open_read_only(url: StoreURL) -> sa.Engine:
         return _server_read_only(url)
     where = url.path
     if not where.is_file():
-        raise UsageError(
-            f"no results store at {where}: nothing has been recorded there yet (run `memgauge"
-            " run SUITE` or `memgauge evaluate`), or give the right one with --store"
-        )
+        raise UsageError(f"no results store at {where}: {NOTHING_RECORDED}")
     uri = f"file:{quote(str(where.resolve()))}?mode=ro"
 
     def creator() -> sqlite3.Connection:

@@ -19,11 +19,17 @@ from urllib.parse import urlsplit, urlunsplit
 from memgauge._util.home import memgauge_home
 from memgauge.errors import UsageError
 
-__all__ = ["HEAD", "StoreURL", "default_store", "store_url"]
+__all__ = ["HEAD", "NOTHING_RECORDED", "StoreURL", "default_store", "store_url"]
 
 #: the newest Alembic revision of the results store's schema (tests/store/test_schema.py checks
 #: it is the head of the shipped scripts): a store already there opens without loading Alembic
 HEAD = "0015"
+
+#: why a store that does not exist yet cannot be read, and what to do (every reading command)
+NOTHING_RECORDED = (
+    "nothing has been recorded there yet (run `memgauge run SUITE` or `memgauge evaluate`"
+    " first), or give the right one with --store"
+)
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
@@ -76,8 +82,7 @@ def store_url(value: str | Path | StoreURL) -> StoreURL:
     text = str(value)
     match = _SCHEME.match(text)
     if match is None:
-        path = Path(text).expanduser()
-        return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
+        return _sqlite(text, Path(text).expanduser())
     scheme = match.group(1).lower()
     if scheme == "sqlite":
         rest = text[match.end() :]
@@ -86,15 +91,46 @@ def store_url(value: str | Path | StoreURL) -> StoreURL:
                 f"--store {text}: give a file, as sqlite:///relative/path.db or"
                 " sqlite:////absolute/path.db"
             )
-        path = Path(rest[1:]).expanduser()
-        return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
+        return _sqlite(text, Path(rest[1:]).expanduser())
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         tail = text[match.end() :]
-        return StoreURL("postgresql", f"postgresql+psycopg://{tail}", dsn=f"postgresql://{tail}")
+        dsn = f"postgresql://{tail}"
+        _check_server(dsn)
+        return StoreURL("postgresql", f"postgresql+psycopg://{tail}", dsn=dsn)
     raise UsageError(
         f"--store {text}: unknown scheme {scheme!r}; use sqlite:///PATH, a plain path, or"
         " postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
     )
+
+
+def _sqlite(text: str, path: Path) -> StoreURL:
+    # a directory cannot be opened as a file: SQLite's "unable to open database file" would
+    # not say why
+    if path.is_dir():
+        raise UsageError(
+            f"--store {text}: is a directory; give the store's file, e.g. {path / 'results.db'}"
+        )
+    return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
+
+
+def _check_server(dsn: str) -> None:
+    """Refuse a server URL that neither SQLAlchemy nor libpq could read (an unclosed `[`, a
+    port that is not a number in 0-65535), naming it with its password masked: parsed here,
+    with the standard library, so that no later reader meets it first and fails as a bug."""
+    try:
+        parts = urlsplit(dsn)
+        parts.port  # noqa: B018 (reading it is the check: a bad port raises ValueError)
+    except ValueError as exc:
+        raise UsageError(
+            f"--store {_masked(dsn)}: not a valid server URL ({exc}); write"
+            " postgresql://USER:PASSWORD@HOST:PORT/DATABASE (an IPv6 host in brackets:"
+            " [::1]:5432)"
+        ) from None
+
+
+def _masked(dsn: str) -> str:
+    """`dsn` with any password replaced by `***` (without parsing it: it may not parse)."""
+    return re.sub(r"^([^:/]+://[^:/@]*):[^/]*@", r"\1:***@", dsn)
 
 
 def default_store() -> StoreURL:

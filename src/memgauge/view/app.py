@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from memgauge._util.numbers import INT64_MAX
 from memgauge.errors import UsageError
 from memgauge.optimize import find_study
 from memgauge.store.ab_tests import ABTestStore
@@ -157,10 +158,7 @@ class _Views:
 
     async def items(self, request: Request) -> Response:
         qp = request.query_params
-        try:
-            page_no = max(1, int(qp.get("page") or 1))
-        except ValueError:
-            page_no = 1
+        page_no = _page_number(qp.get("page"))
         with self._reader() as reader:
             run_id = self._run_id(reader, request.path_params["run_id"])
             run = reader.get_run(run_id, summary=False)
@@ -321,6 +319,37 @@ class _Views:
         )
 
 
+def _page_number(given: str | None) -> int:
+    """The `page` parameter: 1 when absent or not a number (a hand-edited link still shows
+    something); past the last page any store can hold, a 400: its offset would not fit in a
+    64-bit integer (SQLite's OverflowError, PostgreSQL's "bigint out of range": a 500)."""
+    try:
+        page = max(1, int(given or 1))
+    except ValueError:
+        return 1
+    last = INT64_MAX // PER_PAGE
+    if page > last:
+        raise HTTPException(400, f"page {given}: pages go up to {last:,}")
+    return page
+
+
+def _refusing_nul(handler: Handler) -> Handler:
+    """`handler`, after a check that no parameter holds a NUL byte: PostgreSQL refuses one in
+    any text it is given (a 500), and no run id, name or search holds one."""
+
+    async def checked(request: Request) -> Response:
+        for where, values in (
+            ("query", request.query_params.multi_items()),
+            ("path", request.path_params.items()),
+        ):
+            for key, value in values:
+                if "\x00" in key or "\x00" in str(value):
+                    raise HTTPException(400, f"a {where} parameter holds a NUL byte")
+        return await handler(request)
+
+    return checked
+
+
 async def _error(request: Request, exc: Exception) -> Response:
     code = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
@@ -342,18 +371,19 @@ def create_app(store: str | Path | StoreURL) -> Starlette:
     if not url.exists():
         raise UsageError(f"no results store at {url}; give the right one with --store")
     views = _Views(url)
-    routes = [
-        Route("/", views.runs),
-        Route("/runs/{run_id}", views.run),
-        Route("/runs/{run_id}/items", views.items),
-        Route("/runs/{run_id}/item", views.item),
-        Route("/compare", views.compare),
-        Route("/trends", views.trends),
-        Route("/ab", views.ab_list),
-        Route("/ab/test", views.ab_test),
-        Route("/shadow", views.shadow),
-        Route("/optimizations", views.optimizations),
-        Route("/optimizations/{study_id}", views.optimization),
-        Route("/static/{name}", views.static),
-    ]
+    pages = {
+        "/": views.runs,
+        "/runs/{run_id}": views.run,
+        "/runs/{run_id}/items": views.items,
+        "/runs/{run_id}/item": views.item,
+        "/compare": views.compare,
+        "/trends": views.trends,
+        "/ab": views.ab_list,
+        "/ab/test": views.ab_test,
+        "/shadow": views.shadow,
+        "/optimizations": views.optimizations,
+        "/optimizations/{study_id}": views.optimization,
+        "/static/{name}": views.static,
+    }
+    routes = [Route(path, _refusing_nul(handler)) for path, handler in pages.items()]
     return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})

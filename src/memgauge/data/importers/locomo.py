@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -108,10 +107,48 @@ def _qa_problems(file: str, where: str, qa: Any) -> list[Problem]:
             Problem(file, None, f"{where}.answer", f"category {category} needs an answer")
         )
     problems = [c for c in checks if c is not None]
-    if category not in LOCOMO_CATEGORIES and not any(
-        p.field == f"{where}.category" for p in problems
+    # the type first: a list or an object cannot even be looked up among the categories
+    if not any(p.field == f"{where}.category" for p in problems) and (
+        category not in LOCOMO_CATEGORIES
     ):
         problems.append(Problem(file, None, f"{where}.category", "not one of 1-5"))
+    return problems
+
+
+def _observation_problems(file: str, where: str, observation: Any) -> list[Problem]:
+    """Wrong types in a sample's `observation` (per session, per speaker, `[text, evidence]`
+    entries), which `locomo_extraction_cases` reads as silver facts."""
+    if observation is None:
+        return []
+    if not isinstance(observation, dict):
+        return [Problem(file, None, where, f"must be an object, got {json_type(observation)}")]
+    problems: list[Problem] = []
+    for key, speakers in observation.items():
+        at = f"{where}.{key}"
+        if not isinstance(speakers, dict):
+            problems.append(
+                Problem(file, None, at, f"must be an object, got {json_type(speakers)}")
+            )
+            continue
+        for speaker, entries in speakers.items():
+            if not isinstance(entries, list):
+                problems.append(
+                    Problem(
+                        file, None, f"{at}.{speaker}", f"must be a list, got {json_type(entries)}"
+                    )
+                )
+                continue
+            problems += [
+                Problem(
+                    file,
+                    None,
+                    f"{at}.{speaker}[{ei}]",
+                    "must be [text, evidence] with a string text, got"
+                    f" {json_type(entry[0] if isinstance(entry, list) and entry else entry)}",
+                )
+                for ei, entry in enumerate(entries)
+                if not (isinstance(entry, list) and entry and isinstance(entry[0], str))
+            ]
     return problems
 
 
@@ -139,6 +176,7 @@ def _sample_problems(file: str, where: str, sample: Any) -> list[Problem]:
             continue
         for ti, turn in enumerate(turns):
             problems += _turn_problems(file, f"{where}.conversation.{key}[{ti}]", turn)
+    problems += _observation_problems(file, f"{where}.observation", sample.get("observation"))
     qas = sample.get("qa", [])
     if not isinstance(qas, list):
         return [
@@ -162,12 +200,9 @@ def _sample_problems(file: str, where: str, sample: Any) -> list[Problem]:
     return problems
 
 
-def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
-    """Read `locomo10.json` (or any file in its format) into a RetrievalDataset.
-
-    A wrong-typed field (a category that is not an integer, a turn's text that is not a
-    string, ...) is a DataError naming the file and the field; nothing is imported.
-    """
+def _read(path: str | Path) -> list[Any]:
+    """The samples of a LoCoMo file, every wrong-typed field refused at once (a DataError
+    naming the file and each field; LoCoMo's own scripts would crash on them)."""
     raw = load_structured(Path(path))[0]
     file = str(path)
     if not isinstance(raw, list):
@@ -177,6 +212,17 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
     ]
     if problems:
         raise DataError(problems)
+    return raw
+
+
+def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
+    """Read `locomo10.json` (or any file in its format) into a RetrievalDataset.
+
+    A wrong-typed field (a category that is not an integer, a turn's text that is not a
+    string, ...) is a DataError naming the file and the field; nothing is imported.
+    """
+    raw = _read(path)
+    file = str(path)
     report = ImportReport(source=file, format="locomo")
     memories: list[Memory] = []
     queries: list[EvalQuery] = []
@@ -274,13 +320,7 @@ def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     """LoCoMo sessions as extraction cases: the session's turns, and its `observation`
     entries (facts tied to dialog ids) as silver expected facts, for extraction recall on real
     conversations (silver: they were written by a model, not checked line by line)."""
-    file = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(Problem(file, None, None, f"cannot read LoCoMo JSON: {exc}")) from None
-    if not isinstance(data, list):
-        raise DataError(Problem(file, None, None, "expected a JSON list of samples"))
+    data = _read(path)
     cases = []
     for sample in data:
         sid = str(sample.get("sample_id", "?"))

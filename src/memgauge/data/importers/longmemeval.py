@@ -106,6 +106,8 @@ def _question_problems(file: str, where: str, item: Any) -> list[Problem]:
         for key in ("question_id", "question_type", "question")
         if (p := wrong_type(file, f"{where}.{key}", item[key], str, "a string")) is not None
     ]
+    if item["question_id"] == "":  # it becomes the query's id, which cannot be empty
+        out.append(Problem(file, None, f"{where}.question_id", "must not be empty"))
     if "question_date" in item and item["question_date"] is not None:
         p = wrong_type(file, f"{where}.question_date", item["question_date"], str, "a string")
         out += [p] if p else []
