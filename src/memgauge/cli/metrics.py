@@ -1,4 +1,10 @@
-"""`memgauge metrics`: IR measures of a TREC run against TREC qrels (trec_eval-style)."""
+"""`memgauge metrics`: IR measures of a TREC run against TREC qrels (trec_eval-style).
+
+Under `--conventions trec_eval` the report is trec_eval's: with no measure named, its default
+(`official`) set, and in its layout (`name<TAB>qid|all<TAB>value`, trec_eval's measure names,
+counts as integers, values to 4 places), so it diffs clean against trec_eval's own output; the
+conventions and query accounting go to stderr there.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,11 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.errors import UsageError
+from memgauge.metrics.measures import AGGREGATION, TREC_OFFICIAL, trec_name
 
 if TYPE_CHECKING:
-    from memgauge.api import MetricConfig
+    from memgauge.api import Measure, MetricConfig
+    from memgauge.metrics.ir import Evaluation
 
 __all__ = ["metrics"]
 
@@ -55,7 +63,10 @@ def _num(v: float) -> float | None:
     "measures",
     multiple=True,
     help=f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
-    f"recall_any@5, recall_all@5, ndcg_any@5 (default: {' '.join(DEFAULT)}).",
+    "recall_any@5, recall_all@5, ndcg_any@5, Bpref, infAP, IPrec@0.1, gm_map, RBP(p=0.8)[@K], "
+    "RBP_resid(p=0.8), Judged@10, SetP, SetR, SetF, NumQ, NumRet, NumRel, NumRelRet; "
+    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...) "
+    f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set).",
 )
 @click.option(
     "--conventions",
@@ -78,7 +89,13 @@ def _num(v: float) -> float | None:
     show_default=True,
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )
-@click.option("--per-query", is_flag=True, help="Also give each query's values.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Keep each query's top N documents only (trec_eval's -M).",
+)
+@click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def metrics(
     qrels: Path,
@@ -89,6 +106,7 @@ def metrics(
     gain: str,
     no_relevant: str,
     missing: str,
+    depth: int | None,
     per_query: bool,
     as_json: bool,
 ) -> None:
@@ -97,8 +115,14 @@ def metrics(
     Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
     the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":
     {...} (with --per-query), "counts": {...}, "config": {...}}.
+
+    With --conventions trec_eval and no measure named, it prints trec_eval's default report
+    (runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank,
+    iprec_at_recall_0.00 ... 1.00, P_5 ... P_1000) in trec_eval's layout.
     """
-    names = measures or DEFAULT
+    trec = preset == "trec_eval"
+    official = trec and not measures
+    names = measures or (TREC_OFFICIAL if trec else DEFAULT)
     try:
         parsed = [api.parse_measure(m) for m in names]
     except ValueError as exc:
@@ -110,7 +134,7 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
-    ev = api.score_trec_run(qrels, run, parsed, cfg)
+    ev = api.score_trec_run(qrels, run, parsed, cfg, depth=depth)
     agg = ev.aggregate()
     counts = ev.counts.as_dict()
     if as_json:
@@ -127,23 +151,68 @@ def metrics(
             "gain": cfg.gain,
             "no_relevant": cfg.no_relevant,
             "missing_from_run": cfg.missing_from_run,
+            "depth": depth,
             "ties": _TIES,
             "conventions": f"{cfg.conventions}, ties: {_TIES}",
         }
         click.echo(dumps_strict(payload, indent=2))
+        return
+    notes = [
+        f"conventions: {cfg.conventions}, ties: {_TIES}"
+        + ("" if depth is None else f", depth: {depth}"),
+        f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
+        f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
+        f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
+    ]
+    if trec:
+        _print_trec(ev, parsed, per_query=per_query, runid=official)
+        for line in notes:  # beside, not inside, the report a user diffs against trec_eval's
+            click.echo(line, err=True)
         return
     out = console()
     width = max(len(m) for m in agg)
     if per_query:
         for i, qid in enumerate(ev.query_ids):
             for m, column in ev.per_query.items():
-                val = _num(column[i])
-                out.print(f"{m:<{width}}  {qid}  {'n/a' if val is None else f'{val:.4f}'}")
+                out.print(f"{m:<{width}}  {qid}  {_value(m, _num(column[i]))}")
     for m, mean in agg.items():
-        out.print(f"{m:<{width}}  all  {'n/a' if mean is None else f'{mean:.4f}'}")
-    out.print(f"conventions: {cfg.conventions}, ties: {_TIES}", markup=False, highlight=False)
-    out.print(
-        f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
-        f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
-        f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)"
-    )
+        out.print(f"{m:<{width}}  all  {_value(m, mean)}")
+    for line in notes:
+        out.print(line, markup=False, highlight=False)
+
+
+def _value(measure: str, v: float | None) -> str:
+    """A value as printed: n/a, a count as an integer, else 4 places."""
+    if v is None:
+        return "n/a"
+    if AGGREGATION.get(api.parse_measure(measure).name) == "sum":
+        return str(round(v))
+    return f"{v:.4f}"
+
+
+# trec_eval prints these only on its `all` lines
+_SUMMARY_ONLY = frozenset({"NumQ", "gm_map"})
+
+
+def _print_trec(ev: Evaluation, measures: list[Measure], *, per_query: bool, runid: bool) -> None:
+    """trec_eval's layout: `%-22s\t%s\t%6.4f` (counts `%ld`), per query (-q) then `all`."""
+
+    def line(m: Measure, qid: str, v: float | None) -> str:
+        return f"{trec_name(m) or str(m):<22}\t{qid}\t{_value(str(m), v)}"
+
+    rows: list[str] = []
+    if per_query:
+        for i, qid in enumerate(ev.query_ids):
+            values = [_num(ev.per_query[str(m)][i]) for m in measures]
+            if all(v is None for v in values):
+                continue  # skipped (absent from the run): trec_eval prints nothing for it
+            rows.extend(
+                line(m, qid, v)
+                for m, v in zip(measures, values, strict=True)
+                if m.name not in _SUMMARY_ONLY
+            )
+    agg = ev.aggregate()
+    if runid:
+        rows.append(f"{'runid':<22}\tall\t{ev.runid}")
+    rows.extend(line(m, "all", agg[str(m)]) for m in measures)
+    click.echo("\n".join(rows))
