@@ -96,7 +96,8 @@ def test_what_trec_eval_refuses_is_refused_on_its_line(
     with pytest.raises(DataError) as err:
         read_qrels(_write(tmp_path, "qrels", qrels))
     (problem,) = err.value.problems
-    assert problem.line == line and words in problem.message
+    assert problem.line == line
+    assert words in problem.message
 
 
 def test_a_run_line_without_its_tag_or_a_repeated_document_is_refused(tmp_path: Path) -> None:
@@ -104,7 +105,8 @@ def test_a_run_line_without_its_tag_or_a_repeated_document_is_refused(tmp_path: 
         read_run(_write(tmp_path, "run", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\nq1 Q0 d1 3 0.5 t\n"))
     first, second = err.value.problems
     assert (first.line, second.line) == (2, 3)
-    assert "expected 6 columns" in first.message and "appears twice" in second.message
+    assert "expected 6 columns" in first.message
+    assert "appears twice" in second.message
 
 
 def test_a_file_of_comments_only_is_refused(tmp_path: Path) -> None:

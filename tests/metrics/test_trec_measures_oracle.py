@@ -32,7 +32,7 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
-LEVELS = tuple(i / 10 for i in range(11)) + (0.25, 0.75, 0.05, 0.15)
+LEVELS = (*(i / 10 for i in range(11)), 0.25, 0.75, 0.05, 0.15)
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def _iprec(
     num_rel = sum(1 for g in judged.values() if g >= level)
     num_ret, rel_ret = len(rels), sum(rels)
     cutoffs = {x: rounding(x * num_rel) for x in LEVELS}
-    out = {x: 0.0 for x in LEVELS}
+    out = dict.fromkeys(LEVELS, 0.0)
     pending = sorted((c, x) for x, c in cutoffs.items() if c <= rel_ret)
     best = rel_ret / num_ret if num_ret else 0.0
     so_far = rel_ret

@@ -36,7 +36,15 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.numbers import MAX_GRADE, parse_finite_float, parse_int
 from memgauge.errors import DataError, Problem
 
-__all__ = ["MIN_GRADE", "TaggedRun", "read_qrels", "read_run", "read_run_tagged", "write_qrels", "write_run"]
+__all__ = [
+    "MIN_GRADE",
+    "TaggedRun",
+    "read_qrels",
+    "read_run",
+    "read_run_tagged",
+    "write_qrels",
+    "write_run",
+]
 
 _MAX_PROBLEMS = 200
 # columns are separated by ASCII blanks, as trec_eval splits them; str.split() would also split

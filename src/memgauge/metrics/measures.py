@@ -15,6 +15,7 @@ p = 0.9; the canonical form always names it.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ __all__ = [
     "TREC_OFFICIAL",
     "Measure",
     "parse_measure",
+    "refuse_run_level",
     "trec_name",
 ]
 
@@ -189,6 +191,19 @@ class Measure:
         return base if self.cutoff is None else f"{base}@{self.cutoff}"
 
 
+def refuse_run_level(measure: str | Measure, where: str) -> None:
+    """UsageError for a measure that is one number over the whole run (the counts, summed, and
+    gm_map, a geometric mean) where per-query values are averaged with a confidence interval:
+    a mean of per-query gm_map would be MAP under another name."""
+    m = parse_measure(measure)
+    if m.name in AGGREGATION:
+        raise UsageError(
+            f"{where}: {m} is a run-level number ({AGGREGATION[m.name]} over queries), not a "
+            "per-query score to average; `memgauge metrics` reports it (use AP, SetP, SetR "
+            "or Judged@k for a per-query value)"
+        )
+
+
 def trec_name(m: Measure) -> str | None:
     """trec_eval's name for `m` (`ndcg_cut_10`, `iprec_at_recall_0.10`), or None where
     trec_eval has no measure computed the same way (RR@k, Hit-less LongMemEval measures,
@@ -241,10 +256,8 @@ def _unknown(text: str) -> UsageError:
     hint = ""
     if near:  # the nearest name, with the cutoff or parameters as the user wrote them
         guess = _ALIASES[near[0]]
-        try:
+        with contextlib.suppress(UsageError):
             guess = str(parse_measure(guess + stripped[len(word) :]))
-        except UsageError:
-            pass
         hint = f" (did you mean {guess!r}?)"
     return UsageError(f"unknown measure {text!r}{hint}; valid forms: {_valid_forms()}")
 

@@ -147,8 +147,7 @@ def from_ranked(
         if docs:
             judged = qrels[q]
             grades[i, : len(docs)] = [
-                g if (g := judged.get(d, UNJUDGED)) >= 0 or g == UNJUDGED else POOLED
-                for d in docs
+                g if (g := judged.get(d, UNJUDGED)) >= 0 or g == UNJUDGED else POOLED for d in docs
             ]
     return Judged(
         query_ids=qids,

@@ -12,7 +12,7 @@ import numpy as np
 
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
-from memgauge.metrics.measures import SESSION_MEASURES, Measure
+from memgauge.metrics.measures import SESSION_MEASURES, Measure, refuse_run_level
 from memgauge.metrics.single import Prepared, score_prepared
 from memgauge.scorers.base import EvalContext, Score
 
@@ -72,6 +72,7 @@ class RetrievalMeasure:
 
     def __post_init__(self) -> None:
         parsed = parse_measure(self.measure)
+        refuse_run_level(parsed, "retrieval")
         if parsed.name in SESSION_MEASURES:
             raise UsageError(
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "
