@@ -80,8 +80,10 @@ def test_the_official_report_is_trec_evals_byte_for_byte(
     capsys: pytest.CaptureFixture[str], qrels: str, run: str, expected: str
 ) -> None:
     """`trec_eval QRELS RUN` and `memgauge metrics --conventions trec_eval QRELS RUN` diff
-    clean: comment lines, `#` inside document ids, negative grades (qrels.comment.test has 304
-    judgments of -1) and the run's tag as runid."""
+    clean: comment lines, `#` inside document ids (MS MARCO v2.1 ids), the run's tag as
+    runid. (The negative grades are in qrels.rel_level, 304 judgments of -1: the per-query
+    tests below.)
+    """
     got = _run(capsys, str(DATA / qrels), str(DATA / run))
     assert got == (DATA / expected).read_text()
 

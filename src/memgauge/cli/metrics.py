@@ -20,11 +20,9 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.errors import UsageError
-from memgauge.metrics.measures import AGGREGATION, TREC_OFFICIAL, trec_name
 
 if TYPE_CHECKING:
-    from memgauge.api import Measure, MetricConfig
-    from memgauge.metrics.ir import Evaluation
+    from memgauge.api import MetricConfig
 
 __all__ = ["metrics"]
 
@@ -122,7 +120,7 @@ def metrics(
     """
     trec = preset == "trec_eval"
     official = trec and not measures
-    names = measures or (TREC_OFFICIAL if trec else DEFAULT)
+    names = measures or (api.TREC_OFFICIAL if trec else DEFAULT)
     try:
         parsed = [api.parse_measure(m) for m in names]
     except ValueError as exc:
@@ -165,7 +163,7 @@ def metrics(
         f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
     ]
     if trec:
-        _print_trec(ev, parsed, per_query=per_query, runid=official)
+        click.echo(api.trec_eval_report(ev, parsed, per_query=per_query, runid=official))
         for line in notes:  # beside, not inside, the report a user diffs against trec_eval's
             click.echo(line, err=True)
         return
@@ -174,45 +172,8 @@ def metrics(
     if per_query:
         for i, qid in enumerate(ev.query_ids):
             for m, column in ev.per_query.items():
-                out.print(f"{m:<{width}}  {qid}  {_value(m, _num(column[i]))}")
+                out.print(f"{m:<{width}}  {qid}  {api.format_value(m, _num(column[i]))}")
     for m, mean in agg.items():
-        out.print(f"{m:<{width}}  all  {_value(m, mean)}")
+        out.print(f"{m:<{width}}  all  {api.format_value(m, mean)}")
     for line in notes:
         out.print(line, markup=False, highlight=False)
-
-
-def _value(measure: str, v: float | None) -> str:
-    """A value as printed: n/a, a count as an integer, else 4 places."""
-    if v is None:
-        return "n/a"
-    if AGGREGATION.get(api.parse_measure(measure).name) == "sum":
-        return str(round(v))
-    return f"{v:.4f}"
-
-
-# trec_eval prints these only on its `all` lines
-_SUMMARY_ONLY = frozenset({"NumQ", "gm_map"})
-
-
-def _print_trec(ev: Evaluation, measures: list[Measure], *, per_query: bool, runid: bool) -> None:
-    """trec_eval's layout: `%-22s\t%s\t%6.4f` (counts `%ld`), per query (-q) then `all`."""
-
-    def line(m: Measure, qid: str, v: float | None) -> str:
-        return f"{trec_name(m) or str(m):<22}\t{qid}\t{_value(str(m), v)}"
-
-    rows: list[str] = []
-    if per_query:
-        for i, qid in enumerate(ev.query_ids):
-            values = [_num(ev.per_query[str(m)][i]) for m in measures]
-            if all(v is None for v in values):
-                continue  # skipped (absent from the run): trec_eval prints nothing for it
-            rows.extend(
-                line(m, qid, v)
-                for m, v in zip(measures, values, strict=True)
-                if m.name not in _SUMMARY_ONLY
-            )
-    agg = ev.aggregate()
-    if runid:
-        rows.append(f"{'runid':<22}\tall\t{ev.runid}")
-    rows.extend(line(m, "all", agg[str(m)]) for m in measures)
-    click.echo("\n".join(rows))
