@@ -285,6 +285,9 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     # issue 19 item 4: the pool as `logs annotate` wrote it, never graded
     "annotations_no_grades.jsonl": (["import-annotations"], (None, "has a grade: nothing")),
     "run_nbsp_separator.txt": (["validate", "metrics-run"], (2, "expected 6 columns")),
+    # issue 28 item 1: what trec_eval 10 refuses too
+    "run_missing_tag.txt": (["metrics-run"], (2, "expected 6 columns")),
+    "qrels_only_comments.txt": (["metrics-qrels"], (None, "no judgment line")),
     "suite_nul_byte.yaml": (SUITE, (4, "a NUL byte at offset")),
     "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
     "operations_no_cases.json": (["operations"], (None, "no records")),

@@ -49,7 +49,7 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
-from memgauge.metrics.measures import SESSION_MEASURES
+from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis, breakdown
 
@@ -174,7 +174,7 @@ class IRAggregate:
                 raise UsageError("a pool judge needs a pool depth (--pool-depth N)")
             relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
-            parse_measure(m)
+            refuse_run_level(m, "ir aggregate")
 
     def check(self, dataset: RetrievalDataset) -> None:
         """Before the run: the session measures need a LongMemEval paper-protocol turn dataset."""

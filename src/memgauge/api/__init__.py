@@ -84,6 +84,8 @@ if TYPE_CHECKING:
     from memgauge.data.records import ItemRecord, RunRecord, RunSummary
     from memgauge.metrics import CONVENTIONS, MetricConfig, parse_measure
     from memgauge.metrics.conventions import DEFAULT_DEPTH
+    from memgauge.metrics.measures import TREC_OFFICIAL
+    from memgauge.metrics.trec_report import format_value, trec_eval_report
     from memgauge.probes.sources import load_audit_source as audit_source
     from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
     from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
@@ -110,6 +112,7 @@ __all__ = [
     "FILE_KINDS",
     "MAX_CLIENTS",
     "SCHEMA_KINDS",
+    "TREC_OFFICIAL",
     "AuditPlan",
     "GateConfig",
     "GateResult",
@@ -154,6 +157,7 @@ __all__ = [
     "export_runs",
     "extraction_suite",
     "feature_flags",
+    "format_value",
     "gate",
     "harvest_queries",
     "history",
@@ -200,6 +204,7 @@ __all__ = [
     "set_flag",
     "shadow_summaries",
     "sparkline",
+    "trec_eval_report",
     "upgrade_store",
     "validate_file",
     "viewer_store",
@@ -292,6 +297,9 @@ _LAZY: dict[str, str] = {
     "results_path": "memgauge.api._store",
     "run_suite": "memgauge.api._runs",
     "sample_size": "memgauge.api._measures",
+    "TREC_OFFICIAL": "memgauge.metrics.measures",
+    "format_value": "memgauge.metrics.trec_report",
+    "trec_eval_report": "memgauge.metrics.trec_report",
     "save_dataset": "memgauge.data.io:save_retrieval_dataset",
     "score_trec_run": "memgauge.api._measures",
     "shadow_summaries": "memgauge.api._online",

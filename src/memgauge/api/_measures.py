@@ -3,10 +3,11 @@ conventions, or seed 002's), and how many judged queries a comparison needs."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from memgauge.data.trec import read_qrels, read_run
+from memgauge.data.trec import read_qrels, read_run_tagged
 from memgauge.errors import UsageError
 from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate
 from memgauge.metrics.ir import Evaluation
@@ -16,10 +17,17 @@ __all__ = ["sample_size", "score_trec_run"]
 
 
 def score_trec_run(
-    qrels: Path, run: Path, measures: Sequence[Measure], config: MetricConfig
+    qrels: Path,
+    run: Path,
+    measures: Sequence[Measure],
+    config: MetricConfig,
+    *,
+    depth: int | None = None,
 ) -> Evaluation:
     """Score TREC run file `run` (qid Q0 docid rank score tag) against TREC qrels file `qrels`
-    (qid 0 docid grade): documents ranked by score descending, ties by doc id descending.
+    (qid 0 docid grade): documents ranked by score descending, ties by doc id descending;
+    `depth` keeps each query's top `depth` (trec_eval's `-M`). The evaluation carries the
+    run's tag (`runid`).
 
     With nDCG under exp gain (2^grade - 1), a grade past MAX_EXP_GRADE is refused on its line
     (the gain is not a finite double there) rather than turned into a NaN."""
@@ -31,7 +39,9 @@ def score_trec_run(
         )
     else:
         q = read_qrels(qrels)
-    return evaluate(q, read_run(run), measures, config)
+    scores, tag = read_run_tagged(run)
+    ev = evaluate(q, scores, measures, config, depth=depth)
+    return dataclasses.replace(ev, runid=tag)
 
 
 def sample_size(

@@ -1,4 +1,10 @@
-"""`memgauge metrics`: IR measures of a TREC run against TREC qrels (trec_eval-style)."""
+"""`memgauge metrics`: IR measures of a TREC run against TREC qrels (trec_eval-style).
+
+Under `--conventions trec_eval` the report is trec_eval's: with no measure named, its default
+(`official`) set, and in its layout (`name<TAB>qid|all<TAB>value`, trec_eval's measure names,
+counts as integers, values to 4 places), so it diffs clean against trec_eval's own output; the
+conventions and query accounting go to stderr there.
+"""
 
 from __future__ import annotations
 
@@ -55,7 +61,10 @@ def _num(v: float) -> float | None:
     "measures",
     multiple=True,
     help=f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
-    f"recall_any@5, recall_all@5, ndcg_any@5 (default: {' '.join(DEFAULT)}).",
+    "recall_any@5, recall_all@5, ndcg_any@5, Bpref, infAP, IPrec@0.1, gm_map, RBP(p=0.8)[@K], "
+    "RBP_resid(p=0.8), Judged@10, SetP, SetR, SetF, NumQ, NumRet, NumRel, NumRelRet; "
+    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...) "
+    f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set).",
 )
 @click.option(
     "--conventions",
@@ -78,7 +87,13 @@ def _num(v: float) -> float | None:
     show_default=True,
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )
-@click.option("--per-query", is_flag=True, help="Also give each query's values.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Keep each query's top N documents only (trec_eval's -M).",
+)
+@click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def metrics(
     qrels: Path,
@@ -89,6 +104,7 @@ def metrics(
     gain: str,
     no_relevant: str,
     missing: str,
+    depth: int | None,
     per_query: bool,
     as_json: bool,
 ) -> None:
@@ -97,8 +113,14 @@ def metrics(
     Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
     the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":
     {...} (with --per-query), "counts": {...}, "config": {...}}.
+
+    With --conventions trec_eval and no measure named, it prints trec_eval's default report
+    (runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank,
+    iprec_at_recall_0.00 ... 1.00, P_5 ... P_1000) in trec_eval's layout.
     """
-    names = measures or DEFAULT
+    trec = preset == "trec_eval"
+    official = trec and not measures
+    names = measures or (api.TREC_OFFICIAL if trec else DEFAULT)
     try:
         parsed = [api.parse_measure(m) for m in names]
     except ValueError as exc:
@@ -110,7 +132,7 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
-    ev = api.score_trec_run(qrels, run, parsed, cfg)
+    ev = api.score_trec_run(qrels, run, parsed, cfg, depth=depth)
     agg = ev.aggregate()
     counts = ev.counts.as_dict()
     if as_json:
@@ -127,23 +149,31 @@ def metrics(
             "gain": cfg.gain,
             "no_relevant": cfg.no_relevant,
             "missing_from_run": cfg.missing_from_run,
+            "depth": depth,
             "ties": _TIES,
             "conventions": f"{cfg.conventions}, ties: {_TIES}",
         }
         click.echo(dumps_strict(payload, indent=2))
+        return
+    notes = [
+        f"conventions: {cfg.conventions}, ties: {_TIES}"
+        + ("" if depth is None else f", depth: {depth}"),
+        f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
+        f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
+        f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
+    ]
+    if trec:
+        click.echo(api.trec_eval_report(ev, parsed, per_query=per_query, runid=official))
+        for line in notes:  # beside, not inside, the report a user diffs against trec_eval's
+            click.echo(line, err=True)
         return
     out = console()
     width = max(len(m) for m in agg)
     if per_query:
         for i, qid in enumerate(ev.query_ids):
             for m, column in ev.per_query.items():
-                val = _num(column[i])
-                out.print(f"{m:<{width}}  {qid}  {'n/a' if val is None else f'{val:.4f}'}")
+                out.print(f"{m:<{width}}  {qid}  {api.format_value(m, _num(column[i]))}")
     for m, mean in agg.items():
-        out.print(f"{m:<{width}}  all  {'n/a' if mean is None else f'{mean:.4f}'}")
-    out.print(f"conventions: {cfg.conventions}, ties: {_TIES}", markup=False, highlight=False)
-    out.print(
-        f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
-        f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
-        f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)"
-    )
+        out.print(f"{m:<{width}}  all  {api.format_value(m, mean)}")
+    for line in notes:
+        out.print(line, markup=False, highlight=False)

@@ -95,7 +95,7 @@ def _load_dir(path: Path) -> RetrievalDataset:
         if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
             try:
                 qrels = read_qrels(
-                    path / "qrels.txt", max_grade=3, why="memgauge datasets grade 0-3"
+                    path / "qrels.txt", max_grade=3, why="memgauge datasets grade 0-3", min_grade=0
                 )
             except DataError as exc:
                 problems.extend(exc.problems)

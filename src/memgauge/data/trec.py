@@ -1,18 +1,28 @@
-"""TREC qrels and run files, read with every problem reported by line, written in trec_eval form.
+"""TREC qrels and run files, read as trec_eval 10 reads them, with every problem reported by
+line, and written in trec_eval form.
 
-qrels: `qid iter docid grade` (whitespace separated; `iter` ignored). Grades are integers; memgauge
-judges on 0-3 but TREC collections may use other non-negative levels, so any integer from 0 to
-2^31 - 1 (the largest grade memgauge stores) is accepted; a caller may lower that bound (exp gain
-stops at 1023, memgauge datasets at 3). A negative or larger grade is an error naming the line.
-A repeated (qid, docid) is an error.
+Both files: columns are separated by ASCII whitespace (trec_eval's `isspace`); a line whose
+first non-blank character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank
+line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
+`float()` would also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits
+and `nan`; those are refused (`memgauge._util.numbers`).
 
-Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` / `float()` would
-also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits and `nan`;
-those are refused (`memgauge._util.numbers`).
+qrels: `qid iter docid grade` (exactly 4 columns; `iter` ignored). Grades are integers from
+-2^31 to 2^31 - 1 (the range memgauge stores); a caller may narrow that (exp gain stops at
+1023, memgauge datasets at 0-3). A negative grade is read as trec_eval reads it: the document
+is in the judging pool but was not judged (trec_eval's RELVALUE_UNJUDGED): never relevant and
+not counted in R, skipped by bpref and infAP, counted as judged by Judged@k. A repeated
+(qid, docid) is an error, as in trec_eval.
 
-run: `qid Q0 docid rank score tag`. trec_eval ignores the rank column and orders by score
-descending, then doc id descending; so do we. A non-numeric or non-finite score, a wrong column
-count, or a repeated docid within a query is an error.
+run: `qid Q0 docid rank score tag`, then anything (trec_eval ignores the rest of the line,
+"reserved for future expansion"). trec_eval ignores the rank column and orders by score
+descending, then doc id descending; so do we. A non-numeric or non-finite score, fewer than 6
+columns, or a repeated docid within a query is an error. The run's tag, trec_eval's `runid`,
+is the tag of its last line (`read_run_tagged`).
+
+Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
+qrels file, a second comment line straight after another in a qrels file, `atof` / `atol`
+reading `2x` as 2), the README's conventions table says so.
 """
 
 from __future__ import annotations
@@ -20,17 +30,44 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.numbers import MAX_GRADE, parse_finite_float, parse_int
 from memgauge.errors import DataError, Problem
 
-__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = [
+    "MIN_GRADE",
+    "TaggedRun",
+    "read_qrels",
+    "read_run",
+    "read_run_tagged",
+    "write_qrels",
+    "write_run",
+]
 
 _MAX_PROBLEMS = 200
 # columns are separated by ASCII blanks, as trec_eval splits them; str.split() would also split
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
+#: the lowest grade read from a qrels file (int32, as the highest)
+MIN_GRADE = -(2**31)
+
+
+class TaggedRun(NamedTuple):
+    """A run file's scores `{qid: {docid: score}}` and its tag (trec_eval's `runid`: the tag
+    column of the last line; None for a file with no line)."""
+
+    scores: dict[str, dict[str, float]]
+    tag: str | None
+
+
+def _fields(line: str) -> list[str] | None:
+    """A line's columns; None for a blank or comment line (first non-blank character `#`)."""
+    parts = _FIELDS.findall(line)
+    if not parts or parts[0].startswith("#"):
+        return None
+    return parts
 
 
 def _lines(path: Path) -> list[str]:
@@ -49,10 +86,14 @@ def _lines(path: Path) -> list[str]:
         ) from None
     if not text.strip():
         raise DataError(Problem(file, None, None, "file is empty"))
-    return text.splitlines()
+    # lines end at "\n" alone, as in trec_eval: str.splitlines() would also end one at a form
+    # feed, U+0085 or U+2028 inside a document id
+    return text.split("\n")
 
 
-def _finish(problems: list[Problem], file: str) -> None:
+def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
+    if not problems and not read:
+        problems = [Problem(file, None, None, f"no {what} line: the file holds only comments")]
     if problems:
         if len(problems) > _MAX_PROBLEMS:
             extra = len(problems) - _MAX_PROBLEMS
@@ -65,16 +106,18 @@ def read_qrels(
     *,
     max_grade: int = MAX_GRADE,
     why: str = "the largest grade memgauge stores; rescale the judgments",
+    min_grade: int = MIN_GRADE,
 ) -> dict[str, dict[str, int]]:
     """Read a TREC qrels file into `{qid: {docid: grade}}`; a grade above `max_grade` is a
-    problem on its line, explained by `why`."""
+    problem on its line, explained by `why`, and so is one below `min_grade` (memgauge datasets
+    pass 0)."""
     p = Path(path)
     file = str(p)
     out: dict[str, dict[str, int]] = {}
     problems: list[Problem] = []
     for lineno, line in enumerate(_lines(p), 1):
-        parts = _FIELDS.findall(line)
-        if not parts:
+        parts = _fields(line)
+        if parts is None:
             continue
         if len(parts) != 4:
             problems.append(
@@ -92,8 +135,8 @@ def read_qrels(
         except ValueError as exc:
             problems.append(Problem(file, lineno, "grade", str(exc)))
             continue
-        if grade < 0:
-            problems.append(Problem(file, lineno, "grade", f"grade {grade} is negative; use 0-3"))
+        if grade < min_grade:
+            problems.append(Problem(file, lineno, "grade", _below(grade, min_grade)))
             continue
         if grade > max_grade:
             problems.append(
@@ -105,21 +148,33 @@ def read_qrels(
             problems.append(Problem(file, lineno, "docid", f"({qid}, {doc}) is judged twice"))
             continue
         per[doc] = grade
-    _finish(problems, file)
+    _finish(problems, file, len(out), "judgment")
     return out
+
+
+def _below(grade: int, min_grade: int) -> str:
+    if min_grade == 0:
+        return f"grade {grade} is negative; use 0-3"
+    return f"grade {grade} is below {min_grade}, the lowest grade memgauge stores"
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     """Read a TREC run file into `{qid: {docid: score}}`."""
+    return read_run_tagged(path).scores
+
+
+def read_run_tagged(path: str | Path) -> TaggedRun:
+    """Read a TREC run file into its scores and its tag (see `TaggedRun`)."""
     p = Path(path)
     file = str(p)
     out: dict[str, dict[str, float]] = {}
     problems: list[Problem] = []
+    tag: str | None = None
     for lineno, line in enumerate(_lines(p), 1):
-        parts = _FIELDS.findall(line)
-        if not parts:
+        parts = _fields(line)
+        if parts is None:
             continue
-        if len(parts) != 6:
+        if len(parts) < 6:
             problems.append(
                 Problem(
                     file,
@@ -129,7 +184,7 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
                 )
             )
             continue
-        qid, _, doc, _, score_text, _ = parts
+        qid, _, doc, _, score_text, tag = parts[:6]
         try:
             score = parse_finite_float(score_text)
         except ValueError as exc:
@@ -142,8 +197,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             )
             continue
         per[doc] = score
-    _finish(problems, file)
-    return out
+    _finish(problems, file, len(out), "result")
+    return TaggedRun(out, tag)
 
 
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:

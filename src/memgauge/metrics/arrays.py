@@ -31,7 +31,7 @@ from memgauge.metrics.ir import (
     summarize,
 )
 from memgauge.metrics.measures import Measure
-from memgauge.metrics.ranking import PAD, UNJUDGED, Hits, Judged, grade_dtype
+from memgauge.metrics.ranking import PAD, POOLED, UNJUDGED, Hits, Judged, grade_dtype
 
 __all__ = ["RowNames", "evaluate_arrays", "from_arrays"]
 
@@ -101,7 +101,12 @@ class _Batch:
         """The hits of rows lo..hi (rows numbered from 0 within the chunk)."""
         ids, judged = self.ids[lo:hi], self.judged[lo:hi]
         grades = self.grades[lo:hi]
-        grades = _once(judged, np.where((judged >= 0) & (grades >= 0), grades, UNJUDGED))
+        # a judgment below 0 is POOLED (trec_eval: in the pool, not judged): a hit that is
+        # never relevant, kept for bpref, infAP and Judged@k
+        grades = _once(
+            judged,
+            np.where(judged >= 0, np.where(grades >= 0, grades, POOLED), UNJUDGED),
+        )
         c, d = ids.shape
         look = ids[:, : self.keep] if self.ranked else ids
         row, col, jg = _matches(look, judged, grades)
@@ -175,7 +180,7 @@ def _bucket(ids: IntArray, bits: int) -> IntArray:
 
 
 def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArray, ...]:
-    """(row, column, grade) of every returned document that is judged (grade >= 0), in
+    """(row, column, grade) of every returned document that is judged (grade >= 0 or POOLED), in
     (row, column) order (a document judged twice: once per usable judgment; `_once` leaves
     one).
 
@@ -203,7 +208,7 @@ def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArr
         hi = min(c, lo + step)
         ids, jids, jg = look[lo:hi], judged[lo:hi], grades[lo:hi]
         flat_ids, flat_j = np.ascontiguousarray(ids).ravel(), np.ascontiguousarray(jids).ravel()
-        usable = np.flatnonzero((flat_j >= 0) & (jg.ravel() >= 0))
+        usable = np.flatnonzero((flat_j >= 0) & (jg.ravel() != UNJUDGED))
         u_row, u_col = np.divmod(usable, j)
         u_slot = _bucket(flat_j[usable], bits) + u_row * buckets
         table = np.zeros((hi - lo) * buckets, dtype=vtype)
@@ -230,7 +235,7 @@ def _matches(look: IntArray, judged: IntArray, grades: IntArray) -> tuple[IntArr
             which.append(jj)
         r, k, jj = (np.concatenate(x) for x in (rows, cols, which))
         g = jg[r, jj]
-        keep = g >= 0
+        keep = g != UNJUDGED
         found.append((r[keep] + lo, k[keep], g[keep]))
     out = tuple(np.concatenate([f[i] for f in found]) for i in range(3))
     order = np.argsort(out[0] * w + out[1], kind="stable")  # (row, column), as in the run
@@ -242,7 +247,7 @@ def _matches_sorted(look: IntArray, judged: IntArray, grades: IntArray) -> tuple
     judged ids, and (row, rank) keys are looked up in the sorted judged keys. A document
     judged twice in a row matches its highest grade."""
     w = look.shape[1]
-    usable = (judged >= 0) & (grades >= 0)
+    usable = (judged >= 0) & (grades != UNJUDGED)
     jrow = np.nonzero(usable)[0]
     jid, jg = judged[usable], grades[usable]
     uniq = np.unique(jid)

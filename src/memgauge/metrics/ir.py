@@ -21,6 +21,11 @@ Notation, per query: `rel_i` = 1 if the document at rank i (1-based) has grade >
   sum_{2<=i<=k} rel_i / log2(i) (rank 1 undiscounted, rank i >= 2 by log2 i), ideal from the R
   relevant documents.
 
+trec_eval's and ir_measures' other measures (Bpref, infAP, IPrec@x, gm_map, RBP(p) and its
+residual, Judged@k, SetP / SetR / SetF, NumQ / NumRet / NumRel / NumRelRet) are in
+`memgauge.metrics.trec_measures`, with their formulas; counts are summed over queries and gm_map
+is a geometric mean (`AGGREGATION`), every other measure a mean.
+
 Threshold 0 is trec_eval's `-l0`: judged grade-0 documents are relevant, unjudged documents
 never, and R counts judgments only (see `ranking`).
 
@@ -57,8 +62,9 @@ from memgauge.metrics.conventions import (
     NoRelevant,
     conventions_text,
 )
-from memgauge.metrics.measures import SESSION_MEASURES, Measure, parse_measure
+from memgauge.metrics.measures import AGGREGATION, SESSION_MEASURES, Measure, parse_measure
 from memgauge.metrics.ranking import Hits, Judged, from_ranked, hits_from_run
+from memgauge.metrics.trec_measures import COMPUTE, MIN_GEO_MEAN
 
 __all__ = [
     "CONVENTIONS",
@@ -198,19 +204,31 @@ class Counts:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Per-query values of each measure (aligned with `query_ids`) and the accounting."""
+    """Per-query values of each measure (aligned with `query_ids`), the accounting, and the run's
+    tag when it was read from a TREC run file."""
 
     query_ids: Sequence[str]
     per_query: dict[str, FloatArray]
     counts: Counts
     config: MetricConfig
+    runid: str | None = None  # a run file's tag (trec_eval's `runid`), where one was read
 
     def aggregate(self) -> dict[str, float | None]:
-        """Mean over scored queries per measure; None when no query was scored."""
+        """Each measure over the scored queries (None when no query was scored): the mean; the
+        sum for the counts (NumQ, NumRet, NumRel, NumRelRet); for gm_map the geometric mean of
+        max(AP, 1e-5), as trec_eval."""
         out: dict[str, float | None] = {}
         for name, values in self.per_query.items():
             scored = values[~np.isnan(values)]
-            out[name] = float(scored.mean()) if scored.size else None
+            how = AGGREGATION.get(parse_measure(name).name)
+            if not scored.size:
+                out[name] = None
+            elif how == "sum":
+                out[name] = float(scored.sum())
+            elif how == "gmean":
+                out[name] = float(np.exp(np.log(np.maximum(scored, MIN_GEO_MEAN)).mean()))
+            else:
+                out[name] = float(scored.mean())
         return out
 
 
@@ -261,6 +279,10 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
     n = len(h.n_returned)
     R = n_rel.astype(np.float64)
     k = m.cutoff
+    if m.name in COMPUTE:
+        return COMPUTE[m.name](m, h, cfg.rel_threshold, n_rel)
+    if m.name == "gm_map":  # AP per query; the geometric mean is its aggregate
+        return _compute(Measure("AP"), h, cfg, n_rel)
     rel = h.grade >= cfg.rel_threshold
     within = rel if k is None else rel & (h.pos < k)
     if m.name == "P":
@@ -432,13 +454,21 @@ def evaluate(
     run: Mapping[str, Mapping[str, float]],
     measures: Iterable[Measure | str],
     config: MetricConfig | None = None,
+    *,
+    depth: int | None = None,
 ) -> Evaluation:
     """Score a run `{qid: {docid: score}}` against qrels `{qid: {docid: grade}}`.
 
     Documents are ranked in trec_eval's order (score descending, then doc id descending).
+    `depth` keeps each query's top `depth` documents only, before any measure looks
+    (trec_eval's `-M`: NumRet, SetP and the measures without a cutoff see no deeper).
     """
     parsed = [parse_measure(m) for m in measures]
-    return evaluate_judged(hits_from_run(qrels, run, measure_depth(parsed)), parsed, config)
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth {depth}: keep 1 or more documents per query")
+    deepest = measure_depth(parsed)
+    cap = depth if deepest is None else deepest if depth is None else min(depth, deepest)
+    return evaluate_judged(hits_from_run(qrels, run, cap), parsed, config)
 
 
 def evaluate_ranked(

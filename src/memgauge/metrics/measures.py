@@ -1,18 +1,38 @@
-"""Measures as value objects with one canonical string each (`nDCG@10`, `RR@5`, `AP@100`, ...).
+"""Measures as value objects with one canonical string each (`nDCG@10`, `RR@5`, `AP@100`,
+`IPrec@0.1`, `RBP(p=0.8)`, ...).
 
-`parse_measure` accepts the canonical form and common aliases (`MRR@10` -> `RR@10`,
-`MAP@100` -> `AP@100`, `ndcg_cut_10` -> `nDCG@10`, `recip_rank` -> `RR`) and always prints back
-the canonical form, so a measure string is a stable key in files, the store and reports.
+`parse_measure` accepts the canonical form, ir_measures' names (`Bpref`, `SetP`, `NumRelRet`,
+`Judged@10`, `IPrec@0.5`, `RBP(p=0.8)`), trec_eval's (`ndcg_cut_10`, `recip_rank`, `bpref`,
+`iprec_at_recall_0.10`, `set_F`, `num_rel_ret`, `rbp`) and common aliases (`MRR@10` -> `RR@10`,
+`MAP@100` -> `AP@100`), and always prints back the canonical form, so a measure string is a
+stable key in files, the store and reports. An unknown name is refused with the nearest known
+one. `trec_name` gives trec_eval's name for a measure trec_eval computes the same way, for
+output in trec_eval's layout.
+
+RBP's persistence: `RBP` (ir_measures) defaults to p = 0.8, trec_eval's `rbp` / `rbp_resid` to
+p = 0.9; the canonical form always names it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from memgauge.errors import UsageError
 
-__all__ = ["MEASURE_NAMES", "SESSION_MEASURES", "Measure", "parse_measure"]
+__all__ = [
+    "AGGREGATION",
+    "MEASURE_NAMES",
+    "SESSION_MEASURES",
+    "TREC_OFFICIAL",
+    "Measure",
+    "parse_measure",
+    "refuse_run_level",
+    "trec_name",
+]
 
 #: canonical name -> whether a cutoff is required
 MEASURE_NAMES: dict[str, bool] = {
@@ -29,6 +49,20 @@ MEASURE_NAMES: dict[str, bool] = {
     "session_recall_any": True,
     "session_recall_all": True,
     "session_ndcg_any": True,
+    "gm_map": False,
+    "Bpref": False,
+    "infAP": False,
+    "IPrec": False,
+    "RBP": False,
+    "RBP_resid": False,
+    "Judged": False,
+    "SetP": False,
+    "SetR": False,
+    "SetF": False,
+    "NumQ": False,
+    "NumRet": False,
+    "NumRel": False,
+    "NumRelRet": False,
 }
 
 #: Session-level measures computed from a turn ranking (LongMemEval's turn2session): they need
@@ -36,6 +70,39 @@ MEASURE_NAMES: dict[str, bool] = {
 SESSION_MEASURES: frozenset[str] = frozenset(
     {"session_recall_any", "session_recall_all", "session_ndcg_any"}
 )
+
+#: How a measure's per-query values become one number (every measure not named: "mean"):
+#: counts are summed (trec_eval's and ir_measures' `all` line), gm_map is the geometric mean
+#: of max(AP, 1e-5) (trec_eval's MIN_GEO_MEAN).
+AGGREGATION: dict[str, Literal["sum", "gmean"]] = {
+    "NumQ": "sum",
+    "NumRet": "sum",
+    "NumRel": "sum",
+    "NumRelRet": "sum",
+    "gm_map": "gmean",
+}
+
+#: measures that look at the whole ranking and take no cutoff (`--depth` cuts the run instead)
+_NO_CUTOFF = frozenset(
+    {
+        "R-prec",
+        "gm_map",
+        "Bpref",
+        "infAP",
+        "IPrec",
+        "RBP_resid",
+        "SetP",
+        "SetR",
+        "SetF",
+        "NumQ",
+        "NumRet",
+        "NumRel",
+        "NumRelRet",
+    }
+)
+_PERSISTENCE = frozenset({"RBP", "RBP_resid"})
+_IR_MEASURES_P = 0.8  # ir_measures' RBP default
+_TREC_EVAL_P = 0.9  # trec_eval's rbp / rbp_resid default
 
 _ALIASES: dict[str, str] = {
     "ndcg": "nDCG",
@@ -61,41 +128,189 @@ _ALIASES: dict[str, str] = {
     "session_recall_any": "session_recall_any",
     "session_recall_all": "session_recall_all",
     "session_ndcg_any": "session_ndcg_any",
+    "gm_map": "gm_map",
+    "gmap": "gm_map",
+    "bpref": "Bpref",
+    "infap": "infAP",
+    "iprec": "IPrec",
+    "iprec_at_recall": "IPrec",
+    "rbp": "RBP",
+    "rbp_resid": "RBP_resid",
+    "judged": "Judged",
+    "setp": "SetP",
+    "set_p": "SetP",
+    "setr": "SetR",
+    "set_recall": "SetR",
+    "setf": "SetF",
+    "set_f": "SetF",
+    "numq": "NumQ",
+    "num_q": "NumQ",
+    "numret": "NumRet",
+    "num_ret": "NumRet",
+    "numrel": "NumRel",
+    "num_rel": "NumRel",
+    "numrelret": "NumRelRet",
+    "num_rel_ret": "NumRelRet",
 }
 
-_PATTERN = re.compile(r"^\s*([A-Za-z_\-]+?)(?:[@_](\d+))?\s*$")
+_PATTERN = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z_\-]*?)(?:\((?P<args>[^()]*)\))?"
+    r"(?:[@_](?P<at>[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\s*$"
+)
+
+#: trec_eval's default report (`-m official`), in its order (trec_eval also prints `runid`)
+TREC_OFFICIAL: tuple[str, ...] = (
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "AP",
+    "gm_map",
+    "R-prec",
+    "Bpref",
+    "RR",
+    *(f"IPrec@{i / 10!r}" for i in range(11)),
+    *(f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+)
 
 
 @dataclass(frozen=True, order=True, slots=True)
 class Measure:
-    """A retrieval measure and its rank cutoff (None = the whole ranking)."""
+    """A retrieval measure, its rank cutoff (None = the whole ranking) and its one real
+    parameter where it has one (IPrec: the recall level; RBP and RBP_resid: the persistence p).
+    """
 
     name: str
     cutoff: int | None = None
+    param: float | None = None
 
     def __str__(self) -> str:
-        return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
+        if self.name == "IPrec":
+            return f"IPrec@{self.param!r}"
+        base = self.name if self.param is None else f"{self.name}(p={self.param!r})"
+        return base if self.cutoff is None else f"{base}@{self.cutoff}"
+
+
+def refuse_run_level(measure: str | Measure, where: str) -> None:
+    """UsageError for a measure that is one number over the whole run (the counts, summed, and
+    gm_map, a geometric mean) where per-query values are averaged with a confidence interval:
+    a mean of per-query gm_map would be MAP under another name."""
+    m = parse_measure(measure)
+    if m.name in AGGREGATION:
+        raise UsageError(
+            f"{where}: {m} is a run-level number ({AGGREGATION[m.name]} over queries), not a "
+            "per-query score to average; `memgauge metrics` reports it (use AP, SetP, SetR "
+            "or Judged@k for a per-query value)"
+        )
+
+
+def trec_name(m: Measure) -> str | None:
+    """trec_eval's name for `m` (`ndcg_cut_10`, `iprec_at_recall_0.10`), or None where
+    trec_eval has no measure computed the same way (RR@k, Hit-less LongMemEval measures,
+    Judged@k, RBP: trec_eval's rbp uses graded gains)."""
+    k = m.cutoff
+    cut = {"P": "P", "Recall": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "Hit": "success"}
+    if k is not None:
+        return f"{cut[m.name]}_{k}" if m.name in cut else None
+    if m.name == "IPrec":
+        return f"iprec_at_recall_{m.param:.2f}"
+    if m.name == "RBP_resid":
+        return "rbp_resid" if m.param == _TREC_EVAL_P else None
+    return {
+        "nDCG": "ndcg",
+        "AP": "map",
+        "RR": "recip_rank",
+        "R-prec": "Rprec",
+        "gm_map": "gm_map",
+        "Bpref": "bpref",
+        "infAP": "infAP",
+        "SetP": "set_P",
+        "SetR": "set_recall",
+        "SetF": "set_F",
+        "NumQ": "num_q",
+        "NumRet": "num_ret",
+        "NumRel": "num_rel",
+        "NumRelRet": "num_rel_ret",
+    }.get(m.name)
 
 
 def _valid_forms() -> str:
-    return ", ".join(
-        f"{name}@K" if needs else f"{name}[@K]" for name, needs in MEASURE_NAMES.items()
-    )
+    forms = []
+    for name, needs in MEASURE_NAMES.items():
+        if name == "IPrec":
+            forms.append("IPrec@RECALL")
+        elif name in _PERSISTENCE:
+            forms.append(f"{name}(p=P)" + ("" if name in _NO_CUTOFF else "[@K]"))
+        elif name in _NO_CUTOFF:
+            forms.append(name)
+        else:
+            forms.append(f"{name}@K" if needs else f"{name}[@K]")
+    return ", ".join(forms)
+
+
+def _unknown(text: str) -> UsageError:
+    """The error for a name that is no measure, naming the nearest known name."""
+    stripped = text.strip()
+    word = re.sub(r"[_@]?[0-9.]+$", "", re.split(r"[(@]", stripped, maxsplit=1)[0])
+    near = difflib.get_close_matches(word.lower(), list(_ALIASES), n=1, cutoff=0.5)
+    hint = ""
+    if near:  # the nearest name, with the cutoff or parameters as the user wrote them
+        guess = _ALIASES[near[0]]
+        with contextlib.suppress(UsageError):
+            guess = str(parse_measure(guess + stripped[len(word) :]))
+        hint = f" (did you mean {guess!r}?)"
+    return UsageError(f"unknown measure {text!r}{hint}; valid forms: {_valid_forms()}")
+
+
+def _persistence(text: str, raw: str, args: str | None) -> float:
+    """The p of an RBP measure: `p=0.8` in parentheses, else the default of the name used."""
+    default = _TREC_EVAL_P if raw in ("rbp", "rbp_resid") else _IR_MEASURES_P
+    if args is None or not args.strip():
+        return default
+    key, _, value = args.partition("=")
+    if key.strip() != "p" or not _:
+        raise UsageError(f"measure {text!r}: the one parameter here is p, e.g. RBP(p=0.8)")
+    try:
+        p = float(value.strip())
+    except ValueError:
+        raise UsageError(f"measure {text!r}: p={value.strip()!r} is not a number") from None
+    if not 0.0 < p < 1.0:
+        raise UsageError(f"measure {text!r}: the persistence p must be between 0 and 1")
+    return p
 
 
 def parse_measure(text: str | Measure) -> Measure:
-    """Parse `text` into a Measure; raises UsageError naming the valid forms if it is not one."""
+    """Parse `text` into a Measure; raises UsageError naming the nearest known name and the
+    valid forms if it is not one."""
     if isinstance(text, Measure):
         return text
     match = _PATTERN.match(text)
-    name = _ALIASES.get(match.group(1).lower()) if match else None
+    raw = match.group("name") if match else ""
+    name = _ALIASES.get(raw.lower()) if match else None
     if match is None or name is None:
-        raise UsageError(f"unknown measure {text!r}; valid forms: {_valid_forms()}")
-    if name == "R-prec" and match.group(2) is not None:
+        raise _unknown(text)
+    args, at = match.group("args"), match.group("at")
+    if args is not None and name not in _PERSISTENCE:
+        raise UsageError(f"measure {text!r}: {name} takes no parameters in parentheses")
+    if name == "IPrec":
+        if at is None or not 0.0 <= float(at) <= 1.0:
+            raise UsageError(
+                f"measure {text!r}: IPrec needs a recall level from 0 to 1, e.g. IPrec@0.1"
+            )
+        return Measure(name, None, float(at))
+    if at is not None and not at.isdigit():
+        raise UsageError(f"measure {text!r}: a cutoff is a whole number of results, e.g. @10")
+    cutoff = int(at) if at is not None else None
+    if name == "R-prec" and cutoff is not None:
         raise UsageError(f"measure {text!r}: R-prec takes no cutoff (its cutoff is R)")
-    cutoff = int(match.group(2)) if match.group(2) is not None else None
+    if name in _NO_CUTOFF and cutoff is not None:
+        raise UsageError(
+            f"measure {text!r}: {name} takes no cutoff (it looks at the whole ranking; "
+            "--depth cuts the run)"
+        )
     if cutoff is None and MEASURE_NAMES[name]:
         raise UsageError(f"measure {text!r} needs a cutoff, e.g. {name}@10")
     if cutoff is not None and cutoff < 1:
         raise UsageError(f"measure {text!r}: the cutoff must be 1 or more")
-    return Measure(name, cutoff)
+    param = _persistence(text, raw, args) if name in _PERSISTENCE else None
+    return Measure(name, cutoff, param)

@@ -6,9 +6,12 @@ document id descending (byte order) — trec_eval ignores the rank column of a r
 memory system's own ranked list (`from_ranked`) is taken as given.
 
 Grades, as trec_eval reads them (form_res_rels.c): a judged document keeps its grade (>= 0); a
-returned document nobody judged, or one judged below 0, is UNJUDGED (-2): never relevant at any
-threshold >= 0, gain 0. So at threshold 0 (trec_eval `-l0`) judged grade-0 documents are
-relevant and unjudged ones never are. The ideal ranking is padded with PAD (-1), which no
+returned document nobody judged is UNJUDGED (-2, trec_eval's RELVALUE_NONPOOL), and one judged
+below 0 is POOLED (-3, trec_eval's RELVALUE_UNJUDGED: in the pool, not judged): neither is ever
+relevant at any threshold >= 0, nor gains anything, nor counts in R; bpref and infAP skip a
+POOLED document where they count an UNJUDGED one as not in the pool, and Judged@k counts it as
+judged. So at threshold 0 (trec_eval `-l0`) judged grade-0 documents are relevant and the
+others never are. The ideal ranking is padded with PAD (-1), which no
 threshold >= 0 counts into R. The matrices are int8 when every grade fits (the usual 0-3
 scale, and the cheap case at a million queries), else int16 or int32; a grade above
 2^31 - 1 is refused (ValueError).
@@ -31,6 +34,7 @@ from memgauge._util.numbers import MAX_GRADE
 __all__ = [
     "MAX_GRADE",
     "PAD",
+    "POOLED",
     "UNJUDGED",
     "Hits",
     "Judged",
@@ -42,7 +46,8 @@ __all__ = [
 ]
 
 PAD = -1  # "no document at this rank" (grades) / "no judgment at this position" (ideal)
-UNJUDGED = -2  # a returned document with no judgment (or a negative one): never relevant
+UNJUDGED = -2  # a returned document with no judgment: never relevant
+POOLED = -3  # a returned document judged below 0 (pooled, not judged): never relevant
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,8 @@ class Judged:
     Attributes:
         query_ids: the judged queries, sorted.
         grades: (n_queries, depth) int8/16/32 (`grade_dtype`): grade of the document at each
-            rank; UNJUDGED (-2) = returned but not judged (or judged below 0); PAD (-1) =
-            nothing at this rank.
+            rank; UNJUDGED (-2) = returned but not judged; POOLED (-3) = returned, judged
+            below 0; PAD (-1) = nothing at this rank.
         ideal: (n_queries, max_judged), same dtype: each query's judged grades (>= 0) sorted
             descending, PAD-padded; the ideal ranking for nDCG, and R.
         n_returned: (n_queries,) documents returned per query.
@@ -82,7 +87,7 @@ def order_run(scores: Mapping[str, float]) -> list[str]:
 
 def grade_dtype(max_grade: int) -> np.dtype[np.signedinteger[Any]]:
     """The narrowest of int8, int16, int32 holding grades up to `max_grade` (and the negative
-    markers PAD and UNJUDGED). ValueError above MAX_GRADE."""
+    markers PAD, UNJUDGED and POOLED). ValueError above MAX_GRADE."""
     for dtype in (np.int8, np.int16, np.int32):
         if max_grade <= np.iinfo(dtype).max:
             return np.dtype(dtype)
@@ -142,7 +147,7 @@ def from_ranked(
         if docs:
             judged = qrels[q]
             grades[i, : len(docs)] = [
-                g if (g := judged.get(d, UNJUDGED)) >= 0 else UNJUDGED for d in docs
+                g if (g := judged.get(d, UNJUDGED)) >= 0 or g == UNJUDGED else POOLED for d in docs
             ]
     return Judged(
         query_ids=qids,
@@ -160,15 +165,15 @@ class Hits:
 
     A measure sees a ranking only through where the judged documents are (an unjudged document
     is never relevant and gains nothing), so a batch is its hits: one per judged document
-    (grade >= 0) the run returned within the depth, in (row, rank) order, and each query's
-    ideal ranking. Building them needs the rank of each judged document, never a sort of a
+    (grade >= 0, or POOLED for one judged below 0) the run returned within the depth, in
+    (row, rank) order, and each query's ideal ranking. Building them needs the rank of each judged document, never a sort of a
     whole run (`hits_from_run`, `memgauge.metrics.arrays`).
 
     Attributes:
         query_ids: the rows' query ids.
         row: (m,) each hit's query row, ascending.
         pos: (m,) its 0-based rank, ascending within a row.
-        grade: (m,) its grade (>= 0), in the batch's grade dtype.
+        grade: (m,) its grade (>= 0, or POOLED), in the batch's grade dtype.
         ideal: as `Judged.ideal`.
         n_returned: (n,) documents returned per query, within the depth.
         in_run: (n,) whether the run has the query at all.
@@ -196,7 +201,7 @@ class Hits:
     @classmethod
     def from_judged(cls, judged: Judged) -> Hits:
         """The hits of a grade matrix: its judged cells, in row-major order."""
-        row, pos = np.nonzero(judged.grades >= 0)
+        row, pos = np.nonzero((judged.grades >= 0) | (judged.grades == POOLED))
         return cls(
             query_ids=judged.query_ids,
             row=row.astype(np.int64),
@@ -281,14 +286,16 @@ def hits_from_run(
     ideal = _ideal_rows(jgrades, jlens)  # refuses an unstorable grade before int64 could overflow
     jgrade_arr = np.asarray(jgrades, dtype=np.int64)
     jscore_arr = np.asarray(jscores, dtype=np.float64)
-    found = np.flatnonzero(~np.isnan(jscore_arr) & (jgrade_arr >= 0))
+    found = np.flatnonzero(~np.isnan(jscore_arr))
     row = np.repeat(np.arange(n, dtype=np.int64), jlens)[found]
     pos = _ranks(score_arr, lens, row, jscore_arr[found], ids, _pick(jids, found))
     cap = max(int(lens.max(initial=0)), 1)
     if depth is not None:
         cap = min(cap, depth)
     keep = pos < cap
-    row, pos, grade = row[keep], pos[keep], jgrade_arr[found][keep]
+    row, pos = row[keep], pos[keep]
+    grade = jgrade_arr[found][keep]
+    grade = np.where(grade >= 0, grade, POOLED)
     order = np.argsort(row * cap + pos, kind="stable")
     return Hits(
         query_ids=qids,

@@ -20,7 +20,7 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
-from memgauge.metrics.measures import SESSION_MEASURES, Measure
+from memgauge.metrics.measures import SESSION_MEASURES, Measure, refuse_run_level
 from memgauge.metrics.single import Prepared, score_prepared
 from memgauge.scorers.base import EvalContext, Score
 
@@ -85,6 +85,7 @@ class RetrievalMeasure:
 
     def __post_init__(self) -> None:
         parsed = parse_measure(self.measure)
+        refuse_run_level(parsed, "retrieval")
         if parsed.name in SESSION_MEASURES:
             raise UsageError(
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "

@@ -1,0 +1,180 @@
+"""trec_eval 10's own test inputs through `memgauge metrics --conventions trec_eval`, against
+trec_eval's own expected outputs (tests/data/trec_eval, its test/ directory; see the README
+there).
+
+Each case is a line of trec_eval's `make quicktest` with memgauge's flags for trec_eval's: `-q`
+is `-q`, `-c` is `--missing zero`, `-M100` is `--depth 100`, `-l2` is `--rel-threshold 2`. The
+official report (no measure named) must be trec_eval's output byte for byte; for `-m all_trec`
+and `out.test.meas_params` every measure memgauge computes must print trec_eval's value to its
+printed precision, on every query line and the `all` line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.metrics.measures import AGGREGATION, parse_measure
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+
+# trec_eval measures memgauge does not compute (their lines are not compared)
+NOT_COMPUTED = (
+    "runid",
+    "relstring",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "relative_P",
+    "set_relative_P",
+    "set_map",
+    "num_nonrel_judged_ret",
+    "unj",
+)
+
+
+def _expected(name: str) -> dict[str, dict[str, str]]:
+    """trec_eval's output file as {measure: {qid or 'all': printed value}}."""
+    out: dict[str, dict[str, str]] = {}
+    for line in (DATA / name).read_text().splitlines():
+        measure, qid, value = (x.strip() for x in line.split("\t"))
+        out.setdefault(measure, {})[qid] = value
+    return out
+
+
+def _computed(measure: str) -> bool:
+    """Not one memgauge leaves to trec_eval, nor one with trec_eval-only parameters (ndcg's
+    gain table, utility's weights, 11pt_avg's levels)."""
+    return not (measure.startswith(NOT_COMPUTED) or "=" in measure or "," in measure)
+
+
+def _printed(measure: str, value: float | None) -> str:
+    assert value is not None
+    if AGGREGATION.get(parse_measure(measure).name) == "sum":
+        return str(round(value))
+    return f"{value:6.4f}"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["metrics", "--conventions", "trec_eval", *args]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "expected"),
+    [
+        ("qrels.test", "results.test", "out.test"),
+        ("qrels.test.with-comments", "results.test", "out.test"),
+        ("qrels.comment.test", "results.comment.test", "out.comment.test"),
+    ],
+)
+def test_the_official_report_is_trec_evals_byte_for_byte(
+    capsys: pytest.CaptureFixture[str], qrels: str, run: str, expected: str
+) -> None:
+    """`trec_eval QRELS RUN` and `memgauge metrics --conventions trec_eval QRELS RUN` diff
+    clean: comment lines, `#` inside document ids (MS MARCO v2.1 ids), the run's tag as
+    runid. (The negative grades are in qrels.rel_level, 304 judgments of -1: the per-query
+    tests below.)
+    """
+    got = _run(capsys, str(DATA / qrels), str(DATA / run))
+    assert got == (DATA / expected).read_text()
+
+
+CASES = [
+    # (trec_eval's output, qrels, run, memgauge's flags for trec_eval's, trec_eval names to skip)
+    ("out.test.a", "qrels.test", "results.test", [], ()),
+    ("out.test.aq", "qrels.test", "results.test", ["-q"], ()),
+    ("out.test.aqc", "qrels.test", "results.trunc", ["-q", "--missing", "zero"], ()),
+    (
+        "out.test.aqcM",
+        "qrels.test",
+        "results.trunc",
+        ["-q", "--missing", "zero", "--depth", "100"],
+        (),
+    ),
+    # graded judgments 0-4 at -l2: trec_eval's rbp weighs graded gains, memgauge's RBP is binary
+    ("out.test.aql", "qrels.rel_level", "results.test", ["-q", "--rel-threshold", "2"], ("rbp",)),
+    ("out.test.meas_params", "qrels.test", "results.test", ["-q"], ()),
+]
+
+
+@pytest.mark.parametrize(("expected", "qrels", "run", "flags", "skip"), CASES)
+def test_every_measure_memgauge_computes_equals_trec_eval(
+    capsys: pytest.CaptureFixture[str],
+    expected: str,
+    qrels: str,
+    run: str,
+    flags: list[str],
+    skip: tuple[str, ...],
+) -> None:
+    want = _expected(expected)
+    names = [m for m in want if _computed(m) and m not in skip]
+    assert len(names) >= 20 or expected == "out.test.meas_params"
+    args = [str(DATA / qrels), str(DATA / run), *flags, "--json"]
+    args += [x for m in names for x in ("-m", m)]
+    got = json.loads(_run(capsys, *args))
+    canonical = {m: str(parse_measure(m)) for m in names}
+    compared = 0
+    for m in names:
+        key = canonical[m]
+        for qid, value in want[m].items():
+            mine = got["aggregate"][key] if qid == "all" else got["per_query"][qid][key]
+            assert _printed(key, mine) == value, f"{expected}: {m} {qid}"
+            compared += 1
+    assert compared >= len(names)
+    # queries trec_eval printed are the queries memgauge scored
+    if "-q" in flags:
+        scored = {q for q, v in got["per_query"].items() if v[canonical[names[0]]] is not None}
+        printed = {q for m in names for q in want[m] if q != "all"}
+        assert scored == printed
+
+
+OFFICIAL = (
+    [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+    ]
+    + [f"iprec_at_recall_{i / 10:.2f}" for i in range(11)]
+    + [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+)
+
+
+@pytest.mark.parametrize(
+    ("expected", "qrels", "run", "flags"),
+    [
+        ("out.test.aq", "qrels.test", "results.test", ["-q"]),
+        ("out.test.aqc", "qrels.test", "results.trunc", ["-q", "--missing", "zero"]),
+        (
+            "out.test.aqcM",
+            "qrels.test",
+            "results.trunc",
+            ["-q", "--missing", "zero", "--depth", "100"],
+        ),
+        ("out.test.aql", "qrels.rel_level", "results.test", ["-q", "--rel-threshold", "2"]),
+    ],
+)
+def test_the_official_report_per_query_is_trec_evals_byte_for_byte(
+    capsys: pytest.CaptureFixture[str], expected: str, qrels: str, run: str, flags: list[str]
+) -> None:
+    """`-q`, `-c` (--missing zero), `-M100` (--depth 100), `-l2` (--rel-threshold 2): trec_eval
+    prints measures in one fixed order, so its `-m all_trec` output cut to the official
+    measures is what `trec_eval -q` prints for them."""
+    lines = (DATA / expected).read_text().splitlines(keepends=True)
+    want = "".join(x for x in lines if x.split()[0] in OFFICIAL)
+    assert _run(capsys, str(DATA / qrels), str(DATA / run), *flags) == want
