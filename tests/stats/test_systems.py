@@ -190,7 +190,10 @@ def test_tukey_correction_rules() -> None:
         hsd = tukey_hsd_blocked(values[p.measure]).pvalue[p.a, p.b]
         assert p.p_value == pytest.approx(hsd)
         assert p.p_adjusted == pytest.approx(min(1.0, 2 * hsd))  # two measures
-    assert cmp.notes["AP"] == "Tukey's HSD on the 25 queries every system scored"
+    assert cmp.notes == {}  # every query complete: nothing to say
+    values["AP"][1, :3] = np.nan
+    dropped = compare_systems(list("wxyz"), values, test="tukey")
+    assert dropped.notes == {"AP": "Tukey's HSD on the 22 queries every system scored (3 left out)"}
 
 
 def test_beaten_names_the_systems_a_value_is_significantly_better_than() -> None:
@@ -217,7 +220,9 @@ def test_missing_values_are_left_out_of_means_and_pairs_and_counted() -> None:
     assert cmp.counts["m"] == (3, 3)
     (pair,) = cmp.pairs
     assert (pair.paired.n, pair.paired.n_dropped) == (2, 2)
-    with pytest.raises(ValueError, match="at least 2"):
-        compare_systems(["a"], {"m": x[:1]})
+    one = compare_systems(["a"], {"m": x[:1]})
+    assert (one.pairs, one.means["m"]) == ((), (pytest.approx(1.1 / 3),))
+    with pytest.raises(ValueError, match="no systems"):
+        compare_systems([], {})
     with pytest.raises(ValueError, match=r"\(2, queries\) matrix"):
         compare_systems(["a", "b"], {"m": x[0]})

@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
+from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def _num(v: float) -> float | None:
 @click.command()
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-m",
     "--measure",
@@ -80,9 +82,11 @@ def _num(v: float) -> float | None:
 )
 @click.option("--per-query", is_flag=True, help="Also give each query's values.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@compare_options
 def metrics(
     qrels: Path,
     run: Path,
+    more_runs: tuple[Path, ...],
     measures: tuple[str, ...],
     preset: str,
     rel_threshold: int,
@@ -91,12 +95,17 @@ def metrics(
     missing: str,
     per_query: bool,
     as_json: bool,
+    **compare: Any,
 ) -> None:
     """Score RUN (TREC run: qid Q0 docid rank score tag) against QRELS (qid 0 docid grade).
 
     Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
     the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":
     {...} (with --per-query), "counts": {...}, "config": {...}}.
+
+    With several runs (the first is the baseline of --pairs baseline), or --format markdown or
+    latex, a table of every run's means with superscripts naming the runs each is
+    significantly better than (--test, --correction, --family); queries pair by id.
     """
     names = measures or DEFAULT
     try:
@@ -110,6 +119,18 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
+    if more_runs or compare["fmt"] != "table":
+        show_trec_comparison(
+            qrels,
+            (run, *more_runs),
+            parsed,
+            cfg,
+            conventions=f"{cfg.conventions}, ties: {_TIES}",
+            per_query=per_query,
+            as_json=as_json,
+            given=compare,
+        )
+        return
     ev = api.score_trec_run(qrels, run, parsed, cfg)
     agg = ev.aggregate()
     counts = ev.counts.as_dict()

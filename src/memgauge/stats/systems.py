@@ -230,13 +230,14 @@ def compare_systems(
     """Compare `systems` on each measure of `values` (measure -> a (systems, queries) matrix,
     the same queries in the same column; NaN where a system has no value for a query).
 
-    See the module docstring for the tests, pairs, family and correction. A ValueError for
-    fewer than 2 systems, a matrix of the wrong shape or a correction `tukey` cannot take.
+    See the module docstring for the tests, pairs, family and correction. One system gives its
+    means and no comparison. A ValueError for no system, a matrix of the wrong shape or a
+    correction `tukey` cannot take.
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
-    if len(systems) < 2:
-        raise ValueError("comparing systems needs at least 2 of them")
+    if not systems:
+        raise ValueError("no systems to compare")
     corr = resolve_correction(test, family, correction)
     index = _pair_indices(len(systems), pairing)
     means: dict[str, tuple[float | None, ...]] = {}
@@ -251,9 +252,10 @@ def compare_systems(
             )
         means[measure], counts[measure] = _means(x)
         tukey = tukey_hsd_blocked(x) if test == "tukey" else None
-        if tukey is not None:
-            notes[measure] = f"Tukey's HSD on the {tukey.n} queries every system scored" + (
-                f" ({tukey.n_dropped} left out)" if tukey.n_dropped else ""
+        if tukey is not None and tukey.n_dropped:
+            notes[measure] = (
+                f"Tukey's HSD on the {tukey.n} queries every system scored "
+                f"({tukey.n_dropped} left out)"
             )
         for a, b in index:
             paired = paired_compare(
