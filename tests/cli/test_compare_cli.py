@@ -205,6 +205,7 @@ def test_one_run_as_a_markdown_row_and_the_option_rules(
         (["--test", "tukey", "--family", "measure", "--correction", "bonferroni"], "its own"),
         (["--format", "latex", "--json"], "--json and --format latex"),
         (["--per-query"], "--per-query gives one run's values"),
+        ([str(runs[0])], "a run file is given twice"),
     ]:
         code, _, err = _cli(capsys, *many, *bad)
         assert code == 2, bad
@@ -337,3 +338,19 @@ def test_runs_compare_several_runs_names_them_by_their_subject(
     code, _, err = _cli(capsys, *two, "--baseline", "weak")
     assert code == 2
     assert "give the baseline run first" in err
+
+
+def test_the_docs_comparison_commands_name_real_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    section = doc.split("## Comparing systems", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+    lines = block.strip().splitlines()
+    assert len(lines) == 4
+    for line in lines:
+        command = "runs compare" if line.startswith("memgauge runs compare") else "metrics"
+        assert main([*command.split(), "--help"]) == 0
+        text = capsys.readouterr().out
+        for option in re.findall(r"(--[a-z-]+)", line):
+            assert option in text, f"memgauge {command} {option}"

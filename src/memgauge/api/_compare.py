@@ -51,6 +51,8 @@ def compare_trec_runs(
     """Score each run in `runs` against `qrels` and compare them query by query (queries pair
     by id); `options` go to `stats.compare_systems` (test, correction, family, pairing, alpha,
     seed, n_permutations). The systems are named by `run_names`."""
+    if len({run.resolve() for run in runs}) < len(runs):
+        raise UsageError(f"a run file is given twice: {' '.join(map(str, runs))}")
     evaluations = [score_trec_run(qrels, run, measures, config) for run in runs]
     names = list(evaluations[0].per_query) if evaluations else []
     try:
