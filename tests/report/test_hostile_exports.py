@@ -16,7 +16,7 @@ import yaml
 
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
-from memgauge.report.escape import csv_cell, md_text
+from memgauge.report.escape import csv_cell, latex_text, md_text
 
 HTML = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 BREAKER = "a | b\nc\r\n| --- |\tz"
@@ -71,6 +71,15 @@ def test_md_text_renders_as_itself_on_one_line() -> None:
     # what means nothing stays readable: names, metric ids, confidence intervals
     for plain in ("plain name-1.2", "nDCG@10", "iw_recall_critical@5", "0.612 [0.553, 0.671]"):
         assert md_text(plain) == plain
+
+
+def test_latex_text_prints_as_itself_on_one_line() -> None:
+    assert latex_text("50% of a_b & {c}") == r"50\% of a\_b \& \{c\}"
+    assert latex_text("\\input{/etc/passwd}") == r"\textbackslash{}input\{/etc/passwd\}"
+    assert latex_text("$x^2$ #1 ~a") == r"\$x\textasciicircum{}2\$ \#1 \textasciitilde{}a"
+    assert latex_text("a<b>|c") == r"a\textless{}b\textgreater{}\textbar{}c"
+    # a line break would end a table row's line; \x0c is a form feed, \x00 a NUL
+    assert latex_text("two\n\nlines\x0c\x00 end") == "two lines end"
 
 
 @pytest.mark.parametrize("text", FORMULAS)

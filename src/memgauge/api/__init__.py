@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES
     from memgauge.api._bench import bench_search
+    from memgauge.api._compare import compare_stored_runs, compare_trec_runs
     from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
     from memgauge.api._flags import add_ab_from_shadow, create_flag, feature_flags, set_flag
     from memgauge.api._health import memory_health
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
     from memgauge.runs.suite_compare import compare_runs
     from memgauge.stats.samplesize import minimum_detectable_effect
+    from memgauge.stats.systems import resolve_correction
     from memgauge.store.querylog import apply_retention, bootstrap_judgments
     from memgauge.store.querylog import harvest as harvest_queries
     from memgauge.store.suite_runs import SuiteRunStore
@@ -143,6 +145,8 @@ __all__ = [
     "check_subject",
     "close_llm",
     "compare_runs",
+    "compare_stored_runs",
+    "compare_trec_runs",
     "configure_llm",
     "create_ab_test",
     "create_flag",
@@ -193,6 +197,7 @@ __all__ = [
     "record_outcome",
     "rejudge",
     "require_store",
+    "resolve_correction",
     "resolve_run_id",
     "results_path",
     "results_store",
@@ -253,6 +258,8 @@ _LAZY: dict[str, str] = {
     "check_subject": "memgauge.subjects.specs",
     "close_llm": "memgauge.api._llm",
     "compare_runs": "memgauge.runs.suite_compare",
+    "compare_stored_runs": "memgauge.api._compare",
+    "compare_trec_runs": "memgauge.api._compare",
     "configure_llm": "memgauge.api._llm",
     "create_ab_test": "memgauge.api._online",
     "demo_dataset": "memgauge.data.demo",
@@ -291,6 +298,7 @@ _LAZY: dict[str, str] = {
     "pause_ab_test": "memgauge.api._online",
     "plan_audit": "memgauge.runs.audit",
     "read_run": "memgauge.api._store",
+    "resolve_correction": "memgauge.stats.systems",
     "rejudge": "memgauge.api._judges",
     "require_store": "memgauge.api._store",
     "resolve_run_id": "memgauge.api._store",

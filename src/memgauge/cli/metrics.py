@@ -19,6 +19,7 @@ from click.core import ParameterSource
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
+from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def _num(v: float) -> float | None:
 @click.command()
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-m",
     "--measure",
@@ -95,9 +97,11 @@ def _num(v: float) -> float | None:
 )
 @click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@compare_options
 def metrics(
     qrels: Path,
     run: Path,
+    more_runs: tuple[Path, ...],
     measures: tuple[str, ...],
     preset: str,
     rel_threshold: int,
@@ -107,6 +111,7 @@ def metrics(
     depth: int | None,
     per_query: bool,
     as_json: bool,
+    **compare: Any,
 ) -> None:
     """Score RUN (TREC run: qid Q0 docid rank score tag) against QRELS (qid 0 docid grade).
 
@@ -117,6 +122,10 @@ def metrics(
     With --conventions trec_eval and no measure named, it prints trec_eval's default report
     (runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank,
     iprec_at_recall_0.00 ... 1.00, P_5 ... P_1000) in trec_eval's layout.
+
+    With several runs (the first is the baseline of --pairs baseline), or --format markdown or
+    latex, a table of every run's means with superscripts naming the runs each is
+    significantly better than (--test, --correction, --family); queries pair by id.
     """
     trec = preset == "trec_eval"
     official = trec and not measures
@@ -132,6 +141,20 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
+    if more_runs or compare["fmt"] != "table":
+        show_trec_comparison(
+            qrels,
+            (run, *more_runs),
+            parsed,
+            cfg,
+            conventions=f"{cfg.conventions}, ties: {_TIES}"
+            + ("" if depth is None else f", depth: {depth}"),
+            per_query=per_query,
+            as_json=as_json,
+            given=compare,
+            depth=depth,
+        )
+        return
     ev = api.score_trec_run(qrels, run, parsed, cfg, depth=depth)
     agg = ev.aggregate()
     counts = ev.counts.as_dict()

@@ -20,7 +20,9 @@ from rich.text import Text
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, open_suite_store, store_option
+from memgauge.cli._compare import check_json, compare_options, print_systems, systems_options
 from memgauge.cli._numbers import integer, number
+from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
@@ -275,20 +277,73 @@ def import_(bundle: Path, store_path: str | None) -> None:
 
 
 @runs.command()
-@click.argument("run_a")
-@click.argument("run_b")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def compare(run_a: str, run_b: str, store_path: str | None, as_json: bool) -> None:
-    """RUN_B against RUN_A: per task and evaluator, deltas with paired significance."""
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--baseline",
+    default=None,
+    metavar="SYSTEM",
+    help="The system to put first (the baseline of --pairs baseline): a subject's name when "
+    "comparing one run's subjects (default order: by name).",
+)
+@compare_options
+def compare(
+    run_ids: tuple[str, ...],
+    store_path: str | None,
+    as_json: bool,
+    baseline: str | None,
+    **given: Any,
+) -> None:
+    """Suite runs compared item by item, with paired significance tests.
+
+    Two runs (RUN_A RUN_B): per subject, task and evaluator, B's delta against A with its
+    bootstrap CI and the test's corrected p. One run: its subjects compared with each other;
+    several runs, or --format markdown|latex: a table of every system's means per (task,
+    evaluator), the best in bold, with superscripts naming the systems each is significantly
+    better than, ready for a paper."""
+    check_json(as_json, given["fmt"])
+    options = systems_options(given)
     with open_suite_store(store_path, read_only=True) as store:
-        a, b = api.resolve_run_id(store, run_a), api.resolve_run_id(store, run_b)
-        rows = api.compare_runs(store.item_records(a), store.item_records(b))
+        if len(run_ids) != 2 or given["fmt"] != "table":
+            ids, cmp = api.compare_stored_runs(store, run_ids, baseline=baseline, **options)
+            print_systems(
+                cmp,
+                fmt=given["fmt"],
+                digits=given["digits"],
+                as_json=as_json,
+                extra={"runs": ids},
+                notes=[],
+            )
+            return
+        if baseline is not None:
+            raise UsageError(
+                "--baseline orders a table of systems; two runs' delta table is B against A: "
+                "give the baseline run first"
+            )
+        a, b = api.resolve_run_id(store, run_ids[0]), api.resolve_run_id(store, run_ids[1])
+        rows = api.compare_runs(
+            store.item_records(a),
+            store.item_records(b),
+            seed=options["seed"],
+            test=options["test"],
+            correction=options["correction"],
+            family=options["family"],
+            alpha=options["alpha"],
+            n_permutations=options["n_permutations"],
+        )
+    correction = api.resolve_correction(options["test"], options["family"], options["correction"])
+    settings = {
+        "test": options["test"],
+        "correction": correction,
+        "family": options["family"],
+        "alpha": options["alpha"],
+    }
     if as_json:
-        click.echo(dumps_strict({"a": a, "b": b, "rows": rows}, sort_keys=True))
+        click.echo(dumps_strict({"a": a, "b": b, "rows": rows, **settings}, sort_keys=True))
         return
     con = console()
     if not rows:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
         return
-    con.print(comparison_table(rows, a, b))
+    con.print(comparison_table(rows, a, b, **settings))

@@ -1,5 +1,5 @@
-"""Untrusted text made safe for the files people open (Markdown reports, CSV exports) and for
-the terminal.
+"""Untrusted text made safe for the files people open (Markdown and LaTeX tables, CSV exports)
+and for the terminal.
 
 Names of subjects, tasks, evaluators and datasets, queries, memory texts, outputs and error
 reasons all come from someone else. Written raw, they can inject:
@@ -12,6 +12,11 @@ reasons all come from someone else. Written raw, they can inject:
   inline (CommonMark: a backslash before ASCII punctuation gives the character itself), as
   far as it means something: `_` at a word's edge, `[` or `(` right after a `]`. Not
   for code spans, where a backslash is literal: untrusted text is never put in one.
+- into LaTeX (the comparison table `--format latex` writes for a paper): backslash, `&`, `%`, `$`,
+  `#`, `_`, `{`, `}`, `~`, `^` are commands, comments, math or cell breaks, and `<`, `>`, `|`
+  print other glyphs in the default font encoding. `latex_text` writes each as the text
+  command or escaped character that prints it, on one line (control characters become
+  spaces).
 - into a spreadsheet (the CSV export): a cell that starts with `=`, `+`, `-`, `@`, a tab or a
   carriage return is run as a formula by Excel, LibreOffice and Google Sheets. `csv_cell`
   prefixes such text with a single quote (OWASP, "CSV Injection"); numbers are never touched,
@@ -30,7 +35,7 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["csv_cell", "md_text", "term"]
+__all__ = ["csv_cell", "latex_text", "md_text", "term"]
 
 # always meaningful inline: escapes, code spans, emphasis, strikethrough, GitHub math, cells
 _MD_ALWAYS = re.compile(r"([\\`*~$|])")
@@ -39,6 +44,24 @@ _MD_ALWAYS = re.compile(r"([\\`*~$|])")
 _MD_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _MD_LINK = re.compile(r"\](?=[(\[])")
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_LATEX = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
+        "|": r"\textbar{}",
+    }
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -58,6 +81,12 @@ def md_text(value: Any) -> str:
 def term(value: Any, style: str = "") -> Text:
     """`value` as terminal text that prints as itself (no markup, no emoji), in `style`."""
     return Text(str(value), style=style)
+
+
+def latex_text(value: Any) -> str:
+    """`value` as LaTeX text that prints as itself, on one line: no command, math, comment,
+    group or cell break gets through."""
+    return _one_line(_CONTROL.sub(" ", str(value))).translate(_LATEX)
 
 
 def csv_cell(value: Any) -> Any:

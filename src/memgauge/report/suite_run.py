@@ -13,6 +13,7 @@ from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
 from memgauge.report.escape import term
+from memgauge.stats import TEST_NAMES
 from memgauge.view.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
@@ -206,15 +207,34 @@ def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
     return table
 
 
-def comparison_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
-    """Deltas B - A per subject, task and evaluator, with paired significance (Holm)."""
+_TEST_NAMES: dict[str, str] = {str(k): v for k, v in TEST_NAMES.items()}
+_CORRECTED = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
+
+
+def comparison_table(
+    rows: Sequence[Mapping[str, Any]],
+    a: str,
+    b: str,
+    *,
+    test: str = "fisher",
+    correction: str = "holm",
+    family: str = "table",
+    alpha: float = 0.05,
+) -> Table:
+    """Deltas B - A per subject, task and evaluator, with paired significance: the test, and
+    the correction over every row (family `table`) or none needed (`measure`: one per row)."""
+    corrected = _CORRECTED[correction] if family == "table" or test == "tukey" else "uncorrected"
     table = Table(
-        title=term(f"{b} vs {a} (paired by item; Holm-corrected * p < 0.05, ** p < 0.01)"),
+        title=term(
+            f"{b} vs {a} (paired by item; {_TEST_NAMES.get(test, test)}, {corrected}; "
+            f"* p < {alpha:g}, ** p < {alpha / 5:g})"
+        ),
         title_justify="left",
     )
     for col in ("subject", "task", "evaluator"):
         table.add_column(col)
-    for col in ("A", "B", "delta", "95% CI", "p (Holm)", "n"):
+    p_label = "p" if corrected == "uncorrected" else f"p ({corrected.split('-')[0]})"
+    for col in ("A", "B", "delta", "95% CI", p_label, "n"):
         table.add_column(col, justify="right")
     for r in rows:
         ci = (
@@ -231,7 +251,7 @@ def comparison_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table
             _fmt(r["mean_b"]),
             delta,
             ci,
-            _fmt(r["p_holm"], 4),
+            _fmt(r["p_adjusted"], 4),
             str(r["n"]),
         )
     return table

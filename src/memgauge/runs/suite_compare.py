@@ -1,9 +1,18 @@
-"""Compare two suite runs item by item: per subject, task and evaluator, the mean of each run,
-the paired delta (B - A) with its bootstrap CI, and a paired randomization test, Holm-corrected across rows.
+"""Compare suite runs item by item.
 
-Items pair by (subject, task, item id). An item that failed or was not scored in either run is
-dropped from that row and counted (`n_dropped`), never scored 0. When each run has a single
-subject under different names (the same suite pointed at two systems), the subjects pair up.
+Two runs (`compare_runs`): per subject, task and evaluator, the mean of each run, the paired
+delta (B - A) with its bootstrap CI, and a paired test (Fisher's randomization test by
+default), corrected across rows (Holm by default).
+
+Any number of systems (`compare_suite_systems`), for a paper's table: with one run, its
+subjects are the systems and each (task, evaluator) a measure; with several runs, the runs are
+the systems and each (subject, task, evaluator) a measure. `stats.compare_systems` does the
+tests.
+
+Items pair by (subject, task, item id). An item that failed or was not scored in a run is
+left out of that pair and counted (`n_dropped`), never scored 0. When each run has a single
+subject under different names (the same suite pointed at different systems), the subjects
+pair up.
 """
 
 from __future__ import annotations
@@ -14,15 +23,24 @@ from typing import Any
 import numpy as np
 
 from memgauge.data.records import ItemRecord
-from memgauge.stats import compare_many
+from memgauge.stats import (
+    Correction,
+    Family,
+    Pairing,
+    SystemsComparison,
+    SystemTest,
+    compare_systems,
+    significance_mark,
+)
 
-__all__ = ["compare_runs"]
+__all__ = ["compare_runs", "compare_suite_systems"]
 
 Key = tuple[str, str, str]
+Values = dict[Key, dict[str, float]]
 
 
-def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> dict[Key, dict[str, float]]:
-    out: dict[Key, dict[str, float]] = {}
+def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
+    out: Values = {}
     for it in items:
         subject = rename.get(it.subject, it.subject)
         for s in it.scores:
@@ -31,47 +49,144 @@ def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> dict[Key,
     return out
 
 
+def _subjects(items: Sequence[ItemRecord]) -> list[str]:
+    return sorted({it.subject for it in items if it.scores})
+
+
+def _matrices(per_system: Sequence[Values], keys: Sequence[Key]) -> dict[Key, np.ndarray]:
+    """Per key a (systems, items) matrix over the union of the systems' item ids, NaN where a
+    system has no value."""
+    out: dict[Key, np.ndarray] = {}
+    for key in keys:
+        ids = sorted(set().union(*(v.get(key, {}).keys() for v in per_system)))
+        out[key] = np.array(
+            [[v.get(key, {}).get(i, np.nan) for i in ids] for v in per_system], dtype=np.float64
+        )
+    return out
+
+
+def _label(key: Key, *, subject: bool) -> str:
+    return " / ".join(key if subject else key[1:])
+
+
+def compare_suite_systems(
+    runs: Mapping[str, Sequence[ItemRecord]],
+    *,
+    baseline: str | None = None,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    pairing: Pairing = "all",
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_permutations: int = 10_000,
+) -> SystemsComparison:
+    """The systems of `runs` (run id -> its items) compared on every measure they share (see
+    the module docstring). One run: its subjects, by name. Several: the runs in the order
+    given, named by their single subject when each has one under a different name, else by run
+    id. `baseline` (a system's name) goes first: the baseline of `pairing="baseline"`. A
+    ValueError when there are fewer than two systems or no system is named `baseline`."""
+    if len(runs) == 1:
+        (items,) = runs.values()
+        systems = _subjects(items)
+        every = _values(items, {})
+        # each subject a system, each (task, evaluator) a measure
+        per_system = [
+            {("", t, e): v for (subj, t, e), v in every.items() if subj == s} for s in systems
+        ]
+        keys = sorted(set().union(*per_system))
+        label_subject = False
+    else:
+        subjects = {run: _subjects(items) for run, items in runs.items()}
+        single = all(len(s) == 1 for s in subjects.values())
+        names = [s[0] for s in subjects.values()] if single else []
+        rename_to = names[0] if single else None
+        per_system = [
+            _values(items, {subjects[run][0]: rename_to} if rename_to else {})
+            for run, items in runs.items()
+        ]
+        keys = sorted(set().union(*per_system))
+        distinct = single and len(set(names)) == len(names)
+        systems = names if distinct else list(runs)
+        label_subject = not single
+    if len(systems) < 2:
+        raise ValueError(
+            f"comparing needs at least 2 systems; found {len(systems)} "
+            "(give one run with several subjects, or several runs)"
+        )
+    if baseline is not None:
+        if baseline not in systems:
+            raise ValueError(f"no system named {baseline!r}; the systems: {', '.join(systems)}")
+        first = systems.index(baseline)
+        systems.insert(0, systems.pop(first))
+        per_system.insert(0, per_system.pop(first))
+    matrices = _matrices(per_system, keys)
+    return compare_systems(
+        systems,
+        {_label(k, subject=label_subject): matrices[k] for k in keys},
+        test=test,
+        correction=correction,
+        family=family,
+        pairing=pairing,
+        alpha=alpha,
+        seed=seed,
+        n_permutations=n_permutations,
+    )
+
+
 def compare_runs(
     items_a: Sequence[ItemRecord],
     items_b: Sequence[ItemRecord],
     *,
     seed: int = 0,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
 ) -> list[dict[str, Any]]:
-    """Rows of the comparison, in subject, task, evaluator order (see the module docstring)."""
-    subjects_a = sorted({it.subject for it in items_a if it.scores})
-    subjects_b = sorted({it.subject for it in items_b if it.scores})
+    """Rows of the comparison of two runs, in subject, task, evaluator order (see the module
+    docstring). Each row is a measure: the correction's family is every row (`table`), or
+    each row alone (`measure`, where one comparison needs no correction)."""
+    subjects_a, subjects_b = _subjects(items_a), _subjects(items_b)
     rename: dict[str, str] = {}
     if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
         rename = {subjects_b[0]: subjects_a[0]}
     a, b = _values(items_a, {}), _values(items_b, rename)
     keys = sorted(a.keys() & b.keys())
-    va: dict[str, np.ndarray] = {}
-    vb: dict[str, np.ndarray] = {}
-    for n, key in enumerate(keys):
-        ids = sorted(a[key].keys() | b[key].keys())
-        va[str(n)] = np.array([a[key].get(i, np.nan) for i in ids], dtype=np.float64)
-        vb[str(n)] = np.array([b[key].get(i, np.nan) for i in ids], dtype=np.float64)
-    # randomization test per row, Holm across all rows of the comparison
-    results = compare_many(va, vb, seed=seed)
+    if not keys:
+        return []
+    matrices = _matrices([a, b], keys)
+    cmp = compare_systems(
+        ["a", "b"],
+        {str(n): matrices[k] for n, k in enumerate(keys)},
+        test=test,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        seed=seed,
+        n_permutations=n_permutations,
+    )
     rows: list[dict[str, Any]] = []
-    for n, key in enumerate(keys):
-        cmp = results[str(n)]
+    for key, pair in zip(keys, cmp.pairs, strict=True):
+        c = pair.paired
         rows.append(
             {
                 "subject": key[0] if not rename else f"{subjects_a[0]} / {subjects_b[0]}",
                 "task": key[1],
                 "evaluator": key[2],
-                "mean_a": cmp.mean_a,
-                "mean_b": cmp.mean_b,
-                "delta": cmp.delta,
-                "delta_ci_low": cmp.delta_ci_low,
-                "delta_ci_high": cmp.delta_ci_high,
-                "p_value": cmp.p_value,
-                "p_holm": cmp.p_holm,
-                "mark": cmp.mark,
-                "n": cmp.n,
-                "n_dropped": cmp.n_dropped,
-                "note": cmp.note,
+                "mean_a": c.mean_a,
+                "mean_b": c.mean_b,
+                "delta": c.delta,
+                "delta_ci_low": c.delta_ci_low,
+                "delta_ci_high": c.delta_ci_high,
+                "p_value": pair.p_value,
+                "p_adjusted": pair.p_adjusted,
+                "p_holm": pair.p_adjusted if cmp.correction == "holm" else None,
+                "mark": significance_mark(pair.p_adjusted, alpha),
+                "n": c.n,
+                "n_dropped": c.n_dropped,
+                "note": c.note,
             }
         )
     return rows

@@ -9,7 +9,7 @@ Cohen's d_z = mean(d) / sd(d). Holm (1979) step-down correction across measures.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge.stats.bootstrap import resample_means
+from memgauge.stats.multiple import holm
 
 __all__ = [
     "PairedComparison",
@@ -74,22 +75,6 @@ def randomization_test(
     return (hits + 1) / (n_permutations + 1)
 
 
-def holm(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Holm-Bonferroni adjusted p-values (Holm 1979), None passed through.
-
-    Sort the m p-values ascending p_(1) <= ... <= p_(m); adjusted p_(i) = max_{j<=i}
-    min(1, (m - j + 1) * p_(j)). Same as statsmodels' multipletests(method="holm").
-    """
-    present = [(i, p) for i, p in enumerate(pvalues) if p is not None]
-    m = len(present)
-    out: list[float | None] = [None] * len(pvalues)
-    running = 0.0
-    for rank, (i, p) in enumerate(sorted(present, key=lambda x: x[1])):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[i] = running
-    return out
-
-
 def significance_mark(p: float | None, alpha: float = 0.05) -> str:
     """'**' when p < alpha/5 (0.01 at the default), '*' when p < alpha, '' otherwise."""
     if p is None:
@@ -112,7 +97,8 @@ def paired_compare(
 
     Pairs where either side is NaN are dropped and counted. delta = mean(b - a) with a paired
     bootstrap CI. With fewer than 2 pairs the tests are None; with all differences zero every
-    p is 1.0 and the note says so.
+    p is 1.0 and the note says so. `n_permutations=0` skips the randomization test (its p is
+    None).
     """
     from scipy import stats  # scipy loads in ~0.5 s: only when used
 
@@ -161,7 +147,8 @@ def paired_compare(
     else:
         p_t = float(stats.ttest_rel(xb, xa).pvalue)
     p_w = float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
-    p_r = randomization_test(d, n_permutations, seed)
+    # n_permutations=0: the caller reads another test's p and skips the costliest one
+    p_r = randomization_test(d, n_permutations, seed) if n_permutations > 0 else None
     return PairedComparison(
         mean_a=float(xa.mean()),
         mean_b=float(xb.mean()),

@@ -1,0 +1,87 @@
+"""Several systems compared with significance tests, for a paper's table: TREC run files
+against one qrels file (`memgauge metrics QRELS RUN RUN ...`), or suite runs in the store
+(`memgauge runs compare`). The tests, pairs and corrections are `stats.compare_systems`'."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memgauge.api._measures import score_trec_run
+from memgauge.errors import UsageError
+from memgauge.metrics import Measure, MetricConfig
+from memgauge.metrics.ir import Evaluation
+from memgauge.runs.suite_compare import compare_suite_systems
+from memgauge.stats import SystemsComparison, compare_systems
+from memgauge.store.suite_runs import SuiteRunStore
+
+__all__ = ["compare_stored_runs", "compare_trec_runs", "run_names"]
+
+
+def run_names(paths: Sequence[Path]) -> list[str]:
+    """Each run file's name, or the path as given where two files share a name."""
+    names = [p.name for p in paths]
+    return [str(p) if names.count(p.name) > 1 else p.name for p in paths]
+
+
+def _aligned(evaluations: Sequence[Evaluation], measure: str) -> np.ndarray:
+    """A (runs, queries) matrix of `measure` over the union of the runs' query ids (in the
+    order first met), NaN where a run has no value for a query."""
+    ids: dict[str, int] = {}
+    for ev in evaluations:
+        for q in ev.query_ids:
+            ids.setdefault(q, len(ids))
+    out = np.full((len(evaluations), len(ids)), np.nan)
+    for row, ev in enumerate(evaluations):
+        cols = np.fromiter((ids[q] for q in ev.query_ids), dtype=np.int64, count=len(ev.query_ids))
+        out[row, cols] = ev.per_query[measure]
+    return out
+
+
+def compare_trec_runs(
+    qrels: Path,
+    runs: Sequence[Path],
+    measures: Sequence[Measure],
+    config: MetricConfig,
+    *,
+    depth: int | None = None,
+    **options: Any,
+) -> tuple[list[Evaluation], SystemsComparison]:
+    """Score each run in `runs` against `qrels` and compare them query by query (queries pair
+    by id); `options` go to `stats.compare_systems` (test, correction, family, pairing, alpha,
+    seed, n_permutations); `depth` keeps each query's top N documents (trec_eval's -M). The
+    systems are named by `run_names`."""
+    if len({run.resolve() for run in runs}) < len(runs):
+        raise UsageError(f"a run file is given twice: {' '.join(map(str, runs))}")
+    evaluations = [score_trec_run(qrels, run, measures, config, depth=depth) for run in runs]
+    names = list(evaluations[0].per_query) if evaluations else []
+    try:
+        cmp = compare_systems(
+            run_names(runs), {m: _aligned(evaluations, m) for m in names}, **options
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return evaluations, cmp
+
+
+def compare_stored_runs(
+    store: SuiteRunStore, given: Sequence[str], **options: Any
+) -> tuple[list[str], SystemsComparison]:
+    """The suite runs `given` (ids or their first characters) compared: one run's subjects,
+    or several runs (`runs.suite_compare.compare_suite_systems`); `options` go there. Returns
+    the resolved run ids and the comparison."""
+    from memgauge.api._store import resolve_run_id
+
+    ids = [resolve_run_id(store, g) for g in given]
+    if len(set(ids)) < len(ids):
+        raise UsageError(f"a run is named twice: {', '.join(given)}")
+    try:
+        cmp = compare_suite_systems(
+            {i: store.item_records(i, detail=False) for i in ids}, **options
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return ids, cmp

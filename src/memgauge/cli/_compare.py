@@ -1,0 +1,202 @@
+"""The options and output shared by the commands that compare several systems with
+significance tests (`memgauge metrics QRELS RUN RUN ...`, `memgauge runs compare`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import console
+from memgauge.errors import UsageError
+
+__all__ = [
+    "FORMATS",
+    "check_json",
+    "compare_options",
+    "print_systems",
+    "show_trec_comparison",
+    "systems_options",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# spelled out rather than imported from memgauge.stats, which loads NumPy: a command's --help
+# stays light (tests/cli/test_compare_cli.py checks they are stats' own)
+TESTS = ("fisher", "student", "wilcoxon", "tukey")
+CORRECTIONS = ("holm", "bonferroni", "none")
+FAMILIES = ("table", "measure")
+PAIRINGS = ("all", "baseline")
+FORMATS = ("table", "markdown", "latex")
+
+
+def compare_options(f: F) -> F:
+    """--test, --correction, --family, --pairs, --alpha, --seed, --permutations, --format,
+    --digits."""
+    options = [
+        click.option(
+            "--test",
+            "stat_test",
+            type=click.Choice(TESTS),
+            default="fisher",
+            show_default=True,
+            help="Significance test between systems: fisher (Fisher's randomization test, "
+            "paired sign flips), student (paired t), wilcoxon (signed-rank), tukey (Tukey's "
+            "HSD over all systems, queries as blocks).",
+        ),
+        click.option(
+            "--correction",
+            type=click.Choice(CORRECTIONS),
+            default=None,
+            help="Multiple-comparison correction over the family [default: holm; with tukey, "
+            "bonferroni across measures (family table) or none (family measure)].",
+        ),
+        click.option(
+            "--family",
+            type=click.Choice(FAMILIES),
+            default="table",
+            show_default=True,
+            help="What the correction covers: every comparison of the table, or each "
+            "measure's comparisons (PyTerrier's and Tukey's family).",
+        ),
+        click.option(
+            "--pairs",
+            "pairing",
+            type=click.Choice(PAIRINGS),
+            default="all",
+            show_default=True,
+            help="Compare every pair of systems, or the first (the baseline) with each other.",
+        ),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.05,
+            show_default=True,
+            help="Significance level: a difference is marked when its corrected p < alpha.",
+        ),
+        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
+        click.option(
+            "--permutations",
+            "n_permutations",
+            type=click.IntRange(1),
+            default=10_000,
+            show_default=True,
+            help="Random sign flips of Fisher's randomization test.",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            default="table",
+            show_default=True,
+            help="table (terminal), markdown, or latex (booktabs; best value bold, "
+            "superscripts naming the systems beaten), ready for a paper.",
+        ),
+        click.option(
+            "--digits",
+            type=click.IntRange(1, 10),
+            default=4,
+            show_default=True,
+            help="Decimals shown in the comparison table.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def systems_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """`stats.compare_systems`' keyword arguments from the options `compare_options` adds; a
+    UsageError for a correction the test cannot take."""
+    test, family, correction = given["stat_test"], given["family"], given["correction"]
+    if test == "tukey" and correction == "holm":
+        raise UsageError(
+            "--correction holm with --test tukey: Tukey's HSD already adjusts over the pairs "
+            "of each measure, and Holm's step-down does not extend over such families; use "
+            "--correction bonferroni (across measures) or none"
+        )
+    if test == "tukey" and family == "measure" and correction not in (None, "none"):
+        raise UsageError(
+            "--test tukey --family measure: Tukey's HSD is its own correction over the pairs "
+            "of a measure; use --correction none, or --family table to cover every measure"
+        )
+    return {
+        "test": test,
+        "correction": correction,
+        "family": family,
+        "pairing": given["pairing"],
+        "alpha": given["alpha"],
+        "seed": given["seed"],
+        "n_permutations": given["n_permutations"],
+    }
+
+
+def print_systems(
+    cmp: Any, *, fmt: str, digits: int, as_json: bool, extra: Mapping[str, Any], notes: list[str]
+) -> None:
+    """The comparison (a `stats.SystemsComparison`) as JSON (`extra` merged in), a terminal
+    table (then `notes`), Markdown or LaTeX on stdout."""
+    from memgauge.report.systems_table import (
+        caption,
+        systems_latex,
+        systems_markdown,
+        systems_table,
+    )
+
+    if as_json:
+        click.echo(dumps_strict({**cmp.as_dict(), **extra}, indent=2))
+    elif fmt == "markdown":
+        click.echo(systems_markdown(cmp, digits=digits), nl=False)
+    elif fmt == "latex":
+        click.echo(systems_latex(cmp, digits=digits), nl=False)
+    else:
+        out = console()
+        out.print(systems_table(cmp, digits=digits))
+        for line in [caption(cmp), *notes]:
+            if line:
+                out.print(line, markup=False, highlight=False)
+
+
+def check_json(as_json: bool, fmt: str) -> None:
+    """A UsageError when both --json and a --format other than table are given."""
+    if as_json and fmt != "table":
+        raise UsageError(f"--json and --format {fmt} each choose the output: give one")
+
+
+def show_trec_comparison(
+    qrels: Path,
+    runs: Sequence[Path],
+    measures: Sequence[Any],
+    config: Any,
+    *,
+    conventions: str,
+    per_query: bool,
+    as_json: bool,
+    given: Mapping[str, Any],
+    depth: int | None = None,
+) -> None:
+    """`memgauge metrics QRELS RUN RUN ...` (or one run `--format markdown|latex`): each run's
+    means with the significance of their differences."""
+    if per_query:
+        raise UsageError(
+            "--per-query gives one run's values: score each run alone for them, or use --json "
+            "for the comparison"
+        )
+    check_json(as_json, given["fmt"])
+    evaluations, cmp = api.compare_trec_runs(
+        qrels, runs, measures, config, depth=depth, **systems_options(given)
+    )
+    counts = {name: ev.counts.as_dict() for name, ev in zip(cmp.systems, evaluations, strict=True)}
+    notes = [f"conventions: {conventions}"] + [
+        f"{name}: {c['n_judged']} judged queries, {c['n_scored']} scored, "
+        f"{c['n_missing_from_run']} absent from the run"
+        for name, c in counts.items()
+    ]
+    extra = {"counts": counts, "config": {"conventions": conventions}}
+    print_systems(
+        cmp, fmt=given["fmt"], digits=given["digits"], as_json=as_json, extra=extra, notes=notes
+    )

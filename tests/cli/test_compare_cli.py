@@ -1,0 +1,356 @@
+"""Several systems compared from the command line, in-process: `memgauge metrics QRELS RUN RUN
+...` on TREC files whose per-query values are known by construction, and `memgauge runs
+compare` on suite runs of agents of known quality; the terminal, Markdown, LaTeX and JSON
+outputs; the option rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from memgauge.cli import _compare
+from memgauge.cli.main import main
+from memgauge.stats import CORRECTIONS, FAMILIES, PAIRINGS, TESTS, tukey_hsd_blocked
+
+N = 12
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _trec(tmp_path: Path, first_ranks: dict[str, list[int]]) -> tuple[Path, list[Path]]:
+    """Qrels with one relevant document (grade 2) per query, and per run file the rank of that
+    document in each query: RR@10 = 1 / rank. Run files list their queries in reverse order,
+    so pairing by position instead of id would show."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i:02d} 0 rel{i} 2\n" for i in range(N)))
+    runs = []
+    for name, ranks in first_ranks.items():
+        lines = []
+        for i in reversed(range(N)):
+            if ranks[i] == 0:  # the query is absent from this run
+                continue
+            docs = [f"x{i}_{j}" for j in range(4)]
+            docs.insert(ranks[i] - 1, f"rel{i}")
+            lines += [f"q{i:02d} Q0 {d} {r} {10 - r} {name}\n" for r, d in enumerate(docs, 1)]
+        path = tmp_path / name
+        path.write_text("".join(lines))
+        runs.append(path)
+    return qrels, runs
+
+
+RANKS = {
+    "base.run": [2] * N,  # RR 0.5 everywhere
+    "half.run": [1] * 6 + [2] * 6,  # 1.0 on half the queries
+    "best.run": [1] * N,  # 1.0 everywhere
+}
+
+
+def _exact_fisher(d: np.ndarray) -> float:
+    """Fisher's randomization test with all 2^n sign assignments (n small)."""
+    nonzero = d[d != 0]  # a zero difference flips to itself
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * nonzero.size)).reshape(nonzero.size, -1).T
+    return float(np.mean(np.abs(signs @ nonzero) >= abs(nonzero.sum()) - 1e-12))
+
+
+def test_metrics_over_several_runs_compares_them_with_fisher_and_holm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, runs = _trec(tmp_path, RANKS)
+    code, out, _ = _cli(capsys, "metrics", str(qrels), *map(str, runs), "-m", "RR@10", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["systems"] == ["base.run", "half.run", "best.run"]
+    assert doc["means"]["RR@10"] == {"base.run": 0.5, "half.run": 0.75, "best.run": 1.0}
+    assert (doc["test"], doc["correction"], doc["family"]) == ("fisher", "holm", "table")
+    rr = {name: 1 / np.array(r, dtype=float) for name, r in RANKS.items()}
+    rows = {(c["a"], c["b"]): c for c in doc["comparisons"]}
+    exact = {pair: _exact_fisher(rr[pair[1]] - rr[pair[0]]) for pair in rows}
+    assert exact[("base.run", "half.run")] == pytest.approx(2 / 2**6)
+    for pair, row in rows.items():
+        # Monte Carlo with 10,000 flips against the exact test: within 5 standard errors
+        se = np.sqrt(exact[pair] * (1 - exact[pair]) / 10_000)
+        assert abs(row["p_value"] - exact[pair]) <= 5 * se + 1e-4
+        assert row["n"] == N
+    ps = [rows[p]["p_value"] for p in rows]
+    holm = sorted(ps)
+    assert rows[("half.run", "best.run")]["p_adjusted"] == pytest.approx(
+        max(3 * holm[0], 2 * holm[1], holm[2])
+    )
+    # Holm over the 3 pairs: half vs base (exact p 1/32) needs 2p < 0.05 and misses it
+    assert rows[("base.run", "half.run")]["p_adjusted"] == pytest.approx(0.0625, abs=0.015)
+    assert doc["beats"]["RR@10"] == {"base.run": [], "half.run": [], "best.run": ["base.run"]}
+    assert doc["counts"]["half.run"]["n_scored"] == N
+
+
+def test_metrics_tukey_pairs_queries_by_id_and_drops_incomplete_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ranks = {**RANKS, "best.run": [1] * (N - 2) + [0, 0]}  # two queries absent
+    qrels, runs = _trec(tmp_path, ranks)
+    args = ["metrics", str(qrels), *map(str, runs), "-m", "RR@10", "--test", "tukey"]
+    code, out, _ = _cli(capsys, *args, "--conventions", "trec_eval", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    matrix = np.array([1 / np.array(ranks[n][: N - 2], dtype=float) for n in ranks])
+    hsd = tukey_hsd_blocked(matrix).pvalue
+    rows = {(c["a"], c["b"]): c for c in doc["comparisons"]}
+    assert rows[("base.run", "half.run")]["p_value"] == pytest.approx(hsd[0, 1])
+    assert rows[("base.run", "half.run")]["n"] == N  # the pair itself has all its queries
+    assert rows[("half.run", "best.run")]["n"] == N - 2
+    assert doc["correction"] == "bonferroni"  # across measures: one measure, so p as is
+    assert rows[("base.run", "half.run")]["p_adjusted"] == pytest.approx(hsd[0, 1])
+    assert doc["notes"] == {
+        "RR@10": "Tukey's HSD on the 10 queries every system scored (2 left out)"
+    }
+
+
+def test_metrics_student_baseline_per_measure_against_scipy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ranks = {**RANKS, "half.run": [1, 3, 1, 2, 1, 4, 1, 2, 2, 1, 3, 1]}
+    qrels, runs = _trec(tmp_path, ranks)
+    args = ["metrics", str(qrels), *map(str, runs), "-m", "RR@10", "-m", "P@1"]
+    code, out, _ = _cli(
+        capsys, *args, "--test", "student", "--pairs", "baseline", "--family", "measure", "--json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert [(c["measure"], c["a"], c["b"]) for c in doc["comparisons"]] == [
+        ("RR@10", "base.run", "half.run"),
+        ("RR@10", "base.run", "best.run"),
+        ("P@1", "base.run", "half.run"),
+        ("P@1", "base.run", "best.run"),
+    ]
+    rr = {name: 1 / np.array(r, dtype=float) for name, r in ranks.items()}
+    half = doc["comparisons"][0]
+    p = stats.ttest_rel(rr["half.run"], rr["base.run"]).pvalue
+    assert half["p_value"] == pytest.approx(p, rel=1e-12)
+    # Holm over RR@10's 2 comparisons: best's constant +0.5 has p 0, so half's p stays
+    assert doc["comparisons"][1]["p_value"] == 0.0
+    assert half["p_adjusted"] == pytest.approx(p, rel=1e-12)
+    assert half["delta"] == pytest.approx(float((rr["half.run"] - rr["base.run"]).mean()))
+
+
+def test_metrics_markdown_and_latex_tables_for_a_paper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = {"a_b&c%d.run": RANKS["base.run"], "x|y<b>$#{}~^\\z.run": RANKS["best.run"]}
+    qrels, runs = _trec(tmp_path, hostile)
+    args = ["metrics", str(qrels), *map(str, runs), "-m", "RR@10", "-m", "P@1", "--test"]
+    code, md, _ = _cli(capsys, *args, "student", "--format", "markdown", "--digits", "3")
+    assert code == 0
+    lines = md.splitlines()
+    assert lines[0] == "| | System | RR@10 | P@1 |"
+    assert lines[1] == "|---|---|---:|---:|"
+    assert lines[2] == "| a | a_b&amp;c%d.run | 0.500 | 0.000 |"  # `_` inside a word is text
+    assert lines[3] == (
+        "| b | x\\|y&lt;b&gt;\\$#{}\\~^\\\\z.run | **1.000**<sup>a</sup> | **1.000**<sup>a</sup> |"
+    )
+    assert "paired Student's t-test between every pair; Holm-corrected over the 2" in md
+    code, tex, _ = _cli(capsys, *args, "student", "--format", "latex", "--digits", "3")
+    assert code == 0
+    assert "\\toprule" in tex
+    assert "\\midrule" in tex
+    assert "\\bottomrule" in tex
+    assert "\\begin{tabular}{llrr}" in tex
+    assert " & System & RR@10 & P@1 \\\\" in tex
+    assert "a & a\\_b\\&c\\%d.run & 0.500\\hphantom{$^{b}$} & 0.000\\hphantom{$^{b}$} \\\\" in tex
+    assert (
+        "b & x\\textbar{}y\\textless{}b\\textgreater{}\\$\\#\\{\\}\\textasciitilde{}"
+        "\\textasciicircum{}\\textbackslash{}z.run & \\textbf{1.000}$^{a}$ & "
+        "\\textbf{1.000}$^{a}$ \\\\"
+    ) in tex
+    assert "$p < 0.05$" in tex
+    _assert_balanced_latex(tex)
+
+
+def _assert_balanced_latex(tex: str) -> None:
+    """What a TeX run would refuse first: unbalanced groups or math, an environment not
+    closed, a row with the wrong number of cells."""
+    body = re.sub(r"\\[{}$&%#_]", "", tex)  # escaped characters are text
+    body = "\n".join(line for line in body.splitlines() if not line.startswith("%"))
+    assert body.count("{") == body.count("}")
+    assert body.count("$") % 2 == 0
+    assert re.findall(r"\\begin\{(\w+)\}", body) == ["table", "tabular"]
+    assert re.findall(r"\\end\{(\w+)\}", body) == ["tabular", "table"]
+    columns = len(re.search(r"\\begin\{tabular\}\{(\w+)\}", body).group(1))  # type: ignore[union-attr]
+    rows = [line for line in body.splitlines() if line.endswith("\\\\")]
+    assert rows
+    assert all(line.count("&") == columns - 1 for line in rows)
+
+
+def test_one_run_as_a_markdown_row_and_the_option_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, runs = _trec(tmp_path, RANKS)
+    code, md, _ = _cli(
+        capsys, "metrics", str(qrels), str(runs[0]), "-m", "RR@10", "--format", "markdown"
+    )
+    assert code == 0
+    assert md == "| | System | RR@10 |\n|---|---|---:|\n| a | base.run | 0.5000 |\n"
+    many = ["metrics", str(qrels), *map(str, runs), "-m", "RR@10"]
+    for bad, message in [
+        (["--test", "tukey", "--correction", "holm"], "Holm's step-down"),
+        (["--test", "tukey", "--family", "measure", "--correction", "bonferroni"], "its own"),
+        (["--format", "latex", "--json"], "--json and --format latex"),
+        (["--per-query"], "--per-query gives one run's values"),
+        ([str(runs[0])], "a run file is given twice"),
+    ]:
+        code, _, err = _cli(capsys, *many, *bad)
+        assert code == 2, bad
+        assert message in err
+        assert "Traceback" not in err
+
+
+def test_the_cli_choices_are_the_statistics_own() -> None:
+    assert _compare.TESTS == TESTS
+    assert _compare.CORRECTIONS == CORRECTIONS
+    assert _compare.FAMILIES == FAMILIES
+    assert _compare.PAIRINGS == PAIRINGS
+
+
+def _agent_suite(tmp_path: Path, subjects: dict[str, list[str]], name: str = "s") -> Path:
+    """An expected-output suite of 30 questions on three topics; each subject answers the
+    topics it is given (and "I don't know" to the others)."""
+    import yaml
+
+    topics = ["port", "harbour", "dock"]
+    items = [
+        {"id": f"q{i:02d}", "input": f"question {i} about {topics[i % 3]}", "expected": "8080"}
+        for i in range(30)
+    ]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(it) + "\n" for it in items))
+    suite = {
+        "name": name,
+        "subjects": {
+            s: {
+                "python": {
+                    "target": "lookup_agents:LookupAgent",
+                    "kwargs": {"answers": dict.fromkeys(known, "8080")},
+                }
+            }
+            for s, known in subjects.items()
+        },
+        "tasks": [
+            {
+                "name": "t",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "evaluators": ["contains"],
+            }
+        ],
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+QUALITY = {"weak": ["port"], "mid": ["port", "harbour"], "strong": ["port", "harbour", "dock"]}
+
+
+def _run(capsys: pytest.CaptureFixture[str], suite: Path, db: Path) -> str:
+    code, out, err = _cli(capsys, "run", str(suite), "--store", str(db), "--json")
+    assert code == 0, err
+    run_id: str = json.loads(out.strip().splitlines()[-1])["run_id"]
+    return run_id
+
+
+def test_runs_compare_one_run_compares_its_subjects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    run = _run(capsys, _agent_suite(tmp_path, QUALITY), db)
+    args = ["runs", "compare", run, "--store", str(db), "--baseline", "weak", "--json"]
+    code, out, _ = _cli(capsys, *args)
+    assert code == 0
+    doc: dict[str, Any] = json.loads(out)
+    assert doc["runs"] == [run]
+    assert doc["systems"] == ["weak", "mid", "strong"]  # the baseline, then by name
+    assert doc["measures"] == ["t / contains"]
+    assert doc["means"]["t / contains"] == pytest.approx(
+        {"weak": 1 / 3, "mid": 2 / 3, "strong": 1.0}
+    )
+    # mid - weak: +1 on the 10 harbour questions, 0 elsewhere: exact p = 2 / 2^10
+    rows = {(c["a"], c["b"]): c for c in doc["comparisons"]}
+    assert rows[("weak", "mid")]["p_value"] == pytest.approx(2 / 2**10, abs=0.0015)
+    assert doc["beats"]["t / contains"] == {"weak": [], "mid": ["weak"], "strong": ["weak", "mid"]}
+    code, tex, _ = _cli(capsys, *args[:-1], "--format", "latex")
+    assert code == 0
+    assert "c & strong & \\textbf{1.0000}$^{ab}$ \\\\" in tex
+    _assert_balanced_latex(tex)
+    code, table, _ = _cli(capsys, *args[:-1])
+    assert code == 0
+    assert re.search(r"│ c │ strong │ +1\.0000ᵃᵇ │", table)
+    assert "Holm-corrected over the 3 comparisons of the table; p < 0.05" in table
+
+
+def test_runs_compare_several_runs_names_them_by_their_subject(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    ids = [_run(capsys, _agent_suite(tmp_path, {s: k}, name=s), db) for s, k in QUALITY.items()]
+    args = ["runs", "compare", *ids, "--store", str(db)]
+    code, out, _ = _cli(capsys, *args, "--test", "tukey", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["systems"] == ["weak", "mid", "strong"]
+    assert doc["measures"] == ["t / contains"]
+    topic = np.arange(30) % 3
+    matrix = np.array([topic < 1, topic < 2, topic < 3], dtype=float)
+    hsd = tukey_hsd_blocked(matrix).pvalue
+    assert [c["p_value"] for c in doc["comparisons"]] == pytest.approx(
+        [hsd[0, 1], hsd[0, 2], hsd[1, 2]]
+    )
+    code, md, _ = _cli(capsys, *args, "--format", "markdown", "--pairs", "baseline")
+    assert code == 0
+    assert "| c | strong | **1.0000**<sup>a</sup> |" in md
+    assert "against the first system" in md
+    # two runs: the delta table, with the chosen test and correction
+    two = ["runs", "compare", ids[0], ids[2], "--store", str(db), "--test", "student"]
+    code, out, _ = _cli(capsys, *two, "--correction", "bonferroni", "--json")
+    doc = json.loads(out)
+    (row,) = doc["rows"]
+    assert (doc["test"], doc["correction"]) == ("student", "bonferroni")
+    assert row["delta"] == pytest.approx(2 / 3)
+    p = stats.ttest_rel(matrix[2], matrix[0]).pvalue
+    assert row["p_value"] == pytest.approx(p, rel=1e-12)
+    assert row["p_adjusted"] == row["p_value"]  # one row: Bonferroni over 1
+    assert row["p_holm"] is None
+    code, table, _ = _cli(capsys, *two, "--correction", "bonferroni")
+    assert "paired Student's t-test, Bonferroni-corrected" in table
+    assert "p (Bonferroni)" in table
+    code, _, err = _cli(capsys, "runs", "compare", ids[0], "--store", str(db))
+    assert code == 2
+    assert "at least 2 systems" in err
+    code, _, err = _cli(capsys, *two, "--baseline", "weak")
+    assert code == 2
+    assert "give the baseline run first" in err
+
+
+def test_the_docs_comparison_commands_name_real_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    section = doc.split("## Comparing systems", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+    lines = block.strip().splitlines()
+    assert len(lines) == 4
+    for line in lines:
+        command = "runs compare" if line.startswith("memgauge runs compare") else "metrics"
+        assert main([*command.split(), "--help"]) == 0
+        text = capsys.readouterr().out
+        for option in re.findall(r"(--[a-z-]+)", line):
+            assert option in text, f"memgauge {command} {option}"
