@@ -34,6 +34,11 @@ FAILING = {
     "pairs": ("python:mistakes:PairsMemory@pairs", [PAIRS_MESSAGE, CONTRACT]),
     "raising": ("python:broken:Broken@raising", ["RuntimeError: search is down"]),
     "dead": (None, ["ConnectError"]),
+    # its factory raises: the subject's own code failing, not memgauge (was exit 70)
+    "unbuildable": (
+        "python:broken:Unbuildable@unbuildable",
+        ["subject unbuildable could not be built: no such index: prod"],
+    ),
 }
 
 
@@ -90,7 +95,7 @@ def test_evaluate_finishes_the_working_subject_and_reports_the_failing_one(
     assert lexical["counts"]["n_scored"] == 37
     failing = systems[kind]
     messages = FAILING[kind][1]
-    if kind == "dead":
+    if kind in ("dead", "unbuildable"):
         assert failing["status"] == "failed"
         assert all(m in failing["reason"] for m in messages)
     else:
@@ -125,6 +130,7 @@ def test_a_suite_with_working_failing_and_dead_subjects_finishes_and_exits_4(
             "pairs": {"python": {"target": "mistakes:PairsMemory"}},
             "lex": {"reference": {"mode": "lexical"}},
             "raising": {"python": {"target": "broken:Broken"}},
+            "unbuildable": {"python": {"target": "broken:Unbuildable"}},
         },
         "tasks": [
             {
@@ -143,11 +149,12 @@ def test_a_suite_with_working_failing_and_dead_subjects_finishes_and_exits_4(
     doc = json.loads(printed.out.strip().splitlines()[-1])
     # the failures shown: each failing subject's, not the first ten of the dead one
     shown = " ".join(printed.err.split())
-    assert all(m in shown for m in ("ConnectError", "is a tuple", "search is down")), shown
+    expected = ("ConnectError", "is a tuple", "search is down", "could not be built")
+    assert all(m in shown for m in expected), shown
     rows = {r["subject"]: r for r in doc["results"] if r["evaluator"] == "nDCG@10"}
     assert rows["lex"]["n_scored"] + rows["lex"]["n_failed"] == 37
     assert rows["lex"]["mean"] is not None
-    for name in ("dead", "pairs", "raising"):
+    for name in ("dead", "pairs", "raising", "unbuildable"):
         assert (rows[name]["mean"], rows[name]["n_scored"]) == (None, 0)
         assert f"subject {name}: " in doc["reason"]
     # the stored run reports like an evaluate run: every file, the failures' messages in it

@@ -191,7 +191,7 @@ def test_evaluate_calls_out_a_memory_that_holds_nothing(
     args = ["evaluate", str(data), "--store", str(tmp_path / "r.db"), "--out", str(out)]
     assert main([*args, "-s", "lexical", "-s", "python:mistakes:ForgetfulMemory@forgetful"]) == 4
     printed = " ".join(capsys.readouterr().out.split())
-    assert "forgetful: failed (ingest failed: empty_memory: after ingesting 43 memories" in printed
+    assert "forgetful: failed (setup failed: empty_memory: after ingesting 43 memories" in printed
     doc = json.loads((out / "result.json").read_text())
     forgetful = next(s for s in doc["systems"] if s["name"] == "forgetful")
     assert forgetful["status"] == "failed"

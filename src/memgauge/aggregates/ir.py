@@ -349,7 +349,7 @@ class IRAggregate:
                 reason = (
                     first.message
                     if status == "unavailable"
-                    else f"ingest failed: {first.kind}: {first.message}"
+                    else f"setup failed: {first.describe()}"
                 )
                 out.failure = SystemResult(
                     name=subject,

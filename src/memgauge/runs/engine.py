@@ -41,7 +41,7 @@ from memgauge._util.preload import preload
 from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
-from memgauge.errors import UnavailableError, UsageError
+from memgauge.errors import DataError, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -332,9 +332,13 @@ def _lanes(
     width: int,
     build: Callable[[dict[str, Any]], Any],
     skip: Collection[str] = (),
-) -> tuple[dict[str, SubjectLane], dict[str, str]]:
+) -> tuple[dict[str, SubjectLane], dict[str, str], dict[str, Failure]]:
+    """Each subject built in its lane; those that could not be: unavailable (an optional
+    capability is missing: exit 3), or broken (its own code raised while it was built, as a
+    `python:` factory that cannot open its index: its items fail, the others still run)."""
     lanes: dict[str, SubjectLane] = {}
     unavailable: dict[str, str] = {}
+    broken: dict[str, Failure] = {}
     try:
         for name, spec in suite.subjects.items():
             if name in skip or not any(name in subjects_of(t, suite) for t in plan):
@@ -343,11 +347,20 @@ def _lanes(
                 lanes[name] = SubjectLane(name, spec, width, build)
             except UnavailableError as exc:
                 unavailable[name] = str(exc)
+            except (UsageError, DataError):
+                raise  # a spec that cannot be right (exit 2)
+            except Exception as exc:
+                kind = type(exc).__name__
+                broken[name] = Failure(
+                    stage="setup",
+                    kind=kind,
+                    message=f"subject {name} could not be built: {exc}",
+                )
     except BaseException:
         for lane in lanes.values():
             lane.close()
         raise
-    return lanes, unavailable
+    return lanes, unavailable, broken
 
 
 def run_suite(
@@ -431,7 +444,7 @@ def run_suite(
         allow_calls()
         meter = llm_context().meter
         stop_metering: Callable[[], None] | None = None
-        lanes, unavailable = _lanes(suite, plan, width, build, skip=sharded)
+        lanes, unavailable, broken = _lanes(suite, plan, width, build, skip=sharded)
         shard_pool: ShardPool | None = None
         claimed: str | None = None
         try:
@@ -498,6 +511,7 @@ def run_suite(
                         suite,
                         lanes,
                         unavailable,
+                        broken,
                         pending,
                         state,
                         executor,
@@ -615,6 +629,7 @@ def _execute(
     suite: Suite,
     lanes: Mapping[str, SubjectLane],
     unavailable: Mapping[str, str],
+    broken: Mapping[str, Failure],
     pending: set[tuple[str, str, str]],
     state: _Run,
     executor: Executor,
@@ -637,6 +652,11 @@ def _execute(
                     for it in todo:
                         # unavailable is its own outcome (exit 3), not the subject failing
                         state.record(failed_item(task, name, it, failure), counts=False)
+                    continue
+                if name in broken:
+                    # the subject's own failure: counted against max_failure_rate (exit 4)
+                    for it in todo:
+                        state.record(failed_item(task, name, it, broken[name]))
                     continue
                 _run_task(lanes[name], task, todo, state, executor, width, scoring, recorder)
                 if state.stopping:

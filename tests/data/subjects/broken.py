@@ -24,3 +24,10 @@ class Broken:
 
     def decide(self, existing: Any, incoming: Any) -> Any:
         raise RuntimeError("the decider is down")
+
+
+class Unbuildable:
+    """A subject whose constructor raises, as a factory that cannot open its index does."""
+
+    def __init__(self) -> None:
+        raise ValueError("no such index: prod")
