@@ -31,6 +31,11 @@ NOT_DATASETS = {
     "beir/mini/queries.jsonl": "BEIR's format, read by `memgauge import beir`",
     "spans/otlp.json": "an OTLP-JSON trace export, read by `memgauge logs import-spans`",
     "spans/phoenix.jsonl": "Phoenix's span export, read by `memgauge logs import-spans`",
+    **{
+        f"memaudit/results/{name}.results.json": "memaudit's own results.json, compared with "
+        "memgauge's memaudit.json by tests/official/test_memaudit_official.py"
+        for name in ("fixture-dataset", "memorybench-locomo", "sample")
+    },
 }
 #: formats that are not memgauge's own JSON (TREC text, LoCoMo / LongMemEval as published):
 #: `validate` checks them, no JSON Schema describes them

@@ -288,8 +288,9 @@ def test_import_locomo_counts(tmp_path: Path) -> None:
         report["counts"]["answerable_judged"] + report["counts"]["answerable_without_evidence"]
         == 1540
     )
-    reasons = {d["reason"] for d in report["dropped"]}
-    assert {"malformed", "no such turn"} <= reasons
+    # evidence the import changed is listed per question with before and after (issue 28)
+    kinds = {c["kind"] for entry in report["changed"] for c in entry["changes"]}
+    assert {"malformed", "dangling", "split", "reformatted", "duplicate"} == kinds
 
 
 def test_import_memaudit(tmp_path: Path) -> None:

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     )
     from memgauge.api._track import accept_gate, gate, history, learnings_query
     from memgauge.data.demo import demo_dataset
+    from memgauge.data.detect import DATASET_KINDS
     from memgauge.data.io import load_judged
     from memgauge.data.io import save_retrieval_dataset as save_dataset
     from memgauge.data.records import ItemRecord, RunRecord, RunSummary
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUDIT_MATCH_METHOD",
     "CONVENTIONS",
+    "DATASET_KINDS",
     "DEFAULT_DEPTH",
     "DEFAULT_MEASURES",
     "FILE_KINDS",
@@ -224,6 +226,7 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "AUDIT_MATCH_METHOD": "memgauge.runs.audit",
     "AuditPlan": "memgauge.runs.audit",
+    "DATASET_KINDS": "memgauge.data.detect",
     "DEFAULT_DEPTH": "memgauge.metrics.conventions",
     "DEFAULT_MEASURES": "memgauge.aggregates.ir",
     "FILE_KINDS": "memgauge.api._files",

@@ -187,14 +187,12 @@ def _imported(kind: str) -> Callable[[Path], str]:
             ds, report = import_locomo(path)
         else:
             ds, report = import_longmemeval(path)
-        dropped = (
-            f", {len(report.dropped)} evidence items normalised away or dropped"
-            if (report.dropped)
-            else ""
-        )
+        changed = f", {len(report.changed)} records changed" if report.changed else ""
+        dropped = f", {len(report.dropped)} items dropped" if report.dropped else ""
         return (
             f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
-            f"judgments{dropped}; import with `memgauge import {kind}`"
+            f"judgments{changed}{dropped}; import with `memgauge import {kind}` (its "
+            "import_report.json lists them)"
         )
 
     return check

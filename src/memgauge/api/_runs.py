@@ -126,6 +126,7 @@ def evaluate(
     progress: Progress | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
+    dataset_kind: str | None = None,
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
 
@@ -141,6 +142,9 @@ def evaluate(
     `workers` > 1 runs the systems given as specs in shards on a process pool, or on
     `executor`: `"dask:local"`, `"dask://HOST:PORT"` or any `concurrent.futures.Executor`
     (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
+    `dataset`: a dataset directory or bundle, a LoCoMo or LongMemEval file (read as `memgauge
+    import` reads it by default), or a `RetrievalDataset`; `dataset_kind` says which of the
+    first four it is (default: its content shows it).
     """
     specs, live = _system_specs(systems)
     path = (
@@ -164,6 +168,7 @@ def evaluate(
         ingest=ingest,
         concurrency=concurrency,
         max_failure_rate=max_failure_rate,
+        dataset_kind=dataset_kind,
     )
     datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
     with recorder_for(store) as recorder:

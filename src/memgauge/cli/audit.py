@@ -20,6 +20,7 @@ from memgauge.cli._evaluation import (
     store_arg,
     target_options,
 )
+from memgauge.cli._kind import kind_option
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import SEED, integer
 from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
@@ -91,6 +92,7 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of probe generation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
+@kind_option("probes", "DATASET")
 @evaluation_options
 @target_options
 @shard_options
@@ -110,6 +112,7 @@ def audit(
     limit: int | None,
     seed: int,
     as_json: bool,
+    kind: str | None,
     store_path: str | None,
     no_store: bool,
     resume: str | None,
@@ -145,6 +148,7 @@ def audit(
         seed=seed,
         concurrency=concurrency,
         max_failure_rate=max_failure_rate,
+        dataset_kind=kind,
     )
     configure_llm(
         cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache

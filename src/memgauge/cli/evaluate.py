@@ -23,6 +23,7 @@ from memgauge.cli._evaluation import (
     store_arg,
     target_options,
 )
+from memgauge.cli._kind import kind_option
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
 
@@ -128,6 +129,7 @@ __all__ = ["evaluate"]
 )
 @click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@kind_option("retrieval", "DATASET")
 @evaluation_options
 @target_options
 @shard_options
@@ -152,6 +154,7 @@ def evaluate(
     run_json: Path | None,
     concurrency: int,
     quiet: bool,
+    kind: str | None,
     store_path: str | None,
     no_store: bool,
     resume: str | None,
@@ -168,9 +171,9 @@ def evaluate(
     refresh_cache: bool,
     llm_cache: Path | None,
 ) -> None:
-    """Evaluate memory search on DATASET (a dataset directory or bundle file).
+    """Evaluate memory search on DATASET (a dataset directory or bundle, a LoCoMo or LongMemEval file).
 
-    Ingests the memories into each system, runs every judged query, and reports IR metrics with
+    A LoCoMo or LongMemEval file is read as `memgauge import` reads it by default. Ingests the memories into each system, runs every judged query, and reports IR metrics with
     bootstrap CIs, agent-memory metrics, breakdowns by category and intent, and paired
     significance tests against the first system (Holm-corrected across measures). Writes
     result.json, summary.md and a self-contained report.html to --out; the run is recorded in
@@ -209,6 +212,7 @@ def evaluate(
             workers=workers,
             executor=shard_executor,
             progress=bar,
+            dataset_kind=kind,
         )
     report_retrieval(report, out_dir, out)
     run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (

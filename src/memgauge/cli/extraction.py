@@ -18,6 +18,7 @@ from memgauge.cli._evaluation import (
     store_arg,
     target_options,
 )
+from memgauge.cli._kind import kind_option
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.report import atomic_write_text
@@ -84,6 +85,7 @@ __all__ = ["extraction"]
 )
 @click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@kind_option("extraction", "CASES")
 @evaluation_options
 @target_options
 @shard_options
@@ -105,6 +107,7 @@ def extraction(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
+    kind: str | None,
     store_path: str | None,
     no_store: bool,
     resume: str | None,
@@ -151,6 +154,7 @@ def extraction(
         limit=limit,
         concurrency=concurrency,
         max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+        dataset_kind=kind,
     )
     with running(progress) as bar:
         report = api.run_suite(

@@ -67,7 +67,9 @@ def import_(
     judgments.jsonl) that `memgauge evaluate` reads; memaudit becomes conversations.json;
     csv-items becomes items.jsonl, the items of an expected-output or script task (columns:
     id, input, expected, expected_2..., category, corpus, metadata.KEY). An import_report.json
-    beside them lists every count and everything normalised or dropped.
+    beside them lists every count, everything dropped, and every record whose value the import
+    changed with its value before and after (LoCoMo: each question whose evidence it
+    normalised).
     """
     imported = api.import_dataset(
         kind,  # type: ignore[arg-type]
@@ -87,8 +89,11 @@ def import_(
         out.print(f"  {key}: {value}")
     for note in report.notes:
         out.print(f"  note: {note}")
-    if report.dropped:
+    if report.changed:
         out.print(
-            f"  {len(report.dropped)} items normalised away or dropped: see {imported.report_path}"
+            f"  {len(report.changed)} records changed (each with its value before and after): "
+            f"see {imported.report_path}"
         )
+    if report.dropped:
+        out.print(f"  {len(report.dropped)} items dropped: see {imported.report_path}")
     out.print("wrote " + ", ".join(str(p) for p in imported.files))

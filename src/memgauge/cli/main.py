@@ -51,7 +51,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "evaluate": (
         "memgauge.cli.evaluate",
         "evaluate",
-        "Evaluate memory search on DATASET (a dataset directory or bundle file).",
+        "Evaluate memory search on DATASET (a dataset directory or bundle, a LoCoMo or"
+        " LongMemEval file).",
     ),
     "metrics": (
         "memgauge.cli.metrics",

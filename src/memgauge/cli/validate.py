@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge.cli._kind import kind_option
 from memgauge.errors import DataError, Problem
 
 __all__ = ["validate"]
@@ -14,9 +15,7 @@ __all__ = ["validate"]
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--kind", type=click.Choice(api.FILE_KINDS), help="Force the kind instead of detecting it."
-)
+@kind_option(what="every file")
 def validate(files: tuple[Path, ...], kind: str | None) -> None:
     """Check dataset FILES (or dataset directories) and report every problem.
 
@@ -25,7 +24,9 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
     (seed 001), memory-operation cases (seed 000), recorded outputs and production traces,
     embedding pairs and stored vectors,
-    task items and audit probes. Exits 0
+    task items and audit probes. A file's kind is read from its content; its name only breaks
+    a tie (memories.jsonl or queries.jsonl for {id, text} lines), or decides when the content
+    says nothing (an empty or cut-off file); --kind names it. Exits 0
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []

@@ -1,12 +1,23 @@
-"""Which kind of dataset a file is, from its name and, when that is not enough, its content."""
+"""Which kind of dataset a file is: its content decides, its name only breaks a tie.
+
+`kinds_by_content` reads the start of the file (a large file's first records say enough): the
+outline of a JSON or YAML document (`data.sniff`: object or list, top-level keys, the fields
+of the first record), the first record of a JSONL file, the columns of a text file's first
+line. That gives the kinds the file can be, most likely first. `kind_by_name` reads the name
+(`memories.jsonl`, `suite.yaml`, `*locomo.json`). `detect_kind` takes the content's first
+kind, or the name's when the content allows it too, and the name's alone only when the
+content says nothing (an empty, cut-off or unreadable file: the name then decides whose
+errors the user gets). So memaudit's `data/real/memorybench-locomo.json` is read as the
+memaudit conversations it holds, and a suite called `nightly.yaml` as a suite.
+"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Literal, get_args
 
-from memgauge.data.parsing import ParseError, loads_json
+from memgauge.data.sniff import Outline, json_outline, yaml_outline
+from memgauge.errors import UsageError
 
 Kind = Literal[
     "dataset-dir",
@@ -33,9 +44,25 @@ Kind = Literal[
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
-__all__ = ["KINDS", "Kind", "detect_kind"]
+__all__ = [
+    "DATASET_KINDS",
+    "KINDS",
+    "Kind",
+    "detect_kind",
+    "kind_by_name",
+    "kinds_by_content",
+    "read_as",
+]
 
-_BY_STEM = {
+#: the kinds of file each reader takes, when it takes several: what `--kind` offers on the
+#: command that reads them (evaluate, audit, extraction), and a suite task's `dataset_kind`
+DATASET_KINDS: dict[str, tuple[Kind, ...]] = {
+    "retrieval": ("dataset-dir", "bundle", "locomo", "longmemeval"),
+    "probes": ("conversations", "locomo", "longmemeval"),
+    "extraction": ("extraction", "locomo"),
+}
+
+_BY_STEM: dict[str, Kind] = {
     "suite": "suite",
     "extraction": "extraction",
     "operations": "operations",
@@ -60,89 +87,153 @@ _BY_STEM = {
     "dataset": "bundle",
 }
 
+# a bundle's keys, and the kind of a file holding only one of them (`{"memories": [...]}`)
+_PARTS: dict[str, Kind] = {
+    "memories": "memories",
+    "queries": "queries",
+    "judgments": "judgments",
+    "equivalence_classes": "equivalence",
+    "causal_chains": "chains",
+}
+_MEMORY_ONLY = {"tier", "folder", "session", "created_at"}
+_QUERY_ONLY = {"intent", "category", "session_context", "harvested_at"}
+_TEXT_SUFFIXES = (".txt", ".trec", ".qrels", ".run", "")
+_HEAD = 64 * 1024
 
-def _peek(path: Path, size: int = 4096) -> str:
+
+def _head(path: Path, size: int = _HEAD) -> str:
     try:
         with open(path, "rb") as fh:
-            return fh.read(size).decode("utf-8", errors="replace")
+            data = fh.read(size)
     except OSError:
         return ""
+    return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
-def _by_keys(keys: set[str]) -> Kind | None:
-    """The kind of a record with these fields, for the kinds whose fields tell them apart."""
-    if {"incoming", "expected"} <= keys:
-        return "operations"
-    if "output" in keys and ("conversation" in keys or "case_id" in keys):
-        return "trace"
+def kind_by_name(path: Path) -> Kind | None:
+    """The kind the file's name suggests (`memories.jsonl`, `judge_suite.yaml`), if any."""
+    name = path.name.lower()
+    stem = name.removesuffix(path.suffix.lower())
+    for key, kind in _BY_STEM.items():
+        if name.startswith(key) or stem.endswith(key):
+            return kind
+    return None
+
+
+def _by_record(keys: set[str]) -> tuple[Kind, ...]:
+    """The kinds whose records have these fields, most likely first."""
+    if {"query_id", "memory_id"} <= keys:
+        return ("judgments",)
+    if keys & {"haystack_sessions", "question_id", "answer_session_ids"}:
+        return ("longmemeval",)
+    if keys & {"qa", "sample_id"}:
+        return ("locomo",)
+    if "incoming" in keys:
+        return ("operations",)
+    if "output" in keys:
+        return ("trace",) if keys & {"conversation", "case_id"} else ("labels", "trace")
     if {"a", "b", "label"} <= keys:
-        return "pairs"
+        return ("pairs",)
     if "conversation" in keys:
-        return "extraction"
-    if {"id", "input"} <= keys:
-        return "items"
-    return None
+        return ("extraction",)
+    if "turns" in keys:
+        return ("conversations",)
+    if "memory_ids" in keys:
+        return ("chains",) if "query_ids" in keys else ("equivalence", "chains")
+    if "text" in keys:
+        if "vector" in keys:
+            return ("vectors",)
+        if keys & _MEMORY_ONLY:
+            return ("memories",)
+        if keys & _QUERY_ONLY:
+            return ("queries",)
+        return ("queries", "memories")
+    if "input" in keys:
+        return ("items",)
+    return ()
 
 
-def _sniff_records(head: str) -> Kind | None:
-    """Operation cases, extraction cases or task items, from the field names near the start of
-    a JSON or YAML file (a whole file may be large; its first record says enough)."""
-    if re.search(r"\bincoming[\"']?\s*:", head):
-        return "operations"
-    if re.search(r"\bconversation[\"']?\s*:", head):  # (memaudit's is `conversations`)
-        return "extraction"
-    if re.search(r"\binput[\"']?\s*:", head) and re.search(r"^\[|\bitems[\"']?\s*:", head):
-        return "items"
-    return None
+def _by_object(outline: Outline) -> tuple[Kind, ...]:
+    """The kinds of a document whose top level is an object."""
+    keys = set(outline.keys)
+    record = set(outline.record)
+    if keys & {"tasks", "subjects"}:
+        return ("suite",)
+    if "conversations" in keys:
+        return ("conversations",)
+    parts = [k for k in outline.keys if k in _PARTS]
+    if parts:
+        return (_PARTS[parts[0]], "bundle") if len(parts) == 1 else ("bundle",)
+    if "cases" in keys:
+        if "incoming" in record:
+            return ("operations",)
+        return ("extraction",) if "conversation" in record else ("extraction", "operations")
+    if "items" in keys:
+        return ("items",)
+    if keys & {"qa", "sample_id"}:
+        return ("locomo",)  # one sample where LoCoMo has a list: its reader says so
+    if keys & {"haystack_sessions", "question_id"}:
+        return ("longmemeval",)
+    return ()
+
+
+def _by_outline(outline: Outline) -> tuple[Kind, ...]:
+    if outline.top == "object":
+        return _by_object(outline)
+    if outline.top == "list":
+        return _by_record(set(outline.record))
+    return ()
+
+
+def _by_columns(head: str) -> tuple[Kind, ...]:
+    for line in head.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            cols = len(line.split())
+            return ("qrels",) if cols == 4 else ("run",) if cols >= 6 else ()
+    return ()
+
+
+def kinds_by_content(path: Path) -> tuple[Kind, ...]:
+    """The kinds the start of the file fits, most likely first; () when it says nothing."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return ("items",)  # the one kind read from a sheet (data.importers.csv_items)
+    if suffix not in (".json", ".jsonl", ".yaml", ".yml", *_TEXT_SUFFIXES):
+        return ()
+    head = _head(path)
+    if suffix == ".jsonl":
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        outline = json_outline(first)
+        return _by_record(set(outline.keys)) if outline.top == "object" else ()
+    if suffix == ".json":
+        return _by_outline(json_outline(head))
+    if suffix in (".yaml", ".yml"):
+        return _by_outline(yaml_outline(head))
+    return _by_columns(head)
 
 
 def detect_kind(path: Path) -> Kind | None:
-    """Guess the kind of `path`; None when nothing fits (the caller asks for --kind)."""
+    """The kind of `path`; None when neither content nor name tells (the caller asks for
+    --kind)."""
     if path.is_dir():
         return "dataset-dir"
-    name = path.name.lower()
-    for stem, kind in _BY_STEM.items():
-        if name.startswith(stem) or name.removesuffix(path.suffix.lower()).endswith(stem):
-            if kind == "bundle" and re.search(r"[\"']?\bconversations[\"']?\s*:", _peek(path)):
-                return "conversations"  # memaudit's data/sample-dataset.json
-            return kind  # type: ignore[return-value]
-    suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        return "items"  # the one kind read from a sheet (data.importers.csv_items)
-    head = _peek(path).lstrip("\ufeff").lstrip()
-    if suffix in (".txt", ".trec", ".qrels", ".run", "") and head:
-        cols = len(head.splitlines()[0].split())
-        return "qrels" if cols == 4 else "run" if cols == 6 else None
-    if suffix in (".json", ".yaml", ".yml"):
-        if head.startswith("[") and ('"haystack_session' in head or '"question_id"' in head):
-            return "longmemeval"
-        if head.startswith("[") and ('"sample_id"' in head or '"qa"' in head):
-            return "locomo"
-        found = _sniff_records(head)
-        if found is not None:
-            return found
-        if '"conversations"' in head or "conversations:" in head:
-            return "conversations"
-        return "bundle"
-    if suffix == ".jsonl":
-        first = head.splitlines()[0] if head else ""
-        try:
-            obj = loads_json(first)
-        except ParseError:  # a cut-off, hostile or deeply nested first line: no guess
-            return None
-        if isinstance(obj, dict):
-            keys = set(obj)
-            if {"query_id", "memory_id"} <= keys:
-                return "judgments"
-            if "turns" in keys:
-                return "conversations"
-            if "memory_ids" in keys:
-                return "chains" if "query_ids" in keys else "equivalence"
-            if {"text", "vector"} <= keys:
-                return "vectors"
-            if "text" in keys and ("tier" in keys or "folder" in keys or "created_at" in keys):
-                return "memories"
-            if "text" in keys:
-                return "queries"
-            return _by_keys(keys)
+    found = kinds_by_content(path)
+    named = kind_by_name(path)
+    if found:
+        return named if named in found else found[0]
+    if named is not None:
+        return named
+    if path.suffix.lower() in (".json", ".yaml", ".yml"):
+        return "bundle"  # memgauge's own dataset file, whose reader names what is missing
     return None
+
+
+def read_as(path: Path, kind: str | None, reader: str) -> Kind | None:
+    """The kind `reader` (a key of `DATASET_KINDS`) reads `path` as: `kind` when given, else the
+    detected kind if the reader takes it, else None (the reader's own default)."""
+    if kind is not None:
+        if kind not in DATASET_KINDS[reader]:
+            raise UsageError(f"kind {kind!r}: this reads {', '.join(DATASET_KINDS[reader])}")
+        return kind
+    found = detect_kind(path) if path.exists() else None
+    return found if found in DATASET_KINDS[reader] else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memgauge.data.detect import detect_kind
+from memgauge.data.detect import read_as
 from memgauge.data.importers import import_locomo, import_longmemeval
 from memgauge.data.io import load_conversations
 from memgauge.data.models import EvalQuery, Memory
@@ -70,10 +70,11 @@ def _longmemeval_probe(q: EvalQuery) -> Probe:
     return Probe(q.id, kind, q.text, str(q.metadata.get("answer")), corpus=q.corpus, metadata=meta)
 
 
-def load_audit_source(path: str | Path, *, seed: int = 0) -> AuditSource:
-    """Probes and memories from `path` (the format is detected; DataError if unreadable)."""
+def load_audit_source(path: str | Path, *, seed: int = 0, kind: str | None = None) -> AuditSource:
+    """Probes and memories from `path`, read as `kind` (conversations, locomo, longmemeval;
+    default: what its content shows, its name breaking a tie; DataError if unreadable)."""
     p = Path(path)
-    kind = detect_kind(p) if p.exists() else None
+    kind = read_as(p, kind, "probes")
     if kind == "locomo":
         ds, report = import_locomo(p)
         probes = [_locomo_probe(q) for q in ds.queries]
@@ -83,8 +84,9 @@ def load_audit_source(path: str | Path, *, seed: int = 0) -> AuditSource:
         probes = [_longmemeval_probe(q) for q in ds.queries]
         notes = {"import": report.as_dict(), "protocol": AUDIT_PROTOCOL}
         return AuditSource(p.stem, "longmemeval", probes, ds.memories, notes)
-    if kind in ("conversations", "bundle", None) or p.suffix.lower() in (".json", ".jsonl"):
-        conv = load_conversations(p)
-        probes = generate_probes(conv, seed=seed)
-        return AuditSource(conv.id, "memaudit", probes, conversation_memories(conv))
-    raise DataError(Problem(str(p), None, None, "not a memaudit, LoCoMo or LongMemEval file"))
+    if kind != "conversations" and p.suffix.lower() not in (".json", ".jsonl"):
+        raise DataError(Problem(str(p), None, None, "not a memaudit, LoCoMo or LongMemEval file"))
+    # memaudit reads any .json / .jsonl as its own: its reader names what does not fit
+    conv = load_conversations(p)
+    probes = generate_probes(conv, seed=seed)
+    return AuditSource(conv.id, "memaudit", probes, conversation_memories(conv))

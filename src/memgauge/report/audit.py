@@ -6,6 +6,7 @@ go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line bre
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from memgauge.view.fmt import fmt_pct
 __all__ = [
     "LABELS",
     "MEMAUDIT_METRICS",
+    "js_timestamp",
     "locomo_lines",
     "memaudit_result",
     "metric_lines",
@@ -43,34 +45,73 @@ MEMAUDIT_METRICS = {
 
 
 def memaudit_result(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The audit in memaudit's own `AuditResult` shape (seed 003): `datasetId`, `timestamp`,
-    `metrics` (`recallAccuracy`, `hallucinatedMemoryRate`, `conflictResolutionAccuracy`,
-    `temporalAccuracy`) and `probeResults`, for tools that read memaudit's output.
+    """The audit as memaudit writes its `results.json` (its `AuditResult`, src/types.ts):
+    `datasetId`, `timestamp` (JavaScript's `toISOString()`: milliseconds and `Z`), `metrics`
+    (`recallAccuracy`, `hallucinatedMemoryRate`, `conflictResolutionAccuracy`,
+    `temporalAccuracy`) and `probeResults`, each exactly memaudit's `ProbeResult`: `probeId`,
+    `type`, `question`, `expectedAnswer`, `actualAnswer`, `isCorrect`, in that order. A program
+    that reads memaudit's results reads this file.
 
-    Two choices the seed leaves open: a metric whose probe type had no scored probe is `null`
-    (memgauge never reports a rate of nothing as 0); a `ProbeResult` is the probe's own fields
-    (`probeId`, `type`, `question`, `expectedAnswer`, `relatedFacts`) with the agent's
-    `response`, `correct` (`null` when the probe could not be asked or judged) and `reasoning`.
+    Where memgauge must differ (README, "Agent audits"): a metric whose probe type has no
+    scored probe is `null`, never 0; a probe that could not be asked or judged is not a
+    `ProbeResult` (memaudit stops at the first failed call, so it has none): such probes are
+    listed under `failedProbes` (`probeId`, `type`, `question`, `expectedAnswer`, `error`),
+    present only when there are some, so the metrics are memaudit's formulas over
+    `probeResults`. Several right answers are one `expectedAnswer` joined by ` | ` (as
+    memaudit's MemoryBench adapter joins them). A JSONL dataset's `datasetId` is its path, as
+    memaudit names it.
     """
     metrics = result.get("metrics") or {}
-    return {
-        "datasetId": result["dataset"],
-        "timestamp": result["timestamp"],
+    probes = list(result.get("probes", []))
+    path = str(result.get("dataset_path") or "")
+    scored = [p for p in probes if p.get("correct") is not None]
+    failed = [p for p in probes if p.get("correct") is None]
+    doc: dict[str, Any] = {
+        "datasetId": path
+        if result.get("format") == "memaudit" and path.lower().endswith(".jsonl")
+        else result["dataset"],
+        "timestamp": js_timestamp(str(result["timestamp"])),
         "metrics": {key: metrics.get(name) for name, key in MEMAUDIT_METRICS.items()},
         "probeResults": [
             {
                 "probeId": p["id"],
                 "type": p["type"],
                 "question": p["question"],
-                "expectedAnswer": p["expected"],
-                "relatedFacts": list(p.get("related_facts") or []),
-                "response": p["answer"],
-                "correct": p["correct"],
-                "reasoning": p["reason"],
+                "expectedAnswer": _one_answer(p["expected"]),
+                "actualAnswer": "" if p["answer"] is None else str(p["answer"]),
+                "isCorrect": bool(p["correct"]),
             }
-            for p in result.get("probes", [])
+            for p in scored
         ],
     }
+    if failed:
+        doc["failedProbes"] = [
+            {
+                "probeId": p["id"],
+                "type": p["type"],
+                "question": p["question"],
+                "expectedAnswer": _one_answer(p["expected"]),
+                "error": str(p.get("reason") or "failed"),
+            }
+            for p in failed
+        ]
+    return doc
+
+
+def _one_answer(expected: Any) -> str:
+    if isinstance(expected, list):
+        return " | ".join(str(e) for e in expected)
+    return "" if expected is None else str(expected)
+
+
+def js_timestamp(iso: str) -> str:
+    """An ISO 8601 time as JavaScript's `Date.prototype.toISOString()` writes it, in UTC:
+    `2024-01-15T09:00:00.000Z`."""
+    when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:

@@ -67,6 +67,7 @@ def plan_audit(
     seed: int = 0,
     concurrency: int = 8,
     max_failure_rate: float | None = None,
+    dataset_kind: str | None = None,
 ) -> AuditPlan:
     """The audit of `dataset` (memaudit JSON / JSONL, LoCoMo, LongMemEval) as a suite.
 
@@ -75,9 +76,10 @@ def plan_audit(
     MEMGAUGE_MODEL, MEMAUDIT_MODEL, or gpt-4o-mini when OPENAI_API_KEY is set), else the
     extractive baseline; scoring `auto` uses the QA judge whenever a model is known, else offline
     matching. A LoCoMo file is also scored LoCoMo's own way. At most half the probes may fail
-    (`max_failure_rate`) unless told otherwise.
+    (`max_failure_rate`) unless told otherwise. `dataset_kind` (conversations, locomo,
+    longmemeval) says what `dataset` is; by default its content shows it.
     """
-    source = load_audit_source(dataset, seed=seed)
+    source = load_audit_source(dataset, seed=seed, kind=dataset_kind)
     choice = audit_choice(
         agent=agent,
         model=model,
@@ -97,6 +99,7 @@ def plan_audit(
         seed=seed,
         concurrency=concurrency,
         max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+        dataset_kind=dataset_kind,
     )
     kind = next(iter(choice.subject))
     agent_name = {"extractive": "extractive", "chat": "chat"}.get(kind, "memory")

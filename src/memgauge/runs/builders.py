@@ -72,12 +72,15 @@ def evaluate_suite(
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
     timeout: float = 60.0,
+    dataset_kind: str | None = None,
 ) -> Suite:
     """A retrieval task over `dataset` for every system: per query one verdict per measure,
     and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons).
 
     `no_relevant` (zero, one, skip: `metrics.ir`) goes to the evaluators and the aggregate
-    alike; the default is left out of the suite, which stays as it was before the option."""
+    alike; the default is left out of the suite, which stays as it was before the option.
+    `dataset_kind`: what `dataset` is (dataset-dir, bundle, locomo, longmemeval; default:
+    detected from its content)."""
     canonical = [str(parse_measure(m)) for m in measures]
     cutoffs = [c for c in (parse_measure(m).cutoff for m in canonical) if c is not None]
     if cutoffs and k < max(cutoffs):
@@ -116,6 +119,7 @@ def evaluate_suite(
                     "name": "retrieval",
                     "kind": "retrieval",
                     "dataset": str(dataset.resolve()),
+                    **({"dataset_kind": dataset_kind} if dataset_kind else {}),
                     "k": k,
                     "timeout": timeout,
                     "ingest": ingest,
@@ -176,11 +180,13 @@ def extraction_suite(
     trace: Path | None = None,
     tags: Sequence[str] = (),
     sample: float = 1.0,
+    dataset_kind: str | None = None,
 ) -> Suite:
     """Seed 001's fact extraction over `cases` for one extractor (live or recorded); and, with
     `trace` (a production trace), its unlabelled lines tagged with any of `tags`, a `sample`
     share of them (seeded by `seed`), scored by the fact-enumeration judge alone in a task of
-    their own (`online`), so judged and labelled numbers are never pooled.
+    their own (`online`), so judged and labelled numbers are never pooled. `dataset_kind`:
+    what `cases` is (extraction or locomo; default: detected from its content).
 
     UsageError when neither is given, or when `trace` is alone and has no unlabelled line."""
     if cases is None and trace is None:
@@ -197,6 +203,7 @@ def extraction_suite(
                 "name": "extraction",
                 "kind": "extraction",
                 "dataset": str(cases.resolve()),
+                **({"dataset_kind": dataset_kind} if dataset_kind else {}),
                 "limit": limit,
                 "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
             }
@@ -303,9 +310,11 @@ def audit_suite(
     seed: int = 0,
     concurrency: int = 8,
     max_failure_rate: float = 0.5,
+    dataset_kind: str | None = None,
 ) -> Suite:
     """Seed 003's audit of an agent: the dataset's probes, asked against its turns; on a
-    LoCoMo file (`locomo`), LoCoMo's own QA scoring beside the verdict (it needs no LLM)."""
+    LoCoMo file (`locomo`), LoCoMo's own QA scoring beside the verdict (it needs no LLM).
+    `dataset_kind`: conversations, locomo or longmemeval (default: detected)."""
     return Suite.model_validate(
         {
             "name": f"audit-{name}",
@@ -319,6 +328,7 @@ def audit_suite(
                     "name": "audit",
                     "kind": "expected-output",
                     "dataset": str(dataset.resolve()),
+                    **({"dataset_kind": dataset_kind} if dataset_kind else {}),
                     "probes": {"seed": seed},
                     "limit": limit,
                     "evaluators": [evaluator, *(["locomo-qa"] if locomo else [])],

@@ -27,7 +27,7 @@ from memgauge._util.files import sha256_file
 from memgauge._util.registry import RegistryError
 from memgauge.aggregates import AGGREGATES, Aggregate, TaskView
 from memgauge.aggregates.ir import dataset_sha256
-from memgauge.data.detect import detect_kind
+from memgauge.data.detect import read_as
 from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases, load_items, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
@@ -40,6 +40,7 @@ from memgauge.data.models import (
     TaskItem,
     Turn,
 )
+from memgauge.data.readers import load_retrieval_source
 from memgauge.data.traces import unlabelled_cases
 from memgauge.data.vectors import load_pairs
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
@@ -300,8 +301,11 @@ def plan_task(
         raise UsageError(depth_error(task.k, least))
     path = base / task.dataset if task.dataset is not None else None
     if task.kind == "retrieval":
-        assert path is not None or given is not None  # load_suite checked it
-        ds = given if given is not None else load_retrieval_dataset(path)  # type: ignore[arg-type]
+        if given is not None:
+            ds = given
+        else:
+            assert path is not None  # load_suite checked it
+            ds = load_retrieval_source(path, task.dataset_kind)
         for agg in aggregates:
             check = getattr(agg, "check", None)
             if callable(check):
@@ -348,7 +352,7 @@ def plan_task(
         assert path is not None
         cases = (
             locomo_extraction_cases(path)
-            if path.exists() and detect_kind(path) == "locomo"
+            if read_as(path, task.dataset_kind, "extraction") == "locomo"
             else load_extraction_cases(path)
         )
         return PlannedTask(
@@ -383,7 +387,7 @@ def plan_task(
         )
     if task.probes is not None:
         assert path is not None
-        source = load_audit_source(path, seed=task.probes.seed)
+        source = load_audit_source(path, seed=task.probes.seed, kind=task.dataset_kind)
         items = _from_items([TaskItem.model_validate(p.item()) for p in source.probes])
         return PlannedTask(
             task,

@@ -51,6 +51,7 @@ from pydantic import (
 from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
+from memgauge.data.detect import DATASET_KINDS, Kind
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
@@ -76,6 +77,7 @@ __all__ = [
     "subject_file_json_schema",
     "suite_json_schema",
     "task_least_k",
+    "task_reader",
     "tuned_subject",
 ]
 
@@ -142,6 +144,13 @@ class TaskSpec(_Model):
         "embedding (known similar / different pairs: the subject embeds both texts)."
     )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
+    dataset_kind: Kind | None = Field(
+        default=None,
+        description="What dataset: is, for a task that reads several kinds (the kinds of "
+        "`memgauge validate --kind`): retrieval dataset-dir, bundle, locomo or longmemeval; "
+        "probes conversations, locomo or longmemeval; extraction extraction or locomo. "
+        "Default: detected from the file's content, its name breaking a tie.",
+    )
     probes: ProbeOptions | None = Field(
         default=None,
         description="An expected-output task whose dataset is a conversation dataset (memaudit,"
@@ -301,6 +310,17 @@ def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
     return least_k(task, kinds)
 
 
+def task_reader(task: TaskSpec) -> str | None:
+    """The key of `data.detect.DATASET_KINDS` whose kinds this task's dataset may be, if any."""
+    if task.kind == "retrieval":
+        return "retrieval"
+    if task.kind == "extraction" and task.trace is None:
+        return "extraction"
+    if task.kind == "expected-output" and task.probes is not None:
+        return "probes"
+    return None
+
+
 def _task_problems(
     file: str, node: yaml.Node | None, i: int, task: TaskSpec, base: Path, suite: Suite
 ) -> list[Problem]:
@@ -331,6 +351,15 @@ def _task_problems(
         add("trace", "trace: needs an extraction task whose dataset: is a production trace")
     if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
         add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
+    if task.dataset_kind is not None:
+        reads = DATASET_KINDS.get(task_reader(task) or "", ())
+        if task.dataset_kind not in reads:
+            add(
+                "dataset_kind",
+                f"a {task.kind} task reads {', '.join(reads)}"
+                if reads
+                else f"a {task.kind} task reads one kind of file; leave dataset_kind: out",
+            )
     seen: set[str] = set()
     for j, item in enumerate(task.items or []):
         if item.id in seen:

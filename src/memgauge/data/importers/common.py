@@ -12,7 +12,12 @@ __all__ = ["ImportReport", "json_type", "wrong_type"]
 
 @dataclass
 class ImportReport:
-    """Counts of what was imported, and notes on anything normalised or dropped."""
+    """Counts of what was imported, and notes on anything normalised or dropped.
+
+    `changed`: every record whose value the import changed, with its value before and after
+    (LoCoMo: one entry per question and field, `{conversation, question, query, field, before,
+    after, changes}`), so numbers computed on the import can be reconciled with the source's
+    own scripts; `dropped`: what was left out altogether."""
 
     source: str
     format: str
@@ -20,6 +25,7 @@ class ImportReport:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, key: str, n: int = 1) -> None:
         """Increment a count."""
@@ -33,6 +39,7 @@ class ImportReport:
             **({"protocol": self.protocol} if self.protocol else {}),
             "counts": self.counts,
             "notes": self.notes,
+            "changed": self.changed,
             "dropped": self.dropped,
         }
 

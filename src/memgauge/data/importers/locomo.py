@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,13 @@ from memgauge.data.models import (
 )
 from memgauge.errors import DataError, Problem
 
-__all__ = ["LOCOMO_CATEGORIES", "import_locomo", "locomo_extraction_cases", "normalise_evidence"]
+__all__ = [
+    "LOCOMO_CATEGORIES",
+    "EvidenceStep",
+    "import_locomo",
+    "locomo_extraction_cases",
+    "reconcile_evidence",
+]
 
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
@@ -44,21 +52,83 @@ LOCOMO_CATEGORIES = {
     5: "adversarial",
 }
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+# step kind -> the count it adds to (a split adds the ids it made beyond the first)
+_STEP_COUNTS = {
+    "split": "evidence_split",
+    "reformatted": "evidence_reformatted",
+    "duplicate": "evidence_duplicates_removed",
+    "malformed": "evidence_malformed_dropped",
+    "dangling": "evidence_dangling_dropped",
+}
 _SESSION = re.compile(r"session_(\d+)$")
 
 
-def normalise_evidence(raw: list[Any]) -> tuple[list[str], list[str]]:
-    """Evidence ids in canonical `D<session>:<turn>` form, and the pieces that were malformed."""
-    good: list[str] = []
-    bad: list[str] = []
+@dataclass(frozen=True)
+class EvidenceStep:
+    """One change the import made to a question's evidence list.
+
+    Attributes:
+        kind: split (one string held several ids), reformatted (an id written otherwise than
+            `D<session>:<turn>`: `D:11:26`, `D30:05`), duplicate (an id listed again), malformed
+            (no id in it, or text besides its ids), dangling (no turn has the id).
+        before: the evidence string (or id) as LoCoMo has it.
+        after: what it became (empty: dropped).
+        why: the change in words.
+    """
+
+    kind: str
+    before: str
+    after: list[str]
+    why: str
+
+
+def reconcile_evidence(
+    raw: Sequence[Any], turns: Collection[str]
+) -> tuple[list[str], list[EvidenceStep]]:
+    """A question's evidence as memgauge judges it (canonical `D<session>:<turn>` ids of turns
+    that exist, each once, in LoCoMo's order) and every step from LoCoMo's list to it."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    steps: list[EvidenceStep] = []
     for item in raw:
         text = str(item)
-        found = _EVIDENCE.findall(text)
+        matches = list(_EVIDENCE.finditer(text))
+        ids = [f"D{int(m.group(1))}:{int(m.group(2))}" for m in matches]
         leftover = _EVIDENCE.sub("", text).strip(" ;,")
-        good.extend(f"D{int(s)}:{int(t)}" for s, t in found)
-        if leftover or not found:
-            bad.append(text)
-    return list(dict.fromkeys(good)), bad
+        if not ids:
+            steps.append(EvidenceStep("malformed", text, [], "not a dialog id: dropped"))
+            continue
+        if leftover:
+            steps.append(
+                EvidenceStep("malformed", text, ids, f"text besides its ids ({leftover!r}) ignored")
+            )
+        if len(ids) > 1:
+            steps.append(EvidenceStep("split", text, ids, f"one string holds {len(ids)} ids"))
+            pieces = [m.group(0) for m in matches]
+        else:
+            pieces = [text if not leftover else matches[0].group(0)]
+        for piece, canonical in zip(pieces, ids, strict=True):
+            if piece != canonical:
+                steps.append(
+                    EvidenceStep("reformatted", piece, [canonical], "written as D<session>:<turn>")
+                )
+        for canonical in ids:
+            if canonical in seen:
+                steps.append(EvidenceStep("duplicate", canonical, [], "listed again: counted once"))
+                continue
+            seen.add(canonical)
+            if canonical not in turns:
+                steps.append(
+                    EvidenceStep("dangling", canonical, [], "no turn has this id: dropped")
+                )
+                continue
+            kept.append(canonical)
+    return kept, steps
+
+
+def _step_count(step: EvidenceStep) -> int:
+    """What a step adds to its count: the ids a split made beyond the first, else one."""
+    return len(step.after) - 1 if step.kind == "split" else 1
 
 
 def _session_date(text: Any) -> datetime | None:
@@ -264,35 +334,39 @@ def import_locomo(path: str | Path) -> tuple[RetrievalDataset, ImportReport]:
         for qi, qa in enumerate(sample.get("qa", [])):
             qid = f"{sid}:q{qi}"
             cat = LOCOMO_CATEGORIES[qa["category"]]
-            answer = qa.get("answer", qa.get("adversarial_answer"))
+            # LoCoMo's answers under LoCoMo's names: a category-5 question has no `answer`
+            # (its `adversarial_answer` is the trap, not a right answer)
+            answers = {k: qa[k] for k in ("answer", "adversarial_answer") if k in qa}
             queries.append(
                 EvalQuery(
                     id=qid,
                     text=qa["question"],
                     category=cat,
                     corpus=sid,
-                    metadata={"answer": answer, "locomo_category": qa["category"]},
+                    metadata={**answers, "locomo_category": qa["category"]},
                 )
             )
             report.add(f"questions_{cat}")
             if cat == "adversarial":
                 report.add("adversarial_not_judged")
                 continue
-            evidence, malformed = normalise_evidence(list(qa.get("evidence") or []))
-            if malformed:
-                report.add("evidence_malformed_dropped", len(malformed))
-                for piece in malformed:
-                    report.dropped.append({"query": qid, "evidence": piece, "reason": "malformed"})
-            raw_count = len(qa.get("evidence") or [])
-            if len(evidence) > raw_count - len(malformed):
-                report.add("evidence_split", len(evidence) - (raw_count - len(malformed)))
-            kept = []
-            for e in evidence:
-                if e in turn_ids:
-                    kept.append(e)
-                else:
-                    report.add("evidence_dangling_dropped")
-                    report.dropped.append({"query": qid, "evidence": e, "reason": "no such turn"})
+            raw_evidence = list(qa.get("evidence") or [])
+            kept, steps = reconcile_evidence(raw_evidence, turn_ids)
+            if steps:
+                report.add("questions_evidence_normalised")
+                for step in steps:
+                    report.add(_STEP_COUNTS[step.kind], _step_count(step))
+                report.changed.append(
+                    {
+                        "conversation": sid,
+                        "question": qi,
+                        "query": qid,
+                        "field": "evidence",
+                        "before": raw_evidence,
+                        "after": kept,
+                        "changes": [asdict(step) for step in steps],
+                    }
+                )
             if not kept:
                 report.add("answerable_without_evidence")
                 report.dropped.append(

@@ -1,0 +1,219 @@
+"""A file's kind comes from its content; its name only breaks a tie (issue 28 item 4). Every
+command that decides what a file is (validate, audit, extraction, evaluate, and a suite's task
+through `dataset_kind:`) takes `--kind`, defined once."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+from memgauge.data.detect import detect_kind, kinds_by_content
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+MEMAUDIT = DATA / "memaudit" / "memorybench-locomo.json"  # memaudit's data/real/ file's name
+LOCOMO = DATA / "locomo" / "normalisations.json"
+SUITE = DATA / "good" / "suite.yaml"
+
+
+def _copy(src: Path, tmp_path: Path, name: str) -> Path:
+    dst = tmp_path / name
+    shutil.copy(src, dst)
+    return dst
+
+
+def _validate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["validate", *args])
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+@pytest.mark.parametrize("name", ["nightly.yaml", "nul.yaml", "memories.yaml", "judge-queries.yml"])
+def test_a_suite_is_a_suite_whatever_its_name(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _copy(SUITE, tmp_path, name)
+    shutil.copy(DATA / "good" / "conversations.jsonl", tmp_path)  # the suite's dataset
+    code, out = _validate(capsys, str(suite))
+    assert code == 0, out
+    assert out.startswith(f"ok  {suite}  (suite: suite 'good-suite': 1 subjects, 2 tasks)")
+
+
+@pytest.mark.parametrize(
+    ("src", "name", "kind"),
+    [
+        (MEMAUDIT, "memorybench-locomo.json", "conversations"),  # memaudit's, ends in locomo
+        (MEMAUDIT, "locomo10.json", "conversations"),
+        (LOCOMO, "conversations.json", "locomo"),
+        (LOCOMO, "extraction.json", "locomo"),
+        (DATA / "good" / "bundle.yaml", "suite.yaml", "bundle"),
+        (DATA / "good" / "conversations.jsonl", "queries.jsonl", "conversations"),
+        (DATA / "good" / "qrels.txt", "run.txt", "qrels"),
+        (DATA / "memaudit" / "sample.jsonl", "longmemeval.jsonl", "conversations"),
+    ],
+)
+def test_content_outweighs_the_name(
+    src: Path, name: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _copy(src, tmp_path, name)
+    assert detect_kind(path) == kind
+    code, out = _validate(capsys, str(path))
+    assert code == 0, out
+    assert f"({kind}: " in out
+
+
+def test_the_name_breaks_a_tie_the_content_leaves(tmp_path: Path) -> None:
+    line = json.dumps({"id": "x1", "text": "Deploys go out on Tuesdays"}) + "\n"
+    for name, kind in [("memories.jsonl", "memories"), ("queries.jsonl", "queries")]:
+        (tmp_path / name).write_text(line)
+        assert kinds_by_content(tmp_path / name) == ("queries", "memories")
+        assert detect_kind(tmp_path / name) == kind
+    (tmp_path / "notes.jsonl").write_text(line)
+    assert detect_kind(tmp_path / "notes.jsonl") == "queries"  # the content's first guess
+
+
+def test_the_name_decides_when_the_content_says_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "memories.jsonl"
+    empty.write_text("")
+    assert kinds_by_content(empty) == ()
+    code, out = _validate(capsys, str(empty))
+    assert code == 2
+    assert "no records" in out  # the memories reader's message
+    (tmp_path / "plain.jsonl").write_text("")
+    code, out = _validate(capsys, str(tmp_path / "plain.jsonl"))
+    assert code == 2
+    assert "--kind" in out
+
+
+def test_kind_overrides_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _validate(capsys, "--kind", "locomo", str(MEMAUDIT))
+    assert code == 2
+    assert "LoCoMo is a JSON list of samples" in out
+    code, out = _validate(capsys, "--kind", "conversations", str(MEMAUDIT))
+    assert code == 0, out
+
+
+def _audit(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> tuple[int, str]:
+    out = tmp_path / "audit"
+    code = main(["audit", *args, "--scoring", "offline", "--output", str(out), "--no-store"])
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+def test_audit_reads_by_content_and_takes_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    code, out = _audit(capsys, tmp_path, str(MEMAUDIT))
+    assert code == 0, out
+    results = json.loads((tmp_path / "audit" / "results.json").read_text())
+    assert (results["format"], results["dataset"]) == ("memaudit", "memorybench-sample-0-test")
+    locomo = _copy(LOCOMO, tmp_path, "conversations.json")
+    code, out = _audit(capsys, tmp_path, str(locomo))
+    assert code == 0, out
+    assert json.loads((tmp_path / "audit" / "results.json").read_text())["format"] == "locomo"
+    code, out = _audit(capsys, tmp_path, "--kind", "locomo", str(MEMAUDIT))
+    assert code == 2
+    assert "LoCoMo is a JSON list of samples" in out
+    code, out = _audit(capsys, tmp_path, "--kind", "suite", str(MEMAUDIT))
+    assert code == 2
+    assert "'suite' is not one of 'conversations', 'locomo', 'longmemeval'" in out
+
+
+def test_evaluate_reads_a_locomo_file_as_its_import(tmp_path: Path) -> None:
+    """`evaluate FILE` on a LoCoMo file scores what `import locomo` then `evaluate DIR` scores."""
+    locomo = _copy(LOCOMO, tmp_path, "dataset.json")  # a name that says bundle
+    assert main(["import", "locomo", str(locomo), "--out", str(tmp_path / "imported")]) == 0
+    means = []
+    for dataset, extra in (
+        (locomo, []),
+        (tmp_path / "imported", []),
+        (locomo, ["--kind", "locomo"]),
+    ):
+        out = tmp_path / f"r{len(means)}"
+        argv = [
+            "evaluate",
+            str(dataset),
+            "-s",
+            "lexical",
+            "--quiet",
+            "--no-store",
+            "--out",
+            str(out),
+        ]
+        assert main([*argv, *extra]) == 0
+        doc = json.loads((out / "result.json").read_text())
+        means.append({m: v["value"] for m, v in doc["systems"][0]["metrics"].items()})
+    assert means[0] == means[1] == means[2]
+    assert means[0]["nDCG@10"] > 0
+    assert main(["evaluate", str(locomo), "--kind", "bundle", "-s", "lexical", "--quiet",
+                 "--no-store", "--out", str(tmp_path / "x")]) == 2  # fmt: skip
+
+
+def test_extraction_reads_locomo_by_content_and_takes_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    cases = _copy(DATA / "extraction" / "cases.json", tmp_path, "locomo.json")
+    argv = ["extraction", str(cases), "--match", "exact", "--no-store", "--no-targets"]
+    argv += ["--extractor", "{python: {target: 'extractors:NaiveExtractor'}}"]
+    assert main([*argv, "--output", str(tmp_path / "x")]) == 0, capsys.readouterr()
+    doc = json.loads((tmp_path / "x" / "extraction.json").read_text())
+    assert doc["cases"], doc  # read as extraction cases, not as LoCoMo, despite the name
+    capsys.readouterr()
+    assert main([*argv, "--kind", "locomo"]) == 2
+    assert "expected a JSON list of samples" in capsys.readouterr().err
+
+
+def test_every_kind_option_is_the_one_definition() -> None:
+    import click
+
+    from memgauge.cli.audit import audit
+    from memgauge.cli.evaluate import evaluate
+    from memgauge.cli.extraction import extraction
+    from memgauge.cli.validate import validate
+
+    helps = {}
+    for command, kinds in [
+        (validate, None),
+        (audit, ["conversations", "locomo", "longmemeval"]),
+        (extraction, ["extraction", "locomo"]),
+        (evaluate, ["dataset-dir", "bundle", "locomo", "longmemeval"]),
+    ]:
+        (option,) = [p for p in command.params if p.name == "kind"]
+        assert isinstance(option, click.Option)
+        assert isinstance(option.type, click.Choice)
+        if kinds is not None:
+            assert list(option.type.choices) == kinds
+        helps[command.name] = (option.help or "").split(" is (", 1)[1]
+    assert len(set(helps.values())) == 1, helps
+
+
+def test_a_suite_task_names_its_dataset_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _copy(LOCOMO, tmp_path, "memories.json")  # a name that says something else
+    base = {"name": "k", "subjects": {"lexical": {"reference": {"mode": "lexical"}}}}
+    task = {"name": "recall", "kind": "retrieval", "dataset": "memories.json"}
+    task["evaluators"] = [{"retrieval": "nDCG@10"}]
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump({**base, "tasks": [task]}))
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0, capsys.readouterr()
+    suite.write_text(yaml.safe_dump({**base, "tasks": [{**task, "dataset_kind": "locomo"}]}))
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    suite.write_text(yaml.safe_dump({**base, "tasks": [{**task, "dataset_kind": "conversations"}]}))
+    code, out = _validate(capsys, str(suite))
+    assert code == 2
+    assert (
+        "tasks.0.dataset_kind: a retrieval task reads dataset-dir, bundle, locomo, longmemeval"
+        in out
+    )
