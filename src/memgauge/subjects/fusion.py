@@ -114,7 +114,9 @@ def fusion_problems(
         out.append(("k_rrf", f"k_rrf must be >= 0, got {k_rrf}"))
     if rbc_phi is not None:
         if method != "rbc":
-            out.append(("rbc_phi", f"rbc_phi is RBC's persistence; fusion {method} does not read it"))
+            out.append(
+                ("rbc_phi", f"rbc_phi is RBC's persistence; fusion {method} does not read it")
+            )
         elif not 0 < rbc_phi < 1:
             out.append(("rbc_phi", f"rbc_phi must be between 0 and 1 (exclusive), got {rbc_phi}"))
     if method not in WEIGHTED_METHODS:
@@ -194,9 +196,7 @@ def fuse(
     norm = normalization or DEFAULT_NORMALIZATION
     phi = DEFAULT_PHI if rbc_phi is None else rbc_phi
     index: dict[str, int] = {}
-    columns = [
-        [index.setdefault(mid, len(index)) for mid, _ in hits] for hits in channels.values()
-    ]
+    columns = [[index.setdefault(mid, len(index)) for mid, _ in hits] for hits in channels.values()]
     n = len(index)
     if n == 0:
         return []
