@@ -35,7 +35,9 @@ channels' order or on the hash seed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, get_args
+from functools import lru_cache
+from operator import itemgetter
+from typing import Literal, cast, get_args
 
 import numpy as np
 
@@ -52,6 +54,7 @@ __all__ = [
     "FusionMethod",
     "Normalization",
     "fuse",
+    "fuse_checked",
     "fusion_problems",
     "normalize",
 ]
@@ -150,6 +153,23 @@ def normalize(scores: FloatArray, how: str) -> FloatArray:
     raise ValueError(f"unknown normalization {how!r}; one of {', '.join(NORMALIZATIONS)}")
 
 
+@lru_cache(maxsize=256)
+def _rank_terms(method: str, weight: float, k_rrf: int, phi: float, m: int) -> FloatArray:
+    """A rank method's term at ranks 1..m (read-only: shared by every search with the same
+    settings and depth, which is what makes the search path's fusion as fast as a loop)."""
+    rank = np.arange(1, m + 1, dtype=np.float64)
+    if method == "rrf":
+        # w / (k + r), in this order of operations: the fused scores stay those of the
+        # reference memory's RRF before the other methods came
+        terms = weight / (k_rrf + rank)
+    elif method == "rbc":
+        terms = (1.0 - phi) * phi ** (rank - 1.0)
+    else:  # isr, log_isr
+        terms = 1.0 / rank**2
+    terms.flags.writeable = False
+    return terms
+
+
 def _contribution(
     method: str,
     scores: Sequence[tuple[str, float]],
@@ -161,14 +181,7 @@ def _contribution(
     """Each retrieved document's term in its channel, best first."""
     m = len(scores)
     if method in RANK_METHODS:
-        rank = np.arange(1, m + 1, dtype=np.float64)
-        if method == "rrf":
-            # w / (k + r), in this order of operations: the fused scores stay those of the
-            # reference memory's RRF before the other methods came
-            return weight / (k_rrf + rank)
-        if method == "rbc":
-            return (1.0 - phi) * phi ** (rank - 1.0)
-        return 1.0 / rank**2  # isr, log_isr
+        return _rank_terms(method, weight, k_rrf, phi, m)
     raw = np.fromiter((s for _, s in scores), dtype=np.float64, count=m)
     values = normalize(raw, normalization)
     return weight * values if method == "wsum" else values
@@ -187,38 +200,57 @@ def fuse(
 
     Returns (id, fused score, {channel: 1-based rank}) for every document some channel
     retrieved, best first, equal scores by id ascending. ValueError for settings that do not fit
-    `method` (see `fusion_problems`). The arithmetic is NumPy over one (channels x documents)
-    matrix; only the id bookkeeping is Python.
+    `method` (see `fusion_problems`).
     """
     found = fusion_problems(method, normalization, k_rrf=k_rrf, rbc_phi=rbc_phi, weights=weights)
     if found:
         raise ValueError("; ".join(f"{f}: {m}" for f, m in found))
+    return fuse_checked(channels, method, normalization, weights, k_rrf, rbc_phi)
+
+
+def fuse_checked(
+    channels: Mapping[str, Sequence[tuple[str, float]]],
+    method: str,
+    normalization: str | None,
+    weights: Mapping[str, float] | None,
+    k_rrf: int,
+    rbc_phi: float | None,
+) -> list[Fused]:
+    """`fuse` for settings checked already (a validated `ReferenceMemoryConfig`): the search
+    path's.
+
+    The terms and their sums per document are NumPy (each channel's terms at once, one
+    `bincount` adding a document's terms in channel order); the ids are Python strings, so
+    numbering them and the final sort by (score, id) are Python's, at C speed.
+    """
     norm = normalization or DEFAULT_NORMALIZATION
     phi = DEFAULT_PHI if rbc_phi is None else rbc_phi
     index: dict[str, int] = {}
-    columns = [[index.setdefault(mid, len(index)) for mid, _ in hits] for hits in channels.values()]
-    n = len(index)
+    ranks: list[dict[str, int]] = []
+    positions: list[int] = []
+    terms: list[FloatArray] = []
+    for name, hits in channels.items():
+        if not hits:
+            continue
+        for rank, (mid, _) in enumerate(hits, 1):
+            j = index.get(mid)
+            if j is None:
+                index[mid] = j = len(ranks)
+                ranks.append({name: rank})
+            else:
+                ranks[j][name] = rank
+            positions.append(j)
+        w = 1.0 if weights is None else weights.get(name, 1.0)
+        terms.append(_contribution(method, hits, w, norm, k_rrf, phi))
+    n = len(ranks)
     if n == 0:
         return []
-    terms = np.zeros((len(columns), n), dtype=np.float64)
-    for row, (name, hits) in enumerate(channels.items()):
-        if hits:
-            w = 1.0 if weights is None else weights.get(name, 1.0)
-            terms[row, columns[row]] = _contribution(method, hits, w, norm, k_rrf, phi)
-    fused = terms.sum(axis=0)
+    # a document's terms are added from 0.0 in channel order: RRF's sums are bit for bit those
+    # of the dict-per-document loop the reference memory fused with before
+    fused = cast(FloatArray, np.bincount(positions, weights=np.concatenate(terms), minlength=n))
     if method in ("combmnz", "isr", "log_isr"):
-        present = np.zeros((len(columns), n), dtype=np.float64)
-        for row, cols in enumerate(columns):
-            present[row, cols] = 1.0
-        count = present.sum(axis=0)
+        count = np.bincount(positions, minlength=n).astype(np.float64)
         fused = fused * (np.log(count) if method == "log_isr" else count)
-    ids = list(index)
-    # stable sort by score over ids in ascending order: equal scores keep id order
-    by_id = np.fromiter(sorted(range(n), key=ids.__getitem__), dtype=np.intp, count=n)
-    order = by_id[np.argsort(-fused[by_id], kind="stable")]
-    ranks: list[dict[str, int]] = [{} for _ in range(n)]
-    for name, cols in zip(channels, columns, strict=True):
-        for rank, j in enumerate(cols, 1):
-            ranks[j][name] = rank
-    values = fused.tolist()
-    return [(ids[j], values[j], ranks[j]) for j in order.tolist()]
+    out = sorted(zip(index, fused.tolist(), ranks, strict=True))  # by id: ids are unique
+    out.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay by id
+    return out

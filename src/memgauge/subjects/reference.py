@@ -36,7 +36,13 @@ from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect
 from memgauge.store.memory_index import IndexedMemory, MemoryIndex
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.fusion import FusionMethod, Normalization, fuse, fusion_problems
+from memgauge.subjects.fusion import (
+    FusionMethod,
+    Normalization,
+    fuse,
+    fuse_checked,
+    fusion_problems,
+)
 from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["ReferenceMemory", "ReferenceMemoryConfig", "rrf_fuse"]
@@ -275,13 +281,13 @@ class ReferenceMemory:
             latency["dense"] = (time.perf_counter() - t) * 1000
         t1 = time.perf_counter()
         if cfg.mode == "hybrid":
-            fused = fuse(
+            fused = fuse_checked(  # the config checked its settings when it was made
                 per_channel,
                 cfg.fusion,
-                normalization=cfg.normalization,
-                weights={"lexical": cfg.lexical_weight, "dense": cfg.dense_weight},
-                k_rrf=cfg.k_rrf,
-                rbc_phi=cfg.rbc_phi,
+                cfg.normalization,
+                {"lexical": cfg.lexical_weight, "dense": cfg.dense_weight},
+                cfg.k_rrf,
+                cfg.rbc_phi,
             )
             latency["fusion"] = (time.perf_counter() - t1) * 1000
         else:
