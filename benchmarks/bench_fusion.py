@@ -3,12 +3,14 @@ and the fusion stage alone against the reference memory's RRF before issue 28 (a
 document, Python arithmetic), on the same channel lists.
 
     python benchmarks/bench_fusion.py [--locomo ../shared/datasets/locomo10.json] [--reps 3]
+        [--default-only]
 
 Dense uses bench_lexical's stub embedder (unit random vectors): what is measured is the search,
 not the model. Per query: the memory's own stage latencies (`fusion`, `search`: the total without
 the query's embedding) and the CPU time of the call; p50 and p99 over the questions, each the
-min and the median of `--reps` passes. Run with an older memgauge on PYTHONPATH, the script
-measures what that version has (its default fusion only, when it has no `fusion` setting).
+min and the median of `--reps` passes. Run from a checkout of an older memgauge (bench_lexical
+puts the checkout's src/ first on the path), the script measures what that version has: its
+default fusion only, when it has no `fusion` setting.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_lexical import _StubEmbedder  # noqa: E402
-
 from memgauge.data.importers import import_locomo  # noqa: E402
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig  # noqa: E402
 
@@ -87,20 +88,32 @@ def _search_pass(mem: ReferenceMemory, queries: Sequence[str]) -> dict[str, floa
     }
 
 
-def _stage_pass(fn: Callable[[], object], n: int) -> float:
-    """Median wall ms of one call of `fn` over `n` calls."""
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+def _interleaved(
+    peers: Mapping[str, Callable[[Any], object]], lists: Sequence[Any], rounds: int
+) -> dict[str, list[float]]:
+    """Per round, the median over `lists` of each peer's best CPU µs of 5 calls; the peers
+    take turns on each list, so a change of load falls on all of them alike."""
+    out: dict[str, list[float]] = {name: [] for name in peers}
+    for _ in range(rounds):
+        per: dict[str, list[float]] = {name: [] for name in peers}
+        for ch in lists:
+            for name, fn in peers.items():
+                best = float("inf")
+                for _ in range(5):
+                    c0 = time.process_time()
+                    fn(ch)
+                    best = min(best, time.process_time() - c0)
+                per[name].append(best * 1e6)
+        for name, values in per.items():
+            out[name].append(statistics.median(values))
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--default-only", action="store_true", help="the default fusion alone")
     args = ap.parse_args()
     ds, _ = import_locomo(args.locomo)
     queries = [q.text for q in ds.queries]
@@ -118,7 +131,7 @@ def main() -> None:
             " | search p50 CPU ms |"
         )
         print("|---|---|---|---|---|")
-        for settings in SETTINGS if has_fusion else [{}]:
+        for settings in SETTINGS if has_fusion and not args.default_only else [{}]:
             mem.config = dataclasses.replace(base, **settings)
             runs = [_search_pass(mem, queries) for _ in range(args.reps)]
             name = ", ".join(f"{k}={v}" for k, v in settings.items()) or "default (rrf)"
@@ -145,17 +158,21 @@ def main() -> None:
             ),
         }
         if has_fusion:
-            from memgauge.subjects.fusion import fuse
+            from memgauge.subjects.fusion import fuse_checked
 
-            peers["fuse(rrf) now"] = lambda ch: fuse(ch, "rrf", weights=weights)
-            peers["fuse(combmnz, min-max) now"] = lambda ch: fuse(ch, "combmnz")
-        print("\n| fusion alone, 300 questions' channel lists | median µs per call (min / median) |")
+            # what the search path runs: the settings were checked when the config was made
+            peers["RRF now (fuse_checked)"] = lambda ch: fuse_checked(
+                ch, "rrf", None, weights, 60, None
+            )
+            peers["CombMNZ, min-max, now"] = lambda ch: fuse_checked(
+                ch, "combmnz", None, None, 60, None
+            )
+        print(
+            "\n| fusion alone, 300 questions' channel lists, peers in turn | CPU µs per call"
+            " (min / median of the rounds) |"
+        )
         print("|---|---|")
-        for name, fn in peers.items():
-            runs = [
-                statistics.median(_stage_pass(lambda ch=ch: fn(ch), 5) for ch in lists) * 1000
-                for _ in range(args.reps)
-            ]
+        for name, runs in _interleaved(peers, lists, args.reps).items():
             print(f"| {name} | {_fmt(runs)} |")
         print(f"\nload after: {os.getloadavg()}")
         mem.close()
