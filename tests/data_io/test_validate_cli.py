@@ -92,6 +92,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         10,
         "tasks.0.evaluators.1.token_f1.varient: unknown key; did you mean 'variant'?",
     ),
+    "suite_fusion_normalization_with_rank_method.yaml": (
+        7,
+        "subjects.memory.reference.normalization: fusion isr reads ranks only",
+    ),
     "suite_optimize_bad_range_syntax.yaml": (11, "optimization.space.k_rrf: 'int:10-120'"),
     "suite_optimize_choice_refused_by_subject.yaml": (
         12,

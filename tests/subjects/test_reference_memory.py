@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from memgauge.cli.main import main
 from memgauge.data.models import Memory, SessionContext
 from memgauge.embed import MiniLMEmbedder, OpenAIEmbedder
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.llm import FakeOpenAIServer
 from memgauge.store.memory_index import fts_query
+from memgauge.subjects.fusion import fuse
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig, rrf_fuse
 
 MEMS = [
@@ -195,3 +198,62 @@ def test_query_embedding_is_its_own_stage_and_says_whether_the_cache_answered(
     lexical = ReferenceMemory.in_memory("lexical")
     lexical.ingest(MEMS)
     assert set(lexical.search("tax", 3).latency_ms) == {"lexical", "search", "total"}
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"fusion": "combsum"},
+        {"fusion": "combmnz", "normalization": "z-score"},
+        {"fusion": "wsum", "normalization": "max", "lexical_weight": 2.0, "dense_weight": 0.5},
+        {"fusion": "isr"},
+        {"fusion": "log_isr"},
+        {"fusion": "rbc", "rbc_phi": 0.6},
+        {"fusion": "rrf", "k_rrf": 5, "dense_weight": 3.0},
+    ],
+)
+def test_hybrid_fuses_its_channels_by_the_configured_method(
+    settings: dict[str, Any], minilm: MiniLMEmbedder
+) -> None:
+    depth = 4
+    hybrid = ReferenceMemory.in_memory("hybrid", minilm, candidates=depth, **settings)
+    lexical = ReferenceMemory.in_memory("lexical", candidates=depth)
+    dense = ReferenceMemory.in_memory("dense", minilm, candidates=depth)
+    for m in (hybrid, lexical, dense):
+        m.ingest(MEMS)
+    query = "how is tax rounded for payments"
+    channels = {
+        name: [(h.id, h.score or 0.0) for h in m.search(query, depth).hits]
+        for name, m in (("lexical", lexical), ("dense", dense))
+    }
+    expected = fuse(
+        channels,
+        settings.get("fusion", "rrf"),
+        normalization=settings.get("normalization"),
+        weights={
+            "lexical": settings.get("lexical_weight", 1.0),
+            "dense": settings.get("dense_weight", 1.0),
+        },
+        k_rrf=settings.get("k_rrf", 60),
+        rbc_phi=settings.get("rbc_phi"),
+    )
+    hits = hybrid.search(query, depth).hits
+    assert [(h.id, h.score, h.channel_ranks) for h in hits] == expected[:depth]
+
+
+def test_fusion_settings_a_method_does_not_read_are_refused_in_code_and_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(UsageError, match="normalization: fusion rrf reads ranks only"):
+        ReferenceMemoryConfig(normalization="min-max")
+    with pytest.raises(UsageError, match="dense_weight: fusion combsum is unweighted"):
+        ReferenceMemoryConfig(fusion="combsum", dense_weight=2.0)
+    spec = "reference:mode=hybrid,fusion=isr,normalization=z-score"
+    data = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    db = tmp_path / "r.db"
+    assert main(["evaluate", str(data), "-s", spec, "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert f"--system '{spec}': reference.normalization: fusion isr reads ranks only" in err
+    assert "Traceback" not in err
+    assert not db.exists()

@@ -40,7 +40,9 @@ __all__ = ["evaluate"]
     default=("lexical", "hybrid"),
     show_default=True,
     help="A system to evaluate, repeatable: lexical | dense | hybrid | "
-    "reference:mode=hybrid,k_rrf=60,candidates=50,session_boost=0.2 | a YAML/JSON spec file. "
+    "reference:mode=hybrid,k_rrf=60,candidates=50,session_boost=0.2 | "
+    "hybrid:fusion=combmnz,normalization=z-score (fusion: rrf, combsum, combmnz, wsum, isr, "
+    "log_isr, rbc) | a YAML/JSON spec file. "
     "Add @LABEL to name it. The first that runs is the baseline of the comparisons.",
 )
 @click.option(

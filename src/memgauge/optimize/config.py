@@ -26,6 +26,7 @@ from memgauge.runs.optspec import (
     get_path,
     k_narrowed,
     k_problem,
+    refused_combination,
     space_problems,
 )
 from memgauge.runs.suite import Suite, resolve_objective, task_least_k, tuned_subject
@@ -225,6 +226,12 @@ def resolve_config(
         raise UsageError("; ".join(f"{where(f)}: {m}" for f, m in found))
     notices: list[str] = []
     space = dict(spec.space)
+    clash = refused_combination(base_spec, space) if "config" in spec.targets else None
+    if clash:
+        notices.append(
+            f"space: the subject refuses some combinations of the space's values (e.g. {clash});"
+            " the search records such a point as a refused candidate"
+        )
     if "k" in space:
         # a k the task refuses would only ever be a failed candidate: searched are the others
         space["k"], note = k_narrowed(space["k"], least)

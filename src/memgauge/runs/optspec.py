@@ -23,7 +23,11 @@ the block's other keys follow them. A search dimension is written `int:LO..HI`,
 or a mapping `{type, low, high, log, choices}`. Its FIELD is a field of the subject's spec
 (dotted for nested ones: `kwargs.threshold`, `memory.reference.k_rrf`), or `k`, the task's
 cutoff. `space_problems` checks each against the subject's argument model, so a field the
-subject does not have is an error with its file, line and key.
+subject does not have is an error with its file, line and key. A value is checked beside the
+other fields' values: one that the subject takes only with another field's value from the same
+space (a normalization, with a score fusion the space also names) belongs to the space, and the
+points where the two do not fit are the search's refused candidates (`refused_combination`
+names one before the study starts).
 
 Everything here is data and checks (the `runs` layer reads suites); the search is in
 `memgauge.optimize`.
@@ -32,8 +36,9 @@ Everything here is data and checks (the `runs` layer reads suites); the search i
 from __future__ import annotations
 
 import copy
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 import yaml
@@ -58,6 +63,7 @@ __all__ = [
     "k_problem",
     "k_values",
     "parse_space_flag",
+    "refused_combination",
     "space_problems",
 ]
 
@@ -396,13 +402,57 @@ def field_problems(
             )
             continue
         base = spec if isinstance(spec, Mapping) else {kind: {}}
+        others = {f: s for f, s in samples.items() if f not in ("k", field)}
         for value in sample:
             found = check_subject(apply_params(base, {field: value}))
-            if found:
+            if found and not _fits_with_some(base, {field: value}, others):
                 problems = "; ".join(str(p) for p in found)
                 out.append((field, f"subject {subject!r} refuses {field}={value!r}: {problems}"))
                 break
     return out
+
+
+#: combinations of the other fields' sample values tried for one value before it is refused
+_MAX_COMBINATIONS = 256
+
+
+def _combinations(samples: Mapping[str, list[Any]]) -> Iterator[dict[str, Any]]:
+    names = list(samples)
+    for values in itertools.islice(
+        itertools.product(*(samples[n] for n in names)), _MAX_COMBINATIONS
+    ):
+        yield dict(zip(names, values, strict=True))
+
+
+def _fits_with_some(
+    base: Mapping[str, Any], fixed: Mapping[str, Any], others: Mapping[str, list[Any]]
+) -> bool:
+    """Whether the subject takes `fixed` beside some combination of the other fields' sample
+    values: a value that fits only with another field's (a normalization, with a score fusion
+    from the same space) belongs to the space; only a value no combination takes is refused."""
+    return any(
+        not check_subject(apply_params(base, {**combo, **fixed})) for combo in _combinations(others)
+    )
+
+
+def refused_combination(spec: Any, space: Mapping[str, SearchDim]) -> str | None:
+    """A combination of `space`'s sample values (every choice, both ends of a range) that the
+    subject refuses, with its reason; None when it takes every one tried. The search proposes
+    such a point as a refused candidate, so a study says so before it starts."""
+    try:
+        kind, _args = SUBJECTS.parse(spec)
+    except RegistryError:
+        return None
+    base = spec if isinstance(spec, Mapping) else {kind: {}}
+    samples = {f: d.extremes() for f, d in space.items() if f != "k"}
+    if len(samples) < 2:
+        return None  # one field's refused values are errors of their own (`space_problems`)
+    for combo in _combinations(samples):
+        found = check_subject(apply_params(base, combo))
+        if found:
+            shown = ", ".join(f"{f}={v!r}" for f, v in combo.items())
+            return f"{shown}: " + "; ".join(str(p) for p in found)
+    return None
 
 
 def _accepted_k(least: tuple[int, str] | None) -> str:

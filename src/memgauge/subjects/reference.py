@@ -1,10 +1,12 @@
 """The reference memory: the embedded default subject.
 
 SQLite stores the memories; the lexical channel is FTS5 bm25, the dense channel cosine
-similarity over vectors from an `Embedder`, and hybrid search fuses both by reciprocal rank
-fusion (Cormack, Clarke & Büttcher 2009): score(d) = sum_c w_c / (k_rrf + rank_c(d)) over the
-channels c whose top `candidates` contain d. Every hit records the channels that produced it and
-its rank in each.
+similarity over vectors from an `Embedder`, and hybrid search fuses each channel's top
+`candidates` by `fusion`: reciprocal rank fusion by default (Cormack, Clarke & Büttcher 2009:
+score(d) = sum_c w_c / (k_rrf + rank_c(d)) over the channels c that retrieved d), or any method
+of `memgauge.subjects.fusion` (CombSUM, CombMNZ and the weighted sum over normalized scores;
+ISR, log-ISR and RBC over ranks), each as ranx defines it. Every hit records the channels that
+produced it and its rank in each.
 
 Every search records its latency per stage, in milliseconds: `embed` (the query's embedding,
 computed) or `embed_cached` (read from the embedding cache), then each channel (`lexical`,
@@ -34,6 +36,13 @@ from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect
 from memgauge.store.memory_index import IndexedMemory, MemoryIndex
 from memgauge.subjects.events import Capabilities
+from memgauge.subjects.fusion import (
+    FusionMethod,
+    Normalization,
+    fuse,
+    fuse_checked,
+    fusion_problems,
+)
 from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["ReferenceMemory", "ReferenceMemoryConfig", "rrf_fuse"]
@@ -46,11 +55,17 @@ class ReferenceMemoryConfig:
     """Settings of the reference memory; round-trips as the spec `{"reference": {...}}`.
 
     Attributes:
-        mode: "lexical" (FTS5 bm25), "dense" (embedding cosine) or "hybrid" (RRF of both).
-        k_rrf: the RRF constant k (60 in Cormack et al.).
+        mode: "lexical" (FTS5 bm25), "dense" (embedding cosine) or "hybrid" (both, fused).
+        fusion: how hybrid fuses the channels, as ranx defines each: rrf (reciprocal rank
+            fusion), combsum, combmnz or wsum (over normalized scores), isr, log_isr or rbc
+            (over ranks).
+        normalization: a score fusion's normalization of each channel's scores: min-max (the
+            default), max, sum, z-score or none; refused with a rank fusion.
+        k_rrf: the RRF constant k (60 in Cormack et al.); rrf only.
+        rbc_phi: RBC's persistence, 0 < phi < 1 (0.8 when not given); rbc only.
         candidates: hits taken from each channel before fusion.
-        lexical_weight: RRF weight of the lexical channel.
-        dense_weight: RRF weight of the dense channel.
+        lexical_weight: weight of the lexical channel (rrf and wsum; 1 for the others).
+        dense_weight: weight of the dense channel (rrf and wsum; 1 for the others).
         session_boost: when > 0 and a query carries session context, memories of that session
             or in its working memory get their score multiplied by (1 + session_boost).
         pin_constitutional: put every constitutional-tier memory first in every result (seed
@@ -61,7 +76,10 @@ class ReferenceMemoryConfig:
     """
 
     mode: Mode = "hybrid"
+    fusion: FusionMethod = "rrf"
+    normalization: Normalization | None = None
     k_rrf: int = 60
+    rbc_phi: float | None = None
     candidates: int = 50
     lexical_weight: float = 1.0
     dense_weight: float = 1.0
@@ -75,8 +93,21 @@ class ReferenceMemoryConfig:
             raise UsageError(f"mode must be lexical, dense or hybrid, got {self.mode!r}")
         if self.k_rrf < 0 or self.candidates < 1:
             raise UsageError("k_rrf must be >= 0 and candidates >= 1")
+        found = self.fusion_problems()
+        if found:
+            raise UsageError("; ".join(f"{f}: {m}" for f, m in found))
         if self.session_boost < 0:
             raise UsageError("session_boost must be >= 0")
+
+    def fusion_problems(self) -> list[tuple[str, str]]:
+        """(field, message) for each fusion setting that does not fit `fusion`."""
+        return fusion_problems(
+            self.fusion,
+            self.normalization,
+            k_rrf=self.k_rrf,
+            rbc_phi=self.rbc_phi,
+            weights={"lexical": self.lexical_weight, "dense": self.dense_weight},
+        )
 
     def to_spec(self) -> dict[str, Any]:
         """`{"reference": {non-default settings}}`."""
@@ -94,20 +125,13 @@ class ReferenceMemoryConfig:
 def rrf_fuse(
     rankings: dict[str, list[str]], weights: dict[str, float], k_rrf: int
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """Reciprocal rank fusion of per-channel rankings.
+    """Reciprocal rank fusion of per-channel rankings (`fuse` with method rrf).
 
     Returns (id, score, {channel: 1-based rank}) sorted by score descending, then id ascending
     (deterministic ties). score = sum_c weights[c] / (k_rrf + rank_c).
     """
-    scores: dict[str, float] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    for channel, ids in rankings.items():
-        w = weights.get(channel, 1.0)
-        for rank, mid in enumerate(ids, 1):
-            scores[mid] = scores.get(mid, 0.0) + w / (k_rrf + rank)
-            ranks.setdefault(mid, {})[channel] = rank
-    fused = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    return [(mid, score, ranks[mid]) for mid, score in fused]
+    channels = {c: [(mid, 0.0) for mid in ids] for c, ids in rankings.items()}
+    return fuse(channels, "rrf", weights=weights, k_rrf=k_rrf)
 
 
 @dataclass
@@ -257,10 +281,13 @@ class ReferenceMemory:
             latency["dense"] = (time.perf_counter() - t) * 1000
         t1 = time.perf_counter()
         if cfg.mode == "hybrid":
-            fused = rrf_fuse(
-                {c: [i for i, _ in hits] for c, hits in per_channel.items()},
+            fused = fuse_checked(  # the config checked its settings when it was made
+                per_channel,
+                cfg.fusion,
+                cfg.normalization,
                 {"lexical": cfg.lexical_weight, "dense": cfg.dense_weight},
                 cfg.k_rrf,
+                cfg.rbc_phi,
             )
             latency["fusion"] = (time.perf_counter() - t1) * 1000
         else:

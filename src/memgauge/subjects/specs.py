@@ -39,6 +39,7 @@ from memgauge.embed.protocol import Embedder
 from memgauge.errors import UsageError
 from memgauge.subjects.agents import MemoryAgent
 from memgauge.subjects.extractors import MemoryExtractor
+from memgauge.subjects.fusion import fusion_problems
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
 
 __all__ = [
@@ -106,9 +107,25 @@ def _embedder(spec: str) -> Embedder:
     return CachedEmbedder(load_embedder(spec), embeddings_cache())
 
 
-_ReferenceArgs = create_model(
+class _FusionChecked(SpecArgs):
+    """The reference memory's fusion settings checked together (a normalization given with a
+    rank fusion, RBC's phi with another method, ...), each problem under its own key."""
+
+    def more_problems(self) -> list[SpecProblem]:
+        given = dict(self)  # the fields come from ReferenceMemoryConfig, beside this base
+        found = fusion_problems(
+            given["fusion"],
+            given["normalization"],
+            k_rrf=given["k_rrf"],
+            rbc_phi=given["rbc_phi"],
+            weights={"lexical": given["lexical_weight"], "dense": given["dense_weight"]},
+        )
+        return [SpecProblem((name,), message) for name, message in found]
+
+
+_ReferenceArgs: type[SpecArgs] = create_model(
     "ReferenceArgs",
-    __base__=args_model_of(ReferenceMemoryConfig),
+    __base__=(args_model_of(ReferenceMemoryConfig), _FusionChecked),  # type: ignore[arg-type]
     embedder=(
         str,
         Field(default="minilm", description="The embedder: minilm, openai:<model>, st:<model>."),
@@ -118,7 +135,8 @@ _ReferenceArgs = create_model(
 
 @takes(_ReferenceArgs)
 def reference_memory(embedder: str = "minilm", **config: Any) -> ReferenceMemory:
-    """The built-in memory: SQLite FTS5 bm25, dense vectors and their reciprocal-rank fusion."""
+    """The built-in memory: SQLite FTS5 bm25, dense vectors and their fusion (RRF, or CombSUM,
+    CombMNZ, weighted sum, ISR, log-ISR or RBC as ranx defines them)."""
     settings = ReferenceMemoryConfig(**config)
     return ReferenceMemory(
         settings, embedder=_embedder(embedder) if settings.mode != "lexical" else None
