@@ -29,6 +29,18 @@ def test_an_unknown_measure_exits_2_with_the_nearest_name(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("typed", ["nDCG@x", "nDGC@x", "ndcg_cut_x", "RBP(p)x", "Recall@"])
+def test_a_known_name_with_no_cutoff_it_can_take_exits_2(
+    capsys: pytest.CaptureFixture[str], typed: str
+) -> None:
+    """The guess for a misspelt name is parsed without a guess of its own: a name whose cutoff
+    is no number ended in a RecursionError (exit 70)."""
+    assert main(["metrics", *FILES, "-m", typed]) == 2
+    err = capsys.readouterr().err
+    assert f"measure '{typed}'" in err
+    assert "Traceback" not in err
+
+
 def test_trec_evals_layout_keeps_the_conventions_beside_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -12,6 +12,7 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
+from memgauge.cli._numbers import MAX_RESAMPLES, SEED, integer, number
 from memgauge.errors import UsageError
 
 __all__ = [
@@ -73,16 +74,16 @@ def compare_options(f: F) -> F:
         ),
         click.option(
             "--alpha",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            type=number(0, 1, min_open=True, max_open=True),
             default=0.05,
             show_default=True,
             help="Significance level: a difference is marked when its corrected p < alpha.",
         ),
-        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed."),
         click.option(
             "--permutations",
             "n_permutations",
-            type=click.IntRange(1),
+            type=integer(1, MAX_RESAMPLES),
             default=10_000,
             show_default=True,
             help="Random sign flips of Fisher's randomization test.",
@@ -98,7 +99,7 @@ def compare_options(f: F) -> F:
         ),
         click.option(
             "--digits",
-            type=click.IntRange(1, 10),
+            type=integer(1, 10),
             default=4,
             show_default=True,
             help="Decimals shown in the comparison table.",

@@ -20,6 +20,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
+from memgauge.cli._numbers import integer
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _num(v: float) -> float | None:
 )
 @click.option(
     "--depth",
-    type=click.IntRange(min=1),
+    type=integer(1),
     default=None,
     help="Keep each query's top N documents only (trec_eval's -M).",
 )

@@ -248,18 +248,26 @@ def _valid_forms() -> str:
     return ", ".join(forms)
 
 
-def _unknown(text: str) -> UsageError:
-    """The error for a name that is no measure, naming the nearest known name."""
+def _unknown(text: str, hint: bool = True) -> UsageError:
+    """The error for a name that is no measure, naming the nearest known name (`hint`; the
+    guess itself is parsed without one, so a guess that is no measure either ends there)."""
+    if not hint:
+        return UsageError(f"unknown measure {text!r}")
     stripped = text.strip()
     word = re.sub(r"[_@]?[0-9.]+$", "", re.split(r"[(@]", stripped, maxsplit=1)[0])
+    if word.lower() in _ALIASES:  # a known name, what follows it is not a cutoff
+        return UsageError(
+            f"measure {text!r}: {word} is a measure, but {stripped[len(word) :]!r} is not a "
+            f"cutoff (@K, a whole number from 1) or parameters; valid forms: {_valid_forms()}"
+        )
     near = difflib.get_close_matches(word.lower(), list(_ALIASES), n=1, cutoff=0.5)
-    hint = ""
+    nearest = ""
     if near:  # the nearest name, with the cutoff or parameters as the user wrote them
         guess = _ALIASES[near[0]]
         with contextlib.suppress(UsageError):
-            guess = str(parse_measure(guess + stripped[len(word) :]))
-        hint = f" (did you mean {guess!r}?)"
-    return UsageError(f"unknown measure {text!r}{hint}; valid forms: {_valid_forms()}")
+            guess = str(_parse(guess + stripped[len(word) :], hint=False))
+        nearest = f" (did you mean {guess!r}?)"
+    return UsageError(f"unknown measure {text!r}{nearest}; valid forms: {_valid_forms()}")
 
 
 def _persistence(text: str, raw: str, args: str | None) -> float:
@@ -284,11 +292,15 @@ def parse_measure(text: str | Measure) -> Measure:
     valid forms if it is not one."""
     if isinstance(text, Measure):
         return text
+    return _parse(text, hint=True)
+
+
+def _parse(text: str, *, hint: bool) -> Measure:
     match = _PATTERN.match(text)
     raw = match.group("name") if match else ""
     name = _ALIASES.get(raw.lower()) if match else None
     if match is None or name is None:
-        raise _unknown(text)
+        raise _unknown(text, hint)
     args, at = match.group("args"), match.group("at")
     if args is not None and name not in _PERSISTENCE:
         raise UsageError(f"measure {text!r}: {name} takes no parameters in parentheses")
