@@ -170,7 +170,7 @@ def test_extraction_reads_locomo_by_content_and_takes_kind(
     assert doc["cases"], doc  # read as extraction cases, not as LoCoMo, despite the name
     capsys.readouterr()
     assert main([*argv, "--kind", "locomo"]) == 2
-    assert "expected a JSON list of samples" in capsys.readouterr().err
+    assert "LoCoMo is a JSON list of samples" in capsys.readouterr().err
 
 
 def test_every_kind_option_is_the_one_definition() -> None:

@@ -170,16 +170,20 @@ def random_question(rng: random.Random, i: int) -> dict[str, Any]:
 
 class RankedSubject:
     """Returns, for each question text, the ranking drawn for it (memgauge memory ids); what
-    it is given to ingest does not matter to it."""
+    it is given to ingest does not change its rankings, but it keeps it, as its dump says (a
+    memory whose dump lists nothing after an ingest holds nothing: issue 27)."""
 
     name = "drawn"
 
     def __init__(self, rankings: dict[str, list[str]]) -> None:
         self._rankings = rankings
+        self._stored: list[Memory] = []
 
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        self._stored = []
 
-    def ingest(self, memories: Sequence[Memory]) -> None: ...
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        self._stored.extend(memories)
 
     def flush(self) -> None: ...
 
@@ -190,7 +194,7 @@ class RankedSubject:
         )
 
     def dump(self) -> list[Memory]:
-        return []
+        return list(self._stored)
 
 
 def _draw(

@@ -95,7 +95,9 @@ def test_a_k_space_partly_below_the_cutoff_is_searched_where_the_task_takes_it(
         "number of hits from 10 (the largest cutoff, of Recall@10) to 1000)"
     ]
     assert [it["status"] for it in data["iterations"]] == ["completed"] * 5
-    assert all(10 <= it["params"]["k"] <= 13 for it in data["iterations"])
+    base, *proposed = data["iterations"]
+    assert base["params"]["k"] == 20  # a retrieval task's default depth, as evaluate's
+    assert all(10 <= it["params"]["k"] <= 13 for it in proposed)
     assert {r["status"] for r in _runs(db)} == {"completed"}
 
 

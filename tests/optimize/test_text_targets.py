@@ -298,7 +298,10 @@ def test_a_study_whose_starting_configuration_fails_is_an_error(
     db = tmp_path / "r.db"
     assert main(["optimize", str(path), "--store", str(db)]) == 4
     err = " ".join(capsys.readouterr().err.split())
-    assert "subject failed: the starting configuration failed: the run stopped: 4 of 4" in err
+    assert (
+        "subject failed: the starting configuration failed: subject decider: 4 of 4 items failed"
+        in err
+    )
     (study,) = api.optimizations(store=db)
     assert study["status"] == "failed"
     assert study["stopped_because"].startswith("the starting configuration failed: ")
