@@ -333,6 +333,7 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
     it = items[0]
     return [
         "/",
+        "/?candidates=show",
         f"/runs/{store.hostile}",
         f"/runs/{store.hostile}/items",
         f"/runs/{store.hostile}/items?show=failures&q=" + PAYLOADS["script"][:10],
@@ -385,7 +386,6 @@ def test_layout_at_1280_on_every_page(
     a, b = viewer_store.judged
     urls = [
         "/",
-        "/?candidates=show",
         *(
             f"/runs/{r}"
             for r in (
@@ -526,7 +526,6 @@ def test_candidate_runs_group_under_their_study_with_a_filter(
         assert order[at + 1 : at + 1 + len(runs)] == [["candidate", sid]] * len(runs)
     shown = page.locator("#runs tr.candidate a.run-link").all_inner_texts()
     assert set(shown) == set().union(*studies.values())
-    page.screenshot(path=str(DOCS / "viewer-runs.png"))
     page.click("a.candidates-toggle")
     page.wait_for_function("() => !location.search.includes('candidates=show')")
     assert page.locator("#runs tr.candidate").count() == 0
