@@ -86,8 +86,19 @@ def test_tier_stratified_precision_and_the_expected_order() -> None:
 def test_folder_ils() -> None:
     folders = {"a": "billing", "b": "billing", "c": "auth", "d": None}
     v = agent.folder_ils({"q1": ["a", "b", "c"], "q2": ["d"], "q3": []}, folders, k=3)
-    assert v.per_query == pytest.approx({"q1": 1 - 2 / 3, "q2": 0.0})
-    assert v.n == 2  # an empty result is not applicable
+    assert v.per_query == pytest.approx({"q1": 1 - 2 / 3})
+    assert v.n == 1  # an empty result, and one without a folder, are not applicable
+
+
+def test_folder_ils_is_na_with_the_reason_on_data_without_folders() -> None:
+    """Issue 29: every hit its own folder read as a perfect 0.000; it is n/a, saying why."""
+    ranked = {"q1": ["a", "b"], "q2": ["c"]}
+    v = agent.folder_ils(ranked, {"a": None, "b": None, "c": None}, k=3)
+    assert (v.value, v.n, v.per_query) == (None, 0, {})
+    assert v.note == "no memory in the dataset has a folder"
+    v = agent.folder_ils(ranked, {"a": None, "b": None, "c": None, "z": "auth"}, k=3)
+    assert (v.value, v.n) == (None, 0)
+    assert v.note == "no search returned a memory with a folder"
 
 
 def test_channel_contribution_and_unique_contribution() -> None:
@@ -184,3 +195,32 @@ def test_tier_stratified_precision_keeps_each_search_s_own_precision() -> None:
         "q1": {"critical": 1.0, "normal": 1.0},
         "q2": {"critical": 0.0, "normal": 0.0},
     }
+
+
+def test_every_agent_metric_has_one_one_line_definition() -> None:
+    """Issue 29: every report states each agent-memory metric's definition, from one dict."""
+    import json
+    import re
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[1] / "golden" / "evaluate_demo.json"
+    names = {
+        m.group(1)
+        for key in json.loads(golden.read_text())
+        if (m := re.match(r"systems\..+\.agent_metrics\.(.+@\d+)\.value$", key))
+    }
+    # the families the demo does not produce (no sourceChannels, one tier per hit list)
+    names |= {"tier_precision[critical]@5", "channel_recall[dense]@10", "channel_contribution@5"}
+    assert len(names) >= 15
+    for name in names:
+        text = agent.agent_metric_definition(name)
+        assert text is not None, name
+        assert "\n" not in text, name
+        assert len(text) <= 160, name
+    bases = {n.split("@")[0].split("[")[0] for n in names}
+    assert set(agent.AGENT_METRIC_DEFINITIONS) == bases
+    assert agent.agent_metric_definition("nDCG@10") is None
+    assert (
+        agent.agent_metric_definition("folder_ils@5")
+        == agent.AGENT_METRIC_DEFINITIONS["folder_ils"]
+    )

@@ -43,6 +43,8 @@ def _drop_later_fields(run: dict[str, Any]) -> None:
         for m in agg.get("measures", []):
             # what the gate decides on and how (issue 27): primary, scoring, fallbacks
             assert (m.pop("primary"), m.pop("scoring"), m.pop("n_fallback")) == (True, None, 0)
+            # why a value is n/a (issue 29)
+            assert m.pop("note") is None
 
 
 def test_a_store_made_before_alembic_is_upgraded_in_place_and_reads_the_same(

@@ -1,8 +1,10 @@
 """The viewer in a real browser: Debian's Chromium (`/usr/bin/chromium`) driven by Playwright,
 against `memgauge view` running as its own process. Click-through to a judge's reasoning,
 filters, compare, trend, a run in progress refreshing by itself, the layout at 1280 px on every
-page (nothing wider than the window, every SVG text inside its SVG), and script payloads in
-every kind of text shown as text with no script run. Screenshots for the README go to docs/.
+page (nothing wider than the window, every SVG text inside its SVG, no table cell broken
+inside a word, every table scrolling in its own box), a 0-1 measure's trend on a 0-1 axis, an
+optimization's candidate runs grouped under it on the runs page, and script payloads in every
+kind of text shown as text with no script run. Screenshots for the README go to docs/.
 
 Never `playwright install`: CI installs Debian's chromium with apt (`.ci/run`), and these tests
 skip, saying why, only where it is absent.
@@ -162,6 +164,52 @@ def _layout_ok(page: Any) -> None:
     got = page.evaluate(LAYOUT_JS)
     assert got["width"] <= 1280, f"{page.url}: scrollWidth {got['width']}"
     assert not got["bad"], f"{page.url}: SVG text outside its SVG: {got['bad'][:3]}"
+    _words_ok(page)
+
+
+# Where the text of each table cell wraps, read from the rendered line boxes: every character's
+# box (a Range over it), and a break wherever a character starts below the previous one of its
+# text node. A break between two letters or digits is a break inside a word ("ite|ms"); a break
+# at a space or after punctuation (`tune-|prompt`, `">|<img`) is one the line breaker allows
+# between words (UAX #14). Comparing heights with `white-space: nowrap` would change the
+# table's own layout while measuring it; this reads the layout as the reader sees it, and names
+# the very place of each bad break. Every table must also sit in a box that scrolls sideways.
+WORDS_JS = r"""() => {
+  const word = /[\p{L}\p{N}]/u, bad = [], unscrolled = [];
+  for (const cell of document.querySelectorAll('td, th')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.data;
+      let prev = null;
+      for (let i = 0; i < text.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const r = range.getClientRects()[0];
+        if (!r) { prev = null; continue; }
+        if (prev && word.test(prev.ch) && word.test(text[i]) && r.top >= prev.bottom - 1) {
+          bad.push(text.slice(Math.max(0, i - 15), i) + '|' + text.slice(i, i + 15));
+        }
+        prev = {ch: text[i], bottom: r.bottom};
+      }
+    }
+  }
+  for (const table of document.querySelectorAll('table')) {
+    const box = table.parentElement;
+    if (!box.classList.contains('scroll') || getComputedStyle(box).overflowX !== 'auto') {
+      unscrolled.push(table.id || table.className || table.outerHTML.slice(0, 60));
+    }
+  }
+  return {bad, unscrolled};
+}"""
+
+
+def _words_ok(page: Any) -> None:
+    """No table cell breaks inside a word, and every table scrolls in its own box (issue 29:
+    at 1280 px the runs list read "ite ms" and "co mpl ete d")."""
+    got = page.evaluate(WORDS_JS)
+    assert not got["bad"], f"{page.url}: a cell breaks inside a word: {got['bad'][:5]}"
+    assert not got["unscrolled"], f"{page.url}: a table outside a .scroll box: {got['unscrolled']}"
 
 
 def _item(run_id: str, subject: str, task: str, item: str) -> str:
@@ -285,6 +333,7 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
     it = items[0]
     return [
         "/",
+        "/?candidates=show",
         f"/runs/{store.hostile}",
         f"/runs/{store.hostile}/items",
         f"/runs/{store.hostile}/items?show=failures&q=" + PAYLOADS["script"][:10],
@@ -386,6 +435,101 @@ def test_layout_at_1280_on_every_page(
     for path in (report, viewer_store.path.parent / "ev" / "report.html"):
         page.goto(path.as_uri())
         _layout_ok(page)
+
+
+SCROLL_JS = """(sel) => {
+  const box = document.querySelector(sel).parentElement;
+  return {scroll: box.scrollWidth, client: box.clientWidth,
+          overflow: getComputedStyle(box).overflowX,
+          page: document.scrollingElement.scrollWidth};
+}"""
+
+
+def test_a_wide_table_scrolls_in_its_own_box(page: Any, tmp_path: Path) -> None:
+    """Fourteen measures of two systems make a summary wider than the page: it scrolls
+    sideways inside its box, the page does not, and no cell breaks a word to fit."""
+    measures = [
+        *("RR@5", "RR@10", "nDCG@5", "nDCG@10", "nDCG@20", "Recall@5", "Recall@10"),
+        *("Recall@20", "P@5", "P@10", "AP@10", "R-prec", "Success@5", "Success@10"),
+    ]
+    out = tmp_path / "wide"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "evaluate",
+            str(ROOT / "tests" / "data" / "good" / "bundle.yaml"),
+            *("-s", "lexical", "-s", "hybrid"),
+            *(a for m in measures for a in ("-m", m)),
+            *("--out", str(out), "--no-store", "--quiet"),
+        ],
+        env=_env(),
+        check=True,
+        capture_output=True,
+    )
+    page.goto((out / "report.html").as_uri())
+    got = page.evaluate(SCROLL_JS, "#retrieval-summary")
+    assert got["overflow"] == "auto"
+    assert got["scroll"] > got["client"] + 200, got
+    assert got["page"] <= 1280, got
+    _layout_ok(page)
+
+
+def test_a_0_1_measure_s_trend_axis_stays_within_0_1(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """One evaluate run with every value 1.0: the axis was drawn from 0.42 to 1.58."""
+    from memgauge.store.run_pages import RunReader
+
+    with RunReader(viewer_store.path) as r:
+        run = r.get_run(viewer_store.retrieval)
+    assert run is not None
+    for measure in ("nDCG@10", "Recall@5"):
+        key = f"lexical / retrieval / {measure}"
+        page.goto(f"{server.url}/trends?" + urlencode({"suite": run.suite_name, "measure": key}))
+        ticks = [float(t) for t in page.locator("#trend-chart svg text.y-tick").all_text_contents()]
+        assert len(ticks) == 5, ticks
+        assert min(ticks) >= 0.0, (measure, ticks)
+        assert max(ticks) <= 1.0, (measure, ticks)
+        _layout_ok(page)
+
+
+def test_candidate_runs_group_under_their_study_with_a_filter(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """Issue 29: an optimization's candidate runs buried the user's own runs."""
+    from memgauge.store.run_pages import RunReader
+
+    with RunReader(viewer_store.path) as r:
+        studies = {
+            sid: set(r.study_run_ids(sid))
+            for sid in (viewer_store.hostile_optimization, viewer_store.optimization)
+        }
+    page.goto(server.url + "/")
+    groups = page.locator("#runs tr.study-group")
+    assert [groups.nth(i).get_attribute("data-study") for i in range(2)] == list(studies)
+    assert page.locator("#runs tr.candidate").count() == 0
+    for sid, runs in studies.items():
+        group = page.locator(f'#runs tr.study-group[data-study="{sid}"]')
+        assert f"{len(runs)} candidate runs" in group.inner_text()
+    page.select_option("select[name=candidates]", "show")
+    page.click("form.filters button")
+    page.wait_for_function("() => location.search.includes('candidates=show')")
+    # each study's runs, right under it
+    order = page.evaluate(
+        """() => [...document.querySelectorAll('#runs tbody tr')].map(
+             tr => [tr.className, tr.dataset.study || ''])"""
+    )
+    for sid, runs in studies.items():
+        at = order.index(["study-group", sid])
+        assert order[at + 1 : at + 1 + len(runs)] == [["candidate", sid]] * len(runs)
+    shown = page.locator("#runs tr.candidate a.run-link").all_inner_texts()
+    assert set(shown) == set().union(*studies.values())
+    page.click("a.candidates-toggle")
+    page.wait_for_function("() => !location.search.includes('candidates=show')")
+    assert page.locator("#runs tr.candidate").count() == 0
+    assert page.locator("#runs tr.study-group").count() == 2
 
 
 STYLE_JS = """() => {

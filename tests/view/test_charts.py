@@ -93,3 +93,29 @@ def test_points_share_an_x_widen_the_scale_and_escape_their_titles() -> None:
     assert "&lt;i&gt;" in svg
     assert all(0 <= float(c.get("cy", "-1")) <= float(root.get("height", "0")) for c in circles)
     _texts_inside(svg)
+
+
+def _y_ticks(svg: str) -> list[float]:
+    root = ET.fromstring(svg)
+    return [float(t.text or "") for t in root.iter(f"{NS}text") if t.get("class") == "y-tick"]
+
+
+def test_a_0_1_measure_s_axis_stays_within_0_1() -> None:
+    """Issue 29: a recall of 1.0 in every run was drawn on an axis from 0.42 to 1.58."""
+    runs = ["2026-01-01 10:00", "2026-01-02 10:00"]
+    flat = _y_ticks(str(line_chart("Recall@5", runs, [Line("value", [1.0, 1.0])])))
+    assert (min(flat), max(flat)) == (0.0, 1.0)
+    one = _y_ticks(str(line_chart("Recall@5", runs[:1], [Line("value", [1.0])])))
+    assert (min(one), max(one)) == (0.0, 1.0)
+    # a band up to 1.0 and a value near 0: the margin stops at 0 and 1
+    banded = _y_ticks(
+        str(line_chart("nDCG@10", runs, [Line("value", [0.02, 0.9], [0.0, 0.8], [0.1, 1.0])]))
+    )
+    assert (min(banded), max(banded)) == (0.0, 1.0)
+    inside = _y_ticks(str(line_chart("nDCG@10", runs, [Line("value", [0.3, 0.6])])))
+    assert 0.0 < min(inside) < 0.3
+    assert 0.6 < max(inside) < 1.0
+    # values past 0 or 1 keep their margin: a lift, an SPRT path
+    lift = _y_ticks(str(line_chart("lift", runs, [Line("value", [-0.4, 1.4])])))
+    assert min(lift) < -0.4
+    assert max(lift) > 1.4

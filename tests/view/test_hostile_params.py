@@ -26,6 +26,8 @@ def _urls(s: ViewerStore, v: str) -> list[str]:
         f"/?suite={v}",
         f"/?status={v}",
         f"/?kind={v}",
+        f"/?candidates={v}",
+        f"/?candidates=show&suite={v}",
         f"/?{v}=1",
         *(
             f"{items}?{k}={v}"

@@ -91,6 +91,13 @@ def test_runs_item_and_failures_match_sqlite(
 
         assert shape(a.runs_overview()) == shape(b.runs_overview())
         assert shape(a.runs_overview(suite="judged")) == shape(b.runs_overview(suite="judged"))
+        assert shape(a.runs_overview(candidates=False)) == shape(b.runs_overview(candidates=False))
+        # an optimization's candidate runs, grouped under it (issue 29)
+        groups = [
+            [(g["suite"], g["n_runs"], g["n_live"], g["n_failed"]) for g in r.study_groups()]
+            for r in (a, b)
+        ]
+        assert groups[0] == groups[1] == [("tune-prompt", 5, 0, 0), ("tune-lexical", 6, 0, 0)]
         assert a.choices() == b.choices()
         assert len(b.suite_runs("judged", exclude=pg_viewer_store.judged[0])) == 1
         for store, reader in ((viewer_store, a), (pg_viewer_store, b)):
@@ -118,6 +125,7 @@ def _urls(store: ViewerStore) -> list[str]:
     return [
         "/",
         "/?suite=judged",
+        "/?candidates=show",
         *(
             f"/runs/{r}"
             for r in (a, b, store.retrieval, store.audit, store.extraction, store.operations)

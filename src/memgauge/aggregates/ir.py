@@ -624,6 +624,7 @@ def _measure_values(task: str, systems: Sequence[SystemResult]) -> list[MeasureV
                     higher_is_better=base not in ("folder_ils",),
                     source="ir",
                     kind="agent",
+                    note=a.note if a.value is None else None,
                     # seed 002 section 3.1's measures are the task's own; its 3.2 and 3.3
                     # metrics are secondary: shown, and gated only where a target names them
                     primary=False,

@@ -194,6 +194,11 @@ class MeasureValue(_Record):
         description="Of `n_scored`, the opt-in stand-in values (a judge that failed under"
         " `on_failure: neutral`, scored seed 000's neutral 0.5); shown beside the value.",
     )
+    note: str | None = Field(
+        default=None,
+        description="Why the value is n/a, where its aggregate says (`no memory in the dataset"
+        " has a folder`); shown beside it.",
+    )
 
 
 class TargetCheck(_Record):

@@ -127,6 +127,23 @@ _ITEM_COLUMNS = (
 )
 
 
+#: the candidate runs of optimizations: a run in `optimization_iterations`
+_CANDIDATE = "SELECT 1 FROM optimization_iterations o WHERE o.run_id = r.run_id"
+
+
+def _run_filters(
+    suite: str | None, status: str | None, kind: str | None
+) -> tuple[list[str], dict[str, Any]]:
+    """The runs page's filters on `suite_runs r`: SQL conditions and their parameters."""
+    clauses: list[str] = []
+    args: dict[str, Any] = {}
+    for column, value in (("suite_name", suite), ("status", status), ("kind", kind)):
+        if value:
+            clauses.append(f"r.{column} = :{column}")
+            args[column] = value
+    return clauses, args
+
+
 @dataclass(frozen=True)
 class ItemQuery:
     """Which page of a run's items: the filter, search, sort and page, as the URL gives them."""
@@ -200,15 +217,17 @@ class RunReader(SuiteRunStore):
         suite: str | None = None,
         status: str | None = None,
         kind: str | None = None,
+        candidates: bool = True,
         limit: int = 200,
     ) -> list[dict[str, Any]]:
-        """The newest runs first, with item counts, subjects, tasks and failure records."""
-        clauses: list[str] = []
-        args: dict[str, Any] = {"limit": limit}
-        for column, value in (("suite_name", suite), ("status", status), ("kind", kind)):
-            if value:
-                clauses.append(f"r.{column} = :{column}")
-                args[column] = value
+        """The newest runs first, with item counts, subjects, tasks, failure records and
+        `study_id`: the optimization the run is a candidate of (None for a run of its own).
+        `candidates=False` leaves the candidates out (the runs page shows each study once,
+        `study_groups`), so an optimization's runs take no place among the `limit` newest."""
+        clauses, args = _run_filters(suite, status, kind)
+        if not candidates:
+            clauses.append(f"NOT EXISTS ({_CANDIDATE})")
+        args["limit"] = limit
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._sql(
             "SELECT r.run_id, r.suite_name, r.kind, r.status, r.reason, r.created_at,"
@@ -217,7 +236,8 @@ class RunReader(SuiteRunStore):
             "  AND i.status = 'completed'),"
             " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
             "  AND i.status = 'failed'),"
-            " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id)"
+            " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id),"
+            " (SELECT MIN(o.study_id) FROM optimization_iterations o WHERE o.run_id = r.run_id)"
             f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT :limit",
             args,
         )
@@ -244,9 +264,52 @@ class RunReader(SuiteRunStore):
                 "subjects": subjects.get(r[0], []),
                 "tasks": tasks.get(r[0], []),
                 "n_failure_records": r[12],
+                "study_id": r[13],
             }
             for r in rows
         ]
+
+    def study_groups(
+        self,
+        *,
+        suite: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Each optimization with candidate runs that pass the same filters as
+        `runs_overview`, the newest first: the study (suite, objective, subject, strategy,
+        status), how many of its runs pass, how many of those are still going or failed, and
+        the newest one's creation time."""
+        clauses, args = _run_filters(suite, status, kind)
+        args["limit"] = limit
+        where = "".join(f" AND {c}" for c in clauses)
+        rows = self._sql(
+            "SELECT s.study_id, s.suite_name, s.task, s.measure, s.subject, s.strategy,"
+            " s.status, COUNT(DISTINCT r.run_id),"
+            " COUNT(DISTINCT CASE WHEN r.status IN ('queued', 'running') THEN r.run_id END),"
+            " COUNT(DISTINCT CASE WHEN r.status = 'failed' THEN r.run_id END),"
+            " MAX(r.created_at)"
+            " FROM suite_runs r JOIN optimization_iterations o ON o.run_id = r.run_id"
+            f" JOIN optimization_studies s ON s.study_id = o.study_id WHERE 1 = 1{where}"
+            " GROUP BY s.study_id, s.suite_name, s.task, s.measure, s.subject, s.strategy,"
+            " s.status ORDER BY MAX(r.created_at) DESC, s.study_id DESC LIMIT :limit",
+            args,
+        )
+        keys = (
+            "study_id",
+            "suite",
+            "task",
+            "measure",
+            "subject",
+            "strategy",
+            "status",
+            "n_runs",
+            "n_live",
+            "n_failed",
+            "created_at",
+        )
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def _grouped(self, table: str, column: str, run_ids: Sequence[str]) -> dict[str, list[str]]:
         """`column` of `table` per run of `run_ids`, sorted."""

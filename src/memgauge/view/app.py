@@ -7,10 +7,11 @@ change the store. Responses carry a Content-Security-Policy that allows only the
 script (the vendored HTMX) and no inline script: an escaped payload that slipped through
 would still not run.
 
-Routes: `/` runs · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query
-string) · `/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=`
-· `/ab`, `/ab/test?name=` · `/shadow?name=` · `/optimizations`,
-`/optimizations/{id}?a=&b=` (the diff from iteration A to B) · `/static/...`. A page family is a function
+Routes: `/` runs (an optimization's candidate runs grouped under it; `?candidates=show` lists
+them there) · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query string) ·
+`/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=` · `/ab`,
+`/ab/test?name=` · `/shadow?name=` · `/optimizations`, `/optimizations/{id}?a=&b=` (the diff
+from iteration A to B) · `/static/...`. A page family is a function
 here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
 """
 
@@ -39,6 +40,7 @@ from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import item_context, page_url, render, static_bytes
+from memgauge.view.runs_list import CANDIDATES, runs_list
 
 __all__ = ["create_app"]
 
@@ -109,22 +111,23 @@ class _Views:
     async def runs(self, request: Request) -> Response:
         qp = request.query_params
         filters = {k: qp.get(k) or "" for k in ("suite", "status", "kind")}
+        candidates = _choice(qp.get("candidates"), CANDIDATES)
+        show = candidates == "show"
+        suite, status, kind = (filters[k] or None for k in ("suite", "status", "kind"))
         with self._reader() as reader:
-            rows = reader.runs_overview(
-                suite=filters["suite"] or None,
-                status=filters["status"] or None,
-                kind=filters["kind"] or None,
-            )
+            rows = reader.runs_overview(suite=suite, status=status, kind=kind, candidates=show)
+            groups = reader.study_groups(suite=suite, status=status, kind=kind)
             choices = reader.choices()
         for r in rows:
             r["duration"] = duration(r["started_at"], r["finished_at"])
-        live = any(r["status"] in LIVE for r in rows)
+        live = any(r["status"] in LIVE for r in rows) or any(g["n_live"] for g in groups)
         return _page(
             render(
                 "runs.html",
-                runs=rows,
+                entries=runs_list(rows, groups, show=show),
+                n_candidates=sum(g["n_runs"] for g in groups),
                 choices=choices,
-                filters=filters,
+                filters={**filters, "candidates": candidates},
                 live=live,
                 **self._base(request),
             )

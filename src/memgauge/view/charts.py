@@ -5,7 +5,8 @@ Every text is escaped, and every text is laid out inside its `<svg>`: a label ge
 as wide as the longest label needs, measured with a conservative per-character width (`width`)
 and cut with an ellipsis past a limit (the whole text stays in a `<title>`), and a value is
 written in a column reserved for it on the right, never past the end of its bar. A chart is
-as wide as its content and shrinks with the page (`max-width: 100%`), text and all.
+as wide as its content and shrinks with the page (`max-width: 100%`), text and all. A line
+chart's y axis stays within 0-1 where its values do (its tick labels are `text.y-tick`).
 """
 
 from __future__ import annotations
@@ -151,9 +152,22 @@ def _scale(
         return 0.0, 1.0
     lo, hi = min(vals), max(vals)
     if hi - lo < 1e-9:
-        lo, hi = lo - 0.5, hi + 0.5
-    pad = (hi - lo) * 0.08
-    return lo - pad, hi + pad
+        # one value: a share's whole range, else a unit around it
+        if 0.0 <= lo <= 1.0:
+            return 0.0, 1.0
+        y_lo, y_hi = lo - 0.5, hi + 0.5
+    else:
+        pad = (hi - lo) * 0.08
+        y_lo, y_hi = lo - pad, hi + pad
+    # the margin never passes 0 or 1 where the values do not: a 0-1 measure's axis stays in
+    # 0-1 (issue 29: a recall of 1.0 was drawn on an axis up to 1.58), a non-negative one
+    # starts at 0 at the lowest
+    if lo >= 0.0:
+        y_lo = max(y_lo, 0.0)
+    for bound in (0.0, 1.0):
+        if hi <= bound:
+            y_hi = min(y_hi, bound)
+    return y_lo, y_hi
 
 
 def line_chart(
@@ -203,7 +217,7 @@ def line_chart(
         yy = y(y_lo + (y_hi - y_lo) * k / 4)
         body.append(
             f'<line x1="{left:.1f}" x2="{left + plot_w:.1f}" y1="{yy:.1f}" y2="{yy:.1f}"'
-            ' stroke="#e5e8ee"/>' + _t(left - 5, yy + 4, t, anchor="end")
+            ' stroke="#e5e8ee"/>' + _t(left - 5, yy + 4, t, anchor="end", extra=' class="y-tick"')
         )
     for ln in lines:
         if ln.low is not None and ln.high is not None:

@@ -52,6 +52,8 @@ class Cell:
     n_scored: int
     n_failed: int
     n_fallback: int = 0
+    #: why the value is n/a, where the aggregate says
+    note: str | None = None
 
 
 @dataclass
@@ -121,7 +123,7 @@ def _grid(summary: RunSummary) -> tuple[list[str], list[GridRow]]:
             row = rows.setdefault((m.task, m.name), GridRow(m.task, m.name, agg.aggregate, {}))
             if m.subject not in row.cells:
                 row.cells[m.subject] = Cell(
-                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed, m.n_fallback
+                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed, m.n_fallback, m.note
                 )
     return list(subjects), sorted(rows.values(), key=lambda r: (r.task, r.source != "evaluator"))
 

@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
+from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.view.fmt import (
     agent_names,
@@ -163,6 +164,7 @@ def environment() -> Environment:
         agent_names=agent_names,
         agent_text=fmt_agent,
         agent_target=_agent_target,
+        agent_definition=agent_metric_definition,
         breakdown_keys=_breakdown_keys,
         summary_text=fmt_summary,
         no_relevant_text=no_relevant_text,
