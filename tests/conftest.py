@@ -15,6 +15,9 @@ import yaml
 
 from memgauge.cli.main import main
 
+# with MEMGAUGE_NO_SKIP=1 (scripts/check.sh), a test skipped for a missing tool fails the run
+pytest_plugins = ["tool_skips"]
+
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 

@@ -4,7 +4,7 @@ on 127.0.0.1 on a free port, stopped and removed at the end.
 PostgreSQL refuses to run as root, and CI runs as root: the server then runs as the `postgres`
 user (through `runuser`), in a directory that user owns. This is why the tests do not use
 pytest-postgresql. The binaries come from `MEMGAUGE_TEST_PG_BIN`, else the newest
-/usr/lib/postgresql/*/bin (Debian's `postgresql` package; `.ci/run` installs it).
+/usr/lib/postgresql/*/bin (Debian's `postgresql` package; scripts/test-tools.sh installs it).
 """
 
 from __future__ import annotations

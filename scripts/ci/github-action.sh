@@ -2,7 +2,8 @@
 # The steps of memgauge's GitHub Action (action.yml), as one script that tests can run with a
 # fake event payload and a fake GitHub API (tests/ci/test_github_action.py).
 #
-# 1. install memgauge (pip arguments in MEMGAUGE_INSTALL; empty: it is installed already)
+# 1. install memgauge (pip arguments in MEMGAUGE_INSTALL, `memgauge` meaning this Action's own
+#    checkout; empty: it is installed already)
 # 2. run the suite into a store (MEMGAUGE_STORE_URL, e.g. postgresql://...; default a SQLite file
 #    on the runner), its targets as JUnit XML
 # 3. gate the run against the baseline that lives outside the runner: the store's own history
@@ -29,9 +30,21 @@ output() { if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "$1=$2" >>"$GITHUB_OUTPUT";
 summary() { if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat >>"$GITHUB_STEP_SUMMARY"; else cat >/dev/null; fi; }
 
 if [ -n "${MEMGAUGE_INSTALL:-}" ]; then
-  # word splitting on purpose: "memgauge[postgres]==0.2 my-memory-package"
-  # shellcheck disable=SC2086
-  "$py" -m pip install --quiet $MEMGAUGE_INSTALL
+  # the words of MEMGAUGE_INSTALL ("memgauge[postgres] my-memory-package"), never globbed. The
+  # word `memgauge` (or `memgauge[EXTRAS]`) is this Action's own checkout: the package its
+  # scripts belong to, at the ref `uses:` names (memgauge is not on PyPI; a pin such as
+  # memgauge==0.2 still asks the index)
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  read -ra words -d "" <<<"$MEMGAUGE_INSTALL" || true  # every line's words
+  args=()
+  for word in "${words[@]}"; do
+    case "$word" in
+      memgauge) args+=("$here") ;;
+      memgauge\[*\]) args+=("$here${word#memgauge}") ;;
+      *) args+=("$word") ;;
+    esac
+  done
+  "$py" -m pip install --quiet "${args[@]}"
 fi
 
 # -- 2. run ----------------------------------------------------------------------------------

@@ -482,3 +482,32 @@ def test_a_next_page_on_another_host_is_not_followed(
         assert "another host" in capsys.readouterr().err
         assert elsewhere.requests == []
         assert len(github.comments) == 3
+
+
+def test_the_install_input_memgauge_is_the_actions_own_checkout(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """memgauge is not on PyPI: the word `memgauge` (with extras or not) installs the checkout
+    the Action runs from; any other word is given to pip as written."""
+    calls = tmp_path / "pip-calls.txt"
+    python = tmp_path / "python"
+    python.write_text(
+        "#!/usr/bin/env bash\n"
+        f'if [ "$1 $2" = "-m pip" ]; then printf "%s\\n" "${{@:3}}" >> {calls}; exit 0; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntasks: nope\n")
+    install = "memgauge[X,postgres]  my-memory==1.0\nmemgauge"
+    done, _ = _action(
+        tmp_path,
+        github,
+        bad,
+        {"pull_request": {"number": 1}},
+        MEMGAUGE_PYTHON=str(python),
+        MEMGAUGE_INSTALL=install,
+    )
+    assert done.returncode == 2, done.stderr  # then the suite: bad input, as usual
+    words = calls.read_text().splitlines()
+    assert words == ["install", "--quiet", f"{ROOT}[X,postgres]", "my-memory==1.0", str(ROOT)]

@@ -92,7 +92,6 @@ def _write(tmp_path: Path, name: str, memory: dict[str, Any], block: dict[str, A
 def test_a_study_over_fusion_methods_runs_each_as_its_own_spec(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("optuna")
     monkeypatch.setenv("MEMGAUGE_MINILM", "numpy")
     block = {
         "subject": "memory",

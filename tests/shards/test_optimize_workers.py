@@ -16,8 +16,6 @@ from tests.shards.conftest import summary_view
 from memgauge import api
 from memgauge.cli.main import main
 
-pytest.importorskip("optuna")
-
 
 def _suite(tmp_path: Path, dataset: Path, pids: Path) -> Path:
     pids.mkdir()

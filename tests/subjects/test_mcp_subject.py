@@ -218,6 +218,26 @@ def test_mcp_url_shorthand(http_server: str) -> None:
     assert parse_system("mcp:npx x") == [("mcp", {"mcp": {"command": "npx x"}})]
 
 
+def test_the_at_of_an_npm_scope_is_not_a_label() -> None:
+    """The quick start's line ran `npx -y` alone (the rest taken as the label after @): npx
+    then opened a shell that read the JSON-RPC requests as commands."""
+    from memgauge.subjects.parse import parse_system
+
+    quickstart = (Path(__file__).resolve().parents[2] / "docs" / "quickstart.md").read_text()
+    (line,) = re.findall(r'-s "(mcp:npx [^"]+)"', quickstart)
+    command = "npx -y @modelcontextprotocol/server-memory"
+    assert parse_system(line) == [("mcp", {"mcp": {"command": command}})]
+    assert parse_system(f"mcp:{command}@graph") == [("graph", {"mcp": {"command": command}})]
+    assert parse_system("http://127.0.0.1:8000@service") == [
+        ("service", {"http": {"base_url": "http://127.0.0.1:8000"}})
+    ]
+    assert parse_system("python:mymemory:make@mine") == [
+        ("mine", {"python": {"target": "mymemory:make"}})
+    ]
+    with pytest.raises(UsageError, match="the label after @ is empty"):
+        parse_system("lexical@")
+
+
 def test_mcp_needs_a_command_or_a_url() -> None:
     with pytest.raises(UsageError, match=r"`command`.*or `url`"):
         McpSubject()

@@ -54,8 +54,6 @@ def optimize() -> None:
     memgauge optimize --resume ID [--workers N | --executor ...]
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
-
-    Needs Optuna: pip install 'memgauge[optimize]'.
     """
 
 
@@ -245,7 +243,7 @@ def run(
     Exit codes: 0 done (a candidate that failed or was refused is recorded with its reason);
     2 a mistake in the suite, its optimization block or a flag (nothing written), or every
     candidate the search proposed was refused (a bad space); 3 Optuna is not installed
-    (pip install 'memgauge[optimize]') or an endpoint is unreachable; 4 the starting
+    (pip install 'optuna>=4.0') or an endpoint is unreachable; 4 the starting
     configuration's run failed; 130 interrupted (resume with --resume ID).
     """
     if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):

@@ -10,8 +10,9 @@ length batching are the NumPy embedder's; only `_encode` runs on ONNX Runtime, w
 intra-op threads (where the machine has two cores): on LoCoMo turns that is 1.9x the texts per
 second of one thread for 6% more CPU per text (BENCHMARKS.md, "Offline embeddings").
 
-`pip install 'memgauge[onnx]'` brings onnx and onnxruntime; without them `minilm` falls back to
-NumPy and `minilm:onnx` says what to install (exit 3).
+onnx and onnxruntime are dependencies of memgauge; where they cannot be imported (installed
+without its dependencies, a platform without their wheels) `minilm` falls back to NumPy and
+`minilm:onnx` says what to install (exit 3).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["BUILDER_VERSION", "MiniLMOnnxEmbedder", "build_graph", "onnx_availab
 #: bump when the graph changes: the cached file's name carries it
 BUILDER_VERSION = 1
 _OPSET = 17
-_INSTALL = "pip install 'memgauge[onnx]'"
+_INSTALL = "pip install 'onnx>=1.15' 'onnxruntime>=1.17'"
 
 
 def onnx_available() -> bool:
@@ -204,7 +205,10 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         threads: int | None = None,
     ) -> None:
         if not onnx_available():
-            raise UnavailableError(f"minilm:onnx needs onnx and onnxruntime: {_INSTALL}")
+            raise UnavailableError(
+                f"minilm:onnx needs onnx and onnxruntime, dependencies of memgauge that are not "
+                f"installed here: {_INSTALL}"
+            )
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
         import onnxruntime as ort  # type: ignore[import-untyped]
 

@@ -10,6 +10,7 @@ from concurrent.futures import Executor as PoolExecutor
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.imports import import_roots
 from memgauge._util.process import host_name, is_alive
 from memgauge.errors import UsageError
 from memgauge.llm.context import llm_context
@@ -127,7 +128,8 @@ def run_optimization(
             raise UsageError("give the SUITE file to optimize (or --resume ID)")
         path = suite_path.resolve()
         suite = load_suite(path)
-        config = resolve_config(suite, overrides or {}, path)
+        with import_roots(path.parent):  # a python: factory's defaults, from beside the suite
+            config = resolve_config(suite, overrides or {}, path)
     objective = SuiteObjective(suite, config, recorder or store, path.parent)
     made: dict[str, Proposer] = default_proposers(config)
     made.update(proposers or {})

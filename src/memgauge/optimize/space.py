@@ -1,7 +1,7 @@
 """The search space as Optuna distributions, and the samplers every strategy asks for candidates.
 
-Optuna is the search machinery (distributions, samplers, ask/tell); it is an optional extra
-(`pip install 'memgauge[optimize]'`), imported only here and only when an optimization starts.
+Optuna is the search machinery (distributions, samplers, ask/tell); a dependency of memgauge,
+imported only here and only when an optimization starts.
 
 - `tpe`: Optuna's `TPESampler` (Bergstra et al. 2011, "Algorithms for Hyper-Parameter
   Optimization"), `random`: its `RandomSampler`;
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTALL", "distributions", "load_optuna", "neighbor_sampler", "params_key"]
 
-#: what to run when Optuna is missing
-INSTALL = "pip install 'memgauge[optimize]'"
+#: what to run when Optuna is missing (memgauge installed without its dependencies)
+INSTALL = "pip install 'optuna>=4.0'"
 
 
 def load_optuna() -> Any:
@@ -43,7 +43,8 @@ def load_optuna() -> Any:
         module = importlib.import_module("optuna")
     except ImportError:
         raise UnavailableError(
-            f"memgauge optimize needs Optuna, an optional extra: {INSTALL}"
+            f"memgauge optimize needs Optuna, a dependency of memgauge that is not installed "
+            f"here: {INSTALL}"
         ) from None
     module.logging.set_verbosity(module.logging.WARNING)
     return module

@@ -2,8 +2,8 @@
 value, passed and reason. The CSV export writes it as text; the Parquet export as typed
 columns, for pandas, polars, DuckDB and Spark.
 
-Parquet needs pyarrow, an optional extra (`pip install 'memgauge[parquet]'`): about 40 MB that
-most users of the CSV never need. Without it the export is `UnavailableError` (exit 3), saying
+Parquet needs pyarrow, an optional extra (`pip install 'memgauge[parquet]'`): about 170 MB
+installed, which most users of the CSV never need. Without it the export is `UnavailableError` (exit 3), saying
 what to install.
 """
 

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
+from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
 from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
@@ -419,10 +420,14 @@ def run_suite(
     """
     # a suite built in code is checked here, as a suite file is when read: before anything
     # is written (live objects, the API's own subjects, are checked when used)
-    problems = component_problems(suite, skip_kinds=("live",))
+    root = base or (suite_path.parent if suite_path else Path.cwd())
+    # python: targets resolve from the suite's directory (and the current one), when checked
+    # here and when built in the lanes' threads below
+    with import_roots(root):
+        problems = component_problems(suite, skip_kinds=("live",))
     if problems:
         raise UsageError("; ".join(str(p) for p in problems))
-    root = base or (suite_path.parent if suite_path else Path.cwd())
+    build = rooted(build, root)
     plan = plan_suite(suite, root, datasets)
     prepare_evaluators(plan)  # a missing capability is exit 3 before anything is written
     sharded = sharded_subjects(suite, workers, pool, datasets)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.imports import rooted
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
@@ -329,7 +330,9 @@ def run_shard(shard: Shard) -> ShardResult:
     result = ShardResult(shard.index)
     try:
         try:
-            lane = SubjectLane(shard.subject, shard.spec, shard.concurrency, build_subject)
+            # its python: target resolves from the run's base, as in the driver
+            build = rooted(build_subject, shard.base)
+            lane = SubjectLane(shard.subject, shard.spec, shard.concurrency, build)
         except UnavailableError as exc:
             result = ShardResult(shard.index, unavailable=str(exc))
         else:

@@ -48,6 +48,7 @@ from pydantic import (
     model_validator,
 )
 
+from memgauge._util.imports import import_roots
 from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
@@ -622,14 +623,17 @@ def load_suite(path: str | Path) -> Suite:
             loc = tuple(p for p in err["loc"] if p != "spec")
             problems.append(Problem(file, line_of(node, loc), prob.field, prob.message))
         raise DataError(problems) from None
-    problems = [
-        Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
-        for sp in component_problems(suite)
-    ]
-    problems += [
-        Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
-        for loc, message in optimization_problems(suite)
-    ]
+    # a python: target's kwargs are checked against its factory: its module is found beside the
+    # suite file as it will be when the suite runs
+    with import_roots(p.parent):
+        problems = [
+            Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
+            for sp in component_problems(suite)
+        ]
+        problems += [
+            Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
+            for loc, message in optimization_problems(suite)
+        ]
     seen: set[str] = set()
     for i, task in enumerate(suite.tasks):
         if task.name in seen:

@@ -22,6 +22,7 @@ its line and the key).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +109,13 @@ def parse_system(text: str, option: str = "--system") -> list[tuple[str, dict[st
 
 def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     label = None
-    if "@" in text:
-        text, label = text.rsplit("@", 1)
-        if not label:
-            raise UsageError(f"{option} {text}@: the label after @ is empty")
+    if text.endswith("@"):
+        raise UsageError(f"{option} {text}: the label after @ is empty")
+    body, at, after = text.rpartition("@")
+    # `@LABEL` ends the text, right after it, and names no path: the @ of an npm scope
+    # (`mcp:npx -y @modelcontextprotocol/server-memory`) follows a space and has a "/"
+    if at and body and not body[-1].isspace() and not re.search(r"[\s/]", after):
+        text, label = body, after
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         return _spec_file(path, label)

@@ -6,11 +6,14 @@ object with a `text` attribute or a dict with "text"), or both. `search` may ret
 `SearchResult`, a list of `Hit`s, or a list of dicts with `id` and optionally `text`, `score`,
 `channels`: the adapter normalises them, so a user's class needs no memgauge imports. Session
 context is passed as `session=` only when `search` accepts it.
+
+The module of a target is looked for as `python -m` and pytest look for a test's module: in the
+current directory (and first in a suite file's directory while that suite is checked or run),
+then on `sys.path`; see `memgauge._util.imports`.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import reprlib
 import time
@@ -19,6 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
+from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import ReplyError, SubjectError, UsageError
@@ -38,16 +42,19 @@ REQUIRED = ("reset", "ingest", "search")
 
 
 def load_target(target: str) -> Callable[..., Any]:
-    """Resolve `package.module:attr.path` to the object; UsageError saying what is wrong."""
+    """Resolve `package.module:attr.path` to the object; UsageError saying what is wrong.
+
+    The module is looked for in `import_dirs()` first, then on `sys.path`."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"python subject {target!r}: write it as package.module:factory")
+    dirs = import_dirs()
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = import_from(module_name, dirs)
     except ImportError as exc:
         raise UsageError(
-            f"python subject {target!r}: cannot import {module_name!r} ({exc}); is it installed "
-            "or on PYTHONPATH?"
+            f"python subject {target!r}: cannot import {module_name!r} ({exc}); it was looked "
+            f"for in {', '.join(dirs)}, then on PYTHONPATH and among the installed packages"
         ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
