@@ -180,3 +180,37 @@ def test_a_subject_with_no_data_renders_beside_one_with_categories(
         md = render_markdown(mixed)
         assert "| empty | - | - |" in md
         assert "- **empty**: n_failed 3" in md
+
+
+def test_at_80_columns_no_cell_is_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate` on a terminal 80 columns wide: the systems that do not fit beside the others
+    go to a table below, which repeats the metric and target columns; nothing is cut."""
+    import sys
+
+    from memgauge.cli.main import main
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    save_retrieval_dataset(demo_dataset(), tmp_path / "demo")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    systems = ["lexical", "lexical@second-lexical", "lexical@third-lexical"]
+    argv = ["evaluate", str(tmp_path / "demo"), "--out", str(tmp_path / "o"), "--no-progress"]
+    assert main([*argv, *(a for s in systems for a in ("-s", s))]) == 0
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    lines = out.splitlines()
+    assert "…" not in out
+    tables = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert max(len(line) for line in tables) <= 80  # prose is soft-wrapped by the terminal
+    # every agent-memory metric and target whole, and each system's value beside it
+    for name in ("tier_precision[constitutional]@5", "constitutional_surfacing@5"):
+        rows = [line for line in lines if f"│ {name} " in line]
+        assert len(rows) >= 2  # the metric column is repeated in the table below
+        assert all(re.search(r"│ \d\.\d{3} \(n=\d+\) +│$", row) for row in rows)
+    headers = " ".join(line for line in lines if line.startswith("┃"))
+    assert all(f" {s.split('@')[-1]} " in headers for s in systems)
+    assert "agent-memory metrics (continued)" in out
+    assert "│ tier_order_holds@5" in out
+    assert re.search(r"│ critical > +│", out)  # the target wraps in its own column

@@ -5,7 +5,10 @@ on any console, `[...]` included; colours are styles, never markup."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -29,7 +32,65 @@ from memgauge.view.fmt import (
     ok_systems,
 )
 
-__all__ = ["render_terminal"]
+__all__ = ["print_fitted", "render_terminal"]
+
+#: A row of a table with a column per system: its leading cells (measure, target, ...), then
+#: one cell per system.
+Row = tuple[list[Text], list[Text]]
+
+#: The widest a target (`critical > important > normal`) is drawn before it wraps.
+_TARGET_WIDTH = 12
+
+
+def _table(
+    title: Text,
+    head: Sequence[tuple[str, int | None]],
+    names: Sequence[str],
+    rows: Sequence[Row],
+    chosen: Sequence[int],
+    *,
+    whole: bool = True,
+) -> Table:
+    """The table of the systems at `chosen`, beside `head`'s columns; `whole`: cells are drawn
+    on one line (a bounded column, a target, wraps within its width), else they wrap."""
+    table = Table(title=title, title_justify="left")
+    for header, width in head:
+        table.add_column(header, no_wrap=whole and width is None, max_width=width, overflow="fold")
+    for j in chosen:
+        table.add_column(term(names[j]), no_wrap=whole, overflow="fold")
+    for lead, cells in rows:
+        table.add_row(*lead, *(cells[j] for j in chosen))
+    return table
+
+
+def print_fitted(
+    console: Console,
+    title: Text,
+    head: Sequence[tuple[str, int | None]],
+    names: Sequence[str],
+    rows: Sequence[Row],
+) -> None:
+    """A table with `head`'s columns, then a column per system, drawn at the console's width:
+    when the systems do not all fit side by side, they are split over several tables, one
+    under the other, each repeating the leading columns, so that no cell is cut (rich cuts a
+    `no_wrap` cell with an ellipsis, and would otherwise break `0.798 [0.67, 0.91]` inside its
+    interval). A single system wider than the console folds its cells."""
+
+    unbounded = console.options.update_width(1 << 16)
+
+    def fits(chosen: list[int]) -> bool:
+        table = _table(title, head, names, rows, chosen)
+        return Measurement.get(console, unbounded, table).maximum <= console.width
+
+    chunks: list[list[int]] = []
+    for i in range(len(names)):
+        if chunks and fits([*chunks[-1], i]):
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    for k, chunk in enumerate(chunks or [[]]):
+        shown = title if k == 0 else Text.assemble(title, " (continued)")
+        console.print(_table(shown, head, names, rows, chunk, whole=fits(chunk)))
 
 
 def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
@@ -37,24 +98,23 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     st = result.settings
     systems = ok_systems(result)
     mk = marks(result)
-    table = Table(
-        title=term(
-            f"{result.dataset.name}"
-            + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-            + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}"
-        ),
-        title_justify="left",
+    title = term(
+        f"{result.dataset.name}"
+        + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
+        + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}"
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.
-    table.add_column("measure", no_wrap=True)
-    for s in systems:
-        table.add_column(term(s.name), no_wrap=True)
-    for m in st.measures:
-        row = [term(m)]
-        for s in systems:
-            row.append(_marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m))))
-        table.add_row(*row)
-    console.print(table)
+    rows: list[Row] = [
+        (
+            [term(m)],
+            [
+                _marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m)))
+                for s in systems
+            ],
+        )
+        for m in st.measures
+    ]
+    print_fitted(console, title, [("measure", None)], [s.name for s in systems], rows)
     if len(systems) > 1:
         console.print(
             term(
@@ -64,11 +124,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
         )
     names = agent_names(result)
     if names:
-        agent = Table(title="agent-memory metrics", title_justify="left")
-        agent.add_column("metric", no_wrap=True)
-        agent.add_column("target", no_wrap=True)
-        for s in systems:
-            agent.add_column(term(s.name), no_wrap=True)
+        rows = []
         for n in names:
             first = next((s.agent_metrics[n] for s in systems if n in s.agent_metrics), None)
             cells = []
@@ -78,8 +134,9 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
                 cells.append(
                     term(fmt_agent(a), "" if met is None else "green" if met else "yellow")
                 )
-            agent.add_row(term(n), term(first.target or "") if first else "", *cells)
-        console.print(agent)
+            rows.append(([term(n), term(first.target or "") if first else Text("")], cells))
+        head = [("metric", None), ("target", _TARGET_WIDTH)]
+        print_fitted(console, Text("agent-memory metrics"), head, [s.name for s in systems], rows)
     _categories(result, systems, console)
     _expansion(systems, console)
     for s in result.systems:
@@ -99,17 +156,15 @@ def _categories(result: RetrievalEvalResult, systems: list[SystemResult], consol
     if primary is None or not groups:
         return
     cmk = category_marks(result)
-    table = Table(title=term(f"{primary} by category"), title_justify="left")
-    table.add_column("category", no_wrap=True)
-    for s in systems:
-        table.add_column(term(s.name), no_wrap=True)
+    rows: list[Row] = []
     for g in groups:
-        row = [term(g)]
+        cells = []
         for s in systems:
             cell = fmt_summary(s.breakdown.get("category", {}).get(g, {}).get(primary), ci_digits=2)
-            row.append(_marked(cell, cmk.get((s.name, g, primary))))
-        table.add_row(*row)
-    console.print(table)
+            cells.append(_marked(cell, cmk.get((s.name, g, primary))))
+        rows.append(([term(g)], cells))
+    title = term(f"{primary} by category")
+    print_fitted(console, title, [("category", None)], [s.name for s in systems], rows)
 
 
 def _marked(cell: str, mark: Mark | None) -> Text:
