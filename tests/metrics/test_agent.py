@@ -184,3 +184,32 @@ def test_tier_stratified_precision_keeps_each_search_s_own_precision() -> None:
         "q1": {"critical": 1.0, "normal": 1.0},
         "q2": {"critical": 0.0, "normal": 0.0},
     }
+
+
+def test_every_agent_metric_has_one_one_line_definition() -> None:
+    """Issue 29: every report states each agent-memory metric's definition, from one dict."""
+    import json
+    import re
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[1] / "golden" / "evaluate_demo.json"
+    names = {
+        m.group(1)
+        for key in json.loads(golden.read_text())
+        if (m := re.match(r"systems\..+\.agent_metrics\.(.+@\d+)\.value$", key))
+    }
+    # the families the demo does not produce (no sourceChannels, one tier per hit list)
+    names |= {"tier_precision[critical]@5", "channel_recall[dense]@10", "channel_contribution@5"}
+    assert len(names) >= 15
+    for name in names:
+        text = agent.agent_metric_definition(name)
+        assert text is not None, name
+        assert "\n" not in text, name
+        assert len(text) <= 160, name
+    bases = {n.split("@")[0].split("[")[0] for n in names}
+    assert set(agent.AGENT_METRIC_DEFINITIONS) == bases
+    assert agent.agent_metric_definition("nDCG@10") is None
+    assert (
+        agent.agent_metric_definition("folder_ils@5")
+        == agent.AGENT_METRIC_DEFINITIONS["folder_ils"]
+    )

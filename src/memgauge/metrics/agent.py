@@ -17,7 +17,9 @@ from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceCla
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 
 __all__ = [
+    "AGENT_METRIC_DEFINITIONS",
     "AgentValue",
+    "agent_metric_definition",
     "causal_chain_completeness",
     "channel_attributed_recall",
     "channel_contribution",
@@ -34,6 +36,45 @@ __all__ = [
 ]
 
 Ranked = Mapping[str, Sequence[str]]
+
+#: Each agent-memory metric's one-line definition, by its base name (`folder_ils` for
+#: `folder_ils@5`, `tier_precision` for `tier_precision[critical]@5`): what every report states
+#: beside the metric (HTML, Markdown, terminal), so the text is written once. K is the cutoff
+#: the name carries (`@5`).
+AGENT_METRIC_DEFINITIONS: dict[str, str] = {
+    "constitutional_surfacing": "share of searches whose top K holds every constitutional memory",
+    "importance_weighted_recall": "Recall@K with each relevant memory weighted by its tier"
+    " (constitutional 4, critical 3, important 2, normal 1, temporary 0.5)",
+    "iw_recall_critical": "importance-weighted Recall@K over the relevant critical and"
+    " constitutional memories only",
+    "cold_start_mrr_ratio": "MRR of the cold-start queries (a session's first) divided by"
+    " MRR of the warm ones",
+    "causal_chain_completeness": "share of a causal chain's memories in the top K of a query it"
+    " applies to, averaged over (chain, query) pairs",
+    "tier_order_holds": "1 when the top-K precision of critical hits > important > normal, else 0",
+    "tier_precision": "of the top-K hits from memories of this tier, the share judged relevant",
+    "folder_ils": "result redundancy: 1 - distinct folders / hits in the top K, averaged over"
+    " searches (0 = every hit from another folder; lower is more diverse)",
+    "channel_contribution": "share of the top-K hits this retrieval channel found",
+    "unique_contribution": "share of the top-K hits only this retrieval channel found",
+    "channel_recall": "Recall@K of the relevant memories whose judgment names this channel"
+    " (sourceChannels)",
+    "fusion_reorder_rate": "share of the top-K hits whose final rank differs from their best"
+    " rank in a single channel",
+    "equivalence_recall": "Recall@K where a relevant memory counts as found when any memory of"
+    " its equivalence class is in the top K",
+    "session_personalization_lift": "MRR with the session context minus MRR without it, on the"
+    " same queries",
+    "dedup_token_savings": "share of the returned tokens that repeat a hit already returned"
+    " earlier in the same session",
+}
+
+
+def agent_metric_definition(name: str) -> str | None:
+    """The one-line definition of an agent-memory metric named as reports name it
+    (`folder_ils@5`, `tier_precision[critical]@5`, `channel_recall[dense]@10`); None for a
+    name that is not one."""
+    return AGENT_METRIC_DEFINITIONS.get(name.split("@", 1)[0].split("[", 1)[0])
 
 
 @dataclass(frozen=True)
