@@ -86,8 +86,19 @@ def test_tier_stratified_precision_and_the_expected_order() -> None:
 def test_folder_ils() -> None:
     folders = {"a": "billing", "b": "billing", "c": "auth", "d": None}
     v = agent.folder_ils({"q1": ["a", "b", "c"], "q2": ["d"], "q3": []}, folders, k=3)
-    assert v.per_query == pytest.approx({"q1": 1 - 2 / 3, "q2": 0.0})
-    assert v.n == 2  # an empty result is not applicable
+    assert v.per_query == pytest.approx({"q1": 1 - 2 / 3})
+    assert v.n == 1  # an empty result, and one without a folder, are not applicable
+
+
+def test_folder_ils_is_na_with_the_reason_on_data_without_folders() -> None:
+    """Issue 29: every hit its own folder read as a perfect 0.000; it is n/a, saying why."""
+    ranked = {"q1": ["a", "b"], "q2": ["c"]}
+    v = agent.folder_ils(ranked, {"a": None, "b": None, "c": None}, k=3)
+    assert (v.value, v.n, v.per_query) == (None, 0, {})
+    assert v.note == "no memory in the dataset has a folder"
+    v = agent.folder_ils(ranked, {"a": None, "b": None, "c": None, "z": "auth"}, k=3)
+    assert (v.value, v.n) == (None, 0)
+    assert v.note == "no search returned a memory with a folder"
 
 
 def test_channel_contribution_and_unique_contribution() -> None:

@@ -274,16 +274,25 @@ def channel_attributed_recall(
 def folder_ils(ranked: Ranked, folders: Mapping[str, str | None], k: int) -> AgentValue:
     """Seed 002's result-diversity ILS: 1 - unique_folders / result_count per search, at k.
 
-    0 = every hit from a different folder (most diverse); near 1 = all from one folder.
-    Searches with no hits are not applicable. (Ziegler et al. 2005 define ILS by pairwise
-    similarity; the seed uses folder overlap as the similarity.)
+    0 = every hit from a different folder (most diverse); near 1 = all from one folder. A hit
+    without a folder counts as a folder of its own. Searches with no hits, or none of whose
+    hits has a folder, are not applicable (every hit its own folder would read as a perfect
+    0): on data without folders the metric is n/a with that reason, never 0. (Ziegler et al.
+    2005 define ILS by pairwise similarity; the seed uses folder overlap as the similarity.)
     """
+    if not any(folders.values()):
+        return AgentValue(None, 0, note="no memory in the dataset has a folder")
     per: dict[str, float] = {}
     for q, ids in ranked.items():
         top = ids[:k]
-        if top:
+        if any(folders.get(d) for d in top):
             per[q] = 1.0 - len({folders.get(d) or f"?{d}" for d in top}) / len(top)
-    return AgentValue(_mean(list(per.values())), len(per), per_query=per)
+    return AgentValue(
+        _mean(list(per.values())),
+        len(per),
+        per_query=per,
+        note=None if per else "no search returned a memory with a folder",
+    )
 
 
 def channel_contribution(hit_channels: Mapping[str, Sequence[Sequence[str]]], k: int) -> AgentValue:
