@@ -214,3 +214,47 @@ def test_at_80_columns_no_cell_is_cut(
     assert "agent-memory metrics (continued)" in out
     assert "│ tier_order_holds@5" in out
     assert re.search(r"│ critical > +│", out)  # the target wraps in its own column
+
+
+def test_agent_metrics_state_their_definition_and_why_they_are_n_a() -> None:
+    """On data without folders folder_ils is n/a with the reason, in the terminal view and in
+    summary.md, and every agent-memory metric shown states its one-line definition."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from memgauge.metrics.agent import agent_metric_definition
+    from memgauge.report import render_terminal
+    from memgauge.report.escape import md_text
+    from memgauge.view.fmt import agent_names
+
+    ds = RetrievalDataset(
+        name="no folders",
+        memories=[Memory(id="a", text="tax rounding per line"), Memory(id="b", text="webhooks")],
+        queries=[EvalQuery(id="q1", text="tax rounding"), EvalQuery(id="q2", text="webhooks")],
+        judgments=[
+            Judgment(query_id="q1", memory_id="a", grade=2),
+            Judgment(query_id="q2", memory_id="b", grade=2),
+        ],
+    )
+    run = api.evaluate(
+        ds, {"lexical": ReferenceMemory.in_memory()}, measures=("RR@5",), store=False
+    )
+    result = retrieval_result(run.run)
+    buffer = StringIO()
+    render_terminal(result, Console(file=buffer, width=300))
+    shown = buffer.getvalue()
+    md = render_markdown(result)
+    assert re.search(r"│ folder_ils@5 +│ +│ n/a \(n=0\) +│", shown)
+    reason = "folder_ils@5 is n/a for lexical: no memory in the dataset has a folder"
+    assert reason in shown.splitlines()
+    assert "| folder_ils@5 |  | n/a (n=0) |" in md
+    assert f"- {reason}" in md.splitlines()
+    names = agent_names(result)
+    assert "constitutional_surfacing@5" in names
+    for name in names:
+        label = re.sub(r"\[[^\]]*\]", "[*]", name)
+        definition = agent_metric_definition(name)
+        assert definition
+        assert f"  {label}: {definition}" in shown.splitlines()
+        assert f"- **{md_text(label)}**: {md_text(definition)}" in md.splitlines()

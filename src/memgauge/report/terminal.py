@@ -13,6 +13,7 @@ from memgauge.aggregates.retrieval_result import (
     RetrievalEvalResult,
     SystemResult,
 )
+from memgauge.report.agent_notes import DEFINITIONS_HEADING, definitions, na_reasons
 from memgauge.report.escape import term
 from memgauge.report.fitted import Row, print_fitted
 from memgauge.view.fmt import (
@@ -80,6 +81,11 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
             rows.append(([term(n), term(first.target or "") if first else Text("")], cells))
         head = [("metric", None), ("target", _TARGET_WIDTH)]
         print_fitted(console, Text("agent-memory metrics"), head, [s.name for s in systems], rows)
+        for line in na_reasons(names, systems):
+            console.print(term(line))
+        console.print(term(DEFINITIONS_HEADING + ":"))
+        for label, text in definitions(names):
+            console.print(term(f"  {label}: {text}"))
     _categories(result, systems, console)
     _expansion(systems, console)
     for s in result.systems:
