@@ -161,3 +161,45 @@ def test_unknown_test_and_bad_pairs_exit_2(
     assert "bad.jsonl:1" in err
     assert "treatment" in err
     assert main(["ab", "status", "nope", "--store", db]) == 2
+
+
+def test_a_test_before_its_sprt_starts_says_so_in_every_medium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Until 30 informative pairs (arms that differ) are in, the SPRT has no likelihood ratio:
+    `ab status`, its JSON and the viewer say how far it is from starting, never log LR 0.00."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "rerank", "--delta", "0.05", "--store", db]) == 0
+    # 40 pairs, 12 of them informative: MRR-like, the arms tie on most queries
+    rows = [
+        {"query_id": f"q{i}", "control": 0.5, "treatment": 1.0 if i % 10 < 3 else 0.5}
+        for i in range(40)
+    ]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["ab", "add", "rerank", str(tmp_path / "p.jsonl"), "--store", db]) == 0
+    capsys.readouterr()
+    text = "not started: 12 of 30 informative pairs (pairs whose arms differ; 40 pairs in all)"
+    sprt = _status(capsys, db, "rerank")["sprt"]
+    assert (sprt["started"], sprt["log_lr"], sprt["text"]) == (False, None, text)
+    assert main(["ab", "status", "--store", db]) == 0
+    out = " ".join(capsys.readouterr().out.split("│"))
+    assert " ".join(text.split()[:7]) in " ".join(out.split())
+    assert "log LR" not in out
+    with TestClient(create_app(db)) as client:
+        page = client.get("/ab/test", params={"name": "rerank"}).text
+    assert text in page
+    assert "log LR" not in page
+    # once started, the log LR is a number, and shown as one
+    assert (
+        main(["ab", "add", "rerank", str(_pairs(tmp_path / "b.jsonl", 40, 0.0, 3)), "--store", db])
+        == 0
+    )
+    capsys.readouterr()
+    sprt = _status(capsys, db, "rerank")["sprt"]
+    assert sprt["started"] is True
+    assert isinstance(sprt["log_lr"], float)
+    assert sprt["text"].endswith(f"(log LR {sprt['log_lr']:.2f}; bounds -1.61 / 3.00)")

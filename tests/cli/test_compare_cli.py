@@ -354,3 +354,23 @@ def test_the_docs_comparison_commands_name_real_options(
         text = capsys.readouterr().out
         for option in re.findall(r"(--[a-z-]+)", line):
             assert option in text, f"memgauge {command} {option}"
+
+
+def test_runs_compare_two_runs_names_the_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    weak = _run(capsys, _agent_suite(tmp_path, {"s": QUALITY["weak"]}, name="w"), db)
+    strong = _run(capsys, _agent_suite(tmp_path, {"s": QUALITY["strong"]}, name="x"), db)
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = _cli(capsys, "runs", "compare", weak, strong, "--store", str(db))
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines()]
+    assert lines[:3] == [f"A (baseline): run {weak}", f"B: run {strong}", lines[2]]
+    assert lines[2].startswith("delta = B - A, paired by item (")
+    assert re.search(r"A \(baseline\) +┃ +B +┃ +delta B - A", out)
+    # the strong run answers every question, the weak one a third: B - A = +2/3
+    assert re.search(r"│ +0\.333 │ +1\.000 │ +\+0\.667\*+ │", out)
+    code, out, _ = _cli(capsys, "runs", "compare", weak, strong, "--store", str(db), "--json")
+    assert json.loads(out)["baseline"] == weak

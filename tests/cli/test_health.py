@@ -16,6 +16,8 @@ from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
 from memgauge.online.querylog import QueryLog
 
+MEMAUDIT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
+
 
 def _fill(store: str, tmp_path: Path) -> None:
     data = tmp_path / "demo"
@@ -33,11 +35,19 @@ def _fill(store: str, tmp_path: Path) -> None:
         log.query(f"c {i}", session_id=f"c{i}", result_ids=["m1"], category="cold-start")
     log.close()
     assert main(["logs", "harvest", store, "-n", "36"]) == 0
+    # the newest run is an audit: not the retrieval evaluation's stand-in
+    audit = ["audit", str(MEMAUDIT), "--store", store, "--output", str(tmp_path / "audit")]
+    assert main(audit) == 0
 
 
 def _check(out: dict[str, Any]) -> None:
-    ev = out["latest_evaluation"]
-    assert ev is not None
+    # the latest evaluation of each kind, the newest first
+    kinds = [ev["kind"] for ev in out["latest_evaluations"]]
+    assert kinds == ["audit", "evaluate"]
+    audit, ev = out["latest_evaluations"]
+    assert audit["suite"] != ev["suite"]
+    assert {m["task"] for m in audit["metrics"]} == {"audit"}
+    assert audit["drift"]["baseline_runs"] == []
     rr = next(m for m in ev["metrics"] if m["measure"] == "RR@10")
     assert rr["value"] is not None
     assert rr["ci"][0] <= rr["value"] <= rr["ci"][1]
@@ -58,11 +68,16 @@ def _check(out: dict[str, Any]) -> None:
     }
     assert gs["categories"]["semantic-search"]["short_of_target"] == 30
     assert gs["categories"]["edge-case"]["below_minimum"] is True
-    warnings = out["warnings"]
-    assert "golden set: 36 of 280 queries" in warnings
-    assert "golden set: semantic-search has 20 of its 50 queries" in warnings
-    assert not any(w.startswith("golden set: cold-start") for w in warnings)
-    assert any("edge-case has 0 queries, under the 15" in w for w in warnings)
+    # each shortfall once, the categories of one kind together
+    assert out["warnings"] == [
+        "golden set: 36 of 280 queries",
+        "golden set: short of the category target: trigger-match (0 of 30), semantic-search"
+        " (20 of 50), causal-query (0 of 25), cross-folder (0 of 25), intent-specific (0 of"
+        " 105), multi-concept (0 of 20), edge-case (0 of 10)",
+        "golden set: under the 15 queries a per-category comparison needs: trigger-match (0),"
+        " causal-query (0), cross-folder (0), intent-specific (0), multi-concept (0),"
+        " edge-case (0)",
+    ]
 
 
 def test_health_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,6 +91,15 @@ def test_health_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     text = capsys.readouterr().out
     assert "golden set: 36 of 280 queries" in text
     assert "open A/B tests: 2" in text
+    lines = text.splitlines()
+    assert [line.split(" ")[1] for line in lines if line.startswith("latest ")] == [
+        "audit",
+        "evaluate",
+    ]
+    assert "  drift: no earlier run of its suite to compare with" in lines  # the audit's
+    assert "  drift: pass against 1 earlier run" in lines
+    warnings = [line for line in lines if line.startswith("warning: ")]
+    assert len(warnings) == 3
 
 
 def test_health_of_an_empty_store_says_what_is_missing(
@@ -84,10 +108,14 @@ def test_health_of_an_empty_store_says_what_is_missing(
     store = tmp_path / "results.db"
     QueryLog(store).close()
     out = api.memory_health(store)
-    assert out["latest_evaluation"] is None
+    assert out["latest_evaluations"] == []
     assert out["golden_set"]["queries"] == 0
-    assert any("no completed evaluation" in w for w in out["warnings"])
-    assert any("no query logged in the last 24 hours" in w for w in out["warnings"])
+    assert out["warnings"] == [
+        "no completed evaluation in the store: run `memgauge evaluate` or `run`",
+        "logging: no query logged in the last 24 hours",
+        "golden set: no query yet (seed 002 asks for 280, at least 15 per category): harvest"
+        " judged queries from the log with `memgauge logs harvest STORE`",
+    ]
     assert main(["health", "--store", str(tmp_path / "missing.db")]) == 2
     assert main(["health", "--store", str(store), "--suite", "nope"]) == 2
     assert "no completed run of suite 'nope'" in capsys.readouterr().err

@@ -185,3 +185,45 @@ def test_the_runner_measures_deltas_with_its_metric_config() -> None:
         runner.search("q1", "text", qrels=judged)
         runner.close()
         assert rows[-1]["mrr_delta"] == want
+
+
+def test_summary_is_a_table_and_a_sentence_when_there_is_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    with ShadowStore(db):
+        pass  # the store, with no experiment yet
+    assert main(["shadow", "summary", "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"no shadow experiment recorded in {db} yet: wrap a production search")
+    assert out.count("\n") == 1
+
+    def control(q: str, k: int) -> list[str]:
+        return ["a", "b", "c"]
+
+    def swapped(q: str, k: int) -> list[str]:
+        return ["b", "a", "c"]
+
+    with ShadowStore(db) as store:
+        for name, treatment in (("swap-top", swapped), ("same", control)):
+            runner = ShadowRunner(name, control, treatment, store, percent=100)
+            for i in range(10):
+                runner.search(f"q{i}", "text")
+            runner.close()
+    assert main(["shadow", "summary", "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "{" not in out  # no Python dict
+    rows = {
+        cells[0]: cells[1:]
+        for line in out.splitlines()
+        if line.startswith("│")
+        for cells in [[c.strip() for c in line.strip("│").split("│")]]
+    }
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert [c.strip() for c in header.strip("┃").split("┃")] == ["measure", "same", "swap-top"]
+    assert rows["queries compared"] == ["10", "10"]
+    assert rows["identical"] == ["10 (100%)", "0 (0%)"]
+    assert rows["top-1 changed"] == ["0.0%", "100.0%"]
+    assert rows["mean Jaccard"] == ["1.000", "1.000"]
+    assert rows["mean MRR delta (judged)"] == ["n/a", "n/a"]  # nothing judged: never 0
+    assert rows["treatment errors"] == ["0", "0"]

@@ -5,6 +5,7 @@ the query's intent and session at the log level asked for."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -78,7 +79,7 @@ def test_a_full_queue_drops_the_shadow_and_counts_it(
     out = json.loads(capsys.readouterr().out)["busy"]
     assert (out["n"], out["n_dropped"]) == (3, 7)
     assert main(["shadow", "summary", "busy", "--store", str(db)]) == 0
-    assert "7 dropped (queue full)" in capsys.readouterr().out
+    assert re.search(r"│ dropped \(queue full\) +│ 7 +│", capsys.readouterr().out)
 
 
 def _stored(db: Path, experiment: str) -> list[tuple[object, ...]]:

@@ -180,3 +180,81 @@ def test_a_subject_with_no_data_renders_beside_one_with_categories(
         md = render_markdown(mixed)
         assert "| empty | - | - |" in md
         assert "- **empty**: n_failed 3" in md
+
+
+def test_at_80_columns_no_cell_is_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate` on a terminal 80 columns wide: the systems that do not fit beside the others
+    go to a table below, which repeats the metric and target columns; nothing is cut."""
+    import sys
+
+    from memgauge.cli.main import main
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    save_retrieval_dataset(demo_dataset(), tmp_path / "demo")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    systems = ["lexical", "lexical@second-lexical", "lexical@third-lexical"]
+    argv = ["evaluate", str(tmp_path / "demo"), "--out", str(tmp_path / "o"), "--no-progress"]
+    assert main([*argv, *(a for s in systems for a in ("-s", s))]) == 0
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    lines = out.splitlines()
+    assert "…" not in out
+    tables = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert max(len(line) for line in tables) <= 80  # prose is soft-wrapped by the terminal
+    # every agent-memory metric and target whole, and each system's value beside it
+    for name in ("tier_precision[constitutional]@5", "constitutional_surfacing@5"):
+        rows = [line for line in lines if f"│ {name} " in line]
+        assert len(rows) >= 2  # the metric column is repeated in the table below
+        assert all(re.search(r"│ \d\.\d{3} \(n=\d+\) +│$", row) for row in rows)
+    headers = " ".join(line for line in lines if line.startswith("┃"))
+    assert all(f" {s.split('@')[-1]} " in headers for s in systems)
+    assert "agent-memory metrics (continued)" in out
+    assert "│ tier_order_holds@5" in out
+    assert re.search(r"│ critical > +│", out)  # the target wraps in its own column
+
+
+def test_agent_metrics_state_their_definition_and_why_they_are_n_a() -> None:
+    """On data without folders folder_ils is n/a with the reason, in the terminal view and in
+    summary.md, and every agent-memory metric shown states its one-line definition."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from memgauge.metrics.agent import agent_metric_definition
+    from memgauge.report import render_terminal
+    from memgauge.report.escape import md_text
+    from memgauge.view.fmt import agent_names
+
+    ds = RetrievalDataset(
+        name="no folders",
+        memories=[Memory(id="a", text="tax rounding per line"), Memory(id="b", text="webhooks")],
+        queries=[EvalQuery(id="q1", text="tax rounding"), EvalQuery(id="q2", text="webhooks")],
+        judgments=[
+            Judgment(query_id="q1", memory_id="a", grade=2),
+            Judgment(query_id="q2", memory_id="b", grade=2),
+        ],
+    )
+    run = api.evaluate(
+        ds, {"lexical": ReferenceMemory.in_memory()}, measures=("RR@5",), store=False
+    )
+    result = retrieval_result(run.run)
+    buffer = StringIO()
+    render_terminal(result, Console(file=buffer, width=300))
+    shown = buffer.getvalue()
+    md = render_markdown(result)
+    assert re.search(r"│ folder_ils@5 +│ +│ n/a \(n=0\) +│", shown)
+    reason = "folder_ils@5 is n/a for lexical: no memory in the dataset has a folder"
+    assert reason in shown.splitlines()
+    assert "| folder_ils@5 |  | n/a (n=0) |" in md
+    assert f"- {reason}" in md.splitlines()
+    names = agent_names(result)
+    assert "constitutional_surfacing@5" in names
+    for name in names:
+        label = re.sub(r"\[[^\]]*\]", "[*]", name)
+        definition = agent_metric_definition(name)
+        assert definition
+        assert f"  {label}: {definition}" in shown.splitlines()
+        assert f"- **{md_text(label)}**: {md_text(definition)}" in md.splitlines()

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -413,3 +415,37 @@ def test_a_drop_of_exactly_the_threshold_fails_despite_round_off() -> None:
     assert check.drop < 0.1  # 0.09999999999999998
     assert check.threshold == 0.10
     assert check.regressed
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_gate_markdown_is_drawn_on_a_terminal_and_raw_when_piped_or_written(
+    tty: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for right in (10, 2):
+        assert main(["run", str(_suite(tmp_path, right=right)), "--store", db]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    md = tmp_path / "gate.md"
+    argv = ["gate", str(tmp_path / "suite.yaml"), "--store", db, "--no-learn"]
+    assert main([*argv, "--markdown", str(md)]) == 1
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    raw = md.read_text()
+    # the file is Markdown whatever stdout is
+    assert raw.startswith("### ❌ memgauge gate: fail\n")
+    assert "|---|" in raw
+    if tty:
+        assert out.splitlines()[0].strip() == "❌ memgauge gate: fail"
+        assert "###" not in out
+        assert "|---" not in out
+        assert "`" not in out  # code spans drawn as such
+        assert re.search(r"agent +qa +icontains +.*0\.200", out)
+        assert "…" not in out
+    else:
+        assert out.startswith("### ❌ memgauge gate: fail\n")
+        assert "| agent | qa | icontains |" in out

@@ -1,8 +1,9 @@
 """The summary a memory server's `memory_health` tool returns (seed 002 section 6.3 item 7):
-the latest evaluation's metrics with their CIs, its drift against the rolling baseline of its
-suite's earlier runs, the query log's volume, the open A/B tests, and the golden set's coverage
-of seed 002's category targets (section 2.2: 280 queries, at least 15 per category), with a
-warning for each shortfall."""
+the latest evaluation of each kind (evaluate, demo, audit, ...: an audit is no retrieval
+evaluation, so the newest run of any kind would hide the one asked about) with its metrics,
+their CIs, and its drift against the rolling baseline of its suite's earlier runs; the query
+log's volume, the open A/B tests, and the golden set's coverage of seed 002's category targets
+(section 2.2: 280 queries, at least 15 per category), with one warning for each shortfall."""
 
 from __future__ import annotations
 
@@ -38,19 +39,22 @@ MIN_PER_CATEGORY = 15
 _OPEN = ("running", "paused")
 
 
-def _latest_run(store: SuiteRunStore, suite: str | None) -> RunRecord | None:
-    for row in store.list_runs(limit=200, suite=suite):
-        if row["status"] == "completed":
-            run = store.get_run(row["run_id"])
-            if run is not None and run.summary is not None:
-                return run
-    return None
+#: Kinds of run that are not an evaluation of the system in use: an optimization's candidate
+#: runs are trials of its search (`memgauge optimize show` reports the best).
+_TRIALS = frozenset({"optimize"})
 
 
-def _evaluation(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> dict[str, Any] | None:
-    run = _latest_run(store, suite)
-    if run is None:
-        return None
+def _evaluations(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> list[dict[str, Any]]:
+    """The latest completed run of each kind, the newest first."""
+    out = []
+    for kind, run_id in store.latest_completed_by_kind(suite).items():
+        run = store.get_run(run_id)
+        if kind not in _TRIALS and run is not None and run.summary is not None:
+            out.append(_evaluation(store, run, cfg))
+    return out
+
+
+def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[str, Any]:
     history = [
         r
         for r in store.suite_history(run.suite_name)
@@ -59,6 +63,7 @@ def _evaluation(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> dic
     # the gate's rule, read only: health never records a verdict
     result = evaluate_gate(run, history, cfg, kinds_of(run), store.failed_gates(run.suite_name))
     return {
+        "kind": run.kind,
         "run_id": run.run_id,
         "suite": run.suite_name,
         "created_at": run.created_at,
@@ -98,9 +103,11 @@ def _evaluation(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> dic
 
 
 def _coverage(counts: dict[str | None, int]) -> tuple[dict[str, Any], list[str]]:
+    """The golden set against seed 002's targets, and its warnings: each shortfall once (the
+    categories short of their target in one warning, those under the per-category minimum in
+    another), or one warning for a golden set not started."""
     total = sum(counts.values())
     categories = {}
-    warnings = []
     for cat, target in GOLDEN_TARGETS.items():
         have = counts.get(cat, 0)
         categories[cat] = {
@@ -109,23 +116,37 @@ def _coverage(counts: dict[str | None, int]) -> tuple[dict[str, Any], list[str]]
             "short_of_target": max(target - have, 0),
             "below_minimum": have < MIN_PER_CATEGORY,
         }
-        if have < target:
-            warnings.append(f"golden set: {cat} has {have} of its {target} queries")
-        if have < MIN_PER_CATEGORY:
-            warnings.append(
-                f"golden set: {cat} has {have} queries, under the {MIN_PER_CATEGORY} a"
-                " per-category comparison needs"
-            )
     other = {str(c): n for c, n in counts.items() if c not in GOLDEN_TARGETS}
-    if total < GOLDEN_TOTAL:
-        warnings.insert(0, f"golden set: {total} of {GOLDEN_TOTAL} queries")
-    return {
+    coverage = {
         "queries": total,
         "target": GOLDEN_TOTAL,
         "min_per_category": MIN_PER_CATEGORY,
         "categories": categories,
         "other_categories": other,
-    }, warnings
+    }
+    if total == 0:
+        return coverage, [
+            f"golden set: no query yet (seed 002 asks for {GOLDEN_TOTAL}, at least"
+            f" {MIN_PER_CATEGORY} per category): harvest judged queries from the log with"
+            " `memgauge logs harvest STORE`"
+        ]
+    warnings = []
+    if total < GOLDEN_TOTAL:
+        warnings.append(f"golden set: {total} of {GOLDEN_TOTAL} queries")
+    short = [
+        f"{cat} ({c['queries']} of {c['target']})"
+        for cat, c in categories.items()
+        if c["short_of_target"]
+    ]
+    if short:
+        warnings.append(f"golden set: short of the category target: {', '.join(short)}")
+    low = [f"{cat} ({c['queries']})" for cat, c in categories.items() if c["below_minimum"]]
+    if low:
+        warnings.append(
+            f"golden set: under the {MIN_PER_CATEGORY} queries a per-category comparison needs:"
+            f" {', '.join(low)}"
+        )
+    return coverage, warnings
 
 
 def memory_health(
@@ -138,23 +159,26 @@ def memory_health(
 ) -> dict[str, Any]:
     """The health summary (see the module docstring) of results store `store` (it must
     exist), whose query log is there too unless `logs` names another store. `suite`: the
-    latest run of this suite, not of any. JSON-ready; n/a parts are None, with `warnings`
-    saying what is short or missing."""
+    latest runs of this suite, not of any. JSON-ready; `latest_evaluations` is a list, one
+    entry per kind of run, the newest first; n/a parts are None, with `warnings` saying what is
+    short or missing, each once."""
     url = require_store(store)
     log_url = require_store(logs) if logs is not None else url
     when = now or datetime.now(UTC)
     warnings: list[str] = []
     # only read: opened as they are (a store at another schema is refused, never migrated)
     with SuiteRunStore(url, read_only=True) as opened:
-        evaluation = _evaluation(opened, suite, config or GateConfig())
-    if evaluation is None:
+        evaluations = _evaluations(opened, suite, config or GateConfig())
+    if not evaluations:
         if suite is not None:
             raise UsageError(f"no completed run of suite {suite!r} in {url}")
         warnings.append("no completed evaluation in the store: run `memgauge evaluate` or `run`")
-    elif evaluation["drift"]["regressed"]:
-        warnings.append(
-            "drift: regressed against the baseline: " + ", ".join(evaluation["drift"]["regressed"])
-        )
+    for ev in evaluations:
+        if ev["drift"]["regressed"]:
+            warnings.append(
+                f"drift: the latest {ev['kind']} run {ev['run_id']} regressed against its"
+                " baseline: " + ", ".join(ev["drift"]["regressed"])
+            )
     with ABTestStore(url, read_only=True) as tests:
         open_tests = [
             {k: r[k] for k in ("name", "status", "metric", "n_pairs", "mean_delta", "decision")}
@@ -168,7 +192,7 @@ def memory_health(
     return {
         "generated_at": when.isoformat(),
         "store": str(url),
-        "latest_evaluation": evaluation,
+        "latest_evaluations": evaluations,
         "logging": volume,
         "ab_tests": open_tests,
         "golden_set": coverage,

@@ -26,6 +26,7 @@ __all__ = [
     "gain_option",
     "no_relevant_option",
     "open_suite_store",
+    "print_markdown",
     "rel_threshold_option",
     "report_retrieval",
     "store_option",
@@ -71,6 +72,19 @@ def console(stderr: bool = False) -> Console:
     return Console(
         stderr=stderr, highlight=False, soft_wrap=True, width=width, markup=False, emoji=False
     )
+
+
+def print_markdown(text: str) -> None:
+    """Markdown on stdout: drawn (headings, tables, lists) when stdout is a terminal, the text
+    itself when it is piped or redirected, where it goes into a file, a pull-request comment or
+    a CI job summary. Whether stdout is a terminal is asked of stdout itself, not of
+    FORCE_COLOR, which asks for colours and not for a different document."""
+    if not sys.stdout.isatty():
+        click.echo(text, nl=False)
+        return
+    from memgauge.report.terminal_markdown import TerminalMarkdown
+
+    console().print(TerminalMarkdown(text), soft_wrap=False)
 
 
 #: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)

@@ -191,7 +191,7 @@ def status(name: str | None, store_path: str | None, as_json: bool) -> None:
             "n/a"
             if r["mean_delta"] is None
             else f"{r['mean_delta']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]",
-            f"{r['sprt']['decision']} (log LR {r['sprt']['log_lr']:.2f}; bounds {r['sprt']['lower']:.2f} / {r['sprt']['upper']:.2f})",
+            r["sprt"]["text"],
             "n/a" if r["p_treatment_better"] is None else f"{r['p_treatment_better']:.3f}",
             _DECISIONS.get(r["decision"], r["decision"]),
             "; ".join(r["reasons"]),

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import console, print_markdown, store_option
 from memgauge.cli._evaluation import junit_option
 from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
@@ -90,7 +90,8 @@ learn_into_option = click.option(
     "md_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the pull-request summary here.",
+    help="Write the pull-request summary here, as Markdown (on a terminal, stdout shows it"
+    " drawn; piped, stdout is the Markdown too).",
 )
 @click.option("--json", "as_json", is_flag=True)
 @click.option(
@@ -191,7 +192,7 @@ def gate(
     if as_json:
         click.echo(dumps_strict(result.as_dict()))
     else:
-        click.echo(gate_markdown(result, information="moved"), nl=False)
+        print_markdown(gate_markdown(result, information="moved"))
     if result.status == "fail":
         raise click.exceptions.Exit(1)
 

@@ -19,6 +19,13 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def _drift(drift: dict[str, Any]) -> str:
+    n = len(drift["baseline_runs"])
+    if not n:
+        return "no earlier run of its suite to compare with"
+    return f"{drift['status']} against {n} earlier run{'s' if n > 1 else ''}"
+
+
 @click.command()
 @store_option
 @click.option("--suite", default=None, help="The latest run of this suite (default: of any).")
@@ -33,28 +40,27 @@ def _num(x: float | None) -> str:
 def health(
     store_path: str | None, suite: str | None, logs_store: str | None, as_json: bool
 ) -> None:
-    """The latest evaluation's metrics with their 95% CIs, drift against its suite's baseline,
-    logging volume, open A/B tests, and the golden set's coverage of seed 002's category
-    targets (280 queries, at least 15 per category), with a warning for each shortfall."""
+    """The latest evaluation of each kind (evaluate, demo, audit, ...) with its metrics and
+    their 95% CIs and its drift against its suite's baseline, logging volume, open A/B tests,
+    and the golden set's coverage of seed 002's category targets (280 queries, at least 15 per
+    category), with a warning for each shortfall."""
     out = api.memory_health(store_path, suite=suite, logs=logs_store)
     if as_json:
         click.echo(dumps_strict(out))
         return
     con = console()
-    ev: dict[str, Any] | None = out["latest_evaluation"]
-    if ev is None:
-        con.print("latest evaluation: none")
-    else:
+    evaluations: list[dict[str, Any]] = out["latest_evaluations"]
+    if not evaluations:
+        con.print(term("latest evaluation", "bold") + term(": none"))
+    for ev in evaluations:
         con.print(
-            term("latest evaluation", "bold"), f"{ev['run_id']} ({ev['suite']}, {ev['created_at']})"
+            term(f"latest {ev['kind']} run", "bold"),
+            term(f"{ev['run_id']} ({ev['suite']}, {ev['created_at']})"),
         )
         for m in ev["metrics"]:
             ci = f" [{_num(m['ci'][0])}, {_num(m['ci'][1])}]" if m["ci"] else ""
-            con.print(f"  {m['subject']}/{m['task']} {m['measure']}: {_num(m['value'])}{ci}")
-        drift = ev["drift"]
-        con.print(
-            f"  drift: {drift['status']} against {len(drift['baseline_runs'])} earlier run(s)"
-        )
+            con.print(term(f"  {m['subject']}/{m['task']} {m['measure']}: {_num(m['value'])}{ci}"))
+        con.print(term(f"  drift: {_drift(ev['drift'])}"))
     vol = out["logging"]["eval_queries"]
     con.print(
         term("logging", "bold")

@@ -148,9 +148,10 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "health": (
         "memgauge.cli.health",
         "health",
-        "The latest evaluation's metrics with their 95% CIs, drift against its suite's baseline,"
-        " logging volume, open A/B tests, and the golden set's coverage of seed 002's category"
-        " targets (280 queries, at least 15 per category), with a warning for each shortfall.",
+        "The latest evaluation of each kind (evaluate, demo, audit, ...) with its metrics and"
+        " their 95% CIs and its drift against its suite's baseline, logging volume, open A/B"
+        " tests, and the golden set's coverage of seed 002's category targets (280 queries, at"
+        " least 15 per category), with a warning for each shortfall.",
     ),
     "logs": (
         "memgauge.cli.logs",

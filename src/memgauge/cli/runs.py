@@ -297,8 +297,8 @@ def compare(
 ) -> None:
     """Suite runs compared item by item, with paired significance tests.
 
-    Two runs (RUN_A RUN_B): per subject, task and evaluator, B's delta against A with its
-    bootstrap CI and the test's corrected p. One run: its subjects compared with each other;
+    Two runs (RUN_A RUN_B): RUN_A is the baseline; per subject, task and evaluator, B's delta
+    against A (B - A) with its bootstrap CI and the test's corrected p. One run: its subjects compared with each other;
     several runs, or --format markdown|latex: a table of every system's means per (task,
     evaluator), the best in bold, with superscripts naming the systems each is significantly
     better than, ready for a paper."""
@@ -340,7 +340,8 @@ def compare(
         "alpha": options["alpha"],
     }
     if as_json:
-        click.echo(dumps_strict({"a": a, "b": b, "rows": rows, **settings}, sort_keys=True))
+        doc = {"a": a, "b": b, "baseline": a, "rows": rows, **settings}
+        click.echo(dumps_strict(doc, sort_keys=True))
         return
     con = console()
     if not rows:

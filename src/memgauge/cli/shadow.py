@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import click
 
 from memgauge import api
@@ -31,26 +34,62 @@ def summary(experiment: str | None, store_path: str | None, as_json: bool) -> No
         click.echo(dumps_strict(out))
         return
     con = console()
-    for name, s in out.items():
+    if not out:
+        where = api.results_store(store_path)
         con.print(
-            term(name, "bold")
-            + term(
-                f": {s['n']} queries compared, {s['n_errors']} treatment errors,"
-                f" {s['n_dropped']} dropped (queue full)"
+            term(
+                f"no shadow experiment recorded in {where} yet: wrap a production search in"
+                " memgauge.online.shadow.ShadowRunner (or shadow a feature flag's share,"
+                " `memgauge flags create NAME --shadow`), and its comparisons appear here"
             )
         )
-        if s["n"]:
-            con.print(f"  classes: {s['classes']}")
-            con.print(
-                f"  mean Kendall tau-b {s['mean_kendall_tau_b']:.3f}, mean Jaccard {s['mean_jaccard']:.3f}, "
-                f"top-1 changed {s['top1_changed_rate']:.1%}; p95 latency ms {s['p95_latency_ms']}"
-            )
-            con.print(
-                f"  mean Spearman rho {_f(s['mean_spearman_rho'])}, mean positions that differ"
-                f" {_f(s['mean_order_differences'], 1)}; where judged: mean MRR delta"
-                f" {_f(s['mean_mrr_delta'], sign=True)}, mean nDCG delta"
-                f" {_f(s['mean_ndcg_delta'], sign=True)}"
-            )
+        return
+    from memgauge.report.fitted import print_fitted
+
+    names = list(out)
+    rows = [([term(label)], [term(cell(out[n])) for n in names]) for label, cell in _ROWS]
+    title = term("shadow experiments: control against treatment, per query shadowed")
+    print_fitted(con, title, [("measure", None)], names, rows)
+
+
+def _share(s: Mapping[str, Any], cls: str) -> str:
+    if not s["n"]:
+        return "n/a"
+    count = s["classes"][cls]
+    return f"{count} ({count / s['n']:.0%})"
+
+
+def _ms(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f}"
+
+
+#: The rows of the summary table: a label, and how an experiment's summary fills the cell
+#: (n/a for a number with no data: no compared query, no judged one).
+_ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
+    ("queries compared", lambda s: str(s["n"])),
+    ("identical", lambda s: _share(s, "identical")),
+    ("minor change", lambda s: _share(s, "minor")),
+    ("major change", lambda s: _share(s, "major")),
+    ("incompatible", lambda s: _share(s, "incompatible")),
+    ("top-1 changed", lambda s: "n/a" if not s["n"] else _pct(s["top1_changed_rate"])),
+    ("mean Kendall tau-b", lambda s: _f(s.get("mean_kendall_tau_b"))),
+    ("mean Spearman rho", lambda s: _f(s.get("mean_spearman_rho"))),
+    ("mean Jaccard", lambda s: _f(s.get("mean_jaccard"))),
+    ("mean positions that differ", lambda s: _f(s.get("mean_order_differences"), 1)),
+    ("mean MRR delta (judged)", lambda s: _f(s.get("mean_mrr_delta"), sign=True)),
+    ("mean nDCG delta (judged)", lambda s: _f(s.get("mean_ndcg_delta"), sign=True)),
+    ("p95 latency ms, control", lambda s: _ms((s.get("p95_latency_ms") or {}).get("control"))),
+    (
+        "p95 latency ms, treatment",
+        lambda s: _ms((s.get("p95_latency_ms") or {}).get("treatment")),
+    ),
+    ("treatment errors", lambda s: str(s["n_errors"])),
+    ("dropped (queue full)", lambda s: str(s["n_dropped"])),
+]
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
 
 
 def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:

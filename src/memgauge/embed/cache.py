@@ -9,14 +9,13 @@ a lost entry is recomputed next time, never wrong).
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from memgauge._types import AnyArray, FloatArray
+from memgauge._util.files import atomic_writer
 from memgauge.embed.protocol import Embedder
 
 __all__ = ["CachedEmbedder"]
@@ -64,15 +63,8 @@ class CachedEmbedder:
             return {}  # a damaged shard is a cache miss, never an error
 
     def _save(self, shard: str, entries: dict[str, AnyArray]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{shard}.", suffix=".npz", dir=self.root)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, allow_pickle=False, **entries)
-            os.replace(tmp, self.root / f"{shard}.npz")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(self.root / f"{shard}.npz") as fh:
+            np.savez(fh, allow_pickle=False, **entries)
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Cached vectors where present; the rest computed in one call and stored."""

@@ -20,7 +20,7 @@ from memgauge.stats.sequential import (
     prob_treatment_better,
 )
 
-__all__ = ["ab_report", "sprt_of", "sprt_path"]
+__all__ = ["ab_report", "sprt_of", "sprt_path", "sprt_started", "sprt_text"]
 
 
 def sprt_of(config: Mapping[str, Any]) -> SPRT:
@@ -28,15 +28,35 @@ def sprt_of(config: Mapping[str, Any]) -> SPRT:
     return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
 
 
-def sprt_path(config: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> list[float]:
-    """The log likelihood ratio after each pair, as the test saw them (0 until the SPRT has
-    enough informative pairs to estimate a variance; flat after its decision)."""
+def sprt_started(state: SPRTState, sprt: SPRT) -> bool:
+    """Whether the SPRT has computed a likelihood ratio: it waits for `min_samples`
+    informative pairs (a tie says nothing of the sign) to estimate a variance."""
+    return state.n >= 2 and state.n_nonzero >= sprt.min_samples
+
+
+def sprt_text(state: SPRTState, sprt: SPRT) -> str:
+    """The SPRT's state in words, as every medium shows it (`ab status`, the viewer): before it
+    starts, how far it is from starting, never a log LR of 0.00 (which reads as a measured
+    "no evidence either way")."""
+    if not sprt_started(state, sprt):
+        return (
+            f"not started: {state.n_nonzero} of {sprt.min_samples} informative pairs"
+            f" (pairs whose arms differ; {state.n} pairs in all)"
+        )
+    return (
+        f"{state.decision} (log LR {state.log_lr:.2f}; bounds {sprt.lower:.2f} / {sprt.upper:.2f})"
+    )
+
+
+def sprt_path(config: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> list[float | None]:
+    """The log likelihood ratio after each pair, as the test saw them: None (a gap) until the
+    SPRT has enough informative pairs to compute one; flat after its decision."""
     sprt = sprt_of(config)
     state = SPRTState()
-    path = []
+    path: list[float | None] = []
     for p in pairs:
         state = sprt.update(state, [float(p["treatment"]) - float(p["control"])])
-        path.append(state.log_lr)
+        path.append(state.log_lr if sprt_started(state, sprt) else None)
     return path
 
 
@@ -86,6 +106,7 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
         p95_treatment_ms=p95_t,
     )
     sprt = sprt_of(cfg)
+    started = sprt_started(state, sprt)
     return {
         "name": test["name"],
         "status": test["status"],
@@ -94,7 +115,16 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
         "n_pairs": len(pairs),
         "mean_delta": ci.mean if ci else None,
         "delta_ci95": [ci.low, ci.high] if ci else None,
-        "sprt": {**state.as_dict(), "upper": sprt.upper, "lower": sprt.lower},
+        "sprt": {
+            **state.as_dict(),
+            # n/a until computed: the stored 0.0 is a starting value, not a measurement
+            "log_lr": state.log_lr if started else None,
+            "upper": sprt.upper,
+            "lower": sprt.lower,
+            "min_samples": sprt.min_samples,
+            "started": started,
+            "text": sprt_text(state, sprt),
+        },
         "rule": rule,
         "rule_decision": decided.decision,
         "p_treatment_better": p_better,

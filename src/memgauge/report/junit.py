@@ -16,10 +16,11 @@ The shape is the common subset of the JUnit schemas CI servers accept (the Ant /
 ```
 
 A missed target is a `failure` (the system under test fell short), a subject that could not run
-or a run that stopped on too many failed items is an `error` (nothing was measured), and a
-target that is only shown (a seed's, with `--no-targets`) is `skipped` when missed. Which targets
-count as missed is the exit code's own rule (`runs.outcome.missed_targets`), so the XML and the
-exit code never disagree.
+or a run that stopped on too many failed items is an `error` (nothing was measured). Only the
+targets that apply are cases (`runs.outcome.applicable_targets`): a target that is only shown
+(seed 002's agent-memory targets, a seed's with `--no-targets`) decides nothing, so it is not a
+test the user set. Which targets count as missed is the exit code's own rule
+(`runs.outcome.missed_targets`), so the XML and the exit code never disagree.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any, Literal
 from memgauge._util.files import atomic_write_text
 from memgauge.data.records import TargetCheck, utc_now
 from memgauge.runs.engine import RunReport
-from memgauge.runs.outcome import missed_targets
+from memgauge.runs.outcome import applicable_targets, missed_targets
 from memgauge.track.gate import GateResult
 from memgauge.view.fmt import fallbacks_text
 
@@ -80,7 +81,7 @@ def target_line(t: TargetCheck) -> str:
 def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
     """A run's cases: one for the run itself (did it complete, were its subjects available),
     one per subject that could not run (skipped when the caller named it `optional`, as the
-    exit code ignores it), one per target beside its measure."""
+    exit code ignores it), one per target that applies."""
     run = report.run
     cases: list[Case] = []
     outcome: Outcome = "passed"
@@ -104,13 +105,9 @@ def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
         else:
             cases.append(Case(name, "available", "error", why, why, kind="unavailable"))
     missed = {id(t) for t in missed_targets(report)}
-    for t in report.summary.targets:
+    for t in applicable_targets(report):
         line = target_line(t)
-        outcome = "passed"
-        if id(t) in missed:
-            outcome = "failure"
-        elif t.met is False:  # shown, not enforced (a seed's target with --no-targets)
-            outcome = "skipped"
+        outcome = "failure" if id(t) in missed else "passed"
         cases.append(
             Case(
                 f"{t.subject}.{t.task}",

@@ -7,6 +7,7 @@ a link, or a `|` or line break that reshapes a table."""
 from __future__ import annotations
 
 from memgauge.aggregates.retrieval_result import MetricComparison, RetrievalEvalResult
+from memgauge.report.agent_notes import DEFINITIONS_HEADING, definitions, na_reasons
 from memgauge.report.escape import md_text
 from memgauge.view.fmt import (
     agent_names,
@@ -133,6 +134,11 @@ def render_markdown(result: RetrievalEvalResult) -> str:
             target = first.target if first and first.target else ""
             rows.append([n, target, *(fmt_agent(s.agent_metrics.get(n)) for s in systems)])
         out += _table(["metric", "target", *(s.name for s in systems)], rows)
+        reasons = na_reasons(names, systems)
+        if reasons:
+            out += ["", *(f"- {md_text(line)}" for line in reasons)]
+        out += ["", f"{DEFINITIONS_HEADING}:", ""]
+        out += [f"- **{md_text(label)}**: {md_text(text)}" for label, text in definitions(names)]
 
     primary = st.measures[0] if st.measures else None
     cmk = category_marks(result)

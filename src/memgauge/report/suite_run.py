@@ -222,19 +222,21 @@ def comparison_table(
     alpha: float = 0.05,
 ) -> Table:
     """Deltas B - A per subject, task and evaluator, with paired significance: the test, and
-    the correction over every row (family `table`) or none needed (`measure`: one per row)."""
+    the correction over every row (family `table`) or none needed (`measure`: one per row).
+    Run `a` is the baseline, and the title and columns say so: "B vs A" alone left a reader
+    to guess which run the deltas were measured from."""
     corrected = _CORRECTED[correction] if family == "table" or test == "tukey" else "uncorrected"
     table = Table(
         title=term(
-            f"{b} vs {a} (paired by item; {_TEST_NAMES.get(test, test)}, {corrected}; "
-            f"* p < {alpha:g}, ** p < {alpha / 5:g})"
+            f"A (baseline): run {a}\nB: run {b}\ndelta = B - A, paired by item "
+            f"({_TEST_NAMES.get(test, test)}, {corrected}; * p < {alpha:g}, ** p < {alpha / 5:g})"
         ),
         title_justify="left",
     )
     for col in ("subject", "task", "evaluator"):
         table.add_column(col)
     p_label = "p" if corrected == "uncorrected" else f"p ({corrected.split('-')[0]})"
-    for col in ("A", "B", "delta", "95% CI", p_label, "n"):
+    for col in ("A (baseline)", "B", "delta B - A", "95% CI", p_label, "n"):
         table.add_column(col, justify="right")
     for r in rows:
         ci = (

@@ -13,7 +13,9 @@ from memgauge.aggregates.retrieval_result import (
     RetrievalEvalResult,
     SystemResult,
 )
+from memgauge.report.agent_notes import DEFINITIONS_HEADING, definitions, na_reasons
 from memgauge.report.escape import term
+from memgauge.report.fitted import Row, print_fitted
 from memgauge.view.fmt import (
     Mark,
     agent_names,
@@ -31,30 +33,32 @@ from memgauge.view.fmt import (
 
 __all__ = ["render_terminal"]
 
+#: The widest a target (`critical > important > normal`) is drawn before it wraps.
+_TARGET_WIDTH = 12
+
 
 def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     """Print the result: IR table, agent-memory table, unavailable systems, accounting notes."""
     st = result.settings
     systems = ok_systems(result)
     mk = marks(result)
-    table = Table(
-        title=term(
-            f"{result.dataset.name}"
-            + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
-            + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}"
-        ),
-        title_justify="left",
+    title = term(
+        f"{result.dataset.name}"
+        + (f", {result.dataset.protocol}" if result.dataset.protocol else "")
+        + f": {st.confidence:.0%} bootstrap CIs, {st.conventions}"
     )
     # Measures as rows, systems as columns: a few systems fit a terminal; many measures do not.
-    table.add_column("measure", no_wrap=True)
-    for s in systems:
-        table.add_column(term(s.name), no_wrap=True)
-    for m in st.measures:
-        row = [term(m)]
-        for s in systems:
-            row.append(_marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m))))
-        table.add_row(*row)
-    console.print(table)
+    rows: list[Row] = [
+        (
+            [term(m)],
+            [
+                _marked(fmt_summary(s.metrics.get(m), ci_digits=2), mk.get((s.name, m)))
+                for s in systems
+            ],
+        )
+        for m in st.measures
+    ]
+    print_fitted(console, title, [("measure", None)], [s.name for s in systems], rows)
     if len(systems) > 1:
         console.print(
             term(
@@ -64,11 +68,7 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
         )
     names = agent_names(result)
     if names:
-        agent = Table(title="agent-memory metrics", title_justify="left")
-        agent.add_column("metric", no_wrap=True)
-        agent.add_column("target", no_wrap=True)
-        for s in systems:
-            agent.add_column(term(s.name), no_wrap=True)
+        rows = []
         for n in names:
             first = next((s.agent_metrics[n] for s in systems if n in s.agent_metrics), None)
             cells = []
@@ -78,8 +78,14 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
                 cells.append(
                     term(fmt_agent(a), "" if met is None else "green" if met else "yellow")
                 )
-            agent.add_row(term(n), term(first.target or "") if first else "", *cells)
-        console.print(agent)
+            rows.append(([term(n), term(first.target or "") if first else Text("")], cells))
+        head = [("metric", None), ("target", _TARGET_WIDTH)]
+        print_fitted(console, Text("agent-memory metrics"), head, [s.name for s in systems], rows)
+        for line in na_reasons(names, systems):
+            console.print(term(line))
+        console.print(term(DEFINITIONS_HEADING + ":"))
+        for label, text in definitions(names):
+            console.print(term(f"  {label}: {text}"))
     _categories(result, systems, console)
     _expansion(systems, console)
     for s in result.systems:
@@ -99,17 +105,15 @@ def _categories(result: RetrievalEvalResult, systems: list[SystemResult], consol
     if primary is None or not groups:
         return
     cmk = category_marks(result)
-    table = Table(title=term(f"{primary} by category"), title_justify="left")
-    table.add_column("category", no_wrap=True)
-    for s in systems:
-        table.add_column(term(s.name), no_wrap=True)
+    rows: list[Row] = []
     for g in groups:
-        row = [term(g)]
+        cells = []
         for s in systems:
             cell = fmt_summary(s.breakdown.get("category", {}).get(g, {}).get(primary), ci_digits=2)
-            row.append(_marked(cell, cmk.get((s.name, g, primary))))
-        table.add_row(*row)
-    console.print(table)
+            cells.append(_marked(cell, cmk.get((s.name, g, primary))))
+        rows.append(([term(g)], cells))
+    title = term(f"{primary} by category")
+    print_fitted(console, title, [("category", None)], [s.name for s in systems], rows)
 
 
 def _marked(cell: str, mark: Mark | None) -> Text:

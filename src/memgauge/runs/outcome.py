@@ -32,6 +32,7 @@ __all__ = [
     "EXIT_SUBJECT",
     "EXIT_TARGET",
     "EXIT_UNAVAILABLE",
+    "applicable_targets",
     "exit_code",
     "missed_targets",
 ]
@@ -45,15 +46,20 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 
+def applicable_targets(report: RunReport) -> list[TargetCheck]:
+    """The targets that decide the run: the enforced ones, less a seed's own target on a measure
+    with nothing to measure. A target only shown (seed 002's, a seed's with `--no-targets`) does
+    not apply: it is drawn beside its value, and never listed as a verdict (JUnit, pytest)."""
+    return [
+        t
+        for t in report.summary.targets
+        if t.enforced and not (t.met is None and t.source.startswith("seed"))
+    ]
+
+
 def missed_targets(report: RunReport) -> list[TargetCheck]:
-    """The enforced targets the run missed."""
-    out = []
-    for t in report.summary.targets:
-        if not t.enforced:
-            continue
-        if t.met is False or (t.met is None and not t.source.startswith("seed")):
-            out.append(t)
-    return out
+    """The applicable targets the run missed (n/a is missed: the user asked for a number)."""
+    return [t for t in applicable_targets(report) if t.met is not True]
 
 
 def exit_code(report: RunReport, *, optional: Collection[str] = ()) -> int:

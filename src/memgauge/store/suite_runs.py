@@ -322,6 +322,23 @@ class SuiteRunStore(OptimizationHistory, Store):
             for x in rows
         ]
 
+    def latest_completed_by_kind(self, suite: str | None = None) -> dict[str, str]:
+        """Per kind of run (evaluate, demo, audit, ...), the newest completed run with a summary
+        (of `suite` when given): kind -> run id, the newest kind first."""
+        r = runs_t.c
+        stmt = (
+            sa.select(r.kind, r.run_id)
+            .where(r.status == "completed", r.summary_json.is_not(None))
+            .order_by(r.created_at.desc(), r.run_id.desc())
+        )
+        if suite:
+            stmt = stmt.where(r.suite_name == suite)
+        latest: dict[str, str] = {}
+        with self._read() as c:
+            for kind, run_id in c.execute(stmt):
+                latest.setdefault(str(kind), str(run_id))
+        return latest
+
     def suite_history(self, suite: str) -> list[RunRecord]:
         """Every completed run of `suite` with its summary, oldest first (a run's history)."""
         r = runs_t.c

@@ -225,6 +225,9 @@ def ab_page(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict
     """One A/B test: its report (decision, CI, P(T>C)) and the SPRT's path against its bounds."""
     report = ab_report(test, pairs)
     path = sprt_path(test["config"], pairs)
+    if all(v is None for v in path):
+        # nothing to draw before the SPRT starts: the report's text says how far it is
+        return {"report": report, "chart": None, "n_pairs": len(pairs)}
     chart = charts.line_chart(
         "SPRT log likelihood ratio after each pair",
         [str(i + 1) for i in range(len(path))],

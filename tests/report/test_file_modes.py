@@ -1,0 +1,100 @@
+"""Files memgauge writes (reports, exports, bundles, JUnit, datasets, caches) get the mode the
+user's umask gives, as `open(path, "w")` would: never the 0600 of a temporary file."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memgauge import api
+from memgauge._types import FloatArray
+from memgauge._util.files import atomic_write_text
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.embed.cache import CachedEmbedder
+
+
+@pytest.fixture(params=[0o022, 0o027])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    # the umask is per process; tests in one worker run one at a time, so setting it here is
+    # safe under pytest-xdist
+    old = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_every_output_file_follows_the_umask(
+    tmp_path: Path, umask: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = tmp_path / "dataset"
+    save_retrieval_dataset(demo_dataset(), dataset)
+    db = tmp_path / "r.db"
+    out = tmp_path / "out"
+    argv = ["evaluate", str(dataset), "-s", "lexical", "--quiet", "--store", str(db)]
+    assert main([*argv, "--out", str(out), "--junit", str(tmp_path / "j.xml")]) == 0
+    with api.open_store(str(db)) as store:
+        run_id = store.list_runs()[0]["run_id"]
+    for fmt in ("bundle", "csv", "json"):
+        assert (
+            main(
+                [
+                    "runs",
+                    "export",
+                    run_id,
+                    "--store",
+                    str(db),
+                    "--format",
+                    fmt,
+                    "--out",
+                    str(tmp_path / f"export.{fmt}"),
+                ]
+            )
+            == 0
+        )
+    capsys.readouterr()
+    written = [
+        *sorted(dataset.iterdir()),
+        *sorted(out.iterdir()),
+        tmp_path / "j.xml",
+        *sorted(tmp_path.glob("export.*")),
+    ]
+    assert len(written) >= 10
+    expected = 0o666 & ~umask
+    assert {p.name: oct(_mode(p)) for p in written} == {p.name: oct(expected) for p in written}
+
+
+def test_the_embedding_cache_follows_the_umask(tmp_path: Path, umask: int) -> None:
+    class Ones:
+        name = "ones"
+        dim = 3
+
+        def embed(self, texts: Sequence[str]) -> FloatArray:
+            return np.ones((len(texts), 3), dtype=np.float32)
+
+    CachedEmbedder(Ones(), tmp_path / "cache").embed(["a", "b"])
+    shards = list((tmp_path / "cache").rglob("*.npz"))
+    assert shards
+    assert {oct(_mode(p)) for p in shards} == {oct(0o666 & ~umask)}
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_a_rewritten_file_keeps_its_mode(tmp_path: Path, umask: int) -> None:
+    path = tmp_path / "shared.md"
+    atomic_write_text(path, "one")
+    os.chmod(path, 0o604)
+    atomic_write_text(path, "two")
+    assert path.read_text() == "two"
+    assert _mode(path) == 0o604
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.md"]
