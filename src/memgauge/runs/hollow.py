@@ -111,8 +111,10 @@ def _message(task: PlannedTask, items: Sequence[ItemRecord]) -> str:
     after = f" after {ingested} memories were ingested" if ingested else ""
     return (
         f"every one of its {len(items)} searches in task {task.spec.name} found nothing{after}: "
-        "the subject holds nothing, and every score would be 0. Check that ingest stores the "
-        "memories it is given and that search reads the same store (mem0 with infer: true "
-        "keeps only the facts its LLM extracts: a model that answers no facts, or no JSON, "
-        "stores nothing)"
+        "the subject holds nothing, or its search matches none of these queries, and every "
+        "score would be 0. Check that ingest stores the memories it is given (mem0 with infer: "
+        "true keeps only the facts its LLM extracts: a model that answers no facts, or no "
+        "JSON, stores nothing), that search reads the same store, and that it can match a "
+        "question (a search that takes the whole query as one substring, as the MCP reference "
+        "memory server's search_nodes does, finds nothing for a sentence)"
     )
