@@ -17,8 +17,9 @@ import pytest
 from tests.docs.blocks import ROOT, Block, DocsError, check, pages, read_blocks
 from tests.docs.session import Session
 
-#: pages whose first block starts from a clone of the repository ("On a fresh clone, ...")
-CLONES = {"README.md"}
+#: pages that start from a clone of the repository (they say so: "On a fresh clone", "from the
+#: clone's root")
+CLONES = {"README.md", "docs/commands.md"}
 #: pages that fail today at a block another item of issue 29 fixes on another branch: the
 #: block's line and why. The test fails if the page fails anywhere else, or passes (then the
 #: entry goes).
@@ -84,11 +85,14 @@ def test_the_page_runs_as_written(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from memgauge.llm import FakeOpenAIServer
+    from memgauge.llm.fake_server import DEFAULT_REPLY
 
     blocks = read_blocks(page)
     check(blocks)
     env = reader_env(tmp_path, request.getfixturevalue("_embeddings_cache"))
     with FakeOpenAIServer() as llm, stand_ins(blocks, request) as servers:
+        # the model endpoint a reader would set, answering as `python -m memgauge.llm` does
+        llm.respond(lambda _request: DEFAULT_REPLY)
         env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = llm.base_url, "sk-docs-test"
         session = Session.fresh(page, tmp_path, env, clone=page in CLONES, stand_ins=servers)
         elsewhere = FAILING_ELSEWHERE.get(page)
@@ -258,3 +262,89 @@ def test_pip_checks_what_an_install_line_names(
         return
     with pytest.raises(DocsError, match=re.escape(said)):
         session.run(blocks)
+
+
+# --- every command is run somewhere ------------------------------------------------------------
+
+
+def cli_commands() -> set[str]:
+    """Every command `memgauge --help` leads to, subcommands spelled out (`runs list`)."""
+    import click
+
+    from memgauge.cli.main import cli
+
+    def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...]) -> set[str]:
+        out: set[str] = set()
+        for name in group.list_commands(ctx):
+            sub = group.get_command(ctx, name)
+            if sub is None or sub.hidden:
+                continue
+            if isinstance(sub, click.Group):
+                out |= walk(sub, click.Context(sub, parent=ctx), (*path, name))
+            else:
+                out.add(" ".join((*path, name)))
+        return out
+
+    return walk(cli, click.Context(cli), ())
+
+
+def invoked(shell: str) -> set[str]:
+    """The commands the `memgauge ...` invocations of a shell text run, as click resolves them
+    (`memgauge optimize tune.yaml` is `optimize run`)."""
+    import shlex
+
+    import click
+
+    from memgauge.cli.main import cli
+
+    lexer = shlex.shlex(shell, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    out: set[str] = set()
+    for i, word in enumerate(words):
+        if word != "memgauge":
+            continue
+        args = []
+        for w in words[i + 1 :]:
+            if w and all(c in "();<>|&" for c in w):
+                break
+            args.append(w)
+        cmd: click.Command = cli
+        parent: click.Context | None = None
+        name, path = "memgauge", []
+        while isinstance(cmd, click.Group):
+            ctx = cmd.make_context(name, args, parent=parent, resilient_parsing=True)
+            rest = [
+                *vars(ctx).get("_protected_args", vars(ctx).get("protected_args", [])),
+                *ctx.args,
+            ]
+            if not rest:
+                break
+            found, sub, args = cmd.resolve_command(ctx, rest)
+            if found is None or sub is None:
+                break
+            name, cmd, parent = found, sub, ctx
+            path.append(found)
+        if path and not isinstance(cmd, click.Group):
+            out.add(" ".join(path))
+    return out
+
+
+def test_every_command_runs_in_the_docs() -> None:
+    """A command shown only inline (the README's table, prose) is not shown working: each one
+    is run by a block somewhere (docs/commands.md runs those the other pages do not)."""
+    ran = set()
+    for page in pages():
+        for b in read_blocks(page):
+            if b.kind == "shell":
+                ran |= invoked(b.commands())
+    assert sorted(cli_commands() - ran) == []
+
+
+def test_invocations_are_resolved_as_the_cli_resolves_them() -> None:
+    text = (
+        "memgauge optimize tune.yaml --json > s.json && memgauge runs list\n"
+        "x=$(memgauge runs show $RUN | tail -1); memgauge demo --quiet\n"
+        "memgauge --help; memgauge logs retain db --archive a # memgauge gate\n"
+    )
+    assert invoked(text) == {"optimize run", "runs list", "runs show", "demo", "logs retain"}
