@@ -142,6 +142,8 @@ def check(blocks: list[Block]) -> None:
             raise DocsError(f"{b.where}: `{NOT_RUN}` needs the reason after it")
         if b.kind == "excerpt":
             _parse(b)
+        if b.kind == "shell" and re.search(r"\bpython3? -m pip\b", b.text):
+            raise DocsError(f"{b.where}: write `pip install`, which the docs' tests stand in for")
         if b.lang in PYTHON and b.kind in ("not-run", "file"):
             try:  # not run, or run later: its syntax at least is checked now
                 compile(b.text, b.where, "exec")

