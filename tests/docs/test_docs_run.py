@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +72,8 @@ def stand_ins(blocks: list[Block], request: pytest.FixtureRequest) -> Any:
     found: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
         if HTTP_SERVICE in text:
-            sys.path.insert(0, str(ROOT / "tests" / "data" / "subjects"))
+            monkeypatch = request.getfixturevalue("monkeypatch")
+            monkeypatch.syspath_prepend(str(ROOT / "tests" / "data" / "subjects"))
             from keyword_service import serve
 
             _, url = stack.enter_context(serve())
@@ -114,12 +114,14 @@ def test_the_page_runs_as_written(
                     raise
                 pytest.xfail(f"{page}:{line}: {why}")
             pytest.fail(f"{page} runs now: remove its FAILING_ELSEWHERE entry ({why})")
-    with capsys.disabled():
-        ran = [t for t in session.timings if t.kind in ("shell", "python")]
-        total = sum(t.seconds for t in ran)
-        print(f"\n{page}: {len(ran)} blocks in {total:.1f} s", end="")
-        for t in sorted(ran, key=lambda t: -t.seconds)[:3]:
-            print(f"; {t.where} {t.seconds:.1f} s", end="")
+    ran = [t for t in session.timings if t.kind in ("shell", "python")]
+    took = f"{page}: {len(ran)} blocks in {sum(t.seconds for t in ran):.1f} s" + "".join(
+        f"; {t.where} {t.seconds:.1f} s" for t in sorted(ran, key=lambda t: -t.seconds)[:3]
+    )
+    request.node.user_properties.append(("took", took))
+    if request.config.get_verbosity() > 0:  # `pytest -v tests/docs`: how long each page takes
+        with capsys.disabled():
+            print(f"\n{took}", end="")
 
 
 def test_a_page_starts_in_a_clone_when_it_says_so() -> None:
