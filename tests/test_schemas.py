@@ -4,13 +4,13 @@ ships, and `memgauge validate` accepts the same files."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 import yaml
+from tests.docs.blocks import read_blocks
 
 from memgauge.cli.main import main
 from memgauge.data.detect import detect_kind
@@ -19,7 +19,6 @@ from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-README = ROOT / "README.md"
 
 #: files under tests/data that are not datasets (fixtures of other tests), and why
 NOT_DATASETS = {
@@ -65,8 +64,7 @@ def errors(kind: str, value: Any) -> list[str]:
 
 
 def readme_yaml_blocks() -> list[Any]:
-    text = README.read_text(encoding="utf-8")
-    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    return [yaml.safe_load(b.text) for b in read_blocks("README.md") if b.lang == "yaml"]
 
 
 def test_every_schema_kind_is_a_valid_json_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 import yaml
 from tests.ci.conftest import FakeREST
+from tests.docs.blocks import read_blocks
 
 from memgauge.cli.main import main
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
-
 
 def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
+    return [b.text for b in read_blocks("docs/ci.md") if b.lang == lang]
 
 
 def test_the_yaml_blocks_parse_and_gitlab_reports_junit() -> None:

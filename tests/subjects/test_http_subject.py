@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from memgauge.subjects.http import HttpSubject
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "data" / "subjects"))
-from keyword_memory import KeywordMemory  # noqa: E402
+from keyword_service import Service, serve  # noqa: E402
 
 MEMS = [
     Memory(id="m1", text="Tax is rounded per invoice line"),
@@ -29,71 +27,10 @@ MEMS = [
 ]
 
 
-class Service:
-    """One KeywordMemory per namespace, plus injectable failures."""
-
-    def __init__(self) -> None:
-        self.spaces: dict[str, KeywordMemory] = {}
-        self.fail: list[tuple[int, str]] = []
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.auth: list[str | None] = []
-        self.expands = False
-
-    def handle(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        self.calls.append((path, body))
-        if self.fail:
-            return self.fail.pop(0)
-        mem = self.spaces.setdefault(body["namespace"], KeywordMemory())
-        if path == "/reset":
-            mem.reset()
-            return 204, None
-        if path == "/ingest":
-            mem.ingest(body["memories"])
-            return 200, {"ok": True}
-        if path == "/flush":
-            return 200, None
-        if path == "/search":
-            hits = mem.search(body["query"], body["k"])
-            # a service that expands queries says what it ranked before (here: the reverse)
-            before = {"pre_expansion": [h["id"] for h in reversed(hits)]} if self.expands else {}
-            return 200, {"hits": hits, "latency_ms": {"rank": 0.1}, **before}
-        if path == "/dump":
-            return 200, {"memories": mem.dump()}
-        if path == "/answer":
-            return 200, {"text": mem.answer(body["question"])}
-        return 404, {"error": "no route"}
-
-
 @pytest.fixture
 def service() -> Iterator[tuple[Service, str]]:
-    svc = Service()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            svc.auth.append(self.headers.get("authorization"))
-            status, payload = svc.handle(self.path, body)
-            data = (
-                b""
-                if payload is None
-                else (
-                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                )
-            )
-            self.send_response(status)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield svc, f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve() as running:
+        yield running
 
 
 def test_round_trip_with_namespaces(service: tuple[Service, str]) -> None:

@@ -48,8 +48,8 @@ def optimize() -> None:
     \b
     memgauge optimize SUITE [--subject NAME] [--objective [TASK/]MEASURE]
         [--space 'FIELD=int:LO..HI' | 'FIELD=float:LO..HI[:log]' | 'FIELD=choice:A,B' ...]
-        [--strategy greedy|best-of-n|annealing|tpe] [--max-iterations N] [--holdout F]
-        [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
+        [--strategy greedy|best-of-n|annealing|tpe|random] [--max-iterations N]
+        [--holdout F] [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
         [--store STORE] [--json]
     memgauge optimize --resume ID [--workers N | --executor ...]
     memgauge optimize list

@@ -37,7 +37,17 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
-__all__ = ["ECHO_BODY", "FakeOpenAIServer", "Fault", "FaultRates", "hashed_embedding"]
+__all__ = [
+    "DEFAULT_REPLY",
+    "ECHO_BODY",
+    "FakeOpenAIServer",
+    "Fault",
+    "FaultRates",
+    "hashed_embedding",
+]
+
+#: what `python -m memgauge.llm` answers unless `--reply` says otherwise: a rubric judge's verdict
+DEFAULT_REPLY = '{"score": 80, "issues": [], "strengths": ["ok"]}'
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -472,7 +482,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--latency", type=float, default=0.0)
-    p.add_argument("--reply", default='{"score": 80, "issues": [], "strengths": ["ok"]}')
+    p.add_argument("--reply", default=DEFAULT_REPLY)
     p.add_argument("--fault-rate", type=float, default=0.0, help="split over the five kinds")
     p.add_argument("--timeout-delay", type=float, default=5.0)
     p.add_argument("--seed", type=int, default=0)

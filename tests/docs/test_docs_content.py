@@ -1,0 +1,55 @@
+"""What the docs say, beyond their blocks running (tests/docs/test_docs_run.py): the quick
+start's JSON-lines program speaks the protocol the contracts page documents, the contracts page
+quotes the search contract the adapters enforce word for word, and the README's Python example
+stays short."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.docs.blocks import ROOT, Block, read_blocks
+
+from memgauge.subjects.python_import import SEARCH_CONTRACT
+
+
+def _file(page: str, name: str) -> Block:
+    (block,) = [b for b in read_blocks(page) if b.file == name]
+    return block
+
+
+def test_the_quickstart_program_answers_one_line_per_request(tmp_path: Path) -> None:
+    script = tmp_path / "my_memory.py"
+    script.write_text(_file("docs/quickstart.md", "my_memory.py").text)
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        input='{"id": 7, "method": "reset", "params": {}}\n'
+        '{"id": 8, "method": "ingest", "params": {"memories": [{"id": "m1", "text": "tax"}]}}\n'
+        '{"id": 9, "method": "search", "params": {"query": "Tax rules", "k": 3}}\n',
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert out.stdout.splitlines() == [
+        '{"id": 7, "result": null}',
+        '{"id": 8, "result": null}',
+        '{"id": 9, "result": [{"id": "m1", "text": "tax"}]}',
+    ]
+
+
+def test_the_contracts_page_quotes_the_search_contract() -> None:
+    page = " ".join((ROOT / "docs" / "contracts.md").read_text(encoding="utf-8").split())
+    quoted = " ".join(SEARCH_CONTRACT.split())
+    assert quoted in page.replace("> ", "")
+
+
+def test_the_readmes_python_example_is_short() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section_line = text[: text.index("## Python API")].count("\n") + 1
+    example = next(
+        b for b in read_blocks("README.md") if b.lang == "python" and b.line > section_line
+    )
+    assert example.kind == "python"
+    assert len([line for line in example.text.splitlines() if line.strip()]) <= 15
