@@ -19,13 +19,6 @@ from tests.docs.session import Session
 #: pages that fail today at a block another item of issue 29 fixes on another branch: the
 #: block's line and why. The test fails if the page fails anywhere else, or passes (then the
 #: entry goes).
-FAILING_ELSEWHERE = {
-    "docs/quickstart.md": (
-        3,
-        "issue 29 item 1 (branch i29-install): `pip install memgauge` (not published), and"
-        " `-s python:mymemory:make` beside mymemory.py (exit 2 without PYTHONPATH)",
-    ),
-}
 
 
 def _params() -> list[Any]:
@@ -102,18 +95,7 @@ def test_the_page_runs_as_written(
         env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = llm.base_url, "sk-docs-test"
         clone = starts_in_clone(page, blocks)
         session = Session.fresh(page, tmp_path, env, clone=clone, stand_ins=servers)
-        elsewhere = FAILING_ELSEWHERE.get(page)
-        if elsewhere is None:
-            session.run(blocks)
-        else:
-            line, why = elsewhere
-            try:
-                session.run(blocks)
-            except DocsError as failed:
-                if not str(failed).startswith(f"{page}:{line}:"):
-                    raise
-                pytest.xfail(f"{page}:{line}: {why}")
-            pytest.fail(f"{page} runs now: remove its FAILING_ELSEWHERE entry ({why})")
+        session.run(blocks)
     ran = [t for t in session.timings if t.kind in ("shell", "python")]
     took = f"{page}: {len(ran)} blocks in {sum(t.seconds for t in ran):.1f} s" + "".join(
         f"; {t.where} {t.seconds:.1f} s" for t in sorted(ran, key=lambda t: -t.seconds)[:3]
