@@ -17,6 +17,50 @@ from memgauge.cli.main import main
 
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
+#: session fixtures built once and only read: every test using one runs on one xdist worker
+SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
+
+
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """What a test shares with others: each fixture in SHARED_ONCE it uses, and its file when
+    it uses a module-scoped fixture (a server, a browser, a dataset built once)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    used = sorted(getattr(item, "fixturenames", []))
+    keys = [name for name in used if name in SHARED_ONCE]
+    for name in used:
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].scope in ("module", "package", "class"):
+            keys.append(item.nodeid.split("::", 1)[0])
+            break
+    return keys
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, as scripts/check.sh runs the tests), a
+    fixture built once per module or session is built once, on the worker that runs every test
+    that uses it, instead of once on each worker; the other tests go to whichever worker is
+    free. Tests sharing anything are one group, transitively (a browser test that uses both the
+    module's browser and the session's store joins the two)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    shared = {item.nodeid: _shared_fixtures(item) for item in items}
+    for keys in shared.values():
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    for item in items:
+        keys = shared[item.nodeid]
+        if keys:
+            item.add_marker(pytest.mark.xdist_group(root(keys[0])))
+
 
 @pytest.fixture
 def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSuite:
