@@ -18,7 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
-python -m pytest -p no:cacheprovider -q "$@"
+# on every core (pytest-xdist); tests sharing a fixture built once per module or session run
+# on one worker (tests/conftest.py groups them for --dist loadgroup)
+python -m pytest -p no:cacheprovider -q -n auto --dist loadgroup "$@"
 # the documentation site, strict: a broken link, a missing page or an API docstring that no
 # longer resolves fails the check
 NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir "$tmp/site"

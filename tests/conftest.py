@@ -20,6 +20,50 @@ pytest_plugins = ["tool_skips"]
 
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
+#: session fixtures built once and only read: every test using one runs on one xdist worker
+SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
+
+
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """What a test shares with others: each fixture in SHARED_ONCE it uses, and its file when
+    it uses a module-scoped fixture (a server, a browser, a dataset built once)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    used = sorted(getattr(item, "fixturenames", []))
+    keys = [name for name in used if name in SHARED_ONCE]
+    for name in used:
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].scope in ("module", "package", "class"):
+            keys.append(item.nodeid.split("::", 1)[0])
+            break
+    return keys
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, as scripts/check.sh runs the tests), a
+    fixture built once per module or session is built once, on the worker that runs every test
+    that uses it, instead of once on each worker; the other tests go to whichever worker is
+    free. Tests sharing anything are one group, transitively (a browser test that uses both the
+    module's browser and the session's store joins the two)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    shared = {item.nodeid: _shared_fixtures(item) for item in items}
+    for keys in shared.values():
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    for item in items:
+        keys = shared[item.nodeid]
+        if keys:
+            item.add_marker(pytest.mark.xdist_group(root(keys[0])))
+
 
 @pytest.fixture
 def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSuite:
@@ -82,15 +126,25 @@ def _embeddings_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embeddings")
 
 
+@pytest.fixture(scope="session")
+def _onnx_graphs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_llm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _embeddings_cache: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _embeddings_cache: Path, _onnx_graphs: Path
 ) -> Iterator[None]:
     """Each test gets its own MEMGAUGE_HOME (results store, learnings), its own LLM cache file
-    and a fresh LLM context (clients, meter); embeddings are cached once for the session."""
+    and a fresh LLM context (clients, meter); embeddings are cached once for the session (the
+    worker's, under pytest-xdist), and so is the ONNX graph `minilm` builds from the packaged
+    weights into MEMGAUGE_HOME/onnx (87 MB written and about 1 s of CPU in each new home)."""
     from memgauge.llm import context
 
-    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "memgauge-home"))
+    home = tmp_path / "memgauge-home"
+    home.mkdir()
+    (home / "onnx").symlink_to(_onnx_graphs, target_is_directory=True)
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
     yield

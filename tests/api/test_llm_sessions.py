@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import RecallSuite, SessionWatch
-from tests.runs.test_judge_suite import judge_rule
+from tests.helpers import judge_rule
 
 import memgauge
 from memgauge import api

@@ -1,15 +1,16 @@
-"""The CLI as a user runs it: real processes, exit codes, files written, no tracebacks."""
+"""The CLI as a user runs it: exit codes, output, files written, no tracebacks (in-process,
+as a child would answer: tests/helpers.py; start-up in a real process: test_startup.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import run_memgauge
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -20,16 +21,8 @@ COMMANDS = ["demo", "evaluate", "import", "metrics", "sample-size", "schema", "v
 def run(
     *args: str, home: Path, cwd: Path | None = None, extra_env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200", **(extra_env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "memgauge", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
+    env = {"MEMGAUGE_HOME": str(home), "COLUMNS": "200", **(extra_env or {})}
+    return run_memgauge(*args, env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 from starlette.testclient import TestClient
+from tests.helpers import QUIET_PLUGINS
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
@@ -421,7 +422,7 @@ def test_the_pytest_plugin_gives_the_same_values(
             )
         """
     )
-    result = pytester.runpytest_subprocess("-p", "memgauge.pytest_plugin")
+    result = pytester.runpytest_subprocess("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     table: dict[str, Seen] = {}

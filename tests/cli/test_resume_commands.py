@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.helpers import finished
 
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
@@ -23,22 +24,6 @@ from memgauge.llm import FakeOpenAIServer
 DATA = Path(__file__).resolve().parents[1] / "data"
 SUBJECTS = DATA / "subjects"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
-
-def _finished(db: Path) -> tuple[str | None, int]:
-    if not db.exists():
-        return None, 0
-    try:
-        with sqlite3.connect(db, timeout=10) as conn:
-            row = conn.execute("SELECT run_id FROM suite_runs").fetchone()
-            if row is None:
-                return None, 0
-            (n,) = conn.execute(
-                "SELECT COUNT(*) FROM suite_run_items WHERE status IN ('completed', 'failed')"
-            ).fetchone()
-            return str(row[0]), int(n)
-    except sqlite3.OperationalError:  # the schema is being created
-        return None, 0
 
 
 def _kill_after(args: list[str], db: Path, at_least: int, env: dict[str, str]) -> str:
@@ -51,7 +36,7 @@ def _kill_after(args: list[str], db: Path, at_least: int, env: dict[str, str]) -
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
-            run_id, n = _finished(db)
+            run_id, n = finished(db)
             if run_id is not None and n >= at_least:
                 break
             if proc.poll() is not None:
@@ -107,7 +92,7 @@ def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFix
         "--quiet",
     ]
     run_id = _kill_after(args, db, 5, _env())
-    before = _finished(db)[1]
+    before = finished(db)[1]
     sys.path.insert(0, str(SUBJECTS))
     try:
         assert main([*args, "--resume", run_id]) == 0
@@ -125,7 +110,7 @@ def test_demo_resumes_after_kill_9(
     # an empty embeddings cache: the killed process embeds every memory and query itself, so
     # its dense systems are still running once the first lexical items are stored
     run_id = _kill_after(args, db, 1, _env({"MEMGAUGE_EMBEDDINGS": str(tmp_path / "cold")}))
-    before = _finished(db)[1]
+    before = finished(db)[1]
     (tmp_path / "out" / "dataset" / "queries.jsonl").unlink()  # --resume writes it again
     assert main([*args, "--resume", run_id[:12]]) == 0
     _check(db, run_id, before, 4 * len(demo_dataset().qrels()))
@@ -155,7 +140,7 @@ def test_extraction_and_operations_resume_after_kill_9(
             "1",
         ]
         run_id = _kill_after(args, db, 2, _env())
-        before = _finished(db)[1]
+        before = finished(db)[1]
         assert main([*args, "--resume", run_id]) == 0
         n = 10 if command == "extraction" else 9
         _check(db, run_id, before, n)
@@ -189,7 +174,7 @@ def test_audit_resumes_after_kill_9(
         {"OPENAI_BASE_URL": llm_server.base_url, "OPENAI_API_KEY": "k", "MEMGAUGE_MODEL": "fake"}
     )
     run_id = _kill_after(args, db, 3, env)
-    before = _finished(db)[1]
+    before = finished(db)[1]
     llm_server.latency = 0.0
     assert main([*args, "--resume", run_id]) in (0, 1)
     _check(db, run_id, before, 14)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import run_memgauge
 
 from memgauge import api
 from memgauge.data.records import ItemRecord
@@ -29,15 +28,7 @@ TREC_NAMES = {
 
 
 def _memgauge(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMGAUGE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "memgauge", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_memgauge(*args, env={"MEMGAUGE_HOME": str(home), "COLUMNS": "200"})
 
 
 def test_exported_runs_re_evaluate_to_memgauge_s_own_values(tmp_path: Path) -> None:

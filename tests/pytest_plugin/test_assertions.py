@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import QUIET_PLUGINS
 
 from memgauge import api
 from memgauge.data.demo import demo_dataset
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 SUBJECTS = DATA / "subjects"
 MEMAUDIT = ROOT.parent / "shared" / "datasets" / "memaudit-sample.json"
-PLUGIN = ("-p", "memgauge.pytest_plugin")
+PLUGIN = ("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
 # pytest runs the generated files in a subprocess: an in-process run drops the modules it
 # imported when it ends, and the next import makes second copies (SQLAlchemy's break)
 

@@ -4,7 +4,6 @@ request, a --cache-only replay reproduces the run, faults never become scores, k
 from __future__ import annotations
 
 import json
-import re
 import signal
 import sqlite3
 import subprocess
@@ -16,24 +15,13 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import judge_rule
 
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer, FaultRates
 
 SECRET = "sk-SECRET-do-not-store-1234"
 N = 30
-_QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)
-
-
-def judge_rule(payload: dict[str, Any]) -> str | None:
-    """A deterministic judge: yes iff the expected answer occurs in the response (it reads the
-    whole conversation, as a model does: panels and repairs append messages)."""
-    text = "\n".join(m["content"] for m in payload["messages"])
-    m = _QA.search(text)
-    if m is None:
-        return '{"score": 75, "issues": [], "strengths": ["fine"]}'
-    label = "yes" if m.group(1).strip().lower() in m.group(2).lower() else "no"
-    return json.dumps({"reasoning": "compared", "label": label})
 
 
 def _truth(i: int) -> bool:

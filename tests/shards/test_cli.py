@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_resume_commands import _finished
-from tests.shards.conftest import SUBJECTS
+from tests.helpers import finished
+from tests.shards.runs_alike import SUBJECTS
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -52,7 +52,7 @@ def test_kill_9_of_a_sharded_driver_then_resume_finishes_the_run_once(
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
-            run_id, before = _finished(db)
+            run_id, before = finished(db)
             if run_id is not None and before > 0:
                 break
             if proc.poll() is not None:
@@ -63,7 +63,7 @@ def test_kill_9_of_a_sharded_driver_then_resume_finishes_the_run_once(
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-    run_id, before = _finished(db)
+    run_id, before = finished(db)
     assert run_id is not None
     assert 0 < before < 60
     code = main([*args, "--workers", "2", "--resume", run_id])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.shards.conftest import SUBJECTS, item_view, summary_view
+from tests.shards.runs_alike import SUBJECTS, item_view, summary_view
 
 from memgauge import api
 from memgauge.runs.suite import Suite

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.shards.conftest import summary_view
+from tests.shards.runs_alike import summary_view
 
 from memgauge import api
 from memgauge.cli.main import main

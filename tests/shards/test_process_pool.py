@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.shards.conftest import item_view, summary_view
+from tests.shards.runs_alike import item_view, summary_view
 
 from memgauge import api
 from memgauge.data.io import load_retrieval_dataset

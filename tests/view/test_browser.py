@@ -28,6 +28,7 @@ from urllib.request import urlopen
 
 import pytest
 import yaml
+from tests.helpers import run_memgauge
 from viewer_store import PAYLOADS, ViewerStore, snapshot
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -351,22 +352,8 @@ def test_script_payloads_are_shown_as_text_and_never_run(
     page: Any, server: Server, viewer_store: ViewerStore, tmp_path: Path
 ) -> None:
     report = tmp_path / "hostile.html"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "memgauge",
-            "report",
-            viewer_store.hostile,
-            "--out",
-            str(report),
-            "--store",
-            str(viewer_store.path),
-        ],
-        env=_env(),
-        check=True,
-        capture_output=True,
-    )
+    args = [viewer_store.hostile, "--out", str(report), "--store", str(viewer_store.path)]
+    assert run_memgauge("report", *args).returncode == 0
     for url in [server.url + u for u in _hostile_urls(viewer_store)] + [report.as_uri()]:
         page.goto(url)
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -416,22 +403,8 @@ def test_layout_at_1280_on_every_page(
     page.goto(f"{server.url}/ab/test?name={viewer_store.ab_test}")
     page.screenshot(path=str(DOCS / "viewer-ab.png"))
     report = tmp_path / "r.html"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "memgauge",
-            "report",
-            b,
-            "--out",
-            str(report),
-            "--store",
-            str(viewer_store.path),
-        ],
-        env=_env(),
-        check=True,
-        capture_output=True,
-    )
+    args = [b, "--out", str(report), "--store", str(viewer_store.path)]
+    assert run_memgauge("report", *args).returncode == 0
     for path in (report, viewer_store.path.parent / "ev" / "report.html"):
         page.goto(path.as_uri())
         _layout_ok(page)
@@ -544,24 +517,15 @@ def test_reports_are_drawn_with_their_stylesheet(page: Any, tmp_path: Path) -> N
     report.html showed in the browser's default serif font. The computed style, not the
     source, is what a reader sees."""
     demo, db = tmp_path / "demo", tmp_path / "r.db"
-    memgauge = [sys.executable, "-m", "memgauge"]
-    subprocess.run(
-        [*memgauge, "demo", "--out", str(demo), "--store", str(db), "--no-progress"],
-        env=_env(),
-        check=True,
-        capture_output=True,
-    )
+    done = run_memgauge("demo", "--out", str(demo), "--store", str(db), "--no-progress")
+    assert done.returncode == 0, done.stderr
     import sqlite3
 
     with sqlite3.connect(db) as conn:
         (run_id,) = conn.execute("SELECT run_id FROM suite_runs").fetchone()
     report = tmp_path / "report.html"
-    subprocess.run(
-        [*memgauge, "report", run_id, "--out", str(report), "--store", str(db)],
-        env=_env(),
-        check=True,
-        capture_output=True,
-    )
+    done = run_memgauge("report", run_id, "--out", str(report), "--store", str(db))
+    assert done.returncode == 0, done.stderr
     css = (ROOT / "src" / "memgauge" / "view" / "static" / "style.css").read_text()
     rule = re.search(r"body\{font:\S+ ([^;}]+)", css)
     assert rule is not None

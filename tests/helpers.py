@@ -1,0 +1,96 @@
+"""Helpers shared by test files in several packages (`from tests.helpers import ...`): the
+CLI in-process as a child would answer, a run's progress read from its store, a fake judge.
+Fixtures live in the conftest files; a test file never imports another test file."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from memgauge.cli.main import main
+
+__all__ = ["QUIET_PLUGINS", "finished", "judge_rule", "run_memgauge"]
+
+#: for a pytest started by a test (pytester's runpytest_subprocess, which does not read
+#: pyproject.toml's addopts): third-party plug-ins off that the generated tests do not use.
+#: LangSmith's (langmem brings it) and Hypothesis's (its summary imports hypothesis) each cost
+#: about 2 s of CPU a start; pytest-benchmark, where installed, warns under pytest-xdist,
+#: which `-W error` turns into a failed run
+QUIET_PLUGINS = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:benchmark")
+
+
+@contextlib.contextmanager
+def _environ(env: Mapping[str, str]) -> Iterator[None]:
+    """`env` set (and an import path in its PYTHONPATH importable) for the duration."""
+    saved = dict(os.environ)
+    path = list(sys.path)
+    os.environ.update(env)
+    sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        sys.path[:] = path
+
+
+def run_memgauge(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`memgauge ARGS` in this process, answered as a child process would answer: its exit
+    code, stdout and stderr; `env` added to the environment (its PYTHONPATH on sys.path) and
+    `cwd` the working directory. A child costs a Python start and the engine's imports (1-2 s
+    of CPU a command): keep real processes for what only a process shows (kill -9, signals,
+    start-up, a child's exit)."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        _environ(env or {}),
+        contextlib.chdir(cwd or Path.cwd()),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = main(list(args))
+    return subprocess.CompletedProcess(
+        ["memgauge", *args], code, stdout=out.getvalue(), stderr=err.getvalue()
+    )
+
+
+def finished(db: Path) -> tuple[str | None, int]:
+    """The suite run in the SQLite store `db` (a child process may be writing it) and how many
+    of its items are finished (completed or failed); (None, 0) before there is one."""
+    if not db.exists():
+        return None, 0
+    try:
+        with sqlite3.connect(db, timeout=10) as conn:
+            row = conn.execute("SELECT run_id FROM suite_runs").fetchone()
+            if row is None:
+                return None, 0
+            (n,) = conn.execute(
+                "SELECT COUNT(*) FROM suite_run_items WHERE status IN ('completed', 'failed')"
+            ).fetchone()
+            return str(row[0]), int(n)
+    except sqlite3.OperationalError:  # the schema is being created
+        return None, 0
+
+
+_QA = re.compile(r"CORRECT ANSWER:\n(.*?)\n\nMODEL'S RESPONSE:\n(.*?)\n\n", re.S)
+
+
+def judge_rule(payload: dict[str, Any]) -> str | None:
+    """A deterministic judge: yes iff the expected answer occurs in the response (it reads the
+    whole conversation, as a model does: panels and repairs append messages)."""
+    text = "\n".join(m["content"] for m in payload["messages"])
+    m = _QA.search(text)
+    if m is None:
+        return '{"score": 75, "issues": [], "strengths": ["fine"]}'
+    label = "yes" if m.group(1).strip().lower() in m.group(2).lower() else "no"
+    return json.dumps({"reasoning": "compared", "label": label})
