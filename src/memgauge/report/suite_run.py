@@ -13,7 +13,6 @@ from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
 from memgauge.report.escape import term
-from memgauge.stats import TEST_NAMES
 from memgauge.view.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
@@ -207,7 +206,6 @@ def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
     return table
 
 
-_TEST_NAMES: dict[str, str] = {str(k): v for k, v in TEST_NAMES.items()}
 _CORRECTED = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
 
 
@@ -223,10 +221,13 @@ def comparison_table(
 ) -> Table:
     """Deltas B - A per subject, task and evaluator, with paired significance: the test, and
     the correction over every row (family `table`) or none needed (`measure`: one per row)."""
+    from memgauge.stats.systems import TEST_NAMES  # NumPy: only when there is a comparison
+
     corrected = _CORRECTED[correction] if family == "table" or test == "tukey" else "uncorrected"
+    test_name = {str(k): v for k, v in TEST_NAMES.items()}.get(test, test)
     table = Table(
         title=term(
-            f"{b} vs {a} (paired by item; {_TEST_NAMES.get(test, test)}, {corrected}; "
+            f"{b} vs {a} (paired by item; {test_name}, {corrected}; "
             f"* p < {alpha:g}, ** p < {alpha / 5:g})"
         ),
         title_justify="left",
