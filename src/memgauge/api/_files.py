@@ -3,7 +3,6 @@ memgauge's own files, and checked, whatever their kind, with every problem named
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,18 +99,18 @@ def _count_dataset(path: Path) -> str:
 
 
 def _records(model: str, key: str) -> Callable[[Path], str]:
-    """The check of a file of `model` records (a name in `data.models`, loaded when used)."""
+    """The check of a file of `model` records (a name in `data.models`, loaded when used):
+    every bad record and every repeated id, in one pass."""
 
     def check(path: Path) -> str:
         from memgauge.data import models
-        from memgauge.data.jsonio import read_records
+        from memgauge.data.jsonio import load_records
 
-        recs = read_records(path, getattr(models, model), key=key)
-        counts = Counter(getattr(r, "id", None) for r in recs)
-        dupes = sorted(i for i, n in counts.items() if i is not None and n > 1)
-        if dupes:
-            raise DataError([Problem(str(path), None, "id", f"duplicate id {d!r}") for d in dupes])
-        return f"{len(recs)} records"
+        loaded = load_records(path, getattr(models, model), key=key)
+        problems = loaded.problems + loaded.duplicate_ids()
+        if problems:
+            raise DataError(problems)
+        return f"{len(loaded.valid)} records"
 
     return check
 
