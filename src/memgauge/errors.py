@@ -18,6 +18,7 @@ code 2, never a traceback. Their messages name the file, line or field and say h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "SubjectError",
     "UnavailableError",
     "UsageError",
+    "in_order",
 ]
 
 
@@ -67,16 +69,40 @@ class UsageError(MemgaugeError):
     """The user asked for something that cannot work; the message says what to do instead."""
 
 
-class DataError(MemgaugeError):
-    """An input is malformed. `problems` lists every problem found, not only the first."""
+def in_order(problems: Iterable[Problem]) -> list[Problem]:
+    """Problems file by file (in the order the files first appear), each file's by line (the
+    whole-file ones first), the rest as found."""
+    problems = list(problems)
+    first: dict[str, int] = {}
+    for p in problems:
+        first.setdefault(p.file, len(first))
+    return sorted(problems, key=lambda p: (first[p.file], -1 if p.line is None else p.line))
 
-    def __init__(self, problems: list[Problem] | Problem | str, *, file: str = "<input>") -> None:
+
+class DataError(MemgaugeError):
+    """An input is malformed. `problems` lists every problem found, not only the first, in
+    file and line order (`in_order`); `unlisted` counts those a reader found but did not keep
+    (a file with thousands of bad lines)."""
+
+    def __init__(
+        self,
+        problems: Iterable[Problem] | Problem | str,
+        *,
+        file: str = "<input>",
+        unlisted: int = 0,
+    ) -> None:
         if isinstance(problems, str):
             problems = [Problem(file, None, None, problems)]
         elif isinstance(problems, Problem):
             problems = [problems]
-        self.problems: list[Problem] = list(problems)
+        self.problems: list[Problem] = in_order(problems)
+        self.unlisted = unlisted
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def count(self) -> int:
+        """How many problems were found, listed or not."""
+        return len(self.problems) + self.unlisted
 
 
 class UnavailableError(MemgaugeError):

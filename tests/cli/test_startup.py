@@ -1,25 +1,60 @@
-"""Start-up cost: `memgauge --help` and `memgauge validate FILE` load no numerical, network or LLM
-stack. Asserted on what a fresh interpreter has imported (never on time: the figures are in
-BENCHMARKS.md), so the test fails the day a module-level import drags one of them back in."""
+"""Start-up cost: `memgauge --help` and the light commands (`metrics`, `validate`, `schema` of a
+dataset kind, `runs list`, `sample-size`) load only what their own work needs: no web viewer,
+no LLM or embedding stack, no optimizer, and per command no NumPy, SciPy, SQLAlchemy, pydantic
+or rich where it does not use them. Asserted on what a fresh interpreter has imported (never on
+time: the figures, and the command that measures them, are in BENCHMARKS.md), so the test fails
+the day a module-level import drags one of them back in."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import click
 import pytest
+import yaml
 
-from memgauge.cli.main import _COMMANDS, cli
+from memgauge.cli.main import _COMMANDS, cli, main
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "tests" / "data" / "good"
 
 # what start-up must not pay for: each costs tens to hundreds of milliseconds of CPU
 HEAVY = ("numpy", "scipy", "aiohttp", "memgauge.llm", "sqlalchemy", "starlette", "httpx")
+
+# what no light command uses: the web viewer and its server, the store's migrations, the
+# optimizer, the ONNX and LLM stacks, HTTP clients, the engine, subjects and scorers
+NEVER = (
+    "starlette",
+    "sse_starlette",
+    "jinja2",
+    "uvicorn",
+    "alembic",
+    "optuna",
+    "onnx",
+    "onnxruntime",
+    "aiohttp",
+    "httpx",
+    "scipy",
+    "regex",
+    "nltk",
+    "memgauge.view.render",
+    "memgauge.view.app",
+    "memgauge.llm",
+    "memgauge.embed",
+    "memgauge.subjects",
+    "memgauge.scorers",
+    "memgauge.runs.engine",
+    "memgauge.runs.suite",
+    "memgauge.optimize",
+    "memgauge.aggregates",
+)
 
 # run the CLI in-process, then print what it imported as the last line of stdout
 _PROBE = (
@@ -29,6 +64,10 @@ _PROBE = (
     "print()\n"
     "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
 )
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
 
 
 def _modules_after(*args: str, home: Path) -> set[str]:
@@ -70,8 +109,101 @@ def _dataset_dir(tmp: Path) -> Path:
 def test_startup_loads_no_heavy_stack(args: list[str], tmp_path: Path) -> None:
     args = [str(_dataset_dir(tmp_path)) if a == "DATASET_DIR" else a for a in args]
     loaded = _modules_after(*args, home=tmp_path / "home")
-    heavy = sorted(m for m in loaded for h in HEAVY if m == h or m.startswith(h + "."))
+    heavy = _loaded(loaded, HEAVY)
     assert not heavy, f"`memgauge {' '.join(args)}` imported {heavy[:10]}"
+
+
+def _run_in_store(tmp: Path) -> str:
+    """A store holding one finished suite run (one item, the reference memory, offline)."""
+    suite = tmp / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "startup",
+                "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+                "tasks": [
+                    {
+                        "name": "t",
+                        "kind": "expected-output",
+                        "items": [{"id": "q1", "input": "port?", "expected": "8080"}],
+                        "evaluators": ["exact"],
+                    }
+                ],
+            }
+        )
+    )
+    store = str(tmp / "r.db")
+    assert main(["run", str(suite), "--store", store]) in (0, 1)
+    return store
+
+
+def _trec_files(tmp: Path) -> tuple[str, str]:
+    """A qrels file and a 14-line run (the issue's small input)."""
+    qrels, run = tmp / "qrels.txt", tmp / "run.txt"
+    qrels.write_text("q1 0 m1 2\nq1 0 m2 0\nq1 0 m3 1\nq2 0 m1 3\nq2 0 m4 2\nq3 0 m5 1\n")
+    ranked = {"q1": ["m1", "m2", "m3", "m6", "m7"], "q2": ["m4", "m1", "m3", "m8", "m9"]}
+    ranked["q3"] = ["m5", "m2", "m1", "m9"]
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {r} {10 - r} tag\n"
+            for q, docs in ranked.items()
+            for r, d in enumerate(docs, 1)
+        )
+    )
+    return str(qrels), str(run)
+
+
+# command -> (its arguments, what it must not import beyond NEVER): each keeps what its own work
+# needs (metrics: NumPy; validate a dataset file: pydantic's models; runs list: SQLAlchemy, the
+# records and rich's table; sample-size: NumPy for the t tails)
+LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    "metrics": (
+        ["metrics", "QRELS", "RUN"],
+        ("sqlalchemy", "pydantic", "yaml", "rich", "memgauge.store", "memgauge.data.models"),
+    ),
+    "metrics-trec": (
+        ["metrics", "QRELS", "RUN", "--conventions", "trec_eval"],
+        ("sqlalchemy", "pydantic", "yaml", "rich", "memgauge.store"),
+    ),
+    "validate-qrels": (
+        ["validate", "QRELS"],
+        ("numpy", "sqlalchemy", "pydantic", "rich", "memgauge.store", "memgauge.metrics"),
+    ),
+    "validate-memories": (
+        ["validate", str(GOOD / "memories_bom.jsonl")],
+        ("numpy", "sqlalchemy", "rich", "memgauge.store", "memgauge.data.importers"),
+    ),
+    "validate-dataset": (
+        ["validate", "DATASET_DIR"],
+        ("numpy", "sqlalchemy", "rich", "memgauge.store", "memgauge.data.importers"),
+    ),
+    "schema-memories": (
+        ["schema", "memories"],
+        ("numpy", "sqlalchemy", "rich", "memgauge.store", "memgauge.data.importers"),
+    ),
+    "runs-list": (
+        ["runs", "list", "--store", "STORE"],
+        ("numpy", "yaml", "memgauge.stats", "memgauge.data.models", "memgauge.report.terminal"),
+    ),
+    "sample-size": (
+        ["sample-size", "--per-group", "15"],
+        ("sqlalchemy", "pydantic", "yaml", "rich", "memgauge.store", "memgauge.metrics"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LIGHT))
+def test_a_light_command_imports_only_what_it_uses(name: str, tmp_path: Path) -> None:
+    """The issue's `memgauge metrics` on a 14-line run loaded the web viewer (Starlette,
+    Jinja2), the store and the LLM stack through the helpers every command shares."""
+    args, forbidden = LIGHT[name]
+    qrels, run = _trec_files(tmp_path)
+    given = {"QRELS": qrels, "RUN": run, "DATASET_DIR": str(_dataset_dir(tmp_path))}
+    if "STORE" in args:
+        given["STORE"] = _run_in_store(tmp_path)
+    loaded = _modules_after(*(given.get(a, a) for a in args), home=tmp_path / "home")
+    found = _loaded(loaded, NEVER + forbidden)
+    assert not found, f"`memgauge {' '.join(args)}` imported {found[:12]}"
 
 
 def test_help_lists_each_command_with_its_own_summary() -> None:
@@ -83,3 +215,23 @@ def test_help_lists_each_command_with_its_own_summary() -> None:
         for limit in (30, 45, 60, 80, 10_000):
             shown = click.Command(name, help=summary).get_short_help_str(limit)
             assert shown == command.get_short_help_str(limit), (name, limit)
+
+
+@pytest.mark.parametrize(
+    "package", ["memgauge.metrics", "memgauge.report", "memgauge.stats", "memgauge.view"]
+)
+def test_a_lazy_package_exports_exactly_its_names(package: str) -> None:
+    """The packages whose names load on first use (so that importing one of their modules
+    does not load them all): every public name resolves to what its module defines, even once
+    every submodule is imported (a submodule binds its own name in the package: a function
+    named like its module must be bound eagerly), and none is missing from `__all__`."""
+    module = importlib.import_module(package)
+    lazy = set(module._LAZY)
+    assert lazy <= set(module.__all__), sorted(lazy - set(module.__all__))
+    for info in pkgutil.iter_modules(module.__path__):
+        importlib.import_module(f"{package}.{info.name}")
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert not isinstance(value, types.ModuleType), f"{package}.{name} is a module"
+        if name in lazy:
+            assert value is getattr(importlib.import_module(module._LAZY[name]), name), name

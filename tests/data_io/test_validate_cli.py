@@ -131,6 +131,12 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "tasks.0.evaluators.0.rubric.agent: no subject called 'qualty-judge'",
     ),
     "embedding_pairs_bad_label.jsonl": (2, "label: Input should be 'similar' or 'different'"),
+    # issue 29 item 5: several problems each, every one listed (tests/cli/test_one_pass.py)
+    "dataset_many_problems": (5, "(q1, m1, manual) is judged twice"),
+    "dataset_memory_line_cut_off": (3, "judgment for unknown query 'q7'"),
+    "suite_many_problems.yaml": (18, "token_f1.varient: unknown key"),
+    "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
+    "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),
     "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),
 }
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from memgauge.api._health import memory_health
     from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
     from memgauge.api._llm import close_llm, configure_llm
-    from memgauge.api._measures import sample_size, score_trec_run
+    from memgauge.api._measures import score_trec_run
     from memgauge.api._online import (
         ab_test_reports,
         add_ab_pairs,
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         run_suite,
         write_path_subject,
     )
+    from memgauge.api._samplesize import sample_size
     from memgauge.api._sessions import (
         batch_validate,
         derive_log_signals,
@@ -307,7 +308,7 @@ _LAZY: dict[str, str] = {
     "resolve_run_id": "memgauge.api._store",
     "results_path": "memgauge.api._store",
     "run_suite": "memgauge.api._runs",
-    "sample_size": "memgauge.api._measures",
+    "sample_size": "memgauge.api._samplesize",
     "TREC_OFFICIAL": "memgauge.metrics.measures",
     "format_value": "memgauge.metrics.trec_report",
     "trec_eval_report": "memgauge.metrics.trec_report",

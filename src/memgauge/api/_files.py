@@ -3,40 +3,22 @@ memgauge's own files, and checked, whatever their kind, with every problem named
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel
-
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.detect import KINDS, detect_kind
-from memgauge.data.io import (
-    load_conversations,
-    load_extraction_cases,
-    load_items,
-    load_judged,
-    load_operation_cases,
-    load_retrieval_dataset,
-    save_conversations,
-    save_retrieval_dataset,
-)
-from memgauge.data.jsonio import read_records, write_jsonl
-from memgauge.data.models import CausalChain, EquivalenceClass, EvalQuery, Judgment, Memory
-from memgauge.data.traces import trace_summary
-from memgauge.data.trec import read_qrels, read_run
-from memgauge.data.vectors import pairs_summary, vectors_summary
 from memgauge.errors import DataError, Problem, UsageError
 
 if TYPE_CHECKING:
     from memgauge.data.importers import BeirGrades, ImportReport
 
-# `memgauge validate` on a dataset file must start fast (tests/cli/test_startup.py): the
-# importers (NLTK, regex), suites and subject specs (the LLM and embedding stacks) are imported
-# by the checks that need them, not with this module.
+# `memgauge validate` must start fast (tests/cli/test_startup.py): each check imports its own
+# reader, so a qrels file loads neither pydantic's dataset models nor the importers (NLTK,
+# regex), and only a suite or subject file loads the registries (the LLM and embedding stacks).
 
 __all__ = ["FILE_KINDS", "Imported", "import_dataset", "validate_file"]
 
@@ -78,6 +60,8 @@ def import_dataset(
         import_longmemeval,
         import_memaudit,
     )
+    from memgauge.data.io import save_conversations, save_retrieval_dataset
+    from memgauge.data.jsonio import write_jsonl
 
     if kind == "beir" and not src.is_dir():
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
@@ -108,33 +92,46 @@ def import_dataset(
 
 
 def _count_dataset(path: Path) -> str:
+    from memgauge.data.io import load_retrieval_dataset
+
     ds = load_retrieval_dataset(path)
     return f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
 
 
-def _records(model: type[BaseModel], key: str) -> Callable[[Path], str]:
+def _records(model: str, key: str) -> Callable[[Path], str]:
+    """The check of a file of `model` records (a name in `data.models`, loaded when used):
+    every bad record and every repeated id, in one pass."""
+
     def check(path: Path) -> str:
-        recs = read_records(path, model, key=key)
-        counts = Counter(getattr(r, "id", None) for r in recs)
-        dupes = sorted(i for i, n in counts.items() if i is not None and n > 1)
-        if dupes:
-            raise DataError([Problem(str(path), None, "id", f"duplicate id {d!r}") for d in dupes])
-        return f"{len(recs)} records"
+        from memgauge.data import models
+        from memgauge.data.jsonio import load_records
+
+        loaded = load_records(path, getattr(models, model), key=key)
+        problems = loaded.problems + loaded.duplicate_ids()
+        if problems:
+            raise DataError(problems)
+        return f"{len(loaded.valid)} records"
 
     return check
 
 
 def _qrels(path: Path) -> str:
+    from memgauge.data.trec import read_qrels
+
     q = read_qrels(path)
     return f"{len(q)} queries, {sum(len(v) for v in q.values())} judgments"
 
 
 def _run(path: Path) -> str:
+    from memgauge.data.trec import read_run
+
     r = read_run(path)
     return f"{len(r)} queries, {sum(len(v) for v in r.values())} results"
 
 
 def _conversations(path: Path) -> str:
+    from memgauge.data.io import load_conversations
+
     c = load_conversations(path)
     return (
         f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
@@ -153,23 +150,49 @@ def _subject(path: Path) -> str:
 
 
 def _labels(path: Path) -> str:
+    from memgauge.data.io import load_judged
+
     rows = load_judged(path, labels=True)
     n_pass = sum(r.label == "pass" for r in rows)
     return f"{len(rows)} labelled outputs ({n_pass} pass, {len(rows) - n_pass} fail)"
 
 
 def _extraction(path: Path) -> str:
+    from memgauge.data.io import load_extraction_cases
+
     cases = load_extraction_cases(path)
     facts = sum(len(c.expected_facts) for c in cases)
     return f"{len(cases)} extraction cases, {facts} expected facts"
 
 
 def _operations(path: Path) -> str:
+    from memgauge.data.io import load_operation_cases
+
     return f"{len(load_operation_cases(path))} memory-operation cases"
 
 
 def _items(path: Path) -> str:
+    from memgauge.data.io import load_items
+
     return f"{len(load_items(path))} items"
+
+
+def _trace(path: Path) -> str:
+    from memgauge.data.traces import trace_summary
+
+    return trace_summary(path)
+
+
+def _pairs(path: Path) -> str:
+    from memgauge.data.vectors import pairs_summary
+
+    return pairs_summary(path)
+
+
+def _vectors(path: Path) -> str:
+    from memgauge.data.vectors import vectors_summary
+
+    return vectors_summary(path)
 
 
 def _suite(path: Path) -> str:
@@ -203,11 +226,11 @@ def _imported(kind: str) -> Callable[[Path], str]:
 CHECKS: dict[str, Callable[[Path], str]] = {
     "dataset-dir": _count_dataset,
     "bundle": _count_dataset,
-    "memories": _records(Memory, "memories"),
-    "queries": _records(EvalQuery, "queries"),
-    "judgments": _records(Judgment, "judgments"),
-    "equivalence": _records(EquivalenceClass, "equivalence_classes"),
-    "chains": _records(CausalChain, "causal_chains"),
+    "memories": _records("Memory", "memories"),
+    "queries": _records("EvalQuery", "queries"),
+    "judgments": _records("Judgment", "judgments"),
+    "equivalence": _records("EquivalenceClass", "equivalence_classes"),
+    "chains": _records("CausalChain", "causal_chains"),
     "qrels": _qrels,
     "run": _run,
     "conversations": _conversations,
@@ -216,9 +239,9 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "labels": _labels,
     "extraction": _extraction,
     "operations": _operations,
-    "trace": trace_summary,
-    "pairs": pairs_summary,
-    "vectors": vectors_summary,
+    "trace": _trace,
+    "pairs": _pairs,
+    "vectors": _vectors,
     "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),

@@ -1,5 +1,5 @@
 """Numbers without a run: IR measures of a TREC run file against qrels (trec_eval's
-conventions, or seed 002's), and how many judged queries a comparison needs."""
+conventions, or seed 002's). How many judged queries a comparison needs is in `_samplesize`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memgauge.data.trec import read_qrels, read_run_tagged
-from memgauge.errors import UsageError
 from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate
 from memgauge.metrics.ir import Evaluation
-from memgauge.stats.samplesize import SampleSize, sample_size_paired
 
-__all__ = ["sample_size", "score_trec_run"]
+__all__ = ["score_trec_run"]
 
 
 def score_trec_run(
@@ -42,20 +40,3 @@ def score_trec_run(
     scores, tag = read_run_tagged(run)
     ev = evaluate(q, scores, measures, config, depth=depth)
     return dataclasses.replace(ev, runid=tag)
-
-
-def sample_size(
-    delta: float,
-    sigma: float,
-    *,
-    alpha: float = 0.05,
-    power: float = 0.80,
-    two_sided: bool = True,
-) -> SampleSize:
-    """Queries a paired comparison needs to detect a mean difference `delta` when per-query
-    differences have standard deviation `sigma` (paired t, and its normal approximation);
-    a UsageError for values no test can have (delta or sigma not positive, power <= alpha)."""
-    try:
-        return sample_size_paired(delta, sigma, alpha=alpha, power=power, two_sided=two_sided)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None

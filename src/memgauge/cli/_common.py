@@ -1,64 +1,22 @@
-"""Pieces shared by the commands: the results store location, the console, progress."""
+"""Pieces shared by the commands: the console, the results store location.
+
+Every command imports this module, so it imports nothing heavy itself (tests/cli/test_startup.py
+lists what a light command must not load): the retrieval conventions' options live in
+`cli._conventions`, the report files `evaluate` and `demo` write in `cli._reports`."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from memgauge import api
-from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._numbers import integer
-from memgauge.report import (
-    RetrievalEvalResult,
-    atomic_write_text,
-    render_markdown,
-    render_run_report,
-    render_terminal,
-    retrieval_result,
-    write_json,
-)
 
-__all__ = [
-    "console",
-    "gain_option",
-    "no_relevant_option",
-    "open_suite_store",
-    "print_markdown",
-    "rel_threshold_option",
-    "report_retrieval",
-    "store_option",
-    "write_reports",
-]
+if TYPE_CHECKING:
+    from rich.console import Console
 
-# The three conventions where trec_eval and seed 002 disagree, spelled the same in every command,
-# with the defaults every other entry point has (`MetricConfig`'s).
-_DEFAULT = api.MetricConfig()
-rel_threshold_option = click.option(
-    "--rel-threshold",
-    type=integer(min=0),
-    default=_DEFAULT.rel_threshold,
-    show_default=True,
-    help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
-)
-gain_option = click.option(
-    "--gain",
-    type=click.Choice(["exp", "linear"]),
-    default=_DEFAULT.gain,
-    show_default=True,
-    help="nDCG gain: exp = 2^grade - 1 (seed 002); linear = the grade (trec_eval).",
-)
-no_relevant_option = click.option(
-    "--no-relevant",
-    type=click.Choice(["zero", "one", "skip"]),
-    default=_DEFAULT.no_relevant,
-    show_default=True,
-    help="A judged query with no relevant memory: score 0 (trec_eval); 1.0 on the measures "
-    "where that is 0/0 (Recall, recall_all, AP, R-prec, nDCG and ndcg_any with no ideal gain: "
-    "seed 002's Recall); or leave it out of the means (skip). Always counted.",
-)
+__all__ = ["console", "open_suite_store", "print_markdown", "store_option"]
 
 
 def console(stderr: bool = False) -> Console:
@@ -67,6 +25,8 @@ def console(stderr: bool = False) -> Console:
     It reads no markup and no emoji codes: what is printed is data (names, messages, stored
     failures), and `[anthropic]` in `pip install 'memgauge[anthropic]'` is not a style. Words
     that need a colour are `rich.text.Text` (`report.escape.term`)."""
+    from rich.console import Console  # rich, only for a command that prints with it
+
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
     return Console(
@@ -105,35 +65,3 @@ def open_suite_store(where: str | None, *, read_only: bool = False) -> api.Suite
     if read_only:
         return api.SuiteRunStore(api.results_store(where), read_only=True)
     return api.open_store(where)
-
-
-def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:
-    """What `evaluate` and `demo` show last: the terminal view and the three report files,
-    rendered from the run's record."""
-    if report.summary.aggregate("ir") is None:
-        return
-    result = retrieval_result(report.run)
-    render_terminal(result, out)
-    paths = write_reports(result, out_dir, report)
-    out.print("wrote " + ", ".join(str(p) for p in paths))
-
-
-def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunReport) -> list[Path]:
-    """Write result.json, summary.md and report.html (the run drawn by the viewer's templates,
-    as `memgauge report` draws it) into `out_dir`; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / "result.json"
-    md_path = out_dir / "summary.md"
-    html_path = out_dir / "report.html"
-    write_json(result, json_path)
-    atomic_write_text(md_path, render_markdown(result))
-    atomic_write_text(html_path, render_run_report(report.run, report.items))
-    paths = [json_path, md_path, html_path]
-    ir = report.summary.aggregate("ir")
-    pooled = ir.detail.get("pool_judge") if ir is not None else None
-    if pooled:
-        # the judge's grades in the dataset's judgments format, to review and merge back
-        boot = out_dir / "bootstrapped_judgments.jsonl"
-        atomic_write_text(boot, "".join(dumps_strict(j) + "\n" for j in pooled["judgments"]))
-        paths.append(boot)
-    return paths

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
-from memgauge.cli._common import console, report_retrieval
+from memgauge.cli._common import console
 from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
@@ -17,6 +17,7 @@ from memgauge.cli._evaluation import (
     target_options,
 )
 from memgauge.cli._numbers import SEED
+from memgauge.cli._reports import report_retrieval
 
 __all__ = ["demo"]
 

@@ -8,13 +8,8 @@ from typing import Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import (
-    console,
-    gain_option,
-    no_relevant_option,
-    rel_threshold_option,
-    report_retrieval,
-)
+from memgauge.cli._common import console
+from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import (
     conclude,
     evaluation_options,
@@ -26,6 +21,7 @@ from memgauge.cli._evaluation import (
 from memgauge.cli._kind import kind_option
 from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
+from memgauge.cli._reports import report_retrieval
 
 __all__ = ["evaluate"]
 

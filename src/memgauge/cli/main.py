@@ -237,10 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return EXIT_DATA
     except DataError as exc:
-        for problem in exc.problems:
-            _echo_err(f"error: {problem}")
-        n = len(exc.problems)
-        _echo_err(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.")
+        _show_problems(exc)
         return EXIT_DATA
     except UsageError as exc:
         _echo_err(f"error: {exc}")
@@ -274,6 +271,22 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         return _internal_error()
     return 0
+
+
+#: problems listed at most: enough to fix a file in one pass, short enough to read
+MAX_LISTED = 50
+
+
+def _show_problems(exc: DataError) -> None:
+    """Every problem of a bad input in one pass, by file and line (`DataError` keeps them in
+    that order), the first MAX_LISTED of them listed, and how many there are."""
+    for problem in exc.problems[:MAX_LISTED]:
+        _echo_err(f"error: {problem}")
+    more = exc.count - min(len(exc.problems), MAX_LISTED)
+    if more:
+        _echo_err(f"... and {more} more problem{'s' if more != 1 else ''}, not listed")
+    n = exc.count
+    _echo_err(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.")
 
 
 # a path the user gave that cannot be used (an output directory under a file, no permission, a

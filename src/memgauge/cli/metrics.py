@@ -18,8 +18,8 @@ from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
+from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._numbers import integer
 from memgauge.errors import UsageError
 
@@ -191,13 +191,13 @@ def metrics(
         for line in notes:  # beside, not inside, the report a user diffs against trec_eval's
             click.echo(line, err=True)
         return
-    out = console()
+    # plain lines (click, not rich: a report that diffs, and one import less at start-up)
     width = max(len(m) for m in agg)
     if per_query:
         for i, qid in enumerate(ev.query_ids):
             for m, column in ev.per_query.items():
-                out.print(f"{m:<{width}}  {qid}  {api.format_value(m, _num(column[i]))}")
+                click.echo(f"{m:<{width}}  {qid}  {api.format_value(m, _num(column[i]))}")
     for m, mean in agg.items():
-        out.print(f"{m:<{width}}  all  {api.format_value(m, mean)}")
+        click.echo(f"{m:<{width}}  all  {api.format_value(m, mean)}")
     for line in notes:
-        out.print(line, markup=False, highlight=False)
+        click.echo(line)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from memgauge import api
-from memgauge.cli._common import console
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["sample_size"]
@@ -44,8 +43,7 @@ def sample_size(
     the exact paired t gives a few more).
     """
     s = api.sample_size(delta, sigma, alpha=alpha, power=power, two_sided=not one_sided)
-    out = console()
-    out.print(
+    click.echo(
         f"to detect a difference of {delta} at sigma {sigma} (alpha {alpha}, power {power}, "
         f"{'one' if one_sided else 'two'}-sided): {s.n_t} queries (paired t; normal "
         f"approximation {s.n_normal})"
@@ -54,4 +52,4 @@ def sample_size(
         mde = api.minimum_detectable_effect(
             per_group, sigma, alpha=alpha, power=power, two_sided=not one_sided
         )
-        out.print(f"{per_group} queries per group detect differences of about {mde:.3g}")
+        click.echo(f"{per_group} queries per group detect differences of about {mde:.3g}")

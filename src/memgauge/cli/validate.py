@@ -30,12 +30,14 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
     when every file is valid and 2 otherwise, naming file, line and field of each problem.
     """
     problems: list[Problem] = []
+    unlisted = 0
     for path in files:
         try:
             found, summary = api.validate_file(path, kind)
         except DataError as exc:
             problems.extend(exc.problems)
+            unlisted += exc.unlisted
             continue
         click.echo(f"ok  {path}  ({found}: {summary})")
     if problems:
-        raise DataError(problems)
+        raise DataError(problems, unlisted=unlisted)

@@ -18,11 +18,11 @@ reads it; JSONL holds one Conversation per line, and the dataset id is the file'
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -30,10 +30,13 @@ from pydantic import BaseModel, ValidationError
 from memgauge._util.files import atomic_write_text
 from memgauge.data import traces
 from memgauge.data.jsonio import (
+    At,
+    Records,
     iter_jsonl,
+    load_records,
     load_structured,
     problems_from_validation,
-    read_records,
+    validate_items,
     write_jsonl,
 )
 from memgauge.data.models import (
@@ -44,16 +47,20 @@ from memgauge.data.models import (
     EquivalenceClass,
     EvalQuery,
     ExtractionCase,
+    Fact,
     JudgedOutput,
     Judgment,
     Memory,
     OperationCase,
     RetrievalDataset,
     TaskItem,
+    Turn,
 )
-from memgauge.data.trec import read_qrels, write_qrels
-from memgauge.data.validate import validate_conversations, validate_retrieval_dataset
+from memgauge.data.trec import qrels_lines, write_qrels
+from memgauge.data.validate import retrieval_problems, validate_conversations
 from memgauge.errors import DataError, Problem
+
+M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "load_conversations",
@@ -72,6 +79,27 @@ FILES = {
 }
 
 
+_MODELS: dict[str, type[BaseModel]] = {
+    "memories": Memory,
+    "queries": EvalQuery,
+    "judgments": Judgment,
+    "equivalence_classes": EquivalenceClass,
+    "causal_chains": CausalChain,
+}
+
+
+def _qrels_part(path: Path) -> Records[Judgment]:
+    """A dataset directory's qrels.txt, read as its judgments part."""
+    part = Records[Judgment](str(path))
+    rows, part.problems = qrels_lines(
+        path, max_grade=3, why="memgauge datasets grade 0-3", min_grade=0
+    )
+    part.valid = [
+        (At(r.line), Judgment(query_id=r.qid, memory_id=r.docid, grade=r.grade)) for r in rows
+    ]
+    return part
+
+
 def _load_dir(path: Path) -> RetrievalDataset:
     problems: list[Problem] = []
     name = path.name
@@ -82,47 +110,30 @@ def _load_dir(path: Path) -> RetrievalDataset:
             name, protocol = _dataset_meta(meta, name)
         except DataError as exc:
             problems.extend(exc.problems)
-    parts: dict[str, list[Any]] = {}
-    models: dict[str, type[BaseModel]] = {
-        "memories": Memory,
-        "queries": EvalQuery,
-        "judgments": Judgment,
-        "equivalence_classes": EquivalenceClass,
-        "causal_chains": CausalChain,
-    }
+    parts: dict[str, Records[Any]] = {}
     for key, filename in FILES.items():
         f = path / filename
         if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
+            parts[key] = _qrels_part(path / "qrels.txt")
+        elif f.is_file():
             try:
-                qrels = read_qrels(
-                    path / "qrels.txt", max_grade=3, why="memgauge datasets grade 0-3", min_grade=0
-                )
-            except DataError as exc:
-                problems.extend(exc.problems)
-                continue
-            parts[key] = [
-                Judgment(query_id=q, memory_id=d, grade=g)
-                for q, docs in qrels.items()
-                for d, g in docs.items()
-            ]
-            continue
-        if not f.is_file():
-            if key in ("memories", "queries", "judgments"):
+                parts[key] = load_records(f, _MODELS[key])
+            except DataError as exc:  # not a list of records at all
+                parts[key] = Records(str(f), problems=exc.problems, complete=False)
+        else:
+            required = key in ("memories", "queries", "judgments")
+            if required:
                 problems.append(
                     Problem(str(f), None, None, f"missing: a dataset directory needs {filename}")
                 )
-            continue
-        try:
-            parts[key] = list(read_records(f, models[key]))
-        except DataError as exc:
-            problems.extend(exc.problems)
+            parts[key] = Records(str(f), complete=not required)
+        problems += parts[key].problems
+    # the cross-record checks run on what did read, so one pass lists every problem
+    problems += retrieval_problems(parts)
     if problems:
         raise DataError(problems)
-    ds = RetrievalDataset.model_validate({"name": name, "protocol": protocol, **parts})
-    problems = validate_retrieval_dataset(ds, {k: str(path / v) for k, v in FILES.items()})
-    if problems:
-        raise DataError(problems)
-    return ds
+    records = {key: part.records for key, part in parts.items()}
+    return RetrievalDataset.model_validate({"name": name, "protocol": protocol, **records})
 
 
 def _dataset_meta(meta: Path, default: str) -> tuple[str, DatasetProtocol | None]:
@@ -157,11 +168,23 @@ def _load_bundle(path: Path) -> RetrievalDataset:
             Problem(file, None, None, f"expected a dataset object, got {type(value).__name__}")
         )
     try:
-        ds = RetrievalDataset.model_validate(value)
+        ds: RetrievalDataset | None = RetrievalDataset.model_validate(value)
     except ValidationError as exc:
-        raise DataError(problems_from_validation(exc, file, None)) from None
-    problems = validate_retrieval_dataset(ds, dict.fromkeys(FILES, file))
-    if problems:
+        ds, problems = None, problems_from_validation(exc, file, None)
+    else:
+        problems = []
+    # each part's records one by one (their own problems are those above): the cross-record
+    # checks run on the records that are valid, so one pass lists every problem
+    parts: dict[str, Records[Any]] = {}
+    for key in FILES:
+        raw = value.get(key, [])
+        items = raw if isinstance(raw, list) else []
+        parts[key] = validate_items(
+            ((At(None, f"{key}[{i}]"), item) for i, item in enumerate(items)), _MODELS[key], file
+        )
+        parts[key].complete &= isinstance(raw, list)
+    problems += retrieval_problems(parts)
+    if problems or ds is None:
         raise DataError(problems)
     return ds
 
@@ -202,39 +225,119 @@ def save_retrieval_dataset(ds: RetrievalDataset, out_dir: str | Path) -> list[Pa
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _salvage(obj: Any) -> tuple[Conversation | None, list[str], bool]:
+    """The turns and facts of a conversation that is not valid that are valid on their own,
+    for the checks across conversations (their own problems are reported already); the ids of
+    its facts that are not; and whether every fact's id was read."""
+    if not isinstance(obj, dict):
+        return None, [], False
+    cid, turns, facts = obj.get("id"), obj.get("turns"), obj.get("facts", [])
+    if not isinstance(facts, list):
+        return None, [], False
+    good: list[Fact] = []
+    others: list[str] = []
+    complete = True
+    for raw in facts:
+        try:
+            good.append(Fact.model_validate(raw))
+        except ValidationError:
+            fid = raw.get("id") if isinstance(raw, dict) else None
+            if isinstance(fid, str):
+                others.append(fid)
+            else:
+                complete = False
+    if not isinstance(cid, str) or not cid:
+        return None, [*others, *(f.id for f in good)], complete
+    kept: list[Turn] = []
+    for raw in turns if isinstance(turns, list) else []:
+        with contextlib.suppress(ValidationError):
+            kept.append(Turn.model_validate(raw))
+    return Conversation.model_construct(id=cid, turns=kept, facts=good), others, complete
+
+
+def _conversations(
+    items: list[tuple[At, Any]], file: str, problems: list[Problem] | None
+) -> tuple[list[tuple[At, Conversation]], list[str], bool]:
+    """Each conversation validated on its own (what is valid of one that is not, salvaged), the
+    ids of the facts that are not valid, and whether every fact's id was read. Problems go to
+    `problems` (None: they were reported already)."""
+    valid: list[tuple[At, Conversation]] = []
+    others: list[str] = []
+    complete = True
+    for at, obj in items:
+        try:
+            valid.append((at, Conversation.model_validate(obj)))
+        except ValidationError as exc:
+            if problems is not None:
+                problems.extend(problems_from_validation(exc, file, at.line, at.place))
+            conv, ids, whole = _salvage(obj)
+            if conv is not None:
+                valid.append((at, conv))
+            others += ids
+            complete &= whole
+    return valid, others, complete
+
+
 def load_conversations(path: str | Path) -> ConversationDataset:
-    """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a line)."""
+    """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a
+    line). DataError lists every problem: of each conversation, and of the checks across them
+    (fact ids, `supersedes`) on the conversations that are valid."""
     p = Path(path)
     file = str(p)
     if not p.is_file():
         raise DataError(Problem(file, None, None, "no such file"))
+    problems: list[Problem] = []
+    ds: ConversationDataset | None = None
     if p.suffix.lower() == ".jsonl":
-        problems: list[Problem] = []
-        convs: list[Conversation] = []
-        for line, obj in iter_jsonl(p, problems):
-            try:
-                convs.append(Conversation.model_validate(obj))
-            except ValidationError as exc:
-                problems.extend(problems_from_validation(exc, file, line))
-        if not convs and not problems:
+        items = [(At(line), obj) for line, obj in iter_jsonl(p, problems)]
+        unread = bool(problems)  # lines that are not JSON: their facts are unknown
+        if not items and not problems:
             problems.append(Problem(file, None, None, "file has no conversations"))
-        if problems:
-            raise DataError(problems)
-        try:
-            ds = ConversationDataset(id=p.stem, conversations=convs)
-        except ValidationError as exc:
-            raise DataError(problems_from_validation(exc, file, None)) from None
+        valid, others, complete = _conversations(items, file, problems)
+        complete &= not unread
+        problems += _repeated_conversations(file, items)
+        if not problems:
+            ds = ConversationDataset(id=p.stem, conversations=[c for _, c in valid])
     else:
         value, _ = load_structured(p)
         try:
             ds = ConversationDataset.model_validate(value)
         except ValidationError as exc:
             found = problems_from_validation(exc, file, None)
-            raise DataError([_with_ids(pr, value) for pr in found]) from None
-    problems = validate_conversations(ds, file)
-    if problems:
+            problems += [_with_ids(pr, value) for pr in found]
+        if ds is not None:
+            valid, others, complete = [(At(None), c) for c in ds.conversations], [], True
+        else:  # each conversation on its own, for the checks across them
+            raw = value.get("conversations") if isinstance(value, dict) else None
+            items = [(At(None), c) for c in raw] if isinstance(raw, list) else []
+            valid, others, complete = _conversations(items, file, None)
+            complete &= isinstance(raw, list)
+    problems += validate_conversations(valid, file, other_facts=others, complete=complete)
+    if problems or ds is None:
         raise DataError(problems)
     return ds
+
+
+def _repeated_conversations(file: str, items: list[tuple[At, Any]]) -> list[Problem]:
+    """A problem at each repeat of a conversation id among the lines of a JSONL file."""
+    first: dict[str, At] = {}
+    out = []
+    for at, obj in items:
+        cid = obj.get("id") if isinstance(obj, dict) else None
+        if not isinstance(cid, str):
+            continue
+        if cid in first:
+            out.append(
+                Problem(
+                    file,
+                    at.line,
+                    "id",
+                    f"duplicate conversation id {cid!r} (first at {first[cid].name()})",
+                )
+            )
+        else:
+            first[cid] = at
+    return out
 
 
 def _with_ids(problem: Problem, value: Any) -> Problem:
@@ -256,14 +359,14 @@ def _with_ids(problem: Problem, value: Any) -> Problem:
     return Problem(problem.file, problem.line, ".".join(out + rest), problem.message)
 
 
-def _duplicate_ids(file: str, records: Sequence[Any], what: str) -> list[Problem]:
-    seen: set[str] = set()
-    problems = []
-    for i, rec in enumerate(records):
-        if rec.id in seen:
-            problems.append(Problem(file, None, f"[{i}].id", f"duplicate {what} id {rec.id!r}"))
-        seen.add(rec.id)
-    return problems
+def _unique(path: str | Path, model: type[M], key: str, what: str) -> list[M]:
+    """Records of `model` whose ids are unique: every bad record and every repeated id (a bad
+    record's too) in one DataError."""
+    loaded = load_records(path, model, key=key)
+    problems = loaded.problems + loaded.duplicate_ids(what)
+    if problems:
+        raise DataError(problems)
+    return loaded.records
 
 
 def load_items(path: str | Path) -> list[TaskItem]:
@@ -275,30 +378,18 @@ def load_items(path: str | Path) -> list[TaskItem]:
         from memgauge.data.importers.csv_items import import_csv_items
 
         return import_csv_items(path)[0]
-    items = read_records(path, TaskItem, key="items")
-    problems = _duplicate_ids(str(path), items, "item")
-    if problems:
-        raise DataError(problems)
-    return items
+    return _unique(path, TaskItem, "items", "item")
 
 
 def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     """Fact-extraction cases (JSON list or `{"cases": [...]}`, JSONL, YAML); ids unique."""
-    cases = read_records(path, ExtractionCase, key="cases")
-    problems = _duplicate_ids(str(path), cases, "case")
-    if problems:
-        raise DataError(problems)
-    return cases
+    return _unique(path, ExtractionCase, "cases", "case")
 
 
 def load_operation_cases(path: str | Path) -> list[OperationCase]:
     """Memory-operation cases (seed 000; JSON list or `{"cases": [...]}`, JSONL, YAML); ids
     unique."""
-    cases = read_records(path, OperationCase, key="cases")
-    problems = _duplicate_ids(str(path), cases, "case")
-    if problems:
-        raise DataError(problems)
-    return cases
+    return _unique(path, OperationCase, "cases", "case")
 
 
 def load_recorded(path: str | Path) -> dict[str, Any]:
@@ -311,23 +402,19 @@ def load_recorded(path: str | Path) -> dict[str, Any]:
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
     """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
     Ids must be unique. DataError lists every problem with its line."""
-    file = str(path)
-    rows = read_records(path, JudgedOutput, key="items")
-    problems = _duplicate_ids(file, rows, "output")
-    for i, row in enumerate(rows):
-        if labels and row.label is None:
-            jsonl = file.endswith(".jsonl")
-            problems.append(
-                Problem(
-                    file,
-                    i + 1 if jsonl else None,
-                    "label" if jsonl else f"[{i}].label",
-                    "a human label is needed: pass or fail",
-                )
+    loaded = load_records(path, JudgedOutput, key="items")
+    problems = loaded.problems + loaded.duplicate_ids("output")
+    if labels:
+        problems += [
+            Problem(
+                loaded.file, at.line, at.field("label"), "a human label is needed: pass or fail"
             )
+            for at, row in loaded.valid
+            if row.label is None
+        ]
     if problems:
         raise DataError(problems)
-    return rows
+    return loaded.records
 
 
 def save_conversations(ds: ConversationDataset, path: str | Path) -> None:

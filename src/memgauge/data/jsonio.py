@@ -11,8 +11,9 @@ nesting and YAML aliases), whose refusals become Problems with the file and line
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -23,13 +24,17 @@ from memgauge.errors import DataError, Problem
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "At",
+    "Records",
     "decode_text",
     "iter_jsonl",
     "line_of",
+    "load_records",
     "load_structured",
     "parse_yaml",
     "problems_from_validation",
     "read_records",
+    "validate_items",
     "write_jsonl",
 ]
 
@@ -208,45 +213,105 @@ def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[in
         raise DataError(Problem(file, exc.line, None, f"not valid JSON: {exc.message}")) from None
 
 
-def _validate_items(
-    items: Iterable[tuple[int | None, str, Any]],
-    model: type[M],
-    file: str,
-    problems: list[Problem],
-) -> list[M]:
-    out: list[M] = []
-    for line, prefix, item in items:
+@dataclass(frozen=True)
+class At:
+    """Where a record is: its line (JSONL, a YAML list) or None, and its place in a list
+    (`[3]`, `judgments[3]`; empty for a JSONL line, which the line names)."""
+
+    line: int | None
+    place: str = ""
+
+    def field(self, key: str | None = None) -> str | None:
+        """The Problem field of `key` in this record (`[3].id`, `id`), or the record's place."""
+        if key is None:
+            return self.place or None
+        return f"{self.place}.{key}" if self.place else key
+
+    def name(self) -> str:
+        """How a message names the record: `line 4`, `[3]`."""
+        return f"line {self.line}" if self.line is not None else self.place or "a record"
+
+
+@dataclass
+class Records(Generic[M]):
+    """A list of records read whole, valid or not: each valid record where it is, the id of
+    every record that names one (valid or not: a cross-reference to it is not dangling), the
+    problems, and whether every record was read far enough to tell its id (when not, a check
+    that an id exists cannot be made)."""
+
+    file: str
+    valid: list[tuple[At, M]] = field(default_factory=list)
+    ids: list[tuple[At, str]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    complete: bool = True
+
+    @property
+    def records(self) -> list[M]:
+        """The valid records, in file order."""
+        return [r for _, r in self.valid]
+
+    def duplicate_ids(self, what: str = "") -> list[Problem]:
+        """A problem at each repeat of an id (every record's, valid or not), naming where it
+        first appeared: `duplicate id 'm1' (first at line 1)`."""
+        first: dict[str, At] = {}
+        out = []
+        for at, rid in self.ids:
+            if rid in first:
+                msg = f"duplicate {what + ' ' if what else ''}id {rid!r} (first at "
+                out.append(
+                    Problem(self.file, at.line, at.field("id"), f"{msg}{first[rid].name()})")
+                )
+            else:
+                first[rid] = at
+        return out
+
+
+def validate_items(
+    items: Iterable[tuple[At, Any]], model: type[M], file: str, records: Records[M] | None = None
+) -> Records[M]:
+    """Validate each item on its own into `records` (a new one by default): a bad record is a
+    problem where it is, and the others are still read."""
+    out = records if records is not None else Records[M](file)
+    keyed = "id" in model.model_fields
+    for at, item in items:
         if not isinstance(item, dict):
-            problems.append(
+            out.problems.append(
                 Problem(
                     file,
-                    line,
-                    prefix or None,
+                    at.line,
+                    at.field(),
                     f"expected an object with fields, got {type(item).__name__}",
                 )
             )
+            out.complete = False
             continue
+        rid = item.get("id")
+        if isinstance(rid, str):
+            out.ids.append((at, rid))
+        elif keyed:
+            out.complete = False
         try:
-            out.append(model.model_validate(item))
+            out.valid.append((at, model.model_validate(item)))
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, file, line, prefix))
+            out.problems.extend(problems_from_validation(exc, file, at.line, at.place))
     return out
 
 
-def read_records(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:
-    """Read records of `model` from a JSONL, JSON (list, or object with list under `key`) or
-    YAML file. Raises DataError listing every problem."""
+def load_records(path: str | Path, model: type[M], *, key: str | None = None) -> Records[M]:
+    """Read records of `model` from a JSONL, JSON (list, or object with the list under `key`)
+    or YAML file, every record on its own: see `Records`. A file that cannot be read at all
+    (missing, not UTF-8 JSON or YAML, not a list) raises DataError."""
     p = Path(path)
     file = str(p)
-    problems: list[Problem] = []
     if not p.is_file():
         raise DataError(Problem(file, None, None, "no such file"))
+    out = Records[M](file)
     if p.suffix.lower() == ".jsonl":
-        items: list[tuple[int | None, str, Any]] = [
-            (line, "", obj) for line, obj in iter_jsonl(p, problems)
-        ]
-        if not items and not problems:
-            problems.append(Problem(file, None, None, "file has no records; add one per line"))
+        items = [(At(line), obj) for line, obj in iter_jsonl(p, out.problems)]
+        if out.problems:  # a line that is not JSON: its record, and its id, are unknown
+            out.complete = False
+        elif not items:
+            out.problems.append(Problem(file, None, None, "file has no records; add one per line"))
     else:
         value, lines = load_structured(p)
         if key is not None and isinstance(value, dict) and key in value:
@@ -256,12 +321,18 @@ def read_records(path: str | Path, model: type[M], *, key: str | None = None) ->
                 Problem(file, None, key, f"expected a list of records, got {type(value).__name__}")
             )
         if not value:
-            problems.append(Problem(file, None, key, "no records; add at least one"))
-        items = [(lines.get(i), f"[{i}]", obj) for i, obj in enumerate(value)]
-    records = _validate_items(items, model, file, problems)
-    if problems:
-        raise DataError(problems)
-    return records
+            out.problems.append(Problem(file, None, key, "no records; add at least one"))
+        items = [(At(lines.get(i), f"[{i}]"), obj) for i, obj in enumerate(value)]
+    return validate_items(items, model, file, out)
+
+
+def read_records(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:
+    """Read records of `model` from a JSONL, JSON (list, or object with list under `key`) or
+    YAML file. Raises DataError listing every problem."""
+    loaded = load_records(path, model, key=key)
+    if loaded.problems:
+        raise DataError(loaded.problems)
+    return loaded.records
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> None:

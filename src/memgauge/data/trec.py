@@ -38,7 +38,9 @@ from memgauge.errors import DataError, Problem
 
 __all__ = [
     "MIN_GRADE",
+    "QrelsLine",
     "TaggedRun",
+    "qrels_lines",
     "read_qrels",
     "read_run",
     "read_run_tagged",
@@ -94,26 +96,32 @@ def _lines(path: Path) -> list[str]:
 def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
     if not problems and not read:
         problems = [Problem(file, None, None, f"no {what} line: the file holds only comments")]
-    if problems:
-        if len(problems) > _MAX_PROBLEMS:
-            extra = len(problems) - _MAX_PROBLEMS
-            problems = [*problems[:_MAX_PROBLEMS], Problem(file, None, None, f"... {extra} more")]
-        raise DataError(problems)
+    if problems:  # a file of a million bad lines keeps the first few hundred, and their count
+        raise DataError(problems[:_MAX_PROBLEMS], unlisted=max(0, len(problems) - _MAX_PROBLEMS))
 
 
-def read_qrels(
+class QrelsLine(NamedTuple):
+    """One judgment of a qrels file, with its line."""
+
+    line: int
+    qid: str
+    docid: str
+    grade: int
+
+
+def qrels_lines(
     path: str | Path,
     *,
     max_grade: int = MAX_GRADE,
     why: str = "the largest grade memgauge stores; rescale the judgments",
     min_grade: int = MIN_GRADE,
-) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file into `{qid: {docid: grade}}`; a grade above `max_grade` is a
-    problem on its line, explained by `why`, and so is one below `min_grade` (memgauge datasets
-    pass 0)."""
+) -> tuple[list[QrelsLine], list[Problem]]:
+    """Every judgment of a TREC qrels file that reads, with its line, and a problem for each
+    line that does not (see `read_qrels`); raises DataError only when the file cannot be read."""
     p = Path(path)
     file = str(p)
-    out: dict[str, dict[str, int]] = {}
+    out: list[QrelsLine] = []
+    seen: set[tuple[str, str]] = set()
     problems: list[Problem] = []
     for lineno, line in enumerate(_lines(p), 1):
         parts = _fields(line)
@@ -143,12 +151,29 @@ def read_qrels(
                 Problem(file, lineno, "grade", f"grade {grade} is above {max_grade}, {why}")
             )
             continue
-        per = out.setdefault(qid, {})
-        if doc in per:
+        if (qid, doc) in seen:
             problems.append(Problem(file, lineno, "docid", f"({qid}, {doc}) is judged twice"))
             continue
-        per[doc] = grade
-    _finish(problems, file, len(out), "judgment")
+        seen.add((qid, doc))
+        out.append(QrelsLine(lineno, qid, doc, grade))
+    return out, problems
+
+
+def read_qrels(
+    path: str | Path,
+    *,
+    max_grade: int = MAX_GRADE,
+    why: str = "the largest grade memgauge stores; rescale the judgments",
+    min_grade: int = MIN_GRADE,
+) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file into `{qid: {docid: grade}}`; a grade above `max_grade` is a
+    problem on its line, explained by `why`, and so is one below `min_grade` (memgauge datasets
+    pass 0)."""
+    rows, problems = qrels_lines(path, max_grade=max_grade, why=why, min_grade=min_grade)
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        out.setdefault(row.qid, {})[row.docid] = row.grade
+    _finish(problems, str(path), len(out), "judgment")
     return out
 
 

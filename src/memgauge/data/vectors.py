@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memgauge.data.jsonio import read_records
+from memgauge.data.jsonio import load_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import DataError, Problem
 
@@ -52,12 +52,15 @@ class StoredVector(BaseModel):
 
 
 def load_pairs(path: str | Path) -> list[EmbeddingPair]:
-    """Known pairs, each with an id; DataError on a bad line or a repeated id."""
-    pairs = read_records(path, EmbeddingPair, key="pairs")
+    """Known pairs, each with an id; DataError on every bad line and repeated id."""
+    loaded = load_records(path, EmbeddingPair, key="pairs")
+    problems = loaded.problems + loaded.duplicate_ids("pair")
+    if problems:
+        raise DataError(problems)
+    pairs = loaded.records
     out = [p if p.id else p.model_copy(update={"id": f"pair-{i}"}) for i, p in enumerate(pairs, 1)]
     seen: set[str] = set()
-    problems = []
-    for p in out:
+    for p in out:  # a given id against the one made for a pair without: still a repeat
         if p.id in seen:
             problems.append(Problem(str(path), None, "id", f"duplicate pair id {p.id!r}"))
         seen.add(str(p.id))
@@ -67,22 +70,28 @@ def load_pairs(path: str | Path) -> list[EmbeddingPair]:
 
 
 def load_vectors(path: str | Path) -> dict[str, list[float]]:
-    """Text -> stored vector (a later line wins); DataError when lengths differ."""
-    rows = read_records(path, StoredVector)
-    dims = {len(r.vector) for r in rows}
-    if len(dims) > 1:
-        first = len(rows[0].vector)
-        line = next(i for i, r in enumerate(rows, 1) if len(r.vector) != first)
-        raise DataError(
+    """Text -> stored vector (a later line wins); DataError on every bad line and every vector
+    whose length differs from the first valid one's."""
+    loaded = load_records(path, StoredVector)
+    problems = list(loaded.problems)
+    if loaded.valid:
+        first_at, first = loaded.valid[0]
+        dim = len(first.vector)
+        where = "the first line" if first_at.line == 1 else first_at.name()
+        problems += [
             Problem(
-                str(path),
-                line if str(path).endswith(".jsonl") else None,
-                "vector",
-                f"{len(rows[line - 1].vector)} numbers where the first line has {first}: every "
-                "stored vector must have the same dimension",
+                loaded.file,
+                at.line,
+                at.field("vector"),
+                f"{len(row.vector)} numbers where {where} has {dim}: every stored vector"
+                " must have the same dimension",
             )
-        )
-    return {r.text: list(r.vector) for r in rows}
+            for at, row in loaded.valid
+            if len(row.vector) != dim
+        ]
+    if problems:
+        raise DataError(problems)
+    return {r.text: list(r.vector) for r in loaded.records}
 
 
 def pairs_summary(path: str | Path) -> str:

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
 from memgauge.report.escape import term
-from memgauge.stats import TEST_NAMES
 from memgauge.view.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
@@ -207,7 +206,6 @@ def failures_table(failures: Sequence[Mapping[str, Any]], total: int) -> Table:
     return table
 
 
-_TEST_NAMES: dict[str, str] = {str(k): v for k, v in TEST_NAMES.items()}
 _CORRECTED = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
 
 
@@ -225,11 +223,14 @@ def comparison_table(
     the correction over every row (family `table`) or none needed (`measure`: one per row).
     Run `a` is the baseline, and the title and columns say so: "B vs A" alone left a reader
     to guess which run the deltas were measured from."""
+    from memgauge.stats.systems import TEST_NAMES  # NumPy: only when there is a comparison
+
     corrected = _CORRECTED[correction] if family == "table" or test == "tukey" else "uncorrected"
+    test_name = {str(k): v for k, v in TEST_NAMES.items()}.get(test, test)
     table = Table(
         title=term(
             f"A (baseline): run {a}\nB: run {b}\ndelta = B - A, paired by item "
-            f"({_TEST_NAMES.get(test, test)}, {corrected}; * p < {alpha:g}, ** p < {alpha / 5:g})"
+            f"({test_name}, {corrected}; * p < {alpha:g}, ** p < {alpha / 5:g})"
         ),
         title_justify="left",
     )

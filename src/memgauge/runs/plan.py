@@ -29,7 +29,12 @@ from memgauge.aggregates import AGGREGATES, Aggregate, TaskView
 from memgauge.aggregates.ir import dataset_sha256
 from memgauge.data.detect import read_as
 from memgauge.data.importers.locomo import locomo_extraction_cases
-from memgauge.data.io import load_extraction_cases, load_items, load_retrieval_dataset
+from memgauge.data.io import (
+    load_extraction_cases,
+    load_items,
+    load_operation_cases,
+    load_retrieval_dataset,
+)
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import (
     ExtractionCase,
@@ -254,11 +259,7 @@ def _extraction_items(
     ]
 
 
-def _operation_items(cases: list[OperationCase], file: str) -> list[PlannedItem]:
-    ids = [c.id for c in cases]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise DataError(Problem(file, None, "id", f"duplicate case ids: {', '.join(dupes)}"))
+def _operation_items(cases: list[OperationCase]) -> list[PlannedItem]:
     items = []
     for c in cases:
         inc = c.incoming
@@ -376,10 +377,10 @@ def plan_task(
         )
     if task.kind == "operations":
         assert path is not None
-        operation_cases = read_records(path, OperationCase, key="cases")
+        operation_cases = load_operation_cases(path)  # ids unique, with every other problem
         return PlannedTask(
             task,
-            _limit(_operation_items(operation_cases, str(path)), task),
+            _limit(_operation_items(operation_cases), task),
             evaluators,
             None,
             sha256_file(path),
@@ -449,11 +450,18 @@ def plan_suite(
 ) -> list[PlannedTask]:
     """Load every task of `suite` (paths relative to `base`; `datasets`: retrieval datasets
     given in memory, by task name); DataError on a bad dataset, UsageError on a bad
-    aggregate."""
+    aggregate. A DataError lists the problems of every task's files, not the first task's."""
     out = []
+    problems: list[Problem] = []
+    unlisted = 0
     for task in suite.tasks:
         try:
             out.append(plan_task(task, base, (datasets or {}).get(task.name), suite.subjects))
+        except DataError as exc:
+            problems += exc.problems
+            unlisted += exc.unlisted
         except UsageError as exc:
             raise UsageError(f"task {task.name!r}: {exc}") from None
+    if problems:
+        raise DataError(problems, unlisted=unlisted)
     return out

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from memgauge.data.schemas import DATASET_SCHEMAS, dataset_json_schema
-from memgauge.runs.suite import subject_file_json_schema, suite_json_schema
 
 __all__ = ["SCHEMA_KINDS", "json_schema"]
 
@@ -21,9 +20,24 @@ SCHEMA_KINDS: dict[str, str] = {
     **DATASET_SCHEMAS,
 }
 
+
+def _suite_schema() -> dict[str, Any]:
+    # the suite loader and every registry: only for the schemas that carry components, so
+    # `memgauge schema memories` loads the dataset models alone
+    from memgauge.runs.suite import suite_json_schema
+
+    return suite_json_schema()
+
+
+def _subject_schema() -> dict[str, Any]:
+    from memgauge.runs.suite import subject_file_json_schema
+
+    return subject_file_json_schema()
+
+
 _BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
-    "suite": suite_json_schema,
-    "subject": subject_file_json_schema,
+    "suite": _suite_schema,
+    "subject": _subject_schema,
 }
 
 

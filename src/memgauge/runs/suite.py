@@ -33,31 +33,28 @@ Components are specs `{name: {args}}` with short forms (`exact`, `{regex: "^yes"
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StrictInt,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from memgauge._util.imports import import_roots
 from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
-from memgauge.data.detect import DATASET_KINDS, Kind
-from memgauge.data.jsonio import decode_text, line_of, parse_yaml, problems_from_validation
+from memgauge.data.detect import Kind
+from memgauge.data.jsonio import decode_text, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.metrics.conventions import DEFAULT_DEPTH
-from memgauge.runs.depth import depth_error, least_k
+from memgauge.runs.depth import least_k
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.scorers.retrieval import RetrievalMeasure
@@ -67,14 +64,17 @@ __all__ = [
     "EvaluatorEntry",
     "ItemFilter",
     "Suite",
+    "TaskComponents",
     "TaskSpec",
     "component_problems",
+    "components",
     "evaluator_label",
     "load_suite",
     "optimization_problems",
     "resolve_agents",
     "resolve_objective",
     "spec_name",
+    "spec_problems",
     "subject_file_json_schema",
     "suite_json_schema",
     "task_least_k",
@@ -219,21 +219,26 @@ class TaskSpec(_Model):
     @field_validator("evaluators", mode="before")
     @classmethod
     def _short_forms(cls, value: Any) -> Any:
-        # `- exact`, `- {contains: {...}}`, `- {contains: {...}, weight: 2}` are all entries
-        if not isinstance(value, list):
-            return value
-        out = []
-        for item in value:
-            if isinstance(item, str):
-                out.append({"spec": item})
-            elif isinstance(item, dict) and "spec" not in item:
-                rest = {k: v for k, v in item.items() if k not in ("weight", "label")}
-                entry: dict[str, Any] = {"spec": rest}
-                entry.update({k: item[k] for k in ("weight", "label") if k in item})
-                out.append(entry)
-            else:
-                out.append(item)
-        return out
+        return short_forms(value)
+
+
+def short_forms(value: Any) -> Any:
+    """A task's `evaluators:` as entries: `- exact`, `- {contains: {...}}`,
+    `- {contains: {...}, weight: 2}` are all entries `{spec, weight?, label?}`."""
+    if not isinstance(value, list):
+        return value
+    out = []
+    for item in value:
+        if isinstance(item, str):
+            out.append({"spec": item})
+        elif isinstance(item, dict) and "spec" not in item:
+            rest = {k: v for k, v in item.items() if k not in ("weight", "label")}
+            entry: dict[str, Any] = {"spec": rest}
+            entry.update({k: item[k] for k in ("weight", "label") if k in item})
+            out.append(entry)
+        else:
+            out.append(item)
+    return out
 
 
 class Suite(_Model):
@@ -320,66 +325,6 @@ def task_reader(task: TaskSpec) -> str | None:
     if task.kind == "expected-output" and task.probes is not None:
         return "probes"
     return None
-
-
-def _task_problems(
-    file: str, node: yaml.Node | None, i: int, task: TaskSpec, base: Path, suite: Suite
-) -> list[Problem]:
-    out: list[Problem] = []
-
-    def add(key: str, message: str) -> None:
-        line = line_of(node, ("tasks", i, key)) if key else line_of(node, ("tasks", i))
-        out.append(Problem(file, line, f"tasks.{i}.{key}" if key else f"tasks.{i}", message))
-
-    for key in ("dataset", "memories"):
-        rel = getattr(task, key)
-        if rel is not None and not (base / rel).exists():
-            add(key, f"{rel} does not exist (paths are relative to the suite file)")
-    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
-        what = {
-            "retrieval": "a retrieval dataset with judged queries",
-            "extraction": "extraction cases (seed 001) or a LoCoMo file",
-            "operations": "memory-operation cases (seed 000)",
-            "embedding": "known pairs {a, b, label: similar|different}",
-        }[task.kind]
-        if task.dataset is None:
-            add("", f"a {task.kind} task needs dataset: {what}")
-        if task.items is not None:
-            add("items", f"a {task.kind} task reads its items from dataset:, not items:")
-    elif (task.dataset is None) == (task.items is None):
-        add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
-    if task.trace is not None and task.kind != "extraction":
-        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
-    if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
-        add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
-    if task.dataset_kind is not None:
-        reads = DATASET_KINDS.get(task_reader(task) or "", ())
-        if task.dataset_kind not in reads:
-            add(
-                "dataset_kind",
-                f"a {task.kind} task reads {', '.join(reads)}"
-                if reads
-                else f"a {task.kind} task reads one kind of file; leave dataset_kind: out",
-            )
-    seen: set[str] = set()
-    for j, item in enumerate(task.items or []):
-        if item.id in seen:
-            line = line_of(node, ("tasks", i, "items", j, "id"))
-            out.append(
-                Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
-            )
-        seen.add(item.id)
-    least = task_least_k(task)
-    if least is not None and task.k < least[0]:
-        add("k", depth_error(task.k, least))
-    if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
-        add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
-    for name in task.subjects or []:
-        if name not in suite.subjects:
-            add(
-                "subjects", f"no subject called {name!r}; the suite has {', '.join(suite.subjects)}"
-            )
-    return out
 
 
 def resolve_objective(
@@ -556,55 +501,69 @@ def resolve_agents(
     return walk(spec, ()), missing
 
 
+#: what the component checks read of a task: its index, and its evaluators and aggregates,
+#: each with its index (those of a task that is not valid: the entries that are)
+TaskComponents = tuple[int, Sequence[tuple[int, EvaluatorEntry]], Sequence[tuple[int, Any]]]
+
+
+def components(i: int, task: TaskSpec) -> TaskComponents:
+    """A valid task's evaluators and aggregates, for `spec_problems`."""
+    return i, list(enumerate(task.evaluators)), list(enumerate(task.aggregates or []))
+
+
 def component_problems(suite: Suite, *, skip_kinds: Collection[str] = ()) -> list[SpecProblem]:
     """Every subject, evaluator and aggregate spec of `suite` checked against its registry
     (unknown names and keys, bad values, a `python:` target's kwargs against its signature),
     and every evaluator built once (its own checks); paths from the suite's top. Subjects of
     `skip_kinds` are not checked (the API's stand-ins for live objects)."""
+    tasks = [components(i, t) for i, t in enumerate(suite.tasks)]
+    return spec_problems(suite.subjects, tasks, skip_kinds)
+
+
+def spec_problems(
+    subjects: Mapping[str, Any] | None,
+    tasks: Sequence[TaskComponents],
+    skip_kinds: Collection[str] = (),
+) -> list[SpecProblem]:
+    """`component_problems` of the subjects and of the tasks' components, for a suite file
+    that may not be valid (`suite_checks`): with `subjects` None (the suite's are not a
+    mapping), a judge's `agent:` is not checked against them."""
     out = [
         p.under("subjects", name)
-        for name, spec in suite.subjects.items()
+        for name, spec in (subjects or {}).items()
         if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in skip_kinds)
         for p in check_subject(spec)
     ]
-    for i, task in enumerate(suite.tasks):
-        for j, entry in enumerate(task.evaluators):
+    for i, evaluators, aggregates in tasks:
+        for j, entry in evaluators:
             found = EVALUATORS.problems(entry.spec)
-            _spec, unknown = resolve_agents(entry.spec, suite.subjects)
-            found += [
-                SpecProblem(
-                    at,
-                    f"no subject called {name!r} to judge with; the suite has "
-                    f"{', '.join(suite.subjects)}",
-                )
-                for at, name in unknown
-            ]
+            if subjects is not None:
+                _spec, unknown = resolve_agents(entry.spec, subjects)
+                found += [
+                    SpecProblem(
+                        at,
+                        f"no subject called {name!r} to judge with; the suite has "
+                        f"{', '.join(subjects)}",
+                    )
+                    for at, name in unknown
+                ]
             if not found:
                 try:
                     evaluator_from_spec(entry.spec)
                 except UsageError as exc:
                     found = [SpecProblem((), str(exc))]
             out += [p.under("tasks", i, "evaluators", j) for p in found]
-        for k, spec in enumerate(task.aggregates or []):
+        for k, spec in aggregates:
             out += [p.under("tasks", i, "aggregates", k) for p in AGGREGATES.problems(spec)]
     return out
 
 
-def _yaml_loc(raw: Any, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
-    """`loc` as written in the file: an evaluator written `{spec: ..., weight: ...}` has its
-    spec one level down."""
-    if len(loc) > 4 and loc[0] == "tasks" and loc[2] == "evaluators":
-        try:
-            item = raw["tasks"][loc[1]]["evaluators"][loc[3]]
-        except (KeyError, IndexError, TypeError):
-            return loc
-        if isinstance(item, dict) and "spec" in item:
-            return (*loc[:4], "spec", *loc[4:])
-    return loc
-
-
 def load_suite(path: str | Path) -> Suite:
-    """Read and check a suite file (YAML or JSON); DataError lists every problem."""
+    """Read and check a suite file (YAML or JSON); DataError lists every problem, in one pass:
+    a task with a bad field is left out of the checks that need it valid, and the other tasks,
+    the subjects and the evaluators are still checked (`suite_checks`)."""
+    from memgauge.runs.suite_checks import suite_problems  # it reads this module's models
+
     p = Path(path)
     file = str(p)
     if not p.is_file():
@@ -615,51 +574,7 @@ def load_suite(path: str | Path) -> Suite:
         raise DataError(
             Problem(file, None, None, "a suite file is a mapping with name, subjects, tasks")
         )
-    try:
-        suite = Suite.model_validate(raw)
-    except ValidationError as exc:
-        problems = []
-        for err, prob in zip(exc.errors(), problems_from_validation(exc, file, None), strict=True):
-            loc = tuple(p for p in err["loc"] if p != "spec")
-            problems.append(Problem(file, line_of(node, loc), prob.field, prob.message))
-        raise DataError(problems) from None
-    # a python: target's kwargs are checked against its factory: its module is found beside the
-    # suite file as it will be when the suite runs
-    with import_roots(p.parent):
-        problems = [
-            Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
-            for sp in component_problems(suite)
-        ]
-        problems += [
-            Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
-            for loc, message in optimization_problems(suite)
-        ]
-    seen: set[str] = set()
-    for i, task in enumerate(suite.tasks):
-        if task.name in seen:
-            problems.append(
-                Problem(
-                    file,
-                    line_of(node, ("tasks", i, "name")),
-                    f"tasks.{i}.name",
-                    f"duplicate task name {task.name!r}",
-                )
-            )
-        seen.add(task.name)
-        problems.extend(_task_problems(file, node, i, task, p.parent, suite))
-        labels: set[str] = set()
-        for j, entry in enumerate(task.evaluators):
-            label = evaluator_label(entry, task.evaluators)
-            if label in labels:
-                problems.append(
-                    Problem(
-                        file,
-                        line_of(node, ("tasks", i, "evaluators", j)),
-                        f"tasks.{i}.evaluators.{j}",
-                        f"two evaluators are called {label!r}; give one a label:",
-                    )
-                )
-            labels.add(label)
-    if problems:
+    suite, problems = suite_problems(file, raw, node, p.parent)
+    if problems or suite is None:
         raise DataError(problems)
     return suite

@@ -9,16 +9,21 @@ relation.
 
 Power, two-sided: P(T > c) + P(T < -c), c = t_{1-alpha/2, n-1}, T noncentral t with df n - 1 and
 noncentrality nc = effect * sqrt(n). The lower tail is taken as the upper tail at -nc (T's law at
--nc is the mirror image of its law at nc): under scipy 1.17 `nct.cdf` returns NaN for nc from
-about 6 to 2000 while `nct.sf` stays accurate (checked to 1e-15 against a 40-digit quadrature
-over the chi-square law of the sample variance, for df 1 to 10^6 and nc up to 60). No shortcut
-for large nc: at n = 2 (df 1) the power at nc = 31 is still only about 0.985.
+-nc is the mirror image of its law at nc). Both tails and the quantile come from
+`stats.tdist` (NumPy and the standard library: `memgauge sample-size` does not load SciPy),
+which agrees with `scipy.stats.nct.sf` to 1e-13 and with a 40-digit quadrature to 1e-15 (where
+SciPy's own `nct.cdf` returns NaN, for nc from about 6 to 2000). No shortcut for large nc: at
+n = 2 (df 1) the power at nc = 31 is still only about 0.985.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
+
+from memgauge.stats.tdist import nct_sf, t_isf
 
 __all__ = ["SampleSize", "minimum_detectable_effect", "paired_t_power", "sample_size_paired"]
 
@@ -39,23 +44,20 @@ class SampleSize:
 def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool = True) -> float:
     """Power of a paired t-test on `n` differences at standardized effect `effect` (mean
     difference / sd of the differences); one-sided tests the direction of a positive effect."""
-    from scipy import stats  # scipy loads in ~0.5 s: only when used
-
     if n < 2:
         raise ValueError("n must be at least 2")
     df = n - 1
     nc = effect * math.sqrt(n)
-    crit = stats.t.isf(alpha / 2 if two_sided else alpha, df)
-    power = stats.nct.sf(crit, df, nc)
+    crit = t_isf(alpha / 2 if two_sided else alpha, df)
+    power = nct_sf(crit, df, nc)
     if two_sided:
-        power += stats.nct.sf(crit, df, -nc)  # = P(T < -crit) at nc, by symmetry
+        power += nct_sf(crit, df, -nc)  # = P(T < -crit) at nc, by symmetry
     if not math.isfinite(power):  # never a silent NaN (it would end the searches below early)
         raise ArithmeticError(f"power not computable at n={n}, effect={effect}")
-    return float(power)
+    return min(1.0, power)  # two tails that each round up by a last bit
 
 
-#: the most queries a sample size may come to (beyond it the t distribution's quantiles are
-#: computed on integers NumPy cannot hold, and no evaluation has that many)
+#: the most queries a sample size may come to (a 32-bit count; no evaluation has that many)
 _MAX_N = 2**31 - 1
 
 
@@ -70,33 +72,47 @@ def sample_size_paired(
     delta: float, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
 ) -> SampleSize:
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
-    from scipy import stats  # scipy loads in ~0.5 s: only when used
-
     if delta <= 0 or sigma <= 0:
         raise ValueError("delta and sigma must be positive")
     _check(alpha, power)
-    z_a = stats.norm.ppf(1 - alpha / 2 if two_sided else 1 - alpha)
-    z_b = stats.norm.ppf(power)
-    # compared before squaring, in Python floats: NumPy's square would overflow with a warning
-    root = float(z_a + z_b) * sigma / delta
+    # the upper quantile as minus the lower one: 1 - alpha would round a tiny alpha away
+    z_a = -NormalDist().inv_cdf(alpha / 2 if two_sided else alpha)
+    z_b = NormalDist().inv_cdf(power)
+    # compared before squaring: the square of a huge root would overflow
+    root = (z_a + z_b) * sigma / delta
     if not abs(root) <= math.sqrt(_MAX_N):  # infinite too (alpha so small its quantile is)
         raise ValueError(
             f"detecting {delta} at sigma {sigma} (alpha {alpha}, power {power}) needs more than"
             f" {_MAX_N:,} queries: no test of that size can be run; ask for a larger delta"
         )
     n_normal = max(2, math.ceil(root**2))
-    n = max(2, n_normal - 2)
-    while paired_t_power(n, delta / sigma, alpha, two_sided) < power:
-        n += 1
-    return SampleSize(n_normal, n, delta, sigma, alpha, power, two_sided)
+
+    def enough(n: int) -> bool:
+        return paired_t_power(n, delta / sigma, alpha, two_sided) >= power
+
+    # power grows with n, and the t test needs at least the normal figure less 2: the smallest
+    # n that is enough, by steps that double from there and then halve (a tiny alpha puts it
+    # hundreds of queries above the normal figure)
+    low = max(2, n_normal - 2)
+    if enough(low):
+        return SampleSize(n_normal, low, delta, sigma, alpha, power, two_sided)
+    step = 1
+    while not enough(low + step):
+        low, step = low + step, 2 * step
+    high = low + step  # enough; low is not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    return SampleSize(n_normal, high, delta, sigma, alpha, power, two_sided)
 
 
 def minimum_detectable_effect(
     n: int, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
 ) -> float:
     """Smallest mean difference a paired t-test on `n` queries detects with `power`."""
-    from scipy import optimize  # scipy loads in ~0.5 s: only when used
-
     if n < 2:
         raise ValueError("n must be at least 2")
     if sigma <= 0:
@@ -109,4 +125,30 @@ def minimum_detectable_effect(
     hi = 20.0 * sigma
     while gap(hi) < 0:  # tiny n and high power need effects of many sigma
         hi *= 4
-    return float(optimize.brentq(gap, 1e-9 * sigma, hi, xtol=1e-12 * sigma, rtol=1e-12))
+    return _root(gap, 1e-9 * sigma, hi, xtol=1e-12 * sigma, rtol=1e-12)
+
+
+def _root(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, rtol: float) -> float:
+    """The root of increasing `f` in [lo, hi] (f(lo) < 0 <= f(hi)), to within xtol + rtol * x:
+    regula falsi with the Illinois rule (the end kept twice in a row has its value halved),
+    which keeps a bracket like bisection and converges superlinearly like the secant."""
+    f_lo, f_hi = f(lo), f(hi)
+    if f_lo >= 0:
+        return lo
+    side = 0
+    while hi - lo > xtol + rtol * abs(hi):
+        x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        if not lo < x < hi:  # rounding at the ends: a bisection step instead
+            x = 0.5 * (lo + hi)
+        fx = f(x)
+        if fx < 0:
+            lo, f_lo = x, fx
+            if side == -1:
+                f_hi /= 2
+            side = -1
+        else:
+            hi, f_hi = x, fx
+            if side == 1:
+                f_lo /= 2
+            side = 1
+    return 0.5 * (lo + hi)

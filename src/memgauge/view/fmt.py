@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memgauge.aggregates.retrieval_result import (
-    AgentMetric,
-    MetricComparison,
-    MetricSummary,
-    RetrievalEvalResult,
-    SystemResult,
-)
-from memgauge.data.records import RunSummary
 from memgauge.metrics.conventions import NO_RELEVANT_IF_UNSTATED, conventions_text
+
+if TYPE_CHECKING:  # the terminal's tables format with this module: it loads no model
+    from memgauge.aggregates.retrieval_result import (
+        AgentMetric,
+        MetricComparison,
+        MetricSummary,
+        RetrievalEvalResult,
+        SystemResult,
+    )
+    from memgauge.data.records import RunSummary
 
 __all__ = [
     "Mark",
@@ -97,14 +99,14 @@ def conventions_lines(summary: Mapping[str, Any] | RunSummary) -> list[str]:
     """The conventions of every IR number of a run, from its own settings: each retrieval
     evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and each IR
     aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
-    if isinstance(summary, RunSummary):
-        rows = [(e.task, e.evaluator, e.conventions) for e in summary.evaluators]
-        details = [(a.task, a.detail) for a in summary.aggregates]
-    else:
+    if isinstance(summary, Mapping):
         rows = [
             (e["task"], e["evaluator"], e.get("conventions")) for e in summary.get("evaluators", [])
         ]
         details = [(a["task"], a.get("detail")) for a in summary.get("aggregates", [])]
+    else:
+        rows = [(e.task, e.evaluator, e.conventions) for e in summary.evaluators]
+        details = [(a.task, a.detail) for a in summary.aggregates]
     lines: dict[str, None] = {}
     for task, evaluator, conventions in rows:
         if conventions:

@@ -183,6 +183,19 @@ def import_beir(
     corpus = _records(root / "corpus.jsonl", "corpus", problems, report)
     queries = _records(root / "queries.jsonl", "queries", problems, report)
     judged = _qrels(qrels_path, problems, report)
+    # grades `keep` cannot keep, on the lines that are not dropped, with the problems above
+    # (a line whose query or document did not read is left to the next pass)
+    problems += [
+        Problem(
+            str(qrels_path),
+            line,
+            "score",
+            f"grade {raw} is above 3; memgauge "
+            "datasets grade 0-3: import with --grades shift, or rescale",
+        )
+        for line, qid, did, raw in judged
+        if grades == "keep" and raw > 3 and qid in queries and did in corpus
+    ]
     if problems:
         raise DataError(problems)
 
@@ -202,7 +215,6 @@ def import_beir(
 
     judgments: list[Judgment] = []
     dropped = Counter[str]()
-    bad_grades: list[Problem] = []
     for line, qid, did, raw in judged:
         reason = (
             "query not in queries.jsonl"
@@ -217,20 +229,8 @@ def import_beir(
                 report.dropped.append({"line": line, "query": qid, "document": did, "why": reason})
             continue
         grade = _grade(raw, grades, report)
-        if grade is None:
-            bad_grades.append(
-                Problem(
-                    str(qrels_path),
-                    line,
-                    "score",
-                    f"grade {raw} is above 3; memgauge "
-                    "datasets grade 0-3: import with --grades shift, or rescale",
-                )
-            )
-            continue
+        assert grade is not None  # refused above
         judgments.append(Judgment(query_id=qid, memory_id=did, grade=grade))
-    if bad_grades:
-        raise DataError(bad_grades)
     in_split = {j.query_id for j in judgments}
     kept = [
         EvalQuery(id=qid, text=rec.get("text") or "", metadata=dict(rec.get("metadata") or {}))

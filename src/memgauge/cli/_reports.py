@@ -1,0 +1,53 @@
+"""What `evaluate` and `demo` show last: the retrieval run on the terminal and its report files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.report import (
+    RetrievalEvalResult,
+    atomic_write_text,
+    render_markdown,
+    render_run_report,
+    render_terminal,
+    retrieval_result,
+    write_json,
+)
+
+__all__ = ["report_retrieval", "write_reports"]
+
+
+def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:
+    """What `evaluate` and `demo` show last: the terminal view and the three report files,
+    rendered from the run's record."""
+    if report.summary.aggregate("ir") is None:
+        return
+    result = retrieval_result(report.run)
+    render_terminal(result, out)
+    paths = write_reports(result, out_dir, report)
+    out.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunReport) -> list[Path]:
+    """Write result.json, summary.md and report.html (the run drawn by the viewer's templates,
+    as `memgauge report` draws it) into `out_dir`; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "result.json"
+    md_path = out_dir / "summary.md"
+    html_path = out_dir / "report.html"
+    write_json(result, json_path)
+    atomic_write_text(md_path, render_markdown(result))
+    atomic_write_text(html_path, render_run_report(report.run, report.items))
+    paths = [json_path, md_path, html_path]
+    ir = report.summary.aggregate("ir")
+    pooled = ir.detail.get("pool_judge") if ir is not None else None
+    if pooled:
+        # the judge's grades in the dataset's judgments format, to review and merge back
+        boot = out_dir / "bootstrapped_judgments.jsonl"
+        atomic_write_text(boot, "".join(dumps_strict(j) + "\n" for j in pooled["judgments"]))
+        paths.append(boot)
+    return paths

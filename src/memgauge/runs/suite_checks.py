@@ -1,0 +1,268 @@
+"""The checks of a suite file that `load_suite` runs, every one in one pass: the file against
+the `Suite` model, each subject, evaluator and aggregate against its registry, each task's
+paths, kinds and references, the optimization blocks. When the file is not a valid suite, each
+task is validated on its own, and the checks run on the subjects and the tasks that are."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from memgauge._util.imports import import_roots
+from memgauge.data.detect import DATASET_KINDS
+from memgauge.data.jsonio import line_of, problems_from_validation
+from memgauge.errors import Problem
+from memgauge.runs.depth import depth_error
+from memgauge.runs.suite import (
+    EvaluatorEntry,
+    Suite,
+    TaskComponents,
+    TaskSpec,
+    components,
+    evaluator_label,
+    optimization_problems,
+    short_forms,
+    spec_name,
+    spec_problems,
+    task_least_k,
+    task_reader,
+)
+
+__all__ = ["suite_problems"]
+
+
+def suite_problems(
+    file: str, raw: dict[str, Any], node: yaml.Node | None, base: Path
+) -> tuple[Suite | None, list[Problem]]:
+    """The suite a parsed suite file holds (None when it is not valid) and every problem of it,
+    each with its line (`node`); paths are relative to `base`."""
+    problems: list[Problem] = []
+    suite: Suite | None = None
+    try:
+        suite = Suite.model_validate(raw)
+    except ValidationError as exc:
+        for err, prob in zip(exc.errors(), problems_from_validation(exc, file, None), strict=True):
+            loc = tuple(p for p in err["loc"] if p != "spec")
+            problems.append(Problem(file, line_of(node, loc), prob.field, prob.message))
+    subjects, tasks, parts = _checkable(raw, suite)
+    # a python: target's kwargs are checked against its factory: its module is found beside the
+    # suite file as it will be when the suite runs
+    with import_roots(base):
+        problems += [
+            Problem(file, line_of(node, _yaml_loc(raw, sp.loc)), sp.field, sp.message)
+            for sp in spec_problems(subjects, parts)
+        ]
+        if suite is not None:
+            problems += [
+                Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
+                for loc, message in optimization_problems(suite)
+            ]
+        else:
+            problems += _optimization_unchecked(file, node, raw)
+    seen: set[str] = set()
+    for i, task in tasks:
+        if task.name in seen:
+            problems.append(
+                Problem(
+                    file,
+                    line_of(node, ("tasks", i, "name")),
+                    f"tasks.{i}.name",
+                    f"duplicate task name {task.name!r}",
+                )
+            )
+        seen.add(task.name)
+        problems.extend(_task_problems(file, node, i, task, base, subjects))
+        labels: set[str] = set()
+        for j, entry in enumerate(task.evaluators):
+            label = evaluator_label(entry, task.evaluators)
+            if label in labels:
+                problems.append(
+                    Problem(
+                        file,
+                        line_of(node, ("tasks", i, "evaluators", j)),
+                        f"tasks.{i}.evaluators.{j}",
+                        f"two evaluators are called {label!r}; give one a label:",
+                    )
+                )
+            labels.add(label)
+    valid = {i for i, _ in tasks}
+    listed = raw.get("tasks")
+    for i, given in enumerate(listed if isinstance(listed, list) else []):
+        if i not in valid and isinstance(given, dict):  # its own problems are above
+            problems += _reference_problems(_maker(file, node, i), given, base, subjects)
+    return suite, problems
+
+
+def _task_problems(
+    file: str,
+    node: yaml.Node | None,
+    i: int,
+    task: TaskSpec,
+    base: Path,
+    subjects: Mapping[str, Any] | None,
+) -> list[Problem]:
+    make = _maker(file, node, i)
+    given = {"dataset": task.dataset, "memories": task.memories, "subjects": task.subjects}
+    out = _reference_problems(make, given, base, subjects)
+
+    def add(key: str, message: str) -> None:
+        out.append(make(key, message))
+
+    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
+        what = {
+            "retrieval": "a retrieval dataset with judged queries",
+            "extraction": "extraction cases (seed 001) or a LoCoMo file",
+            "operations": "memory-operation cases (seed 000)",
+            "embedding": "known pairs {a, b, label: similar|different}",
+        }[task.kind]
+        if task.dataset is None:
+            add("", f"a {task.kind} task needs dataset: {what}")
+        if task.items is not None:
+            add("items", f"a {task.kind} task reads its items from dataset:, not items:")
+    elif (task.dataset is None) == (task.items is None):
+        add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
+    if task.trace is not None and task.kind != "extraction":
+        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
+    if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
+        add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
+    if task.dataset_kind is not None:
+        reads = DATASET_KINDS.get(task_reader(task) or "", ())
+        if task.dataset_kind not in reads:
+            add(
+                "dataset_kind",
+                f"a {task.kind} task reads {', '.join(reads)}"
+                if reads
+                else f"a {task.kind} task reads one kind of file; leave dataset_kind: out",
+            )
+    seen: set[str] = set()
+    for j, item in enumerate(task.items or []):
+        if item.id in seen:
+            line = line_of(node, ("tasks", i, "items", j, "id"))
+            out.append(
+                Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
+            )
+        seen.add(item.id)
+    least = task_least_k(task)
+    if least is not None and task.k < least[0]:
+        add("k", depth_error(task.k, least))
+    if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
+        add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
+    return out
+
+
+Make = Callable[[str, str], Problem]
+
+
+def _maker(file: str, node: yaml.Node | None, i: int) -> Make:
+    """A function that makes the problem of task `i`'s `key` (its line from `node`)."""
+
+    def make(key: str, message: str) -> Problem:
+        line = line_of(node, ("tasks", i, key)) if key else line_of(node, ("tasks", i))
+        return Problem(file, line, f"tasks.{i}.{key}" if key else f"tasks.{i}", message)
+
+    return make
+
+
+def _reference_problems(
+    make: Make, task: Mapping[str, Any], base: Path, subjects: Mapping[str, Any] | None
+) -> list[Problem]:
+    """A task's paths that do not exist and subject names the suite lacks, from its values as
+    given (a task that is not valid has them too)."""
+    out = []
+    for key in ("dataset", "memories"):
+        rel = task.get(key)
+        if isinstance(rel, str) and rel and not (base / rel).exists():
+            out.append(make(key, f"{rel} does not exist (paths are relative to the suite file)"))
+    names = task.get("subjects")
+    if subjects is not None and isinstance(names, list):
+        out += [
+            make("subjects", f"no subject called {name!r}; the suite has {', '.join(subjects)}")
+            for name in names
+            if isinstance(name, str) and name not in subjects
+        ]
+    return out
+
+
+def _yaml_loc(raw: Any, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """`loc` as written in the file: an evaluator written `{spec: ..., weight: ...}` has its
+    spec one level down."""
+    if len(loc) > 4 and loc[0] == "tasks" and loc[2] == "evaluators":
+        try:
+            item = raw["tasks"][loc[1]]["evaluators"][loc[3]]
+        except (KeyError, IndexError, TypeError):
+            return loc
+        if isinstance(item, dict) and "spec" in item:
+            return (*loc[:4], "spec", *loc[4:])
+    return loc
+
+
+def _checkable(
+    raw: dict[str, Any], suite: Suite | None
+) -> tuple[dict[str, Any] | None, list[tuple[int, TaskSpec]], list[TaskComponents]]:
+    """The subjects (None when they are not a mapping), the valid tasks with their index, and
+    every task's components for the spec checks: all of them when the suite is valid; else each
+    task, and each evaluator of a task that is not, validated on its own (the problems of those
+    that are not are the suite's own, reported already)."""
+    if suite is not None:
+        tasks = list(enumerate(suite.tasks))
+        return suite.subjects, tasks, [components(i, t) for i, t in tasks]
+    given = raw.get("subjects")
+    subjects = given if isinstance(given, dict) else None
+    tasks = []
+    parts: list[TaskComponents] = []
+    listed = raw.get("tasks")
+    for i, task in enumerate(listed if isinstance(listed, list) else []):
+        try:
+            tasks.append((i, TaskSpec.model_validate(task)))
+        except ValidationError:
+            if isinstance(task, dict):
+                parts.append(_salvaged(i, task))
+        else:
+            parts.append(components(i, tasks[-1][1]))
+    return subjects, tasks, parts
+
+
+def _salvaged(i: int, task: dict[str, Any]) -> TaskComponents:
+    """The evaluators and aggregates of a task that is not valid that are valid entries."""
+    entries = short_forms(task.get("evaluators"))
+    evaluators = []
+    for j, entry in enumerate(entries if isinstance(entries, list) else []):
+        with contextlib.suppress(ValidationError):
+            evaluators.append((j, EvaluatorEntry.model_validate(entry)))
+    given = task.get("aggregates")
+    aggregates = [
+        (k, spec)
+        for k, spec in enumerate(given if isinstance(given, list) else [])
+        if isinstance(spec, str | dict)
+    ]
+    return i, evaluators, aggregates
+
+
+def _optimization_unchecked(
+    file: str, node: yaml.Node | None, raw: dict[str, Any]
+) -> list[Problem]:
+    """An optimization block names the suite's subjects, tasks and measures: it is checked
+    against a valid suite only; until then, a problem says so."""
+    listed = raw.get("tasks")
+    blocks: list[tuple[str | int, ...]] = (
+        [("optimization",)] if raw.get("optimization") is not None else []
+    )
+    blocks += [
+        ("tasks", i, "optimization")
+        for i, t in enumerate(listed if isinstance(listed, list) else [])
+        if isinstance(t, dict) and t.get("optimization") is not None
+    ]
+    return [
+        Problem(
+            file,
+            line_of(node, at),
+            ".".join(str(x) for x in at),
+            "not checked against the suite's subjects and tasks until the problems above are fixed",
+        )
+        for at in blocks
+    ]
