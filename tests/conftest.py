@@ -133,16 +133,21 @@ def _onnx_graphs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_llm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _embeddings_cache: Path, _onnx_graphs: Path
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    _embeddings_cache: Path,
+    _onnx_graphs: Path,
 ) -> Iterator[None]:
     """Each test gets its own MEMGAUGE_HOME (results store, learnings), its own LLM cache file
     and a fresh LLM context (clients, meter); embeddings are cached once for the session (the
     worker's, under pytest-xdist), and so is the ONNX graph `minilm` builds from the packaged
-    weights into MEMGAUGE_HOME/onnx (87 MB written and about 1 s of CPU in each new home)."""
+    weights into MEMGAUGE_HOME/onnx (87 MB written and about 1 s of CPU in each new home). The
+    home is made beside the test's tmp_path, not in it: a test's tmp_path holds only what the
+    test writes there."""
     from memgauge.llm import context
 
-    home = tmp_path / "memgauge-home"
-    home.mkdir()
+    home = tmp_path_factory.mktemp("memgauge-home")
     (home / "onnx").symlink_to(_onnx_graphs, target_is_directory=True)
     monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))

@@ -112,9 +112,11 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     if text.endswith("@"):
         raise UsageError(f"{option} {text}: the label after @ is empty")
     body, at, after = text.rpartition("@")
-    # `@LABEL` ends the text, right after it, and names no path: the @ of an npm scope
-    # (`mcp:npx -y @modelcontextprotocol/server-memory`) follows a space and has a "/"
-    if at and body and not body[-1].isspace() and not re.search(r"[\s/]", after):
+    # in a command (mcp:, subprocess:) `@LABEL` ends the text, right after it, and names no
+    # path: the @ of an npm scope (`mcp:npx -y @modelcontextprotocol/server-memory`) follows a
+    # space and has a "/". Elsewhere the last @ starts the label, whatever it holds.
+    command = text.startswith(("mcp:", "subprocess:"))
+    if at and body and (not command or not (body[-1].isspace() or re.search(r"[\s/]", after))):
         text, label = body, after
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
