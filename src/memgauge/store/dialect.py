@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 
@@ -20,8 +20,12 @@ _COMPILED: dict[tuple[str, int], tuple[str, tuple[str, ...] | None]] = {}
 
 
 def _insert(conn: sa.Connection, table: sa.Table) -> Any:
-    module = postgresql if conn.dialect.name == "postgresql" else sqlite
-    return module.insert(table)
+    if conn.dialect.name == "postgresql":
+        # PostgreSQL's dialect, only when a store is there (50 ms of imports for SQLite)
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table)
+    return sqlite.insert(table)
 
 
 def insert_ignore(conn: sa.Connection, table: sa.Table, keys: Sequence[str]) -> Any:

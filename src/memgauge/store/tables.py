@@ -18,7 +18,6 @@ import zlib
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 
 __all__ = ["Packed", "metadata", "packed", "unpacked"]
@@ -53,6 +52,9 @@ class Packed(sa.types.TypeDecorator[Any]):
 
     def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "postgresql":
+            # PostgreSQL's dialect, only when a store is there (50 ms of imports for SQLite)
+            from sqlalchemy.dialects import postgresql
+
             return dialect.type_descriptor(postgresql.BYTEA())
         return dialect.type_descriptor(sa.Text())
 
