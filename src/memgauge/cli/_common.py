@@ -7,7 +7,7 @@ lists what a light command must not load): the retrieval conventions' options li
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,10 +26,23 @@ def console(stderr: bool = False) -> Console:
     failures), and `[anthropic]` in `pip install 'memgauge[anthropic]'` is not a style. Words
     that need a colour are `rich.text.Text` (`report.escape.term`)."""
     from rich.console import Console  # rich, only for a command that prints with it
+    from rich.table import Table
+
+    class _Folding(Console):
+        """A table's cell that does not fit its column folds onto the next line instead of
+        being cut with an ellipsis: a run id cut to `20261127-1…` cannot be copied."""
+
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            for obj in objects:
+                if isinstance(obj, Table):
+                    for column in obj.columns:
+                        if column.overflow == "ellipsis":
+                            column.overflow = "fold"
+            super().print(*objects, **kwargs)
 
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
-    return Console(
+    return _Folding(
         stderr=stderr, highlight=False, soft_wrap=True, width=width, markup=False, emoji=False
     )
 

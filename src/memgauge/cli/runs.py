@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Group
 from rich.live import Live
 from rich.table import Table
@@ -76,22 +77,29 @@ def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) 
     if as_json:
         click.echo(dumps_strict(rows, sort_keys=True))
         return
-    table = Table(title="Suite runs", title_justify="left")
-    for col in ("run", "suite", "kind", "status", "created (UTC)", "done", "failed", "items"):
-        table.add_column(col, justify="right" if col in ("done", "failed", "items") else "left")
+    # 80 columns hold it: the run id whole on one line, to be copied (it starts with the time
+    # the run was created, UTC, which --json gives in full), a status whole, no inner rules,
+    # items done of all in one column; what still does not fit folds (cli._common.console)
+    table = Table(
+        title="Suite runs",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column(
+        "run", no_wrap=True, min_width=max((len(r["run_id"]) for r in rows), default=3)
+    )
+    table.add_column("suite")
+    table.add_column("kind")
+    table.add_column("status", no_wrap=True)
+    table.add_column("done", justify="right", no_wrap=True)
+    table.add_column("failed", justify="right")
     for r in rows:
         # the owner's liveness: a dead process on this host, or silence from another host
         status = r["status"] + (" (owner gone?)" if r.get("warning") else "")
-        table.add_row(
-            r["run_id"],
-            r["suite"],
-            r["kind"],
-            status,
-            r["created_at"][:19],
-            str(r["n_completed"]),
-            str(r["n_failed"]),
-            str(r["n_items"]),
-        )
+        done = f"{r['n_completed']}/{r['n_items']}"
+        table.add_row(r["run_id"], r["suite"], r["kind"], status, done, str(r["n_failed"]))
     console().print(table if rows else "no suite runs yet; start one with `memgauge run SUITE`")
 
 
