@@ -103,7 +103,7 @@ if TYPE_CHECKING:
     from memgauge.store.querylog import harvest as harvest_queries
     from memgauge.store.suite_runs import SuiteRunStore
     from memgauge.subjects.parse import one_spec, parse_system
-    from memgauge.subjects.specs import check_subject
+    from memgauge.subjects.registry import check_subject
     from memgauge.track.gate import GateConfig, GateResult, sparkline
     from memgauge.track.history import MetricSeries, metric_series
     from memgauge.track.regressions import learnings_path
@@ -259,7 +259,7 @@ _LAZY: dict[str, str] = {
     "bench_search": "memgauge.api._bench",
     "bootstrap_judgments": "memgauge.store.querylog",
     "calibrate_judge": "memgauge.api._judges",
-    "check_subject": "memgauge.subjects.specs",
+    "check_subject": "memgauge.subjects.registry",
     "close_llm": "memgauge.api._llm",
     "compare_runs": "memgauge.runs.suite_compare",
     "compare_stored_runs": "memgauge.api._compare",

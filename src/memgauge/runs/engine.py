@@ -66,7 +66,7 @@ from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = ["Progress", "RunReport", "run_suite"]
 
