@@ -9,7 +9,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "memgauge"
 
 # Lowest first. Names in one tuple are peers and must not import each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_types", "_util"),
+    ("errors", "_types", "_util", "_version"),
     ("data",),
     ("llm", "embed", "metrics", "stats", "store"),
     ("subjects",),
@@ -44,7 +44,7 @@ def _is_module(module: str) -> bool:
 def _imports(path: Path) -> list[tuple[int, str]]:
     """Every module `path` imports, wherever the import sits (module level, inside a function,
     under `if TYPE_CHECKING:`): `from memgauge import api` counts as memgauge.api, since the
-    name is a module, while `from memgauge import __version__` counts as memgauge."""
+    name is a module, while `from memgauge import DataError` counts as memgauge."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = ".".join(("memgauge", *path.relative_to(SRC).with_suffix("").parts[:-1]))
     found: list[tuple[int, str]] = []
@@ -87,10 +87,30 @@ def test_layers_import_only_downwards() -> None:
     assert not violations, "\n".join(violations)
 
 
+def test_nothing_below_the_package_face_imports_it() -> None:
+    """`memgauge/__init__.py` is the face: it re-exports the API, which imports everything.
+    A module that imports it (say for `__version__`, which is memgauge/_version.py) hangs the
+    package from its own top."""
+    offending = [
+        f"{path.relative_to(SRC)}:{lineno}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.parent != SRC or path.name not in {"__init__.py", "__main__.py"}
+        for lineno, module in _imports(path)
+        if module == "memgauge"
+    ]
+    assert not offending, "these import the package face memgauge:\n" + "\n".join(offending)
+
+
 #: what `cli/` may import of memgauge (DESIGN.md: "cli parses and renders; no run logic"): the
 #: public package, the API the library's users call too, the renderers, the errors, the
 #: utilities, and its own helpers. Anything else it needs becomes a function in memgauge.api.
-CLI_MAY_IMPORT = ("memgauge.api", "memgauge.report", "memgauge.errors", "memgauge._util")
+CLI_MAY_IMPORT = (
+    "memgauge.api",
+    "memgauge.report",
+    "memgauge.errors",
+    "memgauge._util",
+    "memgauge._version",
+)
 
 
 def _cli_may_import(module: str) -> bool:

@@ -35,10 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
+from memgauge._version import __version__
 from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
