@@ -18,8 +18,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("runs",),
     ("optimize", "track", "online"),
     ("api",),
-    ("view",),
     ("report",),
+    ("view",),  # above the reports: it draws the HTML report with their formatting
     ("cli", "pytest_plugin", "ci"),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
@@ -102,11 +102,13 @@ def test_nothing_below_the_package_face_imports_it() -> None:
 
 
 #: what `cli/` may import of memgauge (DESIGN.md: "cli parses and renders; no run logic"): the
-#: public package, the API the library's users call too, the renderers, the errors, the
-#: utilities, and its own helpers. Anything else it needs becomes a function in memgauge.api.
+#: public package, the API the library's users call too, the renderers (the reports and the
+#: viewer's face), the errors, the utilities, and its own helpers. Anything else it needs
+#: becomes a function in memgauge.api.
 CLI_MAY_IMPORT = (
     "memgauge.api",
     "memgauge.report",
+    "memgauge.view",
     "memgauge.errors",
     "memgauge._util",
     "memgauge._version",
