@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from memgauge.embed.minilm import MiniLMEmbedder, one_blas_thread  # noqa: E402
+from memgauge.embed.minilm_numpy import MiniLMEmbedder, one_blas_thread  # noqa: E402
 
 
 def _measure(f: Callable[[], Any], reps: int) -> tuple[list[float], list[float]]:
@@ -71,7 +71,7 @@ def main() -> None:
 
     def before() -> Any:
         # the NumPy path as it was: BLAS's default threads (the embedder now limits to one)
-        import memgauge.embed.minilm as mod
+        import memgauge.embed.minilm_numpy as mod
 
         saved = mod.one_blas_thread
         mod.one_blas_thread = nullcontext  # type: ignore[assignment]

@@ -21,7 +21,7 @@ from memgauge.llm.config import LLMConfig
 from memgauge.llm.providers import LLM_PROVIDERS
 from memgauge.scorers import EVALUATORS, evaluator_from_spec, registered
 from memgauge.subjects.parse import parse_system, write_path_spec
-from memgauge.subjects.specs import SUBJECTS, RunOptions, build_subject, check_subject
+from memgauge.subjects.registry import SUBJECTS, RunOptions, build_subject, check_subject
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -17,9 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from memgauge._version import __version__
 from memgauge.errors import DataError, MemgaugeError, Problem, UnavailableError, UsageError
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DataError",

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memgauge.embed import CachedEmbedder, MiniLMEmbedder, OpenAIEmbedder, load_embedder
-from memgauge.embed.minilm import minilm_model_dir
+from memgauge.embed.minilm_numpy import minilm_model_dir
 from memgauge.errors import SubjectError, UnavailableError, UsageError
 from memgauge.llm import FakeOpenAIServer, Fault, hashed_embedding
 

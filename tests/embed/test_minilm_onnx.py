@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memgauge.embed import load_embedder
-from memgauge.embed.minilm import MiniLMEmbedder
+from memgauge.embed.minilm_numpy import MiniLMEmbedder
 from memgauge.errors import UsageError
 
 pytest.importorskip(

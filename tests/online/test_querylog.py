@@ -59,6 +59,65 @@ def test_queries_and_linked_feedback_are_written(tmp_path: Path) -> None:
     assert fb == ("read_after_search", qid, "m2", 2)
 
 
+def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
+    tmp_path: Path,
+) -> None:
+    """The hot path builds the row from a plain tuple (tuple.__new__, for speed), which no type
+    checker follows: every field must land under its own name, and the writer store it."""
+    from memgauge.store.querylog import QueryRow
+
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600.0)
+    given = {
+        "session_id": "s1",
+        "tool_name": "recall",
+        "result_ids": (f"m{i}" for i in range(3)),
+        "channel_contributions": {"fts5": ["m0"], "vector": ["m1", "m2"]},
+        "latency_ms": 12.5,
+        "mode": "hybrid",
+        "intent": "lookup",
+        "trace_id": "t9",
+        "query_id": "q-7",
+        "category": "intent-specific",
+        "fusion_weights": {"fts5": 0.4, "vector": 0.6},
+        "quality_proxy": 0.8,
+        "fallback": True,
+        "fallback_reason": "timeout",
+        "degraded": False,
+        "stages": [{"stage": "fusion", "output_count": 3}],
+    }
+    try:
+        assert log.query("oauth refresh", **given) == "q-7"  # type: ignore[arg-type]
+        (row,) = log._queries
+        assert type(row) is QueryRow
+        fields = row._asdict()
+        assert fields.pop("created_at").endswith("+00:00")
+        assert fields == {"query": "oauth refresh", **given, "result_ids": ("m0", "m1", "m2")}
+        log.flush()
+    finally:
+        log.close()
+    con = sqlite3.connect(tmp_path / "log.db")
+    try:
+        stored = con.execute(
+            "SELECT query_id, tool_name, result_ids, result_count, eval_category,"
+            " fallback_reason, fallback_triggered, degraded_mode, stage_trace FROM eval_queries"
+        ).fetchall()
+    finally:
+        con.close()
+    assert stored == [
+        (
+            "q-7",
+            "recall",
+            '["m0", "m1", "m2"]',
+            3,
+            "intent-specific",
+            "timeout",
+            1,
+            0,
+            '[{"stage": "fusion", "output_count": 3}]',
+        )
+    ]
+
+
 def test_memory_validate_moves_confidence_and_promotion_needs_five(tmp_path: Path) -> None:
     log = QueryLog(tmp_path / "log.db")
     for _ in range(3):

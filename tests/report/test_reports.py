@@ -12,14 +12,9 @@ from memgauge import api
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, UnavailableError
-from memgauge.report import (
-    read_json,
-    render_markdown,
-    render_run_report,
-    retrieval_result,
-    write_json,
-)
+from memgauge.report import read_json, render_markdown, retrieval_result, write_json
 from memgauge.subjects.reference import ReferenceMemory
+from memgauge.view import render_run_report
 
 HOSTILE = "<script>alert('x')</script> & \"quotes\""
 
@@ -226,7 +221,7 @@ def test_agent_metrics_state_their_definition_and_why_they_are_n_a() -> None:
     from memgauge.metrics.agent import agent_metric_definition
     from memgauge.report import render_terminal
     from memgauge.report.escape import md_text
-    from memgauge.view.fmt import agent_names
+    from memgauge.report.fmt import agent_names
 
     ds = RetrievalDataset(
         name="no folders",

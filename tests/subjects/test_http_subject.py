@@ -111,7 +111,7 @@ def test_the_openapi_file_describes_every_endpoint_the_client_calls() -> None:
 
 def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
     from memgauge.subjects.parse import parse_system
-    from memgauge.subjects.specs import build_subject
+    from memgauge.subjects.registry import build_subject
 
     assert parse_system("http://127.0.0.1:8000@svc") == [
         ("svc", {"http": {"base_url": "http://127.0.0.1:8000"}})

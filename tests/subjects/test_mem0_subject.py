@@ -20,7 +20,7 @@ from memgauge.data.models import Memory
 from memgauge.errors import UnavailableError
 from memgauge.llm.fake_server import FakeOpenAIServer
 from memgauge.subjects.mem0 import Mem0Subject
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 DIM = 64
 

@@ -319,7 +319,7 @@ def test_gate_and_history_on_real_runs(
     capsys.readouterr()
     assert main(["learnings", "query", "icontains regression", "--learn-into", str(team)]) == 0
     assert 'Eval "gated/qa/icontains" regression detected' in capsys.readouterr().out
-    from memgauge.subjects.specs import build_subject
+    from memgauge.subjects.registry import build_subject
 
     memory = build_subject(yaml.safe_load(team.read_text()))
     (stored,) = memory.dump()

@@ -20,7 +20,7 @@ from memgauge.llm import FakeOpenAIServer
 from memgauge.llm.context import llm_context
 from memgauge.scorers import EvalContext, evaluator_from_spec, to_spec
 from memgauge.subjects.learnings import learnings_memory
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 from memgauge.track.gate import MetricCheck
 from memgauge.track.learning import failure_memory
 

@@ -20,333 +20,129 @@ command's work is one of the functions here, so a script can do what a command d
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memgauge._util.lazy import lazy_names
+
+# The one declaration of each public name (`X as X`, or an import and an assignment where the
+# API renames it): type checkers and IDEs read these; at run time `lazy_names` reads them from
+# this file into `__all__` and the table `__getattr__` imports each from on first use, so a
+# command imports what its own work needs and no more (`memgauge logs` does not load the
+# engine). tests/api/test_api_names.py holds every name to one declaration that resolves.
 if TYPE_CHECKING:
-    from memgauge.aggregates.ir import DEFAULT_MEASURES
-    from memgauge.api._bench import bench_search
-    from memgauge.api._compare import compare_stored_runs, compare_trec_runs
-    from memgauge.api._files import FILE_KINDS, Imported, import_dataset, validate_file
-    from memgauge.api._flags import add_ab_from_shadow, create_flag, feature_flags, set_flag
-    from memgauge.api._health import memory_health
-    from memgauge.api._judges import calibrate_judge, judge_from_spec, rejudge
-    from memgauge.api._llm import close_llm, configure_llm
-    from memgauge.api._measures import score_trec_run
-    from memgauge.api._online import (
-        ab_test_reports,
-        add_ab_pairs,
-        create_ab_test,
-        detect_re_searches,
-        dump_memories,
-        export_golden_set,
-        import_graded,
-        import_spans,
-        pause_ab_test,
-        shadow_summaries,
-        write_annotation_pool,
-    )
-    from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
-    from memgauge.api._runfiles import RunFile, write_run_files
-    from memgauge.api._runs import (
-        evaluate,
-        interim_summary,
-        load_dataset,
-        run_suite,
-        write_path_subject,
-    )
-    from memgauge.api._samplesize import sample_size
-    from memgauge.api._sessions import (
-        batch_validate,
-        derive_log_signals,
-        log_channel_contribution,
-        outcome_correlation,
-        record_outcome,
-        session_report,
-    )
-    from memgauge.api._store import (
-        StoreArg,
-        StoreURL,
-        existing_store,
-        export_runs,
-        import_runs,
-        open_store,
-        read_run,
-        require_store,
-        resolve_run_id,
-        results_path,
-        results_store,
-        upgrade_store,
-        viewer_store,
-    )
-    from memgauge.api._track import accept_gate, gate, history, learnings_query
-    from memgauge.data.demo import demo_dataset
-    from memgauge.data.detect import DATASET_KINDS
-    from memgauge.data.io import load_judged
-    from memgauge.data.io import save_retrieval_dataset as save_dataset
-    from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-    from memgauge.metrics import CONVENTIONS, MetricConfig, parse_measure
-    from memgauge.metrics.conventions import DEFAULT_DEPTH
-    from memgauge.metrics.measures import TREC_OFFICIAL
-    from memgauge.metrics.trec_report import format_value, trec_eval_report
-    from memgauge.probes.sources import load_audit_source as audit_source
-    from memgauge.runs.audit import AUDIT_MATCH_METHOD, AuditPlan, audit_result, plan_audit
-    from memgauge.runs.builders import audit_suite, extraction_suite, operations_suite
-    from memgauge.runs.engine import RunReport
-    from memgauge.runs.loadtest import MAX_CLIENTS, LoadResult
-    from memgauge.runs.outcome import exit_code, missed_targets
-    from memgauge.runs.schemas import SCHEMA_KINDS, json_schema
-    from memgauge.runs.suite_compare import compare_runs
-    from memgauge.stats.samplesize import minimum_detectable_effect
-    from memgauge.stats.systems import resolve_correction
-    from memgauge.store.querylog import apply_retention, bootstrap_judgments
-    from memgauge.store.querylog import harvest as harvest_queries
-    from memgauge.store.suite_runs import SuiteRunStore
-    from memgauge.subjects.parse import one_spec, parse_system
-    from memgauge.subjects.specs import check_subject
-    from memgauge.track.gate import GateConfig, GateResult, sparkline
-    from memgauge.track.history import MetricSeries, metric_series
-    from memgauge.track.regressions import learnings_path
+    from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
+    from memgauge.api._bench import bench_search as bench_search
+    from memgauge.api._compare import compare_stored_runs as compare_stored_runs
+    from memgauge.api._compare import compare_trec_runs as compare_trec_runs
+    from memgauge.api._files import FILE_KINDS as FILE_KINDS
+    from memgauge.api._files import Imported as Imported
+    from memgauge.api._files import import_dataset as import_dataset
+    from memgauge.api._files import validate_file as validate_file
+    from memgauge.api._flags import add_ab_from_shadow as add_ab_from_shadow
+    from memgauge.api._flags import create_flag as create_flag
+    from memgauge.api._flags import feature_flags as feature_flags
+    from memgauge.api._flags import set_flag as set_flag
+    from memgauge.api._health import memory_health as memory_health
+    from memgauge.api._judges import calibrate_judge as calibrate_judge
+    from memgauge.api._judges import judge_from_spec as judge_from_spec
+    from memgauge.api._judges import rejudge as rejudge
+    from memgauge.api._llm import close_llm as close_llm
+    from memgauge.api._llm import configure_llm as configure_llm
+    from memgauge.api._measures import score_trec_run as score_trec_run
+    from memgauge.api._online import ab_test_reports as ab_test_reports
+    from memgauge.api._online import add_ab_pairs as add_ab_pairs
+    from memgauge.api._online import create_ab_test as create_ab_test
+    from memgauge.api._online import detect_re_searches as detect_re_searches
+    from memgauge.api._online import dump_memories as dump_memories
+    from memgauge.api._online import export_golden_set as export_golden_set
+    from memgauge.api._online import import_graded as import_graded
+    from memgauge.api._online import import_spans as import_spans
+    from memgauge.api._online import pause_ab_test as pause_ab_test
+    from memgauge.api._online import shadow_summaries as shadow_summaries
+    from memgauge.api._online import write_annotation_pool as write_annotation_pool
+    from memgauge.api._optimize import optimization as optimization
+    from memgauge.api._optimize import optimization_diff as optimization_diff
+    from memgauge.api._optimize import optimizations as optimizations
+    from memgauge.api._optimize import optimize as optimize
+    from memgauge.api._runfiles import RunFile as RunFile
+    from memgauge.api._runfiles import write_run_files as write_run_files
+    from memgauge.api._runs import evaluate as evaluate
+    from memgauge.api._runs import interim_summary as interim_summary
+    from memgauge.api._runs import load_dataset as load_dataset
+    from memgauge.api._runs import run_suite as run_suite
+    from memgauge.api._runs import write_path_subject as write_path_subject
+    from memgauge.api._samplesize import sample_size as sample_size
+    from memgauge.api._sessions import batch_validate as batch_validate
+    from memgauge.api._sessions import derive_log_signals as derive_log_signals
+    from memgauge.api._sessions import log_channel_contribution as log_channel_contribution
+    from memgauge.api._sessions import outcome_correlation as outcome_correlation
+    from memgauge.api._sessions import record_outcome as record_outcome
+    from memgauge.api._sessions import session_report as session_report
+    from memgauge.api._store import StoreArg as StoreArg
+    from memgauge.api._store import StoreURL as StoreURL
+    from memgauge.api._store import existing_store as existing_store
+    from memgauge.api._store import export_runs as export_runs
+    from memgauge.api._store import import_runs as import_runs
+    from memgauge.api._store import open_store as open_store
+    from memgauge.api._store import read_run as read_run
+    from memgauge.api._store import require_store as require_store
+    from memgauge.api._store import resolve_run_id as resolve_run_id
+    from memgauge.api._store import results_path as results_path
+    from memgauge.api._store import results_store as results_store
+    from memgauge.api._store import upgrade_store as upgrade_store
+    from memgauge.api._store import viewer_store as viewer_store
+    from memgauge.api._track import accept_gate as accept_gate
+    from memgauge.api._track import gate as gate
+    from memgauge.api._track import history as history
+    from memgauge.api._track import learnings_query as learnings_query
+    from memgauge.data.demo import demo_dataset as demo_dataset
+    from memgauge.data.detect import DATASET_KINDS as DATASET_KINDS
+    from memgauge.data.io import load_judged as load_judged
+    from memgauge.data.io import save_retrieval_dataset
+    from memgauge.data.records import ItemRecord as ItemRecord
+    from memgauge.data.records import RunRecord as RunRecord
+    from memgauge.data.records import RunSummary as RunSummary
+    from memgauge.metrics import CONVENTIONS as CONVENTIONS
+    from memgauge.metrics import MetricConfig as MetricConfig
+    from memgauge.metrics import parse_measure as parse_measure
+    from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
+    from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
+    from memgauge.metrics.trec_report import format_value as format_value
+    from memgauge.metrics.trec_report import trec_eval_report as trec_eval_report
+    from memgauge.probes.sources import load_audit_source
+    from memgauge.runs.audit import AUDIT_MATCH_METHOD as AUDIT_MATCH_METHOD
+    from memgauge.runs.audit import AuditPlan as AuditPlan
+    from memgauge.runs.audit import audit_result as audit_result
+    from memgauge.runs.audit import plan_audit as plan_audit
+    from memgauge.runs.builders import audit_suite as audit_suite
+    from memgauge.runs.builders import extraction_suite as extraction_suite
+    from memgauge.runs.builders import operations_suite as operations_suite
+    from memgauge.runs.engine import RunReport as RunReport
+    from memgauge.runs.loadtest import MAX_CLIENTS as MAX_CLIENTS
+    from memgauge.runs.loadtest import LoadResult as LoadResult
+    from memgauge.runs.outcome import exit_code as exit_code
+    from memgauge.runs.outcome import missed_targets as missed_targets
+    from memgauge.runs.schemas import SCHEMA_KINDS as SCHEMA_KINDS
+    from memgauge.runs.schemas import json_schema as json_schema
+    from memgauge.runs.suite_compare import compare_runs as compare_runs
+    from memgauge.stats.samplesize import minimum_detectable_effect as minimum_detectable_effect
+    from memgauge.stats.systems import resolve_correction as resolve_correction
+    from memgauge.store.querylog import apply_retention as apply_retention
+    from memgauge.store.querylog import bootstrap_judgments as bootstrap_judgments
+    from memgauge.store.querylog import harvest
+    from memgauge.store.suite_runs import SuiteRunStore as SuiteRunStore
+    from memgauge.subjects.parse import one_spec as one_spec
+    from memgauge.subjects.parse import parse_system as parse_system
+    from memgauge.subjects.registry import check_subject as check_subject
+    from memgauge.track.gate import GateConfig as GateConfig
+    from memgauge.track.gate import GateResult as GateResult
+    from memgauge.track.gate import sparkline as sparkline
+    from memgauge.track.history import MetricSeries as MetricSeries
+    from memgauge.track.history import metric_series as metric_series
+    from memgauge.track.regressions import learnings_path as learnings_path
 
-__all__ = [
-    "AUDIT_MATCH_METHOD",
-    "CONVENTIONS",
-    "DATASET_KINDS",
-    "DEFAULT_DEPTH",
-    "DEFAULT_MEASURES",
-    "FILE_KINDS",
-    "MAX_CLIENTS",
-    "SCHEMA_KINDS",
-    "TREC_OFFICIAL",
-    "AuditPlan",
-    "GateConfig",
-    "GateResult",
-    "Imported",
-    "ItemRecord",
-    "LoadResult",
-    "MetricConfig",
-    "MetricSeries",
-    "RunFile",
-    "RunRecord",
-    "RunReport",
-    "RunSummary",
-    "StoreArg",
-    "StoreURL",
-    "SuiteRunStore",
-    "ab_test_reports",
-    "accept_gate",
-    "add_ab_from_shadow",
-    "add_ab_pairs",
-    "apply_retention",
-    "audit_result",
-    "audit_source",
-    "audit_suite",
-    "batch_validate",
-    "bench_search",
-    "bootstrap_judgments",
-    "calibrate_judge",
-    "check_subject",
-    "close_llm",
-    "compare_runs",
-    "compare_stored_runs",
-    "compare_trec_runs",
-    "configure_llm",
-    "create_ab_test",
-    "create_flag",
-    "demo_dataset",
-    "derive_log_signals",
-    "detect_re_searches",
-    "dump_memories",
-    "evaluate",
-    "existing_store",
-    "exit_code",
-    "export_golden_set",
-    "export_runs",
-    "extraction_suite",
-    "feature_flags",
-    "format_value",
-    "gate",
-    "harvest_queries",
-    "history",
-    "import_dataset",
-    "import_graded",
-    "import_runs",
-    "import_spans",
-    "interim_summary",
-    "json_schema",
-    "judge_from_spec",
-    "learnings_path",
-    "learnings_query",
-    "load_dataset",
-    "load_judged",
-    "log_channel_contribution",
-    "memory_health",
-    "metric_series",
-    "minimum_detectable_effect",
-    "missed_targets",
-    "one_spec",
-    "open_store",
-    "operations_suite",
-    "optimization",
-    "optimization_diff",
-    "optimizations",
-    "optimize",
-    "outcome_correlation",
-    "parse_measure",
-    "parse_system",
-    "pause_ab_test",
-    "plan_audit",
-    "read_run",
-    "record_outcome",
-    "rejudge",
-    "require_store",
-    "resolve_correction",
-    "resolve_run_id",
-    "results_path",
-    "results_store",
-    "run_suite",
-    "sample_size",
-    "save_dataset",
-    "score_trec_run",
-    "session_report",
-    "set_flag",
-    "shadow_summaries",
-    "sparkline",
-    "trec_eval_report",
-    "upgrade_store",
-    "validate_file",
-    "viewer_store",
-    "write_annotation_pool",
-    "write_path_subject",
-    "write_run_files",
-]
-
-#: name -> the module that defines it (`module:attribute` where the API renames it). Each is
-#: loaded on first use, so a command imports what its own work needs and no more (`memgauge
-#: logs` does not load the engine).
-_LAZY: dict[str, str] = {
-    "AUDIT_MATCH_METHOD": "memgauge.runs.audit",
-    "AuditPlan": "memgauge.runs.audit",
-    "DATASET_KINDS": "memgauge.data.detect",
-    "DEFAULT_DEPTH": "memgauge.metrics.conventions",
-    "DEFAULT_MEASURES": "memgauge.aggregates.ir",
-    "FILE_KINDS": "memgauge.api._files",
-    "GateConfig": "memgauge.track.gate",
-    "GateResult": "memgauge.track.gate",
-    "Imported": "memgauge.api._files",
-    "ItemRecord": "memgauge.data.records",
-    "LoadResult": "memgauge.runs.loadtest",
-    "MAX_CLIENTS": "memgauge.runs.loadtest",
-    "MetricConfig": "memgauge.metrics",
-    "CONVENTIONS": "memgauge.metrics",
-    "MetricSeries": "memgauge.track.history",
-    "RunRecord": "memgauge.data.records",
-    "RunReport": "memgauge.runs.engine",
-    "RunSummary": "memgauge.data.records",
-    "SCHEMA_KINDS": "memgauge.runs.schemas",
-    "StoreArg": "memgauge.api._store",
-    "SuiteRunStore": "memgauge.store.suite_runs",
-    "ab_test_reports": "memgauge.api._online",
-    "add_ab_from_shadow": "memgauge.api._flags",
-    "create_flag": "memgauge.api._flags",
-    "feature_flags": "memgauge.api._flags",
-    "set_flag": "memgauge.api._flags",
-    "add_ab_pairs": "memgauge.api._online",
-    "apply_retention": "memgauge.store.querylog",
-    "audit_result": "memgauge.runs.audit",
-    "audit_source": "memgauge.probes.sources:load_audit_source",
-    "audit_suite": "memgauge.runs.builders",
-    "bench_search": "memgauge.api._bench",
-    "bootstrap_judgments": "memgauge.store.querylog",
-    "calibrate_judge": "memgauge.api._judges",
-    "check_subject": "memgauge.subjects.specs",
-    "close_llm": "memgauge.api._llm",
-    "compare_runs": "memgauge.runs.suite_compare",
-    "compare_stored_runs": "memgauge.api._compare",
-    "compare_trec_runs": "memgauge.api._compare",
-    "configure_llm": "memgauge.api._llm",
-    "create_ab_test": "memgauge.api._online",
-    "demo_dataset": "memgauge.data.demo",
-    "detect_re_searches": "memgauge.api._online",
-    "dump_memories": "memgauge.api._online",
-    "evaluate": "memgauge.api._runs",
-    "exit_code": "memgauge.runs.outcome",
-    "export_golden_set": "memgauge.api._online",
-    "extraction_suite": "memgauge.runs.builders",
-    "accept_gate": "memgauge.api._track",
-    "gate": "memgauge.api._track",
-    "harvest_queries": "memgauge.store.querylog:harvest",
-    "history": "memgauge.api._track",
-    "import_dataset": "memgauge.api._files",
-    "import_graded": "memgauge.api._online",
-    "import_spans": "memgauge.api._online",
-    "interim_summary": "memgauge.api._runs",
-    "json_schema": "memgauge.runs.schemas",
-    "judge_from_spec": "memgauge.api._judges",
-    "learnings_path": "memgauge.track.regressions",
-    "learnings_query": "memgauge.api._track",
-    "load_dataset": "memgauge.api._runs",
-    "load_judged": "memgauge.data.io",
-    "metric_series": "memgauge.track.history",
-    "minimum_detectable_effect": "memgauge.stats.samplesize",
-    "missed_targets": "memgauge.runs.outcome",
-    "one_spec": "memgauge.subjects.parse",
-    "open_store": "memgauge.api._store",
-    "operations_suite": "memgauge.runs.builders",
-    "optimization": "memgauge.api._optimize",
-    "optimization_diff": "memgauge.api._optimize",
-    "optimizations": "memgauge.api._optimize",
-    "optimize": "memgauge.api._optimize",
-    "parse_measure": "memgauge.metrics",
-    "parse_system": "memgauge.subjects.parse",
-    "pause_ab_test": "memgauge.api._online",
-    "plan_audit": "memgauge.runs.audit",
-    "read_run": "memgauge.api._store",
-    "resolve_correction": "memgauge.stats.systems",
-    "rejudge": "memgauge.api._judges",
-    "require_store": "memgauge.api._store",
-    "resolve_run_id": "memgauge.api._store",
-    "results_path": "memgauge.api._store",
-    "run_suite": "memgauge.api._runs",
-    "sample_size": "memgauge.api._samplesize",
-    "TREC_OFFICIAL": "memgauge.metrics.measures",
-    "format_value": "memgauge.metrics.trec_report",
-    "trec_eval_report": "memgauge.metrics.trec_report",
-    "save_dataset": "memgauge.data.io:save_retrieval_dataset",
-    "score_trec_run": "memgauge.api._measures",
-    "shadow_summaries": "memgauge.api._online",
-    "sparkline": "memgauge.track.gate",
-    "upgrade_store": "memgauge.api._store",
-    "viewer_store": "memgauge.api._store",
-    "results_store": "memgauge.api._store",
-    "import_runs": "memgauge.api._store",
-    "export_runs": "memgauge.api._store",
-    "existing_store": "memgauge.api._store",
-    "StoreURL": "memgauge.api._store",
-    "validate_file": "memgauge.api._files",
-    "write_annotation_pool": "memgauge.api._online",
-    "write_path_subject": "memgauge.api._runs",
-    "memory_health": "memgauge.api._health",
-    "batch_validate": "memgauge.api._sessions",
-    "derive_log_signals": "memgauge.api._sessions",
-    "log_channel_contribution": "memgauge.api._sessions",
-    "outcome_correlation": "memgauge.api._sessions",
-    "record_outcome": "memgauge.api._sessions",
-    "session_report": "memgauge.api._sessions",
-    "write_run_files": "memgauge.api._runfiles",
-    "RunFile": "memgauge.api._runfiles",
-}
-
-
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'memgauge.api' has no attribute {name!r}")
-    module, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module), attribute or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    save_dataset = save_retrieval_dataset
+    audit_source = load_audit_source
+    harvest_queries = harvest
+else:
+    lazy_names(globals())

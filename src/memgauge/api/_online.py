@@ -24,7 +24,7 @@ from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
 from memgauge.store.shadow import ShadowStore
 from memgauge.subjects.parse import one_spec
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = [
     "ab_test_reports",

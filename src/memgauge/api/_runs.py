@@ -34,7 +34,7 @@ from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_sui
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.protocol import Agent, MemorySystem
 from memgauge.subjects.python_import import PythonSubject
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = [
     "evaluate",

@@ -12,11 +12,11 @@ from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
     render_markdown,
-    render_run_report,
     render_terminal,
     retrieval_result,
     write_json,
 )
+from memgauge.view import render_run_report
 
 __all__ = ["report_retrieval", "write_reports"]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import click
 
-from memgauge import __version__
 from memgauge._util.gcquiet import GC_THRESHOLD
 from memgauge._util.redact import redact
+from memgauge._version import __version__
 from memgauge.errors import (
     DataError,
     LLMError,

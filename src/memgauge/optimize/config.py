@@ -31,7 +31,7 @@ from memgauge.runs.optspec import (
 )
 from memgauge.runs.suite import Suite, resolve_objective, task_least_k, tuned_subject
 from memgauge.subjects.python_import import load_target
-from memgauge.subjects.specs import SUBJECTS
+from memgauge.subjects.registry import SUBJECTS
 
 __all__ = ["StudyConfig", "resolve_config"]
 

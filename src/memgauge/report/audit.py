@@ -14,7 +14,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.probes.metrics import METRICS
 from memgauge.report.escape import md_text
-from memgauge.view.fmt import fmt_pct
+from memgauge.report.fmt import fmt_pct
 
 __all__ = [
     "LABELS",

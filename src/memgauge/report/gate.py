@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Literal
 
 from memgauge.report.escape import md_text
+from memgauge.report.fmt import fallbacks_text
 from memgauge.track.gate import GateResult, MetricCheck
-from memgauge.view.fmt import fallbacks_text
 
 __all__ = ["gate_markdown"]
 

@@ -34,10 +34,10 @@ from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.data.records import TargetCheck, utc_now
+from memgauge.report.fmt import fallbacks_text
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import applicable_targets, missed_targets
 from memgauge.track.gate import GateResult
-from memgauge.view.fmt import fallbacks_text
 
 __all__ = [
     "Case",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from memgauge.aggregates.retrieval_result import MetricComparison, RetrievalEvalResult
 from memgauge.report.agent_notes import DEFINITIONS_HEADING, definitions, na_reasons
 from memgauge.report.escape import md_text
-from memgauge.view.fmt import (
+from memgauge.report.fmt import (
     agent_names,
     category_marks,
     fmt_agent,

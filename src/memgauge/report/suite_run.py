@@ -13,7 +13,7 @@ from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
 from memgauge.report.escape import term
-from memgauge.view.fmt import conventions_lines, fallbacks_text
+from memgauge.report.fmt import conventions_lines, fallbacks_text
 
 __all__ = [
     "comparison_table",

@@ -16,7 +16,7 @@ from memgauge.aggregates.retrieval_result import (
 from memgauge.report.agent_notes import DEFINITIONS_HEADING, definitions, na_reasons
 from memgauge.report.escape import term
 from memgauge.report.fitted import Row, print_fitted
-from memgauge.view.fmt import (
+from memgauge.report.fmt import (
     Mark,
     agent_names,
     category_marks,

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.report.escape import term
-from memgauge.view.fmt import fmt_pct as pct
+from memgauge.report.fmt import fmt_pct as pct
 
 __all__ = [
     "extraction_lines",

@@ -35,10 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from memgauge import __version__
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
+from memgauge._version import __version__
 from memgauge.aggregates.targets import By, Requirement, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
@@ -66,7 +66,7 @@ from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = ["Progress", "RunReport", "run_suite"]
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from memgauge.subjects.events import capabilities_of
-from memgauge.subjects.specs import RunOptions
+from memgauge.subjects.registry import RunOptions
 
 __all__ = ["RUN_KEYS", "Borrowed", "SubjectLane"]
 

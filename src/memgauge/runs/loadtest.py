@@ -20,7 +20,7 @@ import numpy as np
 
 from memgauge.data.models import RetrievalDataset
 from memgauge.runs.lanes import SubjectLane
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = ["MAX_CLIENTS", "LoadResult", "drive_search", "load_test"]
 

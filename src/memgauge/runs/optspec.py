@@ -48,7 +48,7 @@ from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
-from memgauge.subjects.specs import SUBJECTS, RunOptions, check_subject
+from memgauge.subjects.registry import SUBJECTS, RunOptions, check_subject
 
 __all__ = [
     "STRATEGIES",

@@ -49,7 +49,7 @@ from memgauge.runs.plan import PlannedItem, PlannedTask, plan_task
 from memgauge.runs.suite import Suite, TaskSpec
 from memgauge.runs.summary import subjects_of
 from memgauge.runs.work import answer_item, failed_item, fill_memory, timed_out_item
-from memgauge.subjects.specs import build_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = [
     "SHARDS_PER_WORKER",

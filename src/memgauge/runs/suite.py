@@ -58,7 +58,7 @@ from memgauge.runs.depth import least_k
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.scorers.retrieval import RetrievalMeasure
-from memgauge.subjects.specs import SUBJECTS, check_subject
+from memgauge.subjects.registry import SUBJECTS, check_subject
 
 __all__ = [
     "EvaluatorEntry",

@@ -12,10 +12,10 @@ import os
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memgauge.store.logdb import LogDB
 from memgauge.store.sessions import best_judgments, session_contexts
@@ -26,6 +26,7 @@ Where = str | Path | StoreURL
 __all__ = [
     "RETENTION_DAYS",
     "QueryLogWriter",
+    "QueryRow",
     "annotation_pool",
     "apply_retention",
     "bootstrap_judgments",
@@ -52,6 +53,30 @@ _NOT_GOLDEN = {
 }
 
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
+
+
+class QueryRow(NamedTuple):
+    """One logged search as `QueryLog.query` buffers it, unserialized (the writer thread does
+    the JSON): the columns of seed 002's `eval_queries`, in its order."""
+
+    query_id: str
+    query: str
+    intent: str | None
+    mode: str | None
+    session_id: str | None
+    tool_name: str
+    result_ids: tuple[Any, ...]
+    channel_contributions: Mapping[str, Sequence[Any]] | None
+    latency_ms: float | None
+    trace_id: str | None
+    created_at: str
+    category: str | None
+    fusion_weights: Mapping[str, float] | None
+    quality_proxy: float | None
+    fallback: bool | None
+    fallback_reason: str | None
+    degraded: bool | None
+    stages: Sequence[Mapping[str, Any]] | None
 
 
 def _jsonable(value: Any) -> Any:
@@ -139,7 +164,7 @@ class QueryLogWriter:
 
     def write(
         self,
-        queries: Sequence[tuple[Any, ...]],
+        queries: Sequence[QueryRow],
         feedback: Sequence[tuple[Any, ...]],
         events: Sequence[tuple[str, tuple[Any, ...]]] = (),
     ) -> list[str]:
@@ -152,11 +177,28 @@ class QueryLogWriter:
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
         q_rows = []
-        for rec in queries:
-            qid, text, intent, mode, session, tool, ids, channels, latency, trace, created = rec[
-                :11
-            ]
-            cat, weights, proxy, fallback, reason, degraded, stages = rec[11:]
+        # one unpacking of the whole row, checked against QueryRow's fields (arity and types) by
+        # mypy: reading 18 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
+        for (
+            qid,
+            text,
+            intent,
+            mode,
+            session,
+            tool,
+            ids,
+            channels,
+            latency,
+            trace,
+            created,
+            cat,
+            weights,
+            proxy,
+            fallback,
+            reason,
+            degraded,
+            stages,
+        ) in queries:
             try:
                 q_rows.append(
                     (

@@ -30,7 +30,9 @@ from pydantic import ConfigDict, Field
 
 from memgauge._util.args import SpecArgs
 from memgauge._util.home import memgauge_home
+from memgauge.subjects.parse import one_spec
 from memgauge.subjects.protocol import close_subject
+from memgauge.subjects.registry import build_subject
 
 __all__ = [
     "Learnings",
@@ -57,9 +59,6 @@ def learnings_memory(path: Path | None = None, into: str | None = None) -> Any:
     """The memory that holds failure memories: the subject `into` names (any `memgauge
     evaluate -s` value: a spec file, http://..., mcp:..., python:...), else the reference
     memory (lexical) in `path` (default MEMGAUGE_HOME/learnings.db)."""
-    from memgauge.subjects.parse import one_spec  # (specs import the components that use this)
-    from memgauge.subjects.specs import build_subject
-
     if into is not None:
         return build_subject(one_spec(into, "--learn-into"))
     where = learnings_path(path)

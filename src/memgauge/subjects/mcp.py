@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from memgauge import __version__
+from memgauge._version import __version__
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects._process import LineProcess

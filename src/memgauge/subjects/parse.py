@@ -31,7 +31,7 @@ from memgauge._util.registry import SpecProblem
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import DataError, Problem, UsageError
-from memgauge.subjects.specs import SUBJECTS, check_subject
+from memgauge.subjects.registry import SUBJECTS, check_subject
 
 __all__ = ["one_spec", "parse_system", "write_path_spec"]
 

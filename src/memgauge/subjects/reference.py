@@ -30,7 +30,7 @@ import numpy as np
 
 from memgauge._types import Float32Array
 from memgauge.data.models import Memory, SessionContext
-from memgauge.embed.minilm import one_blas_thread
+from memgauge.embed.minilm_numpy import one_blas_thread
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect

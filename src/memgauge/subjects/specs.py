@@ -15,7 +15,9 @@ are declared there like a plug-in's), with an argument model that refuses unknow
   `llm-decider`, `heuristic-decider`, and `recorded` (outputs recorded in production).
 
 Every spec may also carry the run keys of `RunOptions` (`concurrent:`, `agent:`), which
-configure how the run calls the subject, not the subject itself.
+configure how the run calls the subject, not the subject itself. The registry and
+`build_subject` are `memgauge.subjects.registry`, which imports none of these kinds: it loads
+them by name, so a kind (an agent that reads learnings) may build subjects in turn.
 """
 
 from __future__ import annotations
@@ -26,79 +28,16 @@ from typing import Any
 from pydantic import Field, create_model
 
 from memgauge._util.home import embeddings_cache
-from memgauge._util.registry import (
-    Registry,
-    RegistryError,
-    SpecArgs,
-    SpecProblem,
-    args_model_of,
-    takes,
-)
+from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, takes
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
-from memgauge.errors import UsageError
 from memgauge.subjects.agents import MemoryAgent
 from memgauge.subjects.extractors import MemoryExtractor
 from memgauge.subjects.fusion import fusion_problems
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
+from memgauge.subjects.registry import build_subject, check_subject
 
-__all__ = [
-    "SUBJECTS",
-    "RunOptions",
-    "build_subject",
-    "check_subject",
-    "memory_agent",
-    "memory_extractor",
-    "reference_memory",
-    "subject_kinds",
-]
-
-
-class RunOptions(SpecArgs):
-    """Keys any subject spec may carry: how the run calls the subject."""
-
-    concurrent: bool | None = Field(
-        default=None,
-        description="Call the subject from several threads at once (default: what the "
-        "subject declares; one thread otherwise).",
-    )
-    agent: bool | None = Field(
-        default=None,
-        description="The subject answers questions (default: whether it has answer()).",
-    )
-
-
-#: every subject kind: memgauge's own and plug-ins' (entry-point group `memgauge.subjects`)
-SUBJECTS: Registry[Any] = Registry(
-    "subject kind", "memgauge.subjects", short_forms=False, common=RunOptions
-)
-
-
-def subject_kinds() -> tuple[str, ...]:
-    """Every registered subject kind."""
-    return tuple(SUBJECTS.names())
-
-
-def __getattr__(name: str) -> Any:
-    # SUBJECT_KINDS is read from the registry when asked (plug-ins may add kinds)
-    if name == "SUBJECT_KINDS":
-        return subject_kinds()
-    raise AttributeError(name)
-
-
-def check_subject(spec: Any) -> list[SpecProblem]:
-    """Everything wrong with a subject spec, before anything is built; [] if nothing."""
-    return SUBJECTS.problems(spec)
-
-
-def build_subject(spec: dict[str, Any]) -> Any:
-    """Build a subject from `{kind: {args}}`; UsageError naming each bad key."""
-    try:
-        return SUBJECTS.build(spec)
-    except RegistryError as exc:
-        raise UsageError(f"subject {exc}") from None
-    except TypeError as exc:
-        raise UsageError(f"subject {spec!r}: {exc}") from None
+__all__ = ["memory_agent", "memory_extractor", "reference_memory"]
 
 
 @cache

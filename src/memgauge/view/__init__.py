@@ -1,21 +1,27 @@
 """`memgauge view`: a local web viewer of the results store (runs, a run's grid, its items,
 comparisons, trends, A/B tests and shadow runs), and the templates `memgauge report` renders
-into one self-contained file. Read-only by construction: see `memgauge.view.app`.
+into one self-contained file. Read-only by construction: see `memgauge.view.app`. The viewer
+stands above the reports (`memgauge.report`): it uses their formatting, they never import it.
 
-The names below load on first use: importing `memgauge.view.fmt` (the number formatting every
-renderer shares, the terminal's too) must not load Jinja2 and the store with the templates."""
+The names below load on first use, and `serve` loads the web stack only when called: `memgauge
+report --out FILE.html` renders the templates without uvicorn."""
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memgauge.store.url import StoreURL
     from memgauge.view.render import render_run_report, report_from_store
 
-__all__ = ["render_run_report", "report_from_store"]
+__all__ = ["LOCAL_HOSTS", "render_run_report", "report_from_store", "serve"]
 
 _LAZY = {"render_run_report": "memgauge.view.render", "report_from_store": "memgauge.view.render"}
+
+#: hosts that only this machine reaches; binding elsewhere shows the store to the network
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def __getattr__(name: str) -> Any:
@@ -29,3 +35,10 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`)."""
+    from memgauge.view.server import serve as run_server  # the web stack, only when serving
+
+    run_server(store, host=host, port=port)

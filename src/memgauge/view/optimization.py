@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from memgauge.optimize import diff_iterations, study_json
 from memgauge.optimize.history import History
+from memgauge.report.fmt import fmt_num
 from memgauge.view import charts
-from memgauge.view.fmt import fmt_num
 
 __all__ = ["iteration_label", "score_chart", "study_page"]
 

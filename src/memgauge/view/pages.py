@@ -19,12 +19,12 @@ from memgauge.aggregates.hits import hit_channels, hits_of
 from memgauge.api import interim_summary
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
+from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
+from memgauge.report.retrieval import retrieval_result
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
-from memgauge.view.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
-from memgauge.view.retrieval import retrieval_result
 
 __all__ = [
     "LIVE",

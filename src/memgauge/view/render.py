@@ -26,7 +26,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
-from memgauge.view.fmt import (
+from memgauge.report.fmt import (
     agent_names,
     category_marks,
     fmt_agent,

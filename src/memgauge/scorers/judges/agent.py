@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from memgauge.errors import UsageError
 from memgauge.llm.structured import Structured, extract_json
 from memgauge.llm.types import Message
-from memgauge.subjects.specs import build_subject, check_subject
+from memgauge.subjects.registry import build_subject, check_subject
 
 __all__ = ["JudgeAgent", "agent_problems"]
 

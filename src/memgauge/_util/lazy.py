@@ -1,0 +1,90 @@
+"""A package face whose names load on first use, each declared once.
+
+The face lists its public names as imports under `if TYPE_CHECKING:`, where type checkers and
+IDEs read them (so they see every name with its real type) and the interpreter does not (so
+importing the face loads nothing):
+
+    if TYPE_CHECKING:
+        from memgauge.api._runs import evaluate as evaluate     # `X as X`: a public name
+        from memgauge.data.io import save_retrieval_dataset
+        save_dataset = save_retrieval_dataset                   # a public name under another
+    else:
+        lazy_names(globals())
+
+`lazy_names` reads that block from the face's source and gives the module its `__all__`, a
+`_LAZY` table (name -> `module` or `module:attribute`) and the `__getattr__` / `__dir__` that
+import a name on first use (PEP 562). Anything else in the block is refused when the face is
+imported, so the one declaration cannot drift from what is exported.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+from typing import Any
+
+__all__ = ["lazy_names"]
+
+
+def _checking_block(tree: ast.Module) -> list[ast.stmt]:
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            return node.body
+    raise ValueError("no `if TYPE_CHECKING:` block declares the names")
+
+
+def declared_names(source: str, where: str = "<face>") -> dict[str, str]:
+    """name -> `module` (`module:attribute` when renamed), in declaration order, from the
+    `if TYPE_CHECKING:` block of a face's source; ValueError naming a statement that is not a
+    declaration."""
+    imported: dict[str, str] = {}  # names imported to be renamed: name -> module
+    table: dict[str, str] = {}
+    for stmt in _checking_block(ast.parse(source)):
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for alias in stmt.names:
+                if alias.asname is None:
+                    imported[alias.name] = stmt.module
+                elif alias.asname == alias.name:
+                    table[alias.name] = stmt.module
+                else:
+                    raise ValueError(
+                        f"{where}:{stmt.lineno}: `{alias.name} as {alias.asname}` is not exported "
+                        f"to type checkers; import {alias.name} and assign {alias.asname} = "
+                        f"{alias.name}"
+                    )
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id in imported
+        ):
+            table[stmt.targets[0].id] = f"{imported[stmt.value.id]}:{stmt.value.id}"
+        else:
+            raise ValueError(f"{where}:{stmt.lineno}: not a declaration of a lazy name")
+    return table
+
+
+def lazy_names(namespace: dict[str, Any]) -> None:
+    """Give the package face whose globals are `namespace` its `__all__`, `_LAZY`,
+    `__getattr__` and `__dir__`, from the names declared in its `if TYPE_CHECKING:` block."""
+    name = namespace["__name__"]
+    path = Path(namespace["__file__"])
+    table = declared_names(path.read_text(encoding="utf-8"), str(path))
+
+    def module_getattr(attr: str) -> Any:
+        target = table.get(attr)
+        if target is None:
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        module, _, original = target.partition(":")
+        value = getattr(importlib.import_module(module), original or attr)
+        namespace[attr] = value
+        return value
+
+    def module_dir() -> list[str]:
+        return sorted(set(namespace) | set(table))
+
+    namespace.update(
+        __all__=sorted(table), _LAZY=table, __getattr__=module_getattr, __dir__=module_dir
+    )

@@ -1,0 +1,65 @@
+"""Every subject kind, by name: the registry `build_subject` and `check_subject` go through.
+
+The kinds themselves (`memgauge.subjects.specs` for memgauge's own, plug-ins' packages for
+theirs) are loaded by name through entry points when first built, never imported here: so a
+component that builds a subject of its own (the learnings memory an LLM component reads) can
+import this module without importing every kind, itself among them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from memgauge._util.registry import Registry, RegistryError, SpecArgs, SpecProblem
+from memgauge.errors import UsageError
+
+__all__ = ["SUBJECTS", "RunOptions", "build_subject", "check_subject", "subject_kinds"]
+
+
+class RunOptions(SpecArgs):
+    """Keys any subject spec may carry: how the run calls the subject."""
+
+    concurrent: bool | None = Field(
+        default=None,
+        description="Call the subject from several threads at once (default: what the "
+        "subject declares; one thread otherwise).",
+    )
+    agent: bool | None = Field(
+        default=None,
+        description="The subject answers questions (default: whether it has answer()).",
+    )
+
+
+#: every subject kind: memgauge's own and plug-ins' (entry-point group `memgauge.subjects`)
+SUBJECTS: Registry[Any] = Registry(
+    "subject kind", "memgauge.subjects", short_forms=False, common=RunOptions
+)
+
+
+def subject_kinds() -> tuple[str, ...]:
+    """Every registered subject kind."""
+    return tuple(SUBJECTS.names())
+
+
+def __getattr__(name: str) -> Any:
+    # SUBJECT_KINDS is read from the registry when asked (plug-ins may add kinds)
+    if name == "SUBJECT_KINDS":
+        return subject_kinds()
+    raise AttributeError(name)
+
+
+def check_subject(spec: Any) -> list[SpecProblem]:
+    """Everything wrong with a subject spec, before anything is built; [] if nothing."""
+    return SUBJECTS.problems(spec)
+
+
+def build_subject(spec: dict[str, Any]) -> Any:
+    """Build a subject from `{kind: {args}}`; UsageError naming each bad key."""
+    try:
+        return SUBJECTS.build(spec)
+    except RegistryError as exc:
+        raise UsageError(f"subject {exc}") from None
+    except TypeError as exc:
+        raise UsageError(f"subject {spec!r}: {exc}") from None
