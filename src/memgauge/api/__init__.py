@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from memgauge.api._optimize import optimization, optimization_diff, optimizations, optimize
     from memgauge.api._runfiles import RunFile, write_run_files
     from memgauge.api._runs import (
+        RunConfig,
         evaluate,
         interim_summary,
         load_dataset,
@@ -126,6 +127,7 @@ __all__ = [
     "LoadResult",
     "MetricConfig",
     "MetricSeries",
+    "RunConfig",
     "RunFile",
     "RunRecord",
     "RunReport",
@@ -240,6 +242,7 @@ _LAZY: dict[str, str] = {
     "MetricConfig": "memgauge.metrics",
     "CONVENTIONS": "memgauge.metrics",
     "MetricSeries": "memgauge.track.history",
+    "RunConfig": "memgauge.api._runs",
     "RunRecord": "memgauge.data.records",
     "RunReport": "memgauge.runs.engine",
     "RunSummary": "memgauge.data.records",
