@@ -4,25 +4,16 @@ itself is wired in one place (`memgauge.api.configure_llm`)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
 from memgauge import api
+from memgauge.cli._common import Command, apply_options
 from memgauge.errors import UsageError
 
-__all__ = ["apply_options", "llm_options"]
-
-Command = Callable[..., None]
-
-
-def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) -> Command:
-    """`options` put on `fn` in the order listed (as stacked decorators would be)."""
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+__all__ = ["llm_options"]
 
 
 _LLM_OPTIONS = [

@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge.cli._common import store_option
-from memgauge.cli._llm import Command, apply_options, llm_options
+from memgauge.cli._common import Command, apply_options, store_option
+from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
