@@ -97,3 +97,25 @@ def test_a_suite_built_in_code_is_checked_before_anything_is_written(tmp_path: P
     assert "tasks.0.evaluators.0.contains.negat: unknown key" in str(err.value)
     with SuiteRunStore(store) as opened:
         assert opened.list_runs() == []
+
+
+def test_a_run_config_is_the_keywords_as_one_object(tmp_path: Path) -> None:
+    # the same run from keywords and from options=RunConfig(...): equal numbers and targets;
+    # both at once is refused before anything is written (which should win would be a guess)
+    from memgauge import api
+
+    target = ("lexical/retrieval/Recall@10=0.99",)
+    by_keywords = memgauge.evaluate(
+        demo_dataset(), ["lexical"], store=False, fail_under=target, by="ci-upper"
+    )
+    config = api.RunConfig(store=False, fail_under=target, by="ci-upper")
+    by_object = memgauge.evaluate(demo_dataset(), ["lexical"], options=config)
+    assert by_object.summary.measures() == by_keywords.summary.measures()
+    assert by_object.summary.targets == by_keywords.summary.targets
+    assert [t.measure for t in by_object.summary.targets if t.source == "--fail-under"] == [
+        "Recall@10"
+    ]
+    db = tmp_path / "r.db"
+    with pytest.raises(memgauge.UsageError, match="not both"):
+        memgauge.run_suite(ROOT / "tests/data/suites/qa/suite.yaml", options=config, store=db)
+    assert not db.exists()

@@ -21,6 +21,7 @@ import yaml
 
 from memgauge.cli.main import main
 from memgauge.runs.engine import run_suite
+from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import load_suite
 from memgauge.store.suite_runs import SuiteRunStore
 
@@ -491,7 +492,7 @@ def test_a_run_stopped_by_an_error_ends_failed_not_running(
 def test_run_suite_library_call_with_an_in_process_store(tmp_path: Path) -> None:
     suite = load_suite(QA)
     with SuiteRunStore(tmp_path / "lib.db") as store:
-        report = run_suite(suite, store, suite_path=QA, concurrency=1)
+        report = run_suite(suite, store, suite_path=QA, options=RunOptions(concurrency=1))
         assert report.status == "completed"
         assert report.summary.n_items == 21
         stored = store.get_run(report.run_id)

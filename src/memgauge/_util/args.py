@@ -72,8 +72,8 @@ class LenientSchema(GenerateJsonSchema):
 
 def _hints(obj: Any) -> dict[str, Any]:
     try:
-        if isinstance(obj, type) and not dataclasses.is_dataclass(obj):
-            return get_type_hints(obj.__init__)  # type: ignore[misc]
+        if inspect.isclass(obj) and not dataclasses.is_dataclass(obj):
+            return get_type_hints(obj.__init__)
         return get_type_hints(obj)
     except Exception:  # an unresolvable annotation: fall back to Any
         return {}
@@ -97,9 +97,9 @@ def _described(obj: Any) -> dict[str, str]:
     docstrings of `obj` (and of its `__init__`)."""
     found: dict[str, list[str]] = {}
     docs = [inspect.getdoc(obj) or ""]
-    if isinstance(obj, type):  # a class documents its fields, or its base classes do
+    if inspect.isclass(obj):  # a class documents its fields, or its base classes do
         docs += [inspect.getdoc(k) or "" for k in obj.__mro__[1:-1]]
-        docs.append(inspect.getdoc(obj.__init__) or "")  # type: ignore[misc]
+        docs.append(inspect.getdoc(obj.__init__) or "")
     for doc in docs:
         indent: str | None = None
         name = None

@@ -45,6 +45,8 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
 }
+#: the operators `_TARGET` reads, as the type says them
+_OP_NAMES: dict[str, Op] = {">": ">", ">=": ">=", "<": "<", "<=": "<=", "==": "=="}
 _TARGET = re.compile(r"^\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
 
 
@@ -103,16 +105,17 @@ def parse_target(text: float | str, *, where: str) -> tuple[Op, float]:
     """`0.6` (at least), `'> 0.95'`, `'< 0.2'` -> (op, value); UsageError naming `where`."""
     if isinstance(text, bool):
         raise UsageError(f"{where}: a target is a number or 'OP NUMBER', not {text!r}")
+    op: Op = ">="
     if isinstance(text, int | float):
-        value, op = float(text), ">="
+        value = float(text)
     else:
         m = _TARGET.match(str(text))
         if m is None:
             raise UsageError(f"{where}: {text!r} is not a target; write 0.6, '>= 0.6' or '< 0.2'")
-        op, value = m.group(1) or ">=", float(m.group(2))
+        op, value = _OP_NAMES[m.group(1) or ">="], float(m.group(2))
     if not math.isfinite(value):
         raise UsageError(f"{where}: the target must be a finite number")
-    return op, value  # type: ignore[return-value]
+    return op, value
 
 
 def parse_fail_under(text: str) -> Requirement:

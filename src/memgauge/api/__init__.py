@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from memgauge.api._optimize import optimize as optimize
     from memgauge.api._runfiles import RunFile as RunFile
     from memgauge.api._runfiles import write_run_files as write_run_files
+    from memgauge.api._runs import RunConfig as RunConfig
     from memgauge.api._runs import evaluate as evaluate
     from memgauge.api._runs import interim_summary as interim_summary
     from memgauge.api._runs import load_dataset as load_dataset

@@ -36,7 +36,7 @@ class _LazyCache:
         return {"path": self.path}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc]
+        self.__dict__.update(_LazyCache(state["path"]).__dict__)
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._open().get(key)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
-from memgauge.aggregates.targets import By, Requirement, parse_fail_under
+from memgauge.aggregates.targets import By, Requirement
 from memgauge.api._store import StoreArg, recorder_for, resolve_resume
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
@@ -30,6 +31,7 @@ from memgauge.runs.builders import evaluate_suite
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.lanes import Borrowed
+from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.protocol import Agent, MemorySystem
@@ -37,6 +39,7 @@ from memgauge.subjects.python_import import PythonSubject
 from memgauge.subjects.registry import build_subject
 
 __all__ = [
+    "RunConfig",
     "evaluate",
     "interim_summary",
     "load_dataset",
@@ -94,8 +97,31 @@ def _build(live: Mapping[str, object]) -> Callable[[dict[str, Any]], Any]:
     return build
 
 
-def _requirements(fail_under: Iterable[str | Requirement]) -> list[Requirement]:
-    return [r if isinstance(r, Requirement) else parse_fail_under(r) for r in fail_under]
+@dataclass(frozen=True, kw_only=True)
+class RunConfig(RunOptions):
+    """A run's options (`RunOptions`: resume, targets, shards) and where it is recorded:
+    built once, by an evaluating command from its shared options or by `evaluate` and
+    `run_suite` from their keywords, and handed to the engine as it is. `store`: a path or URL,
+    a `Recorder`, False (in memory only), or None (`results_store`'s default)."""
+
+    store: StoreArg = None
+
+
+def _config(options: RunConfig | None, keywords: RunConfig) -> RunConfig:
+    """`options`, or the run's settings given as keywords; both given is a mistake (which
+    should win would be a guess)."""
+    if options is None:
+        return keywords
+    if keywords != RunConfig():
+        raise UsageError("give a run's settings as options=RunConfig(...) or as keywords, not both")
+    return options
+
+
+def _run(suite: Suite, config: RunConfig, **given: Any) -> RunReport:
+    """`suite` run as `config` says, in its store (a resumed run named by its id's start)."""
+    with recorder_for(config.store) as recorder:
+        resume = resolve_resume(recorder, config.resume)
+        return _run_suite(suite, recorder, options=replace(config, resume=resume), **given)
 
 
 def evaluate(
@@ -127,6 +153,7 @@ def evaluate(
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
     dataset_kind: str | None = None,
+    options: RunConfig | None = None,
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
 
@@ -144,8 +171,22 @@ def evaluate(
     (`memgauge.runs.pools` shows one for Ray); live objects run in this process.
     `dataset`: a dataset directory or bundle, a LoCoMo or LongMemEval file (read as `memgauge
     import` reads it by default), or a `RetrievalDataset`; `dataset_kind` says which of the
-    first four it is (default: its content shows it).
+    first four it is (default: its content shows it). `options`: the run's settings as one
+    `RunConfig`, instead of `store`, `resume`, `force`, `fail_under`, `by`, `workers`,
+    `executor`.
     """
+    config = _config(
+        options,
+        RunConfig(
+            store=store,
+            resume=resume,
+            force=force,
+            fail_under=fail_under,
+            by=by,
+            workers=workers,
+            executor=executor,
+        ),
+    )
     specs, live = _system_specs(systems)
     path = (
         Path(f"memory:{dataset.name}") if isinstance(dataset, RetrievalDataset) else Path(dataset)
@@ -171,21 +212,7 @@ def evaluate(
         dataset_kind=dataset_kind,
     )
     datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
-    with recorder_for(store) as recorder:
-        return _run_suite(
-            suite,
-            recorder,
-            kind=kind,
-            resume=resolve_resume(recorder, resume),
-            force=force,
-            progress=progress,
-            build=_build(live),
-            fail_under=_requirements(fail_under),
-            by=by,
-            datasets=datasets,
-            workers=workers,
-            pool=executor,
-        )
+    return _run(suite, config, kind=kind, progress=progress, build=_build(live), datasets=datasets)
 
 
 def run_suite(
@@ -205,35 +232,37 @@ def run_suite(
     subjects: Mapping[str, object] | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
+    options: RunConfig | None = None,
 ) -> RunReport:
     """Run (or resume) a suite: a `Suite`, or the path of a suite file.
 
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
-    `workers`, `executor`: shards, as in `evaluate`.
+    `workers`, `executor`: shards, as in `evaluate`. `options`: the run's settings as one
+    `RunConfig`, instead of the keywords it holds.
     """
+    config = _config(
+        options,
+        RunConfig(
+            store=store,
+            concurrency=concurrency,
+            resume=resume,
+            retry_failed=retry_failed,
+            force=force,
+            fail_under=fail_under,
+            by=by,
+            seed_targets=seed_targets,
+            workers=workers,
+            executor=executor,
+        ),
+    )
     suite_path = None
     if not isinstance(suite, Suite):
         suite_path = Path(suite).resolve()
         suite = load_suite(suite_path)
-    with recorder_for(store) as recorder:
-        return _run_suite(
-            suite,
-            recorder,
-            suite_path=suite_path,
-            base=base,
-            kind=kind,
-            concurrency=concurrency,
-            resume=resolve_resume(recorder, resume),
-            retry_failed=retry_failed,
-            force=force,
-            progress=progress,
-            build=_build(subjects or {}),
-            fail_under=_requirements(fail_under),
-            by=by,
-            seed_targets=seed_targets,
-            workers=workers,
-            pool=executor,
-        )
+    build = _build(subjects or {})
+    return _run(
+        suite, config, suite_path=suite_path, base=base, kind=kind, progress=progress, build=build
+    )
 
 
 def write_path_subject(

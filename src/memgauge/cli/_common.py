@@ -7,6 +7,7 @@ lists what a light command must not load): the retrieval conventions' options li
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,7 +17,24 @@ from memgauge import api
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["console", "open_suite_store", "print_markdown", "store_option"]
+__all__ = [
+    "Command",
+    "apply_options",
+    "console",
+    "open_suite_store",
+    "print_markdown",
+    "store_option",
+]
+
+#: a click command's function, before click makes it a command
+Command = Callable[..., None]
+
+
+def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) -> Command:
+    """`options` put on `fn` in the order listed (as stacked decorators would be)."""
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
 
 
 def console(stderr: bool = False) -> Console:

@@ -1,18 +1,15 @@
-"""What every evaluating command shares (`run`, `evaluate`, `demo`, `extraction`, `operations`,
-`audit`): the store and resume options, targets (`--fail-under`, `--by`, `--no-targets`), the
-progress bar, Ctrl-C / SIGTERM as a clean, resumable stop, and the one exit-code policy."""
+"""What every evaluating command does around its run (`run`, `evaluate`, `demo`, `extraction`,
+`operations`, `audit`; their shared options are `cli._options`): the progress bar, Ctrl-C /
+SIGTERM as a clean, resumable stop, and the one exit-code policy."""
 
 from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
 
-import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -26,24 +23,12 @@ from rich.progress import (
 )
 
 from memgauge import api
-from memgauge.cli._common import console, store_option
-from memgauge.cli._numbers import integer, number
+from memgauge.cli._common import console
+from memgauge.cli._options import RunArgs
 from memgauge.report.escape import term
 from memgauge.report.junit import run_junit, write_junit
 
-__all__ = [
-    "RunProgressBar",
-    "conclude",
-    "evaluation_options",
-    "junit_option",
-    "running",
-    "shard_options",
-    "sigterm_as_interrupt",
-    "store_arg",
-    "target_options",
-]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["RunProgressBar", "conclude", "running", "sigterm_as_interrupt"]
 
 
 class RunProgressBar:
@@ -145,134 +130,19 @@ def running(show: bool | None) -> Iterator[RunProgressBar | None]:
         api.close_llm()
 
 
-#: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
-junit_option = click.option(
-    "--junit",
-    "junit",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Also write the verdicts as JUnit XML (one test case per target or gated measure) "
-    "for a CI server's test report.",
-)
-
-
-def target_options(fn: F, *, no_targets: bool = False) -> F:
-    """`--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper`, `--junit FILE` (and
-    `--no-targets`)."""
-    options = [
-        click.option(
-            "--fail-under",
-            "fail_under",
-            multiple=True,
-            metavar="[SUBJECT/][TASK/]MEASURE=VALUE",
-            help="Fail (exit 1) when MEASURE is below VALUE, e.g. hybrid/recall/Recall@10=0.6; "
-            "repeatable. A measure the run does not have is an error (exit 2).",
-        ),
-        click.option(
-            "--by",
-            type=click.Choice(["point", "ci-upper"]),
-            default="point",
-            show_default=True,
-            help="How targets are decided: the point estimate, or only when the whole 95% CI "
-            "misses (ci-upper).",
-        ),
-        junit_option,
-    ]
-    if no_targets:
-        options.append(
-            click.option(
-                "--no-targets",
-                is_flag=True,
-                help="Report the seed's targets without failing on them.",
-            )
-        )
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-def evaluation_options(fn: F) -> F:
-    """`--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate`, `--progress`."""
-    for option in reversed(
-        [
-            store_option,
-            click.option(
-                "--no-store",
-                is_flag=True,
-                help="Keep the run in memory only (it cannot be resumed).",
-            ),
-            click.option(
-                "--resume",
-                default=None,
-                metavar="ID",
-                help="Finish this run (after kill -9 or Ctrl-C): the same command and options.",
-            ),
-            click.option(
-                "--force",
-                is_flag=True,
-                help="With --resume: take over a run whose process is on another host.",
-            ),
-            click.option(
-                "--max-failure-rate",
-                type=number(0, 1),
-                default=None,
-                help="The run fails (exit 4) when a subject fails more than this share of "
-                "its items (default 0.1); the other subjects still run to the end.",
-            ),
-            click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
-        ]
-    ):
-        fn = option(fn)
-    return fn
-
-
-def shard_options(fn: F) -> F:
-    """`--workers N`, `--executor process|dask:local|dask://HOST:PORT`: run in shards."""
-    for option in reversed(
-        [
-            click.option(
-                "--workers",
-                type=integer(1, 1024),
-                default=1,
-                show_default=True,
-                help="Run subjects in shards (subject x task x corpora) on N worker processes; "
-                "--concurrency items stay in flight in each. Results equal a serial run's.",
-            ),
-            click.option(
-                "--executor",
-                "shard_executor",
-                default=None,
-                metavar="process|dask:local|dask://HOST:PORT",
-                help="Where shards run (default with --workers > 1: a process pool). Dask needs "
-                "pip install 'memgauge[dask]'.",
-            ),
-        ]
-    ):
-        fn = option(fn)
-    return fn
-
-
-def store_arg(store_path: str | None, no_store: bool, resume: str | None) -> api.StoreArg:
-    """Where the run goes: `False` (memory) with --no-store, else the path or the default."""
-    if no_store and resume:
-        raise click.UsageError("--resume needs a stored run; drop --no-store")
-    return False if no_store else store_path
-
-
 def conclude(
     out: Console,
     report: api.RunReport,
+    run_args: RunArgs,
     *,
-    where: str | None = None,
+    say_where: bool = True,
     optional: Collection[str] = (),
-    junit: Path | None = None,
 ) -> int:
-    """Print how the run ended (targets, unavailable subjects, where it is stored), write its
-    JUnit XML to `junit` if asked, and return its exit code; an `optional` subject that is
-    unavailable is said so, and does not count."""
-    if junit is not None:
-        write_junit(junit, run_junit(report, optional))
+    """Print how the run ended (targets, unavailable subjects, where it is stored unless the
+    command says it itself), write its JUnit XML if --junit asked, and return its exit code; an
+    `optional` subject that is unavailable is said so, and does not count."""
+    if run_args.junit is not None:
+        write_junit(run_args.junit, run_junit(report, optional))
     for name, why in report.unavailable.items():
         if name in optional:
             out.print(
@@ -297,6 +167,7 @@ def conclude(
         )
     if report.status != "completed" and report.reason:
         out.print(f"run {report.run_id} {report.status}: {report.reason}", markup=False)
+    where = run_args.where() if say_where else None
     if where is not None:
         out.print(
             f"recorded run {report.run_id} in {where}; see `memgauge runs show {report.run_id}`",

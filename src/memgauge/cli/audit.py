@@ -4,7 +4,7 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 from rich.table import Table
@@ -12,17 +12,10 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
-from memgauge.cli._evaluation import (
-    conclude,
-    evaluation_options,
-    running,
-    shard_options,
-    store_arg,
-    target_options,
-)
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import SEED, integer
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
 
 __all__ = ["audit"]
@@ -93,17 +86,14 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of probe generation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
 @kind_option("probes", "DATASET")
-@evaluation_options
-@target_options
-@shard_options
-@llm_options
+@run_options()
 def audit(
     dataset: Path,
-    agent: str | None,
+    agent: Literal["chat", "memory", "extractive"] | None,
     model: str | None,
     subject_text: str | None,
     k: int,
-    scoring: str,
+    scoring: Literal["auto", "judge", "offline"],
     judge_preset: str,
     judge_model: str | None,
     out_dir: Path,
@@ -113,21 +103,7 @@ def audit(
     seed: int,
     as_json: bool,
     kind: str | None,
-    store_path: str | None,
-    no_store: bool,
-    resume: str | None,
-    force: bool,
-    max_failure_rate: float | None,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-    workers: int,
-    shard_executor: str | None,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
+    run_args: RunArgs,
 ) -> None:
     """Audit an agent's memory on DATASET (memaudit JSON/JSONL, LoCoMo, LongMemEval): recall,
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
@@ -137,35 +113,21 @@ def audit(
     is the extractive baseline, offline."""
     plan = api.plan_audit(
         dataset,
-        agent=agent,  # type: ignore[arg-type]
+        agent=agent,
         model=model,
         subject=subject_text,
         k=k,
-        scoring=scoring,  # type: ignore[arg-type]
+        scoring=scoring,
         judge_preset=judge_preset,
         judge_model=judge_model,
         limit=limit,
         seed=seed,
         concurrency=concurrency,
-        max_failure_rate=max_failure_rate,
+        max_failure_rate=run_args.max_failure_rate,
         dataset_kind=kind,
     )
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
-    with running(progress) as bar:
-        report = api.run_suite(
-            plan.suite,
-            store=store_arg(store_path, no_store, resume),
-            resume=resume,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
-            workers=workers,
-            executor=shard_executor,
-            progress=bar,
-            kind="audit",
-        )
+    with running(run_args.progress) as bar:
+        report = api.run_suite(plan.suite, options=run_args.options, progress=bar, kind="audit")
     result = api.audit_result(plan, report)
     formats = ["json", "markdown", "memaudit"] if fmt == "all" else [fmt]
     written = write_audit(out_dir, result, formats)
@@ -184,9 +146,7 @@ def audit(
     for line in source_lines(result):
         out.print(line)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
-    code = conclude(
-        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
-    )
+    code = conclude(out, report, run_args)
     if as_json:
         click.echo(dumps_strict({k: v for k, v in result.items() if k != "probes"}, default=str))
     if code:

@@ -86,13 +86,13 @@ def bench(
     if as_json:
         click.echo(dumps_strict(results, sort_keys=True))
         return
-    out.print(_table(results))
-    for r in results:
-        for sample in r["error_samples"]:  # type: ignore[attr-defined]
-            out.print(term(f"{r['subject']} error:", "red"), sample)
+    out.print(_table(levels))
+    for label, res in levels:
+        for sample in res.error_samples:
+            out.print(term(f"{label} error:", "red"), sample)
 
 
-def _table(rows: list[dict[str, object]]) -> Table:
+def _table(levels: list[tuple[str, api.LoadResult]]) -> Table:
     table = Table(
         title="Search latency under load (ms, as the client sees it)", title_justify="left"
     )
@@ -100,10 +100,9 @@ def _table(rows: list[dict[str, object]]) -> Table:
     for col in ("clients", "requests", "errors", "req/s", "p50", "p95", "p99", "max"):
         table.add_column(col, justify="right")
     table.add_column("note")
-    for r in rows:
-        res = api.LoadResult(**{k: v for k, v in r.items() if k != "subject"})  # type: ignore[arg-type]
+    for label, res in levels:
         table.add_row(
-            str(r["subject"]),
+            label,
             str(res.clients),
             str(res.requests),
             str(res.errors),

@@ -9,14 +9,9 @@ import click
 
 from memgauge import api
 from memgauge.cli._common import console
-from memgauge.cli._evaluation import (
-    conclude,
-    evaluation_options,
-    running,
-    store_arg,
-    target_options,
-)
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 
 __all__ = ["demo"]
@@ -38,21 +33,8 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
     help="Where the demo dataset and the reports are written.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
-@evaluation_options
-@target_options
-def demo(
-    out_dir: Path,
-    seed: int,
-    store_path: str | None,
-    no_store: bool,
-    resume: str | None,
-    force: bool,
-    max_failure_rate: float | None,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-) -> None:
+@run_options(shards=False, llm=False)
+def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.
 
     Writes a hand-made dataset (a coding agent's memory of an invoicing product: 43 memories in
@@ -72,7 +54,6 @@ def demo(
     """
     t0 = time.perf_counter()
     out = console()
-    store = store_arg(store_path, no_store, resume)
     dataset = api.demo_dataset()
     data_dir = out_dir / "dataset"
     # written again on --resume: the same bytes (the demo dataset is deterministic), so the
@@ -82,29 +63,19 @@ def demo(
         f"demo dataset: {len(dataset.memories)} memories, {len(dataset.queries)} queries, "
         f"{len(dataset.judgments)} judgments -> {data_dir}"
     )
-    with running(progress) as bar:
+    with running(run_args.progress) as bar:
         report = api.evaluate(
             data_dir,
             SYSTEMS,
             seed=seed,
             name="demo",
             kind="demo",
-            max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
-            store=store,
-            resume=resume,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
+            max_failure_rate=run_args.failure_rate,
+            options=run_args.options,
             progress=bar,
         )
     report_retrieval(report, out_dir, out)
-    code = conclude(
-        out,
-        report,
-        where=None if no_store else str(api.results_store(store_path)),
-        optional=NEEDS_EMBEDDER,
-        junit=junit,
-    )
+    code = conclude(out, report, run_args, optional=NEEDS_EMBEDDER)
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
     out.print(
         f"next: open {out_dir / 'report.html'} in a browser, or evaluate your own settings: "

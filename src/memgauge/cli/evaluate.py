@@ -10,17 +10,10 @@ import click
 from memgauge import api
 from memgauge.cli._common import console
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
-from memgauge.cli._evaluation import (
-    conclude,
-    evaluation_options,
-    running,
-    shard_options,
-    store_arg,
-    target_options,
-)
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 
 __all__ = ["evaluate"]
@@ -128,18 +121,15 @@ __all__ = ["evaluate"]
 @click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @kind_option("retrieval", "DATASET")
-@evaluation_options
-@target_options
-@shard_options
-@llm_options
+@run_options()
 def evaluate(
     dataset: Path,
     systems: tuple[str, ...],
     measures: tuple[str, ...],
     k: int,
     rel_threshold: int,
-    gain: str,
-    no_relevant: str,
+    gain: Literal["exp", "linear"],  # click.Choice's values: the conventions' (api.MetricConfig)
+    no_relevant: Literal["zero", "one", "skip"],
     agent_k: int,
     resamples: int,
     pool_depth: int | None,
@@ -153,21 +143,7 @@ def evaluate(
     concurrency: int,
     quiet: bool,
     kind: str | None,
-    store_path: str | None,
-    no_store: bool,
-    resume: str | None,
-    force: bool,
-    max_failure_rate: float | None,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-    workers: int,
-    shard_executor: str | None,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
+    run_args: RunArgs,
 ) -> None:
     """Evaluate memory search on DATASET (a dataset directory or bundle, a LoCoMo or LongMemEval file).
 
@@ -181,18 +157,15 @@ def evaluate(
     unavailable; 4 more searches failed than --max-failure-rate allows (a dead system).
     """
     out = console()
-    configure_llm(  # the pool judge's calls (and LLM-backed systems') go through the cache
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
-    with running(False if quiet else progress) as bar:
+    with running(False if quiet else run_args.progress) as bar:
         report = api.evaluate(
             dataset,
             list(systems),
             measures=tuple(measures) or api.DEFAULT_MEASURES,
             k=k,
             rel_threshold=rel_threshold,
-            gain=gain,  # type: ignore[arg-type]
-            no_relevant=no_relevant,  # type: ignore[arg-type]
+            gain=gain,
+            no_relevant=no_relevant,
             agent_k=agent_k,
             resamples=resamples,
             seed=seed,
@@ -201,14 +174,8 @@ def evaluate(
             pool_judge=pool_judge,
             ingest=not no_ingest,
             concurrency=concurrency,
-            max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
-            store=store_arg(store_path, no_store, resume),
-            resume=resume,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
-            workers=workers,
-            executor=shard_executor,
+            max_failure_rate=run_args.failure_rate,
+            options=run_args.options,
             progress=bar,
             dataset_kind=kind,
         )
@@ -227,8 +194,6 @@ def evaluate(
                     f"wrote {written.path} ({written.subject}: {written.queries} queries, "
                     f"{written.results} results{f'; left out {left}' if left else ''})"
                 )
-    code = conclude(
-        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
-    )
+    code = conclude(out, report, run_args)
     if code:
         raise click.exceptions.Exit(code)

@@ -10,17 +10,10 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
-from memgauge.cli._evaluation import (
-    conclude,
-    evaluation_options,
-    running,
-    shard_options,
-    store_arg,
-    target_options,
-)
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._llm import configure_llm, llm_options
 from memgauge.cli._numbers import SEED, integer, number
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.report import atomic_write_text
 from memgauge.report.write_path import extraction_lines, extraction_report, extraction_table
 
@@ -86,13 +79,7 @@ __all__ = ["extraction"]
 @click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
 @kind_option("extraction", "CASES")
-@evaluation_options
-@target_options
-@shard_options
-@click.option(
-    "--no-targets", is_flag=True, help="Report seed 001's targets without failing on them."
-)
-@llm_options
+@run_options(no_targets="Report seed 001's targets without failing on them.")
 def extraction(
     cases_path: Path | None,
     extractor_spec: str | None,
@@ -108,22 +95,7 @@ def extraction(
     concurrency: int,
     as_json: bool,
     kind: str | None,
-    store_path: str | None,
-    no_store: bool,
-    resume: str | None,
-    force: bool,
-    max_failure_rate: float | None,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-    workers: int,
-    shard_executor: str | None,
-    no_targets: bool,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
+    run_args: RunArgs,
 ) -> None:
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
     observations as silver facts), and on the unlabelled lines of a production trace
@@ -138,9 +110,6 @@ def extraction(
     --max-failure-rate allows.
     """
     subject, label = api.write_path_subject("extractor", extractor_spec, outputs_path)
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
     suite = api.extraction_suite(
         cases_path,
         subject,
@@ -153,23 +122,11 @@ def extraction(
         judge_model=judge_model,
         limit=limit,
         concurrency=concurrency,
-        max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+        max_failure_rate=run_args.failure_rate,
         dataset_kind=kind,
     )
-    with running(progress) as bar:
-        report = api.run_suite(
-            suite,
-            store=store_arg(store_path, no_store, resume),
-            resume=resume,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
-            workers=workers,
-            executor=shard_executor,
-            seed_targets=not no_targets,
-            progress=bar,
-            kind="extraction",
-        )
+    with running(run_args.progress) as bar:
+        report = api.run_suite(suite, options=run_args.options, progress=bar, kind="extraction")
     named = cases_path or outputs_path
     assert named is not None
     doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)
@@ -184,9 +141,7 @@ def extraction(
         out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
         for line in extraction_lines(doc["online"]):
             out.print(line)
-    code = conclude(
-        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
-    )
+    code = conclude(out, report, run_args)
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
     if code:

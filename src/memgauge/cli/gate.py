@@ -11,8 +11,8 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, print_markdown, store_option
-from memgauge.cli._evaluation import junit_option
 from memgauge.cli._numbers import integer, number
+from memgauge.cli._options import junit_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown

@@ -4,6 +4,7 @@ native files."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -58,7 +59,13 @@ __all__ = ["import_"]
     " --gain linear.",
 )
 def import_(
-    kind: str, src: Path, out_dir: Path, granularity: str, protocol: str, split: str, grades: str
+    kind: Literal["locomo", "longmemeval", "memaudit", "beir", "csv-items"],  # click's choices
+    src: Path,
+    out_dir: Path,
+    granularity: Literal["turn", "session"],
+    protocol: Literal["paper", "all-turns"],
+    split: str,
+    grades: Literal["shift", "keep"],
 ) -> None:
     """Convert SRC (a LoCoMo, LongMemEval or memaudit file, a BEIR directory, or a CSV sheet of
     task items) into native files under --out.
@@ -72,13 +79,7 @@ def import_(
     normalised).
     """
     imported = api.import_dataset(
-        kind,  # type: ignore[arg-type]
-        src,
-        out_dir,
-        granularity=granularity,  # type: ignore[arg-type]
-        protocol=protocol,  # type: ignore[arg-type]
-        split=split,
-        grades=grades,  # type: ignore[arg-type]
+        kind, src, out_dir, granularity=granularity, protocol=protocol, split=split, grades=grades
     )
     report = imported.report
     out = console()

@@ -17,7 +17,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
-from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 
 __all__ = ["judge"]
@@ -41,19 +41,12 @@ def calibrate(
     labels: Path,
     spec: str,
     as_json: bool,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
 ) -> None:
     """Judge LABELS (outputs a person labelled pass/fail) and compare: confusion matrix,
     accuracy with a 95% Wilson interval, Cohen's kappa. Items the judge could not judge are
     counted apart, never guessed."""
     rows = api.load_judged(labels, labels=True)
     built = api.judge_from_spec(spec)
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
     report = api.calibrate_judge(built, rows)
     data = report.as_dict()
     if as_json:
@@ -90,18 +83,11 @@ def rejudge(
     spec: str,
     k: int,
     as_json: bool,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
 ) -> None:
     """Judge frozen OUTPUTS k times each and split the spread into judge noise and real
     differences between items (a run export works as OUTPUTS)."""
     rows = api.load_judged(outputs)
     built = api.judge_from_spec(spec)
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
     report = api.rejudge(built, rows, k)
     data = report.as_dict()
     if as_json:

@@ -10,16 +10,9 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
-from memgauge.cli._evaluation import (
-    conclude,
-    evaluation_options,
-    running,
-    shard_options,
-    store_arg,
-    target_options,
-)
-from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.report import atomic_write_text
 from memgauge.report.write_path import operations_report, operations_tables
 
@@ -65,13 +58,7 @@ __all__ = ["operations"]
 )
 @click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
-@evaluation_options
-@target_options
-@shard_options
-@click.option(
-    "--no-targets", is_flag=True, help="Report seed 000's tier targets without failing on them."
-)
-@llm_options
+@run_options(no_targets="Report seed 000's tier targets without failing on them.")
 def operations(
     cases_path: Path,
     decider_spec: str | None,
@@ -82,22 +69,7 @@ def operations(
     out_dir: Path | None,
     concurrency: int,
     as_json: bool,
-    store_path: str | None,
-    no_store: bool,
-    resume: str | None,
-    force: bool,
-    max_failure_rate: float | None,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-    workers: int,
-    shard_executor: str | None,
-    no_targets: bool,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
+    run_args: RunArgs,
 ) -> None:
     """Score merge decisions on CASES: heuristic tier (target 95%), operation tier (80%),
     LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval.
@@ -107,9 +79,6 @@ def operations(
     --max-failure-rate allows.
     """
     subject, label = api.write_path_subject("decider", decider_spec, outputs_path)
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
     suite = api.operations_suite(
         cases_path,
         subject,
@@ -117,22 +86,10 @@ def operations(
         judge_model=judge_model,
         judge_learnings=judge_learnings,
         concurrency=concurrency,
-        max_failure_rate=0.1 if max_failure_rate is None else max_failure_rate,
+        max_failure_rate=run_args.failure_rate,
     )
-    with running(progress) as bar:
-        report = api.run_suite(
-            suite,
-            store=store_arg(store_path, no_store, resume),
-            resume=resume,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
-            workers=workers,
-            executor=shard_executor,
-            seed_targets=not no_targets,
-            progress=bar,
-            kind="operations",
-        )
+    with running(run_args.progress) as bar:
+        report = api.run_suite(suite, options=run_args.options, progress=bar, kind="operations")
     doc = operations_report(report.run, report.items, cases=str(cases_path), decider=label)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -142,9 +99,7 @@ def operations(
     out = console(stderr=as_json)
     for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
         out.print(table)
-    code = conclude(
-        out, report, where=None if no_store else str(api.results_store(store_path)), junit=junit
-    )
+    code = conclude(out, report, run_args)
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
     if code:

@@ -22,9 +22,10 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
-from memgauge.cli._evaluation import junit_option, running, shard_options
-from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._evaluation import running
+from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
+from memgauge.cli._options import junit_option, shard_options
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -232,10 +233,6 @@ def run(
     space: tuple[str, ...],
     workers: int,
     shard_executor: str | None,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
     **flags: Any,
 ) -> None:
     """Optimize SUITE_FILE's subject; each candidate is a recorded run.
@@ -250,9 +247,6 @@ def run(
         raise click.UsageError(
             "--resume ID continues the study as it was started: give no SUITE or options"
         )
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
     with running(False):
         bar: _StudyBar | _Recorder = (
             _StudyBar()

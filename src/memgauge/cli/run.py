@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,9 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, store_option
-from memgauge.cli._evaluation import conclude, running, shard_options, target_options
-from memgauge.cli._llm import configure_llm, llm_options
+from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
+from memgauge.cli._options import RunArgs, run_options
 from memgauge.report.suite_run import (
     counts_line,
     failures_table,
@@ -53,28 +54,8 @@ __all__ = ["run"]
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
-@target_options
-@shard_options
-@llm_options
-def run(
-    suite_file: Path,
-    store_path: str | None,
-    concurrency: int | None,
-    resume: str | None,
-    retry_failed: bool,
-    force: bool,
-    as_json: bool,
-    progress: bool | None,
-    fail_under: tuple[str, ...],
-    by: str,
-    junit: Path | None,
-    workers: int,
-    shard_executor: str | None,
-    cache_only: bool,
-    no_cache: bool,
-    refresh_cache: bool,
-    llm_cache: Path | None,
-) -> None:
+@run_options(store=False)
+def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunArgs) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
     Exit codes: 0 the run completed and met its targets; 1 a target (a task's `targets:`, a
@@ -92,35 +73,21 @@ def run(
     LLM judges read MEMGAUGE_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY; their responses are
     cached, so running the same suite again makes no calls (--cache-only proves it).
     """
-    if retry_failed and not resume:
-        raise click.UsageError("--retry-failed needs --resume ID")
-    if force and not resume:
-        raise click.UsageError("--force needs --resume ID")
-    configure_llm(
-        cache_only=cache_only, no_cache=no_cache, refresh_cache=refresh_cache, llm_cache=llm_cache
-    )
-    with running(progress) as bar:
-        report = api.run_suite(
-            suite_file,
-            store=store_path,
-            concurrency=concurrency,
-            resume=resume,
-            retry_failed=retry_failed,
-            force=force,
-            fail_under=fail_under,
-            by=by,  # type: ignore[arg-type]
-            workers=workers,
-            executor=shard_executor,
-            progress=bar,
-        )
-    where = str(api.results_store(store_path))
+    options = replace(run_args.options, concurrency=concurrency)
+    for flag, given in (("--retry-failed", options.retry_failed), ("--force", options.force)):
+        if given and not options.resume:
+            raise click.UsageError(f"{flag} needs --resume ID")
+    with running(run_args.progress) as bar:
+        report = api.run_suite(suite_file, options=options, progress=bar)
+    where = run_args.where()
+    assert where is not None  # `run` has no --no-store
     failures = [
         {"subject": it.subject, "task": it.task, "item_id": it.item_id, **f.model_dump()}
         for it in report.items
         for f in it.failures
     ]
     _print(report, failures, where, as_json)
-    code = conclude(console(stderr=as_json), report, junit=junit)
+    code = conclude(console(stderr=as_json), report, run_args, say_where=False)
     if code:
         raise click.exceptions.Exit(code)
 

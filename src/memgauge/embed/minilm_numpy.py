@@ -40,7 +40,7 @@ def one_blas_thread() -> Any:
     often in wall time (BENCHMARKS.md, "Offline embeddings")."""
     global _BLAS
     if _BLAS is None:
-        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+        from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
     return _BLAS.limit(limits=1, user_api="blas")

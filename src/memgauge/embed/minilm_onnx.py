@@ -210,7 +210,7 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
                 f"installed here: {_INSTALL}"
             )
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
-        import onnxruntime as ort  # type: ignore[import-untyped]
+        import onnxruntime as ort
 
         from memgauge._util.home import memgauge_home
 

@@ -51,7 +51,9 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
         raise UsageError(f"{p}: a price table maps model ids to {{input: USD/Mtok, output: ...}}")
     out: dict[str, Price] = {}
     for model, entry in raw.items():
-        prices = [entry.get(k) if isinstance(entry, Mapping) else None for k in ("input", "output")]
+        prices: list[Any] = [
+            entry.get(k) if isinstance(entry, Mapping) else None for k in ("input", "output")
+        ]
         if not all(
             isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in prices
         ):
@@ -59,7 +61,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
                 f"{p}: {model}: give input and output prices in USD per million tokens, "
                 '>= 0, e.g. {"input": 0.15, "output": 0.6}'
             )
-        out[str(model)] = Price(float(prices[0]), float(prices[1]))  # type: ignore[arg-type]
+        out[str(model)] = Price(float(prices[0]), float(prices[1]))
     return out
 
 

@@ -220,8 +220,9 @@ def tier_stratified_precision(
     precision = {t: good[t] / shown[t] for t in shown}
     order = [precision.get(t) for t in ("critical", "important", "normal")]
     holds = None
-    if all(p is not None for p in order):
-        holds = 1.0 if order[0] > order[1] > order[2] else 0.0  # type: ignore[operator]
+    critical, important, normal = order
+    if critical is not None and important is not None and normal is not None:
+        holds = 1.0 if critical > important > normal else 0.0
     return AgentValue(
         holds,
         sum(shown.values()),

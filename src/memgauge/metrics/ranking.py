@@ -393,4 +393,5 @@ def _pick(items: Sequence[str], index: IntArray) -> Sequence[str]:
     """items[i] for each i in index, gathered in C (operator.itemgetter)."""
     if index.size < 2:  # itemgetter of one index returns the item, not a tuple
         return [items[i] for i in index.tolist()]
-    return operator.itemgetter(*index.tolist())(items)  # type: ignore[no-any-return]
+    picked: tuple[str, ...] = operator.itemgetter(*index.tolist())(items)
+    return picked

@@ -29,6 +29,7 @@ from memgauge.llm.usage import priced
 from memgauge.optimize.config import StudyConfig, subject_params
 from memgauge.optimize.split import Split
 from memgauge.runs.engine import RunReport, run_suite
+from memgauge.runs.options import RunOptions
 from memgauge.runs.optspec import apply_params
 from memgauge.runs.plan import plan_suite
 from memgauge.runs.pools import ShardPool
@@ -264,15 +265,17 @@ class SuiteObjective:
         return run_suite(
             self.candidate_suite(candidate, phase),
             self.recorder,
+            options=RunOptions(
+                resume=resume,
+                workers=self.pool.workers if self.pool is not None else 1,
+                executor=self.pool.executor if self.pool is not None else None,
+            ),
             base=self.base,
             kind="optimize",
-            resume=resume,
             progress=_RunStarted(on_run),
             # workers load the dataset from its path; in this process it is loaded once
             datasets=self.datasets if self.pool is None else None,
             scope=scope,
-            workers=self.pool.workers if self.pool is not None else 1,
-            pool=self.pool.executor if self.pool is not None else None,
         )
 
     def _evaluation(self, report: RunReport) -> Evaluation:

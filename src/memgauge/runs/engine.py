@@ -27,7 +27,7 @@ import platform
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,7 +39,7 @@ from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
 from memgauge._version import __version__
-from memgauge.aggregates.targets import By, Requirement, unmatched_error
+from memgauge.aggregates.targets import unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
 from memgauge.errors import DataError, UnavailableError, UsageError
@@ -53,6 +53,7 @@ from memgauge.runs.distribute import run_shards
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.hollow import void_empty
 from memgauge.runs.lanes import SubjectLane
+from memgauge.runs.options import RunOptions
 from memgauge.runs.plan import (
     PlannedItem,
     PlannedTask,
@@ -364,26 +365,22 @@ def _lanes(
     return lanes, unavailable, broken
 
 
+#: a run with every option at its default
+_NO_OPTIONS = RunOptions()
+
+
 def run_suite(
     suite: Suite,
     recorder: Recorder,
     *,
+    options: RunOptions = _NO_OPTIONS,
     suite_path: Path | None = None,
     base: Path | None = None,
     kind: str = "suite",
-    concurrency: int | None = None,
-    resume: str | None = None,
-    retry_failed: bool = False,
-    force: bool = False,
     executor: Executor | None = None,
     progress: Progress | None = None,
     build: Callable[[dict[str, Any]], Any] = build_subject,
-    fail_under: Iterable[Requirement] = (),
-    by: By = "point",
-    seed_targets: bool = True,
     datasets: Mapping[str, RetrievalDataset] | None = None,
-    workers: int = 1,
-    pool: str | PoolExecutor | None = None,
     scope: CallScope | None = None,
 ) -> RunReport:
     """Execute (or resume) a run of `suite`; returns how it ended.
@@ -391,25 +388,14 @@ def run_suite(
     Args:
         suite: the suite (a file's, or one a command built).
         recorder: where the run is kept.
+        options: resume, targets, concurrency, shards (`RunOptions`), read as given.
         suite_path: the suite file, when there is one (paths are relative to it).
         base: the directory relative paths start from (default: the suite file's, else cwd).
         kind: what started the run (suite, evaluate, demo, extraction, operations, audit).
-        concurrency: items in flight (default: the suite's).
-        resume: finish this run instead of starting one.
-        retry_failed: with `resume`, run failed items (and retryable judge failures) again.
-        force: with `resume`, take over a run whose owner is on another host.
         executor: how jobs run (default: `LocalExecutor`, threads in this process).
         progress: what to show while it runs.
         build: subject spec -> instance.
-        fail_under: targets from `--fail-under` (a name matching nothing is a UsageError).
-        by: the rule deciding targets, `point` or `ci-upper`.
-        seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
         datasets: retrieval datasets given in memory, by task name (the Python API).
-        workers: with more than one, subjects run in shards on a process pool of that many
-            (or on `pool`); each worker keeps `concurrency` items in flight (see `shards`).
-        pool: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
-            `concurrent.futures.Executor` (see `pools`). Subjects given as live objects run
-            in this process, after the shards.
         scope: the run's LLM calls (see `memgauge.llm.scope`): its usage is what the run
             records, and `scope.cancel()` stops the run (cancelled, resumable, as Ctrl-C
             does) and its calls only, not those of other runs going at once.
@@ -430,19 +416,19 @@ def run_suite(
     build = rooted(build, root)
     plan = plan_suite(suite, root, datasets)
     prepare_evaluators(plan)  # a missing capability is exit 3 before anything is written
+    resume, workers, pool = options.resume, options.workers, options.executor
     sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here; the LLM
     # clients' connection pools that the run's judges and subjects open close with the run
     # (or with the last of the runs going at once), on every way out
     with fewer_collections(), llm_context().hold():
-        width = concurrency or suite.concurrency
+        width = options.concurrency or suite.concurrency
         progress = progress or _Silent()
         executor = executor or LocalExecutor()
-        fail_under = list(fail_under)
         expect: str | None = None
         if resume:
             stored = _check_resume(recorder, resume, suite, plan)
-            owner.check_owner(stored.model_dump(), force=force)
+            owner.check_owner(stored.model_dump(), force=options.force)
             expect = stored.owner
         me = owner.new_owner()
         token: str = me["token"]
@@ -472,7 +458,7 @@ def run_suite(
             stop_metering = meter.listen(
                 lambda model, delta: recorder.record_usage(run_id, model, delta), scope=scope
             )
-            pending = recorder.unfinished_items(run_id, retry_failed=retry_failed)
+            pending = recorder.unfinished_items(run_id, retry_failed=options.retry_failed)
             if resume:
                 records = recorder.item_records(run_id)
                 budget = FailureBudget(
@@ -492,9 +478,7 @@ def run_suite(
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
             state = _Run(writer, budget, known, scope)
-            finish = _Finisher(
-                recorder, run_id, token, plan, suite, fail_under, by, seed_targets, state.rows
-            )
+            finish = _Finisher(recorder, run_id, token, plan, suite, options, state.rows)
             try:
                 if sharded:
                     shard_pool = open_pool(workers, pool)
@@ -579,9 +563,7 @@ class _Finisher:
     token: str
     plan: Sequence[PlannedTask]
     suite: Suite
-    fail_under: Sequence[Requirement]
-    by: By
-    seed_targets: bool
+    options: RunOptions
     rows: Mapping[tuple[str, str, str], ItemRecord] | None = None
 
     def records(self) -> list[ItemRecord]:
@@ -605,9 +587,9 @@ class _Finisher:
             items,
             self.plan,
             self.suite,
-            fail_under=self.fail_under,
-            by=self.by,
-            seed_targets=self.seed_targets,
+            fail_under=self.options.requirements,
+            by=self.options.by,
+            seed_targets=self.options.seed_targets,
             setup_seconds=self.recorder.setup_seconds(self.run_id),
             # LLM spend as recorded request by request, over every attempt of the run
             llm_usage=priced(self.recorder.usage(self.run_id), prices),
@@ -620,7 +602,7 @@ class _Finisher:
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
         # a --fail-under that names no measure is bad input (exit 2), found only now that the
         # measures exist: the run itself is finished and kept, gateable with the right name
-        error = unmatched_error(summary.measures(), self.fail_under)
+        error = unmatched_error(summary.measures(), self.options.requirements)
         if error is not None and status != "cancelled":
             raise UsageError(f"{error} (run {self.run_id} is recorded, {status})")
         # the summary just stored need not be parsed back (a large run's is megabytes)

@@ -9,6 +9,7 @@ report says it was serialized). Errors are counted with their first messages, ne
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -87,7 +88,7 @@ def drive_search(
             query = queries[n % len(queries)]
             t0 = time.perf_counter()
             try:
-                lane.call(lambda q=query: subject.search(q, k))  # type: ignore[misc]
+                lane.call(functools.partial(subject.search, query, k))
             except Exception as exc:
                 failed.append(f"{type(exc).__name__}: {exc}"[:300])
                 continue
@@ -124,6 +125,12 @@ def drive_search(
     )
 
 
+def _refill(subject: Any, dataset: RetrievalDataset) -> None:
+    """Empty `subject` and give it the dataset's memories."""
+    subject.reset()
+    subject.ingest(dataset.memories)
+
+
 def load_test(
     label: str,
     spec: Mapping[str, Any],
@@ -146,7 +153,7 @@ def load_test(
         lane = SubjectLane(label, spec, n, build_subject)
         try:
             if ingest:
-                lane.call(lambda s=lane.subject: (s.reset(), s.ingest(dataset.memories)))  # type: ignore[misc]
+                lane.call(functools.partial(_refill, lane.subject, dataset))
                 flush = getattr(lane.subject, "flush", None)
                 if callable(flush):
                     lane.call(flush)

@@ -73,12 +73,12 @@ def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) 
     return out
 
 
-def _method(subject: Any, name: str) -> Callable[..., Any]:
-    method = getattr(subject, name, None)
+def _method(subject: object, name: str) -> Callable[..., Any]:
+    method: object = getattr(subject, name, None)
     if callable(method):
-        return method  # type: ignore[no-any-return]
+        return method
     if callable(subject) and not isinstance(subject, type):
-        return subject  # type: ignore[no-any-return]
+        return subject
     raise SubjectError(
         f"{type(subject).__name__} has no {name}(); a python: factory must return an object "
         f"with {name}(...) or a function taking the same arguments"

@@ -20,7 +20,7 @@ import string
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import regex
@@ -36,14 +36,14 @@ _PUNCT = str.maketrans("", "", string.punctuation)
 
 
 @cache
-def _stemmer() -> object:
+def _stemmer() -> Any:  # nltk's PorterStemmer (nltk has no types)
     from nltk.stem import PorterStemmer
 
     return PorterStemmer()
 
 
 def _stem(word: str) -> str:
-    return str(_stemmer().stem(word))  # type: ignore[attr-defined]
+    return str(_stemmer().stem(word))
 
 
 def locomo_normalize(text: str) -> str:

@@ -102,7 +102,7 @@ class RetrievalMeasure:
         recall_all of a query with nothing relevant as 1.0 (LongMemEval's `paper`, where all()
         of nothing is true), recall_all does too, as the ir aggregate computes it."""
         protocol = dataset.protocol
-        parsed: Measure = self._parsed  # type: ignore[attr-defined]
+        parsed: Measure = vars(self)["_parsed"]
         if parsed.name != "recall_all" or protocol is None or not protocol.recall_all_no_relevant:
             return self
         bound = replace(self)
@@ -117,8 +117,8 @@ class RetrievalMeasure:
         grades = ctx.derived("retrieval.grades", lambda: _grades(ctx.expected))
         if grades is None:
             return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
-        parsed: Measure = self._parsed  # type: ignore[attr-defined]
-        cfg: MetricConfig = self._cfg  # type: ignore[attr-defined]
+        parsed: Measure = vars(self)["_parsed"]
+        cfg: MetricConfig = vars(self)["_cfg"]
         nothing = "" if any(g >= self.rel_threshold for g in grades.values()) else self.no_relevant
         vacuous = getattr(self, "_vacuous", None)
         if vacuous is not None and nothing in ("zero", "one"):

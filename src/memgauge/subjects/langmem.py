@@ -42,7 +42,7 @@ class LangMemSubject:
     ) -> None:
         try:
             from langgraph.store.memory import InMemoryStore
-            from langmem import (  # type: ignore[import-untyped]
+            from langmem import (
                 create_manage_memory_tool,
                 create_search_memory_tool,
             )

@@ -60,9 +60,10 @@ def load_target(target: str) -> Callable[..., Any]:
         if not hasattr(obj, part):
             raise UsageError(f"python subject {target!r}: {module_name} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    if not callable(obj):
+    factory: object = obj
+    if not callable(factory):
         raise UsageError(f"python subject {target!r}: {attr} is not callable")
-    return obj  # type: ignore[no-any-return]
+    return factory
 
 
 def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:

@@ -290,7 +290,8 @@ def _decide(
     m: MeasureValue, baseline: float, threshold: float, by: By
 ) -> tuple[float, bool, bool | None, str]:
     """(drop, regressed, within_ci, note) of one measure against a positive baseline."""
-    cur = float(m.value)  # type: ignore[arg-type]
+    assert m.value is not None  # a measure with no value is n/a before it is decided
+    cur = float(m.value)
     sign = 1.0 if m.higher_is_better else -1.0
     drop = sign * (baseline - cur) / baseline
     ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None

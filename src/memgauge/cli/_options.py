@@ -1,0 +1,182 @@
+"""The options every evaluating command shares (`run`, `evaluate`, `demo`, `extraction`,
+`operations`, `audit`), declared once, and what they say made into one object: `RunArgs`, whose
+`options` (an `api.RunConfig`) goes to the API as it is."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memgauge import api
+from memgauge.cli._common import Command, apply_options, store_option
+from memgauge.cli._llm import llm_options
+from memgauge.cli._numbers import integer, number
+
+__all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
+
+#: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
+junit_option = click.option(
+    "--junit",
+    "junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write the verdicts as JUnit XML (one test case per target or gated measure) "
+    "for a CI server's test report.",
+)
+
+#: `--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate`, `--progress`
+_STORE_OPTIONS = [
+    store_option,
+    click.option(
+        "--no-store", is_flag=True, help="Keep the run in memory only (it cannot be resumed)."
+    ),
+    click.option(
+        "--resume",
+        default=None,
+        metavar="ID",
+        help="Finish this run (after kill -9 or Ctrl-C): the same command and options.",
+    ),
+    click.option(
+        "--force",
+        is_flag=True,
+        help="With --resume: take over a run whose process is on another host.",
+    ),
+    click.option(
+        "--max-failure-rate",
+        type=number(0, 1),
+        default=None,
+        help="The run fails (exit 4) when a subject fails more than this share of "
+        "its items (default 0.1); the other subjects still run to the end.",
+    ),
+    click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
+]
+
+#: `--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper`, `--junit FILE`
+_TARGET_OPTIONS = [
+    click.option(
+        "--fail-under",
+        "fail_under",
+        multiple=True,
+        metavar="[SUBJECT/][TASK/]MEASURE=VALUE",
+        help="Fail (exit 1) when MEASURE is below VALUE, e.g. hybrid/recall/Recall@10=0.6; "
+        "repeatable. A measure the run does not have is an error (exit 2).",
+    ),
+    click.option(
+        "--by",
+        type=click.Choice(["point", "ci-upper"]),
+        default="point",
+        show_default=True,
+        help="How targets are decided: the point estimate, or only when the whole 95% CI "
+        "misses (ci-upper).",
+    ),
+    junit_option,
+]
+
+#: `--workers N`, `--executor process|dask:local|dask://HOST:PORT`: run in shards
+_SHARD_OPTIONS = [
+    click.option(
+        "--workers",
+        type=integer(1, 1024),
+        default=1,
+        show_default=True,
+        help="Run subjects in shards (subject x task x corpora) on N worker processes; "
+        "--concurrency items stay in flight in each. Results equal a serial run's.",
+    ),
+    click.option(
+        "--executor",
+        "shard_executor",
+        default=None,
+        metavar="process|dask:local|dask://HOST:PORT",
+        help="Where shards run (default with --workers > 1: a process pool). Dask needs "
+        "pip install 'memgauge[dask]'.",
+    ),
+]
+
+
+def shard_options(fn: Command) -> Command:
+    """`--workers N`, `--executor ...`, for a command that shards what is not a run
+    (`optimize`)."""
+    return apply_options(fn, _SHARD_OPTIONS)
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """What an evaluating command's shared options say: the run's options for the API, and what
+    the command does itself around the run (its progress bar, JUnit file, and the builders'
+    --max-failure-rate)."""
+
+    options: api.RunConfig
+    progress: bool | None = None
+    junit: Path | None = None
+    max_failure_rate: float | None = None
+
+    @property
+    def failure_rate(self) -> float:
+        """--max-failure-rate, else the suite builders' default."""
+        return 0.1 if self.max_failure_rate is None else self.max_failure_rate
+
+    def where(self) -> str | None:
+        """The store the run is recorded in, as printed; None for a run kept in memory."""
+        store = self.options.store
+        if store is False:
+            return None
+        assert store is None or isinstance(store, str)  # the CLI's --store is text
+        return str(api.results_store(store))
+
+
+def _run_args(given: dict[str, Any]) -> RunArgs:
+    """The shared options taken out of a command's keywords (a command without one gets its
+    default)."""
+    store, no_store, resume = (
+        given.pop("store_path"),
+        given.pop("no_store", False),
+        given.pop("resume"),
+    )
+    if no_store and resume:
+        raise click.UsageError("--resume needs a stored run; drop --no-store")
+    options = api.RunConfig(
+        store=False if no_store else store,
+        resume=resume,
+        retry_failed=given.pop("retry_failed", False),
+        force=given.pop("force"),
+        fail_under=given.pop("fail_under"),
+        by=given.pop("by"),
+        seed_targets=not given.pop("no_targets", False),
+        workers=given.pop("workers", 1),
+        executor=given.pop("shard_executor", None),
+    )
+    return RunArgs(
+        options, given.pop("progress"), given.pop("junit"), given.pop("max_failure_rate", None)
+    )
+
+
+def run_options(
+    *, store: bool = True, shards: bool = True, llm: bool = True, no_targets: str | None = None
+) -> Callable[[Command], Command]:
+    """The shared options, after the command's own: `--store` ... `--progress` (without
+    `store`, the command declares `--store`, `--resume`, `--force` and `--progress` itself,
+    with help of its own), `--fail-under`, `--by`, `--junit`, `--workers` and `--executor` (with
+    `shards`), `--no-targets` (when `no_targets` gives its help), the LLM cache's (with `llm`).
+    The command is called with what they say as `run_args`, and without them."""
+
+    def decorate(fn: Command) -> Command:
+        @functools.wraps(fn)
+        def command(*args: Any, **kwargs: Any) -> None:
+            fn(*args, run_args=_run_args(kwargs), **kwargs)
+
+        options = [
+            *(_STORE_OPTIONS if store else []),
+            *_TARGET_OPTIONS,
+            *(_SHARD_OPTIONS if shards else []),
+        ]
+        if no_targets is not None:
+            options.append(click.option("--no-targets", is_flag=True, help=no_targets))
+        return apply_options(llm_options(command) if llm else command, options)
+
+    return decorate

@@ -1,0 +1,52 @@
+"""How one run goes, whatever built its suite: one object, made once (by the CLI's shared options
+or the API's keywords) and read by the engine as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import Executor as PoolExecutor
+from dataclasses import dataclass, field
+
+from memgauge.aggregates.targets import By, Requirement, parse_fail_under
+
+__all__ = ["RunOptions"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """A run's settings beside its suite.
+
+    Attributes:
+        resume: finish this run (its id) instead of starting one.
+        retry_failed: with `resume`, run failed items (and retryable judge failures) again.
+        force: with `resume`, take over a run whose owner is on another host.
+        fail_under: targets from `--fail-under` (`[SUBJECT/][TASK/]MEASURE=VALUE`, parsed here:
+            a bad one is a UsageError before anything runs; a name matching nothing is one at
+            the end).
+        by: the rule deciding targets, `point` or `ci-upper`.
+        seed_targets: whether the seeds' targets fail the run (`--no-targets`: shown only).
+        concurrency: items in flight (default: the suite's).
+        workers: with more than one, subjects run in shards on a process pool of that many
+            (or on `executor`); each worker keeps `concurrency` items in flight.
+        executor: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
+            `concurrent.futures.Executor` (`runs.pools`). Subjects given as live objects run
+            in this process, after the shards.
+    """
+
+    resume: str | None = None
+    retry_failed: bool = False
+    force: bool = False
+    fail_under: Iterable[str | Requirement] = ()
+    by: By = "point"
+    seed_targets: bool = True
+    concurrency: int | None = None
+    workers: int = 1
+    executor: str | PoolExecutor | None = None
+    #: `fail_under`, parsed
+    requirements: tuple[Requirement, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        given = tuple(self.fail_under)  # a list or a generator given: kept, and compared, as one
+        object.__setattr__(self, "fail_under", given)
+        parsed = (r if isinstance(r, Requirement) else parse_fail_under(r) for r in given)
+        object.__setattr__(self, "requirements", tuple(parsed))

@@ -1,0 +1,121 @@
+"""One options object per run: every evaluating command turns its shared options into one
+`api.RunConfig`, which reaches the engine as it is; a bad `--fail-under` is refused before
+anything (a store) is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+QA = DATA / "suites" / "qa" / "suite.yaml"
+
+
+class _StopError(Exception):
+    """Raised by the stand-in engine once it has seen the run's options."""
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What each run handed the engine (the run itself is not made)."""
+    calls: list[dict[str, Any]] = []
+
+    def engine(suite: object, recorder: object, **given: Any) -> None:
+        calls.append(given)
+        raise _StopError
+
+    monkeypatch.setattr("memgauge.api._runs._run_suite", engine)
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    return calls
+
+
+def _commands(tmp: Path) -> dict[str, list[str]]:
+    data = tmp / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    return {
+        "run": ["run", str(QA)],
+        "evaluate": ["evaluate", str(data), "-s", "lexical", "--out", str(tmp / "o")],
+        "demo": ["demo", "--out", str(tmp / "d")],
+        "extraction": [
+            "extraction",
+            str(DATA / "extraction" / "cases.json"),
+            "--extractor",
+            "{python: {target: 'extractors:NaiveExtractor'}}",
+            "--no-targets",
+        ],
+        "operations": [
+            "operations",
+            str(DATA / "operations" / "cases.json"),
+            "--decider",
+            "{heuristic: {}}",
+            "--no-targets",
+        ],
+        "audit": ["audit", str(DATA / "memaudit" / "sample.jsonl"), "--output", str(tmp / "a")],
+    }
+
+
+@pytest.mark.parametrize(
+    "command", ["run", "evaluate", "demo", "extraction", "operations", "audit"]
+)
+def test_every_evaluating_command_hands_the_engine_one_run_config(
+    command: str, tmp_path: Path, seen: list[dict[str, Any]]
+) -> None:
+    db = str(tmp_path / "r.db")
+    shared = ["--store", db, "--by", "ci-upper", "--fail-under", "memory/answers/score=0.5"]
+    assert main([*_commands(tmp_path)[command], *shared]) == 70  # the stand-in's _StopError
+    (given,) = seen
+    options = given["options"]
+    assert type(options) is api.RunConfig
+    assert options.store == db
+    assert options.by == "ci-upper"
+    assert options.fail_under == ("memory/answers/score=0.5",)
+    assert [(r.subject, r.task, r.name) for r in options.requirements] == [
+        ("memory", "answers", "score")
+    ]
+    assert options.seed_targets is (command not in ("extraction", "operations"))
+    assert (options.resume, options.force, options.workers, options.executor) == (
+        None,
+        False,
+        1,
+        None,
+    )
+    # nothing of the run's options goes beside the object
+    assert not {"resume", "force", "fail_under", "by", "workers", "pool"} & set(given)
+
+
+def test_no_store_and_workers_reach_the_engine_in_the_object(
+    tmp_path: Path, seen: list[dict[str, Any]]
+) -> None:
+    args = [*_commands(tmp_path)["evaluate"], "--no-store", "--workers", "2", "--executor", "x"]
+    assert main(args) == 70
+    options = seen[0]["options"]
+    assert (options.store, options.workers, options.executor) == (False, 2, "x")
+
+
+def test_run_concurrency_is_a_run_option(tmp_path: Path, seen: list[dict[str, Any]]) -> None:
+    args = ["run", str(QA), "--store", str(tmp_path / "r.db"), "--concurrency", "3"]
+    assert main(args) == 70
+    options = seen[0]["options"]
+    assert (options.concurrency, options.retry_failed, options.resume) == (3, False, None)
+
+
+@pytest.mark.parametrize("command", ["run", "evaluate", "extraction"])
+def test_a_bad_fail_under_is_refused_before_a_store_is_written(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)[command], "--store", str(db), "--fail-under", "Recall@10"])
+    assert code == 2
+    assert "--fail-under 'Recall@10': write MEASURE=VALUE" in capsys.readouterr().err
+    assert not db.exists()
