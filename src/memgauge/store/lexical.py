@@ -36,6 +36,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,45 +58,71 @@ class _Tokenizer:
 
     def __init__(self) -> None:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE tok USING fts5(t, tokenize='{TOKENIZER}')")
-        self._conn.execute("CREATE VIRTUAL TABLE tok_i USING fts5vocab(tok, instance)")
-        # rows being written, tokenized once more for their postings: contentless, so that
-        # clearing it does not tokenize them a third time
+        # contentless, so that emptying it (`delete-all`) does not tokenize its rows again
         self._conn.execute(
-            f"CREATE VIRTUAL TABLE docs USING fts5(t, content='', tokenize='{TOKENIZER}')"
+            f"CREATE VIRTUAL TABLE tok USING fts5(t, content='', tokenize='{TOKENIZER}')"
         )
-        self._conn.execute("CREATE VIRTUAL TABLE docs_i USING fts5vocab(docs, instance)")
+        self._conn.execute("CREATE VIRTUAL TABLE tok_i USING fts5vocab(tok, instance)")
         self._cache: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
-    def documents(self, texts: Sequence[str]) -> list[DocTerms]:
-        """Each text's terms and how often each occurs, as `memories_fts` indexes it."""
-        if not texts:
-            return []
-        out: list[DocTerms] = [{} for _ in texts]
+    def _instances(self, texts: Sequence[str], select: str) -> list[tuple[Any, ...]]:
+        """`select` over the instances of `texts`, each text a row (rowid: its index)."""
         with self._lock, self._conn:
-            self._conn.executemany("INSERT INTO docs(rowid, t) VALUES (?, ?)", enumerate(texts))
-            for term, doc, count in self._conn.execute(
-                "SELECT term, doc, count(*) FROM docs_i GROUP BY term, doc"
-            ):
-                out[doc][str(term)] = int(count)
-            self._conn.execute("INSERT INTO docs(docs) VALUES ('delete-all')")
+            self._conn.executemany("INSERT INTO tok(rowid, t) VALUES (?, ?)", enumerate(texts))
+            rows = self._conn.execute(select).fetchall()
+            self._conn.execute("INSERT INTO tok(tok) VALUES ('delete-all')")
+        return rows
+
+    def documents(self, texts: Sequence[str]) -> list[DocTerms]:
+        """Each text's terms and how often each occurs, as `memories_fts` indexes it.
+
+        Whitespace is a separator to unicode61 (none of it is a letter, a number or private
+        use), so a text's tokens are those of its whitespace-separated chunks in turn: each
+        distinct chunk is tokenized once (cached, as a query's words are), which costs a
+        fraction of reading a text's instances back from FTS5."""
+        split = [text.split() for text in texts]
+        terms_of = dict(zip(*self._chunks(split), strict=True))
+        out: list[DocTerms] = []
+        for chunks in split:
+            counts: DocTerms = {}
+            for chunk in chunks:
+                for term in terms_of[chunk]:
+                    counts[term] = counts.get(term, 0) + 1
+            out.append(counts)
         return out
 
+    def _chunks(self, split: Sequence[Sequence[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
+        distinct = list(dict.fromkeys(c for chunks in split for c in chunks))
+        return distinct, self.words(distinct)
+
+    def words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each word's terms, in order (cached: one scratch write for a query's new words)."""
+        cache = self._cache
+        known: dict[str, tuple[str, ...]] = {}
+        new: list[str] = []
+        for w in dict.fromkeys(words):
+            hit = cache.get(w)
+            if hit is None:
+                new.append(w)
+            else:
+                known[w] = hit
+        if new:
+            found: list[list[str]] = [[] for _ in new]
+            for term, doc in self._instances(
+                new, "SELECT term, doc FROM tok_i ORDER BY doc, offset"
+            ):
+                found[doc].append(str(term))
+            fresh = dict(zip(new, map(tuple, found), strict=True))
+            known.update(fresh)
+            if len(cache) + len(fresh) > _WORD_CACHE:
+                cache.clear()
+            cache.update(fresh)
+        return [known[w] for w in words]
+
     def terms(self, word: str) -> tuple[str, ...]:
-        found = self._cache.get(word)
-        if found is not None:
-            return found
-        with self._lock:
-            with self._conn:
-                self._conn.execute("INSERT INTO tok(rowid, t) VALUES (1, ?)", (word,))
-                rows = self._conn.execute("SELECT term FROM tok_i ORDER BY offset").fetchall()
-                self._conn.execute("DELETE FROM tok WHERE rowid = 1")
-            out = tuple(str(r[0]) for r in rows)
-            if len(self._cache) >= _WORD_CACHE:
-                self._cache.clear()
-            self._cache[word] = out
-            return out
+        """One word's terms."""
+        return self.words([word])[0]
 
 
 _TOKENIZER: _Tokenizer | None = None
@@ -204,10 +231,8 @@ class Lexical:
         """Top `limit` (id, score) of `namespace` for the OR of `words` (as `fts_query` chose
         them), best first, score = -bm25; None when a word is a phrase to FTS5 (see the module
         docstring), for FTS5 to score."""
-        tok = _tokenizer()
         phrases = []
-        for word in words:
-            terms = tok.terms(word)
+        for terms in _tokenizer().words(words):
             if len(terms) != 1:
                 return None
             phrases.append(terms[0])

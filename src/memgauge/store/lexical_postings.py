@@ -150,10 +150,10 @@ class Postings:
         """Live rows per term (what this namespace adds to the table's counts)."""
         out: dict[str, int] = {}
         if self.docs.size:
-            held = np.add.reduceat(self.alive[self.docs].astype(np.int64), self.starts[:-1])
-            sizes = np.diff(self.starts)
+            term_of = np.repeat(np.arange(len(self.terms), dtype=np.int64), np.diff(self.starts))
+            held = np.bincount(term_of[self.alive[self.docs]], minlength=len(self.terms))
             for term, j in self.terms.items():
-                if sizes[j] and held[j]:
+                if held[j]:
                     out[term] = int(held[j])
         for term, (docs, _) in self.pending.items():
             c = int(self.alive[np.array(docs, dtype=np.int64)].sum())
@@ -171,38 +171,40 @@ class Postings:
             self.compact()
 
     def compact(self) -> None:
-        """Merge the pending postings in and drop dead rows (positions renumbered)."""
-        names = list(self.terms)
-        term_of = np.repeat(np.arange(len(names), dtype=np.int64), np.diff(self.starts))
+        """Merge the pending postings in (in one pass: both parts are sorted by term) and drop
+        dead rows (positions renumbered). A term no live row holds keeps an empty run."""
+        index = self.terms
+        base_t = np.repeat(np.arange(len(index), dtype=np.int64), np.diff(self.starts))
         more_t: list[int] = []
         more_d: list[int] = []
         more_f: list[float] = []
-        index = dict(self.terms)
         for term, (docs, tfs) in self.pending.items():
-            j = index.get(term)
-            if j is None:
-                j = index[term] = len(names)
-                names.append(term)
+            j = index.setdefault(term, len(index))
             more_t.extend([j] * len(docs))
             more_d.extend(docs)
             more_f.extend(tfs)
-        t_all = np.concatenate([term_of, np.array(more_t, dtype=np.int64)])
-        d_all = np.concatenate([self.docs, np.array(more_d, dtype=np.int64)])
-        f_all = np.concatenate([self.tfs, np.array(more_f, dtype=np.float64)])
-        keep = self.alive[d_all]
-        t_all, d_all, f_all = t_all[keep], d_all[keep], f_all[keep]
-        live = np.flatnonzero(self.alive)
-        renumber = np.cumsum(self.alive, dtype=np.int64) - 1
-        ids = [self.ids[i] for i in live.tolist()]
-        self.ids = ids
-        self.id_array = self.id_array[live]
-        self.where = {rid: i for i, rid in enumerate(ids)}
-        self.lengths = self.lengths[live]
-        self.alive = np.ones(len(ids), dtype=bool)
-        self.n_dead = 0
+        new_t = np.array(more_t, dtype=np.int64)
+        order = np.argsort(new_t, kind="stable")
+        at = np.searchsorted(base_t, new_t[order], side="right")
+        t_all = np.insert(base_t, at, new_t[order])
+        d_all = np.insert(self.docs, at, np.array(more_d, dtype=np.int64)[order])
+        f_all = np.insert(self.tfs, at, np.array(more_f, dtype=np.float64)[order])
         self.pending = {}
         self.n_pending = 0
-        self._set_arrays(names, t_all, renumber[d_all], f_all)
+        if self.n_dead:
+            keep = self.alive[d_all]
+            t_all, f_all = t_all[keep], f_all[keep]
+            d_all = (np.cumsum(self.alive, dtype=np.int64) - 1)[d_all[keep]]
+            live = np.flatnonzero(self.alive)
+            self.ids = [self.ids[i] for i in live.tolist()]
+            self.id_array = self.id_array[live]
+            self.where = {rid: i for i, rid in enumerate(self.ids)}
+            self.lengths = self.lengths[live]
+            self.alive = np.ones(len(self.ids), dtype=bool)
+            self.n_dead = 0
+        self.docs, self.tfs = d_all, f_all
+        counts = np.bincount(t_all, minlength=len(index))
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     def _set_arrays(
         self, names: Sequence[str], term_of: IntArray, doc_of: IntArray, tf_of: FloatArray
