@@ -129,11 +129,24 @@ class Postings:
                 slot[1].append(float(c))
             n += len(terms)
         self.n_pending += n
-        added = np.empty(len(rows), dtype=object)
-        added[:] = [r[0] for r in rows]
-        self.id_array = np.concatenate([self.id_array, added])
-        self.alive = np.concatenate([self.alive, np.ones(len(rows), dtype=bool)])
-        self.lengths = np.concatenate([self.lengths, lengths])
+        end = start + len(rows)
+        if end > self.alive.size:
+            self._grow(end)
+        self.id_array[start:end] = [r[0] for r in rows]
+        self.alive[start:end] = True
+        self.lengths[start:end] = lengths
+
+    def _grow(self, size: int) -> None:
+        """Room for `size` positions and more (doubling: a one-row write copies nothing, most
+        times); positions past `len(self)` are dead and empty."""
+        room = max(size, 2 * self.alive.size, 16)
+        ids = np.empty(room, dtype=object)
+        ids[: len(self.id_array)] = self.id_array
+        alive = np.zeros(room, dtype=bool)
+        alive[: self.alive.size] = self.alive
+        lengths = np.zeros(room, dtype=np.float64)
+        lengths[: self.lengths.size] = self.lengths
+        self.id_array, self.alive, self.lengths = ids, alive, lengths
 
     def remove(self, ids: Iterable[str]) -> list[str]:
         """Mark the live rows of `ids` dead; the ids that were live."""
