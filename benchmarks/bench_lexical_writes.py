@@ -263,7 +263,7 @@ def fresh_corpora(base: list[str], queries: list[str], corpora: int, reps: int) 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     ap.add_argument("--pairs", type=int, default=60)
     ap.add_argument("--peer-pairs", type=int, default=3)
     ap.add_argument("--corpora", type=int, default=40)
