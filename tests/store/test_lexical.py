@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memgauge.store.connection import connect
+from memgauge.store.lexical import Lexical
 from memgauge.store.memory_index import IndexedMemory, MemoryIndex, query_words
 
 WORDS = [
@@ -58,6 +59,10 @@ WORDS = [
     "strasse",
 ]
 ODD = ["foo_bar", "x_1", "__", "œuvre", "ǅemal", "ﬁne", "١٢٣"]  # phrases or odd tokens to FTS5
+# a write's rows are tokenized by whitespace-separated chunk: every kind of whitespace, and
+# chunks that FTS5 splits further
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2003", "\x1f", "\u3000"]
+CHUNKS = ["it's", "run,", "#3", "e-mail", "(taxes)", "café.", "x\u200by", "a/b/c", "—"]
 
 
 def _row(i: int, text: str) -> IndexedMemory:
@@ -75,10 +80,11 @@ def _row(i: int, text: str) -> IndexedMemory:
 
 def _text(rng: random.Random) -> str:
     n = rng.choice([0, 1, 2, 5, 9, 20, 40])
-    pool = WORDS + ODD[:2] if rng.random() < 0.1 else WORDS
+    pool = WORDS + ODD[:2] + CHUNKS if rng.random() < 0.1 else WORDS
     words = [rng.choice(pool) for _ in range(n)]
     words = [w.upper() if rng.random() < 0.1 else w for w in words]
-    return " ".join(words) + rng.choice(["", ".", "!!!", " ..."])
+    text = "".join(w + rng.choice(SEPARATORS) for w in words)
+    return text.rstrip(" ") + rng.choice(["", ".", "!!!", " ..."])
 
 
 def _query(rng: random.Random) -> str:
@@ -171,3 +177,90 @@ def test_the_shared_tokenizer_is_fts5s(tmp_path: Path) -> None:
     want = tuple(r[0] for r in conn.execute("SELECT term FROM v ORDER BY offset"))
     got = tuple(t for w in ("connections", "Zürich", "résumés") for t in tok.terms(w))
     assert got == want
+
+
+def _fresh(index: MemoryIndex, query: str, k: int) -> list[tuple[str, float]] | None:
+    """What a from-scratch read of the table gives for `query` (a new `Lexical` reads FTS5)."""
+    return Lexical(index._conn).search(query_words(query), index.namespace, k)
+
+
+@pytest.mark.parametrize("draw", range(3))
+def test_writes_applied_in_place_equal_a_rebuild(tmp_path: Path, draw: int) -> None:
+    """Upserts (new and replaced ids), clears and empty texts in one namespace, searches between
+    them: every namespace's results equal, score for score, those of postings read from scratch
+    (and FTS5's), and the other namespaces' postings are not touched."""
+    seed = int(os.environ.get("MEMGAUGE_TEST_SEED") or secrets.randbits(32))
+    print(f"MEMGAUGE_TEST_SEED={seed}")
+    rng = random.Random(seed)
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    a, b = MemoryIndex(conn, "a"), MemoryIndex(conn, "b")
+    b.upsert([_row(i, _text(rng)) for i in range(rng.randint(1, 60))], None)
+    a.search_lexical("run", 5)  # the postings are in hand from here on
+    untouched = a._lexical._spaces["b"]
+    compared = 0
+    for _ in range(40):
+        step = rng.random()
+        if step < 0.1:
+            a.clear()
+        else:
+            ids = [rng.randrange(200) for _ in range(rng.choice([1, 2, 5, 40, 120]))]
+            a.upsert([_row(i, _text(rng)) for i in dict.fromkeys(ids)], None)
+        for _ in range(5):
+            index = a if rng.random() < 0.7 else b
+            query, k = _query(rng), rng.choice([1, 5, 25, 1000])
+            got = index._lexical.search(query_words(query), index.namespace, k)
+            assert got == _fresh(index, query, k), (seed, query)
+            compared += got is not None
+            _same(index, query, k)
+    assert a._lexical._spaces["b"] is untouched  # b's postings were never read again
+    assert compared > 100, seed
+    conn.close()
+
+
+def test_a_write_does_not_read_the_whole_table_again(tmp_path: Path) -> None:
+    """After the first search, writes of this index (insert, replace, clear) reach the search
+    without FTS5's vocabulary being read again; a write by another connection does."""
+    first = connect(tmp_path / "m.db")
+    MemoryIndex(first, "n").upsert([_row(i, f"stripe webhook {i}") for i in range(10)], None)
+    first.close()
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    index = MemoryIndex(conn, "n")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    assert [i for i, _ in index.search_lexical("webhook", 3)] == ["m0000", "m0001", "m0002"]
+    reads = sum("memories_fts_instance" in s for s in statements)
+    assert reads == 1
+    index.upsert([_row(3, "stripe webhook webhook"), _row(42, "invoice webhook")], None)
+    assert index.search_lexical("webhook", 2) == index.search_lexical_fts("webhook", 2)
+    assert [i for i, _ in index.search_lexical("webhook", 1)] == ["m0003"]
+    assert [i for i, _ in index.search_lexical("invoice", 5)] == ["m0042"]
+    index.clear()
+    assert index.search_lexical("webhook", 5) == []
+    index.upsert([_row(7, "tax invoice")], None)
+    assert index.search_lexical("invoice", 5) == index.search_lexical_fts("invoice", 5)
+    assert sum("memories_fts_instance" in s for s in statements) == reads
+    other = connect(tmp_path / "m.db")
+    MemoryIndex(other, "n").upsert([_row(8, "invoice invoice")], None)
+    other.close()
+    assert [i for i, _ in index.search_lexical("invoice", 5)] == ["m0008", "m0007"]
+    assert sum("memories_fts_instance" in s for s in statements) == reads + 1
+    conn.set_trace_callback(None)
+    conn.close()
+
+
+def test_a_write_through_another_index_of_the_connection_is_seen(tmp_path: Path) -> None:
+    """Two namespaces' indexes on one connection: a write through one changes the table-wide
+    figures (rows, lengths, rows per term) that the other's scores use."""
+    conn = connect(tmp_path / "m.db")
+    a, b = MemoryIndex(conn, "a"), MemoryIndex(conn, "b")
+    b.upsert([_row(i, "stripe webhook") for i in range(3)], None)
+    before = b.search_lexical("stripe", 3)
+    assert before == b.search_lexical_fts("stripe", 3)
+    a.upsert([_row(i, "invoices and taxes") for i in range(20)], None)
+    after, fts = b.search_lexical("stripe", 3), b.search_lexical_fts("stripe", 3)
+    assert [i for i, _ in after] == [i for i, _ in fts] == ["m0000", "m0001", "m0002"]
+    assert [s for _, s in after] == pytest.approx([s for _, s in fts], abs=1e-9, rel=0)
+    # stripe went from being in every row (idf floored) to rare
+    assert before[0][1] == 1e-6
+    assert after[0][1] > 0.5
+    conn.close()

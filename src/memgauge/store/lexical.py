@@ -21,8 +21,13 @@ word's terms cached). A word that the tokenizer splits into several terms is a p
 with positional matching this module does not do: such a query is scored by FTS5 as before
 (`Lexical.search` returns None).
 
-The index is rebuilt, on the next search, after this process writes the table (the caller
-says so with `invalidate`) or another connection commits to the file (`PRAGMA data_version`).
+The index is read from FTS5 on the first search, and again only when the table was written in
+a way this process did not apply: by another connection (`PRAGMA data_version`), by another
+user of this connection (its `total_changes`), or by a write that says so (`invalidate`).
+`MemoryIndex`'s own writes are applied as they commit (`written`): their rows are tokenized
+once more by the same tokenizer and their postings put in their namespace's part
+(`memgauge.store.lexical_postings`), so a search right after a write costs what a search
+costs.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ import math
 import sqlite3
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from memgauge._types import FloatArray, IntArray
+from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
 
 __all__ = ["TOKENIZER", "Lexical"]
 
@@ -52,25 +58,71 @@ class _Tokenizer:
 
     def __init__(self) -> None:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE tok USING fts5(t, tokenize='{TOKENIZER}')")
+        # contentless, so that emptying it (`delete-all`) does not tokenize its rows again
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE tok USING fts5(t, content='', tokenize='{TOKENIZER}')"
+        )
         self._conn.execute("CREATE VIRTUAL TABLE tok_i USING fts5vocab(tok, instance)")
         self._cache: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
+    def _instances(self, texts: Sequence[str], select: str) -> list[tuple[Any, ...]]:
+        """`select` over the instances of `texts`, each text a row (rowid: its index)."""
+        with self._lock, self._conn:
+            self._conn.executemany("INSERT INTO tok(rowid, t) VALUES (?, ?)", enumerate(texts))
+            rows = self._conn.execute(select).fetchall()
+            self._conn.execute("INSERT INTO tok(tok) VALUES ('delete-all')")
+        return rows
+
+    def documents(self, texts: Sequence[str]) -> list[DocTerms]:
+        """Each text's terms and how often each occurs, as `memories_fts` indexes it.
+
+        Whitespace is a separator to unicode61 (none of it is a letter, a number or private
+        use), so a text's tokens are those of its whitespace-separated chunks in turn: each
+        distinct chunk is tokenized once (cached, as a query's words are), which costs a
+        fraction of reading a text's instances back from FTS5."""
+        split = [text.split() for text in texts]
+        terms_of = dict(zip(*self._chunks(split), strict=True))
+        out: list[DocTerms] = []
+        for chunks in split:
+            counts: DocTerms = {}
+            for chunk in chunks:
+                for term in terms_of[chunk]:
+                    counts[term] = counts.get(term, 0) + 1
+            out.append(counts)
+        return out
+
+    def _chunks(self, split: Sequence[Sequence[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
+        distinct = list(dict.fromkeys(c for chunks in split for c in chunks))
+        return distinct, self.words(distinct)
+
+    def words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each word's terms, in order (cached: one scratch write for a query's new words)."""
+        cache = self._cache
+        known: dict[str, tuple[str, ...]] = {}
+        new: list[str] = []
+        for w in dict.fromkeys(words):
+            hit = cache.get(w)
+            if hit is None:
+                new.append(w)
+            else:
+                known[w] = hit
+        if new:
+            found: list[list[str]] = [[] for _ in new]
+            for term, doc in self._instances(
+                new, "SELECT term, doc FROM tok_i ORDER BY doc, offset"
+            ):
+                found[doc].append(str(term))
+            fresh = dict(zip(new, map(tuple, found), strict=True))
+            known.update(fresh)
+            if len(cache) + len(fresh) > _WORD_CACHE:
+                cache.clear()
+            cache.update(fresh)
+        return [known[w] for w in words]
+
     def terms(self, word: str) -> tuple[str, ...]:
-        found = self._cache.get(word)
-        if found is not None:
-            return found
-        with self._lock:
-            with self._conn:
-                self._conn.execute("INSERT INTO tok(rowid, t) VALUES (1, ?)", (word,))
-                rows = self._conn.execute("SELECT term FROM tok_i ORDER BY offset").fetchall()
-                self._conn.execute("DELETE FROM tok WHERE rowid = 1")
-            out = tuple(str(r[0]) for r in rows)
-            if len(self._cache) >= _WORD_CACHE:
-                self._cache.clear()
-            self._cache[word] = out
-            return out
+        """One word's terms."""
+        return self.words([word])[0]
 
 
 _TOKENIZER: _Tokenizer | None = None
@@ -85,47 +137,6 @@ def _tokenizer() -> _Tokenizer:
         return _TOKENIZER
 
 
-class _Snapshot:
-    """The FTS table's postings as arrays: for term j, `docs[starts[j]:starts[j+1]]` are the
-    row positions that hold it and `tfs[...]` how often."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        rows = conn.execute(
-            "SELECT term, doc, count(*) FROM temp.memories_fts_instance GROUP BY term, doc"
-        ).fetchall()
-        rowids = conn.execute("SELECT rowid, namespace, id FROM memories ORDER BY rowid").fetchall()
-        self.n_rows = len(rowids)
-        self.ids = np.array([str(r[2]) for r in rowids], dtype=object)
-        self.namespaces = np.array([str(r[1]) for r in rowids], dtype=object)
-        position = {int(r[0]): i for i, r in enumerate(rowids)}
-        terms: dict[str, int] = {}
-        term_of = np.empty(len(rows), dtype=np.int64)
-        doc_of = np.empty(len(rows), dtype=np.int64)
-        tf_of = np.empty(len(rows), dtype=np.float64)
-        for i, (term, doc, count) in enumerate(rows):
-            term_of[i] = terms.setdefault(str(term), len(terms))
-            doc_of[i] = position[int(doc)]
-            tf_of[i] = float(count)
-        self.terms = terms
-        order = np.argsort(term_of, kind="stable")
-        self.docs: IntArray = doc_of[order]
-        self.tfs: FloatArray = tf_of[order]
-        self.starts: IntArray = np.searchsorted(term_of[order], np.arange(len(terms) + 1))
-        self.lengths: FloatArray = np.bincount(doc_of, weights=tf_of, minlength=self.n_rows).astype(
-            np.float64
-        )
-        total = float(tf_of.sum())
-        self.avgdl = total / float(self.n_rows) if self.n_rows else 0.0
-        self._masks: dict[str, np.ndarray] = {}
-
-    def in_namespace(self, namespace: str) -> np.ndarray:
-        mask = self._masks.get(namespace)
-        if mask is None:
-            mask = self.namespaces == namespace
-            self._masks[namespace] = mask
-        return mask
-
-
 class Lexical:
     """BM25 over the `memories_fts` table of one connection, scored in NumPy."""
 
@@ -136,22 +147,83 @@ class Lexical:
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instance"
                 " USING fts5vocab(main, memories_fts, instance)"
             )
-        self._snapshot: _Snapshot | None = None
+        self._stats: Stats | None = None
+        self._spaces: dict[str, Postings] = {}
         self._version: int | None = None
+        self._changes = -1
         self._lock = threading.Lock()
+        if conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None:
+            self._stats = Stats()  # nothing to read: kept up to date from the first write
+            self._seen()
+
+    def _seen(self) -> None:
+        """The table as this process knows it is the table: note its versions."""
+        self._version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        self._changes = self._conn.total_changes
+
+    def _known(self) -> bool:
+        """Whether the postings in hand are the table's: nobody wrote it since, neither
+        another connection (`PRAGMA data_version`) nor another user of this one (its total
+        changes, which each write applied here notes)."""
+        if self._stats is None or self._conn.total_changes != self._changes:
+            return False
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0]) == self._version
 
     def invalidate(self) -> None:
-        """This process wrote the table: rebuild before the next search."""
+        """The table was written in a way not applied here: read it again before the next
+        search."""
         with self._lock:
-            self._snapshot = None
+            self._stats = None
+            self._spaces = {}
 
-    def _current(self) -> _Snapshot:
+    def tracking(self) -> bool:
+        """Whether a write should be applied here (`written`) rather than read again later:
+        the postings are in hand and current. Asked before the write, inside its lock."""
         with self._lock:
-            version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-            if self._snapshot is None or version != self._version:
-                self._snapshot = _Snapshot(self._conn)
-                self._version = version
-            return self._snapshot
+            return self._known()
+
+    def written(
+        self,
+        namespace: str,
+        removed: Sequence[tuple[str, str]],
+        added: Sequence[tuple[str, str]],
+        *,
+        cleared: bool = False,
+    ) -> None:
+        """Apply a committed write of `namespace`: rows `removed` (id, old text), then rows
+        `added` (id, text); `cleared`: every row of the namespace was deleted first. Only
+        after `tracking()` said so, with nothing else written in between."""
+        tok = _tokenizer()
+        with self._lock:
+            stats = self._stats
+            if stats is None:
+                return
+            space = self._spaces.get(namespace)
+            if cleared and space is not None:
+                stats.n_rows -= len(space.where)
+                stats.tokens -= space.live_tokens()
+                stats.subtract(space.live_df())
+                space = None
+                del self._spaces[namespace]
+            if space is None:
+                space = self._spaces[namespace] = Postings()
+            gone = set(space.remove(rid for rid, _ in removed))
+            olds = [text for rid, text in removed if rid in gone]
+            for terms in tok.documents(olds):
+                stats.remove(terms)
+            news = tok.documents([text for _, text in added])
+            for terms in news:
+                stats.add(terms)
+            space.add([(rid, terms) for (rid, _), terms in zip(added, news, strict=True)])
+            space.settle()
+            self._seen()
+
+    def _current(self) -> tuple[Stats, dict[str, Postings]]:
+        if not self._known():
+            self._stats, self._spaces = build(self._conn)
+            self._seen()
+        assert self._stats is not None
+        return self._stats, self._spaces
 
     def search(
         self, words: Sequence[str], namespace: str, limit: int
@@ -159,43 +231,53 @@ class Lexical:
         """Top `limit` (id, score) of `namespace` for the OR of `words` (as `fts_query` chose
         them), best first, score = -bm25; None when a word is a phrase to FTS5 (see the module
         docstring), for FTS5 to score."""
-        tok = _tokenizer()
         phrases = []
-        for word in words:
-            terms = tok.terms(word)
+        for terms in _tokenizer().words(words):
             if len(terms) != 1:
                 return None
             phrases.append(terms[0])
-        snap = self._current()
-        if not phrases or snap.n_rows == 0 or limit <= 0:
-            return []
-        n = float(snap.n_rows)
-        scores = np.zeros(snap.n_rows, dtype=np.float64)
-        hit = np.zeros(snap.n_rows, dtype=bool)
-        for term in phrases:
-            j = snap.terms.get(term)
-            if j is None:
-                continue  # no row holds it: it adds nothing to any score
-            lo, hi = int(snap.starts[j]), int(snap.starts[j + 1])
-            docs, tf = snap.docs[lo:hi], snap.tfs[lo:hi]
-            n_hit = float(hi - lo)
-            idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
-            if idf <= 0.0:
-                idf = 1e-6
-            # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
-            # b * D / avgdl)), times idf, added term by term
-            norm = _K1 * (1 - _B + _B * snap.lengths[docs] / snap.avgdl)
-            scores[docs] += idf * ((tf * (_K1 + 1.0)) / (tf + norm))
-            hit[docs] = True
-        candidates = np.flatnonzero(hit & snap.in_namespace(namespace))
-        if candidates.size == 0:
-            return []
-        values = scores[candidates]
-        if candidates.size > limit:
-            # every candidate scoring at least the limit-th best (ties at the cut go by id)
-            kth = np.partition(values, candidates.size - limit)[candidates.size - limit]
-            keep = values >= kth
-            candidates, values = candidates[keep], values[keep]
-        ids = snap.ids[candidates]
-        order = sorted(range(candidates.size), key=lambda i: (-values[i], ids[i]))[:limit]
-        return [(str(ids[i]), float(values[i])) for i in order]
+        with self._lock:  # a write applies to the arrays in place
+            stats, spaces = self._current()
+            space = spaces.get(namespace)
+            if not phrases or space is None or not space.where or limit <= 0:
+                return []
+            return _top(stats, space, phrases, limit)
+
+
+def _top(
+    stats: Stats, space: Postings, phrases: Sequence[str], limit: int
+) -> list[tuple[str, float]]:
+    n = float(stats.n_rows)
+    avgdl = float(stats.tokens) / n
+    size = len(space)
+    scores = np.zeros(size, dtype=np.float64)
+    hit = np.zeros(size, dtype=bool)
+    for term in phrases:
+        held = stats.df.get(term)
+        if held is None:
+            continue  # no row holds it: it adds nothing to any score
+        found = space.postings(term)
+        if found is None:
+            continue
+        docs, tf = found
+        n_hit = float(held)
+        idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
+        if idf <= 0.0:
+            idf = 1e-6
+        # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
+        # b * D / avgdl)), times idf, added term by term
+        norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
+        scores[docs] += idf * ((tf * (_K1 + 1.0)) / (tf + norm))
+        hit[docs] = True
+    candidates = np.flatnonzero(hit)
+    if candidates.size == 0:
+        return []
+    values = scores[candidates]
+    if candidates.size > limit:
+        # every candidate scoring at least the limit-th best (ties at the cut go by id)
+        kth = np.partition(values, candidates.size - limit)[candidates.size - limit]
+        keep = values >= kth
+        candidates, values = candidates[keep], values[keep]
+    ids = space.id_array[candidates]
+    order = sorted(range(candidates.size), key=lambda i: (-values[i], ids[i]))[:limit]
+    return [(str(ids[i]), float(values[i])) for i in order]

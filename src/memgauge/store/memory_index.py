@@ -119,9 +119,13 @@ class MemoryIndex:
 
     def clear(self) -> None:
         """Delete every memory of this namespace."""
+        tracking = self._lexical.tracking()
         with self._conn:
             self._conn.execute("DELETE FROM memories WHERE namespace = ?", (self.namespace,))
-        self._lexical.invalidate()
+        if tracking:
+            self._lexical.written(self.namespace, [], [], cleared=True)
+        else:
+            self._lexical.invalidate()
 
     def ids_with_tier(self, tier: str) -> list[str]:
         """Ids of this namespace's memories of one importance tier, in insertion order."""
@@ -138,7 +142,10 @@ class MemoryIndex:
             blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
         else:
             blobs = [None] * len(rows)
+        tracking = self._lexical.tracking()
         with self._conn:
+            # the replaced rows' texts, for their postings to leave the lexical index
+            replaced = self._texts([r.id for r in rows]) if tracking else []
             self._conn.executemany(
                 "DELETE FROM memories WHERE namespace = ? AND id = ?",
                 [(self.namespace, r.id) for r in rows],
@@ -170,7 +177,25 @@ class MemoryIndex:
                     # (the cost is the index's size, so only after a batch that is a good
                     # part of it)
                     self._conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('optimize')")
-        self._lexical.invalidate()
+        if tracking:
+            self._lexical.written(self.namespace, replaced, [(r.id, r.text) for r in rows])
+        else:
+            self._lexical.invalidate()
+
+    def _texts(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, text) of the stored rows of `ids`."""
+        out: list[tuple[str, str]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                (str(i), str(t))
+                for i, t in self._conn.execute(
+                    f"SELECT id, text FROM memories WHERE namespace = ? AND id IN ({marks})",
+                    (self.namespace, *chunk),
+                )
+            )
+        return out
 
     def search_lexical(self, text: str, limit: int) -> list[tuple[str, float]]:
         """Top `limit` (id, score) by bm25, best first; score = -bm25 (higher is better).
