@@ -51,7 +51,7 @@ BUILDER_VERSION = 1
 _OPSET = 17
 _INSTALL = "pip install 'onnx>=1.15' 'onnxruntime>=1.17'"
 _THREADS_ENV = "MEMGAUGE_ONNX_THREADS"
-#: a batch's tokens, padding included, at most (a longer text is a batch of its own)
+#: a batch's tokens, padding included, at most (texts are truncated to 256: many fit)
 BATCH_TOKENS = 2048
 #: a batch pads to at most this fraction more tokens than its texts have
 _PAD_SLACK = 0.02
