@@ -102,6 +102,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
+    if not Path(args.locomo).is_file():
+        sys.exit(f"{args.locomo}: no such file; pass --locomo PATH/locomo10.json")
     data = json.loads(Path(args.locomo).read_text())
     texts = [
         t["text"]
