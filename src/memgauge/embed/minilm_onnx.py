@@ -5,10 +5,14 @@ The graph is built here with the `onnx` package's helpers from the weights of
 (`memgauge.embed.minilm_numpy`) written as ONNX operators: embeddings, 6 post-LayerNorm BERT layers (12
 heads, exact erf GELU), mean pooling over the attention mask, L2 normalisation. It is built once
 and cached under `MEMGAUGE_HOME/onnx/`, named by the weights' hash and this builder's version, and
-written atomically, so processes that build it at once leave one good file. Tokenization and
-length batching are the NumPy embedder's; only `_encode` runs on ONNX Runtime, with two
-intra-op threads (where the machine has two cores): on LoCoMo turns that is 1.9x the texts per
-second of one thread for 6% more CPU per text (BENCHMARKS.md, "Offline embeddings").
+written atomically, so processes that build it at once leave one good file. Tokenization is the
+NumPy embedder's; only `_encode` runs on ONNX Runtime.
+
+The session's defaults are the settings measured fastest (BENCHMARKS.md, "Offline embeddings:
+the default settings"): one intra-op thread (most texts per CPU-second, and under load as many
+per wall second as two; `threads=` or MEMGAUGE_ONNX_THREADS ask for more), thread spinning off
+(a spinning thread burns a core another lane could use), all of ORT's graph optimizations, and
+batches bucketed by token length under a token budget, so almost no padding is embedded.
 
 onnx and onnxruntime are dependencies of memgauge; where they cannot be imported (installed
 without its dependencies, a platform without their wheels) `minilm` falls back to NumPy and
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +33,73 @@ import numpy as np
 from memgauge._types import AnyArray, FloatArray
 from memgauge._util.files import atomic_write_bytes
 from memgauge.embed.minilm_numpy import MINILM_SHA256, MiniLMEmbedder
-from memgauge.errors import UnavailableError
+from memgauge.errors import UnavailableError, UsageError
 
-__all__ = ["BUILDER_VERSION", "MiniLMOnnxEmbedder", "build_graph", "onnx_available"]
+__all__ = [
+    "BATCH_TOKENS",
+    "BUILDER_VERSION",
+    "MiniLMOnnxEmbedder",
+    "bucket_by_length",
+    "build_graph",
+    "default_threads",
+    "onnx_available",
+    "session_options",
+]
 
 #: bump when the graph changes: the cached file's name carries it
 BUILDER_VERSION = 1
 _OPSET = 17
 _INSTALL = "pip install 'onnx>=1.15' 'onnxruntime>=1.17'"
+_THREADS_ENV = "MEMGAUGE_ONNX_THREADS"
+#: a batch's tokens, padding included, at most (texts are truncated to 256: many fit)
+BATCH_TOKENS = 2048
+#: a batch pads to at most this fraction more tokens than its texts have
+_PAD_SLACK = 0.02
+
+
+def default_threads() -> int:
+    """Intra-op threads: MEMGAUGE_ONNX_THREADS when set, else 1 (BENCHMARKS.md)."""
+    raw = os.environ.get(_THREADS_ENV, "").strip()
+    if not raw:
+        return 1
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"{_THREADS_ENV}={raw}: use a whole number of threads, 1 or more")
+    return int(raw)
+
+
+def session_options(threads: int) -> Any:
+    """ONNX Runtime session options: `threads` intra-op threads that sleep rather than spin
+    between runs, sequential execution, every graph optimization."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return options
+
+
+def bucket_by_length(lengths: Sequence[int], *, max_tokens: int) -> list[list[int]]:
+    """Indices in batches of neighbours by token length (shortest first): a batch closes when the
+    next text would take it past `max_tokens` padded tokens or pad it by more than 2%."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    real = 0
+    for i in order:
+        n = lengths[i]  # the longest so far: every row pads to it
+        padded = n * (len(batch) + 1)
+        if batch and (padded > max_tokens or padded > (real + n) * (1 + _PAD_SLACK)):
+            batches.append(batch)
+            batch, real = [], 0
+        batch.append(i)
+        real += n
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def onnx_available() -> bool:
@@ -193,8 +257,10 @@ def cached_model(embedder: MiniLMEmbedder, home: Path) -> Path:
 
 
 class MiniLMOnnxEmbedder(MiniLMEmbedder):
-    """all-MiniLM-L6-v2 with its forward pass on ONNX Runtime (tokenizer and batching as the
-    NumPy embedder's); agrees with it to 1e-6 (tests/embed)."""
+    """all-MiniLM-L6-v2 with its forward pass on ONNX Runtime (the NumPy embedder's tokenizer);
+    agrees with it to 1e-6 (tests/embed). `threads`: intra-op threads (default
+    `default_threads()`); `batch_tokens`: the bucketing's token budget per batch, or None for
+    fixed batches of `batch_size` texts (the NumPy path's batching)."""
 
     def __init__(
         self,
@@ -203,25 +269,33 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         batch_size: int = 32,
         verify: bool = True,
         threads: int | None = None,
+        batch_tokens: int | None = BATCH_TOKENS,
     ) -> None:
         if not onnx_available():
             raise UnavailableError(
                 f"minilm:onnx needs onnx and onnxruntime, dependencies of memgauge that are not "
                 f"installed here: {_INSTALL}"
             )
+        if threads is not None and threads < 1:
+            raise UsageError(f"threads={threads}: use 1 or more")
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
         import onnxruntime as ort
 
         from memgauge._util.home import memgauge_home
 
         path = cached_model(self, memgauge_home())
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.threads = threads or default_threads()
+        self.batch_tokens = batch_tokens
+        self._session = ort.InferenceSession(
+            str(path), session_options(self.threads), providers=["CPUExecutionProvider"]
+        )
         self._lock = threading.Lock()
         self.w = {}  # the session holds the weights now
+
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        if self.batch_tokens is None:
+            return super()._batches(lengths)
+        return bucket_by_length(lengths, max_tokens=self.batch_tokens)
 
     @property
     def name(self) -> str:
