@@ -28,10 +28,12 @@ _CLAMP = {
     "postgresql": "LEAST(1.0, GREATEST(0.0, ROUND(CAST({x} AS numeric), 6)))",
 }
 
-#: rows per INSERT statement at most (a power of two), fewer where the driver takes fewer
-#: parameters: SQLite before 3.32 took 999, later 32,766; PostgreSQL takes 65,535
+#: rows per INSERT statement at most (a power of two): on SQLite, fewer where the library takes
+#: fewer parameters (999 before 3.32, 32,766 after). On PostgreSQL psycopg adapts every
+#: parameter in Python and the server plans the whole VALUES list: 64 rows a statement took
+#: 0.60 CPU-s for 50,000 rows, 256 took 0.85 and one row a statement (pipelined) 0.92.
 _ROWS_PER_STATEMENT = 1024
-_PG_MAX_PARAMETERS = 65_535
+_PG_ROWS_PER_STATEMENT = 64
 
 
 @cache
@@ -127,6 +129,9 @@ class LogDB:
             return
         width = len(rows[0])
         per = self._rows_per_statement(width)
+        if per == 1:
+            self.executemany(_values(head, width, 1, tail), rows)
+            return
         flat = chain.from_iterable
         full = len(rows) - len(rows) % per
         if full:
@@ -142,10 +147,9 @@ class LogDB:
                 at += size
 
     def _rows_per_statement(self, width: int) -> int:
-        if self.dialect == "sqlite":
-            limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        else:
-            limit = _PG_MAX_PARAMETERS
+        if self.dialect != "sqlite":
+            return _PG_ROWS_PER_STATEMENT
+        limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         per = _ROWS_PER_STATEMENT
         while per > 1 and per * width > limit:
             per //= 2
