@@ -151,6 +151,7 @@ def _pg_server() -> Any:
     sys.path.insert(0, str(HERE.parents[1] / "tests"))
     try:
         import psycopg  # noqa: F401
+
         from pgserver import PGServer, find_bin
     except ImportError:
         return None
