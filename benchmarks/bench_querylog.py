@@ -1,23 +1,39 @@
-"""The logging SDK's hot path and throughput.
+"""The logging SDK's hot path and how fast its rows reach the database.
 
-    python benchmarks/bench_querylog.py
+    python benchmarks/bench_querylog.py [--reps 3] [--calls 100000] [--compare SRC]
 
-1. In one process: 100,000 `QueryLog.query` calls (10 result ids, channel contributions),
-   each timed alone; p50 / p99 / max per call, then the time until every row is on disk.
+1. One process logs into an existing store (made by another process first) `--calls`
+   `QueryLog.query` calls (10 result ids, channel contributions),
+   each timed alone, then calls `flush()`, which returns once every row is committed. Per run:
+   p50 / p99 / worst call, calls/s while logging, rows/s to disk (the rows the database holds
+   when `flush()` returns, over the time from the first call until then), rows found in the
+   database after `close()` against calls made (lost = calls - rows found; dropped by a full
+   buffer counted apart), CPU seconds of the process, and
+   the garbage collector's full passes (the worst call is usually one of them). On a SQLite
+   file and on PostgreSQL (a local server started with tests/pgserver.py when its binaries are
+   installed; the tests' settings, fsync off), interleaved, each run in a fresh interpreter;
+   `--reps` rounds, min and median. `--compare SRC` runs another checkout's `src` (say
+   /work/main/src) in the same rounds, alternating with this one.
 2. Four processes logging 10,000 queries each into one SQLite file: wall time and rows found.
+
+The 1-minute load average is printed before and after: the machine is shared.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-
-from memgauge.online.querylog import QueryLog
+HERE = Path(__file__).resolve()
+SRC = HERE.parents[1] / "src"
 
 WORKER = """
 import sys
@@ -29,41 +45,194 @@ for i in range(10000):
 """
 
 
-def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "log.db"
-        log = QueryLog(db)
-        ids = [f"m{i}" for i in range(10)]
-        channels = {"fts5": ids[:5], "vector": ids[5:]}
-        n = 100_000
-        times = np.empty(n)
-        t_all = time.perf_counter()
-        for i in range(n):
-            t = time.perf_counter_ns()
-            log.query(
-                f"query {i}",
-                session_id="s",
-                result_ids=ids,
-                channel_contributions=channels,
-                latency_ms=2.0,
-            )
-            times[i] = time.perf_counter_ns() - t
-        logged = time.perf_counter() - t_all
-        log.flush()
-        written = time.perf_counter() - t_all
-        log.close()
-        us = times / 1000
-        print("| calls | p50 us | p99 us | max us | calls/s (logging) | rows/s (on disk) |")
-        print("|---:|---:|---:|---:|---:|---:|")
-        print(
-            f"| {n:,} | {np.percentile(us, 50):.2f} | {np.percentile(us, 99):.2f} | {us.max():.0f} "
-            f"| {n / logged:,.0f} | {n / written:,.0f} |"
+def one_run(where: str, calls: int) -> dict[str, Any]:
+    """The measurement, in this (fresh) interpreter."""
+    import gc
+
+    import numpy as np
+
+    from memgauge.online.querylog import QueryLog
+
+    full_passes: list[float] = []
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                full_passes.append(time.perf_counter() - started[0])
+
+    log = QueryLog(where)
+    ids = [f"m{i}" for i in range(10)]
+    channels = {"fts5": ids[:5], "vector": ids[5:]}
+    times = np.empty(calls)
+    gc.callbacks.append(on_gc)
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    for i in range(calls):
+        t = time.perf_counter_ns()
+        log.query(
+            f"query {i}",
+            session_id="s",
+            result_ids=ids,
+            channel_contributions=channels,
+            latency_ms=2.0,
         )
+        times[i] = time.perf_counter_ns() - t
+    logged = time.perf_counter() - t0
+    log.flush()
+    written = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    gc.callbacks.remove(on_gc)
+    at_flush = _rows(where)  # what flush() promised: every row logged before it
+    dropped = log.dropped
+    log.close()
+    found = _rows(where)
+    us = times / 1000
+    return {
+        "p50_us": float(np.percentile(us, 50)),
+        "p99_us": float(np.percentile(us, 99)),
+        "worst_ms": float(us.max() / 1000),
+        "calls_per_s": calls / logged,
+        "rows_per_s": at_flush / written,
+        "at_flush": at_flush,
+        "found": found,
+        "lost": calls - dropped - found,
+        "dropped": dropped,
+        "cpu_s": cpu,
+        "gc_full": len(full_passes),
+        "gc_full_worst_ms": 1000 * max(full_passes, default=0.0),
+    }
+
+
+def _rows(where: str) -> int:
+    if "://" not in where:  # a SQLite file: read without the SDK (a checkout may predate LogDB)
+        import sqlite3
+
+        con = sqlite3.connect(where)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM eval_queries").fetchone()[0])
+        finally:
+            con.close()
+    from memgauge.store.logdb import LogDB
+
+    db = LogDB(where)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM eval_queries").fetchone()[0])
+    finally:
+        db.close()
+
+
+CREATE = "import sys; from memgauge.online.querylog import QueryLog; QueryLog(sys.argv[1]).close()"
+
+
+def _child(src: Path, where: str, calls: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    # the store is made first, by another process: creating one loads SQLAlchemy and Alembic
+    # (tens of thousands of objects every full garbage collection would walk), which a
+    # process logging into an existing store never does
+    subprocess.run([sys.executable, "-c", CREATE, where], env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, str(HERE), "--child", where, "--calls", str(calls)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+
+
+def _pg_server() -> Any:
+    sys.path.insert(0, str(HERE.parents[1] / "tests"))
+    try:
+        import psycopg  # noqa: F401
+
+        from pgserver import PGServer, find_bin
+    except ImportError:
+        return None
+    bindir = find_bin()
+    if bindir is None:
+        return None
+    server = PGServer(bindir)
+    server.start()
+    return server
+
+
+def _row(label: str, runs: list[dict[str, Any]]) -> str:
+    def mm(key: str, fmt: str, best: Any = min) -> str:
+        vals = [r[key] for r in runs]
+        return f"{format(best(vals), fmt)} / {format(statistics.median(vals), fmt)}"
+
+    lost = sum(r["lost"] for r in runs)
+    found = sum(r["found"] for r in runs)
+    return (
+        f"| {label} | {mm('rows_per_s', ',.0f', max)} | {mm('p50_us', '.2f')} "
+        f"| {mm('p99_us', '.2f')} | {mm('worst_ms', '.1f')} | {mm('calls_per_s', ',.0f', max)} "
+        f"| {mm('cpu_s', '.2f')} | {mm('gc_full', 'd')} | {mm('gc_full_worst_ms', '.1f')} "
+        f"| {found:,} | {lost} |"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--calls", type=int, default=100_000)
+    ap.add_argument("--compare", type=Path, help="another checkout's src, run alternately")
+    ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(one_run(args.child, args.calls)))
+        return
+    sources = {"this": SRC, **({"compare": args.compare.resolve()} if args.compare else {})}
+    server = None if args.no_postgres else _pg_server()
+    print(f"load average before: {_load()}; postgresql: {'yes' if server else 'not installed'}")
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for rep in range(args.reps):
+                for name, src in sources.items():
+                    stores = ["sqlite"] + (["postgresql"] if server else [])
+                    for store in stores:
+                        where = (
+                            str(Path(tmp) / f"{name}-{rep}.db")
+                            if store == "sqlite"
+                            else str(server.new_database())
+                        )
+                        run = _child(src, where, args.calls)
+                        results.setdefault((name, store), []).append(run)
+                        print(
+                            f"  rep {rep + 1} {name} {store}: {run['rows_per_s']:,.0f} rows/s,"
+                            f" worst {run['worst_ms']:.1f} ms, lost {run['lost']}, load {_load()}",
+                            file=sys.stderr,
+                        )
+    finally:
+        if server is not None:
+            server.close()
+    print(f"load average after: {_load()}\n")
+    print(
+        "| code, store | rows/s to disk (max / median) | p50 us (min / median) "
+        "| p99 us | worst call ms | calls/s while logging (max / median) | CPU s "
+        "| GC full passes | longest GC full pass ms | rows found | rows lost |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (name, store), runs in results.items():
+        label = f"{'this checkout' if name == 'this' else args.compare}, {store}"
+        print(_row(label, runs))
+
+    with tempfile.TemporaryDirectory() as tmp:
         shared = Path(tmp) / "shared.db"
-        QueryLog(shared).close()
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        subprocess.run([sys.executable, "-c", CREATE, str(shared)], env=env, check=True)
         t = time.perf_counter()
         procs = [
-            subprocess.Popen([sys.executable, "-c", WORKER, str(shared), f"s{p}"]) for p in range(4)
+            subprocess.Popen([sys.executable, "-c", WORKER, str(shared), f"s{p}"], env=env)
+            for p in range(4)
         ]
         codes = [p.wait() for p in procs]
         wall = time.perf_counter() - t

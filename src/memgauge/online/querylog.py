@@ -12,9 +12,10 @@ search handler, without ever waiting on disk.
     log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
 A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
-background thread writes the buffer in batches every `flush_interval` seconds (50 ms by
-default), one transaction per batch, so several processes can log into one SQLite file (WAL,
-busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
+background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
+again at once while a burst fills whole batches), one transaction per batch of at most 2,048
+records (queries first, then feedback, then the rest), so several processes can log into one
+SQLite file (WAL, busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
 multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
 loses what was buffered and not yet committed: the records since the last batch (about
 `flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
@@ -71,6 +72,10 @@ FEEDBACK_EVENTS = frozenset(
         "validate_not_useful",
     }
 )
+
+
+#: records per transaction at most (see QueryLog._drain)
+_BATCH = 2048
 
 
 def promotion_eligible(confidence: float, validations: int) -> bool:
@@ -330,36 +335,52 @@ class QueryLog:
 
     # --- the writer ----------------------------------------------------------------------
 
-    def _drain(self) -> None:
-        queries = [self._queries.popleft() for _ in range(len(self._queries))]
-        feedback = [self._feedback.popleft() for _ in range(len(self._feedback))]
-        events = [self._events.popleft() for _ in range(len(self._events))]
-        if not (queries or feedback or events):
-            return
-        try:
-            rejected = self._writer.write(queries, feedback, events)
-        except BaseException:
-            # the database failed (locked too long, disk full): keep the batch for the next
-            # round, ahead of newer records, as far as the buffer bound allows
-            self._queries.extendleft(reversed(queries[: self.max_buffer]))
-            self._feedback.extendleft(reversed(feedback[: self.max_buffer]))
-            self._events.extendleft(reversed(events[: self.max_buffer]))
-            raise
-        if rejected:
-            self.rejected += len(rejected)
-            self.last_rejected = rejected[-1]
+    def _drain(self) -> int:
+        """Write what the buffers hold as this round begins, queries first (feedback is linked
+        to them when written), in transactions of at most `_BATCH` records; returns how many.
+
+        Why batches of a bounded size: a record taken from the buffer stays alive until its
+        transaction commits, and under a burst one transaction for everything buffered holds
+        tens of thousands of them, each a tuple the garbage collector walks on every full
+        collection, which runs in whichever thread allocates, often the application's. The
+        round still takes only what it found, so a burst cannot keep one round going and
+        `flush()`'s rounds stay finite."""
+        written = 0
+        buffers: tuple[deque[Any], ...] = (self._queries, self._feedback, self._events)
+        # counted together, before any is written: feedback found here has its query found too
+        counts = [len(buffer) for buffer in buffers]
+        for slot, (buffer, left) in enumerate(zip(buffers, counts, strict=True)):
+            while left > 0:
+                batch = [buffer.popleft() for _ in range(min(left, _BATCH))]
+                left -= len(batch)
+                parts: list[list[Any]] = [[], [], []]
+                parts[slot] = batch
+                try:
+                    rejected = self._writer.write(parts[0], parts[1], parts[2])
+                except BaseException:
+                    # the database failed (locked too long, disk full): keep the batch for the
+                    # next round, ahead of newer records, as far as the buffer bound allows
+                    buffer.extendleft(reversed(batch[: self.max_buffer]))
+                    raise
+                written += len(batch)
+                if rejected:
+                    self.rejected += len(rejected)
+                    self.last_rejected = rejected[-1]
+        return written
 
     def _run(self) -> None:
+        busy = False
         while True:
-            self._wake.wait(self.flush_interval)
+            if not busy:  # a round that found a full batch goes on at once: a burst
+                self._wake.wait(self.flush_interval)
             self._wake.clear()
             with self._idle:
                 self._rounds_started += 1
             try:
-                self._drain()
+                busy = self._drain() >= _BATCH
                 error = None
             except BaseException as exc:  # kept for flush() to raise
-                error = exc
+                busy, error = False, exc
             with self._idle:
                 self.error = error
                 self._rounds_done = self._rounds_started

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,19 @@ _CLAMP = {
     "sqlite": "MIN(1.0, MAX(0.0, ROUND({x}, 6)))",
     "postgresql": "LEAST(1.0, GREATEST(0.0, ROUND(CAST({x} AS numeric), 6)))",
 }
+
+#: rows per INSERT statement at most (a power of two): on SQLite, fewer where the library takes
+#: fewer parameters (999 before 3.32, 32,766 after). On PostgreSQL psycopg adapts every
+#: parameter in Python and the server plans the whole VALUES list: 64 rows a statement took
+#: 0.60 CPU-s for 50,000 rows, 256 took 0.85 and one row a statement (pipelined) 0.92.
+_ROWS_PER_STATEMENT = 1024
+_PG_ROWS_PER_STATEMENT = 64
+
+
+@cache
+def _values(head: str, width: int, count: int, tail: str) -> str:
+    row = f"({', '.join('?' * width)})"
+    return f"{head} VALUES {', '.join([row] * count)} {tail}".rstrip()
 
 
 def _migrate(url: StoreURL) -> None:
@@ -100,6 +115,45 @@ class LogDB:
     def execute(self, text: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement; returns the cursor."""
         return self._conn.execute(self.sql(text), tuple(params))
+
+    def insert(self, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
+        """`head VALUES (?, ...), (?, ...) tail`: many rows per statement, in order.
+
+        Why not `executemany` of a one-row INSERT: sqlite3 lets go of the GIL around every
+        statement it runs and must take it back from the application's threads after each
+        (up to a switch interval, 5 ms, from a thread busy in Python), and each statement
+        costs its own reset and step; a thousand rows per statement pay that once. Full
+        statements of `per` rows, the rest in power-of-two statements: a handful of distinct
+        statements, each compiled once (the driver's statement cache)."""
+        if not rows:
+            return
+        width = len(rows[0])
+        per = self._rows_per_statement(width)
+        if per == 1:
+            self.executemany(_values(head, width, 1, tail), rows)
+            return
+        flat = chain.from_iterable
+        full = len(rows) - len(rows) % per
+        if full:
+            self.executemany(
+                _values(head, width, per, tail),
+                [list(flat(rows[i : i + per])) for i in range(0, full, per)],
+            )
+        at, size = full, per
+        while at < len(rows):
+            size //= 2
+            if len(rows) - at >= size:
+                self.execute(_values(head, width, size, tail), list(flat(rows[at : at + size])))
+                at += size
+
+    def _rows_per_statement(self, width: int) -> int:
+        if self.dialect != "sqlite":
+            return _PG_ROWS_PER_STATEMENT
+        limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        per = _ROWS_PER_STATEMENT
+        while per > 1 and per * width > limit:
+            per //= 2
+        return per
 
     def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement per row."""

@@ -53,6 +53,7 @@ _NOT_GOLDEN = {
 }
 
 USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
+_STEPS = {"validate_useful": USEFUL_STEP, "validate_not_useful": NOT_USEFUL_STEP}
 
 
 class QueryRow(NamedTuple):
@@ -90,6 +91,42 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+
+
+def _dumps(value: Any) -> str:
+    """`json.dumps(value, default=_jsonable)`, the same text at under half the cost.
+
+    json.dumps given `default` builds a JSONEncoder, which builds a C encoder, on every call:
+    2.5 us for ten ids, against 1.0 us for building the C encoder alone (CPython's
+    `json.encoder.c_make_encoder`, what JSONEncoder.encode uses). The writer thread shares the
+    GIL with the application logging, so this is time taken from both. A fresh encoder (and
+    circular-reference check) per call: no state shared between writer threads."""
+    if _make_encoder is None:  # pragma: no cover - CPython always has the accelerator
+        return json.dumps(value, default=_jsonable)
+    encode = _make_encoder(
+        {}, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    return "".join(encode(value, 0))
+
+
+def _dumps_mapping(value: Any) -> str:
+    """JSON of a mapping (None is `{}`)."""
+    if value is None:
+        return "{}"
+    return _dumps(value if type(value) is dict else dict(value))
+
+
+_QUERY_INSERT = (
+    "INSERT INTO eval_queries (query_id, query, intent, mode, session_id, tool_name, result_ids,"
+    " result_count, channel_contributions, total_latency_ms, trace_id, created_at, eval_category,"
+    " fusion_weights, quality_proxy_score, fallback_triggered, fallback_reason, degraded_mode,"
+    " stage_trace)"
+)
+_FEEDBACK_INSERT = (
+    "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id, rank_in_results,"
+    " metadata, created_at)"
+)
 _SESSION_UPSERT = (
     "INSERT INTO eval_sessions (session_id, turns, started_at, ended_at, updated_at, metadata)"
     " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
@@ -126,7 +163,7 @@ def _event_rows(
         try:
             if kind == "session":
                 sid, turns, ended, meta, at = rec
-                meta_json = None if meta is None else json.dumps(dict(meta), default=_jsonable)
+                meta_json = None if meta is None else _dumps(dict(meta))
                 turns_v = None if turns is None else int(turns)
                 out[_SESSION_UPSERT].append(
                     (str(sid), turns_v, at, at if ended else None, at, meta_json)
@@ -143,7 +180,7 @@ def _event_rows(
                         _num(ur),
                         _num(li),
                         folder,
-                        json.dumps(dict(meta or {}), default=_jsonable),
+                        _dumps_mapping(meta),
                         at,
                     )
                 )
@@ -208,21 +245,19 @@ class QueryLogWriter:
                         mode,
                         session,
                         tool,
-                        json.dumps(list(ids), default=_jsonable),
+                        _dumps(ids),  # the SDK's own tuple
                         len(ids),
-                        json.dumps(dict(channels or {}), default=_jsonable),
+                        _dumps_mapping(channels),
                         None if latency is None else float(latency),
                         trace,
                         created,
                         cat,
-                        None if weights is None else json.dumps(dict(weights), default=_jsonable),
+                        None if weights is None else _dumps_mapping(weights),
                         None if proxy is None else float(proxy),
                         None if fallback is None else int(bool(fallback)),
                         reason,
                         None if degraded is None else int(bool(degraded)),
-                        None
-                        if stages is None
-                        else json.dumps([dict(st) for st in stages], default=_jsonable),
+                        None if stages is None else _dumps([dict(st) for st in stages]),
                     )
                 )
             except (TypeError, ValueError) as exc:
@@ -230,8 +265,7 @@ class QueryLogWriter:
         f_rows = []
         for kind, session, qid, mid, rank, meta, created in feedback:
             try:
-                metadata = json.dumps(dict(meta or {}), default=_jsonable)
-                f_rows.append([kind, session, qid, mid, rank, metadata, created])
+                f_rows.append([kind, session, qid, mid, rank, _dumps_mapping(meta), created])
             except (TypeError, ValueError) as exc:
                 rejected.append(f"feedback {kind} on {mid}: {type(exc).__name__}: {exc}")
         e_rows = _event_rows(events, rejected)
@@ -242,37 +276,21 @@ class QueryLogWriter:
                 with self._lock:
                     db.reopen_if_broken()
                     with db.transaction():
+                        db.insert(_QUERY_INSERT, q_rows, "ON CONFLICT (query_id) DO NOTHING")
+                        db.insert(_FEEDBACK_INSERT, [self._linked(row) for row in f_rows])
                         db.executemany(
-                            "INSERT INTO eval_queries (query_id, query, intent, mode, session_id,"
-                            " tool_name, result_ids, result_count, channel_contributions,"
-                            " total_latency_ms, trace_id, created_at, eval_category,"
-                            " fusion_weights, quality_proxy_score, fallback_triggered,"
-                            " fallback_reason, degraded_mode, stage_trace)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                            " ON CONFLICT (query_id) DO NOTHING",
-                            q_rows,
+                            "INSERT INTO memory_confidence (memory_id, confidence,"
+                            f" validations, updated_at) VALUES (?, {clamp.format('0.5')},"
+                            " 1, ?) ON CONFLICT (memory_id) DO UPDATE SET"
+                            f" confidence = {clamp.format('memory_confidence.confidence')},"
+                            " validations = memory_confidence.validations + 1,"
+                            " updated_at = excluded.updated_at",
+                            [
+                                (str(mid), _STEPS[kind], created, _STEPS[kind])
+                                for kind, _s, _q, mid, _r, _m, created in f_rows
+                                if kind in _STEPS and mid is not None
+                            ],
                         )
-                        db.executemany(
-                            "INSERT INTO eval_feedback (event_type, session_id, query_id,"
-                            " memory_id, rank_in_results, metadata, created_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [self._linked(row) for row in f_rows],
-                        )
-                        for kind, _s, _q, mid, _r, _m, created in f_rows:
-                            if (
-                                kind in ("validate_useful", "validate_not_useful")
-                                and mid is not None
-                            ):
-                                step = USEFUL_STEP if kind == "validate_useful" else NOT_USEFUL_STEP
-                                db.execute(
-                                    "INSERT INTO memory_confidence (memory_id, confidence,"
-                                    f" validations, updated_at) VALUES (?, {clamp.format('0.5')},"
-                                    " 1, ?) ON CONFLICT (memory_id) DO UPDATE SET"
-                                    f" confidence = {clamp.format('memory_confidence.confidence')},"
-                                    " validations = memory_confidence.validations + 1,"
-                                    " updated_at = excluded.updated_at",
-                                    (str(mid), step, created, step),
-                                )
                         for sql, rows in e_rows.items():
                             db.executemany(sql, rows)
                 return rejected

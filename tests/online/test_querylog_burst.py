@@ -1,0 +1,146 @@
+"""The logging SDK under a burst (issue 31 item 8): every call becomes a row, on SQLite and on
+PostgreSQL; a burst is written in bounded transactions, many rows per INSERT statement; the
+JSON the writer stores is the text json.dumps gives. Counts, never times."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.online import querylog as sdk
+from memgauge.online.querylog import QueryLog
+from memgauge.store.logdb import LogDB
+from memgauge.store.querylog import _dumps, _jsonable
+
+
+def _count(where: str, sql: str) -> int:
+    db = LogDB(where)
+    try:
+        return int(db.execute(sql).fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_burst_loses_nothing_and_links_feedback_across_batches(store_where: str) -> None:
+    n = 3 * sdk._BATCH + 17  # several batches of each kind, and a part batch
+    log = QueryLog(store_where)
+    for i in range(n):
+        session = f"s{i % 50}"
+        log.query(
+            f"query {i}",
+            session_id=session,
+            result_ids=[f"m{i}", f"m{i + 1}"],
+            channel_contributions={"fts5": [f"m{i}"]},
+            latency_ms=1.5,
+        )
+        # no query id: linked when written to the query of its session that surfaced m{i}
+        log.feedback("read_after_search", session_id=session, memory_id=f"m{i}")
+        log.validate(f"v{i % 7}", useful=i % 3 > 0, session_id=session)
+        log.session(session, turns=i)
+        log.agent_output(session, f"reply {i}")
+    log.flush()
+    assert (log.dropped, log.rejected) == (0, 0)
+    log.close()
+    assert _count(store_where, "SELECT COUNT(*) FROM eval_queries") == n
+    assert _count(store_where, "SELECT COUNT(DISTINCT query_id) FROM eval_queries") == n
+    assert _count(store_where, "SELECT COUNT(*) FROM eval_feedback") == 2 * n
+    linked = (
+        "SELECT COUNT(*) FROM eval_feedback f JOIN eval_queries q ON q.query_id = f.query_id"
+        " WHERE f.event_type = 'read_after_search' AND f.rank_in_results = 1"
+        " AND q.query = 'query ' || substr(f.memory_id, 2)"
+    )
+    assert _count(store_where, linked) == n
+    assert _count(store_where, "SELECT SUM(validations) FROM memory_confidence") == n
+    assert _count(store_where, "SELECT COUNT(*) FROM eval_agent_outputs") == n
+    assert _count(store_where, "SELECT COUNT(*) FROM eval_sessions") == 50
+    assert _count(store_where, "SELECT MAX(turns) FROM eval_sessions") == n - 1
+
+
+def test_a_burst_is_written_in_bounded_transactions(tmp_path: Path) -> None:
+    """One transaction for all of a burst kept every record of it alive until the end (and in
+    the garbage collector's full passes); batches are bounded, and still in order."""
+    n = 2 * sdk._BATCH + 5
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)  # nothing written until flush()
+    batches: list[tuple[int, int, int]] = []
+    write = log._writer.write
+
+    def spy(queries: Any, feedback: Any, events: Any = ()) -> list[str]:
+        batches.append((len(queries), len(feedback), len(events)))
+        return write(queries, feedback, events)
+
+    log._writer.write = spy  # type: ignore[method-assign]
+    for i in range(n):
+        log.query(f"query {i}", session_id="s", result_ids=[f"m{i}"])
+        log.feedback("reference", session_id="s", memory_id=f"m{i}")
+    log.flush()
+    log.close()
+    assert batches == [
+        (sdk._BATCH, 0, 0),
+        (sdk._BATCH, 0, 0),
+        (5, 0, 0),
+        (0, sdk._BATCH, 0),
+        (0, sdk._BATCH, 0),
+        (0, 5, 0),
+    ]
+    db = LogDB(tmp_path / "log.db")
+    texts = [r[0] for r in db.execute("SELECT query FROM eval_queries ORDER BY id")]
+    db.close()
+    assert texts == [f"query {i}" for i in range(n)]
+
+
+def test_rows_are_inserted_many_per_statement_in_order(tmp_path: Path) -> None:
+    db = LogDB(tmp_path / "log.db")
+    statements: list[str] = []
+    db._conn.set_trace_callback(statements.append)
+    rows = [
+        (f"q{i}", f"text {i}", "t", "[]", f"2026-01-01T00:00:{i % 60:02d}") for i in range(3000)
+    ]
+    with db.transaction():
+        db.insert(
+            "INSERT INTO eval_queries (query_id, query, tool_name, result_ids, created_at)",
+            rows,
+            "ON CONFLICT (query_id) DO NOTHING",
+        )
+    inserts = [s for s in statements if s.startswith("INSERT")]
+    # 1024 rows a statement where SQLite takes 5,120 parameters (3.32 and later):
+    # 3000 = 2 x 1024 + 512 + 256 + 128 + 32 + 16 + 8, one statement each
+    per = db._rows_per_statement(5)
+    assert len(inserts) == len(rows) // per + bin(len(rows) % per).count("1")
+    assert len(inserts) == 8 or per < 1024
+    got = db.execute("SELECT query_id, query, created_at FROM eval_queries ORDER BY id").fetchall()
+    db.close()
+    assert got == [(r[0], r[1], r[4]) for r in rows]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ("m1", "m2"),
+        [1, 2.5, None, True],
+        {"fts5": ("m1",), "vector": ["m2"]},
+        {1: "int key"},
+        "caf\u00e9 \n \u2603",
+        {"set": {"b", "a"}, "gen": (i for i in range(2))},
+        float("inf"),
+        [{"stage": "fusion", "duration_ms": 1.2}],
+    ],
+)
+def test_the_stored_json_is_the_text_json_dumps_gives(value: Any) -> None:
+    if isinstance(value, dict) and "gen" in value:
+        again = {"set": {"b", "a"}, "gen": (i for i in range(2))}
+        assert _dumps(value) == json.dumps(again, default=_jsonable)
+        return
+    assert _dumps(value) == json.dumps(value, default=_jsonable)
+
+
+def test_json_the_writer_cannot_store_fails_as_json_dumps_does() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        _dumps(loop)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        _dumps({"x": object()})
+    assert _dumps(["after", "failures"]) == '["after", "failures"]'
