@@ -113,6 +113,8 @@ suite_runs = sa.Table(
     # the gate's last verdict (revision 0011): 'fail' leaves the run out of later baselines,
     # 'accepted' (`gate --accept`) puts it back; NULL: never gated, counted
     _col("gate", _T),
+    # the summary without its per-query detail (revision 0016, `memgauge.store.headline`)
+    _col("headline_json", Packed()),
     sa.CheckConstraint(_STATUS, name="ck_suite_runs_status"),
     sa.CheckConstraint(_GATE, name="ck_suite_runs_gate"),
     sa.Index("idx_suite_runs_suite", "suite_name", "created_at"),

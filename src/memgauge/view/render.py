@@ -330,7 +330,7 @@ def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, s
             subjects=reader.subjects(exact),
             tasks=reader.tasks(exact),
             usage=reader.usage(exact),
-            history=reader.suite_history(run.suite_name),
+            history=reader.suite_history(run.suite_name, headline=True, before=run),
             failures=reader.run_failures(exact),
         )
     return exact, html
