@@ -224,12 +224,14 @@ class _Views:
         qp = request.query_params
         with self._reader() as reader:
             run_id = self._run_id(reader, request.path_params["run_id"])
-            run = reader.get_run(run_id)
+            run = reader.get_run(run_id, headline=True)
             assert run is not None
             it = reader.item(run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", ""))
-        if it is None:
-            raise HTTPException(404, "no such item in this run")
-        return _page(render("item.html", run=run, **item_context(run, it), **self._base(request)))
+            if it is None:
+                raise HTTPException(404, "no such item in this run")
+            query = reader.query_detail(run_id, it.task, it.subject, it.item_id)
+        context = item_context(run, it, query)
+        return _page(render("item.html", run=run, **context, **self._base(request)))
 
     async def compare(self, request: Request) -> Response:
         qp = request.query_params
