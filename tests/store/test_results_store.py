@@ -253,6 +253,7 @@ EXPECTED_SCHEMA = {
         "owner",
         "kind",
         "gate",
+        "headline_json",
     ],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],

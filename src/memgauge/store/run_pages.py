@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -155,6 +155,16 @@ def _query_index(stored: str | bytes) -> dict[tuple[str, str, str], dict[str, An
                 key = (str(agg.get("task")), str(system.get("name")), str(q.get("query_id")))
                 out.setdefault(key, q)
     return out
+
+
+def _by_subject_task(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
+    """Item keys (subject, task, item id) as the sorted item ids of each (subject, task): a
+    read keyed by all three uses the whole primary key; by run and item id alone it reads
+    every row of the run (every verdict of a 100,000-item run, for a page of 50)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for subject, task, item_id in keys:
+        out.setdefault((subject, task), set()).add(item_id)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 #: the candidate runs of optimizations: a run in `optimization_iterations`
@@ -470,34 +480,38 @@ class RunReader(SuiteRunStore):
         self, run_id: str, keys: Sequence[tuple[str, str, str]]
     ) -> list[tuple[Any, ...]]:
         """The page's rows of the items `keys`, in their order."""
-        if not keys:
-            return []
-        by_key = {
-            (r[0], r[1], r[2]): r
+        by_key: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        for (subject, task), ids in _by_subject_task(keys).items():
             for r in self._sql(
                 f"{_PAGE_SELECT} FROM suite_run_items i{_OUTPUT_JOIN} WHERE i.run_id = :run"
-                " AND i.item_id IN :ids",
-                {"run": run_id, "ids": sorted({k[2] for k in keys})},
+                " AND i.subject = :subject AND i.task = :task AND i.item_id IN :ids",
+                {"run": run_id, "subject": subject, "task": task, "ids": ids},
                 expanding=("ids",),
-            )
-        }
+            ):
+                by_key[(r[0], r[1], r[2])] = r
         return [by_key[k] for k in keys if k in by_key]
 
     def _attach_scores(self, run_id: str, rows: Sequence[ItemRow], baseline: str | None) -> None:
         if not rows:
             return
         by_key = {(r.subject, r.task, r.item_id): r for r in rows}
-        ids = sorted({r.item_id for r in rows})
+        groups = _by_subject_task(by_key)
         for rid, target in ((run_id, "scores"), (baseline, "baseline")):
             if rid is None:
                 continue
-            for s in self._sql(
-                "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.reason,"
-                " s.error FROM suite_run_scores s WHERE s.run_id = :run AND s.item_id IN :ids"
-                " ORDER BY s.seq",
-                {"run": rid, "ids": ids},
-                expanding=("ids",),
-            ):
+            found = [
+                s
+                for (subject, task), ids in groups.items()
+                for s in self._sql(
+                    "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed,"
+                    " s.reason, s.error FROM suite_run_scores s WHERE s.run_id = :run"
+                    " AND s.subject = :subject AND s.task = :task AND s.item_id IN :ids"
+                    " ORDER BY s.seq",
+                    {"run": rid, "subject": subject, "task": task, "ids": ids},
+                    expanding=("ids",),
+                )
+            ]
+            for s in found:
                 row = by_key.get((s[0], s[1], s[2]))
                 if row is None:  # the same item id under another subject or task
                     continue
