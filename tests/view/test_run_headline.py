@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from memgauge.cli.main import main
 from memgauge.data.records import RunSummary
-from memgauge.store import revisions, run_pages, suite_runs, tables
+from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.headline import headline
 from memgauge.store.run_pages import RunReader
@@ -54,7 +54,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return real(text, *args, **kw)
 
     monkeypatch.setattr(suite_runs.RunSummary, "model_validate_json", spy)
-    yield seen
+    return seen
 
 
 def test_the_run_page_parses_no_per_query_detail(
@@ -118,7 +118,8 @@ def test_item_pages_of_a_run_read_its_query_detail_once_until_it_changes(
     item = f"/runs/{second}/item?subject=lexical&task=retrieval&item=q1"
     with SuiteRunStore(db) as store:
         run = store.get_run(second)
-    assert run is not None and run.summary is not None
+    assert run is not None
+    assert run.summary is not None
     summary = run.summary
     with TestClient(create_app(db)) as client:
         first_html = client.get(item).text
@@ -139,7 +140,8 @@ def test_item_pages_of_a_run_read_its_query_detail_once_until_it_changes(
             with SuiteRunStore(db) as store:
                 store.set_summary(second, summary)
         assert len(reads) == 2
-        assert "0.123" in html and "0.123" not in first_html
+        assert "0.123" in html
+        assert "0.123" not in first_html
 
 
 def test_a_headline_is_the_summary_without_per_query_detail(
@@ -149,8 +151,10 @@ def test_a_headline_is_the_summary_without_per_query_detail(
     with SuiteRunStore(db) as store:
         whole = store.get_run(second)
         head = store.get_run(second, headline=True)
-    assert whole is not None and whole.summary is not None
-    assert head is not None and head.summary is not None
+    assert whole is not None
+    assert whole.summary is not None
+    assert head is not None
+    assert head.summary is not None
     systems = whole.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
     assert systems[0]["per_query"]  # the whole summary has it
     head_systems = head.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
@@ -200,7 +204,8 @@ def test_a_store_before_0016_gets_each_runs_headline(
     db, (_first, second) = two_runs
     with SuiteRunStore(db) as store:
         run = store.get_run(second)
-    assert run is not None and run.summary is not None
+    assert run is not None
+    assert run.summary is not None
     _at_0015(store_where, run.summary)
     url = store_url(store_where)
     engine = open_engine(url)
@@ -216,3 +221,30 @@ def test_a_store_before_0016_gets_each_runs_headline(
     assert json.loads(unpacked(stored["done"])) == json.loads(
         headline(run.summary).model_dump_json()
     )
+
+
+def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, (first, second) = two_runs
+    url = f"/compare?a={first}&b={second}"
+    parsed: list[str | bytes] = []
+    real = item_rows.loads_item
+
+    def counted(text: str | bytes) -> Any:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(item_rows, "loads_item", counted)
+    with TestClient(create_app(db)) as client:
+        fast = client.get(url).text
+    # no input, expected value, output or latency parsed (a 100,000-item run has 400,000 of
+    # them), only the placeholders of the left-out input and expected value
+    assert set(parsed) == {"{}", "null"}
+    whole_items = RunReader.item_records
+    monkeypatch.setattr(RunReader, "item_records", lambda self, rid, **kw: whole_items(self, rid))
+    with TestClient(create_app(db)) as client:
+        whole = client.get(url).text
+    assert len(set(parsed)) > 2  # the whole items were read
+    assert fast == whole
+    assert "Recall@10" in fast

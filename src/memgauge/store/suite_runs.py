@@ -464,13 +464,16 @@ class SuiteRunStore(OptimizationHistory, Store):
                 sa.update(runs_t).where(runs_t.c.run_id == run_id).values(heartbeat_at=utc_now())
             )
 
-    def item_records(self, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+    def item_records(
+        self, run_id: str, *, detail: bool = True, outputs: bool = True
+    ) -> list[ItemRecord]:
         """Every item of the run with its output, verdicts and failures, in subject, task, seq
         order (what aggregates read). Without `detail`, inputs, expected values and verdict
         details are left out (but a verdict's fallback flag and panel votes): what the IR and
-        mean aggregates need, at a fraction of the parsing."""
+        mean aggregates need, at a fraction of the parsing; without `outputs`, outputs,
+        latencies and extras too (what comparing two runs' verdicts reads)."""
         with self._read() as c:
-            return item_rows.item_records(c, run_id, detail=detail)
+            return item_rows.item_records(c, run_id, detail=detail, outputs=outputs)
 
     def record_setup(
         self, run_id: str, subject: str, task: str, corpus: str | None, seconds: float

@@ -245,8 +245,9 @@ class _Views:
             context = compare_page(
                 run_a,
                 run_b,
-                reader.item_records(a_id),
-                reader.item_records(b_id),
+                # the verdicts are what is compared: no input, expected value or output read
+                reader.item_records(a_id, detail=False, outputs=False),
+                reader.item_records(b_id, detail=False, outputs=False),
                 reader.subjects(a_id),
                 reader.subjects(b_id),
             )
