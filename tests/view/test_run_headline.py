@@ -6,6 +6,7 @@ every run's headline when it is upgraded."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +249,22 @@ def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
     assert len(set(parsed)) > 2  # the whole items were read
     assert fast == whole
     assert "Recall@10" in fast
+
+
+def test_a_page_of_items_in_run_order_is_read_from_an_index(
+    two_runs: tuple[Path, list[str]],
+) -> None:
+    """Not every item of the run sorted for each page (a 100,000-item run's last page)."""
+    db, (_first, second) = two_runs
+    sql = (
+        f"{run_pages._PAGE_SELECT} FROM suite_run_items i{run_pages._OUTPUT_JOIN}"
+        f" WHERE i.run_id = ? AND {run_pages._WHERE['all']} ORDER BY {run_pages._ORDER['seq']}"
+        " LIMIT 50 OFFSET 50"
+    )
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        plan = " / ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", (second,)))
+    finally:
+        conn.close()
+    assert "USING INDEX idx_suite_run_items_seq" in plan
+    assert "TEMP B-TREE" not in plan

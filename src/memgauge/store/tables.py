@@ -160,6 +160,8 @@ suite_run_items = sa.Table(
     _col("duration_ms", _F),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
     sa.Index("idx_suite_run_items_status", "run_id", "status"),
+    # a page of items in run order (revision 0016): read from the index, not sorted whole
+    sa.Index("idx_suite_run_items_seq", "run_id", "subject", "task", "seq"),
 )
 
 suite_run_outputs = sa.Table(
