@@ -181,7 +181,10 @@ def main() -> None:
             after = upgraded_copy(db, SRC) if args.before_src else db
             with open("/proc/loadavg") as f:
                 load = f.read().split()[:3]
-            print(f"\n{n:,} queries, {args.runs} runs; load before: {' '.join(load)}")
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            (runs,) = conn.execute("SELECT COUNT(*) FROM suite_runs").fetchone()
+            conn.close()
+            print(f"\n{n:,} queries, {runs} runs; load before: {' '.join(load)}")
             before_head = "| before: first | before: min / median " if args.before_src else ""
             print(f"| page {before_head}| after: first | after: min / median | bytes |")
             print("|---|" + ("---:|---:|" if args.before_src else "") + "---:|---:|---:|")
