@@ -17,6 +17,7 @@ store wrote it in Python (`_has`), and then reads the page's rows whole.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections import OrderedDict
@@ -144,8 +145,17 @@ _QUERIES_LOCK = threading.Lock()
 
 def _query_index(stored: str | bytes) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Each query's detail in a stored summary, by (task, subject, query id)."""
+    # millions of containers in one parse: the collector's passes over them while they are
+    # made would more than double its time (100,000 queries: 10.5 s, 4.7 s without)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        summary = json.loads(_unpacked(stored))
+    finally:
+        if collecting:
+            gc.enable()
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for agg in json.loads(_unpacked(stored)).get("aggregates") or ():
+    for agg in summary.get("aggregates") or ():
         if not isinstance(agg, Mapping) or agg.get("aggregate") != "ir":
             continue
         for system in (agg.get("detail") or {}).get("systems") or ():
