@@ -253,6 +253,7 @@ EXPECTED_SCHEMA = {
         "owner",
         "kind",
         "gate",
+        "headline_json",
     ],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
@@ -360,7 +361,16 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     url = store_url(tmp_path / "m.db")
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013", "0014", "0015"]
+        assert upgrade(engine, url) == [
+            "0009",
+            "0010",
+            "0011",
+            "0012",
+            "0013",
+            "0014",
+            "0015",
+            "0016",
+        ]
         assert upgrade(engine, url) == []
     finally:
         engine.dispose()

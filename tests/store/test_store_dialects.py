@@ -43,7 +43,16 @@ def test_the_migrated_schema_is_exactly_the_tables_module(store_where: str) -> N
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0009", "0010", "0011", "0012", "0013", "0014", "0015"]
+        assert upgrade(engine, url) == [
+            "0009",
+            "0010",
+            "0011",
+            "0012",
+            "0013",
+            "0014",
+            "0015",
+            "0016",
+        ]
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})
             diff = compare_metadata(ctx, tables.metadata)

@@ -55,11 +55,7 @@ def _evaluations(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> li
 
 
 def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[str, Any]:
-    history = [
-        r
-        for r in store.suite_history(run.suite_name)
-        if r.created_at < run.created_at and r.run_id != run.run_id
-    ]
+    history = store.suite_history(run.suite_name, headline=True, before=run)
     # the gate's rule, read only: health never records a verdict
     result = evaluate_gate(run, history, cfg, kinds_of(run), store.failed_gates(run.suite_name))
     return {

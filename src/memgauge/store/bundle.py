@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
+from memgauge.store.headline import headline
 from memgauge.store.tables import (
     packed,
     suite_run_failures,
@@ -145,6 +146,9 @@ def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> lis
             settings_json=_dumps(run.settings),
             provenance_json=_dumps(run.provenance),
             summary_json=None if run.summary is None else packed(run.summary.model_dump_json()),
+            headline_json=None
+            if run.summary is None
+            else packed(headline(run.summary).model_dump_json()),
             owner=None,
             gate=entry.get("gate"),
         )

@@ -297,10 +297,14 @@ def _verdicts(
     return out
 
 
-def item_records(c: sa.Connection, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+def item_records(
+    c: sa.Connection, run_id: str, *, detail: bool = True, outputs: bool = True
+) -> list[ItemRecord]:
     """Every item of the run with its output, verdicts and failures, in subject, task, seq
     order. Without `detail`, inputs, expected values and verdict details are left out (but a
-    verdict's fallback flag and panel votes)."""
+    verdict's fallback flag and panel votes); without `outputs`, outputs, latencies and extras
+    (what comparing two runs' verdicts needs no more than their inputs: a retrieval item's
+    output is its ranked hits, deflated)."""
     scores = _verdicts(c, run_id, detail)
     failures: dict[tuple[str, str, str], list[Failure]] = {}
     f = failures_t.c
@@ -332,9 +336,11 @@ def item_records(c: sa.Connection, run_id: str, *, detail: bool = True) -> list[
         i.started_at,
         i.finished_at,
         i.duration_ms,
-        o.output_json,
-        o.latency_json,
-        o.extra_json,
+        *(
+            (o.output_json, o.latency_json, o.extra_json)
+            if outputs
+            else (sa.null(), sa.null(), sa.null())
+        ),
     )
     return [
         item_record(x, scores.get((x[0], x[1], x[2]), []), failures.get((x[0], x[1], x[2]), []))

@@ -24,9 +24,10 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.store import bundle, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
+from memgauge.store.headline import headline
 from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
-from memgauge.store.tables import eval_results, packed, unpacked
+from memgauge.store.tables import Packed, eval_results, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_setups as setups_t
@@ -208,7 +209,10 @@ class SuiteRunStore(OptimizationHistory, Store):
             c.execute(
                 sa.update(runs_t)
                 .where(runs_t.c.run_id == run_id)
-                .values(summary_json=packed(summary.model_dump_json()))
+                .values(
+                    summary_json=packed(summary.model_dump_json()),
+                    headline_json=packed(headline(summary).model_dump_json()),
+                )
             )
             created = c.execute(
                 sa.select(runs_t.c.created_at).where(runs_t.c.run_id == run_id)
@@ -267,10 +271,14 @@ class SuiteRunStore(OptimizationHistory, Store):
             ).all()
         return {str(x[0]) for x in rows}
 
-    def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:
-        """The run, or None; without `summary`, its summary is left unread (None)."""
+    def get_run(
+        self, run_id: str, *, summary: bool = True, headline: bool = False
+    ) -> RunRecord | None:
+        """The run, or None; without `summary`, its summary is left unread (None); with
+        `headline`, its summary is the headline (`memgauge.store.headline`: no per-query
+        detail), which is what a page of the run or a gate reads."""
         columns = [
-            runs_t.c[k] if summary or k != "summary_json" else sa.null().label(k)
+            _run_column(k, headline) if summary or k != "summary_json" else sa.null().label(k)
             for k in _RUN_COLUMNS
         ]
         with self._read() as c:
@@ -339,13 +347,20 @@ class SuiteRunStore(OptimizationHistory, Store):
                 latest.setdefault(str(kind), str(run_id))
         return latest
 
-    def suite_history(self, suite: str) -> list[RunRecord]:
-        """Every completed run of `suite` with its summary, oldest first (a run's history)."""
+    def suite_history(
+        self, suite: str, *, headline: bool = False, before: RunRecord | None = None
+    ) -> list[RunRecord]:
+        """Every completed run of `suite` with its summary, oldest first (a run's history);
+        only those created before `before` (and not it), if given. With `headline`, each
+        summary is its headline (see `get_run`): all a gate's baseline or a trend reads."""
         r = runs_t.c
+        where = [r.suite_name == suite, r.status == "completed", r.summary_json.is_not(None)]
+        if before is not None:
+            where += [r.created_at < before.created_at, r.run_id != before.run_id]
         with self._read() as c:
             rows = c.execute(
-                sa.select(*(r[k] for k in _RUN_COLUMNS))
-                .where(r.suite_name == suite, r.status == "completed", r.summary_json.is_not(None))
+                sa.select(*(_run_column(k, headline) for k in _RUN_COLUMNS))
+                .where(*where)
                 .order_by(r.created_at, r.run_id)
             ).all()
         return [_run_record(x) for x in rows]
@@ -449,13 +464,16 @@ class SuiteRunStore(OptimizationHistory, Store):
                 sa.update(runs_t).where(runs_t.c.run_id == run_id).values(heartbeat_at=utc_now())
             )
 
-    def item_records(self, run_id: str, *, detail: bool = True) -> list[ItemRecord]:
+    def item_records(
+        self, run_id: str, *, detail: bool = True, outputs: bool = True
+    ) -> list[ItemRecord]:
         """Every item of the run with its output, verdicts and failures, in subject, task, seq
         order (what aggregates read). Without `detail`, inputs, expected values and verdict
         details are left out (but a verdict's fallback flag and panel votes): what the IR and
-        mean aggregates need, at a fraction of the parsing."""
+        mean aggregates need, at a fraction of the parsing; without `outputs`, outputs,
+        latencies and extras too (what comparing two runs' verdicts reads)."""
         with self._read() as c:
-            return item_rows.item_records(c, run_id, detail=detail)
+            return item_rows.item_records(c, run_id, detail=detail, outputs=outputs)
 
     def record_setup(
         self, run_id: str, subject: str, task: str, corpus: str | None, seconds: float
@@ -533,6 +551,16 @@ class SuiteRunStore(OptimizationHistory, Store):
         with self._read() as c:
             rows = list(item_rows.export_rows(c, run_id))
         yield from rows
+
+
+def _run_column(name: str, headline: bool) -> Any:
+    """A column of `_RUN_COLUMNS`; with `headline`, the summary's is the headline where the
+    run has one (a run stored before revision 0016 filled it may not: its summary then)."""
+    if headline and name == "summary_json":
+        return sa.func.coalesce(
+            runs_t.c.headline_json, runs_t.c.summary_json, type_=Packed()
+        ).label(name)
+    return runs_t.c[name]
 
 
 def _run_record(row: Sequence[Any]) -> RunRecord:

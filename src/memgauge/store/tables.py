@@ -113,6 +113,8 @@ suite_runs = sa.Table(
     # the gate's last verdict (revision 0011): 'fail' leaves the run out of later baselines,
     # 'accepted' (`gate --accept`) puts it back; NULL: never gated, counted
     _col("gate", _T),
+    # the summary without its per-query detail (revision 0016, `memgauge.store.headline`)
+    _col("headline_json", Packed()),
     sa.CheckConstraint(_STATUS, name="ck_suite_runs_status"),
     sa.CheckConstraint(_GATE, name="ck_suite_runs_gate"),
     sa.Index("idx_suite_runs_suite", "suite_name", "created_at"),
@@ -158,6 +160,8 @@ suite_run_items = sa.Table(
     _col("duration_ms", _F),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
     sa.Index("idx_suite_run_items_status", "run_id", "status"),
+    # a page of items in run order (revision 0016): read from the index, not sorted whole
+    sa.Index("idx_suite_run_items_seq", "run_id", "subject", "task", "seq"),
 )
 
 suite_run_outputs = sa.Table(

@@ -210,9 +210,13 @@ def _rel_threshold(run: RunRecord, task: str | None = None) -> int:
     return DEFAULT_REL_THRESHOLD
 
 
-def item_context(run: RunRecord, it: ItemRecord) -> dict[str, Any]:
+def item_context(
+    run: RunRecord, it: ItemRecord, query: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
-    relevant memories it did not retrieve."""
+    relevant memories it did not retrieve. `query`: the ir aggregate's record of its query
+    where the caller has read it (`RunReader.query_detail`; `run` may then hold only its
+    headline), else it is found in `run`'s summary."""
     threshold = _rel_threshold(run, it.task)
     hits = hit_rows(it, threshold)
     missing: list[str] = []
@@ -228,7 +232,7 @@ def item_context(run: RunRecord, it: ItemRecord) -> dict[str, Any]:
         "hits": hits,
         "missing": missing,
         "rel_threshold": threshold,
-        "query": _query_result(run, it),
+        "query": _query_result(run, it) if query is None else query,
     }
 
 
@@ -330,7 +334,7 @@ def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, s
             subjects=reader.subjects(exact),
             tasks=reader.tasks(exact),
             usage=reader.usage(exact),
-            history=reader.suite_history(run.suite_name),
+            history=reader.suite_history(run.suite_name, headline=True, before=run),
             failures=reader.run_failures(exact),
         )
     return exact, html

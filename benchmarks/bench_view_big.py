@@ -1,0 +1,209 @@
+"""How fast `memgauge view` serves a big retrieval run (issue 31 item 7): every page of a store
+holding a few `memgauge evaluate -s lexical` runs of a synthetic dataset of 10,000 and of
+100,000 queries, before and after a change, in one run.
+
+Each store is built once by memgauge itself (a synthetic dataset of N queries, one memory
+judged relevant per query, evaluated `--runs` times into one store: one suite, so the run
+page's gate has a baseline). With `--before-src` (the `src` directory of an older memgauge,
+e.g. `git worktree add /tmp/before main`), the store is built by that memgauge, its pages are
+timed there, and a copy upgraded by this one (`headline_json`, revision 0016) is timed here.
+Each page is timed in its own process, before and after interleaved: one request to warm the
+process (the runs list: imports, templates), the page's first request (`first`: per-process
+caches cold), then `--repeat` more (min and median). A before-page slower than `--limit` s is
+requested once. Requests go through Starlette's test client (routing, a read-only store
+connection per request, SQL, templates; no network). Run:
+
+    python benchmarks/bench_view_big.py [--sizes 10000,100000] [--runs 3] [--repeat 3]
+        [--before-src /tmp/before/src] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _dataset(out: Path, n: int, seed: int = 0) -> None:
+    """N queries, each the first words of its own memory (12 random words of 5,000), judged
+    relevant (grade 3), written as JSON lines (100,000 through pydantic would be slow)."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(5000)]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "dataset.yaml").write_text(f"name: synthetic-{n}\n")
+    with (
+        (out / "memories.jsonl").open("w") as mem,
+        (out / "queries.jsonl").open("w") as qs,
+        (out / "judgments.jsonl").open("w") as js,
+    ):
+        for i in range(n):
+            text = " ".join(rng.choices(words, k=12))
+            mem.write(json.dumps({"id": f"m{i}", "text": text}) + "\n")
+            qs.write(json.dumps({"id": f"q{i}", "text": " ".join(text.split()[:5])}) + "\n")
+            judged = {"query_id": f"q{i}", "memory_id": f"m{i}", "grade": 3}
+            js.write(json.dumps(judged) + "\n")
+
+
+def _env(src: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def build(root: Path, n: int, runs: int, src: Path) -> Path:
+    """The store of `runs` evaluations of the N-query dataset, built by the memgauge at `src`
+    (kept and reused under `root`)."""
+    db = root / "results.db"
+    if db.exists():
+        return db
+    _dataset(root / "data", n)
+    for r in range(runs):
+        t = time.perf_counter()
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "memgauge", "evaluate", str(root / "data")),
+                *("-s", "lexical", "--out", str(root / f"ev{r}"), "--store", str(db), "--quiet"),
+            ],
+            env=_env(src),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        print(f"  built run {r + 1} of {n:,} queries in {time.perf_counter() - t:.0f} s")
+    return db
+
+
+def upgraded_copy(db: Path, src: Path) -> Path:
+    """A copy of `db` (SQLite's backup: the WAL's pages included) upgraded by this memgauge."""
+    copy = db.with_name("after.db")
+    if not copy.exists():
+        source = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        target = sqlite3.connect(copy)
+        source.backup(target)
+        target.close()
+        source.close()
+        code = "from memgauge.store.suite_runs import SuiteRunStore; SuiteRunStore(%r).close()"
+        subprocess.run([sys.executable, "-c", code % str(copy)], env=_env(src), check=True)
+    return copy
+
+
+def pages(db: Path) -> dict[str, str]:
+    """The pages timed: the newest run (its id), the one before it (baseline, compare)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = conn.execute(
+        "SELECT run_id, suite_name FROM suite_runs ORDER BY created_at DESC LIMIT 2"
+    ).fetchall()
+    conn.close()
+    (rid, suite), (other, _) = rows
+    n = int(db.parent.name)
+    return {
+        "runs list": "/",
+        "run page": f"/runs/{rid}",
+        "items, first page": f"/runs/{rid}/items",
+        "items, last page": f"/runs/{rid}/items?page={n // 50}",
+        "items, changed vs previous run": f"/runs/{rid}/items?show=changed&baseline={other}",
+        "items, search": f"/runs/{rid}/items?q=w123&sort=score",
+        "one item": f"/runs/{rid}/item?subject=lexical&task=retrieval&item=q{n // 2}",
+        "trends": f"/trends?suite={suite}",
+        "compare two runs": f"/compare?a={other}&b={rid}",
+    }
+
+
+def _child(db: str, url: str, repeat: int, limit: float) -> None:
+    """Time one page in this process; print its times (ms) as JSON."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    with TestClient(create_app(db)) as client:
+        assert client.get("/").status_code == 200
+        times = []
+        for _ in range(1 + repeat):
+            t = time.perf_counter()
+            r = client.get(url)
+            times.append((time.perf_counter() - t) * 1000)
+            assert r.status_code == 200, r.text[:500]
+            if times[0] > limit * 1000:
+                break
+    print(json.dumps({"times": times, "bytes": len(r.content)}))
+
+
+def _time(src: Path, db: Path, url: str, repeat: int, limit: float) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(db), url, str(repeat), str(limit)],
+        env=_env(src),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _cells(found: dict[str, object] | None) -> list[str]:
+    """`first` and `min / median` of one side's times (ms)."""
+    if found is None:
+        return []
+    times = [float(t) for t in found["times"]]  # type: ignore[attr-defined]
+    rest = times[1:]
+    if not rest:
+        return [f"{times[0]:,.0f}", "(requested once)"]
+    return [f"{times[0]:,.0f}", f"{min(rest):,.0f} / {statistics.median(rest):,.0f}"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--limit", type=float, default=20.0)
+    parser.add_argument("--before-src", type=Path)
+    parser.add_argument("--keep", type=Path, help="build the stores here, and reuse them")
+    args = parser.parse_args()
+    tmp = None
+    root = args.keep
+    if root is None:
+        tmp = tempfile.mkdtemp()
+        root = Path(tmp)
+    try:
+        for n in (int(s) for s in args.sizes.split(",")):
+            where = root / str(n)
+            where.mkdir(parents=True, exist_ok=True)
+            builder = args.before_src or SRC
+            db = build(where, n, args.runs, builder)
+            after = upgraded_copy(db, SRC) if args.before_src else db
+            with open("/proc/loadavg") as f:
+                load = f.read().split()[:3]
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            (runs,) = conn.execute("SELECT COUNT(*) FROM suite_runs").fetchone()
+            conn.close()
+            print(f"\n{n:,} queries, {runs} runs; load before: {' '.join(load)}")
+            before_head = "| before: first | before: min / median " if args.before_src else ""
+            print(f"| page {before_head}| after: first | after: min / median | bytes |")
+            print("|---|" + ("---:|---:|" if args.before_src else "") + "---:|---:|---:|")
+            for name, url in pages(after).items():
+                old = None
+                if args.before_src:
+                    old = _time(args.before_src, db, url, args.repeat, args.limit)
+                new = _time(SRC, after, url, args.repeat, args.limit)
+                row = [name, *_cells(old), *_cells(new), f"{new['bytes']:,}"]
+                print("| " + " | ".join(row) + " |", flush=True)
+            with open("/proc/loadavg") as f:
+                print(f"load after: {' '.join(f.read().split()[:3])}")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+    else:
+        main()

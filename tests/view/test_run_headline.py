@@ -1,0 +1,302 @@
+"""A retrieval run's page reads the run's headline (its summary without per-query detail) and
+the earlier runs' headlines for the gate's baseline, never a summary's per-query detail, and
+shows exactly what it showed from the whole summaries; a store made before revision 0016 gets
+every run's headline when it is upgraded."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from starlette.testclient import TestClient
+
+from memgauge.cli.main import main
+from memgauge.data.records import RunSummary
+from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
+from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.headline import headline
+from memgauge.store.run_pages import RunReader
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.tables import unpacked
+from memgauge.store.url import store_url
+from memgauge.view.app import create_app
+
+BUNDLE = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Two `evaluate -s lexical` runs of one bundle in a new store: their ids, oldest first."""
+    root = tmp_path_factory.mktemp("headline")
+    db = root / "results.db"
+    for n in range(2):
+        argv = ["evaluate", str(BUNDLE), "-s", "lexical", "--out", str(root / f"ev{n}")]
+        assert main([*argv, "--store", str(db), "--quiet"]) == 0
+    with SuiteRunStore(db) as store:
+        ids = [r["run_id"] for r in reversed(store.list_runs(2))]
+    return db, ids
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The texts of the summaries the store parses."""
+    seen: list[str] = []
+    real = RunSummary.model_validate_json
+
+    def spy(text: Any, *args: Any, **kw: Any) -> RunSummary:
+        seen.append(text if isinstance(text, str) else bytes(text).decode())
+        return real(text, *args, **kw)
+
+    monkeypatch.setattr(suite_runs.RunSummary, "model_validate_json", spy)
+    return seen
+
+
+def test_the_run_page_parses_no_per_query_detail(
+    two_runs: tuple[Path, list[str]], parsed: list[str]
+) -> None:
+    db, (first, second) = two_runs
+    with TestClient(create_app(db)) as client:
+        html = client.get(f"/runs/{second}").text
+    assert 'id="retrieval-summary"' in html
+    assert first in html  # the gate's baseline: the earlier run
+    # the run's headline and the earlier run's: two small parses, no query's detail
+    assert len(parsed) == 2
+    assert not any('"per_query"' in text for text in parsed)
+
+
+def test_the_pages_show_what_the_whole_summaries_showed(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, (first, second) = two_runs
+    with RunReader(db) as reader:
+        run = reader.get_run(second, headline=True)
+        assert run is not None
+    item = f"/runs/{second}/item?subject=lexical&task=retrieval&item=q1"
+    urls = [f"/runs/{second}", f"/runs/{first}", f"/trends?suite={run.suite_name}", item]
+    with TestClient(create_app(db)) as client:
+        fast = [client.get(u).text for u in urls]
+    # the same pages drawn from the whole summaries (as before revision 0016)
+    get_run, history = RunReader.get_run, RunReader.suite_history
+    monkeypatch.setattr(
+        RunReader, "get_run", lambda self, rid, **kw: get_run(self, rid, summary=True)
+    )
+    monkeypatch.setattr(
+        RunReader,
+        "suite_history",
+        lambda self, s, **kw: [
+            r
+            for r in history(self, s)
+            if kw.get("before") is None or r.created_at < kw["before"].created_at
+        ],
+    )
+    with TestClient(create_app(db)) as client:
+        whole = [client.get(u).text for u in urls]
+    assert fast == whole
+    assert "gate baseline" in fast[2]
+    assert "Agent-memory metrics of this query" in fast[3]
+
+
+def test_item_pages_of_a_run_read_its_query_detail_once_until_it_changes(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, (_first, second) = two_runs
+    reads: list[int] = []
+    real = run_pages._query_index
+
+    def counted(stored: str | bytes) -> Any:
+        reads.append(len(stored))
+        return real(stored)
+
+    monkeypatch.setattr(run_pages, "_query_index", counted)
+    run_pages._QUERIES.clear()
+    item = f"/runs/{second}/item?subject=lexical&task=retrieval&item=q1"
+    with SuiteRunStore(db) as store:
+        run = store.get_run(second)
+    assert run is not None
+    assert run.summary is not None
+    summary = run.summary
+    with TestClient(create_app(db)) as client:
+        first_html = client.get(item).text
+        assert client.get(item).text == first_html
+        assert len(reads) == 1
+        # the run's summary rewritten (a resumed run): the page shows the new detail
+        changed = summary.model_copy(deep=True)
+        ir = changed.aggregate("ir")
+        assert ir is not None
+        query = ir.detail["systems"][0]["per_query"][0]
+        assert query["query_id"] == "q1"
+        query["agent_metrics"] = {"importance_weighted_recall@5": 0.123}
+        with SuiteRunStore(db) as store:
+            store.set_summary(second, changed)
+        try:
+            html = client.get(item).text
+        finally:
+            with SuiteRunStore(db) as store:
+                store.set_summary(second, summary)
+        assert len(reads) == 2
+        assert "0.123" in html
+        assert "0.123" not in first_html
+
+
+def test_a_headline_is_the_summary_without_per_query_detail(
+    two_runs: tuple[Path, list[str]],
+) -> None:
+    db, (_first, second) = two_runs
+    with SuiteRunStore(db) as store:
+        whole = store.get_run(second)
+        head = store.get_run(second, headline=True)
+    assert whole is not None
+    assert whole.summary is not None
+    assert head is not None
+    assert head.summary is not None
+    systems = whole.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
+    assert systems[0]["per_query"]  # the whole summary has it
+    head_systems = head.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
+    assert "per_query" not in head_systems[0]
+    assert head.summary == headline(whole.summary)
+    assert head.summary.measures() == whole.summary.measures()
+
+
+def _at_0015(where: str, summary: RunSummary) -> None:
+    """A store as memgauge left it before revision 0016: one completed run with `summary`
+    (stored deflated, as a retrieval run's is), one running run without one."""
+    url = store_url(where)
+    engine = open_engine(url)
+    try:
+        with engine.begin() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", str(Path(revisions.__file__).parent))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0015")
+            base = {
+                "suite_name": "s",
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "suite_sha256": "0" * 64,
+                "suite_json": "{}",
+                "settings_json": "{}",
+                "provenance_json": "{}",
+                "n_items": 1,
+                "kind": "evaluate",
+            }
+            rows = [
+                {
+                    **base,
+                    "run_id": "done",
+                    "status": "completed",
+                    "summary_json": tables.packed(summary.model_dump_json()),
+                },
+                {**base, "run_id": "going", "status": "running", "summary_json": None},
+            ]
+            conn.execute(sa.insert(tables.suite_runs), rows)
+    finally:
+        engine.dispose()
+
+
+def test_a_store_before_0016_gets_each_runs_headline(
+    two_runs: tuple[Path, list[str]], store_where: str
+) -> None:
+    db, (_first, second) = two_runs
+    with SuiteRunStore(db) as store:
+        run = store.get_run(second)
+    assert run is not None
+    assert run.summary is not None
+    _at_0015(store_where, run.summary)
+    url = store_url(store_where)
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0016"]
+        with engine.connect() as conn:
+            stored = dict(
+                conn.execute(sa.text("SELECT run_id, headline_json FROM suite_runs")).all()
+            )
+    finally:
+        engine.dispose()
+    assert stored["going"] is None
+    assert json.loads(unpacked(stored["done"])) == json.loads(
+        headline(run.summary).model_dump_json()
+    )
+
+
+def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, (first, second) = two_runs
+    url = f"/compare?a={first}&b={second}"
+    parsed: list[str | bytes] = []
+    real = item_rows.loads_item
+
+    def counted(text: str | bytes) -> Any:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(item_rows, "loads_item", counted)
+    with TestClient(create_app(db)) as client:
+        fast = client.get(url).text
+    # no input, expected value, output or latency parsed (a 100,000-item run has 400,000 of
+    # them), only the placeholders of the left-out input and expected value
+    assert set(parsed) == {"{}", "null"}
+    whole_items = RunReader.item_records
+    monkeypatch.setattr(RunReader, "item_records", lambda self, rid, **kw: whole_items(self, rid))
+    with TestClient(create_app(db)) as client:
+        whole = client.get(url).text
+    assert len(set(parsed)) > 2  # the whole items were read
+    assert fast == whole
+    assert "Recall@10" in fast
+
+
+def test_a_page_of_items_in_run_order_is_read_from_an_index(
+    two_runs: tuple[Path, list[str]],
+) -> None:
+    """Not every item of the run sorted for each page (a 100,000-item run's last page)."""
+    db, (_first, second) = two_runs
+    sql = (
+        f"{run_pages._PAGE_SELECT} FROM suite_run_items i{run_pages._OUTPUT_JOIN}"
+        f" WHERE i.run_id = ? AND {run_pages._WHERE['all']} ORDER BY {run_pages._ORDER['seq']}"
+        " LIMIT 50 OFFSET 50"
+    )
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        plan = " / ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", (second,)))
+    finally:
+        conn.close()
+    assert "USING INDEX idx_suite_run_items_seq" in plan
+    assert "TEMP B-TREE" not in plan
+
+
+def test_a_runs_query_detail_is_parsed_with_the_collector_paused(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its passes over the millions of containers being made more than doubled the parse
+    (100,000 queries: 10.5 s, 4.7 s without); it runs again after, and stays off for a caller
+    that had it off."""
+    db, (_first, second) = two_runs
+    states: list[bool] = []
+    real = json.loads
+
+    def watched(text: str) -> Any:
+        states.append(gc.isenabled())
+        return real(text)
+
+    monkeypatch.setattr(run_pages.json, "loads", watched)
+    with RunReader(db) as reader:
+        stored = reader._one("SELECT summary_json FROM suite_runs WHERE run_id = :r", {"r": second})
+    assert stored is not None
+    assert gc.isenabled()
+    index = run_pages._query_index(stored[0])
+    assert ("retrieval", "lexical", "q1") in index
+    assert states == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        run_pages._query_index(stored[0])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
