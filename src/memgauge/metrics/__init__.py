@@ -5,77 +5,28 @@ conventions' defaults (`metrics.conventions`) or a measure's name does not load 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memgauge._util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from memgauge.metrics.arrays import evaluate_arrays
-    from memgauge.metrics.conventions import conventions_text
-    from memgauge.metrics.ir import (
-        CONVENTIONS,
-        MAX_EXP_GRADE,
-        Counts,
-        Evaluation,
-        MetricConfig,
-        evaluate,
-        evaluate_judged,
-        evaluate_ranked,
-    )
-    from memgauge.metrics.measures import MEASURE_NAMES, Measure, parse_measure
-    from memgauge.metrics.ranking import MAX_GRADE, Judged, from_ranked, from_run, order_run
-
-__all__ = [
-    "CONVENTIONS",
-    "MAX_EXP_GRADE",
-    "MAX_GRADE",
-    "MEASURE_NAMES",
-    "Counts",
-    "Evaluation",
-    "Judged",
-    "Measure",
-    "MetricConfig",
-    "conventions_text",
-    "evaluate",
-    "evaluate_arrays",
-    "evaluate_judged",
-    "evaluate_ranked",
-    "from_ranked",
-    "from_run",
-    "order_run",
-    "parse_measure",
-]
-
-#: name -> the module that defines it
-_LAZY: dict[str, str] = {
-    "evaluate_arrays": "memgauge.metrics.arrays",
-    "conventions_text": "memgauge.metrics.conventions",
-    "CONVENTIONS": "memgauge.metrics.ir",
-    "MAX_EXP_GRADE": "memgauge.metrics.ir",
-    "Counts": "memgauge.metrics.ir",
-    "Evaluation": "memgauge.metrics.ir",
-    "MetricConfig": "memgauge.metrics.ir",
-    "evaluate": "memgauge.metrics.ir",
-    "evaluate_judged": "memgauge.metrics.ir",
-    "evaluate_ranked": "memgauge.metrics.ir",
-    "MEASURE_NAMES": "memgauge.metrics.measures",
-    "Measure": "memgauge.metrics.measures",
-    "parse_measure": "memgauge.metrics.measures",
-    "MAX_GRADE": "memgauge.metrics.ranking",
-    "Judged": "memgauge.metrics.ranking",
-    "from_ranked": "memgauge.metrics.ranking",
-    "from_run": "memgauge.metrics.ranking",
-    "order_run": "memgauge.metrics.ranking",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgauge.metrics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    from memgauge.metrics.arrays import evaluate_arrays as evaluate_arrays
+    from memgauge.metrics.conventions import conventions_text as conventions_text
+    from memgauge.metrics.ir import CONVENTIONS as CONVENTIONS
+    from memgauge.metrics.ir import MAX_EXP_GRADE as MAX_EXP_GRADE
+    from memgauge.metrics.ir import Counts as Counts
+    from memgauge.metrics.ir import Evaluation as Evaluation
+    from memgauge.metrics.ir import MetricConfig as MetricConfig
+    from memgauge.metrics.ir import evaluate as evaluate
+    from memgauge.metrics.ir import evaluate_judged as evaluate_judged
+    from memgauge.metrics.ir import evaluate_ranked as evaluate_ranked
+    from memgauge.metrics.measures import MEASURE_NAMES as MEASURE_NAMES
+    from memgauge.metrics.measures import Measure as Measure
+    from memgauge.metrics.measures import parse_measure as parse_measure
+    from memgauge.metrics.ranking import MAX_GRADE as MAX_GRADE
+    from memgauge.metrics.ranking import Judged as Judged
+    from memgauge.metrics.ranking import from_ranked as from_ranked
+    from memgauge.metrics.ranking import from_run as from_run
+    from memgauge.metrics.ranking import order_run as order_run
+else:
+    lazy_names(globals())

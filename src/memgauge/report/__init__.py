@@ -8,47 +8,17 @@ Each name loads on first use (as in `memgauge.api`): a command that writes one f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memgauge._util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from memgauge._util.files import atomic_write_text
-    from memgauge.aggregates.retrieval_result import RetrievalEvalResult
-    from memgauge.report.json_io import read_json, write_json
-    from memgauge.report.markdown import render_markdown
-    from memgauge.report.retrieval import retrieval_result
-    from memgauge.report.terminal import render_terminal
-
-__all__ = [
-    "RetrievalEvalResult",
-    "atomic_write_text",
-    "read_json",
-    "render_markdown",
-    "render_terminal",
-    "retrieval_result",
-    "write_json",
-]
-
-#: name -> the module that defines it, loaded on first use
-_LAZY: dict[str, str] = {
-    "RetrievalEvalResult": "memgauge.aggregates.retrieval_result",
-    "atomic_write_text": "memgauge._util.files",
-    "read_json": "memgauge.report.json_io",
-    "write_json": "memgauge.report.json_io",
-    "render_markdown": "memgauge.report.markdown",
-    "render_terminal": "memgauge.report.terminal",
-    "retrieval_result": "memgauge.report.retrieval",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgauge.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    from memgauge._util.files import atomic_write_text as atomic_write_text
+    from memgauge.aggregates.retrieval_result import RetrievalEvalResult as RetrievalEvalResult
+    from memgauge.report.json_io import read_json as read_json
+    from memgauge.report.json_io import write_json as write_json
+    from memgauge.report.markdown import render_markdown as render_markdown
+    from memgauge.report.retrieval import retrieval_result as retrieval_result
+    from memgauge.report.terminal import render_terminal as render_terminal
+else:
+    lazy_names(globals())
