@@ -10,7 +10,7 @@ The LoCoMo file is imported once (with the after checkout) into a temporary dire
 is written beside it. Each run is a fresh process; its CPU time is the user + system time of
 that process and its children (`os.wait4`). `--store new`: every run starts a new store (its
 schema created, as a first run does); `existing`: every run gets a copy of a store already at
-the current schema (as every later run does). Bytecode: each checkout's `src` is compiled
+the current schema, holding one earlier run (as every later run does). Bytecode: each checkout's `src` is compiled
 first and the runs may read it (PYTHONDONTWRITEBYTECODE is cleared for them), as an installed
 package runs; `--no-compile` keeps the environment's setting. Reported: min and median of the
 runs per checkout and store, and the 1-minute load average before each run.
@@ -100,18 +100,14 @@ def main() -> None:
                 compileall.compile_dir(src, quiet=1)
         made: dict[str, Path] = {}
         for name, src in checkouts.items():
-            # a store at this checkout's schema, copied into each `existing` run
+            # a warm-up run each (file caches, bytecode), whose store (at this checkout's
+            # schema, one run in it) is copied into each `existing` run
             home = work / f"store-{name}"
             home.mkdir()
-            subprocess.run(
-                [sys.executable, "-m", "memgauge.cli.main", "runs", "upgrade"],
-                env=_env(src, home, args.compiled),
-                check=True,
-                capture_output=True,
-            )
+            cmd = [sys.executable, "-m", "memgauge.cli.main", "evaluate", str(dataset)]
+            cmd += ["-s", "lexical", "--out", str(work / f"out-{name}"), "--quiet"]
+            _cpu_of(cmd, _env(src, home, args.compiled))
             made[name] = home / "results.db"
-            # one warm-up run each (file caches, bytecode)
-            _evaluate(src, dataset, made[name], args.compiled)
         cpu: dict[tuple[str, str], list[float]] = {}
         wall: dict[tuple[str, str], list[float]] = {}
         loads: dict[tuple[str, str], list[float]] = {}
