@@ -310,7 +310,14 @@ def render_run_report(
 
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
     queries = _queries(run)
-    details = [item_context(run, it, queries) for it in chosen]
+    threshold = _rel_threshold(run)
+    # each item's section drawn on its own, as `item.html` includes it (an include inside
+    # the report's loop copied the whole page's context for each of 1,000 items)
+    detail = environment().get_template("_item_detail.html")
+    sections = [
+        Markup(detail.render({**item_context(run, it, queries), "rel_threshold": threshold}))
+        for it in chosen
+    ]
     return render(
         "run.html",
         p=page,
@@ -319,10 +326,8 @@ def render_run_report(
         duration=duration(run.started_at or run.created_at, run.finished_at),
         rows=[item_row(it) for it in chosen],
         details=chosen,
-        it_hits=[d["hits"] for d in details],
-        it_missing=[d["missing"] for d in details],
-        it_query=[d["query"] for d in details],
-        rel_threshold=_rel_threshold(run),
+        it_html=sections,
+        rel_threshold=threshold,
         n_items=len(items),
     )
 
