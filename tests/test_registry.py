@@ -3,6 +3,7 @@ component family on it (evaluators, subjects, aggregates, LLM providers, embedde
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +181,40 @@ def test_a_broken_plugin_is_named_and_does_not_hide_the_others(
         monkeypatch.undo()
         EVALUATORS.reload()
     assert "broken" not in EVALUATORS.broken()
+
+
+def test_getting_one_name_loads_only_its_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run names one subject kind and a few evaluators: the registry imports those, not every
+    component (the other modules, and the HTTP, MCP and LLM stacks they pull in, cost a run's
+    start-up); what shadows what is still recorded once everything is listed."""
+    info = tmp_path / "lazy_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lazy-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[memgauge.evaluators]\nlazy_one = lazy_mod_one:Thing\nlazy_two = lazy_mod_two:Thing\n"
+        "exact = lazy_mod_two:Thing\n"
+    )
+    for name in ("lazy_mod_one", "lazy_mod_two"):
+        (tmp_path / f"{name}.py").write_text("class Thing:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    EVALUATORS.reload()
+    try:
+        assert EVALUATORS.get("lazy_one").origin == "lazy-plugin"
+        assert "lazy_mod_one" in sys.modules
+        assert "lazy_mod_two" not in sys.modules  # another name's module: not imported
+        assert EVALUATORS.get("exact").origin == "memgauge"  # a built-in still comes first
+        assert "lazy_mod_two" not in sys.modules
+        assert EVALUATORS.shadowed == []  # not known until everything is loaded
+        assert {"lazy_one", "lazy_two", "exact"} <= set(EVALUATORS.names())
+        assert "lazy_mod_two" in sys.modules
+        assert EVALUATORS.shadowed == [("exact", "lazy-plugin")]  # recorded once
+    finally:
+        monkeypatch.undo()
+        for name in ("lazy_mod_one", "lazy_mod_two"):
+            sys.modules.pop(name, None)
+        EVALUATORS.reload()
 
 
 def test_builtins_table_is_the_one_pyproject_declares() -> None:

@@ -192,6 +192,22 @@ LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
 }
 
 
+def test_evaluate_of_one_system_imports_no_scipy(tmp_path: Path) -> None:
+    """`scipy.stats` costs about 0.75 CPU-seconds to import: a one-system evaluate has no
+    paired test to run, and its 95% Wilson intervals need no SciPy at all. It used
+    to be imported twice over: preloaded in the background for paired tests that never ran,
+    and by every agent-metric interval."""
+    ds = _dataset_dir(tmp_path)
+    out = tmp_path / "out"
+    loaded = _modules_after(
+        "evaluate", str(ds), "-s", "lexical", "--out", str(out), "--quiet", home=tmp_path / "h"
+    )
+    assert not _loaded(loaded, ("scipy",))
+    assert "memgauge.aggregates.ir" in loaded  # it did evaluate
+    report = json.loads((out / "result.json").read_text())
+    assert report["systems"][0]["agent_metrics"]["tier_precision[normal]@5"]["ci_low"] is not None
+
+
 @pytest.mark.parametrize("name", list(LIGHT))
 def test_a_light_command_imports_only_what_it_uses(name: str, tmp_path: Path) -> None:
     """The issue's `memgauge metrics` on a 14-line run loaded the web viewer (Starlette,

@@ -90,6 +90,23 @@ def test_json_is_strict_with_line(text: str, line: int, words: str) -> None:
     assert caught.value.line == line
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('["ok", "\ud800"]', "lone UTF-16 surrogate"),  # the character itself, no escape
+        ('["ok", "\\uDFFF"]', "lone UTF-16 surrogate"),  # an upper-case escape
+        ('["caf\u00e9", "\\udbff"]', "lone UTF-16 surrogate"),  # beside other text
+        ("[" * 101 + "]" * 101, "nested deeper than 100 levels"),
+        ('{"a": "\\u0000"}', "NUL character"),
+    ],
+)
+def test_json_text_scans_never_skip_a_problem(text: str, words: str) -> None:
+    """The walk of a parsed value is skipped when scans of its text show it fine: each kind of
+    problem the walk finds must still be found."""
+    with pytest.raises(ParseError, match=words):
+        loads_json(text)
+
+
 def test_json_accepts_what_json_allows() -> None:
     assert loads_json('{"a": [1, 2.5, -0.0, 1e-999, 9223372036854775807], "b": "NaN"}') == {
         "a": [1, 2.5, -0.0, 0.0, 2**63 - 1],

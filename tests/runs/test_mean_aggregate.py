@@ -57,3 +57,36 @@ def test_no_data_is_none_not_zero() -> None:
     assert row.mean is None
     assert row.n_scored == 0
     assert row.agreement is None
+
+
+def test_an_evaluator_an_aggregate_measures_alike_shows_its_interval_without_a_bootstrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The summary shows one interval for one number (`_align_evaluators`): an evaluator row
+    whose count and mean are an aggregate's gets the aggregate's interval, so its own
+    bootstrap (10 ms for LoCoMo's 1,536 values, seven measures) is not drawn to be thrown
+    away; a row that differs is bootstrapped as before."""
+    from memgauge.aggregates import mean
+    from memgauge.data.records import MeasureValue
+
+    values = [1.0, 0.0, 0.5, 0.25]
+    items = _items([[ScoreRecord(evaluator="RR@5", value=v)] for v in values])
+    expected_ci = mean.mean_ci(values, 0)
+    alike = MeasureValue(
+        subject="s", task="t", name="RR@5", value=0.4375, ci_low=0.1, ci_high=0.9, n_scored=4
+    )
+    drawn: list[int] = []
+    real = mean.bootstrap_ci
+
+    def counted(values: object, **kw: object) -> object:
+        drawn.append(1)
+        return real(values, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mean, "bootstrap_ci", counted)
+    _, _, (row,) = summarize_items(items, {"t": ["RR@5"]}, measured={("s", "t", "RR@5"): alike})
+    assert (row.mean, row.ci_low, row.ci_high, row.n_scored) == (0.4375, 0.1, 0.9, 4)
+    assert drawn == []  # RR@5's interval is the aggregate's (the items carry no score)
+    other = alike.model_copy(update={"value": 0.5})  # another number: its own interval
+    _, _, (row,) = summarize_items(items, {"t": ["RR@5"]}, measured={("s", "t", "RR@5"): other})
+    assert (row.ci_low, row.ci_high) == (expected_ci["ci_low"], expected_ci["ci_high"])
+    assert len(drawn) == 1

@@ -302,3 +302,27 @@ def test_a_judge_whose_provider_is_not_installed_is_exit_3_with_the_install_line
     assert "pip install 'memgauge[anthropic]'" in err
     assert main(["runs", "list", "--store", str(db), "--json"]) == 0  # nothing was recorded
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == []
+
+
+def test_a_memory_that_counts_what_it_holds_is_asked_its_count_not_its_dump(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check after ingest needs only whether anything is stored: the reference memory
+    says how many (`count_stored`), where a dump built every memory again (0.1 CPU-s of a
+    LoCoMo run); a count of 0 is an empty memory as an empty dump is."""
+    from memgauge.data.models import Memory
+    from memgauge.errors import EmptyMemoryError
+    from memgauge.runs.work import fill_memory
+    from memgauge.subjects.reference import ReferenceMemory
+
+    def no_dump(self: ReferenceMemory) -> list[Memory]:
+        raise AssertionError("dump() called to check that ingest stored something")
+
+    monkeypatch.setattr(ReferenceMemory, "dump", no_dump)
+    mem = ReferenceMemory.in_memory("lexical")
+    memories = [Memory(id=f"m{i}", text=f"turn {i}") for i in range(3)]
+    fill_memory(mem, memories)
+    assert mem.count_stored() == 3
+    monkeypatch.setattr(ReferenceMemory, "count_stored", lambda self: 0)
+    with pytest.raises(EmptyMemoryError, match=r"count_stored\(\) is 0: it holds nothing"):
+        fill_memory(mem, memories)

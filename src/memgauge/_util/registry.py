@@ -162,6 +162,8 @@ class Registry(Generic[T]):
         self.common = common
         self._entries: dict[str, Entry[T]] = {}
         self._loaded = False
+        #: entry points `_load_named` already went through (`_load` does not again)
+        self._tried: set[tuple[str, str, str]] = set()
         self._broken: dict[str, str] = {}
         #: (name, distribution) of entry points another distribution already claimed
         self.shadowed: list[tuple[str, str]] = []
@@ -199,6 +201,7 @@ class Registry(Generic[T]):
             self._entries = {n: e for n, e in self._entries.items() if e.origin == "code"}
             self._broken.clear()
             self.shadowed.clear()
+            self._tried.clear()
             self._loaded = False
 
     def _entry_points(self) -> list[metadata.EntryPoint]:
@@ -223,17 +226,36 @@ class Registry(Generic[T]):
                 return
             self._loaded = True
             for ep in self._entry_points():
-                origin = _dist_name(ep) or _SELF_DIST
-                if ep.name in self._entries:
-                    if self._entries[ep.name].origin != origin:
-                        self.shadowed.append((ep.name, origin))
-                    continue
-                try:
-                    obj = ep.load()
-                except Exception as exc:  # a broken plug-in must not break the others
-                    self._broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
-                    continue
-                self.register(ep.name, obj, origin=origin)
+                self._load_one(ep)
+
+    def _load_named(self, name: str) -> None:
+        """Load the entry points called `name` only, in `_load`'s order, up to the first that
+        loads: a run that names one subject kind and one evaluator does not import every
+        other one (their modules, and the HTTP, MCP and LLM stacks some pull in). `_load`
+        later goes through the rest, recording what shadows what as it always did."""
+        with self._lock:
+            for ep in self._entry_points():
+                if ep.name == name and self._load_one(ep):
+                    return
+
+    def _load_one(self, ep: metadata.EntryPoint) -> bool:
+        """Register `ep` unless it is taken or fails to load; whether it is now registered."""
+        origin = _dist_name(ep) or _SELF_DIST
+        key = (ep.name, ep.value, origin)
+        if key in self._tried:
+            return False
+        self._tried.add(key)
+        if ep.name in self._entries:
+            if self._entries[ep.name].origin != origin:
+                self.shadowed.append((ep.name, origin))
+            return False
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plug-in must not break the others
+            self._broken[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+            return False
+        self.register(ep.name, obj, origin=origin)
+        return True
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -241,6 +263,9 @@ class Registry(Generic[T]):
         """The entry called `name`; RegistryError naming the known ones."""
         with self._lock:
             found = self._entries.get(name)
+            if found is None and not self._loaded:
+                self._load_named(name)
+                found = self._entries.get(name)
             if found is None:
                 self._load()
                 found = self._entries.get(name)

@@ -73,8 +73,9 @@ class Aggregate(Protocol):
     """Run-level numbers of one task, from its stored item records.
 
     Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
-    verdicts only, not inputs, expected values or verdict details), `imports` (modules
-    `compute` will import, loaded in the background while the items run) and `align(task,
+    verdicts only, not inputs, expected values or verdict details), `imports(task)` (the
+    modules `compute` will import for `task`, loaded in the background while the items run)
+    and `align(task,
     evaluators, given)` (returns the aggregate made to agree with the task's `(label,
     evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
     when they cannot agree).

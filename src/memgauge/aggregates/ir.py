@@ -160,7 +160,6 @@ class IRAggregate:
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
-    imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)  # the paired tests
 
     def __post_init__(self) -> None:
         if not 1 <= self.n_resamples <= MAX_RESAMPLES:  # a resample is a column per measure
@@ -175,6 +174,11 @@ class IRAggregate:
             relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
             refuse_run_level(m, "ir aggregate")
+
+    def imports(self, task: TaskView) -> tuple[str, ...]:
+        """The paired tests' module, when there is a pair to test: a run of one subject never
+        imports SciPy (about half a CPU-second, even on a background thread)."""
+        return ("scipy.stats",) if len(task.subjects) > 1 else ()
 
     def check(self, dataset: RetrievalDataset) -> None:
         """Before the run: the session measures need a LongMemEval paper-protocol turn dataset."""

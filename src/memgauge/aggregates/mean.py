@@ -19,13 +19,20 @@ percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from memgauge.data.records import EvaluatorSummary, ItemRecord, ScoreRecord, TaskSummary
+from memgauge.data.records import (
+    EvaluatorSummary,
+    ItemRecord,
+    MeasureValue,
+    ScoreRecord,
+    TaskSummary,
+)
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.agreement import fleiss_kappa, percent_agreement
 
@@ -40,8 +47,34 @@ def mean_ci(values: list[float], seed: int) -> dict[str, Any]:
     return {"mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high, "n_scored": len(values)}
 
 
+def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, Any] | None:
+    """`mean_ci(values)` as the run's summary shows it when an aggregate measures the same
+    (`runs.summary._align_evaluators`: same count, same mean, the aggregate's interval); None
+    when the evaluator's own interval is shown (it must then be bootstrapped)."""
+    if measured is None or measured.value is None or len(values) < 2:
+        return None
+    arr = np.asarray(values, dtype=np.float64)
+    if np.isnan(arr).any():
+        return None
+    mean = float(arr.mean())  # what the bootstrap reports as the mean
+    if measured.n_scored != len(values) or not math.isclose(
+        measured.value, mean, rel_tol=1e-12, abs_tol=1e-15
+    ):
+        return None
+    return {
+        "mean": mean,
+        "ci_low": measured.ci_low,
+        "ci_high": measured.ci_high,
+        "n_scored": len(values),
+    }
+
+
 def summarize_items(
-    items: Sequence[ItemRecord], evaluators: Mapping[str, Sequence[str]], *, seed: int = 0
+    items: Sequence[ItemRecord],
+    evaluators: Mapping[str, Sequence[str]],
+    *,
+    seed: int = 0,
+    measured: Mapping[tuple[str, str, str], MeasureValue] | None = None,
 ) -> tuple[dict[str, int], list[TaskSummary], list[EvaluatorSummary]]:
     """Counts by status, per (subject, task) summaries and per evaluator summaries.
 
@@ -50,6 +83,9 @@ def summarize_items(
         evaluators: task -> its evaluator labels, in suite order (an evaluator that never
             scored still gets a row).
         seed: seed of the bootstrap.
+        measured: the aggregates' values by (subject, task, measure): an evaluator that one
+            of them measures alike shows its interval (`shown_ci`), not a bootstrap of its
+            own (seven bootstraps of 1,536 values on LoCoMo, 0.07 CPU-s).
     """
     by_pair: dict[tuple[str, str], list[ItemRecord]] = {}
     for it in sorted(items, key=attrgetter("subject", "task", "item_id")):
@@ -89,7 +125,10 @@ def summarize_items(
             values = [float(v.value) for v in real if not v.fallback and v.value is not None]
             stand_in = [float(v.value) for v in real if v.fallback and v.value is not None]
             judged = [bool(v.passed) for v in got if v.passed is not None and not v.fallback]
-            ci = mean_ci(values, seed)
+            ci = None
+            if not stand_in:
+                ci = shown_ci((measured or {}).get((subject, task, label)), values)
+            ci = ci or mean_ci(values, seed)
             if stand_in:
                 # the number the user opted into (on_failure: neutral), counted and flagged
                 ci = {

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import httpx
 import numpy as np
 
 from memgauge._types import FloatArray
 from memgauge._util.redact import redact, register_secret
-from memgauge._util.retry import RetriesExhausted, send_with_retries
 from memgauge.errors import SubjectError, UnavailableError
+
+if TYPE_CHECKING:
+    # httpx (and, through it, pygments and rich.syntax) is imported by the embedder that
+    # calls an endpoint, not by every command that imports memgauge.embed
+    import httpx
 
 __all__ = ["OpenAIEmbedder"]
 
@@ -44,6 +48,8 @@ class OpenAIEmbedder:
             raise UnavailableError("OPENAI_API_KEY is not set; the OpenAI embedder needs it")
         register_secret(key)  # scrubbed from every error text, should the endpoint echo it
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        import httpx
+
         self._client = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
@@ -74,6 +80,8 @@ class OpenAIEmbedder:
         return self._dim
 
     def _call(self, texts: list[str]) -> FloatArray:
+        from memgauge._util.retry import RetriesExhausted, send_with_retries
+
         try:
             resp = send_with_retries(
                 lambda: self._client.post(

@@ -369,6 +369,18 @@ def _lanes(
 _NO_OPTIONS = RunOptions()
 
 
+def _imports(plan: Sequence[PlannedTask], suite: Suite) -> list[str]:
+    """The modules the run's aggregates will import at its end (`Aggregate.imports`)."""
+    out: list[str] = []
+    for task in plan:
+        view = task.view(subjects_of(task, suite), suite.seed)
+        for agg in task.aggregates:
+            imports = getattr(agg, "imports", None)
+            if callable(imports):
+                out.extend(imports(view))
+    return out
+
+
 def run_suite(
     suite: Suite,
     recorder: Recorder,
@@ -474,7 +486,7 @@ def run_suite(
             else:  # a new run: every item is queued
                 budget = FailureBudget(suite.max_failure_rate, pending)
             total = budget.total
-            preload(m for t in plan for a in t.aggregates for m in getattr(a, "imports", ()))
+            preload(_imports(plan, suite))
             progress.start(run_id, total, total - len(pending))
             writer = Writer(recorder, run_id, token, progress)
             state = _Run(writer, budget, known, scope)

@@ -61,7 +61,6 @@ def summarize_run(
 ) -> RunSummary:
     """The summary of a run whose records are `items`."""
     labels = {t.spec.name: [label for label, _e, _w in t.evaluators] for t in plan}
-    counts, tasks, evaluators = summarize_items(items, labels, seed=suite.seed)
     by_task: dict[str, dict[str, list[ItemRecord]]] = {}
     for it in sorted(items, key=lambda r: (r.task, r.subject, r.seq)):
         by_task.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
@@ -76,6 +75,10 @@ def summarize_run(
         )
         for agg in task.aggregates:
             aggregates.append(agg.compute(view, by_task.get(task.spec.name, {})))
+    # the aggregates first: an evaluator row that shows an aggregate's interval (see
+    # `_align_evaluators`) need not bootstrap its own
+    measured = {(m.subject, m.task, m.name): m for agg in aggregates for m in agg.measures}
+    counts, tasks, evaluators = summarize_items(items, labels, seed=suite.seed, measured=measured)
     summary = RunSummary(
         n_items=sum(counts.values()),
         n_completed=counts["completed"],

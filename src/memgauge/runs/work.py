@@ -361,14 +361,18 @@ def fill_memory(
 
 def _holds_something(subject: Any, ingested: int) -> None:
     """EmptyMemoryError when the subject's own dump lists no memory after `ingested` were
-    given: searching it would score every item 0."""
+    given: searching it would score every item 0. A subject that can say how many it holds
+    (`count_stored()`) is asked that instead: a dump builds every memory (a tenth of a
+    CPU-second for LoCoMo's 5,882 turns in the reference memory)."""
+    count = getattr(subject, "count_stored", None)
     try:
-        stored = subject.dump()
+        held = count() if callable(count) else len(subject.dump())
     except Exception:  # a dump that fails tells nothing of what is stored; searches will
         return
-    if not stored:
+    if not held:
         raise EmptyMemoryError(
-            f"after ingesting {ingested} memories, the subject's dump() lists none: it holds "
+            f"after ingesting {ingested} memories, the subject's "
+            f"{'count_stored() is 0' if callable(count) else 'dump() lists none'}: it holds "
             "nothing, so every search would find nothing and score 0. Check that ingest "
             "stores what it is given (mem0 with infer: true keeps only the facts its LLM "
             "extracts: a model that answers no facts, or no JSON, stores nothing)"

@@ -262,6 +262,13 @@ class MemoryIndex:
                 out[mid] = (text, tier)
         return out
 
+    def count(self) -> int:
+        """How many memories the namespace holds."""
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE namespace = ?", (self.namespace,)
+        ).fetchone()
+        return int(row[0])
+
     def all(self) -> list[IndexedMemory]:
         """Every memory of the namespace, in insertion order."""
         rows = self._conn.execute(

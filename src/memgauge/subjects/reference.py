@@ -216,6 +216,11 @@ class ReferenceMemory:
     def flush(self) -> None:
         """Nothing to wait for: ingest is synchronous and searchable on return."""
 
+    def count_stored(self) -> int:
+        """How many memories are stored: what `dump()` lists, without building them (the
+        check after each corpus's ingest asks this)."""
+        return self._index.count()
+
     def dump(self) -> list[Memory]:
         """Every stored memory as a Memory model."""
         return [

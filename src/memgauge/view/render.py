@@ -3,7 +3,8 @@
 Autoescape is on for every template: a subject, task or evaluator name, a query, a memory
 text, an output, a judge's reason or raw reply, a file name is always text, never markup. The
 only markup that does not come from a template is an SVG chart (`memgauge.view.charts`), which
-escapes every text it draws itself.
+escapes every text it draws itself, and the rows of a ranked-hits table (`view.hit_table`, the
+template's markup written in Python for speed, escaped as autoescape escapes).
 
 `standalone` pages (a `memgauge report`, `evaluate`'s report.html) inline the stylesheet, load
 no script at all and forbid any with a Content-Security-Policy: one file that opens anywhere.
@@ -38,6 +39,7 @@ from memgauge.report.fmt import (
     marks,
     no_relevant_text,
 )
+from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.pages import (
     duration,
     hit_rows,
@@ -130,7 +132,13 @@ def _missing_is_none(f: Callable[..., str]) -> Callable[..., str]:
     None: n/a, never an error page."""
 
     def wrapped(value: Any, *args: Any) -> str:
-        return f(*(None if isinstance(v, Undefined) else v for v in (value, *args)))
+        # called for every number of a report (tens of thousands): no generator when no
+        # argument is missing
+        if isinstance(value, Undefined):
+            value = None
+        if args and any(isinstance(v, Undefined) for v in args):
+            args = tuple(None if isinstance(v, Undefined) else v for v in args)
+        return f(value, *args)
 
     return wrapped
 
@@ -172,6 +180,7 @@ def environment() -> Environment:
         evaluators=_evaluators,
         verdict=_verdict,
         other_detail=other_detail,
+        hit_table_rows=hit_table_rows,
         live=False,
         live_form="",
         standalone=False,
@@ -211,12 +220,17 @@ def _rel_threshold(run: RunRecord, task: str | None = None) -> int:
 
 
 def item_context(
-    run: RunRecord, it: ItemRecord, query: Mapping[str, Any] | None = None
+    run: RunRecord,
+    it: ItemRecord,
+    query: Mapping[str, Any] | None = None,
+    *,
+    queries: _Queries | None = None,
 ) -> dict[str, Any]:
     """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
     relevant memories it did not retrieve. `query`: the ir aggregate's record of its query
     where the caller has read it (`RunReader.query_detail`; `run` may then hold only its
-    headline), else it is found in `run`'s summary."""
+    headline); `queries`: `_queries(run)`, for a caller that draws many items of the run;
+    else it is found in `run`'s summary."""
     threshold = _rel_threshold(run, it.task)
     hits = hit_rows(it, threshold)
     missing: list[str] = []
@@ -232,23 +246,33 @@ def item_context(
         "hits": hits,
         "missing": missing,
         "rel_threshold": threshold,
-        "query": _query_result(run, it) if query is None else query,
+        "query": dict(query)
+        if query is not None
+        else dict((_queries(run) if queries is None else queries).get(_key(it), {})),
     }
 
 
-def _query_result(run: RunRecord, it: ItemRecord) -> Mapping[str, Any]:
-    """The ir aggregate's view of this item's query (its agent-metric values, its judgments'
-    channels, its ranking before query expansion); empty when the run has none."""
+#: (task, subject, query id) -> the ir aggregate's view of that query
+_Queries = Mapping[tuple[str, str, Any], Mapping[str, Any]]
+
+
+def _key(it: ItemRecord) -> tuple[str, str, Any]:
+    return (it.task, it.subject, it.item_id)
+
+
+def _queries(run: RunRecord) -> _Queries:
+    """The ir aggregates' view of each query (its agent-metric values, its judgments'
+    channels, its ranking before query expansion), read once for every item of a report
+    (one scan per item was a quarter of a LoCoMo report's rendering); the first one found
+    for a key, as a search item by item finds it."""
+    out: dict[tuple[str, str, Any], Mapping[str, Any]] = {}
     for agg in run.summary.aggregates if run.summary else ():
-        if agg.aggregate != "ir" or agg.task != it.task:
+        if agg.aggregate != "ir":
             continue
         for system in agg.detail.get("systems") or ():
-            if system.get("name") != it.subject:
-                continue
             for q in system.get("per_query") or ():
-                if q.get("query_id") == it.item_id:
-                    return dict(q)
-    return {}
+                out.setdefault((agg.task, system.get("name"), q.get("query_id")), q)
+    return out
 
 
 def render_run_report(
@@ -295,7 +319,17 @@ def render_run_report(
         return it.status == "failed" or any(s.error or s.passed is False for s in it.scores)
 
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
-    details = [item_context(run, it) for it in chosen]
+    queries = _queries(run)
+    threshold = _rel_threshold(run)
+    # each item's section drawn on its own, as `item.html` includes it (an include inside
+    # the report's loop copied the whole page's context for each of 1,000 items)
+    detail = environment().get_template("_item_detail.html")
+    sections = [
+        Markup(
+            detail.render({**item_context(run, it, queries=queries), "rel_threshold": threshold})
+        )
+        for it in chosen
+    ]
     return render(
         "run.html",
         p=page,
@@ -304,10 +338,8 @@ def render_run_report(
         duration=duration(run.started_at or run.created_at, run.finished_at),
         rows=[item_row(it) for it in chosen],
         details=chosen,
-        it_hits=[d["hits"] for d in details],
-        it_missing=[d["missing"] for d in details],
-        it_query=[d["query"] for d in details],
-        rel_threshold=_rel_threshold(run),
+        it_html=sections,
+        rel_threshold=threshold,
         n_items=len(items),
     )
 
