@@ -19,6 +19,7 @@ the stage's name says which state each figure was measured in.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -215,6 +216,14 @@ class ReferenceMemory:
 
     def flush(self) -> None:
         """Nothing to wait for: ingest is synchronous and searchable on return."""
+
+    def warm(self, texts: Sequence[str], stop: threading.Event | None = None) -> None:
+        """Embed `texts` (memories and queries to come) into the embedder's cache ahead of
+        need, from any thread (the store is not touched); nothing without a dense channel or
+        a cache to keep the vectors in."""
+        warm = getattr(self.embedder, "warm", None)
+        if self.config.mode != "lexical" and callable(warm):
+            warm(texts, stop=stop)
 
     def dump(self) -> list[Memory]:
         """Every stored memory as a Memory model."""
