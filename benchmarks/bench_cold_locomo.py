@@ -42,10 +42,10 @@ def cold_run(src: str, locomo: str) -> tuple[float, float]:
             "MEMGAUGE_EMBEDDINGS": str(t / "embeddings"),
         }
         cli = [sys.executable, "-m", "memgauge"]
+        quiet = ["--out", str(t / "ev"), "--no-store", "--quiet"]
         commands = [
             [*cli, "import", "locomo", locomo, "--out", str(t / "loc")],
-            [*cli, "evaluate", str(t / "loc"), "-s", "lexical", "-s", "hybrid"]
-            + ["--out", str(t / "ev"), "--no-store", "--quiet"],
+            [*cli, "evaluate", str(t / "loc"), "-s", "lexical", "-s", "hybrid", *quiet],
         ]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()

@@ -16,8 +16,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from memgauge.data.models import Memory
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedTask
-from memgauge.runs.summary import subjects_of
 from memgauge.runs.suite import Suite
+from memgauge.runs.summary import subjects_of
 
 __all__ = ["Warming", "texts_to_embed"]
 
