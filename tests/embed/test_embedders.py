@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +69,58 @@ def test_cache_serves_repeats_from_disk_and_survives_damage(tmp_path: Path) -> N
         fresh = CachedEmbedder(inner, tmp_path / "cache")
         np.testing.assert_allclose(fresh.embed(["gamma"]), first[[1]], atol=1e-6)
         assert fresh.misses == 1  # a damaged shard is a miss, not an error
+
+
+class _Gated:
+    """Vectors from text lengths; the first call waits until a second call has begun."""
+
+    name = "gated"
+    dim = 4
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.started = threading.Event()
+        self.second = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            self.started.set()
+            self.second.wait(timeout=10)
+        else:
+            self.second.set()
+        return np.asarray([[len(t), 1.0, 0.0, 0.0] for t in texts], dtype=np.float64)
+
+
+def test_cache_embeds_a_text_two_threads_want_at_once_only_once(tmp_path: Path) -> None:
+    inner = _Gated()
+    cached = CachedEmbedder(inner, tmp_path / "cache")
+    out: dict[str, np.ndarray] = {}
+
+    def first() -> None:
+        out["a"] = cached.embed(["one", "three"])
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert inner.started.wait(timeout=10)
+    # "three" is being embedded by the first thread: this one embeds "sixteen" only, and
+    # waits for "three" rather than embedding it again
+    out["b"] = cached.embed(["three", "sixteen"])
+    a.join()
+    assert inner.calls == [["one", "three"], ["sixteen"]]
+    assert out["a"][:, 0].tolist() == [3.0, 5.0]
+    assert out["b"][:, 0].tolist() == [5.0, 7.0]
+    assert (cached.misses, cached.hits) == (3, 1)
+    # warm embeds ahead, in chunks, once per text, and writes the shards
+    cached.warm(["nine", "one", "nine", "ten", "eleven"], chunk=2)
+    assert inner.calls[2:] == [["nine"], ["ten", "eleven"]]
+    again = CachedEmbedder(inner, tmp_path / "cache")
+    assert again.embed(["ten", "sixteen", "three"])[:, 0].tolist() == [3.0, 7.0, 5.0]
+    assert again.misses == 0
+    stop = threading.Event()
+    stop.set()
+    cached.warm(["never"], stop=stop)
+    assert inner.calls[-1] == ["ten", "eleven"]
 
 
 def test_openai_embedder_over_http_normalises_and_orders() -> None:

@@ -3,6 +3,7 @@ NumPy forward pass, and how `minilm`, `minilm:onnx` and `minilm:numpy` choose be
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -150,3 +151,41 @@ def test_bucketed_batches_keep_the_input_order_and_the_values(
     for i in (0, 5, 17, len(texts) - 1):
         assert np.abs(a[i] - bucketed.embed([texts[i]])[0]).max() < 1e-6
     assert np.abs(a - MiniLMEmbedder(verify=False).embed(texts)).max() < 1e-6
+
+
+def test_batches_on_several_threads_and_callers_in_two_threads_get_the_serial_vectors(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    texts = [t + f" {i}" * (i % 7) for i, t in enumerate(TEXTS * 6)]
+    serial = MiniLMOnnxEmbedder(verify=False, batch_tokens=256, workers=1)
+    shared = MiniLMOnnxEmbedder(verify=False, batch_tokens=256, workers=2)
+    lengths = [len(e.ids) for e in serial.tokenizer.encode_batch(texts)]
+    assert len(serial._batches(lengths)) > 4  # the batches do run at once
+    want = serial.embed(texts)
+    # one call's batches on two workers: the same batches, so the same bits
+    assert np.array_equal(shared.embed(texts), want)
+    # two threads calling one embedder at once (each with its batches on the workers)
+    halves = (texts[::2], texts[1::2])
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(2)
+
+    def call(i: int) -> None:
+        start.wait()
+        for _ in range(3):
+            got[i] = shared.embed(halves[i])
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in (0, 1):
+        assert np.array_equal(got[i], serial.embed(halves[i]))
+        assert np.abs(got[i] - want[i::2]).max() < 1e-6  # batched with other neighbours
+    assert MiniLMOnnxEmbedder(verify=False, threads=2, workers=4).workers == 1
+    monkeypatch.setenv("MEMGAUGE_ONNX_WORKERS", "3")
+    assert MiniLMOnnxEmbedder(verify=False).workers == 3
+    monkeypatch.setenv("MEMGAUGE_ONNX_WORKERS", "0")
+    with pytest.raises(UsageError, match="MEMGAUGE_ONNX_WORKERS=0"):
+        MiniLMOnnxEmbedder(verify=False)

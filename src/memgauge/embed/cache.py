@@ -9,6 +9,7 @@ a lost entry is recomputed next time, never wrong).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def _text_key(text: str) -> str:
 
 
 class CachedEmbedder:
-    """Wraps an Embedder; only texts not seen before reach it."""
+    """Wraps an Embedder; only texts not seen before reach it, each once, also when several
+    threads embed at once (one waits for a text another is embedding)."""
 
     def __init__(self, inner: Embedder, cache_dir: str | Path) -> None:
         self.inner = inner
@@ -36,6 +38,9 @@ class CachedEmbedder:
         self.misses = 0
         # shards already read by this process: a search loop embeds one query at a time
         self._memo: dict[str, dict[str, AnyArray]] = {}
+        self._lock = threading.Lock()
+        # text key -> set when the thread embedding it is done (with it or without)
+        self._flight: dict[str, threading.Event] = {}
 
     @property
     def name(self) -> str:
@@ -69,35 +74,81 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Cached vectors where present; the rest computed in one call and stored."""
         keys = [_text_key(t) for t in texts]
-        rows: list[AnyArray | None] = [None] * len(texts)
-        shards: dict[str, dict[str, AnyArray]] = {}
-        missing: list[int] = []
-        for i, key in enumerate(keys):
-            if key[:2] not in shards:
-                shards[key[:2]] = self._load(key[:2])
-            shard = shards[key[:2]]
-            if key in shard:
-                rows[i] = shard[key]
-            else:
-                missing.append(i)
-        self.hits += len(texts) - len(missing)
-        self.misses += len(missing)
-        if missing:
-            unique = list(dict.fromkeys(keys[i] for i in missing))
-            first = {keys[i]: i for i in reversed(missing)}
-            vectors = self.inner.embed([texts[first[k]] for k in unique])
-            computed = dict(zip(unique, vectors, strict=True))
-            for i in missing:
-                rows[i] = computed[keys[i]]
-            touched: set[str] = set()
-            for key, vec in computed.items():
-                shards[key[:2]][key] = np.asarray(vec, dtype=np.float32)
-                touched.add(key[:2])
-            for name in touched:
-                # merge with what is on disk now: another process may have added entries
-                merged = {**self._read(name), **shards[name]}
-                self._save(name, merged)
-                self._memo[name] = merged
+        found, mine = self._vectors(dict(zip(keys, texts, strict=True)), write=True)
+        missed = sum(1 for k in keys if k in mine)
+        with self._lock:
+            self.misses += missed
+            self.hits += len(texts) - missed
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float64)
-        return np.vstack([np.asarray(r, dtype=np.float64) for r in rows])
+        return np.vstack([np.asarray(found[k], dtype=np.float64) for k in keys])
+
+    def warm(
+        self, texts: Sequence[str], *, chunk: int = 1024, stop: threading.Event | None = None
+    ) -> None:
+        """Embed what is not cached yet ahead of need, `chunk` texts at a time in the order
+        given (callers waiting for a text already being embedded wait for it rather than embed
+        it again), until `stop` is set; the shards are written once, at the end."""
+        wanted = dict(zip((_text_key(t) for t in texts), texts, strict=True))
+        order = list(wanted.items())
+        computed: dict[str, AnyArray] = {}
+        try:
+            for start in range(0, len(order), chunk):
+                if stop is not None and stop.is_set():
+                    break
+                _found, mine = self._vectors(dict(order[start : start + chunk]), write=False)
+                computed.update(mine)
+        finally:
+            with self._lock:
+                self._write(computed)
+
+    def _vectors(
+        self, wanted: dict[str, str], *, write: bool
+    ) -> tuple[dict[str, AnyArray], dict[str, AnyArray]]:
+        """Every wanted key's vector, and those this call computed. A key another thread is
+        computing is waited for; if that thread failed, it is computed here."""
+        found: dict[str, AnyArray] = {}
+        mine: dict[str, AnyArray] = {}
+        while len(found) < len(wanted):
+            claimed: list[str] = []
+            waits: list[threading.Event] = []
+            done = threading.Event()
+            with self._lock:
+                for key in wanted:
+                    if key in found:
+                        continue
+                    vec = self._load(key[:2]).get(key)
+                    if vec is not None:
+                        found[key] = vec
+                    elif key in self._flight:
+                        waits.append(self._flight[key])
+                    else:
+                        claimed.append(key)
+                        self._flight[key] = done
+            try:
+                if claimed:
+                    vectors = self.inner.embed([wanted[k] for k in claimed])
+                    computed = dict(zip(claimed, vectors, strict=True))
+                    with self._lock:
+                        for key, vec in computed.items():
+                            self._load(key[:2])[key] = np.asarray(vec, dtype=np.float32)
+                        if write:
+                            self._write(computed)
+                    found.update(computed)
+                    mine.update(computed)
+            finally:
+                with self._lock:
+                    for key in claimed:
+                        del self._flight[key]
+                done.set()
+            for event in waits:
+                event.wait()
+        return found, mine
+
+    def _write(self, computed: dict[str, AnyArray]) -> None:
+        """Write the shards `computed` touched (the caller holds the lock)."""
+        for name in {key[:2] for key in computed}:
+            # merge with what is on disk now: another process may have added entries
+            merged = {**self._read(name), **self._load(name)}
+            self._save(name, merged)
+            self._memo[name] = merged

@@ -14,7 +14,7 @@ import hashlib
 import importlib.util
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +185,9 @@ class MiniLMEmbedder:
             return out
         encodings = self.tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
-        for batch in self._batches(lengths):
+        batches = self._batches(lengths)
+
+        def run(batch: list[int]) -> None:
             length = max(lengths[i] for i in batch)
             ids = np.zeros((len(batch), length), dtype=np.int64)
             mask = np.zeros((len(batch), length), dtype=np.int64)
@@ -193,6 +195,14 @@ class MiniLMEmbedder:
                 e = encodings[i].ids
                 ids[row, : len(e)] = e
                 mask[row, : len(e)] = 1
-            with one_blas_thread():
-                out[batch] = self._encode(ids, mask)
+            out[batch] = self._encode(ids, mask)
+
+        self._run_batches(batches, run)
         return out
+
+    def _run_batches(self, batches: list[list[int]], run: Callable[[list[int]], None]) -> None:
+        """Run every batch (each writes its own rows): here one after another, on one BLAS
+        thread; a backend whose runs may overlap runs them on several threads."""
+        with one_blas_thread():
+            for batch in batches:
+                run(batch)

@@ -12,7 +12,10 @@ The session's defaults are the settings measured fastest (BENCHMARKS.md, "Offlin
 the default settings"): one intra-op thread (most texts per CPU-second, and under load as many
 per wall second as two; `threads=` or MEMGAUGE_ONNX_THREADS ask for more), thread spinning off
 (a spinning thread burns a core another lane could use), all of ORT's graph optimizations, and
-batches bucketed by token length under a token budget, so almost no padding is embedded.
+batches bucketed by token length under a token budget, so almost no padding is embedded. A call
+with several batches runs them on one thread per core (`workers=`, MEMGAUGE_ONNX_WORKERS), each
+an ordinary one-thread session run: `InferenceSession.run` is thread-safe, and a batch's vectors
+do not depend on which thread ran it, so the values are those of a serial run, bit for bit.
 
 onnx and onnxruntime are dependencies of memgauge; where they cannot be imported (installed
 without its dependencies, a platform without their wheels) `minilm` falls back to NumPy and
@@ -21,10 +24,12 @@ without its dependencies, a platform without their wheels) `minilm` falls back t
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,7 @@ __all__ = [
     "bucket_by_length",
     "build_graph",
     "default_threads",
+    "default_workers",
     "onnx_available",
     "session_options",
 ]
@@ -51,20 +57,35 @@ BUILDER_VERSION = 1
 _OPSET = 17
 _INSTALL = "pip install 'onnx>=1.15' 'onnxruntime>=1.17'"
 _THREADS_ENV = "MEMGAUGE_ONNX_THREADS"
+_WORKERS_ENV = "MEMGAUGE_ONNX_WORKERS"
 #: a batch's tokens, padding included, at most (texts are truncated to 256: many fit)
 BATCH_TOKENS = 2048
 #: a batch pads to at most this fraction more tokens than its texts have
 _PAD_SLACK = 0.02
 
 
+def _whole(var: str, default: int) -> int:
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"{var}={raw}: use a whole number of threads, 1 or more")
+    return int(raw)
+
+
 def default_threads() -> int:
     """Intra-op threads: MEMGAUGE_ONNX_THREADS when set, else 1 (BENCHMARKS.md)."""
-    raw = os.environ.get(_THREADS_ENV, "").strip()
-    if not raw:
-        return 1
-    if not raw.isdigit() or int(raw) < 1:
-        raise UsageError(f"{_THREADS_ENV}={raw}: use a whole number of threads, 1 or more")
-    return int(raw)
+    return _whole(_THREADS_ENV, 1)
+
+
+def default_workers() -> int:
+    """Batches run at once: MEMGAUGE_ONNX_WORKERS when set, else the cores this process may
+    use (at most 8)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return _whole(_WORKERS_ENV, min(8, max(1, cores)))
 
 
 def session_options(threads: int) -> Any:
@@ -260,7 +281,9 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
     """all-MiniLM-L6-v2 with its forward pass on ONNX Runtime (the NumPy embedder's tokenizer);
     agrees with it to 1e-6 (tests/embed). `threads`: intra-op threads (default
     `default_threads()`); `batch_tokens`: the bucketing's token budget per batch, or None for
-    fixed batches of `batch_size` texts (the NumPy path's batching)."""
+    fixed batches of `batch_size` texts (the NumPy path's batching); `workers`: batches of one
+    call run at once (default `default_workers()`; 1 with more than one intra-op thread, whose
+    runs already share the cores). Safe to call from several threads at once."""
 
     def __init__(
         self,
@@ -270,6 +293,7 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         verify: bool = True,
         threads: int | None = None,
         batch_tokens: int | None = BATCH_TOKENS,
+        workers: int | None = None,
     ) -> None:
         if not onnx_available():
             raise UnavailableError(
@@ -278,6 +302,8 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
             )
         if threads is not None and threads < 1:
             raise UsageError(f"threads={threads}: use 1 or more")
+        if workers is not None and workers < 1:
+            raise UsageError(f"workers={workers}: use 1 or more")
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
         import onnxruntime as ort
 
@@ -289,7 +315,13 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         self._session = ort.InferenceSession(
             str(path), session_options(self.threads), providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()
+        # several intra-op threads are the session's whole budget: one run at a time then
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self.threads > 1 else contextlib.nullcontext()
+        )
+        self.workers = 1 if self.threads > 1 else (workers or default_workers())
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self.w = {}  # the session holds the weights now
 
     def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
@@ -297,12 +329,25 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
             return super()._batches(lengths)
         return bucket_by_length(lengths, max_tokens=self.batch_tokens)
 
+    def _run_batches(self, batches: list[list[int]], run: Callable[[list[int]], None]) -> None:
+        if self.workers == 1 or len(batches) < 2:
+            for batch in batches:
+                run(batch)
+            return
+        with self._pool_lock:  # one pool per embedder, shared by every thread that calls it
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="memgauge-onnx")
+            pool = self._pool
+        # the longest batches first, so no worker is left with a long one at the end
+        for done in [pool.submit(run, b) for b in reversed(batches)]:
+            done.result()
+
     @property
     def name(self) -> str:
         """Model id, backend and the weights hash prefix (the embedding-cache key)."""
         return f"all-MiniLM-L6-v2-onnx-{MINILM_SHA256[:12]}"
 
     def _encode(self, ids: AnyArray, mask: AnyArray) -> FloatArray:
-        with self._lock:  # one run at a time: its intra-op threads are the session's budget
+        with self._lock:
             (out,) = self._session.run(["embeddings"], {"ids": ids, "mask": mask})
         return np.asarray(out, dtype=np.float64)

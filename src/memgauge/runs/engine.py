@@ -66,6 +66,7 @@ from memgauge.runs.recording import Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems
 from memgauge.runs.summary import subjects_of, summarize_run
+from memgauge.runs.warm import Warming
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.registry import build_subject
 
@@ -638,6 +639,8 @@ def _execute(
     skip: Collection[str] = (),
 ) -> None:
     scoring = ThreadPoolExecutor(max_workers=width, thread_name_prefix="memgauge-score")
+    # the embedding of later lanes' texts on the cores the first lanes leave free
+    warming = Warming.start(plan, suite, lanes, pending, skip)
     try:
         for task in plan:
             for name in subjects_of(task, suite):
@@ -659,13 +662,16 @@ def _execute(
                     continue
                 _run_task(lanes[name], task, todo, state, executor, width, scoring, recorder)
                 if state.stopping:
+                    warming.close()
                     return
     except BaseException:
         # interrupted: stop this run's judges' calls in flight instead of waiting out their
         # retries (other runs going at once keep theirs)
+        warming.close(wait=False)
         cancel_pending(state.scope)
         scoring.shutdown(wait=False, cancel_futures=True)
         raise
+    warming.close()
     scoring.shutdown(wait=True)
 
 

@@ -19,6 +19,7 @@ the stage's name says which state each figure was measured in.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -220,6 +221,14 @@ class ReferenceMemory:
         """How many memories are stored: what `dump()` lists, without building them (the
         check after each corpus's ingest asks this)."""
         return self._index.count()
+
+    def warm(self, texts: Sequence[str], stop: threading.Event | None = None) -> None:
+        """Embed `texts` (memories and queries to come) into the embedder's cache ahead of
+        need, from any thread (the store is not touched); nothing without a dense channel or
+        a cache to keep the vectors in."""
+        warm = getattr(self.embedder, "warm", None)
+        if self.config.mode != "lexical" and callable(warm):
+            warm(texts, stop=stop)
 
     def dump(self) -> list[Memory]:
         """Every stored memory as a Memory model."""

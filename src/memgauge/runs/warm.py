@@ -1,0 +1,97 @@
+"""Embedding ahead of need: while the run's first lanes search and score, a subject that can
+`warm(texts, stop)` (the reference memory with a dense channel and an embedding cache) is given
+every text it will embed, its memories and its questions, corpus by corpus in the order its lane
+will ask for them. The embedder runs those in large length-bucketed batches on every core; the
+lane, when it gets there, finds them cached, or waits for the ones being embedded instead of
+embedding them again. A warm-up that fails changes nothing: the lane embeds what it needs
+itself, and a failure is then recorded where it belongs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from memgauge.data.models import Memory
+from memgauge.runs.lanes import SubjectLane
+from memgauge.runs.plan import PlannedTask
+from memgauge.runs.suite import Suite
+from memgauge.runs.summary import subjects_of
+
+__all__ = ["Warming", "texts_to_embed"]
+
+
+def texts_to_embed(task: PlannedTask, pending: Iterable[str]) -> list[str]:
+    """The texts a memory subject embeds for `task`'s pending item ids, in the order it does:
+    per corpus (in item order) that corpus's memories, then its questions."""
+    wanted = set(pending)
+    groups: dict[str | None, list[str]] = {}
+    for it in task.items:
+        if it.id in wanted:
+            queries = groups.setdefault(it.corpus, [])
+            if isinstance(it.input, str):
+                queries.append(it.input)
+    by_corpus: dict[str | None, list[Memory]] = {}
+    for m in task.memories or ():
+        by_corpus.setdefault(m.corpus, []).append(m)
+    texts: list[str] = []
+    for corpus, queries in groups.items():
+        if task.memories is not None:
+            shared = by_corpus.get(None, []) if corpus is not None else []
+            texts.extend(m.text for m in (*by_corpus.get(corpus, []), *shared))
+        texts.extend(queries)
+    return texts
+
+
+class Warming:
+    """The warm-up of a run's lanes, on one background thread."""
+
+    def __init__(self, work: Sequence[tuple[object, list[str]]]) -> None:
+        self.stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if work:
+            self._thread = threading.Thread(
+                target=self._run, args=(work,), name="memgauge-warm", daemon=True
+            )
+            self._thread.start()
+
+    @classmethod
+    def start(
+        cls,
+        plan: Sequence[PlannedTask],
+        suite: Suite,
+        lanes: Mapping[str, SubjectLane],
+        pending: Collection[tuple[str, str, str]],
+        skip: Collection[str] = (),
+    ) -> Warming:
+        """Warm every lane that can be warmed, in the order the run will use them."""
+        work: list[tuple[object, list[str]]] = []
+        for task in plan:
+            for name in subjects_of(task, suite):
+                lane = lanes.get(name)
+                if lane is None or name in skip or not lane.memory:
+                    continue
+                if not callable(getattr(lane.subject, "warm", None)):
+                    continue
+                ids = (i for (s, t, i) in pending if s == name and t == task.spec.name)
+                texts = texts_to_embed(task, ids)
+                if texts:
+                    work.append((lane.subject, texts))
+        return cls(work)
+
+    def _run(self, work: Sequence[tuple[object, list[str]]]) -> None:
+        for subject, texts in work:
+            if self.stop.is_set():
+                return
+            # the lane meets the same failure when it embeds, and records it there
+            with contextlib.suppress(Exception):
+                subject.warm(texts, stop=self.stop)  # type: ignore[attr-defined]
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop after the texts being embedded now; wait for the thread (and the cache's
+        writes) unless `wait` is false (the run was interrupted: the daemon thread ends with
+        the process)."""
+        self.stop.set()
+        if wait and self._thread is not None:
+            self._thread.join()
