@@ -30,7 +30,10 @@ def cluster() -> Iterator[Any]:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: at
+            # Dask's default 8787 it warns when another cluster holds it (and fails a test)
+            dashboard_address=":0",
+            scheduler_kwargs={"dashboard": False},
             silence_logs=50,
         ) as local:
             yield local

@@ -147,7 +147,10 @@ def _dask(address: str | None, workers: int) -> ShardPool:
             n_workers=workers if workers > 1 else None,  # None: as many as the cores
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: at
+            # Dask's default 8787 it warns when another cluster holds it (and fails a test)
+            dashboard_address=":0",
+            scheduler_kwargs={"dashboard": False},
             silence_logs=logging.ERROR,
         )
         client = distributed.Client(cluster)
