@@ -16,9 +16,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from memgauge.cli.main import main
 
-__all__ = ["QUIET_PLUGINS", "finished", "judge_rule", "run_memgauge"]
+__all__ = ["QUIET_PLUGINS", "finished", "gated_suite", "judge_rule", "run_memgauge"]
 
 #: for a pytest started by a test (pytester's runpytest_subprocess, which does not read
 #: pyproject.toml's addopts): third-party plug-ins off that the generated tests do not use.
@@ -94,3 +96,25 @@ def judge_rule(payload: dict[str, Any]) -> str | None:
         return '{"score": 75, "issues": [], "strengths": ["fine"]}'
     label = "yes" if m.group(1).strip().lower() in m.group(2).lower() else "no"
     return json.dumps({"reasoning": "compared", "label": label})
+
+
+def gated_suite(where: Path, right: int) -> Path:
+    """A suite file in `where` whose agent knows `right` of 6 answers (the `lookup_agents`
+    module of tests/data/subjects, found beside the suite or on the path)."""
+    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(6)]
+    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(6)}
+    spec = {
+        "name": "gated",
+        "max_failure_rate": 0.5,
+        "subjects": {
+            "agent": {
+                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
+            }
+        },
+        "tasks": [
+            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
+        ],
+    }
+    path = where / "suite.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path

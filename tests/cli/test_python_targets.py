@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -191,27 +192,6 @@ def test_validate_checks_the_kwargs_against_the_factory_beside_the_suite(
     assert "did you mean 'boost_recent'?" in capsys.readouterr().err
 
 
-def _gated_suite(where: Path, right: int) -> Path:
-    """An agent that knows `right` of 6 answers (tests/data/subjects/lookup_agents.py)."""
-    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(6)]
-    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(6)}
-    spec = {
-        "name": "gated",
-        "max_failure_rate": 0.5,
-        "subjects": {
-            "agent": {
-                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
-            }
-        },
-        "tasks": [
-            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
-        ],
-    }
-    path = where / "suite.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
-
-
 def test_gate_learns_into_a_memory_from_the_current_directory(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -220,8 +200,8 @@ def test_gate_learns_into_a_memory_from_the_current_directory(
 ) -> None:
     monkeypatch.syspath_prepend(str(SUBJECTS))  # the agent under test, not the point here
     db = str(tmp_path / "r.db")
-    assert main(["run", str(_gated_suite(tmp_path, right=6)), "--store", db]) == 0
-    assert main(["run", str(_gated_suite(tmp_path, right=2)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, right=2)), "--store", db]) == 0
     work = tmp_path / "work"
     module = place(work, "team_memory", MEMORY)
     monkeypatch.chdir(work)

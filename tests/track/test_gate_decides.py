@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import gated_suite
 
 from memgauge.cli.main import main
 from memgauge.data.records import AggregateResult, MeasureValue, RunRecord, RunSummary, TargetCheck
@@ -316,33 +317,13 @@ def test_a_neutral_judge_is_a_number_with_its_fallbacks_and_the_exit_follows_the
     assert main(["run", str(suite), "--store", db, "--fail-under", "rubric=0.5"]) == 0
 
 
-def _gated_suite(tmp_path: Path, right: int) -> Path:
-    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(6)]
-    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(6)}
-    spec = {
-        "name": "gated",
-        "max_failure_rate": 0.5,
-        "subjects": {
-            "agent": {
-                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
-            }
-        },
-        "tasks": [
-            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
-
-
 def test_learn_into_a_python_memory_keeps_the_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
-    assert main(["run", str(_gated_suite(tmp_path, right=6)), "--store", db]) == 0
-    assert main(["run", str(_gated_suite(tmp_path, right=2)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, right=2)), "--store", db]) == 0
     suite = str(tmp_path / "suite.yaml")
     into = "python:keyword_memory:KeywordMemory"
     capsys.readouterr()
