@@ -107,3 +107,26 @@ def test_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert "u.jsonl:1" in err
     assert "Traceback" not in err
+
+
+def test_a_judge_that_judges_nothing_is_a_failure_not_a_calibration(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every reply unreadable (a model endpoint answering prose): the report says n 0 and
+    n/a, and the command exits 4 naming why, for calibrate and rejudge alike."""
+    server.respond(lambda payload: "I would rather not grade this.")
+    rows = [
+        {"id": f"x{i}", "input": f"q{i}", "output": f"A{i}", "expected": f"A{i}", "label": "pass"}
+        for i in range(4)
+    ]
+    labels = _write(tmp_path / "labels.jsonl", rows)
+    judge = ["--judge", "{qa-judge: strict}"]
+    assert main(["judge", "calibrate", str(labels), *judge, "--json"]) == 4
+    captured = capsys.readouterr()
+    report = json.loads(captured.out.strip().splitlines()[-1])
+    assert (report["n"], report["n_failed"], report["accuracy"]) == (0, 4, None)
+    assert "the judge judged none of the 4 items (the first: " in captured.err
+    assert main(["judge", "calibrate", str(labels), *judge]) == 4
+    assert "the judge could not judge 4" in capsys.readouterr().out
+    assert main(["judge", "rejudge", str(labels), *judge, "-k", "2"]) == 4
+    assert "the judge judged none of the 8 verdicts" in capsys.readouterr().err

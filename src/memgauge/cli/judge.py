@@ -19,6 +19,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
+from memgauge.errors import SubjectError
 
 __all__ = ["judge"]
 
@@ -51,6 +52,7 @@ def calibrate(
     data = report.as_dict()
     if as_json:
         click.echo(dumps_strict(data, sort_keys=True))
+        _judged_something(report.calibration.n, report.n_failed, report.failures)
         return
     cal = report.calibration
     out = console()
@@ -70,6 +72,17 @@ def calibrate(
     )
     for f in report.failures[:10]:
         out.print(f"  {f['id']}: {f['reason']}")
+    _judged_something(cal.n, report.n_failed, report.failures)
+
+
+def _judged_something(
+    n: int, n_failed: int, failures: list[dict[str, str]], what: str = "items"
+) -> None:
+    """A judge that judged none of what it was given failed (exit 4), as a subject that
+    answered nothing does: its report, all n/a, is printed, and is no measurement."""
+    if n == 0 and n_failed:
+        first = f" (the first: {failures[0]['reason']})" if failures else ""
+        raise SubjectError(f"the judge judged none of the {n_failed} {what}{first}")
 
 
 @judge.command()
@@ -90,8 +103,10 @@ def rejudge(
     built = api.judge_from_spec(spec)
     report = api.rejudge(built, rows, k)
     data = report.as_dict()
+    judged = report.n_verdicts - report.n_failed
     if as_json:
         click.echo(dumps_strict(data, sort_keys=True))
+        _judged_something(judged, report.n_failed, [], "verdicts")
         return
     out = console()
     out.print(
@@ -109,3 +124,4 @@ def rejudge(
         f"the judge alone moves the mean by about +-{_fmt(report.sd_of_mean_from_judge, 4)} "
         "(one SD): smaller differences between systems are judge noise"
     )
+    _judged_something(judged, report.n_failed, [], "verdicts")
