@@ -295,6 +295,7 @@ def test_a_neutral_judge_is_a_number_with_its_fallbacks_and_the_exit_follows_the
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("MEMGAUGE_MODEL", "fake")
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "0")  # refused at once: no backoff to wait out
     db = str(tmp_path / "r.db")
     suite = _neutral_suite(tmp_path)
     for _ in range(2):
