@@ -98,11 +98,12 @@ def judge_rule(payload: dict[str, Any]) -> str | None:
     return json.dumps({"reasoning": "compared", "label": label})
 
 
-def gated_suite(where: Path, right: int) -> Path:
-    """A suite file in `where` whose agent knows `right` of 6 answers (the `lookup_agents`
-    module of tests/data/subjects, found beside the suite or on the path)."""
-    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(6)]
-    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(6)}
+def gated_suite(where: Path, right: int, n: int = 6) -> Path:
+    """A suite file in `where` of `n` questions whose agent answers the first `right` of them
+    (the `lookup_agents` module of tests/data/subjects, found beside the suite or on the
+    path)."""
+    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(n)]
+    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(n)}
     spec = {
         "name": "gated",
         "max_failure_rate": 0.5,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from tests.helpers import gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -197,27 +198,6 @@ def test_sparkline() -> None:
     assert sparkline([]) == ""
 
 
-def _suite(tmp_path: Path, right: int, n: int = 10) -> Path:
-    """A suite of `n` questions whose agent answers the first `right` of them."""
-    items = [{"id": f"q{i}", "input": f"What is code {i}?", "expected": f"C{i}"} for i in range(n)]
-    answers = {f"code {i}?": f"C{i}" if i < right else "no idea" for i in range(n)}
-    spec = {
-        "name": "gated",
-        "max_failure_rate": 0.5,
-        "subjects": {
-            "agent": {
-                "python": {"target": "lookup_agents:LookupAgent", "kwargs": {"answers": answers}}
-            }
-        },
-        "tasks": [
-            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
-
-
 def _gate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
     capsys.readouterr()
     code = main(["gate", *args, "--json"])
@@ -233,12 +213,12 @@ def test_after_four_runs_an_80_percent_drop_fails_and_an_unchanged_run_passes(
     suite = str(tmp_path / "suite.yaml")
     common = ("--store", db, "--learnings", learned)
     for _ in range(4):
-        assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+        assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
     code, first = _gate(capsys, suite, *common)
     assert (code, first["status"]) == (0, "pass")
     assert len(first["baseline_runs"]) == 3
     # the fifth run answers 2 of 10: its score falls by 80%
-    assert main(["run", str(_suite(tmp_path, right=2)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 2, n=10)), "--store", db]) == 0
     md = tmp_path / "gate.md"
     code, out = _gate(capsys, suite, *common, "--markdown", str(md))
     assert code == 1
@@ -252,21 +232,21 @@ def test_after_four_runs_an_80_percent_drop_fails_and_an_unchanged_run_passes(
     failed_run = out["run_id"]
     assert "❌ memgauge gate: fail" in md.read_text()
     # an unchanged run passes: the failed run is left out of its baseline
-    assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
     code, steady = _gate(capsys, suite, *common)
     assert (code, steady["status"]) == (0, "pass")
     assert steady["metrics"][0]["baseline"] == 1.0
     assert steady["excluded"] == [failed_run]
     assert failed_run not in steady["baseline_runs"]
     # a run that fails again by 15% is still caught against the clean baseline
-    assert main(["run", str(_suite(tmp_path, right=8)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 8, n=10)), "--store", db]) == 0
     code, again = _gate(capsys, suite, *common)
     assert (code, again["metrics"][0]["baseline"]) == (1, 1.0)
     # accepted, the 80% run counts again (and the later failure is still left out)
     capsys.readouterr()
     assert main(["gate", "--accept", failed_run, "--store", db]) == 0
     assert f"run {failed_run} accepted (was fail)" in capsys.readouterr().err
-    assert main(["run", str(_suite(tmp_path, right=10)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
     code, accepted = _gate(capsys, suite, *common)
     assert code == 0
     assert failed_run in accepted["baseline_runs"]
@@ -284,11 +264,11 @@ def test_gate_and_history_on_real_runs(
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
     for _ in range(5):
-        assert main(["run", str(_suite(tmp_path, right=12, n=12)), "--store", db]) == 0
+        assert main(["run", str(gated_suite(tmp_path, 12, n=12)), "--store", db]) == 0
     code, steady = _gate(capsys, str(tmp_path / "suite.yaml"), "--store", db)
     assert (code, steady["status"]) == (0, "pass")
     assert steady["metrics"][0]["drop"] == 0.0
-    assert main(["run", str(_suite(tmp_path, right=6, n=12)), "--store", db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 6, n=12)), "--store", db]) == 0
     learned = str(tmp_path / "learnings.db")
     suite = str(tmp_path / "suite.yaml")
     code, out = _gate(capsys, suite, "--store", db, "--learnings", learned)
@@ -427,7 +407,7 @@ def test_gate_markdown_is_drawn_on_a_terminal_and_raw_when_piped_or_written(
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
     for right in (10, 2):
-        assert main(["run", str(_suite(tmp_path, right=right)), "--store", db]) == 0
+        assert main(["run", str(gated_suite(tmp_path, right, n=10)), "--store", db]) == 0
     capsys.readouterr()
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
