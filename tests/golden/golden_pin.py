@@ -27,6 +27,7 @@ __all__ = [
     "extraction_fixtures",
     "flatten",
     "operations_fixtures",
+    "suite_kinds",
 ]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -204,10 +205,113 @@ def audit_memaudit(tmp: Path) -> dict[str, Scalar]:
     return flatten(pinned)
 
 
+# --- every task kind through one suite run and its stored form --------------------------------
+
+QA_SUITE = DATA / "suites" / "qa" / "suite.yaml"
+
+
+def _vectors(path: Path, texts: list[str]) -> Path:
+    """Stored vectors that disagree with the reference embedder in a fixed, seeded way."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    path.write_text(
+        "".join(
+            json.dumps({"text": t, "vector": rng.normal(size=16).tolist()}) + "\n" for t in texts
+        )
+    )
+    return path
+
+
+def _stored_run(tmp: Path, suite: Path, store: Path) -> dict[str, Any]:
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    _cli(["run", str(suite), "--store", str(store), "--no-progress"], ok=(0, 1))
+    buf = StringIO()
+    with redirect_stdout(buf):
+        _cli(["runs", "list", "--store", str(store), "--json"])
+    run_id = json.loads(buf.getvalue())[0]["run_id"]
+    buf = StringIO()
+    with redirect_stdout(buf):
+        _cli(["runs", "show", run_id, "--store", str(store), "--json"])
+    shown: dict[str, Any] = json.loads(buf.getvalue())
+    return shown
+
+
+def _summary_numbers(shown: Mapping[str, Any]) -> dict[str, Any]:
+    summary = shown["summary"]
+    evaluators = {
+        f"{r['subject']}|{r['task']}|{r['evaluator']}": {
+            k: r[k] for k in ("mean", "ci_low", "ci_high", "n_scored", "n_failed", "pass_rate")
+        }
+        for r in summary["evaluators"]
+    }
+    tasks = {
+        f"{t['subject']}|{t['task']}": {
+            "n_items": t["n_items"],
+            "n_completed": t["n_completed"],
+            "n_failed": t["n_failed"],
+            "score": {k: t["score"].get(k) for k in ("mean", "ci_low", "ci_high", "n_scored")},
+        }
+        for t in summary["tasks"]
+    }
+    measures = {
+        f"{a['task']}|{a['aggregate']}|{m['subject']}|{m['name']}": {
+            k: m.get(k) for k in ("value", "ci_low", "ci_high", "n_scored", "n_failed")
+        }
+        for a in summary["aggregates"]
+        for m in a["measures"]
+    }
+    return {"evaluators": evaluators, "tasks": tasks, "measures": measures}
+
+
+def suite_kinds(tmp: Path) -> dict[str, Scalar]:
+    """A suite run of every task kind (expected-output, script, retrieval; knowledge-graph
+    triples; embedding pairs against the offline MiniLM), as `runs show --json` gives it back
+    from the store: per evaluator, per task and per aggregate measure."""
+    pinned = {"qa": _summary_numbers(_stored_run(tmp, QA_SUITE, tmp / "qa.db"))}
+    pairs = [
+        json.loads(line) for line in (DATA / "embeddings" / "pairs.jsonl").read_text().splitlines()
+    ]
+    texts = sorted({p[s] for p in pairs for s in ("a", "b")})
+    suite = {
+        "name": "write-kinds",
+        "max_failure_rate": 0.5,
+        "subjects": {
+            "writer": {"recorded": {"path": str(DATA / "graph" / "outputs.jsonl")}},
+            "vectors": {"stored-vectors": {"path": str(_vectors(tmp / "v.jsonl", texts))}},
+        },
+        "tasks": [
+            {
+                "name": "kg",
+                "kind": "expected-output",
+                "subjects": ["writer"],
+                "dataset": str(DATA / "graph" / "items.jsonl"),
+                "evaluators": ["kg-triples"],
+                "aggregates": ["kg"],
+            },
+            {
+                "name": "vectors",
+                "kind": "embedding",
+                "subjects": ["vectors"],
+                "dataset": str(DATA / "embeddings" / "pairs.jsonl"),
+                "evaluators": ["embedding-pair"],
+                "aggregates": [{"embedding": {"k": 1}}],
+            },
+        ],
+    }
+    path = tmp / "write-kinds.json"
+    path.write_text(json.dumps(suite))
+    pinned["write"] = _summary_numbers(_stored_run(tmp, path, tmp / "w.db"))
+    return flatten(pinned)
+
+
 PINS: dict[str, Callable[[Path], dict[str, Scalar]]] = {
     "evaluate_demo": evaluate_demo,
     "evaluate_locomo_lexical": evaluate_locomo_lexical,
     "extraction_fixtures": extraction_fixtures,
     "operations_fixtures": operations_fixtures,
     "audit_memaudit": audit_memaudit,
+    "suite_kinds": suite_kinds,
 }
