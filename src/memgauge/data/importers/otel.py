@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +34,7 @@ from memgauge.data.jsonio import decode_text, iter_jsonl
 from memgauge.data.parsing import ParseError, loads_json
 from memgauge.errors import Problem
 
-__all__ = ["RawSpan", "SpanError", "first", "nanos", "normal_id", "walk"]
+__all__ = ["RawSpan", "SpanError", "first", "nanos", "normal_id", "records", "walk"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ANY_VALUE = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
@@ -237,12 +237,18 @@ def _record_spans(one: dict[str, Any], where: str, line: int | None) -> list[Raw
     return [RawSpan(line, where.rstrip("."), flat, attrs, otlp=False)]
 
 
-def walk(path: Path, problems: list[Problem], report: ImportReport) -> Iterator[RawSpan]:
-    """Every span of the file. A record that cannot be read (not an object, an attribute
-    without a key...) is a Problem naming its line and path, and yields none of its spans;
-    `report` counts the OTLP exports read."""
+def walk(
+    path: Path,
+    problems: list[Problem],
+    report: ImportReport,
+    recs: Iterable[tuple[int | None, Any]] | None = None,
+) -> Iterator[RawSpan]:
+    """Every span of the file (of `recs`, its records when they have been read already). A
+    record that cannot be read (not an object, an attribute without a key...) is a Problem
+    naming its line and path, and yields none of its spans; `report` counts the OTLP exports
+    read."""
     file = str(path)
-    for line, record in records(path, problems):
+    for line, record in records(path, problems) if recs is None else recs:
         if isinstance(record, dict) and isinstance(record.get("data"), list):
             record = record["data"]  # Phoenix's REST API: {"data": [spans], "next_cursor"}
         many = record if isinstance(record, list) else [record]
