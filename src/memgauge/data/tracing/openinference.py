@@ -27,7 +27,9 @@ _DOC = re.compile(r"retrieval\.documents\.\d+\.document\.\w+")
 def _error(raw: RawSpan) -> str | None:
     attrs = raw.attrs
     # OTLP keeps `status` an object; Phoenix's export flattens it to `status_code`
-    span = {**raw.span, **{f"status.{k}": v for k, v in (raw.span.get("status") or {}).items()}}
+    status = raw.span.get("status")
+    status = status if isinstance(status, dict) else {}
+    span = {**raw.span, **{f"status.{k}": v for k, v in status.items()}}
     code = first(span, "status.code", "status_code")
     if code in (2, "2", "STATUS_CODE_ERROR", "ERROR"):
         return str(
