@@ -425,7 +425,9 @@ def test_langsmith_runs_tagged_memory_extraction_are_the_trace_lines(
     tag), a failed one skipped rather than judged as an extraction of nothing."""
     server.respond(_facts_judge)
     runs = DATA / "traces" / "langsmith_runs.json"
-    code, out, text = _run(capsys, "--outputs", str(runs), "--no-targets", "--output", str(tmp_path))
+    code, out, text = _run(
+        capsys, "--outputs", str(runs), "--no-targets", "--output", str(tmp_path)
+    )
     assert code == 0, text
     cases = json.loads((tmp_path / "extraction.json").read_text())["per_case"]
     assert sorted(c["id"] for c in cases) == [

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from memgauge.api._online import export_golden_set as export_golden_set
     from memgauge.api._online import import_graded as import_graded
     from memgauge.api._online import import_spans as import_spans
-    from memgauge.api._traces import import_traces as import_traces
     from memgauge.api._online import pause_ab_test as pause_ab_test
     from memgauge.api._online import shadow_summaries as shadow_summaries
     from memgauge.api._online import write_annotation_pool as write_annotation_pool
@@ -93,6 +92,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import results_store as results_store
     from memgauge.api._store import upgrade_store as upgrade_store
     from memgauge.api._store import viewer_store as viewer_store
+    from memgauge.api._traces import import_traces as import_traces
     from memgauge.api._track import accept_gate as accept_gate
     from memgauge.api._track import gate as gate
     from memgauge.api._track import history as history

@@ -169,7 +169,9 @@ def import_traces_cmd(
     tokens = ("prompt_tokens", "completion_tokens", "queries_logged", "extraction_lines")
     shown = {"spans", "documents", "otlp_exports", *kinds, *held, *tokens}
     click.echo(f"{traces} ({report.format}): {counts.get('spans', 0)} spans")
-    click.echo("  by kind: " + ", ".join(f"{k.removesuffix('_spans')} {v}" for k, v in kinds.items()))
+    click.echo(
+        "  by kind: " + ", ".join(f"{k.removesuffix('_spans')} {v}" for k, v in kinds.items())
+    )
     click.echo("  " + ", ".join(f"{k} {counts.get(k, 0)}" for k in held))
     for key in tokens:
         if key in counts:

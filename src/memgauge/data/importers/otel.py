@@ -188,7 +188,9 @@ def _otlp_spans(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], d
         for s, scope in enumerate(scopes):
             spans = scope.get("spans") if isinstance(scope, dict) else None
             if not isinstance(spans, list):
-                raise SpanError(f"resourceSpans.{r}.scopeSpans.{s}.spans", "must be a list of spans")
+                raise SpanError(
+                    f"resourceSpans.{r}.scopeSpans.{s}.spans", "must be a list of spans"
+                )
             for i, span in enumerate(spans):
                 path = f"resourceSpans.{r}.scopeSpans.{s}.spans.{i}"
                 if not isinstance(span, dict):

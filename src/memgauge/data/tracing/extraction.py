@@ -41,7 +41,8 @@ def _mapping(value: Any) -> dict[str, Any] | None:
 def _turn(message: Any) -> Any:
     if not isinstance(message, dict):
         return message  # the trace line's model says what is wrong with it
-    kwargs = message.get("kwargs") if isinstance(message.get("kwargs"), dict) else message
+    inner = message.get("kwargs")  # a serialized LangChain message keeps its fields here
+    kwargs: dict[str, Any] = inner if isinstance(inner, dict) else message
     role = kwargs.get("role") or kwargs.get("type") or message.get("type")
     return {"role": _ROLES.get(str(role), role), "content": kwargs.get("content")}
 
@@ -94,7 +95,7 @@ def extraction_lines(traces: TraceSet, report: ImportReport) -> list[dict[str, A
             if not conversation:
                 _skip(report, "extraction_runs_without_conversation_skipped", span)
                 continue
-            memory = next((inputs[k] for k in _MEMORY if k in inputs), [])
+            memory: Any = next((inputs[k] for k in _MEMORY if k in inputs), [])
             lines.append(
                 {
                     "id": span.span_id,

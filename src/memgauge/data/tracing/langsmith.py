@@ -120,7 +120,8 @@ def _llm(run: dict[str, Any], span_id: str, report: ImportReport) -> LLMCall:
 
 
 def _retrieval(run: dict[str, Any], span_id: str, report: ImportReport) -> Retrieval:
-    inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
+    given = run.get("inputs")
+    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
     query = next((inputs[k] for k in ("query", "input", "question") if inputs.get(k)), None)
     if not isinstance(query, str):
         raise DroppedSpanError(

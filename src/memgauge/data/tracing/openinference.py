@@ -57,7 +57,9 @@ def _tokens(attrs: dict[str, Any], report: ImportReport) -> dict[str, int | None
     out: dict[str, int | None] = {}
     for part in _TOKENS:
         value = attrs.get(f"llm.token_count.{part}")
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
             report.add("llm_token_counts_not_counts_ignored")
             value = None
         out[f"{part}_tokens"] = value
@@ -116,12 +118,16 @@ def span_of(raw: RawSpan, report: ImportReport) -> tuple[Span, DroppedSpanError 
         except DroppedSpanError as why:
             dropped = why
         else:
-            retrieval = None if found is None else Retrieval(
-                span_id=span_id,
-                query=found.query,
-                result_ids=list(found.result_ids),
-                scores=list(found.scores),
-                latency_ms=found.latency_ms,
+            retrieval = (
+                None
+                if found is None
+                else Retrieval(
+                    span_id=span_id,
+                    query=found.query,
+                    result_ids=list(found.result_ids),
+                    scores=list(found.scores),
+                    latency_ms=found.latency_ms,
+                )
             )
     elif kind == "TOOL":
         tool = _tool(raw, span_id, error, report)

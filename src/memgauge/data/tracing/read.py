@@ -38,7 +38,8 @@ def _start(span: Span) -> tuple[bool, int]:
 def _trace(trace_id: str, spans: list[Span], report: ImportReport) -> Trace:
     by_id = {s.span_id: s for s in spans}
     missing = [s for s in spans if s.parent_id is not None and s.parent_id not in by_id]
-    report.add("spans_with_missing_parent", len(missing)) if missing else None
+    if missing:
+        report.add("spans_with_missing_parent", len(missing))
     roots = sorted((s for s in spans if s.parent_id is None), key=_start)
     root = roots[0] if roots else None
     if root is None:
@@ -209,4 +210,4 @@ def read_traces(path: str | Path) -> tuple[TraceSet, ImportReport]:
     report.counts.pop("scores_not_stored", None)
     traces, sessions = group(spans, report)
     _count(traces, sessions, report)
-    return TraceSet(source=file, format=fmt, traces=traces, sessions=sessions), report  # type: ignore[arg-type]
+    return TraceSet(source=file, format=fmt, traces=traces, sessions=sessions), report
