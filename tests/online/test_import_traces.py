@@ -126,6 +126,7 @@ def test_partial_traces_are_counted_per_reason(capsys: pytest.CaptureFixture[str
     assert c["traces_without_root"] == 1
     assert c["traces_with_conflicting_sessions"] == 1
     assert c["spans_repeated"] == 1
+    assert c["llm_spans_without_model"] == 1  # the repeated LLM span is counted once
     assert c["tool_spans_without_name"] == 1
     assert c["spans_of_unknown_kind"] == 1
     assert c["retriever_spans_documents_a_string_dropped"] == 1
@@ -204,3 +205,40 @@ def test_unreadable_trace_files_exit_2_with_file_and_reason(
     assert "traces.json" in cap.err
     assert "Traceback" not in cap.out + cap.err
     assert not db.exists()
+
+
+def test_validate_describes_a_trace_export(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(TRACES / "langsmith_runs.json")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "langsmith trace export: 4 traces in 2 sessions, 8 spans; 2 runs tagged"
+        " memory_extraction as trace lines"
+    ) in out
+
+
+def test_openinference_spans_tagged_memory_extraction_are_trace_lines(tmp_path: Path) -> None:
+    """The same reading for an OpenInference export: `tag.tags`, and the inputs and outputs
+    as the JSON text `input.value` / `output.value` hold."""
+    from memgauge.data.traces import export_report
+
+    inputs = {"conversation": "We will never run ads.", "existing_memory": "pricing: 20 euros"}
+    span = {
+        "name": "extract_memories",
+        "span_kind": "CHAIN",
+        "context.span_id": "e1",
+        "context.trace_id": "t1",
+        "attributes.tag.tags": ["memory_extraction"],
+        "attributes.input.value": json.dumps(inputs),
+        "attributes.input.mime_type": "application/json",
+        "attributes.output.value": json.dumps({"output": ["constraint: No ads"]}),
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(span) + "\n")
+    (line,), report = export_report(path)
+    assert line.key == "e1"
+    assert [(t.role, t.content) for t in line.conversation or []] == [
+        ("user", "We will never run ads.")
+    ]
+    assert line.existing_memory == ["pricing: 20 euros"]
+    assert line.output == ["constraint: No ads"]
+    assert report.counts["extraction_lines"] == 1

@@ -194,6 +194,20 @@ def unlabelled_cases(
 
 def trace_summary(path: str | Path) -> str:
     """What `memgauge validate` says of a valid trace: its lines, labelled and not, and tags."""
+    from memgauge.data.tracing.extraction import EXTRACTION_TAG  # see export_report
+    from memgauge.data.tracing.read import export_format, read_traces
+
+    if export_format(path) is not None:
+        traces, report = read_traces(path)
+        try:
+            n = len(export_report(path)[0])
+        except DataError:
+            n = 0  # a valid export without extraction runs: `extraction --outputs` says so
+        c = report.counts
+        return (
+            f"{traces.format} trace export: {c['traces']} traces in {c['sessions']} sessions,"
+            f" {c['spans']} spans; {n} runs tagged {EXTRACTION_TAG} as trace lines"
+        )
     lines = read_lines(path)
     unlabelled = [ln for ln in lines if ln.unlabelled]
     tags = sorted({t for ln in unlabelled for t in ln.tags})

@@ -18,6 +18,7 @@ a document id that is not text, no spans at all.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +74,10 @@ def _trace(trace_id: str, spans: list[Span], report: ImportReport) -> Trace:
 
 def group(spans: list[Span], report: ImportReport) -> tuple[list[Trace], list[Session]]:
     """Spans into traces (in file order of their first span) and traces into sessions."""
-    by_trace: dict[str, dict[str, Span]] = defaultdict(dict)
-    for span in spans:
-        seen = by_trace[span.trace_id]
-        if span.span_id in seen:
-            report.add("spans_repeated")
-        seen[span.span_id] = span
-    traces = [_trace(t, list(s.values()), report) for t, s in by_trace.items()]
+    by_trace: dict[str, list[Span]] = defaultdict(list)
+    for span in spans:  # read once each (`_spans`)
+        by_trace[span.trace_id].append(span)
+    traces = [_trace(t, s, report) for t, s in by_trace.items()]
     in_session: dict[str, list[Trace]] = defaultdict(list)
     for trace in traces:
         if trace.session_id is not None:
@@ -118,40 +116,68 @@ def _count(traces: list[Trace], sessions: list[Session], report: ImportReport) -
             report.counts[f"{part}_tokens"] = sum(known)
 
 
+@dataclass
+class _Read:
+    """A span as read, with what reading it counted (merged only if it is the one kept)."""
+
+    span: Span
+    counts: ImportReport
+    dropped: Problem | None
+    key: str = ""
+
+
 def _spans(
     file: str, recs: list[tuple[int | None, Any]], fmt: str, report: ImportReport
 ) -> tuple[list[Span], list[Problem]]:
+    """The spans of the file, a span given twice read once (the last: a later export of a
+    span supersedes an earlier one), its counts and dropped search counted once."""
     problems: list[Problem] = []
-    spans: list[Span] = []
-    firsts: dict[str, Problem] = {}
+    read: dict[tuple[str, str], _Read] = {}
 
-    def keep(made: tuple[Span, DroppedSpanError | None], line: int | None, at: str) -> None:
+    def keep(
+        made: tuple[Span, DroppedSpanError | None], own: ImportReport, line: int | None, at: str
+    ) -> None:
         span, dropped = made
-        spans.append(span)
+        where = None
         if dropped is not None:
             field = ".".join(x for x in (at, dropped.field) if x)
             where = Problem(file, line, field, dropped.message)
-            drop(report, firsts, where, dropped.key, "retrievals not read")
+        key = (span.trace_id, span.span_id)
+        if key in read:
+            report.add("spans_repeated")
+            del read[key]  # the last is kept, in its own place in the file's order
+        read[key] = _Read(span, own, where, "" if dropped is None else dropped.key)
+
+    def scratch() -> ImportReport:
+        return ImportReport(source=file, format=fmt)
 
     if fmt == "langsmith":
         trace_of: dict[str, str] = {}
         for line, value in recs:
             try:
                 for path, run, parent in langsmith.runs_of(value, ""):
+                    own = scratch()
                     try:
-                        keep(langsmith.span_of_run(run, parent, trace_of, report), line, path)
+                        keep(langsmith.span_of_run(run, parent, trace_of, own), own, line, path)
                     except SpanError as bad:
                         field = ".".join(x for x in (path, bad.field) if x)
                         problems.append(Problem(file, line, field or None, bad.message))
             except SpanError as bad:
                 problems.append(Problem(file, line, bad.field or None, bad.message))
-        return spans, problems
-    for raw in walk(Path(file), problems, report, recs):
-        try:
-            keep(openinference.span_of(raw, report), raw.line, raw.path)
-        except SpanError as bad:
-            problems.append(Problem(file, raw.line, raw.field(bad.field), bad.message))
-    return spans, problems
+    else:
+        for raw in walk(Path(file), problems, report, recs):
+            own = scratch()
+            try:
+                keep(openinference.span_of(raw, own), own, raw.line, raw.path)
+            except SpanError as bad:
+                problems.append(Problem(file, raw.line, raw.field(bad.field), bad.message))
+    firsts: dict[str, Problem] = {}
+    for one in read.values():
+        for key, n in one.counts.counts.items():
+            report.add(key, n)
+        if one.dropped is not None:
+            drop(report, firsts, one.dropped, one.key, "retrievals not read")
+    return [one.span for one in read.values()], problems
 
 
 def _format(value: Any) -> str | None:
