@@ -332,7 +332,10 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ),
     ),
     # issue 33 item 2: whole traces; a file that cannot be read is refused, never read as empty
-    "traces_otlp_cut_off.json": (["import-traces"], (1, "not valid JSON")),
+    "traces_otlp_cut_off.json": (
+        ["import-traces"],
+        (1, "not valid JSON: Expecting value at column 284"),
+    ),
     "traces_langsmith_not_a_run.json": (
         ["import-traces", "extraction-trace"],
         (None, "1: a run must be an object, got a string"),
