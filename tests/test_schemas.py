@@ -30,6 +30,9 @@ NOT_DATASETS = {
     "beir/mini/queries.jsonl": "BEIR's format, read by `memgauge import beir`",
     "spans/otlp.json": "an OTLP-JSON trace export, read by `memgauge logs import-spans`",
     "spans/phoenix.jsonl": "Phoenix's span export, read by `memgauge logs import-spans`",
+    "traces/otlp_agent.jsonl": "an OTLP-JSON trace export, read by `memgauge logs import-traces`",
+    "traces/phoenix_spans.jsonl": "Phoenix's span export, read by `memgauge logs import-traces`",
+    "traces/langsmith_runs.json": "LangSmith runs, read by `logs import-traces` and `extraction`",
     **{
         f"memaudit/results/{name}.results.json": "memaudit's own results.json, compared with "
         "memgauge's memaudit.json by tests/official/test_memaudit_official.py"

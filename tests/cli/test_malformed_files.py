@@ -96,6 +96,11 @@ def _no_store(env: Env) -> None:
     assert not env.db.exists()
 
 
+def _no_store_nor_out(env: Env) -> None:
+    _no_store(env)
+    _no_out(env)
+
+
 def _no_judgments(env: Env) -> None:
     assert env.rows("eval_judgments") == 0
 
@@ -205,6 +210,13 @@ COMMANDS: dict[str, Command] = {
     "import-spans": (
         lambda f, e: ["logs", "import-spans", f, "--store", str(e.db)],
         _no_store,
+    ),
+    "import-traces": (
+        lambda f, e: [
+            *("logs", "import-traces", f, "--log", "--store", str(e.db)),
+            *("--out", str(e.out)),
+        ],
+        _no_store_nor_out,
     ),
 }
 
@@ -318,6 +330,19 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
             "spans.0.attributes.retrieval.documents: is a string, not a list of documents (2 "
             "retriever spans dropped for this); no retriever span of the file can be logged",
         ),
+    ),
+    # issue 33 item 2: whole traces; a file that cannot be read is refused, never read as empty
+    "traces_otlp_cut_off.json": (
+        ["import-traces"],
+        (1, "not valid JSON: Expecting value at column 284"),
+    ),
+    "traces_langsmith_not_a_run.json": (
+        ["import-traces", "extraction-trace"],
+        (None, "1: a run must be an object, got a string"),
+    ),
+    "traces_langsmith_bad_time.json": (
+        ["import-traces", "extraction-trace"],
+        (None, "0.child_runs.0.start_time: 'yesterday' is not a time"),
     ),
 }
 

@@ -25,6 +25,7 @@ OTHER_COMMANDS = {
     "annotations_mapping.yaml",
     "not_a_bundle.json",  # `runs import`: tests/cli/test_run_bundles.py
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
+    "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
 }
 BAD = sorted(
     p for p in (DATA / "bad").iterdir() if p.name != "README.md" and p.name not in OTHER_COMMANDS

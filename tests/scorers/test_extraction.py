@@ -415,3 +415,40 @@ def test_a_trace_with_nothing_to_judge_is_a_usage_error(
     code, _, text = _run(capsys, "--outputs", str(labelled))
     assert code == 2
     assert "no unlabelled line" in text
+
+
+def test_langsmith_runs_tagged_memory_extraction_are_the_trace_lines(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33 item 2: seed 001's online phase read from a LangSmith export as it is: the runs
+    tagged memory_extraction, each once (not again as its own LLM child, which inherits the
+    tag), a failed one skipped rather than judged as an extraction of nothing."""
+    server.respond(_facts_judge)
+    runs = DATA / "traces" / "langsmith_runs.json"
+    code, out, text = _run(
+        capsys, "--outputs", str(runs), "--no-targets", "--output", str(tmp_path)
+    )
+    assert code == 0, text
+    cases = json.loads((tmp_path / "extraction.json").read_text())["per_case"]
+    assert sorted(c["id"] for c in cases) == [
+        "1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a05",
+        "1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a07",
+    ]
+    assert (out["tp"], out["fp"], out["fn"]) == (2, 0, 0)
+    prompts = [r["json"]["messages"][-1]["content"] for r in server.requests]
+    assert len(prompts) == 2
+    # LangChain's `human` message read as the user's turn; the existing memory as given
+    assert any("charge 35 euros" in p and "pricing: Price is 20 euros" in p for p in prompts)
+
+
+def test_a_langsmith_export_with_no_judgeable_extraction_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "runs.json"
+    failed = {"id": "r-1", "run_type": "chain", "tags": ["memory_extraction"], "error": "boom"}
+    path.write_text(json.dumps([failed, {"id": "r-2", "run_type": "llm", "tags": ["chat"]}]))
+    code, _, text = _run(capsys, "--outputs", str(path), "--no-targets")
+    assert code == 2
+    assert "runs.json: a langsmith trace export with no run tagged memory_extraction" in text
+    assert "extraction_runs_failed_skipped: the first is run r-1" in text
+    assert "Traceback" not in text

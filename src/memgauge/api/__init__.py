@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import results_store as results_store
     from memgauge.api._store import upgrade_store as upgrade_store
     from memgauge.api._store import viewer_store as viewer_store
+    from memgauge.api._traces import import_traces as import_traces
     from memgauge.api._track import accept_gate as accept_gate
     from memgauge.api._track import gate as gate
     from memgauge.api._track import history as history

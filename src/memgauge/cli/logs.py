@@ -121,6 +121,70 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     click.echo(dumps_strict({**report.counts, "notes": report.notes}))
 
 
+@logs.command("import-traces")
+@click.argument("traces", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--log",
+    "log",
+    is_flag=True,
+    help="Log the traces' searches into the query log (of --store), as `import-spans` does.",
+)
+@click.option(
+    "--store",
+    "store_path",
+    default=None,
+    metavar="STORE",
+    help="The store --log writes to: a path, sqlite:///PATH or postgresql://... (default:"
+    " MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if need be).",
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the traces (spans, searches, tool calls, model calls, answers, sessions) here"
+    " as JSON.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_traces_cmd(
+    traces: Path, log: bool, store_path: str | None, out_path: Path | None, as_json: bool
+) -> None:
+    """Read whole traces: OpenInference spans (an OTLP-JSON export, or Phoenix's span export)
+    or LangSmith runs exported as JSON (run trees), grouped into traces and sessions with their
+    searches, tool calls, model calls (model, tokens) and final answers.
+
+    Prints the spans per kind, what the traces hold, and what was partial or dropped, per
+    reason (a span whose parent is missing, a trace without a root or an answer, a retriever
+    span whose search cannot be read...). A file that cannot be read exits 2 naming the file,
+    line and field, and writes nothing. LangSmith runs tagged memory_extraction are read by
+    `memgauge extraction --outputs FILE` as production trace lines.
+    """
+    _, report = api.import_traces(traces, log=log, store=store_path, out=out_path)
+    if as_json:
+        click.echo(dumps_strict(report.as_dict()))
+        return
+    counts = report.counts
+    kinds = {k: v for k, v in counts.items() if k.endswith("_spans") and k.isidentifier()}
+    held = ("traces", "sessions", "retrievals", "tool_calls", "llm_calls", "answers")
+    tokens = ("prompt_tokens", "completion_tokens", "queries_logged", "extraction_lines")
+    shown = {"spans", "documents", "otlp_exports", *kinds, *held, *tokens}
+    click.echo(f"{traces} ({report.format}): {counts.get('spans', 0)} spans")
+    click.echo(
+        "  by kind: " + ", ".join(f"{k.removesuffix('_spans')} {v}" for k, v in kinds.items())
+    )
+    click.echo("  " + ", ".join(f"{k} {counts.get(k, 0)}" for k in held))
+    for key in tokens:
+        if key in counts:
+            click.echo(f"  {key}: {counts[key]}")
+    partial = {k: v for k, v in counts.items() if k not in shown}
+    if partial:
+        click.echo("  partial or dropped, per reason:")
+        for key, n in sorted(partial.items()):
+            click.echo(f"    {key}: {n}")
+    for note in report.notes:
+        click.echo(f"  note: {note}")
+
+
 @logs.command("re-search")
 @db_argument
 @click.option("--threshold", type=number(0, 1), default=0.8, show_default=True)

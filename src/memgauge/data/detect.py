@@ -97,6 +97,8 @@ _PARTS: dict[str, Kind] = {
 }
 _MEMORY_ONLY = {"tier", "folder", "session", "created_at"}
 _QUERY_ONLY = {"intent", "category", "session_context", "harvested_at"}
+#: the fields of a trace export's record (data.tracing): LangSmith, OTLP-JSON, Phoenix
+_TRACE_EXPORT = {"run_type", "resourceSpans", "span_kind", "context.span_id"}
 _TEXT_SUFFIXES = (".txt", ".trec", ".qrels", ".run", "")
 _HEAD = 64 * 1024
 
@@ -122,6 +124,8 @@ def kind_by_name(path: Path) -> Kind | None:
 
 def _by_record(keys: set[str]) -> tuple[Kind, ...]:
     """The kinds whose records have these fields, most likely first."""
+    if keys & _TRACE_EXPORT:
+        return ("trace",)  # a LangSmith run, an OTLP export, a Phoenix span
     if {"query_id", "memory_id"} <= keys:
         return ("judgments",)
     if keys & {"haystack_sessions", "question_id", "answer_session_ids"}:
@@ -159,6 +163,8 @@ def _by_object(outline: Outline) -> tuple[Kind, ...]:
     record = set(outline.record)
     if keys & {"tasks", "subjects"}:
         return ("suite",)
+    if keys & _TRACE_EXPORT or ("runs" in keys and "run_type" in record):
+        return ("trace",)
     if "conversations" in keys:
         return ("conversations",)
     parts = [k for k in outline.keys if k in _PARTS]

@@ -149,7 +149,9 @@ def iter_jsonl(
                 )
                 continue
             try:
-                yield lineno, loads_json(text)
+                # without its newline: a line cut off mid-value is refused at its own last
+                # column, not at column 1 of a next line it does not have
+                yield lineno, loads_json(text.rstrip("\r\n"))
             except ParseError as exc:
                 problems.append(Problem(file, lineno, None, f"not valid JSON: {exc.message}"))
 

@@ -8,6 +8,10 @@ nor for minimalism: nobody said what it should have extracted). Its `id` is its 
 run id), or `trace-` and 12 hex digits of its content's sha256 when it has none, so the same
 line gets the same id in every run and a resumed run finds it.
 
+A trace export (LangSmith's runs as JSON, OpenInference spans as OTLP-JSON or Phoenix's export)
+is read by `data.tracing`: its runs tagged `memory_extraction` are the lines (see
+`data.tracing.extraction`), and what could not be read from them is counted (`export_report`).
+
 `tags` select the lines of one kind of call (seed 001 scores the runs tagged
 `memory_extraction`); `sample` keeps a share of them, decided per line from a hash of the seed
 and its id: the same seed keeps the same lines, and a line's fate does not change when the trace
@@ -20,14 +24,26 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from memgauge.data.jsonio import read_records
+from memgauge.data.jsonio import problems_from_validation, read_records
 from memgauge.data.models import ExtractionCase, Turn
+from memgauge.errors import DataError, Problem
 
-__all__ = ["TraceLine", "load_recorded", "sampled", "trace_summary", "unlabelled_cases"]
+if TYPE_CHECKING:
+    from memgauge.data.importers.common import ImportReport
+
+__all__ = [
+    "TraceLine",
+    "export_report",
+    "load_recorded",
+    "read_lines",
+    "sampled",
+    "trace_summary",
+    "unlabelled_cases",
+]
 
 
 class TraceLine(BaseModel):
@@ -89,9 +105,55 @@ class TraceLine(BaseModel):
         return "trace-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
 
+def export_report(path: str | Path) -> tuple[list[TraceLine], ImportReport]:
+    """The trace lines of a trace export's extraction runs, and the report of what was read
+    and skipped (per reason). A DataError when the file has none that can be judged."""
+    # imported here: the importers package imports data.io, which imports this module
+    from memgauge.data.tracing.extraction import EXTRACTION_TAG, extraction_lines
+    from memgauge.data.tracing.read import read_traces
+
+    file = str(path)
+    traces, report = read_traces(path)
+    lines: list[TraceLine] = []
+    bad: list[Problem] = []
+    for raw in extraction_lines(traces, report):
+        try:
+            lines.append(TraceLine.model_validate(raw))
+        except ValidationError as exc:
+            report.add("extraction_runs_unreadable_skipped")
+            bad.extend(problems_from_validation(exc, file, None, f"run {raw['id']}"))
+    if bad:
+        first = bad[0]
+        report.notes.append(
+            f"extraction_runs_unreadable_skipped: the first at {first.field}: {first.message}"
+        )
+    if not lines:
+        why = [n for n in report.notes if n.startswith("extraction_runs")]
+        raise DataError(
+            Problem(
+                file,
+                None,
+                None,
+                f"a {traces.format} trace export with no run tagged {EXTRACTION_TAG} that can"
+                f" be judged ({'; '.join(why) if why else 'none is tagged'})",
+            )
+        )
+    report.counts["extraction_lines"] = len(lines)
+    return lines, report
+
+
+def read_lines(path: str | Path) -> list[TraceLine]:
+    """The lines of a trace file: memgauge's own JSONL, or a trace export's extraction runs."""
+    from memgauge.data.tracing.read import export_format  # see export_report
+
+    if export_format(path) is not None:
+        return export_report(path)[0]
+    return read_records(path, TraceLine)
+
+
 def load_recorded(path: str | Path) -> dict[str, Any]:
     """Item id -> recorded output, for every line; later lines win for a repeated id."""
-    return {line.key: line.output for line in read_records(path, TraceLine)}
+    return {line.key: line.output for line in read_lines(path)}
 
 
 def sampled(key: str, rate: float, seed: int) -> bool:
@@ -110,7 +172,7 @@ def unlabelled_cases(
     lines tagged with any of `tags` (all, when none is given) and then the `sample` share; and
     how many unlabelled lines the file has before filtering."""
     lines: dict[str, TraceLine] = {}
-    for line in read_records(path, TraceLine):
+    for line in read_lines(path):
         if line.unlabelled:
             lines[line.key] = line  # a later line wins, as for its output
     kept = [
@@ -132,7 +194,21 @@ def unlabelled_cases(
 
 def trace_summary(path: str | Path) -> str:
     """What `memgauge validate` says of a valid trace: its lines, labelled and not, and tags."""
-    lines = read_records(path, TraceLine)
+    from memgauge.data.tracing.extraction import EXTRACTION_TAG  # see export_report
+    from memgauge.data.tracing.read import export_format, read_traces
+
+    if export_format(path) is not None:
+        traces, report = read_traces(path)
+        try:
+            n = len(export_report(path)[0])
+        except DataError:
+            n = 0  # a valid export without extraction runs: `extraction --outputs` says so
+        c = report.counts
+        return (
+            f"{traces.format} trace export: {c['traces']} traces in {c['sessions']} sessions,"
+            f" {c['spans']} spans; {n} runs tagged {EXTRACTION_TAG} as trace lines"
+        )
+    lines = read_lines(path)
     unlabelled = [ln for ln in lines if ln.unlabelled]
     tags = sorted({t for ln in unlabelled for t in ln.tags})
     return (

@@ -1,0 +1,244 @@
+"""`memgauge logs import-traces`: whole traces (OpenInference spans as OTLP-JSON and Phoenix's
+export, LangSmith run trees) read into traces and sessions with their searches, tool calls,
+model calls and answers; partial traces counted per reason; unreadable files refused."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.tracing import Trace, TraceSet, read_traces
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TRACES = DATA / "traces"
+BAD = DATA / "bad"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["logs", "import-traces", *args, "--json"]) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def _by_id(traces: TraceSet) -> dict[str, Trace]:
+    return {t.trace_id: t for t in traces.traces}
+
+
+def test_otlp_json_agent_trace_with_its_searches_tools_model_calls_and_answer() -> None:
+    traces, report = read_traces(TRACES / "otlp_agent.jsonl")
+    assert traces.format == "otlp-json"
+    first = _by_id(traces)["4bf92f3577b34da6a3ce929d0e0e4736"]
+    assert first.session_id == "s-42"
+    assert first.root_span_id == "00f067aa0ba902b7"
+    assert [s.kind for s in first.spans] == ["AGENT", "RETRIEVER", "TOOL", "LLM"]
+    assert first.answer == "Your boat is moored at pier 7 in Porto."
+    (search,) = first.retrievals
+    assert (search.query, search.result_ids) == ("boat mooring location", ["m-pier7", "m-harbour"])
+    assert search.scores == [0.91, 0.42]
+    assert search.latency_ms == pytest.approx(42.0)
+    (tool,) = first.tool_calls
+    assert (tool.name, tool.arguments, tool.result) == (
+        "lookup_berth",
+        '{"pier": 7}',
+        '{"status": "occupied"}',
+    )
+    (llm,) = first.llm_calls
+    assert (llm.model, llm.prompt_tokens, llm.completion_tokens, llm.total_tokens) == (
+        "gpt-4o-mini-2024-07-18",
+        412,
+        23,
+        435,
+    )
+    # the second export's ids are base64 (a protobuf JSON encoder's): read as OTLP's hex
+    second = _by_id(traces)["5b8efff798038103d269b633813fc60d"]
+    assert second.root_span_id == "b7ad6b7169203331"
+    assert second.spans[1].parent_id == "b7ad6b7169203331"
+    assert second.answer is None  # it failed: no answer, never an empty one
+    assert second.error == "RateLimitError: 429 Too Many Requests"
+    assert second.llm_calls[0].prompt_tokens is None  # not given: n/a, not 0
+    assert [s.trace_ids for s in traces.sessions] == [[first.trace_id, second.trace_id]]
+    c = report.counts
+    assert (c["agent_spans"], c["retriever_spans"], c["tool_spans"], c["llm_spans"]) == (1, 1, 1, 2)
+    assert (c["traces"], c["sessions"], c["answers"], c["spans_with_error"]) == (2, 1, 1, 2)
+    assert c["traces_without_answer"] == 1
+    assert c["llm_spans_without_token_counts"] == 1
+    assert c["prompt_tokens"] == 412  # the sum over the calls that gave one
+
+
+def test_phoenix_span_export() -> None:
+    traces, report = read_traces(TRACES / "phoenix_spans.jsonl")
+    assert traces.format == "phoenix"
+    first = _by_id(traces)["9f8e7d6c5b4a39281706f5e4d3c2b1a0"]
+    assert first.answer == "You said the price is 35 euros a month."
+    assert first.retrievals[0].result_ids == ["m-price-35", "m-price-20"]
+    assert first.retrievals[0].latency_ms == pytest.approx(45.0)
+    assert first.tool_calls[0].name == "calculator"
+    assert first.tool_calls[0].result == "420"
+    assert first.llm_calls[0].model == "claude-3-5-haiku-20241022"
+    # the session is on the root only; the second trace joins it
+    assert traces.sessions[0].session_id == "sess-7"
+    assert len(traces.sessions[0].trace_ids) == 2
+    assert (report.counts["prompt_tokens"], report.counts["completion_tokens"]) == (270, 16)
+    assert not any(k.endswith(("_dropped", "_skipped")) for k in report.counts)
+
+
+def test_langsmith_run_tree() -> None:
+    traces, report = read_traces(TRACES / "langsmith_runs.json")
+    assert traces.format == "langsmith"
+    agent = _by_id(traces)["1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a01"]
+    assert agent.session_id == "thread-1"  # the thread, not the run's session_id (a project)
+    assert [s.kind for s in agent.spans] == ["CHAIN", "RETRIEVER", "TOOL", "LLM"]
+    assert agent.retrievals[0].query == "customer city"
+    # a Document's id is `id` or `metadata.id`; the one with neither is dropped and counted
+    assert agent.retrievals[0].result_ids == ["m-porto", "m-dentists"]
+    assert agent.retrievals[0].scores == [0.88, None]
+    assert (agent.tool_calls[0].arguments, agent.tool_calls[0].result) == (
+        "dentists Porto",
+        "12 accounts",
+    )
+    llm = agent.llm_calls[0]
+    assert (llm.model, llm.prompt_tokens, llm.completion_tokens, llm.total_tokens) == (
+        "gpt-4o-mini",
+        310,
+        9,
+        319,
+    )
+    assert llm.output == "Your customers are dentists in Porto."
+    assert agent.answer == "Your customers are dentists in Porto."
+    failed = _by_id(traces)["1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a08"]
+    assert (failed.error, failed.answer) == ("RateLimitError: Error code: 429", None)
+    assert {s.session_id: len(s.trace_ids) for s in traces.sessions} == {
+        "thread-1": 2,
+        "thread-2": 1,
+    }
+    assert report.counts["documents_without_id_dropped"] == 1
+    assert report.counts["traces_without_session"] == 1
+
+
+def test_partial_traces_are_counted_per_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _cli(capsys, str(BAD / "traces_partial.jsonl"))
+    c = report["counts"]
+    assert c["spans_with_missing_parent"] == 1
+    assert c["traces_without_root"] == 1
+    assert c["traces_with_conflicting_sessions"] == 1
+    assert c["spans_repeated"] == 1
+    assert c["llm_spans_without_model"] == 1  # the repeated LLM span is counted once
+    assert c["tool_spans_without_name"] == 1
+    assert c["spans_of_unknown_kind"] == 1
+    assert c["retriever_spans_documents_a_string_dropped"] == 1
+    # the retriever span whose documents are a string is no search that found nothing
+    assert c["retrievals"] == 1
+    assert report["dropped"] == [
+        {
+            "line": 2,
+            "field": "attributes.retrieval.documents",
+            "why": "is a string, not a list of documents",
+        }
+    ]
+    traces, _ = read_traces(BAD / "traces_partial.jsonl")
+    rootless = _by_id(traces)["c0ffee00c0ffee00c0ffee00c0ffee02"]
+    assert (rootless.root_span_id, rootless.answer) == (None, None)
+    assert rootless.retrievals[0].result_ids == ["m-boat"]
+    assert _by_id(traces)["c0ffee00c0ffee00c0ffee00c0ffee01"].session_id == "sess-a"  # the root's
+
+
+def test_searches_logged_once_and_traces_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, out = tmp_path / "log.db", tmp_path / "traces.json"
+    args = ("--log", "--store", str(db), "--out", str(out))
+    report = _cli(capsys, str(TRACES / "langsmith_runs.json"), *args)
+    assert report["counts"]["queries_logged"] == 1
+    _cli(capsys, str(TRACES / "langsmith_runs.json"), *args)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT query_id, query, session_id, result_ids, trace_id FROM eval_queries"
+        ).fetchall()
+    assert rows == [
+        (
+            "run:1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a02",
+            "customer city",
+            "thread-1",
+            '["m-porto", "m-dentists"]',
+            "1f0e3b2a-7c44-4e51-9a0b-2d3c4e5f6a01",
+        )
+    ]
+    written = TraceSet.model_validate_json(out.read_text())
+    assert len(written.traces) == 4
+
+
+def test_the_terminal_report_names_kinds_and_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["logs", "import-traces", str(BAD / "traces_partial.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "by kind: agent 1, retriever 2, llm 1, tool 1, unknown 1" in out
+    assert "    traces_without_root: 1" in out
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("", "file is empty"),
+        ('{"resourceSpans": []}', "no spans: not an OTLP-JSON, Phoenix or LangSmith export"),
+        ("[]", "no spans"),
+        ('{"runs": [{"run_type": "chain", "name": "x"}]}', "runs.0.id: a run needs its id"),
+        ('{"run_type": "chain", "id": "r", "child_runs": {"a": 1}}', "child_runs: must be a list"),
+        (
+            '{"span_kind": "RETRIEVER", "context.span_id": "p", "attributes.input.value": "q",'
+            ' "attributes.retrieval.documents": [{"document.id": "a", "document.score": "hi"}]}',
+            "traces.json: attributes.retrieval.documents.0.document.score: a score must be a",
+        ),
+    ],
+)
+def test_unreadable_trace_files_exit_2_with_file_and_reason(
+    body: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "traces.json"
+    path.write_text(body)
+    db = tmp_path / "log.db"
+    assert main(["logs", "import-traces", str(path), "--log", "--store", str(db)]) == 2
+    cap = capsys.readouterr()
+    assert words in cap.err, cap.err
+    assert "traces.json" in cap.err
+    assert "Traceback" not in cap.out + cap.err
+    assert not db.exists()
+
+
+def test_validate_describes_a_trace_export(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(TRACES / "langsmith_runs.json")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "langsmith trace export: 4 traces in 2 sessions, 8 spans; 2 runs tagged"
+        " memory_extraction as trace lines"
+    ) in out
+
+
+def test_openinference_spans_tagged_memory_extraction_are_trace_lines(tmp_path: Path) -> None:
+    """The same reading for an OpenInference export: `tag.tags`, and the inputs and outputs
+    as the JSON text `input.value` / `output.value` hold."""
+    from memgauge.data.traces import export_report
+
+    inputs = {"conversation": "We will never run ads.", "existing_memory": "pricing: 20 euros"}
+    span = {
+        "name": "extract_memories",
+        "span_kind": "CHAIN",
+        "context.span_id": "e1",
+        "context.trace_id": "t1",
+        "attributes.tag.tags": ["memory_extraction"],
+        "attributes.input.value": json.dumps(inputs),
+        "attributes.input.mime_type": "application/json",
+        "attributes.output.value": json.dumps({"output": ["constraint: No ads"]}),
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(span) + "\n")
+    (line,), report = export_report(path)
+    assert line.key == "e1"
+    assert [(t.role, t.content) for t in line.conversation or []] == [
+        ("user", "We will never run ads.")
+    ]
+    assert line.existing_memory == ["pricing: 20 euros"]
+    assert line.output == ["constraint: No ads"]
+    assert report.counts["extraction_lines"] == 1
