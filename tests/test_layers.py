@@ -233,3 +233,21 @@ def test_no_module_imports_itself_through_others_at_run_time() -> None:
         assert _cycles(graph) == KNOWN_CYCLES
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_no_task_kind_is_chosen_outside_the_kinds() -> None:
+    """What a task of a kind does is its kind's (`runs/kinds/`): nothing else compares a task's
+    kind with a name (a plug-in's kind would fall through every such comparison)."""
+    import re
+
+    chosen = re.compile(
+        r"""(task|spec)\.kind\s*(==|!=|\bin\b|\bnot in\b)|get\(["']kind["']\)\s*=="""
+    )
+    found = [
+        f"{path.relative_to(SRC)}:{n}: {line.strip()}"
+        for path in SRC.rglob("*.py")
+        if "kinds" not in path.relative_to(SRC).parts
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if chosen.search(line)
+    ]
+    assert not found, "\n".join(found)

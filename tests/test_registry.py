@@ -20,6 +20,7 @@ from memgauge.embed import EMBEDDERS, MiniLMEmbedder, OpenAIEmbedder, load_embed
 from memgauge.errors import UsageError
 from memgauge.llm.config import LLMConfig
 from memgauge.llm.providers import LLM_PROVIDERS
+from memgauge.runs.kinds import KINDS, TaskKind, kind_of
 from memgauge.scorers import EVALUATORS, evaluator_from_spec, registered
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.registry import SUBJECTS, RunOptions, build_subject, check_subject
@@ -227,12 +228,14 @@ def test_builtins_table_is_the_one_pyproject_declares() -> None:
         "memgauge.subjects": SUBJECTS,
         "memgauge.llm_providers": LLM_PROVIDERS,
         "memgauge.embedders": EMBEDDERS,
+        "memgauge.kinds": KINDS,
     }
     assert set(families) == set(BUILTINS)
     for group, reg in families.items():
         assert reg.group == group
         assert set(BUILTINS[group]) <= set(reg.names()), group
         assert not reg.broken(), reg.broken()  # every built-in loads
+    assert all(isinstance(kind_of(name), TaskKind) for name in BUILTINS["memgauge.kinds"])
 
 
 def test_spec_schemas_accept_every_form_and_refuse_misspellings() -> None:

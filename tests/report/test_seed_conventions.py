@@ -131,7 +131,7 @@ def test_evaluate_no_relevant_skip_leaves_the_query_out(tmp_path: Path, dataset:
 def test_default_is_zero_and_the_suite_of_a_default_run_is_unchanged(
     tmp_path: Path, dataset: Path
 ) -> None:
-    from memgauge.runs.builders import evaluate_suite
+    from memgauge.runs.kinds.retrieval import evaluate_suite
 
     suite = evaluate_suite(dataset, [("lexical", {"reference": {"mode": "lexical"}})])
     ir = suite.tasks[0].aggregates[0]

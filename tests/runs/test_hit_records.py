@@ -4,7 +4,7 @@ channel ranks, the dataset's own text), and read back whole."""
 from __future__ import annotations
 
 from memgauge.aggregates.hits import hit_channels, hits_of
-from memgauge.runs.work import hit_record
+from memgauge.runs.kinds.base import hit_record
 from memgauge.subjects.protocol import Hit
 
 

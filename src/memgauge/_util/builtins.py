@@ -8,6 +8,15 @@ from __future__ import annotations
 __all__ = ["BUILTINS"]
 
 BUILTINS: dict[str, dict[str, str]] = {
+    "memgauge.kinds": {
+        "retrieval": "memgauge.runs.kinds.retrieval:RetrievalKind",
+        "expected-output": "memgauge.runs.kinds.expected_output:ExpectedOutputKind",
+        "script": "memgauge.runs.kinds.script:ScriptKind",
+        "kg": "memgauge.runs.kinds.kg:KGKind",
+        "extraction": "memgauge.runs.kinds.extraction:ExtractionKind",
+        "operations": "memgauge.runs.kinds.operations:OperationsKind",
+        "embedding": "memgauge.runs.kinds.embedding:EmbeddingKind",
+    },
     "memgauge.aggregates": {
         "ir": "memgauge.aggregates.ir:IRAggregate",
         "extraction": "memgauge.aggregates.write_path:ExtractionAggregate",

@@ -1,8 +1,9 @@
-"""One registry type for every kind of component: subjects, evaluators, aggregates, LLM providers
-and embedders.
+"""One registry type for every kind of component: task kinds, subjects, evaluators, aggregates, LLM
+providers and embedders.
 
-A registry is filled from an entry-point group (`memgauge.subjects`, `memgauge.evaluators`,
-`memgauge.aggregates`, `memgauge.llm_providers`, `memgauge.embedders`): memgauge's own built-ins
+A registry is filled from an entry-point group (`memgauge.kinds`, `memgauge.subjects`,
+`memgauge.evaluators`, `memgauge.aggregates`, `memgauge.llm_providers`, `memgauge.embedders`):
+memgauge's own built-ins
 are declared in its `pyproject.toml` exactly as a third-party package declares its own, so a
 plug-in is a first-class citizen. `register()` adds one in code (tests, notebooks); `reload()`
 reads the entry points again (a distribution installed after the first use).

@@ -116,10 +116,10 @@ if TYPE_CHECKING:
     from memgauge.runs.audit import AuditPlan as AuditPlan
     from memgauge.runs.audit import audit_result as audit_result
     from memgauge.runs.audit import plan_audit as plan_audit
-    from memgauge.runs.builders import audit_suite as audit_suite
-    from memgauge.runs.builders import extraction_suite as extraction_suite
-    from memgauge.runs.builders import operations_suite as operations_suite
     from memgauge.runs.engine import RunReport as RunReport
+    from memgauge.runs.kinds.expected_output import audit_suite as audit_suite
+    from memgauge.runs.kinds.extraction import extraction_suite as extraction_suite
+    from memgauge.runs.kinds.operations import operations_suite as operations_suite
     from memgauge.runs.loadtest import MAX_CLIENTS as MAX_CLIENTS
     from memgauge.runs.loadtest import LoadResult as LoadResult
     from memgauge.runs.outcome import exit_code as exit_code

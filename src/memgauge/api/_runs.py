@@ -27,9 +27,9 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
-from memgauge.runs.builders import evaluate_suite
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
+from memgauge.runs.kinds.retrieval import evaluate_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite

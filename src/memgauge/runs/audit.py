@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.runs.audit_choice import audit_choice
-from memgauge.runs.builders import audit_suite
 from memgauge.runs.engine import RunReport
+from memgauge.runs.kinds.expected_output import audit_suite
 from memgauge.runs.suite import Suite
 from memgauge.scorers.audit import AuditMatch
 from memgauge.subjects.parse import one_spec

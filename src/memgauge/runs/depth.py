@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memgauge._util.registry import RegistryError
 from memgauge.aggregates import AGGREGATES, Aggregate, TaskView
 from memgauge.errors import UsageError
+from memgauge.runs.kinds import kind_of
 
 if TYPE_CHECKING:
     from memgauge.runs.suite import TaskSpec
@@ -24,14 +25,8 @@ __all__ = ["default_aggregates", "depth_error", "least_k"]
 
 
 def default_aggregates(task: TaskSpec) -> list[str]:
-    """The aggregates a task gets when it names none."""
-    if task.kind == "retrieval":
-        return ["ir"]
-    if task.kind in ("extraction", "operations", "embedding"):
-        return [task.kind]
-    if task.probes is not None:
-        return ["audit"]
-    return []
+    """The aggregates a task gets when it names none: its kind's."""
+    return kind_of(task.kind).default_aggregates(task)
 
 
 def _built(task: TaskSpec) -> list[Aggregate]:

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Sequence
 
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import EmptyMemoryError
-from memgauge.runs.plan import PlannedTask
+from memgauge.runs.kinds import kind_of
+from memgauge.runs.kinds.base import PlannedTask
 from memgauge.runs.recording import Recorder
 
 __all__ = ["MIN_SEARCHES", "empty_searches", "void_empty", "with_voided"]
@@ -30,17 +31,6 @@ _KIND = EmptyMemoryError.failure_kind
 #: searches that must all find nothing before a memory is called empty: a query or two that
 #: share no word with any memory are a keyword memory's honest misses, not an empty store
 MIN_SEARCHES = 5
-
-
-def _found_nothing(row: ItemRecord, kind: str) -> bool | None:
-    """Whether a completed item's search found nothing; None when it was not a search (an
-    agent's answer, an extraction) or did not complete."""
-    if row.status != "completed":
-        return None
-    if kind == "retrieval":
-        return not row.output if isinstance(row.output, list) else None
-    retrieved = row.extra.get("retrieved")  # a memory answering with its hits' texts
-    return not retrieved if isinstance(retrieved, list) else None
 
 
 def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
@@ -53,7 +43,8 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
     found: set[tuple[str, str]] = set()
     for row in rows:
         task = tasks.get(row.task)
-        nothing = None if task is None else _found_nothing(row, task.spec.kind)
+        done = task is not None and row.status == "completed"
+        nothing = kind_of(task.spec.kind).found_nothing(row) if task and done else None
         if nothing is None:
             continue
         key = (row.subject, row.task)

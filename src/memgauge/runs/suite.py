@@ -53,8 +53,8 @@ from memgauge.data.detect import Kind
 from memgauge.data.jsonio import decode_text, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
-from memgauge.metrics.conventions import DEFAULT_DEPTH
 from memgauge.runs.depth import least_k
+from memgauge.runs.kinds import KINDS, kind_of
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.scorers.retrieval import RetrievalMeasure
@@ -80,10 +80,6 @@ __all__ = [
     "task_least_k",
     "task_reader",
     "tuned_subject",
-]
-
-TaskKind = Literal[
-    "retrieval", "expected-output", "script", "extraction", "operations", "embedding"
 ]
 
 
@@ -139,10 +135,14 @@ class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
     name: str = Field(min_length=1, description="Unique task name.")
-    kind: TaskKind = Field(
-        description="retrieval, expected-output, script, extraction (seed 001 cases: the "
-        "subject extracts facts), operations (seed 000 cases: the subject decides a merge) or "
-        "embedding (known similar / different pairs: the subject embeds both texts)."
+    kind: str = Field(
+        description="The task's kind (`memgauge schema` lists the installed ones): retrieval, "
+        "expected-output, script, kg, extraction (seed 001 cases: the subject extracts facts), "
+        "operations (seed 000 cases: the subject decides a merge), embedding (known similar / "
+        "different pairs: the subject embeds both texts), or a plug-in's."
+    )
+    options: dict[str, Any] | None = Field(
+        default=None, description="The kind's own settings (a plug-in kind's fields)."
     )
     dataset: str | None = Field(default=None, description="Dataset path, relative to the suite.")
     dataset_kind: Kind | None = Field(
@@ -182,8 +182,8 @@ class TaskSpec(_Model):
         default=10,
         ge=1,
         le=MAX_K,
-        description="Hits asked of a memory subject (default: 20 for a retrieval task, as "
-        "`memgauge evaluate` asks, 10 for the others).",
+        description="Hits asked of a memory subject (default: the kind's: 20 for a retrieval "
+        "task, as `memgauge evaluate` asks, 10 for the others).",
     )
     timeout: FiniteFloat = Field(default=60.0, gt=0, description="Seconds one item may take.")
     retries: StrictInt = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
@@ -207,13 +207,25 @@ class TaskSpec(_Model):
         description="Tune a subject for this task's objective (`memgauge optimize`; seed 004).",
     )
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        try:
+            KINDS.get(value)
+        except RegistryError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
     @model_validator(mode="before")
     @classmethod
-    def _retrieval_depth(cls, value: Any) -> Any:
-        # a retrieval task searches as deep as `evaluate` does: AP or R-prec (no cutoff) then
-        # has one value whichever command computed it, and the default measures fit
-        if isinstance(value, dict) and value.get("kind") == "retrieval" and "k" not in value:
-            return {**value, "k": DEFAULT_DEPTH}
+    def _kind_depth(cls, value: Any) -> Any:
+        # the kind's depth when the task gives none (a retrieval task searches as deep as
+        # `evaluate` does: AP or R-prec then have one value whichever command computed them)
+        if isinstance(value, dict) and "k" not in value and isinstance(value.get("kind"), str):
+            try:
+                return {**value, "k": kind_of(value["kind"]).default_k}
+            except RegistryError:
+                return value  # the kind's own check says what is wrong
         return value
 
     @field_validator("evaluators", mode="before")
@@ -318,13 +330,7 @@ def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
 
 def task_reader(task: TaskSpec) -> str | None:
     """The key of `data.detect.DATASET_KINDS` whose kinds this task's dataset may be, if any."""
-    if task.kind == "retrieval":
-        return "retrieval"
-    if task.kind == "extraction" and task.trace is None:
-        return "extraction"
-    if task.kind == "expected-output" and task.probes is not None:
-        return "probes"
-    return None
+    return kind_of(task.kind).reads(task)
 
 
 def resolve_objective(
@@ -434,6 +440,20 @@ def suite_json_schema() -> dict[str, Any]:
         "anyOf": EVALUATORS.spec_schemas(defs),
     }
     task = defs["TaskSpec"]["properties"]
+    kinds = [kind_of(name) for name in KINDS.names()]
+    task["kind"]["enum"] = [k.name for k in kinds]
+    task["kind"]["description"] = "; ".join(f"{k.name}: {k.description}" for k in kinds)
+    # each kind's own `options:`, by its name
+    rules = [
+        {
+            "if": {"properties": {"kind": {"const": k.name}}, "required": ["kind"]},
+            "then": {"properties": {"options": k.options.model_json_schema()}},
+        }
+        for k in kinds
+        if k.options is not None
+    ]
+    if rules:
+        defs["TaskSpec"]["allOf"] = rules
     task["evaluators"]["items"] = {
         "anyOf": [*EVALUATORS.spec_schemas(defs, siblings), {"$ref": "#/$defs/EvaluatorEntry"}]
     }

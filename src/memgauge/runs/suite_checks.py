@@ -13,11 +13,14 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from memgauge._util.args import problems_of
 from memgauge._util.imports import import_roots
 from memgauge.data.detect import DATASET_KINDS
 from memgauge.data.jsonio import line_of, problems_from_validation
 from memgauge.errors import Problem
 from memgauge.runs.depth import depth_error
+from memgauge.runs.kinds import KINDS, kind_of
+from memgauge.runs.kinds.base import COMMON_FIELDS
 from memgauge.runs.suite import (
     EvaluatorEntry,
     Suite,
@@ -27,7 +30,6 @@ from memgauge.runs.suite import (
     evaluator_label,
     optimization_problems,
     short_forms,
-    spec_name,
     spec_problems,
     task_least_k,
     task_reader,
@@ -113,23 +115,18 @@ def _task_problems(
     def add(key: str, message: str) -> None:
         out.append(make(key, message))
 
-    if task.kind in ("retrieval", "extraction", "operations", "embedding"):
-        what = {
-            "retrieval": "a retrieval dataset with judged queries",
-            "extraction": "extraction cases (seed 001) or a LoCoMo file",
-            "operations": "memory-operation cases (seed 000)",
-            "embedding": "known pairs {a, b, label: similar|different}",
-        }[task.kind]
-        if task.dataset is None:
-            add("", f"a {task.kind} task needs dataset: {what}")
-        if task.items is not None:
-            add("items", f"a {task.kind} task reads its items from dataset:, not items:")
-    elif (task.dataset is None) == (task.items is None):
-        add("", f"a {task.kind} task needs either dataset: (an items file) or items:, not both")
-    if task.trace is not None and task.kind != "extraction":
-        add("trace", "trace: needs an extraction task whose dataset: is a production trace")
-    if task.probes is not None and (task.kind != "expected-output" or task.dataset is None):
-        add("probes", "probes: needs an expected-output task whose dataset: is a conversation file")
+    kind = kind_of(task.kind)
+    for name in sorted(COMMON_FIELDS - kind.fields):
+        if getattr(task, name) is not None:
+            takers = [k for k in KINDS.names() if name in kind_of(k).fields]
+            add(name, f"a {task.kind} task does not take {name}: ({', '.join(takers)} tasks do)")
+    for key, message in kind.problems(task):
+        add(key, message)
+    if kind.options is not None:
+        for sp in problems_of(kind.options, task.options or {}):
+            out.append(make("options", f"{sp.field}: {sp.message}" if sp.loc else sp.message))
+    elif task.options is not None:
+        add("options", f"a {task.kind} task takes no options:")
     if task.dataset_kind is not None:
         reads = DATASET_KINDS.get(task_reader(task) or "", ())
         if task.dataset_kind not in reads:
@@ -150,8 +147,6 @@ def _task_problems(
     least = task_least_k(task)
     if least is not None and task.k < least[0]:
         add("k", depth_error(task.k, least))
-    if task.kind == "script" and not any(spec_name(e.spec) == "script" for e in task.evaluators):
-        add("evaluators", "a script task needs a script evaluator: {script: {command: [...]}}")
     return out
 
 

@@ -2,23 +2,9 @@
 answer with the task's evaluators, and give back an `ItemRecord`; and fill a memory subject for a
 group of items. Nothing here records or schedules: `engine` does.
 
-How a subject is asked depends on the task:
-
-- retrieval: `search(input, k, session=...)`; the output is the ranked hits (id, rank, text,
-  score, channels, channel ranks). A query with a session context is also searched without it
-  (`extra["without_session"]`, for seed 002's personalization lift); a failure of that second
-  search is ignored. A system that reports its ranking before query expansion
-  (`SearchResult.pre_expansion`) has it kept in `extra["pre_expansion"]`;
-- expected-output / script: an agent's `answer(input, history=...)` (an `Answer`, or what a
-  plug-in's agent may give instead: text, an object with `.text`, a dict with "text"; anything
-  else is the item's failure, kind `subject`), or a memory's top `k` hit texts, one per line
-  (a hit without its text is the item's failure, naming the search contract: answering with
-  the texts that are there would score a partial or empty answer as a wrong one);
-- extraction: `extract(conversation, existing_memory)` (or the subject itself, when it is a
-  function), the memory after the conversation;
-- operations: `decide(existing, incoming)` (or the subject itself, when it is a function);
-- embedding: `embed([a, b])` (or the subject itself), the two texts' vectors;
-- a recorded subject (outputs captured in production) gives the item's recorded output.
+How a subject is asked is its task's kind's (`runs.kinds`: a retrieval task searches, an
+expected-output task asks an agent or a memory, an extraction task extracts ...); a recorded
+subject (outputs captured in production) gives the item's recorded output.
 
 Every failure is data: an attempt that raises becomes a `Failure` and the item is retried up to
 the task's `retries`; an item with no answer is `failed`, never scored.
@@ -27,132 +13,37 @@ the task's `retries`; an item with no answer is `failed`, never scored.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memgauge._util.redact import redactor
-from memgauge.data.models import Memory, Turn
+from memgauge.data.models import Memory
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
-from memgauge.errors import EmptyMemoryError, ReplyError, SubjectError
-from memgauge.runs.plan import PlannedItem, PlannedTask
+from memgauge.errors import EmptyMemoryError, ReplyError
+from memgauge.runs.kinds import kind_of
+from memgauge.runs.kinds.base import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
 from memgauge.subjects.events import capabilities_of
-from memgauge.subjects.protocol import Answer, Hit
-from memgauge.subjects.python_import import SEARCH_CONTRACT, normalise_answer
 
 __all__ = [
     "answer_item",
     "ask",
     "failed_item",
     "fill_memory",
-    "hit_record",
     "score_item",
     "timed_out_item",
 ]
 
 
-def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A hit as the store keeps it, leaving out what its reader can tell without it (see
-    `aggregates.ir.hits_of`): the text when it is the dataset's own text of that memory
-    (`known`), the rank when it is the hit's 1-based position, the score when there is none,
-    and the channels when they are the names of its channel ranks."""
-    hid, text = hit.id, hit.text
-    out: dict[str, Any] = {"id": hid}
-    if hit.rank != position:
-        out["rank"] = hit.rank
-    if hit.score is not None:
-        out["score"] = hit.score
-    if known is None or known.get(hid) != text:
-        out["text"] = text
-    ranks = hit.channel_ranks
-    if ranks:
-        out["channel_ranks"] = dict(ranks)
-    channels = hit.channels
-    if channels and list(channels) != sorted(ranks):
-        out["channels"] = list(channels)
-    return out
-
-
-def _method(subject: object, name: str) -> Callable[..., Any]:
-    method: object = getattr(subject, name, None)
-    if callable(method):
-        return method
-    if callable(subject) and not isinstance(subject, type):
-        return subject
-    raise SubjectError(
-        f"{type(subject).__name__} has no {name}(); a python: factory must return an object "
-        f"with {name}(...) or a function taking the same arguments"
-    )
-
-
-def _timed(call: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
-    t0 = time.perf_counter()
-    out = call()
-    return out, {"total": (time.perf_counter() - t0) * 1000}
-
-
 def ask(
     subject: Any, answers: bool, task: PlannedTask, item: PlannedItem
 ) -> tuple[Any, dict[str, float], dict[str, Any]]:
-    """The subject's output for one item, its latencies, and anything else the call gave."""
-    spec = task.spec
+    """The subject's output for one item, its latencies, and anything else the call gave: a
+    recorded subject's recorded output, else what the task's kind asks (`runs.kinds`)."""
     recorded = getattr(subject, "recorded_output", None)
     if callable(recorded):
         return recorded(item.id), {}, {}
-    if spec.kind == "extraction":
-        case = item.input
-        conversation = [Turn.model_validate(t) for t in case["conversation"]]
-        extract = _method(subject, "extract")
-        out, latency = _timed(lambda: extract(conversation, list(case["existing_memory"])))
-        return out, latency, {}
-    if spec.kind == "embedding":
-        pair = item.input
-        embed = _method(subject, "embed")
-        out, latency = _timed(lambda: embed([pair["a"], pair["b"]]))
-        vectors = [[float(x) for x in v] for v in out]
-        if len(vectors) != 2:
-            raise SubjectError(f"embed() gave {len(vectors)} vectors for 2 texts")
-        return {"a": vectors[0], "b": vectors[1]}, latency, {}
-    if spec.kind == "operations":
-        case = item.input
-        decide = _method(subject, "decide")
-        out, latency = _timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
-        return out, latency, {}
-    if spec.kind != "retrieval" and answers:
-        reply, latency = _timed(lambda: subject.answer(item.input, history=item.history))
-        # memgauge's adapters answer an `Answer`; a plug-in's agent, built as it is, need not
-        answer = reply if isinstance(reply, Answer) else normalise_answer(reply, latency["total"])
-        return answer.text, dict(answer.latency_ms), {}
-    result = subject.search(item.input, spec.k, session=item.session)
-    if spec.kind != "retrieval":
-        # the ids answered from: what tells a memory that found nothing from a short answer
-        retrieved = {"retrieved": [h.id for h in result.hits]}
-        return _texts(result.hits, spec.kind), dict(result.latency_ms), retrieved
-    extra: dict[str, Any] = {}
-    if item.session is not None:
-        try:
-            plain = subject.search(item.input, spec.k, session=None)
-        except Exception:  # the personalization baseline is optional; the item is not
-            pass
-        else:
-            extra["without_session"] = [h.id for h in plain.hits]
-    if result.pre_expansion is not None:  # seed 002's query-expansion impact
-        extra["pre_expansion"] = list(result.pre_expansion)
-    known = task.memory_texts()
-    hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
-    return hits, dict(result.latency_ms), extra
-
-
-def _texts(hits: Sequence[Hit], kind: str) -> str:
-    """The hits' texts, one per line: a memory's answer; a ReplyError for a hit without one."""
-    for h in hits:
-        if not h.text:
-            raise ReplyError(
-                f"search hit {h.rank} ({h.id!r}) has no 'text': a {kind} task answers with "
-                "the hits' texts, so each hit must carry the memory's text as stored "
-                f"({{'id': id, 'text': text, ...}}); {SEARCH_CONTRACT}"
-            )
-    return "\n".join(h.text for h in hits)
+    return kind_of(task.spec.kind).ask(subject, answers, task, item)
 
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:

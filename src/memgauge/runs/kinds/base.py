@@ -1,0 +1,381 @@
+"""What a task kind owns (`TaskKind`), and `ItemsKind`: the kind whose items are questions from a
+file or written inline, which expected-output, script and knowledge-graph tasks are and a
+plug-in's kind may start from.
+
+How a subject is asked is the kind's `ask`; what every kind shares is here: a subject's method
+found by name (or the subject itself, when it is a function), a call timed, a hit as the store
+keeps it, a memory's answer as its hits' texts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from memgauge._util.files import sha256_file
+from memgauge.aggregates import Aggregate, TaskView
+from memgauge.data.io import load_items, load_retrieval_dataset
+from memgauge.data.jsonio import read_records
+from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskItem, Turn
+from memgauge.data.records import ItemRecord
+from memgauge.errors import ReplyError, SubjectError
+from memgauge.scorers import Evaluator
+from memgauge.subjects.protocol import Answer, Hit
+from memgauge.subjects.python_import import SEARCH_CONTRACT, normalise_answer
+
+if TYPE_CHECKING:
+    from memgauge.runs.suite import TaskSpec
+
+__all__ = [
+    "COMMON_FIELDS",
+    "DatasetKind",
+    "ItemsKind",
+    "PlannedItem",
+    "PlannedTask",
+    "Planning",
+    "TaskKind",
+    "hit_record",
+    "hit_texts",
+    "limit_items",
+    "method_of",
+    "timed",
+]
+
+#: the task fields some kinds take and others refuse (every other field is every kind's)
+COMMON_FIELDS = frozenset({"items", "memories", "probes", "trace"})
+
+Asked = tuple[Any, dict[str, float], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    """One item of a task, as every subject will be asked it.
+
+    `input` is the question (text) of retrieval, expected-output and script tasks, and the case
+    (a mapping) of extraction and operations tasks.
+    """
+
+    id: str
+    input: Any
+    expected: Any
+    category: str | None = None
+    corpus: str | None = None
+    history: list[Turn] | None = None
+    session: SessionContext | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def input_record(self) -> dict[str, Any]:
+        """What the store keeps as the item's input."""
+        out: dict[str, Any] = (
+            dict(self.input) if isinstance(self.input, dict) else {"text": self.input}
+        )
+        if self.history is not None:
+            out["history"] = [
+                t.model_dump(mode="json", exclude_defaults=True) for t in self.history
+            ]
+        if self.session is not None:
+            out["session"] = self.session.model_dump(mode="json")
+        if self.corpus is not None:
+            out["corpus"] = self.corpus
+        if self.metadata and not isinstance(self.input, dict):
+            out["metadata"] = dict(self.metadata)
+        return out
+
+
+@dataclass(frozen=True)
+class PlannedTask:
+    """A task with everything loaded: items, memories per corpus, built evaluators and
+    aggregates."""
+
+    spec: TaskSpec
+    items: list[PlannedItem]
+    evaluators: list[tuple[str, Evaluator, float]]
+    memories: list[Memory] | None
+    dataset_sha256: str | None
+    n_skipped: int = 0
+    aggregates: list[Aggregate] = field(default_factory=list)
+    dataset: RetrievalDataset | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def memories_for(self, corpus: str | None) -> list[Memory] | None:
+        """The memories a subject holds while answering items of `corpus` (None: no ingestion)."""
+        if self.memories is None:
+            return None
+        if corpus is None:
+            return self.memories
+        return [m for m in self.memories if m.corpus in (corpus, None)]
+
+    def memory_texts(self) -> dict[str, str]:
+        """Memory id -> text of the task's memories (computed once)."""
+        found: dict[str, str] | None = self.__dict__.get("_texts")
+        if found is None:
+            found = {m.id: m.text for m in self.memories or ()}
+            if self.dataset is not None:
+                found = {m.id: m.text for m in self.dataset.memories}
+            object.__setattr__(self, "_texts", found)
+        return found
+
+    def evaluator_kinds(self) -> list[tuple[str, str]]:
+        """(label, registered name) of each evaluator."""
+        return [(label, ev.name) for label, ev, _w in self.evaluators]
+
+    def view(self, subjects: list[str], seed: int, **extra: Any) -> TaskView:
+        """What the task's aggregates are given."""
+        return TaskView(
+            name=self.spec.name,
+            kind=self.spec.kind,
+            subjects=subjects,
+            evaluators=self.evaluator_kinds(),
+            seed=seed,
+            k=self.spec.k,
+            dataset=self.dataset,
+            ingested=self.spec.ingest,
+            **extra,
+        )
+
+
+def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
+    """The first `limit` items, of those `only` keeps (an optimization's split)."""
+    only = task.only
+    if only is not None and only.corpora is not None:
+        corpora = set(only.corpora)
+        items = [it for it in items if it.corpus in corpora]
+    if only is not None and only.items is not None:
+        ids = set(only.items)
+        items = [it for it in items if it.id in ids]
+    return items[: task.limit] if task.limit is not None else items
+
+
+@dataclass(frozen=True)
+class Planning:
+    """What a kind plans a task from: the spec, the suite's directory, the dataset's path (None
+    when the task gives none), the built evaluators and aggregates, and a retrieval dataset
+    given in memory (a suite built in code)."""
+
+    task: TaskSpec
+    base: Path
+    path: Path | None
+    evaluators: list[tuple[str, Evaluator, float]]
+    aggregates: list[Aggregate]
+    given: RetrievalDataset | None = None
+
+    def planned(self, items: list[PlannedItem], **fields: Any) -> PlannedTask:
+        """The planned task: its items cut to the task's `only:` and `limit:`, its evaluators
+        and aggregates, and `fields` (memories, dataset_sha256, notes ...)."""
+        fields.setdefault("memories", None)
+        fields.setdefault("dataset_sha256", self.sha256())
+        return PlannedTask(
+            self.task,
+            limit_items(items, self.task),
+            fields.pop("evaluators", self.evaluators),
+            aggregates=self.aggregates,
+            **fields,
+        )
+
+    def sha256(self) -> str | None:
+        """The content hash of the task's dataset file (None: no file)."""
+        return sha256_file(self.path) if self.path is not None and self.path.is_file() else None
+
+    def dataset_path(self) -> Path:
+        """The dataset's path, which a kind that reads its items from a file is given (the
+        suite's checks refuse a task without one)."""
+        assert self.path is not None
+        return self.path
+
+
+@runtime_checkable
+class TaskKind(Protocol):
+    """A kind of evaluation: what its tasks read, how an item is asked, how it is summarized.
+
+    Attributes:
+        name: the `kind:` a task writes.
+        description: one line for `memgauge schema` and the suite's docs.
+        default_k: the search depth asked of memory subjects when the task sets no `k:`.
+        fields: which of `COMMON_FIELDS` its tasks may set (items, memories, probes, trace).
+        options: the model of the task's `options:` (its own fields), None when it takes none.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    default_k: ClassVar[int]
+    fields: ClassVar[frozenset[str]]
+    options: ClassVar[type[BaseModel] | None]
+
+    def reads(self, task: TaskSpec) -> str | None:
+        """The key of `data.detect.DATASET_KINDS` its dataset may be read as (None: one kind
+        of file, so `dataset_kind:` is refused)."""
+        ...
+
+    def problems(self, task: TaskSpec) -> list[tuple[str, str]]:
+        """(field, message) for each problem of a task that is valid field by field ("" is
+        the task itself)."""
+        ...
+
+    def default_aggregates(self, task: TaskSpec) -> list[Any]:
+        """The aggregates a task of this kind gets when it names none."""
+        ...
+
+    def plan(self, planning: Planning) -> PlannedTask:
+        """The task's items, memories and dataset, loaded; DataError for a bad file."""
+        ...
+
+    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
+        """The subject's output for one item, its latencies, and anything else the call gave
+        (`answers`: the subject is an agent, which answers rather than searches)."""
+        ...
+
+    def found_nothing(self, row: ItemRecord) -> bool | None:
+        """Whether a completed item's search found nothing; None when it was not a search."""
+        ...
+
+
+def method_of(subject: object, name: str) -> Callable[..., Any]:
+    """The subject's method `name`, or the subject itself when it is a function."""
+    method: object = getattr(subject, name, None)
+    if callable(method):
+        return method
+    if callable(subject) and not isinstance(subject, type):
+        return subject
+    raise SubjectError(
+        f"{type(subject).__name__} has no {name}(); a python: factory must return an object "
+        f"with {name}(...) or a function taking the same arguments"
+    )
+
+
+def timed(call: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    """What `call` returned, and its latency as `{"total": ms}`."""
+    t0 = time.perf_counter()
+    out = call()
+    return out, {"total": (time.perf_counter() - t0) * 1000}
+
+
+def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A hit as the store keeps it, leaving out what its reader can tell without it (see
+    `aggregates.ir.hits_of`): the text when it is the dataset's own text of that memory
+    (`known`), the rank when it is the hit's 1-based position, the score when there is none,
+    and the channels when they are the names of its channel ranks."""
+    hid = hit.id
+    text = hit.text
+    out: dict[str, Any] = {"id": hid}
+    if hit.rank != position:
+        out["rank"] = hit.rank
+    if hit.score is not None:
+        out["score"] = hit.score
+    if known is None or known.get(hid) != text:
+        out["text"] = text
+    ranks = hit.channel_ranks
+    if ranks:
+        out["channel_ranks"] = dict(ranks)
+    channels = hit.channels
+    if channels and list(channels) != sorted(ranks):
+        out["channels"] = list(channels)
+    return out
+
+
+def hit_texts(hits: Sequence[Hit], kind: str) -> str:
+    """The hits' texts, one per line: a memory's answer; a ReplyError for a hit without one."""
+    for h in hits:
+        if not h.text:
+            raise ReplyError(
+                f"search hit {h.rank} ({h.id!r}) has no 'text': a {kind} task answers with "
+                "the hits' texts, so each hit must carry the memory's text as stored "
+                f"({{'id': id, 'text': text, ...}}); {SEARCH_CONTRACT}"
+            )
+    return "\n".join(h.text for h in hits)
+
+
+def from_task_items(items: Sequence[TaskItem]) -> list[PlannedItem]:
+    """Items of a file or written inline, as every subject will be asked them."""
+    return [
+        PlannedItem(
+            id=it.id,
+            input=it.input,
+            expected=it.expected,
+            category=it.category,
+            corpus=it.corpus,
+            history=it.history,
+            metadata=it.metadata,
+        )
+        for it in items
+    ]
+
+
+def load_memories(path: Path) -> list[Memory]:
+    """A task's `memories:`: a JSONL file of memories, or a retrieval dataset's."""
+    if path.suffix.lower() == ".jsonl" and path.is_file():
+        return read_records(path, Memory)
+    return load_retrieval_dataset(path).memories
+
+
+class ItemsKind:
+    """Questions from a dataset file or written inline (`items:`), with the memories of
+    `memories:` ingested into memory subjects first. An agent answers each question (given the
+    item's `history`); a memory answers with the text of its top `k` hits, one per line."""
+
+    name: ClassVar[str] = "expected-output"
+    description: ClassVar[str] = "questions with expected answers"
+    default_k: ClassVar[int] = 10
+    fields: ClassVar[frozenset[str]] = frozenset({"items", "memories"})
+    options: ClassVar[type[BaseModel] | None] = None
+
+    def reads(self, task: TaskSpec) -> str | None:
+        return None
+
+    def problems(self, task: TaskSpec) -> list[tuple[str, str]]:
+        if (task.dataset is None) == (task.items is None):
+            need = "needs either dataset: (an items file) or items:, not both"
+            return [("", f"a {task.kind} task {need}")]
+        return []
+
+    def default_aggregates(self, task: TaskSpec) -> list[Any]:
+        return []
+
+    def plan(self, planning: Planning) -> PlannedTask:
+        task = planning.task
+        memories = (
+            load_memories(planning.base / task.memories) if task.memories and task.ingest else None
+        )
+        given = load_items(planning.path) if planning.path is not None else task.items or []
+        return planning.planned(from_task_items(given), memories=memories)
+
+    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
+        if answers:
+            reply, latency = timed(lambda: subject.answer(item.input, history=item.history))
+            # memgauge's adapters answer an `Answer`; a plug-in's agent, built as it is, need not
+            answer = (
+                reply if isinstance(reply, Answer) else normalise_answer(reply, latency["total"])
+            )
+            return answer.text, dict(answer.latency_ms), {}
+        result = subject.search(item.input, task.spec.k, session=item.session)
+        # the ids answered from: what tells a memory that found nothing from a short answer
+        retrieved = {"retrieved": [h.id for h in result.hits]}
+        return hit_texts(result.hits, task.spec.kind), dict(result.latency_ms), retrieved
+
+    def found_nothing(self, row: ItemRecord) -> bool | None:
+        retrieved = row.extra.get("retrieved")  # a memory answering with its hits' texts
+        return not retrieved if isinstance(retrieved, list) else None
+
+
+class DatasetKind(ItemsKind):
+    """A kind that reads its items from a dataset file only (never `items:`), and whose
+    subjects are called with the item's whole input (extraction, operations, embedding)."""
+
+    fields: ClassVar[frozenset[str]] = frozenset()
+    #: what its dataset is, in the message of a task without one
+    dataset_is: ClassVar[str] = "an items file"
+
+    def problems(self, task: TaskSpec) -> list[tuple[str, str]]:
+        if task.dataset is None:
+            return [("", f"a {task.kind} task needs dataset: {self.dataset_is}")]
+        return []
+
+    def default_aggregates(self, task: TaskSpec) -> list[Any]:
+        return [task.kind]
+
+    def found_nothing(self, row: ItemRecord) -> bool | None:
+        return None

@@ -1,0 +1,113 @@
+"""Operations tasks (seed 000): the subject decides how an incoming memory merges with the stored
+ones (CREATE / UPDATE / NOOP / DELETE); the input is the stored memories and the incoming one.
+This is what `memgauge operations` builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from memgauge.data.io import load_operation_cases
+from memgauge.data.models import OperationCase
+from memgauge.errors import UsageError
+from memgauge.runs.builders import learnings_arg
+from memgauge.runs.kinds.base import (
+    Asked,
+    DatasetKind,
+    PlannedItem,
+    PlannedTask,
+    Planning,
+    method_of,
+    timed,
+)
+from memgauge.runs.suite import Suite
+
+__all__ = ["OperationsKind", "operations_suite"]
+
+
+class OperationsKind(DatasetKind):
+    """Stored memories and an incoming one, whose merge the subject decides."""
+
+    name: ClassVar[str] = "operations"
+    description: ClassVar[str] = "seed 000 cases: the subject decides a memory merge"
+    dataset_is = "memory-operation cases (seed 000)"
+
+    def plan(self, planning: Planning) -> PlannedTask:
+        # ids unique, with every other problem of the file
+        return planning.planned(_operation_items(load_operation_cases(planning.dataset_path())))
+
+    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
+        case = item.input
+        decide = method_of(subject, "decide")
+        out, latency = timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
+        return out, latency, {}
+
+
+def _operation_items(cases: list[OperationCase]) -> list[PlannedItem]:
+    items = []
+    for c in cases:
+        inc = c.incoming
+        incoming = inc.model_dump(mode="json") if hasattr(inc, "model_dump") else dict(inc)
+        items.append(
+            PlannedItem(
+                id=c.id,
+                input={
+                    "existing": [m.model_dump(mode="json") for m in c.existing],
+                    "incoming": incoming,
+                },
+                expected={
+                    "expected": c.expected.model_dump(mode="json"),
+                    "scenario": c.scenario,
+                    "quality": c.quality,
+                    "expect_similar": c.expect_similar,
+                },
+                category=c.scenario,
+            )
+        )
+    return items
+
+
+def operations_suite(
+    cases: Path,
+    subject: Mapping[str, Any],
+    *,
+    subject_name: str = "decider",
+    judge: bool = False,
+    judge_model: str | None = None,
+    judge_learnings: str | Mapping[str, Any] | None = None,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
+    seed: int = 0,
+) -> Suite:
+    """Seed 000's merge decisions over `cases` for one decider (live or recorded);
+    `judge_learnings` (a query, or `{query, k, budget, memory, path}`) adds past failures to
+    the merge judge's prompt."""
+    args: dict[str, Any] = {"judge": judge}
+    if judge_model:
+        args["judge_model"] = judge_model
+    if judge_learnings is not None:
+        if not judge:
+            raise UsageError("--judge-learnings needs --judge (it goes into the judge's prompt)")
+        args["learnings"] = learnings_arg(judge_learnings, "--judge-learnings")
+    return Suite.model_validate(
+        {
+            "name": f"operations:{cases.resolve().stem}",
+            "description": f"memgauge operations {cases}",
+            "subjects": {subject_name: dict(subject)},
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "tasks": [
+                {
+                    "name": "operations",
+                    "kind": "operations",
+                    "dataset": str(cases.resolve()),
+                    "evaluators": [
+                        {"spec": {"operation-checks": args}, "label": "operation-checks"}
+                    ],
+                }
+            ],
+        }
+    )
