@@ -1,0 +1,71 @@
+"""`memgauge evaluate` prints accuracy beside context tokens (in a named encoding) and latency,
+and its cost measures are gateable by name.
+
+The two memories' o200k_base ids are published (tests/metrics/test_tokens.py): "hello world"
+is 2 tokens and "antidisestablishmentarianism" 6; each query finds its one memory at k=1, so
+the contexts are 2 and 6 tokens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli.main import main
+
+
+def _dataset(root: Path) -> Path:
+    data = root / "tiny"
+    data.mkdir()
+    rows = {
+        "memories": [
+            {"id": "m1", "text": "hello world"},
+            {"id": "m2", "text": "antidisestablishmentarianism"},
+        ],
+        "queries": [
+            {"id": "q1", "text": "hello"},
+            {"id": "q2", "text": "antidisestablishmentarianism"},
+        ],
+        "judgments": [
+            {"query_id": "q1", "memory_id": "m1", "grade": 3},
+            {"query_id": "q2", "memory_id": "m2", "grade": 3},
+        ],
+    }
+    for name, lines in rows.items():
+        (data / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return data
+
+
+def _evaluate(tmp_path: Path, *extra: str) -> int:
+    data = _dataset(tmp_path)
+    args = ["evaluate", str(data), "-s", "lexical", "-m", "Recall@1", "--k", "1"]
+    return main([*args, "--store", str(tmp_path / "r.db"), "--out", str(tmp_path / "out"), *extra])
+
+
+def test_evaluate_prints_tokens_in_their_encoding_beside_accuracy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _evaluate(tmp_path, "--quiet") == 0
+    out = capsys.readouterr().out
+    assert "accuracy against context tokens (o200k_base) and latency (ms, stage total)" in out
+    md = (tmp_path / "out" / "summary.md").read_text()
+    for line in (
+        "| Recall@1 | 1.000 [1.000, 1.000] |",
+        "| context_tokens.mean (o200k_base) | 4.000 [2.000, 6.000] |",
+        "| context_tokens.p50 (o200k_base) | 4.000 [2.000, 6.000] |",
+        # NumPy's linear quantile of [2, 6] at 0.95
+        "| context_tokens.p95 (o200k_base) | 5.800 [2.000, 6.000] |",
+        # 1000 * mean recall 1.0 / mean tokens 4
+        "| Recall@1_per_1k_tokens (o200k_base) | 250.000 [166.667, 500.000] |",
+    ):
+        assert line in md
+    for name in ("context_tokens.p50 (o200k_base)", "latency_ms.p95", "Recall@1_per_1k_tokens"):
+        assert name in out
+
+
+def test_a_cost_measure_gates_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """250 recall per 1,000 tokens misses a minimum of 300: exit 1, the target named."""
+    assert _evaluate(tmp_path, "--quiet", "--fail-under", "Recall@1_per_1k_tokens=300") == 1
+    out = capsys.readouterr().out
+    assert "target lexical/retrieval/Recall@1_per_1k_tokens >= 300: 250 MISSED" in out
