@@ -78,3 +78,12 @@ def test_counts_of_many_texts_and_the_empty_text() -> None:
 def test_an_unknown_encoding_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="encoding 'p50k_base': use one of o200k_base, cl100k_base"):
         count_tokens("x", "p50k_base")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("ratio", "level"),
+    [(0.0, "low"), (0.49, "low"), (0.5, "moderate"), (0.79, "moderate"), (0.8, "high"),
+     (1.0, "high"), (1.0001, "over"), (3.0, "over")],
+)  # fmt: skip
+def test_pressure_levels_by_share_of_the_budget(ratio: float, level: str) -> None:
+    assert tokens.pressure_level(ratio) == level
