@@ -4,6 +4,7 @@ published ids: "hello world" 2, "tiktoken is great!" 6, "rer" 1,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -114,13 +115,20 @@ def test_context_errors_under_a_token_budget_by_hand() -> None:
 
 
 def test_no_context_is_na_with_its_count_never_zero() -> None:
+    """Subject b's every search failed: n/a with its count beside a's values; with no subject
+    returning a context, the task gets no context measures at all."""
+    both = replace(TASK, subjects=["a", "b"])
     got = {
-        m.name: m
-        for m in CostAggregate().compute(TASK, {"a": [ITEMS[-1]]}).measures
+        (m.subject, m.name): m
+        for m in CostAggregate().compute(both, {"a": ITEMS, "b": [ITEMS[-1]]}).measures
     }
-    assert got["context_tokens.mean"].value is None
-    assert got["context_tokens.mean"].n_failed == 1
-    assert got["context_tokens.mean"].note is not None
+    b = got[("b", "context_tokens.mean")]
+    assert (b.value, b.n_scored, b.n_failed) == (None, 0, 1)
+    assert b.note == "no query returned a context (every search failed, or none was asked)"
+    assert got[("a", "context_tokens.mean")].value is not None
+    alone = CostAggregate().compute(TASK, {"a": [ITEMS[-1]]}).measures
+    assert {m.name for m in alone} == {"latency_ms.mean", "latency_ms.p50", "latency_ms.p95"}
+    assert all(m.value is None and m.n_failed == 1 for m in alone)
 
 
 def test_it_is_registered_and_its_spec_is_checked() -> None:

@@ -8,17 +8,24 @@ seed):
 - `context_tokens.mean`, `context_tokens.p50`, `context_tokens.p95`: tokens of the hits' text a
   search returned at the task's `k` (`aggregates.cost_values`), in `encoding` (o200k_base by
   default; which one is in the detail, in every table's title, and in the spec).
-- `latency_ms.mean`, `latency_ms.p50`, `latency_ms.p95`: the search's latency at `stage`
-  (`total` by default: the subject's call as the engine timed it).
+- `latency_ms.mean`, `latency_ms.p50`, `latency_ms.p95`: the subject's latency at `stage`
+  (`total` by default: the subject's call as the engine timed it, or the sum of the stages a
+  subject timed itself, an agent's search and LLM call).
 - `ACCURACY_per_1k_tokens`: 1000 * mean(accuracy) / mean(context tokens) over the queries with
   both, ACCURACY the evaluator named by `accuracy` (default: the task's first evaluator, e.g.
   `RR@5_per_1k_tokens`); n/a when no query has a context token.
+- for a subject whose own LLM calls were metered (`llm.tally`): `llm_tokens.mean` and `.p95`
+  (prompt + completion tokens per query, as the provider counted them: no encoding of ours)
+  and `llm_cost_usd.mean` (priced by the price table, `llm.usage`; n/a for a model without a
+  price).
 - with `budget: N`: `token_usage_ratio.mean` and `.p95` (context tokens / N: seed 002's
   `tokenUsageRatio`), `context_overflow_rate` (the share of queries whose context exceeds N),
   `budget_cut_relevant.mean` (relevant memories a search found that the budget cut, per judged
   query) and `budget_cut_relevant_rate` (of the relevant memories found, the share cut).
 
-Token and latency measures are lower-is-better and, like every cost measure, secondary: the
+A task where no subject returns a context (agents answering) gets no context-token
+measures, and one where no LLM call was metered no LLM measures: they are left out, not
+shown as n/a for every subject. Token and latency measures are lower-is-better and, like every cost measure, secondary: the
 gate shows them as information unless a target, `--fail-under` or `--measure` names them.
 A failed search is counted in `n_failed` and has no value (never 0 tokens); a query with no
 context (an answer, not hits) is not counted at all.
@@ -38,12 +45,14 @@ from memgauge.aggregates.base import Target, TaskView
 from memgauge.aggregates.cost_values import QueryCost, SubjectCosts, costs_of
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.errors import UsageError
+from memgauge.llm.context import llm_context
+from memgauge.llm.usage import Price
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.metrics.tokens import DEFAULT_ENCODING, PRESSURE_LEVELS, Encoding, pressure_level
 from memgauge.stats.bootstrap import ConfidenceInterval, bootstrap_cis
 from memgauge.stats.resampled import quantile_cis, ratio_ci
 
-__all__ = ["BUDGET_MEASURES", "COST_MEASURES", "CostAggregate"]
+__all__ = ["BUDGET_MEASURES", "COST_MEASURES", "LLM_MEASURES", "CostAggregate"]
 
 _F64 = npt.NDArray[np.float64]
 
@@ -56,6 +65,8 @@ COST_MEASURES: tuple[str, ...] = (
     "latency_ms.p50",
     "latency_ms.p95",
 )
+#: those an LLM-backed subject adds (its own calls, as the provider counted them)
+LLM_MEASURES: tuple[str, ...] = ("llm_tokens.mean", "llm_tokens.p95", "llm_cost_usd.mean")
 #: and those a token budget adds
 BUDGET_MEASURES: tuple[str, ...] = (
     "token_usage_ratio.mean",
@@ -110,7 +121,7 @@ class CostAggregate:
         accuracy = self._accuracy(task)
         per_1k = [f"{accuracy}_per_1k_tokens"] if accuracy is not None else []
         budget = list(BUDGET_MEASURES) if self.budget is not None else []
-        return [*COST_MEASURES, *per_1k, *budget]
+        return [*COST_MEASURES, *per_1k, *LLM_MEASURES, *budget]
 
     def targets(self, task: TaskView) -> list[Target]:
         """None of its own: a bound on tokens or latency is the suite's to set."""
@@ -119,9 +130,11 @@ class CostAggregate:
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject its measures; the detail has every query's context tokens, latency and
         (with a budget) usage ratio, pressure level and cuts."""
-        if self.accuracy is not None and task.evaluators and self.accuracy not in {
-            label for label, _kind in task.evaluators
-        }:
+        if (
+            self.accuracy is not None
+            and task.evaluators
+            and self.accuracy not in {label for label, _kind in task.evaluators}
+        ):
             labels = ", ".join(label for label, _kind in task.evaluators)
             raise UsageError(
                 f"task {task.name!r}: the cost aggregate's accuracy {self.accuracy!r} is none "
@@ -133,8 +146,8 @@ class CostAggregate:
         qrels = dataset.qrels() if dataset is not None else None
         measures: list[MeasureValue] = []
         systems: list[dict[str, object]] = []
-        for subject in task.subjects:
-            costs = costs_of(
+        every = {
+            subject: costs_of(
                 items.get(subject, ()),
                 encoding=self.encoding,
                 known=known,
@@ -143,7 +156,21 @@ class CostAggregate:
                 accuracy=accuracy,
                 stage=self.stage,
             )
-            measures += self._measures(task, subject, costs, accuracy)
+            for subject in task.subjects
+        }
+        queries = [q for costs in every.values() for q in costs.queries]
+        models = {m for q in queries for m in q.llm_usage or {}}
+        prices = llm_context().meter.prices
+        seen = _Seen(
+            accuracy=accuracy,
+            # the measures no subject of the task can give are left out, not shown n/a
+            context=any(q.hit_tokens is not None for q in queries),
+            llm=bool(models),
+            prices=prices,
+            unpriced=sorted(m for m in models if m not in prices),
+        )
+        for subject, costs in every.items():
+            measures += self._measures(task, subject, costs, seen)
             systems.append(self._system(subject, costs))
         return AggregateResult(
             aggregate=self.name,
@@ -169,27 +196,31 @@ class CostAggregate:
             "name": subject,
             "n_queries": len(costs.queries),
             "n_failed": costs.n_failed,
-            "n_no_context": costs.n_no_context,
+            "n_no_context": len(costs.queries) - len(costs.with_context),
             "per_query": [q.row(self.budget) for q in costs.queries],
         }
         if self.budget is not None:
-            levels = [pressure_level(q.tokens / self.budget) for q in costs.queries]
+            levels = [pressure_level((q.tokens or 0) / self.budget) for q in costs.with_context]
             out["pressure"] = {n: levels.count(n) for n, _b in PRESSURE_LEVELS}
         return out
 
     def _measures(
-        self, task: TaskView, subject: str, costs: SubjectCosts, accuracy: str | None
+        self, task: TaskView, subject: str, costs: SubjectCosts, seen: _Seen
     ) -> list[MeasureValue]:
-        seed = task.seed
-        queries = costs.queries
+        seed, accuracy = task.seed, seen.accuracy
+        queries = costs.with_context
         tokens = np.asarray([q.tokens for q in queries], dtype=np.float64)
         latency = np.asarray(
-            [np.nan if q.latency_ms is None else q.latency_ms for q in queries], dtype=np.float64
+            [np.nan if q.latency_ms is None else q.latency_ms for q in costs.queries],
+            dtype=np.float64,
         )
         out: list[tuple[str, ConfidenceInterval, bool]] = []
-        for base, values in (("context_tokens", tokens), ("latency_ms", latency)):
-            out += self._spread(base, values, seed, (50.0, 95.0))
-        if accuracy is not None:
+        if seen.context:
+            out += self._spread("context_tokens", tokens, seed, (50.0, 95.0))
+        out += self._spread("latency_ms", latency, seed, (50.0, 95.0))
+        if seen.llm:
+            out += self._llm(costs.queries, seen.prices, seed)
+        if accuracy is not None and seen.context:
             acc = np.asarray(
                 [np.nan if q.accuracy is None else q.accuracy for q in queries], dtype=np.float64
             )
@@ -202,7 +233,7 @@ class CostAggregate:
                 seed=seed,
             )
             out.append((f"{accuracy}_per_1k_tokens", ci, True))
-        if self.budget is not None:
+        if self.budget is not None and seen.context:
             out += self._budget(queries, tokens, seed)
         return [
             MeasureValue(
@@ -217,9 +248,26 @@ class CostAggregate:
                 higher_is_better=higher,
                 source=self.name,
                 primary=False,
-                note=_why_na(name, ci, self.encoding) if ci.mean is None else None,
+                note=_why_na(name, ci, self.encoding, seen) if ci.mean is None else None,
             )
             for name, ci, higher in out
+        ]
+
+    def _llm(
+        self, queries: Sequence[QueryCost], prices: Mapping[str, Price], seed: int
+    ) -> list[tuple[str, ConfidenceInterval, bool]]:
+        """The subject's own LLM tokens per query, and their cost where every model is priced
+        (`llm.usage`); a query with no metered call is n/a, not 0."""
+        used = np.asarray(
+            [np.nan if q.llm_tokens is None else q.llm_tokens for q in queries], np.float64
+        )
+        cost = np.asarray([_cost(q.llm_usage, prices) for q in queries], dtype=np.float64)
+        (dollars,) = bootstrap_cis(
+            cost[None, :], n_resamples=self.n_resamples, confidence=self.confidence, seed=seed
+        )
+        return [
+            *self._spread("llm_tokens", used, seed, (95.0,)),
+            ("llm_cost_usd.mean", dollars, False),
         ]
 
     def _spread(
@@ -266,7 +314,37 @@ class CostAggregate:
         ]
 
 
-def _why_na(name: str, ci: ConfidenceInterval, encoding: str) -> str:
+@dataclass(frozen=True)
+class _Seen:
+    """What the task's records hold, over every subject: which measures it gets."""
+
+    accuracy: str | None
+    context: bool
+    llm: bool
+    prices: Mapping[str, Price]
+    unpriced: list[str]
+
+
+def _cost(usage: Mapping[str, Mapping[str, int]] | None, prices: Mapping[str, Price]) -> float:
+    """USD of one query's LLM calls; NaN when none was metered or a model has no price."""
+    if not usage or any(m not in prices for m in usage):
+        return float("nan")
+    return (
+        sum(
+            (row.get("prompt_tokens", 0) * prices[m].input)
+            + (row.get("completion_tokens", 0) * prices[m].output)
+            for m, row in usage.items()
+        )
+        / 1e6
+    )
+
+
+def _why_na(name: str, ci: ConfidenceInterval, encoding: str, seen: _Seen) -> str:
+    if name.startswith("llm_cost_usd"):
+        unpriced = ", ".join(seen.unpriced) or "its models"
+        return f"no price for {unpriced}: give a price table (MEMGAUGE_PRICES)"
+    if name.startswith("llm_tokens"):
+        return "no LLM call of this subject was metered (a client of its own is not seen)"
     if name.startswith("latency_ms"):
         return "no search recorded a latency at this stage"
     if name.startswith("budget_cut"):
