@@ -21,7 +21,6 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.aggregates.constraint import parse_constraint
 from memgauge.cli._common import console, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
@@ -104,7 +103,7 @@ def _iterations_table(data: dict[str, Any]) -> Table:
             ""
             if it.get("delta") is None
             else f"{it['delta']:+.3f} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
-            *([_bound_cell(bound, it.get("constraint_value"))] if bound else []),
+            *([_bound_cell(it)] if bound else []),
             accepted,
             str(it.get("run_id") or ""),
             escape(note),
@@ -112,12 +111,11 @@ def _iterations_table(data: dict[str, Any]) -> Table:
     return table
 
 
-def _bound_cell(bound: str, value: float | None) -> str:
+def _bound_cell(it: dict[str, Any]) -> str:
     """A candidate's value of the bounded measure, and whether it meets the bound."""
-    if value is None:
-        return "n/a (misses)"
-    met = parse_constraint(bound, where="constraint").met(value)
-    return f"{value:.4g} ({'meets' if met else 'misses'})"
+    value, met = it.get("constraint_value"), it.get("constraint_met")
+    shown = "n/a" if value is None else f"{value:.4g}"
+    return f"{shown} ({'meets' if met else 'misses'})"
 
 
 def _summary(data: dict[str, Any]) -> list[str]:

@@ -109,10 +109,11 @@ _SHOWN = (
 )
 
 
-def _meets(constraint: str, best: Mapping[str, Any] | None) -> bool | None:
-    if best is None:
+def _meets(constraint: str, row: Mapping[str, Any] | None) -> bool | None:
+    """Whether an iteration (a row) meets the study's constraint (None: no row)."""
+    if row is None:
         return None
-    return parse_constraint(constraint, where="constraint").met(best.get("constraint_value"))
+    return parse_constraint(constraint, where="constraint").met(row.get("constraint_value"))
 
 
 def study_json(history: History, study_id: str) -> dict[str, Any]:
@@ -129,6 +130,8 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
     for r in rows:
         shown: dict[str, Any] = {"step": r["step"], "params": r.get("params") or {}}
         shown.update({k: r.get(k) for k in _SHOWN})
+        if constraint is not None:
+            shown["constraint_met"] = _meets(constraint, r)
         if with_texts:
             shown["texts"] = r.get("texts") or {}
         iterations.append(shown)
