@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import repeatable
 
 import memgauge
 from memgauge.data.demo import demo_dataset
 from memgauge.store.suite_runs import SuiteRunStore
-from tests.helpers import repeatable
 
 ROOT = Path(__file__).resolve().parents[2]
 

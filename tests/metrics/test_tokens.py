@@ -76,7 +76,9 @@ def test_counts_of_many_texts_and_the_empty_text() -> None:
 
 
 def test_an_unknown_encoding_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="encoding 'p50k_base': use one of o200k_base, cl100k_base"):
+    with pytest.raises(
+        UsageError, match="encoding 'p50k_base': use one of o200k_base, cl100k_base"
+    ):
         count_tokens("x", "p50k_base")  # type: ignore[arg-type]
 
 

@@ -91,4 +91,5 @@ def test_optuna_is_told_how_far_a_candidate_is_from_the_bound() -> None:
     assert (c.violation(1500.0), c.violation(2000.0), c.violation(2600.0)) == (-500.0, 0.0, 600.0)
     assert c.violation(None) > 0  # n/a misses it
     strict = parse_constraint("latency_ms.p95<250")
-    assert strict.violation(250.0) > 0 and not strict.met(250.0)
+    assert strict.violation(250.0) > 0
+    assert not strict.met(250.0)

@@ -60,7 +60,7 @@ def test_the_best_meets_the_bound_and_every_iteration_records_its_tokens(
     data = json.loads(out.strip().splitlines()[-1])
     assert data["constraint"] == {"text": "context_tokens.p50 <= 8", "best_meets": True}
     by_k = {it["params"]["k"]: it["constraint_value"] for it in data["iterations"]}
-    assert {k: v for k, v in by_k.items()} == {k: 2.0 * k for k in by_k}
+    assert dict(by_k.items()) == {k: 2.0 * k for k in by_k}
     assert by_k[6] == 12.0  # the start misses the bound
     assert data["best"]["params"]["k"] <= 4
     assert data["best"]["constraint_value"] <= 8
@@ -68,10 +68,12 @@ def test_the_best_meets_the_bound_and_every_iteration_records_its_tokens(
     run = api.read_run(data["best"]["run_id"], store=db)
     assert run.summary is not None
     cost = run.summary.aggregate("cost")
-    assert cost is not None and cost.detail["encoding"] == "o200k_base"
+    assert cost is not None
+    assert cost.detail["encoding"] == "o200k_base"
     # and the table (on stderr beside --json) shows the bound beside every candidate
     assert "context_tokens.p50 <= 8" in err
-    assert "12 (misses)" in err and "8 (meets)" in err
+    assert "12 (misses)" in err
+    assert "8 (meets)" in err
     assert "constraint: context_tokens.p50 <= 8; the best meets it" in err
 
 

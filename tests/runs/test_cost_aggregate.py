@@ -87,7 +87,8 @@ def test_tokens_latency_and_accuracy_per_1k_tokens_by_hand() -> None:
     assert got["Recall@10_per_1k_tokens"].value == pytest.approx(1500 / 19)
     for m in got.values():
         assert (m.n_scored, m.n_failed, m.primary, m.source) == (3, 1, False, "cost")
-        assert m.ci_low is not None and m.ci_high is not None
+        assert m.ci_low is not None
+        assert m.ci_high is not None
         assert m.ci_low <= m.value <= m.ci_high  # type: ignore[operator]
     assert not got["context_tokens.p50"].higher_is_better
     assert got["Recall@10_per_1k_tokens"].higher_is_better

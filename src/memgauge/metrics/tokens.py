@@ -102,7 +102,9 @@ def count_tokens(text: str, encoding: Encoding = DEFAULT_ENCODING) -> int:
     return len(encode(text, encoding)) if text else 0
 
 
-def token_counts(texts: Sequence[str], encoding: Encoding = DEFAULT_ENCODING) -> npt.NDArray[np.int64]:
+def token_counts(
+    texts: Sequence[str], encoding: Encoding = DEFAULT_ENCODING
+) -> npt.NDArray[np.int64]:
     """`count_tokens` of each text, as an array; a text repeated is counted once."""
     seen: dict[str, int] = {}
     out = np.empty(len(texts), dtype=np.int64)

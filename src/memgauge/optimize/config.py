@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge._util.args import args_model_of
-from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.aggregates.constraint import parse_constraint
+from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.errors import DataError, UsageError
 from memgauge.optimize.feasible import constrained_task
 from memgauge.runs.optspec import (

@@ -41,9 +41,9 @@ import contextlib
 import math
 import time
 import uuid
-from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 

@@ -12,6 +12,8 @@ Revises: 0016
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -20,7 +22,7 @@ down_revision = "0016"
 branch_labels = None
 depends_on = None
 
-_COLUMNS = (
+_COLUMNS: tuple[tuple[str, str, sa.types.TypeEngine[Any]], ...] = (
     ("eval_queries", "token_usage_ratio", sa.Double()),
     ("eval_queries", "pressure_level", sa.Text()),
     ("optimization_iterations", "constraint_value", sa.Double()),
