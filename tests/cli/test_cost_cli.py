@@ -69,3 +69,16 @@ def test_a_cost_measure_gates_by_name(tmp_path: Path, capsys: pytest.CaptureFixt
     assert _evaluate(tmp_path, "--quiet", "--fail-under", "Recall@1_per_1k_tokens=300") == 1
     out = capsys.readouterr().out
     assert "target lexical/retrieval/Recall@1_per_1k_tokens >= 300: 250 MISSED" in out
+
+
+def test_a_dead_subject_has_no_cost_figures_but_its_failures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every search of `raising` fails: exit 4, and its column says n/a with nothing scored
+    (never 0 tokens) beside the working subject's figures."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
+    code = _evaluate(tmp_path, "--quiet", "-s", "python:broken:Broken@raising")
+    assert code == 4
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert "| context_tokens.mean (o200k_base) | 4.000 [2.000, 6.000] | n/a (0 scored) |" in md
+    assert "| latency_ms.p50 |" in md
