@@ -82,3 +82,43 @@ def test_a_dead_subject_has_no_cost_figures_but_its_failures(
     md = (tmp_path / "out" / "summary.md").read_text()
     assert "| context_tokens.mean (o200k_base) | 4.000 [2.000, 6.000] | n/a (0 scored) |" in md
     assert "| latency_ms.p50 |" in md
+
+
+def test_run_prints_the_budget_figures_worked_out_by_hand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Budget 4: q1's 2 tokens use half of it; q2's one hit (6 tokens, relevant) does not fit
+    and is cut. Usage ratios 0.5 and 1.5, one query of two over, one relevant memory of the two
+    found cut."""
+    data = _dataset(tmp_path)
+    suite = {
+        "name": "budget",
+        "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(data),
+                "k": 1,
+                "evaluators": [{"retrieval": {"measure": "Recall@1"}}],
+                "aggregates": ["ir", {"cost": {"budget": 4}}],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(json.dumps(suite))
+    assert main(["run", str(path), "--store", str(tmp_path / "r.db")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "accuracy against context tokens (o200k_base) and latency (ms, stage total), token budget 4"
+        in out
+    )
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip()
+        for line in out.splitlines()
+        if line.count("│") == 3
+    }
+    assert rows["token_usage_ratio.mean (o200k_base)"] == "1.000 [0.500, 1.500]"
+    assert rows["context_overflow_rate (o200k_base)"] == "0.500 [0.000, 1.000]"
+    assert rows["budget_cut_relevant.mean (o200k_base)"] == "0.500 [0.000, 1.000]"
+    assert rows["budget_cut_relevant_rate (o200k_base)"] == "0.500 [0.000, 1.000]"

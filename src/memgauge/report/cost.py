@@ -30,6 +30,8 @@ _SHOWN = (
     "context_overflow_rate",
     "budget_cut_relevant.mean",
     "budget_cut_relevant_rate",
+    "llm_tokens.mean",
+    "llm_cost_usd.mean",
 )
 _TOKENS = ("context_tokens", "budget_cut", "token_usage", "context_overflow")
 
