@@ -152,6 +152,9 @@ def _isolated_llm(
     monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
+    # fresh here too: the reset at the end of the test before builds its meter while that
+    # test's environment (a MEMGAUGE_PRICES it set) is still in place
+    context.reset()
     yield
     context.reset()
 

@@ -20,7 +20,14 @@ import yaml
 
 from memgauge.cli.main import main
 
-__all__ = ["QUIET_PLUGINS", "finished", "gated_suite", "judge_rule", "run_memgauge"]
+__all__ = [
+    "QUIET_PLUGINS",
+    "finished",
+    "gated_suite",
+    "judge_rule",
+    "repeatable",
+    "run_memgauge",
+]
 
 #: for a pytest started by a test (pytester's runpytest_subprocess, which does not read
 #: pyproject.toml's addopts): third-party plug-ins off that the generated tests do not use.
@@ -119,3 +126,9 @@ def gated_suite(where: Path, right: int, n: int = 6) -> Path:
     path = where / "suite.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path
+
+
+def repeatable(measures: list[Any]) -> list[Any]:
+    """A run's measures without those of wall-clock time (`latency_ms.*` of the cost
+    aggregate): what two runs of the same suite must agree on."""
+    return [m for m in measures if not m.name.startswith("latency_ms.")]

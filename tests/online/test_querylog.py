@@ -84,6 +84,9 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
         "fallback_reason": "timeout",
         "degraded": False,
         "stages": [{"stage": "fusion", "output_count": 3}],
+        # seed 002's tokenUsageRatio and pressureLevel
+        "token_usage_ratio": 0.625,
+        "pressure_level": "moderate",
     }
     try:
         assert log.query("oauth refresh", **given) == "q-7"  # type: ignore[arg-type]
@@ -99,7 +102,8 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
     try:
         stored = con.execute(
             "SELECT query_id, tool_name, result_ids, result_count, eval_category,"
-            " fallback_reason, fallback_triggered, degraded_mode, stage_trace FROM eval_queries"
+            " fallback_reason, fallback_triggered, degraded_mode, stage_trace, token_usage_ratio,"
+            " pressure_level FROM eval_queries"
         ).fetchall()
     finally:
         con.close()
@@ -114,6 +118,8 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
             1,
             0,
             '[{"stage": "fusion", "output_count": 3}]',
+            0.625,
+            "moderate",
         )
     ]
 

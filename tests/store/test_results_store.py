@@ -39,6 +39,8 @@ EXPECTED_SCHEMA = {
         "degraded_mode",
         "stage_trace",
         "harvested_at",
+        "token_usage_ratio",
+        "pressure_level",
     ],
     "eval_judgments": [
         "id",
@@ -230,6 +232,7 @@ EXPECTED_SCHEMA = {
         "started_at",
         "finished_at",
         "seconds",
+        "constraint_value",
     ],
     "suite_runs": [
         "run_id",
@@ -370,6 +373,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0014",
             "0015",
             "0016",
+            "0017",
         ]
         assert upgrade(engine, url) == []
     finally:

@@ -24,6 +24,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "audit": "memgauge.aggregates.audit:AuditAggregate",
         "kg": "memgauge.aggregates.graph:KGAggregate",
         "embedding": "memgauge.aggregates.graph:EmbeddingAggregate",
+        "cost": "memgauge.aggregates.cost:CostAggregate",
     },
     "memgauge.evaluators": {
         "exact": "memgauge.scorers.text:ExactMatch",

@@ -198,7 +198,9 @@ def unmatched_error(
     missing = [req.text() for req in requirements if not any(req.matches(m) for m in measures)]
     if not missing:
         return None
-    known = sorted({f"{m.subject}/{m.task}/{m.name}" for m in measures})
+    # the headline measures first: a run's secondary ones (agent-memory, cost) run to dozens
+    names = {f"{m.subject}/{m.task}/{m.name}": m.primary for m in measures}
+    known = sorted(names, key=lambda n: (not names[n], n))
     return UsageError(
         f"{flag} {', '.join(missing)}: no such measure in this run; it has "
         + ", ".join(known[:20])

@@ -16,6 +16,7 @@ from memgauge.report import (
     retrieval_result,
     write_json,
 )
+from memgauge.report.cost import cost_markdown, render_cost
 from memgauge.view import render_run_report
 
 __all__ = ["report_retrieval", "write_reports"]
@@ -28,6 +29,7 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
         return
     result = retrieval_result(report.run)
     render_terminal(result, out)
+    render_cost(report.summary, out)
     paths = write_reports(result, out_dir, report)
     out.print("wrote " + ", ".join(str(p) for p in paths))
 
@@ -40,7 +42,7 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     md_path = out_dir / "summary.md"
     html_path = out_dir / "report.html"
     write_json(result, json_path)
-    atomic_write_text(md_path, render_markdown(result))
+    atomic_write_text(md_path, render_markdown(result) + cost_markdown(report.summary))
     atomic_write_text(html_path, render_run_report(report.run, report.items))
     paths = [json_path, md_path, html_path]
     ir = report.summary.aggregate("ir")

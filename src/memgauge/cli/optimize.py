@@ -48,6 +48,7 @@ def optimize() -> None:
 
     \b
     memgauge optimize SUITE [--subject NAME] [--objective [TASK/]MEASURE]
+        [--constraint '[TASK/]MEASURE<=N']
         [--space 'FIELD=int:LO..HI' | 'FIELD=float:LO..HI[:log]' | 'FIELD=choice:A,B' ...]
         [--strategy greedy|best-of-n|annealing|tpe|random] [--max-iterations N]
         [--holdout F] [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
@@ -74,12 +75,14 @@ def _params(params: dict[str, Any]) -> str:
 
 def _iterations_table(data: dict[str, Any]) -> Table:
     table = Table(title=f"optimization {data['id']}: {data['objective']} ({data['strategy']})")
+    bound = (data.get("constraint") or {}).get("text")
     for col in (
         "step",
         "target",
         "params",
         "score [95% CI]",
         "delta vs best [CI]",
+        *([escape(bound)] if bound else []),
         "accepted",
         "run",
         "note",
@@ -100,11 +103,19 @@ def _iterations_table(data: dict[str, Any]) -> Table:
             ""
             if it.get("delta") is None
             else f"{it['delta']:+.3f} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
+            *([_bound_cell(it)] if bound else []),
             accepted,
             str(it.get("run_id") or ""),
             escape(note),
         )
     return table
+
+
+def _bound_cell(it: dict[str, Any]) -> str:
+    """A candidate's value of the bounded measure, and whether it meets the bound."""
+    value, met = it.get("constraint_value"), it.get("constraint_met")
+    shown = "n/a" if value is None else f"{value:.4g}"
+    return f"{shown} ({'meets' if met else 'misses'})"
 
 
 def _summary(data: dict[str, Any]) -> list[str]:
@@ -119,6 +130,15 @@ def _summary(data: dict[str, Any]) -> list[str]:
         f"best: {_f(best.get('score'))} {_ci(best.get('ci_low'), best.get('ci_high'))} with "
         f"{_params(best.get('params') or {})} (step {best.get('step')})"
     )
+    bound = data.get("constraint")
+    if bound:
+        meets = bound.get("best_meets")
+        said = {
+            True: "the best meets it",
+            False: "NO candidate met it: the best shown is the start, which misses it",
+            None: "n/a",
+        }[meets]
+        lines.append(f"constraint: {bound['text']}; {said}")
     hold = data.get("holdout")
     if hold:
         lines.append(
@@ -187,6 +207,13 @@ _STORE = store_option
 @click.argument("suite_file", type=click.Path(path_type=Path), required=False)
 @click.option("--subject", default=None, help="The suite subject being tuned.")
 @click.option("--objective", default=None, metavar="[TASK/]MEASURE", help="What is maximized.")
+@click.option(
+    "--constraint",
+    default=None,
+    metavar="'[TASK/]MEASURE<=N'",
+    help="Maximize subject to a bound on another measure of the task, e.g. "
+    "'context_tokens.p50<=2000' or 'latency_ms.p95<250' (OP: <=, <, >=, >).",
+)
 @click.option(
     "--space",
     multiple=True,

@@ -19,6 +19,7 @@ from memgauge.data.jsonio import decode_text
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.llm.scope import CallScope, current_scope
+from memgauge.llm.tally import add_to_tally
 from memgauge.llm.types import ChatResponse
 
 __all__ = ["COUNTERS", "Listener", "Price", "UsageMeter", "load_prices", "priced"]
@@ -121,6 +122,7 @@ class UsageMeter:
         return stop
 
     def _add(self, model: str, delta: Mapping[str, int]) -> None:
+        add_to_tally(model, delta)  # the item it is spent for, when the engine keeps one
         with self._lock:
             row = self._rows.setdefault(model, dict.fromkeys(COUNTERS, 0))
             for key, value in delta.items():

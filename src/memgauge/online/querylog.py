@@ -187,6 +187,8 @@ class QueryLog:
         fallback_reason: str | None = None,
         degraded: bool | None = None,
         stages: Sequence[Mapping[str, Any]] | None = None,
+        token_usage_ratio: float | None = None,
+        pressure_level: str | None = None,
     ) -> str:
         """Log one search; returns its query id (link feedback to it).
 
@@ -195,7 +197,11 @@ class QueryLog:
         0-1 `qualityProxyScore`), `fallback` / `fallback_reason` / `degraded` (the
         `fallbackTriggered`, `fallbackReason` and `degradedModeActive` flags) and `stages`, the
         retrieval trace: one mapping per stage, e.g. `{"stage": "fusion", "input_count": 40,
-        "output_count": 20, "duration_ms": 1.2}`. Serialized by the writer, never here."""
+        "output_count": 20, "duration_ms": 1.2}`; `token_usage_ratio` and `pressure_level`
+        (`tokenUsageRatio`, `pressureLevel`): the share of its token budget the returned
+        context used and the pressure state the system was in (`metrics.tokens.pressure_level`
+        names memgauge's states, for a system that has none of its own). Serialized by the
+        writer, never here."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
         if len(self._queries) >= self.max_buffer:
             self.dropped += 1
@@ -222,6 +228,8 @@ class QueryLog:
                     fallback_reason,
                     degraded,
                     stages,
+                    token_usage_ratio,
+                    pressure_level,
                 ),
             )
         )

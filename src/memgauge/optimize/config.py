@@ -16,8 +16,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge._util.args import args_model_of
+from memgauge.aggregates.constraint import parse_constraint
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.errors import DataError, UsageError
+from memgauge.optimize.feasible import constrained_task
 from memgauge.runs.optspec import (
     OptimizationSpec,
     OptimizerModel,
@@ -62,6 +64,9 @@ class StudyConfig(BaseModel):
     patience: int | None = None
     max_seconds: float | None = None
     max_cost: float | None = None
+    constraint: str | None = Field(
+        default=None, description="The bound the best must meet (`optimize.feasible`)."
+    )
     require_significance: bool = False
     texts: list[str] = Field(default_factory=list)
     tools: str | None = None
@@ -219,6 +224,8 @@ def resolve_config(
 
     found = space_problems(subject, base_spec, spec.space)
     found += field_problems(subject, base_spec, {t: ["text"] for t in spec.texts})
+    if spec.constraint:
+        constrained_task(task_spec, parse_constraint(spec.constraint))  # a bound it can read
     bad_k = k_problem(spec.space.get("k"), least, f"task {task!r}")
     if bad_k:
         found.append(("k", bad_k))
@@ -287,6 +294,7 @@ def resolve_config(
         patience=spec.patience,
         max_seconds=float(spec.max_seconds) if spec.max_seconds is not None else None,
         max_cost=float(spec.max_cost) if spec.max_cost is not None else None,
+        constraint=parse_constraint(spec.constraint).text() if spec.constraint else None,
         require_significance=spec.require_significance,
         texts=list(spec.texts),
         tools=spec.tools,

@@ -11,6 +11,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from memgauge.aggregates.constraint import parse_constraint
+
 __all__ = ["History", "MemoryHistory", "study_json"]
 
 
@@ -103,7 +105,15 @@ _SHOWN = (
     "note",
     "reason",
     "seconds",
+    "constraint_value",
 )
+
+
+def _meets(constraint: str, row: Mapping[str, Any] | None) -> bool | None:
+    """Whether an iteration (a row) meets the study's constraint (None: no row)."""
+    if row is None:
+        return None
+    return parse_constraint(constraint, where="constraint").met(row.get("constraint_value"))
 
 
 def study_json(history: History, study_id: str) -> dict[str, Any]:
@@ -114,11 +124,14 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
         raise KeyError(study_id)
     config = study.get("config") or {}
     with_texts = bool(config.get("texts"))
+    constraint = config.get("constraint")
     rows = history.iterations(study_id, values=False)
     iterations = []
     for r in rows:
         shown: dict[str, Any] = {"step": r["step"], "params": r.get("params") or {}}
         shown.update({k: r.get(k) for k in _SHOWN})
+        if constraint is not None:
+            shown["constraint_met"] = _meets(constraint, r)
         if with_texts:
             shown["texts"] = r.get("texts") or {}
         iterations.append(shown)
@@ -144,6 +157,8 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
             "ci_high": r.get("ci_high"),
             "run_id": r.get("run_id"),
         }
+        if constraint is not None:
+            out["constraint_value"] = r.get("constraint_value")
         if with_texts:
             out["texts"] = r.get("texts") or {}
         return out
@@ -162,6 +177,11 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
         "baseline": scored(base),
         "holdout": study.get("holdout"),
         "stopped_because": study.get("stopped_because"),
+        # the bound of a constrained objective (`optimize.feasible`), and whether the best
+        # meets it (False: no candidate did, and the best is the start, which misses it)
+        "constraint": None
+        if constraint is None
+        else {"text": constraint, "best_meets": _meets(constraint, best)},
         # the optimizer model's own calls (text targets), per model with cost_usd; the
         # candidates' spend is their runs'
         "optimizer_usage": study.get("usage") or {},

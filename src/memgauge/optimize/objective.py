@@ -12,7 +12,7 @@ failed items) is a failed candidate: recorded, never accepted.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import priced
 from memgauge.optimize.config import StudyConfig, subject_params
+from memgauge.optimize.feasible import constrained_task, constraint_of
 from memgauge.optimize.split import Split
 from memgauge.runs.engine import RunReport, run_suite
 from memgauge.runs.options import RunOptions
@@ -75,6 +76,9 @@ class Evaluation:
             spec failed validation: bad input, no run exists).
         failures: the worst items, with their evaluators' reasons (for text proposers).
         cost_usd: the run's priced LLM spend (None: no priced model).
+        constraint_value: under a constrained objective, the bounded measure's value in the
+            candidate's run (None: n/a).
+        feasible: whether it meets the bound (None: no constraint; `optimize.feasible`).
     """
 
     score: float | None
@@ -87,6 +91,8 @@ class Evaluation:
     failures: list[dict[str, Any]] = field(default_factory=list)
     cost_usd: float | None = None
     invalid: bool = False
+    constraint_value: float | None = None
+    feasible: bool | None = None
 
 
 def refused(reason: str) -> Evaluation:
@@ -179,6 +185,9 @@ class SuiteObjective:
         self.pool = pool
         task = next(t for t in suite.tasks if t.name == config.task)
         self.task = task.model_copy(update={"optimization": None, "subjects": None})
+        self.constraint = constraint_of(config.constraint)
+        if self.constraint is not None:
+            self.task = constrained_task(self.task, self.constraint)
         (planned,) = plan_suite(self._suite(self.task, config.base_spec), base)
         self._items = [(it.id, it.corpus) for it in planned.items]
         # a retrieval dataset is loaded once for every candidate
@@ -313,6 +322,11 @@ class SuiteObjective:
             failures=failures,
             cost_usd=sum(costs) if costs else None,
         )
+        if self.constraint is not None:
+            value = self.constraint.value_in(
+                report.summary.measures(), self.config.subject, self.config.task
+            )
+            evaluation = replace(evaluation, constraint_value=value)
         if report.status != "completed":
             return Evaluation(
                 None,

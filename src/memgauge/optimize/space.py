@@ -210,11 +210,16 @@ def new_study(sampler_: Any) -> Any:
 
 
 def tell_known(
-    study: Any, space: Mapping[str, SearchDim], params: Mapping[str, Any], score: float | None
+    study: Any,
+    space: Mapping[str, SearchDim],
+    params: Mapping[str, Any],
+    score: float | None,
+    system_attrs: Mapping[str, Any] | None = None,
 ) -> None:
     """Tell the study of a candidate evaluated before (the baseline, a resumed study's
     iterations): a completed trial, or a failed one without a score; a candidate outside the
-    space (a baseline written so) is not told."""
+    space (a baseline written so) is not told. `system_attrs`: the trial's, e.g. its
+    constraint (`optimize.feasible`)."""
     optuna = load_optuna()
     point = {k: params.get(k) for k in space}
     if not all(space[k].contains(v) for k, v in point.items()):
@@ -222,7 +227,11 @@ def tell_known(
     state = optuna.trial.TrialState.COMPLETE if score is not None else optuna.trial.TrialState.FAIL
     study.add_trial(
         optuna.trial.create_trial(
-            params=point, distributions=distributions(space), value=score, state=state
+            params=point,
+            distributions=distributions(space),
+            value=score,
+            state=state,
+            system_attrs=dict(system_attrs or {}),
         )
     )
 

@@ -109,6 +109,7 @@ def scored_from_row(row: Mapping[str, Any]) -> Scored:
         status="completed" if row["status"] == "completed" else "failed",
         reason=row.get("reason"),
         invalid=row["status"] == "failed" and row.get("note") == REFUSED,
+        constraint_value=row.get("constraint_value"),
     )
     unusable = row.get("reason") if row.get("note") == UNUSABLE else None
     cand = Candidate(dict(row.get("params") or {}), dict(row.get("texts") or {}), unusable)

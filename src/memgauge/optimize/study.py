@@ -43,6 +43,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,6 +54,12 @@ from memgauge.llm.scope import CallScope
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import StudyConfig, baseline_params
 from memgauge.optimize.ending import nothing_found
+from memgauge.optimize.feasible import (
+    constraint_of,
+    feasibility,
+    known_constraint_attrs,
+    tell_constraint,
+)
 from memgauge.optimize.history import History
 from memgauge.optimize.holdout import score_holdout
 from memgauge.optimize.objective import Candidate, Evaluation, Objective
@@ -97,6 +104,7 @@ class StudyRunner:
         self.progress = progress or Quiet()
         self.clock = clock
         self.space = config.search_space()
+        self.constraint = constraint_of(config.constraint)
         self.study_id = ""
         self.state = State()
         #: the optimizer model's usage recorded by earlier processes of a resumed study
@@ -165,7 +173,7 @@ class StudyRunner:
             cand, row["phase"], on_run=on_run, resume=resume, scope=scope
         )
         row["seconds"] = self.clock() - t0
-        return evaluation
+        return feasibility(evaluation, self.constraint)
 
     def _finish_row(
         self, row: dict[str, Any], ev: Evaluation, against: Scored | None, accepted: bool | None
@@ -180,6 +188,7 @@ class StudyRunner:
             reason=ev.reason if ev.score is not None or ev.reason else "no item could be scored",
             finished_at=now(),
             accepted=accepted,
+            constraint_value=ev.constraint_value,
         )
         if ev.invalid:
             row["note"] = REFUSED
@@ -310,7 +319,14 @@ class StudyRunner:
     # --- replaying a resumed study -------------------------------------------------------------
 
     def _scored(self, row: Mapping[str, Any]) -> Scored:
-        return scored_from_row(row)
+        s = scored_from_row(row)
+        return replace(s, evaluation=feasibility(s.evaluation, self.constraint))
+
+    def _tell_known(self, s: Scored) -> None:
+        """Tell the sampler of a candidate scored before (with its distance to the bound)."""
+        ev = s.evaluation
+        attrs = known_constraint_attrs(self.constraint, ev.constraint_value)
+        spaces.tell_known(self.optuna_study, self.space, s.cand.params, ev.score, attrs)
 
     def _replay(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Rebuild the state from the finished rows of a resumed study (steps in order)."""
@@ -331,7 +347,7 @@ class StudyRunner:
         self.state.baseline = self.state.current = self.state.best = s
         self.state.seen[spaces.params_key(s.cand.params) + spaces.params_key(s.cand.texts)] = s
         if self.optuna_study is not None:
-            spaces.tell_known(self.optuna_study, self.space, s.cand.params, s.evaluation.score)
+            self._tell_known(s)
 
     # --- the search --------------------------------------------------------------------------
 
@@ -380,7 +396,8 @@ class StudyRunner:
 
     def _stop_reason(self, step: int) -> str | None:
         c, st = self.config, self.state
-        best = st.best.evaluation.score if st.best is not None else None
+        met = st.best is not None and st.best.evaluation.feasible is not False
+        best = st.best.evaluation.score if st.best is not None and met else None
         if c.target_score is not None and best is not None and best >= c.target_score:
             return "target-score"
         if step >= c.max_iterations:
@@ -533,10 +550,12 @@ class StudyRunner:
             finished.append(self._finish_row(row, ev, against, None))
             scored.append(Scored(step, row["candidate"], cands[i], ev))
             if trials[i] is not None:
+                if ev.score is not None:
+                    tell_constraint(trials[i], self.constraint, ev.constraint_value)
                 spaces.tell(self.optuna_study, trials[i], ev.score)
             elif self.optuna_study is not None and ev.score is not None and self.space:
                 # a proposer's candidate (a resumed trial): its point is known to the sampler
-                spaces.tell_known(self.optuna_study, self.space, cands[i].params, ev.score)
+                self._tell_known(scored[-1])
         accepted = self._after_step(step, scored, None, told=True)
         for row, flag in zip(finished, accepted[len(done) :], strict=True):
             row["accepted"] = flag
@@ -587,7 +606,7 @@ class StudyRunner:
                 continue  # it holds the point it was proposed from, not a point of its own
             st.seen.setdefault(self._key(s.cand), s)
             if not told and self.optuna_study is not None and self.space:
-                spaces.tell_known(self.optuna_study, self.space, s.cand.params, s.evaluation.score)
+                self._tell_known(s)
         flags: list[bool | None]
         centre = self._centre()
         if accepted is not None:
@@ -614,10 +633,16 @@ class StudyRunner:
         base = st.baseline
         for s in scored:
             ev = s.evaluation
-            if base is None or ev.score is None or st.best is None:
+            if base is None or ev.score is None or st.best is None or ev.feasible is False:
+                continue
+            if st.best.evaluation.feasible is False:
+                # the start misses the bound: the first candidate that meets it is the best
+                st.best, improved = s, True
                 continue
             d = self._delta(base.evaluation, ev)
-            if self._clears(d[0], d[1]) and ev.score > (st.best.evaluation.score or -math.inf):
+            # against a start that misses the bound, a better candidate need not clear it
+            clears = self._clears(d[0], d[1]) or base.evaluation.feasible is False
+            if clears and ev.score > (st.best.evaluation.score or -math.inf):
                 st.best = s
                 improved = True
         st.since_best = 0 if improved else st.since_best + 1
@@ -627,6 +652,10 @@ class StudyRunner:
         ev = s.evaluation
         if ev.score is None:
             return False
+        if ev.feasible is False or centre.evaluation.feasible is False:
+            # Deb's rules (2000): off a point that meets the bound never to one that misses
+            # it; from one that misses it, to one nearer to meeting it
+            return self._nearer(ev, centre.evaluation)
         delta, low, _high = self._delta(centre.evaluation, ev)
         if self._clears(delta, low):
             return True
@@ -635,6 +664,12 @@ class StudyRunner:
         temperature = self.config.temperature * self.config.cooling ** (step - 1)
         draw = float(np.random.default_rng([self.config.seed, step, s.candidate]).random())
         return draw < math.exp(min(0.0, delta) / temperature)
+
+    def _nearer(self, ev: Evaluation, than: Evaluation) -> bool:
+        """Whether `ev` is nearer to meeting the constraint than `than` (met is nearest)."""
+        assert self.constraint is not None
+        miss = self.constraint.violation
+        return max(miss(ev.constraint_value), 0.0) < max(miss(than.constraint_value), 0.0)
 
     def _holdout(self) -> None:
         score_holdout(self)

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError
+from memgauge.aggregates.constraint import parse_constraint
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.subjects.registry import SUBJECTS, RunOptions, check_subject
@@ -227,6 +228,12 @@ class OptimizationSpec(_Model):
         description="[TASK/]MEASURE maximized: an evaluator's label (Recall@10, a judge's "
         "label) or `score` (the task's weighted score); default the task's first evaluator.",
     )
+    constraint: str | None = Field(
+        default=None,
+        description="A bound on another measure of the objective's task, `[TASK/]MEASURE OP "
+        "NUMBER` with OP <=, <, >= or >: `context_tokens.p50<=2000`, `latency_ms.p95<250`; a "
+        "candidate that misses it is never accepted nor the best.",
+    )
     strategy: Strategy = Field(
         default="greedy",
         description="greedy, best-of-n (candidates per iteration, run concurrently), annealing,"
@@ -310,6 +317,16 @@ class OptimizationSpec(_Model):
     @classmethod
     def _hook_string(cls, value: Any) -> Any:
         return value.split() if isinstance(value, str) else value
+
+    @field_validator("constraint")
+    @classmethod
+    def _constraint(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_constraint(value, where="constraint")
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("targets")
     @classmethod

@@ -20,6 +20,7 @@ from memgauge._util.redact import redactor
 from memgauge.data.models import Memory
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
 from memgauge.errors import EmptyMemoryError, ReplyError
+from memgauge.llm.tally import tallied
 from memgauge.runs.kinds import kind_of
 from memgauge.runs.kinds.base import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
@@ -112,9 +113,13 @@ def answer_item(
     t0 = time.perf_counter()
     started = utc_now()
     failures: list[Failure] = []
+    spent: dict[str, dict[str, int]] = {}  # its own LLM calls, every attempt (aggregates.cost)
     for attempt in range(1, task.spec.retries + 2):
         try:
-            output, latency, extra = ask(subject, answers, task, item)
+            with tallied(spent):
+                output, latency, extra = ask(subject, answers, task, item)
+            if spent:
+                extra = {**extra, "llm_usage": spent}
         except ReplyError as exc:
             # the subject's fault, said in words: kind `subject`, not the exception's class
             failures.append(Failure.of("subject", str(exc), attempt))

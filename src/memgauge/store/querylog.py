@@ -78,6 +78,8 @@ class QueryRow(NamedTuple):
     fallback_reason: str | None
     degraded: bool | None
     stages: Sequence[Mapping[str, Any]] | None
+    token_usage_ratio: float | None
+    pressure_level: str | None
 
 
 def _jsonable(value: Any) -> Any:
@@ -121,7 +123,7 @@ _QUERY_INSERT = (
     "INSERT INTO eval_queries (query_id, query, intent, mode, session_id, tool_name, result_ids,"
     " result_count, channel_contributions, total_latency_ms, trace_id, created_at, eval_category,"
     " fusion_weights, quality_proxy_score, fallback_triggered, fallback_reason, degraded_mode,"
-    " stage_trace)"
+    " stage_trace, token_usage_ratio, pressure_level)"
 )
 _FEEDBACK_INSERT = (
     "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id, rank_in_results,"
@@ -215,7 +217,7 @@ class QueryLogWriter:
         rejected: list[str] = []
         q_rows = []
         # one unpacking of the whole row, checked against QueryRow's fields (arity and types) by
-        # mypy: reading 18 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
+        # mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
         for (
             qid,
             text,
@@ -235,6 +237,8 @@ class QueryLogWriter:
             reason,
             degraded,
             stages,
+            usage_ratio,
+            pressure,
         ) in queries:
             try:
                 q_rows.append(
@@ -258,6 +262,8 @@ class QueryLogWriter:
                         reason,
                         None if degraded is None else int(bool(degraded)),
                         None if stages is None else _dumps([dict(st) for st in stages]),
+                        None if usage_ratio is None else float(usage_ratio),
+                        None if pressure is None else str(pressure),
                     )
                 )
             except (TypeError, ValueError) as exc:

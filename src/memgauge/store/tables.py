@@ -258,6 +258,10 @@ eval_queries = sa.Table(
     _col("degraded_mode", _I),
     _col("stage_trace", _T),
     _col("harvested_at", _T),
+    # revision 0017 (seed 002 section 1.1): the share of its token budget the search's
+    # context used, and the token pressure state the system reported
+    _col("token_usage_ratio", _F),
+    _col("pressure_level", _T),
     sa.Index("idx_eval_queries_session", "session_id"),
     sa.Index("idx_eval_queries_created", "created_at"),
     sqlite_autoincrement=True,
@@ -595,6 +599,8 @@ optimization_iterations = sa.Table(
     _col("started_at", _T, nullable=False),
     _col("finished_at", _T),
     _col("seconds", _F),
+    # revision 0017: the bounded measure's value under a constrained objective
+    _col("constraint_value", _F),
     sa.CheckConstraint("phase IN ('tune', 'holdout')", name="ck_optimization_iterations_phase"),
     sa.CheckConstraint(
         "status IN ('running', 'completed', 'failed')", name="ck_optimization_iterations_status"

@@ -199,7 +199,7 @@ def evaluate_suite(
                     or [
                         {"spec": {"retrieval": {"measure": "RR@10", **retrieval}}, "label": "RR@10"}
                     ],
-                    "aggregates": [{"ir": ir}],
+                    "aggregates": [{"ir": ir}, {"cost": {}}],
                 }
             ],
         }

@@ -1,0 +1,131 @@
+"""Percentile bootstrap CIs of statistics other than the mean: quantiles (the median and p95 of
+context tokens and latency) and a ratio of two means (accuracy per 1,000 context tokens).
+
+Resamples are drawn as `stats.bootstrap` draws them (uniform item indices from a generator
+seeded by `seed`), so a run's intervals are reproducible. Quantiles are NumPy's default
+(linear interpolation between order statistics, Hyndman & Fan type 7). Edge cases: no value
+gives n/a (None) with n = 0; one value a degenerate interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from memgauge.stats.bootstrap import ConfidenceInterval
+
+__all__ = ["quantile_cis", "ratio_ci"]
+
+_CHUNK = 5_000_000  # gathered elements per chunk, as `stats.bootstrap` bounds memory
+_F64 = npt.NDArray[np.float64]
+
+
+def _indices(n: int, n_resamples: int, seed: int) -> Iterator[npt.NDArray[np.intp]]:
+    rng = np.random.default_rng(seed)
+    step = max(1, _CHUNK // max(n, 1))
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        yield rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+
+
+def _ci(
+    value: float, draws: _F64, n: int, n_resamples: int, confidence: float, method: str
+) -> ConfidenceInterval:
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    finite = draws[np.isfinite(draws)]
+    if finite.size == 0:
+        return ConfidenceInterval(value, None, None, n, 0, n_resamples, confidence, method)
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return ConfidenceInterval(value, float(low), float(high), n, 0, n_resamples, confidence, method)
+
+
+def _empty(n_resamples: int, confidence: float, method: str) -> ConfidenceInterval:
+    return ConfidenceInterval(
+        None, None, None, 0, 0, n_resamples, confidence, method, note="no values"
+    )
+
+
+def quantile_cis(
+    values: npt.ArrayLike,
+    quantiles: Sequence[float],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[ConfidenceInterval]:
+    """Each quantile `q` (0-100) of `values` with its percentile bootstrap CI; every quantile
+    from the same resamples. NaNs are left out (counted in `n_excluded`)."""
+    data = np.asarray(values, dtype=np.float64)
+    kept = data[~np.isnan(data)]
+    method = "percentile bootstrap of the quantile"
+    if kept.size == 0:
+        return [_empty(n_resamples, confidence, method) for _ in quantiles]
+    qs = np.asarray(quantiles, dtype=np.float64)
+    point = np.percentile(kept, qs)
+    if kept.size == 1:
+        v = float(kept[0])
+        return [
+            ConfidenceInterval(v, v, v, 1, 0, n_resamples, confidence, method, note="one value")
+            for _ in quantiles
+        ]
+    draws = np.concatenate(
+        [np.percentile(kept[idx], qs, axis=1) for idx in _indices(kept.size, n_resamples, seed)],
+        axis=1,
+    )
+    out = []
+    for i in range(qs.size):
+        ci = _ci(float(point[i]), draws[i], kept.size, n_resamples, confidence, method)
+        out.append(
+            ConfidenceInterval(
+                ci.mean,
+                ci.low,
+                ci.high,
+                ci.n,
+                int(data.size - kept.size),
+                n_resamples,
+                confidence,
+                method,
+            )
+        )
+    return out
+
+
+def ratio_ci(
+    numerator: npt.ArrayLike,
+    denominator: npt.ArrayLike,
+    *,
+    scale: float = 1.0,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """`scale * mean(numerator) / mean(denominator)` over the pairs where both are numbers,
+    with its percentile bootstrap CI (pairs resampled together). n/a when there is no pair or
+    the denominator's mean is 0; a resample whose denominator's mean is 0 is left out of the
+    interval."""
+    num = np.asarray(numerator, dtype=np.float64)
+    den = np.asarray(denominator, dtype=np.float64)
+    both = ~(np.isnan(num) | np.isnan(den))
+    num, den = num[both], den[both]
+    method = "percentile bootstrap of the ratio of means"
+    if num.size == 0:
+        return _empty(n_resamples, confidence, method)
+    total = float(den.mean())
+    if total == 0.0:
+        return ConfidenceInterval(
+            None, None, None, int(num.size), 0, n_resamples, confidence, method,
+            note="the denominator's mean is 0",
+        )  # fmt: skip
+    value = scale * float(num.mean()) / total
+    if num.size == 1:
+        return ConfidenceInterval(
+            value, value, value, 1, 0, n_resamples, confidence, method, note="one value"
+        )
+    parts = []
+    for idx in _indices(num.size, n_resamples, seed):
+        d = den[idx].mean(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts.append(np.where(d > 0, scale * num[idx].mean(axis=1) / d, np.nan))
+    return _ci(value, np.concatenate(parts), int(num.size), n_resamples, confidence, method)

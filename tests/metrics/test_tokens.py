@@ -1,0 +1,91 @@
+"""Token counts in the OpenAI encodings (`metrics.tokens`), checked against published ids.
+
+Where the expected ids come from:
+- cl100k_base: openai/tiktoken, tests/test_encoding.py (`test_simple`, `test_simple_regex`,
+  `test_basic_encode`, `test_encode_surrogate_pairs`) and tests/test_simple_public.py.
+- both encodings: the OpenAI Cookbook, examples/How_to_count_tokens_with_tiktoken.ipynb
+  ("tiktoken is great!" in cl100k_base; its encoding comparison of
+  "antidisestablishmentarianism", whose o200k_base row is in the notebook's later revision).
+- o200k_base "hello world" -> [24912, 2375]: the smoke test of tiktoken-derived tokenizers
+  (the same ids the Cookbook's o200k_base row implies for the two words).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memgauge.errors import UsageError
+from memgauge.metrics import tokens
+from memgauge.metrics.tokens import count_tokens, encode, token_counts
+
+TIKTOKEN_CL100K = [
+    ("hello world", [15339, 1917]),
+    ("rer", [38149]),
+    ("'rer", [2351, 81]),
+    ("today\n ", [31213, 198, 220]),
+    ("today\n \n", [31213, 27907]),
+    ("today\n  \n", [31213, 14211]),
+    (" \x850", [220, 126, 227, 15]),
+    ("👍", [9468, 239, 235]),
+    ("tiktoken is great!", [83, 1609, 5963, 374, 2294, 0]),
+    ("antidisestablishmentarianism", [519, 85342, 34500, 479, 8997, 2191]),
+    ("2 + 2 = 4", [17, 489, 220, 17, 284, 220, 19]),
+]
+
+COOKBOOK_O200K = [
+    ("hello world", [24912, 2375]),
+    ("antidisestablishmentarianism", [493, 129901, 376, 160388, 21203, 2367]),
+]
+
+
+@pytest.mark.parametrize(("text", "ids"), TIKTOKEN_CL100K)
+def test_cl100k_ids_are_tiktokens(text: str, ids: list[int]) -> None:
+    assert encode(text, "cl100k_base") == ids
+    assert count_tokens(text, "cl100k_base") == len(ids)
+
+
+@pytest.mark.parametrize(("text", "ids"), COOKBOOK_O200K)
+def test_o200k_ids_are_the_published_ones(text: str, ids: list[int]) -> None:
+    assert encode(text, "o200k_base") == ids
+    assert count_tokens(text) == len(ids)  # o200k_base is the default
+
+
+def test_special_token_text_is_counted_as_ordinary_text() -> None:
+    """tiktoken encodes "hello <|endoftext|>" to [15339, 220, 100257] only when the special
+    token is allowed; in a memory it is text, and counted as such (never refused)."""
+    ids = encode("hello <|endoftext|>", "cl100k_base")
+    assert 100257 not in ids
+    assert ids[:1] == [15339]
+    assert len(ids) > 3
+
+
+def test_long_text_is_counted_in_pieces_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut into pieces before a space that follows a non-space character, the sum is the
+    count of the whole."""
+    text = "The quick brown fox, jumps  over the lazy dog.\n" * 40
+    whole = count_tokens(text, "cl100k_base")
+    monkeypatch.setattr(tokens, "_PIECE", 17)
+    assert len(list(tokens._pieces(text))) > 40
+    assert "".join(tokens._pieces(text)) == text
+    assert count_tokens(text, "cl100k_base") == whole
+
+
+def test_counts_of_many_texts_and_the_empty_text() -> None:
+    got = token_counts(["hello world", "", "hello world", "rer"], "cl100k_base")
+    assert got.tolist() == [2, 0, 2, 1]
+
+
+def test_an_unknown_encoding_is_a_usage_error() -> None:
+    with pytest.raises(
+        UsageError, match="encoding 'p50k_base': use one of o200k_base, cl100k_base"
+    ):
+        count_tokens("x", "p50k_base")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("ratio", "level"),
+    [(0.0, "low"), (0.49, "low"), (0.5, "moderate"), (0.79, "moderate"), (0.8, "high"),
+     (1.0, "high"), (1.0001, "over"), (3.0, "over")],
+)  # fmt: skip
+def test_pressure_levels_by_share_of_the_budget(ratio: float, level: str) -> None:
+    assert tokens.pressure_level(ratio) == level
