@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Location, Where, require_store, results_store
@@ -18,7 +18,7 @@ from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
-from memgauge.online.shadow import summarize_shadow
+from memgauge.online.shadow import summarize_by_intent, summarize_shadow
 from memgauge.stats.sequential import SPRTState
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
@@ -107,11 +107,13 @@ def ab_test_reports(name: str | None = None, *, store: Where = None) -> list[dic
 
 
 def shadow_summaries(
-    experiment: str | None = None, *, store: Where = None
+    experiment: str | None = None, *, store: Where = None, by: Literal["intent"] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
     rank agreement, judged metric deltas, p95 latencies, treatment errors and the shadowed
-    queries a full queue dropped (`n_dropped`). Each
+    queries a full queue dropped (`n_dropped`). `by="intent"` adds `by_intent`, the same
+    numbers per intent the queries were recorded with (seed 002's per-intent error breakdown;
+    `online.shadow.summarize_by_intent`). Each
     experiment's seed 002 `eval_results` row (run_type shadow) is brought up to date too."""
     with ShadowStore(require_store(store)) as opened:
         names = [experiment] if experiment else opened.experiments()
@@ -125,6 +127,11 @@ def shadow_summaries(
             }
             for n in names
         }
+        if by == "intent":
+            for n in names:
+                out[n]["by_intent"] = summarize_by_intent(
+                    opened.shadow_rows(n), opened.shadow_errors_by_intent(n)
+                )
         for n in names:
             opened.project(n)
     return out
