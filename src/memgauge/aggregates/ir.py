@@ -52,6 +52,7 @@ from memgauge.metrics.conventions import (
 from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis, breakdown
+from memgauge.stats.sequential import SPRT, Bounds
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -140,6 +141,9 @@ class IRAggregate:
             "one" where the measure is 0/0 (seed 002's Recall), "skip" (left out of the
             means and comparisons; counted), or "fail" (left out and counted as failed, as a
             retrieval evaluator with `no_relevant: fail` counts it). See `metrics.ir`.
+        sprt_delta: the minimum detectable effect of the comparisons' sequential test (seed
+            002: 0.05 MRR).
+        sprt_bounds: its stopping bounds, "ville" or "wald" (`stats.sequential`).
 
     `rel_threshold`, `gain` and `no_relevant` left unset in a suite are those of the task's
     retrieval evaluators whose labels are measures this aggregate computes (`align`).
@@ -157,6 +161,8 @@ class IRAggregate:
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
     no_relevant: NoRelevant | Literal["fail"] = DEFAULT_NO_RELEVANT
+    sprt_delta: float = 0.05
+    sprt_bounds: Bounds = "ville"
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -174,6 +180,8 @@ class IRAggregate:
             relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
             refuse_run_level(m, "ir aggregate")
+        if self.sprt_delta <= 0:
+            raise UsageError(f"sprt_delta {self.sprt_delta}: the minimum effect must be > 0")
 
     def imports(self, task: TaskView) -> tuple[str, ...]:
         """The paired tests' module, when there is a pair to test: a run of one subject never
@@ -296,6 +304,7 @@ class IRAggregate:
                 seed=task.seed,
                 alpha=self.alpha,
                 n_resamples=self.n_resamples,
+                sprt=SPRT(delta=self.sprt_delta, bounds=self.sprt_bounds),
             )
             for other in ran[1:]
         ]

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from memgauge.api._online import import_spans as import_spans
     from memgauge.api._online import pause_ab_test as pause_ab_test
     from memgauge.api._online import shadow_summaries as shadow_summaries
+    from memgauge.api._online import simulate_sprt_bounds as simulate_sprt_bounds
     from memgauge.api._online import write_annotation_pool as write_annotation_pool
     from memgauge.api._optimize import optimization as optimization
     from memgauge.api._optimize import optimization_diff as optimization_diff

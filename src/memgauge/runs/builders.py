@@ -73,9 +73,12 @@ def evaluate_suite(
     max_failure_rate: float = 0.1,
     timeout: float = 60.0,
     dataset_kind: str | None = None,
+    sprt: Mapping[str, Any] | None = None,
 ) -> Suite:
     """A retrieval task over `dataset` for every system: per query one verdict per measure,
     and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons).
+    `sprt`: the comparisons' sequential test settings (`sprt_delta`, `sprt_bounds`) that differ
+    from the aggregate's defaults.
 
     `no_relevant` (zero, one, skip: `metrics.ir`) goes to the evaluators and the aggregate
     alike; the default is left out of the suite, which stays as it was before the option.
@@ -105,6 +108,7 @@ def evaluate_suite(
         "pool_grade": pool_grade,
         **({"no_relevant": no_relevant} if no_relevant != DEFAULT_NO_RELEVANT else {}),
         **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
+        **(sprt or {}),
     }
     return Suite.model_validate(
         {

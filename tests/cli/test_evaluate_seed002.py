@@ -1,0 +1,99 @@
+"""`memgauge evaluate` and seed 002's evaluation pipeline: the comparisons' sequential test,
+per-category coverage warnings, and the run's sampling rate, feature and run type."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge.cli.main import main
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+def bundle(where: Path, n: int, categories: dict[str, int] | None = None) -> Path:
+    """A dataset of `n` queries `key{i}`, each judging memory m{i} relevant (grade 3); the
+    queries' categories in blocks as `categories` counts them (the rest: no category)."""
+    cats: list[str | None] = []
+    for name, count in (categories or {}).items():
+        cats += [name] * count
+    cats += [None] * (n - len(cats))
+    doc = {
+        "name": "keys",
+        "memories": [{"id": f"m{i}", "text": f"the fact called key{i}"} for i in range(n)],
+        "queries": [
+            {"id": f"q{i:03d}", "text": f"key{i}", **({"category": c} if c else {})}
+            for i, c in enumerate(cats)
+        ],
+        "judgments": [
+            {"query_id": f"q{i:03d}", "memory_id": f"m{i}", "grade": 3} for i in range(n)
+        ],
+    }
+    path = where / "bundle.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def evaluate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Path, *args: str
+) -> tuple[int, dict[str, Any], str]:
+    out = tmp_path / "out"
+    capsys.readouterr()
+    code = main(
+        ["evaluate", str(data), *args, "--out", str(out), "--store", str(tmp_path / "r.db"),
+         "--quiet"]
+    )  # fmt: skip
+    shown = capsys.readouterr()
+    result = json.loads((out / "result.json").read_text()) if (out / "result.json").exists() else {}
+    return code, result, shown.out + shown.err
+
+
+@pytest.fixture(autouse=True)
+def _rankers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+
+
+def test_comparisons_carry_the_sequential_test_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's comparison.sequentialTestDecision: the SPRT on the paired RR@10 differences,
+    with the seed's Wald bounds or Ville's."""
+    data = bundle(tmp_path, 80)
+    worse, better = "python:rankers:half_demoted@worse", "python:rankers:perfect@better"
+    code, result, shown = evaluate(tmp_path, capsys, data, "-s", worse, "-s", better)
+    assert code == 0, shown
+    (comp,) = result["comparisons"]
+    assert (comp["baseline"], comp["candidate"]) == ("worse", "better")
+    assert comp["sequential_test_decision"] == "accept-treatment"
+    sq = comp["sequential"]
+    assert sq["measure"] == "RR@10"
+    assert sq["decision"] == "treatment_better"
+    assert (sq["bounds"], sq["delta"], sq["alpha"], sq["beta"]) == ("ville", 0.05, 0.05, 0.2)
+    assert sq["upper"] == pytest.approx(2.995732)  # ln(1 / 0.05)
+    assert sq["n_pairs"] == 80
+    # every even query differs by +0.5: the test starts at the 30th such pair (query 59)
+    assert (sq["n"], sq["n_informative"]) == (59, 30)
+    assert sq["log_lr"] >= sq["upper"]
+    assert "sequential test (SPRT on RR@10, effect 0.05, ville bounds): better against worse:" \
+        " accept-treatment after 59 of 80 pairs" in shown  # fmt: skip
+    # the other way round, with the seed's bounds: the control is accepted
+    code, result, shown = evaluate(
+        tmp_path, capsys, data, "-s", better, "-s", worse, "--sprt-bounds", "wald"
+    )
+    sq = result["comparisons"][0]["sequential"]
+    assert result["comparisons"][0]["sequential_test_decision"] == "accept-control"
+    assert sq["bounds"] == "wald"
+    assert (sq["upper"], sq["lower"]) == (
+        pytest.approx(2.772589),  # ln((1 - 0.2) / 0.05)
+        pytest.approx(-1.558145),  # ln(0.2 / (1 - 0.05))
+    )
+    # too few informative pairs: no decision, and the reader is told why
+    small = bundle(tmp_path, 20)
+    code, result, shown = evaluate(tmp_path, capsys, small, "-s", worse, "-s", better)
+    assert result["comparisons"][0]["sequential_test_decision"] == "continue"
+    assert result["comparisons"][0]["sequential"]["log_lr"] is None
+    assert "continue after 20 of 20 pairs (not started: 10 of 30 informative pairs)" in shown
