@@ -97,3 +97,52 @@ def test_comparisons_carry_the_sequential_test_decision(
     assert result["comparisons"][0]["sequential_test_decision"] == "continue"
     assert result["comparisons"][0]["sequential"]["log_lr"] is None
     assert "continue after 20 of 20 pairs (not started: 10 of 30 informative pairs)" in shown
+
+
+def test_evaluate_warns_of_thin_categories_by_healths_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002 section 2.3: a per-category comparison needs at least 15 queries in the
+    category; the dataset's coverage is held to the rule `memgauge health` holds the golden set
+    to (`stats.coverage`), and each shortfall is a warning."""
+    own = bundle(tmp_path, 25, {"alpha": 20, "beta": 5})
+    code, result, shown = evaluate(tmp_path, capsys, own, "-s", "python:rankers:perfect@p")
+    assert code == 0, shown
+    want = "dataset: under the 15 queries a per-category comparison needs: beta (5)"
+    assert result["dataset"]["warnings"] == [want]
+    coverage = result["dataset"]["coverage"]
+    assert coverage["other_categories"] == {"alpha": 20, "beta": 5}
+    assert coverage["target"] is None  # its own categories: not held to the seed's targets
+    assert f"warning: {want}" in shown
+    # the seed's categories: its targets too, worded as health words them
+    seeded = bundle(tmp_path, 25, {"semantic-search": 20, "cold-start": 5})
+    code, result, shown = evaluate(tmp_path, capsys, seeded, "-s", "python:rankers:perfect@p")
+    warnings = result["dataset"]["warnings"]
+    assert warnings[0] == "dataset: 25 of 280 queries"
+    assert warnings[1].startswith(
+        "dataset: short of the category target: trigger-match (0 of 30), semantic-search (20 of 50)"
+    )
+    assert warnings[2] == (
+        "dataset: under the 15 queries a per-category comparison needs: trigger-match (0),"
+        " causal-query (0), cross-folder (0), intent-specific (0), cold-start (5),"
+        " multi-concept (0), edge-case (0)"
+    )
+    assert result["dataset"]["coverage"]["categories"]["cold-start"] == {
+        "queries": 5, "target": 15, "short_of_target": 10, "below_minimum": True
+    }  # fmt: skip
+    assert all(f"warning: {w}" in shown for w in warnings)
+    # enough queries in each of its own categories: no warning
+    plenty = bundle(tmp_path, 30, {"alpha": 15, "beta": 15})
+    code, result, shown = evaluate(tmp_path, capsys, plenty, "-s", "python:rankers:perfect@p")
+    assert result["dataset"]["warnings"] == []
+    assert "warning: dataset" not in shown
+
+
+def test_health_and_evaluate_share_one_coverage_rule() -> None:
+    from memgauge.api import _health
+    from memgauge.stats import coverage
+
+    counts: dict[str | None, int] = {"semantic-search": 3, "mine": 2}
+    got, warnings = _health._coverage(counts)
+    assert (got, warnings) == coverage.category_coverage(counts, "golden set", seed_targets=True)
+    assert warnings[-1].endswith("multi-concept (0), edge-case (0), mine (2)")

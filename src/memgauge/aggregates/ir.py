@@ -52,6 +52,7 @@ from memgauge.metrics.conventions import (
 from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis, breakdown
+from memgauge.stats.coverage import category_coverage
 from memgauge.stats.sequential import SPRT, Bounds
 
 __all__ = [
@@ -89,6 +90,18 @@ def without_session_of(record: ItemRecord) -> list[str] | None:
     """The ids a session query found when searched again without its session context."""
     found = record.extra.get("without_session")
     return [str(x) for x in found] if isinstance(found, list) else None
+
+
+def _coverage(dataset: RetrievalDataset) -> dict[str, Any]:
+    """The judged queries per category against seed 002's rule (`stats.coverage`, as
+    `memgauge health` holds the golden set to it), and its warnings."""
+    judged = dataset.qrels()
+    counts: dict[str | None, int] = {}
+    for q in dataset.queries:
+        if q.id in judged:
+            counts[q.category] = counts.get(q.category, 0) + 1
+    coverage, warnings = category_coverage(counts, "dataset")
+    return {"coverage": coverage, "warnings": warnings}
 
 
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
@@ -322,6 +335,7 @@ class IRAggregate:
                     "n_memories": len(dataset.memories),
                     "n_queries": len(dataset.queries),
                     "n_judgments": len(dataset.judgments),
+                    **_coverage(dataset),
                 },
                 "settings": {
                     "measures": measures,

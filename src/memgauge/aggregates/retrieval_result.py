@@ -224,6 +224,15 @@ class DatasetInfo(_Model):
         description="The benchmark protocol the dataset was imported under, e.g. "
         "longmemeval-paper (turn): which conventions its numbers follow.",
     )
+    coverage: dict[str, Any] | None = Field(
+        default=None,
+        description="Judged queries per category against seed 002's rule (`stats.coverage`:"
+        " at least 15 per category for a per-category comparison; the seed's targets when the"
+        " dataset uses its categories).",
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="Each shortfall of `coverage`, as `health` words it."
+    )
 
 
 class EvalSettings(_Model):

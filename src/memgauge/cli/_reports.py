@@ -30,6 +30,8 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
     render_terminal(result, out)
     for line in sequential_lines(result):
         out.print(line, highlight=False)
+    for warning in result.dataset.warnings:
+        out.print(f"warning: {warning}", highlight=False)
     paths = write_reports(result, out_dir, report)
     out.print("wrote " + ", ".join(str(p) for p in paths))
 
