@@ -146,3 +146,62 @@ def test_health_and_evaluate_share_one_coverage_rule() -> None:
     got, warnings = _health._coverage(counts)
     assert (got, warnings) == coverage.category_coverage(counts, "golden set", seed_targets=True)
     assert warnings[-1].endswith("multi-concept (0), edge-case (0), mine (2)")
+
+
+def test_sampling_rate_feature_and_run_type_are_recorded_and_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's EvalPipelineConfig: samplingRate asks a stable share of the queries;
+    featureId and the run type label the run, in `runs show` and seed 002's eval_results."""
+    import sqlite3
+
+    from memgauge.runs.plan import sampled
+
+    data = bundle(tmp_path, 60)
+    want = sorted(f"q{i:03d}" for i in range(60) if sampled(f"q{i:03d}", 0.25, 3))
+    assert 5 < len(want) < 25  # a quarter, give or take
+    args = ("-s", "python:rankers:perfect@p", "--sampling-rate", "0.25", "--seed", "3",
+            "--feature-id", "session-boost", "--run-type", "shadow")  # fmt: skip
+    code, result, shown = evaluate(tmp_path, capsys, data, *args)
+    assert code == 0, shown
+    (system,) = result["systems"]
+    assert sorted(q["query_id"] for q in system["per_query"]) == want
+    assert (system["metrics"]["RR@10"]["n_scored"], system["metrics"]["RR@10"]["n_failed"]) == (
+        len(want),
+        0,
+    )  # the others were not asked: neither scored nor failed
+    assert result["dataset"]["coverage"]["queries"] == len(want)  # the rule counts those asked
+    db = str(tmp_path / "r.db")
+    with sqlite3.connect(db) as conn:
+        run_id, run_type, feature, n = conn.execute(
+            "SELECT run_id, run_type, feature_id, query_count FROM eval_results"
+        ).fetchone()
+    assert (run_type, feature, n) == ("shadow", "session-boost", len(want))
+    assert main(["runs", "show", run_id, "--store", db, "--json"]) == 0
+    pipeline = json.loads(capsys.readouterr().out)["pipeline"]
+    assert pipeline == {
+        "retrieval": {
+            "sampling_rate": 0.25,
+            "feature_id": "session-boost",
+            "run_type": "shadow",
+            "n_judged": 60,
+            "n_asked": len(want),
+        }
+    }
+    assert main(["runs", "show", run_id, "--store", db]) == 0
+    assert (
+        "task retrieval: run type shadow, feature session-boost, sampling rate 0.25"
+        f" ({len(want)} of 60 judged queries asked)"
+    ) in capsys.readouterr().out
+    # the same seed, the same sample; without the options, no pipeline line and run type full
+    code, again, _ = evaluate(tmp_path, capsys, data, *args)
+    assert sorted(q["query_id"] for q in again["systems"][0]["per_query"]) == want
+    code, plain, _ = evaluate(tmp_path, capsys, data, "-s", "python:rankers:perfect@p")
+    assert len(plain["systems"][0]["per_query"]) == 60
+    with sqlite3.connect(db) as conn:
+        last = conn.execute(
+            "SELECT run_type, feature_id FROM eval_results ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+    assert last == ("full", None)
+    # a rate outside (0, 1] is bad input
+    assert main(["evaluate", str(data), "--sampling-rate", "0", "--store", db]) == 2

@@ -147,6 +147,9 @@ def evaluate(
     kind: str = "evaluate",
     sprt_delta: float = 0.05,
     sprt_bounds: Bounds = "ville",
+    sampling_rate: float | None = None,
+    feature_id: str | None = None,
+    run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None,
     store: StoreArg = None,
     resume: str | None = None,
     force: bool = False,
@@ -179,7 +182,11 @@ def evaluate(
     `executor`. Each comparison carries seed 002's sequential test (`sequential_test_decision`):
     the SPRT on the paired RR@10 differences for an effect of `sprt_delta`, with `sprt_bounds`
     "ville" (log(1/alpha), log(beta)) or "wald" (seed 002's log((1-beta)/alpha),
-    log(beta/(1-alpha))).
+    log(beta/(1-alpha))). Seed 002's EvalPipelineConfig: `sampling_rate` asks only that share
+    of the judged queries (each query kept by its id's hash, salted with `seed`: the same
+    sample every run), `feature_id` and `run_type` (full, shadow, regression, ab_test) label
+    the run; all three are recorded with it (`runs show`, the ir aggregate's `pipeline`, seed
+    002's `eval_results` rows).
     """
     config = _config(
         options,
@@ -226,6 +233,15 @@ def evaluate(
         max_failure_rate=max_failure_rate,
         dataset_kind=dataset_kind,
         sprt=sprt,
+        pipeline={
+            k: v
+            for k, v in (
+                ("sampling_rate", sampling_rate),
+                ("feature_id", feature_id),
+                ("run_type", run_type),
+            )
+            if v is not None
+        },
     )
     datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
     return _run(suite, config, kind=kind, progress=progress, build=_build(live), datasets=datasets)

@@ -101,6 +101,27 @@ __all__ = ["evaluate"]
     show_default=True,
     help="The sequential test's minimum detectable effect (seed 002: 0.05 MRR).",
 )
+@click.option(
+    "--sampling-rate",
+    type=number(0, 1, min_open=True),
+    default=None,
+    help="Ask only this share of the judged queries (seed 002's samplingRate: 1.0 all, 0.1 a"
+    " tenth), picked by the hash of each query id salted with --seed: the same sample each"
+    " run.",
+)
+@click.option(
+    "--feature-id",
+    default=None,
+    metavar="ID",
+    help="The feature this run evaluates (seed 002's featureId): recorded with the run and in"
+    " its eval_results rows.",
+)
+@click.option(
+    "--run-type",
+    type=click.Choice(["full", "shadow", "regression", "ab_test"]),
+    default=None,
+    help="Seed 002's run type, recorded likewise (default full).",
+)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option(
     "--out",
@@ -152,6 +173,9 @@ def evaluate(
     pool_judge: str | None,
     sprt_bounds: Literal["ville", "wald"],
     sprt_delta: float,
+    sampling_rate: float | None,
+    feature_id: str | None,
+    run_type: Literal["full", "shadow", "regression", "ab_test"] | None,
     seed: int,
     out_dir: Path,
     no_ingest: bool,
@@ -197,6 +221,9 @@ def evaluate(
             dataset_kind=kind,
             sprt_bounds=sprt_bounds,
             sprt_delta=sprt_delta,
+            sampling_rate=sampling_rate,
+            feature_id=feature_id,
+            run_type=run_type,
         )
     report_retrieval(report, out_dir, out)
     run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (

@@ -430,7 +430,16 @@ def _limit(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
     if only is not None and only.items is not None:
         ids = set(only.items)
         items = [it for it in items if it.id in ids]
+    if only is not None and only.sample is not None:
+        items = [it for it in items if sampled(it.id, only.sample, only.sample_seed)]
     return items[: task.limit] if task.limit is not None else items
+
+
+def sampled(item_id: str, share: float, seed: int = 0) -> bool:
+    """Whether an item is in a `share` sample: its id's SHA-256 bucket in [0, 1), salted with
+    `seed`, below `share` (stable across processes and runs, as shadow runs bucket queries)."""
+    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
 def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:
