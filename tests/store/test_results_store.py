@@ -39,6 +39,10 @@ EXPECTED_SCHEMA = {
         "degraded_mode",
         "stage_trace",
         "harvested_at",
+        "avg_relevance_score",
+        "top_result_score",
+        "boost_impact_delta",
+        "dedup_tokens_saved",
     ],
     "eval_judgments": [
         "id",
@@ -370,6 +374,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0014",
             "0015",
             "0016",
+            "0017",
         ]
         assert upgrade(engine, url) == []
     finally:

@@ -187,6 +187,11 @@ class QueryLog:
         fallback_reason: str | None = None,
         degraded: bool | None = None,
         stages: Sequence[Mapping[str, Any]] | None = None,
+        scores: Sequence[float] | None = None,
+        unboosted_scores: Sequence[float] | None = None,
+        boost_impact_delta: float | None = None,
+        limit: int | None = None,
+        dedup_tokens_saved: int | None = None,
     ) -> str:
         """Log one search; returns its query id (link feedback to it).
 
@@ -195,7 +200,15 @@ class QueryLog:
         0-1 `qualityProxyScore`), `fallback` / `fallback_reason` / `degraded` (the
         `fallbackTriggered`, `fallbackReason` and `degradedModeActive` flags) and `stages`, the
         retrieval trace: one mapping per stage, e.g. `{"stage": "fusion", "input_count": 40,
-        "output_count": 20, "duration_ms": 1.2}`. Serialized by the writer, never here."""
+        "output_count": 20, "duration_ms": 1.2}`. Serialized by the writer, never here.
+
+        The quality telemetry (seed 002 section 1.1; `memgauge.store.quality`): `scores`, the
+        results' 0-1 scores in rank order, give `avg_relevance_score` and `top_result_score`,
+        and, when `quality_proxy` is not given, the seed's proxy (avgRelevance .40 + topResult
+        .25 + countSaturation .20 + latencyPenalty .15, with `limit` the results asked for);
+        `unboosted_scores` (the same results' scores before session / causal boosting) give
+        `boost_impact_delta` unless it is given; `dedup_tokens_saved`: the tokens of the results
+        the session dedup filtered out. The writer computes them, off this path."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
         if len(self._queries) >= self.max_buffer:
             self.dropped += 1
@@ -222,6 +235,11 @@ class QueryLog:
                     fallback_reason,
                     degraded,
                     stages,
+                    None if scores is None else tuple(scores),
+                    None if unboosted_scores is None else tuple(unboosted_scores),
+                    boost_impact_delta,
+                    limit,
+                    dedup_tokens_saved,
                 ),
             )
         )
