@@ -205,3 +205,37 @@ def test_sampling_rate_feature_and_run_type_are_recorded_and_shown(
     assert last == ("full", None)
     # a rate outside (0, 1] is bad input
     assert main(["evaluate", str(data), "--sampling-rate", "0", "--store", db]) == 2
+
+
+def test_a_system_that_dedups_scores_the_tokens_its_dedup_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's dedup token savings: the tokens of the results the session dedup filtered.
+    A system without dedup is scored on the repeats it returned; one that dedups reports what
+    it filtered (`dedup_filtered`) and scores that, not 0."""
+    doc = {
+        "name": "sessions",
+        "memories": [{"id": f"m{i}", "text": f"the fact called key{i}"} for i in range(4)],
+        "queries": [
+            {
+                "id": f"q{i}",
+                "text": f"key{i}",
+                "session_context": {"session_id": "s1", "turn_number": i + 1},
+            }
+            for i in range(2)
+        ],
+        "judgments": [{"query_id": f"q{i}", "memory_id": f"m{i}", "grade": 3} for i in range(2)],
+    }
+    data = tmp_path / "sessions.yaml"
+    data.write_text(yaml.safe_dump(doc))
+    args = ("-m", "RR@2", "--k", "2", "--agent-k", "2")
+    systems = ("-s", "python:rankers:perfect@plain", "-s", "python:rankers:session_dedup@dedup")
+    code, result, shown = evaluate(tmp_path, capsys, data, *systems, *args)
+    assert code == 0, shown
+    by = {s["name"]: s["agent_metrics"]["dedup_token_savings@2"] for s in result["systems"]}
+    # dedup returns m0 m1, then filters both: it saved those 8 tokens (it returned no repeat)
+    assert by["dedup"]["value"] == 0.5
+    assert by["dedup"]["detail"] == {"tokens_total": 16, "tokens_saved": 8, "tokens_filtered": 8}
+    # plain returns m0 m1, then m1 m0 again: 8 of its 16 tokens repeat
+    assert by["plain"]["value"] == 0.5
+    assert by["plain"]["detail"] == {"tokens_total": 16, "tokens_saved": 8, "tokens_filtered": 0}

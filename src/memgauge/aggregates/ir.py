@@ -430,7 +430,10 @@ class IRAggregate:
                     f"{last.kind}: {last.message}" if last else "no ranked hits recorded"
                 )  # as evaluate always wrote a failed search: `Type: message`
                 continue
-            out.results[r.item_id] = Found(hits, r.latency_ms)
+            filtered = r.extra.get("dedup_filtered")
+            out.results[r.item_id] = Found(
+                hits, r.latency_ms, filtered if isinstance(filtered, list) else None
+            )
             without = without_session_of(r)
             if without is not None:
                 out.without[r.item_id] = without

@@ -138,6 +138,8 @@ def ask(
             extra["without_session"] = [h.id for h in plain.hits]
     if result.pre_expansion is not None:  # seed 002's query-expansion impact
         extra["pre_expansion"] = list(result.pre_expansion)
+    if result.dedup_filtered is not None:  # seed 002's dedup token savings
+        extra["dedup_filtered"] = [{"id": h.id, "text": h.text} for h in result.dedup_filtered]
     known = task.memory_texts()
     hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
     return hits, dict(result.latency_ms), extra

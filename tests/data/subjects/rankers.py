@@ -1,6 +1,7 @@
 """Memory systems whose rankings are set by hand, for paired comparisons with known answers.
 
-Memory `m{i}` holds the word `key{i}`; query text `key{i}` finds it. `Ranker(demote_every=n)`
+Memory `m{i}` holds the word `key{i}` (text "the fact called key{i}", returned with each hit);
+query text `key{i}` finds it. `Ranker(demote_every=n)`
 ranks the memory the query names first, except on every n-th query (by i), where another memory
 comes first and the named one second (its RR 0.5 instead of 1). It imports nothing from
 memgauge, as a user's own system would not.
@@ -35,7 +36,10 @@ class Ranker:
         ranked = [named, *others]
         if self.demote_every and i % self.demote_every == 0 and others:
             ranked = [others[0], named, *others[1:]]
-        return [{"id": x, "score": 1.0 / (r + 1)} for r, x in enumerate(ranked[:k])]
+        return [
+            {"id": x, "text": f"the fact called key{x[1:]}", "score": 1.0 / (r + 1)}
+            for r, x in enumerate(ranked[:k])
+        ]
 
 
 def perfect() -> Ranker:
@@ -44,3 +48,26 @@ def perfect() -> Ranker:
 
 def half_demoted() -> Ranker:
     return Ranker(2)
+
+
+class SessionDedup(Ranker):
+    """A `Ranker` with session dedup: a result it returned earlier in the same session is
+    filtered out of later searches and reported as `dedup_filtered` (with its text)."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.returned: dict[str, set[str]] = {}
+
+    def search(self, query: str, k: int, session: Any = None) -> dict[str, Any]:
+        hits = super().search(query, k)
+        if session is None:
+            return {"hits": hits}
+        seen = self.returned.setdefault(session.session_id, set())
+        kept = [h for h in hits if h["id"] not in seen]
+        dropped = [h for h in hits if h["id"] in seen]
+        seen.update(h["id"] for h in kept)
+        return {"hits": kept, "dedup_filtered": dropped}
+
+
+def session_dedup() -> SessionDedup:
+    return SessionDedup()
