@@ -203,3 +203,42 @@ def test_a_test_before_its_sprt_starts_says_so_in_every_medium(
     assert sprt["started"] is True
     assert isinstance(sprt["log_lr"], float)
     assert sprt["text"].endswith(f"(log LR {sprt['log_lr']:.2f}; bounds -1.61 / 3.00)")
+
+
+def test_the_seeds_wald_bounds_are_selectable_beside_ville_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's SPRT bounds, ln((1-beta)/alpha) and ln(beta/(1-alpha)), chosen per test and
+    kept in its config and seed 002's columns; the default stays Ville's."""
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "w", "--delta", "0.03", "--bounds", "wald", "--store", db]) == 0
+    assert "wald bounds" in capsys.readouterr().out
+    assert main(["ab", "create", "v", "--delta", "0.03", "--store", db]) == 0
+    with sqlite3.connect(db) as conn:
+        rows = {
+            name: (upper, lower)
+            for name, upper, lower in conn.execute(
+                "SELECT feature_id, upper_bound, lower_bound FROM eval_ab_tests"
+            )
+        }
+    assert rows["w"] == (pytest.approx(math.log(0.8 / 0.05)), pytest.approx(math.log(0.2 / 0.95)))
+    assert rows["v"] == (pytest.approx(math.log(1 / 0.05)), pytest.approx(math.log(0.2)))
+    pairs = str(_pairs(tmp_path / "a.jsonl", 200, 0.06, 1))
+    assert main(["ab", "add", "w", pairs, "--store", db]) == 0
+    capsys.readouterr()
+    report = _status(capsys, db, "w")
+    assert report["sprt"]["decision"] == "treatment_better"
+    assert main(["ab", "create", "x", "--delta", "0.03", "--bounds", "pocock", "--store", db]) == 2
+
+
+def test_ab_simulate_prints_each_bounds_error_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ab", "simulate", "--sims", "300"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ville")]
+    rows += [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| wald")]
+    assert len(rows) == 6  # three cells, each bounds
+    assert {r[1].strip() for r in rows} == {"2.996 / -1.609", "2.773 / -1.558"}
+    for r in rows:
+        type_one, power = float(r[3]), float(r[4])
+        assert 0 <= type_one <= 0.15
+        assert 0.65 <= power <= 1

@@ -86,6 +86,7 @@ def test_locomo_audit_asks_each_conversation_its_own_questions(
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert len(results["probes"]) == 40
     assert not (tmp_path / "out" / "report.md").exists()
+    assert len(json.loads((tmp_path / "out" / "memaudit.json").read_text())["probeResults"]) == 40
     assert summary["counts"]["conflict_resolution_accuracy"]["n_probes"] == 0
     assert summary["metrics"]["conflict_resolution_accuracy"] is None  # n/a, not 0
     assert "n/a (0 probes)" in out
@@ -286,6 +287,31 @@ def test_the_memaudit_format_is_seed_003s_audit_result(
     assert main(["audit", str(OWN_SAMPLE), "--format", "memaudit", "--output", str(only),
                  "--no-store"]) == 0  # fmt: skip
     assert sorted(p.name for p in only.iterdir()) == ["memaudit.json"]
+
+
+def test_format_json_writes_memaudits_audit_result_beside_memgauges_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 003: `audit --format json` writes memaudit's AuditResult (as `memaudit audit
+    --format json` does); memgauge's own results stay in results.json."""
+    _no_model(monkeypatch)
+    code, summary, out = _audit(tmp_path, capsys, str(OWN_SAMPLE), "--format", "json")
+    assert code == 0, out
+    written = tmp_path / "out"
+    assert sorted(p.name for p in written.iterdir()) == ["memaudit.json", "results.json"]
+    doc = json.loads((written / "memaudit.json").read_text())
+    assert list(doc) == ["datasetId", "timestamp", "metrics", "probeResults"]
+    assert doc["datasetId"] == "memgauge-sample-audit"
+    assert list(doc["metrics"]) == [
+        "recallAccuracy", "hallucinatedMemoryRate", "conflictResolutionAccuracy",
+        "temporalAccuracy",
+    ]  # fmt: skip
+    assert doc["metrics"] == {MEMAUDIT_KEYS[k]: v for k, v in summary["metrics"].items()}
+    results = json.loads((written / "results.json").read_text())
+    assert results["metrics"] == summary["metrics"]  # memgauge's own shape, unchanged
+    assert [p["probeId"] for p in doc["probeResults"]] == [p["id"] for p in results["probes"]]
+    assert all(isinstance(p["isCorrect"], bool) for p in doc["probeResults"])
+    assert f"wrote {written / 'memaudit.json'}, {written / 'results.json'}" in out
 
 
 def test_the_example_script_runs_offline_with_no_model_and_no_key(tmp_path: Path) -> None:

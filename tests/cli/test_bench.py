@@ -48,3 +48,61 @@ def test_bench_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "lexical", "--requests", "5", "--duration", "1"]) == 2
     assert main(["bench", "lexical", "-c", "1001", "--requests", "5"]) == 2
     assert "1001" in capsys.readouterr().err
+
+
+def test_component_targets_and_baseline_against_boosted_in_one_report(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 002's performance layer: the p95 of the stages a subject times itself against
+    boost < 10 ms, causal < 20 ms, hook < 5 ms, and the baseline against the boosted system."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    args = ["python:staged:boosted@boosted", "--baseline", "python:staged:baseline@plain"]
+    code = main(["bench", *args, "-c", "1", "-c", "2", "--requests", "30", "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    (one, two) = doc["boosted"]
+    assert (one["errors"], two["errors"], doc["baseline"][0]["errors"]) == (0, 0, 0)
+    assert one["stages"]["boost"] == {"p50": 3.0, "p95": 3.0, "n": 30}
+    assert one["stages"]["causal"]["p95"] == 25.0
+    targets = {t["component"]: t for t in one["targets"]}
+    assert (targets["boost"]["status"], targets["boost"]["target_p95_ms"]) == ("met", 10.0)
+    assert (targets["causal"]["status"], targets["causal"]["p95_ms"]) == ("missed", 25.0)
+    assert targets["hook"]["status"] == "n/a"  # not reported: never counted as met
+    assert targets["hook"]["note"] == "the subject reports no `hook` stage in its latency_ms"
+    plain = doc["baseline"][0]
+    assert {t["status"] for t in plain["targets"]} == {"n/a"}
+    versus = doc["versus_baseline"]
+    assert [(r["clients"], r["baseline"], r["boosted"]) for r in versus] == [
+        (1, "plain", "boosted"),
+        (2, "plain", "boosted"),
+    ]
+    assert versus[0]["p95_ms"] == [plain["p95"], one["p95"]]
+    assert versus[0]["p95_change_ms"] == pytest.approx(one["p95"] - plain["p95"])
+    # the terminal: the load table, the targets, the comparison
+    code = main(["bench", *args, "-c", "1", "--requests", "10"])
+    shown = capsys.readouterr().out
+    assert code == 0
+    assert "Component latency targets" in shown
+    assert "Baseline against boosted" in shown
+    rows = [line for line in shown.splitlines() if "│ boosted" in line and "< 20 ms" in line]
+    assert rows
+    assert "25.00" in rows[0]
+    assert "missed" in rows[0]
+
+
+def test_the_reference_memory_times_its_session_boost(capsys: pytest.CaptureFixture[str]) -> None:
+    """A query with session context is benched with it: the reference memory's `boost`
+    stage is timed and checked against its 10 ms target."""
+    from memgauge import api
+
+    ds = api.demo_dataset()
+    assert any(q.session_context for q in ds.queries)
+    levels = api.bench_search(
+        "reference:mode=lexical,session_boost=0.2", ds, clients=(1,), requests=len(ds.queries)
+    )
+    ((_label, res),) = levels
+    with_session = sum(1 for q in ds.queries if q.session_context)
+    assert res.stages["boost"]["n"] == with_session
+    (boost,) = [t for t in res.targets if t["component"] == "boost"]
+    assert boost["status"] in ("met", "missed")
+    assert boost["p95_ms"] == res.stages["boost"]["p95"]

@@ -146,9 +146,19 @@ def test_dedup_token_savings_counts_repeats_within_a_session() -> None:
     }
     v = agent.dedup_token_savings(sessions)
     # tokens: s1 3+1+3+2 = 9, s2 3 -> 12 total; saved: a again in s1 -> 3
-    assert v.detail == {"tokens_total": 12, "tokens_saved": 3}
+    assert v.detail == {"tokens_total": 12, "tokens_saved": 3, "tokens_filtered": 0}
     assert v.value == pytest.approx(3 / 12)
     assert agent.dedup_token_savings({}).value is None
+    # a system that dedups returns no repeat and reports what it filtered: that is its saving
+    deduped = {
+        "s1": [
+            (["a", "b"], {"a": "one two three", "b": "four"}, []),
+            (["c"], {"c": "five six"}, ["one two three"]),
+        ]
+    }
+    v = agent.dedup_token_savings(deduped)
+    assert v.detail == {"tokens_total": 9, "tokens_saved": 3, "tokens_filtered": 3}
+    assert v.value == pytest.approx(3 / 9)
 
 
 def test_pooling_grades_unjudged_hits_and_counts_them() -> None:

@@ -87,6 +87,11 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
         # seed 002's tokenUsageRatio and pressureLevel
         "token_usage_ratio": 0.625,
         "pressure_level": "moderate",
+        "scores": [0.9, 0.5, 0.4],
+        "unboosted_scores": [0.6, 0.5, 0.4],
+        "boost_impact_delta": None,
+        "limit": 5,
+        "dedup_tokens_saved": 42,
     }
     try:
         assert log.query("oauth refresh", **given) == "q-7"  # type: ignore[arg-type]
@@ -94,7 +99,13 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
         assert type(row) is QueryRow
         fields = row._asdict()
         assert fields.pop("created_at").endswith("+00:00")
-        assert fields == {"query": "oauth refresh", **given, "result_ids": ("m0", "m1", "m2")}
+        assert fields == {
+            "query": "oauth refresh",
+            **given,
+            "result_ids": ("m0", "m1", "m2"),
+            "scores": (0.9, 0.5, 0.4),  # copied: a list the caller reuses stays as it was
+            "unboosted_scores": (0.6, 0.5, 0.4),
+        }
         log.flush()
     finally:
         log.close()
@@ -103,7 +114,8 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
         stored = con.execute(
             "SELECT query_id, tool_name, result_ids, result_count, eval_category,"
             " fallback_reason, fallback_triggered, degraded_mode, stage_trace, token_usage_ratio,"
-            " pressure_level FROM eval_queries"
+            " pressure_level, quality_proxy_score, avg_relevance_score, top_result_score, boost_impact_delta,"
+            " dedup_tokens_saved FROM eval_queries"
         ).fetchall()
     finally:
         con.close()
@@ -120,8 +132,53 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
             '[{"stage": "fusion", "output_count": 3}]',
             0.625,
             "moderate",
+            0.8,  # the host's own proxy wins over the formula
+            pytest.approx(0.6),
+            0.9,
+            pytest.approx(0.1),  # mean 0.6 against 0.5 before boosting
+            42,
         )
     ]
+
+
+def test_the_seeds_quality_proxy_is_computed_when_the_host_gives_none(tmp_path: Path) -> None:
+    """Seed 002: qualityProxy = avgRelevance .40 + topResult .25 + countSaturation .20 +
+    latencyPenalty .15 (memgauge.store.quality: saturation = results / limit, latency
+    penalty = 1 - ms / 1000), with avgRelevanceScore, topResultScore and boostImpactDelta."""
+    log = QueryLog(tmp_path / "log.db")
+    try:
+        log.query("a", query_id="full", result_ids=["m1", "m2"], scores=[0.8, 0.4],
+                  latency_ms=200.0, limit=4, unboosted_scores=[0.5, 0.4])  # fmt: skip
+        log.query("b", query_id="given-delta", result_ids=["m1"], scores=[2.0],
+                  latency_ms=3000.0, boost_impact_delta=0.25)  # fmt: skip
+        log.query("c", query_id="no-latency", result_ids=["m1"], scores=[0.5])
+        log.query("d", query_id="no-scores", result_ids=["m1"], latency_ms=5.0)
+        log.flush()
+    finally:
+        log.close()
+    con = sqlite3.connect(tmp_path / "log.db")
+    try:
+        rows = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "SELECT query_id, quality_proxy_score, avg_relevance_score, top_result_score,"
+                " boost_impact_delta FROM eval_queries"
+            )
+        }
+    finally:
+        con.close()
+    # 0.6 * .40 + 0.8 * .25 + (2 / 4) * .20 + (1 - 200 / 1000) * .15
+    assert rows["full"] == (
+        pytest.approx(0.24 + 0.2 + 0.1 + 0.12),
+        pytest.approx(0.6),
+        0.8,
+        pytest.approx(0.6 - 0.45),
+    )
+    # a score above 1 counts as 1 in the proxy (kept as given in its own column); one result
+    # of the default limit 10; a 3 s search earns no latency share
+    assert rows["given-delta"] == (pytest.approx(0.40 + 0.25 + 0.02 + 0.0), 2.0, 2.0, 0.25)
+    assert rows["no-latency"] == (None, 0.5, 0.5, None)  # n/a, never 0
+    assert rows["no-scores"] == (None, None, None, None)
 
 
 def test_memory_validate_moves_confidence_and_promotion_needs_five(tmp_path: Path) -> None:

@@ -227,3 +227,61 @@ def test_summary_is_a_table_and_a_sentence_when_there_is_nothing(
     assert rows["mean Jaccard"] == ["1.000", "1.000"]
     assert rows["mean MRR delta (judged)"] == ["n/a", "n/a"]  # nothing judged: never 0
     assert rows["treatment errors"] == ["0", "0"]
+
+
+def test_summary_by_intent_breaks_down_each_intents_changes_and_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's per-intent error breakdown: the intent each query was shadowed with groups
+    the comparisons (and the treatment's errors)."""
+    db = tmp_path / "r.db"
+
+    def control(q: str, k: int) -> list[str]:
+        return ["a", "b", "c"]
+
+    def treatment(q: str, k: int) -> list[str]:
+        if q == "boom":
+            raise RuntimeError("treatment crashed")
+        return ["b", "a", "c"] if q.startswith("why") else ["a", "b", "c"]
+
+    with ShadowStore(db) as store:
+        runner = ShadowRunner("by-intent", control, treatment, store, percent=100)
+        for i in range(6):  # the decision queries, judged: a is the relevant one
+            runner.search(f"d{i}", "why", {"a": 3}, intent="find_decision")
+        for i in range(4):
+            runner.search(f"u{i}", "what", intent="understand")
+        runner.search("u-boom", "boom", intent="understand")
+        runner.search("n0", "what")  # no intent
+        runner.close()
+    assert main(["shadow", "summary", "by-intent", "--by", "intent", "--store", str(db),
+                 "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)["by-intent"]
+    assert (out["n"], out["n_errors"]) == (11, 1)
+    groups = out["by_intent"]
+    assert list(groups) == ["find_decision", "understand", "(no intent)"]
+    decision, understand, none = groups.values()
+    assert (decision["n"], decision["n_errors"], decision["top1_changed_rate"]) == (6, 0, 1.0)
+    assert decision["classes"]["identical"] == 0
+    assert decision["mean_mrr_delta"] == pytest.approx(0.5 - 1.0)  # a fell from 1st to 2nd
+    assert (understand["n"], understand["n_errors"]) == (4, 1)
+    assert understand["classes"]["identical"] == 4
+    assert understand["mean_mrr_delta"] is None  # nothing judged: n/a, never 0
+    assert (none["n"], none["n_errors"]) == (1, 0)
+    # the terminal: one table per experiment, a column per intent
+    assert main(["shadow", "summary", "by-intent", "--by", "intent", "--store", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "shadow experiment by-intent by intent" in shown
+    table = shown.split("by intent")[1]
+    rows = {
+        cells[0]: cells[1:]
+        for line in table.splitlines()
+        if line.startswith("│")
+        for cells in [[c.strip() for c in line.strip("│").split("│")]]
+    }
+    assert rows["queries compared"] == ["6", "4", "1"]
+    assert rows["treatment errors"] == ["0", "1", "0"]
+    assert rows["top-1 changed"] == ["100.0%", "0.0%", "0.0%"]
+    assert rows["mean MRR delta (judged)"] == ["-0.500", "n/a", "n/a"]
+    # without --by the summary is as before
+    assert main(["shadow", "summary", "by-intent", "--store", str(db), "--json"]) == 0
+    assert "by_intent" not in json.loads(capsys.readouterr().out)["by-intent"]

@@ -115,3 +115,25 @@ def test_beta_binomial_probability_matches_monte_carlo() -> None:
     assert prob_treatment_better(5, 10, 5, 10) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="between 0 and trials"):
         prob_treatment_better(5, 3, 1, 2)
+
+
+@pytest.mark.parametrize("bounds", ["ville", "wald"])
+def test_each_bounds_simulated_error_rates_are_near_alpha_and_beta(bounds: str) -> None:
+    """What `memgauge ab simulate` prints, at a small size: both bounds' type I error near
+    alpha and power near 1 - beta; Ville's type I error at most alpha (within Monte Carlo
+    error), Wald's (seed 002's) a little above it and its bounds narrower."""
+    from memgauge.stats.sprt_rates import bounds_rates
+
+    n = 3000
+    rates = [r for r in bounds_rates(n, cells=((0.2, 1.0),), seed=7) if r.bounds == bounds]
+    (rate,) = rates
+    se_alpha = math.sqrt(0.05 * 0.95 / n)
+    se_power = math.sqrt(0.2 * 0.8 / n)
+    assert abs(rate.type_one - 0.05) <= 0.01 + 3 * se_alpha
+    assert abs(rate.power - 0.80) <= 0.04 + 3 * se_power
+    test = SPRT(delta=0.2, bounds=bounds)  # type: ignore[arg-type]
+    if bounds == "ville":
+        assert rate.type_one <= 0.05 + 3 * se_alpha
+        assert (test.upper, test.lower) == (math.log(20), math.log(0.2))
+    else:
+        assert (test.upper, test.lower) == (math.log(0.8 / 0.05), math.log(0.2 / 0.95))

@@ -41,6 +41,10 @@ EXPECTED_SCHEMA = {
         "harvested_at",
         "token_usage_ratio",
         "pressure_level",
+        "avg_relevance_score",
+        "top_result_score",
+        "boost_impact_delta",
+        "dedup_tokens_saved",
     ],
     "eval_judgments": [
         "id",
@@ -374,6 +378,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0015",
             "0016",
             "0017",
+            "0018",
         ]
         assert upgrade(engine, url) == []
     finally:

@@ -74,7 +74,10 @@ def test_a_store_made_before_alembic_is_upgraded_in_place_and_reads_the_same(
         assert _jsonable(ab.get("graph")) == expected["ab"]["graph"]
         assert _jsonable(ab.pairs("graph")) == expected["ab"]["pairs"]
     with ShadowStore(db) as shadow:
-        assert _jsonable(shadow.shadow_rows("rerank")) == expected["shadow"]["rows"]
+        rows = _jsonable(shadow.shadow_rows("rerank"))
+        # `intent` (for `shadow summary --by intent`) joined the rows after that version
+        assert {r.pop("intent") for r in rows} == {None}
+        assert rows == expected["shadow"]["rows"]
         assert shadow.shadow_errors("rerank") == expected["shadow"]["errors"]
     log = QueryLog(db)
     try:

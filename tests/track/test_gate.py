@@ -315,6 +315,43 @@ def test_gate_and_history_on_real_runs(
     assert "6 completed runs" in shown
 
 
+def test_gate_names_the_failure_memories_it_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 000: "Stored to memory: <memory_id>", on the terminal, in --json and --markdown."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    learned = tmp_path / "learnings.db"
+    suite = str(tmp_path / "suite.yaml")
+    for good in (10, 10, 4):
+        assert main(["run", str(gated_suite(tmp_path, good, n=10)), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    common = ["--store", db, "--learnings", str(learned)]
+    capsys.readouterr()
+    code = main(["gate", suite, *common, "--markdown", str(md), "--json"])
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert code == 1
+    from memgauge.subjects.learnings import learnings_memory
+
+    memory = learnings_memory(learned)
+    (stored,) = memory.dump()
+    memory.close()
+    assert out["failure_memories"] == [
+        {"id": stored.id, "subject": "agent", "task": "qa", "measure": "icontains", "new": True}
+    ]
+    assert f"- `{stored.id}`: icontains (agent / qa)" in md.read_text()
+    assert f"stored 1 failure memories for future prompts: {stored.id}" in captured.err
+    # the terminal: the summary names it, and stderr says it was stored
+    assert main(["gate", suite, *common]) == 1
+    shown = capsys.readouterr()
+    assert f"`{stored.id}`: icontains (agent / qa), already stored" in shown.out
+    assert "stored" not in shown.err  # gated again: nothing new was stored
+    # --no-learn stores nothing and names nothing
+    code, quiet = _gate(capsys, suite, *common, "--no-learn")
+    assert (code, quiet["failure_memories"]) == (1, [])
+
+
 def test_gate_needs_a_completed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "r.db"
     assert main(["gate", "nope", "--store", str(db)]) == 2

@@ -163,7 +163,7 @@ def agent_metrics_for(
     v = agent.personalization_lift({q: rr[q] for q in rr_wo}, rr_wo)
     out[f"session_personalization_lift@{k}"] = _metric(v, "> 0", (v.value or 0) > 0)
     result.add_per_query(f"session_personalization_lift@{k}", v.per_query)
-    sessions: dict[str, list[tuple[list[str], dict[str, str]]]] = {}
+    sessions: dict[str, list[tuple[list[str], dict[str, str], list[str]]]] = {}
     texts: dict[str, str] | None = None
     for q in queries:
         if q.session_context is not None and q.id in results:
@@ -176,7 +176,11 @@ def agent_metrics_for(
                 i: str(h["text"]) if "text" in h else texts.get(i, "")
                 for i, h in zip(ids, found.hits, strict=False)
             }
-            sessions.setdefault(q.session_context.session_id, []).append((ids, shown))
+            # what the system's own dedup filtered out (its text, else the dataset's)
+            filtered = [
+                str(h.get("text") or texts.get(str(h.get("id")), "")) for h in found.filtered or ()
+            ]
+            sessions.setdefault(q.session_context.session_id, []).append((ids, shown, filtered))
     out[f"dedup_token_savings@{k}"] = _metric(agent.dedup_token_savings(sessions))
     return result
 

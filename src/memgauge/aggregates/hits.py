@@ -29,12 +29,19 @@ class Found:
     """One recorded search as the aggregate reads it: the ranked ids, and the hit records
     for what else a metric needs (channels, channel ranks, text)."""
 
-    __slots__ = ("hits", "ids", "latency_ms")
+    __slots__ = ("filtered", "hits", "ids", "latency_ms")
 
-    def __init__(self, hits: list[dict[str, Any]], latency_ms: Mapping[str, float]) -> None:
+    def __init__(
+        self,
+        hits: list[dict[str, Any]],
+        latency_ms: Mapping[str, float],
+        filtered: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.hits = hits
         self.ids = [str(h["id"]) for h in hits]
         self.latency_ms = latency_ms
+        #: the results the system's session dedup filtered out (`SearchResult.dedup_filtered`)
+        self.filtered = filtered
 
 
 def hit_channels(hit: Mapping[str, Any]) -> list[str]:

@@ -52,6 +52,8 @@ from memgauge.metrics.conventions import (
 from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis, breakdown
+from memgauge.stats.coverage import category_coverage
+from memgauge.stats.sequential import SPRT, Bounds
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -88,6 +90,24 @@ def without_session_of(record: ItemRecord) -> list[str] | None:
     """The ids a session query found when searched again without its session context."""
     found = record.extra.get("without_session")
     return [str(x) for x in found] if isinstance(found, list) else None
+
+
+def _coverage(dataset: RetrievalDataset, asked: Collection[str]) -> dict[str, Any]:
+    """The judged queries asked (all judged ones when none was: every subject failed before
+    searching) per category against seed 002's rule (`stats.coverage`, as `memgauge health`
+    holds the golden set to it), and its warnings."""
+    judged = dataset.qrels()
+    counts: dict[str | None, int] = {}
+    for q in dataset.queries:
+        if q.id in judged and (not asked or q.id in asked):
+            counts[q.category] = counts.get(q.category, 0) + 1
+    coverage, warnings = category_coverage(counts, "dataset")
+    return {"coverage": coverage, "warnings": warnings}
+
+
+def _asked(searched: Sequence[_Searched]) -> set[str]:
+    """The queries some subject was asked (searched, or failed searching)."""
+    return {q for s in searched for q in (*s.results, *s.errors)}
 
 
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
@@ -140,6 +160,14 @@ class IRAggregate:
             "one" where the measure is 0/0 (seed 002's Recall), "skip" (left out of the
             means and comparisons; counted), or "fail" (left out and counted as failed, as a
             retrieval evaluator with `no_relevant: fail` counts it). See `metrics.ir`.
+        sprt_delta: the minimum detectable effect of the comparisons' sequential test (seed
+            002: 0.05 MRR).
+        sprt_bounds: its stopping bounds, "ville" or "wald" (`stats.sequential`).
+        sampling_rate: the share of the judged queries the task asked (seed 002's samplingRate;
+            the task's `only: {sample: ...}` does the sampling), recorded with the run.
+        feature_id: the feature the run evaluates (seed 002's featureId), recorded with the
+            run and in its `eval_results` rows.
+        run_type: seed 002's run type (full, shadow, regression, ab_test), likewise.
 
     `rel_threshold`, `gain` and `no_relevant` left unset in a suite are those of the task's
     retrieval evaluators whose labels are measures this aggregate computes (`align`).
@@ -157,6 +185,11 @@ class IRAggregate:
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
     no_relevant: NoRelevant | Literal["fail"] = DEFAULT_NO_RELEVANT
+    sprt_delta: float = 0.05
+    sprt_bounds: Bounds = "ville"
+    sampling_rate: float | None = None
+    feature_id: str | None = None
+    run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None
     name: ClassVar[str] = "ir"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
@@ -174,6 +207,30 @@ class IRAggregate:
             relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
             refuse_run_level(m, "ir aggregate")
+        if self.sampling_rate is not None and not 0 < self.sampling_rate <= 1:
+            raise UsageError(f"sampling_rate {self.sampling_rate}: give a share in (0, 1]")
+        if self.feature_id is not None and not self.feature_id.strip():
+            raise UsageError("feature_id: give the feature's id, or leave it out")
+        if self.sprt_delta <= 0:
+            raise UsageError(f"sprt_delta {self.sprt_delta}: the minimum effect must be > 0")
+
+    def _pipeline(self, dataset: RetrievalDataset, searched: Sequence[_Searched]) -> dict[str, Any]:
+        """Seed 002's EvalPipelineConfig as the run had it (`pipeline` in the detail: only
+        when a sampling rate, feature or run type was given), with how many of the judged
+        queries were asked."""
+        if self.sampling_rate is None and self.feature_id is None and self.run_type is None:
+            return {}
+        judged = dataset.qrels()
+        asked = _asked(searched)
+        return {
+            "pipeline": {
+                "sampling_rate": 1.0 if self.sampling_rate is None else self.sampling_rate,
+                "feature_id": self.feature_id,
+                "run_type": self.run_type or "full",
+                "n_judged": sum(q.id in judged for q in dataset.queries),
+                "n_asked": len(asked),
+            }
+        }
 
     def imports(self, task: TaskView) -> tuple[str, ...]:
         """The paired tests' module, when there is a pair to test: a run of one subject never
@@ -296,6 +353,7 @@ class IRAggregate:
                 seed=task.seed,
                 alpha=self.alpha,
                 n_resamples=self.n_resamples,
+                sprt=SPRT(delta=self.sprt_delta, bounds=self.sprt_bounds),
             )
             for other in ran[1:]
         ]
@@ -313,7 +371,9 @@ class IRAggregate:
                     "n_memories": len(dataset.memories),
                     "n_queries": len(dataset.queries),
                     "n_judgments": len(dataset.judgments),
+                    **_coverage(dataset, _asked(searched)),
                 },
+                **self._pipeline(dataset, searched),
                 "settings": {
                     "measures": measures,
                     "k": task.k,
@@ -370,7 +430,10 @@ class IRAggregate:
                     f"{last.kind}: {last.message}" if last else "no ranked hits recorded"
                 )  # as evaluate always wrote a failed search: `Type: message`
                 continue
-            out.results[r.item_id] = Found(hits, r.latency_ms)
+            filtered = r.extra.get("dedup_filtered")
+            out.results[r.item_id] = Found(
+                hits, r.latency_ms, filtered if isinstance(filtered, list) else None
+            )
             without = without_session_of(r)
             if without is not None:
                 out.without[r.item_id] = without

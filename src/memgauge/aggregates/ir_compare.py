@@ -14,10 +14,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from memgauge.aggregates.retrieval_result import Comparison, MetricComparison
+from memgauge.aggregates.retrieval_result import Comparison, MetricComparison, SequentialTest
 from memgauge.stats import NO_GROUP, compare_many
+from memgauge.stats.sequential import SPRT, sequential_test
 
-__all__ = ["Scored", "compare_pair", "metric_rows"]
+__all__ = ["Scored", "compare_pair", "metric_rows", "sequential_measure"]
 
 #: One system's scored values: (name, {measure: per-query values}, query ids in that order).
 Scored = tuple[str, dict[str, np.ndarray[Any, Any]], list[str]]
@@ -66,9 +67,11 @@ def compare_pair(
     seed: int,
     alpha: float,
     n_resamples: int,
+    sprt: SPRT | None = None,
 ) -> Comparison:
     """`cand` against `base` over their common queries, and per category of those queries
-    (`categories`: query id -> category; no category at all: no per-category rows)."""
+    (`categories`: query id -> category; no category at all: no per-category rows); with
+    `sprt`, seed 002's sequential test on the paired differences (`sequential_measure`)."""
     common = sorted(set(base[2]) & set(cand[2]))
     ia = {q: i for i, q in enumerate(base[2])}
     ib = {q: i for i, q in enumerate(cand[2])}
@@ -92,10 +95,29 @@ def compare_pair(
             by_category[group] = metric_rows(
                 {m: v[mask] for m, v in a.items()}, {m: v[mask] for m, v in b.items()}, **options
             )
+    sequential = None
+    measure = sequential_measure(list(a))
+    if sprt is not None and measure is not None:
+        sequential = SequentialTest(
+            measure=measure, **sequential_test(sprt, b[measure] - a[measure])
+        )
     return Comparison(
         baseline=base[0],
         candidate=cand[0],
         test=primary_test,
         metrics=rows,
         by_category=by_category,
+        sequential_test_decision=sequential.sequential_test_decision if sequential else None,
+        sequential=sequential,
     )
+
+
+def sequential_measure(measures: list[str]) -> str | None:
+    """The measure the sequential test reads: seed 002's MRR (RR@10, else the first RR@k),
+    else nDCG@10, else the first measure."""
+    rr = [m for m in measures if m.startswith("RR@")]
+    if "RR@10" in measures:
+        return "RR@10"
+    if rr:
+        return rr[0]
+    return "nDCG@10" if "nDCG@10" in measures else next(iter(measures), None)

@@ -166,6 +166,30 @@ class MetricComparison(_Model):
     n: int = Field(description="Paired queries.")
 
 
+class SequentialTest(_Model):
+    """Seed 002's sequential test of a comparison: the SPRT (`stats.sequential`) run over the
+    paired per-query differences of one measure, in query order."""
+
+    measure: str = Field(description="The measure tested (RR@10, seed 002's MRR, when run).")
+    sequential_test_decision: Literal["continue", "accept-treatment", "accept-control"] = Field(
+        description="Seed 002's sequentialTestDecision."
+    )
+    decision: str = Field(
+        description="The SPRT's own: continue, treatment_better, no_difference, inconclusive."
+    )
+    log_lr: float | None = Field(description="Log likelihood ratio (None: not started).")
+    n: int = Field(description="Pairs read before it decided.")
+    n_pairs: int = Field(description="Pairs it could read.")
+    n_informative: int = Field(description="Pairs read whose arms differ.")
+    delta: float = Field(description="Minimum detectable effect.")
+    alpha: float = Field(description="Type I error.")
+    beta: float = Field(description="Type II error.")
+    bounds: Literal["ville", "wald"] = Field(description="The stopping bounds' formula.")
+    upper: float = Field(description="Stop for the treatment at or above.")
+    lower: float = Field(description="Stop for the control at or below.")
+    min_samples: int = Field(description="Informative pairs before any decision.")
+
+
 class Comparison(_Model):
     """Candidate system against baseline system."""
 
@@ -177,6 +201,12 @@ class Comparison(_Model):
         default_factory=dict,
         description="Query category -> the same paired comparisons over that category's "
         "queries, Holm-corrected across measures within the category.",
+    )
+    sequential_test_decision: Literal["continue", "accept-treatment", "accept-control"] | None = (
+        Field(default=None, description="Seed 002's sequentialTestDecision (`sequential`).")
+    )
+    sequential: SequentialTest | None = Field(
+        default=None, description="The SPRT behind `sequential_test_decision`."
     )
 
 
@@ -193,6 +223,15 @@ class DatasetInfo(_Model):
         default=None,
         description="The benchmark protocol the dataset was imported under, e.g. "
         "longmemeval-paper (turn): which conventions its numbers follow.",
+    )
+    coverage: dict[str, Any] | None = Field(
+        default=None,
+        description="Judged queries per category against seed 002's rule (`stats.coverage`:"
+        " at least 15 per category for a per-category comparison; the seed's targets when the"
+        " dataset uses its categories).",
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="Each shortfall of `coverage`, as `health` words it."
     )
 
 

@@ -32,6 +32,7 @@ from memgauge._util.lazy import lazy_names
 if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
     from memgauge.api._bench import bench_search as bench_search
+    from memgauge.api._bench import bench_versus as bench_versus
     from memgauge.api._compare import compare_stored_runs as compare_stored_runs
     from memgauge.api._compare import compare_trec_runs as compare_trec_runs
     from memgauge.api._files import FILE_KINDS as FILE_KINDS
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from memgauge.api._online import import_spans as import_spans
     from memgauge.api._online import pause_ab_test as pause_ab_test
     from memgauge.api._online import shadow_summaries as shadow_summaries
+    from memgauge.api._online import simulate_sprt_bounds as simulate_sprt_bounds
     from memgauge.api._online import write_annotation_pool as write_annotation_pool
     from memgauge.api._optimize import optimization as optimization
     from memgauge.api._optimize import optimization_diff as optimization_diff

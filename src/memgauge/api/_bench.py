@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from memgauge.data.models import RetrievalDataset
 from memgauge.runs.loadtest import LoadResult, load_test
 from memgauge.subjects.parse import parse_system
 
-__all__ = ["bench_search"]
+__all__ = ["bench_search", "bench_versus"]
 
 
 def bench_search(
@@ -41,3 +42,33 @@ def bench_search(
             on_level=on_level,
         )
     ]
+
+
+def bench_versus(
+    baseline: Sequence[tuple[str, LoadResult]], boosted: Sequence[tuple[str, LoadResult]]
+) -> list[dict[str, Any]]:
+    """Seed 002's baseline-against-boosted comparison, one row per level of each boosted
+    subject against the baseline level with as many clients: both p50 / p95 (ms), both
+    throughputs, the p95 change in ms and as a share of the baseline's (None where either side
+    has no latency: every request failed)."""
+    by_clients = {res.clients: (label, res) for label, res in baseline}
+    rows = []
+    for label, res in boosted:
+        found = by_clients.get(res.clients)
+        if found is None:
+            continue
+        base_label, base = found
+        change = None if base.p95 is None or res.p95 is None else res.p95 - base.p95
+        rows.append(
+            {
+                "clients": res.clients,
+                "baseline": base_label,
+                "boosted": label,
+                "p50_ms": [base.p50, res.p50],
+                "p95_ms": [base.p95, res.p95],
+                "throughput": [base.throughput, res.throughput],
+                "p95_change_ms": change,
+                "p95_change": None if change is None or not base.p95 else change / base.p95,
+            }
+        )
+    return rows

@@ -14,6 +14,12 @@ from memgauge.api._store import Where, require_store
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
 from memgauge.online import ab
+from memgauge.stats.coverage import (
+    GOLDEN_TARGETS,
+    GOLDEN_TOTAL,
+    MIN_PER_CATEGORY,
+    category_coverage,
+)
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.logstats import golden_counts, log_volume
 from memgauge.store.suite_runs import SuiteRunStore
@@ -22,20 +28,6 @@ from memgauge.track.regressions import kinds_of
 
 __all__ = ["GOLDEN_TARGETS", "GOLDEN_TOTAL", "MIN_PER_CATEGORY", "memory_health"]
 
-#: seed 002 section 2.2: target queries per category, 280 in all
-GOLDEN_TARGETS: dict[str, int] = {
-    "trigger-match": 30,
-    "semantic-search": 50,
-    "causal-query": 25,
-    "cross-folder": 25,
-    "intent-specific": 105,
-    "cold-start": 15,
-    "multi-concept": 20,
-    "edge-case": 10,
-}
-GOLDEN_TOTAL = 280
-#: seed 002 section 2.3: 15 per category detects an MRR difference of 0.10 within it
-MIN_PER_CATEGORY = 15
 _OPEN = ("running", "paused")
 
 
@@ -99,49 +91,16 @@ def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[s
 
 
 def _coverage(counts: dict[str | None, int]) -> tuple[dict[str, Any], list[str]]:
-    """The golden set against seed 002's targets, and its warnings: each shortfall once (the
-    categories short of their target in one warning, those under the per-category minimum in
-    another), or one warning for a golden set not started."""
-    total = sum(counts.values())
-    categories = {}
-    for cat, target in GOLDEN_TARGETS.items():
-        have = counts.get(cat, 0)
-        categories[cat] = {
-            "queries": have,
-            "target": target,
-            "short_of_target": max(target - have, 0),
-            "below_minimum": have < MIN_PER_CATEGORY,
-        }
-    other = {str(c): n for c, n in counts.items() if c not in GOLDEN_TARGETS}
-    coverage = {
-        "queries": total,
-        "target": GOLDEN_TOTAL,
-        "min_per_category": MIN_PER_CATEGORY,
-        "categories": categories,
-        "other_categories": other,
-    }
-    if total == 0:
+    """The golden set against seed 002's targets (`stats.coverage`, the rule `evaluate` applies
+    to its dataset too), and its warnings: each shortfall once, or one warning for a golden set
+    not started."""
+    coverage, warnings = category_coverage(counts, "golden set", seed_targets=True)
+    if coverage["queries"] == 0:
         return coverage, [
             f"golden set: no query yet (seed 002 asks for {GOLDEN_TOTAL}, at least"
             f" {MIN_PER_CATEGORY} per category): harvest judged queries from the log with"
             " `memgauge logs harvest STORE`"
         ]
-    warnings = []
-    if total < GOLDEN_TOTAL:
-        warnings.append(f"golden set: {total} of {GOLDEN_TOTAL} queries")
-    short = [
-        f"{cat} ({c['queries']} of {c['target']})"
-        for cat, c in categories.items()
-        if c["short_of_target"]
-    ]
-    if short:
-        warnings.append(f"golden set: short of the category target: {', '.join(short)}")
-    low = [f"{cat} ({c['queries']})" for cat, c in categories.items() if c["below_minimum"]]
-    if low:
-        warnings.append(
-            f"golden set: under the {MIN_PER_CATEGORY} queries a per-category comparison needs:"
-            f" {', '.join(low)}"
-        )
     return coverage, warnings
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Location, Where, require_store, results_store
@@ -18,8 +18,9 @@ from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
-from memgauge.online.shadow import summarize_shadow
+from memgauge.online.shadow import summarize_by_intent, summarize_shadow
 from memgauge.stats.sequential import SPRTState
+from memgauge.stats.sprt_rates import BoundsRate, bounds_rates, rates_markdown
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
 from memgauge.store.shadow import ShadowStore
@@ -37,6 +38,7 @@ __all__ = [
     "import_spans",
     "pause_ab_test",
     "shadow_summaries",
+    "simulate_sprt_bounds",
     "write_annotation_pool",
 ]
 
@@ -54,6 +56,7 @@ def create_ab_test(
     rule: str = "sprt",
     prob_threshold: float = 0.95,
     allow_unmeasured: bool = False,
+    bounds: str = "ville",
     store: Where = None,
 ) -> None:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
@@ -61,7 +64,9 @@ def create_ab_test(
     p95 latency up by at most `max_latency_increase`. `rule` "beta-binomial" decides a binary
     metric by P(T > C) > `prob_threshold` instead of the SPRT. A test with a guardrail
     unmeasured (no latency or constitutional data) is not graduated unless
-    `allow_unmeasured`."""
+    `allow_unmeasured`. `bounds`: the SPRT's stopping bounds, "ville" (log(1/alpha),
+    log(beta)) or "wald" (seed 002's log((1-beta)/alpha), log(beta/(1-alpha)));
+    `stats.sequential` says why Ville's are the default."""
     config = {
         "delta": delta,
         "alpha": alpha,
@@ -72,6 +77,7 @@ def create_ab_test(
         "rule": rule,
         "prob_threshold": prob_threshold,
         "allow_unmeasured": allow_unmeasured,
+        "bounds": bounds,
     }
     with ABTestStore(results_store(store)) as opened:
         ab.create_test(opened, name, metric, config)
@@ -107,11 +113,13 @@ def ab_test_reports(name: str | None = None, *, store: Where = None) -> list[dic
 
 
 def shadow_summaries(
-    experiment: str | None = None, *, store: Where = None
+    experiment: str | None = None, *, store: Where = None, by: Literal["intent"] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per shadow experiment (or only `experiment`): queries compared, the classes of change,
     rank agreement, judged metric deltas, p95 latencies, treatment errors and the shadowed
-    queries a full queue dropped (`n_dropped`). Each
+    queries a full queue dropped (`n_dropped`). `by="intent"` adds `by_intent`, the same
+    numbers per intent the queries were recorded with (seed 002's per-intent error breakdown;
+    `online.shadow.summarize_by_intent`). Each
     experiment's seed 002 `eval_results` row (run_type shadow) is brought up to date too."""
     with ShadowStore(require_store(store)) as opened:
         names = [experiment] if experiment else opened.experiments()
@@ -125,6 +133,11 @@ def shadow_summaries(
             }
             for n in names
         }
+        if by == "intent":
+            for n in names:
+                out[n]["by_intent"] = summarize_by_intent(
+                    opened.shadow_rows(n), opened.shadow_errors_by_intent(n)
+                )
         for n in names:
             opened.project(n)
     return out
@@ -286,3 +299,17 @@ def import_spans(path: str | Path, *, store: Where = None) -> ImportReport:
         report.notes.append(f"the store refused a search: {log.last_rejected}")
     report.counts["queries_logged"] = len(searches) - log.rejected - log.dropped
     return report
+
+
+def simulate_sprt_bounds(
+    n_sims: int,
+    *,
+    alpha: float = 0.05,
+    beta: float = 0.20,
+    min_samples: int = 30,
+    seed: int = 0,
+) -> tuple[list[BoundsRate], str]:
+    """Each SPRT bounds' (ville, seed 002's wald) type I error and power by simulation
+    (`stats.sprt_rates`), and the Markdown table `memgauge ab simulate` prints."""
+    rates = bounds_rates(n_sims, alpha=alpha, beta=beta, min_samples=min_samples, seed=seed)
+    return rates, rates_markdown(rates)

@@ -33,6 +33,7 @@ from memgauge.runs.kinds.retrieval import evaluate_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
+from memgauge.stats.sequential import Bounds
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.protocol import Agent, MemorySystem
 from memgauge.subjects.python_import import PythonSubject
@@ -144,6 +145,11 @@ def evaluate(
     max_failure_rate: float = 0.1,
     name: str | None = None,
     kind: str = "evaluate",
+    sprt_delta: float = 0.05,
+    sprt_bounds: Bounds = "ville",
+    sampling_rate: float | None = None,
+    feature_id: str | None = None,
+    run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None,
     store: StoreArg = None,
     resume: str | None = None,
     force: bool = False,
@@ -173,7 +179,14 @@ def evaluate(
     import` reads it by default), or a `RetrievalDataset`; `dataset_kind` says which of the
     first four it is (default: its content shows it). `options`: the run's settings as one
     `RunConfig`, instead of `store`, `resume`, `force`, `fail_under`, `by`, `workers`,
-    `executor`.
+    `executor`. Each comparison carries seed 002's sequential test (`sequential_test_decision`):
+    the SPRT on the paired RR@10 differences for an effect of `sprt_delta`, with `sprt_bounds`
+    "ville" (log(1/alpha), log(beta)) or "wald" (seed 002's log((1-beta)/alpha),
+    log(beta/(1-alpha))). Seed 002's EvalPipelineConfig: `sampling_rate` asks only that share
+    of the judged queries (each query kept by its id's hash, salted with `seed`: the same
+    sample every run), `feature_id` and `run_type` (full, shadow, regression, ab_test) label
+    the run; all three are recorded with it (`runs show`, the ir aggregate's `pipeline`, seed
+    002's `eval_results` rows).
     """
     config = _config(
         options,
@@ -188,6 +201,15 @@ def evaluate(
         ),
     )
     specs, live = _system_specs(systems)
+    # only what differs from the aggregate's defaults: a suite stays as it was before the option
+    sprt = {
+        k: v
+        for k, v, default in (
+            ("sprt_delta", sprt_delta, 0.05),
+            ("sprt_bounds", sprt_bounds, "ville"),
+        )
+        if v != default
+    }
     path = (
         Path(f"memory:{dataset.name}") if isinstance(dataset, RetrievalDataset) else Path(dataset)
     )
@@ -210,6 +232,16 @@ def evaluate(
         concurrency=concurrency,
         max_failure_rate=max_failure_rate,
         dataset_kind=dataset_kind,
+        sprt=sprt,
+        pipeline={
+            k: v
+            for k, v in (
+                ("sampling_rate", sampling_rate),
+                ("feature_id", feature_id),
+                ("run_type", run_type),
+            )
+            if v is not None
+        },
     )
     datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
     return _run(suite, config, kind=kind, progress=progress, build=_build(live), datasets=datasets)

@@ -55,8 +55,8 @@ def gate(
     """Gate a run (its id, or a suite file: its latest completed run) against the rolling
     baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
     (exported earlier: CI on a runner with no shared store); each regression becomes a failure
-    memory (unless `learn` is False). Returns the verdict and how many failure memories were
-    stored.
+    memory (unless `learn` is False). Returns the verdict (its `memories` name the failure
+    memories' ids) and how many failure memories were newly stored.
 
     The gate decides on the run's targets, each task's primary measures and `measures`
     (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
@@ -87,12 +87,12 @@ def gate(
         failed = opened.failed_gates(run.suite_name)
         result = evaluate_gate(run, history, config, kinds_of(run), failed)
         opened.mark_gated(run.run_id, result.status)
-        learned = 0
         if learn and any(c.regressed for c in result.checks):
             where = Path(learnings) if learnings else None
             with opened_learnings(where, learn_into) as memory:
-                learned = learn_from(result, run, opened.item_records(run.run_id), memory)
-    return result, learned
+                kept = learn_from(result, run, opened.item_records(run.run_id), memory)
+            result = dataclasses.replace(result, memories=kept)
+    return result, sum(m.new for m in result.memories)
 
 
 def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:

@@ -19,7 +19,7 @@ from memgauge.report import (
 from memgauge.report.cost import cost_markdown, render_cost
 from memgauge.view import render_run_report
 
-__all__ = ["report_retrieval", "write_reports"]
+__all__ = ["report_retrieval", "sequential_lines", "write_reports"]
 
 
 def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None:
@@ -30,8 +30,32 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
     result = retrieval_result(report.run)
     render_terminal(result, out)
     render_cost(report.summary, out)
+    for line in sequential_lines(result):
+        out.print(line, highlight=False)
+    for warning in result.dataset.warnings:
+        out.print(f"warning: {warning}", highlight=False)
     paths = write_reports(result, out_dir, report)
     out.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def sequential_lines(result: RetrievalEvalResult) -> list[str]:
+    """Seed 002's sequential test of each comparison, one line each."""
+    lines = []
+    for comp in result.comparisons:
+        sq = comp.sequential
+        if sq is None:
+            continue
+        state = (
+            f"log LR {sq.log_lr:.2f}, bounds {sq.lower:.2f} / {sq.upper:.2f}"
+            if sq.log_lr is not None
+            else f"not started: {sq.n_informative} of {sq.min_samples} informative pairs"
+        )
+        lines.append(
+            f"sequential test (SPRT on {sq.measure}, effect {sq.delta:g}, {sq.bounds} bounds):"
+            f" {comp.candidate} against {comp.baseline}: {sq.sequential_test_decision}"
+            f" after {sq.n} of {sq.n_pairs} pairs ({state})"
+        )
+    return lines
 
 
 def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunReport) -> list[Path]:

@@ -68,6 +68,15 @@ def ab() -> None:
     is_flag=True,
     help="Graduate even with no latency or constitutional data (default: not graduated).",
 )
+@click.option(
+    "--bounds",
+    type=click.Choice(["ville", "wald"]),
+    default="ville",
+    show_default=True,
+    help="The SPRT's stopping bounds: ville, log(1/alpha) and log(beta); wald, seed 002's"
+    " log((1-beta)/alpha) and log(beta/(1-alpha)) (`memgauge ab simulate` shows each one's"
+    " error rates).",
+)
 @store_option
 def create(
     name: str,
@@ -81,6 +90,7 @@ def create(
     rule: str,
     prob_threshold: float,
     allow_unmeasured: bool,
+    bounds: str,
     store_path: str | None,
 ) -> None:
     """Create test NAME."""
@@ -96,11 +106,39 @@ def create(
         rule=rule,
         prob_threshold=prob_threshold,
         allow_unmeasured=allow_unmeasured,
+        bounds=bounds,
         store=store_path,
     )
     click.echo(
         f"created A/B test {name!r} on {metric} ({rule}): delta {delta}, alpha {alpha}, beta {beta}"
+        + (f", {bounds} bounds" if rule == "sprt" else "")
     )
+
+
+@ab.command()
+@click.option(
+    "--sims",
+    type=integer(100, 1_000_000),
+    default=2000,
+    show_default=True,
+    help="Simulated tests per cell and hypothesis.",
+)
+@click.option("--alpha", type=number(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option("--beta", type=number(0, 1, min_open=True, max_open=True), default=0.20)
+@click.option("--min-samples", type=integer(2), default=30, show_default=True)
+@click.option("--seed", type=integer(0), default=0, show_default=True)
+def simulate(sims: int, alpha: float, beta: float, min_samples: int, seed: int) -> None:
+    """The SPRT's type I error and power under each choice of bounds (ville, wald), by
+    simulation on normal paired differences: the table `ab create --bounds` chooses from."""
+    rates, table = api.simulate_sprt_bounds(
+        sims, alpha=alpha, beta=beta, min_samples=min_samples, seed=seed
+    )
+    click.echo(
+        f"{sims:,} simulated tests per cell and hypothesis; alpha {alpha}, beta {beta},"
+        f" at least {min_samples} informative pairs; Monte Carlo error of a rate at alpha"
+        f" +-{rates[0].mc_error:.4f} (3 standard errors)\n"
+    )
+    click.echo(table, nl=False)
 
 
 @ab.command()

@@ -79,7 +79,9 @@ def _locomo_table(summary: dict[str, Any]) -> Table:
     type=click.Choice(["all", "json", "markdown", "memaudit"]),
     default="all",
     show_default=True,
-    help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult).",
+    help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult); json:"
+    " the JSON files (memgauge's results.json, memaudit's AuditResult beside it as"
+    " memaudit.json); markdown: report.md; memaudit: memaudit.json alone.",
 )
 @click.option("--concurrency", type=integer(1, 1000), default=8, show_default=True)
 @click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
@@ -129,7 +131,11 @@ def audit(
     with running(run_args.progress) as bar:
         report = api.run_suite(plan.suite, options=run_args.options, progress=bar, kind="audit")
     result = api.audit_result(plan, report)
-    formats = ["json", "markdown", "memaudit"] if fmt == "all" else [fmt]
+    # memaudit's `--format json` writes its AuditResult: a memaudit user asking for JSON gets
+    # that shape (memaudit.json), and memgauge's own results keep their name beside it
+    formats = {"all": ["json", "markdown", "memaudit"], "json": ["json", "memaudit"]}.get(
+        fmt, [fmt]
+    )
     written = write_audit(out_dir, result, formats)
     out = console(stderr=as_json)
     table = Table(

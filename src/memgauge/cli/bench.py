@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -44,6 +45,14 @@ def _ms(value: float | None) -> str:
 @click.option("--duration", type=number(0.1, 86_400), default=None, help="Seconds per level.")
 @click.option("--requests", type=integer(1), default=None, help="Requests per level.")
 @click.option("-k", "k", type=integer(1, MAX_K), default=10, show_default=True)
+@click.option(
+    "--baseline",
+    default=None,
+    metavar="SUBJECT",
+    help="Also bench this subject (written as SUBJECT is: e.g. the same memory without its"
+    " session boost) and report it against SUBJECT, level by level (seed 002's baseline"
+    " against boosted).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def bench(
     subject: str,
@@ -53,6 +62,7 @@ def bench(
     duration: float | None,
     requests: int | None,
     k: int,
+    baseline: str | None,
     as_json: bool,
 ) -> None:
     """Drive SUBJECT's search with concurrent clients; report p50/p95/p99 latency (ms),
@@ -61,6 +71,10 @@ def bench(
     SUBJECT is written as for `memgauge evaluate --system`: lexical, hybrid,
     python:pkg.mod:factory, http://host:port, mcp:COMMAND, subprocess:COMMAND or a spec file.
     Stops after --duration seconds (default 10) or --requests requests per level.
+
+    The stages the subject times itself get their own percentiles, checked against seed 002's
+    component targets (p95: boost < 10 ms, causal < 20 ms, hook < 5 ms). With --baseline, both
+    are benched and reported side by side.
     """
     if duration is not None and requests is not None:
         raise click.UsageError("give --duration or --requests, not both")
@@ -70,26 +84,41 @@ def bench(
     if not ds.queries:
         raise click.UsageError(f"{dataset} has no queries to send")
     out = console(stderr=as_json)
-    levels = api.bench_search(
-        subject,
-        ds,
-        clients=clients,
-        k=k,
-        duration=duration,
-        requests=requests,
-        ingest=not no_ingest,
-        on_level=lambda label, n: out.print(f"{label}: {n} client{'s' if n != 1 else ''} ..."),
-    )
+
+    def run(which: str) -> list[tuple[str, api.LoadResult]]:
+        return api.bench_search(
+            which,
+            ds,
+            clients=clients,
+            k=k,
+            duration=duration,
+            requests=requests,
+            ingest=not no_ingest,
+            on_level=lambda label, n: out.print(f"{label}: {n} client{'s' if n != 1 else ''} ..."),
+        )
+
+    base_levels = run(baseline) if baseline is not None else []
+    levels = run(subject)
     results: list[dict[str, object]] = [
         {"subject": label, **res.as_dict()} for label, res in levels
     ]
+    versus = api.bench_versus(base_levels, levels) if baseline is not None else []
     if as_json:
-        click.echo(dumps_strict(results, sort_keys=True))
+        if baseline is None:
+            click.echo(dumps_strict(results, sort_keys=True))
+            return
+        based = [{"subject": label, **res.as_dict()} for label, res in base_levels]
+        doc = {"baseline": based, "boosted": results, "versus_baseline": versus}
+        click.echo(dumps_strict(doc, sort_keys=True))
         return
-    out.print(_table(levels))
-    for label, res in levels:
+    every = [*base_levels, *levels]
+    out.print(_table(every))
+    for label, res in every:
         for sample in res.error_samples:
             out.print(term(f"{label} error:", "red"), sample)
+    out.print(_targets_table(every))
+    if versus:
+        out.print(_versus_table(versus))
 
 
 def _table(levels: list[tuple[str, api.LoadResult]]) -> Table:
@@ -112,5 +141,58 @@ def _table(levels: list[tuple[str, api.LoadResult]]) -> Table:
             _ms(res.p99),
             _ms(res.max),
             "one call at a time (not thread-safe)" if res.serialized else "",
+        )
+    return table
+
+
+def _targets_table(levels: list[tuple[str, api.LoadResult]]) -> Table:
+    table = Table(
+        title="Component latency targets (seed 002: p95 of the stages the subject timed)",
+        title_justify="left",
+    )
+    for col in ("subject", "clients", "component", "p95 ms", "target", "status"):
+        table.add_column(col, justify="right" if col in ("clients", "p95 ms") else "left")
+    for label, res in levels:
+        for t in res.targets:
+            status = t["status"] if t["note"] is None else f"{t['status']}: {t['note']}"
+            table.add_row(
+                label,
+                str(res.clients),
+                t["component"],
+                _ms(t["p95_ms"]),
+                f"< {t['target_p95_ms']:g} ms",
+                status,
+            )
+    return table
+
+
+def _versus_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title="Baseline against boosted (ms, as the client sees it)", title_justify="left"
+    )
+    for col in (
+        "clients",
+        "baseline",
+        "boosted",
+        "p50 base / boosted",
+        "p95 base / boosted",
+        "p95 change",
+        "req/s base / boosted",
+    ):
+        table.add_column(col, justify="left" if col in ("baseline", "boosted") else "right")
+    for r in rows:
+        p50, p95, tput = r["p50_ms"], r["p95_ms"], r["throughput"]
+        change = r["p95_change_ms"]
+        share = r["p95_change"]
+        table.add_row(
+            str(r["clients"]),
+            str(r["baseline"]),
+            str(r["boosted"]),
+            f"{_ms(p50[0])} / {_ms(p50[1])}",
+            f"{_ms(p95[0])} / {_ms(p95[1])}",
+            "n/a"
+            if change is None
+            else f"{change:+.2f}" + ("" if share is None else f" ({share:+.0%})"),
+            f"{tput[0]:.0f} / {tput[1]:.0f}",
         )
     return table

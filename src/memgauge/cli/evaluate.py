@@ -12,7 +12,7 @@ from memgauge.cli._common import console
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
+from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 
@@ -86,6 +86,42 @@ __all__ = ["evaluate"]
     help="Grade the pool's unjudged memories with the relevance judge instead: 'relevance' or"
     " '{relevance: {model: m}}'; recorded as bootstrapped judgments (needs --pool-depth).",
 )
+@click.option(
+    "--sprt-bounds",
+    type=click.Choice(["ville", "wald"]),
+    default="ville",
+    show_default=True,
+    help="The stopping bounds of each comparison's sequential test (SPRT on RR@10): ville,"
+    " log(1/alpha) and log(beta); wald, seed 002's log((1-beta)/alpha) and log(beta/(1-alpha)).",
+)
+@click.option(
+    "--sprt-delta",
+    type=number(min=0, min_open=True),
+    default=0.05,
+    show_default=True,
+    help="The sequential test's minimum detectable effect (seed 002: 0.05 MRR).",
+)
+@click.option(
+    "--sampling-rate",
+    type=number(0, 1, min_open=True),
+    default=None,
+    help="Ask only this share of the judged queries (seed 002's samplingRate: 1.0 all, 0.1 a"
+    " tenth), picked by the hash of each query id salted with --seed: the same sample each"
+    " run.",
+)
+@click.option(
+    "--feature-id",
+    default=None,
+    metavar="ID",
+    help="The feature this run evaluates (seed 002's featureId): recorded with the run and in"
+    " its eval_results rows.",
+)
+@click.option(
+    "--run-type",
+    type=click.Choice(["full", "shadow", "regression", "ab_test"]),
+    default=None,
+    help="Seed 002's run type, recorded likewise (default full).",
+)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option(
     "--out",
@@ -135,6 +171,11 @@ def evaluate(
     pool_depth: int | None,
     pool_grade: int,
     pool_judge: str | None,
+    sprt_bounds: Literal["ville", "wald"],
+    sprt_delta: float,
+    sampling_rate: float | None,
+    feature_id: str | None,
+    run_type: Literal["full", "shadow", "regression", "ab_test"] | None,
     seed: int,
     out_dir: Path,
     no_ingest: bool,
@@ -178,6 +219,11 @@ def evaluate(
             options=run_args.options,
             progress=bar,
             dataset_kind=kind,
+            sprt_bounds=sprt_bounds,
+            sprt_delta=sprt_delta,
+            sampling_rate=sampling_rate,
+            feature_id=feature_id,
+            run_type=run_type,
         )
     report_retrieval(report, out_dir, out)
     run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (

@@ -184,7 +184,8 @@ def gate(
         measures=measures,
     )
     if learned:
-        click.echo(f"stored {learned} failure memories for future prompts", err=True)
+        ids = ", ".join(m.id for m in result.memories if m.new)
+        click.echo(f"stored {learned} failure memories for future prompts: {ids}", err=True)
     if md_path is not None:
         atomic_write_text(md_path, gate_markdown(result))
     if junit is not None:

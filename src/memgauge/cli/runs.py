@@ -148,6 +148,7 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
         out["subjects"] = subjects
         out["tasks"] = [{k: v for k, v in t.items() if k != "spec"} for t in tasks]
         out["failures"] = failures
+        out["pipeline"] = _pipelines(run)
         click.echo(dumps_strict(out, sort_keys=True))
         return
     con = console()
@@ -165,11 +166,29 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
     for t in tasks:
         digest = f", dataset sha256 {t['dataset_sha256'][:12]}" if t["dataset_sha256"] else ""
         con.print(f"task {t['task']} ({t['kind']}): {t['n_items']} items{digest}")
+    for task, p in _pipelines(run).items():
+        feature = f", feature {p['feature_id']}" if p.get("feature_id") else ""
+        con.print(
+            f"task {task}: run type {p['run_type']}{feature}, sampling rate"
+            f" {p['sampling_rate']:g} ({p['n_asked']} of {p['n_judged']} judged queries asked)",
+            highlight=False,
+        )
     con.print(summary_table(run["summary"]))
     for line in judge_notes(run["summary"]):
         con.print(line)
     if failures:
         con.print(failures_table(failures, run["summary"]["n_failed"]))
+
+
+def _pipelines(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per retrieval task, seed 002's EvalPipelineConfig the run had (sampling rate, feature,
+    run type), where `evaluate` was given one."""
+    aggregates = (run.get("summary") or {}).get("aggregates") or []
+    return {
+        a["task"]: a["detail"]["pipeline"]
+        for a in aggregates
+        if a.get("aggregate") == "ir" and (a.get("detail") or {}).get("pipeline")
+    }
 
 
 @runs.command()

@@ -23,13 +23,22 @@ def shadow() -> None:
 @shadow.command()
 @click.argument("experiment", required=False)
 @store_option
+@click.option(
+    "--by",
+    type=click.Choice(["intent"]),
+    default=None,
+    help="Also break each experiment down by the intent its queries were recorded with"
+    " (seed 002's per-intent error breakdown; `by_intent` in --json).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def summary(experiment: str | None, store_path: str | None, as_json: bool) -> None:
+def summary(experiment: str | None, store_path: str | None, by: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies, and
     the shadowed queries dropped because the runner's queue was full."""
     # seed 002's eval_results row of each experiment (run_type shadow) is refreshed too
-    out = api.shadow_summaries(experiment, store=store_path)
+    out = api.shadow_summaries(
+        experiment, store=store_path, by="intent" if by == "intent" else None
+    )
     if as_json:
         click.echo(dumps_strict(out))
         return
@@ -50,6 +59,17 @@ def summary(experiment: str | None, store_path: str | None, as_json: bool) -> No
     rows = [([term(label)], [term(cell(out[n])) for n in names]) for label, cell in _ROWS]
     title = term("shadow experiments: control against treatment, per query shadowed")
     print_fitted(con, title, [("measure", None)], names, rows)
+    for name in names if by == "intent" else []:
+        groups = out[name]["by_intent"]
+        intents = list(groups)
+        # drops are counted per experiment, not per query: no intent is known for them
+        per = [
+            ([term(label)], [term(cell(groups[i])) for i in intents])
+            for label, cell in _ROWS
+            if label != "dropped (queue full)"
+        ]
+        title = term(f"shadow experiment {name} by intent")
+        print_fitted(con, title, [("measure", None)], intents, per)
 
 
 def _share(s: Mapping[str, Any], cls: str) -> str:

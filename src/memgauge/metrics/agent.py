@@ -65,8 +65,8 @@ AGENT_METRIC_DEFINITIONS: dict[str, str] = {
     " its equivalence class is in the top K",
     "session_personalization_lift": "MRR with the session context minus MRR without it, on the"
     " same queries",
-    "dedup_token_savings": "share of the returned tokens that repeat a hit already returned"
-    " earlier in the same session",
+    "dedup_token_savings": "share of the tokens session dedup saved: of the results the system's"
+    " own dedup filtered out, else of the hits it returned again within the same session",
 }
 
 
@@ -389,20 +389,37 @@ def personalization_lift(
 
 
 def dedup_token_savings(
-    sessions: Mapping[str, Sequence[tuple[Sequence[str], Mapping[str, str]]]],
+    sessions: Mapping[
+        str,
+        Sequence[
+            tuple[Sequence[str], Mapping[str, str]]
+            | tuple[Sequence[str], Mapping[str, str], Sequence[str]]
+        ],
+    ],
     count_tokens: Callable[[str], int] = lambda s: len(s.split()),
 ) -> AgentValue:
-    """Tokens of hits already returned earlier in the same session (what session dedup saves).
+    """Seed 002's dedup token savings: the tokens of the results session dedup filtered.
 
-    `sessions` maps a session id to its searches in order, each (hit ids, {id: text}).
-    detail has total tokens and per-session savings; value = share of tokens saved.
+    `sessions` maps a session id to its searches in order, each (hit ids, {id: text}) or
+    (hit ids, {id: text}, texts of the results the system's own dedup filtered out). Saved:
+    the tokens of those filtered results (a system that dedups reports what it saved, and
+    scores it), plus the tokens of returned hits already returned earlier in the same session
+    (what a dedup would have filtered from a system without one). Total: every returned and
+    filtered token. value = saved / total; detail has `tokens_total`, `tokens_saved` (the
+    seed's sum) and `tokens_filtered` (the system's own part); per-session savings in tokens.
     """
-    total = saved = 0
+    total = saved = filtered_tokens = 0
     per: dict[str, float] = {}
     for sid, searches in sessions.items():
         seen: set[str] = set()
         s_saved = 0
-        for ids, texts in searches:
+        for search in searches:
+            ids, texts = search[0], search[1]
+            for text in search[2] if len(search) > 2 else ():
+                tokens = count_tokens(text)
+                total += tokens
+                s_saved += tokens
+                filtered_tokens += tokens
             for d in ids:
                 tokens = count_tokens(texts.get(d, ""))
                 total += tokens
@@ -417,7 +434,7 @@ def dedup_token_savings(
         saved / total,
         len(per),
         per_query=per,
-        detail={"tokens_total": total, "tokens_saved": saved},
+        detail={"tokens_total": total, "tokens_saved": saved, "tokens_filtered": filtered_tokens},
     )
 
 

@@ -24,7 +24,7 @@ from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
-from memgauge.stats.sequential import DECISION_RULES, SPRTState
+from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 
 __all__ = [
@@ -132,11 +132,14 @@ def read_pairs(path: Path) -> list[Pair]:
 
 def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
-    max_latency_increase, and optionally rule, prob_threshold, allow_unmeasured), its SPRT at
-    zero; a UsageError when the name is taken or the rule unknown."""
+    max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
+    SPRT at zero; a UsageError when the name is taken or the rule or bounds unknown."""
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
         raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
+    bounds = config.get("bounds", "ville")
+    if bounds not in SPRT_BOUNDS:
+        raise UsageError(f"--bounds {bounds!r}: one of {', '.join(SPRT_BOUNDS)}")
     sprt = sprt_of(config)
     created = store.create(
         name,

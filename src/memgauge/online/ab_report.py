@@ -25,7 +25,12 @@ __all__ = ["ab_report", "sprt_of", "sprt_path", "sprt_started", "sprt_text"]
 
 def sprt_of(config: Mapping[str, Any]) -> SPRT:
     """The test's SPRT, from its stored configuration."""
-    return SPRT(delta=config["delta"], alpha=config["alpha"], beta=config["beta"])
+    return SPRT(
+        delta=config["delta"],
+        alpha=config["alpha"],
+        beta=config["beta"],
+        bounds=config.get("bounds", "ville"),  # tests created before the choice: Ville's
+    )
 
 
 def sprt_started(state: SPRTState, sprt: SPRT) -> bool:

@@ -189,6 +189,11 @@ class QueryLog:
         stages: Sequence[Mapping[str, Any]] | None = None,
         token_usage_ratio: float | None = None,
         pressure_level: str | None = None,
+        scores: Sequence[float] | None = None,
+        unboosted_scores: Sequence[float] | None = None,
+        boost_impact_delta: float | None = None,
+        limit: int | None = None,
+        dedup_tokens_saved: int | None = None,
     ) -> str:
         """Log one search; returns its query id (link feedback to it).
 
@@ -201,7 +206,15 @@ class QueryLog:
         (`tokenUsageRatio`, `pressureLevel`): the share of its token budget the returned
         context used and the pressure state the system was in (`metrics.tokens.pressure_level`
         names memgauge's states, for a system that has none of its own). Serialized by the
-        writer, never here."""
+        writer, never here.
+
+        The quality telemetry (seed 002 section 1.1; `memgauge.store.quality`): `scores`, the
+        results' 0-1 scores in rank order, give `avg_relevance_score` and `top_result_score`,
+        and, when `quality_proxy` is not given, the seed's proxy (avgRelevance .40 + topResult
+        .25 + countSaturation .20 + latencyPenalty .15, with `limit` the results asked for);
+        `unboosted_scores` (the same results' scores before session / causal boosting) give
+        `boost_impact_delta` unless it is given; `dedup_tokens_saved`: the tokens of the results
+        the session dedup filtered out. The writer computes them, off this path."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
         if len(self._queries) >= self.max_buffer:
             self.dropped += 1
@@ -230,6 +243,11 @@ class QueryLog:
                     stages,
                     token_usage_ratio,
                     pressure_level,
+                    None if scores is None else tuple(scores),
+                    None if unboosted_scores is None else tuple(unboosted_scores),
+                    boost_impact_delta,
+                    limit,
+                    dedup_tokens_saved,
                 ),
             )
         )

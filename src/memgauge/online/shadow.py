@@ -47,12 +47,14 @@ from memgauge.metrics import MetricConfig, evaluate_ranked
 
 __all__ = [
     "LOG_LEVELS",
+    "NO_INTENT",
     "ShadowDiff",
     "ShadowRunner",
     "bucket",
     "classify",
     "diff_rankings",
     "in_shadow",
+    "summarize_by_intent",
     "summarize_shadow",
 ]
 
@@ -202,6 +204,28 @@ def summarize_shadow(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "treatment": p95("treatment_latency_ms"),
         },
     }
+
+
+#: The group of comparisons recorded with no intent (`search(..., intent=None)`).
+NO_INTENT = "(no intent)"
+
+
+def summarize_by_intent(
+    rows: Sequence[Mapping[str, Any]], errors: Mapping[str | None, int] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Seed 002's per-intent breakdown of a shadow experiment: `summarize_shadow` over the
+    comparisons of each intent, with `n_errors` the treatment errors recorded with it. Intents in
+    name order, `NO_INTENT` last; an intent whose only rows are errors has `n` 0 (n/a means)."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r.get("intent") or NO_INTENT, []).append(r)
+    failed: dict[str, int] = {}
+    for intent, n in (errors or {}).items():
+        key = intent or NO_INTENT
+        failed[key] = failed.get(key, 0) + n
+        groups.setdefault(key, [])
+    order = sorted(groups, key=lambda i: (i == NO_INTENT, i))
+    return {i: {**summarize_shadow(groups[i]), "n_errors": failed.get(i, 0)} for i in order}
 
 
 class ShadowRecorder(Protocol):

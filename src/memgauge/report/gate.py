@@ -117,6 +117,16 @@ def gate_markdown(result: GateResult, *, information: Literal["all", "moved"] = 
     lines += _information(result, information)
     if information == "all" and result.information:
         lines += ["", "</details>"]
+    if result.memories:
+        lines += [
+            "",
+            "Failure memories (eval-to-learning; `memgauge learnings query` recalls them):",
+            *(
+                f"- `{m.id}`: {md_text(m.measure)} ({md_text(m.subject)} / {md_text(m.task)})"
+                + ("" if m.new else ", already stored")
+                for m in result.memories
+            ),
+        ]
     if result.warnings:
         lines += ["", "Warnings:", *(f"- ⚠️ {md_text(w)}" for w in result.warnings)]
     if not result.baseline_runs:

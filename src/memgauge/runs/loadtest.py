@@ -5,6 +5,13 @@ Each client is a thread that sends the next query as soon as its last one return
 loop). Latency is what the client sees, from sending to answer, including any wait for a
 subject that takes one call at a time (such a subject runs in a lane of one thread, and the
 report says it was serialized). Errors are counted with their first messages, never timed.
+
+Beside what the client sees, each stage the subject timed itself (`SearchResult.latency_ms`:
+the reference memory's `lexical`, `dense`, `fusion`, `boost` ...) gets its own percentiles, and
+seed 002's per-component targets are checked on them (`COMPONENT_TARGETS`: a stage named
+`boost` p95 < 10 ms, `causal` p95 < 20 ms, `hook` p95 < 5 ms; n/a, saying so, for a stage the
+subject does not report). A query with session context is searched with it, so that a
+session boost runs as it does in production.
 """
 
 from __future__ import annotations
@@ -23,9 +30,53 @@ from memgauge.data.models import RetrievalDataset
 from memgauge.runs.lanes import SubjectLane
 from memgauge.subjects.registry import build_subject
 
-__all__ = ["MAX_CLIENTS", "LoadResult", "drive_search", "load_test"]
+__all__ = [
+    "COMPONENT_TARGETS",
+    "MAX_CLIENTS",
+    "LoadResult",
+    "component_targets",
+    "drive_search",
+    "load_test",
+]
 
 MAX_CLIENTS = 1000
+
+#: seed 002's performance layer: p95 latency targets (ms) of the stages a subject times itself,
+#: by stage name: session boost, causal traversal, extraction hook
+COMPONENT_TARGETS: dict[str, float] = {"boost": 10.0, "causal": 20.0, "hook": 5.0}
+
+
+def component_targets(stages: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each of `COMPONENT_TARGETS` against the stage percentiles `stages` (stage -> {p95, ...}):
+    `component`, `target_p95_ms`, `p95_ms` (None: not reported), `n`, `status` (met, missed,
+    n/a) and, for n/a, why."""
+    out = []
+    for name, target in COMPONENT_TARGETS.items():
+        got = stages.get(name)
+        if got is None or got.get("p95") is None:
+            out.append(
+                {
+                    "component": name,
+                    "target_p95_ms": target,
+                    "p95_ms": None,
+                    "n": 0,
+                    "status": "n/a",
+                    "note": f"the subject reports no `{name}` stage in its latency_ms",
+                }
+            )
+            continue
+        p95 = float(got["p95"])
+        out.append(
+            {
+                "component": name,
+                "target_p95_ms": target,
+                "p95_ms": p95,
+                "n": int(got.get("n", 0)),
+                "status": "met" if p95 < target else "missed",
+                "note": None,
+            }
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -44,15 +95,25 @@ class LoadResult:
     max: float | None
     serialized: bool
     error_samples: list[str] = field(default_factory=list)
+    #: stage -> {p50, p95, n}: the stages the subject timed itself
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def targets(self) -> list[dict[str, Any]]:
+        """Seed 002's per-component targets on `stages` (`component_targets`)."""
+        return component_targets(self.stages)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """JSON-ready (with `targets`)."""
+        return {
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+            "targets": self.targets,
+        }
 
 
 def drive_search(
     lane: SubjectLane,
-    queries: Sequence[str],
+    queries: Sequence[str | tuple[str, Any]],
     *,
     clients: int,
     k: int = 10,
@@ -72,12 +133,13 @@ def drive_search(
     ticket = itertools.count()  # next() on a count is atomic under the GIL
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors: list[list[str]] = [[] for _ in range(clients)]
+    stage_ms: list[dict[str, list[float]]] = [{} for _ in range(clients)]
     start_gate = threading.Barrier(clients + 1)
     deadline: list[float] = [0.0]
     subject = lane.subject
 
     def client(i: int) -> None:
-        mine, failed = latencies[i], errors[i]
+        mine, failed, staged = latencies[i], errors[i], stage_ms[i]
         start_gate.wait()
         while True:
             n = next(ticket)
@@ -86,13 +148,21 @@ def drive_search(
             if duration is not None and time.perf_counter() >= deadline[0]:
                 return
             query = queries[n % len(queries)]
+            text, session = query if isinstance(query, tuple) else (query, None)
+            call = (
+                functools.partial(subject.search, text, k, session=session)
+                if session is not None
+                else functools.partial(subject.search, text, k)
+            )
             t0 = time.perf_counter()
             try:
-                lane.call(functools.partial(subject.search, query, k))
+                result = lane.call(call)
             except Exception as exc:
                 failed.append(f"{type(exc).__name__}: {exc}"[:300])
                 continue
             mine.append((time.perf_counter() - t0) * 1000)
+            for stage, ms in (getattr(result, "latency_ms", None) or {}).items():
+                staged.setdefault(stage, []).append(float(ms))
 
     threads = [
         threading.Thread(target=client, args=(i,), name=f"load-client-{i}", daemon=True)
@@ -122,7 +192,24 @@ def drive_search(
         max=float(lat.max()) if lat.size else None,
         serialized=not lane.concurrent,
         error_samples=list(dict.fromkeys(itertools.chain.from_iterable(errors)))[:5],
+        stages=_stage_percentiles(stage_ms),
     )
+
+
+def _stage_percentiles(
+    per_client: Sequence[Mapping[str, list[float]]],
+) -> dict[str, dict[str, float]]:
+    """stage -> {p50, p95, n} over every client's searches."""
+    merged: dict[str, list[float]] = {}
+    for staged in per_client:
+        for stage, values in staged.items():
+            merged.setdefault(stage, []).extend(values)
+    out = {}
+    for stage in sorted(merged):
+        arr = np.asarray(merged[stage], dtype=np.float64)
+        p50, p95 = np.percentile(arr, [50, 95])
+        out[stage] = {"p50": float(p50), "p95": float(p95), "n": int(arr.size)}
+    return out
 
 
 def _refill(subject: Any, dataset: RetrievalDataset) -> None:
@@ -147,7 +234,10 @@ def load_test(
     reset and given the dataset's memories first (unless `ingest` is False: it is full
     already), then driven with the dataset's queries. `on_level(label, n)` is called as each
     level starts sending."""
-    queries = [q.text for q in dataset.queries]
+    queries: list[str | tuple[str, Any]] = [
+        (q.text, q.session_context) if q.session_context is not None else q.text
+        for q in dataset.queries
+    ]
     results = []
     for n in clients:
         lane = SubjectLane(label, spec, n, build_subject)

@@ -129,6 +129,15 @@ class ItemFilter(_Model):
         default=None, description="Only the items of these corpora (LoCoMo's conversations)."
     )
     items: list[str] | None = Field(default=None, description="Only the items with these ids.")
+    sample: FiniteFloat | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Only this share of the items (seed 002's samplingRate: 1.0 all, 0.1 a"
+        " tenth), each kept when its id's SHA-256 bucket, salted with `sample_seed`, falls"
+        " below it: the same items in every run with the same seed.",
+    )
+    sample_seed: int = Field(default=0, ge=0, le=SEED_MAX, description="Salt of `sample`.")
 
 
 class TaskSpec(_Model):

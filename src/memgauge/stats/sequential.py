@@ -12,8 +12,9 @@ log LR_n <= log(beta), continue otherwise; no decision before `min_samples` info
 (the standard deviation needs data, and a tie, d = 0, says nothing of the sign: MRR-like
 metrics tie on most queries, and counting ties let a sparse sample's tiny variance stop the
 test for H0 early: power about 0.55 with 5% informative pairs, where this rule gives 0.99), and
-"inconclusive" at `max_samples`. These boundaries are slightly
-wider than Wald's approximate log((1 - beta) / alpha) and log(beta / (1 - alpha)): by Ville's
+"inconclusive" at `max_samples`. These boundaries (`bounds="ville"`, the default) are slightly
+wider than Wald's approximate log((1 - beta) / alpha) and log(beta / (1 - alpha)), seed 002's
+formula, which `bounds="wald"` selects: by Ville's
 inequality the likelihood ratio, a martingale under H0, ever reaches 1 / alpha with
 probability at most alpha (and symmetrically for beta under H1), so the error rates hold
 without relying on Wald's approximations; Wald's boundaries with an estimated variance gave
@@ -21,7 +22,12 @@ a type I error of 5.7% for a nominal 5% in simulation. Seed 002's update formula
 (`z * effect - effect^2 / 2` with a fixed variance) is the known-variance special case. The
 error rates are checked by simulation in `tests/stats/test_sequential.py` and in
 BENCHMARKS.md: under H0 the test stops for H1 at most alpha of the time, under H1 at least
-1 - beta of the time, within Monte Carlo error.
+1 - beta of the time, within Monte Carlo error. `stats.sprt_rates` simulates both bounds'
+error rates side by side (`memgauge ab simulate`).
+
+Seed 002's words for a decision (`sequentialTestDecision`): `treatment_better` is
+"accept-treatment", `no_difference` "accept-control", `continue` and `inconclusive` "continue"
+(`SEED_DECISIONS`).
 
 **Beta-Binomial.** For a binary success metric, with Beta(1, 1) priors, the exact
 P(p_T > p_C) = sum_{i=0}^{a_T - 1} B(a_C + i, b_C + b_T) / ((b_T + i) B(1 + i, b_T) B(a_C, b_C))
@@ -37,7 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,17 +51,36 @@ from memgauge._types import FloatArray
 
 __all__ = [
     "DECISION_RULES",
+    "SEED_DECISIONS",
     "SPRT",
+    "SPRT_BOUNDS",
+    "Bounds",
     "GraduationRules",
     "SPRTState",
     "beta_binomial_decision",
     "graduation",
     "normal_differences",
     "prob_treatment_better",
+    "sequential_test",
     "simulate_sprt",
     "simulate_sprt_draws",
     "sparse_differences",
 ]
+
+
+#: The SPRT's stopping boundaries: "ville", log(1 / alpha) and log(beta), whose error rates
+#: hold with an estimated variance; "wald", seed 002's log((1 - beta) / alpha) and
+#: log(beta / (1 - alpha)), Wald's approximations.
+Bounds = Literal["ville", "wald"]
+SPRT_BOUNDS: tuple[Bounds, ...] = ("ville", "wald")
+
+#: the SPRT's decision -> seed 002's `sequentialTestDecision`
+SEED_DECISIONS = {
+    "treatment_better": "accept-treatment",
+    "no_difference": "accept-control",
+    "continue": "continue",
+    "inconclusive": "continue",
+}
 
 
 @dataclass(frozen=True)
@@ -90,6 +115,8 @@ class SPRT:
         min_samples: no decision before this many informative pairs (difference not 0).
         max_samples: "inconclusive" when reached without a decision.
         sd_floor: the smallest standard deviation used (guards a run of identical values).
+        bounds: "ville" (log(1 / alpha), log(beta)) or "wald" (seed 002's log((1 - beta) /
+            alpha), log(beta / (1 - alpha))); see the module docstring.
     """
 
     delta: float
@@ -98,21 +125,28 @@ class SPRT:
     min_samples: int = 30
     max_samples: int = 100_000
     sd_floor: float = 1e-6
+    bounds: Bounds = "ville"
 
     def __post_init__(self) -> None:
         if self.delta <= 0:
             raise ValueError("delta (the minimum detectable effect) must be positive")
         if not (0 < self.alpha < 1 and 0 < self.beta < 1):
             raise ValueError("alpha and beta must be between 0 and 1")
+        if self.bounds not in SPRT_BOUNDS:
+            raise ValueError(f"bounds {self.bounds!r}: one of {', '.join(SPRT_BOUNDS)}")
 
     @property
     def upper(self) -> float:
-        """log(1 / alpha): stop for H1 at or above."""
+        """Stop for H1 at or above: log(1 / alpha) (ville), log((1 - beta) / alpha) (wald)."""
+        if self.bounds == "wald":
+            return math.log((1 - self.beta) / self.alpha)
         return math.log(1 / self.alpha)
 
     @property
     def lower(self) -> float:
-        """log(beta): stop for H0 at or below."""
+        """Stop for H0 at or below: log(beta) (ville), log(beta / (1 - alpha)) (wald)."""
+        if self.bounds == "wald":
+            return math.log(self.beta / (1 - self.alpha))
         return math.log(self.beta)
 
     def update(self, state: SPRTState, diffs: Sequence[float] | FloatArray) -> SPRTState:
@@ -136,6 +170,33 @@ class SPRT:
             if decision == "continue" and n >= self.max_samples:
                 decision = "inconclusive"
         return SPRTState(n, total, total_sq, decision, log_lr, informative)
+
+
+def sequential_test(test: SPRT, diffs: Sequence[float] | FloatArray) -> dict[str, Any]:
+    """The SPRT run over paired differences `diffs` (treatment - control, in query order; NaN,
+    a query one arm did not score, left out), as a comparison carries it: seed 002's
+    `sequential_test_decision` ("continue", "accept-treatment", "accept-control"), the SPRT's
+    own `decision`, `log_lr`, the pairs it read before deciding (`n`) of `n_pairs`, the
+    informative ones, and its configuration (`delta`, `alpha`, `beta`, `bounds`, `upper`,
+    `lower`, `min_samples`)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    state = test.update(SPRTState(), d)
+    return {
+        "sequential_test_decision": SEED_DECISIONS[state.decision],
+        "decision": state.decision,
+        "log_lr": state.log_lr if state.n >= 2 and state.n_nonzero >= test.min_samples else None,
+        "n": state.n,
+        "n_pairs": int(d.size),
+        "n_informative": state.n_nonzero,
+        "delta": test.delta,
+        "alpha": test.alpha,
+        "beta": test.beta,
+        "bounds": test.bounds,
+        "upper": test.upper,
+        "lower": test.lower,
+        "min_samples": test.min_samples,
+    }
 
 
 Draw = Callable[[np.random.Generator, int, int], FloatArray]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memgauge.store.logdb import LogDB
+from memgauge.store.quality import boost_delta, quality_fields
 from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
 
@@ -80,6 +81,12 @@ class QueryRow(NamedTuple):
     stages: Sequence[Mapping[str, Any]] | None
     token_usage_ratio: float | None
     pressure_level: str | None
+    # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
+    scores: Sequence[float] | None = None
+    unboosted_scores: Sequence[float] | None = None
+    boost_impact_delta: float | None = None
+    limit: int | None = None
+    dedup_tokens_saved: int | None = None
 
 
 def _jsonable(value: Any) -> Any:
@@ -123,7 +130,8 @@ _QUERY_INSERT = (
     "INSERT INTO eval_queries (query_id, query, intent, mode, session_id, tool_name, result_ids,"
     " result_count, channel_contributions, total_latency_ms, trace_id, created_at, eval_category,"
     " fusion_weights, quality_proxy_score, fallback_triggered, fallback_reason, degraded_mode,"
-    " stage_trace, token_usage_ratio, pressure_level)"
+    " stage_trace, token_usage_ratio, pressure_level, avg_relevance_score, top_result_score,"
+    " boost_impact_delta, dedup_tokens_saved)"
 )
 _FEEDBACK_INSERT = (
     "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id, rank_in_results,"
@@ -239,8 +247,16 @@ class QueryLogWriter:
             stages,
             usage_ratio,
             pressure,
+            scores,
+            unboosted,
+            boost,
+            limit,
+            dedup_saved,
         ) in queries:
             try:
+                avg, top, derived = quality_fields(scores, len(ids), latency, limit)
+                if boost is None:
+                    boost = boost_delta(scores, unboosted)
                 q_rows.append(
                     (
                         qid,
@@ -257,13 +273,18 @@ class QueryLogWriter:
                         created,
                         cat,
                         None if weights is None else _dumps_mapping(weights),
-                        None if proxy is None else float(proxy),
+                        # the host's own proxy wins; the seed's formula when it gives none
+                        derived if proxy is None else float(proxy),
                         None if fallback is None else int(bool(fallback)),
                         reason,
                         None if degraded is None else int(bool(degraded)),
                         None if stages is None else _dumps([dict(st) for st in stages]),
                         None if usage_ratio is None else float(usage_ratio),
                         None if pressure is None else str(pressure),
+                        avg,
+                        top,
+                        None if boost is None else float(boost),
+                        None if dedup_saved is None else int(dedup_saved),
                     )
                 )
             except (TypeError, ValueError) as exc:

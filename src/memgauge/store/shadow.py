@@ -83,14 +83,14 @@ class ShadowStore(Store):
 
     def shadow_rows(self, experiment: str) -> list[dict[str, Any]]:
         """Every comparison of `experiment` whose treatment answered, oldest first, with the
-        keys `ShadowRunner` recorded."""
+        keys `ShadowRunner` recorded, and the `intent` it was recorded with."""
         with self._lock, self._read() as c:
             rows = c.execute(
-                sa.select(*(_shadow.c[k] for k in SHADOW_KEYS))
+                sa.select(*(_shadow.c[k] for k in SHADOW_KEYS), _shadow.c.intent)
                 .where(_shadow.c.feature_id == experiment, _shadow.c.error.is_(None))
                 .order_by(_shadow.c.id)
             ).all()
-        return [shadow_row(r) for r in rows]
+        return [{**shadow_row(r[:-1]), "intent": r[-1]} for r in rows]
 
     def shadow_errors(self, experiment: str) -> int:
         """How many treatment calls failed."""
@@ -101,6 +101,16 @@ class ShadowStore(Store):
                 )
             ).scalar_one()
         return int(n)
+
+    def shadow_errors_by_intent(self, experiment: str) -> dict[str | None, int]:
+        """How many treatment calls failed, per intent (None: recorded with no intent)."""
+        with self._lock, self._read() as c:
+            rows = c.execute(
+                sa.select(_shadow.c.intent, sa.func.count())
+                .where(_shadow.c.feature_id == experiment, _shadow.c.error.is_not(None))
+                .group_by(_shadow.c.intent)
+            ).all()
+        return {r[0]: int(r[1]) for r in rows}
 
     def experiments(self) -> list[str]:
         """Experiment names (with a comparison or a dropped query)."""

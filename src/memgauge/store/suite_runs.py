@@ -220,13 +220,17 @@ class SuiteRunStore(OptimizationHistory, Store):
             previous = c.execute(
                 sa.select(eval_results.c.run_type).where(eval_results.c.run_id == run_id).limit(1)
             ).scalar()
+            # seed 002's run type and feature as `evaluate --run-type --feature-id` gave them
+            # (a run the gate has since judged keeps its `regression`)
             rows = [
                 row
                 for agg in summary.aggregates
                 if agg.aggregate == "ir"
+                for pipe in [agg.detail.get("pipeline") or {}]
                 for row in eval_results_rows(
                     {**agg.detail, "run_id": run_id, "created_at": created or utc_now()},
-                    previous or "full",
+                    previous or pipe.get("run_type") or "full",
+                    pipe.get("feature_id"),
                 )
             ]
             replace_eval_results(c, run_id, rows)

@@ -262,6 +262,11 @@ eval_queries = sa.Table(
     # context used, and the token pressure state the system reported
     _col("token_usage_ratio", _F),
     _col("pressure_level", _T),
+    # revision 0018 (seed 002 section 1.1's quality telemetry, `memgauge.store.quality`)
+    _col("avg_relevance_score", _F),
+    _col("top_result_score", _F),
+    _col("boost_impact_delta", _F),
+    _col("dedup_tokens_saved", _I),
     sa.Index("idx_eval_queries_session", "session_id"),
     sa.Index("idx_eval_queries_created", "created_at"),
     sqlite_autoincrement=True,

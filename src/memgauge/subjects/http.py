@@ -130,7 +130,11 @@ class HttpSubject:
             else {}
         )
         return search_result(
-            {"hits": data["hits"], "pre_expansion": data.get("pre_expansion")},
+            {
+                "hits": data["hits"],
+                "pre_expansion": data.get("pre_expansion"),
+                "dedup_filtered": data.get("dedup_filtered"),
+            },
             k,
             {**latency, "total": total},
         )

@@ -46,11 +46,16 @@ class SearchResult:
             reports the expansion's impact (seed 002 section 3.2). None: no expansion, or not
             reported. Over HTTP and JSON lines it is the response's `pre_expansion` list (ids,
             or hits with an `id`) beside `hits`.
+        dedup_filtered: for a system that deduplicates a session's results, the results its
+            dedup filtered out of this search (hits: their text counts the tokens saved, seed
+            002's dedup token savings); None: no dedup, or not reported. Over HTTP and JSON
+            lines, the response's `dedup_filtered` list beside `hits`.
     """
 
     hits: list[Hit]
     latency_ms: dict[str, float] = field(default_factory=dict)
     pre_expansion: tuple[str, ...] | None = None
+    dedup_filtered: tuple[Hit, ...] | None = None
 
 
 @runtime_checkable

@@ -113,17 +113,38 @@ def pre_expansion_ids(raw: Any, k: int) -> tuple[str, ...] | None:
     return tuple(h.id for h in normalise_hits(raw, k))
 
 
+def dedup_filtered_hits(raw: Any) -> tuple[Hit, ...] | None:
+    """A search's `dedup_filtered` (`SearchResult.dedup_filtered`): the results a session
+    dedup filtered out, as hits (ids, dicts with an `id` and `text`); None stays None.
+    SubjectError when it is anything else."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise SubjectError(
+            f"search's dedup_filtered is a {type(raw).__name__}; give a list of the results"
+            " (ids, or hits with their text) the session dedup filtered out"
+        )
+    return tuple(normalise_hits(list(raw), max(len(raw), 1)))
+
+
 def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResult:
     """A search's answer as a `SearchResult`: a list of hits, or an object `{"hits": [...],
-    "pre_expansion": [...]}` (what the HTTP and JSON-lines protocols send)."""
+    "pre_expansion": [...], "dedup_filtered": [...]}` (what the HTTP and JSON-lines protocols
+    send)."""
     if isinstance(raw, Mapping) and "hits" in raw:
         return SearchResult(
             normalise_hits(raw["hits"], k),
             latency_ms,
             pre_expansion_ids(raw.get("pre_expansion"), k),
+            dedup_filtered_hits(raw.get("dedup_filtered")),
         )
     if isinstance(raw, SearchResult):
-        return SearchResult(raw.hits[:k], latency_ms, pre_expansion_ids(raw.pre_expansion, k))
+        return SearchResult(
+            raw.hits[:k],
+            latency_ms,
+            pre_expansion_ids(raw.pre_expansion, k),
+            dedup_filtered_hits(raw.dedup_filtered),
+        )
     return SearchResult(normalise_hits(raw, k), latency_ms)
 
 
@@ -313,6 +334,7 @@ class PythonSubject:
                 raw.hits[:k],
                 {**raw.latency_ms, "adapter_total": (time.perf_counter() - t0) * 1000},
                 pre_expansion_ids(raw.pre_expansion, k),
+                dedup_filtered_hits(raw.dedup_filtered),
             )
         return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
 

@@ -10,7 +10,8 @@ produced it and its rank in each.
 
 Every search records its latency per stage, in milliseconds: `embed` (the query's embedding,
 computed) or `embed_cached` (read from the embedding cache), then each channel (`lexical`,
-`dense`: its search alone, the query already embedded), `fusion` (hybrid), `total` (the
+`dense`: its search alone, the query already embedded), `fusion` (hybrid), `boost` (the
+session boost, when one applied), `total` (the
 whole call) and `search` (the total without the query's embedding: the figure to compare
 across systems). Embedding is kept out of the channels because it depends on the cache, not on the
 system: a system that ran after another had filled the cache would otherwise look faster, and
@@ -308,7 +309,9 @@ class ReferenceMemory:
             ((channel, hits),) = per_channel.items()
             fused = [(i, s, {channel: r}) for r, (i, s) in enumerate(hits, 1)]
         if session is not None and cfg.session_boost > 0:
+            t = time.perf_counter()
             fused = self._boost(fused, session)
+            latency["boost"] = (time.perf_counter() - t) * 1000  # seed 002's boost target
         if cfg.pin_constitutional:
             fused = self._pin(fused)
         top = fused[:k]

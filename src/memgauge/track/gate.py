@@ -55,6 +55,7 @@ __all__ = [
     "GateConfig",
     "GateResult",
     "MetricCheck",
+    "StoredMemory",
     "change_text",
     "detection_power",
     "evaluate_gate",
@@ -173,8 +174,31 @@ class MetricCheck:
 
 
 @dataclass(frozen=True)
+class StoredMemory:
+    """A failure memory the gate keeps for one regressed measure (seed 000: "Stored to memory:
+    <memory_id>"). `new` is False when the memory already held it (the same run gated again)."""
+
+    id: str
+    subject: str
+    task: str
+    measure: str
+    new: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: `id`, `subject`, `task`, `measure`, `new`."""
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "task": self.task,
+            "measure": self.measure,
+            "new": self.new,
+        }
+
+
+@dataclass(frozen=True)
 class GateResult:
-    """The gate's verdict on a run."""
+    """The gate's verdict on a run. `memories`: the failure memories kept for its regressions
+    (filled in after learning; empty with `--no-learn` or no regression)."""
 
     run_id: str
     suite: str
@@ -185,6 +209,7 @@ class GateResult:
     baseline_runs: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    memories: list[StoredMemory] = field(default_factory=list)
 
     @property
     def deciding(self) -> list[MetricCheck]:
@@ -198,7 +223,8 @@ class GateResult:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (`status`, `by`, the runs the baseline averaged and those left out as
-        failed gates, `warnings`, per metric `deciding` and its `basis`, `baseline`, `current`,
+        failed gates, `warnings`, `failure_memories` (the ids stored for the regressions), per
+        metric `deciding` and its `basis`, `baseline`, `current`,
         `drop`, `change`, `threshold`, `regressed`, `past_threshold`, `within_ci`, `power`)."""
         return {
             "run_id": self.run_id,
@@ -210,6 +236,7 @@ class GateResult:
             "excluded": self.excluded,
             "warnings": self.warnings,
             "metrics": [c.as_dict() for c in self.checks],
+            "failure_memories": [m.as_dict() for m in self.memories],
         }
 
 

@@ -10,7 +10,7 @@ from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label
 from memgauge.subjects.learnings import learnings_memory, learnings_path
 from memgauge.track.diagnosis import diagnose
-from memgauge.track.gate import GateResult
+from memgauge.track.gate import GateResult, StoredMemory
 from memgauge.track.learning import failure_memory
 
 __all__ = ["failing_items", "kinds_of", "learn_from", "learnings_memory", "learnings_path"]
@@ -75,12 +75,12 @@ def learn_from(
     run: RunRecord,
     items: Sequence[ItemRecord],
     memory: Any,
-) -> int:
+) -> list[StoredMemory]:
     """Store one failure memory per regressed measure of `result` in `memory` (skipping those
-    it already holds); the number stored."""
+    it already holds); each regression's memory id, `new` False for one it already held."""
     regressed = [c for c in result.checks if c.regressed]
     if not regressed:
-        return 0
+        return []
     measures = (
         {(m.subject, m.task, m.name): m for m in run.summary.measures()} if run.summary else {}
     )
@@ -129,4 +129,7 @@ def learn_from(
     fresh = [m for m in memories if m.id not in known]
     if fresh:
         memory.ingest(fresh)
-    return len(fresh)
+    return [
+        StoredMemory(m.id, c.subject, c.task, c.evaluator, new=m.id not in known)
+        for c, m in zip(regressed, memories, strict=True)
+    ]

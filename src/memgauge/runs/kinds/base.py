@@ -23,6 +23,7 @@ from memgauge.data.io import load_items, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskItem, Turn
 from memgauge.data.records import ItemRecord
+from memgauge.data.traces import sampled
 from memgauge.errors import ReplyError, SubjectError
 from memgauge.scorers import Evaluator
 from memgauge.subjects.protocol import Answer, Hit
@@ -148,6 +149,8 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
     if only is not None and only.items is not None:
         ids = set(only.items)
         items = [it for it in items if it.id in ids]
+    if only is not None and only.sample is not None:
+        items = [it for it in items if sampled(it.id, only.sample, only.sample_seed)]
     return items[: task.limit] if task.limit is not None else items
 
 

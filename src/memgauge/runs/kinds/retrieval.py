@@ -105,6 +105,8 @@ class RetrievalKind(DatasetKind):
                 extra["without_session"] = [h.id for h in plain.hits]
         if result.pre_expansion is not None:  # seed 002's query-expansion impact
             extra["pre_expansion"] = list(result.pre_expansion)
+        if result.dedup_filtered is not None:  # seed 002's dedup token savings
+            extra["dedup_filtered"] = [{"id": h.id, "text": h.text} for h in result.dedup_filtered]
         known = task.memory_texts()
         hits = [hit_record(h, i, known) for i, h in enumerate(result.hits, 1)]
         return hits, dict(result.latency_ms), extra
@@ -139,9 +141,15 @@ def evaluate_suite(
     max_failure_rate: float = 0.1,
     timeout: float = 60.0,
     dataset_kind: str | None = None,
+    sprt: Mapping[str, Any] | None = None,
+    pipeline: Mapping[str, Any] | None = None,
 ) -> Suite:
     """A retrieval task over `dataset` for every system: per query one verdict per measure,
     and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons).
+    `sprt`: the comparisons' sequential test settings (`sprt_delta`, `sprt_bounds`) that differ
+    from the aggregate's defaults.
+    `pipeline`: seed 002's EvalPipelineConfig as the IR aggregate takes it (`sampling_rate`,
+    `feature_id`, `run_type`); a sampling rate below 1 also samples the queries asked.
 
     `no_relevant` (zero, one, skip: `metrics.ir`) goes to the evaluators and the aggregate
     alike; the default is left out of the suite, which stays as it was before the option.
@@ -171,7 +179,11 @@ def evaluate_suite(
         "pool_grade": pool_grade,
         **({"no_relevant": no_relevant} if no_relevant != DEFAULT_NO_RELEVANT else {}),
         **({"pool_judge": pool_spec(pool_judge)} if pool_judge is not None else {}),
+        **(sprt or {}),
+        **(pipeline or {}),
     }
+    rate = (pipeline or {}).get("sampling_rate")
+    sample = {"only": {"sample": rate, "sample_seed": seed}} if rate is not None else {}
     return Suite.model_validate(
         {
             "name": name or f"evaluate:{dataset.resolve().name}",
@@ -189,6 +201,7 @@ def evaluate_suite(
                     "k": k,
                     "timeout": timeout,
                     "ingest": ingest,
+                    **sample,
                     # a verdict per query and measure; LongMemEval's session measures need the
                     # query's whole corpus, so only the aggregate computes them
                     "evaluators": [
