@@ -155,7 +155,7 @@ def test_sampling_rate_feature_and_run_type_are_recorded_and_shown(
     featureId and the run type label the run, in `runs show` and seed 002's eval_results."""
     import sqlite3
 
-    from memgauge.runs.plan import sampled
+    from memgauge.data.traces import sampled
 
     data = bundle(tmp_path, 60)
     want = sorted(f"q{i:03d}" for i in range(60) if sampled(f"q{i:03d}", 0.25, 3))
