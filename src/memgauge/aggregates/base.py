@@ -2,7 +2,7 @@
 
 An aggregate turns the stored item records of one task (every subject that ran it) into
 run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
-targets read, and whose `detail` reports show. Aggregates read stored records only, so a resumed
+targets read, and whose `shapes` (tables, breakdowns, examples ...) reports draw by type. Aggregates read stored records only, so a resumed
 run is summarized exactly like an uninterrupted one.
 """
 
@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord
+from memgauge.data.shapes import Example, Examples
 
-__all__ = ["Aggregate", "Target", "TaskView"]
+__all__ = ["Aggregate", "Target", "TaskView", "failure_examples"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ class Aggregate(Protocol):
     and `align(task,
     evaluators, given)` (returns the aggregate made to agree with the task's `(label,
     evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
-    when they cannot agree).
+    when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
+    shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
+    existed is drawn).
     """
 
     name: ClassVar[str]
@@ -121,3 +124,13 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
             }
         )
     return rows
+
+
+def failure_examples(subjects: Mapping[str, Mapping[str, Any]]) -> list[Examples]:
+    """The items each subject's summary lists under `failures` (`{id, error}`), as one list."""
+    items = [
+        Example(id=str(f["id"]), subject=subject, text=str(f.get("error") or "failed"), ok=False)
+        for subject, summary in subjects.items()
+        for f in summary.get("failures") or ()
+    ]
+    return [Examples(title="Failed items", items=items)] if items else []

@@ -21,6 +21,7 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
 from memgauge.report.retrieval import retrieval_result
+from memgauge.report.shapes import Section, sections
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -84,9 +85,8 @@ class RunPage:
     failures: list[dict[str, Any]]
     retrieval: Any = None
     retrieval_charts: list[Markup] = field(default_factory=list)
-    audit: dict[str, Any] | None = None
-    extraction: dict[str, Any] | None = None
-    operations: dict[str, Any] | None = None
+    #: each aggregate's shapes (but the retrieval one's, drawn above)
+    sections: list[Section] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
     #: the conventions of the run's IR numbers, one line per task and evaluator / aggregate
     conventions: list[str] = field(default_factory=list)
@@ -210,31 +210,6 @@ def _retrieval_charts(result: Any) -> list[Markup]:
     return out
 
 
-def _audit(summary: RunSummary) -> dict[str, Any] | None:
-    agg = summary.aggregate("audit")
-    return None if agg is None else dict(agg.detail.get("subjects") or {})
-
-
-def _operations(summary: RunSummary) -> dict[str, Any] | None:
-    agg = summary.aggregate("operations")
-    return None if agg is None else dict(agg.detail.get("subjects") or {})
-
-
-def _extraction(
-    summary: RunSummary, task_items: Callable[[str], Sequence[ItemRecord]]
-) -> dict[str, Any] | None:
-    agg = summary.aggregate("extraction")
-    if agg is None:
-        return None
-    cases: dict[str, list[dict[str, Any]]] = {}
-    for it in task_items(agg.task):
-        for s in it.scores:
-            case = s.detail.get("case")
-            if isinstance(case, Mapping):
-                cases.setdefault(it.subject, []).append({**case, "item_id": it.item_id})
-    return {"task": agg.task, "subjects": dict(agg.detail.get("subjects") or {}), "cases": cases}
-
-
 def run_page(
     run: RunRecord,
     *,
@@ -244,13 +219,11 @@ def run_page(
     tasks: Sequence[Mapping[str, Any]],
     history: Callable[[], Sequence[RunRecord]],
     failures: Sequence[Mapping[str, Any]],
-    task_items: Callable[[str], Sequence[ItemRecord]],
     others: Sequence[Mapping[str, Any]] = (),
 ) -> RunPage:
     """The run page's data. `items` and `usage` are read only for a run still going (its
     summary is computed from the items recorded so far); `history` (earlier completed runs of
-    the suite) only for a completed run (the gate's rolling baseline); `task_items` only for
-    an extraction task (its matched pairs)."""
+    the suite) only for a completed run (the gate's rolling baseline)."""
     live = run.status in LIVE
     summary = run.summary
     if summary is None or live:
@@ -282,10 +255,7 @@ def run_page(
     if run.summary is not None and run.summary.aggregate("ir") is not None:
         page.retrieval = retrieval_result(run)
         page.retrieval_charts = _retrieval_charts(page.retrieval)
-    if run.summary is not None:
-        page.audit = _audit(run.summary)
-        page.operations = _operations(run.summary)
-        page.extraction = _extraction(run.summary, task_items)
+    page.sections = [sec for sec in sections(summary) if sec.aggregate != "ir"]
     return page
 
 

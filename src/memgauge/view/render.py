@@ -39,6 +39,8 @@ from memgauge.report.fmt import (
     marks,
     no_relevant_text,
 )
+from memgauge.report.shapes import cell_text, grid
+from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.pages import (
     duration,
@@ -162,11 +164,13 @@ def environment() -> Environment:
         brief=_brief,
         pretty=_pretty,
         ts=_ts,
+        cell=cell_text,
     )
     env.globals.update(
         ci=_missing_is_none(fmt_ci),
         url=page_url,
         nav=NAV,
+        grid=grid,
         marks=marks,
         category_marks=category_marks,
         agent_names=agent_names,
@@ -301,9 +305,6 @@ def render_run_report(
             }
             for t in run.suite.get("tasks", [])
         ]
-    by_task: dict[str, list[ItemRecord]] = {}
-    for it in items:
-        by_task.setdefault(it.task, []).append(it)
     page = run_page(
         run,
         items=lambda: items,
@@ -312,7 +313,6 @@ def render_run_report(
         tasks=tasks,
         history=lambda: history,
         failures=failures,
-        task_items=lambda task: by_task.get(task, []),
     )
 
     def failing(it: ItemRecord) -> bool:
@@ -344,9 +344,11 @@ def render_run_report(
     )
 
 
-def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, str]:
+def report_from_store(
+    store: str | Path | StoreURL, run_id: str, *, markdown: bool = False
+) -> tuple[str, str]:
     """The run `run_id` (or the first characters of its id) of the store at `store`, opened
-    read-only, as one self-contained HTML file: (the whole run id, the HTML)."""
+    read-only, as one self-contained HTML file (or Markdown): (the whole run id, the text)."""
     from memgauge.store.run_pages import RunReader  # a store read only for a report
 
     with RunReader(store) as reader:
@@ -360,6 +362,8 @@ def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, s
             )
         run = reader.get_run(exact)
         assert run is not None
+        if markdown:
+            return exact, run_markdown(run)
         html = render_run_report(
             run,
             reader.item_records(exact),

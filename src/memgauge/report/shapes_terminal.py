@@ -1,0 +1,45 @@
+"""Shapes on the terminal: each a rich table (names and texts are data, drawn as `Text`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from memgauge.data.shapes import Cell, Shape
+from memgauge.report.escape import term
+from memgauge.report.shapes import Section, cell_text, grid
+
+__all__ = ["section_tables", "shape_table"]
+
+_STYLE = {True: "green", False: "red", None: ""}
+
+
+def _cell(c: Cell) -> Text:
+    return term(cell_text(c), _STYLE[c.met] if c.text is None else "")
+
+
+def shape_table(shape: Shape) -> Table:
+    """One shape as a table titled by it, its note as the caption."""
+    g = grid(shape)
+    table = Table(title=term(g.title), title_justify="left")
+    if g.note:
+        table.caption = term(g.note)
+        table.caption_justify = "left"
+    for col in g.columns:
+        table.add_column(term(col))
+    for row in g.rows:
+        table.add_row(*(_cell(c) for c in row))
+    return table
+
+
+def section_tables(sections: Sequence[Section]) -> list[Table]:
+    """Every shape of every section, each titled `task · section: shape`."""
+    out = []
+    for sec in sections:
+        for shape in sec.shapes:
+            table = shape_table(shape)
+            table.title = term(f"{sec.task} · {sec.title}: {grid(shape).title}")
+            out.append(table)
+    return out
