@@ -86,6 +86,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     shapes: list[Shape] = [
         Table(
             title="Retrieval measures",
+            key="retrieval-summary",
             note=" · ".join(x for x in about if x),
             columns=["system", *measures],
             rows=rows,
@@ -134,15 +135,17 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                     (a.get("ci_low"), a.get("ci_high")),
                     a.get("n"),
                     met=a.get("meets_target"),
+                    note=a.get("note"),
                 )
                 for a in got
             ]
-            arows.append([text(n), text(target), *cells])
-        definitions = "; ".join(f"{n}: {d}" for n in agent if (d := agent_metric_definition(n)))
+            name = text(n, agent_metric_definition(n))
+            arows.append([name, text(target), *cells])
         shapes.append(
             Table(
                 title="Agent-memory metrics",
-                note="seed 002 section 3; n/a means no applicable data. " + definitions,
+                note="seed 002 section 3, each with its definition (K is the cutoff in its "
+                "name); n/a means no applicable data: the count says how much there was",
                 columns=["metric", "target", *names],
                 rows=arows,
             )

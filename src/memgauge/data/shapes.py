@@ -54,11 +54,13 @@ class Cell(_Model):
     n_failed: int = Field(default=0, description="What could not be scored.")
     pct: bool = Field(default=False, description="Shown as a percentage.")
     met: bool | None = Field(default=None, description="Whether it meets its target.")
+    note: str | None = Field(default=None, description="Why n/a, or what the row means.")
 
 
 class _Shape(_Model):
     title: str = Field(description="Its heading.")
     note: str | None = Field(default=None, description="One line under the heading.")
+    key: str | None = Field(default=None, description="A stable name (the HTML table's id).")
 
 
 class Table(_Shape):
@@ -160,15 +162,16 @@ def cell(
     *,
     pct: bool = False,
     met: bool | None = None,
+    note: str | None = None,
 ) -> Cell:
     """A value cell from a stored summary's pieces: `ci` as `[low, high]`, `None` or
     `[None, None]` (no interval)."""
     bounds = None
     if isinstance(ci, list | tuple) and len(ci) == 2 and None not in ci:
         bounds = (float(ci[0]), float(ci[1]))
-    return Cell(value=value, ci=bounds, n=n, n_failed=n_failed, pct=pct, met=met)
+    return Cell(value=value, ci=bounds, n=n, n_failed=n_failed, pct=pct, met=met, note=note)
 
 
-def text(value: object) -> Cell:
+def text(value: object, note: str | None = None) -> Cell:
     """A text cell."""
-    return Cell(text="" if value is None else str(value))
+    return Cell(text="" if value is None else str(value), note=note)

@@ -18,10 +18,10 @@ from markupsafe import Markup
 from memgauge.aggregates.hits import hit_channels, hits_of
 from memgauge.api import interim_summary
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.data.shapes import Breakdown, Curve, Shape, Table
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
-from memgauge.report.retrieval import retrieval_result
-from memgauge.report.shapes import Section, sections
+from memgauge.report.shapes import Section, cell_text, grid, sections
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -83,9 +83,7 @@ class RunPage:
     specs: dict[str, str]
     tasks: list[dict[str, Any]]
     failures: list[dict[str, Any]]
-    retrieval: Any = None
-    retrieval_charts: list[Markup] = field(default_factory=list)
-    #: each aggregate's shapes (but the retrieval one's, drawn above)
+    #: each aggregate's shapes
     sections: list[Section] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
     #: the conventions of the run's IR numbers, one line per task and evaluator / aggregate
@@ -172,42 +170,34 @@ def _usage(summary: RunSummary | None) -> list[dict[str, Any]]:
     return rows
 
 
-def _retrieval_charts(result: Any) -> list[Markup]:
-    systems = [s for s in result.systems if s.status == "ok"]
-    out = []
+def shape_chart(shape: Shape) -> Markup | None:
+    """The chart the HTML draws beside a shape, by its type: a table's values with their CIs
+    as bars (when some value has a CI and every value lies in 0-1), a curve's lines."""
+    if isinstance(shape, Curve):
+        xs = sorted({x for s in shape.series for x, _ in s.points})
+        lines = [
+            charts.Line(
+                s.name,
+                [dict(s.points).get(x) for x in xs],
+                color=charts.PALETTE[i % len(charts.PALETTE)],
+            )
+            for i, s in enumerate(shape.series)
+        ]
+        return charts.line_chart(shape.title, [f"{x:g}" for x in xs], lines)
+    if not isinstance(shape, Table | Breakdown):
+        return None
+    g = grid(shape)
     bars = []
-    for m in result.settings.measures:
-        for si, s in enumerate(systems):
-            summ = s.metrics.get(m)
-            if summ is None:
-                continue
-            label = f"{m} · {s.name}" if len(systems) > 1 else m
-            note = f"{fmt_num(summ.value)} {fmt_ci(summ.ci_low, summ.ci_high)}".strip()
-            bars.append(Bar(label, si, summ.value, summ.ci_low, summ.ci_high, note))
-    if bars:
-        out.append(
-            charts.bar_chart(
-                f"Retrieval measures with {result.settings.confidence:.0%} bootstrap CIs",
-                bars,
-                x_max=1.0,
-            )
-        )
-    lat = []
-    for si, s in enumerate(systems):
-        for stage, v in s.latency_ms.items():
-            lat.append(
-                Bar(
-                    f"{s.name} · {stage}",
-                    si,
-                    v.p50,
-                    v.p50,
-                    v.p95,
-                    f"p50 {v.p50:.2f} / p95 {v.p95:.2f}",
-                )
-            )
-    if lat:
-        out.append(charts.bar_chart("Search latency, ms (bar p50, whisker to p95)", lat))
-    return out
+    for row in g.rows:
+        for si, (col, c) in enumerate(zip(g.columns[1:], row[1:], strict=False)):
+            if c.text is None:
+                label = f"{row[0].text} · {col}" if len(g.columns) > 2 else str(row[0].text)
+                low, high = c.ci or (None, None)
+                bars.append(Bar(label, si, c.value, low, high, cell_text(c)))
+    values = [v for b in bars for v in (b.value, b.high) if v is not None]
+    if not any(b.low is not None for b in bars) or not all(0.0 <= v <= 1.0 for v in values):
+        return None
+    return charts.bar_chart(g.title, bars, x_max=1.0)
 
 
 def run_page(
@@ -252,10 +242,7 @@ def run_page(
         others=[dict(o) for o in others],
         conventions=conventions_lines(summary),
     )
-    if run.summary is not None and run.summary.aggregate("ir") is not None:
-        page.retrieval = retrieval_result(run)
-        page.retrieval_charts = _retrieval_charts(page.retrieval)
-    page.sections = [sec for sec in sections(summary) if sec.aggregate != "ir"]
+    page.sections = sections(summary)
     return page
 
 

@@ -28,15 +28,10 @@ from memgauge.errors import UsageError
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import (
-    agent_names,
-    category_marks,
-    fmt_agent,
     fmt_ci,
     fmt_num,
     fmt_p,
     fmt_pct,
-    fmt_summary,
-    marks,
     no_relevant_text,
 )
 from memgauge.report.shapes import cell_text, grid
@@ -49,6 +44,7 @@ from memgauge.view.pages import (
     judge_fields,
     other_detail,
     run_page,
+    shape_chart,
 )
 
 if TYPE_CHECKING:
@@ -111,16 +107,6 @@ def page_url(path: str, /, **params: Any) -> str:
     return path + ("?" + urlencode(query) if query else "")
 
 
-def _agent_target(systems: Sequence[Any], name: str) -> str:
-    return next(
-        (s.agent_metrics[name].target or "" for s in systems if name in s.agent_metrics), ""
-    )
-
-
-def _breakdown_keys(systems: Sequence[Any], dim: str) -> list[str]:
-    return list(dict.fromkeys(g for s in systems for g in (s.breakdown.get(dim) or {})))
-
-
 def _evaluators(rows: Sequence[Any]) -> list[str]:
     return list(dict.fromkeys(s.evaluator for r in rows for s in r.scores))
 
@@ -171,14 +157,8 @@ def environment() -> Environment:
         url=page_url,
         nav=NAV,
         grid=grid,
-        marks=marks,
-        category_marks=category_marks,
-        agent_names=agent_names,
-        agent_text=fmt_agent,
-        agent_target=_agent_target,
+        shape_chart=shape_chart,
         agent_definition=agent_metric_definition,
-        breakdown_keys=_breakdown_keys,
-        summary_text=fmt_summary,
         no_relevant_text=no_relevant_text,
         judge_fields=judge_fields,
         evaluators=_evaluators,
