@@ -18,10 +18,17 @@ from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Breakdown, Example, Examples, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
-__all__ = ["LOCOMO_QA", "AuditAggregate", "probe_rows"]
+__all__ = ["LABELS", "LOCOMO_QA", "AuditAggregate", "probe_rows"]
 
 
 LOCOMO_QA = "locomo-qa"
+
+LABELS = {
+    "recall_accuracy": "Recall accuracy",
+    "hallucinated_memory_rate": "Hallucinated-memory rate (lower is better)",
+    "conflict_resolution_accuracy": "Conflict-resolution accuracy",
+    "temporal_accuracy": "Temporal accuracy",
+}
 
 
 def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[str, Any]]:
@@ -136,7 +143,7 @@ class AuditAggregate:
         names = list(subjects)
         rows = []
         for metric in METRICS:
-            row = [text(metric)]
+            row = [text(LABELS[metric])]
             for s in names:
                 c = (subjects[s].get("counts") or {}).get(metric) or {}
                 row.append(

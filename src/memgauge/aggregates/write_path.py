@@ -363,6 +363,7 @@ class OperationsAggregate:
         label = _evaluator(task, "operation-checks")
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
+        wrong: list[Example] = []
         for subject in task.subjects:
             rows = []
             for r in verdict_rows(items.get(subject, ()), label or ""):
@@ -370,6 +371,7 @@ class OperationsAggregate:
                     rows.append({"id": r["id"], "error": r["error"]})
                 else:
                     rows.append({"id": r["id"], "checks": r["verdict"].detail.get("checks", {})})
+                    wrong += _failed_checks(subject, r)
             summary = summarize_operations(rows)
             per_subject[subject] = summary
             for prefix, group in (("tier", summary["tiers"]), ("check", summary["checks"])):
@@ -397,7 +399,10 @@ class OperationsAggregate:
             task=task.name,
             measures=measures,
             detail=detail,
-            shapes=self.shapes_from(detail),
+            shapes=[
+                *self.shapes_from(detail),
+                *([Examples(title="Cases failing a check", items=wrong)] if wrong else []),
+            ],
         )
 
     @staticmethod
@@ -421,6 +426,19 @@ class OperationsAggregate:
             Table(title="Checks", columns=["check", "tier", *subjects], rows=checks),
             *failure_examples(subjects),
         ]
+
+
+def _failed_checks(subject: str, row: Mapping[str, Any]) -> list[Example]:
+    decision = row["verdict"].detail.get("decision") or {}
+    failed = [
+        f"{name}: {v.get('reason') or 'failed'}"
+        for name, v in (row["verdict"].detail.get("checks") or {}).items()
+        if v.get("passed") is False
+    ]
+    if not failed:
+        return []
+    said = f"{decision.get('action', '')} {decision.get('id') or ''}".strip()
+    return [Example(id=str(row["id"]), subject=subject, text=" · ".join([said, *failed]), ok=False)]
 
 
 def _pass_cell(e: Mapping[str, Any], met: bool | None) -> Cell:

@@ -24,7 +24,9 @@ def shape_markdown(shape: Shape, level: int = 3) -> str:
     lines.append("| " + " | ".join(md_text(c) for c in g.columns) + " |")
     lines.append("|" + "---|" * len(g.columns))
     for row in g.rows:
-        cells = [md_text(cell_text(c)) + _MET[c.met] for c in row]
+        cells = [
+            md_text(cell_text(c) + (f" ({c.note})" if c.note else "")) + _MET[c.met] for c in row
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from memgauge.data.records import RunSummary
 from memgauge.data.shapes import Cell, Shape
 from memgauge.report.escape import term
-from memgauge.report.shapes import Section, cell_text, grid
+from memgauge.report.shapes import Section, cell_text, grid, sections
 
-__all__ = ["section_tables", "shape_table"]
+__all__ = ["print_sections", "section_tables", "shape_table"]
 
 _STYLE = {True: "green", False: "red", None: ""}
 
 
 def _cell(c: Cell) -> Text:
-    return term(cell_text(c), _STYLE[c.met] if c.text is None else "")
+    shown = term(cell_text(c), _STYLE[c.met] if c.text is None else "")
+    return shown.append(f"\n{c.note}", "dim") if c.note else shown
 
 
 def shape_table(shape: Shape) -> Table:
@@ -43,3 +46,11 @@ def section_tables(sections: Sequence[Section]) -> list[Table]:
             table.title = term(f"{sec.task} · {sec.title}: {grid(shape).title}")
             out.append(table)
     return out
+
+
+def print_sections(out: Console, summary: RunSummary | None) -> list[Section]:
+    """Print every aggregate's shapes of a run; the sections printed."""
+    shown = sections(summary)
+    for table in section_tables(shown):
+        out.print(table)
+    return shown
