@@ -141,7 +141,12 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     assert f"task retrieval / IR measures: {text}" in shown
     assert f"Conventions: {text};" in render_markdown(result)
     html = render_run_report(run.run, run.items)
-    assert f'<span class="conventions">{text.replace(">", "&gt;")}</span>' in html
+    escaped = text.replace(">", "&gt;")
+    assert f'<span class="conventions">task retrieval / IR measures: {escaped}</span>' in html
+    assert (
+        f'Retrieval measures</h3><p class="meta">conventions: 2 memories, 1 queries, 1 judgments · {escaped}'
+        in html
+    )
     saved = json.loads(write_json(result, tmp_path / "r.json").read_text())
     assert saved["settings"]["conventions"] == text
     # derived, never trusted from the file: an edited gain prints its own conventions

@@ -303,3 +303,30 @@ def test_kg_and_embedding_sections_in_the_viewer(write_kinds: tuple[Path, str]) 
     assert r.status_code == 200
     assert '<section class="aggregate" id="kg-kg"><h2>Knowledge graph</h2>' in r.text
     _checks(unescape(re.sub(r"<[^>]+>", " ", r.text)), store, run_id)
+
+
+def test_kg_and_embedding_sections_in_runs_show(
+    write_kinds: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, run_id = write_kinds
+    capsys.readouterr()
+    assert main(["runs", "show", run_id, "--store", str(store)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "kg · Knowledge graph: Triples, entities and relations" in shown
+    assert "vectors · Embedding: Embedding quality" in shown
+    _checks(shown, store, run_id)
+
+
+def test_the_terminal_shows_the_first_examples_of_a_long_list() -> None:
+    items = [Example(id=f"p{i}", text=f"probe {i}", ok=i % 2 == 0) for i in range(45)]
+    out = Console(width=200, record=True)
+    out.print(
+        section_tables([Section("audit", "t", "Audit", [Examples(title="Probes", items=items)])])[0]
+    )
+    printed = out.export_text()
+    assert "p19" in printed
+    assert "p20" not in printed
+    assert "25 more in the report files and the viewer" in " ".join(printed.split())
+    assert "p44" in sections_markdown(
+        [Section("audit", "t", "Audit", [Examples(title="Probes", items=items)])]
+    )

@@ -7,7 +7,7 @@ report) draw grids; JSON is the shapes' own model dump (`shapes_json`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +74,11 @@ def shapes_of(agg: AggregateResult) -> list[Shape]:
     return list(upgrade(agg.detail)) if callable(upgrade) and agg.detail else []
 
 
-def sections(summary: RunSummary | None) -> list[Section]:
-    """One section per aggregate that has something to show, in the run's order."""
+def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
+    """One section per aggregate that has something to show, in the run's order (`summary`
+    as stored, or its JSON form)."""
+    if isinstance(summary, Mapping):
+        summary = RunSummary.model_validate(summary)
     out = []
     for agg in summary.aggregates if summary is not None else ():
         shapes = shapes_of(agg)

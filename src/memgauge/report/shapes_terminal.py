@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from memgauge.data.records import RunSummary
-from memgauge.data.shapes import Cell, Shape
+from memgauge.data.shapes import Cell, Examples, Shape
 from memgauge.report.escape import term
 from memgauge.report.shapes import Section, cell_text, grid, sections
 
 __all__ = ["print_sections", "section_tables", "shape_table"]
 
 _STYLE = {True: "green", False: "red", None: ""}
+
+#: the examples a terminal shows of a list (an audit of LoCoMo has two thousand probes); the
+#: report files and the viewer show them all
+MAX_EXAMPLES = 20
 
 
 def _cell(c: Cell) -> Text:
@@ -26,13 +31,17 @@ def _cell(c: Cell) -> Text:
 def shape_table(shape: Shape) -> Table:
     """One shape as a table titled by it, its note as the caption."""
     g = grid(shape)
+    rows, note = g.rows, g.note
+    if isinstance(shape, Examples) and len(rows) > MAX_EXAMPLES:
+        more = f"{len(rows) - MAX_EXAMPLES} more in the report files and the viewer"
+        rows, note = rows[:MAX_EXAMPLES], f"{note}; {more}" if note else more
     table = Table(title=term(g.title), title_justify="left")
-    if g.note:
-        table.caption = term(g.note)
+    if note:
+        table.caption = term(note)
         table.caption_justify = "left"
     for col in g.columns:
         table.add_column(term(col))
-    for row in g.rows:
+    for row in rows:
         table.add_row(*(_cell(c) for c in row))
     return table
 
@@ -48,7 +57,7 @@ def section_tables(sections: Sequence[Section]) -> list[Table]:
     return out
 
 
-def print_sections(out: Console, summary: RunSummary | None) -> list[Section]:
+def print_sections(out: Console, summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
     """Print every aggregate's shapes of a run; the sections printed."""
     shown = sections(summary)
     for table in section_tables(shown):
