@@ -36,7 +36,7 @@ from memgauge.data.shapes import (
 )
 from memgauge.report.shapes import Section, cell_text, shapes_json, shapes_of
 from memgauge.report.shapes_markdown import sections_markdown
-from memgauge.report.shapes_terminal import section_tables
+from memgauge.report.shapes_terminal import print_sections
 from memgauge.view.app import create_app
 from memgauge.view.render import environment
 
@@ -130,15 +130,34 @@ def test_each_shape_in_markdown() -> None:
 
 
 def test_each_shape_on_the_terminal() -> None:
-    tables = section_tables([_section()])
-    assert len(tables) == len(SHAPES)
-    for table, (title, shown) in zip(tables, SHOWN.items(), strict=True):
-        out = Console(width=250, record=True)
-        out.print(table)
-        printed = out.export_text()
-        assert f"t1 · Toy: {title}" in " ".join(printed.split())  # a narrow table wraps it
+    out = Console(width=250, record=True)
+    print_sections(out, [_section()])
+    printed = " ".join(out.export_text().split())  # a title wraps to a narrow table's width
+    for title, shown in SHOWN.items():
+        part = printed.split(f"t1 · Toy: {title}", 1)[1].split("t1 · Toy:", 1)[0]
         for s in shown:
-            assert s in printed, (title, s)
+            assert s in part, (title, s)
+
+
+def test_a_terminal_80_columns_wide_cuts_no_cell() -> None:
+    """The value columns that do not fit go to a table below, which repeats the leading
+    text columns (the row's name, its target)."""
+    subjects = [f"subject-{i}" for i in range(5)]
+    table = Table(
+        title="Wide",
+        columns=["measure", "target", *subjects],
+        rows=[[text("recall"), text(">= 90%"), *(cell(0.8, [0.7, 0.9], 10) for _ in subjects)]],
+    )
+    out = Console(width=80, record=True)
+    print_sections(out, [Section("toy", "t1", "Toy", [table])])
+    printed = out.export_text()
+    assert "…" not in printed
+    assert max(len(line) for line in printed.splitlines()) <= 80
+    assert "t1 · Toy: Wide (continued)" in printed
+    assert all(f" {s} " in printed for s in subjects)
+    rows = [line for line in printed.splitlines() if line.startswith("│ recall")]
+    assert len(rows) >= 2
+    assert all(row.count("0.800 [0.700, 0.900] (n=10)") >= 1 for row in rows)
 
 
 def test_each_shape_in_html() -> None:
@@ -319,14 +338,11 @@ def test_kg_and_embedding_sections_in_runs_show(
 
 def test_the_terminal_shows_the_first_examples_of_a_long_list() -> None:
     items = [Example(id=f"p{i}", text=f"probe {i}", ok=i % 2 == 0) for i in range(45)]
+    shown = [Section("audit", "t", "Audit", [Examples(title="Probes", items=items)])]
     out = Console(width=200, record=True)
-    out.print(
-        section_tables([Section("audit", "t", "Audit", [Examples(title="Probes", items=items)])])[0]
-    )
+    print_sections(out, shown)
     printed = out.export_text()
     assert "p19" in printed
     assert "p20" not in printed
-    assert "25 more in the report files and the viewer" in " ".join(printed.split())
-    assert "p44" in sections_markdown(
-        [Section("audit", "t", "Audit", [Examples(title="Probes", items=items)])]
-    )
+    assert "25 more in the report files and the viewer" in printed
+    assert "p44" in sections_markdown(shown)

@@ -77,7 +77,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     rows += [
         [
             text(s["name"]),
-            text(f"{s.get('status')} ({s.get('reason') or ''})"),
+            text(s.get("status"), f"{s.get('status')} ({s.get('reason') or ''})"),
             *(text("") for _ in measures[1:]),
         ]
         for s in systems
@@ -106,21 +106,6 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                 rows=[r for c in comparisons for r in _paired_rows(c["candidate"], c["metrics"])],
             )
         )
-        by_cat = [
-            r
-            for c in comparisons
-            for g, ms in (c.get("by_category") or {}).items()
-            for r in _paired_rows(f"{c['candidate']} [{g}]", ms)
-        ]
-        if by_cat:
-            shapes.append(
-                Paired(
-                    title="Paired comparisons by category",
-                    baseline=baseline,
-                    correction="Holm across measures within the category",
-                    rows=by_cat,
-                )
-            )
     agent = list(dict.fromkeys(n for s in ok for n in s.get("agent_metrics") or {}))
     if agent:
         arows = []
@@ -132,7 +117,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                 if a is None
                 else cell(
                     a.get("value"),
-                    (a.get("ci_low"), a.get("ci_high")),
+                    None,  # the CIs some have are in result.json; a count beside each value
                     a.get("n"),
                     met=a.get("meets_target"),
                     note=a.get("note"),
@@ -176,6 +161,22 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                         values=values,
                     )
                 )
+    by_cat = [
+        r
+        for c in comparisons
+        for g, ms in (c.get("by_category") or {}).items()
+        for r in _paired_rows(f"{c['candidate']} [{g}]", ms)
+        if measures and r.measure == measures[0]  # every measure is in result.json
+    ]
+    if by_cat:
+        shapes.append(
+            Paired(
+                title=f"Paired comparisons of {measures[0]} by category",
+                baseline=str(comparisons[0].get("baseline")),
+                correction="Holm across measures within the category",
+                rows=by_cat,
+            )
+        )
     for s in ok:
         ex = s.get("expansion")
         if ex:
@@ -203,12 +204,11 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
         shapes.append(Table(title="Search latency, ms", columns=cols, rows=lat))
     acc = [
         [
-            text(s["name"]),
+            text(s["name"], " ".join(s.get("notes") or []) or None),
             text(", ".join(f"{k} {v}" for k, v in (s.get("counts") or {}).items())),
-            text(" ".join(s.get("notes") or [])),
         ]
         for s in ok
     ]
     if acc:
-        shapes.append(Table(title="Accounting", columns=["system", "queries", "notes"], rows=acc))
+        shapes.append(Table(title="Accounting", columns=["system", "queries"], rows=acc))
     return shapes

@@ -31,6 +31,7 @@ __all__ = [
     "Grid",
     "Section",
     "cell_text",
+    "footnotes",
     "grid",
     "measures_table",
     "sections",
@@ -127,6 +128,21 @@ def cell_text(c: Cell) -> str:
     else:
         shown = f"{fmt_num(c.value)} {fmt_ci(*c.ci) if c.ci else ''}".rstrip()
     return shown + (f" (n={c.n})" if c.n is not None else "")
+
+
+def footnotes(g: Grid) -> list[str]:
+    """What the cells' notes say, once each, for the media that draw notes under a table: a
+    row's meaning (a note on its name), and why a value is n/a (`name is n/a for column:
+    why`). A note on a value that is there is its tooltip in HTML, and left out here."""
+    out: dict[str, None] = {}
+    for row in g.rows:
+        name = cell_text(row[0]) if row else ""
+        for col, c in zip(g.columns, row, strict=False):
+            if c.note and c.text is not None:
+                out[f"{name}: {c.note}"] = None
+            elif c.note and c.value is None:
+                out[f"{name} is n/a for {col}: {c.note}"] = None
+    return list(out)
 
 
 def _num(v: float | None, fmt: str = "num") -> Cell:

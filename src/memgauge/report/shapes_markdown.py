@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from memgauge.data.records import RunRecord
 from memgauge.data.shapes import Shape
 from memgauge.report.escape import md_text
-from memgauge.report.shapes import Section, cell_text, grid, measures_table, sections
+from memgauge.report.shapes import (
+    Section,
+    cell_text,
+    footnotes,
+    grid,
+    measures_table,
+    sections,
+)
 
 __all__ = ["run_markdown", "sections_markdown", "shape_markdown"]
 
@@ -24,10 +31,11 @@ def shape_markdown(shape: Shape, level: int = 3) -> str:
     lines.append("| " + " | ".join(md_text(c) for c in g.columns) + " |")
     lines.append("|" + "---|" * len(g.columns))
     for row in g.rows:
-        cells = [
-            md_text(cell_text(c) + (f" ({c.note})" if c.note else "")) + _MET[c.met] for c in row
-        ]
+        cells = [md_text(cell_text(c)) + _MET[c.met] for c in row]
         lines.append("| " + " | ".join(cells) + " |")
+    notes = footnotes(g)
+    if notes:
+        lines += ["", *(f"- {md_text(n)}" for n in notes)]
     return "\n".join(lines) + "\n"
 
 

@@ -32,7 +32,6 @@ from memgauge.report.fmt import (
     fmt_num,
     fmt_p,
     fmt_pct,
-    no_relevant_text,
 )
 from memgauge.report.shapes import cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
@@ -159,7 +158,6 @@ def environment() -> Environment:
         grid=grid,
         shape_chart=shape_chart,
         agent_definition=agent_metric_definition,
-        no_relevant_text=no_relevant_text,
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,
