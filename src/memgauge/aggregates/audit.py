@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Breakdown, Example, Examples, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
@@ -127,13 +127,7 @@ class AuditAggregate:
                     )
                 )
         detail = {"subjects": per_subject}
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail=detail,
-            shapes=self.shapes_from(detail),
-        )
+        return shaped(self, task, measures, detail)
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

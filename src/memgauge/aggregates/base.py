@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import AggregateResult, ItemRecord
-from memgauge.data.shapes import Example, Examples
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Example, Examples, Shape
 
-__all__ = ["Aggregate", "Target", "TaskView", "failure_examples"]
+__all__ = ["Aggregate", "Target", "TaskView", "examples", "failure_examples", "shaped"]
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,30 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
     return rows
 
 
+def shaped(
+    agg: Any, task: TaskView, measures: list[MeasureValue], detail: dict[str, Any], *more: Shape
+) -> AggregateResult:
+    """`agg`'s result over `task`: its measures, the detail programs read, and the shapes its
+    `shapes_from(detail)` draws (as a result stored before shapes is drawn), then `more`."""
+    shapes = [*agg.shapes_from(detail), *more]
+    return AggregateResult(
+        aggregate=agg.name, task=task.name, measures=measures, detail=detail, shapes=shapes
+    )
+
+
+def examples(title: str, items: Sequence[Example | None]) -> list[Examples]:
+    """The items (None left out) as one list titled `title`; none when there is none."""
+    kept = [e for e in items if e is not None]
+    return [Examples(title=title, items=kept)] if kept else []
+
+
 def failure_examples(subjects: Mapping[str, Mapping[str, Any]]) -> list[Examples]:
     """The items each subject's summary lists under `failures` (`{id, error}`), as one list."""
-    items = [
-        Example(id=str(f["id"]), subject=subject, text=str(f.get("error") or "failed"), ok=False)
-        for subject, summary in subjects.items()
-        for f in summary.get("failures") or ()
-    ]
-    return [Examples(title="Failed items", items=items)] if items else []
+    return examples(
+        "Failed items",
+        [
+            Example(id=str(f["id"]), subject=s, text=str(f.get("error") or "failed"), ok=False)
+            for s, summary in subjects.items()
+            for f in summary.get("failures") or ()
+        ],
+    )

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from memgauge.aggregates.base import Target, TaskView, failure_examples, verdict_rows
+from memgauge.aggregates.base import Target, TaskView, failure_examples, shaped, verdict_rows
 from memgauge.aggregates.write_path import prf_summary
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Confusion, Shape, Table, cell, text
@@ -101,13 +101,7 @@ class KGAggregate:
                             )
                         )
             detail[subject] = summary
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail={"subjects": detail},
-            shapes=self.shapes_from({"subjects": detail}),
-        )
+        return shaped(self, task, measures, {"subjects": detail})
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
@@ -266,13 +260,7 @@ class EmbeddingAggregate:
                         source="embedding",
                     )
                 )
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail={"subjects": detail},
-            shapes=self.shapes_from({"subjects": detail}),
-        )
+        return shaped(self, task, measures, {"subjects": detail})
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

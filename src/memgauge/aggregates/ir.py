@@ -24,7 +24,7 @@ import numpy as np
 
 from memgauge._util.numbers import MAX_K, MAX_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
-from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_align import CONVENTIONS, shared_conventions
@@ -338,13 +338,7 @@ class IRAggregate:
                 else {}
             ),
         }
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=_measure_values(task.name, systems),
-            detail=detail,
-            shapes=ir_shapes(detail),
-        )
+        return shaped(self, task, _measure_values(task.name, systems), detail)
 
     # --- one subject ---------------------------------------------------------------------
 

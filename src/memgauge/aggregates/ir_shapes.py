@@ -34,9 +34,7 @@ def _paired_rows(candidate: str, rows: Sequence[Row]) -> list[PairedRow]:
             a=m.get("mean_a"),
             b=m.get("mean_b"),
             delta=m.get("delta"),
-            ci=(m["ci_low"], m["ci_high"])
-            if m.get("ci_low") is not None and m.get("ci_high") is not None
-            else None,
+            ci=(m.get("ci_low"), m.get("ci_high")),
             p=m.get("p_value"),
             p_adjusted=m.get("p_holm"),
             n=m.get("n", 0),
@@ -47,13 +45,10 @@ def _paired_rows(candidate: str, rows: Sequence[Row]) -> list[PairedRow]:
 
 
 def _conventions(st: Row) -> str:
-    try:
-        rel, gain = int(st["rel_threshold"]), str(st["gain"])
-    except (KeyError, TypeError, ValueError):
+    if "rel_threshold" not in st or "gain" not in st:
         return ""
-    return conventions_text(
-        rel, gain, no_relevant=str(st.get("no_relevant", NO_RELEVANT_IF_UNSTATED))
-    )
+    no_relevant = str(st.get("no_relevant", NO_RELEVANT_IF_UNSTATED))
+    return conventions_text(int(st["rel_threshold"]), str(st["gain"]), no_relevant=no_relevant)
 
 
 def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
@@ -183,7 +178,8 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
             shapes.append(
                 Paired(
                     title=f"Query-expansion impact: {s['name']}",
-                    note=f"{ex.get('n_queries')} queries; {ex.get('new_relevant', 0)} relevant memories found only after expansion",
+                    note=f"{ex.get('n_queries')} queries; {ex.get('new_relevant', 0)} relevant "
+                    "memories found only after expansion",
                     baseline="before expansion",
                     correction="Holm across measures",
                     rows=_paired_rows("after expansion", ex.get("metrics") or []),

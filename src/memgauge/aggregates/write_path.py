@@ -21,9 +21,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from memgauge.aggregates.base import Target, TaskView, failure_examples, verdict_rows
+from memgauge.aggregates.base import (
+    Target,
+    TaskView,
+    examples,
+    failure_examples,
+    shaped,
+    verdict_rows,
+)
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.data.shapes import Cell, Example, Examples, Shape, Table, cell, text
+from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
 from memgauge.scorers.extraction import prf
 from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS
 from memgauge.stats.proportion import wilson_ci
@@ -178,20 +185,8 @@ class ExtractionAggregate:
             measures += _extraction_measures(subject, task.name, summary)
             cases += [_case_example(subject, r) for r in rows if r["error"] is None]
         detail = {"subjects": per_subject}
-        wrong = [c for c in cases if c is not None]
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail=detail,
-            shapes=[
-                *self.shapes_from(detail),
-                *(
-                    [Examples(title="Cases with invented or missed facts", items=wrong)]
-                    if wrong
-                    else []
-                ),
-            ],
+        return shaped(
+            self, task, measures, detail, *examples("Cases with invented or missed facts", cases)
         )
 
     @staticmethod
@@ -394,16 +389,7 @@ class OperationsAggregate:
                         )
                     )
         detail = {"subjects": per_subject}
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail=detail,
-            shapes=[
-                *self.shapes_from(detail),
-                *([Examples(title="Cases failing a check", items=wrong)] if wrong else []),
-            ],
-        )
+        return shaped(self, task, measures, detail, *examples("Cases failing a check", wrong))
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

@@ -16,9 +16,9 @@ its `detail` (its aggregate's `upgrade` draws shapes from it on read); 2 holds `
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "FORM",
@@ -42,6 +42,12 @@ FORM = 2
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("ci", mode="before", check_fields=False)
+    @classmethod
+    def _bounds(cls, v: Any) -> Any:
+        # a stored interval is `[low, high]`, `None`, or `[None, None]` (none computed)
+        return None if v is None or (isinstance(v, list | tuple) and None in v) else v
 
 
 class Cell(_Model):
@@ -156,7 +162,7 @@ Shape = Annotated[
 
 def cell(
     value: float | None,
-    ci: object = None,
+    ci: Any = None,
     n: int | None = None,
     n_failed: int = 0,
     *,
@@ -166,10 +172,17 @@ def cell(
 ) -> Cell:
     """A value cell from a stored summary's pieces: `ci` as `[low, high]`, `None` or
     `[None, None]` (no interval)."""
-    bounds = None
-    if isinstance(ci, list | tuple) and len(ci) == 2 and None not in ci:
-        bounds = (float(ci[0]), float(ci[1]))
-    return Cell(value=value, ci=bounds, n=n, n_failed=n_failed, pct=pct, met=met, note=note)
+    return Cell.model_validate(
+        {
+            "value": value,
+            "ci": ci,
+            "n": n,
+            "n_failed": n_failed,
+            "pct": pct,
+            "met": met,
+            "note": note,
+        }
+    )
 
 
 def text(value: object, note: str | None = None) -> Cell:
