@@ -130,32 +130,15 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                 rows=arows,
             )
         )
-    if measures:
-        for dim in ("category", "intent"):
-            groups = list(
-                dict.fromkeys(g for s in ok for g in (s.get("breakdown") or {}).get(dim) or {})
+    for dim in ("category", "intent") if measures else ():
+        per = [((s.get("breakdown") or {}).get(dim) or {}) for s in ok]
+        groups = list(dict.fromkeys(g for p in per for g in p))
+        if groups:
+            values = {g: [_summary((p.get(g) or {}).get(measures[0])) for p in per] for g in groups}
+            title = f"{measures[0]} by {dim}"
+            shapes.append(
+                Breakdown(title=title, measure=measures[0], by=dim, subjects=names, values=values)
             )
-            if groups:
-                values = {
-                    g: [
-                        _summary(
-                            (((s.get("breakdown") or {}).get(dim) or {}).get(g) or {}).get(
-                                measures[0]
-                            )
-                        )
-                        for s in ok
-                    ]
-                    for g in groups
-                }
-                shapes.append(
-                    Breakdown(
-                        title=f"{measures[0]} by {dim}",
-                        measure=measures[0],
-                        by=dim,
-                        subjects=names,
-                        values=values,
-                    )
-                )
     by_cat = [
         r
         for c in comparisons

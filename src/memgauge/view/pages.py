@@ -20,7 +20,7 @@ from memgauge.api import interim_summary
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.data.shapes import Breakdown, Curve, Shape, Table
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
-from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
+from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num
 from memgauge.report.shapes import Section, cell_text, grid, sections
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
@@ -313,8 +313,3 @@ def other_detail(s: ScoreRecord) -> list[tuple[str, str]]:
     skip = {"judge", "model", "template", "template_version", "template_hash", "route"}
     skip |= {"raw_reply", "votes"}
     return _flat({k: v for k, v in s.detail.items() if k not in skip})
-
-
-def fmt_pass(rate: float | None) -> str:
-    """A pass rate as a percentage, or ''."""
-    return "" if rate is None else fmt_pct(rate)
