@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from memgauge.data.records import AggregateResult, MeasureValue
+from memgauge.data.shapes import Example, Examples
 from memgauge.scorers import Score
 from memgauge.subjects.protocol import Answer
 
@@ -57,6 +58,7 @@ class LongestAnswer:
     """The most words any answer of a subject has."""
 
     name: ClassVar[str] = "longest-answer"
+    title: ClassVar[str] = "Longest answer"
 
     def measure_names(self, task):
         return ["longest_answer"]
@@ -79,7 +81,12 @@ class LongestAnswer:
                     source=self.name,
                 )
             )
-        return AggregateResult(aggregate=self.name, task=task.name, measures=measures)
+        longest = [
+            Example(id=max(rows, key=lambda it: len(str(it.output))).item_id, subject=s, text="longest")
+            for s, rows in items.items() if rows
+        ]
+        shapes = [Examples(title="Longest answers", items=longest)]
+        return AggregateResult(aggregate=self.name, task=task.name, measures=measures, shapes=shapes)
 
 
 class ParrotAgent:
@@ -196,6 +203,14 @@ def test_a_plugin_runs_in_a_suite(site: Path, tmp_path: Path) -> None:
     longest = record.summary.aggregate("longest-answer")
     assert longest is not None
     assert [(m.subject, m.value, m.n_scored) for m in longest.measures] == [("parrot", 9.0, 2)]
+    # and its shapes are its section in the reports, drawn by type like any built-in's
+    out = tmp_path / "r.md"
+    args = ("report", summary["run_id"], "--store", str(db), "--out", str(out))
+    proc = memgauge_cmd(*args, site=site, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    md = out.read_text()
+    assert "## Longest answer (task answers)" in md
+    assert "| parrot | long | longest |  |" in md
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,7 @@ def test_locomo_audit_asks_each_conversation_its_own_questions(
     assert len(json.loads((tmp_path / "out" / "memaudit.json").read_text())["probeResults"]) == 40
     assert summary["counts"]["conflict_resolution_accuracy"]["n_probes"] == 0
     assert summary["metrics"]["conflict_resolution_accuracy"] is None  # n/a, not 0
-    assert "n/a (0 probes)" in out
+    assert "n/a (0 scored)" in out
 
 
 @pytest.mark.locomo
@@ -119,7 +119,7 @@ def test_locomo_audit_reports_locomos_own_scoring(
             locomo_qa_score(p["locomo_category"], p["answer"], p["expected"])
         )
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "## LoCoMo's own scoring" in report
+    assert "### LoCoMo's own scoring" in report
     assert "| overall |" in report
 
 

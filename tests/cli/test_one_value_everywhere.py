@@ -192,13 +192,17 @@ def _number(cell: str) -> str:
 
 
 def _terminal_table(text: str, first_col: str) -> dict[str, Seen]:
-    """A rich table printed on the terminal: the rows whose first cell is a measure (`evaluate`)
-    or whose cells are `subject | task | evaluator | mean | CI | pass | scored | failed`."""
+    """A rich table printed on the terminal: the row of subject `mem` in the retrieval measures'
+    tables (`evaluate`, a measure per column) or the rows whose cells are `subject | task | evaluator | mean | CI | pass | scored | failed`."""
     out: dict[str, Seen] = {}
+    header: list[str] = []
     for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
-        if first_col == "measure" and len(cells) == 2 and cells[0] in MEASURES:
-            out[cells[0]] = Seen(_number(cells[1]), ".3f")
+        if first_col == "measure" and line.startswith("┃") and cells[:1] == ["system"]:
+            header = cells  # the retrieval measures' table, a system per row
+        elif first_col == "measure" and header and cells[:1] == ["mem"]:
+            found = {h: c for h, c in zip(header, cells, strict=True) if h in MEASURES}
+            out.update({h: Seen(_number(c), ".3f") for h, c in found.items()})
         mine = len(cells) == 8 and (cells[0], cells[1]) == ("mem", TASK)
         if first_col == "subject" and mine and cells[2] in MEASURES:
             out[cells[2]] = Seen(cells[3], ".3f", int(cells[6]), int(cells[7]))

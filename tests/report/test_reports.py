@@ -80,12 +80,14 @@ def test_html_is_self_contained_and_escaped(report: api.RunReport) -> None:
 def test_markdown_has_tables_marks_and_accounting(result: RetrievalEvalResult) -> None:
     md = render_markdown(result)
     assert "| system | nDCG@10 | RR@10 |" in md
-    assert "**dense**: unavailable (dense channel unavailable: no embedder)" in md
+    assert "| dense | unavailable |" in md
+    assert "- dense: unavailable (dense channel unavailable: no embedder)" in md.splitlines()
     assert "## Paired comparisons" in md
-    assert "lexical-2 vs lexical" in md
+    assert "against lexical" in md
+    assert "| lexical-2 | nDCG@10 |" in md
     assert "## Agent-memory metrics" in md
-    assert "n/a (n=0)" in md  # no constitutional memory: n/a with its count, never 0
-    assert "\\|" not in md.split("## Summary")[0]  # header text needs no escaping here
+    assert "n/a (0 scored)" in md  # no constitutional memory: n/a with its count, never 0
+    assert "\\|" not in md.split("## Retrieval measures")[0]  # the header needs no escaping
 
 
 def test_json_round_trip_and_bad_json(result: RetrievalEvalResult, tmp_path: Path) -> None:
@@ -141,7 +143,12 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     assert f"task retrieval / IR measures: {text}" in shown
     assert f"Conventions: {text};" in render_markdown(result)
     html = render_run_report(run.run, run.items)
-    assert f'<span class="conventions">{text.replace(">", "&gt;")}</span>' in html
+    escaped = text.replace(">", "&gt;")
+    assert f'<span class="conventions">task retrieval / IR measures: {escaped}</span>' in html
+    assert (
+        f'Retrieval measures</h3><p class="meta">conventions: 2 memories, 1 queries, 1 judgments · {escaped}'
+        in html
+    )
     saved = json.loads(write_json(result, tmp_path / "r.json").read_text())
     assert saved["settings"]["conventions"] == text
     # derived, never trusted from the file: an edited gain prints its own conventions
@@ -170,11 +177,12 @@ def test_a_subject_with_no_data_renders_beside_one_with_categories(
         render_terminal(mixed, Console(file=buffer, width=300))
         shown = buffer.getvalue()
         assert "by category" in shown
-        row = next(line for line in shown.splitlines() if "intent-specific" in line)
+        by_category = shown.split("by category", 1)[1]
+        row = next(line for line in by_category.splitlines() if "intent-specific" in line)
         assert "│ -" in row  # the empty subject's cell in the lexical subjects' category row
         md = render_markdown(mixed)
         assert "| empty | - | - |" in md
-        assert "- **empty**: n_failed 3" in md
+        assert "| empty | n_failed 3 |" in md
 
 
 def test_at_80_columns_no_cell_is_cut(
@@ -206,7 +214,7 @@ def test_at_80_columns_no_cell_is_cut(
         assert all(re.search(r"│ \d\.\d{3} \(n=\d+\) +│$", row) for row in rows)
     headers = " ".join(line for line in lines if line.startswith("┃"))
     assert all(f" {s.split('@')[-1]} " in headers for s in systems)
-    assert "agent-memory metrics (continued)" in out
+    assert "Agent-memory metrics (continued)" in out
     assert "│ tier_order_holds@5" in out
     assert re.search(r"│ critical > +│", out)  # the target wraps in its own column
 
@@ -221,7 +229,6 @@ def test_agent_metrics_state_their_definition_and_why_they_are_n_a() -> None:
     from memgauge.metrics.agent import agent_metric_definition
     from memgauge.report import render_terminal
     from memgauge.report.escape import md_text
-    from memgauge.report.fmt import agent_names
 
     ds = RetrievalDataset(
         name="no folders",
@@ -240,16 +247,15 @@ def test_agent_metrics_state_their_definition_and_why_they_are_n_a() -> None:
     render_terminal(result, Console(file=buffer, width=300))
     shown = buffer.getvalue()
     md = render_markdown(result)
-    assert re.search(r"│ folder_ils@5 +│ +│ n/a \(n=0\) +│", shown)
+    assert re.search(r"│ folder_ils@5 +│ +│ n/a \(0 scored\) +│", shown)
     reason = "folder_ils@5 is n/a for lexical: no memory in the dataset has a folder"
     assert reason in shown.splitlines()
-    assert "| folder_ils@5 |  | n/a (n=0) |" in md
+    assert "| folder_ils@5 |  | n/a (0 scored) |" in md
     assert f"- {reason}" in md.splitlines()
-    names = agent_names(result)
+    names = list(result.systems[0].agent_metrics)
     assert "constitutional_surfacing@5" in names
     for name in names:
-        label = re.sub(r"\[[^\]]*\]", "[*]", name)
         definition = agent_metric_definition(name)
         assert definition
-        assert f"  {label}: {definition}" in shown.splitlines()
-        assert f"- **{md_text(label)}**: {md_text(definition)}" in md.splitlines()
+        assert f"{name}: {definition}" in shown.splitlines()
+        assert f"- {md_text(f'{name}: {definition}')}" in md.splitlines()

@@ -401,7 +401,7 @@ def test_labelled_cases_and_unlabelled_lines_are_reported_apart(
     assert report["matching"] == "exact"
     assert report["online"]["n_scored"] == 18
     assert report["online"]["matching"] == "facts judge (unlabelled)"
-    assert "Unlabelled trace lines" in text
+    assert "online · Extraction: Precision, recall and F1" in text  # its own section
 
 
 def test_a_trace_with_nothing_to_judge_is_a_usage_error(

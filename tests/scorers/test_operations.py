@@ -106,7 +106,7 @@ def test_the_no_llm_baseline_through_the_tiers(capsys: pytest.CaptureFixture[str
     assert out["checks"]["similarity"]["n"] == 7  # the pairs marked expect_similar
     assert tiers["judge"]["pass_rate"] is None  # no judge asked: n/a, not 0
     assert out["checks"]["exact-noop"]["n"] == 2
-    assert "n/a (0 checks)" in text
+    assert "n/a (0 scored)" in text
 
 
 def test_recorded_decisions_with_a_failure_and_a_bad_decision(

@@ -9,7 +9,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.shapes import Table
 from memgauge.online.querylog import QueryLog
+from memgauge.report.shapes import cell_text, sections
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.shadow import ShadowStore
 from memgauge.store.suite_runs import SuiteRunStore
@@ -40,6 +45,8 @@ def _drop_later_fields(run: dict[str, Any]) -> None:
         assert row.pop("conventions") is None
         assert row.pop("mean_without_fallback") is None
     for agg in summary.get("aggregates", []):
+        # written before shapes (issue 30): form 1, no shapes stored; drawn from the detail
+        assert (agg.pop("form"), agg.pop("shapes")) == (1, [])
         for m in agg.get("measures", []):
             # what the gate decides on and how (issue 27): primary, scoring, fallbacks
             assert (m.pop("primary"), m.pop("scoring"), m.pop("n_fallback")) == (True, None, 0)
@@ -161,3 +168,45 @@ def test_a_store_made_with_the_gate_and_optimize_migrations_is_upgraded_in_place
         assert "schema_migrations" not in tables
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("name", ["spine-0009", "integ-0011"])
+def test_a_run_stored_before_shapes_draws_its_sections_from_its_detail(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The old stores' retrieval runs were written with `detail` only: on read, the ir
+    aggregate draws their shapes from it, so their reports show the same numbers."""
+    db = tmp_path / "old.db"
+    shutil.copy(STORES / f"{name}.db", db)
+    expected = json.loads((STORES / f"{name}.read.json").read_text())
+    run_id, want = next(
+        (r, v["run"])
+        for r, v in expected["runs"].items()
+        if (v["run"]["summary"] or {}).get("aggregates")
+    )
+    stored = want["summary"]["aggregates"][0]["detail"]
+    with SuiteRunStore(db) as store:
+        run = store.get_run(run_id)
+    assert run is not None
+    assert run.summary is not None
+    [section] = sections(run.summary)
+    assert (section.aggregate, section.title, section.task) == ("ir", "Retrieval", "retrieval")
+    table = section.shapes[0]
+    assert isinstance(table, Table)
+    assert table.title == "Retrieval measures"
+    assert table.columns == ["system", *stored["settings"]["measures"]]
+    first = stored["systems"][0]
+    m = stored["settings"]["measures"][0]
+    assert table.rows[0][0].text == first["name"]
+    assert table.rows[0][1].value == first["metrics"][m]["value"]
+    assert table.rows[0][1].n == first["metrics"][m]["n_scored"]
+    # and `memgauge report` draws them, in Markdown and in HTML
+    out = tmp_path / "r.md"
+    assert main(["report", run_id, "--store", str(db), "--out", str(out)]) == 0
+    md = out.read_text()
+    assert "## Retrieval (task retrieval)" in md
+    assert "### Retrieval measures" in md
+    assert cell_text(table.rows[0][1]) in md
+    html_out = tmp_path / "r.html"
+    assert main(["report", run_id, "--store", str(db), "--out", str(html_out)]) == 0
+    assert "Retrieval measures" in html_out.read_text()

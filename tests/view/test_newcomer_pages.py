@@ -111,7 +111,7 @@ def test_folder_ils_is_na_with_its_reason_where_no_memory_has_a_folder(
     _, report = report_from_store(viewer_store.path, run_id)
     for where, html in (("viewer", _get(client, f"/runs/{run_id}")), ("report", report)):
         row = _agent_rows(html)["folder_ils@5"]
-        assert f"n/a (n=0) {NO_FOLDER}" in row, (where, row)
+        assert f"n/a (0 scored) {NO_FOLDER}" in row, (where, row)
         assert "0.000" not in row
         assert f"n/a (0 scored) n 0 {NO_FOLDER}" in _grid_rows(html)["folder_ils@5"], where
     # where a memory has a folder it is computed: the tiny bundle's m1 is in `infra`

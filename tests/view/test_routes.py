@@ -93,7 +93,7 @@ def test_write_path_and_audit_sections(
     }[kind]
     assert section in html
     if kind == "audit":
-        assert "recall_accuracy" in html
+        assert "Recall accuracy" in html
         assert "What is the user&#39;s name?" in html
     if kind == "extraction":
         assert "Invented" in html

@@ -13,14 +13,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Breakdown, Example, Examples, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
-__all__ = ["LOCOMO_QA", "AuditAggregate", "probe_rows"]
+__all__ = ["LABELS", "LOCOMO_QA", "AuditAggregate", "probe_rows"]
 
 
 LOCOMO_QA = "locomo-qa"
+
+LABELS = {
+    "recall_accuracy": "Recall accuracy",
+    "hallucinated_memory_rate": "Hallucinated-memory rate (lower is better)",
+    "conflict_resolution_accuracy": "Conflict-resolution accuracy",
+    "temporal_accuracy": "Temporal accuracy",
+}
 
 
 def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[str, Any]]:
@@ -61,6 +69,7 @@ class AuditAggregate:
     """Seed 003's four audit metrics per subject."""
 
     name: ClassVar[str] = "audit"
+    title: ClassVar[str] = "Audit"
 
     def measure_names(self, task: TaskView) -> list[str]:
         """recall_accuracy, hallucinated_memory_rate, conflict_resolution_accuracy,
@@ -117,6 +126,68 @@ class AuditAggregate:
                         source="audit",
                     )
                 )
-        return AggregateResult(
-            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
-        )
+        detail = {"subjects": per_subject}
+        return shaped(self, task, measures, detail)
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """The metrics per subject (Wilson CIs), LoCoMo's own scoring by category, every
+        probe with its answer and verdict."""
+        subjects: Mapping[str, Any] = detail.get("subjects") or {}
+        names = list(subjects)
+        rows = []
+        for metric in METRICS:
+            row = [text(LABELS[metric])]
+            for s in names:
+                c = (subjects[s].get("counts") or {}).get(metric) or {}
+                row.append(
+                    cell(
+                        c.get("value"),
+                        c.get("ci95"),
+                        c.get("n_scored"),
+                        c.get("n_failed", 0),
+                        pct=True,
+                    )
+                )
+            rows.append(row)
+        shapes: list[Shape] = [
+            Table(
+                title="Audit metrics",
+                note="95% Wilson CI; a probe type with no scored probe is n/a",
+                columns=["measure", *names],
+                rows=rows,
+            )
+        ]
+        locomo = {s: d["locomo_qa"] for s, d in subjects.items() if d.get("locomo_qa")}
+        if locomo:
+            first = next(iter(locomo.values()))
+            cats = [*first["by_category"], "overall"]
+
+            def one(d: Mapping[str, Any], cat: str) -> Any:
+                c = d["overall"] if cat == "overall" else d["by_category"].get(cat, {})
+                return cell(c.get("mean"), None, c.get("n_scored"), c.get("n_failed", 0))
+
+            values = {c: [one(d, c) for d in locomo.values()] for c in cats}
+            shapes.append(
+                Breakdown(
+                    title=str(first.get("label") or "LoCoMo QA"),
+                    measure="locomo_qa",
+                    by="category",
+                    subjects=list(locomo),
+                    values=values,
+                )
+            )
+        probes = [
+            Example(
+                id=str(p["id"]),
+                subject=s,
+                text=f"{p['type']}: {p['question']} · expected {p['expected']} · answered "
+                f"{p['answer'] or ''} · {p['reason']}",
+                ok=p["correct"],
+            )
+            for s, d in subjects.items()
+            for p in d.get("probes") or ()
+        ]
+        if probes:
+            shapes.append(Examples(title="Probes", items=probes))
+        return shapes

@@ -2,7 +2,7 @@
 
 An aggregate turns the stored item records of one task (every subject that ran it) into
 run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
-targets read, and whose `detail` reports show. Aggregates read stored records only, so a resumed
+targets read, and whose `shapes` (tables, breakdowns, examples ...) reports draw by type. Aggregates read stored records only, so a resumed
 run is summarized exactly like an uninterrupted one.
 """
 
@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import AggregateResult, ItemRecord
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Example, Examples, Shape
 
-__all__ = ["Aggregate", "Target", "TaskView"]
+__all__ = ["Aggregate", "Target", "TaskView", "examples", "failure_examples", "shaped"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ class Aggregate(Protocol):
     and `align(task,
     evaluators, given)` (returns the aggregate made to agree with the task's `(label,
     evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
-    when they cannot agree).
+    when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
+    shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
+    existed is drawn).
     """
 
     name: ClassVar[str]
@@ -121,3 +124,32 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
             }
         )
     return rows
+
+
+def shaped(
+    agg: Any, task: TaskView, measures: list[MeasureValue], detail: dict[str, Any], *more: Shape
+) -> AggregateResult:
+    """`agg`'s result over `task`: its measures, the detail programs read, and the shapes its
+    `shapes_from(detail)` draws (as a result stored before shapes is drawn), then `more`."""
+    shapes = [*agg.shapes_from(detail), *more]
+    return AggregateResult(
+        aggregate=agg.name, task=task.name, measures=measures, detail=detail, shapes=shapes
+    )
+
+
+def examples(title: str, items: Sequence[Example | None]) -> list[Examples]:
+    """The items (None left out) as one list titled `title`; none when there is none."""
+    kept = [e for e in items if e is not None]
+    return [Examples(title=title, items=kept)] if kept else []
+
+
+def failure_examples(subjects: Mapping[str, Mapping[str, Any]]) -> list[Examples]:
+    """The items each subject's summary lists under `failures` (`{id, error}`), as one list."""
+    return examples(
+        "Failed items",
+        [
+            Example(id=str(f["id"]), subject=s, text=str(f.get("error") or "failed"), ok=False)
+            for s, summary in subjects.items()
+            for f in summary.get("failures") or ()
+        ],
+    )

@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from memgauge.aggregates.base import Target, TaskView, verdict_rows
+from memgauge.aggregates.base import Target, TaskView, failure_examples, shaped, verdict_rows
 from memgauge.aggregates.write_path import prf_summary
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Confusion, Shape, Table, cell, text
 from memgauge.stats.proportion import wilson_ci
 
 __all__ = ["EmbeddingAggregate", "KGAggregate", "embedding_summary"]
@@ -48,6 +49,7 @@ class KGAggregate:
     """P / R / F1 of knowledge-graph triples, entities and relations (see the module)."""
 
     name: ClassVar[str] = "kg"
+    title: ClassVar[str] = "Knowledge graph"
 
     def measure_names(self, task: TaskView) -> list[str]:
         """`triples.f1`, `triples.f1_macro`, ... for each level and metric."""
@@ -99,9 +101,30 @@ class KGAggregate:
                             )
                         )
             detail[subject] = summary
-        return AggregateResult(
-            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": detail}
+        return shaped(self, task, measures, {"subjects": detail})
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """P / R / F1 micro and macro per level and subject; the items not scored."""
+        subjects: Mapping[str, Any] = detail.get("subjects") or {}
+        rows = []
+        for level in LEVELS:
+            for m in ("precision", "recall", "f1"):
+                for avg in ("micro", "macro"):
+                    row = [text(f"{level} {m} ({avg})")]
+                    for s in subjects.values():
+                        e = (s.get(level) or {}).get(m) or {}
+                        ci = e.get(f"{avg}_ci95")
+                        row.append(cell(e.get(avg), ci, s.get("n_scored"), s.get("n_failed", 0)))
+                    rows.append(row)
+        note = "micro from summed TP / FP / FN, macro the mean over items; 95% bootstrap CIs"
+        table = Table(
+            title="Triples, entities and relations",
+            note=note,
+            rows=rows,
+            columns=["measure", *subjects],
         )
+        return [table, *failure_examples(subjects)]
 
 
 def _auc(cos: np.ndarray, similar: np.ndarray) -> float | None:
@@ -161,6 +184,11 @@ def embedding_summary(pairs: Sequence[Mapping[str, Any]], k: int = 1) -> dict[st
         [n == s for n, s in zip(ref_near, similar, strict=True)]
     )
     out["pair_agreement"] = _share([x == y for x, y in zip(sys_near, ref_near, strict=True)])
+    # rows: the pair's label (similar, different); columns: near in the space or not
+    out["confusion"] = {
+        space: [[int((g & m).sum()), int((~g & m).sum())] for m in (similar, ~similar)]
+        for space, g in (("system", np.array(sys_near)), ("reference", np.array(ref_near)))
+    }
     cos_sys = np.array([p["cos_system"] for p in pairs], dtype=np.float64)
     cos_ref = np.array([p["cos_reference"] for p in pairs], dtype=np.float64)
     out["auc"] = {"value": _auc(cos_sys, similar), "n": len(pairs)}
@@ -189,6 +217,7 @@ class EmbeddingAggregate:
 
     k: int = 1
     name: ClassVar[str] = "embedding"
+    title: ClassVar[str] = "Embedding"
 
     def measure_names(self, task: TaskView) -> list[str]:
         """nn_agreement, pair_agreement, pair_accuracy(_reference), auc(_reference)."""
@@ -231,6 +260,38 @@ class EmbeddingAggregate:
                         source="embedding",
                     )
                 )
-        return AggregateResult(
-            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": detail}
-        )
+        return shaped(self, task, measures, {"subjects": detail})
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """The measures per subject (Wilson CIs on shares), how each space decides the known
+        pairs, the items not scored."""
+        subjects: Mapping[str, Any] = detail.get("subjects") or {}
+        rows = []
+        for name in EMBEDDING_MEASURES:
+            row = [text(name)]
+            for s in subjects.values():
+                e = s.get(name) or {}
+                row.append(cell(e.get("value"), e.get("ci95"), e.get("n"), s.get("n_failed", 0)))
+            rows.append(row)
+        k = next((s.get("k") for s in subjects.values()), 1)
+        shapes: list[Shape] = [
+            Table(
+                title="Embedding quality",
+                note=f"nearest neighbours: k = {k}; a pair is near when one text is among the other's",
+                columns=["measure", *subjects],
+                rows=rows,
+            )
+        ]
+        for space in ("system", "reference"):
+            counts = {s: d["confusion"][space] for s, d in subjects.items() if d.get("confusion")}
+            if counts:
+                shapes.append(
+                    Confusion(
+                        title=f"Known pairs in the {space} space",
+                        note="rows: the pair's label; columns: what the space puts near",
+                        labels=["similar", "different"],
+                        counts=counts,
+                    )
+                )
+        return [*shapes, *failure_examples(subjects)]

@@ -24,11 +24,12 @@ import numpy as np
 
 from memgauge._util.numbers import MAX_K, MAX_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
-from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_align import CONVENTIONS, shared_conventions
 from memgauge.aggregates.ir_compare import compare_pair
+from memgauge.aggregates.ir_shapes import ir_shapes
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
@@ -39,6 +40,7 @@ from memgauge.aggregates.retrieval_result import (
 )
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Shape
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import pool_qrels
@@ -191,6 +193,7 @@ class IRAggregate:
     feature_id: str | None = None
     run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None
     name: ClassVar[str] = "ir"
+    title: ClassVar[str] = "Retrieval"
     #: it reads the recorded hits and verdicts only (not inputs or expected values)
     needs_detail: ClassVar[bool] = False
 
@@ -231,6 +234,11 @@ class IRAggregate:
                 "n_asked": len(asked),
             }
         }
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """What reports draw of a stored detail (`aggregates.ir_shapes`)."""
+        return ir_shapes(detail)
 
     def imports(self, task: TaskView) -> tuple[str, ...]:
         """The paired tests' module, when there is a pair to test: a run of one subject never
@@ -358,43 +366,39 @@ class IRAggregate:
             for other in ran[1:]
         ]
         systems = [r for r, _, _ in outcomes]
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=_measure_values(task.name, systems),
-            detail={
-                "measures": measures,
-                "dataset": {
-                    "name": dataset.name,
-                    "protocol": protocol_label(dataset),
-                    "sha256": dataset_sha256(dataset),
-                    "n_memories": len(dataset.memories),
-                    "n_queries": len(dataset.queries),
-                    "n_judgments": len(dataset.judgments),
-                    **_coverage(dataset, _asked(searched)),
-                },
-                **self._pipeline(dataset, searched),
-                "settings": {
-                    "measures": measures,
-                    "k": task.k,
-                    "rel_threshold": self.rel_threshold,
-                    "gain": self.gain,
-                    "no_relevant": self.no_relevant,
-                    "n_resamples": self.n_resamples,
-                    "confidence": self.confidence,
-                    "seed": task.seed,
-                    "alpha": self.alpha,
-                    "ingested": task.ingested,
-                },
-                "systems": [s.model_dump(mode="json") for s in systems],
-                "comparisons": [c.model_dump(mode="json") for c in comparisons],
-                **(
-                    {"pool_judge": judged_pool.detail(self.pool_judge)}
-                    if judged_pool is not None and self.pool_judge is not None
-                    else {}
-                ),
+        detail = {
+            "measures": measures,
+            "dataset": {
+                "name": dataset.name,
+                "protocol": protocol_label(dataset),
+                "sha256": dataset_sha256(dataset),
+                "n_memories": len(dataset.memories),
+                "n_queries": len(dataset.queries),
+                "n_judgments": len(dataset.judgments),
+                **_coverage(dataset, _asked(searched)),
             },
-        )
+            **self._pipeline(dataset, searched),
+            "settings": {
+                "measures": measures,
+                "k": task.k,
+                "rel_threshold": self.rel_threshold,
+                "gain": self.gain,
+                "no_relevant": self.no_relevant,
+                "n_resamples": self.n_resamples,
+                "confidence": self.confidence,
+                "seed": task.seed,
+                "alpha": self.alpha,
+                "ingested": task.ingested,
+            },
+            "systems": [s.model_dump(mode="json") for s in systems],
+            "comparisons": [c.model_dump(mode="json") for c in comparisons],
+            **(
+                {"pool_judge": judged_pool.detail(self.pool_judge)}
+                if judged_pool is not None and self.pool_judge is not None
+                else {}
+            ),
+        }
+        return shaped(self, task, _measure_values(task.name, systems), detail)
 
     # --- one subject ---------------------------------------------------------------------
 

@@ -21,8 +21,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from memgauge.aggregates.base import Target, TaskView, verdict_rows
+from memgauge.aggregates.base import (
+    Target,
+    TaskView,
+    examples,
+    failure_examples,
+    shaped,
+    verdict_rows,
+)
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
 from memgauge.scorers.extraction import prf
 from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS
 from memgauge.stats.proportion import wilson_ci
@@ -134,6 +142,7 @@ class ExtractionAggregate:
     """Seed 001's P / R / F1 (micro and macro), conflict resolution and minimalism."""
 
     name: ClassVar[str] = "extraction"
+    title: ClassVar[str] = "Extraction"
 
     def measure_names(self, task: TaskView) -> list[str]:
         """precision, recall, f1 (micro), their macro forms, conflict, minimalism."""
@@ -162,6 +171,7 @@ class ExtractionAggregate:
         label = _evaluator(task, "extraction")
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
+        cases: list[Example | None] = []
         for subject in task.subjects:
             rows = verdict_rows(items.get(subject, ()), label or "")
             scored = [
@@ -173,9 +183,64 @@ class ExtractionAggregate:
             summary = summarize_extraction(scored, failed, seed=task.seed)
             per_subject[subject] = summary
             measures += _extraction_measures(subject, task.name, summary)
-        return AggregateResult(
-            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
+            cases += [_case_example(subject, r) for r in rows if r["error"] is None]
+        detail = {"subjects": per_subject}
+        return shaped(
+            self, task, measures, detail, *examples("Cases with invented or missed facts", cases)
         )
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """P / R / F1 micro and macro, conflict and minimalism per subject beside seed 001's
+        targets; the cases that could not be scored."""
+        subjects: Mapping[str, Any] = detail.get("subjects") or {}
+        rows = []
+        for name in ("precision", "recall", "f1"):
+            for avg in ("micro", "macro"):
+                row = [text(f"{name} ({avg})"), text(f"> {EXTRACTION_TARGETS[name]:g}")]
+                for s in subjects.values():
+                    e = s.get(name) or {}
+                    met = e.get("met") if avg == "micro" else None
+                    row.append(
+                        cell(
+                            e.get(avg),
+                            e.get(f"{avg}_ci95"),
+                            s.get("n_scored"),
+                            s.get("n_failed", 0),
+                            met=met,
+                        )
+                    )
+                rows.append(row)
+        for name in ("conflict", "minimalism"):
+            row = [text(name), text(f">= {EXTRACTION_TARGETS[name]:.0%}")]
+            for s in subjects.values():
+                e = s.get(name) or {}
+                row.append(
+                    cell(e.get("value"), e.get("ci95"), e.get("n"), pct=True, met=e.get("met"))
+                )
+            rows.append(row)
+        counts = "; ".join(
+            f"{name}: {s.get('n_cases')} cases, {s.get('n_scored')} scored, {s.get('n_failed')} failed"
+            f" · TP {s.get('tp', 0)} · FP {s.get('fp', 0)} · FN {s.get('fn', 0)}"
+            for name, s in subjects.items()
+        )
+        table = Table(
+            title="Precision, recall and F1",
+            note=counts,
+            columns=["measure", "target", *subjects],
+            rows=rows,
+        )
+        return [table, *failure_examples(subjects)]
+
+
+def _case_example(subject: str, row: Mapping[str, Any]) -> Example | None:
+    case = row["verdict"].detail.get("case") or {}
+    if not (case.get("false_positives") or case.get("missed")):
+        return None
+    parts = [f"TP {case.get('tp')}, FP {case.get('fp')}, FN {case.get('fn')}"]
+    parts += [f"Invented: {x}" for x in case.get("false_positives") or ()]
+    parts += [f"Missed: {x}" for x in case.get("missed") or ()]
+    return Example(id=str(row["id"]), subject=subject, text=" · ".join(parts), ok=False)
 
 
 def _extraction_measures(subject: str, task: str, s: Mapping[str, Any]) -> list[MeasureValue]:
@@ -278,6 +343,7 @@ class OperationsAggregate:
     """Seed 000's tier pass rates (heuristic 95%, operation 80%, judge 70%)."""
 
     name: ClassVar[str] = "operations"
+    title: ClassVar[str] = "Operations"
 
     def measure_names(self, task: TaskView) -> list[str]:
         """`tier.heuristic`, `tier.operation`, `tier.judge`, and `check.NAME` per check."""
@@ -292,6 +358,7 @@ class OperationsAggregate:
         label = _evaluator(task, "operation-checks")
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
+        wrong: list[Example] = []
         for subject in task.subjects:
             rows = []
             for r in verdict_rows(items.get(subject, ()), label or ""):
@@ -299,6 +366,7 @@ class OperationsAggregate:
                     rows.append({"id": r["id"], "error": r["error"]})
                 else:
                     rows.append({"id": r["id"], "checks": r["verdict"].detail.get("checks", {})})
+                    wrong += _failed_checks(subject, r)
             summary = summarize_operations(rows)
             per_subject[subject] = summary
             for prefix, group in (("tier", summary["tiers"]), ("check", summary["checks"])):
@@ -320,6 +388,46 @@ class OperationsAggregate:
                             scoring=TIER_SCORING[name if prefix == "tier" else TIERS[name]],
                         )
                     )
-        return AggregateResult(
-            aggregate=self.name, task=task.name, measures=measures, detail={"subjects": per_subject}
-        )
+        detail = {"subjects": per_subject}
+        return shaped(self, task, measures, detail, *examples("Cases failing a check", wrong))
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
+        """Tier pass rates beside seed 000's targets, check pass rates, failed cases."""
+        subjects: Mapping[str, Any] = detail.get("subjects") or {}
+        tiers, checks = [], []
+        for tier, target in TIER_TARGETS.items():
+            row = [text(tier), text(f">= {target:.0%}")]
+            for s in subjects.values():
+                e = (s.get("tiers") or {}).get(tier) or {}
+                row.append(_pass_cell(e, e.get("met")))
+            tiers.append(row)
+        for check, tier in TIERS.items():
+            row = [text(check), text(tier)]
+            for s in subjects.values():
+                row.append(_pass_cell((s.get("checks") or {}).get(check) or {}, None))
+            checks.append(row)
+        return [
+            Table(title="Tiers (seed 000)", columns=["tier", "target", *subjects], rows=tiers),
+            Table(title="Checks", columns=["check", "tier", *subjects], rows=checks),
+            *failure_examples(subjects),
+        ]
+
+
+def _failed_checks(subject: str, row: Mapping[str, Any]) -> list[Example]:
+    decision = row["verdict"].detail.get("decision") or {}
+    failed = [
+        f"{name}: {v.get('reason') or 'failed'}"
+        for name, v in (row["verdict"].detail.get("checks") or {}).items()
+        if v.get("passed") is False
+    ]
+    if not failed:
+        return []
+    said = f"{decision.get('action', '')} {decision.get('id') or ''}".strip()
+    return [Example(id=str(row["id"]), subject=subject, text=" · ".join([said, *failed]), ok=False)]
+
+
+def _pass_cell(e: Mapping[str, Any], met: bool | None) -> Cell:
+    return cell(
+        e.get("pass_rate"), e.get("ci95"), e.get("n"), e.get("n_failed", 0), pct=True, met=met
+    )

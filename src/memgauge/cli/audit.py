@@ -4,10 +4,9 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import click
-from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
@@ -16,18 +15,10 @@ from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.report.audit import locomo_lines, metric_lines, source_lines, write_audit
+from memgauge.report.audit import source_lines, write_audit
+from memgauge.report.shapes_terminal import print_sections
 
 __all__ = ["audit"]
-
-
-def _locomo_table(summary: dict[str, Any]) -> Table:
-    table = Table(title=summary["label"], title_justify="left")
-    for col in ("category", "mean", "n"):
-        table.add_column(col, justify="left" if col == "category" else "right")
-    for row in locomo_lines(summary):
-        table.add_row(*row)
-    return table
 
 
 @click.command()
@@ -136,18 +127,10 @@ def audit(
     formats = {"all": ["json", "markdown", "memaudit"], "json": ["json", "memaudit"]}.get(
         fmt, [fmt]
     )
-    written = write_audit(out_dir, result, formats)
     out = console(stderr=as_json)
-    table = Table(
-        title=f"Memory audit of {plan.source.name}: {result['agent']}", title_justify="left"
-    )
-    for col in ("metric", "value", "95% CI", "n"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for row in metric_lines(result):
-        table.add_row(*row)
-    out.print(table)
-    if "locomo_qa" in result:
-        out.print(_locomo_table(result["locomo_qa"]))
+    out.print(f"Memory audit of {plan.source.name}: {result['agent']}", markup=False)
+    shown = print_sections(out, report.summary)
+    written = write_audit(out_dir, result, formats, shown)
     out.print(f"scoring: {plan.method}")
     for line in source_lines(result):
         out.print(line)

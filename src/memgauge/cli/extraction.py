@@ -15,7 +15,8 @@ from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.report import atomic_write_text
-from memgauge.report.write_path import extraction_lines, extraction_report, extraction_table
+from memgauge.report.shapes_terminal import print_sections
+from memgauge.report.write_path import extraction_report
 
 __all__ = ["extraction"]
 
@@ -134,13 +135,8 @@ def extraction(
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out_dir / "extraction.json", dumps_strict(doc, indent=2) + "\n")
     out = console(stderr=as_json)
-    out.print(extraction_table(doc, f"Fact extraction: {label} on {named.name}"))
-    for line in extraction_lines(doc):
-        out.print(line)
-    if "online" in doc:
-        out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
-        for line in extraction_lines(doc["online"]):
-            out.print(line)
+    out.print(f"Fact extraction: {label} on {named.name}", markup=False)
+    print_sections(out, report.summary)
     code = conclude(out, report, run_args)
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))

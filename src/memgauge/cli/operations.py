@@ -14,7 +14,8 @@ from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.report import atomic_write_text
-from memgauge.report.write_path import operations_report, operations_tables
+from memgauge.report.shapes_terminal import print_sections
+from memgauge.report.write_path import operations_report
 
 __all__ = ["operations"]
 
@@ -97,8 +98,8 @@ def operations(
             out_dir / "operations.json", dumps_strict(doc, indent=2, default=str) + "\n"
         )
     out = console(stderr=as_json)
-    for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
-        out.print(table)
+    out.print(f"Memory operations: {label} on {cases_path.name}", markup=False)
+    print_sections(out, report.summary)
     code = conclude(out, report, run_args)
     if as_json:
         click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))

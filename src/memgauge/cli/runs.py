@@ -27,6 +27,7 @@ from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
+from memgauge.report.shapes_terminal import print_sections
 from memgauge.report.suite_run import (
     comparison_table,
     counts_line,
@@ -176,6 +177,8 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
     con.print(summary_table(run["summary"]))
     for line in judge_notes(run["summary"]):
         con.print(line)
+    if run["summary"]:
+        print_sections(con, run["summary"])
     if failures:
         con.print(failures_table(failures, run["summary"]["n_failed"]))
 

@@ -57,15 +57,16 @@ def view(store_path: str | None, port: int, host: str) -> None:
     "out",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
-    help="The HTML file to write.",
+    help="The file to write: Markdown when it ends in .md, else one HTML file.",
 )
 @store_option
 def report(run_id: str, out: Path, store_path: str | None) -> None:
     """Write run RUN_ID (or the first characters of its id) as one self-contained HTML file:
     the viewer's run page and its items, no script, nothing loaded from the network (for CI
-    artifacts and pull-request links)."""
+    artifacts and pull-request links); or, to a `.md` file, its measures and each aggregate's
+    tables in Markdown."""
     store = api.viewer_store(store_path)
-    whole, html = report_from_store(store, run_id)
+    whole, html = report_from_store(store, run_id, markdown=out.suffix.lower() == ".md")
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)
     click.echo(f"wrote {out} (run {whole})")

@@ -9,7 +9,8 @@ RunRecord                one execution (resumable) of a suite: settings, provena
 │   └── Failure          why a stage failed (setup, subject, evaluate, timeout), per attempt
 └── RunSummary           aggregates computed from the stored item records
     ├── AggregateResult  one aggregate of one task (IR metrics, P/R/F1, tiers, audit rates)
-    │   └── MeasureValue a number with its CI and counts: what gates, history and targets read
+    │   ├── MeasureValue a number with its CI and counts: what gates, history and targets read
+    │   └── Shape        what reports draw: a table, breakdown, paired comparison ... (shapes)
     └── TargetCheck      a target (seed 000 / 001 / 002, a suite's, --fail-under) and whether met
 ```
 
@@ -21,9 +22,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memgauge._util.redact import redact
+from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
     "AggregateResult",
@@ -228,8 +230,23 @@ class AggregateResult(_Record):
     task: str = Field(description="The task.")
     measures: list[MeasureValue] = Field(default_factory=list, description="Its numbers.")
     detail: dict[str, Any] = Field(
-        default_factory=dict, description="Everything else it shows (breakdowns, comparisons)."
+        default_factory=dict,
+        description="What programs read of it (evaluate's result.json, the audit's results.json, "
+        "extraction.json, gates); reports and the viewer draw `shapes` only.",
     )
+    shapes: list[Shape] = Field(default_factory=list, description="What reports draw, by type.")
+    form: int = Field(
+        default=1, description="Stored form: 1 detail only (before shapes), 2 with shapes."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _form(cls, data: Any) -> Any:
+        # a result written with shapes is of the current form; one read back without them was
+        # written before shapes existed (its aggregate's `upgrade` draws them from `detail`)
+        if isinstance(data, dict) and "form" not in data and "shapes" in data:
+            return {**data, "form": FORM}
+        return data
 
 
 class TaskSummary(_Record):

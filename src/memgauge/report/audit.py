@@ -1,5 +1,6 @@
-"""The audit's files: `results.json` (metrics, counts, every probe) and `report.md` (the
-metrics table, then every probe with its question, expected and actual answer). The agent's
+"""The audit's files: `results.json` (metrics, counts, every probe), `memaudit.json` and
+`report.md` (the audit aggregate's shapes: the metrics, then every probe with its question,
+expected and actual answer). The agent's
 answers, the questions made from the dataset and every name are untrusted: in `report.md` they
 go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line break)."""
 
@@ -12,28 +13,11 @@ from typing import Any
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
-from memgauge.probes.metrics import METRICS
 from memgauge.report.escape import md_text
-from memgauge.report.fmt import fmt_pct
+from memgauge.report.shapes import Section
+from memgauge.report.shapes_markdown import sections_markdown
 
-__all__ = [
-    "LABELS",
-    "MEMAUDIT_METRICS",
-    "js_timestamp",
-    "locomo_lines",
-    "memaudit_result",
-    "metric_lines",
-    "source_lines",
-    "write_audit",
-]
-
-LABELS = {
-    "recall_accuracy": "Recall accuracy",
-    "hallucinated_memory_rate": "Hallucinated-memory rate (lower is better)",
-    "conflict_resolution_accuracy": "Conflict-resolution accuracy",
-    "temporal_accuracy": "Temporal accuracy",
-}
-
+__all__ = ["MEMAUDIT_METRICS", "js_timestamp", "memaudit_result", "source_lines", "write_audit"]
 
 #: memgauge's metric names -> memaudit's `AuditMetrics` keys (seed 003)
 MEMAUDIT_METRICS = {
@@ -114,46 +98,13 @@ def js_timestamp(iso: str) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-def metric_lines(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(metric, value, 95% CI, n) per metric, as shown in reports and on the terminal."""
-    out = []
-    for name in METRICS:
-        c = result["counts"][name]
-        if c["n_probes"] == 0:
-            out.append((LABELS[name], "n/a (0 probes)", "", "0"))
-            continue
-        ci = c["ci95"]
-        out.append(
-            (
-                LABELS[name],
-                fmt_pct(c["value"]),
-                f"{fmt_pct(ci[0])} - {fmt_pct(ci[1])}" if ci else "",
-                f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else ""),
-            )
-        )
-    return out
-
-
-def locomo_lines(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(category, mean, n) rows of LoCoMo's own scoring, then the overall row."""
-
-    def row(name: str, c: Mapping[str, Any]) -> tuple[str, str, str]:
-        mean = "n/a" if c["mean"] is None else f"{c['mean']:.4f}"
-        n = f"{c['n_scored']}" + (f" ({c['n_failed']} failed)" if c["n_failed"] else "")
-        return name, mean, n
-
-    rows = [row(name, c) for name, c in summary["by_category"].items()]
-    rows.append(row("overall", summary["overall"]))
-    return rows
-
-
 def source_lines(result: Mapping[str, Any]) -> list[str]:
     """What the reader must know about how the dataset was read (LongMemEval's protocol)."""
     protocol = result.get("protocol")
     return [f"dataset read with {protocol}"] if protocol else []
 
 
-def _markdown(result: Mapping[str, Any]) -> str:
+def _markdown(result: Mapping[str, Any], sections: Sequence[Section]) -> str:
     lines = [
         f"# Memory audit: {md_text(result['dataset'])}",
         "",
@@ -164,43 +115,15 @@ def _markdown(result: Mapping[str, Any]) -> str:
         f"{md_text(result['timestamp'])}",
         *(f"- {md_text(line)}" for line in source_lines(result)),
         "",
-        "| metric | value | 95% CI (Wilson) | n |",
-        "|---|---:|---|---:|",
     ]
-    lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in metric_lines(result)]
-    locomo = result.get("locomo_qa")
-    if locomo:
-        lines += ["", f"## {md_text(locomo['label'])}", "", "| category | mean | n |"]
-        lines += ["|---|---:|---:|"]
-        lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in locomo_lines(locomo)]
-    for ptype in ("recall", "conflict", "temporal", "hallucination"):
-        probes = [p for p in result["probes"] if p["type"] == ptype]
-        if not probes:
-            continue
-        lines += ["", f"## {ptype.capitalize()} probes ({len(probes)})", ""]
-        lines += ["| probe | question | expected | answer | verdict |", "|---|---|---|---|---|"]
-        for p in probes:
-            verdict = (
-                "failed: " + str(p["reason"])
-                if p["correct"] is None
-                else ("correct" if p["correct"] else "wrong") + f": {p['reason']}"
-            )
-            cells = [p["id"], p["question"], p["expected"], p["answer"] or "", verdict]
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + sections_markdown(sections)
 
 
-def _cell(value: Any) -> str:
-    # cut before escaping: a cut must not split an escape or an entity
-    text = " ".join(str(value).split())
-    if len(text) > 300:
-        text = text[:297] + "..."
-    return md_text(text)
-
-
-def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]) -> list[Path]:
-    """Write `results.json`, `report.md` and/or `memaudit.json` (memaudit's `AuditResult`),
-    atomically; the paths written."""
+def write_audit(
+    out_dir: Path, result: Mapping[str, Any], formats: Sequence[str], sections: Sequence[Section]
+) -> list[Path]:
+    """Write `results.json`, `report.md` (the run's header, then its `sections`) and/or
+    `memaudit.json` (memaudit's `AuditResult`), atomically; the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     if "memaudit" in formats:
@@ -213,6 +136,6 @@ def write_audit(out_dir: Path, result: Mapping[str, Any], formats: Sequence[str]
         written.append(path)
     if "markdown" in formats:
         path = out_dir / "report.md"
-        atomic_write_text(path, _markdown(result))
+        atomic_write_text(path, _markdown(result, sections))
         written.append(path)
     return written

@@ -148,7 +148,6 @@ class _Views:
                 tasks=reader.tasks(run_id),
                 history=lambda: reader.suite_history(run.suite_name, headline=True, before=run),
                 failures=reader.run_failures(run_id),
-                task_items=lambda task: reader.task_items(run_id, task),
                 others=reader.suite_runs(run.suite_name, exclude=run_id),
             )
         return _page(

@@ -18,9 +18,10 @@ from markupsafe import Markup
 from memgauge.aggregates.hits import hit_channels, hits_of
 from memgauge.api import interim_summary
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.data.shapes import Breakdown, Curve, Shape, Table
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
-from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num, fmt_pct
-from memgauge.report.retrieval import retrieval_result
+from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num
+from memgauge.report.shapes import Section, cell_text, grid, sections
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -82,11 +83,8 @@ class RunPage:
     specs: dict[str, str]
     tasks: list[dict[str, Any]]
     failures: list[dict[str, Any]]
-    retrieval: Any = None
-    retrieval_charts: list[Markup] = field(default_factory=list)
-    audit: dict[str, Any] | None = None
-    extraction: dict[str, Any] | None = None
-    operations: dict[str, Any] | None = None
+    #: each aggregate's shapes
+    sections: list[Section] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)
     #: the conventions of the run's IR numbers, one line per task and evaluator / aggregate
     conventions: list[str] = field(default_factory=list)
@@ -172,67 +170,34 @@ def _usage(summary: RunSummary | None) -> list[dict[str, Any]]:
     return rows
 
 
-def _retrieval_charts(result: Any) -> list[Markup]:
-    systems = [s for s in result.systems if s.status == "ok"]
-    out = []
-    bars = []
-    for m in result.settings.measures:
-        for si, s in enumerate(systems):
-            summ = s.metrics.get(m)
-            if summ is None:
-                continue
-            label = f"{m} · {s.name}" if len(systems) > 1 else m
-            note = f"{fmt_num(summ.value)} {fmt_ci(summ.ci_low, summ.ci_high)}".strip()
-            bars.append(Bar(label, si, summ.value, summ.ci_low, summ.ci_high, note))
-    if bars:
-        out.append(
-            charts.bar_chart(
-                f"Retrieval measures with {result.settings.confidence:.0%} bootstrap CIs",
-                bars,
-                x_max=1.0,
+def shape_chart(shape: Shape) -> Markup | None:
+    """The chart the HTML draws beside a shape, by its type: a table's values with their CIs
+    as bars (when some value has a CI and every value lies in 0-1), a curve's lines."""
+    if isinstance(shape, Curve):
+        xs = sorted({x for s in shape.series for x, _ in s.points})
+        lines = [
+            charts.Line(
+                s.name,
+                [dict(s.points).get(x) for x in xs],
+                color=charts.PALETTE[i % len(charts.PALETTE)],
             )
-        )
-    lat = []
-    for si, s in enumerate(systems):
-        for stage, v in s.latency_ms.items():
-            lat.append(
-                Bar(
-                    f"{s.name} · {stage}",
-                    si,
-                    v.p50,
-                    v.p50,
-                    v.p95,
-                    f"p50 {v.p50:.2f} / p95 {v.p95:.2f}",
-                )
-            )
-    if lat:
-        out.append(charts.bar_chart("Search latency, ms (bar p50, whisker to p95)", lat))
-    return out
-
-
-def _audit(summary: RunSummary) -> dict[str, Any] | None:
-    agg = summary.aggregate("audit")
-    return None if agg is None else dict(agg.detail.get("subjects") or {})
-
-
-def _operations(summary: RunSummary) -> dict[str, Any] | None:
-    agg = summary.aggregate("operations")
-    return None if agg is None else dict(agg.detail.get("subjects") or {})
-
-
-def _extraction(
-    summary: RunSummary, task_items: Callable[[str], Sequence[ItemRecord]]
-) -> dict[str, Any] | None:
-    agg = summary.aggregate("extraction")
-    if agg is None:
+            for i, s in enumerate(shape.series)
+        ]
+        return charts.line_chart(shape.title, [f"{x:g}" for x in xs], lines)
+    if not isinstance(shape, Table | Breakdown):
         return None
-    cases: dict[str, list[dict[str, Any]]] = {}
-    for it in task_items(agg.task):
-        for s in it.scores:
-            case = s.detail.get("case")
-            if isinstance(case, Mapping):
-                cases.setdefault(it.subject, []).append({**case, "item_id": it.item_id})
-    return {"task": agg.task, "subjects": dict(agg.detail.get("subjects") or {}), "cases": cases}
+    g = grid(shape)
+    bars = []
+    for row in g.rows:
+        for si, (col, c) in enumerate(zip(g.columns[1:], row[1:], strict=False)):
+            if c.text is None:
+                label = f"{row[0].text} · {col}" if len(g.columns) > 2 else str(row[0].text)
+                low, high = c.ci or (None, None)
+                bars.append(Bar(label, si, c.value, low, high, cell_text(c)))
+    values = [v for b in bars for v in (b.value, b.high) if v is not None]
+    if not any(b.low is not None for b in bars) or not all(0.0 <= v <= 1.0 for v in values):
+        return None
+    return charts.bar_chart(g.title, bars, x_max=1.0)
 
 
 def run_page(
@@ -244,13 +209,11 @@ def run_page(
     tasks: Sequence[Mapping[str, Any]],
     history: Callable[[], Sequence[RunRecord]],
     failures: Sequence[Mapping[str, Any]],
-    task_items: Callable[[str], Sequence[ItemRecord]],
     others: Sequence[Mapping[str, Any]] = (),
 ) -> RunPage:
     """The run page's data. `items` and `usage` are read only for a run still going (its
     summary is computed from the items recorded so far); `history` (earlier completed runs of
-    the suite) only for a completed run (the gate's rolling baseline); `task_items` only for
-    an extraction task (its matched pairs)."""
+    the suite) only for a completed run (the gate's rolling baseline)."""
     live = run.status in LIVE
     summary = run.summary
     if summary is None or live:
@@ -279,13 +242,7 @@ def run_page(
         others=[dict(o) for o in others],
         conventions=conventions_lines(summary),
     )
-    if run.summary is not None and run.summary.aggregate("ir") is not None:
-        page.retrieval = retrieval_result(run)
-        page.retrieval_charts = _retrieval_charts(page.retrieval)
-    if run.summary is not None:
-        page.audit = _audit(run.summary)
-        page.operations = _operations(run.summary)
-        page.extraction = _extraction(run.summary, task_items)
+    page.sections = sections(summary)
     return page
 
 
@@ -356,8 +313,3 @@ def other_detail(s: ScoreRecord) -> list[tuple[str, str]]:
     skip = {"judge", "model", "template", "template_version", "template_hash", "route"}
     skip |= {"raw_reply", "votes"}
     return _flat({k: v for k, v in s.detail.items() if k not in skip})
-
-
-def fmt_pass(rate: float | None) -> str:
-    """A pass rate as a percentage, or ''."""
-    return "" if rate is None else fmt_pct(rate)

@@ -28,17 +28,13 @@ from memgauge.errors import UsageError
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import (
-    agent_names,
-    category_marks,
-    fmt_agent,
     fmt_ci,
     fmt_num,
     fmt_p,
     fmt_pct,
-    fmt_summary,
-    marks,
-    no_relevant_text,
 )
+from memgauge.report.shapes import cell_text, grid
+from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.pages import (
     duration,
@@ -47,6 +43,7 @@ from memgauge.view.pages import (
     judge_fields,
     other_detail,
     run_page,
+    shape_chart,
 )
 
 if TYPE_CHECKING:
@@ -109,16 +106,6 @@ def page_url(path: str, /, **params: Any) -> str:
     return path + ("?" + urlencode(query) if query else "")
 
 
-def _agent_target(systems: Sequence[Any], name: str) -> str:
-    return next(
-        (s.agent_metrics[name].target or "" for s in systems if name in s.agent_metrics), ""
-    )
-
-
-def _breakdown_keys(systems: Sequence[Any], dim: str) -> list[str]:
-    return list(dict.fromkeys(g for s in systems for g in (s.breakdown.get(dim) or {})))
-
-
 def _evaluators(rows: Sequence[Any]) -> list[str]:
     return list(dict.fromkeys(s.evaluator for r in rows for s in r.scores))
 
@@ -162,20 +149,15 @@ def environment() -> Environment:
         brief=_brief,
         pretty=_pretty,
         ts=_ts,
+        cell=cell_text,
     )
     env.globals.update(
         ci=_missing_is_none(fmt_ci),
         url=page_url,
         nav=NAV,
-        marks=marks,
-        category_marks=category_marks,
-        agent_names=agent_names,
-        agent_text=fmt_agent,
-        agent_target=_agent_target,
+        grid=grid,
+        shape_chart=shape_chart,
         agent_definition=agent_metric_definition,
-        breakdown_keys=_breakdown_keys,
-        summary_text=fmt_summary,
-        no_relevant_text=no_relevant_text,
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,
@@ -301,9 +283,6 @@ def render_run_report(
             }
             for t in run.suite.get("tasks", [])
         ]
-    by_task: dict[str, list[ItemRecord]] = {}
-    for it in items:
-        by_task.setdefault(it.task, []).append(it)
     page = run_page(
         run,
         items=lambda: items,
@@ -312,7 +291,6 @@ def render_run_report(
         tasks=tasks,
         history=lambda: history,
         failures=failures,
-        task_items=lambda task: by_task.get(task, []),
     )
 
     def failing(it: ItemRecord) -> bool:
@@ -344,9 +322,11 @@ def render_run_report(
     )
 
 
-def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, str]:
+def report_from_store(
+    store: str | Path | StoreURL, run_id: str, *, markdown: bool = False
+) -> tuple[str, str]:
     """The run `run_id` (or the first characters of its id) of the store at `store`, opened
-    read-only, as one self-contained HTML file: (the whole run id, the HTML)."""
+    read-only, as one self-contained HTML file (or Markdown): (the whole run id, the text)."""
     from memgauge.store.run_pages import RunReader  # a store read only for a report
 
     with RunReader(store) as reader:
@@ -360,6 +340,8 @@ def report_from_store(store: str | Path | StoreURL, run_id: str) -> tuple[str, s
             )
         run = reader.get_run(exact)
         assert run is not None
+        if markdown:
+            return exact, run_markdown(run)
         html = render_run_report(
             run,
             reader.item_records(exact),

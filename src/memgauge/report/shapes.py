@@ -1,0 +1,201 @@
+"""An aggregate's shapes as every medium draws them: the sections of a run (one per aggregate
+of a task, its shapes read back whatever the stored form), each shape laid out by its type as
+one grid of cells, and a cell's text. The terminal (`shapes_terminal`), Markdown
+(`shapes_markdown`) and HTML (the viewer's `_shapes.html`, for the viewer and the one-file
+report) draw grids; JSON is the shapes' own model dump (`shapes_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memgauge.data.records import AggregateResult, RunSummary
+from memgauge.data.shapes import (
+    FORM,
+    Breakdown,
+    Cell,
+    Confusion,
+    Curve,
+    Examples,
+    Paired,
+    Shape,
+    Table,
+    cell,
+    text,
+)
+from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct
+
+__all__ = [
+    "Grid",
+    "Section",
+    "cell_text",
+    "footnotes",
+    "grid",
+    "measures_table",
+    "sections",
+    "shapes_json",
+    "shapes_of",
+]
+
+
+@dataclass(frozen=True)
+class Section:
+    """What a report shows of one aggregate of one task."""
+
+    aggregate: str
+    task: str
+    title: str
+    shapes: list[Shape]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A shape laid out as a table."""
+
+    title: str
+    note: str | None
+    columns: list[str]
+    rows: list[list[Cell]]
+
+
+def _component(name: str) -> Any:
+    from memgauge.aggregates import AGGREGATES
+
+    return AGGREGATES.get(name).factory if name in AGGREGATES else None
+
+
+def shapes_of(agg: AggregateResult) -> list[Shape]:
+    """Its shapes; for a result stored before shapes existed (form 1: `detail` only), the ones
+    its aggregate draws from that detail (none when the aggregate is not installed)."""
+    if agg.form >= FORM:
+        return list(agg.shapes)
+    upgrade = getattr(_component(agg.aggregate), "shapes_from", None)
+    return list(upgrade(agg.detail)) if callable(upgrade) and agg.detail else []
+
+
+def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
+    """One section per aggregate that has something to show, in the run's order (`summary`
+    as stored, or its JSON form)."""
+    if isinstance(summary, Mapping):
+        summary = RunSummary.model_validate(summary)
+    out = []
+    for agg in summary.aggregates if summary is not None else ():
+        shapes = shapes_of(agg)
+        if shapes:
+            title = getattr(_component(agg.aggregate), "title", None) or agg.aggregate
+            out.append(Section(agg.aggregate, agg.task, str(title), shapes))
+    return out
+
+
+def measures_table(summary: RunSummary) -> Table:
+    """Every run-level number (evaluators' means and aggregates' measures), per subject."""
+    subjects = list(dict.fromkeys(m.subject for m in summary.measures()))
+    rows: dict[tuple[str, str], list[Cell]] = {}
+    for m in summary.measures():
+        row = rows.setdefault(
+            (m.task, m.name), [text(m.task), text(m.name), *(text("-") for _ in subjects)]
+        )
+        row[2 + subjects.index(m.subject)] = cell(
+            m.value, (m.ci_low, m.ci_high), m.n_scored, m.n_failed
+        )
+    return Table(
+        title="Results",
+        note="mean or measure with its 95% CI and count",
+        columns=["task", "measure", *subjects],
+        rows=list(rows.values()),
+    )
+
+
+def shapes_json(shapes: Sequence[Shape]) -> list[dict[str, Any]]:
+    """The shapes as JSON (each carries its `type`)."""
+    return [s.model_dump(mode="json") for s in shapes]
+
+
+def cell_text(c: Cell) -> str:
+    """`0.812 [0.700, 0.900]`, `81.2% [70.0%, 90.0%]`, `n/a (0 scored, 2 failed)`, or the
+    cell's text."""
+    if c.text is not None:
+        return c.text
+    if c.value is None:
+        if c.n is None:
+            return "n/a"
+        return f"n/a ({c.n} scored{f', {c.n_failed} failed' if c.n_failed else ''})"
+    if c.pct:
+        ci = f" [{fmt_pct(c.ci[0])}, {fmt_pct(c.ci[1])}]" if c.ci else ""
+        shown = fmt_pct(c.value) + ci
+    else:
+        shown = f"{fmt_num(c.value)} {fmt_ci(*c.ci) if c.ci else ''}".rstrip()
+    return shown + (f" (n={c.n})" if c.n is not None else "")
+
+
+def footnotes(g: Grid) -> list[str]:
+    """What the cells' notes say, once each, for the media that draw notes under a table: a
+    row's meaning (a note on its name), and why a value is n/a (`name is n/a for column:
+    why`). A note on a value that is there is its tooltip in HTML, and left out here."""
+    out: dict[str, None] = {}
+    for row in g.rows:
+        name = cell_text(row[0]) if row else ""
+        for col, c in zip(g.columns, row, strict=False):
+            if c.note and c.text is not None:
+                out[f"{name}: {c.note}"] = None
+            elif c.note and c.value is None:
+                out[f"{name} is n/a for {col}: {c.note}"] = None
+    return list(out)
+
+
+def _num(v: float | None, fmt: str = "num") -> Cell:
+    if v is None:
+        return text("n/a")
+    return text(fmt_p(v) if fmt == "p" else f"{v:+.3f}" if fmt == "signed" else fmt_num(v))
+
+
+def grid(shape: Shape) -> Grid:
+    """`shape` laid out by its type as columns and rows of cells."""
+    if isinstance(shape, Table):
+        return Grid(shape.title, shape.note, shape.columns, shape.rows)
+    if isinstance(shape, Breakdown):
+        rows = [[text(k), *cells] for k, cells in shape.values.items()]
+        return Grid(shape.title, shape.note, [shape.by, *shape.subjects], rows)
+    if isinstance(shape, Confusion):
+        cols = ["subject", "actual \\ predicted", *shape.labels]
+        rows = [
+            [text(subject), text(label), *(text(n) for n in counts[i])]
+            for subject, counts in shape.counts.items()
+            for i, label in enumerate(shape.labels)
+        ]
+        return Grid(shape.title, shape.note, cols, rows)
+    if isinstance(shape, Paired):
+        note = " · ".join(
+            x for x in (f"against {shape.baseline}", shape.note, shape.correction) if x
+        )
+        cols = ["candidate", "measure", "a", "b", "Δ", "Δ 95% CI", "p", "p adjusted", "n", ""]
+        rows = [
+            [
+                text(r.candidate),
+                text(r.measure),
+                _num(r.a),
+                _num(r.b),
+                _num(r.delta, "signed"),
+                text(fmt_ci(*r.ci) if r.ci else ""),
+                _num(r.p, "p"),
+                _num(r.p_adjusted, "p"),
+                text(r.n),
+                text(r.mark),
+            ]
+            for r in shape.rows
+        ]
+        return Grid(shape.title, note, cols, rows)
+    if isinstance(shape, Curve):
+        xs = sorted({x for s in shape.series for x, _ in s.points})
+        by = [dict(s.points) for s in shape.series]
+        rows = [[text(f"{x:g}"), *(cell(p.get(x)) for p in by)] for x in xs]
+        cols = [shape.x, *(f"{shape.y}: {s.name}" for s in shape.series)]
+        return Grid(shape.title, shape.note, cols, rows)
+    assert isinstance(shape, Examples)
+    verdict = {True: "ok", False: "failed", None: ""}
+    rows = [
+        [text(e.subject or ""), text(e.id), text(e.text), text(verdict[e.ok])] for e in shape.items
+    ]
+    return Grid(shape.title, shape.note, ["subject", "item", "what", "verdict"], rows)
