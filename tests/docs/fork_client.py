@@ -12,6 +12,7 @@ becomes the real executable.
 Usage: python -S -I fork_client.py SOCKET REAL_MEMGAUGE ARGS...
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -19,18 +20,22 @@ import socket
 import sys
 
 #: what a shell's command is told by signals; the rest (SIGKILL aside) is not a command's own
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-             signal.SIGUSR2)
+FORWARDED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
 _child = 0
 _pending = []
 
 
 def _forward(signum, _frame):
     if _child:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(_child, signum)
-        except ProcessLookupError:
-            pass
     else:
         _pending.append(signum)
 
@@ -40,9 +45,11 @@ def _real(real, args):
 
 
 def _ignored():
-    return [int(s) for s in signal.valid_signals()
-            if s not in (signal.SIGKILL, signal.SIGSTOP)
-            and signal.getsignal(s) == signal.SIG_IGN]
+    return [
+        int(s)
+        for s in signal.valid_signals()
+        if s not in (signal.SIGKILL, signal.SIGSTOP) and signal.getsignal(s) == signal.SIG_IGN
+    ]
 
 
 def main(path, real, args):
@@ -57,13 +64,15 @@ def main(path, real, args):
     except OSError:  # no server (yet, or any more): the real executable
         sock.close()
         _real(real, args)
-    request = json.dumps({
-        "argv": args,
-        "cwd": os.getcwd(),
-        "env": dict(os.environ),
-        "ignored": ignored,
-        "argv0": real,
-    }).encode()
+    request = json.dumps(
+        {
+            "argv": args,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "ignored": ignored,
+            "argv0": real,
+        }
+    ).encode()
     data = len(request).to_bytes(8, "big") + request
     sent = socket.send_fds(sock, [data], [0, 1, 2])
     sock.sendall(data[sent:])

@@ -273,10 +273,8 @@ class Server:
             said = f"signal {os.WTERMSIG(status)}\n"
         else:
             said = f"exit {os.waitstatus_to_exitcode(status)}\n"
-        try:
+        with contextlib.suppress(OSError):
             conn.sendall(said.encode())
-        except OSError:
-            pass
         with contextlib.suppress(KeyError):  # unless its client went before
             self.sel.unregister(conn)
         conn.close()

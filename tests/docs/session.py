@@ -242,8 +242,13 @@ class Session:
             return
         with (self.internal / "fork-server.log").open("ab") as out:
             self._forks = subprocess.Popen(
-                [sys.executable, "-P", str(HERE / "fork_server.py"), str(self.forks / "sock"),
-                 self.fork_target],
+                [
+                    sys.executable,
+                    "-P",
+                    str(HERE / "fork_server.py"),
+                    str(self.forks / "sock"),
+                    self.fork_target,
+                ],
                 cwd=self.work,
                 env=self.env,
                 stdin=subprocess.DEVNULL,

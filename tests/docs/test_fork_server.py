@@ -126,8 +126,7 @@ def test_nothing_outlives_the_page(tmp_path: Path) -> None:
 def test_a_changed_interpreter_setting_runs_the_real_executable(tmp_path: Path) -> None:
     session = _run(
         tmp_path,
-        "memgauge exit 0\n"
-        "PYTHONWARNINGS=ignore memgauge --version > version.txt\n",
+        "memgauge exit 0\nPYTHONWARNINGS=ignore memgauge --version > version.txt\n",
     )
     assert _served(session) == ["exit 0"]
     assert (session.work / "version.txt").read_text().startswith("memgauge, version ")
