@@ -11,6 +11,11 @@ What a reader brings, the test brings, and says so in any failure:
 - a line ending `# serves URL until Ctrl-C` is started in the background, asked URL until it
   answers 200, and stopped with Ctrl-C's signal (tests/docs/serve.py); the port it names is
   replaced by a free one.
+
+`memgauge` itself is the real command, started faster: each run of it is its own process with
+the shell's argv, directory, environment, stdio and signals, forked from a server that imported
+memgauge once for the page (tests/docs/fork_server.py, fork_client.py); the interpreter's start
+and the imports, most of a second of CPU a command, are paid once a page.
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def test_exit_codes_pipes_and_signals_are_the_commands(tmp_path: Path) -> None:
 
 def test_a_failing_command_fails_its_block_by_line(tmp_path: Path) -> None:
     session = _session(tmp_path)
-    blocks = read_blocks("p.md", "# p\n\n```bash\ntrue\nmemgauge exit 2\ntouch never\n```\n")
-    with pytest.raises(DocsError, match=re.escape("p.md:3: the shell block failed (exit 2)")):
+    blocks = read_blocks("p.md", "# p\n\n```bash\ntrue\nmemgauge exit 5\ntouch never\n```\n")
+    with pytest.raises(DocsError, match=re.escape("p.md:3: the shell block failed (exit 5)")):
         session.run(blocks)
     assert not (session.work / "never").exists()
 
