@@ -4,7 +4,7 @@ has memgauge's CLI imported already). Standard library only, run as `python -S -
 a few milliseconds, where memgauge's own start takes most of a second of CPU.
 
 This hands the server its stdin, stdout and stderr (the fds themselves: pipes, redirections and
-`| head` are the command's), its argv, working directory, environment and ignored signals; it
+`| head` are the command's), its argv, working directory, umask, environment and ignored signals; it
 forwards the signals a command gets (Ctrl-C of a serving line) to the command, and ends as the
 command ended (its exit code, or killed by the same signal). With no server to answer, it
 becomes the real executable.
@@ -44,6 +44,12 @@ def _real(real, args):
     os.execv(real, [real, *args])
 
 
+def _umask():
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
 def _ignored():
     return [
         int(s)
@@ -68,6 +74,7 @@ def main(path, real, args):
         {
             "argv": args,
             "cwd": os.getcwd(),
+            "umask": _umask(),
             "env": dict(os.environ),
             "ignored": ignored,
             "argv0": real,

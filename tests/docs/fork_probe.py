@@ -23,6 +23,7 @@ def main(argv: list[str]) -> int:
                     int(s) for s in signal.valid_signals() if signal.getsignal(s) == signal.SIG_IGN
                 ),
                 "pid": os.getpid(),
+                "umask": _umask(),
             },
             sys.stdout,
         )
@@ -49,6 +50,12 @@ def main(argv: list[str]) -> int:
         finally:
             server.server_close()
     return 99
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):

@@ -4,8 +4,10 @@ the page. Each command is still its own process with the documented argv, workin
 environment and stdio; only the interpreter's start and the imports are shared.
 
 Nothing here starts a thread, opens a store or runs a command before forking. A request whose
-PYTHON* variables differ from the server's (they decide how an interpreter starts: its path,
-hash seed, warnings) is answered with nothing, and the client runs the real executable.
+PYTHON* or locale variables differ from the server's (an interpreter reads them once, at its
+start: its path, hash seed, warnings, stdio's encoding) is answered with nothing, and the client
+runs the real executable. Shared with the server rather than the shell's: the process group
+and resource limits; and, the same in every command of a page, the hash seed of str.
 
 Usage: python -P fork_server.py SOCKET [MODULE:FUNCTION]   (the command's main, memgauge's by
 default; SIGTERM stops it and the commands it runs)
@@ -57,7 +59,8 @@ BUFFERED = not isinstance(getattr(sys.stdout, "buffer", None), io.FileIO)
 
 
 def _python_vars(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+    """What an interpreter reads once, at its start: PYTHON* and the locale (stdio's encoding)."""
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_", "LANG"))}
 
 
 def preload(target: str) -> None:
@@ -125,6 +128,7 @@ def command(target: str, request: dict[str, Any], fds: list[int]) -> int:
         elif s not in (signal.SIGPIPE, signal.SIGXFSZ):  # the interpreter ignores these two
             signal.signal(s, signal.SIG_DFL)
     os.chdir(request["cwd"])
+    os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
     for std, fd in enumerate(fds):
@@ -211,6 +215,8 @@ class Server:
                 os.close(fd)
             conn.close()  # the client runs the real executable
             return
+        for stream in (sys.stdout, sys.stderr):  # nothing of the server's for the command
+            stream.flush()
         pid = os.fork()
         if pid == 0:
             code = 70
@@ -281,4 +287,6 @@ class Server:
 
 
 if __name__ == "__main__":
+    if not hasattr(os, "pidfd_open"):  # Linux 5.3: without it the clients run memgauge itself
+        sys.exit("fork server: no os.pidfd_open here")
     Server(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "memgauge.cli.main:main").serve()

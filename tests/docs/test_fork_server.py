@@ -41,7 +41,7 @@ def test_a_command_sees_the_shells_argv_directory_and_environment(tmp_path: Path
     session = _run(
         tmp_path,
         "mkdir sub && cd sub && export EXPORTED=yes && UNEXPORTED=no\n"
-        "ONCE=1 memgauge show one 'two words' > ../seen.json\n"
+        "umask 027\nONCE=1 memgauge show one 'two words' > ../seen.json\n"
         "ONCE=1 env -0 > ../shell.env\n",
     )
     seen = json.loads((session.work / "seen.json").read_text())
@@ -50,7 +50,7 @@ def test_a_command_sees_the_shells_argv_directory_and_environment(tmp_path: Path
     )
     assert _served(session) == ["show one two words"]
     assert seen["argv"] == ["show", "one", "two words"]
-    assert seen["cwd"] == str(session.work / "sub")
+    assert (seen["cwd"], seen["umask"]) == (str(session.work / "sub"), 0o027)
     # bash sets `_` to the path of what it runs: env's there, memgauge's here
     assert seen["env"].pop("_").endswith("/memgauge")
     shell.pop("_")
@@ -123,10 +123,12 @@ def test_nothing_outlives_the_page(tmp_path: Path) -> None:
     assert _naming(str(session.forks)) == []
 
 
-def test_a_changed_interpreter_setting_runs_the_real_executable(tmp_path: Path) -> None:
+def test_a_changed_interpreter_or_locale_setting_runs_the_real_executable(tmp_path: Path) -> None:
     session = _run(
         tmp_path,
-        "memgauge exit 0\nPYTHONWARNINGS=ignore memgauge --version > version.txt\n",
+        "memgauge exit 0\nPYTHONWARNINGS=ignore memgauge --version > version.txt\n"
+        "LC_ALL=C memgauge --version > c.txt\n",
     )
     assert _served(session) == ["exit 0"]
-    assert (session.work / "version.txt").read_text().startswith("memgauge, version ")
+    for name in ("version.txt", "c.txt"):
+        assert (session.work / name).read_text().startswith("memgauge, version ")
