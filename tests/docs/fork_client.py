@@ -81,8 +81,12 @@ def main(path, real, args):
         }
     ).encode()
     data = len(request).to_bytes(8, "big") + request
-    sent = socket.send_fds(sock, [data], [0, 1, 2])
-    sock.sendall(data[sent:])
+    try:
+        sent = socket.send_fds(sock, [data], [0, 1, 2])
+        sock.sendall(data[sent:])
+    except OSError:  # a closed stdin, say: the interpreter has its own ways with it
+        sock.close()
+        _real(real, args)
     answer = sock.makefile("rb")
     while True:
         try:

@@ -36,6 +36,8 @@ def main(argv: list[str]) -> int:
     if what == "kill":  # ended by a signal, not an exit code
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(60)
+    if what == "interrupt":  # uncaught: the interpreter ends killed by SIGINT
+        raise KeyboardInterrupt
     if what == "sleep":
         print(os.getpid(), flush=True)
         time.sleep(float(rest[0]))

@@ -143,9 +143,11 @@ def command(target: str, request: dict[str, Any], fds: list[int]) -> int:
         code = _exit_code(getattr(sys.modules[module], name)(request["argv"]))
     except SystemExit as exc:
         code = _exit_code(exc.code)
-    except BaseException:
+    except BaseException as exc:
         traceback.print_exc()
         code = 1
+        if isinstance(exc, KeyboardInterrupt):  # the interpreter ends killed by SIGINT, then
+            code = -signal.SIGINT
     # what the interpreter does at its end: wait for threads, run atexit, flush
     import threading
 
@@ -158,6 +160,9 @@ def command(target: str, request: dict[str, Any], fds: list[int]) -> int:
             stream.flush()
         except (OSError, ValueError):
             code = code or 120
+    if code == -signal.SIGINT:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return code
 
 

@@ -66,6 +66,7 @@ def test_exit_codes_pipes_and_signals_are_the_commands(tmp_path: Path) -> None:
         "memgauge exit 3 || echo $? > exit.txt\n"
         "printf 'a\\nb\\n' | memgauge cat | tail -1 > piped.txt\n"
         "memgauge kill || echo $? > killed.txt\n"
+        "memgauge interrupt 2> /dev/null || echo $? > interrupted.txt\n"
         "(trap '' INT; memgauge show > ignoring.json)\n",
     )
     read = lambda name: (session.work / name).read_text()  # noqa: E731
@@ -73,7 +74,8 @@ def test_exit_codes_pipes_and_signals_are_the_commands(tmp_path: Path) -> None:
     assert read("piped.txt") == "B\n"
     assert read("killed.txt") == f"{128 + signal.SIGTERM}\n"
     assert signal.SIGINT in json.loads(read("ignoring.json"))["ignored"]
-    assert len(_served(session)) == 4
+    assert read("interrupted.txt") == f"{128 + signal.SIGINT}\n"
+    assert len(_served(session)) == 5
 
 
 def test_a_failing_command_fails_its_block_by_line(tmp_path: Path) -> None:
