@@ -11,6 +11,11 @@ What a reader brings, the test brings, and says so in any failure:
 - a line ending `# serves URL until Ctrl-C` is started in the background, asked URL until it
   answers 200, and stopped with Ctrl-C's signal (tests/docs/serve.py); the port it names is
   replaced by a free one.
+
+`memgauge` itself is the real command, started faster: each run of it is its own process with
+the shell's argv, directory, environment, stdio and signals, forked from a server that imported
+memgauge once for the page (tests/docs/fork_server.py, fork_client.py); the interpreter's start
+and the imports, most of a second of CPU a command, are paid once a page.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import select
 import shlex
 import shutil
@@ -25,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +155,11 @@ class Session:
     _shell: _Channel | None = None
     _python: _Channel | None = None
     _n: int = 0
+    #: the fork server's directory (its socket in it), private to this user
+    forks: Path | None = None
+    #: what the fork server runs as a command (its tests give it a probe)
+    fork_target: str = "memgauge.cli.main:main"
+    _forks: subprocess.Popen[bytes] | None = None
 
     @classmethod
     def fresh(
@@ -174,13 +186,23 @@ class Session:
         pip.chmod(0o755)
         (bindir / "pip3").symlink_to(pip)
         scripts = Path(sys.executable).parent
-        if not (scripts / "memgauge").exists():  # not installed: the package from PYTHONPATH
-            exe = bindir / "memgauge"
-            exe.write_text(
+        real = scripts / "memgauge"
+        if not real.exists():  # not installed: the package from PYTHONPATH
+            real = internal / "memgauge"
+            real.write_text(
                 f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -P -c "import sys;'
                 f' from memgauge.cli.main import run; sys.argv[0] = \'memgauge\'; run()" "$@"\n'
             )
-            exe.chmod(0o755)
+            real.chmod(0o755)
+        # `memgauge` on PATH: the page's fork server's client (tests/docs/fork_client.py), which
+        # is the real executable while no server answers
+        forks = Path(tempfile.gettempdir()) / f"memgauge-docs-{os.getuid()}-{secrets.token_hex(6)}"
+        client = [sys.executable, "-S", "-I", str(HERE / "fork_client.py")]
+        exe = bindir / "memgauge"
+        exe.write_text(
+            f'#!/bin/sh\nexec {shlex.join([*client, str(forks / "sock"), str(real)])} "$@"\n'
+        )
+        exe.chmod(0o755)
         env = {
             **env,
             "PATH": os.pathsep.join([str(bindir), str(scripts), env.get("PATH", "")]),
@@ -188,13 +210,15 @@ class Session:
             "__DOCS_PYTHON": sys.executable,
             "__DOCS_SERVE": str(HERE / "serve.py"),
         }
-        return cls(page, work, internal, env, dict(stand_ins or {}))
+        return cls(page, work, internal, env, dict(stand_ins or {}), forks=forks)
 
     # --- running ----------------------------------------------------------------------------
 
     def run(self, blocks: list[Block]) -> None:
         """Every block of the page in order; a failure raises DocsError naming the block."""
         try:
+            if any(b.kind == "shell" for b in blocks):
+                self._start_fork_server()
             for b in blocks:
                 t0 = time.monotonic()
                 if b.kind == "file":
@@ -210,6 +234,38 @@ class Session:
             self.close(check=False)  # the block's failure is the one to report
             raise
         self.close()
+
+    def _start_fork_server(self) -> None:
+        """The page's `memgauge` commands forked from one process that imported memgauge once
+        (tests/docs/fork_server.py); started in the page's first environment, it serves a
+        command only if the interpreter's PYTHON* variables are still those."""
+        if self.forks is None:
+            return
+        try:
+            self.forks.mkdir(mode=0o700)  # not if it exists: someone else's
+        except OSError:
+            return
+        with (self.internal / "fork-server.log").open("ab") as out:
+            self._forks = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-P",
+                    str(HERE / "fork_server.py"),
+                    str(self.forks / "sock"),
+                    self.fork_target,
+                ],
+                cwd=self.work,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + 30
+        while not (self.forks / "sock").exists() and self._forks.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
 
     def _stand_in(self, text: str) -> str:
         for documented, actual in self.stand_ins.items():
@@ -350,6 +406,12 @@ class Session:
         if self._shell is not None:
             self._shell.close("exit 0\n")
             self._shell = None
+        if self._forks is not None:  # with any command still running
+            self._forks.terminate()
+            _ended(self._forks)
+            _kill(self._forks)
+            self._forks = None
+            shutil.rmtree(self.forks or "", ignore_errors=True)
         if problems and check:
             raise DocsError("\n".join(problems))
 
