@@ -257,7 +257,8 @@ def test_a_plugin_kind_runs_is_stored_gated_and_shown(site: Path, tmp_path: Path
 
     shown = run_memgauge("runs", "show", run_id, "--store", str(db))
     assert shown.returncode == 0
-    assert "sums" in shown.stdout
+    assert "sum_accuracy" in shown.stdout  # the plug-in aggregate's measures, as a table
+    assert f"{value:.3f}" in shown.stdout
 
     report = tmp_path / "report.html"
     assert run_memgauge("report", run_id, "--out", str(report), "--store", str(db)).returncode == 0

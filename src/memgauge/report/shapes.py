@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memgauge.data.records import AggregateResult, RunSummary
+from memgauge.data.records import AggregateResult, MeasureValue, RunSummary
 from memgauge.data.shapes import (
     FORM,
     Breakdown,
@@ -69,10 +69,32 @@ def _component(name: str) -> Any:
 def shapes_of(agg: AggregateResult) -> list[Shape]:
     """Its shapes; for a result stored before shapes existed (form 1: `detail` only), the ones
     its aggregate draws from that detail (none when the aggregate is not installed)."""
-    if agg.form >= FORM:
+    if agg.form >= FORM and agg.shapes:
         return list(agg.shapes)
     upgrade = getattr(_component(agg.aggregate), "shapes_from", None)
-    return list(upgrade(agg.detail)) if callable(upgrade) and agg.detail else []
+    drawn = list(upgrade(agg.detail)) if callable(upgrade) and agg.detail else []
+    # an aggregate that draws nothing of its own (a plug-in's that gives measures only) shows
+    # its measures, as every medium draws a table
+    return drawn or ([_measures(agg.aggregate, agg.measures)] if agg.measures else [])
+
+
+def _measures(title: str, measures: Sequence[MeasureValue], *, by_task: bool = False) -> Table:
+    """Measures as a table: a row per measure (and task), a column per subject."""
+    subjects = list(dict.fromkeys(m.subject for m in measures))
+    lead = ["task", "measure"] if by_task else ["measure"]
+    rows: dict[tuple[str, ...], list[Cell]] = {}
+    for m in measures:
+        key = (m.task, m.name) if by_task else (m.name,)
+        row = rows.setdefault(key, [*(text(k) for k in key), *(text("-") for _ in subjects)])
+        row[len(lead) + subjects.index(m.subject)] = cell(
+            m.value, (m.ci_low, m.ci_high), m.n_scored, m.n_failed
+        )
+    return Table(
+        title=title,
+        note="mean or measure with its 95% CI and count",
+        columns=[*lead, *subjects],
+        rows=list(rows.values()),
+    )
 
 
 def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
@@ -91,21 +113,7 @@ def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
 
 def measures_table(summary: RunSummary) -> Table:
     """Every run-level number (evaluators' means and aggregates' measures), per subject."""
-    subjects = list(dict.fromkeys(m.subject for m in summary.measures()))
-    rows: dict[tuple[str, str], list[Cell]] = {}
-    for m in summary.measures():
-        row = rows.setdefault(
-            (m.task, m.name), [text(m.task), text(m.name), *(text("-") for _ in subjects)]
-        )
-        row[2 + subjects.index(m.subject)] = cell(
-            m.value, (m.ci_low, m.ci_high), m.n_scored, m.n_failed
-        )
-    return Table(
-        title="Results",
-        note="mean or measure with its 95% CI and count",
-        columns=["task", "measure", *subjects],
-        rows=list(rows.values()),
-    )
+    return _measures("Results", list(summary.measures()), by_task=True)
 
 
 def shapes_json(shapes: Sequence[Shape]) -> list[dict[str, Any]]:
