@@ -4,17 +4,15 @@ minimalism (seed 001), for a live extractor or outputs recorded in production.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from memgauge import api
-from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
-from memgauge.cli._evaluation import conclude, running
+from memgauge.cli._cases import case_options, finish_cases, run_cases
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.report import atomic_write_text
 from memgauge.report.write_path import extraction_lines, extraction_report, extraction_table
 
 __all__ = ["extraction"]
@@ -69,15 +67,7 @@ __all__ = ["extraction"]
     "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
 )
 @click.option("--limit", type=integer(1), default=None)
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write extraction.json (every case) into this directory.",
-)
-@click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@case_options("extraction")
 @kind_option("extraction", "CASES")
 @run_options(no_targets="Report seed 001's targets without failing on them.")
 def extraction(
@@ -125,24 +115,15 @@ def extraction(
         max_failure_rate=run_args.failure_rate,
         dataset_kind=kind,
     )
-    with running(run_args.progress) as bar:
-        report = api.run_suite(suite, options=run_args.options, progress=bar, kind="extraction")
+    report = run_cases(suite, "extraction", run_args)
     named = cases_path or outputs_path
     assert named is not None
     doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / "extraction.json", dumps_strict(doc, indent=2) + "\n")
-    out = console(stderr=as_json)
-    out.print(extraction_table(doc, f"Fact extraction: {label} on {named.name}"))
-    for line in extraction_lines(doc):
-        out.print(line)
+    shown: list[Any] = [extraction_table(doc, f"Fact extraction: {label} on {named.name}")]
+    shown += extraction_lines(doc)
     if "online" in doc:
-        out.print(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
-        for line in extraction_lines(doc["online"]):
-            out.print(line)
-    code = conclude(out, report, run_args)
-    if as_json:
-        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
-    if code:
-        raise click.exceptions.Exit(code)
+        shown.append(extraction_table(doc["online"], f"Unlabelled trace lines of {named.name}"))
+        shown += extraction_lines(doc["online"])
+    finish_cases(
+        report, doc, shown, name="extraction", out_dir=out_dir, as_json=as_json, run_args=run_args
+    )

@@ -8,12 +8,8 @@ from pathlib import Path
 import click
 
 from memgauge import api
-from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
-from memgauge.cli._evaluation import conclude, running
-from memgauge.cli._numbers import integer
+from memgauge.cli._cases import case_options, finish_cases, run_cases
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.report import atomic_write_text
 from memgauge.report.write_path import operations_report, operations_tables
 
 __all__ = ["operations"]
@@ -49,15 +45,7 @@ __all__ = ["operations"]
     help="Add past evaluation failures to the merge judge's prompt: a query looked up in the"
     " learnings memory, or '{query: Q, k: 3, budget: 500, path: FILE, memory: SPEC}'.",
 )
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write operations.json (every case) into this directory.",
-)
-@click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@case_options("operations")
 @run_options(no_targets="Report seed 000's tier targets without failing on them.")
 def operations(
     cases_path: Path,
@@ -88,19 +76,15 @@ def operations(
         concurrency=concurrency,
         max_failure_rate=run_args.failure_rate,
     )
-    with running(run_args.progress) as bar:
-        report = api.run_suite(suite, options=run_args.options, progress=bar, kind="operations")
+    report = run_cases(suite, "operations", run_args)
     doc = operations_report(report.run, report.items, cases=str(cases_path), decider=label)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(
-            out_dir / "operations.json", dumps_strict(doc, indent=2, default=str) + "\n"
-        )
-    out = console(stderr=as_json)
-    for table in operations_tables(doc, f"Memory operations: {label} on {cases_path.name}"):
-        out.print(table)
-    code = conclude(out, report, run_args)
-    if as_json:
-        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
-    if code:
-        raise click.exceptions.Exit(code)
+    title = f"Memory operations: {label} on {cases_path.name}"
+    finish_cases(
+        report,
+        doc,
+        operations_tables(doc, title),
+        name="operations",
+        out_dir=out_dir,
+        as_json=as_json,
+        run_args=run_args,
+    )
