@@ -18,6 +18,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.columns import cols
+
 revision = "0013"
 down_revision = "0012"
 branch_labels = None
@@ -39,15 +41,14 @@ def upgrade() -> None:
     """Create the flag and drop-count tables; add the shadow and pair columns."""
     op.create_table(
         "eval_flags",
-        sa.Column("feature_id", sa.Text(), nullable=False),
-        sa.Column("rollout_percent", sa.Double(), nullable=False),
-        sa.Column("shadow_enabled", sa.Integer(), nullable=False),
-        sa.Column("shadow_percent", sa.Double(), nullable=False),
-        sa.Column("min_samples", sa.Integer(), nullable=False),
-        sa.Column("graduation_threshold", sa.Double(), nullable=False),
-        sa.Column("feed_ab", sa.Integer(), nullable=False),
-        sa.Column("created_at", sa.Text(), nullable=False),
-        sa.Column("updated_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "feature_id", nullable=False),
+        *cols(sa.Double(), "rollout_percent", nullable=False),
+        *cols(sa.Integer(), "shadow_enabled", nullable=False),
+        *cols(sa.Double(), "shadow_percent", nullable=False),
+        *cols(sa.Integer(), "min_samples", nullable=False),
+        *cols(sa.Double(), "graduation_threshold", nullable=False),
+        *cols(sa.Integer(), "feed_ab", nullable=False),
+        *cols(sa.Text(), "created_at", "updated_at", nullable=False),
         sa.CheckConstraint(
             "rollout_percent >= 0 AND rollout_percent <= 100", name="ck_eval_flags_rollout"
         ),
@@ -58,9 +59,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "eval_shadow_drops",
-        sa.Column("feature_id", sa.Text(), nullable=False),
-        sa.Column("dropped", sa.Integer(), nullable=False),
-        sa.Column("updated_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "feature_id", nullable=False),
+        *cols(sa.Integer(), "dropped", nullable=False),
+        *cols(sa.Text(), "updated_at", nullable=False),
         sa.PrimaryKeyConstraint("feature_id"),
     )
     for name, type_ in _SHADOW_COLUMNS:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.columns import cols
+
 revision = "0014"
 down_revision = "0013"
 branch_labels = None
@@ -35,27 +37,24 @@ def upgrade() -> None:
             op.add_column("eval_queries", sa.Column(name, type_, nullable=True))
     op.create_table(
         "eval_sessions",
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("turns", sa.Integer(), nullable=True),
-        sa.Column("started_at", sa.Text(), nullable=False),
-        sa.Column("ended_at", sa.Text(), nullable=True),
-        sa.Column("updated_at", sa.Text(), nullable=False),
-        sa.Column("metadata", sa.Text(), server_default="{}", nullable=True),
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Integer(), "turns"),
+        *cols(sa.Text(), "started_at", nullable=False),
+        *cols(sa.Text(), "ended_at"),
+        *cols(sa.Text(), "updated_at", nullable=False),
+        *cols(sa.Text(), "metadata", server_default="{}"),
         sa.PrimaryKeyConstraint("session_id"),
     )
     op.create_table(
         "eval_outcomes",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("task_id", sa.Text(), nullable=True),
-        sa.Column("success", sa.Integer(), nullable=True),
-        sa.Column("score", sa.Double(), nullable=True),
-        sa.Column("knowledge_delta", sa.Double(), nullable=True),
-        sa.Column("uncertainty_reduction", sa.Double(), nullable=True),
-        sa.Column("learning_index", sa.Double(), nullable=True),
-        sa.Column("spec_folder", sa.Text(), nullable=True),
-        sa.Column("metadata", sa.Text(), server_default="{}", nullable=True),
-        sa.Column("created_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Text(), "task_id"),
+        *cols(sa.Integer(), "success"),
+        *cols(sa.Double(), "score", "knowledge_delta", "uncertainty_reduction", "learning_index"),
+        *cols(sa.Text(), "spec_folder"),
+        *cols(sa.Text(), "metadata", server_default="{}"),
+        *cols(sa.Text(), "created_at", nullable=False),
         sa.CheckConstraint("success IS NULL OR success IN (0, 1)", name="ck_eval_outcomes_success"),
         sa.PrimaryKeyConstraint("id"),
         sqlite_autoincrement=True,
@@ -64,10 +63,9 @@ def upgrade() -> None:
     op.create_table(
         "eval_agent_outputs",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("query_id", sa.Text(), nullable=True),
-        sa.Column("text", sa.Text(), nullable=False),
-        sa.Column("created_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Text(), "query_id"),
+        *cols(sa.Text(), "text", "created_at", nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sqlite_autoincrement=True,
     )
