@@ -23,7 +23,7 @@ from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, search_result
+from memgauge.subjects.python_import import remote_answer, search_result
 
 __all__ = ["HttpSubject"]
 
@@ -137,10 +137,7 @@ class HttpSubject:
 
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """POST /answer: `{"text": ...}` back."""
-        t0 = time.perf_counter()
-        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
-        data = self._post("/answer", {"question": question, "history": turns})
-        return normalise_answer(data, (time.perf_counter() - t0) * 1000)
+        return remote_answer(lambda body: self._post("/answer", body), question, history)
 
     def dump(self) -> list[Memory]:
         """POST /dump."""

@@ -24,7 +24,7 @@ from typing import Any
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.subjects._process import LineProcess
 from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, search_result
+from memgauge.subjects.python_import import remote_answer, search_result
 
 __all__ = ["SubprocessSubject"]
 
@@ -85,10 +85,7 @@ class SubprocessSubject:
 
     def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
         """`answer`; the round trip is the latency."""
-        t0 = time.perf_counter()
-        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
-        raw = self.call("answer", {"question": question, "history": turns})
-        return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
+        return remote_answer(lambda params: self.call("answer", params), question, history)
 
     def dump(self) -> list[Memory]:
         """`dump`."""
