@@ -12,7 +12,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import Command, apply_options, console
+from memgauge.cli._common import PATH, Command, apply_options, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs
@@ -27,7 +27,7 @@ def case_options(name: str) -> Callable[[Command], Command]:
         click.option(
             "--output",
             "out_dir",
-            type=click.Path(path_type=Path),
+            type=PATH,
             default=None,
             help=f"Write {name}.json (every case) into this directory.",
         ),

@@ -10,6 +10,7 @@ import click
 
 from memgauge import api
 from memgauge.cli._cases import case_options, finish_cases, run_cases
+from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
@@ -19,7 +20,7 @@ __all__ = ["extraction"]
 
 
 @click.command()
-@click.argument("cases_path", metavar="[CASES]", type=click.Path(path_type=Path), required=False)
+@click.argument("cases_path", metavar="[CASES]", type=PATH, required=False)
 @click.option(
     "--extractor",
     "extractor_spec",
@@ -30,7 +31,7 @@ __all__ = ["extraction"]
 @click.option(
     "--outputs",
     "outputs_path",
-    type=click.Path(path_type=Path),
+    type=PATH,
     default=None,
     help="Outputs recorded in production: JSONL of {case_id, output}, or production traces"
     " {conversation, existing_memory, output, tags}: lines with no case_id are judged alone.",
@@ -49,12 +50,11 @@ __all__ = ["extraction"]
     help="Judge this share of the trace lines, chosen per line from --seed and its id.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
-@click.option(
+@choice_option(
     "--match",
     "match",
-    type=click.Choice(["exact", "semantic", "judge"]),
+    choices=["exact", "semantic", "judge"],
     default="semantic",
-    show_default=True,
 )
 @click.option(
     "--threshold",

@@ -9,6 +9,7 @@ import click
 
 from memgauge import api
 from memgauge.cli._cases import case_options, finish_cases, run_cases
+from memgauge.cli._common import PATH
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.report.write_path import operations_report, operations_tables
 
@@ -16,7 +17,7 @@ __all__ = ["operations"]
 
 
 @click.command()
-@click.argument("cases_path", metavar="CASES", type=click.Path(path_type=Path))
+@click.argument("cases_path", metavar="CASES", type=PATH)
 @click.option(
     "--decider",
     "decider_spec",
@@ -27,7 +28,7 @@ __all__ = ["operations"]
 @click.option(
     "--outputs",
     "outputs_path",
-    type=click.Path(path_type=Path),
+    type=PATH,
     default=None,
     help="Decisions recorded in production: JSONL of {case_id, output}.",
 )

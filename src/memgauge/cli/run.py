@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import PATH, console, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
@@ -27,7 +27,7 @@ __all__ = ["run"]
 
 
 @click.command()
-@click.argument("suite_file", type=click.Path(path_type=Path))
+@click.argument("suite_file", type=PATH)
 @store_option
 @click.option(
     "--concurrency",

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store, store_option
+from memgauge.cli._common import EXISTING_FILE, FILE, console, open_suite_store, store_option
 from memgauge.cli._compare import check_json, compare_options, print_systems, systems_options
 from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
@@ -228,12 +228,7 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     " against (`memgauge gate --baseline FILE`); parquet: the csv's table with typed columns"
     " (needs --out and `pip install 'memgauge[parquet]'`).",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to this file (default: stdout).",
-)
+@click.option("--out", type=FILE, default=None, help="Write to this file (default: stdout).")
 def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> None:
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
@@ -275,7 +270,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
 
 
 @runs.command("import")
-@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("bundle", type=EXISTING_FILE)
 @store_option
 def import_(bundle: Path, store_path: str | None) -> None:
     """Record the runs of a bundle (`memgauge runs export ID --format bundle`) in this store,

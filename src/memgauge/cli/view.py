@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge.cli._common import FILE
 from memgauge.cli._numbers import integer
 from memgauge.report import atomic_write_text
 from memgauge.view import LOCAL_HOSTS, report_from_store, serve
@@ -52,13 +53,7 @@ def view(store_path: str | None, port: int, host: str) -> None:
 
 @click.command()
 @click.argument("run_id")
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The HTML file to write.",
-)
+@click.option("--out", "out", type=FILE, required=True, help="The HTML file to write.")
 @store_option
 def report(run_id: str, out: Path, store_path: str | None) -> None:
     """Write run RUN_ID (or the first characters of its id) as one self-contained HTML file:
