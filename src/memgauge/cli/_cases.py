@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, Command, apply_options, console
+from memgauge.cli._common import PATH, Command, apply_options, console, json_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs
@@ -32,19 +32,32 @@ def case_options(name: str) -> Callable[[Command], Command]:
             help=f"Write {name}.json (every case) into this directory.",
         ),
         click.option("--concurrency", type=integer(1, 256), default=4, show_default=True),
-        click.option(
-            "--json", "as_json", is_flag=True, help="Print the summary as JSON (last line)."
-        ),
+        json_option("Print the summary as JSON (last line)."),
     ]
     return lambda fn: apply_options(fn, options)
 
 
-def run_cases(suite: Any, kind: str, run_args: RunArgs) -> api.RunReport:
-    """The suite (what `api.extraction_suite` / `api.operations_suite` built: the CLI does not
-    import `memgauge.runs` for its type) run with the command's options, a progress bar when
-    asked."""
+def run_cases(
+    kind: Literal["extraction", "operations"],
+    spec: str | None,
+    outputs: Path | None,
+    cases: Path | None,
+    run_args: RunArgs,
+    **options: Any,
+) -> tuple[api.RunReport, str]:
+    """The run of `kind`'s suite of `cases` (`api.extraction_suite` / `api.operations_suite`,
+    with `options`), whose subject (the extractor / the decider) is `spec` or the `outputs`
+    recorded, run with the command's options (a progress bar when asked); and the subject's
+    label."""
+    builders: dict[str, tuple[Callable[..., Any], Literal["extractor", "decider"]]] = {
+        "extraction": (api.extraction_suite, "extractor"),
+        "operations": (api.operations_suite, "decider"),
+    }
+    build, role = builders[kind]
+    subject, label = api.write_path_subject(role, spec, outputs)
+    suite = build(cases, subject, max_failure_rate=run_args.failure_rate, **options)
     with running(run_args.progress) as bar:
-        return api.run_suite(suite, options=run_args.options, progress=bar, kind=kind)
+        return api.run_suite(suite, options=run_args.options, progress=bar, kind=kind), label
 
 
 def finish_cases(

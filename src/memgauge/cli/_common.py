@@ -29,6 +29,7 @@ __all__ = [
     "apply_options",
     "choice_option",
     "console",
+    "json_option",
     "open_suite_store",
     "print_markdown",
     "store_option",
@@ -64,6 +65,11 @@ def choice_option(
         show_default=True,
         **options,
     )
+
+
+def json_option(about: str | None = None) -> Callable[[FC], FC]:
+    """`--json` (the command's `as_json`): print JSON instead of tables; `about` its help."""
+    return click.option("--json", "as_json", is_flag=True, help=about)
 
 
 def console(stderr: bool = False) -> Console:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, choice_option, console, store_option
+from memgauge.cli._common import PATH, choice_option, console, json_option, store_option
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["ab"]
@@ -159,7 +159,7 @@ def resume(name: str, store_path: str | None) -> None:
 @ab.command()
 @click.argument("name", required=False)
 @store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def status(name: str | None, store_path: str | None, as_json: bool) -> None:
     """Each test's state and decision (or only NAME's)."""
     reports = api.ab_test_reports(name, store=store_path)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from memgauge import api
 from memgauge.cli._cases import case_options, finish_cases, run_cases
 from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
@@ -74,18 +73,11 @@ def extraction(
     cases_path: Path | None,
     extractor_spec: str | None,
     outputs_path: Path | None,
-    tags: tuple[str, ...],
-    sample: float,
-    seed: int,
-    match: str,
-    threshold: float,
-    judge_model: str | None,
-    limit: int | None,
     out_dir: Path | None,
-    concurrency: int,
     as_json: bool,
     kind: str | None,
     run_args: RunArgs,
+    **options: Any,
 ) -> None:
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
     observations as silver facts), and on the unlabelled lines of a production trace
@@ -99,23 +91,17 @@ def extraction(
     input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
     --max-failure-rate allows.
     """
-    subject, label = api.write_path_subject("extractor", extractor_spec, outputs_path)
-    suite = api.extraction_suite(
+    # options: --tag ... --limit, --concurrency, as `api.extraction_suite` names them
+    report, label = run_cases(
+        "extraction",
+        extractor_spec,
+        outputs_path,
         cases_path,
-        subject,
+        run_args,
         trace=outputs_path,
-        tags=tags,
-        sample=sample,
-        seed=seed,
-        match=match,
-        threshold=threshold,
-        judge_model=judge_model,
-        limit=limit,
-        concurrency=concurrency,
-        max_failure_rate=run_args.failure_rate,
         dataset_kind=kind,
+        **options,
     )
-    report = run_cases(suite, "extraction", run_args)
     named = cases_path or outputs_path
     assert named is not None
     doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)

@@ -18,7 +18,7 @@ from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING_FILE, choice_option
+from memgauge.cli._common import EXISTING_FILE, choice_option, json_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._numbers import integer
@@ -95,7 +95,7 @@ def _num(v: float) -> float | None:
     help="Keep each query's top N documents only (trec_eval's -M).",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@json_option("One JSON object on stdout.")
 @compare_options
 def metrics(
     qrels: Path,

@@ -4,10 +4,10 @@ Seed 000's tiers: heuristic checks, the operation itself, and the merge-quality 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from memgauge import api
 from memgauge.cli._cases import case_options, finish_cases, run_cases
 from memgauge.cli._common import PATH
 from memgauge.cli._options import RunArgs, run_options
@@ -34,7 +34,7 @@ __all__ = ["operations"]
 )
 @click.option(
     "--judge/--no-judge",
-    "use_judge",
+    "judge",
     default=False,
     help="Score merged texts with the merge-quality rubric judge.",
 )
@@ -52,13 +52,10 @@ def operations(
     cases_path: Path,
     decider_spec: str | None,
     outputs_path: Path | None,
-    use_judge: bool,
-    judge_model: str | None,
-    judge_learnings: str | None,
     out_dir: Path | None,
-    concurrency: int,
     as_json: bool,
     run_args: RunArgs,
+    **options: Any,
 ) -> None:
     """Score merge decisions on CASES: heuristic tier (target 95%), operation tier (80%),
     LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval.
@@ -67,17 +64,10 @@ def operations(
     input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
     --max-failure-rate allows.
     """
-    subject, label = api.write_path_subject("decider", decider_spec, outputs_path)
-    suite = api.operations_suite(
-        cases_path,
-        subject,
-        judge=use_judge,
-        judge_model=judge_model,
-        judge_learnings=judge_learnings,
-        concurrency=concurrency,
-        max_failure_rate=run_args.failure_rate,
+    # options: --judge, --judge-model, --judge-learnings, --concurrency, as the builder names them
+    report, label = run_cases(
+        "operations", decider_spec, outputs_path, cases_path, run_args, **options
     )
-    report = run_cases(suite, "operations", run_args)
     doc = operations_report(report.run, report.items, cases=str(cases_path), decider=label)
     title = f"Memory operations: {label} on {cases_path.name}"
     finish_cases(

@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, console, store_option
+from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
@@ -48,7 +48,7 @@ __all__ = ["run"]
     help="With --resume: take over a run whose recorded owner is a process on another host "
     "(which this host cannot check). A live owner on this host is never displaced.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary as the last line.")
+@json_option("Print a JSON summary as the last line.")
 @click.option(
     "--progress/--no-progress",
     default=None,

@@ -20,7 +20,14 @@ from rich.text import Text
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING_FILE, FILE, console, open_suite_store, store_option
+from memgauge.cli._common import (
+    EXISTING_FILE,
+    FILE,
+    console,
+    json_option,
+    open_suite_store,
+    store_option,
+)
 from memgauge.cli._compare import check_json, compare_options, print_systems, systems_options
 from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
@@ -65,7 +72,7 @@ def upgrade(store_path: str | None) -> None:
 @store_option
 @click.option("--suite", default=None, help="Only runs of this suite.")
 @click.option("--limit", type=integer(1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
@@ -132,7 +139,7 @@ def _state(run: Mapping[str, Any]) -> Text:
 @runs.command()
 @click.argument("run_id")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
+@json_option("Print the run as one JSON object.")
 @click.option("--failures", "n_failures", type=integer(0), default=20, show_default=True)
 def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
@@ -282,7 +289,7 @@ def import_(bundle: Path, store_path: str | None) -> None:
 @runs.command()
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@json_option("Print the comparison as JSON.")
 @click.option(
     "--baseline",
     default=None,

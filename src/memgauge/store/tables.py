@@ -22,7 +22,7 @@ from sqlalchemy.engine import Dialect
 
 from memgauge.store.columns import cols
 
-__all__ = ["Packed", "metadata", "packed", "unpacked"]
+__all__ = ["ITERATION_SCORES", "Packed", "metadata", "packed", "unpacked"]
 
 _PACK_FROM = 512  # bytes of JSON from which an output or summary is stored deflated
 
@@ -361,7 +361,7 @@ eval_results = sa.Table(
     *cols(_T, "run_id", "run_type", nullable=False),
     *cols(_T, "feature_id"),
     *cols(_T, "system", nullable=False),
-    *(_col(c, _F) for c in _RESULT_METRICS),
+    *cols(_F, *_RESULT_METRICS),
     *cols(_T, "channel_contribution_json"),
     *cols(_F, "result_diversity_score"),
     *cols(_I, "query_count", nullable=False),
@@ -499,6 +499,20 @@ optimization_studies = sa.Table(
     sa.Index("idx_optimization_studies_created", "created_at"),
 )
 
+#: an iteration's score, and its paired deltas (to the best so far, to the baseline), each
+#: with its 95% CI (columns documented in store/optimization.py)
+ITERATION_SCORES = (
+    "score",
+    "ci_low",
+    "ci_high",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "baseline_delta",
+    "baseline_delta_ci_low",
+    "baseline_delta_ci_high",
+)
+
 optimization_iterations = sa.Table(
     "optimization_iterations",
     metadata,
@@ -513,20 +527,7 @@ optimization_iterations = sa.Table(
     _col("candidate", _I, primary_key=True),
     *cols(_T, "target", "status", "params_json", "texts_json", nullable=False),
     *cols(_T, "run_id"),
-    *(
-        _col(name, _F)
-        for name in (
-            "score",
-            "ci_low",
-            "ci_high",
-            "delta",
-            "delta_ci_low",
-            "delta_ci_high",
-            "baseline_delta",
-            "baseline_delta_ci_low",
-            "baseline_delta_ci_high",
-        )
-    ),
+    *cols(_F, *ITERATION_SCORES),
     *cols(_I, "accepted"),
     *cols(_T, "values_json", "note", "reason"),
     *cols(_T, "started_at", nullable=False),

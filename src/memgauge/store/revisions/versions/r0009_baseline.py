@@ -15,6 +15,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 from memgauge.store.columns import cols
+from memgauge.store.revisions import create_serial_table
 
 revision = "0009"
 down_revision = None
@@ -27,9 +28,8 @@ PACKED = sa.Text().with_variant(postgresql.BYTEA(), "postgresql")
 
 def upgrade() -> None:
     """Create every table of the results store."""
-    op.create_table(
+    create_serial_table(
         "eval_ab_tests",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "feature_id", "status", nullable=False),
         *cols(sa.Double(), "log_likelihood_ratio", server_default="0", nullable=False),
         *cols(sa.Double(), "upper_bound", "lower_bound", nullable=False),
@@ -49,14 +49,11 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "status IN ('running', 'graduated', 'rejected', 'paused')", name="ck_eval_ab_status"
         ),
-        sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("feature_id"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_ab_status", "eval_ab_tests", ["status"], unique=False)
-    op.create_table(
+    create_serial_table(
         "eval_feedback",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "event_type", "session_id", nullable=False),
         *cols(sa.Text(), "query_id", "memory_id"),
         *cols(sa.Integer(), "rank_in_results"),
@@ -66,13 +63,10 @@ def upgrade() -> None:
             "event_type IN ('read_after_search', 're_search', 'scroll_past', 'reference', 'validate_useful', 'validate_not_useful')",
             name="ck_eval_feedback_event",
         ),
-        sa.PrimaryKeyConstraint("id"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_feedback_query", "eval_feedback", ["query_id"], unique=False)
-    op.create_table(
+    create_serial_table(
         "eval_judgments",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "query_id", "memory_id", nullable=False),
         *cols(sa.Integer(), "relevance", nullable=False),
         *cols(sa.Text(), "source", nullable=False),
@@ -84,13 +78,10 @@ def upgrade() -> None:
             name="ck_eval_judgments_source",
         ),
         sa.CheckConstraint("relevance BETWEEN 0 AND 3", name="ck_eval_judgments_relevance"),
-        sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("query_id", "memory_id", "source"),
-        sqlite_autoincrement=True,
     )
-    op.create_table(
+    create_serial_table(
         "eval_queries",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "query_id", "query", nullable=False),
         *cols(sa.Text(), "intent", "mode", "session_id"),
         *cols(sa.Text(), "tool_name", nullable=False),
@@ -104,15 +95,12 @@ def upgrade() -> None:
         *cols(sa.Text(), "created_at", nullable=False),
         *cols(sa.Integer(), "is_eval_corpus", server_default="0", nullable=False),
         *cols(sa.Text(), "eval_category"),
-        sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("query_id"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_queries_created", "eval_queries", ["created_at"], unique=False)
     op.create_index("idx_eval_queries_session", "eval_queries", ["session_id"], unique=False)
-    op.create_table(
+    create_serial_table(
         "eval_results",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "run_id", "run_type", nullable=False),
         *cols(sa.Text(), "feature_id"),
         *cols(sa.Text(), "system", nullable=False),
@@ -144,17 +132,14 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "run_type IN ('full', 'shadow', 'regression', 'ab_test')", name="ck_eval_results_type"
         ),
-        sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("run_id", "system"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_results_created", "eval_results", ["created_at"], unique=False)
     op.create_index("idx_eval_results_feature", "eval_results", ["feature_id"], unique=False)
     op.create_index("idx_eval_results_run", "eval_results", ["run_id"], unique=False)
     op.create_index("idx_eval_results_type", "eval_results", ["run_type"], unique=False)
-    op.create_table(
+    create_serial_table(
         "eval_shadow_runs",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "query_id", "feature_id", "control_result_ids", nullable=False),
         *cols(sa.Text(), "treatment_result_ids"),
         *cols(sa.Double(), "rank_correlation", "set_overlap"),
@@ -166,8 +151,6 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "error IS NOT NULL OR treatment_result_ids IS NOT NULL", name="ck_eval_shadow_outcome"
         ),
-        sa.PrimaryKeyConstraint("id"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_shadow_created", "eval_shadow_runs", ["created_at"], unique=False)
     op.create_index("idx_eval_shadow_feature", "eval_shadow_runs", ["feature_id"], unique=False)
@@ -213,17 +196,15 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["feature_id"], ["eval_ab_tests.feature_id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("feature_id", "seq"),
     )
-    op.create_table(
+    create_serial_table(
         "suite_run_failures",
-        sa.Column("failure_id", sa.Integer(), autoincrement=True, nullable=False),
         *cols(sa.Text(), "run_id", "subject", "task", nullable=False),
         *cols(sa.Text(), "item_id"),
         *cols(sa.Text(), "stage", "kind", "message", nullable=False),
         *cols(sa.Integer(), "attempt", nullable=False),
         *cols(sa.Text(), "at", nullable=False),
         sa.ForeignKeyConstraint(["run_id"], ["suite_runs.run_id"], ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("failure_id"),
-        sqlite_autoincrement=True,
+        key="failure_id",
     )
     op.create_index(
         "idx_suite_run_failures_run",

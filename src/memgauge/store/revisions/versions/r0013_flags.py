@@ -25,17 +25,6 @@ down_revision = "0012"
 branch_labels = None
 depends_on = None
 
-_SHADOW_COLUMNS: tuple[tuple[str, sa.types.TypeEngine[float] | sa.types.TypeEngine[str]], ...] = (
-    ("intent", sa.Text()),
-    ("session_id", sa.Text()),
-    ("log_level", sa.Text()),
-    ("query_text", sa.Text()),
-    ("control_mrr", sa.Double()),
-    ("treatment_mrr", sa.Double()),
-    ("control_ndcg", sa.Double()),
-    ("treatment_ndcg", sa.Double()),
-)
-
 
 def upgrade() -> None:
     """Create the flag and drop-count tables; add the shadow and pair columns."""
@@ -64,6 +53,10 @@ def upgrade() -> None:
         *cols(sa.Text(), "updated_at", nullable=False),
         sa.PrimaryKeyConstraint("feature_id"),
     )
-    for name, type_ in _SHADOW_COLUMNS:
-        op.add_column("eval_shadow_runs", sa.Column(name, type_, nullable=True))
+    # the query's context, the log level, each arm's RR and nDCG
+    for column in [
+        *cols(sa.Text(), "intent", "session_id", "log_level", "query_text"),
+        *cols(sa.Double(), "control_mrr", "treatment_mrr", "control_ndcg", "treatment_ndcg"),
+    ]:
+        op.add_column("eval_shadow_runs", column)
     op.add_column("eval_ab_test_pairs", sa.Column("shadow_run_id", sa.Integer(), nullable=True))
