@@ -36,7 +36,6 @@ __all__ = [
     "load_target",
     "normalise_answer",
     "normalise_hits",
-    "remote_answer",
 ]
 
 REQUIRED = ("reset", "ingest", "search")
@@ -83,17 +82,6 @@ def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:
     if isinstance(text, str):
         return Answer(text, {"total": elapsed_ms}, meta)
     raise ReplyError(_unreadable(raw, text))
-
-
-def remote_answer(
-    ask: Callable[[dict[str, Any]], Any], question: str, history: Sequence[Turn] | None
-) -> Answer:
-    """The answer of a subject in another process to `{question, history}` (`history` as JSON
-    turns, null when not given), sent with `ask`; the round trip is its latency."""
-    t0 = time.perf_counter()
-    turns = [t.model_dump(mode="json") for t in history] if history is not None else None
-    raw = ask({"question": question, "history": turns})
-    return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
 
 
 def _unreadable(raw: Any, text: Any) -> str:
