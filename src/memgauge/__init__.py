@@ -14,9 +14,9 @@ The public API (each name is loaded on first use, so `import memgauge` stays che
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memgauge._util.lazy import lazy_table
 from memgauge._version import __version__
 from memgauge.errors import DataError, MemgaugeError, Problem, UnavailableError, UsageError
 
@@ -73,14 +73,4 @@ if TYPE_CHECKING:
     from memgauge.track.learning import relevant_learnings
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgauge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+lazy_table(globals(), _LAZY)

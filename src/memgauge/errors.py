@@ -18,7 +18,7 @@ code 2, never a traceback. Their messages name the file, line or field and say h
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "UnavailableError",
     "UsageError",
     "in_order",
+    "named_by",
 ]
 
 
@@ -67,6 +68,18 @@ class MemgaugeError(Exception):
 
 class UsageError(MemgaugeError):
     """The user asked for something that cannot work; the message says what to do instead."""
+
+
+def named_by(given: str, found: Sequence[str], *, none: str, several: str) -> str:
+    """The id of `found` (the ids starting with `given`) that `given` names: itself, or the
+    only one; else a UsageError saying `none` (no id) or `several` (more than one)."""
+    if given in found:
+        return given
+    if not found:
+        raise UsageError(none)
+    if len(found) > 1:
+        raise UsageError(several)
+    return found[0]
 
 
 def in_order(problems: Iterable[Problem]) -> list[Problem]:

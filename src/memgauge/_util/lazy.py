@@ -24,7 +24,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["lazy_names", "lazy_table"]
 
 
 def _checking_block(tree: ast.Module) -> list[ast.stmt]:
@@ -69,9 +69,17 @@ def declared_names(source: str, where: str = "<face>") -> dict[str, str]:
 def lazy_names(namespace: dict[str, Any]) -> None:
     """Give the package face whose globals are `namespace` its `__all__`, `_LAZY`,
     `__getattr__` and `__dir__`, from the names declared in its `if TYPE_CHECKING:` block."""
-    name = namespace["__name__"]
     path = Path(namespace["__file__"])
     table = declared_names(path.read_text(encoding="utf-8"), str(path))
+    namespace["__all__"] = sorted(table)
+    lazy_table(namespace, table)
+
+
+def lazy_table(namespace: dict[str, Any], table: dict[str, str]) -> None:
+    """Give the package face whose globals are `namespace` the `_LAZY` table (name -> `module`
+    or `module:attribute`) and the `__getattr__` / `__dir__` that import a name of it on first
+    use (PEP 562)."""
+    name = namespace["__name__"]
 
     def module_getattr(attr: str) -> Any:
         target = table.get(attr)
@@ -85,6 +93,4 @@ def lazy_names(namespace: dict[str, Any]) -> None:
     def module_dir() -> list[str]:
         return sorted(set(namespace) | set(table))
 
-    namespace.update(
-        __all__=sorted(table), _LAZY=table, __getattr__=module_getattr, __dir__=module_dir
-    )
+    namespace.update(_LAZY=table, __getattr__=module_getattr, __dir__=module_dir)

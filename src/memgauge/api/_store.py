@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from memgauge._util.home import memgauge_home
 from memgauge.data.records import RunRecord
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
@@ -103,13 +103,12 @@ def recorder_for(store: StoreArg) -> Iterator[Recorder]:
 
 def _pick(found: list[str], given: str, where: str) -> str:
     """The one id of `found` that `given` names (itself, or the only one it starts)."""
-    if given in found:
-        return given
-    if not found:
-        raise UsageError(f"no run {given!r} in {where}; see `memgauge runs list`")
-    if len(found) > 1:
-        raise UsageError(f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more")
-    return found[0]
+    return named_by(
+        given,
+        found,
+        none=f"no run {given!r} in {where}; see `memgauge runs list`",
+        several=f"{given!r} matches {len(found)} runs ({', '.join(found[:5])}); type more",
+    )
 
 
 def resolve_run_id(store: SuiteRunStore, given: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,12 +16,20 @@ import click
 from memgauge import api
 
 if TYPE_CHECKING:
+    from click.decorators import FC
     from rich.console import Console
 
 __all__ = [
+    "DIR",
+    "EXISTING",
+    "EXISTING_FILE",
+    "FILE",
+    "PATH",
     "Command",
     "apply_options",
+    "choice_option",
     "console",
+    "json_option",
     "open_suite_store",
     "print_markdown",
     "store_option",
@@ -29,12 +38,38 @@ __all__ = [
 #: a click command's function, before click makes it a command
 Command = Callable[..., None]
 
+#: the paths that options and arguments take, each given to the command as a `Path`
+PATH = click.Path(path_type=Path)
+FILE = click.Path(dir_okay=False, path_type=Path)
+DIR = click.Path(file_okay=False, path_type=Path)
+EXISTING = click.Path(exists=True, path_type=Path)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
 
 def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) -> Command:
     """`options` put on `fn` in the order listed (as stacked decorators would be)."""
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+def choice_option(
+    *decls: str, choices: Sequence[str], default: str | None = None, **options: Any
+) -> Callable[[FC], FC]:
+    """An option taking one of `choices`; by default the first, or `default` (shown in
+    --help either way)."""
+    return click.option(
+        *decls,
+        type=click.Choice(list(choices)),
+        default=choices[0] if default is None else default,
+        show_default=True,
+        **options,
+    )
+
+
+def json_option(about: str | None = None) -> Callable[[FC], FC]:
+    """`--json` (the command's `as_json`): print JSON instead of tables; `about` its help."""
+    return click.option("--json", "as_json", is_flag=True, help=about)
 
 
 def console(stderr: bool = False) -> Console:

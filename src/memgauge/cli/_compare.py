@@ -11,7 +11,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import choice_option, console
 from memgauge.cli._numbers import MAX_RESAMPLES, SEED, integer, number
 from memgauge.errors import UsageError
 
@@ -39,12 +39,10 @@ def compare_options(f: F) -> F:
     """--test, --correction, --family, --pairs, --alpha, --seed, --permutations, --format,
     --digits."""
     options = [
-        click.option(
+        choice_option(
             "--test",
             "stat_test",
-            type=click.Choice(TESTS),
-            default="fisher",
-            show_default=True,
+            choices=TESTS,
             help="Significance test between systems: fisher (Fisher's randomization test, "
             "paired sign flips), student (paired t), wilcoxon (signed-rank), tukey (Tukey's "
             "HSD over all systems, queries as blocks).",
@@ -56,20 +54,16 @@ def compare_options(f: F) -> F:
             help="Multiple-comparison correction over the family [default: holm; with tukey, "
             "bonferroni across measures (family table) or none (family measure)].",
         ),
-        click.option(
+        choice_option(
             "--family",
-            type=click.Choice(FAMILIES),
-            default="table",
-            show_default=True,
+            choices=FAMILIES,
             help="What the correction covers: every comparison of the table, or each "
             "measure's comparisons (PyTerrier's and Tukey's family).",
         ),
-        click.option(
+        choice_option(
             "--pairs",
             "pairing",
-            type=click.Choice(PAIRINGS),
-            default="all",
-            show_default=True,
+            choices=PAIRINGS,
             help="Compare every pair of systems, or the first (the baseline) with each other.",
         ),
         click.option(
@@ -88,12 +82,10 @@ def compare_options(f: F) -> F:
             show_default=True,
             help="Random sign flips of Fisher's randomization test.",
         ),
-        click.option(
+        choice_option(
             "--format",
             "fmt",
-            type=click.Choice(FORMATS),
-            default="table",
-            show_default=True,
+            choices=FORMATS,
             help="table (terminal), markdown, or latex (booktabs; best value bold, "
             "superscripts naming the systems beaten), ready for a paper.",
         ),

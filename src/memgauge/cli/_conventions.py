@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from memgauge import api
+from memgauge.cli._common import choice_option
 from memgauge.cli._numbers import integer
 
 __all__ = ["gain_option", "no_relevant_option", "rel_threshold_option"]
@@ -19,18 +20,16 @@ rel_threshold_option = click.option(
     show_default=True,
     help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
 )
-gain_option = click.option(
+gain_option = choice_option(
     "--gain",
-    type=click.Choice(["exp", "linear"]),
+    choices=["exp", "linear"],
     default=_DEFAULT.gain,
-    show_default=True,
     help="nDCG gain: exp = 2^grade - 1 (seed 002); linear = the grade (trec_eval).",
 )
-no_relevant_option = click.option(
+no_relevant_option = choice_option(
     "--no-relevant",
-    type=click.Choice(["zero", "one", "skip"]),
+    choices=["zero", "one", "skip"],
     default=_DEFAULT.no_relevant,
-    show_default=True,
     help="A judged query with no relevant memory: score 0 (trec_eval); 1.0 on the measures "
     "where that is 0/0 (Recall, recall_all, AP, R-prec, nDCG and ndcg_any with no ideal gain: "
     "seed 002's Recall); or leave it out of the means (skip). Always counted.",

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge.cli._common import Command, apply_options
+from memgauge.cli._common import FILE, Command, apply_options
 from memgauge.errors import UsageError
 
 __all__ = ["llm_options"]
@@ -27,7 +27,7 @@ _LLM_OPTIONS = [
     click.option(
         "--llm-cache",
         "llm_cache",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=FILE,
         default=None,
         help="LLM response cache (default: MEMGAUGE_LLM_CACHE, else MEMGAUGE_HOME/llm-cache.db).",
     ),

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge.cli._common import Command, apply_options, store_option
+from memgauge.cli._common import FILE, Command, apply_options, choice_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer, number
 
@@ -23,7 +23,7 @@ __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
 junit_option = click.option(
     "--junit",
     "junit",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     metavar="FILE",
     help="Also write the verdicts as JUnit XML (one test case per target or gated measure) "
@@ -67,11 +67,9 @@ _TARGET_OPTIONS = [
         help="Fail (exit 1) when MEASURE is below VALUE, e.g. hybrid/recall/Recall@10=0.6; "
         "repeatable. A measure the run does not have is an error (exit 2).",
     ),
-    click.option(
+    choice_option(
         "--by",
-        type=click.Choice(["point", "ci-upper"]),
-        default="point",
-        show_default=True,
+        choices=["point", "ci-upper"],
         help="How targets are decided: the point estimate, or only when the whole 95% CI "
         "misses (ci-upper).",
     ),

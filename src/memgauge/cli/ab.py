@@ -10,7 +10,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import PATH, choice_option, console, json_option, store_option
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["ab"]
@@ -49,11 +49,9 @@ def ab() -> None:
     "--improvement", type=number(), default=0.03, show_default=True, help="Graduation threshold."
 )
 @click.option("--max-latency-increase", type=number(0), default=0.20, show_default=True)
-@click.option(
+@choice_option(
     "--rule",
-    type=click.Choice(["sprt", "beta-binomial"]),
-    default="sprt",
-    show_default=True,
+    choices=["sprt", "beta-binomial"],
     help="Decision rule: the SPRT (any metric) or Beta-Binomial P(T>C) (binary metrics).",
 )
 @click.option(
@@ -143,7 +141,7 @@ def simulate(sims: int, alpha: float, beta: float, min_samples: int, seed: int) 
 
 @ab.command()
 @click.argument("name")
-@click.argument("pairs_file", type=click.Path(path_type=Path), required=False)
+@click.argument("pairs_file", type=PATH, required=False)
 @click.option(
     "--from-shadow",
     is_flag=True,
@@ -199,7 +197,7 @@ def resume(name: str, store_path: str | None) -> None:
 @ab.command()
 @click.argument("name", required=False)
 @store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def status(name: str | None, store_path: str | None, as_json: bool) -> None:
     """Each test's state and decision (or only NAME's)."""
     reports = api.ab_test_reports(name, store=store_path)

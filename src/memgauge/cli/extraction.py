@@ -4,25 +4,22 @@ minimalism (seed 001), for a live extractor or outputs recorded in production.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from memgauge import api
-from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
-from memgauge.cli._evaluation import conclude, running
+from memgauge.cli._cases import case_options, finish_cases, run_cases
+from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.report import atomic_write_text
-from memgauge.report.shapes_terminal import print_sections
 from memgauge.report.write_path import extraction_report
 
 __all__ = ["extraction"]
 
 
 @click.command()
-@click.argument("cases_path", metavar="[CASES]", type=click.Path(path_type=Path), required=False)
+@click.argument("cases_path", metavar="[CASES]", type=PATH, required=False)
 @click.option(
     "--extractor",
     "extractor_spec",
@@ -33,7 +30,7 @@ __all__ = ["extraction"]
 @click.option(
     "--outputs",
     "outputs_path",
-    type=click.Path(path_type=Path),
+    type=PATH,
     default=None,
     help="Outputs recorded in production: JSONL of {case_id, output}, or production traces"
     " {conversation, existing_memory, output, tags}: lines with no case_id are judged alone.",
@@ -52,12 +49,11 @@ __all__ = ["extraction"]
     help="Judge this share of the trace lines, chosen per line from --seed and its id.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
-@click.option(
+@choice_option(
     "--match",
     "match",
-    type=click.Choice(["exact", "semantic", "judge"]),
+    choices=["exact", "semantic", "judge"],
     default="semantic",
-    show_default=True,
 )
 @click.option(
     "--threshold",
@@ -70,33 +66,18 @@ __all__ = ["extraction"]
     "--judge-model", default=None, help="Model of the fact-enumeration judge (--match judge)."
 )
 @click.option("--limit", type=integer(1), default=None)
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write extraction.json (every case) into this directory.",
-)
-@click.option("--concurrency", type=integer(1, 256), default=4, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (last line).")
+@case_options("extraction")
 @kind_option("extraction", "CASES")
 @run_options(no_targets="Report seed 001's targets without failing on them.")
 def extraction(
     cases_path: Path | None,
     extractor_spec: str | None,
     outputs_path: Path | None,
-    tags: tuple[str, ...],
-    sample: float,
-    seed: int,
-    match: str,
-    threshold: float,
-    judge_model: str | None,
-    limit: int | None,
     out_dir: Path | None,
-    concurrency: int,
     as_json: bool,
     kind: str | None,
     run_args: RunArgs,
+    **options: Any,
 ) -> None:
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
     observations as silver facts), and on the unlabelled lines of a production trace
@@ -110,35 +91,26 @@ def extraction(
     input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
     --max-failure-rate allows.
     """
-    subject, label = api.write_path_subject("extractor", extractor_spec, outputs_path)
-    suite = api.extraction_suite(
+    # options: --tag ... --limit, --concurrency, as `api.extraction_suite` names them
+    report, label = run_cases(
+        "extraction",
+        extractor_spec,
+        outputs_path,
         cases_path,
-        subject,
+        run_args,
         trace=outputs_path,
-        tags=tags,
-        sample=sample,
-        seed=seed,
-        match=match,
-        threshold=threshold,
-        judge_model=judge_model,
-        limit=limit,
-        concurrency=concurrency,
-        max_failure_rate=run_args.failure_rate,
         dataset_kind=kind,
+        **options,
     )
-    with running(run_args.progress) as bar:
-        report = api.run_suite(suite, options=run_args.options, progress=bar, kind="extraction")
     named = cases_path or outputs_path
     assert named is not None
     doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / "extraction.json", dumps_strict(doc, indent=2) + "\n")
-    out = console(stderr=as_json)
-    out.print(f"Fact extraction: {label} on {named.name}", markup=False)
-    print_sections(out, report.summary)
-    code = conclude(out, report, run_args)
-    if as_json:
-        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}))
-    if code:
-        raise click.exceptions.Exit(code)
+    finish_cases(
+        report,
+        doc,
+        f"Fact extraction: {label} on {named.name}",
+        name="extraction",
+        out_dir=out_dir,
+        as_json=as_json,
+        run_args=run_args,
+    )

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import console, json_option, store_option
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["flags"]
@@ -69,7 +69,7 @@ def _print(rows: list[dict[str, Any]], as_json: bool) -> None:
 @flags.command("list")
 @click.argument("name", required=False)
 @store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def list_(name: str | None, store_path: str | None, as_json: bool) -> None:
     """Every flag (or only NAME) with its A/B test's state."""
     _print(api.feature_flags(name, store=store_path), as_json)
@@ -107,7 +107,7 @@ def _values(options: dict[str, Any]) -> dict[str, Any]:
     help="Let the test graduate with no latency or constitutional data.",
 )
 @store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def create(
     name: str,
     metric: str,
@@ -134,7 +134,7 @@ def create(
 @click.argument("name")
 @_settings
 @store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def set_(name: str, store_path: str | None, as_json: bool, **options: Any) -> None:
     """Change flag NAME's settings (those given)."""
     _print([api.set_flag(name, _values(options), store=store_path)], as_json)

@@ -8,7 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
 
 __all__ = ["health"]
@@ -36,7 +36,7 @@ def _drift(drift: dict[str, Any]) -> str:
     metavar="STORE",
     help="The query log's store, when it is not the results store.",
 )
-@click.option("--json", "as_json", is_flag=True, help="The summary as JSON.")
+@json_option("The summary as JSON.")
 def health(
     store_path: str | None, suite: str | None, logs_store: str | None, as_json: bool
 ) -> None:

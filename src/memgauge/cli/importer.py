@@ -9,7 +9,7 @@ from typing import Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import console
+from memgauge.cli._common import DIR, EXISTING, choice_option, console
 
 __all__ = ["import_"]
 
@@ -18,26 +18,22 @@ __all__ = ["import_"]
 @click.argument(
     "kind", type=click.Choice(["locomo", "longmemeval", "memaudit", "beir", "csv-items"])
 )
-@click.argument("src", type=click.Path(exists=True, path_type=Path))
+@click.argument("src", type=EXISTING)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIR,
     required=True,
     help="Directory to write the native dataset files into.",
 )
-@click.option(
+@choice_option(
     "--granularity",
-    type=click.Choice(["turn", "session"]),
-    default="turn",
-    show_default=True,
+    choices=["turn", "session"],
     help="LongMemEval: memories are turns or whole sessions.",
 )
-@click.option(
+@choice_option(
     "--protocol",
-    type=click.Choice(["paper", "all-turns"]),
-    default="paper",
-    show_default=True,
+    choices=["paper", "all-turns"],
     help="LongMemEval: paper = LongMemEval's own retrieval corpus and relevance (user turns "
     "only; has_answer user turns of answer sessions; every question but _abs scored), so "
     "numbers sit beside the paper's; all-turns = every turn of every role, any has_answer turn "
@@ -49,11 +45,9 @@ __all__ = ["import_"]
     show_default=True,
     help="BEIR: the qrels file that judges the queries (qrels/SPLIT.tsv).",
 )
-@click.option(
+@choice_option(
     "--grades",
-    type=click.Choice(["shift", "keep"]),
-    default="shift",
-    show_default=True,
+    choices=["shift", "keep"],
     help="BEIR: shift = a grade g >= 1 becomes min(g+1, 3), so memgauge's relevant (grade >= 2)"
     " is BEIR's (grade >= 1); keep = BEIR's 0-3 grades as they are, for --rel-threshold 1"
     " --gain linear.",

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import PATH, console, json_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.errors import SubjectError
@@ -34,9 +34,9 @@ def judge() -> None:
 
 
 @judge.command()
-@click.argument("labels", type=click.Path(path_type=Path))
+@click.argument("labels", type=PATH)
 @click.option("--judge", "spec", required=True, help="Judge spec, e.g. '{qa-judge: strict}'.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @llm_options
 def calibrate(
     labels: Path,
@@ -86,10 +86,10 @@ def _judged_something(
 
 
 @judge.command()
-@click.argument("outputs", type=click.Path(path_type=Path))
+@click.argument("outputs", type=PATH)
 @click.option("--judge", "spec", required=True, help="Judge spec, e.g. rubric.")
 @click.option("-k", "k", type=integer(2, 100), default=5, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @llm_options
 def rejudge(
     outputs: Path,

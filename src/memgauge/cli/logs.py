@@ -8,6 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import DIR, EXISTING_FILE, FILE
 from memgauge.cli._numbers import SEED, integer, number
 
 __all__ = ["logs"]
@@ -28,9 +29,7 @@ def logs() -> None:
 
 @logs.command()
 @db_argument
-@click.option(
-    "--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), required=True
-)
+@click.option("--archive", "archive_dir", type=DIR, required=True)
 def retain(db: api.StoreURL, archive_dir: Path) -> None:
     """Apply the retention policy: queries, feedback and agent outputs 90 days (queries
     archived to JSON lines first), shadow runs 30 days."""
@@ -58,7 +57,7 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 
 @logs.command()
 @db_argument
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--out", "out_path", type=FILE, required=True)
 @click.option("-k", "k", type=integer(1, 100), default=20, show_default=True)
 @click.option(
     "--system",
@@ -71,7 +70,7 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @click.option(
     "--memories",
     "memories_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     default=None,
     help="The memories (JSONL of Memory): their texts for the annotator; with --system, the"
     " system is filled with them first.",
@@ -90,7 +89,7 @@ def annotate(
 
 @logs.command("import-annotations")
 @db_argument
-@click.argument("graded", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("graded", type=EXISTING_FILE)
 def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""
     n = api.import_graded(db, graded)
@@ -98,7 +97,7 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
 
 
 @logs.command("import-spans")
-@click.argument("spans", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("spans", type=EXISTING_FILE)
 @click.option(
     "--store",
     "store_path",
@@ -205,11 +204,11 @@ def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
 
 @logs.command("export")
 @db_argument
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--out", "out_dir", type=DIR, required=True)
 @click.option(
     "--memories",
     "memories_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="The memory system's memories (JSONL of Memory) to include.",
 )
@@ -297,7 +296,7 @@ def validate_cmd(
 @click.option(
     "--memories",
     "memories_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     default=None,
     help="The memories (JSONL of Memory), whose texts copy/reference looks for.",
 )

@@ -217,6 +217,16 @@ def _echo_err(message: str) -> None:
     click.echo(redact(message), err=True)
 
 
+#: how a memgauge error other than a DataError is said, and its exit code: the first that matches
+_SAID: tuple[tuple[type[MemgaugeError], str, int], ...] = (
+    (UsageError, "error", EXIT_DATA),
+    (UnavailableError, "unavailable", EXIT_UNAVAILABLE),
+    (LLMError, "LLM unavailable", EXIT_UNAVAILABLE),
+    (SubjectError, "subject failed", EXIT_SUBJECT),
+    (MemgaugeError, "error", EXIT_DATA),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every memgauge error to its exit code, without a traceback."""
     # a command is one short process that builds large structures (datasets, reports): the
@@ -239,21 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as exc:
         _show_problems(exc)
         return EXIT_DATA
-    except UsageError as exc:
-        _echo_err(f"error: {exc}")
-        return EXIT_DATA
-    except UnavailableError as exc:
-        _echo_err(f"unavailable: {exc}")
-        return EXIT_UNAVAILABLE
-    except LLMError as exc:
-        _echo_err(f"LLM unavailable: {exc}")
-        return EXIT_UNAVAILABLE
-    except SubjectError as exc:
-        _echo_err(f"subject failed: {exc}")
-        return EXIT_SUBJECT
     except MemgaugeError as exc:
-        _echo_err(f"error: {exc}")
-        return EXIT_DATA
+        said, code = next((s, c) for kind, s, c in _SAID if isinstance(exc, kind))
+        _echo_err(f"{said}: {exc}")
+        return code
     except KeyboardInterrupt:
         _echo_err("interrupted")
         return EXIT_INTERRUPTED

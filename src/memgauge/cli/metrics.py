@@ -18,6 +18,7 @@ from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import EXISTING_FILE, choice_option, json_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._numbers import integer
@@ -55,9 +56,9 @@ def _num(v: float) -> float | None:
 
 
 @click.command()
-@click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.argument("more_runs", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("qrels", type=EXISTING_FILE)
+@click.argument("run", type=EXISTING_FILE)
+@click.argument("more_runs", nargs=-1, type=EXISTING_FILE)
 @click.option(
     "-m",
     "--measure",
@@ -69,12 +70,10 @@ def _num(v: float) -> float | None:
     "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...) "
     f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set).",
 )
-@click.option(
+@choice_option(
     "--conventions",
     "preset",
-    type=click.Choice(["memgauge", "trec_eval"]),
-    default="memgauge",
-    show_default=True,
+    choices=["memgauge", "trec_eval"],
     help="Start from a named set of conventions: memgauge (relevant = grade >= 2, exp gain, "
     "every judged query scored) or trec_eval (grade >= 1, linear gain, queries absent from the "
     "run left out: equal to trec_eval, pytrec_eval and ir_measures). A flag given beside it "
@@ -83,11 +82,10 @@ def _num(v: float) -> float | None:
 @rel_threshold_option
 @gain_option
 @no_relevant_option
-@click.option(
+@choice_option(
     "--missing",
-    type=click.Choice(["zero", "skip"]),
+    choices=["zero", "skip"],
     default=api.MetricConfig().missing_from_run,
-    show_default=True,
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )
 @click.option(
@@ -97,7 +95,7 @@ def _num(v: float) -> float | None:
     help="Keep each query's top N documents only (trec_eval's -M).",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@json_option("One JSON object on stdout.")
 @compare_options
 def metrics(
     qrels: Path,

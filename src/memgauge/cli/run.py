@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
@@ -28,7 +28,7 @@ __all__ = ["run"]
 
 
 @click.command()
-@click.argument("suite_file", type=click.Path(path_type=Path))
+@click.argument("suite_file", type=PATH)
 @store_option
 @click.option(
     "--concurrency",
@@ -49,7 +49,7 @@ __all__ = ["run"]
     help="With --resume: take over a run whose recorded owner is a process on another host "
     "(which this host cannot check). A live owner on this host is never displaced.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary as the last line.")
+@json_option("Print a JSON summary as the last line.")
 @click.option(
     "--progress/--no-progress",
     default=None,

@@ -20,7 +20,14 @@ from rich.text import Text
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, open_suite_store, store_option
+from memgauge.cli._common import (
+    EXISTING_FILE,
+    FILE,
+    console,
+    json_option,
+    open_suite_store,
+    store_option,
+)
 from memgauge.cli._compare import check_json, compare_options, print_systems, systems_options
 from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
@@ -66,7 +73,7 @@ def upgrade(store_path: str | None) -> None:
 @store_option
 @click.option("--suite", default=None, help="Only runs of this suite.")
 @click.option("--limit", type=integer(1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
@@ -133,7 +140,7 @@ def _state(run: Mapping[str, Any]) -> Text:
 @runs.command()
 @click.argument("run_id")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
+@json_option("Print the run as one JSON object.")
 @click.option("--failures", "n_failures", type=integer(0), default=20, show_default=True)
 def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
@@ -250,12 +257,7 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     " against (`memgauge gate --baseline FILE`); parquet: the csv's table with typed columns"
     " (needs --out and `pip install 'memgauge[parquet]'`).",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to this file (default: stdout).",
-)
+@click.option("--out", type=FILE, default=None, help="Write to this file (default: stdout).")
 def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> None:
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
@@ -297,7 +299,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
 
 
 @runs.command("import")
-@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("bundle", type=EXISTING_FILE)
 @store_option
 def import_(bundle: Path, store_path: str | None) -> None:
     """Record the runs of a bundle (`memgauge runs export ID --format bundle`) in this store,
@@ -309,7 +311,7 @@ def import_(bundle: Path, store_path: str | None) -> None:
 @runs.command()
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
 @store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@json_option("Print the comparison as JSON.")
 @click.option(
     "--baseline",
     default=None,

@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from memgauge import api
+from memgauge.cli._common import Command
 from memgauge.cli._numbers import integer, number
 
 __all__ = ["sample_size"]
 
 
+def _number(name: str, default: float, about: str) -> Callable[[Command], Command]:
+    return click.option(name, type=number(), default=default, show_default=True, help=about)
+
+
 @click.command("sample-size")
-@click.option(
-    "--delta",
-    type=number(),
-    default=0.05,
-    show_default=True,
-    help="Smallest mean difference worth detecting (e.g. 0.05 MRR).",
-)
-@click.option(
-    "--sigma",
-    type=number(),
-    default=0.15,
-    show_default=True,
-    help="Standard deviation of per-query differences.",
-)
-@click.option("--alpha", type=number(), default=0.05, show_default=True, help="Significance level.")
-@click.option("--power", type=number(), default=0.80, show_default=True, help="Power, 1 - beta.")
+@_number("--delta", 0.05, "Smallest mean difference worth detecting (e.g. 0.05 MRR).")
+@_number("--sigma", 0.15, "Standard deviation of per-query differences.")
+@_number("--alpha", 0.05, "Significance level.")
+@_number("--power", 0.80, "Power, 1 - beta.")
 @click.option("--one-sided", is_flag=True, help="One-sided test.")
 @click.option(
     "--per-group",

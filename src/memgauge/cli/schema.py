@@ -9,18 +9,14 @@ import click
 
 from memgauge import api
 from memgauge._util.files import atomic_write_text
+from memgauge.cli._common import FILE
 
 __all__ = ["schema"]
 
 
 @click.command()
 @click.argument("kind", type=click.Choice(list(api.SCHEMA_KINDS)), default="suite", required=False)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to this file (default: stdout).",
-)
+@click.option("--out", type=FILE, default=None, help="Write to this file (default: stdout).")
 def schema(kind: str, out: Path | None) -> None:
     """Write the JSON Schema of KIND files (default: suite files).
 

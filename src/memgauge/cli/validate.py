@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge.cli._common import PATH
 from memgauge.cli._kind import kind_option
 from memgauge.errors import DataError, Problem
 
@@ -14,7 +15,7 @@ __all__ = ["validate"]
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=PATH)
 @kind_option(what="every file")
 def validate(files: tuple[Path, ...], kind: str | None) -> None:
     """Check dataset FILES (or dataset directories) and report every problem.

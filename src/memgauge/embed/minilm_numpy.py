@@ -143,6 +143,13 @@ class MiniLMEmbedder:
             def proj(name: str, inp: AnyArray = flat, pre: str = p) -> AnyArray:
                 return np.asarray(inp @ w[pre + name + ".weight"] + w[pre + name + ".bias"])
 
+            def add_norm(name: str, out: AnyArray, res: AnyArray, pre: str = p) -> AnyArray:
+                """The residual `res` added to `out`, through the layer norm `name`."""
+                summed = out.reshape(n, length, self._dim) + res
+                return _layer_norm(
+                    summed, w[pre + name + ".weight"], w[pre + name + ".bias"], self.eps
+                )
+
             q = proj("attention.self.query").reshape(n, length, h, d).transpose(0, 2, 1, 3)
             k = proj("attention.self.key").reshape(n, length, h, d).transpose(0, 2, 3, 1)
             v = proj("attention.self.value").reshape(n, length, h, d).transpose(0, 2, 1, 3)
@@ -152,21 +159,11 @@ class MiniLMEmbedder:
             probs /= probs.sum(axis=-1, keepdims=True)
             ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n * length, self._dim)
             attn = proj("attention.output.dense", ctx)
-            x1 = _layer_norm(
-                attn.reshape(n, length, self._dim) + x,
-                w[p + "attention.output.LayerNorm.weight"],
-                w[p + "attention.output.LayerNorm.bias"],
-                self.eps,
-            )
+            x1 = add_norm("attention.output.LayerNorm", attn, x)
             inter = proj("intermediate.dense", x1.reshape(n * length, self._dim))
             inter = (inter * F32(0.5) * (F32(1.0) + erf(inter / F32(math.sqrt(2.0))))).astype(F32)
             out = proj("output.dense", inter)
-            x = _layer_norm(
-                out.reshape(n, length, self._dim) + x1,
-                w[p + "output.LayerNorm.weight"],
-                w[p + "output.LayerNorm.bias"],
-                self.eps,
-            )
+            x = add_norm("output.LayerNorm", out, x1)
         m = mask[:, :, None].astype(F32)
         pooled = (x * m).sum(axis=1) / np.maximum(m.sum(axis=1), F32(1e-9))
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

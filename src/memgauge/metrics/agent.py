@@ -92,6 +92,13 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
+def _query_mean(per: dict[str, float], empty: str) -> AgentValue:
+    """The mean of the per-query values `per`; n/a, saying `empty`, when no query has one."""
+    return AgentValue(
+        _mean(list(per.values())), len(per), per_query=per, note=None if per else empty
+    )
+
+
 def constitutional_surfacing(ranked: Ranked, constitutional: set[str], k: int) -> AgentValue:
     """Share of searches whose top-k holds ALL constitutional memories (seed target 100% at K=5).
 
@@ -144,12 +151,7 @@ def importance_weighted_recall(
         total = sum(IMPORTANCE_WEIGHTS[tiers.get(d, "normal")] for d in rel)
         found = sum(IMPORTANCE_WEIGHTS[tiers.get(d, "normal")] for d in rel if d in top)
         per[q] = found / total
-    return AgentValue(
-        _mean(list(per.values())),
-        len(per),
-        per_query=per,
-        note=None if per else "no query has a relevant memory of these tiers",
-    )
+    return _query_mean(per, "no query has a relevant memory of these tiers")
 
 
 def cold_warm_mrr(rr: Mapping[str, float], cold: set[str]) -> AgentValue:
@@ -178,12 +180,7 @@ def causal_chain_completeness(ranked: Ranked, chains: Sequence[CausalChain], k: 
                 per[f"{chain.id}|{q}"] = sum(m in top for m in chain.memory_ids) / len(
                     chain.memory_ids
                 )
-    return AgentValue(
-        _mean(list(per.values())),
-        len(per),
-        per_query=per,
-        note=None if per else "no causal chain applies to a searched query",
-    )
+    return _query_mean(per, "no causal chain applies to a searched query")
 
 
 def tier_stratified_precision(
@@ -288,12 +285,7 @@ def folder_ils(ranked: Ranked, folders: Mapping[str, str | None], k: int) -> Age
         top = ids[:k]
         if any(folders.get(d) for d in top):
             per[q] = 1.0 - len({folders.get(d) or f"?{d}" for d in top}) / len(top)
-    return AgentValue(
-        _mean(list(per.values())),
-        len(per),
-        per_query=per,
-        note=None if per else "no search returned a memory with a folder",
-    )
+    return _query_mean(per, "no search returned a memory with a folder")
 
 
 def channel_contribution(hit_channels: Mapping[str, Sequence[Sequence[str]]], k: int) -> AgentValue:
@@ -380,12 +372,7 @@ def personalization_lift(
     """MRR(with session context) - MRR(without), over queries searched both ways."""
     common = sorted(set(rr_with) & set(rr_without))
     deltas = {q: rr_with[q] - rr_without[q] for q in common}
-    return AgentValue(
-        _mean(list(deltas.values())),
-        len(deltas),
-        per_query=deltas,
-        note=None if deltas else "no query carries session context",
-    )
+    return _query_mean(deltas, "no query carries session context")
 
 
 def dedup_token_savings(

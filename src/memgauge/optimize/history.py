@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from memgauge.aggregates.constraint import parse_constraint
+from memgauge.store.tables import ITERATION_SCORES
 
 __all__ = ["History", "MemoryHistory", "study_json"]
 
@@ -91,15 +92,7 @@ _SHOWN = (
     "candidate",
     "target",
     "status",
-    "score",
-    "ci_low",
-    "ci_high",
-    "delta",
-    "delta_ci_low",
-    "delta_ci_high",
-    "baseline_delta",
-    "baseline_delta_ci_low",
-    "baseline_delta_ci_high",
+    *ITERATION_SCORES,
     "accepted",
     "run_id",
     "note",

@@ -12,7 +12,7 @@ from typing import Any
 
 from memgauge._util.imports import import_roots
 from memgauge._util.process import host_name, is_alive
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, named_by
 from memgauge.llm.context import llm_context
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import StudyConfig, resolve_config
@@ -31,13 +31,12 @@ __all__ = ["diff_iterations", "find_study", "run_optimization", "run_study"]
 def find_study(history: Any, prefix: str) -> str:
     """The study `prefix` names (its id or first characters); UsageError if none or several."""
     found: list[str] = history.find_study_ids(prefix)
-    if prefix in found:
-        return prefix
-    if not found:
-        raise UsageError(f"no optimization {prefix!r} in this store; see `memgauge optimize list`")
-    if len(found) > 1:
-        raise UsageError(f"{prefix!r} matches {len(found)} optimizations; type more of the id")
-    return found[0]
+    return named_by(
+        prefix,
+        found,
+        none=f"no optimization {prefix!r} in this store; see `memgauge optimize list`",
+        several=f"{prefix!r} matches {len(found)} optimizations; type more of the id",
+    )
 
 
 def run_study(

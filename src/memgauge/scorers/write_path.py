@@ -43,13 +43,22 @@ __all__ = ["ExtractionFacts", "OperationChecks", "extraction_case", "operation_c
 _ACTIONS = ("CREATE", "UPDATE", "DELETE", "NOOP")
 
 
-def extraction_case(ctx: EvalContext) -> ExtractionCase:
-    """The extraction case an item was made from (its input and expected value)."""
+def _case_parts(ctx: EvalContext) -> tuple[Mapping[str, Any], Mapping[str, Any], dict[str, Any]]:
+    """An item's input and expected value (as mappings), and what every case takes of them."""
     inp = ctx.input if isinstance(ctx.input, Mapping) else {}
     exp = ctx.expected if isinstance(ctx.expected, Mapping) else {}
+    return (
+        inp,
+        exp,
+        {"id": str(ctx.metadata.get("item_id") or "case"), "scenario": exp.get("scenario")},
+    )
+
+
+def extraction_case(ctx: EvalContext) -> ExtractionCase:
+    """The extraction case an item was made from (its input and expected value)."""
+    inp, exp, case = _case_parts(ctx)
     return ExtractionCase(
-        id=str(ctx.metadata.get("item_id") or "case"),
-        scenario=exp.get("scenario"),
+        **case,
         existing_memory=list(inp.get("existing_memory") or []),
         conversation=list(inp.get("conversation") or []),
         expected_facts=list(exp.get("expected_facts") or []),
@@ -59,11 +68,9 @@ def extraction_case(ctx: EvalContext) -> ExtractionCase:
 
 def operation_case(ctx: EvalContext) -> OperationCase:
     """The memory-operation case an item was made from."""
-    inp = ctx.input if isinstance(ctx.input, Mapping) else {}
-    exp = ctx.expected if isinstance(ctx.expected, Mapping) else {}
+    inp, exp, case = _case_parts(ctx)
     return OperationCase(
-        id=str(ctx.metadata.get("item_id") or "case"),
-        scenario=exp.get("scenario"),
+        **case,
         quality=exp.get("quality"),
         existing=list(inp.get("existing") or []),
         incoming=inp.get("incoming") or {},

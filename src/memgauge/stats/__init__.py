@@ -6,8 +6,9 @@ module alone, not the bootstrap's and the tests' NumPy and SciPy."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memgauge._util.lazy import lazy_table
 
 # `breakdown` is also the name of its module, and importing a module binds its name in the
 # package: bound here, the function is what `from memgauge.stats import breakdown` gives
@@ -125,14 +126,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgauge.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+lazy_table(globals(), _LAZY)

@@ -36,6 +36,7 @@ __all__ = [
     "loads_item",
     "record_items",
     "requeue",
+    "score_record",
 ]
 
 KEY = ("run_id", "subject", "task", "item_id")
@@ -281,19 +282,7 @@ def _verdicts(
         else:
             pairs = zip(("fallback", "panel_passed"), r[9:11], strict=True)
             detail_of = {k: loads_item(v) for k, v in pairs if v is not None}
-        fallback = bool(detail_of.pop("fallback", False))
-        out.setdefault((r[0], r[1], r[2]), []).append(
-            ScoreRecord(
-                evaluator=r[3],
-                value=r[4],
-                passed=None if r[5] is None else bool(r[5]),
-                reason=r[6] or "",
-                error=r[7],
-                fallback=fallback,
-                detail=detail_of,
-                raw_reply=r[8],
-            )
-        )
+        out.setdefault((r[0], r[1], r[2]), []).append(score_record(r[3:8], detail_of, r[8]))
     return out
 
 
@@ -346,6 +335,21 @@ def item_records(
         item_record(x, scores.get((x[0], x[1], x[2]), []), failures.get((x[0], x[1], x[2]), []))
         for x in c.execute(stmt)
     ]
+
+
+def score_record(r: Sequence[Any], detail: dict[str, Any], raw_reply: str | None) -> ScoreRecord:
+    """A verdict from its columns (evaluator, value, passed, reason, error), its detail (whose
+    `fallback` flag is taken out of it) and its raw reply."""
+    return ScoreRecord(
+        evaluator=r[0],
+        value=r[1],
+        passed=None if r[2] is None else bool(r[2]),
+        reason=r[3] or "",
+        error=r[4],
+        fallback=bool(detail.pop("fallback", False)),
+        detail=detail,
+        raw_reply=raw_reply,
+    )
 
 
 def item_record(r: Sequence[Any], scores: list[ScoreRecord], failures: list[Failure]) -> ItemRecord:

@@ -93,17 +93,12 @@ class IndexedMemory:
     metadata: dict[str, Any]
 
 
-def _row(r: Sequence[Any]) -> IndexedMemory:
-    return IndexedMemory(
-        id=r[0],
-        text=r[1],
-        tier=r[2],
-        folder=r[3],
-        session=r[4],
-        corpus=r[5],
-        created_at=r[6],
-        metadata=json.loads(r[7]),
-    )
+#: a row of `memories`: its columns in the order of `IndexedMemory`'s fields, metadata as JSON
+_Row = tuple[str, str, str, str | None, str | None, str | None, str | None, str]
+
+
+def _row(r: _Row) -> IndexedMemory:
+    return IndexedMemory(*r[:7], json.loads(r[7]))
 
 
 class MemoryIndex:

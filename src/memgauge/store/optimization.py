@@ -59,28 +59,7 @@ ITERATION_COLUMNS = tuple(c.name for c in iterations_t.columns)
 
 _ITERATION_KEY = ("study_id", "phase", "step", "candidate")
 _JSON_COLUMNS = {"params_json", "texts_json", "values_json", "config_json", "holdout_json"}
-_STUDY_FIELDS = (
-    "study_id",
-    "suite_name",
-    "suite_path",
-    "task",
-    "measure",
-    "subject",
-    "strategy",
-    "status",
-    "stopped_because",
-    "config_json",
-    "best_step",
-    "best_candidate",
-    "holdout_json",
-    "usage_json",
-    "pid",
-    "pid_start",
-    "host",
-    "created_at",
-    "updated_at",
-    "finished_at",
-)
+_STUDY_FIELDS = tuple(c.name for c in studies_t.columns)
 
 
 def _dumps(value: Any) -> str:

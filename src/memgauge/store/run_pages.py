@@ -32,6 +32,7 @@ from memgauge.data.records import Failure, ItemRecord, ScoreRecord
 from memgauge.store.headline import PER_QUERY
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
+from memgauge.store.item_rows import score_record
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import suite_runs as _runs_t
 from memgauge.store.tables import unpacked as _unpacked
@@ -556,18 +557,7 @@ class RunReader(SuiteRunStore):
         ):
             detail = _loads_item(s[5])
             detail = detail if isinstance(detail, dict) else {}
-            scores.append(
-                ScoreRecord(
-                    evaluator=s[0],
-                    value=s[1],
-                    passed=None if s[2] is None else bool(s[2]),
-                    reason=s[3] or "",
-                    error=s[4],
-                    fallback=bool(detail.pop("fallback", False)),
-                    detail=detail,
-                    raw_reply=s[6],
-                )
-            )
+            scores.append(score_record(s[:5], detail, s[6]))
         failures = [
             Failure(stage=f[0], kind=f[1], message=f[2], attempt=f[3] or 1, at=f[4])
             for f in self._sql(

@@ -61,32 +61,8 @@ _AGENT = {
 }
 PRIMARY = "nDCG@10"
 
-EVAL_RESULTS_COLUMNS = (
-    "run_id",
-    "run_type",
-    "feature_id",
-    "system",
-    *_IR,
-    "constitutional_surfacing_rate",
-    "importance_weighted_recall",
-    "cold_start_mrr",
-    "session_personalization_lift",
-    "causal_chain_completeness",
-    "avg_latency_ms",
-    "channel_contribution_json",
-    "result_diversity_score",
-    "query_count",
-    "confidence_interval_lower",
-    "confidence_interval_upper",
-    "control_run_id",
-    "control_system",
-    "mrr_delta",
-    "ndcg_delta",
-    "p_value",
-    "is_significant",
-    "created_at",
-    "per_query_results",
-)
+#: the columns a row of `eval_results` is written with: all but its generated `id`
+EVAL_RESULTS_COLUMNS = tuple(c.name for c in eval_results.columns if c.name != "id")
 
 
 def metric_family(metric: str) -> str | None:

@@ -58,28 +58,8 @@ def _redacted(text: str | None) -> str | None:
     return None if text is None else redact(text)
 
 
-_RUN_COLUMNS = (
-    "run_id",
-    "suite_name",
-    "status",
-    "reason",
-    "created_at",
-    "started_at",
-    "finished_at",
-    "heartbeat_at",
-    "pid",
-    "host",
-    "suite_sha256",
-    "suite_json",
-    "suite_path",
-    "settings_json",
-    "provenance_json",
-    "n_items",
-    "summary_json",
-    "pid_start",
-    "owner",
-    "kind",
-)
+#: a run's own columns: all but the gate's verdict and the headline, which are written apart
+_RUN_COLUMNS = tuple(c.name for c in runs_t.columns if c.name not in ("gate", "headline_json"))
 
 
 class SuiteRunStore(OptimizationHistory, Store):

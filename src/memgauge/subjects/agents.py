@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.llm.context import llm_context
@@ -41,6 +41,11 @@ def _line(m: Memory) -> str:
     return f"{when}{who + ': ' if who else ''}{m.text}"
 
 
+T = TypeVar("T")
+#: the extractive agent's index: each turn's bag of terms, each term's IDF, the turns
+_Index = tuple[list[Counter[str]], dict[str, float], list[Memory]]
+
+
 class _Remembers:
     """Keeps what was ingested, in order."""
 
@@ -62,7 +67,34 @@ class _Remembers:
         return list(self.memories)
 
 
-class ChatAgent(_Remembers):
+class _Derives(_Remembers, Generic[T]):
+    """Keeps what was ingested and one thing derived from it (`_derive`), built when first
+    asked for after a change, under a lock: answers are asked from several threads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._derived: T | None = None
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        super().reset()
+        self._derived = None
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        super().ingest(memories)
+        self._derived = None
+
+    def derived(self) -> T:
+        with self._lock:
+            if self._derived is None:
+                self._derived = self._derive()
+            return self._derived
+
+    def _derive(self) -> T:
+        raise NotImplementedError
+
+
+class ChatAgent(_Derives[str]):
     """An LLM that is shown every ingested turn (oldest first) and the question."""
 
     capabilities = Capabilities(answers=True, concurrent=True)
@@ -82,21 +114,11 @@ class ChatAgent(_Remembers):
         self.max_history_chars = max_history_chars
         self.system = system
         self.learnings = LearningsSection(learnings)
-        self._transcript: str | None = None
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         """`chat:<model>`."""
         return f"chat:{self.model or 'default'}"
-
-    def reset(self) -> None:
-        super().reset()
-        self._transcript = None
-
-    def ingest(self, memories: Sequence[Memory]) -> None:
-        super().ingest(memories)
-        self._transcript = None
 
     def _client(self) -> LLMClient:
         return llm_context().client(
@@ -105,13 +127,13 @@ class ChatAgent(_Remembers):
 
     def transcript(self) -> str:
         """The ingested turns as text (the newest kept when over `max_history_chars`)."""
-        with self._lock:
-            if self._transcript is None:
-                text = "\n".join(_line(m) for m in self.memories)
-                if self.max_history_chars and len(text) > self.max_history_chars:
-                    text = "...\n" + text[-self.max_history_chars :]
-                self._transcript = text
-            return self._transcript
+        return self.derived()
+
+    def _derive(self) -> str:
+        text = "\n".join(_line(m) for m in self.memories)
+        if self.max_history_chars and len(text) > self.max_history_chars:
+            text = "...\n" + text[-self.max_history_chars :]
+        return text
 
     def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
         """Ask the model with the whole transcript (plus `history`, if given)."""
@@ -270,7 +292,7 @@ _STOP = frozenset(
 )
 
 
-class ExtractiveAgent(_Remembers):
+class ExtractiveAgent(_Derives[_Index]):
     """No LLM: answers with the ingested turn that best matches the question (IDF-weighted
     word overlap; near ties go to the later turn), or says it was never mentioned when the best
     match covers less than `min_coverage` of the question's weight. A baseline for offline
@@ -282,43 +304,30 @@ class ExtractiveAgent(_Remembers):
         super().__init__()
         self.min_coverage = min_coverage
         self.roles = tuple(roles)
-        self._index: tuple[list[Counter[str]], dict[str, float], list[Memory]] | None = None
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         """`extractive-baseline (no LLM)`."""
         return "extractive-baseline (no LLM)"
 
-    def reset(self) -> None:
-        super().reset()
-        self._index = None
-
-    def ingest(self, memories: Sequence[Memory]) -> None:
-        super().ingest(memories)
-        self._index = None
-
-    def _built(self) -> tuple[list[Counter[str]], dict[str, float], list[Memory]]:
-        with self._lock:
-            if self._index is None:
-                docs = [
-                    m
-                    for m in self.memories
-                    if not self.roles or m.metadata.get("role", self.roles[0]) in self.roles
-                ] or list(self.memories)
-                bags = [Counter(_terms(m.text)) for m in docs]
-                df: Counter[str] = Counter()
-                for b in bags:
-                    df.update(b.keys())
-                n = max(1, len(bags))
-                idf = {w: math.log(1 + n / c) for w, c in df.items()}
-                self._index = (bags, idf, docs)
-            return self._index
+    def _derive(self) -> _Index:
+        docs = [
+            m
+            for m in self.memories
+            if not self.roles or m.metadata.get("role", self.roles[0]) in self.roles
+        ] or list(self.memories)
+        bags = [Counter(_terms(m.text)) for m in docs]
+        df: Counter[str] = Counter()
+        for b in bags:
+            df.update(b.keys())
+        n = max(1, len(bags))
+        idf = {w: math.log(1 + n / c) for w, c in df.items()}
+        return bags, idf, docs
 
     def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
         """The best-matching turn, or that it was never mentioned."""
         t0 = time.perf_counter()
-        bags, idf, docs = self._built()
+        bags, idf, docs = self.derived()
         q = set(_terms(question))
         weights = {w: idf.get(w, math.log(1 + len(bags))) for w in q}
         total = sum(weights.values())

@@ -11,19 +11,14 @@ baseline, labelled so).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.embed import Embedder, load_embedder
-from memgauge.errors import SubjectError
-from memgauge.llm._loop import run_sync
-from memgauge.llm.context import llm_context
-from memgauge.llm.structured import acomplete_structured
-from memgauge.llm.types import Message
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.learnings import Learnings, PromptedLLM
-from memgauge.subjects.templates import fill_template
+from memgauge.subjects.prompted import PromptedLLM
 
 __all__ = ["HeuristicDecider", "LLMDecider"]
 
@@ -57,47 +52,23 @@ class Decision(BaseModel):
     reason: str = Field(default="", description="why")
 
 
+@dataclass(eq=False)
 class LLMDecider(PromptedLLM):
-    """One structured LLM call per decision."""
+    """One structured LLM call per decision. `prompt`: the template of the one call, with
+    {existing} and {incoming} (literal braces doubled); `memgauge optimize` rewrites it (a
+    `prompts` target)."""
 
-    #: one call per case, safe from many threads; nothing to ingest
-    capabilities = Capabilities(concurrent=True)
-    is_memory = False
+    role: ClassVar[str] = "decider"
+    replies: ClassVar[str] = "decision"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        learnings: Learnings | None = None,
-        prompt: str = DECIDE_PROMPT,
-    ) -> None:
-        """`prompt`: the template of the one call, with {existing} and {incoming} (literal
-        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
-        super().__init__(model, base_url=base_url, learnings=learnings)
-        self.prompt = prompt
-
-    @property
-    def name(self) -> str:
-        """`llm-decider:<model>`."""
-        return f"llm-decider:{self.model or 'default'}"
+    prompt: str = DECIDE_PROMPT
 
     def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
         """The decision; SubjectError when the model gives none."""
-        prompt = self.learnings.apply(
-            fill_template(
-                self.prompt,
-                existing="\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)",
-                incoming=incoming.get("content", ""),
-            )
-        )
-        client = llm_context().client(model=self.model, base_url=self.base_url)
-        out = run_sync(
-            acomplete_structured(client, [Message("user", prompt)], Decision, model=self.model)
-        )
-        if out.value is None:
-            raise SubjectError(f"the decider gave no usable decision: {out.error}")
-        return out.value.model_dump()
+        stored = "\n".join(f"{m['id']}: {m['content']}" for m in existing) or "(none)"
+        return self.ask(
+            Decision, existing=stored, incoming=incoming.get("content", "")
+        ).model_dump()
 
 
 class HeuristicDecider:

@@ -11,19 +11,14 @@ memory and the user's turns, dump; mem0 with inference on extracts as it ingests
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memgauge.data.models import Memory, Turn
-from memgauge.errors import SubjectError, UsageError
-from memgauge.llm._loop import run_sync
-from memgauge.llm.context import llm_context
-from memgauge.llm.structured import acomplete_structured
-from memgauge.llm.types import Message
-from memgauge.subjects.events import Capabilities
-from memgauge.subjects.learnings import Learnings, PromptedLLM
-from memgauge.subjects.templates import fill_template
+from memgauge.errors import UsageError
+from memgauge.subjects.prompted import PromptedLLM
 
 __all__ = ["EXTRACT_PROMPT", "LLMExtractor", "MemoryExtractor"]
 
@@ -54,47 +49,23 @@ def _conversation(turns: list[Turn]) -> str:
     return "\n".join(f"{t.role}: {t.content}" for t in turns)
 
 
+@dataclass(eq=False)
 class LLMExtractor(PromptedLLM):
-    """The built-in extractor: one structured LLM call per conversation."""
+    """The built-in extractor: one structured LLM call per conversation. `prompt`: the
+    template of the one call, with {existing} and {conversation} (literal braces doubled);
+    `memgauge optimize` rewrites it (a `prompts` target)."""
 
-    #: one call per case, safe from many threads; nothing to ingest
-    capabilities = Capabilities(concurrent=True)
-    is_memory = False
+    role: ClassVar[str] = "extractor"
+    replies: ClassVar[str] = "memory"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        learnings: Learnings | None = None,
-        prompt: str = EXTRACT_PROMPT,
-    ) -> None:
-        """`prompt`: the template of the one call, with {existing} and {conversation} (literal
-        braces doubled); `memgauge optimize` rewrites it (a `prompts` target)."""
-        super().__init__(model, base_url=base_url, learnings=learnings)
-        self.prompt = prompt
-
-    @property
-    def name(self) -> str:
-        """`llm-extractor:<model>`."""
-        return f"llm-extractor:{self.model or 'default'}"
+    prompt: str = EXTRACT_PROMPT
 
     def extract(self, conversation: list[Turn], existing_memory: list[str]) -> list[str]:
         """The memory after `conversation`; SubjectError when the model gives no usable reply."""
-        prompt = self.learnings.apply(
-            fill_template(
-                self.prompt,
-                existing="\n".join(f"- {m}" for m in existing_memory) or "(empty)",
-                conversation=_conversation(conversation),
-            )
-        )
-        client = llm_context().client(model=self.model, base_url=self.base_url)
-        out = run_sync(
-            acomplete_structured(client, [Message("user", prompt)], MemoryUpdate, model=self.model)
-        )
-        if out.value is None:
-            raise SubjectError(f"the extractor gave no usable memory: {out.error}")
-        return out.value.memory
+        existing = "\n".join(f"- {m}" for m in existing_memory) or "(empty)"
+        return self.ask(
+            MemoryUpdate, existing=existing, conversation=_conversation(conversation)
+        ).memory
 
 
 class MemoryExtractor:

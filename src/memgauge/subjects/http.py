@@ -19,16 +19,17 @@ import httpx
 
 from memgauge._util.redact import redact, register_secret
 from memgauge._util.retry import RetriesExhausted, send_with_retries
-from memgauge.data.models import Memory, SessionContext, Turn
+from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, search_result
+from memgauge.subjects.protocol import SearchResult
+from memgauge.subjects.python_import import search_result
+from memgauge.subjects.remote import RemoteSubject
 
 __all__ = ["HttpSubject"]
 
 
-class HttpSubject:
+class HttpSubject(RemoteSubject):
     """Client of one memory service; a namespace of its own unless one is given."""
 
     def __init__(
@@ -69,6 +70,10 @@ class HttpSubject:
         """`http:<base url>`."""
         return f"http:{self.base_url}"
 
+    def request(self, method: str, body: dict[str, Any]) -> Any:
+        """POST /METHOD."""
+        return self._post(f"/{method}", body)
+
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         try:
             resp = send_with_retries(
@@ -99,19 +104,11 @@ class HttpSubject:
                 f"{self.name}{path}: the body is not JSON: {redact(resp.text, limit=200)!r}"
             ) from None
 
-    def reset(self) -> None:
-        """POST /reset."""
-        self._post("/reset", {})
-
     def ingest(self, memories: Sequence[Memory]) -> None:
         """POST /ingest in batches."""
         for i in range(0, len(memories), self.batch_size):
             batch = [m.model_dump(mode="json") for m in memories[i : i + self.batch_size]]
             self._post("/ingest", {"memories": batch})
-
-    def flush(self) -> None:
-        """POST /flush."""
-        self._post("/flush", {})
 
     def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
         """POST /search; `total` latency is the round trip, the service's own stages are kept."""
@@ -138,13 +135,6 @@ class HttpSubject:
             k,
             {**latency, "total": total},
         )
-
-    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
-        """POST /answer: `{"text": ...}` back."""
-        t0 = time.perf_counter()
-        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
-        data = self._post("/answer", {"question": question, "history": turns})
-        return normalise_answer(data, (time.perf_counter() - t0) * 1000)
 
     def dump(self) -> list[Memory]:
         """POST /dump."""

@@ -37,7 +37,6 @@ from memgauge.subjects.registry import build_subject
 __all__ = [
     "Learnings",
     "LearningsSection",
-    "PromptedLLM",
     "as_learnings",
     "learnings_memory",
     "learnings_path",
@@ -191,24 +190,3 @@ def with_learnings(prompt: str, section: str) -> str:
 def section_hash(section: str) -> str | None:
     """A short hash of the section a prompt carried (provenance), None when it carried none."""
     return hashlib.sha256(section.encode()).hexdigest()[:16] if section else None
-
-
-class PromptedLLM:
-    """What memgauge's single-prompt LLM subjects (the decider, the extractor) share: where
-    the model is, and the learnings their prompt takes.
-
-    Args:
-        model: model id (default: MEMGAUGE_MODEL).
-        base_url: endpoint (default: OPENAI_BASE_URL).
-        learnings: past evaluation failures to add to the prompt (`{query, k, budget}`).
-    """
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        learnings: Learnings | None = None,
-    ) -> None:
-        self.model, self.base_url = model, base_url
-        self.learnings = LearningsSection(learnings)

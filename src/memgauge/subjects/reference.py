@@ -136,6 +136,11 @@ def rrf_fuse(
     return fuse(channels, "rrf", weights=weights, k_rrf=k_rrf)
 
 
+def _shared(memory: Memory | IndexedMemory) -> dict[str, Any]:
+    """What a memory and its stored row hold alike (its time and metadata are typed apart)."""
+    return {f: getattr(memory, f) for f in ("id", "text", "tier", "folder", "session", "corpus")}
+
+
 @dataclass
 class _DenseCache:
     ids: list[str] = field(default_factory=list)
@@ -198,12 +203,7 @@ class ReferenceMemory:
         latest: dict[str, Memory] = {m.id: m for m in memories}  # last write of an id wins
         rows = [
             IndexedMemory(
-                id=m.id,
-                text=m.text,
-                tier=m.tier,
-                folder=m.folder,
-                session=m.session,
-                corpus=m.corpus,
+                **_shared(m),
                 created_at=m.created_at.isoformat() if isinstance(m.created_at, datetime) else None,
                 metadata=dict(m.metadata),
             )
@@ -235,12 +235,7 @@ class ReferenceMemory:
         """Every stored memory as a Memory model."""
         return [
             Memory(
-                id=r.id,
-                text=r.text,
-                tier=r.tier,
-                folder=r.folder,
-                session=r.session,
-                corpus=r.corpus,
+                **_shared(r),
                 created_at=datetime.fromisoformat(r.created_at) if r.created_at else None,
                 metadata=r.metadata,
             )

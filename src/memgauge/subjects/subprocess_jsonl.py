@@ -21,15 +21,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from memgauge.data.models import Memory, SessionContext, Turn
+from memgauge.data.models import Memory, SessionContext
 from memgauge.subjects._process import LineProcess
-from memgauge.subjects.protocol import Answer, SearchResult
-from memgauge.subjects.python_import import normalise_answer, search_result
+from memgauge.subjects.protocol import SearchResult
+from memgauge.subjects.python_import import search_result
+from memgauge.subjects.remote import RemoteSubject
 
 __all__ = ["SubprocessSubject"]
 
 
-class SubprocessSubject:
+class SubprocessSubject(RemoteSubject):
     """Starts the command once and sends it requests one at a time."""
 
     def __init__(
@@ -50,11 +51,11 @@ class SubprocessSubject:
         """`subprocess:<program>`."""
         return self._child.label
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
+    def request(self, method: str, body: dict[str, Any]) -> Any:
         """Send one request and wait for its response."""
         self._next_id += 1
         rid = self._next_id
-        self._child.send({"id": rid, "method": method, "params": params})
+        self._child.send({"id": rid, "method": method, "params": body})
         response = self._child.receive(lambda m: True, self.timeout, repr(method))
         if response.get("id") != rid:
             raise self._child.error(f"answered {response!r:.200} to request {rid}")
@@ -64,35 +65,20 @@ class SubprocessSubject:
             raise self._child.error(f"{method} failed: {message}")
         return response.get("result")
 
-    def reset(self) -> None:
-        """`reset`."""
-        self.call("reset", {})
-
     def ingest(self, memories: Sequence[Memory]) -> None:
         """`ingest` with the memories as JSON."""
-        self.call("ingest", {"memories": [m.model_dump(mode="json") for m in memories]})
-
-    def flush(self) -> None:
-        """`flush`."""
-        self.call("flush", {})
+        self.request("ingest", {"memories": [m.model_dump(mode="json") for m in memories]})
 
     def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
         """`search`; the round trip is the latency."""
         t0 = time.perf_counter()
         params = {"query": query, "k": k, "session": session.model_dump() if session else None}
-        raw = self.call("search", params)
+        raw = self.request("search", params)
         return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
-
-    def answer(self, question: str, *, history: Sequence[Turn] | None = None) -> Answer:
-        """`answer`; the round trip is the latency."""
-        t0 = time.perf_counter()
-        turns = [t.model_dump(mode="json") for t in history] if history is not None else None
-        raw = self.call("answer", {"question": question, "history": turns})
-        return normalise_answer(raw, (time.perf_counter() - t0) * 1000)
 
     def dump(self) -> list[Memory]:
         """`dump`."""
-        raw = self.call("dump", {})
+        raw = self.request("dump", {})
         return [Memory.model_validate(m) for m in raw or []]
 
     def close(self) -> None:

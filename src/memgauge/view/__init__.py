@@ -8,9 +8,10 @@ report --out FILE.html` renders the templates without uvicorn."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memgauge._util.lazy import lazy_table
 
 if TYPE_CHECKING:
     from memgauge.store.url import StoreURL
@@ -24,17 +25,7 @@ _LAZY = {"render_run_report": "memgauge.view.render", "report_from_store": "memg
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgauge.view' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+lazy_table(globals(), _LAZY)
 
 
 def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:

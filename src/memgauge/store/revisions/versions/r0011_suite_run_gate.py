@@ -10,8 +10,9 @@ Revises: 0010
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
+
+from memgauge.store.revisions import columns_of
 
 revision = "0011"
 down_revision = "0010"
@@ -21,8 +22,7 @@ depends_on = None
 
 def upgrade() -> None:
     """Add the column with its check (one ALTER both dialects take as written)."""
-    columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("suite_runs")}
-    if "gate" in columns:
+    if "gate" in columns_of("suite_runs"):
         return
     op.execute(
         "ALTER TABLE suite_runs ADD COLUMN gate TEXT CONSTRAINT ck_suite_runs_gate"

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.columns import cols
+
 revision = "0012"
 down_revision = "0011"
 branch_labels = None
@@ -38,26 +40,18 @@ def upgrade() -> None:
         return
     op.create_table(
         "optimization_studies",
-        sa.Column("study_id", sa.Text(), nullable=False),
-        sa.Column("suite_name", sa.Text(), nullable=False),
-        sa.Column("suite_path", sa.Text(), nullable=True),
-        sa.Column("task", sa.Text(), nullable=False),
-        sa.Column("measure", sa.Text(), nullable=False),
-        sa.Column("subject", sa.Text(), nullable=False),
-        sa.Column("strategy", sa.Text(), nullable=False),
-        sa.Column("status", sa.Text(), nullable=False),
-        sa.Column("stopped_because", sa.Text(), nullable=True),
-        sa.Column("config_json", sa.Text(), nullable=False),
-        sa.Column("best_step", sa.Integer(), nullable=True),
-        sa.Column("best_candidate", sa.Integer(), nullable=True),
-        sa.Column("holdout_json", sa.Text(), nullable=True),
-        sa.Column("usage_json", sa.Text(), server_default="{}", nullable=False),
-        sa.Column("pid", sa.Integer(), nullable=True),
-        sa.Column("pid_start", sa.Text(), nullable=True),
-        sa.Column("host", sa.Text(), nullable=True),
-        sa.Column("created_at", sa.Text(), nullable=False),
-        sa.Column("updated_at", sa.Text(), nullable=False),
-        sa.Column("finished_at", sa.Text(), nullable=True),
+        *cols(sa.Text(), "study_id", "suite_name", nullable=False),
+        *cols(sa.Text(), "suite_path"),
+        *cols(sa.Text(), "task", "measure", "subject", "strategy", "status", nullable=False),
+        *cols(sa.Text(), "stopped_because"),
+        *cols(sa.Text(), "config_json", nullable=False),
+        *cols(sa.Integer(), "best_step", "best_candidate"),
+        *cols(sa.Text(), "holdout_json"),
+        *cols(sa.Text(), "usage_json", server_default="{}", nullable=False),
+        *cols(sa.Integer(), "pid"),
+        *cols(sa.Text(), "pid_start", "host"),
+        *cols(sa.Text(), "created_at", "updated_at", nullable=False),
+        *cols(sa.Text(), "finished_at"),
         sa.CheckConstraint(
             "status IN ('running', 'completed', 'cancelled', 'failed')",
             name="ck_optimization_studies_status",
@@ -67,23 +61,16 @@ def upgrade() -> None:
     op.create_index("idx_optimization_studies_created", "optimization_studies", ["created_at"])
     op.create_table(
         "optimization_iterations",
-        sa.Column("study_id", sa.Text(), nullable=False),
-        sa.Column("phase", sa.Text(), nullable=False),
-        sa.Column("step", sa.Integer(), nullable=False),
-        sa.Column("candidate", sa.Integer(), nullable=False),
-        sa.Column("target", sa.Text(), nullable=False),
-        sa.Column("status", sa.Text(), nullable=False),
-        sa.Column("params_json", sa.Text(), nullable=False),
-        sa.Column("texts_json", sa.Text(), nullable=False),
-        sa.Column("run_id", sa.Text(), nullable=True),
+        *cols(sa.Text(), "study_id", "phase", nullable=False),
+        *cols(sa.Integer(), "step", "candidate", nullable=False),
+        *cols(sa.Text(), "target", "status", "params_json", "texts_json", nullable=False),
+        *cols(sa.Text(), "run_id"),
         *(sa.Column(name, sa.Double(), nullable=True) for name in _SCORES),
-        sa.Column("accepted", sa.Integer(), nullable=True),
-        sa.Column("values_json", sa.Text(), nullable=True),
-        sa.Column("note", sa.Text(), nullable=True),
-        sa.Column("reason", sa.Text(), nullable=True),
-        sa.Column("started_at", sa.Text(), nullable=False),
-        sa.Column("finished_at", sa.Text(), nullable=True),
-        sa.Column("seconds", sa.Double(), nullable=True),
+        *cols(sa.Integer(), "accepted"),
+        *cols(sa.Text(), "values_json", "note", "reason"),
+        *cols(sa.Text(), "started_at", nullable=False),
+        *cols(sa.Text(), "finished_at"),
+        *cols(sa.Double(), "seconds"),
         sa.CheckConstraint("phase IN ('tune', 'holdout')", name="ck_optimization_iterations_phase"),
         sa.CheckConstraint(
             "status IN ('running', 'completed', 'failed')",

@@ -18,36 +18,26 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.columns import cols
+
 revision = "0013"
 down_revision = "0012"
 branch_labels = None
 depends_on = None
-
-_SHADOW_COLUMNS: tuple[tuple[str, sa.types.TypeEngine[float] | sa.types.TypeEngine[str]], ...] = (
-    ("intent", sa.Text()),
-    ("session_id", sa.Text()),
-    ("log_level", sa.Text()),
-    ("query_text", sa.Text()),
-    ("control_mrr", sa.Double()),
-    ("treatment_mrr", sa.Double()),
-    ("control_ndcg", sa.Double()),
-    ("treatment_ndcg", sa.Double()),
-)
 
 
 def upgrade() -> None:
     """Create the flag and drop-count tables; add the shadow and pair columns."""
     op.create_table(
         "eval_flags",
-        sa.Column("feature_id", sa.Text(), nullable=False),
-        sa.Column("rollout_percent", sa.Double(), nullable=False),
-        sa.Column("shadow_enabled", sa.Integer(), nullable=False),
-        sa.Column("shadow_percent", sa.Double(), nullable=False),
-        sa.Column("min_samples", sa.Integer(), nullable=False),
-        sa.Column("graduation_threshold", sa.Double(), nullable=False),
-        sa.Column("feed_ab", sa.Integer(), nullable=False),
-        sa.Column("created_at", sa.Text(), nullable=False),
-        sa.Column("updated_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "feature_id", nullable=False),
+        *cols(sa.Double(), "rollout_percent", nullable=False),
+        *cols(sa.Integer(), "shadow_enabled", nullable=False),
+        *cols(sa.Double(), "shadow_percent", nullable=False),
+        *cols(sa.Integer(), "min_samples", nullable=False),
+        *cols(sa.Double(), "graduation_threshold", nullable=False),
+        *cols(sa.Integer(), "feed_ab", nullable=False),
+        *cols(sa.Text(), "created_at", "updated_at", nullable=False),
         sa.CheckConstraint(
             "rollout_percent >= 0 AND rollout_percent <= 100", name="ck_eval_flags_rollout"
         ),
@@ -58,11 +48,15 @@ def upgrade() -> None:
     )
     op.create_table(
         "eval_shadow_drops",
-        sa.Column("feature_id", sa.Text(), nullable=False),
-        sa.Column("dropped", sa.Integer(), nullable=False),
-        sa.Column("updated_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "feature_id", nullable=False),
+        *cols(sa.Integer(), "dropped", nullable=False),
+        *cols(sa.Text(), "updated_at", nullable=False),
         sa.PrimaryKeyConstraint("feature_id"),
     )
-    for name, type_ in _SHADOW_COLUMNS:
-        op.add_column("eval_shadow_runs", sa.Column(name, type_, nullable=True))
+    # the query's context, the log level, each arm's RR and nDCG
+    for column in [
+        *cols(sa.Text(), "intent", "session_id", "log_level", "query_text"),
+        *cols(sa.Double(), "control_mrr", "treatment_mrr", "control_ndcg", "treatment_ndcg"),
+    ]:
+        op.add_column("eval_shadow_runs", column)
     op.add_column("eval_ab_test_pairs", sa.Column("shadow_run_id", sa.Integer(), nullable=True))

@@ -13,62 +13,52 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.columns import cols
+from memgauge.store.revisions import columns_of, create_serial_table
+
 revision = "0014"
 down_revision = "0013"
 branch_labels = None
 depends_on = None
 
-_QUERY_COLUMNS = (
-    ("fallback_triggered", sa.Integer()),
-    ("fallback_reason", sa.Text()),
-    ("degraded_mode", sa.Integer()),
-    ("stage_trace", sa.Text()),
-    ("harvested_at", sa.Text()),
-)
-
 
 def upgrade() -> None:
     """Add the query columns (nullable: rows logged before them have no value) and the tables."""
-    have = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("eval_queries")}
-    for name, type_ in _QUERY_COLUMNS:
-        if name not in have:
-            op.add_column("eval_queries", sa.Column(name, type_, nullable=True))
+    have = columns_of("eval_queries")
+    for column in [
+        *cols(sa.Integer(), "fallback_triggered"),
+        *cols(sa.Text(), "fallback_reason"),
+        *cols(sa.Integer(), "degraded_mode"),
+        *cols(sa.Text(), "stage_trace", "harvested_at"),
+    ]:
+        if column.name not in have:
+            op.add_column("eval_queries", column)
     op.create_table(
         "eval_sessions",
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("turns", sa.Integer(), nullable=True),
-        sa.Column("started_at", sa.Text(), nullable=False),
-        sa.Column("ended_at", sa.Text(), nullable=True),
-        sa.Column("updated_at", sa.Text(), nullable=False),
-        sa.Column("metadata", sa.Text(), server_default="{}", nullable=True),
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Integer(), "turns"),
+        *cols(sa.Text(), "started_at", nullable=False),
+        *cols(sa.Text(), "ended_at"),
+        *cols(sa.Text(), "updated_at", nullable=False),
+        *cols(sa.Text(), "metadata", server_default="{}"),
         sa.PrimaryKeyConstraint("session_id"),
     )
-    op.create_table(
+    create_serial_table(
         "eval_outcomes",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("task_id", sa.Text(), nullable=True),
-        sa.Column("success", sa.Integer(), nullable=True),
-        sa.Column("score", sa.Double(), nullable=True),
-        sa.Column("knowledge_delta", sa.Double(), nullable=True),
-        sa.Column("uncertainty_reduction", sa.Double(), nullable=True),
-        sa.Column("learning_index", sa.Double(), nullable=True),
-        sa.Column("spec_folder", sa.Text(), nullable=True),
-        sa.Column("metadata", sa.Text(), server_default="{}", nullable=True),
-        sa.Column("created_at", sa.Text(), nullable=False),
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Text(), "task_id"),
+        *cols(sa.Integer(), "success"),
+        *cols(sa.Double(), "score", "knowledge_delta", "uncertainty_reduction", "learning_index"),
+        *cols(sa.Text(), "spec_folder"),
+        *cols(sa.Text(), "metadata", server_default="{}"),
+        *cols(sa.Text(), "created_at", nullable=False),
         sa.CheckConstraint("success IS NULL OR success IN (0, 1)", name="ck_eval_outcomes_success"),
-        sa.PrimaryKeyConstraint("id"),
-        sqlite_autoincrement=True,
     )
     op.create_index("idx_eval_outcomes_session", "eval_outcomes", ["session_id"])
-    op.create_table(
+    create_serial_table(
         "eval_agent_outputs",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("session_id", sa.Text(), nullable=False),
-        sa.Column("query_id", sa.Text(), nullable=True),
-        sa.Column("text", sa.Text(), nullable=False),
-        sa.Column("created_at", sa.Text(), nullable=False),
-        sa.PrimaryKeyConstraint("id"),
-        sqlite_autoincrement=True,
+        *cols(sa.Text(), "session_id", nullable=False),
+        *cols(sa.Text(), "query_id"),
+        *cols(sa.Text(), "text", "created_at", nullable=False),
     )
     op.create_index("idx_eval_agent_outputs_session", "eval_agent_outputs", ["session_id"])

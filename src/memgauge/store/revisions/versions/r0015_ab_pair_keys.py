@@ -21,6 +21,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge.store.revisions import columns_of
+
 revision = "0015"
 down_revision = "0014"
 branch_labels = None
@@ -52,7 +54,7 @@ def upgrade() -> None:
     revision may lag its schema)."""
     bind = op.get_bind()
     inspector = sa.inspect(bind)
-    if "pair_key" not in {c["name"] for c in inspector.get_columns("eval_ab_test_pairs")}:
+    if "pair_key" not in columns_of("eval_ab_test_pairs"):
         op.add_column("eval_ab_test_pairs", sa.Column("pair_key", sa.Text(), nullable=True))
     pairs = sa.table(
         "eval_ab_test_pairs",

@@ -21,6 +21,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from memgauge.store.revisions import columns_of
+
 revision = "0016"
 down_revision = "0015"
 branch_labels = None
@@ -63,8 +65,7 @@ def upgrade() -> None:
         op.create_index(
             "idx_suite_run_items_seq", "suite_run_items", ["run_id", "subject", "task", "seq"]
         )
-    columns = {c["name"] for c in inspector.get_columns("suite_runs")}
-    if "headline_json" not in columns:
+    if "headline_json" not in columns_of("suite_runs"):
         op.add_column("suite_runs", sa.Column("headline_json", _PACKED, nullable=True))
     runs = sa.table(
         "suite_runs",

@@ -1,0 +1,87 @@
+"""What the commands that score cases of the write path (`extraction`, `operations`) share:
+their `--output`, `--concurrency` and `--json` options, and how a run of cases ends (its JSON
+document written, its tables printed, its exit code)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import PATH, Command, apply_options, console, json_option
+from memgauge.cli._evaluation import conclude, running
+from memgauge.cli._numbers import integer
+from memgauge.cli._options import RunArgs
+from memgauge.report import atomic_write_text
+from memgauge.report.shapes_terminal import print_sections
+
+__all__ = ["case_options", "finish_cases", "run_cases"]
+
+
+def case_options(name: str) -> Callable[[Command], Command]:
+    """`--output DIR` (where NAME.json, every case, is written), `--concurrency N`, `--json`."""
+    options = [
+        click.option(
+            "--output",
+            "out_dir",
+            type=PATH,
+            default=None,
+            help=f"Write {name}.json (every case) into this directory.",
+        ),
+        click.option("--concurrency", type=integer(1, 256), default=4, show_default=True),
+        json_option("Print the summary as JSON (last line)."),
+    ]
+    return lambda fn: apply_options(fn, options)
+
+
+def run_cases(
+    kind: Literal["extraction", "operations"],
+    spec: str | None,
+    outputs: Path | None,
+    cases: Path | None,
+    run_args: RunArgs,
+    **options: Any,
+) -> tuple[api.RunReport, str]:
+    """The run of `kind`'s suite of `cases` (`api.extraction_suite` / `api.operations_suite`,
+    with `options`), whose subject (the extractor / the decider) is `spec` or the `outputs`
+    recorded, run with the command's options (a progress bar when asked); and the subject's
+    label."""
+    builders: dict[str, tuple[Callable[..., Any], Literal["extractor", "decider"]]] = {
+        "extraction": (api.extraction_suite, "extractor"),
+        "operations": (api.operations_suite, "decider"),
+    }
+    build, role = builders[kind]
+    subject, label = api.write_path_subject(role, spec, outputs)
+    suite = build(cases, subject, max_failure_rate=run_args.failure_rate, **options)
+    with running(run_args.progress) as bar:
+        return api.run_suite(suite, options=run_args.options, progress=bar, kind=kind), label
+
+
+def finish_cases(
+    report: api.RunReport,
+    doc: Mapping[str, Any],
+    title: str,
+    *,
+    name: str,
+    out_dir: Path | None,
+    as_json: bool,
+    run_args: RunArgs,
+) -> None:
+    """`doc` written as `out_dir`/NAME.json, `title` and the run's aggregates printed (on stderr
+    with --json, whose summary, `doc` without its cases, is the last line of stdout), and the
+    run's exit."""
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out_dir / f"{name}.json", dumps_strict(doc, indent=2, default=str) + "\n")
+    out = console(stderr=as_json)
+    out.print(title, markup=False)
+    print_sections(out, report.summary)
+    code = conclude(out, report, run_args)
+    if as_json:
+        click.echo(dumps_strict({k: v for k, v in doc.items() if k != "per_case"}, default=str))
+    if code:
+        raise click.exceptions.Exit(code)
