@@ -121,6 +121,19 @@ def test_shards_that_would_not_pay_for_the_pool_run_in_the_driver(
     assert any(value is not None for _name, value in measures)
 
 
+def test_only_memories_that_embed_are_built_in_the_driver_before_the_shards(
+    locomo_dir: Path, tmp_path: Path
+) -> None:
+    pids = tmp_path / "built"
+    pids.mkdir()
+    spec = {"python": {"target": "shard_subjects:PidOnBuild", "kwargs": {"pids": str(pids)}}}
+    report = api.evaluate(locomo_dir, {"m": spec}, store=False, workers=2)  # all to the pool
+    assert report.status == "completed"
+    built = {p.name for p in pids.iterdir()}
+    assert built
+    assert str(os.getpid()) not in built  # its constructor ran in the workers only
+
+
 def test_a_bad_startup_setting_is_a_usage_error(
     locomo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from memgauge._util.imports import rooted
 from memgauge.data.models import Memory
@@ -20,6 +21,7 @@ from memgauge.runs.plan import PlannedTask
 from memgauge.runs.shards import Shard
 from memgauge.runs.suite import Suite
 from memgauge.runs.summary import subjects_of
+from memgauge.subjects.reference import ReferenceMemoryConfig
 from memgauge.subjects.registry import build_subject
 
 __all__ = ["Warming", "texts_to_embed", "warm_shards"]
@@ -105,11 +107,15 @@ def warm_shards(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> None:
     text once, on every core, into the embedding cache the workers on this machine read.
     Otherwise each worker embeds the texts of its own corpora, and a text that corpora in
     different shards share (LongMemEval's haystacks share many sessions) is embedded once per
-    worker. Only subjects that can `warm` are warmed; one that cannot be built here, or whose
-    warm-up fails, is left to its shards (which record what goes wrong)."""
+    worker. Only reference memories with a dense channel are built here (what can `warm`; any
+    other subject is built by its shards alone: its constructor may be costly or start
+    something); one that cannot be built here, or whose warm-up fails, is left to its shards
+    (which record what goes wrong)."""
     tasks = {t.spec.name: t for t in plan}
     wanted: dict[str, tuple[Shard, dict[str, list[str]]]] = {}
     for shard in shards:
+        if not _embeds(shard.spec):
+            continue
         _first, ids = wanted.setdefault(shard.subject, (shard, {}))
         ids.setdefault(shard.task.name, []).extend(shard.items)
     for first, ids in wanted.values():
@@ -123,3 +129,11 @@ def warm_shards(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> None:
                     lane.subject.warm(texts)
             finally:
                 lane.close()
+
+
+def _embeds(spec: Mapping[str, Any]) -> bool:
+    """Whether a subject spec is a reference memory with a dense channel."""
+    ((kind, raw),) = spec.items()
+    args = raw or {}
+    mode = args.get("mode", ReferenceMemoryConfig().mode) if isinstance(args, Mapping) else None
+    return kind == "reference" and mode in ("dense", "hybrid")
