@@ -5,6 +5,7 @@ and then a warm one, interleaved.
     python benchmarks/bench_longmemeval_sweep.py [--questions 25] [--reps 3]
         [--distinct 0.5] [--file longmemeval_s.json] [--configs serial,workers2,dask]
         [--src NAME=PATH ...] [--keep DIR]
+    python benchmarks/bench_longmemeval_sweep.py --table LOG   # the table of a run's output
 
 The data: LongMemEval's own JSON (a list of questions, each with `haystack_session_ids`,
 `haystack_dates`, `haystack_sessions` of `{role, content, has_answer}` turns and
@@ -39,6 +40,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -194,8 +196,8 @@ def table(rows: dict[str, list[dict[str, float]]], questions: int) -> str:
     """Min and median per configuration, and the 500-question extrapolation."""
     out = [
         "| configuration | wall s min | wall s median | CPU s min | CPU s median "
-        "| speed-up vs serial (median wall) | 500 questions: wall min (median) "
-        "| 500 questions: CPU min / 2 cores | load 1 min before |",
+        "| speed-up vs serial (median wall) | 500 questions, min: median wall scaled "
+        "| 500 questions, min: least CPU scaled / 2 cores | load 1 min before |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     scale = 500 / questions / 60
@@ -219,6 +221,18 @@ def table(rows: dict[str, list[dict[str, float]]], questions: int) -> str:
     return "\n".join(out)
 
 
+def from_log(path: str) -> tuple[dict[str, list[dict[str, float]]], int]:
+    """The runs a earlier invocation printed (its first line gives the questions)."""
+    lines = Path(path).read_text().splitlines()
+    rows: dict[str, list[dict[str, float]]] = {}
+    for line in lines:
+        m = re.match(r"rep \d+ (.+): wall ([\d.]+) s, CPU ([\d.]+) s \(load ([\d.]+)", line)
+        if m:
+            got = {"wall": float(m[2]), "cpu": float(m[3]), "load": float(m[4])}
+            rows.setdefault(m[1], []).append(got)
+    return rows, int(lines[0].split()[0])
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=int, default=25)
@@ -229,7 +243,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--modes", default="cold,warm")
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH, repeatable")
     ap.add_argument("--keep", help="write the file here (and keep it) instead of a temp dir")
+    ap.add_argument("--table", metavar="LOG", help="print the table of an earlier run's output")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(*from_log(args.table)))
+        return
     sources = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
