@@ -21,7 +21,6 @@ from memgauge.runs.plan import PlannedTask
 from memgauge.runs.shards import Shard
 from memgauge.runs.suite import Suite
 from memgauge.runs.summary import subjects_of
-from memgauge.subjects.reference import ReferenceMemoryConfig
 from memgauge.subjects.registry import build_subject
 
 __all__ = ["Warming", "texts_to_embed", "warm_shards"]
@@ -133,6 +132,9 @@ def warm_shards(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> None:
 
 def _embeds(spec: Mapping[str, Any]) -> bool:
     """Whether a subject spec is a reference memory with a dense channel."""
+    # imported when a run has shards, not with every run's engine
+    from memgauge.subjects.reference import ReferenceMemoryConfig
+
     ((kind, raw),) = spec.items()
     args = raw or {}
     mode = args.get("mode", ReferenceMemoryConfig().mode) if isinstance(args, Mapping) else None
