@@ -28,4 +28,7 @@ def _workers_import_test_subjects(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         "PYTHONPATH", os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
     )
     monkeypatch.syspath_prepend(str(SUBJECTS))
+    # these tests are about what runs on the pool: it takes every shard, however little work
+    # they are (by default a run this small would stay in the driver)
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "0")
     return

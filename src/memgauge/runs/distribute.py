@@ -14,6 +14,7 @@ is recorded twice. A `MemgaugeError` from a worker (its dataset differs) stops t
 
 from __future__ import annotations
 
+import collections
 import queue
 import time
 from collections.abc import MutableMapping, Sequence
@@ -27,7 +28,8 @@ from memgauge.llm._loop import cancel_pending
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.runs.pools import ShardPool
 from memgauge.runs.recording import Recorder
-from memgauge.runs.shards import Shard, ShardResult, run_shard
+from memgauge.runs.shards import Shard, ShardResult, adopted, run_shard
+from memgauge.runs.warm import warm_shards
 from memgauge.runs.work import failed_item, score_item
 
 __all__ = ["SHARD_ATTEMPTS", "run_shards"]
@@ -103,8 +105,32 @@ class _Driver:
         self.flying[future] = (shard, generation)
         future.add_done_callback(lambda f: self.events.put(("shard", f, generation)))
 
+    def pays(self, left: int, ran: int, seconds: float) -> bool:
+        """Whether the pool should take the `left` shards: always when it costs nothing to open
+        (it is open, or a running cluster's), else when what they would save on its workers,
+        going by the `ran` shards run here in `seconds`, is more than opening it costs."""
+        if self.pool.opened or self.pool.startup <= 0:
+            return True
+        if ran == 0:
+            return False  # run one here first: its time is the estimate
+        saved = left * (seconds / ran) * (1 - 1 / self.pool.workers)
+        return saved > self.pool.startup
+
     def run(self) -> None:
-        for shard in self.shards:
+        left = collections.deque(self.shards)
+        ran, seconds = 0, 0.0
+        # shards run here, one at a time, until a pool would finish the rest sooner than this
+        # process would (with a warm cache, a small run never starts its workers)
+        while left and not self.pays(len(left), ran, seconds):
+            shard = left.popleft()
+            t0 = time.perf_counter()
+            result = run_shard(shard)
+            seconds += time.perf_counter() - t0
+            ran += 1
+            self.finished(shard, result)
+            if self.state.stopping:
+                return
+        for shard in left:
             self.submit(shard)
         while self.flying or self.scoring_left:
             kind, future, _generation = self.events.get()
@@ -130,11 +156,14 @@ class _Driver:
                 raise exc
             self.submit(replace(shard, attempt=shard.attempt + 1))
             return
+        self.finished(shard, future.result())
+
+    def finished(self, shard: Shard, result: ShardResult) -> None:
         self.done_shards += 1
         self.state.writer.progress.phase(
             shard.subject, shard.task.name, f"{self.done_shards} of {len(self.shards)} shards"
         )
-        self.collect(shard, future.result())
+        self.collect(shard, result)
 
     def collect(self, shard: Shard, result: ShardResult) -> None:
         run_id, task = self.state.run_id, self.tasks[shard.task.name]
@@ -189,7 +218,10 @@ def run_shards(
     their items stay queued for `--resume`)."""
     driver = _Driver(shards, plan, state, pool, recorder, unavailable, width)
     try:
-        driver.run()
+        with adopted(shards, plan):
+            if pool.local:
+                warm_shards(shards, plan)
+            driver.run()
     except BaseException:
         driver.close(failed=True)
         pool.stop()

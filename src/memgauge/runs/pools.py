@@ -44,42 +44,101 @@ from typing import Any
 
 from memgauge.errors import UnavailableError, UsageError
 
-__all__ = ["DASK_INSTALL", "ShardPool", "open_pool"]
+__all__ = [
+    "DASK_INSTALL",
+    "DASK_LOCAL_STARTUP",
+    "PROCESS_STARTUP",
+    "ShardPool",
+    "open_pool",
+    "startup_seconds",
+]
 
 DASK_INSTALL = "pip install 'memgauge[dask]'"
 
 
+#: what opening a pool costs before its first shard runs, in seconds, when
+#: MEMGAUGE_SHARD_STARTUP does not say: spawned processes that import memgauge and build their
+#: subject, and a Dask LocalCluster's scheduler and nannies besides (BENCHMARKS.md, "A
+#: LongMemEval_S-sized sweep"); a pool of a running cluster or a given executor costs nothing
+PROCESS_STARTUP = 3.0
+DASK_LOCAL_STARTUP = 10.0
+_STARTUP_ENV = "MEMGAUGE_SHARD_STARTUP"
+
+
+def startup_seconds(default: float) -> float:
+    """MEMGAUGE_SHARD_STARTUP when set (0: shard whatever the work), else `default`."""
+    raw = os.environ.get(_STARTUP_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(f"{_STARTUP_ENV}={raw}: give seconds, 0 or more")
+    return value
+
+
 class ShardPool:
     """An executor for shards, how many run at once, and how to open it again when it broke
-    (None: it cannot be)."""
+    (None: it cannot be).
+
+    `executor` may be a function that makes it: the pool is then opened when first used (a run
+    whose shards would not pay never starts its processes or cluster); `startup`: the seconds
+    opening it is expected to cost, set against what the shards would save; `local`: its
+    workers run on this machine (they read the embedding cache the driver fills)."""
 
     def __init__(
         self,
-        executor: PoolExecutor,
+        executor: PoolExecutor | Callable[[], PoolExecutor],
         workers: int,
         *,
         reopen: Callable[[], PoolExecutor] | None = None,
         close: Callable[[], None] | None = None,
         owned: bool = True,
+        startup: float = 0.0,
+        local: bool = False,
     ) -> None:
-        self.executor, self.workers = executor, max(1, workers)
+        self._executor: PoolExecutor | None = None
+        self._make: Callable[[], PoolExecutor] | None = None
+        if isinstance(executor, PoolExecutor):
+            self._executor = executor
+        else:
+            self._make = executor
+        self.workers = max(1, workers)
         self._reopen, self._close, self.owned = reopen, close, owned
+        self.startup = startup
+        #: its workers run on this machine and share its embedding cache
+        self.local = local
         #: bumped by every reopen: a shard lost to an older pool is resubmitted, not reopened for
         self.generation = 0
+
+    @property
+    def executor(self) -> PoolExecutor:
+        """The executor, opened now if it was not yet."""
+        if self._executor is None:
+            assert self._make is not None
+            self._executor = self._make()
+        return self._executor
+
+    @property
+    def opened(self) -> bool:
+        """Whether the executor exists (was given, or was used)."""
+        return self._executor is not None
 
     def reopen(self) -> bool:
         """Replace a broken executor with a new one; False when this pool cannot."""
         if self._reopen is None:
             return False
         self.stop()
-        self.executor = self._reopen()
+        self._executor = self._reopen()
         self.generation += 1
         return True
 
     def stop(self) -> None:
         """Stop at once: nothing queued starts, and worker processes running a shard are ended
         (an interrupted run is resumed; what they were doing is done again then)."""
-        if not self.owned:
+        if not self.owned or self._executor is None:
             return
         try:
             self.executor.shutdown(wait=False, cancel_futures=True)
@@ -93,8 +152,8 @@ class ShardPool:
 
     def close(self) -> None:
         """Shut the executor down (and the cluster this pool started)."""
-        if self.owned:
-            self.executor.shutdown(wait=True)
+        if self.owned and self._executor is not None:
+            self._executor.shutdown(wait=True)
         if self._close is not None:
             self._close()
 
@@ -133,7 +192,9 @@ def _process_pool(workers: int) -> ShardPool:
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_driver
         )
 
-    return ShardPool(make(), workers, reopen=make)
+    return ShardPool(
+        make, workers, reopen=make, startup=startup_seconds(PROCESS_STARTUP), local=True
+    )
 
 
 def _dask(address: str | None, workers: int) -> ShardPool:
@@ -141,8 +202,25 @@ def _dask(address: str | None, workers: int) -> ShardPool:
         distributed: Any = importlib.import_module("distributed")
     except ImportError:
         raise UnavailableError(f"--executor dask needs Dask distributed: {DASK_INSTALL}") from None
-    cluster: Any = None
     if address is None:
+        return _dask_local(distributed, workers)
+    try:
+        client = distributed.Client(address, timeout="20s")
+    except OSError as exc:
+        raise UnavailableError(f"--executor {address}: no Dask scheduler there ({exc})") from None
+    n = sum(client.nthreads().values()) or workers
+    # pure=False: a shard submitted again after its worker died is a new task, not the old key
+    return ShardPool(
+        client.get_executor(pure=False), n, close=client.close, startup=startup_seconds(0.0)
+    )
+
+
+def _dask_local(distributed: Any, workers: int) -> ShardPool:
+    """A LocalCluster of `workers` processes (as many as the cores for 1), started when the
+    first shard is submitted."""
+    opened: list[Any] = []
+
+    def make() -> PoolExecutor:
         cluster = distributed.LocalCluster(
             n_workers=workers if workers > 1 else None,  # None: as many as the cores
             threads_per_worker=1,
@@ -153,23 +231,18 @@ def _dask(address: str | None, workers: int) -> ShardPool:
             scheduler_kwargs={"dashboard": False},
             silence_logs=logging.ERROR,
         )
+        opened.append(cluster)
         client = distributed.Client(cluster)
-    else:
-        try:
-            client = distributed.Client(address, timeout="20s")
-        except OSError as exc:
-            raise UnavailableError(
-                f"--executor {address}: no Dask scheduler there ({exc})"
-            ) from None
-    n = sum(client.nthreads().values()) or workers
+        opened.insert(0, client)
+        executor: PoolExecutor = client.get_executor(pure=False)
+        return executor
 
     def close() -> None:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        for thing in opened:  # the client, then its cluster
+            thing.close()
 
-    # pure=False: a shard submitted again after its worker died is a new task, not the old key
-    return ShardPool(client.get_executor(pure=False), n, close=close)
+    n = workers if workers > 1 else (os.cpu_count() or 1)
+    return ShardPool(make, n, close=close, startup=startup_seconds(DASK_LOCAL_STARTUP), local=True)
 
 
 def open_pool(workers: int, executor: str | PoolExecutor | None) -> ShardPool | None:

@@ -24,13 +24,14 @@ driver), so a sharded run answers, scores and aggregates exactly like a serial o
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pickle
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ __all__ = [
     "Shard",
     "ShardResult",
     "WorkerLLM",
+    "adopted",
     "driver_id",
     "plan_shards",
     "run_shard",
@@ -258,8 +260,32 @@ _PLANNED_MAX = 4  # a worker keeps the last tasks it planned: LoCoMo is parsed o
 _LLM_SET: tuple[Any, ...] | None = None
 
 
+def _key(shard: Shard) -> tuple[str, str, str | None]:
+    return (shard.task.model_dump_json(), shard.base, shard.dataset_sha256)
+
+
+@contextlib.contextmanager
+def adopted(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> Iterator[None]:
+    """While it lasts, shards run in the driver's own process use the tasks the driver planned
+    (its datasets are not read a second time); after, they are let go."""
+    tasks = {t.spec.name: t for t in plan}
+    keys = []
+    with _LOCK:
+        for shard in shards:
+            task = tasks.get(shard.task.name)
+            if task is not None and task.dataset_sha256 == shard.dataset_sha256:
+                _PLANNED[_key(shard)] = task
+                keys.append(_key(shard))
+    try:
+        yield
+    finally:
+        with _LOCK:
+            for key in keys:
+                _PLANNED.pop(key, None)
+
+
 def _planned(shard: Shard) -> PlannedTask:
-    key = (shard.task.model_dump_json(), shard.base, shard.dataset_sha256)
+    key = _key(shard)
     with _LOCK:
         found = _PLANNED.get(key)
     if found is not None:

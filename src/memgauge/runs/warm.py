@@ -12,14 +12,18 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
+from memgauge._util.imports import rooted
 from memgauge.data.models import Memory
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedTask
+from memgauge.runs.shards import Shard
 from memgauge.runs.suite import Suite
 from memgauge.runs.summary import subjects_of
+from memgauge.subjects.registry import build_subject
 
-__all__ = ["Warming", "texts_to_embed"]
+__all__ = ["Warming", "texts_to_embed", "warm_shards"]
 
 
 def texts_to_embed(task: PlannedTask, pending: Iterable[str]) -> list[str]:
@@ -95,3 +99,43 @@ class Warming:
         self.stop.set()
         if wait and self._thread is not None:
             self._thread.join()
+
+
+def warm_shards(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> None:
+    """Embed here, before the shards run, every text their subjects will embed: each distinct
+    text once, on every core, into the embedding cache the workers on this machine read.
+    Otherwise each worker embeds the texts of its own corpora, and a text that corpora in
+    different shards share (LongMemEval's haystacks share many sessions) is embedded once per
+    worker. Only reference memories with a dense channel are built here (what can `warm`; any
+    other subject is built by its shards alone: its constructor may be costly or start
+    something); one that cannot be built here, or whose warm-up fails, is left to its shards
+    (which record what goes wrong)."""
+    tasks = {t.spec.name: t for t in plan}
+    wanted: dict[str, tuple[Shard, dict[str, list[str]]]] = {}
+    for shard in shards:
+        if not _embeds(shard.spec):
+            continue
+        _first, ids = wanted.setdefault(shard.subject, (shard, {}))
+        ids.setdefault(shard.task.name, []).extend(shard.items)
+    for first, ids in wanted.values():
+        texts = [t for name, some in ids.items() for t in texts_to_embed(tasks[name], some)]
+        if not texts:
+            continue
+        with contextlib.suppress(Exception):
+            lane = SubjectLane(first.subject, first.spec, 1, rooted(build_subject, first.base))
+            try:
+                if lane.memory and callable(getattr(lane.subject, "warm", None)):
+                    lane.subject.warm(texts)
+            finally:
+                lane.close()
+
+
+def _embeds(spec: Mapping[str, Any]) -> bool:
+    """Whether a subject spec is a reference memory with a dense channel."""
+    # imported when a run has shards, not with every run's engine
+    from memgauge.subjects.reference import ReferenceMemoryConfig
+
+    ((kind, raw),) = spec.items()
+    args = raw or {}
+    mode = args.get("mode", ReferenceMemoryConfig().mode) if isinstance(args, Mapping) else None
+    return kind == "reference" and mode in ("dense", "hybrid")

@@ -68,3 +68,12 @@ class PidMemory(SlowIngestMemory):
     def ingest(self, memories: list[Any]) -> None:
         (self.pids / str(os.getpid())).touch()
         super().ingest(memories)
+
+
+class PidOnBuild(SlowIngestMemory):
+    """Leaves a file named by its process id in `pids` when it is built: which processes built
+    it."""
+
+    def __init__(self, pids: str) -> None:
+        super().__init__(0.0)
+        (Path(pids) / str(os.getpid())).touch()

@@ -1,0 +1,142 @@
+"""What a sharded run costs beside a serial one: texts shared by corpora in different shards
+are embedded once (in the driver, before the shards run), a warm embedding cache is not
+embedded again, and shards that would not pay for the pool's start-up run in the driver's
+own process (no worker is started); the results are the serial run's either way."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.shards.runs_alike import item_view, summary_view
+
+from memgauge import api
+from memgauge.data.io import save_retrieval_dataset
+from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
+from memgauge.embed import EMBEDDERS
+from memgauge.errors import UsageError
+
+
+def _shared_haystacks(tmp_path: Path, corpora: int = 8) -> Path:
+    """LongMemEval's shape in small: each question its own corpus, whose haystack is mostly
+    sessions of a shared pool (the same texts in many corpora) and one of its own."""
+    pool = [
+        f"shared session {s} turn {t} about topic {s * t % 7}" for s in range(6) for t in range(4)
+    ]
+    memories, queries, judgments = [], [], []
+    for c in range(corpora):
+        corpus = f"q{c}"
+        texts = [*pool[c % 3 :: 2], f"the answer of {c} is a lamp {c}", f"own turn {c}"]
+        memories += [
+            Memory(id=f"{corpus}/m{i}", text=t, corpus=corpus) for i, t in enumerate(texts)
+        ]
+        queries.append(EvalQuery(id=corpus, text=f"answer of {c}?", corpus=corpus))
+        judgments.append(
+            Judgment(query_id=corpus, memory_id=f"{corpus}/m{len(texts) - 2}", grade=3)
+        )
+    out = tmp_path / "haystacks"
+    save_retrieval_dataset(
+        RetrievalDataset(memories=memories, queries=queries, judgments=judgments), out
+    )
+    return out
+
+
+def _embedded(log: Path) -> list[tuple[int, str]]:
+    if not log.exists():
+        return []
+    return [tuple(json.loads(line)) for line in log.read_text().splitlines()]  # type: ignore[misc]
+
+
+@pytest.fixture
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The embedder `logged:LOG` (tests/data/subjects/logged_embeddings.py) installed as a
+    plug-in, here and in the worker processes (which read PYTHONPATH)."""
+    site = tmp_path / "site"
+    info = site / "mg_logged-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mg-logged\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[memgauge.embedders]\nlogged = logged_embeddings:LoggedEmbedder\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    EMBEDDERS.reload()
+    yield
+    monkeypatch.undo()
+    EMBEDDERS.reload()
+
+
+def _spec(log: Path) -> dict[str, Any]:
+    return {"reference": {"mode": "hybrid", "embedder": f"logged:{log}"}}
+
+
+@pytest.mark.usefixtures("logged")
+def test_texts_corpora_share_are_embedded_once_across_workers_and_not_again_when_warm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _shared_haystacks(tmp_path)
+    distinct = {m.text for m in api.load_dataset(data).memories} | {
+        q.text for q in api.load_dataset(data).queries
+    }
+    monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(tmp_path / "cache-sharded"))
+    log = tmp_path / "sharded.log"
+    sharded = api.evaluate(data, {"h": _spec(log)}, store=False, workers=2)
+    embedded = _embedded(log)
+    assert sorted(t for _pid, t in embedded) == sorted(distinct)  # each text once, no more
+    assert {pid for pid, _t in embedded} == {os.getpid()}  # by the driver, on every core
+    again = api.evaluate(data, {"h": _spec(log)}, store=False, workers=2)
+    assert len(_embedded(log)) == len(embedded)  # warm: the workers embed nothing
+    serial = api.evaluate(data, {"h": _spec(log)}, store=False)
+    assert sharded.status == serial.status == "completed"
+    assert item_view(sharded.items) == item_view(serial.items) == item_view(again.items)
+    assert summary_view(sharded.summary) == summary_view(serial.summary)
+    assert {m.name for m in serial.summary.measures() if m.value is not None} >= {"nDCG@10"}
+
+
+def test_shards_that_would_not_pay_for_the_pool_run_in_the_driver(
+    locomo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def spec(pids: Path) -> dict[str, Any]:
+        pids.mkdir()
+        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids)}}}
+
+    serial = api.evaluate(locomo_dir, {"m": spec(tmp_path / "serial")}, store=False)
+    # opening the pool is said to cost an hour: these few milliseconds of shards stay here
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "3600")
+    kept = api.evaluate(locomo_dir, {"m": spec(tmp_path / "kept")}, store=False, workers=2)
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == [str(os.getpid())]
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "0")  # free: every shard goes to the pool
+    pooled = api.evaluate(locomo_dir, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+    pids = {p.name for p in (tmp_path / "pooled").iterdir()}
+    assert pids
+    assert str(os.getpid()) not in pids
+    assert item_view(kept.items) == item_view(serial.items) == item_view(pooled.items)
+    # (the summaries name each run's own subject spec, whose pids directory differs)
+    measures = [(m.name, m.value) for m in serial.summary.measures()]
+    assert [(m.name, m.value) for m in kept.summary.measures()] == measures
+    assert any(value is not None for _name, value in measures)
+
+
+def test_only_memories_that_embed_are_built_in_the_driver_before_the_shards(
+    locomo_dir: Path, tmp_path: Path
+) -> None:
+    pids = tmp_path / "built"
+    pids.mkdir()
+    spec = {"python": {"target": "shard_subjects:PidOnBuild", "kwargs": {"pids": str(pids)}}}
+    report = api.evaluate(locomo_dir, {"m": spec}, store=False, workers=2)  # all to the pool
+    assert report.status == "completed"
+    built = {p.name for p in pids.iterdir()}
+    assert built
+    assert str(os.getpid()) not in built  # its constructor ran in the workers only
+
+
+def test_a_bad_startup_setting_is_a_usage_error(
+    locomo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "soon")
+    with pytest.raises(UsageError, match="MEMGAUGE_SHARD_STARTUP=soon: give seconds"):
+        api.evaluate(locomo_dir, ["lexical"], store=False, workers=2)
