@@ -171,7 +171,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": (
         "memgauge.cli.view",
         "report",
-        "Write run RUN_ID (or the first characters of its id) as one self-contained HTML file: the viewer's run page and its items, no script, nothing loaded from the network (for CI artifacts and pull-request links).",
+        "Write run RUN_ID (or the first characters of its id) as one self-contained HTML file: the viewer's run page and its items, no script, nothing loaded from the network (for CI artifacts and pull-request links); or, to a `.md` file, its measures and each aggregate's tables in Markdown.",
     ),
 }
 
