@@ -32,6 +32,7 @@ costs.
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
 import threading
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._types import FloatArray, IntArray
 from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
 
 __all__ = ["TOKENIZER", "Lexical"]
@@ -249,35 +251,88 @@ def _top(
 ) -> list[tuple[str, float]]:
     n = float(stats.n_rows)
     avgdl = float(stats.tokens) / n
-    size = len(space)
-    scores = np.zeros(size, dtype=np.float64)
-    hit = np.zeros(size, dtype=bool)
-    for term in phrases:
-        held = stats.df.get(term)
-        if held is None:
-            continue  # no row holds it: it adds nothing to any score
-        found = space.postings(term)
-        if found is None:
-            continue
-        docs, tf = found
-        n_hit = float(held)
-        idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
-        if idf <= 0.0:
-            idf = 1e-6
-        # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
-        # b * D / avgdl)), times idf, added term by term
-        norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
-        scores[docs] += idf * ((tf * (_K1 + 1.0)) / (tf + norm))
-        hit[docs] = True
-    candidates = np.flatnonzero(hit)
-    if candidates.size == 0:
-        return []
-    values = scores[candidates]
+    weights = space.weighed(avgdl)
+    scores = space.scratch()
+    touched: list[IntArray] = []
+    try:
+        for term in phrases:
+            held = stats.df.get(term)
+            if held is None:
+                continue  # no row holds it: it adds nothing to any score
+            found = space.postings(term)
+            if found is None:
+                continue
+            docs, tf = found
+            n_hit = float(held)
+            idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
+            if idf <= 0.0:
+                idf = 1e-6
+            w = weights.get(term)
+            if w is None:
+                # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
+                # b * D / avgdl)), times idf, added term by term
+                norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
+                w = weights[term] = (tf * (_K1 + 1.0)) / (tf + norm)
+            scores[docs] += idf * w
+            touched.append(docs)
+        if not touched:
+            return []
+        candidates = _contenders(touched, scores, limit)
+        values = scores[candidates]
+    finally:
+        for docs in touched:
+            scores[docs] = 0.0
+    return _best(space, candidates, values, limit)
+
+
+def _contenders(touched: Sequence[IntArray], scores: FloatArray, limit: int) -> IntArray:
+    """Distinct positions among those the terms `touched` that hold every one scoring at least
+    the `limit`-th best (and at least `limit` of them, or all).
+
+    Why: selecting over every matched row (a partition of tens of thousands of floats at 100k
+    rows) cost more than the scoring. Any `limit` rows' scores have a minimum no higher than
+    the limit-th best, so the limit-th best of a sample of one term's rows (distinct) is a
+    floor, and only the rows at or above it (about `limit` per sampled stride) go on."""
+    one = len(touched) == 1
+    everyone = touched[0] if one else np.concatenate(touched)
+    longest = max(touched, key=len)
+    step = int(math.sqrt(longest.size / limit))
+    if step >= 2:
+        sample = scores[longest[::step]]
+        if sample.size > limit:
+            floor = np.partition(sample, sample.size - limit)[sample.size - limit]
+            everyone = everyone[scores[everyone] >= floor]
+    return everyone if one else _distinct(everyone)
+
+
+def _distinct(a: IntArray) -> IntArray:
+    s = np.sort(a)
+    if s.size < 2:
+        return s
+    first = np.empty(s.size, dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    return s[first]
+
+
+def _best(
+    space: Postings, candidates: IntArray, values: FloatArray, limit: int
+) -> list[tuple[str, float]]:
+    """The top `limit` of `candidates` by score, ties by id (FTS5's `ORDER BY bm25(...), id`)."""
     if candidates.size > limit:
         # every candidate scoring at least the limit-th best (ties at the cut go by id)
         kth = np.partition(values, candidates.size - limit)[candidates.size - limit]
         keep = values >= kth
         candidates, values = candidates[keep], values[keep]
+        if candidates.size > 4 * limit:  # many tie at the cut: their smallest ids, in C
+            above = values > kth
+            tied = heapq.nsmallest(
+                limit - int(above.sum()), space.id_array[candidates[~above]].tolist()
+            )
+            top = sorted(
+                zip((-values[above]).tolist(), space.id_array[candidates[above]].tolist())
+            )
+            return [(i, -v) for v, i in top] + [(str(i), float(kth)) for i in tied]
     ids = space.id_array[candidates]
     order = sorted(range(candidates.size), key=lambda i: (-values[i], ids[i]))[:limit]
     return [(str(ids[i]), float(values[i])) for i in order]

@@ -10,6 +10,14 @@ so a write costs what its own rows hold, amortized. The table-wide figures that 
 
 Every count is an integer, so the scores computed from these parts are bit for bit those of a
 from-scratch build: each row's score is summed term by term in the query's order either way.
+
+A search reads a term's live postings as arrays and weighs them by bm25()'s length
+normalization; both are kept per term until a write changes them (`live` and `weights`), so
+searching again costs one multiplication and one scatter per posting, not a merge of the
+pending lists and five array passes. A write drops the cached arrays of the terms it adds to
+(and all of them when it kills a row or compacts); the weights depend on the table's mean row
+length too, so they are dropped whenever that changes, which a search after a write then
+recomputes for its own terms only, as before.
 """
 
 from __future__ import annotations
@@ -84,12 +92,52 @@ class Postings:
         # written since the last compaction, by term: (positions, counts)
         self.pending: dict[str, tuple[list[int], list[float]]] = {}
         self.n_pending = 0
+        # per term, what `postings` returned, and its weights for the mean row length `avgdl`
+        self.live: dict[str, tuple[IntArray, FloatArray] | None] = {}
+        self.weights: dict[str, FloatArray] = {}
+        self.avgdl = -1.0
+        self._scratch: FloatArray = _empty_f()
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def postings(self, term: str) -> tuple[IntArray, FloatArray] | None:
-        """The live positions that hold `term` and how often, or None when none does."""
+        """The live positions that hold `term` and how often, or None when none does (kept
+        until a write changes them: the arrays must not be written to)."""
+        live = self.live
+        if term in live:
+            return live[term]
+        found = live[term] = self._postings(term)
+        return found
+
+    def weighed(self, avgdl: float) -> dict[str, FloatArray]:
+        """The per-term weights kept for the mean row length `avgdl` (emptied when it changed
+        since they were computed)."""
+        if avgdl != self.avgdl:
+            self.weights.clear()
+            self.avgdl = avgdl
+        return self.weights
+
+    def scratch(self) -> FloatArray:
+        """A zeroed array of one float per position, kept between searches (allocating and
+        faulting in a fresh one costs more than the search at 100k rows): its user must zero
+        what it wrote before letting go."""
+        if self._scratch.size < len(self.ids):
+            self._scratch = np.zeros(self.alive.size, dtype=np.float64)
+        return self._scratch
+
+    def _forget(self, terms: Iterable[str] | None = None) -> None:
+        """Drop the arrays kept for `terms` (all: None)."""
+        if terms is None:
+            self.live.clear()
+            self.weights.clear()
+            return
+        live, weights = self.live, self.weights
+        for t in terms:
+            live.pop(t, None)
+            weights.pop(t, None)
+
+    def _postings(self, term: str) -> tuple[IntArray, FloatArray] | None:
         parts_d: list[IntArray] = []
         parts_t: list[FloatArray] = []
         j = self.terms.get(term)
@@ -128,6 +176,8 @@ class Postings:
                 slot[0].append(pos)
                 slot[1].append(float(c))
             n += len(terms)
+            if self.live:
+                self._forget(terms)
         self.n_pending += n
         end = start + len(rows)
         if end > self.alive.size:
@@ -157,6 +207,8 @@ class Postings:
                 self.alive[pos] = False
                 self.n_dead += 1
                 gone.append(rid)
+        if gone:
+            self._forget()
         return gone
 
     def live_df(self) -> dict[str, int]:
@@ -186,6 +238,7 @@ class Postings:
     def compact(self) -> None:
         """Merge the pending postings in (in one pass: both parts are sorted by term) and drop
         dead rows (positions renumbered). A term no live row holds keeps an empty run."""
+        self._forget()
         index = self.terms
         base_t = np.repeat(np.arange(len(index), dtype=np.int64), np.diff(self.starts))
         more_t: list[int] = []
