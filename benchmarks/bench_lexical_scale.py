@@ -4,7 +4,7 @@ reference memory's lexical channel calls), bm25s with PyStemmer and tantivy (pee
 benchmark-only: `pip install 'memgauge[bench]'`).
 
     python benchmarks/bench_lexical_scale.py [--locomo ../shared/datasets/locomo10.json]
-        [--sizes 1000 10000 100000] [--queries 300] [--reps 3] [--corpus zipf locomo]
+        [--sizes 1000 10000 100000] [--queries 300] [--reps 3] [--corpus zipf dense locomo]
 
 Corpora (`--corpus`):
 
@@ -12,6 +12,8 @@ Corpora (`--corpus`):
   (s = 1.07) over a vocabulary that grows with the corpus as text does (Heaps' law): LoCoMo's
   words by their frequency in LoCoMo, then pronounceable made-up words. Each question is 2-5
   content words of one memory (its judged answer) and 1-2 words drawn from the law.
+- dense: the same with the vocabulary fixed at LoCoMo's 5,000 most frequent words, so that
+  a question's words match many more memories as the corpus grows.
 - locomo: LoCoMo's turns repeated with a numbered suffix (`bench_lexical.scaled_texts`) and its
   own questions (so every term's postings grow with the corpus: the hardest case for postings).
 
@@ -46,7 +48,8 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# `MEMGAUGE_SRC=/path/to/other/src`: measure another checkout's code (the "before" figures)
+sys.path.insert(0, os.environ.get("MEMGAUGE_SRC") or str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_lexical import scaled_texts  # noqa: E402
@@ -106,7 +109,9 @@ def zipf_corpus(
         content = query_words(texts[d])
         if len(content) < 2:
             continue
-        pick = rng.choice(len(content), size=min(len(content), int(rng.integers(2, 6))), replace=False)
+        pick = rng.choice(
+            len(content), size=min(len(content), int(rng.integers(2, 6))), replace=False
+        )
         noise = vocab_a[rng.choice(vocab_size, size=int(rng.integers(1, 3)), p=p)]
         q = [content[int(j)] for j in pick] + list(noise)
         rng.shuffle(q)
@@ -165,9 +170,7 @@ class Bm25s:
         self.n = len(texts)
 
     def _tok(self, texts: list[str]) -> Any:
-        return self.bm25s.tokenize(
-            texts, stopwords="en", stemmer=self.stemmer, show_progress=False
-        )
+        return self.bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
 
     def search(self, q: str) -> Any:
         return self.retriever.retrieve(self._tok([q]), k=min(K, self.n), show_progress=False)
@@ -296,7 +299,10 @@ def main() -> None:
     args = ap.parse_args()
     ds, _ = import_locomo(args.locomo)
     base = [m.text.split(": ", 1)[-1] for m in ds.memories]
+    import memgauge
+
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, cpus {os.cpu_count()}")
+    print(f"memgauge from {Path(memgauge.__file__).parent}")
     for n in args.sizes:
         for kind in args.corpus:
             if kind == "zipf":

@@ -273,8 +273,8 @@ def _top(
                 # b * D / avgdl)), times idf, added term by term
                 norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
                 w = weights[term] = (tf * (_K1 + 1.0)) / (tf + norm)
+            touched.append(docs)  # before the scores change: `finally` zeroes what it names
             scores[docs] += idf * w
-            touched.append(docs)
         if not touched:
             return []
         candidates = _contenders(touched, scores, limit)
@@ -329,10 +329,15 @@ def _best(
             tied = heapq.nsmallest(
                 limit - int(above.sum()), space.id_array[candidates[~above]].tolist()
             )
-            top = sorted(
-                zip((-values[above]).tolist(), space.id_array[candidates[above]].tolist())
-            )
-            return [(i, -v) for v, i in top] + [(str(i), float(kth)) for i in tied]
-    ids = space.id_array[candidates]
-    order = sorted(range(candidates.size), key=lambda i: (-values[i], ids[i]))[:limit]
-    return [(str(ids[i]), float(values[i])) for i in order]
+            top = _ranked(space, candidates[above], values[above], limit)
+            return top + [(str(i), float(kth)) for i in tied]
+    return _ranked(space, candidates, values, limit)
+
+
+def _ranked(
+    space: Postings, candidates: IntArray, values: FloatArray, limit: int
+) -> list[tuple[str, float]]:
+    """`candidates` best first, ties by id, at most `limit` (sorted as (-score, id) tuples:
+    compared in C, unlike a key function)."""
+    ranked = sorted(zip((-values).tolist(), space.id_array[candidates].tolist(), strict=True))
+    return [(str(i), -v) for v, i in ranked[:limit]]
