@@ -28,29 +28,25 @@ user of this connection (its `total_changes`), or by a write that says so (`inva
 once more by the same tokenizer and their postings put in their namespace's part
 (`memgauge.store.lexical_postings`), so a search right after a write costs what a search
 costs.
+
+The scoring itself is `memgauge.store.lexical_scoring`.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
 import sqlite3
 import threading
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from memgauge._types import FloatArray, IntArray
 from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
+from memgauge.store.lexical_scoring import top
 
 __all__ = ["TOKENIZER", "Lexical"]
 
 #: the FTS5 tokenizer of `memories_fts` (and of the scratch table that tokenizes queries)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
-_K1 = 1.2
-_B = 0.75
 _WORD_CACHE = 100_000
 
 
@@ -243,101 +239,4 @@ class Lexical:
             space = spaces.get(namespace)
             if not phrases or space is None or not space.where or limit <= 0:
                 return []
-            return _top(stats, space, phrases, limit)
-
-
-def _top(
-    stats: Stats, space: Postings, phrases: Sequence[str], limit: int
-) -> list[tuple[str, float]]:
-    n = float(stats.n_rows)
-    avgdl = float(stats.tokens) / n
-    weights = space.weighed(avgdl)
-    scores = space.scratch()
-    touched: list[IntArray] = []
-    try:
-        for term in phrases:
-            held = stats.df.get(term)
-            if held is None:
-                continue  # no row holds it: it adds nothing to any score
-            found = space.postings(term)
-            if found is None:
-                continue
-            docs, tf = found
-            n_hit = float(held)
-            idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
-            if idf <= 0.0:
-                idf = 1e-6
-            w = weights.get(term)
-            if w is None:
-                # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
-                # b * D / avgdl)), times idf, added term by term
-                norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
-                w = weights[term] = (tf * (_K1 + 1.0)) / (tf + norm)
-            touched.append(docs)  # before the scores change: `finally` zeroes what it names
-            scores[docs] += idf * w
-        if not touched:
-            return []
-        candidates = _contenders(touched, scores, limit)
-        values = scores[candidates]
-    finally:
-        for docs in touched:
-            scores[docs] = 0.0
-    return _best(space, candidates, values, limit)
-
-
-def _contenders(touched: Sequence[IntArray], scores: FloatArray, limit: int) -> IntArray:
-    """Distinct positions among those the terms `touched` that hold every one scoring at least
-    the `limit`-th best (and at least `limit` of them, or all).
-
-    Why: selecting over every matched row (a partition of tens of thousands of floats at 100k
-    rows) cost more than the scoring. Any `limit` rows' scores have a minimum no higher than
-    the limit-th best, so the limit-th best of a sample of one term's rows (distinct) is a
-    floor, and only the rows at or above it (about `limit` per sampled stride) go on."""
-    one = len(touched) == 1
-    everyone = touched[0] if one else np.concatenate(touched)
-    longest = max(touched, key=len)
-    step = int(math.sqrt(longest.size / limit))
-    if step >= 2:
-        sample = scores[longest[::step]]
-        if sample.size > limit:
-            floor = np.partition(sample, sample.size - limit)[sample.size - limit]
-            everyone = everyone[scores[everyone] >= floor]
-    return everyone if one else _distinct(everyone)
-
-
-def _distinct(a: IntArray) -> IntArray:
-    s = np.sort(a)
-    if s.size < 2:
-        return s
-    first = np.empty(s.size, dtype=bool)
-    first[0] = True
-    np.not_equal(s[1:], s[:-1], out=first[1:])
-    return s[first]
-
-
-def _best(
-    space: Postings, candidates: IntArray, values: FloatArray, limit: int
-) -> list[tuple[str, float]]:
-    """The top `limit` of `candidates` by score, ties by id (FTS5's `ORDER BY bm25(...), id`)."""
-    if candidates.size > limit:
-        # every candidate scoring at least the limit-th best (ties at the cut go by id)
-        kth = np.partition(values, candidates.size - limit)[candidates.size - limit]
-        keep = values >= kth
-        candidates, values = candidates[keep], values[keep]
-        if candidates.size > 4 * limit:  # many tie at the cut: their smallest ids, in C
-            above = values > kth
-            tied = heapq.nsmallest(
-                limit - int(above.sum()), space.id_array[candidates[~above]].tolist()
-            )
-            top = _ranked(space, candidates[above], values[above], limit)
-            return top + [(str(i), float(kth)) for i in tied]
-    return _ranked(space, candidates, values, limit)
-
-
-def _ranked(
-    space: Postings, candidates: IntArray, values: FloatArray, limit: int
-) -> list[tuple[str, float]]:
-    """`candidates` best first, ties by id, at most `limit` (sorted as (-score, id) tuples:
-    compared in C, unlike a key function)."""
-    ranked = sorted(zip((-values).tolist(), space.id_array[candidates].tolist(), strict=True))
-    return [(str(i), -v) for v, i in ranked[:limit]]
+            return top(stats, space, phrases, limit)

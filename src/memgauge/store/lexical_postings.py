@@ -22,6 +22,7 @@ recomputes for its own terms only, as before.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import numpy as np
 
 from memgauge._types import BoolArray, FloatArray, IntArray
 
-__all__ = ["DocTerms", "Postings", "Stats", "build"]
+__all__ = ["DocTerms", "Postings", "Stats", "Weights", "build"]
 
 #: one row's terms and how often each occurs, as FTS5's tokenizer gives them
 DocTerms = dict[str, int]
@@ -66,6 +67,36 @@ class Stats:
                 del df[t]  # no row holds it: a query term absent from the table
 
 
+class Weights:
+    """One term's per-row weights (bm25()'s tf part for one mean row length), and, cached,
+    their product with the last idf asked and the r-th largest of them for the ranks asked."""
+
+    __slots__ = ("_idf", "_peaks", "_scaled", "w")
+
+    def __init__(self, w: FloatArray) -> None:
+        self.w = w
+        self._peaks: dict[int, float] = {}
+        self._idf = math.nan
+        self._scaled = w
+
+    def scaled(self, idf: float) -> FloatArray:
+        """`idf * w` (the term's contribution to each row's score; not to be written to)."""
+        if idf != self._idf:
+            self._scaled = idf * self.w
+            self._idf = idf
+        return self._scaled
+
+    def peak(self, rank: int) -> float:
+        """The `rank`-th largest weight (1: the largest); `rank` at most the rows."""
+        got = self._peaks.get(rank)
+        if got is None:
+            w = self.w
+            got = self._peaks[rank] = float(
+                w.max() if rank == 1 else np.partition(w, w.size - rank)[w.size - rank]
+            )
+        return got
+
+
 def _empty_i() -> IntArray:
     return np.zeros(0, dtype=np.int64)
 
@@ -94,9 +125,10 @@ class Postings:
         self.n_pending = 0
         # per term, what `postings` returned, and its weights for the mean row length `avgdl`
         self.live: dict[str, tuple[IntArray, FloatArray] | None] = {}
-        self.weights: dict[str, FloatArray] = {}
+        self.weights: dict[str, Weights] = {}
         self.avgdl = -1.0
-        self._scratch: FloatArray = _empty_f()
+        self._scores: FloatArray = _empty_f()
+        self._marks: BoolArray = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -110,7 +142,7 @@ class Postings:
         found = live[term] = self._postings(term)
         return found
 
-    def weighed(self, avgdl: float) -> dict[str, FloatArray]:
+    def weighed(self, avgdl: float) -> dict[str, Weights]:
         """The per-term weights kept for the mean row length `avgdl` (emptied when it changed
         since they were computed)."""
         if avgdl != self.avgdl:
@@ -118,13 +150,14 @@ class Postings:
             self.avgdl = avgdl
         return self.weights
 
-    def scratch(self) -> FloatArray:
-        """A zeroed array of one float per position, kept between searches (allocating and
-        faulting in a fresh one costs more than the search at 100k rows): its user must zero
-        what it wrote before letting go."""
-        if self._scratch.size < len(self.ids):
-            self._scratch = np.zeros(self.alive.size, dtype=np.float64)
-        return self._scratch
+    def scratch(self) -> tuple[FloatArray, BoolArray]:
+        """Zeroed arrays of one score and one mark per position, kept between searches
+        (allocating and faulting in fresh ones costs more than a search at 100k rows): their
+        user must zero what it wrote before letting go."""
+        if self._scores.size < len(self.ids):
+            self._scores = np.zeros(self.alive.size, dtype=np.float64)
+            self._marks = np.zeros(self.alive.size, dtype=bool)
+        return self._scores, self._marks
 
     def _forget(self, terms: Iterable[str] | None = None) -> None:
         """Drop the arrays kept for `terms` (all: None)."""
