@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memgauge._types import FloatArray, IntArray
+from memgauge._types import BoolArray, FloatArray, IntArray
 from memgauge.store.lexical_postings import Postings, Stats, Weights
 
 __all__ = ["top"]
@@ -34,6 +34,9 @@ _B = 0.75
 # the summed bounds of the terms left out must stay below the floor by more than the rounding
 # of a sum of at most 64 terms (query_words keeps 64 words) can move it
 _MARGIN = 1.0 + 1e-9
+# up to this many postings a query's terms are all added to every row they hold: the floor and
+# the marks cost more than they save
+_SMALL = 512
 
 
 def top(
@@ -65,13 +68,14 @@ def top(
         terms.append((idf, docs, weights))
     if not terms:
         return []
-    floor = max(
-        (idf * wt.peak(limit) for idf, docs, wt in terms if docs.size >= limit), default=0.0
-    )
     if len(terms) == 1:
         idf, docs, wt = terms[0]
-        return _best(space, docs, wt.scaled(idf), floor, limit)
-    common = _common(terms, floor)
+        return _best(space, docs, wt.scaled(idf), _floor(terms, limit), limit)
+    if sum(docs.size for _, docs, _ in terms) <= _SMALL:
+        floor, common = 0.0, set()
+    else:
+        floor = _floor(terms, limit)
+        common = _common(terms, floor)
     scores, marks = space.scratch()
     essential = [docs for i, (_, docs, _) in enumerate(terms) if i not in common]
     try:
@@ -86,13 +90,21 @@ def top(
                 scores[docs] = wt.scaled(idf)
             else:
                 np.add.at(scores, docs, wt.scaled(idf))
-        candidates = _candidates(essential, scores, floor)
+        candidates = _candidates(essential, scores, marks, floor, bool(common))
         values = scores[candidates]
     finally:
         for docs in essential:
             scores[docs] = 0.0
             marks[docs] = False
     return _best(space, candidates, values, floor, limit)
+
+
+def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> float:
+    """A score that the limit-th best reaches: a term held by `limit` rows or more gives them
+    at least idf times its limit-th largest weight each."""
+    return max(
+        (idf * wt.peak(limit) for idf, docs, wt in terms if docs.size >= limit), default=0.0
+    )
 
 
 def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> set[int]:
@@ -108,17 +120,26 @@ def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> s
     return out
 
 
-def _candidates(parts: Sequence[IntArray], scores: FloatArray, floor: float) -> IntArray:
-    """The distinct positions of `parts` that score at least `floor` (sorted)."""
+def _candidates(
+    parts: Sequence[IntArray], scores: FloatArray, marks: BoolArray, floor: float, marked: bool
+) -> IntArray:
+    """The distinct positions of `parts` that score at least `floor`, told apart by their
+    marks (sorting them cost more): all set (`marked`, then cleared as taken) or all clear
+    (then set as taken)."""
     if floor > 0.0:
         parts = [p[scores[p] >= floor] for p in parts]
     if len(parts) == 1:
         return parts[0]
-    s = np.sort(np.concatenate(parts))
-    first = np.empty(s.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(s[1:], s[:-1], out=first[1:])
-    return s[first]
+    out = []
+    for p in parts:
+        if marked:
+            new = p[marks[p]]
+            marks[new] = False
+        else:
+            new = p[~marks[p]]
+            marks[new] = True
+        out.append(new)
+    return np.concatenate(out)
 
 
 def _best(
