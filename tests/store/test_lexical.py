@@ -170,9 +170,8 @@ def test_large_corpora_keep_fts5s_order(tmp_path: Path, size: int) -> None:
 
     check(60)
     # replaced rows (dead positions), new rows, rows holding the tied rows' words
-    index.upsert(
-        [_row(rng.randrange(size), _zipf_text(rng, vocab, weights)) for _ in range(9)], None
-    )
+    replaced = dict.fromkeys(rng.randrange(size) for _ in range(9))
+    index.upsert([_row(i, _zipf_text(rng, vocab, weights)) for i in replaced], None)
     index.upsert(
         [_row(size * 2 + i, "webhook " + _zipf_text(rng, vocab, weights)) for i in range(7)], None
     )
