@@ -71,13 +71,14 @@ class Weights:
     """One term's per-row weights (bm25()'s tf part for one mean row length), and, cached,
     their product with the last idf asked and the r-th largest of them for the ranks asked."""
 
-    __slots__ = ("_idf", "_peaks", "_scaled", "w")
+    __slots__ = ("_idf", "_peaks", "_scaled", "reused", "w")
 
     def __init__(self, w: FloatArray) -> None:
         self.w = w
         self._peaks: dict[int, float] = {}
         self._idf = math.nan
         self._scaled = w
+        self.reused = False  # asked for by a search after the one that computed them
 
     def scaled(self, idf: float) -> FloatArray:
         """`idf * w` (the term's contribution to each row's score; not to be written to)."""
@@ -86,10 +87,14 @@ class Weights:
             self._idf = idf
         return self._scaled
 
-    def peak(self, rank: int) -> float:
-        """The `rank`-th largest weight (1: the largest); `rank` at most the rows."""
+    def peak(self, rank: int) -> float | None:
+        """The `rank`-th largest weight (1: the largest; `rank` at most the rows), or None
+        while these weights served one search only: a search right after a write would pay a
+        partition of every term's weights for a floor it uses once."""
         got = self._peaks.get(rank)
         if got is None:
+            if not self.reused:
+                return None
             w = self.w
             got = self._peaks[rank] = float(
                 w.max() if rank == 1 else np.partition(w, w.size - rank)[w.size - rank]

@@ -60,7 +60,9 @@ def top(
         if idf <= 0.0:
             idf = 1e-6
         weights = weighed.get(term)
-        if weights is None:
+        if weights is not None:
+            weights.reused = True
+        else:
             # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
             # b * D / avgdl)), times idf, added term by term
             norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
@@ -76,12 +78,13 @@ def top(
     else:
         floor = _floor(terms, limit)
         common = _common(terms, floor)
+    if not common:
+        return _every_row(space, terms, floor, limit)
     scores, marks = space.scratch()
     essential = [docs for i, (_, docs, _) in enumerate(terms) if i not in common]
     try:
-        if common:
-            for docs in essential:
-                marks[docs] = True
+        for docs in essential:
+            marks[docs] = True
         for i, (idf, docs, wt) in enumerate(terms):
             if i in common:  # only to the candidates' scores
                 held = marks[docs]
@@ -90,7 +93,7 @@ def top(
                 scores[docs] = wt.scaled(idf)
             else:
                 np.add.at(scores, docs, wt.scaled(idf))
-        candidates = _candidates(essential, scores, marks, floor, bool(common))
+        candidates = _candidates(essential, scores, marks, floor)
         values = scores[candidates]
     finally:
         for docs in essential:
@@ -101,15 +104,24 @@ def top(
 
 def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> float:
     """A score that the limit-th best reaches: a term held by `limit` rows or more gives them
-    at least idf times its limit-th largest weight each."""
-    return max(
-        (idf * wt.peak(limit) for idf, docs, wt in terms if docs.size >= limit), default=0.0
-    )
+    at least idf times its limit-th largest weight each (0.0: none known)."""
+    floor = 0.0
+    for idf, docs, wt in terms:
+        if docs.size >= limit and (peak := wt.peak(limit)) is not None:
+            floor = max(floor, idf * peak)
+    return floor
 
 
 def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> set[int]:
     """The terms (by index) whose largest contributions sum below `floor`: the smallest first."""
-    bounds = sorted((idf * wt.peak(1), i) for i, (idf, _, wt) in enumerate(terms))
+    if floor <= 0.0:
+        return set()
+    bounds = []
+    for i, (idf, _, wt) in enumerate(terms):
+        peak = wt.peak(1)
+        if peak is not None:  # else the term is not known to stay below anything
+            bounds.append((idf * peak, i))
+    bounds.sort()
     out: set[int] = set()
     total = 0.0
     for bound, i in bounds:
@@ -120,24 +132,63 @@ def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> s
     return out
 
 
+def _every_row(
+    space: Postings, terms: Sequence[tuple[float, IntArray, Weights]], floor: float, limit: int
+) -> list[tuple[str, float]]:
+    """`top` with no term left out: each term added to every row it holds."""
+    scores, marks = space.scratch()
+    parts = [docs for _, docs, _ in terms]
+    n = len(space)
+    cleared = False
+    try:
+        for i, (idf, docs, wt) in enumerate(terms):
+            if i == 0:  # every score is 0.0 yet, and 0.0 + x is x
+                scores[docs] = wt.scaled(idf)
+            elif docs.size > 1024:  # faster than `+=` on many rows; the same sums
+                np.add.at(scores, docs, wt.scaled(idf))
+            else:
+                scores[docs] += wt.scaled(idf)  # a term's rows are distinct
+        if sum(p.size for p in parts) * 32 >= n:  # a scan of the marks beats the rest
+            for docs in parts:
+                marks[docs] = True
+            candidates = np.flatnonzero(marks[:n])
+        else:
+            candidates = _first_seen(parts, marks)
+        values = scores[candidates]
+        scores[candidates] = 0.0
+        marks[candidates] = False
+        cleared = True
+    finally:
+        if not cleared:
+            for docs in parts:
+                scores[docs] = 0.0
+                marks[docs] = False
+    return _best(space, candidates, values, floor, limit)
+
+
+def _first_seen(parts: Sequence[IntArray], marks: BoolArray) -> IntArray:
+    """The distinct positions of `parts`, marked as they are taken (sorting them cost more);
+    the marks must be clear."""
+    out = []
+    for p in parts:
+        new = p[~marks[p]]
+        marks[new] = True
+        out.append(new)
+    return np.concatenate(out)
+
+
 def _candidates(
-    parts: Sequence[IntArray], scores: FloatArray, marks: BoolArray, floor: float, marked: bool
+    parts: Sequence[IntArray], scores: FloatArray, marks: BoolArray, floor: float
 ) -> IntArray:
-    """The distinct positions of `parts` that score at least `floor`, told apart by their
-    marks (sorting them cost more): all set (`marked`, then cleared as taken) or all clear
-    (then set as taken)."""
-    if floor > 0.0:
-        parts = [p[scores[p] >= floor] for p in parts]
+    """The distinct positions of `parts` (all marked) that score at least `floor`, told apart
+    by their marks (cleared as they are taken)."""
+    parts = [p[scores[p] >= floor] for p in parts]
     if len(parts) == 1:
         return parts[0]
     out = []
     for p in parts:
-        if marked:
-            new = p[marks[p]]
-            marks[new] = False
-        else:
-            new = p[~marks[p]]
-            marks[new] = True
+        new = p[marks[p]]
+        marks[new] = False
         out.append(new)
     return np.concatenate(out)
 
