@@ -87,8 +87,8 @@ def top(
             marks[docs] = True
         for i, (idf, docs, wt) in enumerate(terms):
             if i in common:  # only to the candidates' scores
-                held = marks[docs]
-                np.add.at(scores, docs[held], wt.scaled(idf)[held])
+                has = marks[docs]
+                np.add.at(scores, docs[has], wt.scaled(idf)[has])
             elif i == 0:  # every score is 0.0 yet, and 0.0 + x is x
                 scores[docs] = wt.scaled(idf)
             else:
