@@ -136,6 +136,49 @@ def test_scores_and_order_equal_fts5_bm25(tmp_path: Path, draw: int) -> None:
     conn.close()
 
 
+def _zipf_text(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
+    return " ".join(rng.choices(vocab, weights, k=rng.choice([1, 3, 8, 15, 30])))
+
+
+@pytest.mark.parametrize("size", [300, 3_000, 20_000])
+def test_large_corpora_keep_fts5s_order(tmp_path: Path, size: int) -> None:
+    """At sizes where a query's common words match most rows: the same ids in the same order
+    as FTS5 (scores to 1e-9) for k from 1 to 200, with a block of identical rows so that
+    hundreds tie at the cut (FTS5 orders them by id), before and after writes that change the
+    table's mean row length, the rows holding a term, and dead rows."""
+    seed = int(os.environ.get("MEMGAUGE_TEST_SEED") or secrets.randbits(32))
+    print(f"MEMGAUGE_TEST_SEED={seed}")
+    rng = random.Random(seed)
+    vocab = WORDS + [f"w{i}" for i in range(size // 10)]
+    weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
+    rng.shuffle(vocab)  # which words are common changes with the seed
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    index = MemoryIndex(conn, "n")
+    rows = [_row(i, _zipf_text(rng, vocab, weights)) for i in range(size)]
+    rows += [_row(size + i, "stripe webhook invoices") for i in range(max(150, size // 20))]
+    rng.shuffle(rows)  # the tied rows' ids and positions interleave with the others'
+    for s in range(0, len(rows), 512):
+        index.upsert(rows[s : s + 512], None)
+
+    def check(n: int) -> None:
+        for _ in range(n):
+            words = rng.choices(vocab, weights, k=rng.randint(1, 5))
+            query = " ".join(words + (["stripe"] if rng.random() < 0.3 else []))
+            assert _same(index, query, rng.choice([1, 5, 25, 200])), (seed, query)
+        for k in (1, 25, 100):  # every tied row scores alike: FTS5 takes the smallest ids
+            assert _same(index, "webhook", k)
+
+    check(60)
+    # replaced rows (dead positions), new rows, rows holding the tied rows' words
+    replaced = dict.fromkeys(rng.randrange(size) for _ in range(9))
+    index.upsert([_row(i, _zipf_text(rng, vocab, weights)) for i in replaced], None)
+    index.upsert(
+        [_row(size * 2 + i, "webhook " + _zipf_text(rng, vocab, weights)) for i in range(7)], None
+    )
+    check(30)
+    conn.close()
+
+
 def test_ties_break_by_id_and_limits_hold(tmp_path: Path) -> None:
     conn = connect(tmp_path / "m.db")
     index = MemoryIndex(conn, "n")

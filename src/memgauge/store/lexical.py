@@ -28,27 +28,25 @@ user of this connection (its `total_changes`), or by a write that says so (`inva
 once more by the same tokenizer and their postings put in their namespace's part
 (`memgauge.store.lexical_postings`), so a search right after a write costs what a search
 costs.
+
+The scoring itself is `memgauge.store.lexical_scoring`.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
+from memgauge.store.lexical_scoring import top
 
 __all__ = ["TOKENIZER", "Lexical"]
 
 #: the FTS5 tokenizer of `memories_fts` (and of the scratch table that tokenizes queries)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
-_K1 = 1.2
-_B = 0.75
 _WORD_CACHE = 100_000
 
 
@@ -241,43 +239,4 @@ class Lexical:
             space = spaces.get(namespace)
             if not phrases or space is None or not space.where or limit <= 0:
                 return []
-            return _top(stats, space, phrases, limit)
-
-
-def _top(
-    stats: Stats, space: Postings, phrases: Sequence[str], limit: int
-) -> list[tuple[str, float]]:
-    n = float(stats.n_rows)
-    avgdl = float(stats.tokens) / n
-    size = len(space)
-    scores = np.zeros(size, dtype=np.float64)
-    hit = np.zeros(size, dtype=bool)
-    for term in phrases:
-        held = stats.df.get(term)
-        if held is None:
-            continue  # no row holds it: it adds nothing to any score
-        found = space.postings(term)
-        if found is None:
-            continue
-        docs, tf = found
-        n_hit = float(held)
-        idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
-        if idf <= 0.0:
-            idf = 1e-6
-        # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
-        # b * D / avgdl)), times idf, added term by term
-        norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
-        scores[docs] += idf * ((tf * (_K1 + 1.0)) / (tf + norm))
-        hit[docs] = True
-    candidates = np.flatnonzero(hit)
-    if candidates.size == 0:
-        return []
-    values = scores[candidates]
-    if candidates.size > limit:
-        # every candidate scoring at least the limit-th best (ties at the cut go by id)
-        kth = np.partition(values, candidates.size - limit)[candidates.size - limit]
-        keep = values >= kth
-        candidates, values = candidates[keep], values[keep]
-    ids = space.id_array[candidates]
-    order = sorted(range(candidates.size), key=lambda i: (-values[i], ids[i]))[:limit]
-    return [(str(ids[i]), float(values[i])) for i in order]
+            return top(stats, space, phrases, limit)

@@ -10,10 +10,19 @@ so a write costs what its own rows hold, amortized. The table-wide figures that 
 
 Every count is an integer, so the scores computed from these parts are bit for bit those of a
 from-scratch build: each row's score is summed term by term in the query's order either way.
+
+A search reads a term's live postings as arrays and weighs them by bm25()'s length
+normalization; both are kept per term until a write changes them (`live` and `weights`), so
+searching again costs one multiplication and one scatter per posting, not a merge of the
+pending lists and five array passes. A write drops the cached arrays of the terms it adds to
+(and all of them when it kills a row or compacts); the weights depend on the table's mean row
+length too, so they are dropped whenever that changes, which a search after a write then
+recomputes for its own terms only, as before.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +31,7 @@ import numpy as np
 
 from memgauge._types import BoolArray, FloatArray, IntArray
 
-__all__ = ["DocTerms", "Postings", "Stats", "build"]
+__all__ = ["DocTerms", "Postings", "Stats", "Weights", "build"]
 
 #: one row's terms and how often each occurs, as FTS5's tokenizer gives them
 DocTerms = dict[str, int]
@@ -58,6 +67,41 @@ class Stats:
                 del df[t]  # no row holds it: a query term absent from the table
 
 
+class Weights:
+    """One term's per-row weights (bm25()'s tf part for one mean row length), and, cached,
+    their product with the last idf asked and the r-th largest of them for the ranks asked."""
+
+    __slots__ = ("_idf", "_peaks", "_scaled", "reused", "w")
+
+    def __init__(self, w: FloatArray) -> None:
+        self.w = w
+        self._peaks: dict[int, float] = {}
+        self._idf = math.nan
+        self._scaled = w
+        self.reused = False  # asked for by a search after the one that computed them
+
+    def scaled(self, idf: float) -> FloatArray:
+        """`idf * w` (the term's contribution to each row's score; not to be written to)."""
+        if idf != self._idf:
+            self._scaled = idf * self.w
+            self._idf = idf
+        return self._scaled
+
+    def peak(self, rank: int) -> float | None:
+        """The `rank`-th largest weight (1: the largest; `rank` at most the rows), or None
+        while these weights served one search only: a search right after a write would pay a
+        partition of every term's weights for a floor it uses once."""
+        got = self._peaks.get(rank)
+        if got is None:
+            if not self.reused:
+                return None
+            w = self.w
+            got = self._peaks[rank] = float(
+                w.max() if rank == 1 else np.partition(w, w.size - rank)[w.size - rank]
+            )
+        return got
+
+
 def _empty_i() -> IntArray:
     return np.zeros(0, dtype=np.int64)
 
@@ -84,12 +128,54 @@ class Postings:
         # written since the last compaction, by term: (positions, counts)
         self.pending: dict[str, tuple[list[int], list[float]]] = {}
         self.n_pending = 0
+        # per term, what `postings` returned, and its weights for the mean row length `avgdl`
+        self.live: dict[str, tuple[IntArray, FloatArray] | None] = {}
+        self.weights: dict[str, Weights] = {}
+        self.avgdl = -1.0
+        self._scores: FloatArray = _empty_f()
+        self._marks: BoolArray = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def postings(self, term: str) -> tuple[IntArray, FloatArray] | None:
-        """The live positions that hold `term` and how often, or None when none does."""
+        """The live positions that hold `term` and how often, or None when none does (kept
+        until a write changes them: the arrays must not be written to)."""
+        live = self.live
+        if term in live:
+            return live[term]
+        found = live[term] = self._postings(term)
+        return found
+
+    def weighed(self, avgdl: float) -> dict[str, Weights]:
+        """The per-term weights kept for the mean row length `avgdl` (emptied when it changed
+        since they were computed)."""
+        if avgdl != self.avgdl:
+            self.weights.clear()
+            self.avgdl = avgdl
+        return self.weights
+
+    def scratch(self) -> tuple[FloatArray, BoolArray]:
+        """Zeroed arrays of one score and one mark per position, kept between searches
+        (allocating and faulting in fresh ones costs more than a search at 100k rows): their
+        user must zero what it wrote before letting go."""
+        if self._scores.size < len(self.ids):
+            self._scores = np.zeros(self.alive.size, dtype=np.float64)
+            self._marks = np.zeros(self.alive.size, dtype=bool)
+        return self._scores, self._marks
+
+    def _forget(self, terms: Iterable[str] | None = None) -> None:
+        """Drop the arrays kept for `terms` (all: None)."""
+        if terms is None:
+            self.live.clear()
+            self.weights.clear()
+            return
+        live, weights = self.live, self.weights
+        for t in terms:
+            live.pop(t, None)
+            weights.pop(t, None)
+
+    def _postings(self, term: str) -> tuple[IntArray, FloatArray] | None:
         parts_d: list[IntArray] = []
         parts_t: list[FloatArray] = []
         j = self.terms.get(term)
@@ -128,6 +214,8 @@ class Postings:
                 slot[0].append(pos)
                 slot[1].append(float(c))
             n += len(terms)
+            if self.live:
+                self._forget(terms)
         self.n_pending += n
         end = start + len(rows)
         if end > self.alive.size:
@@ -157,6 +245,8 @@ class Postings:
                 self.alive[pos] = False
                 self.n_dead += 1
                 gone.append(rid)
+        if gone:
+            self._forget()
         return gone
 
     def live_df(self) -> dict[str, int]:
@@ -186,6 +276,7 @@ class Postings:
     def compact(self) -> None:
         """Merge the pending postings in (in one pass: both parts are sorted by term) and drop
         dead rows (positions renumbered). A term no live row holds keeps an empty run."""
+        self._forget()
         index = self.terms
         base_t = np.repeat(np.arange(len(index), dtype=np.int64), np.diff(self.starts))
         more_t: list[int] = []
