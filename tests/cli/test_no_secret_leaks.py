@@ -203,9 +203,11 @@ def test_a_key_echoed_by_the_endpoint_reaches_no_file_and_no_output(
 
     assert server.fault_counts == {}
     assert server.n_requests > 30
+    assert _cached_errors(tmp_path / "llm-cache.db") >= 1  # a 400 is cached: scrubbed first
+    # listed after the cache was read: closing its last connection checkpoints the WAL into
+    # the database file (scanned below) and removes it
     written = [f for f in tmp_path.rglob("*") if f.is_file()]
     assert {"r.db", "llm-cache.db", "export.csv", "export.json"} <= {f.name for f in written}
-    assert _cached_errors(tmp_path / "llm-cache.db") >= 1  # a 400 is cached: scrubbed first
     for fragment in FRAGMENTS:
         for text in outputs:
             assert fragment not in text

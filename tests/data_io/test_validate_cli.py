@@ -67,6 +67,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "suite_bad_weight.yaml": (9, "greater than 0"),
     "suite_missing_dataset.yaml": (8, "does not exist"),
     "suite_script_task_without_script.yaml": (8, "needs a script evaluator"),
+    "suite_optimize_bad_constraint.yaml": (12, "write [TASK/]MEASURE OP NUMBER"),
     "suite_task_names_unknown_subject.yaml": (9, "no subject called 'agnet'"),
     "suite_items_and_dataset.yaml": (5, "either dataset: (an items file) or items:, not both"),
     "subject_unknown_kind.yaml": (None, "must be one of {reference"),

@@ -50,12 +50,22 @@ def locomo_like(n_corpora: int, turns: int, questions: int, seed: int = 7) -> Re
 TIMING = ("latency_ms", "ingest_seconds", "p50", "p95", "duration_ms", "started_at", "finished_at")
 
 
+def _timed(value: Any) -> bool:
+    """A measure of wall-clock time (the cost aggregate's `latency_ms.*`), or a shape drawn
+    from timings (the ir aggregate's latency table)."""
+    if not isinstance(value, dict):
+        return False
+    return str(value.get("name") or "").startswith("latency_ms.") or "latency" in str(
+        value.get("title") or ""
+    )
+
+
 def untimed(value: Any) -> Any:
     """`value` without its timings (a sharded run's timings differ; nothing else may)."""
     if isinstance(value, dict):
         return {k: untimed(v) for k, v in value.items() if k not in TIMING}
     if isinstance(value, list):
-        return [untimed(v) for v in value]
+        return [untimed(v) for v in value if not _timed(v)]
     return value
 
 
