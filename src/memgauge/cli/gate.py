@@ -25,6 +25,15 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
+#: `--learnings FILE`: the failure-memory database `gate` writes and `learnings query` reads
+learnings_option = click.option(
+    "--learnings",
+    "learnings_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The failure memories' database (default: MEMGAUGE_HOME/learnings.db).",
+)
+
 learn_into_option = click.option(
     "--learn-into",
     "learn_into",
@@ -100,13 +109,7 @@ learn_into_option = click.option(
     show_default=True,
     help="Store each regression as a failure memory (eval-to-learning).",
 )
-@click.option(
-    "--learnings",
-    "learnings_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
-)
+@learnings_option
 @click.option(
     "--baseline",
     "baselines",
@@ -269,9 +272,7 @@ def learnings() -> None:
     show_default=True,
     help="Tokens, about 4 characters each.",
 )
-@click.option(
-    "--learnings", "learnings_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@learnings_option
 @learn_into_option
 def query(
     text: str, k: int, budget: int, learnings_path: Path | None, learn_into: str | None
