@@ -23,7 +23,7 @@ Shares carry Wilson 95% intervals. With no similar or no different pair the AUC 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -40,12 +40,26 @@ __all__ = ["EmbeddingAggregate", "KGAggregate", "embedding_summary"]
 LEVELS = ("triples", "entities", "relations")
 
 
-def _label(task: TaskView, kind: str) -> str:
-    return next((label for label, k in task.evaluators if k == kind), "")
+def _subject_rows(
+    task: TaskView, items: Mapping[str, Sequence[ItemRecord]], kind: str
+) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per subject: its rows of the `kind` evaluator's verdicts, and its failures."""
+    label = next((label for label, k in task.evaluators if k == kind), "")
+    for subject in task.subjects:
+        rows = verdict_rows(items.get(subject, ()), label)
+        failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
+        yield subject, rows, failed
 
 
 @dataclass(frozen=True)
-class KGAggregate:
+class _Seed004Aggregate:
+    def targets(self, task: TaskView) -> list[Target]:
+        """Seed 004 sets none."""
+        return []
+
+
+@dataclass(frozen=True)
+class KGAggregate(_Seed004Aggregate):
     """P / R / F1 of knowledge-graph triples, entities and relations (see the module)."""
 
     name: ClassVar[str] = "kg"
@@ -60,19 +74,12 @@ class KGAggregate:
             for sfx in ("", "_macro")
         ]
 
-    def targets(self, task: TaskView) -> list[Target]:
-        """Seed 004 sets none."""
-        return []
-
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject and level: the P / R / F1 summary and its measures."""
-        label = _label(task, "kg-triples")
         detail: dict[str, Any] = {}
         measures: list[MeasureValue] = []
-        for subject in task.subjects:
-            rows = verdict_rows(items.get(subject, ()), label)
+        for subject, rows, failed in _subject_rows(task, items, "kg-triples"):
             ok = [r["verdict"].detail for r in rows if r["error"] is None]
-            failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
             summary: dict[str, Any] = {
                 "n_items": len(rows),
                 "n_scored": len(ok),
@@ -207,7 +214,7 @@ EMBEDDING_MEASURES = (
 
 
 @dataclass(frozen=True)
-class EmbeddingAggregate:
+class EmbeddingAggregate(_Seed004Aggregate):
     """Nearest-neighbour agreement of a system's stored vectors with the reference embedder,
     and how each separates known-similar from known-different pairs (see the module).
 
@@ -223,24 +230,17 @@ class EmbeddingAggregate:
         """nn_agreement, pair_agreement, pair_accuracy(_reference), auc(_reference)."""
         return list(EMBEDDING_MEASURES)
 
-    def targets(self, task: TaskView) -> list[Target]:
-        """Seed 004 sets none."""
-        return []
-
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject: the summary and its measures."""
-        label = _label(task, "embedding-pair")
         detail: dict[str, Any] = {}
         measures: list[MeasureValue] = []
-        for subject in task.subjects:
-            rows = verdict_rows(items.get(subject, ()), label)
+        for subject, rows, failed in _subject_rows(task, items, "embedding-pair"):
             # the system's vectors are the item's output; the reference's are in the verdict
             pairs = [
                 {**r["verdict"].detail, "system": r["item"].output}
                 for r in rows
                 if r["error"] is None
             ]
-            failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
             summary = {**embedding_summary(pairs, self.k), "n_failed": len(failed)}
             summary["failures"] = failed
             detail[subject] = summary

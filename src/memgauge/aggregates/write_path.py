@@ -244,54 +244,34 @@ def _case_example(subject: str, row: Mapping[str, Any]) -> Example | None:
 
 
 def _extraction_measures(subject: str, task: str, s: Mapping[str, Any]) -> list[MeasureValue]:
+    n_failed = s["n_failed"]
+
+    def measure(name: str, value: Any, ci: Any, n: int, *, primary: bool = True) -> MeasureValue:
+        low, high = ci or (None, None)
+        return MeasureValue(
+            subject=subject,
+            task=task,
+            name=name,
+            value=value,
+            ci_low=low,
+            ci_high=high,
+            n_scored=n,
+            n_failed=n_failed,
+            source="extraction",
+            primary=primary,
+        )
+
     out = []
-    n, n_failed = s["n_scored"], s["n_failed"]
     for name in ("precision", "recall", "f1"):
         e = s[name]
-        ci, mci = e.get("micro_ci95") or [None, None], e.get("macro_ci95") or [None, None]
+        out.append(measure(name, e["micro"], e.get("micro_ci95"), s["n_scored"]))
+        # seed 001's targets are on the micro averages
         out.append(
-            MeasureValue(
-                subject=subject,
-                task=task,
-                name=name,
-                value=e["micro"],
-                ci_low=ci[0],
-                ci_high=ci[1],
-                n_scored=n,
-                n_failed=n_failed,
-                source="extraction",
-            )
-        )
-        out.append(
-            MeasureValue(
-                subject=subject,
-                task=task,
-                name=f"{name}_macro",
-                value=e["macro"],
-                ci_low=mci[0],
-                ci_high=mci[1],
-                n_scored=n,
-                n_failed=n_failed,
-                source="extraction",
-                primary=False,  # seed 001's targets are on the micro averages
-            )
+            measure(f"{name}_macro", e["macro"], e.get("macro_ci95"), s["n_scored"], primary=False)
         )
     for name in ("conflict", "minimalism"):
         e = s[name]
-        ci = e.get("ci95") or [None, None]
-        out.append(
-            MeasureValue(
-                subject=subject,
-                task=task,
-                name=name,
-                value=e["value"],
-                ci_low=ci[0],
-                ci_high=ci[1],
-                n_scored=e["n"],
-                n_failed=n_failed,
-                source="extraction",
-            )
-        )
+        out.append(measure(name, e["value"], e.get("ci95"), e["n"]))
     return out
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
-from memgauge.data.importers.spans import read_spans
+from memgauge.data.importers.spans import SpanSearch, read_spans
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory
 from memgauge.errors import MemgaugeError, SubjectError, UsageError
@@ -278,6 +279,13 @@ def import_spans(path: str | Path, *, store: Where = None) -> ImportReport:
     through the logging SDK as production logs them; the report counts what was read, logged,
     skipped and dropped. The file is read whole first: a malformed one logs nothing."""
     searches, report = read_spans(path)
+    log_searches(searches, store, report)
+    return report
+
+
+def log_searches(searches: Sequence[SpanSearch], store: Where, report: ImportReport) -> None:
+    """`searches` into the query log of `store`, through the logging SDK as production logs
+    them, counted into `report` (logged, refused by the store)."""
     # every search of the file in one buffer: none is dropped for the buffer's bound
     log = QueryLog(results_store(store), max_buffer=max(100_000, len(searches) + 1))
     try:
@@ -298,7 +306,6 @@ def import_spans(path: str | Path, *, store: Where = None) -> ImportReport:
         report.add("queries_rejected_by_the_store", log.rejected)
         report.notes.append(f"the store refused a search: {log.last_rejected}")
     report.counts["queries_logged"] = len(searches) - log.rejected - log.dropped
-    return report
 
 
 def simulate_sprt_bounds(

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from memgauge._util.files import atomic_write_text
-from memgauge.api._store import Where, results_store
+from memgauge.api._online import log_searches
+from memgauge.api._store import Where
 from memgauge.data.importers import ImportReport
+from memgauge.data.importers.spans import SpanSearch
 from memgauge.data.tracing import TraceSet, read_traces
-from memgauge.online.querylog import QueryLog
 
 __all__ = ["import_traces"]
 
@@ -18,28 +19,22 @@ def _log(traces: TraceSet, store: Where, report: ImportReport) -> None:
     """Each trace's searches into the query log, through the logging SDK as production logs
     them; span (run) ids are query ids, so importing a file twice logs each search once."""
     prefix = "run:" if traces.format == "langsmith" else "span:"
-    n = sum(len(t.retrievals) for t in traces.traces)
-    log = QueryLog(results_store(store), max_buffer=max(100_000, n + 1))
-    try:
-        for trace in traces.traces:
-            names = {s.span_id: s.name for s in trace.spans}
-            for r in trace.retrievals:
-                log.query(
-                    r.query,
-                    session_id=trace.session_id,
-                    tool_name=names.get(r.span_id) or "memory_search",
-                    result_ids=r.result_ids,
-                    latency_ms=r.latency_ms,
-                    trace_id=trace.trace_id,
-                    query_id=f"{prefix}{r.span_id}",
-                )
-        log.flush()
-    finally:
-        log.close()
-    if log.rejected:
-        report.add("queries_rejected_by_the_store", log.rejected)
-        report.notes.append(f"the store refused a search: {log.last_rejected}")
-    report.counts["queries_logged"] = n - log.rejected - log.dropped
+    searches: list[SpanSearch] = []
+    for trace in traces.traces:
+        names = {s.span_id: s.name for s in trace.spans}
+        searches += [
+            SpanSearch(
+                query=r.query,
+                result_ids=tuple(r.result_ids),
+                session_id=trace.session_id,
+                trace_id=trace.trace_id,
+                query_id=f"{prefix}{r.span_id}",
+                latency_ms=r.latency_ms,
+                tool_name=names.get(r.span_id) or "memory_search",
+            )
+            for r in trace.retrievals
+        ]
+    log_searches(searches, store, report)
     if any(s is not None for t in traces.traces for r in t.retrievals for s in r.scores):
         report.notes.append("the query log keeps each search's ranked ids, not the scores")
 

@@ -4,6 +4,7 @@ per-query results, decided by an SPRT whose state persists in the results store.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -76,40 +77,15 @@ def ab() -> None:
     " error rates).",
 )
 @store_option
-def create(
-    name: str,
-    delta: float,
-    metric: str,
-    alpha: float,
-    beta: float,
-    min_samples: int,
-    improvement: float,
-    max_latency_increase: float,
-    rule: str,
-    prob_threshold: float,
-    allow_unmeasured: bool,
-    bounds: str,
-    store_path: str | None,
-) -> None:
+def create(name: str, store_path: str | None, **test: Any) -> None:
     """Create test NAME."""
-    api.create_ab_test(
-        name,
-        delta=delta,
-        metric=metric,
-        alpha=alpha,
-        beta=beta,
-        min_samples=min_samples,
-        improvement=improvement,
-        max_latency_increase=max_latency_increase,
-        rule=rule,
-        prob_threshold=prob_threshold,
-        allow_unmeasured=allow_unmeasured,
-        bounds=bounds,
-        store=store_path,
-    )
+    # test: its options (--delta, --metric, --rule, --bounds, ...), named as create_ab_test's
+    # keywords
+    api.create_ab_test(name, store=store_path, **test)
     click.echo(
-        f"created A/B test {name!r} on {metric} ({rule}): delta {delta}, alpha {alpha}, beta {beta}"
-        + (f", {bounds} bounds" if rule == "sprt" else "")
+        f"created A/B test {name!r} on {test['metric']} ({test['rule']}): delta {test['delta']},"
+        f" alpha {test['alpha']}, beta {test['beta']}"
+        + (f", {test['bounds']} bounds" if test["rule"] == "sprt" else "")
     )
 
 

@@ -4,7 +4,7 @@ order events in time? (seed 003, compatible with memaudit's `audit`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 import click
 
@@ -82,21 +82,13 @@ __all__ = ["audit"]
 @run_options()
 def audit(
     dataset: Path,
-    agent: Literal["chat", "memory", "extractive"] | None,
-    model: str | None,
     subject_text: str | None,
-    k: int,
-    scoring: Literal["auto", "judge", "offline"],
-    judge_preset: str,
-    judge_model: str | None,
     out_dir: Path,
     fmt: str,
-    concurrency: int,
-    limit: int | None,
-    seed: int,
     as_json: bool,
     kind: str | None,
     run_args: RunArgs,
+    **settings: Any,
 ) -> None:
     """Audit an agent's memory on DATASET (memaudit JSON/JSONL, LoCoMo, LongMemEval): recall,
     hallucinated memories, conflict resolution, temporal order, each with n and a Wilson 95%
@@ -104,20 +96,14 @@ def audit(
     (memaudit's AuditResult: datasetId, timestamp, metrics.recallAccuracy, ..., probeResults);
     every probe is recorded in the results store. With no model and no OPENAI_API_KEY the agent
     is the extractive baseline, offline."""
+    # settings: --agent, --model, --k, --scoring, --judge-preset, --judge-model, --limit, --seed,
+    # --concurrency, named as plan_audit's keywords
     plan = api.plan_audit(
         dataset,
-        agent=agent,
-        model=model,
         subject=subject_text,
-        k=k,
-        scoring=scoring,
-        judge_preset=judge_preset,
-        judge_model=judge_model,
-        limit=limit,
-        seed=seed,
-        concurrency=concurrency,
         max_failure_rate=run_args.max_failure_rate,
         dataset_kind=kind,
+        **settings,
     )
     with running(run_args.progress) as bar:
         report = api.run_suite(plan.suite, options=run_args.options, progress=bar, kind="audit")

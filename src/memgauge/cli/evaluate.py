@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import click
 
@@ -162,29 +162,14 @@ def evaluate(
     dataset: Path,
     systems: tuple[str, ...],
     measures: tuple[str, ...],
-    k: int,
-    rel_threshold: int,
-    gain: Literal["exp", "linear"],  # click.Choice's values: the conventions' (api.MetricConfig)
-    no_relevant: Literal["zero", "one", "skip"],
-    agent_k: int,
-    resamples: int,
-    pool_depth: int | None,
-    pool_grade: int,
-    pool_judge: str | None,
-    sprt_bounds: Literal["ville", "wald"],
-    sprt_delta: float,
-    sampling_rate: float | None,
-    feature_id: str | None,
-    run_type: Literal["full", "shadow", "regression", "ab_test"] | None,
-    seed: int,
     out_dir: Path,
     no_ingest: bool,
     run_out: Path | None,
     run_json: Path | None,
-    concurrency: int,
     quiet: bool,
     kind: str | None,
     run_args: RunArgs,
+    **settings: Any,
 ) -> None:
     """Evaluate memory search on DATASET (a dataset directory or bundle, a LoCoMo or LongMemEval file).
 
@@ -203,27 +188,14 @@ def evaluate(
             dataset,
             list(systems),
             measures=tuple(measures) or api.DEFAULT_MEASURES,
-            k=k,
-            rel_threshold=rel_threshold,
-            gain=gain,
-            no_relevant=no_relevant,
-            agent_k=agent_k,
-            resamples=resamples,
-            seed=seed,
-            pool_depth=pool_depth,
-            pool_grade=pool_grade,
-            pool_judge=pool_judge,
             ingest=not no_ingest,
-            concurrency=concurrency,
             max_failure_rate=run_args.failure_rate,
             options=run_args.options,
             progress=bar,
             dataset_kind=kind,
-            sprt_bounds=sprt_bounds,
-            sprt_delta=sprt_delta,
-            sampling_rate=sampling_rate,
-            feature_id=feature_id,
-            run_type=run_type,
+            # the rest of the options (--k, --gain, --pool-depth, --sprt-delta, --seed, ...)
+            # are named as api.evaluate's keywords and go to it as they are
+            **settings,
         )
     report_retrieval(report, out_dir, out)
     run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (

@@ -4,6 +4,7 @@ regression gates for CI (seed 000)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -24,6 +25,15 @@ __all__ = ["gate", "history", "learnings"]
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
+
+#: `--learnings FILE`: the failure-memory database `gate` writes and `learnings query` reads
+learnings_option = click.option(
+    "--learnings",
+    "learnings_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The failure memories' database (default: MEMGAUGE_HOME/learnings.db).",
+)
 
 learn_into_option = click.option(
     "--learn-into",
@@ -100,13 +110,7 @@ learn_into_option = click.option(
     show_default=True,
     help="Store each regression as a failure memory (eval-to-learning).",
 )
-@click.option(
-    "--learnings",
-    "learnings_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where failure memories go (default: MEMGAUGE_HOME/learnings.db).",
-)
+@learnings_option
 @click.option(
     "--baseline",
     "baselines",
@@ -120,10 +124,6 @@ learn_into_option = click.option(
 def gate(
     target: str | None,
     store_path: str | None,
-    window: int,
-    threshold: float,
-    exact_threshold: float,
-    judge_threshold: float,
     overrides: tuple[str, ...],
     measures: tuple[str, ...],
     by: str,
@@ -135,6 +135,7 @@ def gate(
     learn_into: str | None,
     baselines: tuple[Path, ...],
     junit: Path | None,
+    **thresholds: Any,
 ) -> None:
     """Gate a run (an id, or a suite file: its latest completed run) against the rolling
     baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
@@ -165,13 +166,10 @@ def gate(
                 f"--threshold-for {item!r}: the drop is a fraction of the baseline, in (0, 1]"
                 " (0.25 is a 25% drop)"
             )
+    # thresholds: --window, --threshold, --exact-threshold, --judge-threshold, as GateConfig
+    # names them
     cfg = api.GateConfig(
-        window=window,
-        threshold=threshold,
-        exact_threshold=exact_threshold,
-        judge_threshold=judge_threshold,
-        overrides=parsed,
-        by="ci-upper" if by == "ci-upper" else "point",
+        overrides=parsed, by="ci-upper" if by == "ci-upper" else "point", **thresholds
     )
     result, learned = api.gate(
         target,
@@ -269,9 +267,7 @@ def learnings() -> None:
     show_default=True,
     help="Tokens, about 4 characters each.",
 )
-@click.option(
-    "--learnings", "learnings_path", type=click.Path(dir_okay=False, path_type=Path), default=None
-)
+@learnings_option
 @learn_into_option
 def query(
     text: str, k: int, budget: int, learnings_path: Path | None, learn_into: str | None

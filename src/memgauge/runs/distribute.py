@@ -32,7 +32,7 @@ from memgauge.runs.shards import Shard, ShardResult, adopted, run_shard
 from memgauge.runs.warm import warm_shards
 from memgauge.runs.work import failed_item, score_item
 
-__all__ = ["SHARD_ATTEMPTS", "run_shards"]
+__all__ = ["SHARD_ATTEMPTS", "ShardDriver"]
 
 #: how many times one shard is tried before its worker's error stops the run
 SHARD_ATTEMPTS = 3
@@ -65,7 +65,9 @@ def _judged(task: PlannedTask) -> bool:
     return any(getattr(ev, "uses_llm", False) for _label, ev, _w in task.evaluators)
 
 
-class _Driver:
+class ShardDriver:
+    """A run's shards on a pool (`run_shards`), their items recorded as each comes back."""
+
     def __init__(
         self,
         shards: Sequence[Shard],
@@ -78,6 +80,7 @@ class _Driver:
     ) -> None:
         self.state, self.pool, self.recorder = state, pool, recorder
         self.unavailable = unavailable
+        self.plan = plan
         self.tasks = {t.spec.name: t for t in plan}
         self.items: dict[tuple[str, str], PlannedItem] = {
             (t.spec.name, it.id): it for t in plan for it in t.items
@@ -203,29 +206,19 @@ class _Driver:
         else:
             self.scoring.shutdown(wait=True)
 
-
-def run_shards(
-    shards: Sequence[Shard],
-    plan: Sequence[PlannedTask],
-    state: RunState,
-    pool: ShardPool,
-    recorder: Recorder,
-    unavailable: MutableMapping[str, str],
-    width: int,
-) -> None:
-    """Run `shards` on `pool`, recording every item as its shard comes back; returns when all
-    are recorded or the run must stop (`state.stopping`: shards not yet back are dropped,
-    their items stay queued for `--resume`)."""
-    driver = _Driver(shards, plan, state, pool, recorder, unavailable, width)
-    try:
-        with adopted(shards, plan):
-            if pool.local:
-                warm_shards(shards, plan)
-            driver.run()
-    except BaseException:
-        driver.close(failed=True)
-        pool.stop()
-        raise
-    driver.close(failed=state.stopping)
-    if state.stopping:
-        pool.stop()
+    def run_shards(self) -> None:
+        """Run the shards on the pool, recording every item as its shard comes back; returns
+        when all are recorded or the run must stop (`state.stopping`: shards not yet back are
+        dropped, their items stay queued for `--resume`)."""
+        try:
+            with adopted(self.shards, self.plan):
+                if self.pool.local:
+                    warm_shards(self.shards, self.plan)
+                self.run()
+        except BaseException:
+            self.close(failed=True)
+            self.pool.stop()
+            raise
+        self.close(failed=self.state.stopping)
+        if self.state.stopping:
+            self.pool.stop()

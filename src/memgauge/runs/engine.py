@@ -49,7 +49,7 @@ from memgauge.llm.scope import CallScope
 from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.budget import FailureBudget, counts_as_failed
-from memgauge.runs.distribute import run_shards
+from memgauge.runs.distribute import ShardDriver
 from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
 from memgauge.runs.hollow import void_empty
 from memgauge.runs.lanes import SubjectLane
@@ -506,7 +506,9 @@ def run_suite(
                         workers=shard_pool.workers,
                         llm=worker_llm(shard_pool.workers),
                     )
-                    run_shards(shards, plan, state, shard_pool, recorder, unavailable, width)
+                    ShardDriver(
+                        shards, plan, state, shard_pool, recorder, unavailable, width
+                    ).run_shards()
                 if not state.stopping:
                     _execute(
                         plan,

@@ -26,7 +26,6 @@ from memgauge.data.records import ItemRecord
 from memgauge.stats import (
     Correction,
     Family,
-    Pairing,
     SystemsComparison,
     SystemTest,
     compare_systems,
@@ -73,16 +72,11 @@ def compare_suite_systems(
     runs: Mapping[str, Sequence[ItemRecord]],
     *,
     baseline: str | None = None,
-    test: SystemTest = "fisher",
-    correction: Correction | None = None,
-    family: Family = "table",
-    pairing: Pairing = "all",
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_permutations: int = 10_000,
+    **options: Any,
 ) -> SystemsComparison:
     """The systems of `runs` (run id -> its items) compared on every measure they share (see
-    the module docstring). One run: its subjects, by name. Several: the runs in the order
+    the module docstring) by `compare_systems`, which takes `options` (test, correction,
+    family, pairing, alpha, seed, ...). One run: its subjects, by name. Several: the runs in the order
     given, named by their single subject when each has one under a different name, else by run
     id. `baseline` (a system's name) goes first: the baseline of `pairing="baseline"`. A
     ValueError when there are fewer than two systems or no system is named `baseline`."""
@@ -124,13 +118,7 @@ def compare_suite_systems(
     return compare_systems(
         systems,
         {_label(k, subject=label_subject): matrices[k] for k in keys},
-        test=test,
-        correction=correction,
-        family=family,
-        pairing=pairing,
-        alpha=alpha,
-        seed=seed,
-        n_permutations=n_permutations,
+        **options,
     )
 
 

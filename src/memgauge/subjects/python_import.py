@@ -103,28 +103,30 @@ def _unreadable(raw: Any, text: Any) -> str:
 def pre_expansion_ids(raw: Any, k: int) -> tuple[str, ...] | None:
     """A search's `pre_expansion` (`SearchResult.pre_expansion`): ids, or hits with an `id`,
     best first, cut at `k`; None stays None. SubjectError when it is anything else."""
-    if raw is None:
-        return None
-    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
-        raise SubjectError(
-            f"search's pre_expansion is a {type(raw).__name__}; give a list of memory ids "
-            "(best first) ranked before query expansion"
-        )
-    return tuple(h.id for h in normalise_hits(raw, k))
+    hits = _listed(raw, "pre_expansion", "memory ids (best first) ranked before query expansion")
+    return None if hits is None else tuple(h.id for h in normalise_hits(hits, k))
 
 
 def dedup_filtered_hits(raw: Any) -> tuple[Hit, ...] | None:
     """A search's `dedup_filtered` (`SearchResult.dedup_filtered`): the results a session
     dedup filtered out, as hits (ids, dicts with an `id` and `text`); None stays None.
     SubjectError when it is anything else."""
+    hits = _listed(
+        raw,
+        "dedup_filtered",
+        "the results (ids, or hits with their text) the session dedup filtered out",
+    )
+    return None if hits is None else tuple(normalise_hits(list(hits), max(len(hits), 1)))
+
+
+def _listed(raw: Any, field: str, give: str) -> Sequence[Any] | None:
+    """A search's optional list `field`; SubjectError (`give` a list of what) when it is not
+    one."""
     if raw is None:
         return None
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
-        raise SubjectError(
-            f"search's dedup_filtered is a {type(raw).__name__}; give a list of the results"
-            " (ids, or hits with their text) the session dedup filtered out"
-        )
-    return tuple(normalise_hits(list(raw), max(len(raw), 1)))
+        raise SubjectError(f"search's {field} is a {type(raw).__name__}; give a list of {give}")
+    return raw
 
 
 def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResult:

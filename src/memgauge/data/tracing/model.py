@@ -9,7 +9,7 @@ run trees): each reader builds `Span`s, `group` builds the rest. A number a sour
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,19 +26,6 @@ __all__ = [
 ]
 
 #: OpenInference's span kinds (`openinference.span.kind`); LangSmith's run types map onto them
-KINDS = (
-    "LLM",
-    "RETRIEVER",
-    "TOOL",
-    "AGENT",
-    "CHAIN",
-    "EMBEDDING",
-    "RERANKER",
-    "GUARDRAIL",
-    "EVALUATOR",
-    "UNKNOWN",
-)
-
 SpanKind = Literal[
     "LLM",
     "RETRIEVER",
@@ -51,6 +38,7 @@ SpanKind = Literal[
     "EVALUATOR",
     "UNKNOWN",
 ]
+KINDS: tuple[SpanKind, ...] = get_args(SpanKind)
 
 
 class _Model(BaseModel):

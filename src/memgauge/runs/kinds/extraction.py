@@ -97,6 +97,27 @@ def _extraction_items(
     ]
 
 
+def _task(
+    name: str,
+    dataset: Path,
+    scorer: Mapping[str, Any],
+    judge_model: str | None,
+    limit: int | None,
+    **more: Any,
+) -> dict[str, Any]:
+    """An extraction task of `extraction_suite`, scored by the extraction scorer as `scorer`
+    says (with `judge_model` when one is given)."""
+    args = {**scorer, **({"judge_model": judge_model} if judge_model else {})}
+    return {
+        "name": name,
+        "kind": "extraction",
+        "dataset": str(dataset.resolve()),
+        **more,
+        "limit": limit,
+        "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
+    }
+
+
 def extraction_suite(
     cases: Path | None,
     subject: Mapping[str, Any],
@@ -127,19 +148,9 @@ def extraction_suite(
         )
     tasks: list[dict[str, Any]] = []
     if cases is not None:
-        args: dict[str, Any] = {"match": match, "threshold": threshold}
-        if judge_model:
-            args["judge_model"] = judge_model
-        tasks.append(
-            {
-                "name": "extraction",
-                "kind": "extraction",
-                "dataset": str(cases.resolve()),
-                **({"dataset_kind": dataset_kind} if dataset_kind else {}),
-                "limit": limit,
-                "evaluators": [{"spec": {"extraction": args}, "label": "extraction"}],
-            }
-        )
+        scorer = {"match": match, "threshold": threshold}
+        more = {"dataset_kind": dataset_kind} if dataset_kind else {}
+        tasks.append(_task("extraction", cases, scorer, judge_model, limit, **more))
     if trace is not None:
         selected, n_unlabelled = unlabelled_cases(trace, tags=tags, sample=sample, seed=seed)
         if not selected and cases is None:
@@ -151,19 +162,8 @@ def extraction_suite(
                 f"{' or '.join(tags) or '(any)'} and in the {sample:g} sample (seed {seed})"
             )
         if selected:
-            judge: dict[str, Any] = {"match": "judge"}
-            if judge_model:
-                judge["judge_model"] = judge_model
-            tasks.append(
-                {
-                    "name": "online",
-                    "kind": "extraction",
-                    "dataset": str(trace.resolve()),
-                    "trace": {"tags": list(tags), "sample": sample, "seed": seed},
-                    "limit": limit,
-                    "evaluators": [{"spec": {"extraction": judge}, "label": "extraction"}],
-                }
-            )
+            opts = {"tags": list(tags), "sample": sample, "seed": seed}
+            tasks.append(_task("online", trace, {"match": "judge"}, judge_model, limit, trace=opts))
     named = cases if cases is not None else trace
     assert named is not None
     return Suite.model_validate(
