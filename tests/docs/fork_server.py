@@ -193,7 +193,7 @@ class Server:
                 elif key.data == "exit":
                     self.ended(int(key.fd))
                 else:
-                    self.client_said(key.data)
+                    self.client_said(key.data, key.fileobj)
 
     def stop(self, _signum: int, _frame: object) -> None:
         """The page is over: its commands still running end, reaped here, and so does this."""
@@ -266,15 +266,19 @@ class Server:
             data += more
         return json.loads(data[8:]), list(fds)
 
-    def client_said(self, pidfd: int) -> None:
-        """The client's end closed (it was killed): its command goes with it."""
-        pid, conn = self.running[pidfd]
+    def client_said(self, pidfd: int, conn: object) -> None:
+        """The client's end closed (it was killed): its command goes with it. Its command may
+        have ended in the same `select` (reaped just before, its pidfd's number free again for
+        another command): then there is nothing to do."""
+        pid, running = self.running.get(pidfd, (0, None))
+        if running is None or running is not conn:
+            return
         try:
-            gone = not conn.recv(1)
+            gone = not running.recv(1)
         except OSError:
             gone = True
         if gone:
-            self.sel.unregister(conn)
+            self.sel.unregister(running)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
