@@ -239,3 +239,35 @@ def test_a_system_that_dedups_scores_the_tokens_its_dedup_saved(
     # plain returns m0 m1, then m1 m0 again: 8 of its 16 tokens repeat
     assert by["plain"]["value"] == 0.5
     assert by["plain"]["detail"] == {"tokens_total": 16, "tokens_saved": 8, "tokens_filtered": 0}
+
+
+def test_the_sequential_decision_and_coverage_warnings_are_in_the_report_and_the_viewer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What evaluate prints of seed 002's sequential test and of thin categories is also drawn
+    where a run is read later: `memgauge report` (Markdown and HTML) and the viewer."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    data = bundle(tmp_path, 80, {"alpha": 75, "beta": 5})
+    worse, better = "python:rankers:half_demoted@worse", "python:rankers:perfect@better"
+    code, _, shown = evaluate(tmp_path, capsys, data, "-s", worse, "-s", better)
+    assert code == 0, shown
+    db = tmp_path / "r.db"
+    code = main(["runs", "list", "--store", str(db), "--json"])
+    run_id = json.loads(capsys.readouterr().out)[0]["run_id"]
+    warning = "dataset: under the 15 queries a per-category comparison needs: beta (5)"
+    decided = "| better vs worse | RR@10 | accept-treatment |"
+    assert main(["report", run_id, "--out", str(tmp_path / "r.md"), "--store", str(db)]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "Sequential test (seed 002's sequentialTestDecision)" in md
+    assert decided in md
+    assert "59 of 80 (30 informative)" in md
+    assert warning in md
+    assert main(["report", run_id, "--out", str(tmp_path / "r.html"), "--store", str(db)]) == 0
+    with TestClient(create_app(db)) as client:
+        page = client.get(f"/runs/{run_id}").text
+    for html in (page, (tmp_path / "r.html").read_text()):
+        assert "accept-treatment" in html
+        assert "beta (5)" in html

@@ -101,6 +101,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
                 rows=[r for c in comparisons for r in _paired_rows(c["candidate"], c["metrics"])],
             )
         )
+    shapes += _sequential(comparisons) + _warnings(ds)
     agent = list(dict.fromkeys(n for s in ok for n in s.get("agent_metrics") or {}))
     if agent:
         arows = []
@@ -191,3 +192,46 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     if acc:
         shapes.append(Table(title="Accounting", columns=["system", "queries"], rows=acc))
     return shapes
+
+
+def _sequential(comparisons: list[Row]) -> list[Shape]:
+    """Seed 002's sequentialTestDecision of each comparison, with the SPRT behind it."""
+    rows = []
+    for c in comparisons:
+        sq = c.get("sequential")
+        if not sq:
+            continue
+        llr = sq.get("log_lr")
+        rows.append(
+            [
+                text(f"{c['candidate']} vs {c['baseline']}"),
+                text(sq["measure"]),
+                text(str(c.get("sequential_test_decision"))),
+                text("not started" if llr is None else f"{llr:.3f}"),
+                text(f"[{sq['lower']:.3f}, {sq['upper']:.3f}] ({sq['bounds']})"),
+                text(f"{sq['n']} of {sq['n_pairs']} ({sq['n_informative']} informative)"),
+            ]
+        )
+    if not rows:
+        return []
+    first = next(c["sequential"] for c in comparisons if c.get("sequential"))
+    return [
+        Table(
+            title="Sequential test (seed 002's sequentialTestDecision)",
+            note=f"SPRT on paired {first['measure']} differences, effect {first['delta']:g}, "
+            f"alpha {first['alpha']:g}, beta {first['beta']:g}, at least "
+            f"{first['min_samples']} informative pairs",
+            columns=["comparison", "measure", "decision", "log LR", "bounds", "pairs read"],
+            rows=rows,
+        )
+    ]
+
+
+def _warnings(ds: Row) -> list[Shape]:
+    """The dataset's coverage warnings (seed 002's queries per category, as `health` says)."""
+    warnings = list(ds.get("warnings") or [])
+    if not warnings:
+        return []
+    return [
+        Table(title="Coverage warnings", columns=["warning"], rows=[[text(w)] for w in warnings])
+    ]
