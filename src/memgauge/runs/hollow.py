@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import EmptyMemoryError
-from memgauge.runs.kinds import kind_of
 from memgauge.runs.kinds.base import PlannedTask
 from memgauge.runs.recording import Recorder
 
@@ -44,7 +43,7 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
     for row in rows:
         task = tasks.get(row.task)
         done = task is not None and row.status == "completed"
-        nothing = kind_of(task.spec.kind).found_nothing(row) if task and done else None
+        nothing = task.kind.found_nothing(row) if task and done else None
         if nothing is None:
             continue
         key = (row.subject, row.task)

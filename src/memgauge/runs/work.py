@@ -21,7 +21,6 @@ from memgauge.data.models import Memory
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
 from memgauge.errors import EmptyMemoryError, ReplyError
 from memgauge.llm.tally import tallied
-from memgauge.runs.kinds import kind_of
 from memgauge.runs.kinds.base import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
 from memgauge.subjects.events import capabilities_of
@@ -44,7 +43,7 @@ def ask(
     recorded = getattr(subject, "recorded_output", None)
     if callable(recorded):
         return recorded(item.id), {}, {}
-    return kind_of(task.spec.kind).ask(subject, answers, task, item)
+    return task.kind.ask(subject, answers, task, item)
 
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:

@@ -10,14 +10,6 @@ command builds one (`evaluate`, `extraction`, `operations`, `audit`).
 
 from __future__ import annotations
 
-from memgauge._util.registry import Registry
-from memgauge.runs.kinds.base import Planning, TaskKind
+from memgauge.runs.kinds.base import KINDS, Planning, TaskKind, kind_of
 
 __all__ = ["KINDS", "Planning", "TaskKind", "kind_of"]
-
-KINDS: Registry[TaskKind] = Registry("task kind", "memgauge.kinds", short_forms=False)
-
-
-def kind_of(name: str) -> TaskKind:
-    """The kind called `name`; RegistryError naming the known ones."""
-    return KINDS.get(name).factory()

@@ -12,12 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from memgauge._util.files import sha256_file
+from memgauge._util.registry import Registry
 from memgauge.aggregates import Aggregate, TaskView
 from memgauge.data.io import load_items, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMON_FIELDS",
+    "KINDS",
     "DatasetKind",
     "ItemsKind",
     "PlannedItem",
@@ -42,6 +45,7 @@ __all__ = [
     "TaskKind",
     "hit_record",
     "hit_texts",
+    "kind_of",
     "limit_items",
     "method_of",
     "timed",
@@ -120,6 +124,11 @@ class PlannedTask:
                 found = {m.id: m.text for m in self.dataset.memories}
             object.__setattr__(self, "_texts", found)
         return found
+
+    @cached_property
+    def kind(self) -> TaskKind:
+        """The task's kind, looked up once (it asks every item and reads every row)."""
+        return kind_of(self.spec.kind)
 
     def evaluator_kinds(self) -> list[tuple[str, str]]:
         """(label, registered name) of each evaluator."""
@@ -235,6 +244,14 @@ class TaskKind(Protocol):
     def found_nothing(self, row: ItemRecord) -> bool | None:
         """Whether a completed item's search found nothing; None when it was not a search."""
         ...
+
+
+KINDS: Registry[TaskKind] = Registry("task kind", "memgauge.kinds", short_forms=False)
+
+
+def kind_of(name: str) -> TaskKind:
+    """The kind called `name`; RegistryError naming the known ones."""
+    return KINDS.get(name).factory()
 
 
 def method_of(subject: object, name: str) -> Callable[..., Any]:
