@@ -4,6 +4,7 @@ and never at odds with the exit code."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -309,3 +310,27 @@ def test_nothing_is_written_for_bad_input(tmp_path: Path, demo: Path) -> None:
     argv = ["evaluate", str(demo), "-s", "lexical", "--out", str(tmp_path / "o"), "--quiet"]
     assert main([*argv, "--fail-under", "Recal@5=0.5", "--junit", str(out)]) == 2
     assert not out.exists()
+
+
+def test_the_run_case_shows_every_aggregate_shape_with_the_reports_values(
+    tmp_path: Path, demo: Path
+) -> None:
+    """A CI page shows the numbers behind the verdicts: the run's case carries the results
+    table and every aggregate's shapes, with the values summary.md prints (a CI server shows
+    the case's text as it is, so nothing in it is escaped for HTML or Markdown)."""
+    out = tmp_path / "e.xml"
+    argv = ["evaluate", str(demo), "-s", "lexical", "--out", str(tmp_path / "o"), "--quiet"]
+    assert main([*argv, "--junit", str(out)]) == 0
+    (run,) = [c for (cls, _), c in junit(out).items() if cls == "memgauge.run"]
+    text = run.findtext("system-out") or ""
+    summary = (tmp_path / "o" / "summary.md").read_text()
+    metrics = json.loads((tmp_path / "o" / "result.json").read_text())["systems"][0]["metrics"]
+    ndcg = metrics["nDCG@10"]
+    cell = f"{ndcg['value']:.3f} [{ndcg['ci_low']:.3f}, {ndcg['ci_high']:.3f}] (n=37)"
+    assert f"| retrieval | nDCG@10 | {cell} |" in text
+    assert cell in summary
+    for heading in ("## Results", "### Retrieval measures", "### Coverage warnings"):
+        assert heading in text
+    assert "relevant: grade >= 2" in text
+    assert "&gt;" not in text
+    assert "\\_" not in text

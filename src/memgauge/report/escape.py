@@ -70,6 +70,12 @@ def _one_line(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+def plain_cell(value: Any) -> str:
+    """`value` on one line for a table drawn as plain text (a CI server's test output): nothing
+    escaped but the cell separator."""
+    return _one_line(value).replace("|", "\\|")
+
+
 def md_text(value: Any) -> str:
     """`value` as inline Markdown text that renders as itself, on one line, safe in a table
     cell: no HTML, no link, no emphasis, no cell or row break."""

@@ -15,6 +15,10 @@ The shape is the common subset of the JUnit schemas CI servers accept (the Ant /
 </testsuites>
 ```
 
+The run's own case carries, as its text (`system-out` when it passed), what every aggregate of
+the run shows: the results table and each aggregate's shapes, the Markdown report's tables as plain text
+(`run_markdown(run, plain_cell)`), so a CI page shows the numbers behind each verdict.
+
 A missed target is a `failure` (the system under test fell short), a subject that could not run
 or a run that stopped on too many failed items is an `error` (nothing was measured). Only the
 targets that apply are cases (`runs.outcome.applicable_targets`): a target that is only shown
@@ -34,7 +38,9 @@ from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.data.records import TargetCheck, utc_now
+from memgauge.report.escape import plain_cell
 from memgauge.report.fmt import fallbacks_text
+from memgauge.report.shapes_markdown import run_markdown
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import applicable_targets, missed_targets
 from memgauge.track.gate import GateResult
@@ -79,8 +85,8 @@ def target_line(t: TargetCheck) -> str:
 
 
 def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
-    """A run's cases: one for the run itself (did it complete, were its subjects available),
-    one per subject that could not run (skipped when the caller named it `optional`, as the
+    """A run's cases: one for the run itself (did it complete, were its subjects available;
+    its text is the run's results and shapes), one per subject that could not run (skipped when the caller named it `optional`, as the
     exit code ignores it), one per target that applies."""
     run = report.run
     cases: list[Case] = []
@@ -95,7 +101,7 @@ def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
             run.suite_name,
             outcome,
             message if outcome != "passed" else "",
-            message,
+            f"{message}\n\n{run_markdown(run, plain_cell)}",
             kind="run",
         )
     )
