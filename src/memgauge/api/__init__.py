@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
     from memgauge.api._bench import bench_search as bench_search
     from memgauge.api._bench import bench_versus as bench_versus
+    from memgauge.api._bench_systems import SystemsBench as SystemsBench
+    from memgauge.api._bench_systems import bench_systems as bench_systems
+    from memgauge.api._bench_systems import bench_systems_plan as bench_systems_plan
     from memgauge.api._compare import compare_stored_runs as compare_stored_runs
     from memgauge.api._compare import compare_trec_runs as compare_trec_runs
     from memgauge.api._files import FILE_KINDS as FILE_KINDS
