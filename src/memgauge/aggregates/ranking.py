@@ -167,6 +167,9 @@ def _system(
     elif empty:
         out["status"] = RETURNED_NOTHING
         out["note"] = f"0 hits in {len(empty)} of {len(rows)} searches"
+    elif out["value"] is None and not failed:
+        out["status"] = "not measured"
+        out["note"] = f"no {measure} in the task's results"
     elif out["value"] is None:
         out["status"] = "failed"
         last = failed[-1].failures[-1].describe()[:160] if failed and failed[-1].failures else None

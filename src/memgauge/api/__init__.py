@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from memgauge.api._bench_systems import SystemsBench as SystemsBench
     from memgauge.api._bench_systems import bench_systems as bench_systems
     from memgauge.api._bench_systems import bench_systems_plan as bench_systems_plan
+    from memgauge.api._bench_systems import bench_systems_suite_of as bench_systems_suite_of
+    from memgauge.api._bench_systems import run_bench_suite as run_bench_suite
     from memgauge.api._compare import compare_stored_runs as compare_stored_runs
     from memgauge.api._compare import compare_trec_runs as compare_trec_runs
     from memgauge.api._files import FILE_KINDS as FILE_KINDS

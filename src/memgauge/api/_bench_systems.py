@@ -17,7 +17,13 @@ from memgauge.runs.systems import BENCH_MEASURES, bench_systems_suite
 from memgauge.subjects.installed import Installed, installed_systems
 from memgauge.subjects.parse import parse_system
 
-__all__ = ["SystemsBench", "bench_systems", "bench_systems_plan"]
+__all__ = [
+    "SystemsBench",
+    "bench_systems",
+    "bench_systems_plan",
+    "bench_systems_suite_of",
+    "run_bench_suite",
+]
 
 PathArg = str | Path
 
@@ -80,7 +86,7 @@ def bench_systems_plan(
     return chosen, found
 
 
-def bench_systems(
+def bench_systems_suite_of(
     *,
     locomo: PathArg | None = None,
     longmemeval: PathArg | None = None,
@@ -96,19 +102,9 @@ def bench_systems(
     seed: int = 0,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,
-    progress: Progress | None = None,
-    options: RunConfig | None = None,
-) -> SystemsBench:
-    """Benchmark the memory systems installed here (the reference memory's lexical, dense and
-    hybrid; mem0, LangMem, the MCP memory server, the Agents SDK session where usable) and
-    `systems` (`-s` strings: `python:pkg.mod:factory`, `http://host:port`, a spec file ...)
-    on `locomo` (LoCoMo's paper protocol: evidence turns judged, each question searched in its
-    own conversation), `longmemeval` (its `paper` protocol) and `datasets` (any retrieval
-    dataset memgauge reads): one task each, with `measures` (the first ranks), their CIs and
-    paired comparisons, context tokens and latency, recorded as one run. `corpora` and `limit`
-    keep it small (LoCoMo's conversations; the first N judged queries of each dataset).
-    A system that stores or returns nothing is not ranked (its items are `empty_memory`
-    failures, counted against `max_failure_rate`)."""
+) -> tuple[Suite, list[Installed]]:
+    """The suite `bench_systems` runs (`memgauge run` runs it the same), and every adapter
+    found, usable or skipped."""
     chosen, found = bench_systems_plan(systems, discover=discover, skip=skip)
     suite = bench_systems_suite(
         _datasets(locomo, longmemeval, datasets),
@@ -122,6 +118,28 @@ def bench_systems(
         concurrency=concurrency,
         max_failure_rate=max_failure_rate,
     )
+    return suite, found
+
+
+def bench_systems(
+    *,
+    progress: Progress | None = None,
+    options: RunConfig | None = None,
+    **given: Any,
+) -> SystemsBench:
+    """Benchmark the memory systems installed here (the reference memory's lexical, dense and
+    hybrid; mem0, LangMem, the MCP memory server, the Agents SDK session where usable) and
+    `systems` (`-s` strings: `python:pkg.mod:factory`, `http://host:port`, a spec file ...)
+    on `locomo` (LoCoMo's paper protocol: evidence turns judged, each question searched in its
+    own conversation), `longmemeval` (its `paper` protocol) and `datasets` (any retrieval
+    dataset memgauge reads): one task each, with `measures` (the first ranks), their CIs and
+    paired comparisons, context tokens and latency, recorded as one run. `corpora` and `limit`
+    keep it small (LoCoMo's conversations; the first N judged queries of each dataset).
+    A system that stores or returns nothing is not ranked (its items are `empty_memory`
+    failures, counted against `max_failure_rate`). The keywords are
+    `bench_systems_suite_of`'s; `discover=False` runs only `systems`.
+    """
+    suite, found = bench_systems_suite_of(**given)
     report = run_bench_suite(suite, options=options, progress=progress)
     return SystemsBench(report, found)
 

@@ -4,10 +4,12 @@ summary.md and report.html, and on the viewer's run page."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from rich.console import Console
 
 from memgauge import api
@@ -16,15 +18,15 @@ from memgauge.cli._common import console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.data.records import RunSummary
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
 from memgauge.report.shapes import shapes_of
-from memgauge.report.shapes_markdown import run_markdown
 from memgauge.report.shapes_terminal import print_shape
+from memgauge.runs.suite import Suite
 from memgauge.runs.systems import BENCH_MEASURES
-from memgauge.view import render_run_report
 
-__all__ = ["systems"]
+__all__ = ["print_rankings", "result_doc", "systems"]
 
 _DATA = click.Path(exists=True, path_type=Path)
 
@@ -89,6 +91,14 @@ _DATA = click.Path(exists=True, path_type=Path)
     show_default=True,
     help="Directory for result.json, summary.md and report.html.",
 )
+@click.option(
+    "--write-suite",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write the suite this command runs to FILE (datasets relative to it) and stop: "
+    "`memgauge run FILE` then gives the same numbers.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @run_options()
 def systems(
@@ -100,6 +110,7 @@ def systems(
     no_discover: bool,
     measures: tuple[str, ...],
     out_dir: Path,
+    write_suite: Path | None,
     quiet: bool,
     run_args: RunArgs,
     **settings: Any,
@@ -119,36 +130,52 @@ def systems(
     numbers are still written.
     """
     out = console()
-    chosen, found = api.bench_systems_plan(systems_named, discover=not no_discover, skip=skip)
+    given: dict[str, Any] = {
+        "locomo": locomo,
+        "longmemeval": longmemeval,
+        "datasets": datasets,
+        "systems": systems_named,
+        "discover": not no_discover,
+        "skip": skip,
+        "measures": measures or BENCH_MEASURES,
+        "max_failure_rate": run_args.failure_rate,
+        **settings,
+    }
+    suite, found = api.bench_systems_suite_of(**given)
     for f in found:
         if f.skipped is not None:
             out.print(term(f"skipped {f.label}: {f.skipped} ({f.install})", "yellow"))
-    out.print("benchmarking " + ", ".join(label for label, _ in chosen), highlight=False)
+    if write_suite is not None:
+        _write_suite(suite, write_suite)
+        out.print(f"wrote {write_suite}: run it with `memgauge run {write_suite}`", highlight=False)
+        return
+    out.print("benchmarking " + ", ".join(suite.subjects), highlight=False)
     with running(False if quiet else run_args.progress) as bar:
-        bench = api.bench_systems(
-            locomo=locomo,
-            longmemeval=longmemeval,
-            datasets=datasets,
-            systems=systems_named,
-            discover=not no_discover,
-            skip=skip,
-            measures=measures or BENCH_MEASURES,
-            max_failure_rate=run_args.failure_rate,
-            options=run_args.options,
-            progress=bar,
-            **settings,
-        )
-    _show(bench, out)
+        report = api.run_bench_suite(suite, options=run_args.options, progress=bar)
+    bench = api.SystemsBench(report, found)
+    print_rankings(report.summary, out)
     _write(bench, out_dir, out)
     code = conclude(out, bench.report, run_args)
     if code:
         raise click.exceptions.Exit(code)
 
 
-def _show(bench: api.SystemsBench, out: Console) -> None:
-    for ranking in bench.rankings:
-        for shape in shapes_of(ranking):
-            print_shape(out, shape)
+def _write_suite(suite: Suite, path: Path) -> None:
+    """The suite as YAML, each dataset's path relative to the file (so it moves with it)."""
+    doc = suite.model_dump(mode="json", exclude_unset=True)
+    base = path.resolve().parent
+    for task in doc["tasks"]:
+        task["dataset"] = os.path.relpath(task["dataset"], base)
+    head = "# written by `memgauge bench systems --write-suite`; run it with `memgauge run`\n"
+    atomic_write_text(path, head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+
+
+def print_rankings(summary: RunSummary, out: Console) -> None:
+    """Each task's ranking of systems (`memgauge run` of a bench suite prints them too)."""
+    for agg in summary.aggregates:
+        if agg.aggregate == "ranking":
+            for shape in shapes_of(agg):
+                print_shape(out, shape)
 
 
 def result_doc(bench: api.SystemsBench) -> dict[str, Any]:
@@ -163,6 +190,10 @@ def result_doc(bench: api.SystemsBench) -> dict[str, Any]:
 
 
 def _write(bench: api.SystemsBench, out_dir: Path, out: Console) -> None:
+    # the report's renderers (templates) only when a report is written
+    from memgauge.report.shapes_markdown import run_markdown
+    from memgauge.view import render_run_report
+
     out_dir.mkdir(parents=True, exist_ok=True)
     report = bench.report
     paths = {

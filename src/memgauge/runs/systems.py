@@ -62,7 +62,7 @@ def bench_systems_suite(
             task["limit"] = limit
         tasks.append(task)
     base["tasks"] = tasks
-    base["description"] = "memgauge bench systems: " + ", ".join(str(p) for _n, p, _k in datasets)
+    base["description"] = "memgauge bench systems: " + ", ".join(p.name for _n, p, _k in datasets)
     return Suite.model_validate(base)
 
 
