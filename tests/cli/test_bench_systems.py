@@ -6,12 +6,14 @@ named as such and not ranked; the suite it runs is the one `memgauge run` runs."
 from __future__ import annotations
 
 import json
+from html import unescape
 import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from starlette.testclient import TestClient
 
 from memgauge import api
 from memgauge.api import _bench_systems
@@ -19,6 +21,7 @@ from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
 from memgauge.subjects.installed import Installed
+from memgauge.view.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -114,6 +117,14 @@ def test_a_system_that_returns_or_stores_nothing_is_named_and_not_ranked(
     assert mute["value"] is None and forgetful["value"] is None
     assert "returned nothing: 0 hits in 37 of 37 searches" in out
     assert "stored nothing: its store held no memory after ingest" in out
+    # the viewer's run page draws the same table from the stored run
+    run_id = json.loads((tmp_path / "out" / "result.json").read_text())["run_id"]
+    with TestClient(create_app(tmp_path / "r.db")) as client:
+        page = client.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    html = unescape(page.text)
+    assert "demo: systems ranked by nDCG@10" in html
+    assert "returned nothing: 0 hits in 37 of 37 searches" in html
 
 
 def test_a_dead_http_subject_exits_4_and_the_others_numbers_stand(
@@ -204,3 +215,17 @@ def test_the_example_suite_is_what_the_command_runs_and_gives_its_numbers(
         ("hybrid", 2, 1.0),
         ("lexical", 3, pytest.approx(5 / 6)),
     ]
+
+
+def test_the_api_ranks_as_the_command_does(dataset: Path) -> None:
+    bench = api.bench_systems(
+        datasets=[dataset],
+        systems=["lexical", "python:hollow:Mute@mute"],
+        discover=False,
+        options=api.RunConfig(store=False),
+    )
+    assert bench.report.status == "failed"  # mute's 37 items are empty_memory failures
+    (ranking,) = bench.rankings
+    rows = [(s["name"], s["rank"], s["status"]) for s in ranking.detail["systems"]]
+    assert rows == [("lexical", 1, "ranked"), ("mute", None, "returned nothing")]
+    assert ranking.detail["systems"][0]["value"] == pytest.approx(0.7645052447611744)

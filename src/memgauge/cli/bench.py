@@ -31,7 +31,9 @@ class _Group(click.Group):
 
 @click.group(cls=_Group)
 def bench() -> None:
-    """Benchmark memory systems.
+    """Benchmark memory systems: `bench SUBJECT`, search latency under concurrent clients;
+    `bench systems`, every installed system ranked on LoCoMo / LongMemEval with CIs, tokens
+    and latency.
 
     \b
     memgauge bench SUBJECT [-c N ...] [--duration S | --requests N]   (= bench search)
