@@ -6,8 +6,8 @@ named as such and not ranked; the suite it runs is the one `memgauge run` runs."
 from __future__ import annotations
 
 import json
-from html import unescape
 import socket
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,8 @@ def test_installed_systems_are_ranked_with_cis_and_the_unusable_listed_as_skippe
     assert hybrid["value"] == pytest.approx(0.8446593229787959)
     assert lexical["value"] == pytest.approx(0.7645052447611744)
     for s in (hybrid, lexical):
-        assert s["status"] == "ranked" and s["n"] == 37
+        assert s["status"] == "ranked"
+        assert s["n"] == 37
         assert s["ci"][0] < s["value"] < s["ci"][1]
         assert s["latency_p50"] > 0
     # the cost aggregate's median context at k = 20, in o200k_base tokens
@@ -114,7 +115,8 @@ def test_a_system_that_returns_or_stores_nothing_is_named_and_not_ranked(
     assert forgetful["note"] == (
         "its store held no memory after ingest; 37 of 37 queries not asked"
     )
-    assert mute["value"] is None and forgetful["value"] is None
+    assert mute["value"] is None
+    assert forgetful["value"] is None
     assert "returned nothing: 0 hits in 37 of 37 searches" in out
     assert "stored nothing: its store held no memory after ingest" in out
     # the viewer's run page draws the same table from the stored run
@@ -134,7 +136,9 @@ def test_a_dead_http_subject_exits_4_and_the_others_numbers_stand(
     assert _bench(alone, "--dataset", str(dataset), "--no-discover", "-s", "lexical") == 0
     beside = tmp_path / "beside"
     dead = f"{_dead_url()}@dead"
-    assert _bench(beside, "--dataset", str(dataset), "--no-discover", "-s", "lexical", "-s", dead) == 4
+    assert (
+        _bench(beside, "--dataset", str(dataset), "--no-discover", "-s", "lexical", "-s", dead) == 4
+    )
     lexical, dead_row = _systems(beside)["lexical"], _systems(beside)["dead"]
     expected = _systems(alone)["lexical"]
     for key in ("rank", "value", "ci", "n", "tokens_p50", "status"):
@@ -229,3 +233,14 @@ def test_the_api_ranks_as_the_command_does(dataset: Path) -> None:
     rows = [(s["name"], s["rank"], s["status"]) for s in ranking.detail["systems"]]
     assert rows == [("lexical", 1, "ranked"), ("mute", None, "returned nothing")]
     assert ranking.detail["systems"][0]["value"] == pytest.approx(0.7645052447611744)
+
+
+def test_a_corpus_the_dataset_lacks_is_bad_input(
+    tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--corpus` keeps a LoCoMo run small; a mistyped conversation id ran nothing and exited 0."""
+    args = ["--dataset", str(dataset), "--no-discover", "-s", "lexical", "--corpus", "conv-99"]
+    assert _bench(tmp_path, *args) == 2
+    err = capsys.readouterr().err
+    assert "no item of its dataset is in corpus conv-99 (its items have no corpus)" in err
+    assert not (tmp_path / "out").exists()

@@ -51,7 +51,8 @@ def test_mem0_without_an_openai_endpoint_is_skipped_not_failed(
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     mem0 = next(f for f in installed_systems() if f.label == "mem0")
-    assert mem0.skipped is not None and "set OPENAI_API_KEY" in mem0.skipped
+    assert mem0.skipped is not None
+    assert "set OPENAI_API_KEY" in mem0.skipped
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     mem0 = next(f for f in installed_systems() if f.label == "mem0")
     assert mem0.skipped is None

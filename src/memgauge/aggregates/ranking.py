@@ -21,7 +21,7 @@ from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Shape, Table, cell, text
 from memgauge.errors import EmptyMemoryError
 
-__all__ = ["STORED_NOTHING", "RETURNED_NOTHING", "RankingAggregate"]
+__all__ = ["RETURNED_NOTHING", "STORED_NOTHING", "RankingAggregate"]
 
 STORED_NOTHING = "stored nothing"
 RETURNED_NOTHING = "returned nothing"
@@ -154,7 +154,9 @@ def _system(
         "n_items": len(rows),
         "note": None,
     }
-    empty = [r for r in rows if r.status == "failed" and r.failures and r.failures[-1].kind == _EMPTY]
+    empty = [
+        r for r in rows if r.status == "failed" and r.failures and r.failures[-1].kind == _EMPTY
+    ]
     failed = [r for r in rows if r.status == "failed"]
     # an empty store is said before any score: its items are failures, never 0s
     not_asked = [r for r in empty if r.output is None]

@@ -123,9 +123,22 @@ def bench_systems_suite_of(
 
 def bench_systems(
     *,
+    locomo: PathArg | None = None,
+    longmemeval: PathArg | None = None,
+    datasets: Sequence[PathArg] = (),
+    systems: Sequence[str] = (),
+    discover: bool = True,
+    skip: Sequence[str] = (),
+    measures: Sequence[str] = BENCH_MEASURES,
+    k: int = 20,
+    corpora: Sequence[str] = (),
+    limit: int | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    concurrency: int = 4,
+    max_failure_rate: float = 0.1,
     progress: Progress | None = None,
     options: RunConfig | None = None,
-    **given: Any,
 ) -> SystemsBench:
     """Benchmark the memory systems installed here (the reference memory's lexical, dense and
     hybrid; mem0, LangMem, the MCP memory server, the Agents SDK session where usable) and
@@ -136,10 +149,26 @@ def bench_systems(
     paired comparisons, context tokens and latency, recorded as one run. `corpora` and `limit`
     keep it small (LoCoMo's conversations; the first N judged queries of each dataset).
     A system that stores or returns nothing is not ranked (its items are `empty_memory`
-    failures, counted against `max_failure_rate`). The keywords are
-    `bench_systems_suite_of`'s; `discover=False` runs only `systems`.
+    failures, counted against `max_failure_rate`). `discover=False` runs only `systems`;
+    `skip` leaves out installed ones by label. `options`: the run's settings (store, resume,
+    targets), as for `evaluate`.
     """
-    suite, found = bench_systems_suite_of(**given)
+    suite, found = bench_systems_suite_of(
+        locomo=locomo,
+        longmemeval=longmemeval,
+        datasets=datasets,
+        systems=systems,
+        discover=discover,
+        skip=skip,
+        measures=measures,
+        k=k,
+        corpora=corpora,
+        limit=limit,
+        resamples=resamples,
+        seed=seed,
+        concurrency=concurrency,
+        max_failure_rate=max_failure_rate,
+    )
     report = run_bench_suite(suite, options=options, progress=progress)
     return SystemsBench(report, found)
 
@@ -150,4 +179,3 @@ def run_bench_suite(
     """Run a bench suite as `bench_systems` does (recorded as a run of kind `bench-systems`)."""
     config = _config(options, RunConfig())
     return _run(suite, config, kind="bench-systems", progress=progress, build=_build({}))
-

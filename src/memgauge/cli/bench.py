@@ -13,8 +13,8 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
-from memgauge.cli.bench_systems import systems
 from memgauge.cli._numbers import MAX_K, integer, number
+from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
 
 __all__ = ["bench"]

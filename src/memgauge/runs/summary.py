@@ -79,7 +79,9 @@ def summarize_run(
             # an aggregate that summarizes the others (the ranking of systems) reads their
             # results, so one number has one value in every table
             after = getattr(agg, "after", None)
-            done.append(after(view, task_items, done) if callable(after) else agg.compute(view, task_items))
+            done.append(
+                after(view, task_items, done) if callable(after) else agg.compute(view, task_items)
+            )
         aggregates += done
     # the aggregates first: an evaluator row that shows an aggregate's interval (see
     # `_align_evaluators`) need not bootstrap its own

@@ -38,7 +38,9 @@ def bench_systems_suite(
     first N judged queries) keep a run small; `settings` go to `evaluate_suite` (k, seed,
     n_resamples, concurrency, max_failure_rate, ...)."""
     if not datasets:
-        raise UsageError("give a dataset to benchmark on: --locomo PATH, --longmemeval PATH or --dataset PATH")
+        raise UsageError(
+            "give a dataset to benchmark on: --locomo PATH, --longmemeval PATH or --dataset PATH"
+        )
     if not systems:
         raise UsageError("no system to benchmark: none is installed and none was named with -s")
     names = [n for n, _p, _k in datasets]
@@ -48,7 +50,9 @@ def bench_systems_suite(
     tasks: list[dict[str, Any]] = []
     base: dict[str, Any] = {}
     for task_name, path, kind in datasets:
-        one = evaluate_suite(path, systems, name=name, measures=measures, dataset_kind=kind, **settings)
+        one = evaluate_suite(
+            path, systems, name=name, measures=measures, dataset_kind=kind, **settings
+        )
         base = one.model_dump(mode="json", exclude_unset=True)
         (task,) = base["tasks"]
         task["name"] = task_name
