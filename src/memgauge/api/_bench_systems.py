@@ -3,6 +3,7 @@ LongMemEval-format data, as one recorded run, ranked per dataset."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "bench_systems_plan",
     "bench_systems_suite_of",
     "run_bench_suite",
+    "write_bench_suite",
 ]
 
 PathArg = str | Path
@@ -179,3 +181,19 @@ def run_bench_suite(
     """Run a bench suite as `bench_systems` does (recorded as a run of kind `bench-systems`)."""
     config = _config(options, RunConfig())
     return _run(suite, config, kind="bench-systems", progress=progress, build=_build({}))
+
+
+def write_bench_suite(suite: Suite, path: PathArg) -> None:
+    """`suite` as YAML at `path`, each dataset's path relative to the file (so it moves with
+    it): `memgauge run` runs it to the numbers `bench_systems` gives."""
+    import yaml
+
+    from memgauge._util.files import atomic_write_text
+
+    where = Path(path)
+    doc = suite.model_dump(mode="json", exclude_unset=True)
+    base = where.resolve().parent
+    for task in doc["tasks"]:
+        task["dataset"] = os.path.relpath(task["dataset"], base)
+    head = "# written by `memgauge bench systems --write-suite`; run it with `memgauge run`\n"
+    atomic_write_text(where, head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))

@@ -4,12 +4,10 @@ summary.md and report.html, and on the viewer's run page."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.console import Console
 
 from memgauge import api
@@ -18,13 +16,10 @@ from memgauge.cli._common import console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.data.records import RunSummary
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
 from memgauge.report.shapes import shapes_of
 from memgauge.report.shapes_terminal import print_shape
-from memgauge.runs.suite import Suite
-from memgauge.runs.systems import BENCH_MEASURES
 
 __all__ = ["print_rankings", "result_doc", "systems"]
 
@@ -69,7 +64,7 @@ _DATA = click.Path(exists=True, path_type=Path)
     "--measure",
     "measures",
     multiple=True,
-    help=f"Measures, repeatable; the first ranks the systems (default: {' '.join(BENCH_MEASURES)}).",
+    help=f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)}).",
 )
 @click.option("--k", "k", type=integer(10, MAX_K), default=20, show_default=True)
 @click.option(
@@ -137,7 +132,7 @@ def systems(
         "systems": systems_named,
         "discover": not no_discover,
         "skip": skip,
-        "measures": measures or BENCH_MEASURES,
+        "measures": measures or api.BENCH_MEASURES,
         "max_failure_rate": run_args.failure_rate,
         **settings,
     }
@@ -146,7 +141,7 @@ def systems(
         if f.skipped is not None:
             out.print(term(f"skipped {f.label}: {f.skipped} ({f.install})", "yellow"))
     if write_suite is not None:
-        _write_suite(suite, write_suite)
+        api.write_bench_suite(suite, write_suite)
         out.print(f"wrote {write_suite}: run it with `memgauge run {write_suite}`", highlight=False)
         return
     out.print("benchmarking " + ", ".join(suite.subjects), highlight=False)
@@ -160,17 +155,7 @@ def systems(
         raise click.exceptions.Exit(code)
 
 
-def _write_suite(suite: Suite, path: Path) -> None:
-    """The suite as YAML, each dataset's path relative to the file (so it moves with it)."""
-    doc = suite.model_dump(mode="json", exclude_unset=True)
-    base = path.resolve().parent
-    for task in doc["tasks"]:
-        task["dataset"] = os.path.relpath(task["dataset"], base)
-    head = "# written by `memgauge bench systems --write-suite`; run it with `memgauge run`\n"
-    atomic_write_text(path, head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
-
-
-def print_rankings(summary: RunSummary, out: Console) -> None:
+def print_rankings(summary: api.RunSummary, out: Console) -> None:
     """Each task's ranking of systems (`memgauge run` of a bench suite prints them too)."""
     for agg in summary.aggregates:
         if agg.aggregate == "ranking":
