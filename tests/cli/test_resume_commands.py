@@ -102,6 +102,27 @@ def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFix
     assert (tmp_path / "out" / "result.json").exists()
 
 
+def test_bench_systems_resumes_after_kill_9(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = tmp_path / "r.db"
+    args = ["bench", "systems", "--dataset", str(data), "--no-discover"]
+    args += ["-s", "python:slow:SlowMemory@slow", "-s", "lexical"]
+    args += ["--store", str(db), "--out", str(tmp_path / "out"), "--quiet"]
+    run_id = _kill_after(args, db, 5, _env())
+    before = finished(db)[1]
+    sys.path.insert(0, str(SUBJECTS))
+    try:
+        assert main([*args, "--resume", run_id]) == 0
+    finally:
+        sys.path.remove(str(SUBJECTS))
+    _check(db, run_id, before, 2 * len(demo_dataset().qrels()))
+    assert run_id in (tmp_path / "out" / "result.json").read_text()
+    assert "demo: systems ranked by nDCG@10" in capsys.readouterr().out
+
+
 def test_demo_resumes_after_kill_9(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

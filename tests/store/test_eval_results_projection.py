@@ -54,3 +54,27 @@ def test_evaluate_then_gate_then_ab_and_shadow(
     assert ab[:5] == ("ab:t1", "ab_test", "t1", "treatment", 4)
     assert ab[5] == pytest.approx(0.25)  # the paired MRR delta
     capsys.readouterr()
+
+
+def test_a_run_with_two_retrieval_tasks_has_a_row_per_system_and_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed's row is one per run and system; a suite with a retrieval task per dataset
+    (`memgauge bench systems`) names each row's system with its task. Before, the second task's
+    rows broke the table's unique key and the run ended in an internal error (exit 70)."""
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    task = {"kind": "retrieval", "dataset": str(data), "k": 10, "aggregates": ["ir"]}
+    task["evaluators"] = [{"retrieval": {"measure": "RR@10"}}]
+    suite = {
+        "name": "two",
+        "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+        "tasks": [{"name": "a", **task}, {"name": "b", **task, "limit": 5}],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(json.dumps(suite))
+    db = tmp_path / "r.db"
+    assert main(["run", str(path), "--store", str(db)]) == 0
+    capsys.readouterr()
+    rows = _rows(db, "full")
+    assert [(r[3], r[4]) for r in rows] == [("lexical/a", 37), ("lexical/b", 5)]

@@ -81,7 +81,9 @@ class Aggregate(Protocol):
     evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
     when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
     shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
-    existed is drawn).
+    existed is drawn); `after(task, items, earlier)` (computes the result from `earlier`, the
+    results of the task's aggregates listed before it, as well: an aggregate that summarizes the
+    others, such as the ranking of systems, shows their numbers rather than its own copy).
     """
 
     name: ClassVar[str]

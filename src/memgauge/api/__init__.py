@@ -33,6 +33,12 @@ if TYPE_CHECKING:
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
     from memgauge.api._bench import bench_search as bench_search
     from memgauge.api._bench import bench_versus as bench_versus
+    from memgauge.api._bench_systems import SystemsBench as SystemsBench
+    from memgauge.api._bench_systems import bench_systems as bench_systems
+    from memgauge.api._bench_systems import bench_systems_plan as bench_systems_plan
+    from memgauge.api._bench_systems import bench_systems_suite_of as bench_systems_suite_of
+    from memgauge.api._bench_systems import run_bench_suite as run_bench_suite
+    from memgauge.api._bench_systems import write_bench_suite as write_bench_suite
     from memgauge.api._compare import compare_stored_runs as compare_stored_runs
     from memgauge.api._compare import compare_trec_runs as compare_trec_runs
     from memgauge.api._files import FILE_KINDS as FILE_KINDS
@@ -129,6 +135,7 @@ if TYPE_CHECKING:
     from memgauge.runs.schemas import SCHEMA_KINDS as SCHEMA_KINDS
     from memgauge.runs.schemas import json_schema as json_schema
     from memgauge.runs.suite_compare import compare_runs as compare_runs
+    from memgauge.runs.systems import BENCH_MEASURES as BENCH_MEASURES
     from memgauge.stats.samplesize import minimum_detectable_effect as minimum_detectable_effect
     from memgauge.stats.systems import resolve_correction as resolve_correction
     from memgauge.store.querylog import apply_retention as apply_retention

@@ -1,4 +1,6 @@
-"""`memgauge bench SUBJECT`: search latency and throughput under N concurrent clients."""
+"""`memgauge bench`: `bench SUBJECT` (or `bench search SUBJECT`), search latency and throughput
+under N concurrent clients; `bench systems`, every memory system installed here benchmarked on
+LoCoMo and LongMemEval-format data (`cli.bench_systems`)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,41 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console
 from memgauge.cli._numbers import MAX_K, integer, number
+from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
 
 __all__ = ["bench"]
+
+
+class _Group(click.Group):
+    """`bench SUBJECT ...` is `bench search SUBJECT ...`, as it was before `bench systems`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["search", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Group)
+def bench() -> None:
+    """Benchmark memory systems: `bench SUBJECT`, search latency under concurrent clients;
+    `bench systems`, every installed system ranked on LoCoMo / LongMemEval with CIs, tokens
+    and latency.
+
+    \b
+    memgauge bench SUBJECT [-c N ...] [--duration S | --requests N]   (= bench search)
+        search latency and throughput under concurrent clients
+    memgauge bench systems [--locomo PATH] [--longmemeval PATH] [--dataset PATH] [-s SPEC ...]
+        every memory system installed here (and any named) ranked on each dataset, with CIs,
+        context tokens and latency
+    """
 
 
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-@click.command()
+@bench.command("search")
 @click.argument("subject")
 @click.option(
     "--dataset",
@@ -54,7 +81,7 @@ def _ms(value: float | None) -> str:
     " against boosted).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def bench(
+def search(
     subject: str,
     dataset: Path | None,
     no_ingest: bool,
@@ -196,3 +223,6 @@ def _versus_table(rows: list[dict[str, Any]]) -> Table:
             f"{tput[0]:.0f} / {tput[1]:.0f}",
         )
     return table
+
+
+bench.add_command(systems)

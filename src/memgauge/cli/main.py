@@ -88,7 +88,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench": (
         "memgauge.cli.bench",
         "bench",
-        "Drive SUBJECT's search with concurrent clients; report p50/p95/p99 latency (ms), throughput and errors.",
+        "Benchmark memory systems: `bench SUBJECT`, search latency under concurrent clients; `bench systems`, every installed system ranked on LoCoMo / LongMemEval with CIs, tokens and latency.",
     ),
     "runs": (
         "memgauge.cli.runs",

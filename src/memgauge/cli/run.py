@@ -14,6 +14,7 @@ from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
 from memgauge.report.suite_run import (
     counts_line,
@@ -98,6 +99,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     out = console(stderr=as_json)
     out.print(summary_table(summary))
     render_cost(report.summary, out)  # accuracy beside tokens and latency, where asked
+    print_rankings(report.summary, out)  # a bench suite's systems, ranked
     for line in judge_notes(summary):
         out.print(line)
     if failures:

@@ -16,7 +16,7 @@ from typing import Any
 from memgauge.aggregates import Target
 from memgauge.aggregates.mean import summarize_items
 from memgauge.aggregates.targets import By, Requirement, check_targets, parse_target
-from memgauge.data.records import ItemRecord, RunSummary
+from memgauge.data.records import AggregateResult, ItemRecord, RunSummary
 from memgauge.metrics.conventions import conventions_text
 from memgauge.runs.plan import PlannedTask
 from memgauge.runs.suite import Suite
@@ -73,8 +73,16 @@ def summarize_run(
             setup_seconds={s: (setup_seconds or {}).get((s, task.spec.name)) for s in subjects},
             specs={s: suite.subjects.get(s, {}) for s in subjects},
         )
+        done: list[AggregateResult] = []
         for agg in task.aggregates:
-            aggregates.append(agg.compute(view, by_task.get(task.spec.name, {})))
+            task_items = by_task.get(task.spec.name, {})
+            # an aggregate that summarizes the others (the ranking of systems) reads their
+            # results, so one number has one value in every table
+            after = getattr(agg, "after", None)
+            done.append(
+                after(view, task_items, done) if callable(after) else agg.compute(view, task_items)
+            )
+        aggregates += done
     # the aggregates first: an evaluator row that shows an aggregate's interval (see
     # `_align_evaluators`) need not bootstrap its own
     measured = {(m.subject, m.task, m.name): m for agg in aggregates for m in agg.measures}

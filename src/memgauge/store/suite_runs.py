@@ -202,10 +202,12 @@ class SuiteRunStore(OptimizationHistory, Store):
             ).scalar()
             # seed 002's run type and feature as `evaluate --run-type --feature-id` gave them
             # (a run the gate has since judged keeps its `regression`)
+            retrieval = [agg for agg in summary.aggregates if agg.aggregate == "ir"]
             rows = [
-                row
-                for agg in summary.aggregates
-                if agg.aggregate == "ir"
+                # the seed's row is one per run and system: with several retrieval tasks (one
+                # per benchmark dataset) the system is named with its task
+                _with_task(row, agg.task) if len(retrieval) > 1 else row
+                for agg in retrieval
                 for pipe in [agg.detail.get("pipeline") or {}]
                 for row in eval_results_rows(
                     {**agg.detail, "run_id": run_id, "created_at": created or utc_now()},
@@ -555,3 +557,11 @@ def _run_record(row: Sequence[Any]) -> RunRecord:
     raw["summary"] = None if summary is None else RunSummary.model_validate_json(unpacked(summary))
     raw["kind"] = raw.get("kind") or "suite"
     return RunRecord.model_validate(raw)
+
+
+def _with_task(row: dict[str, Any], task: str) -> dict[str, Any]:
+    """`row` of a run with several retrieval tasks: its systems named `SYSTEM/TASK`."""
+    named = {"system": f"{row['system']}/{task}"}
+    if row.get("control_system"):
+        named["control_system"] = f"{row['control_system']}/{task}"
+    return {**row, **named}

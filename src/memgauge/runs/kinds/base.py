@@ -26,7 +26,7 @@ from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskItem, Turn
 from memgauge.data.records import ItemRecord
 from memgauge.data.traces import sampled
-from memgauge.errors import ReplyError, SubjectError
+from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.scorers import Evaluator
 from memgauge.subjects.protocol import Answer, Hit
 from memgauge.subjects.python_import import SEARCH_CONTRACT, normalise_answer
@@ -154,6 +154,16 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
     only = task.only
     if only is not None and only.corpora is not None:
         corpora = set(only.corpora)
+        have = {it.corpus for it in items}
+        unknown = sorted(corpora - have)
+        if unknown:
+            # a mistyped conversation id would run nothing and exit 0
+            known = sorted(c for c in have if c is not None)
+            listed = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
+            raise UsageError(
+                f"no item of its dataset is in corpus {', '.join(unknown)}"
+                + (f" (its corpora: {listed})" if known else " (its items have no corpus)")
+            )
         items = [it for it in items if it.corpus in corpora]
     if only is not None and only.items is not None:
         ids = set(only.items)
