@@ -187,7 +187,9 @@ class AttributionAggregate:
                 title="Wrong answers by cause",
                 note="share of each subject's wrong answers, 95% Wilson CI; failed calls are "
                 "counted apart, never a cause"
-                + (f"; context budget {budget} tokens ({detail.get('encoding')})" if budget else ""),
+                + (
+                    f"; context budget {budget} tokens ({detail.get('encoding')})" if budget else ""
+                ),
                 key="attribution",
                 measure="share of wrong answers",
                 by="cause",

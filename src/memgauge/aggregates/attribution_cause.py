@@ -145,7 +145,9 @@ def _miss(evidence: Sequence[str], extra: Mapping[str, Any], k: int) -> Cause:
     shown = ", ".join(evidence)
     if ranks:
         return Cause(
-            "retrieval_miss", f"evidence {shown} not in the top {k}; at rank {min(ranks)}", min(ranks)
+            "retrieval_miss",
+            f"evidence {shown} not in the top {k}; at rank {min(ranks)}",
+            min(ranks),
         )
     stored = _ids(extra.get("stored"))
     if stored is not None and not stored:

@@ -31,8 +31,7 @@ from memgauge._util.lazy import lazy_names
 # engine). tests/api/test_api_names.py holds every name to one declaration that resolves.
 if TYPE_CHECKING:
     from memgauge.aggregates.attribution import AttributionAggregate as AttributionAggregate
-    from memgauge.aggregates.attribution_cause import CAUSES
-    from memgauge.aggregates.attribution_cause import attribute
+    from memgauge.aggregates.attribution_cause import CAUSES, attribute
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
     from memgauge.api._bench import bench_search as bench_search
     from memgauge.api._bench import bench_versus as bench_versus

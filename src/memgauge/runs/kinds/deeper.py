@@ -38,11 +38,7 @@ def answer_extra(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _depth(aggregates: Sequence[Aggregate]) -> int | None:
-    depths = [
-        int(rule())
-        for a in aggregates
-        if callable(rule := getattr(a, "search_depth", None))
-    ]
+    depths = [int(rule()) for a in aggregates if callable(rule := getattr(a, "search_depth", None))]
     return max(depths) if depths else None
 
 
