@@ -20,7 +20,8 @@ The cause, first that applies:
 1. `stale`: the answer gives a superseded value, or the context held a superseded memory;
 2. `unattributable` (with its reason): no evidence to check, or no hits recorded;
 3. `retrieval_miss`: no evidence memory among the hits used; the best rank where one would
-   have been in the deeper ranking, `absent` when the store does not hold it, else unknown;
+   have been in the deeper ranking, `>N` below it, `unranked` when the search returns it at
+   no depth, `absent` when the store does not hold it (none: not searched deeper);
 4. `budget_cut`: retrieved, but none kept in the context: the subject's own `context`, else the
    hits filled in rank order into a simulated token budget until the next would not fit (the
    cost aggregate's rule, `aggregates.cost_values`);
@@ -60,7 +61,9 @@ class Cause:
         cause: a key of `CAUSES`.
         text: the cause in words, with its evidence.
         rank: for a retrieval miss, the best 1-based rank of an evidence memory in the deeper
-            ranking; "absent" when the store does not hold it; None when unknown.
+            ranking; ">N" when the store holds it below the N hits searched; "unranked" when
+            it holds it but the search ran out of hits first; "absent" when the store does not
+            hold it; None when not searched deeper.
     """
 
     cause: str
@@ -153,11 +156,22 @@ def _miss(evidence: Sequence[str], extra: Mapping[str, Any], k: int) -> Cause:
     if stored is not None and not stored:
         return Cause("retrieval_miss", f"evidence {shown} is not in the subject's store", "absent")
     if stored:
+        depth = extra.get("depth")
+        if isinstance(depth, int) and len(ranking) < depth:
+            # the search ran out of hits before the depth asked: no depth finds it
+            return Cause(
+                "retrieval_miss",
+                f"evidence {shown} is stored but the search does not return it at any depth "
+                f"({len(ranking)} hits)",
+                "unranked",
+            )
         return Cause(
             "retrieval_miss",
             f"evidence {shown} not in the top {len(ranking)} (stored: {', '.join(stored)})",
+            f">{len(ranking)}",
         )
-    return Cause("retrieval_miss", f"evidence {shown} not in the top {k} (not searched deeper)")
+    where = f"not in the top {k}" if k else "not retrieved (no hit)"
+    return Cause("retrieval_miss", f"evidence {shown} {where} (not searched deeper)")
 
 
 def attribute(

@@ -56,7 +56,7 @@ def deeper(
 ) -> dict[str, Any]:
     """Nothing when no aggregate asks; else what an agent said of its hits (`answer`: its
     answer's metadata), the `ranking` (`{"id", "text"}` per hit, best first) of `question` at
-    the depth the aggregates ask, and `stored` (the evidence ids the subject's store holds) when
+    the depth the aggregates ask (and that `depth`), and `stored` (the evidence ids the subject's store holds) when
     that ranking has none of them (no ranking for a subject that does not search)."""
     depth = _depth(aggregates)
     if depth is None:
@@ -67,7 +67,11 @@ def deeper(
         return said
     try:
         hits = search(question, depth).hits
-        out: dict[str, Any] = {**said, "ranking": [{"id": h.id, "text": h.text} for h in hits]}
+        out: dict[str, Any] = {
+            **said,
+            "ranking": [{"id": h.id, "text": h.text} for h in hits],
+            "depth": depth,
+        }
         evidence = evidence_of(metadata)
         found = {h.id for h in hits}
         dump = getattr(_store(subject), "dump", None)
