@@ -35,8 +35,20 @@ def _audit(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> di
         pytest.skip("../shared/datasets/locomo10.json is not here")
     out = tmp_path / "out"
     code = main(
-        ["audit", str(LOCOMO), "--limit", "12", "--scoring", "offline", *args]
-        + ["--output", str(out), "--store", str(tmp_path / "r.db"), "--no-progress"]
+        [
+            "audit",
+            str(LOCOMO),
+            "--limit",
+            "12",
+            "--scoring",
+            "offline",
+            *args,
+            "--output",
+            str(out),
+            "--store",
+            str(tmp_path / "r.db"),
+            "--no-progress",
+        ]
     )
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -117,8 +129,16 @@ def test_context_budget_without_attribute_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(
-        ["audit", str(LOCOMO), "--context-budget", "10", "--output", str(tmp_path / "o")]
-        + ["--store", str(tmp_path / "r.db")]
+        [
+            "audit",
+            str(LOCOMO),
+            "--context-budget",
+            "10",
+            "--output",
+            str(tmp_path / "o"),
+            "--store",
+            str(tmp_path / "r.db"),
+        ]
     )
     assert code == 2
     assert "--context-budget is read with --attribute" in capsys.readouterr().err
