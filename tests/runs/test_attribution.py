@@ -254,33 +254,11 @@ def test_bad_arguments_and_an_unknown_evaluator() -> None:
 
 # --- a real run ------------------------------------------------------------------------------
 
-MEMORIES = [
-    {"id": "m1", "text": "The user's favourite colour is azure."},
-    {"id": "m2", "text": "The user's dog is called Rex."},
-    {"id": "m3", "text": "The user lives in Paris."},
-    {"id": "m4", "text": "The user has since moved house to Berlin."},
-    {"id": "m5", "text": "The user drinks green tea every morning."},
-    {"id": "m6", "text": "The user's sister works as a nurse in the city hospital."},
-]
-QUESTIONS = [
-    ("reader", "What is the user's favourite colour?", "blue", {"evidence": ["m1"]}),
-    (
-        "miss",
-        "What does the user drink every morning in the city?",
-        "teacher",
-        {"evidence": ["m6"]},
-    ),
-    ("absent", "What is the user's favourite tea?", "oolong", {"evidence": ["m9"]}),
-    ("stale", "Where does the user live?", "Berlin", {"evidence": ["m4"], "stale": ["m3"]}),
-    ("none", "What is the dog called?", "Max", {}),
-    ("ok", "What is the dog called?", "Rex", {"evidence": ["m2"]}),
-]
+#: six questions over six memories, one of each cause and one right (the docs' example too)
+DATA = Path(__file__).resolve().parents[1] / "data" / "suites" / "attribution"
 
 
 def _suite(tmp_path: Path) -> Path:
-    rows = [{"id": i, "input": q, "expected": e, "metadata": m} for i, q, e, m in QUESTIONS]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "memories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in MEMORIES))
     suite = {
         "name": "attribution",
         "subjects": {"memory": {"reference": {"mode": "lexical"}}},
@@ -288,8 +266,8 @@ def _suite(tmp_path: Path) -> Path:
             {
                 "name": "qa",
                 "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
+                "dataset": str(DATA / "items.jsonl"),
+                "memories": str(DATA / "memories.jsonl"),
                 "k": 1,
                 "evaluators": ["contains"],
                 "aggregates": [{"attribution": {"depth": 5}}],
