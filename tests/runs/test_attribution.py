@@ -312,6 +312,11 @@ def test_a_run_keeps_each_cause_with_its_item_and_every_medium_draws_them(
     assert measures["failure_cause[retrieval_miss]"].value == 2 / 5
     assert measures["failure_cause[unattributable]"].n_scored == 5
 
+    assert main(["runs", "show", run_id, "--store", str(db), "--json"]) == 0
+    (stored,) = json.loads(capsys.readouterr().out)["summary"]["aggregates"]
+    assert [s["type"] for s in stored["shapes"]] == ["breakdown", "examples"]
+    assert stored["shapes"][0]["values"]["retrieval miss"][0]["value"] == 2 / 5
+
     assert main(["runs", "show", run_id, "--store", str(db)]) == 0
     shown = capsys.readouterr().out
     assert "Wrong answers by cause" in shown
@@ -399,3 +404,18 @@ def test_an_agent_context_rule_and_a_failed_call_through_the_api() -> None:
     counts = found.detail["subjects"]["agent"]
     assert (counts["n_wrong"], counts["n_failed"]) == (1, 1)
     assert counts["counts"]["budget_cut"]["count"] == 1
+
+
+def test_longmemeval_and_locomo_probes_carry_their_evidence_turns() -> None:
+    from memgauge.probes.sources import load_audit_source
+
+    source = load_audit_source(DATA.parents[1] / "longmemeval" / "sample.json")
+    evidence = {p.id: p.item()["metadata"].get("evidence") for p in source.probes}
+    assert evidence == {
+        "e47becba": ["e47becba/answer_280352e9:0"],
+        "gpt4_2655b836": [
+            "gpt4_2655b836/answer_4be1b6b4_2:0",
+            "gpt4_2655b836/answer_4be1b6b4_3:0",
+        ],
+        "6a1eabeb_abs": None,  # an abstention question: no turn holds its answer
+    }
