@@ -419,3 +419,52 @@ def test_longmemeval_and_locomo_probes_carry_their_evidence_turns() -> None:
         ],
         "6a1eabeb_abs": None,  # an abstention question: no turn holds its answer
     }
+
+
+class _Store:
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+
+    def dump(self) -> list[Any]:
+        from memgauge.data.models import Memory
+
+        return [Memory(id=i, text=i) for i in self.ids]
+
+
+class _Searches:
+    """A memory-backed agent: its own `search`, and the memory it reads (`memory`)."""
+
+    def __init__(self, hits: list[Hit] | None, stored: list[str]) -> None:
+        self.hits, self.memory = hits, _Store(stored)
+
+    def search(self, query: str, k: int, *, session: Any = None) -> SearchResult:
+        if self.hits is None:
+            raise ConnectionError("search is down")
+        return SearchResult(self.hits[:k])
+
+
+def test_the_deeper_search_and_the_store_check() -> None:
+    from memgauge.runs.kinds.deeper import deeper
+
+    agg = [AttributionAggregate(depth=2)]
+    hits = [Hit(f"m{i}", f"text {i}", None, i) for i in range(1, 4)]
+    said = {"retrieved": ["m1"], "context": ["m1"], "coverage": 0.5}
+    # evidence m3 is third: not within the depth asked; the agent's memory holds it
+    got = deeper(_Searches(hits, ["m1", "m3"]), agg, "q", {"evidence": ["m3"]}, said)
+    assert got == {
+        "used": ["m1"],
+        "context": ["m1"],
+        "ranking": [{"id": "m1", "text": "text 1"}, {"id": "m2", "text": "text 2"}],
+        "depth": 2,
+        "stored": ["m3"],
+    }
+    # found within the depth: the store is not read
+    assert "stored" not in deeper(_Searches(hits, []), agg, "q", {"evidence": ["m2"]})
+    # no aggregate asks: nothing is recorded, not even what the agent said
+    assert deeper(_Searches(hits, []), [], "q", {"evidence": ["m2"]}, said) == {}
+    # the evaluation's own search failing leaves the answer standing, and says why
+    assert deeper(_Searches(None, []), agg, "q", {}, said) == {
+        "used": ["m1"],
+        "context": ["m1"],
+        "ranking_error": "ConnectionError: search is down",
+    }
