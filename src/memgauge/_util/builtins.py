@@ -26,6 +26,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "embedding": "memgauge.aggregates.graph:EmbeddingAggregate",
         "cost": "memgauge.aggregates.cost:CostAggregate",
         "ranking": "memgauge.aggregates.ranking:RankingAggregate",
+        "attribution": "memgauge.aggregates.attribution:AttributionAggregate",
     },
     "memgauge.evaluators": {
         "exact": "memgauge.scorers.text:ExactMatch",

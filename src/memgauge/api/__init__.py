@@ -30,6 +30,8 @@ from memgauge._util.lazy import lazy_names
 # command imports what its own work needs and no more (`memgauge logs` does not load the
 # engine). tests/api/test_api_names.py holds every name to one declaration that resolves.
 if TYPE_CHECKING:
+    from memgauge.aggregates.attribution import AttributionAggregate as AttributionAggregate
+    from memgauge.aggregates.attribution_cause import CAUSES, attribute
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
     from memgauge.api._bench import bench_search as bench_search
     from memgauge.api._bench import bench_versus as bench_versus
@@ -153,6 +155,8 @@ if TYPE_CHECKING:
     from memgauge.track.regressions import learnings_path as learnings_path
 
     save_dataset = save_retrieval_dataset
+    FAILURE_CAUSES = CAUSES
+    attribute_failure = attribute
     audit_source = load_audit_source
     harvest_queries = harvest
 else:

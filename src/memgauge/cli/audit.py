@@ -15,6 +15,7 @@ from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.errors import UsageError
 from memgauge.report.audit import source_lines, write_audit
 from memgauge.report.shapes_terminal import print_sections
 
@@ -78,6 +79,19 @@ __all__ = ["audit"]
 @click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of probe generation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
+@click.option(
+    "--attribute",
+    is_flag=True,
+    help="Attribute each wrong answer to its cause: retrieval miss (with the rank the evidence "
+    "was at), budget cut, reader error, stale/conflicting, or unattributable with its reason.",
+)
+@click.option(
+    "--context-budget",
+    type=integer(1),
+    default=None,
+    help="With --attribute: a simulated context budget in tokens; evidence retrieved but past "
+    "it is a budget cut.",
+)
 @kind_option("probes", "DATASET")
 @run_options()
 def audit(
@@ -87,6 +101,8 @@ def audit(
     fmt: str,
     as_json: bool,
     kind: str | None,
+    attribute: bool,
+    context_budget: int | None,
     run_args: RunArgs,
     **settings: Any,
 ) -> None:
@@ -98,9 +114,15 @@ def audit(
     is the extractive baseline, offline."""
     # settings: --agent, --model, --k, --scoring, --judge-preset, --judge-model, --limit, --seed,
     # --concurrency, named as plan_audit's keywords
+    if context_budget is not None and not attribute:
+        raise UsageError("--context-budget is read with --attribute: add --attribute")
+    attribution = (
+        ({"budget": context_budget} if context_budget is not None else {}) if attribute else None
+    )
     plan = api.plan_audit(
         dataset,
         subject=subject_text,
+        attribution=attribution,
         max_failure_rate=run_args.max_failure_rate,
         dataset_kind=kind,
         **settings,

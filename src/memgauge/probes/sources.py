@@ -15,6 +15,7 @@ Each becomes probes plus the turns the agent under test gets to see.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,18 +48,25 @@ class AuditSource:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def _locomo_probe(q: EvalQuery) -> Probe:
+def _evidence(qrels: Mapping[str, Mapping[str, int]], q: EvalQuery) -> dict[str, Any]:
+    """The memories judged to hold the probe's answer (`evidence`: what a wrong answer is
+    attributed by, `aggregates.attribution_cause`); nothing for a probe with none."""
+    ids = [m for m, grade in (qrels.get(q.id) or {}).items() if grade > 0]
+    return {"evidence": ids} if ids else {}
+
+
+def _locomo_probe(q: EvalQuery, qrels: Mapping[str, Mapping[str, int]]) -> Probe:
     cat = int(q.metadata.get("locomo_category") or 0)
-    meta = {"locomo_category": cat, "category_name": q.category}
+    meta = {"locomo_category": cat, "category_name": q.category, **_evidence(qrels, q)}
     if cat == 5:
         return Probe(q.id, "hallucination", q.text, NOT_MENTIONED, corpus=q.corpus, metadata=meta)
     kind = "temporal" if cat == 2 else "recall"
     return Probe(q.id, kind, q.text, str(q.metadata.get("answer")), corpus=q.corpus, metadata=meta)
 
 
-def _longmemeval_probe(q: EvalQuery) -> Probe:
+def _longmemeval_probe(q: EvalQuery, qrels: Mapping[str, Mapping[str, int]]) -> Probe:
     qtype = str(q.category or "")
-    meta: dict[str, Any] = {"longmemeval_type": qtype}
+    meta: dict[str, Any] = {"longmemeval_type": qtype, **_evidence(qrels, q)}
     date = q.metadata.get("question_date")
     if date:
         # "how many days ago ..." needs the day the question is asked
@@ -77,11 +85,13 @@ def load_audit_source(path: str | Path, *, seed: int = 0, kind: str | None = Non
     kind = read_as(p, kind, "probes")
     if kind == "locomo":
         ds, report = import_locomo(p)
-        probes = [_locomo_probe(q) for q in ds.queries]
+        qrels = ds.qrels()
+        probes = [_locomo_probe(q, qrels) for q in ds.queries]
         return AuditSource(p.stem, "locomo", probes, ds.memories, {"import": report.as_dict()})
     if kind == "longmemeval":
         ds, report = import_longmemeval(p, protocol="all-turns")
-        probes = [_longmemeval_probe(q) for q in ds.queries]
+        qrels = ds.qrels()
+        probes = [_longmemeval_probe(q, qrels) for q in ds.queries]
         notes = {"import": report.as_dict(), "protocol": AUDIT_PROTOCOL}
         return AuditSource(p.stem, "longmemeval", probes, ds.memories, notes)
     if kind != "conversations" and p.suffix.lower() not in (".json", ".jsonl"):

@@ -5,6 +5,7 @@ and the results document (`results.json`) made from the run's record."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,6 +69,7 @@ def plan_audit(
     concurrency: int = 8,
     max_failure_rate: float | None = None,
     dataset_kind: str | None = None,
+    attribution: Mapping[str, Any] | None = None,
 ) -> AuditPlan:
     """The audit of `dataset` (memaudit JSON / JSONL, LoCoMo, LongMemEval) as a suite.
 
@@ -77,7 +79,10 @@ def plan_audit(
     extractive baseline; scoring `auto` uses the QA judge whenever a model is known, else offline
     matching. A LoCoMo file is also scored LoCoMo's own way. At most half the probes may fail
     (`max_failure_rate`) unless told otherwise. `dataset_kind` (conversations, locomo,
-    longmemeval) says what `dataset` is; by default its content shows it.
+    longmemeval) says what `dataset` is; by default its content shows it. `attribution`: the
+    arguments of an attribution aggregate (`{}` for its defaults, `{"budget": 400}`): each wrong
+    answer attributed to its cause (retrieval miss, budget cut, reader error, stale); None: not
+    attributed.
     """
     source = load_audit_source(dataset, seed=seed, kind=dataset_kind)
     choice = audit_choice(
@@ -100,6 +105,7 @@ def plan_audit(
         concurrency=concurrency,
         max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
         dataset_kind=dataset_kind,
+        attribution=attribution,
     )
     kind = next(iter(choice.subject))
     agent_name = {"extractive": "extractive", "chat": "chat"}.get(kind, "memory")
@@ -130,7 +136,17 @@ def audit_result(plan: AuditPlan, report: RunReport) -> dict[str, Any]:
         "metrics": per_subject.get("metrics", {}),
         "counts": per_subject.get("counts", {}),
         **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
+        **_attribution(report),
         "llm_usage": report.summary.llm_usage,
         "notes": source.notes,
         "probes": per_subject.get("probes", []),
     }
+
+
+def _attribution(report: RunReport) -> dict[str, Any]:
+    """The wrong answers by cause, where the audit attributed them (`attribution`: counts,
+    shares with Wilson intervals, and each wrong answer's cause)."""
+    found = report.summary.aggregate("attribution")
+    if found is None:
+        return {}
+    return {"attribution": found.detail["subjects"].get("agent", {})}

@@ -215,7 +215,7 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
             total += weight * verdict.value
             weights += weight
         scores.append(verdict)
-    return record.model_copy(
+    scored = record.model_copy(
         update={
             "status": "completed",
             "scores": scores,
@@ -225,6 +225,30 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
             "duration_ms": (time.perf_counter() - t0) * 1000,
         }
     )
+    return _annotated(task, item, scored)
+
+
+def _annotated(task: PlannedTask, item: PlannedItem, record: ItemRecord) -> ItemRecord:
+    """The record with what each aggregate that reads one item at a time (`annotate`) keeps of
+    it, under the aggregate's name in `extra`: the item's own page shows it (an attribution's
+    cause), and the record holds it without another column."""
+    notes: dict[str, Any] = {}
+    whole: ItemRecord | None = None
+    for aggregate in task.aggregates:
+        annotate = getattr(aggregate, "annotate", None)
+        if callable(annotate):
+            if whole is None:
+                # the record as it is read back: its input and expected value are filled in
+                # where it is written
+                whole = record.model_copy(
+                    update={"input": item.input_record(), "expected": item.expected}
+                )
+            note = annotate(whole, task.evaluator_kinds())
+            if note is not None:
+                notes[aggregate.name] = note
+    if not notes:
+        return record
+    return record.model_copy(update={"extra": {**record.extra, **notes}})
 
 
 #: memories per `ingest` call while filling a memory: small enough that an ingest bar moves

@@ -338,12 +338,17 @@ class ExtractiveAgent(_Derives[_Index]):
             if cov > 0 and cov >= best_cov - 0.05:
                 best, best_cov = doc, max(cov, best_cov)
         ms = {"search": (time.perf_counter() - t0) * 1000}
+        # `retrieved`: the one turn it answers from (none when it declines), so a wrong answer
+        # can be attributed to the search or to the turn itself (aggregates.attribution)
         if best is None or best_cov < self.min_coverage:
             return Answer(
-                "That was never mentioned in our conversations.", ms, {"coverage": best_cov}
+                "That was never mentioned in our conversations.",
+                ms,
+                {"coverage": best_cov, "retrieved": []},
             )
         when = f" (said on {best.created_at:%d %B %Y})" if best.created_at else ""
-        return Answer(best.text + when, ms, {"coverage": best_cov, "memory": best.id})
+        meta = {"coverage": best_cov, "memory": best.id, "retrieved": [best.id]}
+        return Answer(best.text + when, ms, meta)
 
 
 def _terms(text: str) -> list[str]:

@@ -27,6 +27,7 @@ from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskI
 from memgauge.data.records import ItemRecord
 from memgauge.data.traces import sampled
 from memgauge.errors import ReplyError, SubjectError, UsageError
+from memgauge.runs.kinds.deeper import deeper
 from memgauge.scorers import Evaluator
 from memgauge.subjects.protocol import Answer, Hit
 from memgauge.subjects.python_import import SEARCH_CONTRACT, normalise_answer
@@ -380,11 +381,13 @@ class ItemsKind:
             answer = (
                 reply if isinstance(reply, Answer) else normalise_answer(reply, latency["total"])
             )
-            return answer.text, dict(answer.latency_ms), {}
+            more = deeper(subject, task.aggregates, item.input, item.metadata, answer.metadata)
+            return answer.text, dict(answer.latency_ms), more
         result = subject.search(item.input, task.spec.k, session=item.session)
         # the ids answered from: what tells a memory that found nothing from a short answer
         retrieved = {"retrieved": [h.id for h in result.hits]}
-        return hit_texts(result.hits, task.spec.kind), dict(result.latency_ms), retrieved
+        more = deeper(subject, task.aggregates, item.input, item.metadata)
+        return hit_texts(result.hits, task.spec.kind), dict(result.latency_ms), retrieved | more
 
     def found_nothing(self, row: ItemRecord) -> bool | None:
         retrieved = row.extra.get("retrieved")  # a memory answering with its hits' texts

@@ -72,10 +72,18 @@ def audit_suite(
     concurrency: int = 8,
     max_failure_rate: float = 0.5,
     dataset_kind: str | None = None,
+    attribution: Mapping[str, Any] | None = None,
 ) -> Suite:
     """Seed 003's audit of an agent: the dataset's probes, asked against its turns; on a
     LoCoMo file (`locomo`), LoCoMo's own QA scoring beside the verdict (it needs no LLM).
-    `dataset_kind`: conversations, locomo or longmemeval (default: detected)."""
+    `dataset_kind`: conversations, locomo or longmemeval (default: detected). `attribution`:
+    the arguments of an attribution aggregate beside the audit's (each wrong answer's cause);
+    None: none."""
+    extra = (
+        {"aggregates": ["audit", {"attribution": dict(attribution)}]}
+        if attribution is not None
+        else {}
+    )
     return Suite.model_validate(
         {
             "name": f"audit-{name}",
@@ -93,6 +101,7 @@ def audit_suite(
                     "probes": {"seed": seed},
                     "limit": limit,
                     "evaluators": [evaluator, *(["locomo-qa"] if locomo else [])],
+                    **extra,
                 }
             ],
         }
