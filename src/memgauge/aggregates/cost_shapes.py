@@ -20,10 +20,10 @@ from memgauge.stats.bootstrap import ConfidenceInterval
 
 __all__ = ["cost_point", "cost_shapes", "measures_table"]
 
-#: the x measures the charts use, and how each axis is named
+#: the x of each chart: its key in a stored point, the measure it is, how its axis is named
 _AXES = (
-    ("context_tokens.p50", "context tokens per query (median, {encoding})"),
-    ("latency_ms.p50", "latency per query (ms, median, stage {stage})"),
+    ("context_tokens", "context_tokens.p50", "context tokens per query (median, {encoding})"),
+    ("latency_ms", "latency_ms.p50", "latency per query (ms, median, stage {stage})"),
 )
 
 
@@ -51,7 +51,7 @@ def cost_point(
     return {
         "name": subject,
         "accuracy": _value(accuracy),
-        **{name: _value(by.get(name)) for name, _label in _AXES},
+        **{key: _value(by.get(name)) for key, name, _label in _AXES},
     }
 
 
@@ -73,7 +73,7 @@ def cost_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     if not points or accuracy is None:
         return []
     encoding, stage = detail.get("encoding"), detail.get("stage")
-    labels = [label.format(encoding=encoding, stage=stage) for _name, label in _AXES]
+    labels = [label.format(encoding=encoding, stage=stage) for _key, _name, label in _AXES]
     table = Table(
         title=f"{accuracy} against context tokens ({encoding}) and latency (ms)",
         note="per subject: mean accuracy, and the median per query of its context tokens and"
@@ -81,12 +81,12 @@ def cost_shapes(detail: Mapping[str, Any]) -> list[Shape]:
         key="cost-accuracy",
         columns=["subject", str(accuracy), *labels],
         rows=[
-            [text(p["name"]), _cell(p.get("accuracy")), *(_cell(p.get(n)) for n, _l in _AXES)]
+            [text(p["name"]), _cell(p.get("accuracy")), *(_cell(p.get(k)) for k, _n, _l in _AXES)]
             for p in points
         ],
     )
     shapes: list[Shape] = [table]
-    for (name, _label), x_label in zip(_AXES, labels, strict=True):
+    for (name, _measure, _label), x_label in zip(_AXES, labels, strict=True):
         series = [
             Series(
                 name=p["name"],
