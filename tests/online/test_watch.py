@@ -311,3 +311,21 @@ def test_interrupting_the_loop_exits_130_with_the_state_whole(tmp_path: Path) ->
     assert proc.returncode == 130
     assert "Traceback" not in err
     assert json.loads(state.read_text())["cursor"] == 6
+
+
+def test_settle_leaves_recent_searches_for_the_next_pass_and_since_filters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 6)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE eval_queries SET created_at = '2026-01-01T00:00:00+00:00' WHERE id <= 2")
+    con.commit()
+    con.close()
+    # rows 3-6 were logged just now: an hour's settling keeps them (and nothing after row 2)
+    _code, out = _watch(capsys, db, state, "--settle", "3600")
+    assert (out["read"], out["cursor"]) == (2, [0, 2])
+    _code, out = _watch(capsys, db, state, "--settle", "0")
+    assert (out["read"], out["cursor"]) == (4, [2, 6])
+    _code, out = _watch(capsys, db, tmp_path / "w2.json", "--since", "2026-06-01")
+    assert (out["read"], out["matched"]) == (6, 4)  # the two January searches left out
