@@ -329,3 +329,19 @@ def test_settle_leaves_recent_searches_for_the_next_pass_and_since_filters(
     assert (out["read"], out["cursor"]) == (4, [2, 6])
     _code, out = _watch(capsys, db, tmp_path / "w2.json", "--since", "2026-06-01")
     assert (out["read"], out["matched"]) == (6, 4)  # the two January searches left out
+
+
+def test_a_failed_pass_does_not_end_the_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge import api
+    from memgauge.cli.watch import _one_pass
+
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    cfg = api.WatchConfig(store=api.require_store(str(db)), state=tmp_path / "w.json")
+    db.write_bytes(b"not a database any more")  # the store broke after the watch started
+    assert _one_pass(cfg, looping=True) is None
+    assert "pass failed (the next pass tries again): " in capsys.readouterr().err
+    with pytest.raises(Exception, match="not a SQLite database"):
+        _one_pass(cfg, looping=False)  # --once: the pass's error is the command's

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -243,14 +242,15 @@ def _rank(code: int) -> int:
 
 
 def _one_pass(cfg: api.WatchConfig, *, looping: bool) -> api.WatchPass | None:
-    """One pass; in the endless loop a failed pass (a locked or unreachable store) is reported
-    and the loop goes on, while with --once or --passes it ends the command with its code."""
+    """One pass; in the endless loop a failed pass (a locked, unreachable or broken store, or
+    anything else a pass raises but an interrupt) is reported with its kind and the loop goes
+    on, while with --once or --passes it ends the command with its code."""
     if not looping:
         return api.watch_pass(cfg)
-    from memgauge.errors import MemgaugeError
-
     try:
         return api.watch_pass(cfg)
-    except (MemgaugeError, OSError, sqlite3.Error) as exc:
-        click.echo(f"pass failed (the next pass tries again): {exc}", err=True)
+    except Exception as exc:  # a watch outlives any one pass: the next may succeed
+        click.echo(
+            f"pass failed (the next pass tries again): {type(exc).__name__}: {exc}", err=True
+        )
         return None
