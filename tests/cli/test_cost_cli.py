@@ -122,3 +122,47 @@ def test_run_prints_the_budget_figures_worked_out_by_hand(
     assert rows["context_overflow_rate (o200k_base)"] == "0.500 [0.000, 1.000]"
     assert rows["budget_cut_relevant.mean (o200k_base)"] == "0.500 [0.000, 1.000]"
     assert rows["budget_cut_relevant_rate (o200k_base)"] == "0.500 [0.000, 1.000]"
+
+
+def test_accuracy_against_tokens_and_latency_on_the_terminal_report_and_viewer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+    import sqlite3
+
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    assert _evaluate(tmp_path, "--quiet") == 0
+    out = capsys.readouterr().out
+    # the compact text form: each subject's dot, its accuracy bar and the median context
+    assert "Recall@1 against context tokens (y: Recall@1; x: context tokens per query" in out
+    assert "lexical  ██████████ 1.000 [1.000, 1.000] at 4.0 [2.0, 6.0]" in out
+    assert "Recall@1 against latency (y: Recall@1; x: latency per query (ms, median" in out
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert "**Recall@1 against context tokens" in md
+    assert "- lexical ██████████ 1.000 [1.000, 1.000] at 4.0 [2.0, 6.0]\n" in md
+    html = (tmp_path / "out" / "report.html").read_text()
+    svg = re.search(
+        r'<svg class="chart"[^>]*aria-label="Recall@1 against context tokens".*?</svg>', html
+    )
+    assert svg is not None
+    assert svg.group(0).count("<circle") == 1  # one subject, one dot
+    assert "<title>lexical: Recall@1 1 at context tokens per query" in svg.group(0)
+    assert 'aria-label="Recall@1 against latency"' in html
+    assert 'id="cost-accuracy"' in html
+    con = sqlite3.connect(tmp_path / "r.db")
+    [(run_id,)] = con.execute("SELECT run_id FROM suite_runs").fetchall()
+    con.close()
+    with TestClient(create_app(str(tmp_path / "r.db"))) as client:
+        page = client.get(f"/runs/{run_id}").text
+    assert 'aria-label="Recall@1 against context tokens"' in page
+    assert 'aria-label="Recall@1 against latency"' in page
+    assert 'id="cost-accuracy"' in page
+    report_md = tmp_path / "run.md"
+    assert main(["report", run_id, "--store", str(tmp_path / "r.db"), "--out", str(report_md)]) == 0
+    text = report_md.read_text()
+    # the scatter as a table of dots in the Markdown report
+    assert "| subject | context tokens per query (median, o200k_base) | Recall@1 |" in text
+    assert "| lexical | 4.000 [2.000, 6.000] | 1.000 [1.000, 1.000] (n=2) |" in text

@@ -144,3 +144,46 @@ def test_it_is_registered_and_its_spec_is_checked() -> None:
     assert "encoding" in str(problem)
     assert "context_tokens.p50" in built.measure_names(TASK)
     assert "budget_cut_relevant_rate" in built.measure_names(TASK)
+
+
+def test_accuracy_against_tokens_and_latency_is_drawn_per_subject_by_hand() -> None:
+    from memgauge.data.shapes import Curve, Table
+
+    result = CostAggregate(encoding="cl100k_base").compute(TASK, {"a": ITEMS})
+    table, tokens, latency, measures = result.shapes
+    assert isinstance(table, Table)
+    assert table.key == "cost-accuracy"
+    [row] = table.rows
+    assert row[0].text == "a"
+    # mean recall of the three answered queries (1, 0.5, 0; the failed one is no 0)
+    assert (row[1].value, row[1].n) == (pytest.approx(0.5), 3)
+    assert (row[2].value, row[3].value) == (8.0, 20.0)  # median tokens (8, 1, 10), ms
+    for curve, x in ((tokens, 8.0), (latency, 20.0)):
+        assert isinstance(curve, Curve)
+        assert curve.style == "scatter"
+        [series] = curve.series
+        assert series.name == "a"
+        assert series.points == [(x, pytest.approx(0.5))]
+        assert series.n == [3]
+        assert series.y_ci is not None
+        assert series.x_ci is not None
+        (y_ci,), (x_ci,) = series.y_ci, series.x_ci
+        assert y_ci is not None
+        assert x_ci is not None
+        assert y_ci[0] <= 0.5 <= y_ci[1]
+        assert x_ci[0] <= x <= x_ci[1]
+    assert tokens.x == "context tokens per query (median, cl100k_base)"
+    assert latency.x == "latency per query (ms, median, stage total)"
+    assert tokens.y == "Recall@10"
+    # every cost measure is still shown, as before the charts
+    assert isinstance(measures, Table)
+    assert [r[0].text for r in measures.rows][:2] == ["context_tokens.mean", "context_tokens.p50"]
+    # a result read back draws the same shapes from its detail
+    assert CostAggregate.shapes_from(result.detail) == [table, tokens, latency]
+
+
+def test_no_accuracy_no_dot() -> None:
+    no_eval = replace(TASK, evaluators=[])
+    result = CostAggregate(encoding="cl100k_base").compute(no_eval, {"a": ITEMS})
+    assert [s.type for s in result.shapes] == ["table"]  # the measures only
+    assert result.detail["points"] == []

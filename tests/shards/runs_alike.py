@@ -51,8 +51,11 @@ TIMING = ("latency_ms", "ingest_seconds", "p50", "p95", "duration_ms", "started_
 
 
 def _timed(value: Any) -> bool:
-    """A measure of wall-clock time (the cost aggregate's `latency_ms.*`), or a shape drawn
-    from timings (the ir aggregate's latency table)."""
+    """A measure of wall-clock time (the cost aggregate's `latency_ms.*`), a shape drawn
+    from timings (the ir aggregate's latency table), or a table's row of one (the cost
+    aggregate's measures table)."""
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return str(value[0].get("text") or "").startswith("latency_ms.")
     if not isinstance(value, dict):
         return False
     return str(value.get("name") or "").startswith("latency_ms.") or "latency" in str(

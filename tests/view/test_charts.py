@@ -119,3 +119,33 @@ def test_a_0_1_measure_s_axis_stays_within_0_1() -> None:
     lift = _y_ticks(str(line_chart("lift", runs, [Line("value", [-0.4, 1.4])])))
     assert min(lift) < -0.4
     assert max(lift) > 1.4
+
+
+def test_scatter_dots_whiskers_and_names_fit_and_are_escaped() -> None:
+    from memgauge.view.charts import Dot, scatter_chart
+
+    long = "<script>alert(1)</script> a very long subject name"
+    svg = scatter_chart(
+        "Recall@10 against context tokens",
+        "context tokens per query (median, o200k_base)",
+        "Recall@10",
+        [
+            Dot("lexical", 480.0, 0.62, (410.0, 530.0), (0.51, 0.73)),
+            Dot(long, 1400.0, 0.81, None, (0.72, 0.88)),
+        ],
+    )
+    assert "<script>" not in svg
+    assert "&lt;script&gt;" in svg
+    _texts_inside(str(svg))
+    root = ET.fromstring(str(svg))
+    circles = list(root.iter(f"{NS}circle"))
+    assert len(circles) == 2
+    # the higher accuracy is drawn higher, the larger context further right
+    (a, b) = circles
+    assert float(b.get("cy", "0")) < float(a.get("cy", "0"))
+    assert float(b.get("cx", "0")) > float(a.get("cx", "0"))
+    whiskers = [ln for g in root.iter(f"{NS}g") for ln in g.iter(f"{NS}line")]
+    assert len(whiskers) == 3  # x and y for the first, y only for the second
+    ticks = [t.text for t in root.iter(f"{NS}text") if t.get("class") == "x-tick"]
+    assert ticks[0] == "0"
+    assert ticks[-1] == "1,512"  # 1,400 padded by 8% of the range

@@ -41,9 +41,11 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.numbers import MAX_RESAMPLES
-from memgauge.aggregates.base import Target, TaskView
+from memgauge.aggregates.base import Target, TaskView, shaped
+from memgauge.aggregates.cost_shapes import cost_point, cost_shapes, measures_table
 from memgauge.aggregates.cost_values import QueryCost, SubjectCosts, costs_of
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.shapes import Shape
 from memgauge.errors import UsageError
 from memgauge.llm.context import llm_context
 from memgauge.llm.usage import Price
@@ -169,14 +171,17 @@ class CostAggregate:
             prices=prices,
             unpriced=sorted(m for m in models if m not in prices),
         )
+        points: list[dict[str, object]] = []
         for subject, costs in every.items():
-            measures += self._measures(task, subject, costs, seen)
+            own = self._measures(task, subject, costs, seen)
+            measures += own
             systems.append(self._system(subject, costs))
-        return AggregateResult(
-            aggregate=self.name,
-            task=task.name,
-            measures=measures,
-            detail={
+            points.append(cost_point(subject, self._accuracy_ci(costs, task.seed), own))
+        return shaped(
+            self,
+            task,
+            measures,
+            {
                 "encoding": self.encoding,
                 "budget": self.budget,
                 "stage": self.stage,
@@ -186,8 +191,29 @@ class CostAggregate:
                     for n, b in PRESSURE_LEVELS
                 ],
                 "systems": systems,
+                # each subject's dot on the accuracy-against-cost charts (`cost_shapes`)
+                "points": points if accuracy is not None else [],
             },
+            measures_table(measures),
         )
+
+    @staticmethod
+    def shapes_from(detail: Mapping[str, object]) -> list[Shape]:
+        """Accuracy against context tokens and latency per subject: a table and two scatter
+        charts (`aggregates.cost_shapes`)."""
+        return cost_shapes(detail)
+
+    def _accuracy_ci(self, costs: SubjectCosts, seed: int) -> ConfidenceInterval | None:
+        """The subject's mean accuracy over its answered queries, with its bootstrap CI."""
+        acc = np.asarray(
+            [np.nan if q.accuracy is None else q.accuracy for q in costs.queries], np.float64
+        )
+        if not acc.size:
+            return None
+        (ci,) = bootstrap_cis(
+            acc[None, :], n_resamples=self.n_resamples, confidence=self.confidence, seed=seed
+        )
+        return ci
 
     # --- one subject -------------------------------------------------------------------------
 

@@ -107,6 +107,9 @@ if TYPE_CHECKING:
     from memgauge.api._track import gate as gate
     from memgauge.api._track import history as history
     from memgauge.api._track import learnings_query as learnings_query
+    from memgauge.api._watch import WatchConfig as WatchConfig
+    from memgauge.api._watch import WatchPass as WatchPass
+    from memgauge.api._watch import watch_pass as watch_pass
     from memgauge.data.demo import demo_dataset as demo_dataset
     from memgauge.data.detect import DATASET_KINDS as DATASET_KINDS
     from memgauge.data.io import load_judged as load_judged
@@ -121,6 +124,8 @@ if TYPE_CHECKING:
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
     from memgauge.metrics.trec_report import format_value as format_value
     from memgauge.metrics.trec_report import trec_eval_report as trec_eval_report
+    from memgauge.online.watch import WatchFilter as WatchFilter
+    from memgauge.online.watch import WatchState as WatchState
     from memgauge.probes.sources import load_audit_source
     from memgauge.runs.audit import AUDIT_MATCH_METHOD as AUDIT_MATCH_METHOD
     from memgauge.runs.audit import AuditPlan as AuditPlan

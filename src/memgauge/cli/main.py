@@ -163,6 +163,12 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "optimize",
         "Tune a suite subject (its configuration, texts, tools or code) for one task's objective.",
     ),
+    "watch": (
+        "memgauge.cli.watch",
+        "watch",
+        "Evaluate the searches logged into STORE's query log since the last pass, and alert"
+        " through a webhook when the gate's rule fires.",
+    ),
     "view": (
         "memgauge.cli.view",
         "view",

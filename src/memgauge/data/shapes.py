@@ -6,7 +6,8 @@ Table       columns and rows of cells (a value with its CI and count, or text)
 Breakdown   one measure by category (rows) per subject (columns)
 Confusion   counts of (actual, predicted) labels per subject
 Paired      candidate against baseline per measure: means, delta, CI, p-values
-Curve       y against x per series (precision at k, calibration)
+Curve       y against x per series (precision at k, calibration), as lines or as a scatter
+            (accuracy against context tokens, one dot per subject)
 Examples    items with a short text each (failures, worst cases)
 ```
 
@@ -124,16 +125,27 @@ class Paired(_Shape):
 
 
 class Series(_Model):
-    """One line of a curve."""
+    """One line of a curve (or the dots of one subject in a scatter)."""
 
     name: str = Field(description="Subject or series name.")
     points: list[tuple[float, float | None]] = Field(description="(x, y); y None: n/a.")
+    x_ci: list[tuple[float, float] | None] | None = Field(
+        default=None, description="Per point, the 95% interval of x (None: none computed)."
+    )
+    y_ci: list[tuple[float, float] | None] | None = Field(
+        default=None, description="Per point, the 95% interval of y (None: none computed)."
+    )
+    n: list[int | None] | None = Field(
+        default=None, description="Per point, what its y was computed from."
+    )
 
 
 class Curve(_Shape):
-    """y against x per series."""
+    """y against x per series: lines over shared x values, or (`style` scatter) dots on a
+    numeric x axis, each with its intervals as whiskers."""
 
     type: Literal["curve"] = "curve"
+    style: Literal["line", "scatter"] = Field(default="line", description="Lines or dots.")
     x: str = Field(description="x axis label.")
     y: str = Field(description="y axis label.")
     series: list[Series] = Field(default_factory=list, description="The lines.")

@@ -13,11 +13,19 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from memgauge.data.records import AggregateResult, MeasureValue, RunSummary
+from memgauge.data.shapes import Curve
 from memgauge.report.escape import md_text, term
 from memgauge.report.fitted import Row, print_fitted
 from memgauge.report.fmt import fmt_ci
 
-__all__ = ["CostTable", "cost_markdown", "cost_tables", "render_cost"]
+__all__ = [
+    "CostTable",
+    "ScatterText",
+    "cost_markdown",
+    "cost_tables",
+    "render_cost",
+    "scatter_lines",
+]
 
 #: the figures shown, in order (the accuracy and its ratio are added per table)
 _SHOWN = (
@@ -38,11 +46,63 @@ _TOKENS = ("context_tokens", "budget_cut", "token_usage", "context_overflow")
 
 @dataclass(frozen=True)
 class CostTable:
-    """One task's cost table: its title, the subjects, and per row (label, cell per subject)."""
+    """One task's cost table: its title, the subjects, per row (label, cell per subject), and
+    the charts of accuracy against tokens and latency in their compact text form."""
 
     title: str
     subjects: list[str]
     rows: list[tuple[str, list[str]]]
+    charts: list[ScatterText]
+
+
+_BAR = 10
+
+
+@dataclass(frozen=True)
+class ScatterText:
+    """A scatter in text: its heading, and per dot (best y first) the subject and the rest of
+    its line (`███████░░░ 0.700 [0.500, 0.900] at 480 [410, 530]`)."""
+
+    title: str
+    dots: list[tuple[str, str]]
+
+    def lines(self) -> list[str]:
+        """The terminal's form: the heading, then a line per dot, names padded to align."""
+        width = max(len(name) for name, _rest in self.dots)
+        return [self.title, *(f"  {name.ljust(width)}  {rest}" for name, rest in self.dots)]
+
+    def markdown(self) -> list[str]:
+        """The Markdown form: the heading in bold, then a list item per dot, every text escaped."""
+        return [
+            f"**{md_text(self.title)}**",
+            "",
+            *(f"- {md_text(name)} {md_text(rest)}" for name, rest in self.dots),
+        ]
+
+
+def scatter_lines(shape: Curve) -> ScatterText | None:
+    """A scatter's compact text form: a line per dot, best y first: the subject, a bar of y
+    (on a 0-1 scale when every y lies in it, else relative to the largest), y with its CI, and
+    x with its CI; None when no dot has a y."""
+    dots = [
+        (s.name, x, y, s.x_ci[i] if s.x_ci else None, s.y_ci[i] if s.y_ci else None)
+        for s in shape.series
+        for i, (x, y) in enumerate(s.points)
+        if y is not None
+    ]
+    if not dots:
+        return None
+    top = max(abs(d[2]) for d in dots)
+    scale = 1.0 if all(0.0 <= d[2] <= 1.0 for d in dots) else (top or 1.0)
+    out = []
+    for name, x, y, x_ci, y_ci in sorted(dots, key=lambda d: (-d[2], d[1], d[0])):
+        filled = max(0, min(_BAR, round(_BAR * y / scale)))
+        bar = "█" * filled + "░" * (_BAR - filled)
+        y_text = f"{y:.3f} {fmt_ci(*y_ci, 3) if y_ci else ''}".rstrip()
+        digits = 0 if abs(x) >= 100 else 1
+        x_text = f"{x:.{digits}f} {fmt_ci(*x_ci, digits) if x_ci else ''}".rstrip()
+        out.append((name, f"{bar} {y_text} at {x_text}"))
+    return ScatterText(f"{shape.title} (y: {shape.y}; x: {shape.x})", out)
 
 
 def _cell(m: MeasureValue | None) -> str:
@@ -77,7 +137,12 @@ def _table(agg: AggregateResult, measures: Sequence[MeasureValue]) -> CostTable:
         f"{agg.task}: accuracy against context tokens ({encoding}) and latency (ms, stage "
         f"{detail.get('stage')})" + (f", token budget {budget}" if budget else "")
     )
-    return CostTable(title, subjects, rows)
+    charts = [
+        scatter_lines(shape)
+        for shape in agg.shapes
+        if isinstance(shape, Curve) and shape.style == "scatter"
+    ]
+    return CostTable(title, subjects, rows, [c for c in charts if c is not None])
 
 
 def cost_tables(summary: RunSummary) -> list[CostTable]:
@@ -91,6 +156,9 @@ def render_cost(summary: RunSummary, console: Console) -> None:
     for t in cost_tables(summary):
         rows: list[Row] = [([term(label)], [term(c) for c in cells]) for label, cells in t.rows]
         print_fitted(console, term(t.title), [("measure", None)], t.subjects, rows)
+        for chart in t.charts:
+            for line in chart.lines():
+                console.print(term(line), highlight=False)
 
 
 def cost_markdown(summary: RunSummary) -> str:
@@ -108,4 +176,6 @@ def cost_markdown(summary: RunSummary) -> str:
             f"| {md_text(label)} | " + " | ".join(md_text(c) for c in cells) + " |"
             for label, cells in t.rows
         ]
+        for chart in t.charts:
+            out += ["", *chart.markdown()]
     return "\n".join(out) + ("\n" if out else "")

@@ -195,6 +195,18 @@ def grid(shape: Shape) -> Grid:
             for r in shape.rows
         ]
         return Grid(shape.title, note, cols, rows)
+    if isinstance(shape, Curve) and shape.style == "scatter":
+        # a dot per row: its series, x and y with their intervals
+        rows = [
+            [
+                text(s.name),
+                cell(x, s.x_ci[i] if s.x_ci else None),
+                cell(y, s.y_ci[i] if s.y_ci else None, s.n[i] if s.n else None),
+            ]
+            for s in shape.series
+            for i, (x, y) in enumerate(s.points)
+        ]
+        return Grid(shape.title, shape.note, ["subject", shape.x, shape.y], rows)
     if isinstance(shape, Curve):
         xs = sorted({x for s in shape.series for x, _ in s.points})
         by = [dict(s.points) for s in shape.series]

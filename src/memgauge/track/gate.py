@@ -57,6 +57,7 @@ __all__ = [
     "MetricCheck",
     "StoredMemory",
     "change_text",
+    "check_measure",
     "detection_power",
     "evaluate_gate",
     "metric_key",
@@ -349,6 +350,66 @@ def _decide(
     return drop, regressed, within, note
 
 
+def check_measure(
+    m: MeasureValue,
+    history: Sequence[float],
+    threshold: float,
+    *,
+    basis: str = "primary",
+    by: By = "point",
+    min_power: float = 0.8,
+) -> tuple[MetricCheck, str | None]:
+    """The gate's rule on one number: `m` against the mean of `history` (its values in the
+    earlier runs of the window, oldest first), with the power warning where it decides and did
+    not regress. `basis` `information` shows the check without letting it fail. The one
+    decision `evaluate_gate` makes per measure, and what `memgauge watch` applies to each window
+    of the query log."""
+    key = metric_key(m)
+    deciding = basis != "information"
+    cur = m.value
+    ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
+    values = list(history)
+    baseline = sum(values) / len(values) if values else None
+    drop: float | None = None
+    regressed, within, power, warning = False, None, None, None
+    if cur is None:
+        note = "no score in this run (n/a)"
+    elif baseline is None:
+        note = "no earlier run has it: no baseline yet"
+    elif baseline <= 0:
+        note = "baseline is 0: a relative change is undefined"
+    else:
+        drop, regressed, within, note = _decide(m, baseline, threshold, by)
+        if not deciding:
+            # shown beside the verdict, never part of it
+            regressed = False
+            if drop >= threshold - _EPS:
+                note += "; information: it does not decide the gate (--measure gates it)"
+        else:
+            power, warning = _power_warning(key, m, baseline, threshold, min_power)
+            if regressed:  # a drop it caught needs no warning about power
+                warning = None
+    check = MetricCheck(
+        *key,
+        current=None if cur is None else float(cur),
+        ci=ci,
+        baseline=baseline,
+        history=values,
+        drop=drop,
+        threshold=threshold,
+        regressed=regressed,
+        within_ci=within,
+        note=note,
+        power=power,
+        deciding=deciding,
+        basis=basis,
+        higher_is_better=m.higher_is_better,
+        n_scored=m.n_scored,
+        n_fallback=m.n_fallback,
+    )
+    return check, warning
+
+
 def evaluate_gate(
     current: RunRecord,
     history: Sequence[RunRecord],
@@ -386,51 +447,17 @@ def evaluate_gate(
             if (v := run.get(key)) is not None and v.value is not None
         ]
         kind = m.kind if m.kind not in (None, "agent") else kinds.get((key[1], key[2]))
-        threshold = cfg.threshold_for(key[2], kind, m.scoring)
-        basis = _basis(m, targeted, cfg.measures)
-        deciding = basis != "information"
-        cur = m.value
-        ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
-        baseline = sum(values) / len(values) if values else None
-        drop: float | None = None
-        regressed, within, power = False, None, None
-        if cur is None:
-            note = "no score in this run (n/a)"
-        elif baseline is None:
-            note = "no earlier run has it: no baseline yet"
-        elif baseline <= 0:
-            note = "baseline is 0: a relative change is undefined"
-        else:
-            drop, regressed, within, note = _decide(m, baseline, threshold, cfg.by)
-            if not deciding:
-                # shown beside the verdict, never part of it
-                regressed = False
-                if drop >= threshold - _EPS:
-                    note += "; information: it does not decide the gate (--measure gates it)"
-            else:
-                power, warning = _power_warning(key, m, baseline, threshold, cfg.min_power)
-                if warning and not regressed:  # a drop it caught needs no warning about power
-                    warnings.append(warning)
-        checks.append(
-            MetricCheck(
-                *key,
-                current=None if cur is None else float(cur),
-                ci=ci,
-                baseline=baseline,
-                history=values,
-                drop=drop,
-                threshold=threshold,
-                regressed=regressed,
-                within_ci=within,
-                note=note,
-                power=power,
-                deciding=deciding,
-                basis=basis,
-                higher_is_better=m.higher_is_better,
-                n_scored=m.n_scored,
-                n_fallback=m.n_fallback,
-            )
+        check, warning = check_measure(
+            m,
+            values,
+            cfg.threshold_for(key[2], kind, m.scoring),
+            basis=_basis(m, targeted, cfg.measures),
+            by=cfg.by,
+            min_power=cfg.min_power,
         )
+        checks.append(check)
+        if warning:
+            warnings.append(warning)
     return GateResult(
         current.run_id,
         current.suite_name,

@@ -1,4 +1,5 @@
 """SVG charts made on the server: bars with CI whiskers, lines with CI bands and a baseline,
+dots with CI whiskers on numeric axes (a scatter),
 the SPRT's path between its bounds. No plotting library, no script.
 
 Every text is escaped, and every text is laid out inside its `<svg>`: a label gets a column
@@ -16,7 +17,17 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-__all__ = ["PALETTE", "Bar", "Line", "Point", "bar_chart", "line_chart", "text_width"]
+__all__ = [
+    "PALETTE",
+    "Bar",
+    "Dot",
+    "Line",
+    "Point",
+    "bar_chart",
+    "line_chart",
+    "scatter_chart",
+    "text_width",
+]
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"]
 FONT = 11  # px, every chart's text
@@ -264,4 +275,97 @@ def line_chart(
         if n == 1:
             anchor = "middle"
         body.append(_t(x(i), top + plot_h + 16, label, anchor=anchor))
+    return _svg(width, height, title, body)
+
+
+@dataclass(frozen=True)
+class Dot:
+    """One dot of a scatter: its name (the legend's and the tooltip's), x and y, and their
+    95% intervals as whiskers (None: none computed)."""
+
+    name: str
+    x: float
+    y: float
+    x_ci: tuple[float, float] | None = None
+    y_ci: tuple[float, float] | None = None
+    color: str = PALETTE[0]
+
+
+def _range(values: Sequence[float]) -> tuple[float, float]:
+    """An axis over `values`, padded, from 0 where they are all non-negative (a cost axis)."""
+    lo, hi = min(values), max(values)
+    if lo >= 0.0:
+        lo = 0.0
+    if hi - lo < 1e-9:
+        return lo - 0.5, hi + 0.5
+    return lo, hi + (hi - lo) * 0.08
+
+
+def _tick(v: float) -> str:
+    """An x tick: whole numbers past 10 (tokens, ms), with thousands separated."""
+    return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def scatter_chart(
+    title: str,
+    x_label: str,
+    y_label: str,
+    dots: Sequence[Dot],
+    *,
+    width: float = 560,
+    height: float = 300,
+) -> Markup:
+    """Dots on numeric axes (accuracy against context tokens or latency, one per subject),
+    with CI whiskers both ways, each dot named beside it and in its tooltip."""
+    if not dots:
+        return Markup("")
+    xs = [v for d in dots for v in (d.x, *(d.x_ci or ()))]
+    ys = [v for d in dots for v in (d.y, *(d.y_ci or ()))]
+    x_lo, x_hi = _range(xs)
+    y_lo, y_hi = _scale([Line("", ys)], [])
+    y_ticks = [f"{y_lo + (y_hi - y_lo) * k / 4:.3g}" for k in range(5)]
+    left = max(text_width(t) for t in y_ticks) + 10
+    top, bottom, right = 24, 44, 12 + max(min(text_width(d.name), 120) for d in dots)
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(v: float) -> float:
+        return left + plot_w * (v - x_lo) / (x_hi - x_lo)
+
+    def py(v: float) -> float:
+        return top + plot_h - plot_h * (v - y_lo) / (y_hi - y_lo)
+
+    body = [_t(2, 14, _fit(title, width - 4), extra=' font-weight="600"')]
+    for k, t in enumerate(y_ticks):
+        yy = py(y_lo + (y_hi - y_lo) * k / 4)
+        body.append(
+            f'<line x1="{left:.1f}" x2="{left + plot_w:.1f}" y1="{yy:.1f}" y2="{yy:.1f}"'
+            ' stroke="#e5e8ee"/>' + _t(left - 5, yy + 4, t, anchor="end", extra=' class="y-tick"')
+        )
+    for k in range(5):
+        xv = x_lo + (x_hi - x_lo) * k / 4
+        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+        body.append(
+            _t(px(xv), top + plot_h + 14, _tick(xv), anchor=anchor, extra=' class="x-tick"')
+        )
+    body.append(_t(left + plot_w / 2, height - 6, _fit(x_label, plot_w), anchor="middle"))
+    for d in dots:
+        cx, cy = px(d.x), py(d.y)
+        whiskers = ""
+        if d.x_ci is not None:
+            whiskers += (
+                f'<line x1="{px(d.x_ci[0]):.1f}" x2="{px(d.x_ci[1]):.1f}" y1="{cy:.1f}"'
+                f' y2="{cy:.1f}" stroke="{d.color}" stroke-width="1.5"/>'
+            )
+        if d.y_ci is not None:
+            whiskers += (
+                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{py(d.y_ci[0]):.1f}"'
+                f' y2="{py(d.y_ci[1]):.1f}" stroke="{d.color}" stroke-width="1.5"/>'
+            )
+        tip = f"{d.name}: {y_label} {d.y:.4g} at {x_label} {d.x:.4g}"
+        body.append(
+            f'<g class="dot">{whiskers}<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4.5"'
+            f' fill="{d.color}"><title>{escape(tip)}</title></circle>'
+            + _t(cx + 7, cy - 6, _fit(d.name, 120))
+            + "</g>"
+        )
     return _svg(width, height, title, body)

@@ -172,7 +172,23 @@ def _usage(summary: RunSummary | None) -> list[dict[str, Any]]:
 
 def shape_chart(shape: Shape) -> Markup | None:
     """The chart the HTML draws beside a shape, by its type: a table's values with their CIs
-    as bars (when some value has a CI and every value lies in 0-1), a curve's lines."""
+    as bars (when some value has a CI and every value lies in 0-1), a curve's lines, or its
+    dots with their CI whiskers (a scatter)."""
+    if isinstance(shape, Curve) and shape.style == "scatter":
+        dots = [
+            charts.Dot(
+                s.name,
+                x,
+                y,
+                x_ci=s.x_ci[i] if s.x_ci else None,
+                y_ci=s.y_ci[i] if s.y_ci else None,
+                color=charts.PALETTE[si % len(charts.PALETTE)],
+            )
+            for si, s in enumerate(shape.series)
+            for i, (x, y) in enumerate(s.points)
+            if y is not None
+        ]
+        return charts.scatter_chart(shape.title, shape.x, shape.y, dots)
     if isinstance(shape, Curve):
         xs = sorted({x for s in shape.series for x, _ in s.points})
         lines = [

@@ -1,0 +1,347 @@
+"""Issue 33 section 4: `memgauge watch` evaluates new query-log searches by filter and sample
+rate and alerts through a webhook when the gate's rule fires, against a real local receiver."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.ci.conftest import FakeREST
+
+from memgauge.cli.main import main
+from memgauge.online.querylog import QueryLog
+from memgauge.online.watch import in_sample
+
+
+class Receiver(FakeREST):
+    """A webhook receiver answering `status` (200 unless told) to every POST."""
+
+    status = 200
+
+    def route(self, method: str, path: str, query: Any, body: Any, headers: Any) -> Any:
+        return self.status, {"ok": self.status == 200}
+
+
+def _log(db: Path, proxies: list[float], *, intent: str = "lookup", prefix: str = "q") -> list[str]:
+    """Log one search per quality proxy; returns their query ids."""
+    log = QueryLog(db)
+    start = len(_ids(db)) if db.exists() else 0
+    ids = [
+        log.query(
+            f"question {i}",
+            session_id="s",
+            result_ids=["m1", "m2"],
+            quality_proxy=p,
+            intent=intent,
+            query_id=f"{prefix}{start + i}",
+        )
+        for i, p in enumerate(proxies)
+    ]
+    log.close()
+    return ids
+
+
+def _ids(db: Path) -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        return [r[0] for r in con.execute("SELECT query_id FROM eval_queries ORDER BY id")]
+    finally:
+        con.close()
+
+
+def _watch(
+    capsys: pytest.CaptureFixture[str], db: Path, state: Path, *args: str
+) -> tuple[int, Any]:
+    capsys.readouterr()
+    code = main(
+        [
+            "watch",
+            str(db),
+            "--once",
+            "--json",
+            "--state",
+            str(state),
+            "--measure",
+            "quality_proxy",
+            "--min-samples",
+            "5",
+            "--retry-delay",
+            "0",
+            *args,
+        ]
+    )
+    out = capsys.readouterr().out.strip()
+    return code, json.loads(out) if out else None
+
+
+def test_one_alert_when_the_rule_fires_none_when_it_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    with Receiver() as hook:
+        _log(db, [0.8] * 10)
+        code, first = _watch(capsys, db, state, "--webhook", hook.url)
+        assert code == 0
+        assert first["status"] == "pass"  # no baseline yet: nothing to drop from
+        assert first["checks"][0]["value"] == pytest.approx(0.8)
+        _log(db, [0.78] * 10)  # 2.5% down: under the 15% threshold
+        code, second = _watch(capsys, db, state, "--webhook", hook.url)
+        assert (code, second["status"], hook.requests) == (0, "pass", [])
+        low = _log(db, [0.5] * 8 + [0.4, 0.3])  # 0.47 against 0.79: 41% down
+        code, third = _watch(capsys, db, state, "--webhook", hook.url)
+    assert code == 1  # the gate's rule fired: the README's 1
+    assert third["status"] == "fired"
+    assert third["delivered"] == 1
+    [request] = hook.requests
+    assert request["method"] == "POST"
+    alert = request["body"]
+    assert alert["measure"] == "quality_proxy"
+    assert alert["value"] == pytest.approx(0.47)
+    assert alert["baseline"] == pytest.approx(0.79)
+    assert alert["drop"] == pytest.approx((0.79 - 0.47) / 0.79)
+    assert alert["threshold"] == 0.15
+    assert alert["sample_count"] == 10
+    assert alert["ci"][0] < 0.47 < alert["ci"][1]
+    assert alert["window"]["rows"] == [21, 30]
+    assert alert["examples"][:2] == [low[9], low[8]]  # the worst searches first
+    assert "15%" in alert["rule"]
+    assert "2 window" in alert["rule"]
+
+
+def test_the_cursor_is_kept_across_passes_and_a_restart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 6)
+    code, first = _watch(capsys, db, state)
+    assert (code, first["read"], first["cursor"]) == (0, 6, [0, 6])
+    code, again = _watch(capsys, db, state)  # nothing new: nothing evaluated again
+    assert (again["read"], again["evaluated"], again["cursor"], again["status"]) == (
+        0,
+        0,
+        [6, 6],
+        "idle",
+    )
+    _log(db, [0.7] * 7)
+    code, third = _watch(capsys, db, state)
+    assert (third["read"], third["cursor"], third["window"]["rows"]) == (7, [6, 13], [7, 13])
+    saved = json.loads(state.read_text())
+    assert saved["cursor"] == 13
+    assert saved["history"]["quality_proxy"] == [pytest.approx(0.8), pytest.approx(0.7)]
+
+
+def test_the_sample_rate_is_applied_by_query_id_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    ids = _log(db, [0.5] * 200)
+    _code, out = _watch(capsys, db, state, "--sample", "0.25")
+    expected = [q for q in ids if in_sample(q, 0.25)]
+    assert out["read"] == 200
+    assert out["evaluated"] == len(expected)
+    assert 30 < len(expected) < 70  # about a quarter, and the same set on every pass
+    assert out["checks"][0]["n"] == len(expected)
+
+
+def test_filters_by_intent_and_feature(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "log.db"
+    _log(db, [0.9] * 6, intent="lookup", prefix="a")
+    _log(db, [0.1] * 6, intent="plan", prefix="b")
+    _code, out = _watch(capsys, db, tmp_path / "w1.json", "--intent", "plan")
+    assert (out["matched"], out["checks"][0]["value"]) == (6, pytest.approx(0.1))
+    con = sqlite3.connect(db)
+    con.executemany(
+        "INSERT INTO eval_shadow_runs (query_id, feature_id, control_result_ids,"
+        " treatment_result_ids, created_at) VALUES (?, 'new-ranker', '[]', '[]', 'now')",
+        [(f"a{i}",) for i in range(3)],
+    )
+    con.commit()
+    con.close()
+    _code, out = _watch(capsys, db, tmp_path / "w2.json", "--feature", "new-ranker")
+    assert out["matched"] == 3
+
+
+def test_a_dead_webhook_is_recorded_exits_3_and_is_sent_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    with Receiver() as hook:
+        hook.status = 503
+        _log(db, [0.8] * 10)
+        _watch(capsys, db, state, "--webhook", hook.url)
+        _log(db, [0.2] * 10)
+        code, out = _watch(capsys, db, state, "--webhook", hook.url, "--retries", "2")
+        assert code == 3  # an alert that could not be delivered: something unavailable
+        assert (out["status"], out["delivered"], out["undelivered"]) == ("fired", 0, 1)
+        assert len(hook.requests) == 3  # the first try and two retries
+        saved = json.loads(state.read_text())
+        [failure] = saved["failures"]
+        assert failure["error"] == "status 503 after 3 attempts"
+        assert failure["webhook"] == hook.url  # the origin only: a path can hold a secret
+        assert failure["measure"] == "quality_proxy"
+        assert len(saved["pending"]) == 1
+        hook.status = 200
+        code, out = _watch(capsys, db, state, "--webhook", hook.url)  # nothing new: resent
+    assert (code, out["delivered"], out["undelivered"]) == (0, 1, 0)
+    assert hook.requests[-1]["body"]["measure"] == "quality_proxy"
+    assert json.loads(state.read_text())["pending"] == []
+
+
+def test_an_unreachable_webhook_does_not_stop_the_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 10)
+    _watch(capsys, db, state)
+    _log(db, [0.2] * 10)
+    dead = "http://127.0.0.1:9/hook"  # the discard port: nothing listens
+    capsys.readouterr()
+    code = main(
+        [
+            "watch",
+            str(db),
+            *("--state", str(state), "--measure", "quality_proxy", "--min-samples", "5"),
+            *("--webhook", dead, "--retries", "0", "--passes", "2", "--interval", "0"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 3
+    assert out.count("webhook failed: http://127.0.0.1:9 quality_proxy") == 2  # both passes
+    assert len(json.loads(state.read_text())["failures"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--sample", "0"], "--sample"),
+        (["--webhook", "ftp://x"], "--webhook"),
+        (["--since", "yesterday"], "--since"),
+        (["--measure", "nDCG@10"], "--measure"),
+    ],
+)
+def test_bad_options_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    assert main(["watch", str(db), "--once", "--state", str(tmp_path / "w.json"), *args]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_an_unreadable_store_or_state_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = Path(__file__).parents[1] / "data" / "bad" / "watch_state_truncated.json"
+    assert main(["watch", str(bad), "--once"]) == 2
+    assert "not a SQLite database" in capsys.readouterr().err
+    assert main(["watch", str(tmp_path / "none.db"), "--once"]) == 2
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    assert main(["watch", str(db), "--once", "--state", str(bad)]) == 2
+    assert "not a memgauge watch state file" in capsys.readouterr().err
+    state = tmp_path / "w.json"
+    assert main(["watch", str(db), "--once", "--state", str(state)]) == 0
+    # the same state under other filters would compare other searches: refused
+    assert main(["watch", str(db), "--once", "--state", str(state), "--intent", "x"]) == 2
+    assert "other filters" in capsys.readouterr().err
+
+
+def test_judged_searches_and_selections_are_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    ids = [log.query(f"q{i}", session_id="s", result_ids=["m1", "m2", "m3"]) for i in range(4)]
+    log.feedback("read_after_search", session_id="s", query_id=ids[0], memory_id="m2", rank=2)
+    log.close()
+    con = sqlite3.connect(db)
+    con.executemany(
+        "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, created_at)"
+        " VALUES (?, ?, ?, 'manual', 'now')",
+        [(ids[0], "m1", 3), (ids[1], "m3", 2), (ids[2], "m9", 3)],  # RR 1, 1/3, 0
+    )
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert main(["watch", str(db), "--once", "--json", "--state", str(tmp_path / "w.json")]) == 0
+    checks = {c["measure"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["MRR@10"]["value"] == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert checks["MRR@10"]["n"] == 3  # the unjudged search is not a 0
+    assert checks["selection_rate"]["value"] == pytest.approx(1 / 4)
+    assert checks["quality_proxy"]["value"] is None  # no search logged one: n/a, not 0
+    assert checks["quality_proxy"]["decided"] is False
+
+
+def test_interrupting_the_loop_exits_130_with_the_state_whole(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 6)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "watch",
+            str(db),
+            "--state",
+            str(state),
+            "--interval",
+            "30",
+            "--min-samples",
+            "5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the first pass is done and its state written
+    assert first.startswith("rows 1-6: 6 read")
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert json.loads(state.read_text())["cursor"] == 6
+
+
+def test_settle_leaves_recent_searches_for_the_next_pass_and_since_filters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 6)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE eval_queries SET created_at = '2026-01-01T00:00:00+00:00' WHERE id <= 2")
+    con.commit()
+    con.close()
+    # rows 3-6 were logged just now: an hour's settling keeps them (and nothing after row 2)
+    _code, out = _watch(capsys, db, state, "--settle", "3600")
+    assert (out["read"], out["cursor"]) == (2, [0, 2])
+    _code, out = _watch(capsys, db, state, "--settle", "0")
+    assert (out["read"], out["cursor"]) == (4, [2, 6])
+    _code, out = _watch(capsys, db, tmp_path / "w2.json", "--since", "2026-06-01")
+    assert (out["read"], out["matched"]) == (6, 4)  # the two January searches left out
+
+
+def test_a_failed_pass_does_not_end_the_loop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memgauge import api
+    from memgauge.cli.watch import _one_pass
+
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    cfg = api.WatchConfig(store=api.require_store(str(db)), state=tmp_path / "w.json")
+    db.write_bytes(b"not a database any more")  # the store broke after the watch started
+    assert _one_pass(cfg, looping=True) is None
+    assert "pass failed (the next pass tries again): " in capsys.readouterr().err
+    with pytest.raises(Exception, match="not a SQLite database"):
+        _one_pass(cfg, looping=False)  # --once: the pass's error is the command's
