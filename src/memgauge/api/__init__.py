@@ -106,8 +106,8 @@ if TYPE_CHECKING:
     from memgauge.data.demo import demo_dataset as demo_dataset
     from memgauge.data.detect import DATASET_KINDS as DATASET_KINDS
     from memgauge.data.io import load_judged as load_judged
-    from memgauge.data.models import SEED_CATEGORIES as SEED_CATEGORIES
     from memgauge.data.io import save_retrieval_dataset
+    from memgauge.data.models import SEED_CATEGORIES as SEED_CATEGORIES
     from memgauge.data.records import ItemRecord as ItemRecord
     from memgauge.data.records import RunRecord as RunRecord
     from memgauge.data.records import RunSummary as RunSummary
