@@ -6,16 +6,24 @@ nothing written."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 from tests.synth.conftest import MEMORIES, fake_reply
 
 from memgauge.cli.main import main
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.llm import FakeOpenAIServer
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.view.app import create_app
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
@@ -84,6 +92,15 @@ def test_the_dataset_validates_evaluates_and_says_it_is_synthetic(
         assert LABEL in (report / name).read_text(), name
     result = json.loads((report / "result.json").read_text())
     assert result["dataset"]["synthetic"].startswith(LABEL)
+    # the stored run, as `memgauge report` writes it and the viewer shows it
+    with SuiteRunStore(store) as runs:
+        (run_id,) = [r["run_id"] for r in runs.list_runs(1)]
+    assert main(["report", run_id, "--store", store, "--out", str(tmp_path / "run.md")]) == 0
+    assert LABEL in (tmp_path / "run.md").read_text()
+    with TestClient(create_app(store)) as client:
+        page = client.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    assert LABEL in page.text
 
 
 def test_a_second_run_replays_the_cache(
@@ -175,3 +192,34 @@ def test_a_malformed_memories_file_exits_2_naming_it(
     assert where in err, err
     assert words in err, err
     assert not out.exists()
+
+
+def test_a_run_killed_part_way_resumes_from_the_cache(
+    server: FakeOpenAIServer,
+    memories_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kill -9 while the calls are being answered: what was answered is in the cache, so the
+    run again asks only for the rest, and nothing half-written is left."""
+
+    server.latency = 0.05
+    monkeypatch.setenv("MEMGAUGE_LLM_CONCURRENCY", "1")  # one call at a time: a clean cut
+    out = tmp_path / "synthetic"
+    argv = [sys.executable, "-m", "memgauge", "synth", str(memories_file), "--out", str(out)]
+    proc = subprocess.Popen([*argv, *CHEAP], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while _chat_requests(server) < 8 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    before = _chat_requests(server)
+    assert 8 <= before < 24
+    assert not out.exists()
+    assert _synth(memories_file, out) == 0
+    # at most the one call in flight at the kill is asked twice
+    assert 24 <= _chat_requests(server) <= 25
+    assert json.loads((out / "synth_report.json").read_text())["n_kept"] == 21
