@@ -9,6 +9,7 @@ import pytest
 from tests.synth.conftest import MEMORIES
 
 from memgauge import api
+from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import load_conversations, save_retrieval_dataset
 from memgauge.errors import SubjectError
@@ -69,5 +70,16 @@ def test_a_subject_through_its_dump(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.syspath_prepend(str(tmp_path))
     got = api.read_memories("python:synth_store:Store")
     assert [m.id for m in got] == ["s1", "s2"]
-    with pytest.raises(SubjectError, match="dumped no memories"):
+    # a subject's spec file too: named as one, or with --kind subject
+    spec = tmp_path / "subject.yaml"
+    spec.write_text("python: {target: 'synth_store:Store'}\n")
+    assert api.read_memories(spec) == got
+    assert api.read_memories(spec.rename(tmp_path / "prod.yaml"), kind="subject") == got
+    with pytest.raises(SubjectError, match="MEMORIES python:synth_store:Empty: the system dumped"):
         api.read_memories("python:synth_store:Empty", kind="subject")
+
+
+def test_a_missing_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "memories.jsonl"
+    assert main(["synth", str(missing), "--out", str(tmp_path / "out")]) == 2
+    assert f"error: {missing}: no such file or directory" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.models import Memory, RetrievalDataset
-from memgauge.errors import UsageError
+from memgauge.errors import DataError, Problem, UsageError
 
 if TYPE_CHECKING:
     from memgauge.synth import SynthReport
@@ -22,6 +22,7 @@ MemorySource = Literal["memories", "conversations", "locomo", "longmemeval", "da
 #: what MEMORIES can be (`--kind`): detected from the file when not given
 MEMORY_SOURCES: tuple[str, ...] = MemorySource.__args__  # type: ignore[attr-defined]
 REPORT_FILE = "synth_report.json"
+_FILE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".txt")
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,8 @@ def _kind_of(path: Path) -> MemorySource:
     found = detect_kind(path)
     if found in ("dataset-dir", "bundle"):
         return "dataset"
-    if found in ("locomo", "longmemeval", "conversations"):
-        return found
+    if found in ("locomo", "longmemeval", "conversations", "subject"):
+        return found  # a subject's spec file: its store is read through its dump
     return "memories"  # {id, text} records; the reader names what else is wrong
 
 
@@ -56,13 +57,15 @@ def read_memories(source: str | Path, kind: str | None = None) -> list[Memory]:
     if kind is not None and kind not in MEMORY_SOURCES:
         raise UsageError(f"--kind {kind!r}: one of {', '.join(MEMORY_SOURCES)}")
     path = Path(source)
-    if kind == "subject" or (kind is None and not path.exists()):
+    # a name with a file's suffix that is not there is a missing file, not a subject
+    looks_like_file = path.suffix.lower() in _FILE_SUFFIXES
+    if not path.exists() and kind != "subject" and (looks_like_file or kind is not None):
+        raise DataError(Problem(str(source), None, None, "no such file or directory"))
+    found = kind or (_kind_of(path) if path.exists() else "subject")
+    if found == "subject":
         from memgauge.api._online import dump_memories
 
-        return dump_memories(str(source))
-    if not path.exists():
-        raise UsageError(f"{source}: no such file or directory")
-    found = kind or _kind_of(path)
+        return dump_memories(str(source), "MEMORIES", "a memories file")
     if found == "memories":
         from memgauge.data.jsonio import read_records
 
