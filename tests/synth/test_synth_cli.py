@@ -111,8 +111,10 @@ def test_a_second_run_replays_the_cache(
     assert asked == 24
     # a run killed part-way has its answered calls in the cache the same way: each response
     # is stored as it arrives, so running again asks only for the rest
+    every = len(server.requests)
     assert _synth(memories_file, tmp_path / "b", "--cache-only") == 0
     assert _chat_requests(server) == asked
+    assert len(server.requests) == every  # nor embedded again: the embedding cache
     a, b = load_retrieval_dataset(tmp_path / "a"), load_retrieval_dataset(tmp_path / "b")
     assert a.queries == b.queries
     assert a.judgments == b.judgments

@@ -107,8 +107,9 @@ def synth(
     `critic_model` (default the generator; `critic=False` skips it). Calls go through the LLM
     cache (`configure_llm`), so a second run replays them. A failed call past
     `max_failure_rate` raises SubjectError and writes nothing."""
+    from memgauge._util.home import embeddings_cache
     from memgauge.data.io import save_retrieval_dataset
-    from memgauge.embed import load_embedder
+    from memgauge.embed import CachedEmbedder, load_embedder
     from memgauge.synth import SynthConfig, synthesize
 
     config = SynthConfig(
@@ -123,11 +124,14 @@ def synth(
         **({"categories": tuple(categories)} if categories else {}),
     )
     read = read_memories(memories, kind)
-    built = load_embedder(embedder)
+    inner = load_embedder(embedder)
     try:
+        # through the embedding cache, as the reference memory embeds: a second run embeds
+        # nothing again
+        built = CachedEmbedder(inner, embeddings_cache())
         dataset, report = synthesize(read, built, config, source=str(memories))
     finally:
-        close = getattr(built, "close", None)
+        close = getattr(inner, "close", None)
         if callable(close):
             close()
     text = dumps_strict(report.as_dict(), sort_keys=True, indent=2) + "\n"
