@@ -153,3 +153,16 @@ def test_a_model_that_writes_nothing_usable_is_a_failure(scripted: ScriptedClien
     config = SynthConfig(model="scripted-gen", categories=CATEGORIES)
     with pytest.raises(SubjectError, match=r"no usable item .*bad_json 1"):
         synthesize(memories, HashEmbedder(), config, source="memories.jsonl")
+
+
+def test_a_bare_list_of_items_is_read_as_the_items(scripted: ScriptedClient) -> None:
+    def bare(request: ChatRequest) -> str:
+        if request.messages[0].content.startswith("You check generated"):
+            return json.dumps({"verdict": "keep", "reason": "fine"})
+        return json.dumps(good_items(request.messages[1].content))
+
+    configure(factory=lambda _config, _meter: ScriptedClient(rule=bare))
+    config = SynthConfig(model="scripted-gen", categories=CATEGORIES)
+    dataset, report = synthesize(_memories()[:1], HashEmbedder(), config, source="m.jsonl")
+    assert [q.category for q in dataset.queries] == list(CATEGORIES)
+    assert report.n_rejected == 0

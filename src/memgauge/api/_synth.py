@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from memgauge._util.jsonout import dumps_strict
 from memgauge.data.models import Memory, RetrievalDataset
@@ -20,7 +20,7 @@ __all__ = ["MEMORY_SOURCES", "Synthesized", "read_memories", "synth"]
 
 MemorySource = Literal["memories", "conversations", "locomo", "longmemeval", "dataset", "subject"]
 #: what MEMORIES can be (`--kind`): detected from the file when not given
-MEMORY_SOURCES: tuple[str, ...] = MemorySource.__args__  # type: ignore[attr-defined]
+MEMORY_SOURCES: tuple[str, ...] = get_args(MemorySource)
 REPORT_FILE = "synth_report.json"
 _FILE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".txt")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "REASONS",
@@ -33,7 +33,7 @@ Reason = Literal[
     "critic_reject",
 ]
 #: every reason an item is not in the dataset, in the order the pipeline meets them
-REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+REASONS: tuple[str, ...] = get_args(Reason)
 
 
 class GenerationReply(BaseModel):
@@ -43,6 +43,12 @@ class GenerationReply(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     items: list[Any] = Field(description="One object per category asked.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, data: Any) -> Any:
+        # models often answer with the list alone: the items all the same
+        return {"items": data} if isinstance(data, list) else data
 
 
 class CriticReply(BaseModel):
