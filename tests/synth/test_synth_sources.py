@@ -83,3 +83,12 @@ def test_a_missing_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[s
     missing = tmp_path / "memories.jsonl"
     assert main(["synth", str(missing), "--out", str(tmp_path / "out")]) == 2
     assert f"error: {missing}: no such file or directory" in capsys.readouterr().err
+
+
+def test_a_critic_model_with_no_critic_is_a_usage_error(
+    memories_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["synth", str(memories_file), "--out", str(tmp_path / "o"), "--no-critic"]
+    assert main([*args, "--critic-model", "gpt-4o"]) == 2
+    assert "a critic model and no critic pass" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

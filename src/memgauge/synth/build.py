@@ -65,6 +65,8 @@ class SynthConfig:
     name: str = "synthetic"
 
     def __post_init__(self) -> None:
+        if self.critic_model is not None and not self.critic:
+            raise UsageError("a critic model and no critic pass: give one or the other")
         unknown = [c for c in self.categories if c not in SEED_CATEGORIES]
         if unknown or not self.categories:
             raise UsageError(
