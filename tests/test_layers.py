@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("scorers", "probes"),
     ("aggregates",),
     ("runs",),
-    ("optimize", "track", "online"),
+    ("optimize", "track", "online", "synth"),
     ("api",),
     ("report",),
     ("view",),  # above the reports: it draws the HTML report with their formatting

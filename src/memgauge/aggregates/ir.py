@@ -371,6 +371,7 @@ class IRAggregate:
             "dataset": {
                 "name": dataset.name,
                 "protocol": protocol_label(dataset),
+                **({"synthetic": dataset.synthetic.label()} if dataset.synthetic else {}),
                 "sha256": dataset_sha256(dataset),
                 "n_memories": len(dataset.memories),
                 "n_queries": len(dataset.queries),
@@ -645,6 +646,9 @@ def dataset_sha256(dataset: RetrievalDataset) -> str:
     """A content hash of the dataset (canonical JSON), recorded with every run."""
     # a dataset with no protocol hashes as it did before datasets could carry one
     exclude: dict[str, Any] = {"protocol": True} if dataset.protocol is None else {}
+    # and one that is not synthetic as it did before datasets could say they were
+    if dataset.synthetic is None:
+        exclude["synthetic"] = True
     # and one whose judgments name no channels as it did before judgments could name them
     if not any(j.source_channels for j in dataset.judgments):
         exclude["judgments"] = {"__all__": {"source_channels"}}

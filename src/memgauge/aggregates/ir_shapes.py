@@ -60,6 +60,8 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     ok = [s for s in systems if s.get("status") == "ok"]
     names = [s["name"] for s in ok]
     about = [
+        # first: a reader must know the queries and judgments were written by a model
+        str(ds.get("synthetic") or ""),
         f"{ds.get('name', 'dataset')}: {ds.get('n_memories', 0)} memories, "
         f"{ds.get('n_queries', 0)} queries, {ds.get('n_judgments', 0)} judgments",
         _conventions(st),

@@ -102,6 +102,10 @@ if TYPE_CHECKING:
     from memgauge.api._store import results_store as results_store
     from memgauge.api._store import upgrade_store as upgrade_store
     from memgauge.api._store import viewer_store as viewer_store
+    from memgauge.api._synth import MEMORY_SOURCES as MEMORY_SOURCES
+    from memgauge.api._synth import Synthesized as Synthesized
+    from memgauge.api._synth import read_memories as read_memories
+    from memgauge.api._synth import synth as synth
     from memgauge.api._traces import import_traces as import_traces
     from memgauge.api._track import accept_gate as accept_gate
     from memgauge.api._track import gate as gate
@@ -114,6 +118,7 @@ if TYPE_CHECKING:
     from memgauge.data.detect import DATASET_KINDS as DATASET_KINDS
     from memgauge.data.io import load_judged as load_judged
     from memgauge.data.io import save_retrieval_dataset
+    from memgauge.data.models import SEED_CATEGORIES as SEED_CATEGORIES
     from memgauge.data.records import ItemRecord as ItemRecord
     from memgauge.data.records import RunRecord as RunRecord
     from memgauge.data.records import RunSummary as RunSummary

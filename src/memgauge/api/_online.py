@@ -249,26 +249,27 @@ def export_golden_set(
     return export(db, out_dir, memories)
 
 
-def dump_memories(system: str) -> list[Memory]:
+def dump_memories(
+    system: str, flag: str = "--dump-from", instead: str = "--memories FILE"
+) -> list[Memory]:
     """Every memory `system` (as `evaluate -s` takes it) holds, read through its `dump`; it is
-    only read. A SubjectError when the dump fails or is empty."""
-    subject = build_subject(one_spec(system, "--dump-from"))
+    only read. A SubjectError when the dump fails or is empty; messages name `flag`, and say
+    to give `instead`."""
+    subject = build_subject(one_spec(system, flag))
     try:
         memories = list(subject.dump())
     except MemgaugeError:
         raise
     except Exception as exc:
-        raise SubjectError(
-            f"--dump-from {system}: dump failed: {type(exc).__name__}: {exc}"
-        ) from None
+        raise SubjectError(f"{flag} {system}: dump failed: {type(exc).__name__}: {exc}") from None
     finally:
         close = getattr(subject, "close", None)
         if callable(close):
             close()
     if not memories:
         raise SubjectError(
-            f"--dump-from {system}: the system dumped no memories (does it implement dump?);"
-            " give --memories FILE instead"
+            f"{flag} {system}: the system dumped no memories (does it implement dump?);"
+            f" give {instead} instead"
         )
     return memories
 

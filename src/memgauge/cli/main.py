@@ -85,6 +85,16 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "run",
         "Run SUITE_FILE: every subject on every task, each item recorded as it finishes.",
     ),
+    "synth": (
+        "memgauge.cli.synth",
+        "synth",
+        "Write synthetic evaluation data from MEMORIES (memories JSONL, a memaudit file, LoCoMo,"
+        " LongMemEval, a dataset, or a subject's store through its dump) into --out: queries of"
+        " seed 002's eight categories with graded judgments (0-3), expected answers and hard"
+        " negatives, near-duplicates removed, a critic's rejects dropped, every rejection"
+        " counted by reason in DATASET/synth_report.json. The dataset loads as any other and"
+        " every report of it says it is synthetic.",
+    ),
     "bench": (
         "memgauge.cli.bench",
         "bench",

@@ -3,7 +3,8 @@ conversation datasets (memaudit JSON / JSONL).
 
 Directory form (what `save_retrieval_dataset` writes and `memgauge import` produces):
 
-    dataset.yaml        name: <name>, protocol: {...}      (optional; see DatasetProtocol)
+    dataset.yaml        name: <name>, protocol: {...}, synthetic: {...}
+                        (optional; see DatasetProtocol, SyntheticOrigin)
     memories.jsonl      one Memory per line
     queries.jsonl       one EvalQuery per line
     judgments.jsonl     one Judgment per line   (or qrels.txt in TREC form)
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,6 +55,7 @@ from memgauge.data.models import (
     Memory,
     OperationCase,
     RetrievalDataset,
+    SyntheticOrigin,
     TaskItem,
     Turn,
 )
@@ -104,10 +107,11 @@ def _load_dir(path: Path) -> RetrievalDataset:
     problems: list[Problem] = []
     name = path.name
     protocol: DatasetProtocol | None = None
+    synthetic: SyntheticOrigin | None = None
     meta = path / "dataset.yaml"
     if meta.is_file():
         try:
-            name, protocol = _dataset_meta(meta, name)
+            name, protocol, synthetic = _dataset_meta(meta, name)
         except DataError as exc:
             problems.extend(exc.problems)
     parts: dict[str, Records[Any]] = {}
@@ -133,15 +137,19 @@ def _load_dir(path: Path) -> RetrievalDataset:
     if problems:
         raise DataError(problems)
     records = {key: part.records for key, part in parts.items()}
-    return RetrievalDataset.model_validate({"name": name, "protocol": protocol, **records})
+    return RetrievalDataset.model_validate(
+        {"name": name, "protocol": protocol, "synthetic": synthetic, **records}
+    )
 
 
-def _dataset_meta(meta: Path, default: str) -> tuple[str, DatasetProtocol | None]:
-    """`name:` and `protocol:` of a dataset directory's dataset.yaml (optional, like the file
-    itself), read with the bounded reader."""
+def _dataset_meta(
+    meta: Path, default: str
+) -> tuple[str, DatasetProtocol | None, SyntheticOrigin | None]:
+    """`name:`, `protocol:` and `synthetic:` of a dataset directory's dataset.yaml (optional,
+    like the file itself), read with the bounded reader."""
     loaded = load_structured(meta, empty_ok=True)[0]
     if loaded is None:
-        return default, None
+        return default, None, None
     if not isinstance(loaded, dict):
         raise DataError(
             Problem(str(meta), None, None, "dataset.yaml is a mapping, e.g. `name: my-dataset`")
@@ -151,13 +159,18 @@ def _dataset_meta(meta: Path, default: str) -> tuple[str, DatasetProtocol | None
         name = default
     if not isinstance(name, str | int | float) or isinstance(name, bool):
         raise DataError(Problem(str(meta), None, "name", "the dataset's name is a string"))
-    protocol = None
-    if loaded.get("protocol") is not None:
-        try:
-            protocol = DatasetProtocol.model_validate(loaded["protocol"])
-        except ValidationError as exc:
-            raise DataError(problems_from_validation(exc, str(meta), None)) from None
-    return str(name), protocol
+    protocol = _meta_part(meta, loaded, "protocol", DatasetProtocol)
+    synthetic = _meta_part(meta, loaded, "synthetic", SyntheticOrigin)
+    return str(name), protocol, synthetic
+
+
+def _meta_part(meta: Path, loaded: dict[str, Any], key: str, model: type[M]) -> M | None:
+    if loaded.get(key) is None:
+        return None
+    try:
+        return model.model_validate(loaded[key])
+    except ValidationError as exc:
+        raise DataError(problems_from_validation(exc, str(meta), None, key)) from None
 
 
 def _load_bundle(path: Path) -> RetrievalDataset:
@@ -199,9 +212,12 @@ def load_retrieval_dataset(path: str | Path) -> RetrievalDataset:
     return _load_bundle(p)
 
 
-def save_retrieval_dataset(ds: RetrievalDataset, out_dir: str | Path) -> list[Path]:
-    """Write `ds` in directory form. Files are written to a temporary directory first and moved
-    into place, so a failure leaves nothing half-written."""
+def save_retrieval_dataset(
+    ds: RetrievalDataset, out_dir: str | Path, extras: Mapping[str, str] | None = None
+) -> list[Path]:
+    """Write `ds` in directory form, with `extras` ({file name: text}, e.g. a report of how
+    it was made) beside it. Files are written to a temporary directory first and moved into
+    place, so a failure leaves nothing half-written."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -209,7 +225,11 @@ def save_retrieval_dataset(ds: RetrievalDataset, out_dir: str | Path) -> list[Pa
         meta: dict[str, Any] = {"name": ds.name}
         if ds.protocol is not None:
             meta["protocol"] = ds.protocol.model_dump()
+        if ds.synthetic is not None:
+            meta["synthetic"] = ds.synthetic.model_dump(mode="json", exclude_defaults=True)
         atomic_write_text(tmp / "dataset.yaml", yaml.safe_dump(meta, sort_keys=False))
+        for filename, text in (extras or {}).items():
+            atomic_write_text(tmp / filename, text)
         for key, filename in FILES.items():
             records = getattr(ds, key)
             if records or key in ("memories", "queries", "judgments"):

@@ -45,6 +45,7 @@ def retrieval_result(run: RunRecord, task: str | None = None) -> RetrievalEvalRe
             n_queries=int(ds.get("n_queries", 0)),
             n_judgments=int(ds.get("n_judgments", 0)),
             protocol=ds.get("protocol"),
+            synthetic=ds.get("synthetic"),
             coverage=ds.get("coverage"),
             warnings=list(ds.get("warnings") or []),
         ),
