@@ -372,9 +372,11 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(store: str | Path | StoreURL) -> Starlette:
+def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
-    (read-only; UsageError when it is missing or at another schema)."""
+    (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
+    mode too (`memgauge.view.review`): its pages, and one POST route that adds that reviewer's
+    labels to `review_labels`; without it, no route takes a POST."""
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}; give the right one with --store")
@@ -394,4 +396,9 @@ def create_app(store: str | Path | StoreURL) -> Starlette:
         "/static/{name}": views.static,
     }
     routes = [Route(path, _refusing_nul(handler)) for path, handler in pages.items()]
+    if reviewer is not None:
+        from memgauge.view.review import ReviewViews  # review mode only
+
+        review = ReviewViews(url, reviewer, page=_page, reader=views._reader)
+        routes.extend(review.routes(_refusing_nul))
     return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})
