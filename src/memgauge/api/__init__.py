@@ -66,6 +66,10 @@ if TYPE_CHECKING:
     from memgauge.api._optimize import optimization_diff as optimization_diff
     from memgauge.api._optimize import optimizations as optimizations
     from memgauge.api._optimize import optimize as optimize
+    from memgauge.api._review import calibrate_review as calibrate_review
+    from memgauge.api._review import review_judgments as review_judgments
+    from memgauge.api._review import review_labels as review_labels
+    from memgauge.api._review import review_to_golden as review_to_golden
     from memgauge.api._runfiles import RunFile as RunFile
     from memgauge.api._runfiles import write_run_files as write_run_files
     from memgauge.api._runs import RunConfig as RunConfig

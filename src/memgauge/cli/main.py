@@ -168,6 +168,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "view",
         "Browse the results store in a web browser: runs, a run's grid, its items (filters, search, judge reasoning), comparisons, trends, A/B tests and shadow runs.",
     ),
+    "review": (
+        "memgauge.cli.review",
+        "review",
+        "People's labels from `memgauge view --review`: list them, export graded hits.",
+    ),
     "report": (
         "memgauge.cli.view",
         "report",

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-__all__ = ["LABEL_KINDS", "LABELS", "ReviewLabel"]
+__all__ = ["LABELS", "LABEL_KINDS", "ReviewLabel"]
 
 #: what a label is about
 LABEL_KINDS = ("hit", "verdict", "fact", "operation")

@@ -170,9 +170,9 @@ def calibrate_labels(labels: Sequence[ReviewLabel], kind: str = "verdict") -> La
     )
 
 
-def judged_pairs(labels: Sequence[ReviewLabel], reviewer: str | None = None) -> dict[
-    tuple[str, str], dict[str, int]
-]:
+def judged_pairs(
+    labels: Sequence[ReviewLabel], reviewer: str | None = None
+) -> dict[tuple[str, str], dict[str, int]]:
     """(query id, memory id) -> reviewer -> grade: each reviewer's latest grade of each hit
     (across runs: the same query of the same dataset in another run is the same pair)."""
     out: dict[tuple[str, str], dict[str, int]] = {}

@@ -69,7 +69,8 @@ class QueueRow:
         """Its review page."""
         it = self.item
         return page_url(
-            "/review/item", run=self.run_id, subject=it.subject, task=it.task, item=it.item_id)
+            "/review/item", run=self.run_id, subject=it.subject, task=it.task, item=it.item_id
+        )
 
 
 class ReviewViews:
@@ -203,7 +204,9 @@ class ReviewViews:
         qp = request.query_params
         with self._reader() as reader:
             run_id = self._run_id(reader, qp.get("run"))
-            it = self._item(reader, run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", ""))
+            it = self._item(
+                reader, run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", "")
+            )
         with self._labels() as store:
             history = store.labels(item=(run_id, it.subject, it.task, it.item_id))
         current = current_labels(history)
@@ -233,7 +236,9 @@ class ReviewViews:
     async def _form(self, request: Request) -> dict[str, str]:
         kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if kind != "application/x-www-form-urlencoded":
-            raise HTTPException(400, "a label is posted as a form (application/x-www-form-urlencoded)")
+            raise HTTPException(
+                400, "a label is posted as a form (application/x-www-form-urlencoded)"
+            )
         body = await request.body()
         if len(body) > _MAX_FORM:
             raise HTTPException(400, f"the form is larger than {_MAX_FORM // 1024} KiB")
@@ -265,7 +270,9 @@ class ReviewViews:
         label = _label_of(form, it, run_id, self.reviewer)
         with ReviewStore(self.store) as store:
             store.add(label)
-        back = page_url("/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id)
+        back = page_url(
+            "/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id
+        )
         return RedirectResponse(f"{back}#{label.kind}-{label.target}", status_code=303)
 
 

@@ -36,9 +36,7 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "kind IN ('hit', 'verdict', 'fact', 'operation')", name="ck_review_labels_kind"
         ),
-        sa.CheckConstraint(
-            "grade IS NULL OR grade BETWEEN 0 AND 3", name="ck_review_labels_grade"
-        ),
+        sa.CheckConstraint("grade IS NULL OR grade BETWEEN 0 AND 3", name="ck_review_labels_grade"),
     )
     op.create_index(
         "idx_review_labels_item", "review_labels", ["run_id", "subject", "task", "item_id"]

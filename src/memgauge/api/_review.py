@@ -1,0 +1,78 @@
+"""People's review labels (`memgauge view --review`): read them, calibrate the machine against
+them, and turn graded hits into a dataset's judgments or the query log's golden set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memgauge.api._store import Where, read_store, require_store, resolve_resume
+from memgauge.data.review import LABEL_KINDS, ReviewLabel
+from memgauge.errors import UsageError
+from memgauge.store.querylog import import_annotations
+from memgauge.store.review import ReviewStore, current_labels
+from memgauge.track.review import LabelCalibration, calibrate_labels, labels_as_judgments
+
+__all__ = ["calibrate_review", "review_judgments", "review_labels", "review_to_golden"]
+
+
+def review_labels(
+    store: Where = None,
+    *,
+    run: str | None = None,
+    kind: str | None = None,
+    reviewer: str | None = None,
+    target: str | None = None,
+    history: bool = False,
+) -> list[ReviewLabel]:
+    """The labels people gave in `store` (read as it is, never migrated): each reviewer's
+    current one per target, or with `history` every one given, oldest first; of run `run` (its
+    id or the first characters of it), `kind`, `reviewer` and `target` (a verdict's evaluator,
+    a hit's memory id) when given."""
+    if kind is not None and kind not in LABEL_KINDS:
+        raise UsageError(f"--kind: one of {', '.join(LABEL_KINDS)}; got {kind!r}")
+    url = require_store(store)
+    run_ids = None
+    if run is not None:
+        with read_store(url) as runs:
+            run_ids = [str(resolve_resume(runs, run))]
+    with ReviewStore(url, read_only=True) as opened:
+        labels = opened.labels(run_ids=run_ids, kind=kind, reviewer=reviewer)
+    if target is not None:
+        labels = [lab for lab in labels if lab.target == target]
+    return labels if history else current_labels(labels)
+
+
+def calibrate_review(
+    store: Where = None,
+    *,
+    kind: str = "verdict",
+    run: str | None = None,
+    target: str | None = None,
+) -> LabelCalibration:
+    """The machine against people's labels of `kind` in `store`: per reviewer a confusion
+    matrix, accuracy with its Wilson interval and Cohen's kappa; between each pair of reviewers
+    Cohen's kappa on what both labelled (no LLM is called: the judge's verdict is the stored
+    one)."""
+    return calibrate_labels(review_labels(store, run=run, kind=kind, target=target), kind)
+
+
+def review_judgments(
+    store: Where = None, *, run: str | None = None, reviewer: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """The graded hits in `store` as a retrieval dataset's `judgments.jsonl` rows and the count
+    of pairs reviewers graded differently (see `track.review.labels_as_judgments`)."""
+    labels = review_labels(store, run=run, kind="hit", reviewer=reviewer, history=True)
+    return labels_as_judgments(labels, reviewer)
+
+
+def review_to_golden(db: Where, rows: Sequence[dict[str, Any]], annotator: str = "review") -> int:
+    """Store judgment rows (`review_judgments`) as manual judgments of the query log `db`, its
+    golden set (a pair already judged manually takes the new grade); how many."""
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_query.setdefault(str(row["query_id"]), []).append(
+            {"memory_id": row["memory_id"], "grade": row["grade"]}
+        )
+    graded = [{"query_id": q, "candidates": c} for q, c in by_query.items()]
+    return import_annotations(require_store(db), graded, annotator)

@@ -1,0 +1,120 @@
+"""`memgauge review`: what people labelled in `memgauge view --review`.
+
+memgauge review labels --store results.db --run RUN
+memgauge review export --store results.db --format qrels --out reviewed.qrels
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from memgauge import api
+from memgauge._util.jsonout import dumps_strict
+from memgauge.cli._common import FILE, json_option, store_option
+from memgauge.data.review import LABEL_KINDS
+from memgauge.data.trec import write_qrels
+from memgauge.errors import UsageError
+from memgauge.report import atomic_write_text
+
+__all__ = ["review"]
+
+run_option = click.option("--run", default=None, help="Only this run's labels (an id or prefix).")
+
+
+@click.group()
+def review() -> None:
+    """People's labels from `memgauge view --review`: list them, export graded hits."""
+
+
+@review.command("labels")
+@store_option
+@run_option
+@click.option("--kind", type=click.Choice(LABEL_KINDS), default=None)
+@click.option("--reviewer", default=None, metavar="NAME")
+@click.option("--history", is_flag=True, help="Every label given, not only each latest.")
+@json_option("One JSON object per label.")
+def labels_cmd(
+    store_path: str | None,
+    run: str | None,
+    kind: str | None,
+    reviewer: str | None,
+    history: bool,
+    as_json: bool,
+) -> None:
+    """Each reviewer's current label per target (with --history, every label given)."""
+    labels = api.review_labels(store_path, run=run, kind=kind, reviewer=reviewer, history=history)
+    for lab in labels:
+        if as_json:
+            click.echo(dumps_strict(lab.model_dump(), sort_keys=True))
+            continue
+        machine = "" if lab.machine is None else f" (machine: {lab.machine})"
+        note = f"  # {lab.note}" if lab.note else ""
+        click.echo(
+            f"{lab.created_at} {lab.reviewer}: {lab.run_id} {lab.subject}/{lab.task}/"
+            f"{lab.item_id} {lab.kind} {lab.target} = {lab.value}{machine}{note}"
+        )
+    if not as_json:
+        click.echo(f"{len(labels)} label(s)", err=True)
+
+
+@review.command("export")
+@store_option
+@run_option
+@click.option("--reviewer", default=None, metavar="NAME", help="Only this reviewer's grades.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["judgments", "qrels"]),
+    default="judgments",
+    show_default=True,
+    help="judgments: a retrieval dataset's judgments.jsonl; qrels: TREC qrels.",
+)
+@click.option("--out", "out", type=FILE, default=None, help="The file to write.")
+@click.option(
+    "--to-golden",
+    "golden",
+    default=None,
+    metavar="STORE",
+    help="Also store them as manual judgments in this store's query log (its golden set).",
+)
+def export_cmd(
+    store_path: str | None,
+    run: str | None,
+    reviewer: str | None,
+    fmt: str,
+    out: Path | None,
+    golden: str | None,
+) -> None:
+    """Write the graded hits as judgments (query id = the item's id): with --reviewer that
+    reviewer's latest grades; else, where reviewers graded a pair differently, the lower
+    median of their grades (the count of such pairs is printed)."""
+    if out is None and golden is None:
+        raise click.UsageError("give --out FILE, --to-golden STORE, or both")
+    rows, conflicts = api.review_judgments(store_path, run=run, reviewer=reviewer)
+    if out is not None:
+        if fmt == "qrels":
+            qrels: dict[str, dict[str, int]] = {}
+            for r in rows:
+                if any(
+                    not v or any(c.isspace() for c in v) for v in (r["query_id"], r["memory_id"])
+                ):
+                    raise UsageError(
+                        f"query {r['query_id']!r} / memory {r['memory_id']!r}: a qrels id is"
+                        " one word; export --format judgments instead"
+                    )
+                qrels.setdefault(r["query_id"], {})[r["memory_id"]] = r["grade"]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_qrels(out, qrels)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    stored = None
+    if golden is not None:
+        stored = api.review_to_golden(golden, rows, reviewer or "review")
+    summary = {"judgments": len(rows), "reviewers_differ": conflicts}
+    if stored is not None:
+        summary["golden"] = stored
+    click.echo(dumps_strict(summary, sort_keys=True))
