@@ -21,10 +21,13 @@ _TARGET = ("run_id", "subject", "task", "item_id", "kind", "target", "reviewer")
 
 
 def current_labels(labels: Sequence[ReviewLabel]) -> list[ReviewLabel]:
-    """Each reviewer's latest label per target, of `labels` in the order they were given."""
+    """Each reviewer's latest label per target, of `labels` (oldest first), in the order those
+    latest ones were given."""
     latest: dict[tuple[str, ...], ReviewLabel] = {}
     for label in labels:
-        latest[tuple(str(getattr(label, f)) for f in _TARGET)] = label
+        key = tuple(str(getattr(label, f)) for f in _TARGET)
+        latest.pop(key, None)  # re-inserted: at the place of its latest label
+        latest[key] = label
     return list(latest.values())
 
 
