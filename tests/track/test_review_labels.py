@@ -1,0 +1,170 @@
+"""What review labels feed: `memgauge judge calibrate --from-store` (Cohen's kappa of the stored
+verdicts against each reviewer, and between reviewers; values worked by hand below) and
+`memgauge review export` (graded hits as judgments.jsonl, TREC qrels, and the query log's
+golden set)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.review import ReviewLabel
+from memgauge.store.review import ReviewStore
+
+
+def _add(db: Path, reviewer: str, item: str, kind: str, value: str, machine: str | None) -> None:
+    fields: dict[str, Any] = (
+        {"grade": int(value), "target": "m" + machine} if kind == "hit" else {"label": value}
+    )
+    if kind == "verdict":
+        fields["target"] = "qa-judge"
+    with ReviewStore(db) as store:
+        store.add(
+            ReviewLabel(
+                run_id="r1",
+                subject="s",
+                task="t",
+                item_id=item,
+                kind=kind,  # type: ignore[arg-type]
+                reviewer=reviewer,
+                machine=None if kind == "hit" else machine,
+                **fields,
+            )
+        )
+
+
+def _out(argv: list[str], code: int = 0) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == code
+    return buf.getvalue()
+
+
+@pytest.fixture
+def verdicts(tmp_path: Path) -> Path:
+    """The judge said pass, fail, fail, fail on i1-i4.
+
+    alice (her first label on i3, pass, superseded by fail): pass, pass, fail, fail.
+      p_o = 3/4; her marginals pass 1/2, fail 1/2; the judge's 1/4, 3/4;
+      p_e = 1/2 * 1/4 + 1/2 * 3/4 = 1/2; kappa = (3/4 - 1/2) / (1 - 1/2) = 0.5.
+    bob, on i1-i3: pass, fail, fail, as the judge: kappa 1 (p_o 1, p_e 5/9).
+    alice vs bob on i1-i3: (pass, pass), (pass, fail), (fail, fail): p_o = 2/3;
+      alice pass 2/3, fail 1/3; bob pass 1/3, fail 2/3; p_e = 2/9 + 2/9 = 4/9;
+      kappa = (2/3 - 4/9) / (5/9) = 0.4.
+    """
+    db = tmp_path / "labels.db"
+    judge = {"i1": "pass", "i2": "fail", "i3": "fail", "i4": "fail"}
+    _add(db, "alice", "i3", "verdict", "pass", judge["i3"])
+    for item, value in zip(judge, ("pass", "pass", "fail", "fail"), strict=True):
+        _add(db, "alice", item, "verdict", value, judge[item])
+    for item, value in zip(("i1", "i2", "i3"), ("pass", "fail", "fail"), strict=True):
+        _add(db, "bob", item, "verdict", value, judge[item])
+    return db
+
+
+def test_calibrate_from_store_gives_kappa_per_reviewer_and_between_them(verdicts: Path) -> None:
+    report = json.loads(
+        _out(["judge", "calibrate", "--from-store", "--store", str(verdicts), "--json"])
+    )
+    alice, bob = report["per_reviewer"]["alice"], report["per_reviewer"]["bob"]
+    assert (alice["n"], alice["accuracy"], alice["cohen_kappa"]) == (4, 0.75, pytest.approx(0.5))
+    assert alice["confusion"] == [[2, 0], [1, 1]]  # rows: reviewer fail, pass; columns: judge
+    assert (bob["n"], bob["accuracy"], bob["cohen_kappa"]) == (3, 1.0, pytest.approx(1.0))
+    [pair] = report["between"]
+    assert (pair["a"], pair["b"], pair["n"]) == ("alice", "bob", 3)
+    assert pair["kappa"] == pytest.approx(0.4)
+    text = _out(["judge", "calibrate", "--from-store", "--store", str(verdicts)])
+    assert "alice vs bob: Cohen's kappa 0.400 on 3 labelled by both" in text
+    # no labels of a kind: n/a with its count, not 0
+    empty = json.loads(
+        _out(
+            [
+                "judge",
+                "calibrate",
+                "--from-store",
+                "--store",
+                str(verdicts),
+                "--kind",
+                "fact",
+                "--json",
+            ]
+        )
+    )
+    assert empty == {"between": [], "kind": "fact", "n_without_machine": 0, "per_reviewer": {}}
+    assert "n/a (0 labelled)" in _out(
+        ["judge", "calibrate", "--from-store", "--store", str(verdicts), "--kind", "fact"]
+    )
+
+
+def test_calibrate_needs_labels_and_a_judge_or_the_store(
+    verdicts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judge", "calibrate"]) == 2
+    assert "--from-store" in capsys.readouterr().err
+    labels = tmp_path / "l.jsonl"
+    labels.write_text("")
+    argv = ["judge", "calibrate", str(labels), "--from-store", "--store", str(verdicts)]
+    assert main(argv) == 2
+    assert "drop LABELS" in capsys.readouterr().err
+
+
+@pytest.fixture
+def grades(tmp_path: Path) -> Path:
+    """q1: alice grades m1 3, m2 1; bob m1 3, m2 3 (then, first, 0: superseded); q2: bob m9 2."""
+    db = tmp_path / "grades.db"
+    _add(db, "alice", "q1", "hit", "3", "1")
+    _add(db, "alice", "q1", "hit", "1", "2")
+    _add(db, "bob", "q1", "hit", "0", "2")
+    _add(db, "bob", "q1", "hit", "3", "2")
+    _add(db, "bob", "q1", "hit", "3", "1")
+    _add(db, "bob", "q2", "hit", "2", "9")
+    return db
+
+
+def test_export_writes_judgments_and_qrels_with_the_conservative_grade(
+    grades: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "j.jsonl"
+    summary = json.loads(_out(["review", "export", "--store", str(grades), "--out", str(out)]))
+    assert summary == {"judgments": 3, "reviewers_differ": 1}
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        {"grade": 3, "memory_id": "m1", "query_id": "q1"},
+        {"grade": 1, "memory_id": "m2", "query_id": "q1"},  # alice 1, bob 3: the lower
+        {"grade": 2, "memory_id": "m9", "query_id": "q2"},
+    ]
+    qrels = tmp_path / "r.qrels"
+    argv = ["review", "export", "--store", str(grades), "--format", "qrels", "--out", str(qrels)]
+    _out([*argv, "--reviewer", "bob"])
+    assert qrels.read_text() == "q1 0 m1 3\nq1 0 m2 3\nq2 0 m9 2\n"
+
+
+def test_export_to_golden_stores_manual_judgments(grades: Path) -> None:
+    summary = json.loads(
+        _out(
+            [
+                "review",
+                "export",
+                "--store",
+                str(grades),
+                "--to-golden",
+                str(grades),
+                "--reviewer",
+                "alice",
+            ]
+        )
+    )
+    assert summary == {"golden": 2, "judgments": 2, "reviewers_differ": 0}
+    conn = sqlite3.connect(grades)
+    rows = conn.execute(
+        "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
+        " ORDER BY memory_id"
+    ).fetchall()
+    conn.close()
+    assert rows == [("q1", "m1", 3, "manual", "alice"), ("q1", "m2", 1, "manual", "alice")]
