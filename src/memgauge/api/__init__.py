@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from memgauge.api._review import review_judgments as review_judgments
     from memgauge.api._review import review_labels as review_labels
     from memgauge.api._review import review_to_golden as review_to_golden
+    from memgauge.api._review import write_judgments as write_judgments
     from memgauge.api._runfiles import RunFile as RunFile
     from memgauge.api._runfiles import write_run_files as write_run_files
     from memgauge.api._runs import RunConfig as RunConfig
@@ -110,6 +111,8 @@ if TYPE_CHECKING:
     from memgauge.data.records import ItemRecord as ItemRecord
     from memgauge.data.records import RunRecord as RunRecord
     from memgauge.data.records import RunSummary as RunSummary
+    from memgauge.data.review import LABEL_KINDS as LABEL_KINDS
+    from memgauge.data.review import ReviewLabel as ReviewLabel
     from memgauge.metrics import CONVENTIONS as CONVENTIONS
     from memgauge.metrics import MetricConfig as MetricConfig
     from memgauge.metrics import parse_measure as parse_measure

@@ -3,17 +3,27 @@ them, and turn graded hits into a dataset's judgments or the query log's golden 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.review import LABEL_KINDS, ReviewLabel
+from memgauge.data.trec import write_qrels
 from memgauge.errors import UsageError
 from memgauge.store.querylog import import_annotations
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.track.review import LabelCalibration, calibrate_labels, labels_as_judgments
 
-__all__ = ["calibrate_review", "review_judgments", "review_labels", "review_to_golden"]
+__all__ = [
+    "calibrate_review",
+    "review_judgments",
+    "review_labels",
+    "review_to_golden",
+    "write_judgments",
+]
 
 
 def review_labels(
@@ -76,3 +86,23 @@ def review_to_golden(db: Where, rows: Sequence[dict[str, Any]], annotator: str =
         )
     graded = [{"query_id": q, "candidates": c} for q, c in by_query.items()]
     return import_annotations(require_store(db), graded, annotator)
+
+
+def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgments") -> None:
+    """Write judgment rows to `out`, atomically: `judgments` a retrieval dataset's
+    `judgments.jsonl`, `qrels` a TREC qrels file (a UsageError for an id a qrels line cannot
+    hold: empty, or with white space)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "judgments":
+        atomic_write_text(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        return
+    qrels: dict[str, dict[str, int]] = {}
+    for r in rows:
+        ids = (str(r["query_id"]), str(r["memory_id"]))
+        if any(not v or any(c.isspace() for c in v) for v in ids):
+            raise UsageError(
+                f"query {ids[0]!r} / memory {ids[1]!r}: a qrels id is one word; export"
+                " --format judgments instead"
+            )
+        qrels.setdefault(ids[0], {})[ids[1]] = int(r["grade"])
+    write_qrels(out, qrels)

@@ -20,7 +20,6 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
-from memgauge.data.review import LABEL_KINDS
 from memgauge.errors import SubjectError, UsageError
 
 __all__ = ["judge"]
@@ -49,7 +48,7 @@ def judge() -> None:
 @click.option("--run", default=None, help="With --from-store: only this run's labels.")
 @click.option(
     "--kind",
-    type=click.Choice(LABEL_KINDS),
+    type=click.Choice(api.LABEL_KINDS),
     default="verdict",
     show_default=True,
     help="With --from-store: which labels (verdicts, hit grades, facts, operation decisions).",

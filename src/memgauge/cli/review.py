@@ -6,7 +6,6 @@ memgauge review export --store results.db --format qrels --out reviewed.qrels
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -14,10 +13,6 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import FILE, json_option, store_option
-from memgauge.data.review import LABEL_KINDS
-from memgauge.data.trec import write_qrels
-from memgauge.errors import UsageError
-from memgauge.report import atomic_write_text
 
 __all__ = ["review"]
 
@@ -32,7 +27,7 @@ def review() -> None:
 @review.command("labels")
 @store_option
 @run_option
-@click.option("--kind", type=click.Choice(LABEL_KINDS), default=None)
+@click.option("--kind", type=click.Choice(api.LABEL_KINDS), default=None)
 @click.option("--reviewer", default=None, metavar="NAME")
 @click.option("--history", is_flag=True, help="Every label given, not only each latest.")
 @json_option("One JSON object per label.")
@@ -95,22 +90,7 @@ def export_cmd(
         raise click.UsageError("give --out FILE, --to-golden STORE, or both")
     rows, conflicts = api.review_judgments(store_path, run=run, reviewer=reviewer)
     if out is not None:
-        if fmt == "qrels":
-            qrels: dict[str, dict[str, int]] = {}
-            for r in rows:
-                if any(
-                    not v or any(c.isspace() for c in v) for v in (r["query_id"], r["memory_id"])
-                ):
-                    raise UsageError(
-                        f"query {r['query_id']!r} / memory {r['memory_id']!r}: a qrels id is"
-                        " one word; export --format judgments instead"
-                    )
-                qrels.setdefault(r["query_id"], {})[r["memory_id"]] = r["grade"]
-            out.parent.mkdir(parents=True, exist_ok=True)
-            write_qrels(out, qrels)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        api.write_judgments(rows, out, fmt)
     stored = None
     if golden is not None:
         stored = api.review_to_golden(golden, rows, reviewer or "review")
