@@ -15,15 +15,63 @@ from memgauge.data.trec import write_qrels
 from memgauge.errors import UsageError
 from memgauge.store.querylog import import_annotations
 from memgauge.store.review import ReviewStore, current_labels
-from memgauge.track.review import LabelCalibration, calibrate_labels, labels_as_judgments
+from memgauge.store.run_pages import RunReader
+from memgauge.track.review import (
+    LabelCalibration,
+    calibrate_labels,
+    labels_as_judgments,
+    make_label,
+)
 
 __all__ = [
+    "add_review_label",
     "calibrate_review",
     "review_judgments",
     "review_labels",
     "review_to_golden",
     "write_judgments",
 ]
+
+
+def add_review_label(
+    store: Where,
+    run: str,
+    subject: str,
+    task: str,
+    item: str,
+    *,
+    reviewer: str,
+    kind: str,
+    target: str = "",
+    grade: int | None = None,
+    action: str | None = None,
+    label: str | None = None,
+    note: str = "",
+) -> ReviewLabel:
+    """Add `reviewer`'s label to `store`, as `memgauge view --review` does: a hit's `grade`,
+    a verdict's `action` (confirm or override), a fact's (correct, incorrect) or an operation
+    decision's (right, wrong) `label`; recorded with what the machine said of it then. The item
+    is read from the run (`run`: its id or the first characters of it); a UsageError for an
+    item, target or value that is not there or does not fit."""
+    url = require_store(store)
+    with RunReader(url) as runs:
+        run_id = str(resolve_resume(runs, run))
+        found = runs.item(run_id, subject, task, item)
+    if found is None:
+        raise UsageError(f"run {run_id} has no item {item!r} of subject {subject!r}, task {task!r}")
+    made = make_label(
+        found,
+        run_id,
+        reviewer,
+        kind=kind,
+        target=target,
+        grade=grade,
+        action=action,
+        label=label,
+        note=note,
+    )
+    with ReviewStore(url) as opened:
+        return opened.add(made)
 
 
 def review_labels(

@@ -15,9 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from memgauge.aggregates.hits import hits_of
 from memgauge.data.records import ItemRecord, ScoreRecord
 from memgauge.data.review import ReviewLabel
+from memgauge.errors import UsageError
 from memgauge.scorers.extraction import facts_of
 from memgauge.stats.agreement import Calibration, calibrate, cohen_kappa
 from memgauge.store.review import current_labels
@@ -29,6 +32,7 @@ __all__ = [
     "item_targets",
     "judged_pairs",
     "labels_as_judgments",
+    "make_label",
     "verdicts_disagree",
 ]
 
@@ -104,6 +108,58 @@ def item_targets(item: ItemRecord) -> list[Target]:
     out.extend(_fact_targets(item))
     out.extend(_operation_target(item))
     return out
+
+
+def make_label(
+    item: ItemRecord,
+    run_id: str,
+    reviewer: str,
+    *,
+    kind: str,
+    target: str = "",
+    grade: int | str | None = None,
+    action: str | None = None,
+    label: str | None = None,
+    note: str = "",
+) -> ReviewLabel:
+    """`reviewer`'s label of `target` on `item` of run `run_id`, with what the machine said of
+    it: a hit's `grade` (0-3), a verdict's `action` (confirm: the verdict's own pass/fail;
+    override: the other), a fact's or a decision's `label`. A UsageError naming what is wrong
+    for a target the item does not have or a value its kind does not take."""
+    found = next((t for t in item_targets(item) if (t.kind, t.target) == (kind, target)), None)
+    if found is None:
+        raise UsageError(f"this item has no {kind or 'label kind'} {target!r} to label")
+    fields: dict[str, Any] = {}
+    if kind == "hit":
+        if str(grade) not in ("0", "1", "2", "3"):
+            raise UsageError(f"a hit's grade is 0, 1, 2 or 3; got {grade!r}")
+        fields["grade"] = int(str(grade))
+    elif kind == "verdict":
+        if action not in ("confirm", "override"):
+            raise UsageError(f"a verdict is confirmed or overridden; got {action!r}")
+        if found.machine is None:
+            raise UsageError("this verdict has no pass/fail to confirm or override")
+        flip = {"pass": "fail", "fail": "pass"}
+        fields["label"] = found.machine if action == "confirm" else flip[found.machine]
+    else:
+        fields["label"] = label or ""
+    try:
+        return ReviewLabel(
+            run_id=run_id,
+            subject=item.subject,
+            task=item.task,
+            item_id=item.item_id,
+            kind=kind,
+            target=target,
+            reviewer=reviewer,
+            machine=found.machine,
+            note=note,
+            **fields,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(f"{where + ': ' if where else ''}{first['msg']}") from None
 
 
 def verdicts_disagree(item: ItemRecord) -> bool:

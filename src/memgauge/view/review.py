@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -37,10 +36,11 @@ from starlette.routing import Route
 
 from memgauge.data.records import ItemRecord
 from memgauge.data.review import LABELS, ReviewLabel
+from memgauge.errors import UsageError
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
-from memgauge.track.review import Target, item_targets, verdicts_disagree
+from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
 from memgauge.view.render import NAV, page_url, render
 
 __all__ = ["COOKIE", "ReviewViews"]
@@ -267,51 +267,23 @@ class ReviewViews:
             it = self._item(
                 reader, run_id, form.get("subject", ""), form.get("task", ""), form.get("item", "")
             )
-        label = _label_of(form, it, run_id, self.reviewer)
+        try:
+            label = make_label(
+                it,
+                run_id,
+                self.reviewer,
+                kind=form.get("kind", ""),
+                target=form.get("target", ""),
+                grade=form.get("grade"),
+                action=form.get("action"),
+                label=form.get("label"),
+                note=form.get("note", ""),
+            )
+        except UsageError as exc:
+            raise HTTPException(400, str(exc)) from None
         with ReviewStore(self.store) as store:
             store.add(label)
         back = page_url(
             "/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id
         )
         return RedirectResponse(f"{back}#{label.kind}-{label.target}", status_code=303)
-
-
-def _label_of(form: dict[str, str], it: ItemRecord, run_id: str, reviewer: str) -> ReviewLabel:
-    """The label a form gives, checked against the item's targets (a 400 naming what is
-    wrong)."""
-    kind, target = form.get("kind", ""), form.get("target", "")
-    found = next((t for t in item_targets(it) if (t.kind, t.target) == (kind, target)), None)
-    if found is None:
-        raise HTTPException(400, f"this item has no {kind or 'label kind'} {target!r} to label")
-    fields: dict[str, Any] = {}
-    if kind == "hit":
-        grade = form.get("grade", "")
-        if grade not in ("0", "1", "2", "3"):
-            raise HTTPException(400, f"a hit's grade is 0, 1, 2 or 3; got {grade!r}")
-        fields["grade"] = int(grade)
-    elif kind == "verdict":
-        action = form.get("action", "")
-        if action not in ("confirm", "override"):
-            raise HTTPException(400, f"a verdict is confirmed or overridden; got {action!r}")
-        if found.machine is None:
-            raise HTTPException(400, "this verdict has no pass/fail to confirm or override")
-        flip = {"pass": "fail", "fail": "pass"}
-        fields["label"] = found.machine if action == "confirm" else flip[found.machine]
-    else:
-        fields["label"] = form.get("label", "")
-    try:
-        return ReviewLabel(
-            run_id=run_id,
-            subject=it.subject,
-            task=it.task,
-            item_id=it.item_id,
-            kind=kind,
-            target=target,
-            reviewer=reviewer,
-            machine=found.machine,
-            note=form.get("note", ""),
-            **fields,
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise HTTPException(400, f"{first['msg']}") from None
