@@ -35,11 +35,11 @@ __all__ = [
 
 def add_review_label(
     store: Where,
-    run: str,
     subject: str,
     task: str,
     item: str,
     *,
+    run: str | None = None,
     reviewer: str,
     kind: str,
     target: str = "",
@@ -51,11 +51,18 @@ def add_review_label(
     """Add `reviewer`'s label to `store`, as `memgauge view --review` does: a hit's `grade`,
     a verdict's `action` (confirm or override), a fact's (correct, incorrect) or an operation
     decision's (right, wrong) `label`; recorded with what the machine said of it then. The item
-    is read from the run (`run`: its id or the first characters of it); a UsageError for an
-    item, target or value that is not there or does not fit."""
+    is read from the run (`run`: its id or the first characters of it; None: the newest run,
+    as the review queue opens on); a UsageError for an item, target or value that is not there
+    or does not fit."""
     url = require_store(store)
     with RunReader(url) as runs:
-        run_id = str(resolve_resume(runs, run))
+        if run is None:
+            newest = runs.runs_overview()
+            if not newest:
+                raise UsageError(f"no run in {url} to label")
+            run_id = str(newest[0]["run_id"])
+        else:
+            run_id = str(resolve_resume(runs, run))
         found = runs.item(run_id, subject, task, item)
     if found is None:
         raise UsageError(f"run {run_id} has no item {item!r} of subject {subject!r}, task {task!r}")
