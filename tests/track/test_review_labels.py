@@ -19,7 +19,9 @@ from memgauge.data.review import ReviewLabel
 from memgauge.store.review import ReviewStore
 
 
-def _add(db: Path, reviewer: str, item: str, kind: str, value: str, machine: str | None) -> None:
+def _add(
+    db: Path | str, reviewer: str, item: str, kind: str, value: str, machine: str | None
+) -> None:
     fields: dict[str, Any] = (
         {"grade": int(value), "target": "m" + machine} if kind == "hit" else {"label": value}
     )
@@ -168,3 +170,25 @@ def test_export_to_golden_stores_manual_judgments(grades: Path) -> None:
     ).fetchall()
     conn.close()
     assert rows == [("q1", "m1", 3, "manual", "alice"), ("q1", "m2", 1, "manual", "alice")]
+
+
+def test_labels_and_calibration_on_either_dialect(store_where: str) -> None:
+    """The same labels give the same kappa on SQLite and PostgreSQL, and stay in the order
+    given (a serial id on both)."""
+    from memgauge import api
+
+    judge = {"i1": "pass", "i2": "fail"}
+    for reviewer, labels in (("alice", ("pass", "pass")), ("bob", ("pass", "fail"))):
+        for item, value in zip(judge, labels, strict=True):
+            _add(store_where, reviewer, item, "verdict", value, judge[item])
+    report = api.calibrate_review(store_where)
+    assert report.per_reviewer["bob"].kappa == pytest.approx(1.0)
+    assert report.per_reviewer["alice"].accuracy == 0.5
+    assert report.between == [{"a": "alice", "b": "bob", "n": 2, "kappa": 0.0}]
+    history = api.review_labels(store_where, history=True)
+    assert [(x.reviewer, x.item_id) for x in history] == [
+        ("alice", "i1"),
+        ("alice", "i2"),
+        ("bob", "i1"),
+        ("bob", "i2"),
+    ]

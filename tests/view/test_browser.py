@@ -646,8 +646,10 @@ def test_review_a_hit_and_a_verdict_by_clicking(
         run = viewer_store.retrieval
         page.goto(f"{srv.url}/review?run={run}")
         assert page.inner_text("#reviewer") == "alice"
+        _layout_ok(page)
         page.click("a.review-link >> nth=0")
         page.wait_for_selector("table.review-hits")
+        _layout_ok(page)
         row = page.locator("table.review-hits tbody tr").first
         memory = row.locator("td").nth(1).inner_text()
         row.locator("input[name=grade][value='2']").check()

@@ -355,3 +355,18 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0
     assert calls[-1]["reviewer"] is None
+
+
+def test_a_nul_byte_in_a_review_parameter_is_a_400(db: Path, viewer_store: ViewerStore) -> None:
+    run = viewer_store.judged[0]
+    alice = _client(db, "alice")
+    nul = "x\x00y"
+    for url in (
+        "/review?" + urlencode({"run": nul}),
+        "/review?" + urlencode({"run": run, "category": nul}),
+        _item_url(run, "memory", "recall", nul),
+        _item_url(nul, "memory", "recall", "q1"),
+    ):
+        r = alice.get(url)
+        assert r.status_code == 400, url
+        assert "NUL" in r.text
