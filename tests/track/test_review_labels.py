@@ -147,7 +147,18 @@ def test_export_writes_judgments_and_qrels_with_the_conservative_grade(
     assert qrels.read_text() == "q1 0 m1 3\nq1 0 m2 3\nq2 0 m9 2\n"
 
 
-def test_export_to_golden_stores_manual_judgments(grades: Path) -> None:
+def test_export_to_golden_stores_manual_judgments_of_logged_queries(grades: Path) -> None:
+    """Only a logged query's judgments join the golden set (`logs import-annotations`' rule):
+    q2 was never logged, so bob's grade of it is counted apart, not stored."""
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(grades)
+    log.query("what code does item 1 have", query_id="q1", result_ids=["m1", "m2"])
+    log.close()
+    summary = json.loads(
+        _out(["review", "export", "--store", str(grades), "--to-golden", str(grades)])
+    )
+    assert summary == {"golden": 2, "judgments": 3, "not_logged": 1, "reviewers_differ": 1}
     summary = json.loads(
         _out(
             [
@@ -162,7 +173,7 @@ def test_export_to_golden_stores_manual_judgments(grades: Path) -> None:
             ]
         )
     )
-    assert summary == {"golden": 2, "judgments": 2, "reviewers_differ": 0}
+    assert summary == {"golden": 2, "judgments": 2, "not_logged": 0, "reviewers_differ": 0}
     conn = sqlite3.connect(grades)
     rows = conn.execute(
         "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
@@ -192,3 +203,44 @@ def test_labels_and_calibration_on_either_dialect(store_where: str) -> None:
         ("bob", "i1"),
         ("bob", "i2"),
     ]
+
+
+def test_fill_pool_grades_an_annotation_pool_from_the_review(grades: Path, tmp_path: Path) -> None:
+    """A pool as `logs annotate` writes it: m1 already graded by hand (kept), m2 reviewed
+    (alice 1, bob 3: 1), m7 reviewed by nobody (left for a person); then imported."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(
+        json.dumps(
+            {
+                "query_id": "q1",
+                "query": "what code",
+                "candidates": [
+                    {"memory_id": "m1", "grade": 2, "text": "a"},
+                    {"memory_id": "m2", "grade": None, "text": "b"},
+                    {"memory_id": "m7", "grade": None, "text": "c"},
+                ],
+            }
+        )
+        + "\n"
+    )
+    out = tmp_path / "filled.jsonl"
+    summary = json.loads(
+        _out(["review", "fill-pool", str(pool), "--store", str(grades), "--out", str(out)])
+    )
+    assert summary == {"filled": 1, "reviewers_differ": 1, "ungraded": 1}
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["query"] == "what code"  # the pool's other fields kept
+    assert [(c["memory_id"], c["grade"], c["text"]) for c in record["candidates"]] == [
+        ("m1", 2, "a"),
+        ("m2", 1, "b"),
+        ("m7", None, "c"),
+    ]
+    # the pool's query is a logged one, as `logs annotate` pooled it
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(grades)
+    log.query("what code", query_id="q1", result_ids=["m1", "m2", "m7"])
+    log.close()
+    assert json.loads(_out(["logs", "import-annotations", str(grades), str(out)])) == {
+        "judgments": 2
+    }

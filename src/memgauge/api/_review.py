@@ -13,7 +13,7 @@ from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.review import LABEL_KINDS, ReviewLabel
 from memgauge.data.trec import write_qrels
 from memgauge.errors import UsageError
-from memgauge.store.querylog import import_annotations
+from memgauge.store.querylog import import_annotations, unknown_query_ids
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.track.review import (
@@ -26,6 +26,7 @@ from memgauge.track.review import (
 __all__ = [
     "add_review_label",
     "calibrate_review",
+    "fill_annotation_pool",
     "review_judgments",
     "review_labels",
     "review_to_golden",
@@ -131,16 +132,26 @@ def review_judgments(
     return labels_as_judgments(labels, reviewer)
 
 
-def review_to_golden(db: Where, rows: Sequence[dict[str, Any]], annotator: str = "review") -> int:
-    """Store judgment rows (`review_judgments`) as manual judgments of the query log `db`, its
-    golden set (a pair already judged manually takes the new grade); how many."""
+def review_to_golden(
+    db: Where, rows: Sequence[dict[str, Any]], annotator: str = "review"
+) -> tuple[int, int]:
+    """Store judgment rows (`review_judgments`) of the queries logged in query log `db` as its
+    manual judgments, the golden set's (a pair already judged manually takes the new grade), as
+    `memgauge logs import-annotations` stores a pool's; a row of a query never logged there is
+    left out and counted, as that command refuses one. Returns (stored, not logged)."""
+    url = require_store(db)
+    unknown = unknown_query_ids(url, [str(r["query_id"]) for r in rows])
     by_query: dict[str, list[dict[str, Any]]] = {}
+    skipped = 0
     for row in rows:
+        if str(row["query_id"]) in unknown:
+            skipped += 1
+            continue
         by_query.setdefault(str(row["query_id"]), []).append(
             {"memory_id": row["memory_id"], "grade": row["grade"]}
         )
     graded = [{"query_id": q, "candidates": c} for q, c in by_query.items()]
-    return import_annotations(require_store(db), graded, annotator)
+    return import_annotations(url, graded, annotator), skipped
 
 
 def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgments") -> None:
@@ -161,3 +172,25 @@ def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgm
             )
         qrels.setdefault(ids[0], {})[ids[1]] = int(r["grade"])
     write_qrels(out, qrels)
+
+
+def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) -> tuple[int, int]:
+    """Write annotation pool `pool` (as `memgauge logs annotate` wrote it) to `out` with each
+    candidate that has no grade yet given the reviewed grade of its (query, memory) in `rows`
+    (`review_judgments`); a grade already in the pool is kept. Returns (filled, still
+    ungraded): `memgauge logs import-annotations` then stores the filled pool."""
+    from memgauge.data.jsonio import read_records
+    from memgauge.online.annotations import GradedQuery
+
+    graded = {(str(r["query_id"]), str(r["memory_id"])): int(r["grade"]) for r in rows}
+    records = read_records(pool, GradedQuery)
+    filled = left = 0
+    for record in records:
+        for c in record.candidates:
+            if c.grade is None:
+                c.grade = graded.get((record.query_id, str(c.memory_id)))
+                filled += c.grade is not None
+            left += c.grade is None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, "".join(r.model_dump_json() + "\n" for r in records))
+    return filled, left

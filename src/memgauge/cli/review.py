@@ -12,7 +12,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import FILE, json_option, store_option
+from memgauge.cli._common import EXISTING_FILE, FILE, json_option, store_option
 
 __all__ = ["review"]
 
@@ -21,7 +21,8 @@ run_option = click.option("--run", default=None, help="Only this run's labels (a
 
 @click.group()
 def review() -> None:
-    """People's labels from `memgauge view --review`: list them, export graded hits."""
+    """People's labels from `memgauge view --review`: list them, export graded hits, fill an
+    annotation pool's grades."""
 
 
 @review.command("labels")
@@ -73,7 +74,8 @@ def labels_cmd(
     "golden",
     default=None,
     metavar="STORE",
-    help="Also store them as manual judgments in this store's query log (its golden set).",
+    help="Also store them as manual judgments in this store's query log (its golden set);"
+    " only a logged query's (the rest are counted as not_logged).",
 )
 def export_cmd(
     store_path: str | None,
@@ -91,10 +93,30 @@ def export_cmd(
     rows, conflicts = api.review_judgments(store_path, run=run, reviewer=reviewer)
     if out is not None:
         api.write_judgments(rows, out, fmt)
-    stored = None
-    if golden is not None:
-        stored = api.review_to_golden(golden, rows, reviewer or "review")
     summary = {"judgments": len(rows), "reviewers_differ": conflicts}
-    if stored is not None:
-        summary["golden"] = stored
+    if golden is not None:
+        summary["golden"], summary["not_logged"] = api.review_to_golden(
+            golden, rows, reviewer or "review"
+        )
     click.echo(dumps_strict(summary, sort_keys=True))
+
+
+@review.command("fill-pool")
+@click.argument("pool", type=EXISTING_FILE)
+@store_option
+@run_option
+@click.option("--reviewer", default=None, metavar="NAME", help="Only this reviewer's grades.")
+@click.option("--out", "out", type=FILE, required=True, help="The filled pool to write.")
+def fill_pool_cmd(
+    pool: Path, store_path: str | None, run: str | None, reviewer: str | None, out: Path
+) -> None:
+    """Fill the grades of annotation pool POOL (`memgauge logs annotate`) from the graded hits
+    of the review (the same (query, memory); a grade already in POOL is kept), for `memgauge
+    logs import-annotations`; prints how many were filled and how many are left to grade."""
+    rows, conflicts = api.review_judgments(store_path, run=run, reviewer=reviewer)
+    filled, left = api.fill_annotation_pool(pool, rows, out)
+    click.echo(
+        dumps_strict(
+            {"filled": filled, "ungraded": left, "reviewers_differ": conflicts}, sort_keys=True
+        )
+    )
