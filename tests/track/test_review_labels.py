@@ -244,3 +244,19 @@ def test_fill_pool_grades_an_annotation_pool_from_the_review(grades: Path, tmp_p
     assert json.loads(_out(["logs", "import-annotations", str(grades), str(out)])) == {
         "judgments": 2
     }
+
+
+def test_overrides_become_learnings_once(
+    verdicts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice's current labels override the judge on i2 (pass where it failed) only (her
+    override of i3 she took back); bob agrees throughout: one learning, stored once."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    argv = ["review", "learn", "--store", str(verdicts)]
+    assert json.loads(_out(argv)) == {"already": 0, "stored": 1}
+    assert json.loads(_out(argv)) == {"already": 1, "stored": 0}
+    found = _out(["learnings", "query", "reviewer override qa-judge verdict"])
+    assert 'Reviewer override of a verdict ("t/qa-judge", subject s, item i2, run r1)' in found
+    assert "- The machine said: fail" in found
+    assert "- Reviewer alice says: pass" in found
+    assert "item i3" not in found

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from memgauge.api._review import add_review_label as add_review_label
     from memgauge.api._review import calibrate_review as calibrate_review
     from memgauge.api._review import fill_annotation_pool as fill_annotation_pool
+    from memgauge.api._review import learn_from_review as learn_from_review
     from memgauge.api._review import review_judgments as review_judgments
     from memgauge.api._review import review_labels as review_labels
     from memgauge.api._review import review_to_golden as review_to_golden

@@ -21,12 +21,14 @@ from memgauge.track.review import (
     calibrate_labels,
     labels_as_judgments,
     make_label,
+    override_memories,
 )
 
 __all__ = [
     "add_review_label",
     "calibrate_review",
     "fill_annotation_pool",
+    "learn_from_review",
     "review_judgments",
     "review_labels",
     "review_to_golden",
@@ -194,3 +196,28 @@ def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) 
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, "".join(r.model_dump_json() + "\n" for r in records))
     return filled, left
+
+
+def learn_from_review(
+    store: Where = None,
+    *,
+    run: str | None = None,
+    learnings: str | Path | None = None,
+    learn_into: str | None = None,
+) -> tuple[int, int]:
+    """Store each current override in `store` (a reviewer who said otherwise than a verdict,
+    the extraction scorer or the operation checks) as a learning in the learnings memory, where
+    `memgauge gate` stores its failure memories (`learnings`: its file, default
+    MEMGAUGE_HOME/learnings.db; `learn_into`: another memory, as `--learn-into` takes it).
+    Returns (stored now, held already)."""
+    from memgauge.subjects.learnings import opened_learnings
+
+    memories = override_memories(review_labels(store, run=run))
+    if not memories:
+        return 0, 0
+    with opened_learnings(Path(learnings) if learnings else None, learn_into) as memory:
+        known = {m.id for m in memory.dump()}
+        fresh = [m for m in memories if m.id not in known]
+        if fresh:
+            memory.ingest(fresh)
+    return len(fresh), len(memories) - len(fresh)

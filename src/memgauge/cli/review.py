@@ -22,7 +22,7 @@ run_option = click.option("--run", default=None, help="Only this run's labels (a
 @click.group()
 def review() -> None:
     """People's labels from `memgauge view --review`: list them, export graded hits, fill an
-    annotation pool's grades."""
+    annotation pool's grades, store overrides as learnings."""
 
 
 @review.command("labels")
@@ -120,3 +120,23 @@ def fill_pool_cmd(
             {"filled": filled, "ungraded": left, "reviewers_differ": conflicts}, sort_keys=True
         )
     )
+
+
+@review.command("learn")
+@store_option
+@run_option
+@click.option(
+    "--learn-into",
+    "learn_into",
+    default=None,
+    metavar="SYSTEM",
+    help="The memory to store them in (as `memgauge gate --learn-into` takes it); default"
+    " MEMGAUGE_HOME/learnings.db.",
+)
+def learn_cmd(store_path: str | None, run: str | None, learn_into: str | None) -> None:
+    """Store each override (a reviewer who said otherwise than a verdict, the extraction
+    scorer or the operation checks) as a learning beside the gate's failure memories, for
+    `memgauge learnings` and the `learnings:` of judges, extractors and deciders; an override
+    already stored is not stored again."""
+    stored, held = api.learn_from_review(store_path, run=run, learn_into=learn_into)
+    click.echo(dumps_strict({"stored": stored, "already": held}, sort_keys=True))

@@ -10,14 +10,17 @@ verdict's pass/fail, the dataset's grade of a hit, whether the extraction scorer
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from memgauge.aggregates.hits import hits_of
+from memgauge.data.models import Memory
 from memgauge.data.records import ItemRecord, ScoreRecord
 from memgauge.data.review import ReviewLabel
 from memgauge.errors import UsageError
@@ -33,6 +36,7 @@ __all__ = [
     "judged_pairs",
     "labels_as_judgments",
     "make_label",
+    "override_memories",
     "verdicts_disagree",
 ]
 
@@ -252,3 +256,50 @@ def labels_as_judgments(
         conflicts += len(set(values)) > 1
         rows.append({"query_id": qid, "memory_id": mid, "grade": values[(len(values) - 1) // 2]})
     return rows, conflicts
+
+
+_SAID = {"verdict": "verdict", "fact": "extracted fact", "operation": "operation decision"}
+
+
+def override_memories(labels: Sequence[ReviewLabel]) -> list[Memory]:
+    """A learning (seed 000's eval-to-learning) per current label in which a reviewer said
+    otherwise than the machine about a verdict, a fact or an operation decision: what the
+    machine said, what the person said and their note, so that a judge, extractor or decider
+    given `learnings:` is told where people overrode it. The id is a hash of the label's
+    target, reviewer and value: storing the same override again adds nothing."""
+    out = []
+    for lab in current_labels(labels):
+        if lab.kind == "hit" or not lab.disagrees:
+            continue
+        what = _SAID[lab.kind]
+        name = f"{lab.task}/{lab.target}" if lab.kind == "verdict" else lab.task
+        lines = [
+            f'Reviewer override of a {what} ("{name}", subject {lab.subject}, item'
+            f" {lab.item_id}, run {lab.run_id}):",
+            f"- The machine said: {lab.machine}",
+            f"- Reviewer {lab.reviewer} says: {lab.value}",
+            f"- Note: {lab.note}" if lab.note else "",
+        ]
+        key = "/".join(
+            (lab.run_id, lab.subject, lab.task, lab.item_id, lab.kind, lab.target, lab.reviewer)
+        )
+        digest = hashlib.sha256(f"{key}={lab.value}".encode()).hexdigest()[:16]
+        out.append(
+            Memory(
+                id=f"review-override-{digest}",
+                text="\n".join(line for line in lines if line),
+                tier="important",
+                folder="review-overrides",
+                created_at=datetime.now(UTC),
+                metadata={
+                    "tags": ["review-override", lab.kind, name],
+                    "run_id": lab.run_id,
+                    "item_id": lab.item_id,
+                    "reviewer": lab.reviewer,
+                    "machine": lab.machine,
+                    "label": lab.value,
+                    "labelled_at": lab.created_at,
+                },
+            )
+        )
+    return out
