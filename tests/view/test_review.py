@@ -208,6 +208,8 @@ def test_the_queue_puts_unreviewed_then_disagreements_first(
     assert _queue(bob, run=run) == [*[q for q in in_order if q != "q5"], "q5"]
     html = alice.get("/review?" + urlencode({"run": run})).text
     assert "12 item(s); 11 not labelled by you." in html
+    # every page of the review mode's viewer links the queue
+    assert '<a href="/review">Review</a>' in alice.get(f"/runs/{run}").text
 
 
 def test_the_queue_filters_by_run_subject_task_and_category(

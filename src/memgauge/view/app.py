@@ -39,7 +39,7 @@ from memgauge.store.url import StoreURL, store_url
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
-from memgauge.view.render import item_context, page_url, render, static_bytes
+from memgauge.view.render import NAV, item_context, page_url, render, static_bytes
 from memgauge.view.runs_list import CANDIDATES, runs_list
 
 __all__ = ["create_app"]
@@ -78,8 +78,10 @@ def _page(html: str, status_code: int = 200) -> HTMLResponse:
 class _Views:
     """The handlers, bound to one store path."""
 
-    def __init__(self, store: StoreURL) -> None:
+    def __init__(self, store: StoreURL, nav: list[tuple[str, str]] | None = None) -> None:
         self.store = store
+        #: the top bar's pages when not the default (review mode adds its queue)
+        self.nav = nav
         # refuse a store this memgauge cannot read at start, not at the first request
         with self._reader():
             pass
@@ -96,6 +98,7 @@ class _Views:
         return {
             "self_url": str(request.url.path)
             + (f"?{request.url.query}" if request.url.query else ""),
+            **({"nav": self.nav} if self.nav else {}),
             **context,
         }
 
@@ -380,7 +383,7 @@ def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> 
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}; give the right one with --store")
-    views = _Views(url)
+    views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,
         "/runs/{run_id}": views.run,
