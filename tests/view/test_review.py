@@ -117,6 +117,7 @@ def test_bad_labels_are_a_400_that_says_why_and_write_nothing(
         ({**_verdict(run, "q1", "confirm", token), "note": "x" * 10001}, "at most 10000"),
         ({**_verdict(run, "q1", "confirm", token), "note": "a\x00b"}, "NUL"),
         ({**_verdict(run, "nope", "confirm", token)}, "no such item"),
+        ({**_verdict(run, "q1", "confirm", token), "run": ""}, "names no run"),
     ]
     for form, message in cases:
         r = alice.post("/review/label", data=form)

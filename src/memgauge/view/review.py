@@ -262,8 +262,10 @@ class ReviewViews:
         """Store one label (see the module docstring), then show the item again."""
         form = await self._form(request)
         self._check_token(request, form)
+        if not form.get("run"):
+            raise HTTPException(400, "the form names no run (field run)")
         with self._reader() as reader:
-            run_id = self._run_id(reader, form.get("run") or "-")
+            run_id = self._run_id(reader, form["run"])
             it = self._item(
                 reader, run_id, form.get("subject", ""), form.get("task", ""), form.get("item", "")
             )
