@@ -171,7 +171,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "review": (
         "memgauge.cli.review",
         "review",
-        "People's labels from `memgauge view --review`: list them, export graded hits.",
+        "People's labels from `memgauge view --review`: list them, export graded hits, fill an"
+        " annotation pool's grades, store overrides as learnings.",
     ),
     "report": (
         "memgauge.cli.view",
