@@ -160,6 +160,9 @@ def test_two_reviewers_labels_are_both_kept_and_a_later_one_supersedes_its_own(
         ("alice", "pass", "yes"),
     ]
     html = unescape(alice.get(page).text)
+    # what the judge judged is on the page: the question, the answer, the expected one
+    assert "What is the code for item 1?" in html
+    assert '<pre class="output">The code for item 1 is K1X.</pre>' in html
     given = re.findall(r'class="chip label-given">([^<]*)<', html)
     assert given == ["bob: pass", "alice: pass (yes)"]
     history = html[html.index("<h3>History") :]
