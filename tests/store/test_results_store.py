@@ -176,6 +176,21 @@ EXPECTED_SCHEMA = {
         "treatment_ndcg",
     ],
     "eval_shadow_drops": ["feature_id", "dropped", "updated_at"],
+    "review_labels": [
+        "id",
+        "run_id",
+        "subject",
+        "task",
+        "item_id",
+        "kind",
+        "target",
+        "reviewer",
+        "grade",
+        "label",
+        "machine",
+        "note",
+        "created_at",
+    ],
     "eval_flags": [
         "feature_id",
         "rollout_percent",
@@ -379,6 +394,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0016",
             "0017",
             "0018",
+            "0019",
         ]
         assert upgrade(engine, url) == []
     finally:

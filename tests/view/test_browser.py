@@ -70,9 +70,9 @@ def _env() -> dict[str, str]:
 
 
 class Server:
-    """`memgauge view --store DB --port N` in its own process."""
+    """`memgauge view --store DB --port N [ARGS]` in its own process."""
 
-    def __init__(self, store: Path | str) -> None:
+    def __init__(self, store: Path | str, *args: str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
@@ -85,6 +85,7 @@ class Server:
                 str(store),
                 "--port",
                 str(self.port),
+                *args,
             ],
             env=_env(),
             stdout=subprocess.DEVNULL,
@@ -627,3 +628,65 @@ def test_a_run_in_progress_refreshes_by_itself(page: Any, tmp_path: Path) -> Non
     assert run.returncode == 0
     before_counts = snapshot(db)
     assert before_counts[1]["suite_run_items"] == 16
+
+
+def test_review_a_hit_and_a_verdict_by_clicking(
+    page: Any, tmp_path: Path, viewer_store: ViewerStore
+) -> None:
+    """`memgauge view --review`: from the queue to an item, grade a hit 2 and override the
+    judge's verdict with a note by clicking; the store holds both labels, the page shows them,
+    and a page of the review carries its payloads as text (no dialog, no script error)."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "review.db"
+    shutil.copy(viewer_store.path, db)
+    srv = Server(db, "--review", "--reviewer", "alice")
+    try:
+        run = viewer_store.retrieval
+        page.goto(f"{srv.url}/review?run={run}")
+        assert page.inner_text("#reviewer") == "alice"
+        _layout_ok(page)
+        page.click("a.review-link >> nth=0")
+        page.wait_for_selector("table.review-hits")
+        _layout_ok(page)
+        row = page.locator("table.review-hits tbody tr").first
+        memory = row.locator("td").nth(1).inner_text()
+        row.locator("input[name=grade][value='2']").check()
+        row.locator("button[name=save]").click()
+        page.wait_for_selector("span.label-given")
+        assert "alice: 2" in page.locator("table.review-hits tbody tr").first.inner_text()
+        # the judged run: override the judge on q1 with a note
+        page.goto(f"{srv.url}/review?run={viewer_store.judged[0]}")
+        page.click("a.review-link >> nth=1")
+        verdict = page.locator("#verdict-qa-judge")
+        verdict.locator("input[name=note]").fill("the memory says <b>otherwise</b>")
+        verdict.locator("button[value=override]").click()
+        page.wait_for_selector("#verdict-qa-judge span.label-given")
+        shown = page.locator("#verdict-qa-judge span.label-given").inner_text()
+        assert shown == "alice: fail (the memory says <b>otherwise</b>)"
+        page.goto(f"{srv.url}/review?run={viewer_store.hostile}")
+        page.click("a.review-link >> nth=0")
+        page.wait_for_selector("table.review-hits")
+        assert page.evaluate("() => window.__xss") is None
+    finally:
+        srv.stop()
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT reviewer, run_id, kind, target, grade, label, machine, note FROM review_labels"
+        " ORDER BY id"
+    ).fetchall()
+    conn.close()
+    assert rows == [
+        ("alice", run, "hit", memory, 2, None, rows[0][6], ""),
+        (
+            "alice",
+            viewer_store.judged[0],
+            "verdict",
+            "qa-judge",
+            None,
+            "fail",
+            "pass",
+            "the memory says <b>otherwise</b>",
+        ),
+    ]

@@ -74,6 +74,14 @@ if TYPE_CHECKING:
     from memgauge.api._optimize import optimization_diff as optimization_diff
     from memgauge.api._optimize import optimizations as optimizations
     from memgauge.api._optimize import optimize as optimize
+    from memgauge.api._review import add_review_label as add_review_label
+    from memgauge.api._review import calibrate_review as calibrate_review
+    from memgauge.api._review import fill_annotation_pool as fill_annotation_pool
+    from memgauge.api._review import learn_from_review as learn_from_review
+    from memgauge.api._review import review_judgments as review_judgments
+    from memgauge.api._review import review_labels as review_labels
+    from memgauge.api._review import review_to_golden as review_to_golden
+    from memgauge.api._review import write_judgments as write_judgments
     from memgauge.api._runfiles import RunFile as RunFile
     from memgauge.api._runfiles import write_run_files as write_run_files
     from memgauge.api._runs import RunConfig as RunConfig
@@ -122,6 +130,8 @@ if TYPE_CHECKING:
     from memgauge.data.records import ItemRecord as ItemRecord
     from memgauge.data.records import RunRecord as RunRecord
     from memgauge.data.records import RunSummary as RunSummary
+    from memgauge.data.review import LABEL_KINDS as LABEL_KINDS
+    from memgauge.data.review import ReviewLabel as ReviewLabel
     from memgauge.metrics import CONVENTIONS as CONVENTIONS
     from memgauge.metrics import MetricConfig as MetricConfig
     from memgauge.metrics import parse_measure as parse_measure

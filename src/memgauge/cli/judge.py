@@ -1,6 +1,7 @@
 """`memgauge judge`: how far to trust an LLM judge.
 
     memgauge judge calibrate LABELS.jsonl --judge '{qa-judge: strict}'
+    memgauge judge calibrate --from-store --store results.db   # `view --review` labels
     memgauge judge rejudge OUTPUTS.jsonl --judge rubric -k 5
 
 LABELS.jsonl: one object per line, `{id, input, output, expected, label}` with label pass or
@@ -16,10 +17,10 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, console, json_option
+from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
-from memgauge.errors import SubjectError
+from memgauge.errors import SubjectError, UsageError
 
 __all__ = ["judge"]
 
@@ -34,18 +35,55 @@ def judge() -> None:
 
 
 @judge.command()
-@click.argument("labels", type=PATH)
-@click.option("--judge", "spec", required=True, help="Judge spec, e.g. '{qa-judge: strict}'.")
+@click.argument("labels", type=PATH, required=False)
+@click.option("--judge", "spec", default=None, help="Judge spec, e.g. '{qa-judge: strict}'.")
+@click.option(
+    "--from-store",
+    "from_store",
+    is_flag=True,
+    help="Read people's labels from `memgauge view --review` in --store instead of LABELS;"
+    " the machine's verdicts are the stored ones (no LLM call).",
+)
+@store_option
+@click.option("--run", default=None, help="With --from-store: only this run's labels.")
+@click.option(
+    "--kind",
+    type=click.Choice(api.LABEL_KINDS),
+    default="verdict",
+    show_default=True,
+    help="With --from-store: which labels (verdicts, hit grades, facts, operation decisions).",
+)
+@click.option(
+    "--evaluator", default=None, help="With --from-store: only this evaluator's verdicts."
+)
 @json_option("Print the report as JSON.")
 @llm_options
 def calibrate(
-    labels: Path,
-    spec: str,
+    labels: Path | None,
+    spec: str | None,
+    from_store: bool,
+    store_path: str | None,
+    run: str | None,
+    kind: str,
+    evaluator: str | None,
     as_json: bool,
 ) -> None:
     """Judge LABELS (outputs a person labelled pass/fail) and compare: confusion matrix,
     accuracy with a 95% Wilson interval, Cohen's kappa. Items the judge could not judge are
-    counted apart, never guessed."""
+    counted apart, never guessed.
+
+    With --from-store: people's labels from `memgauge view --review` against the verdicts the
+    run stored, per reviewer (confusion matrix, accuracy, kappa), and Cohen's kappa between
+    each pair of reviewers on what both labelled."""
+    if from_store:
+        if labels is not None or spec is not None:
+            raise UsageError(
+                "--from-store reads the labels and verdicts in the store: drop LABELS and --judge"
+            )
+        _calibrate_from_store(store_path, run, kind, evaluator, as_json)
+        return
+    if labels is None or spec is None:
+        raise UsageError("give LABELS and --judge (or --from-store to read review labels)")
     rows = api.load_judged(labels, labels=True)
     built = api.judge_from_spec(spec)
     report = api.calibrate_judge(built, rows)
@@ -73,6 +111,40 @@ def calibrate(
     for f in report.failures[:10]:
         out.print(f"  {f['id']}: {f['reason']}")
     _judged_something(cal.n, report.n_failed, report.failures)
+
+
+def _calibrate_from_store(
+    store: str | None, run: str | None, kind: str, evaluator: str | None, as_json: bool
+) -> None:
+    report = api.calibrate_review(store, kind=kind, run=run, target=evaluator)
+    if as_json:
+        click.echo(dumps_strict(report.as_dict(), sort_keys=True))
+        return
+    out = console()
+    table = Table(title=f"the machine against reviewers' {kind} labels")
+    for col in ("reviewer", "n", "accuracy", "95% CI", "Cohen's kappa"):
+        table.add_column(col, justify="left" if col == "reviewer" else "right")
+    for who, cal in report.per_reviewer.items():
+        ci = cal.accuracy_ci
+        table.add_row(
+            who,
+            str(cal.n),
+            _fmt(cal.accuracy),
+            f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "n/a",
+            _fmt(cal.kappa),
+        )
+    out.print(table)
+    for pair in report.between:
+        out.print(
+            f"{pair['a']} vs {pair['b']}: Cohen's kappa {_fmt(pair['kappa'])} on {pair['n']}"
+            " labelled by both"
+        )
+    if not report.per_reviewer:
+        out.print(f"no {kind} labels in the store: n/a (0 labelled)")
+    if report.n_without_machine:
+        out.print(
+            f"{report.n_without_machine} label(s) with no machine verdict to compare (left out)"
+        )
 
 
 def _judged_something(

@@ -184,6 +184,12 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "view",
         "Browse the results store in a web browser: runs, a run's grid, its items (filters, search, judge reasoning), comparisons, trends, A/B tests and shadow runs.",
     ),
+    "review": (
+        "memgauge.cli.review",
+        "review",
+        "People's labels from `memgauge view --review`: list them, export graded hits, fill an"
+        " annotation pool's grades, store overrides as learnings.",
+    ),
     "report": (
         "memgauge.cli.view",
         "report",

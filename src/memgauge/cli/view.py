@@ -9,8 +9,9 @@ import click
 
 from memgauge import api
 from memgauge.cli._numbers import integer
+from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
-from memgauge.view import LOCAL_HOSTS, report_from_store, serve
+from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve
 
 __all__ = ["report", "view"]
 
@@ -34,20 +35,42 @@ store_option = click.option(
     show_default=True,
     help="Interface to bind; anything but 127.0.0.1 shows the store to the network.",
 )
-def view(store_path: str | None, port: int, host: str) -> None:
+@click.option(
+    "--review",
+    is_flag=True,
+    help="Review mode: grade hits, confirm or override verdicts, label facts and decisions"
+    " (stored as labels in the store; nothing else is written). Without it, read-only.",
+)
+@click.option(
+    "--reviewer",
+    default=None,
+    metavar="NAME",
+    help="Who labels in review mode (default: MEMGAUGE_REVIEWER, else your login name).",
+)
+def view(store_path: str | None, port: int, host: str, review: bool, reviewer: str | None) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
-    in progress refreshes by itself. Needs no network: everything it loads ships in memgauge."""
+    in progress refreshes by itself. Needs no network: everything it loads ships in memgauge.
+
+    With --review, a person labels what the runs recorded at /review (a queue of a run's
+    items, unlabelled and disputed ones first): each label is added with its reviewer and
+    time to the store's review labels, never replacing another reviewer's; `memgauge judge
+    calibrate --from-store` and `memgauge review export` read them."""
+    if reviewer is not None and not review:
+        raise UsageError("--reviewer names who labels in review mode: add --review")
+    who = review_name(reviewer) if review else None
     store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:
+        what = "read every run, item and output in the store"
         click.echo(
             f"warning: binding {host}: anyone who can reach this machine on port {port} can"
-            " read every run, item and output in the store",
+            f" {what}" + (f" and add labels as {who}" if who else ""),
             err=True,
         )
     shown = f"[{host}]" if ":" in host else host
-    click.echo(f"memgauge view: http://{shown}:{port}/ (store {store}, read-only); Ctrl-C stops")
-    serve(store, host=host, port=port)
+    mode = "read-only" if who is None else f"review mode as {who}: /review"
+    click.echo(f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops")
+    serve(store, host=host, port=port, reviewer=who)
 
 
 @click.command()

@@ -256,6 +256,27 @@ eval_queries = sa.Table(
     sqlite_autoincrement=True,
 )
 
+#: people's labels from `memgauge view --review` (revision 0019, `memgauge.store.review`): one
+#: row per label given, never updated; a reviewer's latest on a target is their label
+review_labels = sa.Table(
+    "review_labels",
+    metadata,
+    _col("id", _I, primary_key=True, autoincrement=True),
+    *cols(_T, "run_id", "subject", "task", "item_id", "kind", nullable=False),
+    *cols(_T, "target", nullable=False, server_default=""),
+    *cols(_T, "reviewer", nullable=False),
+    *cols(_I, "grade"),
+    *cols(_T, "label", "machine"),
+    *cols(_T, "note", nullable=False, server_default=""),
+    *cols(_T, "created_at", nullable=False),
+    sa.CheckConstraint(
+        "kind IN ('hit', 'verdict', 'fact', 'operation')", name="ck_review_labels_kind"
+    ),
+    sa.CheckConstraint("grade IS NULL OR grade BETWEEN 0 AND 3", name="ck_review_labels_grade"),
+    sa.Index("idx_review_labels_item", "run_id", "subject", "task", "item_id"),
+    sqlite_autoincrement=True,
+)
+
 eval_judgments = sa.Table(
     "eval_judgments",
     metadata,

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memgauge._util.lazy import lazy_table
+from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
     from memgauge.store.url import StoreURL
     from memgauge.view.render import render_run_report, report_from_store
 
-__all__ = ["LOCAL_HOSTS", "render_run_report", "report_from_store", "serve"]
+__all__ = ["LOCAL_HOSTS", "render_run_report", "report_from_store", "review_name", "serve"]
 
 _LAZY = {"render_run_report": "memgauge.view.render", "report_from_store": "memgauge.view.render"}
 
@@ -28,8 +29,32 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 lazy_table(globals(), _LAZY)
 
 
-def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`)."""
+def review_name(given: str | None) -> str:
+    """The reviewer review mode labels as: `given`, else MEMGAUGE_REVIEWER, else the login
+    name; a UsageError for an empty or over-long one."""
+    import getpass
+    import os
+
+    name = (given if given is not None else os.environ.get("MEMGAUGE_REVIEWER") or "").strip()
+    if not name and given is None:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):  # no login name (a container's bare uid)
+            name = ""
+    if not name or len(name) > 200:
+        raise UsageError("--reviewer: give a name of 1-200 characters (or set MEMGAUGE_REVIEWER)")
+    return name
+
+
+def serve(
+    store: str | Path | StoreURL,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    reviewer: str | None = None,
+) -> None:
+    """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`); with
+    `reviewer`, in review mode (`memgauge.view.review`)."""
     from memgauge.view.server import serve as run_server  # the web stack, only when serving
 
-    run_server(store, host=host, port=port)
+    run_server(store, host=host, port=port, reviewer=reviewer)

@@ -39,7 +39,7 @@ from memgauge.store.url import StoreURL, store_url
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
-from memgauge.view.render import item_context, page_url, render, static_bytes
+from memgauge.view.render import NAV, item_context, page_url, render, static_bytes
 from memgauge.view.runs_list import CANDIDATES, runs_list
 
 __all__ = ["create_app"]
@@ -78,8 +78,10 @@ def _page(html: str, status_code: int = 200) -> HTMLResponse:
 class _Views:
     """The handlers, bound to one store path."""
 
-    def __init__(self, store: StoreURL) -> None:
+    def __init__(self, store: StoreURL, nav: list[tuple[str, str]] | None = None) -> None:
         self.store = store
+        #: the top bar's pages when not the default (review mode adds its queue)
+        self.nav = nav
         # refuse a store this memgauge cannot read at start, not at the first request
         with self._reader():
             pass
@@ -96,6 +98,7 @@ class _Views:
         return {
             "self_url": str(request.url.path)
             + (f"?{request.url.query}" if request.url.query else ""),
+            **({"nav": self.nav} if self.nav else {}),
             **context,
         }
 
@@ -372,13 +375,15 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(store: str | Path | StoreURL) -> Starlette:
+def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
-    (read-only; UsageError when it is missing or at another schema)."""
+    (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
+    mode too (`memgauge.view.review`): its pages, and one POST route that adds that reviewer's
+    labels to `review_labels`; without it, no route takes a POST."""
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}; give the right one with --store")
-    views = _Views(url)
+    views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,
         "/runs/{run_id}": views.run,
@@ -394,4 +399,9 @@ def create_app(store: str | Path | StoreURL) -> Starlette:
         "/static/{name}": views.static,
     }
     routes = [Route(path, _refusing_nul(handler)) for path, handler in pages.items()]
+    if reviewer is not None:
+        from memgauge.view.review import ReviewViews  # review mode only
+
+        review = ReviewViews(url, reviewer, page=_page, reader=views._reader)
+        routes.extend(review.routes(_refusing_nul))
     return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})

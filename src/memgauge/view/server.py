@@ -15,8 +15,15 @@ if TYPE_CHECKING:
 __all__ = ["serve"]
 
 
-def serve(store: str | Path | StoreURL, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(
+    store: str | Path | StoreURL,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    reviewer: str | None = None,
+) -> None:
     """Serve the viewer of `store` on host:port until interrupted (the store is checked, and
-    refused when this memgauge cannot read it, before the port is bound)."""
-    app = create_app(store)
+    refused when this memgauge cannot read it, before the port is bound); with `reviewer`, in
+    review mode."""
+    app = create_app(store, reviewer=reviewer)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,291 @@
+"""The viewer's review mode (`memgauge view --review`): a person grades retrieval hits,
+confirms or overrides verdicts with a note, labels extracted facts and operation decisions,
+working through a queue of a run's items.
+
+It adds three routes to the read-only viewer and nothing else changes: `/review` (the queue),
+`/review/item?run=&subject=&task=&item=` (one item's forms) and `/review/label` (POST: one
+label). The pages read the store as every page does (`RunReader`, read-only); the one write is
+`ReviewStore.add`, a row added to `review_labels`, so a label never overwrites another.
+
+Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
+SameSite=Strict cookie, and each form holds HMAC(process secret, session id); a POST whose
+token is missing or does not match that of its cookie is a 403, and a label that does not fit
+its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
+reason: nothing is written either way.
+
+The queue: the items this reviewer has not labelled first; within each half, the
+disagreements first (a reviewer's label that differs from the machine, or verdicts on the item
+that differ among themselves); then run order. Filters: run (default the newest), subject,
+task, category."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from memgauge.data.records import ItemRecord
+from memgauge.data.review import LABELS, ReviewLabel
+from memgauge.errors import UsageError
+from memgauge.store.review import ReviewStore, current_labels
+from memgauge.store.run_pages import RunReader
+from memgauge.store.url import StoreURL
+from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
+from memgauge.view.render import NAV, page_url, render
+
+__all__ = ["COOKIE", "ReviewViews"]
+
+#: the review session's cookie (a random id; the CSRF token is derived from it)
+COOKIE = "memgauge_review"
+_MAX_FORM = 64 * 1024  # bytes of a label's form: a note of a few pages
+_NAV = [*NAV, ("Review", "/review")]
+_ITEM_FILTERS = ("subject", "task", "category")
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass
+class QueueRow:
+    """One item in the review queue."""
+
+    run_id: str
+    item: ItemRecord
+    reviewers: list[str]
+    mine: bool
+    disagreement: bool
+
+    @property
+    def url(self) -> str:
+        """Its review page."""
+        it = self.item
+        return page_url(
+            "/review/item", run=self.run_id, subject=it.subject, task=it.task, item=it.item_id
+        )
+
+
+class ReviewViews:
+    """The review routes over one store, for one reviewer; `page` wraps HTML in the viewer's
+    response (headers, CSP) and `reader` opens the viewer's read-only connection."""
+
+    def __init__(
+        self,
+        store: StoreURL,
+        reviewer: str,
+        *,
+        page: Callable[..., Response],
+        reader: Callable[[], Any],
+    ) -> None:
+        self.store = store
+        self.reviewer = reviewer
+        self._page = page
+        self._reader = reader
+        # a token never outlives the process: a restarted viewer asks for a reload
+        self._secret = secrets.token_bytes(32)
+
+    def routes(self, wrap: Callable[[Handler], Handler]) -> list[Route]:
+        """The routes review mode adds, each handler passed through `wrap`."""
+        return [
+            Route("/review", wrap(self.queue)),
+            Route("/review/item", wrap(self.item)),
+            Route("/review/label", wrap(self.label), methods=["POST"]),
+        ]
+
+    # -- the session and its token
+
+    def token(self, session: str) -> str:
+        """The CSRF token of a session id."""
+        return hmac.new(self._secret, session.encode(), hashlib.sha256).hexdigest()
+
+    def _session(self, request: Request) -> tuple[str, bool]:
+        given = request.cookies.get(COOKIE, "")
+        if len(given) == 32 and all(c in "0123456789abcdef" for c in given):
+            return given, False
+        return secrets.token_hex(16), True
+
+    def _respond(self, request: Request, template: str, **context: Any) -> Response:
+        session, new = self._session(request)
+        response = self._page(
+            render(
+                template,
+                csrf=self.token(session),
+                reviewer=self.reviewer,
+                nav=_NAV,
+                self_url=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                **context,
+            )
+        )
+        if new:
+            response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
+        return response
+
+    @contextmanager
+    def _labels(self) -> Iterator[ReviewStore]:
+        store = ReviewStore(self.store, read_only=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    # -- pages
+
+    @staticmethod
+    def _run_id(reader: RunReader, given: str | None) -> str:
+        if not given:
+            newest = reader.runs_overview()
+            if not newest:
+                raise HTTPException(404, "no run in this store to review")
+            return str(newest[0]["run_id"])
+        found = reader.find_run_ids(given)
+        if given in found:
+            return given
+        if len(found) == 1:
+            return found[0]
+        raise HTTPException(404, f"no run {given!r} in this store")
+
+    async def queue(self, request: Request) -> Response:
+        """The queue of one run's items (see the module docstring for its order)."""
+        qp = request.query_params
+        filters = {k: qp.get(k) or "" for k in _ITEM_FILTERS}
+        with self._reader() as reader:
+            run_id = self._run_id(reader, qp.get("run"))
+            runs = [r["run_id"] for r in reader.runs_overview()]
+            items = reader.item_records(run_id, detail=False, outputs=False)
+        with self._labels() as store:
+            labels = current_labels(store.labels(run_ids=[run_id]))
+        choices = {k: sorted({str(getattr(it, k) or "") for it in items} - {""}) for k in filters}
+        by_item: dict[tuple[str, str, str], list[ReviewLabel]] = {}
+        for lab in labels:
+            by_item.setdefault((lab.subject, lab.task, lab.item_id), []).append(lab)
+        rows = []
+        for it in items:
+            if any(v and str(getattr(it, k) or "") != v for k, v in filters.items()):
+                continue
+            mine = by_item.get(it.key, [])
+            rows.append(
+                QueueRow(
+                    run_id=run_id,
+                    item=it,
+                    reviewers=sorted({lab.reviewer for lab in mine}),
+                    mine=any(lab.reviewer == self.reviewer for lab in mine),
+                    disagreement=verdicts_disagree(it) or any(lab.disagrees for lab in mine),
+                )
+            )
+        # sorted() is stable: run order within each group
+        rows.sort(key=lambda r: (r.mine, not r.disagreement))
+        return self._respond(
+            request,
+            "review_queue.html",
+            run_id=run_id,
+            runs=runs,
+            rows=rows,
+            filters=filters,
+            choices=choices,
+            n_todo=sum(not r.mine for r in rows),
+        )
+
+    def _item(self, reader: RunReader, run_id: str, subject: str, task: str, item: str) -> Any:
+        it = reader.item(run_id, subject, task, item)
+        if it is None:
+            raise HTTPException(404, "no such item in this run")
+        return it
+
+    async def item(self, request: Request) -> Response:
+        """One item's review forms, each target with the labels given to it so far."""
+        qp = request.query_params
+        with self._reader() as reader:
+            run_id = self._run_id(reader, qp.get("run"))
+            it = self._item(
+                reader, run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", "")
+            )
+        with self._labels() as store:
+            history = store.labels(item=(run_id, it.subject, it.task, it.item_id))
+        current = current_labels(history)
+        targets = item_targets(it)
+
+        def given(t: Target) -> list[ReviewLabel]:
+            return [lab for lab in current if (lab.kind, lab.target) == (t.kind, t.target)]
+
+        def own(t: Target) -> ReviewLabel | None:
+            return next((lab for lab in given(t) if lab.reviewer == self.reviewer), None)
+
+        return self._respond(
+            request,
+            "review_item.html",
+            run_id=run_id,
+            it=it,
+            targets=targets,
+            given=given,
+            own=own,
+            history=list(reversed(history)),
+            labels=LABELS,
+            queue_url=page_url("/review", run=run_id),
+        )
+
+    # -- the one write
+
+    async def _form(self, request: Request) -> dict[str, str]:
+        kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if kind != "application/x-www-form-urlencoded":
+            raise HTTPException(
+                400, "a label is posted as a form (application/x-www-form-urlencoded)"
+            )
+        body = await request.body()
+        if len(body) > _MAX_FORM:
+            raise HTTPException(400, f"the form is larger than {_MAX_FORM // 1024} KiB")
+        try:
+            pairs = parse_qsl(body.decode(), keep_blank_values=True, strict_parsing=False)
+        except UnicodeDecodeError:
+            raise HTTPException(400, "the form is not UTF-8") from None
+        if any("\x00" in k or "\x00" in v for k, v in pairs):
+            raise HTTPException(400, "a form field holds a NUL byte")
+        return dict(pairs)
+
+    def _check_token(self, request: Request, form: dict[str, str]) -> None:
+        session = request.cookies.get(COOKIE)
+        token = form.get("csrf", "")
+        if not session or not token:
+            raise HTTPException(403, "no review session token: reload the page and try again")
+        if not hmac.compare_digest(token, self.token(session)):
+            raise HTTPException(403, "the review session token does not match: reload the page")
+
+    async def label(self, request: Request) -> Response:
+        """Store one label (see the module docstring), then show the item again."""
+        form = await self._form(request)
+        self._check_token(request, form)
+        if not form.get("run"):
+            raise HTTPException(400, "the form names no run (field run)")
+        with self._reader() as reader:
+            run_id = self._run_id(reader, form["run"])
+            it = self._item(
+                reader, run_id, form.get("subject", ""), form.get("task", ""), form.get("item", "")
+            )
+        try:
+            label = make_label(
+                it,
+                run_id,
+                self.reviewer,
+                kind=form.get("kind", ""),
+                target=form.get("target", ""),
+                grade=form.get("grade"),
+                action=form.get("action"),
+                label=form.get("label"),
+                note=form.get("note", ""),
+            )
+        except UsageError as exc:
+            raise HTTPException(400, str(exc)) from None
+        with ReviewStore(self.store) as store:
+            store.add(label)
+        back = page_url(
+            "/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id
+        )
+        return RedirectResponse(f"{back}#{label.kind}-{label.target}", status_code=303)

@@ -1,0 +1,262 @@
+"""What review labels feed: `memgauge judge calibrate --from-store` (Cohen's kappa of the stored
+verdicts against each reviewer, and between reviewers; values worked by hand below) and
+`memgauge review export` (graded hits as judgments.jsonl, TREC qrels, and the query log's
+golden set)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+from memgauge.data.review import ReviewLabel
+from memgauge.store.review import ReviewStore
+
+
+def _add(
+    db: Path | str, reviewer: str, item: str, kind: str, value: str, machine: str | None
+) -> None:
+    fields: dict[str, Any] = (
+        {"grade": int(value), "target": "m" + machine} if kind == "hit" else {"label": value}
+    )
+    if kind == "verdict":
+        fields["target"] = "qa-judge"
+    with ReviewStore(db) as store:
+        store.add(
+            ReviewLabel(
+                run_id="r1",
+                subject="s",
+                task="t",
+                item_id=item,
+                kind=kind,  # type: ignore[arg-type]
+                reviewer=reviewer,
+                machine=None if kind == "hit" else machine,
+                **fields,
+            )
+        )
+
+
+def _out(argv: list[str], code: int = 0) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == code
+    return buf.getvalue()
+
+
+@pytest.fixture
+def verdicts(tmp_path: Path) -> Path:
+    """The judge said pass, fail, fail, fail on i1-i4.
+
+    alice (her first label on i3, pass, superseded by fail): pass, pass, fail, fail.
+      p_o = 3/4; her marginals pass 1/2, fail 1/2; the judge's 1/4, 3/4;
+      p_e = 1/2 * 1/4 + 1/2 * 3/4 = 1/2; kappa = (3/4 - 1/2) / (1 - 1/2) = 0.5.
+    bob, on i1-i3: pass, fail, fail, as the judge: kappa 1 (p_o 1, p_e 5/9).
+    alice vs bob on i1-i3: (pass, pass), (pass, fail), (fail, fail): p_o = 2/3;
+      alice pass 2/3, fail 1/3; bob pass 1/3, fail 2/3; p_e = 2/9 + 2/9 = 4/9;
+      kappa = (2/3 - 4/9) / (5/9) = 0.4.
+    """
+    db = tmp_path / "labels.db"
+    judge = {"i1": "pass", "i2": "fail", "i3": "fail", "i4": "fail"}
+    _add(db, "alice", "i3", "verdict", "pass", judge["i3"])
+    for item, value in zip(judge, ("pass", "pass", "fail", "fail"), strict=True):
+        _add(db, "alice", item, "verdict", value, judge[item])
+    for item, value in zip(("i1", "i2", "i3"), ("pass", "fail", "fail"), strict=True):
+        _add(db, "bob", item, "verdict", value, judge[item])
+    return db
+
+
+def test_calibrate_from_store_gives_kappa_per_reviewer_and_between_them(verdicts: Path) -> None:
+    report = json.loads(
+        _out(["judge", "calibrate", "--from-store", "--store", str(verdicts), "--json"])
+    )
+    alice, bob = report["per_reviewer"]["alice"], report["per_reviewer"]["bob"]
+    assert (alice["n"], alice["accuracy"], alice["cohen_kappa"]) == (4, 0.75, pytest.approx(0.5))
+    assert alice["confusion"] == [[2, 0], [1, 1]]  # rows: reviewer fail, pass; columns: judge
+    assert (bob["n"], bob["accuracy"], bob["cohen_kappa"]) == (3, 1.0, pytest.approx(1.0))
+    [pair] = report["between"]
+    assert (pair["a"], pair["b"], pair["n"]) == ("alice", "bob", 3)
+    assert pair["kappa"] == pytest.approx(0.4)
+    text = _out(["judge", "calibrate", "--from-store", "--store", str(verdicts)])
+    assert "alice vs bob: Cohen's kappa 0.400 on 3 labelled by both" in text
+    # no labels of a kind: n/a with its count, not 0
+    empty = json.loads(
+        _out(
+            [
+                "judge",
+                "calibrate",
+                "--from-store",
+                "--store",
+                str(verdicts),
+                "--kind",
+                "fact",
+                "--json",
+            ]
+        )
+    )
+    assert empty == {"between": [], "kind": "fact", "n_without_machine": 0, "per_reviewer": {}}
+    assert "n/a (0 labelled)" in _out(
+        ["judge", "calibrate", "--from-store", "--store", str(verdicts), "--kind", "fact"]
+    )
+
+
+def test_calibrate_needs_labels_and_a_judge_or_the_store(
+    verdicts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judge", "calibrate"]) == 2
+    assert "--from-store" in capsys.readouterr().err
+    labels = tmp_path / "l.jsonl"
+    labels.write_text("")
+    argv = ["judge", "calibrate", str(labels), "--from-store", "--store", str(verdicts)]
+    assert main(argv) == 2
+    assert "drop LABELS" in capsys.readouterr().err
+
+
+@pytest.fixture
+def grades(tmp_path: Path) -> Path:
+    """q1: alice grades m1 3, m2 1; bob m1 3, m2 3 (then, first, 0: superseded); q2: bob m9 2."""
+    db = tmp_path / "grades.db"
+    _add(db, "alice", "q1", "hit", "3", "1")
+    _add(db, "alice", "q1", "hit", "1", "2")
+    _add(db, "bob", "q1", "hit", "0", "2")
+    _add(db, "bob", "q1", "hit", "3", "2")
+    _add(db, "bob", "q1", "hit", "3", "1")
+    _add(db, "bob", "q2", "hit", "2", "9")
+    return db
+
+
+def test_export_writes_judgments_and_qrels_with_the_conservative_grade(
+    grades: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "j.jsonl"
+    summary = json.loads(_out(["review", "export", "--store", str(grades), "--out", str(out)]))
+    assert summary == {"judgments": 3, "reviewers_differ": 1}
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        {"grade": 3, "memory_id": "m1", "query_id": "q1"},
+        {"grade": 1, "memory_id": "m2", "query_id": "q1"},  # alice 1, bob 3: the lower
+        {"grade": 2, "memory_id": "m9", "query_id": "q2"},
+    ]
+    qrels = tmp_path / "r.qrels"
+    argv = ["review", "export", "--store", str(grades), "--format", "qrels", "--out", str(qrels)]
+    _out([*argv, "--reviewer", "bob"])
+    assert qrels.read_text() == "q1 0 m1 3\nq1 0 m2 3\nq2 0 m9 2\n"
+
+
+def test_export_to_golden_stores_manual_judgments_of_logged_queries(grades: Path) -> None:
+    """Only a logged query's judgments join the golden set (`logs import-annotations`' rule):
+    q2 was never logged, so bob's grade of it is counted apart, not stored."""
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(grades)
+    log.query("what code does item 1 have", query_id="q1", result_ids=["m1", "m2"])
+    log.close()
+    summary = json.loads(
+        _out(["review", "export", "--store", str(grades), "--to-golden", str(grades)])
+    )
+    assert summary == {"golden": 2, "judgments": 3, "not_logged": 1, "reviewers_differ": 1}
+    summary = json.loads(
+        _out(
+            [
+                "review",
+                "export",
+                "--store",
+                str(grades),
+                "--to-golden",
+                str(grades),
+                "--reviewer",
+                "alice",
+            ]
+        )
+    )
+    assert summary == {"golden": 2, "judgments": 2, "not_logged": 0, "reviewers_differ": 0}
+    conn = sqlite3.connect(grades)
+    rows = conn.execute(
+        "SELECT query_id, memory_id, relevance, source, annotator FROM eval_judgments"
+        " ORDER BY memory_id"
+    ).fetchall()
+    conn.close()
+    assert rows == [("q1", "m1", 3, "manual", "alice"), ("q1", "m2", 1, "manual", "alice")]
+
+
+def test_labels_and_calibration_on_either_dialect(store_where: str) -> None:
+    """The same labels give the same kappa on SQLite and PostgreSQL, and stay in the order
+    given (a serial id on both)."""
+    from memgauge import api
+
+    judge = {"i1": "pass", "i2": "fail"}
+    for reviewer, labels in (("alice", ("pass", "pass")), ("bob", ("pass", "fail"))):
+        for item, value in zip(judge, labels, strict=True):
+            _add(store_where, reviewer, item, "verdict", value, judge[item])
+    report = api.calibrate_review(store_where)
+    assert report.per_reviewer["bob"].kappa == pytest.approx(1.0)
+    assert report.per_reviewer["alice"].accuracy == 0.5
+    assert report.between == [{"a": "alice", "b": "bob", "n": 2, "kappa": 0.0}]
+    history = api.review_labels(store_where, history=True)
+    assert [(x.reviewer, x.item_id) for x in history] == [
+        ("alice", "i1"),
+        ("alice", "i2"),
+        ("bob", "i1"),
+        ("bob", "i2"),
+    ]
+
+
+def test_fill_pool_grades_an_annotation_pool_from_the_review(grades: Path, tmp_path: Path) -> None:
+    """A pool as `logs annotate` writes it: m1 already graded by hand (kept), m2 reviewed
+    (alice 1, bob 3: 1), m7 reviewed by nobody (left for a person); then imported."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(
+        json.dumps(
+            {
+                "query_id": "q1",
+                "query": "what code",
+                "candidates": [
+                    {"memory_id": "m1", "grade": 2, "text": "a"},
+                    {"memory_id": "m2", "grade": None, "text": "b"},
+                    {"memory_id": "m7", "grade": None, "text": "c"},
+                ],
+            }
+        )
+        + "\n"
+    )
+    out = tmp_path / "filled.jsonl"
+    summary = json.loads(
+        _out(["review", "fill-pool", str(pool), "--store", str(grades), "--out", str(out)])
+    )
+    assert summary == {"filled": 1, "reviewers_differ": 1, "ungraded": 1}
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["query"] == "what code"  # the pool's other fields kept
+    assert [(c["memory_id"], c["grade"], c["text"]) for c in record["candidates"]] == [
+        ("m1", 2, "a"),
+        ("m2", 1, "b"),
+        ("m7", None, "c"),
+    ]
+    # the pool's query is a logged one, as `logs annotate` pooled it
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(grades)
+    log.query("what code", query_id="q1", result_ids=["m1", "m2", "m7"])
+    log.close()
+    assert json.loads(_out(["logs", "import-annotations", str(grades), str(out)])) == {
+        "judgments": 2
+    }
+
+
+def test_overrides_become_learnings_once(
+    verdicts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice's current labels override the judge on i2 (pass where it failed) only (her
+    override of i3 she took back); bob agrees throughout: one learning, stored once."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    argv = ["review", "learn", "--store", str(verdicts)]
+    assert json.loads(_out(argv)) == {"already": 0, "stored": 1}
+    assert json.loads(_out(argv)) == {"already": 1, "stored": 0}
+    found = _out(["learnings", "query", "reviewer override qa-judge verdict"])
+    assert 'Reviewer override of a verdict ("t/qa-judge", subject s, item i2, run r1)' in found
+    assert "- The machine said: fail" in found
+    assert "- Reviewer alice says: pass" in found
+    assert "item i3" not in found
