@@ -299,6 +299,7 @@ EXPECTED_SCHEMA = {
         "started_at",
         "finished_at",
         "duration_ms",
+        "repeat_index",
     ],
     "suite_run_outputs": [
         "run_id",
@@ -379,6 +380,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0016",
             "0017",
             "0018",
+            "0020",
         ]
         assert upgrade(engine, url) == []
     finally:

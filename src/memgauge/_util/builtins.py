@@ -25,6 +25,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "kg": "memgauge.aggregates.graph:KGAggregate",
         "embedding": "memgauge.aggregates.graph:EmbeddingAggregate",
         "cost": "memgauge.aggregates.cost:CostAggregate",
+        "repeats": "memgauge.aggregates.repeats:RepeatsAggregate",
     },
     "memgauge.evaluators": {
         "exact": "memgauge.scorers.text:ExactMatch",

@@ -228,6 +228,7 @@ def _item_records(plan: Sequence[PlannedTask], suite: Suite) -> list[ItemRecord]
                     subject=subject,
                     task=task.spec.name,
                     item_id=it.id,
+                    repeat=it.repeat,
                     seq=seq,
                     category=it.category,
                     input=it.input_record(),
