@@ -44,6 +44,7 @@ __all__ = ["RepeatsAggregate", "pass_ks", "settings_of"]
 
 #: the most items listed as varying most (the detail keeps every item)
 _SHOWN = 10
+_EPS = 1e-9
 
 
 def pass_ks(n: int) -> list[int]:
@@ -302,7 +303,8 @@ class RepeatsAggregate:
                 rows=rows,
             )
         ]
-        for label in labels:
+        # by k for the task's first evaluator (its headline); the table has every one's
+        for label in labels[:1]:
             for which, key in (("pass@k", "pass_at"), ("pass^k", "pass_hat")):
                 shapes.append(
                     Breakdown(
@@ -386,7 +388,8 @@ def _most_varied(
                 default=0.0,
             )
             rbo = e.get("rbo")
-            if spread <= 0 and (rbo is None or rbo >= 1.0) and not e.get("varied"):
+            # a float sum's round-off is not a spread
+            if spread <= _EPS and (rbo is None or rbo >= 1.0 - _EPS) and not e.get("varied"):
                 continue
             parts = []
             for label in labels:

@@ -15,6 +15,7 @@ from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.report.cost import render_cost
+from memgauge.report.repeats import render_repeats
 from memgauge.report.suite_run import (
     counts_line,
     failures_table,
@@ -55,7 +56,7 @@ __all__ = ["run"]
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
-@run_options(store=False)
+@run_options(store=False, repeat=True)
 def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunArgs) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
@@ -100,6 +101,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     render_cost(report.summary, out)  # accuracy beside tokens and latency, where asked
     for line in judge_notes(summary):
         out.print(line)
+    render_repeats(report.summary, out)  # the system's own variance, where asked
     if failures:
         out.print(failures_table(shown_failures(failures, 10), len(failures)))
     verb = "resumed and finished" if report.resumed else "finished"

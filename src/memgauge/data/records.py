@@ -392,6 +392,16 @@ class RunSummary(_Record):
                 out[(m.subject, m.task, m.name)] = m
         return list(out.values())
 
+    def nondeterminism(self) -> list[Nondeterminism]:
+        """The subjects whose outputs differed across repeats (`repeat: N`), per task."""
+        return [
+            Nondeterminism.model_validate(s["nondeterminism"])
+            for agg in self.aggregates
+            if agg.aggregate == "repeats"
+            for s in agg.detail.get("subjects") or ()
+            if s.get("nondeterminism")
+        ]
+
     def aggregate(self, name: str, task: str | None = None) -> AggregateResult | None:
         """The first aggregate called `name` (of `task`, when given)."""
         return next(
