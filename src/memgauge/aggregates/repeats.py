@@ -40,11 +40,19 @@ from memgauge.errors import UsageError
 from memgauge.metrics.rbo import DEFAULT_P, mean_pairwise_rbo
 from memgauge.stats.repeats import cluster_bootstrap_ci, pass_k_over_items
 
-__all__ = ["RepeatsAggregate", "pass_ks", "settings_of"]
+__all__ = ["RepeatsAggregate", "pass_ks", "repeats_of", "settings_of"]
 
 #: the most items listed as varying most (the detail keeps every item)
 _SHOWN = 10
 _EPS = 1e-9
+
+
+def repeats_of(suite: Mapping[str, Any], task: str) -> int:
+    """The times `task` of a stored run's suite (its JSON) asked each item."""
+    for t in suite.get("tasks") or ():
+        if t.get("name") == task:
+            return int(t.get("repeat") or suite.get("repeat") or 1)
+    return 1
 
 
 def pass_ks(n: int) -> list[int]:
@@ -134,6 +142,63 @@ class RepeatsAggregate:
         ok = verdict.passed if verdict.passed is not None else value >= self.threshold
         return value, bool(ok)
 
+    def item_entry(
+        self, item_id: str, reps: Sequence[ItemRecord], labels: Sequence[str]
+    ) -> dict[str, Any]:
+        """One item's repeats (`reps`, in repeat order): whether their outputs varied, the
+        mean pairwise RBO of their rankings, and per evaluator the values with min, max, sd."""
+        answered = [r for r in reps if r.status == "completed"]
+        outputs = {_canonical(r.output) for r in answered}
+        rankings = [x for r in answered if (x := _ranking(r.output)) is not None]
+        entry: dict[str, Any] = {
+            "id": item_id,
+            "n_repeats": len(reps),
+            "n_answered": len(answered),
+            "varied": len(answered) >= 2 and len(outputs) > 1,
+            "rbo": mean_pairwise_rbo(rankings, self.p) if len(rankings) >= 2 else None,
+            "values": {},
+        }
+        for label in labels:
+            values = [self._passed(r, label)[0] for r in reps]
+            got = [v for v in values if v is not None]
+            entry["values"][label] = {
+                "values": values,
+                "min": min(got) if got else None,
+                "max": max(got) if got else None,
+                "sd": _sd(got),
+            }
+        return entry
+
+    def spread_table(self, subject: str, entry: Mapping[str, Any]) -> Table:
+        """One item's spread across its repeats (the viewer's item page): per evaluator its
+        value on each repeat, min, max and sd; and its rankings' RBO."""
+        n = int(entry["n_repeats"])
+        rows = []
+        for label, v in (entry.get("values") or {}).items():
+            rows.append(
+                [
+                    text(label),
+                    *(cell(x, None, None) for x in v["values"]),
+                    cell(v["min"], None, None),
+                    cell(v["max"], None, None),
+                    cell(v["sd"], None, None),
+                ]
+            )
+        rbo = entry.get("rbo")
+        varied = "the same output on every repeat"
+        if entry.get("varied"):
+            varied = "its outputs differ across repeats"
+        rbo_text = ""
+        if rbo is not None:
+            rbo_text = f"; rank-biased overlap of its rankings (p={self.p:g}) {rbo:.3f}"
+        return Table(
+            title=f"Across {n} repeats ({subject})",
+            note=f"{varied}{rbo_text}",
+            key="item-repeats",
+            columns=["evaluator", *(f"repeat {r}" for r in range(n)), "min", "max", "sd"],
+            rows=rows,
+        )
+
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject its measures; the detail has every item's values per repeat."""
         measures: list[MeasureValue] = []
@@ -169,28 +234,7 @@ class RepeatsAggregate:
                 )
             )
 
-        per_item: list[dict[str, Any]] = []
-        for item_id, reps in by_item.items():
-            answered = [r for r in reps if r.status == "completed"]
-            outputs = {_canonical(r.output) for r in answered}
-            rankings = [x for r in answered if (x := _ranking(r.output)) is not None]
-            entry: dict[str, Any] = {
-                "id": item_id,
-                "n_repeats": len(reps),
-                "n_answered": len(answered),
-                "varied": len(answered) >= 2 and len(outputs) > 1,
-                "rbo": mean_pairwise_rbo(rankings, self.p) if len(rankings) >= 2 else None,
-                "values": {},
-            }
-            for label in kinds:
-                vals = [v for r in reps if (v := self._passed(r, label)[0]) is not None]
-                entry["values"][label] = {
-                    "values": [self._passed(r, label)[0] for r in reps],
-                    "min": min(vals) if vals else None,
-                    "max": max(vals) if vals else None,
-                    "sd": _sd(vals),
-                }
-            per_item.append(entry)
+        per_item = [self.item_entry(item_id, reps, list(kinds)) for item_id, reps in by_item.items()]
         repeated = [e for e in per_item if e["n_answered"] >= 2]
         n_varied = sum(1 for e in repeated if e["varied"])
         rbos = [e["rbo"] for e in per_item if e["rbo"] is not None]
@@ -338,7 +382,7 @@ class RepeatsAggregate:
                     text(s["name"]),
                     Cell(
                         text="nondeterministic" if flag else "deterministic",
-                        met=False if flag else True,
+                        met=False if flag else None,
                         note=flag.describe() if flag else None,
                     ),
                     cell(

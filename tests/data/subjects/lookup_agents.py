@@ -54,18 +54,3 @@ class EchoAgent:
     def answer(self, question: str) -> str:
         return question
 
-
-class CoinAgent:
-    """Answers the port half of the time, at random (a nondeterministic subject for repeats);
-    `seed` fixes its generator, as a deterministic subject would."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        import random
-
-        self.rng = random.Random(seed)
-        self.seeded = seed is not None
-
-    def answer(self, question: str) -> str:
-        if self.seeded:
-            return "port 8080"
-        return "port 8080" if self.rng.random() < 0.5 else "no idea"
