@@ -7,6 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -408,3 +414,82 @@ def test_the_viewer_shows_an_items_spread(
         html = client.get(f"/runs/{out['run_id']}").text
         assert 'id="repeats"' in html
         assert 'id="repeats-nondeterminism"' in html
+
+
+def _completed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return int(
+                conn.execute(
+                    "SELECT COUNT(*) FROM suite_run_items WHERE status = 'completed'"
+                ).fetchone()[0]
+            )
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_kill_9_then_resume_finishes_each_repeat_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [{"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"} for i in range(80)]
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "killed",
+                "repeat": 3,
+                "concurrency": 4,
+                "subjects": {
+                    "agent": {
+                        "python": {
+                            "target": "lookup_agents:LookupAgent",
+                            "kwargs": {"answers": {"port": "port 8080"}, "delay": 0.01},
+                            "concurrent": True,
+                        }
+                    }
+                },
+                "tasks": [
+                    {"name": "t", "kind": "expected-output", "items": items, "evaluators": ["contains"]}
+                ],
+            }
+        )
+    )
+    db = tmp_path / "r.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge.cli.main", "run", str(path), "--store", str(db), "--no-progress"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _completed(db) < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    with SuiteRunStore(db) as store:
+        (listed,) = store.list_runs()
+        run_id = listed["run_id"]
+        before = {r.item_id: r for r in store.item_records(run_id) if r.status == "completed"}
+    assert 40 <= len(before) < 240
+    code, out, _ = _run(capsys, str(path), "--store", str(db), "--resume", run_id)
+    assert (code, out["status"], out["run_id"]) == (0, "completed", run_id)
+    with SuiteRunStore(db) as store:
+        after = store.item_records(run_id)
+    # each item's three repeats, each done once: the finished ones kept as they were
+    assert len(after) == 240
+    assert sorted((r.source_id, r.repeat) for r in after) == sorted(
+        (it["id"], n) for it in items for n in range(3)
+    )
+    assert all(r.status == "completed" and r.attempts == 1 for r in after)
+    kept = {r.item_id: r for r in after}
+    assert {i: kept[i].finished_at for i in before} == {i: r.finished_at for i, r in before.items()}
+    # the resumed run's summary is the uninterrupted one's: every repeat, items as clusters
+    run, _ = _read(db, run_id)
+    assert run.summary is not None
+    contains = next(m for m in run.summary.measures() if m.name == "contains")
+    assert (contains.source, contains.value, contains.n_scored) == ("repeats", 1.0, 80)
