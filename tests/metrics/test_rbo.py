@@ -41,7 +41,7 @@ def test_edges_and_pairs() -> None:
     assert rbo_ext([], []) == 1.0
     assert rbo_ext([], ["a"]) == 0.0
     assert rbo_ext(["a", "a", "b"], ["a", "b"]) == pytest.approx(1.0)  # first rank counts
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="p must be in"):
         rbo_ext("ab", "ab", p=1.0)
     assert mean_pairwise_rbo([["a", "b"]]) is None
     # pairs: (ab, ab) 1, (ab, ba) .9, (ab, ba) .9 -> mean 2.8 / 3

@@ -190,7 +190,9 @@ def test_a_tasks_repeat_wins_over_the_suites_and_the_flag_over_both(
     assert sorted({it.repeat for it in report.items}) == [0, 1, 2, 3]
 
 
-def test_without_repeats_nothing_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_repeats_nothing_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _suite(tmp_path)
     code, out, _ = _run(capsys, str(path), "--store", str(tmp_path / "r.db"))
     assert (code, out["n_items"]) == (0, 10)
@@ -211,7 +213,9 @@ def test_without_repeats_nothing_changes(tmp_path: Path, capsys: pytest.CaptureF
 def test_a_bad_repeat_flag_is_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str
 ) -> None:
-    code = main(["run", str(_suite(tmp_path)), "--store", str(tmp_path / "r.db"), "--repeat", given])
+    code = main(
+        ["run", str(_suite(tmp_path)), "--store", str(tmp_path / "r.db"), "--repeat", given]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "--repeat" in err
@@ -221,7 +225,10 @@ def test_a_bad_repeat_flag_is_exit_2(
 @pytest.mark.parametrize(
     ("name", "where"),
     [
-        ("suite_repeat_zero.yaml", ":8: tasks.0.repeat: Input should be greater than or equal to 1"),
+        (
+            "suite_repeat_zero.yaml",
+            ":8: tasks.0.repeat: Input should be greater than or equal to 1",
+        ),
         ("suite_repeat_too_many.yaml", ":2: repeat: Input should be less than or equal to 100"),
     ],
 )
@@ -262,7 +269,12 @@ def test_a_dead_subject_with_repeats_is_exit_4(
                     }
                 },
                 "tasks": [
-                    {"name": "t", "kind": "expected-output", "items": ITEMS, "evaluators": ["contains"]}
+                    {
+                        "name": "t",
+                        "kind": "expected-output",
+                        "items": ITEMS,
+                        "evaluators": ["contains"],
+                    }
                 ],
             }
         )
@@ -291,7 +303,12 @@ def test_the_subjects_llm_calls_skip_the_cache_on_repeats(
                 "repeat": 3,
                 "subjects": {"agent": {"chat": {"model": "fake"}}},
                 "tasks": [
-                    {"name": "t", "kind": "expected-output", "items": items, "evaluators": ["contains"]}
+                    {
+                        "name": "t",
+                        "kind": "expected-output",
+                        "items": items,
+                        "evaluators": ["contains"],
+                    }
                 ],
             }
         )
@@ -356,7 +373,9 @@ def test_runs_compare_pairs_items_not_item_repeats(
     code = main(["runs", "compare", a["run_id"], b["run_id"], "--store", db, "--json"])
     rows = json.loads(capsys.readouterr().out)
     assert code == 0
-    coin = next(r for r in (rows["rows"] if isinstance(rows, dict) else rows) if r["subject"] == "coin")
+    coin = next(
+        r for r in (rows["rows"] if isinstance(rows, dict) else rows) if r["subject"] == "coin"
+    )
     # 5 items, each the mean of its 4 repeats: the mean is the item-repeats' mean
     _, items = _read(Path(db), a["run_id"])
     values = [r.scores[0].value for r in items if r.subject == "coin"]
@@ -369,7 +388,7 @@ def test_the_gate_reads_the_repeat_aware_interval(
 ) -> None:
     path = _suite(tmp_path, repeat=4)
     db = str(tmp_path / "r.db")
-    _, a, _ = _run(capsys, str(path), "--store", db)
+    _run(capsys, str(path), "--store", db)  # the baseline
     _, b, _ = _run(capsys, str(path), "--store", db)
     code = main(["gate", b["run_id"], "--store", db, "--json"])
     gate = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -377,7 +396,7 @@ def test_the_gate_reads_the_repeat_aware_interval(
     check = next(
         c for c in gate["metrics"] if (c["subject"], c["evaluator"]) == ("coin", "contains")
     )
-    run, items = _read(Path(db), b["run_id"])
+    _, items = _read(Path(db), b["run_id"])
     values = [[r.scores[0].value for r in reps] for reps in _by_item(items, "coin").values()]
     ci = cluster_bootstrap_ci(values, seed=0)
     assert check["current"] == pytest.approx(float(np.mean(values)))
@@ -433,7 +452,10 @@ def _completed(db: Path) -> int:
 def test_kill_9_then_resume_finishes_each_repeat_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    items = [{"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"} for i in range(80)]
+    items = [
+        {"id": f"q{i:03d}", "input": f"question {i} about port", "expected": "8080"}
+        for i in range(80)
+    ]
     path = tmp_path / "suite.yaml"
     path.write_text(
         yaml.safe_dump(
@@ -451,15 +473,32 @@ def test_kill_9_then_resume_finishes_each_repeat_once(
                     }
                 },
                 "tasks": [
-                    {"name": "t", "kind": "expected-output", "items": items, "evaluators": ["contains"]}
+                    {
+                        "name": "t",
+                        "kind": "expected-output",
+                        "items": items,
+                        "evaluators": ["contains"],
+                    }
                 ],
             }
         )
     )
     db = tmp_path / "r.db"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memgauge.cli.main", "run", str(path), "--store", str(db), "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "memgauge.cli.main",
+            "run",
+            str(path),
+            "--store",
+            str(db),
+            "--no-progress",
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -493,3 +532,19 @@ def test_kill_9_then_resume_finishes_each_repeat_once(
     assert run.summary is not None
     contains = next(m for m in run.summary.measures() if m.name == "contains")
     assert (contains.source, contains.value, contains.n_scored) == ("repeats", 1.0, 80)
+
+
+def test_an_item_id_a_repeat_would_take_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [
+        {"id": "q1", "input": "a", "expected": "a"},
+        {"id": "q1#r1", "input": "b", "expected": "b"},
+    ]
+    path = _suite(tmp_path, repeat=2, task={"items": items})
+    code = main(["run", str(path), "--store", str(tmp_path / "r.db")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "item id 'q1#r1' is also the id a repeat of 'q1' is stored under" in err
+    with SuiteRunStore(tmp_path / "r.db") as store:
+        assert store.list_runs() == []  # nothing written

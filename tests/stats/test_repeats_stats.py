@@ -27,7 +27,7 @@ def test_pass_at_k_and_pass_hat_k_by_hand() -> None:
     assert (pass_at_k(3, 1, 3), pass_hat_k(3, 1, 3)) == (1.0, 0.0)
     assert (pass_at_k(3, 3, 3), pass_hat_k(3, 3, 3)) == (1.0, 1.0)
     assert (pass_at_k(3, 0, 2), pass_hat_k(3, 0, 2)) == (0.0, 0.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="k <= n"):
         pass_at_k(2, 1, 3)
 
 
@@ -49,7 +49,9 @@ def test_cluster_bootstrap_mean_counts_and_degenerate_cases() -> None:
     ci = cluster_bootstrap_ci([[1.0, 0.0], [1.0, 1.0], [0.0, math.nan]], seed=3)
     assert ci.mean == pytest.approx(3 / 5)  # every value, NaN left out
     assert (ci.n, ci.n_excluded, ci.method) == (3, 1, "cluster")
-    assert ci.low is not None and ci.high is not None and ci.low <= ci.mean <= ci.high
+    assert ci.low is not None
+    assert ci.high is not None
+    assert ci.low <= ci.mean <= ci.high
     one = cluster_bootstrap_ci([[0.5, 1.0]])
     assert (one.mean, one.low, one.high, one.n) == (0.75, 0.75, 0.75, 1)
     none = cluster_bootstrap_ci([[math.nan]])

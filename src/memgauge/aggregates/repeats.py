@@ -230,11 +230,18 @@ class RepeatsAggregate:
             more.setdefault("primary", False)
             measures.append(
                 MeasureValue(
-                    subject=subject, task=task.name, name=name, value=value, source=self.name, **more
+                    subject=subject,
+                    task=task.name,
+                    name=name,
+                    value=value,
+                    source=self.name,
+                    **more,
                 )
             )
 
-        per_item = [self.item_entry(item_id, reps, list(kinds)) for item_id, reps in by_item.items()]
+        per_item = [
+            self.item_entry(item_id, reps, list(kinds)) for item_id, reps in by_item.items()
+        ]
         repeated = [e for e in per_item if e["n_answered"] >= 2]
         n_varied = sum(1 for e in repeated if e["varied"])
         rbos = [e["rbo"] for e in per_item if e["rbo"] is not None]
@@ -267,7 +274,9 @@ class RepeatsAggregate:
                 primary=True,
                 note=note,
             )
-            sds = [e["values"][label]["sd"] for e in per_item if e["values"][label]["sd"] is not None]
+            sds = [
+                e["values"][label]["sd"] for e in per_item if e["values"][label]["sd"] is not None
+            ]
             mean_sd = float(np.mean(sds)) if sds else None
             measure(f"{label}.sd", mean_sd, n_scored=len(sds), higher_is_better=False)
             outcomes = [
@@ -359,7 +368,10 @@ class RepeatsAggregate:
                         values={
                             k: [
                                 cell(
-                                    (((s.get("evaluators") or {}).get(label) or {}).get("pass") or {})
+                                    (
+                                        ((s.get("evaluators") or {}).get(label) or {}).get("pass")
+                                        or {}
+                                    )
                                     .get(k, {})
                                     .get(key),
                                     None,

@@ -70,9 +70,7 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     write_json(result, json_path)
     atomic_write_text(
         md_path,
-        render_markdown(result)
-        + cost_markdown(report.summary)
-        + repeats_markdown(report.summary),
+        render_markdown(result) + cost_markdown(report.summary) + repeats_markdown(report.summary),
     )
     atomic_write_text(html_path, render_run_report(report.run, report.items))
     paths = [json_path, md_path, html_path]

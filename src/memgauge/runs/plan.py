@@ -16,7 +16,7 @@ from memgauge._util.registry import RegistryError
 from memgauge.aggregates import AGGREGATES, Aggregate
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import repeat_id
+from memgauge.data.records import repeat_id, repeat_source
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.runs.depth import default_aggregates, depth_error, least_k
 from memgauge.runs.kinds import Planning, kind_of
@@ -126,6 +126,14 @@ def repeated(task: PlannedTask, times: int) -> PlannedTask:
         for it in task.items
         for r in range(times)
     ]
+    taken = {it.id for it in task.items}
+    clash = next((it.id for it in items if it.repeat and it.id in taken), None)
+    if clash is not None:
+        raise UsageError(
+            f"task {task.spec.name!r}: item id {clash!r} is also the id a repeat of "
+            f"{repeat_source(clash, int(clash.rsplit('#r', 1)[1]))!r} is stored under; rename "
+            "the item or run without repeat"
+        )
     return dataclasses.replace(task, items=items)
 
 

@@ -70,7 +70,6 @@ __all__ = [
     "components",
     "evaluator_label",
     "load_suite",
-    "with_repeat",
     "optimization_problems",
     "resolve_agents",
     "resolve_objective",
@@ -81,6 +80,7 @@ __all__ = [
     "task_least_k",
     "task_reader",
     "tuned_subject",
+    "with_repeat",
 ]
 
 

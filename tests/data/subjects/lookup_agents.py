@@ -53,4 +53,3 @@ class EchoAgent:
 
     def answer(self, question: str) -> str:
         return question
-
