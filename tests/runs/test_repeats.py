@@ -156,6 +156,7 @@ def test_a_random_subject_is_flagged_nondeterministic_a_seeded_one_is_not(
     assert run.summary is not None
     (flag,) = run.summary.nondeterminism()
     assert (flag.subject, flag.task, flag.n_items) == ("coin", "t", 5)
+    assert out["nondeterministic"] == [flag.model_dump(mode="json")]
     assert flag.n_varied >= 1
     assert "coin / t: nondeterministic: outputs differed across repeats" in text
     assert "fixed / t: nondeterministic" not in text
@@ -200,6 +201,7 @@ def test_without_repeats_nothing_changes(
     assert run.summary is not None
     assert {it.repeat for it in items} == {0}
     assert [a.aggregate for a in run.summary.aggregates] == []
+    assert "nondeterministic" not in out
     # the suite hashes as it did before `repeat` existed: a run started then resumes now
     before = {k: v for k, v in run.suite.items() if k != "repeat"}
     before["tasks"] = [{k: v for k, v in t.items() if k != "repeat"} for t in before["tasks"]]

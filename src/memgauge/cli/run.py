@@ -110,6 +110,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
         out.print(f"reason: {report.reason}")
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")
     if as_json:
+        flags = [f.model_dump(mode="json") for f in report.summary.nondeterminism()]
         click.echo(
             dumps_strict(
                 {
@@ -122,6 +123,9 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
                     "results": result_rows(summary),
                     "llm_usage": summary.get("llm_usage", {}),
                     "store": str(db),
+                    # with repeats, the subjects whose outputs varied (only then: a run
+                    # without repeats prints what it always did)
+                    **({"nondeterministic": flags} if flags else {}),
                 },
                 sort_keys=True,
             )
