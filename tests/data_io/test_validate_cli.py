@@ -137,6 +137,9 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "dataset_many_problems": (5, "(q1, m1, manual) is judged twice"),
     "dataset_memory_line_cut_off": (3, "judgment for unknown query 'q7'"),
     "suite_many_problems.yaml": (18, "token_f1.varient: unknown key"),
+    # issue 32: repeats (`memgauge run` on them: tests/runs/test_repeats.py)
+    "suite_repeat_zero.yaml": (8, "tasks.0.repeat: Input should be greater than or equal to 1"),
+    "suite_repeat_too_many.yaml": (2, "repeat: Input should be less than or equal to 100"),
     "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
     "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),
     "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),

@@ -314,6 +314,7 @@ EXPECTED_SCHEMA = {
         "started_at",
         "finished_at",
         "duration_ms",
+        "repeat_index",
     ],
     "suite_run_outputs": [
         "run_id",
@@ -395,6 +396,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0017",
             "0018",
             "0019",
+            "0020",
         ]
         assert upgrade(engine, url) == []
     finally:

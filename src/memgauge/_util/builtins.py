@@ -27,6 +27,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "cost": "memgauge.aggregates.cost:CostAggregate",
         "ranking": "memgauge.aggregates.ranking:RankingAggregate",
         "attribution": "memgauge.aggregates.attribution:AttributionAggregate",
+        "repeats": "memgauge.aggregates.repeats:RepeatsAggregate",
     },
     "memgauge.evaluators": {
         "exact": "memgauge.scorers.text:ExactMatch",

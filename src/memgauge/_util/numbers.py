@@ -19,6 +19,7 @@ __all__ = [
     "INT64_MIN",
     "MAX_GRADE",
     "MAX_K",
+    "MAX_REPEAT",
     "MAX_RESAMPLES",
     "SEED_MAX",
     "parse_finite_float",
@@ -36,6 +37,9 @@ MAX_GRADE = INT32_MAX
 SEED_MAX = 2**32 - 1
 #: the most hits a task asks of a memory subject (a suite task's `k`, `evaluate --k`)
 MAX_K = 1000
+#: the most times a run may put each item through a subject (`repeat:`, `--repeat`): past it
+#: a typo (1000 for 10) would multiply a run's cost unseen
+MAX_REPEAT = 100
 #: the most bootstrap resamples: each one is a column of every measure's resample matrix
 MAX_RESAMPLES = 1_000_000
 

@@ -55,6 +55,7 @@ class TaskView:
         ingested: whether subjects were reset and given the task's memories.
         setup_seconds: subject -> seconds spent resetting and ingesting (None: not measured).
         specs: subject -> its spec, as the run was started.
+        repeat: times each item went through each subject (`repeat: N`).
     """
 
     name: str
@@ -67,6 +68,7 @@ class TaskView:
     ingested: bool = True
     setup_seconds: Mapping[str, float | None] = field(default_factory=dict)
     specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    repeat: int = 1
 
 
 @runtime_checkable
@@ -74,7 +76,9 @@ class Aggregate(Protocol):
     """Run-level numbers of one task, from its stored item records.
 
     Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
-    verdicts only, not inputs, expected values or verdict details), `imports(task)` (the
+    verdicts only, not inputs, expected values or verdict details), `repeat_aware` (True:
+    `compute` is given every repeat of every item, `ItemRecord.repeat`; else the first
+    repeat's records only, which are the records of a run without repeats), `imports(task)` (the
     modules `compute` will import for `task`, loaded in the background while the items run)
     and `align(task,
     evaluators, given)` (returns the aggregate made to agree with the task's `(label,

@@ -56,10 +56,13 @@ def retrieval_runs(
     """`{system: {qid: {docid: score}}}` from a retrieval run's item records (systems in the
     order they first appear), with the rank-made scores of the module docstring; and per
     system, the counts of what was left out (`failed_searches`, `empty_rankings`,
-    `repeated_documents`)."""
+    `repeated_documents`). A run with repeats gives its first repeat's rankings: a TREC run
+    file has one ranking per query."""
     runs: dict[str, dict[str, dict[str, float]]] = {}
     left_out: dict[str, Counter[str]] = {}
     for record in items:
+        if record.repeat:
+            continue
         run = runs.setdefault(record.subject, {})
         dropped = left_out.setdefault(record.subject, Counter())
         if record.status == "queued":

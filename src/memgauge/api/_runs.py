@@ -159,6 +159,7 @@ def evaluate(
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
     dataset_kind: str | None = None,
+    repeat: int | None = None,
     options: RunConfig | None = None,
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
@@ -186,7 +187,8 @@ def evaluate(
     of the judged queries (each query kept by its id's hash, salted with `seed`: the same
     sample every run), `feature_id` and `run_type` (full, shadow, regression, ab_test) label
     the run; all three are recorded with it (`runs show`, the ir aggregate's `pipeline`, seed
-    002's `eval_results` rows).
+    002's `eval_results` rows). `repeat`: every query searched that many times by each
+    system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
     """
     config = _config(
         options,
@@ -198,6 +200,7 @@ def evaluate(
             by=by,
             workers=workers,
             executor=executor,
+            repeat=repeat,
         ),
     )
     specs, live = _system_specs(systems)
@@ -264,13 +267,16 @@ def run_suite(
     subjects: Mapping[str, object] | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
+    repeat: int | None = None,
     options: RunConfig | None = None,
 ) -> RunReport:
     """Run (or resume) a suite: a `Suite`, or the path of a suite file.
 
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
-    `workers`, `executor`: shards, as in `evaluate`. `options`: the run's settings as one
-    `RunConfig`, instead of the keywords it holds.
+    `workers`, `executor`: shards, as in `evaluate`. `repeat`: every item through each subject
+    that many times, over the suite's `repeat:` (the `repeats` aggregate: the spread per item,
+    pass@k and pass^k, a CI with items as clusters, nondeterministic subjects flagged).
+    `options`: the run's settings as one `RunConfig`, instead of the keywords it holds.
     """
     config = _config(
         options,
@@ -285,6 +291,7 @@ def run_suite(
             seed_targets=seed_targets,
             workers=workers,
             executor=executor,
+            repeat=repeat,
         ),
     )
     suite_path = None

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from memgauge import api
+from memgauge._util.numbers import MAX_REPEAT
 from memgauge.cli._common import FILE, Command, apply_options, choice_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer, number
@@ -148,19 +149,39 @@ def _run_args(given: dict[str, Any]) -> RunArgs:
         seed_targets=not given.pop("no_targets", False),
         workers=given.pop("workers", 1),
         executor=given.pop("shard_executor", None),
+        repeat=given.pop("repeat", None),
     )
     return RunArgs(
         options, given.pop("progress"), given.pop("junit"), given.pop("max_failure_rate", None)
     )
 
 
+#: `--repeat N`: every item through each subject N times (the system's own variance)
+_REPEAT_OPTION = click.option(
+    "--repeat",
+    "repeat",
+    type=integer(1, MAX_REPEAT),
+    default=None,
+    metavar="N",
+    help="Put every item through each subject N times (over the suite's `repeat:`): the "
+    "spread per item, pass@k and pass^k, a CI with items as clusters, and nondeterministic "
+    "subjects flagged. Their LLM calls on repeats after the first skip the response cache.",
+)
+
+
 def run_options(
-    *, store: bool = True, shards: bool = True, llm: bool = True, no_targets: str | None = None
+    *,
+    store: bool = True,
+    shards: bool = True,
+    llm: bool = True,
+    no_targets: str | None = None,
+    repeat: bool = False,
 ) -> Callable[[Command], Command]:
     """The shared options, after the command's own: `--store` ... `--progress` (without
     `store`, the command declares `--store`, `--resume`, `--force` and `--progress` itself,
     with help of its own), `--fail-under`, `--by`, `--junit`, `--workers` and `--executor` (with
-    `shards`), `--no-targets` (when `no_targets` gives its help), the LLM cache's (with `llm`).
+    `shards`), `--no-targets` (when `no_targets` gives its help), `--repeat N` (with `repeat`),
+    the LLM cache's (with `llm`).
     The command is called with what they say as `run_args`, and without them."""
 
     def decorate(fn: Command) -> Command:
@@ -175,6 +196,8 @@ def run_options(
         ]
         if no_targets is not None:
             options.append(click.option("--no-targets", is_flag=True, help=no_targets))
+        if repeat:
+            options.append(_REPEAT_OPTION)
         return apply_options(llm_options(command) if llm else command, options)
 
     return decorate

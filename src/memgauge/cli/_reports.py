@@ -17,6 +17,7 @@ from memgauge.report import (
     write_json,
 )
 from memgauge.report.cost import cost_markdown, render_cost
+from memgauge.report.repeats import render_repeats, repeats_markdown
 from memgauge.view import render_run_report
 
 __all__ = ["report_retrieval", "sequential_lines", "write_reports"]
@@ -30,6 +31,7 @@ def report_retrieval(report: api.RunReport, out_dir: Path, out: Console) -> None
     result = retrieval_result(report.run)
     render_terminal(result, out)
     render_cost(report.summary, out)
+    render_repeats(report.summary, out)
     for line in sequential_lines(result):
         out.print(line, highlight=False)
     for warning in result.dataset.warnings:
@@ -66,7 +68,10 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     md_path = out_dir / "summary.md"
     html_path = out_dir / "report.html"
     write_json(result, json_path)
-    atomic_write_text(md_path, render_markdown(result) + cost_markdown(report.summary))
+    atomic_write_text(
+        md_path,
+        render_markdown(result) + cost_markdown(report.summary) + repeats_markdown(report.summary),
+    )
     atomic_write_text(html_path, render_run_report(report.run, report.items))
     paths = [json_path, md_path, html_path]
     ir = report.summary.aggregate("ir")

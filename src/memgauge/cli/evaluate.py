@@ -157,7 +157,7 @@ __all__ = ["evaluate"]
 @click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @kind_option("retrieval", "DATASET")
-@run_options()
+@run_options(repeat=True)
 def evaluate(
     dataset: Path,
     systems: tuple[str, ...],

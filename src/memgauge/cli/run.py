@@ -16,6 +16,7 @@ from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
+from memgauge.report.repeats import render_repeats
 from memgauge.report.suite_run import (
     counts_line,
     failures_table,
@@ -56,7 +57,7 @@ __all__ = ["run"]
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
-@run_options(store=False)
+@run_options(store=False, repeat=True)
 def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunArgs) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.
 
@@ -102,6 +103,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     print_rankings(report.summary, out)  # a bench suite's systems, ranked
     for line in judge_notes(summary):
         out.print(line)
+    render_repeats(report.summary, out)  # the system's own variance, where asked
     if failures:
         out.print(failures_table(shown_failures(failures, 10), len(failures)))
     verb = "resumed and finished" if report.resumed else "finished"
@@ -110,6 +112,7 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
         out.print(f"reason: {report.reason}")
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")
     if as_json:
+        flags = [f.model_dump(mode="json") for f in report.summary.nondeterminism()]
         click.echo(
             dumps_strict(
                 {
@@ -122,6 +125,9 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
                     "results": result_rows(summary),
                     "llm_usage": summary.get("llm_usage", {}),
                     "store": str(db),
+                    # with repeats, the subjects whose outputs varied (only then: a run
+                    # without repeats prints what it always did)
+                    **({"nondeterministic": flags} if flags else {}),
                 },
                 sort_keys=True,
             )

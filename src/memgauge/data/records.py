@@ -34,12 +34,15 @@ __all__ = [
     "ItemRecord",
     "ItemStatus",
     "MeasureValue",
+    "Nondeterminism",
     "RunRecord",
     "RunStatus",
     "RunSummary",
     "ScoreRecord",
     "TargetCheck",
     "TaskSummary",
+    "repeat_id",
+    "repeat_source",
     "utc_now",
 ]
 
@@ -106,6 +109,18 @@ class ScoreRecord(_Record):
     )
 
 
+def repeat_id(item_id: str, repeat: int) -> str:
+    """The id a repeat of an item is stored under: the first time its own id (so a run without
+    repeats is stored as it always was), repeat r > 0 `ID#rR`."""
+    return item_id if repeat == 0 else f"{item_id}#r{repeat}"
+
+
+def repeat_source(item_id: str, repeat: int) -> str:
+    """The dataset's id of the item stored as `item_id` on repeat `repeat` (`repeat_id`'s
+    inverse)."""
+    return item_id if repeat == 0 else item_id.removesuffix(f"#r{repeat}")
+
+
 class ItemRecord(_Record):
     """One item of one task as one subject answered it, and every verdict on it."""
 
@@ -135,6 +150,17 @@ class ItemRecord(_Record):
     started_at: str | None = Field(default=None, description="UTC time the subject started.")
     finished_at: str | None = Field(default=None, description="UTC time it was recorded.")
     duration_ms: float | None = Field(default=None, description="Subject start to recorded.")
+    repeat: int = Field(
+        default=0,
+        ge=0,
+        description="Which time the item went through its subject (`repeat: N`; 0 the first). "
+        "Repeat r > 0 is stored under `item_id` `ID#rR`; `source_id` is `ID`.",
+    )
+
+    @property
+    def source_id(self) -> str:
+        """The item's id in its dataset: `item_id` without its repeat's suffix."""
+        return repeat_source(self.item_id, self.repeat)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -155,6 +181,38 @@ class ItemRecord(_Record):
     def verdict(self, evaluator: str) -> ScoreRecord | None:
         """This evaluator's verdict, if it gave one."""
         return next((s for s in self.scores if s.evaluator == evaluator), None)
+
+
+class Nondeterminism(_Record):
+    """A subject whose outputs for the same item differed across repeats (`repeat: N`): a
+    system that is not reproducible, named as such beside its numbers."""
+
+    subject: str = Field(description="The subject.")
+    task: str = Field(description="The task whose repeats showed it.")
+    n_items: int = Field(description="Items answered on at least two repeats.")
+    n_varied: int = Field(description="Of those, items whose outputs were not all the same.")
+    temperature: float | None = Field(
+        default=None, description="The temperature its spec sets, where it sets one."
+    )
+    seed: int | None = Field(default=None, description="The seed its spec sets, where it sets one.")
+
+    @property
+    def pinned(self) -> bool:
+        """Its spec asks for reproducible outputs (temperature 0 or a fixed seed)."""
+        return self.temperature == 0 or self.seed is not None
+
+    def describe(self) -> str:
+        """One line: what varied, and under which settings."""
+        settings = []
+        if self.temperature is not None:
+            settings.append(f"temperature {self.temperature:g}")
+        if self.seed is not None:
+            settings.append(f"seed {self.seed}")
+        at = f" at {' and '.join(settings)}" if settings else ""
+        return (
+            f"nondeterministic{at}: outputs differed across repeats on {self.n_varied} of "
+            f"{self.n_items} items"
+        )
 
 
 class MeasureValue(_Record):
@@ -333,6 +391,16 @@ class RunSummary(_Record):
             for m in agg.measures:
                 out[(m.subject, m.task, m.name)] = m
         return list(out.values())
+
+    def nondeterminism(self) -> list[Nondeterminism]:
+        """The subjects whose outputs differed across repeats (`repeat: N`), per task."""
+        return [
+            Nondeterminism.model_validate(s["nondeterminism"])
+            for agg in self.aggregates
+            if agg.aggregate == "repeats"
+            for s in agg.detail.get("subjects") or ()
+            if s.get("nondeterminism")
+        ]
 
     def aggregate(self, name: str, task: str | None = None) -> AggregateResult | None:
         """The first aggregate called `name` (of `task`, when given)."""

@@ -13,6 +13,12 @@ question (judge variance) apart, so each replays its own answer. Modes:
 A caller that cannot use an answer (`CachingClient.forget`) drops it, so it is not replayed as
 final: the next ask goes to the model.
 
+A subject's calls on a repeat after the first (`repeat: N` in a suite, `asked_anew`) are never
+answered from the cache: each goes to the model, so that a repeat shows the system's own
+variance and not a replay of the first answer. Its answer is stored under a key of its own
+(the repeat index is part of it), as `refresh` stores, so `--cache-only` still replays the
+run; a judge's calls on the same repeat are cached as usual.
+
 Identical requests in flight at the same time are made once (single flight): two items whose
 judge prompts are the same get the same verdict in the run, exactly as a replay will give
 them, and the provider is paid once. Across processes (the workers of a sharded run share the
@@ -25,6 +31,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, replace
 from typing import Any, Literal, Protocol
 
@@ -34,7 +43,7 @@ from memgauge.llm._loop import run_sync
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Usage
 from memgauge.llm.usage import UsageMeter
 
-__all__ = ["CacheMode", "CachingClient", "ResponseCache", "request_key"]
+__all__ = ["CacheMode", "CachingClient", "ResponseCache", "asked_anew", "request_key"]
 
 CacheMode = Literal["use", "refresh", "only", "off"]
 CACHE_MODES: tuple[str, ...] = ("use", "refresh", "only", "off")
@@ -56,10 +65,27 @@ class ResponseCache(Protocol):
         ...
 
 
-def request_key(model: str, request: ChatRequest, *, scope: str = "") -> str:
+#: the repeat of the item whose subject is asking (0: the first time, or not a subject's call)
+_ANEW: ContextVar[int] = ContextVar("memgauge_llm_asked_anew", default=0)
+
+
+@contextmanager
+def asked_anew(repeat: int) -> Iterator[None]:
+    """While the block runs, its LLM calls are a subject's on repeat `repeat` of an item: for
+    repeat > 0 never answered from the cache (see the module docstring). The background LLM
+    loop runs each call in a copy of the caller's context, which carries this."""
+    token = _ANEW.set(repeat)
+    try:
+        yield
+    finally:
+        _ANEW.reset(token)
+
+
+def request_key(model: str, request: ChatRequest, *, scope: str = "", anew: int = 0) -> str:
     """The cache key of `request` sent to `model` at the endpoint `scope` (provider and base
-    URL: the same model id at two endpoints is two models)."""
-    canonical = {
+    URL: the same model id at two endpoints is two models); `anew`: a subject's repeat (part
+    of the key only when > 0, so every other key is as it was)."""
+    canonical: dict[str, Any] = {
         "scope": scope,
         "model": model,
         "messages": [[m.role, m.content] for m in request.messages],
@@ -69,6 +95,8 @@ def request_key(model: str, request: ChatRequest, *, scope: str = "") -> str:
         "seed": request.seed,
         "repeat": request.repeat,
     }
+    if anew:
+        canonical["subject_repeat"] = anew
     data = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
@@ -141,12 +169,15 @@ class CachingClient:
         if self.mode == "off":
             return await self.inner.acomplete(request)
         model = request.model or self.inner.model
-        key = request_key(model, request, scope=self.scope)
-        if self.mode in ("use", "only"):
+        anew = _ANEW.get()
+        key = request_key(model, request, scope=self.scope, anew=anew)
+        # a subject's repeat goes to the model (a replay still replays it)
+        mode = "refresh" if anew and self.mode == "use" else self.mode
+        if mode in ("use", "only"):
             hit = self.cache.get(key)
             if hit is not None:
                 return self._answer(_from_json(hit) if "error" not in hit else hit)
-            if self.mode == "only":
+            if mode == "only":
                 raise CacheMissError(model, key)
         loop = asyncio.get_running_loop()
         flight = (id(loop), key)
@@ -178,8 +209,8 @@ class CachingClient:
             raise
         finally:
             del self._flights[flight]
-        self.cache.put(key, model, _to_json(response), replace=self.mode == "refresh")
-        if self.mode != "refresh":
+        self.cache.put(key, model, _to_json(response), replace=mode == "refresh")
+        if mode != "refresh":
             # another process (a shard's worker) may have stored its answer first: the first
             # one stored wins, and this run uses it too, exactly as a replay will
             kept = self.cache.get(key)
@@ -195,7 +226,7 @@ class CachingClient:
         if self.mode in ("off", "only"):
             return
         model = request.model or self.inner.model
-        self.cache.delete(request_key(model, request, scope=self.scope))
+        self.cache.delete(request_key(model, request, scope=self.scope, anew=_ANEW.get()))
 
     def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:
         """A response from the cache or a shared flight (counted as cached), or the stored

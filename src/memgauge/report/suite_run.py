@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from memgauge._util.process import host_name, is_alive
+from memgauge.data.records import RunSummary
 from memgauge.report.escape import term
 from memgauge.report.fmt import conventions_lines, fallbacks_text
 
@@ -21,6 +22,7 @@ __all__ = [
     "counts_line",
     "failures_table",
     "liveness",
+    "repeat_notes",
     "result_rows",
     "shown_failures",
     "summary_table",
@@ -138,6 +140,11 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
         table.caption = term("\n".join(lines))
         table.caption_justify = "left"
     return table
+
+
+def repeat_notes(summary: RunSummary) -> list[str]:
+    """A line per subject whose outputs differed across repeats (`repeat: N`)."""
+    return [f"{f.subject} / {f.task}: {f.describe()}" for f in summary.nondeterminism()]
 
 
 def judge_notes(summary: Mapping[str, Any]) -> list[str]:

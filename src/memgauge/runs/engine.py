@@ -64,7 +64,7 @@ from memgauge.runs.plan import (
 from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
-from memgauge.runs.suite import Suite, component_problems
+from memgauge.runs.suite import Suite, component_problems, with_repeat
 from memgauge.runs.summary import subjects_of, summarize_run
 from memgauge.runs.warm import Warming
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
@@ -228,6 +228,7 @@ def _item_records(plan: Sequence[PlannedTask], suite: Suite) -> list[ItemRecord]
                     subject=subject,
                     task=task.spec.name,
                     item_id=it.id,
+                    repeat=it.repeat,
                     seq=seq,
                     category=it.category,
                     input=it.input_record(),
@@ -417,6 +418,7 @@ def run_suite(
     process drives, before anything is written. KeyboardInterrupt marks the run cancelled
     (resumable) and is re-raised.
     """
+    suite = with_repeat(suite, options.repeat)  # --repeat wins over the file
     # a suite built in code is checked here, as a suite file is when read: before anything
     # is written (live objects, the API's own subjects, are checked when used)
     root = base or (suite_path.parent if suite_path else Path.cwd())

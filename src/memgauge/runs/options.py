@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
 
+from memgauge._util.numbers import MAX_REPEAT
 from memgauge.aggregates.targets import By, Requirement, parse_fail_under
+from memgauge.errors import UsageError
 
 __all__ = ["RunOptions"]
 
@@ -31,6 +33,8 @@ class RunOptions:
         executor: where shards run: `process`, `dask:local`, `dask://HOST:PORT`, or any
             `concurrent.futures.Executor` (`runs.pools`). Subjects given as live objects run
             in this process, after the shards.
+        repeat: times every item goes through each subject (`--repeat`), over the suite's
+            and its tasks' `repeat:`; None: as the suite says.
     """
 
     resume: str | None = None
@@ -42,10 +46,13 @@ class RunOptions:
     concurrency: int | None = None
     workers: int = 1
     executor: str | PoolExecutor | None = None
+    repeat: int | None = None
     #: `fail_under`, parsed
     requirements: tuple[Requirement, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.repeat is not None and not 1 <= self.repeat <= MAX_REPEAT:
+            raise UsageError(f"repeat {self.repeat}: give 1 to {MAX_REPEAT}")
         given = tuple(self.fail_under)  # a list or a generator given: kept, and compared, as one
         object.__setattr__(self, "fail_under", given)
         parsed = (r if isinstance(r, Requirement) else parse_fail_under(r) for r in given)

@@ -14,7 +14,9 @@ from typing import Any
 
 from memgauge._util.registry import RegistryError
 from memgauge.aggregates import AGGREGATES, Aggregate
+from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.models import RetrievalDataset
+from memgauge.data.records import repeat_id, repeat_source
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.runs.depth import default_aggregates, depth_error, least_k
 from memgauge.runs.kinds import Planning, kind_of
@@ -30,14 +32,27 @@ __all__ = [
     "plan_suite",
     "plan_task",
     "prepare_evaluators",
+    "repeated",
     "suite_sha256",
 ]
 
 
 def suite_sha256(suite: Suite) -> str:
     """A content hash of the suite as parsed (formatting and comments do not count)."""
-    canonical = json.dumps(suite.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(_unrepeated(suite), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _unrepeated(suite: Suite) -> dict[str, Any]:
+    """The suite as JSON, without `repeat` where it is not set: a suite with no repeats hashes
+    as it did before `repeat` existed (an older run resumes)."""
+    out = suite.model_dump(mode="json")
+    if out.get("repeat") == 1:
+        del out["repeat"]
+        for task in out["tasks"]:
+            if task.get("repeat") in (None, 1):
+                del task["repeat"]
+    return out
 
 
 def _evaluators(
@@ -72,6 +87,9 @@ def _aggregates(
         if callable(align):
             agg = align(task.name, [(label, e) for label, e, _w in evaluators], set(given))
         out.append(agg)
+    if (task.repeat or 1) > 1 and not any(a.name == RepeatsAggregate.name for a in out):
+        # what repeats are run for: every task asked more than once gets it
+        out.append(RepeatsAggregate())
     return out
 
 
@@ -94,7 +112,29 @@ def plan_task(
         raise UsageError(depth_error(task.k, least))
     path = base / task.dataset if task.dataset is not None else None
     planning = Planning(task, base, path, evaluators, aggregates, given)
-    return kind_of(task.kind).plan(planning)
+    return repeated(kind_of(task.kind).plan(planning), task.repeat or 1)
+
+
+def repeated(task: PlannedTask, times: int) -> PlannedTask:
+    """`task` with each item asked `times` times: after each item its repeats, each an item of
+    its own (`repeat_id`), so that every repeat is recorded, resumed and retried as one item
+    is. Once: the task as it is."""
+    if times <= 1:
+        return task
+    items = [
+        it if r == 0 else dataclasses.replace(it, id=repeat_id(it.id, r), repeat=r)
+        for it in task.items
+        for r in range(times)
+    ]
+    taken = {it.id for it in task.items}
+    clash = next((it.id for it in items if it.repeat and it.id in taken), None)
+    if clash is not None:
+        raise UsageError(
+            f"task {task.spec.name!r}: item id {clash!r} is also the id a repeat of "
+            f"{repeat_source(clash, int(clash.rsplit('#r', 1)[1]))!r} is stored under; rename "
+            "the item or run without repeat"
+        )
+    return dataclasses.replace(task, items=items)
 
 
 def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:

@@ -46,7 +46,7 @@ from pydantic import (
     model_validator,
 )
 
-from memgauge._util.numbers import MAX_K, SEED_MAX
+from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.detect import Kind
@@ -80,6 +80,7 @@ __all__ = [
     "task_least_k",
     "task_reader",
     "tuned_subject",
+    "with_repeat",
 ]
 
 
@@ -196,6 +197,15 @@ class TaskSpec(_Model):
     )
     timeout: FiniteFloat = Field(default=60.0, gt=0, description="Seconds one item may take.")
     retries: StrictInt = Field(default=0, ge=0, le=10, description="Retries of a failed item.")
+    repeat: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_REPEAT,
+        description="Times every item goes through each subject (the system's own variance: "
+        "the spread per item, pass@k and pass^k, a CI with items as clusters); default: the "
+        "suite's `repeat`. A subject's LLM calls on repeats after the first are asked anew, "
+        "not answered from the response cache.",
+    )
     ingest: bool = Field(
         default=True,
         description="Reset memory subjects and ingest the task's memories before its items; "
@@ -278,6 +288,13 @@ class Suite(_Model):
     seed: StrictInt = Field(
         default=0, ge=0, le=SEED_MAX, description="Seed of every random choice (bootstrap CIs)."
     )
+    repeat: StrictInt = Field(
+        default=1,
+        ge=1,
+        le=MAX_REPEAT,
+        description="Times every item of every task goes through each subject (a task's own "
+        "`repeat` wins; `--repeat` wins over both).",
+    )
     max_failure_rate: FiniteFloat = Field(
         default=0.1,
         ge=0,
@@ -289,6 +306,25 @@ class Suite(_Model):
         default=None,
         description="Tune a subject for one task's objective (`memgauge optimize`; seed 004).",
     )
+
+    @model_validator(mode="after")
+    def _repeat_tasks(self) -> Suite:
+        # each task carries the times it is asked: a shard's worker plans a task from its
+        # spec alone
+        if self.repeat > 1:
+            for task in self.tasks:
+                if task.repeat is None:
+                    task.repeat = self.repeat
+        return self
+
+
+def with_repeat(suite: Suite, times: int | None) -> Suite:
+    """`suite` with every task asked `times` times (`--repeat`: the flag wins over the file);
+    None: as it is."""
+    if times is None:
+        return suite
+    tasks = [t.model_copy(update={"repeat": times}) for t in suite.tasks]
+    return suite.model_copy(update={"repeat": times, "tasks": tasks})
 
 
 def evaluator_label(entry: EvaluatorEntry, siblings: list[EvaluatorEntry]) -> str:

@@ -9,7 +9,8 @@ subjects are the systems and each (task, evaluator) a measure; with several runs
 the systems and each (subject, task, evaluator) a measure. `stats.compare_systems` does the
 tests.
 
-Items pair by (subject, task, item id). An item that failed or was not scored in a run is
+Items pair by (subject, task, item id); an item asked N times (`repeat: N`) is its repeats'
+mean, so that a run with repeats is compared item by item, with items as clusters. An item that failed or was not scored in a run is
 left out of that pair and counted (`n_dropped`), never scored 0. When each run has a single
 subject under different names (the same suite pointed at different systems), the subjects
 pair up.
@@ -39,12 +40,23 @@ Values = dict[Key, dict[str, float]]
 
 
 def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
-    out: Values = {}
+    """Per (subject, task, evaluator) each item's value: with repeats, the mean of its
+    repeats' values (NaN when none has one), so that the paired tests and the delta's bootstrap
+    resample items, each with all its repeats (items as clusters), never item-repeats as if
+    they were independent."""
+    found: dict[Key, dict[str, list[float]]] = {}
     for it in items:
         subject = rename.get(it.subject, it.subject)
         for s in it.scores:
             value = s.value if s.value is not None and not s.error else float("nan")
-            out.setdefault((subject, it.task, s.evaluator), {})[it.item_id] = float(value)
+            key = (subject, it.task, s.evaluator)
+            found.setdefault(key, {}).setdefault(it.source_id, []).append(float(value))
+    out: Values = {}
+    for key, per_item in found.items():
+        out[key] = {}
+        for item, values in per_item.items():
+            scored = [v for v in values if not np.isnan(v)]
+            out[key][item] = float(np.mean(scored)) if scored else float("nan")
     return out
 
 

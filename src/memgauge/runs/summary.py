@@ -10,6 +10,7 @@ typo is a usage error).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -61,9 +62,15 @@ def summarize_run(
 ) -> RunSummary:
     """The summary of a run whose records are `items`."""
     labels = {t.spec.name: [label for label, _e, _w in t.evaluators] for t in plan}
+    # a task asked N times: its repeat-aware aggregates are given every repeat, the others
+    # (and the evaluators' rows) the first, which is what a run without repeats records
+    every: dict[str, dict[str, list[ItemRecord]]] = {}
     by_task: dict[str, dict[str, list[ItemRecord]]] = {}
     for it in sorted(items, key=lambda r: (r.task, r.subject, r.seq)):
-        by_task.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
+        every.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
+        if it.repeat == 0:
+            by_task.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
+    first = [it for it in items if it.repeat == 0]
     aggregates = []
     for task in plan:
         subjects = subjects_of(task, suite)
@@ -75,7 +82,8 @@ def summarize_run(
         )
         done: list[AggregateResult] = []
         for agg in task.aggregates:
-            task_items = by_task.get(task.spec.name, {})
+            given = every if getattr(agg, "repeat_aware", False) else by_task
+            task_items = given.get(task.spec.name, {})
             # an aggregate that summarizes the others (the ranking of systems) reads their
             # results, so one number has one value in every table
             after = getattr(agg, "after", None)
@@ -86,7 +94,9 @@ def summarize_run(
     # the aggregates first: an evaluator row that shows an aggregate's interval (see
     # `_align_evaluators`) need not bootstrap its own
     measured = {(m.subject, m.task, m.name): m for agg in aggregates for m in agg.measures}
-    counts, tasks, evaluators = summarize_items(items, labels, seed=suite.seed, measured=measured)
+    counts, tasks, evaluators = summarize_items(first, labels, seed=suite.seed, measured=measured)
+    if len(first) < len(items):
+        counts = Counter(it.status for it in items)  # every repeat ran, and counts
     summary = RunSummary(
         n_items=sum(counts.values()),
         n_completed=counts["completed"],
@@ -100,6 +110,7 @@ def summarize_run(
         llm_usage=dict(llm_usage or {}),
     )
     _align_evaluators(summary)
+    _repeat_aware(summary)
     _state_conventions(summary, plan)
     measures = summary.measures()
     summary.targets = check_targets(
@@ -128,6 +139,26 @@ def _state_conventions(summary: RunSummary, plan: Sequence[PlannedTask]) -> None
                 )
     for e in summary.evaluators:
         e.conventions = found.get((e.task, e.evaluator))
+
+
+def _repeat_aware(summary: RunSummary) -> None:
+    """An evaluator of a task asked N times shows its mean over every repeat with the CI that
+    resamples items (the repeats aggregate's measure of its name), so that the evaluator's row,
+    the gate and the targets read one number."""
+    found = {
+        (m.subject, m.task, m.name): m
+        for agg in summary.aggregates
+        if agg.aggregate == "repeats"
+        for m in agg.measures
+    }
+    for e in summary.evaluators:
+        m = found.get((e.subject, e.task, e.evaluator))
+        if m is not None and not e.n_fallback:
+            e.mean, e.ci_low, e.ci_high = m.value, m.ci_low, m.ci_high
+            e.n_scored = m.n_scored
+            rate = found.get((e.subject, e.task, f"{e.evaluator}.pass@1"))
+            if rate is not None and e.pass_rate is not None:
+                e.pass_rate = rate.value
 
 
 def _align_evaluators(summary: RunSummary) -> None:

@@ -20,6 +20,7 @@ from memgauge._util.redact import redactor
 from memgauge.data.models import Memory
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
 from memgauge.errors import EmptyMemoryError, ReplyError
+from memgauge.llm.cache import asked_anew
 from memgauge.llm.tally import tallied
 from memgauge.runs.kinds.base import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
@@ -42,7 +43,7 @@ def ask(
     recorded subject's recorded output, else what the task's kind asks (`runs.kinds`)."""
     recorded = getattr(subject, "recorded_output", None)
     if callable(recorded):
-        return recorded(item.id), {}, {}
+        return recorded(item.source_id), {}, {}
     return task.kind.ask(subject, answers, task, item)
 
 
@@ -70,6 +71,7 @@ def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -
         task=task.spec.name,
         item_id=item.id,
         category=item.category,
+        repeat=item.repeat,
         **{**defaults, **fields},
     )
 
@@ -115,7 +117,7 @@ def answer_item(
     spent: dict[str, dict[str, int]] = {}  # its own LLM calls, every attempt (aggregates.cost)
     for attempt in range(1, task.spec.retries + 2):
         try:
-            with tallied(spent):
+            with tallied(spent), asked_anew(item.repeat):
                 output, latency, extra = ask(subject, answers, task, item)
             if spent:
                 extra = {**extra, "llm_usage": spent}
@@ -187,7 +189,7 @@ def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: flo
         expected=item.expected,
         input=item.input,
         metadata={
-            "item_id": item.id,
+            "item_id": item.source_id,
             "task": task.spec.name,
             "subject": record.subject,
             **item.metadata,

@@ -115,6 +115,7 @@ def insert_plan(
                     "category": it.category,
                     "input_json": _dumps(it.input),
                     "expected_json": _dumps(it.expected),
+                    "repeat_index": it.repeat,
                 }
                 for it in items
             ],
@@ -330,6 +331,7 @@ def item_records(
             if outputs
             else (sa.null(), sa.null(), sa.null())
         ),
+        i.repeat_index,
     )
     return [
         item_record(x, scores.get((x[0], x[1], x[2]), []), failures.get((x[0], x[1], x[2]), []))
@@ -355,7 +357,8 @@ def score_record(r: Sequence[Any], detail: dict[str, Any], raw_reply: str | None
 def item_record(r: Sequence[Any], scores: list[ScoreRecord], failures: list[Failure]) -> ItemRecord:
     """An item from a row of its columns (subject, task, item_id, seq, status, attempts,
     category, input, expected, score, started_at, finished_at, duration_ms, output, latency,
-    extra: `item_records`' select, and the viewer's), with its verdicts and failures."""
+    extra, and optionally repeat_index: `item_records`' select, and the viewer's), with its
+    verdicts and failures."""
     inp = loads_item(r[7])
     return ItemRecord(
         subject=r[0],
@@ -376,6 +379,7 @@ def item_record(r: Sequence[Any], scores: list[ScoreRecord], failures: list[Fail
         extra=loads_item(r[15]) if r[15] else {},
         scores=scores,
         failures=failures,
+        repeat=r[16] if len(r) > 16 and r[16] else 0,
     )
 
 

@@ -129,7 +129,7 @@ _PAGE_SELECT = (
 _ITEM_COLUMNS = (
     "i.subject, i.task, i.item_id, i.seq, i.status, i.attempts, i.category, i.input_json,"
     " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
-    " o.latency_json, o.extra_json"
+    " o.latency_json, o.extra_json, i.repeat_index"
 )
 
 

@@ -151,6 +151,8 @@ suite_run_items = sa.Table(
     *cols(_F, "score"),
     *cols(_T, "started_at", "finished_at"),
     *cols(_F, "duration_ms"),
+    # revision 0020: which time the item went through its subject (`repeat: N`)
+    *cols(_I, "repeat_index", nullable=False, server_default="0"),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
     sa.Index("idx_suite_run_items_status", "run_id", "status"),
     # a page of items in run order (revision 0016): read from the index, not sorted whole

@@ -30,6 +30,11 @@ decides instead, by the one rule of `aggregates.targets`: the run regresses only
 favourable CI bound (the upper bound; the lower for a lower-is-better measure) has dropped by
 the threshold, i.e. the whole interval lies past it.
 
+A run with repeats (`repeat: N`) is decided on its repeat-aware numbers: the repeats aggregate
+gives each evaluator's mean over every repeat under the evaluator's name, with a CI that
+resamples items (each with all its repeats), and a run's measure of a name is the aggregate's
+(`RunSummary.measures`); its `n_scored` counts items, so the power below is that of the items.
+
 Power: for each measure the gate estimates the chance that a suite of this size detects a drop
 of the threshold's size (delta = threshold * baseline) at the spread the run showed. The per-item
 sd is read back from the run's 95% CI, sd = (ci_high - ci_low) / (2 * 1.96) * sqrt(n) (exact

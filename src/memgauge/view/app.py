@@ -30,6 +30,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from memgauge._util.numbers import INT64_MAX
+from memgauge.aggregates.repeats import repeats_of
+from memgauge.data.records import repeat_id
 from memgauge.errors import UsageError
 from memgauge.optimize import find_study
 from memgauge.store.ab_tests import ABTestStore
@@ -232,7 +234,13 @@ class _Views:
             if it is None:
                 raise HTTPException(404, "no such item in this run")
             query = reader.query_detail(run_id, it.task, it.subject, it.item_id)
-        context = item_context(run, it, query)
+            n = repeats_of(run.suite, it.task)
+            siblings = [
+                found
+                for r in range(n if n > 1 else 0)
+                if (found := reader.item(run_id, it.subject, it.task, repeat_id(it.source_id, r)))
+            ]
+        context = item_context(run, it, query, repeats=siblings)
         return _page(render("item.html", run=run, **context, **self._base(request)))
 
     async def compare(self, request: Request) -> Response:

@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
 from markupsafe import Markup
 
+from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import UsageError
 from memgauge.metrics.agent import agent_metric_definition
@@ -33,7 +34,7 @@ from memgauge.report.fmt import (
     fmt_p,
     fmt_pct,
 )
-from memgauge.report.shapes import cell_text, grid
+from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.pages import (
@@ -207,9 +208,11 @@ def item_context(
     query: Mapping[str, Any] | None = None,
     *,
     queries: _Queries | None = None,
+    repeats: Sequence[ItemRecord] = (),
 ) -> dict[str, Any]:
     """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
-    relevant memories it did not retrieve. `query`: the ir aggregate's record of its query
+    relevant memories it did not retrieve; with `repeats` (every repeat of the item, in
+    order: `repeat: N`), `p`, the section of its spread across them. `query`: the ir aggregate's record of its query
     where the caller has read it (`RunReader.query_detail`; `run` may then hold only its
     headline); `queries`: `_queries(run)`, for a caller that draws many items of the run;
     else it is found in `run`'s summary."""
@@ -231,7 +234,18 @@ def item_context(
         "query": dict(query)
         if query is not None
         else dict((_queries(run) if queries is None else queries).get(_key(it), {})),
+        "p": {"sections": _spread(it, repeats)},
     }
+
+
+def _spread(it: ItemRecord, repeats: Sequence[ItemRecord]) -> list[Section]:
+    """The item's spread across its repeats, as a section `_shapes.html` draws."""
+    if len(repeats) < 2:
+        return []
+    agg = RepeatsAggregate()
+    labels = list(dict.fromkeys(s.evaluator for r in repeats for s in r.scores))
+    entry = agg.item_entry(it.source_id, repeats, labels)
+    return [Section(agg.name, it.task, "Repeats", [agg.spread_table(it.subject, entry)])]
 
 
 #: (task, subject, query id) -> the ir aggregate's view of that query

@@ -24,7 +24,7 @@ from memgauge.aggregates import Aggregate, TaskView
 from memgauge.data.io import load_items, load_retrieval_dataset
 from memgauge.data.jsonio import read_records
 from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskItem, Turn
-from memgauge.data.records import ItemRecord
+from memgauge.data.records import ItemRecord, repeat_source
 from memgauge.data.traces import sampled
 from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.runs.kinds.deeper import deeper
@@ -74,6 +74,15 @@ class PlannedItem:
     history: list[Turn] | None = None
     session: SessionContext | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: which time the item goes through its subject (`repeat: N`); its `id` is then the
+    #: stored id of that time (`data.records.repeat_id`)
+    repeat: int = 0
+
+    @property
+    def source_id(self) -> str:
+        """The item's id in its dataset (a subject's recorded output and a judge's metadata
+        know it by this id, whichever repeat is asked)."""
+        return repeat_source(self.id, self.repeat)
 
     def input_record(self) -> dict[str, Any]:
         """What the store keeps as the item's input."""
@@ -146,6 +155,7 @@ class PlannedTask:
             k=self.spec.k,
             dataset=self.dataset,
             ingested=self.spec.ingest,
+            repeat=self.spec.repeat or 1,
             **extra,
         )
 
