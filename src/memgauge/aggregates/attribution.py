@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memgauge.aggregates.attribution_cause import CAUSES, Cause, attribute
-from memgauge.aggregates.base import Target, TaskView, shaped
+from memgauge.aggregates.base import Target, TaskView, examples, shaped
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.data.shapes import Breakdown, Example, Examples, Shape, cell
+from memgauge.data.shapes import Breakdown, Example, Shape, cell
 from memgauge.errors import UsageError
 from memgauge.metrics.tokens import DEFAULT_ENCODING, Encoding
 from memgauge.stats.proportion import wilson_ci
@@ -207,6 +207,4 @@ class AttributionAggregate:
             for s, d in subjects.items()
             for w in d.get("items") or ()
         ]
-        if rows:
-            shapes.append(Examples(title="Wrong answers and their causes", items=rows))
-        return shapes
+        return shapes + examples("Wrong answers and their causes", rows)

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memgauge.aggregates.base import Target, TaskView, shaped
+from memgauge.aggregates.base import Target, TaskView, examples, shaped
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.data.shapes import Breakdown, Example, Examples, Shape, Table, cell, text
+from memgauge.data.shapes import Breakdown, Example, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
 __all__ = ["LABELS", "LOCOMO_QA", "AuditAggregate", "probe_rows"]
@@ -188,6 +188,4 @@ class AuditAggregate:
             for s, d in subjects.items()
             for p in d.get("probes") or ()
         ]
-        if probes:
-            shapes.append(Examples(title="Probes", items=probes))
-        return shapes
+        return shapes + examples("Probes", probes)

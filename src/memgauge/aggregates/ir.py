@@ -33,6 +33,7 @@ from memgauge.aggregates.ir_shapes import ir_shapes
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
+    AgentMetric,
     LatencySummary,
     MetricSummary,
     QueryResult,
@@ -666,43 +667,41 @@ def _is_measure(text: str) -> bool:
 
 
 def _measure_values(task: str, systems: Sequence[SystemResult]) -> list[MeasureValue]:
-    out: list[MeasureValue] = []
-    for s in systems:
-        if s.status != "ok":
-            continue
-        for name, m in s.metrics.items():
-            out.append(
-                MeasureValue(
-                    subject=s.name,
-                    task=task,
-                    name=name,
-                    value=m.value,
-                    ci_low=m.ci_low,
-                    ci_high=m.ci_high,
-                    n_scored=m.n_scored,
-                    n_failed=m.n_failed,
-                    source="ir",
-                    kind="retrieval",
-                )
-            )
-        for name, a in s.agent_metrics.items():
-            base = name.split("@")[0].split("[")[0]
-            out.append(
-                MeasureValue(
-                    subject=s.name,
-                    task=task,
-                    name=name,
-                    value=a.value,
-                    ci_low=a.ci_low,
-                    ci_high=a.ci_high,
-                    n_scored=a.n,
-                    higher_is_better=base not in ("folder_ils",),
-                    source="ir",
-                    kind="agent",
-                    note=a.note if a.value is None else None,
-                    # seed 002 section 3.1's measures are the task's own; its 3.2 and 3.3
-                    # metrics are secondary: shown, and gated only where a target names them
-                    primary=False,
-                )
-            )
-    return out
+    return [v for s in systems if s.status == "ok" for v in _system_values(task, s)]
+
+
+def _system_values(task: str, s: SystemResult) -> list[MeasureValue]:
+    def value(
+        name: str, m: MetricSummary | AgentMetric, n_scored: int, **more: Any
+    ) -> MeasureValue:
+        return MeasureValue(
+            subject=s.name,
+            task=task,
+            name=name,
+            value=m.value,
+            ci_low=m.ci_low,
+            ci_high=m.ci_high,
+            n_scored=n_scored,
+            source="ir",
+            **more,
+        )
+
+    ir = [
+        value(name, m, m.n_scored, n_failed=m.n_failed, kind="retrieval")
+        for name, m in s.metrics.items()
+    ]
+    # seed 002 section 3.1's measures are the task's own; its 3.2 and 3.3 metrics are
+    # secondary: shown, and gated only where a target names them
+    agent = [
+        value(
+            name,
+            a,
+            a.n,
+            higher_is_better=name.split("@")[0].split("[")[0] not in ("folder_ils",),
+            kind="agent",
+            note=a.note if a.value is None else None,
+            primary=False,
+        )
+        for name, a in s.agent_metrics.items()
+    ]
+    return ir + agent

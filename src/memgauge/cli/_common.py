@@ -26,6 +26,7 @@ __all__ = [
     "FILE",
     "PATH",
     "Command",
+    "DefaultGroup",
     "apply_options",
     "choice_option",
     "console",
@@ -44,6 +45,20 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 DIR = click.Path(file_okay=False, path_type=Path)
 EXISTING = click.Path(exists=True, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it names none of its commands, goes to its
+    `default` command (`bench SUBJECT` is `bench search SUBJECT`)."""
+
+    def __init__(self, *args: Any, default: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.default = default
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default, *args]
+        return super().parse_args(ctx, args)
 
 
 def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) -> Command:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import DefaultGroup, console
 from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
@@ -20,16 +20,8 @@ from memgauge.report.escape import term
 __all__ = ["bench"]
 
 
-class _Group(click.Group):
-    """`bench SUBJECT ...` is `bench search SUBJECT ...`, as it was before `bench systems`."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["search", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_Group)
+# `bench SUBJECT ...` is `bench search SUBJECT ...`, as it was before `bench systems`
+@click.group(cls=DefaultGroup, default="search")
 def bench() -> None:
     """Benchmark memory systems: `bench SUBJECT`, search latency under concurrent clients;
     `bench systems`, every installed system ranked on LoCoMo / LongMemEval with CIs, tokens

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import DefaultGroup, console, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
@@ -33,16 +33,8 @@ __all__ = ["optimize"]
 _STRATEGIES = ("greedy", "best-of-n", "annealing", "tpe", "random")
 
 
-class _Group(click.Group):
-    """`optimize SUITE ...` runs a study; `optimize list|show ...` read the history."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_Group)
+# `optimize SUITE ...` runs a study; `optimize list|show ...` read the history
+@click.group(cls=DefaultGroup, default="run")
 def optimize() -> None:
     """Tune a suite subject (its configuration, texts, tools or code) for one task's objective.
 

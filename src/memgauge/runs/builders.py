@@ -16,12 +16,38 @@ from typing import Any
 
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
+from memgauge.runs.suite import Suite
 
 __all__ = [
+    "command_suite",
     "learnings_arg",
     "pool_spec",
     "subject_map",
 ]
+
+
+def command_suite(
+    name: str,
+    description: str,
+    subjects: Mapping[str, Any],
+    tasks: Sequence[Mapping[str, Any]],
+    *,
+    concurrency: int,
+    seed: int,
+    max_failure_rate: float,
+) -> Suite:
+    """The suite a command builds: `tasks` over `subjects`, validated as a suite file is."""
+    return Suite.model_validate(
+        {
+            "name": name,
+            "description": description,
+            "subjects": dict(subjects),
+            "concurrency": concurrency,
+            "seed": seed,
+            "max_failure_rate": max_failure_rate,
+            "tasks": list(tasks),
+        }
+    )
 
 
 def subject_map(systems: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:

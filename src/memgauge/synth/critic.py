@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 
 from memgauge.data.models import Memory
-from memgauge.llm.structured import acomplete_structured
 from memgauge.llm.types import LLMClient, Message
 from memgauge.synth.generate import CallTally, Draft, memory_lines
 from memgauge.synth.prompts import CRITIC_SYSTEM, CRITIC_USER
@@ -52,14 +51,8 @@ async def acritique(
             ),
         ),
     )
-    got = await acomplete_structured(
-        client, messages, CriticReply, name="synth_critic", model=model
-    )
-    tally.calls += 1
-    tally.requests += got.requests
+    got = await tally.ask(client, messages, CriticReply, name="synth_critic", model=model)
     if got.error_kind is not None:
-        tally.failed += 1
-        tally.errors.append(got.error or got.error_kind)
         return _rejection(draft, "failed_call", got.error or got.error_kind)
     if got.value is None:
         return _rejection(draft, "bad_json", f"{got.error}; reply: {got.raw[:200]!r}")

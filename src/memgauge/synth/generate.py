@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from memgauge.data.models import Memory
-from memgauge.llm.structured import acomplete_structured
+from memgauge.llm.structured import Structured, acomplete_structured
 from memgauge.llm.types import LLMClient, Message
 from memgauge.synth.prompts import CATEGORY_HELP, GENERATE_SYSTEM, GENERATE_USER
 from memgauge.synth.records import GenerationReply, Reason, Rejection
@@ -19,6 +21,8 @@ __all__ = ["CallTally", "Draft", "agenerate", "check_item", "memory_lines"]
 
 #: the one category whose query may have no relevant memory (seed 002: "empty results")
 _MAY_BE_EMPTY = "edge-case"
+
+R = TypeVar("R", bound=BaseModel)
 
 
 @dataclass
@@ -42,6 +46,25 @@ class CallTally:
     failed: int = 0
     requests: int = 0
     errors: list[str] = field(default_factory=list)
+
+    async def ask(
+        self,
+        client: LLMClient,
+        messages: Sequence[Message],
+        reply: type[R],
+        *,
+        name: str,
+        model: str | None,
+    ) -> Structured[R]:
+        """One structured call of the pipeline, counted here; a call that failed for good
+        keeps its error."""
+        got = await acomplete_structured(client, messages, reply, name=name, model=model)
+        self.calls += 1
+        self.requests += got.requests
+        if got.error_kind is not None:
+            self.failed += 1
+            self.errors.append(got.error or got.error_kind)
+        return got
 
 
 def memory_lines(memories: Sequence[Memory]) -> str:
@@ -158,14 +181,8 @@ async def agenerate(
         Message("system", GENERATE_SYSTEM),
         Message("user", GENERATE_USER.format(memories=memory_lines(memories), categories=asked)),
     )
-    got = await acomplete_structured(
-        client, messages, GenerationReply, name="synth_items", model=model
-    )
-    tally.calls += 1
-    tally.requests += got.requests
+    got = await tally.ask(client, messages, GenerationReply, name="synth_items", model=model)
     if got.error_kind is not None:
-        tally.failed += 1
-        tally.errors.append(got.error or got.error_kind)
         return [_reject("failed_call", group, ids, got.error or got.error_kind)]
     if got.value is None:
         return [_reject("bad_json", group, ids, f"{got.error}; reply: {got.raw[:200]!r}")]

@@ -53,8 +53,12 @@ def serve(
     port: int = 8765,
     reviewer: str | None = None,
 ) -> None:
-    """Serve `memgauge view` over the store at `store` (see `memgauge.view.server`); with
-    `reviewer`, in review mode (`memgauge.view.review`)."""
-    from memgauge.view.server import serve as run_server  # the web stack, only when serving
+    """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
+    store is checked, and refused when this memgauge cannot read it, before the port is
+    bound); with `reviewer`, in review mode (`memgauge.view.review`)."""
+    import uvicorn  # the web stack, only when serving
 
-    run_server(store, host=host, port=port, reviewer=reviewer)
+    from memgauge.view.app import create_app
+
+    app = create_app(store, reviewer=reviewer)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from memgauge.data.models import TaskItem
 from memgauge.probes.sources import load_audit_source
+from memgauge.runs.builders import command_suite
 from memgauge.runs.kinds.base import ItemsKind, PlannedTask, Planning, from_task_items
 from memgauge.runs.suite import Suite, TaskSpec
 
@@ -84,25 +85,22 @@ def audit_suite(
         if attribution is not None
         else {}
     )
-    return Suite.model_validate(
-        {
-            "name": f"audit-{name}",
-            "description": f"memory audit of {dataset.name}",
-            "concurrency": concurrency,
-            "seed": seed,
-            "max_failure_rate": max_failure_rate,
-            "subjects": {"agent": dict(subject)},
-            "tasks": [
-                {
-                    "name": "audit",
-                    "kind": "expected-output",
-                    "dataset": str(dataset.resolve()),
-                    **({"dataset_kind": dataset_kind} if dataset_kind else {}),
-                    "probes": {"seed": seed},
-                    "limit": limit,
-                    "evaluators": [evaluator, *(["locomo-qa"] if locomo else [])],
-                    **extra,
-                }
-            ],
-        }
+    task = {
+        "name": "audit",
+        "kind": "expected-output",
+        "dataset": str(dataset.resolve()),
+        **({"dataset_kind": dataset_kind} if dataset_kind else {}),
+        "probes": {"seed": seed},
+        "limit": limit,
+        "evaluators": [evaluator, *(["locomo-qa"] if locomo else [])],
+        **extra,
+    }
+    return command_suite(
+        f"audit-{name}",
+        f"memory audit of {dataset.name}",
+        {"agent": dict(subject)},
+        [task],
+        concurrency=concurrency,
+        seed=seed,
+        max_failure_rate=max_failure_rate,
     )

@@ -17,6 +17,7 @@ from memgauge.data.io import load_extraction_cases
 from memgauge.data.models import ExtractionCase, Turn
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
+from memgauge.runs.builders import command_suite
 from memgauge.runs.kinds.base import (
     Asked,
     DatasetKind,
@@ -166,14 +167,12 @@ def extraction_suite(
             tasks.append(_task("online", trace, {"match": "judge"}, judge_model, limit, trace=opts))
     named = cases if cases is not None else trace
     assert named is not None
-    return Suite.model_validate(
-        {
-            "name": f"extraction:{named.resolve().stem}",
-            "description": f"memgauge extraction {named}",
-            "subjects": {subject_name: dict(subject)},
-            "concurrency": concurrency,
-            "seed": seed,
-            "max_failure_rate": max_failure_rate,
-            "tasks": tasks,
-        }
+    return command_suite(
+        f"extraction:{named.resolve().stem}",
+        f"memgauge extraction {named}",
+        {subject_name: dict(subject)},
+        tasks,
+        concurrency=concurrency,
+        seed=seed,
+        max_failure_rate=max_failure_rate,
     )

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from memgauge.data.io import load_operation_cases
 from memgauge.data.models import OperationCase
 from memgauge.errors import UsageError
-from memgauge.runs.builders import learnings_arg
+from memgauge.runs.builders import command_suite, learnings_arg
 from memgauge.runs.kinds.base import (
     Asked,
     DatasetKind,
@@ -91,23 +91,18 @@ def operations_suite(
         if not judge:
             raise UsageError("--judge-learnings needs --judge (it goes into the judge's prompt)")
         args["learnings"] = learnings_arg(judge_learnings, "--judge-learnings")
-    return Suite.model_validate(
-        {
-            "name": f"operations:{cases.resolve().stem}",
-            "description": f"memgauge operations {cases}",
-            "subjects": {subject_name: dict(subject)},
-            "concurrency": concurrency,
-            "seed": seed,
-            "max_failure_rate": max_failure_rate,
-            "tasks": [
-                {
-                    "name": "operations",
-                    "kind": "operations",
-                    "dataset": str(cases.resolve()),
-                    "evaluators": [
-                        {"spec": {"operation-checks": args}, "label": "operation-checks"}
-                    ],
-                }
-            ],
-        }
+    task = {
+        "name": "operations",
+        "kind": "operations",
+        "dataset": str(cases.resolve()),
+        "evaluators": [{"spec": {"operation-checks": args}, "label": "operation-checks"}],
+    }
+    return command_suite(
+        f"operations:{cases.resolve().stem}",
+        f"memgauge operations {cases}",
+        {subject_name: dict(subject)},
+        [task],
+        concurrency=concurrency,
+        seed=seed,
+        max_failure_rate=max_failure_rate,
     )

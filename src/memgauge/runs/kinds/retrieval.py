@@ -29,7 +29,7 @@ from memgauge.metrics.conventions import (
 )
 from memgauge.metrics.ir import NO_RELEVANT
 from memgauge.metrics.measures import SESSION_MEASURES
-from memgauge.runs.builders import pool_spec, subject_map
+from memgauge.runs.builders import command_suite, pool_spec, subject_map
 from memgauge.runs.kinds.base import (
     Asked,
     DatasetKind,
@@ -184,36 +184,31 @@ def evaluate_suite(
     }
     rate = (pipeline or {}).get("sampling_rate")
     sample = {"only": {"sample": rate, "sample_seed": seed}} if rate is not None else {}
-    return Suite.model_validate(
-        {
-            "name": name or f"evaluate:{dataset.resolve().name}",
-            "description": f"memgauge evaluate {dataset}",
-            "subjects": subject_map(systems),
-            "concurrency": concurrency,
-            "seed": seed,
-            "max_failure_rate": max_failure_rate,
-            "tasks": [
-                {
-                    "name": "retrieval",
-                    "kind": "retrieval",
-                    "dataset": str(dataset.resolve()),
-                    **({"dataset_kind": dataset_kind} if dataset_kind else {}),
-                    "k": k,
-                    "timeout": timeout,
-                    "ingest": ingest,
-                    **sample,
-                    # a verdict per query and measure; LongMemEval's session measures need the
-                    # query's whole corpus, so only the aggregate computes them
-                    "evaluators": [
-                        {"spec": {"retrieval": {"measure": m, **retrieval}}, "label": m}
-                        for m in canonical
-                        if parse_measure(m).name not in SESSION_MEASURES
-                    ]
-                    or [
-                        {"spec": {"retrieval": {"measure": "RR@10", **retrieval}}, "label": "RR@10"}
-                    ],
-                    "aggregates": [{"ir": ir}, {"cost": {}}],
-                }
-            ],
-        }
+    task = {
+        "name": "retrieval",
+        "kind": "retrieval",
+        "dataset": str(dataset.resolve()),
+        **({"dataset_kind": dataset_kind} if dataset_kind else {}),
+        "k": k,
+        "timeout": timeout,
+        "ingest": ingest,
+        **sample,
+        # a verdict per query and measure; LongMemEval's session measures need the query's
+        # whole corpus, so only the aggregate computes them
+        "evaluators": [
+            {"spec": {"retrieval": {"measure": m, **retrieval}}, "label": m}
+            for m in canonical
+            if parse_measure(m).name not in SESSION_MEASURES
+        ]
+        or [{"spec": {"retrieval": {"measure": "RR@10", **retrieval}}, "label": "RR@10"}],
+        "aggregates": [{"ir": ir}, {"cost": {}}],
+    }
+    return command_suite(
+        name or f"evaluate:{dataset.resolve().name}",
+        f"memgauge evaluate {dataset}",
+        subject_map(systems),
+        [task],
+        concurrency=concurrency,
+        seed=seed,
+        max_failure_rate=max_failure_rate,
     )
