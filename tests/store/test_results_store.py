@@ -395,6 +395,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0017",
             "0018",
             "0019",
+            "0021",
         ]
         assert upgrade(engine, url) == []
     finally:
