@@ -179,7 +179,9 @@ def test_store_alone_keeps_the_traces_and_logs_no_search(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "kept.db"
-    assert main(["logs", "import-traces", str(TRACES / "otlp_agent.jsonl"), "--store", str(db)]) == 0
+    assert (
+        main(["logs", "import-traces", str(TRACES / "otlp_agent.jsonl"), "--store", str(db)]) == 0
+    )
     out = capsys.readouterr().out
     assert "  traces_stored: 2\n  traces_replaced: 0\n" in out
     with sqlite3.connect(db) as conn:

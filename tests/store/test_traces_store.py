@@ -75,8 +75,11 @@ def test_filters_by_session_error_and_answer_text(store_where: str) -> None:
     for name in FILES:
         api.store_traces(read_traces(TRACES / name)[0], store_where)
 
-    def ids(**filters: object) -> set[str]:
-        return {r.trace_id for r in api.stored_traces(store_where, **filters).rows}  # type: ignore[arg-type]
+    def ids(
+        session: str | None = None, has_error: bool | None = None, q: str | None = None
+    ) -> set[str]:
+        page = api.stored_traces(store_where, session=session, has_error=has_error, q=q)
+        return {r.trace_id for r in page.rows}
 
     assert len(ids()) == 8
     assert ids(session="s-42") == {
@@ -104,8 +107,7 @@ def test_long_texts_are_cut_at_the_documented_size(store_where: str) -> None:
         s.model_copy(
             update={
                 "output": long,
-                "llm_call": s.llm_call
-                and s.llm_call.model_copy(update={"output": long}),
+                "llm_call": s.llm_call and s.llm_call.model_copy(update={"output": long}),
             }
         )
         for s in trace.spans

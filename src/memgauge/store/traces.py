@@ -72,7 +72,6 @@ class TracePage:
     total: int
 
 
-
 def _cut(text: str | None) -> tuple[str | None, bool]:
     if text is None or len(text) <= TEXT_LIMIT:
         return text, False

@@ -224,4 +224,3 @@ class TraceViews:
                 **self._base(request),
             )
         )
-

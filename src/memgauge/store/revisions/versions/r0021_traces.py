@@ -30,7 +30,9 @@ def upgrade() -> None:
         *cols(sa.Text(), "session_id", "root_span_id", "root_name"),
         *cols(sa.BigInteger(), "start_ns", "end_ns"),
         *cols(sa.Text(), "answer", "error"),
-        *cols(sa.Integer(), "n_spans", "n_retrievals", "n_tool_calls", "n_llm_calls", nullable=False),
+        *cols(
+            sa.Integer(), "n_spans", "n_retrievals", "n_tool_calls", "n_llm_calls", nullable=False
+        ),
         *cols(sa.Integer(), "prompt_tokens", "completion_tokens", "total_tokens"),
         *cols(sa.Text(), "imported_at", nullable=False),
         sa.PrimaryKeyConstraint("trace_id"),
