@@ -1,7 +1,8 @@
 """The viewer's traces: `/traces` (sessions and traces, filtered by session, error and a text
 of the answer, paged) and `/traces/{id}` (the span tree with timing bars, the searches with
 their hits, the tool and model calls, the answer), over traces kept by `memgauge logs
-import-traces --store`; every text escaped, hostile parameters a 400, nothing written."""
+import-traces --store`, on SQLite and PostgreSQL; every text escaped, hostile parameters a
+400, nothing written."""
 
 from __future__ import annotations
 
@@ -25,11 +26,11 @@ OTLP_FAILED = "5b8efff798038103d269b633813fc60d"
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    db = tmp_path / "r.db"
+def client(store_where: str) -> Iterator[TestClient]:
+    """The viewer of the three fixtures' traces, on SQLite and on PostgreSQL."""
     for name in FILES:
-        assert main(["logs", "import-traces", str(TRACES / name), "--store", str(db)]) == 0
-    with TestClient(create_app(db), raise_server_exceptions=False) as c:
+        assert main(["logs", "import-traces", str(TRACES / name), "--store", store_where]) == 0
+    with TestClient(create_app(store_where), raise_server_exceptions=False) as c:
         yield c
 
 
