@@ -17,7 +17,8 @@ from viewer_store import PAYLOADS, ViewerStore, snapshot
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
-from memgauge.view.traces import TraceViews, trace_url
+from memgauge.data.tracing import read_traces
+from memgauge.view.traces import TraceViews, span_tree, timeline, trace_url
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 FILES = ("otlp_agent.jsonl", "phoenix_spans.jsonl", "langsmith_runs.json")
@@ -178,3 +179,16 @@ def _ok_escaped(html: str) -> bool:
     assert "<img" not in html
     assert "onerror=" not in html.replace("onerror=&#34;", "")
     return True
+
+
+def test_a_partial_traces_spans_each_appear_once_in_its_tree() -> None:
+    traces, _ = read_traces(TRACES.parent / "bad" / "traces_partial.jsonl")
+    for trace in traces.traces:
+        rows = span_tree(trace)
+        assert sorted(r.span.span_id for r in rows) == sorted(s.span_id for s in trace.spans)
+        # a span whose parent the file lacks is drawn as a root, not left out
+        ids = {s.span_id for s in trace.spans}
+        for r in rows:
+            if r.span.parent_id not in ids:
+                assert r.depth == 0
+        assert str(timeline(rows)).count("<g>") == len(rows)
