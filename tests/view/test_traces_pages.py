@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 from viewer_store import PAYLOADS, ViewerStore, snapshot
 
 from memgauge.cli.main import main
-from memgauge.view.app import create_app
 from memgauge.data.tracing import read_traces
+from memgauge.view.app import create_app
 from memgauge.view.traces import TraceViews, span_tree, timeline, trace_url
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
