@@ -169,6 +169,25 @@ def test_searches_logged_once_and_traces_written(
     ]
     written = TraceSet.model_validate_json(out.read_text())
     assert len(written.traces) == 4
+    # --log keeps the traces whole too, each once
+    with sqlite3.connect(db) as conn:
+        kept = conn.execute("SELECT trace_id, n_spans FROM traces ORDER BY trace_id").fetchall()
+    assert [n for _, n in kept] == [4, 2, 1, 1]
+
+
+def test_store_alone_keeps_the_traces_and_logs_no_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "kept.db"
+    assert (
+        main(["logs", "import-traces", str(TRACES / "otlp_agent.jsonl"), "--store", str(db)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "  traces_stored: 2\n  traces_replaced: 0\n" in out
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM eval_queries").fetchone() == (0,)
+        kinds = conn.execute("SELECT kind FROM trace_spans ORDER BY trace_id, seq").fetchall()
+    assert [k for (k,) in kinds] == ["AGENT", "RETRIEVER", "TOOL", "LLM", "CHAIN", "LLM"]
 
 
 def test_the_terminal_report_names_kinds_and_reasons(capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,6 +31,8 @@ import yaml
 from tests.helpers import run_memgauge
 from viewer_store import PAYLOADS, ViewerStore, snapshot
 
+from memgauge.view.traces import trace_url
+
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 # the README's screenshots: written to docs/ when MEMGAUGE_SCREENSHOTS is set (so that a test
@@ -346,6 +348,7 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
         "/optimizations",
         f"/optimizations/{store.hostile_optimization}",
         f"/optimizations/{store.hostile_optimization}?a=1&b=0",
+        trace_url(store.hostile_trace),
     ]
 
 
@@ -396,6 +399,8 @@ def test_layout_at_1280_on_every_page(
         f"/shadow?name={viewer_store.shadow}",
         f"/optimizations/{viewer_store.optimization}",
         f"/optimizations/{viewer_store.optimization}?a=1&b=3",
+        "/traces",
+        trace_url(viewer_store.trace),
         *_hostile_urls(viewer_store),
     ]
     for url in urls:

@@ -48,6 +48,8 @@ def _urls(s: ViewerStore, v: str) -> list[str]:
         f"/optimizations/{s.optimization}?a={v}&b=1",
         f"/optimizations/{s.optimization}?a=1&b={v}",
         f"/static/{v}",
+        *(f"/traces?{k}={v}" for k in ("session", "error", "q", "page")),
+        f"/traces/{v}",
     ]
 
 

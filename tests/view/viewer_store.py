@@ -2,9 +2,11 @@
 memgauge's own commands and stores: two runs of an LLM-judged suite (the fake OpenAI server on
 127.0.0.1 judging; the second run finds fewer memories, so verdicts change and regress), an
 `evaluate` retrieval run, an audit, an extraction and an operations run, an A/B test, a shadow
-experiment, a run whose every text is a script or attribute-breaking payload, and two
+experiment, a run whose every text is a script or attribute-breaking payload, two
 `memgauge optimize` studies: greedy over a lexical memory's config (3 iterations, a holdout),
-and a prompt rewrite by the optimizer model of a decider whose name and prompt are payloads."""
+and a prompt rewrite by the optimizer model of a decider whose name and prompt are payloads,
+and kept traces (`logs import-traces --store`): an OTLP agent trace and one whose every text
+is a payload."""
 
 from __future__ import annotations
 
@@ -74,6 +76,9 @@ class ViewerStore:
     shadow: str
     optimization: str
     hostile_optimization: str
+    #: a kept agent trace (tests/data/traces/otlp_agent.jsonl's first) and one of payloads
+    trace: str = "4bf92f3577b34da6a3ce929d0e0e4736"
+    hostile_trace: str = "hostile-" + PAYLOADS["script"]
 
 
 def _run_id(out: str) -> str:
@@ -328,6 +333,43 @@ def hostile_run(store: SuiteRunStore) -> str:
     return run_id
 
 
+def hostile_traces(root: Path) -> Path:
+    """A Phoenix span export of one trace whose every text (ids, names, session, query, hits,
+    tool call, model, answer, error) is a payload."""
+    tid = ViewerStore.hostile_trace
+
+    def span(n: int, kind: str, **attrs: Any) -> dict[str, Any]:
+        return {
+            "name": f"{kind.lower()} {XSS}",
+            "span_kind": kind,
+            "parent_id": None if n == 1 else f"{PAYLOADS['attr']}1",
+            "start_time": f"2024-07-01T10:00:0{n}.000+00:00",
+            "end_time": f"2024-07-01T10:00:0{n + 1}.500+00:00",
+            "status_code": "ERROR" if kind == "LLM" else "OK",
+            "status_message": XSS if kind == "LLM" else "",
+            "context.span_id": f"{PAYLOADS['attr']}{n}",
+            "context.trace_id": tid,
+            **{f"attributes.{k}": v for k, v in attrs.items()},
+        }
+
+    spans = [
+        span(1, "AGENT", **{"session.id": XSS, "input.value": XSS, "output.value": XSS}),
+        span(
+            2,
+            "RETRIEVER",
+            **{
+                "input.value": XSS,
+                "retrieval.documents": [{"document.id": XSS, "document.score": 0.5}],
+            },
+        ),
+        span(3, "TOOL", **{"tool.name": XSS, "input.value": XSS, "output.value": XSS}),
+        span(4, "LLM", **{"llm.model_name": XSS, "output.value": XSS}),
+    ]
+    path = root / "hostile_traces.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    return path
+
+
 def build_store(root: Path, where: str | None = None) -> ViewerStore:
     """Fill `root/r.db`, or the store at `where` (a PostgreSQL URL), with the same commands
     (see the module docstring)."""
@@ -410,6 +452,8 @@ def build_store(root: Path, where: str | None = None) -> ViewerStore:
         out["hostile_optimization"] = hostile_study(root / "opt", db)
     with SuiteRunStore(db) as store:
         out["hostile"] = hostile_run(store)
+    for traces in (DATA / "traces" / "otlp_agent.jsonl", hostile_traces(root)):
+        assert main(["logs", "import-traces", str(traces), "--store", str(db)]) == 0
     with ABTestStore(db) as ab:
         from memgauge.online.ab_report import sprt_of
 

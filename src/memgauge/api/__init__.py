@@ -115,6 +115,9 @@ if TYPE_CHECKING:
     from memgauge.api._synth import read_memories as read_memories
     from memgauge.api._synth import synth as synth
     from memgauge.api._traces import import_traces as import_traces
+    from memgauge.api._traces import store_traces as store_traces
+    from memgauge.api._traces import stored_trace as stored_trace
+    from memgauge.api._traces import stored_traces as stored_traces
     from memgauge.api._track import accept_gate as accept_gate
     from memgauge.api._track import gate as gate
     from memgauge.api._track import history as history
@@ -164,6 +167,8 @@ if TYPE_CHECKING:
     from memgauge.store.querylog import bootstrap_judgments as bootstrap_judgments
     from memgauge.store.querylog import harvest
     from memgauge.store.suite_runs import SuiteRunStore as SuiteRunStore
+    from memgauge.store.traces import StoredTrace as StoredTrace
+    from memgauge.store.traces import TracePage as TracePage
     from memgauge.subjects.parse import one_spec as one_spec
     from memgauge.subjects.parse import parse_system as parse_system
     from memgauge.subjects.registry import check_subject as check_subject

@@ -1,5 +1,6 @@
 """Whole traces in: read a trace export (OpenInference as OTLP-JSON or Phoenix's, LangSmith's
-runs) into traces and sessions, and log its searches into a store's query log."""
+runs) into traces and sessions, keep them whole in the results store (`memgauge.store.traces`)
+and log their searches into its query log; and read the kept traces back."""
 
 from __future__ import annotations
 
@@ -7,12 +8,44 @@ from pathlib import Path
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._online import log_searches
-from memgauge.api._store import Where
+from memgauge.api._store import Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch
-from memgauge.data.tracing import TraceSet, read_traces
+from memgauge.data.tracing import Trace, TraceSet, read_traces
+from memgauge.store.traces import TracePage, TraceStore
 
-__all__ = ["import_traces"]
+__all__ = ["import_traces", "store_traces", "stored_trace", "stored_traces"]
+
+
+def store_traces(traces: TraceSet, store: Where = None) -> dict[str, int]:
+    """Keep `traces` whole in `store` (None: the default store; created if need be), each
+    replacing a kept trace of its id; the counts: traces_stored, traces_replaced, and
+    span_texts_cut (texts cut at `memgauge.store.traces.TEXT_LIMIT` characters)."""
+    with TraceStore(results_store(store)) as kept:
+        return kept.put(traces)
+
+
+def stored_traces(
+    store: Where = None,
+    *,
+    session: str | None = None,
+    has_error: bool | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> TracePage:
+    """The traces kept in `store` (read as it is: UsageError when it does not exist), newest
+    first: of `session`, with (True) or without (False) an error, whose answer holds `q`
+    (case-insensitive); `limit` of them from `offset`, and how many match."""
+    with TraceStore(require_store(store), read_only=True) as kept:
+        return kept.page(session=session, has_error=has_error, q=q, limit=limit, offset=offset)
+
+
+def stored_trace(trace_id: str, store: Where = None) -> Trace | None:
+    """The trace `trace_id` kept in `store`, with its spans in start order, or None."""
+    with TraceStore(require_store(store), read_only=True) as kept:
+        found = kept.get(trace_id)
+    return None if found is None else found[1]
 
 
 def _log(traces: TraceSet, store: Where, report: ImportReport) -> None:
@@ -40,14 +73,23 @@ def _log(traces: TraceSet, store: Where, report: ImportReport) -> None:
 
 
 def import_traces(
-    path: str | Path, *, log: bool = False, store: Where = None, out: str | Path | None = None
+    path: str | Path,
+    *,
+    log: bool = False,
+    keep: bool = False,
+    store: Where = None,
+    out: str | Path | None = None,
 ) -> tuple[TraceSet, ImportReport]:
     """The traces of `path` (see `memgauge.data.tracing`) and the report of what was read,
-    counted per span kind, and what was partial or dropped, per reason. With `log` the searches
-    are logged into the query log of `store` (None: the default store); with `out`
+    counted per span kind, and what was partial or dropped, per reason. With `keep` the traces
+    are kept whole in `store` (None: the default store; see `store_traces`, whose counts join
+    the report's); with `log` the searches
+    are logged into the query log of `store`; with `out`
     the traces are written there as JSON. The file is read whole first: a malformed one (a
     DataError naming its file, line and field) writes nothing."""
     traces, report = read_traces(path)
+    if keep:
+        report.counts.update(store_traces(traces, store))
     if log:
         _log(traces, store, report)
     if out is not None:

@@ -126,15 +126,18 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     "--log",
     "log",
     is_flag=True,
-    help="Log the traces' searches into the query log (of --store), as `import-spans` does.",
+    help="Also log the traces' searches into the query log, as `import-spans` does (of --store,"
+    " else the default store, where the traces are kept too).",
 )
 @click.option(
     "--store",
     "store_path",
     default=None,
     metavar="STORE",
-    help="The store --log writes to: a path, sqlite:///PATH or postgresql://... (default:"
-    " MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if need be).",
+    help="Keep the traces whole in this store (`memgauge view`'s Traces page): a path,"
+    " sqlite:///PATH or postgresql://... (with --log alone: MEMGAUGE_STORE, else"
+    " MEMGAUGE_HOME/results.db; created if need be). A trace imported again replaces its"
+    " earlier copy.",
 )
 @click.option(
     "--out",
@@ -157,8 +160,13 @@ def import_traces_cmd(
     span whose search cannot be read...). A file that cannot be read exits 2 naming the file,
     line and field, and writes nothing. LangSmith runs tagged memory_extraction are read by
     `memgauge extraction --outputs FILE` as production trace lines.
+
+    With --store (or --log) each trace is kept whole in the results store, its spans with
+    their searches and hits, tool calls and model calls (texts past 8,192 characters cut);
+    `memgauge view` shows them under Traces.
     """
-    _, report = api.import_traces(traces, log=log, store=store_path, out=out_path)
+    keep = log or store_path is not None
+    _, report = api.import_traces(traces, log=log, keep=keep, store=store_path, out=out_path)
     if as_json:
         click.echo(dumps_strict(report.as_dict()))
         return
@@ -166,13 +174,14 @@ def import_traces_cmd(
     kinds = {k: v for k, v in counts.items() if k.endswith("_spans") and k.isidentifier()}
     held = ("traces", "sessions", "retrievals", "tool_calls", "llm_calls", "answers")
     tokens = ("prompt_tokens", "completion_tokens", "queries_logged", "extraction_lines")
-    shown = {"spans", "documents", "otlp_exports", *kinds, *held, *tokens}
+    kept = ("traces_stored", "traces_replaced", "span_texts_cut")
+    shown = {"spans", "documents", "otlp_exports", *kinds, *held, *tokens, *kept}
     click.echo(f"{traces} ({report.format}): {counts.get('spans', 0)} spans")
     click.echo(
         "  by kind: " + ", ".join(f"{k.removesuffix('_spans')} {v}" for k, v in kinds.items())
     )
     click.echo("  " + ", ".join(f"{k} {counts.get(k, 0)}" for k in held))
-    for key in tokens:
+    for key in (*tokens, *kept):
         if key in counts:
             click.echo(f"  {key}: {counts[key]}")
     partial = {k: v for k, v in counts.items() if k not in shown}

@@ -571,3 +571,39 @@ optimization_iterations = sa.Table(
     ),
     sa.Index("idx_optimization_iterations_run", "run_id"),
 )
+
+#: whole traces (revision 0021, `memgauge.store.traces`): one row per trace, its spans in
+#: `trace_spans`; nanosecond times are 64-bit (Unix nanoseconds pass 2**31 and 2**53)
+traces = sa.Table(
+    "traces",
+    metadata,
+    _col("trace_id", _T, primary_key=True),
+    *cols(_T, "format", "source", nullable=False),
+    *cols(_T, "session_id", "root_span_id", "root_name"),
+    *cols(sa.BigInteger, "start_ns", "end_ns"),
+    *cols(_T, "answer", "error"),
+    *cols(_I, "n_spans", "n_retrievals", "n_tool_calls", "n_llm_calls", nullable=False),
+    *cols(_I, "prompt_tokens", "completion_tokens", "total_tokens"),
+    *cols(_T, "imported_at", nullable=False),
+    sa.Index("idx_traces_session", "session_id", "start_ns"),
+    sa.Index("idx_traces_start", "start_ns"),
+)
+
+trace_spans = sa.Table(
+    "trace_spans",
+    metadata,
+    _col("trace_id", _T, sa.ForeignKey("traces.trace_id", ondelete="CASCADE"), primary_key=True),
+    _col("span_id", _T, primary_key=True),
+    *cols(_I, "seq", nullable=False),
+    *cols(_T, "parent_id", "kind", "name", "session_id"),
+    *cols(sa.BigInteger, "start_ns", "end_ns"),
+    *cols(_I, "line"),
+    *cols(_T, "error", "input_json", "output_json"),
+    *cols(_T, "tags_json", nullable=False, server_default="[]"),
+    *cols(_T, "query", "hits_json"),
+    *cols(_F, "latency_ms"),
+    *cols(_T, "tool_name", "tool_args_json", "tool_result_json", "tool_error"),
+    *cols(_T, "model"),
+    *cols(_I, "prompt_tokens", "completion_tokens", "total_tokens"),
+    *cols(_T, "llm_output", "llm_error"),
+)

@@ -11,8 +11,8 @@ Routes: `/` runs (an optimization's candidate runs grouped under it; `?candidate
 them there) · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query string) ·
 `/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=` · `/ab`,
 `/ab/test?name=` · `/shadow?name=` · `/optimizations`, `/optimizations/{id}?a=&b=` (the diff
-from iteration A to B) · `/static/...`. A page family is a function
-here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
+from iteration A to B) · `/traces`, `/traces/{id}` (`memgauge.view.traces`) · `/static/...`.
+A page family is a function here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import NAV, item_context, page_url, render, static_bytes
 from memgauge.view.runs_list import CANDIDATES, runs_list
+from memgauge.view.traces import TraceViews
 
 __all__ = ["create_app"]
 
@@ -407,6 +408,8 @@ def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> 
         "/static/{name}": views.static,
     }
     routes = [Route(path, _refusing_nul(handler)) for path, handler in pages.items()]
+    traces = TraceViews(url, page=_page, page_number=_page_number, base=views._base)
+    routes.extend(traces.routes(_refusing_nul))
     if reviewer is not None:
         from memgauge.view.review import ReviewViews  # review mode only
 

@@ -68,6 +68,7 @@ NAV: list[tuple[str, str]] = [
     ("Runs", "/"),
     ("Optimizations", "/optimizations"),
     ("A/B tests and shadow", "/ab"),
+    ("Traces", "/traces"),
 ]
 
 MAX_REPORT_ITEMS = 1000  # items written whole into a report (failures first)
