@@ -192,11 +192,15 @@ LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
 }
 
 
-def test_evaluate_of_one_system_imports_no_scipy(tmp_path: Path) -> None:
+def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
+    tmp_path: Path,
+) -> None:
     """`scipy.stats` costs about 0.75 CPU-seconds to import: a one-system evaluate has no
     paired test to run, and its 95% Wilson intervals need no SciPy at all. It used
     to be imported twice over: preloaded in the background for paired tests that never ran,
-    and by every agent-metric interval."""
+    and by every agent-metric interval. The `bpe_openai` package decodes its three
+    vocabularies in Python when imported (about 0.5 CPU-seconds): the token counts of the
+    cost aggregate need only its Rust extension module."""
     ds = _dataset_dir(tmp_path)
     out = tmp_path / "out"
     loaded = _modules_after(
@@ -204,6 +208,8 @@ def test_evaluate_of_one_system_imports_no_scipy(tmp_path: Path) -> None:
     )
     assert not _loaded(loaded, ("scipy",))
     assert "memgauge.aggregates.ir" in loaded  # it did evaluate
+    assert "bpe_openai._bindings" in loaded  # it counted tokens
+    assert not {"bpe_openai", "bpe_openai.registry"} & loaded
     report = json.loads((out / "result.json").read_text())
     assert report["systems"][0]["agent_metrics"]["tier_precision[normal]@5"]["ci_low"] is not None
 

@@ -70,6 +70,35 @@ def test_long_text_is_counted_in_pieces_exactly(monkeypatch: pytest.MonkeyPatch)
     assert count_tokens(text, "cl100k_base") == whole
 
 
+# ordinary text, special-token text, a lone surrogate, non-Latin scripts, emoji, long runs
+VARIED = [
+    "hello <|endoftext|> world <|fim_prefix|>",
+    "a\ud800b \udfff",
+    "Caroline went to the LGBTQ support group on 7 May 2023.",
+    "日本語のテキスト、そして한국어 and Ελληνικά",
+    "👍🏽👩‍👩‍👧 x" * 7,
+    "   \n\n\t  spaces" + "9" * 50 + "!!!?",
+    "",
+]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_the_rust_tokenizer_alone_gives_the_packages_ids(
+    encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counts load only the package's extension module (its `__init__` decodes every
+    vocabulary in Python); the ids are those of the package's own `encode_ordinary`, and the
+    package's path is taken when the extension module is not found."""
+    fast = tokens._rust_encoder(encoding)
+    assert fast is not None
+    package = tokens._package_encoder(encoding)
+    for text in VARIED:
+        assert fast(text) == package(text), text
+    monkeypatch.setattr(tokens, "_loaded", {})
+    monkeypatch.setattr(tokens, "_bindings", lambda: None)
+    assert encode(VARIED[0], encoding) == package(VARIED[0])  # type: ignore[arg-type]
+
+
 def test_counts_of_many_texts_and_the_empty_text() -> None:
     got = token_counts(["hello world", "", "hello world", "rer"], "cl100k_base")
     assert got.tolist() == [2, 0, 2, 1]

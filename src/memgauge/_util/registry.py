@@ -122,9 +122,22 @@ class Entry(Generic[T]):
         return schema
 
 
-def _dist_name(ep: metadata.EntryPoint) -> str | None:
-    dist = getattr(ep, "dist", None)
-    return None if dist is None else str(dist.metadata["Name"])
+def _dist_names(eps: list[metadata.EntryPoint]) -> list[str | None]:
+    """The distribution name of each entry point (None when it has no distribution). A name
+    is read from the distribution's METADATA, which is parsed whole on every read (about
+    1 ms): once per distribution here, which the entry points of one listing share."""
+    names: dict[int, str] = {}
+    out: list[str | None] = []
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        if dist is None:
+            out.append(None)
+            continue
+        name = names.get(id(dist))
+        if name is None:
+            name = names[id(dist)] = str(dist.metadata["Name"])
+        out.append(name)
+    return out
 
 
 def _short_arg(obj: Any, model: type[BaseModel] | None) -> str | None:
@@ -205,29 +218,33 @@ class Registry(Generic[T]):
             self._tried.clear()
             self._loaded = False
 
-    def _entry_points(self) -> list[metadata.EntryPoint]:
-        """memgauge's own first (installed metadata, else the source tree's table), then the
-        plug-ins', so that no plug-in can replace a built-in by taking its name."""
+    def _entry_points(self) -> list[tuple[metadata.EntryPoint, str]]:
+        """Each entry point with the distribution it comes from: memgauge's own first
+        (installed metadata, else the source tree's table), then the plug-ins', so that no
+        plug-in can replace a built-in by taking its name."""
         from memgauge._util.builtins import BUILTINS
 
         found = list(metadata.entry_points(group=self.group))
-        own = [ep for ep in found if _dist_name(ep) == _SELF_DIST]
-        names = {ep.name for ep in own}
+        dists = _dist_names(found)
+        own = [(ep, _SELF_DIST) for ep, d in zip(found, dists, strict=True) if d == _SELF_DIST]
+        names = {ep.name for ep, _ in own}
         # a source tree whose metadata is missing or older than the code: the same table
         own += [
-            metadata.EntryPoint(name, value, self.group)
+            (metadata.EntryPoint(name, value, self.group), _SELF_DIST)
             for name, value in BUILTINS.get(self.group, {}).items()
             if name not in names
         ]
-        return own + [ep for ep in found if _dist_name(ep) != _SELF_DIST]
+        return own + [
+            (ep, d or _SELF_DIST) for ep, d in zip(found, dists, strict=True) if d != _SELF_DIST
+        ]
 
     def _load(self) -> None:
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            for ep in self._entry_points():
-                self._load_one(ep)
+            for ep, origin in self._entry_points():
+                self._load_one(ep, origin)
 
     def _load_named(self, name: str) -> None:
         """Load the entry points called `name` only, in `_load`'s order, up to the first that
@@ -235,13 +252,13 @@ class Registry(Generic[T]):
         other one (their modules, and the HTTP, MCP and LLM stacks some pull in). `_load`
         later goes through the rest, recording what shadows what as it always did."""
         with self._lock:
-            for ep in self._entry_points():
-                if ep.name == name and self._load_one(ep):
+            for ep, origin in self._entry_points():
+                if ep.name == name and self._load_one(ep, origin):
                     return
 
-    def _load_one(self, ep: metadata.EntryPoint) -> bool:
-        """Register `ep` unless it is taken or fails to load; whether it is now registered."""
-        origin = _dist_name(ep) or _SELF_DIST
+    def _load_one(self, ep: metadata.EntryPoint, origin: str) -> bool:
+        """Register `ep` (from the distribution `origin`) unless it is taken or fails to load;
+        whether it is now registered."""
         key = (ep.name, ep.value, origin)
         if key in self._tried:
             return False

@@ -4,8 +4,11 @@
 text-embedding-3 models) from the `bpe-openai` package, which ships both vocabularies and
 tokenizes in Rust without a network call (tiktoken downloads its vocabularies on first use).
 Its ids equal tiktoken's (tests/metrics/test_tokens.py checks them against the ids tiktoken's
-own tests and the OpenAI Cookbook publish). Importing it loads every vocabulary it ships (about
-half a CPU-second), so it is imported on the first count, never with this module.
+own tests and the OpenAI Cookbook publish). Importing the package decodes every vocabulary it
+ships in Python (about half a CPU-second, three times what counting LoCoMo's hits costs) though
+its Rust tokenizer, which does the encoding, carries its own: a count loads that extension
+module alone (`_rust_encoder`), and falls back to the package's `get_encoding` when the
+extension is not where the package keeps it.
 
 A count is `len(encode_ordinary(text))`: special-token text such as `<|endoftext|>` is counted
 as the ordinary text it is, as a model's API counts it in a message. Text longer than the
@@ -17,9 +20,12 @@ stands, which can move the count by a token at the cut.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -49,28 +55,83 @@ DEFAULT_ENCODING: Encoding = "o200k_base"
 _PIECE = 40_000
 
 _lock = threading.Lock()
-_loaded: dict[str, Any] = {}
+_loaded: dict[str, Callable[[str], list[int]]] = {}
+
+#: the package's Rust extension module, as its `tokenizer` module imports it
+_BINDINGS = "bpe_openai._bindings"
 
 
-def _encoding(name: str) -> Any:
-    """The package's encoding `name`, loaded once per process."""
+def _bindings() -> Any:
+    """The package's extension module, loaded without running the package's `__init__` (which
+    decodes every vocabulary in Python); None when it is not found where the package keeps it.
+    Registered under its own name, so an import of the package later reuses it."""
+    found = sys.modules.get(_BINDINGS)
+    if found is not None:
+        return found
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        return None
+    for folder in package.submodule_search_locations:
+        finder = importlib.machinery.FileFinder(
+            folder,
+            (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+        )
+        spec = finder.find_spec(_BINDINGS)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[_BINDINGS] = module
+            return module
+    return None
+
+
+def _rust_encoder(name: str) -> Callable[[str], list[int]] | None:
+    """`encode_ordinary` of the package's encoding `name`, done as it does it: the Rust
+    tokenizer's ids, the text's lone surrogates replaced first when UTF-8 cannot hold them (no
+    piece reaches the package's 200,000-token or 1,000,000-character limits)."""
+    module = _bindings()
+    make = getattr(module, "tokenizer_for_encoding", None)
+    if make is None:
+        return None
+    tokenizer = make(name)
+
+    def encode_ordinary(text: str) -> list[int]:
+        try:
+            return list(tokenizer.encode(text))
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return list(tokenizer.encode(text))
+
+    return encode_ordinary
+
+
+def _package_encoder(name: str) -> Callable[[str], list[int]]:
+    """`encode_ordinary` of the package's encoding `name`, through its public API."""
+    # bpe-openai 0.1.4 reads its vocabularies with importlib.resources' legacy
+    # open_binary, deprecated since Python 3.11: its warning, not ours to act on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        encoder: Callable[[str], list[int]] = bpe_openai.get_encoding(name).encode_ordinary
+        return encoder
+
+
+def _encoding(name: str) -> Callable[[str], list[int]]:
+    """`encode_ordinary` of the package's encoding `name`, loaded once per process."""
     if name not in ENCODINGS:
         raise UsageError(f"encoding {name!r}: use one of {', '.join(ENCODINGS)}")
     with _lock:
         found = _loaded.get(name)
         if found is None:
-            # bpe-openai 0.1.4 reads its vocabularies with importlib.resources' legacy
-            # open_binary, deprecated since Python 3.11: its warning, not ours to act on
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                try:
-                    import bpe_openai
-                except ImportError:
-                    raise UnavailableError(
-                        "counting tokens needs the bpe-openai package (a memgauge dependency): "
-                        "pip install 'bpe-openai>=0.1.4'"
-                    ) from None
-                found = _loaded[name] = bpe_openai.get_encoding(name)
+            try:
+                found = _rust_encoder(name) or _package_encoder(name)
+            except ImportError:
+                raise UnavailableError(
+                    "counting tokens needs the bpe-openai package (a memgauge dependency): "
+                    "pip install 'bpe-openai>=0.1.4'"
+                ) from None
+            _loaded[name] = found
         return found
 
 
@@ -90,10 +151,10 @@ def _pieces(text: str) -> Iterable[str]:
 
 def encode(text: str, encoding: Encoding = DEFAULT_ENCODING) -> list[int]:
     """The token ids of `text` (special-token text as ordinary text)."""
-    enc = _encoding(encoding)
+    encode_ordinary = _encoding(encoding)
     out: list[int] = []
     for piece in _pieces(text):
-        out.extend(enc.encode_ordinary(piece))
+        out.extend(encode_ordinary(piece))
     return out
 
 
