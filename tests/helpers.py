@@ -33,8 +33,13 @@ __all__ = [
 #: pyproject.toml's addopts): third-party plug-ins off that the generated tests do not use.
 #: LangSmith's (langmem brings it) and Hypothesis's (its summary imports hypothesis) each cost
 #: about 2 s of CPU a start; pytest-benchmark, where installed, warns under pytest-xdist,
-#: which `-W error` turns into a failed run
-QUIET_PLUGINS = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:benchmark")
+#: which `-W error` turns into a failed run. pytest-xdist, pytest-cov, anyio's and
+#: platformdirs' plug-ins serve nothing in a one-file run and cost 0.4 CPU-s a start
+QUIET_PLUGINS = (
+    *("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:benchmark"),
+    *("-p", "no:xdist", "-p", "no:xdist.looponfail", "-p", "no:pytest_cov"),
+    *("-p", "no:anyio", "-p", "no:platformdirs"),
+)
 
 
 @contextlib.contextmanager

@@ -432,21 +432,14 @@ def test_a_wide_table_scrolls_in_its_own_box(page: Any, tmp_path: Path) -> None:
         *("Recall@20", "P@5", "P@10", "AP@10", "R-prec", "Success@5", "Success@10"),
     ]
     out = tmp_path / "wide"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "memgauge",
-            "evaluate",
-            str(ROOT / "tests" / "data" / "good" / "bundle.yaml"),
-            *("-s", "lexical", "-s", "hybrid"),
-            *(a for m in measures for a in ("-m", m)),
-            *("--out", str(out), "--no-store", "--quiet"),
-        ],
-        env=_env(),
-        check=True,
-        capture_output=True,
+    done = run_memgauge(
+        "evaluate",
+        str(ROOT / "tests" / "data" / "good" / "bundle.yaml"),
+        *("-s", "lexical", "-s", "hybrid"),
+        *(a for m in measures for a in ("-m", m)),
+        *("--out", str(out), "--no-store", "--quiet"),
     )
+    assert done.returncode == 0, done.stderr
     page.goto((out / "report.html").as_uri())
     got = page.evaluate(SCROLL_JS, "#retrieval-summary")
     assert got["overflow"] == "auto"
