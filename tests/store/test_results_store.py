@@ -262,6 +262,7 @@ EXPECTED_SCHEMA = {
         "gate",
         "headline_json",
     ],
+    "suite_run_queries": ["run_id", "task", "subject", "query_id", "detail_json"],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
     "suite_run_usage": [
@@ -379,6 +380,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0016",
             "0017",
             "0018",
+            "0022",
         ]
         assert upgrade(engine, url) == []
     finally:

@@ -54,6 +54,7 @@ def test_the_migrated_schema_is_exactly_the_tables_module(store_where: str) -> N
             "0016",
             "0017",
             "0018",
+            "0022",
         ]
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})

@@ -17,12 +17,14 @@ import sqlalchemy as sa
 from pydantic_core import from_json, to_json
 
 from memgauge._util.redact import redactor
-from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunSummary, ScoreRecord
 from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.headline import query_rows
 from memgauge.store.tables import Packed, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_outputs as outputs_t
+from memgauge.store.tables import suite_run_queries as queries_t
 from memgauge.store.tables import suite_run_scores as scores_t
 from memgauge.store.tables import suite_run_subjects as subjects_t
 from memgauge.store.tables import suite_run_tasks as tasks_t
@@ -35,6 +37,7 @@ __all__ = [
     "item_records",
     "loads_item",
     "record_items",
+    "replace_queries",
     "requeue",
     "score_record",
 ]
@@ -210,6 +213,31 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     ]
     if failures:
         c.execute(sa.insert(failures_t), failures)
+
+
+_INSERT_QUERY = sa.insert(queries_t)
+
+
+def replace_queries(c: sa.Connection, run_id: str, summary: RunSummary | None) -> None:
+    """Keep each query's detail of the run's summary (`headline.query_rows`) in the caller's
+    transaction, in place of what an earlier summary of the run left."""
+    c.execute(sa.delete(queries_t).where(queries_t.c.run_id == run_id))
+    rows = query_rows(summary) if summary is not None else {}
+    if rows:
+        executemany(
+            c,
+            _INSERT_QUERY,
+            [
+                {
+                    "run_id": run_id,
+                    "task": task,
+                    "subject": subject,
+                    "query_id": query_id,
+                    "detail_json": _PACKED.process_bind_param(packed(text), c.dialect),
+                }
+                for (task, subject, query_id), text in rows.items()
+            ],
+        )
 
 
 def requeue(c: sa.Connection, run_id: str) -> None:

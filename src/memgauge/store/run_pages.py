@@ -17,11 +17,8 @@ store wrote it in Python (`_has`), and then reads the page's rows whole.
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,12 +26,11 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
-from memgauge.store.headline import PER_QUERY
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
 from memgauge.store.item_rows import score_record
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.tables import suite_runs as _runs_t
+from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
 
@@ -131,41 +127,6 @@ _ITEM_COLUMNS = (
     " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
     " o.latency_json, o.extra_json"
 )
-
-
-#: a run's queries' detail by (task, subject, query id), with the summary it was read from:
-#: one item page after another of a big run parse its summary once (a 10,000-query run's is
-#: 9 MB of JSON). A summary rewritten since (a resumed run) differs from the one kept, and is
-#: read again. A few runs are kept, the least recently read dropped first.
-_QUERIES: OrderedDict[str, tuple[str | bytes, dict[tuple[str, str, str], dict[str, Any]]]] = (
-    OrderedDict()
-)
-_QUERIES_KEPT = 2
-_QUERIES_LOCK = threading.Lock()
-
-
-def _query_index(stored: str | bytes) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """Each query's detail in a stored summary, by (task, subject, query id)."""
-    # millions of containers in one parse: the collector's passes over them while they are
-    # made would more than double its time (100,000 queries: 10.5 s, 4.7 s without)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        summary = json.loads(_unpacked(stored))
-    finally:
-        if collecting:
-            gc.enable()
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for agg in summary.get("aggregates") or ():
-        if not isinstance(agg, Mapping) or agg.get("aggregate") != "ir":
-            continue
-        for system in (agg.get("detail") or {}).get("systems") or ():
-            if not isinstance(system, Mapping):
-                continue
-            for q in system.get(PER_QUERY) or ():
-                key = (str(agg.get("task")), str(system.get("name")), str(q.get("query_id")))
-                out.setdefault(key, q)
-    return out
 
 
 def _by_subject_task(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
@@ -579,26 +540,21 @@ class RunReader(SuiteRunStore):
 
     def query_detail(self, run_id: str, task: str, subject: str, query_id: str) -> dict[str, Any]:
         """What the run's ir aggregate recorded of one query of `subject` (its agent-metric
-        values, its judgments' channels, its ranking before expansion); {} when it has none."""
+        values, its judgments' channels, its ranking before expansion); {} when it has none.
+        Its own row (`suite_run_queries`, written with the summary), never the summary."""
         with self._read() as c:
             stored = c.execute(
-                sa.select(_runs_t.c.summary_json).where(_runs_t.c.run_id == run_id)
+                sa.select(_queries_t.c.detail_json).where(
+                    _queries_t.c.run_id == run_id,
+                    _queries_t.c.task == task,
+                    _queries_t.c.subject == subject,
+                    _queries_t.c.query_id == query_id,
+                )
             ).scalar()
         if stored is None:
             return {}
-        stored = stored if isinstance(stored, str) else bytes(stored)
-        with _QUERIES_LOCK:
-            kept = _QUERIES.get(run_id)
-            if kept is not None and kept[0] == stored:
-                _QUERIES.move_to_end(run_id)
-                return dict(kept[1].get((task, subject, query_id)) or {})
-        index = _query_index(stored)
-        with _QUERIES_LOCK:
-            _QUERIES[run_id] = (stored, index)
-            _QUERIES.move_to_end(run_id)
-            while len(_QUERIES) > _QUERIES_KEPT:
-                _QUERIES.popitem(last=False)
-        return dict(index.get((task, subject, query_id)) or {})
+        found = _loads_item(stored)
+        return dict(found) if isinstance(found, dict) else {}
 
     def table_counts(self) -> dict[str, int]:
         """Rows per table (a test's proof that reading changed nothing)."""

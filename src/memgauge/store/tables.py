@@ -207,6 +207,19 @@ suite_run_usage = sa.Table(
     ),
 )
 
+#: each query's detail in a run's ir aggregates (`systems[*].per_query`), by task, subject
+#: (the system) and query id (revision 0022): one item's page reads its query's row, not the
+#: run's whole summary (93 MB of JSON at 100,000 queries)
+suite_run_queries = sa.Table(
+    "suite_run_queries",
+    metadata,
+    _col("run_id", _T, _fk_run(), primary_key=True),
+    _col("task", _T, primary_key=True),
+    _col("subject", _T, primary_key=True),
+    _col("query_id", _T, primary_key=True),
+    *cols(Packed(), "detail_json", nullable=False),
+)
+
 suite_run_setups = sa.Table(
     "suite_run_setups",
     metadata,
