@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from memgauge.cli.main import main
 from memgauge.data.records import RunSummary
+from memgauge.runs.suite_compare import verdicts_of
 from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.headline import headline
@@ -184,11 +185,9 @@ def test_a_store_before_0016_gets_each_runs_headline(
     )
 
 
-def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
-    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db, (first, second) = two_runs
-    url = f"/compare?a={first}&b={second}"
+def _compare_pages(db: Path, urls: list[str]) -> None:
+    """The compare pages at `urls` read the runs' verdicts as rows (no item record built, no
+    stored JSON parsed) and show what they showed from the runs' whole item records."""
     parsed: list[str | bytes] = []
     real = item_rows.loads_item
 
@@ -196,19 +195,34 @@ def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
         parsed.append(text)
         return real(text)
 
-    monkeypatch.setattr(item_rows, "loads_item", counted)
-    with TestClient(create_app(db)) as client:
-        fast = client.get(url).text
-    # no input, expected value, output or latency parsed (a 100,000-item run has 400,000 of
-    # them), only the placeholders of the left-out input and expected value
-    assert set(parsed) == {"{}", "null"}
-    whole_items = RunReader.item_records
-    monkeypatch.setattr(RunReader, "item_records", lambda self, rid, **kw: whole_items(self, rid))
-    with TestClient(create_app(db)) as client:
-        whole = client.get(url).text
-    assert len(set(parsed)) > 2  # the whole items were read
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(item_rows, "loads_item", counted)
+        with TestClient(create_app(db)) as client:
+            fast = [client.get(url).text for url in urls]
+        assert parsed == []
+        # as before: every item of both runs read whole, compared as records
+        mp.setattr(RunReader, "verdicts", lambda self, rid: verdicts_of(self.item_records(rid)))
+        with TestClient(create_app(db)) as client:
+            whole = [client.get(url).text for url in urls]
+    assert parsed  # the whole items were read
     assert fast == whole
-    assert "Recall@10" in fast
+
+
+def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
+    two_runs: tuple[Path, list[str]], viewer_store: Any
+) -> None:
+    db, (first, second) = two_runs
+    a, b = viewer_store.judged
+    urls = [f"/compare?a={first}&b={second}", f"/compare?a={second}&b={first}"]
+    _compare_pages(db, urls)
+    judged = [f"/compare?a={a}&b={b}", f"/compare?a={b}&b={a}"]
+    _compare_pages(viewer_store.path, judged)
+    with TestClient(create_app(viewer_store.path)) as client:
+        html = client.get(judged[0]).text
+    # the judged runs differ: deltas with intervals, changed verdicts, regressions
+    assert 'class="bad"' in html
+    assert ">q2<" in html
+    assert "qa-judge" in html
 
 
 def test_a_page_of_items_in_run_order_is_read_from_an_index(

@@ -32,19 +32,39 @@ from memgauge.stats import (
     significance_mark,
 )
 
-__all__ = ["compare_runs", "compare_suite_systems"]
+__all__ = ["Verdict", "compare_runs", "compare_suite_systems", "compare_verdicts", "verdicts_of"]
 
 Key = tuple[str, str, str]
 Values = dict[Key, dict[str, float]]
+#: one verdict as the store keeps it: subject, task, item id, evaluator, value, passed (a truth
+#: value, 0/1 as stored, or None), error
+Verdict = tuple[str, str, str, str, float | None, bool | int | None, str | None]
+
+
+def verdicts_of(items: Sequence[ItemRecord]) -> list[Verdict]:
+    """The items' verdicts as rows (what comparing two runs reads of them)."""
+    return [
+        (it.subject, it.task, it.item_id, s.evaluator, s.value, s.passed, s.error)
+        for it in items
+        for s in it.scores
+    ]
 
 
 def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
+    return _verdict_values(verdicts_of(items), rename)
+
+
+def _verdict_values(verdicts: Sequence[Verdict], rename: Mapping[str, str]) -> Values:
     out: Values = {}
-    for it in items:
-        subject = rename.get(it.subject, it.subject)
-        for s in it.scores:
-            value = s.value if s.value is not None and not s.error else float("nan")
-            out.setdefault((subject, it.task, s.evaluator), {})[it.item_id] = float(value)
+    nan = float("nan")
+    for subject, task, item_id, evaluator, value, _passed, error in verdicts:
+        if rename:
+            subject = rename.get(subject, subject)
+        key = (subject, task, evaluator)
+        found = out.get(key)
+        if found is None:
+            found = out[key] = {}
+        found[item_id] = float(value) if value is not None and not error else nan
     return out
 
 
@@ -57,10 +77,13 @@ def _matrices(per_system: Sequence[Values], keys: Sequence[Key]) -> dict[Key, np
     system has no value."""
     out: dict[Key, np.ndarray] = {}
     for key in keys:
-        ids = sorted(set().union(*(v.get(key, {}).keys() for v in per_system)))
-        out[key] = np.array(
-            [[v.get(key, {}).get(i, np.nan) for i in ids] for v in per_system], dtype=np.float64
-        )
+        found = [v.get(key, {}) for v in per_system]
+        ids = sorted(set().union(*(f.keys() for f in found)))
+        if all(len(f) == len(ids) for f in found):
+            # every system scored every item (the common case): no lookup of a missing id
+            out[key] = np.array([[f[i] for i in ids] for f in found], dtype=np.float64)
+            continue
+        out[key] = np.array([[f.get(i, np.nan) for i in ids] for f in found], dtype=np.float64)
     return out
 
 
@@ -136,11 +159,37 @@ def compare_runs(
     """Rows of the comparison of two runs, in subject, task, evaluator order (see the module
     docstring). Each row is a measure: the correction's family is every row (`table`), or
     each row alone (`measure`, where one comparison needs no correction)."""
-    subjects_a, subjects_b = _subjects(items_a), _subjects(items_b)
+    return compare_verdicts(
+        verdicts_of(items_a),
+        verdicts_of(items_b),
+        seed=seed,
+        test=test,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        n_permutations=n_permutations,
+    )
+
+
+def compare_verdicts(
+    verdicts_a: Sequence[Verdict],
+    verdicts_b: Sequence[Verdict],
+    *,
+    seed: int = 0,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+) -> list[dict[str, Any]]:
+    """`compare_runs` of the runs' verdicts as rows (`Verdict`: what the store keeps, read
+    without building an item record for each of a big run's items)."""
+    subjects_a = sorted({v[0] for v in verdicts_a})
+    subjects_b = sorted({v[0] for v in verdicts_b})
     rename: dict[str, str] = {}
     if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
         rename = {subjects_b[0]: subjects_a[0]}
-    a, b = _values(items_a, {}), _values(items_b, rename)
+    a, b = _verdict_values(verdicts_a, {}), _verdict_values(verdicts_b, rename)
     keys = sorted(a.keys() & b.keys())
     if not keys:
         return []

@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
 
@@ -33,6 +33,9 @@ from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
+
+if TYPE_CHECKING:  # numpy and the statistics: only for a page that compares
+    from memgauge.runs.suite_compare import Verdict
 
 __all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
 
@@ -498,6 +501,22 @@ class RunReader(SuiteRunStore):
                     row.scores.append(verdict)
                 else:
                     row.baseline[verdict.evaluator] = verdict
+
+    def verdicts(self, run_id: str) -> list[Verdict]:
+        """Every verdict of the run as a row (subject, task, item id, evaluator, value, passed
+        as stored, error): what comparing two runs reads, without an item record for each of
+        a big run's items (800,000 verdicts of two 100,000-item runs: 35 s as records)."""
+        with self._read() as c:
+            return [
+                tuple(r)  # type: ignore[misc]
+                for r in c.execute(
+                    sa.text(
+                        "SELECT subject, task, item_id, evaluator, value, passed, error"
+                        " FROM suite_run_scores WHERE run_id = :run"
+                    ),
+                    {"run": run_id},
+                )
+            ]
 
     def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
         """One item whole: input, expected, output, latency, every verdict with its detail and

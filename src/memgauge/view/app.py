@@ -244,9 +244,9 @@ class _Views:
             context = compare_page(
                 run_a,
                 run_b,
-                # the verdicts are what is compared: no input, expected value or output read
-                reader.item_records(a_id, detail=False, outputs=False),
-                reader.item_records(b_id, detail=False, outputs=False),
+                # the verdicts are what is compared, read as rows: no item record built
+                reader.verdicts(a_id),
+                reader.verdicts(b_id),
                 reader.subjects(a_id),
                 reader.subjects(b_id),
             )

@@ -12,10 +12,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from memgauge.api import compare_runs
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
+from memgauge.runs.suite_compare import Verdict, compare_verdicts, verdicts_of
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
@@ -105,33 +105,32 @@ def changed_verdicts(
 ) -> tuple[list[ChangedVerdict], int]:
     """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
     item and evaluator), regressions first; and how many there are in all."""
-    a = {(it.subject, it.task, it.item_id): it for it in items_a}
+    return _changed(verdicts_of(items_a), verdicts_of(items_b))
+
+
+def _changed(
+    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
+) -> tuple[list[ChangedVerdict], int]:
+    """`changed_verdicts` of the runs' verdicts as rows."""
+    a = {v[:4]: v for v in verdicts_a}
     out = []
-    for it in items_b:
-        other = a.get((it.subject, it.task, it.item_id))
-        if other is None:
+    for v in verdicts_b:
+        o = a.get(v[:4])
+        if o is None:
             continue
-        for s in it.scores:
-            o = other.verdict(s.evaluator)
-            if o is None:
-                continue
-            ta = _verdict_text(o.value, o.passed, o.error)
-            tb = _verdict_text(s.value, s.passed, s.error)
-            if ta == tb:
-                continue
-            regressed = (o.error is None and s.error is not None) or (
-                o.passed is True and s.passed is False
-            )
-            if (
-                o.passed is None
-                and s.passed is None
-                and o.value is not None
-                and s.value is not None
-            ):
-                regressed = s.value < o.value
-            out.append(
-                ChangedVerdict(it.subject, it.task, it.item_id, s.evaluator, ta, tb, regressed)
-            )
+        subject, task, item_id, evaluator, value, passed, error = v
+        o_value, o_passed, o_error = o[4:]
+        ta = _verdict_text(o_value, o_passed, o_error)
+        tb = _verdict_text(value, passed, error)
+        if ta == tb:
+            continue
+        # passed may be 0/1 as stored: == compares a truth value either way
+        regressed = (o_error is None and error is not None) or (
+            o_passed is not None and o_passed == 1 and passed is not None and passed == 0
+        )
+        if o_passed is None and passed is None and o_value is not None and value is not None:
+            regressed = value < o_value
+        out.append(ChangedVerdict(subject, task, item_id, evaluator, ta, tb, regressed))
     out.sort(key=lambda c: (not c.regressed, c.subject, c.task, c.item_id, c.evaluator))
     return out[:MAX_CHANGED], len(out)
 
@@ -139,15 +138,16 @@ def changed_verdicts(
 def compare_page(
     run_a: RunRecord,
     run_b: RunRecord,
-    items_a: Sequence[ItemRecord],
-    items_b: Sequence[ItemRecord],
+    verdicts_a: Sequence[Verdict],
+    verdicts_b: Sequence[Verdict],
     subjects_a: Mapping[str, Any],
     subjects_b: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Run B against run A: per (subject, task, evaluator) the paired delta with its CI, the
-    randomization test's p and Holm's mark; the verdicts that changed; the spec changes."""
-    rows = compare_runs(items_a, items_b, seed=int(run_b.settings.get("seed", 0)))
-    changed, n_changed = changed_verdicts(items_a, items_b)
+    randomization test's p and Holm's mark; the verdicts that changed; the spec changes. The
+    runs' verdicts are rows (`RunReader.verdicts`, or `verdicts_of` a run's items)."""
+    rows = compare_verdicts(verdicts_a, verdicts_b, seed=int(run_b.settings.get("seed", 0)))
+    changed, n_changed = _changed(verdicts_a, verdicts_b)
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
     return {
