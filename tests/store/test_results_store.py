@@ -300,6 +300,7 @@ EXPECTED_SCHEMA = {
         "started_at",
         "finished_at",
         "duration_ms",
+        "verdicts_digest",
     ],
     "suite_run_outputs": [
         "run_id",

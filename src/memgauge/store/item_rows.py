@@ -9,8 +9,9 @@ request's credentials.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,6 +41,7 @@ __all__ = [
     "replace_queries",
     "requeue",
     "score_record",
+    "verdicts_digest",
 ]
 
 KEY = ("run_id", "subject", "task", "item_id")
@@ -124,6 +126,27 @@ def insert_plan(
         )
 
 
+def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> str:
+    """A digest of an item's verdicts as stored, each (evaluator, value, passed, error is
+    None), in any order: equal digests, equal verdicts (the same evaluators, values, passes
+    and errors), which is all the items page's `changed` and `regressed` compare. Revision
+    0022 fills it for the items stored before with a frozen copy of this rule."""
+    text = "\n".join(
+        sorted(
+            f"{e}\t{'-' if v is None else repr(float(v))}\t"
+            f"{'-' if p is None else int(bool(p))}\t{int(bool(ok))}"
+            for e, v, p, ok in verdicts
+        )
+    )
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _digest(r: ItemRecord) -> str:
+    # a failed item keeps no verdict (see `record_items`)
+    scores = () if r.status == "failed" else r.scores
+    return verdicts_digest((v.evaluator, v.value, v.passed, v.error is None) for v in scores)
+
+
 _key_where = [items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY]
 _UPDATE_ITEM = (
     sa.update(items_t)
@@ -131,7 +154,15 @@ _UPDATE_ITEM = (
     .values(
         {
             c: sa.bindparam(f"v_{c}")
-            for c in ("status", "attempts", "score", "started_at", "finished_at", "duration_ms")
+            for c in (
+                "status",
+                "attempts",
+                "score",
+                "started_at",
+                "finished_at",
+                "duration_ms",
+                "verdicts_digest",
+            )
         }
     )
 )
@@ -168,6 +199,7 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
                 "v_started_at": r.started_at,
                 "v_finished_at": r.finished_at,
                 "v_duration_ms": r.duration_ms,
+                "v_verdicts_digest": _digest(r),
             }
             for r, key in zip(rows, keys, strict=True)
         ],
@@ -257,7 +289,7 @@ def requeue(c: sa.Connection, run_id: str) -> None:
             i.run_id == run_id,
             sa.or_(i.status == "failed", sa.and_(i.status == "completed", retryable)),
         )
-        .values(status="queued", score=None)
+        .values(status="queued", score=None, verdicts_digest=None)
     )
     queued = sa.select(i.subject, i.task, i.item_id).where(i.run_id == run_id, i.status == "queued")
     c.execute(

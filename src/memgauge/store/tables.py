@@ -151,6 +151,10 @@ suite_run_items = sa.Table(
     *cols(_F, "score"),
     *cols(_T, "started_at", "finished_at"),
     *cols(_F, "duration_ms"),
+    # a digest of the item's verdicts (evaluator, value, pass, error or not; revision 0022,
+    # `item_rows.verdicts_digest`): two runs' items with the same digest have the same verdicts,
+    # so "changed against a baseline" compares verdicts only where the digests differ
+    *cols(_T, "verdicts_digest"),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
     sa.Index("idx_suite_run_items_status", "run_id", "status"),
     # a page of items in run order (revision 0016): read from the index, not sorted whole

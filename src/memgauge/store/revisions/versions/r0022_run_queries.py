@@ -1,10 +1,16 @@
-"""Each query's detail of a run's ir aggregates in a table of its own, `suite_run_queries`
-(run, task, subject, query id -> the query's `per_query` record), so that one item's page reads
-one row instead of parsing the run's whole summary (93 MB of JSON at 100,000 queries: seconds
-for the first item page of a run).
+"""What the viewer reads of a big run without reading all of it:
 
-The runs stored before get their rows here (the same rule, frozen: a migration never changes):
-the first record of a (task, subject, query id) is kept, as a reader of the summary found it.
+- each query's detail of a run's ir aggregates in a table of its own, `suite_run_queries`
+  (run, task, subject, query id -> the query's `per_query` record), so that one item's page
+  reads one row instead of parsing the run's whole summary (93 MB of JSON at 100,000 queries:
+  seconds for the first item page of a run);
+- a digest of each item's verdicts, `suite_run_items.verdicts_digest`, so that the items
+  changed against a baseline run are those whose digests differ (then checked verdict by
+  verdict), not every verdict of the run looked up in the baseline's.
+
+The runs stored before get their rows and digests here (the same rules, frozen: a migration
+never changes): the first record of a (task, subject, query id) is kept, as a reader of the
+summary found it; a finished item's digest is its stored verdicts', an unfinished one's NULL.
 
 Revision ID: 0022
 Revises: 0018
@@ -13,6 +19,7 @@ Revises: 0018
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import zlib
 from typing import Any
@@ -22,6 +29,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 from memgauge.store.columns import cols
+from memgauge.store.revisions import columns_of
 
 revision = "0022"
 down_revision = "0018"
@@ -70,8 +78,77 @@ def _rows(run_id: str, summary: dict[str, Any], dialect: str) -> list[dict[str, 
     return list(out.values())
 
 
+def _digest(verdicts: list[tuple[Any, ...]]) -> str:
+    text = "\n".join(
+        sorted(
+            f"{e}\t{'-' if v is None else repr(float(v))}\t"
+            f"{'-' if p is None else int(bool(p))}\t{int(bool(ok))}"
+            for e, v, p, ok in verdicts
+        )
+    )
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _fill_digests(bind: sa.Connection) -> None:
+    """Each finished item's digest, run by run (one run's verdicts in memory at a time)."""
+    items = sa.table(
+        "suite_run_items",
+        *(sa.column(c) for c in ("run_id", "subject", "task", "item_id", "status")),
+        sa.column("verdicts_digest"),
+    )
+    update = (
+        sa.update(items)
+        .where(
+            items.c.run_id == sa.bindparam("k_run"),
+            items.c.subject == sa.bindparam("k_subject"),
+            items.c.task == sa.bindparam("k_task"),
+            items.c.item_id == sa.bindparam("k_item"),
+        )
+        .values(verdicts_digest=sa.bindparam("digest"))
+    )
+    run_ids = [r[0] for r in bind.execute(sa.text("SELECT run_id FROM suite_runs")).all()]
+    for run_id in run_ids:
+        found: dict[tuple[str, str, str], list[tuple[Any, ...]]] = {
+            (r[0], r[1], r[2]): []
+            for r in bind.execute(
+                sa.text(
+                    "SELECT subject, task, item_id FROM suite_run_items WHERE run_id = :run"
+                    " AND status IN ('completed', 'failed')"
+                ),
+                {"run": run_id},
+            )
+        }
+        for r in bind.execute(
+            sa.text(
+                "SELECT subject, task, item_id, evaluator, value, passed, error IS NULL"
+                " FROM suite_run_scores WHERE run_id = :run"
+            ),
+            {"run": run_id},
+        ):
+            verdicts = found.get((r[0], r[1], r[2]))
+            if verdicts is not None:
+                verdicts.append((r[3], r[4], r[5], r[6]))
+        rows = [
+            {
+                "k_run": run_id,
+                "k_subject": k[0],
+                "k_task": k[1],
+                "k_item": k[2],
+                "digest": _digest(v),
+            }
+            for k, v in found.items()
+        ]
+        for start in range(0, len(rows), 5000):
+            bind.execute(update, rows[start : start + 5000])
+
+
 def upgrade() -> None:
-    """Create the table, then fill it run by run from the stored summaries."""
+    """Add the column and the table, then fill them run by run from the stored verdicts and
+    summaries."""
+    bind = op.get_bind()
+    if "verdicts_digest" not in columns_of("suite_run_items"):
+        op.add_column("suite_run_items", sa.Column("verdicts_digest", sa.Text(), nullable=True))
+    _fill_digests(bind)
     op.create_table(
         "suite_run_queries",
         *cols(sa.Text(), "run_id", "task", "subject", "query_id", nullable=False),
@@ -79,7 +156,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("run_id", "task", "subject", "query_id"),
         sa.ForeignKeyConstraint(["run_id"], ["suite_runs.run_id"], ondelete="CASCADE"),
     )
-    bind = op.get_bind()
     runs = sa.table("suite_runs", sa.column("run_id"), sa.column("summary_json", _PACKED))
     queries = sa.table(
         "suite_run_queries",

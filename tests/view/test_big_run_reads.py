@@ -1,0 +1,92 @@
+"""The items page's `changed` and `regressed` against a baseline compare verdict by verdict
+only the items whose verdict digests differ (`suite_run_items.verdicts_digest`, revision 0022)
+and find what comparing every verdict found; the digest is written with each item and by the
+upgrade for the items stored before."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from viewer_store import ViewerStore
+
+from memgauge.store import run_pages
+from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
+from memgauge.store.url import store_url
+
+
+def _pages(db: Path, run: str, baseline: str) -> dict[str, tuple[int, list[str]]]:
+    """Each filter's count and item ids against `baseline`."""
+    out = {}
+    with RunReader(db) as reader:
+        for show in SHOWS:
+            page = reader.item_page(run, ItemQuery(show=show, baseline=baseline, per_page=100))
+            out[show] = (page.total, [r.item_id for r in page.rows])
+    return out
+
+
+def test_changed_and_regressed_find_what_every_verdict_compared_finds(
+    viewer_store: ViewerStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = viewer_store.judged
+    db = Path(viewer_store.path)
+    fast = {(x, y): _pages(db, x, y) for x, y in ((b, a), (a, b), (b, b))}
+    # every verdict compared, whatever the digests say
+    every = {k: v.replace(run_pages._MAY_DIFFER, "1 = 1") for k, v in run_pages._WHERE.items()}
+    assert every != run_pages._WHERE
+    monkeypatch.setattr(run_pages, "_WHERE", every)
+    slow = {(x, y): _pages(db, x, y) for x, y in ((b, a), (a, b), (b, b))}
+    assert fast == slow
+    assert fast[(b, a)]["regressed"] == (4, ["q2", "q4", "q8", "q10"])
+    assert fast[(b, a)]["changed"][0] >= 4
+    assert fast[(b, b)]["changed"] == (0, [])
+
+
+def _digests(db: Path) -> dict[tuple[str, str, str, str], str | None]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT run_id, subject, task, item_id, verdicts_digest FROM suite_run_items"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {r[:4]: r[4] for r in rows}
+
+
+def test_each_finished_item_has_its_digest_recorded_and_upgraded(
+    viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    db = Path(viewer_store.path)
+    recorded = _digests(db)
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    statuses = dict(
+        ((r[0], r[1], r[2], r[3]), r[4])
+        for r in conn.execute("SELECT run_id, subject, task, item_id, status FROM suite_run_items")
+    )
+    conn.close()
+    finished = {k for k, s in statuses.items() if s in ("completed", "failed")}
+    assert "failed" in statuses.values()
+    assert all(recorded[k] for k in finished)
+    # same verdicts, same digest: the runs' items that passed (or failed) alike
+    assert len(set(recorded.values())) < len(finished)
+    # the store as it was before revision 0022, upgraded
+    copy = tmp_path / "old.db"
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.executescript(
+        "DROP TABLE suite_run_queries; ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
+        " UPDATE alembic_version SET version_num = '0018';"
+    )
+    target.close()
+    url = store_url(copy)
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0022"]
+    finally:
+        engine.dispose()
+    upgraded = _digests(copy)
+    assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
+    assert all(upgraded[k] is None for k in statuses.keys() - finished)
