@@ -90,3 +90,105 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     upgraded = _digests(copy)
     assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
     assert all(upgraded[k] is None for k in statuses.keys() - finished)
+
+
+def _search_store(db: Path) -> str:
+    """A run whose searchable values are each a way SQLite's `LIKE` and Python's matching could
+    part: case, characters past ASCII (stored raw, or as JSON escapes), deflated outputs, the
+    `LIKE` pattern's own characters."""
+    from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    run = RunRecord(
+        run_id="search",
+        suite_name="s",
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite={"name": "s"},
+    )
+    texts = [
+        ("Apple Pie", "plain", "reason: APPLE"),
+        ("Café au lait", "\u212aelvin sign", "İstanbul"),
+        ("50%_off!", "x" * 600 + " Needle_X% " + "y" * 600, "no"),
+        ("back\\u00e9slash", "short", "a_b"),
+        ("nothing", "nothing", "Zürich 50% off"),
+    ]
+    items = [
+        ItemRecord(
+            subject="sys",
+            task="t",
+            item_id=f"i{n}",
+            seq=n,
+            category="Cat" if n % 2 else None,
+            input={"text": text},
+            expected={"m": 1},
+        )
+        for n, (text, _out, _reason) in enumerate(texts)
+    ]
+    with SuiteRunStore(db) as store:
+        store.create_run(run, {"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        store.claim_run("search", {"token": "t", "pid": 1, "host": "h"}, expect=None)
+        done = [
+            it.model_copy(
+                update={
+                    "status": "completed",
+                    "output": out,
+                    "scores": [ScoreRecord(evaluator="e", value=1.0, reason=reason)],
+                }
+            )
+            for it, (_text, out, reason) in zip(items, texts, strict=True)
+        ]
+        store.record_items("search", done)
+        store.set_status("search", "completed", owner="t")
+    return "search"
+
+
+NEEDLES = [
+    "apple",
+    "café",
+    "caf",
+    "\u00e9",
+    "k",
+    "\u212a",
+    "kelvin",
+    "i\u0307",
+    "istanbul",
+    "stanbul",
+    "%",
+    "_",
+    "!",
+    "50%_off!",
+    "needle_x%",
+    "\\u00e9",
+    "zür",
+    "cat",
+    "i3",
+    "zzz",
+]
+
+
+def test_a_search_matches_what_python_matched_value_by_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+
+    def found() -> dict[str, list[str]]:
+        with RunReader(db) as reader:
+            return {
+                n: [r.item_id for r in reader.item_page(run, ItemQuery(q=n, per_page=50)).rows]
+                for n in NEEDLES
+            }
+
+    fast = found()
+    # every value read and matched in Python (`_has`), as before
+    monkeypatch.setattr(run_pages, "_triage", lambda column: "2")
+    slow = found()
+    assert fast == slow
+    assert fast["apple"] == ["i0"]
+    assert fast["café"] == ["i1"]  # its input is stored as JSON's escapes
+    assert fast["kelvin"] == ["i1"]  # the Kelvin sign is a k to Python
+    assert fast["needle_x%"] == ["i2"]  # in a deflated output
+    assert fast["%"] == ["i2", "i4"]
+    assert fast["zzz"] == []
