@@ -61,10 +61,10 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     db = Path(viewer_store.path)
     recorded = _digests(db)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    statuses = dict(
-        ((r[0], r[1], r[2], r[3]), r[4])
+    statuses = {
+        (r[0], r[1], r[2], r[3]): r[4]
         for r in conn.execute("SELECT run_id, subject, task, item_id, status FROM suite_run_items")
-    )
+    }
     conn.close()
     finished = {k for k, s in statuses.items() if s in ("completed", "failed")}
     assert "failed" in statuses.values()

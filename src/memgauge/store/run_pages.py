@@ -576,7 +576,7 @@ class RunReader(SuiteRunStore):
         a big run's items (800,000 verdicts of two 100,000-item runs: 35 s as records)."""
         with self._read() as c:
             return [
-                tuple(r)  # type: ignore[misc]
+                tuple(r)
                 for r in c.execute(
                     sa.text(
                         "SELECT subject, task, item_id, evaluator, value, passed, error"

@@ -93,7 +93,7 @@ class ChangedVerdict:
     regressed: bool
 
 
-def _verdict_text(value: float | None, passed: bool | None, error: str | None) -> str:
+def _verdict_text(value: float | None, passed: bool | int | None, error: str | None) -> str:
     if error:
         return "error"
     head = "n/a" if value is None else f"{value:.3f}"
