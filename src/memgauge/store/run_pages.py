@@ -18,6 +18,7 @@ store wrote it in Python (`_has`), and then reads the page's rows whole.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,7 +112,14 @@ def _has(value: str | bytes | None, needle: str) -> int:
     (already lower-case), ignoring case; JSON's `\\uXXXX` escapes are read as characters."""
     if value is None:
         return 0
-    text = _unpacked(value) if isinstance(value, bytes) else str(value)
+    if isinstance(value, bytes) and value[:1] == b"\x78":
+        data = zlib.decompress(value)
+        if data.isascii() and b"\\u" not in data:
+            # all ASCII: its bytes' case folds as its text's would, without decoding it
+            return int(needle.encode() in data.lower())
+        text = data.decode()
+    else:
+        text = _unpacked(value) if isinstance(value, bytes) else str(value)
     low = text.lower()
     if needle in low:
         return 1
@@ -124,37 +132,30 @@ def _has(value: str | bytes | None, needle: str) -> int:
     return 0
 
 
-def _triage(column: str) -> str:
-    """SQLite's verdict on whether `column` contains the needle: 0 no, 1 yes, 2 read it and
-    ask `_has`. Its `LIKE` ignores the case of ASCII letters only, and reads neither deflated
-    values nor JSON's escapes; so it decides a text that is all ASCII and has no `\\u`
-    (there `_has` says just what it says), and leaves the rest to Python: a deflated output,
-    a text with a character past ASCII (more bytes than characters: Python folds its case),
-    an escape. A 100,000-item
-    retrieval run's 700,000 verdict reasons are then never read."""
+#: `_has` as a SQL function of the viewer's SQLite connections
+HAS_FUNCTION = "memgauge_has"
+
+
+def _matches(column: str) -> str:
+    """Whether `column` holds the needle (`:needle`), as SQL on SQLite: its own `LIKE` where
+    that says what `_has` says, else `_has` itself. `LIKE` ignores the case of ASCII letters
+    only and reads neither deflated values nor JSON's escapes, so it decides a text that is all
+    ASCII with no `\\u`; the rest (a deflated output, a text with a character past ASCII:
+    more bytes than characters, whose case Python folds; an escape) goes to `_has`. A
+    100,000-item retrieval run's 700,000 verdict reasons are then never read into Python, and
+    only the matching items are sorted."""
     return (
         f"(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) = 'blob'"
         f" OR length(CAST({column} AS BLOB)) > length({column})"
-        f" OR instr({column}, :escape) > 0 THEN 2"
+        f" OR instr({column}, :escape) > 0 THEN {HAS_FUNCTION}({column}, :needle)"
         f" WHEN {column} LIKE :like ESCAPE '!' THEN 1 ELSE 0 END)"
     )
 
 
-def _triage_params(needle: str) -> dict[str, str]:
-    """`_triage`'s parameters for `needle` (lower-case)."""
+def _match_params(needle: str) -> dict[str, str]:
+    """`_matches`'s parameters for `needle` (lower-case)."""
     escaped = needle.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-    return {"escape": "\\u", "like": f"%{escaped}%"}
-
-
-def _matched(triaged: Sequence[Any], needle: str) -> bool:
-    """Whether the (verdict, value) pairs of `_triage` hold `needle`: a value SQLite matched,
-    or one it left to `_has` that has it."""
-    verdicts = triaged[0::2]
-    if 1 in verdicts:
-        return True
-    return any(
-        v == 2 and _has(value, needle) for v, value in zip(verdicts, triaged[1::2], strict=True)
-    )
+    return {"escape": "\\u", "like": f"%{escaped}%", "needle": needle}
 
 
 #: one item's rows in a table keyed by run, subject, task and item
@@ -251,6 +252,10 @@ class RunReader(SuiteRunStore):
 
     def __init__(self, where: str | Path | StoreURL) -> None:
         super().__init__(where, read_only=True)
+        if self.url.is_sqlite:
+            raw = self._conn.connection.driver_connection
+            assert raw is not None
+            raw.create_function(HAS_FUNCTION, 2, _has, deterministic=True)
 
     def _sql(
         self, sql: str, params: dict[str, Any] | None = None, *, expanding: Sequence[str] = ()
@@ -486,36 +491,38 @@ class RunReader(SuiteRunStore):
     def _search(
         self, run_id: str, where: str, order: str, params: dict[str, Any], needle: str
     ) -> list[tuple[str, str, str]]:
-        """The keys of the items that `where` keeps and that contain `needle`, in `order`: the
-        searchable columns are read once, in order, and matched as stored (see `_has`); on
-        SQLite, a value its `LIKE` decides exactly (`_triage`) is matched there, unread."""
+        """The keys of the items that `where` keeps and that contain `needle`, in `order`,
+        each value matched as stored (see `_has`): on SQLite in the query (`_matches`), on
+        PostgreSQL by reading the searchable columns once, in order."""
         if self.url.is_sqlite:
-            args = {**params, **_triage_params(needle)}
-            verdict_cols = [_triage("reason"), "reason", _triage("error"), "error"]
-            verdict_where = f" AND ({_triage('reason')} > 0 OR {_triage('error')} > 0)"
-            item_cols = [x for c in _SEARCHED for x in (_triage(c), c)]
-        else:
-            args = params
-            verdict_cols = ["1 + 1", "reason", "1 + 1", "error"]
-            verdict_where = " AND (reason IS NOT NULL OR error IS NOT NULL)"
-            item_cols = [x for c in _SEARCHED for x in ("1 + 1", c)]
+            in_item = " OR ".join(_matches(c) for c in _SEARCHED)
+            in_verdict = f"{_matches('s.reason')} OR {_matches('s.error')}"
+            return [
+                (r[0], r[1], r[2])
+                for r in self._sql(
+                    f"SELECT i.subject, i.task, i.item_id FROM suite_run_items i{_OUTPUT_JOIN}"
+                    f" WHERE {where} AND ({in_item} OR EXISTS (SELECT 1 FROM suite_run_scores s"
+                    f" WHERE {_SAME_ITEM} AND ({in_verdict}))) ORDER BY {order}",
+                    {**params, **_match_params(needle)},
+                )
+            ]
         in_verdicts = {
             (r[0], r[1], r[2])
             for r in self._sql(
-                f"SELECT subject, task, item_id, {', '.join(verdict_cols)} FROM suite_run_scores"
-                f" WHERE run_id = :run{verdict_where}",
-                {**args, "run": run_id},
+                "SELECT subject, task, item_id, reason, error FROM suite_run_scores"
+                " WHERE run_id = :run AND (reason IS NOT NULL OR error IS NOT NULL)",
+                {"run": run_id},
             )
-            if _matched(r[3:], needle)
+            if _has(r[3], needle) or _has(r[4], needle)
         }
         found = []
         for r in self._sql(
-            f"SELECT i.subject, i.task, i.item_id, {', '.join(item_cols)}"
+            f"SELECT i.subject, i.task, i.item_id, {', '.join(_SEARCHED)}"
             f" FROM suite_run_items i{_OUTPUT_JOIN} WHERE {where} ORDER BY {order}",
-            args,
+            params,
         ):
             key = (r[0], r[1], r[2])
-            if key in in_verdicts or _matched(r[3:], needle):
+            if key in in_verdicts or any(_has(value, needle) for value in r[3:]):
                 found.append(key)
         return found
 
