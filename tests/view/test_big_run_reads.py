@@ -1,7 +1,9 @@
-"""The items page's `changed` and `regressed` against a baseline compare verdict by verdict
-only the items whose verdict digests differ (`suite_run_items.verdicts_digest`, revision 0022)
-and find what comparing every verdict found; the digest is written with each item and by the
-upgrade for the items stored before."""
+"""What the viewer reads of a big run without reading all of it (revision 0022): the items
+page's `changed` and `regressed` against a baseline compare verdict by verdict only the items
+whose verdict digests differ (`suite_run_items.verdicts_digest`) and find what comparing every
+verdict found; each measure's values kept with the summary (`suite_run_values`) are those its
+verdicts make; both are written with the run and by the upgrade for the runs stored before; a
+search matched in SQL finds what matching every value in Python found."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from viewer_store import ViewerStore
 
 from memgauge.store import run_pages
 from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.item_rows import measure_values
 from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
 from memgauge.store.url import store_url
 
@@ -55,11 +58,39 @@ def _digests(db: Path) -> dict[tuple[str, str, str, str], str | None]:
     return {r[:4]: r[4] for r in rows}
 
 
+def _values(db: Path) -> dict[str, object]:
+    """Each run's stored values per measure, and those its verdicts make."""
+    with RunReader(db) as reader:
+        runs = [r[0] for r in reader._sql("SELECT run_id FROM suite_runs")]
+        stored = {
+            run: {k: (ids, list(v)) for k, (ids, v) in reader.measure_values(run).items()}
+            for run in runs
+        }
+        made = {
+            run: {
+                k: (ids, list(v))
+                for k, (ids, v) in measure_values(
+                    reader._sql(
+                        "SELECT subject, task, evaluator, item_id, value, error"
+                        " FROM suite_run_scores WHERE run_id = :r",
+                        {"r": run},
+                    )
+                ).items()
+            }
+            for run in runs
+        }
+        n_stored = reader._sql("SELECT COUNT(*) FROM suite_run_values")[0][0]
+    return {"stored": stored, "made": made, "n": n_stored}
+
+
 def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     viewer_store: ViewerStore, tmp_path: Path
 ) -> None:
     db = Path(viewer_store.path)
     recorded = _digests(db)
+    values = _values(db)
+    assert values["n"]
+    assert repr(values["stored"]) == repr(values["made"])  # NaN too
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     statuses = {
         (r[0], r[1], r[2], r[3]): r[4]
@@ -77,7 +108,8 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     source.backup(target)
     source.close()
     target.executescript(
-        "DROP TABLE suite_run_queries; ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
+        "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
+        " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
         " UPDATE alembic_version SET version_num = '0018';"
     )
     target.close()
@@ -88,6 +120,7 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     finally:
         engine.dispose()
     upgraded = _digests(copy)
+    assert repr(_values(copy)) == repr(values)
     assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
     assert all(upgraded[k] is None for k in statuses.keys() - finished)
 

@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from memgauge.cli.main import main
 from memgauge.data.records import RunSummary
+from memgauge.runs import suite_compare
 from memgauge.runs.suite_compare import verdicts_of
 from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
 from memgauge.store.engine import open_engine, upgrade
@@ -30,6 +31,7 @@ from memgauge.store.tables import unpacked
 from memgauge.store.url import store_url
 from memgauge.view import render
 from memgauge.view.app import create_app
+from memgauge.view.history import verdict_pairs
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
 
@@ -186,8 +188,9 @@ def test_a_store_before_0016_gets_each_runs_headline(
 
 
 def _compare_pages(db: Path, urls: list[str]) -> None:
-    """The compare pages at `urls` read the runs' verdicts as rows (no item record built, no
-    stored JSON parsed) and show what they showed from the runs' whole item records."""
+    """The compare pages at `urls` read each measure's stored values and the pairs of verdicts
+    that may differ (no item record built) and show what they showed from the runs' whole item
+    records, every verdict paired."""
     parsed: list[str | bytes] = []
     real = item_rows.loads_item
 
@@ -201,7 +204,20 @@ def _compare_pages(db: Path, urls: list[str]) -> None:
             fast = [client.get(url).text for url in urls]
         assert parsed == []
         # as before: every item of both runs read whole, compared as records
-        mp.setattr(RunReader, "verdicts", lambda self, rid: verdicts_of(self.item_records(rid)))
+        mp.setattr(
+            RunReader,
+            "measure_values",
+            lambda self, rid: suite_compare._vectors(
+                suite_compare._verdict_values(verdicts_of(self.item_records(rid)), {})
+            ),
+        )
+        mp.setattr(
+            RunReader,
+            "verdict_pairs",
+            lambda self, a, b: verdict_pairs(
+                verdicts_of(self.item_records(a)), verdicts_of(self.item_records(b))
+            ),
+        )
         with TestClient(create_app(db)) as client:
             whole = [client.get(url).text for url in urls]
     assert parsed  # the whole items were read

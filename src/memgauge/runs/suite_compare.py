@@ -32,7 +32,15 @@ from memgauge.stats import (
     significance_mark,
 )
 
-__all__ = ["Verdict", "compare_runs", "compare_suite_systems", "compare_verdicts", "verdicts_of"]
+__all__ = [
+    "Measures",
+    "Verdict",
+    "compare_measures",
+    "compare_runs",
+    "compare_suite_systems",
+    "compare_verdicts",
+    "verdicts_of",
+]
 
 Key = tuple[str, str, str]
 Values = dict[Key, dict[str, float]]
@@ -184,16 +192,69 @@ def compare_verdicts(
 ) -> list[dict[str, Any]]:
     """`compare_runs` of the runs' verdicts as rows (`Verdict`: what the store keeps, read
     without building an item record for each of a big run's items)."""
-    subjects_a = sorted({v[0] for v in verdicts_a})
-    subjects_b = sorted({v[0] for v in verdicts_b})
+    return compare_measures(
+        _vectors(_verdict_values(verdicts_a, {})),
+        _vectors(_verdict_values(verdicts_b, {})),
+        seed=seed,
+        test=test,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        n_permutations=n_permutations,
+    )
+
+
+#: each (subject, task, evaluator)'s values: its item ids, sorted, and their values in that
+#: order (NaN: not scored, or an error), as the store keeps them (`suite_run_values`)
+Measures = Mapping[Key, tuple[Sequence[str], Any]]
+
+
+def _vectors(values: Values) -> dict[Key, tuple[list[str], np.ndarray]]:
+    out = {}
+    for key, per in values.items():
+        ids = sorted(per)
+        out[key] = (ids, np.array([per[i] for i in ids], dtype=np.float64))
+    return out
+
+
+def _pair_matrix(a: tuple[Sequence[str], Any], b: tuple[Sequence[str], Any]) -> np.ndarray:
+    """The (2, items) matrix of two runs' values of one measure over the union of their item
+    ids, sorted; NaN where a run has no value."""
+    (ids_a, va), (ids_b, vb) = a, b
+    xa, xb = np.asarray(va, dtype=np.float64), np.asarray(vb, dtype=np.float64)
+    if len(ids_a) == len(ids_b) and list(ids_a) == list(ids_b):
+        return np.vstack([xa, xb])
+    ids = sorted(set(ids_a) | set(ids_b))
+    da, db = dict(zip(ids_a, xa.tolist(), strict=True)), dict(zip(ids_b, xb.tolist(), strict=True))
+    return np.array(
+        [[da.get(i, np.nan) for i in ids], [db.get(i, np.nan) for i in ids]], dtype=np.float64
+    )
+
+
+def compare_measures(
+    measures_a: Measures,
+    measures_b: Measures,
+    *,
+    seed: int = 0,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+) -> list[dict[str, Any]]:
+    """`compare_runs` of the runs' values per measure (`Measures`: a few arrays per run, not a
+    record per verdict)."""
+    subjects_a = sorted({k[0] for k in measures_a})
+    subjects_b = sorted({k[0] for k in measures_b})
     rename: dict[str, str] = {}
     if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
         rename = {subjects_b[0]: subjects_a[0]}
-    a, b = _verdict_values(verdicts_a, {}), _verdict_values(verdicts_b, rename)
+    a = dict(measures_a)
+    b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
     keys = sorted(a.keys() & b.keys())
     if not keys:
         return []
-    matrices = _matrices([a, b], keys)
+    matrices = {k: _pair_matrix(a[k], b[k]) for k in keys}
     cmp = compare_systems(
         ["a", "b"],
         {str(n): matrices[k] for n, k in enumerate(keys)},

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +31,7 @@ from memgauge.store.tables import suite_run_queries as queries_t
 from memgauge.store.tables import suite_run_scores as scores_t
 from memgauge.store.tables import suite_run_subjects as subjects_t
 from memgauge.store.tables import suite_run_tasks as tasks_t
+from memgauge.store.tables import suite_run_values as values_t
 
 __all__ = [
     "dumps_item",
@@ -37,8 +40,10 @@ __all__ = [
     "item_record",
     "item_records",
     "loads_item",
+    "measure_values",
     "record_items",
     "replace_queries",
+    "replace_values",
     "requeue",
     "score_record",
     "verdicts_digest",
@@ -174,6 +179,8 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     keeps no verdict (one answered, scored and then found void, as a subject that holds
     nothing, loses the scores it had)."""
     keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    # the run's values are its summary's (`replace_values`): rewritten with the next one
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     failed = [(r.subject, r.task, r.item_id) for r in rows if r.status == "failed"]
     if failed:
         s = scores_t.c
@@ -272,6 +279,69 @@ def replace_queries(c: sa.Connection, run_id: str, summary: RunSummary | None) -
         )
 
 
+#: one (subject, task, evaluator)'s values: the item ids, sorted, and their values (NaN: not
+#: scored, or an error)
+MeasureValues = dict[tuple[str, str, str], tuple[list[str], "array[float]"]]
+
+
+def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
+    """Verdict rows (subject, task, evaluator, item id, value, error) as each (subject, task,
+    evaluator)'s values in item id order: what comparing runs reads (`suite_run_values`)."""
+    nan = float("nan")
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    for subject, task, evaluator, item_id, value, error in verdicts:
+        key = (subject, task, evaluator)
+        per = found.get(key)
+        if per is None:
+            per = found[key] = {}
+        per[item_id] = float(value) if value is not None and not error else nan
+    out: MeasureValues = {}
+    for key, per in found.items():
+        ids = sorted(per)
+        out[key] = (ids, array("d", [per[i] for i in ids]))
+    return out
+
+
+def values_bytes(values: array[float]) -> bytes:
+    """Float64 values as stored: little-endian whatever the host."""
+    if sys.byteorder != "little":
+        values = array("d", values)
+        values.byteswap()
+    return values.tobytes()
+
+
+_SCORES_OF_RUN = sa.text(
+    "SELECT subject, task, evaluator, item_id, value, error FROM suite_run_scores"
+    " WHERE run_id = :run"
+)
+_INSERT_VALUES = sa.insert(values_t)
+
+
+def replace_values(c: sa.Connection, run_id: str) -> None:
+    """Keep each (subject, task, evaluator)'s values of the run (`measure_values` of its
+    verdicts as stored) in the caller's transaction, in place of earlier ones."""
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
+    found = measure_values(c.execute(_SCORES_OF_RUN, {"run": run_id}))
+    if found:
+        executemany(
+            c,
+            _INSERT_VALUES,
+            [
+                {
+                    "run_id": run_id,
+                    "subject": key[0],
+                    "task": key[1],
+                    "evaluator": key[2],
+                    "item_ids_json": _PACKED.process_bind_param(
+                        packed(json.dumps(ids, ensure_ascii=False)), c.dialect
+                    ),
+                    "values_f8": values_bytes(vals),
+                }
+                for key, (ids, vals) in found.items()
+            ],
+        )
+
+
 def requeue(c: sa.Connection, run_id: str) -> None:
     """Put failed items back in the queue, and completed items with a verdict marked
     `retryable`, dropping their verdicts (failure records stay, as history)."""
@@ -291,6 +361,7 @@ def requeue(c: sa.Connection, run_id: str) -> None:
         )
         .values(status="queued", score=None, verdicts_digest=None)
     )
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     queued = sa.select(i.subject, i.task, i.item_id).where(i.run_id == run_id, i.status == "queued")
     c.execute(
         sa.delete(scores_t).where(

@@ -18,7 +18,9 @@ store wrote it in Python (`_has`), and then reads the page's rows whole.
 from __future__ import annotations
 
 import json
+import sys
 import zlib
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,16 +29,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.store.item_rows import MeasureValues, measure_values, score_record
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
-from memgauge.store.item_rows import score_record
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
 
-if TYPE_CHECKING:  # numpy and the statistics: only for a page that compares
-    from memgauge.runs.suite_compare import Verdict
+if TYPE_CHECKING:  # the statistics: only for a page that compares
+    from memgauge.view.history import VerdictPair
 
 __all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
 
@@ -175,6 +177,15 @@ _ITEM_COLUMNS = (
     " i.expected_json, i.score, i.started_at, i.finished_at, i.duration_ms, o.output_json,"
     " o.latency_json, o.extra_json"
 )
+
+
+def _stored_values(stored: bytes) -> array[float]:
+    """Float64 values as `item_rows.values_bytes` stored them."""
+    out = array("d")
+    out.frombytes(stored)
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
 
 
 def _by_subject_task(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
@@ -577,19 +588,39 @@ class RunReader(SuiteRunStore):
                 else:
                     row.baseline[verdict.evaluator] = verdict
 
-    def verdicts(self, run_id: str) -> list[Verdict]:
-        """Every verdict of the run as a row (subject, task, item id, evaluator, value, passed
-        as stored, error): what comparing two runs reads, without an item record for each of
-        a big run's items (800,000 verdicts of two 100,000-item runs: 35 s as records)."""
-        mark = "?" if self.url.is_sqlite else "%s"
-        with self._read() as c:
-            # the driver's own rows (tuples): no result row made per verdict
-            result = c.exec_driver_sql(
-                "SELECT subject, task, item_id, evaluator, value, passed, error"
-                f" FROM suite_run_scores WHERE run_id = {mark}",
-                (run_id,),
+    def measure_values(self, run_id: str) -> MeasureValues:
+        """Each (subject, task, evaluator)'s values of the run in item id order, as stored with
+        its summary (`suite_run_values`); for a run without (still going), from its verdicts."""
+        rows = self._sql(
+            "SELECT subject, task, evaluator, item_ids_json, values_f8 FROM suite_run_values"
+            " WHERE run_id = :run",
+            {"run": run_id},
+        )
+        if not rows:
+            return measure_values(
+                self._sql(
+                    "SELECT subject, task, evaluator, item_id, value, error FROM suite_run_scores"
+                    " WHERE run_id = :run",
+                    {"run": run_id},
+                )
             )
-            return list(result.cursor.fetchall())
+        return {(r[0], r[1], r[2]): (_loads_item(r[3]), _stored_values(r[4])) for r in rows}
+
+    def verdict_pairs(self, run_a: str, run_b: str) -> list[VerdictPair]:
+        """Run B's verdicts with A's on the same item and evaluator (`history.VerdictPair`),
+        of the items whose verdict digests differ (or are not known): every pair that differs,
+        and no item whose verdicts are A's."""
+        return [
+            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
+            for r in self._sql(
+                "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.error,"
+                " x.value, x.passed, x.error FROM suite_run_items i JOIN suite_run_scores s"
+                f" ON {_SAME_ITEM} JOIN suite_run_scores x ON x.run_id = :base"
+                " AND x.subject = s.subject AND x.task = s.task AND x.item_id = s.item_id"
+                f" AND x.evaluator = s.evaluator WHERE i.run_id = :run AND {_MAY_DIFFER}",
+                {"run": run_b, "base": run_a},
+            )
+        ]
 
     def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
         """One item whole: input, expected, output, latency, every verdict with its detail and

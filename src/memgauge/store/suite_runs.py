@@ -195,6 +195,7 @@ class SuiteRunStore(OptimizationHistory, Store):
                 )
             )
             item_rows.replace_queries(c, run_id, summary)
+            item_rows.replace_values(c, run_id)
             created = c.execute(
                 sa.select(runs_t.c.created_at).where(runs_t.c.run_id == run_id)
             ).scalar()

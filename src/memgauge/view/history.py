@@ -15,7 +15,7 @@ from markupsafe import Markup
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
-from memgauge.runs.suite_compare import Verdict, compare_verdicts, verdicts_of
+from memgauge.runs.suite_compare import Measures, Verdict, compare_measures, verdicts_of
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
@@ -29,6 +29,7 @@ __all__ = [
     "shadow_page",
     "spec_changes",
     "trend_page",
+    "verdict_pairs",
 ]
 
 MAX_CHANGED = 500  # verdict changes listed on the compare page (the items page filters the rest)
@@ -100,28 +101,35 @@ def _verdict_text(value: float | None, passed: bool | int | None, error: str | N
     return head if passed is None else f"{head} {'pass' if passed else 'fail'}"
 
 
+#: one verdict of run B with run A's on the same item and evaluator: subject, task, item id,
+#: evaluator, then B's value, passed, error, then A's
+VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
+
+
+def verdict_pairs(
+    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
+) -> list[VerdictPair]:
+    """Each verdict of B with A's on the same subject, task, item and evaluator."""
+    a = {v[:4]: v for v in verdicts_a}
+    return [(*v, *o[4:]) for v in verdicts_b if (o := a.get(v[:4])) is not None]
+
+
 def changed_verdicts(
     items_a: Sequence[ItemRecord], items_b: Sequence[ItemRecord]
 ) -> tuple[list[ChangedVerdict], int]:
     """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
     item and evaluator), regressions first; and how many there are in all."""
-    return _changed(verdicts_of(items_a), verdicts_of(items_b))
+    return _changed(verdict_pairs(verdicts_of(items_a), verdicts_of(items_b)))
 
 
-def _changed(
-    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
-) -> tuple[list[ChangedVerdict], int]:
-    """`changed_verdicts` of the runs' verdicts as rows."""
-    a = {v[:4]: v for v in verdicts_a}
+def _changed(pairs: Sequence[VerdictPair]) -> tuple[list[ChangedVerdict], int]:
+    """`changed_verdicts` of the runs' paired verdicts (any subset holding every pair that
+    differs)."""
     out = []
-    for v in verdicts_b:
-        o = a.get(v[:4])
-        if o is None:
+    for pair in pairs:
+        if pair[4:7] == pair[7:]:  # the same value, pass and error: the same text
             continue
-        if o[4:] == v[4:]:  # the same value, pass and error: the same text
-            continue
-        subject, task, item_id, evaluator, value, passed, error = v
-        o_value, o_passed, o_error = o[4:]
+        subject, task, item_id, evaluator, value, passed, error, o_value, o_passed, o_error = pair
         ta = _verdict_text(o_value, o_passed, o_error)
         tb = _verdict_text(value, passed, error)
         if ta == tb:
@@ -140,16 +148,18 @@ def _changed(
 def compare_page(
     run_a: RunRecord,
     run_b: RunRecord,
-    verdicts_a: Sequence[Verdict],
-    verdicts_b: Sequence[Verdict],
+    measures_a: Measures,
+    measures_b: Measures,
+    pairs: Sequence[VerdictPair],
     subjects_a: Mapping[str, Any],
     subjects_b: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Run B against run A: per (subject, task, evaluator) the paired delta with its CI, the
     randomization test's p and Holm's mark; the verdicts that changed; the spec changes. The
-    runs' verdicts are rows (`RunReader.verdicts`, or `verdicts_of` a run's items)."""
-    rows = compare_verdicts(verdicts_a, verdicts_b, seed=int(run_b.settings.get("seed", 0)))
-    changed, n_changed = _changed(verdicts_a, verdicts_b)
+    runs' values per measure (`RunReader.measure_values`), and their paired verdicts, at least
+    every pair that differs (`RunReader.verdict_pairs`)."""
+    rows = compare_measures(measures_a, measures_b, seed=int(run_b.settings.get("seed", 0)))
+    changed, n_changed = _changed(pairs)
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
     return {

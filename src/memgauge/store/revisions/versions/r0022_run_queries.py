@@ -4,13 +4,17 @@
   (run, task, subject, query id -> the query's `per_query` record), so that one item's page
   reads one row instead of parsing the run's whole summary (93 MB of JSON at 100,000 queries:
   seconds for the first item page of a run);
+- each (subject, task, evaluator)'s values of a run in item id order, `suite_run_values` (the
+  ids as a JSON list, the values as little-endian float64, NaN where not scored), so that two
+  runs are compared from a few rows, not every verdict of each;
 - a digest of each item's verdicts, `suite_run_items.verdicts_digest`, so that the items
   changed against a baseline run are those whose digests differ (then checked verdict by
   verdict), not every verdict of the run looked up in the baseline's.
 
 The runs stored before get their rows and digests here (the same rules, frozen: a migration
 never changes): the first record of a (task, subject, query id) is kept, as a reader of the
-summary found it; a finished item's digest is its stored verdicts', an unfinished one's NULL.
+summary found it; a run with a summary gets its values; a finished item's digest is its stored
+verdicts', an unfinished one's NULL.
 
 Revision ID: 0022
 Revises: 0018
@@ -21,7 +25,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import sys
 import zlib
+from array import array
 from typing import Any
 
 import sqlalchemy as sa
@@ -142,6 +148,62 @@ def _fill_digests(bind: sa.Connection) -> None:
             bind.execute(update, rows[start : start + 5000])
 
 
+def _fill_values(bind: sa.Connection) -> None:
+    """Each summarized run's values, run by run."""
+    op.create_table(
+        "suite_run_values",
+        *cols(sa.Text(), "run_id", "subject", "task", "evaluator", nullable=False),
+        sa.Column("item_ids_json", _PACKED, nullable=False),
+        sa.Column("values_f8", sa.LargeBinary(), nullable=False),
+        sa.PrimaryKeyConstraint("run_id", "subject", "task", "evaluator"),
+        sa.ForeignKeyConstraint(["run_id"], ["suite_runs.run_id"], ondelete="CASCADE"),
+    )
+    values = sa.table(
+        "suite_run_values",
+        *(sa.column(c) for c in ("run_id", "subject", "task", "evaluator")),
+        sa.column("item_ids_json", _PACKED),
+        sa.column("values_f8", sa.LargeBinary()),
+    )
+    run_ids = [
+        r[0]
+        for r in bind.execute(
+            sa.text("SELECT run_id FROM suite_runs WHERE summary_json IS NOT NULL")
+        ).all()
+    ]
+    nan = float("nan")
+    for run_id in run_ids:
+        found: dict[tuple[str, str, str], dict[str, float]] = {}
+        for subject, task, evaluator, item_id, value, error in bind.execute(
+            sa.text(
+                "SELECT subject, task, evaluator, item_id, value, error FROM suite_run_scores"
+                " WHERE run_id = :run"
+            ),
+            {"run": run_id},
+        ):
+            per = found.setdefault((subject, task, evaluator), {})
+            per[item_id] = float(value) if value is not None and not error else nan
+        rows = []
+        for (subject, task, evaluator), per in found.items():
+            ids = sorted(per)
+            vals = array("d", [per[i] for i in ids])
+            if sys.byteorder != "little":
+                vals.byteswap()
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "subject": subject,
+                    "task": task,
+                    "evaluator": evaluator,
+                    "item_ids_json": _packed(
+                        json.dumps(ids, ensure_ascii=False), bind.dialect.name
+                    ),
+                    "values_f8": vals.tobytes(),
+                }
+            )
+        if rows:
+            bind.execute(sa.insert(values), rows)
+
+
 def upgrade() -> None:
     """Add the column and the table, then fill them run by run from the stored verdicts and
     summaries."""
@@ -149,6 +211,7 @@ def upgrade() -> None:
     if "verdicts_digest" not in columns_of("suite_run_items"):
         op.add_column("suite_run_items", sa.Column("verdicts_digest", sa.Text(), nullable=True))
     _fill_digests(bind)
+    _fill_values(bind)
     op.create_table(
         "suite_run_queries",
         *cols(sa.Text(), "run_id", "task", "subject", "query_id", nullable=False),
