@@ -5,14 +5,22 @@ page of a run's items (filtered, searched, sorted), one item whole.
 PostgreSQL: read-only transactions; no migration: see `memgauge.store.engine.open_read_only`),
 so nothing it runs can change the store. Its SQL is the part both dialects share (bound
 parameters by name, `IS DISTINCT FROM`, `IN` lists): the same pages on SQLite and PostgreSQL.
-A page costs one query for its rows and one for the total, however large the run: a 10,000-item
+A page costs one query for its rows and one for the total (a search or a filter against a
+baseline: one for the matching items' keys, in order), however large the run: a 10,000-item
 run's first page reads 50 items, not 10,000.
 
 Search looks in an item's id, category, input, expected value and output, and in its verdicts'
 reasons and errors, case-insensitively. Outputs past a few hundred bytes are stored deflated and
-JSON escapes non-ASCII text (`\\u00e9`), so no SQL `LIKE` can match them as written: a search
-reads the filtered run's searchable columns once, in the page's order, matches each value as the
-store wrote it in Python (`_has`), and then reads the page's rows whole.
+JSON escapes non-ASCII text (`\\u00e9`), so SQL's `LIKE` alone cannot match them as written: on
+SQLite a search is one query in which `LIKE` decides each value it decides exactly (all-ASCII
+text without an escape) and `_has`, registered as a SQL function, the rest (`_matches`); on
+PostgreSQL the filtered run's searchable columns are read once, in the page's order, and
+matched in Python (`_has`). Then the page's rows are read whole.
+
+A big run's pages never read all of it: `changed` / `regressed` against a baseline compare
+verdict by verdict only the items whose verdict digests differ (`_MAY_DIFFER`); one item's page
+reads its query's detail from its own row (`suite_run_queries`), and the compare page each
+measure's values as stored with the summary (`suite_run_values`), not every verdict.
 """
 
 from __future__ import annotations
