@@ -612,7 +612,15 @@ class RunReader(SuiteRunStore):
                     {"run": run_id},
                 )
             )
-        return {(r[0], r[1], r[2]): (_loads_item(r[3]), _stored_values(r[4])) for r in rows}
+        # a task's evaluators score the same items: their ids are parsed once
+        ids: dict[str | bytes, list[str]] = {}
+        out: MeasureValues = {}
+        for r in rows:
+            stored = r[3] if isinstance(r[3], str) else bytes(r[3])
+            if stored not in ids:
+                ids[stored] = _loads_item(stored)
+            out[(r[0], r[1], r[2])] = (ids[stored], _stored_values(r[4]))
+        return out
 
     def verdict_pairs(self, run_a: str, run_b: str) -> list[VerdictPair]:
         """Run B's verdicts with A's on the same item and evaluator (`history.VerdictPair`),
@@ -621,11 +629,13 @@ class RunReader(SuiteRunStore):
         return [
             (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
             for r in self._sql(
+                # CROSS JOIN: SQLite keeps this order, the items (most of them left out by their
+                # digests) first; it put the run's 700,000 verdicts first (2.5 s at 100,000)
                 "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.error,"
-                " x.value, x.passed, x.error FROM suite_run_items i JOIN suite_run_scores s"
-                f" ON {_SAME_ITEM} JOIN suite_run_scores x ON x.run_id = :base"
-                " AND x.subject = s.subject AND x.task = s.task AND x.item_id = s.item_id"
-                f" AND x.evaluator = s.evaluator WHERE i.run_id = :run AND {_MAY_DIFFER}",
+                " x.value, x.passed, x.error FROM suite_run_items i CROSS JOIN suite_run_scores s"
+                " CROSS JOIN suite_run_scores x WHERE i.run_id = :run AND"
+                f" {_MAY_DIFFER} AND {_SAME_ITEM} AND x.run_id = :base AND x.subject = s.subject"
+                " AND x.task = s.task AND x.item_id = s.item_id AND x.evaluator = s.evaluator",
                 {"run": run_b, "base": run_a},
             )
         ]
