@@ -277,7 +277,9 @@ EXPECTED_SCHEMA = {
         "gate",
         "headline_json",
     ],
+    "suite_run_queries": ["run_id", "task", "subject", "query_id", "detail_json"],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
+    "suite_run_values": ["run_id", "subject", "task", "evaluator", "item_ids_json", "values_f8"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
     "suite_run_usage": [
         "run_id",
@@ -315,6 +317,7 @@ EXPECTED_SCHEMA = {
         "finished_at",
         "duration_ms",
         "repeat_index",
+        "verdicts_digest",
     ],
     "suite_run_outputs": [
         "run_id",
@@ -447,6 +450,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0019",
             "0020",
             "0021",
+            "0022",
         ]
         assert upgrade(engine, url) == []
     finally:

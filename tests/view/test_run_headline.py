@@ -1,11 +1,11 @@
 """A retrieval run's page reads the run's headline (its summary without per-query detail) and
 the earlier runs' headlines for the gate's baseline, never a summary's per-query detail, and
 shows exactly what it showed from the whole summaries; a store made before revision 0016 gets
-every run's headline when it is upgraded."""
+every run's headline when it is upgraded. One item's page reads its query's own row
+(`suite_run_queries`, revision 0022), never the run's summary."""
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -20,6 +20,8 @@ from starlette.testclient import TestClient
 
 from memgauge.cli.main import main
 from memgauge.data.records import RunSummary
+from memgauge.runs import suite_compare
+from memgauge.runs.suite_compare import verdicts_of
 from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.headline import headline
@@ -27,7 +29,9 @@ from memgauge.store.run_pages import RunReader
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import unpacked
 from memgauge.store.url import store_url
+from memgauge.view import render
 from memgauge.view.app import create_app
+from memgauge.view.history import verdict_pairs
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
 
@@ -104,48 +108,6 @@ def test_the_pages_show_what_the_whole_summaries_showed(
     assert "Agent-memory metrics of this query" in fast[3]
 
 
-def test_item_pages_of_a_run_read_its_query_detail_once_until_it_changes(
-    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db, (_first, second) = two_runs
-    reads: list[int] = []
-    real = run_pages._query_index
-
-    def counted(stored: str | bytes) -> Any:
-        reads.append(len(stored))
-        return real(stored)
-
-    monkeypatch.setattr(run_pages, "_query_index", counted)
-    run_pages._QUERIES.clear()
-    item = f"/runs/{second}/item?subject=lexical&task=retrieval&item=q1"
-    with SuiteRunStore(db) as store:
-        run = store.get_run(second)
-    assert run is not None
-    assert run.summary is not None
-    summary = run.summary
-    with TestClient(create_app(db)) as client:
-        first_html = client.get(item).text
-        assert client.get(item).text == first_html
-        assert len(reads) == 1
-        # the run's summary rewritten (a resumed run): the page shows the new detail
-        changed = summary.model_copy(deep=True)
-        ir = changed.aggregate("ir")
-        assert ir is not None
-        query = ir.detail["systems"][0]["per_query"][0]
-        assert query["query_id"] == "q1"
-        query["agent_metrics"] = {"importance_weighted_recall@5": 0.123}
-        with SuiteRunStore(db) as store:
-            store.set_summary(second, changed)
-        try:
-            html = client.get(item).text
-        finally:
-            with SuiteRunStore(db) as store:
-                store.set_summary(second, summary)
-        assert len(reads) == 2
-        assert "0.123" in html
-        assert "0.123" not in first_html
-
-
 def test_a_headline_is_the_summary_without_per_query_detail(
     two_runs: tuple[Path, list[str]],
 ) -> None:
@@ -212,7 +174,7 @@ def test_a_store_before_0016_gets_each_runs_headline(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0016", "0017", "0018", "0019", "0020", "0021"]
+        assert upgrade(engine, url) == ["0016", "0017", "0018", "0019", "0020", "0021", "0022"]
         with engine.connect() as conn:
             stored = dict(
                 conn.execute(sa.text("SELECT run_id, headline_json FROM suite_runs")).all()
@@ -225,11 +187,10 @@ def test_a_store_before_0016_gets_each_runs_headline(
     )
 
 
-def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
-    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db, (first, second) = two_runs
-    url = f"/compare?a={first}&b={second}"
+def _compare_pages(db: Path, urls: list[str]) -> None:
+    """The compare pages at `urls` read each measure's stored values and the pairs of verdicts
+    that may differ (no item record built) and show what they showed from the runs' whole item
+    records, every verdict paired."""
     parsed: list[str | bytes] = []
     real = item_rows.loads_item
 
@@ -237,19 +198,47 @@ def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
         parsed.append(text)
         return real(text)
 
-    monkeypatch.setattr(item_rows, "loads_item", counted)
-    with TestClient(create_app(db)) as client:
-        fast = client.get(url).text
-    # no input, expected value, output or latency parsed (a 100,000-item run has 400,000 of
-    # them), only the placeholders of the left-out input and expected value
-    assert set(parsed) == {"{}", "null"}
-    whole_items = RunReader.item_records
-    monkeypatch.setattr(RunReader, "item_records", lambda self, rid, **kw: whole_items(self, rid))
-    with TestClient(create_app(db)) as client:
-        whole = client.get(url).text
-    assert len(set(parsed)) > 2  # the whole items were read
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(item_rows, "loads_item", counted)
+        with TestClient(create_app(db)) as client:
+            fast = [client.get(url).text for url in urls]
+        assert parsed == []
+        # as before: every item of both runs read whole, compared as records
+        mp.setattr(
+            RunReader,
+            "measure_values",
+            lambda self, rid: suite_compare._vectors(
+                suite_compare._verdict_values(verdicts_of(self.item_records(rid)), {})
+            ),
+        )
+        mp.setattr(
+            RunReader,
+            "verdict_pairs",
+            lambda self, a, b: verdict_pairs(
+                verdicts_of(self.item_records(a)), verdicts_of(self.item_records(b))
+            ),
+        )
+        with TestClient(create_app(db)) as client:
+            whole = [client.get(url).text for url in urls]
+    assert parsed  # the whole items were read
     assert fast == whole
-    assert "Recall@10" in fast
+
+
+def test_compare_reads_verdicts_only_and_shows_what_whole_items_showed(
+    two_runs: tuple[Path, list[str]], viewer_store: Any
+) -> None:
+    db, (first, second) = two_runs
+    a, b = viewer_store.judged
+    urls = [f"/compare?a={first}&b={second}", f"/compare?a={second}&b={first}"]
+    _compare_pages(db, urls)
+    judged = [f"/compare?a={a}&b={b}", f"/compare?a={b}&b={a}"]
+    _compare_pages(viewer_store.path, judged)
+    with TestClient(create_app(viewer_store.path)) as client:
+        html = client.get(judged[0]).text
+    # the judged runs differ: deltas with intervals, changed verdicts, regressions
+    assert 'class="bad"' in html
+    assert ">q2<" in html
+    assert "qa-judge" in html
 
 
 def test_a_page_of_items_in_run_order_is_read_from_an_index(
@@ -271,32 +260,104 @@ def test_a_page_of_items_in_run_order_is_read_from_an_index(
     assert "TEMP B-TREE" not in plan
 
 
-def test_a_runs_query_detail_is_parsed_with_the_collector_paused(
-    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+def _from_summary(reader: RunReader, run_id: str, task: str, subject: str, qid: str) -> Any:
+    """One query's detail as the item page found it before revision 0022: in the summary."""
+    run = reader.get_run(run_id)
+    assert run is not None
+    return dict(render._queries(run).get((task, subject, qid), {}))
+
+
+def test_every_querys_row_is_its_record_in_the_summary(
+    two_runs: tuple[Path, list[str]],
 ) -> None:
-    """Its passes over the millions of containers being made more than doubled the parse
-    (100,000 queries: 10.5 s, 4.7 s without); it runs again after, and stays off for a caller
-    that had it off."""
     db, (_first, second) = two_runs
-    states: list[bool] = []
-    real = json.loads
-
-    def watched(text: str) -> Any:
-        states.append(gc.isenabled())
-        return real(text)
-
-    monkeypatch.setattr(run_pages.json, "loads", watched)
     with RunReader(db) as reader:
-        stored = reader._one("SELECT summary_json FROM suite_runs WHERE run_id = :r", {"r": second})
-    assert stored is not None
-    assert gc.isenabled()
-    index = run_pages._query_index(stored[0])
-    assert ("retrieval", "lexical", "q1") in index
-    assert states == [False]
-    assert gc.isenabled()
-    gc.disable()
+        run = reader.get_run(second)
+        assert run is not None
+        expected = render._queries(run)
+        ids = [r[0] for r in reader._sql("SELECT item_id FROM suite_run_items")]
+        found = {
+            ("retrieval", "lexical", qid): reader.query_detail(second, "retrieval", "lexical", qid)
+            for qid in ids
+        }
+    assert expected  # the bundle's retrieval query
+    assert {k: v for k, v in found.items() if v} == {k: dict(v) for k, v in expected.items()}
+    assert found[("retrieval", "lexical", "q1")]["query_id"] == "q1"
+
+
+def test_an_item_page_reads_no_summary_and_shows_what_it_showed(
+    two_runs: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    db, (_first, second) = two_runs
+    urls = [f"/runs/{second}/item?subject=lexical&task=retrieval&item=q{n}" for n in (1, 2)]
+    with TestClient(create_app(db)) as client:
+        fast = [client.get(u).text for u in urls]
+    # a copy whose summaries hold no query's detail: the page still shows it (from its row)
+    copy = tmp_path / "copy.db"
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.execute("UPDATE suite_runs SET summary_json = headline_json")
+    target.commit()
+    target.close()
+    with TestClient(create_app(copy)) as client:
+        assert [client.get(u).text for u in urls] == fast
+    # as the page was drawn when the detail was found in the summary
+    monkeypatch.setattr(RunReader, "query_detail", _from_summary)
+    with TestClient(create_app(db)) as client:
+        before = [client.get(u).text for u in urls]
+    assert fast == before
+    assert "Agent-memory metrics of this query" in fast[0]
+
+
+def test_a_new_summary_of_the_run_replaces_its_queries(
+    two_runs: tuple[Path, list[str]],
+) -> None:
+    db, (_first, second) = two_runs
+    item = f"/runs/{second}/item?subject=lexical&task=retrieval&item=q1"
+    with SuiteRunStore(db) as store:
+        run = store.get_run(second)
+    assert run is not None
+    assert run.summary is not None
+    summary = run.summary
+    changed = summary.model_copy(deep=True)
+    ir = changed.aggregate("ir")
+    assert ir is not None
+    query = ir.detail["systems"][0]["per_query"][0]
+    assert query["query_id"] == "q1"
+    query["agent_metrics"] = {"importance_weighted_recall@5": 0.123}
+    with TestClient(create_app(db)) as client:
+        first_html = client.get(item).text
+        with SuiteRunStore(db) as store:
+            store.set_summary(second, changed)
+        try:
+            html = client.get(item).text
+        finally:
+            with SuiteRunStore(db) as store:
+                store.set_summary(second, summary)
+        assert client.get(item).text == first_html
+    assert "0.123" in html
+    assert "0.123" not in first_html
+
+
+def test_a_store_before_0022_gets_each_runs_queries(
+    two_runs: tuple[Path, list[str]],
+    store_where: str,
+) -> None:
+    db, (_first, second) = two_runs
+    with SuiteRunStore(db) as store:
+        run = store.get_run(second)
+    assert run is not None
+    assert run.summary is not None
+    _at_0015(store_where, run.summary)
+    url = store_url(store_where)
+    engine = open_engine(url)
     try:
-        run_pages._query_index(stored[0])
-        assert not gc.isenabled()
+        assert upgrade(engine, url)[-1] == "0022"
     finally:
-        gc.enable()
+        engine.dispose()
+    with RunReader(store_where) as reader:
+        rows = reader._sql("SELECT run_id, task, subject, query_id FROM suite_run_queries")
+        found = {key: reader.query_detail("done", *key) for key in render._queries(run) if key[2]}
+    assert sorted(rows) == sorted(("done", t, s, q) for t, s, q in render._queries(run))
+    assert found == {k: dict(v) for k, v in render._queries(run).items()}

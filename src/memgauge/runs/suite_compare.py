@@ -32,32 +32,64 @@ from memgauge.stats import (
     compare_systems,
     significance_mark,
 )
+from memgauge.store.item_rows import mean_of_repeats
 
-__all__ = ["compare_runs", "compare_suite_systems"]
+__all__ = [
+    "Measures",
+    "Verdict",
+    "compare_measures",
+    "compare_runs",
+    "compare_suite_systems",
+    "compare_verdicts",
+    "verdicts_of",
+]
 
 Key = tuple[str, str, str]
 Values = dict[Key, dict[str, float]]
+#: one verdict as the store keeps it: subject, task, item id, evaluator, value, passed (a truth
+#: value, 0/1 as stored, or None), error
+Verdict = tuple[str, str, str, str, float | None, bool | int | None, str | None]
+
+
+def verdicts_of(items: Sequence[ItemRecord]) -> list[Verdict]:
+    """The items' verdicts as rows (what comparing two runs reads of them)."""
+    return [
+        (it.subject, it.task, it.item_id, s.evaluator, s.value, s.passed, s.error)
+        for it in items
+        for s in it.scores
+    ]
 
 
 def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
-    """Per (subject, task, evaluator) each item's value: with repeats, the mean of its
-    repeats' values (NaN when none has one), so that the paired tests and the delta's bootstrap
-    resample items, each with all its repeats (items as clusters), never item-repeats as if
-    they were independent."""
+    return _verdict_values(_item_verdicts(items), rename)
+
+
+def _item_verdicts(items: Sequence[ItemRecord]) -> list[Verdict]:
+    """The items' verdicts, each under its item's dataset id (`source_id`: a repeat's verdict
+    is its item's, see `_verdict_values`)."""
+    return [
+        (it.subject, it.task, it.source_id, s.evaluator, s.value, s.passed, s.error)
+        for it in items
+        for s in it.scores
+    ]
+
+
+def _verdict_values(verdicts: Sequence[Verdict], rename: Mapping[str, str]) -> Values:
+    """Per (subject, task, evaluator) each item's value: with repeats (verdicts sharing an
+    item id), the mean of its repeats' (`mean_of_repeats`, as the store keeps them), so the
+    paired tests and the delta's bootstrap resample items, each with all its repeats (items as
+    clusters), never item-repeats as if they were independent."""
     found: dict[Key, dict[str, list[float]]] = {}
-    for it in items:
-        subject = rename.get(it.subject, it.subject)
-        for s in it.scores:
-            value = s.value if s.value is not None and not s.error else float("nan")
-            key = (subject, it.task, s.evaluator)
-            found.setdefault(key, {}).setdefault(it.source_id, []).append(float(value))
-    out: Values = {}
-    for key, per_item in found.items():
-        out[key] = {}
-        for item, values in per_item.items():
-            scored = [v for v in values if not np.isnan(v)]
-            out[key][item] = float(np.mean(scored)) if scored else float("nan")
-    return out
+    nan = float("nan")
+    for subject, task, item_id, evaluator, value, _passed, error in verdicts:
+        if rename:
+            subject = rename.get(subject, subject)
+        per = found.setdefault((subject, task, evaluator), {})
+        per.setdefault(item_id, []).append(float(value) if value is not None and not error else nan)
+    return {
+        key: {item: mean_of_repeats(values) for item, values in per.items()}
+        for key, per in found.items()
+    }
 
 
 def _subjects(items: Sequence[ItemRecord]) -> list[str]:
@@ -69,10 +101,13 @@ def _matrices(per_system: Sequence[Values], keys: Sequence[Key]) -> dict[Key, np
     system has no value."""
     out: dict[Key, np.ndarray] = {}
     for key in keys:
-        ids = sorted(set().union(*(v.get(key, {}).keys() for v in per_system)))
-        out[key] = np.array(
-            [[v.get(key, {}).get(i, np.nan) for i in ids] for v in per_system], dtype=np.float64
-        )
+        found = [v.get(key, {}) for v in per_system]
+        ids = sorted(set().union(*(f.keys() for f in found)))
+        if all(len(f) == len(ids) for f in found):
+            # every system scored every item (the common case): no lookup of a missing id
+            out[key] = np.array([[f[i] for i in ids] for f in found], dtype=np.float64)
+            continue
+        out[key] = np.array([[f.get(i, np.nan) for i in ids] for f in found], dtype=np.float64)
     return out
 
 
@@ -148,15 +183,94 @@ def compare_runs(
     """Rows of the comparison of two runs, in subject, task, evaluator order (see the module
     docstring). Each row is a measure: the correction's family is every row (`table`), or
     each row alone (`measure`, where one comparison needs no correction)."""
-    subjects_a, subjects_b = _subjects(items_a), _subjects(items_b)
+    return compare_verdicts(
+        _item_verdicts(items_a),
+        _item_verdicts(items_b),
+        seed=seed,
+        test=test,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        n_permutations=n_permutations,
+    )
+
+
+def compare_verdicts(
+    verdicts_a: Sequence[Verdict],
+    verdicts_b: Sequence[Verdict],
+    *,
+    seed: int = 0,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+) -> list[dict[str, Any]]:
+    """`compare_runs` of the runs' verdicts as rows (`Verdict`: what the store keeps, read
+    without building an item record for each of a big run's items)."""
+    return compare_measures(
+        _vectors(_verdict_values(verdicts_a, {})),
+        _vectors(_verdict_values(verdicts_b, {})),
+        seed=seed,
+        test=test,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        n_permutations=n_permutations,
+    )
+
+
+#: each (subject, task, evaluator)'s values: its item ids, sorted, and their values in that
+#: order (NaN: not scored, or an error), as the store keeps them (`suite_run_values`)
+Measures = Mapping[Key, tuple[Sequence[str], Any]]
+
+
+def _vectors(values: Values) -> dict[Key, tuple[list[str], np.ndarray]]:
+    out = {}
+    for key, per in values.items():
+        ids = sorted(per)
+        out[key] = (ids, np.array([per[i] for i in ids], dtype=np.float64))
+    return out
+
+
+def _pair_matrix(a: tuple[Sequence[str], Any], b: tuple[Sequence[str], Any]) -> np.ndarray:
+    """The (2, items) matrix of two runs' values of one measure over the union of their item
+    ids, sorted; NaN where a run has no value."""
+    (ids_a, va), (ids_b, vb) = a, b
+    xa, xb = np.asarray(va, dtype=np.float64), np.asarray(vb, dtype=np.float64)
+    if len(ids_a) == len(ids_b) and list(ids_a) == list(ids_b):
+        return np.vstack([xa, xb])
+    ids = sorted(set(ids_a) | set(ids_b))
+    da, db = dict(zip(ids_a, xa.tolist(), strict=True)), dict(zip(ids_b, xb.tolist(), strict=True))
+    return np.array(
+        [[da.get(i, np.nan) for i in ids], [db.get(i, np.nan) for i in ids]], dtype=np.float64
+    )
+
+
+def compare_measures(
+    measures_a: Measures,
+    measures_b: Measures,
+    *,
+    seed: int = 0,
+    test: SystemTest = "fisher",
+    correction: Correction | None = None,
+    family: Family = "table",
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+) -> list[dict[str, Any]]:
+    """`compare_runs` of the runs' values per measure (`Measures`: a few arrays per run, not a
+    record per verdict)."""
+    subjects_a = sorted({k[0] for k in measures_a})
+    subjects_b = sorted({k[0] for k in measures_b})
     rename: dict[str, str] = {}
     if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
         rename = {subjects_b[0]: subjects_a[0]}
-    a, b = _values(items_a, {}), _values(items_b, rename)
+    a = dict(measures_a)
+    b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
     keys = sorted(a.keys() & b.keys())
     if not keys:
         return []
-    matrices = _matrices([a, b], keys)
+    matrices = {k: _pair_matrix(a[k], b[k]) for k in keys}
     cmp = compare_systems(
         ["a", "b"],
         {str(n): matrices[k] for n, k in enumerate(keys)},

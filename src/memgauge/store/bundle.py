@@ -158,6 +158,9 @@ def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> lis
         )
         if items:
             item_rows.record_items(conn, run.run_id, items)
+        item_rows.replace_queries(conn, run.run_id, run.summary)
+        if run.summary is not None:
+            item_rows.replace_values(conn, run.run_id)
         usage = entry.get("usage") or {}
         if usage:
             conn.execute(

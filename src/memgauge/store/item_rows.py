@@ -9,34 +9,46 @@ request's credentials.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from pydantic_core import from_json, to_json
 
 from memgauge._util.redact import redactor
-from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunSummary, ScoreRecord, repeat_source
 from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.headline import query_rows
 from memgauge.store.tables import Packed, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_outputs as outputs_t
+from memgauge.store.tables import suite_run_queries as queries_t
 from memgauge.store.tables import suite_run_scores as scores_t
 from memgauge.store.tables import suite_run_subjects as subjects_t
 from memgauge.store.tables import suite_run_tasks as tasks_t
+from memgauge.store.tables import suite_run_values as values_t
 
 __all__ = [
+    "SCORES_OF_RUN",
     "dumps_item",
     "export_rows",
     "insert_plan",
     "item_record",
     "item_records",
     "loads_item",
+    "mean_of_repeats",
+    "measure_values",
     "record_items",
+    "replace_queries",
+    "replace_values",
     "requeue",
     "score_record",
+    "verdicts_digest",
 ]
 
 KEY = ("run_id", "subject", "task", "item_id")
@@ -122,6 +134,27 @@ def insert_plan(
         )
 
 
+def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> str:
+    """A digest of an item's verdicts as stored, each (evaluator, value, passed, error is
+    None), in any order: equal digests, equal verdicts (the same evaluators, values, passes
+    and errors), which is all the items page's `changed` and `regressed` compare. Revision
+    0022 fills it for the items stored before with a frozen copy of this rule."""
+    text = "\n".join(
+        sorted(
+            f"{e}\t{'-' if v is None else repr(float(v))}\t"
+            f"{'-' if p is None else int(bool(p))}\t{int(bool(ok))}"
+            for e, v, p, ok in verdicts
+        )
+    )
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _digest(r: ItemRecord) -> str:
+    # a failed item keeps no verdict (see `record_items`)
+    scores = () if r.status == "failed" else r.scores
+    return verdicts_digest((v.evaluator, v.value, v.passed, v.error is None) for v in scores)
+
+
 _key_where = [items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY]
 _UPDATE_ITEM = (
     sa.update(items_t)
@@ -129,7 +162,15 @@ _UPDATE_ITEM = (
     .values(
         {
             c: sa.bindparam(f"v_{c}")
-            for c in ("status", "attempts", "score", "started_at", "finished_at", "duration_ms")
+            for c in (
+                "status",
+                "attempts",
+                "score",
+                "started_at",
+                "finished_at",
+                "duration_ms",
+                "verdicts_digest",
+            )
         }
     )
 )
@@ -141,6 +182,8 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     keeps no verdict (one answered, scored and then found void, as a subject that holds
     nothing, loses the scores it had)."""
     keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    # the run's values are its summary's (`replace_values`): rewritten with the next one
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     failed = [(r.subject, r.task, r.item_id) for r in rows if r.status == "failed"]
     if failed:
         s = scores_t.c
@@ -166,6 +209,7 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
                 "v_started_at": r.started_at,
                 "v_finished_at": r.finished_at,
                 "v_duration_ms": r.duration_ms,
+                "v_verdicts_digest": _digest(r),
             }
             for r, key in zip(rows, keys, strict=True)
         ],
@@ -213,6 +257,112 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
         c.execute(sa.insert(failures_t), failures)
 
 
+_INSERT_QUERY = sa.insert(queries_t)
+
+
+def replace_queries(c: sa.Connection, run_id: str, summary: RunSummary | None) -> None:
+    """Keep each query's detail of the run's summary (`headline.query_rows`) in the caller's
+    transaction, in place of what an earlier summary of the run left."""
+    c.execute(sa.delete(queries_t).where(queries_t.c.run_id == run_id))
+    rows = query_rows(summary) if summary is not None else {}
+    if rows:
+        executemany(
+            c,
+            _INSERT_QUERY,
+            [
+                {
+                    "run_id": run_id,
+                    "task": task,
+                    "subject": subject,
+                    "query_id": query_id,
+                    "detail_json": _PACKED.process_bind_param(packed(text), c.dialect),
+                }
+                for (task, subject, query_id), text in rows.items()
+            ],
+        )
+
+
+#: one (subject, task, evaluator)'s values: the item ids, sorted, and their values (NaN: not
+#: scored, or an error)
+MeasureValues = dict[tuple[str, str, str], tuple[list[str], "array[float]"]]
+
+
+def mean_of_repeats(values: Sequence[float]) -> float:
+    """An item's value from its repeats' (`repeat: N`): the mean of those scored, NaN when
+    none is; one value as it is."""
+    if len(values) == 1:
+        return values[0]
+    scored = [v for v in values if v == v]
+    return sum(scored) / len(scored) if scored else float("nan")
+
+
+def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
+    """Verdict rows (subject, task, evaluator, item id, value, error[, repeat]) as each
+    (subject, task, evaluator)'s values in item id order: what comparing runs reads
+    (`suite_run_values`). A repeat's verdict (stored under `ID#rR`) is its item's: the item's
+    value is the mean of its repeats' (`mean_of_repeats`), so a paired test resamples items,
+    never item-repeats as if they were independent."""
+    nan = float("nan")
+    found: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+    for row in verdicts:
+        subject, task, evaluator, item_id, value, error = row[:6]
+        if len(row) > 6 and row[6]:
+            item_id = repeat_source(item_id, row[6])
+        key = (subject, task, evaluator)
+        per = found.get(key)
+        if per is None:
+            per = found[key] = {}
+        per.setdefault(item_id, []).append(float(value) if value is not None and not error else nan)
+    out: MeasureValues = {}
+    for key, per in found.items():
+        ids = sorted(per)
+        out[key] = (ids, array("d", [mean_of_repeats(per[i]) for i in ids]))
+    return out
+
+
+def values_bytes(values: array[float]) -> bytes:
+    """Float64 values as stored: little-endian whatever the host."""
+    if sys.byteorder != "little":
+        values = array("d", values)
+        values.byteswap()
+    return values.tobytes()
+
+
+#: a run's verdicts with each item's repeat (`measure_values`' rows)
+SCORES_OF_RUN = sa.text(
+    "SELECT s.subject, s.task, s.evaluator, s.item_id, s.value, s.error, i.repeat_index"
+    " FROM suite_run_scores s JOIN suite_run_items i ON i.run_id = s.run_id"
+    " AND i.subject = s.subject AND i.task = s.task AND i.item_id = s.item_id"
+    " WHERE s.run_id = :run"
+)
+_INSERT_VALUES = sa.insert(values_t)
+
+
+def replace_values(c: sa.Connection, run_id: str) -> None:
+    """Keep each (subject, task, evaluator)'s values of the run (`measure_values` of its
+    verdicts as stored) in the caller's transaction, in place of earlier ones."""
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
+    found = measure_values(c.execute(SCORES_OF_RUN, {"run": run_id}))
+    if found:
+        executemany(
+            c,
+            _INSERT_VALUES,
+            [
+                {
+                    "run_id": run_id,
+                    "subject": key[0],
+                    "task": key[1],
+                    "evaluator": key[2],
+                    "item_ids_json": _PACKED.process_bind_param(
+                        packed(json.dumps(ids, ensure_ascii=False)), c.dialect
+                    ),
+                    "values_f8": values_bytes(vals),
+                }
+                for key, (ids, vals) in found.items()
+            ],
+        )
+
+
 def requeue(c: sa.Connection, run_id: str) -> None:
     """Put failed items back in the queue, and completed items with a verdict marked
     `retryable`, dropping their verdicts (failure records stay, as history)."""
@@ -230,8 +380,9 @@ def requeue(c: sa.Connection, run_id: str) -> None:
             i.run_id == run_id,
             sa.or_(i.status == "failed", sa.and_(i.status == "completed", retryable)),
         )
-        .values(status="queued", score=None)
+        .values(status="queued", score=None, verdicts_digest=None)
     )
+    c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     queued = sa.select(i.subject, i.task, i.item_id).where(i.run_id == run_id, i.status == "queued")
     c.execute(
         sa.delete(scores_t).where(

@@ -5,38 +5,53 @@ page of a run's items (filtered, searched, sorted), one item whole.
 PostgreSQL: read-only transactions; no migration: see `memgauge.store.engine.open_read_only`),
 so nothing it runs can change the store. Its SQL is the part both dialects share (bound
 parameters by name, `IS DISTINCT FROM`, `IN` lists): the same pages on SQLite and PostgreSQL.
-A page costs one query for its rows and one for the total, however large the run: a 10,000-item
+A page costs one query for its rows and one for the total (a search or a filter against a
+baseline: one for the matching items' keys, in order), however large the run: a 10,000-item
 run's first page reads 50 items, not 10,000.
 
 Search looks in an item's id, category, input, expected value and output, and in its verdicts'
 reasons and errors, case-insensitively. Outputs past a few hundred bytes are stored deflated and
-JSON escapes non-ASCII text (`\\u00e9`), so no SQL `LIKE` can match them as written: a search
-reads the filtered run's searchable columns once, in the page's order, matches each value as the
-store wrote it in Python (`_has`), and then reads the page's rows whole.
+JSON escapes non-ASCII text (`\\u00e9`), so SQL's `LIKE` alone cannot match them as written: on
+SQLite a search is one query in which `LIKE` decides each value it decides exactly (all-ASCII
+text without an escape) and `_has`, registered as a SQL function, the rest (`_matches`); on
+PostgreSQL the filtered run's searchable columns are read once, in the page's order, and
+matched in Python (`_has`). Then the page's rows are read whole.
+
+A big run's pages never read all of it: `changed` / `regressed` against a baseline compare
+verdict by verdict only the items whose verdict digests differ (`_MAY_DIFFER`); one item's page
+reads its query's detail from its own row (`suite_run_queries`), and the compare page each
+measure's values as stored with the summary (`suite_run_values`), not every verdict.
 """
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+import zlib
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord
-from memgauge.store.headline import PER_QUERY
+from memgauge.store.item_rows import (
+    SCORES_OF_RUN,
+    MeasureValues,
+    measure_values,
+    score_record,
+)
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
-from memgauge.store.item_rows import score_record
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.tables import suite_runs as _runs_t
+from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
+
+if TYPE_CHECKING:  # the statistics: only for a page that compares
+    from memgauge.view.history import VerdictPair
 
 __all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
 
@@ -63,19 +78,30 @@ _BASE_ITEM = (
     "SELECT status FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject = i.subject"
     " AND bi.task = i.task AND bi.item_id = i.item_id"
 )
+_BASE_DIGEST = (
+    "SELECT verdicts_digest FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject ="
+    " i.subject AND bi.task = i.task AND bi.item_id = i.item_id"
+)
+#: the item's verdicts may differ from the baseline's: their digests differ, or either is not
+#: known (`item_rows.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
+#: item is looked up in the baseline's (800,000 lookups for a 100,000-item run, for each of
+#: the page's count and rows)
+_MAY_DIFFER = f"(i.verdicts_digest IS NULL OR ({_BASE_DIGEST}) IS DISTINCT FROM i.verdicts_digest)"
 _WHERE: dict[str, str] = {
     "all": "1 = 1",
     "errors": _ERROR,
     "failures": f"({_FAILED_VERDICT} OR {_ERROR})",
     "passes": f"({_PASSED_VERDICT} AND NOT {_FAILED_VERDICT} AND NOT {_ERROR})",
     "changed": (
-        f"(({_BASE_ITEM}) IS DISTINCT FROM i.status OR EXISTS (SELECT 1 FROM suite_run_scores s"
+        f"(({_BASE_ITEM}) IS DISTINCT FROM i.status OR {_MAY_DIFFER} AND EXISTS (SELECT 1"
+        f" FROM suite_run_scores s"
         f" JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM} AND (s.passed IS DISTINCT"
         " FROM b.passed OR (s.error IS NULL) <> (b.error IS NULL) OR s.value IS DISTINCT FROM"
         " b.value)))"
     ),
     "regressed": (
-        f"((i.status = 'failed' AND ({_BASE_ITEM}) = 'completed') OR EXISTS (SELECT 1"
+        f"((i.status = 'failed' AND ({_BASE_ITEM}) = 'completed') OR {_MAY_DIFFER} AND EXISTS"
+        " (SELECT 1"
         f" FROM suite_run_scores s JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM}"
         " AND b.error IS NULL AND (s.error IS NOT NULL OR (b.passed = 1 AND s.passed = 0)"
         " OR (b.passed IS NULL AND s.passed IS NULL AND s.value < b.value - 1e-9))))"
@@ -101,7 +127,14 @@ def _has(value: str | bytes | None, needle: str) -> int:
     (already lower-case), ignoring case; JSON's `\\uXXXX` escapes are read as characters."""
     if value is None:
         return 0
-    text = _unpacked(value) if isinstance(value, bytes) else str(value)
+    if isinstance(value, bytes) and value[:1] == b"\x78":
+        data = zlib.decompress(value)
+        if data.isascii() and b"\\u" not in data:
+            # all ASCII: its bytes' case folds as its text's would, without decoding it
+            return int(needle.encode() in data.lower())
+        text = data.decode()
+    else:
+        text = _unpacked(value) if isinstance(value, bytes) else str(value)
     low = text.lower()
     if needle in low:
         return 1
@@ -112,6 +145,32 @@ def _has(value: str | bytes | None, needle: str) -> int:
             return 0
         return int(needle in decoded.lower())
     return 0
+
+
+#: `_has` as a SQL function of the viewer's SQLite connections
+HAS_FUNCTION = "memgauge_has"
+
+
+def _matches(column: str) -> str:
+    """Whether `column` holds the needle (`:needle`), as SQL on SQLite: its own `LIKE` where
+    that says what `_has` says, else `_has` itself. `LIKE` ignores the case of ASCII letters
+    only and reads neither deflated values nor JSON's escapes, so it decides a text that is all
+    ASCII with no `\\u`; the rest (a deflated output, a text with a character past ASCII:
+    more bytes than characters, whose case Python folds; an escape) goes to `_has`. A
+    100,000-item retrieval run's 700,000 verdict reasons are then never read into Python, and
+    only the matching items are sorted."""
+    return (
+        f"(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) = 'blob'"
+        f" OR length(CAST({column} AS BLOB)) > length({column})"
+        f" OR instr({column}, :escape) > 0 THEN {HAS_FUNCTION}({column}, :needle)"
+        f" WHEN {column} LIKE :like ESCAPE '!' THEN 1 ELSE 0 END)"
+    )
+
+
+def _match_params(needle: str) -> dict[str, str]:
+    """`_matches`'s parameters for `needle` (lower-case)."""
+    escaped = needle.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return {"escape": "\\u", "like": f"%{escaped}%", "needle": needle}
 
 
 #: one item's rows in a table keyed by run, subject, task and item
@@ -133,38 +192,12 @@ _ITEM_COLUMNS = (
 )
 
 
-#: a run's queries' detail by (task, subject, query id), with the summary it was read from:
-#: one item page after another of a big run parse its summary once (a 10,000-query run's is
-#: 9 MB of JSON). A summary rewritten since (a resumed run) differs from the one kept, and is
-#: read again. A few runs are kept, the least recently read dropped first.
-_QUERIES: OrderedDict[str, tuple[str | bytes, dict[tuple[str, str, str], dict[str, Any]]]] = (
-    OrderedDict()
-)
-_QUERIES_KEPT = 2
-_QUERIES_LOCK = threading.Lock()
-
-
-def _query_index(stored: str | bytes) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """Each query's detail in a stored summary, by (task, subject, query id)."""
-    # millions of containers in one parse: the collector's passes over them while they are
-    # made would more than double its time (100,000 queries: 10.5 s, 4.7 s without)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        summary = json.loads(_unpacked(stored))
-    finally:
-        if collecting:
-            gc.enable()
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for agg in summary.get("aggregates") or ():
-        if not isinstance(agg, Mapping) or agg.get("aggregate") != "ir":
-            continue
-        for system in (agg.get("detail") or {}).get("systems") or ():
-            if not isinstance(system, Mapping):
-                continue
-            for q in system.get(PER_QUERY) or ():
-                key = (str(agg.get("task")), str(system.get("name")), str(q.get("query_id")))
-                out.setdefault(key, q)
+def _stored_values(stored: bytes) -> array[float]:
+    """Float64 values as `item_rows.values_bytes` stored them."""
+    out = array("d")
+    out.frombytes(stored)
+    if sys.byteorder != "little":
+        out.byteswap()
     return out
 
 
@@ -243,6 +276,10 @@ class RunReader(SuiteRunStore):
 
     def __init__(self, where: str | Path | StoreURL) -> None:
         super().__init__(where, read_only=True)
+        if self.url.is_sqlite:
+            raw = self._conn.connection.driver_connection
+            assert raw is not None
+            raw.create_function(HAS_FUNCTION, 2, _has, deterministic=True)
 
     def _sql(
         self, sql: str, params: dict[str, Any] | None = None, *, expanding: Sequence[str] = ()
@@ -430,8 +467,21 @@ class RunReader(SuiteRunStore):
         per_page = max(1, query.per_page)
         offset = (max(1, query.page) - 1) * per_page
         needle = query.q.strip().lower()
-        if needle:
-            keys = self._search(run_id, where, order, params, needle)
+        if needle or show in ("changed", "regressed"):
+            # the filter evaluated once, for the count and the page alike (a baseline's is the
+            # dearest: each item looked up in the baseline run)
+            keys = (
+                self._search(run_id, where, order, params, needle)
+                if needle
+                else [
+                    (r[0], r[1], r[2])
+                    for r in self._sql(
+                        "SELECT i.subject, i.task, i.item_id FROM suite_run_items i"
+                        f" WHERE {where} ORDER BY {order}",
+                        params,
+                    )
+                ]
+            )
             total = len(keys)
             wanted = keys[offset : offset + per_page]
             rows = self._page_rows(run_id, wanted)
@@ -465,8 +515,21 @@ class RunReader(SuiteRunStore):
     def _search(
         self, run_id: str, where: str, order: str, params: dict[str, Any], needle: str
     ) -> list[tuple[str, str, str]]:
-        """The keys of the items that `where` keeps and that contain `needle`, in `order`: the
-        searchable columns are read once, in order, and matched as stored (see `_has`)."""
+        """The keys of the items that `where` keeps and that contain `needle`, in `order`,
+        each value matched as stored (see `_has`): on SQLite in the query (`_matches`), on
+        PostgreSQL by reading the searchable columns once, in order."""
+        if self.url.is_sqlite:
+            in_item = " OR ".join(_matches(c) for c in _SEARCHED)
+            in_verdict = f"{_matches('s.reason')} OR {_matches('s.error')}"
+            return [
+                (r[0], r[1], r[2])
+                for r in self._sql(
+                    f"SELECT i.subject, i.task, i.item_id FROM suite_run_items i{_OUTPUT_JOIN}"
+                    f" WHERE {where} AND ({in_item} OR EXISTS (SELECT 1 FROM suite_run_scores s"
+                    f" WHERE {_SAME_ITEM} AND ({in_verdict}))) ORDER BY {order}",
+                    {**params, **_match_params(needle)},
+                )
+            ]
         in_verdicts = {
             (r[0], r[1], r[2])
             for r in self._sql(
@@ -538,6 +601,44 @@ class RunReader(SuiteRunStore):
                 else:
                     row.baseline[verdict.evaluator] = verdict
 
+    def measure_values(self, run_id: str) -> MeasureValues:
+        """Each (subject, task, evaluator)'s values of the run in item id order, as stored with
+        its summary (`suite_run_values`); for a run without (still going), from its verdicts."""
+        rows = self._sql(
+            "SELECT subject, task, evaluator, item_ids_json, values_f8 FROM suite_run_values"
+            " WHERE run_id = :run",
+            {"run": run_id},
+        )
+        if not rows:
+            return measure_values(self._sql(SCORES_OF_RUN.text, {"run": run_id}))
+        # a task's evaluators score the same items: their ids are parsed once
+        ids: dict[str | bytes, list[str]] = {}
+        out: MeasureValues = {}
+        for r in rows:
+            stored = r[3] if isinstance(r[3], str) else bytes(r[3])
+            if stored not in ids:
+                ids[stored] = _loads_item(stored)
+            out[(r[0], r[1], r[2])] = (ids[stored], _stored_values(r[4]))
+        return out
+
+    def verdict_pairs(self, run_a: str, run_b: str) -> list[VerdictPair]:
+        """Run B's verdicts with A's on the same item and evaluator (`history.VerdictPair`),
+        of the items whose verdict digests differ (or are not known): every pair that differs,
+        and no item whose verdicts are A's."""
+        return [
+            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
+            for r in self._sql(
+                # CROSS JOIN: SQLite keeps this order, the items (most of them left out by their
+                # digests) first; it put the run's 700,000 verdicts first (2.5 s at 100,000)
+                "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.error,"
+                " x.value, x.passed, x.error FROM suite_run_items i CROSS JOIN suite_run_scores s"
+                " CROSS JOIN suite_run_scores x WHERE i.run_id = :run AND"
+                f" {_MAY_DIFFER} AND {_SAME_ITEM} AND x.run_id = :base AND x.subject = s.subject"
+                " AND x.task = s.task AND x.item_id = s.item_id AND x.evaluator = s.evaluator",
+                {"run": run_b, "base": run_a},
+            )
+        ]
+
     def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
         """One item whole: input, expected, output, latency, every verdict with its detail and
         raw reply, every failure."""
@@ -579,26 +680,21 @@ class RunReader(SuiteRunStore):
 
     def query_detail(self, run_id: str, task: str, subject: str, query_id: str) -> dict[str, Any]:
         """What the run's ir aggregate recorded of one query of `subject` (its agent-metric
-        values, its judgments' channels, its ranking before expansion); {} when it has none."""
+        values, its judgments' channels, its ranking before expansion); {} when it has none.
+        Its own row (`suite_run_queries`, written with the summary), never the summary."""
         with self._read() as c:
             stored = c.execute(
-                sa.select(_runs_t.c.summary_json).where(_runs_t.c.run_id == run_id)
+                sa.select(_queries_t.c.detail_json).where(
+                    _queries_t.c.run_id == run_id,
+                    _queries_t.c.task == task,
+                    _queries_t.c.subject == subject,
+                    _queries_t.c.query_id == query_id,
+                )
             ).scalar()
         if stored is None:
             return {}
-        stored = stored if isinstance(stored, str) else bytes(stored)
-        with _QUERIES_LOCK:
-            kept = _QUERIES.get(run_id)
-            if kept is not None and kept[0] == stored:
-                _QUERIES.move_to_end(run_id)
-                return dict(kept[1].get((task, subject, query_id)) or {})
-        index = _query_index(stored)
-        with _QUERIES_LOCK:
-            _QUERIES[run_id] = (stored, index)
-            _QUERIES.move_to_end(run_id)
-            while len(_QUERIES) > _QUERIES_KEPT:
-                _QUERIES.popitem(last=False)
-        return dict(index.get((task, subject, query_id)) or {})
+        found = _loads_item(stored)
+        return dict(found) if isinstance(found, dict) else {}
 
     def table_counts(self) -> dict[str, int]:
         """Rows per table (a test's proof that reading changed nothing)."""

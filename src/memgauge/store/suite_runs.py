@@ -194,6 +194,8 @@ class SuiteRunStore(OptimizationHistory, Store):
                     headline_json=packed(headline(summary).model_dump_json()),
                 )
             )
+            item_rows.replace_queries(c, run_id, summary)
+            item_rows.replace_values(c, run_id)
             created = c.execute(
                 sa.select(runs_t.c.created_at).where(runs_t.c.run_id == run_id)
             ).scalar()

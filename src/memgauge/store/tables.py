@@ -153,6 +153,10 @@ suite_run_items = sa.Table(
     *cols(_F, "duration_ms"),
     # revision 0020: which time the item went through its subject (`repeat: N`)
     *cols(_I, "repeat_index", nullable=False, server_default="0"),
+    # a digest of the item's verdicts (evaluator, value, pass, error or not; revision 0022,
+    # `item_rows.verdicts_digest`): two runs' items with the same digest have the same verdicts,
+    # so "changed against a baseline" compares verdicts only where the digests differ
+    *cols(_T, "verdicts_digest"),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
     sa.Index("idx_suite_run_items_status", "run_id", "status"),
     # a page of items in run order (revision 0016): read from the index, not sorted whole
@@ -207,6 +211,34 @@ suite_run_usage = sa.Table(
         _col(c, _I, nullable=False, server_default="0")
         for c in ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
     ),
+)
+
+#: each query's detail in a run's ir aggregates (`systems[*].per_query`), by task, subject
+#: (the system) and query id (revision 0022): one item's page reads its query's row, not the
+#: run's whole summary (93 MB of JSON at 100,000 queries)
+suite_run_queries = sa.Table(
+    "suite_run_queries",
+    metadata,
+    _col("run_id", _T, _fk_run(), primary_key=True),
+    _col("task", _T, primary_key=True),
+    _col("subject", _T, primary_key=True),
+    _col("query_id", _T, primary_key=True),
+    *cols(Packed(), "detail_json", nullable=False),
+)
+
+#: each (subject, task, evaluator)'s values of a run, item by item (revision 0022): the item
+#: ids in order (a JSON list) and their values as float64 (NaN: not scored), written with the
+#: summary (`item_rows.replace_values`): what comparing two runs reads, 7 rows for a
+#: 100,000-item retrieval run instead of 700,000 verdicts
+suite_run_values = sa.Table(
+    "suite_run_values",
+    metadata,
+    _col("run_id", _T, _fk_run(), primary_key=True),
+    _col("subject", _T, primary_key=True),
+    _col("task", _T, primary_key=True),
+    _col("evaluator", _T, primary_key=True),
+    *cols(Packed(), "item_ids_json", nullable=False),
+    *cols(sa.LargeBinary(), "values_f8", nullable=False),
 )
 
 suite_run_setups = sa.Table(

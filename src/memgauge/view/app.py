@@ -256,9 +256,11 @@ class _Views:
             context = compare_page(
                 run_a,
                 run_b,
-                # the verdicts are what is compared: no input, expected value or output read
-                reader.item_records(a_id, detail=False, outputs=False),
-                reader.item_records(b_id, detail=False, outputs=False),
+                # each measure's values, a few arrays per run; the verdicts of the items whose
+                # verdicts differ: no item record built, no verdict of a same item read
+                reader.measure_values(a_id),
+                reader.measure_values(b_id),
+                reader.verdict_pairs(a_id, b_id),
                 reader.subjects(a_id),
                 reader.subjects(b_id),
             )

@@ -12,10 +12,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from memgauge.api import compare_runs
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
+from memgauge.runs.suite_compare import Measures, Verdict, compare_measures, verdicts_of
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
@@ -29,6 +29,7 @@ __all__ = [
     "shadow_page",
     "spec_changes",
     "trend_page",
+    "verdict_pairs",
 ]
 
 MAX_CHANGED = 500  # verdict changes listed on the compare page (the items page filters the rest)
@@ -93,11 +94,24 @@ class ChangedVerdict:
     regressed: bool
 
 
-def _verdict_text(value: float | None, passed: bool | None, error: str | None) -> str:
+def _verdict_text(value: float | None, passed: bool | int | None, error: str | None) -> str:
     if error:
         return "error"
     head = "n/a" if value is None else f"{value:.3f}"
     return head if passed is None else f"{head} {'pass' if passed else 'fail'}"
+
+
+#: one verdict of run B with run A's on the same item and evaluator: subject, task, item id,
+#: evaluator, then B's value, passed, error, then A's
+VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
+
+
+def verdict_pairs(
+    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
+) -> list[VerdictPair]:
+    """Each verdict of B with A's on the same subject, task, item and evaluator."""
+    a = {v[:4]: v for v in verdicts_a}
+    return [(*v, *o[4:]) for v in verdicts_b if (o := a.get(v[:4])) is not None]
 
 
 def changed_verdicts(
@@ -105,33 +119,28 @@ def changed_verdicts(
 ) -> tuple[list[ChangedVerdict], int]:
     """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
     item and evaluator), regressions first; and how many there are in all."""
-    a = {(it.subject, it.task, it.item_id): it for it in items_a}
+    return _changed(verdict_pairs(verdicts_of(items_a), verdicts_of(items_b)))
+
+
+def _changed(pairs: Sequence[VerdictPair]) -> tuple[list[ChangedVerdict], int]:
+    """`changed_verdicts` of the runs' paired verdicts (any subset holding every pair that
+    differs)."""
     out = []
-    for it in items_b:
-        other = a.get((it.subject, it.task, it.item_id))
-        if other is None:
+    for pair in pairs:
+        if pair[4:7] == pair[7:]:  # the same value, pass and error: the same text
             continue
-        for s in it.scores:
-            o = other.verdict(s.evaluator)
-            if o is None:
-                continue
-            ta = _verdict_text(o.value, o.passed, o.error)
-            tb = _verdict_text(s.value, s.passed, s.error)
-            if ta == tb:
-                continue
-            regressed = (o.error is None and s.error is not None) or (
-                o.passed is True and s.passed is False
-            )
-            if (
-                o.passed is None
-                and s.passed is None
-                and o.value is not None
-                and s.value is not None
-            ):
-                regressed = s.value < o.value
-            out.append(
-                ChangedVerdict(it.subject, it.task, it.item_id, s.evaluator, ta, tb, regressed)
-            )
+        subject, task, item_id, evaluator, value, passed, error, o_value, o_passed, o_error = pair
+        ta = _verdict_text(o_value, o_passed, o_error)
+        tb = _verdict_text(value, passed, error)
+        if ta == tb:
+            continue
+        # passed may be 0/1 as stored: == compares a truth value either way
+        regressed = (o_error is None and error is not None) or (
+            o_passed is not None and o_passed == 1 and passed is not None and passed == 0
+        )
+        if o_passed is None and passed is None and o_value is not None and value is not None:
+            regressed = value < o_value
+        out.append(ChangedVerdict(subject, task, item_id, evaluator, ta, tb, regressed))
     out.sort(key=lambda c: (not c.regressed, c.subject, c.task, c.item_id, c.evaluator))
     return out[:MAX_CHANGED], len(out)
 
@@ -139,15 +148,18 @@ def changed_verdicts(
 def compare_page(
     run_a: RunRecord,
     run_b: RunRecord,
-    items_a: Sequence[ItemRecord],
-    items_b: Sequence[ItemRecord],
+    measures_a: Measures,
+    measures_b: Measures,
+    pairs: Sequence[VerdictPair],
     subjects_a: Mapping[str, Any],
     subjects_b: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Run B against run A: per (subject, task, evaluator) the paired delta with its CI, the
-    randomization test's p and Holm's mark; the verdicts that changed; the spec changes."""
-    rows = compare_runs(items_a, items_b, seed=int(run_b.settings.get("seed", 0)))
-    changed, n_changed = changed_verdicts(items_a, items_b)
+    randomization test's p and Holm's mark; the verdicts that changed; the spec changes. The
+    runs' values per measure (`RunReader.measure_values`), and their paired verdicts, at least
+    every pair that differs (`RunReader.verdict_pairs`)."""
+    rows = compare_measures(measures_a, measures_b, seed=int(run_b.settings.get("seed", 0)))
+    changed, n_changed = _changed(pairs)
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
     return {

@@ -1,0 +1,227 @@
+"""What the viewer reads of a big run without reading all of it (revision 0022): the items
+page's `changed` and `regressed` against a baseline compare verdict by verdict only the items
+whose verdict digests differ (`suite_run_items.verdicts_digest`) and find what comparing every
+verdict found; each measure's values kept with the summary (`suite_run_values`) are those its
+verdicts make; both are written with the run and by the upgrade for the runs stored before; a
+search matched in SQL finds what matching every value in Python found."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from viewer_store import ViewerStore
+
+from memgauge.store import run_pages
+from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.item_rows import measure_values
+from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
+from memgauge.store.url import store_url
+
+
+def _pages(db: Path, run: str, baseline: str) -> dict[str, tuple[int, list[str]]]:
+    """Each filter's count and item ids against `baseline`."""
+    out = {}
+    with RunReader(db) as reader:
+        for show in SHOWS:
+            page = reader.item_page(run, ItemQuery(show=show, baseline=baseline, per_page=100))
+            out[show] = (page.total, [r.item_id for r in page.rows])
+    return out
+
+
+def test_changed_and_regressed_find_what_every_verdict_compared_finds(
+    viewer_store: ViewerStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = viewer_store.judged
+    db = Path(viewer_store.path)
+    fast = {(x, y): _pages(db, x, y) for x, y in ((b, a), (a, b), (b, b))}
+    # every verdict compared, whatever the digests say
+    every = {k: v.replace(run_pages._MAY_DIFFER, "1 = 1") for k, v in run_pages._WHERE.items()}
+    assert every != run_pages._WHERE
+    monkeypatch.setattr(run_pages, "_WHERE", every)
+    slow = {(x, y): _pages(db, x, y) for x, y in ((b, a), (a, b), (b, b))}
+    assert fast == slow
+    assert fast[(b, a)]["regressed"] == (4, ["q2", "q4", "q8", "q10"])
+    assert fast[(b, a)]["changed"][0] >= 4
+    assert fast[(b, b)]["changed"] == (0, [])
+
+
+def _digests(db: Path) -> dict[tuple[str, str, str, str], str | None]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT run_id, subject, task, item_id, verdicts_digest FROM suite_run_items"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {r[:4]: r[4] for r in rows}
+
+
+def _values(db: Path) -> dict[str, object]:
+    """Each run's stored values per measure, and those its verdicts make."""
+    with RunReader(db) as reader:
+        runs = [r[0] for r in reader._sql("SELECT run_id FROM suite_runs")]
+        stored = {
+            run: {k: (ids, list(v)) for k, (ids, v) in reader.measure_values(run).items()}
+            for run in runs
+        }
+        made = {
+            run: {
+                k: (ids, list(v))
+                for k, (ids, v) in measure_values(
+                    reader._sql(
+                        "SELECT subject, task, evaluator, item_id, value, error"
+                        " FROM suite_run_scores WHERE run_id = :r",
+                        {"r": run},
+                    )
+                ).items()
+            }
+            for run in runs
+        }
+        n_stored = reader._sql("SELECT COUNT(*) FROM suite_run_values")[0][0]
+    return {"stored": stored, "made": made, "n": n_stored}
+
+
+def test_each_finished_item_has_its_digest_recorded_and_upgraded(
+    viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    db = Path(viewer_store.path)
+    recorded = _digests(db)
+    values = _values(db)
+    assert values["n"]
+    assert repr(values["stored"]) == repr(values["made"])  # NaN too
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    statuses = {
+        (r[0], r[1], r[2], r[3]): r[4]
+        for r in conn.execute("SELECT run_id, subject, task, item_id, status FROM suite_run_items")
+    }
+    conn.close()
+    finished = {k for k, s in statuses.items() if s in ("completed", "failed")}
+    assert "failed" in statuses.values()
+    assert all(recorded[k] for k in finished)
+    # same verdicts, same digest: the runs' items that passed (or failed) alike
+    assert len(set(recorded.values())) < len(finished)
+    # the store as it was before revision 0022, upgraded
+    copy = tmp_path / "old.db"
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.executescript(
+        "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
+        " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
+        " UPDATE alembic_version SET version_num = '0018';"
+    )
+    target.close()
+    url = store_url(copy)
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0022"]
+    finally:
+        engine.dispose()
+    upgraded = _digests(copy)
+    assert repr(_values(copy)) == repr(values)
+    assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
+    assert all(upgraded[k] is None for k in statuses.keys() - finished)
+
+
+def _search_store(db: Path) -> str:
+    """A run whose searchable values are each a way SQLite's `LIKE` and Python's matching could
+    part: case, characters past ASCII (stored raw, or as JSON escapes), deflated outputs, the
+    `LIKE` pattern's own characters."""
+    from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    run = RunRecord(
+        run_id="search",
+        suite_name="s",
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite={"name": "s"},
+    )
+    texts = [
+        ("Apple Pie", "plain", "reason: APPLE"),
+        ("Café au lait", "\u212aelvin sign", "İstanbul"),
+        ("50%_off!", "x" * 600 + " Needle_X% " + "y" * 600, "no"),
+        ("back\\u00e9slash", "short", "a_b"),
+        ("nothing", "nothing", "Zürich 50% off"),
+    ]
+    items = [
+        ItemRecord(
+            subject="sys",
+            task="t",
+            item_id=f"i{n}",
+            seq=n,
+            category="Cat" if n % 2 else None,
+            input={"text": text},
+            expected={"m": 1},
+        )
+        for n, (text, _out, _reason) in enumerate(texts)
+    ]
+    with SuiteRunStore(db) as store:
+        store.create_run(run, {"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        store.claim_run("search", {"token": "t", "pid": 1, "host": "h"}, expect=None)
+        done = [
+            it.model_copy(
+                update={
+                    "status": "completed",
+                    "output": out,
+                    "scores": [ScoreRecord(evaluator="e", value=1.0, reason=reason)],
+                }
+            )
+            for it, (_text, out, reason) in zip(items, texts, strict=True)
+        ]
+        store.record_items("search", done)
+        store.set_status("search", "completed", owner="t")
+    return "search"
+
+
+NEEDLES = [
+    "apple",
+    "café",
+    "caf",
+    "\u00e9",
+    "k",
+    "\u212a",
+    "kelvin",
+    "i\u0307",
+    "istanbul",
+    "stanbul",
+    "%",
+    "_",
+    "!",
+    "50%_off!",
+    "needle_x%",
+    "\\u00e9",
+    "zür",
+    "cat",
+    "i3",
+    "zzz",
+]
+
+
+def test_a_search_matches_what_python_matched_value_by_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+
+    def found() -> dict[str, list[str]]:
+        with RunReader(db) as reader:
+            return {
+                n: [r.item_id for r in reader.item_page(run, ItemQuery(q=n, per_page=50)).rows]
+                for n in NEEDLES
+            }
+
+    fast = found()
+    # every value read and matched in Python (`_has`), as before
+    monkeypatch.setattr(run_pages, "_matches", lambda c: f"{run_pages.HAS_FUNCTION}({c}, :needle)")
+    slow = found()
+    assert fast == slow
+    assert fast["apple"] == ["i0"]
+    assert fast["café"] == ["i1"]  # its input is stored as JSON's escapes
+    assert fast["kelvin"] == ["i1"]  # the Kelvin sign is a k to Python
+    assert fast["needle_x%"] == ["i2"]  # in a deflated output
+    assert fast["%"] == ["i2", "i4"]
+    assert fast["zzz"] == []
