@@ -110,7 +110,7 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     target.executescript(
         "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
         " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
-        " UPDATE alembic_version SET version_num = '0018';"
+        " UPDATE alembic_version SET version_num = '0021';"
     )
     target.close()
     url = store_url(copy)
