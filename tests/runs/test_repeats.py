@@ -28,6 +28,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.metrics.rbo import rbo_ext
 from memgauge.runs.suite import suite_json_schema
 from memgauge.stats.repeats import cluster_bootstrap_ci, pass_at_k, pass_hat_k
+from memgauge.store.run_pages import RunReader
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.view.app import create_app
 
@@ -383,6 +384,16 @@ def test_runs_compare_pairs_items_not_item_repeats(
     values = [r.scores[0].value for r in items if r.subject == "coin"]
     assert coin["n"] == 5
     assert coin["mean_a"] == pytest.approx(np.mean(values))
+    # the values the store keeps for the viewer's compare page are the same items' means
+    with RunReader(db) as reader:
+        stored = reader.measure_values(a["run_id"])
+    ids, kept = stored[("coin", "t", "contains")]
+    means = {
+        k: float(np.mean([r.scores[0].value for r in v]))
+        for k, v in _by_item(items, "coin").items()
+    }
+    assert list(ids) == sorted(means)
+    assert list(kept) == pytest.approx([means[i] for i in sorted(means)])
 
 
 def test_the_gate_reads_the_repeat_aware_interval(
