@@ -353,10 +353,15 @@ def test_the_protocol_travels_with_the_dataset(tmp_path: Path) -> None:
         dataset_sha256(plain)
         == hashlib.sha256(
             plain.model_dump_json(
-                exclude={"protocol": True, "judgments": {"__all__": {"source_channels"}}}
+                exclude={
+                    "protocol": True,
+                    "synthetic": True,
+                    "judgments": {"__all__": {"source_channels"}},
+                }
             ).encode()
         ).hexdigest()
-    )  # datasets without a protocol (or judgment channels) hash as they did before either existed
+    )  # datasets without a protocol (or judgment channels, or a synthetic origin) hash as they did before
+    # any existed
     meta = tmp_path / "lme" / "dataset.yaml"
     meta.write_text(
         meta.read_text().replace("recall_all_no_relevant: 1", "recall_all_no_relevant: 2")

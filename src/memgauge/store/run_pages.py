@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
@@ -50,10 +50,11 @@ from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
 
-if TYPE_CHECKING:  # the statistics: only for a page that compares
-    from memgauge.view.history import VerdictPair
+__all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader", "VerdictPair"]
 
-__all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader"]
+#: one verdict of run B with run A's on the same item and evaluator: subject, task, item id,
+#: evaluator, then B's value, passed, error, then A's
+VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
 
 #: the item filters: every item; not passing (a failed verdict, or an error); passing (every
 #: pass/fail verdict passed, no error); errors (the item or a verdict could not be scored);
@@ -622,7 +623,7 @@ class RunReader(SuiteRunStore):
         return out
 
     def verdict_pairs(self, run_a: str, run_b: str) -> list[VerdictPair]:
-        """Run B's verdicts with A's on the same item and evaluator (`history.VerdictPair`),
+        """Run B's verdicts with A's on the same item and evaluator (`VerdictPair`),
         of the items whose verdict digests differ (or are not known): every pair that differs,
         and no item whose verdicts are A's."""
         return [

@@ -16,6 +16,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
 from memgauge.runs.suite_compare import Measures, Verdict, compare_measures, verdicts_of
+from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
@@ -99,11 +100,6 @@ def _verdict_text(value: float | None, passed: bool | int | None, error: str | N
         return "error"
     head = "n/a" if value is None else f"{value:.3f}"
     return head if passed is None else f"{head} {'pass' if passed else 'fail'}"
-
-
-#: one verdict of run B with run A's on the same item and evaluator: subject, task, item id,
-#: evaluator, then B's value, passed, error, then A's
-VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
 
 
 def verdict_pairs(
