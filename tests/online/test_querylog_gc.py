@@ -8,10 +8,14 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import pytest
+
+from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store.querylog import _jsonable
 
@@ -143,3 +147,31 @@ def test_a_value_json_cannot_hold_is_still_rejected_alone_with_the_writers_reaso
         con.close()
     assert queries == [("fine", '{"fts5": ["m0"]}')]
     assert (sessions, feedback) == ([('{"ok": [1]}',)], 0)
+
+
+def test_the_logging_time_is_the_text_datetime_gave_across_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hot path formats the date and time of day once a second: each stamp must still be
+    `datetime.now(UTC).isoformat(timespec="milliseconds")` of its instant (both floor)."""
+    instants = [
+        1_700_000_000_000_000_000,
+        1_700_000_000_999_999_999,  # same second, last millisecond
+        1_700_000_001_000_400_000,  # the next second
+        1_699_999_999_123_456_789,  # a clock set back
+    ]
+    clock = iter(instants)
+    monkeypatch.setattr(sdk.time, "time_ns", lambda: next(clock))
+    stamps = [sdk._now() for _ in instants]
+    assert stamps == [
+        "2023-11-14T22:13:20.000+00:00",
+        "2023-11-14T22:13:20.999+00:00",
+        "2023-11-14T22:13:21.000+00:00",
+        "2023-11-14T22:13:19.123+00:00",
+    ]
+    assert stamps == [
+        datetime.fromtimestamp(ns // 10**9, UTC)
+        .replace(microsecond=ns // 1000 % 10**6)
+        .isoformat(timespec="milliseconds")
+        for ns in instants
+    ]
