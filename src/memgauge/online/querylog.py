@@ -11,7 +11,9 @@ search handler, without ever waiting on disk.
     log.agent_output(s, reply_text)                      # for copy/reference detection
     log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
-A call appends a tuple to an in-memory buffer (no lock, no I/O, no JSON) and returns; a
+A call appends a tuple of strings and numbers to an in-memory buffer (no lock, no I/O; the
+caller's dicts and lists as JSON text, so the garbage collector never walks buffered records)
+and returns; a
 background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
 again at once while a burst fills whole batches), one transaction per batch of at most 2,048
 records (queries first, then feedback, then the rest), so several processes can log into one
@@ -57,7 +59,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memgauge.store.querylog import QueryLogWriter, QueryRow
+from memgauge.store.querylog import QueryLogWriter, QueryRow, encode_mapping, encode_stages
 from memgauge.store.url import StoreURL, store_url
 
 __all__ = ["FEEDBACK_EVENTS", "QueryLog", "promotion_eligible"]
@@ -95,13 +97,22 @@ def _after_fork() -> None:
         log._after_fork_in_child()
 
 
-#: builds a QueryRow from a tuple of its fields in C, on the hot path (the fields' order is
-#: checked by tests/online/test_querylog.py, since mypy does not see through tuple.__new__)
-_new_row = tuple.__new__
+#: (second since the epoch, its "YYYY-MM-DDTHH:MM:SS" in UTC): made once a second
+_second: tuple[int, str] = (-1, "")
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    """`datetime.now(UTC).isoformat(timespec="milliseconds")`, the same text (both floor the
+    clock to the millisecond) at a quarter of the cost: the date and time of day are formatted
+    once a second. Two threads crossing a second both format it; either result is right."""
+    global _second
+    ns = time.time_ns()
+    sec, text = _second
+    if ns // 1_000_000_000 != sec:
+        sec = ns // 1_000_000_000
+        text = datetime.fromtimestamp(sec, UTC).isoformat()[:19]
+        _second = (sec, text)
+    return f"{text}.{ns // 1_000_000 % 1000:03d}+00:00"
 
 
 class QueryLog:
@@ -205,8 +216,9 @@ class QueryLog:
         "output_count": 20, "duration_ms": 1.2}`; `token_usage_ratio` and `pressure_level`
         (`tokenUsageRatio`, `pressureLevel`): the share of its token budget the returned
         context used and the pressure state the system was in (`metrics.tokens.pressure_level`
-        names memgauge's states, for a system that has none of its own). Serialized by the
-        writer, never here.
+        names memgauge's states, for a system that has none of its own). Mappings and
+        `stages` are turned into JSON text here, as they are when the call is made; the rest by
+        the writer.
 
         The quality telemetry (seed 002 section 1.1; `memgauge.store.quality`): `scores`, the
         results' 0-1 scores in rank order, give `avg_relevance_score` and `top_result_score`,
@@ -220,35 +232,34 @@ class QueryLog:
             self.dropped += 1
             return qid
         self._queries.append(
-            _new_row(  # tuple.__new__ in C: QueryRow(...), a Python call, costs 0.5 us more
-                QueryRow,
-                (
-                    qid,
-                    query,
-                    intent,
-                    mode,
-                    session_id,
-                    tool_name,
-                    tuple(result_ids),  # a generator or a list the caller reuses stays as it was
-                    channel_contributions,
-                    latency_ms,
-                    trace_id,
-                    _now(),
-                    category,
-                    fusion_weights,
-                    quality_proxy,
-                    fallback,
-                    fallback_reason,
-                    degraded,
-                    stages,
-                    token_usage_ratio,
-                    pressure_level,
-                    None if scores is None else tuple(scores),
-                    None if unboosted_scores is None else tuple(unboosted_scores),
-                    boost_impact_delta,
-                    limit,
-                    dedup_tokens_saved,
-                ),
+            (  # a plain tuple (QueryRow): the collector untracks it, never a NamedTuple
+                qid,
+                query,
+                intent,
+                mode,
+                session_id,
+                tool_name,
+                tuple(result_ids),  # a generator or a list the caller reuses stays as it was
+                # JSON text now: a record holding the caller's dicts and lists stays in the
+                # garbage collector's reach (store.querylog.encode_mapping says why)
+                None if channel_contributions is None else encode_mapping(channel_contributions),
+                latency_ms,
+                trace_id,
+                _now(),
+                category,
+                None if fusion_weights is None else encode_mapping(fusion_weights),
+                quality_proxy,
+                fallback,
+                fallback_reason,
+                degraded,
+                None if stages is None else encode_stages(stages),
+                token_usage_ratio,
+                pressure_level,
+                None if scores is None else tuple(scores),
+                None if unboosted_scores is None else tuple(unboosted_scores),
+                boost_impact_delta,
+                limit,
+                dedup_tokens_saved,
             )
         )
         return qid
@@ -272,7 +283,8 @@ class QueryLog:
             self.dropped += 1
             return
         mid = None if memory_id is None else str(memory_id)
-        self._feedback.append((event_type, session_id, query_id, mid, rank, metadata, _now()))
+        meta = None if metadata is None else encode_mapping(metadata)
+        self._feedback.append((event_type, session_id, query_id, mid, rank, meta, _now()))
 
     def validate(
         self, memory_id: Any, *, useful: bool, session_id: str, query_id: str | None = None
@@ -314,7 +326,8 @@ class QueryLog:
     ) -> None:
         """The session manager's view of a session (seed 002 section 5.3, session length): its
         turn count so far (the latest call wins) and, with `ended`, that it is over."""
-        self._event("session", (session_id, turns, ended, metadata, _now()))
+        meta = None if metadata is None else encode_mapping(metadata)
+        self._event("session", (session_id, turns, ended, meta, _now()))
 
     def outcome(
         self,
@@ -343,7 +356,7 @@ class QueryLog:
                 uncertainty_reduction,
                 learning_index,
                 spec_folder,
-                metadata,
+                None if metadata is None else encode_mapping(metadata),
                 _now(),
             ),
         )

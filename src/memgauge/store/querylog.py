@@ -12,10 +12,10 @@ import os
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from memgauge.store.logdb import LogDB
 from memgauge.store.quality import boost_delta, quality_fields
@@ -25,12 +25,16 @@ from memgauge.store.url import StoreURL
 Where = str | Path | StoreURL
 
 __all__ = [
+    "QUERY_FIELDS",
     "RETENTION_DAYS",
+    "JSONText",
     "QueryLogWriter",
     "QueryRow",
     "annotation_pool",
     "apply_retention",
     "bootstrap_judgments",
+    "encode_mapping",
+    "encode_stages",
     "harvest",
     "import_annotations",
     "unknown_query_ids",
@@ -57,36 +61,70 @@ USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 _STEPS = {"validate_useful": USEFUL_STEP, "validate_not_useful": NOT_USEFUL_STEP}
 
 
-class QueryRow(NamedTuple):
-    """One logged search as `QueryLog.query` buffers it, unserialized (the writer thread does
-    the JSON): the columns of seed 002's `eval_queries`, in its order."""
+#: a mapping or list as `QueryLog` buffers it: its JSON text, made when logged; or, when it
+#: could not be made, the value alone in a tuple, for the writer to reject with `_dumps`'s reason
+JSONText = str | tuple[Any]
 
-    query_id: str
-    query: str
-    intent: str | None
-    mode: str | None
-    session_id: str | None
-    tool_name: str
-    result_ids: tuple[Any, ...]
-    channel_contributions: Mapping[str, Sequence[Any]] | None
-    latency_ms: float | None
-    trace_id: str | None
-    created_at: str
-    category: str | None
-    fusion_weights: Mapping[str, float] | None
-    quality_proxy: float | None
-    fallback: bool | None
-    fallback_reason: str | None
-    degraded: bool | None
-    stages: Sequence[Mapping[str, Any]] | None
-    token_usage_ratio: float | None
-    pressure_level: str | None
+#: One logged search as `QueryLog.query` buffers it: the columns of seed 002's `eval_queries`,
+#: in its order (named by QUERY_FIELDS), its mappings and trace already JSON text
+#: (`encode_mapping`), the rest of the JSON and the derived columns left to the writer thread.
+#: A plain tuple, not a NamedTuple: CPython's collector untracks a tuple of strings and numbers,
+#: never an instance of a tuple's subclass, and walks a tracked one on every full collection.
+QueryRow = tuple[
+    str,  # query_id
+    str,  # query
+    str | None,  # intent
+    str | None,  # mode
+    str | None,  # session_id
+    str,  # tool_name
+    tuple[Any, ...],  # result_ids
+    JSONText | None,  # channel_contributions
+    float | None,  # latency_ms
+    str | None,  # trace_id
+    str,  # created_at
+    str | None,  # category
+    JSONText | None,  # fusion_weights
+    float | None,  # quality_proxy
+    bool | None,  # fallback
+    str | None,  # fallback_reason
+    bool | None,  # degraded
+    JSONText | None,  # stages
+    float | None,  # token_usage_ratio
+    str | None,  # pressure_level
     # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
-    scores: Sequence[float] | None = None
-    unboosted_scores: Sequence[float] | None = None
-    boost_impact_delta: float | None = None
-    limit: int | None = None
-    dedup_tokens_saved: int | None = None
+    tuple[float, ...] | None,  # scores
+    tuple[float, ...] | None,  # unboosted_scores
+    float | None,  # boost_impact_delta
+    int | None,  # limit
+    int | None,  # dedup_tokens_saved
+]
+QUERY_FIELDS = (
+    "query_id",
+    "query",
+    "intent",
+    "mode",
+    "session_id",
+    "tool_name",
+    "result_ids",
+    "channel_contributions",
+    "latency_ms",
+    "trace_id",
+    "created_at",
+    "category",
+    "fusion_weights",
+    "quality_proxy",
+    "fallback",
+    "fallback_reason",
+    "degraded",
+    "stages",
+    "token_usage_ratio",
+    "pressure_level",
+    "scores",
+    "unboosted_scores",
+    "boost_impact_delta",
+    "limit",
+    "dedup_tokens_saved",
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -124,6 +162,50 @@ def _dumps_mapping(value: Any) -> str:
     if value is None:
         return "{}"
     return _dumps(value if type(value) is dict else dict(value))
+
+
+# One C encoder for every thread: without the circular-reference check (markers None) it keeps
+# no state between calls, so it is made once, not per value as `_dumps`'s is (1 us). A cycle
+# ends in RecursionError here and is then rejected by the writer with `_dumps`'s message.
+_encode_now = (
+    None
+    if _make_encoder is None
+    else _make_encoder(
+        None, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+)
+
+
+def encode_mapping(value: Any) -> JSONText:
+    """At logging time, `_dumps_mapping(value)` for a value that is not None.
+
+    Why then and not in the writer: a buffered record holding the caller's dict (or its lists)
+    stays tracked by the garbage collector, and under a burst every full collection, run in
+    whichever thread allocates, walks tens of thousands of them (the worst `QueryLog.query`
+    call, BENCHMARKS.md issue 31 item 8). A record of str / int / float / None only is untracked
+    by the first collection that sees it. Encoding here costs less than 1 us; the caller's dict
+    changed after the call no longer changes what is stored."""
+    try:
+        return "".join(_encode_now(value if type(value) is dict else dict(value), 0))  # type: ignore[misc]
+    except Exception:
+        return (value,)
+
+
+def encode_stages(stages: Any) -> JSONText:
+    """At logging time, the writer's `stage_trace` JSON of a retrieval trace (not None)."""
+    try:
+        return "".join(_encode_now([dict(st) for st in stages], 0))  # type: ignore[misc]
+    except Exception:
+        return (stages,)
+
+
+def _text(value: JSONText, dumps: Any) -> str:
+    """The JSON text `encode_*` made, or `dumps` of the value it could not (which raises)."""
+    return value if type(value) is str else str(dumps(value[0]))
+
+
+def _stages_text(stages: Any) -> str:
+    return _dumps([dict(st) for st in stages])
 
 
 _QUERY_INSERT = (
@@ -173,7 +255,7 @@ def _event_rows(
         try:
             if kind == "session":
                 sid, turns, ended, meta, at = rec
-                meta_json = None if meta is None else _dumps(dict(meta))
+                meta_json = None if meta is None else _text(meta, _dumps_mapping)
                 turns_v = None if turns is None else int(turns)
                 out[_SESSION_UPSERT].append(
                     (str(sid), turns_v, at, at if ended else None, at, meta_json)
@@ -190,7 +272,7 @@ def _event_rows(
                         _num(ur),
                         _num(li),
                         folder,
-                        _dumps_mapping(meta),
+                        "{}" if meta is None else _text(meta, _dumps_mapping),
                         at,
                     )
                 )
@@ -224,8 +306,7 @@ class QueryLogWriter:
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
         q_rows = []
-        # one unpacking of the whole row, checked against QueryRow's fields (arity and types) by
-        # mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
+        # one unpacking of the whole row, checked against QueryRow (arity and types) by mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
         for (
             qid,
             text,
@@ -267,18 +348,18 @@ class QueryLogWriter:
                         tool,
                         _dumps(ids),  # the SDK's own tuple
                         len(ids),
-                        _dumps_mapping(channels),
+                        "{}" if channels is None else _text(channels, _dumps_mapping),
                         None if latency is None else float(latency),
                         trace,
                         created,
                         cat,
-                        None if weights is None else _dumps_mapping(weights),
+                        None if weights is None else _text(weights, _dumps_mapping),
                         # the host's own proxy wins; the seed's formula when it gives none
                         derived if proxy is None else float(proxy),
                         None if fallback is None else int(bool(fallback)),
                         reason,
                         None if degraded is None else int(bool(degraded)),
-                        None if stages is None else _dumps([dict(st) for st in stages]),
+                        None if stages is None else _text(stages, _stages_text),
                         None if usage_ratio is None else float(usage_ratio),
                         None if pressure is None else str(pressure),
                         avg,
@@ -292,7 +373,8 @@ class QueryLogWriter:
         f_rows = []
         for kind, session, qid, mid, rank, meta, created in feedback:
             try:
-                f_rows.append([kind, session, qid, mid, rank, _dumps_mapping(meta), created])
+                meta_json = "{}" if meta is None else _text(meta, _dumps_mapping)
+                f_rows.append([kind, session, qid, mid, rank, meta_json, created])
             except (TypeError, ValueError) as exc:
                 rejected.append(f"feedback {kind} on {mid}: {type(exc).__name__}: {exc}")
         e_rows = _event_rows(events, rejected)
