@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memgauge.embed import load_embedder
+from memgauge.embed import load_embedder, minilm_onnx
 from memgauge.embed.minilm_numpy import MiniLMEmbedder
 from memgauge.errors import UsageError
 
@@ -217,6 +217,10 @@ def test_embedders_of_one_process_share_a_session_per_graph_file_and_threads(
     os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     renewed = MiniLMOnnxEmbedder(verify=False)
     assert renewed._session is not first._session
+    assert MiniLMOnnxEmbedder(verify=False)._session is renewed._session
+    # the old file's sessions are let go (its embedders keep theirs): one per thread count left
+    kept = [k for k in minilm_onnx._SESSIONS if k[0] == str(graph.resolve())]
+    assert sorted(k[-1] for k in kept) == [1]
     assert np.array_equal(renewed.embed(TEXTS), first.embed(TEXTS))
 
 

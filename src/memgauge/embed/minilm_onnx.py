@@ -128,6 +128,8 @@ def shared_session(path: Path, threads: int) -> tuple[Any, contextlib.AbstractCo
             lock: contextlib.AbstractContextManager[Any] = (
                 threading.Lock() if threads > 1 else contextlib.nullcontext()
             )
+            for stale in [k for k in _SESSIONS if k[0] == key[0] and k[:-1] != key[:-1]]:
+                del _SESSIONS[stale]  # the file changed: its embedders keep their session
             found = _SESSIONS[key] = (session, lock)
     return found
 
