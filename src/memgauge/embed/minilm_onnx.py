@@ -16,6 +16,9 @@ batches bucketed by token length under a token budget, so almost no padding is e
 with several batches runs them on one thread per core (`workers=`, MEMGAUGE_ONNX_WORKERS), each
 an ordinary one-thread session run: `InferenceSession.run` is thread-safe, and a batch's vectors
 do not depend on which thread ran it, so the values are those of a serial run, bit for bit.
+For the same reason one session serves every embedder of a process built on the same graph file
+with the same threads (`shared_session`): a program that builds several (an evaluate with dense
+and hybrid, an optimize study) loads the model once.
 
 onnx and onnxruntime are dependencies of memgauge; where they cannot be imported (installed
 without its dependencies, a platform without their wheels) `minilm` falls back to NumPy and
@@ -37,7 +40,7 @@ import numpy as np
 
 from memgauge._types import AnyArray, FloatArray
 from memgauge._util.files import atomic_write_bytes
-from memgauge.embed.minilm_numpy import MINILM_SHA256, MiniLMEmbedder
+from memgauge.embed.minilm_numpy import MINILM_SHA256, MiniLMEmbedder, file_identity
 from memgauge.errors import UnavailableError, UsageError
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "default_workers",
     "onnx_available",
     "session_options",
+    "shared_session",
 ]
 
 #: bump when the graph changes: the cached file's name carries it
@@ -101,6 +105,33 @@ def session_options(threads: int) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return options
+
+
+_SESSIONS: dict[tuple[object, ...], tuple[Any, contextlib.AbstractContextManager[Any]]] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def shared_session(path: Path, threads: int) -> tuple[Any, contextlib.AbstractContextManager[Any]]:
+    """This process's session on the graph file `path` with `threads` intra-op threads, and the
+    lock its runs take: made on first use, and again when the file has changed since
+    (`file_identity`). With several intra-op threads they are the session's whole budget, so its
+    runs take a real lock, shared by every embedder on it; one-thread runs may overlap."""
+    key = (*file_identity(path), threads)
+    with _SESSIONS_LOCK:  # held while building: callers at once wait for one session
+        found = _SESSIONS.get(key)
+        if found is None:
+            import onnxruntime as ort
+
+            session = ort.InferenceSession(
+                str(path), session_options(threads), providers=["CPUExecutionProvider"]
+            )
+            lock: contextlib.AbstractContextManager[Any] = (
+                threading.Lock() if threads > 1 else contextlib.nullcontext()
+            )
+            for stale in [k for k in _SESSIONS if k[0] == key[0] and k[:-1] != key[:-1]]:
+                del _SESSIONS[stale]  # the file changed: its embedders keep their session
+            found = _SESSIONS[key] = (session, lock)
+    return found
 
 
 def bucket_by_length(lengths: Sequence[int], *, max_tokens: int) -> list[list[int]]:
@@ -267,23 +298,21 @@ def cached_model(embedder: MiniLMEmbedder, home: Path) -> Path:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    raw = {k: np.asarray(v) for k, v in embedder.w.items()}
-    # the NumPy embedder keeps linear weights transposed: give the builder the file's layout
-    for key in list(raw):
-        if key.endswith(".weight") and raw[key].ndim == 2 and "embeddings" not in key:
-            raw[key] = raw[key].T
-    data = build_graph(raw, heads=embedder.heads, layers=embedder.layers, eps=embedder.eps)
+    data = build_graph(
+        embedder.read_weights(), heads=embedder.heads, layers=embedder.layers, eps=embedder.eps
+    )
     atomic_write_bytes(target, data)
     return target
 
 
 class MiniLMOnnxEmbedder(MiniLMEmbedder):
     """all-MiniLM-L6-v2 with its forward pass on ONNX Runtime (the NumPy embedder's tokenizer);
-    agrees with it to 1e-6 (tests/embed). `threads`: intra-op threads (default
-    `default_threads()`); `batch_tokens`: the bucketing's token budget per batch, or None for
-    fixed batches of `batch_size` texts (the NumPy path's batching); `workers`: batches of one
-    call run at once (default `default_workers()`; 1 with more than one intra-op thread, whose
-    runs already share the cores). Safe to call from several threads at once."""
+        agrees with it to 1e-6 (tests/embed). `threads`: intra-op threads (default
+        `default_threads()`); `batch_tokens`: the bucketing's token budget per batch, or None for
+        fixed batches of `batch_size` texts (the NumPy path's batching); `workers`: batches of one
+        call run at once (default `default_workers()`; 1 with more than one intra-op thread, whose
+        runs already share the cores). Safe to call from several threads at once. Its session is the
+    process's for that graph file and `threads` (`shared_session`)."""
 
     def __init__(
         self,
@@ -305,24 +334,18 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         if workers is not None and workers < 1:
             raise UsageError(f"workers={workers}: use 1 or more")
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
-        import onnxruntime as ort
-
         from memgauge._util.home import memgauge_home
 
         path = cached_model(self, memgauge_home())
         self.threads = threads or default_threads()
         self.batch_tokens = batch_tokens
-        self._session = ort.InferenceSession(
-            str(path), session_options(self.threads), providers=["CPUExecutionProvider"]
-        )
-        # several intra-op threads are the session's whole budget: one run at a time then
-        self._lock: contextlib.AbstractContextManager[Any] = (
-            threading.Lock() if self.threads > 1 else contextlib.nullcontext()
-        )
+        self._session, self._lock = shared_session(path, self.threads)
         self.workers = 1 if self.threads > 1 else (workers or default_workers())
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-        self.w = {}  # the session holds the weights now
+
+    def _forward_weights(self) -> dict[str, AnyArray]:
+        return {}  # the session holds them; `cached_model` reads the file when it builds the graph
 
     def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
         if self.batch_tokens is None:
