@@ -27,6 +27,7 @@ from memgauge.online.watch import (
     MEASURES,
     WatchFilter,
     WatchState,
+    WindowMeasure,
     in_sample,
     parse_time,
     window_measures,
@@ -244,6 +245,51 @@ def _send(
     state.pending = state.pending[-100:]
 
 
+def _record(
+    cfg: WatchConfig,
+    state: WatchState,
+    out: WatchPass,
+    measures: dict[str, WindowMeasure],
+    at: datetime,
+) -> None:
+    """Keep what the viewer shows of this pass: the rule, its time, the window's measures with
+    their CIs (a pass that evaluated nothing has no window) and the alerts fired."""
+    stamp = at.isoformat(timespec="seconds")
+    state.rule = {
+        "window": cfg.window,
+        "threshold": cfg.threshold,
+        "by": cfg.by,
+        "min_samples": cfg.min_samples,
+    }
+    state.last_pass = stamp
+    if measures:
+        fired = {a["measure"] for a in out.alerts}
+        state.windows.append(
+            {
+                "at": stamp,
+                "rows": out.window["rows"],
+                "evaluated": out.evaluated,
+                "measures": {
+                    name: {
+                        "value": wm.value.value,
+                        "ci_low": wm.value.ci_low,
+                        "ci_high": wm.value.ci_high,
+                        "n": wm.value.n_scored,
+                        "note": wm.value.note,
+                        "fired": name in fired,
+                    }
+                    for name, wm in measures.items()
+                    if name in cfg.measures
+                },
+            }
+        )
+    state.fired.extend(
+        {k: a[k] for k in ("measure", "value", "baseline", "drop", "threshold", "note")}
+        | {"at": stamp}
+        for a in out.alerts
+    )
+
+
 def watch_pass(cfg: WatchConfig, *, now: datetime | None = None) -> WatchPass:
     """Run one pass (see the module docstring); the state file is updated at its end."""
     state = WatchState.load(cfg.state, cfg.key())
@@ -312,6 +358,7 @@ def watch_pass(cfg: WatchConfig, *, now: datetime | None = None) -> WatchPass:
         alerts=alerts,
     )
     _send(cfg, state, alerts, out)
+    _record(cfg, state, out, measures, now or _now())
     state.cursor = after
     state.passes += 1
     state.save(cfg.state)

@@ -47,7 +47,22 @@ store_option = click.option(
     metavar="NAME",
     help="Who labels in review mode (default: MEMGAUGE_REVIEWER, else your login name).",
 )
-def view(store_path: str | None, port: int, host: str, review: bool, reviewer: str | None) -> None:
+@click.option(
+    "--watch-state",
+    "watch_states",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    multiple=True,
+    help="A `memgauge watch` state file shown at /watch besides the store's own (those under"
+    " MEMGAUGE_HOME/watch); repeatable.",
+)
+def view(
+    store_path: str | None,
+    port: int,
+    host: str,
+    review: bool,
+    reviewer: str | None,
+    watch_states: tuple[Path, ...],
+) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
     in progress refreshes by itself. Needs no network: everything it loads ships in memgauge.
@@ -70,7 +85,7 @@ def view(store_path: str | None, port: int, host: str, review: bool, reviewer: s
     shown = f"[{host}]" if ":" in host else host
     mode = "read-only" if who is None else f"review mode as {who}: /review"
     click.echo(f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops")
-    serve(store, host=host, port=port, reviewer=who)
+    serve(store, host=host, port=port, reviewer=who, watch_states=watch_states)
 
 
 @click.command()

@@ -47,6 +47,9 @@ MEASURES = ("quality_proxy", "MRR@10", "selection_rate")
 STATE_VERSION = 1
 #: webhook failures a state file keeps (the newest), so that it stays small
 MAX_FAILURES = 100
+#: windows (each pass's measures) and fired alerts a state file keeps (the newest), for the
+#: viewer's trend: the baseline itself is `history`
+MAX_WINDOWS = 200
 _SUBJECT = "query-log"
 
 
@@ -203,7 +206,10 @@ class WatchState:
     its baseline would compare other searches); `history`: per measure its values in the
     latest windows that did not fire (the gate's rolling baseline leaves failed runs out);
     `pending`: alerts not delivered yet, sent again first on the next pass; `failures`: each
-    failed delivery attempt series (newest `MAX_FAILURES`)."""
+    failed delivery attempt series (newest `MAX_FAILURES`). What the viewer's /watch page
+    shows besides: `rule` (window, threshold, by, min samples of the latest pass), `last_pass`
+    (its time), `windows` (each pass's measures with their CIs and counts) and `fired` (the
+    alerts fired), newest `MAX_WINDOWS` each; a state written before them reads them empty."""
 
     config: dict[str, Any]
     cursor: int = 0
@@ -212,6 +218,10 @@ class WatchState:
     history: dict[str, list[float]] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    rule: dict[str, Any] = field(default_factory=dict)
+    last_pass: str | None = None
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    fired: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path, config: dict[str, Any]) -> WatchState:
@@ -240,4 +250,6 @@ class WatchState:
         """Write the state atomically (a watch killed mid-write leaves the previous state)."""
         raw = {"schema_version": STATE_VERSION, **asdict(self)}
         raw["failures"] = raw["failures"][-MAX_FAILURES:]
+        raw["windows"] = raw["windows"][-MAX_WINDOWS:]
+        raw["fired"] = raw["fired"][-MAX_WINDOWS:]
         atomic_write_text(path, json.dumps(raw, indent=1, sort_keys=True) + "\n")

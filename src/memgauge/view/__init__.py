@@ -15,6 +15,8 @@ from memgauge._util.lazy import lazy_table
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memgauge.store.url import StoreURL
     from memgauge.view.render import render_run_report, report_from_store
 
@@ -52,13 +54,15 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     reviewer: str | None = None,
+    watch_states: Sequence[Path] = (),
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
-    bound); with `reviewer`, in review mode (`memgauge.view.review`)."""
+    bound); with `reviewer`, in review mode (`memgauge.view.review`); `watch_states`: watch
+    state files `/watch` shows besides the store's own."""
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
 
-    app = create_app(store, reviewer=reviewer)
+    app = create_app(store, reviewer=reviewer, watch_states=watch_states)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -11,14 +11,15 @@ Routes: `/` runs (an optimization's candidate runs grouped under it; `?candidate
 them there) · `/runs/{id}` a run · `/runs/{id}/items` its items (filters in the query string) ·
 `/runs/{id}/item?subject=&task=&item=` one item · `/compare?a=&b=` · `/trends?suite=` · `/ab`,
 `/ab/test?name=` · `/shadow?name=` · `/optimizations`, `/optimizations/{id}?a=&b=` (the diff
-from iteration A to B) · `/traces`, `/traces/{id}` (`memgauge.view.traces`) · `/static/...`.
+from iteration A to B) · `/traces`, `/traces/{id}` (`memgauge.view.traces`) · `/watch`
+(`memgauge.view.watch`) · `/static/...`.
 A page family is a function here, a line in `ROUTES`, a template, and (for the top bar) a line in `render.NAV`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import NAV, item_context, page_url, render, static_bytes
 from memgauge.view.runs_list import CANDIDATES, runs_list
 from memgauge.view.traces import TraceViews
+from memgauge.view.watch import WatchViews
 
 __all__ = ["create_app"]
 
@@ -386,11 +388,17 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> Starlette:
+def create_app(
+    store: str | Path | StoreURL,
+    *,
+    reviewer: str | None = None,
+    watch_states: Sequence[Path] = (),
+) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
     mode too (`memgauge.view.review`): its pages, and one POST route that adds that reviewer's
-    labels to `review_labels`; without it, no route takes a POST."""
+    labels to `review_labels`; without it, no route takes a POST. `/watch` shows the store's
+    watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}; give the right one with --store")
@@ -412,6 +420,8 @@ def create_app(store: str | Path | StoreURL, *, reviewer: str | None = None) -> 
     routes = [Route(path, _refusing_nul(handler)) for path, handler in pages.items()]
     traces = TraceViews(url, page=_page, page_number=_page_number, base=views._base)
     routes.extend(traces.routes(_refusing_nul))
+    watches = WatchViews(url, watch_states, page=_page, base=views._base)
+    routes.extend(watches.routes(_refusing_nul))
     if reviewer is not None:
         from memgauge.view.review import ReviewViews  # review mode only
 

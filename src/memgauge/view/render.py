@@ -69,6 +69,7 @@ NAV: list[tuple[str, str]] = [
     ("Optimizations", "/optimizations"),
     ("A/B tests and shadow", "/ab"),
     ("Traces", "/traces"),
+    ("Watches", "/watch"),
 ]
 
 MAX_REPORT_ITEMS = 1000  # items written whole into a report (failures first)
