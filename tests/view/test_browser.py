@@ -29,7 +29,7 @@ from urllib.request import urlopen
 import pytest
 import yaml
 from tests.helpers import run_memgauge
-from viewer_store import PAYLOADS, ViewerStore, snapshot
+from viewer_store import PAYLOADS, XSS, ViewerStore, snapshot
 
 from memgauge.view.traces import trace_url
 
@@ -114,8 +114,31 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(viewer_store: ViewerStore) -> Iterator[Server]:
-    srv = Server(viewer_store.path)
+def watch_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A `memgauge watch` state of three passes, the last one firing, over searches whose
+    intent (a filter the page shows) is every script payload."""
+    from tests.online.test_watch import _log
+
+    from memgauge import api
+
+    tmp = tmp_path_factory.mktemp("watch")
+    db, state = tmp / "log.db", tmp / "watch.json"
+    cfg = api.WatchConfig(
+        store=api.results_store(str(db)),
+        state=state,
+        filters=api.WatchFilter(intents=(XSS,)),
+        measures=("quality_proxy",),
+        min_samples=5,
+    )
+    for proxies in ([0.8] * 10, [0.78] * 10, [0.5] * 8 + [0.4, 0.3]):
+        _log(db, proxies, intent=XSS)
+        api.watch_pass(cfg)
+    return state
+
+
+@pytest.fixture(scope="module")
+def server(viewer_store: ViewerStore, watch_state: Path) -> Iterator[Server]:
+    srv = Server(viewer_store.path, "--watch-state", str(watch_state))
     yield srv
     srv.stop()
 
@@ -349,6 +372,7 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
         f"/optimizations/{store.hostile_optimization}",
         f"/optimizations/{store.hostile_optimization}?a=1&b=0",
         trace_url(store.hostile_trace),
+        "/watch",
     ]
 
 

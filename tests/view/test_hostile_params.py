@@ -50,6 +50,7 @@ def _urls(s: ViewerStore, v: str) -> list[str]:
         f"/static/{v}",
         *(f"/traces?{k}={v}" for k in ("session", "error", "q", "page")),
         f"/traces/{v}",
+        f"/watch?{v}=1",
     ]
 
 

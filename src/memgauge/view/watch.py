@@ -50,6 +50,7 @@ class WatchEntry:
     error: str | None = None
     measures: list[dict[str, Any]] = field(default_factory=list)
     fired: list[dict[str, Any]] = field(default_factory=list)
+    filters: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _same_store(named: Any, store: StoreURL) -> bool:
@@ -121,6 +122,17 @@ def _fired(state: WatchState) -> list[dict[str, Any]]:
     ]
 
 
+def _filters(state: WatchState) -> list[tuple[str, str]]:
+    """The filters that take only some searches (name, values), as text."""
+    out = []
+    for name, value in (state.config.get("filters") or {}).items():
+        if isinstance(value, list) and value:
+            out.append((str(name), ", ".join(map(str, value))))
+        elif value not in (None, [], ""):
+            out.append((str(name), str(value)))
+    return out
+
+
 def _measures(state: WatchState) -> list[dict[str, Any]]:
     """Per measure of the configuration: its windows (oldest first) and their trend chart."""
     names = [m for m in state.config.get("measures", []) if isinstance(m, str)]
@@ -143,7 +155,8 @@ def _measures(state: WatchState) -> list[dict[str, Any]]:
                         "fired": m.get("fired") is True,
                     }
                 )
-        labels = [str(r["at"]) for r in rows]
+        # month, day and time: a whole ISO time does not fit under a point
+        labels = [str(r["at"])[5:16].replace("T", " ") for r in rows]
         chart = charts.line_chart(
             f"{name} per window",
             labels,
@@ -192,7 +205,13 @@ def watch_entries(store: StoreURL, extra: Sequence[Path] = ()) -> list[WatchEntr
             f["webhook"] = _origin(f.get("webhook"))
             f["error"] = _URL.sub(r"\1", str(f.get("error", "")))
         entries.append(
-            WatchEntry(path, state=state, measures=_measures(state), fired=_fired(state))
+            WatchEntry(
+                path,
+                state=state,
+                measures=_measures(state),
+                fired=_fired(state),
+                filters=_filters(state),
+            )
         )
     return entries
 
