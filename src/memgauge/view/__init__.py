@@ -54,7 +54,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     reviewer: str | None = None,
-    watch_states: Sequence[Path] = (),
+    watch_states: Sequence[str | Path] = (),
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is

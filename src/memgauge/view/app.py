@@ -392,7 +392,7 @@ def create_app(
     store: str | Path | StoreURL,
     *,
     reviewer: str | None = None,
-    watch_states: Sequence[Path] = (),
+    watch_states: Sequence[str | Path] = (),
 ) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review

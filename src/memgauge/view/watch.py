@@ -222,13 +222,13 @@ class WatchViews:
     def __init__(
         self,
         store: StoreURL,
-        extra: Sequence[Path],
+        extra: Sequence[str | Path],
         *,
         page: Callable[[str], Response],
         base: Callable[..., dict[str, Any]],
     ) -> None:
         self.store = store
-        self.extra = list(extra)
+        self.extra = [Path(p) for p in extra]
         self._page = page
         self._base = base
 
