@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -143,7 +144,7 @@ def test_an_unreadable_state_is_an_error_row(fired: tuple[Path, Path], tmp_path:
 
 
 def test_only_this_stores_watches_and_given_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a, b = tmp_path / "a.db", tmp_path / "b.db"
     _log(a, [0.8] * 6)
@@ -158,8 +159,12 @@ def test_only_this_stores_watches_and_given_files(
     [a_state] = [p for p in _states() if json.loads(p.read_text())["config"]["store"] == str(a)]
     assert str(a_state) in html
     assert str(b) not in html  # b's watch is not this store's
-    assert main(["view", "--help"]) == 0
-    assert "--watch-state" in capsys.readouterr().out
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr("memgauge.cli.view.serve", lambda store, **kw: calls.append(kw))
+    assert main(["view", "--store", str(a), "--watch-state", str(elsewhere)]) == 0
+    assert calls[-1]["watch_states"] == (elsewhere,)
+    assert main(["view", "--store", str(a), "--watch-state", str(tmp_path / "none.json")]) == 2
+    assert "none.json" in capsys.readouterr().err
     with TestClient(create_app(a, watch_states=[elsewhere])) as client:
         text = _text(client.get("/watch").text)
     assert str(elsewhere) in text
@@ -180,3 +185,26 @@ def test_no_watch_and_hostile_params(tmp_path: Path) -> None:
             assert "holds a NUL byte" in r.text
         r = client.get("/watch?state=" + "x" * 20_000)
         assert r.status_code == 200  # the page takes no parameter: a long one changes nothing
+
+
+def test_a_state_written_before_the_page_is_shown_and_kept(
+    fired: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A state of an earlier memgauge (no rule, last pass, windows or alerts fired): shown
+    with what it has, and the next pass adds them."""
+    db, state = fired
+    raw = json.loads(state.read_text())
+    for key in ("rule", "last_pass", "windows", "fired"):
+        del raw[key]
+    state.write_text(json.dumps(raw))
+    with TestClient(create_app(db)) as client:
+        text = _text(client.get("/watch").text)
+    assert "rule: not recorded" in text
+    assert "No window recorded yet." in text
+    assert "cursor at row 30 · 3 pass(es), the last n/a" in text
+    _log(db, [0.8] * 6)
+    assert _watch(db, "--webhook", "http://127.0.0.1:9/x", "--retries", "0") == 3
+    capsys.readouterr()
+    saved = json.loads(state.read_text())
+    assert [w["rows"] for w in saved["windows"]] == [[31, 36]]
+    assert saved["rule"] == {"by": "point", "min_samples": 5, "threshold": 0.15, "window": 5}
