@@ -561,3 +561,38 @@ def test_an_item_id_a_repeat_would_take_is_exit_2(
     assert "item id 'q1#r1' is also the id a repeat of 'q1' is stored under" in err
     with SuiteRunStore(tmp_path / "r.db") as store:
         assert store.list_runs() == []  # nothing written
+
+
+def test_repeats_that_partly_fail_give_one_value_and_count_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Items with different numbers of scored repeats: each item weighs one (the mean of its
+    scored repeats) in the evaluator's row, the gate's measure, runs compare and the values the
+    viewer's compare page reads; the row counts items, not item-repeats."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"flaky": {"python": {"target": "repeat_subjects:FlakyAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = str(tmp_path / "r.db")
+    _, a, _ = _run(capsys, str(path), "--store", db)
+    _, b, _ = _run(capsys, str(path), "--store", db)
+    _, items = _read(Path(db), a["run_id"])
+    per_item = {
+        k: [r.scores[0].value for r in v if r.scores and r.scores[0].value is not None]
+        for k, v in _by_item(items, "flaky").items()
+    }
+    counts = sorted(len(v) for v in per_item.values())
+    assert counts[0] < counts[-1]  # some items lost more repeats than others
+    means = [float(np.mean(v)) for v in per_item.values() if v]
+    (row,) = [r for r in a["results"] if r["subject"] == "flaky"]
+    assert row["mean"] == pytest.approx(float(np.mean(means)))
+    assert (row["n_scored"], row["n_failed"]) == (len(means), len(per_item) - len(means))
+    main(["runs", "compare", a["run_id"], b["run_id"], "--store", db, "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    (cmp,) = [
+        r for r in (rows["rows"] if isinstance(rows, dict) else rows) if r["subject"] == "flaky"
+    ]
+    assert cmp["mean_a"] == pytest.approx(row["mean"])
+    with RunReader(db) as reader:
+        _ids, kept = reader.measure_values(a["run_id"])[("flaky", "t", "contains")]
+    assert float(np.nanmean(list(kept))) == pytest.approx(row["mean"])

@@ -47,7 +47,8 @@ def test_over_items_leaves_out_items_with_too_few_attempts() -> None:
 
 def test_cluster_bootstrap_mean_counts_and_degenerate_cases() -> None:
     ci = cluster_bootstrap_ci([[1.0, 0.0], [1.0, 1.0], [0.0, math.nan]], seed=3)
-    assert ci.mean == pytest.approx(3 / 5)  # every value, NaN left out
+    # each item weighs one, the mean of its scored repeats (NaN left out): (0.5 + 1 + 0) / 3
+    assert ci.mean == pytest.approx(1.5 / 3)
     assert (ci.n, ci.n_excluded, ci.method) == (3, 1, "cluster")
     assert ci.low is not None
     assert ci.high is not None

@@ -19,6 +19,7 @@ A value that could not be computed is None (shown as n/a with its count), never 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ __all__ = [
     "ScoreRecord",
     "TargetCheck",
     "TaskSummary",
+    "mean_of_repeats",
     "repeat_id",
     "repeat_source",
     "utc_now",
@@ -119,6 +121,15 @@ def repeat_source(item_id: str, repeat: int) -> str:
     """The dataset's id of the item stored as `item_id` on repeat `repeat` (`repeat_id`'s
     inverse)."""
     return item_id if repeat == 0 else item_id.removesuffix(f"#r{repeat}")
+
+
+def mean_of_repeats(values: Sequence[float]) -> float:
+    """An item's value from its repeats' (`repeat: N`): the mean of those scored, NaN when
+    none is; one value as it is."""
+    if len(values) == 1:
+        return values[0]
+    scored = [v for v in values if v == v]
+    return sum(scored) / len(scored) if scored else float("nan")
 
 
 class ItemRecord(_Record):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord
+from memgauge.data.records import ItemRecord, mean_of_repeats
 from memgauge.stats import (
     Correction,
     Family,
@@ -32,7 +32,6 @@ from memgauge.stats import (
     compare_systems,
     significance_mark,
 )
-from memgauge.store.item_rows import mean_of_repeats
 
 __all__ = [
     "Measures",

@@ -155,7 +155,8 @@ def _repeat_aware(summary: RunSummary) -> None:
         m = found.get((e.subject, e.task, e.evaluator))
         if m is not None and not e.n_fallback:
             e.mean, e.ci_low, e.ci_high = m.value, m.ci_low, m.ci_high
-            e.n_scored = m.n_scored
+            # items, not item-repeats: scored when a repeat was, failed when none was
+            e.n_scored, e.n_failed = m.n_scored, m.n_failed
             rate = found.get((e.subject, e.task, f"{e.evaluator}.pass@1"))
             if rate is not None and e.pass_rate is not None:
                 e.pass_rate = rate.value

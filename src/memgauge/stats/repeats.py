@@ -11,10 +11,13 @@ Both need k <= n for every item: an item with fewer attempts than k (some of its
 to run) is left out of that k and counted.
 
 `cluster_bootstrap_ci`: the repeats of one item are not independent draws (the same question
-asked again), so the CI of a mean over item-repeats resamples items (clusters) with
-replacement, each with all its repeats, and takes the ratio sum / count of each resample
-(Field & Welsh 2007, "Bootstrapping clustered data", JRSS-B 69(3)). With one repeat per item it
-is the ordinary percentile bootstrap over items.
+asked again), so the CI resamples items (clusters) with replacement, each with all its repeats
+(Field & Welsh 2007, "Bootstrapping clustered data", JRSS-B 69(3)). Each item weighs one: its
+value is the mean of its scored repeats (`data.records.mean_of_repeats`, what `runs compare`
+and the viewer's compare page pair), and the run's mean is the mean of those, so an item whose
+repeats partly failed counts as much as one whose every repeat was scored, and the number is the
+same wherever it is shown. With one repeat per item it is the ordinary percentile bootstrap over
+items.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
+from memgauge.data.records import mean_of_repeats
 from memgauge.stats.bootstrap import ConfidenceInterval
 
 __all__ = ["cluster_bootstrap_ci", "pass_at_k", "pass_hat_k", "pass_k_over_items"]
@@ -73,26 +77,24 @@ def cluster_bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> ConfidenceInterval:
-    """The mean over every value of `clusters` (an item's repeats' values each; NaN is left
-    out and counted) with a percentile CI that resamples clusters (module docstring); `n` is
-    the number of clusters with a value."""
+    """The mean of the clusters' means (an item's repeats' values each; NaN is left out and
+    counted) with a percentile CI that resamples clusters (module docstring); `n` is the number
+    of clusters with a value."""
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be in (0, 1)")
-    sums, counts, excluded = [], [], 0
+    item_means, excluded = [], 0
     for values in clusters:
-        arr = np.asarray(values, dtype=np.float64)
-        ok = arr[~np.isnan(arr)]
-        excluded += int(arr.size - ok.size)
-        if ok.size:
-            sums.append(float(ok.sum()))
-            counts.append(float(ok.size))
-    n = len(sums)
+        scored = [float(v) for v in values if v == v]
+        excluded += len(values) - len(scored)
+        if scored:
+            item_means.append(mean_of_repeats(scored))
+    n = len(item_means)
     if n == 0:
         return ConfidenceInterval(
             None, None, None, 0, excluded, n_resamples, confidence, "cluster", "no scored items"
         )
-    s, c = np.asarray(sums), np.asarray(counts)
-    mean = float(s.sum() / c.sum())
+    s = np.asarray(item_means, dtype=np.float64)
+    mean = float(s.mean())
     if n == 1:
         note = "one scored item: the interval is degenerate"
         return ConfidenceInterval(
@@ -100,7 +102,7 @@ def cluster_bootstrap_ci(
         )
     rng = np.random.default_rng(seed)
     idx: npt.NDArray[np.intp] = rng.integers(0, n, size=(n_resamples, n), dtype=np.intp)
-    means = s[idx].sum(axis=1) / c[idx].sum(axis=1)
+    means = s[idx].mean(axis=1)
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return ConfidenceInterval(

@@ -20,7 +20,14 @@ import sqlalchemy as sa
 from pydantic_core import from_json, to_json
 
 from memgauge._util.redact import redactor
-from memgauge.data.records import Failure, ItemRecord, RunSummary, ScoreRecord, repeat_source
+from memgauge.data.records import (
+    Failure,
+    ItemRecord,
+    RunSummary,
+    ScoreRecord,
+    mean_of_repeats,
+    repeat_source,
+)
 from memgauge.store.dialect import executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.tables import Packed, packed, unpacked
@@ -41,7 +48,6 @@ __all__ = [
     "item_record",
     "item_records",
     "loads_item",
-    "mean_of_repeats",
     "measure_values",
     "record_items",
     "replace_queries",
@@ -285,15 +291,6 @@ def replace_queries(c: sa.Connection, run_id: str, summary: RunSummary | None) -
 #: one (subject, task, evaluator)'s values: the item ids, sorted, and their values (NaN: not
 #: scored, or an error)
 MeasureValues = dict[tuple[str, str, str], tuple[list[str], "array[float]"]]
-
-
-def mean_of_repeats(values: Sequence[float]) -> float:
-    """An item's value from its repeats' (`repeat: N`): the mean of those scored, NaN when
-    none is; one value as it is."""
-    if len(values) == 1:
-        return values[0]
-    scored = [v for v in values if v == v]
-    return sum(scored) / len(scored) if scored else float("nan")
 
 
 def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:

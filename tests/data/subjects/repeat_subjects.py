@@ -55,3 +55,21 @@ class FlipMemory:
         if n % 2 == 1 and len(ids) >= 2:
             ids[0], ids[1] = ids[1], ids[0]
         return [{"id": i} for i in ids]
+
+
+class FlakyAgent:
+    """Fails some repeats and answers the others differently, the same way on every run: the
+    n-th ask of a question fails when n plus the sum of its characters' codes is a multiple of 4,
+    and answers the port on even asks. Of three repeats, an item then loses one or none."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def answer(self, question: str) -> str:
+        with self.lock:
+            n = self.asked.get(question, 0)
+            self.asked[question] = n + 1
+        if (n + sum(map(ord, question))) % 4 == 0:
+            raise RuntimeError(f"flaky: ask {n} of {question!r}")
+        return "port 8080" if n % 2 == 0 else "no idea"
