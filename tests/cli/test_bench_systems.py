@@ -244,3 +244,33 @@ def test_a_corpus_the_dataset_lacks_is_bad_input(
     err = capsys.readouterr().err
     assert "no item of its dataset is in corpus conv-99 (its items have no corpus)" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_with_repeats_the_ranking_ranks_on_the_number_the_rows_show(
+    tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A memory whose ranking changes from one search to the next, asked three times: the
+    ranking's value is the task's row (the mean over repeats, items as clusters), not the first
+    repeat's."""
+    suite = tmp_path / "bench.yaml"
+    args = ["--dataset", str(dataset), "--no-discover", "-s", "lexical", "-m", "nDCG@10"]
+    args += ["-s", "python:repeat_subjects:FlipMemory@flip", "--write-suite", str(suite)]
+    assert _bench(tmp_path / "w", *args) == 0
+    doc = yaml.safe_load(suite.read_text())
+    suite.write_text(yaml.safe_dump({**doc, "repeat": 3}))
+    capsys.readouterr()
+    store = str(tmp_path / "run.db")
+    assert main(["run", str(suite), "--store", store, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    summary = api.read_run(out["run_id"], store=store).summary
+    assert summary is not None
+    (ranking,) = [a.detail for a in summary.aggregates if a.aggregate == "ranking"]
+    ranked = {s["name"]: s for s in ranking["systems"]}
+    rows = {(r["subject"], r["evaluator"]): r for r in out["results"]}
+    first = {m.subject: m.value for m in summary.measures() if m.source == "ir"}
+    flip = rows[("flip", "nDCG@10")]
+    assert flip["mean"] != pytest.approx(first["flip"])  # the repeats differ from the first
+    for name in ("lexical", "flip"):
+        row = rows[(name, "nDCG@10")]
+        assert ranked[name]["value"] == row["mean"]
+        assert ranked[name]["ci"] == [row["ci_low"], row["ci_high"]]

@@ -88,8 +88,11 @@ def _aggregates(
             agg = align(task.name, [(label, e) for label, e, _w in evaluators], set(given))
         out.append(agg)
     if (task.repeat or 1) > 1 and not any(a.name == RepeatsAggregate.name for a in out):
-        # what repeats are run for: every task asked more than once gets it
-        out.append(RepeatsAggregate())
+        # what repeats are run for: every task asked more than once gets it, before an
+        # aggregate that reads the others (the ranking), so that it ranks on the number the
+        # task's rows show (the mean over repeats), not on the first repeat's
+        after = next((i for i, a in enumerate(out) if callable(getattr(a, "after", None))), None)
+        out.insert(len(out) if after is None else after, RepeatsAggregate())
     return out
 
 
