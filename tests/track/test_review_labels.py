@@ -260,3 +260,44 @@ def test_overrides_become_learnings_once(
     assert "- The machine said: fail" in found
     assert "- Reviewer alice says: pass" in found
     assert "item i3" not in found
+
+
+def test_grades_of_one_hit_on_two_repeats_are_one_judgment_of_the_query(tmp_path: Path) -> None:
+    """A run with repeats stores each repeat as an item of its own (`q1#r1`); a hit graded on
+    any repeat is a grade of the dataset's query: one judgment row under `q1`, and two
+    reviewers' different grades on different repeats are counted as reviewers differing."""
+    from memgauge import api
+
+    data = tmp_path / "codes.yaml"
+    data.write_text(
+        "name: codes\n"
+        "memories:\n"
+        "  - {id: a1, text: the code for item 1 is K1}\n"
+        "  - {id: b1, text: item 1 also has a backup code B1}\n"
+        "queries:\n"
+        "  - {id: q1, text: what code does item 1 have}\n"
+        "judgments:\n"
+        "  - {query_id: q1, memory_id: a1, grade: 3}\n"
+    )
+    db = tmp_path / "r.db"
+    argv = ["evaluate", str(data), "-s", "lexical", "--k", "2", "-m", "Recall@2"]
+    _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
+    for reviewer, item, grade in (("ann", "q1", 3), ("bob", "q1#r1", 2)):
+        api.add_review_label(
+            db,
+            "lexical",
+            "retrieval",
+            item,
+            reviewer=reviewer,
+            kind="hit",
+            target="a1",
+            grade=grade,
+        )
+    labels = api.review_labels(db, kind="hit")
+    assert sorted((lab.item_id, lab.repeat, lab.source_id) for lab in labels) == [
+        ("q1", 0, "q1"),
+        ("q1#r1", 1, "q1"),
+    ]
+    rows, differ = api.review_judgments(db)
+    assert rows == [{"query_id": "q1", "memory_id": "a1", "grade": 2}]
+    assert differ == 1

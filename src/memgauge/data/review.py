@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from memgauge.data.records import repeat_source
+
 __all__ = ["LABELS", "LABEL_KINDS", "ReviewLabel"]
 
 #: what a label is about
@@ -56,6 +58,18 @@ class ReviewLabel(BaseModel):
     )
     note: str = Field(default="", max_length=10000, description="The reviewer's note.")
     created_at: str = Field(default="", description="UTC time it was given (ISO 8601).")
+    repeat: int = Field(
+        default=0,
+        ge=0,
+        description="Which repeat of its item the labelled item is (`repeat: N`; read from the"
+        " run's item, not stored with the label).",
+    )
+
+    @property
+    def source_id(self) -> str:
+        """The dataset's id of the labelled item: a repeat's (`ID#rR`) is its item's, so a hit
+        graded on any repeat is one judgment of the query."""
+        return repeat_source(self.item_id, self.repeat)
 
     @model_validator(mode="after")
     def _fits_its_kind(self) -> ReviewLabel:

@@ -12,10 +12,22 @@ import sqlalchemy as sa
 from memgauge.data.review import ReviewLabel
 from memgauge.store.base import Store
 from memgauge.store.tables import review_labels as labels_t
+from memgauge.store.tables import suite_run_items as items_t
 
 __all__ = ["ReviewStore", "current_labels"]
 
 _FIELDS = tuple(c.name for c in labels_t.columns if c.name != "id")
+#: the labelled item's repeat (`repeat: N`), read from the run's item
+_REPEAT = (
+    sa.select(items_t.c.repeat_index)
+    .where(
+        items_t.c.run_id == labels_t.c.run_id,
+        items_t.c.subject == labels_t.c.subject,
+        items_t.c.task == labels_t.c.task,
+        items_t.c.item_id == labels_t.c.item_id,
+    )
+    .scalar_subquery()
+)
 #: what one reviewer labels once: a later label on it supersedes theirs
 _TARGET = ("run_id", "subject", "task", "item_id", "kind", "target", "reviewer")
 
@@ -52,7 +64,7 @@ class ReviewStore(Store):
     ) -> list[ReviewLabel]:
         """Every label given (history included), oldest first; of the runs `run_ids`, the item
         (run, subject, task, item id), the `kind` and the `reviewer` when given."""
-        query = sa.select(*(labels_t.c[f] for f in _FIELDS)).order_by(labels_t.c.id)
+        query = sa.select(*(labels_t.c[f] for f in _FIELDS), _REPEAT).order_by(labels_t.c.id)
         if run_ids is not None:
             query = query.where(labels_t.c.run_id.in_(list(run_ids)))
         if item is not None:
@@ -64,4 +76,6 @@ class ReviewStore(Store):
             query = query.where(labels_t.c.reviewer == reviewer)
         with self._read() as c:
             rows = c.execute(query).all()
-        return [ReviewLabel(**dict(zip(_FIELDS, r, strict=True))) for r in rows]
+        return [
+            ReviewLabel(**dict(zip(_FIELDS, r[:-1], strict=True)), repeat=r[-1] or 0) for r in rows
+        ]

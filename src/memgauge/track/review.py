@@ -153,6 +153,7 @@ def make_label(
             subject=item.subject,
             task=item.task,
             item_id=item.item_id,
+            repeat=item.repeat,
             kind=kind,
             target=target,
             reviewer=reviewer,
@@ -234,12 +235,13 @@ def judged_pairs(
     labels: Sequence[ReviewLabel], reviewer: str | None = None
 ) -> dict[tuple[str, str], dict[str, int]]:
     """(query id, memory id) -> reviewer -> grade: each reviewer's latest grade of each hit
-    (across runs: the same query of the same dataset in another run is the same pair)."""
+    (across runs and repeats: the same query of the same dataset in another run, or on another
+    repeat of the run, is the same pair)."""
     out: dict[tuple[str, str], dict[str, int]] = {}
     for lab in labels:  # oldest first: a later grade overwrites the reviewer's earlier one
         if lab.kind != "hit" or lab.grade is None or reviewer not in (None, lab.reviewer):
             continue
-        out.setdefault((lab.item_id, lab.target), {})[lab.reviewer] = lab.grade
+        out.setdefault((lab.source_id, lab.target), {})[lab.reviewer] = lab.grade
     return out
 
 
