@@ -83,7 +83,12 @@ def main(path, real, args):
     data = len(request).to_bytes(8, "big") + request
     try:
         sent = socket.send_fds(sock, [data], [0, 1, 2])
-        sock.sendall(data[sent:])
+        if sent < len(data):
+            # only what is left: with the whole request sent, the server may have run the
+            # command and closed the connection already (a command that ends at once, this
+            # process descheduled), and a send, even of nothing, would then fail with EPIPE
+            # and run the command a second time, as the real executable
+            sock.sendall(data[sent:])
     except OSError:  # a closed stdin, say: the interpreter has its own ways with it
         sock.close()
         _real(real, args)
