@@ -39,7 +39,6 @@ __all__ = [
     "compare_measures",
     "compare_runs",
     "compare_suite_systems",
-    "compare_verdicts",
     "verdicts_of",
 ]
 
@@ -182,34 +181,9 @@ def compare_runs(
     """Rows of the comparison of two runs, in subject, task, evaluator order (see the module
     docstring). Each row is a measure: the correction's family is every row (`table`), or
     each row alone (`measure`, where one comparison needs no correction)."""
-    return compare_verdicts(
-        _item_verdicts(items_a),
-        _item_verdicts(items_b),
-        seed=seed,
-        test=test,
-        correction=correction,
-        family=family,
-        alpha=alpha,
-        n_permutations=n_permutations,
-    )
-
-
-def compare_verdicts(
-    verdicts_a: Sequence[Verdict],
-    verdicts_b: Sequence[Verdict],
-    *,
-    seed: int = 0,
-    test: SystemTest = "fisher",
-    correction: Correction | None = None,
-    family: Family = "table",
-    alpha: float = 0.05,
-    n_permutations: int = 10_000,
-) -> list[dict[str, Any]]:
-    """`compare_runs` of the runs' verdicts as rows (`Verdict`: what the store keeps, read
-    without building an item record for each of a big run's items)."""
     return compare_measures(
-        _vectors(_verdict_values(verdicts_a, {})),
-        _vectors(_verdict_values(verdicts_b, {})),
+        _vectors(_values(items_a, {})),
+        _vectors(_values(items_b, {})),
         seed=seed,
         test=test,
         correction=correction,
