@@ -207,9 +207,7 @@ def _compare_pages(db: Path, urls: list[str]) -> None:
         mp.setattr(
             RunReader,
             "measure_values",
-            lambda self, rid: suite_compare._vectors(
-                suite_compare._verdict_values(verdicts_of(self.item_records(rid)), {})
-            ),
+            lambda self, rid: suite_compare._measures(self.item_records(rid), {}),
         )
         mp.setattr(
             RunReader,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord, mean_of_repeats
+from memgauge.data.records import ItemRecord
 from memgauge.stats import (
     Correction,
     Family,
@@ -32,6 +32,7 @@ from memgauge.stats import (
     compare_systems,
     significance_mark,
 )
+from memgauge.store.item_rows import MeasureValues, measure_values
 
 __all__ = [
     "Measures",
@@ -58,35 +59,25 @@ def verdicts_of(items: Sequence[ItemRecord]) -> list[Verdict]:
     ]
 
 
-def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
-    return _verdict_values(_item_verdicts(items), rename)
-
-
-def _item_verdicts(items: Sequence[ItemRecord]) -> list[Verdict]:
-    """The items' verdicts, each under its item's dataset id (`source_id`: a repeat's verdict
-    is its item's, see `_verdict_values`)."""
-    return [
-        (it.subject, it.task, it.source_id, s.evaluator, s.value, s.passed, s.error)
+def _measures(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> MeasureValues:
+    """Each (subject, task, evaluator)'s values in item id order, read as the store keeps them
+    (`store.item_rows.measure_values`: a repeat's verdict is its item's, the item's value the
+    mean of its repeats'), so the paired tests and the delta's bootstrap resample items, each
+    with all its repeats, and a run compared from memory or from the store gives one value."""
+    return measure_values(
+        (
+            rename.get(it.subject, it.subject),
+            *(it.task, s.evaluator, it.item_id, s.value, s.error, it.repeat),
+        )
         for it in items
         for s in it.scores
-    ]
+    )
 
 
-def _verdict_values(verdicts: Sequence[Verdict], rename: Mapping[str, str]) -> Values:
-    """Per (subject, task, evaluator) each item's value: with repeats (verdicts sharing an
-    item id), the mean of its repeats' (`mean_of_repeats`, as the store keeps them), so the
-    paired tests and the delta's bootstrap resample items, each with all its repeats (items as
-    clusters), never item-repeats as if they were independent."""
-    found: dict[Key, dict[str, list[float]]] = {}
-    nan = float("nan")
-    for subject, task, item_id, evaluator, value, _passed, error in verdicts:
-        if rename:
-            subject = rename.get(subject, subject)
-        per = found.setdefault((subject, task, evaluator), {})
-        per.setdefault(item_id, []).append(float(value) if value is not None and not error else nan)
+def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
     return {
-        key: {item: mean_of_repeats(values) for item, values in per.items()}
-        for key, per in found.items()
+        key: dict(zip(ids, vals, strict=True))
+        for key, (ids, vals) in _measures(items, rename).items()
     }
 
 
@@ -182,8 +173,8 @@ def compare_runs(
     docstring). Each row is a measure: the correction's family is every row (`table`), or
     each row alone (`measure`, where one comparison needs no correction)."""
     return compare_measures(
-        _vectors(_values(items_a, {})),
-        _vectors(_values(items_b, {})),
+        _measures(items_a, {}),
+        _measures(items_b, {}),
         seed=seed,
         test=test,
         correction=correction,
@@ -196,14 +187,6 @@ def compare_runs(
 #: each (subject, task, evaluator)'s values: its item ids, sorted, and their values in that
 #: order (NaN: not scored, or an error), as the store keeps them (`suite_run_values`)
 Measures = Mapping[Key, tuple[Sequence[str], Any]]
-
-
-def _vectors(values: Values) -> dict[Key, tuple[list[str], np.ndarray]]:
-    out = {}
-    for key, per in values.items():
-        ids = sorted(per)
-        out[key] = (ids, np.array([per[i] for i in ids], dtype=np.float64))
-    return out
 
 
 def _pair_matrix(a: tuple[Sequence[str], Any], b: tuple[Sequence[str], Any]) -> np.ndarray:
