@@ -42,7 +42,7 @@ from memgauge.store.url import StoreURL, store_url
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
-from memgauge.view.render import NAV, item_context, page_url, render, static_bytes
+from memgauge.view.render import NAV, item_context, page_url, render, run_named, static_bytes
 from memgauge.view.runs_list import CANDIDATES, runs_list
 from memgauge.view.traces import TraceViews
 from memgauge.view.watch import WatchViews
@@ -107,15 +107,6 @@ class _Views:
             **context,
         }
 
-    @staticmethod
-    def _run_id(reader: RunReader, given: str) -> str:
-        found = reader.find_run_ids(given)
-        if given in found:
-            return given
-        if len(found) == 1:
-            return found[0]
-        raise HTTPException(404, f"no run {given!r} in this store")
-
     async def runs(self, request: Request) -> Response:
         qp = request.query_params
         filters = {k: qp.get(k) or "" for k in ("suite", "status", "kind")}
@@ -143,7 +134,7 @@ class _Views:
 
     async def run(self, request: Request) -> Response:
         with self._reader() as reader:
-            run_id = self._run_id(reader, request.path_params["run_id"])
+            run_id = run_named(reader, request.path_params["run_id"])
             # the headline: the page shows no query's own detail (a 10,000-query run's summary
             # is 99% of that); the gate's baseline reads the earlier runs' headlines likewise
             run = reader.get_run(run_id, headline=True)
@@ -172,12 +163,12 @@ class _Views:
         qp = request.query_params
         page_no = _page_number(qp.get("page"))
         with self._reader() as reader:
-            run_id = self._run_id(reader, request.path_params["run_id"])
+            run_id = run_named(reader, request.path_params["run_id"])
             run = reader.get_run(run_id, summary=False)
             assert run is not None
             baseline = qp.get("baseline") or None
             if baseline is not None:
-                baseline = self._run_id(reader, baseline)
+                baseline = run_named(reader, baseline)
             query = ItemQuery(
                 subject=qp.get("subject") or None,
                 task=qp.get("task") or None,
@@ -230,7 +221,7 @@ class _Views:
     async def item(self, request: Request) -> Response:
         qp = request.query_params
         with self._reader() as reader:
-            run_id = self._run_id(reader, request.path_params["run_id"])
+            run_id = run_named(reader, request.path_params["run_id"])
             run = reader.get_run(run_id, headline=True)
             assert run is not None
             it = reader.item(run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", ""))
@@ -249,8 +240,8 @@ class _Views:
     async def compare(self, request: Request) -> Response:
         qp = request.query_params
         with self._reader() as reader:
-            a_id = self._run_id(reader, qp.get("a", ""))
-            b_id = self._run_id(reader, qp.get("b", ""))
+            a_id = run_named(reader, qp.get("a", ""))
+            b_id = run_named(reader, qp.get("b", ""))
             run_a = reader.get_run(a_id, headline=True)
             run_b = reader.get_run(b_id, headline=True)
             assert run_a is not None

@@ -22,10 +22,11 @@ from urllib.parse import urlencode
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.records import ItemRecord, RunRecord
-from memgauge.errors import UsageError
+from memgauge.errors import named_by
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import (
@@ -48,6 +49,7 @@ from memgauge.view.pages import (
 )
 
 if TYPE_CHECKING:
+    from memgauge.store.run_pages import RunReader
     from memgauge.store.url import StoreURL
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "render",
     "render_run_report",
     "report_from_store",
+    "run_named",
     "static_bytes",
 ]
 
@@ -187,6 +190,17 @@ def inline_css(css: str) -> Markup:
     comment), so nothing in it can end the element. Only memgauge's own stylesheet goes here,
     never user data."""
     return Markup(css.replace("</", "<\\/"))
+
+
+def run_named(reader: RunReader, given: str) -> str:
+    """The run `given` names: its whole id, or the first characters of only one run's id (a
+    page's URL may carry either); a 404 otherwise."""
+    found = reader.find_run_ids(given)
+    if given in found:
+        return given
+    if len(found) == 1:
+        return found[0]
+    raise HTTPException(404, f"no run {given!r} in this store")
 
 
 def render(template: str, **context: Any) -> str:
@@ -347,13 +361,12 @@ def report_from_store(
 
     with RunReader(store) as reader:
         found = reader.find_run_ids(run_id)
-        exact = run_id if run_id in found else (found[0] if len(found) == 1 else None)
-        if exact is None:
-            raise UsageError(
-                f"no run {run_id!r} in {store}; see `memgauge runs list`"
-                if not found
-                else f"{run_id!r} matches {len(found)} runs ({', '.join(found[:5])}); type more"
-            )
+        exact = named_by(
+            run_id,
+            found,
+            none=f"no run {run_id!r} in {store}; see `memgauge runs list`",
+            several=f"{run_id!r} matches {len(found)} runs ({', '.join(found[:5])}); type more",
+        )
         run = reader.get_run(exact)
         assert run is not None
         if markdown:

@@ -41,7 +41,7 @@ from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
 from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
-from memgauge.view.render import NAV, page_url, render
+from memgauge.view.render import NAV, page_url, render, run_named
 
 __all__ = ["COOKIE", "ReviewViews"]
 
@@ -145,12 +145,7 @@ class ReviewViews:
             if not newest:
                 raise HTTPException(404, "no run in this store to review")
             return str(newest[0]["run_id"])
-        found = reader.find_run_ids(given)
-        if given in found:
-            return given
-        if len(found) == 1:
-            return found[0]
-        raise HTTPException(404, f"no run {given!r} in this store")
+        return run_named(reader, given)
 
     async def queue(self, request: Request) -> Response:
         """The queue of one run's items (see the module docstring for its order)."""
