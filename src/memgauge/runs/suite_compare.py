@@ -19,7 +19,7 @@ pair up.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from memgauge.store.item_rows import MeasureValues, measure_values
 
 __all__ = [
     "Measures",
+    "PairOptions",
     "Verdict",
     "compare_measures",
     "compare_runs",
@@ -44,6 +45,21 @@ __all__ = [
 ]
 
 Key = tuple[str, str, str]
+
+
+class PairOptions(TypedDict, total=False):
+    """How two runs are compared: `stats.compare_systems`' keywords, whose defaults apply
+    (Fisher's randomization test, Holm across the table, alpha 0.05, seed 0, 10,000
+    permutations)."""
+
+    seed: int
+    test: SystemTest
+    correction: Correction | None
+    family: Family
+    alpha: float
+    n_permutations: int
+
+
 Values = dict[Key, dict[str, float]]
 #: one verdict as the store keeps it: subject, task, item id, evaluator, value, passed (a truth
 #: value, 0/1 as stored, or None), error
@@ -161,27 +177,12 @@ def compare_suite_systems(
 def compare_runs(
     items_a: Sequence[ItemRecord],
     items_b: Sequence[ItemRecord],
-    *,
-    seed: int = 0,
-    test: SystemTest = "fisher",
-    correction: Correction | None = None,
-    family: Family = "table",
-    alpha: float = 0.05,
-    n_permutations: int = 10_000,
+    **options: Unpack[PairOptions],
 ) -> list[dict[str, Any]]:
     """Rows of the comparison of two runs, in subject, task, evaluator order (see the module
     docstring). Each row is a measure: the correction's family is every row (`table`), or
     each row alone (`measure`, where one comparison needs no correction)."""
-    return compare_measures(
-        _measures(items_a, {}),
-        _measures(items_b, {}),
-        seed=seed,
-        test=test,
-        correction=correction,
-        family=family,
-        alpha=alpha,
-        n_permutations=n_permutations,
-    )
+    return compare_measures(_measures(items_a, {}), _measures(items_b, {}), **options)
 
 
 #: each (subject, task, evaluator)'s values: its item ids, sorted, and their values in that
@@ -206,13 +207,7 @@ def _pair_matrix(a: tuple[Sequence[str], Any], b: tuple[Sequence[str], Any]) -> 
 def compare_measures(
     measures_a: Measures,
     measures_b: Measures,
-    *,
-    seed: int = 0,
-    test: SystemTest = "fisher",
-    correction: Correction | None = None,
-    family: Family = "table",
-    alpha: float = 0.05,
-    n_permutations: int = 10_000,
+    **options: Unpack[PairOptions],
 ) -> list[dict[str, Any]]:
     """`compare_runs` of the runs' values per measure (`Measures`: a few arrays per run, not a
     record per verdict)."""
@@ -227,16 +222,7 @@ def compare_measures(
     if not keys:
         return []
     matrices = {k: _pair_matrix(a[k], b[k]) for k in keys}
-    cmp = compare_systems(
-        ["a", "b"],
-        {str(n): matrices[k] for n, k in enumerate(keys)},
-        test=test,
-        correction=correction,
-        family=family,
-        alpha=alpha,
-        seed=seed,
-        n_permutations=n_permutations,
-    )
+    cmp = compare_systems(["a", "b"], {str(n): matrices[k] for n, k in enumerate(keys)}, **options)
     rows: list[dict[str, Any]] = []
     for key, pair in zip(keys, cmp.pairs, strict=True):
         c = pair.paired
@@ -253,7 +239,7 @@ def compare_measures(
                 "p_value": pair.p_value,
                 "p_adjusted": pair.p_adjusted,
                 "p_holm": pair.p_adjusted if cmp.correction == "holm" else None,
-                "mark": significance_mark(pair.p_adjusted, alpha),
+                "mark": significance_mark(pair.p_adjusted, cmp.alpha),
                 "n": c.n,
                 "n_dropped": c.n_dropped,
                 "note": c.note,
