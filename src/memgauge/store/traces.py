@@ -124,6 +124,29 @@ def _trace_row(trace: Trace, fmt: str, source: str, now: str) -> dict[str, Any]:
     }
 
 
+#: a span's fields and an LLM call's that a `trace_spans` column of the same name keeps as they
+#: are: written by `_span_row`, read back by `_span`
+_SPAN_AS_IS = (
+    "trace_id",
+    "span_id",
+    "parent_id",
+    "kind",
+    "name",
+    "session_id",
+    "start_ns",
+    "end_ns",
+    "line",
+    "error",
+)
+_LLM_AS_IS = ("model", "prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _as_is(source: Any, names: Sequence[str]) -> dict[str, Any]:
+    """`source`'s attributes `names` by name (all None when `source` is: a span without that
+    call)."""
+    return {n: None if source is None else getattr(source, n) for n in names}
+
+
 def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
     def keep(value: Any) -> str | None:
         text, cut = _value(value)
@@ -137,17 +160,8 @@ def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
 
     r, t, m = span.retrieval, span.tool_call, span.llm_call
     return {
-        "trace_id": span.trace_id,
-        "span_id": span.span_id,
+        **_as_is(span, _SPAN_AS_IS),
         "seq": seq,
-        "parent_id": span.parent_id,
-        "kind": span.kind,
-        "name": span.name,
-        "session_id": span.session_id,
-        "start_ns": span.start_ns,
-        "end_ns": span.end_ns,
-        "line": span.line,
-        "error": span.error,
         "input_json": keep(span.input),
         "output_json": keep(span.output),
         "tags_json": json.dumps(span.tags),
@@ -158,10 +172,7 @@ def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
         "tool_args_json": keep(t.arguments) if t else None,
         "tool_result_json": keep(t.result) if t else None,
         "tool_error": t.error if t else None,
-        "model": m.model if m else None,
-        "prompt_tokens": m.prompt_tokens if m else None,
-        "completion_tokens": m.completion_tokens if m else None,
-        "total_tokens": m.total_tokens if m else None,
+        **_as_is(m, _LLM_AS_IS),
         "llm_output": keep_text(m.output) if m else None,
         "llm_error": m.error if m else None,
     }
@@ -189,28 +200,13 @@ def _span(row: Any) -> Span:
         )
     if row.kind == "LLM":
         llm = LLMCall(
-            span_id=sid,
-            model=row.model,
-            prompt_tokens=row.prompt_tokens,
-            completion_tokens=row.completion_tokens,
-            total_tokens=row.total_tokens,
-            output=row.llm_output,
-            error=row.llm_error,
+            span_id=sid, **_as_is(row, _LLM_AS_IS), output=row.llm_output, error=row.llm_error
         )
     return Span(
-        span_id=sid,
-        trace_id=row.trace_id,
-        parent_id=row.parent_id,
-        kind=row.kind,
-        name=row.name,
-        session_id=row.session_id,
-        start_ns=row.start_ns,
-        end_ns=row.end_ns,
+        **_as_is(row, _SPAN_AS_IS),
         input=_load(row.input_json),
         output=_load(row.output_json),
         tags=json.loads(row.tags_json),
-        error=row.error,
-        line=row.line,
         retrieval=retrieval,
         tool_call=tool,
         llm_call=llm,
