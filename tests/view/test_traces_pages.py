@@ -92,6 +92,8 @@ def test_the_list_is_paged_with_its_filters(
     assert nxt.group(1).replace("&amp;", "&") == "/traces?q=o&page=2"
     second = _ok(client, "/traces?q=o&page=2")
     assert not set(_listed(second)) & set(seen)
+    assert f"; 4-{3 + len(_listed(second))} shown." in second
+    assert "page 2 of" in second
     assert "0 trace(s) match" not in _ok(client, "/traces?page=1")
     assert _listed(_ok(client, "/traces?page=999")) == []
 

@@ -18,7 +18,6 @@ A page family is a function here, a line in `ROUTES`, a template, and (for the t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,7 +41,15 @@ from memgauge.store.url import StoreURL, store_url
 from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
-from memgauge.view.render import NAV, item_context, page_url, render, run_named, static_bytes
+from memgauge.view.render import (
+    NAV,
+    item_context,
+    page_url,
+    pager,
+    render,
+    run_named,
+    static_bytes,
+)
 from memgauge.view.runs_list import CANDIDATES, runs_list
 from memgauge.view.traces import TraceViews
 from memgauge.view.watch import WatchViews
@@ -184,18 +191,14 @@ class _Views:
             subjects = list(reader.subjects(run_id))
             tasks = [t["task"] for t in reader.tasks(run_id)]
             others = reader.suite_runs(run.suite_name, exclude=run_id)
-        pages = max(1, math.ceil(page.total / PER_PAGE))
         params = {k: v for k, v in qp.items() if k != "page" and v}
-
-        def to_page(n: int) -> str:
-            return page_url(f"/runs/{run_id}/items", **params, page=n)
+        path = f"/runs/{run_id}/items"
 
         def item_url(row: Any) -> str:
             return page_url(
                 f"/runs/{run_id}/item", subject=row.subject, task=row.task, item=row.item_id
             )
 
-        first = (query.page - 1) * PER_PAGE + 1
         return _page(
             render(
                 "items.html",
@@ -203,15 +206,12 @@ class _Views:
                 q=query,
                 page=page,
                 rows=page.rows,
-                pages=pages,
-                first=first,
-                last=first + len(page.rows) - 1,
+                pager=pager(path, params, query.page, PER_PAGE, page.total, len(page.rows)),
                 shows=SHOWS,
                 sorts=SORTS,
                 subjects=subjects,
                 tasks=tasks,
                 others=others,
-                page_url=to_page,
                 item_url=item_url,
                 live=run.status in LIVE,
                 **self._base(request),

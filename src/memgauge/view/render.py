@@ -13,7 +13,9 @@ no script at all and forbid any with a Content-Security-Policy: one file that op
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -54,10 +56,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NAV",
+    "Pager",
     "environment",
     "inline_css",
     "item_context",
     "page_url",
+    "pager",
     "render",
     "render_run_report",
     "report_from_store",
@@ -110,6 +114,32 @@ def page_url(path: str, /, **params: Any) -> str:
     """`path` with `params` (empty ones left out) as its query string."""
     query = {k: v for k, v in params.items() if v not in (None, "", False)}
     return path + ("?" + urlencode(query) if query else "")
+
+
+@dataclass(frozen=True)
+class Pager:
+    """One page of a paged table (`_macros.html`'s `pager` draws it): its number, how many
+    pages and rows, its first and last row's numbers, and the URL of any page."""
+
+    page: int
+    pages: int
+    total: int
+    first: int
+    last: int
+    url: Callable[[int], str]
+
+
+def pager(
+    path: str, params: Mapping[str, Any], page: int, size: int, total: int, shown: int
+) -> Pager:
+    """Page `page` of `total` rows, `size` a page and `shown` on this one; its pages' URLs are
+    `path` with `params` and the page's number."""
+
+    def url(n: int) -> str:
+        return page_url(path, **params, page=n)
+
+    first = (page - 1) * size + 1
+    return Pager(page, max(1, math.ceil(total / size)), total, first, first + shown - 1, url)
 
 
 def _evaluators(rows: Sequence[Any]) -> list[str]:

@@ -9,7 +9,6 @@ charts' escaping helpers)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +25,7 @@ from memgauge.data.tracing import Span, Trace
 from memgauge.store.traces import TraceStore
 from memgauge.store.url import StoreURL
 from memgauge.view.charts import PALETTE, _fit, _svg, _t, text_width
-from memgauge.view.render import page_url, render
+from memgauge.view.render import pager, render
 
 __all__ = ["ERRORS", "TraceViews", "span_tree", "timeline", "trace_url"]
 
@@ -175,27 +174,18 @@ class TraceViews:
                 offset=(page_no - 1) * self.per_page,
             )
             sessions = kept.sessions()
-        pages = max(1, math.ceil(found.total / self.per_page))
         filters = {"session": session or "", "error": error, "q": q}
         params = {k: v for k, v in filters.items() if v and v != "any"}
-
-        def to_page(n: int) -> str:
-            return page_url("/traces", **params, page=n)
-
-        first = (page_no - 1) * self.per_page + 1
         return self._page(
             render(
                 "traces.html",
                 rows=found.rows,
-                total=found.total,
-                page_no=page_no,
-                pages=pages,
-                first=first,
-                last=first + len(found.rows) - 1,
+                pager=pager(
+                    "/traces", params, page_no, self.per_page, found.total, len(found.rows)
+                ),
                 sessions=sessions,
                 filters=filters,
                 errors=ERRORS,
-                page_url=to_page,
                 when=_when,
                 ms=_ms,
                 trace_url=trace_url,
