@@ -50,7 +50,7 @@ from memgauge.llm.usage import Price, priced
 from memgauge.runs import owner
 from memgauge.runs.budget import FailureBudget, counts_as_failed
 from memgauge.runs.distribute import ShardDriver
-from memgauge.runs.executor import Executor, Job, LocalExecutor, TimedOut
+from memgauge.runs.executor import Job, LocalExecutor, TimedOut
 from memgauge.runs.hollow import void_empty
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.options import RunOptions
@@ -391,7 +391,6 @@ def run_suite(
     suite_path: Path | None = None,
     base: Path | None = None,
     kind: str = "suite",
-    executor: Executor | None = None,
     progress: Progress | None = None,
     build: Callable[[dict[str, Any]], Any] = build_subject,
     datasets: Mapping[str, RetrievalDataset] | None = None,
@@ -406,7 +405,6 @@ def run_suite(
         suite_path: the suite file, when there is one (paths are relative to it).
         base: the directory relative paths start from (default: the suite file's, else cwd).
         kind: what started the run (suite, evaluate, demo, extraction, operations, audit).
-        executor: how jobs run (default: `LocalExecutor`, threads in this process).
         progress: what to show while it runs.
         build: subject spec -> instance.
         datasets: retrieval datasets given in memory, by task name (the Python API).
@@ -439,7 +437,7 @@ def run_suite(
     with fewer_collections(), llm_context().hold():
         width = options.concurrency or suite.concurrency
         progress = progress or _Silent()
-        executor = executor or LocalExecutor()
+        executor = LocalExecutor()
         expect: str | None = None
         if resume:
             stored = _check_resume(recorder, resume, suite, plan)
@@ -636,7 +634,7 @@ def _execute(
     broken: Mapping[str, Failure],
     pending: set[tuple[str, str, str]],
     state: _Run,
-    executor: Executor,
+    executor: LocalExecutor,
     width: int,
     recorder: Recorder,
     *,
@@ -684,7 +682,7 @@ def _run_task(
     task: PlannedTask,
     todo: Sequence[PlannedItem],
     state: _Run,
-    executor: Executor,
+    executor: LocalExecutor,
     width: int,
     scoring: PoolExecutor,
     recorder: Recorder,

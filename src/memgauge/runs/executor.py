@@ -1,4 +1,4 @@
-"""How a run's items are executed: the `Executor` protocol and the local executor (threads).
+"""How a run's items are executed: the local executor (threads).
 
 A job is one blocking call (ask the subject, score the output) bound to a lane: the thread
 pool it must run in. Subjects that accept calls from several threads share a pool as wide as
@@ -6,8 +6,9 @@ the concurrency; others get a lane of one thread, so that, for example, a SQLite
 only ever used by the thread that opened it. The executor bounds how many jobs are in flight,
 enforces each job's timeout from the moment its lane starts it (an item waiting for a
 one-thread subject is not being timed), and hands every finished job to `on_done`, one at a
-time (never two at once), in the order they finish. A distributed engine implements the same
-protocol.
+time (never two at once), in the order they finish. Runs are distributed a level above, in
+shards on a `concurrent.futures.Executor` (`runs/pools.py`): no other executor of jobs exists,
+so there is no protocol for one.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-__all__ = ["Executor", "Job", "LocalExecutor", "TimedOut"]
+__all__ = ["Job", "LocalExecutor", "TimedOut"]
 
 
 @dataclass(frozen=True)
@@ -46,25 +47,6 @@ class TimedOut:
     """What `on_done` gets for a job that did not finish within its timeout."""
 
     seconds: float
-
-
-class Executor(Protocol):
-    """Runs jobs with bounded concurrency and reports each as it finishes."""
-
-    def execute(
-        self,
-        jobs: Iterable[Job],
-        *,
-        concurrency: int,
-        on_done: Callable[[Job, Any], bool],
-    ) -> None:
-        """Run `jobs`; `on_done(job, result_or_TimedOut)` returns False to stop taking new ones.
-
-        `on_done` is called for one job at a time, from any thread. Jobs in flight when it
-        stops are awaited and reported; jobs never started are not. A job that raises (or an
-        `on_done` that does) stops the run: the exception is raised here.
-        """
-        ...
 
 
 class _Flight:
@@ -100,7 +82,12 @@ class LocalExecutor:
         concurrency: int,
         on_done: Callable[[Job, Any], bool],
     ) -> None:
-        """See `Executor.execute`."""
+        """Run `jobs`; `on_done(job, result_or_TimedOut)` returns False to stop taking new ones.
+
+        `on_done` is called for one job at a time, from any thread. Jobs in flight when it
+        stops are awaited and reported; jobs never started are not. A job that raises (or an
+        `on_done` that does) stops the run: the exception is raised here.
+        """
         _Execution(iter(jobs), max(1, concurrency), on_done).run()
 
 
