@@ -24,7 +24,6 @@ from urllib.parse import urlencode
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
 from markupsafe import Markup
-from starlette.exceptions import HTTPException
 
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.records import ItemRecord, RunRecord
@@ -225,6 +224,8 @@ def inline_css(css: str) -> Markup:
 def run_named(reader: RunReader, given: str) -> str:
     """The run `given` names: its whole id, or the first characters of only one run's id (a
     page's URL may carry either); a 404 otherwise."""
+    from starlette.exceptions import HTTPException  # the viewer's only: not `memgauge report`'s
+
     found = reader.find_run_ids(given)
     if given in found:
         return given
