@@ -11,9 +11,10 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, print_markdown, store_option
+from memgauge.cli._common import EXISTING_FILE, FILE, console, print_markdown, store_option
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._options import junit_option
+from memgauge.cli._shared_options import by_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -30,7 +31,7 @@ def _fmt(x: float | None) -> str:
 learnings_option = click.option(
     "--learnings",
     "learnings_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="The failure memories' database (default: MEMGAUGE_HOME/learnings.db).",
 )
@@ -80,12 +81,8 @@ learn_into_option = click.option(
     " measures, repeatable (e.g. tier_precision[critical]@5, hybrid/retrieval/folder_ils@5);"
     " every other measure is shown as information.",
 )
-@click.option(
-    "--by",
-    type=click.Choice(["point", "ci-upper"]),
-    default="point",
-    show_default=True,
-    help="point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
+@by_option(
+    "point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
     " its 95% CI, so a drop its own noise can explain passes.",
 )
 @click.option(
@@ -98,7 +95,7 @@ learn_into_option = click.option(
 @click.option(
     "--markdown",
     "md_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="Write the pull-request summary here, as Markdown (on a terminal, stdout shows it"
     " drawn; piped, stdout is the Markdown too).",
@@ -115,7 +112,7 @@ learn_into_option = click.option(
     "--baseline",
     "baselines",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     help="Runs exported earlier (`memgauge runs export ID --format bundle`) to gate against,"
     " beside the store's own; repeat for several (CI on a runner with no shared store).",
 )

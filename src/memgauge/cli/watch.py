@@ -14,8 +14,9 @@ import click
 from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import FILE, choice_option, json_option
+from memgauge.cli._common import FILE, json_option
 from memgauge.cli._numbers import integer, number
+from memgauge.cli._shared_options import by_option
 
 __all__ = ["watch"]
 
@@ -125,7 +126,7 @@ def _line(p: api.WatchPass) -> str:
     show_default=True,
     help="The relative drop that fires.",
 )
-@choice_option("--by", choices=("point", "ci-upper"), help="The gate's rule.")
+@by_option("The gate's rule.")
 @click.option(
     "--min-samples",
     type=integer(1),
