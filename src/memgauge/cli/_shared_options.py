@@ -1,7 +1,8 @@
 """Options that mean the same thing in several commands, declared once so that their type, range
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
---allow-unmeasured, and what decides a rule (the point estimate or its CI's bound)."""
+--allow-unmeasured, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+drop it flags, and what decides it (the point estimate or its CI's bound)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ if TYPE_CHECKING:
 __all__ = [
     "allow_unmeasured_option",
     "by_option",
+    "drop_option",
     "mde_option",
     "report_dir_option",
     "resamples_option",
     "sprt_bounds_option",
+    "window_option",
 ]
 
 #: `--resamples N`: the bootstrap's resamples of every CI a retrieval run reports
@@ -75,3 +78,27 @@ def by_option(about: str) -> Callable[[FC], FC]:
     """`--by point|ci-upper`: what decides a rule, the point estimate or the bound of its 95%
     CI; `about` its help."""
     return choice_option("--by", choices=["point", "ci-upper"], help=about)
+
+
+def window_option(unit: str, most: int = 100) -> Callable[[FC], FC]:
+    """`--window N`: the earlier `unit` (runs, windows) the rolling baseline averages, up to
+    `most`."""
+    return click.option(
+        "--window",
+        type=integer(1, most),
+        default=5,
+        show_default=True,
+        help=f"Earlier {unit} in the rolling baseline (as many as exist, up to this).",
+    )
+
+
+def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
+    """`--threshold DROP`: the relative drop below the baseline that is `flagged` (a
+    regression, an alert); 0 (any drop) only with `zero`."""
+    return click.option(
+        "--threshold",
+        type=number(0, 1, min_open=not zero),
+        default=0.15,
+        show_default=True,
+        help=f"The relative drop below the baseline that is {flagged}.",
+    )

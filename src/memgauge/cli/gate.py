@@ -14,7 +14,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import EXISTING_FILE, FILE, console, print_markdown, store_option
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._options import junit_option
-from memgauge.cli._shared_options import by_option
+from memgauge.cli._shared_options import by_option, drop_option, window_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -49,20 +49,8 @@ learn_into_option = click.option(
 @click.command()
 @click.argument("target", metavar="SUITE_OR_RUN", required=False)
 @store_option
-@click.option(
-    "--window",
-    type=integer(1, 100),
-    default=5,
-    show_default=True,
-    help="Earlier runs in the rolling baseline (as many as exist, up to this).",
-)
-@click.option(
-    "--threshold",
-    type=number(0, 1),
-    default=0.15,
-    show_default=True,
-    help="Relative drop that is a regression.",
-)
+@window_option("runs")
+@drop_option("a regression")
 @click.option("--exact-threshold", type=number(0, 1), default=0.10, show_default=True)
 @click.option("--judge-threshold", type=number(0, 1), default=0.20, show_default=True)
 @click.option(
@@ -197,7 +185,7 @@ def gate(
 @click.argument("suite_name", metavar="SUITE")
 @store_option
 @click.option("--last", type=integer(1, 1000), default=20, show_default=True)
-@click.option("--window", type=integer(1, 100), default=5, show_default=True)
+@window_option("runs")
 @click.option("--json", "as_json", is_flag=True)
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
