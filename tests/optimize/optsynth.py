@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memgauge.llm.scope import CallScope
-from memgauge.optimize import Candidate, Evaluation, StudyConfig, evaluation_of
+from memgauge.optimize import Candidate, CandidateRun, Evaluation, StudyConfig, evaluation_of
 from memgauge.optimize.split import Split
 from memgauge.runs.optspec import SearchDim
 
@@ -48,18 +47,10 @@ class Synthetic:
     def use_split(self, split: Split | None) -> None:
         self.split = split
 
-    def evaluate(
-        self,
-        candidate: Candidate,
-        phase: str,
-        *,
-        on_run: Callable[[str], None],
-        resume: str | None,
-        scope: CallScope,
-    ) -> Evaluation:
+    def evaluate(self, candidate: Candidate, phase: str, run: CandidateRun) -> Evaluation:
         self.calls += 1
-        run_id = resume or f"run-{self.calls}"
-        on_run(run_id)
+        run_id = run.resume or f"run-{self.calls}"
+        run.on_run(run_id)
         value = self.f(candidate.params)
         ids = [i for i, _c in self.items()]
         if self.split is not None:

@@ -12,14 +12,14 @@ from optsynth import START, Synthetic, config
 
 from memgauge.aggregates.constraint import parse_constraint
 from memgauge.errors import UsageError
-from memgauge.optimize import Candidate, Evaluation, MemoryHistory, run_study
+from memgauge.optimize import Candidate, CandidateRun, Evaluation, MemoryHistory, run_study
 
 
 class Bounded(Synthetic):
     """The synthetic objective, each candidate's bounded measure its x."""
 
-    def evaluate(self, candidate: Candidate, phase: str, **kw: Any) -> Evaluation:
-        ev = super().evaluate(candidate, phase, **kw)
+    def evaluate(self, candidate: Candidate, phase: str, run: CandidateRun) -> Evaluation:
+        ev = super().evaluate(candidate, phase, run)
         return replace(ev, constraint_value=float(candidate.params["x"]))
 
 

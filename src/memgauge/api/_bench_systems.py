@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from memgauge.api._runs import RunConfig, _build, _config, _run
 from memgauge.data.records import AggregateResult
@@ -19,6 +19,7 @@ from memgauge.subjects.installed import Installed, installed_systems
 from memgauge.subjects.parse import parse_system
 
 __all__ = [
+    "BenchSettings",
     "SystemsBench",
     "bench_systems",
     "bench_systems_plan",
@@ -123,24 +124,31 @@ def bench_systems_suite_of(
     return suite, found
 
 
+class BenchSettings(TypedDict, total=False):
+    """`bench_systems`'s settings of the suite, as `bench_systems_suite_of` takes them (and
+    defaults them)."""
+
+    locomo: PathArg | None
+    longmemeval: PathArg | None
+    datasets: Sequence[PathArg]
+    systems: Sequence[str]
+    discover: bool
+    skip: Sequence[str]
+    measures: Sequence[str]
+    k: int
+    corpora: Sequence[str]
+    limit: int | None
+    resamples: int
+    seed: int
+    concurrency: int
+    max_failure_rate: float
+
+
 def bench_systems(
     *,
-    locomo: PathArg | None = None,
-    longmemeval: PathArg | None = None,
-    datasets: Sequence[PathArg] = (),
-    systems: Sequence[str] = (),
-    discover: bool = True,
-    skip: Sequence[str] = (),
-    measures: Sequence[str] = BENCH_MEASURES,
-    k: int = 20,
-    corpora: Sequence[str] = (),
-    limit: int | None = None,
-    resamples: int = 1000,
-    seed: int = 0,
-    concurrency: int = 4,
-    max_failure_rate: float = 0.1,
     progress: Progress | None = None,
     options: RunConfig | None = None,
+    **settings: Unpack[BenchSettings],
 ) -> SystemsBench:
     """Benchmark the memory systems installed here (the reference memory's lexical, dense and
     hybrid; mem0, LangMem, the MCP memory server, the Agents SDK session where usable) and
@@ -153,24 +161,9 @@ def bench_systems(
     A system that stores or returns nothing is not ranked (its items are `empty_memory`
     failures, counted against `max_failure_rate`). `discover=False` runs only `systems`;
     `skip` leaves out installed ones by label. `options`: the run's settings (store, resume,
-    targets), as for `evaluate`.
+    targets), as for `evaluate`. The settings' defaults are `bench_systems_suite_of`'s.
     """
-    suite, found = bench_systems_suite_of(
-        locomo=locomo,
-        longmemeval=longmemeval,
-        datasets=datasets,
-        systems=systems,
-        discover=discover,
-        skip=skip,
-        measures=measures,
-        k=k,
-        corpora=corpora,
-        limit=limit,
-        resamples=resamples,
-        seed=seed,
-        concurrency=concurrency,
-        max_failure_rate=max_failure_rate,
-    )
+    suite, found = bench_systems_suite_of(**settings)
     report = run_bench_suite(suite, options=options, progress=progress)
     return SystemsBench(report, found)
 

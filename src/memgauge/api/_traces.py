@@ -5,6 +5,7 @@ and log their searches into its query log; and read the kept traces back."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from memgauge._util.files import atomic_write_text
 from memgauge.api._online import log_searches
@@ -14,7 +15,7 @@ from memgauge.data.importers.spans import SpanSearch
 from memgauge.data.tracing import Trace, TraceSet, read_traces
 from memgauge.store.traces import TracePage, TraceStore
 
-__all__ = ["import_traces", "store_traces", "stored_trace", "stored_traces"]
+__all__ = ["TraceQuery", "import_traces", "store_traces", "stored_trace", "stored_traces"]
 
 
 def store_traces(traces: TraceSet, store: Where = None) -> dict[str, int]:
@@ -25,20 +26,23 @@ def store_traces(traces: TraceSet, store: Where = None) -> dict[str, int]:
         return kept.put(traces)
 
 
-def stored_traces(
-    store: Where = None,
-    *,
-    session: str | None = None,
-    has_error: bool | None = None,
-    q: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> TracePage:
+class TraceQuery(TypedDict, total=False):
+    """Which kept traces `stored_traces` reads, as `TraceStore.page` takes (and defaults)
+    them."""
+
+    session: str | None
+    has_error: bool | None
+    q: str | None
+    limit: int
+    offset: int
+
+
+def stored_traces(store: Where = None, **query: Unpack[TraceQuery]) -> TracePage:
     """The traces kept in `store` (read as it is: UsageError when it does not exist), newest
     first: of `session`, with (True) or without (False) an error, whose answer holds `q`
-    (case-insensitive); `limit` of them from `offset`, and how many match."""
+    (case-insensitive); `limit` of them (50) from `offset` (0), and how many match."""
     with TraceStore(require_store(store), read_only=True) as kept:
-        return kept.page(session=session, has_error=has_error, q=q, limit=limit, offset=offset)
+        return kept.page(**query)
 
 
 def stored_trace(trace_id: str, store: Where = None) -> Trace | None:

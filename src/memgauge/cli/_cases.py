@@ -4,7 +4,7 @@ document written, its tables printed, its exit code)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,8 +18,9 @@ from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs
 from memgauge.report import atomic_write_text
 from memgauge.report.shapes_terminal import print_sections
+from memgauge.report.write_path import extraction_report, operations_report
 
-__all__ = ["case_options", "finish_cases", "run_cases"]
+__all__ = ["case_options", "score_cases"]
 
 
 def case_options(name: str) -> Callable[[Command], Command]:
@@ -38,47 +39,47 @@ def case_options(name: str) -> Callable[[Command], Command]:
     return lambda fn: apply_options(fn, options)
 
 
-def run_cases(
+_Kind = tuple[
+    Callable[..., Any], Literal["extractor", "decider"], Callable[..., dict[str, Any]], str
+]
+#: kind -> its suite's builder, its subject's role (the keyword its document names it by), its
+#: JSON document, its title
+_KINDS: dict[str, _Kind] = {
+    "extraction": (api.extraction_suite, "extractor", extraction_report, "Fact extraction"),
+    "operations": (api.operations_suite, "decider", operations_report, "Memory operations"),
+}
+
+
+def score_cases(
     kind: Literal["extraction", "operations"],
     spec: str | None,
     outputs: Path | None,
     cases: Path | None,
-    run_args: RunArgs,
-    **options: Any,
-) -> tuple[api.RunReport, str]:
-    """The run of `kind`'s suite of `cases` (`api.extraction_suite` / `api.operations_suite`,
-    with `options`), whose subject (the extractor / the decider) is `spec` or the `outputs`
-    recorded, run with the command's options (a progress bar when asked); and the subject's
-    label."""
-    builders: dict[str, tuple[Callable[..., Any], Literal["extractor", "decider"]]] = {
-        "extraction": (api.extraction_suite, "extractor"),
-        "operations": (api.operations_suite, "decider"),
-    }
-    build, role = builders[kind]
-    subject, label = api.write_path_subject(role, spec, outputs)
-    suite = build(cases, subject, max_failure_rate=run_args.failure_rate, **options)
-    with running(run_args.progress) as bar:
-        return api.run_suite(suite, options=run_args.options, progress=bar, kind=kind), label
-
-
-def finish_cases(
-    report: api.RunReport,
-    doc: Mapping[str, Any],
-    title: str,
     *,
-    name: str,
     out_dir: Path | None,
     as_json: bool,
     run_args: RunArgs,
+    **options: Any,
 ) -> None:
-    """`doc` written as `out_dir`/NAME.json, `title` and the run's aggregates printed (on stderr
-    with --json, whose summary, `doc` without its cases, is the last line of stdout), and the
+    """The run of `kind`'s suite of `cases` (`api.extraction_suite` / `api.operations_suite`,
+    with `options`), whose subject (the extractor / the decider) is `spec` or the `outputs`
+    recorded, run with the command's options (a progress bar when asked); then its document
+    written as `out_dir`/KIND.json, its title and aggregates printed (on stderr with --json,
+    whose summary, the document without its cases, is the last line of stdout), and the
     run's exit."""
+    build, role, document, title = _KINDS[kind]
+    subject, label = api.write_path_subject(role, spec, outputs)
+    suite = build(cases, subject, max_failure_rate=run_args.failure_rate, **options)
+    with running(run_args.progress) as bar:
+        report = api.run_suite(suite, options=run_args.options, progress=bar, kind=kind)
+    named = cases or outputs
+    assert named is not None  # the builder refuses a run of neither
+    doc = document(report.run, report.items, cases=str(named), **{role: label})
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / f"{name}.json", dumps_strict(doc, indent=2, default=str) + "\n")
+        atomic_write_text(out_dir / f"{kind}.json", dumps_strict(doc, indent=2, default=str) + "\n")
     out = console(stderr=as_json)
-    out.print(title, markup=False)
+    out.print(f"{title}: {label} on {named.name}", markup=False)
     print_sections(out, report.summary)
     code = conclude(out, report, run_args)
     if as_json:

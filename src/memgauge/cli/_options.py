@@ -14,9 +14,10 @@ import click
 
 from memgauge import api
 from memgauge._util.numbers import MAX_REPEAT
-from memgauge.cli._common import FILE, Command, apply_options, choice_option, store_option
+from memgauge.cli._common import FILE, Command, apply_options, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer, number
+from memgauge.cli._shared_options import by_option
 
 __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
 
@@ -68,10 +69,8 @@ _TARGET_OPTIONS = [
         help="Fail (exit 1) when MEASURE is below VALUE, e.g. hybrid/recall/Recall@10=0.6; "
         "repeatable. A measure the run does not have is an error (exit 2).",
     ),
-    choice_option(
-        "--by",
-        choices=["point", "ci-upper"],
-        help="How targets are decided: the point estimate, or only when the whole 95% CI "
+    by_option(
+        "How targets are decided: the point estimate, or only when the whole 95% CI "
         "misses (ci-upper).",
     ),
     junit_option,

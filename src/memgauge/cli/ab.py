@@ -13,6 +13,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, choice_option, console, json_option, store_option
 from memgauge.cli._numbers import integer, number
+from memgauge.cli._shared_options import allow_unmeasured_option, mde_option, sprt_bounds_option
 
 __all__ = ["ab"]
 
@@ -26,12 +27,7 @@ def ab() -> None:
 
 @ab.command()
 @click.argument("name")
-@click.option(
-    "--delta",
-    type=number(min=0, min_open=True),
-    required=True,
-    help="Minimum detectable effect (metric units).",
-)
+@mde_option("--delta", "Minimum detectable effect (metric units).", default=None, required=True)
 @click.option("--metric", default="MRR", show_default=True)
 @click.option(
     "--alpha",
@@ -62,17 +58,10 @@ def ab() -> None:
     show_default=True,
     help="beta-binomial: graduate when P(T>C) exceeds this.",
 )
-@click.option(
-    "--allow-unmeasured",
-    is_flag=True,
-    help="Graduate even with no latency or constitutional data (default: not graduated).",
-)
-@click.option(
+@allow_unmeasured_option
+@sprt_bounds_option(
     "--bounds",
-    type=click.Choice(["ville", "wald"]),
-    default="ville",
-    show_default=True,
-    help="The SPRT's stopping bounds: ville, log(1/alpha) and log(beta); wald, seed 002's"
+    "The SPRT's stopping bounds: ville, log(1/alpha) and log(beta); wald, seed 002's"
     " log((1-beta)/alpha) and log(beta/(1-alpha)) (`memgauge ab simulate` shows each one's"
     " error rates).",
 )

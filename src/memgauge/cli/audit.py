@@ -10,11 +10,12 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import PATH, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli._shared_options import report_dir_option
 from memgauge.errors import UsageError
 from memgauge.report.audit import source_lines, write_audit
 from memgauge.report.shapes_terminal import print_sections
@@ -23,7 +24,7 @@ __all__ = ["audit"]
 
 
 @click.command()
-@click.argument("dataset", type=click.Path(path_type=Path))
+@click.argument("dataset", type=PATH)
 @click.option(
     "--agent",
     type=click.Choice(["chat", "memory", "extractive"]),
@@ -58,13 +59,7 @@ __all__ = ["audit"]
     show_default=True,
 )
 @click.option("--judge-model", default=None, help="The judge's model (default: the agent's).")
-@click.option(
-    "--output",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path("audit-results"),
-    show_default=True,
-)
+@report_dir_option("audit-results", "--output", "the files --format names")
 @click.option(
     "--format",
     "fmt",

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DefaultGroup, console
+from memgauge.cli._common import PATH, DefaultGroup, console
 from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
@@ -44,7 +44,7 @@ def _ms(value: float | None) -> str:
 @click.argument("subject")
 @click.option(
     "--dataset",
-    type=click.Path(path_type=Path),
+    type=PATH,
     default=None,
     help="Retrieval dataset whose memories are ingested and whose queries are sent "
     "(default: the built-in demo dataset).",

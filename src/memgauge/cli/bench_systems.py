@@ -12,10 +12,11 @@ from rich.console import Console
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console
+from memgauge.cli._common import EXISTING, FILE, console
 from memgauge.cli._evaluation import conclude, running
-from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
+from memgauge.cli._numbers import MAX_K, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli._shared_options import report_dir_option, resamples_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
 from memgauge.report.shapes import shapes_of
@@ -23,21 +24,19 @@ from memgauge.report.shapes_terminal import print_shape
 
 __all__ = ["print_rankings", "result_doc", "systems"]
 
-_DATA = click.Path(exists=True, path_type=Path)
-
 
 @click.command("systems")
-@click.option("--locomo", type=_DATA, default=None, help="LoCoMo (locomo10.json or its format).")
+@click.option("--locomo", type=EXISTING, default=None, help="LoCoMo (locomo10.json or its format).")
 @click.option(
     "--longmemeval",
-    type=_DATA,
+    type=EXISTING,
     default=None,
     help="LongMemEval data (longmemeval_s/m/oracle.json format; its paper protocol).",
 )
 @click.option(
     "--dataset",
     "datasets",
-    type=_DATA,
+    type=EXISTING,
     multiple=True,
     help="Any other retrieval dataset memgauge reads (a directory or bundle), repeatable.",
 )
@@ -75,20 +74,13 @@ _DATA = click.Path(exists=True, path_type=Path)
     help="Only this corpus (a LoCoMo conversation, e.g. conv-26), repeatable: a smaller run.",
 )
 @click.option("--limit", type=integer(1), default=None, help="Only the first N judged queries.")
-@click.option("--resamples", type=integer(100, MAX_RESAMPLES), default=1000, show_default=True)
+@resamples_option
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path("memgauge-bench"),
-    show_default=True,
-    help="Directory for result.json, summary.md and report.html.",
-)
+@report_dir_option("memgauge-bench")
 @click.option(
     "--write-suite",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     metavar="FILE",
     help="Write the suite this command runs to FILE (datasets relative to it) and stop: "

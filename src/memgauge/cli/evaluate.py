@@ -8,19 +8,25 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import console
+from memgauge.cli._common import EXISTING, FILE, console
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer, number
+from memgauge.cli._numbers import MAX_K, SEED, integer, number
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
+from memgauge.cli._shared_options import (
+    mde_option,
+    report_dir_option,
+    resamples_option,
+    sprt_bounds_option,
+)
 
 __all__ = ["evaluate"]
 
 
 @click.command()
-@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.argument("dataset", type=EXISTING)
 @click.option(
     "-s",
     "--system",
@@ -59,13 +65,7 @@ __all__ = ["evaluate"]
     show_default=True,
     help="Cutoff of the agent-memory metrics.",
 )
-@click.option(
-    "--resamples",
-    type=integer(100, MAX_RESAMPLES),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@resamples_option
 @click.option(
     "--pool-depth",
     type=integer(1, MAX_K),
@@ -86,21 +86,12 @@ __all__ = ["evaluate"]
     help="Grade the pool's unjudged memories with the relevance judge instead: 'relevance' or"
     " '{relevance: {model: m}}'; recorded as bootstrapped judgments (needs --pool-depth).",
 )
-@click.option(
+@sprt_bounds_option(
     "--sprt-bounds",
-    type=click.Choice(["ville", "wald"]),
-    default="ville",
-    show_default=True,
-    help="The stopping bounds of each comparison's sequential test (SPRT on RR@10): ville,"
+    "The stopping bounds of each comparison's sequential test (SPRT on RR@10): ville,"
     " log(1/alpha) and log(beta); wald, seed 002's log((1-beta)/alpha) and log(beta/(1-alpha)).",
 )
-@click.option(
-    "--sprt-delta",
-    type=number(min=0, min_open=True),
-    default=0.05,
-    show_default=True,
-    help="The sequential test's minimum detectable effect (seed 002: 0.05 MRR).",
-)
+@mde_option("--sprt-delta", "The sequential test's minimum detectable effect (seed 002: 0.05 MRR).")
 @click.option(
     "--sampling-rate",
     type=number(0, 1, min_open=True),
@@ -123,14 +114,7 @@ __all__ = ["evaluate"]
     help="Seed 002's run type, recorded likewise (default full).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path("memgauge-report"),
-    show_default=True,
-    help="Directory for result.json, summary.md and report.html.",
-)
+@report_dir_option("memgauge-report")
 @click.option(
     "--no-ingest",
     is_flag=True,
@@ -140,7 +124,7 @@ __all__ = ["evaluate"]
 )
 @click.option(
     "--run-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="Also write each system's ranking as a TREC run file (`qid Q0 docid rank score tag`,"
     " tag = the system's label) for trec_eval; with several systems, one file each, named"
@@ -149,7 +133,7 @@ __all__ = ["evaluate"]
 )
 @click.option(
     "--run-json",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
     " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",

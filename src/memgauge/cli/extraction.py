@@ -8,12 +8,11 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, finish_cases, run_cases
+from memgauge.cli._cases import case_options, score_cases
 from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
-from memgauge.cli._options import RunArgs, run_options
-from memgauge.report.write_path import extraction_report
+from memgauge.cli._options import run_options
 
 __all__ = ["extraction"]
 
@@ -73,11 +72,8 @@ def extraction(
     cases_path: Path | None,
     extractor_spec: str | None,
     outputs_path: Path | None,
-    out_dir: Path | None,
-    as_json: bool,
     kind: str | None,
-    run_args: RunArgs,
-    **options: Any,
+    **given: Any,
 ) -> None:
     """Score fact extraction on CASES (memgauge cases JSON/JSONL, or LoCoMo: its sessions'
     observations as silver facts), and on the unlabelled lines of a production trace
@@ -91,26 +87,14 @@ def extraction(
     input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
     --max-failure-rate allows.
     """
-    # options: --tag ... --limit, --concurrency, as `api.extraction_suite` names them
-    report, label = run_cases(
+    # given: --tag ... --limit, --concurrency as `api.extraction_suite` names them, --output,
+    # --json and the run's options
+    score_cases(
         "extraction",
         extractor_spec,
         outputs_path,
         cases_path,
-        run_args,
         trace=outputs_path,
         dataset_kind=kind,
-        **options,
-    )
-    named = cases_path or outputs_path
-    assert named is not None
-    doc = extraction_report(report.run, report.items, cases=str(named), extractor=label)
-    finish_cases(
-        report,
-        doc,
-        f"Fact extraction: {label} on {named.name}",
-        name="extraction",
-        out_dir=out_dir,
-        as_json=as_json,
-        run_args=run_args,
+        **given,
     )

@@ -13,6 +13,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.cli._numbers import integer, number
+from memgauge.cli._shared_options import allow_unmeasured_option, mde_option
 
 __all__ = ["flags"]
 
@@ -94,18 +95,8 @@ def _values(options: dict[str, Any]) -> dict[str, Any]:
 @click.argument("name")
 @_settings
 @click.option("--metric", default="MRR", show_default=True, help="The A/B test's metric.")
-@click.option(
-    "--delta",
-    type=number(min=0, min_open=True),
-    default=0.05,
-    show_default=True,
-    help="The A/B test's minimum detectable effect.",
-)
-@click.option(
-    "--allow-unmeasured",
-    is_flag=True,
-    help="Let the test graduate with no latency or constitutional data.",
-)
+@mde_option("--delta", "The A/B test's minimum detectable effect.")
+@allow_unmeasured_option
 @store_option
 @json_option()
 def create(

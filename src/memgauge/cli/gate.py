@@ -11,9 +11,10 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, print_markdown, store_option
+from memgauge.cli._common import EXISTING_FILE, FILE, console, print_markdown, store_option
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._options import junit_option
+from memgauge.cli._shared_options import by_option, drop_option, window_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -30,7 +31,7 @@ def _fmt(x: float | None) -> str:
 learnings_option = click.option(
     "--learnings",
     "learnings_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="The failure memories' database (default: MEMGAUGE_HOME/learnings.db).",
 )
@@ -48,20 +49,8 @@ learn_into_option = click.option(
 @click.command()
 @click.argument("target", metavar="SUITE_OR_RUN", required=False)
 @store_option
-@click.option(
-    "--window",
-    type=integer(1, 100),
-    default=5,
-    show_default=True,
-    help="Earlier runs in the rolling baseline (as many as exist, up to this).",
-)
-@click.option(
-    "--threshold",
-    type=number(0, 1),
-    default=0.15,
-    show_default=True,
-    help="Relative drop that is a regression.",
-)
+@window_option("runs")
+@drop_option("a regression")
 @click.option("--exact-threshold", type=number(0, 1), default=0.10, show_default=True)
 @click.option("--judge-threshold", type=number(0, 1), default=0.20, show_default=True)
 @click.option(
@@ -80,12 +69,8 @@ learn_into_option = click.option(
     " measures, repeatable (e.g. tier_precision[critical]@5, hybrid/retrieval/folder_ils@5);"
     " every other measure is shown as information.",
 )
-@click.option(
-    "--by",
-    type=click.Choice(["point", "ci-upper"]),
-    default="point",
-    show_default=True,
-    help="point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
+@by_option(
+    "point: the run's value decides (the seed's rule); ci-upper: the favourable bound of"
     " its 95% CI, so a drop its own noise can explain passes.",
 )
 @click.option(
@@ -98,7 +83,7 @@ learn_into_option = click.option(
 @click.option(
     "--markdown",
     "md_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="Write the pull-request summary here, as Markdown (on a terminal, stdout shows it"
     " drawn; piped, stdout is the Markdown too).",
@@ -115,7 +100,7 @@ learn_into_option = click.option(
     "--baseline",
     "baselines",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     help="Runs exported earlier (`memgauge runs export ID --format bundle`) to gate against,"
     " beside the store's own; repeat for several (CI on a runner with no shared store).",
 )
@@ -200,7 +185,7 @@ def gate(
 @click.argument("suite_name", metavar="SUITE")
 @store_option
 @click.option("--last", type=integer(1, 1000), default=20, show_default=True)
-@click.option("--window", type=integer(1, 100), default=5, show_default=True)
+@window_option("runs")
 @click.option("--json", "as_json", is_flag=True)
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline

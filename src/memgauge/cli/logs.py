@@ -121,7 +121,7 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
 
 
 @logs.command("import-traces")
-@click.argument("traces", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("traces", type=EXISTING_FILE)
 @click.option(
     "--log",
     "log",
@@ -142,7 +142,7 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
 @click.option(
     "--out",
     "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help="Write the traces (spans, searches, tool calls, model calls, answers, sessions) here"
     " as JSON.",

@@ -8,10 +8,9 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, finish_cases, run_cases
+from memgauge.cli._cases import case_options, score_cases
 from memgauge.cli._common import PATH
-from memgauge.cli._options import RunArgs, run_options
-from memgauge.report.write_path import operations_report
+from memgauge.cli._options import run_options
 
 __all__ = ["operations"]
 
@@ -52,10 +51,7 @@ def operations(
     cases_path: Path,
     decider_spec: str | None,
     outputs_path: Path | None,
-    out_dir: Path | None,
-    as_json: bool,
-    run_args: RunArgs,
-    **options: Any,
+    **given: Any,
 ) -> None:
     """Score merge decisions on CASES: heuristic tier (target 95%), operation tier (80%),
     LLM-judge tier (70%), each check's pass rate with a Wilson 95% interval.
@@ -64,17 +60,6 @@ def operations(
     input; 3 a capability or the judge's endpoint unavailable; 4 more cases failed than
     --max-failure-rate allows.
     """
-    # options: --judge, --judge-model, --judge-learnings, --concurrency, as the builder names them
-    report, label = run_cases(
-        "operations", decider_spec, outputs_path, cases_path, run_args, **options
-    )
-    doc = operations_report(report.run, report.items, cases=str(cases_path), decider=label)
-    finish_cases(
-        report,
-        doc,
-        f"Memory operations: {label} on {cases_path.name}",
-        name="operations",
-        out_dir=out_dir,
-        as_json=as_json,
-        run_args=run_args,
-    )
+    # given: --judge, --judge-model, --judge-learnings, --concurrency as the builder names them,
+    # --output, --json and the run's options
+    score_cases("operations", decider_spec, outputs_path, cases_path, **given)

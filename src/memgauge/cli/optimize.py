@@ -21,7 +21,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DefaultGroup, console, store_option
+from memgauge.cli._common import PATH, DefaultGroup, console, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
@@ -196,7 +196,7 @@ _STORE = store_option
 
 
 @optimize.command("run")
-@click.argument("suite_file", type=click.Path(path_type=Path), required=False)
+@click.argument("suite_file", type=PATH, required=False)
 @click.option("--subject", default=None, help="The suite subject being tuned.")
 @click.option("--objective", default=None, metavar="[TASK/]MEASURE", help="What is maximized.")
 @click.option(

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge.cli._common import EXISTING_FILE, FILE
 from memgauge.cli._numbers import integer
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
@@ -50,7 +51,7 @@ store_option = click.option(
 @click.option(
     "--watch-state",
     "watch_states",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     multiple=True,
     help="A `memgauge watch` state file shown at /watch besides the store's own (those under"
     " MEMGAUGE_HOME/watch); repeatable.",
@@ -93,7 +94,7 @@ def view(
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     required=True,
     help="The file to write: Markdown when it ends in .md, else one HTML file.",
 )

@@ -14,8 +14,9 @@ import click
 from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import FILE, choice_option, json_option
-from memgauge.cli._numbers import integer, number
+from memgauge.cli._common import FILE, json_option
+from memgauge.cli._numbers import COUNT_MAX, integer, number
+from memgauge.cli._shared_options import by_option, drop_option, window_option
 
 __all__ = ["watch"]
 
@@ -111,21 +112,9 @@ def _line(p: api.WatchPass) -> str:
     type=click.Choice(["quality_proxy", "MRR@10", "selection_rate"]),
     help="A measure the rule is applied to (repeatable; default all three).",
 )
-@click.option(
-    "--window",
-    type=integer(1),
-    default=5,
-    show_default=True,
-    help="Earlier windows in the rolling baseline.",
-)
-@click.option(
-    "--threshold",
-    type=number(0, 1, min_open=True),
-    default=0.15,
-    show_default=True,
-    help="The relative drop that fires.",
-)
-@choice_option("--by", choices=("point", "ci-upper"), help="The gate's rule.")
+@window_option("windows", COUNT_MAX)
+@drop_option("an alert", zero=False)
+@by_option("The gate's rule.")
 @click.option(
     "--min-samples",
     type=integer(1),

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from memgauge.optimize.config import StudyConfig, resolve_config
 from memgauge.optimize.history import MemoryHistory, study_json
-from memgauge.optimize.objective import Candidate, Evaluation, SuiteObjective, evaluation_of
+from memgauge.optimize.objective import (
+    Candidate,
+    CandidateRun,
+    Evaluation,
+    SuiteObjective,
+    evaluation_of,
+)
 from memgauge.optimize.run import diff_iterations, find_study, run_optimization, run_study
 from memgauge.optimize.space import INSTALL
 
 __all__ = [
     "INSTALL",
     "Candidate",
+    "CandidateRun",
     "Evaluation",
     "MemoryHistory",
     "StudyConfig",

@@ -40,6 +40,7 @@ from memgauge.stats import bootstrap_ci
 
 __all__ = [
     "Candidate",
+    "CandidateRun",
     "Evaluation",
     "Objective",
     "SuiteObjective",
@@ -95,6 +96,16 @@ class Evaluation:
     feasible: bool | None = None
 
 
+@dataclass(frozen=True)
+class CandidateRun:
+    """How a candidate's run goes: `on_run` is told the run's id as soon as it exists,
+    `resume` finishes that run instead of starting one, `scope` is its LLM calls' scope."""
+
+    on_run: Callable[[str], None]
+    resume: str | None
+    scope: CallScope
+
+
 def refused(reason: str) -> Evaluation:
     """The evaluation of a candidate refused before its run (see `Evaluation.invalid`)."""
     return Evaluation(None, status="failed", reason=reason, invalid=True)
@@ -127,17 +138,8 @@ def evaluation_of(
 class Objective(Protocol):
     """Scores candidates (a suite's runs; or, in tests and benchmarks, a function)."""
 
-    def evaluate(
-        self,
-        candidate: Candidate,
-        phase: str,
-        *,
-        on_run: Callable[[str], None],
-        resume: str | None,
-        scope: CallScope,
-    ) -> Evaluation:
-        """Score `candidate` on the tuning (`phase="tune"`) or held-out side; `on_run` is
-        told the run's id as soon as it exists; `resume` finishes that run instead."""
+    def evaluate(self, candidate: Candidate, phase: str, run: CandidateRun) -> Evaluation:
+        """Score `candidate` on the tuning (`phase="tune"`) or held-out side, in `run`."""
         ...
 
     def items(self) -> list[tuple[str, str | None]]:
@@ -235,15 +237,7 @@ class SuiteObjective:
                 )
             ) from None
 
-    def evaluate(
-        self,
-        candidate: Candidate,
-        phase: str,
-        *,
-        on_run: Callable[[str], None],
-        resume: str | None,
-        scope: CallScope,
-    ) -> Evaluation:
+    def evaluate(self, candidate: Candidate, phase: str, run: CandidateRun) -> Evaluation:
         """See `Objective.evaluate`. A candidate whose spec the task or the subject refuses
         before its run is created (a k below the largest cutoff, a value its argument model
         or its factory's signature refuses) is a failed evaluation with the reason, not an
@@ -253,38 +247,31 @@ class SuiteObjective:
 
         def told(run_id: str) -> None:
             started.append(run_id)
-            on_run(run_id)
+            run.on_run(run_id)
 
         try:
-            report = self._run(candidate, phase, told, resume, scope)
+            report = self._run(candidate, phase, replace(run, on_run=told))
         except (UsageError, DataError) as exc:
-            if resume is not None or started:
+            if run.resume is not None or started:
                 raise
             return refused(str(exc))
         return self._evaluation(report)
 
-    def _run(
-        self,
-        candidate: Candidate,
-        phase: str,
-        on_run: Callable[[str], None],
-        resume: str | None,
-        scope: CallScope,
-    ) -> RunReport:
+    def _run(self, candidate: Candidate, phase: str, run: CandidateRun) -> RunReport:
         return run_suite(
             self.candidate_suite(candidate, phase),
             self.recorder,
             options=RunOptions(
-                resume=resume,
+                resume=run.resume,
                 workers=self.pool.workers if self.pool is not None else 1,
                 executor=self.pool.executor if self.pool is not None else None,
             ),
             base=self.base,
             kind="optimize",
-            progress=_RunStarted(on_run),
+            progress=_RunStarted(run.on_run),
             # workers load the dataset from its path; in this process it is loaded once
             datasets=self.datasets if self.pool is None else None,
-            scope=scope,
+            scope=run.scope,
         )
 
     def _evaluation(self, report: RunReport) -> Evaluation:

@@ -62,7 +62,7 @@ from memgauge.optimize.feasible import (
 )
 from memgauge.optimize.history import History
 from memgauge.optimize.holdout import score_holdout
-from memgauge.optimize.objective import Candidate, Evaluation, Objective
+from memgauge.optimize.objective import Candidate, CandidateRun, Evaluation, Objective
 from memgauge.optimize.spend import close_proposers, optimizer_usage, usage_cost
 from memgauge.optimize.split import Split, split_items
 from memgauge.optimize.state import (
@@ -170,7 +170,7 @@ class StudyRunner:
 
         t0 = self.clock()
         evaluation = self.objective.evaluate(
-            cand, row["phase"], on_run=on_run, resume=resume, scope=scope
+            cand, row["phase"], CandidateRun(on_run, resume, scope)
         )
         row["seconds"] = self.clock() - t0
         return feasibility(evaluation, self.constraint)

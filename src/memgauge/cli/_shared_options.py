@@ -1,0 +1,104 @@
+"""Options that mean the same thing in several commands, declared once so that their type, range
+and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
+a sequential test's stopping bounds and minimum detectable effect, an A/B test's
+--allow-unmeasured, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+drop it flags, and what decides it (the point estimate or its CI's bound)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from memgauge.cli._common import PATH, choice_option
+from memgauge.cli._numbers import MAX_RESAMPLES, integer, number
+
+if TYPE_CHECKING:
+    from click.decorators import FC
+
+__all__ = [
+    "allow_unmeasured_option",
+    "by_option",
+    "drop_option",
+    "mde_option",
+    "report_dir_option",
+    "resamples_option",
+    "sprt_bounds_option",
+    "window_option",
+]
+
+#: `--resamples N`: the bootstrap's resamples of every CI a retrieval run reports
+resamples_option = click.option(
+    "--resamples",
+    type=integer(100, MAX_RESAMPLES),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+
+#: `--allow-unmeasured`: an A/B test may graduate without latency or constitutional data
+allow_unmeasured_option = click.option(
+    "--allow-unmeasured",
+    is_flag=True,
+    help="Graduate even with no latency or constitutional data (default: not graduated).",
+)
+
+
+def report_dir_option(
+    default: str, decl: str = "--out", files: str = "result.json, summary.md and report.html"
+) -> Callable[[FC], FC]:
+    """`decl DIR` (the command's `out_dir`): the directory `files` are written to."""
+    return click.option(
+        decl,
+        "out_dir",
+        type=PATH,
+        default=Path(default),
+        show_default=True,
+        help=f"Directory for {files}.",
+    )
+
+
+def sprt_bounds_option(decl: str, about: str) -> Callable[[FC], FC]:
+    """`decl ville|wald`: a sequential test's stopping bounds; `about` its help."""
+    return choice_option(decl, choices=["ville", "wald"], help=about)
+
+
+def mde_option(decl: str, about: str, **options: Any) -> Callable[[FC], FC]:
+    """`decl DELTA`: a test's minimum detectable effect, above 0 (seed 002's 0.05 unless
+    `options` say otherwise); `about` its help."""
+    defaults: dict[str, Any] = {"default": 0.05, "show_default": True}
+    return click.option(
+        decl, type=number(min=0, min_open=True), help=about, **{**defaults, **options}
+    )
+
+
+def by_option(about: str) -> Callable[[FC], FC]:
+    """`--by point|ci-upper`: what decides a rule, the point estimate or the bound of its 95%
+    CI; `about` its help."""
+    return choice_option("--by", choices=["point", "ci-upper"], help=about)
+
+
+def window_option(unit: str, most: int = 100) -> Callable[[FC], FC]:
+    """`--window N`: the earlier `unit` (runs, windows) the rolling baseline averages, up to
+    `most`."""
+    return click.option(
+        "--window",
+        type=integer(1, most),
+        default=5,
+        show_default=True,
+        help=f"Earlier {unit} in the rolling baseline (as many as exist, up to this).",
+    )
+
+
+def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
+    """`--threshold DROP`: the relative drop below the baseline that is `flagged` (a
+    regression, an alert); 0 (any drop) only with `zero`."""
+    return click.option(
+        "--threshold",
+        type=number(0, 1, min_open=not zero),
+        default=0.15,
+        show_default=True,
+        help=f"The relative drop below the baseline that is {flagged}.",
+    )
