@@ -178,7 +178,7 @@ def _row(label: str, runs: list[dict[str, Any]]) -> str:
     return (
         f"| {label} | {mm('rows_per_s', ',.0f', max)} | {mm('p50_us', '.2f')} "
         f"| {mm('p99_us', '.2f')} | {mm('worst_ms', '.1f')} | {mm('calls_per_s', ',.0f', max)} "
-        f"| {mm('cpu_s', '.2f')} | {mm('gc_full', 'd')} | {mm('gc_full_worst_ms', '.1f')} "
+        f"| {mm('cpu_s', '.2f')} | {mm('gc_full', 'g')} | {mm('gc_full_worst_ms', '.1f')} "
         f"| {mm('gc_full_worst_cpu_ms', '.1f')} "
         f"| {found:,} | {lost} |"
     )

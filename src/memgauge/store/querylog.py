@@ -204,6 +204,16 @@ def _text(value: JSONText, dumps: Any) -> str:
     return value if type(value) is str else str(dumps(value[0]))
 
 
+def _ids_text(ids: tuple[Any, ...]) -> str:
+    """`_dumps(ids)` (the SDK's own tuple of the caller's ids) through the shared encoder,
+    without `_dumps`'s encoder made per call (1 us a row, with the GIL the application's
+    threads want); `_dumps` again for what it cannot encode, to raise `_dumps`'s error."""
+    try:
+        return "".join(_encode_now(ids, 0))  # type: ignore[misc]
+    except Exception:
+        return _dumps(ids)
+
+
 def _stages_text(stages: Any) -> str:
     return _dumps([dict(st) for st in stages])
 
@@ -335,9 +345,12 @@ class QueryLogWriter:
             dedup_saved,
         ) in queries:
             try:
-                avg, top, derived = quality_fields(scores, len(ids), latency, limit)
-                if boost is None:
-                    boost = boost_delta(scores, unboosted)
+                if scores:  # none given: nothing to derive (quality_fields, boost_delta)
+                    avg, top, derived = quality_fields(scores, len(ids), latency, limit)
+                    if boost is None:
+                        boost = boost_delta(scores, unboosted)
+                else:
+                    avg = top = derived = None
                 q_rows.append(
                     (
                         qid,
@@ -346,7 +359,7 @@ class QueryLogWriter:
                         mode,
                         session,
                         tool,
-                        _dumps(ids),  # the SDK's own tuple
+                        _ids_text(ids),
                         len(ids),
                         "{}" if channels is None else _text(channels, _dumps_mapping),
                         None if latency is None else float(latency),
@@ -384,8 +397,12 @@ class QueryLogWriter:
             try:
                 with self._lock:
                     db.reopen_if_broken()
+                    q_plan = db.plan(_QUERY_INSERT, q_rows, "ON CONFLICT (query_id) DO NOTHING")
+                    # a burst's batch of queries alone: one statement, its own transaction
+                    if not f_rows and not any(e_rows.values()) and db.run_alone(q_plan):
+                        return rejected
                     with db.transaction():
-                        db.insert(_QUERY_INSERT, q_rows, "ON CONFLICT (query_id) DO NOTHING")
+                        db.run(q_plan)
                         db.insert(_FEEDBACK_INSERT, [self._linked(row) for row in f_rows])
                         db.executemany(
                             "INSERT INTO memory_confidence (memory_id, confidence,"
