@@ -13,7 +13,7 @@ import pytest
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store.logdb import LogDB
-from memgauge.store.querylog import _dumps, _jsonable
+from memgauge.store.querylog_rows import _dumps, _jsonable
 
 
 def _count(where: str, sql: str) -> int:

@@ -21,6 +21,7 @@ from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store import logdb
 from memgauge.store.logdb import LogDB
+from memgauge.store.querylog_rows import query_columns, query_rows
 
 GOLDEN = Path(__file__).with_name("querylog_rows_golden.json")
 TABLES = {
@@ -157,3 +158,19 @@ if __name__ == "__main__":  # pragma: no cover - rewrites the golden file
     ]
     GOLDEN.write_text("{\n" + ",\n".join(tables) + "\n}\n", encoding="utf-8")
     print(f"wrote {GOLDEN}", file=sys.stderr)
+
+
+def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> None:
+    """`query_columns` (the writer's usual way) against `query_rows` (its way when a record
+    must be left out): the same values of the same types, column by column."""
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    _log(log)
+    buffered = list(log._queries)
+    log.close()
+    rejected: list[str] = []
+    rows = query_rows(buffered, rejected)
+    assert rejected == []
+    columns = query_columns(buffered)
+    assert len(columns) == len(rows[0]) == 25
+    for at, (got, want) in enumerate(zip(columns, zip(*rows, strict=True), strict=True)):
+        assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"

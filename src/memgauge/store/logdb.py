@@ -9,11 +9,10 @@ migrated first through SQLAlchemy and Alembic (`engine.upgrade`), imported only 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from itertools import chain
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +46,7 @@ def _values(head: str, bound: tuple[bool, ...], count: int, tail: str) -> str:
     return f"{head} VALUES {', '.join([row] * count)} {tail}".rstrip()
 
 
-def _flattener(
-    width: int, kept: Sequence[int]
-) -> Callable[[Sequence[Sequence[Any]]], Iterable[Any]]:
-    """The parameters of a chunk of rows, row by row, of the columns `kept` only."""
-    if len(kept) == width:
-        return chain.from_iterable
-    if not kept:
-        return lambda chunk: ()
-    get = itemgetter(*kept)
-    if len(kept) == 1:  # itemgetter of one index gives the value, not a tuple
-        return lambda chunk: map(get, chunk)
-    return lambda chunk: chain.from_iterable(map(get, chunk))
-
-
-def _bound_columns(rows: Sequence[Sequence[Any]]) -> tuple[bool, ...]:
+def _bound_columns(columns: Sequence[Sequence[Any]]) -> tuple[bool, ...]:
     """For each column, whether any row gives it a value (not None).
 
     Why: sqlite3 binds None through its adaptation protocol (a key tuple, a dict lookup, two
@@ -70,7 +55,7 @@ def _bound_columns(rows: Sequence[Sequence[Any]]) -> tuple[bool, ...]:
     column None in every row of a statement is written as NULL in its text instead: the same
     stored value. `any` stops at a column's first true value and reads a None without a call;
     only a column of false values is counted."""
-    return tuple(any(col) or col.count(None) != len(col) for col in zip(*rows, strict=True))
+    return tuple(any(col) or col.count(None) != len(col) for col in columns)
 
 
 def _migrate(url: StoreURL) -> None:
@@ -165,30 +150,35 @@ class LogDB:
         statements, each compiled once (the driver's statement cache). On SQLite a column no
         row gives is NULL in the statement's text, not a parameter (`_bound_columns`), which
         also lets more rows into a statement."""
-        if not rows:
+        return self.plan_columns(head, list(zip(*rows, strict=True)), tail)
+
+    def plan_columns(self, head: str, columns: Sequence[Sequence[Any]], tail: str = "") -> Plan:
+        """`plan` of rows given column by column (sequences of one length, in the statement's
+        order): what the query-log writer makes, without a tuple per row."""
+        if not columns or not columns[0]:
             return []
-        width = len(rows[0])
+        rows = len(columns[0])
         # psycopg adapts None cheaply, and one statement text per row count is kept
-        bound = _bound_columns(rows) if self.dialect == "sqlite" else (True,) * width
-        kept = [i for i, b in enumerate(bound) if b]
+        sqlite = self.dialect == "sqlite"
+        bound = _bound_columns(columns) if sqlite else (True,) * len(columns)
+        kept = [col for col, b in zip(columns, bound, strict=True) if b]
         per = self._rows_per_statement(len(kept))
-        if per == 1:
-            return [(_values(head, bound, 1, tail), [[row[i] for i in kept] for row in rows])]
-        flat = _flattener(width, kept)
-        plan: Plan = []
-        full = len(rows) - len(rows) % per
-        if full:
-            plan.append(
-                (
-                    _values(head, bound, per, tail),
-                    [list(flat(rows[i : i + per])) for i in range(0, full, per)],
-                )
+
+        def params(at: int, size: int) -> list[Any]:  # row after row, the kept columns only
+            return list(
+                chain.from_iterable(zip(*[col[at : at + size] for col in kept], strict=True))
             )
+
+        plan: Plan = []
+        full = rows - rows % per
+        if full:
+            text = _values(head, bound, per, tail)
+            plan.append((text, [params(at, per) for at in range(0, full, per)]))
         at, size = full, per
-        while at < len(rows):
+        while at < rows:
             size //= 2
-            if len(rows) - at >= size:
-                plan.append((_values(head, bound, size, tail), [list(flat(rows[at : at + size]))]))
+            if rows - at >= size:
+                plan.append((_values(head, bound, size, tail), [params(at, size)]))
                 at += size
         return plan
 
