@@ -21,7 +21,7 @@ from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store import logdb
 from memgauge.store.logdb import LogDB
-from memgauge.store.querylog_rows import query_columns, query_rows
+from memgauge.store.querylog_rows import _dumps, _ids_text, _jsonable, query_columns, query_rows
 
 GOLDEN = Path(__file__).with_name("querylog_rows_golden.json")
 TABLES = {
@@ -174,3 +174,20 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
     assert len(columns) == len(rows[0]) == 25
     for at, (got, want) in enumerate(zip(columns, zip(*rows, strict=True), strict=True)):
         assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        (),
+        ("m1",),
+        ("m1", "m2", ""),
+        ('say "hi"', "back\\slash"),
+        ("tab\there", "new\nline", "del\x7f"),
+        ("caf\u00e9", "\u2603", "\U0001f600"),
+        (1, "m2", 3.5, None, True),
+        ("m1", ("nested", "tuple")),
+    ],
+)
+def test_the_result_ids_text_is_the_one_json_gives(ids: tuple[Any, ...]) -> None:
+    assert _ids_text(ids) == _dumps(ids) == json.dumps(ids, default=_jsonable)
