@@ -158,9 +158,8 @@ class LogDB:
         if not columns or not columns[0]:
             return []
         rows = len(columns[0])
-        # psycopg adapts None cheaply, and one statement text per row count is kept
-        sqlite = self.dialect == "sqlite"
-        bound = _bound_columns(columns) if sqlite else (True,) * len(columns)
+        # psycopg too: the writer's CPU a row 4.3-4.5 us with NULL in the text, 5.4-7.4 without
+        bound = _bound_columns(columns)
         kept = [col for col, b in zip(columns, bound, strict=True) if b]
         per = self._rows_per_statement(len(kept))
 
