@@ -147,9 +147,9 @@ class LogDB:
         (up to a switch interval, 5 ms, from a thread busy in Python), and each statement
         costs its own reset and step; a thousand rows per statement pay that once. Full
         statements of `per` rows, the rest in power-of-two statements: a handful of distinct
-        statements, each compiled once (the driver's statement cache). On SQLite a column no
-        row gives is NULL in the statement's text, not a parameter (`_bound_columns`), which
-        also lets more rows into a statement."""
+        statements, each compiled once (the driver's statement cache). A column no row gives
+        is NULL in the statement's text, not a parameter (`_bound_columns`), which also lets
+        more rows into a statement on SQLite."""
         return self.plan_columns(head, list(zip(*rows, strict=True)), tail)
 
     def plan_columns(self, head: str, columns: Sequence[Sequence[Any]], tail: str = "") -> Plan:
