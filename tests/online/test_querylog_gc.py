@@ -17,7 +17,7 @@ import pytest
 
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
-from memgauge.store.querylog import _jsonable
+from memgauge.store.querylog_rows import _jsonable
 
 CHANNELS = {"fts5": ["m0", "caf\u00e9"], "vector": ("m1", {"nested": [1, 2.5, None]})}
 WEIGHTS = MappingProxyType({"fts5": 0.4, "vector": float("inf")})  # a Mapping, not a dict

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from functools import cache
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -29,17 +29,33 @@ _CLAMP = {
 }
 
 #: rows per INSERT statement at most (a power of two): on SQLite, fewer where the library takes
-#: fewer parameters (999 before 3.32, 32,766 after). On PostgreSQL psycopg adapts every
-#: parameter in Python and the server plans the whole VALUES list: 64 rows a statement took
-#: 0.60 CPU-s for 50,000 rows, 256 took 0.85 and one row a statement (pipelined) 0.92.
-_ROWS_PER_STATEMENT = 1024
+#: fewer parameters (999 before 3.32, 32,766 after) than the rows' bound columns need. On
+#: PostgreSQL psycopg adapts every parameter in Python and the server plans the whole VALUES
+#: list: 64 rows a statement took 0.60 CPU-s for 50,000 rows, 256 took 0.85 and one row a
+#: statement (pipelined) 0.92.
+_ROWS_PER_STATEMENT = 2048
 _PG_ROWS_PER_STATEMENT = 64
 
+#: statements to run, each with its executions' parameters (`LogDB.plan`)
+Plan = list[tuple[str, list[Sequence[Any]]]]
 
-@cache
-def _values(head: str, width: int, count: int, tail: str) -> str:
-    row = f"({', '.join('?' * width)})"
+
+@lru_cache(maxsize=512)
+def _values(head: str, bound: tuple[bool, ...], count: int, tail: str) -> str:
+    row = f"({', '.join('?' if b else 'NULL' for b in bound)})"
     return f"{head} VALUES {', '.join([row] * count)} {tail}".rstrip()
+
+
+def _bound_columns(columns: Sequence[Sequence[Any]]) -> tuple[bool, ...]:
+    """For each column, whether any row gives it a value (not None).
+
+    Why: sqlite3 binds None through its adaptation protocol (a key tuple, a dict lookup, two
+    attribute lookups), 0.28 us a parameter with the GIL held, seven times an int's; a logged
+    search leaves most of its 25 columns None, so binding them was most of a row's cost. A
+    column None in every row of a statement is written as NULL in its text instead: the same
+    stored value. `any` stops at a column's first true value and reads a None without a call;
+    only a column of false values is counted."""
+    return tuple(any(col) or col.count(None) != len(col) for col in columns)
 
 
 def _migrate(url: StoreURL) -> None:
@@ -80,6 +96,9 @@ class LogDB:
                     _migrate(self.url)
 
             self._conn = connect(path, check_same_thread=not self._threads, setup=ensure)
+            # transactions are explicit (`transaction`), and a statement outside one is its own:
+            # sqlite3 would otherwise open one before an INSERT and wait for a commit
+            self._conn.isolation_level = None
             return
         try:
             import psycopg
@@ -117,34 +136,70 @@ class LogDB:
         return self._conn.execute(self.sql(text), tuple(params))
 
     def insert(self, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
-        """`head VALUES (?, ...), (?, ...) tail`: many rows per statement, in order.
+        """`head VALUES (?, ...), (?, ...) tail`: many rows per statement, in order (`plan`)."""
+        self.run(self.plan(head, rows, tail))
+
+    def plan(self, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> Plan:
+        """The statements `insert` runs for `rows`, in order.
 
         Why not `executemany` of a one-row INSERT: sqlite3 lets go of the GIL around every
         statement it runs and must take it back from the application's threads after each
         (up to a switch interval, 5 ms, from a thread busy in Python), and each statement
         costs its own reset and step; a thousand rows per statement pay that once. Full
         statements of `per` rows, the rest in power-of-two statements: a handful of distinct
-        statements, each compiled once (the driver's statement cache)."""
-        if not rows:
-            return
-        width = len(rows[0])
-        per = self._rows_per_statement(width)
-        if per == 1:
-            self.executemany(_values(head, width, 1, tail), rows)
-            return
-        flat = chain.from_iterable
-        full = len(rows) - len(rows) % per
-        if full:
-            self.executemany(
-                _values(head, width, per, tail),
-                [list(flat(rows[i : i + per])) for i in range(0, full, per)],
+        statements, each compiled once (the driver's statement cache). A column no row gives
+        is NULL in the statement's text, not a parameter (`_bound_columns`), which also lets
+        more rows into a statement on SQLite."""
+        return self.plan_columns(head, list(zip(*rows, strict=True)), tail)
+
+    def plan_columns(self, head: str, columns: Sequence[Sequence[Any]], tail: str = "") -> Plan:
+        """`plan` of rows given column by column (sequences of one length, in the statement's
+        order): what the query-log writer makes, without a tuple per row."""
+        if not columns or not columns[0]:
+            return []
+        rows = len(columns[0])
+        # psycopg too: the writer's CPU a row 4.3-4.5 us with NULL in the text, 5.4-7.4 without
+        bound = _bound_columns(columns)
+        kept = [col for col, b in zip(columns, bound, strict=True) if b]
+        per = self._rows_per_statement(len(kept))
+
+        def params(at: int, size: int) -> list[Any]:  # row after row, the kept columns only
+            return list(
+                chain.from_iterable(zip(*[col[at : at + size] for col in kept], strict=True))
             )
+
+        plan: Plan = []
+        full = rows - rows % per
+        if full:
+            text = _values(head, bound, per, tail)
+            plan.append((text, [params(at, per) for at in range(0, full, per)]))
         at, size = full, per
-        while at < len(rows):
+        while at < rows:
             size //= 2
-            if len(rows) - at >= size:
-                self.execute(_values(head, width, size, tail), list(flat(rows[at : at + size])))
+            if rows - at >= size:
+                plan.append((_values(head, bound, size, tail), [params(at, size)]))
                 at += size
+        return plan
+
+    def run(self, plan: Plan) -> None:
+        """Run `plan`'s statements (inside a transaction: `transaction`)."""
+        for text, params in plan:
+            self.executemany(text, params)
+
+    def run_alone(self, plan: Plan) -> bool:
+        """Run `plan` as a transaction of its own if it is one statement, run once; False (and
+        nothing done) otherwise.
+
+        Why: one statement outside a transaction is one (SQLite takes the write lock when the
+        statement starts, waiting out the busy timeout, and commits when it ends), so the
+        driver lets go of the GIL once for the whole write instead of three times (BEGIN,
+        the statement, COMMIT); the writer thread takes the GIL back from a thread busy in
+        Python only after a switch interval (5 ms) each time."""
+        if len(plan) != 1 or len(plan[0][1]) != 1:
+            return False
+        text, (params,) = plan[0]
+        self.execute(text, params)
+        return True
 
     def _rows_per_statement(self, width: int) -> int:
         if self.dialect != "sqlite":

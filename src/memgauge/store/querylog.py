@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.store.logdb import LogDB
-from memgauge.store.quality import boost_delta, quality_fields
+from memgauge.store.querylog_rows import (
+    QUERY_FIELDS,
+    JSONText,
+    QueryRow,
+    _dumps_mapping,
+    _text,
+    encode_mapping,
+    encode_stages,
+    query_columns,
+    query_rows,
+)
 from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
 
@@ -61,153 +71,6 @@ USEFUL_STEP, NOT_USEFUL_STEP = 0.10, -0.05
 _STEPS = {"validate_useful": USEFUL_STEP, "validate_not_useful": NOT_USEFUL_STEP}
 
 
-#: a mapping or list as `QueryLog` buffers it: its JSON text, made when logged; or, when it
-#: could not be made, the value alone in a tuple, for the writer to reject with `_dumps`'s reason
-JSONText = str | tuple[Any]
-
-#: One logged search as `QueryLog.query` buffers it: the columns of seed 002's `eval_queries`,
-#: in its order (named by QUERY_FIELDS), its mappings and trace already JSON text
-#: (`encode_mapping`), the rest of the JSON and the derived columns left to the writer thread.
-#: A plain tuple, not a NamedTuple: CPython's collector untracks a tuple of strings and numbers,
-#: never an instance of a tuple's subclass, and walks a tracked one on every full collection.
-QueryRow = tuple[
-    str,  # query_id
-    str,  # query
-    str | None,  # intent
-    str | None,  # mode
-    str | None,  # session_id
-    str,  # tool_name
-    tuple[Any, ...],  # result_ids
-    JSONText | None,  # channel_contributions
-    float | None,  # latency_ms
-    str | None,  # trace_id
-    str,  # created_at
-    str | None,  # category
-    JSONText | None,  # fusion_weights
-    float | None,  # quality_proxy
-    bool | None,  # fallback
-    str | None,  # fallback_reason
-    bool | None,  # degraded
-    JSONText | None,  # stages
-    float | None,  # token_usage_ratio
-    str | None,  # pressure_level
-    # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
-    tuple[float, ...] | None,  # scores
-    tuple[float, ...] | None,  # unboosted_scores
-    float | None,  # boost_impact_delta
-    int | None,  # limit
-    int | None,  # dedup_tokens_saved
-]
-QUERY_FIELDS = (
-    "query_id",
-    "query",
-    "intent",
-    "mode",
-    "session_id",
-    "tool_name",
-    "result_ids",
-    "channel_contributions",
-    "latency_ms",
-    "trace_id",
-    "created_at",
-    "category",
-    "fusion_weights",
-    "quality_proxy",
-    "fallback",
-    "fallback_reason",
-    "degraded",
-    "stages",
-    "token_usage_ratio",
-    "pressure_level",
-    "scores",
-    "unboosted_scores",
-    "boost_impact_delta",
-    "limit",
-    "dedup_tokens_saved",
-)
-
-
-def _jsonable(value: Any) -> Any:
-    """JSON for what json.dumps does not take: sets, other iterables, NumPy scalars."""
-    if hasattr(value, "item") and not hasattr(value, "__len__"):
-        return value.item()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, dict)):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-
-
-def _dumps(value: Any) -> str:
-    """`json.dumps(value, default=_jsonable)`, the same text at under half the cost.
-
-    json.dumps given `default` builds a JSONEncoder, which builds a C encoder, on every call:
-    2.5 us for ten ids, against 1.0 us for building the C encoder alone (CPython's
-    `json.encoder.c_make_encoder`, what JSONEncoder.encode uses). The writer thread shares the
-    GIL with the application logging, so this is time taken from both. A fresh encoder (and
-    circular-reference check) per call: no state shared between writer threads."""
-    if _make_encoder is None:  # pragma: no cover - CPython always has the accelerator
-        return json.dumps(value, default=_jsonable)
-    encode = _make_encoder(
-        {}, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
-    )
-    return "".join(encode(value, 0))
-
-
-def _dumps_mapping(value: Any) -> str:
-    """JSON of a mapping (None is `{}`)."""
-    if value is None:
-        return "{}"
-    return _dumps(value if type(value) is dict else dict(value))
-
-
-# One C encoder for every thread: without the circular-reference check (markers None) it keeps
-# no state between calls, so it is made once, not per value as `_dumps`'s is (1 us). A cycle
-# ends in RecursionError here and is then rejected by the writer with `_dumps`'s message.
-_encode_now = (
-    None
-    if _make_encoder is None
-    else _make_encoder(
-        None, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
-    )
-)
-
-
-def encode_mapping(value: Any) -> JSONText:
-    """At logging time, `_dumps_mapping(value)` for a value that is not None.
-
-    Why then and not in the writer: a buffered record holding the caller's dict (or its lists)
-    stays tracked by the garbage collector, and under a burst every full collection, run in
-    whichever thread allocates, walks tens of thousands of them (the worst `QueryLog.query`
-    call, BENCHMARKS.md issue 31 item 8). A record of str / int / float / None only is untracked
-    by the first collection that sees it. Encoding here costs less than 1 us; the caller's dict
-    changed after the call no longer changes what is stored."""
-    try:
-        return "".join(_encode_now(value if type(value) is dict else dict(value), 0))  # type: ignore[misc]
-    except Exception:
-        return (value,)
-
-
-def encode_stages(stages: Any) -> JSONText:
-    """At logging time, the writer's `stage_trace` JSON of a retrieval trace (not None)."""
-    try:
-        return "".join(_encode_now([dict(st) for st in stages], 0))  # type: ignore[misc]
-    except Exception:
-        return (stages,)
-
-
-def _text(value: JSONText, dumps: Any) -> str:
-    """The JSON text `encode_*` made, or `dumps` of the value it could not (which raises)."""
-    return value if type(value) is str else str(dumps(value[0]))
-
-
-def _stages_text(stages: Any) -> str:
-    return _dumps([dict(st) for st in stages])
-
-
 _QUERY_INSERT = (
     "INSERT INTO eval_queries (query_id, query, intent, mode, session_id, tool_name, result_ids,"
     " result_count, channel_contributions, total_latency_ms, trace_id, created_at, eval_category,"
@@ -215,6 +78,7 @@ _QUERY_INSERT = (
     " stage_trace, token_usage_ratio, pressure_level, avg_relevance_score, top_result_score,"
     " boost_impact_delta, dedup_tokens_saved)"
 )
+_QUERY_TAIL = "ON CONFLICT (query_id) DO NOTHING"
 _FEEDBACK_INSERT = (
     "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id, rank_in_results,"
     " metadata, created_at)"
@@ -305,71 +169,11 @@ class QueryLogWriter:
         results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
-        q_rows = []
-        # one unpacking of the whole row, checked against QueryRow (arity and types) by mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
-        for (
-            qid,
-            text,
-            intent,
-            mode,
-            session,
-            tool,
-            ids,
-            channels,
-            latency,
-            trace,
-            created,
-            cat,
-            weights,
-            proxy,
-            fallback,
-            reason,
-            degraded,
-            stages,
-            usage_ratio,
-            pressure,
-            scores,
-            unboosted,
-            boost,
-            limit,
-            dedup_saved,
-        ) in queries:
-            try:
-                avg, top, derived = quality_fields(scores, len(ids), latency, limit)
-                if boost is None:
-                    boost = boost_delta(scores, unboosted)
-                q_rows.append(
-                    (
-                        qid,
-                        str(text),
-                        intent,
-                        mode,
-                        session,
-                        tool,
-                        _dumps(ids),  # the SDK's own tuple
-                        len(ids),
-                        "{}" if channels is None else _text(channels, _dumps_mapping),
-                        None if latency is None else float(latency),
-                        trace,
-                        created,
-                        cat,
-                        None if weights is None else _text(weights, _dumps_mapping),
-                        # the host's own proxy wins; the seed's formula when it gives none
-                        derived if proxy is None else float(proxy),
-                        None if fallback is None else int(bool(fallback)),
-                        reason,
-                        None if degraded is None else int(bool(degraded)),
-                        None if stages is None else _text(stages, _stages_text),
-                        None if usage_ratio is None else float(usage_ratio),
-                        None if pressure is None else str(pressure),
-                        avg,
-                        top,
-                        None if boost is None else float(boost),
-                        None if dedup_saved is None else int(dedup_saved),
-                    )
-                )
-            except (TypeError, ValueError) as exc:
-                rejected.append(f"query {qid}: {type(exc).__name__}: {exc}")
+        q_rows: list[tuple[Any, ...]] | None = None
+        try:  # the same values, column by column (querylog_rows.query_columns says why)
+            q_cols = query_columns(queries) if queries else []
+        except (TypeError, ValueError):  # a record to leave out: row by row, to find it
+            q_rows, q_cols = query_rows(queries, rejected), []
         f_rows = []
         for kind, session, qid, mid, rank, meta, created in feedback:
             try:
@@ -384,8 +188,16 @@ class QueryLogWriter:
             try:
                 with self._lock:
                     db.reopen_if_broken()
+                    q_plan = (
+                        db.plan(_QUERY_INSERT, q_rows, _QUERY_TAIL)
+                        if q_rows is not None
+                        else db.plan_columns(_QUERY_INSERT, q_cols, _QUERY_TAIL)
+                    )
+                    # a burst's batch of queries alone: one statement, its own transaction
+                    if not f_rows and not any(e_rows.values()) and db.run_alone(q_plan):
+                        return rejected
                     with db.transaction():
-                        db.insert(_QUERY_INSERT, q_rows, "ON CONFLICT (query_id) DO NOTHING")
+                        db.run(q_plan)
                         db.insert(_FEEDBACK_INSERT, [self._linked(row) for row in f_rows])
                         db.executemany(
                             "INSERT INTO memory_confidence (memory_id, confidence,"

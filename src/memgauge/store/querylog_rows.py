@@ -1,0 +1,365 @@
+"""The query-log writer's rows: seed 002's `eval_queries` columns from what `QueryLog` buffered
+(`QueryRow`), and the JSON text of the values it stores. Standard library only (the logging SDK
+imports it).
+
+Two ways to the same values: `query_rows`, a tuple a record, which leaves out (and describes)
+a record that cannot be stored; `query_columns`, the writer's usual way, column by column. They
+are checked against each other, and the stored rows against the rows stored before
+`query_columns` existed (tests/online/test_querylog_rows.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from memgauge.store.quality import boost_delta, quality_fields
+
+__all__ = [
+    "QUERY_FIELDS",
+    "JSONText",
+    "QueryRow",
+    "encode_mapping",
+    "encode_stages",
+    "query_columns",
+    "query_rows",
+]
+
+#: a mapping or list as `QueryLog` buffers it: its JSON text, made when logged; or, when it
+#: could not be made, the value alone in a tuple, for the writer to reject with `_dumps`'s reason
+JSONText = str | tuple[Any]
+
+#: One logged search as `QueryLog.query` buffers it: the columns of seed 002's `eval_queries`,
+#: in its order (named by QUERY_FIELDS), its mappings and trace already JSON text
+#: (`encode_mapping`), the rest of the JSON and the derived columns left to the writer thread.
+#: A plain tuple, not a NamedTuple: CPython's collector untracks a tuple of strings and numbers,
+#: never an instance of a tuple's subclass, and walks a tracked one on every full collection.
+QueryRow = tuple[
+    str,  # query_id
+    str,  # query
+    str | None,  # intent
+    str | None,  # mode
+    str | None,  # session_id
+    str,  # tool_name
+    tuple[Any, ...],  # result_ids
+    JSONText | None,  # channel_contributions
+    float | None,  # latency_ms
+    str | None,  # trace_id
+    str,  # created_at
+    str | None,  # category
+    JSONText | None,  # fusion_weights
+    float | None,  # quality_proxy
+    bool | None,  # fallback
+    str | None,  # fallback_reason
+    bool | None,  # degraded
+    JSONText | None,  # stages
+    float | None,  # token_usage_ratio
+    str | None,  # pressure_level
+    # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
+    tuple[float, ...] | None,  # scores
+    tuple[float, ...] | None,  # unboosted_scores
+    float | None,  # boost_impact_delta
+    int | None,  # limit
+    int | None,  # dedup_tokens_saved
+]
+QUERY_FIELDS = (
+    "query_id",
+    "query",
+    "intent",
+    "mode",
+    "session_id",
+    "tool_name",
+    "result_ids",
+    "channel_contributions",
+    "latency_ms",
+    "trace_id",
+    "created_at",
+    "category",
+    "fusion_weights",
+    "quality_proxy",
+    "fallback",
+    "fallback_reason",
+    "degraded",
+    "stages",
+    "token_usage_ratio",
+    "pressure_level",
+    "scores",
+    "unboosted_scores",
+    "boost_impact_delta",
+    "limit",
+    "dedup_tokens_saved",
+)
+
+
+def _jsonable(value: Any) -> Any:
+    """JSON for what json.dumps does not take: sets, other iterables, NumPy scalars."""
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        return value.item()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, dict)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+
+
+def _dumps(value: Any) -> str:
+    """`json.dumps(value, default=_jsonable)`, the same text at under half the cost.
+
+    json.dumps given `default` builds a JSONEncoder, which builds a C encoder, on every call:
+    2.5 us for ten ids, against 1.0 us for building the C encoder alone (CPython's
+    `json.encoder.c_make_encoder`, what JSONEncoder.encode uses). The writer thread shares the
+    GIL with the application logging, so this is time taken from both. A fresh encoder (and
+    circular-reference check) per call: no state shared between writer threads."""
+    if _make_encoder is None:  # pragma: no cover - CPython always has the accelerator
+        return json.dumps(value, default=_jsonable)
+    encode = _make_encoder(
+        {}, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    return "".join(encode(value, 0))
+
+
+def _dumps_mapping(value: Any) -> str:
+    """JSON of a mapping (None is `{}`)."""
+    if value is None:
+        return "{}"
+    return _dumps(value if type(value) is dict else dict(value))
+
+
+# One C encoder for every thread: without the circular-reference check (markers None) it keeps
+# no state between calls, so it is made once, not per value as `_dumps`'s is (1 us). A cycle
+# ends in RecursionError here and is then rejected by the writer with `_dumps`'s message.
+_encode_now = (
+    None
+    if _make_encoder is None
+    else _make_encoder(
+        None, _jsonable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+)
+
+
+def encode_mapping(value: Any) -> JSONText:
+    """At logging time, `_dumps_mapping(value)` for a value that is not None.
+
+    Why then and not in the writer: a buffered record holding the caller's dict (or its lists)
+    stays tracked by the garbage collector, and under a burst every full collection, run in
+    whichever thread allocates, walks tens of thousands of them (the worst `QueryLog.query`
+    call, BENCHMARKS.md issue 31 item 8). A record of str / int / float / None only is untracked
+    by the first collection that sees it. Encoding here costs less than 1 us; the caller's dict
+    changed after the call no longer changes what is stored."""
+    try:
+        return "".join(_encode_now(value if type(value) is dict else dict(value), 0))  # type: ignore[misc]
+    except Exception:
+        return (value,)
+
+
+def encode_stages(stages: Any) -> JSONText:
+    """At logging time, the writer's `stage_trace` JSON of a retrieval trace (not None)."""
+    try:
+        return "".join(_encode_now([dict(st) for st in stages], 0))  # type: ignore[misc]
+    except Exception:
+        return (stages,)
+
+
+def _text(value: JSONText, dumps: Any) -> str:
+    """The JSON text `encode_*` made, or `dumps` of the value it could not (which raises)."""
+    return value if type(value) is str else str(dumps(value[0]))
+
+
+def _ids_text(ids: tuple[Any, ...]) -> str:
+    """`_dumps(ids)` (the SDK's own tuple of the caller's ids) through the shared encoder,
+    without `_dumps`'s encoder made per call (0.68 against 1.0 us for ten ids, with the GIL
+    the application's threads want; joining plain ids between quotes, after checking that
+    they need no escape, measured 0.93); `_dumps` again for what it cannot encode, to raise
+    `_dumps`'s error."""
+    try:
+        return "".join(_encode_now(ids, 0))  # type: ignore[misc]
+    except Exception:
+        return _dumps(ids)
+
+
+def _stages_text(stages: Any) -> str:
+    return _dumps([dict(st) for st in stages])
+
+
+def query_rows(queries: Sequence[QueryRow], rejected: list[str]) -> list[tuple[Any, ...]]:
+    """The `eval_queries` rows of `queries`, one tuple each; a record that cannot be stored
+    (a value JSON cannot hold, a number that is not one) is left out and described in
+    `rejected`."""
+    q_rows = []
+    # one unpacking of the whole row, checked against QueryRow (arity and types) by mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
+    for (
+        qid,
+        text,
+        intent,
+        mode,
+        session,
+        tool,
+        ids,
+        channels,
+        latency,
+        trace,
+        created,
+        cat,
+        weights,
+        proxy,
+        fallback,
+        reason,
+        degraded,
+        stages,
+        usage_ratio,
+        pressure,
+        scores,
+        unboosted,
+        boost,
+        limit,
+        dedup_saved,
+    ) in queries:
+        try:
+            if scores:  # none given: nothing to derive (quality_fields, boost_delta)
+                avg, top, derived = quality_fields(scores, len(ids), latency, limit)
+                if boost is None:
+                    boost = boost_delta(scores, unboosted)
+            else:
+                avg = top = derived = None
+            q_rows.append(
+                (
+                    qid,
+                    str(text),
+                    intent,
+                    mode,
+                    session,
+                    tool,
+                    _ids_text(ids),
+                    len(ids),
+                    "{}" if channels is None else _text(channels, _dumps_mapping),
+                    None if latency is None else float(latency),
+                    trace,
+                    created,
+                    cat,
+                    None if weights is None else _text(weights, _dumps_mapping),
+                    # the host's own proxy wins; the seed's formula when it gives none
+                    derived if proxy is None else float(proxy),
+                    None if fallback is None else int(bool(fallback)),
+                    reason,
+                    None if degraded is None else int(bool(degraded)),
+                    None if stages is None else _text(stages, _stages_text),
+                    None if usage_ratio is None else float(usage_ratio),
+                    None if pressure is None else str(pressure),
+                    avg,
+                    top,
+                    None if boost is None else float(boost),
+                    None if dedup_saved is None else int(dedup_saved),
+                )
+            )
+        except (TypeError, ValueError) as exc:
+            rejected.append(f"query {qid}: {type(exc).__name__}: {exc}")
+    return q_rows
+
+
+def _given(column: Sequence[Any]) -> bool:
+    """Whether any value of `column` is not None (`any` stops at the first true one and reads
+    None without a call; only a column of false values is counted)."""
+    return any(column) or column.count(None) != len(column)
+
+
+def _each(convert: Any, column: Sequence[Any]) -> Sequence[Any]:
+    """`convert` of each value that is not None; a column of None only as it is."""
+    return [None if v is None else convert(v) for v in column] if _given(column) else column
+
+
+def _json_column(column: Sequence[Any], dumps: Any, empty: str | None) -> Sequence[Any]:
+    """The JSON text `encode_*` made (`_text`), `empty` where none was logged."""
+    if not _given(column):
+        return column if empty is None else [empty] * len(column)
+    return [empty if v is None else _text(v, dumps) for v in column]
+
+
+def _flag(value: Any) -> int:
+    return int(bool(value))
+
+
+def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
+    """`query_rows(queries)` column by column (in `_QUERY_INSERT`'s order, the same values);
+    raises what a value's conversion raises (TypeError, ValueError), for the caller to go
+    record by record.
+
+    Why columns: the row loop's 25 conditional conversions and a tuple a row cost about 0.9 us
+    a row with the GIL, which the application's threads want, and each tuple is an allocation
+    the garbage collector counts towards its next pass, run in whichever thread allocates.
+    Here a column is one C loop (`zip`, `map`, a list's `count`) and a column no record gives
+    (most of seed 002's 25, in a typical search) is passed on as it is; the INSERT's rows are
+    made from the columns (`LogDB.plan_columns`), never a tuple each."""
+    (
+        qid,
+        text,
+        intent,
+        mode,
+        session,
+        tool,
+        ids,
+        channels,
+        latency,
+        trace,
+        created,
+        cat,
+        weights,
+        proxy,
+        fallback,
+        reason,
+        degraded,
+        stages,
+        usage_ratio,
+        pressure,
+        scores,
+        unboosted,
+        boost,
+        limit,
+        dedup_saved,
+    ) = zip(*queries, strict=True)
+    if _given(scores):  # row by row, as query_rows: the seed's derived fields
+        quality = [
+            quality_fields(s, len(i), lat, lim) if s else (None, None, None)
+            for s, i, lat, lim in zip(scores, ids, latency, limit, strict=True)
+        ]
+        avg: Sequence[Any] = [q[0] for q in quality]
+        top: Sequence[Any] = [q[1] for q in quality]
+        proxies: Sequence[Any] = [
+            q[2] if p is None else float(p) for q, p in zip(quality, proxy, strict=True)
+        ]
+        boost = tuple(  # the host's own delta wins
+            boost_delta(s, u) if b is None and s else b
+            for s, u, b in zip(scores, unboosted, boost, strict=True)
+        )
+    else:
+        avg = top = scores  # None in every record, as quality_fields gives for no scores
+        proxies = _each(float, proxy)
+    return [
+        qid,
+        list(map(str, text)),
+        intent,
+        mode,
+        session,
+        tool,
+        list(map(_ids_text, ids)),
+        list(map(len, ids)),
+        _json_column(channels, _dumps_mapping, "{}"),
+        _each(float, latency),
+        trace,
+        created,
+        cat,
+        _json_column(weights, _dumps_mapping, None),
+        proxies,
+        _each(_flag, fallback),
+        reason,
+        _each(_flag, degraded),
+        _json_column(stages, _stages_text, None),
+        _each(float, usage_ratio),
+        _each(str, pressure),
+        avg,
+        top,
+        _each(float, boost),
+        _each(int, dedup_saved),
+    ]
