@@ -7,7 +7,9 @@ search matched in SQL finds what matching every value in Python found."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -225,3 +227,41 @@ def test_a_search_matches_what_python_matched_value_by_value(
     assert fast["needle_x%"] == ["i2"]  # in a deflated output
     assert fast["%"] == ["i2", "i4"]
     assert fast["zzz"] == []
+
+
+#: what a search found before the searchable copy (revision 0023), pinned: each needle's count
+#: and the ids of its first two pages of two items, per sort and filter
+SEARCH_GOLDEN = Path(__file__).with_name("search_golden.json")
+MORE_NEEDLES = ["I", " pie", "APPLE", "\u00c9", "e", "\\", '"', "u00e9", "é", "yyy", "xy"]
+MORE_NEEDLES += ['{"text"', "r", "\x00", "a\x00b", "needle_x% y", "x" * 600, " "]
+VIEWS = (("seq", False, "all"), ("item", True, "all"), ("score", False, "failures"))
+VIEWS += (("seq", False, "passes"), ("status", True, "errors"))
+
+
+def searched(db: Path, runs: dict[str, str], needles: list[str]) -> dict[str, list[object]]:
+    """Each (run, needle, view)'s count and its first two pages' item ids (`runs`: label -> id)."""
+    out: dict[str, list[object]] = {}
+    with RunReader(db) as reader:
+        for label, run in runs.items():
+            for n in needles:
+                for sort, desc, show in VIEWS:
+                    ids: list[str] = []
+                    for page in (1, 2):
+                        query = ItemQuery(q=n, sort=sort, desc=desc, show=show, per_page=2)
+                        found = reader.item_page(run, replace(query, page=page))
+                        ids += [f"{r.subject}/{r.item_id}" for r in found.rows]
+                    out[f"{label}|{n!r}|{sort}|{desc}|{show}"] = [found.total, ids]
+    return out
+
+
+def test_a_search_finds_what_it_found_before_the_searchable_copy(
+    viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+    found = searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    a, b = viewer_store.judged
+    runs = {"a": a, "b": b, "retrieval": viewer_store.retrieval, "hostile": viewer_store.hostile}
+    found |= searched(Path(viewer_store.path), runs, ["the", "q1", "a", "yes", "<svg", "é"])
+    golden = json.loads(SEARCH_GOLDEN.read_text())
+    assert found == golden
