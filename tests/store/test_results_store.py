@@ -451,6 +451,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0020",
             "0021",
             "0022",
+            "0023",
         ]
         assert upgrade(engine, url) == []
     finally:

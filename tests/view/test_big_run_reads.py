@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from viewer_store import ViewerStore
 
-from memgauge.store import run_pages
+from memgauge.store import run_pages, search_docs
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.item_rows import measure_values
 from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
@@ -112,16 +113,24 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     target.executescript(
         "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
         " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
+        " DROP TABLE suite_run_search;"
         " UPDATE alembic_version SET version_num = '0021';"
     )
     target.close()
     url = store_url(copy)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0022"]
+        assert upgrade(engine, url) == ["0022", "0023"]
     finally:
         engine.dispose()
     upgraded = _digests(copy)
+    # each item's search document, recorded and filled by the upgrade alike (revision 0023)
+    documents = (
+        "SELECT run_id, subject, task, item_id, doc FROM suite_run_search ORDER BY 1, 2, 3, 4"
+    )
+    recorded_docs = sqlite3.connect(db).execute(documents).fetchall()
+    assert len(recorded_docs) == len(statuses)
+    assert sqlite3.connect(copy).execute(documents).fetchall() == recorded_docs
     assert repr(_values(copy)) == repr(values)
     assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
     assert all(upgraded[k] is None for k in statuses.keys() - finished)
@@ -265,3 +274,33 @@ def test_a_search_finds_what_it_found_before_the_searchable_copy(
     found |= searched(Path(viewer_store.path), runs, ["the", "q1", "a", "yes", "<svg", "é"])
     golden = json.loads(SEARCH_GOLDEN.read_text())
     assert found == golden
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM suite_run_search").fetchone() == (5,)
+    # an item without its document (here i1 and i3) is matched value by value, as before
+    conn.execute("DELETE FROM suite_run_search WHERE item_id IN ('i1', 'i3')")
+    conn.commit()
+    part = searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    conn.execute("DELETE FROM suite_run_search")
+    conn.commit()
+    conn.close()
+    assert part == searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    assert part == {k: v for k, v in golden.items() if k.startswith("search|")}
+
+
+#: stored values of every kind `_has` reads: text, escapes (a lone surrogate's too), a broken
+#: escape, raw and deflated bytes (ASCII, and with an escape), a number
+VALUES = [None, "Café", "caf\\u00e9", '{"a":"caf\\u00e9 K\\u212a"}', '"\\ud800x"', "İstanbul"]
+VALUES += ['"bad \\u json', b"plain bytes", zlib.compress(("x" * 600 + " Needle_X% ").encode())]
+VALUES += [zlib.compress(b'{"t":"Z\\u00fcrich"}'), "tab\tline\nend", 7]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value: object) -> None:
+    needles = [*NEEDLES, *MORE_NEEDLES, "caf\u00e9", "\u212a", "k\u212a", "ürich"]
+    needles += ["needle_x% ", "x\n", "\t", "7", '"t":"z']
+    doc = search_docs.document([value])
+    assert doc is not None or value == '"\\ud800x"'
+    for needle in (n.strip().lower() for n in needles):
+        if not needle or doc is None:
+            continue
+        assert (needle in doc) == bool(run_pages._has(value, needle)), needle  # type: ignore[arg-type]
