@@ -174,7 +174,16 @@ def test_a_store_before_0016_gets_each_runs_headline(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0016", "0017", "0018", "0019", "0020", "0021", "0022", "0023"]
+        assert upgrade(engine, url) == [
+            "0016",
+            "0017",
+            "0018",
+            "0019",
+            "0020",
+            "0021",
+            "0022",
+            "0023",
+        ]
         with engine.connect() as conn:
             stored = dict(
                 conn.execute(sa.text("SELECT run_id, headline_json FROM suite_runs")).all()

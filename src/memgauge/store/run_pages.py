@@ -528,16 +528,16 @@ class RunReader(SuiteRunStore):
         PostgreSQL by reading the searchable columns once, in order."""
         if self.url.is_sqlite:
             in_verdict = f"{_matches('s.reason')} OR {_matches('s.error')}"
-            in_verdicts = (
+            verdicts_match = (
                 f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND ({in_verdict}))"
             )
             args = {**params, **_match_params(needle)}
-            found = self._documented(run_id)
-            if found is None or SEPARATOR in needle or "\x00" in needle:
+            documented = self._documented(run_id)
+            if documented is None or SEPARATOR in needle or "\x00" in needle:
                 # every value matched as stored (a needle with the documents' separator, or a
                 # NUL, which `LIKE` reads as the pattern's end, or a store without documents)
                 in_item = " OR ".join(_matches(c) for c in _SEARCHED)
-                match = f"({in_item} OR {in_verdicts})"
+                match = f"({in_item} OR {verdicts_match})"
                 source = f"suite_run_items i{_OUTPUT_JOIN}"
             else:
                 # the items' documents (`search_docs`) decide, read once each; an item without
@@ -546,12 +546,12 @@ class RunReader(SuiteRunStore):
                     "(i.subject, i.task, i.item_id) IN (SELECT x.subject, x.task, x.item_id FROM"
                     " suite_run_search x WHERE x.run_id = :run AND instr(x.doc, :needle) > 0)"
                 )
-                if not found:
+                if not documented:
                     output = f"(SELECT o.output_json FROM suite_run_outputs o WHERE {_SAME_OUTPUT})"
                     in_item = " OR ".join(_matches(c) for c in (*_SEARCHED[:-1], output))
                     match = (
                         f"({match} OR NOT EXISTS (SELECT 1 FROM suite_run_search x WHERE"
-                        f" {_SAME_SEARCH}) AND ({in_item} OR {in_verdicts}))"
+                        f" {_SAME_SEARCH}) AND ({in_item} OR {verdicts_match}))"
                     )
                 source = "suite_run_items i"
             return [
