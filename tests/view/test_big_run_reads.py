@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from viewer_store import ViewerStore
 
 from memgauge.store import run_pages, search_docs
@@ -304,3 +305,47 @@ def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value:
         if not needle or doc is None:
             continue
         assert (needle in doc) == bool(run_pages._has(value, needle)), needle  # type: ignore[arg-type]
+
+
+def test_an_items_document_follows_its_rows_through_a_retry(tmp_path: Path) -> None:
+    """A failed item (no verdict: its reason leaves the document) put back in the queue with a
+    retryable verdict's item, then recorded again: each document is its rows' as stored."""
+    from memgauge.data.records import Failure, ScoreRecord
+    from memgauge.store.search_docs import refill
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+    with SuiteRunStore(db) as store:
+        items = store.item_records(run)
+        failed = items[0].model_copy(
+            update={
+                "status": "failed",
+                "output": None,
+                "scores": [],
+                "failures": [Failure(stage="answer", kind="Boom", message="oops")],
+            }
+        )
+        retry = ScoreRecord(evaluator="e", value=None, reason="Judge Down", detail={"retryable": 1})
+        store.record_items(run, [failed, items[1].model_copy(update={"scores": [retry]})])
+        assert _searched_ids(db, run, "reason: apple") == []
+        assert _searched_ids(db, run, "judge down") == ["i1"]
+        assert store.unfinished_items(run, retry_failed=True) == {
+            ("sys", "t", "i0"),
+            ("sys", "t", "i1"),
+        }
+        assert _searched_ids(db, run, "judge down") == []
+        again = items[0].model_copy(
+            update={"scores": [ScoreRecord(evaluator="e", value=1.0, reason="Pear")]}
+        )
+        store.record_items(run, [again])
+        assert _searched_ids(db, run, "pear") == ["i0"]
+        with store._write() as c:
+            kept = sorted(c.execute(sa.text("SELECT * FROM suite_run_search")).all())
+            refill(c, run)
+            assert sorted(c.execute(sa.text("SELECT * FROM suite_run_search")).all()) == kept
+
+
+def _searched_ids(db: Path, run: str, needle: str) -> list[str]:
+    with RunReader(db) as reader:
+        return [r.item_id for r in reader.item_page(run, ItemQuery(q=needle)).rows]
