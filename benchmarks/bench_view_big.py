@@ -14,7 +14,11 @@ requested once. Requests go through Starlette's test client (routing, a read-onl
 connection per request, SQL, templates; no network). Run:
 
     python benchmarks/bench_view_big.py [--sizes 10000,100000] [--runs 3] [--repeat 3]
-        [--before-src /tmp/before/src] [--keep DIR]
+        [--before-src /tmp/before/src] [--keep DIR] [--differ]
+
+`--differ` adds a last run whose queries are cut to 2 words, so most verdicts differ, and
+times its compare page against the run before it: the paired tests' cost (two runs that agree
+on every verdict skip them).
 """
 
 from __future__ import annotations
@@ -81,6 +85,32 @@ def build(root: Path, n: int, runs: int, src: Path) -> Path:
     return db
 
 
+def build_differing(root: Path, db: Path, src: Path) -> None:
+    """A last run in the store that differs from the others on most items: the same memories
+    and judgments, each query cut to its first 2 words (the compare page's paired tests then
+    resample and flip signs for every measure; two runs that agree skip both)."""
+    data = root / "data_differs"
+    if data.exists():
+        return
+    data.mkdir()
+    for name in ("dataset.yaml", "memories.jsonl", "judgments.jsonl"):
+        (data / name).write_bytes((root / "data" / name).read_bytes())
+    with (root / "data" / "queries.jsonl").open() as src_q, (data / "queries.jsonl").open("w") as q:
+        for line in src_q:
+            query = json.loads(line)
+            query["text"] = " ".join(query["text"].split()[:2])
+            q.write(json.dumps(query) + "\n")
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "memgauge", "evaluate", str(data), "-s", "lexical"),
+            *("--out", str(root / "ev_differs"), "--store", str(db), "--quiet"),
+        ],
+        env=_env(src),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def upgraded_copy(db: Path, src: Path) -> Path:
     """A copy of `db` (SQLite's backup: the WAL's pages included) upgraded by this memgauge."""
     copy = db.with_name("after.db")
@@ -99,11 +129,15 @@ def pages(db: Path) -> dict[str, str]:
     """The pages timed: the newest run (its id), the one before it (baseline, compare)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = conn.execute(
-        "SELECT run_id, suite_name FROM suite_runs ORDER BY created_at DESC LIMIT 2"
+        "SELECT run_id, suite_name FROM suite_runs ORDER BY created_at DESC LIMIT 3"
     ).fetchall()
     conn.close()
-    (rid, suite), (other, _) = rows
+    differs = None
+    if (db.parent / "data_differs").exists():  # the newest run is the one that differs
+        differs = rows.pop(0)[0]
+    (rid, suite), (other, _) = rows[:2]
     n = int(db.parent.name)
+    extra = {"compare two runs that differ": f"/compare?a={rid}&b={differs}"} if differs else {}
     return {
         "runs list": "/",
         "run page": f"/runs/{rid}",
@@ -114,6 +148,7 @@ def pages(db: Path) -> dict[str, str]:
         "one item": f"/runs/{rid}/item?subject=lexical&task=retrieval&item=q{n // 2}",
         "trends": f"/trends?suite={suite}",
         "compare two runs": f"/compare?a={other}&b={rid}",
+        **extra,
     }
 
 
@@ -166,6 +201,9 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=20.0)
     parser.add_argument("--before-src", type=Path)
     parser.add_argument("--keep", type=Path, help="build the stores here, and reuse them")
+    parser.add_argument(
+        "--differ", action="store_true", help="add a run that differs (its compare page too)"
+    )
     args = parser.parse_args()
     tmp = None
     root = args.keep
@@ -178,6 +216,8 @@ def main() -> None:
             where.mkdir(parents=True, exist_ok=True)
             builder = args.before_src or SRC
             db = build(where, n, args.runs, builder)
+            if args.differ:
+                build_differing(where, db, builder)
             after = upgraded_copy(db, SRC) if args.before_src else db
             with open("/proc/loadavg") as f:
                 load = f.read().split()[:3]

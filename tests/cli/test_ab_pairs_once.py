@@ -175,6 +175,7 @@ def test_a_store_before_0015_gets_the_keys_of_its_pairs(
             "0020",
             "0021",
             "0022",
+            "0023",
         ]
         with engine.connect() as conn:
             keys = conn.execute(

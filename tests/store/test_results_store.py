@@ -278,6 +278,7 @@ EXPECTED_SCHEMA = {
         "headline_json",
     ],
     "suite_run_queries": ["run_id", "task", "subject", "query_id", "detail_json"],
+    "suite_run_search": ["run_id", "subject", "task", "item_id", "doc"],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_values": ["run_id", "subject", "task", "evaluator", "item_ids_json", "values_f8"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],
@@ -451,6 +452,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
             "0020",
             "0021",
             "0022",
+            "0023",
         ]
         assert upgrade(engine, url) == []
     finally:

@@ -58,6 +58,7 @@ def test_the_migrated_schema_is_exactly_the_tables_module(store_where: str) -> N
             "0020",
             "0021",
             "0022",
+            "0023",
         ]
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})

@@ -7,13 +7,17 @@ search matched in SQL finds what matching every value in Python found."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from viewer_store import ViewerStore
 
-from memgauge.store import run_pages
+from memgauge.store import run_pages, search_docs
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.item_rows import measure_values
 from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
@@ -110,16 +114,24 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     target.executescript(
         "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
         " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
+        " DROP TABLE suite_run_search;"
         " UPDATE alembic_version SET version_num = '0021';"
     )
     target.close()
     url = store_url(copy)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0022"]
+        assert upgrade(engine, url) == ["0022", "0023"]
     finally:
         engine.dispose()
     upgraded = _digests(copy)
+    # each item's search document, recorded and filled by the upgrade alike (revision 0023)
+    documents = (
+        "SELECT run_id, subject, task, item_id, doc FROM suite_run_search ORDER BY 1, 2, 3, 4"
+    )
+    recorded_docs = sqlite3.connect(db).execute(documents).fetchall()
+    assert len(recorded_docs) == len(statuses)
+    assert sqlite3.connect(copy).execute(documents).fetchall() == recorded_docs
     assert repr(_values(copy)) == repr(values)
     assert {k: upgraded[k] for k in finished} == {k: recorded[k] for k in finished}
     assert all(upgraded[k] is None for k in statuses.keys() - finished)
@@ -225,3 +237,115 @@ def test_a_search_matches_what_python_matched_value_by_value(
     assert fast["needle_x%"] == ["i2"]  # in a deflated output
     assert fast["%"] == ["i2", "i4"]
     assert fast["zzz"] == []
+
+
+#: what a search found before the searchable copy (revision 0023), pinned: each needle's count
+#: and the ids of its first two pages of two items, per sort and filter
+SEARCH_GOLDEN = Path(__file__).with_name("search_golden.json")
+MORE_NEEDLES = ["I", " pie", "APPLE", "\u00c9", "e", "\\", '"', "u00e9", "é", "yyy", "xy"]
+MORE_NEEDLES += ['{"text"', "r", "\x00", "a\x00b", "needle_x% y", "x" * 600, " "]
+VIEWS = (("seq", False, "all"), ("item", True, "all"), ("score", False, "failures"))
+VIEWS += (("seq", False, "passes"), ("status", True, "errors"))
+
+
+def searched(db: Path, runs: dict[str, str], needles: list[str]) -> dict[str, list[object]]:
+    """Each (run, needle, view)'s count and its first two pages' item ids (`runs`: label -> id)."""
+    out: dict[str, list[object]] = {}
+    with RunReader(db) as reader:
+        for label, run in runs.items():
+            for n in needles:
+                for sort, desc, show in VIEWS:
+                    ids: list[str] = []
+                    for page in (1, 2):
+                        query = ItemQuery(q=n, sort=sort, desc=desc, show=show, per_page=2)
+                        found = reader.item_page(run, replace(query, page=page))
+                        ids += [f"{r.subject}/{r.item_id}" for r in found.rows]
+                    out[f"{label}|{n!r}|{sort}|{desc}|{show}"] = [found.total, ids]
+    return out
+
+
+def test_a_search_finds_what_it_found_before_the_searchable_copy(
+    viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+    found = searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    a, b = viewer_store.judged
+    runs = {"a": a, "b": b, "retrieval": viewer_store.retrieval, "hostile": viewer_store.hostile}
+    found |= searched(Path(viewer_store.path), runs, ["the", "q1", "a", "yes", "<svg", "é"])
+    golden = json.loads(SEARCH_GOLDEN.read_text())
+    assert found == golden
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM suite_run_search").fetchone() == (5,)
+    # an item without its document (here i1 and i3) is matched value by value, as before
+    conn.execute("DELETE FROM suite_run_search WHERE item_id IN ('i1', 'i3')")
+    conn.commit()
+    part = searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    conn.execute("DELETE FROM suite_run_search")
+    conn.commit()
+    conn.close()
+    assert part == searched(db, {"search": run}, NEEDLES + MORE_NEEDLES)
+    assert part == {k: v for k, v in golden.items() if k.startswith("search|")}
+
+
+#: stored values of every kind `_has` reads: text, escapes (a lone surrogate's too), a broken
+#: escape, raw and deflated bytes (ASCII, and with an escape), a number
+VALUES = [None, "Café", "caf\\u00e9", '{"a":"caf\\u00e9 K\\u212a"}', '"\\ud800x"', "İstanbul"]
+VALUES += ['"bad \\u json', b"plain bytes", zlib.compress(("x" * 600 + " Needle_X% ").encode())]
+VALUES += [zlib.compress(b'{"t":"Z\\u00fcrich"}'), "tab\tline\nend", 7]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value: object) -> None:
+    needles = [*NEEDLES, *MORE_NEEDLES, "caf\u00e9", "\u212a", "k\u212a", "ürich"]
+    needles += ["needle_x% ", "x\n", "\t", "7", '"t":"z']
+    doc = search_docs.document([value])
+    assert doc is not None or value == '"\\ud800x"'
+    for needle in (n.strip().lower() for n in needles):
+        if not needle or doc is None:
+            continue
+        assert (needle in doc) == bool(run_pages._has(value, needle)), needle  # type: ignore[arg-type]
+
+
+def test_an_items_document_follows_its_rows_through_a_retry(tmp_path: Path) -> None:
+    """A failed item (no verdict: its reason leaves the document) put back in the queue with a
+    retryable verdict's item, then recorded again: each document is its rows' as stored."""
+    from memgauge.data.records import Failure, ScoreRecord
+    from memgauge.store.search_docs import refill
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    db = tmp_path / "r.db"
+    run = _search_store(db)
+    with SuiteRunStore(db) as store:
+        items = store.item_records(run)
+        failed = items[0].model_copy(
+            update={
+                "status": "failed",
+                "output": None,
+                "scores": [],
+                "failures": [Failure(stage="answer", kind="Boom", message="oops")],
+            }
+        )
+        retry = ScoreRecord(evaluator="e", value=None, reason="Judge Down", detail={"retryable": 1})
+        store.record_items(run, [failed, items[1].model_copy(update={"scores": [retry]})])
+        assert _searched_ids(db, run, "reason: apple") == []
+        assert _searched_ids(db, run, "judge down") == ["i1"]
+        assert store.unfinished_items(run, retry_failed=True) == {
+            ("sys", "t", "i0"),
+            ("sys", "t", "i1"),
+        }
+        assert _searched_ids(db, run, "judge down") == []
+        again = items[0].model_copy(
+            update={"scores": [ScoreRecord(evaluator="e", value=1.0, reason="Pear")]}
+        )
+        store.record_items(run, [again])
+        assert _searched_ids(db, run, "pear") == ["i0"]
+        with store._write() as c:
+            kept = sorted(c.execute(sa.text("SELECT * FROM suite_run_search")).all())
+            refill(c, run)
+            assert sorted(c.execute(sa.text("SELECT * FROM suite_run_search")).all()) == kept
+
+
+def _searched_ids(db: Path, run: str, needle: str) -> list[str]:
+    with RunReader(db) as reader:
+        return [r.item_id for r in reader.item_page(run, ItemQuery(q=needle)).rows]

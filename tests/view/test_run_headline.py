@@ -174,7 +174,16 @@ def test_a_store_before_0016_gets_each_runs_headline(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0016", "0017", "0018", "0019", "0020", "0021", "0022"]
+        assert upgrade(engine, url) == [
+            "0016",
+            "0017",
+            "0018",
+            "0019",
+            "0020",
+            "0021",
+            "0022",
+            "0023",
+        ]
         with engine.connect() as conn:
             stored = dict(
                 conn.execute(sa.text("SELECT run_id, headline_json FROM suite_runs")).all()
@@ -351,7 +360,7 @@ def test_a_store_before_0022_gets_each_runs_queries(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url)[-1] == "0022"
+        assert upgrade(engine, url)[-1] == "0023"
     finally:
         engine.dispose()
     with RunReader(store_where) as reader:

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge.stats.multiple import Correction, adjust
-from memgauge.stats.paired import PairedComparison, paired_compare
+from memgauge.stats.paired import PairedComparison, paired_compare_many
 from memgauge.stats.tukey import tukey_hsd_blocked
 
 __all__ = [
@@ -244,6 +244,8 @@ def compare_systems(
     counts: dict[str, tuple[int, ...]] = {}
     notes: dict[str, str] = {}
     raw: list[tuple[str, int, int, PairedComparison, float | None]] = []
+    todo: list[tuple[str, int, int, float | None]] = []
+    columns: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = []
     for measure, given in values.items():
         x = np.asarray(given, dtype=np.float64)
         if x.ndim != 2 or x.shape[0] != len(systems):
@@ -258,19 +260,22 @@ def compare_systems(
                 f"({tukey.n_dropped} left out)"
             )
         for a, b in index:
-            paired = paired_compare(
-                x[a],
-                x[b],
-                seed=seed,
-                n_permutations=n_permutations if test == "fisher" else 0,
-                n_resamples=n_resamples,
-            )
+            hsd = None
             if tukey is not None:
-                hsd = float(tukey.pvalue[a, b])
-                p = None if np.isnan(hsd) else hsd
-            else:
-                p = getattr(paired, _RAW_P[test])
-            raw.append((measure, a, b, paired, p))
+                found = float(tukey.pvalue[a, b])
+                hsd = None if np.isnan(found) else found
+            todo.append((measure, a, b, hsd))
+            columns.append((x[a], x[b]))
+    # every pair at once: those of as many queries share their resamples and sign flips
+    compared = paired_compare_many(
+        columns,
+        seed=seed,
+        n_permutations=n_permutations if test == "fisher" else 0,
+        n_resamples=n_resamples,
+    )
+    for (measure, a, b, hsd), paired in zip(todo, compared, strict=True):
+        p = hsd if test == "tukey" else getattr(paired, _RAW_P[test])
+        raw.append((measure, a, b, paired, p))
     adjusted = _adjust([r[4] for r in raw], [r[0] for r in raw], test, family, corr)
     pairs = tuple(
         PairResult(

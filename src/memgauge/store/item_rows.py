@@ -30,6 +30,7 @@ from memgauge.data.records import (
 )
 from memgauge.store.dialect import executemany, json_key, upsert
 from memgauge.store.headline import query_rows
+from memgauge.store.search_docs import refill as refill_search
 from memgauge.store.tables import Packed, packed, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
@@ -138,6 +139,7 @@ def insert_plan(
                 for it in items
             ],
         )
+        refill_search(c, run_id)
 
 
 def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> str:
@@ -261,6 +263,9 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     ]
     if failures:
         c.execute(sa.insert(failures_t), failures)
+    # after every write above: the documents are the rows as stored (an output or verdict
+    # left from an earlier recording of the item included)
+    refill_search(c, run_id, [(r.subject, r.task, r.item_id) for r in rows])
 
 
 _INSERT_QUERY = sa.insert(queries_t)
@@ -386,6 +391,8 @@ def requeue(c: sa.Connection, run_id: str) -> None:
             s.run_id == run_id, sa.tuple_(s.subject, s.task, s.item_id).in_(queued)
         )
     )
+    # their verdicts' reasons left their documents
+    refill_search(c, run_id, [(r[0], r[1], r[2]) for r in c.execute(queued)])
 
 
 def _items_select(run_id: str, *columns: Any) -> Any:

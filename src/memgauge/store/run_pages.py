@@ -45,6 +45,7 @@ from memgauge.store.item_rows import (
 )
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
+from memgauge.store.search_docs import SEPARATOR
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
@@ -120,6 +121,12 @@ _SEARCHED = ("i.item_id", "i.category", "i.input_json", "i.expected_json", "o.ou
 _OUTPUT_JOIN = (
     " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
     " AND o.task = i.task AND o.item_id = i.item_id"
+)
+_SAME_SEARCH = (
+    "x.run_id = i.run_id AND x.subject = i.subject AND x.task = i.task AND x.item_id = i.item_id"
+)
+_SAME_OUTPUT = (
+    "o.run_id = i.run_id AND o.subject = i.subject AND o.task = i.task AND o.item_id = i.item_id"
 )
 
 
@@ -520,15 +527,39 @@ class RunReader(SuiteRunStore):
         each value matched as stored (see `_has`): on SQLite in the query (`_matches`), on
         PostgreSQL by reading the searchable columns once, in order."""
         if self.url.is_sqlite:
-            in_item = " OR ".join(_matches(c) for c in _SEARCHED)
             in_verdict = f"{_matches('s.reason')} OR {_matches('s.error')}"
+            verdicts_match = (
+                f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND ({in_verdict}))"
+            )
+            args = {**params, **_match_params(needle)}
+            documented = self._documented(run_id)
+            if documented is None or SEPARATOR in needle or "\x00" in needle:
+                # every value matched as stored (a needle with the documents' separator, or a
+                # NUL, which `LIKE` reads as the pattern's end, or a store without documents)
+                in_item = " OR ".join(_matches(c) for c in _SEARCHED)
+                match = f"({in_item} OR {verdicts_match})"
+                source = f"suite_run_items i{_OUTPUT_JOIN}"
+            else:
+                # the items' documents (`search_docs`) decide, read once each; an item without
+                # one (a NUL or a lone surrogate in its values) is matched value by value
+                match = (
+                    "(i.subject, i.task, i.item_id) IN (SELECT x.subject, x.task, x.item_id FROM"
+                    " suite_run_search x WHERE x.run_id = :run AND instr(x.doc, :needle) > 0)"
+                )
+                if not documented:
+                    output = f"(SELECT o.output_json FROM suite_run_outputs o WHERE {_SAME_OUTPUT})"
+                    in_item = " OR ".join(_matches(c) for c in (*_SEARCHED[:-1], output))
+                    match = (
+                        f"({match} OR NOT EXISTS (SELECT 1 FROM suite_run_search x WHERE"
+                        f" {_SAME_SEARCH}) AND ({in_item} OR {verdicts_match}))"
+                    )
+                source = "suite_run_items i"
             return [
                 (r[0], r[1], r[2])
                 for r in self._sql(
-                    f"SELECT i.subject, i.task, i.item_id FROM suite_run_items i{_OUTPUT_JOIN}"
-                    f" WHERE {where} AND ({in_item} OR EXISTS (SELECT 1 FROM suite_run_scores s"
-                    f" WHERE {_SAME_ITEM} AND ({in_verdict}))) ORDER BY {order}",
-                    {**params, **_match_params(needle)},
+                    f"SELECT i.subject, i.task, i.item_id FROM {source}"
+                    f" WHERE {where} AND {match} ORDER BY {order}",
+                    args,
                 )
             ]
         in_verdicts = {
@@ -550,6 +581,19 @@ class RunReader(SuiteRunStore):
             if key in in_verdicts or any(_has(value, needle) for value in r[3:]):
                 found.append(key)
         return found
+
+    def _documented(self, run_id: str) -> bool | None:
+        """Whether every item of the run has its search document (None: the store keeps
+        none, as a copy opened before its upgrade)."""
+        kept = self._sql("SELECT 1 FROM sqlite_master WHERE name = 'suite_run_search'")
+        if not kept:
+            return None
+        ((items, documents),) = self._sql(
+            "SELECT (SELECT COUNT(*) FROM suite_run_items WHERE run_id = :run),"
+            " (SELECT COUNT(*) FROM suite_run_search WHERE run_id = :run)",
+            {"run": run_id},
+        )
+        return bool(items == documents)
 
     def _page_rows(
         self, run_id: str, keys: Sequence[tuple[str, str, str]]

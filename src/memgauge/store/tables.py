@@ -241,6 +241,17 @@ suite_run_values = sa.Table(
     *cols(sa.LargeBinary(), "values_f8", nullable=False),
 )
 
+#: each item's searchable document (revision 0023, `store.search_docs`): the lower-case text of
+#: the values the viewer's search looks in, so a search reads one text an item, not every
+#: deflated output inflated
+suite_run_search = sa.Table(
+    "suite_run_search",
+    metadata,
+    *(_col(c, _T, primary_key=True) for c in _ITEM_KEY),
+    *cols(_T, "doc", nullable=False),
+    sa.ForeignKeyConstraint(list(_ITEM_KEY), _ITEM_REF, ondelete="CASCADE"),
+)
+
 suite_run_setups = sa.Table(
     "suite_run_setups",
     metadata,
