@@ -8,9 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
-from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
 from memgauge.aggregates.targets import By, Requirement
 from memgauge.api._store import StoreArg, recorder_for, resolve_resume
@@ -19,17 +18,9 @@ from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UsageError
 from memgauge.llm.usage import load_prices, priced
-from memgauge.metrics.conventions import (
-    DEFAULT_DEPTH,
-    DEFAULT_GAIN,
-    DEFAULT_NO_RELEVANT,
-    DEFAULT_REL_THRESHOLD,
-    Gain,
-    NoRelevant,
-)
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
-from memgauge.runs.kinds.retrieval import evaluate_suite
+from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
@@ -129,21 +120,7 @@ def evaluate(
     dataset: str | Path | RetrievalDataset,
     systems: Mapping[str, SystemArg] | Sequence[SystemArg],
     *,
-    measures: Sequence[str] = DEFAULT_MEASURES,
-    k: int = DEFAULT_DEPTH,
-    rel_threshold: int = DEFAULT_REL_THRESHOLD,
-    gain: Gain = DEFAULT_GAIN,
-    agent_k: int = 5,
     resamples: int = 1000,
-    seed: int = 0,
-    no_relevant: NoRelevant = DEFAULT_NO_RELEVANT,
-    pool_depth: int | None = None,
-    pool_grade: int = 1,
-    pool_judge: str | Mapping[str, Any] | None = None,
-    ingest: bool = True,
-    concurrency: int = 4,
-    max_failure_rate: float = 0.1,
-    name: str | None = None,
     kind: str = "evaluate",
     sprt_delta: float = 0.05,
     sprt_bounds: Bounds = "ville",
@@ -158,16 +135,18 @@ def evaluate(
     progress: Progress | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
-    dataset_kind: str | None = None,
     repeat: int | None = None,
     options: RunConfig | None = None,
+    **settings: Unpack[RetrievalSettings],
 ) -> RunReport:
     """Evaluate memory search on `dataset` for each system, as a recorded run.
 
     `systems`: `{name: system}` or a list, where a system is a `-s` string (`"lexical"`,
     `"hybrid:k_rrf=10"`, `"python:pkg.mod:factory"`, `"http://..."`), a spec mapping
     (`{"reference": {"mode": "dense"}}`), or a live object with `reset`, `ingest` and `search`.
-    The first system is the baseline of the paired comparisons. `fail_under`:
+    The first system is the baseline of the paired comparisons. `settings` (`measures`, `k`,
+    `rel_threshold`, `gain`, `pool_depth`, ...: `runs.kinds.retrieval.RetrievalSettings`) go
+    to the suite's builder, `evaluate_suite`, as given. `fail_under`:
     `"[SUBJECT/][TASK/]MEASURE=VALUE"` targets, decided by `by` (see `aggregates.targets`).
     `pool_judge` (with `pool_depth`): the relevance judge (`"relevance"`, `{"relevance":
     {"model": m}}`) grades the pool's unjudged memories, recorded as bootstrapped judgments.
@@ -219,22 +198,7 @@ def evaluate(
     suite = evaluate_suite(
         path,
         specs,
-        name=name,
-        measures=measures,
-        k=k,
-        rel_threshold=rel_threshold,
-        gain=gain,
-        agent_k=agent_k,
         n_resamples=resamples,
-        seed=seed,
-        no_relevant=no_relevant,
-        pool_depth=pool_depth,
-        pool_grade=pool_grade,
-        pool_judge=pool_judge,
-        ingest=ingest,
-        concurrency=concurrency,
-        max_failure_rate=max_failure_rate,
-        dataset_kind=dataset_kind,
         sprt=sprt,
         pipeline={
             k: v
@@ -245,6 +209,7 @@ def evaluate(
             )
             if v is not None
         },
+        **settings,
     )
     datasets = {"retrieval": dataset} if isinstance(dataset, RetrievalDataset) else None
     return _run(suite, config, kind=kind, progress=progress, build=_build(live), datasets=datasets)

@@ -25,8 +25,7 @@ from memgauge.aggregates.cost import CostAggregate
 from memgauge.errors import UsageError
 from memgauge.optimize.space import load_optuna
 from memgauge.runs.depth import default_aggregates
-from memgauge.runs.suite import TaskSpec, evaluator_label
-from memgauge.scorers import EVALUATORS
+from memgauge.runs.suite import TaskSpec, evaluator_kinds
 
 if TYPE_CHECKING:  # the objective's module reads the study's config, which reads this one
     from memgauge.optimize.objective import Evaluation
@@ -58,12 +57,7 @@ def constrained_task(task: TaskSpec, constraint: Constraint) -> TaskSpec:
             f"constraint {constraint.text()!r}: a candidate runs the objective's task "
             f"({task.name!r}) only; bound one of its measures"
         )
-    kinds = []
-    for e in task.evaluators:
-        try:
-            kinds.append((evaluator_label(e, task.evaluators), EVALUATORS.parse(e.spec)[0]))
-        except RegistryError:
-            continue  # reported where the evaluator's spec is checked
+    kinds = evaluator_kinds(task)
     view = TaskView(name=task.name, kind=task.kind, subjects=(), evaluators=kinds, k=task.k)
     given = task.aggregates
     specs: list[Any] = list(given if given is not None else default_aggregates(task))

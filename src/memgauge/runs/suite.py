@@ -68,6 +68,7 @@ __all__ = [
     "TaskSpec",
     "component_problems",
     "components",
+    "evaluator_kinds",
     "evaluator_label",
     "load_suite",
     "optimization_problems",
@@ -362,15 +363,20 @@ def spec_name(spec: str | dict[str, Any]) -> str:
     return spec if isinstance(spec, str) else str(next(iter(spec), "?"))
 
 
-def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
-    """The least `k` `task` accepts and the measure that asks it (see `runs.depth`)."""
+def evaluator_kinds(task: TaskSpec) -> list[tuple[str, str]]:
+    """(label, registered name) of each of the task's evaluators whose spec names one."""
     kinds = []
     for entry in task.evaluators:
         try:
             kinds.append((evaluator_label(entry, task.evaluators), EVALUATORS.parse(entry.spec)[0]))
         except RegistryError:
             continue  # reported where the evaluator's spec is checked
-    return least_k(task, kinds)
+    return kinds
+
+
+def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
+    """The least `k` `task` accepts and the measure that asks it (see `runs.depth`)."""
+    return least_k(task, evaluator_kinds(task))
 
 
 def task_reader(task: TaskSpec) -> str | None:

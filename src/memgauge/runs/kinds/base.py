@@ -44,11 +44,11 @@ __all__ = [
     "PlannedTask",
     "Planning",
     "TaskKind",
+    "call_timed",
     "hit_record",
     "hit_texts",
     "kind_of",
     "limit_items",
-    "method_of",
     "timed",
 ]
 
@@ -275,17 +275,18 @@ def kind_of(name: str) -> TaskKind:
     return KINDS.get(name).factory()
 
 
-def method_of(subject: object, name: str) -> Callable[..., Any]:
-    """The subject's method `name`, or the subject itself when it is a function."""
+def call_timed(subject: object, name: str, *args: Any) -> tuple[Any, dict[str, float]]:
+    """The subject's method `name` (or the subject itself, when it is a function) called with
+    `args`: what it returned, and its latency as `{"total": ms}`."""
     method: object = getattr(subject, name, None)
-    if callable(method):
-        return method
-    if callable(subject) and not isinstance(subject, type):
-        return subject
-    raise SubjectError(
-        f"{type(subject).__name__} has no {name}(); a python: factory must return an object "
-        f"with {name}(...) or a function taking the same arguments"
-    )
+    if not callable(method):
+        if not callable(subject) or isinstance(subject, type):
+            raise SubjectError(
+                f"{type(subject).__name__} has no {name}(); a python: factory must return an "
+                f"object with {name}(...) or a function taking the same arguments"
+            )
+        method = subject
+    return timed(lambda: method(*args))
 
 
 def timed(call: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
@@ -406,11 +407,24 @@ class ItemsKind:
 
 class DatasetKind(ItemsKind):
     """A kind that reads its items from a dataset file only (never `items:`), and whose
-    subjects are called with the item's whole input (extraction, operations, embedding)."""
+    subjects are called with the item's input (extraction, operations, embedding): through
+    the method `calls`, with the arguments `arguments` makes of the input."""
 
     fields: ClassVar[frozenset[str]] = frozenset()
     #: what its dataset is, in the message of a task without one
     dataset_is: ClassVar[str] = "an items file"
+    #: the subject's method an item is put to; without one, asked as an `ItemsKind` item is
+    calls: ClassVar[str | None] = None
+
+    def arguments(self, item: PlannedItem) -> tuple[Any, ...]:
+        """What the subject's method `calls` is called with for `item`."""
+        return (item.input,)
+
+    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
+        if self.calls is None:
+            return super().ask(subject, answers, task, item)
+        out, latency = call_timed(subject, self.calls, *self.arguments(item))
+        return out, latency, {}
 
     def problems(self, task: TaskSpec) -> list[tuple[str, str]]:
         if task.dataset is None:

@@ -13,8 +13,6 @@ from memgauge.runs.kinds.base import (
     PlannedItem,
     PlannedTask,
     Planning,
-    method_of,
-    timed,
 )
 
 __all__ = ["EmbeddingKind"]
@@ -26,6 +24,7 @@ class EmbeddingKind(DatasetKind):
     name: ClassVar[str] = "embedding"
     description: ClassVar[str] = "known similar / different pairs: the subject embeds both texts"
     dataset_is = "known pairs {a, b, label: similar|different}"
+    calls = "embed"
 
     def plan(self, planning: Planning) -> PlannedTask:
         items = [
@@ -36,10 +35,11 @@ class EmbeddingKind(DatasetKind):
         ]
         return planning.planned(items)
 
+    def arguments(self, item: PlannedItem) -> tuple[Any, ...]:
+        return ([item.input["a"], item.input["b"]],)
+
     def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
-        pair = item.input
-        embed = method_of(subject, "embed")
-        out, latency = timed(lambda: embed([pair["a"], pair["b"]]))
+        out, latency, _ = super().ask(subject, answers, task, item)
         vectors = [[float(x) for x in v] for v in out]
         if len(vectors) != 2:
             raise SubjectError(f"embed() gave {len(vectors)} vectors for 2 texts")

@@ -18,15 +18,7 @@ from memgauge.data.models import ExtractionCase, Turn
 from memgauge.data.traces import unlabelled_cases
 from memgauge.errors import UsageError
 from memgauge.runs.builders import command_suite
-from memgauge.runs.kinds.base import (
-    Asked,
-    DatasetKind,
-    PlannedItem,
-    PlannedTask,
-    Planning,
-    method_of,
-    timed,
-)
+from memgauge.runs.kinds.base import DatasetKind, PlannedItem, PlannedTask, Planning
 from memgauge.runs.suite import Suite, TaskSpec
 
 __all__ = ["ExtractionKind", "extraction_suite"]
@@ -42,6 +34,7 @@ class ExtractionKind(DatasetKind):
     )
     fields = frozenset({"trace"})
     dataset_is = "extraction cases (seed 001) or a LoCoMo file"
+    calls = "extract"
 
     def reads(self, task: TaskSpec) -> str | None:
         return "extraction" if task.trace is None else None
@@ -60,12 +53,10 @@ class ExtractionKind(DatasetKind):
         )
         return planning.planned(_extraction_items(cases))
 
-    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
+    def arguments(self, item: PlannedItem) -> tuple[Any, ...]:
         case = item.input
         conversation = [Turn.model_validate(t) for t in case["conversation"]]
-        extract = method_of(subject, "extract")
-        out, latency = timed(lambda: extract(conversation, list(case["existing_memory"])))
-        return out, latency, {}
+        return conversation, list(case["existing_memory"])
 
 
 def _extraction_items(

@@ -13,15 +13,7 @@ from memgauge.data.io import load_operation_cases
 from memgauge.data.models import OperationCase
 from memgauge.errors import UsageError
 from memgauge.runs.builders import command_suite, learnings_arg
-from memgauge.runs.kinds.base import (
-    Asked,
-    DatasetKind,
-    PlannedItem,
-    PlannedTask,
-    Planning,
-    method_of,
-    timed,
-)
+from memgauge.runs.kinds.base import DatasetKind, PlannedItem, PlannedTask, Planning
 from memgauge.runs.suite import Suite
 
 __all__ = ["OperationsKind", "operations_suite"]
@@ -33,16 +25,14 @@ class OperationsKind(DatasetKind):
     name: ClassVar[str] = "operations"
     description: ClassVar[str] = "seed 000 cases: the subject decides a memory merge"
     dataset_is = "memory-operation cases (seed 000)"
+    calls = "decide"
 
     def plan(self, planning: Planning) -> PlannedTask:
         # ids unique, with every other problem of the file
         return planning.planned(_operation_items(load_operation_cases(planning.dataset_path())))
 
-    def ask(self, subject: Any, answers: bool, task: PlannedTask, item: PlannedItem) -> Asked:
-        case = item.input
-        decide = method_of(subject, "decide")
-        out, latency = timed(lambda: decide(list(case["existing"]), dict(case["incoming"])))
-        return out, latency, {}
+    def arguments(self, item: PlannedItem) -> tuple[Any, ...]:
+        return list(item.input["existing"]), dict(item.input["incoming"])
 
 
 def _operation_items(cases: list[OperationCase]) -> list[PlannedItem]:

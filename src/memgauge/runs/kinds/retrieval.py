@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from memgauge.aggregates.ir import DEFAULT_MEASURES, dataset_sha256
 from memgauge.data.readers import load_retrieval_source
@@ -26,6 +26,8 @@ from memgauge.metrics.conventions import (
     DEFAULT_GAIN,
     DEFAULT_NO_RELEVANT,
     DEFAULT_REL_THRESHOLD,
+    Gain,
+    NoRelevant,
 )
 from memgauge.metrics.ir import NO_RELEVANT
 from memgauge.metrics.measures import SESSION_MEASURES
@@ -120,13 +122,34 @@ def _for_dataset(evaluator: Any, ds: Any) -> Any:
     return bind(ds) if callable(bind) else evaluator
 
 
+class RetrievalSettings(TypedDict, total=False):
+    """The settings of `evaluate_suite` that `api.evaluate` takes as keywords and hands to it
+    unchanged: its defaults are theirs."""
+
+    name: str | None
+    measures: Sequence[str]
+    k: int
+    rel_threshold: int
+    gain: Gain
+    agent_k: int
+    seed: int
+    no_relevant: NoRelevant
+    pool_depth: int | None
+    pool_grade: int
+    pool_judge: str | Mapping[str, Any] | None
+    ingest: bool
+    concurrency: int
+    max_failure_rate: float
+    dataset_kind: str | None
+
+
 def evaluate_suite(
     dataset: Path,
     systems: Sequence[tuple[str, Mapping[str, Any]]],
     *,
     name: str | None = None,
     measures: Sequence[str] = DEFAULT_MEASURES,
-    k: int = 20,
+    k: int = DEFAULT_DEPTH,
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     gain: str = DEFAULT_GAIN,
     agent_k: int = 5,
