@@ -41,7 +41,8 @@ def _reads(db: Path) -> dict[str, Any]:
         for row in store.list_runs():
             run_id = row["run_id"]
             run = store.get_run(run_id)
-            assert run is not None and run.summary is not None
+            assert run is not None
+            assert run.summary is not None
             items = store.item_records(run_id)
             got: dict[str, Any] = {
                 "sections": [
@@ -50,9 +51,7 @@ def _reads(db: Path) -> dict[str, Any]:
                 ],
                 "markdown": run_markdown(run),
                 "conventions": conventions_lines(run.summary),
-                "nondeterminism": [
-                    n.model_dump(mode="json") for n in run.summary.nondeterminism()
-                ],
+                "nondeterminism": [n.model_dump(mode="json") for n in run.summary.nondeterminism()],
                 "show": _cli(["runs", "show", run_id, "--store", str(db)]),
                 "show_json": json.loads(
                     _cli(["runs", "show", run_id, "--store", str(db), "--json"])

@@ -2,7 +2,8 @@
 
 An aggregate turns the stored item records of one task (every subject that ran it) into
 run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
-targets read, and whose `shapes` (tables, breakdowns, examples ...) reports draw by type. Aggregates read stored records only, so a resumed
+targets read, whose `shapes` (tables, breakdowns, examples ...) reports draw by type, and whose
+typed `facts` (`data.facts`) the programs that need more read. Aggregates read stored records only, so a resumed
 run is summarized exactly like an uninterrupted one.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from memgauge.data.facts import Facts
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Example, Examples, Shape
@@ -75,19 +77,20 @@ class TaskView:
 class Aggregate(Protocol):
     """Run-level numbers of one task, from its stored item records.
 
-    Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
-    verdicts only, not inputs, expected values or verdict details), `repeat_aware` (True:
-    `compute` is given every repeat of every item, `ItemRecord.repeat`; else the first
-    repeat's records only, which are the records of a run without repeats), `imports(task)` (the
-    modules `compute` will import for `task`, loaded in the background while the items run)
-    and `align(task,
-    evaluators, given)` (returns the aggregate made to agree with the task's `(label,
-    evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
-    when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
-    shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
-    existed is drawn); `after(task, items, earlier)` (computes the result from `earlier`, the
-    results of the task's aggregates listed before it, as well: an aggregate that summarizes the
-    others, such as the ranking of systems, shows their numbers rather than its own copy).
+        Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
+        verdicts only, not inputs, expected values or verdict details), `repeat_aware` (True:
+        `compute` is given every repeat of every item, `ItemRecord.repeat`; else the first
+        repeat's records only, which are the records of a run without repeats), `imports(task)` (the
+        modules `compute` will import for `task`, loaded in the background while the items run)
+        and `align(task,
+        evaluators, given)` (returns the aggregate made to agree with the task's `(label,
+        evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
+        when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
+        shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
+        existed is drawn) and `facts` (the `Facts` model of what programs read of its results, where
+    they read more than its measures and shapes); `after(task, items, earlier)` (computes the result from `earlier`, the
+        results of the task's aggregates listed before it, as well: an aggregate that summarizes the
+        others, such as the ranking of systems, shows their numbers rather than its own copy).
     """
 
     name: ClassVar[str]
@@ -133,13 +136,19 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
 
 
 def shaped(
-    agg: Any, task: TaskView, measures: list[MeasureValue], detail: dict[str, Any], *more: Shape
+    agg: Any,
+    task: TaskView,
+    measures: list[MeasureValue],
+    detail: Mapping[str, Any],
+    *more: Shape,
+    facts: Facts | None = None,
 ) -> AggregateResult:
-    """`agg`'s result over `task`: its measures, the detail programs read, and the shapes its
-    `shapes_from(detail)` draws (as a result stored before shapes is drawn), then `more`."""
+    """`agg`'s result over `task`: its measures, the `facts` programs read, and the shapes its
+    `shapes_from(detail)` draws (as a result stored before shapes is drawn from the `detail` it
+    kept), then `more`. `detail` itself is not kept."""
     shapes = [*agg.shapes_from(detail), *more]
     return AggregateResult(
-        aggregate=agg.name, task=task.name, measures=measures, detail=detail, shapes=shapes
+        aggregate=agg.name, task=task.name, measures=measures, facts=facts, shapes=shapes
     )
 
 

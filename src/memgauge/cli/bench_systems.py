@@ -18,6 +18,7 @@ from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
+from memgauge.report.retrieval import ranking_json
 from memgauge.report.shapes import shapes_of
 from memgauge.report.shapes_terminal import print_shape
 
@@ -167,7 +168,7 @@ def result_doc(bench: api.SystemsBench) -> dict[str, Any]:
     """result.json: the run, each dataset's ranking, and the systems skipped with why."""
     return {
         "run_id": bench.report.run_id,
-        "rankings": [r.detail for r in bench.rankings],
+        "rankings": [ranking_json(r) for r in bench.rankings],
         "skipped": [
             {"system": f.label, "why": f.skipped, "install": f.install} for f in bench.skipped
         ],
