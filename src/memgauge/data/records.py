@@ -374,6 +374,14 @@ class AggregateResult(_Record):
                 out.pop("detail", None)
         return out
 
+    def __eq__(self, other: object) -> bool:
+        # the facts it has read as typed models are a cache, not part of the result
+        if isinstance(other, AggregateResult):
+            return self.__dict__ == other.__dict__
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def facts_as(self, model: type[F]) -> F | None:
         """Its facts as `model` (the aggregate's own facts model, or a view of them): as they
         were given, or read from what was stored (`facts`, or a form 1 or 2 result's `detail`);

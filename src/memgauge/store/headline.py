@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from memgauge.data.facts import IrView, QueriesView
+from memgauge.data.facts import Facts, IrView, QueriesView
 from memgauge.data.records import AggregateResult, RunSummary
 
 __all__ = ["PER_QUERY", "headline", "query_rows"]
@@ -34,8 +34,10 @@ def _without_queries(agg: AggregateResult) -> AggregateResult:
         return agg
     if view is None or not any(s.per_query for s in view.systems):
         return agg
-    systems = [s.model_copy(update={PER_QUERY: []}) for s in view.systems]
-    return agg.model_copy(update={"facts": view.model_copy(update={"systems": systems})})
+    # kept as stored, the systems without their queries (the headline holds no `per_query`)
+    kept = view.model_dump(mode="json", exclude={"systems"})
+    systems = [s.model_dump(mode="json", exclude={PER_QUERY}) for s in view.systems]
+    return agg.model_copy(update={"facts": Facts.model_validate({**kept, "systems": systems})})
 
 
 def _detail_without_queries(agg: AggregateResult) -> AggregateResult:
