@@ -16,6 +16,7 @@ from memgauge.cli.main import main
 from memgauge.data.facts import Facts, IrView
 from memgauge.data.records import AggregateResult, RepeatsFacts
 from memgauge.data.shapes import FORM
+from memgauge.store.headline import headline
 from memgauge.store.suite_runs import SuiteRunStore
 
 BUNDLE = Path(__file__).parents[1] / "data" / "good" / "bundle.yaml"
@@ -115,3 +116,25 @@ def test_runs_show_json_lists_facts(
             "n_asked": 1,
         }
     }
+
+
+def test_a_copy_given_other_facts_reads_those(stored: tuple[Path, str]) -> None:
+    """The typed facts a result has read are kept, for its own facts only: its headline (a copy
+    without the queries) reads the copy's."""
+    db, run_id = stored
+    with SuiteRunStore(db) as store:
+        run = store.get_run(run_id)
+    assert run is not None
+    assert run.summary is not None
+    ir = run.summary.aggregate("ir")
+    assert ir is not None
+    whole = ir.facts_as(IrFacts)
+    assert whole is not None
+    assert ir.facts_as(IrFacts) is whole  # read once
+    assert len(whole.systems[0].per_query) == 1
+    head = headline(run.summary).aggregate("ir")
+    assert head is not None
+    short = head.facts_as(IrFacts)
+    assert short is not None
+    assert short.systems[0].per_query == []
+    assert short.systems[0].metrics == whole.systems[0].metrics

@@ -351,7 +351,7 @@ class AggregateResult(_Record):
         description="Stored form: 1 detail only (before shapes), 2 detail with shapes, 3 typed "
         "facts with shapes.",
     )
-    _typed: dict[type[BaseModel], BaseModel] = PrivateAttr(default_factory=dict)
+    _typed: dict[type[BaseModel], tuple[object, BaseModel]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -388,15 +388,17 @@ class AggregateResult(_Record):
         None when it has neither."""
         if isinstance(self.facts, model):
             return self.facts
-        if model in self._typed:
-            return self._typed[model]  # type: ignore[return-value]
-        if self.facts is not None:
-            source: Any = self.facts.model_dump()
-        elif self.detail:
-            source = self.detail
-        else:
+        source: Any = self.facts if self.facts is not None else self.detail
+        if not source:
             return None
-        typed = self._typed[model] = model.model_validate(source)
+        # read once per model and stored facts (a copy given other facts reads them anew)
+        seen = self._typed.get(model)
+        if seen is not None and seen[0] is source:
+            return seen[1]  # type: ignore[return-value]
+        typed = model.model_validate(
+            source.model_dump() if isinstance(source, BaseModel) else source
+        )
+        self._typed[model] = (source, typed)
         return typed
 
 
