@@ -3,8 +3,8 @@
 An aggregate turns the stored item records of one task (every subject that ran it) into
 run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
 targets read, whose `shapes` (tables, breakdowns, examples ...) reports draw by type, and whose
-typed `facts` (`data.facts`) the programs that need more read. Aggregates read stored records only, so a resumed
-run is summarized exactly like an uninterrupted one.
+typed `facts` (`data.facts`) the programs that need more read. Aggregates read stored records
+only, so a resumed run is summarized exactly like an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -77,20 +77,21 @@ class TaskView:
 class Aggregate(Protocol):
     """Run-level numbers of one task, from its stored item records.
 
-        Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
-        verdicts only, not inputs, expected values or verdict details), `repeat_aware` (True:
-        `compute` is given every repeat of every item, `ItemRecord.repeat`; else the first
-        repeat's records only, which are the records of a run without repeats), `imports(task)` (the
-        modules `compute` will import for `task`, loaded in the background while the items run)
-        and `align(task,
-        evaluators, given)` (returns the aggregate made to agree with the task's `(label,
-        evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
-        when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
-        shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
-        existed is drawn) and `facts` (the `Facts` model of what programs read of its results, where
-    they read more than its measures and shapes); `after(task, items, earlier)` (computes the result from `earlier`, the
-        results of the task's aggregates listed before it, as well: an aggregate that summarizes the
-        others, such as the ranking of systems, shows their numbers rather than its own copy).
+    Optional attributes the engine reads: `needs_detail` (False: `compute` reads outputs and
+    verdicts only, not inputs, expected values or verdict details), `repeat_aware` (True:
+    `compute` is given every repeat of every item, `ItemRecord.repeat`; else the first
+    repeat's records only, which are the records of a run without repeats), `imports(task)` (the
+    modules `compute` will import for `task`, loaded in the background while the items run)
+    and `align(task,
+    evaluators, given)` (returns the aggregate made to agree with the task's `(label,
+    evaluator)` pairs where both give a measure; `given`: the keys its spec set; UsageError
+    when they cannot agree); `title` (its reports' heading) and `shapes_from(detail)` (the
+    shapes of a stored `detail`: what `compute` draws, and how a result stored before shapes
+    existed is drawn); `after(task, items, earlier)` (computes the result from `earlier`, the
+    results of the task's aggregates listed before it, as well: an aggregate that summarizes the
+    others, such as the ranking of systems, shows their numbers rather than its own copy).
+    What programs read of a result beyond its measures and shapes, `compute` gives as the
+    result's `facts`, a `data.facts.Facts` model of the aggregate's own.
     """
 
     name: ClassVar[str]

@@ -356,9 +356,9 @@ class AggregateResult(_Record):
     @model_validator(mode="before")
     @classmethod
     def _form(cls, data: Any) -> Any:
-        # a result written with shapes or facts is of the current form; one read back without
-        # them was written before shapes existed (its aggregate's `upgrade` draws them from
-        # `detail`)
+        # a result made with shapes or facts is of the current form; one read back without
+        # them was written before shapes existed (its aggregate's `shapes_from` draws them from
+        # its `detail`)
         if isinstance(data, dict) and "form" not in data and ("shapes" in data or "facts" in data):
             return {**data, "form": FORM}
         return data
