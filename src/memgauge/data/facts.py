@@ -10,17 +10,14 @@ without the aggregate's code, it is a plain `Facts` that keeps every field it wa
 `detail` its aggregate wrote (the same field names).
 
 The models here are the views the layers below the aggregates read: the store's query rows and
-seed 002's `eval_results` rows read the retrieval facts as `IrView`, its headline any facts'
-per-query records as `QueriesView`.
+seed 002's `eval_results` rows read the retrieval facts as `IrView`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Facts", "IrPipeline", "IrQuery", "IrSystem", "IrView", "QueriesView"]
+__all__ = ["Facts", "IrPipeline", "IrQuery", "IrSystem", "IrView"]
 
 
 class Facts(BaseModel):
@@ -64,15 +61,3 @@ class IrView(Facts):
 
     pipeline: IrPipeline | None = Field(default=None, description="Seed 002's pipeline config.")
     systems: list[IrSystem] = Field(default_factory=list, description="One per system.")
-
-
-class _Queries(_View):
-    per_query: list[dict[str, Any]] = Field(default_factory=list, description="Per query.")
-
-
-class QueriesView(Facts):
-    """Any aggregate's facts as the store's headline reads them: per system, its per-query
-    records (the ir and the cost aggregates keep one per query: the bulk of a large run's
-    summary), the rest kept as stored."""
-
-    systems: list[_Queries] = Field(default_factory=list, description="One per system.")

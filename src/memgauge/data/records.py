@@ -395,10 +395,14 @@ class AggregateResult(_Record):
         seen = self._typed.get(model)
         if seen is not None and seen[0] is source:
             return seen[1]  # type: ignore[return-value]
-        typed = model.model_validate(
-            source.model_dump() if isinstance(source, BaseModel) else source
-        )
-        self._typed[model] = (source, typed)
+        key = source
+        if type(source) is Facts:
+            # read back without its model: the stored fields are its extras, as they were
+            source = source.__pydantic_extra__ or {}
+        elif isinstance(source, BaseModel):
+            source = source.model_dump()
+        typed = model.model_validate(source)
+        self._typed[model] = (key, typed)
         return typed
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import ValidationError
 from pydantic_core import to_json
 
-from memgauge.data.facts import Facts, IrView, QueriesView
+from memgauge.data.facts import Facts, IrView
 from memgauge.data.records import AggregateResult, RunSummary
 
 __all__ = ["PER_QUERY", "headline", "query_rows"]
@@ -25,19 +24,16 @@ __all__ = ["PER_QUERY", "headline", "query_rows"]
 PER_QUERY = "per_query"
 
 
+#: what a headline leaves out of an aggregate's facts: each system's per-query records
+WITHOUT_QUERIES = {"systems": {"__all__": {PER_QUERY}}}
+
+
 def _without_queries(agg: AggregateResult) -> AggregateResult:
     if agg.facts is None:
         return _detail_without_queries(agg)
-    try:
-        view = agg.facts_as(QueriesView)
-    except ValidationError:  # a plug-in's facts whose `systems` are something else
-        return agg
-    if view is None or not any(s.per_query for s in view.systems):
-        return agg
-    # kept as stored, the systems without their queries (the headline holds no `per_query`)
-    kept = view.model_dump(mode="json", exclude={"systems"})
-    systems = [s.model_dump(mode="json", exclude={PER_QUERY}) for s in view.systems]
-    return agg.model_copy(update={"facts": Facts.model_validate({**kept, "systems": systems})})
+    # the facts as stored (JSON), less their systems' per-query records where they have any
+    kept = agg.facts.model_dump(mode="json", exclude=WITHOUT_QUERIES)
+    return agg.model_copy(update={"facts": Facts.model_validate(kept)})
 
 
 def _detail_without_queries(agg: AggregateResult) -> AggregateResult:
@@ -56,8 +52,8 @@ def _detail_without_queries(agg: AggregateResult) -> AggregateResult:
 
 
 def headline(summary: RunSummary) -> RunSummary:
-    """`summary` without its aggregates' per-query records (the same object when it has
-    none)."""
+    """`summary` without its aggregates' per-query records (the same object when none has
+    facts or detail to leave them out of)."""
     aggregates = [_without_queries(a) for a in summary.aggregates]
     changed = any(a is not b for a, b in zip(aggregates, summary.aggregates, strict=True))
     return summary.model_copy(update={"aggregates": aggregates}) if changed else summary
@@ -74,5 +70,5 @@ def query_rows(summary: RunSummary) -> dict[tuple[str, str, str], str]:
             for q in system.per_query:
                 key = (agg.task, system.name, q.query_id)
                 if key not in out:
-                    out[key] = to_json(q.model_dump(), inf_nan_mode="null").decode()
+                    out[key] = to_json(q, inf_nan_mode="null").decode()
     return out
