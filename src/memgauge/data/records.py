@@ -375,10 +375,14 @@ class AggregateResult(_Record):
         return out
 
     def __eq__(self, other: object) -> bool:
-        # the facts it has read as typed models are a cache, not part of the result
-        if isinstance(other, AggregateResult):
-            return self.__dict__ == other.__dict__
-        return NotImplemented
+        # equal as stored: facts given typed equal the same facts read back untyped, and the
+        # typed models it has read of them are a cache, not part of the result
+        if not isinstance(other, AggregateResult):
+            return NotImplemented
+        mine, theirs = dict(self.__dict__), dict(other.__dict__)
+        facts = mine.pop("facts"), theirs.pop("facts")
+        stored = [f.model_dump(mode="json") if f is not None else None for f in facts]
+        return mine == theirs and stored[0] == stored[1]
 
     __hash__ = None  # type: ignore[assignment]
 
