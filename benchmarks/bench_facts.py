@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_view_big import build  # noqa: E402
+from bench_view_big import build
 
 
 def child(db: Path) -> None:
@@ -47,7 +47,8 @@ def child(db: Path) -> None:
         rid = row["run_id"]
         timed("read the summary", lambda: store.get_run(rid))
         run = store.get_run(rid)
-        assert run is not None and run.summary is not None
+        assert run is not None
+        assert run.summary is not None
         s = run.summary
         timed("headline and query rows", lambda: (headline(s), query_rows(s)))
         timed("result.json model", lambda: retrieval_result(store.get_run(rid)))  # type: ignore[arg-type]
