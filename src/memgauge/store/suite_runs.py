@@ -25,7 +25,7 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.store import bundle, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
-from memgauge.store.headline import WITHOUT_QUERIES, headline
+from memgauge.store.headline import headline
 from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
 from memgauge.store.tables import Packed, eval_results, packed, unpacked
@@ -215,7 +215,7 @@ class SuiteRunStore(OptimizationHistory, Store):
                 for pipe in [view.pipeline or IrPipeline()]
                 for row in eval_results_rows(
                     {
-                        **view.model_dump(mode="json", exclude=WITHOUT_QUERIES),
+                        **view.model_dump(mode="json"),
                         "run_id": run_id,
                         "created_at": created or utc_now(),
                     },
