@@ -386,6 +386,15 @@ class AggregateResult(_Record):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def facts_json(self) -> dict[str, Any]:
+        """Its facts in their stored form, JSON (a form 1 or 2 result's detail): what a
+        document other tools read is written from (seed 002's `eval_results` rows)."""
+        if self.facts is None:
+            return dict(self.detail)
+        if type(self.facts) is Facts:
+            return dict(self.facts.__pydantic_extra__ or {})
+        return self.facts.model_dump(mode="json")
+
     def facts_as(self, model: type[F]) -> F | None:
         """Its facts as `model` (the aggregate's own facts model, or a view of them): as they
         were given, or read from what was stored (`facts`, or a form 1 or 2 result's `detail`);

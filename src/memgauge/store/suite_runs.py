@@ -215,7 +215,7 @@ class SuiteRunStore(OptimizationHistory, Store):
                 for pipe in [view.pipeline or IrPipeline()]
                 for row in eval_results_rows(
                     {
-                        **view.model_dump(mode="json"),
+                        **agg.facts_json(),
                         "run_id": run_id,
                         "created_at": created or utc_now(),
                     },
