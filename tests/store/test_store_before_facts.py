@@ -81,4 +81,4 @@ def test_a_store_written_with_detail_reads_as_it_did(tmp_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    Path(sys.argv[2]).write_text(json.dumps(_reads(Path(sys.argv[1])), indent=1, sort_keys=True))
+    Path(sys.argv[2]).write_text(json.dumps(_reads(Path(sys.argv[1])), sort_keys=True) + "\n")
