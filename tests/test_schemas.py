@@ -25,6 +25,7 @@ NOT_DATASETS = {
     "embeddings/minilm_reference.json": "reference vectors of the MiniLM embedder test",
     "stores/spine-0009.read.json": "what an earlier store API read (test_upgrade_in_place)",
     "stores/integ-0011.read.json": "what an earlier store API read (test_upgrade_in_place)",
+    "stores/main-detail.read.json": "what main read of a store before facts (test_store_before_facts)",
     "judges/seed000_fixtures.json": "seed 000's judge fixtures, read by their test",
     "beir/mini/corpus.jsonl": "BEIR's format, read by `memgauge import beir`",
     "beir/mini/queries.jsonl": "BEIR's format, read by `memgauge import beir`",

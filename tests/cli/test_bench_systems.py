@@ -16,10 +16,12 @@ import yaml
 from starlette.testclient import TestClient
 
 from memgauge import api
+from memgauge.aggregates.facts import RankingFacts
 from memgauge.api import _bench_systems
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
+from memgauge.report.retrieval import ranking_json
 from memgauge.subjects.installed import Installed
 from memgauge.view.app import create_app
 
@@ -211,7 +213,7 @@ def test_the_example_suite_is_what_the_command_runs_and_gives_its_numbers(
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     summary = api.read_run(doc["run_id"], store=store).summary
     assert summary is not None
-    by_run = [a.detail for a in summary.aggregates if a.aggregate == "ranking"]
+    by_run = [ranking_json(a) for a in summary.aggregates if a.aggregate == "ranking"]
     assert _numbers(by_run) == _numbers(by_command)
     # lexical misses one of the six questions (a paraphrase); the embedders find all six
     assert [(s["name"], s["rank"], s["value"]) for s in by_run[0]["systems"]] == [
@@ -230,9 +232,11 @@ def test_the_api_ranks_as_the_command_does(dataset: Path) -> None:
     )
     assert bench.report.status == "failed"  # mute's 37 items are empty_memory failures
     (ranking,) = bench.rankings
-    rows = [(s["name"], s["rank"], s["status"]) for s in ranking.detail["systems"]]
+    facts = ranking.facts_as(RankingFacts)
+    assert facts is not None
+    rows = [(s.name, s.rank, s.status) for s in facts.systems]
     assert rows == [("lexical", 1, "ranked"), ("mute", None, "returned nothing")]
-    assert ranking.detail["systems"][0]["value"] == pytest.approx(0.7645052447611744)
+    assert facts.systems[0].value == pytest.approx(0.7645052447611744)
 
 
 def test_a_corpus_the_dataset_lacks_is_bad_input(
@@ -264,7 +268,7 @@ def test_with_repeats_the_ranking_ranks_on_the_number_the_rows_show(
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     summary = api.read_run(out["run_id"], store=store).summary
     assert summary is not None
-    (ranking,) = [a.detail for a in summary.aggregates if a.aggregate == "ranking"]
+    (ranking,) = [ranking_json(a) for a in summary.aggregates if a.aggregate == "ranking"]
     ranked = {s["name"]: s for s in ranking["systems"]}
     rows = {(r["subject"], r["evaluator"]): r for r in out["results"]}
     first = {m.subject: m.value for m in summary.measures() if m.source == "ir"}

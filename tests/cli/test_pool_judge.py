@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memgauge import api
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.cli.main import main
 from memgauge.data.io import save_retrieval_dataset
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
@@ -72,9 +73,12 @@ def test_evaluate_pool_judge_grades_and_records_bootstrapped_judgments(
     assert summary is not None
     ir = summary.aggregate("ir")
     assert ir is not None
-    pooled = ir.detail["pool_judge"]
-    assert (pooled["n_pooled"], pooled["n_graded"], pooled["n_failed"]) == (2, 1, 1)
-    assert pooled["judgments"] == [
+    facts = ir.facts_as(IrFacts)
+    assert facts is not None
+    pooled = facts.pool_judge
+    assert pooled is not None
+    assert (pooled.n_pooled, pooled.n_graded, pooled.n_failed) == (2, 1, 1)
+    assert [j.model_dump(mode="json") for j in pooled.judgments] == [
         {
             "query_id": "q1",
             "memory_id": "m2",
@@ -85,7 +89,7 @@ def test_evaluate_pool_judge_grades_and_records_bootstrapped_judgments(
             "source_channels": [],
         }
     ]
-    assert pooled["failures"][0]["memory_id"] == "m3"
+    assert pooled.failures[0].memory_id == "m3"
     written = (out / "bootstrapped_judgments.jsonl").read_text().splitlines()
     assert [json.loads(x)["memory_id"] for x in written] == ["m2"]
     # the judged grade is scored: m2 (first for q1) now counts as relevant; m3 stays unjudged

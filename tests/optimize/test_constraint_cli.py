@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from memgauge import api
+from memgauge.aggregates.cost_shapes import CostFacts
 from memgauge.cli.main import main
 
 WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
@@ -69,7 +70,9 @@ def test_the_best_meets_the_bound_and_every_iteration_records_its_tokens(
     assert run.summary is not None
     cost = run.summary.aggregate("cost")
     assert cost is not None
-    assert cost.detail["encoding"] == "o200k_base"
+    facts = cost.facts_as(CostFacts)
+    assert facts is not None
+    assert facts.encoding == "o200k_base"
     # and the table (on stderr beside --json) shows the bound beside every candidate
     assert "context_tokens.p50 <= 8" in err
     assert "12 (misses)" in err

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from memgauge import api
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.cli.main import main
 
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
@@ -173,8 +174,10 @@ def test_a_suite_file_reaches_no_relevant_through_run(
         report = api.run_suite(suite, store=False)
         ir = report.summary.aggregate("ir")
         assert ir is not None
-        assert ir.detail["settings"]["no_relevant"] == mode
-        system = ir.detail["systems"][0]
+        facts = ir.facts_as(IrFacts)
+        assert facts is not None
+        assert facts.settings.no_relevant == mode
+        system = facts.systems[0].model_dump(mode="json")
         q6 = next(r for r in report.items if r.item_id == "q6")
         value = _query(system, "q6")["metrics"]["Recall@5"]
         assert value == (1.0 if mode == "one" else None)

@@ -22,8 +22,9 @@ from memgauge import api
 from memgauge.aggregates import AGGREGATES, TaskView
 from memgauge.aggregates.attribution import AttributionAggregate
 from memgauge.aggregates.attribution_cause import attribute
+from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.cli.main import main
-from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.data.records import AggregateResult, Failure, ItemRecord, ScoreRecord
 from memgauge.data.shapes import Breakdown, Examples
 from memgauge.errors import UsageError
 from memgauge.runs.suite import Suite
@@ -122,8 +123,14 @@ ITEMS = [
 ]
 
 
+def _subjects(result: AggregateResult) -> dict[str, dict[str, Any]]:
+    facts = result.facts_as(SubjectsFacts)
+    assert facts is not None
+    return facts.subjects
+
+
 def _causes(agg: AttributionAggregate) -> dict[str, str]:
-    detail = agg.compute(TASK, {"a": ITEMS}).detail["subjects"]["a"]
+    detail = _subjects(agg.compute(TASK, {"a": ITEMS}))["a"]
     return {w["id"]: w["cause"] for w in detail["items"]}
 
 
@@ -217,7 +224,7 @@ def test_counts_shares_and_wilson_intervals_per_subject() -> None:
     assert round(one.ci_low or 0, 4) == 0.0301
     assert round(one.ci_high or 0, 4) == 0.5635
     assert all(not m.higher_is_better and not m.primary for m in values.values())
-    detail = result.detail["subjects"]["a"]
+    detail = _subjects(result)["a"]
     assert (detail["n_wrong"], detail["n_right"], detail["n_failed"]) == (6, 1, 2)
     assert detail["counts"]["unattributable"]["count"] == 1
     breakdown, examples = result.shapes
@@ -233,8 +240,9 @@ def test_counts_shares_and_wilson_intervals_per_subject() -> None:
     (cell,) = breakdown.values["budget cut"]
     assert (cell.value, cell.n, cell.n_failed, cell.note) == (1 / 6, 6, 2, "1 of 6 wrong answers")
     assert [e.id for e in examples.items] == ["miss", "absent", "cut", "reader", "stale", "none"]
-    # what a stored result is drawn from on read
-    assert AttributionAggregate.shapes_from(result.detail) == result.shapes
+    # a result stored before shapes is drawn from the detail it kept: these facts and settings
+    kept = {"budget": 5, "encoding": "cl100k_base", "subjects": _subjects(result)}
+    assert AttributionAggregate.shapes_from(kept) == result.shapes
 
 
 def test_a_subject_with_no_wrong_answer_is_na_not_zero() -> None:
@@ -401,7 +409,7 @@ def test_an_agent_context_rule_and_a_failed_call_through_the_api() -> None:
     assert "attribution" not in by_id["boom"].extra
     found = report.summary.aggregate("attribution")
     assert found is not None
-    counts = found.detail["subjects"]["agent"]
+    counts = _subjects(found)["agent"]
     assert (counts["n_wrong"], counts["n_failed"]) == (1, 1)
     assert counts["counts"]["budget_cut"]["count"] == 1
 

@@ -11,8 +11,15 @@ import pytest
 
 from memgauge.aggregates import AGGREGATES, TaskView
 from memgauge.aggregates.cost import CostAggregate
+from memgauge.aggregates.cost_shapes import CostFacts
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import Failure, ItemRecord, MeasureValue, ScoreRecord
+from memgauge.data.records import (
+    AggregateResult,
+    Failure,
+    ItemRecord,
+    MeasureValue,
+    ScoreRecord,
+)
 from memgauge.errors import UsageError
 
 DATASET = RetrievalDataset.model_validate(
@@ -105,14 +112,15 @@ def test_context_errors_under_a_token_budget_by_hand() -> None:
     assert got["context_overflow_rate"].value == pytest.approx(1 / 3)
     assert got["budget_cut_relevant.mean"].value == pytest.approx(1 / 3)  # cuts 0, 0, 1
     assert got["budget_cut_relevant_rate"].value == pytest.approx(1 / 2)  # of 1 + 0 + 1 found
-    detail = agg.compute(TASK, {"a": ITEMS}).detail
-    (system,) = detail["systems"]
-    rows = {r["id"]: r for r in system["per_query"]}
-    assert [rows[q]["pressure_level"] for q in ("q1", "q2", "q3")] == ["high", "low", "over"]
-    assert [rows[q]["hits_cut"] for q in ("q1", "q2", "q3")] == [0, 0, 1]
-    assert rows["q3"]["relevant_cut"] == 1
-    assert system["pressure"] == {"low": 1, "moderate": 0, "high": 1, "over": 1}
-    assert (system["n_queries"], system["n_failed"]) == (3, 1)
+    facts = agg.compute(TASK, {"a": ITEMS}).facts_as(CostFacts)
+    assert facts is not None
+    (system,) = facts.systems
+    rows = {r.id: r for r in system.per_query}
+    assert [rows[q].pressure_level for q in ("q1", "q2", "q3")] == ["high", "low", "over"]
+    assert [rows[q].hits_cut for q in ("q1", "q2", "q3")] == [0, 0, 1]
+    assert rows["q3"].relevant_cut == 1
+    assert system.pressure == {"low": 1, "moderate": 0, "high": 1, "over": 1}
+    assert (system.n_queries, system.n_failed) == (3, 1)
 
 
 def test_no_context_is_na_with_its_count_never_zero() -> None:
@@ -178,12 +186,16 @@ def test_accuracy_against_tokens_and_latency_is_drawn_per_subject_by_hand() -> N
     # every cost measure is still shown, as before the charts
     assert isinstance(measures, Table)
     assert [r[0].text for r in measures.rows][:2] == ["context_tokens.mean", "context_tokens.p50"]
-    # a result read back draws the same shapes from its detail
-    assert CostAggregate.shapes_from(result.detail) == [table, tokens, latency]
+    # a result read back is drawn as it was computed; what programs read is typed
+    again = AggregateResult.model_validate_json(result.model_dump_json())
+    assert again.shapes == result.shapes
+    assert again.facts_as(CostFacts) == result.facts_as(CostFacts)
 
 
 def test_no_accuracy_no_dot() -> None:
     no_eval = replace(TASK, evaluators=[])
     result = CostAggregate(encoding="cl100k_base").compute(no_eval, {"a": ITEMS})
     assert [s.type for s in result.shapes] == ["table"]  # the measures only
-    assert result.detail["points"] == []
+    facts = result.facts_as(CostFacts)
+    assert facts is not None
+    assert (facts.encoding, facts.accuracy) == ("cl100k_base", None)

@@ -18,6 +18,7 @@ from alembic import command
 from alembic.config import Config
 from starlette.testclient import TestClient
 
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.cli.main import main
 from memgauge.data.records import RunSummary
 from memgauge.runs import suite_compare
@@ -119,10 +120,15 @@ def test_a_headline_is_the_summary_without_per_query_detail(
     assert whole.summary is not None
     assert head is not None
     assert head.summary is not None
-    systems = whole.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
-    assert systems[0]["per_query"]  # the whole summary has it
-    head_systems = head.summary.aggregate("ir").detail["systems"]  # type: ignore[union-attr]
-    assert "per_query" not in head_systems[0]
+    whole_ir, head_ir = whole.summary.aggregate("ir"), head.summary.aggregate("ir")
+    assert whole_ir is not None
+    assert head_ir is not None
+    systems = whole_ir.facts_as(IrFacts).systems  # type: ignore[union-attr]
+    assert systems[0].per_query  # the whole summary has it
+    assert "per_query" not in head_ir.model_dump()["facts"]["systems"][0]
+    head_systems = head_ir.facts_as(IrFacts).systems  # type: ignore[union-attr]
+    assert [s.per_query for s in head_systems] == [[]]
+    assert [s.metrics for s in head_systems] == [s.metrics for s in systems]
     assert head.summary == headline(whole.summary)
     assert head.summary.measures() == whole.summary.measures()
 
@@ -330,9 +336,12 @@ def test_a_new_summary_of_the_run_replaces_its_queries(
     changed = summary.model_copy(deep=True)
     ir = changed.aggregate("ir")
     assert ir is not None
-    query = ir.detail["systems"][0]["per_query"][0]
-    assert query["query_id"] == "q1"
-    query["agent_metrics"] = {"importance_weighted_recall@5": 0.123}
+    facts = ir.facts_as(IrFacts)
+    assert facts is not None
+    query = facts.systems[0].per_query[0]
+    assert query.query_id == "q1"
+    query.agent_metrics = {"importance_weighted_recall@5": 0.123}
+    ir.facts = facts
     with TestClient(create_app(db)) as client:
         first_html = client.get(item).text
         with SuiteRunStore(db) as store:

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from memgauge.aggregates.attribution_cause import CAUSES, Cause, attribute
 from memgauge.aggregates.base import Target, TaskView, examples, shaped
+from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Breakdown, Example, Shape, cell
 from memgauge.errors import UsageError
@@ -128,7 +129,7 @@ class AttributionAggregate:
                     )
                 )
         detail = {"budget": self.budget, "encoding": self.encoding, "subjects": subjects}
-        return shaped(self, task, measures, detail)
+        return shaped(self, task, measures, detail, facts=SubjectsFacts(subjects=subjects))
 
     def _subject(
         self, records: Sequence[ItemRecord], evaluators: Sequence[tuple[str, str]]

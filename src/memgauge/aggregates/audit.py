@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memgauge.aggregates.base import Target, TaskView, examples, shaped
+from memgauge.aggregates.facts import AuditFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Breakdown, Example, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
@@ -127,7 +128,7 @@ class AuditAggregate:
                     )
                 )
         detail = {"subjects": per_subject}
-        return shaped(self, task, measures, detail)
+        return shaped(self, task, measures, detail, facts=AuditFacts.model_validate(detail))
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

@@ -2,8 +2,9 @@
 
 An aggregate turns the stored item records of one task (every subject that ran it) into
 run-level numbers: `compute()` returns an `AggregateResult` whose `measures` gates, history and
-targets read, and whose `shapes` (tables, breakdowns, examples ...) reports draw by type. Aggregates read stored records only, so a resumed
-run is summarized exactly like an uninterrupted one.
+targets read, whose `shapes` (tables, breakdowns, examples ...) reports draw by type, and whose
+typed `facts` (`data.facts`) the programs that need more read. Aggregates read stored records
+only, so a resumed run is summarized exactly like an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from memgauge.data.facts import Facts
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Example, Examples, Shape
@@ -88,6 +90,8 @@ class Aggregate(Protocol):
     existed is drawn); `after(task, items, earlier)` (computes the result from `earlier`, the
     results of the task's aggregates listed before it, as well: an aggregate that summarizes the
     others, such as the ranking of systems, shows their numbers rather than its own copy).
+    What programs read of a result beyond its measures and shapes, `compute` gives as the
+    result's `facts`, a `data.facts.Facts` model of the aggregate's own.
     """
 
     name: ClassVar[str]
@@ -133,13 +137,19 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
 
 
 def shaped(
-    agg: Any, task: TaskView, measures: list[MeasureValue], detail: dict[str, Any], *more: Shape
+    agg: Any,
+    task: TaskView,
+    measures: list[MeasureValue],
+    detail: Mapping[str, Any],
+    *more: Shape,
+    facts: Facts | None = None,
 ) -> AggregateResult:
-    """`agg`'s result over `task`: its measures, the detail programs read, and the shapes its
-    `shapes_from(detail)` draws (as a result stored before shapes is drawn), then `more`."""
+    """`agg`'s result over `task`: its measures, the `facts` programs read, and the shapes its
+    `shapes_from(detail)` draws (as a result stored before shapes is drawn from the `detail` it
+    kept), then `more`. `detail` itself is not kept."""
     shapes = [*agg.shapes_from(detail), *more]
     return AggregateResult(
-        aggregate=agg.name, task=task.name, measures=measures, detail=detail, shapes=shapes
+        aggregate=agg.name, task=task.name, measures=measures, facts=facts, shapes=shapes
     )
 
 

@@ -42,7 +42,13 @@ import numpy.typing as npt
 
 from memgauge._util.numbers import MAX_RESAMPLES
 from memgauge.aggregates.base import Target, TaskView, shaped
-from memgauge.aggregates.cost_shapes import cost_point, cost_shapes, measures_table
+from memgauge.aggregates.cost_shapes import (
+    CostFacts,
+    CostSystem,
+    cost_point,
+    cost_shapes,
+    measures_table,
+)
 from memgauge.aggregates.cost_values import QueryCost, SubjectCosts, costs_of
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Shape
@@ -195,6 +201,13 @@ class CostAggregate:
                 "points": points if accuracy is not None else [],
             },
             measures_table(measures),
+            facts=CostFacts(
+                encoding=self.encoding,
+                budget=self.budget,
+                stage=self.stage,
+                accuracy=accuracy,
+                systems=[CostSystem.model_validate(s) for s in systems],
+            ),
         )
 
     @staticmethod

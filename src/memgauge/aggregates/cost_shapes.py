@@ -14,11 +14,61 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from memgauge.data.facts import Facts
 from memgauge.data.records import MeasureValue
 from memgauge.data.shapes import Cell, Curve, Series, Shape, Table, cell, text
 from memgauge.stats.bootstrap import ConfidenceInterval
 
-__all__ = ["cost_point", "cost_shapes", "measures_table"]
+__all__ = ["CostFacts", "CostQuery", "CostSystem", "cost_point", "cost_shapes", "measures_table"]
+
+
+class CostQuery(BaseModel):
+    """One query's context and cost (`cost_values.QueryCost.row`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="The item (query).")
+    context_tokens: int | None = Field(default=None, description="Its context's tokens.")
+    hits: int | None = Field(default=None, description="Hits in its context.")
+    latency_ms: float | None = Field(default=None, description="At the aggregate's stage.")
+    accuracy: float | None = Field(default=None, description="The accuracy verdict.")
+    llm_tokens: int | None = Field(default=None, description="The subject's own LLM tokens.")
+    token_usage_ratio: float | None = Field(default=None, description="Tokens / budget.")
+    pressure_level: str | None = Field(default=None, description="Its pressure level.")
+    hits_cut: int | None = Field(default=None, description="Hits the budget cut.")
+    relevant_cut: int | None = Field(default=None, description="Relevant hits it cut.")
+
+
+class CostSystem(BaseModel):
+    """One subject's queries and their accounting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The subject.")
+    n_queries: int = Field(description="Queries answered.")
+    n_failed: int = Field(description="Queries failed.")
+    n_no_context: int = Field(description="Answered with no context (an agent's answer).")
+    per_query: list[CostQuery] = Field(default_factory=list, description="Each query's.")
+    pressure: dict[str, int] | None = Field(
+        default=None, description="Queries per pressure level (with a budget)."
+    )
+
+
+class CostFacts(Facts):
+    """What programs read of a cost aggregate's result beside its measures: how its numbers
+    were counted (the ranking's and the cost table's headings name the encoding) and each
+    subject's queries."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    encoding: str | None = Field(default=None, description="The tokenizer's encoding.")
+    budget: int | None = Field(default=None, description="The context's token budget.")
+    stage: str | None = Field(default=None, description="The latency's stage.")
+    accuracy: str | None = Field(default=None, description="The accuracy evaluator's label.")
+    systems: list[CostSystem] = Field(default_factory=list, description="One per subject.")
+
 
 #: the x of each chart: its key in a stored point, the measure it is, how its axis is named
 _AXES = (

@@ -29,16 +29,20 @@ from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
 from memgauge.aggregates.hits import Found, hit_channels, hits_of
 from memgauge.aggregates.ir_align import CONVENTIONS, shared_conventions
 from memgauge.aggregates.ir_compare import compare_pair
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.ir_shapes import ir_shapes
 from memgauge.aggregates.ir_values import ir_values, protocol_label
 from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
     AgentMetric,
+    DatasetInfo,
+    EvalSettings,
     LatencySummary,
     MetricSummary,
     QueryResult,
     SystemResult,
 )
+from memgauge.data.facts import IrPipeline
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Shape
@@ -218,23 +222,21 @@ class IRAggregate:
         if self.sprt_delta <= 0:
             raise UsageError(f"sprt_delta {self.sprt_delta}: the minimum effect must be > 0")
 
-    def _pipeline(self, dataset: RetrievalDataset, searched: Sequence[_Searched]) -> dict[str, Any]:
-        """Seed 002's EvalPipelineConfig as the run had it (`pipeline` in the detail: only
-        when a sampling rate, feature or run type was given), with how many of the judged
-        queries were asked."""
+    def _pipeline(
+        self, dataset: RetrievalDataset, searched: Sequence[_Searched]
+    ) -> IrPipeline | None:
+        """Seed 002's EvalPipelineConfig as the run had it (only when a sampling rate, feature
+        or run type was given), with how many of the judged queries were asked."""
         if self.sampling_rate is None and self.feature_id is None and self.run_type is None:
-            return {}
+            return None
         judged = dataset.qrels()
-        asked = _asked(searched)
-        return {
-            "pipeline": {
-                "sampling_rate": 1.0 if self.sampling_rate is None else self.sampling_rate,
-                "feature_id": self.feature_id,
-                "run_type": self.run_type or "full",
-                "n_judged": sum(q.id in judged for q in dataset.queries),
-                "n_asked": len(asked),
-            }
-        }
+        return IrPipeline(
+            sampling_rate=1.0 if self.sampling_rate is None else self.sampling_rate,
+            feature_id=self.feature_id,
+            run_type=self.run_type or "full",
+            n_judged=sum(q.id in judged for q in dataset.queries),
+            n_asked=len(_asked(searched)),
+        )
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
@@ -367,40 +369,41 @@ class IRAggregate:
             for other in ran[1:]
         ]
         systems = [r for r, _, _ in outcomes]
-        detail = {
-            "measures": measures,
-            "dataset": {
-                "name": dataset.name,
-                "protocol": protocol_label(dataset),
-                **({"synthetic": dataset.synthetic.label()} if dataset.synthetic else {}),
-                "sha256": dataset_sha256(dataset),
-                "n_memories": len(dataset.memories),
-                "n_queries": len(dataset.queries),
-                "n_judgments": len(dataset.judgments),
+        facts = IrFacts(
+            dataset=DatasetInfo(
+                name=dataset.name,
+                protocol=protocol_label(dataset),
+                synthetic=dataset.synthetic.label() if dataset.synthetic else None,
+                sha256=dataset_sha256(dataset),
+                n_memories=len(dataset.memories),
+                n_queries=len(dataset.queries),
+                n_judgments=len(dataset.judgments),
                 **_coverage(dataset, _asked(searched)),
-            },
-            **self._pipeline(dataset, searched),
-            "settings": {
-                "measures": measures,
-                "k": task.k,
-                "rel_threshold": self.rel_threshold,
-                "gain": self.gain,
-                "no_relevant": self.no_relevant,
-                "n_resamples": self.n_resamples,
-                "confidence": self.confidence,
-                "seed": task.seed,
-                "alpha": self.alpha,
-                "ingested": task.ingested,
-            },
-            "systems": [s.model_dump(mode="json") for s in systems],
-            "comparisons": [c.model_dump(mode="json") for c in comparisons],
-            **(
-                {"pool_judge": judged_pool.detail(self.pool_judge)}
-                if judged_pool is not None and self.pool_judge is not None
-                else {}
             ),
-        }
-        return shaped(self, task, _measure_values(task.name, systems), detail)
+            pipeline=self._pipeline(dataset, searched),
+            settings=EvalSettings(
+                measures=measures,
+                k=task.k,
+                rel_threshold=self.rel_threshold,
+                gain=self.gain,
+                no_relevant=self.no_relevant,
+                n_resamples=self.n_resamples,
+                confidence=self.confidence,
+                seed=task.seed,
+                alpha=self.alpha,
+                ingested=task.ingested,
+            ),
+            systems=systems,
+            comparisons=comparisons,
+            pool_judge=(
+                judged_pool.facts(self.pool_judge)
+                if judged_pool is not None and self.pool_judge is not None
+                else None
+            ),
+        )
+        # what its shapes are drawn from: the form a result stored before facts kept
+        detail = {"measures": measures, **facts.model_dump(mode="json")}
+        return shaped(self, task, _measure_values(task.name, systems), detail, facts=facts)
 
     # --- one subject ---------------------------------------------------------------------
 

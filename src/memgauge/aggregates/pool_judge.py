@@ -4,7 +4,7 @@ LLM instead of all getting one constant grade.
 
 Each graded pair becomes a `Judgment` with source `bootstrapped` and annotator
 `relevance:<model>`: added to the qrels of every subject before anything is scored, and kept in
-the aggregate's detail (`pool_judge`), so that the run's record says which grades came from the
+the aggregate's facts (`pool_judge`), so that the run's record says which grades came from the
 judge. A pair the judge could not grade stays unjudged (scored as not relevant, as any unjudged
 memory is) and is listed with why: never a made-up grade.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memgauge.aggregates.ir_facts import PoolFailure, PoolJudgeFacts
 from memgauge.data.models import Judgment, RetrievalDataset
 from memgauge.errors import UsageError
 from memgauge.scorers import evaluator_from_spec
@@ -61,18 +62,18 @@ class PoolJudged:
             text += f"; {len(self.failures)} could not be graded and stay unjudged"
         return text
 
-    def detail(self, spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    def facts(self, spec: str | Mapping[str, Any]) -> PoolJudgeFacts:
         """The aggregate's record: counts, every bootstrapped judgment, every failure."""
-        return {
-            "judge": spec if isinstance(spec, str) else dict(spec),
-            "n_pooled": self.n_pooled,
-            "n_graded": len(self.judgments),
-            "n_failed": len(self.failures),
-            "judgments": [j.model_dump(mode="json") for j in self.judgments],
-            "failures": [
-                {"query_id": q, "memory_id": m, "error": why} for q, m, why in self.failures
+        return PoolJudgeFacts(
+            judge=spec if isinstance(spec, str) else dict(spec),
+            n_pooled=self.n_pooled,
+            n_graded=len(self.judgments),
+            n_failed=len(self.failures),
+            judgments=list(self.judgments),
+            failures=[
+                PoolFailure(query_id=q, memory_id=m, error=why) for q, m, why in self.failures
             ],
-        }
+        )
 
 
 def judge_pool(

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memgauge.aggregates.base import Target, TaskView, shaped
+from memgauge.aggregates.cost_shapes import CostFacts
+from memgauge.aggregates.facts import RankingFacts
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Shape, Table, cell, text
 from memgauge.errors import EmptyMemoryError
@@ -64,7 +67,8 @@ class RankingAggregate:
         ir = next((a for a in earlier if a.aggregate == "ir"), None)
         cost = next((a for a in earlier if a.aggregate == "cost"), None)
         measure = self.measure or _first_measure(ir) or "n/a"
-        encoding = str(cost.detail.get("encoding")) if cost is not None else None
+        cost_facts = cost.facts_as(CostFacts) if cost is not None else None
+        encoding = str(cost_facts.encoding) if cost_facts is not None else None
         rows = [
             _system(subject, items.get(subject, ()), measure, found) for subject in task.subjects
         ]
@@ -80,7 +84,7 @@ class RankingAggregate:
             "encoding": encoding,
             "systems": [*ranked, *unranked],
         }
-        return shaped(self, task, [], detail)
+        return shaped(self, task, [], detail, facts=RankingFacts.model_validate(detail))
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:
@@ -116,9 +120,9 @@ class RankingAggregate:
 def _first_measure(ir: AggregateResult | None) -> str | None:
     if ir is None:
         return None
-    names = ir.detail.get("settings", {}).get("measures") if ir.detail else None
-    if names:
-        return str(names[0])
+    facts = ir.facts_as(IrFacts)
+    if facts is not None and facts.settings.measures:
+        return facts.settings.measures[0]
     return ir.measures[0].name if ir.measures else None
 
 

@@ -34,7 +34,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memgauge.aggregates.base import Target, TaskView, examples, shaped
-from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue, Nondeterminism
+from memgauge.data.records import (
+    AggregateResult,
+    ItemRecord,
+    MeasureValue,
+    Nondeterminism,
+    RepeatsFacts,
+)
 from memgauge.data.shapes import Breakdown, Cell, Example, Shape, Table, cell, text
 from memgauge.errors import UsageError
 from memgauge.metrics.rbo import DEFAULT_P, mean_pairwise_rbo
@@ -215,7 +221,9 @@ class RepeatsAggregate:
             "ks": pass_ks(task.repeat),
             "subjects": subjects,
         }
-        return shaped(self, task, measures, detail_out)
+        return shaped(
+            self, task, measures, detail_out, facts=RepeatsFacts.model_validate(detail_out)
+        )
 
     def _subject(
         self, task: TaskView, subject: str, rows: Iterable[ItemRecord]

@@ -29,6 +29,7 @@ from memgauge.aggregates.base import (
     shaped,
     verdict_rows,
 )
+from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
 from memgauge.scorers.extraction import prf
@@ -186,7 +187,12 @@ class ExtractionAggregate:
             cases += [_case_example(subject, r) for r in rows if r["error"] is None]
         detail = {"subjects": per_subject}
         return shaped(
-            self, task, measures, detail, *examples("Cases with invented or missed facts", cases)
+            self,
+            task,
+            measures,
+            detail,
+            *examples("Cases with invented or missed facts", cases),
+            facts=SubjectsFacts(subjects=per_subject),
         )
 
     @staticmethod
@@ -369,7 +375,14 @@ class OperationsAggregate:
                         )
                     )
         detail = {"subjects": per_subject}
-        return shaped(self, task, measures, detail, *examples("Cases failing a check", wrong))
+        return shaped(
+            self,
+            task,
+            measures,
+            detail,
+            *examples("Cases failing a check", wrong),
+            facts=SubjectsFacts(subjects=per_subject),
+        )
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

@@ -18,6 +18,7 @@ from memgauge.report import (
 )
 from memgauge.report.cost import cost_markdown, render_cost
 from memgauge.report.repeats import render_repeats, repeats_markdown
+from memgauge.report.retrieval import pool_judgments
 from memgauge.view import render_run_report
 
 __all__ = ["report_retrieval", "sequential_lines", "write_reports"]
@@ -75,10 +76,12 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     atomic_write_text(html_path, render_run_report(report.run, report.items))
     paths = [json_path, md_path, html_path]
     ir = report.summary.aggregate("ir")
-    pooled = ir.detail.get("pool_judge") if ir is not None else None
-    if pooled:
+    judgments = pool_judgments(ir) if ir is not None else None
+    if judgments is not None:
         # the judge's grades in the dataset's judgments format, to review and merge back
         boot = out_dir / "bootstrapped_judgments.jsonl"
-        atomic_write_text(boot, "".join(dumps_strict(j) + "\n" for j in pooled["judgments"]))
+        atomic_write_text(
+            boot, "".join(dumps_strict(j.model_dump(mode="json")) + "\n" for j in judgments)
+        )
         paths.append(boot)
     return paths

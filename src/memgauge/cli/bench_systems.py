@@ -19,6 +19,7 @@ from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._shared_options import report_dir_option, resamples_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
+from memgauge.report.retrieval import ranking_json
 from memgauge.report.shapes import shapes_of
 from memgauge.report.shapes_terminal import print_shape
 
@@ -159,7 +160,7 @@ def result_doc(bench: api.SystemsBench) -> dict[str, Any]:
     """result.json: the run, each dataset's ranking, and the systems skipped with why."""
     return {
         "run_id": bench.report.run_id,
-        "rankings": [r.detail for r in bench.rankings],
+        "rankings": [ranking_json(r) for r in bench.rankings],
         "skipped": [
             {"system": f.label, "why": f.skipped, "install": f.install} for f in bench.skipped
         ],

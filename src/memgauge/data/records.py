@@ -21,11 +21,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializationInfo,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from memgauge._util.redact import redact
+from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
@@ -36,6 +47,7 @@ __all__ = [
     "ItemStatus",
     "MeasureValue",
     "Nondeterminism",
+    "RepeatsFacts",
     "RunRecord",
     "RunStatus",
     "RunSummary",
@@ -226,6 +238,27 @@ class Nondeterminism(_Record):
         )
 
 
+class RepeatsFacts(Facts):
+    """The repeats aggregate's facts: the subjects whose outputs varied across repeats."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    nondeterminism: list[Nondeterminism] = Field(
+        default_factory=list, description="One per subject whose outputs varied."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_detail(cls, data: Any) -> Any:
+        # form 1 and 2 kept them in `detail`, under each subject's summary
+        if isinstance(data, dict) and "nondeterminism" not in data and "subjects" in data:
+            subjects = data.get("subjects") or ()
+            return {
+                "nondeterminism": [s["nondeterminism"] for s in subjects if s.get("nondeterminism")]
+            }
+        return data
+
+
 class MeasureValue(_Record):
     """A run-level number: what gates, history, targets and `--fail-under` read."""
 
@@ -292,30 +325,98 @@ class TargetCheck(_Record):
     )
 
 
+F = TypeVar("F", bound=BaseModel)
+
+
 class AggregateResult(_Record):
     """One aggregate of one task over every subject that ran it."""
 
     aggregate: str = Field(description="The aggregate's registered name (mean, ir, ...).")
     task: str = Field(description="The task.")
     measures: list[MeasureValue] = Field(default_factory=list, description="Its numbers.")
+    facts: SerializeAsAny[Facts] | None = Field(
+        default=None,
+        description="What programs read of it beyond its measures (the ir aggregate's settings "
+        "and systems, the cost aggregate's encoding ...), typed by its aggregate "
+        "(`memgauge.data.facts`); read with `facts_as`. None where it has none.",
+    )
     detail: dict[str, Any] = Field(
         default_factory=dict,
-        description="What programs read of it (evaluate's result.json, the audit's results.json, "
-        "extraction.json, gates); reports and the viewer draw `shapes` only.",
+        description="Forms 1 and 2 only (results stored before facts): what programs read of "
+        "it, as a free dict; `facts_as` reads it. Not written any more.",
     )
     shapes: list[Shape] = Field(default_factory=list, description="What reports draw, by type.")
     form: int = Field(
-        default=1, description="Stored form: 1 detail only (before shapes), 2 with shapes."
+        default=1,
+        description="Stored form: 1 detail only (before shapes), 2 detail with shapes, 3 typed "
+        "facts with shapes.",
     )
+    _typed: dict[type[BaseModel], tuple[object, BaseModel]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
     def _form(cls, data: Any) -> Any:
-        # a result written with shapes is of the current form; one read back without them was
-        # written before shapes existed (its aggregate's `upgrade` draws them from `detail`)
-        if isinstance(data, dict) and "form" not in data and "shapes" in data:
+        # a result made with shapes or facts is of the current form; one read back without
+        # them was written before shapes existed (its aggregate's `shapes_from` draws them from
+        # its `detail`)
+        if isinstance(data, dict) and "form" not in data and ("shapes" in data or "facts" in data):
             return {**data, "form": FORM}
         return data
+
+    @model_serializer(mode="wrap")
+    def _stored(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        # each form is written as it was: no `facts` before form 3, no `detail` from it on
+        out = handler(self)
+        if isinstance(out, dict):
+            if self.facts is None:
+                out.pop("facts", None)
+            if not self.detail and self.form >= FORM:
+                out.pop("detail", None)
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        # equal as stored: facts given typed equal the same facts read back untyped, and the
+        # typed models it has read of them are a cache, not part of the result
+        if not isinstance(other, AggregateResult):
+            return NotImplemented
+        mine, theirs = dict(self.__dict__), dict(other.__dict__)
+        facts = mine.pop("facts"), theirs.pop("facts")
+        stored = [f.model_dump(mode="json") if f is not None else None for f in facts]
+        return mine == theirs and stored[0] == stored[1]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def facts_json(self) -> dict[str, Any]:
+        """Its facts in their stored form, JSON (a form 1 or 2 result's detail): what a
+        document other tools read is written from (seed 002's `eval_results` rows)."""
+        if self.facts is None:
+            return dict(self.detail)
+        if type(self.facts) is Facts:
+            return dict(self.facts.__pydantic_extra__ or {})
+        return self.facts.model_dump(mode="json")
+
+    def facts_as(self, model: type[F]) -> F | None:
+        """Its facts as `model` (the aggregate's own facts model, or a view of them): as they
+        were given, or read from what was stored (`facts`, or a form 1 or 2 result's `detail`);
+        None when it has neither."""
+        if isinstance(self.facts, model):
+            return self.facts
+        source: Any = self.facts if self.facts is not None else self.detail
+        if not source:
+            return None
+        # read once per model and stored facts (a copy given other facts reads them anew)
+        seen = self._typed.get(model)
+        if seen is not None and seen[0] is source:
+            return seen[1]  # type: ignore[return-value]
+        key = source
+        if type(source) is Facts:
+            # read back without its model: the stored fields are its extras, as they were
+            source = source.__pydantic_extra__ or {}
+        elif isinstance(source, BaseModel):
+            source = source.model_dump()
+        typed = model.model_validate(source)
+        self._typed[model] = (key, typed)
+        return typed
 
 
 class TaskSummary(_Record):
@@ -406,11 +507,12 @@ class RunSummary(_Record):
     def nondeterminism(self) -> list[Nondeterminism]:
         """The subjects whose outputs differed across repeats (`repeat: N`), per task."""
         return [
-            Nondeterminism.model_validate(s["nondeterminism"])
+            flag
             for agg in self.aggregates
             if agg.aggregate == "repeats"
-            for s in agg.detail.get("subjects") or ()
-            if s.get("nondeterminism")
+            for facts in [agg.facts_as(RepeatsFacts)]
+            if facts is not None
+            for flag in facts.nondeterminism
         ]
 
     def aggregate(self, name: str, task: str | None = None) -> AggregateResult | None:

@@ -12,7 +12,8 @@ Examples    items with a short text each (failures, worst cases)
 ```
 
 `FORM` is the stored form of an `AggregateResult`: 1, written before shapes existed, holds only
-its `detail` (its aggregate's `upgrade` draws shapes from it on read); 2 holds `shapes`.
+its `detail` (its aggregate's `shapes_from` draws shapes from it on read); 2 holds `shapes` and
+the free `detail` dict; 3 holds `shapes` and the aggregate's typed `facts` (`data.facts`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = [
     "text",
 ]
 
-FORM = 2
+FORM = 3
 
 
 class _Model(BaseModel):

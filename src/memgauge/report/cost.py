@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
+from memgauge.aggregates.cost_shapes import CostFacts
 from memgauge.data.records import AggregateResult, MeasureValue, RunSummary
 from memgauge.data.shapes import Curve
 from memgauge.report.escape import md_text, term
@@ -118,8 +119,8 @@ def _cell(m: MeasureValue | None) -> str:
 
 
 def _table(agg: AggregateResult, measures: Sequence[MeasureValue]) -> CostTable:
-    detail = agg.detail
-    encoding, accuracy = detail.get("encoding"), detail.get("accuracy")
+    facts = agg.facts_as(CostFacts) or CostFacts()
+    encoding, accuracy = facts.encoding, facts.accuracy
     subjects = list(dict.fromkeys(m.subject for m in agg.measures))
     by = {(m.subject, m.name): m for m in measures if m.task == agg.task}
     names = ([str(accuracy)] if accuracy else []) + list(_SHOWN)
@@ -132,10 +133,10 @@ def _table(agg: AggregateResult, measures: Sequence[MeasureValue]) -> CostTable:
             continue
         label = f"{name} ({encoding})" if name.startswith(_TOKENS) or "_per_1k" in name else name
         rows.append((label, [_cell(c) for c in cells]))
-    budget = detail.get("budget")
+    budget = facts.budget
     title = (
         f"{agg.task}: accuracy against context tokens ({encoding}) and latency (ms, stage "
-        f"{detail.get('stage')})" + (f", token budget {budget}" if budget else "")
+        f"{facts.stage})" + (f", token budget {budget}" if budget else "")
     )
     charts = [
         scatter_lines(shape)

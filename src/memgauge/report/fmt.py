@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memgauge.metrics.conventions import NO_RELEVANT_IF_UNSTATED, conventions_text
-
 if TYPE_CHECKING:  # the terminal's tables format with this module: it loads no model
     from memgauge.data.records import RunSummary
 
@@ -51,25 +49,18 @@ def conventions_lines(summary: Mapping[str, Any] | RunSummary) -> list[str]:
     """The conventions of every IR number of a run, from its own settings: each retrieval
     evaluator's (`task recall / nDCG@10: relevant: grade >= 2, gain: exp, ...`) and each IR
     aggregate's. Shown once per task and evaluator, whatever the number of subjects."""
+    # loaded here: the terminal's tables format with this module and load no model
+    from memgauge.aggregates.ir_facts import IrFacts
+    from memgauge.data.records import RunSummary
+
     if isinstance(summary, Mapping):
-        rows = [
-            (e["task"], e["evaluator"], e.get("conventions")) for e in summary.get("evaluators", [])
-        ]
-        details = [(a["task"], a.get("detail")) for a in summary.get("aggregates", [])]
-    else:
-        rows = [(e.task, e.evaluator, e.conventions) for e in summary.evaluators]
-        details = [(a.task, a.detail) for a in summary.aggregates]
+        summary = RunSummary.model_validate(summary)
     lines: dict[str, None] = {}
-    for task, evaluator, conventions in rows:
-        if conventions:
-            lines[f"task {task} / {evaluator}: {conventions}"] = None
-    for task, detail in details:
-        settings = (detail or {}).get("settings")
-        if isinstance(settings, Mapping) and {"rel_threshold", "gain"} <= set(settings):
-            text = conventions_text(
-                int(settings["rel_threshold"]),
-                str(settings["gain"]),
-                no_relevant=str(settings.get("no_relevant", NO_RELEVANT_IF_UNSTATED)),
-            )
-            lines[f"task {task} / IR measures: {text}"] = None
+    for e in summary.evaluators:
+        if e.conventions:
+            lines[f"task {e.task} / {e.evaluator}: {e.conventions}"] = None
+    for agg in summary.aggregates:
+        facts = agg.facts_as(IrFacts) if agg.aggregate == "ir" else None
+        if facts is not None:
+            lines[f"task {agg.task} / IR measures: {facts.settings.conventions}"] = None
     return list(lines)

@@ -13,7 +13,6 @@ from typing import Any
 
 from memgauge.data.records import AggregateResult, MeasureValue, RunSummary
 from memgauge.data.shapes import (
-    FORM,
     Breakdown,
     Cell,
     Confusion,
@@ -69,7 +68,7 @@ def _component(name: str) -> Any:
 def shapes_of(agg: AggregateResult) -> list[Shape]:
     """Its shapes; for a result stored before shapes existed (form 1: `detail` only), the ones
     its aggregate draws from that detail (none when the aggregate is not installed)."""
-    if agg.form >= FORM and agg.shapes:
+    if agg.form > 1 and agg.shapes:
         return list(agg.shapes)
     upgrade = getattr(_component(agg.aggregate), "shapes_from", None)
     drawn = list(upgrade(agg.detail)) if callable(upgrade) and agg.detail else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import ItemRecord, RunRecord
 
 __all__ = ["extraction_report", "operations_report"]
@@ -13,7 +14,8 @@ __all__ = ["extraction_report", "operations_report"]
 
 def _summary(run: RunRecord, aggregate: str, task: str | None = None) -> tuple[str, dict[str, Any]]:
     agg = run.summary.aggregate(aggregate, task) if run.summary else None
-    subjects: dict[str, Any] = agg.detail.get("subjects", {}) if agg else {}
+    facts = agg.facts_as(SubjectsFacts) if agg else None
+    subjects = facts.subjects if facts is not None else {}
     subject = next(iter(subjects), next(iter(run.suite.get("subjects", {})), "subject"))
     return subject, dict(subjects.get(subject, {}))
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from memgauge.aggregates.facts import AuditFacts, AuditSubject, SubjectsFacts
 from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.runs.audit_choice import audit_choice
 from memgauge.runs.engine import RunReport
@@ -120,7 +121,9 @@ def audit_result(plan: AuditPlan, report: RunReport) -> dict[str, Any]:
     apply, the LLM spend, and every probe with its verdict."""
     source = plan.source
     audit = report.summary.aggregate("audit")
-    per_subject = audit.detail["subjects"]["agent"] if audit is not None else {}
+    facts = audit.facts_as(AuditFacts) if audit is not None else None
+    agent = facts.subjects.get("agent") if facts is not None else None
+    per_subject = agent or AuditSubject()
     return {
         "schema_version": 1,
         "dataset": source.name,
@@ -133,13 +136,13 @@ def audit_result(plan: AuditPlan, report: RunReport) -> dict[str, Any]:
         "run_id": report.run_id,
         "status": report.status,
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "metrics": per_subject.get("metrics", {}),
-        "counts": per_subject.get("counts", {}),
-        **({"locomo_qa": per_subject["locomo_qa"]} if "locomo_qa" in per_subject else {}),
+        "metrics": per_subject.metrics,
+        "counts": per_subject.counts,
+        **({"locomo_qa": per_subject.locomo_qa} if per_subject.locomo_qa is not None else {}),
         **_attribution(report),
         "llm_usage": report.summary.llm_usage,
         "notes": source.notes,
-        "probes": per_subject.get("probes", []),
+        "probes": per_subject.probes,
     }
 
 
@@ -149,4 +152,5 @@ def _attribution(report: RunReport) -> dict[str, Any]:
     found = report.summary.aggregate("attribution")
     if found is None:
         return {}
-    return {"attribution": found.detail["subjects"].get("agent", {})}
+    facts = found.facts_as(SubjectsFacts)
+    return {"attribution": facts.subjects.get("agent", {}) if facts is not None else {}}

@@ -12,56 +12,63 @@ kept as a row of `suite_run_queries` (revision 0022), written with the summary (
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic_core import to_json
 
-from memgauge.data.records import RunSummary
+from memgauge.data.facts import Facts, IrView
+from memgauge.data.records import AggregateResult, RunSummary
 
 __all__ = ["PER_QUERY", "headline", "query_rows"]
 
-#: the key of a system's per-query detail in an aggregate's `detail["systems"]`
+#: a system's per-query records, in an ir aggregate's facts (and a form 1 or 2 result's detail)
 PER_QUERY = "per_query"
 
 
-def _system(system: Any) -> Any:
-    if isinstance(system, Mapping) and PER_QUERY in system:
-        return {k: v for k, v in system.items() if k != PER_QUERY}
-    return system
+#: what a headline leaves out of an aggregate's facts: each system's per-query records
+WITHOUT_QUERIES = {"systems": {"__all__": {PER_QUERY}}}
+
+
+def _without_queries(agg: AggregateResult) -> AggregateResult:
+    if agg.facts is None:
+        return _detail_without_queries(agg)
+    # the facts as stored (JSON), less their systems' per-query records where they have any
+    kept = agg.facts.model_dump(mode="json", exclude=WITHOUT_QUERIES)
+    return agg.model_copy(update={"facts": Facts.model_validate(kept)})
+
+
+def _detail_without_queries(agg: AggregateResult) -> AggregateResult:
+    # a result stored before facts (form 1 or 2) kept its systems' queries in its free detail
+    # (the ir and the cost aggregates'), and may draw its shapes from it: kept in that form
+    systems = agg.detail.get("systems")
+    if not isinstance(systems, list) or not any(
+        isinstance(s, Mapping) and PER_QUERY in s for s in systems
+    ):
+        return agg
+    rows = [
+        {k: v for k, v in s.items() if k != PER_QUERY} if isinstance(s, Mapping) else s
+        for s in systems
+    ]
+    return agg.model_copy(update={"detail": {**agg.detail, "systems": rows}})
 
 
 def headline(summary: RunSummary) -> RunSummary:
-    """`summary` without its aggregates' per-query detail (the same object when it has none)."""
-    changed = False
-    aggregates = []
-    for agg in summary.aggregates:
-        systems = agg.detail.get("systems")
-        if isinstance(systems, list) and any(
-            isinstance(s, Mapping) and PER_QUERY in s for s in systems
-        ):
-            agg = agg.model_copy(
-                update={"detail": {**agg.detail, "systems": [_system(s) for s in systems]}}
-            )
-            changed = True
-        aggregates.append(agg)
+    """`summary` without its aggregates' per-query records (the same object when none has
+    facts or detail to leave them out of)."""
+    aggregates = [_without_queries(a) for a in summary.aggregates]
+    changed = any(a is not b for a, b in zip(aggregates, summary.aggregates, strict=True))
     return summary.model_copy(update={"aggregates": aggregates}) if changed else summary
 
 
 def query_rows(summary: RunSummary) -> dict[tuple[str, str, str], str]:
-    """Each query's detail in the summary's ir aggregates as JSON, by (task, subject, query
+    """Each query's record in the summary's ir aggregates as JSON, by (task, subject, query
     id); the first record of a key kept, as a reader of the whole summary finds it. The JSON is
     what the summary's own (`model_dump_json`: NaN and infinities as null) holds for it."""
     out: dict[tuple[str, str, str], str] = {}
     for agg in summary.aggregates:
-        if agg.aggregate != "ir":
-            continue
-        for system in agg.detail.get("systems") or ():
-            if not isinstance(system, Mapping):
-                continue
-            for q in system.get(PER_QUERY) or ():
-                if not isinstance(q, Mapping):
-                    continue
-                key = (str(agg.task), str(system.get("name")), str(q.get("query_id")))
+        view = agg.facts_as(IrView) if agg.aggregate == "ir" else None
+        for system in view.systems if view is not None else ():
+            for q in system.per_query:
+                key = (agg.task, system.name, q.query_id)
                 if key not in out:
                     out[key] = to_json(q, inf_nan_mode="null").decode()
     return out

@@ -20,6 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from memgauge._util.redact import redact
+from memgauge.data.facts import IrPipeline, IrView
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.store import bundle, item_rows
 from memgauge.store.base import Store
@@ -210,11 +211,16 @@ class SuiteRunStore(OptimizationHistory, Store):
                 # per benchmark dataset) the system is named with its task
                 _with_task(row, agg.task) if len(retrieval) > 1 else row
                 for agg in retrieval
-                for pipe in [agg.detail.get("pipeline") or {}]
+                for view in [agg.facts_as(IrView) or IrView()]
+                for pipe in [view.pipeline or IrPipeline()]
                 for row in eval_results_rows(
-                    {**agg.detail, "run_id": run_id, "created_at": created or utc_now()},
-                    previous or pipe.get("run_type") or "full",
-                    pipe.get("feature_id"),
+                    {
+                        **agg.facts_json(),
+                        "run_id": run_id,
+                        "created_at": created or utc_now(),
+                    },
+                    previous or pipe.run_type,
+                    pipe.feature_id,
                 )
             ]
             replace_eval_results(c, run_id, rows)

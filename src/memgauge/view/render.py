@@ -25,7 +25,9 @@ from urllib.parse import urlencode
 from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
 from markupsafe import Markup
 
+from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.repeats import RepeatsAggregate
+from memgauge.data.facts import IrView
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import named_by
 from memgauge.metrics.agent import agent_metric_definition
@@ -243,10 +245,8 @@ def _rel_threshold(run: RunRecord, task: str | None = None) -> int:
     """The relevance threshold the run's ir aggregate (of `task`) scored with; the default
     one where it has none, as a retrieval evaluator's default then scored."""
     agg = run.summary.aggregate("ir", task) if run.summary else None
-    settings = agg.detail.get("settings") if agg else None
-    if isinstance(settings, Mapping) and "rel_threshold" in settings:
-        return int(settings["rel_threshold"])
-    return DEFAULT_REL_THRESHOLD
+    facts = agg.facts_as(IrFacts) if agg else None
+    return facts.settings.rel_threshold if facts is not None else DEFAULT_REL_THRESHOLD
 
 
 def item_context(
@@ -312,9 +312,10 @@ def _queries(run: RunRecord) -> _Queries:
     for agg in run.summary.aggregates if run.summary else ():
         if agg.aggregate != "ir":
             continue
-        for system in agg.detail.get("systems") or ():
-            for q in system.get("per_query") or ():
-                out.setdefault((agg.task, system.get("name"), q.get("query_id")), q)
+        facts = agg.facts_as(IrView)
+        for system in facts.systems if facts is not None else ():
+            for q in system.per_query:
+                out.setdefault((agg.task, system.name, q.query_id), q.model_dump(mode="json"))
     return out
 
 

@@ -46,7 +46,8 @@ def _packed(text: str) -> str | bytes:
 
 def _headline(summary: dict[str, Any]) -> dict[str, Any]:
     for agg in summary.get("aggregates") or ():
-        systems = (agg.get("detail") or {}).get("systems")
+        # the systems of an aggregate stored with its facts (form 3) or its detail (before)
+        systems = (agg.get("facts") or agg.get("detail") or {}).get("systems")
         if isinstance(systems, list):
             for system in systems:
                 if isinstance(system, dict):

@@ -65,7 +65,8 @@ def _rows(run_id: str, summary: dict[str, Any], dialect: str) -> list[dict[str, 
     for agg in summary.get("aggregates") or ():
         if not isinstance(agg, dict) or agg.get("aggregate") != "ir":
             continue
-        for system in (agg.get("detail") or {}).get("systems") or ():
+        # its facts (form 3) or its detail (before)
+        for system in (agg.get("facts") or agg.get("detail") or {}).get("systems") or ():
             if not isinstance(system, dict):
                 continue
             for q in system.get("per_query") or ():
