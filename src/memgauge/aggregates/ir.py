@@ -500,12 +500,25 @@ class IRAggregate:
             for stage, ms in r.latency_ms.items():
                 latency.setdefault(stage, []).append(ms)
         per_query = [
-            self._query(q, qrels, results, errors, per_measure, order, values) for q in judged
+            self._query(
+                q,
+                qrels,
+                results,
+                errors,
+                per_measure,
+                order,
+                values,
+                agent=agent.per_query,
+                attributed=attributed,
+                pre=searched.pre,
+            )
+            for q in judged
         ]
-        for row in per_query:  # constructed, not validated: the new keys set the same way
-            row.agent_metrics = agent.per_query.get(row.query_id, {})
-            row.relevant_channels = dict(attributed.get(row.query_id, {}))
-            row.pre_expansion = searched.pre.get(row.query_id)
+        for row in per_query:  # the failed ones (validated) get these keys the same way
+            if row.error is not None:
+                row.agent_metrics = agent.per_query.get(row.query_id, {})
+                row.relevant_channels = dict(attributed.get(row.query_id, {}))
+                row.pre_expansion = searched.pre.get(row.query_id)
         expansion = expansion_impact(
             dataset,
             qrels,
@@ -577,6 +590,10 @@ class IRAggregate:
         per_query: Mapping[str, np.ndarray[Any, Any]],
         order: Mapping[str, int],
         values: Mapping[str, np.ndarray[Any, Any]],
+        *,
+        agent: Mapping[str, dict[str, float]],
+        attributed: Mapping[str, Mapping[str, list[str]]],
+        pre: Mapping[str, list[str]],
     ) -> QueryResult:
         rel = sorted(m for m, g in qrels[q.id].items() if g >= self.rel_threshold)
         if q.id in errors:
@@ -592,7 +609,8 @@ class IRAggregate:
             )
         r = results[q.id]
         i = order[q.id]
-        # values of the declared types: constructed, not validated (thousands per run)
+        # values of the declared types: constructed, not validated (thousands per run), every
+        # field given (a default left to pydantic inspects its factory's signature each time)
         return QueryResult.model_construct(
             query_id=q.id,
             text=q.text,
@@ -602,7 +620,10 @@ class IRAggregate:
             hits=list(r.ids),
             channels=[hit_channels(h) for h in r.hits],
             relevant=rel,
+            relevant_channels=dict(attributed.get(q.id, {})),
+            agent_metrics=agent.get(q.id, {}),
             latency_ms={s: float(v) for s, v in r.latency_ms.items()},
+            pre_expansion=pre.get(q.id),
             error=None,
         )
 

@@ -14,7 +14,7 @@ single statements, so row locks are all they need.
 Migrations: Alembic, one history for both dialects (`store/revisions`). `upgrade` runs in one
 transaction that holds the store's write lock (SQLite) or an advisory lock (PostgreSQL), so
 processes opening a new store at once create it exactly once. A store already at `url.HEAD`
-opens without loading Alembic.
+opens without loading Alembic, and so does a new SQLite store (`fresh_schema`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from sqlalchemy import event
 
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
+from memgauge.store.fresh_schema import cached_statements
 from memgauge.store.url import HEAD, NOTHING_RECORDED, StoreURL
 
 __all__ = [
@@ -172,7 +173,22 @@ def _legacy(url: StoreURL) -> list[str]:
         conn.close()
 
 
-def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
+def _created(conn: sa.Connection) -> list[str] | None:
+    """An empty SQLite file given the schema the migrations make (`fresh_schema`), in the
+    caller's transaction: the revisions that made it, oldest first; None when the file is not
+    empty or the cached statements are not at `HEAD`."""
+    statements = cached_statements(HEAD)
+    if statements is None:
+        return None
+    if conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar():
+        return None
+    for statement in statements:
+        conn.exec_driver_sql(statement)
+    conn.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)", (HEAD,))
+    return _revisions()
+
+
+def _upgrade_once(engine: sa.Engine, url: StoreURL, *, cached: bool) -> list[str]:
     with engine.connect() as conn:
         conn.execution_options(memgauge_write=True)
         with conn.begin():
@@ -181,6 +197,10 @@ def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
             current = version(conn)
             if current == HEAD:
                 return []
+            if current is None and url.is_sqlite and cached:
+                made = _created(conn)
+                if made is not None:
+                    return made
             if current is not None and current not in _revisions():
                 # Alembic would fail on the unknown revision as if memgauge had a bug
                 problem = _revision_problem(current, legacy=False)
@@ -198,9 +218,11 @@ def _upgrade_once(engine: sa.Engine, url: StoreURL) -> list[str]:
             return list(reversed(todo))
 
 
-def upgrade(engine: sa.Engine, url: StoreURL) -> list[str]:
+def upgrade(engine: sa.Engine, url: StoreURL, *, cached: bool = True) -> list[str]:
     """Migrate the store to the newest revision; return what was applied, oldest first: the
     frozen migrations' names (a SQLite store made before Alembic), then Alembic's revisions.
+    A new SQLite store (an empty file) is given the schema those revisions make from the
+    statements they leave (`fresh_schema`; `cached=False`: by Alembic).
 
     Retried while a SQLite file is locked, up to the busy timeout: SQLite does not call its
     busy handler for every lock (see `connection`)."""
@@ -210,7 +232,7 @@ def upgrade(engine: sa.Engine, url: StoreURL) -> list[str]:
         delay = 0.002
         while True:
             try:
-                return legacy + _upgrade_once(engine, url)
+                return legacy + _upgrade_once(engine, url, cached=cached)
             except sa.exc.OperationalError as exc:
                 orig = exc.orig
                 retry = isinstance(orig, sqlite3.OperationalError) and busy(orig)
