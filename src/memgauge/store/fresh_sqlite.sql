@@ -1,4 +1,4 @@
--- revision 0022
+-- revision 0023
 CREATE TABLE alembic_version (
 	version_num VARCHAR(32) NOT NULL, 
 	CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
@@ -532,5 +532,15 @@ CREATE TABLE suite_run_queries (
 	detail_json TEXT NOT NULL, 
 	PRIMARY KEY (run_id, task, subject, query_id), 
 	FOREIGN KEY(run_id) REFERENCES suite_runs (run_id) ON DELETE CASCADE
+);
+
+CREATE TABLE suite_run_search (
+	run_id TEXT NOT NULL, 
+	subject TEXT NOT NULL, 
+	task TEXT NOT NULL, 
+	item_id TEXT NOT NULL, 
+	doc TEXT NOT NULL, 
+	PRIMARY KEY (run_id, subject, task, item_id), 
+	FOREIGN KEY(run_id, subject, task, item_id) REFERENCES suite_run_items (run_id, subject, task, item_id) ON DELETE CASCADE
 );
 
