@@ -27,7 +27,8 @@ def run(
     return run_memgauge(*args, env=env, cwd=cwd)
 
 
-@pytest.fixture(scope="module")
+# session-scoped: written once per xdist worker (cheap), the file's tests not held on one worker
+@pytest.fixture(scope="session")
 def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's dataset directory, written once as `memgauge demo` writes it (the demo's
     own run is test_demo_runs_offline_and_writes_everything's)."""
