@@ -3,6 +3,7 @@ ships, and `memgauge validate` accepts the same files."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ GOOD_FILES = sorted(
 )
 
 
+@functools.cache  # built and checked once per kind: errors() runs for each JSONL record
 def validator(kind: str) -> jsonschema.Draft202012Validator:
     schema = json_schema(kind)
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -36,7 +36,8 @@ def _subjects(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(DATA / "subjects"))
 
 
-@pytest.fixture(scope="module")
+# session-scoped: written once per xdist worker (cheap), the file's tests not held on one worker
+@pytest.fixture(scope="session")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo"
     save_retrieval_dataset(demo_dataset(), path)

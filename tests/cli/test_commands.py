@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from tests.helpers import run_memgauge
 
+from memgauge import api
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo10.json"
@@ -25,13 +27,14 @@ def run(
     return run_memgauge(*args, env=env, cwd=cwd)
 
 
-@pytest.fixture(scope="module")
+# session-scoped: written once per xdist worker (cheap), the file's tests not held on one worker
+@pytest.fixture(scope="session")
 def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's dataset directory, written once by `memgauge demo --no-store`."""
-    tmp = tmp_path_factory.mktemp("demo")
-    proc = run("demo", "--out", str(tmp / "demo"), "--no-store", home=tmp)
-    assert proc.returncode == 0, proc.stderr
-    return tmp / "demo" / "dataset"
+    """The demo's dataset directory, written once as `memgauge demo` writes it (the demo's
+    own run is test_demo_runs_offline_and_writes_everything's)."""
+    where = tmp_path_factory.mktemp("demo") / "demo" / "dataset"
+    api.save_dataset(api.demo_dataset(), where)
+    return where
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])

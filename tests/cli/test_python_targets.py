@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers import gated_suite
+from tests.helpers import QUIET_PLUGINS, gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -357,6 +357,7 @@ def test_the_pytest_plugin_finds_the_module_in_the_current_directory(
             "memgauge.pytest_plugin",
             "-p",
             "no:cacheprovider",
+            *QUIET_PLUGINS,  # no pyproject.toml here to turn them off (2-3 CPU-s a start)
         ],
         cwd=project,
         capture_output=True,

@@ -16,20 +16,26 @@ from memgauge.metrics.ir import evaluate_judged
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 DOCS = [f"d{i}" for i in range(12)]
+# built once, not in each draw: building and validating a strategy cost Hypothesis more than
+# drawing from it (about half of each example's time)
+N_QUERIES = st.integers(1, 4)
+JUDGED = st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True)
+RETURNED = st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True)
+GRADE = st.integers(0, 3)
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    n_q = draw(st.integers(1, 4))
+    n_q = draw(N_QUERIES)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for q in range(n_q):
         qid = f"q{q}"
-        judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
-        qrels[qid] = {d: draw(st.integers(0, 3)) for d in judged}
-        returned = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
+        judged = draw(JUDGED)
+        qrels[qid] = {d: draw(GRADE) for d in judged}
+        returned = draw(RETURNED)
         # few distinct scores: many ties, which exercise trec_eval's doc-id tie order
-        run[qid] = {d: float(draw(st.integers(0, 3))) for d in returned}
+        run[qid] = {d: float(draw(GRADE)) for d in returned}
     return qrels, run
 
 

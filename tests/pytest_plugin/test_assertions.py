@@ -25,7 +25,10 @@ PLUGIN = ("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
 # imported when it ends, and the next import makes second copies (SQLAlchemy's break)
 
 
-@pytest.fixture(scope="module", autouse=True)
+# session-scoped, not module-scoped: once in each xdist worker that runs a test of this file,
+# so that the file's tests (about 25 CPU-s of pytest processes) are not all held on one worker
+# (tests/conftest.py groups the tests of a module-scoped fixture)
+@pytest.fixture(scope="session", autouse=True)
 def _engine_loaded(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Load the engine and the store before any test takes pytester's snapshot of
     sys.modules: pytester drops the modules a test imported first, and importing them again
