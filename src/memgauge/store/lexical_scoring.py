@@ -108,7 +108,7 @@ def top(
             for _, docs, _ in terms:
                 scores[docs] = 0.0
                 marks[docs] = False
-    return _best(space, candidates, values, floor, limit)
+    return _best(space, candidates, values, 0.0, limit)  # none below the floor left
 
 
 def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> float:
@@ -155,7 +155,7 @@ def _every_row(
         values = scores[candidates]
     finally:
         scores[rows] = 0.0
-    return _best(space, candidates, values, floor, limit)
+    return _best(space, candidates, values, 0.0, limit)  # none below the floor left
 
 
 def _distinct(rows: IntArray, slots: IntArray) -> IntArray:
