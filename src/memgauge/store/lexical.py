@@ -222,7 +222,8 @@ class Lexical:
             news = tok.documents([text for _, text in added])
             for terms in news:
                 stats.add(terms)
-            space.add([(rid, terms) for (rid, _), terms in zip(added, news, strict=True)])
+            # str: the scoring hands the ids out as they are kept
+            space.add([(str(rid), terms) for (rid, _), terms in zip(added, news, strict=True)])
             space.settle()
             self._seen()
 

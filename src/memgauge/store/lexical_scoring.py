@@ -72,10 +72,9 @@ def top(
         idf, docs, wt = terms[0]
         return _best(space, docs, wt.scaled(idf), _floor(terms, limit), limit)
     if total <= _SMALL:
-        floor, common = 0.0, set()
+        floor, common = 0.0, set[int]()
     else:
-        floor = _floor(terms, limit)
-        common = _common(terms, floor)
+        floor, common = _plan(terms, limit)
     if not common:
         return _every_row(space, terms, floor, limit)
     scores, marks, slots = space.scratch()
@@ -121,24 +120,29 @@ def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> floa
     return floor
 
 
-def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> set[int]:
-    """The terms (by index) whose largest contributions sum below `floor`: the smallest first."""
-    if floor <= 0.0:
-        return set()
+def _plan(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> tuple[float, set[int]]:
+    """`_floor`, and the terms (by index) whose largest contributions sum below it, the
+    smallest first, in one pass over the terms (a search's fixed cost is Python steps)."""
+    floor = 0.0
     bounds = []
-    for i, (idf, _, wt) in enumerate(terms):
+    for i, (idf, docs, wt) in enumerate(terms):
         peak = wt.peak(1)
-        if peak is not None:  # else the term is not known to stay below anything
-            bounds.append((idf * peak, i))
-    bounds.sort()
+        if peak is None:  # not known to stay below anything (nor its limit-th weight known)
+            continue
+        if docs.size >= limit and (kth := wt.peak(limit)) is not None:
+            floor = max(floor, idf * kth)
+        bounds.append((idf * peak, i))
     out: set[int] = set()
+    if floor <= 0.0:
+        return floor, out
+    bounds.sort()
     total = 0.0
     for bound, i in bounds:
         if (total + bound) * _MARGIN >= floor:
             break
         total += bound
         out.add(i)
-    return out
+    return floor, out
 
 
 def _every_row(
@@ -189,7 +193,7 @@ def _best(
                 limit - int(above.sum()), space.id_array[candidates[~above]].tolist()
             )
             ranked = _ranked(space, candidates[above], values[above], limit)
-            return ranked + [(str(i), float(kth)) for i in tied]
+            return ranked + [(i, float(kth)) for i in tied]
     return _ranked(space, candidates, values, limit)
 
 
@@ -199,4 +203,4 @@ def _ranked(
     """`candidates` best first, ties by id, at most `limit` (sorted as (-score, id) tuples:
     compared in C, unlike a key function)."""
     ranked = sorted(zip((-values).tolist(), space.id_array[candidates].tolist(), strict=True))
-    return [(str(i), -v) for v, i in ranked[:limit]]
+    return [(i, -v) for v, i in ranked[:limit]]  # the ids are str
