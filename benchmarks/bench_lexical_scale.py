@@ -50,6 +50,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 # `MEMGAUGE_SRC=/path/to/other/src`: measure another checkout's code (the "before" figures)
 sys.path.insert(0, os.environ.get("MEMGAUGE_SRC") or str(ROOT / "src"))
+# imported first: bench_lexical puts this checkout's src first on the path, which must not
+# decide which memgauge is measured
+import memgauge  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_lexical import scaled_texts  # noqa: E402
@@ -299,8 +303,6 @@ def main() -> None:
     args = ap.parse_args()
     ds, _ = import_locomo(args.locomo)
     base = [m.text.split(": ", 1)[-1] for m in ds.memories]
-    import memgauge
-
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, cpus {os.cpu_count()}")
     print(f"memgauge from {Path(memgauge.__file__).parent}")
     for n in args.sizes:

@@ -97,6 +97,10 @@ class _Tokenizer:
     def words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
         """Each word's terms, in order (cached: one scratch write for a query's new words)."""
         cache = self._cache
+        try:  # a query's words are known after its first search
+            return [cache[w] for w in words]
+        except KeyError:
+            pass
         known: dict[str, tuple[str, ...]] = {}
         new: list[str] = []
         for w in dict.fromkeys(words):
@@ -149,6 +153,9 @@ class Lexical:
         self._spaces: dict[str, Postings] = {}
         self._version: int | None = None
         self._changes = -1
+        # one cursor for `PRAGMA data_version`, asked before every search: a new cursor per
+        # ask cost a fair part of a 10k-row search
+        self._pragma = conn.cursor()
         self._lock = threading.Lock()
         if conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None:
             self._stats = Stats()  # nothing to read: kept up to date from the first write
@@ -156,7 +163,7 @@ class Lexical:
 
     def _seen(self) -> None:
         """The table as this process knows it is the table: note its versions."""
-        self._version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        self._version = self._data_version()
         self._changes = self._conn.total_changes
 
     def _known(self) -> bool:
@@ -165,7 +172,10 @@ class Lexical:
         changes, which each write applied here notes)."""
         if self._stats is None or self._conn.total_changes != self._changes:
             return False
-        return int(self._conn.execute("PRAGMA data_version").fetchone()[0]) == self._version
+        return self._data_version() == self._version
+
+    def _data_version(self) -> int:
+        return int(self._pragma.execute("PRAGMA data_version").fetchone()[0])
 
     def invalidate(self) -> None:
         """The table was written in a way not applied here: read it again before the next
@@ -212,7 +222,8 @@ class Lexical:
             news = tok.documents([text for _, text in added])
             for terms in news:
                 stats.add(terms)
-            space.add([(rid, terms) for (rid, _), terms in zip(added, news, strict=True)])
+            # str: the scoring hands the ids out as they are kept
+            space.add([(str(rid), terms) for (rid, _), terms in zip(added, news, strict=True)])
             space.settle()
             self._seen()
 
@@ -229,11 +240,11 @@ class Lexical:
         """Top `limit` (id, score) of `namespace` for the OR of `words` (as `fts_query` chose
         them), best first, score = -bm25; None when a word is a phrase to FTS5 (see the module
         docstring), for FTS5 to score."""
-        phrases = []
+        phrases: list[str] = []
         for terms in _tokenizer().words(words):
             if len(terms) != 1:
                 return None
-            phrases.append(terms[0])
+            phrases += terms
         with self._lock:  # a write applies to the arrays in place
             stats, spaces = self._current()
             space = spaces.get(namespace)

@@ -71,14 +71,27 @@ class Weights:
     """One term's per-row weights (bm25()'s tf part for one mean row length), and, cached,
     their product with the last idf asked and the r-th largest of them for the ranks asked."""
 
-    __slots__ = ("_idf", "_peaks", "_scaled", "reused", "w")
+    __slots__ = ("_held", "_idf", "_idf_value", "_n", "_peaks", "_scaled", "docs", "reused", "w")
 
-    def __init__(self, w: FloatArray) -> None:
+    def __init__(self, docs: IntArray, w: FloatArray) -> None:
+        self.docs = docs  # the live positions these weights are of
         self.w = w
         self._peaks: dict[int, float] = {}
         self._idf = math.nan
+        self._n = self._held = -1
+        self._idf_value = 1e-6
         self._scaled = w
         self.reused = False  # asked for by a search after the one that computed them
+
+    def idf(self, n: int, held: int) -> float:
+        """bm25()'s idf of the term for `n` rows, `held` of them holding it (the last one
+        asked kept: a search's fixed cost is a few such steps per term)."""
+        if n != self._n or held != self._held:
+            n_all, n_hit = float(n), float(held)
+            idf = math.log((n_all - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
+            self._idf_value = 1e-6 if idf <= 0.0 else idf
+            self._n, self._held = n, held
+        return self._idf_value
 
     def scaled(self, idf: float) -> FloatArray:
         """`idf * w` (the term's contribution to each row's score; not to be written to)."""
@@ -134,6 +147,7 @@ class Postings:
         self.avgdl = -1.0
         self._scores: FloatArray = _empty_f()
         self._marks: BoolArray = np.zeros(0, dtype=bool)
+        self._slots: IntArray = _empty_i()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -155,14 +169,16 @@ class Postings:
             self.avgdl = avgdl
         return self.weights
 
-    def scratch(self) -> tuple[FloatArray, BoolArray]:
-        """Zeroed arrays of one score and one mark per position, kept between searches
-        (allocating and faulting in fresh ones costs more than a search at 100k rows): their
-        user must zero what it wrote before letting go."""
+    def scratch(self) -> tuple[FloatArray, BoolArray, IntArray]:
+        """Zeroed arrays of one score and one mark per position, and one slot per position
+        (any values: read only where just written), kept between searches (allocating and
+        faulting in fresh ones costs more than a search at 100k rows): their user must zero
+        the scores and marks it wrote before letting go."""
         if self._scores.size < len(self.ids):
             self._scores = np.zeros(self.alive.size, dtype=np.float64)
             self._marks = np.zeros(self.alive.size, dtype=bool)
-        return self._scores, self._marks
+            self._slots = np.zeros(self.alive.size, dtype=np.int64)
+        return self._scores, self._marks, self._slots
 
     def _forget(self, terms: Iterable[str] | None = None) -> None:
         """Drop the arrays kept for `terms` (all: None)."""

@@ -19,12 +19,11 @@ selection.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from memgauge._types import BoolArray, FloatArray, IntArray
+from memgauge._types import FloatArray, IntArray
 from memgauge.store.lexical_postings import Postings, Stats, Weights
 
 __all__ = ["top"]
@@ -43,63 +42,72 @@ def top(
     stats: Stats, space: Postings, phrases: Sequence[str], limit: int
 ) -> list[tuple[str, float]]:
     """Top `limit` (id, score) of `space` for the OR of `phrases` (FTS5 terms), best first."""
-    n = float(stats.n_rows)
-    avgdl = float(stats.tokens) / n
+    n_rows = stats.n_rows
+    avgdl = float(stats.tokens) / float(n_rows)
     weighed = space.weighed(avgdl)
+    df = stats.df
     terms: list[tuple[float, IntArray, Weights]] = []
+    total = 0
     for term in phrases:
-        held = stats.df.get(term)
+        held = df.get(term)
         if held is None:
             continue  # no row holds it: it adds nothing to any score
-        found = space.postings(term)
-        if found is None:
-            continue
-        docs, tf = found
-        n_hit = float(held)
-        idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))  # libm's log, as FTS5's
-        if idf <= 0.0:
-            idf = 1e-6
         weights = weighed.get(term)
         if weights is not None:
             weights.reused = True
         else:
+            found = space.postings(term)
+            if found is None:
+                continue
+            docs, tf = found
             # fts5_aux.c's operations in its order: (tf * (k1 + 1)) / (tf + k1 * (1 - b +
             # b * D / avgdl)), times idf, added term by term
             norm = _K1 * (1 - _B + _B * space.lengths[docs] / avgdl)
-            weights = weighed[term] = Weights((tf * (_K1 + 1.0)) / (tf + norm))
-        terms.append((idf, docs, weights))
+            weights = weighed[term] = Weights(docs, (tf * (_K1 + 1.0)) / (tf + norm))
+        terms.append((weights.idf(n_rows, held), weights.docs, weights))
+        total += weights.docs.size
     if not terms:
         return []
     if len(terms) == 1:
         idf, docs, wt = terms[0]
         return _best(space, docs, wt.scaled(idf), _floor(terms, limit), limit)
-    if sum(docs.size for _, docs, _ in terms) <= _SMALL:
-        floor, common = 0.0, set()
+    if total <= _SMALL:
+        floor, common = 0.0, set[int]()
     else:
-        floor = _floor(terms, limit)
-        common = _common(terms, floor)
+        floor, common = _plan(terms, limit)
     if not common:
         return _every_row(space, terms, floor, limit)
-    scores, marks = space.scratch()
-    essential = [docs for i, (_, docs, _) in enumerate(terms) if i not in common]
+    scores, marks, slots = space.scratch()
+    rows: IntArray | None = None
     try:
-        for docs in essential:
-            marks[docs] = True
+        for i, (_, docs, _) in enumerate(terms):
+            if i not in common:
+                marks[docs] = True
+        # every term's contributions in the query's order, the common ones to the candidates
+        # only, added in one pass: np.add.at adds in index order, so each row's sum is taken
+        # term by term from 0.0 as FTS5 takes it, in a few NumPy calls whatever the terms
+        parts_d, parts_w = [], []
         for i, (idf, docs, wt) in enumerate(terms):
-            if i in common:  # only to the candidates' scores
+            w = wt.scaled(idf)
+            if i in common:
                 has = marks[docs]
-                np.add.at(scores, docs[has], wt.scaled(idf)[has])
-            elif i == 0:  # every score is 0.0 yet, and 0.0 + x is x
-                scores[docs] = wt.scaled(idf)
-            else:
-                np.add.at(scores, docs, wt.scaled(idf))
-        candidates = _candidates(essential, scores, marks, floor)
+                docs, w = docs[has], w[has]
+            parts_d.append(docs)
+            parts_w.append(w)
+        # the common terms' rows are marked ones: these are the candidates, with repeats
+        rows = np.concatenate(parts_d)
+        np.add.at(scores, rows, np.concatenate(parts_w))
+        candidates = _distinct(rows[scores[rows] >= floor], slots)
         values = scores[candidates]
     finally:
-        for docs in essential:
-            scores[docs] = 0.0
-            marks[docs] = False
-    return _best(space, candidates, values, floor, limit)
+        if rows is not None:
+            scores[rows] = 0.0
+            marks[rows] = False
+        else:
+            for _, docs, _ in terms:
+                scores[docs] = 0.0
+                marks[docs] = False
+    return _best(space, candidates, values, 0.0, limit)  # none below the floor left
 
 
 def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> float:
@@ -112,85 +120,58 @@ def _floor(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> floa
     return floor
 
 
-def _common(terms: Sequence[tuple[float, IntArray, Weights]], floor: float) -> set[int]:
-    """The terms (by index) whose largest contributions sum below `floor`: the smallest first."""
-    if floor <= 0.0:
-        return set()
+def _plan(terms: Sequence[tuple[float, IntArray, Weights]], limit: int) -> tuple[float, set[int]]:
+    """`_floor`, and the terms (by index) whose largest contributions sum below it, the
+    smallest first, in one pass over the terms (a search's fixed cost is Python steps)."""
+    floor = 0.0
     bounds = []
-    for i, (idf, _, wt) in enumerate(terms):
+    for i, (idf, docs, wt) in enumerate(terms):
         peak = wt.peak(1)
-        if peak is not None:  # else the term is not known to stay below anything
-            bounds.append((idf * peak, i))
-    bounds.sort()
+        if peak is None:  # not known to stay below anything (nor its limit-th weight known)
+            continue
+        if docs.size >= limit and (kth := wt.peak(limit)) is not None:
+            floor = max(floor, idf * kth)
+        bounds.append((idf * peak, i))
     out: set[int] = set()
+    if floor <= 0.0:
+        return floor, out
+    bounds.sort()
     total = 0.0
     for bound, i in bounds:
         if (total + bound) * _MARGIN >= floor:
             break
         total += bound
         out.add(i)
-    return out
+    return floor, out
 
 
 def _every_row(
     space: Postings, terms: Sequence[tuple[float, IntArray, Weights]], floor: float, limit: int
 ) -> list[tuple[str, float]]:
-    """`top` with no term left out: each term added to every row it holds."""
-    scores, marks = space.scratch()
-    parts = [docs for _, docs, _ in terms]
-    n = len(space)
-    cleared = False
+    """`top` with no term left out: each term added to every row it holds (in one pass, in
+    the query's order, as `top` adds them)."""
+    scores, _, slots = space.scratch()
+    rows = np.concatenate([docs for _, docs, _ in terms])
     try:
-        for i, (idf, docs, wt) in enumerate(terms):
-            if i == 0:  # every score is 0.0 yet, and 0.0 + x is x
-                scores[docs] = wt.scaled(idf)
-            elif docs.size > 1024:  # faster than `+=` on many rows; the same sums
-                np.add.at(scores, docs, wt.scaled(idf))
-            else:
-                scores[docs] += wt.scaled(idf)  # a term's rows are distinct
-        if sum(p.size for p in parts) * 32 >= n:  # a scan of the marks beats the rest
-            for docs in parts:
-                marks[docs] = True
-            candidates = np.flatnonzero(marks[:n])
-        else:
-            candidates = _first_seen(parts, marks)
+        np.add.at(scores, rows, np.concatenate([wt.scaled(idf) for idf, _, wt in terms]))
+        kept = rows[scores[rows] >= floor] if floor > 0.0 else rows
+        candidates = _distinct(kept, slots)
         values = scores[candidates]
-        scores[candidates] = 0.0
-        marks[candidates] = False
-        cleared = True
     finally:
-        if not cleared:
-            for docs in parts:
-                scores[docs] = 0.0
-                marks[docs] = False
-    return _best(space, candidates, values, floor, limit)
+        scores[rows] = 0.0
+    return _best(space, candidates, values, 0.0, limit)  # none below the floor left
 
 
-def _first_seen(parts: Sequence[IntArray], marks: BoolArray) -> IntArray:
-    """The distinct positions of `parts`, marked as they are taken (sorting them cost more);
-    the marks must be clear."""
-    out = []
-    for p in parts:
-        new = p[~marks[p]]
-        marks[new] = True
-        out.append(new)
-    return np.concatenate(out)
-
-
-def _candidates(
-    parts: Sequence[IntArray], scores: FloatArray, marks: BoolArray, floor: float
-) -> IntArray:
-    """The distinct positions of `parts` (all marked) that score at least `floor`, told apart
-    by their marks (cleared as they are taken)."""
-    parts = [p[scores[p] >= floor] for p in parts]
-    if len(parts) == 1:
-        return parts[0]
-    out = []
-    for p in parts:
-        new = p[marks[p]]
-        marks[new] = False
-        out.append(new)
-    return np.concatenate(out)
+def _distinct(rows: IntArray, slots: IntArray) -> IntArray:
+    """The distinct positions of `rows`, each once, in no particular order: each position
+    is written its places in `rows` and the one place it kept is taken (whichever write
+    won), in linear time (sorting them cost more)."""
+    if rows.size <= 1:
+        return rows
+    places = np.arange(rows.size)
+    slots[rows] = places
+    out: IntArray = rows[slots[rows] == places]
+    return out
 
 
 def _best(
@@ -212,7 +193,7 @@ def _best(
                 limit - int(above.sum()), space.id_array[candidates[~above]].tolist()
             )
             ranked = _ranked(space, candidates[above], values[above], limit)
-            return ranked + [(str(i), float(kth)) for i in tied]
+            return ranked + [(i, float(kth)) for i in tied]
     return _ranked(space, candidates, values, limit)
 
 
@@ -222,4 +203,4 @@ def _ranked(
     """`candidates` best first, ties by id, at most `limit` (sorted as (-score, id) tuples:
     compared in C, unlike a key function)."""
     ranked = sorted(zip((-values).tolist(), space.id_array[candidates].tolist(), strict=True))
-    return [(str(i), -v) for v, i in ranked[:limit]]
+    return [(i, -v) for v, i in ranked[:limit]]  # the ids are str
