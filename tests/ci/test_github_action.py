@@ -10,6 +10,7 @@ four commands a step, are paid once."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -25,10 +26,10 @@ import pytest
 import yaml
 from tests.ci.conftest import FakeREST
 from tests.docs.session import start_fork_server, stop_fork_server
+from tests.helpers import run_memgauge, write_recall_suite
 
 from memgauge.ci.github import main as github_main
 from memgauge.ci.github import marker_line
-from memgauge.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ci" / "github-action.sh"
@@ -162,20 +163,31 @@ GOOD = [f"item {i} is on shelf {i}" for i in range(6)]
 WORSE = [f"item {i} is on shelf {i}" for i in range(3)]
 
 
-@pytest.fixture
-def baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str], recall_suite: Any) -> Path:
-    """A run of the suite on main, recorded in another store and exported as a bundle."""
-    suite = _suite(recall_suite, GOOD)
-    store = str(tmp_path / "team.db")
-    assert main(["run", str(suite), "--store", store, "--json"]) == 0
-    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
-    bundle = tmp_path / "baseline.json"
-    assert (
-        main(
-            ["runs", "export", run_id, "--format", "bundle", "--store", store, "--out", str(bundle)]
-        )
-        == 0
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of the suite on main, recorded in another store and exported as a bundle: made
+    once for the file (a test only reads it), in a MEMGAUGE_HOME of its own."""
+    root = tmp_path_factory.mktemp("baseline")
+    suite = _suite(functools.partial(write_recall_suite, root), GOOD)
+    store = str(root / "team.db")
+    env = {"MEMGAUGE_HOME": str(root / "home")}
+    done = run_memgauge("run", str(suite), "--store", store, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+    bundle = root / "baseline.json"
+    done = run_memgauge(
+        "runs",
+        "export",
+        run_id,
+        "--format",
+        "bundle",
+        "--store",
+        store,
+        "--out",
+        str(bundle),
+        env=env,
     )
+    assert done.returncode == 0, done.stderr
     return bundle
 
 
