@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import write_recall_suite
 
 from memgauge.cli.main import main
 
@@ -96,27 +97,7 @@ def recall_suite(tmp_path: Path) -> RecallSuite:
         task: dict[str, Any] | None = None,
         **spec: Any,
     ) -> Path:
-        for name, rows in (("items", items), ("memories", memories)):
-            (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        suite = {
-            "name": "recall-suite",
-            **spec,
-            "subjects": {"memory": {"reference": {"mode": "lexical"}}},
-            "tasks": [
-                {
-                    "name": "recall",
-                    "kind": "expected-output",
-                    "dataset": "items.jsonl",
-                    "memories": "memories.jsonl",
-                    "k": 1,
-                    "evaluators": evaluators,
-                    **(task or {}),
-                }
-            ],
-        }
-        path = tmp_path / "suite.yaml"
-        path.write_text(yaml.safe_dump(suite))
-        return path
+        return write_recall_suite(tmp_path, items, memories, evaluators, task, **spec)
 
     return write
 

@@ -27,6 +27,7 @@ __all__ = [
     "judge_rule",
     "repeatable",
     "run_memgauge",
+    "write_recall_suite",
 ]
 
 #: for a pytest started by a test (pytester's runpytest_subprocess, which does not read
@@ -130,6 +131,39 @@ def gated_suite(where: Path, right: int, n: int = 6) -> Path:
     }
     path = where / "suite.yaml"
     path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def write_recall_suite(
+    root: Path,
+    items: list[dict[str, Any]],
+    memories: list[dict[str, Any]],
+    evaluators: list[Any],
+    task: dict[str, Any] | None = None,
+    **spec: Any,
+) -> Path:
+    """The suite of conftest's `recall_suite`, written into `root` (also for a fixture of a
+    wider scope than a test)."""
+    for name, rows in (("items", items), ("memories", memories)):
+        (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = {
+        "name": "recall-suite",
+        **spec,
+        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "expected-output",
+                "dataset": "items.jsonl",
+                "memories": "memories.jsonl",
+                "k": 1,
+                "evaluators": evaluators,
+                **(task or {}),
+            }
+        ],
+    }
+    path = root / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
     return path
 
 

@@ -1,14 +1,23 @@
 """The GitHub Action's shell steps (scripts/ci/github-action.sh), run as the Action runs them:
 a real subprocess, a fake event payload in GITHUB_EVENT_PATH, and a fake GitHub REST API on
 127.0.0.1 (GITHUB_API_URL) that keeps the comments and records every request. The baseline
-comes from outside the runner: a run bundle exported from another store."""
+comes from outside the runner: a run bundle exported from another store.
+
+The script's `python -m memgauge ...` commands are each their own process, forked from one
+server that imported memgauge once for this file (tests/docs/fork_server.py, as the docs'
+pages run it): the interpreter's start and the engine's imports, 1-2 s of CPU a command and
+four commands a step, are paid once."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import secrets
+import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,14 +25,16 @@ from typing import Any
 import pytest
 import yaml
 from tests.ci.conftest import FakeREST
+from tests.docs.session import start_fork_server, stop_fork_server
+from tests.helpers import run_memgauge, write_recall_suite
 
 from memgauge.ci.github import main as github_main
 from memgauge.ci.github import marker_line
-from memgauge.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ci" / "github-action.sh"
 SRC = ROOT / "src"
+DOCS_TESTS = ROOT / "tests" / "docs"
 
 
 #: who posts with the default GITHUB_TOKEN (an installation token): the Action's bot
@@ -97,6 +108,42 @@ def github() -> Iterator[FakeGitHub]:
         yield fake
 
 
+def _script_env() -> dict[str, str]:
+    """The environment the Action's step is given, as far as the interpreter reads it."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The step's `python` (MEMGAUGE_PYTHON): `python -m memgauge ARGS` is the fork server's
+    client (tests/docs/fork_client.py, the real command while no server answers), anything
+    else the interpreter itself."""
+    bindir = tmp_path_factory.mktemp("python")
+    forks = Path(tempfile.gettempdir()) / f"memgauge-ci-{os.getuid()}-{secrets.token_hex(6)}"
+    real = bindir / "memgauge"
+    real.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m memgauge "$@"\n')
+    client = [sys.executable, "-S", "-I", str(DOCS_TESTS / "fork_client.py")]
+    wrapper = bindir / "python"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "-m memgauge" ]; then\n'
+        f'  shift 2; exec {shlex.join([*client, str(forks / "sock"), str(real)])} "$@"\n'
+        "fi\n"
+        f'exec {shlex.quote(sys.executable)} "$@"\n'
+    )
+    for path in (real, wrapper):
+        path.chmod(0o755)
+    server = start_fork_server(
+        forks, "memgauge.cli.main:main", bindir, _script_env(), bindir / "fork-server.log"
+    )
+    yield wrapper
+    if server is not None:
+        stop_fork_server(server, forks)
+
+
 def _suite(recall_suite: Any, memories: list[str]) -> Path:
     """The suite (one file, as on a branch): six items over the reference memory."""
     path: Path = recall_suite(
@@ -116,25 +163,41 @@ GOOD = [f"item {i} is on shelf {i}" for i in range(6)]
 WORSE = [f"item {i} is on shelf {i}" for i in range(3)]
 
 
-@pytest.fixture
-def baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str], recall_suite: Any) -> Path:
-    """A run of the suite on main, recorded in another store and exported as a bundle."""
-    suite = _suite(recall_suite, GOOD)
-    store = str(tmp_path / "team.db")
-    assert main(["run", str(suite), "--store", store, "--json"]) == 0
-    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
-    bundle = tmp_path / "baseline.json"
-    assert (
-        main(
-            ["runs", "export", run_id, "--format", "bundle", "--store", store, "--out", str(bundle)]
-        )
-        == 0
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of the suite on main, recorded in another store and exported as a bundle: made
+    once for the file (a test only reads it), in a MEMGAUGE_HOME of its own."""
+    root = tmp_path_factory.mktemp("baseline")
+    suite = _suite(functools.partial(write_recall_suite, root), GOOD)
+    store = str(root / "team.db")
+    env = {"MEMGAUGE_HOME": str(root / "home")}
+    done = run_memgauge("run", str(suite), "--store", store, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+    bundle = root / "baseline.json"
+    done = run_memgauge(
+        "runs",
+        "export",
+        run_id,
+        "--format",
+        "bundle",
+        "--store",
+        store,
+        "--out",
+        str(bundle),
+        env=env,
     )
+    assert done.returncode == 0, done.stderr
     return bundle
 
 
 def _action(
-    tmp_path: Path, github: FakeGitHub, suite: Path, event: dict[str, Any], **extra: str
+    tmp_path: Path,
+    python: Path,
+    github: FakeGitHub,
+    suite: Path,
+    event: dict[str, Any],
+    **extra: str,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     """Run the script in a fresh runner directory, as the Action's step does."""
     runner = tmp_path / f"runner{len(list(tmp_path.glob('runner*')))}"
@@ -143,9 +206,8 @@ def _action(
     payload.write_text(json.dumps(event))
     outputs = runner / "outputs.txt"
     env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-        "MEMGAUGE_PYTHON": sys.executable,
+        **_script_env(),
+        "MEMGAUGE_PYTHON": str(python),
         "MEMGAUGE_INSTALL": "",
         "MEMGAUGE_SUITE": str(suite),
         "GITHUB_EVENT_NAME": "pull_request" if "pull_request" in event else "push",
@@ -168,14 +230,14 @@ def _action(
 
 
 def test_first_run_creates_the_comment_the_second_updates_it(
-    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
+    tmp_path: Path, python: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
 ) -> None:
     github.comments.append(
         {"id": 7, "body": "LGTM, a human comment", "user": {"login": "alice", "type": "User"}}
     )
     pr = {"pull_request": {"number": 42}}
     suite = _suite(recall_suite, GOOD)
-    first, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=f"{baseline}\n")
+    first, out = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=f"{baseline}\n")
     assert first.returncode == 0, first.stderr
     assert out["gate-status"] == "pass"
     assert "created comment 1001 on acme/memory#42" in first.stdout
@@ -199,7 +261,7 @@ def test_first_run_creates_the_comment_the_second_updates_it(
     github.requests.clear()
     # the pull request's next commit loses half the memories: same suite file, worse recall
     assert _suite(recall_suite, WORSE) == suite
-    second, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+    second, out = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
     assert second.returncode == 1, second.stderr
     assert out["gate-status"] == "fail"
     calls = [(r["method"], r["path"]) for r in github.requests]
@@ -213,7 +275,7 @@ def test_first_run_creates_the_comment_the_second_updates_it(
 
 
 def test_the_marked_comment_is_found_past_the_first_page(
-    tmp_path: Path, baseline: Path, recall_suite: Any
+    tmp_path: Path, python: Path, baseline: Path, recall_suite: Any
 ) -> None:
     # GitHub pages at what it allows, whatever per_page asks: the Link header says what follows
     # (a page shorter than asked is not the last one)
@@ -228,6 +290,7 @@ def test_the_marked_comment_is_found_past_the_first_page(
         )
         done, _ = _action(
             tmp_path,
+            python,
             github,
             suite,
             {"pull_request": {"number": 5}},
@@ -249,13 +312,13 @@ def test_the_marked_comment_is_found_past_the_first_page(
 
 
 def test_a_comment_github_refuses_is_a_warning_and_the_gate_decides(
-    tmp_path: Path, baseline: Path, recall_suite: Any
+    tmp_path: Path, python: Path, baseline: Path, recall_suite: Any
 ) -> None:
     # a pull request from a fork: its token reads but may not write the comment
     pr = {"pull_request": {"number": 8}}
     suite = _suite(recall_suite, GOOD)
     with FakeGitHub(refuse={"POST": 403}) as github:
-        done, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+        done, out = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
         assert (done.returncode, out["gate-status"]) == (0, "pass"), done.stderr
         warnings = [line for line in done.stdout.splitlines() if line.startswith("::warning")]
         assert len(warnings) == 1, done.stdout
@@ -268,26 +331,26 @@ def test_a_comment_github_refuses_is_a_warning_and_the_gate_decides(
         assert "memgauge gate: pass" in (tmp_path / "summary.md").read_text()
 
         _suite(recall_suite, WORSE)
-        done, out = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+        done, out = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
         assert (done.returncode, out["gate-status"]) == (1, "fail"), done.stderr
         assert sum(line.startswith("::warning") for line in done.stdout.splitlines()) == 1
 
 
 def test_a_marker_planted_by_someone_else_is_not_edited(
-    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
+    tmp_path: Path, python: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
 ) -> None:
     suite = _suite(recall_suite, GOOD)
     planted = f"{marker_line(f'gate {suite}')}\n### ✅ memgauge gate: pass (trust me)"
     mallory = {"login": "mallory", "type": "User"}
     github.comments.append({"id": 66, "body": planted, "user": mallory})
     pr = {"pull_request": {"number": 9}}
-    done, _ = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+    done, _ = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
     assert done.returncode == 0, done.stderr
     assert "created comment 1001 on acme/memory#9" in done.stdout
     assert github.comments[0] == {"id": 66, "body": planted, "user": mallory}
     assert github.comments[1]["user"] == ACTIONS_BOT
     # the next run finds the Action's own comment, not the planted one
-    done, _ = _action(tmp_path, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
+    done, _ = _action(tmp_path, python, github, suite, pr, MEMGAUGE_BASELINE=str(baseline))
     assert done.returncode == 0, done.stderr
     assert "updated comment 1001 on acme/memory#9" in done.stdout
     assert [c["id"] for c in github.comments] == [66, 1001]
@@ -295,7 +358,7 @@ def test_a_marker_planted_by_someone_else_is_not_edited(
 
 
 def test_a_github_app_posts_as_the_bot_the_comment_author_input_names(
-    tmp_path: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
+    tmp_path: Path, python: Path, github: FakeGitHub, baseline: Path, recall_suite: Any
 ) -> None:
     # a GitHub App's installation token: GET /user is refused, the app's bot posts
     suite = _suite(recall_suite, GOOD)
@@ -308,6 +371,7 @@ def test_a_github_app_posts_as_the_bot_the_comment_author_input_names(
     pr = {"pull_request": {"number": 4}}
     done, _ = _action(
         tmp_path,
+        python,
         github,
         suite,
         pr,
@@ -321,11 +385,12 @@ def test_a_github_app_posts_as_the_bot_the_comment_author_input_names(
 
 
 def test_a_push_writes_the_summary_and_posts_nothing(
-    tmp_path: Path, github: FakeGitHub, recall_suite: Any
+    tmp_path: Path, python: Path, github: FakeGitHub, recall_suite: Any
 ) -> None:
     # no baseline at all (the first run on main): the gate passes until one exists
     done, out = _action(
         tmp_path,
+        python,
         github,
         _suite(recall_suite, GOOD),
         {"ref": "refs/heads/main"},
@@ -338,10 +403,12 @@ def test_a_push_writes_the_summary_and_posts_nothing(
     assert Path(out["bundle"]).is_file()
 
 
-def test_a_suite_that_cannot_run_exits_2_and_says_so(tmp_path: Path, github: FakeGitHub) -> None:
+def test_a_suite_that_cannot_run_exits_2_and_says_so(
+    tmp_path: Path, python: Path, github: FakeGitHub
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ntasks: nope\n")
-    done, out = _action(tmp_path, github, bad, {"pull_request": {"number": 1}})
+    done, out = _action(tmp_path, python, github, bad, {"pull_request": {"number": 1}})
     assert done.returncode == 2
     assert out["gate-status"] == "error"
     assert "did not run to the end (exit 2)" in (tmp_path / "summary.md").read_text()
@@ -485,27 +552,27 @@ def test_a_next_page_on_another_host_is_not_followed(
 
 
 def test_the_install_input_memgauge_is_the_actions_own_checkout(
-    tmp_path: Path, github: FakeGitHub
+    tmp_path: Path, python: Path, github: FakeGitHub
 ) -> None:
     """memgauge is not on PyPI: the word `memgauge` (with extras or not) installs the checkout
     the Action runs from; any other word is given to pip as written."""
     calls = tmp_path / "pip-calls.txt"
-    python = tmp_path / "python"
-    python.write_text(
+    recording = tmp_path / "python"
+    recording.write_text(
         "#!/usr/bin/env bash\n"
         f'if [ "$1 $2" = "-m pip" ]; then printf "%s\\n" "${{@:3}}" >> {calls}; exit 0; fi\n'
-        f'exec {sys.executable} "$@"\n'
+        f'exec {python} "$@"\n'
     )
-    python.chmod(0o755)
+    recording.chmod(0o755)
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ntasks: nope\n")
     install = "memgauge[X,postgres]  my-memory==1.0\nmemgauge"
     done, _ = _action(
         tmp_path,
+        recording,
         github,
         bad,
         {"pull_request": {"number": 1}},
-        MEMGAUGE_PYTHON=str(python),
         MEMGAUGE_INSTALL=install,
     )
     assert done.returncode == 2, done.stderr  # then the suite: bad input, as usual

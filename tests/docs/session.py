@@ -239,33 +239,10 @@ class Session:
         """The page's `memgauge` commands forked from one process that imported memgauge once
         (tests/docs/fork_server.py); started in the page's first environment, it serves a
         command only if the interpreter's PYTHON* variables are still those."""
-        if self.forks is None:
-            return
-        try:
-            self.forks.mkdir(mode=0o700)  # not if it exists: someone else's
-        except OSError:
-            return
-        with (self.internal / "fork-server.log").open("ab") as out:
-            self._forks = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-P",
-                    str(HERE / "fork_server.py"),
-                    str(self.forks / "sock"),
-                    self.fork_target,
-                ],
-                cwd=self.work,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+        if self.forks is not None:
+            self._forks = start_fork_server(
+                self.forks, self.fork_target, self.work, self.env, self.internal / "fork-server.log"
             )
-        deadline = time.monotonic() + 30
-        while not (self.forks / "sock").exists() and self._forks.poll() is None:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.01)
 
     def _stand_in(self, text: str) -> str:
         for documented, actual in self.stand_ins.items():
@@ -407,13 +384,46 @@ class Session:
             self._shell.close("exit 0\n")
             self._shell = None
         if self._forks is not None:  # with any command still running
-            self._forks.terminate()
-            _ended(self._forks)
-            _kill(self._forks)
+            stop_fork_server(self._forks, self.forks)
             self._forks = None
-            shutil.rmtree(self.forks or "", ignore_errors=True)
         if problems and check:
             raise DocsError("\n".join(problems))
+
+
+def start_fork_server(
+    forks: Path, target: str, cwd: Path, env: dict[str, str], log: Path
+) -> subprocess.Popen[bytes] | None:
+    """tests/docs/fork_server.py serving `target` on `forks`/sock (a new directory, private to
+    this user), in `env`: the server for fork_client.py's commands, whose PYTHON* variables
+    must be `env`'s; None when the directory exists already (someone else's)."""
+    try:
+        forks.mkdir(mode=0o700)
+    except OSError:
+        return None
+    with log.open("ab") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-P", str(HERE / "fork_server.py"), str(forks / "sock"), target],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 30
+    while not (forks / "sock").exists() and server.poll() is None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    return server
+
+
+def stop_fork_server(server: subprocess.Popen[bytes], forks: Path | None) -> None:
+    """The server and any command it still runs; its directory goes."""
+    server.terminate()
+    _ended(server)
+    _kill(server)
+    shutil.rmtree(forks or "", ignore_errors=True)
 
 
 def _clone(into: Path) -> None:
