@@ -34,7 +34,6 @@ from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
-from memgauge.report.retrieval import pipelines
 from memgauge.report.shapes_terminal import print_sections
 from memgauge.report.suite_run import (
     comparison_table,
@@ -194,6 +193,9 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
 def _pipelines(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Per retrieval task, seed 002's EvalPipelineConfig the run had (sampling rate, feature,
     run type), where `evaluate` was given one."""
+    # here, not at the top: the typed facts import the aggregates, which `runs list` need not
+    from memgauge.report.retrieval import pipelines
+
     return pipelines((run.get("summary") or {}).get("aggregates") or [])
 
 
