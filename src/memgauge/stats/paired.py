@@ -1,10 +1,11 @@
 """Paired comparison of two systems over the same queries.
 
-Tests: paired t-test (scipy.stats.ttest_rel), Wilcoxon signed-rank (scipy.stats.wilcoxon,
-zero_method "wilcox": zero differences dropped), and Fisher's randomization (sign-flip
-permutation) test, which Smucker, Allan & Carterette (2007, "A comparison of statistical
-significance tests for information retrieval evaluation", CIKM) recommend for IR. Effect size:
-Cohen's d_z = mean(d) / sd(d). Holm (1979) step-down correction across measures.
+Tests: paired t-test (scipy.stats.ttest_rel), Wilcoxon signed-rank (scipy.stats.wilcoxon's p,
+zero_method "wilcox": zero differences dropped; counted by `signed_rank` where SciPy would
+enumerate sign flips), and Fisher's randomization (sign-flip permutation) test, which Smucker,
+Allan & Carterette (2007, "A comparison of statistical significance tests for information
+retrieval evaluation", CIKM) recommend for IR. Effect size: Cohen's d_z = mean(d) / sd(d). Holm
+(1979) step-down correction across measures.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy.typing as npt
 
 from memgauge.stats.bootstrap import resample_means
 from memgauge.stats.multiple import holm
+from memgauge.stats.signed_rank import wilcoxon_p
 
 __all__ = [
     "PairedComparison",
@@ -186,7 +188,7 @@ def paired_compare_many(
                 p_t = 0.0
             else:
                 p_t = float(stats.ttest_rel(xb, xa).pvalue)
-            p_w = float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+            p_w = wilcoxon_p(d)
             out[at] = PairedComparison(
                 mean_a=float(xa.mean()),
                 mean_b=float(xb.mean()),
