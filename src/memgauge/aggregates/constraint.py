@@ -14,7 +14,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from memgauge.aggregates.targets import parse_measure_ref
 from memgauge.data.records import MeasureValue
@@ -94,5 +94,5 @@ def parse_constraint(text: str, *, where: str = "--constraint") -> Constraint:
     bound = float(found["bound"])
     if not math.isfinite(bound):
         raise UsageError(f"{where} {text!r}: the bound must be a finite number")
-    op: Bound = found["op"]  # type: ignore[assignment]
+    op = cast(Bound, found["op"])
     return Constraint(ref.name, op, bound, ref.task)

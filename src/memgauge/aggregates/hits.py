@@ -8,7 +8,7 @@ dataset's) and its channels (the names of its channel ranks).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["Found", "hit_channels", "hits_of"]
 
@@ -22,7 +22,7 @@ def hits_of(output: Any) -> list[dict[str, Any]] | None:
         output = output.get("hits")
     if not isinstance(output, list):
         return None
-    return [h if isinstance(h, Mapping) else {"id": str(h)} for h in output]  # type: ignore[misc]
+    return [cast(dict[str, Any], h) if isinstance(h, Mapping) else {"id": str(h)} for h in output]
 
 
 class Found:

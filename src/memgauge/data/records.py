@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -407,7 +407,7 @@ class AggregateResult(_Record):
         # read once per model and stored facts (a copy given other facts reads them anew)
         seen = self._typed.get(model)
         if seen is not None and seen[0] is source:
-            return seen[1]  # type: ignore[return-value]
+            return cast(F, seen[1])
         key = source
         if type(source) is Facts:
             # read back without its model: the stored fields are its extras, as they were

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -179,7 +179,7 @@ async def acomplete_structured(
             if exc.kind == "bad_request" and mode != "prompt" and "response_format" in str(exc):
                 mode = _MODES[_MODES.index(mode) + 1]
                 with contextlib.suppress(AttributeError):
-                    client.structured = mode  # type: ignore[attr-defined]
+                    cast(Any, client).structured = mode
                 continue
             return Structured(
                 None,

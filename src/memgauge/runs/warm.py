@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from memgauge._util.imports import rooted
 from memgauge.data.models import Memory
@@ -90,7 +90,7 @@ class Warming:
                 return
             # the lane meets the same failure when it embeds, and records it there
             with contextlib.suppress(Exception):
-                subject.warm(texts, stop=self.stop)  # type: ignore[attr-defined]
+                cast(Any, subject).warm(texts, stop=self.stop)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop after the texts being embedded now; wait for the thread (and the cache's

@@ -131,7 +131,9 @@ def _dumps_mapping(value: Any) -> str:
 # One C encoder for every thread: without the circular-reference check (markers None) it keeps
 # no state between calls, so it is made once, not per value as `_dumps`'s is (1 us). A cycle
 # ends in RecursionError here and is then rejected by the writer with `_dumps`'s message.
-_encode_now = (
+# Any: the C encoder's type is private (None where there is none: the call's TypeError
+# takes the fallback)
+_encode_now: Any = (
     None
     if _make_encoder is None
     else _make_encoder(
@@ -150,7 +152,7 @@ def encode_mapping(value: Any) -> JSONText:
     by the first collection that sees it. Encoding here costs less than 1 us; the caller's dict
     changed after the call no longer changes what is stored."""
     try:
-        return "".join(_encode_now(value if type(value) is dict else dict(value), 0))  # type: ignore[misc]
+        return "".join(_encode_now(value if type(value) is dict else dict(value), 0))
     except Exception:
         return (value,)
 
@@ -158,7 +160,7 @@ def encode_mapping(value: Any) -> JSONText:
 def encode_stages(stages: Any) -> JSONText:
     """At logging time, the writer's `stage_trace` JSON of a retrieval trace (not None)."""
     try:
-        return "".join(_encode_now([dict(st) for st in stages], 0))  # type: ignore[misc]
+        return "".join(_encode_now([dict(st) for st in stages], 0))
     except Exception:
         return (stages,)
 
@@ -175,7 +177,7 @@ def _ids_text(ids: tuple[Any, ...]) -> str:
     they need no escape, measured 0.93); `_dumps` again for what it cannot encode, to raise
     `_dumps`'s error."""
     try:
-        return "".join(_encode_now(ids, 0))  # type: ignore[misc]
+        return "".join(_encode_now(ids, 0))
     except Exception:
         return _dumps(ids)
 
