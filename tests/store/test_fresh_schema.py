@@ -60,7 +60,7 @@ def test_a_new_store_is_the_store_the_migrations_make(tmp_path: Path) -> None:
         statements = fresh_schema.schema_statements(conn)
     finally:
         conn.close()
-    # the shipped file is what the migrations give now (else: python -m memgauge.store.fresh_schema)
+    # the shipped file is what the migrations give now (else: python -m memgauge.store.refresh_schema)
     assert fresh_schema.cached_statements(HEAD) == tuple(statements)
     assert _everything(cached) == _everything(migrated)
     # and the store opens, records and reads as one the migrations made

@@ -9,7 +9,7 @@ transaction instead. `tests/store/test_fresh_schema.py` proves the result equal 
 migrations' (every `sqlite_master` row, every table's rows, the pragmas); a file left at an older
 revision is not used (the migrations run), and that test fails until it is written again:
 
-    python -m memgauge.store.fresh_schema
+    python -m memgauge.store.refresh_schema
 """
 
 from __future__ import annotations
@@ -57,32 +57,3 @@ def write_schema(path: Path, revision: str, statements: list[str]) -> None:
     """Write `statements` (`schema_statements`) of a store at `revision` to `path`."""
     body = "".join(s + _END for s in statements)
     path.write_text(f"{_REVISION}{revision}\n{body}", encoding="utf-8")
-
-
-def main() -> None:
-    """Write `fresh_sqlite.sql` from a store the migrations make in a temporary directory."""
-    import tempfile
-
-    from memgauge.store.engine import open_engine, upgrade
-    from memgauge.store.url import HEAD, store_url
-
-    with tempfile.TemporaryDirectory() as tmp:
-        url = store_url(str(Path(tmp) / "results.db"))
-        engine = open_engine(url)
-        try:
-            upgrade(engine, url, cached=False)
-        finally:
-            engine.dispose()
-        assert url.path is not None
-        conn = sqlite3.connect(url.path)
-        try:
-            statements = schema_statements(conn)
-        finally:
-            conn.close()
-    target = Path(str(resources.files("memgauge.store") / FILE))
-    write_schema(target, HEAD, statements)
-    print(f"wrote {target} ({len(statements)} statements, revision {HEAD})")
-
-
-if __name__ == "__main__":
-    main()
