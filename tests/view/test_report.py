@@ -77,3 +77,37 @@ def test_nothing_in_a_stylesheet_can_end_its_style_element() -> None:
     html = render("base.html", standalone=True, css=inlined)
     assert html.count("</style>") == 1
     assert f"<style>{inlined}</style>" in html  # one element, the whole sheet inside it
+
+
+def test_a_lone_surrogate_in_an_output_is_shown_as_a_replacement_character(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON holds a lone surrogate ("\\ud800") that UTF-8 cannot: the report exited 70 and
+    the viewer's item and items pages answered 500 on a run whose subject returned one."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    (tmp_path / "lone_agent.py").write_text(
+        "class Lone:\n    def answer(self, question: str) -> str:\n"
+        "        return 'half \\ud800 of a pair'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: lone\nsubjects:\n  lone: {python: {target: 'lone_agent:Lone'}}\n"
+        "tasks:\n  - name: t\n    kind: expected-output\n"
+        "    items: [{id: q1, input: 'Which port?', expected: 'pair'}]\n"
+        "    evaluators: [contains]\n"
+    )
+    db = tmp_path / "store.db"
+    assert main(["run", str(suite), "--store", str(db)]) == 0
+    run_id = re.findall(r"\d{8}-\d{6}-[0-9a-f]{8}", capsys.readouterr().out)[0]
+    out = tmp_path / "run.html"
+    assert main(["report", run_id, "--out", str(out), "--store", str(db)]) == 0
+    assert "half \ufffd of a pair" in out.read_text()
+    client = TestClient(create_app(db))
+    for page in ("items", "items?q=half", "item?subject=lone&task=t&item=q1"):
+        response = client.get(f"/runs/{run_id}/{page}")
+        assert response.status_code == 200
+        assert "half \ufffd of a pair" in response.text
