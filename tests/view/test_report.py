@@ -111,3 +111,12 @@ def test_a_lone_surrogate_in_an_output_is_shown_as_a_replacement_character(
         response = client.get(f"/runs/{run_id}/{page}")
         assert response.status_code == 200
         assert "half \ufffd of a pair" in response.text
+    # the CSV export wrote the value as it is, which stdout could not encode (exit 70)
+    csv_out = tmp_path / "items.csv"
+    assert (
+        main(
+            ["runs", "export", run_id, "--store", str(db), "--format", "csv", "--out", str(csv_out)]
+        )
+        == 0
+    )
+    assert "half \ufffd of a pair" in csv_out.read_text(encoding="utf-8")

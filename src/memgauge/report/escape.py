@@ -35,7 +35,7 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["csv_cell", "latex_text", "md_text", "term"]
+__all__ = ["csv_cell", "encodable", "latex_text", "md_text", "term"]
 
 # always meaningful inline: escapes, code spans, emphasis, strikethrough, GitHub math, cells
 _MD_ALWAYS = re.compile(r"([\\`*~$|])")
@@ -95,8 +95,22 @@ def latex_text(value: Any) -> str:
     return _one_line(_CONTROL.sub(" ", str(value))).translate(_LATEX)
 
 
+#: half of a surrogate pair: JSON can hold one ("\\ud800"), so a stored output can, but UTF-8
+#: cannot encode it, and a page or a file holding one could be neither sent nor written
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """`text` with each lone surrogate shown as U+FFFD (what a UTF-8 decoder shows for bytes it
+    cannot read), so that a page or a CSV file holding a stored value encodes."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def csv_cell(value: Any) -> Any:
-    """`value` for a CSV cell: text a spreadsheet would run as a formula gets a leading `'`."""
+    """`value` for a CSV cell: text a spreadsheet would run as a formula gets a leading `'`; a
+    lone surrogate is shown as U+FFFD (`encodable`)."""
+    if isinstance(value, str):
+        value = encodable(value)
     if (
         isinstance(value, str)
         and value.startswith(_FORMULA_START)

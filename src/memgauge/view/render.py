@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -33,6 +32,7 @@ from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import named_by
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
+from memgauge.report.escape import encodable
 from memgauge.report.fmt import (
     fmt_ci,
     fmt_num,
@@ -237,17 +237,12 @@ def run_named(reader: RunReader, given: str) -> str:
     raise HTTPException(404, f"no run {given!r} in this store")
 
 
-#: half of a surrogate pair: JSON can hold one ("\\ud800"), so a stored output can, but UTF-8
-#: cannot encode it, and a page holding one could be neither sent nor written
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def render(template: str, **context: Any) -> str:
     """One page; a lone surrogate of a stored value shown as U+FFFD (what a UTF-8 decoder
     shows for bytes it cannot read), so that every page, the viewer's and `memgauge report`'s
     alike, encodes."""
     html = environment().get_template(template).render(**context)
-    return _LONE_SURROGATE.sub("\ufffd", html)
+    return encodable(html)
 
 
 def _rel_threshold(run: RunRecord, task: str | None = None) -> int:
