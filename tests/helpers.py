@@ -171,3 +171,12 @@ def repeatable(measures: list[Any]) -> list[Any]:
     """A run's measures without those of wall-clock time (`latency_ms.*` of the cost
     aggregate): what two runs of the same suite must agree on."""
     return [m for m in measures if not m.name.startswith("latency_ms.")]
+
+
+def revisions_after(stamp: str) -> list[str]:
+    """The revisions `upgrade` applies to a store stamped at `stamp`, in order: each one after
+    it up to the code's HEAD (they are numbered one by one), so that a new migration is not a
+    list to extend in every upgrade test."""
+    from memgauge.store.url import HEAD
+
+    return [f"{n:04d}" for n in range(int(stamp) + 1, int(HEAD) + 1)]

@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
+from tests.helpers import revisions_after
 
 from memgauge.cli.main import main
 from memgauge.store import revisions, tables
@@ -166,17 +167,7 @@ def test_a_store_before_0015_gets_the_keys_of_its_pairs(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == [
-            "0015",
-            "0016",
-            "0017",
-            "0018",
-            "0019",
-            "0020",
-            "0021",
-            "0022",
-            "0023",
-        ]
+        assert upgrade(engine, url) == revisions_after("0014")
         with engine.connect() as conn:
             keys = conn.execute(
                 sa.text("SELECT seq, pair_key FROM eval_ab_test_pairs ORDER BY seq")

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from tests.helpers import revisions_after
 
 from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.engine import open_engine, upgrade
@@ -437,23 +438,7 @@ def test_migrations_are_applied_once(tmp_path: Path) -> None:
     url = store_url(tmp_path / "m.db")
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == [
-            "0009",
-            "0010",
-            "0011",
-            "0012",
-            "0013",
-            "0014",
-            "0015",
-            "0016",
-            "0017",
-            "0018",
-            "0019",
-            "0020",
-            "0021",
-            "0022",
-            "0023",
-        ]
+        assert upgrade(engine, url) == revisions_after("0008")
         assert upgrade(engine, url) == []
     finally:
         engine.dispose()

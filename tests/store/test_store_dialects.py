@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from tests.helpers import revisions_after
 
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.online.querylog import QueryLog
@@ -43,23 +44,7 @@ def test_the_migrated_schema_is_exactly_the_tables_module(store_where: str) -> N
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == [
-            "0009",
-            "0010",
-            "0011",
-            "0012",
-            "0013",
-            "0014",
-            "0015",
-            "0016",
-            "0017",
-            "0018",
-            "0019",
-            "0020",
-            "0021",
-            "0022",
-            "0023",
-        ]
+        assert upgrade(engine, url) == revisions_after("0008")
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})
             diff = compare_metadata(ctx, tables.metadata)

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from starlette.testclient import TestClient
+from tests.helpers import revisions_after
 
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.cli.main import main
@@ -180,16 +181,7 @@ def test_a_store_before_0016_gets_each_runs_headline(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == [
-            "0016",
-            "0017",
-            "0018",
-            "0019",
-            "0020",
-            "0021",
-            "0022",
-            "0023",
-        ]
+        assert upgrade(engine, url) == revisions_after("0015")
         with engine.connect() as conn:
             stored = dict(
                 conn.execute(sa.text("SELECT run_id, headline_json FROM suite_runs")).all()
