@@ -51,10 +51,10 @@ def _enumerated_p(d: npt.NDArray[np.float64]) -> float | None:
     if distinct.size == size.size and nonzero.size == n:
         return None  # no tie, no zero: SciPy's exact distribution, not an enumeration
     # average ranks, doubled to whole numbers: positions lo..hi of a value share (lo + hi) / 2
-    order = np.searchsorted(distinct, size)
-    below = np.searchsorted(np.sort(size), distinct, side="left")
-    above = np.searchsorted(np.sort(size), distinct, side="right")
-    twice = (below + 1 + above)[order]
+    ranked = np.sort(size)
+    below = np.searchsorted(ranked, distinct, side="left")
+    above = np.searchsorted(ranked, distinct, side="right")
+    twice = (below + 1 + above)[np.searchsorted(distinct, size)]
     observed = int(twice[nonzero > 0].sum())
     counts = np.zeros(int(twice.sum()) + 1, dtype=np.int64)
     counts[0] = 1
