@@ -176,3 +176,17 @@ def test_yaml_refuses_a_nul_escape_with_its_line(escape: str) -> None:
     with pytest.raises(ParseError, match="NUL character") as err:
         load_yaml(f'a: 1\nname: "x{escape}y"\n')
     assert err.value.line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": "b', "Unterminated string starting at column 7"),
+        ('{"a": "b\x01"}', "Invalid control character at column 9"),
+    ],
+)
+def test_a_syntax_error_names_its_column_once(text: str, message: str) -> None:
+    # json's own messages for these end in "at" before its location: "starting at at column 9"
+    with pytest.raises(ParseError) as caught:
+        loads_json(text)
+    assert caught.value.message == message

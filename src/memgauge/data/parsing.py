@@ -211,7 +211,9 @@ def loads_json(text: str | bytes) -> Any:
     except _RefusedError as exc:
         raise ParseError(exc.message, _locate(text, exc.kind)) from None
     except json.JSONDecodeError as exc:
-        raise ParseError(f"{exc.msg} at column {exc.colno}", exc.lineno) from None
+        # two of json's messages end in "at" ("Unterminated string starting at"): once is enough
+        where = exc.msg.removesuffix(" at")
+        raise ParseError(f"{where} at column {exc.colno}", exc.lineno) from None
     except RecursionError:
         raise ParseError(_TREE_MESSAGES["depth"], _locate(text, "depth")) from None
     except MemoryError:
