@@ -413,17 +413,6 @@ class SuiteRunStore(OptimizationHistory, Store):
 
     # --- items -----------------------------------------------------------------------------
 
-    def status_counts(self, run_id: str) -> dict[tuple[str, str, str], int]:
-        """(subject, task, status) -> number of items."""
-        i = items_t.c
-        with self._read() as c:
-            rows = c.execute(
-                sa.select(i.subject, i.task, i.status, sa.func.count())
-                .where(i.run_id == run_id)
-                .group_by(i.subject, i.task, i.status)
-            ).all()
-        return {(x[0], x[1], x[2]): int(x[3]) for x in rows}
-
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
     ) -> set[tuple[str, str, str]]:
