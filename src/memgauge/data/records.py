@@ -20,7 +20,6 @@ A value that could not be computed is None (shown as n/a with its count), never 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import (
@@ -35,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
@@ -62,11 +62,6 @@ __all__ = [
 
 ItemStatus = Literal["queued", "completed", "failed"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 (every timestamp of a record)."""
-    return datetime.now(UTC).isoformat()
 
 
 class _Record(BaseModel):

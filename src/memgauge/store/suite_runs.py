@@ -13,12 +13,12 @@ import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
@@ -38,17 +38,12 @@ from memgauge.store.tables import suite_run_usage as usage_t
 from memgauge.store.tables import suite_runs as runs_t
 from memgauge.store.url import StoreURL
 
-__all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
+__all__ = ["USAGE_COUNTERS", "SuiteRunStore"]
 
 FINISHED = ("completed", "failed")
 
 #: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
 USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601."""
-    return datetime.now(UTC).isoformat()
 
 
 def _dumps(value: Any) -> str:
