@@ -30,7 +30,6 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
-from memgauge.data import traces
 from memgauge.data.jsonio import (
     At,
     Records,
@@ -412,13 +411,6 @@ def load_operation_cases(path: str | Path) -> list[OperationCase]:
     return _unique(path, OperationCase, "cases", "case")
 
 
-def load_recorded(path: str | Path) -> dict[str, Any]:
-    """Outputs recorded in production, one `{case_id (or id), output}` per line, or production
-    traces that carry their own conversation (see `data.traces`): the seed's "online" phase
-    scores them after the fact. Later lines win for a repeated id."""
-    return traces.load_recorded(path)
-
-
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
     """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
     Ids must be unique. DataError lists every problem with its line."""
@@ -447,6 +439,5 @@ __all__ += [
     "load_extraction_cases",
     "load_judged",
     "load_operation_cases",
-    "load_recorded",
     "write_qrels",
 ]

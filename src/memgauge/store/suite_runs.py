@@ -510,10 +510,6 @@ class SuiteRunStore(OptimizationHistory, Store):
                 },
             )
 
-    def export_runs(self, run_ids: Sequence[str]) -> dict[str, Any]:
-        """A bundle of the runs (`store.bundle`), to import into another store."""
-        return bundle.export_bundle(self, run_ids)
-
     def import_runs(self, entries: Sequence[dict[str, Any]]) -> list[str]:
         """Record a bundle's runs (`bundle.read_bundle`) as they were, all or nothing; their
         retrieval aggregates are projected into `eval_results` as for a run made here."""
