@@ -33,6 +33,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.data.jsonio import (
     At,
     Records,
+    existing,
     iter_jsonl,
     load_records,
     load_structured,
@@ -301,10 +302,7 @@ def load_conversations(path: str | Path) -> ConversationDataset:
     """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a
     line). DataError lists every problem: of each conversation, and of the checks across them
     (fact ids, `supersedes`) on the conversations that are valid."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     problems: list[Problem] = []
     ds: ConversationDataset | None = None
     if p.suffix.lower() == ".jsonl":
