@@ -214,11 +214,6 @@ class Nondeterminism(_Record):
     )
     seed: int | None = Field(default=None, description="The seed its spec sets, where it sets one.")
 
-    @property
-    def pinned(self) -> bool:
-        """Its spec asks for reproducible outputs (temperature 0 or a fixed seed)."""
-        return self.temperature == 0 or self.seed is not None
-
     def describe(self) -> str:
         """One line: what varied, and under which settings."""
         settings = []
