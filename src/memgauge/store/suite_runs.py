@@ -28,7 +28,7 @@ from memgauge.store.dialect import upsert
 from memgauge.store.headline import headline
 from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
-from memgauge.store.tables import Packed, eval_results, packed, unpacked
+from memgauge.store.tables import Packed, eval_results, packed, stored_json, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_setups as setups_t
@@ -44,10 +44,6 @@ FINISHED = ("completed", "failed")
 
 #: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
 USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _redacted(text: str | None) -> str | None:
@@ -113,10 +109,10 @@ class SuiteRunStore(OptimizationHistory, Store):
                     "status": "queued",
                     "created_at": run.created_at,
                     "suite_sha256": run.suite_sha256,
-                    "suite_json": _dumps(run.suite),
+                    "suite_json": stored_json(run.suite),
                     "suite_path": run.suite_path,
-                    "settings_json": _dumps(run.settings),
-                    "provenance_json": _dumps(run.provenance),
+                    "settings_json": stored_json(run.settings),
+                    "provenance_json": stored_json(run.provenance),
                     "n_items": len(items),
                 },
             )
