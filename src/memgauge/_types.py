@@ -14,7 +14,6 @@ GradeArray = npt.NDArray[np.signedinteger[Any]]
 Float32Array = npt.NDArray[np.float32]
 AnyArray = npt.NDArray[Any]
 BoolArray = npt.NDArray[np.bool_]
-JSONDict = dict[str, Any]
 
 __all__ = [
     "AnyArray",
@@ -23,5 +22,4 @@ __all__ = [
     "FloatArray",
     "GradeArray",
     "IntArray",
-    "JSONDict",
 ]

@@ -138,6 +138,21 @@ def summarize_extraction(
     return out
 
 
+def _per_subject(
+    agg: Any,
+    task: TaskView,
+    measures: list[MeasureValue],
+    per_subject: dict[str, Any],
+    title: str,
+    cases: Sequence[Example | None],
+) -> AggregateResult:
+    """A write-path result: each subject's summary (its detail and facts) and the cases that
+    went wrong, titled `title`."""
+    detail = {"subjects": per_subject}
+    facts = SubjectsFacts(subjects=per_subject)
+    return shaped(agg, task, measures, detail, *examples(title, cases), facts=facts)
+
+
 @dataclass(frozen=True)
 class ExtractionAggregate:
     """Seed 001's P / R / F1 (micro and macro), conflict resolution and minimalism."""
@@ -185,14 +200,8 @@ class ExtractionAggregate:
             per_subject[subject] = summary
             measures += _extraction_measures(subject, task.name, summary)
             cases += [_case_example(subject, r) for r in rows if r["error"] is None]
-        detail = {"subjects": per_subject}
-        return shaped(
-            self,
-            task,
-            measures,
-            detail,
-            *examples("Cases with invented or missed facts", cases),
-            facts=SubjectsFacts(subjects=per_subject),
+        return _per_subject(
+            self, task, measures, per_subject, "Cases with invented or missed facts", cases
         )
 
     @staticmethod
@@ -374,15 +383,7 @@ class OperationsAggregate:
                             scoring=TIER_SCORING[name if prefix == "tier" else TIERS[name]],
                         )
                     )
-        detail = {"subjects": per_subject}
-        return shaped(
-            self,
-            task,
-            measures,
-            detail,
-            *examples("Cases failing a check", wrong),
-            facts=SubjectsFacts(subjects=per_subject),
-        )
+        return _per_subject(self, task, measures, per_subject, "Cases failing a check", wrong)
 
     @staticmethod
     def shapes_from(detail: Mapping[str, Any]) -> list[Shape]:

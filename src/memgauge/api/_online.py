@@ -92,7 +92,7 @@ def add_ab_pairs(
     them, the SPRT's state after them, the test's report as `ab_test_reports` gives it). A
     pair is its query id and its values (`online.ab.pair_key`): adding a file again adds
     nothing."""
-    pairs = ab.read_pairs(pairs_file)
+    pairs = read_records(pairs_file, ab.Pair)
     with ABTestStore(results_store(store)) as opened:
         added, state, report = ab.add_pairs(opened, name, pairs)
     return added, len(pairs) - added, state, report

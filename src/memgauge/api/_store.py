@@ -13,7 +13,7 @@ from memgauge._util.home import memgauge_home
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
-from memgauge.store.bundle import read_bundle
+from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.url import NOTHING_RECORDED, StoreURL, default_store, store_url
 
@@ -152,7 +152,7 @@ def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any
     """A bundle of the runs (ids or their first characters): JSON for `import_runs` or for
     `gate(..., baseline=...)`."""
     with read_store(store) as opened:
-        return opened.export_runs([resolve_run_id(opened, r) for r in run_ids])
+        return export_bundle(opened, [resolve_run_id(opened, r) for r in run_ids])
 
 
 def import_runs(path: str | Path, *, store: Where = None) -> list[str]:

@@ -30,10 +30,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
-from memgauge.data import traces
 from memgauge.data.jsonio import (
     At,
     Records,
+    existing,
     iter_jsonl,
     load_records,
     load_structured,
@@ -302,10 +302,7 @@ def load_conversations(path: str | Path) -> ConversationDataset:
     """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a
     line). DataError lists every problem: of each conversation, and of the checks across them
     (fact ids, `supersedes`) on the conversations that are valid."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     problems: list[Problem] = []
     ds: ConversationDataset | None = None
     if p.suffix.lower() == ".jsonl":
@@ -412,13 +409,6 @@ def load_operation_cases(path: str | Path) -> list[OperationCase]:
     return _unique(path, OperationCase, "cases", "case")
 
 
-def load_recorded(path: str | Path) -> dict[str, Any]:
-    """Outputs recorded in production, one `{case_id (or id), output}` per line, or production
-    traces that carry their own conversation (see `data.traces`): the seed's "online" phase
-    scores them after the fact. Later lines win for a repeated id."""
-    return traces.load_recorded(path)
-
-
 def load_judged(path: str | Path, *, labels: bool = False) -> list[JudgedOutput]:
     """Frozen outputs to judge (a run export works); with `labels`, each needs a human label.
     Ids must be unique. DataError lists every problem with its line."""
@@ -447,6 +437,5 @@ __all__ += [
     "load_extraction_cases",
     "load_judged",
     "load_operation_cases",
-    "load_recorded",
     "write_qrels",
 ]

@@ -27,6 +27,7 @@ __all__ = [
     "At",
     "Records",
     "decode_text",
+    "existing",
     "iter_jsonl",
     "line_of",
     "load_records",
@@ -71,6 +72,14 @@ def problems_from_validation(
             msg = f"{msg}; {_HINTS[last]}"
         out.append(Problem(file, line, field, msg))
     return out
+
+
+def existing(path: str | Path) -> tuple[Path, str]:
+    """`path`, and its name as a problem names it; DataError when there is no such file."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(Problem(str(p), None, None, "no such file"))
+    return p, str(p)
 
 
 def decode_text(data: bytes, file: str) -> str:
@@ -194,11 +203,8 @@ def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[in
     """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
     line of each item. Raises DataError on a missing file, an empty one (unless `empty_ok`:
     then the data is None) and on syntax errors (with line)."""
-    file = str(path)
-    if not path.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
-    data = path.read_bytes()
-    text = decode_text(data, file)
+    path, file = existing(path)
+    text = decode_text(path.read_bytes(), file)
     if not text.strip():
         if empty_ok:
             return None, {}
@@ -303,10 +309,7 @@ def load_records(path: str | Path, model: type[M], *, key: str | None = None) ->
     """Read records of `model` from a JSONL, JSON (list, or object with the list under `key`)
     or YAML file, every record on its own: see `Records`. A file that cannot be read at all
     (missing, not UTF-8 JSON or YAML, not a list) raises DataError."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     out = Records[M](file)
     if p.suffix.lower() == ".jsonl":
         items = [(At(line), obj) for line, obj in iter_jsonl(p, out.problems)]

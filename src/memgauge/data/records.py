@@ -20,7 +20,6 @@ A value that could not be computed is None (shown as n/a with its count), never 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import (
@@ -35,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
@@ -62,11 +62,6 @@ __all__ = [
 
 ItemStatus = Literal["queued", "completed", "failed"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 (every timestamp of a record)."""
-    return datetime.now(UTC).isoformat()
 
 
 class _Record(BaseModel):
@@ -218,11 +213,6 @@ class Nondeterminism(_Record):
         default=None, description="The temperature its spec sets, where it sets one."
     )
     seed: int | None = Field(default=None, description="The seed its spec sets, where it sets one.")
-
-    @property
-    def pinned(self) -> bool:
-        """Its spec asks for reproducible outputs (temperature 0 or a fixed seed)."""
-        return self.temperature == 0 or self.seed is not None
 
     def describe(self) -> str:
         """One line: what varied, and under which settings."""

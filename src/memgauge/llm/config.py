@@ -10,7 +10,7 @@ error text (`memgauge._util.redact`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memgauge._util.redact import register_secret
@@ -113,10 +113,6 @@ class LLMConfig:
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )
-
-    def with_model(self, model: str) -> LLMConfig:
-        """The same endpoint, another model."""
-        return replace(self, model=model)
 
     def identity(self) -> dict[str, str]:
         """What may be recorded about this configuration (no key)."""

@@ -64,7 +64,7 @@ from memgauge.metrics.conventions import (
 )
 from memgauge.metrics.measures import AGGREGATION, SESSION_MEASURES, Measure, parse_measure
 from memgauge.metrics.ranking import Hits, Judged, from_ranked, hits_from_run
-from memgauge.metrics.trec_measures import COMPUTE, MIN_GEO_MEAN
+from memgauge.metrics.trec_measures import COMPUTE, MIN_GEO_MEAN, ratio
 
 __all__ = [
     "CONVENTIONS",
@@ -232,12 +232,6 @@ class Evaluation:
         return out
 
 
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
-    out = np.zeros_like(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
 def _gain(grades: GradeArray, gain: str, shift: FloatArray | None = None) -> FloatArray:
     """Per-document gain; unjudged and padding gain 0. `shift` (per row of a matrix, or per
     document of a vector) scales exp gains by 2^-shift: 2^(g - s) - 2^-s."""
@@ -291,7 +285,7 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
     if m.name in ("Recall", "Hit", "recall_any", "recall_all"):
         found = np.bincount(h.row[within], minlength=n).astype(np.float64)
         if m.name == "Recall":
-            return _ratio(found, R)
+            return ratio(found, R)
         if m.name == "recall_all":
             return ((found >= R) & (R > 0)).astype(np.float64)
         return (found > 0).astype(np.float64)
@@ -308,9 +302,9 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
         starts = np.cumsum(counts) - counts
         nth = np.arange(rows.size) - starts[rows] + 1
         total = np.asarray(np.bincount(rows, weights=nth / (cols + 1.0), minlength=n))
-        return _ratio(total.astype(np.float64), R)
+        return ratio(total.astype(np.float64), R)
     if m.name == "R-prec":
-        return _ratio(
+        return ratio(
             np.bincount(h.row[rel & (h.pos < n_rel[h.row])], minlength=n).astype(np.float64), R
         )
     if m.name == "nDCG":
@@ -321,14 +315,14 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
         ideal = _gain(_cut(h.ideal, k), cfg.gain, shift)
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
-        return _ratio(gains @ disc, ideal @ idisc)
+        return ratio(gains @ disc, ideal @ idisc)
     if m.name == "ndcg_any":
         assert k is not None
         r = _dense(h, within, np.ones(rows.size), k)
         disc = 1.0 / np.log2(np.maximum(np.arange(1, r.shape[1] + 1, dtype=np.float64), 2.0))
         ideal = (np.arange(k)[None, :] < n_rel[:, None]).astype(np.float64)
         idisc = 1.0 / np.log2(np.maximum(np.arange(1, k + 1, dtype=np.float64), 2.0))
-        return _ratio(r @ disc, ideal @ idisc)
+        return ratio(r @ disc, ideal @ idisc)
     raise AssertionError(f"no implementation for {m}")  # parse_measure admits only the above
 
 

@@ -75,9 +75,13 @@ class Judged:
 
     def n_relevant(self, threshold: int) -> IntArray:
         """Judged documents with grade >= threshold (>= 0: padding never counts), per query."""
-        if threshold < 0:
-            raise ValueError(f"relevance threshold {threshold} is negative; use 0 or more")
-        return np.asarray((self.ideal >= threshold).sum(axis=1), dtype=np.int64)
+        return _n_relevant(self.ideal, threshold)
+
+
+def _n_relevant(ideal: GradeArray, threshold: int) -> IntArray:
+    if threshold < 0:
+        raise ValueError(f"relevance threshold {threshold} is negative; use 0 or more")
+    return np.asarray((ideal >= threshold).sum(axis=1), dtype=np.int64)
 
 
 def order_run(scores: Mapping[str, float]) -> list[str]:
@@ -194,9 +198,7 @@ class Hits:
 
     def n_relevant(self, threshold: int) -> IntArray:
         """Judged documents with grade >= threshold, per query (see `Judged.n_relevant`)."""
-        if threshold < 0:
-            raise ValueError(f"relevance threshold {threshold} is negative; use 0 or more")
-        return np.asarray((self.ideal >= threshold).sum(axis=1), dtype=np.int64)
+        return _n_relevant(self.ideal, threshold)
 
     @classmethod
     def from_judged(cls, judged: Judged) -> Hits:

@@ -49,7 +49,7 @@ from memgauge._types import BoolArray, FloatArray, IntArray
 from memgauge.metrics.measures import Measure
 from memgauge.metrics.ranking import POOLED, Hits
 
-__all__ = ["COMPUTE", "MIN_GEO_MEAN"]
+__all__ = ["COMPUTE", "MIN_GEO_MEAN", "ratio"]
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor on AP before the log of gm_map
 _INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -57,7 +57,8 @@ _INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 Compute = Callable[[Measure, Hits, int, IntArray], FloatArray]
 
 
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+def ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    """num / den elementwise, 0 where den is 0 (trec_eval's convention for an empty base)."""
     out = np.zeros_like(num, dtype=np.float64)
     np.divide(num, den, out=out, where=den > 0)
     return out
@@ -98,19 +99,19 @@ def _num_rel_ret(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
 
 
 def _set_p(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
-    return _ratio(_count(h, h.grade >= t), h.n_returned.astype(np.float64))
+    return ratio(_count(h, h.grade >= t), h.n_returned.astype(np.float64))
 
 
 def _set_r(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
-    return _ratio(_count(h, h.grade >= t), n_rel.astype(np.float64))
+    return ratio(_count(h, h.grade >= t), n_rel.astype(np.float64))
 
 
 def _set_f(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
     found = _count(h, h.grade >= t)
-    p = _ratio(found, h.n_returned.astype(np.float64))
-    r = _ratio(found, n_rel.astype(np.float64))
+    p = ratio(found, h.n_returned.astype(np.float64))
+    r = ratio(found, n_rel.astype(np.float64))
     # trec_eval's (x + 1) P R / (x P + R) at x = 1, in its order of operations
-    return _ratio(2.0 * p * r, np.where(found > 0, p + r, 0.0))
+    return ratio(2.0 * p * r, np.where(found > 0, p + r, 0.0))
 
 
 def _bpref(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
@@ -120,10 +121,10 @@ def _bpref(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
     rows = h.row[rel]
     n_nonrel = ((h.ideal >= 0) & (h.ideal < t)).sum(axis=1)
     cap = np.minimum(n_nonrel, n_rel)[rows].astype(np.float64)
-    penalty = _ratio(np.minimum(nonrel_above, n_rel[rows]).astype(np.float64), cap)
+    penalty = ratio(np.minimum(nonrel_above, n_rel[rows]).astype(np.float64), cap)
     terms = np.where(nonrel_above > 0, 1.0 - penalty, 1.0)
     total = np.bincount(rows, weights=terms, minlength=len(h.n_returned))
-    return _ratio(total.astype(np.float64), n_rel.astype(np.float64))
+    return ratio(total.astype(np.float64), n_rel.astype(np.float64))
 
 
 def _infap(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
@@ -140,7 +141,7 @@ def _infap(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
     )
     terms = np.where(j == 0, 1.0, later)
     total = np.bincount(h.row[rel], weights=terms, minlength=len(h.n_returned))
-    return _ratio(total.astype(np.float64), n_rel.astype(np.float64))
+    return ratio(total.astype(np.float64), n_rel.astype(np.float64))
 
 
 def _lround(x: FloatArray) -> IntArray:
@@ -195,7 +196,7 @@ def _judged(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
     k = m.cutoff
     within = np.ones(h.row.size, dtype=bool) if k is None else h.pos < k
     shown = h.n_returned if k is None else np.minimum(h.n_returned, k)
-    return _ratio(_count(h, within), shown.astype(np.float64))
+    return ratio(_count(h, within), shown.astype(np.float64))
 
 
 #: canonical measure name -> its computation (gm_map is AP per query: `ir._compute`)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
@@ -19,7 +18,6 @@ from pydantic import (
     model_validator,
 )
 
-from memgauge.data.jsonio import read_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.online.ab_report import ab_report as report_of
@@ -34,7 +32,6 @@ __all__ = [
     "add_pairs",
     "create_test",
     "pair_key",
-    "read_pairs",
     "set_paused",
 ]
 
@@ -123,11 +120,6 @@ def pair_key(pair: Pair) -> str:
         [pair.query_id, *(None if v is None else float(v) for v in values)],
         separators=(",", ":"),
     )
-
-
-def read_pairs(path: Path) -> list[Pair]:
-    """The paired results of a JSONL file (DataError naming each bad line)."""
-    return read_records(path, Pair)
 
 
 def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:

@@ -175,21 +175,6 @@ def nearest_point(params: Mapping[str, Any], space: Mapping[str, SearchDim]) -> 
     return out
 
 
-def grid_size(space: Mapping[str, SearchDim]) -> float:
-    """How many distinct points the space has (infinity with a float dimension)."""
-    total = 1.0
-    for d in space.values():
-        if d.type == "float":
-            return math.inf
-        if d.type == "choice":
-            total *= len(d.choices or [])
-        else:
-            assert d.low is not None
-            assert d.high is not None
-            total *= int(d.high) - int(d.low) + 1
-    return total
-
-
 def sampler(strategy: str, space: Mapping[str, SearchDim], seed: int, budget: int) -> Any:
     """The Optuna sampler of `strategy`."""
     optuna = load_optuna()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,7 +20,6 @@ __all__ = [
     "Scored",
     "State",
     "StudyProgress",
-    "now",
     "paired_delta",
     "scored_from_row",
 ]
@@ -78,10 +76,6 @@ class State:
     seen: dict[str, Scored] = field(default_factory=dict)
     cost: float = 0.0
     prior_seconds: float = 0.0
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def paired_delta(

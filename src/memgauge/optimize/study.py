@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._util.clock import utc_now
 from memgauge._util.process import host_name, this_process
 from memgauge.llm.scope import CallScope
 from memgauge.optimize import space as spaces
@@ -74,7 +75,6 @@ from memgauge.optimize.state import (
     Scored,
     State,
     StudyProgress,
-    now,
     paired_delta,
     scored_from_row,
 )
@@ -153,7 +153,7 @@ class StudyRunner:
             "status": "running",
             "params": cand.params,
             "texts": cand.texts,
-            "started_at": now(),
+            "started_at": utc_now(),
         }
         if cand.unusable is not None:  # so that a resume knows it for what it is
             row.update(note=UNUSABLE, reason=cand.unusable)
@@ -186,7 +186,7 @@ class StudyRunner:
             ci_high=ev.ci_high,
             values=ev.values,
             reason=ev.reason if ev.score is not None or ev.reason else "no item could be scored",
-            finished_at=now(),
+            finished_at=utc_now(),
             accepted=accepted,
             constraint_value=ev.constraint_value,
         )
@@ -213,7 +213,7 @@ class StudyRunner:
         )
         self._use_split()
         me = this_process()
-        created = now()
+        created = utc_now()
         self.history.create_study(
             {
                 "study_id": self.study_id,
@@ -274,9 +274,9 @@ class StudyRunner:
             close_proposers(self.proposers.values())
         failure = nothing_found(self)
         if failure is not None:
-            self._set(status="failed", stopped_because=str(failure), finished_at=now())
+            self._set(status="failed", stopped_because=str(failure), finished_at=utc_now())
             raise failure
-        self._set(status="completed", stopped_because=reason, finished_at=now())
+        self._set(status="completed", stopped_because=reason, finished_at=utc_now())
         return reason
 
     def _set(self, **fields: Any) -> None:
@@ -285,7 +285,7 @@ class StudyRunner:
             fields.update(best_step=best.step, best_candidate=best.candidate)
         # the optimizer model's spend, recorded with every update so a killed study keeps it
         fields.setdefault("usage", optimizer_usage(self.prior_usage, self.proposers.values()))
-        self.history.update_study(self.study_id, updated_at=now(), **fields)
+        self.history.update_study(self.study_id, updated_at=utc_now(), **fields)
 
     def _reload(self, study_id: str) -> list[dict[str, Any]]:
         study = self.history.get_study(study_id)
@@ -301,7 +301,7 @@ class StudyRunner:
             pid=me.pid,
             pid_start=me.start,
             host=host_name(),
-            updated_at=now(),
+            updated_at=utc_now(),
         )
         self.prior_usage = dict(study.get("usage") or {})
         rows = self.history.iterations(study_id, phase="tune")

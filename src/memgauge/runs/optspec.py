@@ -52,8 +52,6 @@ from memgauge.errors import UsageError
 from memgauge.subjects.registry import SUBJECTS, RunOptions, check_subject
 
 __all__ = [
-    "STRATEGIES",
-    "TARGETS",
     "OptimizationSpec",
     "OptimizerModel",
     "SearchDim",
@@ -70,8 +68,6 @@ __all__ = [
 
 Strategy = Literal["greedy", "best-of-n", "annealing", "tpe", "random"]
 Target = Literal["config", "instructions", "prompts", "tools", "code"]
-STRATEGIES: tuple[str, ...] = ("greedy", "best-of-n", "annealing", "tpe", "random")
-TARGETS: tuple[str, ...] = ("config", "instructions", "prompts", "tools", "code")
 
 
 class _Model(BaseModel):

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.clock import utc_now
 from memgauge.store.base import Store
 from memgauge.store.dialect import insert_ignore
 from memgauge.store.seed_rows import ab_test_eval_row, metric_family, replace_eval_results
@@ -60,10 +60,6 @@ _TEST_COLUMNS = (
 )
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
 class ABTestStore(Store):
     """`eval_ab_tests` and `eval_ab_test_pairs`."""
 
@@ -81,7 +77,7 @@ class ABTestStore(Store):
         family = metric_family(metric)
         mrr0 = 0.0 if family == "mrr" else None
         ndcg0 = 0.0 if family == "ndcg" else None
-        now = _now()
+        now = utc_now()
         values = {
             "feature_id": name,
             "status": "running",
@@ -190,7 +186,7 @@ class ABTestStore(Store):
                     treatment_mrr_sum=t.treatment_mrr_sum + t_sum,
                     control_ndcg_sum=t.control_ndcg_sum + c_sum,
                     treatment_ndcg_sum=t.treatment_ndcg_sum + t_sum,
-                    updated_at=_now(),
+                    updated_at=utc_now(),
                 )
             )
             self._project(c, name)
@@ -212,7 +208,7 @@ class ABTestStore(Store):
         of the same name, if any, out to 100%: flag, shadow runs and test are one workflow."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
-        now = _now()
+        now = utc_now()
         graduated = sa.func.coalesce(_tests.c.graduated_at, now) if status == "graduated" else None
         with self._write_tx() as c:
             if status == "graduated":
@@ -242,7 +238,7 @@ class ABTestStore(Store):
                     config_json=json.dumps(dict(config)),
                     min_samples=int(config["min_samples"]),
                     graduation_threshold=float(config["improvement"]),
-                    updated_at=_now(),
+                    updated_at=utc_now(),
                 )
             )
             self._project(c, name)

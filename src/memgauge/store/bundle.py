@@ -28,6 +28,7 @@ from memgauge.store import item_rows
 from memgauge.store.headline import headline
 from memgauge.store.tables import (
     packed,
+    stored_json,
     suite_run_failures,
     suite_run_usage,
     suite_runs,
@@ -36,10 +37,6 @@ from memgauge.store.tables import (
 __all__ = ["FORMAT", "bundle_runs", "export_bundle", "import_bundle", "read_bundle"]
 
 FORMAT = "memgauge-run-bundle"
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
@@ -142,9 +139,9 @@ def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> lis
             exclude={"schema_version", "suite", "settings", "provenance", "summary"}
         )
         row.update(
-            suite_json=_dumps(run.suite),
-            settings_json=_dumps(run.settings),
-            provenance_json=_dumps(run.provenance),
+            suite_json=stored_json(run.suite),
+            settings_json=stored_json(run.settings),
+            provenance_json=stored_json(run.provenance),
             summary_json=None if run.summary is None else packed(run.summary.model_dump_json()),
             headline_json=None
             if run.summary is None

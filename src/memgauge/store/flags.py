@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.clock import utc_now
 from memgauge.store.base import Store
 from memgauge.store.dialect import insert_ignore
 from memgauge.store.tables import eval_ab_tests as _tests
@@ -38,10 +38,6 @@ FLAG_FIELDS = (
     "feed_ab",
 )
 _BOOLEAN = ("shadow_enabled", "feed_ab")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def _flag(row: sa.Row[Any]) -> dict[str, Any]:
@@ -68,7 +64,7 @@ class FlagStore(Store):
 
     def create(self, name: str, values: Mapping[str, Any]) -> bool:
         """Create flag `name` with `values` (every one of FLAG_FIELDS); False when it exists."""
-        now = _now()
+        now = utc_now()
         row = {"feature_id": name, **{k: values[k] for k in FLAG_FIELDS}}
         row.update({k: int(bool(row[k])) for k in _BOOLEAN}, created_at=now, updated_at=now)
         with self._write_tx() as c:
@@ -85,7 +81,7 @@ class FlagStore(Store):
             done = c.execute(
                 sa.update(_flags)
                 .where(_flags.c.feature_id == name)
-                .values(**row, updated_at=_now())
+                .values(**row, updated_at=utc_now())
             )
         return bool(done.rowcount)
 

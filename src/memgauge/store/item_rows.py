@@ -31,7 +31,7 @@ from memgauge.data.records import (
 from memgauge.store.dialect import executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.search_docs import refill as refill_search
-from memgauge.store.tables import Packed, packed, unpacked
+from memgauge.store.tables import Packed, packed, stored_json, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_outputs as outputs_t
@@ -83,10 +83,6 @@ def loads_item(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
 def insert_plan(
     c: sa.Connection,
     run_id: str,
@@ -99,7 +95,7 @@ def insert_plan(
         c.execute(
             sa.insert(subjects_t),
             [
-                {"run_id": run_id, "subject": name, "spec_json": _dumps(spec)}
+                {"run_id": run_id, "subject": name, "spec_json": stored_json(spec)}
                 for name, spec in subjects.items()
             ],
         )
@@ -113,7 +109,7 @@ def insert_plan(
                     "kind": t["kind"],
                     "dataset": t.get("dataset"),
                     "dataset_sha256": t.get("dataset_sha256"),
-                    "spec_json": _dumps(t.get("spec")),
+                    "spec_json": stored_json(t.get("spec")),
                     "n_items": t["n_items"],
                     "seq": seq,
                 }
@@ -132,8 +128,8 @@ def insert_plan(
                     "seq": it.seq,
                     "status": "queued",
                     "category": it.category,
-                    "input_json": _dumps(it.input),
-                    "expected_json": _dumps(it.expected),
+                    "input_json": stored_json(it.input),
+                    "expected_json": stored_json(it.expected),
                     "repeat_index": it.repeat,
                 }
                 for it in items

@@ -51,6 +51,7 @@ import sqlalchemy as sa
 from memgauge.store.dialect import upsert
 from memgauge.store.tables import optimization_iterations as iterations_t
 from memgauge.store.tables import optimization_studies as studies_t
+from memgauge.store.tables import stored_json
 
 __all__ = ["ITERATION_COLUMNS", "OptimizationHistory"]
 
@@ -60,10 +61,6 @@ ITERATION_COLUMNS = tuple(c.name for c in iterations_t.columns)
 _ITERATION_KEY = ("study_id", "phase", "step", "candidate")
 _JSON_COLUMNS = {"params_json", "texts_json", "values_json", "config_json", "holdout_json"}
 _STUDY_FIELDS = tuple(c.name for c in studies_t.columns)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _row(names: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, Any]:
@@ -96,7 +93,7 @@ class OptimizationHistory:
         """Record a new study (`study` has the columns of `optimization_studies`; JSON ones
         as values under their names without `_json`)."""
         row = {
-            f: _dumps(study.get(f.removesuffix("_json"), {}))
+            f: stored_json(study.get(f.removesuffix("_json"), {}))
             if f.endswith("_json")
             else study.get(f)
             for f in _STUDY_FIELDS
@@ -112,7 +109,7 @@ class OptimizationHistory:
             if column not in _STUDY_FIELDS:
                 raise ValueError(f"no study column {key!r}")
             values[column] = (
-                _dumps(value) if column.endswith("_json") and value is not None else value
+                stored_json(value) if column.endswith("_json") and value is not None else value
             )
         with self._write() as conn:
             conn.execute(
@@ -125,7 +122,7 @@ class OptimizationHistory:
         for c in ITERATION_COLUMNS:
             given = row.get(c.removesuffix("_json"))
             if c in _JSON_COLUMNS:
-                values[c] = None if given is None else _dumps(given)
+                values[c] = None if given is None else stored_json(given)
             elif c == "accepted":
                 values[c] = None if row.get(c) is None else int(row[c])
             else:

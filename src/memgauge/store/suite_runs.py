@@ -13,12 +13,12 @@ import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
@@ -28,7 +28,7 @@ from memgauge.store.dialect import upsert
 from memgauge.store.headline import headline
 from memgauge.store.optimization import OptimizationHistory
 from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
-from memgauge.store.tables import Packed, eval_results, packed, unpacked
+from memgauge.store.tables import Packed, eval_results, packed, stored_json, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
 from memgauge.store.tables import suite_run_setups as setups_t
@@ -38,21 +38,12 @@ from memgauge.store.tables import suite_run_usage as usage_t
 from memgauge.store.tables import suite_runs as runs_t
 from memgauge.store.url import StoreURL
 
-__all__ = ["USAGE_COUNTERS", "SuiteRunStore", "utc_now"]
+__all__ = ["USAGE_COUNTERS", "SuiteRunStore"]
 
 FINISHED = ("completed", "failed")
 
 #: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
 USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601."""
-    return datetime.now(UTC).isoformat()
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _redacted(text: str | None) -> str | None:
@@ -118,10 +109,10 @@ class SuiteRunStore(OptimizationHistory, Store):
                     "status": "queued",
                     "created_at": run.created_at,
                     "suite_sha256": run.suite_sha256,
-                    "suite_json": _dumps(run.suite),
+                    "suite_json": stored_json(run.suite),
                     "suite_path": run.suite_path,
-                    "settings_json": _dumps(run.settings),
-                    "provenance_json": _dumps(run.provenance),
+                    "settings_json": stored_json(run.settings),
+                    "provenance_json": stored_json(run.provenance),
                     "n_items": len(items),
                 },
             )
@@ -413,17 +404,6 @@ class SuiteRunStore(OptimizationHistory, Store):
 
     # --- items -----------------------------------------------------------------------------
 
-    def status_counts(self, run_id: str) -> dict[tuple[str, str, str], int]:
-        """(subject, task, status) -> number of items."""
-        i = items_t.c
-        with self._read() as c:
-            rows = c.execute(
-                sa.select(i.subject, i.task, i.status, sa.func.count())
-                .where(i.run_id == run_id)
-                .group_by(i.subject, i.task, i.status)
-            ).all()
-        return {(x[0], x[1], x[2]): int(x[3]) for x in rows}
-
     def unfinished_items(
         self, run_id: str, *, retry_failed: bool = False
     ) -> set[tuple[str, str, str]]:
@@ -525,10 +505,6 @@ class SuiteRunStore(OptimizationHistory, Store):
                     "at": utc_now(),
                 },
             )
-
-    def export_runs(self, run_ids: Sequence[str]) -> dict[str, Any]:
-        """A bundle of the runs (`store.bundle`), to import into another store."""
-        return bundle.export_bundle(self, run_ids)
 
     def import_runs(self, entries: Sequence[dict[str, Any]]) -> list[str]:
         """Record a bundle's runs (`bundle.read_bundle`) as they were, all or nothing; their

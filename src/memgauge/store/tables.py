@@ -14,6 +14,7 @@ stream, told apart by its first byte).
 
 from __future__ import annotations
 
+import json
 import zlib
 from typing import Any
 
@@ -22,9 +23,14 @@ from sqlalchemy.engine import Dialect
 
 from memgauge.store.columns import cols
 
-__all__ = ["ITERATION_SCORES", "Packed", "metadata", "packed", "unpacked"]
+__all__ = ["ITERATION_SCORES", "Packed", "metadata", "packed", "stored_json", "unpacked"]
 
 _PACK_FROM = 512  # bytes of JSON from which an output or summary is stored deflated
+
+
+def stored_json(value: Any) -> str:
+    """A JSON column's text: keys sorted, no spaces, a value JSON has no form for as its str()."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def packed(text: str) -> str | bytes:

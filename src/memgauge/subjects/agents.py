@@ -125,10 +125,6 @@ class ChatAgent(_Derives[str]):
             model=self.model, base_url=self.base_url, provider=self.provider
         )
 
-    def transcript(self) -> str:
-        """The ingested turns as text (the newest kept when over `max_history_chars`)."""
-        return self.derived()
-
     def _derive(self) -> str:
         text = "\n".join(_line(m) for m in self.memories)
         if self.max_history_chars and len(text) > self.max_history_chars:
@@ -138,7 +134,7 @@ class ChatAgent(_Derives[str]):
     def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
         """Ask the model with the whole transcript (plus `history`, if given)."""
         extra = "\n".join(f"{t.role}: {t.content}" for t in history or [])
-        convo = self.transcript() + ("\n" + extra if extra else "")
+        convo = self.derived() + ("\n" + extra if extra else "")
         system = self.learnings.apply(self.system)
         return _ask(self._client(), system, f"CONVERSATIONS:\n{convo}", question, self.model)
 

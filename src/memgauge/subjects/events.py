@@ -2,18 +2,14 @@
 
 A write event says what happened to one memory (ADD, UPDATE, DELETE, NOOP, INVALIDATE,
 EXTRACT) and how memgauge knows: `returned` by the system (mem0's add() results), `traced`
-from its calls, or `diffed` from dumps taken before and after an operation. Diffing works for
-any subject that can dump; it cannot see NOOPs or extractions, and it reports an UPDATE only
-when an id survives with new text.
+from its calls, or `diffed` from dumps taken before and after an operation (a diff cannot see
+NOOPs or extractions, and sees an UPDATE only when an id survives with new text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
-
-from memgauge.data.models import Memory
 
 __all__ = [
     "Capabilities",
@@ -21,7 +17,6 @@ __all__ = [
     "EventSource",
     "WriteEvent",
     "capabilities_of",
-    "diff_dumps",
 ]
 
 EventKind = Literal["ADD", "UPDATE", "DELETE", "NOOP", "INVALIDATE", "EXTRACT"]
@@ -54,27 +49,6 @@ class Capabilities:
     """Calls may come from several threads at once (else a run gives it one thread)."""
     answers: bool = False
     """It is an agent: `answer(question, history=...)` returns text."""
-
-
-def diff_dumps(before: Iterable[Memory], after: Iterable[Memory]) -> list[WriteEvent]:
-    """ADD / UPDATE / DELETE events that turn `before` into `after`, in a stable order
-    (deletions, then updates, then additions, each by id)."""
-    old = {m.id: m for m in before}
-    new = {m.id: m for m in after}
-    events = [
-        WriteEvent("DELETE", mid, previous_text=old[mid].text, source="diffed")
-        for mid in sorted(old.keys() - new.keys())
-    ]
-    events += [
-        WriteEvent("UPDATE", mid, text=new[mid].text, previous_text=old[mid].text, source="diffed")
-        for mid in sorted(old.keys() & new.keys())
-        if old[mid].text != new[mid].text
-    ]
-    events += [
-        WriteEvent("ADD", mid, text=new[mid].text, source="diffed")
-        for mid in sorted(new.keys() - old.keys())
-    ]
-    return events
 
 
 def capabilities_of(system: object) -> Capabilities:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memgauge.data.io import load_recorded
+from memgauge.data.traces import load_recorded
 from memgauge.errors import SubjectError
 from memgauge.subjects.events import Capabilities
 

@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,13 +41,12 @@ from memgauge.subjects.events import Capabilities
 from memgauge.subjects.fusion import (
     FusionMethod,
     Normalization,
-    fuse,
     fuse_checked,
     fusion_problems,
 )
 from memgauge.subjects.protocol import Hit, SearchResult
 
-__all__ = ["ReferenceMemory", "ReferenceMemoryConfig", "rrf_fuse"]
+__all__ = ["ReferenceMemory", "ReferenceMemoryConfig"]
 
 Mode = Literal["lexical", "dense", "hybrid"]
 
@@ -110,30 +109,6 @@ class ReferenceMemoryConfig:
             rbc_phi=self.rbc_phi,
             weights={"lexical": self.lexical_weight, "dense": self.dense_weight},
         )
-
-    def to_spec(self) -> dict[str, Any]:
-        """`{"reference": {non-default settings}}`."""
-        default = ReferenceMemoryConfig()
-        return {"reference": {k: v for k, v in asdict(self).items() if getattr(default, k) != v}}
-
-    @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> ReferenceMemoryConfig:
-        """Inverse of `to_spec`."""
-        if list(spec) != ["reference"]:
-            raise UsageError(f"not a reference memory spec: {spec!r}")
-        return cls(**(spec["reference"] or {}))
-
-
-def rrf_fuse(
-    rankings: dict[str, list[str]], weights: dict[str, float], k_rrf: int
-) -> list[tuple[str, float, dict[str, int]]]:
-    """Reciprocal rank fusion of per-channel rankings (`fuse` with method rrf).
-
-    Returns (id, score, {channel: 1-based rank}) sorted by score descending, then id ascending
-    (deterministic ties). score = sum_c weights[c] / (k_rrf + rank_c).
-    """
-    channels = {c: [(mid, 0.0) for mid in ids] for c, ids in rankings.items()}
-    return fuse(channels, "rrf", weights=weights, k_rrf=k_rrf)
 
 
 def _shared(memory: Memory | IndexedMemory) -> dict[str, Any]:

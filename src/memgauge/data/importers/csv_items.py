@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport
-from memgauge.data.jsonio import decode_text
+from memgauge.data.jsonio import decode_text, existing
 from memgauge.data.models import TaskItem
 from memgauge.errors import DataError, Problem
 
@@ -70,10 +70,7 @@ def _check_header(header: list[str], file: str) -> list[Problem]:
 def import_csv_items(path: str | Path) -> tuple[list[TaskItem], ImportReport]:
     """Read a CSV (or `.tsv`) sheet of task items (module docstring for the columns); the
     items and the import report."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     text = decode_text(p.read_bytes(), file)
     report = ImportReport(source=file, format="csv-items")
     reader = csv.reader(

@@ -33,6 +33,7 @@ from typing import Any
 
 from memgauge.data.importers.common import ImportReport, json_type
 from memgauge.data.importers.otel import RawSpan, SpanError, first, nanos, walk
+from memgauge.data.jsonio import existing
 from memgauge.errors import DataError, Problem
 
 __all__ = ["DroppedSpanError", "SpanSearch", "drop", "read_spans", "search_of"]
@@ -195,10 +196,7 @@ def drop(
 
 def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
     """The searches the retriever spans of `path` record (module docstring), and the report."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     report = ImportReport(source=file, format="openinference-spans")
     problems: list[Problem] = []
     searches: list[SpanSearch] = []

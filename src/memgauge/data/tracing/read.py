@@ -25,6 +25,7 @@ from typing import Any
 from memgauge.data.importers.common import ImportReport
 from memgauge.data.importers.otel import SpanError, records, walk
 from memgauge.data.importers.spans import DroppedSpanError, drop
+from memgauge.data.jsonio import existing
 from memgauge.data.tracing import langsmith, openinference
 from memgauge.data.tracing.model import Session, Span, Trace, TraceSet, as_text
 from memgauge.errors import DataError, Problem
@@ -212,10 +213,7 @@ def export_format(path: str | Path) -> str | None:
 
 def read_traces(path: str | Path) -> tuple[TraceSet, ImportReport]:
     """The traces of `path` (module docstring) and the report of what was read and how."""
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+    p, file = existing(path)
     problems: list[Problem] = []
     recs = list(records(p, problems))
     if problems:

@@ -54,11 +54,6 @@ class PromptTemplate:
         data = json.dumps([self.name, self.version, self.system, self.user])
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
-    @property
-    def placeholders(self) -> set[str]:
-        """Names used in either message."""
-        return set(_PLACEHOLDER.findall(self.system + self.user))
-
     def render(self, values: Mapping[str, Any]) -> tuple[Message, ...]:
         """The messages with every placeholder filled (unknown ones left as written)."""
         system, user = self._parts
