@@ -173,7 +173,7 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
     )
     for t in tasks:
         digest = f", dataset sha256 {t['dataset_sha256'][:12]}" if t["dataset_sha256"] else ""
-        con.print(f"task {t['task']} ({t['kind']}): {t['n_items']} items{digest}")
+        con.print(f"task {t['task']} ({t['kind']}): {_task_items(t)}{digest}")
     for task, p in _pipelines(run).items():
         feature = f", feature {p['feature_id']}" if p.get("feature_id") else ""
         con.print(
@@ -188,6 +188,14 @@ def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) ->
         print_sections(con, run["summary"])
     if failures:
         con.print(failures_table(failures, run["summary"]["n_failed"]))
+
+
+def _task_items(task: Mapping[str, Any]) -> str:
+    """The task's items, the dataset's; with `repeat: N` how often each was asked, and the
+    item-repeats that makes (what the run's progress counts, per subject)."""
+    n, times = task["n_items"], (task["spec"] or {}).get("repeat") or 1
+    items = f"{n} item" if n == 1 else f"{n} items"
+    return items if times == 1 else f"{items} x {times} repeats ({n * times} item-repeats)"
 
 
 def _pipelines(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -262,6 +270,8 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
     evaluator (value, passed, reason); parquet: the same table with typed columns (a missing
     value is null) and the run in the file's metadata; bundle: the run as it is stored.
+    With `repeat: N` each repeat is a row: `item_id` as stored (`ID#rR`), `source_id` the
+    dataset's id and `repeat` the index (0 the first).
     """
     if fmt == "parquet" and out is None:
         raise click.UsageError("--format parquet writes a binary file: give --out FILE.parquet")

@@ -25,6 +25,8 @@ ITEM_COLUMNS: dict[str, str] = {
     "subject": "string",
     "task": "string",
     "item_id": "string",
+    "source_id": "string",
+    "repeat": "int64",
     "status": "string",
     "attempts": "int64",
     "category": "string",

@@ -284,7 +284,8 @@ def _create(
                 "dataset": t.spec.dataset,
                 "dataset_sha256": t.dataset_sha256,
                 "spec": t.spec.model_dump(mode="json", exclude={"items"}),
-                "n_items": len(t.items),
+                # the dataset's items: `t.items` holds each repeat as an item of its own
+                "n_items": sum(1 for it in t.items if it.repeat == 0),
             }
             for t in plan
         ],

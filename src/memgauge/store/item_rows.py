@@ -567,13 +567,18 @@ def export_rows(c: sa.Connection, run_id: str) -> Iterator[dict[str, Any]]:
         i.duration_ms,
         o.output_json,
         o.latency_json,
+        i.repeat_index,
     )
     for x in c.execute(stmt):
         yield {
             "run_id": run_id,
             "subject": x[0],
             "task": x[1],
+            # the stored id (a repeat's `ID#rR`: unique per subject and task, as in a bundle),
+            # and the dataset's id with the repeat beside it, to group a row by without parsing
             "item_id": x[2],
+            "source_id": repeat_source(x[2], x[14] or 0),
+            "repeat": x[14] or 0,
             "status": x[3],
             "attempts": x[4],
             "category": x[5],

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from memgauge.data.records import Failure, ItemRecord, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
 from memgauge.store.item_rows import (
     SCORES_OF_RUN,
     MeasureValues,
@@ -94,8 +94,10 @@ _WHERE: dict[str, str] = {
     "errors": _ERROR,
     "failures": f"({_FAILED_VERDICT} OR {_ERROR})",
     "passes": f"({_PASSED_VERDICT} AND NOT {_FAILED_VERDICT} AND NOT {_ERROR})",
+    # `<>`, not IS DISTINCT FROM: an item the baseline does not have (a repeat it was not
+    # asked, `ID#rR`) has nothing to differ from, as on the compare page that links here
     "changed": (
-        f"(({_BASE_ITEM}) IS DISTINCT FROM i.status OR {_MAY_DIFFER} AND EXISTS (SELECT 1"
+        f"(({_BASE_ITEM}) <> i.status OR {_MAY_DIFFER} AND EXISTS (SELECT 1"
         f" FROM suite_run_scores s"
         f" JOIN suite_run_scores b ON {_BASE_PAIR} WHERE {_SAME_ITEM} AND (s.passed IS DISTINCT"
         " FROM b.passed OR (s.error IS NULL) <> (b.error IS NULL) OR s.value IS DISTINCT FROM"
@@ -429,12 +431,14 @@ class RunReader(SuiteRunStore):
             ]
         return out
 
-    def suite_runs(self, suite: str, *, exclude: str | None = None) -> list[dict[str, Any]]:
-        """Runs of `suite` (but `exclude`), newest first: what a run is compared with."""
+    def suite_runs(self, run: RunRecord) -> list[dict[str, Any]]:
+        """The runs of `run`'s suite made before it, newest first: what it is compared with
+        (its baselines, as the gate's are: a later run is compared with it, from its page)."""
         rows = self._sql(
             "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = :suite"
-            " AND run_id <> :exclude ORDER BY created_at DESC, run_id DESC LIMIT 100",
-            {"suite": suite, "exclude": exclude or ""},
+            " AND created_at < :created AND run_id <> :run"
+            " ORDER BY created_at DESC, run_id DESC LIMIT 100",
+            {"suite": run.suite_name, "created": run.created_at, "run": run.run_id},
         )
         return [{"run_id": r[0], "status": r[1], "created_at": r[2]} for r in rows]
 

@@ -360,16 +360,30 @@ class SuiteRunStore(OptimizationHistory, Store):
         return {x[0]: json.loads(x[1]) for x in rows}
 
     def tasks(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's tasks with dataset provenance, in the suite's order."""
-        t = tasks_t.c
+        """The run's tasks with dataset provenance, in the suite's order; `n_items` is the
+        dataset's items, each counted once however many times it was asked (`repeat: N`)."""
+        t, i = tasks_t.c, items_t.c
+        keys = ("task", "kind", "dataset", "dataset_sha256", "spec", "n_items")
         with self._read() as c:
             rows = c.execute(
                 sa.select(t.task, t.kind, t.dataset, t.dataset_sha256, t.spec_json, t.n_items)
                 .where(t.run_id == run_id)
                 .order_by(t.seq)
             ).all()
-        keys = ("task", "kind", "dataset", "dataset_sha256", "spec", "n_items")
-        return [{**dict(zip(keys, x, strict=True)), "spec": json.loads(x[4])} for x in rows]
+            tasks = [{**dict(zip(keys, x, strict=True)), "spec": json.loads(x[4])} for x in rows]
+            repeated = [x["task"] for x in tasks if ((x["spec"] or {}).get("repeat") or 1) > 1]
+            if repeated:
+                # counted from the items, not read from the task's row: earlier versions stored
+                # the item-repeats there (a run at `--repeat 2` had twice its items)
+                first = sa.func.count(sa.distinct(i.item_id)).filter(i.repeat_index == 0)
+                counted = c.execute(
+                    sa.select(i.task, first)
+                    .where(i.run_id == run_id, i.task.in_(repeated))
+                    .group_by(i.task)
+                ).all()
+                n_items = {str(task): int(n) for task, n in counted}
+                tasks = [{**x, "n_items": n_items.get(x["task"], x["n_items"])} for x in tasks]
+        return tasks
 
     # --- LLM spend -------------------------------------------------------------------------
 

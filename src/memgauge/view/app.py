@@ -154,7 +154,7 @@ class _Views:
                 tasks=reader.tasks(run_id),
                 history=lambda: reader.suite_history(run.suite_name, headline=True, before=run),
                 failures=reader.run_failures(run_id),
-                others=reader.suite_runs(run.suite_name, exclude=run_id),
+                others=reader.suite_runs(run),
             )
         return _page(
             render(
@@ -190,7 +190,7 @@ class _Views:
             page = reader.item_page(run_id, query)
             subjects = list(reader.subjects(run_id))
             tasks = [t["task"] for t in reader.tasks(run_id)]
-            others = reader.suite_runs(run.suite_name, exclude=run_id)
+            others = reader.suite_runs(run)
         params = {k: v for k, v in qp.items() if k != "page" and v}
         path = f"/runs/{run_id}/items"
 

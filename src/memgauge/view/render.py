@@ -345,7 +345,10 @@ def render_run_report(
                 "kind": t.get("kind"),
                 "dataset": t.get("dataset"),
                 "dataset_sha256": datasets.get(t.get("name")),
-                "n_items": sum(1 for it in items if it.task == t.get("name")),
+                # the dataset's items: one record per subject and repeat of each
+                "n_items": len(
+                    {it.item_id for it in items if it.task == t.get("name") and it.repeat == 0}
+                ),
             }
             for t in run.suite.get("tasks", [])
         ]
