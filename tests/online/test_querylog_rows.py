@@ -19,7 +19,7 @@ import pytest
 
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
-from memgauge.store import logdb
+from memgauge.store import logdb, querylog_rows
 from memgauge.store.logdb import LogDB
 from memgauge.store.querylog_rows import _dumps, _ids_text, _jsonable, query_columns, query_rows
 
@@ -166,13 +166,15 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
     must be left out): the same values of the same types, column by column."""
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     _log(log)
-    buffered = list(log._queries)
+    # 13 times over: more records than `_fixed_columns` transposes at a time (a batch's 2,048)
+    buffered = list(log._queries) * 13
     log.close()
     rejected: list[str] = []
     rows = query_rows(buffered, rejected)
     assert rejected == []
     columns = query_columns(buffered)
     assert len(columns) == len(rows[0]) == 25
+    assert len(rows) == 585 > 2 * querylog_rows._ZIP_ROWS
     for at, (got, want) in enumerate(zip(columns, zip(*rows, strict=True), strict=True)):
         assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"
 
