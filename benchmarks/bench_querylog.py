@@ -155,20 +155,21 @@ def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
 
 
-def _pg_server() -> Any:
+def _pg_server() -> tuple[Any, str]:
+    """(a started server, "yes"), or (None, why not)."""
     sys.path.insert(0, str(HERE.parents[1] / "tests"))
+    from pgserver import PGServer, find_bin
+
     try:
         import psycopg  # noqa: F401
-
-        from pgserver import PGServer, find_bin
     except ImportError:
-        return None
+        return None, "no psycopg (pip install 'memgauge[postgres]')"
     bindir = find_bin()
     if bindir is None:
-        return None
+        return None, "no initdb / pg_ctl (apt-get install postgresql: /usr/lib/postgresql/*/bin)"
     server = PGServer(bindir)
     server.start()
-    return server
+    return server, f"yes ({bindir})"
 
 
 def _row(label: str, runs: list[dict[str, Any]]) -> str:
@@ -199,8 +200,8 @@ def main() -> None:
         print(json.dumps(one_run(args.child, args.calls)))
         return
     sources = {"this": SRC, **({"compare": args.compare.resolve()} if args.compare else {})}
-    server = None if args.no_postgres else _pg_server()
-    print(f"load average before: {_load()}; postgresql: {'yes' if server else 'not installed'}")
+    server, postgres = (None, "skipped (--no-postgres)") if args.no_postgres else _pg_server()
+    print(f"load average before: {_load()}; postgresql: {postgres}")
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:

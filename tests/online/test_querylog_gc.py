@@ -177,10 +177,12 @@ def test_a_value_json_cannot_hold_is_still_rejected_alone_with_the_writers_reaso
 def test_the_logging_time_is_the_text_datetime_gave_across_seconds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The hot path formats the date and time of day once a second: each stamp must still be
-    `datetime.now(UTC).isoformat(timespec="milliseconds")` of its instant (both floor)."""
+    """The hot path formats the date and time of day once a second and the stamp once a
+    millisecond: each stamp must still be `datetime.now(UTC).isoformat(timespec="milliseconds")`
+    of its instant (both floor)."""
     instants = [
         1_700_000_000_000_000_000,
+        1_700_000_000_000_999_999,  # the same millisecond: the text made for it
         1_700_000_000_999_999_999,  # same second, last millisecond
         1_700_000_001_000_400_000,  # the next second
         1_699_999_999_123_456_789,  # a clock set back
@@ -189,6 +191,7 @@ def test_the_logging_time_is_the_text_datetime_gave_across_seconds(
     monkeypatch.setattr(sdk.time, "time_ns", lambda: next(clock))
     stamps = [sdk._now() for _ in instants]
     assert stamps == [
+        "2023-11-14T22:13:20.000+00:00",
         "2023-11-14T22:13:20.000+00:00",
         "2023-11-14T22:13:20.999+00:00",
         "2023-11-14T22:13:21.000+00:00",

@@ -179,6 +179,10 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
         assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"
 
 
+class _Id(str):
+    __slots__ = ()
+
+
 @pytest.mark.parametrize(
     "ids",
     [
@@ -190,7 +194,30 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
         ("caf\u00e9", "\u2603", "\U0001f600"),
         (1, "m2", 3.5, None, True),
         ("m1", ("nested", "tuple")),
+        # what the joined text's check must send to the encoder
+        ('a"b',),
+        ("m1", 'q"'),
+        ('"', '"', '"'),  # ids of quotes alone
+        ("end\\",),
+        ("del\x7f", "m2"),
+        ("\x1f",),
+        ("", ""),
+        ("], [", "m2"),
+        (_Id("sub"), "m2"),  # a str subclass: JSON writes its text
+        ("m1", {"k": "v"}),
+        ({"m1"},),
     ],
 )
 def test_the_result_ids_text_is_the_one_json_gives(ids: tuple[Any, ...]) -> None:
     assert _ids_text(ids) == _dumps(ids) == json.dumps(ids, default=_jsonable)
+
+
+def test_the_result_ids_text_is_the_one_json_gives_for_random_ids() -> None:
+    rng = random.Random(8)
+    alphabet = [*"ab09 ~-_/", '"', "\\", "\x00", "\n", "\x7f", "\xe9", "\u2603", "\ud800"]
+    for _ in range(3000):
+        ids = tuple(
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 4)))
+            for _ in range(rng.randrange(0, 5))
+        )
+        assert _ids_text(ids) == json.dumps(ids), ids
