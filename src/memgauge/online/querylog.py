@@ -11,9 +11,9 @@ search handler, without ever waiting on disk.
     log.agent_output(s, reply_text)                      # for copy/reference detection
     log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
-A call appends a tuple of strings and numbers to an in-memory buffer (no lock, no I/O; the
-caller's dicts and lists as JSON text, so the garbage collector never walks buffered records)
-and returns; a
+A call appends one flat tuple of strings and numbers to an in-memory buffer (no lock, no I/O;
+the caller's dicts and lists as JSON text, its sequences one item each, so the garbage
+collector stops tracking a buffered record the first time it sees it) and returns; a
 background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
 again at once while a burst fills whole batches), one transaction per batch of at most 2,048
 records (queries first, then feedback, then the rest), so several processes can log into one
