@@ -42,10 +42,10 @@ JSONText = str | tuple[Any]
 #: first time a pass finds its items untracked, and walks a tracked one on every full pass. A
 #: NamedTuple is never untracked; a tuple holding a tuple (the result ids, as it did) is
 #: untracked only by its second pass: the first untracks the inner tuple after looking at the
-#: record. Every young pass that comes due as the oldest of its ten moved the records logged
-#: since the last pass, still tracked, to the oldest generation; about 10,000 of them in
-#: 100,000 calls, enough to make CPython run two full passes, the worst call (BENCHMARKS.md,
-#: issue 31 item 8, third round).
+#: record. Every pass of the middle generation (one young pass in eleven) moved the records
+#: logged since the previous young pass, still tracked, to the oldest generation: about 7,000
+#: in 100,000 calls, enough to make CPython run two full passes, the worst calls
+#: (BENCHMARKS.md, issue 31 item 8, third round).
 QueryRow = tuple[Any, ...]
 QUERY_FIELDS = (
     "query_id",
