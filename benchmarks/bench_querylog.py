@@ -16,6 +16,10 @@
    /work/main/src) in the same rounds, alternating with this one.
 2. Four processes logging 10,000 queries each into one SQLite file: wall time and rows found.
 
+`--promotions` instead counts, per checkout, the objects the garbage collector moved to its
+oldest generation during `--calls` calls and the flush (what makes CPython run full passes, the
+worst calls): a count, the same on a loaded machine as on an idle one.
+
 The 1-minute load average is printed before and after: the machine is shared.
 """
 
@@ -114,6 +118,44 @@ def one_run(where: str, calls: int) -> dict[str, Any]:
     }
 
 
+def promotions(where: str, calls: int) -> dict[str, Any]:
+    """Objects moved to the collector's oldest generation while `calls` queries are logged and
+    flushed, by type: what makes CPython run a full pass (one comes due once they number a
+    quarter of what the last full pass left there). Slow (a set of the oldest generation at
+    every pass of the middle one): a measurement of its own, never timed."""
+    import collections
+    import gc
+
+    from memgauge.online.querylog import QueryLog
+
+    log = QueryLog(where)
+    ids = [f"m{i}" for i in range(10)]
+    channels = {"fts5": ids[:5], "vector": ids[5:]}
+    gc.collect()
+    moved: collections.Counter[str] = collections.Counter()
+    before: set[int] = set()
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 1:
+            return
+        if phase == "start":
+            before.clear()
+            before.update(map(id, gc.get_objects(2)))
+        else:
+            moved.update(type(o).__name__ for o in gc.get_objects(2) if id(o) not in before)
+
+    gc.callbacks.append(on_gc)
+    for i in range(calls):
+        log.query(
+            f"query {i}", session_id="s", result_ids=ids, channel_contributions=channels,
+            latency_ms=2.0,
+        )  # fmt: skip
+    log.flush()
+    gc.callbacks.remove(on_gc)
+    log.close()
+    return {"promoted": sum(moved.values()), "by_type": dict(moved.most_common(4))}
+
+
 def _rows(where: str) -> int:
     if "://" not in where:  # a SQLite file: read without the SDK (a checkout may predate LogDB)
         import sqlite3
@@ -135,14 +177,14 @@ def _rows(where: str) -> int:
 CREATE = "import sys; from memgauge.online.querylog import QueryLog; QueryLog(sys.argv[1]).close()"
 
 
-def _child(src: Path, where: str, calls: int) -> dict[str, Any]:
+def _child(src: Path, where: str, calls: int, *, mode: str = "--child") -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     # the store is made first, by another process: creating one loads SQLAlchemy and Alembic
     # (tens of thousands of objects every full garbage collection would walk), which a
     # process logging into an existing store never does
     subprocess.run([sys.executable, "-c", CREATE, where], env=env, check=True)
     out = subprocess.run(
-        [sys.executable, str(HERE), "--child", where, "--calls", str(calls)],
+        [sys.executable, str(HERE), mode, where, "--calls", str(calls)],
         env=env,
         capture_output=True,
         text=True,
@@ -155,20 +197,21 @@ def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
 
 
-def _pg_server() -> Any:
+def _pg_server() -> tuple[Any, str]:
+    """(a started server, "yes"), or (None, why not)."""
     sys.path.insert(0, str(HERE.parents[1] / "tests"))
+    from pgserver import PGServer, find_bin
+
     try:
         import psycopg  # noqa: F401
-
-        from pgserver import PGServer, find_bin
     except ImportError:
-        return None
+        return None, "no psycopg (pip install 'memgauge[postgres]')"
     bindir = find_bin()
     if bindir is None:
-        return None
+        return None, "no initdb / pg_ctl (apt-get install postgresql: /usr/lib/postgresql/*/bin)"
     server = PGServer(bindir)
     server.start()
-    return server
+    return server, f"yes ({bindir})"
 
 
 def _row(label: str, runs: list[dict[str, Any]]) -> str:
@@ -193,14 +236,34 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=100_000)
     ap.add_argument("--compare", type=Path, help="another checkout's src, run alternately")
     ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument(
+        "--promotions",
+        action="store_true",
+        help="only count the objects moved to the oldest generation, per checkout",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--promotions-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(one_run(args.child, args.calls)))
         return
+    if args.promotions_child:
+        print(json.dumps(promotions(args.promotions_child, args.calls)))
+        return
     sources = {"this": SRC, **({"compare": args.compare.resolve()} if args.compare else {})}
-    server = None if args.no_postgres else _pg_server()
-    print(f"load average before: {_load()}; postgresql: {'yes' if server else 'not installed'}")
+    if args.promotions:
+        print("| code | objects moved to the oldest generation | most of them |")
+        print("|---|---:|---|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, src in sources.items():
+                got = _child(
+                    src, str(Path(tmp) / f"{name}.db"), args.calls, mode="--promotions-child"
+                )
+                label = "this checkout" if name == "this" else str(args.compare)
+                print(f"| {label} | {got['promoted']:,} | {got['by_type']} |")
+        return
+    server, postgres = (None, "skipped (--no-postgres)") if args.no_postgres else _pg_server()
+    print(f"load average before: {_load()}; postgresql: {postgres}")
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -64,7 +64,7 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
 ) -> None:
     """The hot path builds the row as a plain tuple (the garbage collector untracks it, never a
     NamedTuple's): every field must land under its own name, and the writer store it."""
-    from memgauge.store.querylog import QUERY_FIELDS
+    from memgauge.store.querylog_rows import QUERY_FIELDS, TAIL, record_tail
 
     log = QueryLog(tmp_path / "log.db", flush_interval=3600.0)
     given = {
@@ -97,7 +97,12 @@ def test_a_buffered_query_is_a_query_row_whose_fields_hold_what_was_logged(
         assert log.query("oauth refresh", **given) == "q-7"  # type: ignore[arg-type]
         (row,) = log._queries
         assert type(row) is tuple
-        fields = dict(zip(QUERY_FIELDS, row, strict=True))
+        fields = dict(zip(QUERY_FIELDS, row[:TAIL], strict=True))
+        # the sequences one value each after the fixed fields, the scores' counts in their place
+        assert (fields.pop("scores"), fields.pop("unboosted_scores")) == (3, 3)
+        fields.update(
+            zip(("result_ids", "scores", "unboosted_scores"), record_tail(row), strict=True)
+        )
         assert fields.pop("created_at").endswith("+00:00")
         assert fields == {
             "query": "oauth refresh",

@@ -19,7 +19,7 @@ import pytest
 
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
-from memgauge.store import logdb
+from memgauge.store import logdb, querylog_rows
 from memgauge.store.logdb import LogDB
 from memgauge.store.querylog_rows import _dumps, _ids_text, _jsonable, query_columns, query_rows
 
@@ -166,15 +166,21 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
     must be left out): the same values of the same types, column by column."""
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     _log(log)
-    buffered = list(log._queries)
+    # 13 times over: more records than `_fixed_columns` transposes at a time (a batch's 2,048)
+    buffered = list(log._queries) * 13
     log.close()
     rejected: list[str] = []
     rows = query_rows(buffered, rejected)
     assert rejected == []
     columns = query_columns(buffered)
     assert len(columns) == len(rows[0]) == 25
+    assert len(rows) == 585 > 2 * querylog_rows._ZIP_ROWS
     for at, (got, want) in enumerate(zip(columns, zip(*rows, strict=True), strict=True)):
         assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"
+
+
+class _Id(str):
+    __slots__ = ()
 
 
 @pytest.mark.parametrize(
@@ -188,7 +194,30 @@ def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> Non
         ("caf\u00e9", "\u2603", "\U0001f600"),
         (1, "m2", 3.5, None, True),
         ("m1", ("nested", "tuple")),
+        # what the joined text's check must send to the encoder
+        ('a"b',),
+        ("m1", 'q"'),
+        ('"', '"', '"'),  # ids of quotes alone
+        ("end\\",),
+        ("del\x7f", "m2"),
+        ("\x1f",),
+        ("", ""),
+        ("], [", "m2"),
+        (_Id("sub"), "m2"),  # a str subclass: JSON writes its text
+        ("m1", {"k": "v"}),
+        ({"m1"},),
     ],
 )
 def test_the_result_ids_text_is_the_one_json_gives(ids: tuple[Any, ...]) -> None:
     assert _ids_text(ids) == _dumps(ids) == json.dumps(ids, default=_jsonable)
+
+
+def test_the_result_ids_text_is_the_one_json_gives_for_random_ids() -> None:
+    rng = random.Random(8)
+    alphabet = [*"ab09 ~-_/", '"', "\\", "\x00", "\n", "\x7f", "\xe9", "\u2603", "\ud800"]
+    for _ in range(3000):
+        ids = tuple(
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 4)))
+            for _ in range(rng.randrange(0, 5))
+        )
+        assert _ids_text(ids) == json.dumps(ids), ids

@@ -11,9 +11,9 @@ search handler, without ever waiting on disk.
     log.agent_output(s, reply_text)                      # for copy/reference detection
     log.validate_batch(s, {"m1": True, "m7": False}, task_id="t1")  # after the task
 
-A call appends a tuple of strings and numbers to an in-memory buffer (no lock, no I/O; the
-caller's dicts and lists as JSON text, so the garbage collector never walks buffered records)
-and returns; a
+A call appends one flat tuple of strings and numbers to an in-memory buffer (no lock, no I/O;
+the caller's dicts and lists as JSON text, its sequences one item each, so the garbage
+collector stops tracking a buffered record the first time it sees it) and returns; a
 background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
 again at once while a burst fills whole batches), one transaction per batch of at most 2,048
 records (queries first, then feedback, then the rest), so several processes can log into one
@@ -54,7 +54,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,23 @@ def _finalize_at_exit(log: QueryLog) -> None:
     sys.modules["multiprocessing.util"].Finalize(log, log.close, exitpriority=10)
 
 
+def _scored_tail(
+    ids: Iterable[Any], scores: Iterable[float] | None, unboosted: Iterable[float] | None
+) -> tuple[list[Any], int | None, int | None]:
+    """A query record's tail when scores are given: the result ids, then the scores, then the
+    unboosted scores, and the two counts (None: not given; `querylog_rows.record_tail`)."""
+    tail = [*ids]
+    counts: list[int | None] = []
+    for values in (scores, unboosted):
+        if values is None:
+            counts.append(None)
+        else:
+            before = len(tail)
+            tail.extend(values)
+            counts.append(len(tail) - before)
+    return tail, counts[0], counts[1]
+
+
 def _after_fork() -> None:
     for log in list(_LIVE):
         log._after_fork_in_child()
@@ -99,20 +116,29 @@ def _after_fork() -> None:
 
 #: (second since the epoch, its "YYYY-MM-DDTHH:MM:SS" in UTC): made once a second
 _second: tuple[int, str] = (-1, "")
+#: (millisecond since the epoch, `_now()`'s text for it): a burst logs hundreds of calls a
+#: millisecond, each of which would format the same text
+_stamp: tuple[int, str] = (-1, "")
 
 
 def _now() -> str:
     """`datetime.now(UTC).isoformat(timespec="milliseconds")`, the same text (both floor the
-    clock to the millisecond) at a quarter of the cost: the date and time of day are formatted
-    once a second. Two threads crossing a second both format it; either result is right."""
-    global _second
-    ns = time.time_ns()
+    clock to the millisecond) at a fraction of the cost: the date and time of day are
+    formatted once a second, the whole text once a millisecond. Two threads crossing a
+    second or a millisecond both format it; either result is right."""
+    global _second, _stamp
+    ms = time.time_ns() // 1_000_000
+    stamp = _stamp
+    if ms == stamp[0]:
+        return stamp[1]
     sec, text = _second
-    if ns // 1_000_000_000 != sec:
-        sec = ns // 1_000_000_000
+    if ms // 1000 != sec:
+        sec = ms // 1000
         text = datetime.fromtimestamp(sec, UTC).isoformat()[:19]
         _second = (sec, text)
-    return f"{text}.{ns // 1_000_000 % 1000:03d}+00:00"
+    now = f"{text}.{ms % 1000:03d}+00:00"
+    _stamp = (ms, now)
+    return now
 
 
 class QueryLog:
@@ -138,7 +164,7 @@ class QueryLog:
         self.last_rejected: str | None = None
         self._queries: deque[QueryRow] = deque()
         self._feedback: deque[tuple[Any, ...]] = deque()
-        self._events: deque[tuple[str, tuple[Any, ...]]] = deque()
+        self._events: deque[tuple[Any, ...]] = deque()
         self.error: BaseException | None = None
         self._abandoned: list[QueryLogWriter] = []
         self._start()
@@ -231,15 +257,17 @@ class QueryLog:
         if len(self._queries) >= self.max_buffer:
             self.dropped += 1
             return qid
+        n_scores = n_unboosted = None
+        if scores is not None or unboosted_scores is not None:  # after the ids, in the tail
+            result_ids, n_scores, n_unboosted = _scored_tail(result_ids, scores, unboosted_scores)
         self._queries.append(
-            (  # a plain tuple (QueryRow): the collector untracks it, never a NamedTuple
+            (  # one flat tuple of strings and numbers (QueryRow says why)
                 qid,
                 query,
                 intent,
                 mode,
                 session_id,
                 tool_name,
-                tuple(result_ids),  # a generator or a list the caller reuses stays as it was
                 # JSON text now: a record holding the caller's dicts and lists stays in the
                 # garbage collector's reach (store.querylog.encode_mapping says why)
                 None if channel_contributions is None else encode_mapping(channel_contributions),
@@ -255,11 +283,13 @@ class QueryLog:
                 None if stages is None else encode_stages(stages),
                 token_usage_ratio,
                 pressure_level,
-                None if scores is None else tuple(scores),
-                None if unboosted_scores is None else tuple(unboosted_scores),
+                n_scores,
+                n_unboosted,
                 boost_impact_delta,
                 limit,
                 dedup_tokens_saved,
+                # copied: a generator or a list the caller reuses stays as it was
+                *result_ids,
             )
         )
         return qid
@@ -327,7 +357,7 @@ class QueryLog:
         """The session manager's view of a session (seed 002 section 5.3, session length): its
         turn count so far (the latest call wins) and, with `ended`, that it is over."""
         meta = None if metadata is None else encode_mapping(metadata)
-        self._event("session", (session_id, turns, ended, meta, _now()))
+        self._event(("session", session_id, turns, ended, meta, _now()))
 
     def outcome(
         self,
@@ -346,8 +376,8 @@ class QueryLog:
         `task_postflight`): success and / or a score, and the seed's knowledge delta,
         uncertainty reduction and learning index where the caller has them."""
         self._event(
-            "outcome",
             (
+                "outcome",
                 session_id,
                 task_id,
                 success,
@@ -358,19 +388,21 @@ class QueryLog:
                 spec_folder,
                 None if metadata is None else encode_mapping(metadata),
                 _now(),
-            ),
+            )
         )
 
     def agent_output(self, session_id: str, text: str, *, query_id: str | None = None) -> None:
         """What the agent wrote (a reply, a tool call's content): `memgauge logs signals` finds
         verbatim memory spans in it, the copy/reference signal of seed 002 section 5.3."""
-        self._event("output", (session_id, query_id, text, _now()))
+        self._event(("output", session_id, query_id, text, _now()))
 
-    def _event(self, kind: str, row: tuple[Any, ...]) -> None:
+    def _event(self, record: tuple[Any, ...]) -> None:
+        """Buffer a session, outcome or output record: its kind, then its fields, one flat
+        tuple (a kind beside a tuple of fields was tracked by the collector a pass longer)."""
         if len(self._events) >= self.max_buffer:
             self.dropped += 1
             return
-        self._events.append((kind, row))
+        self._events.append(record)
 
     # --- the writer ----------------------------------------------------------------------
 

@@ -106,16 +106,17 @@ def _num(value: Any) -> float | None:
 
 
 def _event_rows(
-    events: Sequence[tuple[str, tuple[Any, ...]]], rejected: list[str]
+    events: Sequence[tuple[Any, ...]], rejected: list[str]
 ) -> dict[str, list[tuple[Any, ...]]]:
-    """The SDK's session, outcome and agent-output records as rows, by statement (in order:
-    a session's later call updates its earlier one)."""
+    """The SDK's session, outcome and agent-output records (each its kind, then its fields) as
+    rows, by statement (in order: a session's later call updates its earlier one)."""
     out: dict[str, list[tuple[Any, ...]]] = {
         _SESSION_UPSERT: [],
         _OUTCOME_INSERT: [],
         _OUTPUT_INSERT: [],
     }
-    for kind, rec in events:
+    for event in events:
+        kind, rec = event[0], event[1:]
         try:
             if kind == "session":
                 sid, turns, ended, meta, at = rec
@@ -159,7 +160,7 @@ class QueryLogWriter:
         self,
         queries: Sequence[QueryRow],
         feedback: Sequence[tuple[Any, ...]],
-        events: Sequence[tuple[str, tuple[Any, ...]]] = (),
+        events: Sequence[tuple[Any, ...]] = (),
     ) -> list[str]:
         """Insert one batch; retried while another process holds the write lock. A record
         that cannot be stored (say a value JSON cannot hold) is left out and described in the

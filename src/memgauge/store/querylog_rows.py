@@ -11,57 +11,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from memgauge.store.quality import boost_delta, quality_fields
 
 __all__ = [
     "QUERY_FIELDS",
+    "TAIL",
     "JSONText",
     "QueryRow",
     "encode_mapping",
     "encode_stages",
     "query_columns",
     "query_rows",
+    "record_tail",
 ]
 
 #: a mapping or list as `QueryLog` buffers it: its JSON text, made when logged; or, when it
 #: could not be made, the value alone in a tuple, for the writer to reject with `_dumps`'s reason
 JSONText = str | tuple[Any]
 
-#: One logged search as `QueryLog.query` buffers it: the columns of seed 002's `eval_queries`,
-#: in its order (named by QUERY_FIELDS), its mappings and trace already JSON text
-#: (`encode_mapping`), the rest of the JSON and the derived columns left to the writer thread.
-#: A plain tuple, not a NamedTuple: CPython's collector untracks a tuple of strings and numbers,
-#: never an instance of a tuple's subclass, and walks a tracked one on every full collection.
-QueryRow = tuple[
-    str,  # query_id
-    str,  # query
-    str | None,  # intent
-    str | None,  # mode
-    str | None,  # session_id
-    str,  # tool_name
-    tuple[Any, ...],  # result_ids
-    JSONText | None,  # channel_contributions
-    float | None,  # latency_ms
-    str | None,  # trace_id
-    str,  # created_at
-    str | None,  # category
-    JSONText | None,  # fusion_weights
-    float | None,  # quality_proxy
-    bool | None,  # fallback
-    str | None,  # fallback_reason
-    bool | None,  # degraded
-    JSONText | None,  # stages
-    float | None,  # token_usage_ratio
-    str | None,  # pressure_level
-    # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
-    tuple[float, ...] | None,  # scores
-    tuple[float, ...] | None,  # unboosted_scores
-    float | None,  # boost_impact_delta
-    int | None,  # limit
-    int | None,  # dedup_tokens_saved
-]
+#: One logged search as `QueryLog.query` buffers it: the columns of seed 002's `eval_queries`
+#: named by QUERY_FIELDS, in its order, then the values of three sequences one item each (the
+#: result ids, then the scores and the unboosted scores, whose counts the record holds where
+#: they would be: `record_tail` splits them). Its mappings and trace are JSON text already
+#: (`encode_mapping`); the rest of the JSON and the derived columns are left to the writer.
+#:
+#: One flat tuple of strings and numbers, because CPython's collector untracks such a tuple the
+#: first time a pass finds its items untracked, and walks a tracked one on every full pass. A
+#: NamedTuple is never untracked; a tuple holding a tuple (the result ids, as it did) is
+#: untracked only by its second pass: the first untracks the inner tuple after looking at the
+#: record. Every pass of the middle generation (one young pass in eleven) moved the records
+#: logged since the previous young pass, still tracked, to the oldest generation: about 7,000
+#: in 100,000 calls, enough to make CPython run two full passes, the worst calls
+#: (BENCHMARKS.md, issue 31 item 8, third round).
+QueryRow = tuple[Any, ...]
 QUERY_FIELDS = (
     "query_id",
     "query",
@@ -69,26 +54,43 @@ QUERY_FIELDS = (
     "mode",
     "session_id",
     "tool_name",
-    "result_ids",
-    "channel_contributions",
+    "channel_contributions",  # JSONText | None
     "latency_ms",
     "trace_id",
     "created_at",
     "category",
-    "fusion_weights",
+    "fusion_weights",  # JSONText | None
     "quality_proxy",
     "fallback",
     "fallback_reason",
     "degraded",
-    "stages",
+    "stages",  # JSONText | None
     "token_usage_ratio",
     "pressure_level",
-    "scores",
-    "unboosted_scores",
+    # seed 002 section 1.1's quality telemetry (the writer derives the rest: store.quality)
+    "scores",  # how many (their values in the record's tail), None when not given
+    "unboosted_scores",  # likewise
     "boost_impact_delta",
     "limit",
     "dedup_tokens_saved",
 )
+#: where a record's tail (result ids, scores, unboosted scores) begins
+TAIL = len(QUERY_FIELDS)
+_SCORES = QUERY_FIELDS.index("scores")
+
+
+def record_tail(
+    record: QueryRow,
+) -> tuple[tuple[Any, ...], tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """(result ids, scores, unboosted scores) of a buffered record (None: not given)."""
+    n_scores, n_unboosted = record[_SCORES], record[_SCORES + 1]
+    end = len(record) - (n_scores or 0) - (n_unboosted or 0)
+    scores_end = end + (n_scores or 0)
+    return (
+        record[TAIL:end],
+        None if n_scores is None else record[end:scores_end],
+        None if n_unboosted is None else record[scores_end:],
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -171,11 +173,25 @@ def _text(value: JSONText, dumps: Any) -> str:
 
 
 def _ids_text(ids: tuple[Any, ...]) -> str:
-    """`_dumps(ids)` (the SDK's own tuple of the caller's ids) through the shared encoder,
-    without `_dumps`'s encoder made per call (0.68 against 1.0 us for ten ids, with the GIL
-    the application's threads want; joining plain ids between quotes, after checking that
-    they need no escape, measured 0.93); `_dumps` again for what it cannot encode, to raise
-    `_dumps`'s error."""
+    """`_dumps(ids)` (the SDK's own copy of the caller's ids), the same text.
+
+    Ids that are strings of printable ASCII without a quote or a backslash, the usual ones,
+    are joined between quotes: JSON (ASCII-only, as stored) writes them as they are, and one
+    join with one check of the joined text costs about half of the shared C encoder (which
+    appends each id and each separator to a list), with the GIL the application's threads
+    want. Checking each id before joining them cost more than the encoder (issue 31, second
+    round). Anything else goes through the encoder, and `_dumps` for what it cannot encode,
+    to raise `_dumps`'s error."""
+    try:
+        body = '", "'.join(ids)
+    except TypeError:  # an id that is not a string
+        body = None
+    # printable ASCII is " " to "~"; the only quotes allowed are the separators' 2 per gap
+    if body is not None and body.isascii() and body.isprintable() and "\\" not in body:
+        if body.count('"') == 2 * len(ids) - 2:
+            return f'["{body}"]'
+        if not ids:
+            return "[]"
     try:
         return "".join(_encode_now(ids, 0))
     except Exception:
@@ -191,34 +207,34 @@ def query_rows(queries: Sequence[QueryRow], rejected: list[str]) -> list[tuple[A
     (a value JSON cannot hold, a number that is not one) is left out and described in
     `rejected`."""
     q_rows = []
-    # one unpacking of the whole row, checked against QueryRow (arity and types) by mypy: reading 20 attributes costs 0.4 us more a row (BENCHMARKS.md, issue 30)
-    for (
-        qid,
-        text,
-        intent,
-        mode,
-        session,
-        tool,
-        ids,
-        channels,
-        latency,
-        trace,
-        created,
-        cat,
-        weights,
-        proxy,
-        fallback,
-        reason,
-        degraded,
-        stages,
-        usage_ratio,
-        pressure,
-        scores,
-        unboosted,
-        boost,
-        limit,
-        dedup_saved,
-    ) in queries:
+    for record in queries:
+        (
+            qid,
+            text,
+            intent,
+            mode,
+            session,
+            tool,
+            channels,
+            latency,
+            trace,
+            created,
+            cat,
+            weights,
+            proxy,
+            fallback,
+            reason,
+            degraded,
+            stages,
+            usage_ratio,
+            pressure,
+            _n_scores,
+            _n_unboosted,
+            boost,
+            limit,
+            dedup_saved,
+        ) = record[:TAIL]
+        ids, scores, unboosted = record_tail(record)
         try:
             if scores:  # none given: nothing to derive (quality_fields, boost_delta)
                 avg, top, derived = quality_fields(scores, len(ids), latency, limit)
@@ -268,15 +284,46 @@ def _given(column: Sequence[Any]) -> bool:
 
 
 def _each(convert: Any, column: Sequence[Any]) -> Sequence[Any]:
-    """`convert` of each value that is not None; a column of None only as it is."""
-    return [None if v is None else convert(v) for v in column] if _given(column) else column
+    """`convert` of each value that is not None; a column of None only as it is (and one
+    with no None in C, through `map`: a column a search always gives, its latency)."""
+    nones = column.count(None)
+    if nones == len(column):
+        return column
+    if not nones:
+        return list(map(convert, column))
+    return [None if v is None else convert(v) for v in column]
 
 
 def _json_column(column: Sequence[Any], dumps: Any, empty: str | None) -> Sequence[Any]:
     """The JSON text `encode_*` made (`_text`), `empty` where none was logged."""
-    if not _given(column):
+    nones = column.count(None)
+    if nones == len(column):
         return column if empty is None else [empty] * len(column)
+    if tuple not in set(map(type, column)):  # all text already (a tuple: `_text` raises)
+        return column if not nones else [empty if v is None else v for v in column]
     return [empty if v is None else _text(v, dumps) for v in column]
+
+
+#: records transposed at a time (`_fixed_columns`)
+_ZIP_ROWS = 256
+
+
+def _fixed_columns(queries: Sequence[QueryRow]) -> list[list[Any]]:
+    """The records' fixed fields (QUERY_FIELDS), column by column.
+
+    Why `zip` of 256 records at a time: `zip(*records)` is the cheapest transposition (a third
+    of the cost of a `map(itemgetter(i), records)` per column), but it holds an iterator for each
+    record until it is done, each an object the garbage collector counts. A batch of 2,048 at
+    once made the collector run two or three young passes in its middle, each moving the live
+    iterators a generation up; about 700 reached the oldest at a time, and with the ones freed
+    since they made CPython run a full pass (the worst call, in whichever thread allocated)."""
+    # not strict: the records' tails differ in length, and only their first TAIL are taken
+    columns = [list(column) for column in islice(zip(*queries[:_ZIP_ROWS], strict=False), TAIL)]
+    for at in range(_ZIP_ROWS, len(queries), _ZIP_ROWS):
+        part = islice(zip(*queries[at : at + _ZIP_ROWS], strict=False), TAIL)
+        for column, values in zip(columns, part, strict=True):
+            column.extend(values)
+    return columns
 
 
 def _flag(value: Any) -> int:
@@ -301,7 +348,6 @@ def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
         mode,
         session,
         tool,
-        ids,
         channels,
         latency,
         trace,
@@ -315,28 +361,36 @@ def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
         stages,
         usage_ratio,
         pressure,
-        scores,
-        unboosted,
+        n_scores,
+        n_unboosted,
         boost,
         limit,
         dedup_saved,
-    ) = zip(*queries, strict=True)
-    if _given(scores):  # row by row, as query_rows: the seed's derived fields
+    ) = _fixed_columns(queries)
+    if _given(n_scores) or _given(n_unboosted):  # row by row, as query_rows
+        tails = list(map(record_tail, queries))
+        ids_text = [_ids_text(t[0]) for t in tails]
+        counts: Sequence[int] = [len(t[0]) for t in tails]
+        scores = [t[1] for t in tails]
         quality = [
-            quality_fields(s, len(i), lat, lim) if s else (None, None, None)
-            for s, i, lat, lim in zip(scores, ids, latency, limit, strict=True)
+            quality_fields(s, n, lat, lim) if s else (None, None, None)
+            for s, n, lat, lim in zip(scores, counts, latency, limit, strict=True)
         ]
         avg: Sequence[Any] = [q[0] for q in quality]
         top: Sequence[Any] = [q[1] for q in quality]
         proxies: Sequence[Any] = [
             q[2] if p is None else float(p) for q, p in zip(quality, proxy, strict=True)
         ]
-        boost = tuple(  # the host's own delta wins
-            boost_delta(s, u) if b is None and s else b
-            for s, u, b in zip(scores, unboosted, boost, strict=True)
-        )
+        boost = [  # the host's own delta wins
+            boost_delta(s, t[2]) if b is None and s else b
+            for s, t, b in zip(scores, tails, boost, strict=True)
+        ]
     else:
-        avg = top = scores  # None in every record, as quality_fields gives for no scores
+        # each record's ids sliced, encoded and let go in turn: 2,048 slices alive at once
+        # would be 2,048 tracked tuples (`_fixed_columns` says why that matters)
+        ids_text = [_ids_text(record[TAIL:]) for record in queries]
+        counts = list(map(TAIL.__rsub__, map(len, queries)))  # len - TAIL, in C
+        avg = top = n_scores  # None in every record, as quality_fields gives for no scores
         proxies = _each(float, proxy)
     return [
         qid,
@@ -345,8 +399,8 @@ def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
         mode,
         session,
         tool,
-        list(map(_ids_text, ids)),
-        list(map(len, ids)),
+        ids_text,
+        counts,
         _json_column(channels, _dumps_mapping, "{}"),
         _each(float, latency),
         trace,
