@@ -11,13 +11,16 @@ retrieval evaluation", CIKM) recommend for IR. Effect size: Cohen's d_z = mean(d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.blas import one_blas_thread
 from memgauge.stats.bootstrap import resample_means
+from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
 from memgauge.stats.signed_rank import wilcoxon_p
 
@@ -31,6 +34,10 @@ __all__ = [
     "randomization_tests",
     "significance_mark",
 ]
+
+#: products of at least this many sign-columns run on one BLAS thread (OpenBLAS splits only
+#: large products; a small one would pay threadpoolctl's few hundred microseconds for nothing)
+_THREADED = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -87,15 +94,19 @@ def randomization_tests(
     some = nonzero.size < n
     if some:
         d = d[:, nonzero]
-    for start in range(0, n_permutations, step):
-        size = min(step, n_permutations - start)
-        # every sign is drawn, as before, so the flips of the kept columns are as they were
-        drawn = rng.integers(0, 2, size=(size, n), dtype=np.int8)
-        signs = (drawn[:, nonzero] if some else drawn) * 2 - 1
-        # one row: the product as it always was (a matrix-vector product)
-        product = (signs @ d[0])[:, None] if rows == 1 else signs @ d.T
-        means = np.abs(product) / n
-        hits += np.count_nonzero(means >= observed - tol, axis=0)
+    # one BLAS thread: a product split over threads is many times slower on a busy machine,
+    # and its last bits would depend on the machine's number of cores
+    with one_blas_thread() if nonzero.size * n_permutations >= _THREADED else nullcontext():
+        for start in range(0, n_permutations, step):
+            size = min(step, n_permutations - start)
+            # every sign is drawn, as `integers` draws them, so the kept columns' are as they were
+            drawn = coin_bytes(rng, (size, n))
+            kept = drawn[:, nonzero] if some else drawn
+            signs = (kept >> np.uint8(7)).view(np.int8) * np.int8(2) - np.int8(1)
+            # one row: the product as it always was (a matrix-vector product)
+            product = (signs @ d[0])[:, None] if rows == 1 else signs @ d.T
+            means = np.abs(product) / n
+            hits += np.count_nonzero(means >= observed - tol, axis=0)
     return [(int(h) + 1) / (n_permutations + 1) for h in hits]
 
 
