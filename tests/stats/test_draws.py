@@ -1,14 +1,18 @@
-"""The resampling tests' draws read from the generator's raw stream (`stats.draws`): the same
-draws as `Generator.integers`, and the same p-values as the randomization test computed from
-`integers`' own signs (the code before, kept here as the definition)."""
+"""The resampling tests' draws and gathers made cheaper, with the same numbers: the signs read
+from the generator's raw stream (`stats.draws`) are `Generator.integers`' own, the
+randomization test's p-values and the bootstrap's resample means are those of the code before
+(kept here as the definitions)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from memgauge.stats import draws
+from memgauge.stats.bootstrap import resample_means
 from memgauge.stats.draws import coin_bytes
 from memgauge.stats.paired import randomization_tests
 
@@ -91,3 +95,42 @@ def test_the_randomization_test_finds_the_p_of_integers_signs(
 ) -> None:
     expected = _integers_randomization(diffs, n_permutations, seed)
     assert randomization_tests(diffs, n_permutations, seed) == expected
+
+
+def _gathered_means(values: npt.NDArray[np.float64], n_resamples: int, seed: int) -> Any:
+    """The bootstrap's resample means as they were: one gather of every row a chunk."""
+    rng = np.random.default_rng(seed)
+    rows, n = values.shape
+    out = np.empty((rows, n_resamples))
+    step = max(1, 5_000_000 // (n * rows))
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+        out[:, start:stop] = np.take(values, idx, axis=1).sum(axis=-1) / n
+    return out
+
+
+def _bootstrap_cases() -> list[tuple[npt.NDArray[np.float64], int]]:
+    """Few distinct columns (coded, -0.0 and 0.0 kept apart), many (gathered from the values),
+    small (never coded) and a chunk of more than one resample."""
+    rng = np.random.default_rng(8)
+    hits = rng.integers(0, 2, (3, 12_000)).astype(float)
+    sparse = np.where(
+        rng.random((6, 20_000)) < 0.2, rng.choice([-1.0, 0.5, 1 / 3], (6, 20_000)), 0.0
+    )
+    sparse[:, ::7] = -0.0
+    return [
+        (hits, 30),
+        (sparse, 12),
+        (rng.normal(size=(2, 15_000)), 9),
+        (rng.integers(-2, 3, (4, 50)) / 3.0, 500),
+        (np.full((1, 10_000), -0.0), 3),
+    ]
+
+
+@pytest.mark.parametrize(("values", "n_resamples"), _bootstrap_cases())
+def test_resample_means_are_those_of_one_gather_of_every_row(
+    values: npt.NDArray[np.float64], n_resamples: int
+) -> None:
+    found = resample_means(values, n_resamples, np.random.default_rng(4))
+    assert found.tobytes() == _gathered_means(values, n_resamples, 4).tobytes()
