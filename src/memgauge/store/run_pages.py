@@ -175,6 +175,13 @@ def _matches(column: str) -> str:
     )
 
 
+def _glob_containing(needle: str) -> str:
+    """The GLOB pattern of the texts that contain `needle` as it is (GLOB keeps case; its `*`,
+    `?` and `[` are bracketed, as SQLite reads them literally there)."""
+    special = {"*": "[*]", "?": "[?]", "[": "[[]"}
+    return "*" + "".join(special.get(c, c) for c in needle) + "*"
+
+
 def _match_params(needle: str) -> dict[str, str]:
     """`_matches`'s parameters for `needle` (lower-case)."""
     escaped = needle.replace("!", "!!").replace("%", "!%").replace("_", "!_")
@@ -542,10 +549,14 @@ class RunReader(SuiteRunStore):
             else:
                 # the items' documents (`search_docs`) decide, read once each; an item without
                 # one (a NUL or a lone surrogate in its values) is matched value by value
+                # GLOB, not instr: the same substring of a document (case kept, its special
+                # characters bracketed), found about 3x cheaper (SQLite's pattern matcher
+                # looks for the first character with a fast loop; instr compares at every one)
                 match = (
                     "(i.subject, i.task, i.item_id) IN (SELECT x.subject, x.task, x.item_id FROM"
-                    " suite_run_search x WHERE x.run_id = :run AND instr(x.doc, :needle) > 0)"
+                    " suite_run_search x WHERE x.run_id = :run AND x.doc GLOB :glob)"
                 )
+                args["glob"] = _glob_containing(needle)
                 if not documented:
                     output = f"(SELECT o.output_json FROM suite_run_outputs o WHERE {_SAME_OUTPUT})"
                     in_item = " OR ".join(_matches(c) for c in (*_SEARCHED[:-1], output))
