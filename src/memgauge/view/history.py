@@ -15,11 +15,12 @@ from markupsafe import Markup
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
-from memgauge.runs.suite_compare import Measures, Verdict, compare_measures, verdicts_of
+from memgauge.runs.suite_compare import Measures, Verdict, verdicts_of
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
+from memgauge.view.compared import compared_measures
 
 __all__ = [
     "ChangedVerdict",
@@ -154,7 +155,7 @@ def compare_page(
     randomization test's p and Holm's mark; the verdicts that changed; the spec changes. The
     runs' values per measure (`RunReader.measure_values`), and their paired verdicts, at least
     every pair that differs (`RunReader.verdict_pairs`)."""
-    rows = compare_measures(measures_a, measures_b, seed=int(run_b.settings.get("seed", 0)))
+    rows = compared_measures(measures_a, measures_b, seed=int(run_b.settings.get("seed", 0)))
     changed, n_changed = _changed(pairs)
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
