@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import sqlalchemy as sa
 
@@ -678,22 +678,24 @@ class RunReader(SuiteRunStore):
         return out
 
     def verdict_pairs(self, run_a: str, run_b: str) -> list[VerdictPair]:
-        """Run B's verdicts with A's on the same item and evaluator (`VerdictPair`),
-        of the items whose verdict digests differ (or are not known): every pair that differs,
-        and no item whose verdicts are A's."""
-        return [
-            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9])
-            for r in self._sql(
+        """Run B's verdicts with A's on the same item and evaluator (`VerdictPair`) that
+        differ in value, pass or error, of the items whose verdict digests differ (or are not
+        known): every pair that differs, and no item whose verdicts are A's."""
+        return cast(
+            "list[VerdictPair]",
+            self._sql(
                 # CROSS JOIN: SQLite keeps this order, the items (most of them left out by their
                 # digests) first; it put the run's 700,000 verdicts first (2.5 s at 100,000)
                 "SELECT s.subject, s.task, s.item_id, s.evaluator, s.value, s.passed, s.error,"
                 " x.value, x.passed, x.error FROM suite_run_items i CROSS JOIN suite_run_scores s"
                 " CROSS JOIN suite_run_scores x WHERE i.run_id = :run AND"
                 f" {_MAY_DIFFER} AND {_SAME_ITEM} AND x.run_id = :base AND x.subject = s.subject"
-                " AND x.task = s.task AND x.item_id = s.item_id AND x.evaluator = s.evaluator",
+                " AND x.task = s.task AND x.item_id = s.item_id AND x.evaluator = s.evaluator"
+                # a pair whose value, pass and error are the same is no change: not read
+                " AND (s.value IS NOT x.value OR s.passed IS NOT x.passed OR s.error IS NOT x.error)",
                 {"run": run_b, "base": run_a},
-            )
-        ]
+            ),
+        )
 
     def item(self, run_id: str, subject: str, task: str, item_id: str) -> ItemRecord | None:
         """One item whole: input, expected, output, latency, every verdict with its detail and
