@@ -692,7 +692,8 @@ class RunReader(SuiteRunStore):
                 f" {_MAY_DIFFER} AND {_SAME_ITEM} AND x.run_id = :base AND x.subject = s.subject"
                 " AND x.task = s.task AND x.item_id = s.item_id AND x.evaluator = s.evaluator"
                 # a pair whose value, pass and error are the same is no change: not read
-                " AND (s.value IS NOT x.value OR s.passed IS NOT x.passed OR s.error IS NOT x.error)",
+                " AND (s.value IS DISTINCT FROM x.value OR s.passed IS DISTINCT FROM x.passed"
+                " OR s.error IS DISTINCT FROM x.error)",
                 {"run": run_b, "base": run_a},
             ),
         )
