@@ -125,6 +125,10 @@ def _bootstrap_cases() -> list[tuple[npt.NDArray[np.float64], int]]:
         (rng.normal(size=(2, 15_000)), 9),
         (rng.integers(-2, 3, (4, 50)) / 3.0, 500),
         (np.full((1, 10_000), -0.0), 3),
+        (np.vstack([hits, hits[1], sparse[:3, :12_000], hits[0]]), 7),  # rows alike
+        (np.vstack([np.zeros(40), np.full(40, -0.0), np.zeros(40)]), 50),  # 0.0 is not -0.0
+        # rows alike over more than one chunk of indices (166 resamples for 3 rows, 250 for 2)
+        (np.vstack([hits[:, :10_000], hits[0, :10_000]])[[0, 1, 3]], 300),
     ]
 
 
