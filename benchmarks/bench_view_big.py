@@ -14,7 +14,7 @@ requested once. Requests go through Starlette's test client (routing, a read-onl
 connection per request, SQL, templates; no network). Run:
 
     python benchmarks/bench_view_big.py [--sizes 10000,100000] [--runs 3] [--repeat 3]
-        [--before-src /tmp/before/src] [--keep DIR] [--differ]
+        [--before-src /tmp/before/src] [--keep DIR] [--differ] [--pages TEXT] [--cpu]
 
 `--differ` adds a last run whose queries are cut to 2 words, so most verdicts differ, and
 times its compare page against the run before it: the paired tests' cost (two runs that agree
@@ -160,15 +160,16 @@ def _child(db: str, url: str, repeat: int, limit: float) -> None:
 
     with TestClient(create_app(db)) as client:
         assert client.get("/").status_code == 200
-        times = []
+        times, cpu = [], []
         for _ in range(1 + repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             r = client.get(url)
             times.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)  # every thread of the process
             assert r.status_code == 200, r.text[:500]
             if times[0] > limit * 1000:
                 break
-    print(json.dumps({"times": times, "bytes": len(r.content)}))
+    print(json.dumps({"times": times, "cpu": cpu, "bytes": len(r.content)}))
 
 
 def _time(src: Path, db: Path, url: str, repeat: int, limit: float) -> dict[str, object]:
@@ -182,11 +183,11 @@ def _time(src: Path, db: Path, url: str, repeat: int, limit: float) -> dict[str,
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def _cells(found: dict[str, object] | None) -> list[str]:
-    """`first` and `min / median` of one side's times (ms)."""
+def _cells(found: dict[str, object] | None, key: str = "times") -> list[str]:
+    """`first` and `min / median` of one side's times (ms): wall, or CPU with `key="cpu"`."""
     if found is None:
         return []
-    times = [float(t) for t in found["times"]]  # type: ignore[attr-defined]
+    times = [float(t) for t in found[key]]  # type: ignore[attr-defined]
     rest = times[1:]
     if not rest:
         return [f"{times[0]:,.0f}", "(requested once)"]
@@ -204,6 +205,8 @@ def main() -> None:
     parser.add_argument(
         "--differ", action="store_true", help="add a run that differs (its compare page too)"
     )
+    parser.add_argument("--pages", help="time only the pages whose names hold this text")
+    parser.add_argument("--cpu", action="store_true", help="CPU times too (every thread's)")
     args = parser.parse_args()
     tmp = None
     root = args.keep
@@ -226,14 +229,22 @@ def main() -> None:
             conn.close()
             print(f"\n{n:,} queries, {runs} runs; load before: {' '.join(load)}")
             before_head = "| before: first | before: min / median " if args.before_src else ""
-            print(f"| page {before_head}| after: first | after: min / median | bytes |")
-            print("|---|" + ("---:|---:|" if args.before_src else "") + "---:|---:|---:|")
+            head = f"{before_head}| after: first | after: min / median "
+            cpu_head = head.replace("before:", "before CPU:").replace("after:", "after CPU:")
+            cols = (4 if args.before_src else 2) * (2 if args.cpu else 1)
+            print(f"| page {head}{cpu_head if args.cpu else ''}| bytes |")
+            print("|---|" + "---:|" * cols + "---:|")
             for name, url in pages(after).items():
+                if args.pages and args.pages not in name:
+                    continue
                 old = None
                 if args.before_src:
                     old = _time(args.before_src, db, url, args.repeat, args.limit)
                 new = _time(SRC, after, url, args.repeat, args.limit)
-                row = [name, *_cells(old), *_cells(new), f"{new['bytes']:,}"]
+                row = [name, *_cells(old), *_cells(new)]
+                if args.cpu:
+                    row += [*_cells(old, "cpu"), *_cells(new, "cpu")]
+                row.append(f"{new['bytes']:,}")
                 print("| " + " | ".join(row) + " |", flush=True)
             with open("/proc/loadavg") as f:
                 print(f"load after: {' '.join(f.read().split()[:3])}")

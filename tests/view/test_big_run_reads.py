@@ -307,6 +307,24 @@ def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value:
         assert (needle in doc) == bool(run_pages._has(value, needle)), needle  # type: ignore[arg-type]
 
 
+#: documents and needles with GLOB's special characters, and not: what `instr` finds, GLOB's
+#: pattern of the needle finds
+GLOB_TEXTS = ["a*b?c[d]e", "[x]", "x]", "**", "?", "caf\u00e9 \u212a", "\\[*?]", "100%_!", "ab"]
+GLOB_NEEDLES = ["*", "?", "[", "]", "[x]", "a*b", "b?c", "[d]", "d]", "^", "[*", "*?", "%_", "!"]
+GLOB_NEEDLES += ["caf\u00e9", "\u212a", "\\", "x", "ab", "a", "b", "[!x]", "[^x]", "c[d"]
+
+
+@pytest.mark.parametrize("text", GLOB_TEXTS)
+def test_a_documents_glob_pattern_finds_a_needle_exactly_where_instr_does(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    for needle in GLOB_NEEDLES:
+        pattern = run_pages._glob_containing(needle)
+        ((globbed, found),) = conn.execute(
+            "SELECT ? GLOB ?, instr(?, ?) > 0", (text, pattern, text, needle)
+        ).fetchall()
+        assert bool(globbed) == bool(found) == (needle in text), (text, needle)
+
+
 def test_an_items_document_follows_its_rows_through_a_retry(tmp_path: Path) -> None:
     """A failed item (no verdict: its reason leaves the document) put back in the queue with a
     retryable verdict's item, then recorded again: each document is its rows' as stored."""

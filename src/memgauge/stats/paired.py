@@ -11,13 +11,17 @@ retrieval evaluation", CIKM) recommend for IR. Effect size: Cohen's d_z = mean(d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.blas import one_blas_thread
 from memgauge.stats.bootstrap import resample_means
+from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
 from memgauge.stats.signed_rank import wilcoxon_p
 
@@ -31,6 +35,12 @@ __all__ = [
     "randomization_tests",
     "significance_mark",
 ]
+
+#: products of at least this many sign-columns run on one BLAS thread (OpenBLAS splits only
+#: large products; a small one would pay threadpoolctl's few hundred microseconds for nothing)
+_THREADED = 10_000_000
+#: a randomization test of at least this many signs runs beside the bootstrap, in a thread
+_TWO_THREADS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -87,15 +97,19 @@ def randomization_tests(
     some = nonzero.size < n
     if some:
         d = d[:, nonzero]
-    for start in range(0, n_permutations, step):
-        size = min(step, n_permutations - start)
-        # every sign is drawn, as before, so the flips of the kept columns are as they were
-        drawn = rng.integers(0, 2, size=(size, n), dtype=np.int8)
-        signs = (drawn[:, nonzero] if some else drawn) * 2 - 1
-        # one row: the product as it always was (a matrix-vector product)
-        product = (signs @ d[0])[:, None] if rows == 1 else signs @ d.T
-        means = np.abs(product) / n
-        hits += np.count_nonzero(means >= observed - tol, axis=0)
+    # one BLAS thread: a product split over threads is many times slower on a busy machine,
+    # and its last bits would depend on the machine's number of cores
+    with one_blas_thread() if nonzero.size * n_permutations >= _THREADED else nullcontext():
+        for start in range(0, n_permutations, step):
+            size = min(step, n_permutations - start)
+            # every sign is drawn, as `integers` draws them, so the kept columns' are as they were
+            drawn = coin_bytes(rng, (size, n))
+            kept = drawn[:, nonzero] if some else drawn
+            signs = (kept >> np.uint8(7)).view(np.int8) * np.int8(2) - np.int8(1)
+            # one row: the product as it always was (a matrix-vector product)
+            product = (signs @ d[0])[:, None] if rows == 1 else signs @ d.T
+            means = np.abs(product) / n
+            hits += np.count_nonzero(means >= observed - tol, axis=0)
     return [(int(h) + 1) / (n_permutations + 1) for h in hits]
 
 
@@ -169,14 +183,10 @@ def paired_compare_many(
             pending.setdefault(n, []).append((len(out) - 1, xa, xb))
     for n, group in pending.items():
         diffs = np.stack([xb - xa for _, xa, xb in group])
-        means = resample_means(diffs, n_resamples, np.random.default_rng(seed))
+        means, found = _resampled(diffs, n_resamples, n_permutations, seed)
         tail = (1 - confidence) / 2 * 100
         # n_permutations=0: the caller reads another test's p and skips the costliest one
-        p_rs: list[float | None] = (
-            list(randomization_tests(diffs, n_permutations, seed))
-            if n_permutations > 0
-            else [None] * len(group)
-        )
+        p_rs: list[float | None] = list(found) if found is not None else [None] * len(group)
         for row, (at, xa, xb) in enumerate(group):
             d = diffs[row]
             delta = float(d.mean())
@@ -203,6 +213,25 @@ def paired_compare_many(
                 n_dropped=dropped[at],
             )
     return [c for c in out if c is not None]
+
+
+def _resampled(
+    diffs: npt.NDArray[np.float64], n_resamples: int, n_permutations: int, seed: int
+) -> tuple[npt.NDArray[np.float64], list[float] | None]:
+    """The bootstrap's resample means of each row of `diffs` and its randomization test's p
+    (None without permutations). Each draws from its own generator seeded by `seed`, so a big
+    test runs in a second thread while the bootstrap runs in this one (NumPy's draws, gathers
+    and products leave the GIL): two cores answer in about the time of the longer one."""
+    n = diffs.shape[1]
+    if n_permutations <= 0:
+        return resample_means(diffs, n_resamples, np.random.default_rng(seed)), None
+    if n * n_permutations < _TWO_THREADS:
+        means = resample_means(diffs, n_resamples, np.random.default_rng(seed))
+        return means, randomization_tests(diffs, n_permutations, seed)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgauge-signs") as pool:
+        test = pool.submit(randomization_tests, diffs, n_permutations, seed)
+        means = resample_means(diffs, n_resamples, np.random.default_rng(seed))
+        return means, test.result()
 
 
 def _without_resampling(
