@@ -122,7 +122,6 @@ def insert_plan(
             ],
         )
     if items:
-        texts = [(_dumps(it.input), _dumps(it.expected)) for it in items]
         c.execute(
             sa.insert(items_t),
             [
@@ -134,22 +133,14 @@ def insert_plan(
                     "seq": it.seq,
                     "status": "queued",
                     "category": it.category,
-                    "input_json": inp,
-                    "expected_json": expected,
+                    "input_json": _dumps(it.input),
+                    "expected_json": _dumps(it.expected),
                     "repeat_index": it.repeat,
                 }
-                for it, (inp, expected) in zip(items, texts, strict=True)
+                for it in items
             ],
         )
-        # a new run: its items' documents are their values as just written (no output yet)
-        search_docs.put(
-            c,
-            run_id,
-            {
-                (it.subject, it.task, it.item_id): [it.item_id, it.category, inp, expected]
-                for it, (inp, expected) in zip(items, texts, strict=True)
-            },
-        )
+        refill_search(c, run_id)
 
 
 def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> str:

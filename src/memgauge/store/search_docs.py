@@ -16,13 +16,13 @@ rare needle's items at once, but indexing costs 0.2 ms a document written in bul
 through a trigger (a 100,000-item run: 20-65 s more to record), against 0.03 ms for the
 document alone, and the scan of the run's items that a search does anyway stays.
 
-Written with the items, so an item's document is its rows' whatever path wrote them: a new
-run's (`item_rows.insert_plan`) and a recorded batch's (`item_rows.record_items`) from the
-values they write, as they write them (`put`); where a recording leaves rows of an earlier one
-in place (an output it does not replace, verdicts of other evaluators: `held` says, read before
-it writes), and after `requeue`, from the rows as stored (`refill`, read back in the caller's
-transaction). Reading back was most of a recording's time (a LoCoMo evaluate: 0.37 CPU-s), the
-outputs just deflated inflated again.
+Written with the items, so an item's document is its rows' whatever path wrote them: a
+recorded batch's (`item_rows.record_items`) from the values it writes, as it writes them
+(`put`); a new run's (`item_rows.insert_plan`, one read of its inputs), an item whose recording
+leaves rows of an earlier one in place (an output it does not replace, verdicts of other
+evaluators: `held` says, read before it writes), and after `requeue`, from the rows as stored
+(`refill`, read back in the caller's transaction). Reading each batch back was most of a
+recording's time (a LoCoMo evaluate: 0.37 CPU-s), the outputs just deflated inflated again.
 """
 
 from __future__ import annotations
