@@ -58,6 +58,8 @@ class TaskView:
         setup_seconds: subject -> seconds spent resetting and ingesting (None: not measured).
         specs: subject -> its spec, as the run was started.
         repeat: times each item went through each subject (`repeat: N`).
+        dataset_sha256: the content hash of `dataset` (`aggregates.ir.dataset_sha256`) that
+            planning computed and the run recorded; None: not known, computed when needed.
     """
 
     name: str
@@ -71,6 +73,7 @@ class TaskView:
     setup_seconds: Mapping[str, float | None] = field(default_factory=dict)
     specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     repeat: int = 1
+    dataset_sha256: str | None = None
 
 
 @runtime_checkable

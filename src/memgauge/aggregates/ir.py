@@ -374,7 +374,7 @@ class IRAggregate:
                 name=dataset.name,
                 protocol=protocol_label(dataset),
                 synthetic=dataset.synthetic.label() if dataset.synthetic else None,
-                sha256=dataset_sha256(dataset),
+                sha256=task.dataset_sha256 or dataset_sha256(dataset),
                 n_memories=len(dataset.memories),
                 n_queries=len(dataset.queries),
                 n_judgments=len(dataset.judgments),

@@ -28,6 +28,7 @@ from memgauge.data.records import (
     mean_of_repeats,
     repeat_source,
 )
+from memgauge.store import search_docs
 from memgauge.store.dialect import executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.search_docs import refill as refill_search
@@ -186,6 +187,8 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     keeps no verdict (one answered, scored and then found void, as a subject that holds
     nothing, loses the scores it had)."""
     keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    # read before the writes below: what of each item they leave in place
+    held = search_docs.held(c, run_id, ((r.subject, r.task, r.item_id) for r in rows))
     # the run's values are its summary's (`replace_values`): rewritten with the next one
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     failed = [(r.subject, r.task, r.item_id) for r in rows if r.status == "failed"]
@@ -218,15 +221,19 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
             for r, key in zip(rows, keys, strict=True)
         ],
     )
+    texts = [
+        dumps_item(r.output) if r.status == "completed" or r.output is not None else None
+        for r in rows
+    ]
     outputs = [
         {
             **key,
-            "output_json": as_stored(packed(dumps_item(r.output))),
+            "output_json": as_stored(packed(text)),
             "latency_json": dumps_item(r.latency_ms),
             "extra_json": dumps_item(r.extra) if r.extra else None,
         }
-        for r, key in zip(rows, keys, strict=True)
-        if r.status == "completed" or r.output is not None
+        for r, key, text in zip(rows, keys, texts, strict=True)
+        if text is not None
     ]
     executemany(c, upsert(c, outputs_t, KEY), outputs)
     scores = [
@@ -259,9 +266,52 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     ]
     if failures:
         c.execute(sa.insert(failures_t), failures)
-    # after every write above: the documents are the rows as stored (an output or verdict
-    # left from an earlier recording of the item included)
-    refill_search(c, run_id, [(r.subject, r.task, r.item_id) for r in rows])
+    _documents(c, run_id, rows, held, texts, scores)
+
+
+def _documents(
+    c: sa.Connection,
+    run_id: str,
+    rows: Sequence[ItemRecord],
+    held: dict[tuple[str, str, str], search_docs.Held],
+    texts: Sequence[str | None],
+    scores: Sequence[dict[str, Any]],
+) -> None:
+    """The recorded items' documents (`search_docs`) from the values `record_items` wrote; an
+    item whose rows keep something of an earlier recording (an output not replaced, verdicts
+    of evaluators not given again), or recorded twice in the batch, from its rows as stored."""
+    verdicts: dict[tuple[str, str, str], dict[str, tuple[str, str | None]]] = {}
+    for v in scores:
+        # an evaluator given twice: the upsert keeps the last
+        of = verdicts.setdefault((v["subject"], v["task"], v["item_id"]), {})
+        of[v["evaluator"]] = (v["reason"], v["error"])
+    seen: set[tuple[str, str, str]] = set()
+    again: set[tuple[str, str, str]] = set()
+    values: dict[tuple[str, str, str], list[Any]] = {}
+    for r, text in zip(rows, texts, strict=True):
+        key = (r.subject, r.task, r.item_id)
+        before = held.get(key)
+        if before is None:  # not an item of the run: it has no document
+            continue
+        if (
+            key in seen
+            or (before.verdicts and r.status != "failed")
+            or (before.output and text is None)
+        ):
+            again.add(key)
+            continue
+        seen.add(key)
+        vals = [*before.values, text]
+        # in the order `refill` reads them: by evaluator, as the scores' key sorts
+        of = verdicts.get(key, {})
+        for evaluator in sorted(of):
+            vals += of[evaluator]
+        values[key] = vals
+    for key in again:
+        values.pop(key, None)
+    search_docs.put(c, run_id, values)
+    if again:
+        refill_search(c, run_id, sorted(again))
 
 
 _INSERT_QUERY = sa.insert(queries_t)

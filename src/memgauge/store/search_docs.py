@@ -16,22 +16,28 @@ rare needle's items at once, but indexing costs 0.2 ms a document written in bul
 through a trigger (a 100,000-item run: 20-65 s more to record), against 0.03 ms for the
 document alone, and the scan of the run's items that a search does anyway stays.
 
-Written with the items (`item_rows.insert_plan`, `record_items`, `requeue`), from the values
-as stored (read back in the caller's transaction), so an item's document is its rows' whatever
-path wrote them.
+Written with the items, so an item's document is its rows' whatever path wrote them: a
+recorded batch's (`item_rows.record_items`) from the values it writes, as it writes them
+(`put`); a new run's (`item_rows.insert_plan`, one read of its inputs), an item whose recording
+leaves rows of an earlier one in place (an output it does not replace, verdicts of other
+evaluators: `held` says, read before it writes), and after `requeue`, from the rows as stored
+(`refill`, read back in the caller's transaction). Reading each batch back was most of a
+recording's time (a LoCoMo evaluate: 0.37 CPU-s), the outputs just deflated inflated again.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
+from memgauge.store.dialect import executemany, upsert
+from memgauge.store.tables import suite_run_search as search_t
 from memgauge.store.tables import unpacked
 
-__all__ = ["SEPARATOR", "document", "forms", "refill"]
+__all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill"]
 
 #: between the forms of a document: a needle holding it is searched as before
 SEPARATOR = "\x1f"
@@ -132,3 +138,60 @@ def _refill(c: sa.Connection, run_id: str, keys: Sequence[tuple[str, str, str]] 
             ),
             rows,
         )
+
+
+Key = tuple[str, str, str]
+
+
+class Held(NamedTuple):
+    """An item as stored before a recording: the values its document starts with (id, category,
+    input, expected value), and whether it has verdicts and an output already."""
+
+    values: list[Any]
+    verdicts: bool
+    output: bool
+
+
+_HELD = sa.text(
+    "SELECT i.item_id, i.category, i.input_json, i.expected_json,"
+    " EXISTS (SELECT 1 FROM suite_run_scores s WHERE s.run_id = i.run_id"
+    " AND s.subject = i.subject AND s.task = i.task AND s.item_id = i.item_id),"
+    " EXISTS (SELECT 1 FROM suite_run_outputs o WHERE o.run_id = i.run_id"
+    " AND o.subject = i.subject AND o.task = i.task AND o.item_id = i.item_id)"
+    " FROM suite_run_items i WHERE i.run_id = :run AND i.subject = :subject AND i.task = :task"
+    " AND i.item_id IN :ids"
+).bindparams(sa.bindparam("ids", expanding=True))
+
+
+def held(c: sa.Connection, run_id: str, keys: Iterable[Key]) -> dict[Key, Held]:
+    """The run's items `keys` as stored (an item the run does not have is left out)."""
+    ids: dict[tuple[str, str], list[str]] = {}
+    for subject, task, item_id in keys:
+        ids.setdefault((subject, task), []).append(item_id)
+    out: dict[Key, Held] = {}
+    for (subject, task), of in ids.items():
+        for start in range(0, len(of), _BATCH):
+            params = {"run": run_id, "subject": subject, "task": task}
+            for r in c.execute(_HELD, {**params, "ids": of[start : start + _BATCH]}):
+                out[(subject, task, r[0])] = Held([r[0], r[1], r[2], r[3]], bool(r[4]), bool(r[5]))
+    return out
+
+
+_DELETE = sa.delete(search_t).where(
+    *(search_t.c[k] == sa.bindparam(k) for k in ("run_id", "subject", "task", "item_id"))
+)
+
+
+def put(c: sa.Connection, run_id: str, values: dict[Key, list[Any]]) -> None:
+    """Write the documents of the run's items `values` (each item's searched values, as stored
+    and in `refill`'s order), in place of the ones they had."""
+    rows, gone = [], []
+    for (subject, task, item_id), vals in values.items():
+        key = {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id}
+        doc = document(vals)
+        if doc is None:
+            gone.append(key)
+        else:
+            rows.append({**key, "doc": doc})
+    executemany(c, upsert(c, search_t, ("run_id", "subject", "task", "item_id")), rows)
+    executemany(c, _DELETE, gone)

@@ -105,7 +105,8 @@ class PlannedItem:
 @dataclass(frozen=True)
 class PlannedTask:
     """A task with everything loaded: items, memories per corpus, built evaluators and
-    aggregates."""
+    aggregates. `dataset_sha256`: the content hash of `dataset` (`aggregates.ir.dataset_sha256`)
+    for a task that has one, else of its dataset file."""
 
     spec: TaskSpec
     items: list[PlannedItem]
@@ -154,6 +155,8 @@ class PlannedTask:
             seed=seed,
             k=self.spec.k,
             dataset=self.dataset,
+            # a task with a dataset has its content hash (`RetrievalKind.plan`): not hashed again
+            dataset_sha256=self.dataset_sha256 if self.dataset is not None else None,
             ingested=self.spec.ingest,
             repeat=self.spec.repeat or 1,
             **extra,
@@ -201,6 +204,10 @@ class Planning:
         """The planned task: its items cut to the task's `only:` and `limit:`, its evaluators
         and aggregates, and `fields` (memories, dataset_sha256, notes ...)."""
         fields.setdefault("memories", None)
+        if fields.get("dataset") is not None and "dataset_sha256" not in fields:
+            from memgauge.aggregates.ir import dataset_sha256
+
+            fields["dataset_sha256"] = dataset_sha256(fields["dataset"])
         fields.setdefault("dataset_sha256", self.sha256())
         return PlannedTask(
             self.task,
