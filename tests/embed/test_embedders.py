@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memgauge.embed import CachedEmbedder, MiniLMEmbedder, OpenAIEmbedder, load_embedder
+from memgauge.embed.cache import _text_key as _key
 from memgauge.embed.minilm_numpy import minilm_model_dir
 from memgauge.errors import SubjectError, UnavailableError, UsageError
 from memgauge.llm import FakeOpenAIServer, Fault, hashed_embedding
@@ -69,6 +70,50 @@ def test_cache_serves_repeats_from_disk_and_survives_damage(tmp_path: Path) -> N
         fresh = CachedEmbedder(inner, tmp_path / "cache")
         np.testing.assert_allclose(fresh.embed(["gamma"]), first[[1]], atol=1e-6)
         assert fresh.misses == 1  # a damaged shard is a miss, not an error
+
+
+def test_cache_shards_hold_two_arrays_and_shards_of_the_format_before_are_read(
+    tmp_path: Path,
+) -> None:
+    class Lengths:
+        name = "lengths"
+        dim = 3
+
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            return np.asarray([[len(t), 1.0, 2.0] for t in texts], dtype=np.float64)
+
+    texts = [f"text number {i}" + "x" * i for i in range(40)]
+    cached = CachedEmbedder(Lengths(), tmp_path / "cache")
+    first = cached.embed(texts)
+    shards = sorted((tmp_path / "cache").rglob("*.npz"))
+    assert shards
+    for shard in shards:
+        with np.load(shard) as data:
+            # one array of keys and one of vectors, not a zip member per text
+            assert sorted(data.files) == ["keys", "vectors"]
+            assert data["vectors"].dtype == np.float32
+            assert data["vectors"].shape == (len(data["keys"]), 3)
+    # a shard as memgauge wrote them before: an array per text hash (and one such entry
+    # added beside the two arrays by a version still on that format)
+    key = _key(texts[0])
+    (old,) = [s for s in shards if s.name == f"{key[:2]}.npz"]
+    with np.load(old) as data:
+        keys, vectors = data["keys"].astype(str).tolist(), data["vectors"]
+    np.savez(old, **dict(zip(keys, vectors, strict=True)))
+    extra = _key("added by an older version")
+    mixed = next(s for s in shards if s != old)
+    with np.load(mixed) as data:
+        arrays = {k: data[k] for k in data.files}
+    np.savez(mixed, **arrays, **{extra: np.array([9.0, 9.0, 9.0], dtype=np.float32)})
+    again = CachedEmbedder(Lengths(), tmp_path / "cache")
+    np.testing.assert_array_equal(again.embed(texts), first)
+    assert again.misses == 0
+    assert again._read(mixed.stem)[extra].tolist() == [9.0, 9.0, 9.0]
+    # adding an entry rewrites the old shard in two arrays, its entries kept
+    again.embed([next(t for t in (f"new {i}" for i in range(100_000)) if _key(t)[:2] == key[:2])])
+    with np.load(old) as data:
+        assert sorted(data.files) == ["keys", "vectors"]
+        assert set(keys) <= set(data["keys"].astype(str).tolist())
 
 
 class _Gated:

@@ -56,9 +56,14 @@ def test_onnx_agrees_with_numpy_to_1e_6(home: Path, monkeypatch: pytest.MonkeyPa
     # the graph was built once, under MEMGAUGE_HOME, named by weights and builder version
     built = list((home / "onnx").glob("*.onnx"))
     assert [p.name.endswith(f"-g{BUILDER_VERSION}.onnx") for p in built] == [True]
-    stamp = built[0].stat().st_mtime_ns
+    # the weights are in a file beside it (ONNX external data), not copied into the graph
+    (weights,) = (home / "onnx").glob("*.weights")
+    assert weights.name == built[0].with_suffix(".weights").name
+    assert built[0].stat().st_size < 100_000
+    assert weights.stat().st_size == 90_259_968  # the float32 weights the graph uses
+    stamp = built[0].stat().st_mtime_ns, weights.stat().st_mtime_ns
     MiniLMOnnxEmbedder()
-    assert built[0].stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert (built[0].stat().st_mtime_ns, weights.stat().st_mtime_ns) == stamp  # not rebuilt
     assert not list((home / "onnx").glob(".*"))  # no temporary file left
 
 

