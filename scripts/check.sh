@@ -18,6 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
+# the processes the tests start (the CLI, the docs' commands) import memgauge from src: compiled
+# once here, none compiles it again where PYTHONDONTWRITEBYTECODE keeps Python from caching it
+python -m compileall -q src
 # on every core (pytest-xdist); tests sharing a fixture built once per module or session run
 # on one worker (tests/conftest.py groups them for --dist loadgroup)
 python -m pytest -p no:cacheprovider -q -n auto --dist loadgroup "$@"
