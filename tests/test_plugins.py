@@ -3,23 +3,28 @@ and a subject through entry points, and they work in `memgauge run`, `schema` an
 without a change to memgauge.
 
 The distribution is what pip leaves in site-packages: a package and a `.dist-info` directory
-with `METADATA` and `entry_points.txt`. The commands run in subprocesses, so each discovers
-the plug-in at start-up exactly as an installed one would be; one test also shows that
+with `METADATA` and `entry_points.txt`. A suite run is a subprocess, which discovers the
+plug-in at start-up exactly as an installed one would be; the other commands run in-process
+with the distribution on the import path and the registries read again, as at a fresh start
+(a subprocess costs a Python start and the imports: 0.6-1 CPU-s). One test also shows that
 `Registry.reload()` picks up a distribution added after the first use.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers import run_memgauge
 
 import memgauge
 from memgauge.api import open_store, read_run
@@ -185,6 +190,39 @@ def site(tmp_path: Path) -> Path:
     return install_plugin(tmp_path / "site")
 
 
+def mg(*args: str) -> subprocess.CompletedProcess[str]:
+    """`memgauge ARGS` in-process (tests.helpers.run_memgauge), as wide as memgauge_cmd's."""
+    return run_memgauge(*args, env={"COLUMNS": "200"})
+
+
+@contextlib.contextmanager
+def installed_in_process(site: Path) -> Iterator[None]:
+    """The plug-in installed for this process, as at a fresh start: on the import path, and
+    every registry it adds to read again; all as before afterwards."""
+    from memgauge.aggregates import AGGREGATES
+    from memgauge.scorers import EVALUATORS
+    from memgauge.subjects.registry import SUBJECTS
+
+    registries = (EVALUATORS, AGGREGATES, SUBJECTS)
+    sys.path.insert(0, str(site))
+    for registry in registries:
+        registry.reload()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("mg_plugin", None)
+        for registry in registries:
+            registry.reload()
+
+
+@pytest.fixture
+def installed(site: Path) -> Iterator[Path]:
+    """`site` installed in-process (installed_in_process) for the test's duration."""
+    with installed_in_process(site):
+        yield site
+
+
 def test_a_plugin_runs_in_a_suite(site: Path, tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump(SUITE, sort_keys=False))
@@ -205,8 +243,8 @@ def test_a_plugin_runs_in_a_suite(site: Path, tmp_path: Path) -> None:
     assert [(m.subject, m.value, m.n_scored) for m in longest.measures] == [("parrot", 9.0, 2)]
     # and its shapes are its section in the reports, drawn by type like any built-in's
     out = tmp_path / "r.md"
-    args = ("report", summary["run_id"], "--store", str(db), "--out", str(out))
-    proc = memgauge_cmd(*args, site=site, home=tmp_path)
+    with installed_in_process(site):
+        proc = mg("report", summary["run_id"], "--store", str(db), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     md = out.read_text()
     assert "## Longest answer (task answers)" in md
@@ -219,7 +257,7 @@ def test_a_plugin_runs_in_a_suite(site: Path, tmp_path: Path) -> None:
     ids=["str", "int"],
 )
 def test_a_plugin_subject_answering_plain_values(
-    reply: str, code: int, status: str, output: str | None, site: Path, tmp_path: Path
+    reply: str, code: int, status: str, output: str | None, installed: Path, tmp_path: Path
 ) -> None:
     suite = json.loads(json.dumps(SUITE))
     suite["subjects"] = {"plain": {"plain": {"reply": reply, "agent": True}}}
@@ -227,7 +265,7 @@ def test_a_plugin_subject_answering_plain_values(
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     db = tmp_path / "r.db"
-    proc = memgauge_cmd("run", str(path), "--store", str(db), "--json", site=site, home=tmp_path)
+    proc = mg("run", str(path), "--store", str(db), "--json")
     assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr
     run_id = json.loads(proc.stdout.strip().splitlines()[-1])["run_id"]
@@ -247,7 +285,8 @@ def test_a_plugin_subject_answering_plain_values(
 def test_a_plugin_is_in_the_schema(site: Path, tmp_path: Path) -> None:
     import jsonschema
 
-    proc = memgauge_cmd("schema", site=site, home=tmp_path)
+    with installed_in_process(site):
+        proc = mg("schema")
     assert proc.returncode == 0, proc.stderr
     schema = json.loads(proc.stdout)
     defs = schema["$defs"]
@@ -264,15 +303,15 @@ def test_a_plugin_is_in_the_schema(site: Path, tmp_path: Path) -> None:
     misspelt["tasks"][0]["evaluators"][0] = {"word-limit": {"max_word": 4}}
     assert list(validator.iter_errors(misspelt))
     # without the plug-in the same suite does not validate: its components are unknown
-    bare = json.loads(memgauge_cmd("schema", site=tmp_path / "empty", home=tmp_path).stdout)
+    bare = json.loads(mg("schema").stdout)
     assert "evaluator.word-limit" not in bare["$defs"]
     assert list(jsonschema.Draft202012Validator(bare).iter_errors(SUITE))
 
 
-def test_validate_checks_a_plugins_arguments(site: Path, tmp_path: Path) -> None:
+def test_validate_checks_a_plugins_arguments(installed: Path, tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump(SUITE, sort_keys=False))
-    ok = memgauge_cmd("validate", str(suite), site=site, home=tmp_path)
+    ok = mg("validate", str(suite))
     assert ok.returncode == 0, ok.stderr
     assert "suite 'plugin-suite'" in ok.stdout
     bad = json.loads(json.dumps(SUITE))
@@ -280,7 +319,7 @@ def test_validate_checks_a_plugins_arguments(site: Path, tmp_path: Path) -> None
     bad["tasks"][0]["evaluators"][0] = {"word-limit": {"max_word": 4}}
     suite.write_text(yaml.safe_dump(bad, sort_keys=False))
     lines = suite.read_text().splitlines()
-    proc = memgauge_cmd("validate", str(suite), site=site, home=tmp_path)
+    proc = mg("validate", str(suite))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     prefx = next(i for i, line in enumerate(lines, 1) if "prefx" in line)

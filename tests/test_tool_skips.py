@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers import QUIET_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "test-tools.sh"
@@ -42,8 +43,7 @@ def test_expected_to_fail():
 def _run(pytester: pytest.Pytester) -> pytest.RunResult:
     pytester.makepyfile(test_tools=TESTS)
     pytester.makepyfile(test_module_skip="import pytest\npytest.importorskip('no_such_tool_xyz')\n")
-    # no:benchmark: pytest-benchmark, where installed, fails a run started under pytest-xdist
-    return pytester.runpytest_inprocess("-p", "tool_skips", "-ra", "-p", "no:benchmark")
+    return pytester.runpytest_inprocess("-p", "tool_skips", "-ra", *QUIET_PLUGINS)
 
 
 def test_without_no_skip_every_skip_is_a_skip_and_listed(
@@ -85,7 +85,7 @@ def test_with_no_skip_and_none_missing_the_run_passes(
 ) -> None:
     monkeypatch.setenv("MEMGAUGE_NO_SKIP", "1")
     pytester.makepyfile(test_ok=TESTS.replace("def test_in_the_browser", "def _not_a_test"))
-    result = pytester.runpytest_inprocess("-p", "tool_skips", "-p", "no:benchmark")
+    result = pytester.runpytest_inprocess("-p", "tool_skips", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1, skipped=1, xfailed=1)
     assert "skipped because a tool" not in result.stdout.str()

@@ -2,9 +2,11 @@
 
 A careless provider quotes the request's `Authorization` header and the bare key in its 400,
 429 and 500 bodies. A judged suite run, its exports, `judge rejudge`, `judge calibrate` and an
-audit with an LLM agent all run as real subprocesses against it over real HTTP; then every file
-they wrote (results store, LLM cache, output directory, exports) and both output streams are
-searched for the key and for fragments of it.
+audit with an LLM agent all run against it over real HTTP, the run as a real subprocess (what
+an interpreter prints at its start and end included), the others in-process as a fresh process
+would run them (a fresh LLM context each; what reaches the file descriptors 1 and 2 is output
+too); then every file they wrote (results store, LLM cache, output directory, exports) and both
+output streams are searched for the key and for fragments of it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import run_memgauge
 
 from memgauge.llm.fake_server import ECHO_BODY, FakeOpenAIServer, Fault
 
@@ -56,10 +59,8 @@ def server() -> Iterator[FakeOpenAIServer]:
         yield srv
 
 
-def _cli(server: FakeOpenAIServer, tmp_path: Path, *args: str) -> tuple[int, str, str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(SRC),
+def _env(server: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
+    return {
         "MEMGAUGE_HOME": str(tmp_path / "home"),
         "MEMGAUGE_LLM_CACHE": str(tmp_path / "llm-cache.db"),
         "OPENAI_BASE_URL": server.base_url,
@@ -68,9 +69,26 @@ def _cli(server: FakeOpenAIServer, tmp_path: Path, *args: str) -> tuple[int, str
         "MEMAUDIT_MODEL": "fake-agent",
         "MEMGAUGE_LLM_RETRIES": "0",  # every echoed failure is final: recorded, cached, shown
     }
+
+
+def _cli(
+    server: FakeOpenAIServer, tmp_path: Path, capfd: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    """The command in-process (tests.helpers.run_memgauge) with a fresh LLM context, as a new
+    process has; what it wrote to the file descriptors themselves is its output too."""
+    from memgauge.llm import context
+
+    context.reset()
+    done = run_memgauge(*args, env=_env(server, tmp_path), cwd=tmp_path)
+    context.reset()  # as the process's end: clients closed, the LLM cache's WAL checkpointed
+    fd_out, fd_err = capfd.readouterr()
+    return done.returncode, done.stdout + fd_out, done.stderr + fd_err
+
+
+def _process(server: FakeOpenAIServer, tmp_path: Path, *args: str) -> tuple[int, str, str]:
     done = subprocess.run(
         [sys.executable, "-m", "memgauge", *args],
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(SRC), **_env(server, tmp_path)},
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -120,18 +138,21 @@ def _dataset(tmp_path: Path) -> Path:
 
 
 def test_a_key_echoed_by_the_endpoint_reaches_no_file_and_no_output(
-    server: FakeOpenAIServer, tmp_path: Path, recall_suite: Any
+    server: FakeOpenAIServer, tmp_path: Path, recall_suite: Any, capfd: pytest.CaptureFixture[str]
 ) -> None:
     outputs: list[str] = []
 
-    def cli(*args: str) -> tuple[int, str]:
-        code, out, err = _cli(server, tmp_path, *args)
+    def cli(*args: str, process: bool = False) -> tuple[int, str]:
+        if process:
+            code, out, err = _process(server, tmp_path, *args)
+        else:
+            code, out, err = _cli(server, tmp_path, capfd, *args)
         outputs.extend((out, err))
         return code, out + "\n" + err
 
     store = str(tmp_path / "r.db")
     server.fail(*_echoes(3))
-    code, out = cli("run", str(_suite(recall_suite)), "--store", store, "--json")
+    code, out = cli("run", str(_suite(recall_suite)), "--store", store, "--json", process=True)
     assert code == 0, out
     run = json.loads(outputs[-2].strip().splitlines()[-1])
     assert server.n_requests >= 12

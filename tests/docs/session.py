@@ -143,6 +143,33 @@ class Timing:
 
 
 @dataclass
+class ForkPool:
+    """One fork server for the pages of a test session (each xdist worker's): started by the
+    first page that runs a shell block, in that page's environment, and stopped by `close()`.
+    What it shares across pages is only what it imported before forking: a command gets its
+    argv, directory, environment and stdio from its client, and a page's commands end with the
+    page (killing its shell's process group kills their clients, and a client's end ends its
+    command). A preload is about 2 s of CPU; a page that gives the server other PYTHON* or
+    locale variables has its commands run by the real executable, as with a page's own."""
+
+    forks: Path = field(
+        default_factory=lambda: (
+            Path(tempfile.gettempdir()) / f"memgauge-docs-{os.getuid()}-{secrets.token_hex(6)}"
+        )
+    )
+    server: subprocess.Popen[bytes] | None = None
+
+    def start(self, target: str, cwd: Path, env: dict[str, str], log: Path) -> None:
+        if self.server is None:
+            self.server = start_fork_server(self.forks, target, cwd, env, log)
+
+    def close(self) -> None:
+        if self.server is not None:
+            stop_fork_server(self.server, self.forks)
+            self.server = None
+
+
+@dataclass
 class Session:
     """One page's run. `work` is the reader's directory; the test's own files go to `internal`."""
 
@@ -160,6 +187,8 @@ class Session:
     #: what the fork server runs as a command (its tests give it a probe)
     fork_target: str = "memgauge.cli.main:main"
     _forks: subprocess.Popen[bytes] | None = None
+    #: the session's fork server, when pages share one (else the page starts its own)
+    pool: ForkPool | None = None
 
     @classmethod
     def fresh(
@@ -170,9 +199,11 @@ class Session:
         *,
         clone: bool = False,
         stand_ins: dict[str, str] | None = None,
+        pool: ForkPool | None = None,
     ) -> Session:
         """A fresh directory (a copy of the repository's files, as a clone has them, when
-        `clone`), with `env` as the environment (MEMGAUGE_HOME and the like already in it)."""
+        `clone`), with `env` as the environment (MEMGAUGE_HOME and the like already in it);
+        its `memgauge` commands forked from `pool`'s server when given, else its own."""
         work, internal, bindir = tmp / "work", tmp / "internal", tmp / "internal" / "bin"
         for d in (work, internal, bindir):
             d.mkdir(parents=True)
@@ -196,7 +227,11 @@ class Session:
             real.chmod(0o755)
         # `memgauge` on PATH: the page's fork server's client (tests/docs/fork_client.py), which
         # is the real executable while no server answers
-        forks = Path(tempfile.gettempdir()) / f"memgauge-docs-{os.getuid()}-{secrets.token_hex(6)}"
+        forks = (
+            pool.forks
+            if pool is not None
+            else Path(tempfile.gettempdir()) / f"memgauge-docs-{os.getuid()}-{secrets.token_hex(6)}"
+        )
         client = [sys.executable, "-S", "-I", str(HERE / "fork_client.py")]
         exe = bindir / "memgauge"
         exe.write_text(
@@ -210,7 +245,7 @@ class Session:
             "__DOCS_PYTHON": sys.executable,
             "__DOCS_SERVE": str(HERE / "serve.py"),
         }
-        return cls(page, work, internal, env, dict(stand_ins or {}), forks=forks)
+        return cls(page, work, internal, env, dict(stand_ins or {}), forks=forks, pool=pool)
 
     # --- running ----------------------------------------------------------------------------
 
@@ -239,7 +274,11 @@ class Session:
         """The page's `memgauge` commands forked from one process that imported memgauge once
         (tests/docs/fork_server.py); started in the page's first environment, it serves a
         command only if the interpreter's PYTHON* variables are still those."""
-        if self.forks is not None:
+        if self.pool is not None:
+            self.pool.start(
+                self.fork_target, self.work, self.env, self.internal / "fork-server.log"
+            )
+        elif self.forks is not None:
             self._forks = start_fork_server(
                 self.forks, self.fork_target, self.work, self.env, self.internal / "fork-server.log"
             )

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.docs.blocks import ROOT, Block, DocsError, check, pages, read_blocks
-from tests.docs.session import Session
+from tests.docs.session import ForkPool, Session
 
 #: pages that fail today at a block another item of issue 29 fixes on another branch: the
 #: block's line and why. The test fails if the page fails anywhere else, or passes (then the
@@ -76,12 +77,23 @@ def stand_ins(blocks: list[Block], request: pytest.FixtureRequest) -> Any:
         yield found
 
 
+@pytest.fixture(scope="session")
+def fork_pool() -> Iterator[ForkPool]:
+    """One fork server for every page this process runs (tests/docs/session.py's ForkPool)."""
+    pool = ForkPool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize("page", _params())
 def test_the_page_runs_as_written(
     page: str,
     tmp_path: Path,
     request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],
+    fork_pool: ForkPool,
 ) -> None:
     from memgauge.llm import FakeOpenAIServer
     from memgauge.llm.fake_server import DEFAULT_REPLY
@@ -94,7 +106,7 @@ def test_the_page_runs_as_written(
         llm.respond(lambda _request: DEFAULT_REPLY)
         env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = llm.base_url, "sk-docs-test"
         clone = starts_in_clone(page, blocks)
-        session = Session.fresh(page, tmp_path, env, clone=clone, stand_ins=servers)
+        session = Session.fresh(page, tmp_path, env, clone=clone, stand_ins=servers, pool=fork_pool)
         session.run(blocks)
     ran = [t for t in session.timings if t.kind in ("shell", "python")]
     took = f"{page}: {len(ran)} blocks in {sum(t.seconds for t in ran):.1f} s" + "".join(

@@ -9,11 +9,12 @@ import json
 import os
 import re
 import signal
+import time
 from pathlib import Path
 
 import pytest
 from tests.docs.blocks import ROOT, DocsError, read_blocks
-from tests.docs.session import Session
+from tests.docs.session import ForkPool, Session
 from tests.docs.test_docs_run import reader_env
 
 
@@ -134,3 +135,40 @@ def test_a_changed_interpreter_or_locale_setting_runs_the_real_executable(tmp_pa
     assert _served(session) == ["exit 0"]
     for name in ("version.txt", "c.txt"):
         assert (session.work / name).read_text().startswith("memgauge, version ")
+
+
+def test_pages_sharing_a_pool_share_only_its_server(tmp_path: Path) -> None:
+    """A ForkPool's server, started by the first page, forks the next page's commands too, each
+    in its own page's directory and environment; a page's command still running at its end
+    goes with it; the server goes with the pool."""
+    pool = ForkPool()
+    shell = (
+        "memgauge show > seen.json\n"
+        "memgauge sleep 600 > pid.txt &\nuntil [ -s pid.txt ]; do sleep 0.1; done\n"
+    )
+    try:
+        pids, servers = [], []
+        for name in ("one", "two"):
+            env = reader_env(tmp_path / name, tmp_path / "embeddings")
+            env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+            session = Session.fresh("p.md", tmp_path / name, env, pool=pool)
+            session.fork_target = "tests.docs.fork_probe:main"
+            session.run(read_blocks("p.md", f"```bash\n{shell}```\n"))
+            assert session.forks == pool.forks
+            assert pool.server is not None
+            seen = json.loads((session.work / "seen.json").read_text())
+            assert seen["cwd"] == str(session.work)
+            assert seen["env"]["MEMGAUGE_HOME"] == str(tmp_path / name / "home" / ".memgauge")
+            pids.append(int((session.work / "pid.txt").read_text()))
+            servers.append(pool.server.pid)
+            deadline = time.monotonic() + 30  # the server kills it once its client is gone
+            while Path(f"/proc/{pids[-1]}").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not Path(f"/proc/{pids[-1]}").exists()
+        assert servers[0] == servers[1]
+        assert pids[0] != pids[1]
+        assert pool.server.poll() is None
+    finally:
+        pool.close()
+    assert not pool.forks.exists()
+    assert _naming(str(pool.forks)) == []

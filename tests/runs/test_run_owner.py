@@ -190,7 +190,7 @@ def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
     tmp_path: Path, lookup_suite: LookupSuite, judge: FakeOpenAIServer, spawn: Spawn
 ) -> None:
     calls = tmp_path / "calls.txt"
-    path = lookup_suite(200, judged=True, delay=0.05, calls_file=str(calls))
+    path = lookup_suite(100, judged=True, delay=0.05, calls_file=str(calls))
     db = tmp_path / "r.db"
     first = spawn(
         "run",
@@ -208,7 +208,7 @@ def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
         first.send_signal(signal.SIGKILL)
         first.wait()
     run_id = _run_id(db)
-    remaining = 200 - _finished(db)
+    remaining = 100 - _finished(db)
     calls.unlink()
     judge.requests.clear()
 
@@ -222,7 +222,7 @@ def test_two_processes_racing_to_resume_one_drives_and_no_item_is_asked_twice(
     assert f"process {winner.pid}" in loser_err
     assert "Traceback" not in loser_err
     doc = next(json.loads(out.splitlines()[-1]) for p, out, _ in results if p.returncode == 0)
-    assert (doc["status"], doc["n_completed"]) == ("completed", 200)
+    assert (doc["status"], doc["n_completed"]) == ("completed", 100)
     # each remaining item was asked and judged once, by the one process driving the run
     assert len(calls.read_text().splitlines()) == remaining
     assert len(judge.requests) == remaining
