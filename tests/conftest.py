@@ -41,6 +41,10 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     return keys
 
 
+# tryfirst: pytest-xdist's own hook reads the xdist_group marks into the test ids (the
+# `@group` suffix its scheduler groups by); run after it, the marks were added too late and
+# every group was spread over both workers, each building the shared fixtures again
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n 2 --dist loadgroup`, as scripts/check.sh runs the tests), a
     fixture built once per module or session is built once, on the worker that runs every test

@@ -24,6 +24,7 @@ from memgauge.runs.shards import (
 from memgauge.runs.suite import Suite
 
 LOCOMO = Path("/work/shared/datasets/locomo10.json")
+QA_ITEMS = 320
 
 
 def _suite(dataset: Path, subjects: dict[str, Any], *, audit: bool = False) -> Suite:
@@ -43,6 +44,9 @@ def _suite(dataset: Path, subjects: dict[str, Any], *, audit: bool = False) -> S
                 "kind": "expected-output",
                 "dataset": str(LOCOMO),
                 "probes": {"seed": 3},
+                # LoCoMo's first three conversations (199 + 105 + 16 questions): shards of
+                # several conversations, as the whole file's 1,986 gave, at a sixth of its cost
+                "limit": QA_ITEMS,
                 "k": 3,
                 "subjects": ["lexical"],
                 "evaluators": [{"token_f1": {"variant": "locomo"}}, "locomo-qa"],
@@ -75,7 +79,8 @@ def test_a_process_pool_run_equals_the_serial_run_item_for_item(
     serial = api.run_suite(suite, store=db, concurrency=3)
     sharded = api.run_suite(suite, store=db, concurrency=3, workers=2)
     assert serial.status == sharded.status == "completed"
-    assert len(sharded.items) == len(serial.items) > 2000  # 60 queries x 2 + LoCoMo's probes
+    assert len(sharded.items) == len(serial.items) == 60 * 2 + QA_ITEMS  # + LoCoMo's probes
+    assert len({r.item_id.split(":")[0] for r in sharded.items if r.task == "qa"}) == 3
     assert item_view(sharded.items) == item_view(serial.items)
     assert item_view(_stored(db, sharded.run_id)) == item_view(_stored(db, serial.run_id))
     assert summary_view(sharded.summary) == summary_view(serial.summary)

@@ -55,9 +55,13 @@ def _urls(s: ViewerStore, v: str) -> list[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest) -> ViewerStore:
-    name = "viewer_store" if request.param == "sqlite" else "pg_viewer_store"
-    found: ViewerStore = request.getfixturevalue(name)
+def store(request: pytest.FixtureRequest, viewer_store: ViewerStore) -> ViewerStore:
+    """`viewer_store` asked for by name, not only through getfixturevalue: tests/conftest.py
+    groups the tests of the session's stores onto the xdist worker that builds them by the
+    fixtures a test names, and the PostgreSQL store is in that group too."""
+    if request.param == "sqlite":
+        return viewer_store
+    found: ViewerStore = request.getfixturevalue("pg_viewer_store")
     return found
 
 

@@ -26,12 +26,26 @@ OTLP_AGENT = "4bf92f3577b34da6a3ce929d0e0e4736"
 OTLP_FAILED = "5b8efff798038103d269b633813fc60d"
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def traces_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The three fixtures' traces kept in a new store, on SQLite and on PostgreSQL: once per
+    module, as the tests only read them (the viewer is read-only: tests/view/test_read_only.py),
+    not once per test (a database and three imports, seconds on PostgreSQL)."""
+    if request.param == "sqlite":
+        where = str(tmp_path_factory.mktemp("traces") / "results.db")
+    else:
+        where = str(request.getfixturevalue("pg_server").new_database())
+    with pytest.MonkeyPatch.context() as mp:  # before any test's own MEMGAUGE_HOME is set
+        mp.setenv("MEMGAUGE_HOME", str(tmp_path_factory.mktemp("traces-home")))
+        for name in FILES:
+            assert main(["logs", "import-traces", str(TRACES / name), "--store", where]) == 0
+    return where
+
+
 @pytest.fixture
-def client(store_where: str) -> Iterator[TestClient]:
+def client(traces_store: str) -> Iterator[TestClient]:
     """The viewer of the three fixtures' traces, on SQLite and on PostgreSQL."""
-    for name in FILES:
-        assert main(["logs", "import-traces", str(TRACES / name), "--store", store_where]) == 0
-    with TestClient(create_app(store_where), raise_server_exceptions=False) as c:
+    with TestClient(create_app(traces_store), raise_server_exceptions=False) as c:
         yield c
 
 
