@@ -228,7 +228,13 @@ def _resampled(
     if n * n_permutations < _TWO_THREADS:
         means = resample_means(diffs, n_resamples, np.random.default_rng(seed))
         return means, randomization_tests(diffs, n_permutations, seed)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgauge-signs") as pool:
+    # the limit is set here, in the caller's thread: OpenBLAS (0.3.31) ignores one set from a
+    # second thread once the main thread has set one, and the test's own `one_blas_thread`
+    # inside the worker then only joins this one
+    with (
+        one_blas_thread(),
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgauge-signs") as pool,
+    ):
         test = pool.submit(randomization_tests, diffs, n_permutations, seed)
         means = resample_means(diffs, n_resamples, np.random.default_rng(seed))
         return means, test.result()
