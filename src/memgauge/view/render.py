@@ -51,6 +51,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
+from memgauge.view.verdicts import verdict_blocks
 
 if TYPE_CHECKING:
     from memgauge.store.run_pages import RunReader
@@ -201,6 +202,7 @@ def environment() -> Environment:
         verdict=_verdict,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
+        verdict_blocks=verdict_blocks,
         live=False,
         live_form="",
         standalone=False,
