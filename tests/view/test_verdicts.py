@@ -84,3 +84,26 @@ def test_cell_is_the_macros() -> None:
     macro = environment().from_string('{% import "_macros.html" as m %}{{ m.verdict_cell(v) }}')
     for v in (None, *_scores()):
         assert verdict_cell(v) == macro.render(v=v)
+
+
+def test_a_flat_mapping_is_written_as_indented_json_writes_it() -> None:
+    """`pretty` (an item's input and expected value) writes a flat mapping through the C
+    encoder: the same text as `json.dumps(indent=2)`, odd values included."""
+    import json
+
+    from memgauge.view.render import _pretty
+
+    cases: list[object] = [
+        {"text": "When?", "corpus": "conv-26"},
+        {"conv-26:D1:3": 3, "conv-26:D2:1": 2},
+        {"k": 1.5, "n": None, "b": True, "f": False, "s": 'é\n"<>\u2028\ud800'},
+        {"x": float("nan"), "y": float("inf"), "z": -0.0, "w": 1e300, "v": 10**30},
+        {"": ""},
+        {"a": [1, 2], "b": {"c": None}},
+        {1: "int key"},
+        {},
+        [1, "a"],
+    ]
+    for value in cases:
+        assert _pretty(value) == json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    assert _pretty({"text": "t"}) == "t"

@@ -51,7 +51,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
-from memgauge.view.verdicts import verdict_blocks
+from memgauge.view.verdicts import verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
     from memgauge.store.run_pages import RunReader
@@ -96,12 +96,24 @@ def _brief(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: a flat mapping's members as `json.dumps(indent=2)` separates them, by the C encoder (the
+#: indenting encoder is Python's own: each item's input and expected value of a report is one)
+_FLAT = json.JSONEncoder(ensure_ascii=False, separators=(",\n  ", ": "))
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _pretty(value: Any) -> str:
     """A value in full: a text as it is, anything else as indented JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and set(value) == {"text"}:
         return str(value["text"])
+    if (
+        type(value) is dict
+        and value
+        and all(type(k) is str and type(v) in _SCALARS for k, v in value.items())
+    ):
+        return "{\n  " + _FLAT.encode(value)[1:-1] + "\n}"
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
@@ -203,6 +215,7 @@ def environment() -> Environment:
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
         verdict_blocks=verdict_blocks,
+        verdict_cell=verdict_cell,
         live=False,
         live_form="",
         standalone=False,
