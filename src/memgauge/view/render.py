@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ from memgauge.report.fmt import (
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.hit_table import hit_table_rows
+from memgauge.view.item_rows import item_table_rows
 from memgauge.view.pages import (
     duration,
     hit_rows,
@@ -216,6 +217,7 @@ def environment() -> Environment:
         hit_table_rows=hit_table_rows,
         verdict_blocks=verdict_blocks,
         verdict_cell=verdict_cell,
+        item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
         live_form="",
         standalone=False,
