@@ -7,7 +7,7 @@ from markupsafe import Markup
 
 from memgauge.data.records import ScoreRecord
 from memgauge.view.render import environment
-from memgauge.view.verdicts import verdict_blocks, verdict_cell
+from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 # the loop `_item_detail.html` drew the verdicts with before
 _TEMPLATE_LOOP = (
@@ -107,3 +107,9 @@ def test_a_flat_mapping_is_written_as_indented_json_writes_it() -> None:
     for value in cases:
         assert _pretty(value) == json.dumps(value, indent=2, ensure_ascii=False, default=str)
     assert _pretty({"text": "t"}) == "t"
+
+
+def test_status_badge_is_the_macros() -> None:
+    macro = environment().from_string('{% import "_macros.html" as m %}{{ m.status(s) }}')
+    for s in ("completed", "failed", HOSTILE, None, Markup("<i>q</i>")):
+        assert status_badge(s) == macro.render(s=s)

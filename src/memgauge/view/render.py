@@ -52,7 +52,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
-from memgauge.view.verdicts import verdict_blocks, verdict_cell
+from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
     from memgauge.store.run_pages import RunReader
@@ -217,6 +217,7 @@ def environment() -> Environment:
         hit_table_rows=hit_table_rows,
         verdict_blocks=verdict_blocks,
         verdict_cell=verdict_cell,
+        status_badge=status_badge,
         item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
         live_form="",
