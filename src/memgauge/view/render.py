@@ -337,8 +337,15 @@ def _queries(run: RunRecord) -> _Queries:
         facts = agg.facts_as(IrView)
         for system in facts.systems if facts is not None else ():
             for q in system.per_query:
-                out.setdefault((agg.task, system.name, q.query_id), q.model_dump(mode="json"))
+                key = (agg.task, system.name, q.query_id)
+                if key not in out:
+                    out[key] = q.model_dump(mode="json", include=_DRAWN)
     return out
+
+
+#: what `_item_detail.html` reads of a query (a query's whole record, its metrics, hits and
+#: channels, dumped for each of 1,536 queries was most of `_queries`)
+_DRAWN = {"agent_metrics", "relevant_channels", "pre_expansion"}
 
 
 def render_run_report(
