@@ -325,11 +325,11 @@ def _key(it: ItemRecord) -> tuple[str, str, Any]:
     return (it.task, it.subject, it.item_id)
 
 
-def _queries(run: RunRecord) -> _Queries:
+def _queries(run: RunRecord, fields: set[str] | None = None) -> _Queries:
     """The ir aggregates' view of each query (its agent-metric values, its judgments'
     channels, its ranking before query expansion), read once for every item of a report
     (one scan per item was a quarter of a LoCoMo report's rendering); the first one found
-    for a key, as a search item by item finds it."""
+    for a key, as a search item by item finds it. `fields`: only these of each record."""
     out: dict[tuple[str, str, Any], Mapping[str, Any]] = {}
     for agg in run.summary.aggregates if run.summary else ():
         if agg.aggregate != "ir":
@@ -339,7 +339,7 @@ def _queries(run: RunRecord) -> _Queries:
             for q in system.per_query:
                 key = (agg.task, system.name, q.query_id)
                 if key not in out:
-                    out[key] = q.model_dump(mode="json", include=_DRAWN)
+                    out[key] = q.model_dump(mode="json", include=fields)
     return out
 
 
@@ -391,7 +391,7 @@ def render_run_report(
         return it.status == "failed" or any(s.error or s.passed is False for s in it.scores)
 
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
-    queries = _queries(run)
+    queries = _queries(run, _DRAWN)
     threshold = _rel_threshold(run)
     # each item's section drawn on its own, as `item.html` includes it (an include inside
     # the report's loop copied the whole page's context for each of 1,000 items)
