@@ -58,7 +58,8 @@ from memgauge.metrics.conventions import (
 )
 from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
-from memgauge.stats import bootstrap_cis, breakdown
+from memgauge.stats import bootstrap_cis
+from memgauge.stats.breakdown import breakdowns
 from memgauge.stats.coverage import category_coverage
 from memgauge.stats.sequential import SPRT, Bounds
 
@@ -401,8 +402,13 @@ class IRAggregate:
                 else None
             ),
         )
-        # what its shapes are drawn from: the form a result stored before facts kept
-        detail = {"measures": measures, **facts.model_dump(mode="json")}
+        # what its shapes are drawn from: the form a result stored before facts kept, less
+        # the per-query rows, which no shape reads (1,536 of them in a LoCoMo run, dumped for
+        # nothing)
+        detail = {
+            "measures": measures,
+            **facts.model_dump(mode="json", exclude={"systems": {"__all__": {"per_query"}}}),
+        }
         return shaped(self, task, _measure_values(task.name, systems), detail, facts=facts)
 
     # --- one subject ---------------------------------------------------------------------
@@ -653,8 +659,20 @@ class IRAggregate:
             if all(g is None for g in groups):
                 continue
             per_group: dict[str, dict[str, MetricSummary]] = {}
-            for measure, vals in values.items():
-                stats = breakdown(vals, groups, n_resamples=self.n_resamples, seed=seed)
+            names = list(values)
+            # every measure's groups from one bootstrap per group (the same numbers as one
+            # per measure and group: 28 bootstraps of a LoCoMo run were 4)
+            every = (
+                breakdowns(
+                    np.vstack([values[m] for m in names]),
+                    groups,
+                    n_resamples=self.n_resamples,
+                    seed=seed,
+                )
+                if names
+                else []
+            )
+            for measure, stats in zip(names, every, strict=True):
                 for group, st in stats.items():
                     per_group.setdefault(group, {})[measure] = MetricSummary(
                         value=st.mean,

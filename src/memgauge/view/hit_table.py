@@ -37,14 +37,15 @@ def hit_table_rows(hits: Sequence[Mapping[str, Any]]) -> Markup:
     esc = escape_text
     out = []
     for h in hits:
-        grade = h["grade"]
+        rank, grade = h["rank"], h["grade"]
         chips = "".join(f'<span class="chip">{esc(c)}</span>' for c in h["channels"])
+        # an int's digits and a formatted number need no escaping (150,000 calls fewer)
         out.append(
             ('<tr class="relevant">' if h["relevant"] else "<tr>")
-            + f'<td class="num">{esc(h["rank"])}</td><td>{esc(h["id"])}</td>'
-            + f"<td>{esc(h['text'] or '')}</td>"
-            + f'<td class="num">{"" if grade is None else esc(grade)}</td>'
+            + f'<td class="num">{rank if type(rank) is int else esc(rank)}</td>'
+            + f"<td>{esc(h['id'])}</td><td>{esc(h['text'] or '')}</td>"
+            + f'<td class="num">{"" if grade is None else grade if type(grade) is int else esc(grade)}</td>'
             + f"<td>{chips}</td>"
-            + f'<td class="num">{esc(fmt_num(h["score"]))}</td></tr>'
+            + f'<td class="num">{fmt_num(h["score"])}</td></tr>'
         )
     return Markup("".join(out))

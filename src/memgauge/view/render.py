@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ from memgauge.report.fmt import (
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.hit_table import hit_table_rows
+from memgauge.view.item_rows import item_table_rows
 from memgauge.view.pages import (
     duration,
     hit_rows,
@@ -51,6 +52,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
+from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
     from memgauge.store.run_pages import RunReader
@@ -95,12 +97,24 @@ def _brief(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: a flat mapping's members as `json.dumps(indent=2)` separates them, by the C encoder (the
+#: indenting encoder is Python's own: each item's input and expected value of a report is one)
+_FLAT = json.JSONEncoder(ensure_ascii=False, separators=(",\n  ", ": "))
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _pretty(value: Any) -> str:
     """A value in full: a text as it is, anything else as indented JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and set(value) == {"text"}:
         return str(value["text"])
+    if (
+        type(value) is dict
+        and value
+        and all(type(k) is str and type(v) in _SCALARS for k, v in value.items())
+    ):
+        return "{\n  " + _FLAT.encode(value)[1:-1] + "\n}"
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
@@ -201,6 +215,10 @@ def environment() -> Environment:
         verdict=_verdict,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
+        verdict_blocks=verdict_blocks,
+        verdict_cell=verdict_cell,
+        status_badge=status_badge,
+        item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
         live_form="",
         standalone=False,
@@ -307,11 +325,11 @@ def _key(it: ItemRecord) -> tuple[str, str, Any]:
     return (it.task, it.subject, it.item_id)
 
 
-def _queries(run: RunRecord) -> _Queries:
+def _queries(run: RunRecord, fields: set[str] | None = None) -> _Queries:
     """The ir aggregates' view of each query (its agent-metric values, its judgments'
     channels, its ranking before query expansion), read once for every item of a report
     (one scan per item was a quarter of a LoCoMo report's rendering); the first one found
-    for a key, as a search item by item finds it."""
+    for a key, as a search item by item finds it. `fields`: only these of each record."""
     out: dict[tuple[str, str, Any], Mapping[str, Any]] = {}
     for agg in run.summary.aggregates if run.summary else ():
         if agg.aggregate != "ir":
@@ -319,8 +337,15 @@ def _queries(run: RunRecord) -> _Queries:
         facts = agg.facts_as(IrView)
         for system in facts.systems if facts is not None else ():
             for q in system.per_query:
-                out.setdefault((agg.task, system.name, q.query_id), q.model_dump(mode="json"))
+                key = (agg.task, system.name, q.query_id)
+                if key not in out:
+                    out[key] = q.model_dump(mode="json", include=fields)
     return out
+
+
+#: what `_item_detail.html` reads of a query (a query's whole record, its metrics, hits and
+#: channels, dumped for each of 1,536 queries was most of `_queries`)
+_DRAWN = {"agent_metrics", "relevant_channels", "pre_expansion"}
 
 
 def render_run_report(
@@ -366,7 +391,7 @@ def render_run_report(
         return it.status == "failed" or any(s.error or s.passed is False for s in it.scores)
 
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
-    queries = _queries(run)
+    queries = _queries(run, _DRAWN)
     threshold = _rel_threshold(run)
     # each item's section drawn on its own, as `item.html` includes it (an include inside
     # the report's loop copied the whole page's context for each of 1,000 items)
