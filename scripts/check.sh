@@ -15,12 +15,20 @@ export MEMGAUGE_NO_SKIP="${MEMGAUGE_NO_SKIP:-1}"
 # the documentation site and the package are built in here, never in the tree
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# While ruff and mypy (one core) run, the other core compiles what every test process would
+# compile again where PYTHONDONTWRITEBYTECODE keeps Python from caching it: src, for the
+# processes the tests start (the CLI, the docs' commands), and the test modules as pytest
+# rewrites their asserts, which each xdist worker otherwise does for itself (15 CPU-s of a
+# worker's collection, 8 with them cached). A failure here shows again in the tests' run.
+(
+    python -m compileall -q src
+    env -u PYTHONDONTWRITEBYTECODE python -m pytest -p no:cacheprovider -q --collect-only
+) >"$tmp/warm.log" 2>&1 &
+warm=$!
 python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
-# the processes the tests start (the CLI, the docs' commands) import memgauge from src: compiled
-# once here, none compiles it again where PYTHONDONTWRITEBYTECODE keeps Python from caching it
-python -m compileall -q src
+wait "$warm" || true
 # on every core (pytest-xdist); tests sharing a fixture built once per module or session run
 # on one worker (tests/conftest.py groups them for --dist loadgroup)
 python -m pytest -p no:cacheprovider -q -n auto --dist loadgroup "$@"
