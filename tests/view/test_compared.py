@@ -72,3 +72,23 @@ def test_the_changed_verdicts_shown_are_the_first_in_order_of_all_that_changed()
     assert shown == every[: history.MAX_CHANGED]
     assert any(c.regressed for c in shown)
     assert not all(c.regressed for c in shown)
+
+
+def test_measures_whose_bytes_run_on_into_the_next_key_are_another_key() -> None:
+    # A's second measure (its key's JSON, its ids' digest, its value) read as float64s and
+    # appended to B's first measure: the same bytes in the same order, other measures
+    import hashlib
+    import json
+
+    import numpy as np
+
+    ids = ["q0"]
+    tail = (
+        json.dumps(["bcdefghijklm"]).encode()  # 16 bytes: the whole reads as float64s
+        + hashlib.blake2b(json.dumps(ids).encode()).digest()
+        + np.float64(2.0).tobytes()
+    )
+    a = {("a",): (ids, array("d", [1.0])), ("bcdefghijklm",): (ids, array("d", [2.0]))}
+    b = {("a",): (ids, array("d", [1.0, *np.frombuffer(tail, dtype=np.float64)]))}
+    other: Any = {("a",): (ids, array("d", [0.0]))}
+    assert compared._digest(a, other, 1) != compared._digest(b, other, 1)

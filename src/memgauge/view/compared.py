@@ -36,9 +36,12 @@ def _digest(measures_a: Measures, measures_b: Measures, seed: int) -> bytes:
             ids, values = measures[key]
             if id(ids) not in ids_seen:
                 ids_seen[id(ids)] = hashlib.blake2b(json.dumps(list(ids)).encode()).digest()
-            h.update(json.dumps(list(key)).encode())
+            raw = np.asarray(values, dtype=np.float64).tobytes()
+            # each part's length first: values running on into the next key are not that key
+            name = json.dumps(list(key)).encode()
+            h.update(len(name).to_bytes(8, "little") + name)
             h.update(ids_seen[id(ids)])
-            h.update(np.asarray(values, dtype=np.float64).tobytes())
+            h.update(len(raw).to_bytes(8, "little") + raw)
     return h.digest()
 
 
