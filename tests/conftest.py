@@ -19,6 +19,18 @@ from memgauge.cli.main import main
 # with MEMGAUGE_NO_SKIP=1 (scripts/check.sh), a test skipped for a missing tool fails the run
 pytest_plugins = ["tool_skips"]
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A shell without job control starts `cmd &` with SIGINT ignored, and every process the
+    tests start inherits that: the tests of Ctrl-C (a serving docs line, `watch`, an interrupted
+    run) then wait for a child that never hears it. Python's own handler again, which the
+    children (xdist's workers included) start with."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 #: session fixtures built once and only read: every test using one runs on one xdist worker
