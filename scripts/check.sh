@@ -29,8 +29,8 @@ python -m ruff check .
 python -m ruff format --check .
 python -m mypy src
 wait "$warm" || true
-# on every core (pytest-xdist); tests sharing a fixture built once per module or session run
-# on one worker (tests/conftest.py groups them for --dist loadgroup)
+# on every core (pytest-xdist: a worker more than the cores, tests/conftest.py); tests sharing a
+# fixture built once per module or session run on one worker (grouped for --dist loadgroup)
 python -m pytest -p no:cacheprovider -q -n auto --dist loadgroup "$@"
 # the documentation site, strict: a broken link, a missing page or an API docstring that no
 # longer resolves fails the check
