@@ -15,37 +15,23 @@ back the one thread it had found, for the rest of the process.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
+
+from memgauge._util.shared import SharedSetting
 
 __all__ = ["one_blas_thread"]
 
-_lock = threading.Lock()
 _CONTROLLER: Any = None
-#: contexts inside now, and the limit the first of them set
-_depth = 0
-_limit: Any = None
 
 
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """A context in which BLAS runs on one thread (until every thread inside one has left)."""
-    global _CONTROLLER, _depth, _limit
-    with _lock:
-        if _depth == 0:
-            if _CONTROLLER is None:
-                from threadpoolctl import ThreadpoolController
+def _one_thread() -> Any:
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
 
-                _CONTROLLER = ThreadpoolController()
-            _limit = _CONTROLLER.limit(limits=1, user_api="blas")
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                _limit.restore_original_limits()
-                _limit = None
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+#: a context in which BLAS runs on one thread (until every thread inside one has left)
+one_blas_thread = SharedSetting(_one_thread, lambda limit: limit.restore_original_limits())

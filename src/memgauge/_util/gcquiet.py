@@ -11,35 +11,26 @@ collected, just in larger batches.
 from __future__ import annotations
 
 import gc
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+
+from memgauge._util.shared import SharedSetting
 
 __all__ = ["GC_THRESHOLD", "fewer_collections"]
 
 GC_THRESHOLD = 20_000
-_lock = threading.Lock()
-_depth = 0
-_saved: tuple[int, int, int] | None = None
 
 
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Raise the collector's first threshold and freeze the objects that exist now, for the
-    duration (nested and concurrent uses restore once, at the last exit)."""
-    global _depth, _saved
-    with _lock:
-        if _depth == 0:
-            _saved = gc.get_threshold()
-            gc.set_threshold(max(_saved[0], GC_THRESHOLD), _saved[1], _saved[2])
-            gc.freeze()
-        _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _saved is not None:
-                gc.unfreeze()
-                gc.set_threshold(*_saved)
-                _saved = None
+def _raise_and_freeze() -> tuple[int, int, int]:
+    saved = gc.get_threshold()
+    gc.set_threshold(max(saved[0], GC_THRESHOLD), saved[1], saved[2])
+    gc.freeze()
+    return saved
+
+
+def _restore(saved: tuple[int, int, int]) -> None:
+    gc.unfreeze()
+    gc.set_threshold(*saved)
+
+
+#: raise the collector's first threshold and freeze the objects that exist now, for the
+#: duration (nested and concurrent uses restore once, at the last exit)
+fewer_collections = SharedSetting(_raise_and_freeze, _restore)

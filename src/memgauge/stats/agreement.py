@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -94,15 +94,11 @@ class Calibration:
     kappa: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "n": self.n,
-            "labels": self.labels,
-            "confusion": self.confusion,
-            "accuracy": self.accuracy,
-            "accuracy_ci": list(self.accuracy_ci) if self.accuracy_ci else None,
-            "cohen_kappa": self.kappa,
-        }
+        """JSON-ready (`kappa` as `cohen_kappa`)."""
+        out = asdict(self)
+        out["accuracy_ci"] = list(self.accuracy_ci) if self.accuracy_ci else None
+        out["cohen_kappa"] = out.pop("kappa")
+        return out
 
 
 def calibrate(human: Sequence[Hashable], judge: Sequence[Hashable]) -> Calibration:

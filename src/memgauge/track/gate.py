@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
@@ -192,13 +192,7 @@ class StoredMemory:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: `id`, `subject`, `task`, `measure`, `new`."""
-        return {
-            "id": self.id,
-            "subject": self.subject,
-            "task": self.task,
-            "measure": self.measure,
-            "new": self.new,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memgauge.errors import Problem
@@ -24,24 +24,19 @@ class ImportReport:
     protocol: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, key: str, n: int = 1) -> None:
         """Increment a count."""
         self.counts[key] = self.counts.get(key, 0) + n
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able form (written beside the imported files)."""
-        return {
-            "source": self.source,
-            "format": self.format,
-            **({"protocol": self.protocol} if self.protocol else {}),
-            "counts": self.counts,
-            "notes": self.notes,
-            "changed": self.changed,
-            "dropped": self.dropped,
-        }
+        """JSON-able form (written beside the imported files; `protocol` only when set)."""
+        out = asdict(self)
+        if not self.protocol:
+            del out["protocol"]
+        return out
 
 
 _JSON_NAMES: dict[type, str] = {
