@@ -33,7 +33,7 @@ def case_options(name: str) -> Callable[[Command], Command]:
             default=None,
             help=f"Write {name}.json (every case) into this directory.",
         ),
-        click.option("--concurrency", type=integer(1, 256), default=4, show_default=True),
+        click.option("--concurrency", type=integer(1, 256), default=4),
         json_option("Print the summary as JSON (last line)."),
     ]
     return lambda fn: apply_options(fn, options)

@@ -71,13 +71,11 @@ def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) 
 def choice_option(
     *decls: str, choices: Sequence[str], default: str | None = None, **options: Any
 ) -> Callable[[FC], FC]:
-    """An option taking one of `choices`; by default the first, or `default` (shown in
-    --help either way)."""
+    """An option taking one of `choices`; by default the first, or `default`."""
     return click.option(
         *decls,
         type=click.Choice(list(choices)),
         default=choices[0] if default is None else default,
-        show_default=True,
         **options,
     )
 

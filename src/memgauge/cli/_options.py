@@ -82,7 +82,6 @@ _SHARD_OPTIONS = [
         "--workers",
         type=integer(1, 1024),
         default=1,
-        show_default=True,
         help="Run subjects in shards (subject x task x corpora) on N worker processes; "
         "--concurrency items stay in flight in each. Results equal a serial run's.",
     ),

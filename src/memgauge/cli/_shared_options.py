@@ -34,7 +34,6 @@ resamples_option = click.option(
     "--resamples",
     type=integer(100, MAX_RESAMPLES),
     default=1000,
-    show_default=True,
     help="Bootstrap resamples.",
 )
 
@@ -55,7 +54,6 @@ def report_dir_option(
         "out_dir",
         type=PATH,
         default=Path(default),
-        show_default=True,
         help=f"Directory for {files}.",
     )
 
@@ -68,9 +66,8 @@ def sprt_bounds_option(decl: str, about: str) -> Callable[[FC], FC]:
 def mde_option(decl: str, about: str, **options: Any) -> Callable[[FC], FC]:
     """`decl DELTA`: a test's minimum detectable effect, above 0 (seed 002's 0.05 unless
     `options` say otherwise); `about` its help."""
-    defaults: dict[str, Any] = {"default": 0.05, "show_default": True}
     return click.option(
-        decl, type=number(min=0, min_open=True), help=about, **{**defaults, **options}
+        decl, type=number(min=0, min_open=True), help=about, **{"default": 0.05, **options}
     )
 
 
@@ -87,7 +84,6 @@ def window_option(unit: str, most: int = 100) -> Callable[[FC], FC]:
         "--window",
         type=integer(1, most),
         default=5,
-        show_default=True,
         help=f"Earlier {unit} in the rolling baseline (as many as exist, up to this).",
     )
 
@@ -99,6 +95,5 @@ def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
         "--threshold",
         type=number(0, 1, min_open=not zero),
         default=0.15,
-        show_default=True,
         help=f"The relative drop below the baseline that is {flagged}.",
     )

@@ -58,12 +58,11 @@ def _ms(value: float | None) -> str:
     type=integer(1, api.MAX_CLIENTS),
     multiple=True,
     default=(8,),
-    show_default=True,
     help="Concurrent clients; repeat to test several levels (-c 1 -c 10 -c 100).",
 )
 @click.option("--duration", type=number(0.1, 86_400), default=None, help="Seconds per level.")
 @click.option("--requests", type=integer(1), default=None, help="Requests per level.")
-@click.option("-k", "k", type=integer(1, MAX_K), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, MAX_K), default=10)
 @click.option(
     "--baseline",
     default=None,

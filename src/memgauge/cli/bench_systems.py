@@ -66,7 +66,7 @@ __all__ = ["print_rankings", "result_doc", "systems"]
     multiple=True,
     help=f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)}).",
 )
-@click.option("--k", "k", type=integer(10, MAX_K), default=20, show_default=True)
+@click.option("--k", "k", type=integer(10, MAX_K), default=20)
 @click.option(
     "--corpus",
     "corpora",
@@ -76,8 +76,8 @@ __all__ = ["print_rankings", "result_doc", "systems"]
 )
 @click.option("--limit", type=integer(1), default=None, help="Only the first N judged queries.")
 @resamples_option
-@click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
+@click.option("--seed", type=SEED, default=0)
+@click.option("--concurrency", type=integer(1, 1000), default=4)
 @report_dir_option("memgauge-bench")
 @click.option(
     "--write-suite",

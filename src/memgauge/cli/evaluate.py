@@ -33,7 +33,6 @@ __all__ = ["evaluate"]
     "systems",
     multiple=True,
     default=("lexical", "hybrid"),
-    show_default=True,
     help="A system to evaluate, repeatable: lexical | dense | hybrid | "
     "reference:mode=hybrid,k_rrf=60,candidates=50,session_boost=0.2 | "
     "hybrid:fusion=combmnz,normalization=z-score (fusion: rrf, combsum, combmnz, wsum, isr, "
@@ -52,7 +51,6 @@ __all__ = ["evaluate"]
     "k",
     type=integer(1, MAX_K),
     default=api.DEFAULT_DEPTH,
-    show_default=True,
     help="Hits requested per query (a retrieval task's default too).",
 )
 @rel_threshold_option
@@ -62,7 +60,6 @@ __all__ = ["evaluate"]
     "--agent-k",
     type=integer(1, MAX_K),
     default=5,
-    show_default=True,
     help="Cutoff of the agent-memory metrics.",
 )
 @resamples_option
@@ -76,7 +73,6 @@ __all__ = ["evaluate"]
     "--pool-grade",
     type=integer(0, 3),
     default=1,
-    show_default=True,
     help="The grade pooled memories get (without --pool-judge).",
 )
 @click.option(
@@ -113,7 +109,7 @@ __all__ = ["evaluate"]
     default=None,
     help="Seed 002's run type, recorded likewise (default full).",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, help="Random seed.")
 @report_dir_option("memgauge-report")
 @click.option(
     "--no-ingest",
@@ -138,7 +134,7 @@ __all__ = ["evaluate"]
     help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
     " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",
 )
-@click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
+@click.option("--concurrency", type=integer(1, 1000), default=4)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @kind_option("retrieval", "DATASET")
 @run_options(repeat=True)

@@ -44,10 +44,9 @@ __all__ = ["extraction"]
     "--sample",
     type=number(0, 1, min_open=True),
     default=1.0,
-    show_default=True,
     help="Judge this share of the trace lines, chosen per line from --seed and its id.",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=SEED, default=0, help="Seed of --sample.")
 @choice_option(
     "--match",
     "match",
@@ -58,7 +57,6 @@ __all__ = ["extraction"]
     "--threshold",
     type=number(-1, 1),
     default=0.75,
-    show_default=True,
     help="Cosine for --match semantic.",
 )
 @click.option(

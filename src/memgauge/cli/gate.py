@@ -51,8 +51,8 @@ learn_into_option = click.option(
 @store_option
 @window_option("runs")
 @drop_option("a regression")
-@click.option("--exact-threshold", type=number(0, 1), default=0.10, show_default=True)
-@click.option("--judge-threshold", type=number(0, 1), default=0.20, show_default=True)
+@click.option("--exact-threshold", type=number(0, 1), default=0.10)
+@click.option("--judge-threshold", type=number(0, 1), default=0.20)
 @click.option(
     "--threshold-for",
     "overrides",
@@ -92,7 +92,6 @@ learn_into_option = click.option(
 @click.option(
     "--learn/--no-learn",
     default=True,
-    show_default=True,
     help="Store each regression as a failure memory (eval-to-learning).",
 )
 @learnings_option
@@ -184,7 +183,7 @@ def gate(
 @click.command()
 @click.argument("suite_name", metavar="SUITE")
 @store_option
-@click.option("--last", type=integer(1, 1000), default=20, show_default=True)
+@click.option("--last", type=integer(1, 1000), default=20)
 @window_option("runs")
 @click.option("--json", "as_json", is_flag=True)
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
@@ -244,12 +243,11 @@ def learnings() -> None:
 
 @learnings.command()
 @click.argument("text")
-@click.option("-k", "k", type=integer(1, 50), default=5, show_default=True)
+@click.option("-k", "k", type=integer(1, 50), default=5)
 @click.option(
     "--budget",
     type=integer(20),
     default=500,
-    show_default=True,
     help="Tokens, about 4 characters each.",
 )
 @learnings_option

@@ -46,8 +46,8 @@ def judgments(db: api.StoreURL) -> None:
 
 @logs.command("harvest")
 @db_argument
-@click.option("-n", "n", type=integer(1), default=100, show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("-n", "n", type=integer(1), default=100)
+@click.option("--seed", type=SEED, default=0)
 def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
@@ -58,7 +58,7 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @logs.command()
 @db_argument
 @click.option("--out", "out_path", type=FILE, required=True)
-@click.option("-k", "k", type=integer(1, 100), default=20, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=20)
 @click.option(
     "--system",
     "system",
@@ -195,13 +195,12 @@ def import_traces_cmd(
 
 @logs.command("re-search")
 @db_argument
-@click.option("--threshold", type=number(0, 1), default=0.8, show_default=True)
+@click.option("--threshold", type=number(0, 1), default=0.8)
 @click.option(
     "--window",
     "window_s",
     type=number(0),
     default=300.0,
-    show_default=True,
     help="Seconds.",
 )
 def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
@@ -323,7 +322,7 @@ def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | N
 
 @logs.command("channels")
 @db_argument
-@click.option("-k", "k", type=integer(1, 100), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=10)
 def channels_cmd(db: api.StoreURL, k: int) -> None:
     """Channel contribution from the logs: per channel, the share of the top-K results it
     surfaced, and surfaced alone."""

@@ -35,6 +35,7 @@ __all__ = ["operations"]
     "--judge/--no-judge",
     "judge",
     default=False,
+    show_default=False,
     help="Score merged texts with the merge-quality rubric judge.",
 )
 @click.option("--judge-model", default=None)

@@ -306,7 +306,7 @@ def run(
 
 @optimize.command("list")
 @_STORE
-@click.option("--limit", type=integer(min=1), default=20, show_default=True)
+@click.option("--limit", type=integer(min=1), default=20)
 @click.option("--json", "as_json", is_flag=True)
 def list_(store_path: str | None, limit: int, as_json: bool) -> None:
     """The latest optimizations, newest first."""

@@ -65,7 +65,6 @@ def labels_cmd(
     "fmt",
     type=click.Choice(["judgments", "qrels"]),
     default="judgments",
-    show_default=True,
     help="judgments: a retrieval dataset's judgments.jsonl; qrels: TREC qrels.",
 )
 @click.option("--out", "out", type=FILE, default=None, help="The file to write.")

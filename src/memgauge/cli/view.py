@@ -29,11 +29,10 @@ store_option = click.option(
 
 @click.command()
 @store_option
-@click.option("--port", type=integer(0, 65535), default=8765, show_default=True)
+@click.option("--port", type=integer(0, 65535), default=8765)
 @click.option(
     "--host",
     default="127.0.0.1",
-    show_default=True,
     help="Interface to bind; anything but 127.0.0.1 shows the store to the network.",
 )
 @click.option(

@@ -59,7 +59,6 @@ def _line(p: api.WatchPass) -> str:
     "--interval",
     type=number(0),
     default=60.0,
-    show_default=True,
     help="Seconds between passes.",
 )
 @click.option(
@@ -81,7 +80,6 @@ def _line(p: api.WatchPass) -> str:
     "rate",
     type=number(0, 1, min_open=True),
     default=1.0,
-    show_default=True,
     help="Share of the matching searches evaluated, picked by a hash of the query id.",
 )
 @click.option(
@@ -119,27 +117,20 @@ def _line(p: api.WatchPass) -> str:
     "--min-samples",
     type=integer(1),
     default=20,
-    show_default=True,
     help="A measure over fewer searches is shown, not decided.",
 )
 @click.option(
     "--settle",
     type=number(0),
     default=0.0,
-    show_default=True,
     help="Seconds a search waits before it is read (its feedback can arrive first).",
 )
-@click.option(
-    "--batch", type=integer(1), default=10_000, show_default=True, help="Rows read per pass."
-)
-@click.option(
-    "--retries", type=integer(0, 20), default=3, show_default=True, help="Retries of a failed POST."
-)
+@click.option("--batch", type=integer(1), default=10_000, help="Rows read per pass.")
+@click.option("--retries", type=integer(0, 20), default=3, help="Retries of a failed POST.")
 @click.option(
     "--retry-delay",
     type=number(0),
     default=1.0,
-    show_default=True,
     help="The first backoff in seconds (doubled per retry).",
 )
 @json_option("Print each pass as one line of JSON.")
