@@ -34,6 +34,7 @@ __all__ = [
     "open_suite_store",
     "print_markdown",
     "store_option",
+    "store_option_with",
 ]
 
 #: a click command's function, before click makes it a command
@@ -126,14 +127,16 @@ def print_markdown(text: str) -> None:
     console().print(TerminalMarkdown(text), soft_wrap=False)
 
 
+def store_option_with(about: str) -> Callable[[FC], FC]:
+    """`--store STORE` (the command's `store_path`), with `about` as its help: a command that
+    reads or writes the store its own way says so."""
+    return click.option("--store", "store_path", default=None, metavar="STORE", help=about)
+
+
 #: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
-    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db).",
+store_option = store_option_with(
+    "Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
+    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db)."
 )
 
 

@@ -1,7 +1,7 @@
 """Options that mean the same thing in several commands, declared once so that their type, range
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
---allow-unmeasured, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+--allow-unmeasured, the reviewer of `view --review` and `review`, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
 drop it flags, and what decides it (the point estimate or its CI's bound)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
     "mde_option",
     "report_dir_option",
     "resamples_option",
+    "reviewer_option",
     "sprt_bounds_option",
     "window_option",
 ]
@@ -43,6 +44,11 @@ allow_unmeasured_option = click.option(
     is_flag=True,
     help="Graduate even with no latency or constitutional data (default: not graduated).",
 )
+
+
+def reviewer_option(about: str | None = None) -> Callable[[FC], FC]:
+    """`--reviewer NAME`: a person who labels in `memgauge view --review`; `about` its help."""
+    return click.option("--reviewer", default=None, metavar="NAME", help=about)
 
 
 def report_dir_option(

@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, console
+from memgauge.cli._common import PATH, console, json_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
@@ -70,7 +70,7 @@ __all__ = ["audit"]
 @click.option("--concurrency", type=integer(1, 1000), default=8)
 @click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
 @click.option("--seed", type=SEED, default=0, help="Seed of probe generation.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
+@json_option("Print the results (without probes) as JSON.")
 @click.option(
     "--attribute",
     is_flag=True,

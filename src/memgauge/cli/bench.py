@@ -12,7 +12,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, DefaultGroup, console
+from memgauge.cli._common import PATH, DefaultGroup, console, json_option
 from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
@@ -71,7 +71,7 @@ def _ms(value: float | None) -> str:
     " session boost) and report it against SUBJECT, level by level (seed 002's baseline"
     " against boosted).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@json_option("Print the results as JSON.")
 def search(
     subject: str,
     dataset: Path | None,

@@ -11,7 +11,14 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING_FILE, FILE, console, print_markdown, store_option
+from memgauge.cli._common import (
+    EXISTING_FILE,
+    FILE,
+    console,
+    json_option,
+    print_markdown,
+    store_option,
+)
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._options import junit_option
 from memgauge.cli._shared_options import by_option, drop_option, window_option
@@ -88,7 +95,7 @@ learn_into_option = click.option(
     help="Write the pull-request summary here, as Markdown (on a terminal, stdout shows it"
     " drawn; piped, stdout is the Markdown too).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option(
     "--learn/--no-learn",
     default=True,
@@ -185,7 +192,7 @@ def gate(
 @store_option
 @click.option("--last", type=integer(1, 1000), default=20)
 @window_option("runs")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
     of the last runs, the latest value and the rolling baseline before it."""

@@ -8,7 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DIR, EXISTING_FILE, FILE
+from memgauge.cli._common import DIR, EXISTING_FILE, FILE, json_option, store_option_with
 from memgauge.cli._numbers import SEED, integer, number
 
 __all__ = ["logs"]
@@ -98,14 +98,10 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
 
 @logs.command("import-spans")
 @click.argument("spans", type=EXISTING_FILE)
-@click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="The store whose query log gets the searches: a path, sqlite:///PATH or"
+@store_option_with(
+    "The store whose query log gets the searches: a path, sqlite:///PATH or"
     " postgresql://... (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if"
-    " need be).",
+    " need be)."
 )
 def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     """Log the searches of OpenInference retriever spans (Phoenix, OTel) into the query log.
@@ -129,15 +125,11 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     help="Also log the traces' searches into the query log, as `import-spans` does (of --store,"
     " else the default store, where the traces are kept too).",
 )
-@click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="Keep the traces whole in this store (`memgauge view`'s Traces page): a path,"
+@store_option_with(
+    "Keep the traces whole in this store (`memgauge view`'s Traces page): a path,"
     " sqlite:///PATH or postgresql://... (with --log alone: MEMGAUGE_STORE, else"
     " MEMGAUGE_HOME/results.db; created if need be). A trace imported again replaces its"
-    " earlier copy.",
+    " earlier copy."
 )
 @click.option(
     "--out",
@@ -147,7 +139,7 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     help="Write the traces (spans, searches, tool calls, model calls, answers, sessions) here"
     " as JSON.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 def import_traces_cmd(
     traces: Path, log: bool, store_path: str | None, out_path: Path | None, as_json: bool
 ) -> None:
