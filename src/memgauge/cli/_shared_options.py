@@ -1,7 +1,8 @@
 """Options that mean the same thing in several commands, declared once so that their type, range
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
---allow-unmeasured, the reviewer of `view --review` and `review`, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+--allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
+--progress of a run or study, --no-ingest (each with its command's help), and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
 drop it flags, and what decides it (the point estimate or its CI's bound)."""
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ __all__ = [
     "allow_unmeasured_option",
     "by_option",
     "drop_option",
+    "force_option",
     "mde_option",
+    "no_ingest_option",
+    "progress_option",
     "report_dir_option",
     "resamples_option",
+    "resume_option",
     "reviewer_option",
     "sprt_bounds_option",
     "window_option",
@@ -103,3 +108,25 @@ def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
         default=0.15,
         help=f"The relative drop below the baseline that is {flagged}.",
     )
+
+
+def resume_option(about: str, metavar: str | None = "ID") -> Callable[[FC], FC]:
+    """`--resume ID`: finish (or continue) the stored run of that id; `about` its help."""
+    return click.option("--resume", default=None, metavar=metavar, help=about)
+
+
+def force_option(about: str) -> Callable[[FC], FC]:
+    """`--force`: with --resume, take over a run another host owns; `about` its help."""
+    return click.option("--force", is_flag=True, help=about)
+
+
+def progress_option(about: str = "Show a progress bar.") -> Callable[[FC], FC]:
+    """`--progress/--no-progress`: None when neither is given (the command decides by its
+    terminal); `about` its help."""
+    return click.option("--progress/--no-progress", default=None, help=about)
+
+
+def no_ingest_option(about: str) -> Callable[[FC], FC]:
+    """`--no-ingest`: search the system as it stands, neither reset nor given the dataset's
+    memories; `about` its help."""
+    return click.option("--no-ingest", is_flag=True, help=about)

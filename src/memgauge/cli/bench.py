@@ -14,6 +14,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, DefaultGroup, console, json_option
 from memgauge.cli._numbers import MAX_K, integer, number
+from memgauge.cli._shared_options import no_ingest_option
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
 
@@ -49,9 +50,7 @@ def _ms(value: float | None) -> str:
     help="Retrieval dataset whose memories are ingested and whose queries are sent "
     "(default: the built-in demo dataset).",
 )
-@click.option(
-    "--no-ingest", is_flag=True, help="Do not reset or fill the subject (it is already full)."
-)
+@no_ingest_option("Do not reset or fill the subject (it is already full).")
 @click.option(
     "--clients",
     "-c",

@@ -17,6 +17,7 @@ from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 from memgauge.cli._shared_options import (
     mde_option,
+    no_ingest_option,
     report_dir_option,
     resamples_option,
     sprt_bounds_option,
@@ -111,12 +112,10 @@ __all__ = ["evaluate"]
 )
 @click.option("--seed", type=SEED, default=0, help="Random seed.")
 @report_dir_option("memgauge-report")
-@click.option(
-    "--no-ingest",
-    is_flag=True,
-    help="Search each system as it stands, never resetting it or giving it the dataset's"
+@no_ingest_option(
+    "Search each system as it stands, never resetting it or giving it the dataset's"
     " memories: for a live system that holds them already (see `memgauge logs export"
-    " --dump-from`).",
+    " --dump-from`)."
 )
 @click.option(
     "--run-out",

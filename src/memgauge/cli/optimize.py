@@ -26,6 +26,7 @@ from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import junit_option, shard_options
+from memgauge.cli._shared_options import progress_option, resume_option
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -235,10 +236,10 @@ _STORE = store_option
 @click.option("--max-seconds", type=number(min=0, min_open=True), default=None)
 @click.option("--max-cost", type=number(min=0, min_open=True), default=None)
 @click.option("--concurrency", type=integer(1, 1000), default=None)
-@click.option("--resume", default=None, metavar="ID", help="Continue this optimization.")
+@resume_option("Continue this optimization.")
 @_STORE
 @json_option("Print the study as JSON on the last line.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
+@progress_option()
 @junit_option
 @shard_options
 @llm_options
