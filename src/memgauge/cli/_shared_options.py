@@ -2,7 +2,8 @@
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
 --allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
---progress of a run or study, --no-ingest (each with its command's help), and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+--progress of a run or study, --no-ingest, -m/--measure (each with its command's help), and
+the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
 drop it flags, and what decides it (the point estimate or its CI's bound)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "drop_option",
     "force_option",
     "mde_option",
+    "measures_option",
     "no_ingest_option",
     "progress_option",
     "report_dir_option",
@@ -130,3 +132,9 @@ def no_ingest_option(about: str) -> Callable[[FC], FC]:
     """`--no-ingest`: search the system as it stands, neither reset nor given the dataset's
     memories; `about` its help."""
     return click.option("--no-ingest", is_flag=True, help=about)
+
+
+def measures_option(about: str) -> Callable[[FC], FC]:
+    """`-m/--measure NAME` (the command's `measures`), repeatable: the measures a retrieval
+    command reports; `about` its help (the names it reads, its default)."""
+    return click.option("-m", "--measure", "measures", multiple=True, help=about)

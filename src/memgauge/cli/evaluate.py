@@ -17,6 +17,7 @@ from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 from memgauge.cli._shared_options import (
     mde_option,
+    measures_option,
     no_ingest_option,
     report_dir_option,
     resamples_option,
@@ -40,13 +41,7 @@ __all__ = ["evaluate"]
     "log_isr, rbc) | a YAML/JSON spec file. "
     "Add @LABEL to name it. The first that runs is the baseline of the comparisons.",
 )
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help=f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).",
-)
+@measures_option(f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).")
 @click.option(
     "--k",
     "k",
