@@ -30,6 +30,7 @@ __all__ = [
     "apply_options",
     "choice_option",
     "console",
+    "db_argument",
     "json_option",
     "open_suite_store",
     "print_markdown",
@@ -138,6 +139,15 @@ store_option = store_option_with(
     "Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
     " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db)."
 )
+
+
+def _existing_store(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
+    return api.require_store(value)
+
+
+#: `STORE`, the command's `db`: a store that must exist (a path, sqlite:///PATH or
+#: postgresql://...), as the query-log commands (`logs`, `watch`) read it
+db_argument = click.argument("db", metavar="STORE", callback=_existing_store)
 
 
 def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:

@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DIR, EXISTING_FILE, FILE, json_option, store_option_with
+from memgauge.cli._common import (
+    DIR,
+    EXISTING_FILE,
+    FILE,
+    Command,
+    db_argument,
+    json_option,
+    store_option_with,
+)
 from memgauge.cli._numbers import SEED, integer, number
 
 __all__ = ["logs"]
 
 
-def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
-    return api.require_store(value)
+def memories_option(about: str, path: click.Path = EXISTING_FILE) -> Callable[[Command], Command]:
+    """`--memories FILE` (the command's `memories_file`): a memory system's memories, JSONL of
+    Memory; `about` its help."""
+    return click.option("--memories", "memories_file", type=path, default=None, help=about)
 
 
-#: the store the logs are in: a path, sqlite:///PATH or postgresql://... (it must exist)
-db_argument = click.argument("db", metavar="STORE", callback=_existing)
+def dump_from_option(about: str) -> Callable[[Command], Command]:
+    """`--dump-from SYSTEM`: the memories read from that system's dump instead; `about` its
+    help."""
+    return click.option("--dump-from", "dump_from", default=None, metavar="SYSTEM", help=about)
 
 
 @click.group()
@@ -67,13 +80,9 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     help="Search each query again on this system (any `memgauge evaluate -s` value); its top K"
     " lead the candidates, with each memory's text.",
 )
-@click.option(
-    "--memories",
-    "memories_file",
-    type=EXISTING_FILE,
-    default=None,
-    help="The memories (JSONL of Memory): their texts for the annotator; with --system, the"
-    " system is filled with them first.",
+@memories_option(
+    "The memories (JSONL of Memory): their texts for the annotator; with --system, the"
+    " system is filled with them first."
 )
 def annotate(
     db: api.StoreURL, out_path: Path, k: int, system: str | None, memories_file: Path | None
@@ -205,20 +214,10 @@ def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
 @logs.command("export")
 @db_argument
 @click.option("--out", "out_dir", type=DIR, required=True)
-@click.option(
-    "--memories",
-    "memories_file",
-    type=FILE,
-    default=None,
-    help="The memory system's memories (JSONL of Memory) to include.",
-)
-@click.option(
-    "--dump-from",
-    "dump_from",
-    default=None,
-    metavar="SYSTEM",
-    help="Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
-    " http://127.0.0.1:8080 or a spec file); it is only read.",
+@memories_option("The memory system's memories (JSONL of Memory) to include.", FILE)
+@dump_from_option(
+    "Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
+    " http://127.0.0.1:8080 or a spec file); it is only read."
 )
 def export_cmd(
     db: api.StoreURL, out_dir: Path, memories_file: Path | None, dump_from: str | None
@@ -293,16 +292,8 @@ def validate_cmd(
 
 @logs.command("signals")
 @db_argument
-@click.option(
-    "--memories",
-    "memories_file",
-    type=EXISTING_FILE,
-    default=None,
-    help="The memories (JSONL of Memory), whose texts copy/reference looks for.",
-)
-@click.option(
-    "--dump-from", "dump_from", default=None, metavar="SYSTEM", help="Or this system's dump."
-)
+@memories_option("The memories (JSONL of Memory), whose texts copy/reference looks for.")
+@dump_from_option("Or this system's dump.")
 def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | None) -> None:
     """Derive implicit feedback from the logs: scroll-past (results above the deepest one the
     agent selected, skipped) and copy/reference (an agent output holding a verbatim span of a

@@ -14,15 +14,11 @@ import click
 from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import FILE, json_option
+from memgauge.cli._common import FILE, db_argument, json_option
 from memgauge.cli._numbers import COUNT_MAX, integer, number
 from memgauge.cli._shared_options import by_option, drop_option, window_option
 
 __all__ = ["watch"]
-
-
-def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
-    return api.require_store(value)
 
 
 def _default_state(key: dict[str, object]) -> Path:
@@ -52,7 +48,7 @@ def _line(p: api.WatchPass) -> str:
 
 
 @click.command()
-@click.argument("db", metavar="STORE", callback=_existing)
+@db_argument
 @click.option("--webhook", default=None, metavar="URL", help="POST each alert here as JSON.")
 @click.option("--once", is_flag=True, help="Run one pass and exit (for cron and tests).")
 @click.option(
