@@ -1,5 +1,5 @@
 """What the commands that score cases of the write path (`extraction`, `operations`) share:
-their `--output`, `--concurrency` and `--json` options, and how a run of cases ends (its JSON
+their `--outputs`, `--output`, `--concurrency` and `--json` options, and how a run of cases ends (its JSON
 document written, its tables printed, its exit code)."""
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from memgauge.report import atomic_write_text
 from memgauge.report.shapes_terminal import print_sections
 from memgauge.report.write_path import extraction_report, operations_report
 
-__all__ = ["case_options", "score_cases"]
+__all__ = ["case_options", "outputs_option", "score_cases"]
+
+
+def outputs_option(about: str) -> Callable[[Command], Command]:
+    """`--outputs FILE` (the command's `outputs_path`): what the write path produced in
+    production, scored instead of a subject's answers; `about` its help (what a line holds)."""
+    return click.option("--outputs", "outputs_path", type=PATH, default=None, help=about)
 
 
 def case_options(name: str) -> Callable[[Command], Command]:
@@ -33,7 +39,7 @@ def case_options(name: str) -> Callable[[Command], Command]:
             default=None,
             help=f"Write {name}.json (every case) into this directory.",
         ),
-        click.option("--concurrency", type=integer(1, 256), default=4, show_default=True),
+        click.option("--concurrency", type=integer(1, 256), default=4),
         json_option("Print the summary as JSON (last line)."),
     ]
     return lambda fn: apply_options(fn, options)

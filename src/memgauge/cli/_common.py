@@ -30,10 +30,12 @@ __all__ = [
     "apply_options",
     "choice_option",
     "console",
+    "db_argument",
     "json_option",
     "open_suite_store",
     "print_markdown",
     "store_option",
+    "store_option_with",
 ]
 
 #: a click command's function, before click makes it a command
@@ -71,13 +73,11 @@ def apply_options(fn: Command, options: Sequence[Callable[[Command], Command]]) 
 def choice_option(
     *decls: str, choices: Sequence[str], default: str | None = None, **options: Any
 ) -> Callable[[FC], FC]:
-    """An option taking one of `choices`; by default the first, or `default` (shown in
-    --help either way)."""
+    """An option taking one of `choices`; by default the first, or `default`."""
     return click.option(
         *decls,
         type=click.Choice(list(choices)),
         default=choices[0] if default is None else default,
-        show_default=True,
         **options,
     )
 
@@ -128,15 +128,26 @@ def print_markdown(text: str) -> None:
     console().print(TerminalMarkdown(text), soft_wrap=False)
 
 
+def store_option_with(about: str) -> Callable[[FC], FC]:
+    """`--store STORE` (the command's `store_path`), with `about` as its help: a command that
+    reads or writes the store its own way says so."""
+    return click.option("--store", "store_path", default=None, metavar="STORE", help=about)
+
+
 #: `--store`: where runs are recorded and read (precedence: flag > MEMGAUGE_STORE > default)
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
-    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db).",
+store_option = store_option_with(
+    "Results store: a path, sqlite:///PATH, or postgresql://USER:PASSWORD@HOST:PORT/DB"
+    " (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db)."
 )
+
+
+def _existing_store(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
+    return api.require_store(value)
+
+
+#: `STORE`, the command's `db`: a store that must exist (a path, sqlite:///PATH or
+#: postgresql://...), as the query-log commands (`logs`, `watch`) read it
+db_argument = click.argument("db", metavar="STORE", callback=_existing_store)
 
 
 def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:

@@ -70,16 +70,14 @@ def compare_options(f: F) -> F:
             "--alpha",
             type=number(0, 1, min_open=True, max_open=True),
             default=0.05,
-            show_default=True,
             help="Significance level: a difference is marked when its corrected p < alpha.",
         ),
-        click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed."),
+        click.option("--seed", type=SEED, default=0, help="Random seed."),
         click.option(
             "--permutations",
             "n_permutations",
             type=integer(1, MAX_RESAMPLES),
             default=10_000,
-            show_default=True,
             help="Random sign flips of Fisher's randomization test.",
         ),
         choice_option(
@@ -93,7 +91,6 @@ def compare_options(f: F) -> F:
             "--digits",
             type=integer(1, 10),
             default=4,
-            show_default=True,
             help="Decimals shown in the comparison table.",
         ),
     ]

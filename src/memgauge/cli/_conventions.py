@@ -17,7 +17,6 @@ rel_threshold_option = click.option(
     "--rel-threshold",
     type=integer(min=0),
     default=_DEFAULT.rel_threshold,
-    show_default=True,
     help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
 )
 gain_option = choice_option(

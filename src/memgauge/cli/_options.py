@@ -17,7 +17,7 @@ from memgauge._util.numbers import MAX_REPEAT
 from memgauge.cli._common import FILE, Command, apply_options, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer, number
-from memgauge.cli._shared_options import by_option
+from memgauge.cli._shared_options import by_option, force_option, progress_option, resume_option
 
 __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
 
@@ -38,17 +38,8 @@ _STORE_OPTIONS = [
     click.option(
         "--no-store", is_flag=True, help="Keep the run in memory only (it cannot be resumed)."
     ),
-    click.option(
-        "--resume",
-        default=None,
-        metavar="ID",
-        help="Finish this run (after kill -9 or Ctrl-C): the same command and options.",
-    ),
-    click.option(
-        "--force",
-        is_flag=True,
-        help="With --resume: take over a run whose process is on another host.",
-    ),
+    resume_option("Finish this run (after kill -9 or Ctrl-C): the same command and options."),
+    force_option("With --resume: take over a run whose process is on another host."),
     click.option(
         "--max-failure-rate",
         type=number(0, 1),
@@ -56,7 +47,7 @@ _STORE_OPTIONS = [
         help="The run fails (exit 4) when a subject fails more than this share of "
         "its items (default 0.1); the other subjects still run to the end.",
     ),
-    click.option("--progress/--no-progress", default=None, help="Show a progress bar."),
+    progress_option(),
 ]
 
 #: `--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper`, `--junit FILE`
@@ -82,7 +73,6 @@ _SHARD_OPTIONS = [
         "--workers",
         type=integer(1, 1024),
         default=1,
-        show_default=True,
         help="Run subjects in shards (subject x task x corpora) on N worker processes; "
         "--concurrency items stay in flight in each. Results equal a serial run's.",
     ),

@@ -1,7 +1,9 @@
 """Options that mean the same thing in several commands, declared once so that their type, range
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
---allow-unmeasured, and the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
+--allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
+--progress of a run or study, --no-ingest, -m/--measure (each with its command's help), and
+the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
 drop it flags, and what decides it (the point estimate or its CI's bound)."""
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ __all__ = [
     "allow_unmeasured_option",
     "by_option",
     "drop_option",
+    "force_option",
     "mde_option",
+    "measures_option",
+    "no_ingest_option",
+    "progress_option",
     "report_dir_option",
     "resamples_option",
+    "resume_option",
+    "reviewer_option",
     "sprt_bounds_option",
     "window_option",
 ]
@@ -34,7 +42,6 @@ resamples_option = click.option(
     "--resamples",
     type=integer(100, MAX_RESAMPLES),
     default=1000,
-    show_default=True,
     help="Bootstrap resamples.",
 )
 
@@ -46,6 +53,11 @@ allow_unmeasured_option = click.option(
 )
 
 
+def reviewer_option(about: str | None = None) -> Callable[[FC], FC]:
+    """`--reviewer NAME`: a person who labels in `memgauge view --review`; `about` its help."""
+    return click.option("--reviewer", default=None, metavar="NAME", help=about)
+
+
 def report_dir_option(
     default: str, decl: str = "--out", files: str = "result.json, summary.md and report.html"
 ) -> Callable[[FC], FC]:
@@ -55,7 +67,6 @@ def report_dir_option(
         "out_dir",
         type=PATH,
         default=Path(default),
-        show_default=True,
         help=f"Directory for {files}.",
     )
 
@@ -68,9 +79,8 @@ def sprt_bounds_option(decl: str, about: str) -> Callable[[FC], FC]:
 def mde_option(decl: str, about: str, **options: Any) -> Callable[[FC], FC]:
     """`decl DELTA`: a test's minimum detectable effect, above 0 (seed 002's 0.05 unless
     `options` say otherwise); `about` its help."""
-    defaults: dict[str, Any] = {"default": 0.05, "show_default": True}
     return click.option(
-        decl, type=number(min=0, min_open=True), help=about, **{**defaults, **options}
+        decl, type=number(min=0, min_open=True), help=about, **{"default": 0.05, **options}
     )
 
 
@@ -87,7 +97,6 @@ def window_option(unit: str, most: int = 100) -> Callable[[FC], FC]:
         "--window",
         type=integer(1, most),
         default=5,
-        show_default=True,
         help=f"Earlier {unit} in the rolling baseline (as many as exist, up to this).",
     )
 
@@ -99,6 +108,33 @@ def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
         "--threshold",
         type=number(0, 1, min_open=not zero),
         default=0.15,
-        show_default=True,
         help=f"The relative drop below the baseline that is {flagged}.",
     )
+
+
+def resume_option(about: str, metavar: str | None = "ID") -> Callable[[FC], FC]:
+    """`--resume ID`: finish (or continue) the stored run of that id; `about` its help."""
+    return click.option("--resume", default=None, metavar=metavar, help=about)
+
+
+def force_option(about: str) -> Callable[[FC], FC]:
+    """`--force`: with --resume, take over a run another host owns; `about` its help."""
+    return click.option("--force", is_flag=True, help=about)
+
+
+def progress_option(about: str = "Show a progress bar.") -> Callable[[FC], FC]:
+    """`--progress/--no-progress`: None when neither is given (the command decides by its
+    terminal); `about` its help."""
+    return click.option("--progress/--no-progress", default=None, help=about)
+
+
+def no_ingest_option(about: str) -> Callable[[FC], FC]:
+    """`--no-ingest`: search the system as it stands, neither reset nor given the dataset's
+    memories; `about` its help."""
+    return click.option("--no-ingest", is_flag=True, help=about)
+
+
+def measures_option(about: str) -> Callable[[FC], FC]:
+    """`-m/--measure NAME` (the command's `measures`), repeatable: the measures a retrieval
+    command reports; `about` its help (the names it reads, its default)."""
+    return click.option("-m", "--measure", "measures", multiple=True, help=about)

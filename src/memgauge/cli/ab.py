@@ -28,24 +28,20 @@ def ab() -> None:
 @ab.command()
 @click.argument("name")
 @mde_option("--delta", "Minimum detectable effect (metric units).", default=None, required=True)
-@click.option("--metric", default="MRR", show_default=True)
+@click.option("--metric", default="MRR")
 @click.option(
     "--alpha",
     type=number(0, 1, min_open=True, max_open=True),
     default=0.05,
-    show_default=True,
 )
 @click.option(
     "--beta",
     type=number(0, 1, min_open=True, max_open=True),
     default=0.20,
-    show_default=True,
 )
-@click.option("--min-samples", type=integer(2), default=100, show_default=True)
-@click.option(
-    "--improvement", type=number(), default=0.03, show_default=True, help="Graduation threshold."
-)
-@click.option("--max-latency-increase", type=number(0), default=0.20, show_default=True)
+@click.option("--min-samples", type=integer(2), default=100)
+@click.option("--improvement", type=number(), default=0.03, help="Graduation threshold.")
+@click.option("--max-latency-increase", type=number(0), default=0.20)
 @choice_option(
     "--rule",
     choices=["sprt", "beta-binomial"],
@@ -55,7 +51,6 @@ def ab() -> None:
     "--prob-threshold",
     type=number(0.5, 1, min_open=True, max_open=True),
     default=0.95,
-    show_default=True,
     help="beta-binomial: graduate when P(T>C) exceeds this.",
 )
 @allow_unmeasured_option
@@ -83,13 +78,16 @@ def create(name: str, store_path: str | None, **test: Any) -> None:
     "--sims",
     type=integer(100, 1_000_000),
     default=2000,
-    show_default=True,
     help="Simulated tests per cell and hypothesis.",
 )
-@click.option("--alpha", type=number(0, 1, min_open=True, max_open=True), default=0.05)
-@click.option("--beta", type=number(0, 1, min_open=True, max_open=True), default=0.20)
-@click.option("--min-samples", type=integer(2), default=30, show_default=True)
-@click.option("--seed", type=integer(0), default=0, show_default=True)
+@click.option(
+    "--alpha", type=number(0, 1, min_open=True, max_open=True), default=0.05, show_default=False
+)
+@click.option(
+    "--beta", type=number(0, 1, min_open=True, max_open=True), default=0.20, show_default=False
+)
+@click.option("--min-samples", type=integer(2), default=30)
+@click.option("--seed", type=integer(0), default=0)
 def simulate(sims: int, alpha: float, beta: float, min_samples: int, seed: int) -> None:
     """The SPRT's type I error and power under each choice of bounds (ville, wald), by
     simulation on normal paired differences: the table `ab create --bounds` chooses from."""

@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, console
+from memgauge.cli._common import PATH, console, json_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
@@ -42,12 +42,11 @@ __all__ = ["audit"]
 @click.option(
     "--subject", "subject_text", default=None, help="The memory of a memory-backed agent."
 )
-@click.option("-k", "k", type=integer(1, 200), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, 200), default=10)
 @click.option(
     "--scoring",
     type=click.Choice(["auto", "judge", "offline"]),
     default="auto",
-    show_default=True,
     help="judge: the QA judge; offline: token F1 / embeddings / abstention phrases. auto: judge "
     "when a model is known (--judge-model, --model, MEMGAUGE_MODEL, MEMAUDIT_MODEL, "
     "OPENAI_API_KEY).",
@@ -56,7 +55,6 @@ __all__ = ["audit"]
     "--judge-preset",
     type=click.Choice(["longmemeval", "mem0-locomo", "strict"]),
     default="longmemeval",
-    show_default=True,
 )
 @click.option("--judge-model", default=None, help="The judge's model (default: the agent's).")
 @report_dir_option("audit-results", "--output", "the files --format names")
@@ -65,15 +63,14 @@ __all__ = ["audit"]
     "fmt",
     type=click.Choice(["all", "json", "markdown", "memaudit"]),
     default="all",
-    show_default=True,
     help="all: results.json, report.md and memaudit.json (memaudit's own AuditResult); json:"
     " the JSON files (memgauge's results.json, memaudit's AuditResult beside it as"
     " memaudit.json); markdown: report.md; memaudit: memaudit.json alone.",
 )
-@click.option("--concurrency", type=integer(1, 1000), default=8, show_default=True)
+@click.option("--concurrency", type=integer(1, 1000), default=8)
 @click.option("--limit", type=integer(1), default=None, help="Only the first N probes.")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of probe generation.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results (without probes) as JSON.")
+@click.option("--seed", type=SEED, default=0, help="Seed of probe generation.")
+@json_option("Print the results (without probes) as JSON.")
 @click.option(
     "--attribute",
     is_flag=True,

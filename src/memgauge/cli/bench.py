@@ -12,8 +12,9 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, DefaultGroup, console
+from memgauge.cli._common import PATH, DefaultGroup, console, json_option
 from memgauge.cli._numbers import MAX_K, integer, number
+from memgauge.cli._shared_options import no_ingest_option
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
 
@@ -49,21 +50,18 @@ def _ms(value: float | None) -> str:
     help="Retrieval dataset whose memories are ingested and whose queries are sent "
     "(default: the built-in demo dataset).",
 )
-@click.option(
-    "--no-ingest", is_flag=True, help="Do not reset or fill the subject (it is already full)."
-)
+@no_ingest_option("Do not reset or fill the subject (it is already full).")
 @click.option(
     "--clients",
     "-c",
     type=integer(1, api.MAX_CLIENTS),
     multiple=True,
     default=(8,),
-    show_default=True,
     help="Concurrent clients; repeat to test several levels (-c 1 -c 10 -c 100).",
 )
 @click.option("--duration", type=number(0.1, 86_400), default=None, help="Seconds per level.")
 @click.option("--requests", type=integer(1), default=None, help="Requests per level.")
-@click.option("-k", "k", type=integer(1, MAX_K), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, MAX_K), default=10)
 @click.option(
     "--baseline",
     default=None,
@@ -72,7 +70,7 @@ def _ms(value: float | None) -> str:
     " session boost) and report it against SUBJECT, level by level (seed 002's baseline"
     " against boosted).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@json_option("Print the results as JSON.")
 def search(
     subject: str,
     dataset: Path | None,

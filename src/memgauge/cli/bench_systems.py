@@ -16,7 +16,7 @@ from memgauge.cli._common import EXISTING, FILE, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.cli._shared_options import report_dir_option, resamples_option
+from memgauge.cli._shared_options import measures_option, report_dir_option, resamples_option
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
 from memgauge.report.retrieval import ranking_json
@@ -59,14 +59,10 @@ __all__ = ["print_rankings", "result_doc", "systems"]
 @click.option(
     "--no-discover", is_flag=True, help="Only the systems named with -s, none found installed."
 )
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help=f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)}).",
+@measures_option(
+    f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)})."
 )
-@click.option("--k", "k", type=integer(10, MAX_K), default=20, show_default=True)
+@click.option("--k", "k", type=integer(10, MAX_K), default=20)
 @click.option(
     "--corpus",
     "corpora",
@@ -76,8 +72,8 @@ __all__ = ["print_rankings", "result_doc", "systems"]
 )
 @click.option("--limit", type=integer(1), default=None, help="Only the first N judged queries.")
 @resamples_option
-@click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
+@click.option("--seed", type=SEED, default=0)
+@click.option("--concurrency", type=integer(1, 1000), default=4)
 @report_dir_option("memgauge-bench")
 @click.option(
     "--write-suite",

@@ -29,10 +29,9 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
     "out_dir",
     type=PATH,
     default=Path("memgauge-demo"),
-    show_default=True,
     help="Where the demo dataset and the reports are written.",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, help="Random seed.")
 @run_options(shards=False, llm=False)
 def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.

@@ -17,6 +17,8 @@ from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 from memgauge.cli._shared_options import (
     mde_option,
+    measures_option,
+    no_ingest_option,
     report_dir_option,
     resamples_option,
     sprt_bounds_option,
@@ -33,26 +35,18 @@ __all__ = ["evaluate"]
     "systems",
     multiple=True,
     default=("lexical", "hybrid"),
-    show_default=True,
     help="A system to evaluate, repeatable: lexical | dense | hybrid | "
     "reference:mode=hybrid,k_rrf=60,candidates=50,session_boost=0.2 | "
     "hybrid:fusion=combmnz,normalization=z-score (fusion: rrf, combsum, combmnz, wsum, isr, "
     "log_isr, rbc) | a YAML/JSON spec file. "
     "Add @LABEL to name it. The first that runs is the baseline of the comparisons.",
 )
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help=f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).",
-)
+@measures_option(f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).")
 @click.option(
     "--k",
     "k",
     type=integer(1, MAX_K),
     default=api.DEFAULT_DEPTH,
-    show_default=True,
     help="Hits requested per query (a retrieval task's default too).",
 )
 @rel_threshold_option
@@ -62,7 +56,6 @@ __all__ = ["evaluate"]
     "--agent-k",
     type=integer(1, MAX_K),
     default=5,
-    show_default=True,
     help="Cutoff of the agent-memory metrics.",
 )
 @resamples_option
@@ -76,7 +69,6 @@ __all__ = ["evaluate"]
     "--pool-grade",
     type=integer(0, 3),
     default=1,
-    show_default=True,
     help="The grade pooled memories get (without --pool-judge).",
 )
 @click.option(
@@ -113,14 +105,12 @@ __all__ = ["evaluate"]
     default=None,
     help="Seed 002's run type, recorded likewise (default full).",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, help="Random seed.")
 @report_dir_option("memgauge-report")
-@click.option(
-    "--no-ingest",
-    is_flag=True,
-    help="Search each system as it stands, never resetting it or giving it the dataset's"
+@no_ingest_option(
+    "Search each system as it stands, never resetting it or giving it the dataset's"
     " memories: for a live system that holds them already (see `memgauge logs export"
-    " --dump-from`).",
+    " --dump-from`)."
 )
 @click.option(
     "--run-out",
@@ -138,7 +128,7 @@ __all__ = ["evaluate"]
     help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
     " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",
 )
-@click.option("--concurrency", type=integer(1, 1000), default=4, show_default=True)
+@click.option("--concurrency", type=integer(1, 1000), default=4)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @kind_option("retrieval", "DATASET")
 @run_options(repeat=True)

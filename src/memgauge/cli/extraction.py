@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, score_cases
+from memgauge.cli._cases import case_options, outputs_option, score_cases
 from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
@@ -26,13 +26,9 @@ __all__ = ["extraction"]
     help="e.g. '{llm: {model: gpt-4o-mini}}' or '{python: {target: pkg.mod:make}}' (a factory"
     " returning an object with extract(conversation, existing_memory), or such a function).",
 )
-@click.option(
-    "--outputs",
-    "outputs_path",
-    type=PATH,
-    default=None,
-    help="Outputs recorded in production: JSONL of {case_id, output}, or production traces"
-    " {conversation, existing_memory, output, tags}: lines with no case_id are judged alone.",
+@outputs_option(
+    "Outputs recorded in production: JSONL of {case_id, output}, or production traces"
+    " {conversation, existing_memory, output, tags}: lines with no case_id are judged alone."
 )
 @click.option(
     "--tag",
@@ -44,10 +40,9 @@ __all__ = ["extraction"]
     "--sample",
     type=number(0, 1, min_open=True),
     default=1.0,
-    show_default=True,
     help="Judge this share of the trace lines, chosen per line from --seed and its id.",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=SEED, default=0, help="Seed of --sample.")
 @choice_option(
     "--match",
     "match",
@@ -58,7 +53,6 @@ __all__ = ["extraction"]
     "--threshold",
     type=number(-1, 1),
     default=0.75,
-    show_default=True,
     help="Cosine for --match semantic.",
 )
 @click.option(

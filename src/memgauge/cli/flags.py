@@ -94,7 +94,7 @@ def _values(options: dict[str, Any]) -> dict[str, Any]:
 @flags.command()
 @click.argument("name")
 @_settings
-@click.option("--metric", default="MRR", show_default=True, help="The A/B test's metric.")
+@click.option("--metric", default="MRR", help="The A/B test's metric.")
 @mde_option("--delta", "The A/B test's minimum detectable effect.")
 @allow_unmeasured_option
 @store_option

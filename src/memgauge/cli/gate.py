@@ -11,7 +11,14 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING_FILE, FILE, console, print_markdown, store_option
+from memgauge.cli._common import (
+    EXISTING_FILE,
+    FILE,
+    console,
+    json_option,
+    print_markdown,
+    store_option,
+)
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._options import junit_option
 from memgauge.cli._shared_options import by_option, drop_option, window_option
@@ -51,8 +58,8 @@ learn_into_option = click.option(
 @store_option
 @window_option("runs")
 @drop_option("a regression")
-@click.option("--exact-threshold", type=number(0, 1), default=0.10, show_default=True)
-@click.option("--judge-threshold", type=number(0, 1), default=0.20, show_default=True)
+@click.option("--exact-threshold", type=number(0, 1), default=0.10)
+@click.option("--judge-threshold", type=number(0, 1), default=0.20)
 @click.option(
     "--threshold-for",
     "overrides",
@@ -88,11 +95,10 @@ learn_into_option = click.option(
     help="Write the pull-request summary here, as Markdown (on a terminal, stdout shows it"
     " drawn; piped, stdout is the Markdown too).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option(
     "--learn/--no-learn",
     default=True,
-    show_default=True,
     help="Store each regression as a failure memory (eval-to-learning).",
 )
 @learnings_option
@@ -184,9 +190,9 @@ def gate(
 @click.command()
 @click.argument("suite_name", metavar="SUITE")
 @store_option
-@click.option("--last", type=integer(1, 1000), default=20, show_default=True)
+@click.option("--last", type=integer(1, 1000), default=20)
 @window_option("runs")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def history(suite_name: str, store_path: str | None, last: int, window: int, as_json: bool) -> None:
     """A suite's completed runs over time (SUITE: its name or its file): per metric a sparkline
     of the last runs, the latest value and the rolling baseline before it."""
@@ -244,12 +250,11 @@ def learnings() -> None:
 
 @learnings.command()
 @click.argument("text")
-@click.option("-k", "k", type=integer(1, 50), default=5, show_default=True)
+@click.option("-k", "k", type=integer(1, 50), default=5)
 @click.option(
     "--budget",
     type=integer(20),
     default=500,
-    show_default=True,
     help="Tokens, about 4 characters each.",
 )
 @learnings_option

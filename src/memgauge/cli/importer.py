@@ -42,7 +42,6 @@ __all__ = ["import_"]
 @click.option(
     "--split",
     default="test",
-    show_default=True,
     help="BEIR: the qrels file that judges the queries (qrels/SPLIT.tsv).",
 )
 @choice_option(

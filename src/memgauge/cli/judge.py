@@ -50,7 +50,6 @@ def judge() -> None:
     "--kind",
     type=click.Choice(api.LABEL_KINDS),
     default="verdict",
-    show_default=True,
     help="With --from-store: which labels (verdicts, hit grades, facts, operation decisions).",
 )
 @click.option(
@@ -160,7 +159,7 @@ def _judged_something(
 @judge.command()
 @click.argument("outputs", type=PATH)
 @click.option("--judge", "spec", required=True, help="Judge spec, e.g. rubric.")
-@click.option("-k", "k", type=integer(2, 100), default=5, show_default=True)
+@click.option("-k", "k", type=integer(2, 100), default=5)
 @json_option("Print the report as JSON.")
 @llm_options
 def rejudge(

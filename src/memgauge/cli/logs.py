@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DIR, EXISTING_FILE, FILE
+from memgauge.cli._common import (
+    DIR,
+    EXISTING_FILE,
+    FILE,
+    Command,
+    db_argument,
+    json_option,
+    store_option_with,
+)
 from memgauge.cli._numbers import SEED, integer, number
 
 __all__ = ["logs"]
 
 
-def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
-    return api.require_store(value)
+def memories_option(about: str, path: click.Path = EXISTING_FILE) -> Callable[[Command], Command]:
+    """`--memories FILE` (the command's `memories_file`): a memory system's memories, JSONL of
+    Memory; `about` its help."""
+    return click.option("--memories", "memories_file", type=path, default=None, help=about)
 
 
-#: the store the logs are in: a path, sqlite:///PATH or postgresql://... (it must exist)
-db_argument = click.argument("db", metavar="STORE", callback=_existing)
+def dump_from_option(about: str) -> Callable[[Command], Command]:
+    """`--dump-from SYSTEM`: the memories read from that system's dump instead; `about` its
+    help."""
+    return click.option("--dump-from", "dump_from", default=None, metavar="SYSTEM", help=about)
 
 
 @click.group()
@@ -46,8 +59,8 @@ def judgments(db: api.StoreURL) -> None:
 
 @logs.command("harvest")
 @db_argument
-@click.option("-n", "n", type=integer(1), default=100, show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("-n", "n", type=integer(1), default=100)
+@click.option("--seed", type=SEED, default=0)
 def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     """Pick up to N logged queries for the golden set: deduplicated, stratified by intent and
     category, marked as eval corpus."""
@@ -58,7 +71,7 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
 @logs.command()
 @db_argument
 @click.option("--out", "out_path", type=FILE, required=True)
-@click.option("-k", "k", type=integer(1, 100), default=20, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=20)
 @click.option(
     "--system",
     "system",
@@ -67,13 +80,9 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     help="Search each query again on this system (any `memgauge evaluate -s` value); its top K"
     " lead the candidates, with each memory's text.",
 )
-@click.option(
-    "--memories",
-    "memories_file",
-    type=EXISTING_FILE,
-    default=None,
-    help="The memories (JSONL of Memory): their texts for the annotator; with --system, the"
-    " system is filled with them first.",
+@memories_option(
+    "The memories (JSONL of Memory): their texts for the annotator; with --system, the"
+    " system is filled with them first."
 )
 def annotate(
     db: api.StoreURL, out_path: Path, k: int, system: str | None, memories_file: Path | None
@@ -98,14 +107,10 @@ def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
 
 @logs.command("import-spans")
 @click.argument("spans", type=EXISTING_FILE)
-@click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="The store whose query log gets the searches: a path, sqlite:///PATH or"
+@store_option_with(
+    "The store whose query log gets the searches: a path, sqlite:///PATH or"
     " postgresql://... (default: MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db; created if"
-    " need be).",
+    " need be)."
 )
 def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     """Log the searches of OpenInference retriever spans (Phoenix, OTel) into the query log.
@@ -129,15 +134,11 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     help="Also log the traces' searches into the query log, as `import-spans` does (of --store,"
     " else the default store, where the traces are kept too).",
 )
-@click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="Keep the traces whole in this store (`memgauge view`'s Traces page): a path,"
+@store_option_with(
+    "Keep the traces whole in this store (`memgauge view`'s Traces page): a path,"
     " sqlite:///PATH or postgresql://... (with --log alone: MEMGAUGE_STORE, else"
     " MEMGAUGE_HOME/results.db; created if need be). A trace imported again replaces its"
-    " earlier copy.",
+    " earlier copy."
 )
 @click.option(
     "--out",
@@ -147,7 +148,7 @@ def import_spans_cmd(spans: Path, store_path: str | None) -> None:
     help="Write the traces (spans, searches, tool calls, model calls, answers, sessions) here"
     " as JSON.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 def import_traces_cmd(
     traces: Path, log: bool, store_path: str | None, out_path: Path | None, as_json: bool
 ) -> None:
@@ -195,13 +196,12 @@ def import_traces_cmd(
 
 @logs.command("re-search")
 @db_argument
-@click.option("--threshold", type=number(0, 1), default=0.8, show_default=True)
+@click.option("--threshold", type=number(0, 1), default=0.8)
 @click.option(
     "--window",
     "window_s",
     type=number(0),
     default=300.0,
-    show_default=True,
     help="Seconds.",
 )
 def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
@@ -214,20 +214,10 @@ def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
 @logs.command("export")
 @db_argument
 @click.option("--out", "out_dir", type=DIR, required=True)
-@click.option(
-    "--memories",
-    "memories_file",
-    type=FILE,
-    default=None,
-    help="The memory system's memories (JSONL of Memory) to include.",
-)
-@click.option(
-    "--dump-from",
-    "dump_from",
-    default=None,
-    metavar="SYSTEM",
-    help="Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
-    " http://127.0.0.1:8080 or a spec file); it is only read.",
+@memories_option("The memory system's memories (JSONL of Memory) to include.", FILE)
+@dump_from_option(
+    "Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."
+    " http://127.0.0.1:8080 or a spec file); it is only read."
 )
 def export_cmd(
     db: api.StoreURL, out_dir: Path, memories_file: Path | None, dump_from: str | None
@@ -302,16 +292,8 @@ def validate_cmd(
 
 @logs.command("signals")
 @db_argument
-@click.option(
-    "--memories",
-    "memories_file",
-    type=EXISTING_FILE,
-    default=None,
-    help="The memories (JSONL of Memory), whose texts copy/reference looks for.",
-)
-@click.option(
-    "--dump-from", "dump_from", default=None, metavar="SYSTEM", help="Or this system's dump."
-)
+@memories_option("The memories (JSONL of Memory), whose texts copy/reference looks for.")
+@dump_from_option("Or this system's dump.")
 def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | None) -> None:
     """Derive implicit feedback from the logs: scroll-past (results above the deepest one the
     agent selected, skipped) and copy/reference (an agent output holding a verbatim span of a
@@ -323,7 +305,7 @@ def signals_cmd(db: api.StoreURL, memories_file: Path | None, dump_from: str | N
 
 @logs.command("channels")
 @db_argument
-@click.option("-k", "k", type=integer(1, 100), default=10, show_default=True)
+@click.option("-k", "k", type=integer(1, 100), default=10)
 def channels_cmd(db: api.StoreURL, k: int) -> None:
     """Channel contribution from the logs: per channel, the share of the top-K results it
     surfaced, and surfaced alone."""

@@ -224,7 +224,12 @@ class _LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# every option's default is shown in its --help (click reads `show_default` from the parent
+# context): said here once, not on each option; an option that hides its default says False
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
+)
 @click.version_option(__version__, prog_name="memgauge")
 def cli() -> None:
     """memgauge: measure whether an LLM agent's memory works.

@@ -22,6 +22,7 @@ from memgauge.cli._common import EXISTING_FILE, choice_option, json_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._numbers import integer
+from memgauge.cli._shared_options import measures_option
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,16 +60,12 @@ def _num(v: float) -> float | None:
 @click.argument("qrels", type=EXISTING_FILE)
 @click.argument("run", type=EXISTING_FILE)
 @click.argument("more_runs", nargs=-1, type=EXISTING_FILE)
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help=f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
+@measures_option(
+    f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
     "recall_any@5, recall_all@5, ndcg_any@5, Bpref, infAP, IPrec@0.1, gm_map, RBP(p=0.8)[@K], "
     "RBP_resid(p=0.8), Judged@10, SetP, SetR, SetF, NumQ, NumRet, NumRel, NumRelRet; "
     "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...) "
-    f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set).",
+    f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set)."
 )
 @choice_option(
     "--conventions",

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, score_cases
+from memgauge.cli._cases import case_options, outputs_option, score_cases
 from memgauge.cli._common import PATH
 from memgauge.cli._options import run_options
 
@@ -24,17 +24,12 @@ __all__ = ["operations"]
     help="e.g. '{llm: {model: m}}', '{heuristic: {}}', '{python: {target: pkg.mod:make}}' (a"
     " factory returning an object with decide(existing, incoming), or such a function).",
 )
-@click.option(
-    "--outputs",
-    "outputs_path",
-    type=PATH,
-    default=None,
-    help="Decisions recorded in production: JSONL of {case_id, output}.",
-)
+@outputs_option("Decisions recorded in production: JSONL of {case_id, output}.")
 @click.option(
     "--judge/--no-judge",
     "judge",
     default=False,
+    show_default=False,
     help="Score merged texts with the merge-quality rubric judge.",
 )
 @click.option("--judge-model", default=None)

@@ -21,11 +21,12 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, DefaultGroup, console, store_option
+from memgauge.cli._common import PATH, DefaultGroup, console, json_option, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import junit_option, shard_options
+from memgauge.cli._shared_options import progress_option, resume_option
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -235,10 +236,10 @@ _STORE = store_option
 @click.option("--max-seconds", type=number(min=0, min_open=True), default=None)
 @click.option("--max-cost", type=number(min=0, min_open=True), default=None)
 @click.option("--concurrency", type=integer(1, 1000), default=None)
-@click.option("--resume", default=None, metavar="ID", help="Continue this optimization.")
+@resume_option("Continue this optimization.")
 @_STORE
-@click.option("--json", "as_json", is_flag=True, help="Print the study as JSON on the last line.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar.")
+@json_option("Print the study as JSON on the last line.")
+@progress_option()
 @junit_option
 @shard_options
 @llm_options
@@ -306,8 +307,8 @@ def run(
 
 @optimize.command("list")
 @_STORE
-@click.option("--limit", type=integer(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--limit", type=integer(min=1), default=20)
+@json_option()
 def list_(store_path: str | None, limit: int, as_json: bool) -> None:
     """The latest optimizations, newest first."""
     studies = api.optimizations(store=store_path, limit=limit)
@@ -358,7 +359,7 @@ def list_(store_path: str | None, limit: int, as_json: bool) -> None:
 @click.argument("study_id")
 @click.option("--diff", nargs=2, default=None, metavar="A B", help="What changed from A to B.")
 @_STORE
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def show(
     study_id: str, diff: tuple[str, str] | None, store_path: str | None, as_json: bool
 ) -> None:

@@ -13,6 +13,7 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import EXISTING_FILE, FILE, json_option, store_option
+from memgauge.cli._shared_options import reviewer_option
 
 __all__ = ["review"]
 
@@ -29,7 +30,7 @@ def review() -> None:
 @store_option
 @run_option
 @click.option("--kind", type=click.Choice(api.LABEL_KINDS), default=None)
-@click.option("--reviewer", default=None, metavar="NAME")
+@reviewer_option()
 @click.option("--history", is_flag=True, help="Every label given, not only each latest.")
 @json_option("One JSON object per label.")
 def labels_cmd(
@@ -59,13 +60,12 @@ def labels_cmd(
 @review.command("export")
 @store_option
 @run_option
-@click.option("--reviewer", default=None, metavar="NAME", help="Only this reviewer's grades.")
+@reviewer_option("Only this reviewer's grades.")
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["judgments", "qrels"]),
     default="judgments",
-    show_default=True,
     help="judgments: a retrieval dataset's judgments.jsonl; qrels: TREC qrels.",
 )
 @click.option("--out", "out", type=FILE, default=None, help="The file to write.")
@@ -105,7 +105,7 @@ def export_cmd(
 @click.argument("pool", type=EXISTING_FILE)
 @store_option
 @run_option
-@click.option("--reviewer", default=None, metavar="NAME", help="Only this reviewer's grades.")
+@reviewer_option("Only this reviewer's grades.")
 @click.option("--out", "out", type=FILE, required=True, help="The filled pool to write.")
 def fill_pool_cmd(
     pool: Path, store_path: str | None, run: str | None, reviewer: str | None, out: Path

@@ -14,6 +14,7 @@ from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli._shared_options import force_option, progress_option, resume_option
 from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
 from memgauge.report.repeats import render_repeats
@@ -38,25 +39,19 @@ __all__ = ["run"]
     default=None,
     help="Items in flight at once (default: the suite's concurrency, else 4).",
 )
-@click.option("--resume", "resume", default=None, help="Finish the run with this id (or prefix).")
+@resume_option("Finish the run with this id (or prefix).", metavar=None)
 @click.option(
     "--retry-failed",
     is_flag=True,
     help="With --resume: run the failed items again too, and the items whose LLM judge "
     "failed on a transient call failure (timeout, 5xx, 429, dropped connection).",
 )
-@click.option(
-    "--force",
-    is_flag=True,
-    help="With --resume: take over a run whose recorded owner is a process on another host "
-    "(which this host cannot check). A live owner on this host is never displaced.",
+@force_option(
+    "With --resume: take over a run whose recorded owner is a process on another host "
+    "(which this host cannot check). A live owner on this host is never displaced."
 )
 @json_option("Print a JSON summary as the last line.")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Show a progress bar on stderr (default: when stderr is a terminal).",
-)
+@progress_option("Show a progress bar on stderr (default: when stderr is a terminal).")
 @run_options(store=False, repeat=True)
 def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunArgs) -> None:
     """Run SUITE_FILE: every subject on every task, each item recorded as it finishes.

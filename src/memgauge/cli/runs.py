@@ -72,7 +72,7 @@ def upgrade(store_path: str | None) -> None:
 @runs.command("list")
 @store_option
 @click.option("--suite", default=None, help="Only runs of this suite.")
-@click.option("--limit", type=integer(1), default=20, show_default=True)
+@click.option("--limit", type=integer(1), default=20)
 @json_option("Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
@@ -141,7 +141,7 @@ def _state(run: Mapping[str, Any]) -> Text:
 @click.argument("run_id")
 @store_option
 @json_option("Print the run as one JSON object.")
-@click.option("--failures", "n_failures", type=integer(0), default=20, show_default=True)
+@click.option("--failures", "n_failures", type=integer(0), default=20)
 def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
     with open_suite_store(store_path, read_only=True) as store:
@@ -210,7 +210,7 @@ def _pipelines(run: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 @runs.command()
 @click.argument("run_id")
 @store_option
-@click.option("--interval", type=number(0.1, 3600), default=1.0, show_default=True)
+@click.option("--interval", type=number(0.1, 3600), default=1.0)
 def watch(run_id: str, store_path: str | None, interval: float) -> None:
     """Follow a run from another terminal until it ends.
 
@@ -258,7 +258,6 @@ def _jsonl(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     "fmt",
     type=click.Choice(["json", "jsonl", "csv", "parquet", "bundle"]),
     default="jsonl",
-    show_default=True,
     help="bundle: the whole run, to `memgauge runs import` into another store or to gate"
     " against (`memgauge gate --baseline FILE`); parquet: the csv's table with typed columns"
     " (needs --out and `pip install 'memgauge[parquet]'`).",

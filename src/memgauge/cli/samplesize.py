@@ -14,7 +14,7 @@ __all__ = ["sample_size"]
 
 
 def _number(name: str, default: float, about: str) -> Callable[[Command], Command]:
-    return click.option(name, type=number(), default=default, show_default=True, help=about)
+    return click.option(name, type=number(), default=default, help=about)
 
 
 @click.command("sample-size")

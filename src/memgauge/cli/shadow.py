@@ -9,7 +9,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, store_option
+from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
 
 __all__ = ["shadow"]
@@ -30,7 +30,7 @@ def shadow() -> None:
     help="Also break each experiment down by the intent its queries were recorded with"
     " (seed 002's per-intent error breakdown; `by_intent` in --json).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def summary(experiment: str | None, store_path: str | None, by: str | None, as_json: bool) -> None:
     """Per experiment: queries compared, identical / minor / major / incompatible, mean Kendall
     tau-b and Jaccard, top-1 change rate, MRR / nDCG deltas where judged, p95 latencies, and

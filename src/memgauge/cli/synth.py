@@ -45,7 +45,6 @@ __all__ = ["synth"]
     "--group-size",
     type=integer(1, 50),
     default=5,
-    show_default=True,
     help="Memories shown to the model per call (an anchor and its nearest neighbours).",
 )
 @click.option(
@@ -53,27 +52,23 @@ __all__ = ["synth"]
     "max_groups",
     type=integer(1),
     default=25,
-    show_default=True,
     help="Groups at most: one call each, one query per category.",
 )
 @click.option(
     "--embedder",
     default="minilm",
-    show_default=True,
     help="Embedder of the grouping and the dedupe (minilm, openai:<model>, st:<model>).",
 )
 @click.option(
     "--dedupe-threshold",
     type=number(0.0, 1.0),
     default=0.9,
-    show_default=True,
     help="Cosine at or above which a query is a near-duplicate of one kept before it.",
 )
 @click.option(
     "--max-failure-rate",
     type=number(0.0, 1.0),
     default=0.1,
-    show_default=True,
     help="Failed LLM calls allowed (share of calls); past it: exit 4, nothing written.",
 )
 @click.option("--name", default=None, help="Dataset name (default: the --out directory's).")

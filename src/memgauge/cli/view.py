@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from memgauge import api
-from memgauge.cli._common import EXISTING_FILE, FILE
+from memgauge.cli._common import EXISTING_FILE, FILE, store_option_with
 from memgauge.cli._numbers import integer
+from memgauge.cli._shared_options import reviewer_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve
@@ -17,23 +18,18 @@ from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve
 __all__ = ["report", "view"]
 
 #: `--store` as every command takes it (MEMGAUGE_STORE by default), opened read-only
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=None,
-    metavar="STORE",
-    help="Results store: a path, sqlite:///PATH or postgresql://... (default: MEMGAUGE_STORE,"
-    " else MEMGAUGE_HOME/results.db); opened read-only.",
+store_option = store_option_with(
+    "Results store: a path, sqlite:///PATH or postgresql://... (default: MEMGAUGE_STORE,"
+    " else MEMGAUGE_HOME/results.db); opened read-only."
 )
 
 
 @click.command()
 @store_option
-@click.option("--port", type=integer(0, 65535), default=8765, show_default=True)
+@click.option("--port", type=integer(0, 65535), default=8765)
 @click.option(
     "--host",
     default="127.0.0.1",
-    show_default=True,
     help="Interface to bind; anything but 127.0.0.1 shows the store to the network.",
 )
 @click.option(
@@ -42,12 +38,7 @@ store_option = click.option(
     help="Review mode: grade hits, confirm or override verdicts, label facts and decisions"
     " (stored as labels in the store; nothing else is written). Without it, read-only.",
 )
-@click.option(
-    "--reviewer",
-    default=None,
-    metavar="NAME",
-    help="Who labels in review mode (default: MEMGAUGE_REVIEWER, else your login name).",
-)
+@reviewer_option("Who labels in review mode (default: MEMGAUGE_REVIEWER, else your login name).")
 @click.option(
     "--watch-state",
     "watch_states",

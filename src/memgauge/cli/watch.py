@@ -14,15 +14,11 @@ import click
 from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import FILE, json_option
+from memgauge.cli._common import FILE, db_argument, json_option
 from memgauge.cli._numbers import COUNT_MAX, integer, number
 from memgauge.cli._shared_options import by_option, drop_option, window_option
 
 __all__ = ["watch"]
-
-
-def _existing(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
-    return api.require_store(value)
 
 
 def _default_state(key: dict[str, object]) -> Path:
@@ -52,14 +48,13 @@ def _line(p: api.WatchPass) -> str:
 
 
 @click.command()
-@click.argument("db", metavar="STORE", callback=_existing)
+@db_argument
 @click.option("--webhook", default=None, metavar="URL", help="POST each alert here as JSON.")
 @click.option("--once", is_flag=True, help="Run one pass and exit (for cron and tests).")
 @click.option(
     "--interval",
     type=number(0),
     default=60.0,
-    show_default=True,
     help="Seconds between passes.",
 )
 @click.option(
@@ -81,7 +76,6 @@ def _line(p: api.WatchPass) -> str:
     "rate",
     type=number(0, 1, min_open=True),
     default=1.0,
-    show_default=True,
     help="Share of the matching searches evaluated, picked by a hash of the query id.",
 )
 @click.option(
@@ -119,27 +113,20 @@ def _line(p: api.WatchPass) -> str:
     "--min-samples",
     type=integer(1),
     default=20,
-    show_default=True,
     help="A measure over fewer searches is shown, not decided.",
 )
 @click.option(
     "--settle",
     type=number(0),
     default=0.0,
-    show_default=True,
     help="Seconds a search waits before it is read (its feedback can arrive first).",
 )
-@click.option(
-    "--batch", type=integer(1), default=10_000, show_default=True, help="Rows read per pass."
-)
-@click.option(
-    "--retries", type=integer(0, 20), default=3, show_default=True, help="Retries of a failed POST."
-)
+@click.option("--batch", type=integer(1), default=10_000, help="Rows read per pass.")
+@click.option("--retries", type=integer(0, 20), default=3, help="Retries of a failed POST.")
 @click.option(
     "--retry-delay",
     type=number(0),
     default=1.0,
-    show_default=True,
     help="The first backoff in seconds (doubled per retry).",
 )
 @json_option("Print each pass as one line of JSON.")
