@@ -85,7 +85,7 @@ _BASE_DIGEST = (
     " i.subject AND bi.task = i.task AND bi.item_id = i.item_id"
 )
 #: the item's verdicts may differ from the baseline's: their digests differ, or either is not
-#: known (`item_rows.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
+#: known (`stored_forms.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
 #: item is looked up in the baseline's (800,000 lookups for a 100,000-item run, for each of
 #: the page's count and rows)
 _MAY_DIFFER = f"(i.verdicts_digest IS NULL OR ({_BASE_DIGEST}) IS DISTINCT FROM i.verdicts_digest)"

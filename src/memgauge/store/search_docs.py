@@ -5,7 +5,8 @@ item instead of inflating each deflated output and decoding JSON's escapes in Py
 
 A document holds each value as `run_pages._has` reads it (`forms`): its text lower-cased, and,
 where the text has a JSON `\\uXXXX` escape, its decoded JSON lower-cased too; the forms are
-joined by `SEPARATOR`. `needle in form` for some form is then what `_has` answers, so a needle
+joined by `SEPARATOR` (both kept in `stored_forms`, which revision 0023 fills the
+documents of older runs with). `needle in form` for some form is then what `_has` answers, so a needle
 without the separator is in the document exactly when `_has` finds it in one of the values.
 An item whose document cannot be kept as SQL text (a NUL, or a lone surrogate from an escape)
 gets none, and is searched as before.
@@ -27,52 +28,19 @@ recording's time (a LoCoMo evaluate: 0.37 CPU-s), the outputs just deflated infl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from memgauge.store.dialect import executemany, upsert
+from memgauge.store.stored_forms import SEPARATOR, document, forms
 from memgauge.store.tables import suite_run_search as search_t
-from memgauge.store.tables import unpacked
 
 __all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill"]
 
-#: between the forms of a document: a needle holding it is searched as before
-SEPARATOR = "\x1f"
 #: keys per statement when a batch's documents are rewritten (bound parameters stay few)
 _BATCH = 300
-
-
-def forms(value: Any) -> list[str]:
-    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it:
-    its text lower-cased, and its decoded JSON lower-cased when it has an escape."""
-    if value is None:
-        return []
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    text = unpacked(value) if isinstance(value, bytes) else str(value)
-    out = [text.lower()]
-    if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
-    return out
-
-
-def document(values: Iterable[Any]) -> str | None:
-    """One item's document of its searched values; None when SQL text cannot hold it."""
-    doc = SEPARATOR.join(f for v in values for f in forms(v))
-    if "\x00" in doc:
-        return None
-    try:
-        doc.encode()
-    except UnicodeEncodeError:  # a lone surrogate
-        return None
-    return doc
 
 
 def _key_clause(keys: Sequence[tuple[str, str, str]], params: dict[str, Any], alias: str) -> str:

@@ -15,40 +15,20 @@ stream, told apart by its first byte).
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
 from memgauge.store.columns import cols
+from memgauge.store.stored_forms import ITERATION_SCORES, RESULT_METRICS, packed, unpacked
 
 __all__ = ["ITERATION_SCORES", "Packed", "metadata", "packed", "stored_json", "unpacked"]
-
-_PACK_FROM = 512  # bytes of JSON from which an output or summary is stored deflated
 
 
 def stored_json(value: Any) -> str:
     """A JSON column's text: keys sorted, no spaces, a value JSON has no form for as its str()."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def packed(text: str) -> str | bytes:
-    """`text` as stored: deflated past `_PACK_FROM` bytes (a sixth of the size; these are read
-    whole, never searched with SQL's JSON functions)."""
-    if len(text) < _PACK_FROM:
-        return text
-    return zlib.compress(text.encode(), 1)
-
-
-def unpacked(value: str | bytes) -> str:
-    """The JSON text of a stored `Packed` value (zlib's stream starts with 0x78, which no JSON
-    text does)."""
-    if isinstance(value, str):
-        return value
-    if value[:1] == b"\x78":
-        return zlib.decompress(value).decode()
-    return bytes(value).decode()
 
 
 class Packed(sa.types.TypeDecorator[Any]):
@@ -160,7 +140,7 @@ suite_run_items = sa.Table(
     # revision 0020: which time the item went through its subject (`repeat: N`)
     *cols(_I, "repeat_index", nullable=False, server_default="0"),
     # a digest of the item's verdicts (evaluator, value, pass, error or not; revision 0022,
-    # `item_rows.verdicts_digest`): two runs' items with the same digest have the same verdicts,
+    # `stored_forms.verdicts_digest`): two runs' items with the same digest have the same verdicts,
     # so "changed against a baseline" compares verdicts only where the digests differ
     *cols(_T, "verdicts_digest"),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
@@ -417,21 +397,6 @@ eval_agent_outputs = sa.Table(
 
 # --- seed 002: results, A/B tests, shadow runs -----------------------------------------------
 
-_RESULT_METRICS = (
-    "mrr_at_5",
-    "mrr_at_10",
-    "ndcg_at_5",
-    "ndcg_at_10",
-    "ndcg_at_20",
-    "recall_at_5",
-    "recall_at_10",
-    "constitutional_surfacing_rate",
-    "importance_weighted_recall",
-    "cold_start_mrr",
-    "session_personalization_lift",
-    "causal_chain_completeness",
-    "avg_latency_ms",
-)
 
 eval_results = sa.Table(
     "eval_results",
@@ -440,7 +405,7 @@ eval_results = sa.Table(
     *cols(_T, "run_id", "run_type", nullable=False),
     *cols(_T, "feature_id"),
     *cols(_T, "system", nullable=False),
-    *cols(_F, *_RESULT_METRICS),
+    *cols(_F, *RESULT_METRICS),
     *cols(_T, "channel_contribution_json"),
     *cols(_F, "result_diversity_score"),
     *cols(_I, "query_count", nullable=False),
@@ -578,19 +543,6 @@ optimization_studies = sa.Table(
     sa.Index("idx_optimization_studies_created", "created_at"),
 )
 
-#: an iteration's score, and its paired deltas (to the best so far, to the baseline), each
-#: with its 95% CI (columns documented in store/optimization.py)
-ITERATION_SCORES = (
-    "score",
-    "ci_low",
-    "ci_high",
-    "delta",
-    "delta_ci_low",
-    "delta_ci_high",
-    "baseline_delta",
-    "baseline_delta_ci_low",
-    "baseline_delta_ci_high",
-)
 
 optimization_iterations = sa.Table(
     "optimization_iterations",

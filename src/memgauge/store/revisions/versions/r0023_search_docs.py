@@ -12,50 +12,19 @@ Revises: 0022
 
 from __future__ import annotations
 
-import json
-import zlib
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
+
+from memgauge.store.stored_forms import document
 
 revision = "0023"
 down_revision = "0022"
 branch_labels = None
 depends_on = None
 
-_SEPARATOR = "\x1f"
 _KEY = ("run_id", "subject", "task", "item_id")
-
-
-def _forms(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    if isinstance(value, bytes):
-        text = zlib.decompress(value).decode() if value[:1] == b"\x78" else value.decode()
-    else:
-        text = str(value)
-    out = [text.lower()]
-    if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
-    return out
-
-
-def _document(values: list[Any]) -> str | None:
-    doc = _SEPARATOR.join(f for v in values for f in _forms(v))
-    if "\x00" in doc:
-        return None
-    try:
-        doc.encode()
-    except UnicodeEncodeError:
-        return None
-    return doc
 
 
 def _fill(bind: sa.Connection) -> None:
@@ -89,7 +58,7 @@ def _fill(bind: sa.Connection) -> None:
                 found += [r[3], r[4]]
         rows = []
         for (subject, task, item_id), vals in values.items():
-            doc = _document(vals)
+            doc = document(vals)
             if doc is not None:
                 rows.append(
                     {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id}
