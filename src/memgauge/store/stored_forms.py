@@ -1,7 +1,7 @@
 """Forms of stored values that the live store and the shipped migrations must agree on, kept
 once for both: a deflated JSON column (`packed`, `unpacked`), an item's verdicts digest
-(`suite_run_items.verdicts_digest`), an item's search document (`suite_run_search.doc`), and the
-column names two schemas repeat.
+(`suite_run_items.verdicts_digest`), an item's search document and the rows that hold them
+(`suite_run_search`), and the column names two schemas repeat.
 
 One copy because they are one rule, not two that happen to match: a digest a migration filled
 is compared with one the store writes (the items changed against a baseline), a document it
@@ -20,13 +20,17 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+import sqlalchemy as sa
+
 __all__ = [
+    "INSERT_SEARCH",
     "ITERATION_SCORES",
     "RESULT_METRICS",
     "SEPARATOR",
     "document",
     "forms",
     "packed",
+    "search_rows",
     "unpacked",
     "verdicts_digest",
 ]
@@ -66,6 +70,11 @@ ITERATION_SCORES = (
 
 #: between the forms of a search document: a needle holding it is searched as before
 SEPARATOR = "\x1f"
+#: writes `search_rows`' rows
+INSERT_SEARCH = sa.text(
+    "INSERT INTO suite_run_search (run_id, subject, task, item_id, doc)"
+    " VALUES (:run_id, :subject, :task, :item_id, :doc)"
+)
 
 
 def packed(text: str) -> str | bytes:
@@ -128,3 +137,41 @@ def document(values: Iterable[Any]) -> str | None:
     except UnicodeEncodeError:  # a lone surrogate
         return None
     return doc
+
+
+def search_rows(
+    c: sa.Connection, run_id: str, params: dict[str, Any], only_i: str = "", only_s: str = ""
+) -> list[dict[str, Any]]:
+    """The `suite_run_search` rows of a run's items from their rows as stored: each item's
+    document of its id, category, input, expected value, output, then every verdict's reason
+    and error (`run_pages._SEARCHED`). `params` binds `:run` to `run_id` and whatever the
+    extra conditions `only_i` (on the items, `i`) and `only_s` (on the verdicts, `s`) name."""
+    values: dict[tuple[str, str, str], list[Any]] = {}
+    for r in c.execute(
+        sa.text(
+            "SELECT i.subject, i.task, i.item_id, i.category, i.input_json, i.expected_json,"
+            " o.output_json FROM suite_run_items i LEFT JOIN suite_run_outputs o"
+            " ON o.run_id = i.run_id AND o.subject = i.subject AND o.task = i.task"
+            f" AND o.item_id = i.item_id WHERE i.run_id = :run{only_i}"
+        ),
+        params,
+    ):
+        values[(r[0], r[1], r[2])] = [r[2], *r[3:]]
+    for r in c.execute(
+        sa.text(
+            "SELECT s.subject, s.task, s.item_id, s.reason, s.error FROM suite_run_scores s"
+            f" WHERE s.run_id = :run{only_s}"
+        ),
+        params,
+    ):
+        found = values.get((r[0], r[1], r[2]))
+        if found is not None:
+            found += [r[3], r[4]]
+    rows = []
+    for (subject, task, item_id), vals in values.items():
+        doc = document(vals)
+        if doc is not None:
+            rows.append(
+                {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id, "doc": doc}
+            )
+    return rows
