@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -63,8 +63,6 @@ VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
 #: against it (passed there, fails or errs here; a lower value where no pass/fail is decided)
 SHOWS = ("all", "failures", "passes", "errors", "changed", "regressed")
 SORTS = ("seq", "item", "score", "duration", "status")
-
-Show = Literal["all", "failures", "passes", "errors", "changed", "regressed"]
 
 _SAME_ITEM = (
     "s.run_id = i.run_id AND s.subject = i.subject AND s.task = i.task AND s.item_id = i.item_id"
