@@ -188,7 +188,7 @@ def _fill_values(bind: sa.Connection) -> None:
 
 
 def _mean(values: list[float]) -> float:
-    """An item's value from its repeats' (`item_rows.mean_of_repeats`, as of this revision)."""
+    """An item's value from its repeats' (`data.records.mean_of_repeats`, as of this revision)."""
     if len(values) == 1:
         return values[0]
     scored = [v for v in values if v == v]
