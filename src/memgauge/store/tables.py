@@ -384,7 +384,6 @@ eval_agent_outputs = _serial(
 
 # --- seed 002: results, A/B tests, shadow runs -----------------------------------------------
 
-
 eval_results = _serial(
     "eval_results",
     *cols(_T, "run_id", "run_type", nullable=False),
@@ -521,7 +520,8 @@ optimization_studies = sa.Table(
     sa.Index("idx_optimization_studies_created", "created_at"),
 )
 
-
+#: an iteration's scores: `stored_forms.ITERATION_SCORES` (columns documented in
+#: store/optimization.py)
 optimization_iterations = sa.Table(
     "optimization_iterations",
     metadata,
