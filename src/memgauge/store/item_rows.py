@@ -9,7 +9,6 @@ request's credentials.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from array import array
@@ -32,6 +31,7 @@ from memgauge.store import search_docs
 from memgauge.store.dialect import executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.search_docs import refill as refill_search
+from memgauge.store.stored_forms import verdicts_digest
 from memgauge.store.tables import Packed, packed, stored_json, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
@@ -137,21 +137,6 @@ def insert_plan(
             ],
         )
         refill_search(c, run_id)
-
-
-def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> str:
-    """A digest of an item's verdicts as stored, each (evaluator, value, passed, error is
-    None), in any order: equal digests, equal verdicts (the same evaluators, values, passes
-    and errors), which is all the items page's `changed` and `regressed` compare. Revision
-    0022 fills it for the items stored before with a frozen copy of this rule."""
-    text = "\n".join(
-        sorted(
-            f"{e}\t{'-' if v is None else repr(float(v))}\t"
-            f"{'-' if p is None else int(bool(p))}\t{int(bool(ok))}"
-            for e, v, p, ok in verdicts
-        )
-    )
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def _digest(r: ItemRecord) -> str:

@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -64,8 +64,6 @@ VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
 SHOWS = ("all", "failures", "passes", "errors", "changed", "regressed")
 SORTS = ("seq", "item", "score", "duration", "status")
 
-Show = Literal["all", "failures", "passes", "errors", "changed", "regressed"]
-
 _SAME_ITEM = (
     "s.run_id = i.run_id AND s.subject = i.subject AND s.task = i.task AND s.item_id = i.item_id"
 )
@@ -85,7 +83,7 @@ _BASE_DIGEST = (
     " i.subject AND bi.task = i.task AND bi.item_id = i.item_id"
 )
 #: the item's verdicts may differ from the baseline's: their digests differ, or either is not
-#: known (`item_rows.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
+#: known (`stored_forms.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
 #: item is looked up in the baseline's (800,000 lookups for a 100,000-item run, for each of
 #: the page's count and rows)
 _MAY_DIFFER = f"(i.verdicts_digest IS NULL OR ({_BASE_DIGEST}) IS DISTINCT FROM i.verdicts_digest)"

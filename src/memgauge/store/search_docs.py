@@ -5,10 +5,11 @@ item instead of inflating each deflated output and decoding JSON's escapes in Py
 
 A document holds each value as `run_pages._has` reads it (`forms`): its text lower-cased, and,
 where the text has a JSON `\\uXXXX` escape, its decoded JSON lower-cased too; the forms are
-joined by `SEPARATOR`. `needle in form` for some form is then what `_has` answers, so a needle
-without the separator is in the document exactly when `_has` finds it in one of the values.
-An item whose document cannot be kept as SQL text (a NUL, or a lone surrogate from an escape)
-gets none, and is searched as before.
+joined by `SEPARATOR` (these rules, and `search_rows`, are in `stored_forms`: revision 0023
+filled older runs' documents with them). `needle in form` for some form is then what `_has`
+answers, so a needle without the separator is in the document exactly when `_has` finds it in
+one of the values. An item whose document cannot be kept as SQL text (a NUL, or a lone
+surrogate from an escape) gets none, and is searched as before.
 
 A search then asks SQL's `instr` of each document (about 5 us for a 2 KB one on SQLite), not
 Python of each value. An FTS5 trigram index over the documents was measured too: it finds a
@@ -27,52 +28,19 @@ recording's time (a LoCoMo evaluate: 0.37 CPU-s), the outputs just deflated infl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from memgauge.store.dialect import executemany, upsert
+from memgauge.store.stored_forms import INSERT_SEARCH, SEPARATOR, document, forms, search_rows
 from memgauge.store.tables import suite_run_search as search_t
-from memgauge.store.tables import unpacked
 
 __all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill"]
 
-#: between the forms of a document: a needle holding it is searched as before
-SEPARATOR = "\x1f"
 #: keys per statement when a batch's documents are rewritten (bound parameters stay few)
 _BATCH = 300
-
-
-def forms(value: Any) -> list[str]:
-    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it:
-    its text lower-cased, and its decoded JSON lower-cased when it has an escape."""
-    if value is None:
-        return []
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    text = unpacked(value) if isinstance(value, bytes) else str(value)
-    out = [text.lower()]
-    if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
-    return out
-
-
-def document(values: Iterable[Any]) -> str | None:
-    """One item's document of its searched values; None when SQL text cannot hold it."""
-    doc = SEPARATOR.join(f for v in values for f in forms(v))
-    if "\x00" in doc:
-        return None
-    try:
-        doc.encode()
-    except UnicodeEncodeError:  # a lone surrogate
-        return None
-    return doc
 
 
 def _key_clause(keys: Sequence[tuple[str, str, str]], params: dict[str, Any], alias: str) -> str:
@@ -102,42 +70,9 @@ def _refill(c: sa.Connection, run_id: str, keys: Sequence[tuple[str, str, str]] 
     only_s = f" AND {_key_clause(keys, {}, 's')}" if keys is not None else ""
     only_x = f" AND {_key_clause(keys, {}, 'x')}" if keys is not None else ""
     c.execute(sa.text(f"DELETE FROM suite_run_search AS x WHERE x.run_id = :run{only_x}"), params)
-    values: dict[tuple[str, str, str], list[Any]] = {}
-    for r in c.execute(
-        sa.text(
-            "SELECT i.subject, i.task, i.item_id, i.category, i.input_json, i.expected_json,"
-            " o.output_json FROM suite_run_items i LEFT JOIN suite_run_outputs o"
-            " ON o.run_id = i.run_id AND o.subject = i.subject AND o.task = i.task"
-            f" AND o.item_id = i.item_id WHERE i.run_id = :run{only_i}"
-        ),
-        params,
-    ):
-        values[(r[0], r[1], r[2])] = [r[2], *r[3:]]
-    for r in c.execute(
-        sa.text(
-            "SELECT s.subject, s.task, s.item_id, s.reason, s.error FROM suite_run_scores s"
-            f" WHERE s.run_id = :run{only_s}"
-        ),
-        params,
-    ):
-        found = values.get((r[0], r[1], r[2]))
-        if found is not None:
-            found += [r[3], r[4]]
-    rows = []
-    for (subject, task, item_id), vals in values.items():
-        doc = document(vals)
-        if doc is not None:
-            rows.append(
-                {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id, "doc": doc}
-            )
+    rows = search_rows(c, run_id, params, only_i, only_s)
     if rows:
-        c.execute(
-            sa.text(
-                "INSERT INTO suite_run_search (run_id, subject, task, item_id, doc)"
-                " VALUES (:run_id, :subject, :task, :item_id, :doc)"
-            ),
-            rows,
-        )
+        c.execute(INSERT_SEARCH, rows)
 
 
 Key = tuple[str, str, str]

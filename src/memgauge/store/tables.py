@@ -15,40 +15,20 @@ stream, told apart by its first byte).
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
 from memgauge.store.columns import cols
+from memgauge.store.stored_forms import ITERATION_SCORES, RESULT_METRICS, packed, unpacked
 
 __all__ = ["ITERATION_SCORES", "Packed", "metadata", "packed", "stored_json", "unpacked"]
-
-_PACK_FROM = 512  # bytes of JSON from which an output or summary is stored deflated
 
 
 def stored_json(value: Any) -> str:
     """A JSON column's text: keys sorted, no spaces, a value JSON has no form for as its str()."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def packed(text: str) -> str | bytes:
-    """`text` as stored: deflated past `_PACK_FROM` bytes (a sixth of the size; these are read
-    whole, never searched with SQL's JSON functions)."""
-    if len(text) < _PACK_FROM:
-        return text
-    return zlib.compress(text.encode(), 1)
-
-
-def unpacked(value: str | bytes) -> str:
-    """The JSON text of a stored `Packed` value (zlib's stream starts with 0x78, which no JSON
-    text does)."""
-    if isinstance(value, str):
-        return value
-    if value[:1] == b"\x78":
-        return zlib.decompress(value).decode()
-    return bytes(value).decode()
 
 
 class Packed(sa.types.TypeDecorator[Any]):
@@ -86,6 +66,13 @@ _GATE = "gate IS NULL OR gate IN ('pass', 'fail', 'accepted')"
 
 def _col(name: str, type_: Any, *args: Any, **kw: Any) -> sa.Column[Any]:
     return sa.Column(name, type_, *args, **kw)
+
+
+def _serial(name: str, *items: Any, key: str = "id") -> sa.Table:
+    """A table keyed by a serial integer `key`, its first column (on SQLite AUTOINCREMENT: a
+    deleted row's id is never given again), as `revisions.create_serial_table` creates it."""
+    pk = _col(key, _I, primary_key=True, autoincrement=True)
+    return sa.Table(name, metadata, pk, *items, sqlite_autoincrement=True)
 
 
 def _fk_run(table: str = "suite_runs") -> sa.ForeignKey:
@@ -160,7 +147,7 @@ suite_run_items = sa.Table(
     # revision 0020: which time the item went through its subject (`repeat: N`)
     *cols(_I, "repeat_index", nullable=False, server_default="0"),
     # a digest of the item's verdicts (evaluator, value, pass, error or not; revision 0022,
-    # `item_rows.verdicts_digest`): two runs' items with the same digest have the same verdicts,
+    # `stored_forms.verdicts_digest`): two runs' items with the same digest have the same verdicts,
     # so "changed against a baseline" compares verdicts only where the digests differ
     *cols(_T, "verdicts_digest"),
     sa.CheckConstraint(_STATUS, name="ck_suite_run_items_status"),
@@ -194,10 +181,8 @@ suite_run_scores = sa.Table(
     sa.ForeignKeyConstraint(list(_ITEM_KEY), _ITEM_REF, ondelete="CASCADE"),
 )
 
-suite_run_failures = sa.Table(
+suite_run_failures = _serial(
     "suite_run_failures",
-    metadata,
-    _col("failure_id", _I, primary_key=True, autoincrement=True),
     _col("run_id", _T, _fk_run(), nullable=False),
     *cols(_T, "subject", "task", nullable=False),
     *cols(_T, "item_id"),
@@ -205,7 +190,7 @@ suite_run_failures = sa.Table(
     *cols(_I, "attempt", nullable=False),
     *cols(_T, "at", nullable=False),
     sa.Index("idx_suite_run_failures_run", "run_id", "subject", "task"),
-    sqlite_autoincrement=True,
+    key="failure_id",
 )
 
 suite_run_usage = sa.Table(
@@ -271,10 +256,8 @@ suite_run_setups = sa.Table(
 
 # --- seed 002: production logging ------------------------------------------------------------
 
-eval_queries = sa.Table(
+eval_queries = _serial(
     "eval_queries",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     _col("query_id", _T, nullable=False, unique=True),
     *cols(_T, "query", nullable=False),
     *cols(_T, "intent", "mode", "session_id"),
@@ -304,15 +287,12 @@ eval_queries = sa.Table(
     *cols(_I, "dedup_tokens_saved"),
     sa.Index("idx_eval_queries_session", "session_id"),
     sa.Index("idx_eval_queries_created", "created_at"),
-    sqlite_autoincrement=True,
 )
 
 #: people's labels from `memgauge view --review` (revision 0019, `memgauge.store.review`): one
 #: row per label given, never updated; a reviewer's latest on a target is their label
-review_labels = sa.Table(
+review_labels = _serial(
     "review_labels",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "run_id", "subject", "task", "item_id", "kind", nullable=False),
     *cols(_T, "target", nullable=False, server_default=""),
     *cols(_T, "reviewer", nullable=False),
@@ -325,13 +305,10 @@ review_labels = sa.Table(
     ),
     sa.CheckConstraint("grade IS NULL OR grade BETWEEN 0 AND 3", name="ck_review_labels_grade"),
     sa.Index("idx_review_labels_item", "run_id", "subject", "task", "item_id"),
-    sqlite_autoincrement=True,
 )
 
-eval_judgments = sa.Table(
+eval_judgments = _serial(
     "eval_judgments",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "query_id", "memory_id", nullable=False),
     *cols(_I, "relevance", nullable=False),
     *cols(_T, "source", nullable=False),
@@ -344,7 +321,6 @@ eval_judgments = sa.Table(
         name="ck_eval_judgments_source",
     ),
     sa.UniqueConstraint("query_id", "memory_id", "source"),
-    sqlite_autoincrement=True,
 )
 
 FEEDBACK_EVENTS = (
@@ -352,10 +328,8 @@ FEEDBACK_EVENTS = (
     " 'validate_not_useful'"
 )
 
-eval_feedback = sa.Table(
+eval_feedback = _serial(
     "eval_feedback",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "event_type", "session_id", nullable=False),
     *cols(_T, "query_id", "memory_id"),
     *cols(_I, "rank_in_results"),
@@ -363,7 +337,6 @@ eval_feedback = sa.Table(
     *cols(_T, "created_at", nullable=False),
     sa.CheckConstraint(f"event_type IN ({FEEDBACK_EVENTS})", name="ck_eval_feedback_event"),
     sa.Index("idx_eval_feedback_query", "query_id"),
-    sqlite_autoincrement=True,
 )
 
 memory_confidence = sa.Table(
@@ -388,10 +361,8 @@ eval_sessions = sa.Table(
     *cols(_T, "metadata", server_default="{}"),
 )
 
-eval_outcomes = sa.Table(
+eval_outcomes = _serial(
     "eval_outcomes",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "session_id", nullable=False),
     *cols(_T, "task_id"),
     *cols(_I, "success"),
@@ -401,46 +372,24 @@ eval_outcomes = sa.Table(
     *cols(_T, "created_at", nullable=False),
     sa.CheckConstraint("success IS NULL OR success IN (0, 1)", name="ck_eval_outcomes_success"),
     sa.Index("idx_eval_outcomes_session", "session_id"),
-    sqlite_autoincrement=True,
 )
 
-eval_agent_outputs = sa.Table(
+eval_agent_outputs = _serial(
     "eval_agent_outputs",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "session_id", nullable=False),
     *cols(_T, "query_id"),
     *cols(_T, "text", "created_at", nullable=False),
     sa.Index("idx_eval_agent_outputs_session", "session_id"),
-    sqlite_autoincrement=True,
 )
 
 # --- seed 002: results, A/B tests, shadow runs -----------------------------------------------
 
-_RESULT_METRICS = (
-    "mrr_at_5",
-    "mrr_at_10",
-    "ndcg_at_5",
-    "ndcg_at_10",
-    "ndcg_at_20",
-    "recall_at_5",
-    "recall_at_10",
-    "constitutional_surfacing_rate",
-    "importance_weighted_recall",
-    "cold_start_mrr",
-    "session_personalization_lift",
-    "causal_chain_completeness",
-    "avg_latency_ms",
-)
-
-eval_results = sa.Table(
+eval_results = _serial(
     "eval_results",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "run_id", "run_type", nullable=False),
     *cols(_T, "feature_id"),
     *cols(_T, "system", nullable=False),
-    *cols(_F, *_RESULT_METRICS),
+    *cols(_F, *RESULT_METRICS),
     *cols(_T, "channel_contribution_json"),
     *cols(_F, "result_diversity_score"),
     *cols(_I, "query_count", nullable=False),
@@ -458,13 +407,10 @@ eval_results = sa.Table(
     sa.Index("idx_eval_results_feature", "feature_id"),
     sa.Index("idx_eval_results_type", "run_type"),
     sa.Index("idx_eval_results_created", "created_at"),
-    sqlite_autoincrement=True,
 )
 
-eval_ab_tests = sa.Table(
+eval_ab_tests = _serial(
     "eval_ab_tests",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     _col("feature_id", _T, nullable=False, unique=True),
     *cols(_T, "status", nullable=False),
     *cols(_F, "log_likelihood_ratio", nullable=False, server_default="0"),
@@ -480,7 +426,6 @@ eval_ab_tests = sa.Table(
         "status IN ('running', 'graduated', 'rejected', 'paused')", name="ck_eval_ab_status"
     ),
     sa.Index("idx_eval_ab_status", "status"),
-    sqlite_autoincrement=True,
 )
 
 eval_ab_test_pairs = sa.Table(
@@ -501,10 +446,8 @@ eval_ab_test_pairs = sa.Table(
     sa.Index("ux_eval_ab_test_pairs_key", "feature_id", "pair_key", unique=True),
 )
 
-eval_shadow_runs = sa.Table(
+eval_shadow_runs = _serial(
     "eval_shadow_runs",
-    metadata,
-    _col("id", _I, primary_key=True, autoincrement=True),
     *cols(_T, "query_id", "feature_id", "control_result_ids", nullable=False),
     *cols(_T, "treatment_result_ids"),
     *cols(_F, "rank_correlation", "set_overlap"),
@@ -521,7 +464,6 @@ eval_shadow_runs = sa.Table(
     ),
     sa.Index("idx_eval_shadow_feature", "feature_id"),
     sa.Index("idx_eval_shadow_created", "created_at"),
-    sqlite_autoincrement=True,
 )
 
 # shadowed queries a full queue dropped (revision 0013)
@@ -578,20 +520,8 @@ optimization_studies = sa.Table(
     sa.Index("idx_optimization_studies_created", "created_at"),
 )
 
-#: an iteration's score, and its paired deltas (to the best so far, to the baseline), each
-#: with its 95% CI (columns documented in store/optimization.py)
-ITERATION_SCORES = (
-    "score",
-    "ci_low",
-    "ci_high",
-    "delta",
-    "delta_ci_low",
-    "delta_ci_high",
-    "baseline_delta",
-    "baseline_delta_ci_low",
-    "baseline_delta_ci_high",
-)
-
+#: an iteration's scores: `stored_forms.ITERATION_SCORES` (columns documented in
+#: store/optimization.py)
 optimization_iterations = sa.Table(
     "optimization_iterations",
     metadata,

@@ -9,8 +9,13 @@ from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
-__all__ = ["columns_of", "create_serial_table"]
+__all__ = ["PACKED", "columns_of", "create_serial_table"]
+
+#: JSON deflated past a few hundred bytes (`stored_forms.packed`): text or a BLOB on SQLite,
+#: bytea on PostgreSQL
+PACKED = sa.Text().with_variant(postgresql.BYTEA(), "postgresql")
 
 
 def columns_of(table: str) -> set[str]:

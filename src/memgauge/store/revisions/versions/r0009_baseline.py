@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
 from memgauge.store.columns import cols
-from memgauge.store.revisions import create_serial_table
+from memgauge.store.revisions import PACKED, create_serial_table
+from memgauge.store.stored_forms import RESULT_METRICS
 
 revision = "0009"
 down_revision = None
 branch_labels = None
 depends_on = None
-
-#: JSON deflated past a few hundred bytes: text or a BLOB on SQLite, bytea on PostgreSQL
-PACKED = sa.Text().with_variant(postgresql.BYTEA(), "postgresql")
 
 
 def upgrade() -> None:
@@ -104,22 +101,7 @@ def upgrade() -> None:
         *cols(sa.Text(), "run_id", "run_type", nullable=False),
         *cols(sa.Text(), "feature_id"),
         *cols(sa.Text(), "system", nullable=False),
-        *cols(
-            sa.Double(),
-            "mrr_at_5",
-            "mrr_at_10",
-            "ndcg_at_5",
-            "ndcg_at_10",
-            "ndcg_at_20",
-            "recall_at_5",
-            "recall_at_10",
-            "constitutional_surfacing_rate",
-            "importance_weighted_recall",
-            "cold_start_mrr",
-            "session_personalization_lift",
-            "causal_chain_completeness",
-            "avg_latency_ms",
-        ),
+        *cols(sa.Double(), *RESULT_METRICS),
         *cols(sa.Text(), "channel_contribution_json"),
         *cols(sa.Double(), "result_diversity_score"),
         *cols(sa.Integer(), "query_count", nullable=False),

@@ -15,23 +15,12 @@ import sqlalchemy as sa
 from alembic import op
 
 from memgauge.store.columns import cols
+from memgauge.store.stored_forms import ITERATION_SCORES
 
 revision = "0012"
 down_revision = "0011"
 branch_labels = None
 depends_on = None
-
-_SCORES = (
-    "score",
-    "ci_low",
-    "ci_high",
-    "delta",
-    "delta_ci_low",
-    "delta_ci_high",
-    "baseline_delta",
-    "baseline_delta_ci_low",
-    "baseline_delta_ci_high",
-)
 
 
 def upgrade() -> None:
@@ -65,7 +54,7 @@ def upgrade() -> None:
         *cols(sa.Integer(), "step", "candidate", nullable=False),
         *cols(sa.Text(), "target", "status", "params_json", "texts_json", nullable=False),
         *cols(sa.Text(), "run_id"),
-        *(sa.Column(name, sa.Double(), nullable=True) for name in _SCORES),
+        *(sa.Column(name, sa.Double(), nullable=True) for name in ITERATION_SCORES),
         *cols(sa.Integer(), "accepted"),
         *cols(sa.Text(), "values_json", "note", "reason"),
         *cols(sa.Text(), "started_at", nullable=False),

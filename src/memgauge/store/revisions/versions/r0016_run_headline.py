@@ -14,34 +14,18 @@ Revises: 0015
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
-from memgauge.store.revisions import columns_of
+from memgauge.store.revisions import PACKED, columns_of
+from memgauge.store.stored_forms import packed, unpacked
 
 revision = "0016"
 down_revision = "0015"
 branch_labels = None
 depends_on = None
-
-_PACKED = sa.Text().with_variant(postgresql.BYTEA(), "postgresql")
-_PACK_FROM = 512
-
-
-def _unpacked(value: str | bytes) -> str:
-    if isinstance(value, str):
-        return value
-    if value[:1] == b"\x78":
-        return zlib.decompress(value).decode()
-    return bytes(value).decode()
-
-
-def _packed(text: str) -> str | bytes:
-    return text if len(text) < _PACK_FROM else zlib.compress(text.encode(), 1)
 
 
 def _headline(summary: dict[str, Any]) -> dict[str, Any]:
@@ -67,12 +51,12 @@ def upgrade() -> None:
             "idx_suite_run_items_seq", "suite_run_items", ["run_id", "subject", "task", "seq"]
         )
     if "headline_json" not in columns_of("suite_runs"):
-        op.add_column("suite_runs", sa.Column("headline_json", _PACKED, nullable=True))
+        op.add_column("suite_runs", sa.Column("headline_json", PACKED, nullable=True))
     runs = sa.table(
         "suite_runs",
         sa.column("run_id"),
-        sa.column("summary_json", _PACKED),
-        sa.column("headline_json", _PACKED),
+        sa.column("summary_json", PACKED),
+        sa.column("headline_json", PACKED),
     )
     ids = bind.execute(
         sa.select(runs.c.run_id).where(
@@ -84,8 +68,8 @@ def upgrade() -> None:
             sa.select(runs.c.summary_json).where(runs.c.run_id == run_id)
         ).scalar_one()
         text = json.dumps(
-            _headline(json.loads(_unpacked(raw))), separators=(",", ":"), ensure_ascii=False
+            _headline(json.loads(unpacked(raw))), separators=(",", ":"), ensure_ascii=False
         )
         bind.execute(
-            sa.update(runs).where(runs.c.run_id == run_id).values(headline_json=_packed(text))
+            sa.update(runs).where(runs.c.run_id == run_id).values(headline_json=packed(text))
         )

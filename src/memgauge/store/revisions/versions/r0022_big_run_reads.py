@@ -23,41 +23,27 @@ Revises: 0021
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import sys
-import zlib
 from array import array
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
 from memgauge.store.columns import cols
-from memgauge.store.revisions import columns_of
+from memgauge.store.revisions import PACKED, columns_of
+from memgauge.store.stored_forms import packed, unpacked, verdicts_digest
 
 revision = "0022"
 down_revision = "0021"
 branch_labels = None
 depends_on = None
 
-_PACKED = sa.Text().with_variant(postgresql.BYTEA(), "postgresql")
-_PACK_FROM = 512
-
-
-def _unpacked(value: str | bytes) -> str:
-    if isinstance(value, str):
-        return value
-    if value[:1] == b"\x78":
-        return zlib.decompress(value).decode()
-    return bytes(value).decode()
-
 
 def _packed(text: str, dialect: str) -> str | bytes:
-    if len(text) >= _PACK_FROM:
-        return zlib.compress(text.encode(), 1)
-    return text.encode() if dialect == "postgresql" else text
+    value = packed(text)
+    return value.encode() if dialect == "postgresql" and isinstance(value, str) else value
 
 
 def _rows(run_id: str, summary: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
@@ -83,17 +69,6 @@ def _rows(run_id: str, summary: dict[str, Any], dialect: str) -> list[dict[str, 
                         "detail_json": _packed(text, dialect),
                     }
     return list(out.values())
-
-
-def _digest(verdicts: list[tuple[Any, ...]]) -> str:
-    text = "\n".join(
-        sorted(
-            f"{e}\t{'-' if v is None else repr(float(v))}\t"
-            f"{'-' if p is None else int(bool(p))}\t{int(bool(ok))}"
-            for e, v, p, ok in verdicts
-        )
-    )
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def _fill_digests(bind: sa.Connection) -> None:
@@ -141,7 +116,7 @@ def _fill_digests(bind: sa.Connection) -> None:
                 "k_subject": k[0],
                 "k_task": k[1],
                 "k_item": k[2],
-                "digest": _digest(v),
+                "digest": verdicts_digest(v),
             }
             for k, v in found.items()
         ]
@@ -154,7 +129,7 @@ def _fill_values(bind: sa.Connection) -> None:
     op.create_table(
         "suite_run_values",
         *cols(sa.Text(), "run_id", "subject", "task", "evaluator", nullable=False),
-        sa.Column("item_ids_json", _PACKED, nullable=False),
+        sa.Column("item_ids_json", PACKED, nullable=False),
         sa.Column("values_f8", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("run_id", "subject", "task", "evaluator"),
         sa.ForeignKeyConstraint(["run_id"], ["suite_runs.run_id"], ondelete="CASCADE"),
@@ -162,7 +137,7 @@ def _fill_values(bind: sa.Connection) -> None:
     values = sa.table(
         "suite_run_values",
         *(sa.column(c) for c in ("run_id", "subject", "task", "evaluator")),
-        sa.column("item_ids_json", _PACKED),
+        sa.column("item_ids_json", PACKED),
         sa.column("values_f8", sa.LargeBinary()),
     )
     run_ids = [
@@ -213,7 +188,7 @@ def _fill_values(bind: sa.Connection) -> None:
 
 
 def _mean(values: list[float]) -> float:
-    """An item's value from its repeats' (`item_rows.mean_of_repeats`, as of this revision)."""
+    """An item's value from its repeats' (`data.records.mean_of_repeats`, as of this revision)."""
     if len(values) == 1:
         return values[0]
     scored = [v for v in values if v == v]
@@ -231,22 +206,22 @@ def upgrade() -> None:
     op.create_table(
         "suite_run_queries",
         *cols(sa.Text(), "run_id", "task", "subject", "query_id", nullable=False),
-        sa.Column("detail_json", _PACKED, nullable=False),
+        sa.Column("detail_json", PACKED, nullable=False),
         sa.PrimaryKeyConstraint("run_id", "task", "subject", "query_id"),
         sa.ForeignKeyConstraint(["run_id"], ["suite_runs.run_id"], ondelete="CASCADE"),
     )
-    runs = sa.table("suite_runs", sa.column("run_id"), sa.column("summary_json", _PACKED))
+    runs = sa.table("suite_runs", sa.column("run_id"), sa.column("summary_json", PACKED))
     queries = sa.table(
         "suite_run_queries",
         *(sa.column(c) for c in ("run_id", "task", "subject", "query_id")),
-        sa.column("detail_json", _PACKED),
+        sa.column("detail_json", PACKED),
     )
     ids = bind.execute(sa.select(runs.c.run_id).where(runs.c.summary_json.is_not(None))).all()
     for (run_id,) in ids:  # one summary in memory at a time: a big run's is tens of MB
         raw = bind.execute(
             sa.select(runs.c.summary_json).where(runs.c.run_id == run_id)
         ).scalar_one()
-        text = _unpacked(raw if isinstance(raw, str) else bytes(raw))
+        text = unpacked(raw if isinstance(raw, str) else bytes(raw))
         if '"per_query"' not in text:
             continue
         # millions of containers in one parse: the collector's passes would double its time

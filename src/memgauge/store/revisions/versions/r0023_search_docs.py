@@ -12,94 +12,26 @@ Revises: 0022
 
 from __future__ import annotations
 
-import json
-import zlib
-from typing import Any
-
 import sqlalchemy as sa
 from alembic import op
+
+from memgauge.store.stored_forms import INSERT_SEARCH, search_rows
 
 revision = "0023"
 down_revision = "0022"
 branch_labels = None
 depends_on = None
 
-_SEPARATOR = "\x1f"
 _KEY = ("run_id", "subject", "task", "item_id")
-
-
-def _forms(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    if isinstance(value, bytes):
-        text = zlib.decompress(value).decode() if value[:1] == b"\x78" else value.decode()
-    else:
-        text = str(value)
-    out = [text.lower()]
-    if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
-    return out
-
-
-def _document(values: list[Any]) -> str | None:
-    doc = _SEPARATOR.join(f for v in values for f in _forms(v))
-    if "\x00" in doc:
-        return None
-    try:
-        doc.encode()
-    except UnicodeEncodeError:
-        return None
-    return doc
 
 
 def _fill(bind: sa.Connection) -> None:
     """Each item's document, run by run (one run's values in memory at a time)."""
     run_ids = [r[0] for r in bind.execute(sa.text("SELECT run_id FROM suite_runs")).all()]
-    insert = sa.text(
-        "INSERT INTO suite_run_search (run_id, subject, task, item_id, doc)"
-        " VALUES (:run_id, :subject, :task, :item_id, :doc)"
-    )
     for run_id in run_ids:
-        values: dict[tuple[str, str, str], list[Any]] = {}
-        for r in bind.execute(
-            sa.text(
-                "SELECT i.subject, i.task, i.item_id, i.category, i.input_json,"
-                " i.expected_json, o.output_json FROM suite_run_items i"
-                " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
-                " AND o.task = i.task AND o.item_id = i.item_id WHERE i.run_id = :run"
-            ),
-            {"run": run_id},
-        ):
-            values[(r[0], r[1], r[2])] = [r[2], *r[3:]]
-        for r in bind.execute(
-            sa.text(
-                "SELECT subject, task, item_id, reason, error FROM suite_run_scores"
-                " WHERE run_id = :run"
-            ),
-            {"run": run_id},
-        ):
-            found = values.get((r[0], r[1], r[2]))
-            if found is not None:
-                found += [r[3], r[4]]
-        rows = []
-        for (subject, task, item_id), vals in values.items():
-            doc = _document(vals)
-            if doc is not None:
-                rows.append(
-                    {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id}
-                    | {"doc": doc}
-                )
-            if len(rows) >= 5000:
-                bind.execute(insert, rows)
-                rows = []
-        if rows:
-            bind.execute(insert, rows)
+        rows = search_rows(bind, run_id, {"run": run_id})
+        for start in range(0, len(rows), 5000):
+            bind.execute(INSERT_SEARCH, rows[start : start + 5000])
 
 
 def upgrade() -> None:
