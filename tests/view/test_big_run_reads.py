@@ -114,14 +114,14 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     target.executescript(
         "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
         " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
-        " DROP TABLE suite_run_search;"
+        " DROP TABLE suite_run_search; DROP TABLE suite_run_compared;"
         " UPDATE alembic_version SET version_num = '0021';"
     )
     target.close()
     url = store_url(copy)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0022", "0023"]
+        assert upgrade(engine, url) == ["0022", "0023", "0024"]
     finally:
         engine.dispose()
     upgraded = _digests(copy)

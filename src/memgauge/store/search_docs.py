@@ -4,8 +4,10 @@ expected value, output; every verdict's reason and error), so that a search read
 item instead of inflating each deflated output and decoding JSON's escapes in Python.
 
 A document holds each value as `run_pages._has` reads it (`forms`): its text lower-cased, and,
-where the text has a JSON `\\uXXXX` escape, its decoded JSON lower-cased too; the forms are
-joined by `SEPARATOR`. `needle in form` for some form is then what `_has` answers, so a needle
+where the text has a JSON escape, its decoded JSON lower-cased too (rewritten without its
+`\\uXXXX` escapes, and each string JSON escapes as shown: revision 0024 added the strings, so
+that a double quote or a backslash is found as the page shows it); the forms are joined by
+`SEPARATOR`. `needle in form` for some form is then what `_has` answers, so a needle
 without the separator is in the document exactly when `_has` finds it in one of the values.
 An item whose document cannot be kept as SQL text (a NUL, or a lone surrogate from an escape)
 gets none, and is searched as before.
@@ -28,7 +30,7 @@ recording's time (a LoCoMo evaluate: 0.37 CPU-s), the outputs just deflated infl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -37,7 +39,7 @@ from memgauge.store.dialect import executemany, upsert
 from memgauge.store.tables import suite_run_search as search_t
 from memgauge.store.tables import unpacked
 
-__all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill"]
+__all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill", "text_forms"]
 
 #: between the forms of a document: a needle holding it is searched as before
 SEPARATOR = "\x1f"
@@ -46,20 +48,45 @@ _BATCH = 300
 
 
 def forms(value: Any) -> list[str]:
-    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it:
-    its text lower-cased, and its decoded JSON lower-cased when it has an escape."""
+    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it
+    (`text_forms` of its text)."""
     if value is None:
         return []
     if isinstance(value, memoryview):
         value = value.tobytes()
-    text = unpacked(value) if isinstance(value, bytes) else str(value)
+    return text_forms(unpacked(value) if isinstance(value, bytes) else str(value))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value (keys and values), depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def text_forms(text: str) -> list[str]:
+    """A stored text's forms, each lower-cased: the text; where it has an escape (a
+    backslash), its JSON decoded: written again without `\\uXXXX` escapes (when it has one),
+    and each string holding a double quote or a backslash (which JSON writes escaped) as the
+    page shows it, so `"quoted"` or `C:\\dir` is found as shown."""
     out = [text.lower()]
+    if "\\u" not in text and '\\"' not in text and "\\\\" not in text:
+        return out  # no escape a search could miss (a newline's `\\n` is left as written)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return out
     if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
+        out.append(json.dumps(parsed, ensure_ascii=False).lower())
+    # only the strings JSON writes otherwise than shown for what a search box can hold: a
+    # string with a newline alone (most long outputs) would double the document for nothing
+    out.extend(t.lower() for t in _strings(parsed) if '"' in t or "\\" in t)
     return out
 
 
