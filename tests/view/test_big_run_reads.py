@@ -18,9 +18,9 @@ import sqlalchemy as sa
 from viewer_store import ViewerStore
 
 from memgauge.store import run_pages, search_docs
-from memgauge.store.revisions.versions import r0023_search_docs as r0023
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.item_rows import measure_values
+from memgauge.store.revisions.versions import r0023_search_docs as r0023
 from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
 from memgauge.store.url import store_url
 
