@@ -294,12 +294,15 @@ def test_a_search_finds_what_it_found_before_the_searchable_copy(
 VALUES = [None, "Café", "caf\\u00e9", '{"a":"caf\\u00e9 K\\u212a"}', '"\\ud800x"', "İstanbul"]
 VALUES += ['"bad \\u json', b"plain bytes", zlib.compress(("x" * 600 + " Needle_X% ").encode())]
 VALUES += [zlib.compress(b'{"t":"Z\\u00fcrich"}'), "tab\tline\nend", 7]
+#: JSON strings with a double quote and a backslash (escaped as stored), deflated too
+VALUES += ['{"t":"say \\"Hi\\" C:\\\\Dir"}', zlib.compress(b'["a\\\\b", "\\"q\\" \\u00e9"]')]
 
 
 @pytest.mark.parametrize("value", VALUES)
 def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value: object) -> None:
     needles = [*NEEDLES, *MORE_NEEDLES, "caf\u00e9", "\u212a", "k\u212a", "ürich"]
     needles += ["needle_x% ", "x\n", "\t", "7", '"t":"z']
+    needles += ['"hi"', "c:\\dir", "c:\\\\dir", "a\\b", '"q" é', '\\"q\\"', 'hi" c']
     doc = search_docs.document([value])
     assert doc is not None or value == '"\\ud800x"'
     for needle in (n.strip().lower() for n in needles):

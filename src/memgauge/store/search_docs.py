@@ -5,8 +5,9 @@ item instead of inflating each deflated output and decoding JSON's escapes in Py
 
 A document holds each value as `run_pages._has` reads it (`forms`): its text lower-cased, and,
 where the text has a JSON escape, its decoded JSON lower-cased too (rewritten without its
-`\\uXXXX` escapes, and each string JSON escapes as shown: revision 0024 added the strings, so
-that a double quote or a backslash is found as the page shows it); the forms are joined by
+`\\uXXXX` escapes, and each string holding a double quote or a backslash as shown: revision
+0024 added these, so that `"quoted"` or `C:\\dir` is found as the page shows it); the forms are
+joined by
 `SEPARATOR`. `needle in form` for some form is then what `_has` answers, so a needle
 without the separator is in the document exactly when `_has` finds it in one of the values.
 An item whose document cannot be kept as SQL text (a NUL, or a lone surrogate from an escape)
