@@ -207,3 +207,14 @@ def test_recording_a_run_keeps_its_comparison_from_the_size_it_pays_off(
         kept = reader.kept_comparison(runs[1], runs[0], 0)
     assert kept is not None
     assert Comparison.from_json(kept) == _on_request(db, runs[1], runs[0], 0)
+
+
+def test_a_store_before_its_upgrade_keeps_none(viewer_store: ViewerStore, store_copy: Path) -> None:
+    """A copy read before revision 0024 (no table of kept comparisons): compared on request."""
+    a, b = viewer_store.judged
+    conn = sqlite3.connect(store_copy)
+    conn.execute("DROP TABLE suite_run_compared")
+    conn.commit()
+    conn.close()
+    with RunReader(store_copy) as reader:
+        assert reader.kept_comparison(a, b, 0) is None

@@ -181,10 +181,10 @@ def _matches(column: str) -> str:
     """Whether `column` holds the needle (`:needle`), as SQL on SQLite: its own `LIKE` where
     that says what `_has` says, else `_has` itself. `LIKE` ignores the case of ASCII letters
     only and reads neither deflated values nor JSON's escapes, so it decides a text that is all
-    ASCII with no backslash (`\\u00e9`, `\\"`, `\\\\`); the rest (a deflated output, a text with a character past ASCII:
-    more bytes than characters, whose case Python folds; an escape) goes to `_has`. A
-    100,000-item retrieval run's 700,000 verdict reasons are then never read into Python, and
-    only the matching items are sorted."""
+    ASCII with no backslash (`\\u00e9`, `\\"`, `\\\\`); the rest (a deflated output, a text
+    with a character past ASCII: more bytes than characters, whose case Python folds; an
+    escape) goes to `_has`. A 100,000-item retrieval run's 700,000 verdict reasons are then
+    never read into Python, and only the matching items are sorted."""
     return (
         f"(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) = 'blob'"
         f" OR length(CAST({column} AS BLOB)) > length({column})"
@@ -466,6 +466,10 @@ class RunReader(SuiteRunStore):
     def kept_comparison(self, run_a: str, run_b: str, seed: int) -> dict[str, Any] | None:
         """Run B's comparison with run A as kept when B was recorded (`compared_rows`), if it
         was made from the runs as they are now; else None (compare on request)."""
+        if self.url.is_sqlite and not self._sql(
+            "SELECT 1 FROM sqlite_master WHERE name = 'suite_run_compared'"
+        ):
+            return None  # a copy opened before its upgrade (revision 0024) keeps none
         with self._read() as c:
             key = compared_rows.state_key(c, run_a, run_b, seed)
             return None if key is None else compared_rows.kept(c, run_a, run_b, key)
