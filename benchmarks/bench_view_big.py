@@ -15,10 +15,13 @@ connection per request, SQL, templates; no network). Run:
 
     python benchmarks/bench_view_big.py [--sizes 10000,100000] [--runs 3] [--repeat 3]
         [--before-src /tmp/before/src] [--keep DIR] [--differ] [--pages TEXT] [--cpu]
+    python benchmarks/bench_view_big.py --record 1000,10000 [--rounds 5] [--before-src ...]
 
 `--differ` adds a last run whose queries are cut to 2 words, so most verdicts differ, and
 times its compare page against the run before it: the paired tests' cost (two runs that agree
-on every verdict skip them).
+on every verdict skip them). A run of 10,000 items or more keeps its comparison with the run
+before it when recorded (`store.compared_rows`); on a store built by `--before-src`, the
+upgraded copy's runs are given what this memgauge's recording would have kept (timed).
 """
 
 from __future__ import annotations
@@ -89,10 +92,12 @@ def build_differing(root: Path, db: Path, src: Path) -> None:
     """A last run in the store that differs from the others on most items: the same memories
     and judgments, each query cut to its first 2 words (the compare page's paired tests then
     resample and flip signs for every measure; two runs that agree skip both)."""
-    data = root / "data_differs"
-    if data.exists():
+    if (root / "data_differs").exists():
         return
-    data.mkdir()
+    # a directory named as the first runs' (`evaluate:data`): the same suite, so the
+    # differing run is its next run, compared with the one before it from its page
+    data = root / "data_differs" / "data"
+    data.mkdir(parents=True)
     for name in ("dataset.yaml", "memories.jsonl", "judgments.jsonl"):
         (data / name).write_bytes((root / "data" / name).read_bytes())
     with (root / "data" / "queries.jsonl").open() as src_q, (data / "queries.jsonl").open("w") as q:
@@ -123,6 +128,37 @@ def upgraded_copy(db: Path, src: Path) -> Path:
         code = "from memgauge.store.suite_runs import SuiteRunStore; SuiteRunStore(%r).close()"
         subprocess.run([sys.executable, "-c", code % str(copy)], env=_env(src), check=True)
     return copy
+
+
+def keep_comparisons(db: Path, src: Path) -> None:
+    """What recording each run with this memgauge keeps (`run_comparison.keep`: a run of
+    `compared_rows.KEEP_FROM` items or more, its comparison with the run before it), for the
+    runs of a store built by an older one; prints each run's cost (CPU-s of this process)."""
+    code = (
+        "import json, sqlite3, sys, time\n"
+        "from memgauge.runs.run_comparison import keep\n"
+        "from memgauge.store.suite_runs import SuiteRunStore\n"
+        "db = sys.argv[1]\n"
+        "conn = sqlite3.connect(f'file:{db}?mode=ro', uri=True)\n"
+        "runs = [r[0] for r in conn.execute('SELECT run_id FROM suite_runs ORDER BY created_at')]\n"
+        "conn.close()\n"
+        "with SuiteRunStore(db) as store:\n"
+        "    for run in runs:\n"
+        "        t, c = time.perf_counter(), time.process_time()\n"
+        "        kept = keep(store, run)\n"
+        "        print(json.dumps([run, kept, time.perf_counter() - t, time.process_time() - c]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(db)],
+        env=_env(src),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for line in out.stdout.splitlines():
+        run, kept, wall, cpu = json.loads(line)
+        what = "kept its comparison" if kept else "nothing to keep"
+        print(f"  recording's comparison, run {run}: {what}, {wall:.2f} s wall, {cpu:.2f} CPU-s")
 
 
 def pages(db: Path) -> dict[str, str]:
@@ -194,6 +230,57 @@ def _cells(found: dict[str, object] | None, key: str = "times") -> list[str]:
     return [f"{times[0]:,.0f}", f"{min(rest):,.0f} / {statistics.median(rest):,.0f}"]
 
 
+def _evaluate_cpu(src: Path, data: Path, db: Path, out: Path) -> tuple[float, float]:
+    """One `memgauge evaluate -s lexical` of `data` into `db` by the memgauge at `src`: wall
+    and CPU seconds (the child's user + system)."""
+    before = os.times()
+    t = time.perf_counter()
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "memgauge", "evaluate", str(data), "-s", "lexical"),
+            *("--out", str(out), "--store", str(db), "--quiet"),
+        ],
+        env=_env(src),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - t
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu
+
+
+def record(root: Path, sizes: list[int], rounds: int, before_src: Path | None) -> None:
+    """What recording a run costs, before and after, interleaved: each round evaluates the
+    N-query dataset into a store of each code that already holds a run of it (so a finished
+    run has a run before it: the comparison is kept from `compared_rows.KEEP_FROM` items)."""
+    sides = [("before", before_src), ("after", SRC)] if before_src else [("after", SRC)]
+    for n in sizes:
+        data = root / f"record{n}" / "data"
+        if not data.exists():
+            _dataset(data, n)
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
+        for name, src in sides:  # each store's first run: the one the timed runs follow
+            _evaluate_cpu(src, data, root / f"record{n}" / f"{name}.db", root / "ev")
+        for _ in range(rounds):
+            for name, src in sides:
+                db = root / f"record{n}" / f"{name}.db"
+                times[name].append(_evaluate_cpu(src, data, db, root / "ev"))
+        with open("/proc/loadavg") as f:
+            load = " ".join(f.read().split()[:3])
+        cells = []
+        for name, _ in sides:
+            walls = [w for w, _ in times[name]]
+            cpus = [c for _, c in times[name]]
+            cells.append(
+                f"{name}: wall {min(walls):.2f} / {statistics.median(walls):.2f} s,"
+                f" CPU {min(cpus):.2f} / {statistics.median(cpus):.2f} s"
+            )
+        print(f"record {n:,} queries (min / median of {rounds}; load {load}): " + "; ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
@@ -207,7 +294,15 @@ def main() -> None:
     )
     parser.add_argument("--pages", help="time only the pages whose names hold this text")
     parser.add_argument("--cpu", action="store_true", help="CPU times too (every thread's)")
+    parser.add_argument(
+        "--record", help="instead: time recording runs of these sizes (e.g. 1000,10000)"
+    )
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.record:
+        where = args.keep or Path(tempfile.mkdtemp())
+        record(where, [int(s) for s in args.record.split(",")], args.rounds, args.before_src)
+        return
     tmp = None
     root = args.keep
     if root is None:
@@ -222,6 +317,8 @@ def main() -> None:
             if args.differ:
                 build_differing(where, db, builder)
             after = upgraded_copy(db, SRC) if args.before_src else db
+            if args.before_src:  # what this memgauge's recording keeps with each run
+                keep_comparisons(after, SRC)
             with open("/proc/loadavg") as f:
                 load = f.read().split()[:3]
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)

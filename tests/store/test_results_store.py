@@ -280,6 +280,7 @@ EXPECTED_SCHEMA = {
     ],
     "suite_run_queries": ["run_id", "task", "subject", "query_id", "detail_json"],
     "suite_run_search": ["run_id", "subject", "task", "item_id", "doc"],
+    "suite_run_compared": ["run_id", "baseline_id", "state_key", "payload_json"],
     "suite_run_setups": ["run_id", "subject", "task", "corpus", "seconds", "at"],
     "suite_run_values": ["run_id", "subject", "task", "evaluator", "item_ids_json", "values_f8"],
     "suite_run_subjects": ["run_id", "subject", "spec_json"],

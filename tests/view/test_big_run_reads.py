@@ -17,9 +17,10 @@ import pytest
 import sqlalchemy as sa
 from viewer_store import ViewerStore
 
-from memgauge.store import run_pages, search_docs
+from memgauge.store import run_pages, search_docs, stored_forms
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.item_rows import measure_values
+from memgauge.store.revisions.versions import r0023_search_docs as r0023
 from memgauge.store.run_pages import SHOWS, ItemQuery, RunReader
 from memgauge.store.url import store_url
 
@@ -114,14 +115,14 @@ def test_each_finished_item_has_its_digest_recorded_and_upgraded(
     target.executescript(
         "DROP TABLE suite_run_queries; DROP TABLE suite_run_values;"
         " ALTER TABLE suite_run_items DROP COLUMN verdicts_digest;"
-        " DROP TABLE suite_run_search;"
+        " DROP TABLE suite_run_search; DROP TABLE suite_run_compared;"
         " UPDATE alembic_version SET version_num = '0021';"
     )
     target.close()
     url = store_url(copy)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url) == ["0022", "0023"]
+        assert upgrade(engine, url) == ["0022", "0023", "0024"]
     finally:
         engine.dispose()
     upgraded = _digests(copy)
@@ -293,12 +294,15 @@ def test_a_search_finds_what_it_found_before_the_searchable_copy(
 VALUES = [None, "Café", "caf\\u00e9", '{"a":"caf\\u00e9 K\\u212a"}', '"\\ud800x"', "İstanbul"]
 VALUES += ['"bad \\u json', b"plain bytes", zlib.compress(("x" * 600 + " Needle_X% ").encode())]
 VALUES += [zlib.compress(b'{"t":"Z\\u00fcrich"}'), "tab\tline\nend", 7]
+#: JSON strings with a double quote and a backslash (escaped as stored), deflated too
+VALUES += ['{"t":"say \\"Hi\\" C:\\\\Dir"}', zlib.compress(b'["a\\\\b", "\\"q\\" \\u00e9"]')]
 
 
 @pytest.mark.parametrize("value", VALUES)
 def test_a_document_holds_a_needle_exactly_when_has_finds_it_in_the_value(value: object) -> None:
     needles = [*NEEDLES, *MORE_NEEDLES, "caf\u00e9", "\u212a", "k\u212a", "ürich"]
     needles += ["needle_x% ", "x\n", "\t", "7", '"t":"z']
+    needles += ['"hi"', "c:\\dir", "c:\\\\dir", "a\\b", '"q" é', '\\"q\\"', 'hi" c']
     doc = search_docs.document([value])
     assert doc is not None or value == '"\\ud800x"'
     for needle in (n.strip().lower() for n in needles):
@@ -367,3 +371,119 @@ def test_an_items_document_follows_its_rows_through_a_retry(tmp_path: Path) -> N
 def _searched_ids(db: Path, run: str, needle: str) -> list[str]:
     with RunReader(db) as reader:
         return [r.item_id for r in reader.item_page(run, ItemQuery(q=needle)).rows]
+
+
+QUOTED = 'say "Quoted" in C:\\Dir'
+
+
+def _quoted_store(db: Path) -> str:
+    """A run whose input, output and verdict reason hold a double quote and a backslash (JSON
+    stores them escaped: `\\"`, `\\\\`)."""
+    from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    run = RunRecord(
+        run_id="quoted",
+        suite_name="s",
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite={"name": "s"},
+    )
+    values = [({"text": QUOTED}, "plain", "no"), ({"text": "plain"}, QUOTED, "no")]
+    values += [({"text": "plain"}, "x" * 700 + QUOTED, "no"), ({"text": "plain"}, "no", QUOTED)]
+    values += [({"text": 'say \\"quoted\\"'}, "no", "no")]  # the escaped form, as written
+    items = [
+        ItemRecord(subject="sys", task="t", item_id=f"i{n}", seq=n, input=inp, expected={})
+        for n, (inp, _out, _reason) in enumerate(values)
+    ]
+    with SuiteRunStore(db) as store:
+        store.create_run(run, {"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        store.claim_run("quoted", {"token": "t", "pid": 1, "host": "h"}, expect=None)
+        done = [
+            it.model_copy(
+                update={
+                    "status": "completed",
+                    "output": {"answer": out},
+                    "scores": [ScoreRecord(evaluator="e", value=1.0, reason=reason)],
+                }
+            )
+            for it, (_inp, out, reason) in zip(items, values, strict=True)
+        ]
+        store.record_items("quoted", done)
+        store.set_status("quoted", "completed", owner="t")
+    return "quoted"
+
+
+QUOTED_FOUND = {
+    '"quoted"': ["i0", "i1", "i2", "i3"],
+    "c:\\dir": ["i0", "i1", "i2", "i3"],
+    '"quoted" in c:\\dir': ["i0", "i1", "i2", "i3"],
+    # as stored, JSON's escapes written out, still found where they are
+    '\\"quoted\\"': ["i0", "i1", "i2", "i4"],
+    "say \\": ["i0", "i1", "i2", "i4"],
+}
+
+
+def _forms_before_0024(text: str) -> list[str]:
+    """The documents' forms as revision 0023 shipped them: the text, and its decoded JSON
+    where it has a `\\uXXXX` escape (no string with a quote or a backslash as shown)."""
+    out = [text.lower()]
+    if "\\u" in text:
+        out.append(json.dumps(json.loads(text), ensure_ascii=False).lower())
+    return out
+
+
+def test_a_needle_with_a_double_quote_or_a_backslash_is_found_as_the_page_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Documents, values matched one by one (a store without documents), and a store whose
+    documents were made before (revision 0023's form) upgraded: the same items."""
+    db = tmp_path / "r.db"
+    run = _quoted_store(db)
+    assert {n: _searched_ids(db, run, n) for n in QUOTED_FOUND} == QUOTED_FOUND
+    for value in (QUOTED, '"x"', "a\\b"):
+        stored = json.dumps({"text": value})
+        assert run_pages._has(stored, value.lower()) == 1
+        assert value.lower() in (search_docs.document([stored]) or "")
+    # no documents: each value matched by `_has`
+    bare = tmp_path / "bare.db"
+    source, target = sqlite3.connect(db), sqlite3.connect(bare)
+    source.backup(target)
+    target.execute("DELETE FROM suite_run_search")
+    target.commit()
+    assert {n: _searched_ids(bare, run, n) for n in QUOTED_FOUND} == QUOTED_FOUND
+    # documents as revision 0023 made them, upgraded
+    old = tmp_path / "old.db"
+    target = sqlite3.connect(old)
+    source.backup(target)
+    source.close()
+    target.execute("DELETE FROM suite_run_search")
+    target.commit()
+    target.close()
+    engine = sa.create_engine(f"sqlite:///{old}")
+    with monkeypatch.context() as m, engine.begin() as c:
+        # 0023 fills with the rules of `stored_forms`, which are 0024's now: as it shipped
+        m.setattr(stored_forms, "text_forms", _forms_before_0024)
+        r0023._fill(c)
+    engine.dispose()
+    target = sqlite3.connect(old)
+    assert _searched_ids(old, run, '"quoted"') == ["i3"]  # the reason, stored as it is
+    target.execute("DROP TABLE suite_run_compared")
+    target.execute("UPDATE alembic_version SET version_num = '0023'")
+    target.commit()
+    target.close()
+    url = store_url(old)
+    engine = open_engine(url)
+    try:
+        assert upgrade(engine, url) == ["0024"]
+    finally:
+        engine.dispose()
+    assert {n: _searched_ids(old, run, n) for n in QUOTED_FOUND} == QUOTED_FOUND
+    documents = (
+        "SELECT run_id, subject, task, item_id, doc FROM suite_run_search ORDER BY 1, 2, 3, 4"
+    )
+    assert (
+        sqlite3.connect(old).execute(documents).fetchall()
+        == sqlite3.connect(db).execute(documents).fetchall()
+    )

@@ -49,7 +49,7 @@ def test_a_comparison_is_computed_once_for_the_same_values_and_seed(
 def test_the_changed_verdicts_shown_are_the_first_in_order_of_all_that_changed() -> None:
     """More changes than the page lists (`MAX_CHANGED`): the regressions first, then by subject,
     task, item and evaluator, as sorting every change gives; the count is of all of them."""
-    from memgauge.view import history
+    from memgauge.runs import run_comparison as history
 
     pairs = []
     for i in range(700):
@@ -57,7 +57,7 @@ def test_the_changed_verdicts_shown_are_the_first_in_order_of_all_that_changed()
         passed = None if i % 3 else i % 2
         pairs.append((f"s{i % 2}", "t", f"q{i % 350:03d}", f"e{i // 350}", value, passed, None,
                       base, None if i % 3 else 1 - i % 2, "boom" if i % 11 == 0 else None))  # fmt: skip
-    shown, total = history._changed(pairs)
+    shown, total = history.changed_of(pairs)
     every = []
     for p in pairs:
         ta = history._verdict_text(p[7], p[8], p[9])

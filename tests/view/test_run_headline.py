@@ -361,7 +361,7 @@ def test_a_store_before_0022_gets_each_runs_queries(
     url = store_url(store_where)
     engine = open_engine(url)
     try:
-        assert upgrade(engine, url)[-1] == "0023"
+        assert upgrade(engine, url)[-1] == "0024"
     finally:
         engine.dispose()
     with RunReader(store_where) as reader:

@@ -62,7 +62,7 @@ from memgauge.runs.plan import (
     suite_sha256,
 )
 from memgauge.runs.pools import ShardPool, open_pool
-from memgauge.runs.recording import Recorder, Writer
+from memgauge.runs.recording import KeepsComparisons, Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems, with_repeat
 from memgauge.runs.summary import subjects_of, summarize_run
@@ -616,6 +616,9 @@ class _Finisher:
             raise owner.lost(self.run_id, None if current is None else current.model_dump())
         self.recorder.set_summary(self.run_id, summary)
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
+        if status == "completed" and isinstance(self.recorder, KeepsComparisons):
+            # a big run's compare page with the run before it, ready before it is asked for
+            _keep_comparison(self.recorder, self.run_id)
         # a --fail-under that names no measure is bad input (exit 2), found only now that the
         # measures exist: the run itself is finished and kept, gateable with the right name
         error = unmatched_error(summary.measures(), self.options.requirements)
@@ -625,6 +628,13 @@ class _Finisher:
         run = self.recorder.get_run(self.run_id, summary=False)
         assert run is not None
         return run.model_copy(update={"summary": summary}), items
+
+
+def _keep_comparison(recorder: KeepsComparisons, run_id: str) -> None:
+    """`run_comparison.keep`, imported when a run finishes (SciPy's tests, for a big run)."""
+    from memgauge.runs.run_comparison import keep
+
+    keep(recorder, run_id)
 
 
 def _execute(

@@ -11,12 +11,12 @@ import queue
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary, utc_now
 from memgauge.runs import owner
 
-__all__ = ["MAX_BATCH", "InMemoryRecorder", "Recorder", "Writer"]
+__all__ = ["MAX_BATCH", "InMemoryRecorder", "KeepsComparisons", "Recorder", "Writer"]
 
 MAX_BATCH = 512  # items per transaction at most
 # how long a batch stays open for more items after its first: items that finish a millisecond
@@ -93,6 +93,21 @@ class Recorder(Protocol):
         """Every item of the run with its output, verdicts and failures, in task order
         (without `detail`, the store may leave out inputs, expected values and verdict
         details)."""
+        ...
+
+
+@runtime_checkable
+class KeepsComparisons(Protocol):
+    """A recorder that keeps a finished big run's comparison with the suite's run before it
+    for the viewer (`SuiteRunStore`; an in-memory run has no viewer): its store's `url`, read
+    by `run_comparison.keep`, and the write."""
+
+    url: Any
+
+    def keep_compared(
+        self, run_a: str, run_b: str, seed: int, key: str, payload: dict[str, Any]
+    ) -> bool:
+        """Keep run B's comparison with run A if the runs are still in the state `key`."""
         ...
 
 

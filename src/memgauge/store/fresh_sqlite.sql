@@ -1,4 +1,4 @@
--- revision 0023
+-- revision 0024
 CREATE TABLE alembic_version (
 	version_num VARCHAR(32) NOT NULL, 
 	CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
@@ -542,5 +542,15 @@ CREATE TABLE suite_run_search (
 	doc TEXT NOT NULL, 
 	PRIMARY KEY (run_id, subject, task, item_id), 
 	FOREIGN KEY(run_id, subject, task, item_id) REFERENCES suite_run_items (run_id, subject, task, item_id) ON DELETE CASCADE
+);
+
+CREATE TABLE suite_run_compared (
+	run_id TEXT NOT NULL, 
+	baseline_id TEXT NOT NULL, 
+	state_key TEXT NOT NULL, 
+	payload_json TEXT NOT NULL, 
+	PRIMARY KEY (run_id, baseline_id), 
+	FOREIGN KEY(run_id) REFERENCES suite_runs (run_id) ON DELETE CASCADE, 
+	FOREIGN KEY(baseline_id) REFERENCES suite_runs (run_id) ON DELETE CASCADE
 );
 

@@ -13,7 +13,7 @@ Search looks in an item's id, category, input, expected value and output, and in
 reasons and errors, case-insensitively. Outputs past a few hundred bytes are stored deflated and
 JSON escapes non-ASCII text (`\\u00e9`), so SQL's `LIKE` alone cannot match them as written: on
 SQLite a search is one query in which `LIKE` decides each value it decides exactly (all-ASCII
-text without an escape) and `_has`, registered as a SQL function, the rest (`_matches`); on
+text without a backslash) and `_has`, registered as a SQL function, the rest (`_matches`); on
 PostgreSQL the filtered run's searchable columns are read once, in the page's order, and
 matched in Python (`_has`). Then the page's rows are read whole.
 
@@ -37,6 +37,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
+from memgauge.store import compared_rows
 from memgauge.store.item_rows import (
     SCORES_OF_RUN,
     MeasureValues,
@@ -45,17 +46,40 @@ from memgauge.store.item_rows import (
 )
 from memgauge.store.item_rows import item_record as _item_record
 from memgauge.store.item_rows import loads_item as _loads_item
-from memgauge.store.search_docs import SEPARATOR
+from memgauge.store.search_docs import SEPARATOR, text_forms
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.tables import suite_run_queries as _queries_t
 from memgauge.store.tables import unpacked as _unpacked
 from memgauge.store.url import StoreURL
 
-__all__ = ["SHOWS", "SORTS", "ItemPage", "ItemQuery", "ItemRow", "RunReader", "VerdictPair"]
+__all__ = [
+    "SHOWS",
+    "SORTS",
+    "ComparisonInputs",
+    "ItemPage",
+    "ItemQuery",
+    "ItemRow",
+    "RunReader",
+    "VerdictPair",
+]
 
 #: one verdict of run B with run A's on the same item and evaluator: subject, task, item id,
 #: evaluator, then B's value, passed, error, then A's
 VerdictPair = tuple[str, str, str, str, Any, Any, Any, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class ComparisonInputs:
+    """What a run's comparison with the run before it (`baseline`) is made from, and the key
+    it is kept under (`compared_rows.state_key`)."""
+
+    baseline: str
+    seed: int
+    key: str
+    measures_a: MeasureValues
+    measures_b: MeasureValues
+    pairs: list[VerdictPair]
+
 
 #: the item filters: every item; not passing (a failed verdict, or an error); passing (every
 #: pass/fail verdict passed, no error); errors (the item or a verdict could not be scored);
@@ -132,27 +156,19 @@ _SAME_OUTPUT = (
 
 def _has(value: str | bytes | None, needle: str) -> int:
     """1 when `value` (a stored column: text, JSON or a deflated blob) contains `needle`
-    (already lower-case), ignoring case; JSON's `\\uXXXX` escapes are read as characters."""
+    (already lower-case), ignoring case, in one of its forms (`search_docs.text_forms`: JSON's
+    escapes read as the characters they stand for)."""
     if value is None:
         return 0
     if isinstance(value, bytes) and value[:1] == b"\x78":
         data = zlib.decompress(value)
-        if data.isascii() and b"\\u" not in data:
+        if data.isascii() and b"\\" not in data:
             # all ASCII: its bytes' case folds as its text's would, without decoding it
             return int(needle.encode() in data.lower())
         text = data.decode()
     else:
         text = _unpacked(value) if isinstance(value, bytes) else str(value)
-    low = text.lower()
-    if needle in low:
-        return 1
-    if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return 0
-        return int(needle in decoded.lower())
-    return 0
+    return int(any(needle in form for form in text_forms(text)))
 
 
 #: `_has` as a SQL function of the viewer's SQLite connections
@@ -163,10 +179,10 @@ def _matches(column: str) -> str:
     """Whether `column` holds the needle (`:needle`), as SQL on SQLite: its own `LIKE` where
     that says what `_has` says, else `_has` itself. `LIKE` ignores the case of ASCII letters
     only and reads neither deflated values nor JSON's escapes, so it decides a text that is all
-    ASCII with no `\\u`; the rest (a deflated output, a text with a character past ASCII:
-    more bytes than characters, whose case Python folds; an escape) goes to `_has`. A
-    100,000-item retrieval run's 700,000 verdict reasons are then never read into Python, and
-    only the matching items are sorted."""
+    ASCII with no backslash (`\\u00e9`, `\\"`, `\\\\`); the rest (a deflated output, a text
+    with a character past ASCII: more bytes than characters, whose case Python folds; an
+    escape) goes to `_has`. A 100,000-item retrieval run's 700,000 verdict reasons are then
+    never read into Python, and only the matching items are sorted."""
     return (
         f"(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) = 'blob'"
         f" OR length(CAST({column} AS BLOB)) > length({column})"
@@ -185,7 +201,7 @@ def _glob_containing(needle: str) -> str:
 def _match_params(needle: str) -> dict[str, str]:
     """`_matches`'s parameters for `needle` (lower-case)."""
     escaped = needle.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-    return {"escape": "\\u", "like": f"%{escaped}%", "needle": needle}
+    return {"escape": "\\", "like": f"%{escaped}%", "needle": needle}
 
 
 #: one item's rows in a table keyed by run, subject, task and item
@@ -440,12 +456,59 @@ class RunReader(SuiteRunStore):
         """The runs of `run`'s suite made before it, newest first: what it is compared with
         (its baselines, as the gate's are: a later run is compared with it, from its page)."""
         rows = self._sql(
-            "SELECT run_id, status, created_at FROM suite_runs WHERE suite_name = :suite"
-            " AND created_at < :created AND run_id <> :run"
-            " ORDER BY created_at DESC, run_id DESC LIMIT 100",
+            f"{compared_rows.EARLIER_RUNS} LIMIT 100",
             {"suite": run.suite_name, "created": run.created_at, "run": run.run_id},
         )
         return [{"run_id": r[0], "status": r[1], "created_at": r[2]} for r in rows]
+
+    def kept_comparison(self, run_a: str, run_b: str, seed: int) -> dict[str, Any] | None:
+        """Run B's comparison with run A as kept when B was recorded (`compared_rows`), if it
+        was made from the runs as they are now; else None (compare on request)."""
+        if self.url.is_sqlite and not self._sql(
+            "SELECT 1 FROM sqlite_master WHERE name = 'suite_run_compared'"
+        ):
+            return None  # a copy opened before its upgrade (revision 0024) keeps none
+        with self._read() as c:
+            key = compared_rows.state_key(c, run_a, run_b, seed)
+            return None if key is None else compared_rows.kept(c, run_a, run_b, key)
+
+    def comparison_inputs(self, run_id: str) -> ComparisonInputs | None:
+        """What run `run_id`'s comparison with the suite's run before it is made from, when its
+        recording should keep it (`compared_rows.KEEP_FROM` items or more, both runs finished,
+        none kept for them as they are); else None."""
+        with self._read() as c:
+            run = c.execute(
+                sa.text(
+                    "SELECT suite_name, created_at, settings_json FROM suite_runs"
+                    " WHERE run_id = :run"
+                ),
+                {"run": run_id},
+            ).first()
+            if run is None:
+                return None
+            earlier = c.execute(
+                sa.text(f"{compared_rows.EARLIER_RUNS} LIMIT 1"),
+                {"suite": run[0], "created": run[1], "run": run_id},
+            ).first()
+            size = c.execute(
+                sa.text("SELECT COUNT(*) FROM suite_run_items WHERE run_id = :run"),
+                {"run": run_id},
+            ).scalar()
+            if earlier is None or int(size or 0) < compared_rows.KEEP_FROM:
+                return None
+            base = str(earlier[0])
+            seed = int(json.loads(run[2]).get("seed", 0))
+            key = compared_rows.state_key(c, base, run_id, seed)
+            if key is None or compared_rows.kept(c, base, run_id, key) is not None:
+                return None
+        return ComparisonInputs(
+            base,
+            seed,
+            key,
+            self.measure_values(base),
+            self.measure_values(run_id),
+            self.verdict_pairs(base, run_id),
+        )
 
     def run_failures(self, run_id: str) -> list[dict[str, Any]]:
         """Failures that belong to no single item (a subject that could not start)."""

@@ -4,7 +4,9 @@ expected value, output; every verdict's reason and error), so that a search read
 item instead of inflating each deflated output and decoding JSON's escapes in Python.
 
 A document holds each value as `run_pages._has` reads it (`forms`): its text lower-cased, and,
-where the text has a JSON `\\uXXXX` escape, its decoded JSON lower-cased too; the forms are
+where the text has a JSON escape, its decoded JSON lower-cased too (rewritten without its
+`\\uXXXX` escapes, and each string holding a double quote or a backslash as shown: revision
+0024 added these, so that `"quoted"` or `C:\\dir` is found as the page shows it); the forms are
 joined by `SEPARATOR` (these rules, and `search_rows`, are in `stored_forms`: revision 0023
 filled older runs' documents with them). `needle in form` for some form is then what `_has`
 answers, so a needle without the separator is in the document exactly when `_has` finds it in
@@ -34,10 +36,17 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from memgauge.store.dialect import executemany, upsert
-from memgauge.store.stored_forms import INSERT_SEARCH, SEPARATOR, document, forms, search_rows
+from memgauge.store.stored_forms import (
+    INSERT_SEARCH,
+    SEPARATOR,
+    document,
+    forms,
+    search_rows,
+    text_forms,
+)
 from memgauge.store.tables import suite_run_search as search_t
 
-__all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill"]
+__all__ = ["SEPARATOR", "Held", "document", "forms", "held", "put", "refill", "text_forms"]
 
 #: keys per statement when a batch's documents are rewritten (bound parameters stay few)
 _BATCH = 300

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -110,20 +110,45 @@ def verdicts_digest(verdicts: Iterable[tuple[str, float | None, Any, bool]]) -> 
 
 
 def forms(value: Any) -> list[str]:
-    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it:
-    its text lower-cased, and its decoded JSON lower-cased when it has an escape."""
+    """`value` (a stored column: text, JSON or a deflated blob) as `run_pages._has` reads it
+    (`text_forms` of its text)."""
     if value is None:
         return []
     if isinstance(value, memoryview):
         value = value.tobytes()
-    text = unpacked(value) if isinstance(value, bytes) else str(value)
+    return text_forms(unpacked(value) if isinstance(value, bytes) else str(value))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value (keys and values), depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def text_forms(text: str) -> list[str]:
+    """A stored text's forms, each lower-cased: the text; where it has an escape (a
+    backslash), its JSON decoded: written again without `\\uXXXX` escapes (when it has one),
+    and each string holding a double quote or a backslash (which JSON writes escaped) as the
+    page shows it, so `"quoted"` or `C:\\dir` is found as shown (revision 0024 added these)."""
     out = [text.lower()]
+    if "\\u" not in text and '\\"' not in text and "\\\\" not in text:
+        return out  # no escape a search could miss (a newline's `\\n` is left as written)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return out
     if "\\u" in text:
-        try:
-            decoded = json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
-            return out
-        out.append(decoded.lower())
+        out.append(json.dumps(parsed, ensure_ascii=False).lower())
+    # only the strings JSON writes otherwise than shown for what a search box can hold: a
+    # string with a newline alone (most long outputs) would double the document for nothing
+    out.extend(t.lower() for t in _strings(parsed) if '"' in t or "\\" in t)
     return out
 
 

@@ -22,7 +22,7 @@ from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-from memgauge.store import bundle, item_rows
+from memgauge.store import bundle, compared_rows, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
 from memgauge.store.headline import headline
@@ -215,6 +215,18 @@ class SuiteRunStore(OptimizationHistory, Store):
                 )
             ]
             replace_eval_results(c, run_id, rows)
+
+    def keep_compared(
+        self, run_a: str, run_b: str, seed: int, key: str, payload: dict[str, Any]
+    ) -> bool:
+        """Keep run B's comparison with run A (`compared_rows`), made from the runs in the
+        state `key` names, if they are still in it; whether it was kept (one row, written
+        whole or not at all)."""
+        with self._write() as c:
+            if compared_rows.state_key(c, run_a, run_b, seed) != key:
+                return False
+            compared_rows.keep(c, run_a, run_b, key, payload)
+        return True
 
     def mark_gated(self, run_id: str, verdict: str) -> None:
         """A run the regression gate judged (`pass` or `fail`): its verdict is kept (an accepted

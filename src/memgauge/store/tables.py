@@ -243,6 +243,18 @@ suite_run_search = sa.Table(
     sa.ForeignKeyConstraint(list(_ITEM_KEY), _ITEM_REF, ondelete="CASCADE"),
 )
 
+#: a run's comparison with the suite's run before it, made when the run was recorded
+#: (revision 0024, `store.compared_rows`): the compare page of a big run reads it instead of
+#: resampling every measure; kept with the state of both runs it was made from (`state_key`)
+suite_run_compared = sa.Table(
+    "suite_run_compared",
+    metadata,
+    _col("run_id", _T, _fk_run(), primary_key=True),
+    _col("baseline_id", _T, _fk_run(), primary_key=True),
+    *cols(_T, "state_key", nullable=False),
+    *cols(Packed(), "payload_json", nullable=False),
+)
+
 suite_run_setups = sa.Table(
     "suite_run_setups",
     metadata,

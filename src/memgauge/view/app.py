@@ -35,11 +35,19 @@ from memgauge.aggregates.repeats import repeats_of
 from memgauge.data.records import repeat_id
 from memgauge.errors import UsageError
 from memgauge.optimize import find_study
+from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
 from memgauge.store.url import StoreURL, store_url
-from memgauge.view.history import ab_page, compare_page, shadow_page, trend_page
+from memgauge.view.history import (
+    ab_page,
+    compare_page,
+    comparison_on_request,
+    seed_of,
+    shadow_page,
+    trend_page,
+)
 from memgauge.view.optimization import study_page
 from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import (
@@ -239,8 +247,6 @@ class _Views:
         return _page(render("item.html", run=run, **context, **self._base(request)))
 
     async def compare(self, request: Request) -> Response:
-        # the paired t-test's SciPy (about 0.7 CPU-s to import) loads while the runs are read
-        preload(["scipy.stats"])
         qp = request.query_params
         with self._reader() as reader:
             a_id = run_named(reader, qp.get("a", ""))
@@ -249,16 +255,24 @@ class _Views:
             run_b = reader.get_run(b_id, headline=True)
             assert run_a is not None
             assert run_b is not None
+            seed = seed_of(run_b)
+            kept = reader.kept_comparison(a_id, b_id, seed)
+            if kept is not None:  # made when B was recorded, from the runs as they are now
+                comparison = Comparison.from_json(kept)
+            else:
+                # the paired t-test's SciPy (about 0.7 CPU-s to import) loads while the runs
+                # are read
+                preload(["scipy.stats"])
+                comparison = comparison_on_request(
+                    # each measure's values, a few arrays per run; the verdicts of the items
+                    # whose verdicts differ: no item record built, no verdict of a same item
+                    reader.measure_values(a_id),
+                    reader.measure_values(b_id),
+                    reader.verdict_pairs(a_id, b_id),
+                    seed,
+                )
             context = compare_page(
-                run_a,
-                run_b,
-                # each measure's values, a few arrays per run; the verdicts of the items whose
-                # verdicts differ: no item record built, no verdict of a same item read
-                reader.measure_values(a_id),
-                reader.measure_values(b_id),
-                reader.verdict_pairs(a_id, b_id),
-                reader.subjects(a_id),
-                reader.subjects(b_id),
+                run_a, run_b, comparison, reader.subjects(a_id), reader.subjects(b_id)
             )
         return _page(render("compare.html", c=context, **self._base(request)))
 

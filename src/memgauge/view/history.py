@@ -5,7 +5,6 @@ subjects' specs), a suite's trends with the gate's rolling baseline, A/B tests a
 from __future__ import annotations
 
 import difflib
-import heapq
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,13 @@ from markupsafe import Markup
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
+from memgauge.runs.run_comparison import (
+    MAX_CHANGED,
+    ChangedVerdict,
+    Comparison,
+    changed_of,
+    compared,
+)
 from memgauge.runs.suite_compare import Measures, Verdict, verdicts_of
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
@@ -24,18 +30,19 @@ from memgauge.view import charts
 from memgauge.view.compared import compared_measures
 
 __all__ = [
+    "MAX_CHANGED",
     "ChangedVerdict",
     "SpecChange",
     "ab_page",
     "changed_verdicts",
     "compare_page",
+    "comparison_on_request",
+    "seed_of",
     "shadow_page",
     "spec_changes",
     "trend_page",
     "verdict_pairs",
 ]
-
-MAX_CHANGED = 500  # verdict changes listed on the compare page (the items page filters the rest)
 
 
 @dataclass(frozen=True)
@@ -84,26 +91,6 @@ def spec_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SpecChange]
     return out
 
 
-@dataclass(frozen=True)
-class ChangedVerdict:
-    """One evaluator's verdict on one item that differs between runs A and B."""
-
-    subject: str
-    task: str
-    item_id: str
-    evaluator: str
-    a: str
-    b: str
-    regressed: bool
-
-
-def _verdict_text(value: float | None, passed: bool | int | None, error: str | None) -> str:
-    if error:
-        return "error"
-    head = "n/a" if value is None else f"{value:.3f}"
-    return head if passed is None else f"{head} {'pass' if passed else 'fail'}"
-
-
 def verdict_pairs(
     verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
 ) -> list[VerdictPair]:
@@ -117,58 +104,42 @@ def changed_verdicts(
 ) -> tuple[list[ChangedVerdict], int]:
     """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
     item and evaluator), regressions first; and how many there are in all."""
-    return _changed(verdict_pairs(verdicts_of(items_a), verdicts_of(items_b)))
+    return changed_of(verdict_pairs(verdicts_of(items_a), verdicts_of(items_b)))
 
 
-def _changed(pairs: Sequence[VerdictPair]) -> tuple[list[ChangedVerdict], int]:
-    """`changed_verdicts` of the runs' paired verdicts (any subset holding every pair that
-    differs)."""
-    out: list[tuple[bool, str, str, str, str, str, str]] = []
-    for pair in pairs:
-        if pair[4:7] == pair[7:]:  # the same value, pass and error: the same text
-            continue
-        subject, task, item_id, evaluator, value, passed, error, o_value, o_passed, o_error = pair
-        ta = _verdict_text(o_value, o_passed, o_error)
-        tb = _verdict_text(value, passed, error)
-        if ta == tb:
-            continue
-        # passed may be 0/1 as stored: == compares a truth value either way
-        regressed = (o_error is None and error is not None) or (
-            o_passed is not None and o_passed == 1 and passed is not None and passed == 0
-        )
-        if o_passed is None and passed is None and o_value is not None and value is not None:
-            regressed = value < o_value
-        out.append((not regressed, subject, task, item_id, evaluator, ta, tb))
-    # the first MAX_CHANGED in (regressions first, subject, task, item, evaluator) order: a
-    # verdict's key is unique, so its texts are never compared; only those shown are built
-    # (100,000 items that differ: 110,000 changed verdicts, not all sorted)
-    shown = heapq.nsmallest(MAX_CHANGED, out)
-    return [ChangedVerdict(*c[1:], not c[0]) for c in shown], len(out)
+def seed_of(run: RunRecord) -> int:
+    """The seed run `run`'s comparisons draw with (its own, as on the command line)."""
+    return int(run.settings.get("seed", 0))
+
+
+def comparison_on_request(
+    measures_a: Measures, measures_b: Measures, pairs: Sequence[VerdictPair], seed: int
+) -> Comparison:
+    """The comparison of two runs from their values per measure (`RunReader.measure_values`)
+    and their paired verdicts, at least every pair that differs (`RunReader.verdict_pairs`):
+    what a run's recording keeps (`run_comparison.payload`), its statistics kept per process
+    (`view.compared`)."""
+    return compared(compared_measures(measures_a, measures_b, seed=seed), pairs)
 
 
 def compare_page(
     run_a: RunRecord,
     run_b: RunRecord,
-    measures_a: Measures,
-    measures_b: Measures,
-    pairs: Sequence[VerdictPair],
+    comparison: Comparison,
     subjects_a: Mapping[str, Any],
     subjects_b: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Run B against run A: per (subject, task, evaluator) the paired delta with its CI, the
-    randomization test's p and Holm's mark; the verdicts that changed; the spec changes. The
-    runs' values per measure (`RunReader.measure_values`), and their paired verdicts, at least
-    every pair that differs (`RunReader.verdict_pairs`)."""
-    rows = compared_measures(measures_a, measures_b, seed=int(run_b.settings.get("seed", 0)))
-    changed, n_changed = _changed(pairs)
+    randomization test's p and Holm's mark; the verdicts that changed (`comparison`: kept
+    when B was recorded, or `comparison_on_request`); the spec changes."""
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
     return {
         "a": run_a,
         "b": run_b,
-        "rows": rows,
-        "changed": changed,
-        "n_changed": n_changed,
+        "rows": comparison.rows,
+        "changed": comparison.changed,
+        "n_changed": comparison.n_changed,
         "subject_changes": spec_changes(subjects_a, subjects_b),
         "task_changes": spec_changes(tasks_a, tasks_b),
     }
