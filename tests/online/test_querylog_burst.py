@@ -5,6 +5,7 @@ JSON the writer stores is the text json.dumps gives. Counts, never times."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store.logdb import LogDB
+from memgauge.store.querylog import BURST_CHECKPOINT_PAGES
 from memgauge.store.querylog_rows import _dumps, _jsonable
 
 
@@ -163,19 +165,87 @@ def test_a_batch_of_queries_alone_is_one_statement_and_its_own_transaction(
     for i in range(sdk._BATCH):
         log.query(f"query {i}", session_id="s", result_ids=[f"m{i}"], latency_ms=1.0)
     log.flush()
-    assert [s.split(" ", 3)[:3] for s in statements] == [["INSERT", "INTO", "eval_queries"]]
+    writes = [s for s in statements if not s.startswith("PRAGMA")]  # the burst's: below
+    assert [s.split(" ", 3)[:3] for s in writes] == [["INSERT", "INTO", "eval_queries"]]
     statements.clear()
     log.query("one more", session_id="s", result_ids=["m1"])
     log.feedback("reference", session_id="s", memory_id="m1")
     log.flush()
     # the query alone, then the feedback (linked by a SELECT) in a transaction
-    assert [s.split(" ")[0] for s in statements if not s.startswith("SELECT")] == [
+    assert [s.split(" ")[0] for s in statements if not s.startswith(("SELECT", "PRAGMA"))] == [
         "INSERT",
         "BEGIN",
         "INSERT",
         "COMMIT",
     ]
     log.close()
+
+
+def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
+    tmp_path: Path, small_batches: int
+) -> None:
+    """SQLite checkpoints (syncing the WAL and the database to the disk) in the commit that
+    takes the WAL past its automatic checkpoint's pages: while a burst is drained that is
+    BURST_CHECKPOINT_PAGES, and one checkpoint follows the burst, SQLite's own setting back.
+    Traffic that never fills a batch leaves the setting alone."""
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    conn = log._writer._db._conn
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    for i in range(small_batches // 2):  # one statement: no BEGIN, no COMMIT
+        log.query(f"query {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()
+    assert [s.split(" ")[0] for s in statements] == ["INSERT"]
+    statements.clear()
+    for i in range(3 * small_batches):
+        log.query(f"burst {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()  # its round begins after the burst's end was handled
+    kinds = ["INSERT" if s.startswith("INSERT") else s for s in statements]
+    assert kinds == [
+        "PRAGMA wal_autocheckpoint",
+        f"PRAGMA wal_autocheckpoint = {BURST_CHECKPOINT_PAGES}",
+        "INSERT",
+        "INSERT",
+        "INSERT",
+        "PRAGMA wal_autocheckpoint = 1000",
+        "PRAGMA wal_checkpoint(PASSIVE)",
+    ]
+    conn.set_trace_callback(None)
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert _count(str(tmp_path / "log.db"), "SELECT COUNT(*) FROM eval_queries") == (
+        3 * small_batches + small_batches // 2
+    )
+    log.close()
+
+
+def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
+    tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    real = log._writer.burst
+
+    def burst(draining: bool) -> None:
+        real(draining)
+        if not draining:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(log._writer, "burst", burst)
+    for i in range(2 * small_batches):
+        log.query(f"query {i}")
+    log.flush()  # the burst's rows are committed before its end is handled
+    raised = []
+    for _ in range(2):  # the second flush's round is the one after the burst's end, or the third
+        try:
+            log.flush()
+        except sqlite3.OperationalError as exc:
+            raised.append(str(exc))
+    assert raised == ["disk I/O error"]
+    log.close()
+    assert _count(str(tmp_path / "log.db"), "SELECT COUNT(*) FROM eval_queries") == (
+        2 * small_batches
+    )
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,10 @@ multiprocessing's finalizers in a forked child, which gets a writer of its own).
 loses what was buffered and not yet committed: the records since the last batch (about
 `flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
 `max_buffer` feedback events and `max_buffer` session / outcome / output records) and the batch
-being written, whose transaction rolls back; it never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
+being written, whose transaction rolls back; it never corrupts the database (SQLite transactions).
+A power cut can also lose committed rows SQLite has not checkpointed yet (WAL, `synchronous =
+NORMAL`): every 1,000 pages of WAL, but during a burst only after it, or every
+`BURST_CHECKPOINT_PAGES` (`store.querylog.QueryLogWriter.burst` says why). If the buffer holds `max_buffer` records
 (the disk cannot keep up), new records are counted in `dropped` rather than grow memory
 without bound. A record the database cannot take (a value JSON cannot hold) is left out and
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too
@@ -440,7 +443,8 @@ class QueryLog:
         return written
 
     def _run(self) -> None:
-        busy = False
+        busy = draining = False
+        late: BaseException | None = None  # the burst's end failed (`burst`): the next round's
         while True:
             if not busy:  # a round that found a full batch goes on at once: a burst
                 self._wake.wait(self.flush_interval)
@@ -448,17 +452,30 @@ class QueryLog:
             with self._idle:
                 self._rounds_started += 1
             try:
+                error, late = late, None
+                if not draining and self._pending() >= _BATCH:
+                    draining = True
+                    self._writer.burst(True)  # its checkpoints after it (QueryLogWriter.burst)
                 busy = self._drain() >= _BATCH
-                error = None
             except BaseException as exc:  # kept for flush() to raise
                 busy, error = False, exc
             with self._idle:
                 self.error = error
                 self._rounds_done = self._rounds_started
                 self._idle.notify_all()
+            if draining and not busy:
+                # after the round is reported: flush() does not wait for the checkpoint
+                draining = False
+                try:
+                    self._writer.burst(False)
+                except BaseException as exc:
+                    late = exc
             pending = self._queries or self._feedback or self._events
             if self._stop and (error is not None or not pending):
                 return
+
+    def _pending(self) -> int:
+        return len(self._queries) + len(self._feedback) + len(self._events)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Block until everything logged before this call is committed; raise the database's
