@@ -323,11 +323,19 @@ class QueryLog:
         self, memory_id: Any, *, useful: bool, session_id: str, query_id: str | None = None
     ) -> None:
         """`memory_validate(wasUseful)`: feedback plus the confidence update."""
+        self._validated(memory_id, useful, session_id, query_id, None)
+
+    def _validated(
+        self,
+        memory_id: Any,
+        useful: bool,
+        session_id: str,
+        query_id: str | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> None:
+        event = "validate_useful" if useful else "validate_not_useful"
         self.feedback(
-            "validate_useful" if useful else "validate_not_useful",
-            session_id=session_id,
-            query_id=query_id,
-            memory_id=memory_id,
+            event, session_id=session_id, query_id=query_id, memory_id=memory_id, metadata=metadata
         )
 
     def validate_batch(
@@ -342,12 +350,7 @@ class QueryLog:
         `to_validate` lists them), marked with the task in the event's metadata."""
         meta = {"batch": True, **({"task_id": task_id} if task_id is not None else {})}
         for memory_id, useful in verdicts.items():
-            self.feedback(
-                "validate_useful" if useful else "validate_not_useful",
-                session_id=session_id,
-                memory_id=memory_id,
-                metadata=meta,
-            )
+            self._validated(memory_id, useful, session_id, None, meta)
 
     def session(
         self,

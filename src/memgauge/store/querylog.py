@@ -26,8 +26,7 @@ from memgauge.store.querylog_rows import (
     _text,
     encode_mapping,
     encode_stages,
-    query_columns,
-    query_rows,
+    storable_columns,
 )
 from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
@@ -209,11 +208,8 @@ class QueryLogWriter:
         results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
-        q_rows: list[tuple[Any, ...]] | None = None
-        try:  # the same values, column by column (querylog_rows.query_columns says why)
-            q_cols = query_columns(queries) if queries else []
-        except (TypeError, ValueError):  # a record to leave out: row by row, to find it
-            q_rows, q_cols = query_rows(queries, rejected), []
+        # column by column (querylog_rows.query_columns says why)
+        q_cols = storable_columns(queries, rejected) if queries else []
         f_rows = []
         for kind, session, qid, mid, rank, meta, created in feedback:
             try:
@@ -228,11 +224,7 @@ class QueryLogWriter:
             try:
                 with self._lock:
                     db.reopen_if_broken()
-                    q_plan = (
-                        db.plan(_QUERY_INSERT, q_rows, _QUERY_TAIL)
-                        if q_rows is not None
-                        else db.plan_columns(_QUERY_INSERT, q_cols, _QUERY_TAIL)
-                    )
+                    q_plan = db.plan_columns(_QUERY_INSERT, q_cols, _QUERY_TAIL)
                     # a burst's batch of queries alone: one statement, its own transaction
                     if not f_rows and not any(e_rows.values()) and db.run_alone(q_plan):
                         return rejected
