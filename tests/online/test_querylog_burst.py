@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -198,8 +199,9 @@ def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
     log.flush()
     assert [s.split(" ")[0] for s in statements] == ["INSERT"]
     statements.clear()
-    for i in range(3 * small_batches):
-        log.query(f"burst {i}", result_ids=[f"m{i}"])
+    with log._writer._lock:  # the writer, woken by the first batch's worth, waits for the rest
+        for i in range(3 * small_batches):
+            log.query(f"burst {i}", result_ids=[f"m{i}"])
     log.flush()
     log.flush()  # its round begins after the burst's end was handled
     kinds = ["INSERT" if s.startswith("INSERT") else s for s in statements]
@@ -220,6 +222,30 @@ def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
     log.close()
 
 
+def test_a_batch_s_worth_buffered_wakes_the_writer(tmp_path: Path, small_batches: int) -> None:
+    """Without waiting out `flush_interval` (an hour here): the call that finds a batch's
+    worth buffered wakes the writer, which writes them with no flush(); and it wakes it again
+    after it has gone back to sleep."""
+    where = tmp_path / "log.db"
+    log = QueryLog(where, flush_interval=3600)
+    for burst in (1, 2):
+        for i in range(small_batches + 1):
+            log.query(f"query {burst} {i}")
+        deadline = time.monotonic() + 30
+        while (
+            _count(str(where), "SELECT COUNT(*) FROM eval_queries") < burst * small_batches
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
+        assert _count(str(where), "SELECT COUNT(*) FROM eval_queries") >= burst * small_batches
+        with log._idle:  # written, and the writer back asleep, before the second burst
+            while log._limit != small_batches:
+                log._idle.wait(0.01)
+    log.flush()
+    assert _count(str(where), "SELECT COUNT(*) FROM eval_queries") == 2 * (small_batches + 1)
+    log.close()
+
+
 def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
     tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -232,8 +258,9 @@ def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
             raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(log._writer, "burst", burst)
-    for i in range(2 * small_batches):
-        log.query(f"query {i}")
+    with log._writer._lock:  # one burst: the writer waits for all of it
+        for i in range(2 * small_batches):
+            log.query(f"query {i}")
     log.flush()  # the burst's rows are committed before its end is handled
     raised = []
     for _ in range(2):  # the second flush's round is the one after the burst's end, or the third

@@ -160,6 +160,8 @@ class QueryLog:
         #: the SQLite file, or the server's URL (without its password)
         self.path: Path | str = self.store.path or str(self.store)
         self.flush_interval = flush_interval
+        #: records buffered that send a call off the hot path's one check (`_limit_reached`)
+        self._limit = min(_BATCH, max_buffer)
         self.max_buffer = max_buffer
         self.dropped = 0
         #: records the database could not take (a value JSON cannot hold), left out
@@ -173,6 +175,16 @@ class QueryLog:
         self._start()
         atexit.register(self.close)
         _LIVE.add(self)
+
+    @property
+    def max_buffer(self) -> int:
+        """Records of each kind buffered at most; a call past it is counted in `dropped`."""
+        return self._max_buffer
+
+    @max_buffer.setter
+    def max_buffer(self, value: int) -> None:
+        self._max_buffer = value
+        self._limit = min(self._limit, value)
 
     def _start(self) -> None:
         self._ids = itertools.count(1)
@@ -257,8 +269,7 @@ class QueryLog:
         `boost_impact_delta` unless it is given; `dedup_tokens_saved`: the tokens of the results
         the session dedup filtered out. The writer computes them, off this path."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
-        if len(self._queries) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._queries) >= self._limit and self._limit_reached(self._queries):
             return qid
         n_scores = n_unboosted = None
         if scores is not None or unboosted_scores is not None:  # after the ids, in the tail
@@ -312,8 +323,7 @@ class QueryLog:
             raise ValueError(
                 f"unknown feedback event {event_type!r}; one of {sorted(FEEDBACK_EVENTS)}"
             )
-        if len(self._feedback) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._feedback) >= self._limit and self._limit_reached(self._feedback):
             return
         mid = None if memory_id is None else str(memory_id)
         meta = None if metadata is None else encode_mapping(metadata)
@@ -405,10 +415,26 @@ class QueryLog:
     def _event(self, record: tuple[Any, ...]) -> None:
         """Buffer a session, outcome or output record: its kind, then its fields, one flat
         tuple (a kind beside a tuple of fields was tracked by the collector a pass longer)."""
-        if len(self._events) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._events) >= self._limit and self._limit_reached(self._events):
             return
         self._events.append(record)
+
+    def _limit_reached(self, buffer: deque[Any]) -> bool:
+        """A call found `_limit` records in `buffer`: a batch's worth while the writer sleeps,
+        which wakes it (once: the limit is then the buffer's bound until it sleeps again), or
+        `max_buffer`; whether the record is dropped (the buffer is full).
+
+        Why wake it: a burst's first batch waited out `flush_interval` (50 ms, at about 300,000
+        calls a second 15,000 records) before the writer began, time the writer then lacked
+        at the burst's end. The hot path pays nothing for it: the check was there, against
+        `max_buffer`."""
+        if self._limit < self._max_buffer:
+            self._limit = self._max_buffer
+            self._wake.set()
+        if len(buffer) >= self._max_buffer:
+            self.dropped += 1
+            return True
+        return False
 
     # --- the writer ----------------------------------------------------------------------
 
@@ -450,6 +476,7 @@ class QueryLog:
         late: BaseException | None = None  # the burst's end failed (`burst`): the next round's
         while True:
             if not busy:  # a round that found a full batch goes on at once: a burst
+                self._limit = min(_BATCH, self._max_buffer)  # a batch's worth wakes it
                 self._wake.wait(self.flush_interval)
             self._wake.clear()
             with self._idle:
