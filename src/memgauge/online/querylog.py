@@ -14,19 +14,19 @@ search handler, without ever waiting on disk.
 A call appends one flat tuple of strings and numbers to an in-memory buffer (no lock, no I/O;
 the caller's dicts and lists as JSON text, its sequences one item each, so the garbage
 collector stops tracking a buffered record the first time it sees it) and returns; a
-background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
-sooner once a batch's worth is buffered, and again at once while a burst fills whole batches), one transaction per batch of at most 2,048
-records (queries first, then feedback, then the rest), so several processes can log into one
-SQLite file (WAL, busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
+background thread writes the buffer every `flush_interval` seconds (50 ms by default; sooner
+once a batch's worth is buffered, and again at once while a burst fills whole batches), one
+transaction per batch of at most 2,048 records (queries first, then feedback, then the rest),
+so several processes can log into one SQLite file (WAL, busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
 multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
 loses what was buffered and not yet committed: the records since the last batch (about
 `flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
 `max_buffer` feedback events and `max_buffer` session / outcome / output records) and the batch
-being written, whose transaction rolls back; it never corrupts the database (SQLite transactions).
-A power cut can also lose committed rows SQLite has not checkpointed yet (WAL, `synchronous =
-NORMAL`): every 1,000 pages of WAL, but during a burst only after it, or every
-`BURST_CHECKPOINT_PAGES` (`store.querylog.QueryLogWriter.burst` says why). If the buffer holds `max_buffer` records
-(the disk cannot keep up), new records are counted in `dropped` rather than grow memory
+being written, whose transaction rolls back; it never corrupts the database (SQLite
+transactions). A power cut can also lose committed rows SQLite has not checkpointed yet (WAL,
+`synchronous = NORMAL`): it checkpoints every 1,000 pages of WAL, but during a burst only after
+it, or every `BURST_CHECKPOINT_PAGES` (`store.querylog.QueryLogWriter.burst` says why). If
+the buffer holds `max_buffer` records (the disk cannot keep up), new records are counted in `dropped` rather than grow memory
 without bound. A record the database cannot take (a value JSON cannot hold) is left out and
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too
 long, disk full) stays buffered and is retried, and `flush()` raises that error once.

@@ -169,13 +169,13 @@ class QueryLogWriter:
 
         Why: SQLite checkpoints in the transaction that takes the WAL past 1,000 pages (4 MiB,
         about 12,000 rows of eval_queries), and a checkpoint syncs the WAL and the database to
-        the disk (`synchronous = NORMAL`): eight of them in a burst of 100,000 rows, each
-        two fdatasync calls of 2-10 ms on this machine's disk, in the writer thread, between
-        a burst's first row and its last one committed. After the burst one checkpoint
-        copies the pages once (an index page a burst changes a hundred times is copied once,
-        not eight times). What a checkpoint makes durable against a power cut (a process that
-        dies loses no committed row either way) waits for the burst's end, or
-        BURST_CHECKPOINT_PAGES."""
+        the disk (`synchronous = NORMAL`): about a dozen in a burst of 100,000 rows (40
+        fdatasync calls in a run of benchmarks/bench_querylog.py against 15), each 2-10 ms on
+        this machine's disk, in the writer thread, between a burst's first row and its last
+        one committed. After the burst one checkpoint copies each page once (an index page a
+        burst changes a hundred times was copied at every checkpoint). What a checkpoint makes
+        durable against a power cut (a process that dies loses no committed row either way)
+        waits for the burst's end, or BURST_CHECKPOINT_PAGES."""
         db = self._db
         if db.dialect != "sqlite":
             return
