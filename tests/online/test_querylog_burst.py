@@ -14,6 +14,7 @@ import pytest
 
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
+from memgauge.store import querylog as store_querylog
 from memgauge.store.logdb import LogDB
 from memgauge.store.querylog import BURST_CHECKPOINT_PAGES
 from memgauge.store.querylog_rows import _dumps, _jsonable
@@ -183,12 +184,14 @@ def test_a_batch_of_queries_alone_is_one_statement_and_its_own_transaction(
 
 
 def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
-    tmp_path: Path, small_batches: int
+    tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLite checkpoints (syncing the WAL and the database to the disk) in the commit that
     takes the WAL past its automatic checkpoint's pages: while a burst is drained that is
-    BURST_CHECKPOINT_PAGES, and one checkpoint follows the burst, SQLite's own setting back.
-    Traffic that never fills a batch leaves the setting alone."""
+    BURST_CHECKPOINT_PAGES, and one checkpoint follows a burst of BURST_CHECKPOINT_RECORDS,
+    SQLite's own setting back; a smaller burst gets the setting back alone. Traffic that
+    never fills a batch leaves the setting alone."""
+    monkeypatch.setattr(store_querylog, "BURST_CHECKPOINT_RECORDS", 3 * small_batches)
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     conn = log._writer._db._conn
     statements: list[str] = []
@@ -214,10 +217,20 @@ def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
         "PRAGMA wal_autocheckpoint = 1000",
         "PRAGMA wal_checkpoint(PASSIVE)",
     ]
+    statements.clear()
+    with log._writer._lock:
+        for i in range(2 * small_batches + small_batches // 2):  # short of a checkpoint
+            log.query(f"small burst {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()
+    kinds = ["INSERT" if s.startswith("INSERT") else s for s in statements]
+    assert kinds[0] == f"PRAGMA wal_autocheckpoint = {BURST_CHECKPOINT_PAGES}"
+    assert kinds[-1] == "PRAGMA wal_autocheckpoint = 1000"
+    assert set(kinds[1:-1]) == {"INSERT"}
     conn.set_trace_callback(None)
     assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     assert _count(str(tmp_path / "log.db"), "SELECT COUNT(*) FROM eval_queries") == (
-        3 * small_batches + small_batches // 2
+        6 * small_batches
     )
     log.close()
 
@@ -252,8 +265,8 @@ def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     real = log._writer.burst
 
-    def burst(draining: bool) -> None:
-        real(draining)
+    def burst(draining: bool, written: int = 0) -> None:
+        real(draining, written)
         if not draining:
             raise sqlite3.OperationalError("disk I/O error")
 

@@ -152,6 +152,9 @@ def _event_rows(
 #: middle (64 MiB at 4 KiB pages, about 150,000 logged searches of the benchmark's shape); at
 #: the burst's end it checkpoints at once (`QueryLogWriter.burst`)
 BURST_CHECKPOINT_PAGES = 16_384
+#: records a burst writes before its end is followed by a checkpoint of its own: about what
+#: takes the WAL past SQLite's 1,000 pages (0.1 page a logged search of the benchmark's shape)
+BURST_CHECKPOINT_RECORDS = 10_000
 
 
 class QueryLogWriter:
@@ -162,10 +165,13 @@ class QueryLogWriter:
         self._lock = threading.Lock()  # the writer thread and readers share the connection
         self._checkpoint_pages: int | None = None  # SQLite's own (outside a burst)
 
-    def burst(self, draining: bool) -> None:
+    def burst(self, draining: bool, written: int = 0) -> None:
         """Before a burst is drained, raise SQLite's automatic checkpoint to
-        BURST_CHECKPOINT_PAGES of WAL; after it, put it back and checkpoint (PASSIVE: what no
-        other process's reader still needs). Nothing on PostgreSQL.
+        BURST_CHECKPOINT_PAGES of WAL; after it (`written` records), put it back, and
+        checkpoint if it wrote BURST_CHECKPOINT_RECORDS or more (PASSIVE: what no other
+        process's reader still needs); a smaller one is left to SQLite's own checkpoint, on a
+        later commit, as before (a checkpoint after every small burst would sync the disk more
+        often than SQLite does). Nothing on PostgreSQL.
 
         Why: SQLite checkpoints in the transaction that takes the WAL past 1,000 pages (4 MiB,
         about 12,000 rows of eval_queries), and a checkpoint syncs the WAL and the database to
@@ -184,7 +190,7 @@ class QueryLogWriter:
                 self._checkpoint_pages = int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
             pages = BURST_CHECKPOINT_PAGES if draining else self._checkpoint_pages
             db.execute(f"PRAGMA wal_autocheckpoint = {pages}")
-            if draining:
+            if draining or written < BURST_CHECKPOINT_RECORDS:
                 return
             try:
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
