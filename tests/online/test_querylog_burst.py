@@ -265,8 +265,8 @@ def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     real = log._writer.burst
 
-    def burst(draining: bool, written: int = 0) -> None:
-        real(draining, written)
+    def burst(draining: bool) -> None:
+        real(draining)
         if not draining:
             raise sqlite3.OperationalError("disk I/O error")
 

@@ -480,7 +480,6 @@ class QueryLog:
 
     def _run(self) -> None:
         busy = draining = False
-        burst = 0  # records the burst being drained has written
         late: BaseException | None = None  # the burst's end failed (`burst`): the next round's
         while True:
             if not busy:  # a round that found a full batch goes on at once: a burst
@@ -492,11 +491,9 @@ class QueryLog:
             try:
                 error, late = late, None
                 if not draining and self._pending() >= _BATCH:
-                    draining, burst = True, 0
+                    draining = True
                     self._writer.burst(True)  # its checkpoints after it (QueryLogWriter.burst)
-                written = self._drain()
-                burst += written
-                busy = written >= _BATCH
+                busy = self._drain() >= _BATCH
             except BaseException as exc:  # kept for flush() to raise
                 busy, error = False, exc
             with self._idle:
@@ -507,7 +504,7 @@ class QueryLog:
                 # after the round is reported: flush() does not wait for the checkpoint
                 draining = False
                 try:
-                    self._writer.burst(False, burst)
+                    self._writer.burst(False)
                 except BaseException as exc:
                     late = exc
             pending = self._queries or self._feedback or self._events

@@ -152,8 +152,9 @@ def _event_rows(
 #: middle (64 MiB at 4 KiB pages, about 150,000 logged searches of the benchmark's shape); at
 #: the burst's end it checkpoints at once (`QueryLogWriter.burst`)
 BURST_CHECKPOINT_PAGES = 16_384
-#: records a burst writes before its end is followed by a checkpoint of its own: about what
-#: takes the WAL past SQLite's 1,000 pages (0.1 page a logged search of the benchmark's shape)
+#: records written since the writer's last checkpoint that make a burst's end checkpoint: about
+#: what takes the WAL past SQLite's 1,000 pages (0.1 page a logged search of the benchmark's
+#: shape)
 BURST_CHECKPOINT_RECORDS = 10_000
 
 
@@ -164,14 +165,15 @@ class QueryLogWriter:
         self._db = LogDB(where, threads=True)
         self._lock = threading.Lock()  # the writer thread and readers share the connection
         self._checkpoint_pages: int | None = None  # SQLite's own (outside a burst)
+        self._unsynced = 0  # records written since this writer's last checkpoint
 
-    def burst(self, draining: bool, written: int = 0) -> None:
+    def burst(self, draining: bool) -> None:
         """Before a burst is drained, raise SQLite's automatic checkpoint to
-        BURST_CHECKPOINT_PAGES of WAL; after it (`written` records), put it back, and
-        checkpoint if it wrote BURST_CHECKPOINT_RECORDS or more (PASSIVE: what no other
-        process's reader still needs); a smaller one is left to SQLite's own checkpoint, on a
-        later commit, as before (a checkpoint after every small burst would sync the disk more
-        often than SQLite does). Nothing on PostgreSQL.
+        BURST_CHECKPOINT_PAGES of WAL; after it, put it back, and checkpoint (PASSIVE: what no
+        other process's reader still needs) if BURST_CHECKPOINT_RECORDS or more were written
+        since this writer's last one; fewer are left to SQLite's own checkpoint, or to a later
+        burst's end (a checkpoint after every small burst would sync the disk more often than
+        SQLite does). Nothing on PostgreSQL.
 
         Why: SQLite checkpoints in the transaction that takes the WAL past 1,000 pages (4 MiB,
         about 12,000 rows of eval_queries), and a checkpoint syncs the WAL and the database to
@@ -190,8 +192,9 @@ class QueryLogWriter:
                 self._checkpoint_pages = int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
             pages = BURST_CHECKPOINT_PAGES if draining else self._checkpoint_pages
             db.execute(f"PRAGMA wal_autocheckpoint = {pages}")
-            if draining or written < BURST_CHECKPOINT_RECORDS:
+            if draining or self._unsynced < BURST_CHECKPOINT_RECORDS:
                 return
+            self._unsynced = 0
             try:
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             except Exception as exc:
@@ -214,6 +217,7 @@ class QueryLogWriter:
         results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
+        self._unsynced += len(queries) + len(feedback) + len(events)  # for `burst`
         # column by column (querylog_rows.query_columns says why)
         q_cols = storable_columns(queries, rejected) if queries else []
         f_rows = []
