@@ -8,7 +8,10 @@
    p50 / p99 / worst call, calls/s while logging, rows/s to disk (the rows the database holds
    when `flush()` returns, over the time from the first call until then), rows found in the
    database after `close()` against calls made (lost = calls - rows found; dropped by a full
-   buffer counted apart), CPU seconds of the process and of its writer thread, and
+   buffer counted apart), CPU seconds of the process and of its writer thread, the records
+   still buffered when the loop ends and, from then until `flush()` returns, the writer's CPU
+   and the time it was neither on a core nor waiting for one (Linux's schedstat: waiting for
+   the disk or a lock, which a loaded machine does not inflate), and
    the garbage collector's full passes, wall and the thread's CPU (the worst call is usually one). On a SQLite
    file and on PostgreSQL (a local server started with tests/pgserver.py when its binaries are
    installed; the tests' settings, fsync off), interleaved, each run in a fresh interpreter;
@@ -89,8 +92,11 @@ def one_run(where: str, calls: int) -> dict[str, Any]:
         )
         times[i] = time.perf_counter_ns() - t
     logged = time.perf_counter() - t0
+    backlog = len(log._queries)
+    tail_start = _schedstat(log)
     log.flush()
     written = time.perf_counter() - t0
+    tail_cpu, tail_queued = (b - a for a, b in zip(tail_start, _schedstat(log), strict=True))
     cpu = time.process_time() - cpu0
     # the writer thread's own CPU (SQLite's work included, with the GIL or without it)
     writer_cpu = time.clock_gettime(time.pthread_getcpuclockid(log._thread.ident or 0))
@@ -112,10 +118,24 @@ def one_run(where: str, calls: int) -> dict[str, Any]:
         "dropped": dropped,
         "cpu_s": cpu,
         "writer_cpu_s": writer_cpu,
+        "backlog": backlog,
+        # the writer's time from the loop's end until flush() returned that was neither on a
+        # core nor waiting for one: waiting for the disk (fdatasync) or for a lock
+        "tail_blocked_ms": 1000 * (written - logged - tail_cpu - tail_queued),
+        "tail_cpu_s": tail_cpu,
         "gc_full": len(full_passes),
         "gc_full_worst_ms": 1000 * max(full_passes, default=0.0),
         "gc_full_worst_cpu_ms": 1000 * max(full_passes_cpu, default=0.0),
     }
+
+
+def _schedstat(log: Any) -> tuple[float, float]:
+    """The writer thread's (seconds on a core, seconds waiting for one): Linux's schedstat."""
+    stat = Path(f"/proc/self/task/{log._thread.native_id}/schedstat")
+    if not stat.exists():
+        return 0.0, 0.0
+    ran, queued = stat.read_text().split()[:2]
+    return int(ran) / 1e9, int(queued) / 1e9
 
 
 def promotions(where: str, calls: int) -> dict[str, Any]:
@@ -226,6 +246,7 @@ def _row(label: str, runs: list[dict[str, Any]]) -> str:
         f"| {mm('p99_us', '.2f')} | {mm('worst_ms', '.1f')} | {mm('calls_per_s', ',.0f', max)} "
         f"| {mm('cpu_s', '.2f')} | {mm('writer_cpu_s', '.2f')} | {mm('gc_full', 'g')} | {mm('gc_full_worst_ms', '.1f')} "
         f"| {mm('gc_full_worst_cpu_ms', '.1f')} "
+        f"| {mm('backlog', ',.0f')} | {mm('tail_cpu_s', '.3f')} | {mm('tail_blocked_ms', '.1f')} "
         f"| {found:,} | {lost} |"
     )
 
@@ -290,9 +311,10 @@ def main() -> None:
     print(
         "| code, store | rows/s to disk (max / median) | p50 us (min / median) "
         "| p99 us | worst call ms | calls/s while logging (max / median) | CPU s | writer CPU s "
-        "| GC full passes | longest GC full pass ms | its CPU ms | rows found | rows lost |"
+        "| GC full passes | longest GC full pass ms | its CPU ms | backlog at the loop's end "
+        "| writer CPU s after it | writer blocked ms after it | rows found | rows lost |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (name, store), runs in results.items():
         label = f"{'this checkout' if name == 'this' else args.compare}, {store}"
         print(_row(label, runs))

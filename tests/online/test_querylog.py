@@ -522,3 +522,12 @@ def test_re_searches_and_the_golden_set_evaluated_offline(
     )
     result = json.loads((tmp_path / "report" / "result.json").read_text())
     assert result["systems"]
+
+
+def test_query_ids_a_process_makes_sort_in_the_order_logged(tmp_path: Path) -> None:
+    """So that each goes at the end of the unique index on query_id (sdk._FIRST_ID says why)."""
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    qids = [log.query(f"query {i}") for i in range(1_000)]
+    log.close()
+    assert sorted(qids) == qids
+    assert len(set(qids)) == 1_000

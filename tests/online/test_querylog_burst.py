@@ -5,6 +5,8 @@ JSON the writer stores is the text json.dumps gives. Counts, never times."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,9 @@ import pytest
 
 from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
+from memgauge.store import querylog as store_querylog
 from memgauge.store.logdb import LogDB
+from memgauge.store.querylog import BURST_CHECKPOINT_PAGES
 from memgauge.store.querylog_rows import _dumps, _jsonable
 
 
@@ -163,19 +167,125 @@ def test_a_batch_of_queries_alone_is_one_statement_and_its_own_transaction(
     for i in range(sdk._BATCH):
         log.query(f"query {i}", session_id="s", result_ids=[f"m{i}"], latency_ms=1.0)
     log.flush()
-    assert [s.split(" ", 3)[:3] for s in statements] == [["INSERT", "INTO", "eval_queries"]]
+    writes = [s for s in statements if not s.startswith("PRAGMA")]  # the burst's: below
+    assert [s.split(" ", 3)[:3] for s in writes] == [["INSERT", "INTO", "eval_queries"]]
     statements.clear()
     log.query("one more", session_id="s", result_ids=["m1"])
     log.feedback("reference", session_id="s", memory_id="m1")
     log.flush()
     # the query alone, then the feedback (linked by a SELECT) in a transaction
-    assert [s.split(" ")[0] for s in statements if not s.startswith("SELECT")] == [
+    assert [s.split(" ")[0] for s in statements if not s.startswith(("SELECT", "PRAGMA"))] == [
         "INSERT",
         "BEGIN",
         "INSERT",
         "COMMIT",
     ]
     log.close()
+
+
+def test_a_burst_is_checkpointed_after_it_not_in_its_middle(
+    tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite checkpoints (syncing the WAL and the database to the disk) in the commit that
+    takes the WAL past its automatic checkpoint's pages: while a burst is drained that is
+    BURST_CHECKPOINT_PAGES, and one checkpoint follows a burst of BURST_CHECKPOINT_RECORDS,
+    SQLite's own setting back; a smaller burst gets the setting back alone. Traffic that
+    never fills a batch leaves the setting alone."""
+    monkeypatch.setattr(store_querylog, "BURST_CHECKPOINT_RECORDS", 3 * small_batches)
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    conn = log._writer._db._conn
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    for i in range(small_batches // 2):  # one statement: no BEGIN, no COMMIT
+        log.query(f"query {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()
+    assert [s.split(" ")[0] for s in statements] == ["INSERT"]
+    statements.clear()
+    with log._writer._lock:  # the writer, woken by the first batch's worth, waits for the rest
+        for i in range(3 * small_batches):
+            log.query(f"burst {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()  # its round begins after the burst's end was handled
+    kinds = ["INSERT" if s.startswith("INSERT") else s for s in statements]
+    assert kinds == [
+        "PRAGMA wal_autocheckpoint",
+        f"PRAGMA wal_autocheckpoint = {BURST_CHECKPOINT_PAGES}",
+        "INSERT",
+        "INSERT",
+        "INSERT",
+        "PRAGMA wal_autocheckpoint = 1000",
+        "PRAGMA wal_checkpoint(PASSIVE)",
+    ]
+    statements.clear()
+    with log._writer._lock:
+        for i in range(2 * small_batches + small_batches // 2):  # short of a checkpoint
+            log.query(f"small burst {i}", result_ids=[f"m{i}"])
+    log.flush()
+    log.flush()
+    kinds = ["INSERT" if s.startswith("INSERT") else s for s in statements]
+    assert kinds[0] == f"PRAGMA wal_autocheckpoint = {BURST_CHECKPOINT_PAGES}"
+    assert kinds[-1] == "PRAGMA wal_autocheckpoint = 1000"
+    assert set(kinds[1:-1]) == {"INSERT"}
+    conn.set_trace_callback(None)
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert _count(str(tmp_path / "log.db"), "SELECT COUNT(*) FROM eval_queries") == (
+        6 * small_batches
+    )
+    log.close()
+
+
+def test_a_batch_s_worth_buffered_wakes_the_writer(tmp_path: Path, small_batches: int) -> None:
+    """Without waiting out `flush_interval` (an hour here): the call that finds a batch's
+    worth buffered wakes the writer, which writes them with no flush(); and it wakes it again
+    after it has gone back to sleep."""
+    where = tmp_path / "log.db"
+    log = QueryLog(where, flush_interval=3600)
+    for burst in (1, 2):
+        for i in range(small_batches + 1):
+            log.query(f"query {burst} {i}")
+        deadline = time.monotonic() + 30
+        while (
+            _count(str(where), "SELECT COUNT(*) FROM eval_queries") < burst * small_batches
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
+        assert _count(str(where), "SELECT COUNT(*) FROM eval_queries") >= burst * small_batches
+        with log._idle:  # written, and the writer back asleep, before the second burst
+            while log._limit != small_batches:
+                log._idle.wait(0.01)
+    log.flush()
+    assert _count(str(where), "SELECT COUNT(*) FROM eval_queries") == 2 * (small_batches + 1)
+    log.close()
+
+
+def test_a_failed_checkpoint_after_a_burst_is_raised_by_a_flush_once(
+    tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600)
+    real = log._writer.burst
+
+    def burst(draining: bool) -> None:
+        real(draining)
+        if not draining:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(log._writer, "burst", burst)
+    with log._writer._lock:  # one burst: the writer waits for all of it
+        for i in range(2 * small_batches):
+            log.query(f"query {i}")
+    log.flush()  # the burst's rows are committed before its end is handled
+    raised = []
+    for _ in range(2):  # the second flush's round is the one after the burst's end, or the third
+        try:
+            log.flush()
+        except sqlite3.OperationalError as exc:
+            raised.append(str(exc))
+    assert raised == ["disk I/O error"]
+    log.close()
+    assert _count(str(tmp_path / "log.db"), "SELECT COUNT(*) FROM eval_queries") == (
+        2 * small_batches
+    )
 
 
 @pytest.mark.parametrize(

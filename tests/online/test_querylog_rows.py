@@ -21,7 +21,13 @@ from memgauge.online import querylog as sdk
 from memgauge.online.querylog import QueryLog
 from memgauge.store import logdb, querylog_rows
 from memgauge.store.logdb import LogDB
-from memgauge.store.querylog_rows import _dumps, _ids_text, _jsonable, query_columns, query_rows
+from memgauge.store.querylog_rows import (
+    _dumps,
+    _ids_text,
+    _jsonable,
+    query_columns,
+    storable_columns,
+)
 
 GOLDEN = Path(__file__).with_name("querylog_rows_golden.json")
 TABLES = {
@@ -161,22 +167,40 @@ if __name__ == "__main__":  # pragma: no cover - rewrites the golden file
     print(f"wrote {GOLDEN}", file=sys.stderr)
 
 
-def test_the_writers_columns_are_its_rows_value_for_value(tmp_path: Path) -> None:
-    """`query_columns` (the writer's usual way) against `query_rows` (its way when a record
-    must be left out): the same values of the same types, column by column."""
+def test_a_batch_with_records_that_cannot_be_stored_keeps_the_others_value_for_value(
+    tmp_path: Path,
+) -> None:
+    """`storable_columns` (the writer's way when a record must be left out) against
+    `query_columns` of the batch without those records: the same values of the same types,
+    column by column, and each record left out described, in order."""
     log = QueryLog(tmp_path / "log.db", flush_interval=3600)
     _log(log)
     # 13 times over: more records than `_fixed_columns` transposes at a time (a batch's 2,048)
-    buffered = list(log._queries) * 13
+    good = list(log._queries) * 13
     log.close()
+    bad = {
+        7: ("channel_contributions", ({"x": {1, object()}},)),  # JSON cannot hold it
+        300: ("latency_ms", "fast"),  # not a number
+        301: ("dedup_tokens_saved", [1]),
+        584: ("token_usage_ratio", object()),
+    }
+    buffered = list(good)
+    for at, (field, value) in bad.items():
+        record = list(good[at])
+        record[0] = f"bad{at}"
+        record[querylog_rows.QUERY_FIELDS.index(field)] = value
+        buffered[at] = tuple(record)
     rejected: list[str] = []
-    rows = query_rows(buffered, rejected)
-    assert rejected == []
-    columns = query_columns(buffered)
-    assert len(columns) == len(rows[0]) == 25
-    assert len(rows) == 585 > 2 * querylog_rows._ZIP_ROWS
-    for at, (got, want) in enumerate(zip(columns, zip(*rows, strict=True), strict=True)):
-        assert [_value(v) for v in got] == [_value(v) for v in want], f"column {at + 1}"
+    columns = storable_columns(buffered, rejected)
+    assert [r.split(":")[0] for r in rejected] == [f"query bad{at}" for at in bad]
+    assert "ValueError: could not convert string to float: 'fast'" in rejected[1]
+    kept = [r for at, r in enumerate(good) if at not in bad]
+    want = query_columns(kept)
+    assert len(columns) == len(want) == 25
+    assert len(columns[0]) == 581 > 2 * querylog_rows._ZIP_ROWS
+    for at, (got, expected) in enumerate(zip(columns, want, strict=True)):
+        assert [_value(v) for v in got] == [_value(v) for v in expected], f"column {at + 1}"
+    assert storable_columns(buffered[7:8], rejected) == []
 
 
 class _Id(str):

@@ -14,16 +14,19 @@ search handler, without ever waiting on disk.
 A call appends one flat tuple of strings and numbers to an in-memory buffer (no lock, no I/O;
 the caller's dicts and lists as JSON text, its sequences one item each, so the garbage
 collector stops tracking a buffered record the first time it sees it) and returns; a
-background thread writes the buffer every `flush_interval` seconds (50 ms by default, and
-again at once while a burst fills whole batches), one transaction per batch of at most 2,048
-records (queries first, then feedback, then the rest), so several processes can log into one
-SQLite file (WAL, busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
+background thread writes the buffer every `flush_interval` seconds (50 ms by default; sooner
+once a batch's worth is buffered, and again at once while a burst fills whole batches), one
+transaction per batch of at most 2,048 records (queries first, then feedback, then the rest),
+so several processes can log into one SQLite file (WAL, busy timeout, retries). A process that exits normally flushes what it buffered (atexit, and
 multiprocessing's finalizers in a forked child, which gets a writer of its own). `kill -9`
 loses what was buffered and not yet committed: the records since the last batch (about
 `flush_interval` of traffic while the disk keeps up, never more than `max_buffer` queries,
 `max_buffer` feedback events and `max_buffer` session / outcome / output records) and the batch
-being written, whose transaction rolls back; it never corrupts the database (SQLite transactions). If the buffer holds `max_buffer` records
-(the disk cannot keep up), new records are counted in `dropped` rather than grow memory
+being written, whose transaction rolls back; it never corrupts the database (SQLite
+transactions). A power cut can also lose committed rows SQLite has not checkpointed yet (WAL,
+`synchronous = NORMAL`): it checkpoints every 1,000 pages of WAL, but during a burst only after
+it, or every `BURST_CHECKPOINT_PAGES` (`store.querylog.QueryLogWriter.burst` says why). If
+the buffer holds `max_buffer` records (the disk cannot keep up), new records are counted in `dropped` rather than grow memory
 without bound. A record the database cannot take (a value JSON cannot hold) is left out and
 counted in `rejected`, never the batch around it; a batch the database refuses (locked too
 long, disk full) stays buffered and is retried, and `flush()` raises that error once.
@@ -78,6 +81,13 @@ FEEDBACK_EVENTS = frozenset(
 
 #: records per transaction at most (see QueryLog._drain)
 _BATCH = 2048
+
+#: the first query id's number in a process: its first 900,000 ids have one width, so they sort
+#: in the order logged, and each goes at the end of `eval_queries`' unique index on query_id.
+#: Counted from 1, each ten-fold (10 to 99, 100 to 999...) went in between the shorter ones
+#: already there ("_10000" < "_1001" < "_10010"): index pages split in their middle, not at
+#: the end, and more pages were written (SQLite's CPU 0.3 us a row more, 2.3 against 2.6)
+_FIRST_ID = 100_000
 
 
 def promotion_eligible(confidence: float, validations: int) -> bool:
@@ -157,6 +167,8 @@ class QueryLog:
         #: the SQLite file, or the server's URL (without its password)
         self.path: Path | str = self.store.path or str(self.store)
         self.flush_interval = flush_interval
+        #: records buffered that send a call off the hot path's one check (`_limit_reached`)
+        self._limit = min(_BATCH, max_buffer)
         self.max_buffer = max_buffer
         self.dropped = 0
         #: records the database could not take (a value JSON cannot hold), left out
@@ -171,8 +183,18 @@ class QueryLog:
         atexit.register(self.close)
         _LIVE.add(self)
 
+    @property
+    def max_buffer(self) -> int:
+        """Records of each kind buffered at most; a call past it is counted in `dropped`."""
+        return self._max_buffer
+
+    @max_buffer.setter
+    def max_buffer(self, value: int) -> None:
+        self._max_buffer = value
+        self._limit = min(self._limit, value)
+
     def _start(self) -> None:
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(_FIRST_ID)
         self._prefix = f"eq_{os.getpid():x}_{time.time_ns():x}_"
         self._writer = QueryLogWriter(self.store)
         self._wake = threading.Event()
@@ -254,8 +276,7 @@ class QueryLog:
         `boost_impact_delta` unless it is given; `dedup_tokens_saved`: the tokens of the results
         the session dedup filtered out. The writer computes them, off this path."""
         qid = query_id or f"{self._prefix}{next(self._ids)}"
-        if len(self._queries) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._queries) >= self._limit and self._limit_reached(self._queries):
             return qid
         n_scores = n_unboosted = None
         if scores is not None or unboosted_scores is not None:  # after the ids, in the tail
@@ -309,8 +330,7 @@ class QueryLog:
             raise ValueError(
                 f"unknown feedback event {event_type!r}; one of {sorted(FEEDBACK_EVENTS)}"
             )
-        if len(self._feedback) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._feedback) >= self._limit and self._limit_reached(self._feedback):
             return
         mid = None if memory_id is None else str(memory_id)
         meta = None if metadata is None else encode_mapping(metadata)
@@ -320,11 +340,19 @@ class QueryLog:
         self, memory_id: Any, *, useful: bool, session_id: str, query_id: str | None = None
     ) -> None:
         """`memory_validate(wasUseful)`: feedback plus the confidence update."""
+        self._validated(memory_id, useful, session_id, query_id, None)
+
+    def _validated(
+        self,
+        memory_id: Any,
+        useful: bool,
+        session_id: str,
+        query_id: str | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> None:
+        event = "validate_useful" if useful else "validate_not_useful"
         self.feedback(
-            "validate_useful" if useful else "validate_not_useful",
-            session_id=session_id,
-            query_id=query_id,
-            memory_id=memory_id,
+            event, session_id=session_id, query_id=query_id, memory_id=memory_id, metadata=metadata
         )
 
     def validate_batch(
@@ -339,12 +367,7 @@ class QueryLog:
         `to_validate` lists them), marked with the task in the event's metadata."""
         meta = {"batch": True, **({"task_id": task_id} if task_id is not None else {})}
         for memory_id, useful in verdicts.items():
-            self.feedback(
-                "validate_useful" if useful else "validate_not_useful",
-                session_id=session_id,
-                memory_id=memory_id,
-                metadata=meta,
-            )
+            self._validated(memory_id, useful, session_id, None, meta)
 
     def session(
         self,
@@ -399,10 +422,26 @@ class QueryLog:
     def _event(self, record: tuple[Any, ...]) -> None:
         """Buffer a session, outcome or output record: its kind, then its fields, one flat
         tuple (a kind beside a tuple of fields was tracked by the collector a pass longer)."""
-        if len(self._events) >= self.max_buffer:
-            self.dropped += 1
+        if len(self._events) >= self._limit and self._limit_reached(self._events):
             return
         self._events.append(record)
+
+    def _limit_reached(self, buffer: deque[Any]) -> bool:
+        """A call found `_limit` records in `buffer`: a batch's worth while the writer sleeps,
+        which wakes it (once: the limit is then the buffer's bound until it sleeps again), or
+        `max_buffer`; whether the record is dropped (the buffer is full).
+
+        Why wake it: a burst's first batch waited out `flush_interval` (50 ms, at about 300,000
+        calls a second 15,000 records) before the writer began, time the writer then lacked
+        at the burst's end. The hot path pays nothing for it: the check was there, against
+        `max_buffer`."""
+        if self._limit < self._max_buffer:
+            self._limit = self._max_buffer
+            self._wake.set()
+        if len(buffer) >= self._max_buffer:
+            self.dropped += 1
+            return True
+        return False
 
     # --- the writer ----------------------------------------------------------------------
 
@@ -440,25 +479,40 @@ class QueryLog:
         return written
 
     def _run(self) -> None:
-        busy = False
+        busy = draining = False
+        late: BaseException | None = None  # the burst's end failed (`burst`): the next round's
         while True:
             if not busy:  # a round that found a full batch goes on at once: a burst
+                self._limit = min(_BATCH, self._max_buffer)  # a batch's worth wakes it
                 self._wake.wait(self.flush_interval)
             self._wake.clear()
             with self._idle:
                 self._rounds_started += 1
             try:
+                error, late = late, None
+                if not draining and self._pending() >= _BATCH:
+                    draining = True
+                    self._writer.burst(True)  # its checkpoints after it (QueryLogWriter.burst)
                 busy = self._drain() >= _BATCH
-                error = None
             except BaseException as exc:  # kept for flush() to raise
                 busy, error = False, exc
             with self._idle:
                 self.error = error
                 self._rounds_done = self._rounds_started
                 self._idle.notify_all()
+            if draining and not busy:
+                # after the round is reported: flush() does not wait for the checkpoint
+                draining = False
+                try:
+                    self._writer.burst(False)
+                except BaseException as exc:
+                    late = exc
             pending = self._queries or self._feedback or self._events
             if self._stop and (error is not None or not pending):
                 return
+
+    def _pending(self) -> int:
+        return len(self._queries) + len(self._feedback) + len(self._events)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Block until everything logged before this call is committed; raise the database's

@@ -26,8 +26,7 @@ from memgauge.store.querylog_rows import (
     _text,
     encode_mapping,
     encode_stages,
-    query_columns,
-    query_rows,
+    storable_columns,
 )
 from memgauge.store.sessions import best_judgments, session_contexts
 from memgauge.store.url import StoreURL
@@ -149,12 +148,60 @@ def _event_rows(
     return out
 
 
+#: WAL pages SQLite lets build up while the writer drains a burst before it checkpoints in its
+#: middle (64 MiB at 4 KiB pages, about 150,000 logged searches of the benchmark's shape); at
+#: the burst's end it checkpoints at once (`QueryLogWriter.burst`)
+BURST_CHECKPOINT_PAGES = 16_384
+#: records written since the writer's last checkpoint that make a burst's end checkpoint: about
+#: what takes the WAL past SQLite's 1,000 pages (0.1 page a logged search of the benchmark's
+#: shape)
+BURST_CHECKPOINT_RECORDS = 10_000
+
+
 class QueryLogWriter:
     """One connection, used by the SDK's writer thread only."""
 
     def __init__(self, where: Where) -> None:
         self._db = LogDB(where, threads=True)
         self._lock = threading.Lock()  # the writer thread and readers share the connection
+        self._checkpoint_pages: int | None = None  # SQLite's own (outside a burst)
+        self._unsynced = 0  # records written since this writer's last checkpoint
+
+    def burst(self, draining: bool) -> None:
+        """Before a burst is drained, raise SQLite's automatic checkpoint to
+        BURST_CHECKPOINT_PAGES of WAL; after it, put it back, and checkpoint (PASSIVE: what no
+        other process's reader still needs) if BURST_CHECKPOINT_RECORDS or more were written
+        since this writer's last one; fewer are left to SQLite's own checkpoint, or to a later
+        burst's end (a checkpoint after every small burst would sync the disk more often than
+        SQLite does). Nothing on PostgreSQL.
+
+        Why: SQLite checkpoints in the transaction that takes the WAL past 1,000 pages (4 MiB,
+        about 12,000 rows of eval_queries), and a checkpoint syncs the WAL and the database to
+        the disk (`synchronous = NORMAL`): about a dozen in a burst of 100,000 rows (40
+        fdatasync calls in a run of benchmarks/bench_querylog.py against 15), each 2-10 ms on
+        this machine's disk, in the writer thread, between a burst's first row and its last
+        one committed. After the burst one checkpoint copies each page once (an index page a
+        burst changes a hundred times was copied at every checkpoint). What a checkpoint makes
+        durable against a power cut (a process that dies loses no committed row either way)
+        waits for the burst's end, or BURST_CHECKPOINT_PAGES."""
+        db = self._db
+        if db.dialect != "sqlite":
+            return
+        with self._lock:
+            if self._checkpoint_pages is None:  # read once: each call lets go of the GIL
+                self._checkpoint_pages = int(db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+            pages = BURST_CHECKPOINT_PAGES if draining else self._checkpoint_pages
+            db.execute(f"PRAGMA wal_autocheckpoint = {pages}")
+            if draining or self._unsynced < BURST_CHECKPOINT_RECORDS:
+                return
+            self._unsynced = 0
+            try:
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except Exception as exc:
+                # another process holds the checkpoint: it does the work (or, later, SQLite's
+                # automatic checkpoint, set back above, on one of this writer's commits)
+                if not db.locked(exc):
+                    raise
 
     def write(
         self,
@@ -170,11 +217,9 @@ class QueryLogWriter:
         results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based
         rank there when none was given; -1 when no query of the session surfaced it."""
         rejected: list[str] = []
-        q_rows: list[tuple[Any, ...]] | None = None
-        try:  # the same values, column by column (querylog_rows.query_columns says why)
-            q_cols = query_columns(queries) if queries else []
-        except (TypeError, ValueError):  # a record to leave out: row by row, to find it
-            q_rows, q_cols = query_rows(queries, rejected), []
+        self._unsynced += len(queries) + len(feedback) + len(events)  # for `burst`
+        # column by column (querylog_rows.query_columns says why)
+        q_cols = storable_columns(queries, rejected) if queries else []
         f_rows = []
         for kind, session, qid, mid, rank, meta, created in feedback:
             try:
@@ -189,11 +234,7 @@ class QueryLogWriter:
             try:
                 with self._lock:
                     db.reopen_if_broken()
-                    q_plan = (
-                        db.plan(_QUERY_INSERT, q_rows, _QUERY_TAIL)
-                        if q_rows is not None
-                        else db.plan_columns(_QUERY_INSERT, q_cols, _QUERY_TAIL)
-                    )
+                    q_plan = db.plan_columns(_QUERY_INSERT, q_cols, _QUERY_TAIL)
                     # a burst's batch of queries alone: one statement, its own transaction
                     if not f_rows and not any(e_rows.values()) and db.run_alone(q_plan):
                         return rejected

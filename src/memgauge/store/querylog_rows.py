@@ -2,10 +2,9 @@
 (`QueryRow`), and the JSON text of the values it stores. Standard library only (the logging SDK
 imports it).
 
-Two ways to the same values: `query_rows`, a tuple a record, which leaves out (and describes)
-a record that cannot be stored; `query_columns`, the writer's usual way, column by column. They
-are checked against each other, and the stored rows against the rows stored before
-`query_columns` existed (tests/online/test_querylog_rows.py)."""
+`query_columns` makes a batch's values column by column; `storable_columns` leaves out (and
+describes) a record that cannot be stored. The stored rows are checked against the rows stored
+before `query_columns` existed (tests/online/test_querylog_rows.py)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ __all__ = [
     "encode_mapping",
     "encode_stages",
     "query_columns",
-    "query_rows",
     "record_tail",
+    "storable_columns",
 ]
 
 #: a mapping or list as `QueryLog` buffers it: its JSON text, made when logged; or, when it
@@ -202,81 +201,6 @@ def _stages_text(stages: Any) -> str:
     return _dumps([dict(st) for st in stages])
 
 
-def query_rows(queries: Sequence[QueryRow], rejected: list[str]) -> list[tuple[Any, ...]]:
-    """The `eval_queries` rows of `queries`, one tuple each; a record that cannot be stored
-    (a value JSON cannot hold, a number that is not one) is left out and described in
-    `rejected`."""
-    q_rows = []
-    for record in queries:
-        (
-            qid,
-            text,
-            intent,
-            mode,
-            session,
-            tool,
-            channels,
-            latency,
-            trace,
-            created,
-            cat,
-            weights,
-            proxy,
-            fallback,
-            reason,
-            degraded,
-            stages,
-            usage_ratio,
-            pressure,
-            _n_scores,
-            _n_unboosted,
-            boost,
-            limit,
-            dedup_saved,
-        ) = record[:TAIL]
-        ids, scores, unboosted = record_tail(record)
-        try:
-            if scores:  # none given: nothing to derive (quality_fields, boost_delta)
-                avg, top, derived = quality_fields(scores, len(ids), latency, limit)
-                if boost is None:
-                    boost = boost_delta(scores, unboosted)
-            else:
-                avg = top = derived = None
-            q_rows.append(
-                (
-                    qid,
-                    str(text),
-                    intent,
-                    mode,
-                    session,
-                    tool,
-                    _ids_text(ids),
-                    len(ids),
-                    "{}" if channels is None else _text(channels, _dumps_mapping),
-                    None if latency is None else float(latency),
-                    trace,
-                    created,
-                    cat,
-                    None if weights is None else _text(weights, _dumps_mapping),
-                    # the host's own proxy wins; the seed's formula when it gives none
-                    derived if proxy is None else float(proxy),
-                    None if fallback is None else int(bool(fallback)),
-                    reason,
-                    None if degraded is None else int(bool(degraded)),
-                    None if stages is None else _text(stages, _stages_text),
-                    None if usage_ratio is None else float(usage_ratio),
-                    None if pressure is None else str(pressure),
-                    avg,
-                    top,
-                    None if boost is None else float(boost),
-                    None if dedup_saved is None else int(dedup_saved),
-                )
-            )
-        except (TypeError, ValueError) as exc:
-            rejected.append(f"query {qid}: {type(exc).__name__}: {exc}")
-    return q_rows
-
-
 def _given(column: Sequence[Any]) -> bool:
     """Whether any value of `column` is not None (`any` stops at the first true one and reads
     None without a call; only a column of false values is counted)."""
@@ -331,9 +255,9 @@ def _flag(value: Any) -> int:
 
 
 def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
-    """`query_rows(queries)` column by column (in `_QUERY_INSERT`'s order, the same values);
-    raises what a value's conversion raises (TypeError, ValueError), for the caller to go
-    record by record.
+    """The `eval_queries` values of `queries`, column by column, in `_QUERY_INSERT`'s order;
+    raises what a value's conversion raises (TypeError, ValueError): `storable_columns` leaves
+    out the records that raise it.
 
     Why columns: the row loop's 25 conditional conversions and a tuple a row cost about 0.9 us
     a row with the GIL, which the application's threads want, and each tuple is an allocation
@@ -367,7 +291,7 @@ def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
         limit,
         dedup_saved,
     ) = _fixed_columns(queries)
-    if _given(n_scores) or _given(n_unboosted):  # row by row, as query_rows
+    if _given(n_scores) or _given(n_unboosted):  # row by row
         tails = list(map(record_tail, queries))
         ids_text = [_ids_text(t[0]) for t in tails]
         counts: Sequence[int] = [len(t[0]) for t in tails]
@@ -419,3 +343,30 @@ def query_columns(queries: Sequence[QueryRow]) -> list[Sequence[Any]]:
         _each(float, boost),
         _each(int, dedup_saved),
     ]
+
+
+def storable_columns(queries: Sequence[QueryRow], rejected: list[str]) -> Sequence[Sequence[Any]]:
+    """`query_columns(queries)` without the records that cannot be stored (a value JSON cannot
+    hold, a number that is not one), each described in `rejected`, in order.
+
+    Found by halving the batch until each part converts or is the one record at fault: a bad
+    record costs about two conversions of its batch, and the values are made by the one
+    function, `query_columns`, however the batch is cut (there was a second copy of its
+    conversions, a tuple a row, for this case)."""
+    try:
+        return query_columns(queries)
+    except (TypeError, ValueError) as exc:
+        if len(queries) == 1:
+            rejected.append(f"query {queries[0][0]}: {type(exc).__name__}: {exc}")
+            return []
+    half = len(queries) // 2
+    parts = [storable_columns(queries[:half], rejected), storable_columns(queries[half:], rejected)]
+    kept = [part for part in parts if part]
+    if not kept:
+        return []
+    # new lists: a part's columns may be one list twice (`query_columns`'s avg and top)
+    columns: list[list[Any]] = [list(column) for column in kept[0]]
+    for part in kept[1:]:
+        for column, more in zip(columns, part, strict=True):
+            column.extend(more)
+    return columns
