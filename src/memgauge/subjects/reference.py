@@ -292,18 +292,21 @@ class ReferenceMemory:
             fused = self._pin(fused)
         top = fused[:k]
         shown = self._index.shown([i for i, _, _ in top])
-        hits_out = [
-            Hit(
-                id=mid,
-                text=shown[mid][0] if mid in shown else "",
-                score=score,
-                rank=rank,
-                channels=tuple(sorted(ranks)),
-                channel_ranks=dict(ranks),
-                metadata={"tier": shown[mid][1]} if mid in shown else {},
+        hits_out = []
+        for rank, (mid, score, ranks) in enumerate(top, 1):
+            row = shown.get(mid)
+            # positional: a hit per result, 20 a search (keywords cost a third more)
+            hits_out.append(
+                Hit(
+                    mid,
+                    row[0] if row else "",
+                    score,
+                    rank,
+                    tuple(sorted(ranks)) if len(ranks) > 1 else tuple(ranks),
+                    dict(ranks),
+                    {"tier": row[1]} if row else {},
+                )
             )
-            for rank, (mid, score, ranks) in enumerate(top, 1)
-        ]
         latency["total"] = (time.perf_counter() - t0) * 1000
         embedding = latency.get("embed", latency.get("embed_cached", 0.0))
         latency["search"] = latency["total"] - embedding
