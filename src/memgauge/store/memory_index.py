@@ -117,7 +117,10 @@ class MemoryIndex:
         self._shown: dict[str, tuple[str, str]] | None = None
         self._shown_at = (-1, -1)
         self._pragma = conn.cursor()
-        if self.count() == 0:
+        held = conn.execute(
+            "SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (namespace,)
+        ).fetchone()
+        if held is None:
             self._shown = {}
             self._shown_at = self._state()
 
