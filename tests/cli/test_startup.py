@@ -210,6 +210,15 @@ def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
     assert "memgauge.aggregates.ir" in loaded  # it did evaluate
     assert "bpe_openai._bindings" in loaded  # it counted tokens
     assert not {"bpe_openai", "bpe_openai.registry"} & loaded
+    # the evaluators it builds, not every one (F1's `regex`, text matching, write-path checks)
+    assert "memgauge.scorers.retrieval" in loaded
+    unused = (
+        "regex",
+        "memgauge.scorers.f1",
+        "memgauge.scorers.text",
+        "memgauge.scorers.write_path",
+    )
+    assert not _loaded(loaded, unused)
     report = json.loads((out / "result.json").read_text())
     assert report["systems"][0]["agent_metrics"]["tier_precision[normal]@5"]["ci_low"] is not None
 
@@ -240,7 +249,8 @@ def test_help_lists_each_command_with_its_own_summary() -> None:
 
 
 @pytest.mark.parametrize(
-    "package", ["memgauge.metrics", "memgauge.report", "memgauge.stats", "memgauge.view"]
+    "package",
+    ["memgauge.metrics", "memgauge.report", "memgauge.scorers", "memgauge.stats", "memgauge.view"],
 )
 def test_a_lazy_package_exports_exactly_its_names(package: str) -> None:
     """The packages whose names load on first use (so that importing one of their modules

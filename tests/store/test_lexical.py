@@ -307,3 +307,37 @@ def test_a_write_through_another_index_of_the_connection_is_seen(tmp_path: Path)
     assert before[0][1] == 1e-6
     assert after[0][1] > 0.5
     conn.close()
+
+
+def test_hits_are_shown_from_this_indexs_own_writes(tmp_path: Path) -> None:
+    """A hit's text and tier come without a query while every write of the namespace was this
+    index's (a new namespace, upserts that replace rows, a clear); after a write by another
+    connection or another index of this one, they are read from the table again: the same
+    values either way."""
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    index = MemoryIndex(conn, "n")
+    reads: list[str] = []
+    conn.set_trace_callback(lambda s: reads.append(s) if "SELECT id, text, tier" in s else None)
+    index.upsert([_row(i, f"stripe webhook {i}") for i in range(5)], None)
+    index.upsert([_row(2, "stripe invoices")], None)
+    ids = ["m0002", "m0004", "m9999"]
+    assert index.shown(ids) == {
+        "m0002": ("stripe invoices", "normal"),
+        "m0004": ("stripe webhook 4", "normal"),
+    }
+    index.clear()
+    assert index.shown(ids) == {}
+    index.upsert([_row(4, "tax")], None)
+    assert index.shown(ids) == {"m0004": ("tax", "normal")}
+    assert reads == []
+    other = connect(tmp_path / "m.db")
+    other.execute("UPDATE memories SET text = 'moved', tier = 'critical' WHERE id = 'm0004'")
+    other.commit()
+    other.close()
+    assert index.shown(ids) == {"m0004": ("moved", "critical")}
+    assert len(reads) == 1
+    MemoryIndex(conn, "n").upsert([_row(2, "again")], None)  # another index, this connection
+    assert index.shown(ids) == {"m0002": ("again", "normal"), "m0004": ("moved", "critical")}
+    assert len(reads) == 2
+    conn.set_trace_callback(None)
+    conn.close()

@@ -122,6 +122,35 @@ def test_pinned_constitutional_memories_come_first() -> None:
     assert hits[0].channels == ("pinned",)
 
 
+def test_the_lexical_channel_alone_is_searched_k_deep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lexical with nothing to reorder its hits asks FTS5's ranking for the k it returns (its
+    top k are the first k of any deeper list, ties by id included); a session boost or pinning
+    reorders, so they search `candidates` deep as hybrid does. The hits are the same."""
+    tied = [Memory(id=f"t{i}", text="invoice line") for i in range(8)]
+    for settings, session, depth in [
+        ({}, None, 3),
+        ({"session_boost": 1.0}, SessionContext(session_id="s5"), 50),
+        ({"session_boost": 1.0}, None, 3),
+        ({"pin_constitutional": True}, None, 50),
+    ]:
+        mem = ReferenceMemory.in_memory("lexical", **settings)
+        mem.ingest([*MEMS, *tied])
+        asked: list[int] = []
+        search = mem._index.search_lexical
+
+        def spy(text: str, limit: int, search: Any = search, asked: list[int] = asked) -> Any:
+            asked.append(limit)
+            return search(text, limit)
+
+        monkeypatch.setattr(mem._index, "search_lexical", spy)
+        hits = mem.search("invoice line tax", 3, session=session).hits
+        assert asked == [depth], settings
+        deep = mem._index.search_lexical("invoice line tax", 50)
+        if depth == 3:
+            assert [(h.id, h.score) for h in hits] == deep[:3]
+            assert [h.id for h in hits] == ["tax", "t0", "t1"]
+
+
 def test_reset_reingest_upsert_and_namespaces(tmp_path: Path) -> None:
     db = str(tmp_path / "mem.db")
     a = ReferenceMemory(ReferenceMemoryConfig(mode="lexical", path=db, namespace="a"))

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -51,6 +53,15 @@ class Stats:
         df = self.df
         for t in terms:
             df[t] = df.get(t, 0) + 1
+
+    def add_all(self, rows: Sequence[DocTerms]) -> None:
+        """`add` each of `rows` (counted in C: a row's terms are distinct, so the rows holding a
+        term are its count among the rows' keys)."""
+        self.n_rows += len(rows)
+        self.tokens += sum(map(sum, map(dict.values, rows)))
+        df = self.df
+        for t, c in Counter(chain.from_iterable(rows)).items():
+            df[t] = df.get(t, 0) + c
 
     def remove(self, terms: DocTerms) -> None:
         self.n_rows -= 1
@@ -214,6 +225,13 @@ class Postings:
 
     def add(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """Append rows (their ids must not be live: `remove` them first)."""
+        if not self.ids and not self.pending:
+            self._first(rows)
+        else:
+            self._append(rows)
+
+    def _append(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
+        """`add` through the pending lists (merged in by `compact`)."""
         start = len(self.ids)
         lengths = np.empty(len(rows), dtype=np.float64)
         pending = self.pending
@@ -239,6 +257,31 @@ class Postings:
         self.id_array[start:end] = [r[0] for r in rows]
         self.alive[start:end] = True
         self.lengths[start:end] = lengths
+
+    def _first(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
+        """`add` to a namespace with no rows (a new one, or one just cleared): the compacted
+        arrays made at once, in NumPy, as `add` and `compact` would make them (terms numbered
+        in the order they first occur, each term's rows in order), without a pending list per
+        term (a batch of 512 LoCoMo turns: 60,000 appends)."""
+        self._forget()
+        docs = [terms for _, terms in rows]
+        n = sum(map(len, docs))
+        index = {t: j for j, t in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
+        term_of = np.fromiter(map(index.__getitem__, chain.from_iterable(docs)), np.int64, n)
+        tf_of = np.fromiter(chain.from_iterable(map(dict.values, docs)), np.float64, n)
+        doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), list(map(len, docs)))
+        order = np.argsort(term_of, kind="stable")
+        self.terms = index
+        self.docs, self.tfs = doc_of[order], tf_of[order]
+        counts = np.bincount(term_of, minlength=len(index))
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.ids = [rid for rid, _ in rows]
+        self.where = {rid: i for i, rid in enumerate(self.ids)}
+        self.n_dead = 0
+        self.id_array = np.empty(len(rows), dtype=object)
+        self.id_array[:] = self.ids
+        self.alive = np.ones(len(rows), dtype=bool)
+        self.lengths = np.bincount(doc_of, weights=tf_of, minlength=len(rows)).astype(np.float64)
 
     def _grow(self, size: int) -> None:
         """Room for `size` positions and more (doubling: a one-row write copies nothing, most

@@ -252,7 +252,12 @@ class ReferenceMemory:
         """Up to `k` hits, best first, with channels, channel ranks and stage latencies."""
         t0 = time.perf_counter()
         cfg = self.config
-        depth = max(k, cfg.candidates)
+        boosts = session is not None and cfg.session_boost > 0
+        # the lexical channel alone and nothing to reorder its hits: its top k are the result
+        # (its top k are its deeper list's first k, ties included; 50 cost a search a third
+        # more, for hits cut off below)
+        alone = cfg.mode == "lexical" and not boosts and not cfg.pin_constitutional
+        depth = k if alone else max(k, cfg.candidates)
         per_channel: dict[str, list[tuple[str, float]]] = {}
         latency: dict[str, float] = {}
         q = self._embed_query(query, latency) if cfg.mode in ("dense", "hybrid") else None
@@ -278,7 +283,8 @@ class ReferenceMemory:
         else:
             ((channel, hits),) = per_channel.items()
             fused = [(i, s, {channel: r}) for r, (i, s) in enumerate(hits, 1)]
-        if session is not None and cfg.session_boost > 0:
+        if boosts:
+            assert session is not None
             t = time.perf_counter()
             fused = self._boost(fused, session)
             latency["boost"] = (time.perf_counter() - t) * 1000  # seed 002's boost target
@@ -286,18 +292,21 @@ class ReferenceMemory:
             fused = self._pin(fused)
         top = fused[:k]
         shown = self._index.shown([i for i, _, _ in top])
-        hits_out = [
-            Hit(
-                id=mid,
-                text=shown[mid][0] if mid in shown else "",
-                score=score,
-                rank=rank,
-                channels=tuple(sorted(ranks)),
-                channel_ranks=dict(ranks),
-                metadata={"tier": shown[mid][1]} if mid in shown else {},
+        hits_out = []
+        for rank, (mid, score, ranks) in enumerate(top, 1):
+            row = shown.get(mid)
+            # positional: a hit per result, 20 a search (keywords cost a third more)
+            hits_out.append(
+                Hit(
+                    mid,
+                    row[0] if row else "",
+                    score,
+                    rank,
+                    tuple(sorted(ranks)) if len(ranks) > 1 else tuple(ranks),
+                    dict(ranks),
+                    {"tier": row[1]} if row else {},
+                )
             )
-            for rank, (mid, score, ranks) in enumerate(top, 1)
-        ]
         latency["total"] = (time.perf_counter() - t0) * 1000
         embedding = latency.get("embed", latency.get("embed_cached", 0.0))
         latency["search"] = latency["total"] - embedding

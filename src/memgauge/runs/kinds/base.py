@@ -321,7 +321,10 @@ def hit_record(hit: Hit, position: int, known: Mapping[str, str] | None = None) 
     if ranks:
         out["channel_ranks"] = dict(ranks)
     channels = hit.channels
-    if channels and list(channels) != sorted(ranks):
+    if channels and (
+        # one channel (a lexical or dense search): its name is the rank's, most times
+        channels != tuple(ranks) if len(channels) == 1 else list(channels) != sorted(ranks)
+    ):
         out["channels"] = list(channels)
     return out
 
