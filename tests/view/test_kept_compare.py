@@ -218,3 +218,29 @@ def test_a_store_before_its_upgrade_keeps_none(viewer_store: ViewerStore, store_
     conn.close()
     with RunReader(store_copy) as reader:
         assert reader.kept_comparison(a, b, 0) is None
+
+
+def test_a_comparison_that_cannot_be_kept_is_a_warning_not_the_commands_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Keeping it only spares the viewer's first request: a store that refuses the write
+    leaves the run completed, its reports written and the exit code the run's (it was 70)."""
+    db = tmp_path / "r.db"
+    _evaluate(db, tmp_path / "e0")
+    monkeypatch.setattr(compared_rows, "KEEP_FROM", 0)
+
+    def locked(*args: object) -> bool:
+        raise sa.exc.OperationalError("INSERT", {}, sqlite3.OperationalError("database is locked"))
+
+    monkeypatch.setattr(run_comparison, "keep", locked)
+    capsys.readouterr()
+    _evaluate(db, tmp_path / "e1")
+    said = capsys.readouterr()
+    assert "comparison with the run before it was not kept" in said.out + said.err
+    assert "database is locked" in said.out + said.err
+    assert "internal error" not in said.out + said.err
+    assert any((tmp_path / "e1").iterdir())
+    with SuiteRunStore(db) as store:
+        runs = store.list_runs(2)
+    assert [r["status"] for r in runs] == ["completed", "completed"]
+    assert _kept_rows(db) == []
