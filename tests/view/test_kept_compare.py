@@ -6,6 +6,7 @@ kept if making it is interrupted; and a small run's recording keeps none."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import struct
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
+from tests.conftest import RecallSuite
 from viewer_store import ViewerStore
 
 from memgauge.cli.main import main
@@ -218,3 +220,53 @@ def test_a_store_before_its_upgrade_keeps_none(viewer_store: ViewerStore, store_
     conn.close()
     with RunReader(store_copy) as reader:
         assert reader.kept_comparison(a, b, 0) is None
+
+
+def test_a_comparison_that_cannot_be_kept_is_a_warning_not_the_commands_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Keeping it only spares the viewer's first request: a store that refuses the write
+    leaves the run completed, its reports written and the exit code the run's (it was 70)."""
+    db = tmp_path / "r.db"
+    _evaluate(db, tmp_path / "e0")
+    monkeypatch.setattr(compared_rows, "KEEP_FROM", 0)
+
+    def locked(*args: object) -> bool:
+        raise sa.exc.OperationalError("INSERT", {}, sqlite3.OperationalError("database is locked"))
+
+    monkeypatch.setattr(run_comparison, "keep", locked)
+    capsys.readouterr()
+    _evaluate(db, tmp_path / "e1")
+    said = capsys.readouterr()
+    assert "comparison with the run before it was not kept" in said.out + said.err
+    assert "database is locked" in said.out + said.err
+    assert "internal error" not in said.out + said.err
+    assert any((tmp_path / "e1").iterdir())
+    with SuiteRunStore(db) as store:
+        runs = store.list_runs(2)
+    assert [r["status"] for r in runs] == ["completed", "completed"]
+    assert _kept_rows(db) == []
+
+
+def test_run_says_the_comparison_was_not_kept_and_exits_with_the_runs_code(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    recall_suite: RecallSuite,
+) -> None:
+    items = [{"id": "i0", "input": "what colour is the boat", "expected": "the boat is blue"}]
+    suite = recall_suite(items, [{"id": "m0", "text": "the boat is blue"}], ["exact"])
+    argv = ["run", str(suite), "--store", str(tmp_path / "r.db"), "--json"]
+    assert main(argv) == 0
+    monkeypatch.setattr(compared_rows, "KEEP_FROM", 0)
+
+    def full(*args: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_comparison, "keep", full)
+    capsys.readouterr()
+    assert main(argv) == 0  # was 3, "unavailable: No space left on device", no summary
+    said = capsys.readouterr()
+    assert json.loads(said.out.strip().splitlines()[-1])["status"] == "completed"
+    assert "warning: run " in said.err
+    assert "was not kept (OSError: [Errno 28] No space left on device)" in said.err

@@ -153,6 +153,8 @@ def conclude(
             out.print(term(f"subject {name} unavailable:", "yellow"), term(why))
     if report.judge_unreachable:
         out.print(term("an LLM judge's endpoint could not be reached", "yellow"))
+    for warning in report.warnings:
+        out.print(term("warning:", "yellow"), term(warning))
     for t in report.summary.targets:
         if not t.enforced and t.met is not False:
             continue

@@ -105,6 +105,8 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     out.print(f"run {report.run_id} {verb}: {report.status}; {counts_line(summary, 'not run')}")
     if report.reason:
         out.print(f"reason: {report.reason}")
+    for warning in report.warnings:
+        out.print(f"warning: {warning}", markup=False)
     out.print(f"stored in {db}; see `memgauge runs show {report.run_id}`")
     if as_json:
         flags = [f.model_dump(mode="json") for f in report.summary.nondeterminism()]

@@ -106,6 +106,8 @@ class RunReport:
         resumed: whether this call resumed an earlier attempt.
         unavailable: subject -> why it could not be built (an optional capability is missing).
         judge_unreachable: an LLM judge's endpoint could not be reached (connection refused).
+        warnings: what went wrong after the run was recorded without changing how it ended
+            (its comparison with the run before it could not be kept for the viewer).
     """
 
     run: RunRecord
@@ -113,6 +115,7 @@ class RunReport:
     resumed: bool = False
     unavailable: dict[str, str] = field(default_factory=dict)
     judge_unreachable: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -550,6 +553,7 @@ def run_suite(
                 resumed=resume is not None,
                 unavailable=unavailable,
                 judge_unreachable=state.judge_unreachable,
+                warnings=finish.warnings,
             )
         except Exception as exc:
             if claimed is not None:
@@ -581,6 +585,7 @@ class _Finisher:
     suite: Suite
     options: RunOptions
     rows: Mapping[tuple[str, str, str], ItemRecord] | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def records(self) -> list[ItemRecord]:
         """Every item of the run in the store's order (subject, task, position)."""
@@ -618,7 +623,9 @@ class _Finisher:
         self.recorder.set_status(self.run_id, status, reason=reason, owner=self.token)
         if status == "completed" and isinstance(self.recorder, KeepsComparisons):
             # a big run's compare page with the run before it, ready before it is asked for
-            _keep_comparison(self.recorder, self.run_id)
+            problem = _keep_comparison(self.recorder, self.run_id)
+            if problem is not None:
+                self.warnings.append(problem)
         # a --fail-under that names no measure is bad input (exit 2), found only now that the
         # measures exist: the run itself is finished and kept, gateable with the right name
         error = unmatched_error(summary.measures(), self.options.requirements)
@@ -630,11 +637,22 @@ class _Finisher:
         return run.model_copy(update={"summary": summary}), items
 
 
-def _keep_comparison(recorder: KeepsComparisons, run_id: str) -> None:
-    """`run_comparison.keep`, imported when a run finishes (SciPy's tests, for a big run)."""
+def _keep_comparison(recorder: KeepsComparisons, run_id: str) -> str | None:
+    """`run_comparison.keep`, imported when a run finishes (SciPy's tests, for a big run); what
+    went wrong, if it failed. The kept comparison only spares the viewer's first request its
+    computing: the run is recorded and completed, so a failure to keep it (a locked or full
+    store) is a warning, not the command's failure (it was exit 70 with the reports unwritten).
+    An interruption still interrupts (130; the run stays completed, nothing kept)."""
     from memgauge.runs.run_comparison import keep
 
-    keep(recorder, run_id)
+    try:
+        keep(recorder, run_id)
+    except Exception as exc:  # any failure: the run stands without it
+        return (
+            f"run {run_id}'s comparison with the run before it was not kept"
+            f" ({type(exc).__name__}: {exc}); the viewer compares them on request"
+        )
+    return None
 
 
 def _execute(
