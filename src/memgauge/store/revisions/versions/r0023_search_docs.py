@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from memgauge.store.stored_forms import INSERT_SEARCH, search_rows
+from memgauge.store.stored_forms import INSERT_SEARCH, search_batches
 
 revision = "0023"
 down_revision = "0022"
@@ -26,12 +26,12 @@ _KEY = ("run_id", "subject", "task", "item_id")
 
 
 def _fill(bind: sa.Connection) -> None:
-    """Each item's document, run by run (one run's values in memory at a time)."""
+    """Each item's document, run by run (one run's values in memory at a time, and 5,000 of
+    its documents)."""
     run_ids = [r[0] for r in bind.execute(sa.text("SELECT run_id FROM suite_runs")).all()]
     for run_id in run_ids:
-        rows = search_rows(bind, run_id, {"run": run_id})
-        for start in range(0, len(rows), 5000):
-            bind.execute(INSERT_SEARCH, rows[start : start + 5000])
+        for rows in search_batches(bind, run_id, 5000):
+            bind.execute(INSERT_SEARCH, rows)
 
 
 def upgrade() -> None:

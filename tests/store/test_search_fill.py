@@ -1,0 +1,87 @@
+"""Revision 0023's fill of the runs stored before it: every item's document, the items at its
+5,000-row batches' edges too, made a batch at a time (a big run's documents, its outputs
+inflated, never all in memory at once)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.store import stored_forms
+from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.run_pages import ItemQuery, RunReader
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import store_url
+
+_N = 10_003  # two full batches and three items
+
+
+def _store_before_0023(db: Path) -> None:
+    """A run of `_N` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
+    run = RunRecord(
+        run_id="r",
+        suite_name="s",
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite={"name": "s"},
+    )
+    items = [
+        ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input={"q": f"needle{k}."})
+        for k in range(_N)
+    ]
+    store = SuiteRunStore(db)
+    store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": _N}], items)
+    store.close()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "DROP TABLE suite_run_search; UPDATE alembic_version SET version_num = '0022';"
+    )
+    conn.close()
+
+
+def test_the_fill_writes_every_document_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "before.db"
+    _store_before_0023(db)
+    made = 0
+    document = stored_forms.document
+
+    def counted(values: Any) -> str | None:
+        nonlocal made
+        made += 1
+        return document(values)
+
+    monkeypatch.setattr(stored_forms, "document", counted)
+    # at each INSERT of documents: how many were made, and how many that INSERT writes
+    inserts: list[tuple[int, int]] = []
+
+    def before(_c: Any, _cursor: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
+        if statement.startswith("INSERT INTO suite_run_search"):
+            inserts.append((made, len(params) if many else 1))
+
+    url = store_url(db)
+    engine = open_engine(url)
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        assert upgrade(engine, url)[0] == "0023"
+    finally:
+        engine.dispose()
+    assert [n for _, n in inserts[:3]] == [5000, 5000, 3]
+    written = 0
+    for made_then, n in inserts:
+        written += n
+        assert made_then == written  # no document made before its batch is written
+    with RunReader(db) as reader:
+        for k in (0, 4999, 5000, 5001, 9999, 10_000, _N - 1):
+            page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
+            assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM suite_run_search").fetchone() == (_N,)
+    conn.close()
