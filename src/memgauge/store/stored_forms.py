@@ -15,10 +15,10 @@ A new rule goes where the live code keeps it, with a revision that rewrites the 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import zlib
 from collections.abc import Iterable, Iterator
-from itertools import islice
 from typing import Any
 
 import sqlalchemy as sa
@@ -158,7 +158,7 @@ def search_batches(
     asked for: a run's documents (its outputs inflated, lower-cased, with their decoded
     forms: several times what the run's rows take) are never all in memory at once."""
     rows = _search_rows(c, run_id, {"run": run_id}, "", "")
-    while batch := list(islice(rows, size)):
+    while batch := list(itertools.islice(rows, size)):
         yield batch
 
 
