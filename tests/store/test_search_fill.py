@@ -21,8 +21,8 @@ from memgauge.store.url import store_url
 _N = 10_003  # two full batches and three items
 
 
-def _store_before_0023(db: Path) -> None:
-    """A run of `_N` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
+def _store_before_0023(db: Path, n: int = _N) -> None:
+    """A run of `n` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
     run = RunRecord(
         run_id="r",
         suite_name="s",
@@ -33,10 +33,10 @@ def _store_before_0023(db: Path) -> None:
     )
     items = [
         ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input={"q": f"needle{k}."})
-        for k in range(_N)
+        for k in range(n)
     ]
     store = SuiteRunStore(db)
-    store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": _N}], items)
+    store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items)
     store.close()
     conn = sqlite3.connect(db)
     # what revisions 0023 and after add, gone (0024's table, where this memgauge has it)
@@ -87,3 +87,20 @@ def test_the_fill_writes_every_document_a_batch_at_a_time(
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM suite_run_search").fetchone() == (_N,)
     conn.close()
+
+
+def test_a_batch_is_let_go_when_the_next_is_made(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    _store_before_0023(db, 7)
+    engine = sa.create_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as c:
+            given = []
+            for batch in stored_forms.search_batches(c, "r", 3):
+                given.append(batch)
+                # the documents of this batch only: the ones before were emptied
+                assert [len(b) for b in given] == [0] * (len(given) - 1) + [len(batch)]
+            assert [len(b) for b in given] == [0, 0, 0]
+    finally:
+        engine.dispose()
+    assert len(given) == 3

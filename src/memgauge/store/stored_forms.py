@@ -156,10 +156,14 @@ def search_batches(
 ) -> Iterator[list[dict[str, Any]]]:
     """A whole run's `search_rows`, `size` at a time, each document made as its batch is
     asked for: a run's documents (its outputs inflated, lower-cased, with their decoded
-    forms: several times what the run's rows take) are never all in memory at once."""
+    forms: several times what the run's rows take) are never all in memory at once. A batch
+    is emptied when the next is asked for."""
     rows = _search_rows(c, run_id, {"run": run_id}, "", "")
     while batch := list(itertools.islice(rows, size)):
         yield batch
+        # the caller, asking for the next batch, is done with this one (which its loop
+        # variable still holds): emptied, two batches are never in memory at once
+        batch.clear()
 
 
 def _search_rows(
