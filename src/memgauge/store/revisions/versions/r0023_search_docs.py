@@ -2,9 +2,10 @@
 text of every value the viewer's search looks in, so that a search of a 100,000-item run reads
 one text an item (SQL's `instr`) instead of inflating 100,000 deflated outputs in Python.
 
-The runs stored before get their documents here (the same rules, frozen: a migration never
-changes); an item whose document SQL text cannot hold (a NUL, a lone surrogate) gets none and
-is searched as before.
+The runs stored before get their documents here, by the rules the live store writes them
+with (`stored_forms.search_batches`, one copy for both: a change there is a change here, see
+its docstring), 5,000 at a time; an item whose document SQL text cannot hold (a NUL, a lone
+surrogate) gets none and is searched as before.
 
 Revision ID: 0023
 Revises: 0022
