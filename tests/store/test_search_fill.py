@@ -4,7 +4,6 @@ inflated, never all in memory at once)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from memgauge.store.url import store_url
 _N = 10_003  # two full batches and three items
 
 
-def _store_before_0023(db: Path, n: int = _N) -> None:
+def _store_before_0023(db: Path | str, n: int = _N) -> None:
     """A run of `n` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
     run = RunRecord(
         run_id="r",
@@ -38,19 +37,23 @@ def _store_before_0023(db: Path, n: int = _N) -> None:
     store = SuiteRunStore(db)
     store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items)
     store.close()
-    conn = sqlite3.connect(db)
+    engine = open_engine(store_url(db))
     # what revisions 0023 and after add, gone (0024's table, where this memgauge has it)
-    conn.executescript(
-        "DROP TABLE suite_run_search; DROP TABLE IF EXISTS suite_run_compared;"
-        " UPDATE alembic_version SET version_num = '0022';"
-    )
-    conn.close()
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE suite_run_search"))
+        c.execute(sa.text("DROP TABLE IF EXISTS suite_run_compared"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0022'"))
+    engine.dispose()
 
 
+# on PostgreSQL too: the batches are written on the connection the run's rows were read on
+@pytest.mark.parametrize(
+    "store_where", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
+)
 def test_the_fill_writes_every_document_a_batch_at_a_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = tmp_path / "before.db"
+    db = store_where
     _store_before_0023(db)
     made = 0
     document = stored_forms.document
@@ -84,9 +87,10 @@ def test_the_fill_writes_every_document_a_batch_at_a_time(
         for k in (0, 4999, 5000, 5001, 9999, 10_000, _N - 1):
             page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
             assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
-    conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*) FROM suite_run_search").fetchone() == (_N,)
-    conn.close()
+    engine = open_engine(url)
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT COUNT(*) FROM suite_run_search")).scalar() == _N
+    engine.dispose()
 
 
 def test_a_batch_is_let_go_when_the_next_is_made(tmp_path: Path) -> None:
