@@ -15,6 +15,7 @@ A new rule goes where the live code keeps it, with a revision that rewrites the 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import zlib
 from collections.abc import Iterable, Iterator
@@ -30,6 +31,7 @@ __all__ = [
     "document",
     "forms",
     "packed",
+    "search_batches",
     "search_rows",
     "unpacked",
     "verdicts_digest",
@@ -171,6 +173,28 @@ def search_rows(
     document of its id, category, input, expected value, output, then every verdict's reason
     and error (`run_pages._SEARCHED`). `params` binds `:run` to `run_id` and whatever the
     extra conditions `only_i` (on the items, `i`) and `only_s` (on the verdicts, `s`) name."""
+    return list(_search_rows(c, run_id, params, only_i, only_s))
+
+
+def search_batches(
+    c: sa.Connection, run_id: str, size: int = 5000
+) -> Iterator[list[dict[str, Any]]]:
+    """A whole run's `search_rows`, `size` at a time, each document made as its batch is
+    asked for: a run's documents (its outputs inflated, lower-cased, with their decoded
+    forms: several times what the run's rows take) are never all in memory at once. A batch
+    is emptied when the next is asked for."""
+    rows = _search_rows(c, run_id, {"run": run_id}, "", "")
+    while batch := list(itertools.islice(rows, size)):
+        yield batch
+        # the caller, asking for the next batch, is done with this one (which its loop
+        # variable still holds): emptied, two batches are never in memory at once
+        batch.clear()
+
+
+def _search_rows(
+    c: sa.Connection, run_id: str, params: dict[str, Any], only_i: str, only_s: str
+) -> Iterator[dict[str, Any]]:
+    # both reads finish before the first row is given: the caller may write between rows
     values: dict[tuple[str, str, str], list[Any]] = {}
     for r in c.execute(
         sa.text(
@@ -192,11 +216,13 @@ def search_rows(
         found = values.get((r[0], r[1], r[2]))
         if found is not None:
             found += [r[3], r[4]]
-    rows = []
     for (subject, task, item_id), vals in values.items():
         doc = document(vals)
         if doc is not None:
-            rows.append(
-                {"run_id": run_id, "subject": subject, "task": task, "item_id": item_id, "doc": doc}
-            )
-    return rows
+            yield {
+                "run_id": run_id,
+                "subject": subject,
+                "task": task,
+                "item_id": item_id,
+                "doc": doc,
+            }

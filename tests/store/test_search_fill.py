@@ -1,0 +1,110 @@
+"""Revision 0023's fill of the runs stored before it: every item's document, the items at its
+5,000-row batches' edges too, made a batch at a time (a big run's documents, its outputs
+inflated, never all in memory at once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.store import stored_forms
+from memgauge.store.engine import open_engine, upgrade
+from memgauge.store.run_pages import ItemQuery, RunReader
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.store.url import store_url
+
+_N = 10_003  # two full batches and three items
+
+
+def _store_before_0023(db: Path | str, n: int = _N) -> None:
+    """A run of `n` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
+    run = RunRecord(
+        run_id="r",
+        suite_name="s",
+        status="queued",
+        created_at="2000-01-01T00:00:00+00:00",
+        suite_sha256="0" * 64,
+        suite={"name": "s"},
+    )
+    items = [
+        ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input={"q": f"needle{k}."})
+        for k in range(n)
+    ]
+    store = SuiteRunStore(db)
+    store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items)
+    store.close()
+    engine = open_engine(store_url(db))
+    # what revisions 0023 and after add, gone (0024's table, where this memgauge has it)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE suite_run_search"))
+        c.execute(sa.text("DROP TABLE IF EXISTS suite_run_compared"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0022'"))
+    engine.dispose()
+
+
+# on PostgreSQL too: the batches are written on the connection the run's rows were read on
+@pytest.mark.parametrize(
+    "store_where", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
+)
+def test_the_fill_writes_every_document_a_batch_at_a_time(
+    store_where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = store_where
+    _store_before_0023(db)
+    made = 0
+    document = stored_forms.document
+
+    def counted(values: Any) -> str | None:
+        nonlocal made
+        made += 1
+        return document(values)
+
+    monkeypatch.setattr(stored_forms, "document", counted)
+    # at each INSERT of documents: how many were made, and how many that INSERT writes
+    inserts: list[tuple[int, int]] = []
+
+    def before(_c: Any, _cursor: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
+        if statement.startswith("INSERT INTO suite_run_search"):
+            inserts.append((made, len(params) if many else 1))
+
+    url = store_url(db)
+    engine = open_engine(url)
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        assert upgrade(engine, url)[0] == "0023"
+    finally:
+        engine.dispose()
+    assert [n for _, n in inserts[:3]] == [5000, 5000, 3]
+    written = 0
+    for made_then, n in inserts:
+        written += n
+        assert made_then == written  # no document made before its batch is written
+    with RunReader(db) as reader:
+        for k in (0, 4999, 5000, 5001, 9999, 10_000, _N - 1):
+            page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
+            assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
+    engine = open_engine(url)
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT COUNT(*) FROM suite_run_search")).scalar() == _N
+    engine.dispose()
+
+
+def test_a_batch_is_let_go_when_the_next_is_made(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    _store_before_0023(db, 7)
+    engine = sa.create_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as c:
+            given = []
+            for batch in stored_forms.search_batches(c, "r", 3):
+                given.append(batch)
+                # the documents of this batch only: the ones before were emptied
+                assert [len(b) for b in given] == [0] * (len(given) - 1) + [len(batch)]
+            assert [len(b) for b in given] == [0, 0, 0]
+    finally:
+        engine.dispose()
+    assert len(given) == 3
