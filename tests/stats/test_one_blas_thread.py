@@ -48,3 +48,37 @@ def test_nested_in_one_thread(two_blas_threads: None) -> None:
             assert _blas_threads() == {1}
         assert _blas_threads() == {1}
     assert _blas_threads() == {2}
+
+
+_LATER_LIBRARY = """
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+from memgauge._util.blas import one_blas_thread
+
+np.ones(2) @ np.ones(2)
+with one_blas_thread():
+    pass
+before = {x["filepath"] for x in threadpool_info() if x["user_api"] == "blas"}
+import scipy.linalg  # noqa: E402,F401  (SciPy's own OpenBLAS, loaded after the first use)
+
+after = {x["filepath"] for x in threadpool_info() if x["user_api"] == "blas"}
+with threadpool_limits(limits=2, user_api="blas"), one_blas_thread():
+    inside = sorted(int(x["num_threads"]) for x in threadpool_info() if x["user_api"] == "blas")
+print(len(after - before), inside)
+"""
+
+
+def test_a_blas_library_loaded_after_the_first_use_is_limited_too() -> None:
+    """A fresh process, since which libraries are loaded is the point: the first context saw
+    NumPy's BLAS alone, SciPy's is loaded later, and the next context limits both."""
+    import ast
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _LATER_LIBRARY], capture_output=True, text=True, check=True
+    )
+    new, inside = done.stdout.split(" ", 1)
+    if new == "0":
+        pytest.skip("SciPy shares NumPy's BLAS library here")
+    assert set(ast.literal_eval(inside)) == {1}, done.stdout

@@ -15,6 +15,7 @@ back the one thread it had found, for the rest of the process.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from memgauge._util.shared import SharedSetting
@@ -22,14 +23,18 @@ from memgauge._util.shared import SharedSetting
 __all__ = ["one_blas_thread"]
 
 _CONTROLLER: Any = None
+#: `len(sys.modules)` when the controller was made: a BLAS library is loaded by an import
+#: (SciPy brings its own OpenBLAS), and a controller sees only the libraries loaded before it
+_MODULES_SEEN = -1
 
 
 def _one_thread() -> Any:
-    global _CONTROLLER
-    if _CONTROLLER is None:
+    global _CONTROLLER, _MODULES_SEEN
+    if _CONTROLLER is None or len(sys.modules) != _MODULES_SEEN:
         from threadpoolctl import ThreadpoolController
 
-        _CONTROLLER = ThreadpoolController()
+        _CONTROLLER = ThreadpoolController()  # about 1.4 ms: made again only after imports
+        _MODULES_SEEN = len(sys.modules)
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
