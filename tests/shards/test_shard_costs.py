@@ -20,6 +20,7 @@ from memgauge.data.io import save_retrieval_dataset
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.embed import EMBEDDERS
 from memgauge.errors import UsageError
+from memgauge.runs.pools import open_pool
 
 
 def _shared_haystacks(tmp_path: Path, corpora: int = 8) -> Path:
@@ -144,6 +145,21 @@ def test_the_driver_keeps_running_shards_beside_the_pool_it_opens(
     assert item_view(pooled.items) == item_view(serial.items)
     measures = [(m.name, m.value) for m in repeatable(serial.summary.measures())]
     assert [(m.name, m.value) for m in repeatable(pooled.summary.measures())] == measures
+
+
+@pytest.mark.parametrize(("startup", "spawned"), [("", 1), ("0.5", 1), ("0", 2)])
+def test_the_driver_is_one_of_the_workers_when_it_runs_shards_beside_the_pool(
+    monkeypatch: pytest.MonkeyPatch, startup: str, spawned: int
+) -> None:
+    # "": the default start-up; "0": a free pool, which takes every shard and has every worker
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", startup)
+    pool = open_pool(2, None)
+    assert pool is not None
+    try:
+        assert (pool.workers, pool.slots) == (2, spawned)
+        assert pool.executor._max_workers == spawned  # type: ignore[attr-defined]
+    finally:
+        pool.close()
 
 
 def test_only_memories_that_embed_are_built_in_the_driver_before_the_shards(

@@ -178,7 +178,8 @@ class ShardDriver:
         # on this process keeps running shards beside the pool while it opens and after: its
         # workers' start-up (imports, reading the dataset, building the subject) never leaves
         # this process idle, so a sharded run is not slower than a serial one. The pool is
-        # kept two shards a worker deep, the rest stay here for whoever is free first.
+        # given one shard more than it runs at once (a worker that finishes finds the next
+        # without waiting for this process); the rest stay here for whoever is free first.
         while left or self.flying or self.scoring_left:
             try:
                 while True:
@@ -192,7 +193,7 @@ class ShardDriver:
             except queue.Empty:
                 pass
             if self.ready:
-                while left and len(self.flying) < 2 * self.pool.workers:
+                while left and len(self.flying) < self.pool.slots + 1:
                     self.submit(left.popleft())
             elif self.opening is None and self.pays(len(left), ran, seconds):
                 self.open_pool()
