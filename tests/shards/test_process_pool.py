@@ -13,13 +13,11 @@ from tests.shards.runs_alike import item_view, summary_view
 from memgauge import api
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.errors import DataError, UsageError
-from memgauge.runs import shards as shards_module
 from memgauge.runs.plan import plan_suite
 from memgauge.runs.shards import (
     SHARDS_PER_WORKER,
     WorkerLLM,
     plan_shards,
-    prepare,
     run_shard,
     worker_llm,
 )
@@ -204,23 +202,3 @@ def test_each_worker_gets_its_share_of_the_llm_concurrency(
     assert getattr(share.cache, "path", None) is not None  # the driver's file, reopened there
     monkeypatch.delenv("MEMGAUGE_LLM_CONCURRENCY")
     assert worker_llm(32).concurrency == 1  # never none
-
-
-def test_a_prepared_worker_has_read_the_dataset_before_its_first_shard(
-    locomo_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _keys, shards = _shards(locomo_dir, None, workers=2)
-    monkeypatch.setattr(shards_module, "_PLANNED", {})  # a worker just started
-    reads: list[Path] = []
-    real = shards_module.plan_task
-
-    def counted(task: Any, base: Path, *args: Any, **kwargs: Any) -> Any:
-        reads.append(base)
-        return real(task, base, *args, **kwargs)
-
-    monkeypatch.setattr(shards_module, "plan_task", counted)
-    prepare(shards[0])
-    assert reads == [locomo_dir]  # the start-up is paid here, before any shard is handed over
-    result = run_shard(shards[0])
-    assert reads == [locomo_dir]  # the shard reads nothing again
-    assert {r.item_id for r, _s in result.records} == set(shards[0].items)

@@ -35,7 +35,7 @@ from memgauge.llm._loop import cancel_pending
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.runs.pools import ShardPool
 from memgauge.runs.recording import Recorder
-from memgauge.runs.shards import Shard, ShardResult, adopted, prepare, run_shard
+from memgauge.runs.shards import Shard, ShardResult, adopted, run_shard
 from memgauge.runs.warm import warm_shards
 from memgauge.runs.work import failed_item, score_item
 
@@ -101,8 +101,6 @@ class ShardDriver:
         #: the pool takes shards (it was opened, or costs nothing to open)
         self.ready = False
         self.opening: threading.Thread | None = None
-        #: workers starting up (`prepare`), each a future that ends when one is ready
-        self.probes: set[Future[Any]] = set()
         # judges wait on the network: as many in flight as every worker's items together
         self.scoring = ThreadPoolExecutor(
             max_workers=max(1, width * pool.workers), thread_name_prefix="memgauge-score"
@@ -151,14 +149,6 @@ class ShardDriver:
     def handle(self, kind: str, future: Future[Any]) -> None:
         if kind == "opened":
             future.result()  # raises what opening the pool raised
-            # shards go to its workers once one has started up (read the dataset, built the
-            # subject); till then they run here
-            for _ in range(self.pool.slots):
-                probe = self.pool.executor.submit(prepare, self.shards[0])
-                self.probes.add(probe)
-                probe.add_done_callback(lambda f: self.events.put(("prepared", f, 0)))
-        elif kind == "prepared":
-            self.probes.discard(future)
             self.ready = True
         elif kind == "score":
             self.scoring_left -= 1
@@ -292,6 +282,5 @@ class ShardDriver:
             self.pool.stop()
             raise
         self.close(failed=self.state.stopping)
-        if self.state.stopping or any(not f.done() for f in self.probes):
-            # a worker still starting up has nothing left to do: it is not waited for
+        if self.state.stopping:
             self.pool.stop()

@@ -60,7 +60,6 @@ __all__ = [
     "adopted",
     "driver_id",
     "plan_shards",
-    "prepare",
     "run_shard",
     "sharded_subjects",
     "unshardable",
@@ -343,20 +342,6 @@ class _Usage:
 
 def _nothing() -> None:
     pass
-
-
-def prepare(shard: Shard) -> None:
-    """Ready this worker for `shard`'s task before it is handed shards: plan the task (read its
-    dataset) and, for a reference memory, build it once (its embedder loaded). A worker still
-    starting up then holds no shard the driver could have run meanwhile. What fails here is
-    left to the shards, which record it."""
-    with contextlib.suppress(Exception):
-        _set_up_llm(shard)
-        _planned(shard)
-        ((kind, _args),) = shard.spec.items()
-        if kind == "reference":  # cheap to build and starts nothing; others only in shards
-            build = rooted(build_subject, shard.base)
-            SubjectLane(shard.subject, shard.spec, 1, build).close()
 
 
 def run_shard(shard: Shard) -> ShardResult:
