@@ -20,6 +20,7 @@ from memgauge.data.io import save_retrieval_dataset
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.embed import EMBEDDERS
 from memgauge.errors import UsageError
+from memgauge.runs.pools import open_pool
 
 
 def _shared_haystacks(tmp_path: Path, corpora: int = 8) -> Path:
@@ -120,6 +121,45 @@ def test_shards_that_would_not_pay_for_the_pool_run_in_the_driver(
     measures = [(m.name, m.value) for m in repeatable(serial.summary.measures())]
     assert [(m.name, m.value) for m in repeatable(kept.summary.measures())] == measures
     assert any(value is not None for _name, value in measures)
+
+
+def test_the_driver_keeps_running_shards_beside_the_pool_it_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _shared_haystacks(tmp_path)  # 8 corpora: 8 shards of one corpus each
+
+    def spec(pids: Path) -> dict[str, Any]:
+        pids.mkdir()
+        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids)}}}
+
+    serial = api.evaluate(data, {"m": spec(tmp_path / "serial")}, store=False)
+    # the pool pays after the first shard; this process does not wait for it to open
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "1e-9")
+    pooled = api.evaluate(data, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+    ingested = {p.name: p.read_text().split() for p in (tmp_path / "pooled").iterdir()}
+    here = ingested.pop(str(os.getpid()))
+    # the first shard (its time the estimate), then at least the one run while the pool opens
+    assert len(here) >= 2
+    everywhere = sorted([*here, *(c for some in ingested.values() for c in some)])
+    assert everywhere == [f"q{c}" for c in range(8)]  # each corpus once, in one process
+    assert item_view(pooled.items) == item_view(serial.items)
+    measures = [(m.name, m.value) for m in repeatable(serial.summary.measures())]
+    assert [(m.name, m.value) for m in repeatable(pooled.summary.measures())] == measures
+
+
+@pytest.mark.parametrize(("startup", "spawned"), [("", 1), ("0.5", 1), ("0", 2)])
+def test_the_driver_is_one_of_the_workers_when_it_runs_shards_beside_the_pool(
+    monkeypatch: pytest.MonkeyPatch, startup: str, spawned: int
+) -> None:
+    # "": the default start-up; "0": a free pool, which takes every shard and has every worker
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", startup)
+    pool = open_pool(2, None)
+    assert pool is not None
+    try:
+        assert (pool.workers, pool.slots) == (2, spawned)
+        assert pool.executor._max_workers == spawned  # type: ignore[attr-defined]
+    finally:
+        pool.close()
 
 
 def test_only_memories_that_embed_are_built_in_the_driver_before_the_shards(

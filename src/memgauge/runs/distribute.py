@@ -5,6 +5,12 @@ come back answered and unscored, the driver scores them (judges in a thread pool
 process's one cached, rate-limited client, so the provider's limit is global and a replay
 exact) and records each, with the setup times and the LLM spend of the worker's subject.
 
+A pool that costs something to open (its processes or cluster start on this machine) is opened
+only when the shards run here so far say it would finish the rest sooner (`pays`), on a thread
+of its own; this process keeps running shards meanwhile and after, beside the pool's workers, so
+their start-up never leaves it idle. A pool that costs nothing to open (a running cluster, an
+executor given) takes every shard.
+
 A shard whose worker died (a process pool broken by a killed process, a Dask worker lost for
 good, a connection dropped) is submitted again, up to `SHARD_ATTEMPTS` times; a process pool
 broken by it is opened again first. Its items were never recorded (a shard's records come back
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import queue
+import threading
 import time
 from collections.abc import MutableMapping, Sequence
 from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
@@ -91,6 +98,9 @@ class ShardDriver:
         self.scoring_left = 0
         self.seen: set[tuple[str, str, str]] = set()
         self.done_shards = 0
+        #: the pool takes shards (it was opened, or costs nothing to open)
+        self.ready = False
+        self.opening: threading.Thread | None = None
         # judges wait on the network: as many in flight as every worker's items together
         self.scoring = ThreadPoolExecutor(
             max_workers=max(1, width * pool.workers), thread_name_prefix="memgauge-score"
@@ -119,29 +129,78 @@ class ShardDriver:
         saved = left * (seconds / ran) * (1 - 1 / self.pool.workers)
         return saved > self.pool.startup
 
+    def open_pool(self) -> None:
+        """Open the pool on a thread of its own (a Dask LocalCluster takes seconds to start);
+        an ("opened", ...) event says when it is ready, or why it could not be opened."""
+        done: Future[None] = Future()
+        done.add_done_callback(lambda f: self.events.put(("opened", f, 0)))
+
+        def make() -> None:
+            try:
+                _ = self.pool.executor
+            except BaseException as exc:  # the driver raises it where it reads the event
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        self.opening = threading.Thread(target=make, name="memgauge-open-pool", daemon=True)
+        self.opening.start()
+
+    def handle(self, kind: str, future: Future[Any]) -> None:
+        if kind == "opened":
+            future.result()  # raises what opening the pool raised
+            self.ready = True
+        elif kind == "score":
+            self.scoring_left -= 1
+            self.state.record(future.result())
+        else:
+            self.shard_done(future)
+
+    def run_here(self, shard: Shard) -> float:
+        """Run `shard` in this process; its seconds."""
+        t0 = time.perf_counter()
+        result = run_shard(shard)
+        seconds = time.perf_counter() - t0
+        self.finished(shard, result)
+        return seconds
+
     def run(self) -> None:
         left = collections.deque(self.shards)
+        if self.pays(len(left), 0, 0.0):
+            # a pool that costs nothing to open (a running cluster, a given executor) takes
+            # every shard, as it was asked to
+            self.ready = True
+            for shard in left:
+                self.submit(shard)
+            left.clear()
         ran, seconds = 0, 0.0
-        # shards run here, one at a time, until a pool would finish the rest sooner than this
-        # process would (with a warm cache, a small run never starts its workers)
-        while left and not self.pays(len(left), ran, seconds):
-            shard = left.popleft()
-            t0 = time.perf_counter()
-            result = run_shard(shard)
-            seconds += time.perf_counter() - t0
+        # Shards run here, one at a time, until a pool would finish the rest sooner. From then
+        # on this process keeps running shards beside the pool while it opens and after: its
+        # workers' start-up (imports, reading the dataset, building the subject) never leaves
+        # this process idle, so a sharded run is not slower than a serial one. The pool is
+        # given one shard more than it runs at once (a worker that finishes finds the next
+        # without waiting for this process); the rest stay here for whoever is free first.
+        while left or self.flying or self.scoring_left:
+            try:
+                while True:
+                    kind, future, _generation = self.events.get(block=not left)
+                    self.handle(kind, future)
+                    if self.state.stopping:
+                        return
+                    if left:
+                        continue
+                    break
+            except queue.Empty:
+                pass
+            if self.ready:
+                while left and len(self.flying) < self.pool.slots + 1:
+                    self.submit(left.popleft())
+            elif self.opening is None and self.pays(len(left), ran, seconds):
+                self.open_pool()
+            if not left:
+                continue
+            seconds += self.run_here(left.popleft())
             ran += 1
-            self.finished(shard, result)
-            if self.state.stopping:
-                return
-        for shard in left:
-            self.submit(shard)
-        while self.flying or self.scoring_left:
-            kind, future, _generation = self.events.get()
-            if kind == "score":
-                self.scoring_left -= 1
-                self.state.record(future.result())
-            else:
-                self.shard_done(future)
             if self.state.stopping:
                 return
 
@@ -198,6 +257,9 @@ class ShardDriver:
                 self.state.record(score_item(task, item, record, t0))
 
     def close(self, *, failed: bool) -> None:
+        if self.opening is not None:
+            # a pool still opening would be left running: it is closed with the others
+            self.opening.join()
         for future in self.flying:
             future.cancel()
         if failed:

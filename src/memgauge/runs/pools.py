@@ -1,7 +1,7 @@
 """Where shards run: `--workers N` and `--executor`, turned into a `concurrent.futures.Executor`.
 
 - `--workers N` (N > 1), or `--executor process`: a `ProcessPoolExecutor` of N processes started
-  with `spawn`. Not `fork` (the driver holds threads, SQLite connections and an event loop that a
+  with `spawn` (N - 1 when the driver runs shards beside them: see `_process_pool`). Not `fork` (the driver holds threads, SQLite connections and an event loop that a
   forked child must not inherit) and not `forkserver` (its server is started once per driver
   and keeps the environment of that moment, so a worker would miss a `MEMGAUGE_*` or
   `OPENAI_*` variable set later in the same process, as the Python API and tests do).
@@ -86,7 +86,8 @@ class ShardPool:
     `executor` may be a function that makes it: the pool is then opened when first used (a run
     whose shards would not pay never starts its processes or cluster); `startup`: the seconds
     opening it is expected to cost, set against what the shards would save; `local`: its
-    workers run on this machine (they read the embedding cache the driver fills)."""
+    workers run on this machine (they read the embedding cache the driver fills); `slots`: the
+    shards its own processes run at once (default `workers`)."""
 
     def __init__(
         self,
@@ -98,6 +99,7 @@ class ShardPool:
         owned: bool = True,
         startup: float = 0.0,
         local: bool = False,
+        slots: int | None = None,
     ) -> None:
         self._executor: PoolExecutor | None = None
         self._make: Callable[[], PoolExecutor] | None = None
@@ -106,6 +108,8 @@ class ShardPool:
         else:
             self._make = executor
         self.workers = max(1, workers)
+        #: shards its own workers run at once (the driver's excluded)
+        self.slots = max(1, slots or self.workers)
         self._reopen, self._close, self.owned = reopen, close, owned
         self.startup = startup
         #: its workers run on this machine and share its embedding cache
@@ -187,14 +191,20 @@ def _end_with_driver() -> None:
 
 
 def _process_pool(workers: int) -> ShardPool:
+    """`workers` processes run shards. When the pool costs something to open, the driver runs
+    shards beside it (`ShardDriver.run`) and is one of them: one process fewer is spawned, and
+    its start-up (imports, reading the dataset, building the subject: most of a worker's CPU on
+    a warm cache) is not paid. When it is free to open (MEMGAUGE_SHARD_STARTUP=0), the pool
+    takes every shard and has all `workers`."""
+    startup = startup_seconds(PROCESS_STARTUP)
+    spawned = max(1, workers - 1) if startup > 0 else workers
+
     def make() -> PoolExecutor:
         return ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_driver
+            spawned, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_driver
         )
 
-    return ShardPool(
-        make, workers, reopen=make, startup=startup_seconds(PROCESS_STARTUP), local=True
-    )
+    return ShardPool(make, workers, reopen=make, startup=startup, local=True, slots=spawned)
 
 
 def _dask(address: str | None, workers: int) -> ShardPool:

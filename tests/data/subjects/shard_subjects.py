@@ -58,15 +58,17 @@ class DiesOnce(SlowIngestMemory):
 
 
 class PidMemory(SlowIngestMemory):
-    """Leaves a file named by its process id in `pids` whenever it ingests: which processes
-    (the driver, or workers) a run's corpora went to."""
+    """Adds a line to a file named by its process id in `pids` whenever it ingests (the
+    corpus of its first memory): which processes (the driver, or workers) a run's corpora went
+    to."""
 
     def __init__(self, pids: str, per_memory: float = 0.0) -> None:
         super().__init__(per_memory)
         self.pids = Path(pids)
 
     def ingest(self, memories: list[Any]) -> None:
-        (self.pids / str(os.getpid())).touch()
+        with (self.pids / str(os.getpid())).open("a") as fh:
+            fh.write(f"{memories[0].corpus if memories else None}\n")
         super().ingest(memories)
 
 
