@@ -193,20 +193,6 @@ class _Collector:
 
 _COLLECTOR = _Collector()
 
-#: open descriptors past which a test's end collects garbage (tests/docs/session.py selects on
-#: pipes, and select() takes none numbered 1024 or more)
-_MAX_DESCRIPTORS = 256
-
-
-def _descriptors() -> int:
-    """This process's open file descriptors (0 where /proc/self/fd does not list them)."""
-    import os
-
-    try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return 0
-
 
 class SessionWatch(logging.Handler):
     """The aiohttp client sessions opened during a test, and what asyncio's exception handler
@@ -253,14 +239,8 @@ def aiohttp_sessions(
     asyncio_log.addHandler(watch)
     try:
         yield watch
-        # a session dropped while open says so now, in this test. Only a session not closed
-        # can be one (refcounting freed it: logged already; a cycle holds it: still open here
-        # until collected), so a test that closed all it opened collects nothing (the
-        # collection was most of the teardown of each LLM test late in a worker). Collected
-        # too when descriptors pile up: garbage cycles hold sockets and files, which Python's
-        # own rare full collections of a big heap let reach select()'s limit of 1024
-        if watch.logged or watch.still_open() or _descriptors() > _MAX_DESCRIPTORS:
-            _COLLECTOR.collect()
+        if watch.count or watch.logged:
+            _COLLECTOR.collect()  # a session dropped while open says so now, in this test
         left = watch.still_open()
     finally:
         asyncio_log.removeHandler(watch)
