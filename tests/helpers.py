@@ -143,13 +143,13 @@ def write_recall_suite(
     **spec: Any,
 ) -> Path:
     """The suite of conftest's `recall_suite`, written into `root` (also for a fixture of a
-    wider scope than a test)."""
+    wider scope than a test); a `subjects` in `spec` replaces the reference memory."""
     for name, rows in (("items", items), ("memories", memories)):
         (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     suite = {
         "name": "recall-suite",
-        **spec,
         "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+        **spec,
         "tasks": [
             {
                 "name": "recall",

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from tests.helpers import write_recall_suite
 
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
@@ -34,27 +35,22 @@ def _subjects(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(SUBJECTS))
 
 
-def _suite(tmp_path: Path, subjects: dict[str, Any], items: list[Any] = ITEMS, **spec: Any) -> Path:
-    for name, rows in (("items", items), ("memories", MEMORIES)):
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    suite = {
-        "name": "answers",
+def _suite(
+    tmp_path: Path,
+    subjects: dict[str, Any],
+    items: list[Any] = ITEMS,
+    evaluators: list[Any] | None = None,
+    **spec: Any,
+) -> Path:
+    return write_recall_suite(
+        tmp_path,
+        items,
+        MEMORIES,
+        evaluators or ["contains"],
+        name="answers",
+        subjects=subjects,
         **spec,
-        "subjects": subjects,
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
-                "k": 1,
-                "evaluators": ["contains"],
-            }
-        ],
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(json.dumps(suite))
-    return path
+    )
 
 
 def _run(path: Path, db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
@@ -230,10 +226,8 @@ def test_items_an_evaluator_could_not_score_are_counted_as_such(
 ) -> None:
     """They are what the failure rate counted: `runs show` says so, not "5 completed, 0
     failed" beside a run that failed on them."""
-    path = _suite(tmp_path, {"ref": {"reference": {"mode": "lexical"}}})
-    suite = json.loads(path.read_text())
-    suite["tasks"][0]["evaluators"] = [{"script": {"command": [str(tmp_path / "missing")]}}]
-    path.write_text(json.dumps(suite))
+    missing = {"script": {"command": [str(tmp_path / "missing")]}}
+    path = _suite(tmp_path, {"ref": {"reference": {"mode": "lexical"}}}, evaluators=[missing])
     db = tmp_path / "r.db"
     code, doc = _run(path, db, capsys)
     assert code == 4
@@ -290,11 +284,8 @@ def test_a_judge_whose_provider_is_not_installed_is_exit_3_with_the_install_line
             }
         }
     }
-    path = _suite(tmp_path, subjects)
-    suite = json.loads(path.read_text())
     judge = {"qa-judge": {"provider": "anthropic", "model": "claude-test"}}
-    suite["tasks"][0]["evaluators"] = [judge]
-    path.write_text(json.dumps(suite))
+    path = _suite(tmp_path, subjects, evaluators=[judge])
     db = tmp_path / "r.db"
     assert main(["run", str(path), "--store", str(db)]) == 3
     err = capsys.readouterr().err

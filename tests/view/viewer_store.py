@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import write_recall_suite
 
 from memgauge.cli.main import main
 from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
@@ -95,27 +96,9 @@ def _judged_suite(root: Path, keep: int) -> Path:
         for i in range(N_JUDGED)
         if i % keep != 0
     ]
-    for name, rows in (("items", items), ("memories", memories)):
-        (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    suite = {
-        "name": "judged",
-        "concurrency": 4,
-        "max_failure_rate": 0.9,
-        "subjects": {"memory": {"reference": {"mode": "lexical"}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "expected-output",
-                "dataset": "items.jsonl",
-                "memories": "memories.jsonl",
-                "k": 1,
-                "evaluators": [{"qa-judge": "longmemeval"}, "icontains"],
-            }
-        ],
-    }
-    path = root / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite))
-    return path
+    evaluators = [{"qa-judge": "longmemeval"}, "icontains"]
+    spec = {"name": "judged", "concurrency": 4, "max_failure_rate": 0.9}
+    return write_recall_suite(root, items, memories, evaluators, **spec)
 
 
 #: what the scripted optimizer model appends to the prompt it is shown; the decider answers
