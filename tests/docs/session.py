@@ -90,8 +90,11 @@ class _Channel:
             if left <= 0:
                 _kill(self.proc)
                 raise DocsError(f"{where}: still running after {BLOCK_TIMEOUT_S:.0f} s")
-            ready, _, _ = select.select([self.replies], [], [], min(left, 0.5))
-            if ready:
+            # poll, not select: select() refuses a descriptor numbered past 1,023, which a
+            # worker that has opened many files and sockets reaches
+            poller = select.poll()
+            poller.register(self.replies, select.POLLIN | select.POLLHUP)
+            if poller.poll(int(min(left, 0.5) * 1000)):
                 chunk = os.read(self.replies, 4096)
                 if not chunk:
                     break
