@@ -44,7 +44,9 @@ def test_an_older_schema_is_refused_with_the_upgrade_command(
         create_app(db)
     assert UPGRADE_COMMAND in str(err.value)
     assert main(["view", "--store", str(db), "--port", "0"]) == 2
-    assert "memgauge runs upgrade" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "memgauge runs upgrade" in said.err
+    assert "Ctrl-C stops" not in said.out  # no address announced for a store it refuses
     assert main(["report", "x", "--out", str(tmp_path / "r.html"), "--store", str(db)]) == 2
 
 

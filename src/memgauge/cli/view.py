@@ -76,8 +76,15 @@ def view(
         )
     shown = f"[{host}]" if ":" in host else host
     mode = "read-only" if who is None else f"review mode as {who}: /review"
-    click.echo(f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops")
-    serve(store, host=host, port=port, reviewer=who, watch_states=watch_states)
+    line = f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops"
+    serve(
+        store,
+        host=host,
+        port=port,
+        reviewer=who,
+        watch_states=watch_states,
+        announce=lambda: click.echo(line),
+    )
 
 
 @click.command()

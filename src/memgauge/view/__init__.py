@@ -15,7 +15,7 @@ from memgauge._util.lazy import lazy_table
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from memgauge.store.url import StoreURL
     from memgauge.view.render import render_run_report, report_from_store
@@ -55,14 +55,18 @@ def serve(
     port: int = 8765,
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
+    announce: Callable[[], None] | None = None,
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
     bound); with `reviewer`, in review mode (`memgauge.view.review`); `watch_states`: watch
-    state files `/watch` shows besides the store's own."""
+    state files `/watch` shows besides the store's own; `announce` is called once the store
+    is accepted, before serving (the command's address line: none for a refused store)."""
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
 
     app = create_app(store, reviewer=reviewer, watch_states=watch_states)
+    if announce is not None:
+        announce()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
