@@ -348,7 +348,12 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     viewer_store: ViewerStore, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr("memgauge.cli.view.serve", lambda store, **kw: calls.append(kw))
+
+    def serve(store: object, announce: Any, **kw: Any) -> None:
+        announce()  # as serve does once the store is accepted
+        calls.append(kw)
+
+    monkeypatch.setattr("memgauge.cli.view.serve", serve)
     argv = ["view", "--store", str(viewer_store.path)]
     assert main([*argv, "--review", "--reviewer", "alice"]) == 0
     assert calls == [{"host": "127.0.0.1", "port": 8765, "reviewer": "alice", "watch_states": ()}]
