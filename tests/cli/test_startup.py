@@ -210,13 +210,16 @@ def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
     assert "memgauge.aggregates.ir" in loaded  # it did evaluate
     assert "bpe_openai._bindings" in loaded  # it counted tokens
     assert not {"bpe_openai", "bpe_openai.registry"} & loaded
-    # the evaluators it builds, not every one (F1's `regex`, text matching, write-path checks)
+    # the evaluators it builds, not every one (F1's `regex`, text matching, write-path checks),
+    # nor the LLM judges, which only a run pooling with a relevance judge uses
     assert "memgauge.scorers.retrieval" in loaded
     unused = (
         "regex",
         "memgauge.scorers.f1",
         "memgauge.scorers.text",
         "memgauge.scorers.write_path",
+        "memgauge.scorers.judges",
+        "memgauge.aggregates.pool_judge",
     )
     assert not _loaded(loaded, unused)
     report = json.loads((out / "result.json").read_text())

@@ -99,6 +99,21 @@ def test_the_rust_tokenizer_alone_gives_the_packages_ids(
     assert encode(VARIED[0], encoding) == package(VARIED[0])  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_a_count_is_the_rust_tokenizers_own_and_the_length_of_the_ids(encoding: str) -> None:
+    """A count asks the Rust tokenizer for the count (it builds no list of ids): the length of
+    the package's ids, lone surrogates and a text cut in pieces included."""
+    codec = tokens._rust_codec(encoding)
+    assert codec is not None
+    package = tokens._package_encoder(encoding)
+    long = "word " * 9_000 + "x" * 45_000  # past one piece: counted piece by piece
+    for text in [*VARIED, "lone \ud800 surrogate", long]:
+        assert codec.count(text) == len(package(text)), text[:40]
+        assert count_tokens(text, encoding) == len(encode(text, encoding))  # type: ignore[arg-type]
+    n = len(encode(long, encoding))  # type: ignore[arg-type]
+    assert token_counts([long, "", long], encoding).tolist() == [n, 0, n]  # type: ignore[arg-type]
+
+
 def test_counts_of_many_texts_and_the_empty_text() -> None:
     got = token_counts(["hello world", "", "hello world", "rer"], "cl100k_base")
     assert got.tolist() == [2, 0, 2, 1]

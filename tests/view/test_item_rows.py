@@ -4,13 +4,15 @@ values."""
 
 from __future__ import annotations
 
+import json
+import random
 from typing import Any
 
 from markupsafe import Markup
 
 from memgauge.data.records import ScoreRecord
 from memgauge.store.run_pages import ItemRow
-from memgauge.view.render import environment
+from memgauge.view.render import _brief, environment
 
 # the loop `_items_table.html` drew the rows with before
 _TEMPLATE_LOOP = (
@@ -103,3 +105,47 @@ def test_rows_are_the_template_loops_byte_for_byte() -> None:
     assert "&lt;script&gt;alert(&#39;x &amp;" in got
     assert "<script>" not in got
     assert isinstance(env.globals["item_table_rows"]([], [], True, None), Markup)
+
+
+def _whole_brief(value: Any, limit: int = 160) -> str:
+    """`_brief` as it was: the whole value dumped to JSON, collapsed, then cut."""
+    if value is None:
+        return ""
+    if isinstance(value, dict) and set(value) <= {"text", "metadata"} and "text" in value:
+        value = value["text"]
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise AssertionError("dumped past what the cell shows")
+
+
+def test_a_cell_dumps_only_the_head_of_a_long_output() -> None:
+    """A retrieval item's output is its 20 hits, shown cut at 160 characters: only the first
+    few are written as JSON (the member past them is never reached), and every cell is what
+    dumping the whole value, collapsing its whitespace and cutting it gave."""
+    hits = [{"id": f"m{i}", "channels": ["lexical"], "score": 1.5} for i in range(20)]
+    assert _brief([*hits, _Unprintable()]).startswith('[{"id": "m0", "channels": ["lexical"]')
+    rng = random.Random(7)
+    pieces: list[Any] = ["a b", "  x\n\ty  ", "é" * 90, " " * 200, 3, 2.5, None, True, "\xa0 w"]
+
+    def value(depth: int = 0) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.3:
+            piece = rng.choice(pieces)
+            return piece * 3 if isinstance(piece, str) and rng.random() < 0.5 else piece
+        if roll < 0.6:
+            return [value(depth + 1) for _ in range(rng.randint(0, 12))]
+        if roll < 0.8:
+            return {f"k {i}": value(depth + 1) for i in range(rng.randint(0, 5))}
+        if roll < 0.9:
+            return {1: value(depth + 1), "a": value(depth + 1)}  # a key JSON converts
+        return (value(depth + 1), value(depth + 1))
+
+    for _ in range(3_000):
+        v = value()
+        for limit in (1, 5, 80, 160):
+            assert _brief(v, limit) == _whole_brief(v, limit), (v, limit)

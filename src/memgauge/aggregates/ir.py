@@ -32,7 +32,6 @@ from memgauge.aggregates.ir_compare import compare_pair
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.ir_shapes import ir_shapes
 from memgauge.aggregates.ir_values import ir_values, protocol_label
-from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
 from memgauge.aggregates.retrieval_result import (
     AgentMetric,
     DatasetInfo,
@@ -213,6 +212,9 @@ class IRAggregate:
         if self.pool_judge is not None:
             if self.pool_depth is None:
                 raise UsageError("a pool judge needs a pool depth (--pool-depth N)")
+            # the judges (and the LLM layer's scorers) load only for a run that pools with one
+            from memgauge.aggregates.pool_judge import relevance_judge
+
             relevance_judge(self.pool_judge)  # a bad spec fails before the run
         for m in self.measures or ():
             refuse_run_level(m, "ir aggregate")
@@ -339,6 +341,8 @@ class IRAggregate:
         pool_note, judged_pool = None, None
         if self.pool_depth and self.pool_judge is not None:
             runs = [{q: r.ids for q, r in s.results.items()} for s in searched]
+            from memgauge.aggregates.pool_judge import judge_pool, relevance_judge
+
             judge = relevance_judge(self.pool_judge)
             judged_pool = judge_pool(dataset, qrels, runs, self.pool_depth, judge)
             qrels, pool_note = judged_pool.qrels, judged_pool.note(self.pool_depth)
