@@ -193,8 +193,8 @@ def _end_with_driver() -> None:
 def _process_pool(workers: int) -> ShardPool:
     """`workers` processes run shards. When the pool costs something to open, the driver runs
     shards beside it (`ShardDriver.run`) and is one of them: one process fewer is spawned, and
-    its start-up (imports, reading the dataset, building the subject: most of a worker's CPU on
-    a warm cache) is not paid. When it is free to open (MEMGAUGE_SHARD_STARTUP=0), the pool
+    its start-up (imports, building the subject: most of a worker's CPU on a warm cache) is not
+    paid. When it is free to open (MEMGAUGE_SHARD_STARTUP=0), the pool
     takes every shard and has all `workers`."""
     startup = startup_seconds(PROCESS_STARTUP)
     spawned = max(1, workers - 1) if startup > 0 else workers
