@@ -353,8 +353,10 @@ def plan_shards(
 # --- in the worker ------------------------------------------------------------------------------
 
 _LOCK = threading.Lock()
-_PLANNED: dict[tuple[str, str, str | None], PlannedTask] = {}
-_PLANNED_MAX = 4  # a worker keeps the last tasks it planned: LoCoMo is parsed once, not per shard
+# a worker keeps the last tasks it planned (LoCoMo is parsed once, not per shard), and the
+# frames of those whose shards carry their part (True in the key)
+_PLANNED: dict[tuple[str, str, str | None, bool], PlannedTask] = {}
+_PLANNED_MAX = 4
 # the tasks the driver planned, while its own process runs shards (`adopted`)
 _ADOPTED: dict[tuple[str, str, str | None], PlannedTask] = {}
 _LLM_SET: tuple[Any, ...] | None = None
@@ -386,8 +388,9 @@ def adopted(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> Iterator[No
 
 def _planned(shard: Shard) -> PlannedTask:
     key = _key(shard)
+    kept = (*key, shard.part is not None)
     with _LOCK:
-        adopted, found = _ADOPTED.get(key), _PLANNED.get(key)
+        adopted, found = _ADOPTED.get(key), _PLANNED.get(kept)
     if adopted is not None:
         return adopted
     if found is not None:
@@ -395,7 +398,7 @@ def _planned(shard: Shard) -> PlannedTask:
     if shard.part is not None:
         # its evaluators and aggregates, built once a task; the items are the shard's
         frame = plan_frame(shard.task, Path(shard.base))
-        _keep(key, frame)
+        _keep(kept, frame)
         return shard.part.planned(frame, shard.dataset_sha256)
     task = plan_task(shard.task, Path(shard.base))
     if task.dataset_sha256 != shard.dataset_sha256:
@@ -409,11 +412,11 @@ def _planned(shard: Shard) -> PlannedTask:
                 f"{shard.dataset_sha256}: every worker must see the dataset the run started with",
             )
         )
-    _keep(key, task)
+    _keep(kept, task)
     return task
 
 
-def _keep(key: tuple[str, str, str | None], task: PlannedTask) -> None:
+def _keep(key: tuple[str, str, str | None, bool], task: PlannedTask) -> None:
     with _LOCK:
         if len(_PLANNED) >= _PLANNED_MAX:
             _PLANNED.pop(next(iter(_PLANNED)))
