@@ -14,7 +14,8 @@
   `Client.get_executor()`, which is a `concurrent.futures.Executor`. Dask reschedules the task
   of a worker that died on another worker. Dask is an optional extra: `pip install
   'memgauge[dask]'`; the workers of a remote cluster need memgauge (and the subject's package)
-  installed, the datasets at the same paths, and their own LLM environment variables.
+  installed and their own LLM environment variables (the datasets at the same paths only for
+  a task of a plug-in's kind: memgauge's own send each shard its items and memories).
 - Anything else that is a `concurrent.futures.Executor`, passed to the Python API as
   `executor=`. Ray reaches this seam without memgauge depending on it: `ray.remote(fn)
   .remote(*args)` returns an `ObjectRef`, and `ObjectRef.future()` a `concurrent.futures.Future`,
