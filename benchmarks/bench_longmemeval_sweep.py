@@ -6,6 +6,16 @@ and then a warm one, interleaved.
         [--distinct 0.5] [--file longmemeval_s.json] [--configs serial,workers2,dask]
         [--src NAME=PATH ...] [--keep DIR]
     python benchmarks/bench_longmemeval_sweep.py --table LOG   # the table of a run's output
+    python benchmarks/bench_longmemeval_sweep.py --startup [--questions 500] [--distinct 0.2]
+        [--reps 3] [--file longmemeval_s.json]   # a pool worker's start-up alone
+
+`--startup`: what a pool's worker pays before its first shard can run, apart from the imports
+every worker pays and the subject it builds: the first shard of a `--workers 2` plan is pickled
+as the driver sends it, and a fresh process (`python -c`, the imports included) unpickles it and
+plans its task (`runs.shards._planned`), once as the shard is sent (its part: its items and
+memories) and once without its part (the worker reads and imports the whole dataset file, as
+every worker did before), interleaved; CPU seconds and peak RSS of that process, and the
+driver's CPU to pickle the shard.
 
 `--modes warm` (no cold runs): one embedding cache, filled once by a serial run that is not
 reported, is read by every run (a warm run writes nothing to it); with `--keep DIR` it is
@@ -164,6 +174,89 @@ def shape(data: list[dict[str, Any]]) -> str:
     )
 
 
+# --- a worker's start-up -------------------------------------------------------------------------
+
+_WORKER = (
+    "import pickle, sys; from memgauge.runs import shards; "
+    "shard = pickle.load(open(sys.argv[1], 'rb')); task = shards._planned(shard); "
+    "print(len(task.items), len(task.memories or ())); "
+    # its own peak (ru_maxrss would keep the driver's, which it was forked from before exec)
+    "print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
+)
+
+
+def _child(cmd: list[str]) -> tuple[float, float, str]:
+    """CPU seconds and peak RSS (MB) of one worker, and the items and memories it planned."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
+    counts, peak = out.strip().splitlines()
+    return usage.ru_utime + usage.ru_stime, int(peak) / 1024, counts
+
+
+def startup(file: Path, reps: int, tmp: Path) -> None:
+    """A pool worker's start-up with its shard's part and without (see the docstring)."""
+    import dataclasses
+    import pickle
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from memgauge.runs.kinds.retrieval import evaluate_suite
+    from memgauge.runs.plan import plan_suite
+    from memgauge.runs.shards import WorkerLLM, plan_shards
+
+    suite = evaluate_suite(file, [("hybrid", {"reference": {"mode": "hybrid"}})])
+    plan = plan_suite(suite, file.parent)
+    pending = {("hybrid", t.spec.name, it.id) for t in plan for it in t.items}
+    shards = plan_shards(
+        plan,
+        suite,
+        ["hybrid"],
+        pending,
+        base=file.parent,
+        concurrency=4,
+        workers=2,
+        llm=WorkerLLM(),
+    )
+    first = dataclasses.replace(shards[0], driver="a pool worker")
+    kinds = {"with its part": first, "reading the file": dataclasses.replace(first, part=None)}
+    sent: dict[str, Path] = {}
+    for name, shard in kinds.items():
+        t0 = time.process_time()
+        blob = pickle.dumps(shard)
+        cpu = time.process_time() - t0
+        sent[name] = tmp / f"{len(sent)}.pickle"
+        sent[name].write_bytes(blob)
+        print(
+            f"{name}: {len(shards)} shards, the first pickled in {cpu:.3f} CPU-s, {len(blob):,} bytes"
+        )
+    rows: dict[str, list[tuple[float, float, float]]] = {}
+    env_src = str(ROOT / "src")
+    for rep in range(reps):
+        for name, path in sent.items():
+            load = loadavg()
+            cmd = [sys.executable, "-c", _WORKER, str(path)]
+            os.environ["PYTHONPATH"] = env_src
+            cpu, rss, out = _child(cmd)
+            rows.setdefault(name, []).append((cpu, rss, load))
+            print(
+                f"rep {rep + 1} {name}: {cpu:.2f} CPU-s, {rss:.0f} MB (items, memories: {out};"
+                f" load {load:.1f} before)",
+                flush=True,
+            )
+    print("| a worker's start-up | CPU s min | CPU s median | peak RSS MB | load 1 min before |")
+    print("|---|---:|---:|---:|---|")
+    for name, got in rows.items():
+        cpus = [c for c, _r, _l in got]
+        print(
+            f"| {name} | {min(cpus):.2f} | {statistics.median(cpus):.2f} "
+            f"| {max(r for _c, r, _l in got):.0f} | {', '.join(f'{ld:.1f}' for *_x, ld in got)} |"
+        )
+
+
 # --- the runs ------------------------------------------------------------------------------------
 
 CONFIGS = {
@@ -248,9 +341,23 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH, repeatable")
     ap.add_argument("--keep", help="write the file here (and keep it) instead of a temp dir")
     ap.add_argument("--table", metavar="LOG", help="print the table of an earlier run's output")
+    ap.add_argument("--startup", action="store_true", help="a pool worker's start-up alone")
     args = ap.parse_args(argv)
     if args.table:
         print(table(*from_log(args.table)))
+        return
+    if args.startup:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = (
+                json.loads(Path(args.file).read_text())[: args.questions]
+                if args.file
+                else synthesize(args.questions, args.distinct)
+            )
+            file = Path(tmp) / "longmemeval_s.json"
+            file.write_text(json.dumps(data))
+            del data
+            print(f"{args.questions} questions, {file.stat().st_size / 1e6:.0f} MB", flush=True)
+            startup(file, args.reps, Path(tmp))
         return
     sources = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]

@@ -4,6 +4,7 @@ replaced and its shard run again, live objects stay in this process."""
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -181,9 +182,30 @@ def test_shards_cut_corpora_into_neighbour_groups_and_hold_only_pending_items(
     assert all(s.items for s in fewer)
 
 
+def test_a_worker_reads_nothing_of_the_dataset_its_shard_carries_its_items_and_memories(
+    locomo_dir: Path, tmp_path: Path
+) -> None:
+    _keys, shards = _shards(locomo_dir, None, workers=1)
+    shard = shards[1]
+    assert shard.part is not None
+    assert [it.id for it in shard.part.items] == list(shard.items)
+    ds = load_retrieval_dataset(locomo_dir)
+    mine = [m.id for m in ds.memories if m.corpus in shard.corpora]
+    assert [m.id for m in shard.part.memories or ()] == mine  # its corpora's, nothing else
+    # a worker elsewhere, with no dataset at all: the shard answers from what it carries
+    landed = pickle.loads(pickle.dumps(dataclasses.replace(shard, driver="elsewhere")))
+    assert landed.part.memories == shard.part.memories
+    locomo_dir.rename(tmp_path / "gone")
+    answered = run_shard(landed)
+    assert sorted(r.item_id for r, _s in answered.records) == sorted(shard.items)
+    assert all(r.status == "queued" and r.output for r, _s in answered.records)
+    assert [c for c, _s in answered.setups] == list(shard.corpora)
+
+
 def test_a_worker_whose_dataset_differs_refuses_the_shard(locomo_dir: Path) -> None:
     _keys, shards = _shards(locomo_dir, None, workers=1)
-    wrong = dataclasses.replace(shards[0], dataset_sha256="0" * 64, driver="elsewhere")
+    # a shard without its part (a plug-in kind's) is planned from the worker's dataset
+    wrong = dataclasses.replace(shards[0], dataset_sha256="0" * 64, driver="elsewhere", part=None)
     with pytest.raises(DataError, match="every worker must see the dataset"):
         run_shard(wrong)
     answered = run_shard(shards[0])  # in this process, the same shard answers its items

@@ -176,10 +176,10 @@ class ShardDriver:
         ran, seconds = 0, 0.0
         # Shards run here, one at a time, until a pool would finish the rest sooner. From then
         # on this process keeps running shards beside the pool while it opens and after: its
-        # workers' start-up (imports, reading the dataset, building the subject) never leaves
-        # this process idle, so a sharded run is not slower than a serial one. The pool is
-        # given one shard more than it runs at once (a worker that finishes finds the next
-        # without waiting for this process); the rest stay here for whoever is free first.
+        # workers' start-up (imports, building the subject) never leaves this process idle, so
+        # a sharded run is not slower than a serial one. The pool is given one shard more than
+        # it runs at once (a worker that finishes finds the next without waiting for this
+        # process); the rest stay here for whoever is free first.
         while left or self.flying or self.scoring_left:
             try:
                 while True:

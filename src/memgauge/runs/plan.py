@@ -29,6 +29,7 @@ __all__ = [
     "PlannedItem",
     "PlannedTask",
     "default_aggregates",
+    "plan_frame",
     "plan_suite",
     "plan_task",
     "prepare_evaluators",
@@ -105,7 +106,8 @@ def plan_task(
     """Load one task (paths relative to `base`; `given`: its retrieval dataset, in memory;
     `subjects`: the suite's subjects, which an agent judge may name).
 
-    A shard's worker plans its task with this, from the same spec, as the driver did."""
+    A shard of a plug-in's kind is planned with this in its worker, from the same spec (see
+    `runs.shards`; memgauge's own kinds send their items and memories, `plan_frame`)."""
     evaluators = _evaluators(task, base, subjects or {})
     # before anything is loaded or written: a task whose measures need deeper searches than it
     # asks for (a suite built in code, an optimization's candidate) has no run to start
@@ -116,6 +118,14 @@ def plan_task(
     path = base / task.dataset if task.dataset is not None else None
     planning = Planning(task, base, path, evaluators, aggregates, given)
     return repeated(kind_of(task.kind).plan(planning), task.repeat or 1)
+
+
+def plan_frame(task: TaskSpec, base: Path) -> PlannedTask:
+    """`task` with its evaluators and aggregates built and nothing read (no items, no
+    memories): a shard's worker adds the items and memories its shard carries (`runs.shards`)
+    instead of reading the whole dataset for them."""
+    evaluators = _evaluators(task, base, {})
+    return PlannedTask(task, [], evaluators, None, None, aggregates=_aggregates(task, evaluators))
 
 
 def repeated(task: PlannedTask, times: int) -> PlannedTask:

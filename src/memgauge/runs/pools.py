@@ -14,7 +14,8 @@
   `Client.get_executor()`, which is a `concurrent.futures.Executor`. Dask reschedules the task
   of a worker that died on another worker. Dask is an optional extra: `pip install
   'memgauge[dask]'`; the workers of a remote cluster need memgauge (and the subject's package)
-  installed, the datasets at the same paths, and their own LLM environment variables.
+  installed and their own LLM environment variables (the datasets at the same paths only for
+  a task of a plug-in's kind: memgauge's own send each shard its items and memories).
 - Anything else that is a `concurrent.futures.Executor`, passed to the Python API as
   `executor=`. Ray reaches this seam without memgauge depending on it: `ray.remote(fn)
   .remote(*args)` returns an `ObjectRef`, and `ObjectRef.future()` a `concurrent.futures.Future`,
@@ -193,8 +194,8 @@ def _end_with_driver() -> None:
 def _process_pool(workers: int) -> ShardPool:
     """`workers` processes run shards. When the pool costs something to open, the driver runs
     shards beside it (`ShardDriver.run`) and is one of them: one process fewer is spawned, and
-    its start-up (imports, reading the dataset, building the subject: most of a worker's CPU on
-    a warm cache) is not paid. When it is free to open (MEMGAUGE_SHARD_STARTUP=0), the pool
+    its start-up (imports, building the subject: most of a worker's CPU on a warm cache) is not
+    paid. When it is free to open (MEMGAUGE_SHARD_STARTUP=0), the pool
     takes every shard and has all `workers`."""
     startup = startup_seconds(PROCESS_STARTUP)
     spawned = max(1, workers - 1) if startup > 0 else workers

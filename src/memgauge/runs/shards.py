@@ -3,11 +3,17 @@ process, in another one, or on another host.
 
 A shard is one subject on one task's items of a group of corpora: the subject's spec, the task's
 spec, where its dataset is (the directory its paths start from, and the sha256 the driver
-planned it with: a reference, never the loaded dataset), the corpora and the ids of the items
-still to do, the items in flight at once, and how the worker reaches the LLM response cache.
+planned it with), the corpora and the ids of the items still to do, the items in flight at
+once, how the worker reaches the LLM response cache, and its `part` of the planned task: those
+items and the memories of those corpora, nothing else of the dataset.
 
-`run_shard` is what a worker runs. It plans the task from the same spec (a dataset whose sha256
-differs on the worker is a `DataError`, not a silently different run), builds its own subject
+`run_shard` is what a worker runs. It takes the items and memories from the shard's part and
+builds only the task's evaluators and aggregates from its spec: a worker never reads the
+dataset file, whose parsing (LongMemEval_S's 265 MB) would cost every worker seconds and a
+gigabyte before its first shard, for items it mostly never asks. A task of a kind from a
+plug-in (whose `ask` may read more of the planned task) carries no part: its worker plans the
+task from the same spec (a dataset whose sha256 differs on the worker is a `DataError`, not a
+silently different run). The worker then builds its own subject
 instance (its own state: the reference memory lives in the worker's memory, nothing is shared
 with the driver or another shard), and per corpus resets and fills it and asks every item with
 `concurrency` in flight. It returns the answered records, unscored: the driver scores and records
@@ -25,7 +31,9 @@ driver), so a sharded run answers, scores and aggregates exactly like a serial o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
+import operator
 import os
 import pickle
 import threading
@@ -38,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge._util.imports import rooted
-from memgauge.data.models import RetrievalDataset
+from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls
@@ -46,7 +54,7 @@ from memgauge.llm.cache import CacheMode, ResponseCache
 from memgauge.llm.context import configure, llm_context
 from memgauge.runs.executor import Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
-from memgauge.runs.plan import PlannedItem, PlannedTask, plan_task
+from memgauge.runs.plan import PlannedItem, PlannedTask, plan_frame, plan_task
 from memgauge.runs.suite import Suite, TaskSpec
 from memgauge.runs.summary import subjects_of
 from memgauge.runs.work import answer_item, failed_item, fill_memory, timed_out_item
@@ -55,6 +63,7 @@ from memgauge.subjects.registry import build_subject
 __all__ = [
     "SHARDS_PER_WORKER",
     "Shard",
+    "ShardPart",
     "ShardResult",
     "WorkerLLM",
     "adopted",
@@ -92,6 +101,85 @@ class WorkerLLM:
     concurrency: int | None = None
 
 
+_MEMORY_FIELDS = tuple(Memory.model_fields)
+
+
+def _packed(memories: Sequence[Memory]) -> list[tuple[Any, ...]]:
+    # a Memory pickles as a model (its class, dict and fields set each time): as a row of its
+    # values it pickles 5x faster, and the driver pickles every shard a pool runs
+    values = operator.itemgetter(*_MEMORY_FIELDS)
+    return [(*values(m.__dict__), m.model_fields_set) for m in memories]
+
+
+def _unpacked(rows: Sequence[tuple[Any, ...]]) -> list[Memory]:
+    make = Memory.model_construct  # validated when the driver read them
+    return [make(_fields_set=r[-1], **dict(zip(_MEMORY_FIELDS, r, strict=False))) for r in rows]
+
+
+@dataclass(frozen=True)
+class ShardPart:
+    """What a worker needs of its shard's planned task: the shard's items, in the task's
+    order, and the memories its corpora hold (None: the task ingests none), in the task's
+    order; `texts`: the texts the task knows a memory by where they differ from the memory's
+    own (`PlannedTask.memory_texts`; empty but for a dataset with a memory id twice)."""
+
+    items: tuple[PlannedItem, ...]
+    memories: list[Memory] | None
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        rows = None if self.memories is None else _packed(self.memories)
+        return (_part, (self.items, rows, self.texts))
+
+    @classmethod
+    def of(
+        cls,
+        task: PlannedTask,
+        corpora: Sequence[str | None],
+        items: Iterable[str],
+        where: Mapping[str | None, list[int]],
+    ) -> ShardPart:
+        """The part of `task` for `items` of `corpora`; `where`: the positions of the task's
+        memories by corpus (`positions`)."""
+        wanted = set(items)
+        mine = tuple(it for it in task.items if it.id in wanted)
+        if task.memories is None:
+            return cls(mine, None)
+        # what memories_for gives: every memory for None, else those of the corpus and of no
+        # corpus, in the task's order (the order a subject ingests them in)
+        if None in corpora:
+            memories = list(task.memories)
+        else:
+            at = sorted(i for c in (*corpora, None) for i in where.get(c, ()))
+            memories = [task.memories[i] for i in at]
+        known = task.memory_texts()
+        texts = {m.id: known[m.id] for m in memories if known.get(m.id, m.text) != m.text}
+        return cls(mine, memories, texts)
+
+    def planned(self, frame: PlannedTask, sha256: str | None) -> PlannedTask:
+        """`frame` (the task's evaluators and aggregates) with this part's items and memories."""
+        task = dataclasses.replace(
+            frame, items=list(self.items), memories=self.memories, dataset_sha256=sha256
+        )
+        texts = {m.id: m.text for m in self.memories or ()} | self.texts
+        object.__setattr__(task, "_texts", texts)  # what `memory_texts` caches
+        return task
+
+
+def positions(task: PlannedTask) -> dict[str | None, list[int]]:
+    """The positions of `task`'s memories, by corpus."""
+    out: dict[str | None, list[int]] = {}
+    for i, m in enumerate(task.memories or ()):
+        out.setdefault(m.corpus, []).append(i)
+    return out
+
+
+def _part(
+    items: tuple[PlannedItem, ...], rows: list[tuple[Any, ...]] | None, texts: dict[str, str]
+) -> ShardPart:
+    return ShardPart(items, None if rows is None else _unpacked(rows), texts)
+
+
 @dataclass(frozen=True)
 class Shard:
     """One subject on one task's items of a group of corpora, as plain, picklable data."""
@@ -110,6 +198,8 @@ class Shard:
     attempt: int = 1
     """1, then 2, ... when a worker died with it (also keeps resubmissions distinct for
     executors that key tasks by their arguments)."""
+    part: ShardPart | None = None
+    """Its items and memories (None: the worker plans the task from its dataset)."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +284,10 @@ def _chunks(values: Sequence[Any], size: int) -> Iterable[tuple[Any, ...]]:
         yield tuple(values[start : start + size])
 
 
+def _own_kind(task: PlannedTask) -> bool:
+    return type(task.kind).__module__.startswith("memgauge.runs.kinds.")
+
+
 def plan_shards(
     plan: Sequence[PlannedTask],
     suite: Suite,
@@ -216,6 +310,9 @@ def plan_shards(
     target = max(1, SHARDS_PER_WORKER * max(1, workers))
     out: list[Shard] = []
     for task in plan:
+        # memgauge's own kinds ask an item from its task's items, memories, aggregates and
+        # spec alone; a plug-in's kind may read more of the task, so its worker plans it
+        where = positions(task) if _own_kind(task) else None
         for name in subjects_of(task, suite):
             if name not in names:
                 continue
@@ -246,6 +343,7 @@ def plan_shards(
                     concurrency=concurrency,
                     llm=llm,
                     driver=driver_id(),
+                    part=None if where is None else ShardPart.of(task, corpora_, ids_, where),
                 )
                 for n, (corpora_, ids_) in enumerate(parts)
             )
@@ -255,8 +353,12 @@ def plan_shards(
 # --- in the worker ------------------------------------------------------------------------------
 
 _LOCK = threading.Lock()
-_PLANNED: dict[tuple[str, str, str | None], PlannedTask] = {}
-_PLANNED_MAX = 4  # a worker keeps the last tasks it planned: LoCoMo is parsed once, not per shard
+# a worker keeps the last tasks it planned (LoCoMo is parsed once, not per shard), and the
+# frames of those whose shards carry their part (True in the key)
+_PLANNED: dict[tuple[str, str, str | None, bool], PlannedTask] = {}
+_PLANNED_MAX = 4
+# the tasks the driver planned, while its own process runs shards (`adopted`)
+_ADOPTED: dict[tuple[str, str, str | None], PlannedTask] = {}
 _LLM_SET: tuple[Any, ...] | None = None
 
 
@@ -274,22 +376,30 @@ def adopted(shards: Sequence[Shard], plan: Sequence[PlannedTask]) -> Iterator[No
         for shard in shards:
             task = tasks.get(shard.task.name)
             if task is not None and task.dataset_sha256 == shard.dataset_sha256:
-                _PLANNED[_key(shard)] = task
+                _ADOPTED[_key(shard)] = task
                 keys.append(_key(shard))
     try:
         yield
     finally:
         with _LOCK:
             for key in keys:
-                _PLANNED.pop(key, None)
+                _ADOPTED.pop(key, None)
 
 
 def _planned(shard: Shard) -> PlannedTask:
     key = _key(shard)
+    kept = (*key, shard.part is not None)
     with _LOCK:
-        found = _PLANNED.get(key)
+        adopted, found = _ADOPTED.get(key), _PLANNED.get(kept)
+    if adopted is not None:
+        return adopted
     if found is not None:
-        return found
+        return found if shard.part is None else shard.part.planned(found, shard.dataset_sha256)
+    if shard.part is not None:
+        # its evaluators and aggregates, built once a task; the items are the shard's
+        frame = plan_frame(shard.task, Path(shard.base))
+        _keep(kept, frame)
+        return shard.part.planned(frame, shard.dataset_sha256)
     task = plan_task(shard.task, Path(shard.base))
     if task.dataset_sha256 != shard.dataset_sha256:
         where = shard.task.dataset or shard.task.name
@@ -302,11 +412,15 @@ def _planned(shard: Shard) -> PlannedTask:
                 f"{shard.dataset_sha256}: every worker must see the dataset the run started with",
             )
         )
+    _keep(kept, task)
+    return task
+
+
+def _keep(key: tuple[str, str, str | None, bool], task: PlannedTask) -> None:
     with _LOCK:
         if len(_PLANNED) >= _PLANNED_MAX:
             _PLANNED.pop(next(iter(_PLANNED)))
         _PLANNED[key] = task
-    return task
 
 
 def _set_up_llm(shard: Shard) -> None:
