@@ -126,6 +126,9 @@ def test_llm_spend_is_exact_across_kill_9(
     with sqlite3.connect(db) as conn:
         (run_id,) = conn.execute("SELECT run_id FROM suite_runs").fetchone()
         (spent,) = conn.execute("SELECT requests FROM suite_run_usage").fetchone()
+        (unfinished,) = conn.execute(
+            "SELECT COUNT(*) FROM suite_run_items WHERE status != 'completed'"
+        ).fetchone()
         # as if two finished items had been in flight: asked again, their verdicts are cached
         conn.execute(
             "UPDATE suite_run_items SET status = 'queued' WHERE item_id IN (SELECT item_id"
@@ -143,9 +146,12 @@ def test_llm_spend_is_exact_across_kill_9(
     assert usage["requests"] == _settled(judge) > killed, f"seed {seed}"
     # the two re-queued items are asked again from the cache; so is any item whose verdict was
     # cached but whose record was still in the recorder's group commit (it lingers 50 ms) when
-    # the kill landed: redone, never lost, and its spend counted once per request
+    # the kill landed: redone, never lost, and its spend counted once per request. Only items
+    # the killed attempt left unfinished are asked again; how many of them had a verdict is
+    # timing (with a 20 ms judge more than `width` items can finish within the 50 ms linger:
+    # seed 1055517508 left 6)
     unrecorded = usage["cached"] - 2
-    assert 0 <= unrecorded <= width, f"seed {seed}"
+    assert 0 <= unrecorded <= unfinished, f"seed {seed}"
     # every item judged once, plus those asked again (from the cache); the `width` calls the
     # server never answered are neither calls nor failures
     assert usage["calls"] + usage["failures"] == n + usage["cached"], f"seed {seed}"
