@@ -130,10 +130,11 @@ def test_llm_spend_is_exact_across_kill_9(
             "SELECT COUNT(*) FROM suite_run_items WHERE status != 'completed'"
         ).fetchone()
         # as if two finished items had been in flight: asked again, their verdicts are cached
-        conn.execute(
+        # (fewer when the kill came before two had finished: seeds 877933995, 924878366)
+        requeued = conn.execute(
             "UPDATE suite_run_items SET status = 'queued' WHERE item_id IN (SELECT item_id"
             " FROM suite_run_items WHERE status = 'completed' ORDER BY seq LIMIT 2)"
-        )
+        ).rowcount
     # the killed attempt recorded every request the server received, those it never answered
     # included
     assert spent == killed, f"seed {seed}"
@@ -144,13 +145,13 @@ def test_llm_spend_is_exact_across_kill_9(
     doc = json.loads(out.strip().splitlines()[-1])
     usage = doc["llm_usage"]["fake-judge"]
     assert usage["requests"] == _settled(judge) > killed, f"seed {seed}"
-    # the two re-queued items are asked again from the cache; so is any item whose verdict was
+    # the re-queued items are asked again from the cache; so is any item whose verdict was
     # cached but whose record was still in the recorder's group commit (it lingers 50 ms) when
     # the kill landed: redone, never lost, and its spend counted once per request. Only items
     # the killed attempt left unfinished are asked again; how many of them had a verdict is
     # timing (with a 20 ms judge more than `width` items can finish within the 50 ms linger:
     # seed 1055517508 left 6)
-    unrecorded = usage["cached"] - 2
+    unrecorded = usage["cached"] - requeued
     assert 0 <= unrecorded <= unfinished, f"seed {seed}"
     # every item judged once, plus those asked again (from the cache); the `width` calls the
     # server never answered are neither calls nor failures
