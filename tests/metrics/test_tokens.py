@@ -89,8 +89,9 @@ def test_the_rust_tokenizer_alone_gives_the_packages_ids(
     """The counts load only the package's extension module (its `__init__` decodes every
     vocabulary in Python); the ids are those of the package's own `encode_ordinary`, and the
     package's path is taken when the extension module is not found."""
-    fast = tokens._rust_encoder(encoding)
-    assert fast is not None
+    codec = tokens._rust_codec(encoding)
+    assert codec is not None
+    fast = codec.encode
     package = tokens._package_encoder(encoding)
     for text in VARIED:
         assert fast(text) == package(text), text

@@ -7,7 +7,7 @@ Its ids equal tiktoken's (tests/metrics/test_tokens.py checks them against the i
 own tests and the OpenAI Cookbook publish). Importing the package decodes every vocabulary it
 ships in Python (about half a CPU-second, three times what counting LoCoMo's hits costs) though
 its Rust tokenizer, which does the encoding, carries its own: a count loads that extension
-module alone (`_rust_encoder`), and falls back to the package's `get_encoding` when the
+module alone (`_rust_codec`), and falls back to the package's `get_encoding` when the
 extension is not where the package keeps it.
 
 A count is `len(encode_ordinary(text))`: special-token text such as `<|endoftext|>` is counted
@@ -121,12 +121,6 @@ def _rust_codec(name: str) -> _Codec | None:
 def _replaced(text: str) -> str:
     """`text` with its lone surrogates replaced, as the package's Python side does."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _rust_encoder(name: str) -> Callable[[str], list[int]] | None:
-    """`encode_ordinary` of the package's encoding `name` through its Rust tokenizer."""
-    codec = _rust_codec(name)
-    return codec.encode if codec is not None else None
 
 
 def _package_encoder(name: str) -> Callable[[str], list[int]]:
