@@ -22,6 +22,19 @@ _N = 10_003  # two full batches and three items
 
 def _store_before_0023(db: Path | str, n: int = _N) -> None:
     """A run of `n` items (item k's input holds `needle<k>`), as a store before 0023 kept it."""
+    _store_run(db, [{"q": f"needle{k}."} for k in range(n)])
+    engine = open_engine(store_url(db))
+    # what revisions 0023 and after add, gone (0024's table, where this memgauge has it)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE suite_run_search"))
+        c.execute(sa.text("DROP TABLE IF EXISTS suite_run_compared"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0022'"))
+    engine.dispose()
+
+
+def _store_run(db: Path | str, inputs: list[dict[str, Any]]) -> None:
+    """Run "r" of one item per input (item k's id `i<k>`), recorded by this memgauge."""
+    n = len(inputs)
     run = RunRecord(
         run_id="r",
         suite_name="s",
@@ -31,19 +44,11 @@ def _store_before_0023(db: Path | str, n: int = _N) -> None:
         suite={"name": "s"},
     )
     items = [
-        ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input={"q": f"needle{k}."})
-        for k in range(n)
+        ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input=inputs[k]) for k in range(n)
     ]
     store = SuiteRunStore(db)
     store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items)
     store.close()
-    engine = open_engine(store_url(db))
-    # what revisions 0023 and after add, gone (0024's table, where this memgauge has it)
-    with engine.begin() as c:
-        c.execute(sa.text("DROP TABLE suite_run_search"))
-        c.execute(sa.text("DROP TABLE IF EXISTS suite_run_compared"))
-        c.execute(sa.text("UPDATE alembic_version SET version_num = '0022'"))
-    engine.dispose()
 
 
 # on PostgreSQL too: the batches are written on the connection the run's rows were read on
@@ -108,3 +113,51 @@ def test_a_batch_is_let_go_when_the_next_is_made(tmp_path: Path) -> None:
     finally:
         engine.dispose()
     assert len(given) == 3
+
+
+def test_revision_0024_makes_the_documents_with_a_backslash_again_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "s.db"
+    # item k's input holds a backslash when k is even: those documents only are made again
+    _store_run(db, [{"q": f"needle{k}." + ("C:\\dir" if k % 2 == 0 else "")} for k in range(_N)])
+    url = store_url(db)
+    engine = open_engine(url)
+    with engine.begin() as c:
+        c.execute(sa.text("DROP TABLE suite_run_compared"))
+        c.execute(sa.text("UPDATE alembic_version SET version_num = '0023'"))
+    engine.dispose()
+
+    made = 0
+    document = stored_forms.document
+
+    def counted(values: Any) -> str | None:
+        nonlocal made
+        made += 1
+        return document(values)
+
+    monkeypatch.setattr(stored_forms, "document", counted)
+    inserts: list[tuple[int, int]] = []
+
+    def before(_c: Any, _cursor: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
+        if statement.startswith("INSERT INTO suite_run_search"):
+            inserts.append((made, len(params) if many else 1))
+
+    engine = open_engine(url)
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        assert upgrade(engine, url) == ["0024"]
+    finally:
+        engine.dispose()
+    # the 5,002 even items' documents: a full batch, then the rest, each made as it is written
+    assert [n for _, n in inserts] == [5000, 2]
+    written = 0
+    for made_then, n in inserts:
+        written += n
+        assert made_then == written
+    with RunReader(db) as reader:
+        for k in (0, 1, 9998, 10_000, _N - 1):
+            page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
+            assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
+        page = reader.item_page("r", ItemQuery(q="c:\\dir"))
+        assert page.total == (_N + 1) // 2

@@ -177,13 +177,19 @@ def search_rows(
 
 
 def search_batches(
-    c: sa.Connection, run_id: str, size: int = 5000
+    c: sa.Connection,
+    run_id: str,
+    size: int = 5000,
+    params: dict[str, Any] | None = None,
+    only_i: str = "",
+    only_s: str = "",
 ) -> Iterator[list[dict[str, Any]]]:
-    """A whole run's `search_rows`, `size` at a time, each document made as its batch is
-    asked for: a run's documents (its outputs inflated, lower-cased, with their decoded
-    forms: several times what the run's rows take) are never all in memory at once. A batch
-    is emptied when the next is asked for."""
-    rows = _search_rows(c, run_id, {"run": run_id}, "", "")
+    """A run's `search_rows` (all of them, or those `params`, `only_i` and `only_s` select),
+    `size` at a time, each document made as its batch is asked for: a run's documents (its
+    outputs inflated, lower-cased, with their decoded forms: several times what the run's rows
+    take) are never all in memory at once. A batch is emptied when the next is asked for.
+    The run's rows are all read before the first batch is given: the caller may write then."""
+    rows = _search_rows(c, run_id, params or {"run": run_id}, only_i, only_s)
     while batch := list(itertools.islice(rows, size)):
         yield batch
         # the caller, asking for the next batch, is done with this one (which its loop

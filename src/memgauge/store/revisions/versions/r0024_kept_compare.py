@@ -11,11 +11,13 @@ Revises: 0023
 
 from __future__ import annotations
 
+import itertools
+
 import sqlalchemy as sa
 from alembic import op
 
 from memgauge.store.revisions import PACKED
-from memgauge.store.stored_forms import INSERT_SEARCH, search_rows
+from memgauge.store.stored_forms import INSERT_SEARCH, search_batches
 
 revision = "0024"
 down_revision = "0023"
@@ -25,7 +27,8 @@ depends_on = None
 
 def _refill(bind: sa.Connection) -> None:
     """The documents holding a backslash, made again with the forms of this revision, run by
-    run (an item whose document SQL text cannot hold gets none: searched value by value)."""
+    run (an item whose document SQL text cannot hold gets none: searched value by value), a batch
+    at a time."""
     find = "strpos" if bind.dialect.name == "postgresql" else "instr"
 
     def with_backslash(alias: str) -> str:
@@ -38,15 +41,21 @@ def _refill(bind: sa.Connection) -> None:
     run_ids = [r[0] for r in bind.execute(sa.text("SELECT run_id FROM suite_runs")).all()]
     for run_id in run_ids:
         params = {"run": run_id, "backslash": "\\"}
-        rows = search_rows(bind, run_id, params, with_backslash("i"), with_backslash("s"))
+        batches = search_batches(
+            bind, run_id, 5000, params, with_backslash("i"), with_backslash("s")
+        )
+        # the first batch is asked for before the old documents go: the rows it selects by
+        # them are all read by then (`search_batches`)
+        first = next(batches, [])
         bind.execute(
             sa.text(
                 f"DELETE FROM suite_run_search WHERE run_id = :run AND {find}(doc, :backslash) > 0"
             ),
             params,
         )
-        if rows:
-            bind.execute(INSERT_SEARCH, rows)
+        for rows in itertools.chain([first], batches):
+            if rows:
+                bind.execute(INSERT_SEARCH, rows)
 
 
 def upgrade() -> None:
