@@ -6,7 +6,11 @@ off, batches bucketed by token length), and the two steps between; then one quer
 with one. sentence-transformers is added when it is installed.
 
     python benchmarks/bench_embed.py [--locomo ../shared/datasets/locomo10.json] [--n 1000]
-        [--queries 200] [--reps 3]
+        [--queries 200] [--reps 3] [--both-cores]
+
+`--both-cores` instead: ONNX Runtime's default session embedding `--n` turns on one thread
+while the other core idles, against two threads embedding `--n` turns each at once (what a
+cold run's warm-up does on two cores), taking turns, texts per CPU-second each.
 
 Throughput: texts per CPU-second (process_time) and per wall second, and the cores a pass used
 (CPU / wall). Single query: CPU and wall ms per `embed([question])`, p50 and p95. Each figure is
@@ -95,12 +99,49 @@ def _best_median(values: list[float], *, high: bool = True) -> str:
     return f"{best:.{0 if high else 2}f} / {statistics.median(values):.{0 if high else 2}f}"
 
 
+def _both_cores(texts: list[str], reps: int) -> None:
+    """One thread embedding alone, then two at once on two halves, `reps` times in turn."""
+    import threading
+
+    from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder
+
+    onnx = MiniLMOnnxEmbedder(workers=1)
+    onnx.embed(texts[:64])
+    halves = (texts, texts[::-1])
+
+    def run(part: list[str]) -> None:
+        for i in range(0, len(part), 64):  # the warm-up's calls are batches of this order
+            onnx.embed(part[i : i + 64])
+
+    rates: dict[str, list[float]] = {"one thread, the other core idle": [], "two at once": []}
+    for rep in range(reps):
+        print(f"pass {rep + 1}: load before {_load()}", flush=True)
+        cpu, _, _ = _timed(lambda: run(texts))
+        rates["one thread, the other core idle"].append(len(texts) / cpu)
+
+        def both() -> None:
+            threads = [threading.Thread(target=run, args=(h,)) for h in halves]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+        cpu, _, _ = _timed(both)
+        rates["two at once"].append(2 * len(texts) / cpu)
+    print("\n| ONNX Runtime, one intra-op thread | texts per CPU-second (best / median) |")
+    print("|---|---:|")
+    for name, values in rates.items():
+        print(f"| {name} | {_best_median(values)} |")
+    print(f"load after {_load()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--both-cores", action="store_true")
     args = ap.parse_args()
     if not Path(args.locomo).is_file():
         sys.exit(f"{args.locomo}: no such file; pass --locomo PATH/locomo10.json")
@@ -112,6 +153,9 @@ def main() -> None:
         if k.startswith("session_") and isinstance(v, list)
         for t in v
     ][: args.n]
+    if args.both_cores:
+        _both_cores(texts, args.reps)
+        return
     questions = [q["question"] for c in data for q in c["qa"]][: args.queries]
     embedders = _embedders()
     numpy_path = embedders["NumPy, one BLAS thread"]
