@@ -34,9 +34,8 @@ def send_with_retries(
     max_retries: int,
     base_delay: float = 0.5,
     max_delay: float = 30.0,
-    retry_status: frozenset[int] = RETRY_STATUS,
 ) -> httpx.Response:
-    """Call `send` until it returns a status outside `retry_status`, which is returned (errors
+    """Call `send` until it returns a status outside `RETRY_STATUS`, which is returned (errors
     such as 400 or 404 included: the caller decides). Raises RetriesExhausted after
     `max_retries + 1` attempts that all failed transiently."""
     delay = base_delay
@@ -48,7 +47,7 @@ def send_with_retries(
             if attempt > max_retries:
                 raise RetriesExhausted(attempt, None, exc) from None
         else:
-            if response.status_code not in retry_status:
+            if response.status_code not in RETRY_STATUS:
                 return response
             if attempt > max_retries:
                 raise RetriesExhausted(attempt, response, None)

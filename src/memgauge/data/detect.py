@@ -103,10 +103,10 @@ _TEXT_SUFFIXES = (".txt", ".trec", ".qrels", ".run", "")
 _HEAD = 64 * 1024
 
 
-def _head(path: Path, size: int = _HEAD) -> str:
+def _head(path: Path) -> str:
     try:
         with open(path, "rb") as fh:
-            data = fh.read(size)
+            data = fh.read(_HEAD)
     except OSError:
         return ""
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")

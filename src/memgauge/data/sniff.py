@@ -31,13 +31,11 @@ class Outline:
         top: `object` or `list` (None: not a JSON/YAML document, or nothing readable).
         keys: the top-level keys in order (of an object).
         record: the fields of the first record, in order.
-        record_under: the top-level key whose list holds that record (None: the top list).
     """
 
     top: Literal["object", "list"] | None = None
     keys: list[str] = field(default_factory=list)
     record: list[str] = field(default_factory=list)
-    record_under: str | None = None
 
 
 class _Walk:
@@ -46,7 +44,6 @@ class _Walk:
     def __init__(self) -> None:
         self.outline = Outline()
         self.stack: list[str] = []  # "object" / "list"
-        self.last_key: str | None = None  # the last top-level key
         self.record_depth = 0  # depth of the record object while inside it, 0 otherwise
         self.done = False  # the record was closed: nothing more to learn but top keys
 
@@ -60,7 +57,6 @@ class _Walk:
         first = kind == "object" and parent == "list" and not self.done and not self.record_depth
         if first and (depth == 2 or (depth == 3 and self.stack[0] == "object")):
             self.record_depth = depth
-            self.outline.record_under = self.last_key if depth == 3 else None
 
     def close(self) -> None:
         if self.record_depth and len(self.stack) == self.record_depth:
@@ -73,7 +69,6 @@ class _Walk:
         depth = len(self.stack)
         if depth == 1:
             self.outline.keys.append(name)
-            self.last_key = name
         if self.record_depth and depth == self.record_depth:
             self.outline.record.append(name)
 

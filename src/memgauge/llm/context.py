@@ -121,9 +121,8 @@ def configure(
     cache: ResponseCache | None = None,
     cache_mode: CacheMode | None = None,
     factory: ClientFactory | None = None,
-    meter: UsageMeter | None = None,
 ) -> LLMContext:
-    """Set the cache, cache mode, client factory or meter; closes clients made before."""
+    """Set the cache, cache mode or client factory; closes clients made before."""
     ctx = _CONTEXT
     ctx.close()
     if cache is not None:
@@ -132,8 +131,6 @@ def configure(
         ctx.cache_mode = cache_mode
     if factory is not None:
         ctx.factory = factory
-    if meter is not None:
-        ctx.meter = meter
     ctx.generation += 1
     return ctx
 

@@ -149,7 +149,6 @@ async def acomplete_structured(
     temperature: float = 0.0,
     max_tokens: int | None = None,
     repeat: int = 0,
-    repair: bool = True,
 ) -> Structured[T]:
     """Ask `client` for a `model_cls` value.
 
@@ -193,8 +192,6 @@ async def acomplete_structured(
     value, how, error = _validate(model_cls, first.content)
     if value is not None:
         return Structured(value, f"{mode}/{how}", first.content, responses=tuple(responses))
-    if not repair:
-        return Structured(None, mode, first.content, error, tuple(responses))
     fix = (
         f"Your reply could not be used: {error}. Reply again with only the JSON object, "
         f"matching this JSON schema:\n{_schema_text(model_cls)}"

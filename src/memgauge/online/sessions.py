@@ -186,9 +186,7 @@ def _spans(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
 Signal = tuple[str, str, str | None, str, int | None, dict[str, Any]]
 
 
-def derive_signals(
-    sessions: Mapping[str, SessionLog], texts: Mapping[str, str], *, span_words: int = SPAN_WORDS
-) -> list[Signal]:
+def derive_signals(sessions: Mapping[str, SessionLog], texts: Mapping[str, str]) -> list[Signal]:
     """Scroll-past and copy/reference events (event, session, query, memory, rank, metadata)
     from the logs; `texts` holds the memories' texts (reference needs them)."""
     out: list[Signal] = []
@@ -214,7 +212,7 @@ def derive_signals(
                 words = _words(texts.get(m, ""))
                 if len(words) < 3:
                     continue  # too short to tell a copy from a coincidence
-                n = min(span_words, len(words))
+                n = min(SPAN_WORDS, len(words))
                 common = _spans(words, n) & _spans(said, n)
                 if common:
                     span = " ".join(min(common))

@@ -102,7 +102,6 @@ def run_optimization(
     overrides: Mapping[str, Any] | None = None,
     resume: str | None = None,
     progress: StudyProgress | None = None,
-    proposers: Mapping[str, Proposer] | None = None,
     recorder: Recorder | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
@@ -131,7 +130,6 @@ def run_optimization(
             config = resolve_config(suite, overrides or {}, path)
     objective = SuiteObjective(suite, config, recorder or store, path.parent)
     made: dict[str, Proposer] = default_proposers(config)
-    made.update(proposers or {})
     pool = open_pool(workers, executor)
     objective.pool = pool
     try:

@@ -263,7 +263,7 @@ class StudyRunner:
             done = max((r["step"] for r in rows if r["status"] != "running"), default=0)
             self.progress.start(self.study_id, total, done)
             reason = self._search(rows)
-            self._holdout()
+            score_holdout(self)
         except KeyboardInterrupt:
             self._set(status="cancelled", stopped_because="interrupted")
             raise
@@ -670,6 +670,3 @@ class StudyRunner:
         assert self.constraint is not None
         miss = self.constraint.violation
         return max(miss(ev.constraint_value), 0.0) < max(miss(than.constraint_value), 0.0)
-
-    def _holdout(self) -> None:
-        score_holdout(self)

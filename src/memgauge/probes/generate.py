@@ -9,7 +9,7 @@ dataset always gives the same probes.
   newest value; the superseded values (the whole chain, however long) are kept as `old_values`
   so an answer that gives an old value is marked wrong.
 - **temporal**: `Which happened first: A or B?` for facts with different timestamps (each fact
-  against the next later one, up to `max_temporal`), the two events in a seeded random order;
+  against the next later one, up to 20), the two events in a seeded random order;
   expected the earlier one.
 - **hallucination**: questions about things the conversations never mention. A candidate is
   used only if none of its topic words (a broad family: any pet word rules out every pet
@@ -245,7 +245,6 @@ def _chain(fact: Fact, by_id: dict[str, Fact]) -> list[str]:
 def generate_probes(
     ds: ConversationDataset,
     *,
-    max_temporal: int = 20,
     n_hallucination: int | None = None,
     seed: int = 0,
 ) -> list[Probe]:
@@ -295,8 +294,8 @@ def generate_probes(
         later = next((g for u, g in timed[i + 1 :] if u > t), None)
         if later is not None:
             pairs.append((f, later))
-    if len(pairs) > max_temporal:
-        pairs = rng.sample(pairs, max_temporal)
+    if len(pairs) > 20:
+        pairs = rng.sample(pairs, 20)
     for first, second in pairs:
         a_, b_ = (first, second) if rng.random() < 0.5 else (second, first)
         probes.append(

@@ -79,7 +79,6 @@ __all__ = [
     "subject_file_json_schema",
     "suite_json_schema",
     "task_least_k",
-    "task_reader",
     "tuned_subject",
     "with_repeat",
 ]
@@ -377,11 +376,6 @@ def evaluator_kinds(task: TaskSpec) -> list[tuple[str, str]]:
 def task_least_k(task: TaskSpec) -> tuple[int, str] | None:
     """The least `k` `task` accepts and the measure that asks it (see `runs.depth`)."""
     return least_k(task, evaluator_kinds(task))
-
-
-def task_reader(task: TaskSpec) -> str | None:
-    """The key of `data.detect.DATASET_KINDS` whose kinds this task's dataset may be, if any."""
-    return kind_of(task.kind).reads(task)
 
 
 def resolve_objective(

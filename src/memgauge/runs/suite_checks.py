@@ -32,7 +32,6 @@ from memgauge.runs.suite import (
     short_forms,
     spec_problems,
     task_least_k,
-    task_reader,
 )
 
 __all__ = ["suite_problems"]
@@ -128,7 +127,7 @@ def _task_problems(
     elif task.options is not None:
         add("options", f"a {task.kind} task takes no options:")
     if task.dataset_kind is not None:
-        reads = DATASET_KINDS.get(task_reader(task) or "", ())
+        reads = DATASET_KINDS.get(kind.reads(task) or "", ())
         if task.dataset_kind not in reads:
             add(
                 "dataset_kind",

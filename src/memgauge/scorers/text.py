@@ -28,7 +28,7 @@ def _targets(ctx: EvalContext, own: str | None) -> list[str] | None:
     return [str(value)]
 
 
-def _verdict(name: str, hit: str | None, negate: bool, shown: str) -> Score:
+def _verdict(hit: str | None, negate: bool, shown: str) -> Score:
     matched = hit is not None
     passed = matched != negate
     if matched:
@@ -63,7 +63,7 @@ class _TextEvaluator:
             hit = next((t for t in targets if self._match(out, t.strip() if clean else t)), None)
         except UsageError as exc:
             return Score.failure(str(exc))
-        return _verdict(self.name, hit, self.negate, self.verb)
+        return _verdict(hit, self.negate, self.verb)
 
 
 @dataclass(frozen=True)

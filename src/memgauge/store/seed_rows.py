@@ -153,15 +153,10 @@ def eval_results_rows(
     return rows
 
 
-def insert_eval_results(
-    conn: sqlite3.Connection,
-    result: Mapping[str, Any],
-    run_type: str = "full",
-    feature_id: str | None = None,
-) -> int:
+def insert_eval_results(conn: sqlite3.Connection, result: Mapping[str, Any]) -> int:
     """Insert the rows of one run's result (in the caller's transaction); return how many.
     The hand-run SQLite migrations' helper (the stores use `replace_eval_results`)."""
-    rows = eval_results_rows(result, run_type, feature_id)
+    rows = eval_results_rows(result)
     conn.executemany(
         f"INSERT INTO eval_results ({', '.join(EVAL_RESULTS_COLUMNS)})"
         f" VALUES ({', '.join('?' * len(EVAL_RESULTS_COLUMNS))})",

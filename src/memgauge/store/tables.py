@@ -75,8 +75,8 @@ def _serial(name: str, *items: Any, key: str = "id") -> sa.Table:
     return sa.Table(name, metadata, pk, *items, sqlite_autoincrement=True)
 
 
-def _fk_run(table: str = "suite_runs") -> sa.ForeignKey:
-    return sa.ForeignKey(f"{table}.run_id", ondelete="CASCADE")
+def _fk_run() -> sa.ForeignKey:
+    return sa.ForeignKey("suite_runs.run_id", ondelete="CASCADE")
 
 
 _ITEM_KEY = ("run_id", "subject", "task", "item_id")

@@ -150,7 +150,6 @@ class RawSpan:
     path: str  # the span's place in its record: `0`, `resourceSpans.0.scopeSpans.0.spans.1`
     span: dict[str, Any]
     attrs: dict[str, Any]
-    otlp: bool
 
     def field(self, name: str = "") -> str | None:
         """A Problem's field for `name` inside this span."""
@@ -226,17 +225,14 @@ def records(path: Path, problems: list[Problem]) -> Iterator[tuple[int | None, A
 
 def _record_spans(one: dict[str, Any], where: str, line: int | None) -> list[RawSpan]:
     if "resourceSpans" in one:
-        return [
-            RawSpan(line, f"{where}{p}", span, attrs, otlp=True)
-            for p, span, attrs in _otlp_spans(one)
-        ]
+        return [RawSpan(line, f"{where}{p}", span, attrs) for p, span, attrs in _otlp_spans(one)]
     flat, attrs = _flat_span(one)
     if not attrs and first(flat, "context.span_id", "span_id", "spanId") is None:
         raise SpanError(
             "",
             "neither a span (no attributes, no span id) nor an OTLP export (no resourceSpans)",
         )
-    return [RawSpan(line, where.rstrip("."), flat, attrs, otlp=False)]
+    return [RawSpan(line, where.rstrip("."), flat, attrs)]
 
 
 def walk(

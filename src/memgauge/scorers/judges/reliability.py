@@ -70,13 +70,11 @@ class RejudgeReport:
         return dict(self.__dict__)
 
 
-async def arejudge(
-    judge: JudgeBase, rows: Sequence[JudgedOutput], k: int, *, first_repeat: int = 1
-) -> RejudgeReport:
-    """Judge every row k times (repeat indexes first_repeat .. first_repeat + k - 1)."""
+async def arejudge(judge: JudgeBase, rows: Sequence[JudgedOutput], k: int) -> RejudgeReport:
+    """Judge every row k times (repeat indexes 1 .. k)."""
     if k < 2:
         raise ValueError("re-judging needs k >= 2 to see any variance")
-    repeats = range(first_repeat, first_repeat + k)
+    repeats = range(1, k + 1)
     scores = await asyncio.gather(*(_score(judge, r, rep) for r in rows for rep in repeats))
     values: dict[str, list[float | None]] = {}
     passed: dict[str, list[bool]] = {}
