@@ -203,7 +203,10 @@ def test_fifty_megabyte_line_is_reported_without_traceback(
     err = capsys.readouterr().err
     assert code == 2
     assert "memories.jsonl:2" in err
-    assert "longer than" in err
+    assert "longer than 16,777,216 bytes" in err
+    # the one way out a user has: no setting raises the limit, so none is named
+    assert "split the record" in err
+    assert "max_line_bytes" not in err
     assert "Traceback" not in err
 
 

@@ -135,8 +135,8 @@ def iter_jsonl(
                         file,
                         lineno,
                         None,
-                        f"line is longer than {max_line_bytes} bytes; split the record or "
-                        "raise the limit (max_line_bytes)",
+                        f"line is longer than {max_line_bytes:,} bytes, memgauge's limit for"
+                        " one record: split the record (e.g. a long conversation into sessions)",
                     )
                 )
                 continue
