@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 from tests.shards.runs_alike import SUBJECTS, item_view, summary_view
 
 from memgauge import api
+from memgauge.runs.pools import open_pool
 from memgauge.runs.suite import Suite
 
 distributed = pytest.importorskip("distributed")
@@ -124,3 +127,45 @@ def test_a_dask_worker_killed_mid_run_loses_nothing_and_records_nothing_twice(
     serial = api.run_suite(_suite(locomo_dir, 0.0), store=db)
     assert item_view(stored) == item_view(_stored(db, serial.run_id))
     cluster.wait_for_workers(2, timeout=60)  # the nanny started a new one
+
+
+def test_open_pool_leaves_importing_dask_to_the_thread_that_opens_the_cluster() -> None:
+    # the driver runs shards while the cluster opens: importing Dask is part of opening it
+    code = (
+        "import sys; from memgauge.runs.pools import open_pool; p = open_pool(2, 'dask:local'); "
+        "print(p is not None and not p.opened, 'distributed' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_a_local_cluster_the_driver_works_beside_has_one_worker_process_fewer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MEMGAUGE_SHARD_STARTUP", raising=False)
+    pool = open_pool(2, "dask:local")
+    assert pool is not None
+    assert (pool.workers, pool.slots) == (2, 1)  # the driver is the second
+    pids: set[int] = set()
+    try:
+        executor: Any = pool.executor
+        assert len(executor._client.scheduler_info()["workers"]) == 1
+        pids = set(executor._client.run(os.getpid).values())
+    finally:
+        pool.close()
+    # closed at once, not left to Dask's graceful close: no worker process is left, and no
+    # nanny started one again
+    assert pids
+    assert not [p for p in pids if _alive(p)]
+    monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "0")  # free to open: it takes every shard
+    free = open_pool(2, "dask:local")
+    assert free is not None
+    assert (free.workers, free.slots) == (2, 2)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status

@@ -9,7 +9,8 @@
   when its driver does, however the driver died (`kill -9` included): see `_end_with_driver`.
   The resource tracker that `spawn` starts beside the workers then ends too (it reads a pipe
   whose writers are the driver and the workers, and exits when the last one is gone).
-- `--executor dask:local`: a Dask `LocalCluster` of N worker processes (one thread each), and
+- `--executor dask:local`: a Dask `LocalCluster` of N worker processes (one thread each; N - 1
+  when the driver runs shards beside them, as for a process pool), and
   `--executor dask://HOST:PORT` (or `tcp://...`) the scheduler of a running cluster; both through
   `Client.get_executor()`, which is a `concurrent.futures.Executor`. Dask reschedules the task
   of a worker that died on another worker. Dask is an optional extra: `pip install
@@ -32,8 +33,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
+import importlib.util
 import logging
 import multiprocessing
 import os
@@ -209,12 +212,13 @@ def _process_pool(workers: int) -> ShardPool:
 
 
 def _dask(address: str | None, workers: int) -> ShardPool:
-    try:
-        distributed: Any = importlib.import_module("distributed")
-    except ImportError:
-        raise UnavailableError(f"--executor dask needs Dask distributed: {DASK_INSTALL}") from None
     if address is None:
-        return _dask_local(distributed, workers)
+        # imported on the thread that opens the cluster, while the driver runs shards: the
+        # driver only checks here that it is installed
+        if importlib.util.find_spec("distributed") is None:
+            raise UnavailableError(_DASK_MISSING)
+        return _dask_local(workers)
+    distributed = _distributed()
     try:
         client = distributed.Client(address, timeout="20s")
     except OSError as exc:
@@ -226,14 +230,30 @@ def _dask(address: str | None, workers: int) -> ShardPool:
     )
 
 
-def _dask_local(distributed: Any, workers: int) -> ShardPool:
+_DASK_MISSING = f"--executor dask needs Dask distributed: {DASK_INSTALL}"
+
+
+def _distributed() -> Any:
+    try:
+        return importlib.import_module("distributed")
+    except ImportError:
+        raise UnavailableError(_DASK_MISSING) from None
+
+
+def _dask_local(workers: int) -> ShardPool:
     """A LocalCluster of `workers` processes (as many as the cores for 1), started when the
-    first shard is submitted."""
+    first shard is submitted. When it costs something to open, the driver runs shards beside
+    it and is one of its workers, as with a process pool: one worker process fewer is started
+    (its start-up, Dask's and memgauge's imports and the subject, is not paid)."""
     opened: list[Any] = []
+    n = workers if workers > 1 else (os.cpu_count() or 1)
+    startup = startup_seconds(DASK_LOCAL_STARTUP)
+    spawned = max(1, n - 1) if startup > 0 else n
 
     def make() -> PoolExecutor:
+        distributed = _distributed()
         cluster = distributed.LocalCluster(
-            n_workers=workers if workers > 1 else None,  # None: as many as the cores
+            n_workers=spawned,
             threads_per_worker=1,
             processes=True,
             # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: at
@@ -249,11 +269,29 @@ def _dask_local(distributed: Any, workers: int) -> ShardPool:
         return executor
 
     def close() -> None:
-        for thing in opened:  # the client, then its cluster
-            thing.close()
+        if not opened:
+            return
+        client, cluster = opened
+        client.close()
+        # every shard is back (or dropped): the workers have nothing to finish, so each is given
+        # a fraction of a second before it is killed, where Dask's graceful close of a worker
+        # took the driver 1.2-4.5 s of waiting (BENCHMARKS.md, "A LongMemEval_S-sized sweep")
+        with contextlib.suppress(Exception):
+            cluster.sync(_end_workers, cluster)
+        cluster.close()
 
-    n = workers if workers > 1 else (os.cpu_count() or 1)
-    return ShardPool(make, n, close=close, startup=startup_seconds(DASK_LOCAL_STARTUP), local=True)
+    return ShardPool(make, n, close=close, startup=startup, local=True, slots=spawned)
+
+
+#: how long a LocalCluster's worker is given to stop before it is killed, at the end of a run
+_WORKER_END = 0.25
+
+
+async def _end_workers(cluster: Any) -> None:
+    """Close `cluster`'s nannies (on its event loop), each killing its worker process after
+    `_WORKER_END` seconds; a nanny closed so does not start its worker again."""
+    nannies = list(cluster.workers.values())
+    await asyncio.gather(*(w.close(timeout=_WORKER_END) for w in nannies), return_exceptions=True)
 
 
 def open_pool(workers: int, executor: str | PoolExecutor | None) -> ShardPool | None:
