@@ -52,6 +52,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
+from memgauge.view.precompiled import Precompiled
 from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
@@ -205,6 +206,7 @@ def environment() -> Environment:
         undefined=ChainableUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=Precompiled(),
     )
     env.filters.update(
         num=_missing_is_none(fmt_num),
