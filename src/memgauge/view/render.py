@@ -41,6 +41,7 @@ from memgauge.report.fmt import (
 )
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
+from memgauge.view.agent_rows import agent_metric_rows
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.item_rows import item_table_rows
 from memgauge.view.pages import (
@@ -230,6 +231,7 @@ def environment() -> Environment:
         verdict=_verdict,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
+        agent_metric_rows=agent_metric_rows,
         verdict_blocks=verdict_blocks,
         verdict_cell=verdict_cell,
         status_badge=status_badge,

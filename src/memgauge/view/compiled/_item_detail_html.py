@@ -14,6 +14,7 @@ def root(context, missing=missing, environment=environment):
     l_0_hit_table_rows = resolve('hit_table_rows')
     l_0_missing = resolve('missing')
     l_0_query = resolve('query')
+    l_0_agent_metric_rows = resolve('agent_metric_rows')
     l_0_verdict_blocks = resolve('verdict_blocks')
     l_0_cause = missing
     try:
@@ -121,24 +122,7 @@ def root(context, missing=missing, environment=environment):
     if environment.getattr((undefined(name='query') if l_0_query is missing else l_0_query), 'agent_metrics'):
         pass
         yield '<h3>Agent-memory metrics of this query</h3><div class="scroll"><table class="query-agent"><tbody>\n'
-        for (l_1_name, l_1_v) in context.call(environment.getattr(environment.getattr((undefined(name='query') if l_0_query is missing else l_0_query), 'agent_metrics'), 'items')):
-            l_1_agent_definition = resolve('agent_definition')
-            l_1_d = missing
-            _loop_vars = {}
-            pass
-            yield '<tr><th>'
-            yield escape(l_1_name)
-            l_1_d = context.call((undefined(name='agent_definition') if l_1_agent_definition is missing else l_1_agent_definition), l_1_name, _loop_vars=_loop_vars)
-            _loop_vars['d'] = l_1_d
-            if (undefined(name='d') if l_1_d is missing else l_1_d):
-                pass
-                yield '<div class="meta definition">'
-                yield escape((undefined(name='d') if l_1_d is missing else l_1_d))
-                yield '</div>'
-            yield '</th><td class="num">'
-            yield escape(t_1(l_1_v))
-            yield '</td></tr>'
-        l_1_name = l_1_v = l_1_agent_definition = l_1_d = missing
+        yield escape(context.call((undefined(name='agent_metric_rows') if l_0_agent_metric_rows is missing else l_0_agent_metric_rows), environment.getattr((undefined(name='query') if l_0_query is missing else l_0_query), 'agent_metrics')))
         yield '</tbody></table></div>'
     if environment.getattr((undefined(name='query') if l_0_query is missing else l_0_query), 'relevant_channels'):
         pass
@@ -213,4 +197,4 @@ def root(context, missing=missing, environment=environment):
         yield '</tbody></table></div>'
 
 blocks = {}
-debug_info = '1=63&2=73&3=78&4=94&5=96&6=98&8=103&9=105&10=119&11=121&12=124&14=143&15=164&16=176&17=178&18=183&20=194&21=198'
+debug_info = '1=64&2=74&3=79&4=95&5=97&6=99&8=104&9=106&10=120&11=122&12=125&13=127&14=148&15=160&16=162&17=167&19=178&20=182'
