@@ -220,8 +220,21 @@ def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
         "memgauge.scorers.write_path",
         "memgauge.scorers.judges",
         "memgauge.aggregates.pool_judge",
+        # the LLM layer's clients, cache front and structured output: a run holds the LLM
+        # context and reads its meter, and asks for no client
+        "memgauge.llm.config",
+        "memgauge.llm.providers",
+        "memgauge.llm.scripted",
+        "memgauge.llm.structured",
+        # the subject kinds over another memory (agents, extractors, their prompt templates),
+        # which a run of the reference memory does not build
+        "memgauge.subjects.over_memory",
+        "memgauge.subjects.agents",
+        "memgauge.subjects.extractors",
+        "memgauge.subjects.templates",
     )
     assert not _loaded(loaded, unused)
+    assert "memgauge.llm.context" in loaded  # it held the LLM context
     report = json.loads((out / "result.json").read_text())
     assert report["systems"][0]["agent_metrics"]["tier_precision[normal]@5"]["ci_low"] is not None
 
@@ -253,7 +266,14 @@ def test_help_lists_each_command_with_its_own_summary() -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["memgauge.metrics", "memgauge.report", "memgauge.scorers", "memgauge.stats", "memgauge.view"],
+    [
+        "memgauge.llm",
+        "memgauge.metrics",
+        "memgauge.report",
+        "memgauge.scorers",
+        "memgauge.stats",
+        "memgauge.view",
+    ],
 )
 def test_a_lazy_package_exports_exactly_its_names(package: str) -> None:
     """The packages whose names load on first use (so that importing one of their modules
@@ -264,7 +284,8 @@ def test_a_lazy_package_exports_exactly_its_names(package: str) -> None:
     lazy = set(module._LAZY)
     assert lazy <= set(module.__all__), sorted(lazy - set(module.__all__))
     for info in pkgutil.iter_modules(module.__path__):
-        importlib.import_module(f"{package}.{info.name}")
+        if info.name != "__main__":  # a command (`python -m memgauge.llm`), not a module
+            importlib.import_module(f"{package}.{info.name}")
     for name in module.__all__:
         value = getattr(module, name)
         assert not isinstance(value, types.ModuleType), f"{package}.{name} is a module"

@@ -69,3 +69,19 @@ def test_escape_text_is_autoescapes() -> None:
     env = environment()
     for value in (HOSTILE, 3, None, 0.5, Markup("<i>a</i>"), "plain", "&amp;"):
         assert escape_text(value) == env.from_string("{{ v }}").render(v=value)
+
+
+def test_escape_text_of_a_text_is_the_five_replacements() -> None:
+    """A text goes through markupsafe's own escaping (C where built): the same characters
+    as autoescape's five replacements, lone surrogates, controls and astral ones included."""
+    from memgauge.view.hit_table import _replaced
+
+    alphabet = "&<>'\"ab \u00e9\ud800\udfff\U0001f600\x00\n"
+    import random
+
+    rng = random.Random(7)
+    texts = ["", HOSTILE, "&amp;", "plain"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(500)]
+    for text in texts:
+        assert escape_text(text) == _replaced(text), repr(text)
+        assert type(escape_text(text)) is str

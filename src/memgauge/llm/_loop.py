@@ -3,14 +3,18 @@ can make async LLM calls that share one connection pool and one concurrency limi
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import threading
 import weakref
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memgauge.llm.scope import CallScope, current_scope
+
+if TYPE_CHECKING:
+    # imported by the first call: every run cancels and allows calls, a run without LLM calls
+    # makes none (asyncio with its SSL and socket modules is about 10 ms of CPU to import)
+    import asyncio
 
 __all__ = ["allow_calls", "cancel_pending", "run_sync"]
 
@@ -24,6 +28,8 @@ _cancelled = threading.Event()
 
 def background_loop() -> asyncio.AbstractEventLoop:
     """The process's LLM loop, started on first use (a daemon thread)."""
+    import asyncio
+
     global _loop
     with _lock:
         if _loop is None or _loop.is_closed():
@@ -35,6 +41,8 @@ def background_loop() -> asyncio.AbstractEventLoop:
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` on the background loop and wait for its result from this thread."""
+    import asyncio
+
     loop = background_loop()
     try:
         running = asyncio.get_running_loop()

@@ -28,20 +28,24 @@ one, so the run still equals its replay.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memgauge._util.redact import redact
 from memgauge.errors import CacheMissError, LLMError, UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Usage
 from memgauge.llm.usage import UsageMeter
+
+if TYPE_CHECKING:
+    # imported by the first call through the cache: the engine marks every item's calls
+    # (`asked_anew`) whether or not the run makes any
+    import asyncio
 
 __all__ = ["CacheMode", "CachingClient", "ResponseCache", "asked_anew", "request_key"]
 
@@ -166,6 +170,8 @@ class CachingClient:
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.acomplete`."""
+        import asyncio
+
         if self.mode == "off":
             return await self.inner.acomplete(request)
         model = request.model or self.inner.model

@@ -19,21 +19,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from memgauge.llm.cache import CacheMode, CachingClient, ResponseCache
-from memgauge.llm.config import LLMConfig
-from memgauge.llm.providers import provider
-from memgauge.llm.types import LLMClient
 from memgauge.llm.usage import UsageMeter
+
+if TYPE_CHECKING:
+    # loaded by the first client asked for: every run holds the context and reads its meter,
+    # a run without judges or LLM subjects asks for no client (`asyncio`, the cache, the
+    # providers' registry are not imported by it)
+    from memgauge.llm.cache import CacheMode, ResponseCache
+    from memgauge.llm.config import LLMConfig
+    from memgauge.llm.types import LLMClient
 
 __all__ = ["LLMContext", "configure", "llm_context"]
 
-ClientFactory = Callable[[LLMConfig, UsageMeter], LLMClient]
+ClientFactory: TypeAlias = "Callable[[LLMConfig, UsageMeter], LLMClient]"
 
 
 def default_factory(config: LLMConfig, meter: UsageMeter) -> LLMClient:
     """The client of `config.provider` (`openai` by default; see `memgauge.llm.providers`)."""
+    from memgauge.llm.providers import provider
+
     client: LLMClient = provider(config.provider)(config, meter=meter)
     return client
 
@@ -55,6 +61,9 @@ class LLMContext:
     def client(self, **overrides: Any) -> LLMClient:
         """The shared client for this configuration (`LLMConfig.from_env(**overrides)`),
         behind the cache when one is configured."""
+        from memgauge.llm.cache import CachingClient
+        from memgauge.llm.config import LLMConfig
+
         config = LLMConfig.from_env(**overrides)
         key = (
             config.provider,

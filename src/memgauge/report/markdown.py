@@ -30,5 +30,5 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         "",
         *([f"Dataset protocol: {md_text(ds.protocol)}.", ""] if ds.protocol else []),
     ]
-    shapes = ir_shapes(result.model_dump(mode="json"))
+    shapes = ir_shapes(result.shapes_source())
     return "\n".join(out) + "\n" + "\n".join(shape_markdown(s, level=2) for s in shapes)

@@ -18,5 +18,5 @@ def render_terminal(result: RetrievalEvalResult, console: Console) -> None:
     st, ds = result.settings, result.dataset
     protocol = f", {ds.protocol}" if ds.protocol else ""
     console.print(term(f"{ds.name}{protocol}: {st.confidence:.0%} bootstrap CIs, {st.conventions}"))
-    for shape in ir_shapes(result.model_dump(mode="json")):
+    for shape in ir_shapes(result.shapes_source()):
         print_shape(console, shape)

@@ -43,14 +43,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memgauge._util.imports import rooted
 from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls
-from memgauge.llm.cache import CacheMode, ResponseCache
 from memgauge.llm.context import configure, llm_context
 from memgauge.runs.executor import Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
@@ -59,6 +58,10 @@ from memgauge.runs.suite import Suite, TaskSpec
 from memgauge.runs.summary import subjects_of
 from memgauge.runs.work import answer_item, failed_item, fill_memory, timed_out_item
 from memgauge.subjects.registry import build_subject
+
+if TYPE_CHECKING:
+    # types only: the cache module imports asyncio, which a run without LLM calls never uses
+    from memgauge.llm.cache import CacheMode, ResponseCache
 
 __all__ = [
     "SHARDS_PER_WORKER",

@@ -23,7 +23,7 @@ them by name, so a kind (an agent that reads learnings) may build subjects in tu
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model
 
@@ -31,13 +31,26 @@ from memgauge._util.home import embeddings_cache
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, takes
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
-from memgauge.subjects.agents import MemoryAgent
-from memgauge.subjects.extractors import MemoryExtractor
 from memgauge.subjects.fusion import fusion_problems
 from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
-from memgauge.subjects.registry import build_subject, check_subject
+
+if TYPE_CHECKING:
+    from memgauge.subjects.over_memory import memory_agent, memory_extractor
 
 __all__ = ["memory_agent", "memory_extractor", "reference_memory"]
+
+#: the kinds over another memory, in `memgauge.subjects.over_memory`: found here by their entry
+#: points, loaded when asked for (their modules bring the LLM agents, extractors and prompt
+#: templates, which a run of the reference memory does not use)
+_OVER_MEMORY = ("memory_agent", "memory_extractor")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OVER_MEMORY:
+        from memgauge.subjects import over_memory
+
+        return getattr(over_memory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
@@ -80,38 +93,3 @@ def reference_memory(embedder: str = "minilm", **config: Any) -> ReferenceMemory
     return ReferenceMemory(
         settings, embedder=_embedder(embedder) if settings.mode != "lexical" else None
     )
-
-
-class _WithMemory(SpecArgs):
-    """A component over a memory subject given as a spec of its own."""
-
-    memory: dict[str, Any] = Field(description="The memory: a subject spec {kind: {args}}.")
-
-    def more_problems(self) -> list[SpecProblem]:
-        return [p.under("memory") for p in check_subject(self.memory)]
-
-
-def _over_memory(cls: type) -> type[SpecArgs]:
-    """`cls`'s argument model, its `memory` a subject spec instead of a live subject."""
-    base = args_model_of(cls)
-    fields = {
-        name: (f.annotation, f)
-        for name, f in (base.model_fields.items() if base is not None else ())
-        if name != "memory"
-    }
-    model: type[SpecArgs] = create_model(  # type: ignore[call-overload]
-        f"{cls.__name__}Args", __base__=_WithMemory, **fields
-    )
-    return model
-
-
-@takes(_over_memory(MemoryAgent))
-def memory_agent(memory: dict[str, Any], **options: Any) -> MemoryAgent:
-    """A memory subject searched for the question, and a reader model over the hits."""
-    return MemoryAgent(build_subject(memory), **options)
-
-
-@takes(_over_memory(MemoryExtractor))
-def memory_extractor(memory: dict[str, Any]) -> MemoryExtractor:
-    """A memory system's own extraction (its write events), scored as an extractor."""
-    return MemoryExtractor(build_subject(memory))

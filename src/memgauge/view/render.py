@@ -41,6 +41,7 @@ from memgauge.report.fmt import (
 )
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
+from memgauge.view.agent_rows import agent_metric_rows
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.item_rows import item_table_rows
 from memgauge.view.pages import (
@@ -52,6 +53,7 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
+from memgauge.view.precompiled import Precompiled
 from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
@@ -205,6 +207,7 @@ def environment() -> Environment:
         undefined=ChainableUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=Precompiled(),
     )
     env.filters.update(
         num=_missing_is_none(fmt_num),
@@ -228,6 +231,7 @@ def environment() -> Environment:
         verdict=_verdict,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
+        agent_metric_rows=agent_metric_rows,
         verdict_blocks=verdict_blocks,
         verdict_cell=verdict_cell,
         status_badge=status_badge,
