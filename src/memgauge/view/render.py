@@ -12,6 +12,7 @@ no script at all and forbid any with a Content-Security-Policy: one file that op
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -22,9 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from jinja2 import ChainableUndefined, Environment, PackageLoader, Undefined
+from jinja2 import (
+    BytecodeCache,
+    ChainableUndefined,
+    Environment,
+    FileSystemBytecodeCache,
+    PackageLoader,
+    Undefined,
+)
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
+from memgauge._util.home import memgauge_home
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.facts import IrView
@@ -53,7 +63,6 @@ from memgauge.view.pages import (
     run_page,
     shape_chart,
 )
-from memgauge.view.precompiled import Precompiled
 from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
@@ -197,6 +206,32 @@ def _missing_is_none(f: Callable[..., str]) -> Callable[..., str]:
     return wrapped
 
 
+class _KeptTemplates(FileSystemBytecodeCache):
+    """The templates' compiled code kept between processes (Jinja's own file cache: a file
+    per template, written whole then renamed, used only while the template's source is the one
+    it was compiled from). A cache that cannot be read or written is passed over: the template
+    is compiled, as without one."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _template_cache() -> BytecodeCache | None:
+    """`MEMGAUGE_HOME/templates`: loading a report's templates compiled costs a fifth of
+    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made."""
+    directory = memgauge_home() / "templates"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return _KeptTemplates(str(directory))
+
+
 @cache
 def environment() -> Environment:
     """The one template environment: autoescape on; a key a stored record lacks (an older
@@ -207,7 +242,7 @@ def environment() -> Environment:
         undefined=ChainableUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        bytecode_cache=Precompiled(),
+        bytecode_cache=_template_cache(),
     )
     env.filters.update(
         num=_missing_is_none(fmt_num),

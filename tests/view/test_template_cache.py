@@ -1,0 +1,62 @@
+"""The templates' compiled code kept in MEMGAUGE_HOME between processes: a second process
+loads it instead of compiling, draws the same page, and a home that cannot hold it costs
+nothing but the compiling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from jinja2 import Environment
+
+from memgauge.view import render
+
+
+def _draw(env: Environment) -> str:
+    return env.get_template("error.html").render(title="t", message="<m>", status=404)
+
+
+def test_a_second_process_loads_the_templates_compiled_by_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    first = _draw(render.environment.__wrapped__())
+    kept = sorted((tmp_path / "templates").iterdir())
+    assert kept  # error.html and base.html, which it extends
+    assert all(p.stat().st_size > 0 and p.suffix == ".cache" for p in kept)
+
+    def no_compiling(*_a: object, **_k: object) -> None:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(Environment, "compile", no_compiling)
+    assert _draw(render.environment.__wrapped__()) == first
+
+
+def test_a_template_changed_since_is_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    env = render.environment.__wrapped__()
+    _draw(env)
+    cache = env.bytecode_cache
+    assert cache is not None
+    source, filename, _ = env.loader.get_source(env, "error.html")  # type: ignore[union-attr]
+    assert cache.get_bucket(env, "error.html", filename, source).code is not None
+    # the code kept for error.html, asked for with another source: not given
+    assert cache.get_bucket(env, "error.html", filename, source + "{{ 1 }}").code is None
+
+
+def test_a_home_that_cannot_hold_the_cache_still_draws_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.write_text("a file where the folder would be")
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    env = render.environment.__wrapped__()
+    assert env.bytecode_cache is None
+    assert "&lt;m&gt;" in _draw(env)
+    # a folder that goes away after the environment is made (a test's home, a cleaned cache)
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "gone"))
+    env = render.environment.__wrapped__()
+    (tmp_path / "gone" / "templates").rmdir()
+    assert "&lt;m&gt;" in _draw(env)
