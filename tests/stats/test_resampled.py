@@ -76,3 +76,47 @@ def test_numpys_edge_rules_are_left_to_numpy(values: np.ndarray, qs: tuple[float
         if finite.size:
             low, high = np.percentile(finite, [2.5, 97.5])
             assert (ci.low, ci.high) == (float(low), float(high))
+
+
+def test_intervals_sharing_their_draws_are_those_drawing_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Within `shared_draws` the means, quantiles and ratios over the same number of values
+    and seed draw their indices once, and give the intervals each gives alone."""
+    from memgauge.stats import shared_draws as shared
+    from memgauge.stats.bootstrap import bootstrap_cis
+    from memgauge.stats.resampled import ratio_ci
+
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(100, 1500, 600).astype(np.float64)
+    latency = rng.lognormal(0.0, 1.0, 600)
+    accuracy = rng.integers(0, 2, 600).astype(np.float64)
+
+    def every() -> list[object]:
+        return [
+            *bootstrap_cis(tokens[None, :], seed=11),
+            *quantile_cis(tokens, (50.0, 95.0), seed=11),
+            *bootstrap_cis(latency[None, :], seed=11),
+            *quantile_cis(latency, (50.0, 95.0), seed=11),
+            ratio_ci(accuracy, tokens, scale=1000.0, seed=11),
+            *bootstrap_cis(np.vstack([accuracy, tokens]), seed=11),
+        ]
+
+    alone = every()
+    calls: list[tuple[int, int, int, int]] = []
+    draw = shared._draw
+
+    def counted(seed: int, n: int, n_resamples: int, step: int):  # type: ignore[no-untyped-def]
+        calls.append((seed, n, n_resamples, step))
+        return draw(seed, n, n_resamples, step)
+
+    monkeypatch.setattr(shared, "_draw", counted)
+    with shared.shared_draws():
+        together = every()
+    assert together == alone
+    # one draw for the one-row means, quantiles and ratio, one for the two rows' chunks
+    assert sorted(set(calls)) == sorted(calls)
+    assert len(calls) == 2
+    calls.clear()
+    assert every() == alone
+    assert len(calls) == 6  # outside, each draws its own

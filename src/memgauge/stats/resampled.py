@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge.stats.bootstrap import ConfidenceInterval
+from memgauge.stats.shared_draws import drawn
 
 __all__ = ["quantile_cis", "ratio_ci"]
 
@@ -27,11 +28,7 @@ _F64 = npt.NDArray[np.float64]
 
 
 def _indices(n: int, n_resamples: int, seed: int) -> Iterator[npt.NDArray[np.intp]]:
-    rng = np.random.default_rng(seed)
-    step = max(1, _CHUNK // max(n, 1))
-    for start in range(0, n_resamples, step):
-        stop = min(n_resamples, start + step)
-        yield rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+    return drawn(seed, n, n_resamples, max(1, _CHUNK // max(n, 1)))
 
 
 def _lerp(a: _F64, b: _F64, t: float) -> _F64:
