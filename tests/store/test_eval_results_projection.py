@@ -78,3 +78,43 @@ def test_a_run_with_two_retrieval_tasks_has_a_row_per_system_and_task(
     capsys.readouterr()
     rows = _rows(db, "full")
     assert [(r[3], r[4]) for r in rows] == [("lexical/a", 37), ("lexical/b", 5)]
+
+
+def test_the_rows_are_those_of_the_whole_facts_dumped_without_what_they_never_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The facts are dumped for `eval_results` without the per-query fields its rows never
+    read (hits, channels, texts: most of a big run's dump): the rows written are those the
+    whole facts give, every column."""
+    from memgauge.api import read_run
+    from memgauge.store.seed_rows import EVAL_RESULTS_COLUMNS, UNREAD, eval_results_rows
+
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = tmp_path / "r.db"
+    args = ["evaluate", str(data), "-s", "lexical", "--store", str(db), "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    run_id = json.loads((tmp_path / "out" / "result.json").read_text())["run_id"]
+    run = read_run(run_id, store=db)
+    assert run.summary is not None
+    (agg,) = [a for a in run.summary.aggregates if a.aggregate == "ir"]
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        (stored,) = [dict(r) for r in conn.execute("SELECT * FROM eval_results")]
+    whole = agg.facts_json()
+    (want,) = eval_results_rows({**whole, "run_id": run_id, "created_at": stored["created_at"]})
+    assert {c: stored[c] for c in EVAL_RESULTS_COLUMNS} == want
+    assert json.loads(want["per_query_results"])  # the per-query values are in it
+    typed = agg.model_copy()
+    from memgauge.aggregates.ir_facts import IrFacts
+
+    typed.facts = IrFacts.model_validate(whole)
+    slim = typed.facts_json(exclude=UNREAD)
+    assert "hits" in whole["systems"][0]["per_query"][0]
+    assert set(slim["systems"][0]["per_query"][0]) == {
+        "query_id",
+        "metrics",
+        "agent_metrics",
+        "error",
+    }

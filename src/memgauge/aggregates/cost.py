@@ -59,6 +59,7 @@ from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.metrics.tokens import DEFAULT_ENCODING, PRESSURE_LEVELS, Encoding, pressure_level
 from memgauge.stats.bootstrap import ConfidenceInterval, bootstrap_cis
 from memgauge.stats.resampled import quantile_cis, ratio_ci
+from memgauge.stats.shared_draws import shared_draws
 
 __all__ = ["BUDGET_MEASURES", "COST_MEASURES", "LLM_MEASURES", "CostAggregate"]
 
@@ -138,6 +139,13 @@ class CostAggregate:
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject its measures; the detail has every query's context tokens, latency and
         (with a budget) usage ratio, pressure level and cuts."""
+        # its intervals over the same queries draw the same indices: drawn once
+        with shared_draws():
+            return self._compute(task, items)
+
+    def _compute(
+        self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]
+    ) -> AggregateResult:
         if (
             self.accuracy is not None
             and task.evaluators

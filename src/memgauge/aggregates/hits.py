@@ -22,7 +22,8 @@ def hits_of(output: Any) -> list[dict[str, Any]] | None:
         output = output.get("hits")
     if not isinstance(output, list):
         return None
-    # a dict first: an ABC check per hit is most of the time of a run's 80,000 hits read
+    # a dict is the recorded form: its type checked first, an ABC's isinstance for the rest
+    # (30,000 hits of a LoCoMo run, read by the ir and the cost aggregates)
     return [
         h
         if type(h) is dict
@@ -57,4 +58,6 @@ def hit_channels(hit: Mapping[str, Any]) -> list[str]:
     channels = hit.get("channels")
     if channels is not None:
         return [str(c) for c in channels]
-    return sorted(hit.get("channel_ranks") or ())
+    ranks = hit.get("channel_ranks") or ()
+    # one channel's hit (every hit of a one-channel memory): nothing to sort
+    return list(ranks) if len(ranks) == 1 else sorted(ranks)

@@ -509,13 +509,16 @@ class IRAggregate:
         for r in results.values():
             for stage, ms in r.latency_ms.items():
                 latency.setdefault(stage, []).append(ms)
+        # each measure's values as Python floats once (a NumPy scalar read and tested per
+        # query and measure was 10,000 of each for LoCoMo)
+        as_floats = {m: np.asarray(v, dtype=np.float64).tolist() for m, v in per_measure.items()}
         per_query = [
             self._query(
                 q,
                 qrels,
                 results,
                 errors,
-                per_measure,
+                as_floats,
                 order,
                 values,
                 agent=agent.per_query,
@@ -597,7 +600,7 @@ class IRAggregate:
         qrels: Mapping[str, Mapping[str, int]],
         results: Mapping[str, Found],
         errors: Mapping[str, str],
-        per_query: Mapping[str, np.ndarray[Any, Any]],
+        per_query: Mapping[str, list[float]],
         order: Mapping[str, int],
         values: Mapping[str, np.ndarray[Any, Any]],
         *,
@@ -626,7 +629,8 @@ class IRAggregate:
             text=q.text,
             intent=q.intent,
             category=q.category,
-            metrics={m: (None if np.isnan(v[i]) else float(v[i])) for m, v in per_query.items()},
+            # NaN (not scored) is the one float unequal to itself
+            metrics={m: (None if v[i] != v[i] else v[i]) for m, v in per_query.items()},
             hits=list(r.ids),
             channels=[hit_channels(h) for h in r.hits],
             relevant=rel,

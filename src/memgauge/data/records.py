@@ -19,7 +19,7 @@ A value that could not be computed is None (shown as n/a with its count), never 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import (
@@ -376,14 +376,16 @@ class AggregateResult(_Record):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def facts_json(self) -> dict[str, Any]:
+    def facts_json(self, exclude: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Its facts in their stored form, JSON (a form 1 or 2 result's detail): what a
-        document other tools read is written from (seed 002's `eval_results` rows)."""
+        document other tools read is written from (seed 002's `eval_results` rows). `exclude`
+        (pydantic's form): fields the reader does not read, left out of typed facts (facts
+        read back untyped, and a detail, come whole)."""
         if self.facts is None:
             return dict(self.detail)
         if type(self.facts) is Facts:
             return dict(self.facts.__pydantic_extra__ or {})
-        return self.facts.model_dump(mode="json")
+        return self.facts.model_dump(mode="json", exclude=exclude)
 
     def facts_as(self, model: type[F]) -> F | None:
         """Its facts as `model` (the aggregate's own facts model, or a view of them): as they

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memgauge.stats.shared_draws import drawn
+
 __all__ = ["ConfidenceInterval", "bootstrap_ci", "bootstrap_cis", "resample_means"]
 
 _CHUNK = 5_000_000  # indices drawn per chunk: bounds memory at ~40 MB
@@ -38,13 +40,14 @@ class ConfidenceInterval:
 
 
 def resample_means(
-    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator | int
 ) -> npt.NDArray[np.float64]:
     """Means of `n_resamples` bootstrap resamples of each row of `values` (no NaNs allowed).
 
     Formula: for resample b, mean_b = (1/n) * sum_i values[idx_b,i] with idx_b uniform on
     [0, n). Every row uses the same idx_b. Indices are drawn in chunks so memory stays bounded
-    (~40 MB) whatever n_resamples is; a gather is faster here than multinomial counts.
+    (~40 MB) whatever n_resamples is; a gather is faster here than multinomial counts. `rng`
+    an int: the seed of a fresh generator, whose draws `stats.shared_draws` may share.
     """
     matrix = np.ascontiguousarray(np.atleast_2d(values), dtype=np.float64)
     # rows alike to the bit (nDCG@10 and @20 of runs whose hits are all in the top 10) have
@@ -63,9 +66,16 @@ def resample_means(
     part = max(1, min(step, _PART // max(n, 1)))
     coded = _coded(matrix)
     gathered = np.empty((rows, part, n), dtype=np.float64)
-    for start in range(0, n_resamples, step):
-        stop = min(n_resamples, start + step)
-        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+    chunks = (
+        (
+            rng.integers(0, n, size=(min(n_resamples, start + step) - start, n), dtype=np.intp)
+            for start in range(0, n_resamples, step)
+        )
+        if isinstance(rng, np.random.Generator)
+        else drawn(int(rng), n, n_resamples, step)
+    )
+    for start, idx in zip(range(0, n_resamples, step), chunks, strict=True):
+        stop = start + idx.shape[0]
         for at in range(0, stop - start, part):
             some = idx[at : at + part]
             into = gathered[:, : some.shape[0]]
@@ -136,7 +146,7 @@ def bootstrap_cis(
     complete = finite.all(axis=1)
     if complete.any() and data.shape[1] > 1:
         rows = np.flatnonzero(complete)
-        means = resample_means(data[rows], n_resamples, np.random.default_rng(seed))
+        means = resample_means(data[rows], n_resamples, seed)
         lows, highs = _percentile_ci(means, confidence)
         for j, r in enumerate(rows.tolist()):
             results[r] = ConfidenceInterval(
@@ -180,7 +190,7 @@ def bootstrap_cis(
                 note="one scored item: the interval is degenerate",
             )
         else:
-            means = resample_means(vals[None, :], n_resamples, np.random.default_rng(seed))
+            means = resample_means(vals[None, :], n_resamples, seed)
             low, high = _percentile_ci(means, confidence)
             results[row] = ConfidenceInterval(
                 float(vals.mean()),

@@ -32,6 +32,7 @@ __all__ = [
     "EVAL_RESULTS_COLUMNS",
     "SHADOW_COLUMNS",
     "SHADOW_CONTEXT",
+    "UNREAD",
     "ab_test_eval_row",
     "eval_results_rows",
     "insert_eval_results",
@@ -60,6 +61,28 @@ _AGENT = {
     "result_diversity_score": "folder_ils@",
 }
 PRIMARY = "nDCG@10"
+
+#: what `eval_results_rows` never reads of a retrieval result's per-query records: left out
+#: of the facts dumped for it (1,536 queries' hits, channels and texts of a LoCoMo run)
+UNREAD = {
+    "systems": {
+        "__all__": {
+            "per_query": {
+                "__all__": {
+                    "text",
+                    "intent",
+                    "category",
+                    "hits",
+                    "channels",
+                    "relevant",
+                    "relevant_channels",
+                    "latency_ms",
+                    "pre_expansion",
+                }
+            }
+        }
+    }
+}
 
 #: the columns a row of `eval_results` is written with: all but its generated `id`
 EVAL_RESULTS_COLUMNS = tuple(c.name for c in eval_results.columns if c.name != "id")

@@ -27,7 +27,7 @@ from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
 from memgauge.store.headline import headline
 from memgauge.store.optimization import OptimizationHistory
-from memgauge.store.seed_rows import eval_results_rows, replace_eval_results
+from memgauge.store.seed_rows import UNREAD, eval_results_rows, replace_eval_results
 from memgauge.store.tables import Packed, eval_results, packed, stored_json, unpacked
 from memgauge.store.tables import suite_run_failures as failures_t
 from memgauge.store.tables import suite_run_items as items_t
@@ -206,7 +206,7 @@ class SuiteRunStore(OptimizationHistory, Store):
                 for pipe in [view.pipeline or IrPipeline()]
                 for row in eval_results_rows(
                     {
-                        **agg.facts_json(),
+                        **agg.facts_json(exclude=UNREAD),
                         "run_id": run_id,
                         "created_at": created or utc_now(),
                     },
