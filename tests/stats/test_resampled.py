@@ -120,3 +120,27 @@ def test_intervals_sharing_their_draws_are_those_drawing_their_own(
     calls.clear()
     assert every() == alone
     assert len(calls) == 6  # outside, each draws its own
+
+
+def test_a_draw_bigger_than_the_budget_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big run's draws (1,000 resamples of 100,000 values: 800 MB) are made chunk by chunk
+    by each interval, never held whole; the intervals are the same."""
+    from memgauge.stats import shared_draws as shared
+
+    values = np.random.default_rng(3).lognormal(0.0, 1.0, 600)
+    alone = quantile_cis(values, (50.0,), seed=2)
+    # the budget below one draw of these 600 values
+    monkeypatch.setattr(shared, "KEEP_BYTES", 600 * 1000 * 8 - 1)
+    calls: list[int] = []
+    draw = shared._draw
+
+    def counted(seed: int, n: int, n_resamples: int, step: int):  # type: ignore[no-untyped-def]
+        calls.append(n)
+        return draw(seed, n, n_resamples, step)
+
+    monkeypatch.setattr(shared, "_draw", counted)
+    with shared.shared_draws():
+        assert quantile_cis(values, (50.0,), seed=2) == alone
+        assert quantile_cis(values, (50.0,), seed=2) == alone
+        assert shared._kept.get() == {}
+    assert calls == [600, 600]

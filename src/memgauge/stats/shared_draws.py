@@ -20,6 +20,11 @@ import numpy.typing as npt
 __all__ = ["drawn", "shared_draws"]
 
 _Idx = npt.NDArray[np.intp]
+_ITEMSIZE = np.dtype(np.intp).itemsize
+#: the most a kept draw may hold: a bigger one (1,000 resamples of more than 8,000 values) is
+#: drawn by each interval chunk by chunk, as outside `shared_draws`, so a big run's summary
+#: never holds a whole draw (800 MB at 100,000 items)
+KEEP_BYTES = 64 * 1024 * 1024
 _kept: ContextVar[dict[tuple[int, int, int, int], list[_Idx]] | None] = ContextVar(
     "memgauge_shared_draws", default=None
 )
@@ -28,7 +33,7 @@ _kept: ContextVar[dict[tuple[int, int, int, int], list[_Idx]] | None] = ContextV
 @contextmanager
 def shared_draws() -> Iterator[None]:
     """Within: a draw of the same (seed, n, resamples, chunk) is made once (its memory freed
-    on leaving)."""
+    on leaving), if it holds at most `KEEP_BYTES`."""
     token = _kept.set({})
     try:
         yield
@@ -47,7 +52,7 @@ def drawn(seed: int, n: int, n_resamples: int, step: int) -> Iterator[_Idx]:
     """The indices a generator fresh from `seed` draws for `n_resamples` resamples of `n`
     items, `step` resamples a chunk: one array per chunk, not to be written to."""
     kept = _kept.get()
-    if kept is None:
+    if kept is None or n * n_resamples * _ITEMSIZE > KEEP_BYTES:
         yield from _draw(seed, n, n_resamples, step)
         return
     key = (seed, n, n_resamples, step)
