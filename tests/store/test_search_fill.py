@@ -51,15 +51,11 @@ def _store_run(db: Path | str, inputs: list[dict[str, Any]]) -> None:
     store.close()
 
 
-# on PostgreSQL too: the batches are written on the connection the run's rows were read on
-@pytest.mark.parametrize(
-    "store_where", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
-)
-def test_the_fill_writes_every_document_a_batch_at_a_time(
-    store_where: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db = store_where
-    _store_before_0023(db)
+def _upgraded_counting(
+    url: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """Upgrade the store at `url`: the revisions applied, and at each INSERT of documents how
+    many documents had been made and how many that INSERT writes."""
     made = 0
     document = stored_forms.document
 
@@ -69,25 +65,42 @@ def test_the_fill_writes_every_document_a_batch_at_a_time(
         return document(values)
 
     monkeypatch.setattr(stored_forms, "document", counted)
-    # at each INSERT of documents: how many were made, and how many that INSERT writes
     inserts: list[tuple[int, int]] = []
 
     def before(_c: Any, _cursor: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
         if statement.startswith("INSERT INTO suite_run_search"):
             inserts.append((made, len(params) if many else 1))
 
-    url = store_url(db)
     engine = open_engine(url)
     sa.event.listen(engine, "before_cursor_execute", before)
     try:
-        assert upgrade(engine, url)[0] == "0023"
+        return upgrade(engine, url), inserts
     finally:
         engine.dispose()
-    assert [n for _, n in inserts[:3]] == [5000, 5000, 3]
+
+
+def _made_as_written(inserts: list[tuple[int, int]]) -> None:
+    """No document made before its batch is written."""
     written = 0
     for made_then, n in inserts:
         written += n
-        assert made_then == written  # no document made before its batch is written
+        assert made_then == written
+
+
+# on PostgreSQL too: the batches are written on the connection the run's rows were read on
+@pytest.mark.parametrize(
+    "store_where", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
+)
+def test_the_fill_writes_every_document_a_batch_at_a_time(
+    store_where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = store_where
+    _store_before_0023(db)
+    url = store_url(db)
+    applied, inserts = _upgraded_counting(url, monkeypatch)
+    assert applied[0] == "0023"
+    assert [n for _, n in inserts[:3]] == [5000, 5000, 3]
+    _made_as_written(inserts)
     with RunReader(db) as reader:
         for k in (0, 4999, 5000, 5001, 9999, 10_000, _N - 1):
             page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
@@ -128,33 +141,11 @@ def test_revision_0024_makes_the_documents_with_a_backslash_again_a_batch_at_a_t
         c.execute(sa.text("UPDATE alembic_version SET version_num = '0023'"))
     engine.dispose()
 
-    made = 0
-    document = stored_forms.document
-
-    def counted(values: Any) -> str | None:
-        nonlocal made
-        made += 1
-        return document(values)
-
-    monkeypatch.setattr(stored_forms, "document", counted)
-    inserts: list[tuple[int, int]] = []
-
-    def before(_c: Any, _cursor: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
-        if statement.startswith("INSERT INTO suite_run_search"):
-            inserts.append((made, len(params) if many else 1))
-
-    engine = open_engine(url)
-    sa.event.listen(engine, "before_cursor_execute", before)
-    try:
-        assert upgrade(engine, url) == ["0024"]
-    finally:
-        engine.dispose()
+    applied, inserts = _upgraded_counting(url, monkeypatch)
+    assert applied == ["0024"]
     # the 5,002 even items' documents: a full batch, then the rest, each made as it is written
     assert [n for _, n in inserts] == [5000, 2]
-    written = 0
-    for made_then, n in inserts:
-        written += n
-        assert made_then == written
+    _made_as_written(inserts)
     with RunReader(db) as reader:
         for k in (0, 1, 9998, 10_000, _N - 1):
             page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
