@@ -60,3 +60,21 @@ def test_a_home_that_cannot_hold_the_cache_still_draws_the_page(
     env = render.environment.__wrapped__()
     (tmp_path / "gone" / "templates").rmdir()
     assert "&lt;m&gt;" in _draw(env)
+
+
+def test_code_compiled_under_other_settings_is_not_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a template's code depends on the environment too (trim_blocks, a filter taking the
+    # context), not only on its source: a home kept across an upgrade that changed them
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    _draw(render.environment.__wrapped__())
+
+    class Untrimmed(Environment):
+        def __init__(self, **options: object) -> None:
+            super().__init__(**{**options, "trim_blocks": False})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "Environment", Untrimmed)
+    fresh = render.environment.__wrapped__()
+    fresh.bytecode_cache = None
+    assert _draw(render.environment.__wrapped__()) == _draw(fresh)

@@ -13,6 +13,7 @@ no script at all and forbid any with a Content-Security-Policy: one file that op
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -221,15 +222,55 @@ class _KeptTemplates(FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
 
 
-def _template_cache() -> BytecodeCache | None:
+def _compiled_with(env: Environment) -> str:
+    """What a template's compiled code depends on besides its source, which Jinja's cache
+    checks alone: Jinja's version, the syntax and whitespace settings, autoescape, and the
+    filters and tests (a name is resolved, and its taking the context decided, when the
+    template is compiled). A home kept across a change of any of them compiles anew."""
+    import jinja2
+
+    settings = [
+        jinja2.__version__,
+        *(
+            repr(getattr(env, k))
+            for k in (
+                "block_start_string",
+                "block_end_string",
+                "variable_start_string",
+                "variable_end_string",
+                "comment_start_string",
+                "comment_end_string",
+                "line_statement_prefix",
+                "line_comment_prefix",
+                "trim_blocks",
+                "lstrip_blocks",
+                "newline_sequence",
+                "keep_trailing_newline",
+                "autoescape",
+                "optimized",
+                "is_async",
+            )
+        ),
+        *sorted(env.extensions),
+        *(
+            f"{kind}:{name}:{getattr(f, 'jinja_pass_arg', None)}"
+            for kind, table in (("filter", env.filters), ("test", env.tests))
+            for name, f in sorted(table.items())
+        ),
+    ]
+    return hashlib.sha1("\n".join(settings).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+def _template_cache(env: Environment) -> BytecodeCache | None:
     """`MEMGAUGE_HOME/templates`: loading a report's templates compiled costs a fifth of
-    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made."""
+    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made. A file's
+    name carries `_compiled_with(env)`, so code compiled under other settings is not read."""
     directory = memgauge_home() / "templates"
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return _KeptTemplates(str(directory))
+    return _KeptTemplates(str(directory), pattern=f"{_compiled_with(env)}-%s.cache")
 
 
 @cache
@@ -242,7 +283,6 @@ def environment() -> Environment:
         undefined=ChainableUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        bytecode_cache=_template_cache(),
     )
     env.filters.update(
         num=_missing_is_none(fmt_num),
@@ -276,6 +316,7 @@ def environment() -> Environment:
         standalone=False,
         self_url="",
     )
+    env.bytecode_cache = _template_cache(env)
     return env
 
 
