@@ -78,3 +78,18 @@ def test_code_compiled_under_other_settings_is_not_loaded(
     fresh = render.environment.__wrapped__()
     fresh.bytecode_cache = None
     assert _draw(render.environment.__wrapped__()) == _draw(fresh)
+
+
+def test_no_home_directory_to_keep_the_cache_in_still_draws_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no MEMGAUGE_HOME, no HOME, and a user id without a passwd entry (a container run under
+    # an arbitrary id): `memgauge report --store FILE` needs no home, and the cache is optional
+    def no_home(cls: type[Path]) -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("MEMGAUGE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    env = render.environment.__wrapped__()
+    assert env.bytecode_cache is None
+    assert "&lt;m&gt;" in _draw(env)

@@ -267,12 +267,13 @@ def _compiled_with(env: Environment) -> str:
 
 def _template_cache(env: Environment) -> BytecodeCache | None:
     """`MEMGAUGE_HOME/templates`: loading a report's templates compiled costs a fifth of
-    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made. A file's
-    name carries `_compiled_with(env)`, so code compiled under other settings is not read."""
-    directory = memgauge_home() / "templates"
+    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made, or there
+    is no home to make it in. A file's name carries `_compiled_with(env)`, so code compiled
+    under other settings is not read."""
     try:
+        directory = memgauge_home() / "templates"
         directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: no home directory to find
         return None
     return _KeptTemplates(str(directory), pattern=f"{_compiled_with(env)}-%s.cache")
 
