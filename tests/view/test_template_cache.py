@@ -93,3 +93,19 @@ def test_no_home_directory_to_keep_the_cache_in_still_draws_the_page(
     env = render.environment.__wrapped__()
     assert env.bytecode_cache is None
     assert "&lt;m&gt;" in _draw(env)
+
+
+def test_a_damaged_cache_file_is_compiled_again_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jinja's own reading of a file cut short after its header raises (its pickle), where a
+    # file cut elsewhere is a miss: a report would fail on it until the file was deleted
+    from jinja2.bccache import bc_magic
+
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    first = _draw(render.environment.__wrapped__())
+    kept = sorted((tmp_path / "templates").iterdir())
+    for p in kept:
+        p.write_bytes(bc_magic + b"\x80")
+    assert _draw(render.environment.__wrapped__()) == first
+    assert all(p.stat().st_size > len(bc_magic) + 1 for p in kept)  # written again

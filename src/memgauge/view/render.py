@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -215,8 +216,12 @@ class _KeptTemplates(FileSystemBytecodeCache):
     is compiled, as without one."""
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        with contextlib.suppress(OSError):
+        try:
             super().load_bytecode(bucket)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            # a file Jinja cannot read (cut short after its header: its pickle raises where
+            # its marshal is a miss) is compiled again, and the file written anew
+            bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         with contextlib.suppress(OSError):
