@@ -16,6 +16,7 @@ import pytest
 from tests.shards.runs_alike import SUBJECTS, item_view, summary_view
 
 from memgauge import api
+from memgauge.runs import pools
 from memgauge.runs.pools import open_pool
 from memgauge.runs.suite import Suite
 
@@ -169,3 +170,38 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return "\nState:\tZ" not in status
+
+
+class _Cluster:
+    def __init__(self, **_options: Any) -> None:
+        self.workers: dict[str, Any] = {}
+        self.closed = False
+        opened_clusters.append(self)
+
+    def sync(self, *_args: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+opened_clusters: list[_Cluster] = []
+
+
+class _NoClient:
+    def __init__(self, _cluster: Any) -> None:
+        raise TimeoutError("the scheduler did not answer")  # or Ctrl-C while it connects
+
+
+def test_a_cluster_whose_client_failed_to_connect_is_still_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = type("distributed", (), {"LocalCluster": _Cluster, "Client": _NoClient})
+    monkeypatch.setattr(pools, "_distributed", lambda: fake)
+    opened_clusters.clear()
+    pool = open_pool(2, "dask:local")
+    assert pool is not None
+    with pytest.raises(TimeoutError):
+        _ = pool.executor
+    pool.close()  # the run's cleanup: no error of its own in place of the run's
+    assert [c.closed for c in opened_clusters] == [True]

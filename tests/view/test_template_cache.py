@@ -60,3 +60,52 @@ def test_a_home_that_cannot_hold_the_cache_still_draws_the_page(
     env = render.environment.__wrapped__()
     (tmp_path / "gone" / "templates").rmdir()
     assert "&lt;m&gt;" in _draw(env)
+
+
+def test_code_compiled_under_other_settings_is_not_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a template's code depends on the environment too (trim_blocks, a filter taking the
+    # context), not only on its source: a home kept across an upgrade that changed them
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    _draw(render.environment.__wrapped__())
+
+    class Untrimmed(Environment):
+        def __init__(self, **options: object) -> None:
+            super().__init__(**{**options, "trim_blocks": False})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "Environment", Untrimmed)
+    fresh = render.environment.__wrapped__()
+    fresh.bytecode_cache = None
+    assert _draw(render.environment.__wrapped__()) == _draw(fresh)
+
+
+def test_no_home_directory_to_keep_the_cache_in_still_draws_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no MEMGAUGE_HOME, no HOME, and a user id without a passwd entry (a container run under
+    # an arbitrary id): `memgauge report --store FILE` needs no home, and the cache is optional
+    def no_home(cls: type[Path]) -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("MEMGAUGE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    env = render.environment.__wrapped__()
+    assert env.bytecode_cache is None
+    assert "&lt;m&gt;" in _draw(env)
+
+
+def test_a_damaged_cache_file_is_compiled_again_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jinja's own reading of a file cut short after its header raises (its pickle), where a
+    # file cut elsewhere is a miss: a report would fail on it until the file was deleted
+    from jinja2.bccache import bc_magic
+
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    first = _draw(render.environment.__wrapped__())
+    kept = sorted((tmp_path / "templates").iterdir())
+    for p in kept:
+        p.write_bytes(bc_magic + b"\x80")
+    assert _draw(render.environment.__wrapped__()) == first
+    assert all(p.stat().st_size > len(bc_magic) + 1 for p in kept)  # written again

@@ -264,15 +264,19 @@ def _dask_local(workers: int) -> ShardPool:
         )
         opened.append(cluster)
         client = distributed.Client(cluster)
-        opened.insert(0, client)
+        opened.append(client)
         executor: PoolExecutor = client.get_executor(pure=False)
         return executor
 
     def close() -> None:
         if not opened:
             return
-        client, cluster = opened
-        client.close()
+        # the cluster, and its client unless connecting to it failed (a timeout, Ctrl-C):
+        # the cluster is closed either way
+        cluster, *client = opened
+        opened.clear()
+        for c in client:
+            c.close()
         # every shard is back (or dropped): the workers have nothing to finish, so each is given
         # a fraction of a second before it is killed, where Dask's graceful close of a worker
         # took the driver 1.2-4.5 s of waiting (BENCHMARKS.md, "A LongMemEval_S-sized sweep")

@@ -13,8 +13,11 @@ no script at all and forbid any with a Content-Security-Policy: one file that op
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
+import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -213,23 +216,71 @@ class _KeptTemplates(FileSystemBytecodeCache):
     is compiled, as without one."""
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        with contextlib.suppress(OSError):
+        try:
             super().load_bytecode(bucket)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            # a file Jinja cannot read (cut short after its header: its pickle raises where
+            # its marshal is a miss) is compiled again, and the file written anew
+            bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
 
 
-def _template_cache() -> BytecodeCache | None:
+def _compiled_with(env: Environment) -> str:
+    """What a template's compiled code depends on besides its source, which Jinja's cache
+    checks alone: Jinja, the syntax and whitespace settings, autoescape, and the
+    filters and tests (a name is resolved, and its taking the context decided, when the
+    template is compiled). A home kept across a change of any of them compiles anew."""
+    import jinja2.compiler
+
+    # Jinja itself as its code generator's file (an upgrade replaces it): its `__version__`
+    # is on its way out, as MarkupSafe's was, and reading its metadata costs 20 ms
+    made_by = os.stat(jinja2.compiler.__file__)
+    settings = [
+        f"{made_by.st_size}:{made_by.st_mtime_ns}",
+        *(
+            repr(getattr(env, k))
+            for k in (
+                "block_start_string",
+                "block_end_string",
+                "variable_start_string",
+                "variable_end_string",
+                "comment_start_string",
+                "comment_end_string",
+                "line_statement_prefix",
+                "line_comment_prefix",
+                "trim_blocks",
+                "lstrip_blocks",
+                "newline_sequence",
+                "keep_trailing_newline",
+                "autoescape",
+                "optimized",
+                "is_async",
+            )
+        ),
+        *sorted(env.extensions),
+        *(
+            f"{kind}:{name}:{getattr(f, 'jinja_pass_arg', None)}"
+            for kind, table in (("filter", env.filters), ("test", env.tests))
+            for name, f in sorted(table.items())
+        ),
+    ]
+    return hashlib.sha1("\n".join(settings).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+def _template_cache(env: Environment) -> BytecodeCache | None:
     """`MEMGAUGE_HOME/templates`: loading a report's templates compiled costs a fifth of
-    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made."""
-    directory = memgauge_home() / "templates"
+    compiling them (BENCHMARKS.md, evalcpu6); none when the folder cannot be made, or there
+    is no home to make it in. A file's name carries `_compiled_with(env)`, so code compiled
+    under other settings is not read."""
     try:
+        directory = memgauge_home() / "templates"
         directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: no home directory to find
         return None
-    return _KeptTemplates(str(directory))
+    return _KeptTemplates(str(directory), pattern=f"{_compiled_with(env)}-%s.cache")
 
 
 @cache
@@ -242,7 +293,6 @@ def environment() -> Environment:
         undefined=ChainableUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        bytecode_cache=_template_cache(),
     )
     env.filters.update(
         num=_missing_is_none(fmt_num),
@@ -276,6 +326,7 @@ def environment() -> Environment:
         standalone=False,
         self_url="",
     )
+    env.bytecode_cache = _template_cache(env)
     return env
 
 
