@@ -144,3 +144,22 @@ def test_a_draw_bigger_than_the_budget_is_not_kept(monkeypatch: pytest.MonkeyPat
         assert quantile_cis(values, (50.0,), seed=2) == alone
         assert shared._kept.get() == {}
     assert calls == [600, 600]
+
+
+def test_seed_none_draws_from_fresh_entropy_as_before() -> None:
+    """`seed=None` is NumPy's `default_rng(None)`: an interval from fresh entropy (it raised
+    TypeError once the draws could be shared), never shared within `shared_draws`."""
+    from memgauge.stats import shared_draws as shared
+    from memgauge.stats.bootstrap import bootstrap_cis
+
+    values = np.random.default_rng(4).lognormal(0.0, 1.0, 300)
+    with shared.shared_draws():
+        (ci,) = bootstrap_cis(values[None, :], seed=None)  # type: ignore[arg-type]
+        (q,) = quantile_cis(values, (50.0,), seed=None)  # type: ignore[arg-type]
+        assert shared._kept.get() == {}
+    assert ci.low is not None
+    assert ci.high is not None
+    assert ci.low <= float(values.mean()) <= ci.high
+    assert q.low is not None
+    assert q.high is not None
+    assert q.low <= float(np.median(values)) <= q.high

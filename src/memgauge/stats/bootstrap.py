@@ -40,14 +40,15 @@ class ConfidenceInterval:
 
 
 def resample_means(
-    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator | int
+    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator | int | None
 ) -> npt.NDArray[np.float64]:
     """Means of `n_resamples` bootstrap resamples of each row of `values` (no NaNs allowed).
 
     Formula: for resample b, mean_b = (1/n) * sum_i values[idx_b,i] with idx_b uniform on
     [0, n). Every row uses the same idx_b. Indices are drawn in chunks so memory stays bounded
     (~40 MB) whatever n_resamples is; a gather is faster here than multinomial counts. `rng`
-    an int: the seed of a fresh generator, whose draws `stats.shared_draws` may share.
+    an int: the seed of a fresh generator, whose draws `stats.shared_draws` may share (None:
+    one seeded from fresh entropy, as `default_rng(None)`).
     """
     matrix = np.ascontiguousarray(np.atleast_2d(values), dtype=np.float64)
     # rows alike to the bit (nDCG@10 and @20 of runs whose hits are all in the top 10) have
@@ -72,7 +73,7 @@ def resample_means(
             for start in range(0, n_resamples, step)
         )
         if isinstance(rng, np.random.Generator)
-        else drawn(int(rng), n, n_resamples, step)
+        else drawn(rng, n, n_resamples, step)
     )
     for start, idx in zip(range(0, n_resamples, step), chunks, strict=True):
         stop = start + idx.shape[0]

@@ -41,18 +41,19 @@ def shared_draws() -> Iterator[None]:
         _kept.reset(token)
 
 
-def _draw(seed: int, n: int, n_resamples: int, step: int) -> Iterator[_Idx]:
+def _draw(seed: int | None, n: int, n_resamples: int, step: int) -> Iterator[_Idx]:
     rng = np.random.default_rng(seed)
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         yield rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
 
 
-def drawn(seed: int, n: int, n_resamples: int, step: int) -> Iterator[_Idx]:
+def drawn(seed: int | None, n: int, n_resamples: int, step: int) -> Iterator[_Idx]:
     """The indices a generator fresh from `seed` draws for `n_resamples` resamples of `n`
     items, `step` resamples a chunk: one array per chunk, not to be written to."""
     kept = _kept.get()
-    if kept is None or n * n_resamples * _ITEMSIZE > KEEP_BYTES:
+    # seed None: fresh entropy each call, nothing to share
+    if kept is None or seed is None or n * n_resamples * _ITEMSIZE > KEEP_BYTES:
         yield from _draw(seed, n, n_resamples, step)
         return
     key = (seed, n, n_resamples, step)
