@@ -190,3 +190,37 @@ def test_a_syntax_error_names_its_column_once(text: str, message: str) -> None:
     with pytest.raises(ParseError) as caught:
         loads_json(text)
     assert caught.value.message == message
+
+
+def test_json_lines_are_read_by_one_decoder_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+
+    class Counted(json.JSONDecoder):
+        def __init__(self, **kw: object) -> None:
+            made.append(kw)
+            super().__init__(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "JSONDecoder", Counted)
+    lines = ['{"id": "m1", "n": 3, "x": 0.5}', '[1, {"a": null}]', '"text"']
+    assert [loads_json(t) for t in lines] == [
+        {"id": "m1", "n": 3, "x": 0.5},
+        [1, {"a": None}],
+        "text",
+    ]
+    assert made == []  # a dataset's 10,000 lines built 10,000 decoders and scanners
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('\ufeff{"a": 1}', "Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1"),
+        ('{"a": 1, "a": 2}', "duplicate key 'a'; a key may appear once per object"),
+        ('{"a": NaN}', "NaN"),
+        ('{"a": 1', "Expecting ',' delimiter at column 8"),
+    ],
+)
+def test_a_refused_line_says_what_it_said_before(text: str, message: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        loads_json(text)
+    assert message in caught.value.message
+    assert caught.value.line == 1

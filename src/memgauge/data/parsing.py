@@ -196,18 +196,24 @@ _TREE_MESSAGES = {
 _TOO_BIG = "too large to parse in the memory available; split the file"
 
 
+# made once: `json.loads` with these hooks builds a decoder and its scanner per call, a third
+# of the parse of a dataset's short lines (LoCoMo's 10,228: 0.047 to 0.030 CPU-s)
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant,
+    parse_float=_finite_float,
+    parse_int=_int64,
+    object_pairs_hook=_unique_object,
+)
+
+
 def loads_json(text: str | bytes) -> Any:
     """Parse JSON strictly (see the module docstring); ParseError with the line otherwise."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
-        value = json.loads(
-            text,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            parse_int=_int64,
-            object_pairs_hook=_unique_object,
-        )
+        if text.startswith("\ufeff"):  # as `json.loads` refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except _RefusedError as exc:
         raise ParseError(exc.message, _locate(text, exc.kind)) from None
     except json.JSONDecodeError as exc:
