@@ -90,3 +90,26 @@ def test_an_evaluator_an_aggregate_measures_alike_shows_its_interval_without_a_b
     _, _, (row,) = summarize_items(items, {"t": ["RR@5"]}, measured={("s", "t", "RR@5"): other})
     assert (row.ci_low, row.ci_high) == (expected_ci["ci_low"], expected_ci["ci_high"])
     assert len(drawn) == 1
+
+
+def test_each_label_reads_an_items_first_verdict_of_it_in_one_pass() -> None:
+    items = _items(
+        [
+            # an evaluator given twice in an item: its first verdict counts, as `verdict` finds
+            [
+                ScoreRecord(evaluator="a", value=1.0, passed=True),
+                ScoreRecord(evaluator="b", value=0.0, error="boom"),
+                ScoreRecord(evaluator="a", value=0.0, passed=False),
+            ],
+            [ScoreRecord(evaluator="b", value=0.5), ScoreRecord(evaluator="a", value=0.5)],
+            [],
+        ]
+    )
+    a, b, c = summarize_items(items, {"t": ["a", "b", "c"]})[2]
+    assert (a.mean, a.n_scored, a.n_passed, a.pass_rate) == (0.75, 2, 1, 1.0)
+    assert (b.mean, b.n_scored, b.n_failed) == (0.5, 1, 1)
+    assert (c.mean, c.n_scored, c.n_failed) == (None, 0, 0)
+    # the rows a scan of each item per label gives
+    for row in (a, b, c):
+        got = [v for r in items if (v := r.verdict(row.evaluator)) is not None]
+        assert row.n_scored == sum(1 for v in got if v.value is not None and not v.error)
