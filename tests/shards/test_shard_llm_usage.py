@@ -15,9 +15,14 @@ from memgauge.cli.main import main
 N = 12
 
 
-@pytest.mark.parametrize("startup", ["0", "1000"], ids=["pool-takes-all", "driver-keeps-all"])
+@pytest.mark.parametrize(
+    ("startup", "pool"),
+    [("0", []), ("1000", []), ("0", ["--executor", "dask:local"])],
+    ids=["pool-takes-all", "driver-keeps-all", "dask-local"],
+)
 def test_a_judged_run_on_workers_records_the_serial_runs_llm_usage(
     startup: str,
+    pool: list[str],
     llm_server: Any,
     recall_suite: Any,
     tmp_path: Path,
@@ -42,7 +47,9 @@ def test_a_judged_run_on_workers_records_the_serial_runs_llm_usage(
         return result, capsys.readouterr().out
 
     serial, serial_shown = run()
-    sharded, sharded_shown = run("--workers", "2")
+    if pool:
+        pytest.importorskip("distributed")
+    sharded, sharded_shown = run("--workers", "2", *pool)
     assert len(llm_server.requests) == 2 * N  # every item judged once in each run
     want = {"calls": N, "cached": 0, "requests": N, "failures": 0}
     for result in (serial, sharded):
