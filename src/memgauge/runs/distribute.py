@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import MemgaugeError
 from memgauge.llm._loop import cancel_pending
+from memgauge.llm.scope import CallScope
 from memgauge.runs.plan import PlannedItem, PlannedTask
 from memgauge.runs.pools import ShardPool
 from memgauge.runs.recording import Recorder
@@ -58,6 +59,9 @@ class RunState(Protocol):
     """What the engine's run state offers the driver (`engine._Run`)."""
 
     run_id: str
+
+    @property
+    def scope(self) -> CallScope: ...
 
     @property
     def stopping(self) -> bool: ...
@@ -159,7 +163,9 @@ class ShardDriver:
     def run_here(self, shard: Shard) -> float:
         """Run `shard` in this process; its seconds."""
         t0 = time.perf_counter()
-        result = run_shard(shard)
+        # its subject's LLM calls are counted by this process's meter (not by the shard), so
+        # they are made in the run's scope for the run's usage listener to hear them
+        result = run_shard(shard, self.state.scope)
         seconds = time.perf_counter() - t0
         self.finished(shard, result)
         return seconds
@@ -251,7 +257,10 @@ class ShardDriver:
             t0 = time.perf_counter() - elapsed
             if judged and record.status != "failed":
                 self.scoring_left += 1
-                scored = self.scoring.submit(score_item, task, item, record, t0)
+                # in the run's scope, as in a serial run: the run's usage listener hears only
+                # the calls made in it, and a judge's thread does not inherit the driver's
+                score = self.state.scope.bind(score_item)
+                scored = self.scoring.submit(score, task, item, record, t0)
                 scored.add_done_callback(lambda f: self.events.put(("score", f, 0)))
             else:
                 self.state.record(score_item(task, item, record, t0))

@@ -39,11 +39,11 @@ import pickle
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memgauge._util.imports import rooted
 from memgauge.data.models import Memory, RetrievalDataset
@@ -51,6 +51,7 @@ from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls
 from memgauge.llm.context import configure, llm_context
+from memgauge.llm.scope import CallScope
 from memgauge.runs.executor import Job, LocalExecutor, TimedOut
 from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_frame, plan_task
@@ -77,6 +78,8 @@ __all__ = [
     "unshardable",
     "worker_llm",
 ]
+
+T = TypeVar("T")
 
 #: shards planned per worker at most: enough that a slow corpus does not leave the other
 #: workers idle at the end, and that a worker lost mid-run costs little to redo, few enough that
@@ -461,9 +464,17 @@ def _nothing() -> None:
     pass
 
 
-def run_shard(shard: Shard) -> ShardResult:
+def _unbound(fn: Callable[[], T]) -> Callable[[], T]:
+    return fn
+
+
+def run_shard(shard: Shard, scope: CallScope | None = None) -> ShardResult:
     """Run a shard where it lands (see the module's docstring); failures of items are data in
-    the result. Raises `DataError` when the worker's dataset differs from the run's."""
+    the result. Raises `DataError` when the worker's dataset differs from the run's.
+
+    `scope`: the run's, when the driver runs the shard itself: its meter counts the subject's
+    calls for the run only when they are made in the run's scope, and the threads that make
+    them do not inherit the driver's."""
     _set_up_llm(shard)
     allow_calls()
     task = _planned(shard)
@@ -483,7 +494,7 @@ def run_shard(shard: Shard) -> ShardResult:
                 wanted = set(shard.items)
                 for corpus in shard.corpora:
                     items = [it for it in task.items if it.id in wanted and it.corpus == corpus]
-                    _run_corpus(lane, task, corpus, items, shard.concurrency, result)
+                    _run_corpus(lane, task, corpus, items, shard.concurrency, result, scope)
             finally:
                 lane.close()
     finally:
@@ -503,13 +514,15 @@ def _run_corpus(
     items: Sequence[PlannedItem],
     concurrency: int,
     result: ShardResult,
+    scope: CallScope | None,
 ) -> None:
+    bind = scope.bind if scope is not None else _unbound
     memories = task.memories_for(corpus)
     if memories is not None and lane.memory:
         subject = lane.subject
         t0 = time.perf_counter()
         try:
-            lane.call(lambda: fill_memory(subject, memories))
+            lane.call(bind(lambda: fill_memory(subject, memories)))
         except Exception as exc:
             failure = Failure.of("setup", exc)
             result.records.extend((failed_item(task, lane.name, it, failure), 0.0) for it in items)
@@ -519,7 +532,7 @@ def _run_corpus(
     def job(item: PlannedItem) -> Job:
         return Job(
             (lane.name, task.spec.name, item.id),
-            lambda: answer_item(lane.subject, lane.name, lane.answers, task, item),
+            bind(lambda: answer_item(lane.subject, lane.name, lane.answers, task, item)),
             lane.pool,
             task.spec.timeout,
             context=item,
