@@ -1,6 +1,6 @@
-"""Revision 0023's fill of the runs stored before it: every item's document, the items at its
-5,000-row batches' edges too, made a batch at a time (a big run's documents, its outputs
-inflated, never all in memory at once)."""
+"""Revision 0023's fill of the runs stored before it, and 0024's refill: every item's document,
+the items at its batches' edges too (`stored_forms.SEARCH_BATCH`, made smaller here), made a
+batch at a time (a big run's documents, its outputs inflated, never all in memory at once)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ from memgauge.store.run_pages import ItemQuery, RunReader
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.store.url import store_url
 
-_N = 10_003  # two full batches and three items
+#: batches of 50 documents here (5,000 shipped: the same code at a hundredth of the rows)
+_BATCH = 50
+_N = 2 * _BATCH + 3  # two full batches and three items
+
+
+@pytest.fixture(autouse=True)
+def _small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stored_forms, "SEARCH_BATCH", _BATCH)
 
 
 def _store_before_0023(db: Path | str, n: int = _N) -> None:
@@ -99,10 +106,10 @@ def test_the_fill_writes_every_document_a_batch_at_a_time(
     url = store_url(db)
     applied, inserts = _upgraded_counting(url, monkeypatch)
     assert applied[0] == "0023"
-    assert [n for _, n in inserts[:3]] == [5000, 5000, 3]
+    assert [n for _, n in inserts[:3]] == [_BATCH, _BATCH, 3]
     _made_as_written(inserts)
     with RunReader(db) as reader:
-        for k in (0, 4999, 5000, 5001, 9999, 10_000, _N - 1):
+        for k in (0, _BATCH - 1, _BATCH, _BATCH + 1, 2 * _BATCH - 1, 2 * _BATCH, _N - 1):
             page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
             assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
     engine = open_engine(url)
@@ -143,11 +150,11 @@ def test_revision_0024_makes_the_documents_with_a_backslash_again_a_batch_at_a_t
 
     applied, inserts = _upgraded_counting(url, monkeypatch)
     assert applied == ["0024"]
-    # the 5,002 even items' documents: a full batch, then the rest, each made as it is written
-    assert [n for _, n in inserts] == [5000, 2]
+    # the 52 even items' documents: a full batch, then the rest, each made as it is written
+    assert [n for _, n in inserts] == [_BATCH, 2]
     _made_as_written(inserts)
     with RunReader(db) as reader:
-        for k in (0, 1, 9998, 10_000, _N - 1):
+        for k in (0, 1, 2 * _BATCH - 2, 2 * _BATCH, _N - 1):
             page = reader.item_page("r", ItemQuery(q=f"needle{k}."))
             assert (page.total, [r.item_id for r in page.rows]) == (1, [f"i{k}"])
         page = reader.item_page("r", ItemQuery(q="c:\\dir"))

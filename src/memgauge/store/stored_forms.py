@@ -176,20 +176,25 @@ def search_rows(
     return list(_search_rows(c, run_id, params, only_i, only_s))
 
 
+#: documents a batch of `search_batches` holds, unless its caller says
+SEARCH_BATCH = 5000
+
+
 def search_batches(
     c: sa.Connection,
     run_id: str,
-    size: int = 5000,
+    size: int | None = None,
     params: dict[str, Any] | None = None,
     only_i: str = "",
     only_s: str = "",
 ) -> Iterator[list[dict[str, Any]]]:
     """A run's `search_rows` (all of them, or those `params`, `only_i` and `only_s` select),
-    `size` at a time, each document made as its batch is asked for: a run's documents (its
+    `size` (`SEARCH_BATCH`) at a time, each document made as its batch is asked for: a run's documents (its
     outputs inflated, lower-cased, with their decoded forms: several times what the run's rows
     take) are never all in memory at once. A batch is emptied when the next is asked for.
     The run's rows are all read before the first batch is given: the caller may write then."""
     rows = _search_rows(c, run_id, params or {"run": run_id}, only_i, only_s)
+    size = size or SEARCH_BATCH
     while batch := list(itertools.islice(rows, size)):
         yield batch
         # the caller, asking for the next batch, is done with this one (which its loop

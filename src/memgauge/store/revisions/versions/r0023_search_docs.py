@@ -31,7 +31,7 @@ def _fill(bind: sa.Connection) -> None:
     its documents)."""
     run_ids = [r[0] for r in bind.execute(sa.text("SELECT run_id FROM suite_runs")).all()]
     for run_id in run_ids:
-        for rows in search_batches(bind, run_id, 5000):
+        for rows in search_batches(bind, run_id):
             bind.execute(INSERT_SEARCH, rows)
 
 

@@ -42,7 +42,7 @@ def _refill(bind: sa.Connection) -> None:
     for run_id in run_ids:
         params = {"run": run_id, "backslash": "\\"}
         batches = search_batches(
-            bind, run_id, 5000, params, with_backslash("i"), with_backslash("s")
+            bind, run_id, None, params, with_backslash("i"), with_backslash("s")
         )
         # the first batch is asked for before the old documents go: the rows it selects by
         # them are all read by then (`search_batches`)
