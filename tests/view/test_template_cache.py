@@ -16,12 +16,17 @@ def _draw(env: Environment) -> str:
     return env.get_template("error.html").render(title="t", message="<m>", status=404)
 
 
+def _drawn_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[Path]]:
+    """The page drawn by a fresh environment in the home `tmp_path`, and the files it kept."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
+    first = _draw(render.environment.__wrapped__())
+    return first, sorted((tmp_path / "templates").iterdir())
+
+
 def test_a_second_process_loads_the_templates_compiled_by_the_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
-    first = _draw(render.environment.__wrapped__())
-    kept = sorted((tmp_path / "templates").iterdir())
+    first, kept = _drawn_once(tmp_path, monkeypatch)
     assert kept  # error.html and base.html, which it extends
     assert all(p.stat().st_size > 0 and p.suffix == ".cache" for p in kept)
 
@@ -102,9 +107,7 @@ def test_a_damaged_cache_file_is_compiled_again_and_replaced(
     # file cut elsewhere is a miss: a report would fail on it until the file was deleted
     from jinja2.bccache import bc_magic
 
-    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path))
-    first = _draw(render.environment.__wrapped__())
-    kept = sorted((tmp_path / "templates").iterdir())
+    first, kept = _drawn_once(tmp_path, monkeypatch)
     for p in kept:
         p.write_bytes(bc_magic + b"\x80")
     assert _draw(render.environment.__wrapped__()) == first
