@@ -251,3 +251,13 @@ def test_no_task_kind_is_chosen_outside_the_kinds() -> None:
         if chosen.search(line)
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_readmes_layout_table_lists_these_layers_in_this_order() -> None:
+    """README.md's Layout section is the map a reader gets: its table's rows name the layers
+    of LAYERS, lowest first, each package once."""
+    text = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Layout") :]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    named = [tuple(n.strip("`") for n in row.split("|")[1].strip().split(", ")) for row in rows]
+    assert named == LAYERS
