@@ -4,9 +4,8 @@ a sequential test's stopping bounds and minimum detectable effect, an A/B test's
 --allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
 --progress of a run or study, --no-ingest, -m/--measure (each with its command's help), and
 the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
-drop it flags, and what decides it (the point estimate or its CI's bound). And the kinds of
-number several commands take: a ranking's cutoff, a share sampled, seconds, the samples
-before a decision and a sequential test's error rates."""
+drop it flags, and what decides it (the point estimate or its CI's bound). And numbers of one
+kind: a ranking's cutoff, a share sampled, seconds, --min-samples, an SPRT's error rates."""
 
 from __future__ import annotations
 
@@ -163,9 +162,7 @@ def seconds_option(*decls: str, default: float, about: str) -> Callable[[FC], FC
     return click.option(*decls, type=number(0), default=default, help=about)
 
 
-def min_samples_option(
-    least: int, default: int | None, about: str | None = None
-) -> Callable[[FC], FC]:
+def min_samples_option(least: int, default: int | None, about: str | None) -> Callable[[FC], FC]:
     """`--min-samples N`, at least `least`: the observations before a decision; `about` its help."""
     return click.option("--min-samples", type=integer(least), default=default, help=about)
 
@@ -179,6 +176,6 @@ def sprt_errors_options(
     options = [
         click.option("--alpha", type=rate, default=0.05, show_default=hidden),
         click.option("--beta", type=rate, default=0.20, show_default=hidden),
-        min_samples_option(2, min_samples),
+        min_samples_option(2, min_samples, None),
     ]
     return lambda fn: apply_options(fn, options)
