@@ -4,7 +4,8 @@ a sequential test's stopping bounds and minimum detectable effect, an A/B test's
 --allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
 --progress of a run or study, --no-ingest, -m/--measure (each with its command's help), and
 the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
-drop it flags, and what decides it (the point estimate or its CI's bound)."""
+drop it flags, and what decides it (the point estimate or its CI's bound). And numbers of one
+kind: a ranking's cutoff, a share sampled, seconds, --min-samples, an SPRT's error rates."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgauge.cli._common import PATH, choice_option
-from memgauge.cli._numbers import MAX_RESAMPLES, integer, number
+from memgauge.cli._common import PATH, Command, apply_options, choice_option
+from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, integer, number
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -23,17 +24,22 @@ if TYPE_CHECKING:
 __all__ = [
     "allow_unmeasured_option",
     "by_option",
+    "depth_option",
     "drop_option",
     "force_option",
     "mde_option",
     "measures_option",
+    "min_samples_option",
     "no_ingest_option",
     "progress_option",
     "report_dir_option",
     "resamples_option",
     "resume_option",
     "reviewer_option",
+    "seconds_option",
+    "share_option",
     "sprt_bounds_option",
+    "sprt_errors_options",
     "window_option",
 ]
 
@@ -138,3 +144,38 @@ def measures_option(about: str) -> Callable[[FC], FC]:
     """`-m/--measure NAME` (the command's `measures`), repeatable: the measures a retrieval
     command reports; `about` its help (the names it reads, its default)."""
     return click.option("-m", "--measure", "measures", multiple=True, help=about)
+
+
+def depth_option(*decls: str, default: int | None, about: str) -> Callable[[FC], FC]:
+    """`decls N`: a cutoff in a ranking, 1 to `MAX_K`; `about` its help."""
+    return click.option(*decls, type=integer(1, MAX_K), default=default, help=about)
+
+
+def share_option(*decls: str, about: str, default: float | None = 1.0) -> Callable[[FC], FC]:
+    """`decls SHARE` in (0, 1]: the searches, queries or lines taken, each picked by a hash of
+    its id; `about` its help."""
+    return click.option(*decls, type=number(0, 1, min_open=True), default=default, help=about)
+
+
+def seconds_option(*decls: str, default: float, about: str) -> Callable[[FC], FC]:
+    """`decls SECONDS`, 0 or more: a wait or an interval; `about` its help."""
+    return click.option(*decls, type=number(0), default=default, help=about)
+
+
+def min_samples_option(least: int, default: int | None, about: str | None) -> Callable[[FC], FC]:
+    """`--min-samples N`, at least `least`: the observations before a decision; `about` its help."""
+    return click.option("--min-samples", type=integer(least), default=default, help=about)
+
+
+def sprt_errors_options(
+    min_samples: int, show_default: bool = True
+) -> Callable[[Command], Command]:
+    """`--alpha`, `--beta` (an SPRT's type I and II errors; their defaults hidden without
+    `show_default`) and `--min-samples` (`min_samples` by default)."""
+    rate, hidden = number(0, 1, min_open=True, max_open=True), None if show_default else False
+    options = [
+        click.option("--alpha", type=rate, default=0.05, show_default=hidden),
+        click.option("--beta", type=rate, default=0.20, show_default=hidden),
+        min_samples_option(2, min_samples, None),
+    ]
+    return lambda fn: apply_options(fn, options)

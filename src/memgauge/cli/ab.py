@@ -13,7 +13,12 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, choice_option, console, json_option, store_option
 from memgauge.cli._numbers import integer, number
-from memgauge.cli._shared_options import allow_unmeasured_option, mde_option, sprt_bounds_option
+from memgauge.cli._shared_options import (
+    allow_unmeasured_option,
+    mde_option,
+    sprt_bounds_option,
+    sprt_errors_options,
+)
 
 __all__ = ["ab"]
 
@@ -29,17 +34,7 @@ def ab() -> None:
 @click.argument("name")
 @mde_option("--delta", "Minimum detectable effect (metric units).", default=None, required=True)
 @click.option("--metric", default="MRR")
-@click.option(
-    "--alpha",
-    type=number(0, 1, min_open=True, max_open=True),
-    default=0.05,
-)
-@click.option(
-    "--beta",
-    type=number(0, 1, min_open=True, max_open=True),
-    default=0.20,
-)
-@click.option("--min-samples", type=integer(2), default=100)
+@sprt_errors_options(100)
 @click.option("--improvement", type=number(), default=0.03, help="Graduation threshold.")
 @click.option("--max-latency-increase", type=number(0), default=0.20)
 @choice_option(
@@ -80,13 +75,7 @@ def create(name: str, store_path: str | None, **test: Any) -> None:
     default=2000,
     help="Simulated tests per cell and hypothesis.",
 )
-@click.option(
-    "--alpha", type=number(0, 1, min_open=True, max_open=True), default=0.05, show_default=False
-)
-@click.option(
-    "--beta", type=number(0, 1, min_open=True, max_open=True), default=0.20, show_default=False
-)
-@click.option("--min-samples", type=integer(2), default=30)
+@sprt_errors_options(30, show_default=False)
 @click.option("--seed", type=integer(0), default=0)
 def simulate(sims: int, alpha: float, beta: float, min_samples: int, seed: int) -> None:
     """The SPRT's type I error and power under each choice of bounds (ville, wald), by

@@ -12,15 +12,17 @@ from memgauge.cli._common import EXISTING, FILE, console
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
-from memgauge.cli._numbers import MAX_K, SEED, integer, number
+from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 from memgauge.cli._shared_options import (
+    depth_option,
     mde_option,
     measures_option,
     no_ingest_option,
     report_dir_option,
     resamples_option,
+    share_option,
     sprt_bounds_option,
 )
 
@@ -42,28 +44,21 @@ __all__ = ["evaluate"]
     "Add @LABEL to name it. The first that runs is the baseline of the comparisons.",
 )
 @measures_option(f"Measures, repeatable (default: {' '.join(api.DEFAULT_MEASURES)}).")
-@click.option(
+@depth_option(
     "--k",
     "k",
-    type=integer(1, MAX_K),
     default=api.DEFAULT_DEPTH,
-    help="Hits requested per query (a retrieval task's default too).",
+    about="Hits requested per query (a retrieval task's default too).",
 )
 @rel_threshold_option
 @gain_option
 @no_relevant_option
-@click.option(
-    "--agent-k",
-    type=integer(1, MAX_K),
-    default=5,
-    help="Cutoff of the agent-memory metrics.",
-)
+@depth_option("--agent-k", default=5, about="Cutoff of the agent-memory metrics.")
 @resamples_option
-@click.option(
+@depth_option(
     "--pool-depth",
-    type=integer(1, MAX_K),
     default=None,
-    help="Grade unjudged memories in any system's top N (depth pooling, seed 002 3.4).",
+    about="Grade unjudged memories in any system's top N (depth pooling, seed 002 3.4).",
 )
 @click.option(
     "--pool-grade",
@@ -84,11 +79,10 @@ __all__ = ["evaluate"]
     " log(1/alpha) and log(beta); wald, seed 002's log((1-beta)/alpha) and log(beta/(1-alpha)).",
 )
 @mde_option("--sprt-delta", "The sequential test's minimum detectable effect (seed 002: 0.05 MRR).")
-@click.option(
+@share_option(
     "--sampling-rate",
-    type=number(0, 1, min_open=True),
     default=None,
-    help="Ask only this share of the judged queries (seed 002's samplingRate: 1.0 all, 0.1 a"
+    about="Ask only this share of the judged queries (seed 002's samplingRate: 1.0 all, 0.1 a"
     " tenth), picked by the hash of each query id salted with --seed: the same sample each"
     " run.",
 )

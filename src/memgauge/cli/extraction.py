@@ -13,6 +13,7 @@ from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import run_options
+from memgauge.cli._shared_options import share_option
 
 __all__ = ["extraction"]
 
@@ -36,11 +37,8 @@ __all__ = ["extraction"]
     multiple=True,
     help="Judge only the trace lines tagged TAG (repeatable; seed 001: memory_extraction).",
 )
-@click.option(
-    "--sample",
-    type=number(0, 1, min_open=True),
-    default=1.0,
-    help="Judge this share of the trace lines, chosen per line from --seed and its id.",
+@share_option(
+    "--sample", about="Judge this share of the trace lines, chosen per line from --seed and its id."
 )
 @click.option("--seed", type=SEED, default=0, help="Seed of --sample.")
 @choice_option(

@@ -11,9 +11,9 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import console, json_option, store_option
-from memgauge.cli._numbers import integer, number
-from memgauge.cli._shared_options import allow_unmeasured_option, mde_option
+from memgauge.cli._common import apply_options, console, json_option, store_option
+from memgauge.cli._numbers import number
+from memgauge.cli._shared_options import allow_unmeasured_option, mde_option, min_samples_option
 
 __all__ = ["flags"]
 
@@ -27,22 +27,21 @@ def flags() -> None:
 
 def _settings(f: Any) -> Any:
     """The options `create` and `set` share (unset: default / unchanged)."""
-    for option in reversed(
+    return apply_options(
+        f,
         [
             click.option("--rollout", type=_PERCENT, help="Percent of identities it is on for."),
             click.option("--shadow/--no-shadow", default=None, help="Shadow queries (or not)."),
             click.option("--shadow-percent", type=_PERCENT, help="Percent of queries shadowed."),
-            click.option("--min-samples", type=integer(2), help="Pairs before graduation."),
+            min_samples_option(2, None, "Pairs before graduation."),
             click.option("--graduation-threshold", type=number(), help="Improvement to graduate."),
             click.option(
                 "--feed-ab/--no-feed-ab",
                 default=None,
                 help="The shadow runner feeds the flag's A/B test by itself.",
             ),
-        ]
-    ):
-        f = option(f)
-    return f
+        ],
+    )
 
 
 def _print(rows: list[dict[str, Any]], as_json: bool) -> None:

@@ -15,8 +15,15 @@ from memgauge import api
 from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import FILE, db_argument, json_option
-from memgauge.cli._numbers import COUNT_MAX, integer, number
-from memgauge.cli._shared_options import by_option, drop_option, window_option
+from memgauge.cli._numbers import COUNT_MAX, integer
+from memgauge.cli._shared_options import (
+    by_option,
+    drop_option,
+    min_samples_option,
+    seconds_option,
+    share_option,
+    window_option,
+)
 
 __all__ = ["watch"]
 
@@ -51,12 +58,7 @@ def _line(p: api.WatchPass) -> str:
 @db_argument
 @click.option("--webhook", default=None, metavar="URL", help="POST each alert here as JSON.")
 @click.option("--once", is_flag=True, help="Run one pass and exit (for cron and tests).")
-@click.option(
-    "--interval",
-    type=number(0),
-    default=60.0,
-    help="Seconds between passes.",
-)
+@seconds_option("--interval", default=60.0, about="Seconds between passes.")
 @click.option(
     "--passes",
     type=integer(1),
@@ -71,12 +73,10 @@ def _line(p: api.WatchPass) -> str:
     help="The state file (cursor, baseline, undelivered alerts). Default: one per store and"
     " configuration under MEMGAUGE_HOME/watch.",
 )
-@click.option(
+@share_option(
     "--sample",
     "rate",
-    type=number(0, 1, min_open=True),
-    default=1.0,
-    help="Share of the matching searches evaluated, picked by a hash of the query id.",
+    about="Share of the matching searches evaluated, picked by a hash of the query id.",
 )
 @click.option(
     "--intent", "intents", multiple=True, help="Only searches of this intent (repeatable)."
@@ -109,25 +109,16 @@ def _line(p: api.WatchPass) -> str:
 @window_option("windows", COUNT_MAX)
 @drop_option("an alert", zero=False)
 @by_option("The gate's rule.")
-@click.option(
-    "--min-samples",
-    type=integer(1),
-    default=20,
-    help="A measure over fewer searches is shown, not decided.",
-)
-@click.option(
+@min_samples_option(1, 20, "A measure over fewer searches is shown, not decided.")
+@seconds_option(
     "--settle",
-    type=number(0),
     default=0.0,
-    help="Seconds a search waits before it is read (its feedback can arrive first).",
+    about="Seconds a search waits before it is read (its feedback can arrive first).",
 )
 @click.option("--batch", type=integer(1), default=10_000, help="Rows read per pass.")
 @click.option("--retries", type=integer(0, 20), default=3, help="Retries of a failed POST.")
-@click.option(
-    "--retry-delay",
-    type=number(0),
-    default=1.0,
-    help="The first backoff in seconds (doubled per retry).",
+@seconds_option(
+    "--retry-delay", default=1.0, about="The first backoff in seconds (doubled per retry)."
 )
 @json_option("Print each pass as one line of JSON.")
 def watch(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -262,23 +262,16 @@ def run_page(
     return page
 
 
+#: the fields of an items-table row that are its item record's own, as recorded
+_AS_RECORDED = [
+    f.name for f in fields(ItemRow) if f.name not in ("n_failures", "scores", "baseline")
+]
+
+
 def item_row(it: ItemRecord) -> ItemRow:
-    """An item record as a row of the items table."""
-    return ItemRow(
-        subject=it.subject,
-        task=it.task,
-        item_id=it.item_id,
-        seq=it.seq,
-        status=it.status,
-        category=it.category,
-        input=it.input,
-        expected=it.expected,
-        output=it.output,
-        score=it.score,
-        duration_ms=it.duration_ms,
-        n_failures=len(it.failures),
-        scores=list(it.scores),
-    )
+    """An item record as a row of the items table: its failures counted, its scores listed."""
+    as_recorded = {name: getattr(it, name) for name in _AS_RECORDED}
+    return ItemRow(**as_recorded, n_failures=len(it.failures), scores=list(it.scores))
 
 
 def hit_rows(
