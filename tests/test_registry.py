@@ -408,3 +408,43 @@ def test_a_listing_reads_each_distributions_metadata_once(
     finally:
         monkeypatch.undo()
         EVALUATORS.reload()
+
+
+def test_the_registries_share_one_reading_of_the_installed_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`entry_points(group=...)` reads every distribution's entry_points.txt whatever the group:
+    each registry reading its own group read them all again (five passes in a lexical evaluate).
+    One pass serves every registry; one put on `sys.path` later is still found (read again)."""
+    reads: list[str] = []
+    read_text = metadata.PathDistribution.read_text
+
+    def counted(self: metadata.PathDistribution, filename: str) -> str | None:
+        if filename == "entry_points.txt":
+            reads.append(str(self._path))  # type: ignore[attr-defined]
+        return read_text(self, filename)
+
+    monkeypatch.setattr(metadata.PathDistribution, "read_text", counted)
+    families = (EVALUATORS, AGGREGATES, KINDS, SUBJECTS)
+    for reg in families:
+        reg.reload()
+    try:
+        assert EVALUATORS.get("exact").origin == "memgauge"
+        one_pass = len(reads)
+        assert one_pass > 0
+        assert len(set(reads)) == one_pass  # each distribution once
+        assert AGGREGATES.get("ir").origin == "memgauge"
+        assert KINDS.get("retrieval").origin == "memgauge"
+        assert SUBJECTS.get("reference").origin == "memgauge"
+        assert len(reads) == one_pass  # the other registries: no other pass
+
+        info = tmp_path / "late_plugin-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: late-plugin\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text("[memgauge.aggregates]\nlate_one = json:dumps\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        assert AGGREGATES.get("late_one").origin == "late-plugin"
+    finally:
+        monkeypatch.undo()
+        for reg in families:
+            reg.reload()

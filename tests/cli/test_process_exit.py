@@ -1,0 +1,49 @@
+"""The console script's exit: what the command built is left out of the interpreter's
+shutdown collections (`memgauge.cli.main.run`), and only there."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memgauge.cli import main as cli_main
+
+
+def test_the_console_script_freezes_what_the_command_built_then_exits_with_its_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    order: list[str] = []
+    monkeypatch.setattr(cli_main, "main", lambda argv=None: order.append("main") or 3)
+    monkeypatch.setattr(gc, "freeze", lambda: order.append("freeze"))
+    with pytest.raises(SystemExit) as exited:
+        cli_main.run(["runs", "list"])
+    assert exited.value.code == 3
+    assert order == ["main", "freeze"]
+
+
+def test_main_in_process_leaves_the_collector_alone(tmp_path: Path) -> None:
+    before = gc.get_freeze_count()
+    assert cli_main.main(["--version"]) == 0
+    assert gc.get_freeze_count() == before
+
+
+def test_a_real_process_exits_with_the_commands_objects_frozen(tmp_path: Path) -> None:
+    """At the exit handlers (which still run), the objects are frozen: the shutdown's
+    collections do not walk them."""
+    probe = (
+        "import atexit, gc\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+        "from memgauge.cli.main import run\n"
+        "run(['--version'])\n"
+    )
+    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "frozen True"
