@@ -51,6 +51,10 @@ PRELOAD = (
     "memgauge.subjects.fusion",
     "memgauge.embed.minilm",
     "memgauge.data.demo",
+    "optuna",  # the README's and docs/commands.md's studies
+    "memgauge.optimize.run",
+    "memgauge.runs.run_comparison",
+    "memgauge.api._llm",
 )
 
 
