@@ -74,7 +74,9 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **(extra or {})}
 
 
-def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_resumes_after_kill_9(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "demo"
     save_retrieval_dataset(demo_dataset(), data)
     db = tmp_path / "r.db"
@@ -93,6 +95,7 @@ def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFix
     ]
     run_id = _kill_after(args, db, 5, _env())
     before = finished(db)[1]
+    monkeypatch.setenv("SLOW_SUBJECTS_DELAY", "0")  # slow only for the kill to land mid-run
     sys.path.insert(0, str(SUBJECTS))
     try:
         assert main([*args, "--resume", run_id]) == 0
@@ -103,7 +106,7 @@ def test_evaluate_resumes_after_kill_9(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_bench_systems_resumes_after_kill_9(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "demo"
     save_retrieval_dataset(demo_dataset(), data)
@@ -113,6 +116,7 @@ def test_bench_systems_resumes_after_kill_9(
     args += ["--store", str(db), "--out", str(tmp_path / "out"), "--quiet"]
     run_id = _kill_after(args, db, 5, _env())
     before = finished(db)[1]
+    monkeypatch.setenv("SLOW_SUBJECTS_DELAY", "0")  # slow only for the kill to land mid-run
     sys.path.insert(0, str(SUBJECTS))
     try:
         assert main([*args, "--resume", run_id]) == 0
@@ -162,7 +166,9 @@ def test_extraction_and_operations_resume_after_kill_9(
         ]
         run_id = _kill_after(args, db, 2, _env())
         before = finished(db)[1]
-        assert main([*args, "--resume", run_id]) == 0
+        with monkeypatch.context() as m:  # slow only for the kill to land mid-run
+            m.setenv("SLOW_SUBJECTS_DELAY", "0")
+            assert main([*args, "--resume", run_id]) == 0
         n = 10 if command == "extraction" else 9
         _check(db, run_id, before, n)
 

@@ -10,7 +10,7 @@ runs the real executable. Shared with the server rather than the shell's: the pr
 and resource limits; and, the same in every command of a page, the hash seed of str.
 
 Usage: python -P fork_server.py SOCKET [MODULE:FUNCTION]   (the command's main, memgauge's by
-default; SIGTERM stops it and the commands it runs)
+default; SIGTERM stops it and the commands it runs, at once in every phase)
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ PRELOAD = (
     "memgauge.subjects.fusion",
     "memgauge.embed.minilm",
     "memgauge.data.demo",
+    "optuna",  # the README's and docs/commands.md's studies
+    "memgauge.optimize.run",
+    "memgauge.runs.run_comparison",
+    "memgauge.api._llm",
 )
 
 
@@ -172,6 +176,7 @@ def command(target: str, request: dict[str, Any], fds: list[int]) -> int:
 class Server:
     def __init__(self, path: str, target: str) -> None:
         self.target = target
+        self.pid = os.getpid()
         self.sel = selectors.DefaultSelector()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
@@ -181,10 +186,14 @@ class Server:
         self.running: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, connection)
 
     def serve(self) -> None:
-        signal.signal(signal.SIGTERM, self.stop)
+        # SIGTERM's default action while importing: nothing runs yet that needs reaping, and a
+        # Python handler's exception is raised wherever the imports are, where their code may
+        # lose it (a `__set_name__` wraps it in a RuntimeError, a finalizer drops it)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         preload(self.target)
         gc.collect()
         gc.freeze()  # the imported objects stay shared pages in every child
+        signal.signal(signal.SIGTERM, self.stop)
         self.sel.register(self.listener, selectors.EVENT_READ, "accept")
         while True:
             for key, _ in self.sel.select():
@@ -195,15 +204,22 @@ class Server:
                 else:
                     self.client_said(key.data, key.fileobj)
 
-    def stop(self, _signum: int, _frame: object) -> None:
-        """The page is over: its commands still running end, reaped here, and so does this."""
+    def stop(self, signum: int, _frame: object) -> None:
+        """The page is over: its commands still running end, reaped here, and so does this,
+        by `os._exit`: no exception that code running under the handler could catch."""
+        if os.getpid() != self.pid:  # a command forked before it set its own signals
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
         for pid, _ in self.running.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         for pid, _ in self.running.values():
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        sys.exit(0)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(0)
 
     def accept(self) -> None:
         conn, _ = self.listener.accept()

@@ -65,6 +65,50 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: words after which the shell's next word is a command, as at a line's start
+_LEADS = {
+    "!",
+    "{",
+    "if",
+    "then",
+    "else",
+    "elif",
+    "do",
+    "while",
+    "until",
+    "time",
+    "exec",
+    "env",
+    "nohup",
+    "command",
+}
+
+
+def runs_memgauge(shell: str) -> bool:
+    """Whether a shell text runs `memgauge` as a command (not `pip install memgauge`, not an
+    `echo memgauge`): only then is a fork server worth its preload's 2 s of CPU. A line the
+    lexer cannot read counts if it names memgauge at all (a server too many costs only time)."""
+    for line in shell.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            words = list(lexer)
+        except ValueError:  # a quote open past the line
+            if re.search(r"\bmemgauge\b", line):
+                return True
+            continue
+        first = True
+        for word in words:
+            if first and word == "memgauge":
+                return True
+            first = (
+                all(c in "();<>|&" for c in word)
+                or word in _LEADS
+                or (first and re.match(r"\w+=", word) is not None)
+            )
+    return False
+
+
 @dataclass
 class _Channel:
     """A long-lived child (bash or the Python driver) taking one block at a time."""
@@ -255,7 +299,7 @@ class Session:
     def run(self, blocks: list[Block]) -> None:
         """Every block of the page in order; a failure raises DocsError naming the block."""
         try:
-            if any(b.kind == "shell" for b in blocks):
+            if any(b.kind == "shell" and runs_memgauge(b.commands()) for b in blocks):
                 self._start_fork_server()
             for b in blocks:
                 t0 = time.monotonic()

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 from tests.docs.blocks import ROOT, DocsError, read_blocks
-from tests.docs.session import ForkPool, Session
+from tests.docs.session import (
+    ForkPool,
+    Session,
+    runs_memgauge,
+    start_fork_server,
+    stop_fork_server,
+)
 from tests.docs.test_docs_run import reader_env
 
 
@@ -172,3 +178,42 @@ def test_pages_sharing_a_pool_share_only_its_server(tmp_path: Path) -> None:
         pool.close()
     assert not pool.forks.exists()
     assert _naming(str(pool.forks)) == []
+
+
+def test_sigterm_ends_a_server_still_importing_its_preload(tmp_path: Path) -> None:
+    """A page that ends before its server is ready (a failing `pip` line, a page of no
+    `memgauge`) stops a server mid-import: SIGTERM ends it there, whatever the imported code
+    does with an exception raised in it, not the SIGKILL stop_fork_server sends 30 s later."""
+    importing = tmp_path / "importing"
+    env = reader_env(tmp_path, tmp_path / "embeddings")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["FORK_PROBE_IMPORTING"] = str(importing)
+    forks = tmp_path / "forks"
+    server = start_fork_server(
+        forks, "tests.docs.fork_probe_busy:main", tmp_path, env, tmp_path / "server.log"
+    )
+    assert server is not None
+    deadline = time.monotonic() + 60
+    while not importing.exists() and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert importing.exists()
+    stop_fork_server(server, forks)
+    assert server.returncode == -signal.SIGTERM
+    assert not forks.exists()
+
+
+def test_a_page_that_runs_no_memgauge_starts_no_server(tmp_path: Path) -> None:
+    """Its preload, 2 s of CPU, would serve nothing (the pip tests' pages, say); a `memgauge`
+    anywhere a command stands starts one."""
+    quiet = _run(tmp_path / "quiet", "pip --version > /dev/null\necho memgauge > said.txt\n")
+    assert (quiet.work / "said.txt").read_text() == "memgauge\n"
+    assert not (quiet.internal / "fork-server.log").exists()
+    served = _run(tmp_path / "served", "X=$(memgauge exit 0) && echo ran > ran.txt\n")
+    assert _served(served) == ["exit 0"]
+    assert runs_memgauge("A=1 memgauge demo")
+    assert runs_memgauge("for r in a b; do memgauge runs show $r; done")
+    assert runs_memgauge("pip install -e . && memgauge demo  # then")
+    assert runs_memgauge("time memgauge demo")
+    assert runs_memgauge("python -c 'x = \"\n'memgauge demo")
+    assert not runs_memgauge("pip install memgauge\necho memgauge # memgauge demo")
+    assert not runs_memgauge("RUN=$(run_id memgauge-demo)\ncd memgauge")

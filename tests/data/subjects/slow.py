@@ -1,15 +1,18 @@
 """Subjects that take a little time per call, so a command can be killed mid-run: a keyword
-memory, an extractor and a decider. They import nothing from memgauge."""
+memory, an extractor and a decider. They import nothing from memgauge. SLOW_SUBJECTS_DELAY,
+when set, is every call's delay in seconds, whatever the spec says: the test that kills a
+slow process resumes its run with 0 (the resume's speed is no part of what it checks)."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 
 class SlowMemory:
     def __init__(self, delay: float = 0.02) -> None:
-        self.delay = delay
+        self.delay = _delay(delay)
         self.items: list[Any] = []
 
     def reset(self) -> None:
@@ -27,7 +30,7 @@ class SlowMemory:
 
 class SlowExtractor:
     def __init__(self, delay: float = 0.3) -> None:
-        self.delay = delay
+        self.delay = _delay(delay)
 
     def extract(self, conversation: Any, existing_memory: list[str]) -> list[str]:
         time.sleep(self.delay)
@@ -36,8 +39,12 @@ class SlowExtractor:
 
 class SlowDecider:
     def __init__(self, delay: float = 0.3) -> None:
-        self.delay = delay
+        self.delay = _delay(delay)
 
     def decide(self, existing: list[dict[str, str]], incoming: dict[str, Any]) -> dict[str, Any]:
         time.sleep(self.delay)
         return {"action": "CREATE", "content": incoming.get("content", "")}
+
+
+def _delay(given: float) -> float:
+    return float(os.environ.get("SLOW_SUBJECTS_DELAY", given))
