@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.shards.runs_alike import item_view, summary_view
+from tests.shards.runs_alike import item_view, locomo_like, summary_view
 
 from memgauge import api
-from memgauge.data.io import load_retrieval_dataset
+from memgauge.data.io import load_retrieval_dataset, save_retrieval_dataset
 from memgauge.errors import DataError, UsageError
 from memgauge.runs.plan import plan_suite
 from memgauge.runs.shards import (
@@ -180,6 +180,19 @@ def test_shards_cut_corpora_into_neighbour_groups_and_hold_only_pending_items(
     _keys, fewer = _shards(locomo_dir, some, workers=2)
     assert {("lexical", "recall", i) for s in fewer for i in s.items} == some
     assert all(s.items for s in fewer)
+
+
+def test_the_last_shards_hold_one_corpus_each_so_no_worker_waits_long_on_the_last(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "forty"
+    save_retrieval_dataset(locomo_like(40, 3, 1), data)
+    keys, shards = _shards(data, None, workers=2)
+    # 16 shards' worth for 2 workers: 3 corpora a shard, but the last 2 shards' worth (6
+    # corpora) one a shard
+    assert [len(s.corpora) for s in shards] == [3] * 11 + [1] + [1] * 6
+    assert [c for s in shards for c in s.corpora] == [f"conv-{i}" for i in range(40)]
+    assert sorted(("lexical", "recall", i) for s in shards for i in s.items) == sorted(keys)
 
 
 def test_a_worker_reads_nothing_of_the_dataset_its_shard_carries_its_items_and_memories(

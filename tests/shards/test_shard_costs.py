@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ from memgauge.data.io import save_retrieval_dataset
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.embed import EMBEDDERS
 from memgauge.errors import UsageError
-from memgauge.runs.pools import open_pool
+from memgauge.runs import engine
+from memgauge.runs.pools import ShardPool, open_pool
 
 
 def _shared_haystacks(tmp_path: Path, corpora: int = 8) -> Path:
@@ -142,6 +145,60 @@ def test_the_driver_keeps_running_shards_beside_the_pool_it_opens(
     assert len(here) >= 2
     everywhere = sorted([*here, *(c for some in ingested.values() for c in some)])
     assert everywhere == [f"q{c}" for c in range(8)]  # each corpus once, in one process
+    assert item_view(pooled.items) == item_view(serial.items)
+    measures = [(m.name, m.value) for m in repeatable(serial.summary.measures())]
+    assert [(m.name, m.value) for m in repeatable(pooled.summary.measures())] == measures
+
+
+class _HeldCounted(ThreadPoolExecutor):
+    """A pool of one worker (a thread) that counts the shards it holds, running or waiting
+    behind the running one, at the most at once."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.lock = threading.Lock()
+        self.held = self.most_held = self.ran = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        with self.lock:
+            self.held += 1
+            self.most_held = max(self.most_held, self.held)
+
+        def counted() -> Any:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self.lock:  # before its future is done: the next is submitted after
+                    self.held -= 1
+                    self.ran += 1
+
+        return super().submit(counted)
+
+
+def test_no_shard_waits_in_the_pool_behind_a_busy_worker_while_the_driver_could_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _shared_haystacks(tmp_path)  # 8 corpora: 8 shards of one corpus each
+
+    def spec(pids: Path) -> dict[str, Any]:
+        pids.mkdir()
+        kwargs = {"pids": str(pids), "per_memory": 0.005}
+        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": kwargs}}
+
+    serial = api.evaluate(data, {"m": spec(tmp_path / "serial")}, store=False)
+    counted = _HeldCounted()
+    # a pool of one worker beside the driver, worth opening after the driver's first shard
+    pool = ShardPool(lambda: counted, 2, startup=1e-9, slots=1)
+    monkeypatch.setattr(engine, "open_pool", lambda workers, executor: pool)
+    try:
+        pooled = api.evaluate(data, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+    finally:
+        counted.shutdown()
+    # the pool was given a shard as its worker freed, never one to hold while it ran another:
+    # such a shard waits there while the driver could take it (at the end, the driver would
+    # wait on it)
+    assert counted.most_held == 1
+    assert 1 <= counted.ran < 8
     assert item_view(pooled.items) == item_view(serial.items)
     measures = [(m.name, m.value) for m in repeatable(serial.summary.measures())]
     assert [(m.name, m.value) for m in repeatable(pooled.summary.measures())] == measures

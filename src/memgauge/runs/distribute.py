@@ -8,8 +8,10 @@ exact) and records each, with the setup times and the LLM spend of the worker's 
 A pool that costs something to open (its processes or cluster start on this machine) is opened
 only when the shards run here so far say it would finish the rest sooner (`pays`), on a thread
 of its own; this process keeps running shards meanwhile and after, beside the pool's workers, so
-their start-up never leaves it idle. A pool that costs nothing to open (a running cluster, an
-executor given) takes every shard.
+their start-up never leaves it idle. That thread then feeds the pool: a shard the moment one of
+its workers is free, never one more, so no shard waits queued behind a busy worker while this
+process could have run it (at the end of a run it would wait on that worker instead). A pool
+that costs nothing to open (a running cluster, an executor given) takes every shard.
 
 A shard whose worker died (a process pool broken by a killed process, a Dask worker lost for
 good, a connection dropped) is submitted again, up to `SHARD_ATTEMPTS` times; a process pool
@@ -98,29 +100,70 @@ class ShardDriver:
         }
         self.shards = list(shards)
         self.events: queue.SimpleQueue[tuple[str, Future[Any], int]] = queue.SimpleQueue()
-        self.flying: dict[Future[Any], tuple[Shard, int]] = {}
+        self.flying: dict[Future[Any], tuple[Shard, int, bool]] = {}
+        #: the shards nobody has started: this process and the pool's feeder take from here
+        self.left: collections.deque[Shard] = collections.deque()
+        #: guards `left`, `flying` and `handing` between this thread and the feeder
+        self.lock = threading.Lock()
+        #: shards the feeder took from `left` and is submitting
+        self.handing = 0
+        #: a permit for each of the pool's workers free for a shard (released as one is back)
+        self.free = threading.Semaphore(0)
+        self.closing = threading.Event()
         self.scoring_left = 0
         self.seen: set[tuple[str, str, str]] = set()
         self.done_shards = 0
-        #: the pool takes shards (it was opened, or costs nothing to open)
-        self.ready = False
         self.opening: threading.Thread | None = None
         # judges wait on the network: as many in flight as every worker's items together
         self.scoring = ThreadPoolExecutor(
             max_workers=max(1, width * pool.workers), thread_name_prefix="memgauge-score"
         )
 
-    def submit(self, shard: Shard) -> None:
-        generation = self.pool.generation
-        try:
-            future = self.pool.executor.submit(run_shard, shard)
-        except BrokenExecutor:
-            if not self.pool.reopen():
-                raise
-            future = self.pool.executor.submit(run_shard, shard)
+    def submit(self, shard: Shard, *, permit: bool = False, handed: bool = False) -> None:
+        """Send `shard` to the pool. `permit`: it holds one of the feeder's free workers, given
+        back when the shard is (unless it failed: its retry then holds the worker); `handed`:
+        the feeder took it from `left` (`handing`)."""
+        with self.lock:  # the feeder and this thread (a retry) may submit at once
             generation = self.pool.generation
-        self.flying[future] = (shard, generation)
-        future.add_done_callback(lambda f: self.events.put(("shard", f, generation)))
+            try:
+                future = self.pool.executor.submit(run_shard, shard)
+            except BrokenExecutor:
+                if not self.pool.reopen():
+                    raise
+                future = self.pool.executor.submit(run_shard, shard)
+                generation = self.pool.generation
+            self.flying[future] = (shard, generation, permit)
+            if handed:
+                self.handing -= 1
+
+        def back(f: Future[Any]) -> None:
+            if permit and (f.cancelled() or f.exception() is None):
+                self.free.release()
+            self.events.put(("shard", f, generation))
+
+        future.add_done_callback(back)
+
+    def take(self) -> Shard | None:
+        """The next shard nobody has started, or None."""
+        with self.lock:
+            return self.left.popleft() if self.left else None
+
+    def feed(self) -> None:
+        """Give the opened pool a shard whenever one of its workers is free, until none is
+        left: a worker never waits for this process to hand it one, and no shard waits in the
+        pool while this process could run it."""
+        for _ in range(self.pool.slots):
+            self.free.release()
+        while True:
+            self.free.acquire()
+            if self.closing.is_set():
+                return
+            with self.lock:
+                if not self.left:
+                    return
+                shard = self.left.popleft()
+                self.handing += 1
+            self.submit(shard, permit=True, handed=True)
 
     def pays(self, left: int, ran: int, seconds: float) -> bool:
         """Whether the pool should take the `left` shards: always when it costs nothing to open
@@ -134,14 +177,16 @@ class ShardDriver:
         return saved > self.pool.startup
 
     def open_pool(self) -> None:
-        """Open the pool on a thread of its own (a Dask LocalCluster takes seconds to start);
-        an ("opened", ...) event says when it is ready, or why it could not be opened."""
+        """Open the pool on a thread of its own (a Dask LocalCluster takes seconds to start),
+        which then feeds it (`feed`); an ("opened", ...) event says why it could not be opened
+        or fed."""
         done: Future[None] = Future()
         done.add_done_callback(lambda f: self.events.put(("opened", f, 0)))
 
         def make() -> None:
             try:
                 _ = self.pool.executor
+                self.feed()
             except BaseException as exc:  # the driver raises it where it reads the event
                 done.set_exception(exc)
             else:
@@ -152,8 +197,7 @@ class ShardDriver:
 
     def handle(self, kind: str, future: Future[Any]) -> None:
         if kind == "opened":
-            future.result()  # raises what opening the pool raised
-            self.ready = True
+            future.result()  # raises what opening or feeding the pool raised
         elif kind == "score":
             self.scoring_left -= 1
             self.state.record(future.result())
@@ -171,47 +215,54 @@ class ShardDriver:
         return seconds
 
     def run(self) -> None:
-        left = collections.deque(self.shards)
-        if self.pays(len(left), 0, 0.0):
+        self.left.extend(self.shards)
+        if self.pays(len(self.left), 0, 0.0):
             # a pool that costs nothing to open (a running cluster, a given executor) takes
             # every shard, as it was asked to
-            self.ready = True
-            for shard in left:
+            for shard in self.shards:
                 self.submit(shard)
-            left.clear()
+            self.left.clear()
         ran, seconds = 0, 0.0
         # Shards run here, one at a time, until a pool would finish the rest sooner. From then
         # on this process keeps running shards beside the pool while it opens and after: its
         # workers' start-up (imports, building the subject) never leaves this process idle, so
-        # a sharded run is not slower than a serial one. The pool is given one shard more than
-        # it runs at once (a worker that finishes finds the next without waiting for this
-        # process); the rest stay here for whoever is free first.
-        while left or self.flying or self.scoring_left:
-            try:
-                while True:
-                    kind, future, _generation = self.events.get(block=not left)
-                    self.handle(kind, future)
-                    if self.state.stopping:
-                        return
-                    if left:
-                        continue
-                    break
-            except queue.Empty:
-                pass
-            if self.ready:
-                while left and len(self.flying) < self.pool.slots + 1:
-                    self.submit(left.popleft())
-            elif self.opening is None and self.pays(len(left), ran, seconds):
+        # a sharded run is not slower than a serial one. The pool's feeder gives a worker a
+        # shard as it frees; every other shard stays here for whoever is free first.
+        while True:
+            self.drain(block=False)
+            if self.state.stopping:
+                return
+            if self.opening is None and self.left and self.pays(len(self.left), ran, seconds):
                 self.open_pool()
-            if not left:
+            mine = self.take()
+            if mine is not None:
+                seconds += self.run_here(mine)
+                ran += 1
+                if self.state.stopping:
+                    return
                 continue
-            seconds += self.run_here(left.popleft())
-            ran += 1
+            with self.lock:
+                if not (self.flying or self.handing or self.scoring_left):
+                    return
+            # nothing left to start: wait for what the pool and the judges still hold
+            self.drain(block=True)
             if self.state.stopping:
                 return
 
+    def drain(self, *, block: bool) -> None:
+        """Handle the events waiting (the first waited for when `block`), until none is or
+        the run must stop."""
+        try:
+            while not self.state.stopping:
+                kind, future, _generation = self.events.get(block=block)
+                block = False
+                self.handle(kind, future)
+        except queue.Empty:
+            pass
+
     def shard_done(self, future: Future[Any]) -> None:
-        shard, generation = self.flying.pop(future)
+        with self.lock:
+            shard, generation, permit = self.flying.pop(future)
         if future.cancelled():
             return
         exc = future.exception()
@@ -219,10 +270,12 @@ class ShardDriver:
             if isinstance(exc, MemgaugeError) or shard.attempt >= SHARD_ATTEMPTS:
                 raise exc
             # the first shard to report a broken pool reopens it; the others just resubmit
-            broken = isinstance(exc, BrokenExecutor) and generation == self.pool.generation
-            if broken and not self.pool.reopen():
-                raise exc
-            self.submit(replace(shard, attempt=shard.attempt + 1))
+            with self.lock:  # the feeder submits too: one of them reopens the pool
+                broken = isinstance(exc, BrokenExecutor) and generation == self.pool.generation
+                if broken and not self.pool.reopen():
+                    raise exc
+            # it keeps its worker's permit (see `submit`)
+            self.submit(replace(shard, attempt=shard.attempt + 1), permit=permit)
             return
         self.finished(shard, future.result())
 
@@ -266,11 +319,14 @@ class ShardDriver:
                 self.state.record(score_item(task, item, record, t0))
 
     def close(self, *, failed: bool) -> None:
+        self.closing.set()
+        self.free.release()  # a feeder waiting for a free worker stops
         if self.opening is not None:
             # a pool still opening would be left running: it is closed with the others
             self.opening.join()
-        for future in self.flying:
-            future.cancel()
+        with self.lock:
+            for future in list(self.flying):
+                future.cancel()
         if failed:
             cancel_pending()  # judges' calls in flight: stop them instead of waiting out retries
             self.scoring.shutdown(wait=False, cancel_futures=True)

@@ -290,6 +290,19 @@ def _chunks(values: Sequence[Any], size: int) -> Iterable[tuple[Any, ...]]:
         yield tuple(values[start : start + size])
 
 
+def _tapered(values: Sequence[Any], size: int, workers: int) -> Iterable[tuple[Any, ...]]:
+    """`values` in chunks of `size`, but for the last `workers` chunks' worth, one value each:
+    the run ends when its last shard does, and the others' workers (the driver among them)
+    wait from their own last shard until then, up to a whole shard; a shard of one corpus
+    at the end keeps that wait to one corpus (a shard costs its worker milliseconds more)."""
+    if workers <= 1 or size <= 1:
+        yield from _chunks(values, size)
+        return
+    cut = max(0, len(values) - size * workers)
+    yield from _chunks(values[:cut], size)
+    yield from _chunks(values[cut:], 1)
+
+
 def _own_kind(task: PlannedTask) -> bool:
     return type(task.kind).__module__.startswith("memgauge.runs.kinds.")
 
@@ -307,7 +320,8 @@ def plan_shards(
 ) -> list[Shard]:
     """The shards of `subjects` over the pending items, task by task, in corpus order.
 
-    A task's corpora are cut into about `SHARDS_PER_WORKER * workers` groups of neighbours.
+    A task's corpora are cut into about `SHARDS_PER_WORKER * workers` groups of neighbours,
+    the last ones of one corpus each (`_tapered`).
     Items without a corpus and without memories to ingest (extraction, operations) are cut
     into groups of items the same way; items sharing one memory without corpora stay in one
     shard (its memory is filled once).
@@ -334,7 +348,7 @@ def plan_shards(
             else:
                 corpora = list(groups)
                 size = max(1, math.ceil(len(corpora) / target))
-                for chunk in _chunks(corpora, size):
+                for chunk in _tapered(corpora, size, workers):
                     parts.append((chunk, tuple(i for c in chunk for i in groups[c])))
             out.extend(
                 Shard(
