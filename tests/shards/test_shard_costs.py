@@ -102,20 +102,24 @@ def test_texts_corpora_share_are_embedded_once_across_workers_and_not_again_when
     assert {m.name for m in serial.summary.measures() if m.value is not None} >= {"nDCG@10"}
 
 
+def _pid_spec(pids: Path, **kwargs: Any) -> dict[str, Any]:
+    """A PidMemory subject writing which process ingested each corpus under `pids` (made)."""
+    pids.mkdir()
+    return {
+        "python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids), **kwargs}}
+    }
+
+
 def test_shards_that_would_not_pay_for_the_pool_run_in_the_driver(
     locomo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def spec(pids: Path) -> dict[str, Any]:
-        pids.mkdir()
-        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids)}}}
-
-    serial = api.evaluate(locomo_dir, {"m": spec(tmp_path / "serial")}, store=False)
+    serial = api.evaluate(locomo_dir, {"m": _pid_spec(tmp_path / "serial")}, store=False)
     # opening the pool is said to cost an hour: these few milliseconds of shards stay here
     monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "3600")
-    kept = api.evaluate(locomo_dir, {"m": spec(tmp_path / "kept")}, store=False, workers=2)
+    kept = api.evaluate(locomo_dir, {"m": _pid_spec(tmp_path / "kept")}, store=False, workers=2)
     assert [p.name for p in (tmp_path / "kept").iterdir()] == [str(os.getpid())]
     monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "0")  # free: every shard goes to the pool
-    pooled = api.evaluate(locomo_dir, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+    pooled = api.evaluate(locomo_dir, {"m": _pid_spec(tmp_path / "pooled")}, store=False, workers=2)
     pids = {p.name for p in (tmp_path / "pooled").iterdir()}
     assert pids
     assert str(os.getpid()) not in pids
@@ -131,14 +135,10 @@ def test_the_driver_keeps_running_shards_beside_the_pool_it_opens(
 ) -> None:
     data = _shared_haystacks(tmp_path)  # 8 corpora: 8 shards of one corpus each
 
-    def spec(pids: Path) -> dict[str, Any]:
-        pids.mkdir()
-        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": {"pids": str(pids)}}}
-
-    serial = api.evaluate(data, {"m": spec(tmp_path / "serial")}, store=False)
+    serial = api.evaluate(data, {"m": _pid_spec(tmp_path / "serial")}, store=False)
     # the pool pays after the first shard; this process does not wait for it to open
     monkeypatch.setenv("MEMGAUGE_SHARD_STARTUP", "1e-9")
-    pooled = api.evaluate(data, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+    pooled = api.evaluate(data, {"m": _pid_spec(tmp_path / "pooled")}, store=False, workers=2)
     ingested = {p.name: p.read_text().split() for p in (tmp_path / "pooled").iterdir()}
     here = ingested.pop(str(os.getpid()))
     # the first shard (its time the estimate), then at least the one run while the pool opens
@@ -180,18 +180,17 @@ def test_no_shard_waits_in_the_pool_behind_a_busy_worker_while_the_driver_could_
 ) -> None:
     data = _shared_haystacks(tmp_path)  # 8 corpora: 8 shards of one corpus each
 
-    def spec(pids: Path) -> dict[str, Any]:
-        pids.mkdir()
-        kwargs = {"pids": str(pids), "per_memory": 0.005}
-        return {"python": {"target": "shard_subjects:PidMemory", "kwargs": kwargs}}
-
-    serial = api.evaluate(data, {"m": spec(tmp_path / "serial")}, store=False)
+    serial = api.evaluate(
+        data, {"m": _pid_spec(tmp_path / "serial", per_memory=0.005)}, store=False
+    )
     counted = _HeldCounted()
     # a pool of one worker beside the driver, worth opening after the driver's first shard
     pool = ShardPool(lambda: counted, 2, startup=1e-9, slots=1)
     monkeypatch.setattr(engine, "open_pool", lambda workers, executor: pool)
     try:
-        pooled = api.evaluate(data, {"m": spec(tmp_path / "pooled")}, store=False, workers=2)
+        pooled = api.evaluate(
+            data, {"m": _pid_spec(tmp_path / "pooled", per_memory=0.005)}, store=False, workers=2
+        )
     finally:
         counted.shutdown()
     # the pool was given a shard as its worker freed, never one to hold while it ran another:
