@@ -5,6 +5,8 @@ Fixtures live in the conftest files; a test file never imports another test file
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import io
 import json
 import os
@@ -16,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from memgauge.cli.main import main
@@ -25,6 +28,7 @@ __all__ = [
     "finished",
     "gated_suite",
     "judge_rule",
+    "lazy_import",
     "repeatable",
     "run_memgauge",
     "write_recall_suite",
@@ -180,3 +184,27 @@ def revisions_after(stamp: str) -> list[str]:
     from memgauge.store.url import HEAD
 
     return [f"{n:04d}" for n in range(int(stamp) + 1, int(HEAD) + 1)]
+
+
+class _Lazy:
+    """A module imported on its first attribute access."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def lazy_import(name: str, reason: str | None = None) -> Any:
+    """The module `name`, imported when a test first uses it, or the calling test module
+    skipped as `pytest.importorskip` skips it when its package is not installed. Every xdist
+    worker collects every test module, so a third-party package imported at a module's top
+    (statsmodels, mem0, NLTK, Dask: 0.5-2 CPU-s each) is imported by every worker, where only
+    the one that runs the module's tests needs it."""
+    top = name.partition(".")[0]
+    if importlib.util.find_spec(top) is None:
+        pytest.skip(
+            reason or f"could not import {top!r}: No module named {top!r}", allow_module_level=True
+        )
+    return _Lazy(name)

@@ -9,10 +9,11 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import QUIET_PLUGINS
+from tests.helpers import QUIET_PLUGINS, lazy_import
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "test-tools.sh"
@@ -89,6 +90,29 @@ def test_with_no_skip_and_none_missing_the_run_passes(
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1, skipped=1, xfailed=1)
     assert "skipped because a tool" not in result.stdout.str()
+
+
+def test_a_lazy_import_skips_as_importorskip_skips_and_imports_on_first_use(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tests.helpers.lazy_import`: a module whose package is missing is skipped with
+    importorskip's reason (so MEMGAUGE_NO_SKIP=1 counts it as missing); one that is there is
+    imported when a test first reads from it, not while the module is collected."""
+    monkeypatch.setenv("MEMGAUGE_NO_SKIP", "1")
+    pytester.makepyfile(
+        test_lazy="from tests.helpers import lazy_import\nlazy_import('no_such_tool_xyz.sub')\n",
+        test_ok="def test_runs():\n    pass\n",
+    )
+    result = pytester.runpytest_inprocess("-p", "tool_skips", *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["test_lazy.py: could not import 'no_such_tool_xyz': *"])
+
+    monkeypatch.delitem(sys.modules, "tabnanny", raising=False)
+    tabnanny = lazy_import("tabnanny")
+    assert "tabnanny" not in sys.modules
+    assert callable(tabnanny.check)
+    assert "tabnanny" in sys.modules
 
 
 def _fake_bin(tmp_path: Path, uid: int) -> tuple[Path, Path]:

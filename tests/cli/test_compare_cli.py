@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
+from tests.helpers import lazy_import
 
 from memgauge.cli import _compare
 from memgauge.cli.main import main
 from memgauge.stats import CORRECTIONS, FAMILIES, PAIRINGS, TESTS, tukey_hsd_blocked
 
 N = 12
+stats = lazy_import("scipy.stats")
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 
 

@@ -18,6 +18,7 @@ The transcription, in words:
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 import regex
-from nltk.stem import PorterStemmer
+from tests.helpers import lazy_import
 
 from memgauge.data.importers import import_locomo
 from memgauge.scorers import EvalContext, evaluator_from_spec
@@ -38,9 +39,14 @@ from memgauge.scorers.f1 import locomo_f1, locomo_multi_f1, locomo_normalize
 ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "datasets" / "locomo10.json"
 
-_STEM = PorterStemmer()
+_NLTK_STEM = lazy_import("nltk.stem")
 _DROP = frozenset(string.punctuation) | {","}
 _WORDS = regex.compile(r"\b(?:the|and|an|a)\b")
+
+
+@functools.cache
+def _stemmer() -> Any:
+    return _NLTK_STEM.PorterStemmer()
 
 
 def oracle_normalize(text: str) -> str:
@@ -49,8 +55,9 @@ def oracle_normalize(text: str) -> str:
 
 
 def oracle_f1(prediction: str, gold: str) -> float:
-    pred = [_STEM.stem(w) for w in oracle_normalize(prediction).split()]
-    ref = [_STEM.stem(w) for w in oracle_normalize(gold).split()]
+    stem = _stemmer()
+    pred = [stem.stem(w) for w in oracle_normalize(prediction).split()]
+    ref = [stem.stem(w) for w in oracle_normalize(gold).split()]
     overlap = sum(min(pred.count(t), ref.count(t)) for t in set(pred))
     if overlap == 0:
         return 0.0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import lazy_import
 from tests.shards.runs_alike import SUBJECTS, item_view, summary_view
 
 from memgauge import api
@@ -20,7 +21,7 @@ from memgauge.runs import pools
 from memgauge.runs.pools import open_pool
 from memgauge.runs.suite import Suite
 
-distributed = pytest.importorskip("distributed")
+distributed = lazy_import("distributed")
 
 
 @pytest.fixture(scope="module")

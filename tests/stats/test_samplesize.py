@@ -14,12 +14,13 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
+from tests.helpers import lazy_import
 
 from memgauge.cli.main import main
 from memgauge.stats import minimum_detectable_effect, paired_t_power, sample_size_paired
 
-power_module = pytest.importorskip("statsmodels.stats.power")
+power_module = lazy_import("statsmodels.stats.power")
+stats = lazy_import("scipy.stats")
 
 NS = [2, 3, 5, 10, 15, 50, 100, 200, 1000, 10_000, 1_000_000]
 REPS = 10_000

@@ -9,10 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
-import statsmodels.api as sm
-from scipy import stats
-from statsmodels.sandbox.stats.multicomp import tukeyhsd
-from statsmodels.stats.multitest import multipletests
+from tests.helpers import lazy_import
 
 from memgauge.stats import (
     adjust,
@@ -23,6 +20,11 @@ from memgauge.stats import (
     resolve_correction,
     tukey_hsd_blocked,
 )
+
+sm = lazy_import("statsmodels.api")
+stats = lazy_import("scipy.stats")
+_multicomp = lazy_import("statsmodels.sandbox.stats.multicomp")
+_multitest = lazy_import("statsmodels.stats.multitest")
 
 
 def _ir_like(rng: np.random.Generator, m: int, n: int, effects: list[float]) -> np.ndarray:
@@ -59,7 +61,7 @@ def test_tukey_blocked_equals_statsmodels_two_way_anova_and_tukeyhsd(seed: int) 
     assert ours.df == df == (m - 1) * (n - 1)
     # statsmodels' Tukey HSD from the group means, n per group and the two-way residual
     # variance (its `df` is per group: the total is m * df)
-    result = tukeyhsd(x.mean(axis=1), n, mse, df=df / m)
+    result = _multicomp.tukeyhsd(x.mean(axis=1), n, mse, df=df / m)
     (i, j), pvalues = result[0], result[8]
     assert ours.pvalue[i, j] == pytest.approx(pvalues, abs=1e-9)
     assert np.allclose(ours.pvalue, ours.pvalue.T)
@@ -148,7 +150,7 @@ def test_holm_and_bonferroni_equal_statsmodels() -> None:
     rng = np.random.default_rng(4)
     p = list(rng.uniform(0, 0.2, 15))
     for method in ("holm", "bonferroni"):
-        ref = multipletests(p, method=method)[1]
+        ref = _multitest.multipletests(p, method=method)[1]
         assert adjust(p, method) == pytest.approx(list(ref), rel=1e-12)
     with_none: list[float | None] = [0.01, None, 0.04, 0.03]
     assert holm(with_none) == pytest.approx([0.03, None, 0.06, 0.06])
@@ -167,7 +169,7 @@ def test_correction_families_table_and_measure() -> None:
     ps = [p.p_value for p in raw.pairs]
     assert table.correction == "holm"
     assert [p.p_adjusted for p in table.pairs] == pytest.approx(
-        list(multipletests(ps, method="holm")[1])
+        list(_multitest.multipletests(ps, method="holm")[1])
     )
     assert table.family_size == 6
     assert [p.p_adjusted for p in per.pairs] == pytest.approx(

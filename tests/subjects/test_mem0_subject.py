@@ -12,15 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import lazy_import
 
 os.environ["MEM0_TELEMETRY"] = "False"  # before mem0 is first imported, as the adapter does
-pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memgauge[mem0]')")
 
 from memgauge.data.models import Memory
 from memgauge.errors import UnavailableError
 from memgauge.llm.fake_server import FakeOpenAIServer
 from memgauge.subjects.mem0 import Mem0Subject
 from memgauge.subjects.registry import build_subject
+
+lazy_import("mem0", reason="mem0ai is not installed (pip install 'memgauge[mem0]')")
 
 DIM = 64
 
