@@ -265,7 +265,7 @@ def assert_retrieval(
     measures = list(options.pop("measures", api.DEFAULT_MEASURES))
     for key in thresholds:
         name = str(key).rsplit("/", 1)[-1]
-        if name not in measures and _is_ir_measure(name):
+        if name not in measures and api.is_measure(name):
             measures.append(name)
     report = api.evaluate(
         dataset,
@@ -277,14 +277,6 @@ def assert_retrieval(
         **options,
     )
     return _conclude("assert_retrieval", report, where)
-
-
-def _is_ir_measure(name: str) -> bool:
-    try:
-        api.parse_measure(name)
-    except (UsageError, ValueError):
-        return False
-    return True
 
 
 def assert_suite(

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from memgauge.aggregates.attribution_cause import CAUSES, Cause, attribute
-from memgauge.aggregates.base import Target, TaskView, examples, shaped
+from memgauge.aggregates.base import Target, TaskView, listed_examples, shaped
 from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.data.shapes import Breakdown, Example, Shape, cell
+from memgauge.data.shapes import Breakdown, Shape, cell
 from memgauge.errors import UsageError
 from memgauge.metrics.tokens import DEFAULT_ENCODING, Encoding
 from memgauge.stats.proportion import wilson_ci
@@ -198,14 +198,9 @@ class AttributionAggregate:
                 values=values,
             )
         ]
-        rows = [
-            Example(
-                id=str(w["id"]),
-                subject=s,
-                text=f"{CAUSES.get(w['cause'], w['cause'])}: {w['text']}",
-                ok=False,
-            )
-            for s, d in subjects.items()
-            for w in d.get("items") or ()
-        ]
-        return shapes + examples("Wrong answers and their causes", rows)
+        return shapes + listed_examples(
+            "Wrong answers and their causes",
+            subjects,
+            "items",
+            lambda w: f"{CAUSES.get(w['cause'], w['cause'])}: {w['text']}",
+        )

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memgauge.aggregates.base import Target, TaskView, examples, shaped
+from memgauge.aggregates.base import Target, TaskView, listed_examples, shaped
 from memgauge.aggregates.facts import AuditFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
-from memgauge.data.shapes import Breakdown, Example, Shape, Table, cell, text
+from memgauge.data.shapes import Breakdown, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
 __all__ = ["LABELS", "LOCOMO_QA", "AuditAggregate", "probe_rows"]
@@ -178,15 +178,9 @@ class AuditAggregate:
                     values=values,
                 )
             )
-        probes = [
-            Example(
-                id=str(p["id"]),
-                subject=s,
-                text=f"{p['type']}: {p['question']} · expected {p['expected']} · answered "
-                f"{p['answer'] or ''} · {p['reason']}",
-                ok=p["correct"],
-            )
-            for s, d in subjects.items()
-            for p in d.get("probes") or ()
-        ]
-        return shapes + examples("Probes", probes)
+        return shapes + listed_examples("Probes", subjects, "probes", _probe_text, "correct")
+
+
+def _probe_text(p: Mapping[str, Any]) -> str:
+    answered = f"answered {p['answer'] or ''}"
+    return f"{p['type']}: {p['question']} · expected {p['expected']} · {answered} · {p['reason']}"

@@ -9,7 +9,7 @@ only, so a resumed run is summarized exactly like an uninterrupted one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -162,13 +162,27 @@ def examples(title: str, items: Sequence[Example | None]) -> list[Examples]:
     return [Examples(title=title, items=kept)] if kept else []
 
 
+def listed_examples(
+    title: str,
+    subjects: Mapping[str, Mapping[str, Any]],
+    key: str,
+    text: Callable[[Mapping[str, Any]], str],
+    ok: str | None = None,
+) -> list[Examples]:
+    """The entries each subject's summary lists under `key`, titled `title`: each its `id`,
+    `text(entry)` and whether it passed (`entry[ok]`; without `ok`, it failed)."""
+    return examples(
+        title,
+        [
+            Example(id=str(e["id"]), subject=s, text=text(e), ok=e[ok] if ok else False)
+            for s, summary in subjects.items()
+            for e in summary.get(key) or ()
+        ],
+    )
+
+
 def failure_examples(subjects: Mapping[str, Mapping[str, Any]]) -> list[Examples]:
     """The items each subject's summary lists under `failures` (`{id, error}`), as one list."""
-    return examples(
-        "Failed items",
-        [
-            Example(id=str(f["id"]), subject=s, text=str(f.get("error") or "failed"), ok=False)
-            for s, summary in subjects.items()
-            for f in summary.get("failures") or ()
-        ],
+    return listed_examples(
+        "Failed items", subjects, "failures", lambda f: str(f.get("error") or "failed")
     )

@@ -55,7 +55,7 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
-from memgauge.metrics.measures import SESSION_MEASURES, refuse_run_level
+from memgauge.metrics.measures import SESSION_MEASURES, is_measure, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis
 from memgauge.stats.breakdown import breakdowns
@@ -272,7 +272,7 @@ class IRAggregate:
             (label, ev)
             for label, ev in evaluators
             if isinstance(ev, RetrievalMeasure)
-            and _is_measure(label)
+            and is_measure(label)
             and (mine is None or str(parse_measure(label)) in mine)
         ]
         ours = {key: getattr(self, key) for key in CONVENTIONS}
@@ -283,7 +283,7 @@ class IRAggregate:
         if self.measures:
             return [str(parse_measure(m)) for m in self.measures]
         from_evaluators = [label for label, kind in task.evaluators if kind == "retrieval"]
-        picked = [str(parse_measure(m)) for m in from_evaluators if _is_measure(m)]
+        picked = [str(parse_measure(m)) for m in from_evaluators if is_measure(m)]
         return picked or list(DEFAULT_MEASURES)
 
     def least_k(self, task: TaskView) -> tuple[int, str] | None:
@@ -706,14 +706,6 @@ def dataset_sha256(dataset: RetrievalDataset) -> str:
     return hashlib.sha256(
         dataset.model_dump_json(exclude=exclude or None).encode("utf-8")
     ).hexdigest()
-
-
-def _is_measure(text: str) -> bool:
-    try:
-        parse_measure(text)
-    except UsageError:
-        return False
-    return True
 
 
 def _measure_values(task: str, systems: Sequence[SystemResult]) -> list[MeasureValue]:

@@ -137,6 +137,7 @@ if TYPE_CHECKING:
     from memgauge.data.review import ReviewLabel as ReviewLabel
     from memgauge.metrics import CONVENTIONS as CONVENTIONS
     from memgauge.metrics import MetricConfig as MetricConfig
+    from memgauge.metrics import is_measure as is_measure
     from memgauge.metrics import parse_measure as parse_measure
     from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL

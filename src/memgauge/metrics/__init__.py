@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from memgauge.metrics.ir import evaluate_ranked as evaluate_ranked
     from memgauge.metrics.measures import MEASURE_NAMES as MEASURE_NAMES
     from memgauge.metrics.measures import Measure as Measure
+    from memgauge.metrics.measures import is_measure as is_measure
     from memgauge.metrics.measures import parse_measure as parse_measure
     from memgauge.metrics.ranking import MAX_GRADE as MAX_GRADE
     from memgauge.metrics.ranking import Judged as Judged

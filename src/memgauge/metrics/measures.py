@@ -29,6 +29,7 @@ __all__ = [
     "SESSION_MEASURES",
     "TREC_OFFICIAL",
     "Measure",
+    "is_measure",
     "parse_measure",
     "refuse_run_level",
     "trec_name",
@@ -293,6 +294,14 @@ def parse_measure(text: str | Measure) -> Measure:
     if isinstance(text, Measure):
         return text
     return _parse(text, hint=True)
+
+
+def is_measure(text: str) -> bool:
+    """Whether `parse_measure` takes `text` (without making the hint of a name it refuses)."""
+    with contextlib.suppress(UsageError):
+        _parse(text, hint=False)
+        return True
+    return False
 
 
 def _parse(text: str, *, hint: bool) -> Measure:
