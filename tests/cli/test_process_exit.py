@@ -47,3 +47,32 @@ def test_a_real_process_exits_with_the_commands_objects_frozen(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "frozen True"
+
+
+def test_the_console_script_imports_its_command_without_collecting(tmp_path: Path) -> None:
+    """The command's modules (a second of imports for `evaluate`) are made with the cyclic
+    collector paused and then frozen: no collection walks them while they load, and it runs
+    again afterwards."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and seen.append(1))\n"
+        "from memgauge.cli.main import run\n"
+        "seen.clear()\n"
+        "atexit.register(lambda: print('loaded', 'memgauge.cli.evaluate' in sys.modules,"
+        " 'collections', len(seen), 'enabled', gc.isenabled()))\n"
+        "run(['evaluate', '--help'])\n"
+    )
+    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "loaded True collections 0 enabled True"
+
+
+def test_main_in_process_imports_a_command_with_the_collector_on() -> None:
+    before = gc.get_freeze_count()
+    assert cli_main.main(["evaluate", "--help"]) == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == before

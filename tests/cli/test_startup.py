@@ -232,6 +232,9 @@ def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
         "memgauge.subjects.agents",
         "memgauge.subjects.extractors",
         "memgauge.subjects.templates",
+        # the other aggregates' facts models (ranking, write path, attribution, audit): the
+        # report reads a ranking's only where a run has one
+        "memgauge.aggregates.facts",
     )
     assert not _loaded(loaded, unused)
     assert "memgauge.llm.context" in loaded  # it held the LLM context

@@ -75,10 +75,14 @@ def agent_metrics_for(
     k: int,
     threshold: int,
     attributed: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    rr: Mapping[str, float] | None = None,
 ) -> AgentMetrics:
     """Every agent-memory metric at cutoff `k` for the searched `queries`, with the per-query
     values of those that have them. `attributed`: the judgments' `sourceChannels`
-    (`RetrievalDataset.source_channels`), for channel-attributed recall."""
+    (`RetrievalDataset.source_channels`), for channel-attributed recall. `rr`: RR@k of each
+    searched query, by query id in sorted order, where the caller has computed it with these
+    qrels, this threshold and `no_relevant: zero` (the ir aggregate's own values of the
+    measure); computed here otherwise."""
     qids = [q.id for q in queries if q.id in results]
     ranked = {q: results[q].ids for q in qids}
     qrels = {q: dict(v) for q, v in all_qrels.items() if q in ranked}
@@ -87,8 +91,9 @@ def agent_metrics_for(
     constitutional = {m.id for m in dataset.memories if m.tier == "constitutional"}
     rr_measure = f"RR@{k}"
     cfg = MetricConfig(rel_threshold=threshold)
-    ev = evaluate_ranked(qrels, ranked, [rr_measure], cfg)
-    rr = dict(zip(ev.query_ids, ev.per_query[rr_measure].tolist(), strict=True))
+    if rr is None:
+        ev = evaluate_ranked(qrels, ranked, [rr_measure], cfg)
+        rr = dict(zip(ev.query_ids, ev.per_query[rr_measure].tolist(), strict=True))
     result = AgentMetrics()
     out = result.metrics
 

@@ -495,6 +495,18 @@ class IRAggregate:
         idx = np.asarray([order[q.id] for q in ok_queries], dtype=np.int64)
         values = {m: np.asarray(v, dtype=np.float64)[idx] for m, v in per_measure.items()}
         attributed = dataset.source_channels()
+        # each measure's values as Python floats once (a NumPy scalar read and tested per
+        # query and measure was 10,000 of each for LoCoMo)
+        as_floats = {m: np.asarray(v, dtype=np.float64).tolist() for m, v in per_measure.items()}
+        # the agent metrics' RR@agent_k is this measure's value where it was just computed
+        # over the same queries, qrels and threshold, with its convention (RR is 0 without a
+        # relevant memory): per query it does not depend on the gain or the depth
+        rr_name = f"RR@{self.agent_k}"
+        rr = (
+            dict(zip(query_ids, as_floats[rr_name], strict=True))
+            if rr_name in as_floats and no_relevant == DEFAULT_NO_RELEVANT
+            else None
+        )
         agent = agent_metrics_for(
             dataset,
             qrels,
@@ -504,14 +516,12 @@ class IRAggregate:
             self.agent_k,
             self.rel_threshold,
             attributed,
+            rr=rr,
         )
         latency: dict[str, list[float]] = {}
         for r in results.values():
             for stage, ms in r.latency_ms.items():
                 latency.setdefault(stage, []).append(ms)
-        # each measure's values as Python floats once (a NumPy scalar read and tested per
-        # query and measure was 10,000 of each for LoCoMo)
-        as_floats = {m: np.asarray(v, dtype=np.float64).tolist() for m, v in per_measure.items()}
         per_query = [
             self._query(
                 q,

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from memgauge.aggregates.facts import RankingFacts
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.facts import IrView
@@ -66,5 +65,9 @@ def pipelines(aggregates: Sequence[AggregateResult | Mapping[str, Any]]) -> dict
 
 def ranking_json(ranking: AggregateResult) -> dict[str, Any]:
     """A ranking aggregate's systems, as bench's result.json lists them."""
+    # here, not at import: a run without a ranking (every `evaluate`) loads no other
+    # aggregate's facts models
+    from memgauge.aggregates.facts import RankingFacts
+
     facts = ranking.facts_as(RankingFacts)
     return facts.model_dump(mode="json") if facts is not None else {}
