@@ -25,31 +25,7 @@ PLUGIN = ("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
 # process costs a Python start and the plug-in's and engine's imports, about 2 CPU-s a run.
 # Where the process is the point it is one: the entry point loaded by a fresh interpreter, and
 # a run under -W error whose test scans every object of its process for open sessions.
-
-
-@pytest.fixture(autouse=True)
-def _modules_kept(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """pytester drops, after each in-process run and at the test's end, every module imported
-    since it began: the generated test files, but also the engine's modules, SciPy and ONNX
-    Runtime as the run first imports them. Imported again later in the worker, they are second
-    copies (SQLAlchemy's compiled parts then break: 'InternalTraversal' object is not callable;
-    a registry's classes stop matching). Only the generated files go (pytester writes them
-    under the run's temporary directory). Autouse: in place before pytester takes its first
-    snapshot."""
-    from _pytest import pytester as pytester_module
-
-    generated = str(tmp_path_factory.getbasetemp())
-
-    def dropped(name: str) -> bool:
-        return str(getattr(sys.modules.get(name), "__file__", None) or "").startswith(generated)
-
-    class Snapshot(pytester_module.SysModulesSnapshot):
-        def __init__(self, preserve: Any = None) -> None:
-            super().__init__(preserve=lambda name: not dropped(name))
-
-    monkeypatch.setattr(pytester_module, "SysModulesSnapshot", Snapshot)
+pytestmark = pytest.mark.usefixtures("pytester_keeps_modules")
 
 
 @pytest.fixture
