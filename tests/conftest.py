@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import sys
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -300,3 +301,30 @@ def store_where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "results.db")
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def pytester_keeps_modules(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For pytester's in-process runs (`pytester.runpytest`), which save a pytest process (a
+    Python start and the plug-in's and engine's imports, about 2 CPU-s a run). pytester drops,
+    after each in-process run and at the test's end, every module imported since it began: the
+    generated test files, but also the engine's modules, SciPy and ONNX Runtime as the run first
+    imports them. Imported again later in the worker, they are second copies (SQLAlchemy's
+    compiled parts then break: 'InternalTraversal' object is not callable; a registry's classes
+    stop matching). With this fixture only the generated files go (pytester writes them under
+    the session's temporary directory). Ask for it before `pytester` (`usefixtures`, or an
+    earlier argument): pytester takes its first snapshot when it is made."""
+    from _pytest import pytester as pytester_module
+
+    generated = str(tmp_path_factory.getbasetemp())
+
+    def dropped(name: str) -> bool:
+        return str(getattr(sys.modules.get(name), "__file__", None) or "").startswith(generated)
+
+    class Snapshot(pytester_module.SysModulesSnapshot):
+        def __init__(self, preserve: Any = None) -> None:
+            super().__init__(preserve=lambda name: not dropped(name))
+
+    monkeypatch.setattr(pytester_module, "SysModulesSnapshot", Snapshot)

@@ -66,7 +66,9 @@ class FakeREST:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # shutdown() waits for serve_forever's next look at its flag: every 0.5 s by default,
+        # half a second at the end of every test that used a server
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

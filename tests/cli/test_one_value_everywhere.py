@@ -15,7 +15,6 @@ import contextlib
 import html
 import io
 import json
-import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -403,6 +402,7 @@ def test_every_view_of_a_run_gives_each_measure_one_value_and_one_n(
     assert _same(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
 
 
+@pytest.mark.usefixtures("pytester_keeps_modules")
 def test_the_pytest_plugin_gives_the_same_values(
     views: tuple[Views, Path, Path], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -412,9 +412,7 @@ def test_the_pytest_plugin_gives_the_same_values(
     reference = seen["evaluate result.json"]
     # miss one target on purpose: the table of values is printed only for a failing test
     thresholds = dict.fromkeys(MEASURES, 0.0) | {"RR@10": 0.999}
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join([str(SUBJECTS), os.environ.get("PYTHONPATH", "")])
-    )
+    monkeypatch.syspath_prepend(str(SUBJECTS))
     pytester.makepyfile(
         f"""
         from memgauge.pytest_plugin import assert_retrieval
@@ -426,7 +424,7 @@ def test_the_pytest_plugin_gives_the_same_values(
             )
         """
     )
-    result = pytester.runpytest_subprocess("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
+    result = pytester.runpytest("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     table: dict[str, Seen] = {}

@@ -21,23 +21,11 @@ DATA = ROOT / "tests" / "data"
 SUBJECTS = DATA / "subjects"
 MEMAUDIT = ROOT.parent / "shared" / "datasets" / "memaudit-sample.json"
 PLUGIN = ("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
-# pytest runs the generated files in a subprocess: an in-process run drops the modules it
-# imported when it ends, and the next import makes second copies (SQLAlchemy's break)
-
-
-# session-scoped, not module-scoped: once in each xdist worker that runs a test of this file,
-# so that the file's tests (about 25 CPU-s of pytest processes) are not all held on one worker
-# (tests/conftest.py groups the tests of a module-scoped fixture)
-@pytest.fixture(scope="session", autouse=True)
-def _engine_loaded(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Load the engine and the store before any test takes pytester's snapshot of
-    sys.modules: pytester drops the modules a test imported first, and importing them again
-    makes second copies (SQLAlchemy's compiled parts then break: 'InternalTraversal' object is
-    not callable)."""
-    where = tmp_path_factory.mktemp("warm")
-    save_retrieval_dataset(demo_dataset(), where / "demo")
-    report = api.evaluate(where / "demo", ["lexical"], store=where / "r.db")
-    assert _runs(where / "r.db")[0].run_id == report.run_id
+# pytest runs the generated files in this process (pytester's in-process run): a pytest
+# process costs a Python start and the plug-in's and engine's imports, about 2 CPU-s a run.
+# Where the process is the point it is one: the entry point loaded by a fresh interpreter, and
+# a run under -W error whose test scans every object of its process for open sessions.
+pytestmark = pytest.mark.usefixtures("pytester_keeps_modules")
 
 
 @pytest.fixture
@@ -68,7 +56,7 @@ def test_a_met_threshold_passes_and_the_run_is_recorded(
             assert report.status == "completed"
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN)
+    result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(passed=1)
     (run,) = _runs()  # in MEMGAUGE_HOME, like any command's run
     assert (run.kind, run.status) == ("evaluate", "completed")
@@ -86,7 +74,7 @@ def test_a_missed_threshold_fails_with_a_table_of_value_ci_and_threshold(
             assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": 0.99, "nDCG@10": 0.1}})
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN)
+    result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
@@ -127,7 +115,7 @@ def test_ci_upper_fails_only_when_the_whole_interval_is_below(
             assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": {between!r}}}, by=by)
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN, "-v")
+    result = pytester.runpytest(*PLUGIN, "-v")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_search?point? FAILED*", "*test_search?ci-upper? PASSED*"])
 
@@ -143,7 +131,7 @@ def test_an_unknown_measure_is_an_error_naming_the_known_ones(
             assert_retrieval({str(demo)!r}, "lexical", {{"Recal@5": 0.5}})
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN)
+    result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         ["*UsageError*Recal@5: no such measure*lexical/retrieval/Recall@5*"]
@@ -180,7 +168,7 @@ def test_the_fixture_takes_strings_specs_and_objects_and_checks_specs(
             pass
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN, "-v")
+    result = pytester.runpytest(*PLUGIN, "-v")
     result.assert_outcomes(passed=4, errors=1)
     result.stdout.fnmatch_lines(["*test_typo*", "*UsageError*mood*"])
     subjects = [run.suite["subjects"] for run in _runs()]
@@ -203,7 +191,7 @@ def test_the_store_option_sends_runs_elsewhere(
             assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": 0.5}})
         """
     )
-    pytester.runpytest_subprocess(*PLUGIN, "--memgauge-store", str(store)).assert_outcomes(passed=1)
+    pytester.runpytest(*PLUGIN, "--memgauge-store", str(store)).assert_outcomes(passed=1)
     assert not _runs()
     assert len(_runs(store)) == 1
 
@@ -256,7 +244,7 @@ def test_extraction_operations_audit_and_suites(
             assert_suite({str(suite)!r}, {{"contains": "> 1.0"}})
         """
     )
-    result = pytester.runpytest_subprocess(*PLUGIN, "-v")
+    result = pytester.runpytest(*PLUGIN, "-v")
     result.assert_outcomes(passed=4, failed=3)
     result.stdout.fnmatch_lines_random(
         [

@@ -75,7 +75,8 @@ def serve() -> Iterator[tuple[Service, str]]:
             self.wfile.write(data)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # polled every 20 ms, not 0.5 s: shutdown() waits for serve_forever's next poll
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield svc, f"http://127.0.0.1:{httpd.server_address[1]}"
