@@ -25,11 +25,19 @@ def pytest_configure(config: pytest.Config) -> None:
     """A shell without job control starts `cmd &` with SIGINT ignored, and every process the
     tests start inherits that: the tests of Ctrl-C (a serving docs line, `watch`, an interrupted
     run) then wait for a child that never hears it. Python's own handler again, which the
-    children (xdist's workers included) start with."""
+    children (xdist's workers included) start with. And a cheaper exit (below)."""
+    import atexit
     import signal
 
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # At the interpreter's exit (after pytest's own end-of-session collections, which look for
+    # unraisable exceptions), what the session still holds is frozen out of the cyclic
+    # collector's sight, as the console script does (`memgauge.cli.main.run`): the shutdown's
+    # collections walked every module, test and fixture object of the process again. After
+    # pytest_unconfigure, tests/metrics, stats and report in one process: 2.9-3.1 to 1.8 s wall,
+    # 3.2-3.6 to 2.2 CPU-s; each xdist worker pays it at the end of the whole suite.
+    atexit.register(gc.freeze)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
