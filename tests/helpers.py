@@ -14,7 +14,7 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,12 @@ import pytest
 import yaml
 
 from memgauge.cli.main import main
+from memgauge.data.models import Memory, SessionContext
+from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = [
     "QUIET_PLUGINS",
+    "ScriptedSystem",
     "finished",
     "gated_suite",
     "judge_rule",
@@ -208,3 +211,44 @@ def lazy_import(name: str, reason: str | None = None) -> Any:
             reason or f"could not import {top!r}: No module named {top!r}", allow_module_level=True
         )
     return _Lazy(name)
+
+
+class ScriptedSystem:
+    """Returns, for each query text, a fixed ranked list; raises for texts listed in `fail`."""
+
+    def __init__(self, name: str, answers: dict[str, list[str]], fail: Sequence[str] = ()) -> None:
+        self._name = name
+        self._answers = answers
+        self._fail = set(fail)
+        self._memories: dict[str, Memory] = {}
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def reset(self) -> None:
+        self._memories.clear()
+
+    def ingest(self, memories: Sequence[Memory]) -> None:
+        self._memories.update({m.id: m for m in memories})
+
+    def flush(self) -> None:
+        pass
+
+    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
+        if query in self._fail:
+            raise RuntimeError("backend timed out")
+        ids = self._answers.get(query, [])[:k]
+        if session is not None and session.working_memory_ids:
+            ids = [
+                *session.working_memory_ids,
+                *[i for i in ids if i not in session.working_memory_ids],
+            ][:k]
+        hits = [
+            Hit(id=i, text=self._memories[i].text, score=1.0 / r, rank=r, channels=("lexical",))
+            for r, i in enumerate(ids, 1)
+        ]
+        return SearchResult(hits=hits, latency_ms={"total": 1.0})
+
+    def dump(self) -> list[Memory]:
+        return list(self._memories.values())

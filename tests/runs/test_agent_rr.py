@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.runs.test_retrieval_runner import ScriptedSystem
+from tests.helpers import ScriptedSystem
 
 from memgauge import api
 from memgauge.aggregates import agent_summary

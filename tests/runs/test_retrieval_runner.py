@@ -3,59 +3,16 @@ deterministic subjects whose right answers are known."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
+from tests.helpers import ScriptedSystem
 
 from memgauge import api
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.data.demo import demo_dataset
-from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset, SessionContext
+from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.report import retrieval_result
 from memgauge.runs.recording import InMemoryRecorder
-from memgauge.subjects.protocol import Hit, SearchResult
-
-
-class ScriptedSystem:
-    """Returns, for each query text, a fixed ranked list; raises for texts listed in `fail`."""
-
-    def __init__(self, name: str, answers: dict[str, list[str]], fail: Sequence[str] = ()) -> None:
-        self._name = name
-        self._answers = answers
-        self._fail = set(fail)
-        self._memories: dict[str, Memory] = {}
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def reset(self) -> None:
-        self._memories.clear()
-
-    def ingest(self, memories: Sequence[Memory]) -> None:
-        self._memories.update({m.id: m for m in memories})
-
-    def flush(self) -> None:
-        pass
-
-    def search(self, query: str, k: int, *, session: SessionContext | None = None) -> SearchResult:
-        if query in self._fail:
-            raise RuntimeError("backend timed out")
-        ids = self._answers.get(query, [])[:k]
-        if session is not None and session.working_memory_ids:
-            ids = [
-                *session.working_memory_ids,
-                *[i for i in ids if i not in session.working_memory_ids],
-            ][:k]
-        hits = [
-            Hit(id=i, text=self._memories[i].text, score=1.0 / r, rank=r, channels=("lexical",))
-            for r, i in enumerate(ids, 1)
-        ]
-        return SearchResult(hits=hits, latency_ms={"total": 1.0})
-
-    def dump(self) -> list[Memory]:
-        return list(self._memories.values())
 
 
 def _dataset() -> RetrievalDataset:
