@@ -32,6 +32,16 @@ def test_main_in_process_leaves_the_collector_alone(tmp_path: Path) -> None:
     assert gc.get_freeze_count() == before
 
 
+def _last_line(probe: str, home: Path) -> str:
+    """The last line `probe` prints, run as its own Python process (exit 0 asserted)."""
+    env = {**os.environ, "MEMGAUGE_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
 def test_a_real_process_exits_with_the_commands_objects_frozen(tmp_path: Path) -> None:
     """At the exit handlers (which still run), the objects are frozen: the shutdown's
     collections do not walk them."""
@@ -41,12 +51,7 @@ def test_a_real_process_exits_with_the_commands_objects_frozen(tmp_path: Path) -
         "from memgauge.cli.main import run\n"
         "run(['--version'])\n"
     )
-    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "frozen True"
+    assert _last_line(probe, tmp_path) == "frozen True"
 
 
 def test_the_console_script_imports_its_command_without_collecting(tmp_path: Path) -> None:
@@ -63,12 +68,7 @@ def test_the_console_script_imports_its_command_without_collecting(tmp_path: Pat
         " 'collections', len(seen), 'enabled', gc.isenabled()))\n"
         "run(['evaluate', '--help'])\n"
     )
-    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "loaded True collections 0 enabled True"
+    assert _last_line(probe, tmp_path) == "loaded True collections 0 enabled True"
 
 
 def test_main_in_process_imports_a_command_with_the_collector_on() -> None:
