@@ -8,13 +8,14 @@ row and counted, never treated as 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
 from memgauge.stats.shared_draws import drawn
 
-__all__ = ["ConfidenceInterval", "bootstrap_ci", "bootstrap_cis", "resample_means"]
+__all__ = ["ConfidenceInterval", "Resampling", "bootstrap_ci", "bootstrap_cis", "resample_means"]
 
 _CHUNK = 5_000_000  # indices drawn per chunk: bounds memory at ~40 MB
 _PART = 1 << 17  # gathered elements per row at a time: 1 MB of float64, in a core's cache
@@ -37,6 +38,15 @@ class ConfidenceInterval:
     confidence: float
     method: str
     note: str | None = None
+
+
+class Resampling(TypedDict, total=False):
+    """A percentile bootstrap's keywords, as `bootstrap_cis` takes them (defaults: 1,000
+    resamples, 95% confidence, seed 0), for a function that hands them on."""
+
+    n_resamples: int
+    confidence: float
+    seed: int
 
 
 def resample_means(
@@ -206,17 +216,6 @@ def bootstrap_cis(
     return [r for r in results if r is not None]
 
 
-def bootstrap_ci(
-    values: npt.ArrayLike,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> ConfidenceInterval:
+def bootstrap_ci(values: npt.ArrayLike, **resampling: Unpack[Resampling]) -> ConfidenceInterval:
     """Percentile bootstrap CI of the mean of `values` (see `bootstrap_cis`)."""
-    return bootstrap_cis(
-        np.asarray(values, dtype=np.float64)[None, :],
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )[0]
+    return bootstrap_cis(np.asarray(values, dtype=np.float64)[None, :], **resampling)[0]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 import numpy.typing as npt
 
-from memgauge.stats.bootstrap import ConfidenceInterval, bootstrap_cis
+from memgauge.stats.bootstrap import ConfidenceInterval, Resampling, bootstrap_cis
 
 __all__ = ["NO_GROUP", "GroupStat", "breakdown", "breakdowns"]
 
@@ -26,23 +27,17 @@ class GroupStat:
 
 
 def breakdown(
-    values: npt.ArrayLike,
-    groups: Sequence[str | None],
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    values: npt.ArrayLike, groups: Sequence[str | None], **resampling: Unpack[Resampling]
 ) -> dict[str, GroupStat]:
     """Group `values` by label (None -> "(none)") and give each group's mean, CI and counts.
 
     Groups are returned sorted by label. A group whose items are all NaN has mean None.
+    `resampling`: the bootstrap's keywords.
     """
     vals = np.asarray(values, dtype=np.float64)
     if vals.ndim != 1:
         raise ValueError("breakdown takes one row of values: use breakdowns for several")
-    return breakdowns(
-        vals[None, :], groups, n_resamples=n_resamples, confidence=confidence, seed=seed
-    )[0]
+    return breakdowns(vals[None, :], groups, **resampling)[0]
 
 
 def breakdowns(

@@ -14,19 +14,20 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.blas import one_blas_thread
-from memgauge.stats.bootstrap import resample_means
+from memgauge.stats.bootstrap import Resampling, resample_means
 from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
 from memgauge.stats.signed_rank import wilcoxon_p
 
 __all__ = [
     "PairedComparison",
+    "PairedOptions",
     "compare_many",
     "holm",
     "paired_compare",
@@ -122,14 +123,15 @@ def significance_mark(p: float | None, alpha: float = 0.05) -> str:
     return "*" if p < alpha else ""
 
 
+class PairedOptions(Resampling, total=False):
+    """`paired_compare`'s keywords: the bootstrap's, and the randomization test's sign flips
+    (default 10,000)."""
+
+    n_permutations: int
+
+
 def paired_compare(
-    a: npt.ArrayLike,
-    b: npt.ArrayLike,
-    *,
-    seed: int = 0,
-    n_permutations: int = 10_000,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    a: npt.ArrayLike, b: npt.ArrayLike, **options: Unpack[PairedOptions]
 ) -> PairedComparison:
     """Compare per-query values `b` against baseline `a` (same queries, same order).
 
@@ -138,13 +140,7 @@ def paired_compare(
     p is 1.0 and the note says so. `n_permutations=0` skips the randomization test (its p is
     None).
     """
-    (out,) = paired_compare_many(
-        [(a, b)],
-        seed=seed,
-        n_permutations=n_permutations,
-        n_resamples=n_resamples,
-        confidence=confidence,
-    )
+    (out,) = paired_compare_many([(a, b)], **options)
     return out
 
 
