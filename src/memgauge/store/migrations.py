@@ -18,6 +18,7 @@ import math
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from textwrap import indent
 
 from memgauge.store.seed_rows import insert_eval_results, insert_shadow_row, metric_family
 from memgauge.store.spine_migration import one_spine
@@ -27,6 +28,17 @@ __all__ = ["MIGRATIONS", "migrate"]
 #: a migration is SQL (statements separated by ";") or a function of the connection, run inside
 #: the migration's transaction
 Step = str | Callable[[sqlite3.Connection], None]
+
+#: an A/B test pair's own columns, 0003's `ab_test_pairs` and 0006's `eval_ab_test_pairs` alike
+#: (0009 copies them from the one to the other)
+_PAIR_COLUMNS = """    seq INTEGER NOT NULL,
+    query_id TEXT,
+    control REAL NOT NULL,
+    treatment REAL NOT NULL,
+    control_latency_ms REAL,
+    treatment_latency_ms REAL,
+    constitutional_delta REAL,
+"""
 
 MIGRATIONS: list[tuple[str, Step]] = [
     (
@@ -182,14 +194,9 @@ MIGRATIONS: list[tuple[str, Step]] = [
         );
         CREATE TABLE ab_test_pairs (
             name TEXT NOT NULL REFERENCES ab_tests(name) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            query_id TEXT,
-            control REAL NOT NULL,
-            treatment REAL NOT NULL,
-            control_latency_ms REAL,
-            treatment_latency_ms REAL,
-            constitutional_delta REAL,
-            PRIMARY KEY (name, seq)
+"""
+        + indent(_PAIR_COLUMNS, " " * 8)
+        + """            PRIMARY KEY (name, seq)
         )
         """,
     ),
@@ -279,7 +286,8 @@ MIGRATIONS: list[tuple[str, Step]] = [
 ]
 
 
-_SEED_TABLES = """
+_SEED_TABLES = (
+    """
 CREATE TABLE eval_results (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -342,14 +350,9 @@ CREATE TABLE eval_ab_tests (
 CREATE INDEX idx_eval_ab_status ON eval_ab_tests(status);
 CREATE TABLE eval_ab_test_pairs (
     feature_id TEXT NOT NULL REFERENCES eval_ab_tests(feature_id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    query_id TEXT,
-    control REAL NOT NULL,
-    treatment REAL NOT NULL,
-    control_latency_ms REAL,
-    treatment_latency_ms REAL,
-    constitutional_delta REAL,
-    PRIMARY KEY (feature_id, seq)
+"""
+    + _PAIR_COLUMNS
+    + """    PRIMARY KEY (feature_id, seq)
 );
 CREATE TABLE eval_shadow_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -374,6 +377,7 @@ CREATE TABLE eval_shadow_runs (
 CREATE INDEX idx_eval_shadow_feature ON eval_shadow_runs(feature_id);
 CREATE INDEX idx_eval_shadow_created ON eval_shadow_runs(created_at)
 """
+)
 
 
 def _seed_tables(conn: sqlite3.Connection) -> None:
