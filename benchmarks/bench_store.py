@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.store.suite_runs import SuiteRunStore
 
 
@@ -68,7 +68,8 @@ def bench(where: str, n: int, batch: int) -> dict[str, Any]:
     with SuiteRunStore(where) as store:
         t0 = time.perf_counter()
         store.create_run(
-            _run("r"), {"s": {}}, [{"task": "t", "kind": "x", "spec": {}, "n_items": n}], queued
+            _run("r"),
+            RunPlan({"s": {}}, [{"task": "t", "kind": "x", "spec": {}, "n_items": n}], queued),
         )
         t1 = time.perf_counter()
         for start in range(0, n, batch):

@@ -21,7 +21,7 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from memgauge.api import interim_summary
-from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.view.app import create_app
 
@@ -64,16 +64,18 @@ def build(db: Path, n: int) -> str:
     with SuiteRunStore(db) as store:
         store.create_run(
             run,
-            suite["subjects"],
-            [
-                {
-                    "task": "recall",
-                    "kind": "expected-output",
-                    "spec": suite["tasks"][0],
-                    "n_items": n,
-                }
-            ],
-            items,
+            RunPlan(
+                suite["subjects"],
+                [
+                    {
+                        "task": "recall",
+                        "kind": "expected-output",
+                        "spec": suite["tasks"][0],
+                        "n_items": n,
+                    }
+                ],
+                items,
+            ),
         )
         store.claim_run(run_id, {"token": "t", "pid": 1, "host": "h"}, expect=None)
         done = []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.helpers import revisions_after
 
-from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary, ScoreRecord
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.suite_runs import SuiteRunStore
@@ -461,7 +461,7 @@ def _items() -> list[ItemRecord]:
 def test_typed_records_round_trip(tmp_path: Path) -> None:
     db = tmp_path / "home" / "results.db"
     with SuiteRunStore(db) as store:
-        store.create_run(_run(), {"lexical": {"reference": {}}}, [], _items())
+        store.create_run(_run(), RunPlan({"lexical": {"reference": {}}}, [], _items()))
         done = ItemRecord(
             subject="lexical",
             task="t",
@@ -513,7 +513,7 @@ def test_large_outputs_and_summaries_are_stored_deflated_and_read_back_equal(
     ]
     summary = RunSummary(n_items=2, n_completed=1, n_failed=1, llm_usage={"m": "x" * 2000})
     with SuiteRunStore(db) as store:
-        store.create_run(_run(), {"lexical": {"reference": {}}}, [], _items())
+        store.create_run(_run(), RunPlan({"lexical": {"reference": {}}}, [], _items()))
         done = ItemRecord(
             subject="lexical", task="t", item_id="q2", status="completed", output=hits
         )

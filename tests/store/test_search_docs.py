@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.store import item_rows
 from memgauge.store.search_docs import SEPARATOR, refill
 from memgauge.store.suite_runs import SuiteRunStore
@@ -70,9 +70,11 @@ def _store(db: Path | str) -> tuple[SuiteRunStore, list[ItemRecord]]:
     store = SuiteRunStore(db)
     store.create_run(
         run,
-        {"a": {}, "b": {}},
-        [{"task": t, "kind": "qa", "n_items": len(inputs)} for t in ("t", "u")],
-        items,
+        RunPlan(
+            {"a": {}, "b": {}},
+            [{"task": t, "kind": "qa", "n_items": len(inputs)} for t in ("t", "u")],
+            items,
+        ),
     )
     store.claim_run("r", {"token": "t", "pid": 1, "host": "h"}, expect=None)
     return store, items

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord
 from memgauge.store import stored_forms
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.run_pages import ItemQuery, RunReader
@@ -54,7 +54,7 @@ def _store_run(db: Path | str, inputs: list[dict[str, Any]]) -> None:
         ItemRecord(subject="a", task="t", item_id=f"i{k}", seq=k, input=inputs[k]) for k in range(n)
     ]
     store = SuiteRunStore(db)
-    store.create_run(run, {"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items)
+    store.create_run(run, RunPlan({"a": {}}, [{"task": "t", "kind": "qa", "n_items": n}], items))
     store.close()
 
 

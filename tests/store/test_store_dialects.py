@@ -10,7 +10,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from tests.helpers import revisions_after
 
-from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord, RunSummary, ScoreRecord
 from memgauge.online.querylog import QueryLog
 from memgauge.store import tables
 from memgauge.store.ab_tests import ABTestStore
@@ -63,12 +63,14 @@ def test_runs_items_and_verdicts_round_trip(store_where: str) -> None:
     with SuiteRunStore(store_where) as store:
         store.create_run(
             _run(),
-            {"s": {"reference": {}}},
-            [
-                {"task": "t", "kind": "retrieval", "spec": {}, "n_items": 3},
-                {"task": "a", "kind": "expected-output", "spec": {}, "n_items": 0},
-            ],
-            _items(),
+            RunPlan(
+                {"s": {"reference": {}}},
+                [
+                    {"task": "t", "kind": "retrieval", "spec": {}, "n_items": 3},
+                    {"task": "a", "kind": "expected-output", "spec": {}, "n_items": 0},
+                ],
+                _items(),
+            ),
         )
         done = ItemRecord(
             subject="s",
@@ -114,7 +116,7 @@ def test_runs_items_and_verdicts_round_trip(store_where: str) -> None:
 
 def test_one_process_of_two_claims_a_run(store_where: str) -> None:
     with SuiteRunStore(store_where) as a, SuiteRunStore(store_where) as b:
-        a.create_run(_run(), {}, [], _items(1))
+        a.create_run(_run(), RunPlan({}, [], _items(1)))
         me = {"token": "A", "pid": 1, "host": "h"}
         assert a.claim_run("r1", me, expect=None)
         assert not b.claim_run("r1", {**me, "token": "B"}, expect=None)
@@ -200,7 +202,7 @@ def test_gate_verdicts_are_kept_and_checked(store_where: str) -> None:
     stays accepted, failed runs listed per suite, any other value refused by the table."""
     with SuiteRunStore(store_where) as store:
         for run_id in ("r1", "r2"):
-            store.create_run(_run(run_id), {"s": {"reference": {}}}, [], [])
+            store.create_run(_run(run_id), RunPlan({"s": {"reference": {}}}, [], []))
         assert store.gate_verdict("r1") is None
         store.mark_gated("r1", "fail")
         store.mark_gated("r2", "pass")

@@ -142,7 +142,7 @@ def _search_store(db: Path) -> str:
     """A run whose searchable values are each a way SQLite's `LIKE` and Python's matching could
     part: case, characters past ASCII (stored raw, or as JSON escapes), deflated outputs, the
     `LIKE` pattern's own characters."""
-    from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+    from memgauge.data.records import ItemRecord, RunPlan, RunRecord, ScoreRecord
     from memgauge.store.suite_runs import SuiteRunStore
 
     run = RunRecord(
@@ -173,7 +173,9 @@ def _search_store(db: Path) -> str:
         for n, (text, _out, _reason) in enumerate(texts)
     ]
     with SuiteRunStore(db) as store:
-        store.create_run(run, {"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        store.create_run(
+            run, RunPlan({"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        )
         store.claim_run("search", {"token": "t", "pid": 1, "host": "h"}, expect=None)
         done = [
             it.model_copy(
@@ -379,7 +381,7 @@ QUOTED = 'say "Quoted" in C:\\Dir'
 def _quoted_store(db: Path) -> str:
     """A run whose input, output and verdict reason hold a double quote and a backslash (JSON
     stores them escaped: `\\"`, `\\\\`)."""
-    from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
+    from memgauge.data.records import ItemRecord, RunPlan, RunRecord, ScoreRecord
     from memgauge.store.suite_runs import SuiteRunStore
 
     run = RunRecord(
@@ -398,7 +400,9 @@ def _quoted_store(db: Path) -> str:
         for n, (inp, _out, _reason) in enumerate(values)
     ]
     with SuiteRunStore(db) as store:
-        store.create_run(run, {"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        store.create_run(
+            run, RunPlan({"sys": {}}, [{"task": "t", "kind": "qa", "n_items": 5}], items)
+        )
         store.claim_run("quoted", {"token": "t", "pid": 1, "host": "h"}, expect=None)
         done = [
             it.model_copy(

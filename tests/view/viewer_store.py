@@ -21,7 +21,7 @@ import yaml
 from tests.helpers import write_recall_suite
 
 from memgauge.cli.main import main
-from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
+from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.llm import FakeOpenAIServer
 from memgauge.online.shadow import diff_rankings
 from memgauge.store.ab_tests import ABTestStore
@@ -265,18 +265,20 @@ def hostile_run(store: SuiteRunStore) -> str:
     ]
     store.create_run(
         run,
-        suite["subjects"],
-        [
-            {
-                "task": task,
-                "kind": "retrieval",
-                "dataset": f"data {XSS}.jsonl",
-                "dataset_sha256": XSS,
-                "spec": suite["tasks"][0],
-                "n_items": 2,
-            }
-        ],
-        items,
+        RunPlan(
+            suite["subjects"],
+            [
+                {
+                    "task": task,
+                    "kind": "retrieval",
+                    "dataset": f"data {XSS}.jsonl",
+                    "dataset_sha256": XSS,
+                    "spec": suite["tasks"][0],
+                    "n_items": 2,
+                }
+            ],
+            items,
+        ),
     )
     done = [
         items[0].model_copy(

@@ -20,7 +20,7 @@ A value that could not be computed is None (shown as n/a with its count), never 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -48,6 +48,7 @@ __all__ = [
     "MeasureValue",
     "Nondeterminism",
     "RepeatsFacts",
+    "RunPlan",
     "RunRecord",
     "RunStatus",
     "RunSummary",
@@ -564,3 +565,12 @@ class RunRecord(_Record):
     )
     n_items: int = Field(default=0, description="Items planned.")
     summary: RunSummary | None = Field(default=None, description="Aggregates, once computed.")
+
+
+class RunPlan(NamedTuple):
+    """What a new run will do, recorded with it as queued (`Recorder.create_run`): its subjects
+    (name -> spec), its tasks (in the suite's order) and every item it will execute."""
+
+    subjects: Mapping[str, Any]
+    tasks: Sequence[Mapping[str, Any]]
+    items: Sequence[ItemRecord]

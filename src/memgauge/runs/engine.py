@@ -41,7 +41,7 @@ from memgauge._util.preload import preload
 from memgauge._version import __version__
 from memgauge.aggregates.targets import unmatched_error
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import Failure, ItemRecord, RunRecord, RunSummary
+from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
 from memgauge.errors import DataError, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
@@ -277,23 +277,19 @@ def _create(
         },
         n_items=len(items),
     )
-    recorder.create_run(
-        run,
-        suite.subjects,
-        [
-            {
-                "task": t.spec.name,
-                "kind": t.spec.kind,
-                "dataset": t.spec.dataset,
-                "dataset_sha256": t.dataset_sha256,
-                "spec": t.spec.model_dump(mode="json", exclude={"items"}),
-                # the dataset's items: `t.items` holds each repeat as an item of its own
-                "n_items": sum(1 for it in t.items if it.repeat == 0),
-            }
-            for t in plan
-        ],
-        items,
-    )
+    tasks = [
+        {
+            "task": t.spec.name,
+            "kind": t.spec.kind,
+            "dataset": t.spec.dataset,
+            "dataset_sha256": t.dataset_sha256,
+            "spec": t.spec.model_dump(mode="json", exclude={"items"}),
+            # the dataset's items: `t.items` holds each repeat as an item of its own
+            "n_items": sum(1 for it in t.items if it.repeat == 0),
+        }
+        for t in plan
+    ]
+    recorder.create_run(run, RunPlan(suite.subjects, tasks, items))
     return run_id, items
 
 

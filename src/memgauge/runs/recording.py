@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from memgauge.data.records import ItemRecord, RunRecord, RunSummary, utc_now
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord, RunSummary, utc_now
 from memgauge.runs import owner
 
 __all__ = ["MAX_BATCH", "InMemoryRecorder", "KeepsComparisons", "Recorder", "Writer"]
@@ -29,13 +29,7 @@ LINGER_SECONDS = 0.05
 class Recorder(Protocol):
     """Where runs are kept (`memgauge.store.suite_runs.SuiteRunStore`, `InMemoryRecorder`)."""
 
-    def create_run(
-        self,
-        run: RunRecord,
-        subjects: Mapping[str, Any],
-        tasks: Sequence[Mapping[str, Any]],
-        items: Sequence[ItemRecord],
-    ) -> None:
+    def create_run(self, run: RunRecord, plan: RunPlan) -> None:
         """Record a new run as queued with every item it will execute, all or nothing."""
         ...
 
@@ -124,19 +118,13 @@ class InMemoryRecorder:
         self.spend: dict[str, dict[str, dict[str, int]]] = {}
         self._lock = threading.Lock()
 
-    def create_run(
-        self,
-        run: RunRecord,
-        subjects: Mapping[str, Any],
-        tasks: Sequence[Mapping[str, Any]],
-        items: Sequence[ItemRecord],
-    ) -> None:
+    def create_run(self, run: RunRecord, plan: RunPlan) -> None:
         """See `Recorder`."""
         with self._lock:
             self.runs[run.run_id] = run.model_copy()
-            self.subjects[run.run_id] = dict(subjects)
-            self.tasks[run.run_id] = [dict(t) for t in tasks]
-            self.items[run.run_id] = {it.key: it for it in items}
+            self.subjects[run.run_id] = dict(plan.subjects)
+            self.tasks[run.run_id] = [dict(t) for t in plan.tasks]
+            self.items[run.run_id] = {it.key: it for it in plan.items}
             self.owners[run.run_id] = None
 
     def get_run(self, run_id: str, *, summary: bool = True) -> RunRecord | None:

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
-from memgauge.data.records import ItemRecord, RunRecord, RunSummary
+from memgauge.data.records import ItemRecord, RunPlan, RunRecord, RunSummary
 from memgauge.store import bundle, compared_rows, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
@@ -91,13 +91,7 @@ class SuiteRunStore(OptimizationHistory, Store):
 
     # --- runs ------------------------------------------------------------------------------
 
-    def create_run(
-        self,
-        run: RunRecord,
-        subjects: Mapping[str, Any],
-        tasks: Sequence[Mapping[str, Any]],
-        items: Sequence[ItemRecord],
-    ) -> None:
+    def create_run(self, run: RunRecord, plan: RunPlan) -> None:
         """Record a new run as queued with every item it will execute, all or nothing."""
         with self._write() as c:
             c.execute(
@@ -113,10 +107,10 @@ class SuiteRunStore(OptimizationHistory, Store):
                     "suite_path": run.suite_path,
                     "settings_json": stored_json(run.settings),
                     "provenance_json": stored_json(run.provenance),
-                    "n_items": len(items),
+                    "n_items": len(plan.items),
                 },
             )
-            item_rows.insert_plan(c, run.run_id, subjects, tasks, items)
+            item_rows.insert_plan(c, run.run_id, *plan)
 
     def claim_run(self, run_id: str, owner: Mapping[str, Any], *, expect: str | None) -> bool:
         """Make `owner` (`token`, `pid`, `host`, `pid_start`) the one process driving the run,
