@@ -92,6 +92,17 @@ def test_every_decimal_option_is_finite(
         assert f"Invalid value for '{name}'" in err, err
 
 
+def test_every_decimal_range_reads_the_same_way_in_help() -> None:
+    """A share's bounds read `0<=x<=1` in every command's --help (synth's two read
+    `0.0<=x<=1.0` before `fraction_option`): a bound that is a whole number is written as one."""
+    ranges = {
+        _id(c): c[1].type._describe_range() for c in DECIMALS if isinstance(c[1].type, Number)
+    }
+    assert ranges["synth --dedupe-threshold"] == ranges["gate --exact-threshold"] == "0<=x<=1"
+    assert ranges["synth --max-failure-rate"] == ranges["evaluate --max-failure-rate"]
+    assert not [name for name, text in ranges.items() if ".0" in text], ranges
+
+
 # --- the bounds themselves are values the commands take ----------------------------------------
 
 

@@ -16,8 +16,14 @@ from memgauge import api
 from memgauge._util.numbers import MAX_REPEAT
 from memgauge.cli._common import FILE, Command, apply_options, store_option
 from memgauge.cli._llm import llm_options
-from memgauge.cli._numbers import integer, number
-from memgauge.cli._shared_options import by_option, force_option, progress_option, resume_option
+from memgauge.cli._numbers import integer
+from memgauge.cli._shared_options import (
+    by_option,
+    force_option,
+    fraction_option,
+    progress_option,
+    resume_option,
+)
 
 __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
 
@@ -40,11 +46,10 @@ _STORE_OPTIONS = [
     ),
     resume_option("Finish this run (after kill -9 or Ctrl-C): the same command and options."),
     force_option("With --resume: take over a run whose process is on another host."),
-    click.option(
+    fraction_option(
         "--max-failure-rate",
-        type=number(0, 1),
         default=None,
-        help="The run fails (exit 4) when a subject fails more than this share of "
+        about="The run fails (exit 4) when a subject fails more than this share of "
         "its items (default 0.1); the other subjects still run to the end.",
     ),
     progress_option(),

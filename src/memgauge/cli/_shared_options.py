@@ -157,6 +157,11 @@ def share_option(*decls: str, about: str, default: float | None = 1.0) -> Callab
     return click.option(*decls, type=number(0, 1, min_open=True), default=default, help=about)
 
 
+def fraction_option(*decls: str, default: float | None, about: str | None) -> Callable[[FC], FC]:
+    """`decls SHARE` in [0, 1]: a threshold or a rate; `about` its help."""
+    return click.option(*decls, type=number(0, 1), default=default, help=about)
+
+
 def seconds_option(*decls: str, default: float, about: str) -> Callable[[FC], FC]:
     """`decls SECONDS`, 0 or more: a wait or an interval; `about` its help."""
     return click.option(*decls, type=number(0), default=default, help=about)

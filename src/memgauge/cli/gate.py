@@ -19,9 +19,9 @@ from memgauge.cli._common import (
     print_markdown,
     store_option,
 )
-from memgauge.cli._numbers import integer, number
+from memgauge.cli._numbers import integer
 from memgauge.cli._options import junit_option
-from memgauge.cli._shared_options import by_option, drop_option, window_option
+from memgauge.cli._shared_options import by_option, drop_option, fraction_option, window_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.gate import gate_markdown
@@ -58,8 +58,8 @@ learn_into_option = click.option(
 @store_option
 @window_option("runs")
 @drop_option("a regression")
-@click.option("--exact-threshold", type=number(0, 1), default=0.10)
-@click.option("--judge-threshold", type=number(0, 1), default=0.20)
+@fraction_option("--exact-threshold", default=0.10, about=None)
+@fraction_option("--judge-threshold", default=0.20, about=None)
 @click.option(
     "--threshold-for",
     "overrides",

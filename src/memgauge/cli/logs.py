@@ -19,7 +19,7 @@ from memgauge.cli._common import (
     store_option_with,
 )
 from memgauge.cli._numbers import SEED, integer, number
-from memgauge.cli._shared_options import seconds_option
+from memgauge.cli._shared_options import fraction_option, seconds_option
 
 __all__ = ["logs"]
 
@@ -197,7 +197,7 @@ def import_traces_cmd(
 
 @logs.command("re-search")
 @db_argument
-@click.option("--threshold", type=number(0, 1), default=0.8)
+@fraction_option("--threshold", default=0.8, about=None)
 @seconds_option("--window", "window_s", default=300.0, about="Seconds.")
 def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
     """Record re-searches: a query followed in its session, within the window, by a similar one

@@ -16,7 +16,8 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import DIR, console, json_option
 from memgauge.cli._llm import llm_options
-from memgauge.cli._numbers import integer, number
+from memgauge.cli._numbers import integer
+from memgauge.cli._shared_options import fraction_option
 from memgauge.report.escape import term
 
 __all__ = ["synth"]
@@ -59,17 +60,15 @@ __all__ = ["synth"]
     default="minilm",
     help="Embedder of the grouping and the dedupe (minilm, openai:<model>, st:<model>).",
 )
-@click.option(
+@fraction_option(
     "--dedupe-threshold",
-    type=number(0.0, 1.0),
     default=0.9,
-    help="Cosine at or above which a query is a near-duplicate of one kept before it.",
+    about="Cosine at or above which a query is a near-duplicate of one kept before it.",
 )
-@click.option(
+@fraction_option(
     "--max-failure-rate",
-    type=number(0.0, 1.0),
     default=0.1,
-    help="Failed LLM calls allowed (share of calls); past it: exit 4, nothing written.",
+    about="Failed LLM calls allowed (share of calls); past it: exit 4, nothing written.",
 )
 @click.option("--name", default=None, help="Dataset name (default: the --out directory's).")
 @json_option("Print the report as JSON.")
