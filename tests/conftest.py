@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers import write_recall_suite
+from tests.helpers import LAZY_PACKAGES, write_recall_suite
 
 from memgauge.cli.main import main
 
@@ -58,13 +58,19 @@ SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
 
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
-    """What a test shares with others: each fixture in SHARED_ONCE it uses, and its file when
-    it uses a module-scoped fixture (a server, a browser, a dataset built once)."""
+    """What a test shares with others: each fixture in SHARED_ONCE it uses, its file when it
+    uses a module-scoped fixture (a server, a browser, a dataset built once), and each package
+    its module imports lazily (tests.helpers.lazy_import) that no collected module imported:
+    one worker imports statsmodels, mem0 or NLTK (1-1.5 CPU-s each), not every worker."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return []
     used = sorted(getattr(item, "fixturenames", []))
     keys = [name for name in used if name in SHARED_ONCE]
+    module = getattr(getattr(item, "module", None), "__name__", "")
+    for top in sorted(LAZY_PACKAGES.get(module, ())):
+        if top not in sys.modules:  # the same on every worker: they collect the same modules
+            keys.append(f"import {top}")
     for name in used:
         defs = info.name2fixturedefs.get(name)
         if defs and defs[-1].scope in ("module", "package", "class"):
