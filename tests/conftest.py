@@ -6,14 +6,13 @@ import gc
 import json
 import logging
 import sys
-import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from tests.helpers import write_recall_suite
+from tests.helpers import LAZY_PACKAGES, write_recall_suite
 
 from memgauge.cli.main import main
 
@@ -58,13 +57,19 @@ SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
 
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
-    """What a test shares with others: each fixture in SHARED_ONCE it uses, and its file when
-    it uses a module-scoped fixture (a server, a browser, a dataset built once)."""
+    """What a test shares with others: each fixture in SHARED_ONCE it uses, its file when it
+    uses a module-scoped fixture (a server, a browser, a dataset built once), and each package
+    its module imports lazily (tests.helpers.lazy_import) that no collected module imported:
+    one worker imports statsmodels, mem0 or NLTK (1-1.5 CPU-s each), not every worker."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return []
     used = sorted(getattr(item, "fixturenames", []))
     keys = [name for name in used if name in SHARED_ONCE]
+    module = getattr(getattr(item, "module", None), "__name__", "")
+    for top in sorted(LAZY_PACKAGES.get(module, ())):
+        if top not in sys.modules:  # the same on every worker: they collect the same modules
+            keys.append(f"import {top}")
     for name in used:
         defs = info.name2fixturedefs.get(name)
         if defs and defs[-1].scope in ("module", "package", "class"):
@@ -180,14 +185,20 @@ class _Collector:
     """`gc.collect()` that scans only what is new since its last call. A full collection in a
     worker holding the suite's imports and caches costs 0.2-1 s of CPU, and `aiohttp_sessions`
     collects after every test that opened a session (a few hundred): what survives a
-    collection is frozen (gc.freeze), so the next one scans only the objects made since. A
-    session a test dropped is made in that test, so it is scanned. When the frozen objects have
-    grown by a quarter since the last full collection (Python's own rule for its oldest
-    generation), they are thawed and all collected: garbage frozen meanwhile (what a test's
-    fixtures released after the check) is freed then."""
+    collection is frozen (gc.freeze), so the next one scans only the objects made since. When
+    the frozen objects have grown by a quarter since the last full collection (Python's own
+    rule for its oldest generation), they are thawed and all collected: garbage frozen
+    meanwhile (what a test's fixtures released after the check) is freed then.
+
+    A run thaws the heap when it ends (memgauge's `_util.gcquiet` moves what it froze, and
+    this freeze with it, to the oldest generation): a collection then would walk the whole
+    heap again (0.15-0.7 CPU-s after each test that ran a suite). Then what is there is frozen
+    again unwalked, and its garbage waits for the next full collection; a session dropped
+    unclosed is found by `SessionWatch`, which holds every session a test opens."""
 
     def __init__(self) -> None:
         self.full_at = 0  # frozen objects after the last full collection
+        self.frozen = 0  # frozen objects after the last call
 
     def collect(self) -> None:
         if gc.get_freeze_count() >= self.full_at * 5 // 4:
@@ -195,23 +206,32 @@ class _Collector:
             gc.collect()
             gc.freeze()
             self.full_at = gc.get_freeze_count()
+        elif gc.get_freeze_count() < self.frozen:  # thawed since: no whole-heap walk
+            gc.freeze()
         else:
             gc.collect()
             gc.freeze()
+        self.frozen = gc.get_freeze_count()
 
 
 _COLLECTOR = _Collector()
 
 
+#: sessions a test left open: kept, so that none is collected (and logged) in a later test
+_LEFT_OPEN: list[Any] = []
+
+
 class SessionWatch(logging.Handler):
-    """The aiohttp client sessions opened during a test, and what asyncio's exception handler
-    logged about a session or connector collected while open (aiohttp says it there as well as
-    in a ResourceWarning, and only there when the warning is filtered out)."""
+    """The aiohttp client sessions opened during a test (held until its end: one dropped
+    unclosed is still there to be found open, whether or not a collection has run), and what
+    asyncio's exception handler logged about a session or connector collected while open
+    (aiohttp says it there as well as in a ResourceWarning, and only there when the warning is
+    filtered out)."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
-        self.opened: weakref.WeakSet[Any] = weakref.WeakSet()
-        #: how many were opened (`opened` forgets those closed and collected since)
+        self.opened: list[Any] = []
+        #: how many were opened
         self.count = 0
         self.logged: list[str] = []
 
@@ -240,7 +260,7 @@ def aiohttp_sessions(
 
     def tracked(self: aiohttp.ClientSession, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        watch.opened.add(self)
+        watch.opened.append(self)
         watch.count += 1
 
     monkeypatch.setattr(aiohttp.ClientSession, "__init__", tracked)
@@ -249,10 +269,12 @@ def aiohttp_sessions(
     try:
         yield watch
         if watch.count or watch.logged:
-            _COLLECTOR.collect()  # a session dropped while open says so now, in this test
+            _COLLECTOR.collect()  # what the test dropped, freed or frozen out of sight
         left = watch.still_open()
     finally:
         asyncio_log.removeHandler(watch)
+    _LEFT_OPEN.extend(left)
+    watch.opened.clear()
     problems = watch.logged + [
         f"Unclosed client session (still open at the end): {s!r}" for s in left
     ]

@@ -190,13 +190,21 @@ def revisions_after(stamp: str) -> list[str]:
 
 
 class _Lazy:
-    """A module imported on its first attribute access."""
+    """A module imported on its first attribute access, other than a dunder one: pytest's
+    collector asks every module-level object for `__test__` (and plug-ins for more), which
+    imported the module while its test module was collected, on every xdist worker."""
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
         return getattr(importlib.import_module(self._name), attr)
+
+
+#: the packages each test module imports lazily (by the module's `__name__`)
+LAZY_PACKAGES: dict[str, set[str]] = {}
 
 
 def lazy_import(name: str, reason: str | None = None) -> Any:
@@ -204,12 +212,14 @@ def lazy_import(name: str, reason: str | None = None) -> Any:
     skipped as `pytest.importorskip` skips it when its package is not installed. Every xdist
     worker collects every test module, so a third-party package imported at a module's top
     (statsmodels, mem0, NLTK, Dask: 0.5-2 CPU-s each) is imported by every worker, where only
-    the one that runs the module's tests needs it."""
+    the one that runs the module's tests needs it; tests/conftest.py sends the tests of the
+    modules that import a package no collected module imported to one worker."""
     top = name.partition(".")[0]
     if importlib.util.find_spec(top) is None:
         pytest.skip(
             reason or f"could not import {top!r}: No module named {top!r}", allow_module_level=True
         )
+    LAZY_PACKAGES.setdefault(sys._getframe(1).f_globals["__name__"], set()).add(top)
     return _Lazy(name)
 
 

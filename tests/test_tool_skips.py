@@ -97,18 +97,24 @@ def test_a_lazy_import_skips_as_importorskip_skips_and_imports_on_first_use(
 ) -> None:
     """`tests.helpers.lazy_import`: a module whose package is missing is skipped with
     importorskip's reason (so MEMGAUGE_NO_SKIP=1 counts it as missing); one that is there is
-    imported when a test first reads from it, not while the module is collected."""
+    imported when a test first reads from it, not while the module is collected (pytest asks
+    every module-level object for `__test__`)."""
     monkeypatch.setenv("MEMGAUGE_NO_SKIP", "1")
+    monkeypatch.delitem(sys.modules, "tabnanny", raising=False)
     pytester.makepyfile(
         test_lazy="from tests.helpers import lazy_import\nlazy_import('no_such_tool_xyz.sub')\n",
         test_ok="def test_runs():\n    pass\n",
+        test_unused=(  # collected (so asked for `__test__`), then run
+            "import sys\nfrom tests.helpers import lazy_import\n"
+            "tabnanny = lazy_import('tabnanny')\n\n\n"
+            "def test_the_module_is_not_imported_yet():\n    assert 'tabnanny' not in sys.modules\n"
+        ),
     )
     result = pytester.runpytest_inprocess("-p", "tool_skips", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(passed=1, skipped=1)
+    result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(["test_lazy.py: could not import 'no_such_tool_xyz': *"])
 
-    monkeypatch.delitem(sys.modules, "tabnanny", raising=False)
     tabnanny = lazy_import("tabnanny")
     assert "tabnanny" not in sys.modules
     assert callable(tabnanny.check)

@@ -47,14 +47,17 @@ tasks:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A store with two suite runs, A/B tests, shadow runs, and a query log."""
+def world(tmp_path_factory: pytest.TempPathFactory, _onnx_graphs: Path) -> Iterator[Path]:
+    """A store with two suite runs, A/B tests, shadow runs, and a query log; its home's ONNX
+    graph the worker's (tests/conftest.py), not built again."""
     from memgauge.online.querylog import QueryLog
     from memgauge.online.shadow import ShadowRunner
     from memgauge.store.ab_tests import ABTestStore
     from memgauge.store.shadow import ShadowStore
 
     tmp = tmp_path_factory.mktemp("world")
+    (tmp / "home").mkdir()
+    (tmp / "home" / "onnx").symlink_to(_onnx_graphs, target_is_directory=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEMGAUGE_HOME", str(tmp / "home"))
         shutil.copy(DATA / "good" / "bundle.yaml", tmp / "bundle.yaml")

@@ -45,7 +45,7 @@ def starts_in_clone(page: str, blocks: list[Block]) -> bool:
     return re.search(r"\bclone\b", before, re.IGNORECASE) is not None
 
 
-def reader_env(tmp: Path, embeddings: Path) -> dict[str, str]:
+def reader_env(tmp: Path, embeddings: Path, onnx: Path | None = None) -> dict[str, str]:
     """The environment of a reader's fresh terminal: none of the test process's memgauge, model
     or pip settings; MEMGAUGE_HOME in the page's directory."""
     env = {
@@ -53,9 +53,15 @@ def reader_env(tmp: Path, embeddings: Path) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("MEMGAUGE_", "OPENAI_", "ANTHROPIC_", "PIP_", "PYTEST_"))
     }
-    env["MEMGAUGE_HOME"] = str(tmp / "home" / ".memgauge")
+    home = tmp / "home" / ".memgauge"
+    env["MEMGAUGE_HOME"] = str(home)
     # the embedding cache is keyed by text and model: shared across pages, it only saves time
     env["MEMGAUGE_EMBEDDINGS"] = str(embeddings)
+    if onnx is not None:
+        # and so is the ONNX graph `minilm` builds from the packaged weights under
+        # MEMGAUGE_HOME/onnx (about 1 CPU-s and 87 MB written, once a page that embeds)
+        home.mkdir(parents=True)
+        (home / "onnx").symlink_to(onnx, target_is_directory=True)
     return env
 
 
@@ -100,7 +106,11 @@ def test_the_page_runs_as_written(
 
     blocks = read_blocks(page)
     check(blocks)
-    env = reader_env(tmp_path, request.getfixturevalue("_embeddings_cache"))
+    env = reader_env(
+        tmp_path,
+        request.getfixturevalue("_embeddings_cache"),
+        request.getfixturevalue("_onnx_graphs"),
+    )
     with FakeOpenAIServer() as llm, stand_ins(blocks, request) as servers:
         # the model endpoint a reader would set, answering as `python -m memgauge.llm` does
         llm.respond(lambda _request: DEFAULT_REPLY)
@@ -173,6 +183,17 @@ def test_indented_blocks_and_console_prompts() -> None:
     (b,) = read_blocks("p.md", text)
     assert (b.line, b.kind) == (3, "shell")
     assert b.commands() == "echo one \\\n  two\nls\n"
+
+
+def test_the_pages_share_the_onnx_graph_as_they_share_the_embeddings(tmp_path: Path) -> None:
+    """A page's MEMGAUGE_HOME is its own, but the graph `minilm` builds under it, a cache as
+    the embeddings are, is the worker's: built once, not once a page."""
+    graphs = tmp_path / "onnx"
+    graphs.mkdir()
+    env = reader_env(tmp_path / "page", tmp_path / "embeddings", graphs)
+    assert env["MEMGAUGE_HOME"] == str(tmp_path / "page" / "home" / ".memgauge")
+    assert (Path(env["MEMGAUGE_HOME"]) / "onnx").resolve() == graphs.resolve()
+    assert sorted(Path(env["MEMGAUGE_HOME"]).iterdir()) == [Path(env["MEMGAUGE_HOME"]) / "onnx"]
 
 
 def _session(tmp_path: Path, **kw: Any) -> Session:
