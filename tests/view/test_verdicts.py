@@ -113,3 +113,17 @@ def test_status_badge_is_the_macros() -> None:
     macro = environment().from_string('{% import "_macros.html" as m %}{{ m.status(s) }}')
     for s in ("completed", "failed", HOSTILE, None, Markup("<i>q</i>")):
         assert status_badge(s) == macro.render(s=s)
+
+
+def test_a_reports_queries_carry_every_field_an_item_section_reads() -> None:
+    """`render._queries` dumps only the query fields `_item_detail.html` reads: a field the
+    template reads is among them."""
+    import re
+    from importlib import resources
+
+    from memgauge.view.render import _DRAWN
+
+    text = resources.files("memgauge.view").joinpath("templates", "_item_detail.html")
+    read = set(re.findall(r"\bquery\.([a-z_]+)", text.read_text()))
+    assert read
+    assert read <= _DRAWN

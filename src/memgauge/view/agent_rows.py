@@ -1,5 +1,5 @@
-"""The rows of an item's agent-memory metrics table, written here instead of in the item
-section's template: a LoCoMo report draws 1,000 items of 14 metrics, and the template's loop
+"""The rows of an item's agent-memory metrics table, written here instead of in
+`_item_detail.html`: a LoCoMo report draws 1,000 items of 14 metrics, and the template's loop
 escaped each metric's name and definition again for every item. A metric's header cell is
 the same on every item: it is built once per name. The markup is the template's, byte for
 byte; every value is escaped as autoescape escapes it (`hit_table.escape_text`)."""

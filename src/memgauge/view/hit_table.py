@@ -1,5 +1,5 @@
-"""The rows of a retrieval item's ranked-hits table, written here instead of in the item
-section's template: a LoCoMo report draws 1,000 items of 25 hits, and the template's loop
+"""The rows of a retrieval item's ranked-hits table, written here instead of in
+`_item_detail.html`: a LoCoMo report draws 1,000 items of 25 hits, and the template's loop
 spent half of the report's rendering building a `Markup` object for each of the 150,000 cells.
 The markup is the template's, byte for byte; every value is escaped as Jinja's autoescape
 escapes it (markupsafe's rules: `&`, `<`, `>`, `'` and `"`; a value with `__html__` is

@@ -55,7 +55,6 @@ from memgauge.report.fmt import (
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.agent_rows import agent_metric_rows
-from memgauge.view.hit_table import escape_text as esc
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.item_rows import item_table_rows
 from memgauge.view.pages import (
@@ -319,7 +318,6 @@ def environment() -> Environment:
         hit_table_rows=hit_table_rows,
         agent_metric_rows=agent_metric_rows,
         verdict_blocks=verdict_blocks,
-        item_detail=item_detail,
         verdict_cell=verdict_cell,
         status_badge=status_badge,
         item_table_rows=partial(item_table_rows, brief=_brief),
@@ -384,7 +382,7 @@ def item_context(
     queries: _Queries | None = None,
     repeats: Sequence[ItemRecord] = (),
 ) -> dict[str, Any]:
-    """What an item's section (`item_detail`) needs of one item: its hits (a retrieval item) and the
+    """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
     relevant memories it did not retrieve; with `repeats` (every repeat of the item, in
     order: `repeat: N`), `p`, the section of its spread across them. `query`: the ir aggregate's record of its query
     where the caller has read it (`RunReader.query_detail`; `run` may then hold only its
@@ -410,99 +408,6 @@ def item_context(
         else dict((_queries(run) if queries is None else queries).get(_key(it), {})),
         "p": {"sections": _spread(it, repeats)},
     }
-
-
-_HITS_HEAD = (
-    '<div class="scroll"><table class="hits"><thead><tr><th class="num">rank</th><th>memory</th>'
-    '<th>text</th><th class="num">grade</th><th>channels</th><th class="num">score</th></tr>'
-    "</thead><tbody>\n"
-)
-_FAILURES_HEAD = (
-    '<h3>Failures</h3><div class="scroll"><table class="failures"><thead><tr><th>attempt</th>'
-    "<th>stage</th><th>kind</th><th>message</th><th>at</th></tr></thead><tbody>\n"
-)
-
-
-def item_detail(
-    it: ItemRecord,
-    hits: Sequence[Mapping[str, Any]] | None,
-    missing: Sequence[str],
-    rel_threshold: Any,
-    query: Mapping[str, Any],
-) -> Markup:
-    """An item's section (`item_context`'s values): its status, input, ranked hits or output,
-    its query's agent metrics, channels and ranking before expansion, expected value, extra,
-    cause, verdicts and failures. Written here rather than in a template: a LoCoMo report draws
-    1,000 of them, and the template's context and lookups were half of each one's cost. The
-    markup is the template's it replaced, byte for byte (`tests/view/test_item_detail.py`
-    renders that template), every value escaped as autoescape escapes it."""
-    out = [
-        '<div class="scroll"><table class="item-meta"><tr><th>status</th><td>',
-        status_badge(it.status),
-        f" · {esc(it.attempts)} attempt(s)",
-    ]
-    if it.duration_ms is not None:
-        out.append(f" · {esc(fmt_num(it.duration_ms, 1))} ms")
-    out.append("</td></tr>\n")
-    if it.category:
-        out.append(f"<tr><th>category</th><td>{esc(it.category)}</td></tr>")
-    if it.latency_ms:
-        cells = " · ".join(f"{esc(k)} {esc(fmt_num(v, 2))}" for k, v in it.latency_ms.items())
-        out.append(f"<tr><th>latency (ms)</th><td>{cells}</td></tr>")
-    out.append(f"<tr><th>score</th><td>{esc(fmt_num(it.score))}</td></tr></table></div>\n")
-    out.append(f'<h3>Input</h3><pre class="input">{esc(_pretty(it.input))}</pre>\n')
-    if hits is not None:
-        out.append(
-            '<h3>Ranked hits</h3><p class="meta">Relevant memories (grade &gt;= '
-            f"{esc(rel_threshold)}) are highlighted.</p>\n"
-        )
-        out.append(f"{_HITS_HEAD}{hit_table_rows(hits)}</tbody></table></div>\n")
-        if missing:
-            chips = "".join(f'<span class="chip">{esc(m)}</span>' for m in missing)
-            out.append(f'<p class="meta">Relevant but not retrieved: {chips}</p>')
-    else:
-        out.append(f'<h3>Output</h3><pre class="output">{esc(_pretty(it.output))}</pre>')
-    agent = query.get("agent_metrics")
-    if agent:
-        out.append(
-            '<h3>Agent-memory metrics of this query</h3><div class="scroll">'
-            f'<table class="query-agent"><tbody>\n{agent_metric_rows(agent)}'
-            "</tbody></table></div>"
-        )
-    channels = query.get("relevant_channels")
-    if channels:
-        found = " · ".join(
-            esc(mid) + " " + "".join(f'<span class="chip">{esc(c)}</span>' for c in chans)
-            for mid, chans in channels.items()
-        )
-        out.append(
-            '<p class="meta">Channels that produced the judged memories (sourceChannels): '
-            f"{found}</p>"
-        )
-    pre = query.get("pre_expansion")
-    if pre is not None:
-        chips = "".join(f'<span class="chip">{esc(m)}</span>' for m in pre)
-        out.append(f'<p class="meta">Before query expansion: {chips}</p>')
-    out.append(f'<h3>Expected</h3><pre class="expected">{esc(_pretty(it.expected))}</pre>\n')
-    if it.extra:
-        out.append(f"<h3>Also returned</h3><pre>{esc(_pretty(it.extra))}</pre>")
-    cause = it.extra.get("attribution") if it.extra else None
-    if isinstance(cause, Mapping) and cause.get("cause"):
-        out.append(
-            '<h3>Why the answer is wrong</h3><p class="cause"><span class="chip">'
-            f"{esc(cause['cause']).replace('_', ' ')}</span> {esc(cause.get('text', ''))}</p>"
-        )
-    out.append("<h3>Verdicts</h3>\n")
-    out.append(verdict_blocks(it.scores))
-    if it.failures:
-        out.append(_FAILURES_HEAD)
-        for f in it.failures:
-            out.append(
-                f"<tr><td>{esc(f.attempt)}</td><td>{esc(f.stage)}</td><td>{esc(f.kind)}</td>"
-                f'<td class="reason">{esc(f.message)}</td><td>{esc(_ts(f.at))}</td></tr>'
-            )
-        out.append("</tbody></table></div>")
-    return Markup("".join(out))
 
 
 def _spread(it: ItemRecord, repeats: Sequence[ItemRecord]) -> list[Section]:
@@ -541,7 +446,7 @@ def _queries(run: RunRecord, fields: set[str] | None = None) -> _Queries:
     return out
 
 
-#: what an item's section (`item_detail`) reads of a query (a query's whole record, its metrics, hits and
+#: what `_item_detail.html` reads of a query (a query's whole record, its metrics, hits and
 #: channels, dumped for each of 1,536 queries was most of `_queries`)
 _DRAWN = {"agent_metrics", "relevant_channels", "pre_expansion"}
 
@@ -591,12 +496,15 @@ def render_run_report(
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
     queries = _queries(run, _DRAWN)
     threshold = _rel_threshold(run)
-    # each item's section drawn on its own, as `item.html` draws it (an include inside the
-    # report's loop copied the whole page's context for each of 1,000 items)
-    sections = []
-    for it in chosen:
-        c = item_context(run, it, queries=queries)
-        sections.append(item_detail(it, c["hits"], c["missing"], threshold, c["query"]))
+    # each item's section drawn on its own, as `item.html` includes it (an include inside
+    # the report's loop copied the whole page's context for each of 1,000 items)
+    detail = environment().get_template("_item_detail.html")
+    sections = [
+        Markup(
+            detail.render({**item_context(run, it, queries=queries), "rel_threshold": threshold})
+        )
+        for it in chosen
+    ]
     return render(
         "run.html",
         p=page,

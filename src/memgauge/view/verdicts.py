@@ -1,5 +1,5 @@
-"""An item's verdicts as its section (`render.item_detail`) draws them, written here instead
-of in the template: a LoCoMo report draws 1,000 items of 7 verdicts, and the template's loop (a macro call,
+"""An item's verdicts as `_item_detail.html` draws them, written here instead of in the
+template: a LoCoMo report draws 1,000 items of 7 verdicts, and the template's loop (a macro call,
 two helper calls and a dozen tests per verdict) was half of each item's section. The markup is
 the template's, byte for byte (`tests/view/test_verdicts.py` renders the loop it replaced);
 every value is escaped as autoescape escapes it (`hit_table.escape_text`)."""
