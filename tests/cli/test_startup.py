@@ -235,6 +235,13 @@ def test_evaluate_of_one_system_imports_no_scipy_nor_the_tokenizers_package(
         # the other aggregates' facts models (ranking, write path, attribution, audit): the
         # report reads a ranking's only where a run has one
         "memgauge.aggregates.facts",
+        # the JUnit writer and its XML, for --junit only; the progress bar, which --quiet
+        # does not draw; the process pool and multiprocessing, for a sharded run only
+        "memgauge.report.junit",
+        "xml",
+        "rich.progress",
+        "multiprocessing",
+        "concurrent.futures.process",
     )
     assert not _loaded(loaded, unused)
     assert "memgauge.llm.context" in loaded  # it held the LLM context

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memgauge.cli.main import main
-from memgauge.metrics import MetricConfig, evaluate_ranked
+from memgauge.metrics import MetricConfig, evaluate_ranked, parse_measure
 from memgauge.scorers import EvalContext
 from memgauge.scorers.retrieval import RetrievalMeasure
 
@@ -157,3 +157,17 @@ def test_metrics_cli_one_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert out["one"]["aggregate"] == {"Recall@5": 1.0, "RR@5": 0.5}
     assert out["skip"]["aggregate"] == {"Recall@5": 1.0, "RR@5": 1.0}
     assert out["one"]["config"]["no_relevant"] == "one"
+
+
+@pytest.mark.parametrize("measure", [*MEASURES, "nDCG@10", "P@5", "IPrec@0.5"])
+def test_the_per_item_evaluators_reason_names_the_measure_as_it_names_itself(
+    measure: str,
+) -> None:
+    """The reason of a scored item is the parsed measure's name and the value to three places
+    (the name written once per evaluator, not once per item), for a query with a relevant
+    memory and for one without."""
+    scorer = RetrievalMeasure(measure=measure)
+    for qid, prefix in (("q1", ""), ("qm", "no judged memory is relevant: ")):
+        score = scorer.evaluate(EvalContext(output=RANKED[qid], expected=QRELS[qid]))
+        assert score.value is not None
+        assert score.reason == f"{prefix}{parse_measure(measure)} = {score.value:.3f}"

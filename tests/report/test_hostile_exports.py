@@ -16,7 +16,7 @@ import yaml
 
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
-from memgauge.report.escape import csv_cell, latex_text, md_text
+from memgauge.report.escape import _LONE_SURROGATE, csv_cell, encodable, latex_text, md_text
 
 HTML = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 BREAKER = "a | b\nc\r\n| --- |\tz"
@@ -257,3 +257,25 @@ def test_gate_markdown_escapes_names() -> None:
     assert "Suite suite\\` &lt;img src=x" in md
     assert "eval\\`\\|\\`&lt;script&gt;" in md
     assert "[link](" not in md
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain ascii",
+        "caf\u00e9 \u00b7 \u2026 \U0001f600 \uffff \ud7ff \ue000",
+        "lone \ud800 high",
+        "lone \udfff low",
+        "\ud83d\ude00 a pair of halves, each lone to a str",
+        "\udbff" * 3 + "x" + "\udc00",
+    ],
+)
+def test_encodable_shows_each_surrogate_as_the_replacement_character(text: str) -> None:
+    """Every code point in U+D800-U+DFFF (and nothing else) becomes U+FFFD, as the pattern's
+    substitution gives it; the result encodes as UTF-8."""
+    got = encodable(text)
+    assert got == _LONE_SURROGATE.sub("\ufffd", text)
+    assert got.encode("utf-8").decode("utf-8") == got
+    surrogates = [i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"]
+    assert [i for i, c in enumerate(got) if c == "\ufffd"] == surrogates

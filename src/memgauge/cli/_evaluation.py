@@ -9,24 +9,17 @@ import sys
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from memgauge import api
 from memgauge.cli._common import console
 from memgauge.cli._options import RunArgs
 from memgauge.report.escape import term
-from memgauge.report.junit import run_junit, write_junit
+
+if TYPE_CHECKING:
+    from rich.progress import Task, TaskID
 
 __all__ = ["RunProgressBar", "conclude", "running", "sigterm_as_interrupt"]
 
@@ -35,6 +28,16 @@ class RunProgressBar:
     """A rich progress bar on stderr: done / total, items per second, ETA, failures so far."""
 
     def __init__(self) -> None:
+        # imported here: a run without a bar (--quiet, stderr not a terminal) never draws one
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.progress = Progress(
             TextColumn("{task.description}", markup=False),  # names are data
             BarColumn(),
@@ -142,6 +145,10 @@ def conclude(
     command says it itself), write its JUnit XML if --junit asked, and return its exit code; an
     `optional` subject that is unavailable is said so, and does not count."""
     if run_args.junit is not None:
+        # imported here: the JUnit writer (and the XML and gate modules it needs) only for
+        # --junit
+        from memgauge.report.junit import run_junit, write_junit
+
         write_junit(run_args.junit, run_junit(report, optional))
     for name, why in report.unavailable.items():
         if name in optional:

@@ -38,12 +38,10 @@ import contextlib
 import importlib
 import importlib.util
 import logging
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor as PoolExecutor
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from memgauge.errors import UnavailableError, UsageError
@@ -183,6 +181,8 @@ def _end_with_driver() -> None:
     `os._exit`: the shard in hand cannot be delivered to anyone, and the driver's `--resume`
     does it again.
     """
+    import multiprocessing
+
     driver = multiprocessing.parent_process()
     if driver is None:  # not started by multiprocessing: nothing to watch
         return
@@ -204,6 +204,10 @@ def _process_pool(workers: int) -> ShardPool:
     spawned = max(1, workers - 1) if startup > 0 else workers
 
     def make() -> PoolExecutor:
+        # imported here, as the pool opens: a run that does not shard starts no process
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         return ProcessPoolExecutor(
             spawned, mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_driver
         )

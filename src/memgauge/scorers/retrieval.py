@@ -4,11 +4,10 @@ ids (grade 3)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
-
-import numpy as np
 
 from memgauge.data.models import RetrievalDataset
 from memgauge.errors import UsageError
@@ -91,8 +90,9 @@ class RetrievalMeasure:
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "
                 "computes it on a LongMemEval dataset imported with --protocol paper"
             )
-        # parsed once: an evaluator scores thousands of items
+        # parsed once, and its name written once: an evaluator scores thousands of items
         object.__setattr__(self, "_parsed", parsed)
+        object.__setattr__(self, "_label", str(parsed))
         object.__setattr__(
             self, "_cfg", MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
         )
@@ -152,7 +152,7 @@ class RetrievalMeasure:
         else:
             ev = evaluate_ranked({"q": grades}, {"q": ids}, [self.measure], cfg)
             value = float(next(iter(ev.per_query.values()))[0])
-        if np.isnan(value):
+        if math.isnan(value):
             return Score.failure("retrieval: the measure is undefined for this item")
         why = "no judged memory is relevant: " if nothing else ""
-        return Score(value=value, reason=f"{why}{parsed} = {value:.3f}")
+        return Score(value=value, reason=f"{why}{vars(self)['_label']} = {value:.3f}")

@@ -76,6 +76,22 @@ def _judge(jf: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _rest(rest: Sequence[tuple[str, str]]) -> str:
+    if not rest:
+        return ""
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(t)}</td></tr>" for k, t in rest)
+    return (
+        '<details><summary>detail</summary><div class="scroll"><table>'
+        f"{rows}</table></div></details>"
+    )
+
+
+#: what a verdict with an empty detail and no raw reply (each of a retrieval run's measures:
+#: 7,000 in a LoCoMo report) gets after its reason: no judge's fields, and the rest of its
+#: detail as `other_detail` gives it, drawn once
+_NO_DETAIL = _rest(other_detail(ScoreRecord(evaluator="", value=None)))
+
+
 def _block(v: ScoreRecord) -> str:
     out = [f'<div class="verdict {_verdict_class(v)}">\n<p><b>{esc(v.evaluator)}</b>: ']
     out.append(_cell(v))
@@ -86,16 +102,13 @@ def _block(v: ScoreRecord) -> str:
         out.append(f'<p class="reason">{esc(v.reason)}</p>')
     if v.error:
         out.append(f'<p class="bad reason">{esc(v.error)}</p>')
-    jf = judge_fields(v)
-    if jf:
-        out.append(_judge(jf))
-    rest = other_detail(v)
-    if rest:
-        rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(t)}</td></tr>" for k, t in rest)
-        out.append(
-            '<details><summary>detail</summary><div class="scroll"><table>'
-            f"{rows}</table></div></details>"
-        )
+    if not v.detail and v.raw_reply is None:
+        out.append(_NO_DETAIL)
+    else:
+        jf = judge_fields(v)
+        if jf:
+            out.append(_judge(jf))
+        out.append(_rest(other_detail(v)))
     out.append("</div>")
     return "".join(out)
 
