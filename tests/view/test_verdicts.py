@@ -80,6 +80,19 @@ def test_blocks_are_the_template_loops_byte_for_byte() -> None:
     assert str(verdict_blocks([])) == '<p class="meta">No verdict.</p>'
 
 
+def test_a_verdict_with_nothing_left_of_its_detail_draws_no_detail_block() -> None:
+    """A retrieval measure's verdict (empty detail) and a judge's whose detail is only the
+    judge's own fields drew a "detail" block of one row, an empty key and `{}` (7,000 of them in
+    a LoCoMo report); a detail with something left still draws it, an empty nested value too."""
+    bare = ScoreRecord(evaluator="RR@5", value=1.0, reason="RR@5 = 1.000")
+    judged = ScoreRecord(evaluator="qa", value=1.0, detail={"judge": "llm", "model": "m"})
+    for v in (bare, judged):
+        assert "<summary>detail</summary>" not in str(verdict_blocks([v]))
+        assert "<td>{}</td>" not in str(verdict_blocks([v]))
+    kept = ScoreRecord(evaluator="qa", value=1.0, detail={"model": "m", "extra": {}})
+    assert "<tr><th>extra</th><td>{}</td></tr>" in str(verdict_blocks([kept]))
+
+
 def test_cell_is_the_macros() -> None:
     macro = environment().from_string('{% import "_macros.html" as m %}{{ m.verdict_cell(v) }}')
     for v in (None, *_scores()):

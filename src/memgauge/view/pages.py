@@ -318,7 +318,8 @@ def judge_fields(s: ScoreRecord) -> dict[str, Any]:
 
 
 def other_detail(s: ScoreRecord) -> list[tuple[str, str]]:
-    """The rest of a verdict's detail, as rows."""
+    """The rest of a verdict's detail, as rows (none when nothing is left: not a row `{}`)."""
     skip = {"judge", "model", "template", "template_version", "template_hash", "route"}
     skip |= {"raw_reply", "votes"}
-    return _flat({k: v for k, v in s.detail.items() if k not in skip})
+    rest = {k: v for k, v in s.detail.items() if k not in skip}
+    return _flat(rest) if rest else []

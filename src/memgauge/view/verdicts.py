@@ -86,12 +86,6 @@ def _rest(rest: Sequence[tuple[str, str]]) -> str:
     )
 
 
-#: what a verdict with an empty detail and no raw reply (each of a retrieval run's measures:
-#: 7,000 in a LoCoMo report) gets after its reason: no judge's fields, and the rest of its
-#: detail as `other_detail` gives it, drawn once
-_NO_DETAIL = _rest(other_detail(ScoreRecord(evaluator="", value=None)))
-
-
 def _block(v: ScoreRecord) -> str:
     out = [f'<div class="verdict {_verdict_class(v)}">\n<p><b>{esc(v.evaluator)}</b>: ']
     out.append(_cell(v))
@@ -102,9 +96,7 @@ def _block(v: ScoreRecord) -> str:
         out.append(f'<p class="reason">{esc(v.reason)}</p>')
     if v.error:
         out.append(f'<p class="bad reason">{esc(v.error)}</p>')
-    if not v.detail and v.raw_reply is None:
-        out.append(_NO_DETAIL)
-    else:
+    if v.detail or v.raw_reply is not None:  # none for a retrieval measure's (7,000 in LoCoMo)
         jf = judge_fields(v)
         if jf:
             out.append(_judge(jf))
