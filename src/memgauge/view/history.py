@@ -21,7 +21,7 @@ from memgauge.runs.run_comparison import (
     Comparison,
     compared,
 )
-from memgauge.runs.suite_compare import Measures, Verdict
+from memgauge.runs.suite_compare import Measures
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -39,7 +39,6 @@ __all__ = [
     "shadow_page",
     "spec_changes",
     "trend_page",
-    "verdict_pairs",
 ]
 
 
@@ -87,14 +86,6 @@ def spec_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SpecChange]
             )
         out.append(SpecChange(key, ta, tb, diff))
     return out
-
-
-def verdict_pairs(
-    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
-) -> list[VerdictPair]:
-    """Each verdict of B with A's on the same subject, task, item and evaluator."""
-    a = {v[:4]: v for v in verdicts_a}
-    return [(*v, *o[4:]) for v in verdicts_b if (o := a.get(v[:4])) is not None]
 
 
 def seed_of(run: RunRecord) -> int:
