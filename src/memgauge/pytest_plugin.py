@@ -36,6 +36,7 @@ import pytest
 
 from memgauge import api
 from memgauge.errors import UsageError
+from memgauge.report.fmt import fmt_ci, fmt_num
 
 if TYPE_CHECKING:
     from memgauge.api import RunReport
@@ -187,10 +188,6 @@ def _fail_under(thresholds: Thresholds | None) -> list[str]:
     return [f"{measure}={value}" for measure, value in thresholds.items()]
 
 
-def _f(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
-
-
 def failure_table(report: RunReport) -> str:
     """The targets of a run beside their measures: measure, value, 95% CI, threshold, the
     number the rule compared, and the verdict; plain text, aligned, fit for pytest's output."""
@@ -201,15 +198,15 @@ def failure_table(report: RunReport) -> str:
         if not t.enforced:
             continue
         low, high = ci.get((t.subject, t.task, t.measure), (None, None))
-        interval = "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+        interval = fmt_ci(low, high, 4)
         compared = t.value if t.bound is None else t.bound
         rows.append(
             (
                 f"{t.subject}/{t.task}/{t.measure}",
-                _f(t.value),
+                fmt_num(t.value, 4),
                 interval,
                 f"{t.op} {t.target:g}",
-                f"{_f(compared)} ({t.by})",
+                f"{fmt_num(compared, 4)} ({t.by})",
                 "MISSED" if id(t) in missed else "ok",
             )
         )

@@ -21,9 +21,8 @@ from tests.helpers import revisions_after
 
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.cli.main import main
-from memgauge.data.records import RunSummary
+from memgauge.data.records import ItemRecord, RunSummary
 from memgauge.runs import suite_compare
-from memgauge.runs.suite_compare import verdicts_of
 from memgauge.store import item_rows, revisions, run_pages, suite_runs, tables
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.headline import headline
@@ -33,9 +32,24 @@ from memgauge.store.tables import unpacked
 from memgauge.store.url import store_url
 from memgauge.view import render
 from memgauge.view.app import create_app
-from memgauge.view.history import verdict_pairs
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+
+
+def _verdict_pairs(items_a: list[ItemRecord], items_b: list[ItemRecord]) -> list[Any]:
+    """Each verdict of B with A's on the same subject, task, item and evaluator, read from the
+    whole items (what the compare page read before `RunReader.verdict_pairs`)."""
+    a = {
+        (it.subject, it.task, it.item_id, s.evaluator): (s.value, s.passed, s.error)
+        for it in items_a
+        for s in it.scores
+    }
+    return [
+        (it.subject, it.task, it.item_id, s.evaluator, s.value, s.passed, s.error, *o)
+        for it in items_b
+        for s in it.scores
+        if (o := a.get((it.subject, it.task, it.item_id, s.evaluator))) is not None
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -219,9 +233,7 @@ def _compare_pages(db: Path, urls: list[str]) -> None:
         mp.setattr(
             RunReader,
             "verdict_pairs",
-            lambda self, a, b: verdict_pairs(
-                verdicts_of(self.item_records(a)), verdicts_of(self.item_records(b))
-            ),
+            lambda self, a, b: _verdict_pairs(self.item_records(a), self.item_records(b)),
         )
         with TestClient(create_app(db)) as client:
             whole = [client.get(url).text for url in urls]

@@ -99,7 +99,6 @@ if TYPE_CHECKING:
     from memgauge.api._sessions import session_report as session_report
     from memgauge.api._store import StoreArg as StoreArg
     from memgauge.api._store import StoreURL as StoreURL
-    from memgauge.api._store import existing_store as existing_store
     from memgauge.api._store import export_runs as export_runs
     from memgauge.api._store import import_runs as import_runs
     from memgauge.api._store import open_store as open_store

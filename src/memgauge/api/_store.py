@@ -22,7 +22,6 @@ __all__ = [
     "StoreArg",
     "StoreURL",
     "Where",
-    "existing_store",
     "export_runs",
     "import_runs",
     "open_store",
@@ -75,10 +74,6 @@ def read_store(where: Where = None) -> SuiteRunStore:
     a missing SQLite file is a UsageError and is not created (nor are its directories), and a
     store at another schema than this memgauge's is refused with what to do, never migrated."""
     return SuiteRunStore(results_store(where), read_only=True)
-
-
-#: the name pgstore's API gave `require_store`
-existing_store = require_store
 
 
 def viewer_store(where: Where = None) -> StoreURL:

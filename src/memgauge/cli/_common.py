@@ -150,10 +150,8 @@ def _existing_store(_ctx: click.Context, _param: click.Parameter, value: str) ->
 db_argument = click.argument("db", metavar="STORE", callback=_existing_store)
 
 
-def open_suite_store(where: str | None, *, read_only: bool = False) -> api.SuiteRunStore:
-    """The suite-run store `where` names, created and migrated if need be; with `read_only`
-    (a command that only reads), opened as it is: a UsageError when there is none (nothing is
-    created) or when it is at another schema (see `engine.open_read_only`)."""
-    if read_only:
-        return api.SuiteRunStore(api.results_store(where), read_only=True)
-    return api.open_store(where)
+def open_suite_store(where: str | None) -> api.SuiteRunStore:
+    """The suite-run store `where` names, for a command that only reads it: opened as it is,
+    a UsageError when there is none (nothing is created) or when it is at another schema (see
+    `engine.open_read_only`)."""
+    return api.SuiteRunStore(api.results_store(where), read_only=True)

@@ -24,14 +24,11 @@ from memgauge.cli._options import junit_option
 from memgauge.cli._shared_options import by_option, drop_option, fraction_option, window_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
+from memgauge.report.fmt import fmt_num as _fmt
 from memgauge.report.gate import gate_markdown
 from memgauge.report.junit import gate_junit, write_junit
 
 __all__ = ["gate", "history", "learnings"]
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 #: `--learnings FILE`: the failure-memory database `gate` writes and `learnings query` reads

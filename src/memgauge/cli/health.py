@@ -10,13 +10,9 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
+from memgauge.report.fmt import fmt_num as _num
 
 __all__ = ["health"]
-
-
-def _num(x: float | None) -> str:
-    """n/a for a number with no data, never 0."""
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def _drift(drift: dict[str, Any]) -> str:

@@ -21,12 +21,9 @@ from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.errors import SubjectError, UsageError
+from memgauge.report.fmt import fmt_num as _fmt
 
 __all__ = ["judge"]
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
 @click.group()

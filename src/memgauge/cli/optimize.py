@@ -27,6 +27,8 @@ from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
 from memgauge.cli._options import junit_option, shard_options
 from memgauge.cli._shared_options import progress_option, resume_option
+from memgauge.report.fmt import fmt_ci as _ci
+from memgauge.report.fmt import fmt_num as _f
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -50,14 +52,6 @@ def optimize() -> None:
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
     """
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f"[{_f(low)}, {_f(high)}]"
 
 
 def _params(params: dict[str, Any]) -> str:

@@ -77,7 +77,7 @@ def upgrade(store_path: str | None) -> None:
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
     evaluate, demo, extraction, operations, audit)."""
-    with open_suite_store(store_path, read_only=True) as store:
+    with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:
             if row["status"] == "running" and (run := store.get_run(row["run_id"])):
@@ -144,7 +144,7 @@ def _state(run: Mapping[str, Any]) -> Text:
 @click.option("--failures", "n_failures", type=integer(0), default=20)
 def show(run_id: str, store_path: str | None, as_json: bool, n_failures: int) -> None:
     """A run's status, provenance, results and failures."""
-    with open_suite_store(store_path, read_only=True) as store:
+    with open_suite_store(store_path) as store:
         run = _load(store, run_id)
         failures = store.failures(run["run_id"], limit=n_failures)
         subjects = store.subjects(run["run_id"])
@@ -217,7 +217,7 @@ def watch(run_id: str, store_path: str | None, interval: float) -> None:
     It stops early only when the run's owner is gone: its process died on this host, or, on
     another host, its heartbeat went silent. A live owner on this host is followed to the end,
     however long an item takes."""
-    with open_suite_store(store_path, read_only=True) as store:
+    with open_suite_store(store_path) as store:
         run = _load(store, run_id)
         con = console()
         with Live(console=con, auto_refresh=False, transient=False) as live:
@@ -282,7 +282,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
             atomic_write_text(out, text)
             click.echo(f"wrote {out}", err=True)
         return
-    with open_suite_store(store_path, read_only=True) as store:
+    with open_suite_store(store_path) as store:
         run = _load(store, run_id)
         records = store.iter_export(run["run_id"])
         if fmt == "parquet":
@@ -343,7 +343,7 @@ def compare(
     better than, ready for a paper."""
     check_json(as_json, given["fmt"])
     options = systems_options(given)
-    with open_suite_store(store_path, read_only=True) as store:
+    with open_suite_store(store_path) as store:
         if len(run_ids) != 2 or given["fmt"] != "table":
             ids, cmp = api.compare_stored_runs(store, run_ids, baseline=baseline, **options)
             print_systems(

@@ -11,6 +11,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
+from memgauge.report.fmt import fmt_pct as _pct
 
 __all__ = ["shadow"]
 
@@ -106,10 +107,6 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
     ("treatment errors", lambda s: str(s["n_errors"])),
     ("dropped (queue full)", lambda s: str(s["n_dropped"])),
 ]
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1%}"
 
 
 def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:

@@ -37,11 +37,9 @@ from memgauge.store.item_rows import MeasureValues, measure_values
 __all__ = [
     "Measures",
     "PairOptions",
-    "Verdict",
     "compare_measures",
     "compare_runs",
     "compare_suite_systems",
-    "verdicts_of",
 ]
 
 Key = tuple[str, str, str]
@@ -61,18 +59,6 @@ class PairOptions(TypedDict, total=False):
 
 
 Values = dict[Key, dict[str, float]]
-#: one verdict as the store keeps it: subject, task, item id, evaluator, value, passed (a truth
-#: value, 0/1 as stored, or None), error
-Verdict = tuple[str, str, str, str, float | None, bool | int | None, str | None]
-
-
-def verdicts_of(items: Sequence[ItemRecord]) -> list[Verdict]:
-    """The items' verdicts as rows (what comparing two runs reads of them)."""
-    return [
-        (it.subject, it.task, it.item_id, s.evaluator, s.value, s.passed, s.error)
-        for it in items
-        for s in it.scores
-    ]
 
 
 def _measures(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> MeasureValues:

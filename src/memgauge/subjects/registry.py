@@ -15,7 +15,7 @@ from pydantic import Field
 from memgauge._util.registry import Registry, RegistryError, SpecArgs, SpecProblem
 from memgauge.errors import UsageError
 
-__all__ = ["SUBJECTS", "RunOptions", "build_subject", "check_subject", "subject_kinds"]
+__all__ = ["SUBJECTS", "RunOptions", "build_subject", "check_subject"]
 
 
 class RunOptions(SpecArgs):
@@ -36,18 +36,6 @@ class RunOptions(SpecArgs):
 SUBJECTS: Registry[Any] = Registry(
     "subject kind", "memgauge.subjects", short_forms=False, common=RunOptions
 )
-
-
-def subject_kinds() -> tuple[str, ...]:
-    """Every registered subject kind."""
-    return tuple(SUBJECTS.names())
-
-
-def __getattr__(name: str) -> Any:
-    # SUBJECT_KINDS is read from the registry when asked (plug-ins may add kinds)
-    if name == "SUBJECT_KINDS":
-        return subject_kinds()
-    raise AttributeError(name)
 
 
 def check_subject(spec: Any) -> list[SpecProblem]:

@@ -12,17 +12,16 @@ from typing import Any
 
 from markupsafe import Markup
 
-from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.data.records import RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
 from memgauge.runs.run_comparison import (
     MAX_CHANGED,
     ChangedVerdict,
     Comparison,
-    changed_of,
     compared,
 )
-from memgauge.runs.suite_compare import Measures, Verdict, verdicts_of
+from memgauge.runs.suite_compare import Measures
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -34,14 +33,12 @@ __all__ = [
     "ChangedVerdict",
     "SpecChange",
     "ab_page",
-    "changed_verdicts",
     "compare_page",
     "comparison_on_request",
     "seed_of",
     "shadow_page",
     "spec_changes",
     "trend_page",
-    "verdict_pairs",
 ]
 
 
@@ -89,22 +86,6 @@ def spec_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SpecChange]
             )
         out.append(SpecChange(key, ta, tb, diff))
     return out
-
-
-def verdict_pairs(
-    verdicts_a: Sequence[Verdict], verdicts_b: Sequence[Verdict]
-) -> list[VerdictPair]:
-    """Each verdict of B with A's on the same subject, task, item and evaluator."""
-    a = {v[:4]: v for v in verdicts_a}
-    return [(*v, *o[4:]) for v in verdicts_b if (o := a.get(v[:4])) is not None]
-
-
-def changed_verdicts(
-    items_a: Sequence[ItemRecord], items_b: Sequence[ItemRecord]
-) -> tuple[list[ChangedVerdict], int]:
-    """Verdicts whose value, pass or error differs between the runs (paired by subject, task,
-    item and evaluator), regressions first; and how many there are in all."""
-    return changed_of(verdict_pairs(verdicts_of(items_a), verdicts_of(items_b)))
 
 
 def seed_of(run: RunRecord) -> int:

@@ -19,8 +19,6 @@ from memgauge.store.stored_forms import RESULT_METRICS
 
 revision = "0009"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
