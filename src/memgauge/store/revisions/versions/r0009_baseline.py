@@ -19,6 +19,8 @@ from memgauge.store.stored_forms import RESULT_METRICS
 
 revision = "0009"
 down_revision = None
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

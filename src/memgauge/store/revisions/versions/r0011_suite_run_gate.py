@@ -16,6 +16,8 @@ from memgauge.store.revisions import columns_of
 
 revision = "0011"
 down_revision = "0010"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

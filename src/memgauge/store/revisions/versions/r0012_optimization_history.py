@@ -19,6 +19,8 @@ from memgauge.store.stored_forms import ITERATION_SCORES
 
 revision = "0012"
 down_revision = "0011"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

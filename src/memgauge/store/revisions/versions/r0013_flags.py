@@ -22,6 +22,8 @@ from memgauge.store.columns import cols
 
 revision = "0013"
 down_revision = "0012"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

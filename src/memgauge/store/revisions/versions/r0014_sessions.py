@@ -18,6 +18,8 @@ from memgauge.store.revisions import columns_of, create_serial_table
 
 revision = "0014"
 down_revision = "0013"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

@@ -25,6 +25,8 @@ from memgauge.store.revisions import columns_of
 
 revision = "0015"
 down_revision = "0014"
+branch_labels = None
+depends_on = None
 
 _VALUES = (
     "control",

@@ -24,6 +24,8 @@ from memgauge.store.stored_forms import packed, unpacked
 
 revision = "0016"
 down_revision = "0015"
+branch_labels = None
+depends_on = None
 
 
 def _headline(summary: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from alembic import op
 
 revision = "0017"
 down_revision = "0016"
+branch_labels = None
+depends_on = None
 
 _COLUMNS: tuple[tuple[str, str, sa.types.TypeEngine[Any]], ...] = (
     ("eval_queries", "token_usage_ratio", sa.Double()),

@@ -17,6 +17,8 @@ from alembic import op
 
 revision = "0018"
 down_revision = "0017"
+branch_labels = None
+depends_on = None
 
 _QUERY_COLUMNS: tuple[tuple[str, sa.types.TypeEngine[Any]], ...] = (
     ("avg_relevance_score", sa.Double()),

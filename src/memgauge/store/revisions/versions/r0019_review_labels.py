@@ -18,6 +18,8 @@ from memgauge.store.revisions import create_serial_table
 
 revision = "0019"
 down_revision = "0018"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

@@ -13,6 +13,8 @@ from alembic import op
 
 revision = "0020"
 down_revision = "0019"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

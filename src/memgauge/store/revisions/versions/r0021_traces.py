@@ -17,6 +17,8 @@ from memgauge.store.columns import cols
 
 revision = "0021"
 down_revision = "0020"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

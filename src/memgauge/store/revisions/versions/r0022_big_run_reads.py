@@ -37,6 +37,8 @@ from memgauge.store.stored_forms import packed, unpacked, verdicts_digest
 
 revision = "0022"
 down_revision = "0021"
+branch_labels = None
+depends_on = None
 
 
 def _packed(text: str, dialect: str) -> str | bytes:

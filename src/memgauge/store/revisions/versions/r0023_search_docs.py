@@ -20,6 +20,8 @@ from memgauge.store.stored_forms import INSERT_SEARCH, search_batches
 
 revision = "0023"
 down_revision = "0022"
+branch_labels = None
+depends_on = None
 
 _KEY = ("run_id", "subject", "task", "item_id")
 

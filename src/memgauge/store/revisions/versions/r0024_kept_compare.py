@@ -21,6 +21,8 @@ from memgauge.store.stored_forms import INSERT_SEARCH, search_batches
 
 revision = "0024"
 down_revision = "0023"
+branch_labels = None
+depends_on = None
 
 
 def _refill(bind: sa.Connection) -> None:
