@@ -190,15 +190,16 @@ def revisions_after(stamp: str) -> list[str]:
 
 
 class _Lazy:
-    """A module imported on its first attribute access, other than a dunder one: pytest's
-    collector asks every module-level object for `__test__` (and plug-ins for more), which
-    imported the module while its test module was collected, on every xdist worker."""
+    """A module imported on its first access to a public attribute: pytest's collector asks
+    every module-level object for private names (`__test__`; pytest 9.2 also `_mock_name`, to
+    find a fixture wrapped by a mock; plug-ins for more), which imported the module while its
+    test module was collected, on every xdist worker. A test reads a module's public names."""
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__") and attr.endswith("__"):
+        if attr.startswith("_"):
             raise AttributeError(attr)
         return getattr(importlib.import_module(self._name), attr)
 
