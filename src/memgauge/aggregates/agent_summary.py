@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memgauge.aggregates.hits import Found, hit_channels
+from memgauge.aggregates.hits import Found
 from memgauge.aggregates.retrieval_result import AgentMetric
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.metrics import agent
@@ -129,7 +129,7 @@ def agent_metrics_for(
     out[f"folder_ils@{k}"] = _metric(v)
     result.add_per_query(f"folder_ils@{k}", v.per_query)
     # both read the top k only
-    channels = {q: [hit_channels(h) for h in results[q].hits[:k]] for q in qids}
+    channels = {q: results[q].channels[:k] for q in qids}
     v = agent.channel_contribution(channels, k)
     for kind in ("contribution", "unique"):
         for channel, rate in v.detail.get(kind, {}).items():

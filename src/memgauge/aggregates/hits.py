@@ -38,7 +38,7 @@ class Found:
     """One recorded search as the aggregate reads it: the ranked ids, and the hit records
     for what else a metric needs (channels, channel ranks, text)."""
 
-    __slots__ = ("filtered", "hits", "ids", "latency_ms")
+    __slots__ = ("_channels", "filtered", "hits", "ids", "latency_ms")
 
     def __init__(
         self,
@@ -51,6 +51,15 @@ class Found:
         self.latency_ms = latency_ms
         #: the results the system's session dedup filtered out (`SearchResult.dedup_filtered`)
         self.filtered = filtered
+        self._channels: list[list[str]] | None = None
+
+    @property
+    def channels(self) -> list[list[str]]:
+        """`hit_channels` of each hit, in rank order: read once, by the query's row and the
+        agent metrics' top k (30,000 hits of a LoCoMo run)."""
+        if self._channels is None:
+            self._channels = [hit_channels(h) for h in self.hits]
+        return self._channels
 
 
 def hit_channels(hit: Mapping[str, Any]) -> list[str]:

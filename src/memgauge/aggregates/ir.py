@@ -642,7 +642,7 @@ class IRAggregate:
             # NaN (not scored) is the one float unequal to itself
             metrics={m: (None if v[i] != v[i] else v[i]) for m, v in per_query.items()},
             hits=list(r.ids),
-            channels=[hit_channels(h) for h in r.hits],
+            channels=r.channels,
             relevant=rel,
             relevant_channels=dict(attributed.get(q.id, {})),
             agent_metrics=agent.get(q.id, {}),
