@@ -12,6 +12,7 @@ Where the expected ids come from:
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memgauge.errors import UsageError
@@ -118,6 +119,29 @@ def test_a_count_is_the_rust_tokenizers_own_and_the_length_of_the_ids(encoding: 
 def test_counts_of_many_texts_and_the_empty_text() -> None:
     got = token_counts(["hello world", "", "hello world", "rer"], "cl100k_base")
     assert got.tolist() == [2, 0, 2, 1]
+
+
+def test_each_distinct_text_is_counted_once_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory every query's search returns is counted once (the tokenizer's own count,
+    wrapped to record what it was asked); the counts come back in the texts' order, and a list
+    of empty texts loads no tokenizer."""
+    real = tokens._codec("cl100k_base")
+    asked: list[str] = []
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return real.count(text)
+
+    monkeypatch.setattr(tokens, "_loaded", {"cl100k_base": tokens._Codec(real.encode, count)})
+    texts = ["hello world", "", "rer", "hello world", "rer", "hello world"]
+    got = token_counts(texts, "cl100k_base")
+    assert got.dtype == np.int64
+    assert got.tolist() == [2, 0, 1, 2, 1, 2]
+    assert sorted(asked) == ["hello world", "rer"]
+    monkeypatch.setattr(tokens, "_loaded", {})
+    assert token_counts(["", ""], "cl100k_base").tolist() == [0, 0]
+    assert token_counts([], "cl100k_base").tolist() == []
+    assert tokens._loaded == {}
 
 
 def test_an_unknown_encoding_is_a_usage_error() -> None:

@@ -156,7 +156,7 @@ def costs_of(
     for r, texts in pending:
         hit_tokens = None
         if texts is not None:
-            hit_tokens = [int(n) for n in counts[at : at + len(texts)]]
+            hit_tokens = counts[at : at + len(texts)]  # Python ints (`tolist`)
             at += len(texts)
         usage = r.extra.get("llm_usage")
         verdict = r.verdict(accuracy) if accuracy is not None else None

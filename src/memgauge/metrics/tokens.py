@@ -199,17 +199,16 @@ def token_counts(
     texts: Sequence[str], encoding: Encoding = DEFAULT_ENCODING
 ) -> npt.NDArray[np.int64]:
     """`count_tokens` of each text, as an array; a text repeated is counted once."""
-    count: Callable[[str], int] | None = None  # loaded by the first text to count
-    seen: dict[str, int] = {"": 0}
-    out = np.empty(len(texts), dtype=np.int64)
-    for i, text in enumerate(texts):
-        n = seen.get(text)
-        if n is None:
-            if count is None:
-                count = _codec(encoding).count
-            n = seen[text] = _counted(text, count)
-        out[i] = n
-    return out
+    seen: dict[str, int] = dict.fromkeys(texts, -1)
+    seen[""] = 0
+    # each distinct text counted once (a memory a search of every query returns: LoCoMo's
+    # 30,637 hits hold 5,348 texts); the codec loaded only when there is one to count
+    if len(seen) > 1:
+        count = _codec(encoding).count
+        for text, n in seen.items():
+            if n < 0:
+                seen[text] = _counted(text, count)
+    return np.fromiter(map(seen.__getitem__, texts), dtype=np.int64, count=len(texts))
 
 
 #: seed 002's `pressureLevel` ("token pressure state") names the state and not its bounds:
