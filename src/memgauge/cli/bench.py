@@ -17,6 +17,7 @@ from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli._shared_options import no_ingest_option
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
+from memgauge.report.fmt import fmt_num
 
 __all__ = ["bench"]
 
@@ -35,10 +36,6 @@ def bench() -> None:
         every memory system installed here (and any named) ranked on each dataset, with CIs,
         context tokens and latency
     """
-
-
-def _ms(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
 
 
 @bench.command("search")
@@ -153,10 +150,10 @@ def _table(levels: list[tuple[str, api.LoadResult]]) -> Table:
             str(res.requests),
             str(res.errors),
             f"{res.throughput:.0f}",
-            _ms(res.p50),
-            _ms(res.p95),
-            _ms(res.p99),
-            _ms(res.max),
+            fmt_num(res.p50, 2),
+            fmt_num(res.p95, 2),
+            fmt_num(res.p99, 2),
+            fmt_num(res.max, 2),
             "one call at a time (not thread-safe)" if res.serialized else "",
         )
     return table
@@ -176,7 +173,7 @@ def _targets_table(levels: list[tuple[str, api.LoadResult]]) -> Table:
                 label,
                 str(res.clients),
                 t["component"],
-                _ms(t["p95_ms"]),
+                fmt_num(t["p95_ms"], 2),
                 f"< {t['target_p95_ms']:g} ms",
                 status,
             )
@@ -205,8 +202,8 @@ def _versus_table(rows: list[dict[str, Any]]) -> Table:
             str(r["clients"]),
             str(r["baseline"]),
             str(r["boosted"]),
-            f"{_ms(p50[0])} / {_ms(p50[1])}",
-            f"{_ms(p95[0])} / {_ms(p95[1])}",
+            f"{fmt_num(p50[0], 2)} / {fmt_num(p50[1], 2)}",
+            f"{fmt_num(p95[0], 2)} / {fmt_num(p95[1], 2)}",
             "n/a"
             if change is None
             else f"{change:+.2f}" + ("" if share is None else f" ({share:+.0%})"),

@@ -80,10 +80,6 @@ def _share(s: Mapping[str, Any], cls: str) -> str:
     return f"{count} ({count / s['n']:.0%})"
 
 
-def _ms(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1f}"
-
-
 #: The rows of the summary table: a label, and how an experiment's summary fills the cell
 #: (n/a for a number with no data: no compared query, no judged one).
 _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
@@ -99,10 +95,10 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
     ("mean positions that differ", lambda s: _f(s.get("mean_order_differences"), 1)),
     ("mean MRR delta (judged)", lambda s: _f(s.get("mean_mrr_delta"), sign=True)),
     ("mean nDCG delta (judged)", lambda s: _f(s.get("mean_ndcg_delta"), sign=True)),
-    ("p95 latency ms, control", lambda s: _ms((s.get("p95_latency_ms") or {}).get("control"))),
+    ("p95 latency ms, control", lambda s: _f((s.get("p95_latency_ms") or {}).get("control"), 1)),
     (
         "p95 latency ms, treatment",
-        lambda s: _ms((s.get("p95_latency_ms") or {}).get("treatment")),
+        lambda s: _f((s.get("p95_latency_ms") or {}).get("treatment"), 1),
     ),
     ("treatment errors", lambda s: str(s["n_errors"])),
     ("dropped (queue full)", lambda s: str(s["n_dropped"])),

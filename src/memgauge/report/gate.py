@@ -12,15 +12,12 @@ from typing import Literal
 
 from memgauge.report.escape import md_text
 from memgauge.report.fmt import fallbacks_text
+from memgauge.report.fmt import fmt_num as _fmt
 from memgauge.track.gate import GateResult, MetricCheck
 
 __all__ = ["gate_markdown"]
 
 _BASIS = {"target": "target", "--measure": "--measure", "primary": "primary measure"}
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def _current(c: MetricCheck) -> str:

@@ -15,6 +15,7 @@ from memgauge._util.process import host_name, is_alive
 from memgauge.data.records import RunSummary
 from memgauge.report.escape import term
 from memgauge.report.fmt import conventions_lines, fallbacks_text
+from memgauge.report.fmt import fmt_num as _fmt
 
 __all__ = [
     "comparison_table",
@@ -29,10 +30,6 @@ __all__ = [
 ]
 
 STALE_SECONDS = 60.0
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def liveness(run: Mapping[str, Any]) -> str | None:

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memgauge.report.escape import latex_text, md_text
+from memgauge.report.fmt import fmt_num as _value
 from memgauge.stats import TEST_NAMES, SystemsComparison
 
 __all__ = ["caption", "labels", "systems_latex", "systems_markdown", "systems_table"]
@@ -40,10 +41,6 @@ def labels(n: int) -> list[str]:
 def _marks(names: Sequence[str]) -> str:
     # past 26 systems the letters run to two, and "aab" would be ambiguous
     return "".join(names) if all(len(n) == 1 for n in names) else ",".join(names)
-
-
-def _value(v: float | None, digits: int) -> str:
-    return "n/a" if v is None else f"{v:.{digits}f}"
 
 
 def _best(cmp: SystemsComparison, measure: str, digits: int) -> set[int]:

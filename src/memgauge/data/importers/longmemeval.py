@@ -80,17 +80,15 @@ def _date(text: Any) -> datetime | None:
     return None
 
 
-def _list_of(
-    file: str, where: str, value: Any, kind: type, what: str, *, nullable: bool = False
-) -> list[Problem]:
+def _string_list(file: str, where: str, value: Any, *, nullable: bool = False) -> list[Problem]:
     if nullable and value is None:
         return []
     if not isinstance(value, list):
-        return [Problem(file, None, where, f"must be a list of {what}s, got {json_type(value)}")]
+        return [Problem(file, None, where, f"must be a list of strings, got {json_type(value)}")]
     return [
         p
         for i, v in enumerate(value)
-        if (p := wrong_type(file, f"{where}[{i}]", v, kind, f"a {what}")) is not None
+        if (p := wrong_type(file, f"{where}[{i}]", v, str, "a string")) is not None
     ]
 
 
@@ -114,20 +112,11 @@ def _question_problems(file: str, where: str, item: Any) -> list[Problem]:
     if "answer" in item:
         p = wrong_type(file, f"{where}.answer", item["answer"], (str, int, float), "text")
         out += [p] if p else []
-    out += _list_of(
-        file, f"{where}.haystack_session_ids", item["haystack_session_ids"], str, "string"
+    out += _string_list(file, f"{where}.haystack_session_ids", item["haystack_session_ids"])
+    out += _string_list(
+        file, f"{where}.answer_session_ids", item.get("answer_session_ids"), nullable=True
     )
-    out += _list_of(
-        file,
-        f"{where}.answer_session_ids",
-        item.get("answer_session_ids"),
-        str,
-        "string",
-        nullable=True,
-    )
-    out += _list_of(
-        file, f"{where}.haystack_dates", item.get("haystack_dates"), str, "string", nullable=True
-    )
+    out += _string_list(file, f"{where}.haystack_dates", item.get("haystack_dates"), nullable=True)
     sessions = item["haystack_sessions"]
     if not isinstance(sessions, list):
         return [
