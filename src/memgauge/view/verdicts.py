@@ -76,16 +76,6 @@ def _judge(jf: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _rest(rest: Sequence[tuple[str, str]]) -> str:
-    if not rest:
-        return ""
-    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(t)}</td></tr>" for k, t in rest)
-    return (
-        '<details><summary>detail</summary><div class="scroll"><table>'
-        f"{rows}</table></div></details>"
-    )
-
-
 def _block(v: ScoreRecord) -> str:
     out = [f'<div class="verdict {_verdict_class(v)}">\n<p><b>{esc(v.evaluator)}</b>: ']
     out.append(_cell(v))
@@ -100,7 +90,13 @@ def _block(v: ScoreRecord) -> str:
         jf = judge_fields(v)
         if jf:
             out.append(_judge(jf))
-        out.append(_rest(other_detail(v)))
+        rest = other_detail(v)
+        if rest:
+            rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(t)}</td></tr>" for k, t in rest)
+            out.append(
+                '<details><summary>detail</summary><div class="scroll"><table>'
+                f"{rows}</table></div></details>"
+            )
     out.append("</div>")
     return "".join(out)
 
