@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers import LAZY_PACKAGES, write_recall_suite
+from tests.helpers import LAZY_PACKAGES, shares_onnx_graphs, write_recall_suite
 
 from memgauge.cli.main import main
 
@@ -169,8 +169,7 @@ def _isolated_llm(
     test writes there."""
     from memgauge.llm import context
 
-    home = tmp_path_factory.mktemp("memgauge-home")
-    (home / "onnx").symlink_to(_onnx_graphs, target_is_directory=True)
+    home = shares_onnx_graphs(tmp_path_factory.mktemp("memgauge-home"), _onnx_graphs)
     monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import shares_onnx_graphs
 
 from memgauge.cli.main import main
 from memgauge.llm import FakeOpenAIServer
@@ -56,8 +57,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, _onnx_graphs: Path) -> Itera
     from memgauge.store.shadow import ShadowStore
 
     tmp = tmp_path_factory.mktemp("world")
-    (tmp / "home").mkdir()
-    (tmp / "home" / "onnx").symlink_to(_onnx_graphs, target_is_directory=True)
+    shares_onnx_graphs(tmp / "home", _onnx_graphs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEMGAUGE_HOME", str(tmp / "home"))
         shutil.copy(DATA / "good" / "bundle.yaml", tmp / "bundle.yaml")

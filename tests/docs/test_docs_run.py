@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from tests.docs.blocks import ROOT, Block, DocsError, check, pages, read_blocks
 from tests.docs.session import ForkPool, Session
+from tests.helpers import shares_onnx_graphs
 
 #: pages that fail today at a block another item of issue 29 fixes on another branch: the
 #: block's line and why. The test fails if the page fails anywhere else, or passes (then the
@@ -60,8 +61,7 @@ def reader_env(tmp: Path, embeddings: Path, onnx: Path | None = None) -> dict[st
     if onnx is not None:
         # and so is the ONNX graph `minilm` builds from the packaged weights under
         # MEMGAUGE_HOME/onnx (about 1 CPU-s and 87 MB written, once a page that embeds)
-        home.mkdir(parents=True)
-        (home / "onnx").symlink_to(onnx, target_is_directory=True)
+        shares_onnx_graphs(home, onnx)
     return env
 
 
