@@ -23,7 +23,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
@@ -163,14 +163,11 @@ def _legacy(url: StoreURL) -> list[str]:
     from memgauge.store.migrations import migrate
 
     assert url.path is not None
-    conn = connect(url.path)
-    try:
+    with closing(connect(url.path)) as conn:
         legacy = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
         ).fetchone()
         return migrate(conn) if legacy is not None else []
-    finally:
-        conn.close()
 
 
 def _created(conn: sa.Connection) -> list[str] | None:

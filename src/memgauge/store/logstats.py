@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,8 +19,7 @@ _TABLES = ("eval_queries", "eval_feedback", "eval_shadow_runs", "eval_outcomes")
 def log_volume(path: Where, now: datetime) -> dict[str, Any]:
     """Rows per logging table in total and in the last 24 hours and 7 days, the sessions
     seen, and the newest query's time (None when nothing was logged)."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         out: dict[str, Any] = {}
         for table in _TABLES:
             counts = {"total": int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])}
@@ -36,15 +36,12 @@ def log_volume(path: Where, now: datetime) -> dict[str, Any]:
         ).fetchone()
         out["sessions"] = int(row[0] or 0)
         out["newest_query_at"] = row[1]
-    finally:
-        conn.close()
     return out
 
 
 def golden_counts(path: Where) -> dict[str | None, int]:
     """Golden-set queries (harvested, `is_eval_corpus = 1`) per category (None: none given)."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         return {
             cat: int(n)
             for cat, n in conn.execute(
@@ -52,5 +49,3 @@ def golden_counts(path: Where) -> dict[str | None, int]:
                 " GROUP BY eval_category"
             )
         }
-    finally:
-        conn.close()

@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -312,9 +313,8 @@ def apply_retention(
     deleted, so a crash never loses a row). Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
-    conn = LogDB(path)
     deleted: dict[str, int] = {}
-    try:
+    with closing(LogDB(path)) as conn:
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
         cur = conn.execute(
             f"SELECT * FROM eval_queries WHERE created_at < ? AND {_NOT_GOLDEN['eval_queries']}",
@@ -336,8 +336,6 @@ def apply_retention(
                     f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
                     (cut[table],),
                 ).rowcount
-    finally:
-        conn.close()
     return deleted
 
 
@@ -347,8 +345,7 @@ def bootstrap_judgments(path: Where) -> dict[str, int]:
     (`bootstrapped`), validated not useful -> 0 (`validated`), shown but never selected -> 1
     (`implicit`). The strongest signal wins for a (query, memory); re-running replaces the
     bootstrapped judgments. Returns judgments per grade."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         queries = conn.execute("SELECT query_id, result_ids FROM eval_queries").fetchall()
         signals: dict[tuple[str, str], tuple[int, str]] = {}
         for qid, ids in queries:
@@ -385,8 +382,6 @@ def bootstrap_judgments(path: Where) -> dict[str, int]:
                 " confidence, created_at) VALUES (?, ?, ?, ?, 'feedback', 1.0, ?)",
                 [(q, m, g, src, now) for (q, m), (g, src) in signals.items()],
             )
-    finally:
-        conn.close()
     counts: dict[str, int] = {}
     for g, _src in signals.values():
         counts[str(g)] = counts.get(str(g), 0) + 1
@@ -402,8 +397,7 @@ def harvest(path: Where, n: int, *, seed: int = 0) -> list[str]:
     text, case and spacing aside) collapse to the newest; the sample is stratified by intent
     and category (each stratum gets its share by size, largest remainders first); picked queries are marked
     `is_eval_corpus = 1`. Deterministic for a seed. Returns the query ids."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         newest: dict[str, tuple[str, str | None, str | None]] = {}
         for qid, text, intent, cat in conn.execute(
             "SELECT query_id, query, intent, eval_category FROM eval_queries ORDER BY created_at, id"
@@ -434,21 +428,16 @@ def harvest(path: Where, n: int, *, seed: int = 0) -> list[str]:
                 " harvested_at = COALESCE(harvested_at, ?) WHERE query_id = ?",
                 [(now, q) for q in picked],
             )
-    finally:
-        conn.close()
     return picked
 
 
 def annotation_pool(path: Where, *, k: int = 20) -> list[dict[str, Any]]:
     """For each harvested query: the union of the top `k` results every logged run of the
     same text returned (pooling), for people to grade 0-3."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         rows = conn.execute(
             "SELECT query_id, query, result_ids, is_eval_corpus FROM eval_queries ORDER BY id"
         ).fetchall()
-    finally:
-        conn.close()
     pools: dict[str, list[str]] = {}
     for _qid, text, ids, _c in rows:
         pool = pools.setdefault(_norm(text), [])
@@ -471,8 +460,7 @@ def unknown_query_ids(path: Where, query_ids: Sequence[str]) -> set[str]:
     millions of queries is not read)."""
     wanted = sorted(set(query_ids))
     known: set[str] = set()
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             known.update(
@@ -482,8 +470,6 @@ def unknown_query_ids(path: Where, query_ids: Sequence[str]) -> set[str]:
                     chunk,
                 )
             )
-    finally:
-        conn.close()
     return set(wanted) - known
 
 
@@ -502,18 +488,14 @@ def import_annotations(
     bad = [r for r in rows if not 0 <= r[2] <= 3]
     if bad:
         raise ValueError(f"grades are 0-3; got {bad[0][2]} for {bad[0][0]} / {bad[0][1]}")
-    conn = LogDB(path)
-    try:
-        with conn.transaction():
-            conn.executemany(
-                "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, annotator,"
-                " confidence, created_at) VALUES (?, ?, ?, 'manual', ?, 1.0, ?)"
-                " ON CONFLICT (query_id, memory_id, source) DO UPDATE SET relevance = excluded.relevance,"
-                " annotator = excluded.annotator, created_at = excluded.created_at",
-                rows,
-            )
-    finally:
-        conn.close()
+    with closing(LogDB(path)) as conn, conn.transaction():
+        conn.executemany(
+            "INSERT INTO eval_judgments (query_id, memory_id, relevance, source, annotator,"
+            " confidence, created_at) VALUES (?, ?, ?, 'manual', ?, 1.0, ?)"
+            " ON CONFLICT (query_id, memory_id, source) DO UPDATE SET relevance = excluded.relevance,"
+            " annotator = excluded.annotator, created_at = excluded.created_at",
+            rows,
+        )
     return len(rows)
 
 
@@ -526,8 +508,7 @@ def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     category, `harvested_at` (when `harvest` picked it; its logging time for a query harvested
     before that was recorded) and, for a query logged in a session, its `session_context`
     (`sessions.session_contexts`): cold-start, personalization lift and dedup savings need them."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         rows = conn.execute(
             "SELECT query_id, query, intent, eval_category, session_id, created_at, harvested_at"
             " FROM eval_queries WHERE is_eval_corpus = 1 ORDER BY query_id"
@@ -545,15 +526,12 @@ def golden_set(path: Where) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             for qid, text, intent, cat, _sid, created, harvested in rows
         ]
         best = best_judgments(conn, {q["id"] for q in queries})
-    finally:
-        conn.close()
     return queries, [best[key] for key in sorted(best)]
 
 
 def session_queries(path: Where) -> list[tuple[str, str, str, str]]:
     """(session, query id, text, created_at) of every logged query with a session, in order."""
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         return [
             (str(s), str(q), str(t), str(c))
             for s, q, t, c in conn.execute(
@@ -561,34 +539,28 @@ def session_queries(path: Where) -> list[tuple[str, str, str, str]]:
                 " WHERE session_id IS NOT NULL ORDER BY session_id, created_at, id"
             )
         ]
-    finally:
-        conn.close()
 
 
 def add_re_searches(path: Where, rows: Sequence[tuple[str, str, str, float]]) -> int:
     """Record `re_search` feedback (session, earlier query id, later query id, similarity) for
     queries that do not have one yet; returns how many were added."""
-    conn = LogDB(path)
-    try:
-        with conn.transaction():
-            added = 0
-            for session, earlier, later, sim in rows:
-                seen = conn.execute(
-                    "SELECT 1 FROM eval_feedback WHERE event_type = 're_search' AND query_id = ?",
-                    (earlier,),
-                ).fetchone()
-                if seen is None:
-                    conn.execute(
-                        "INSERT INTO eval_feedback (event_type, session_id, query_id, metadata,"
-                        " created_at) VALUES ('re_search', ?, ?, ?, ?)",
-                        (
-                            session,
-                            earlier,
-                            json.dumps({"followed_by": later, "similarity": sim}),
-                            datetime.now(UTC).isoformat(),
-                        ),
-                    )
-                    added += 1
-    finally:
-        conn.close()
+    with closing(LogDB(path)) as conn, conn.transaction():
+        added = 0
+        for session, earlier, later, sim in rows:
+            seen = conn.execute(
+                "SELECT 1 FROM eval_feedback WHERE event_type = 're_search' AND query_id = ?",
+                (earlier,),
+            ).fetchone()
+            if seen is None:
+                conn.execute(
+                    "INSERT INTO eval_feedback (event_type, session_id, query_id, metadata,"
+                    " created_at) VALUES ('re_search', ?, ?, ?, ?)",
+                    (
+                        session,
+                        earlier,
+                        json.dumps({"followed_by": later, "similarity": sim}),
+                        datetime.now(UTC).isoformat(),
+                    ),
+                )
+                added += 1
     return added

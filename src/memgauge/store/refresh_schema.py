@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+from contextlib import closing
 from importlib import resources
 from pathlib import Path
 
@@ -26,11 +27,8 @@ def main() -> None:
         finally:
             engine.dispose()
         assert url.path is not None
-        conn = sqlite3.connect(url.path)
-        try:
+        with closing(sqlite3.connect(url.path)) as conn:
             statements = schema_statements(conn)
-        finally:
-            conn.close()
     target = Path(str(resources.files("memgauge.store") / FILE))
     write_schema(target, HEAD, statements)
     print(f"wrote {target} ({len(statements)} statements, revision {HEAD})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,8 +140,7 @@ def read_sessions(
             out[sid] = SessionLog(sid)
         return out[sid]
 
-    conn = LogDB(path)
-    try:
+    with closing(LogDB(path)) as conn:
         cond, args = _where("session_id", sessions)
         for sid, qid, text, ids, channels, at in conn.execute(
             "SELECT session_id, query_id, query, result_ids, channel_contributions, created_at"
@@ -192,8 +192,6 @@ def read_sessions(
         # "shown, never selected" alone (grade 1, implicit) is no judgment of a search
         for qid in judged:
             wanted[qid].grades[qid] = grades[qid]
-    finally:
-        conn.close()
     return out
 
 
@@ -203,24 +201,20 @@ def add_signals(
     """Record derived implicit feedback (event type, session, query id, memory id, rank,
     metadata), each at most once per (type, session, query, memory); how many were new."""
     now = datetime.now(UTC).isoformat(timespec="milliseconds")
-    conn = LogDB(path)
     added = 0
-    try:
-        with conn.transaction():
-            for kind, sid, qid, mid, rank, meta in rows:
-                same_query = "query_id IS NULL" if qid is None else "query_id = ?"
-                seen = conn.execute(
-                    "SELECT 1 FROM eval_feedback WHERE event_type = ? AND session_id = ? AND"
-                    f" memory_id = ? AND {same_query}",
-                    (kind, sid, mid) if qid is None else (kind, sid, mid, qid),
-                ).fetchone()
-                if seen is None:
-                    conn.execute(
-                        "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id,"
-                        " rank_in_results, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (kind, sid, qid, mid, rank, json.dumps(meta), now),
-                    )
-                    added += 1
-    finally:
-        conn.close()
+    with closing(LogDB(path)) as conn, conn.transaction():
+        for kind, sid, qid, mid, rank, meta in rows:
+            same_query = "query_id IS NULL" if qid is None else "query_id = ?"
+            seen = conn.execute(
+                "SELECT 1 FROM eval_feedback WHERE event_type = ? AND session_id = ? AND"
+                f" memory_id = ? AND {same_query}",
+                (kind, sid, mid) if qid is None else (kind, sid, mid, qid),
+            ).fetchone()
+            if seen is None:
+                conn.execute(
+                    "INSERT INTO eval_feedback (event_type, session_id, query_id, memory_id,"
+                    " rank_in_results, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (kind, sid, qid, mid, rank, json.dumps(meta), now),
+                )
+                added += 1
     return added

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 
 from memgauge.store.logdb import LogDB
@@ -43,16 +44,13 @@ class LoggedSearch:
 
 def read_searches_after(where: Where, after: int, limit: int) -> list[LoggedSearch]:
     """Up to `limit` searches logged after row `after`, in row order."""
-    conn = LogDB(where)
-    try:
+    with closing(LogDB(where)) as conn:
         rows = conn.execute(
             "SELECT id, query_id, intent, mode, tool_name, eval_category, session_id, created_at,"
             " result_ids, quality_proxy_score, total_latency_ms FROM eval_queries WHERE id > ?"
             " ORDER BY id LIMIT ?",
             (after, limit),
         ).fetchall()
-    finally:
-        conn.close()
     return [
         LoggedSearch(
             int(r[0]),
@@ -77,9 +75,8 @@ def _chunks(ids: Sequence[str]) -> list[list[str]]:
 
 def shadowed_by(where: Where, feature: str, query_ids: Sequence[str]) -> set[str]:
     """Of `query_ids`, those a shadow run of flag `feature` replayed."""
-    conn = LogDB(where)
     found: set[str] = set()
-    try:
+    with closing(LogDB(where)) as conn:
         for chunk in _chunks(query_ids):
             marks = ", ".join("?" * len(chunk))
             found.update(
@@ -90,8 +87,6 @@ def shadowed_by(where: Where, feature: str, query_ids: Sequence[str]) -> set[str
                     (feature, *chunk),
                 )
             )
-    finally:
-        conn.close()
     return found
 
 
@@ -99,8 +94,7 @@ def search_signals(where: Where, searches: Sequence[LoggedSearch]) -> None:
     """Fill each search's `grades` (judgments other than the implicit "shown") and `selected`
     (a read or a reference logged against it) as the store holds them now."""
     by_id = {s.query_id: s for s in searches}
-    conn = LogDB(where)
-    try:
+    with closing(LogDB(where)) as conn:
         for (qid, mid), row in best_judgments(conn, set(by_id)).items():
             if row["source"] != "implicit":
                 by_id[qid].grades[mid] = int(row["grade"])
@@ -112,5 +106,3 @@ def search_signals(where: Where, searches: Sequence[LoggedSearch]) -> None:
                 chunk,
             ):
                 by_id[str(qid)].selected = True
-    finally:
-        conn.close()
