@@ -88,9 +88,13 @@ class ComparisonInputs:
 SHOWS = ("all", "failures", "passes", "errors", "changed", "regressed")
 SORTS = ("seq", "item", "score", "duration", "status")
 
-_SAME_ITEM = (
-    "s.run_id = i.run_id AND s.subject = i.subject AND s.task = i.task AND s.item_id = i.item_id"
-)
+
+def _same_item(alias: str) -> str:
+    """SQL: the row `alias` is of item `i`'s (the same run, subject, task and item id)."""
+    return " AND ".join(f"{alias}.{k} = i.{k}" for k in ("run_id", "subject", "task", "item_id"))
+
+
+_SAME_ITEM = _same_item("s")
 _BASE_PAIR = (
     "b.run_id = :base AND b.subject = s.subject AND b.task = s.task AND b.item_id = s.item_id"
     " AND b.evaluator = s.evaluator"
@@ -98,14 +102,13 @@ _BASE_PAIR = (
 _ERROR = f"(i.status = 'failed' OR EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.error IS NOT NULL))"
 _FAILED_VERDICT = f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.passed = 0)"
 _PASSED_VERDICT = f"EXISTS (SELECT 1 FROM suite_run_scores s WHERE {_SAME_ITEM} AND s.passed = 1)"
-_BASE_ITEM = (
-    "SELECT status FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject = i.subject"
+#: item `i`'s row in the baseline run
+_IN_BASE = (
+    "FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject = i.subject"
     " AND bi.task = i.task AND bi.item_id = i.item_id"
 )
-_BASE_DIGEST = (
-    "SELECT verdicts_digest FROM suite_run_items bi WHERE bi.run_id = :base AND bi.subject ="
-    " i.subject AND bi.task = i.task AND bi.item_id = i.item_id"
-)
+_BASE_ITEM = f"SELECT status {_IN_BASE}"
+_BASE_DIGEST = f"SELECT verdicts_digest {_IN_BASE}"
 #: the item's verdicts may differ from the baseline's: their digests differ, or either is not
 #: known (`stored_forms.verdicts_digest`); equal digests, equal verdicts, and no verdict of the
 #: item is looked up in the baseline's (800,000 lookups for a 100,000-item run, for each of
@@ -142,16 +145,9 @@ _ORDER = {
 }
 #: the columns a search reads per item, and per verdict
 _SEARCHED = ("i.item_id", "i.category", "i.input_json", "i.expected_json", "o.output_json")
-_OUTPUT_JOIN = (
-    " LEFT JOIN suite_run_outputs o ON o.run_id = i.run_id AND o.subject = i.subject"
-    " AND o.task = i.task AND o.item_id = i.item_id"
-)
-_SAME_SEARCH = (
-    "x.run_id = i.run_id AND x.subject = i.subject AND x.task = i.task AND x.item_id = i.item_id"
-)
-_SAME_OUTPUT = (
-    "o.run_id = i.run_id AND o.subject = i.subject AND o.task = i.task AND o.item_id = i.item_id"
-)
+_SAME_OUTPUT = _same_item("o")
+_OUTPUT_JOIN = f" LEFT JOIN suite_run_outputs o ON {_SAME_OUTPUT}"
+_SAME_SEARCH = _same_item("x")
 
 
 def _has(value: str | bytes | None, needle: str) -> int:
@@ -211,8 +207,7 @@ _ONE_ITEM = "run_id = :run AND subject = :subject AND task = :task AND item_id =
 _PAGE_SELECT = (
     "SELECT i.subject, i.task, i.item_id, i.seq, i.status, i.category, i.input_json,"
     " i.expected_json, o.output_json, i.score, i.duration_ms, (SELECT COUNT(*)"
-    " FROM suite_run_failures f WHERE f.run_id = i.run_id AND f.subject = i.subject"
-    " AND f.task = i.task AND f.item_id = i.item_id)"
+    f" FROM suite_run_failures f WHERE {_same_item('f')})"
 )
 
 #: an item's columns, in the order `item_rows.item_record` reads them
