@@ -62,54 +62,47 @@ def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
 
 def read_bundle(path: Path) -> list[dict[str, Any]]:
     """The runs of the bundle at `path`, validated (DataError naming the file and field)."""
+
+    def bad(field: str | None, message: str, line: int | None = None) -> DataError:
+        return DataError(Problem(str(path), line, field, message))
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read it ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise DataError(
-            Problem(
-                str(path),
-                exc.lineno,
-                None,
-                f"not JSON ({exc.msg}); give a file written"
-                " by `memgauge runs export ID --format bundle`",
-            )
+        raise bad(
+            None,
+            f"not JSON ({exc.msg}); give a file written"
+            " by `memgauge runs export ID --format bundle`",
+            exc.lineno,
         ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DataError(
-            Problem(
-                str(path),
-                None,
-                "format",
-                f"not a run bundle (expected format {FORMAT!r});"
-                " write one with `memgauge runs export ID --format bundle`",
-            )
+        raise bad(
+            "format",
+            f"not a run bundle (expected format {FORMAT!r});"
+            " write one with `memgauge runs export ID --format bundle`",
         )
     if data.get("schema_version") != 1:
-        raise DataError(
-            Problem(
-                str(path),
-                None,
-                "schema_version",
-                f"version {data.get('schema_version')!r}"
-                " is not one this memgauge reads (1); export it again with this version",
-            )
+        raise bad(
+            "schema_version",
+            f"version {data.get('schema_version')!r}"
+            " is not one this memgauge reads (1); export it again with this version",
         )
     runs = data.get("runs")
     if not isinstance(runs, list):
-        raise DataError(Problem(str(path), None, "runs", "must be a list of runs"))
+        raise bad("runs", "must be a list of runs")
     out = []
     for n, entry in enumerate(runs):
         try:
             run = RunRecord.model_validate(entry["run"])
             items = [ItemRecord.model_validate(i) for i in entry.get("items", [])]
         except (KeyError, TypeError) as exc:
-            raise DataError(Problem(str(path), None, f"runs.{n}", f"missing {exc}")) from None
+            raise bad(f"runs.{n}", f"missing {exc}") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"])
-            raise DataError(Problem(str(path), None, f"runs.{n}.{field}", err["msg"])) from None
+            raise bad(f"runs.{n}.{field}", err["msg"]) from None
         out.append({**entry, "run": run, "items": items})
     return out
 
