@@ -181,12 +181,10 @@ class OptimizationHistory:
                 .order_by(s.created_at.desc(), s.study_id.desc())
                 .limit(limit)
             ).all()
-        out = []
-        for r in rows:
-            study = _row(_STUDY_FIELDS, tuple(r)[: len(_STUDY_FIELDS)])
-            study["n_iterations"] = int(r[-1] or 0)
-            out.append(study)
-        return out
+        return [
+            {**_row(_STUDY_FIELDS, tuple(r)[: len(_STUDY_FIELDS)]), "n_iterations": int(r[-1] or 0)}
+            for r in rows
+        ]
 
     def iterations(
         self, study_id: str, *, phase: str | None = "tune", values: bool = True

@@ -46,11 +46,7 @@ def failing_items(
 ) -> list[ItemRecord]:
     """Up to `n` (None: all) items the evaluator failed, worst first: judged not passed, or
     errored, or (for an evaluator with no pass/fail) scored below its mean over the run."""
-    scored: list[tuple[ItemRecord, ScoreRecord]] = []
-    for r in items:
-        sc = r.verdict(evaluator)
-        if sc is not None:
-            scored.append((r, sc))
+    scored = [(r, sc) for r in items if (sc := r.verdict(evaluator)) is not None]
     values = [sc.value for _r, sc in scored if sc.value is not None]
     mean = sum(values) / len(values) if values else None
 
