@@ -38,26 +38,8 @@ _PAIR_COLUMNS = (
     "treatment_latency_ms",
     "constitutional_delta",
 )
-_TEST_COLUMNS = (
-    "feature_id",
-    "status",
-    "metric",
-    "config_json",
-    "state_json",
-    "started_at",
-    "updated_at",
-    "graduated_at",
-    "log_likelihood_ratio",
-    "upper_bound",
-    "lower_bound",
-    "sample_count",
-    "control_mrr_sum",
-    "treatment_mrr_sum",
-    "control_ndcg_sum",
-    "treatment_ndcg_sum",
-    "min_samples",
-    "graduation_threshold",
-)
+#: every column of a test's row but its serial id (`get`'s keys, with `name`, `config`, `state`)
+_TEST_COLUMNS = tuple(c.name for c in _tests.columns if c.name != "id")
 
 
 class ABTestStore(Store):
