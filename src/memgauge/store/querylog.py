@@ -12,6 +12,7 @@ import os
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -382,10 +383,7 @@ def bootstrap_judgments(path: Where) -> dict[str, int]:
                 " confidence, created_at) VALUES (?, ?, ?, ?, 'feedback', 1.0, ?)",
                 [(q, m, g, src, now) for (q, m), (g, src) in signals.items()],
             )
-    counts: dict[str, int] = {}
-    for g, _src in signals.values():
-        counts[str(g)] = counts.get(str(g), 0) + 1
-    return counts
+    return dict(Counter(str(g) for g, _src in signals.values()))
 
 
 def _norm(text: str) -> str:
