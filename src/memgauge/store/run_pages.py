@@ -319,10 +319,6 @@ class RunReader(SuiteRunStore):
         with self._read() as c:
             return [tuple(r) for r in c.execute(statement, params or {})]
 
-    def _one(self, sql: str, params: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
-        rows = self._sql(sql, params)
-        return rows[0] if rows else None
-
     # --- runs ------------------------------------------------------------------------------
 
     def runs_overview(
@@ -762,13 +758,14 @@ class RunReader(SuiteRunStore):
         """One item whole: input, expected, output, latency, every verdict with its detail and
         raw reply, every failure."""
         key = {"run": run_id, "subject": subject, "task": task, "item": item_id}
-        r = self._one(
+        found = self._sql(
             f"SELECT {_ITEM_COLUMNS} FROM suite_run_items i{_OUTPUT_JOIN} WHERE i.run_id = :run"
             " AND i.subject = :subject AND i.task = :task AND i.item_id = :item",
             key,
         )
-        if r is None:
+        if not found:
             return None
+        r = found[0]
         scores = []
         for s in self._sql(
             "SELECT evaluator, value, passed, reason, error, detail_json, raw_reply"
