@@ -12,7 +12,7 @@ person reads, not the whole of it). Reading back gives the `Trace` that was stor
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -148,13 +148,9 @@ def _as_is(source: Any, names: Sequence[str]) -> dict[str, Any]:
 
 
 def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
-    def keep(value: Any) -> str | None:
-        text, cut = _value(value)
-        cuts[0] += cut
-        return text
-
-    def keep_text(value: str | None) -> str | None:
-        text, cut = _cut(value)
+    def keep(value: Any, form: Callable[[Any], tuple[str | None, bool]] = _value) -> str | None:
+        """`value` as kept (`_value`, or `_cut` for a text), counting it in `cuts` if cut."""
+        text, cut = form(value)
         cuts[0] += cut
         return text
 
@@ -165,7 +161,7 @@ def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
         "input_json": keep(span.input),
         "output_json": keep(span.output),
         "tags_json": json.dumps(span.tags),
-        "query": keep_text(r.query) if r else None,
+        "query": keep(r.query, _cut) if r else None,
         "hits_json": json.dumps({"ids": r.result_ids, "scores": r.scores}) if r else None,
         "latency_ms": r.latency_ms if r else None,
         "tool_name": t.name if t else None,
@@ -173,7 +169,7 @@ def _span_row(seq: int, span: Span, cuts: list[int]) -> dict[str, Any]:
         "tool_result_json": keep(t.result) if t else None,
         "tool_error": t.error if t else None,
         **_as_is(m, _LLM_AS_IS),
-        "llm_output": keep_text(m.output) if m else None,
+        "llm_output": keep(m.output, _cut) if m else None,
         "llm_error": m.error if m else None,
     }
 
