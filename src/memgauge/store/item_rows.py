@@ -402,9 +402,7 @@ def requeue(c: sa.Connection, run_id: str) -> None:
     s, i = scores_t.c, items_t.c
     retryable = sa.exists().where(
         s.run_id == run_id,
-        s.subject == i.subject,
-        s.task == i.task,
-        s.item_id == i.item_id,
+        *(s[k] == i[k] for k in KEY[1:]),
         json_key(s.detail_json, "retryable").in_(("true", "1")),
     )
     c.execute(

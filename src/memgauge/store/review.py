@@ -17,19 +17,16 @@ from memgauge.store.tables import suite_run_items as items_t
 __all__ = ["ReviewStore", "current_labels"]
 
 _FIELDS = tuple(c.name for c in labels_t.columns if c.name != "id")
+#: the labelled item's key
+_ITEM = ("run_id", "subject", "task", "item_id")
 #: the labelled item's repeat (`repeat: N`), read from the run's item
 _REPEAT = (
     sa.select(items_t.c.repeat_index)
-    .where(
-        items_t.c.run_id == labels_t.c.run_id,
-        items_t.c.subject == labels_t.c.subject,
-        items_t.c.task == labels_t.c.task,
-        items_t.c.item_id == labels_t.c.item_id,
-    )
+    .where(*(items_t.c[k] == labels_t.c[k] for k in _ITEM))
     .scalar_subquery()
 )
 #: what one reviewer labels once: a later label on it supersedes theirs
-_TARGET = ("run_id", "subject", "task", "item_id", "kind", "target", "reviewer")
+_TARGET = (*_ITEM, "kind", "target", "reviewer")
 
 
 def current_labels(labels: Sequence[ReviewLabel]) -> list[ReviewLabel]:
@@ -68,7 +65,7 @@ class ReviewStore(Store):
         if run_ids is not None:
             query = query.where(labels_t.c.run_id.in_(list(run_ids)))
         if item is not None:
-            for name, value in zip(("run_id", "subject", "task", "item_id"), item, strict=True):
+            for name, value in zip(_ITEM, item, strict=True):
                 query = query.where(labels_t.c[name] == value)
         if kind is not None:
             query = query.where(labels_t.c.kind == kind)
