@@ -9,7 +9,7 @@ only, so a resumed run is summarized exactly like an uninterrupted one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -137,6 +137,17 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
             }
         )
     return rows
+
+
+def subject_rows(
+    task: TaskView, items: Mapping[str, Sequence[ItemRecord]], kind: str
+) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per subject: its rows of the `kind` evaluator's verdicts, and its failures."""
+    label = next((label for label, k in task.evaluators if k == kind), "")
+    for subject in task.subjects:
+        rows = verdict_rows(items.get(subject, ()), label)
+        failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
+        yield subject, rows, failed
 
 
 def shaped(

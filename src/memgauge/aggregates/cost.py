@@ -44,7 +44,6 @@ from memgauge._util.numbers import MAX_RESAMPLES
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.cost_shapes import (
     CostFacts,
-    CostSystem,
     cost_point,
     cost_shapes,
     measures_table,
@@ -191,32 +190,21 @@ class CostAggregate:
             measures += own
             systems.append(self._system(subject, costs))
             points.append(cost_point(subject, self._accuracy_ci(costs, task.seed), own))
-        return shaped(
-            self,
-            task,
-            measures,
-            {
-                "encoding": self.encoding,
-                "budget": self.budget,
-                "stage": self.stage,
-                "accuracy": accuracy,
-                "pressure_levels": [
-                    {"level": n, "below": None if b == float("inf") else b}
-                    for n, b in PRESSURE_LEVELS
-                ],
-                "systems": systems,
-                # each subject's dot on the accuracy-against-cost charts (`cost_shapes`)
-                "points": points if accuracy is not None else [],
-            },
-            measures_table(measures),
-            facts=CostFacts(
-                encoding=self.encoding,
-                budget=self.budget,
-                stage=self.stage,
-                accuracy=accuracy,
-                systems=[CostSystem.model_validate(s) for s in systems],
-            ),
-        )
+        detail = {
+            "encoding": self.encoding,
+            "budget": self.budget,
+            "stage": self.stage,
+            "accuracy": accuracy,
+            "pressure_levels": [
+                {"level": n, "below": None if b == float("inf") else b} for n, b in PRESSURE_LEVELS
+            ],
+            "systems": systems,
+            # each subject's dot on the accuracy-against-cost charts (`cost_shapes`)
+            "points": points if accuracy is not None else [],
+        }
+        # the facts are the detail's encoding, budget, stage, accuracy and systems
+        facts = CostFacts.model_validate(detail)
+        return shaped(self, task, measures, detail, measures_table(measures), facts=facts)
 
     @staticmethod
     def shapes_from(detail: Mapping[str, object]) -> list[Shape]:

@@ -23,13 +23,13 @@ Shares carry Wilson 95% intervals. With no similar or no different pair the AUC 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from memgauge.aggregates.base import Target, TaskView, failure_examples, shaped, verdict_rows
+from memgauge.aggregates.base import Target, TaskView, failure_examples, shaped, subject_rows
 from memgauge.aggregates.write_path import prf_summary
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Confusion, Shape, Table, cell, text
@@ -38,17 +38,6 @@ from memgauge.stats.proportion import wilson_ci
 __all__ = ["EmbeddingAggregate", "KGAggregate", "embedding_summary"]
 
 LEVELS = ("triples", "entities", "relations")
-
-
-def _subject_rows(
-    task: TaskView, items: Mapping[str, Sequence[ItemRecord]], kind: str
-) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
-    """Per subject: its rows of the `kind` evaluator's verdicts, and its failures."""
-    label = next((label for label, k in task.evaluators if k == kind), "")
-    for subject in task.subjects:
-        rows = verdict_rows(items.get(subject, ()), label)
-        failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
-        yield subject, rows, failed
 
 
 @dataclass(frozen=True)
@@ -78,7 +67,7 @@ class KGAggregate(_Seed004Aggregate):
         """Per subject and level: the P / R / F1 summary and its measures."""
         detail: dict[str, Any] = {}
         measures: list[MeasureValue] = []
-        for subject, rows, failed in _subject_rows(task, items, "kg-triples"):
+        for subject, rows, failed in subject_rows(task, items, "kg-triples"):
             ok = [r["verdict"].detail for r in rows if r["error"] is None]
             summary: dict[str, Any] = {
                 "n_items": len(rows),
@@ -234,7 +223,7 @@ class EmbeddingAggregate(_Seed004Aggregate):
         """Per subject: the summary and its measures."""
         detail: dict[str, Any] = {}
         measures: list[MeasureValue] = []
-        for subject, rows, failed in _subject_rows(task, items, "embedding-pair"):
+        for subject, rows, failed in subject_rows(task, items, "embedding-pair"):
             # the system's vectors are the item's output; the reference's are in the verdict
             pairs = [
                 {**r["verdict"].detail, "system": r["item"].output}

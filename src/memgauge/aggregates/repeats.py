@@ -179,17 +179,13 @@ class RepeatsAggregate:
         """One item's spread across its repeats (the viewer's item page): per evaluator its
         value on each repeat, min, max and sd; and its rankings' RBO."""
         n = int(entry["n_repeats"])
-        rows = []
-        for label, v in (entry.get("values") or {}).items():
-            rows.append(
-                [
-                    text(label),
-                    *(cell(x, None, None) for x in v["values"]),
-                    cell(v["min"], None, None),
-                    cell(v["max"], None, None),
-                    cell(v["sd"], None, None),
-                ]
-            )
+        rows = [
+            [
+                text(label),
+                *(cell(x, None, None) for x in (*v["values"], v["min"], v["max"], v["sd"])),
+            ]
+            for label, v in (entry.get("values") or {}).items()
+        ]
         rbo = entry.get("rbo")
         varied = "the same output on every repeat"
         if entry.get("varied"):

@@ -27,7 +27,7 @@ from memgauge.aggregates.base import (
     examples,
     failure_examples,
     shaped,
-    verdict_rows,
+    subject_rows,
 )
 from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
@@ -53,10 +53,6 @@ EXTRACTION_TARGETS = {
     "conflict": 1.0,
     "minimalism": 1.0,
 }
-
-
-def _evaluator(task: TaskView, kind: str) -> str | None:
-    return next((label for label, k in task.evaluators if k == kind), None)
 
 
 def _wilson(flags: list[bool]) -> dict[str, Any]:
@@ -184,18 +180,15 @@ class ExtractionAggregate:
 
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject: the summary and its measures."""
-        label = _evaluator(task, "extraction")
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
         cases: list[Example | None] = []
-        for subject in task.subjects:
-            rows = verdict_rows(items.get(subject, ()), label or "")
+        for subject, rows, failed in subject_rows(task, items, "extraction"):
             scored = [
                 r["verdict"].detail["case"]
                 for r in rows
                 if r["error"] is None and "case" in r["verdict"].detail
             ]
-            failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
             summary = summarize_extraction(scored, failed, seed=task.seed)
             per_subject[subject] = summary
             measures += _extraction_measures(subject, task.name, summary)
@@ -350,13 +343,12 @@ class OperationsAggregate:
 
     def compute(self, task: TaskView, items: Mapping[str, Sequence[ItemRecord]]) -> AggregateResult:
         """Per subject: the summary and its measures."""
-        label = _evaluator(task, "operation-checks")
         per_subject: dict[str, Any] = {}
         measures: list[MeasureValue] = []
         wrong: list[Example] = []
-        for subject in task.subjects:
+        for subject, found, _failed in subject_rows(task, items, "operation-checks"):
             rows = []
-            for r in verdict_rows(items.get(subject, ()), label or ""):
+            for r in found:
                 if r["error"] is not None:
                     rows.append({"id": r["id"], "error": r["error"]})
                 else:

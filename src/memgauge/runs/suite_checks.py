@@ -60,36 +60,23 @@ def suite_problems(
         ]
         if suite is not None:
             problems += [
-                Problem(file, line_of(node, loc), ".".join(str(p) for p in loc), message)
-                for loc, message in optimization_problems(suite)
+                _problem(file, node, loc, message) for loc, message in optimization_problems(suite)
             ]
         else:
             problems += _optimization_unchecked(file, node, raw)
     seen: set[str] = set()
     for i, task in tasks:
         if task.name in seen:
-            problems.append(
-                Problem(
-                    file,
-                    line_of(node, ("tasks", i, "name")),
-                    f"tasks.{i}.name",
-                    f"duplicate task name {task.name!r}",
-                )
-            )
+            at = ("tasks", i, "name")
+            problems.append(_problem(file, node, at, f"duplicate task name {task.name!r}"))
         seen.add(task.name)
         problems.extend(_task_problems(file, node, i, task, base, subjects))
         labels: set[str] = set()
         for j, entry in enumerate(task.evaluators):
             label = evaluator_label(entry, task.evaluators)
             if label in labels:
-                problems.append(
-                    Problem(
-                        file,
-                        line_of(node, ("tasks", i, "evaluators", j)),
-                        f"tasks.{i}.evaluators.{j}",
-                        f"two evaluators are called {label!r}; give one a label:",
-                    )
-                )
+                message = f"two evaluators are called {label!r}; give one a label:"
+                problems.append(_problem(file, node, ("tasks", i, "evaluators", j), message))
             labels.add(label)
     valid = {i for i, _ in tasks}
     listed = raw.get("tasks")
@@ -138,10 +125,8 @@ def _task_problems(
     seen: set[str] = set()
     for j, item in enumerate(task.items or []):
         if item.id in seen:
-            line = line_of(node, ("tasks", i, "items", j, "id"))
-            out.append(
-                Problem(file, line, f"tasks.{i}.items.{j}.id", f"duplicate item id {item.id!r}")
-            )
+            at = ("tasks", i, "items", j, "id")
+            out.append(_problem(file, node, at, f"duplicate item id {item.id!r}"))
         seen.add(item.id)
     least = task_least_k(task)
     if least is not None and task.k < least[0]:
@@ -152,12 +137,16 @@ def _task_problems(
 Make = Callable[[str, str], Problem]
 
 
+def _problem(file: str, node: yaml.Node | None, at: tuple[str | int, ...], message: str) -> Problem:
+    """The problem of the key at `at`: its line from `node`, its field the dotted path."""
+    return Problem(file, line_of(node, at), ".".join(str(p) for p in at), message)
+
+
 def _maker(file: str, node: yaml.Node | None, i: int) -> Make:
     """A function that makes the problem of task `i`'s `key` (its line from `node`)."""
 
     def make(key: str, message: str) -> Problem:
-        line = line_of(node, ("tasks", i, key)) if key else line_of(node, ("tasks", i))
-        return Problem(file, line, f"tasks.{i}.{key}" if key else f"tasks.{i}", message)
+        return _problem(file, node, ("tasks", i, key) if key else ("tasks", i), message)
 
     return make
 
@@ -251,12 +240,7 @@ def _optimization_unchecked(
         for i, t in enumerate(listed if isinstance(listed, list) else [])
         if isinstance(t, dict) and t.get("optimization") is not None
     ]
-    return [
-        Problem(
-            file,
-            line_of(node, at),
-            ".".join(str(x) for x in at),
-            "not checked against the suite's subjects and tasks until the problems above are fixed",
-        )
-        for at in blocks
-    ]
+    message = (
+        "not checked against the suite's subjects and tasks until the problems above are fixed"
+    )
+    return [_problem(file, node, at, message) for at in blocks]

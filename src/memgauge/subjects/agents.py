@@ -24,7 +24,7 @@ from memgauge.llm.context import llm_context
 from memgauge.llm.types import ChatRequest, LLMClient, Message
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.learnings import Learnings, LearningsSection
-from memgauge.subjects.protocol import Answer, SearchResult
+from memgauge.subjects.protocol import Answer, SearchResult, close_subject
 
 __all__ = ["ChatAgent", "ExtractiveAgent", "MemoryAgent"]
 
@@ -202,9 +202,7 @@ class MemoryAgent(_Remembers):
         )
 
     def close(self) -> None:
-        close = getattr(self.memory, "close", None)
-        if callable(close):
-            close()
+        close_subject(self.memory)
 
 
 def _ask(client: LLMClient, system: str, context: str, question: str, model: str | None) -> Answer:

@@ -126,15 +126,7 @@ class HttpSubject(RemoteSubject):
             if isinstance(stages, dict)
             else {}
         )
-        return search_result(
-            {
-                "hits": data["hits"],
-                "pre_expansion": data.get("pre_expansion"),
-                "dedup_filtered": data.get("dedup_filtered"),
-            },
-            k,
-            {**latency, "total": total},
-        )
+        return search_result(data, k, {**latency, "total": total})
 
     def dump(self) -> list[Memory]:
         """POST /dump."""

@@ -178,16 +178,13 @@ class McpSubject:
         if "method" not in message or "id" not in message:
             return
         assert self._child is not None
-        if message["method"] == "ping":
-            self._child.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
-            return
-        self._child.send(
-            {
-                "jsonrpc": "2.0",
-                "id": message["id"],
-                "error": {"code": -32601, "message": f"method not found: {message['method']}"},
-            }
+        method = message["method"]
+        answer = (
+            {"result": {}}
+            if method == "ping"
+            else {"error": {"code": -32601, "message": f"method not found: {method}"}}
         )
+        self._child.send({"jsonrpc": "2.0", "id": message["id"], **answer})
 
     def _list_tools(self) -> set[str]:
         """Every tool the server offers: `tools/list` page by page, following `nextCursor`."""

@@ -331,14 +331,10 @@ class PythonSubject:
             raw = self.obj.search(query, k, session=session)
         else:
             raw = self.obj.search(query, k)
+        ms = (time.perf_counter() - t0) * 1000
         if isinstance(raw, SearchResult):
-            return SearchResult(
-                raw.hits[:k],
-                {**raw.latency_ms, "adapter_total": (time.perf_counter() - t0) * 1000},
-                pre_expansion_ids(raw.pre_expansion, k),
-                dedup_filtered_hits(raw.dedup_filtered),
-            )
-        return search_result(raw, k, {"total": (time.perf_counter() - t0) * 1000})
+            return search_result(raw, k, {**raw.latency_ms, "adapter_total": ms})
+        return search_result(raw, k, {"total": ms})
 
     def dump(self) -> list[Memory]:
         """Forward when the object has `dump`; an empty list otherwise."""

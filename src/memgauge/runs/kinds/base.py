@@ -343,18 +343,7 @@ def hit_texts(hits: Sequence[Hit], kind: str) -> str:
 
 def from_task_items(items: Sequence[TaskItem]) -> list[PlannedItem]:
     """Items of a file or written inline, as every subject will be asked them."""
-    return [
-        PlannedItem(
-            id=it.id,
-            input=it.input,
-            expected=it.expected,
-            category=it.category,
-            corpus=it.corpus,
-            history=it.history,
-            metadata=it.metadata,
-        )
-        for it in items
-    ]
+    return [PlannedItem(**dict(it)) for it in items]
 
 
 def load_memories(path: Path) -> list[Memory]:

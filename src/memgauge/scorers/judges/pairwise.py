@@ -60,20 +60,13 @@ class PairwiseJudge(JudgeBase):
         template = PAIRWISE.specialize(instructions=self.prompt)
         common = {"input": ctx.input}
         (o1, d1), (o2, d2) = await asyncio.gather(
-            self.ask(
-                template,
-                {**common, "first": ctx.output, "second": base},
-                PairwiseVerdict,
-                extra=extra,
-                repeat=repeat,
-            ),
-            self.ask(
-                template,
-                {**common, "first": base, "second": ctx.output},
-                PairwiseVerdict,
-                extra=extra,
-                repeat=repeat,
-            ),
+            *(
+                self.ask(template, {**common, **order}, PairwiseVerdict, extra=extra, repeat=repeat)
+                for order in (
+                    {"first": ctx.output, "second": base},
+                    {"first": base, "second": ctx.output},
+                )
+            )
         )
         detail = {
             **d1,
