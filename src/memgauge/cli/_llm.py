@@ -4,7 +4,6 @@ itself is wired in one place (`memgauge.api.configure_llm`)."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import click
@@ -39,21 +38,12 @@ def llm_options(fn: Command) -> Command:
     calls set up by them before `fn` runs (which does not take them)."""
 
     @functools.wraps(fn)
-    def configured(
-        *args: Any,
-        cache_only: bool,
-        no_cache: bool,
-        refresh_cache: bool,
-        llm_cache: Path | None,
-        **kwargs: Any,
-    ) -> None:
+    def configured(*args: Any, **kwargs: Any) -> None:
+        # the four options taken out: their names are configure_llm's keywords
+        names = ("cache_only", "no_cache", "refresh_cache", "llm_cache")
+        llm = {name: kwargs.pop(name) for name in names}
         try:
-            api.configure_llm(
-                cache_only=cache_only,
-                no_cache=no_cache,
-                refresh_cache=refresh_cache,
-                llm_cache=llm_cache,
-            )
+            api.configure_llm(**llm)
         except UsageError as exc:
             raise click.UsageError(str(exc)) from None
         fn(*args, **kwargs)

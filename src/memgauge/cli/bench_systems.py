@@ -86,11 +86,7 @@ __all__ = ["print_rankings", "result_doc", "systems"]
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @run_options()
 def systems(
-    locomo: Path | None,
-    longmemeval: Path | None,
-    datasets: tuple[Path, ...],
     systems_named: tuple[str, ...],
-    skip: tuple[str, ...],
     no_discover: bool,
     measures: tuple[str, ...],
     out_dir: Path,
@@ -114,13 +110,11 @@ def systems(
     numbers are still written.
     """
     out = console()
+    # settings: --locomo, --longmemeval, --dataset, --skip, --k, --corpus, --limit,
+    # --resamples, --seed and --concurrency, as bench_systems_suite_of names them
     given: dict[str, Any] = {
-        "locomo": locomo,
-        "longmemeval": longmemeval,
-        "datasets": datasets,
         "systems": systems_named,
         "discover": not no_discover,
-        "skip": skip,
         "measures": measures or api.BENCH_MEASURES,
         "max_failure_rate": run_args.failure_rate,
         **settings,

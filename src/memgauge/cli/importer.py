@@ -4,7 +4,7 @@ native files."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import click
 
@@ -55,10 +55,7 @@ def import_(
     kind: Literal["locomo", "longmemeval", "memaudit", "beir", "csv-items"],  # click's choices
     src: Path,
     out_dir: Path,
-    granularity: Literal["turn", "session"],
-    protocol: Literal["paper", "all-turns"],
-    split: str,
-    grades: Literal["shift", "keep"],
+    **given: Any,
 ) -> None:
     """Convert SRC (a LoCoMo, LongMemEval or memaudit file, a BEIR directory, or a CSV sheet of
     task items) into native files under --out.
@@ -71,9 +68,8 @@ def import_(
     changed with its value before and after (LoCoMo: each question whose evidence it
     normalised).
     """
-    imported = api.import_dataset(
-        kind, src, out_dir, granularity=granularity, protocol=protocol, split=split, grades=grades
-    )
+    # given: --granularity, --protocol, --split and --grades, as import_dataset names them
+    imported = api.import_dataset(kind, src, out_dir, **given)
     report = imported.report
     out = console()
     out.print(f"imported {kind} from {src}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -85,15 +86,12 @@ def harvest_cmd(db: api.StoreURL, n: int, seed: int) -> None:
     "The memories (JSONL of Memory): their texts for the annotator; with --system, the"
     " system is filled with them first."
 )
-def annotate(
-    db: api.StoreURL, out_path: Path, k: int, system: str | None, memories_file: Path | None
-) -> None:
+def annotate(db: api.StoreURL, out_path: Path, **given: Any) -> None:
     """Write the harvested queries with their pooled top-K results for people to grade 0-3
     (fill in each `grade`, then `memgauge logs import-annotations`). With --system the search
     is re-run there and each candidate carries its memory's text."""
-    queries, candidates = api.write_annotation_pool(
-        db, out_path, k=k, system=system, memories_file=memories_file
-    )
+    # given: -k, --system and --memories, as write_annotation_pool names them
+    queries, candidates = api.write_annotation_pool(db, out_path, **given)
     click.echo(dumps_strict({"queries": queries, "candidates": candidates}))
 
 
@@ -272,16 +270,11 @@ def outcomes_cmd(db: api.StoreURL) -> None:
 @click.option(
     "--not-useful", "not_useful", multiple=True, metavar="MEMORY", help="One that did not."
 )
-def validate_cmd(
-    db: api.StoreURL,
-    session: str,
-    task_id: str | None,
-    useful: tuple[str, ...],
-    not_useful: tuple[str, ...],
-) -> None:
+def validate_cmd(db: api.StoreURL, session: str, **given: Any) -> None:
     """Batch validation after a task: `memory_validate` each memory named (`memgauge logs
     sessions` lists the accessed ones as `to_validate`)."""
-    done = api.batch_validate(db, session, useful=useful, not_useful=not_useful, task_id=task_id)
+    # given: --task, --useful and --not-useful, as batch_validate names them
+    done = api.batch_validate(db, session, **given)
     click.echo(dumps_strict(done))
 
 

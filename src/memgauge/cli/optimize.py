@@ -106,9 +106,7 @@ def _bound_cell(it: dict[str, Any]) -> str:
 
 
 def _summary(data: dict[str, Any]) -> list[str]:
-    lines = []
-    for note in data.get("notices") or []:
-        lines.append(f"note: {note}")
+    lines = [f"note: {note}" for note in data.get("notices") or []]
     if data.get("split"):
         lines.append(f"split: {data['split']}")
     base, best = data.get("baseline") or {}, data.get("best") or {}

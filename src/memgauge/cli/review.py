@@ -7,6 +7,7 @@ memgauge review export --store results.db --format qrels --out reviewed.qrels
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -33,16 +34,10 @@ def review() -> None:
 @reviewer_option()
 @click.option("--history", is_flag=True, help="Every label given, not only each latest.")
 @json_option("One JSON object per label.")
-def labels_cmd(
-    store_path: str | None,
-    run: str | None,
-    kind: str | None,
-    reviewer: str | None,
-    history: bool,
-    as_json: bool,
-) -> None:
+def labels_cmd(store_path: str | None, as_json: bool, **given: Any) -> None:
     """Each reviewer's current label per target (with --history, every label given)."""
-    labels = api.review_labels(store_path, run=run, kind=kind, reviewer=reviewer, history=history)
+    # given: --run, --kind, --reviewer and --history, as review_labels names them
+    labels = api.review_labels(store_path, **given)
     for lab in labels:
         if as_json:
             click.echo(dumps_strict(lab.model_dump(), sort_keys=True))

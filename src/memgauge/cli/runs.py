@@ -361,16 +361,9 @@ def compare(
                 "give the baseline run first"
             )
         a, b = api.resolve_run_id(store, run_ids[0]), api.resolve_run_id(store, run_ids[1])
-        rows = api.compare_runs(
-            store.item_records(a),
-            store.item_records(b),
-            seed=options["seed"],
-            test=options["test"],
-            correction=options["correction"],
-            family=options["family"],
-            alpha=options["alpha"],
-            n_permutations=options["n_permutations"],
-        )
+        # every option but the systems table's --pairs: two runs pair item by item
+        pair_options = {k: v for k, v in options.items() if k != "pairing"}
+        rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)
     correction = api.resolve_correction(options["test"], options["family"], options["correction"])
     settings = {
         "test": options["test"],

@@ -8,6 +8,7 @@ memgauge synth '{reference: {path: store.db}}' --kind subject --out synthetic
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -76,18 +77,10 @@ __all__ = ["synth"]
 def synth(
     memories: str,
     out_dir: Path,
-    kind: str | None,
-    model: str | None,
-    critic_model: str | None,
     no_critic: bool,
     categories: tuple[str, ...],
-    group_size: int,
-    max_groups: int,
-    embedder: str,
-    dedupe_threshold: float,
-    max_failure_rate: float,
-    name: str | None,
     as_json: bool,
+    **given: Any,
 ) -> None:
     """Write synthetic evaluation data from MEMORIES (memories JSONL, a memaudit file, LoCoMo,
     LongMemEval, a dataset, or a subject's store through its dump) into --out: queries of seed
@@ -95,20 +88,10 @@ def synth(
     near-duplicates removed, a critic's rejects dropped, every rejection counted by reason in
     DATASET/synth_report.json. The dataset loads as any other and every report of it says it
     is synthetic."""
+    # given: --kind, --model, --critic-model, --group-size, --groups, --embedder,
+    # --dedupe-threshold, --max-failure-rate and --name, as api.synth names them
     made = api.synth(
-        memories,
-        out_dir,
-        kind=kind,
-        model=model,
-        critic_model=critic_model,
-        critic=not no_critic,
-        categories=categories or None,
-        group_size=group_size,
-        max_groups=max_groups,
-        embedder=embedder,
-        dedupe_threshold=dedupe_threshold,
-        max_failure_rate=max_failure_rate,
-        name=name,
+        memories, out_dir, critic=not no_critic, categories=categories or None, **given
     )
     report = made.report
     if as_json:

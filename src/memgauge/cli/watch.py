@@ -8,6 +8,7 @@ import json
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -123,12 +124,10 @@ def _line(p: api.WatchPass) -> str:
 @json_option("Print each pass as one line of JSON.")
 def watch(
     db: api.StoreURL,
-    webhook: str | None,
     once: bool,
     interval: float,
     passes: int | None,
     state_path: Path | None,
-    rate: float,
     intents: tuple[str, ...],
     modes: tuple[str, ...],
     tools: tuple[str, ...],
@@ -136,15 +135,9 @@ def watch(
     feature: str | None,
     since: str | None,
     measures: tuple[str, ...],
-    window: int,
-    threshold: float,
     by: str,
-    min_samples: int,
-    settle: float,
-    batch: int,
-    retries: int,
-    retry_delay: float,
     as_json: bool,
+    **given: Any,
 ) -> None:
     """Evaluate the searches logged into STORE's query log since the last pass, and alert
     through a webhook when the gate's rule fires.
@@ -169,21 +162,15 @@ def watch(
         feature=feature,
         since=None if since is None else api.WatchFilter.time(since),
     )
+    # given: --webhook, --sample (rate), --window, --threshold, --min-samples, --batch,
+    # --settle, --retries and --retry-delay, as WatchConfig names them
     cfg = api.WatchConfig(
         store=db,
         state=Path(),
         filters=filters,
-        rate=rate,
         measures=measures or ("quality_proxy", "MRR@10", "selection_rate"),
-        window=window,
-        threshold=threshold,
         by="ci-upper" if by == "ci-upper" else "point",
-        min_samples=min_samples,
-        batch=batch,
-        settle=settle,
-        webhook=webhook,
-        retries=retries,
-        retry_delay=retry_delay,
+        **given,
     )
     cfg = replace(cfg, state=state_path or _default_state(cfg.key()))
     # a state file of another configuration is bad input (2) before any pass, loop or not

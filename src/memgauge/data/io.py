@@ -73,22 +73,15 @@ __all__ = [
     "save_retrieval_dataset",
 ]
 
-FILES = {
-    "memories": "memories.jsonl",
-    "queries": "queries.jsonl",
-    "judgments": "judgments.jsonl",
-    "equivalence_classes": "equivalence.jsonl",
-    "causal_chains": "chains.jsonl",
+#: a dataset's part -> (its file in directory form, its record model)
+_PARTS: dict[str, tuple[str, type[BaseModel]]] = {
+    "memories": ("memories.jsonl", Memory),
+    "queries": ("queries.jsonl", EvalQuery),
+    "judgments": ("judgments.jsonl", Judgment),
+    "equivalence_classes": ("equivalence.jsonl", EquivalenceClass),
+    "causal_chains": ("chains.jsonl", CausalChain),
 }
-
-
-_MODELS: dict[str, type[BaseModel]] = {
-    "memories": Memory,
-    "queries": EvalQuery,
-    "judgments": Judgment,
-    "equivalence_classes": EquivalenceClass,
-    "causal_chains": CausalChain,
-}
+FILES = {key: filename for key, (filename, _) in _PARTS.items()}
 
 
 def _qrels_part(path: Path) -> Records[Judgment]:
@@ -115,13 +108,13 @@ def _load_dir(path: Path) -> RetrievalDataset:
         except DataError as exc:
             problems.extend(exc.problems)
     parts: dict[str, Records[Any]] = {}
-    for key, filename in FILES.items():
+    for key, (filename, model) in _PARTS.items():
         f = path / filename
         if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
             parts[key] = _qrels_part(path / "qrels.txt")
         elif f.is_file():
             try:
-                parts[key] = load_records(f, _MODELS[key])
+                parts[key] = load_records(f, model)
             except DataError as exc:  # not a list of records at all
                 parts[key] = Records(str(f), problems=exc.problems, complete=False)
         else:
@@ -189,11 +182,11 @@ def _load_bundle(path: Path) -> RetrievalDataset:
     # each part's records one by one (their own problems are those above): the cross-record
     # checks run on the records that are valid, so one pass lists every problem
     parts: dict[str, Records[Any]] = {}
-    for key in FILES:
+    for key, (_, model) in _PARTS.items():
         raw = value.get(key, [])
         items = raw if isinstance(raw, list) else []
         parts[key] = validate_items(
-            ((At(None, f"{key}[{i}]"), item) for i, item in enumerate(items)), _MODELS[key], file
+            ((At(None, f"{key}[{i}]"), item) for i, item in enumerate(items)), model, file
         )
         parts[key].complete &= isinstance(raw, list)
     problems += retrieval_problems(parts)
@@ -235,12 +228,8 @@ def save_retrieval_dataset(
             if records or key in ("memories", "queries", "judgments"):
                 write_jsonl(tmp / filename, records)
         out.mkdir(exist_ok=True)
-        written = []
-        for f in sorted(tmp.iterdir()):
-            target = out / f.name
-            f.replace(target)
-            written.append(target)
-        return written
+        # Path.replace returns the path the file now has
+        return [f.replace(out / f.name) for f in sorted(tmp.iterdir())]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

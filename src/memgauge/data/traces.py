@@ -171,10 +171,8 @@ def unlabelled_cases(
     """The unlabelled lines of a trace as extraction cases without expected facts, keeping
     lines tagged with any of `tags` (all, when none is given) and then the `sample` share; and
     how many unlabelled lines the file has before filtering."""
-    lines: dict[str, TraceLine] = {}
-    for line in read_lines(path):
-        if line.unlabelled:
-            lines[line.key] = line  # a later line wins, as for its output
+    # a later line of a key wins, as for its output
+    lines = {line.key: line for line in read_lines(path) if line.unlabelled}
     kept = [
         (key, line)
         for key, line in lines.items()

@@ -20,10 +20,7 @@ __all__ = ["close_proposers", "optimizer_usage", "usage_cost"]
 
 def _metered(proposers: Iterable[Any]) -> list[Any]:
     """The distinct proposers that meter their calls (one serves prompts and instructions)."""
-    found: dict[int, Any] = {}
-    for p in proposers:
-        if callable(getattr(p, "priced_usage", None)):
-            found[id(p)] = p
+    found = {id(p): p for p in proposers if callable(getattr(p, "priced_usage", None))}
     return list(found.values())
 
 

@@ -8,6 +8,7 @@ row and counted, never treated as 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TypedDict, Unpack
 
 import numpy as np
@@ -153,6 +154,10 @@ def bootstrap_cis(
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be in (0, 1)")
     results: list[ConfidenceInterval | None] = [None] * data.shape[0]
+    # every interval here: mean, low, high, n, n_excluded (and a note) of the same resampling
+    interval = partial(
+        ConfidenceInterval, n_resamples=n_resamples, confidence=confidence, method="percentile"
+    )
     finite = ~np.isnan(data)
     complete = finite.all(axis=1)
     if complete.any() and data.shape[1] > 1:
@@ -160,59 +165,24 @@ def bootstrap_cis(
         means = resample_means(data[rows], n_resamples, seed)
         lows, highs = _percentile_ci(means, confidence)
         for j, r in enumerate(rows.tolist()):
-            results[r] = ConfidenceInterval(
-                mean=float(data[r].mean()),
-                low=float(lows[j]),
-                high=float(highs[j]),
-                n=data.shape[1],
-                n_excluded=0,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                method="percentile",
-            )
+            mean = float(data[r].mean())
+            results[r] = interval(mean, float(lows[j]), float(highs[j]), data.shape[1], 0)
     for row in range(data.shape[0]):
         if results[row] is not None:
             continue
         vals = data[row][finite[row]]
         excluded = data.shape[1] - vals.size
         if vals.size == 0:
-            results[row] = ConfidenceInterval(
-                None,
-                None,
-                None,
-                0,
-                excluded,
-                n_resamples,
-                confidence,
-                "percentile",
-                note="no scored items",
-            )
+            results[row] = interval(None, None, None, 0, excluded, note="no scored items")
         elif vals.size == 1:
             v = float(vals[0])
-            results[row] = ConfidenceInterval(
-                v,
-                v,
-                v,
-                1,
-                excluded,
-                n_resamples,
-                confidence,
-                "percentile",
-                note="one scored item: the interval is degenerate",
-            )
+            note = "one scored item: the interval is degenerate"
+            results[row] = interval(v, v, v, 1, excluded, note=note)
         else:
             means = resample_means(vals[None, :], n_resamples, seed)
             low, high = _percentile_ci(means, confidence)
-            results[row] = ConfidenceInterval(
-                float(vals.mean()),
-                float(low[0]),
-                float(high[0]),
-                int(vals.size),
-                excluded,
-                n_resamples,
-                confidence,
-                "percentile",
-            )
+            mean = float(vals.mean())
+            results[row] = interval(mean, float(low[0]), float(high[0]), int(vals.size), excluded)
     return [r for r in results if r is not None]
 
 

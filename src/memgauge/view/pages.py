@@ -163,11 +163,8 @@ def _flat(value: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _usage(summary: RunSummary | None) -> list[dict[str, Any]]:
-    rows = []
-    for model, row in (summary.llm_usage if summary else {}).items():
-        if isinstance(row, Mapping):
-            rows.append({"model": model, **row})
-    return rows
+    usage = summary.llm_usage if summary else {}
+    return [{"model": model, **row} for model, row in usage.items() if isinstance(row, Mapping)]
 
 
 def shape_chart(shape: Shape) -> Markup | None:
@@ -305,10 +302,8 @@ def judge_fields(s: ScoreRecord) -> dict[str, Any]:
     """What a judge's verdict recorded beside its score: template hash, parse route, model,
     the panel's votes, the raw reply (each only when present)."""
     d = s.detail
-    out: dict[str, Any] = {}
-    for key in ("judge", "model", "template", "template_version", "template_hash", "route"):
-        if d.get(key) is not None:
-            out[key] = d[key]
+    keys = ("judge", "model", "template", "template_version", "template_hash", "route")
+    out: dict[str, Any] = {key: d[key] for key in keys if d.get(key) is not None}
     raw = s.raw_reply if s.raw_reply is not None else d.get("raw_reply")
     if raw is not None:
         out["raw_reply"] = raw if isinstance(raw, str) else json.dumps(raw, indent=2)
