@@ -146,11 +146,11 @@ def test_llm_spend_is_exact_across_kill_9(
     usage = doc["llm_usage"]["fake-judge"]
     assert usage["requests"] == _settled(judge) > killed, f"seed {seed}"
     # the re-queued items are asked again from the cache; so is any item whose verdict was
-    # cached but whose record was still in the recorder's group commit (it lingers 50 ms) when
-    # the kill landed: redone, never lost, and its spend counted once per request. Only items
-    # the killed attempt left unfinished are asked again; how many of them had a verdict is
-    # timing (with a 20 ms judge more than `width` items can finish within the 50 ms linger:
-    # seed 1055517508 left 6)
+    # cached but whose record was still in the recorder's group commit (it lingers 200 ms)
+    # when the kill landed: redone, never lost, and its spend counted once per request. Only
+    # items the killed attempt left unfinished are asked again; how many of them had a verdict
+    # is timing (with a 20 ms judge more than `width` items can finish within the linger:
+    # seed 1055517508 left 6 with a 50 ms linger)
     unrecorded = usage["cached"] - requeued
     assert 0 <= unrecorded <= unfinished, f"seed {seed}"
     # every item judged once, plus those asked again (from the cache); the `width` calls the

@@ -291,6 +291,46 @@ def test_a_write_does_not_read_the_whole_table_again(tmp_path: Path) -> None:
     conn.close()
 
 
+_LOOKUPS = ("DELETE FROM memories WHERE namespace", "SELECT id, text FROM memories")
+
+
+def test_new_ids_are_inserted_without_a_lookup_and_known_ones_replaced(tmp_path: Path) -> None:
+    """While every write of the namespace was this index's, a batch of ids it does not hold
+    (a fresh corpus after `clear`, as a run ingests) is inserted without reading or deleting
+    rows; a batch holding a known id still replaces it, and after another connection's write
+    its rows are deleted by id again. The searches equal FTS5's after each."""
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    index = MemoryIndex(conn, "n")
+    lookups: list[str] = []
+    conn.set_trace_callback(
+        lambda s: lookups.append(s.split()[0]) if s.startswith(_LOOKUPS) else None
+    )
+    index.upsert([_row(i, f"stripe webhook {i}") for i in range(100)], None)
+    index.upsert([_row(i, "invoice webhook") for i in range(100, 110)], None)
+    assert lookups == []
+    assert index.search_lexical("webhook", 200) == index.search_lexical_fts("webhook", 200)
+    index.upsert([_row(5, "tax invoice"), _row(200, "tax")], None)
+    assert set(lookups) == {"SELECT", "DELETE"}
+    assert index.count() == 111
+    assert index.search_lexical("tax", 5) == index.search_lexical_fts("tax", 5)
+    assert [i for i, _ in index.search_lexical("tax", 5)] == ["m0200", "m0005"]
+    index.clear()
+    lookups.clear()
+    index.upsert([_row(i, f"invoice {i}") for i in range(3)], None)
+    assert lookups == []
+    other = connect(tmp_path / "m.db")
+    other.execute("DELETE FROM memories WHERE id = 'm0001'")
+    other.commit()
+    other.close()
+    lookups.clear()
+    index.upsert([_row(1, "invoice again"), _row(7, "invoice")], None)
+    assert "DELETE" in lookups
+    assert index.count() == 4
+    assert index.search_lexical("invoice", 5) == index.search_lexical_fts("invoice", 5)
+    conn.set_trace_callback(None)
+    conn.close()
+
+
 def test_a_write_through_another_index_of_the_connection_is_seen(tmp_path: Path) -> None:
     """Two namespaces' indexes on one connection: a write through one changes the table-wide
     figures (rows, lengths, rows per term) that the other's scores use."""

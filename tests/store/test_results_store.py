@@ -503,6 +503,58 @@ def test_typed_records_round_trip(tmp_path: Path) -> None:
         assert q2.verdict("judge") == done.scores[0]
 
 
+def test_a_batchs_verdicts_are_stored_as_given_each_reason_redacted(tmp_path: Path) -> None:
+    """Items of one batch sharing reasons (each distinct text redacted once): every row's
+    reason and error are redacted, and a verdict's detail is stored as JSON whether empty,
+    empty with the fallback flag, or not."""
+    db = tmp_path / "results.db"
+    leak = "Authorization: Bearer abc.DEF-123_x"
+
+    def verdicts(i: int) -> list[ScoreRecord]:
+        return [
+            ScoreRecord(evaluator="rr", value=i / 2, reason=f"RR@5 = {i / 2:.3f}"),
+            ScoreRecord(evaluator="judge", value=0.0, reason=leak, error=leak),
+            ScoreRecord(evaluator="neutral", value=0.5, reason=leak, fallback=True),
+            ScoreRecord(evaluator="ndcg", value=1.0, reason="", detail={"k": 5, "ids": ["a"]}),
+        ]
+
+    done = [
+        ItemRecord(
+            subject="lexical",
+            task="t",
+            item_id=f"q{i + 1}",
+            status="completed",
+            output=[],
+            scores=verdicts(i),
+        )
+        for i in range(2)
+    ]
+    with SuiteRunStore(db) as store:
+        store.create_run(_run(), RunPlan({"lexical": {"reference": {}}}, [], _items()))
+        store.record_items("r1", done)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT item_id, evaluator, reason, error, detail_json FROM suite_run_scores"
+            " ORDER BY item_id, seq"
+        ).fetchall()
+    hidden = "Authorization: [REDACTED]"
+    assert rows == [
+        (f"q{i + 1}", *rest)
+        for i in range(2)
+        for rest in [
+            ("rr", f"RR@5 = {i / 2:.3f}", None, "{}"),
+            ("judge", hidden, hidden, "{}"),
+            ("neutral", hidden, None, '{"fallback":true}'),
+            ("ndcg", "", None, '{"k":5,"ids":["a"]}'),
+        ]
+    ]
+    with SuiteRunStore(db) as store:
+        for i, got in enumerate(store.item_records("r1")):
+            assert [v.detail for v in got.scores] == [{}, {}, {}, {"k": 5, "ids": ["a"]}]
+            assert [v.fallback for v in got.scores] == [False, False, True, False]
+            assert got.scores[0].reason == f"RR@5 = {i / 2:.3f}"
+
+
 def test_large_outputs_and_summaries_are_stored_deflated_and_read_back_equal(
     tmp_path: Path,
 ) -> None:

@@ -22,8 +22,8 @@ MAX_BATCH = 512  # items per transaction at most
 # how long a batch stays open for more items after its first: items that finish a millisecond
 # apart share one transaction instead of each paying for its own (and the thread answering
 # them is not kept waiting on the GIL by a commit per item); an item reaches the store at most
-# this much later
-LINGER_SECONDS = 0.05
+# this much later (a closing run's last batch is not held: `close` ends the wait)
+LINGER_SECONDS = 0.2
 
 
 class Recorder(Protocol):
@@ -271,6 +271,7 @@ class Writer:
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.error: BaseException | None = None
         self.beat_at = time.monotonic()
+        self.closing = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="memgauge-recorder", daemon=True)
         self.thread.start()
 
@@ -310,7 +311,7 @@ class Writer:
             batch = [first]
             # sleep, then take what came meanwhile: waking for each item as it comes would
             # take the GIL from the threads answering them
-            time.sleep(LINGER_SECONDS)
+            self.closing.wait(LINGER_SECONDS)
             while len(batch) < MAX_BATCH:
                 try:
                     nxt = self.queue.get_nowait()
@@ -331,6 +332,7 @@ class Writer:
     def close(self) -> None:
         """Record everything queued, then stop; re-raise a recording error."""
         self.queue.put(_STOP)
+        self.closing.set()
         self.thread.join()
         if self.error is not None:
             raise self.error

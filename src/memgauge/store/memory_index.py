@@ -55,7 +55,6 @@ _STOPWORDS = frozenset((
 ))
 # fmt: on
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_MERGE_BATCH = 64  # an ingest of this many rows or more merges the full-text index
 
 
 def query_words(text: str) -> list[str]:
@@ -165,12 +164,14 @@ class MemoryIndex:
             blobs = [None] * len(rows)
         tracking = self._lexical.tracking()
         kept = self._shown_rows()
+        # every id new to the namespace (its rows known here): nothing to look up or delete
+        new = kept is not None and kept.keys().isdisjoint(r.id for r in rows)
         with self._conn:
             # the replaced rows' texts, for their postings to leave the lexical index
-            replaced = self._texts([r.id for r in rows]) if tracking else []
+            replaced = self._texts([r.id for r in rows]) if tracking and not new else []
             self._conn.executemany(
                 "DELETE FROM memories WHERE namespace = ? AND id = ?",
-                [(self.namespace, r.id) for r in rows],
+                [] if new else [(self.namespace, r.id) for r in rows],
             )
             self._conn.executemany(
                 "INSERT INTO memories(namespace, id, text, tier, folder, session, corpus,"
@@ -191,14 +192,6 @@ class MemoryIndex:
                     for r, b in zip(rows, blobs, strict=True)
                 ],
             )
-            if len(rows) >= _MERGE_BATCH:
-                total = self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-                if len(rows) * 10 >= total:
-                    # the trigger indexed row by row, leaving many small segments that every
-                    # query walks: merged into one, LoCoMo's searches take a third less time
-                    # (the cost is the index's size, so only after a batch that is a good
-                    # part of it)
-                    self._conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('optimize')")
         if kept is not None:
             kept.update((r.id, (r.text, r.tier)) for r in rows)
             self._shown_at = self._state()
