@@ -164,13 +164,9 @@ def _dist_names(eps: list[metadata.EntryPoint], names: dict[int, str]) -> list[s
     out: list[str | None] = []
     for ep in eps:
         dist = getattr(ep, "dist", None)
-        if dist is None:
-            out.append(None)
-            continue
-        name = names.get(id(dist))
-        if name is None:
-            name = names[id(dist)] = str(dist.metadata["Name"])
-        out.append(name)
+        if dist is not None and id(dist) not in names:
+            names[id(dist)] = str(dist.metadata["Name"])
+        out.append(None if dist is None else names[id(dist)])
     return out
 
 

@@ -35,6 +35,9 @@ _OPEN = ("running", "paused")
 #: runs are trials of its search (`memgauge optimize show` reports the best).
 _TRIALS = frozenset({"optimize"})
 
+#: what the drift of each measure shows, as the gate's check has it
+_DRIFT = ("baseline", "current", "drop", "threshold", "regressed", "note")
+
 
 def _evaluations(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> list[dict[str, Any]]:
     """The latest completed run of each kind, the newest first."""
@@ -76,12 +79,7 @@ def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[s
                     "subject": c.subject,
                     "task": c.task,
                     "measure": c.evaluator,
-                    "baseline": c.baseline,
-                    "current": c.current,
-                    "drop": c.drop,
-                    "threshold": c.threshold,
-                    "regressed": c.regressed,
-                    "note": c.note,
+                    **{k: getattr(c, k) for k in _DRIFT},
                 }
                 for c in result.checks
             ],

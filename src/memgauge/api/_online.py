@@ -26,6 +26,7 @@ from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
 from memgauge.store.shadow import ShadowStore
 from memgauge.subjects.parse import one_spec
+from memgauge.subjects.protocol import close_subject
 from memgauge.subjects.registry import build_subject
 
 __all__ = [
@@ -209,9 +210,7 @@ def _rerun(
             with contextlib.suppress(Exception):  # a system without dump: texts stay unknown
                 texts.update({m.id: m.text for m in subject.dump() if m.id not in texts})
     finally:
-        close = getattr(subject, "close", None)
-        if callable(close):
-            close()
+        close_subject(subject)
     for p in pool:
         for c in p["candidates"]:
             c["text"] = texts.get(c["memory_id"])
@@ -263,9 +262,7 @@ def dump_memories(
     except Exception as exc:
         raise SubjectError(f"{flag} {system}: dump failed: {type(exc).__name__}: {exc}") from None
     finally:
-        close = getattr(subject, "close", None)
-        if callable(close):
-            close()
+        close_subject(subject)
     if not memories:
         raise SubjectError(
             f"{flag} {system}: the system dumped no memories (does it implement dump?);"
@@ -289,7 +286,7 @@ def log_searches(searches: Sequence[SpanSearch], store: Where, report: ImportRep
     them, counted into `report` (logged, refused by the store)."""
     # every search of the file in one buffer: none is dropped for the buffer's bound
     log = QueryLog(results_store(store), max_buffer=max(100_000, len(searches) + 1))
-    try:
+    with contextlib.closing(log):
         for s in searches:
             log.query(
                 s.query,
@@ -301,8 +298,6 @@ def log_searches(searches: Sequence[SpanSearch], store: Where, report: ImportRep
                 query_id=s.query_id,
             )
         log.flush()
-    finally:
-        log.close()
     if log.rejected:
         report.add("queries_rejected_by_the_store", log.rejected)
         report.notes.append(f"the store refused a search: {log.last_rejected}")

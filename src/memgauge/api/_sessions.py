@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +70,8 @@ def record_outcome(
         raise UsageError("an outcome needs --success / --failure or --score")
     if score is not None and not math.isfinite(score):
         raise UsageError(f"--score must be a finite number, not {score}")
-    log = QueryLog(db)
-    try:
+    with closing(QueryLog(db)) as log:
         log.outcome(session, task_id=task_id, success=success, score=score)
-    finally:
-        log.close()
 
 
 def batch_validate(
@@ -95,11 +93,8 @@ def batch_validate(
     if session not in read_sessions(db, [session]):
         raise UsageError(f"{db}: no session {session!r} in the query log")
     verdicts = {**dict.fromkeys(useful, True), **dict.fromkeys(not_useful, False)}
-    log = QueryLog(db)
-    try:
+    with closing(QueryLog(db)) as log:
         log.validate_batch(session, verdicts, task_id=task_id)
-    finally:
-        log.close()
     left = ses.session_summary(read_sessions(db, [session])[session])["to_validate"]
     return {"validated": len(verdicts), "to_validate": left}
 

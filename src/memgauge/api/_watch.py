@@ -255,12 +255,7 @@ def _record(
     """Keep what the viewer shows of this pass: the rule, its time, the window's measures with
     their CIs (a pass that evaluated nothing has no window) and the alerts fired."""
     stamp = at.isoformat(timespec="seconds")
-    state.rule = {
-        "window": cfg.window,
-        "threshold": cfg.threshold,
-        "by": cfg.by,
-        "min_samples": cfg.min_samples,
-    }
+    state.rule = {k: getattr(cfg, k) for k in ("window", "threshold", "by", "min_samples")}
     state.last_pass = stamp
     if measures:
         fired = {a["measure"] for a in out.alerts}
