@@ -3,7 +3,6 @@ memgauge's own files, and checked, whatever their kind, with every problem named
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,13 +177,22 @@ def _items(path: Path) -> str:
     return f"{len(load_items(path))} items"
 
 
-def _summary(module: str, name: str) -> Callable[[Path], str]:
-    """The check that is `module`'s own summary function `name` (imported when used)."""
+def _trace(path: Path) -> str:
+    from memgauge.data.traces import trace_summary
 
-    def check(path: Path) -> str:
-        return str(getattr(importlib.import_module(module), name)(path))
+    return trace_summary(path)
 
-    return check
+
+def _pairs(path: Path) -> str:
+    from memgauge.data.vectors import pairs_summary
+
+    return pairs_summary(path)
+
+
+def _vectors(path: Path) -> str:
+    from memgauge.data.vectors import vectors_summary
+
+    return vectors_summary(path)
 
 
 def _suite(path: Path) -> str:
@@ -231,9 +239,9 @@ CHECKS: dict[str, Callable[[Path], str]] = {
     "labels": _labels,
     "extraction": _extraction,
     "operations": _operations,
-    "trace": _summary("memgauge.data.traces", "trace_summary"),
-    "pairs": _summary("memgauge.data.vectors", "pairs_summary"),
-    "vectors": _summary("memgauge.data.vectors", "vectors_summary"),
+    "trace": _trace,
+    "pairs": _pairs,
+    "vectors": _vectors,
     "items": _items,
     "locomo": _imported("locomo"),
     "longmemeval": _imported("longmemeval"),
