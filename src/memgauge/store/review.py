@@ -11,14 +11,13 @@ import sqlalchemy as sa
 
 from memgauge.data.review import ReviewLabel
 from memgauge.store.base import Store
+from memgauge.store.item_rows import KEY as _ITEM
 from memgauge.store.tables import review_labels as labels_t
 from memgauge.store.tables import suite_run_items as items_t
 
 __all__ = ["ReviewStore", "current_labels"]
 
 _FIELDS = tuple(c.name for c in labels_t.columns if c.name != "id")
-#: the labelled item's key
-_ITEM = ("run_id", "subject", "task", "item_id")
 #: the labelled item's repeat (`repeat: N`), read from the run's item
 _REPEAT = (
     sa.select(items_t.c.repeat_index)

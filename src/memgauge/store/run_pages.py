@@ -39,6 +39,7 @@ import sqlalchemy as sa
 from memgauge.data.records import Failure, ItemRecord, RunRecord, ScoreRecord
 from memgauge.store import compared_rows
 from memgauge.store.item_rows import (
+    KEY,
     SCORES_OF_RUN,
     MeasureValues,
     measure_values,
@@ -91,7 +92,7 @@ SORTS = ("seq", "item", "score", "duration", "status")
 
 def _same_item(alias: str) -> str:
     """SQL: the row `alias` is of item `i`'s (the same run, subject, task and item id)."""
-    return " AND ".join(f"{alias}.{k} = i.{k}" for k in ("run_id", "subject", "task", "item_id"))
+    return " AND ".join(f"{alias}.{k} = i.{k}" for k in KEY)
 
 
 _SAME_ITEM = _same_item("s")
