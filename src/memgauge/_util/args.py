@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticOmit, core_schema
 
+from memgauge._util.model import Model
+
 __all__ = [
     "LenientSchema",
     "SpecArgs",
@@ -203,7 +205,7 @@ def takes(model: type[BaseModel]) -> Callable[[F], F]:
     return deco
 
 
-class SpecArgs(BaseModel):
+class SpecArgs(Model):
     """Base of explicit argument models: unknown keys are errors, numbers read as text where
     text is meant (YAML reads `8080` as a number)."""
 

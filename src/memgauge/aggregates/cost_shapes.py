@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.data.facts import Facts
 from memgauge.data.records import MeasureValue
 from memgauge.data.shapes import Cell, Curve, Series, Shape, Table, cell, text
@@ -24,7 +25,7 @@ from memgauge.stats.bootstrap import ConfidenceInterval
 __all__ = ["CostFacts", "CostQuery", "CostSystem", "cost_point", "cost_shapes", "measures_table"]
 
 
-class CostQuery(BaseModel):
+class CostQuery(Model):
     """One query's context and cost (`cost_values.QueryCost.row`)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -41,7 +42,7 @@ class CostQuery(BaseModel):
     relevant_cut: int | None = Field(default=None, description="Relevant hits it cut.")
 
 
-class CostSystem(BaseModel):
+class CostSystem(Model):
     """One subject's queries and their accounting."""
 
     model_config = ConfigDict(extra="forbid")

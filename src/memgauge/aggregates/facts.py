@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.data.facts import Facts
 
 __all__ = ["AuditFacts", "AuditSubject", "RankedSystem", "RankingFacts", "SubjectsFacts"]
@@ -25,7 +26,7 @@ class SubjectsFacts(Facts):
     )
 
 
-class AuditSubject(BaseModel):
+class AuditSubject(Model):
     """One subject's audit, as the audit's results.json lists it."""
 
     model_config = ConfigDict(extra="ignore")
@@ -48,7 +49,7 @@ class AuditFacts(Facts):
     subjects: dict[str, AuditSubject] = Field(default_factory=dict, description="Per subject.")
 
 
-class RankedSystem(BaseModel):
+class RankedSystem(Model):
     """One system of a ranking, ranked or with why not."""
 
     model_config = ConfigDict(extra="forbid")

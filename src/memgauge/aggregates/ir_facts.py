@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from memgauge._util.model import Model
 from memgauge.aggregates.retrieval_result import (
     Comparison,
     DatasetInfo,
@@ -21,7 +22,7 @@ from memgauge.data.models import Judgment
 __all__ = ["IrFacts", "PoolFailure", "PoolJudgeFacts"]
 
 
-class PoolFailure(BaseModel):
+class PoolFailure(Model):
     """A pooled (query, memory) pair the judge could not grade."""
 
     model_config = ConfigDict(extra="forbid")
@@ -31,7 +32,7 @@ class PoolFailure(BaseModel):
     error: str = Field(description="Why.")
 
 
-class PoolJudgeFacts(BaseModel):
+class PoolJudgeFacts(Model):
     """The relevance judge's grades of the pool's unjudged memories (`--pool-judge`)."""
 
     model_config = ConfigDict(extra="forbid")

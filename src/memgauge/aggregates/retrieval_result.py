@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from memgauge._util.model import Model
 from memgauge.metrics.conventions import (
     NO_RELEVANT_IF_UNSTATED,
     Gain,
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -15,19 +15,21 @@ seed 002's `eval_results` rows read the retrieval facts as `IrView`.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memgauge._util.model import Model
 
 __all__ = ["Facts", "IrPipeline", "IrQuery", "IrSystem", "IrView"]
 
 
-class Facts(BaseModel):
+class Facts(Model):
     """The typed facts of one aggregate's result (subclassed per aggregate); read back without
     its aggregate's model, the fields it was stored with, kept as they are."""
 
     model_config = ConfigDict(extra="allow")
 
 
-class _View(BaseModel):
+class _View(Model):
     # a view names what its reader reads and keeps the rest as it was stored
     model_config = ConfigDict(extra="allow")
 

@@ -12,13 +12,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
     ConfigDict,
     Field,
     StrictInt,
     field_validator,
     model_validator,
 )
+
+from memgauge._util.model import Model
 
 __all__ = [
     "ACTIONS",
@@ -75,7 +76,7 @@ NonEmptyStr = Annotated[str, Field(min_length=1)]
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(
         extra="forbid", frozen=True, str_strip_whitespace=False, allow_inf_nan=False
     )
@@ -329,7 +330,7 @@ _PASS = {"pass", "yes", "correct", "true", "1"}
 _FAIL = {"fail", "no", "wrong", "false", "0"}
 
 
-class JudgedOutput(BaseModel):
+class JudgedOutput(Model):
     """A frozen output to judge again: one line of a labels file (`memgauge judge calibrate`,
     with a human `label`) or of a run export (`memgauge judge rejudge`, extra keys ignored)."""
 

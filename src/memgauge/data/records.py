@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from memgauge._util.clock import utc_now
+from memgauge._util.model import Model
 from memgauge._util.redact import redact
 from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
@@ -65,7 +66,7 @@ ItemStatus = Literal["queued", "completed", "failed"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 
 
-class _Record(BaseModel):
+class _Record(Model):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from memgauge._util.model import Model
 from memgauge.data.records import repeat_source
 
 __all__ = ["LABELS", "LABEL_KINDS", "ReviewLabel"]
@@ -26,7 +27,7 @@ LABELS: dict[str, tuple[str, ...]] = {
 _Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-class ReviewLabel(BaseModel):
+class ReviewLabel(Model):
     """One reviewer's label, as stored in `review_labels` (a later one by the same reviewer on
     the same target supersedes it; both stay in the history)."""
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from memgauge._util.model import Model
 
 __all__ = [
     "FORM",
@@ -42,7 +44,7 @@ __all__ = [
 FORM = 3
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("ci", mode="before", check_fields=False)

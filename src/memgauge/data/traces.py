@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from memgauge._util.model import Model
 from memgauge.data.jsonio import problems_from_validation, read_records
 from memgauge.data.models import ExtractionCase, Turn
 from memgauge.errors import DataError, Problem
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class TraceLine(BaseModel):
+class TraceLine(Model):
     """One recorded call. Unknown keys (a trace export's own fields) are ignored."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.data.jsonio import load_records
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import DataError, Problem
@@ -30,7 +31,7 @@ __all__ = [
 Text = Annotated[str, Field(min_length=1)]
 
 
-class EmbeddingPair(BaseModel):
+class EmbeddingPair(Model):
     """Two texts known to mean the same thing, or known not to."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -41,7 +42,7 @@ class EmbeddingPair(BaseModel):
     label: Literal["similar", "different"] = Field(description="similar or different.")
 
 
-class StoredVector(BaseModel):
+class StoredVector(Model):
     """One vector a memory system stored, with the text it embeds."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)

@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
 
+from memgauge._util.model import Model
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError
 from memgauge.online.ab_report import ab_report as report_of
@@ -52,7 +52,7 @@ def _in_range(value: float) -> float:
 Metric = Annotated[FiniteFloat, AfterValidator(_in_range)]
 
 
-class Pair(BaseModel):
+class Pair(Model):
     """One query answered by both arms."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)

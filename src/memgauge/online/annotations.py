@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
 
+from memgauge._util.model import Model
 from memgauge.data.jsonio import read_records
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store.querylog import import_annotations, unknown_query_ids
@@ -16,7 +17,7 @@ from memgauge.store.url import StoreURL
 __all__ = ["GradedCandidate", "GradedQuery", "import_graded", "read_graded"]
 
 
-class GradedCandidate(BaseModel):
+class GradedCandidate(Model):
     """One pooled memory and its grade (None: not graded, skipped)."""
 
     model_config = ConfigDict(extra="allow")
@@ -25,7 +26,7 @@ class GradedCandidate(BaseModel):
     grade: Annotated[StrictInt, Field(ge=0, le=3)] | None = None
 
 
-class GradedQuery(BaseModel):
+class GradedQuery(Model):
     """One query of an annotation file, as `memgauge logs annotate` wrote it."""
 
     model_config = ConfigDict(extra="allow")

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from memgauge._util.args import args_model_of
+from memgauge._util.model import Model
 from memgauge.aggregates.constraint import parse_constraint
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.errors import DataError, UsageError
@@ -38,7 +39,7 @@ from memgauge.subjects.registry import SUBJECTS
 __all__ = ["StudyConfig", "resolve_config"]
 
 
-class StudyConfig(BaseModel):
+class StudyConfig(Model):
     """Everything a study runs with, resolved (0-1 scale; see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid")

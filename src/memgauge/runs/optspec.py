@@ -42,8 +42,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from memgauge._util.model import Model
 from memgauge._util.numbers import MAX_K, SEED_MAX
 from memgauge._util.registry import RegistryError
 from memgauge.aggregates.constraint import parse_constraint
@@ -70,7 +71,7 @@ Strategy = Literal["greedy", "best-of-n", "annealing", "tpe", "random"]
 Target = Literal["config", "instructions", "prompts", "tools", "code"]
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
 
 

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictInt,
@@ -46,6 +45,7 @@ from pydantic import (
     model_validator,
 )
 
+from memgauge._util.model import Model
 from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
@@ -84,7 +84,7 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 

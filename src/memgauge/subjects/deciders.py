@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.embed import Embedder, load_embedder
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.prompted import PromptedLLM
@@ -40,7 +41,7 @@ Give the memory a few short topic tags.
 Reply with only {{"action": "...", "id": "...", "content": "...", "tags": ["..."], "reason": "..."}}."""
 
 
-class Decision(BaseModel):
+class Decision(Model):
     """The LLM decider's reply."""
 
     model_config = ConfigDict(extra="ignore")

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.data.models import Memory, Turn
 from memgauge.errors import UsageError
 from memgauge.subjects.prompted import PromptedLLM
@@ -37,7 +38,7 @@ did not accept. Never add facts the user did not state.
 Reply with only {{"memory": ["category: fact", ...]}}."""
 
 
-class MemoryUpdate(BaseModel):
+class MemoryUpdate(Model):
     """The LLM extractor's reply."""
 
     model_config = ConfigDict(extra="ignore")

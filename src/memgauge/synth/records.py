@@ -8,7 +8,9 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from memgauge._util.model import Model
 
 __all__ = [
     "REASONS",
@@ -36,7 +38,7 @@ Reason = Literal[
 REASONS: tuple[str, ...] = get_args(Reason)
 
 
-class GenerationReply(BaseModel):
+class GenerationReply(Model):
     """The generator's reply: only its envelope is required here; each item is checked on its
     own (`synth.generate.check_item`) and rejected with its reason."""
 
@@ -51,7 +53,7 @@ class GenerationReply(BaseModel):
         return {"items": data} if isinstance(data, list) else data
 
 
-class CriticReply(BaseModel):
+class CriticReply(Model):
     """The critic's verdict on one item."""
 
     model_config = ConfigDict(extra="allow")
@@ -61,7 +63,7 @@ class CriticReply(BaseModel):
     reason: str = Field(default="", description="One sentence.")
 
 
-class Rejection(BaseModel):
+class Rejection(Model):
     """One item (or one call's worth of items) that is not in the dataset, and why."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,7 +77,7 @@ class Rejection(BaseModel):
     detail: str = Field(default="", description="What exactly was wrong.")
 
 
-class SynthReport(BaseModel):
+class SynthReport(Model):
     """How a synthetic dataset was made: counts, provenance, and every rejection."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from memgauge._util.model import Model
 
 __all__ = [
     "KINDS",
@@ -41,7 +43,7 @@ SpanKind = Literal[
 KINDS: tuple[SpanKind, ...] = get_args(SpanKind)
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
@@ -29,7 +30,7 @@ from memgauge.scorers.judges.templates import FACTS
 __all__ = ["FactsJudge", "FactsVerdict", "fact_scores"]
 
 
-class FactsVerdict(BaseModel):
+class FactsVerdict(Model):
     """The four lists of seed 001."""
 
     model_config = ConfigDict(extra="ignore")

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from memgauge._util.model import Model
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
 from memgauge.scorers.judges.base import JudgeBase, Verdict
@@ -23,7 +24,7 @@ from memgauge.scorers.judges.templates import PAIRWISE
 __all__ = ["PairwiseJudge", "PairwiseVerdict"]
 
 
-class PairwiseVerdict(BaseModel):
+class PairwiseVerdict(Model):
     """Which of A and B is better."""
 
     model_config = ConfigDict(extra="ignore")

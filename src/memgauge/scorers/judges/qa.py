@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from memgauge._util.model import Model
 from memgauge.errors import UsageError
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
@@ -34,7 +35,7 @@ _NEGATIVE = {"no", "wrong"}
 PRESET_NAMES = ("longmemeval", "mem0-locomo", "strict")
 
 
-class QAVerdict(BaseModel):
+class QAVerdict(Model):
     """A yes/no (or CORRECT/WRONG) verdict with its reasoning."""
 
     model_config = ConfigDict(extra="ignore")

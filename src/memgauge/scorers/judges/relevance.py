@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.data.models import Judgment
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
@@ -28,7 +29,7 @@ from memgauge.scorers.judges.templates import RELEVANCE
 __all__ = ["RelevanceJudge", "RelevanceVerdict", "bootstrap_judgments"]
 
 
-class RelevanceVerdict(BaseModel):
+class RelevanceVerdict(Model):
     """The judge's grade and why."""
 
     model_config = ConfigDict(extra="ignore")

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from memgauge._util.model import Model
 from memgauge.errors import UsageError
 from memgauge.llm.types import Message
 from memgauge.scorers.base import EvalContext
@@ -44,7 +45,7 @@ PRESETS: dict[str, tuple[str, Mapping[str, float]]] = {
 Score100 = Annotated[float, Field(ge=0, le=100, strict=True)]
 
 
-class RubricVerdict(BaseModel):
+class RubricVerdict(Model):
     """What the rubric judge must return (extra keys a model adds are ignored)."""
 
     model_config = ConfigDict(extra="ignore")

@@ -1,0 +1,29 @@
+"""The base of memgauge's pydantic models: validators built on first use.
+
+pydantic builds each model's validator and serializer when its class is created: for memgauge's
+95 models that was about a tenth of a CPU-second of every command's imports, though a command
+touches a third of them (`memgauge evaluate` on a retrieval dataset: 34). With `defer_build` a
+model is built the first time it validates or serializes, with the same schema, so the values
+and errors are the ones an eager build gives.
+
+Deferred only on pydantic 2.14 and later, whose `model_rebuild` holds a lock: before it, a model
+being built on one thread could be validated on another by its parent's validator (pydantic
+issue 11849), and a run validates on several threads. On older pydantic models build eagerly,
+as before.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.version import VERSION
+
+__all__ = ["DEFERRED", "Model"]
+
+#: whether this pydantic builds a deferred model safely on several threads at once
+DEFERRED = tuple(int(part) for part in VERSION.split(".")[:2]) >= (2, 14)
+
+
+class Model(BaseModel):
+    """A pydantic model whose validator and serializer are built on first use (see the module)."""
+
+    model_config = ConfigDict(defer_build=DEFERRED)
