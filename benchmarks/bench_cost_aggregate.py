@@ -65,7 +65,7 @@ def main() -> None:
         return
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "src"))
-    from bench_summary_cuts import _records
+    from bench_summary_cuts import _load, _pair, _records
     from memgauge.runs.summary import subjects_of
 
     got = _records(args.dataset)
@@ -109,6 +109,32 @@ def main() -> None:
     for name, parts in times.items():
         for part, ts in parts.items():
             print(f"{name:6s} {part:4s} min {min(ts):.4f}  median {statistics.median(ts):.4f}")
+    # the two spreads' quantile intervals (p50, p95 of context tokens and latency), in this
+    # process, the before checkout's `stats.resampled` loaded from its file (`stats.bootstrap`
+    # and `stats.shared_draws` this checkout's)
+    import numpy as np
+
+    from memgauge.aggregates.cost_values import costs_of
+    from memgauge.stats import resampled
+    from memgauge.stats.shared_draws import shared_draws
+
+    old = _load(checkouts["before"] / "memgauge" / "stats" / "resampled.py", "_before_resampled")
+    known = {m.id: m.text for m in view.dataset.memories}
+    costs = costs_of(records, encoding=cost.encoding, known=known, qrels=None, rel_threshold=2,
+                     accuracy=None, stage="total")  # fmt: skip
+    series = [
+        np.asarray([q.tokens for q in costs.queries], np.float64),
+        np.asarray([q.latency_ms for q in costs.queries], np.float64),
+    ]
+    labels = ("quantile_cis, tokens", "quantile_cis, latency")
+    with shared_draws():  # as in the aggregate: the indices drawn once, by the warm-up
+        for label, values in zip(labels, series, strict=True):
+            _pair(
+                label,
+                lambda v=values: old.quantile_cis(v, (50.0, 95.0), seed=suite.seed),
+                lambda v=values: resampled.quantile_cis(v, (50.0, 95.0), seed=suite.seed),
+                args.runs,
+            )
 
 
 if __name__ == "__main__":
