@@ -11,7 +11,7 @@ is written beside it. Each run is a fresh process; its CPU time is the user + sy
 that process and its children (`os.wait4`). `--store new`: every run starts a new store (its
 schema created, as a first run does); `existing`: every run gets a copy of a store already at
 the current schema, holding one earlier run, in a home holding what that run kept there (the
-templates compiled), as every later run does. Bytecode: each checkout's `src` is compiled
+templates compiled, the token counts), as every later run does. Bytecode: each checkout's `src` is compiled
 first and the runs may read it (PYTHONDONTWRITEBYTECODE is cleared for them), as an installed
 package runs; `--no-compile` keeps the environment's setting. Reported: min and median of the
 runs per checkout and store, and the 1-minute load average before each run.
@@ -61,10 +61,9 @@ def _evaluate(src: Path, dataset: Path, store: Path | None, compiled: bool) -> t
         home = Path(tmp) / "home"
         home.mkdir()
         if store is not None:
-            # a home a run has used: its store, and the templates it compiled (if kept)
-            shutil.copy(store, home / "results.db")
-            if (store.parent / "templates").is_dir():
-                shutil.copytree(store.parent / "templates", home / "templates")
+            # a home a run has used: its store, and what it kept there (the templates
+            # compiled, the token counts)
+            shutil.copytree(store.parent, home, dirs_exist_ok=True)
         cmd = [sys.executable, "-m", "memgauge.cli.main", "evaluate", str(dataset)]
         cmd += ["-s", "lexical", "--out", str(Path(tmp) / "out"), "--quiet"]
         return _cpu_of(cmd, _env(src, home, compiled))

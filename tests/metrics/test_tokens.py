@@ -12,6 +12,12 @@ Where the expected ids come from:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -158,3 +164,34 @@ def test_an_unknown_encoding_is_a_usage_error() -> None:
 )  # fmt: skip
 def test_pressure_levels_by_share_of_the_budget(ratio: float, level: str) -> None:
     assert tokens.pressure_level(ratio) == level
+
+
+_COUNT_IN_A_NEW_PROCESS = """
+import json, sys
+from memgauge.metrics import tokens
+print(tokens.token_counts(json.loads(sys.argv[1]), "o200k_base").tolist(), sorted(tokens._loaded))
+"""
+
+
+def test_counts_kept_in_the_home_build_no_tokenizer_in_the_next_process(
+    tmp_path: Path,
+) -> None:
+    """A process whose texts were all counted before (by another, the same home) reads their
+    counts and builds no tokenizer; one new text builds it, and is added; a kept file that
+    cannot be read is passed over, the counts the same."""
+    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path / "home")}
+
+    def counted(*texts: str) -> str:
+        run = [sys.executable, "-c", _COUNT_IN_A_NEW_PROCESS, json.dumps(texts)]
+        return subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+
+    texts = ["Caroline went to the LGBTQ support group.", "", "a\ud800b", "日本語 x", "new"]
+    exact = token_counts(texts, "o200k_base").tolist()
+    assert counted(*texts[:4]) == f"{exact[:4]} ['o200k_base']\n"
+    assert counted(*texts[3::-1]) == f"{exact[3::-1]} []\n"  # kept: no tokenizer
+    assert counted(texts[4], texts[0]) == f"{[exact[4], exact[0]]} ['o200k_base']\n"
+    assert counted(texts[4], texts[2]) == f"{[exact[4], exact[2]]} []\n"
+    (kept,) = (tmp_path / "home" / "tokens").iterdir()
+    kept.write_bytes(b"\x00cut short")
+    assert counted(*texts) == f"{exact} ['o200k_base']\n"
+    assert counted(*texts) == f"{exact} []\n"

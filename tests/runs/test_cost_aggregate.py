@@ -123,6 +123,21 @@ def test_context_errors_under_a_token_budget_by_hand() -> None:
     assert (system.n_queries, system.n_failed) == (3, 1)
 
 
+def test_the_judgments_are_read_for_a_budget_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which hits are relevant is read by the budget's cuts alone: without a budget the
+    dataset's judgments are not gathered, the measures the same."""
+    before = {n: (m.value, m.ci_low, m.ci_high) for n, m in _values(CostAggregate()).items()}
+
+    def unread(self: RetrievalDataset) -> dict[str, dict[str, int]]:
+        raise AssertionError("the judgments were read")
+
+    monkeypatch.setattr(RetrievalDataset, "qrels", unread)
+    got = _values(CostAggregate())
+    assert {n: (m.value, m.ci_low, m.ci_high) for n, m in got.items()} == before
+    with pytest.raises(AssertionError, match="the judgments were read"):
+        _values(CostAggregate(budget=8))
+
+
 def test_no_context_is_na_with_its_count_never_zero() -> None:
     """Subject b's every search failed: n/a with its count beside a's values; with no subject
     returning a context, the task gets no context measures at all."""

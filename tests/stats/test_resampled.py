@@ -33,17 +33,29 @@ def _cases() -> list[tuple[str, np.ndarray]]:
     ]
 
 
+@pytest.mark.parametrize("radix", [1 << 15, 0])  # ranks sorted as int16; counted
 @pytest.mark.parametrize("qs", [[50.0, 95.0], [0.0, 25.0, 99.9], [33.3, 50.0, 66.6]])
 @pytest.mark.parametrize("case", range(7))
 def test_counted_order_statistics_are_numpys_percentile_to_the_bit(
-    case: int, qs: list[float]
+    case: int, qs: list[float], radix: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A resample's order statistics from its ranks sorted (up to `_RADIX` values) or counted
+    (past it) are NumPy's partition's, to the bit."""
+    monkeypatch.setattr(resampled, "_RADIX", radix)
     name, values = _cases()[case]
     for n_resamples, seed in ((1000, 0), (37, 12345)):
         want = _partitioned(values, qs, n_resamples, seed)
         got = resampled._quantile_draws(values, np.asarray(qs, np.float64), n_resamples, seed)
         assert got.shape == want.shape, name
         assert got.view(np.int64).tolist() == want.view(np.int64).tolist(), name
+
+
+@pytest.mark.parametrize("n", [32_768, 32_769])
+def test_the_largest_ranks_sorted_as_int16_and_the_first_counted(n: int) -> None:
+    values = np.random.default_rng(5).lognormal(0.0, 1.0, n)
+    want = _partitioned(values, [0.0, 50.0, 99.99], 3, 2)
+    got = resampled._quantile_draws(values, np.asarray([0.0, 50.0, 99.99]), 3, 2)
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
 
 
 def test_chunked_draws_are_counted_per_chunk(monkeypatch: pytest.MonkeyPatch) -> None:

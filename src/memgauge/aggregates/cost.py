@@ -158,7 +158,8 @@ class CostAggregate:
         accuracy = self._accuracy(task)
         dataset = task.dataset
         known = {m.id: m.text for m in dataset.memories} if dataset is not None else {}
-        qrels = dataset.qrels() if dataset is not None else None
+        # which hits are relevant: read by the budget's cuts alone
+        qrels = dataset.qrels() if dataset is not None and self.budget is not None else None
         measures: list[MeasureValue] = []
         systems: list[dict[str, object]] = []
         every = {

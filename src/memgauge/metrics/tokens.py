@@ -16,21 +16,34 @@ package accepts in one call is counted in pieces cut before a space that follows
 character, a place where both encodings' pre-tokenizers always split, so the sum is exact; a
 stretch of 40,000 characters with no such space (no real memory has one) is cut where it
 stands, which can move the count by a token at the cut.
+
+`token_counts` keeps the counts it made in the home (`MEMGAUGE_HOME/tokens`, by a 128-bit hash
+of each text), so a later run whose texts were all counted before builds no tokenizer (its
+Rust build is a tenth of a CPU-second, a LoCoMo run's counts a third of that). The file's name
+carries the extension module's size and time (another build of the package counts anew); a
+file that cannot be read or written is passed over.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.machinery
 import importlib.util
+import marshal
+import os
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.files import atomic_write_bytes
+from memgauge._util.home import memgauge_home
 from memgauge.errors import UnavailableError, UsageError
 
 __all__ = [
@@ -59,6 +72,8 @@ _loaded: dict[str, _Codec] = {}
 
 #: the package's Rust extension module, as its `tokenizer` module imports it
 _BINDINGS = "bpe_openai._bindings"
+#: the most counts kept in the home (about 26 bytes each); past it, a count keeps its own alone
+_KEEP = 500_000
 
 
 def _bindings() -> Any:
@@ -202,13 +217,46 @@ def token_counts(
     seen: dict[str, int] = dict.fromkeys(texts, -1)
     seen[""] = 0
     # each distinct text counted once (a memory a search of every query returns: LoCoMo's
-    # 30,637 hits hold 5,348 texts); the codec loaded only when there is one to count
+    # 30,637 hits hold 5,348 texts); the codec loaded only when one is not in the kept counts
     if len(seen) > 1:
-        count = _codec(encoding).count
-        for text, n in seen.items():
-            if n < 0:
-                seen[text] = _counted(text, count)
+        _kept_or_counted(seen, encoding)
     return np.fromiter(map(seen.__getitem__, texts), dtype=np.int64, count=len(texts))
+
+
+def _kept_or_counted(seen: dict[str, int], encoding: Encoding) -> None:
+    """`seen`'s texts not yet counted (-1) from the counts kept in the home, the others
+    counted and added to them (see the module docstring)."""
+    if encoding not in ENCODINGS:
+        _codec(encoding)  # its usage error
+    path = _kept_path(encoding)
+    try:
+        kept = marshal.loads(path.read_bytes()) if path is not None else {}
+    except (OSError, EOFError, ValueError, TypeError):
+        kept = {}
+    kept = kept if isinstance(kept, dict) else {}
+    new: dict[bytes, int] = {}
+    count: Callable[[str], int] | None = None
+    for text, n in seen.items():
+        if n < 0:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            found = kept.get(key)
+            if found is None:
+                count = count or _codec(encoding).count
+                found = new[key] = _counted(text, count)
+            seen[text] = found
+    if new and path is not None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, marshal.dumps(kept | new if len(kept) < _KEEP else new))
+
+
+def _kept_path(encoding: str) -> Path | None:
+    """Where the Rust tokenizer's counts are kept; None without it (AttributeError) or a home."""
+    try:
+        made = os.stat(_bindings().__file__)
+        return memgauge_home() / "tokens" / f"{encoding}-{made.st_size}-{made.st_mtime_ns}.counts"
+    except (AttributeError, ImportError, OSError, RuntimeError):  # RuntimeError: no home
+        return None
 
 
 #: seed 002's `pressureLevel` ("token pressure state") names the state and not its bounds:
