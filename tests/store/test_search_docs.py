@@ -197,3 +197,26 @@ def test_every_recording_writes_the_documents_refill_reads_back(store_where: str
         assert _same(_docs(store), _refilled(store, "r"), dialect)
         store.record_items("r", [row(a1, status="completed", output=None, scores=[])])
         assert _same(_docs(store), _refilled(store, "r"), dialect)
+
+
+def test_a_new_runs_documents_are_made_of_the_values_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run's items: their documents are made of the rows written (none read back), and
+    are what `refill` reads back; an item whose document SQL text cannot hold has none."""
+
+    def read_back(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a new run's items were read back")
+
+    monkeypatch.setattr(item_rows, "refill_search", read_back)
+    store, items = _store(tmp_path / "r.db")
+    run = RunRecord(run_id="r2", suite_name="s", suite_sha256="0" * 64, suite={"name": "s"})
+    # a lone surrogate, written escaped: its decoded form cannot be SQL text
+    odd = [it.model_copy(update={"input": {"text": "lone \ud800"}}) for it in items[:1]]
+    with store:
+        store.create_run(run, RunPlan({"a": {}}, [], odd))
+        recorded = _docs(store)
+        monkeypatch.undo()
+        assert len(recorded) == len(items)  # all of run r, none for r2's item
+        assert recorded == _refilled(store, "r")
+        assert _refilled(store, "r2") == recorded

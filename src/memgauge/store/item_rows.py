@@ -14,6 +14,7 @@ import json
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -85,6 +86,11 @@ def loads_item(text: str | bytes) -> Any:
         return json.loads(text)
 
 
+_PLANNED = (*KEY, "seq", "status", "category", "input_json", "expected_json", "repeat_index")
+_INSERT_ITEM = sa.insert(items_t).values({k: sa.bindparam(k) for k in _PLANNED})
+_SEARCHED = itemgetter("item_id", "category", "input_json", "expected_json")
+
+
 def insert_plan(
     c: sa.Connection,
     run_id: str,
@@ -119,25 +125,27 @@ def insert_plan(
             ],
         )
     if items:
-        c.execute(
-            sa.insert(items_t),
-            [
-                {
-                    "run_id": run_id,
-                    "subject": it.subject,
-                    "task": it.task,
-                    "item_id": it.item_id,
-                    "seq": it.seq,
-                    "status": "queued",
-                    "category": it.category,
-                    "input_json": stored_json(it.input),
-                    "expected_json": stored_json(it.expected),
-                    "repeat_index": it.repeat,
-                }
-                for it in items
-            ],
+        rows: list[dict[str, Any]] = [
+            {
+                "run_id": run_id,
+                "subject": it.subject,
+                "task": it.task,
+                "item_id": it.item_id,
+                "seq": it.seq,
+                "status": "queued",
+                "category": it.category,
+                "input_json": stored_json(it.input),
+                "expected_json": stored_json(it.expected),
+                "repeat_index": it.repeat,
+            }
+            for it in items
+        ]
+        executemany(c, _INSERT_ITEM, rows)
+        # their documents of the values written, not read back (`refill`): a new run's items
+        # have no output and no verdict yet
+        search_docs.put(
+            c, run_id, {(r["subject"], r["task"], r["item_id"]): [*_SEARCHED(r)] for r in rows}
         )
-        refill_search(c, run_id)
 
 
 def _digest(r: ItemRecord) -> str:
