@@ -374,13 +374,21 @@ def values_bytes(values: array[float]) -> bytes:
     return values.tobytes()
 
 
-#: a run's verdicts with each item's repeat (`measure_values`' rows)
-SCORES_OF_RUN = sa.text(
-    "SELECT s.subject, s.task, s.evaluator, s.item_id, s.value, s.error, i.repeat_index"
-    " FROM suite_run_scores s JOIN suite_run_items i ON i.run_id = s.run_id"
-    " AND i.subject = s.subject AND i.task = s.task AND i.item_id = s.item_id"
+_VERDICTS = (
+    "SELECT s.subject, s.task, s.evaluator, s.item_id, s.value, s.error{} FROM suite_run_scores s{}"
     " WHERE s.run_id = :run"
 )
+#: a run's verdicts with each item's repeat (`measure_values`' rows)
+SCORES_OF_RUN = sa.text(
+    _VERDICTS.format(
+        ", i.repeat_index",
+        " JOIN suite_run_items i ON i.run_id = s.run_id"
+        " AND i.subject = s.subject AND i.task = s.task AND i.item_id = s.item_id",
+    )
+)
+#: the same of a run that repeats no item: each verdict's own row (a third of the read)
+_SCORES_ALONE = sa.text(_VERDICTS.format("", ""))
+_REPEATS = sa.text("SELECT 1 FROM suite_run_items WHERE run_id = :run AND repeat_index > 0 LIMIT 1")
 _INSERT_VALUES = sa.insert(values_t)
 
 
@@ -388,7 +396,9 @@ def replace_values(c: sa.Connection, run_id: str) -> None:
     """Keep each (subject, task, evaluator)'s values of the run (`measure_values` of its
     verdicts as stored) in the caller's transaction, in place of earlier ones."""
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
-    found = measure_values(c.execute(SCORES_OF_RUN, {"run": run_id}))
+    params = {"run": run_id}
+    repeats = c.execute(_REPEATS, params).first() is not None
+    found = measure_values(c.execute(SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
     if found:
         executemany(
             c,
