@@ -4,6 +4,7 @@ re-recordings, repeated evaluators and items given twice."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.store import item_rows
-from memgauge.store.search_docs import SEPARATOR, refill
+from memgauge.store.search_docs import SEPARATOR, document, forms, refill
 from memgauge.store.suite_runs import SuiteRunStore
 
 _DOCS = "SELECT subject, task, item_id, doc FROM suite_run_search ORDER BY 1, 2, 3"
@@ -220,3 +221,28 @@ def test_a_new_runs_documents_are_made_of_the_values_it_writes(
         assert len(recorded) == len(items)  # all of run r, none for r2's item
         assert recorded == _refilled(store, "r")
         assert _refilled(store, "r2") == recorded
+
+
+def test_a_document_is_its_values_forms_joined() -> None:
+    """`document` is each value's `forms` joined by the separator, whatever the value: none,
+    text with and without escapes, deflated or raw bytes, a number; None past SQL text."""
+    packed_text = zlib.compress(b'{"Big":"caf\\u00e9"}', 1)
+    values: list[object] = [
+        "Id",
+        None,
+        "Plain Text",
+        '{"t":"caf\\u00e9"}',
+        '{"q":"say \\"Hi\\""}',
+        "a\\nB",
+        "",
+        packed_text,
+        memoryview(packed_text),
+        b'{"raw":"X"}',
+        3,
+        2.5,
+    ]
+    for n in range(len(values) + 1):
+        some = values[n:] + values[:n]
+        assert document(some) == SEPARATOR.join(f for v in some for f in forms(v))
+    assert document(["ok", "nul \x00"]) is None
+    assert document(["ok", '"lone \\ud800"']) is None
