@@ -1,6 +1,7 @@
 """A LoCoMo run's storing replayed: its items recorded in batches, then its summary kept.
 
 python benchmarks/bench_store_run.py --source DB --before ROOT [--after ROOT] [--rounds 5]
+python benchmarks/bench_store_run.py --evaluate DIR --before ROOT [--after ROOT] [--rounds 5]
 
 `--source` is a results store holding one finished run (e.g. after `memgauge evaluate loc -s
 lexical`). Each round, each checkout in its own subprocess (alternating) reads that run's items
@@ -10,6 +11,11 @@ each part with `time.process_time` (least of `--repeat` in the process; the coll
 threshold as the CLI sets it). The stored rows of
 every table (but the run's heartbeat and times) are hashed, so the checkouts' rows are
 compared too. Prints min and median per part and checkout.
+
+With `--evaluate DIR` (a dataset `memgauge import locomo` wrote), each round runs `memgauge
+evaluate DIR -s lexical --quiet` in each checkout instead, with `time.thread_time` around the
+store's `create_run`, `record_items` (the recorder's thread) and `set_summary`, summed per run,
+and the process's CPU from the command's start.
 """
 
 from __future__ import annotations
@@ -67,10 +73,37 @@ for _ in range(repeat):
 print(json.dumps({**best, "digest": digest}))
 """
 
+_EVALUATE = r"""
+import json, os, sys, tempfile, time
+from memgauge.store.suite_runs import SuiteRunStore
+spent = {"plan": 0.0, "record": 0.0, "summary": 0.0}
+for part, name in (("plan", "create_run"), ("record", "record_items"), ("summary", "set_summary")):
+    def timed(*a, _f=getattr(SuiteRunStore, name), _p=part, **k):
+        t = time.thread_time()
+        try:
+            return _f(*a, **k)
+        finally:
+            spent[_p] += time.thread_time() - t
+    setattr(SuiteRunStore, name, timed)
+home = tempfile.mkdtemp()
+os.environ["MEMGAUGE_HOME"] = home
+sys.argv = ["memgauge", "evaluate", sys.argv[1], "-s", "lexical", "--quiet", "--out", home + "/out"]
+from memgauge.cli.main import run
+start = time.process_time()
+try:
+    run()
+except SystemExit:
+    pass
+spent["command"] = time.process_time() - start
+print(json.dumps({**spent, "digest": ""}))
+"""
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", required=True)
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--source", help="a store holding one finished run, to replay")
+    where.add_argument("--evaluate", help="a LoCoMo dataset directory, to evaluate")
     ap.add_argument("--before", type=Path, required=True)
     ap.add_argument("--after", type=Path, default=Path(__file__).resolve().parents[1])
     ap.add_argument("--rounds", type=int, default=5)
@@ -82,8 +115,13 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, root in (("before", args.before), ("after", args.after)):
             env = {**os.environ, "PYTHONPATH": str(root.resolve() / "src")}
+            child = (
+                [_EVALUATE, args.evaluate]
+                if args.evaluate
+                else [_CHILD, args.source, str(args.batch), str(args.repeat)]
+            )
             out = subprocess.run(
-                [sys.executable, "-c", _CHILD, args.source, str(args.batch), str(args.repeat)],
+                [sys.executable, "-c", *child],
                 env=env,
                 check=True,
                 capture_output=True,
