@@ -5,12 +5,12 @@ python benchmarks/bench_store_run.py --evaluate DIR --before ROOT [--after ROOT]
 
 `--source` is a results store holding one finished run (e.g. after `memgauge evaluate loc -s
 lexical`). Each round, each checkout in its own subprocess (alternating) reads that run's items
-and summary, creates the run with the same plan in a fresh store, records the items in batches of
-`--batch` (154: the recorder's group commit at LoCoMo's pace) and keeps the summary, timing
-each part with `time.process_time` (least of `--repeat` in the process; the collector's
-threshold as the CLI sets it). The stored rows of
-every table (but the run's heartbeat and times) are hashed, so the checkouts' rows are
-compared too. Prints min and median per part and checkout.
+and summary, creates the run with the same plan in a fresh store, records the items in batches
+of `--batch` (154, evalcpu13's group commit under load; an idle evaluate records 230-420 at a
+time) and keeps the summary, timing each part with `time.process_time` (least of `--repeat` in
+the process; the collector's threshold as the CLI sets it). The stored rows of every table (but
+the run's heartbeat and times) are hashed, so the checkouts' rows are compared too. Prints min
+and median per part and checkout.
 
 With `--evaluate DIR` (a dataset `memgauge import locomo` wrote), each round runs `memgauge
 evaluate DIR -s lexical --quiet` in each checkout instead, with `time.thread_time` around the
@@ -135,7 +135,8 @@ def main() -> None:
     for name in found:
         for part, secs in found[name].items():
             print(f"{name:6} {part:8} min {min(secs):.3f}  median {statistics.median(secs):.3f}")
-        print(f"{name:6} rows digest {sorted(digests[name])}")
+        if not args.evaluate:
+            print(f"{name:6} rows digest {sorted(digests[name])}")
 
 
 if __name__ == "__main__":
