@@ -4,6 +4,7 @@ re-recordings, repeated evaluators and items given twice."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import sqlalchemy as sa
 
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, ScoreRecord
 from memgauge.store import item_rows
-from memgauge.store.search_docs import SEPARATOR, refill
+from memgauge.store.search_docs import SEPARATOR, document, forms, refill
 from memgauge.store.suite_runs import SuiteRunStore
 
 _DOCS = "SELECT subject, task, item_id, doc FROM suite_run_search ORDER BY 1, 2, 3"
@@ -197,3 +198,51 @@ def test_every_recording_writes_the_documents_refill_reads_back(store_where: str
         assert _same(_docs(store), _refilled(store, "r"), dialect)
         store.record_items("r", [row(a1, status="completed", output=None, scores=[])])
         assert _same(_docs(store), _refilled(store, "r"), dialect)
+
+
+def test_a_new_runs_documents_are_made_of_the_values_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run's items: their documents are made of the rows written (none read back), and
+    are what `refill` reads back; an item whose document SQL text cannot hold has none."""
+
+    def read_back(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a new run's items were read back")
+
+    monkeypatch.setattr(item_rows, "refill_search", read_back)
+    store, items = _store(tmp_path / "r.db")
+    run = RunRecord(run_id="r2", suite_name="s", suite_sha256="0" * 64, suite={"name": "s"})
+    # a lone surrogate, written escaped: its decoded form cannot be SQL text
+    odd = [it.model_copy(update={"input": {"text": "lone \ud800"}}) for it in items[:1]]
+    with store:
+        store.create_run(run, RunPlan({"a": {}}, [], odd))
+        recorded = _docs(store)
+        monkeypatch.undo()
+        assert len(recorded) == len(items)  # all of run r, none for r2's item
+        assert recorded == _refilled(store, "r")
+        assert _refilled(store, "r2") == recorded
+
+
+def test_a_document_is_its_values_forms_joined() -> None:
+    """`document` is each value's `forms` joined by the separator, whatever the value: none,
+    text with and without escapes, deflated or raw bytes, a number; None past SQL text."""
+    packed_text = zlib.compress(b'{"Big":"caf\\u00e9"}', 1)
+    values: list[object] = [
+        "Id",
+        None,
+        "Plain Text",
+        '{"t":"caf\\u00e9"}',
+        '{"q":"say \\"Hi\\""}',
+        "a\\nB",
+        "",
+        packed_text,
+        memoryview(packed_text),
+        b'{"raw":"X"}',
+        3,
+        2.5,
+    ]
+    for n in range(len(values) + 1):
+        some = values[n:] + values[:n]
+        assert document(some) == SEPARATOR.join(f for v in some for f in forms(v))
+    assert document(["ok", "nul \x00"]) is None
+    assert document(["ok", '"lone \\ud800"']) is None

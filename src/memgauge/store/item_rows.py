@@ -14,6 +14,7 @@ import json
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -85,6 +86,11 @@ def loads_item(text: str | bytes) -> Any:
         return json.loads(text)
 
 
+_PLANNED = (*KEY, "seq", "status", "category", "input_json", "expected_json", "repeat_index")
+_INSERT_ITEM = sa.insert(items_t).values({k: sa.bindparam(k) for k in _PLANNED})
+_SEARCHED = itemgetter("item_id", "category", "input_json", "expected_json")
+
+
 def insert_plan(
     c: sa.Connection,
     run_id: str,
@@ -119,25 +125,27 @@ def insert_plan(
             ],
         )
     if items:
-        c.execute(
-            sa.insert(items_t),
-            [
-                {
-                    "run_id": run_id,
-                    "subject": it.subject,
-                    "task": it.task,
-                    "item_id": it.item_id,
-                    "seq": it.seq,
-                    "status": "queued",
-                    "category": it.category,
-                    "input_json": stored_json(it.input),
-                    "expected_json": stored_json(it.expected),
-                    "repeat_index": it.repeat,
-                }
-                for it in items
-            ],
+        rows: list[dict[str, Any]] = [
+            {
+                "run_id": run_id,
+                "subject": it.subject,
+                "task": it.task,
+                "item_id": it.item_id,
+                "seq": it.seq,
+                "status": "queued",
+                "category": it.category,
+                "input_json": stored_json(it.input),
+                "expected_json": stored_json(it.expected),
+                "repeat_index": it.repeat,
+            }
+            for it in items
+        ]
+        executemany(c, _INSERT_ITEM, rows)
+        # their documents of the values written, not read back (`refill`): a new run's items
+        # have no output and no verdict yet
+        search_docs.put(
+            c, run_id, {(r["subject"], r["task"], r["item_id"]): [*_SEARCHED(r)] for r in rows}
         )
-        refill_search(c, run_id)
 
 
 def _digest(r: ItemRecord) -> str:
@@ -366,13 +374,21 @@ def values_bytes(values: array[float]) -> bytes:
     return values.tobytes()
 
 
-#: a run's verdicts with each item's repeat (`measure_values`' rows)
-SCORES_OF_RUN = sa.text(
-    "SELECT s.subject, s.task, s.evaluator, s.item_id, s.value, s.error, i.repeat_index"
-    " FROM suite_run_scores s JOIN suite_run_items i ON i.run_id = s.run_id"
-    " AND i.subject = s.subject AND i.task = s.task AND i.item_id = s.item_id"
+_VERDICTS = (
+    "SELECT s.subject, s.task, s.evaluator, s.item_id, s.value, s.error{} FROM suite_run_scores s{}"
     " WHERE s.run_id = :run"
 )
+#: a run's verdicts with each item's repeat (`measure_values`' rows)
+SCORES_OF_RUN = sa.text(
+    _VERDICTS.format(
+        ", i.repeat_index",
+        " JOIN suite_run_items i ON i.run_id = s.run_id"
+        " AND i.subject = s.subject AND i.task = s.task AND i.item_id = s.item_id",
+    )
+)
+#: the same of a run that repeats no item: each verdict's own row (a third of the read)
+_SCORES_ALONE = sa.text(_VERDICTS.format("", ""))
+_REPEATS = sa.text("SELECT 1 FROM suite_run_items WHERE run_id = :run AND repeat_index > 0 LIMIT 1")
 _INSERT_VALUES = sa.insert(values_t)
 
 
@@ -380,7 +396,9 @@ def replace_values(c: sa.Connection, run_id: str) -> None:
     """Keep each (subject, task, evaluator)'s values of the run (`measure_values` of its
     verdicts as stored) in the caller's transaction, in place of earlier ones."""
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
-    found = measure_values(c.execute(SCORES_OF_RUN, {"run": run_id}))
+    params = {"run": run_id}
+    repeats = c.execute(_REPEATS, params).first() is not None
+    found = measure_values(c.execute(SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
     if found:
         executemany(
             c,

@@ -156,7 +156,13 @@ def text_forms(text: str) -> list[str]:
 
 def document(values: Iterable[Any]) -> str | None:
     """One item's search document of its searched values; None when SQL text cannot hold it."""
-    doc = SEPARATOR.join(f for v in values for f in forms(v))
+    parts: list[str] = []
+    for v in values:
+        if type(v) is str and "\\" not in v:
+            parts.append(v.lower())  # no escape: its one form (`text_forms`), without the calls
+        elif v is not None:
+            parts += forms(v)
+    doc = SEPARATOR.join(parts)
     if "\x00" in doc:
         return None
     try:
