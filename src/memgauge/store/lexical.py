@@ -23,7 +23,7 @@ with positional matching this module does not do: such a query is scored by FTS5
 
 The index is read from FTS5 on the first search, and again only when the table was written in
 a way this process did not apply: by another connection (`PRAGMA data_version`), by another
-user of this connection (its `total_changes`), or by a write that says so (`invalidate`).
+user of this connection (`changes`), or by a write that says so (`invalidate`).
 `MemoryIndex`'s own writes are applied as they commit (`written`): their rows are tokenized
 once more by the same tokenizer and their postings put in their namespace's part
 (`memgauge.store.lexical_postings`), so a search right after a write costs what a search
