@@ -238,3 +238,22 @@ def test_indexing_the_queue_keeps_what_this_connection_knows(tmp_path: Path) -> 
     assert not [s for s in statements if "memories_fts_instance" in s or "SELECT id, text" in s]
     conn.set_trace_callback(None)
     conn.close()
+
+
+def test_fts5_is_read_inside_the_callers_transaction(tmp_path: Path) -> None:
+    """The queue is indexed as a part of it: committed or rolled back with it."""
+    conn = connect(tmp_path / "m.db", check_same_thread=False)
+    index = MemoryIndex(conn, "n")
+    index.upsert([_row(1, PHRASE), _row(2, "tax")], None)
+    conn.execute("UPDATE memories SET tier = 'core' WHERE id = 'm002'")  # opens a transaction
+    assert [i for i, _ in index.search_lexical(PHRASE, 3)] == ["m001"]
+    assert conn.in_transaction
+    assert _queued(conn) == 0
+    conn.rollback()
+    assert (_queued(conn), _indexed(conn)) == (2, 0)  # rolled back with the caller's work
+    assert [i for i, _ in index.search_lexical(PHRASE, 3)] == ["m001"]
+    assert [i for i, _ in index.search_lexical("tax", 3)] == ["m002"]
+    assert not conn.in_transaction
+    assert _queued(conn) == 0
+    _intact(conn)
+    conn.close()

@@ -256,20 +256,23 @@ class Lexical:
             queued = None  # an earlier release's table opened read-only: FTS5 holds every row
         if queued is None:
             return "memories_fts"
+        # a savepoint: its own transaction, or a part of the caller's (committed with it); the
+        # INSERT takes the write lock before it reads
+        conn.execute("SAVEPOINT memories_fts_queue")
         try:
-            conn.execute("BEGIN IMMEDIATE")
             before = conn.total_changes
             conn.execute(
                 "INSERT INTO memories_fts(rowid, text) SELECT rowid, text FROM memories"
                 " WHERE rowid IN (SELECT rowid FROM memories_fts_queue)"
             )
             conn.execute("DELETE FROM memories_fts_queue")
-            conn.commit()
         except sqlite3.OperationalError as exc:
-            conn.rollback()
+            conn.execute("ROLLBACK TO memories_fts_queue")
+            conn.execute("RELEASE memories_fts_queue")
             if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
                 raise
             return self._copy()
+        conn.execute("RELEASE memories_fts_queue")
         _INDEXED[id(conn)] = _INDEXED.get(id(conn), 0) + conn.total_changes - before
         return "memories_fts"
 

@@ -126,6 +126,8 @@ def _schema(conn: sqlite3.Connection) -> None:
     triggers index each row at once: its FTS5 table is complete) the queueing triggers."""
     if _queued(conn):
         return
+    if conn.in_transaction:
+        conn.commit()  # as the schema's `with conn:` did before the queue
     try:
         conn.execute("BEGIN IMMEDIATE")
         if not _queued(conn):  # not done meanwhile by another connection
