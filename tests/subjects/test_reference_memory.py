@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +285,21 @@ def test_fusion_settings_a_method_does_not_read_are_refused_in_code_and_on_the_c
     assert f"--system '{spec}': reference.normalization: fusion isr reads ranks only" in err
     assert "Traceback" not in err
     assert not db.exists()
+
+
+def test_every_field_of_a_memory_is_stored_as_given() -> None:
+    """Ingest then dump gives each field back in its place (rows are built positionally)."""
+    memory = Memory(
+        id="m1",
+        text="Tax is rounded half-even.",
+        tier="constitutional",
+        folder="billing",
+        session="s5",
+        corpus="c2",
+        created_at=datetime(2024, 5, 8, 13, 56),
+        metadata={"speaker": "Ana", "turn": 3},
+    )
+    mem = ReferenceMemory.in_memory("lexical")
+    mem.ingest([memory])
+    assert mem.dump() == [memory]
+    mem.close()

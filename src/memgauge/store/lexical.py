@@ -23,11 +23,16 @@ with positional matching this module does not do: such a query is scored by FTS5
 
 The index is read from FTS5 on the first search, and again only when the table was written in
 a way this process did not apply: by another connection (`PRAGMA data_version`), by another
-user of this connection (its `total_changes`), or by a write that says so (`invalidate`).
+user of this connection (`changes`), or by a write that says so (`invalidate`).
 `MemoryIndex`'s own writes are applied as they commit (`written`): their rows are tokenized
 once more by the same tokenizer and their postings put in their namespace's part
 (`memgauge.store.lexical_postings`), so a search right after a write costs what a search
 costs.
+
+FTS5 is read (there and by the phrase fallback) only through `fts`, which first indexes the rows
+that the triggers queued for it (`memgauge.store.memory_index`): a run whose searches are all
+scored here never pays FTS5's indexing, and one that reads FTS5 pays it once. A read-only
+connection cannot index them: it reads a temp copy of the table built from `memories`.
 
 The scoring itself is `memgauge.store.lexical_scoring`.
 """
@@ -44,7 +49,10 @@ from typing import Any
 from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
 from memgauge.store.lexical_scoring import top
 
-__all__ = ["TOKENIZER", "Lexical"]
+__all__ = ["TOKENIZER", "Lexical", "changes"]
+
+#: by connection (its id), the changes its indexing of the queue made (`Lexical.fts`)
+_INDEXED: dict[int, int] = {}
 
 #: the FTS5 tokenizer of `memories_fts` (and of the scratch table that tokenizes queries)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -136,6 +144,14 @@ def _tokenizer() -> _Tokenizer:
         return _TOKENIZER
 
 
+def changes(conn: sqlite3.Connection) -> int:
+    """The rows `conn` wrote since it was opened, not counting its indexing of the queue:
+    that leaves the rows as they were, so what was known of them before still holds (for every
+    index of the connection). Only the difference between two calls means anything (an id
+    can be a closed connection's: its count is a constant offset)."""
+    return conn.total_changes - _INDEXED.get(id(conn), 0)
+
+
 class Lexical:
     """BM25 over the `memories_fts` table of one connection, scored in NumPy."""
 
@@ -146,6 +162,7 @@ class Lexical:
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instance"
                 " USING fts5vocab(main, memories_fts, instance)"
             )
+        self._copied: int | None = None  # data_version when the read-only copy was built
         self._stats: Stats | None = None
         self._spaces: dict[str, Postings] = {}
         self._version: int | None = None
@@ -161,13 +178,13 @@ class Lexical:
     def _seen(self) -> None:
         """The table as this process knows it is the table: note its versions."""
         self._version = self._data_version()
-        self._changes = self._conn.total_changes
+        self._changes = changes(self._conn)
 
     def _known(self) -> bool:
         """Whether the postings in hand are the table's: nobody wrote it since, neither
         another connection (`PRAGMA data_version`) nor another user of this one (its total
         changes, which each write applied here notes)."""
-        if self._stats is None or self._conn.total_changes != self._changes:
+        if self._stats is None or changes(self._conn) != self._changes:
             return False
         return self._data_version() == self._version
 
@@ -223,9 +240,70 @@ class Lexical:
             space.settle()
             self._seen()
 
+    def fts(self) -> str:
+        """The FTS5 table that holds every row, for FTS5 to read: `memories_fts`, once the
+        rows queued for it are indexed, or a read-only connection's copy (`_copy`)."""
+        with self._lock:
+            return self._fts()
+
+    def _fts(self) -> str:
+        conn = self._conn
+        try:
+            queued = conn.execute("SELECT 1 FROM memories_fts_queue LIMIT 1").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            queued = None  # an earlier release's table opened read-only: FTS5 holds every row
+        if queued is None:
+            return "memories_fts"
+        # a savepoint: its own transaction, or a part of the caller's (committed with it); the
+        # INSERT takes the write lock before it reads
+        conn.execute("SAVEPOINT memories_fts_queue")
+        try:
+            before = conn.total_changes
+            conn.execute(
+                "INSERT INTO memories_fts(rowid, text) SELECT rowid, text FROM memories"
+                " WHERE rowid IN (SELECT rowid FROM memories_fts_queue)"
+            )
+            conn.execute("DELETE FROM memories_fts_queue")
+        except sqlite3.OperationalError as exc:
+            conn.execute("ROLLBACK TO memories_fts_queue")
+            conn.execute("RELEASE memories_fts_queue")
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+                raise
+            return self._copy()
+        conn.execute("RELEASE memories_fts_queue")
+        _INDEXED[id(conn)] = _INDEXED.get(id(conn), 0) + conn.total_changes - before
+        return "memories_fts"
+
+    def _copy(self) -> str:
+        """`memories_fts_ro`, a temp FTS5 table of every row of `memories`, built again when
+        another connection wrote (a read-only connection writes nothing)."""
+        version = self._data_version()
+        if self._copied != version:
+            with self._conn:
+                self._conn.execute(
+                    "CREATE TEMP VIEW IF NOT EXISTS memories_text AS"
+                    " SELECT rowid, text FROM main.memories"
+                )
+                self._conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_ro USING fts5(text,"
+                    f" content='memories_text', content_rowid='rowid', tokenize='{TOKENIZER}')"
+                )
+                self._conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_ro_instance"
+                    " USING fts5vocab(temp, memories_fts_ro, instance)"
+                )
+                self._conn.execute(
+                    "INSERT INTO memories_fts_ro(memories_fts_ro) VALUES ('rebuild')"
+                )
+            self._copied = version
+        return "memories_fts_ro"
+
     def _current(self) -> tuple[Stats, dict[str, Postings]]:
         if not self._known():
-            self._stats, self._spaces = build(self._conn)
+            fts = self._fts()
+            self._stats, self._spaces = build(self._conn, f"temp.{fts}_instance")
             self._seen()
         assert self._stats is not None
         return self._stats, self._spaces

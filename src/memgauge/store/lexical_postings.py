@@ -380,13 +380,12 @@ class Postings:
         self.starts = np.searchsorted(local[order], np.arange(len(used) + 1)).astype(np.int64)
 
 
-def build(conn: sqlite3.Connection) -> tuple[Stats, dict[str, Postings]]:
-    """Every namespace's postings and the table's figures, read from FTS5 (through the
-    `temp.memories_fts_instance` fts5vocab table): what a search needs when this process does
-    not know the table (first use, or another connection wrote it)."""
+def build(conn: sqlite3.Connection, instances: str) -> tuple[Stats, dict[str, Postings]]:
+    """Every namespace's postings and the table's figures, read from FTS5 (through `instances`,
+    the fts5vocab instance table of an FTS5 table holding every row): what a search needs when
+    this process does not know the table (first use, or another connection wrote it)."""
     rows = conn.execute(
-        "SELECT term, doc, count(*) FROM temp.memories_fts_instance"
-        " GROUP BY term, doc ORDER BY term, doc"
+        f"SELECT term, doc, count(*) FROM {instances} GROUP BY term, doc ORDER BY term, doc"
     ).fetchall()
     meta = conn.execute("SELECT rowid, namespace, id FROM memories ORDER BY rowid").fetchall()
     rowids = np.fromiter((r[0] for r in meta), dtype=np.int64, count=len(meta))

