@@ -171,3 +171,26 @@ def test_the_per_item_evaluators_reason_names_the_measure_as_it_names_itself(
         score = scorer.evaluate(EvalContext(output=RANKED[qid], expected=QRELS[qid]))
         assert score.value is not None
         assert score.reason == f"{prefix}{parse_measure(measure)} = {score.value:.3f}"
+
+
+def test_the_measures_of_one_item_share_what_they_derive_per_threshold() -> None:
+    """Every measure of an item, at two thresholds and in every mode, scored on one context (as
+    the engine scores an item) gives what it gives on a fresh context, and the item's ids,
+    grades and ranking are derived once per threshold: one entry each in the shared space."""
+    for qid, grades in QRELS.items():
+        ctx = EvalContext(output=RANKED[qid], expected=grades)
+        for threshold in (1, 2):
+            for mode in ("zero", "one", "skip", "fail"):
+                for m in MEASURES:
+                    scorer = RetrievalMeasure(m, rel_threshold=threshold, no_relevant=mode)  # type: ignore[arg-type]
+                    fresh = scorer.evaluate(EvalContext(output=RANKED[qid], expected=grades))
+                    assert scorer.evaluate(ctx) == fresh, (qid, threshold, mode, m)
+        assert set(ctx.shared) == {"retrieval@1", "retrieval@2"}
+    bad = EvalContext(output="not a list", expected={"a": 1})
+    for _ in range(2):  # the reason it cannot be scored is kept for the next measure too
+        score = RetrievalMeasure().evaluate(bad)
+        assert score.error == "retrieval: output is not a ranked list of ids or hits"
+    unjudged = EvalContext(output=["a"], expected=3)
+    assert RetrievalMeasure().evaluate(unjudged).error == (
+        "retrieval: expected is {id: grade} or a list of relevant ids"
+    )

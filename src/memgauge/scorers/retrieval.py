@@ -93,6 +93,7 @@ class RetrievalMeasure:
         # parsed once, and its name written once: an evaluator scores thousands of items
         object.__setattr__(self, "_parsed", parsed)
         object.__setattr__(self, "_label", str(parsed))
+        object.__setattr__(self, "_key", f"retrieval@{self.rel_threshold}")
         object.__setattr__(
             self, "_cfg", MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
         )
@@ -110,17 +111,19 @@ class RetrievalMeasure:
         return bound
 
     def evaluate(self, ctx: EvalContext) -> Score:
-        # every measure of an item reads the same ids and grades: derived once per item
-        ids = ctx.derived("retrieval.ids", lambda: _ids(ctx.output))
-        if ids is None:
-            return Score.failure("retrieval: output is not a ranked list of ids or hits")
-        grades = ctx.derived("retrieval.grades", lambda: _grades(ctx.expected))
-        if grades is None:
-            return Score.failure("retrieval: expected is {id: grade} or a list of relevant ids")
+        # every measure of an item reads the same ids, grades and ranking: derived once per
+        # item and threshold, in one lookup (a LoCoMo run scores 7 measures of 1,536 items)
+        key: str = vars(self)["_key"]
+        got = ctx.shared.get(key)
+        if got is None:
+            got = ctx.shared[key] = _derived(ctx, self.rel_threshold)
+        if isinstance(got, str):
+            return Score.failure(got)
+        grades, ids, relevant, prepared = got
         parsed: Measure = vars(self)["_parsed"]
         cfg: MetricConfig = vars(self)["_cfg"]
-        nothing = "" if any(g >= self.rel_threshold for g in grades.values()) else self.no_relevant
-        vacuous = getattr(self, "_vacuous", None)
+        nothing = "" if relevant else self.no_relevant
+        vacuous = vars(self).get("_vacuous")  # (getattr's default pays for an AttributeError)
         if vacuous is not None and nothing in ("zero", "one"):
             return Score(
                 value=1.0,
@@ -142,10 +145,6 @@ class RetrievalMeasure:
             return Score(value=one, reason=f"no judged memory is relevant: {parsed} = {one:.3f}")
         # `zero` keeps the value computed as for any query (metrics.ir's convention): 0 for
         # every binary measure, while nDCG still gains from judgments below the threshold
-        prepared = ctx.derived(
-            f"retrieval.prepared@{self.rel_threshold}",
-            lambda: Prepared(grades, ids, self.rel_threshold),
-        )
         quick = score_prepared(prepared, parsed, cfg)
         if quick is not None:
             value = quick
@@ -156,3 +155,16 @@ class RetrievalMeasure:
             return Score.failure("retrieval: the measure is undefined for this item")
         why = "no judged memory is relevant: " if nothing else ""
         return Score(value=value, reason=f"{why}{vars(self)['_label']} = {value:.3f}")
+
+
+def _derived(ctx: EvalContext, threshold: int) -> tuple[Any, ...] | str:
+    """What every measure of the item at `threshold` reads: (grades, ids, whether any judged
+    memory is relevant, the prepared ranking), or why the item cannot be scored."""
+    ids = _ids(ctx.output)
+    if ids is None:
+        return "retrieval: output is not a ranked list of ids or hits"
+    grades = _grades(ctx.expected)
+    if grades is None:
+        return "retrieval: expected is {id: grade} or a list of relevant ids"
+    relevant = any(g >= threshold for g in grades.values())
+    return grades, ids, relevant, Prepared(grades, ids, threshold)
