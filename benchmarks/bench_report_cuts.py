@@ -1,0 +1,58 @@
+"""CPU-seconds of report.html's parts on a LoCoMo run, before against after, in one process
+(interleaved, min and median): the ranked-hits rows of the report's 1,000 items.
+
+    python benchmarks/bench_report_cuts.py --before /tmp/before --dataset DIR [--runs 9]
+
+DIR: a retrieval dataset (`memgauge import locomo ... --out DIR`), evaluated once with this
+checkout (`-s lexical`, a temporary home); its stored run and items are read back as
+`report.html` reads them. BEFORE: an older checkout (a `git archive`), whose modules are loaded
+from their files. Each pair's results are checked equal first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", type=Path, required=True)
+    ap.add_argument("--dataset", type=Path, required=True)
+    ap.add_argument("--runs", type=int, default=9)
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "src"))
+    from bench_summary_cuts import _load, _pair
+    from memgauge.cli.main import main as cli
+    from memgauge.store.run_pages import RunReader
+    from memgauge.view import hit_table
+    from memgauge.view.pages import hit_rows
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["MEMGAUGE_HOME"] = tmp
+        with contextlib.suppress(SystemExit):
+            cli(["evaluate", str(args.dataset), "-s", "lexical", "--out", f"{tmp}/out", "--quiet"])
+        with RunReader(f"{tmp}/results.db") as reader:
+            (run_id,) = reader.find_run_ids("")
+            items = reader.item_records(run_id)[:1000]
+    src = args.before.resolve() / "src" / "memgauge"
+    old = _load(src / "view" / "hit_table.py", "_before_hit_table")
+    rows = [hit_rows(it) for it in items]
+    print(f"load: {os.getloadavg()[0]:.1f}; {len(rows)} items; CPU-s")
+    _pair(
+        "hit_table_rows, 1,000 items",
+        lambda: [str(old.hit_table_rows(r)) for r in rows if r is not None],
+        lambda: [str(hit_table.hit_table_rows(r)) for r in rows if r is not None],
+        args.runs,
+    )
+
+
+if __name__ == "__main__":
+    main()
