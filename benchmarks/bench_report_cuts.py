@@ -1,5 +1,6 @@
 """CPU-seconds of report.html's parts on a LoCoMo run, before against after, in one process
-(interleaved, min and median): the ranked-hits rows of the report's 1,000 items.
+(interleaved, min and median): the ranked-hits rows of the report's 1,000 items, and the
+items table's cells cut to one line (`render._brief`: input, output, expected, reasons).
 
     python benchmarks/bench_report_cuts.py --before /tmp/before --dataset DIR [--runs 9]
 
@@ -32,7 +33,7 @@ def main() -> None:
     from bench_summary_cuts import _load, _pair
     from memgauge.cli.main import main as cli
     from memgauge.store.run_pages import RunReader
-    from memgauge.view import hit_table
+    from memgauge.view import hit_table, render
     from memgauge.view.pages import hit_rows
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,6 +51,23 @@ def main() -> None:
         "hit_table_rows, 1,000 items",
         lambda: [str(old.hit_table_rows(r)) for r in rows if r is not None],
         lambda: [str(hit_table.hit_table_rows(r)) for r in rows if r is not None],
+        args.runs,
+    )
+    old_render = _load(src / "view" / "render.py", "_before_render")
+    cells = [
+        (v, limit)
+        for it in items
+        for v, limit in (
+            (it.input, 160),
+            (it.output, 160),
+            (it.expected, 80),
+            *((s.reason, 120) for s in it.scores if s.reason),
+        )
+    ]
+    _pair(
+        f"_brief, {len(cells):,} cells",
+        lambda: [old_render._brief(v, limit) for v, limit in cells],
+        lambda: [render._brief(v, limit) for v, limit in cells],
         args.runs,
     )
 
