@@ -1,9 +1,9 @@
-"""CPU-seconds of the cost aggregate on a LoCoMo run's records, before against after, each in a
-fresh process as `evaluate` meets it (its first call: the tokenizer, NumPy's first calls), and
-a second call in the same process (warm).
+"""CPU-seconds of the cost aggregate (or `--aggregate ir`) on a LoCoMo run's records, before
+against after, each in a fresh process as `evaluate` meets it (its first call: the tokenizer,
+NumPy's first calls), and a second call in the same process (warm).
 
     python benchmarks/bench_cost_aggregate.py --before /tmp/before --dataset DIR [--runs 7]
-        [--home kept|new]
+        [--home kept|new] [--aggregate cost|ir]
 
 DIR: a retrieval dataset (`memgauge import locomo ... --out DIR`). It is evaluated once with this
 checkout (`bench_summary_cuts._records`) and the records handed to each process (pickled; every
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,6 +59,7 @@ def main() -> None:
     ap.add_argument("--dataset", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--home", choices=("kept", "new"), default="kept")
+    ap.add_argument("--aggregate", choices=("cost", "ir"), default="cost")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -72,7 +74,7 @@ def main() -> None:
     task, suite = got["plan"][0], got["suite"]
     subjects = subjects_of(task, suite)
     view = task.view(subjects, suite.seed)
-    (cost,) = (a for a in task.aggregates if a.name == "cost")
+    (cost,) = (a for a in task.aggregates if a.name == args.aggregate)
     records = [it for it in got["items"] if it.repeat == 0 and it.subject == subjects[0]]
     records.sort(key=lambda r: r.seq)
     checkouts = {"before": args.before.resolve() / "src", "after": ROOT / "src"}
@@ -105,10 +107,13 @@ def main() -> None:
                 for part in ("cold", "warm"):
                     times[name][part].append(float(got_run[part]))  # type: ignore[arg-type]
             assert seen[0] == seen[1], "the results differ"
-    print(f"home: {args.home}; runs: {args.runs}; load: {os.getloadavg()[0]:.1f}; CPU-s")
+    print(f"{args.aggregate}; home: {args.home}; runs: {args.runs}; load: {os.getloadavg()[0]:.1f}")
     for name, parts in times.items():
         for part, ts in parts.items():
             print(f"{name:6s} {part:4s} min {min(ts):.4f}  median {statistics.median(ts):.4f}")
+    if args.aggregate == "ir":
+        _ir_pairs(cost, view, records, suite.seed, checkouts["before"], args.runs)
+        return
     # the two spreads' quantile intervals (p50, p95 of context tokens and latency), in this
     # process, the before checkout's `stats.resampled` loaded from its file (`stats.bootstrap`
     # and `stats.shared_draws` this checkout's)
@@ -135,6 +140,59 @@ def main() -> None:
                 lambda v=values: resampled.quantile_cis(v, (50.0, 95.0), seed=suite.seed),
                 args.runs,
             )
+
+
+def _ir_pairs(ir: Any, view: Any, records: list[Any], seed: int, before: Path, runs: int) -> None:
+    """The ir aggregate's intervals in this process: the seven measures' (`_summaries`) and the
+    categories' (`_breakdowns`), the before checkout's `stats.bootstrap` loaded from its file."""
+    import numpy as np
+
+    from bench_summary_cuts import _load, _pair
+    from memgauge.aggregates.ir import IRAggregate
+    from memgauge.stats import bootstrap
+    from memgauge.stats.breakdown import breakdowns
+
+    seen: dict[str, Any] = {}
+    summaries = IRAggregate._summaries
+
+    def spy(self: Any, values: Any, n_failed: int, seed: int) -> Any:
+        seen["values"] = values
+        return summaries(self, values, n_failed, seed)
+
+    IRAggregate._summaries = spy  # type: ignore[method-assign]
+    ir.compute(view, {records[0].subject: records})
+    IRAggregate._summaries = summaries  # type: ignore[method-assign]
+    matrix = np.vstack(list(seen["values"].values()))
+    old = _load(before / "memgauge" / "stats" / "bootstrap.py", "_before_bootstrap")
+    _pair(
+        f"bootstrap_cis, {matrix.shape}",
+        lambda: [vars(ci) for ci in old.bootstrap_cis(matrix, seed=seed)],
+        lambda: [vars(ci) for ci in bootstrap.bootstrap_cis(matrix, seed=seed)],
+        runs,
+    )
+    groups = [q.category for q in view.dataset.queries if q.id in {r.item_id for r in records}]
+    if len(groups) == matrix.shape[1]:
+        import memgauge.stats.breakdown as breakdown_module
+
+        def old_breakdowns() -> Any:
+            breakdown_module.bootstrap_cis = old.bootstrap_cis
+            try:
+                return [
+                    {g: vars(st.ci) for g, st in row.items()}
+                    for row in breakdowns(matrix, groups, seed=seed)
+                ]
+            finally:
+                breakdown_module.bootstrap_cis = bootstrap.bootstrap_cis
+
+        _pair(
+            "breakdowns by category",
+            old_breakdowns,
+            lambda: [
+                {g: vars(st.ci) for g, st in row.items()}
+                for row in breakdowns(matrix, groups, seed=seed)
+            ],
+            runs,
+        )
 
 
 if __name__ == "__main__":

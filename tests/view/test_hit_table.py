@@ -51,6 +51,34 @@ def _hits() -> list[dict[str, Any]]:
             "relevant": False,
             "channels": [Markup("<i>x</i>"), 7],
         },
+        # one channel each (written without the join): a text, markup, a number
+        {
+            "rank": 4,
+            "id": 44,
+            "text": Markup("<em>kept</em>"),
+            "score": 3,
+            "grade": "2<",
+            "relevant": True,
+            "channels": ["<lex & 'ical'>"],
+        },
+        {
+            "rank": True,
+            "id": "m5",
+            "text": 0,
+            "score": 1e-9,
+            "grade": False,
+            "relevant": False,
+            "channels": [Markup("<i>dense</i>")],
+        },
+        {
+            "rank": 6,
+            "id": "m6",
+            "text": "plain & <b>",
+            "score": float("nan"),
+            "grade": 1,
+            "relevant": False,
+            "channels": [8],
+        },
     ]
 
 
@@ -62,6 +90,8 @@ def test_rows_are_the_template_loops_byte_for_byte() -> None:
     assert str(got) == expected
     assert "&lt;script&gt;alert(&#39;x &amp; &#34;y&#34;&#39;)&lt;/script&gt;" in got
     assert "<b>m3</b>" in got  # markup stays markup, as autoescape leaves it
+    assert '<span class="chip">&lt;lex &amp; &#39;ical&#39;&gt;</span>' in got
+    assert '<span class="chip"><i>dense</i></span>' in got
     assert str(hit_table_rows([])) == ""
 
 

@@ -129,6 +129,10 @@ def test_a_cell_dumps_only_the_head_of_a_long_output() -> None:
     dumping the whole value, collapsing its whitespace and cutting it gave."""
     hits = [{"id": f"m{i}", "channels": ["lexical"], "score": 1.5} for i in range(20)]
     assert _brief([*hits, _Unprintable()]).startswith('[{"id": "m0", "channels": ["lexical"]')
+    # two members that fill the cell: the third is never dumped
+    wide = [{"id": f"m{i}", "text": "w " * 50} for i in range(2)]
+    assert _brief([*wide, _Unprintable()]) == _whole_brief([*wide, "x"])
+    assert _brief([*wide, _Unprintable()], 20) == '[{"id": "m0", "text…'
     rng = random.Random(7)
     pieces: list[Any] = ["a b", "  x\n\ty  ", "é" * 90, " " * 200, 3, 2.5, None, True, "\xa0 w"]
 

@@ -107,21 +107,21 @@ def _brief(value: Any, limit: int = 160) -> str:
     if isinstance(value, Mapping) and set(value) <= {"text", "metadata"} and "text" in value:
         value = value["text"]
     text = ""
-    if isinstance(value, list) and len(value) > _HEAD:
-        # a retrieval item's output is its 20 hits, of which a cell shows the first two or
-        # three: the JSON of the first few without its "]" is the head of the whole JSON, and
-        # its whitespace collapsed the head of the whole collapsed
-        text = " ".join(_dumps(value[:_HEAD])[:-1].split())
+    # a retrieval item's output is its 20 hits, of which a cell shows the first two or three:
+    # the JSON of the first few without its "]" is the head of the whole JSON, and its
+    # whitespace collapsed the head of the whole collapsed (two of LoCoMo's hits fill a cell)
+    for head in _HEADS if isinstance(value, list) else ():
+        if len(value) <= head or len(text) > limit:
+            break
+        text = " ".join(_dumps(value[:head])[:-1].split())
     if len(text) <= limit:
         text = " ".join((value if isinstance(value, str) else _dumps(value)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_HEAD = 6  # the members of a long list dumped first
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+_HEADS = (2, 6)  # the members of a long list dumped first: two, then six
+#: `json.dumps(value, ensure_ascii=False, default=str)` without making its encoder each call
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 #: a flat mapping's members as `json.dumps(indent=2)` separates them, by the C encoder (the
