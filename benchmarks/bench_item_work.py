@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import importlib.util
 import os
 import statistics
 import sys
@@ -30,16 +29,6 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _capture(dataset: Path) -> list[tuple[Any, ...]]:
@@ -114,7 +103,9 @@ def main() -> None:
     ap.add_argument("--dataset", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "src"))
+    from bench_summary_cuts import _load
     from memgauge.runs import work
     from memgauge.runs.kinds import base
     from memgauge.scorers import retrieval
