@@ -16,8 +16,9 @@ from tests.helpers import LAZY_PACKAGES, shares_onnx_graphs, write_recall_suite
 
 from memgauge.cli.main import main
 
-# with MEMGAUGE_NO_SKIP=1 (scripts/check.sh), a test skipped for a missing tool fails the run
-pytest_plugins = ["tool_skips"]
+# with MEMGAUGE_NO_SKIP=1 (scripts/check.sh), a test skipped for a missing tool fails the run;
+# the xdist groups below hold under pytest 9.2 too (xdist_group_ids.py)
+pytest_plugins = ["tool_skips", "xdist_group_ids"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
