@@ -34,12 +34,7 @@ class Prepared:
     __slots__ = ("R", "docs", "gains", "grades", "judged", "rel", "threshold")
 
     def __init__(self, grades: Mapping[str, int], ranked: Sequence[str], threshold: int) -> None:
-        seen: set[str] = set()
-        docs: list[str] = []
-        for d in ranked:
-            if d not in seen:
-                seen.add(d)
-                docs.append(d)
+        docs = list(dict.fromkeys(ranked))  # each document once, at its first rank
         self.grades, self.docs, self.threshold = grades, docs, threshold
         self.judged = [g for g in grades.values() if g >= 0]
         self.R = sum(1 for g in self.judged if g >= threshold)
