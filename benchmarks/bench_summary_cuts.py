@@ -158,6 +158,22 @@ def main() -> None:
 
     _pair("ir: hits' channels (rows, top 5)", channels_before, channels_after, args.runs)
     by: dict[str, list[Any]] = {subjects[0]: records}
+    # the evaluators' rows as summarize_run asks them: with the aggregates' measures (evalcpu23)
+    from memgauge.aggregates import mean
+
+    old_mean = _load(old / "aggregates" / "mean.py", "_before_mean")
+    labels = {task.spec.name: [label for label, _e, _w in task.evaluators]}
+    measured = {
+        (m.subject, m.task, m.name): m
+        for a in task.aggregates
+        for m in a.compute(view, by).measures
+    }
+    _pair(
+        "summarize_items",
+        lambda: old_mean.summarize_items(records, labels, seed=suite.seed, measured=measured),
+        lambda: mean.summarize_items(records, labels, seed=suite.seed, measured=measured),
+        args.runs,
+    )
     for agg in task.aggregates:
         if agg.name in ("ir", "cost"):
             ts = []

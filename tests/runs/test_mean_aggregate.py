@@ -113,3 +113,30 @@ def test_each_label_reads_an_items_first_verdict_of_it_in_one_pass() -> None:
     for row in (a, b, c):
         got = [v for r in items if (v := r.verdict(row.evaluator)) is not None]
         assert row.n_scored == sum(1 for v in got if v.value is not None and not v.error)
+
+
+def test_one_pass_over_a_labels_verdicts_counts_each_kind_as_before() -> None:
+    # errors and verdicts without a value are failed, a skip the user chose is neither scored
+    # nor failed, a stand-in is counted apart, pass/fail calls leave stand-ins out, and a
+    # panel's votes are read only where they were given
+    items = _items(
+        [
+            [ScoreRecord(evaluator="e", value=1.0, passed=True, detail={"panel_passed": [1, 1]})],
+            [ScoreRecord(evaluator="e", value=0.0, passed=False, detail={"panel_passed": []})],
+            [ScoreRecord(evaluator="e", value=None, error="judge down")],
+            [ScoreRecord(evaluator="e", value=0.5, error="partly")],
+            [ScoreRecord(evaluator="e", value=None)],
+            [ScoreRecord(evaluator="e", value=None, detail={"skipped": True})],
+            [ScoreRecord(evaluator="e", value=0.5, passed=True, fallback=True)],
+            [ScoreRecord(evaluator="e", value=0.25, detail={"panel_passed": [0, 1]})],
+        ]
+    )
+    (row,) = summarize_items(items, {"t": ["e"]})[2]
+    assert row.n_failed == 3
+    assert row.n_scored == 4
+    assert row.n_fallback == 1
+    assert row.mean_without_fallback == pytest.approx((1.0 + 0.0 + 0.25) / 3)
+    assert (row.n_passed, row.pass_rate) == (1, 0.5)
+    assert row.agreement is not None
+    assert row.agreement["n_items"] == 2
+    assert row.agreement["percent_agreement"] == pytest.approx(0.5)

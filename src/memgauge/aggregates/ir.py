@@ -632,23 +632,26 @@ class IRAggregate:
             )
         r = results[q.id]
         i = order[q.id]
-        # values of the declared types: constructed, not validated (thousands per run), every
-        # field given (a default left to pydantic inspects its factory's signature each time)
-        return QueryResult.model_construct(
-            query_id=q.id,
-            text=q.text,
-            intent=q.intent,
-            category=q.category,
-            # NaN (not scored) is the one float unequal to itself
-            metrics={m: (None if v[i] != v[i] else v[i]) for m, v in per_query.items()},
-            hits=list(r.ids),
-            channels=r.channels,
-            relevant=rel,
-            relevant_channels=dict(attributed.get(q.id, {})),
-            agent_metrics=agent.get(q.id, {}),
-            latency_ms={s: float(v) for s, v in r.latency_ms.items()},
-            pre_expansion=pre.get(q.id),
-            error=None,
+        # values of the declared types, not validated (thousands per run): a copy of a record
+        # with every field set, every field given anew (what `model_construct` of every field
+        # makes, without its walk of the fields' aliases per call)
+        return _QUERY.model_copy(
+            update={
+                "query_id": q.id,
+                "text": q.text,
+                "intent": q.intent,
+                "category": q.category,
+                # NaN (not scored) is the one float unequal to itself
+                "metrics": {m: (None if v[i] != v[i] else v[i]) for m, v in per_query.items()},
+                "hits": list(r.ids),
+                "channels": r.channels,
+                "relevant": rel,
+                "relevant_channels": dict(attributed.get(q.id, {})),
+                "agent_metrics": agent.get(q.id, {}),
+                "latency_ms": {s: float(v) for s, v in r.latency_ms.items()},
+                "pre_expansion": pre.get(q.id),
+                "error": None,
+            }
         )
 
     def _summaries(
@@ -701,6 +704,24 @@ class IRAggregate:
                     )
             out[dimension] = per_group
         return out
+
+
+#: a searched query's record with every field set: each query's is a copy of it (`_query`)
+_QUERY = QueryResult.model_construct(
+    query_id="",
+    text="",
+    intent=None,
+    category=None,
+    metrics={},
+    hits=[],
+    channels=[],
+    relevant=[],
+    relevant_channels={},
+    agent_metrics={},
+    latency_ms={},
+    pre_expansion=None,
+    error=None,
+)
 
 
 def dataset_sha256(dataset: RetrievalDataset) -> str:

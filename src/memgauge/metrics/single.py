@@ -31,19 +31,17 @@ class Prepared:
     """What every measure of one query reads: the ranking with each document once (at its
     first rank), the judged grades, R, and whether each ranked document is relevant."""
 
-    __slots__ = ("R", "docs", "grades", "judged", "rel", "threshold")
+    __slots__ = ("R", "docs", "gains", "grades", "judged", "rel", "threshold")
 
     def __init__(self, grades: Mapping[str, int], ranked: Sequence[str], threshold: int) -> None:
-        seen: set[str] = set()
-        docs: list[str] = []
-        for d in ranked:
-            if d not in seen:
-                seen.add(d)
-                docs.append(d)
+        docs = list(dict.fromkeys(ranked))  # each document once, at its first rank
         self.grades, self.docs, self.threshold = grades, docs, threshold
         self.judged = [g for g in grades.values() if g >= 0]
         self.R = sum(1 for g in self.judged if g >= threshold)
         self.rel = [d in grades and grades[d] >= 0 and grades[d] >= threshold for d in docs]
+        #: gain kind -> nDCG's discounted gains of the ranking (rank, term) and of the ideal
+        #: ranking, made for the first cutoff asked and summed to each (nDCG@5, @10, @20)
+        self.gains: dict[str, tuple[list[tuple[int, float]], list[float]]] = {}
 
 
 def score_one(
@@ -60,7 +58,6 @@ def score_prepared(p: Prepared, m: Measure, cfg: MetricConfig) -> float | None:
     assert p.threshold == cfg.rel_threshold
     grades, judged, R = p.grades, p.judged, p.R
     k = m.cutoff
-    top = p.docs if k is None else p.docs[:k]
     rel = p.rel if k is None else p.rel[:k]
     name = m.name
     if name == "P":
@@ -88,14 +85,23 @@ def score_prepared(p: Prepared, m: Measure, cfg: MetricConfig) -> float | None:
     if name == "nDCG":
         if cfg.gain == "exp" and max(judged, default=0) > _EXP_UNSCALED:
             return None  # metrics.ir rescales these; keep one implementation of that
-        dcg = sum(
-            _gain(grades[d], cfg.gain) / math.log2(i + 2)
-            for i, d in enumerate(top)
-            if d in grades and grades[d] >= 0
-        )
-        ideal = sorted(judged, reverse=True)
-        ideal = ideal if k is None else ideal[:k]
-        idcg = sum(_gain(g, cfg.gain) / math.log2(i + 2) for i, g in enumerate(ideal))
+        gains = p.gains.get(cfg.gain)
+        if gains is None:
+            gains = p.gains[cfg.gain] = (
+                [
+                    (i, _gain(grades[d], cfg.gain) / math.log2(i + 2))
+                    for i, d in enumerate(p.docs)
+                    if d in grades and grades[d] >= 0
+                ],
+                [
+                    _gain(g, cfg.gain) / math.log2(i + 2)
+                    for i, g in enumerate(sorted(judged, reverse=True))
+                ],
+            )
+        at_rank, ideal = gains
+        # the same terms summed in the same order as over the cut ranking: the same floats
+        dcg = sum(t for i, t in at_rank if k is None or i < k)
+        idcg = sum(ideal if k is None else ideal[:k])
         return dcg / idcg if idcg > 0 else 0.0
     if name == "ndcg_any":
         assert k is not None

@@ -49,31 +49,49 @@ def ask(
 
 def _record(task: PlannedTask, subject: str, item: PlannedItem, **fields: Any) -> ItemRecord:
     # built here from values of known types: validation would re-walk every output (a run's
-    # largest cost per item after the subject); records read back from a store are validated
-    defaults = {
-        "seq": 0,
-        "status": "queued",
-        "input": {},
-        "expected": None,
-        "output": None,
-        "latency_ms": {},
-        "extra": {},
-        "scores": [],
-        "score": None,
-        "failures": [],
-        "attempts": 0,
-        "started_at": None,
-        "finished_at": None,
-        "duration_ms": None,
-    }
-    return ItemRecord.model_construct(
-        subject=subject,
-        task=task.spec.name,
-        item_id=item.id,
-        category=item.category,
-        repeat=item.repeat,
-        **{**defaults, **fields},
+    # largest cost per item after the subject); records read back from a store are validated.
+    # A copy of `_QUEUED` with every field given anew (its containers fresh, never shared):
+    # what `model_construct` of every field builds, without its walk of the fields' aliases
+    return _QUEUED.model_copy(
+        update={
+            "subject": subject,
+            "task": task.spec.name,
+            "item_id": item.id,
+            "category": item.category,
+            "repeat": item.repeat,
+            "input": {},
+            "latency_ms": {},
+            "extra": {},
+            "scores": [],
+            "failures": [],
+            **fields,
+        }
     )
+
+
+#: every field of an item's record set, as a queued item has it: each record the engine makes
+#: is a copy of it (`_record`), every field set as `model_construct` of every field sets them
+_QUEUED = ItemRecord.model_construct(
+    subject="",
+    task="",
+    item_id="",
+    seq=0,
+    status="queued",
+    category=None,
+    input={},
+    expected=None,
+    output=None,
+    latency_ms={},
+    extra={},
+    scores=[],
+    score=None,
+    failures=[],
+    attempts=0,
+    started_at=None,
+    finished_at=None,
+    duration_ms=None,
+    repeat=0,
+)
 
 
 def failed_item(
@@ -158,20 +176,34 @@ def answer_item(
 
 def _score_record(label: str, score: Score, clean: Callable[[str], str]) -> ScoreRecord:
     detail = dict(score.detail)
-    raw = detail.pop("raw_reply", None)
-    fallback = bool(detail.get("fallback"))
-    return ScoreRecord.model_construct(  # values of known types (see `_record`)
-        evaluator=label,
-        value=None if score.value is None else float(score.value),
-        passed=None if score.passed is None else bool(score.passed),
-        # redacted here, not only in the store: the run's own records (what the API returns
-        # and the summary reads) equal what a later read of the store gives
-        reason=clean(str(score.reason)) if score.reason else "",
-        error=None if score.error is None else clean(str(score.error)),
-        fallback=fallback,
-        detail=detail,
-        raw_reply=None if raw is None else str(raw),
+    raw = detail.pop("raw_reply", None) if detail else None
+    return _VERDICT.model_copy(  # values of known types (see `_record`), every field anew
+        update={
+            "evaluator": label,
+            "value": None if score.value is None else float(score.value),
+            "passed": None if score.passed is None else bool(score.passed),
+            # redacted here, not only in the store: the run's own records (what the API
+            # returns and the summary reads) equal what a later read of the store gives
+            "reason": clean(str(score.reason)) if score.reason else "",
+            "error": None if score.error is None else clean(str(score.error)),
+            "fallback": bool(detail.get("fallback")) if detail else False,
+            "detail": detail,
+            "raw_reply": None if raw is None else str(raw),
+        }
     )
+
+
+#: a verdict's record with every field set: each verdict is a copy of it (`_score_record`)
+_VERDICT = ScoreRecord.model_construct(
+    evaluator="",
+    value=None,
+    passed=None,
+    reason="",
+    error=None,
+    fallback=False,
+    detail={},
+    raw_reply=None,
+)
 
 
 def score_item(task: PlannedTask, item: PlannedItem, record: ItemRecord, t0: float) -> ItemRecord:

@@ -113,17 +113,18 @@ class RetrievalMeasure:
     def evaluate(self, ctx: EvalContext) -> Score:
         # every measure of an item reads the same ids, grades and ranking: derived once per
         # item and threshold, in one lookup (a LoCoMo run scores 7 measures of 1,536 items)
-        key: str = vars(self)["_key"]
+        own = vars(self)  # what __post_init__ made, read from one dict (10,752 verdicts)
+        key: str = own["_key"]
         got = ctx.shared.get(key)
         if got is None:
             got = ctx.shared[key] = _derived(ctx, self.rel_threshold)
         if isinstance(got, str):
             return Score.failure(got)
         grades, ids, relevant, prepared = got
-        parsed: Measure = vars(self)["_parsed"]
-        cfg: MetricConfig = vars(self)["_cfg"]
+        parsed: Measure = own["_parsed"]
+        cfg: MetricConfig = own["_cfg"]
         nothing = "" if relevant else self.no_relevant
-        vacuous = vars(self).get("_vacuous")  # (getattr's default pays for an AttributeError)
+        vacuous = own.get("_vacuous")  # (getattr's default pays for an AttributeError)
         if vacuous is not None and nothing in ("zero", "one"):
             return Score(
                 value=1.0,
@@ -154,7 +155,7 @@ class RetrievalMeasure:
         if math.isnan(value):
             return Score.failure("retrieval: the measure is undefined for this item")
         why = "no judged memory is relevant: " if nothing else ""
-        return Score(value=value, reason=f"{why}{vars(self)['_label']} = {value:.3f}")
+        return Score(value=value, reason=f"{why}{own['_label']} = {value:.3f}")
 
 
 def _derived(ctx: EvalContext, threshold: int) -> tuple[Any, ...] | str:
