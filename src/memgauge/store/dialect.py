@@ -54,9 +54,16 @@ def upsert(
     return made
 
 
-def executemany(conn: sa.Connection, stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
+def executemany(
+    conn: sa.Connection,
+    stmt: Any,
+    rows: Sequence[Any],
+    names: tuple[str, ...] | None = None,
+) -> None:
     """Run `stmt` (a statement built once, at module level or by `upsert`) for every row, on
-    the driver's `executemany` with its SQL compiled once per dialect.
+    the driver's `executemany` with its SQL compiled once per dialect. A row is a dict of its
+    parameters, or, given their `names`, a tuple of them in that order (passed to a driver
+    whose SQL takes them in that order as they are: no object made per row).
 
     The hot path of recording items: SQLAlchemy's own executemany builds each row's
     parameters in Python (about 30 us a row, most of a batch's time on SQLite). The rows must
@@ -67,15 +74,20 @@ def executemany(conn: sa.Connection, stmt: Any, rows: Sequence[dict[str, Any]]) 
     compiled = _COMPILED.get(key)
     if compiled is None:
         c = stmt.compile(dialect=conn.dialect)
-        names = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
-        compiled = _COMPILED[key] = (str(c), names)
-    sql, names = compiled
+        order = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
+        compiled = _COMPILED[key] = (str(c), order)
+    sql, order = compiled
     params: Any = rows
-    if names is not None and len(names) > 1:
+    if names is not None:
+        if order is None:  # named parameters (PostgreSQL's driver)
+            params = [dict(zip(names, r, strict=True)) for r in rows]
+        elif order != names:
+            params = [tuple(r[names.index(n)] for n in order) for r in rows]
+    elif order is not None and len(order) > 1:
         # one C call a row (a generator a row cost the recorder a tenth of its time)
-        params = list(map(itemgetter(*names), rows))
-    elif names is not None:
-        params = [tuple(r[n] for n in names) for r in rows]
+        params = list(map(itemgetter(*order), rows))
+    elif order is not None:
+        params = [tuple(r[n] for n in order) for r in rows]
     conn.exec_driver_sql(sql, params)
 
 
