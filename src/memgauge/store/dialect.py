@@ -3,7 +3,7 @@ that skip or replace a row on a key conflict, and reading a key of a JSON text c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -12,7 +12,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 
-__all__ = ["executemany", "insert_ignore", "json_key", "upsert"]
+__all__ = ["driver_rows", "executemany", "insert_ignore", "json_key", "upsert"]
 
 # statements built once per dialect: building an upsert costs milliseconds (its `excluded`
 # columns), compiling one more; a run records a batch of items every few milliseconds
@@ -54,6 +54,18 @@ def upsert(
     return made
 
 
+def _compiled(conn: sa.Connection, stmt: Any) -> tuple[str, tuple[str, ...] | None]:
+    """`stmt`'s SQL on the connection's dialect, and its parameters' names in the order the
+    driver takes them (None: by name)."""
+    key = (conn.dialect.name, id(stmt))
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        c = stmt.compile(dialect=conn.dialect)
+        order = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
+        compiled = _COMPILED[key] = (str(c), order)
+    return compiled
+
+
 def executemany(
     conn: sa.Connection,
     stmt: Any,
@@ -70,13 +82,7 @@ def executemany(
     hold driver values already (no type's bind processing is applied)."""
     if not rows:
         return
-    key = (conn.dialect.name, id(stmt))
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        c = stmt.compile(dialect=conn.dialect)
-        order = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
-        compiled = _COMPILED[key] = (str(c), order)
-    sql, order = compiled
+    sql, order = _compiled(conn, stmt)
     params: Any = rows
     if names is not None:
         if order is None:  # named parameters (PostgreSQL's driver)
@@ -89,6 +95,19 @@ def executemany(
     elif order is not None:
         params = [tuple(r[n] for n in order) for r in rows]
     conn.exec_driver_sql(sql, params)
+
+
+def driver_rows(conn: sa.Connection, stmt: Any, params: Mapping[str, Any]) -> Iterator[Any]:
+    """The rows of `stmt` (built once, as `executemany`'s) as the driver gives them (tuples),
+    read on its cursor in the caller's transaction: a long read without a SQLAlchemy row, and
+    its fetch calls, per row."""
+    sql, order = _compiled(conn, stmt)
+    cursor: Any = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params if order is None else tuple(params[n] for n in order))
+        yield from cursor
+    finally:
+        cursor.close()
 
 
 class json_key(sa.sql.expression.ColumnElement[Any]):  # noqa: N801 (reads as a SQL function)

@@ -30,7 +30,7 @@ from memgauge.data.records import (
     repeat_source,
 )
 from memgauge.store import search_docs
-from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.dialect import driver_rows, executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.search_docs import refill as refill_search
 from memgauge.store.stored_forms import verdicts_digest
@@ -359,7 +359,9 @@ def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
     value is the mean of its repeats' (`mean_of_repeats`), so a paired test resamples items,
     never item-repeats as if they were independent."""
     nan = float("nan")
-    found: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    # an item's verdicts past its first (its repeats'), each item's in order, first included
+    more: dict[tuple[tuple[str, str, str], str], list[float]] = {}
     for row in verdicts:
         subject, task, evaluator, item_id, value, error = row[:6]
         if len(row) > 6 and row[6]:
@@ -368,11 +370,17 @@ def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
         per = found.get(key)
         if per is None:
             per = found[key] = {}
-        per.setdefault(item_id, []).append(float(value) if value is not None and not error else nan)
+        v = float(value) if value is not None and not error else nan
+        if item_id in per:
+            more.setdefault((key, item_id), [per[item_id]]).append(v)
+        else:
+            per[item_id] = v
+    for (key, item_id), values in more.items():
+        found[key][item_id] = mean_of_repeats(values)
     out: MeasureValues = {}
     for key, per in found.items():
         ids = sorted(per)
-        out[key] = (ids, array("d", [mean_of_repeats(per[i]) for i in ids]))
+        out[key] = (ids, array("d", map(per.__getitem__, ids)))
     return out
 
 
@@ -408,7 +416,7 @@ def replace_values(c: sa.Connection, run_id: str) -> None:
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     params = {"run": run_id}
     repeats = c.execute(_REPEATS, params).first() is not None
-    found = measure_values(c.execute(SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
+    found = measure_values(driver_rows(c, SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
     if found:
         executemany(
             c,
