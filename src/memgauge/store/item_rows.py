@@ -288,15 +288,12 @@ def _documents(
     """The recorded items' documents (`search_docs`) from the values `record_items` wrote; an
     item whose rows keep something of an earlier recording (an output not replaced, verdicts
     of evaluators not given again), or recorded twice in the batch, from its rows as stored."""
-    verdicts: dict[tuple[str, str, str], dict[str, tuple[str, str | None]]] = {}
-    for v in scores:  # `_SCORE`s
-        # an evaluator given twice: the upsert keeps the last
-        of = verdicts.setdefault((v[1], v[2], v[3]), {})
-        of[v[4]] = (v[7], v[8])
     seen: set[tuple[str, str, str]] = set()
     again: set[tuple[str, str, str]] = set()
     values: dict[tuple[str, str, str], list[Any]] = {}
+    end = 0
     for r, text in zip(rows, texts, strict=True):
+        start, end = end, end + len(r.scores)  # its `_SCORE` rows: scores[start:end]
         key = (r.subject, r.task, r.item_id)
         before = held.get(key)
         if before is None:  # not an item of the run: it has no document
@@ -310,8 +307,9 @@ def _documents(
             continue
         seen.add(key)
         vals = [*before.values, text]
-        # in the order `refill` reads them: by evaluator, as the scores' key sorts
-        of = verdicts.get(key, {})
+        # in the order `refill` reads them: by evaluator, as the scores' key sorts (an
+        # evaluator given twice: the upsert keeps the last)
+        of = {v[4]: (v[7], v[8]) for v in scores[start:end]}
         for evaluator in sorted(of):
             vals += of[evaluator]
         values[key] = vals
