@@ -14,6 +14,7 @@ from memgauge.data.records import ItemRecord, RunPlan, RunRecord, RunSummary, Sc
 from memgauge.online.querylog import QueryLog
 from memgauge.store import tables
 from memgauge.store.ab_tests import ABTestStore
+from memgauge.store.dialect import driver_rows, executemany, upsert
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.querylog import bootstrap_judgments, golden_set, harvest
 from memgauge.store.shadow import ShadowStore
@@ -112,6 +113,34 @@ def test_runs_items_and_verdicts_round_trip(store_where: str) -> None:
         # the verdict marked retryable puts its item back in the queue
         assert ("s", "t", "q1") in store.unfinished_items("r1", retry_failed=True)
         assert store.item_records("r1")[1].scores == []
+
+
+#: built once, as the store's statements are (`dialect` keeps their SQL by the object)
+_FROM_K = sa.text("SELECT k, v FROM t_many WHERE k > :k ORDER BY k")
+
+
+def test_executemany_takes_rows_as_dicts_or_as_tuples_of_named_columns(store_where: str) -> None:
+    """A statement's rows as dicts, or as tuples given the columns' names in the statement's
+    order or in another: the same rows stored (the driver takes `?` in order on SQLite,
+    named parameters on PostgreSQL)."""
+    table = sa.Table(
+        "t_many", sa.MetaData(), sa.Column("k", sa.Text, primary_key=True), sa.Column("v", sa.Text)
+    )
+    engine = open_engine(store_url(store_where))
+    try:
+        table.create(engine)
+        with engine.begin() as c:
+            stmt = upsert(c, table, ("k",))
+            executemany(c, stmt, [{"k": "a", "v": "1"}, {"k": "b", "v": "2"}])
+            executemany(c, stmt, [("b", "3"), ("c", "4")], ("k", "v"))
+            executemany(c, stmt, [("5", "d"), ("6", "a")], ("v", "k"))
+            rows = c.execute(sa.select(table).order_by(table.c.k)).all()
+            # the driver's own rows, in the same (uncommitted) transaction
+            read = list(driver_rows(c, _FROM_K, {"k": "b"}))
+        assert [tuple(r) for r in rows] == [("a", "6"), ("b", "3"), ("c", "4"), ("d", "5")]
+        assert [tuple(r) for r in read] == [("c", "4"), ("d", "5")]
+    finally:
+        engine.dispose()
 
 
 def test_one_process_of_two_claims_a_run(store_where: str) -> None:

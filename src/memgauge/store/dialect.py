@@ -3,7 +3,7 @@ that skip or replace a row on a key conflict, and reading a key of a JSON text c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -12,7 +12,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 
-__all__ = ["executemany", "insert_ignore", "json_key", "upsert"]
+__all__ = ["driver_rows", "executemany", "insert_ignore", "json_key", "upsert"]
 
 # statements built once per dialect: building an upsert costs milliseconds (its `excluded`
 # columns), compiling one more; a run records a batch of items every few milliseconds
@@ -54,29 +54,60 @@ def upsert(
     return made
 
 
-def executemany(conn: sa.Connection, stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
+def _compiled(conn: sa.Connection, stmt: Any) -> tuple[str, tuple[str, ...] | None]:
+    """`stmt`'s SQL on the connection's dialect, and its parameters' names in the order the
+    driver takes them (None: by name)."""
+    key = (conn.dialect.name, id(stmt))
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        c = stmt.compile(dialect=conn.dialect)
+        order = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
+        compiled = _COMPILED[key] = (str(c), order)
+    return compiled
+
+
+def executemany(
+    conn: sa.Connection,
+    stmt: Any,
+    rows: Sequence[Any],
+    names: tuple[str, ...] | None = None,
+) -> None:
     """Run `stmt` (a statement built once, at module level or by `upsert`) for every row, on
-    the driver's `executemany` with its SQL compiled once per dialect.
+    the driver's `executemany` with its SQL compiled once per dialect. A row is a dict of its
+    parameters, or, given their `names`, a tuple of them in that order (passed to a driver
+    whose SQL takes them in that order as they are: no object made per row).
 
     The hot path of recording items: SQLAlchemy's own executemany builds each row's
     parameters in Python (about 30 us a row, most of a batch's time on SQLite). The rows must
     hold driver values already (no type's bind processing is applied)."""
     if not rows:
         return
-    key = (conn.dialect.name, id(stmt))
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        c = stmt.compile(dialect=conn.dialect)
-        names = tuple(c.positiontup) if c.positional and c.positiontup is not None else None
-        compiled = _COMPILED[key] = (str(c), names)
-    sql, names = compiled
+    sql, order = _compiled(conn, stmt)
     params: Any = rows
-    if names is not None and len(names) > 1:
+    if names is not None:
+        if order is None:  # named parameters (PostgreSQL's driver)
+            params = [dict(zip(names, r, strict=True)) for r in rows]
+        elif order != names:
+            params = [tuple(r[names.index(n)] for n in order) for r in rows]
+    elif order is not None and len(order) > 1:
         # one C call a row (a generator a row cost the recorder a tenth of its time)
-        params = list(map(itemgetter(*names), rows))
-    elif names is not None:
-        params = [tuple(r[n] for n in names) for r in rows]
+        params = list(map(itemgetter(*order), rows))
+    elif order is not None:
+        params = [tuple(r[n] for n in order) for r in rows]
     conn.exec_driver_sql(sql, params)
+
+
+def driver_rows(conn: sa.Connection, stmt: Any, params: Mapping[str, Any]) -> Iterator[Any]:
+    """The rows of `stmt` (built once, as `executemany`'s) as the driver gives them (tuples),
+    read on its cursor in the caller's transaction: a long read without a SQLAlchemy row, and
+    its fetch calls, per row."""
+    sql, order = _compiled(conn, stmt)
+    cursor: Any = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params if order is None else tuple(params[n] for n in order))
+        yield from cursor
+    finally:
+        cursor.close()
 
 
 class json_key(sa.sql.expression.ColumnElement[Any]):  # noqa: N801 (reads as a SQL function)

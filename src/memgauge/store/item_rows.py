@@ -30,7 +30,7 @@ from memgauge.data.records import (
     repeat_source,
 )
 from memgauge.store import search_docs
-from memgauge.store.dialect import executemany, json_key, upsert
+from memgauge.store.dialect import driver_rows, executemany, json_key, upsert
 from memgauge.store.headline import query_rows
 from memgauge.store.search_docs import refill as refill_search
 from memgauge.store.stored_forms import verdicts_digest
@@ -154,24 +154,33 @@ def _digest(r: ItemRecord) -> str:
     return verdicts_digest((v.evaluator, v.value, v.passed, v.error is None) for v in scores)
 
 
-_key_where = [items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY]
+_SET = (
+    "status",
+    "attempts",
+    "score",
+    "started_at",
+    "finished_at",
+    "duration_ms",
+    "verdicts_digest",
+)
 _UPDATE_ITEM = (
     sa.update(items_t)
-    .where(*_key_where)
-    .values(
-        {
-            c: sa.bindparam(f"v_{c}")
-            for c in (
-                "status",
-                "attempts",
-                "score",
-                "started_at",
-                "finished_at",
-                "duration_ms",
-                "verdicts_digest",
-            )
-        }
-    )
+    .where(*(items_t.c[k] == sa.bindparam(f"k_{k}") for k in KEY))
+    .values({c: sa.bindparam(f"v_{c}") for c in _SET})
+)
+#: the columns of `record_items`' rows (tuples), in their statements' order
+_UPDATED = (*(f"v_{c}" for c in _SET), *(f"k_{k}" for k in KEY))
+_OUTPUT = (*KEY, "output_json", "latency_json", "extra_json")
+_SCORE = (
+    *KEY,
+    "evaluator",
+    "value",
+    "passed",
+    "reason",
+    "error",
+    "detail_json",
+    "raw_reply",
+    "seq",
 )
 
 
@@ -180,9 +189,9 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
     replaces its output and verdicts (failures are history and accumulate); a failed item
     keeps no verdict (one answered, scored and then found void, as a subject that holds
     nothing, loses the scores it had)."""
-    keys = [dict(zip(KEY, (run_id, r.subject, r.task, r.item_id), strict=True)) for r in rows]
+    keys = [(run_id, r.subject, r.task, r.item_id) for r in rows]
     # read before the writes below: what of each item they leave in place
-    held = search_docs.held(c, run_id, ((r.subject, r.task, r.item_id) for r in rows))
+    held = search_docs.held(c, run_id, (k[1:] for k in keys))
     # the run's values are its summary's (`replace_values`): rewritten with the next one
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     failed = [(r.subject, r.task, r.item_id) for r in rows if r.status == "failed"]
@@ -204,55 +213,56 @@ def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> N
         c,
         _UPDATE_ITEM,
         [
-            {
-                **{f"k_{k}": v for k, v in key.items()},
-                "v_status": r.status,
-                "v_attempts": r.attempts,
-                "v_score": r.score,
-                "v_started_at": r.started_at,
-                "v_finished_at": r.finished_at,
-                "v_duration_ms": r.duration_ms,
-                "v_verdicts_digest": _digest(r),
-            }
+            (
+                r.status,
+                r.attempts,
+                r.score,
+                r.started_at,
+                r.finished_at,
+                r.duration_ms,
+                _digest(r),
+                *key,
+            )
             for r, key in zip(rows, keys, strict=True)
         ],
+        _UPDATED,
     )
     texts = [
         dumps_item(r.output) if r.status == "completed" or r.output is not None else None
         for r in rows
     ]
     outputs = [
-        {
-            **key,
-            "output_json": as_stored(packed(text)),
-            "latency_json": dumps_item(r.latency_ms),
-            "extra_json": dumps_item(r.extra) if r.extra else None,
-        }
+        (
+            *key,
+            as_stored(packed(text)),
+            dumps_item(r.latency_ms),
+            dumps_item(r.extra) if r.extra else None,
+        )
         for r, key, text in zip(rows, keys, texts, strict=True)
         if text is not None
     ]
-    executemany(c, upsert(c, outputs_t, KEY), outputs)
+    executemany(c, upsert(c, outputs_t, KEY), outputs, _OUTPUT)
     scores = [
-        {
-            **key,
-            "evaluator": v.evaluator,
-            "value": v.value,
-            "passed": None if v.passed is None else int(v.passed),
-            "reason": clean(v.reason) if v.reason else "",
-            "error": None if v.error is None else clean(v.error),
-            "detail_json": dumps_item({**v.detail, **({"fallback": True} if v.fallback else {})})
+        (
+            *key,
+            v.evaluator,
+            v.value,
+            None if v.passed is None else int(v.passed),
+            clean(v.reason) if v.reason else "",
+            None if v.error is None else clean(v.error),
+            dumps_item({**v.detail, **({"fallback": True} if v.fallback else {})})
             if v.detail or v.fallback
             else "{}",
-            "raw_reply": v.raw_reply,
-            "seq": seq,
-        }
+            v.raw_reply,
+            seq,
+        )
         for r, key in zip(rows, keys, strict=True)
         for seq, v in enumerate(r.scores)
     ]
-    executemany(c, upsert(c, scores_t, (*KEY, "evaluator")), scores)
+    executemany(c, upsert(c, scores_t, (*KEY, "evaluator")), scores, _SCORE)
     failures = [
         {
-            **key,
+            **dict(zip(KEY, key, strict=True)),
             "stage": f.stage,
             "kind": f.kind,
             "message": clean(f.message),
@@ -273,20 +283,17 @@ def _documents(
     rows: Sequence[ItemRecord],
     held: dict[tuple[str, str, str], search_docs.Held],
     texts: Sequence[str | None],
-    scores: Sequence[dict[str, Any]],
+    scores: Sequence[tuple[Any, ...]],
 ) -> None:
     """The recorded items' documents (`search_docs`) from the values `record_items` wrote; an
     item whose rows keep something of an earlier recording (an output not replaced, verdicts
     of evaluators not given again), or recorded twice in the batch, from its rows as stored."""
-    verdicts: dict[tuple[str, str, str], dict[str, tuple[str, str | None]]] = {}
-    for v in scores:
-        # an evaluator given twice: the upsert keeps the last
-        of = verdicts.setdefault((v["subject"], v["task"], v["item_id"]), {})
-        of[v["evaluator"]] = (v["reason"], v["error"])
     seen: set[tuple[str, str, str]] = set()
     again: set[tuple[str, str, str]] = set()
     values: dict[tuple[str, str, str], list[Any]] = {}
+    end = 0
     for r, text in zip(rows, texts, strict=True):
+        start, end = end, end + len(r.scores)  # its `_SCORE` rows: scores[start:end]
         key = (r.subject, r.task, r.item_id)
         before = held.get(key)
         if before is None:  # not an item of the run: it has no document
@@ -300,8 +307,9 @@ def _documents(
             continue
         seen.add(key)
         vals = [*before.values, text]
-        # in the order `refill` reads them: by evaluator, as the scores' key sorts
-        of = verdicts.get(key, {})
+        # in the order `refill` reads them: by evaluator, as the scores' key sorts (an
+        # evaluator given twice: the upsert keeps the last)
+        of = {v[4]: (v[7], v[8]) for v in scores[start:end]}
         for evaluator in sorted(of):
             vals += of[evaluator]
         values[key] = vals
@@ -349,7 +357,9 @@ def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
     value is the mean of its repeats' (`mean_of_repeats`), so a paired test resamples items,
     never item-repeats as if they were independent."""
     nan = float("nan")
-    found: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    # an item's verdicts past its first (its repeats'), each item's in order, first included
+    more: dict[tuple[tuple[str, str, str], str], list[float]] = {}
     for row in verdicts:
         subject, task, evaluator, item_id, value, error = row[:6]
         if len(row) > 6 and row[6]:
@@ -358,11 +368,17 @@ def measure_values(verdicts: Iterable[Sequence[Any]]) -> MeasureValues:
         per = found.get(key)
         if per is None:
             per = found[key] = {}
-        per.setdefault(item_id, []).append(float(value) if value is not None and not error else nan)
+        v = float(value) if value is not None and not error else nan
+        if item_id in per:
+            more.setdefault((key, item_id), [per[item_id]]).append(v)
+        else:
+            per[item_id] = v
+    for (key, item_id), values in more.items():
+        found[key][item_id] = mean_of_repeats(values)
     out: MeasureValues = {}
     for key, per in found.items():
         ids = sorted(per)
-        out[key] = (ids, array("d", [mean_of_repeats(per[i]) for i in ids]))
+        out[key] = (ids, array("d", map(per.__getitem__, ids)))
     return out
 
 
@@ -398,7 +414,7 @@ def replace_values(c: sa.Connection, run_id: str) -> None:
     c.execute(sa.delete(values_t).where(values_t.c.run_id == run_id))
     params = {"run": run_id}
     repeats = c.execute(_REPEATS, params).first() is not None
-    found = measure_values(c.execute(SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
+    found = measure_values(driver_rows(c, SCORES_OF_RUN if repeats else _SCORES_ALONE, params))
     if found:
         executemany(
             c,
