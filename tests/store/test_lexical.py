@@ -222,6 +222,46 @@ def test_the_shared_tokenizer_is_fts5s(tmp_path: Path) -> None:
     assert got == want
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_first_write_counted_at_once_equals_its_rows_counted_one_by_one(seed: int) -> None:
+    """A namespace's first write is counted over the whole batch in NumPy
+    (`_Tokenizer.postings`, `Stats.add_held`, `Postings.fill`): the same table figures, terms
+    (numbered as they first occur), positions, counts, lengths and ids as each row's terms
+    counted apart (`documents`, `Stats.add_all`, `Postings.add`), with chunks FTS5 splits
+    further, chunks with no term, repeated words and empty texts."""
+    import numpy as np
+
+    from memgauge.store.lexical import _tokenizer
+    from memgauge.store.lexical_postings import Postings, Stats
+
+    rng = random.Random(seed)
+    words = WORDS + ODD + CHUNKS + ["", "...", "--"]
+    texts = [
+        rng.choice(SEPARATORS).join(rng.choices(words, k=rng.randint(0, 30)))
+        for _ in range(rng.choice([0, 1, 40, 300]))
+    ]
+    ids = [f"m{i:04d}" for i in range(len(texts))]
+    tok = _tokenizer()
+    one, by_row = Stats(), Postings()
+    docs = tok.documents(texts)
+    one.add_all(docs)
+    by_row.add(list(zip(ids, docs, strict=True)))
+    at_once, laid = Stats(), Postings()
+    vocab, term_of, doc_of, tf_of = tok.postings(texts)
+    at_once.add_held(
+        len(texts), int(tf_of.sum()), vocab, np.bincount(term_of, minlength=len(vocab))
+    )
+    laid.fill(ids, vocab, term_of, doc_of, tf_of)
+    assert (at_once.n_rows, at_once.tokens) == (one.n_rows, one.tokens)
+    assert list(at_once.df.items()) == list(one.df.items())
+    assert list(laid.terms.items()) == list(by_row.terms.items())
+    assert (laid.ids, laid.where) == (by_row.ids, by_row.where)
+    for name in ("docs", "tfs", "starts", "lengths", "alive", "id_array"):
+        a, b = getattr(laid, name), getattr(by_row, name)
+        assert a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+
+
 def _fresh(index: MemoryIndex, query: str, k: int) -> list[tuple[str, float]] | None:
     """What a from-scratch read of the table gives for `query` (a new `Lexical` reads FTS5)."""
     return Lexical(index._conn).search(query_words(query), index.namespace, k)

@@ -63,6 +63,15 @@ class Stats:
         for t, c in Counter(chain.from_iterable(rows)).items():
             df[t] = df.get(t, 0) + c
 
+    def add_held(self, n_rows: int, tokens: int, terms: Sequence[str], held: IntArray) -> None:
+        """`add_all` of `n_rows` rows of `tokens` tokens in all, `held[j]` of them holding
+        `terms[j]`."""
+        self.n_rows += n_rows
+        self.tokens += tokens
+        df = self.df
+        for t, c in zip(terms, held.tolist(), strict=True):
+            df[t] = df.get(t, 0) + c
+
     def remove(self, terms: DocTerms) -> None:
         self.n_rows -= 1
         self.tokens -= sum(terms.values())
@@ -223,9 +232,13 @@ class Postings:
             docs, tfs = docs[keep], tfs[keep]
         return docs, tfs
 
+    def empty(self) -> bool:
+        """Whether no row was added since it was made or last compacted empty."""
+        return not self.ids and not self.pending
+
     def add(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """Append rows (their ids must not be live: `remove` them first)."""
-        if not self.ids and not self.pending:
+        if self.empty():
             self._first(rows)
         else:
             self._append(rows)
@@ -260,10 +273,9 @@ class Postings:
 
     def _first(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """`add` to a namespace with no rows (a new one, or one just cleared): the compacted
-        arrays made at once, in NumPy, as `add` and `compact` would make them (terms numbered
-        in the order they first occur, each term's rows in order), without a pending list per
-        term (a batch of 512 LoCoMo turns: 60,000 appends)."""
-        self._forget()
+        arrays made at once, in NumPy (`fill`), as `add` and `compact` would make them (terms
+        numbered in the order they first occur, each term's rows in order), without a pending
+        list per term (a batch of 512 LoCoMo turns: 60,000 appends)."""
         docs = [terms for _, terms in rows]
         n = sum(map(len, docs))
         index = {t: j for j, t in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
@@ -271,17 +283,33 @@ class Postings:
         tf_of = np.fromiter(chain.from_iterable(map(dict.values, docs)), np.float64, n)
         doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), list(map(len, docs)))
         order = np.argsort(term_of, kind="stable")
-        self.terms = index
-        self.docs, self.tfs = doc_of[order], tf_of[order]
-        counts = np.bincount(term_of, minlength=len(index))
+        self.fill(
+            [rid for rid, _ in rows], list(index), term_of[order], doc_of[order], tf_of[order]
+        )
+
+    def fill(
+        self,
+        ids: Sequence[str],
+        terms: Sequence[str],
+        term_of: IntArray,
+        doc_of: IntArray,
+        tf_of: FloatArray,
+    ) -> None:
+        """Lay out rows `ids` in a namespace with none (`empty`): for each (term, row holding
+        it), ordered by term and each term's rows in order, the term's number in `terms`, the
+        row's position in `ids` and how often it holds the term."""
+        self._forget()
+        self.terms = {t: j for j, t in enumerate(terms)}
+        self.docs, self.tfs = doc_of, tf_of
+        counts = np.bincount(term_of, minlength=len(terms))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.ids = [rid for rid, _ in rows]
+        self.ids = list(ids)
         self.where = {rid: i for i, rid in enumerate(self.ids)}
         self.n_dead = 0
-        self.id_array = np.empty(len(rows), dtype=object)
+        self.id_array = np.empty(len(ids), dtype=object)
         self.id_array[:] = self.ids
-        self.alive = np.ones(len(rows), dtype=bool)
-        self.lengths = np.bincount(doc_of, weights=tf_of, minlength=len(rows)).astype(np.float64)
+        self.alive = np.ones(len(ids), dtype=bool)
+        self.lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
 
     def _grow(self, size: int) -> None:
         """Room for `size` positions and more (doubling: a one-row write copies nothing, most
