@@ -5,6 +5,7 @@ after writes from this connection and from another one."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -421,3 +422,49 @@ def test_hits_are_shown_from_this_indexs_own_writes(tmp_path: Path) -> None:
     assert len(reads) == 2
     conn.set_trace_callback(None)
     conn.close()
+
+
+def test_rows_given_as_columns_are_stored_as_indexed_memories_are(tmp_path: Path) -> None:
+    """`upsert_rows` (the reference memory's ingest: `memories`' columns, metadata as JSON)
+    stores, replaces, shows and searches what `upsert` of the same `IndexedMemory`s does."""
+    rng = random.Random(7)
+    memories = [
+        IndexedMemory(
+            f"m{i:03d}",
+            _text(rng),
+            rng.choice(["normal", "critical"]),
+            rng.choice([None, "f"]),
+            rng.choice([None, "s1"]),
+            "c",
+            rng.choice([None, "2024-01-02T03:04:05"]),
+            {"speaker": rng.choice(["A", "B"]), "n": i},
+        )
+        for i in range(60)
+    ]
+    batches = [memories[:40], memories[30:], [memories[3]]]  # new ids, then known ones again
+    a = MemoryIndex(connect(tmp_path / "a.db", check_same_thread=False), "n")
+    b = MemoryIndex(connect(tmp_path / "b.db", check_same_thread=False), "n")
+    for batch in batches:
+        a.upsert(batch, None)
+        b.upsert_rows(
+            [
+                (
+                    m.id,
+                    m.text,
+                    m.tier,
+                    m.folder,
+                    m.session,
+                    m.corpus,
+                    m.created_at,
+                    json.dumps(m.metadata),
+                )
+                for m in batch
+            ],
+            None,
+        )
+        assert a.all() == b.all()
+        ids = [m.id for m in memories]
+        assert a.shown(ids) == b.shown(ids)
+        for _ in range(10):
+            q = _query(rng)
+            assert a.search_lexical(q, 10) == b.search_lexical(q, 10)
