@@ -263,6 +263,46 @@ def test_a_first_write_counted_at_once_equals_its_rows_counted_one_by_one(seed: 
         assert np.array_equal(a, b), name
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_large_write_merged_at_once_equals_appending_and_compacting(seed: int) -> None:
+    """A write into a namespace with rows, nothing pending, is merged in from the batch's
+    arrays (`Postings.merge`): the same terms, positions, counts, lengths and ids as its rows
+    appended to the pending lists and compacted, dead rows dropped alike."""
+    import numpy as np
+
+    from memgauge.store.lexical import _tokenizer
+    from memgauge.store.lexical_postings import Postings
+
+    rng = random.Random(seed)
+    words = WORDS + ODD + CHUNKS + ["", "...", "--"]
+    tok = _tokenizer()
+    for _ in range(30):
+        first, second = (
+            [
+                rng.choice(SEPARATORS).join(rng.choices(words, k=rng.randint(0, 20)))
+                for _ in range(rng.randint(0, 40))
+            ]
+            for _ in range(2)
+        )
+        old = [f"a{i}" for i in range(len(first))]
+        new = [f"b{i}" for i in range(len(second))]
+        dead = rng.sample(old, rng.randint(0, len(old)))
+        appended, merged = Postings(), Postings()
+        for space in (appended, merged):
+            space.add(list(zip(old, tok.documents(first), strict=True)))
+            space.remove(dead)
+        appended.add(list(zip(new, tok.documents(second), strict=True)))
+        appended.compact()
+        merged.merge(new, *tok.postings(second))
+        assert list(merged.terms.items()) == list(appended.terms.items())
+        assert (merged.ids, merged.n_dead, merged.pending) == (appended.ids, 0, {})
+        assert list(merged.where.items()) == list(appended.where.items())
+        for name in ("docs", "tfs", "starts", "lengths", "alive", "id_array"):
+            a, b = getattr(merged, name), getattr(appended, name)
+            assert a.dtype == b.dtype, name
+            assert np.array_equal(a, b), name
+
+
 def _fresh(index: MemoryIndex, query: str, k: int) -> list[tuple[str, float]] | None:
     """What a from-scratch read of the table gives for `query` (a new `Lexical` reads FTS5)."""
     return Lexical(index._conn).search(query_words(query), index.namespace, k)

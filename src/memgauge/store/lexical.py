@@ -254,20 +254,23 @@ class Lexical:
                 del self._spaces[namespace]
             if space is None:
                 space = self._spaces[namespace] = Postings()
-            if space.empty():  # laid out at once (nothing to remove: no row is live)
-                vocab, term_of, doc_of, tf_of = tok.postings([text for _, text in added])
+            gone = set(space.remove(rid for rid, _ in removed))
+            olds = [text for rid, text in removed if rid in gone]
+            for terms in tok.documents(olds):
+                stats.remove(terms)
+            texts = [text for _, text in added]
+            ids = [str(rid) for rid, _ in added]  # str: the scoring hands them out as kept
+            if space.empty() or (not space.pending and 4 * len(added) > len(space)):
+                # laid out at once: a first write, or one large enough that its pending
+                # postings would be merged in at once (`settle`)
+                vocab, term_of, doc_of, tf_of = tok.postings(texts)
                 held = np.bincount(term_of, minlength=len(vocab))
                 stats.add_held(len(added), int(tf_of.sum()), vocab, held)
-                space.fill([str(rid) for rid, _ in added], vocab, term_of, doc_of, tf_of)
+                space.merge(ids, vocab, term_of, doc_of, tf_of)
             else:
-                gone = set(space.remove(rid for rid, _ in removed))
-                olds = [text for rid, text in removed if rid in gone]
-                for terms in tok.documents(olds):
-                    stats.remove(terms)
-                news = tok.documents([text for _, text in added])
+                news = tok.documents(texts)
                 stats.add_all(news)
-                # str: the scoring hands the ids out as they are kept
-                space.add([(str(r), terms) for (r, _), terms in zip(added, news, strict=True)])
+                space.add(list(zip(ids, news, strict=True)))
             space.settle()
             self._seen()
 

@@ -249,10 +249,8 @@ class Postings:
         lengths = np.empty(len(rows), dtype=np.float64)
         pending = self.pending
         n = 0
-        for i, (rid, terms) in enumerate(rows):
+        for i, (_, terms) in enumerate(rows):
             pos = start + i
-            self.ids.append(rid)
-            self.where[rid] = pos
             lengths[i] = float(sum(terms.values()))
             for t, c in terms.items():
                 slot = pending.get(t)
@@ -264,12 +262,37 @@ class Postings:
             if self.live:
                 self._forget(terms)
         self.n_pending += n
-        end = start + len(rows)
+        self._place([r[0] for r in rows], lengths)
+
+    def _place(self, ids: Sequence[str], lengths: FloatArray) -> None:
+        """Give rows `ids` the next positions, live, with their token counts."""
+        start, end = len(self.ids), len(self.ids) + len(ids)
+        self.ids.extend(ids)
+        self.where.update(zip(ids, range(start, end), strict=True))
         if end > self.alive.size:
             self._grow(end)
-        self.id_array[start:end] = [r[0] for r in rows]
+        self.id_array[start:end] = ids
         self.alive[start:end] = True
         self.lengths[start:end] = lengths
+
+    def merge(
+        self,
+        ids: Sequence[str],
+        terms: Sequence[str],
+        term_of: IntArray,
+        doc_of: IntArray,
+        tf_of: FloatArray,
+    ) -> None:
+        """`add` then `compact`, with nothing pending, from the arrays `fill` takes (`doc_of`
+        numbering the new rows from 0): a write whose postings would be merged in at once."""
+        if self.empty():  # as `add` lays out a first write
+            self.fill(ids, terms, term_of, doc_of, tf_of)
+            return
+        number = np.array([self.terms.setdefault(t, len(self.terms)) for t in terms], np.int64)
+        start = len(self.ids)
+        lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
+        self._place(ids, lengths)
+        self._merge(number[term_of], doc_of + start, tf_of)
 
     def _first(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """`add` to a namespace with no rows (a new one, or one just cleared): the compacted
@@ -363,9 +386,7 @@ class Postings:
     def compact(self) -> None:
         """Merge the pending postings in (in one pass: both parts are sorted by term) and drop
         dead rows (positions renumbered). A term no live row holds keeps an empty run."""
-        self._forget()
         index = self.terms
-        base_t = np.repeat(np.arange(len(index), dtype=np.int64), np.diff(self.starts))
         more_t: list[int] = []
         more_d: list[int] = []
         more_f: list[float] = []
@@ -374,12 +395,22 @@ class Postings:
             more_t.extend([j] * len(docs))
             more_d.extend(docs)
             more_f.extend(tfs)
-        new_t = np.array(more_t, dtype=np.int64)
+        self._merge(
+            np.array(more_t, dtype=np.int64),
+            np.array(more_d, dtype=np.int64),
+            np.array(more_f, dtype=np.float64),
+        )
+
+    def _merge(self, new_t: IntArray, new_d: IntArray, new_f: FloatArray) -> None:
+        """`compact` with these postings (term numbers, positions, counts) as the pending ones."""
+        self._forget()
+        n_base = self.starts.size - 1  # the terms numbered before these postings
+        base_t = np.repeat(np.arange(n_base, dtype=np.int64), np.diff(self.starts))
         order = np.argsort(new_t, kind="stable")
         at = np.searchsorted(base_t, new_t[order], side="right")
         t_all = np.insert(base_t, at, new_t[order])
-        d_all = np.insert(self.docs, at, np.array(more_d, dtype=np.int64)[order])
-        f_all = np.insert(self.tfs, at, np.array(more_f, dtype=np.float64)[order])
+        d_all = np.insert(self.docs, at, new_d[order])
+        f_all = np.insert(self.tfs, at, new_f[order])
         self.pending = {}
         self.n_pending = 0
         if self.n_dead:
@@ -394,7 +425,7 @@ class Postings:
             self.alive = np.ones(len(self.ids), dtype=bool)
             self.n_dead = 0
         self.docs, self.tfs = d_all, f_all
-        counts = np.bincount(t_all, minlength=len(index))
+        counts = np.bincount(t_all, minlength=len(self.terms))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     def _set_arrays(
