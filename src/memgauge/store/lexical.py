@@ -48,8 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from memgauge._types import FloatArray, IntArray
-from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
+from memgauge.store.lexical_postings import Batch, DocTerms, Postings, Stats, build
 from memgauge.store.lexical_scoring import top
 
 __all__ = ["TOKENIZER", "Lexical", "changes"]
@@ -98,7 +97,7 @@ class _Tokenizer:
         # counted in C, in the order terms first occur (as a dict filled term by term)
         return [dict(Counter(chain.from_iterable(map(of, chunks)))) for chunks in split]
 
-    def postings(self, texts: Sequence[str]) -> tuple[list[str], IntArray, IntArray, FloatArray]:
+    def postings(self, texts: Sequence[str]) -> Batch:
         """`documents` as a namespace's first write lays them out (`Postings.fill`): the terms
         in the order they first occur, and for each (term, text holding it), term by term and
         each term's texts in order, the term's number, the text's and the count. Counted in
@@ -263,10 +262,10 @@ class Lexical:
             if space.empty() or (not space.pending and 4 * len(added) > len(space)):
                 # laid out at once: a first write, or one large enough that its pending
                 # postings would be merged in at once (`settle`)
-                vocab, term_of, doc_of, tf_of = tok.postings(texts)
+                batch = vocab, term_of, _, tf_of = tok.postings(texts)
                 held = np.bincount(term_of, minlength=len(vocab))
                 stats.add_held(len(added), int(tf_of.sum()), vocab, held)
-                space.merge(ids, vocab, term_of, doc_of, tf_of)
+                space.merge(ids, batch)
             else:
                 news = tok.documents(texts)
                 stats.add_all(news)

@@ -33,10 +33,15 @@ import numpy as np
 
 from memgauge._types import BoolArray, FloatArray, IntArray
 
-__all__ = ["DocTerms", "Postings", "Stats", "Weights", "build"]
+__all__ = ["Batch", "DocTerms", "Postings", "Stats", "Weights", "build"]
 
 #: one row's terms and how often each occurs, as FTS5's tokenizer gives them
 DocTerms = dict[str, int]
+
+#: a batch of rows' terms as `Postings.fill` lays them out: the terms in the order they first
+#: occur, and for each (term, row holding it), by term and each term's rows in order, the
+#: term's number, the row's (in the batch) and how often it holds the term
+Batch = tuple[list[str], IntArray, IntArray, FloatArray]
 
 
 @dataclass
@@ -275,19 +280,13 @@ class Postings:
         self.alive[start:end] = True
         self.lengths[start:end] = lengths
 
-    def merge(
-        self,
-        ids: Sequence[str],
-        terms: Sequence[str],
-        term_of: IntArray,
-        doc_of: IntArray,
-        tf_of: FloatArray,
-    ) -> None:
-        """`add` then `compact`, with nothing pending, from the arrays `fill` takes (`doc_of`
-        numbering the new rows from 0): a write whose postings would be merged in at once."""
+    def merge(self, ids: Sequence[str], batch: Batch) -> None:
+        """`add` then `compact` of rows `ids` (their terms: `batch`), with nothing pending: a
+        write whose postings would be merged in at once."""
         if self.empty():  # as `add` lays out a first write
-            self.fill(ids, terms, term_of, doc_of, tf_of)
+            self.fill(ids, batch)
             return
+        terms, term_of, doc_of, tf_of = batch
         number = np.array([self.terms.setdefault(t, len(self.terms)) for t in terms], np.int64)
         start = len(self.ids)
         lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
@@ -306,21 +305,12 @@ class Postings:
         tf_of = np.fromiter(chain.from_iterable(map(dict.values, docs)), np.float64, n)
         doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), list(map(len, docs)))
         order = np.argsort(term_of, kind="stable")
-        self.fill(
-            [rid for rid, _ in rows], list(index), term_of[order], doc_of[order], tf_of[order]
-        )
+        batch = (list(index), term_of[order], doc_of[order], tf_of[order])
+        self.fill([rid for rid, _ in rows], batch)
 
-    def fill(
-        self,
-        ids: Sequence[str],
-        terms: Sequence[str],
-        term_of: IntArray,
-        doc_of: IntArray,
-        tf_of: FloatArray,
-    ) -> None:
-        """Lay out rows `ids` in a namespace with none (`empty`): for each (term, row holding
-        it), ordered by term and each term's rows in order, the term's number in `terms`, the
-        row's position in `ids` and how often it holds the term."""
+    def fill(self, ids: Sequence[str], batch: Batch) -> None:
+        """Lay out rows `ids` (their terms: `batch`) in a namespace with none (`empty`)."""
+        terms, term_of, doc_of, tf_of = batch
         self._forget()
         self.terms = {t: j for j, t in enumerate(terms)}
         self.docs, self.tfs = doc_of, tf_of
