@@ -5,6 +5,7 @@ after writes from this connection and from another one."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -222,6 +223,86 @@ def test_the_shared_tokenizer_is_fts5s(tmp_path: Path) -> None:
     assert got == want
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_first_write_counted_at_once_equals_its_rows_counted_one_by_one(seed: int) -> None:
+    """A namespace's first write is counted over the whole batch in NumPy
+    (`_Tokenizer.postings`, `Stats.add_held`, `Postings.fill`): the same table figures, terms
+    (numbered as they first occur), positions, counts, lengths and ids as each row's terms
+    counted apart (`documents`, `Stats.add_all`, `Postings.add`), with chunks FTS5 splits
+    further, chunks with no term, repeated words and empty texts."""
+    import numpy as np
+
+    from memgauge.store.lexical import _tokenizer
+    from memgauge.store.lexical_postings import Postings, Stats
+
+    rng = random.Random(seed)
+    words = WORDS + ODD + CHUNKS + ["", "...", "--"]
+    texts = [
+        rng.choice(SEPARATORS).join(rng.choices(words, k=rng.randint(0, 30)))
+        for _ in range(rng.choice([0, 1, 40, 300]))
+    ]
+    ids = [f"m{i:04d}" for i in range(len(texts))]
+    tok = _tokenizer()
+    one, by_row = Stats(), Postings()
+    docs = tok.documents(texts)
+    one.add_all(docs)
+    by_row.add(list(zip(ids, docs, strict=True)))
+    at_once, laid = Stats(), Postings()
+    vocab, term_of, doc_of, tf_of = tok.postings(texts)
+    at_once.add_held(
+        len(texts), int(tf_of.sum()), vocab, np.bincount(term_of, minlength=len(vocab))
+    )
+    laid.fill(ids, (vocab, term_of, doc_of, tf_of))
+    assert (at_once.n_rows, at_once.tokens) == (one.n_rows, one.tokens)
+    assert list(at_once.df.items()) == list(one.df.items())
+    assert list(laid.terms.items()) == list(by_row.terms.items())
+    assert (laid.ids, laid.where) == (by_row.ids, by_row.where)
+    for name in ("docs", "tfs", "starts", "lengths", "alive", "id_array"):
+        a, b = getattr(laid, name), getattr(by_row, name)
+        assert a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_large_write_merged_at_once_equals_appending_and_compacting(seed: int) -> None:
+    """A write into a namespace with rows, nothing pending, is merged in from the batch's
+    arrays (`Postings.merge`): the same terms, positions, counts, lengths and ids as its rows
+    appended to the pending lists and compacted, dead rows dropped alike."""
+    import numpy as np
+
+    from memgauge.store.lexical import _tokenizer
+    from memgauge.store.lexical_postings import Postings
+
+    rng = random.Random(seed)
+    words = WORDS + ODD + CHUNKS + ["", "...", "--"]
+    tok = _tokenizer()
+    for _ in range(30):
+        first, second = (
+            [
+                rng.choice(SEPARATORS).join(rng.choices(words, k=rng.randint(0, 20)))
+                for _ in range(rng.randint(0, 40))
+            ]
+            for _ in range(2)
+        )
+        old = [f"a{i}" for i in range(len(first))]
+        new = [f"b{i}" for i in range(len(second))]
+        dead = rng.sample(old, rng.randint(0, len(old)))
+        appended, merged = Postings(), Postings()
+        for space in (appended, merged):
+            space.add(list(zip(old, tok.documents(first), strict=True)))
+            space.remove(dead)
+        appended.add(list(zip(new, tok.documents(second), strict=True)))
+        appended.compact()
+        merged.merge(new, tok.postings(second))
+        assert list(merged.terms.items()) == list(appended.terms.items())
+        assert (merged.ids, merged.n_dead, merged.pending) == (appended.ids, 0, {})
+        assert list(merged.where.items()) == list(appended.where.items())
+        for name in ("docs", "tfs", "starts", "lengths", "alive", "id_array"):
+            a, b = getattr(merged, name), getattr(appended, name)
+            assert a.dtype == b.dtype, name
+            assert np.array_equal(a, b), name
+
+
 def _fresh(index: MemoryIndex, query: str, k: int) -> list[tuple[str, float]] | None:
     """What a from-scratch read of the table gives for `query` (a new `Lexical` reads FTS5)."""
     return Lexical(index._conn).search(query_words(query), index.namespace, k)
@@ -381,3 +462,49 @@ def test_hits_are_shown_from_this_indexs_own_writes(tmp_path: Path) -> None:
     assert len(reads) == 2
     conn.set_trace_callback(None)
     conn.close()
+
+
+def test_rows_given_as_columns_are_stored_as_indexed_memories_are(tmp_path: Path) -> None:
+    """`upsert_rows` (the reference memory's ingest: `memories`' columns, metadata as JSON)
+    stores, replaces, shows and searches what `upsert` of the same `IndexedMemory`s does."""
+    rng = random.Random(7)
+    memories = [
+        IndexedMemory(
+            f"m{i:03d}",
+            _text(rng),
+            rng.choice(["normal", "critical"]),
+            rng.choice([None, "f"]),
+            rng.choice([None, "s1"]),
+            "c",
+            rng.choice([None, "2024-01-02T03:04:05"]),
+            {"speaker": rng.choice(["A", "B"]), "n": i},
+        )
+        for i in range(60)
+    ]
+    batches = [memories[:40], memories[30:], [memories[3]]]  # new ids, then known ones again
+    a = MemoryIndex(connect(tmp_path / "a.db", check_same_thread=False), "n")
+    b = MemoryIndex(connect(tmp_path / "b.db", check_same_thread=False), "n")
+    for batch in batches:
+        a.upsert(batch, None)
+        b.upsert_rows(
+            [
+                (
+                    m.id,
+                    m.text,
+                    m.tier,
+                    m.folder,
+                    m.session,
+                    m.corpus,
+                    m.created_at,
+                    json.dumps(m.metadata),
+                )
+                for m in batch
+            ],
+            None,
+        )
+        assert a.all() == b.all()
+        ids = [m.id for m in memories]
+        assert a.shown(ids) == b.shown(ids)
+        for _ in range(10):
+            q = _query(rng)
+            assert a.search_lexical(q, 10) == b.search_lexical(q, 10)

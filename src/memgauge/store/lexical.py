@@ -46,7 +46,9 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from memgauge.store.lexical_postings import DocTerms, Postings, Stats, build
+import numpy as np
+
+from memgauge.store.lexical_postings import Batch, DocTerms, Postings, Stats, build
 from memgauge.store.lexical_scoring import top
 
 __all__ = ["TOKENIZER", "Lexical", "changes"]
@@ -94,6 +96,28 @@ class _Tokenizer:
         of = terms_of.__getitem__
         # counted in C, in the order terms first occur (as a dict filled term by term)
         return [dict(Counter(chain.from_iterable(map(of, chunks)))) for chunks in split]
+
+    def postings(self, texts: Sequence[str]) -> Batch:
+        """`documents` as a namespace's first write lays them out (`Postings.fill`): the terms
+        in the order they first occur, and for each (term, text holding it), term by term and
+        each term's texts in order, the term's number, the text's and the count. Counted in
+        NumPy over the whole batch: a `Counter` per text cost half of an ingest's postings."""
+        split = [text.split() for text in texts]
+        distinct, terms = self._chunks(split)
+        vocab: dict[str, int] = {}  # numbered as they first occur: chunks are, in order
+        numbers = np.array([vocab.setdefault(t, len(vocab)) for ts in terms for t in ts], np.int64)
+        n_of = np.fromiter(map(len, terms), np.int64, len(terms))  # each chunk's terms
+        sizes = list(map(len, split))
+        of = dict(zip(distinct, range(len(distinct)), strict=True)).__getitem__
+        stream = np.fromiter(map(of, chain.from_iterable(split)), np.int64, sum(sizes))
+        reps = n_of[stream]
+        # each occurrence's terms: its chunk's run of `numbers`, in order
+        skip = np.repeat(np.cumsum(n_of)[stream] - np.cumsum(reps), reps)
+        term = numbers[skip + np.arange(skip.size)]
+        doc = np.repeat(np.repeat(np.arange(len(texts), dtype=np.int64), sizes), reps)
+        pairs, tf = np.unique(term * max(len(texts), 1) + doc, return_counts=True)
+        term_of, doc_of = np.divmod(pairs, max(len(texts), 1))
+        return list(vocab), term_of, doc_of, tf.astype(np.float64)
 
     def _chunks(self, split: Sequence[Sequence[str]]) -> tuple[list[str], list[tuple[str, ...]]]:
         distinct = list(dict.fromkeys(chain.from_iterable(split)))  # in C, no generator
@@ -233,10 +257,19 @@ class Lexical:
             olds = [text for rid, text in removed if rid in gone]
             for terms in tok.documents(olds):
                 stats.remove(terms)
-            news = tok.documents([text for _, text in added])
-            stats.add_all(news)
-            # str: the scoring hands the ids out as they are kept
-            space.add([(str(rid), terms) for (rid, _), terms in zip(added, news, strict=True)])
+            texts = [text for _, text in added]
+            ids = [str(rid) for rid, _ in added]  # str: the scoring hands them out as kept
+            if space.empty() or (not space.pending and 4 * len(added) > len(space)):
+                # laid out at once: a first write, or one large enough that its pending
+                # postings would be merged in at once (`settle`)
+                batch = vocab, term_of, _, tf_of = tok.postings(texts)
+                held = np.bincount(term_of, minlength=len(vocab))
+                stats.add_held(len(added), int(tf_of.sum()), vocab, held)
+                space.merge(ids, batch)
+            else:
+                news = tok.documents(texts)
+                stats.add_all(news)
+                space.add(list(zip(ids, news, strict=True)))
             space.settle()
             self._seen()
 

@@ -33,10 +33,15 @@ import numpy as np
 
 from memgauge._types import BoolArray, FloatArray, IntArray
 
-__all__ = ["DocTerms", "Postings", "Stats", "Weights", "build"]
+__all__ = ["Batch", "DocTerms", "Postings", "Stats", "Weights", "build"]
 
 #: one row's terms and how often each occurs, as FTS5's tokenizer gives them
 DocTerms = dict[str, int]
+
+#: a batch of rows' terms as `Postings.fill` lays them out: the terms in the order they first
+#: occur, and for each (term, row holding it), by term and each term's rows in order, the
+#: term's number, the row's (in the batch) and how often it holds the term
+Batch = tuple[list[str], IntArray, IntArray, FloatArray]
 
 
 @dataclass
@@ -61,6 +66,15 @@ class Stats:
         self.tokens += sum(map(sum, map(dict.values, rows)))
         df = self.df
         for t, c in Counter(chain.from_iterable(rows)).items():
+            df[t] = df.get(t, 0) + c
+
+    def add_held(self, n_rows: int, tokens: int, terms: Sequence[str], held: IntArray) -> None:
+        """`add_all` of `n_rows` rows of `tokens` tokens in all, `held[j]` of them holding
+        `terms[j]`."""
+        self.n_rows += n_rows
+        self.tokens += tokens
+        df = self.df
+        for t, c in zip(terms, held.tolist(), strict=True):
             df[t] = df.get(t, 0) + c
 
     def remove(self, terms: DocTerms) -> None:
@@ -223,9 +237,13 @@ class Postings:
             docs, tfs = docs[keep], tfs[keep]
         return docs, tfs
 
+    def empty(self) -> bool:
+        """Whether no row was added since it was made or last compacted empty."""
+        return not self.ids and not self.pending
+
     def add(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """Append rows (their ids must not be live: `remove` them first)."""
-        if not self.ids and not self.pending:
+        if self.empty():
             self._first(rows)
         else:
             self._append(rows)
@@ -236,10 +254,8 @@ class Postings:
         lengths = np.empty(len(rows), dtype=np.float64)
         pending = self.pending
         n = 0
-        for i, (rid, terms) in enumerate(rows):
+        for i, (_, terms) in enumerate(rows):
             pos = start + i
-            self.ids.append(rid)
-            self.where[rid] = pos
             lengths[i] = float(sum(terms.values()))
             for t, c in terms.items():
                 slot = pending.get(t)
@@ -251,19 +267,37 @@ class Postings:
             if self.live:
                 self._forget(terms)
         self.n_pending += n
-        end = start + len(rows)
+        self._place([r[0] for r in rows], lengths)
+
+    def _place(self, ids: Sequence[str], lengths: FloatArray) -> None:
+        """Give rows `ids` the next positions, live, with their token counts."""
+        start, end = len(self.ids), len(self.ids) + len(ids)
+        self.ids.extend(ids)
+        self.where.update(zip(ids, range(start, end), strict=True))
         if end > self.alive.size:
             self._grow(end)
-        self.id_array[start:end] = [r[0] for r in rows]
+        self.id_array[start:end] = ids
         self.alive[start:end] = True
         self.lengths[start:end] = lengths
 
+    def merge(self, ids: Sequence[str], batch: Batch) -> None:
+        """`add` then `compact` of rows `ids` (their terms: `batch`), with nothing pending: a
+        write whose postings would be merged in at once."""
+        if self.empty():  # as `add` lays out a first write
+            self.fill(ids, batch)
+            return
+        terms, term_of, doc_of, tf_of = batch
+        number = np.array([self.terms.setdefault(t, len(self.terms)) for t in terms], np.int64)
+        start = len(self.ids)
+        lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
+        self._place(ids, lengths)
+        self._merge(number[term_of], doc_of + start, tf_of)
+
     def _first(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
         """`add` to a namespace with no rows (a new one, or one just cleared): the compacted
-        arrays made at once, in NumPy, as `add` and `compact` would make them (terms numbered
-        in the order they first occur, each term's rows in order), without a pending list per
-        term (a batch of 512 LoCoMo turns: 60,000 appends)."""
-        self._forget()
+        arrays made at once, in NumPy (`fill`), as `add` and `compact` would make them (terms
+        numbered in the order they first occur, each term's rows in order), without a pending
+        list per term (a batch of 512 LoCoMo turns: 60,000 appends)."""
         docs = [terms for _, terms in rows]
         n = sum(map(len, docs))
         index = {t: j for j, t in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
@@ -271,17 +305,24 @@ class Postings:
         tf_of = np.fromiter(chain.from_iterable(map(dict.values, docs)), np.float64, n)
         doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), list(map(len, docs)))
         order = np.argsort(term_of, kind="stable")
-        self.terms = index
-        self.docs, self.tfs = doc_of[order], tf_of[order]
-        counts = np.bincount(term_of, minlength=len(index))
+        batch = (list(index), term_of[order], doc_of[order], tf_of[order])
+        self.fill([rid for rid, _ in rows], batch)
+
+    def fill(self, ids: Sequence[str], batch: Batch) -> None:
+        """Lay out rows `ids` (their terms: `batch`) in a namespace with none (`empty`)."""
+        terms, term_of, doc_of, tf_of = batch
+        self._forget()
+        self.terms = {t: j for j, t in enumerate(terms)}
+        self.docs, self.tfs = doc_of, tf_of
+        counts = np.bincount(term_of, minlength=len(terms))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.ids = [rid for rid, _ in rows]
+        self.ids = list(ids)
         self.where = {rid: i for i, rid in enumerate(self.ids)}
         self.n_dead = 0
-        self.id_array = np.empty(len(rows), dtype=object)
+        self.id_array = np.empty(len(ids), dtype=object)
         self.id_array[:] = self.ids
-        self.alive = np.ones(len(rows), dtype=bool)
-        self.lengths = np.bincount(doc_of, weights=tf_of, minlength=len(rows)).astype(np.float64)
+        self.alive = np.ones(len(ids), dtype=bool)
+        self.lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
 
     def _grow(self, size: int) -> None:
         """Room for `size` positions and more (doubling: a one-row write copies nothing, most
@@ -335,9 +376,7 @@ class Postings:
     def compact(self) -> None:
         """Merge the pending postings in (in one pass: both parts are sorted by term) and drop
         dead rows (positions renumbered). A term no live row holds keeps an empty run."""
-        self._forget()
         index = self.terms
-        base_t = np.repeat(np.arange(len(index), dtype=np.int64), np.diff(self.starts))
         more_t: list[int] = []
         more_d: list[int] = []
         more_f: list[float] = []
@@ -346,12 +385,22 @@ class Postings:
             more_t.extend([j] * len(docs))
             more_d.extend(docs)
             more_f.extend(tfs)
-        new_t = np.array(more_t, dtype=np.int64)
+        self._merge(
+            np.array(more_t, dtype=np.int64),
+            np.array(more_d, dtype=np.int64),
+            np.array(more_f, dtype=np.float64),
+        )
+
+    def _merge(self, new_t: IntArray, new_d: IntArray, new_f: FloatArray) -> None:
+        """`compact` with these postings (term numbers, positions, counts) as the pending ones."""
+        self._forget()
+        n_base = self.starts.size - 1  # the terms numbered before these postings
+        base_t = np.repeat(np.arange(n_base, dtype=np.int64), np.diff(self.starts))
         order = np.argsort(new_t, kind="stable")
         at = np.searchsorted(base_t, new_t[order], side="right")
         t_all = np.insert(base_t, at, new_t[order])
-        d_all = np.insert(self.docs, at, np.array(more_d, dtype=np.int64)[order])
-        f_all = np.insert(self.tfs, at, np.array(more_f, dtype=np.float64)[order])
+        d_all = np.insert(self.docs, at, new_d[order])
+        f_all = np.insert(self.tfs, at, new_f[order])
         self.pending = {}
         self.n_pending = 0
         if self.n_dead:
@@ -366,7 +415,7 @@ class Postings:
             self.alive = np.ones(len(self.ids), dtype=bool)
             self.n_dead = 0
         self.docs, self.tfs = d_all, f_all
-        counts = np.bincount(t_all, minlength=len(index))
+        counts = np.bincount(t_all, minlength=len(self.terms))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     def _set_arrays(

@@ -20,6 +20,7 @@ the stage's name says which state each figure was measured in.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -176,8 +177,8 @@ class ReferenceMemory:
         if not memories:
             return
         latest: dict[str, Memory] = {m.id: m for m in memories}  # last write of an id wins
-        rows = [  # positional, in IndexedMemory's order: a third cheaper than `**_shared(m)`
-            IndexedMemory(
+        rows = [  # `memories`' columns, in IndexedMemory's order: no IndexedMemory each
+            (
                 m.id,
                 m.text,
                 m.tier,
@@ -185,14 +186,14 @@ class ReferenceMemory:
                 m.session,
                 m.corpus,
                 m.created_at.isoformat() if isinstance(m.created_at, datetime) else None,
-                dict(m.metadata),
+                json.dumps(dict(m.metadata)),
             )
             for m in latest.values()
         ]
         vectors = None
         if self.embedder is not None:
-            vectors = np.asarray(self.embedder.embed([r.text for r in rows]), dtype=np.float32)
-        self._index.upsert(rows, vectors)
+            vectors = np.asarray(self.embedder.embed([r[1] for r in rows]), dtype=np.float32)
+        self._index.upsert_rows(rows, vectors)
         self._invalidate()
 
     def flush(self) -> None:
