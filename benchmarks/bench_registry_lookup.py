@@ -34,12 +34,24 @@ print(time.process_time() - start)
 """
 
 
-def _once(tree: Path) -> float:
+def _once(tree: Path, snippet: str, *argv: str) -> float:
+    """What `snippet` prints (its own timing), run by a new interpreter on `tree`'s `src`."""
     env = {**os.environ, "PYTHONPATH": str(tree.resolve() / "src")}
     out = subprocess.run(
-        [sys.executable, "-c", SNIPPET], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", snippet, *argv], env=env, capture_output=True, text=True, check=True
     )
     return float(out.stdout)
+
+
+def interleaved(before: Path, after: Path, runs: int, snippet: str, *argv: str) -> None:
+    """`snippet` in fresh processes, the two checkouts alternating; min / median printed."""
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for _ in range(runs):
+        times["before"].append(_once(before, snippet, *argv))
+        times["after"].append(_once(after, snippet, *argv))
+    for name, spent in times.items():
+        spent.sort()
+        print(f"{name}: {spent[0]:.4f} / {spent[len(spent) // 2]:.4f} CPU-s (min / median)")
 
 
 def main() -> None:
@@ -48,13 +60,7 @@ def main() -> None:
     parser.add_argument("--after", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    for _ in range(args.runs):
-        times["before"].append(_once(args.before))
-        times["after"].append(_once(args.after))
-    for name, spent in times.items():
-        spent.sort()
-        print(f"{name}: {spent[0]:.4f} / {spent[len(spent) // 2]:.4f} CPU-s (min / median)")
+    interleaved(args.before, args.after, args.runs, SNIPPET)
 
 
 if __name__ == "__main__":
