@@ -312,7 +312,7 @@ def load_records(path: str | Path, model: type[M], *, key: str | None = None) ->
     or YAML file, every record on its own: see `Records`. A file that cannot be read at all
     (missing, not UTF-8 JSON or YAML, not a list) raises DataError. The records live on (a
     dataset's): made with the cyclic collector paused, none of them is walked by it on the way
-    (a LoCoMo dataset: 3-4 collections of the first generation, 0.015-0.025 CPU-s)."""
+    (a LoCoMo dataset: 3-4 collections of the first generation, about 0.01-0.02 CPU-s)."""
     p, file = existing(path)
     out = Records[M](file)
     if p.suffix.lower() == ".jsonl":
