@@ -415,7 +415,9 @@ def test_the_registries_share_one_reading_of_the_installed_entry_points(
 ) -> None:
     """`entry_points(group=...)` reads every distribution's entry_points.txt whatever the group:
     each registry reading its own group read them all again (five passes in a lexical evaluate).
-    One pass serves every registry; one put on `sys.path` later is still found (read again).
+    A built-in name needs no pass (memgauge's own table has it: a lexical evaluate reads none);
+    a plug-in's name needs one, which serves every registry, and one put on `sys.path` later is
+    still found (read again).
 
     The passes are counted where the registries make them (`metadata.entry_points` as the
     registries' own module calls it), so what other tests left in the process (distributions of
@@ -437,14 +439,29 @@ def test_the_registries_share_one_reading_of_the_installed_entry_points(
         assert AGGREGATES.get("ir").origin == "memgauge"
         assert KINDS.get("retrieval").origin == "memgauge"
         assert SUBJECTS.get("reference").origin == "memgauge"
-        assert passes == [()]  # one pass over every group, for the four registries
+        assert passes == []  # built-in names: no pass over the installed distributions
 
         info = tmp_path / "late_plugin-1.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: late-plugin\nVersion: 1.0\n")
-        (info / "entry_points.txt").write_text("[memgauge.aggregates]\nlate_one = json:dumps\n")
+        (info / "entry_points.txt").write_text(
+            "[memgauge.aggregates]\nlate_one = json:dumps\n"
+            "[memgauge.evaluators]\nlate_two = json:loads\n"
+        )
         monkeypatch.syspath_prepend(str(tmp_path))
         assert AGGREGATES.get("late_one").origin == "late-plugin"
+        assert EVALUATORS.get("late_two").origin == "late-plugin"
+        assert passes == [()]  # one pass over every group, for both registries
+
+        later = tmp_path / "later"
+        (later / "later_plugin-1.0.dist-info").mkdir(parents=True)
+        for name, text in (
+            ("METADATA", "Metadata-Version: 2.1\nName: later-plugin\nVersion: 1.0\n"),
+            ("entry_points.txt", "[memgauge.aggregates]\nlater_one = json:dumps\n"),
+        ):
+            (later / "later_plugin-1.0.dist-info" / name).write_text(text)
+        monkeypatch.syspath_prepend(str(later))
+        assert AGGREGATES.get("later_one").origin == "later-plugin"
         assert passes == [(), ()]  # sys.path changed: read again, once
     finally:
         monkeypatch.undo()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memgauge._util.redact import REDACTED, redact, register_secret
+from memgauge._util import redact as redact_module
+from memgauge._util.redact import REDACTED, redact, redactor, register_secret
 from memgauge.errors import LLMError, SubjectError
 from memgauge.llm import CachingClient, ChatRequest, FakeOpenAIServer, Fault, LLMConfig
 from memgauge.llm.fake_server import ECHO_BODY
@@ -72,6 +73,43 @@ def test_configured_keys_go_wherever_they_appear_and_before_the_cut() -> None:
 def test_credential_named_environment_values_are_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789-envcanary")
     assert redact("echo tok-0123456789-envcanary") == f"echo {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Recall@10 = 1.000",
+        "RR@5 = 0.000",
+        "AUTHORIZATION: x",
+        "a Bearer here",
+        "the KeY",
+        "SK-abc",
+        "PassWord",
+        "\u017fecret=abcd1234efgh",  # long s: IGNORECASE takes it for an s
+        "the \u212aey",  # Kelvin sign: IGNORECASE takes it for a k
+        "caf\u00e9 token",
+        "caf\u00e9 only",
+        "",
+    ],
+)
+def test_the_ascii_cue_gives_the_case_blind_patterns_answer(text: str) -> None:
+    assert redact_module._cued(text) == (redact_module._CUE.search(text) is not None)
+
+
+def test_a_changed_environment_and_a_key_registered_later_are_seen_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = "tok-1111111111-envcanary", "tok-2222222222-envcanary"
+    monkeypatch.setenv("MY_OTHER_TOKEN", first)
+    assert redactor()(f"echo {first}") == f"echo {REDACTED}"
+    monkeypatch.setenv("MY_OTHER_TOKEN", second)
+    assert redactor()(f"echo {first} {second}") == f"echo {first} {REDACTED}"
+    monkeypatch.delenv("MY_OTHER_TOKEN")
+    assert redact(f"echo {second}") == f"echo {second}"
+    late = "mgk-LATECANARY-0123456789"
+    assert redact(f"echo {late}") == f"echo {late}"
+    register_secret(late)
+    assert redact(f"echo {late}") == f"echo {REDACTED}"
 
 
 def _client(server: FakeOpenAIServer, **kw: object) -> OpenAIClient:

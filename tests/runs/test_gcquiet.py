@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import gc
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from memgauge._util.gcquiet import GC_THRESHOLD, fewer_collections
+from memgauge.data.jsonio import load_records
+from memgauge.data.models import Memory
 
 
 def test_what_a_run_keeps_alive_is_not_walked_again_and_again() -> None:
@@ -37,3 +41,35 @@ def test_what_a_run_keeps_alive_is_not_walked_again_and_again() -> None:
     assert id(kept[-1]) in in_last
     assert id(kept) in in_last
     assert gc.get_threshold() == saved
+
+
+def test_loaded_records_are_made_unwalked_and_join_the_last_generation(tmp_path: Path) -> None:
+    """A dataset's records live on: `load_records` makes them with the collector paused (no
+    collection walks them as they are made, 3-4 of them for LoCoMo), and they join the last
+    generation when it returns; the collector is on again and its thresholds are back."""
+    path = tmp_path / "memories.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": f"m{i}", "text": f"t {i}"}) + "\n" for i in range(3000))
+    )
+    started: Counter[int] = Counter()
+
+    def count(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[info["generation"]] += 1
+
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    gc.callbacks.append(count)
+    try:
+        loaded = load_records(path, Memory)
+        during, thresholds, enabled = dict(started), gc.get_threshold(), gc.isenabled()
+        in_last = {id(o) for o in gc.get_objects(generation=2)}
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*saved)
+    assert len(loaded.records) == 3000
+    assert loaded.problems == []
+    assert during == {}
+    assert id(loaded.records[-1]) in in_last
+    assert id(loaded.valid) in in_last
+    assert (thresholds, enabled) == ((700, 10, 10), True)

@@ -1,7 +1,8 @@
 """memgauge's own components, by entry-point group: the same table `pyproject.toml` declares
-under `[project.entry-points]` (a test keeps the two equal). Registries load these through the
-entry-point path; this copy is read when memgauge runs from a source tree whose metadata is not
-installed (or is older than the code)."""
+under `[project.entry-points]` (a test keeps the two equal). A registry asked for one of these
+names loads it from here without reading the installed distributions; a listing reads them, and
+takes this copy for a name memgauge's installed metadata lacks (a source tree whose metadata is not
+installed, or is older than the code)."""
 
 from __future__ import annotations
 

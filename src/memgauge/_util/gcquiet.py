@@ -18,10 +18,12 @@ do): garbage cycles among it are found by the next full collection.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from memgauge._util.shared import SharedSetting
 
-__all__ = ["GC_THRESHOLD", "GC_THRESHOLD_1", "fewer_collections"]
+__all__ = ["GC_THRESHOLD", "GC_THRESHOLD_1", "fewer_collections", "kept_unwalked"]
 
 GC_THRESHOLD = 20_000
 #: collections of the first generation per collection of the second, while a run goes
@@ -47,3 +49,28 @@ def _restore(saved: tuple[int, int, int]) -> None:
 #: raise the collector's first two thresholds and freeze the objects that exist now, for the
 #: duration (nested and concurrent uses restore once, at the last exit)
 fewer_collections = SharedSetting(_raise_and_freeze, _restore)
+
+
+def _pause() -> bool:
+    was = gc.isenabled()
+    gc.disable()
+    return was
+
+
+def _resume(was: bool) -> None:
+    if was:
+        gc.enable()
+
+
+#: the cyclic collector off for the duration (back on at the last exit, if it was on)
+_paused = SharedSetting(_pause, _resume)
+
+
+@contextmanager
+def kept_unwalked() -> Iterator[None]:
+    """For making many objects that live on (a dataset's records): no collection while inside,
+    and what was made joins the last generation without a walk when it ends (as at the end of
+    `fewer_collections`, which it holds). Inside a run's `fewer_collections` what is made stays
+    young (the run's freeze is not undone early). Usable as a decorator."""
+    with _paused(), fewer_collections():
+        yield

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.gcquiet import kept_unwalked
 from memgauge.data.parsing import ParseError, load_yaml, loads_json
 from memgauge.errors import DataError, Problem
 
@@ -305,10 +306,13 @@ def validate_items(
     return out
 
 
+@kept_unwalked()
 def load_records(path: str | Path, model: type[M], *, key: str | None = None) -> Records[M]:
     """Read records of `model` from a JSONL, JSON (list, or object with the list under `key`)
     or YAML file, every record on its own: see `Records`. A file that cannot be read at all
-    (missing, not UTF-8 JSON or YAML, not a list) raises DataError."""
+    (missing, not UTF-8 JSON or YAML, not a list) raises DataError. The records live on (a
+    dataset's): made with the cyclic collector paused, none of them is walked by it on the way
+    (a LoCoMo dataset: 3-4 collections of the first generation, about 0.01-0.02 CPU-s)."""
     p, file = existing(path)
     out = Records[M](file)
     if p.suffix.lower() == ".jsonl":
