@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gc
 import os
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -69,23 +66,8 @@ def _capture(dataset: Path) -> list[tuple[Any, ...]]:
     return got
 
 
-def _pair(
-    label: str,
-    before: Callable[[], Any],
-    after: Callable[[], Any],
-    runs: int,
-    key: Callable[[Any], Any] = lambda x: x,
-) -> None:
-    assert key(before()) == key(after()), label  # and a warm-up of each
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    for _ in range(runs):
-        for name, f in (("before", before), ("after", after)):
-            gc.collect()
-            t = time.process_time()
-            f()
-            times[name].append(time.process_time() - t)
-    for name, ts in times.items():
-        print(f"{label:14s} {name:6s} min {min(ts):.4f}  median {statistics.median(ts):.4f}")
+def _equal_by(key: Callable[[Any], Any]) -> Callable[[Any, Any], bool]:
+    return lambda a, b: bool(key(a) == key(b))
 
 
 def _untimed(record: Any) -> Any:
@@ -105,7 +87,7 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
     sys.path.insert(0, str(ROOT / "src"))
-    from bench_summary_cuts import _load
+    from bench_summary_cuts import _load, _pair
     from memgauge.runs import work
     from memgauge.runs.kinds import base
     from memgauge.scorers import retrieval
@@ -147,7 +129,7 @@ def main() -> None:
     def fields(rs: list[Any]) -> Any:
         return [(r, r.model_fields_set, list(vars(r))) for r in rs]
 
-    _pair("item records", records(old_work), records(work), args.runs, fields)
+    _pair("item records", records(old_work), records(work), args.runs, _equal_by(fields))
 
     def measures(module: ModuleType) -> Any:
         made = [
@@ -168,7 +150,7 @@ def main() -> None:
         return lambda: [module.score_item(on, it, rec, t0) for _t, it, rec, t0, _r in got]
 
     before, after = scored(old_work, old_task), scored(work, new_task)
-    _pair("score_item", before, after, args.runs, lambda rs: [_untimed(r) for r in rs])
+    _pair("score_item", before, after, args.runs, _equal_by(lambda rs: [_untimed(r) for r in rs]))
 
 
 if __name__ == "__main__":

@@ -68,8 +68,16 @@ def _records(dataset: Path) -> dict[str, Any]:
     return captured
 
 
-def _pair(label: str, before: Callable[[], Any], after: Callable[[], Any], runs: int) -> None:
-    assert _same(before(), after()), label  # and a warm-up of each
+def _pair(
+    label: str,
+    before: Callable[[], Any],
+    after: Callable[[], Any],
+    runs: int,
+    same: Callable[[Any, Any], bool] | None = None,
+) -> None:
+    """Time `before` and `after` interleaved, `runs` times each, once their results are the
+    same (`_same` unless `same` is given)."""
+    assert (same or _same)(before(), after()), label  # and a warm-up of each
     times: dict[str, list[float]] = {"before": [], "after": []}
     for _ in range(runs):
         for name, f in (("before", before), ("after", after)):
