@@ -84,10 +84,10 @@ def test_scores_equal_plain_float_sums_bit_for_bit(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_a_first_write_makes_the_arrays_appending_and_compacting_make(seed: int) -> None:
-    """Rows added to a namespace with none are laid out at once (`Postings._first`): the same
-    terms, positions, counts, lengths and ids as the pending lists merged by `compact`, and
-    `Stats.add_all` counts what `Stats.add` row by row does."""
+def test_stats_add_all_counts_what_add_counts_row_by_row(seed: int) -> None:
+    """`Stats.add_all` counts what `Stats.add` row by row does, and `Postings.add` goes through
+    the pending lists, a namespace's first rows too (a batch is laid out from its arrays by
+    `Postings.fill`: tests/store/test_lexical.py)."""
     rng = random.Random(seed)
     vocab = [f"t{i}" for i in range(60)] + ["café", "ünï", ""]
     rows = []
@@ -96,25 +96,12 @@ def test_a_first_write_makes_the_arrays_appending_and_compacting_make(seed: int)
         for t in rng.choices(vocab, k=rng.randint(0, 12)):
             terms[t] = terms.get(t, 0) + 1
         rows.append((f"m{i:04d}", terms))
-    first, appended = Postings(), Postings()
-    first.add(rows)
-    appended._append(rows)
-    appended.compact()
-    assert first.terms == appended.terms
-    assert first.ids == appended.ids
-    assert first.where == appended.where
-    for name in ("docs", "tfs", "starts", "lengths", "alive", "id_array"):
-        a, b = getattr(first, name), getattr(appended, name)[: len(getattr(first, name))]
-        assert a.dtype == b.dtype, name
-        assert np.array_equal(a, b), name
-    assert first.lengths.size == len(rows)
-    assert not first.pending
-    assert first.n_dead == 0
     one, many = Stats(), Stats()
     for _, terms in rows:
         one.add(terms)
     many.add_all([terms for _, terms in rows])
     assert (one.n_rows, one.tokens, one.df) == (many.n_rows, many.tokens, many.df)
-    # a later write goes through the pending lists, as before
-    first.add([("m9999", {"t1": 2})])
-    assert first.pending == {"t1": ([len(rows)], [2.0])}
+    space = Postings()
+    space.add([("m0", {"t1": 2}), ("m1", {"t1": 1, "t2": 3})])
+    assert space.pending == {"t1": ([0, 1], [2.0, 1.0]), "t2": ([1], [3.0])}
+    assert (space.ids, space.where) == (["m0", "m1"], {"m0": 0, "m1": 1})

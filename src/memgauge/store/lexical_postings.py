@@ -242,14 +242,9 @@ class Postings:
         return not self.ids and not self.pending
 
     def add(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
-        """Append rows (their ids must not be live: `remove` them first)."""
-        if self.empty():
-            self._first(rows)
-        else:
-            self._append(rows)
-
-    def _append(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
-        """`add` through the pending lists (merged in by `compact`)."""
+        """Append rows (their ids must not be live: `remove` them first) through the pending
+        lists (merged in by `compact`). A batch's first write or a large one is laid out from
+        its arrays instead (`fill`, `merge`: `Lexical.written`)."""
         start = len(self.ids)
         lengths = np.empty(len(rows), dtype=np.float64)
         pending = self.pending
@@ -292,21 +287,6 @@ class Postings:
         lengths = np.bincount(doc_of, weights=tf_of, minlength=len(ids)).astype(np.float64)
         self._place(ids, lengths)
         self._merge(number[term_of], doc_of + start, tf_of)
-
-    def _first(self, rows: Sequence[tuple[str, DocTerms]]) -> None:
-        """`add` to a namespace with no rows (a new one, or one just cleared): the compacted
-        arrays made at once, in NumPy (`fill`), as `add` and `compact` would make them (terms
-        numbered in the order they first occur, each term's rows in order), without a pending
-        list per term (a batch of 512 LoCoMo turns: 60,000 appends)."""
-        docs = [terms for _, terms in rows]
-        n = sum(map(len, docs))
-        index = {t: j for j, t in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
-        term_of = np.fromiter(map(index.__getitem__, chain.from_iterable(docs)), np.int64, n)
-        tf_of = np.fromiter(chain.from_iterable(map(dict.values, docs)), np.float64, n)
-        doc_of = np.repeat(np.arange(len(rows), dtype=np.int64), list(map(len, docs)))
-        order = np.argsort(term_of, kind="stable")
-        batch = (list(index), term_of[order], doc_of[order], tf_of[order])
-        self.fill([rid for rid, _ in rows], batch)
 
     def fill(self, ids: Sequence[str], batch: Batch) -> None:
         """Lay out rows `ids` (their terms: `batch`) in a namespace with none (`empty`)."""
