@@ -182,7 +182,7 @@ def _read(
             (stand_in if fallback else values).append(float(value))
         if v.passed is not None and not fallback:
             judged.append(bool(v.passed))
-        if v.error or (value is None and not detail.get("skipped")):  # `_unscored`
+        if v.error or _unscored(v):
             n_unscored += 1
         if detail and (x := _votes(detail.get("panel_passed"))):
             votes.append(x)

@@ -88,7 +88,11 @@ def executemany(
         if order is None:  # named parameters (PostgreSQL's driver)
             params = [dict(zip(names, r, strict=True)) for r in rows]
         elif order != names:
-            params = [tuple(r[names.index(n)] for n in order) for r in rows]
+            at = [names.index(n) for n in order]  # each parameter's place in a row, once
+            if len(at) > 1:
+                params = list(map(itemgetter(*at), rows))
+            else:
+                params = [tuple(r[i] for i in at) for r in rows]
     elif order is not None and len(order) > 1:
         # one C call a row (a generator a row cost the recorder a tenth of its time)
         params = list(map(itemgetter(*order), rows))
