@@ -182,6 +182,8 @@ _SCORE = (
     "raw_reply",
     "seq",
 )
+#: where a `_SCORE` row holds what an item's document reads of it
+_EVALUATOR, _REASON, _ERROR = map(_SCORE.index, ("evaluator", "reason", "error"))
 
 
 def record_items(c: sa.Connection, run_id: str, rows: Sequence[ItemRecord]) -> None:
@@ -309,7 +311,7 @@ def _documents(
         vals = [*before.values, text]
         # in the order `refill` reads them: by evaluator, as the scores' key sorts (an
         # evaluator given twice: the upsert keeps the last)
-        of = {v[4]: (v[7], v[8]) for v in scores[start:end]}
+        of = {v[_EVALUATOR]: (v[_REASON], v[_ERROR]) for v in scores[start:end]}
         for evaluator in sorted(of):
             vals += of[evaluator]
         values[key] = vals
