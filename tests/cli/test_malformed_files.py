@@ -344,6 +344,20 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ["import-traces", "extraction-trace"],
         (None, "0.child_runs.0.start_time: 'yesterday' is not a time"),
     ),
+    # an import that leaves nothing to evaluate was written, then refused by `evaluate` (and
+    # an `evaluate` of the file itself scored nothing and exited 0)
+    "longmemeval_no_user_turns.json": (
+        ["validate", "import-longmemeval", "evaluate"],
+        (
+            None,
+            "nothing to evaluate: the longmemeval-turn import holds 0 memories, 1 queries, 0 "
+            "judgments; 1 dropped (q-1: no user turn in the haystack)",
+        ),
+    ),
+    "locomo_no_questions.json": (
+        ["validate", "import-locomo", "evaluate"],
+        (None, "nothing to evaluate: the locomo import holds 2 memories, 0 queries, 0 judgments"),
+    ),
 }
 
 PARAMS = [(name, cmd) for name, (cmds, _) in CASES.items() for cmd in cmds]

@@ -59,6 +59,7 @@ def import_dataset(
         import_locomo,
         import_longmemeval,
         import_memaudit,
+        require_evaluable,
     )
     from memgauge.data.io import save_conversations, save_retrieval_dataset
     from memgauge.data.jsonio import write_jsonl
@@ -85,6 +86,7 @@ def import_dataset(
             ds, report = import_beir(src, split=split, grades=grades)
         else:
             ds, report = import_longmemeval(src, granularity, protocol)
+        require_evaluable(ds, report, str(src))
         written = save_retrieval_dataset(ds, out_dir)
     report_path = out_dir / "import_report.json"
     atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
@@ -204,12 +206,13 @@ def _suite(path: Path) -> str:
 
 def _imported(kind: str) -> Callable[[Path], str]:
     def check(path: Path) -> str:
-        from memgauge.data.importers import import_locomo, import_longmemeval
+        from memgauge.data.importers import import_locomo, import_longmemeval, require_evaluable
 
         if kind == "locomo":
             ds, report = import_locomo(path)
         else:
             ds, report = import_longmemeval(path)
+        require_evaluable(ds, report, str(path))
         changed = f", {len(report.changed)} records changed" if report.changed else ""
         dropped = f", {len(report.dropped)} items dropped" if report.dropped else ""
         return (

@@ -20,9 +20,14 @@ def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDatas
     if found == "locomo":
         from memgauge.data.importers.locomo import import_locomo
 
-        return import_locomo(path)[0]
-    if found == "longmemeval":
+        ds, report = import_locomo(path)
+    elif found == "longmemeval":
         from memgauge.data.importers.longmemeval import import_longmemeval
 
-        return import_longmemeval(path)[0]
-    return load_retrieval_dataset(path)
+        ds, report = import_longmemeval(path)
+    else:
+        return load_retrieval_dataset(path)
+    from memgauge.data.importers.common import require_evaluable
+
+    require_evaluable(ds, report, str(path))
+    return ds

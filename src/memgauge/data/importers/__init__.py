@@ -5,7 +5,7 @@ and why, so nothing disappears silently.
 """
 
 from memgauge.data.importers.beir import BeirGrades, import_beir
-from memgauge.data.importers.common import ImportReport
+from memgauge.data.importers.common import ImportReport, require_evaluable
 from memgauge.data.importers.csv_items import import_csv_items
 from memgauge.data.importers.locomo import import_locomo
 from memgauge.data.importers.longmemeval import import_longmemeval
@@ -19,4 +19,5 @@ __all__ = [
     "import_locomo",
     "import_longmemeval",
     "import_memaudit",
+    "require_evaluable",
 ]

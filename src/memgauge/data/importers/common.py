@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memgauge.errors import Problem
+from memgauge.errors import DataError, Problem
 
-__all__ = ["ImportReport", "json_type", "wrong_type"]
+if TYPE_CHECKING:
+    from memgauge.data.models import RetrievalDataset
+
+__all__ = ["ImportReport", "json_type", "require_evaluable", "wrong_type"]
 
 
 @dataclass
@@ -37,6 +40,30 @@ class ImportReport:
         if not self.protocol:
             del out["protocol"]
         return out
+
+
+def require_evaluable(ds: RetrievalDataset, report: ImportReport, source: str) -> None:
+    """Refuse an imported retrieval dataset with nothing to search or nothing judged: a dataset
+    directory holding it would be refused by `memgauge evaluate` (an empty memories.jsonl or
+    judgments.jsonl), so `import`, `validate` and an `evaluate` of the file itself refuse it
+    too, naming what the import left out."""
+    if ds.memories and ds.judgments:
+        return
+    held = f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
+    dropped = ""
+    if report.dropped:
+        first = ", ".join(": ".join(str(v) for v in entry.values()) for entry in report.dropped[:3])
+        more = f", and {len(report.dropped) - 3} more" if len(report.dropped) > 3 else ""
+        dropped = f"; {len(report.dropped)} dropped ({first}{more})"
+    raise DataError(
+        Problem(
+            source,
+            None,
+            None,
+            f"nothing to evaluate: the {report.format} import holds {held}{dropped}; "
+            f"a retrieval dataset needs memories and judged queries (is it the whole file?)",
+        )
+    )
 
 
 _JSON_NAMES: dict[type, str] = {
