@@ -351,7 +351,15 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         (
             None,
             "nothing to evaluate: the longmemeval-turn import holds 0 memories, 1 queries, 0 "
-            "judgments; 1 dropped (q-1: no user turn in the haystack)",
+            "judgments; 1 dropped (query q-1: no user turn in the haystack)",
+        ),
+    ),
+    "beir_qrels_unknown_query": (
+        ["import-beir"],
+        (
+            None,
+            "nothing to evaluate: the beir import holds 6 memories, 0 queries, 0 judgments; 1 "
+            "dropped (line 2, query q9, document d1: query not in queries.jsonl)",
         ),
     ),
     "locomo_no_questions.json": (

@@ -52,7 +52,7 @@ def require_evaluable(ds: RetrievalDataset, report: ImportReport, source: str) -
     held = f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
     dropped = ""
     if report.dropped:
-        first = ", ".join(": ".join(str(v) for v in entry.values()) for entry in report.dropped[:3])
+        first = ", ".join(_dropped_entry(entry) for entry in report.dropped[:3])
         more = f", and {len(report.dropped) - 3} more" if len(report.dropped) > 3 else ""
         dropped = f"; {len(report.dropped)} dropped ({first}{more})"
     raise DataError(
@@ -64,6 +64,14 @@ def require_evaluable(ds: RetrievalDataset, report: ImportReport, source: str) -
             f"a retrieval dataset needs memories and judged queries (is it the whole file?)",
         )
     )
+
+
+def _dropped_entry(entry: dict[str, Any]) -> str:
+    """One dropped item for a message: `query q-1: no user turn in the haystack` (the reason
+    under the importers' `reason` or `why`)."""
+    why = entry.get("reason", entry.get("why"))
+    where = ", ".join(f"{k} {v}" for k, v in entry.items() if k not in ("reason", "why"))
+    return f"{where}: {why}" if why is not None else where
 
 
 _JSON_NAMES: dict[type, str] = {
