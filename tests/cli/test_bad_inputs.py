@@ -10,6 +10,7 @@ import pytest
 from memgauge.cli.main import main
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
+DATA = BAD.parent
 
 
 @pytest.mark.parametrize(
@@ -115,24 +116,36 @@ def test_bad_annotation_files_exit_2_and_store_nothing(
     "command",
     [
         ["import", "memaudit", "{sample}", "--out", "{blocked}/dataset"],
-        ["demo", "--out", "{blocked}/demo", "--no-store"],
+        ["demo", "--out", "{blocked}/demo", "--store", "{store}"],
+        ["evaluate", "{bundle}", "-s", "lexical", "--out", "{blocked}/r", "--store", "{store}"],
+        ["synth", "{memories}", "--out", "{blocked}/synth"],
     ],
 )
 def test_an_output_path_that_cannot_be_used_exits_2_without_a_traceback(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An output directory under an existing file is the user's path, not a bug in memgauge."""
+    """An output directory under an existing file is the user's path, not a bug in memgauge:
+    refused as the command line is read, before anything runs (an evaluate once ran and
+    recorded the whole run, then failed writing its reports)."""
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory\n", encoding="utf-8")
+    store = tmp_path / "store.db"
     sample = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
-    args = [a.format(blocked=blocked, sample=sample) for a in command]
+    places = {
+        "blocked": blocked,
+        "sample": sample,
+        "store": store,
+        "bundle": DATA / "good" / "bundle.yaml",
+        "memories": DATA / "good" / "memories_bom.jsonl",
+    }
+    args = [a.format(**places) for a in command]
     code = main(args)
     err = capsys.readouterr().err
     assert code == 2, err
     assert "Traceback" not in err
-    assert str(blocked) in err
-    assert "check the path" in err
+    assert f"{str(blocked)!r} is not a directory, so no directory can be made under it" in err
     assert blocked.read_text(encoding="utf-8") == "not a directory\n"
+    assert not store.exists()  # nothing ran: no run recorded
 
 
 # --- issue 27 item 7: a --store that cannot be used ------------------------------------------

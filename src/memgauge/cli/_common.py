@@ -6,6 +6,7 @@ lists what a light command must not load): the retrieval conventions' options li
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
-    "DIR",
     "EXISTING",
     "EXISTING_FILE",
     "FILE",
+    "OUT_DIR",
     "PATH",
     "Command",
     "DefaultGroup",
@@ -44,9 +45,42 @@ Command = Callable[..., None]
 #: the paths that options and arguments take, each given to the command as a `Path`
 PATH = click.Path(path_type=Path)
 FILE = click.Path(dir_okay=False, path_type=Path)
-DIR = click.Path(file_okay=False, path_type=Path)
 EXISTING = click.Path(exists=True, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+class _OutDir(click.Path):
+    """A directory a command writes into: one that exists, or one it can make. Checked when the
+    command line is read, so a path under a file or a directory it cannot write is exit 2
+    before a run, not after it."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        probe = Path(os.fsdecode(path)).absolute()
+        while not os.path.lexists(probe) and probe != probe.parent:
+            probe = probe.parent
+        if not probe.is_dir():
+            self.fail(
+                f"{os.fspath(path)!r}: {os.fspath(probe)!r} is not a directory, so no "
+                "directory can be made under it; give a directory path",
+                param,
+                ctx,
+            )
+        if not os.access(probe, os.W_OK | os.X_OK):
+            self.fail(
+                f"{os.fspath(path)!r}: cannot write in {os.fspath(probe)!r}; give a directory "
+                "you can write",
+                param,
+                ctx,
+            )
+        return path
+
+
+#: a directory the command writes into (made if missing)
+OUT_DIR = _OutDir()
 
 
 class DefaultGroup(click.Group):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memgauge.cli._common import PATH, Command, apply_options, choice_option
+from memgauge.cli._common import OUT_DIR, Command, apply_options, choice_option
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, integer, number
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def report_dir_option(
     return click.option(
         decl,
         "out_dir",
-        type=PATH,
+        type=OUT_DIR,
         default=Path(default),
         help=f"Directory for {files}.",
     )

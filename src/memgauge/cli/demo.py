@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
-from memgauge.cli._common import PATH, console
+from memgauge.cli._common import OUT_DIR, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
 from memgauge.cli._options import RunArgs, run_options
@@ -27,7 +27,7 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
 @click.option(
     "--out",
     "out_dir",
-    type=PATH,
+    type=OUT_DIR,
     default=Path("memgauge-demo"),
     help="Where the demo dataset and the reports are written.",
 )

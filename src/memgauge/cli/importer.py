@@ -9,7 +9,7 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import DIR, EXISTING, choice_option, console
+from memgauge.cli._common import EXISTING, OUT_DIR, choice_option, console
 
 __all__ = ["import_"]
 
@@ -22,7 +22,7 @@ __all__ = ["import_"]
 @click.option(
     "--out",
     "out_dir",
-    type=DIR,
+    type=OUT_DIR,
     required=True,
     help="Directory to write the native dataset files into.",
 )

@@ -11,9 +11,9 @@ import click
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import (
-    DIR,
     EXISTING_FILE,
     FILE,
+    OUT_DIR,
     Command,
     db_argument,
     json_option,
@@ -44,7 +44,7 @@ def logs() -> None:
 
 @logs.command()
 @db_argument
-@click.option("--archive", "archive_dir", type=DIR, required=True)
+@click.option("--archive", "archive_dir", type=OUT_DIR, required=True)
 def retain(db: api.StoreURL, archive_dir: Path) -> None:
     """Apply the retention policy: queries, feedback and agent outputs 90 days (queries
     archived to JSON lines first), shadow runs 30 days."""
@@ -206,7 +206,7 @@ def re_search(db: api.StoreURL, threshold: float, window_s: float) -> None:
 
 @logs.command("export")
 @db_argument
-@click.option("--out", "out_dir", type=DIR, required=True)
+@click.option("--out", "out_dir", type=OUT_DIR, required=True)
 @memories_option("The memory system's memories (JSONL of Memory) to include.", FILE)
 @dump_from_option(
     "Take the memories from this system's dump (any `memgauge evaluate -s` value, e.g."

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import DIR, console, json_option
+from memgauge.cli._common import OUT_DIR, console, json_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import fraction_option
@@ -26,7 +26,7 @@ __all__ = ["synth"]
 
 @click.command()
 @click.argument("memories")
-@click.option("--out", "out_dir", type=DIR, required=True, help="Dataset directory to write.")
+@click.option("--out", "out_dir", type=OUT_DIR, required=True, help="Dataset directory to write.")
 @click.option(
     "--kind",
     type=click.Choice(list(api.MEMORY_SOURCES)),
