@@ -167,3 +167,24 @@ def test_a_suite_with_working_failing_and_dead_subjects_finishes_and_exits_4(
     assert main(["runs", "show", doc["run_id"], "--store", db, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert (shown["summary"]["n_completed"], shown["status"]) == (37, "failed")
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "no-store"])
+def test_a_failed_run_says_where_its_failures_are(
+    stored: bool, dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stored run points to `runs show`; a `--no-store` run (which `runs show` cannot find)
+    to the files it wrote."""
+    keep = ["--store", str(tmp_path / "r.db")] if stored else ["--no-store"]
+    args = ["evaluate", str(dataset), "-s", _spec("dead"), "--out", str(tmp_path / "o"), *keep]
+    assert main(args) == 4
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("run ") and " failed: " in x]
+    if stored:
+        assert line.endswith("for the failures")
+        assert "see `memgauge runs show " in line
+    else:
+        assert "runs show" not in out
+        assert line.endswith(
+            "the failures are in the files written above (--no-store: the run was not recorded)"
+        )

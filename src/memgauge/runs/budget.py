@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from memgauge.data.records import ItemRecord
 
-__all__ = ["FailureBudget", "counts_as_failed", "too_many_failed"]
+__all__ = ["FailureBudget", "counts_as_failed", "failures_hint", "too_many_failed"]
 
 
 def _percent(x: float) -> str:
@@ -101,4 +101,9 @@ class FailureBudget:
             kinds = ", ".join(f"{c} {k}" for k, c in self.kinds.get(subject, Counter()).items())
             too_many = too_many_failed(self.failed[subject], self.totals[subject], self.rate, kinds)
             parts.append(f"subject {subject}: {too_many}")
-        return "; ".join(parts) + f"; see `memgauge runs show {run_id}` for the failures"
+        return "; ".join(parts) + failures_hint(run_id)
+
+
+def failures_hint(run_id: str) -> str:
+    """The end of a failed run's reason: where its failures are (a stored run's)."""
+    return f"; see `memgauge runs show {run_id}` for the failures"
