@@ -38,7 +38,7 @@ def test_a_suite_is_a_suite_whatever_its_name(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = _copy(SUITE, tmp_path, name)
-    shutil.copy(DATA / "good" / "conversations.jsonl", tmp_path)  # the suite's dataset
+    shutil.copy(DATA / "good" / "bundle.yaml", tmp_path)  # the suite's dataset
     code, out = _validate(capsys, str(suite))
     assert code == 0, out
     assert out.startswith(f"ok  {suite}  (suite: suite 'good-suite': 1 subjects, 2 tasks)")
