@@ -314,3 +314,33 @@ def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
     assert "Traceback" not in err
     assert not (tmp_path / "no").exists()
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("conversations.jsonl", "audit conversations with `memgauge audit FILE`"),
+        ("memories_bom.jsonl", "give the directory that holds memories.jsonl"),
+        ("suite.yaml", "run a suite with `memgauge run FILE`"),
+        ("qrels.txt", "`memgauge metrics QRELS RUN`"),
+    ],
+)
+def test_evaluate_on_a_file_of_another_kind_says_what_it_is(
+    name: str, hint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read as a bundle, these failed as 'not valid JSON' at their second line."""
+    path = DATA / "good" / name
+    args = ["evaluate", str(path), "-s", "lexical", "--no-store", "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: a " in err
+    assert "file (by its content), not a retrieval dataset" in err
+    assert hint in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_good_suite_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/good/suite.yaml is a suite that runs, not only one that validates (its
+    retrieval task named the conversations file)."""
+    args = ["run", str(DATA / "good" / "suite.yaml"), "--store", str(tmp_path / "r.db")]
+    assert main(args) == 0, capsys.readouterr().err

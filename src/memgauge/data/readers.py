@@ -5,17 +5,47 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memgauge.data.detect import read_as
+from memgauge.data.detect import detect_kind, read_as
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
+from memgauge.errors import DataError, Problem
 
 __all__ = ["load_retrieval_source"]
+
+_PART = "one file of a dataset: give the directory that holds memories.jsonl, queries.jsonl and judgments.jsonl"
+#: what to do with a file of another kind than a retrieval dataset
+_ELSEWHERE = {
+    "memories": _PART,
+    "queries": _PART,
+    "judgments": _PART,
+    "equivalence": _PART,
+    "chains": _PART,
+    "qrels": "score TREC files with `memgauge metrics QRELS RUN`",
+    "run": "score TREC files with `memgauge metrics QRELS RUN`",
+    "conversations": "audit conversations with `memgauge audit FILE`",
+    "suite": "run a suite with `memgauge run FILE`",
+    "subject": "a subject spec file goes to `-s FILE`",
+}
 
 
 def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDataset:
     """A retrieval dataset: a dataset directory or bundle, or a LoCoMo or LongMemEval file read
     as `memgauge import` reads it by default (its import report is what `import` writes)."""
     found = read_as(path, kind, "retrieval")
+    if found is None and kind is None and path.is_file():
+        other = detect_kind(path)  # read as a bundle, a file of another kind fails confusingly
+        if other is not None:
+            what = _ELSEWHERE.get(other, "`memgauge validate FILE` checks it as what it is")
+            raise DataError(
+                Problem(
+                    str(path),
+                    None,
+                    None,
+                    f"a {other} file (by its content), not a retrieval dataset: {what}; a "
+                    "retrieval dataset is a dataset directory, a bundle (YAML or JSON), a LoCoMo "
+                    "or a LongMemEval file",
+                )
+            )
     # the importers (regex, NLTK) only when one is needed
     if found == "locomo":
         from memgauge.data.importers.locomo import import_locomo

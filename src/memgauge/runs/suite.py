@@ -177,7 +177,9 @@ class TaskSpec(_Model):
         default=None, description="Only the items of these corpora, or with these ids."
     )
     items: list[TaskItem] | None = Field(
-        default=None, description="Items written inline (instead of a dataset file)."
+        default=None,
+        min_length=1,  # as a dataset file with no records is refused
+        description="Items written inline (instead of a dataset file).",
     )
     memories: str | None = Field(
         default=None,
