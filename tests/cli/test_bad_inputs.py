@@ -344,3 +344,24 @@ def test_the_good_suite_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     retrieval task named the conversations file)."""
     args = ["run", str(DATA / "good" / "suite.yaml"), "--store", str(tmp_path / "r.db")]
     assert main(args) == 0, capsys.readouterr().err
+
+
+def test_only_items_naming_an_unknown_id_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped id in `only: {items: [...]}` ran nothing and exited 0 (as a corpus would)."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\n"
+        "subjects:\n  lexical: {reference: {mode: lexical}}\n"
+        "tasks:\n"
+        "  - name: answers\n    kind: expected-output\n    k: 1\n"
+        "    items: [{id: q1, input: x, expected: y}, {id: q2, input: z, expected: w}]\n"
+        "    only: {items: [q2, nope]}\n"
+        "    evaluators: [exact]\n"
+    )
+    store = tmp_path / "r.db"
+    assert main(["run", str(suite), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "only.items: no item of its dataset has the id 'nope' (its 2 items: 'q1', 'q2')" in err
+    assert "Traceback" not in err

@@ -163,9 +163,24 @@ class PlannedTask:
         )
 
 
+def _some(ids: list[str]) -> str:
+    """Up to 10 ids for a message."""
+    return ", ".join(repr(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+
+
 def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
     """The first `limit` items, of those `only` keeps (an optimization's split)."""
     only = task.only
+    if only is not None and only.items is not None:
+        # a mistyped item id would run nothing (or less) and exit 0, as a corpus would
+        have_ids = [it.id for it in items]
+        present = set(have_ids)
+        missing = [i for i in dict.fromkeys(only.items) if i not in present]
+        if missing:
+            raise UsageError(
+                f"only.items: no item of its dataset has the id {_some(missing)} (its "
+                f"{len(have_ids)} items: {_some(have_ids)})"
+            )
     if only is not None and only.corpora is not None:
         corpora = set(only.corpora)
         have = {it.corpus for it in items}
@@ -173,10 +188,9 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         if unknown:
             # a mistyped conversation id would run nothing and exit 0
             known = sorted(c for c in have if c is not None)
-            listed = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
             raise UsageError(
                 f"no item of its dataset is in corpus {', '.join(unknown)}"
-                + (f" (its corpora: {listed})" if known else " (its items have no corpus)")
+                + (f" (its corpora: {_some(known)})" if known else " (its items have no corpus)")
             )
         items = [it for it in items if it.corpus in corpora]
     if only is not None and only.items is not None:
