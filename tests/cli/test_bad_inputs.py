@@ -365,3 +365,30 @@ def test_only_items_naming_an_unknown_id_is_refused(
     err = capsys.readouterr().err
     assert "only.items: no item of its dataset has the id 'nope' (its 2 items: 'q1', 'q2')" in err
     assert "Traceback" not in err
+
+
+def test_a_damaged_store_is_exit_2_for_the_commands_that_write_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store whose pages are overwritten with garbage (a disk or copy gone wrong) was an
+    internal error (exit 70, SQLAlchemy's traceback) when a run opened it to record."""
+    store = tmp_path / "r.db"
+    bundle = DATA / "good" / "bundle.yaml"
+    first = ["evaluate", str(bundle), "-s", "lexical", "--quiet", "--out", str(tmp_path / "a")]
+    assert main([*first, "--store", str(store)]) == 0
+    data = bytearray(store.read_bytes())
+    for i in range(4096, min(len(data), 4096 * 6)):  # every page after the header's
+        data[i] = (i * 7919) % 256
+    store.write_bytes(bytes(data))
+    capsys.readouterr()
+    for args in (
+        ["evaluate", str(bundle), "-s", "lexical", "--out", str(tmp_path / "b")],
+        ["run", str(DATA / "good" / "suite.yaml")],
+    ):
+        assert main([*args, "--store", str(store)]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert "internal error" not in err
+        assert f"{store}: cannot be read as a memgauge store (" in err
+        assert "the file is damaged" in err
+    assert not (tmp_path / "b").exists()

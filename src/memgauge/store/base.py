@@ -42,7 +42,11 @@ class Store:
                 current = _engine.version(c)
         except sa.exc.DBAPIError as exc:
             if self.url.is_sqlite:
-                raise
+                bad = _engine.damaged(self.url, exc)
+                if bad is None:
+                    raise
+                self._engine.dispose()
+                raise bad from None
             raise _engine.unreachable(self.url, exc) from None
         if current != HEAD:
             _engine.upgrade(self._engine, self.url)

@@ -38,6 +38,7 @@ from memgauge.store.url import HEAD, NOTHING_RECORDED, StoreURL
 
 __all__ = [
     "UPGRADE_COMMAND",
+    "damaged",
     "open_engine",
     "open_read_only",
     "read",
@@ -98,6 +99,25 @@ def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:
     return UnavailableError(
         f"results store {url} unreachable ({reason}). Nothing recorded so far is lost: once the"
         " server is back, finish a run with `--resume RUN_ID` (see `memgauge runs list`)"
+    )
+
+
+def damaged(url: StoreURL, exc: sa.exc.DBAPIError) -> UsageError | None:
+    """The error a SQLite file that is not a database, or a damaged one, becomes (exit 2);
+    None for any other error (a lock, a full disk, a server's)."""
+    orig = exc.orig
+    if not url.is_sqlite or not isinstance(orig, sqlite3.DatabaseError):
+        return None
+    if isinstance(orig, sqlite3.OperationalError):  # locked, read-only, ...: not the file
+        return None
+    if "not a database" in str(orig):
+        return UsageError(
+            f"{url}: not a SQLite database; give the path of a memgauge store"
+            " (for example MEMGAUGE_HOME/results.db) or of a new file"
+        )
+    return UsageError(
+        f"{url}: cannot be read as a memgauge store ({orig}): the file is damaged; restore it"
+        " from a backup, or give the path of another store or of a new file"
     )
 
 
@@ -239,11 +259,9 @@ def upgrade(engine: sa.Engine, url: StoreURL, *, cached: bool = True) -> list[st
             delay = min(delay * 2, 0.1)
     except sa.exc.DBAPIError as exc:
         if url.is_sqlite:
-            if isinstance(exc.orig, sqlite3.DatabaseError) and "not a database" in str(exc.orig):
-                raise UsageError(
-                    f"{url}: not a SQLite database; give the path of a memgauge store"
-                    " (for example MEMGAUGE_HOME/results.db) or of a new file"
-                ) from None
+            bad = damaged(url, exc)
+            if bad is not None:
+                raise bad from None
             raise
         raise unreachable(url, exc) from None
 
