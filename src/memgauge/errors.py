@@ -29,6 +29,7 @@ __all__ = [
     "MemgaugeError",
     "Problem",
     "ReplyError",
+    "RunInterrupted",
     "SubjectError",
     "UnavailableError",
     "UsageError",
@@ -156,6 +157,16 @@ class LLMError(MemgaugeError):
         super().__init__(
             f"{kind}: {message}" + (f" (after {attempts} attempts)" if attempts > 1 else "")
         )
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, or a cancelled scope) stopped a run, which is kept as cancelled: its
+    id, and whether it is in a store where `--resume` finds it."""
+
+    def __init__(self, run_id: str, *, resumable: bool) -> None:
+        self.run_id = run_id
+        self.resumable = resumable
+        super().__init__(run_id)
 
 
 class CacheMissError(LLMError):

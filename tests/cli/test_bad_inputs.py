@@ -392,3 +392,13 @@ def test_a_damaged_store_is_exit_2_for_the_commands_that_write_to_it(
         assert f"{store}: cannot be read as a memgauge store (" in err
         assert "the file is damaged" in err
     assert not (tmp_path / "b").exists()
+
+
+def test_an_interrupted_run_in_memory_says_there_is_nothing_to_resume() -> None:
+    """(A stored run's message is checked with a real SIGTERM in tests/runs/test_suite_run.py.)"""
+    from memgauge.cli.main import _interrupted
+    from memgauge.errors import RunInterrupted
+
+    said = _interrupted(RunInterrupted("r1", resumable=False))
+    assert said == "interrupted: run r1 was kept in memory only (--no-store): nothing to resume"
+    assert _interrupted(KeyboardInterrupt()) is None  # not a run's: main says "interrupted"

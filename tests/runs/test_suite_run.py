@@ -566,6 +566,10 @@ def test_sigterm_cancels_cleanly_and_the_run_resumes(
     assert stored.status == "cancelled"
     assert stored.summary is not None
     assert stored.summary.n_queued > 0
+    # the run's id and how to finish it, not click's bare "aborted"
+    rid = run["run_id"]
+    assert f"interrupted: run {rid} is kept as cancelled; finish it with the same command" in err
+    assert f"`--resume {rid}`" in err
     code, out, _ = _cli(capsys, "run", str(path), "--store", str(db), "--resume", run["run_id"])
     assert code == 0
     assert "resumed and finished: completed; 300 completed" in out

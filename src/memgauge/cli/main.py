@@ -26,6 +26,7 @@ from memgauge.errors import (
     DataError,
     LLMError,
     MemgaugeError,
+    RunInterrupted,
     SubjectError,
     UnavailableError,
     UsageError,
@@ -269,6 +270,20 @@ _SAID: tuple[tuple[type[MemgaugeError], str, int], ...] = (
 )
 
 
+def _interrupted(exc: BaseException | None) -> str | None:
+    """What an interrupted run says: its id, and how to finish it (None: not a run's)."""
+    if not isinstance(exc, RunInterrupted):
+        return None
+    if not exc.resumable:
+        return (
+            f"interrupted: run {exc.run_id} was kept in memory only (--no-store): nothing to resume"
+        )
+    return (
+        f"interrupted: run {exc.run_id} is kept as cancelled; finish it with the same command and"
+        f" `--resume {exc.run_id}` (`memgauge runs show {exc.run_id}` shows what is done)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every memgauge error to its exit code, without a traceback."""
     # a command is one short process that builds large structures (datasets, reports): the
@@ -280,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         code = cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
         if isinstance(code, int) and code:
             return code
-    except click.exceptions.Abort:
-        _echo_err("aborted")
+    except click.exceptions.Abort as exc:
+        _echo_err(_interrupted(exc.__cause__) or "aborted")
         return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -295,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         said, code = next((s, c) for kind, s, c in _SAID if isinstance(exc, kind))
         _echo_err(f"{said}: {exc}")
         return code
-    except KeyboardInterrupt:
-        _echo_err("interrupted")
+    except KeyboardInterrupt as exc:
+        _echo_err(_interrupted(exc) or "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `memgauge metrics ... | head`: the reader went away; not an error of ours.

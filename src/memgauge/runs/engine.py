@@ -42,7 +42,7 @@ from memgauge._version import __version__
 from memgauge.aggregates.targets import unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
-from memgauge.errors import DataError, UnavailableError, UsageError
+from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -62,7 +62,7 @@ from memgauge.runs.plan import (
     suite_sha256,
 )
 from memgauge.runs.pools import ShardPool, open_pool
-from memgauge.runs.recording import KeepsComparisons, Recorder, Writer
+from memgauge.runs.recording import InMemoryRecorder, KeepsComparisons, Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems, with_repeat
 from memgauge.runs.summary import subjects_of, summarize_run
@@ -383,6 +383,11 @@ def _imports(plan: Sequence[PlannedTask], suite: Suite) -> list[str]:
     return out
 
 
+def _resumable(recorder: Recorder) -> bool:
+    """Whether a run `recorder` keeps can be resumed: one in a store, not in memory."""
+    return not isinstance(recorder, InMemoryRecorder)
+
+
 def run_suite(
     suite: Suite,
     recorder: Recorder,
@@ -526,11 +531,11 @@ def run_suite(
             except KeyboardInterrupt:
                 writer.close()
                 finish("cancelled", "interrupted; resume with --resume", meter.prices)
-                raise
+                raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None
             writer.close()
             if scope.cancelled.is_set():
                 finish("cancelled", "cancelled; resume with --resume", meter.prices)
-                raise KeyboardInterrupt
+                raise RunInterrupted(run_id, resumable=_resumable(recorder))
             # a subject whose every search found nothing holds nothing: its items fail
             items, voided = void_empty(run_id, finish.records(), plan, recorder)
             for row in voided:
