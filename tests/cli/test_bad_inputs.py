@@ -402,3 +402,44 @@ def test_an_interrupted_run_in_memory_says_there_is_nothing_to_resume() -> None:
     said = _interrupted(RunInterrupted("r1", resumable=False))
     assert said == "interrupted: run r1 was kept in memory only (--no-store): nothing to resume"
     assert _interrupted(KeyboardInterrupt()) is None  # not a run's: main says "interrupted"
+
+
+def test_ab_create_without_delta_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--delta` is required; its explicit `default=None` made click 8.3+ take it as given, and
+    the SPRT got None (TypeError, exit 70)."""
+    assert main(["ab", "create", "t1", "--store", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert "Missing option '--delta'" in err
+    assert "Traceback" not in err
+
+
+def test_no_required_option_has_a_default() -> None:
+    """click 8.3 and later take an explicit default (None included) as the value of a required
+    option that was not given: every required option of every command has none."""
+    import click
+
+    from memgauge.cli.main import cli
+
+    def unset(value: object) -> bool:  # click >= 8.3 marks "no default" with Sentinel.UNSET
+        return getattr(value, "name", None) == "UNSET"
+
+    marks_unset = unset(click.Option(["--x"]).default)
+    found = []
+
+    def walk(cmd: click.Command, path: str) -> None:
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(click.Context(cmd)):
+                sub = cmd.get_command(click.Context(cmd), name)
+                assert sub is not None
+                walk(sub, f"{path} {name}")
+            return
+        for p in cmd.params:
+            if not isinstance(p, click.Option) or not p.required or unset(p.default):
+                continue
+            if p.default is not None or marks_unset:
+                found.append(f"{path} --{p.name}: default {p.default!r}")
+
+    walk(cli, "memgauge")
+    assert not found

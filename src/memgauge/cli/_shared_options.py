@@ -84,10 +84,10 @@ def sprt_bounds_option(decl: str, about: str) -> Callable[[FC], FC]:
 
 def mde_option(decl: str, about: str, **options: Any) -> Callable[[FC], FC]:
     """`decl DELTA`: a test's minimum detectable effect, above 0 (seed 002's 0.05 unless
-    `options` say otherwise); `about` its help."""
-    return click.option(
-        decl, type=number(min=0, min_open=True), help=about, **{"default": 0.05, **options}
-    )
+    `options` say otherwise; none when required: click 8.3 and later take an explicit default,
+    even None, as given); `about` its help."""
+    settings = options if options.get("required") else {"default": 0.05, **options}
+    return click.option(decl, type=number(min=0, min_open=True), help=about, **settings)
 
 
 def by_option(about: str) -> Callable[[FC], FC]:

@@ -32,7 +32,7 @@ def ab() -> None:
 
 @ab.command()
 @click.argument("name")
-@mde_option("--delta", "Minimum detectable effect (metric units).", default=None, required=True)
+@mde_option("--delta", "Minimum detectable effect (metric units).", required=True)
 @click.option("--metric", default="MRR")
 @sprt_errors_options(100)
 @click.option("--improvement", type=number(), default=0.03, help="Graduation threshold.")
