@@ -72,6 +72,7 @@ def report_dir_option(
         decl,
         "out_dir",
         type=OUT_DIR,
+        metavar="PATH",  # as its help said before OUT_DIR checked it
         default=Path(default),
         help=f"Directory for {files}.",
     )

@@ -28,6 +28,7 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
     "--out",
     "out_dir",
     type=OUT_DIR,
+    metavar="PATH",
     default=Path("memgauge-demo"),
     help="Where the demo dataset and the reports are written.",
 )
