@@ -94,7 +94,12 @@ def test_the_readmes_evaluator_lists_validate_against_the_schema() -> None:
             "name": "judges",
             "subjects": {"m": {"reference": {}}},
             "tasks": [
-                {"name": "t", "kind": "expected-output", "items": [], "evaluators": evaluators}
+                {
+                    "name": "t",
+                    "kind": "expected-output",
+                    "items": [{"id": "q1", "input": "x", "expected": "y"}],
+                    "evaluators": evaluators,
+                }
             ],
         }
         assert errors("suite", suite) == []

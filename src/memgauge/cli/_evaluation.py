@@ -178,9 +178,7 @@ def conclude(
     if report.status != "completed" and report.reason:
         reason = report.reason
         if stored is None:  # not in a store: `runs show` would not find it
-            from memgauge.runs.budget import failures_hint
-
-            hint = failures_hint(report.run_id)
+            hint = api.failures_hint(report.run_id)
             if reason.endswith(hint):
                 reason = reason.removesuffix(hint) + (
                     "; the failures are in the files written above (--no-store: the run was "
