@@ -443,3 +443,19 @@ def test_no_required_option_has_a_default() -> None:
 
     walk(cli, "memgauge")
     assert not found
+
+
+def test_a_task_with_no_inline_items_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`items: []` ran a 0-item run and exited 0, where an empty items file is refused."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\n"
+        "subjects:\n  lexical: {reference: {mode: lexical}}\n"
+        "tasks:\n"
+        "  - name: answers\n    kind: expected-output\n    items: []\n    evaluators: [exact]\n"
+    )
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert f"{suite}:7: tasks.0.items: List should have at least 1 item" in err
