@@ -459,3 +459,14 @@ def test_a_task_with_no_inline_items_is_refused(
     assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert f"{suite}:7: tasks.0.items: List should have at least 1 item" in err
+
+
+def test_evaluate_on_a_json_lines_file_of_no_known_kind_says_it_is_no_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read as a bundle, A/B pairs failed as 'not valid JSON: Extra data' at line 2."""
+    path = BAD / "ab_pairs_infinite.jsonl"
+    args = ["evaluate", str(path), "-s", "lexical", "--no-store", "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: a JSON-lines file, not a retrieval dataset" in err

@@ -4,6 +4,7 @@ named (`--kind`, a task's `dataset_kind`) or else the one its content shows (`da
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 from memgauge.data.detect import detect_kind, read_as
 from memgauge.data.io import load_retrieval_dataset
@@ -33,20 +34,13 @@ def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDatas
     as `memgauge import` reads it by default (its import report is what `import` writes)."""
     found = read_as(path, kind, "retrieval")
     if found is None and kind is None and path.is_file():
-        other = detect_kind(path)  # read as a bundle, a file of another kind fails confusingly
+        # read as a bundle, a file of another kind fails confusingly (at its second line)
+        other = detect_kind(path)
         if other is not None:
             what = _ELSEWHERE.get(other, "`memgauge validate FILE` checks it as what it is")
-            raise DataError(
-                Problem(
-                    str(path),
-                    None,
-                    None,
-                    f"a {other} file (by its content), not a retrieval dataset: {what}; a "
-                    "retrieval dataset is a dataset directory, a bundle (YAML or JSON), a LoCoMo "
-                    "or a LongMemEval file",
-                )
-            )
-    # the importers (regex, NLTK) only when one is needed
+            _not_a_dataset(path, f"a {other} file (by its content)", what)
+        if path.suffix.lower() == ".jsonl":  # a bundle is one JSON or YAML document
+            _not_a_dataset(path, "a JSON-lines file", "a bundle is one JSON or YAML document")
     if found == "locomo":
         from memgauge.data.importers.locomo import import_locomo
 
@@ -61,3 +55,15 @@ def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDatas
 
     require_evaluable(ds, report, str(path))
     return ds
+
+
+def _not_a_dataset(path: Path, what: str, hint: str) -> NoReturn:
+    raise DataError(
+        Problem(
+            str(path),
+            None,
+            None,
+            f"{what}, not a retrieval dataset: {hint}; a retrieval dataset is a dataset "
+            "directory, a bundle (YAML or JSON), a LoCoMo or a LongMemEval file",
+        )
+    )
