@@ -470,3 +470,16 @@ def test_evaluate_on_a_json_lines_file_of_no_known_kind_says_it_is_no_dataset(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert f"{path}: a JSON-lines file, not a retrieval dataset" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "role"), [("extraction", "extractor"), ("operations", "decider")]
+)
+def test_a_write_path_command_with_no_subject_asks_for_one(
+    command: str, role: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With neither --extractor/--decider nor --outputs it said '..., not both'."""
+    cases = DATA / command / "cases.json"
+    assert main([command, str(cases), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, one of them" in err

@@ -276,7 +276,8 @@ def write_path_subject(
     one from `--extractor SPEC` / `--decider SPEC`, or the outputs recorded in production
     (`--outputs TRACE.jsonl`); and its label for reports."""
     if (spec is None) == (recorded is None):
-        raise UsageError(f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, not both")
+        given = "not both" if spec is not None else "one of them"
+        raise UsageError(f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, {given}")
     if recorded is not None:
         if not recorded.is_file():
             raise UsageError(f"--outputs {recorded}: no such file")
