@@ -346,25 +346,34 @@ def test_the_good_suite_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(args) == 0, capsys.readouterr().err
 
 
-def test_only_items_naming_an_unknown_id_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A mistyped id in `only: {items: [...]}` ran nothing and exited 0 (as a corpus would)."""
+def _run_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str) -> str:
+    """`memgauge run` on a one-task suite (`task`: its lines after the kind): exit 2, no
+    traceback; the error text."""
     suite = tmp_path / "suite.yaml"
     suite.write_text(
         "name: s\n"
         "subjects:\n  lexical: {reference: {mode: lexical}}\n"
         "tasks:\n"
-        "  - name: answers\n    kind: expected-output\n    k: 1\n"
+        "  - name: answers\n    kind: expected-output\n" + task
+    )
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_only_items_naming_an_unknown_id_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped id in `only: {items: [...]}` ran nothing and exited 0 (as a corpus would)."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
         "    items: [{id: q1, input: x, expected: y}, {id: q2, input: z, expected: w}]\n"
         "    only: {items: [q2, nope]}\n"
-        "    evaluators: [exact]\n"
+        "    evaluators: [exact]\n",
     )
-    store = tmp_path / "r.db"
-    assert main(["run", str(suite), "--store", str(store)]) == 2
-    err = capsys.readouterr().err
     assert "only.items: no item of its dataset has the id 'nope' (its 2 items: 'q1', 'q2')" in err
-    assert "Traceback" not in err
 
 
 def test_a_damaged_store_is_exit_2_for_the_commands_that_write_to_it(
@@ -449,15 +458,8 @@ def test_a_task_with_no_inline_items_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`items: []` ran a 0-item run and exited 0, where an empty items file is refused."""
+    err = _run_refused(tmp_path, capsys, "    items: []\n    evaluators: [exact]\n")
     suite = tmp_path / "suite.yaml"
-    suite.write_text(
-        "name: s\n"
-        "subjects:\n  lexical: {reference: {mode: lexical}}\n"
-        "tasks:\n"
-        "  - name: answers\n    kind: expected-output\n    items: []\n    evaluators: [exact]\n"
-    )
-    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 2
-    err = capsys.readouterr().err
     assert f"{suite}:7: tasks.0.items: List should have at least 1 item" in err
 
 
