@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,15 @@ def test_bundle_loads() -> None:
     ds = load_retrieval_dataset(DATA / "good" / "bundle.yaml")
     assert ds.name == "tiny"
     assert ds.qrels() == {"q1": {"m1": 3, "m2": 0}}
+
+
+def test_a_fifo_is_named_not_a_regular_file_not_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: "no such file" for a FIFO that exists, which sends the user looking for a typo.
+    fifo = tmp_path / "memories.jsonl"
+    os.mkfifo(fifo)
+    assert main(["validate", "--kind", "memories", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert f"{fifo}: not a regular file" in err
+    assert "Traceback" not in err

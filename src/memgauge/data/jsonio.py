@@ -79,7 +79,10 @@ def existing(path: str | Path) -> tuple[Path, str]:
     """`path`, and its name as a problem names it; DataError when there is no such file."""
     p = Path(path)
     if not p.is_file():
-        raise DataError(Problem(str(p), None, None, "no such file"))
+        what = "no such file"
+        if p.exists():
+            what = "not a regular file (a directory, FIFO or device); pass a file"
+        raise DataError(Problem(str(p), None, None, what))
     return p, str(p)
 
 
