@@ -485,3 +485,19 @@ def test_a_write_path_command_with_no_subject_asks_for_one(
     assert main([command, str(cases), "--no-store"]) == 2
     err = capsys.readouterr().err
     assert f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, one of them" in err
+
+
+def test_memgauge_home_on_a_file_is_named_and_demo_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MEMGAUGE_HOME on a file was 'cannot use HOME: File exists', and `demo` left the dataset
+    it had written under --out (found by a black-box pass)."""
+    home = tmp_path / "home-file"
+    home.write_text("not a directory\n")
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot use {home}: MEMGAUGE_HOME is not a directory" in err
+    assert "Traceback" not in err
+    assert not out.exists()

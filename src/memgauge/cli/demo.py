@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
+from memgauge.errors import MemgaugeError
 
 __all__ = ["demo"]
 
@@ -56,6 +58,7 @@ def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     out = console()
     dataset = api.demo_dataset()
     data_dir = out_dir / "dataset"
+    made = not out_dir.exists()
     # written again on --resume: the same bytes (the demo dataset is deterministic), so the
     # resumed run finds the dataset its first attempt started on
     api.save_dataset(dataset, data_dir)
@@ -63,17 +66,24 @@ def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
         f"demo dataset: {len(dataset.memories)} memories, {len(dataset.queries)} queries, "
         f"{len(dataset.judgments)} judgments -> {data_dir}"
     )
-    with running(run_args.progress) as bar:
-        report = api.evaluate(
-            data_dir,
-            SYSTEMS,
-            seed=seed,
-            name="demo",
-            kind="demo",
-            max_failure_rate=run_args.failure_rate,
-            options=run_args.options,
-            progress=bar,
-        )
+    try:
+        with running(run_args.progress) as bar:
+            report = api.evaluate(
+                data_dir,
+                SYSTEMS,
+                seed=seed,
+                name="demo",
+                kind="demo",
+                max_failure_rate=run_args.failure_rate,
+                options=run_args.options,
+                progress=bar,
+            )
+    except (MemgaugeError, OSError):
+        # no report: the directory this command made is not left half-written (a --resume
+        # writes the dataset again)
+        if made:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     report_retrieval(report, out_dir, out)
     code = conclude(out, report, run_args, optional=NEEDS_EMBEDDER)
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
