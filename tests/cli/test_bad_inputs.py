@@ -501,3 +501,12 @@ def test_memgauge_home_on_a_file_is_named_and_demo_leaves_nothing(
     assert f"cannot use {home}: MEMGAUGE_HOME is not a directory" in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def test_run_on_a_directory_says_it_is_not_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run DIR` said 'no such suite file' of a path that is there (fuzzB's pass)."""
+    assert main(["run", str(tmp_path), "--store", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: not a regular file (a directory, FIFO or device)" in err

@@ -634,7 +634,10 @@ def load_suite(path: str | Path) -> Suite:
     p = Path(path)
     file = str(p)
     if not p.is_file():
-        raise DataError(Problem(file, None, None, "no such suite file"))
+        what = "no such suite file"
+        if p.exists():  # as `data.jsonio.existing` says it
+            what = "not a regular file (a directory, FIFO or device); pass a suite file"
+        raise DataError(Problem(file, None, None, what))
     # YAML is a superset of JSON: one parser gives both kinds of file their line numbers
     raw, node = parse_yaml(decode_text(p.read_bytes(), file), file)
     if not isinstance(raw, dict):
