@@ -60,6 +60,14 @@ def test_locomo_through_its_importer() -> None:
     assert len({m.corpus for m in got}) == 10
 
 
+def test_a_locomo_file_without_questions_still_gives_its_memories() -> None:
+    """synth makes the questions: a LoCoMo file with no QA is a memory source, though
+    `evaluate` refuses it (nothing judged; tests/data/bad/locomo_no_questions.json)."""
+    path = Path(__file__).resolve().parents[1] / "data" / "bad" / "locomo_no_questions.json"
+    got = api.read_memories(path)
+    assert [m.text for m in got] == ["Ann: I moved to Lisbon.", "Bob: When?"]
+
+
 def test_a_dataset_directory(tmp_path: Path) -> None:
     save_retrieval_dataset(demo_dataset(), tmp_path / "demo")
     assert api.read_memories(tmp_path / "demo") == demo_dataset().memories

@@ -81,7 +81,7 @@ def read_memories(source: str | Path, kind: str | None = None) -> list[Memory]:
     from memgauge.data.readers import load_retrieval_source
 
     kind_arg = {"dataset": None}.get(found, found)
-    return list(load_retrieval_source(path, kind_arg).memories)
+    return list(load_retrieval_source(path, kind_arg, judged=False).memories)
 
 
 def synth(

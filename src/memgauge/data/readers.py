@@ -29,9 +29,13 @@ _ELSEWHERE = {
 }
 
 
-def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDataset:
+def load_retrieval_source(
+    path: Path, kind: str | None = None, *, judged: bool = True
+) -> RetrievalDataset:
     """A retrieval dataset: a dataset directory or bundle, or a LoCoMo or LongMemEval file read
-    as `memgauge import` reads it by default (its import report is what `import` writes)."""
+    as `memgauge import` reads it by default (its import report is what `import` writes).
+    `judged`: a LoCoMo or LongMemEval file that leaves no memory or no judgment is refused
+    (`require_evaluable`); False for a reader of its memories alone (`memgauge synth`)."""
     found = read_as(path, kind, "retrieval")
     if found is None and kind is None and path.is_file():
         # read as a bundle, a file of another kind fails confusingly (at its second line)
@@ -51,9 +55,10 @@ def load_retrieval_source(path: Path, kind: str | None = None) -> RetrievalDatas
         ds, report = import_longmemeval(path)
     else:
         return load_retrieval_dataset(path)
-    from memgauge.data.importers.common import require_evaluable
+    if judged:
+        from memgauge.data.importers.common import require_evaluable
 
-    require_evaluable(ds, report, str(path))
+        require_evaluable(ds, report, str(path))
     return ds
 
 
