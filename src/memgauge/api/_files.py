@@ -214,11 +214,15 @@ def _imported(kind: str) -> Callable[[Path], str]:
             ds, report = import_longmemeval(path)
         changed = f", {len(report.changed)} records changed" if report.changed else ""
         dropped = f", {len(report.dropped)} items dropped" if report.dropped else ""
-        return (
+        held = (
             f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
-            f"judgments{changed}{dropped}; import with `memgauge import {kind}` (its "
-            "import_report.json lists them)"
+            f"judgments{changed}{dropped}"
         )
+        if not (ds.memories and ds.judgments):  # `require_evaluable` refuses it there
+            return (
+                f"{held}; nothing to evaluate: `import` and `evaluate` refuse it, `audit` reads it"
+            )
+        return f"{held}; import with `memgauge import {kind}` (its import_report.json lists them)"
 
     return check
 
