@@ -174,7 +174,7 @@ def test_a_failed_run_says_where_its_failures_are(
     stored: bool, dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A stored run points to `runs show`; a `--no-store` run (which `runs show` cannot find)
-    to the files it wrote."""
+    to its report."""
     keep = ["--store", str(tmp_path / "r.db")] if stored else ["--no-store"]
     args = ["evaluate", str(dataset), "-s", _spec("dead"), "--out", str(tmp_path / "o"), *keep]
     assert main(args) == 4
@@ -186,5 +186,6 @@ def test_a_failed_run_says_where_its_failures_are(
     else:
         assert "runs show" not in out
         assert line.endswith(
-            "the failures are in the files written above (--no-store: the run was not recorded)"
+            "the run was kept in memory only (--no-store), not recorded: its failures are in its "
+            "report"
         )

@@ -149,7 +149,6 @@ if TYPE_CHECKING:
     from memgauge.runs.audit import AuditPlan as AuditPlan
     from memgauge.runs.audit import audit_result as audit_result
     from memgauge.runs.audit import plan_audit as plan_audit
-    from memgauge.runs.budget import failures_hint as failures_hint
     from memgauge.runs.engine import RunReport as RunReport
     from memgauge.runs.kinds.expected_output import audit_suite as audit_suite
     from memgauge.runs.kinds.extraction import extraction_suite as extraction_suite

@@ -174,18 +174,9 @@ def conclude(
             f"{verdict}{mark} [{t.source}]",
             markup=False,  # names and sources are data: `[ir]` is not a style
         )
-    stored = run_args.where()
     if report.status != "completed" and report.reason:
-        reason = report.reason
-        if stored is None:  # not in a store: `runs show` would not find it
-            hint = api.failures_hint(report.run_id)
-            if reason.endswith(hint):
-                reason = reason.removesuffix(hint) + (
-                    "; the failures are in the files written above (--no-store: the run was "
-                    "not recorded)"
-                )
-        out.print(f"run {report.run_id} {report.status}: {reason}", markup=False)
-    where = stored if say_where else None
+        out.print(f"run {report.run_id} {report.status}: {report.reason}", markup=False)
+    where = run_args.where() if say_where else None
     if where is not None:
         out.print(
             f"recorded run {report.run_id} in {where}; see `memgauge runs show {report.run_id}`",

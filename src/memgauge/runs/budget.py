@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from memgauge.data.records import ItemRecord
 
-__all__ = ["FailureBudget", "counts_as_failed", "failures_hint", "too_many_failed"]
+__all__ = ["FailureBudget", "counts_as_failed", "too_many_failed"]
 
 
 def _percent(x: float) -> str:
@@ -90,10 +90,11 @@ class FailureBudget:
         if self.failed[row.subject] > self.allowed(row.subject):
             self.stopped.setdefault(row.subject)
 
-    def reason(self, run_id: str) -> str | None:
+    def reason(self, run_id: str, *, stored: bool = True) -> str | None:
         """Why the run failed: each subject past its rate, with its count, rate, limit and
         the kinds of its failures, as they ended (items in flight when the rate was passed, or
-        a whole subject failing at its setup, finish after it); None when none is past."""
+        a whole subject failing at its setup, finish after it), and where the failures are
+        (`stored`: the run is in a store `runs show` reads); None when none is past."""
         if not self.stopped:
             return None
         parts = []
@@ -101,9 +102,9 @@ class FailureBudget:
             kinds = ", ".join(f"{c} {k}" for k, c in self.kinds.get(subject, Counter()).items())
             too_many = too_many_failed(self.failed[subject], self.totals[subject], self.rate, kinds)
             parts.append(f"subject {subject}: {too_many}")
-        return "; ".join(parts) + failures_hint(run_id)
-
-
-def failures_hint(run_id: str) -> str:
-    """The end of a failed run's reason: where its failures are (a stored run's)."""
-    return f"; see `memgauge runs show {run_id}` for the failures"
+        if not stored:  # `runs show` would not find it
+            return "; ".join(parts) + (
+                "; the run was kept in memory only (--no-store), not recorded: its failures are"
+                " in its report"
+            )
+        return "; ".join(parts) + f"; see `memgauge runs show {run_id}` for the failures"

@@ -541,7 +541,7 @@ def run_suite(
             for row in voided:
                 budget.count(row)
             # every subject past its rate was stopped the moment it got there
-            reason = budget.reason(run_id)
+            reason = budget.reason(run_id, stored=_resumable(recorder))
             status = "completed" if reason is None else "failed"
             if unavailable and reason is None:
                 reason = "; ".join(
