@@ -207,6 +207,7 @@ def _suite(path: Path) -> str:
 def _imported(kind: str) -> Callable[[Path], str]:
     def check(path: Path) -> str:
         from memgauge.data.importers import import_locomo, import_longmemeval
+        from memgauge.data.importers.common import evaluable
 
         if kind == "locomo":
             ds, report = import_locomo(path)
@@ -218,7 +219,7 @@ def _imported(kind: str) -> Callable[[Path], str]:
             f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
             f"judgments{changed}{dropped}"
         )
-        if not (ds.memories and ds.judgments):  # `require_evaluable` refuses it there
+        if not evaluable(ds):  # import and evaluate refuse it (`require_evaluable`)
             return (
                 f"{held}; nothing to evaluate: `import` and `evaluate` refuse it, `audit` reads it"
             )

@@ -75,13 +75,14 @@ def problems_from_validation(
     return out
 
 
-def existing(path: str | Path) -> tuple[Path, str]:
-    """`path`, and its name as a problem names it; DataError when there is no such file."""
+def existing(path: str | Path, noun: str = "file") -> tuple[Path, str]:
+    """`path`, and its name as a problem names it; DataError when there is no such `noun` (or
+    the path is a directory, FIFO or device)."""
     p = Path(path)
     if not p.is_file():
-        what = "no such file"
+        what = f"no such {noun}"
         if p.exists():
-            what = "not a regular file (a directory, FIFO or device); pass a file"
+            what = f"not a regular file (a directory, FIFO or device); pass a {noun}"
         raise DataError(Problem(str(p), None, None, what))
     return p, str(p)
 

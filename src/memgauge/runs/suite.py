@@ -50,7 +50,7 @@ from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.detect import Kind
-from memgauge.data.jsonio import decode_text, parse_yaml
+from memgauge.data.jsonio import decode_text, existing, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.depth import least_k
@@ -631,13 +631,7 @@ def load_suite(path: str | Path) -> Suite:
     the subjects and the evaluators are still checked (`suite_checks`)."""
     from memgauge.runs.suite_checks import suite_problems  # it reads this module's models
 
-    p = Path(path)
-    file = str(p)
-    if not p.is_file():
-        what = "no such suite file"
-        if p.exists():  # as `data.jsonio.existing` says it
-            what = "not a regular file (a directory, FIFO or device); pass a suite file"
-        raise DataError(Problem(file, None, None, what))
+    p, file = existing(path, "suite file")
     # YAML is a superset of JSON: one parser gives both kinds of file their line numbers
     raw, node = parse_yaml(decode_text(p.read_bytes(), file), file)
     if not isinstance(raw, dict):

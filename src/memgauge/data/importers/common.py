@@ -10,7 +10,7 @@ from memgauge.errors import DataError, Problem
 if TYPE_CHECKING:
     from memgauge.data.models import RetrievalDataset
 
-__all__ = ["ImportReport", "json_type", "require_evaluable", "wrong_type"]
+__all__ = ["ImportReport", "evaluable", "json_type", "require_evaluable", "wrong_type"]
 
 
 @dataclass
@@ -42,12 +42,18 @@ class ImportReport:
         return out
 
 
+def evaluable(ds: RetrievalDataset) -> bool:
+    """Whether an imported retrieval dataset has memories to search and judgments to score."""
+    return bool(ds.memories and ds.judgments)
+
+
 def require_evaluable(ds: RetrievalDataset, report: ImportReport, source: str) -> None:
     """Refuse an imported retrieval dataset with nothing to search or nothing judged: a dataset
     directory holding it would be refused by `memgauge evaluate` (an empty memories.jsonl or
-    judgments.jsonl), so `import`, `validate` and an `evaluate` of the file itself refuse it
-    too, naming what the import left out."""
-    if ds.memories and ds.judgments:
+    judgments.jsonl), so `import` and an `evaluate` of the file itself refuse it too, naming
+    what the import left out (`validate` says so of a file that `audit` and `synth` still
+    read)."""
+    if evaluable(ds):
         return
     held = f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
     dropped = ""
