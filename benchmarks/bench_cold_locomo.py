@@ -3,12 +3,14 @@
 MEMGAUGE_EMBEDDINGS (no embedding cache, no built ONNX graph).
 
     python benchmarks/bench_cold_locomo.py [--locomo ../shared/datasets/locomo10.json]
-        [--reps 3] [--src NAME=PATH ...] [--threads]
+        [--reps 3] [--src NAME=PATH ...] [--hybrid NAME=SPEC ...] [--threads]
 
 `--src NAME=PATH` runs the commands with PATH (a checkout's `src`) first on PYTHONPATH, so two
 versions are measured in one session, interleaved (default: this checkout's `src` only). Each
 rep reports wall time and CPU time (user + system of the two processes, from the children's
 rusage: work on both cores counts twice) and the load average before it; then min and median.
+`--hybrid NAME=SPEC` evaluates `-s SPEC` in place of `-s hybrid` (e.g.
+`int8=hybrid:embedder=minilm:int8`), each spec given interleaved with the others.
 
 Every run's summary.md is kept and compared: its tables but latency (the run id and every
 latency line dropped) must be the same for every version and rep, and the script says whether
@@ -85,7 +87,7 @@ def _by_name(seen: dict[str, float], names_file: Path) -> dict[str, float]:
 
 
 def cold_run(
-    src: str, locomo: str, *, threads: bool = False
+    src: str, locomo: str, *, hybrid: str = "hybrid", threads: bool = False
 ) -> tuple[float, float, str, dict[str, float]]:
     """Wall and CPU seconds of import + evaluate with empty caches, the summary.md written,
     and (with `threads`) evaluate's CPU-s by thread name."""
@@ -103,7 +105,7 @@ def cold_run(
         quiet = ["--out", str(t / "ev"), "--no-store", "--quiet"]
         commands = [
             [*cli, "import", "locomo", locomo, "--out", str(t / "loc")],
-            [*evaluate, "evaluate", str(t / "loc"), "-s", "lexical", "-s", "hybrid", *quiet],
+            [*evaluate, "evaluate", str(t / "loc"), "-s", "lexical", "-s", hybrid, *quiet],
         ]
         seen: dict[str, float] = {}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -142,16 +144,26 @@ def main() -> None:
     ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--src", action="append", default=[], help="NAME=PATH, repeatable")
+    ap.add_argument("--hybrid", action="append", default=[], help="NAME=SPEC, repeatable")
     ap.add_argument("--threads", action="store_true", help="evaluate's CPU by thread")
     args = ap.parse_args()
-    sources = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
+    paths = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
+    specs = dict(s.split("=", 1) for s in args.hybrid) or {"hybrid": "hybrid"}
+    # every version with every hybrid spec, named "version" or "version spec-name"
+    sources = {
+        (f"{v} {h}" if len(specs) > 1 else v): (path, spec)
+        for v, path in paths.items()
+        for h, spec in specs.items()
+    }
     walls: dict[str, list[float]] = {n: [] for n in sources}
     cpus: dict[str, list[float]] = {n: [] for n in sources}
     tables: dict[str, set[str]] = {n: set() for n in sources}
     for rep in range(args.reps):
-        for name, src in sources.items():  # interleaved: the load falls on each alike
+        for name, (src, spec) in sources.items():  # interleaved: the load falls on each alike
             load = loadavg()
-            wall, cpu, summary, by_thread = cold_run(src, args.locomo, threads=args.threads)
+            wall, cpu, summary, by_thread = cold_run(
+                src, args.locomo, hybrid=spec, threads=args.threads
+            )
             walls[name].append(wall)
             cpus[name].append(cpu)
             tables[name].add(without_latency(summary))
@@ -173,11 +185,12 @@ def main() -> None:
             f"| {name} | {min(w):.1f} | {statistics.median(w):.1f} | {min(c):.1f} "
             f"| {statistics.median(c):.1f} |"
         )
-    distinct = set().union(*tables.values())
-    print(
-        "summary.md without latency: "
-        + ("identical in every run" if len(distinct) == 1 else f"{len(distinct)} different")
-    )
+    for spec in specs.values():  # a spec's tables are the same whatever the version
+        distinct = set().union(*(tables[n] for n, (_, s) in sources.items() if s == spec))
+        print(
+            f"summary.md without latency, -s {spec}: "
+            + ("identical in every run" if len(distinct) == 1 else f"{len(distinct)} different")
+        )
 
 
 if __name__ == "__main__":

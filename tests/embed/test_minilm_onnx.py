@@ -1,8 +1,10 @@
 """all-MiniLM-L6-v2 on ONNX Runtime (a graph built from the packaged safetensors) against the
-NumPy forward pass, and how `minilm`, `minilm:onnx` and `minilm:numpy` choose between them."""
+NumPy forward pass, and how `minilm`, `minilm:onnx`, `minilm:numpy` and `minilm:int8` choose
+between them."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import threading
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers import run_memgauge
 
 from memgauge.embed import load_embedder, minilm_onnx
 from memgauge.embed.minilm_numpy import MiniLMEmbedder
@@ -22,6 +25,8 @@ pytest.importorskip(
 from memgauge.embed.minilm_onnx import (
     BATCH_TOKENS,
     BUILDER_VERSION,
+    INT8_VERSION,
+    MiniLMInt8Embedder,
     MiniLMOnnxEmbedder,
     bucket_by_length,
 )
@@ -54,7 +59,7 @@ def test_onnx_agrees_with_numpy_to_1e_6(home: Path, monkeypatch: pytest.MonkeyPa
     assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-6)
     assert onnx_path.name != numpy_path.name  # separate embedding-cache keys
     # the graph was built once, under MEMGAUGE_HOME, named by weights and builder version
-    built = list((home / "onnx").glob("*.onnx"))
+    built = [p for p in (home / "onnx").glob("*.onnx") if "-int8-" not in p.name]
     assert [p.name.endswith(f"-g{BUILDER_VERSION}.onnx") for p in built] == [True]
     # the weights are in a file beside it (ONNX external data), not copied into the graph
     (weights,) = (home / "onnx").glob("*.weights")
@@ -78,10 +83,13 @@ def test_specs_choose_the_backend(home: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MEMGAUGE_MINILM", "numpy")
     assert type(load_embedder("minilm")) is MiniLMEmbedder
     assert isinstance(load_embedder("minilm:onnx"), MiniLMOnnxEmbedder)  # named wins
-    with pytest.raises(UsageError, match="backend is one of auto, onnx, numpy"):
+    assert type(load_embedder("minilm:int8")) is MiniLMInt8Embedder  # only when named
+    with pytest.raises(UsageError, match="backend is one of auto, onnx, numpy, int8"):
         load_embedder("minilm:tpu")
+    monkeypatch.setenv("MEMGAUGE_MINILM", "int8")
+    assert type(load_embedder("minilm")) is MiniLMInt8Embedder
     monkeypatch.setenv("MEMGAUGE_MINILM", "gpu")
-    with pytest.raises(UsageError, match="MEMGAUGE_MINILM=gpu"):
+    with pytest.raises(UsageError, match="MEMGAUGE_MINILM=gpu: use onnx, numpy, int8 or auto"):
         load_embedder("minilm")
 
 
@@ -221,7 +229,7 @@ def test_embedders_of_one_process_share_a_session_per_graph_file_and_threads(
     assert again._lock is two._lock
     assert isinstance(again._lock, type(threading.Lock()))
     # a graph file changed since (rewritten, touched) gets a new session
-    (graph,) = (home / "onnx").glob("*.onnx")
+    (graph,) = (home / "onnx").glob(f"*-g{BUILDER_VERSION}.onnx")  # the float graph
     stat = graph.stat()
     os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     renewed = MiniLMOnnxEmbedder(verify=False)
@@ -271,3 +279,51 @@ def test_the_weights_are_hashed_once_per_process_until_the_file_changes(
     with pytest.raises(UnavailableError, match="has sha256"):
         MiniLMEmbedder(model)
     assert hashed == [weights, weights]
+
+
+def test_int8_is_close_to_the_numpy_path_and_a_text_is_the_same_in_any_company(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from importlib.metadata import version
+
+    home = tmp_path / "home"  # its own: the int8 graph is built here, from nothing
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    caplog.set_level(logging.DEBUG)
+    int8 = MiniLMInt8Embedder()
+    # the quantizer's advice (through the root logger) is not shown, nor configures logging
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    numpy_path = MiniLMEmbedder()
+    texts = TEXTS * 3
+    a, b = int8.embed(texts), numpy_path.embed(texts)
+    cosine = (a * b).sum(axis=1)
+    assert cosine.min() >= 0.97  # 0.980 at the least: the empty text
+    assert cosine.mean() >= 0.99
+    assert np.abs(a - b).max() > 1e-3  # close, not equal: the products really are int8
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
+    # each text runs alone: its vector is the same bit for bit whatever it is embedded with
+    alone = np.vstack([int8.embed([t]) for t in reversed(TEXTS)])[::-1]
+    for start in range(0, len(texts), len(TEXTS)):
+        assert np.array_equal(a[start : start + len(TEXTS)], alone)
+    # its own embedding-cache key, naming the quantization and ONNX Runtime's version
+    assert len({int8.name, numpy_path.name, MiniLMOnnxEmbedder().name}) == 3
+    assert f"-int8-q{INT8_VERSION}-ort{version('onnxruntime')}-" in int8.name
+    # its graph is built once, beside the float graph it is made from; no temporary left
+    (graph,) = (home / "onnx").glob("*-int8-*.onnx")
+    assert graph.name.endswith(
+        f"-g{BUILDER_VERSION}-int8-q{INT8_VERSION}-ort{version('onnxruntime')}.onnx"
+    )
+    assert len(list((home / "onnx").glob("*.onnx"))) == 2
+    stamp = graph.stat().st_mtime_ns
+    MiniLMInt8Embedder()
+    assert graph.stat().st_mtime_ns == stamp
+    assert not list((home / "onnx").glob(".*"))
+
+
+def test_evaluate_compares_a_dense_memory_on_int8_with_the_float_one(tmp_path: Path) -> None:
+    bundle = Path(__file__).parents[1] / "data" / "good" / "bundle.yaml"
+    done = run_memgauge(
+        "evaluate", str(bundle), "-s", "dense", "-s", "dense:embedder=minilm:int8",
+        "--no-store", "--quiet", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "dense(embedder=minilm:int8)" in done.stdout
