@@ -493,10 +493,10 @@ def quantized_model(embedder: MiniLMEmbedder, home: Path) -> Path:
 
 class MiniLMInt8Embedder(MiniLMOnnxEmbedder):
     """all-MiniLM-L6-v2 on ONNX Runtime with int8 matrix products (`minilm:int8`, opt-in): about
-    2x the float graph's texts per CPU-second, with vectors that agree with the NumPy path's
-    only approximately (cosine 0.96 or more on LoCoMo's turns, 0.99 on average) and retrieval
-    measures within noise of it (BENCHMARKS.md). Its own embedding-cache key, which names the
-    quantization and ONNX Runtime's version.
+    1.65x the float graph's texts per CPU-second (2.85x the NumPy path's), with vectors that
+    agree with the NumPy path's only approximately (cosine 0.96 or more on LoCoMo's turns, 0.99
+    on average) and LoCoMo's retrieval measures within noise of it (BENCHMARKS.md). Its own
+    embedding-cache key, which names the quantization and ONNX Runtime's version.
 
     Each text runs alone: the quantizer scales a product's activations by the largest in the
     whole tensor, so in a batch the other texts (and their padding) would move a text's vector;
