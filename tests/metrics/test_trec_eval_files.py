@@ -12,33 +12,20 @@ printed precision, on every query line and the `all` line.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from memgauge.cli.main import main
 from memgauge.metrics.measures import AGGREGATION, parse_measure
+from memgauge.metrics.trec_args import TREC_ALL_LEFT_OUT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
-# trec_eval measures memgauge does not compute (their lines are not compared)
-NOT_COMPUTED = (
-    "runid",
-    "relstring",
-    "gm_bpref",
-    "Rprec_mult",
-    "utility",
-    "11pt_avg",
-    "binG",
-    "G",
-    "ndcg_rel",
-    "Rndcg",
-    "relative_P",
-    "set_relative_P",
-    "set_map",
-    "num_nonrel_judged_ret",
-    "unj",
-)
+# trec_eval measures memgauge does not compute (their lines are not compared): rbp is compared,
+# memgauge's RBP at p = 0.9 is trec_eval's on binary judgments
+NOT_COMPUTED = ("runid", *(f for f in TREC_ALL_LEFT_OUT if f != "rbp"))
 
 
 def _expected(name: str) -> dict[str, dict[str, str]]:
@@ -178,3 +165,104 @@ def test_the_official_report_per_query_is_trec_evals_byte_for_byte(
     lines = (DATA / expected).read_text().splitlines(keepends=True)
     want = "".join(x for x in lines if x.split()[0] in OFFICIAL)
     assert _run(capsys, str(DATA / qrels), str(DATA / run), *flags) == want
+
+
+def _computed_lines(expected: str) -> str:
+    """trec_eval's output file without the lines of the measures memgauge leaves out."""
+    left_out = re.compile(rf"({'|'.join(TREC_ALL_LEFT_OUT)})(_[-0-9.,]+)?|ndcg_.*=.*")
+    lines = (DATA / expected).read_text().splitlines(keepends=True)
+    return "".join(x for x in lines if not left_out.fullmatch(x.split()[0]))
+
+
+@pytest.mark.parametrize(
+    ("expected", "qrels", "run", "trec_eval_args", "flags"),
+    [
+        # the commands of trec_eval's `make quicktest`, as its Makefile writes them
+        ("out.test", "qrels.test", "results.test", ["-m", "official"], []),
+        ("out.test.a", "qrels.test", "results.test", ["-m", "all_trec"], []),
+        ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"], []),
+        ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q"], ["--missing", "zero"]),
+        (
+            "out.test.aqcM",
+            "qrels.test",
+            "results.trunc",
+            ["-m", "all_trec", "-q"],
+            ["--missing", "zero", "--depth", "100"],
+        ),
+        (
+            "out.test.meas_params",
+            "qrels.test",
+            "results.test",
+            # its utility, 11pt_avg, Rprec_mult and gain-table ndcg left out (memgauge refuses them)
+            ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+             "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"],
+            [],
+        ),
+    ],
+)  # fmt: skip
+def test_trec_evals_own_m_arguments_print_trec_evals_lines(
+    capsys: pytest.CaptureFixture[str],
+    expected: str,
+    qrels: str,
+    run: str,
+    trec_eval_args: list[str],
+    flags: list[str],
+) -> None:
+    """`-m all_trec`, `-m official` and `-m P.5,7,3`-style lists, read as trec_eval reads them
+    (parameters sorted, `23.4` read as 23, defaults for a family named alone) and printed in
+    trec_eval's order: its output byte for byte, but for the measures memgauge does not compute
+    (named on stderr for all_trec)."""
+    args = [*trec_eval_args, *flags, str(DATA / qrels), str(DATA / run)]
+    assert main(["metrics", "--conventions", "trec_eval", *args]) == 0
+    out, err = capsys.readouterr()
+    assert out == _computed_lines(expected)
+    if "all_trec" in trec_eval_args:
+        assert "memgauge does not compute trec_eval's gm_bpref, Rprec_mult, utility" in err
+
+
+def test_a_family_named_alone_is_trec_evals_defaults_in_its_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [
+        "-m",
+        "success",
+        "-m",
+        "P",
+        "-m",
+        "map",
+        str(DATA / "qrels.test"),
+        str(DATA / "results.test"),
+    ]
+    assert main(["metrics", "--conventions", "trec_eval", "--json", *args]) == 0
+    got = list(json.loads(capsys.readouterr().out)["aggregate"])
+    assert got == [
+        "AP",
+        *(f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+        "Hit@1",
+        "Hit@5",
+        "Hit@10",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("measure", "says"),
+    [
+        ("utility.2,-1,0,0", "memgauge does not compute trec_eval's utility"),
+        ("ndcg.1=3,2=9,4=4.5", "memgauge does not compute trec_eval's ndcg with a gain table"),
+        ("Rprec_mult.0.2", "memgauge does not compute trec_eval's Rprec_mult"),
+        ("map.5", "map takes no parameters; write -m map"),
+        ("P.0", "'0' is not a cutoff; write whole numbers from 1"),
+        ("P.", "no parameters after the dot"),
+        ("iprec_at_recall..5,1.5", "'1.5' is not a recall level"),
+        ("runid", "-m runid names no measure: add one"),
+    ],
+)  # fmt: skip
+def test_trec_eval_arguments_memgauge_cannot_honour_are_refused(
+    capsys: pytest.CaptureFixture[str], measure: str, says: str
+) -> None:
+    args = ["-m", measure, str(DATA / "qrels.test"), str(DATA / "results.test")]
+    assert main(["metrics", "--conventions", "trec_eval", *args]) == 2
+    out, err = capsys.readouterr()
+    assert says in err
+    assert out == ""
+    assert "Traceback" not in err

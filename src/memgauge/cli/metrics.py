@@ -3,13 +3,16 @@
 Under `--conventions trec_eval` the report is trec_eval's: with no measure named, its default
 (`official`) set, and in its layout (`name<TAB>qid|all<TAB>value`, trec_eval's measure names,
 counts as integers, values to 4 places), so it diffs clean against trec_eval's own output; the
-conventions and query accounting go to stderr there.
+conventions and query accounting go to stderr there. `-m` reads trec_eval's own arguments too
+(`-m P.5,10`, `-m iprec_at_recall..10,.50`, `-m recall`, `-m official`, `-m all_trec`:
+`metrics.trec_args`), and under these conventions the measures are printed in trec_eval's order.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,12 @@ from memgauge.cli._conventions import gain_option, no_relevant_option, rel_thres
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import measures_option
 from memgauge.errors import UsageError
+from memgauge.metrics.trec_args import (
+    TREC_ALL_LEFT_OUT,
+    prints_runid,
+    trec_eval_measures,
+    trec_order,
+)
 
 if TYPE_CHECKING:
     from memgauge.api import MetricConfig
@@ -52,6 +61,16 @@ def _config(preset: MetricConfig, **flags: Any) -> MetricConfig:
 _PARAM = {"missing_from_run": "missing"}
 
 
+def _named(given: Sequence[str]) -> list[str]:
+    """The measures `-m` names, trec_eval's way of naming them read too (`P.5,10`,
+    `iprec_at_recall..10,.50`, `recall`, `official`, `all_trec`: `metrics.trec_args`)."""
+    out: list[str] = []
+    for text in given:
+        expanded = trec_eval_measures(text)
+        out.extend([text] if expanded is None else expanded)
+    return out
+
+
 def _num(v: float) -> float | None:
     return None if math.isnan(v) else float(v)
 
@@ -64,7 +83,8 @@ def _num(v: float) -> float | None:
     f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
     "recall_any@5, recall_all@5, ndcg_any@5, Bpref, infAP, IPrec@0.1, gm_map, RBP(p=0.8)[@K], "
     "RBP_resid(p=0.8), Judged@10, SetP, SetR, SetF, NumQ, NumRet, NumRel, NumRelRet; "
-    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...) "
+    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...), and "
+    "trec_eval's -m arguments (P.5,10, iprec_at_recall..10,.50, recall, official, all_trec) "
     f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set)."
 )
 @choice_option(
@@ -124,12 +144,16 @@ def metrics(
     significantly better than (--test, --correction, --family); queries pair by id.
     """
     trec = preset == "trec_eval"
-    official = trec and not measures
-    names = measures or (api.TREC_OFFICIAL if trec else DEFAULT)
+    official = trec and (not measures or prints_runid(measures))
+    names = _named(measures) if measures else (api.TREC_OFFICIAL if trec else DEFAULT)
     try:
-        parsed = [api.parse_measure(m) for m in names]
+        parsed = list(dict.fromkeys(api.parse_measure(m) for m in names))  # repeats once
     except ValueError as exc:
         raise UsageError(f"--measure: {exc}") from None
+    if not parsed:
+        raise UsageError("-m runid names no measure: add one, e.g. -m map")
+    if trec:
+        parsed = trec_order(parsed)  # trec_eval prints in its table's order, not -m's
     cfg = _config(
         api.CONVENTIONS[preset],
         rel_threshold=rel_threshold,
@@ -175,6 +199,11 @@ def metrics(
         click.echo(dumps_strict(payload, indent=2))
         return
     notes = [
+        *(
+            [f"-m all_trec: memgauge does not compute trec_eval's {', '.join(TREC_ALL_LEFT_OUT)}"]
+            if "all_trec" in measures
+            else []
+        ),
         f"conventions: {cfg.conventions}, ties: {_TIES}"
         + ("" if depth is None else f", depth: {depth}"),
         f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
