@@ -175,20 +175,17 @@ def _computed_lines(expected: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("expected", "qrels", "run", "trec_eval_args", "flags"),
+    ("expected", "qrels", "run", "trec_eval_args"),
     [
-        # the commands of trec_eval's `make quicktest`, as its Makefile writes them
-        ("out.test", "qrels.test", "results.test", ["-m", "official"], []),
-        ("out.test.a", "qrels.test", "results.test", ["-m", "all_trec"], []),
-        ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"], []),
-        ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q"], ["--missing", "zero"]),
-        (
-            "out.test.aqcM",
-            "qrels.test",
-            "results.trunc",
-            ["-m", "all_trec", "-q"],
-            ["--missing", "zero", "--depth", "100"],
-        ),
+        # the commands of trec_eval's `make quicktest`, with its own flags as its Makefile
+        # writes them (-c, -M100, -l2, -mNAME.PARAMS)
+        ("out.test", "qrels.test", "results.test", ["-m", "official"]),
+        ("out.test.a", "qrels.test", "results.test", ["-m", "all_trec"]),
+        ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"]),
+        ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c"]),
+        ("out.test.aqcM", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c", "-M100"]),
+        # its -mrelstring.20 left out (memgauge refuses it)
+        ("out.test.aql", "qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l2"]),
         (
             "out.test.meas_params",
             "qrels.test",
@@ -196,7 +193,6 @@ def _computed_lines(expected: str) -> str:
             # its utility, 11pt_avg, Rprec_mult and gain-table ndcg left out (memgauge refuses them)
             ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
              "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"],
-            [],
         ),
     ],
 )  # fmt: skip
@@ -206,13 +202,12 @@ def test_trec_evals_own_m_arguments_print_trec_evals_lines(
     qrels: str,
     run: str,
     trec_eval_args: list[str],
-    flags: list[str],
 ) -> None:
     """`-m all_trec`, `-m official` and `-m P.5,7,3`-style lists, read as trec_eval reads them
-    (parameters sorted, `23.4` read as 23, defaults for a family named alone) and printed in
-    trec_eval's order: its output byte for byte, but for the measures memgauge does not compute
-    (named on stderr for all_trec)."""
-    args = [*trec_eval_args, *flags, str(DATA / qrels), str(DATA / run)]
+    (parameters sorted, `23.4` read as 23, defaults for a family named alone), with its `-c`,
+    `-M` and `-l`, printed in trec_eval's order: its output byte for byte, but for the measures
+    memgauge does not compute (named on stderr for all_trec)."""
+    args = [*trec_eval_args, str(DATA / qrels), str(DATA / run)]
     assert main(["metrics", "--conventions", "trec_eval", *args]) == 0
     out, err = capsys.readouterr()
     assert out == _computed_lines(expected)
@@ -266,3 +261,9 @@ def test_trec_eval_arguments_memgauge_cannot_honour_are_refused(
     assert says in err
     assert out == ""
     assert "Traceback" not in err
+
+
+def test_c_and_missing_skip_contradict(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["-c", "--missing", "skip", str(DATA / "qrels.test"), str(DATA / "results.trunc")]
+    assert main(["metrics", "--conventions", "trec_eval", *args]) == 2
+    assert "-c scores a query absent from the run 0" in capsys.readouterr().err

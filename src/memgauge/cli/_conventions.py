@@ -3,22 +3,36 @@ every command that scores retrieval (`metrics`, `evaluate`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import click
 
 from memgauge import api
 from memgauge.cli._common import choice_option
 from memgauge.cli._numbers import integer
 
+if TYPE_CHECKING:
+    from click.decorators import FC
+
 __all__ = ["gain_option", "no_relevant_option", "rel_threshold_option"]
 
 # the defaults every other entry point has (`MetricConfig`'s)
 _DEFAULT = api.MetricConfig()
-rel_threshold_option = click.option(
-    "--rel-threshold",
-    type=integer(min=0),
-    default=_DEFAULT.rel_threshold,
-    help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1).",
-)
+
+
+def rel_threshold_option(*short: str) -> Callable[[FC], FC]:
+    """`--rel-threshold N` (and the `short` forms: `metrics` takes trec_eval's `-l`)."""
+    return click.option(
+        *short,
+        "--rel-threshold",
+        type=integer(min=0),
+        default=_DEFAULT.rel_threshold,
+        help="Grade at or above which a memory is relevant for binary measures (trec_eval: 1"
+        + (f"; its {', '.join(short)})." if short else ")."),
+    )
+
+
 gain_option = choice_option(
     "--gain",
     choices=["exp", "linear"],

@@ -50,7 +50,7 @@ __all__ = ["evaluate"]
     default=api.DEFAULT_DEPTH,
     about="Hits requested per query (a retrieval task's default too).",
 )
-@rel_threshold_option
+@rel_threshold_option()
 @gain_option
 @no_relevant_option
 @depth_option("--agent-k", default=5, about="Cutoff of the agent-memory metrics.")

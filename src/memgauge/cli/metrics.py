@@ -45,15 +45,16 @@ DEFAULT = ("nDCG@10", "RR@10", "Recall@10", "P@5", "AP@100")
 _TIES = "score desc, then doc id desc (trec_eval)"
 
 
+def _given(param: str) -> bool:
+    """Whether the user gave the click parameter `param` (not its default)."""
+    source = click.get_current_context().get_parameter_source(param)
+    return source not in (ParameterSource.DEFAULT, None)
+
+
 def _config(preset: MetricConfig, **flags: Any) -> MetricConfig:
     """The preset, with every option the user gave on the command line in its place (flag >
     preset > default)."""
-    ctx = click.get_current_context()
-    given = {
-        name: value
-        for name, value in flags.items()
-        if ctx.get_parameter_source(_PARAM.get(name, name)) not in (ParameterSource.DEFAULT, None)
-    }
+    given = {name: value for name, value in flags.items() if _given(_PARAM.get(name, name))}
     return dataclasses.replace(preset, **given)
 
 
@@ -96,7 +97,7 @@ def _num(v: float) -> float | None:
     "run left out: equal to trec_eval, pytrec_eval and ir_measures). A flag given beside it "
     "wins.",
 )
-@rel_threshold_option
+@rel_threshold_option("-l")
 @gain_option
 @no_relevant_option
 @choice_option(
@@ -106,10 +107,17 @@ def _num(v: float) -> float | None:
     help="A judged query absent from the run: score 0, or leave it out (always counted).",
 )
 @click.option(
+    "-M",
     "--depth",
     type=integer(1),
     default=None,
     help="Keep each query's top N documents only (trec_eval's -M).",
+)
+@click.option(
+    "-c",
+    "complete",
+    is_flag=True,
+    help="Score a judged query absent from the run 0 (trec_eval's -c: --missing zero).",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Also give each query's values (as -q).")
 @json_option("One JSON object on stdout.")
@@ -125,6 +133,7 @@ def metrics(
     no_relevant: str,
     missing: str,
     depth: int | None,
+    complete: bool,
     per_query: bool,
     as_json: bool,
     **compare: Any,
@@ -154,6 +163,12 @@ def metrics(
         raise UsageError("-m runid names no measure: add one, e.g. -m map")
     if trec:
         parsed = trec_order(parsed)  # trec_eval prints in its table's order, not -m's
+    if complete:
+        if missing == "skip" and _given("missing"):
+            raise UsageError(
+                "-c scores a query absent from the run 0; --missing skip leaves it out"
+            )
+        missing = "zero"
     cfg = _config(
         api.CONVENTIONS[preset],
         rel_threshold=rel_threshold,
@@ -161,6 +176,8 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
+    if complete:
+        cfg = dataclasses.replace(cfg, missing_from_run="zero")
     if more_runs or compare["fmt"] != "table":
         show_trec_comparison(
             qrels,
