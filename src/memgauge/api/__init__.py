@@ -140,6 +140,10 @@ if TYPE_CHECKING:
     from memgauge.metrics import parse_measure as parse_measure
     from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
+    from memgauge.metrics.trec_args import TREC_ALL_LEFT_OUT as TREC_ALL_LEFT_OUT
+    from memgauge.metrics.trec_args import prints_runid as prints_runid
+    from memgauge.metrics.trec_args import trec_eval_measures as trec_eval_measures
+    from memgauge.metrics.trec_args import trec_order as trec_order
     from memgauge.metrics.trec_report import format_value as format_value
     from memgauge.metrics.trec_report import trec_eval_report as trec_eval_report
     from memgauge.online.watch import WatchFilter as WatchFilter

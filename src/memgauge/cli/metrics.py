@@ -27,12 +27,6 @@ from memgauge.cli._conventions import gain_option, no_relevant_option, rel_thres
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import measures_option
 from memgauge.errors import UsageError
-from memgauge.metrics.trec_args import (
-    TREC_ALL_LEFT_OUT,
-    prints_runid,
-    trec_eval_measures,
-    trec_order,
-)
 
 if TYPE_CHECKING:
     from memgauge.api import MetricConfig
@@ -67,7 +61,7 @@ def _named(given: Sequence[str]) -> list[str]:
     `iprec_at_recall..10,.50`, `recall`, `official`, `all_trec`: `metrics.trec_args`)."""
     out: list[str] = []
     for text in given:
-        expanded = trec_eval_measures(text)
+        expanded = api.trec_eval_measures(text)
         out.extend([text] if expanded is None else expanded)
     return out
 
@@ -153,7 +147,7 @@ def metrics(
     significantly better than (--test, --correction, --family); queries pair by id.
     """
     trec = preset == "trec_eval"
-    official = trec and (not measures or prints_runid(measures))
+    official = trec and (not measures or api.prints_runid(measures))
     names = _named(measures) if measures else (api.TREC_OFFICIAL if trec else DEFAULT)
     try:
         parsed = list(dict.fromkeys(api.parse_measure(m) for m in names))  # repeats once
@@ -162,7 +156,7 @@ def metrics(
     if not parsed:
         raise UsageError("-m runid names no measure: add one, e.g. -m map")
     if trec:
-        parsed = trec_order(parsed)  # trec_eval prints in its table's order, not -m's
+        parsed = api.trec_order(parsed)  # trec_eval prints in its table's order, not -m's
     if complete:
         if missing == "skip" and _given("missing"):
             raise UsageError(
@@ -217,7 +211,9 @@ def metrics(
         return
     notes = [
         *(
-            [f"-m all_trec: memgauge does not compute trec_eval's {', '.join(TREC_ALL_LEFT_OUT)}"]
+            [
+                f"-m all_trec: memgauge does not compute trec_eval's {', '.join(api.TREC_ALL_LEFT_OUT)}"
+            ]
             if "all_trec" in measures
             else []
         ),
