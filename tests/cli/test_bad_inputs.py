@@ -510,3 +510,22 @@ def test_run_on_a_directory_says_it_is_not_a_file(
     assert main(["run", str(tmp_path), "--store", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path}: not a regular file (a directory, FIFO or device)" in err
+
+
+def test_an_empty_run_id_names_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'' is the first characters of every run id: with one run in the store, `gate ''`,
+    `runs show ''` and `run SUITE --resume ''` took that run (exit 0) instead of refusing."""
+    store = str(tmp_path / "r.db")
+    suite = str(DATA / "good" / "suite.yaml")
+    assert main(["run", suite, "--store", store]) == 0
+    for args in (
+        ["gate", "", "--store", store],
+        ["runs", "show", "", "--store", store],
+        ["runs", "export", "", "--store", store],
+        ["run", suite, "--resume", "", "--store", store],
+    ):
+        capsys.readouterr()
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert "no run ''" in err, args
+        assert "Traceback" not in err
