@@ -68,13 +68,13 @@ def gate(
     )
     if named:
         config = dataclasses.replace(config, measures=(*config.measures, *named))
-    exported = bundle_runs(Path(p) for p in baseline)
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
+        exported = bundle_runs((Path(p) for p in baseline), run.suite_name)
         # the baseline reads the earlier runs' numbers: their headlines, no per-query detail
         earlier = {r.run_id: r for r in opened.suite_history(run.suite_name, headline=True)}
         for r in exported:
-            if r.suite_name == run.suite_name and r.status == "completed" and r.summary:
+            if r.status == "completed" and r.summary:
                 earlier.setdefault(r.run_id, r)
         history = sorted(
             (

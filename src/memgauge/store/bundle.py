@@ -107,12 +107,25 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def bundle_runs(paths: Iterable[Path]) -> list[RunRecord]:
-    """Every run in the bundles at `paths` that a gate's baseline may count: a run that failed
-    the gate where it was made (and was not accepted) is left out, as in its own store."""
-    return [
-        entry["run"] for path in paths for entry in read_bundle(path) if entry.get("gate") != "fail"
-    ]
+def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
+    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count: a run
+    that failed the gate where it was made (and was not accepted) is left out, as in its own
+    store. A bundle with no run of `suite` is a UsageError: a baseline that cannot count (the
+    wrong file) would let the gate pass with nothing to compare."""
+    runs = []
+    for path in paths:
+        entries = read_bundle(path)
+        suites = sorted({e["run"].suite_name for e in entries})
+        if suite not in suites:
+            held = f" (its runs are of {', '.join(map(repr, suites))})" if suites else ""
+            raise UsageError(
+                f"--baseline {path}: it holds no run of suite {suite!r}{held}; give a bundle of"
+                f" a run of {suite!r} (`memgauge runs export ID --format bundle`)"
+            )
+        runs += [
+            e["run"] for e in entries if e["run"].suite_name == suite and e.get("gate") != "fail"
+        ]
+    return runs
 
 
 def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> list[str]:
