@@ -101,6 +101,14 @@ def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
     with SuiteRunStore(require_store(store)) as opened:
         run_id = resolve_resume(opened, run)
         assert run_id is not None
+        record = opened.get_run(run_id, summary=False)
+        assert record is not None
+        if record.status != "completed":
+            # a baseline counts completed runs only: accepting this one would change nothing
+            raise UsageError(
+                f"--accept {run}: run {run_id} is {record.status}; only a completed run counts"
+                " in a baseline"
+            )
         return run_id, opened.accept_gate(run_id)
 
 
