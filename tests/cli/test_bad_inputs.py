@@ -424,6 +424,18 @@ def test_ab_create_without_delta_is_a_usage_error(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("name", ["", " "])
+def test_ab_create_with_an_empty_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """`flags create ''` was refused but `ab create ''` made a test with no name (exit 0),
+    which `ab status` then listed as a blank row."""
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", name, "--delta", "0.1", "--store", db]) == 2
+    assert "an A/B test needs a name" in capsys.readouterr().err
+    assert not Path(db).exists()  # nothing written: not even an empty store
+
+
 def test_no_required_option_has_a_default() -> None:
     """click 8.3 and later take an explicit default (None included) as the value of a required
     option that was not given: every required option of every command has none."""

@@ -69,6 +69,8 @@ def create_ab_test(
     `allow_unmeasured`. `bounds`: the SPRT's stopping bounds, "ville" (log(1/alpha),
     log(beta)) or "wald" (seed 002's log((1-beta)/alpha), log(beta/(1-alpha)));
     `stats.sequential` says why Ville's are the default."""
+    if not name.strip():
+        raise UsageError("an A/B test needs a name")
     config = {
         "delta": delta,
         "alpha": alpha,
