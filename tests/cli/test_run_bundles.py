@@ -122,6 +122,26 @@ def test_a_file_that_is_not_a_bundle_is_refused_naming_it(
     assert "Traceback" not in err
 
 
+def test_a_bad_item_in_a_bundle_is_named_by_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item's problem was reported as `runs.0.score`, as if the field were the run's, and a
+    non-object entry as "missing 'int' object is not subscriptable": now its JSON path."""
+    store = tmp_path / "r.db"
+    assert (
+        main(["runs", "import", str(BAD / "run_bundle_bad_item.json"), "--store", str(store)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "run_bundle_bad_item.json: runs.0.items.1.score: Input should be a valid number" in err
+    assert not store.exists()
+    entry = tmp_path / "entry.json"
+    entry.write_text('{"format": "memgauge-run-bundle", "schema_version": 1, "runs": [5]}')
+    assert main(["runs", "import", str(entry), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "entry.json: runs.0.run: missing" in err
+    assert "object is not subscriptable" not in err
+
+
 def test_a_baseline_bundle_of_another_suite_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -94,15 +94,23 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         raise bad("runs", "must be a list of runs")
     out = []
     for n, entry in enumerate(runs):
+        if not isinstance(entry, dict) or not isinstance(entry.get("run"), dict):
+            raise bad(f"runs.{n}.run", "missing: each entry of runs holds its run's record")
+        given = entry.get("items", [])
+        if not isinstance(given, list):
+            raise bad(f"runs.{n}.items", "must be a list of items")
+        # a problem is named by the JSON path of its record (runs.N.run, runs.N.items.I), then
+        # its field there
+        where = f"runs.{n}.run"
         try:
             run = RunRecord.model_validate(entry["run"])
-            items = [ItemRecord.model_validate(i) for i in entry.get("items", [])]
-        except (KeyError, TypeError) as exc:
-            raise bad(f"runs.{n}", f"missing {exc}") from None
+            items = []
+            for i, item in enumerate(given):
+                where = f"runs.{n}.items.{i}"
+                items.append(ItemRecord.model_validate(item))
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise bad(f"runs.{n}.{field}", err["msg"]) from None
+            raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
         out.append({**entry, "run": run, "items": items})
     return out
 
