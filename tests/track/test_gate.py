@@ -397,6 +397,27 @@ def test_accept_needs_a_known_run_and_gate_needs_a_target(
         assert main(["gate", "x", "--store", db, gone, "1"]) == 2
 
 
+def test_a_learnings_file_that_cannot_be_used_leaves_the_run_ungated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict was recorded before the failure memories were stored: a --learnings that
+    is no SQLite file exited 2 with the run already marked 'fail', so it was left out of every
+    later baseline though the gate never finished."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for good in (10, 10, 4):
+        assert main(["run", str(gated_suite(tmp_path, good, n=10)), "--store", db]) == 0
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("not a database\n")
+    suite = str(tmp_path / "suite.yaml")
+    capsys.readouterr()
+    assert main(["gate", suite, "--store", db, "--learnings", str(not_sqlite)]) == 2
+    assert "not a SQLite database" in capsys.readouterr().err
+    with api.open_store(db) as opened:
+        runs = opened.list_runs()
+        assert [opened.gate_verdict(r["run_id"]) for r in runs] == [None, None, None]
+
+
 def test_accept_refuses_a_run_that_did_not_complete(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

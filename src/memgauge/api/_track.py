@@ -86,12 +86,14 @@ def gate(
         )
         failed = opened.failed_gates(run.suite_name)
         result = evaluate_gate(run, history, config, kinds_of(run), failed)
-        opened.mark_gated(run.run_id, result.status)
         if learn and any(c.regressed for c in result.checks):
+            # before the verdict is recorded: a --learnings or --learn-into that cannot be
+            # used is bad input (exit 2), which must leave the run as it was, not gated 'fail'
             where = Path(learnings) if learnings else None
             with opened_learnings(where, learn_into) as memory:
                 kept = learn_from(result, run, opened.item_records(run.run_id), memory)
             result = dataclasses.replace(result, memories=kept)
+        opened.mark_gated(run.run_id, result.status)
     return result, sum(m.new for m in result.memories)
 
 
