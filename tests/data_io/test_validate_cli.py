@@ -107,6 +107,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     ),
     "suite_optimize_misspelt_key.yaml": (10, "optimization.maxIteration: unknown field"),
     "suite_optimize_space_low_above_high.yaml": (11, "low 100 is above high 10"),
+    "suite_optimize_negative_target.yaml": (
+        10,
+        "optimization.targetScore: Input should be greater",
+    ),
     "suite_optimize_unknown_measure.yaml": (10, "task 'recall' has no measure 'Recall@10'"),
     "suite_optimize_unknown_space_field.yaml": (
         12,
