@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import platform
+import signal
 import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -388,6 +390,21 @@ def _resumable(recorder: Recorder) -> bool:
     return not isinstance(recorder, InMemoryRecorder)
 
 
+@contextlib.contextmanager
+def _deaf_to_ctrl_c() -> Iterator[None]:
+    """SIGINT ignored while an interrupted run is recorded as cancelled: a second Ctrl-C a few
+    milliseconds after the first landed in that write, left the run 'running' with no owner
+    and said only 'aborted' (no run id to resume). Only the main thread can set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_suite(
     suite: Suite,
     recorder: Recorder,
@@ -529,8 +546,9 @@ def run_suite(
                         skip=sharded,
                     )
             except KeyboardInterrupt:
-                writer.close()
-                finish("cancelled", "interrupted; resume with --resume", meter.prices)
+                with _deaf_to_ctrl_c():
+                    writer.close()
+                    finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None
             writer.close()
             if scope.cancelled.is_set():
