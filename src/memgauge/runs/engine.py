@@ -312,11 +312,18 @@ def _prompt_hashes(plan: Sequence[PlannedTask]) -> dict[str, Any]:
 
 
 def _check_resume(
-    recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask]
+    recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask], kind: str
 ) -> RunRecord:
     stored = recorder.get_run(run_id)
     if stored is None:
         raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
+    if stored.kind != kind:
+        # not "the suite changed": the run was started by another command
+        command = "run SUITE" if stored.kind == "suite" else stored.kind
+        raise UsageError(
+            f"--resume {run_id}: that run was started by `memgauge {command}`, not this"
+            f" command; resume it with `memgauge {command} ... --resume {run_id}`"
+        )
     if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
             f"--resume {run_id}: the suite (or the command's options) changed since the run "
@@ -462,7 +469,7 @@ def run_suite(
         executor = LocalExecutor()
         expect: str | None = None
         if resume:
-            stored = _check_resume(recorder, resume, suite, plan)
+            stored = _check_resume(recorder, resume, suite, plan, kind)
             owner.check_owner(stored.model_dump(), force=options.force)
             expect = stored.owner
         me = owner.new_owner()
