@@ -424,6 +424,18 @@ def test_ab_create_without_delta_is_a_usage_error(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("name", ["", " "])
+def test_ab_create_with_an_empty_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """`flags create ''` was refused but `ab create ''` made a test with no name (exit 0),
+    which `ab status` then listed as a blank row."""
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", name, "--delta", "0.1", "--store", db]) == 2
+    assert "an A/B test needs a name" in capsys.readouterr().err
+    assert not Path(db).exists()  # nothing written: not even an empty store
+
+
 def test_no_required_option_has_a_default() -> None:
     """click 8.3 and later take an explicit default (None included) as the value of a required
     option that was not given: every required option of every command has none."""
@@ -510,3 +522,22 @@ def test_run_on_a_directory_says_it_is_not_a_file(
     assert main(["run", str(tmp_path), "--store", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path}: not a regular file (a directory, FIFO or device)" in err
+
+
+def test_an_empty_run_id_names_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'' is the first characters of every run id: with one run in the store, `gate ''`,
+    `runs show ''` and `run SUITE --resume ''` took that run (exit 0) instead of refusing."""
+    store = str(tmp_path / "r.db")
+    suite = str(DATA / "good" / "suite.yaml")
+    assert main(["run", suite, "--store", store]) == 0
+    for args in (
+        ["gate", "", "--store", store],
+        ["runs", "show", "", "--store", store],
+        ["runs", "export", "", "--store", store],
+        ["run", suite, "--resume", "", "--store", store],
+    ):
+        capsys.readouterr()
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert "no run ''" in err, args
+        assert "Traceback" not in err

@@ -205,3 +205,32 @@ def test_audit_resumes_after_kill_9(
     llm_server.latency = 0.0
     assert main([*args, "--resume", run_id]) in (0, 1)
     _check(db, run_id, before, 14)
+
+
+def test_resuming_another_commands_run_names_that_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run SUITE --resume ID` of an `operations` run (or the other way round) said "the suite
+    (or the command's options) changed", which sent one looking at the suite file."""
+    import json
+
+    db = str(tmp_path / "r.db")
+    suite = str(DATA / "good" / "suite.yaml")
+    operations = [
+        "operations",
+        str(DATA / "operations" / "cases.json"),
+        "--decider",
+        "{heuristic: {}}",
+    ]
+    assert main([*operations, "--store", db]) == 0
+    assert main(["run", suite, "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", db, "--json"]) == 0
+    runs = {r["kind"]: r["run_id"] for r in json.loads(capsys.readouterr().out)}
+    for args, other, started in (
+        (["run", suite], runs["operations"], "operations"),
+        (operations, runs["suite"], "run SUITE"),
+    ):
+        assert main([*args, "--store", db, "--resume", other]) == 2, args
+        err = capsys.readouterr().err
+        assert f"--resume {other}: that run was started by `memgauge {started}`" in err

@@ -120,3 +120,47 @@ def test_a_file_that_is_not_a_bundle_is_refused_naming_it(
     assert "not_a_bundle.json" in err
     assert "format" in err
     assert "Traceback" not in err
+
+
+def test_a_bad_item_in_a_bundle_is_named_by_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item's problem was reported as `runs.0.score`, as if the field were the run's, and a
+    non-object entry as "missing 'int' object is not subscriptable": now its JSON path."""
+    store = tmp_path / "r.db"
+    assert (
+        main(["runs", "import", str(BAD / "run_bundle_bad_item.json"), "--store", str(store)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "run_bundle_bad_item.json: runs.0.items.1.score: Input should be a valid number" in err
+    assert not store.exists()
+    entry = tmp_path / "entry.json"
+    entry.write_text('{"format": "memgauge-run-bundle", "schema_version": 1, "runs": [5]}')
+    assert main(["runs", "import", str(entry), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "entry.json: runs.0.run: missing" in err
+    assert "object is not subscriptable" not in err
+
+
+def test_a_baseline_bundle_of_another_suite_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --baseline of another suite's runs counted for nothing and the gate passed with no
+    baseline (exit 0): in CI the wrong file made a gate that could never fail."""
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    other = str(tmp_path / "other.db")
+    _evaluate(data, tmp_path / "o", other)
+    [exported] = _ids(other, capsys)
+    bundle = tmp_path / "other.json"
+    export = ["runs", "export", exported, "--format", "bundle", "--store", other]
+    assert main([*export, "--out", str(bundle)]) == 0
+    store = str(tmp_path / "runner.db")
+    assert main(["run", str(BAD.parent / "good" / "suite.yaml"), "--store", store]) == 0
+    [new] = _ids(store, capsys)
+    assert main(["gate", new, "--store", store, "--no-learn", "--baseline", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert f"--baseline {bundle}: it holds no run of suite" in err
+    assert "Traceback" not in err
+    with SuiteRunStore(store) as opened:
+        assert opened.gate_verdict(new) is None  # nothing recorded

@@ -25,6 +25,7 @@ OTHER_COMMANDS = {
     "annotations_missing_query_id.jsonl",
     "annotations_mapping.yaml",
     "not_a_bundle.json",  # `runs import`: tests/cli/test_run_bundles.py
+    "run_bundle_bad_item.json",  # `runs import`: tests/cli/test_run_bundles.py
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
 }
@@ -106,6 +107,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     ),
     "suite_optimize_misspelt_key.yaml": (10, "optimization.maxIteration: unknown field"),
     "suite_optimize_space_low_above_high.yaml": (11, "low 100 is above high 10"),
+    "suite_optimize_negative_target.yaml": (
+        10,
+        "optimization.targetScore: Input should be greater",
+    ),
     "suite_optimize_unknown_measure.yaml": (10, "task 'recall' has no measure 'Recall@10'"),
     "suite_optimize_unknown_space_field.yaml": (
         12,

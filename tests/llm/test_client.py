@@ -9,8 +9,10 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
+from tests.helpers import run_memgauge
 
 from memgauge.errors import LLMError, UsageError
 from memgauge.llm import ChatRequest, FakeOpenAIServer, Fault, FaultRates, LLMConfig, UsageMeter
@@ -164,6 +166,31 @@ def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("MEMGAUGE_LLM_TIMEOUT", "soon")
     with pytest.raises(UsageError, match="MEMGAUGE_LLM_TIMEOUT"):
         LLMConfig.from_env()
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "says"),
+    [
+        ("MEMGAUGE_LLM_CONCURRENCY", "nan", "not a finite number"),
+        ("MEMGAUGE_LLM_RETRIES", "1e999", "not a finite number"),
+        ("MEMGAUGE_LLM_TIMEOUT", "nan", "not a finite number"),
+        ("MEMGAUGE_LLM_TIMEOUT", "inf", "not a finite number"),
+        ("MEMGAUGE_LLM_RPM", "inf", "not a finite number"),
+        ("MEMGAUGE_LLM_CONCURRENCY", "2.5", "not a whole number"),
+    ],
+)
+def test_a_non_finite_or_fractional_llm_knob_is_bad_input(
+    tmp_path: Path, var: str, value: str, says: str
+) -> None:
+    """nan and inf passed the range checks (a timeout of nan) or broke int() with a
+    traceback (exit 70); a fractional count was cut to a whole one without a word."""
+    outputs = tmp_path / "outputs.jsonl"
+    outputs.write_text('{"id": "a", "input": "q", "output": "x"}\n', encoding="utf-8")
+    env = {"MEMGAUGE_MODEL": "fake", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", var: value}
+    done = run_memgauge("judge", "rejudge", str(outputs), "--judge", "rubric", "-k", "2", env=env)
+    assert done.returncode == 2, done.stderr
+    assert f"{var}={value!r} is {says}" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_random_fault_rates_hit_at_about_the_configured_rate() -> None:

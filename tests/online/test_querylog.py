@@ -531,3 +531,27 @@ def test_query_ids_a_process_makes_sort_in_the_order_logged(tmp_path: Path) -> N
     log.close()
     assert sorted(qids) == qids
     assert len(set(qids)) == 1_000
+
+
+@pytest.mark.parametrize("name", ["pool.json", "pool.yaml", "pool"])
+def test_an_annotation_pool_named_other_than_jsonl_reads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """`logs annotate --out pool.json` wrote JSON lines, which `import-annotations` (reading a
+    file as its name says) refused: "pool.json:2: not valid JSON: Extra data". The pool is now
+    written as its name is read: a JSON list, a query a line, under any name but .jsonl."""
+    from memgauge.cli.main import main
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    for i in range(3):
+        log.query(f"Question {i}", session_id="s", result_ids=[f"m{i}"], intent="find")
+    log.close()
+    assert main(["logs", "harvest", str(db)]) == 0
+    pool_file = tmp_path / name
+    assert main(["logs", "annotate", str(db), "--out", str(pool_file)]) == 0
+    graded = tmp_path / f"graded-{name}"
+    graded.write_text(pool_file.read_text().replace('"grade": null', '"grade": 2'))
+    capsys.readouterr()
+    assert main(["logs", "import-annotations", str(db), str(graded)]) == 0, capsys.readouterr()
+    assert json.loads(capsys.readouterr().out) == {"judgments": 3}

@@ -244,6 +244,20 @@ def test_bad_space_flags_exit_2(
     assert not db.exists() or not api.optimizations(store=db)
 
 
+@pytest.mark.parametrize("score", ["-3", "101"])
+def test_a_target_score_out_of_range_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], score: str
+) -> None:
+    """--target-score -3 was taken: the study stopped at its baseline, "stopped because:
+    target-score", exit 0; one above 100 (1.01 as points) could never be reached."""
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {})
+    db = tmp_path / "r.db"
+    flags = ["--space", "candidates=int:10..100", "--target-score", score]
+    assert main(["optimize", str(path), "--store", str(db), *flags]) == 2
+    assert "'--target-score'" in capsys.readouterr().err
+    assert not db.exists()
+
+
 def test_without_optuna_exit_3_with_the_pip_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -313,6 +313,43 @@ def _memgauge(*args: str) -> list[str]:
     return [sys.executable, "-m", "memgauge.cli.main", *args]
 
 
+def test_a_second_ctrl_c_leaves_a_cancelled_run_and_no_traceback(tmp_path: Path) -> None:
+    """A second SIGINT a few milliseconds after the first landed in the write that records the
+    run as cancelled: the run stayed 'running' with no owner and the command said only
+    'aborted'. One sent after the 'interrupted:' line, while the exit waits for the agent's
+    call in its worker thread, printed the interpreter's KeyboardInterrupt traceback."""
+    path = _suite(tmp_path, {"delay": 1.5}, n=40, concurrency=2)
+    for db, after_the_message in ((tmp_path / "a.db", False), (tmp_path / "b.db", True)):
+        proc = subprocess.Popen(
+            _memgauge("run", str(path), "--store", str(db), "--no-progress"),
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        said = ""
+        try:
+            _poll_completed(db, 2)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            if after_the_message:
+                assert proc.stderr is not None
+                while not said.startswith("interrupted:"):
+                    said = proc.stderr.readline()
+                    assert said, "the command ended without saying it was interrupted"
+            else:
+                time.sleep(0.005)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        err = said + err
+        assert proc.returncode == 130, (after_the_message, err)
+        assert "Traceback" not in err
+        with SuiteRunStore(db) as store:
+            (run,) = store.list_runs()
+        assert run["status"] == "cancelled"
+        assert f"interrupted: run {run['run_id']} is kept as cancelled" in err
+
+
 def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

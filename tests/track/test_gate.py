@@ -397,6 +397,50 @@ def test_accept_needs_a_known_run_and_gate_needs_a_target(
         assert main(["gate", "x", "--store", db, gone, "1"]) == 2
 
 
+def test_a_learnings_file_that_cannot_be_used_leaves_the_run_ungated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict was recorded before the failure memories were stored: a --learnings that
+    is no SQLite file exited 2 with the run already marked 'fail', so it was left out of every
+    later baseline though the gate never finished."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for good in (10, 10, 4):
+        assert main(["run", str(gated_suite(tmp_path, good, n=10)), "--store", db]) == 0
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("not a database\n")
+    suite = str(tmp_path / "suite.yaml")
+    capsys.readouterr()
+    assert main(["gate", suite, "--store", db, "--learnings", str(not_sqlite)]) == 2
+    assert "not a SQLite database" in capsys.readouterr().err
+    with api.open_store(db) as opened:
+        runs = opened.list_runs()
+        assert [opened.gate_verdict(r["run_id"]) for r in runs] == [None, None, None]
+
+
+def test_accept_refuses_a_run_that_did_not_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline reads completed runs only: `--accept` of a failed (or cancelled) run said
+    it "counts in later baselines" (exit 0) and changed nothing."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "data" / "subjects"))
+    suite = gated_suite(tmp_path, 0)
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(suite), "--store", db]) == 4
+    with api.open_store(db) as opened:
+        [run] = [r["run_id"] for r in opened.list_runs()]
+    capsys.readouterr()
+    assert main(["gate", "--accept", run, "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert f"run {run} is failed; only a completed run counts in a baseline" in err
+    with api.open_store(db) as opened:
+        assert opened.gate_verdict(run) is None
+
+
 def test_the_gate_verdict_migration_keeps_old_runs_and_checks_values(tmp_path: Path) -> None:
     """A store from before the gate kept verdicts (0009, by the frozen migrations) is upgraded
     by Alembic's 0011: its runs count as never gated, and a verdict outside pass / fail /

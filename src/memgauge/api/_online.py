@@ -13,7 +13,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
-from memgauge.data.jsonio import read_records
+from memgauge.data.jsonio import read_records, records_text
 from memgauge.data.models import Memory
 from memgauge.errors import MemgaugeError, SubjectError, UsageError
 from memgauge.online import ab
@@ -69,6 +69,8 @@ def create_ab_test(
     `allow_unmeasured`. `bounds`: the SPRT's stopping bounds, "ville" (log(1/alpha),
     log(beta)) or "wald" (seed 002's log((1-beta)/alpha), log(beta/(1-alpha)));
     `stats.sequential` says why Ville's are the default."""
+    if not name.strip():
+        raise UsageError("an A/B test needs a name")
     config = {
         "delta": delta,
         "alpha": alpha,
@@ -173,7 +175,7 @@ def write_annotation_pool(
         for p in pool:
             for c in p["candidates"]:
                 c["text"] = texts.get(c["memory_id"])
-    atomic_write_text(out_path, "".join(json.dumps(p) + "\n" for p in pool))
+    atomic_write_text(out_path, records_text(out_path, [json.dumps(p) for p in pool]))
     return len(pool), sum(len(p["candidates"]) for p in pool)
 
 

@@ -181,7 +181,7 @@ def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) 
     candidate that has no grade yet given the reviewed grade of its (query, memory) in `rows`
     (`review_judgments`); a grade already in the pool is kept. Returns (filled, still
     ungraded): `memgauge logs import-annotations` then stores the filled pool."""
-    from memgauge.data.jsonio import read_records
+    from memgauge.data.jsonio import read_records, records_text
     from memgauge.online.annotations import GradedQuery
 
     graded = {(str(r["query_id"]), str(r["memory_id"])): int(r["grade"]) for r in rows}
@@ -194,7 +194,7 @@ def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) 
                 filled += c.grade is not None
             left += c.grade is None
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, "".join(r.model_dump_json() + "\n" for r in records))
+    atomic_write_text(out, records_text(out, [r.model_dump_json() for r in records]))
     return filled, left
 
 

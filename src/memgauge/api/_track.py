@@ -68,13 +68,13 @@ def gate(
     )
     if named:
         config = dataclasses.replace(config, measures=(*config.measures, *named))
-    exported = bundle_runs(Path(p) for p in baseline)
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
+        exported = bundle_runs((Path(p) for p in baseline), run.suite_name)
         # the baseline reads the earlier runs' numbers: their headlines, no per-query detail
         earlier = {r.run_id: r for r in opened.suite_history(run.suite_name, headline=True)}
         for r in exported:
-            if r.suite_name == run.suite_name and r.status == "completed" and r.summary:
+            if r.status == "completed" and r.summary:
                 earlier.setdefault(r.run_id, r)
         history = sorted(
             (
@@ -86,12 +86,14 @@ def gate(
         )
         failed = opened.failed_gates(run.suite_name)
         result = evaluate_gate(run, history, config, kinds_of(run), failed)
-        opened.mark_gated(run.run_id, result.status)
         if learn and any(c.regressed for c in result.checks):
+            # before the verdict is recorded: a --learnings or --learn-into that cannot be
+            # used is bad input (exit 2), which must leave the run as it was, not gated 'fail'
             where = Path(learnings) if learnings else None
             with opened_learnings(where, learn_into) as memory:
                 kept = learn_from(result, run, opened.item_records(run.run_id), memory)
             result = dataclasses.replace(result, memories=kept)
+        opened.mark_gated(run.run_id, result.status)
     return result, sum(m.new for m in result.memories)
 
 
@@ -101,6 +103,14 @@ def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
     with SuiteRunStore(require_store(store)) as opened:
         run_id = resolve_resume(opened, run)
         assert run_id is not None
+        record = opened.get_run(run_id, summary=False)
+        assert record is not None
+        if record.status != "completed":
+            # a baseline counts completed runs only: accepting this one would change nothing
+            raise UsageError(
+                f"--accept {run}: run {run_id} is {record.status}; only a completed run counts"
+                " in a baseline"
+            )
         return run_id, opened.accept_gate(run_id)
 
 

@@ -13,6 +13,7 @@ import errno
 import gc
 import importlib
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -409,10 +410,26 @@ def run(argv: list[str] | None = None) -> Any:
     _quiet_imports = True
     try:
         code = main(argv)
+        if code == EXIT_INTERRUPTED:
+            # the interruption is recorded and said; the exit may still wait for a subject's
+            # call in a worker thread: another Ctrl-C then ends the process at once, not with
+            # the KeyboardInterrupt traceback of the interpreter's thread join
+            signal.signal(signal.SIGINT, _exit_interrupted)
+    except KeyboardInterrupt:
+        # a Ctrl-C after the command handled its own (a second one just as the first one's
+        # message was given): said already
+        signal.signal(signal.SIGINT, _exit_interrupted)
+        code = EXIT_INTERRUPTED
     finally:
         _quiet_imports = False
     gc.freeze()
     sys.exit(code)
+
+
+def _exit_interrupted(_signum: int, _frame: Any) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":  # pragma: no cover

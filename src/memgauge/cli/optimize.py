@@ -208,7 +208,12 @@ _STORE = store_option
 )
 @click.option("--strategy", type=click.Choice(_STRATEGIES), default=None)
 @click.option("--max-iterations", type=integer(1, 10_000), default=None)
-@click.option("--target-score", type=number(), default=None, help="Stop at this score (0-1).")
+@click.option(
+    "--target-score",
+    type=number(0, 100),
+    default=None,
+    help="Stop at this score (0-1; a value above 1 is read as points out of 100).",
+)
 @click.option(
     "--improvement-threshold",
     type=number(min=0),

@@ -10,7 +10,7 @@ nesting and YAML aliases), whose refusals become Problems with the file and line
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -36,6 +36,7 @@ __all__ = [
     "parse_yaml",
     "problems_from_validation",
     "read_records",
+    "records_text",
     "validate_items",
     "write_jsonl",
 ]
@@ -346,6 +347,15 @@ def read_records(path: str | Path, model: type[M], *, key: str | None = None) ->
     if loaded.problems:
         raise DataError(loaded.problems)
     return loaded.records
+
+
+def records_text(path: str | Path, lines: Sequence[str]) -> str:
+    """The JSON texts `lines` (one record each) as a file named `path` is read back by
+    `read_records`: JSON lines for `.jsonl`, else a JSON list, a record a line (YAML reads it
+    too). JSON lines under another name would not read back."""
+    if Path(path).suffix.lower() == ".jsonl":
+        return "".join(line + "\n" for line in lines)
+    return "[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n"
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> None:

@@ -9,6 +9,7 @@ error text (`memgauge._util.redact`).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,9 +28,20 @@ def _env_number(name: str, default: float) -> float:
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise UsageError(f"environment variable {name}={raw!r} is not a number") from None
+    if not math.isfinite(value):
+        # nan and inf would pass the range checks below, or fail int() with a traceback
+        raise UsageError(f"environment variable {name}={raw!r} is not a finite number")
+    return value
+
+
+def _env_whole(name: str, default: int) -> int:
+    value = _env_number(name, default)
+    if value != int(value):
+        raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
+    return int(value)
 
 
 def _env_rpm() -> float | None:
@@ -107,9 +119,9 @@ class LLMConfig:
             base_url=str(given.pop("base_url", base)).rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(given.pop("concurrency", _env_number("MEMGAUGE_LLM_CONCURRENCY", 16))),
+            concurrency=int(given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16))),
             timeout=float(given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60))),
-            max_retries=int(given.pop("max_retries", _env_number("MEMGAUGE_LLM_RETRIES", 4))),
+            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4))),
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )

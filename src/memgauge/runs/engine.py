@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import platform
+import signal
 import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -310,11 +312,18 @@ def _prompt_hashes(plan: Sequence[PlannedTask]) -> dict[str, Any]:
 
 
 def _check_resume(
-    recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask]
+    recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask], kind: str
 ) -> RunRecord:
     stored = recorder.get_run(run_id)
     if stored is None:
         raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
+    if stored.kind != kind:
+        # not "the suite changed": the run was started by another command
+        command = "run SUITE" if stored.kind == "suite" else stored.kind
+        raise UsageError(
+            f"--resume {run_id}: that run was started by `memgauge {command}`, not this"
+            f" command; resume it with `memgauge {command} ... --resume {run_id}`"
+        )
     if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
             f"--resume {run_id}: the suite (or the command's options) changed since the run "
@@ -388,6 +397,21 @@ def _resumable(recorder: Recorder) -> bool:
     return not isinstance(recorder, InMemoryRecorder)
 
 
+@contextlib.contextmanager
+def _deaf_to_ctrl_c() -> Iterator[None]:
+    """SIGINT ignored while an interrupted run is recorded as cancelled: a second Ctrl-C a few
+    milliseconds after the first landed in that write, left the run 'running' with no owner
+    and said only 'aborted' (no run id to resume). Only the main thread can set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_suite(
     suite: Suite,
     recorder: Recorder,
@@ -445,7 +469,7 @@ def run_suite(
         executor = LocalExecutor()
         expect: str | None = None
         if resume:
-            stored = _check_resume(recorder, resume, suite, plan)
+            stored = _check_resume(recorder, resume, suite, plan, kind)
             owner.check_owner(stored.model_dump(), force=options.force)
             expect = stored.owner
         me = owner.new_owner()
@@ -529,8 +553,9 @@ def run_suite(
                         skip=sharded,
                     )
             except KeyboardInterrupt:
-                writer.close()
-                finish("cancelled", "interrupted; resume with --resume", meter.prices)
+                with _deaf_to_ctrl_c():
+                    writer.close()
+                    finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None
             writer.close()
             if scope.cancelled.is_set():

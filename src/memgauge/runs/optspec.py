@@ -241,6 +241,8 @@ class OptimizationSpec(_Model):
     )
     target_score: FiniteFloat | StrictInt | None = Field(
         default=None,
+        ge=0,
+        le=100,
         alias="targetScore",
         description="Stop once the best reaches it (0-1; a value above 1 is read as points "
         "out of 100).",

@@ -94,25 +94,46 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         raise bad("runs", "must be a list of runs")
     out = []
     for n, entry in enumerate(runs):
+        if not isinstance(entry, dict) or not isinstance(entry.get("run"), dict):
+            raise bad(f"runs.{n}.run", "missing: each entry of runs holds its run's record")
+        given = entry.get("items", [])
+        if not isinstance(given, list):
+            raise bad(f"runs.{n}.items", "must be a list of items")
+        # a problem is named by the JSON path of its record (runs.N.run, runs.N.items.I), then
+        # its field there
+        where = f"runs.{n}.run"
         try:
             run = RunRecord.model_validate(entry["run"])
-            items = [ItemRecord.model_validate(i) for i in entry.get("items", [])]
-        except (KeyError, TypeError) as exc:
-            raise bad(f"runs.{n}", f"missing {exc}") from None
+            items = []
+            for i, item in enumerate(given):
+                where = f"runs.{n}.items.{i}"
+                items.append(ItemRecord.model_validate(item))
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise bad(f"runs.{n}.{field}", err["msg"]) from None
+            raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
         out.append({**entry, "run": run, "items": items})
     return out
 
 
-def bundle_runs(paths: Iterable[Path]) -> list[RunRecord]:
-    """Every run in the bundles at `paths` that a gate's baseline may count: a run that failed
-    the gate where it was made (and was not accepted) is left out, as in its own store."""
-    return [
-        entry["run"] for path in paths for entry in read_bundle(path) if entry.get("gate") != "fail"
-    ]
+def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
+    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count: a run
+    that failed the gate where it was made (and was not accepted) is left out, as in its own
+    store. A bundle with no run of `suite` is a UsageError: a baseline that cannot count (the
+    wrong file) would let the gate pass with nothing to compare."""
+    runs = []
+    for path in paths:
+        entries = read_bundle(path)
+        suites = sorted({e["run"].suite_name for e in entries})
+        if suite not in suites:
+            held = f" (its runs are of {', '.join(map(repr, suites))})" if suites else ""
+            raise UsageError(
+                f"--baseline {path}: it holds no run of suite {suite!r}{held}; give a bundle of"
+                f" a run of {suite!r} (`memgauge runs export ID --format bundle`)"
+            )
+        runs += [
+            e["run"] for e in entries if e["run"].suite_name == suite and e.get("gate") != "fail"
+        ]
+    return runs
 
 
 def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> list[str]:

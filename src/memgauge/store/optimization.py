@@ -157,7 +157,9 @@ class OptimizationHistory:
         return None if found is None else _row(_STUDY_FIELDS, tuple(found))
 
     def find_study_ids(self, prefix: str) -> list[str]:
-        """Ids of the studies starting with `prefix`."""
+        """Ids of the studies starting with `prefix`; an empty prefix names none."""
+        if not prefix:
+            return []
         s = studies_t.c
         with self._read() as conn:
             rows = conn.execute(

@@ -277,7 +277,10 @@ class SuiteRunStore(OptimizationHistory, Store):
         return None if row is None else _run_record(row)
 
     def find_run_ids(self, prefix: str) -> list[str]:
-        """Run ids starting with `prefix` (so a user may type the first few characters)."""
+        """Run ids starting with `prefix` (so a user may type the first few characters); an
+        empty prefix names none (not every run: `gate ''` would gate a store's only run)."""
+        if not prefix:
+            return []
         with self._read() as c:
             rows = c.execute(
                 sa.select(runs_t.c.run_id)
