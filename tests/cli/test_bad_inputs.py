@@ -3,6 +3,7 @@ traceback, nothing written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -510,3 +511,21 @@ def test_run_on_a_directory_says_it_is_not_a_file(
     assert main(["run", str(tmp_path), "--store", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path}: not a regular file (a directory, FIFO or device)" in err
+
+
+def test_a_fifo_or_device_as_a_dataset_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench systems --dataset FIFO` started benchmarking every installed system and then
+    blocked opening the FIFO; `evaluate /dev/null` said 'no such file or directory'."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["bench", "systems", "--dataset", str(fifo), "--no-discover"]) == 2
+    err = capsys.readouterr().err
+    assert f"dataset {fifo}: not a regular file or directory (a FIFO or device)" in err
+    out = tmp_path / "report"
+    assert main(["evaluate", "/dev/null", "--out", str(out), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: not a regular file or directory (a FIFO or device)" in err
+    assert "Traceback" not in err
+    assert not out.exists()
