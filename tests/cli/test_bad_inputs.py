@@ -3,6 +3,7 @@ traceback, nothing written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -541,3 +542,48 @@ def test_an_empty_run_id_names_no_run(tmp_path: Path, capsys: pytest.CaptureFixt
         err = capsys.readouterr().err
         assert "no run ''" in err, args
         assert "Traceback" not in err
+
+
+def test_a_fifo_or_device_as_a_dataset_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench systems --dataset FIFO` started benchmarking every installed system and then
+    blocked opening the FIFO; `evaluate /dev/null` said 'no such file or directory'."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["bench", "systems", "--dataset", str(fifo), "--no-discover"]) == 2
+    err = capsys.readouterr().err
+    assert f"dataset {fifo}: not a regular file or directory (a FIFO or device)" in err
+    out = tmp_path / "report"
+    assert main(["evaluate", "/dev/null", "--out", str(out), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: not a regular file or directory (a FIFO or device)" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--run-out", "{blocked}/run.txt"],
+        ["--run-json", "{blocked}/run.json"],
+        ["--junit", "{blocked}/junit.xml"],
+    ],
+    ids=["run-out", "run-json", "junit"],
+)
+def test_a_side_file_under_a_file_is_refused_before_the_run(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate --run-out FILE/x` (or --run-json, --junit) ran the whole evaluation, wrote
+    --out's three reports and recorded the run, then exited 2 failing to write the side file."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory\n", encoding="utf-8")
+    out, store = tmp_path / "report", tmp_path / "store.db"
+    flag, value = option[0], option[1].format(blocked=blocked)
+    args = ["evaluate", str(DATA / "good" / "bundle.yaml"), "-s", "lexical", "--out", str(out)]
+    assert main([*args, "--store", str(store), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert f"{str(blocked)!r} is not a directory, so no file can be made under it" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert not store.exists()

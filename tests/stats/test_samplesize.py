@@ -121,3 +121,26 @@ def test_the_cli_gives_the_effect_for_every_group_size(
     out = capsys.readouterr().out
     assert f"{n} queries per group detect differences of about" in out
     assert f"{minimum_detectable_effect(n, 0.15):.3g}" in out
+
+
+@pytest.mark.parametrize(("alpha", "n"), [("1e-20", 2), ("1e-100", 2), ("1e-300", 5)])
+def test_a_tiny_alpha_still_gives_the_effect_of_a_small_group(
+    alpha: str, n: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tiny alpha on 2 to 5 queries needs effects of 10^18 sigma and more: the noncentral tail
+    at such noncentralities was an OverflowError (exit 70) or a hang (alpha 1e-300, 5 queries)."""
+    assert main(["sample-size", "--alpha", alpha, "--per-group", str(n)]) == 0
+    assert f"{n} queries per group detect differences of about" in capsys.readouterr().out
+    effect = minimum_detectable_effect(n, 0.15, alpha=float(alpha))
+    assert paired_t_power(n, effect / 0.15, float(alpha)) == pytest.approx(0.8, abs=1e-6)
+
+
+@pytest.mark.parametrize("args", [[], ["--per-group", "5"]])
+def test_a_one_sided_alpha_of_a_half_or_more_names_alpha(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said `p must be in (0, 0.5)`, the t quantile's own words, naming no option."""
+    assert main(["sample-size", "--one-sided", "--alpha", "0.5", *args]) == 2
+    err = capsys.readouterr().err
+    assert "one-sided test's alpha must be below 0.5 (got 0.5)" in err
+    assert "p must be" not in err

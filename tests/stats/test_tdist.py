@@ -90,3 +90,17 @@ def test_the_quantile_equals_the_closed_forms_of_one_and_two_degrees(p: float) -
     assert t_isf(p, 1) == pytest.approx(float(mp.cot(mp.pi * q)), rel=1e-14)
     two = mp.sqrt(2) * (1 - 2 * q) / (2 * mp.sqrt(q * (1 - q)))
     assert t_isf(p, 2) == pytest.approx(float(two), rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("x", "df", "nc"), [(3e7, 3, 2e7), (1e8, 5, 1.2e8), (1e20, 1, 8e19), (1.5e75, 4, 1e75)]
+)
+def test_a_huge_noncentrality_gives_the_chi_square_limit(x: float, df: int, nc: float) -> None:
+    """From nc about 10^7, Z in T = (Z + nc) / S is nothing beside nc: P(T > x) is P(S < nc / x),
+    a chi-square probability. Q's fall is then narrower than the doubles of u (SciPy gives 0.012
+    for 0.279 at the first, NaN from 10^9); before the integral was shifted onto it, the search for
+    its ends stood still (a hang) or ran past e^709 (OverflowError). The limit is the truth to
+    1e-15 here (a 30-digit integral over Z agrees); the quadrature is off by up to 1e-6 near
+    nc = 10^7, as it was unshifted (3e-5 at nc = 7e5: far beyond any sample size's power)."""
+    want = float(stats.chi2.cdf(df * (nc / x) ** 2, df))
+    assert nct_sf(x, df, nc) == pytest.approx(want, rel=1e-5)

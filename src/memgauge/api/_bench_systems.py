@@ -62,6 +62,11 @@ def _datasets(
     for _name, path, _kind in out:
         if not path.exists():
             raise UsageError(f"dataset {path}: no such file or directory")
+        if not (path.is_file() or path.is_dir()):  # a FIFO would block the run once started
+            raise UsageError(
+                f"dataset {path}: not a regular file or directory (a FIFO or device); pass a"
+                " dataset file or directory"
+            )
     return out
 
 

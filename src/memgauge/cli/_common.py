@@ -25,6 +25,7 @@ __all__ = [
     "EXISTING_FILE",
     "FILE",
     "OUT_DIR",
+    "OUT_FILE",
     "PATH",
     "Command",
     "DefaultGroup",
@@ -49,38 +50,52 @@ EXISTING = click.Path(exists=True, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-class _OutDir(click.Path):
-    """A directory a command writes into: one that exists, or one it can make. Checked when the
-    command line is read, so a path under a file or a directory it cannot write is exit 2
-    before a run, not after it."""
+def _check_writable_under(
+    path: Any, what: str, param: click.Parameter | None, ctx: click.Context | None
+) -> None:
+    """Fail (exit 2) unless the nearest existing ancestor of `path` (of its directory, for a
+    `what` that is a file) is a directory one can write in, so that `what` can be made there."""
+    probe = Path(os.fsdecode(path)).absolute()
+    if what == "file":
+        probe = probe.parent
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise click.BadParameter(
+            f"{os.fspath(path)!r}: {os.fspath(probe)!r} is not a directory, so no "
+            f"{what} can be made under it; give a {what} path",
+            ctx,
+            param,
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise click.BadParameter(
+            f"{os.fspath(path)!r}: cannot write in {os.fspath(probe)!r}; give a {what} you"
+            " can write",
+            ctx,
+            param,
+        )
 
-    def __init__(self) -> None:
-        super().__init__(file_okay=False, path_type=Path)
+
+class _OutPath(click.Path):
+    """A directory a command writes into, or a file it writes besides its run (`--junit`,
+    `--run-out`): one that exists, or one it can make. Checked when the command line is read,
+    so a path under a file or in a directory it cannot write is exit 2 before a run, not after
+    it (with the run's other outputs already written)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(file_okay=what == "file", dir_okay=what == "directory", path_type=Path)
+        self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        probe = Path(os.fsdecode(path)).absolute()
-        while not os.path.lexists(probe) and probe != probe.parent:
-            probe = probe.parent
-        if not probe.is_dir():
-            self.fail(
-                f"{os.fspath(path)!r}: {os.fspath(probe)!r} is not a directory, so no "
-                "directory can be made under it; give a directory path",
-                param,
-                ctx,
-            )
-        if not os.access(probe, os.W_OK | os.X_OK):
-            self.fail(
-                f"{os.fspath(path)!r}: cannot write in {os.fspath(probe)!r}; give a directory "
-                "you can write",
-                param,
-                ctx,
-            )
+        _check_writable_under(path, self.what, param, ctx)
         return path
 
 
 #: a directory the command writes into (made if missing)
-OUT_DIR = _OutDir()
+OUT_DIR = _OutPath("directory")
+#: a file the command writes (its directory made if missing)
+OUT_FILE = _OutPath("file")
 
 
 class DefaultGroup(click.Group):

@@ -14,7 +14,7 @@ import click
 
 from memgauge import api
 from memgauge._util.numbers import MAX_REPEAT
-from memgauge.cli._common import FILE, Command, apply_options, store_option
+from memgauge.cli._common import OUT_FILE, Command, apply_options, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import (
@@ -31,7 +31,7 @@ __all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
 junit_option = click.option(
     "--junit",
     "junit",
-    type=FILE,
+    type=OUT_FILE,
     default=None,
     metavar="FILE",
     help="Also write the verdicts as JUnit XML (one test case per target or gated measure) "

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import EXISTING, FILE, console
+from memgauge.cli._common import EXISTING, OUT_FILE, console
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
@@ -108,7 +108,7 @@ __all__ = ["evaluate"]
 )
 @click.option(
     "--run-out",
-    type=FILE,
+    type=OUT_FILE,
     default=None,
     help="Also write each system's ranking as a TREC run file (`qid Q0 docid rank score tag`,"
     " tag = the system's label) for trec_eval; with several systems, one file each, named"
@@ -117,7 +117,7 @@ __all__ = ["evaluate"]
 )
 @click.option(
     "--run-json",
-    type=FILE,
+    type=OUT_FILE,
     default=None,
     help="Also write each system's ranking as JSON {qid: {docid: score}}, the dict ranx"
     " (Run.from_dict), ir_measures and pytrec_eval read; named like --run-out.",

@@ -201,7 +201,10 @@ def load_retrieval_dataset(path: str | Path) -> RetrievalDataset:
     if p.is_dir():
         return _load_dir(p)
     if not p.is_file():
-        raise DataError(Problem(str(p), None, None, "no such file or directory"))
+        what = "no such file or directory"
+        if p.exists():
+            what = "not a regular file or directory (a FIFO or device); pass a dataset or bundle"
+        raise DataError(Problem(str(p), None, None, what))
     return _load_bundle(p)
 
 

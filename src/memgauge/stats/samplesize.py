@@ -61,9 +61,14 @@ def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool =
 _MAX_N = 2**31 - 1
 
 
-def _check(alpha: float, power: float) -> None:
+def _check(alpha: float, power: float, two_sided: bool) -> None:
     if not (0 < alpha < 1 and 0 < power < 1):
         raise ValueError("alpha and power must be in (0, 1)")
+    if not two_sided and alpha >= 0.5:  # the critical value would be 0 or below
+        raise ValueError(
+            f"a one-sided test's alpha must be below 0.5 (got {alpha}): at 0.5 it rejects"
+            " whenever the mean difference is positive; give a smaller alpha"
+        )
     if power <= alpha:
         raise ValueError("power must exceed alpha (with no effect the test rejects at rate alpha)")
 
@@ -74,7 +79,7 @@ def sample_size_paired(
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
     if delta <= 0 or sigma <= 0:
         raise ValueError("delta and sigma must be positive")
-    _check(alpha, power)
+    _check(alpha, power, two_sided)
     # the upper quantile as minus the lower one: 1 - alpha would round a tiny alpha away
     z_a = -NormalDist().inv_cdf(alpha / 2 if two_sided else alpha)
     z_b = NormalDist().inv_cdf(power)
@@ -117,7 +122,7 @@ def minimum_detectable_effect(
         raise ValueError("n must be at least 2")
     if sigma <= 0:
         raise ValueError("sigma must be positive")
-    _check(alpha, power)
+    _check(alpha, power, two_sided)
 
     def gap(d: float) -> float:
         return paired_t_power(n, d / sigma, alpha, two_sided) - power

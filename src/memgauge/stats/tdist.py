@@ -44,6 +44,8 @@ _EPS = float(np.finfo(np.float64).eps)
 _MAX_PANELS = 4096
 # below e^-_UNDERFLOW a tail is no double: its log is the Laplace approximation at the peak
 _UNDERFLOW = 800.0
+# from this noncentrality on, the integral is taken around u = log(nc / x) (see `_Integrand`)
+_SHIFT_FROM = 2.0**24
 _SQRT2 = math.sqrt(2.0)
 # above this, Q comes from the Mills ratio (erfc would underflow near 38, and lose digits first)
 _MILLS_FROM = 20.0
@@ -126,37 +128,64 @@ def _log_norm(k: float) -> float:
 
 
 class _Integrand:
-    """log of Q(x e^u - nc) f(u), and the derivatives that place its grid (x > 0)."""
+    """log of Q(x e^u - nc) f(u), and the derivatives that place its grid (x > 0).
+
+    From nc = _SHIFT_FROM on, Q's fall (about 1/nc wide in u) is narrower than the doubles
+    beside u = log(nc / x), where it falls: x e^u - nc is then computed as nc expm1(v) on
+    v = u - log(nc / x), and every method takes v. Each method's `u` is that v when `shifted`."""
 
     def __init__(self, x: float, k: float, nc: float) -> None:
         self.x, self.k, self.nc = x, k, nc
         self.c = _log_norm(k)
+        self.shifted = nc >= _SHIFT_FROM
+        self.u0 = math.log(nc) - math.log(x) if self.shifted else 0.0
+        # the first step of the peak's search: Q falls about 1/nc from v = 0 when shifted
+        self.step = 1.0 / nc if self.shifted else 1.0
 
     def log(self, u: _F64) -> _F64:
+        if self.shifted:
+            return (
+                self.c - 0.5 * self.k * _excess(2.0 * (self.u0 + u)) + _log_q(self.nc * np.expm1(u))
+            )
         z = self.x * np.exp(u) - self.nc
         return self.c - 0.5 * self.k * _excess(2.0 * u) + _log_q(z)
 
     def log_at(self, u: float) -> float:
+        if self.shifted:
+            z = self.nc * math.expm1(u)
+            return self.c - 0.5 * self.k * _excess_at(2.0 * (self.u0 + u)) + _log_q_at(z)
         z = self.x * math.exp(u) - self.nc
         return self.c - 0.5 * self.k * _excess_at(2.0 * u) + _log_q_at(z)
 
+    def _s_z(self, u: float) -> tuple[float, float, float]:
+        """(x e^u, x e^u - nc, the u of the density) at `u`."""
+        if self.shifted:
+            return self.nc * math.exp(u), self.nc * math.expm1(u), self.u0 + u
+        s = self.x * math.exp(u)
+        return s, s - self.nc, u
+
     def slope(self, u: float) -> float:
         """d/du of the log: k (1 - e^{2u}) - hazard(z) x e^u; decreasing (log-concave)."""
-        s = self.x * math.exp(u)
-        return self.k * -math.expm1(2.0 * u) - _hazard(s - self.nc) * s
+        s, z, w = self._s_z(u)
+        return self.k * -math.expm1(2.0 * w) - _hazard(z) * s
 
     def curvature(self, u: float) -> float:
         """d2/du2 of the log (negative): -2k e^{2u} - h(z)(h(z) - z) s^2 - h(z) s, s = x e^u."""
-        s = self.x * math.exp(u)
-        z = s - self.nc
+        s, z, w = self._s_z(u)
         h = _hazard(z)
-        return -2.0 * self.k * math.exp(2.0 * u) - h * (h - z) * s * s - h * s
+        return -2.0 * self.k * math.exp(2.0 * w) - h * (h - z) * s * s - h * s
 
 
 def _peak(f: _Integrand) -> float:
-    """The u where the log of the integrand peaks: its slope is negative for u >= 0 and tends to
-    k > 0 as u falls, so bisection between the first u < 0 of positive slope and 0."""
-    lo, hi = -1.0, 0.0
+    """The u where the log of the integrand peaks: its slope decreases and tends to k > 0 as u
+    falls, so bisection between the first u < 0 of positive slope and 0; or, where the slope at
+    0 is still positive (only a shifted integrand's can be), 0 and the first u > 0 of negative
+    slope. The bracket grows from `f.step` by doubling."""
+    lo, hi = -f.step, 0.0
+    if f.slope(hi) > 0:
+        lo, hi = 0.0, f.step
+        while f.slope(hi) > 0:
+            lo, hi = hi, 2.0 * hi
     while f.slope(lo) <= 0:
         lo, hi = 2.0 * lo, lo
     for _ in range(200):
@@ -221,9 +250,12 @@ def _log_sf(x: float, k: float, nc: float) -> float:
     f = _Integrand(x, k, nc)
     peak = _peak(f)
     top = f.log_at(peak)
-    width = 1.0 / math.sqrt(-f.curvature(peak))
+    curvature = -f.curvature(peak)
     if top < -_UNDERFLOW:  # only t_isf's search reads it: the order of magnitude is enough
-        return top + math.log(width) + _LOG_SQRT_2PI
+        if not curvature > 0:  # x e^u underflowed at the peak (x near the largest double)
+            return top
+        return top + math.log(1.0 / math.sqrt(curvature)) + _LOG_SQRT_2PI
+    width = 1.0 / math.sqrt(curvature)
     lo = _end(f, peak, top, -width)
     hi = _end(f, peak, top, width)
     return top + math.log(_panels(f, top, lo, hi))
