@@ -313,6 +313,17 @@ def _memgauge(*args: str) -> list[str]:
     return [sys.executable, "-m", "memgauge.cli.main", *args]
 
 
+def _running(suite: Path, db: Path) -> subprocess.Popen[str]:
+    """`memgauge run SUITE --store DB` started as its own process (stderr piped, as text)."""
+    return subprocess.Popen(
+        _memgauge("run", str(suite), "--store", str(db), "--no-progress"),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_a_second_ctrl_c_leaves_a_cancelled_run_and_no_traceback(tmp_path: Path) -> None:
     """A second SIGINT a few milliseconds after the first landed in the write that records the
     run as cancelled: the run stayed 'running' with no owner and the command said only
@@ -320,13 +331,7 @@ def test_a_second_ctrl_c_leaves_a_cancelled_run_and_no_traceback(tmp_path: Path)
     call in its worker thread, printed the interpreter's KeyboardInterrupt traceback."""
     path = _suite(tmp_path, {"delay": 1.5}, n=40, concurrency=2)
     for db, after_the_message in ((tmp_path / "a.db", False), (tmp_path / "b.db", True)):
-        proc = subprocess.Popen(
-            _memgauge("run", str(path), "--store", str(db), "--no-progress"),
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = _running(path, db)
         said = ""
         try:
             _poll_completed(db, 2)
@@ -582,13 +587,7 @@ def test_sigterm_cancels_cleanly_and_the_run_resumes(
 ) -> None:
     path = _suite(tmp_path, {"delay": 0.01}, n=300, concurrency=2)
     db = tmp_path / "r.db"
-    proc = subprocess.Popen(
-        _memgauge("run", str(path), "--store", str(db), "--no-progress"),
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _running(path, db)
     try:
         _poll_completed(db, 20)
     finally:
