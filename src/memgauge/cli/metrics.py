@@ -209,13 +209,11 @@ def metrics(
         }
         click.echo(dumps_strict(payload, indent=2))
         return
+    left_out = ", ".join(api.TREC_ALL_LEFT_OUT)
     notes = [
         *(
-            [
-                f"-m all_trec: memgauge does not compute trec_eval's {', '.join(api.TREC_ALL_LEFT_OUT)}"
-            ]
-            if "all_trec" in measures
-            else []
+            [f"-m all_trec: memgauge does not compute trec_eval's {left_out}"]
+            * ("all_trec" in measures)
         ),
         f"conventions: {cfg.conventions}, ties: {_TIES}"
         + ("" if depth is None else f", depth: {depth}"),

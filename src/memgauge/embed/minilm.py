@@ -26,7 +26,7 @@ def minilm(
     Runtime when onnx and onnxruntime are, else NumPy; the environment variable MEMGAUGE_MINILM
     = onnx, numpy or int8 decides for `auto`), `minilm:onnx` and `minilm:numpy` name one. Both
     give the same vectors to 1e-6; each has its own embedding-cache key. `minilm:int8` is ONNX
-    Runtime with int8 matrix products: about 1.65x as fast, its vectors close but not equal
+    Runtime with int8 matrix products: 1.7-1.8x as fast, its vectors close but not equal
     (`minilm_onnx.MiniLMInt8Embedder`)."""
     if backend not in BACKENDS:
         raise UsageError(f"minilm:{backend}: the backend is one of {', '.join(BACKENDS)}")

@@ -29,6 +29,7 @@ without its dependencies, a platform without their wheels) `minilm` falls back t
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -434,6 +435,14 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
 INT8_VERSION = 1
 
 
+@functools.cache
+def _ort_version() -> str:
+    """The installed ONNX Runtime's version (its quantizer and int8 kernels)."""
+    from importlib.metadata import version
+
+    return version("onnxruntime")
+
+
 @contextlib.contextmanager
 def _quiet_root_logger() -> Iterator[None]:
     """ONNX Runtime's quantizer advises "pre-processing" through `logging.warning`, which on a
@@ -460,17 +469,15 @@ def quantized_model(embedder: MiniLMEmbedder, home: Path) -> Path:
     (`reduce_range`: x86 cores without VNNI add pairs of products in 16 bits, which full-range
     weights can saturate, so the vectors would depend on the CPU; 7 bits cost nothing here and
     a little accuracy); activations quantized as each product runs; the embedding tables and
-    the attention's products stay float32. Named by the weights' hash, the builder's and this quantization's version and ONNX
-    Runtime's (whose quantizer made it); written in a temporary directory beside it and renamed
-    into place, so a file found is whole."""
-    from importlib.metadata import version
-
+    the attention's products stay float32. Named by the weights' hash, the builder's and this
+    quantization's version and ONNX Runtime's (whose quantizer made it); written in a temporary
+    directory beside it and renamed into place, so a file found is whole."""
     target = (
         home
         / "onnx"
         / (
             f"all-MiniLM-L6-v2-{MINILM_SHA256[:12]}-g{BUILDER_VERSION}-int8-q{INT8_VERSION}"
-            f"-ort{version('onnxruntime')}.onnx"
+            f"-ort{_ort_version()}.onnx"
         )
     )
     if target.is_file():
@@ -495,8 +502,8 @@ def quantized_model(embedder: MiniLMEmbedder, home: Path) -> Path:
 
 
 class MiniLMInt8Embedder(MiniLMOnnxEmbedder):
-    """all-MiniLM-L6-v2 on ONNX Runtime with int8 matrix products (`minilm:int8`, opt-in): about
-    1.65x the float graph's texts per CPU-second (2.85x the NumPy path's), with vectors that
+    """all-MiniLM-L6-v2 on ONNX Runtime with int8 matrix products (`minilm:int8`, opt-in):
+    1.7-1.8x the float graph's texts per CPU-second (2.9-3.3x the NumPy path's), with vectors that
     agree with the NumPy path's only approximately (cosine 0.95 or more on LoCoMo's turns, 0.99
     on average) and LoCoMo's retrieval measures no worse, though not equal (BENCHMARKS.md). Its
     own embedding-cache key, which names the quantization and ONNX Runtime's version.
@@ -515,9 +522,6 @@ class MiniLMInt8Embedder(MiniLMOnnxEmbedder):
     def name(self) -> str:
         """Model id, backend, quantization, ONNX Runtime's version and the weights hash prefix
         (the embedding-cache key): int8 kernels and quantizers differ between versions."""
-        from importlib.metadata import version
-
         return (
-            f"all-MiniLM-L6-v2-onnx-int8-q{INT8_VERSION}-ort{version('onnxruntime')}"
-            f"-{MINILM_SHA256[:12]}"
+            f"all-MiniLM-L6-v2-onnx-int8-q{INT8_VERSION}-ort{_ort_version()}-{MINILM_SHA256[:12]}"
         )

@@ -14,8 +14,8 @@ each of them as the measures trec_eval would compute, named as memgauge names th
 
 A trec_eval measure memgauge does not compute (`utility`, `Rprec_mult`, `ndcg` with a gain
 table, ...) is refused by name (`rbp` is memgauge's RBP at trec_eval's p = 0.9, which equals
-trec_eval's on binary judgments only: read as a name, left out of `all_trec`). Anything else is not trec_eval's syntax and is left to
-`parse_measure` (`P@5`, `P_5`, `nDCG@10`, ...).
+trec_eval's on binary judgments only: read as a name, left out of `all_trec`). Anything else
+is not trec_eval's syntax and is left to `parse_measure` (`P@5`, `P_5`, `nDCG@10`, ...).
 
 `trec_order` sorts measures into the order trec_eval prints them in (its measure table, then
 each family's parameters ascending), whatever order `-m` named them in.
