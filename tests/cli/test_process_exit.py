@@ -87,3 +87,28 @@ def test_main_in_process_imports_a_command_with_the_collector_on(
     assert cli_main.main(["evaluate", "--help"]) == 0
     assert gc.isenabled()
     assert freezes == []
+
+
+def test_a_reader_gone_before_the_first_line_does_not_cut_the_command_short(
+    tmp_path: Path,
+) -> None:
+    """`memgauge evaluate ... | head`: rich's default, at the first write after the reader left,
+    ended the process with exit 1 before the reports were written and before the run's end
+    was said; the rest is printed to the null device and the command goes on to its end."""
+    bundle = Path(__file__).parents[1] / "data" / "good" / "bundle.yaml"
+    out = tmp_path / "out"
+    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path / "home")}
+    args = ["evaluate", str(bundle), "-s", "lexical", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the command writes anything
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "result.json", "summary.md"]

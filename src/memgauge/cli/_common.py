@@ -157,6 +157,16 @@ def console(stderr: bool = False) -> Console:
                             column.overflow = "fold"
             super().print(*objects, **kwargs)
 
+        def on_broken_pipe(self) -> None:
+            """`memgauge evaluate ... | head`: the reader went away. What is left to print goes
+            to the null device and the command goes on to its end (its reports, its exit
+            code), where rich's default ended the process with exit 1 before the reports were
+            written."""
+            self.quiet = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+            os.close(devnull)
+
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
     return _Folding(
