@@ -3,6 +3,7 @@ traceback, nothing written."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -587,3 +588,32 @@ def test_a_side_file_under_a_file_is_refused_before_the_run(
     assert "Traceback" not in err
     assert not out.exists()
     assert not store.exists()
+
+
+def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A suite's `script` evaluator naming a program that does not exist ran the run and
+    failed every item (exit 4); it is a mistake in the suite: exit 2, no run recorded."""
+    suite = tmp_path / "suite.yaml"
+    store = tmp_path / "r.db"
+    for command, says in (
+        ("no-such-program-here --flag", "'no-such-program-here': no such program on PATH"),
+        ("./check.sh {output_file}", f"'./check.sh': no executable file at {tmp_path}/check.sh"),
+    ):
+        suite.write_text(
+            "name: s\nsubjects:\n  lexical: {reference: {mode: lexical}}\ntasks:\n"
+            "  - {name: answers, kind: expected-output, k: 1,"
+            " items: [{id: q1, input: 'What database?', expected: Kuzu}],"
+            f" evaluators: [{{script: {{command: '{command}', via: file}}}}]}}\n"
+        )
+        assert main(["run", str(suite), "--store", str(store)]) == 2
+        err = capsys.readouterr().err
+        assert f"script: cannot run {says}" in err
+        assert "Traceback" not in err
+        assert main(["runs", "list", "--store", str(store), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == []
+    # found beside the suite (a relative path is read from its directory), the run goes
+    (tmp_path / "check.sh").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "check.sh").chmod(0o755)
+    assert main(["run", str(suite), "--store", str(store)]) == 0

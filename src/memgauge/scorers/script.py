@@ -13,7 +13,8 @@ script by one of three routes:
 text). Exit code 0 = pass. If the last non-empty line of stdout is a number in [0, `scale`] it
 is the score, divided by `scale` (seed 004's scripts print 0-100: use `scale: 100`); otherwise
 the score is 1 for a pass and 0 for a fail. A timeout, a command that cannot start, or a score
-outside the scale is a recorded failure, not a score. stderr is kept.
+outside the scale is a recorded failure, not a score. stderr is kept. A program that cannot be
+found at all is refused before a run starts (`prepare`: exit 2, nothing written).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -63,6 +65,27 @@ class ScriptEvaluator:
             raise UsageError("script: timeout must be positive")
         if not (math.isfinite(self.scale) and self.scale > 0):
             raise UsageError("script: scale must be a positive number (1, or 100 for 0-100)")
+
+    def prepare(self) -> None:
+        """Before a run (`runs.plan.prepare_evaluators`): a program that cannot be found is a
+        mistake in the suite, exit 2 before anything is written, not a failure on every item.
+        A name with no slash is looked up on PATH; a path is read from `cwd` (a suite's
+        directory), as the run reads it."""
+        program = self.argv()[0]
+        if "{output_file}" in program:
+            return  # made per item
+        if os.sep in program or (os.altsep is not None and os.altsep in program):
+            where = Path(self.cwd or ".") / program
+            if not (where.is_file() and os.access(where, os.X_OK)):
+                raise UsageError(
+                    f"script: cannot run {program!r}: no executable file at {where}; a relative"
+                    " path is read from the suite's directory"
+                )
+        elif shutil.which(program) is None:
+            raise UsageError(
+                f"script: cannot run {program!r}: no such program on PATH; give its path, or"
+                " install it"
+            )
 
     def argv(self) -> list[str]:
         """The argument vector (a string command is split like a POSIX shell would, but no
