@@ -226,8 +226,10 @@ def test_items_an_evaluator_could_not_score_are_counted_as_such(
 ) -> None:
     """They are what the failure rate counted: `runs show` says so, not "5 completed, 0
     failed" beside a run that failed on them."""
-    missing = {"script": {"command": [str(tmp_path / "missing")]}}
-    path = _suite(tmp_path, {"ref": {"reference": {"mode": "lexical"}}}, evaluators=[missing])
+    # a score outside the script's scale: a recorded failure on every item (a program that
+    # cannot be found is refused before the run instead)
+    off_scale = {"script": {"command": [sys.executable, "-c", "print(7)"]}}
+    path = _suite(tmp_path, {"ref": {"reference": {"mode": "lexical"}}}, evaluators=[off_scale])
     db = tmp_path / "r.db"
     code, doc = _run(path, db, capsys)
     assert code == 4
