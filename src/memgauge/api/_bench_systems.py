@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from memgauge.api._runs import RunConfig, _build, _config, _run
+from memgauge.data.io import dataset_path_problem
 from memgauge.data.records import AggregateResult
 from memgauge.errors import UsageError
 from memgauge.runs.engine import Progress, RunReport
@@ -60,13 +61,9 @@ def _datasets(
     for path in map(Path, datasets):
         out.append((path.stem or path.name, path, None))
     for _name, path, _kind in out:
-        if not path.exists():
-            raise UsageError(f"dataset {path}: no such file or directory")
-        if not (path.is_file() or path.is_dir()):  # a FIFO would block the run once started
-            raise UsageError(
-                f"dataset {path}: not a regular file or directory (a FIFO or device); pass a"
-                " dataset file or directory"
-            )
+        # checked before the systems start: a FIFO would block the run once started
+        if (what := dataset_path_problem(path)) is not None:
+            raise UsageError(f"dataset {path}: {what}")
     return out
 
 

@@ -66,6 +66,7 @@ from memgauge.errors import DataError, Problem
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
+    "dataset_path_problem",
     "load_conversations",
     "load_items",
     "load_retrieval_dataset",
@@ -195,17 +196,22 @@ def _load_bundle(path: Path) -> RetrievalDataset:
     return ds
 
 
+def dataset_path_problem(path: Path) -> str | None:
+    """What is wrong with `path` as a dataset's place (it is missing, or a FIFO or device that
+    reading would block on), or None for a file or directory."""
+    if path.is_dir() or path.is_file():
+        return None
+    if path.exists():
+        return "not a regular file or directory (a FIFO or device); pass a dataset or bundle"
+    return "no such file or directory"
+
+
 def load_retrieval_dataset(path: str | Path) -> RetrievalDataset:
     """Load a retrieval dataset from a directory or a bundle file; DataError lists every problem."""
     p = Path(path)
-    if p.is_dir():
-        return _load_dir(p)
-    if not p.is_file():
-        what = "no such file or directory"
-        if p.exists():
-            what = "not a regular file or directory (a FIFO or device); pass a dataset or bundle"
+    if (what := dataset_path_problem(p)) is not None:
         raise DataError(Problem(str(p), None, None, what))
-    return _load_bundle(p)
+    return _load_dir(p) if p.is_dir() else _load_bundle(p)
 
 
 def save_retrieval_dataset(
