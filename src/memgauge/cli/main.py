@@ -410,18 +410,17 @@ def run(argv: list[str] | None = None) -> Any:
     _quiet_imports = True
     try:
         code = main(argv)
-        if code == EXIT_INTERRUPTED:
-            # the interruption is recorded and said; the exit may still wait for a subject's
-            # call in a worker thread: another Ctrl-C then ends the process at once, not with
-            # the KeyboardInterrupt traceback of the interpreter's thread join
-            signal.signal(signal.SIGINT, _exit_interrupted)
     except KeyboardInterrupt:
         # a Ctrl-C after the command handled its own (a second one just as the first one's
         # message was given): said already
-        signal.signal(signal.SIGINT, _exit_interrupted)
         code = EXIT_INTERRUPTED
     finally:
         _quiet_imports = False
+    if code == EXIT_INTERRUPTED:
+        # the interruption is recorded and said; the exit may still wait for a subject's call
+        # in a worker thread: another Ctrl-C then ends the process at once, not with the
+        # KeyboardInterrupt traceback of the interpreter's thread join
+        signal.signal(signal.SIGINT, _exit_interrupted)
     gc.freeze()
     sys.exit(code)
 

@@ -157,12 +157,8 @@ def metrics(
         raise UsageError("-m runid names no measure: add one, e.g. -m map")
     if trec:
         parsed = api.trec_order(parsed)  # trec_eval prints in its table's order, not -m's
-    if complete:
-        if missing == "skip" and _given("missing"):
-            raise UsageError(
-                "-c scores a query absent from the run 0; --missing skip leaves it out"
-            )
-        missing = "zero"
+    if complete and missing == "skip" and _given("missing"):
+        raise UsageError("-c scores a query absent from the run 0; --missing skip leaves it out")
     cfg = _config(
         api.CONVENTIONS[preset],
         rel_threshold=rel_threshold,
@@ -170,7 +166,7 @@ def metrics(
         no_relevant=no_relevant,
         missing_from_run=missing,
     )
-    if complete:
+    if complete:  # trec_eval's -c: --missing zero, whatever the preset
         cfg = dataclasses.replace(cfg, missing_from_run="zero")
     if more_runs or compare["fmt"] != "table":
         show_trec_comparison(
@@ -209,18 +205,16 @@ def metrics(
         }
         click.echo(dumps_strict(payload, indent=2))
         return
-    left_out = ", ".join(api.TREC_ALL_LEFT_OUT)
     notes = [
-        *(
-            [f"-m all_trec: memgauge does not compute trec_eval's {left_out}"]
-            * ("all_trec" in measures)
-        ),
         f"conventions: {cfg.conventions}, ties: {_TIES}"
         + ("" if depth is None else f", depth: {depth}"),
         f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
         f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
         f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
     ]
+    if "all_trec" in measures:
+        left_out = ", ".join(api.TREC_ALL_LEFT_OUT)
+        notes.insert(0, f"-m all_trec: memgauge does not compute trec_eval's {left_out}")
     if trec:
         click.echo(api.trec_eval_report(ev, parsed, per_query=per_query, runid=official))
         for line in notes:  # beside, not inside, the report a user diffs against trec_eval's
