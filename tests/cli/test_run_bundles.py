@@ -26,6 +26,27 @@ def _evaluate(data: Path, out: Path, store: str) -> None:
     )
 
 
+def _export(run_id: str, store: str, bundle: Path) -> None:
+    """`runs export RUN_ID --format bundle` from `store` to `bundle`, exit 0."""
+    args = ["runs", "export", run_id, "--format", "bundle", "--store", store, "--out", str(bundle)]
+    assert main(args) == 0
+
+
+def _exported_run(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, str, Path]:
+    """One lexical evaluate of the demo dataset in the store `name`.db, exported as the bundle
+    `name`.json: (the store, the run id, the bundle)."""
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    store = str(tmp_path / f"{name}.db")
+    _evaluate(data, tmp_path / f"{name}-out", store)
+    [run_id] = _ids(store, capsys)
+    bundle = tmp_path / f"{name}.json"
+    _export(run_id, store, bundle)
+    return store, run_id, bundle
+
+
 def _ids(store: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
     capsys.readouterr()
     assert main(["runs", "list", "--store", store, "--json"]) == 0
@@ -35,28 +56,7 @@ def _ids(store: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
 def test_a_bundle_moves_a_run_to_another_store_as_it_was(
     tmp_path: Path, store_where: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = tmp_path / "demo"
-    save_retrieval_dataset(demo_dataset(), data)
-    source = str(tmp_path / "source.db")
-    _evaluate(data, tmp_path / "o", source)
-    [run_id] = _ids(source, capsys)
-    bundle = tmp_path / "run.json"
-    assert (
-        main(
-            [
-                "runs",
-                "export",
-                run_id,
-                "--format",
-                "bundle",
-                "--store",
-                source,
-                "--out",
-                str(bundle),
-            ]
-        )
-        == 0
-    )
+    source, run_id, bundle = _exported_run(tmp_path, "source", capsys)
     assert main(["runs", "import", str(bundle), "--store", store_where]) == 0
     assert run_id in capsys.readouterr().out
     with SuiteRunStore(source) as a, SuiteRunStore(store_where) as b:
@@ -80,22 +80,7 @@ def test_gate_against_exported_runs_on_a_fresh_store(
     bundles = []
     for n, run_id in enumerate(_ids(shared, capsys)):
         bundles += ["--baseline", str(tmp_path / f"b{n}.json")]
-        assert (
-            main(
-                [
-                    "runs",
-                    "export",
-                    run_id,
-                    "--format",
-                    "bundle",
-                    "--store",
-                    shared,
-                    "--out",
-                    bundles[-1],
-                ]
-            )
-            == 0
-        )
+        _export(run_id, shared, Path(bundles[-1]))
     fresh = str(tmp_path / "runner.db")  # CI's ephemeral runner: nothing but the new run
     _evaluate(data, tmp_path / "new", fresh)
     [new] = _ids(fresh, capsys)
@@ -147,14 +132,7 @@ def test_a_baseline_bundle_of_another_suite_is_refused(
 ) -> None:
     """A --baseline of another suite's runs counted for nothing and the gate passed with no
     baseline (exit 0): in CI the wrong file made a gate that could never fail."""
-    data = tmp_path / "demo"
-    save_retrieval_dataset(demo_dataset(), data)
-    other = str(tmp_path / "other.db")
-    _evaluate(data, tmp_path / "o", other)
-    [exported] = _ids(other, capsys)
-    bundle = tmp_path / "other.json"
-    export = ["runs", "export", exported, "--format", "bundle", "--store", other]
-    assert main([*export, "--out", str(bundle)]) == 0
+    _, _, bundle = _exported_run(tmp_path, "other", capsys)
     store = str(tmp_path / "runner.db")
     assert main(["run", str(BAD.parent / "good" / "suite.yaml"), "--store", store]) == 0
     [new] = _ids(store, capsys)
