@@ -119,3 +119,53 @@ def test_a_bad_fail_under_is_refused_before_a_store_is_written(
     assert code == 2
     assert "--fail-under 'Recall@10': write MEASURE=VALUE" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("RR@5=1.5", "a target of 1.5 would never be met; write a share as a fraction"),
+        ("lexical/nDCG@10=60", "a target of 60 would never be met"),
+        ("Recall@10=< -0.1", "a target of -0.1 would never be met"),
+        ("RR@5=-0.2", "a target of -0.2 would always be met"),
+    ],
+)
+def test_a_target_outside_a_measures_range_is_refused_before_a_store_is_written(
+    target: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)["evaluate"], "--store", str(db), "--fail-under", target])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--fail-under {target!r}:" in err
+    assert "lies between 0 and 1" in err
+    assert says in err
+    assert not db.exists()
+
+
+def test_a_suite_target_outside_its_measures_range_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: ranges\nsubjects:\n  memory: {reference: {mode: lexical}}\ntasks:\n"
+        f"  - name: search\n    kind: retrieval\n    dataset: {data}\n"
+        "    evaluators: [{retrieval: RR@5}]\n    targets: {RR@5: 1.2}\n"
+    )
+    db = tmp_path / "r.db"
+    assert main(["run", str(suite), "--store", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "suite.yaml:9: tasks.0.targets: target 'RR@5': RR@5 lies between 0 and 1" in err
+    assert "Traceback" not in err
+    assert not db.exists()
+
+
+def test_counts_and_unknown_scales_take_any_target() -> None:
+    """Counts (NumRel) and measures memgauge cannot place (an evaluator's score) take any
+    number."""
+    from memgauge.aggregates.targets import parse_fail_under
+
+    assert parse_fail_under("NumRel=5").target.value == 5.0
+    assert parse_fail_under("memory/answers/score=3").target.value == 3.0

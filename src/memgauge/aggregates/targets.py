@@ -22,6 +22,7 @@ from typing import Literal
 from memgauge.aggregates.base import Target
 from memgauge.data.records import MeasureValue, TargetCheck
 from memgauge.errors import UsageError
+from memgauge.metrics.measures import AGGREGATION, is_measure, parse_measure
 
 __all__ = [
     "By",
@@ -101,8 +102,10 @@ class Requirement:
         return MeasureRef(self.name, self.subject, self.task).text()
 
 
-def parse_target(text: float | str, *, where: str) -> tuple[Op, float]:
-    """`0.6` (at least), `'> 0.95'`, `'< 0.2'` -> (op, value); UsageError naming `where`."""
+def parse_target(text: float | str, *, where: str, measure: str | None = None) -> tuple[Op, float]:
+    """`0.6` (at least), `'> 0.95'`, `'< 0.2'` -> (op, value); UsageError naming `where`.
+    With `measure` a retrieval measure (RR@5, nDCG@10: every one lies between 0 and 1 but the
+    counts), a target outside 0..1 is refused: it could never be met, or never be missed."""
     if isinstance(text, bool):
         raise UsageError(f"{where}: a target is a number or 'OP NUMBER', not {text!r}")
     op: Op = ">="
@@ -115,7 +118,18 @@ def parse_target(text: float | str, *, where: str) -> tuple[Op, float]:
         op, value = _OP_NAMES[m.group(1) or ">="], float(m.group(2))
     if not math.isfinite(value):
         raise UsageError(f"{where}: the target must be a finite number")
+    if measure is not None and not 0.0 <= value <= 1.0 and _proportion(measure):
+        raise UsageError(
+            f"{where}: {measure} lies between 0 and 1, so a target of {value:g} would "
+            + ("never be met" if (value > 1.0) == (op in (">", ">=", "==")) else "always be met")
+            + ("; write a share as a fraction (0.6 for 60%)" if value > 1.0 else "")
+        )
     return op, value
+
+
+def _proportion(name: str) -> bool:
+    """Whether `name` is a retrieval measure with values from 0 to 1 (the counts are not)."""
+    return is_measure(name) and parse_measure(name).name not in AGGREGATION
 
 
 def parse_fail_under(text: str) -> Requirement:
@@ -126,8 +140,8 @@ def parse_fail_under(text: str) -> Requirement:
             f"--fail-under {text!r}: write MEASURE=VALUE, e.g. Recall@10=0.6 or "
             "hybrid/recall/Recall@10=0.6"
         )
-    op, value = parse_target(raw.strip(), where=f"--fail-under {text!r}")
     ref = parse_measure_ref(measure, where=f"--fail-under {text!r}")
+    op, value = parse_target(raw.strip(), where=f"--fail-under {text!r}", measure=ref.name)
     return Requirement(ref.name, Target(ref.name, op, value, "--fail-under"), ref.subject, ref.task)
 
 

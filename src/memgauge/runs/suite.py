@@ -49,6 +49,7 @@ from memgauge._util.model import Model
 from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
+from memgauge.aggregates.targets import parse_target
 from memgauge.data.detect import Kind
 from memgauge.data.jsonio import decode_text, existing, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
@@ -235,6 +236,16 @@ class TaskSpec(_Model):
             KINDS.get(value)
         except RegistryError as exc:
             raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("targets")
+    @classmethod
+    def _readable_targets(cls, value: dict[str, float | str] | None) -> Any:
+        for name, raw in (value or {}).items():  # read as the run's summary will read them
+            try:
+                parse_target(raw, where=f"target {name!r}", measure=name)
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @model_validator(mode="before")

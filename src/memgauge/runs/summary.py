@@ -43,7 +43,8 @@ def requirements_of(
                 target = Target(t.measure, t.op, t.value, t.source, enforced)
                 out.append(Requirement(t.measure, target, task=task.spec.name))
         for name, raw in (task.spec.targets or {}).items():
-            op, value = parse_target(raw, where=f"tasks.{task.spec.name}.targets.{name}")
+            where = f"tasks.{task.spec.name}.targets.{name}"
+            op, value = parse_target(raw, where=where, measure=name)
             target = Target(name, op, value, f"suite task {task.spec.name!r}")
             out.append(Requirement(name, target, task=task.spec.name))
     return out
