@@ -200,8 +200,9 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-#: set by `run` (the console script) only: `main` called in process leaves the collector alone
-_quiet_imports = False
+#: set by `run` (the console script) only: `main` called in process leaves the collector and
+#: the SIGINT handler alone
+_as_process = False
 
 
 class _LazyGroup(click.Group):
@@ -212,7 +213,7 @@ class _LazyGroup(click.Group):
         target = _COMMANDS.get(cmd_name)
         if target is None:
             return None
-        if _quiet_imports and gc.isenabled() and target[0] not in sys.modules:
+        if _as_process and gc.isenabled() and target[0] not in sys.modules:
             # the console script's one command: its modules (a second of imports for
             # `evaluate`) are made with the cyclic collector paused, then frozen out of its
             # sight (see `run`)
@@ -285,6 +286,15 @@ def _interrupted(exc: BaseException | None) -> str | None:
     )
 
 
+def _say_interrupted(text: str) -> None:
+    """Say that the command was interrupted. In the process (`run`), a Ctrl-C from here on ends
+    it at once with the same code: one sent as soon as the message shows (the user pressing
+    again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
+    if _as_process:
+        signal.signal(signal.SIGINT, _exit_interrupted)
+    _echo_err(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every memgauge error to its exit code, without a traceback."""
     # a command is one short process that builds large structures (datasets, reports): the
@@ -297,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(code, int) and code:
             return code
     except click.exceptions.Abort as exc:
-        _echo_err(_interrupted(exc.__cause__) or "aborted")
+        _say_interrupted(_interrupted(exc.__cause__) or "aborted")
         return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -312,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         _echo_err(f"{said}: {exc}")
         return code
     except KeyboardInterrupt as exc:
-        _echo_err(_interrupted(exc) or "interrupted")
+        _say_interrupted(_interrupted(exc) or "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `memgauge metrics ... | head`: the reader went away; not an error of ours.
@@ -406,8 +416,8 @@ def run(argv: list[str] | None = None) -> Any:
     modules loaded walked every class and schema made so far again and again, about 0.05
     CPU-s, and found almost nothing to free. Only here: `main` called in process (tests,
     notebooks) leaves the collector alone."""
-    global _quiet_imports
-    _quiet_imports = True
+    global _as_process
+    _as_process = True
     try:
         code = main(argv)
     except KeyboardInterrupt:
@@ -415,12 +425,10 @@ def run(argv: list[str] | None = None) -> Any:
         # message was given): said already
         code = EXIT_INTERRUPTED
     finally:
-        _quiet_imports = False
-    if code == EXIT_INTERRUPTED:
-        # the interruption is recorded and said; the exit may still wait for a subject's call
-        # in a worker thread: another Ctrl-C then ends the process at once, not with the
-        # KeyboardInterrupt traceback of the interpreter's thread join
-        signal.signal(signal.SIGINT, _exit_interrupted)
+        _as_process = False
+    # an interrupted command's exit may still wait for a subject's call in a worker thread: a
+    # Ctrl-C then ends the process at once (`_say_interrupted` set that up), not with the
+    # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
     sys.exit(code)
 
