@@ -18,6 +18,7 @@ from tests.helpers import gated_suite
 from memgauge import api
 from memgauge.cli.main import main
 from memgauge.data.records import EvaluatorSummary, RunRecord, RunSummary
+from memgauge.errors import UsageError
 from memgauge.track.gate import GateConfig, evaluate_gate, sparkline
 from memgauge.track.history import metric_series
 
@@ -170,6 +171,7 @@ def test_thresholds_per_tier_and_per_evaluator() -> None:
     assert cfg.threshold_for("qa-judge", "qa-judge") == 0.20
     assert cfg.threshold_for("token_f1", "token_f1") == 0.15
     assert cfg.threshold_for("no-leak", "contains") == 0.5
+    cfg = GateConfig()  # the runs below have no "no-leak": by their kinds' own thresholds
     hist = [_run(f"r{i}", 1.0, evaluator="icontains") for i in range(10)]
     # 12% drop: a regression for an exact-match evaluator (10%), not for a judge (20%)
     exact = evaluate_gate(
@@ -184,6 +186,18 @@ def test_thresholds_per_tier_and_per_evaluator() -> None:
         {("qa", "qa-judge"): "qa-judge"},
     )
     assert not judged.checks[0].regressed
+
+
+def test_a_threshold_for_no_evaluator_or_measure_of_the_run_is_refused() -> None:
+    """`--threshold-for rubirc=0.3` (a typo) left the default threshold in force unsaid."""
+    hist = [_run(f"r{i}", 1.0, evaluator="icontains") for i in range(3)]
+    kinds = {("qa", "icontains"): "contains"}
+    with pytest.raises(UsageError, match=r"--threshold-for rubirc: no evaluator or measure .*"):
+        evaluate_gate(_run("now", 0.9), hist, GateConfig(overrides={"rubirc": 0.3}), kinds)
+    # a measure's label or its evaluator's kind is a name the run has
+    for name in ("icontains", "contains"):
+        result = evaluate_gate(_run("now", 0.9), hist, GateConfig(overrides={name: 0.05}), kinds)
+        assert result.checks[0].regressed  # 10% drop against 5%: the override decided
 
 
 def test_no_score_is_na_not_a_regression() -> None:

@@ -53,6 +53,7 @@ from typing import Any
 
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
+from memgauge.errors import UsageError
 
 __all__ = [
     "EXACT_EVALUATORS",
@@ -423,13 +424,26 @@ def evaluate_gate(
     of earlier runs that failed the gate and were not accepted; the baseline leaves them out.
 
     Raises:
-        UsageError: a `cfg.measures` entry names no measure of the run.
+        UsageError: a `cfg.measures` entry names no measure of the run, or a `cfg.overrides`
+            key no evaluator or measure of it.
     """
     kinds = kinds or {}
     current_measures = _measures(current)
     error = unmatched_error(list(current_measures.values()), cfg.measures, "--measure")
     if error is not None:
         raise error
+    names = {key[2] for key in current_measures} | {
+        k
+        for key, m in current_measures.items()
+        if (k := m.kind if m.kind not in (None, "agent") else kinds.get((key[1], key[2])))
+    }
+    unknown = sorted(set(cfg.overrides) - names)
+    if unknown:  # a typo must not leave the default threshold in force unsaid
+        raise UsageError(
+            f"--threshold-for {', '.join(unknown)}: no evaluator or measure of this run is "
+            f"named so; it has {', '.join(sorted(names)[:20])}"
+            + (" ..." if len(names) > 20 else "")
+        )
     targeted = {
         (t.subject, t.task, t.measure)
         for t in (current.summary.targets if current.summary else [])
