@@ -3,6 +3,7 @@ traceback, nothing written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -161,7 +162,9 @@ def _newer_store(tmp_path: Path) -> str:
 
     db = tmp_path / "newer.db"
     api.open_store(db).close()
-    with sqlite3.connect(db) as conn:
+    # closed here, not when collected: an open connection keeps the store's -wal / -shm files,
+    # which then vanish (or not) in the middle of the test's "nothing written" comparison
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE alembic_version SET version_num = '9999'")
     return str(db)
 
@@ -230,7 +233,7 @@ def test_a_store_that_cannot_be_used_exits_2_naming_it(
     if store == "newer":
         import sqlite3
 
-        with sqlite3.connect(where) as conn:
+        with contextlib.closing(sqlite3.connect(where)) as conn:
             assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
 
 

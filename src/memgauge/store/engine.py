@@ -19,12 +19,14 @@ opens without loading Alembic, and so does a new SQLite store (`fresh_schema`).
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -353,6 +355,20 @@ def _server_read_only(url: StoreURL) -> sa.Engine:
     return ro
 
 
+def _probe(where: Path, read_only: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
+    """The connection that reads a SQLite store's schema before it is opened for reading: one
+    that could write (`query_only` stops its statements from doing so) where the file may be
+    written, else `read_only`'s. SQLite makes the -wal and -shm files of a WAL store for any
+    connection, and only one that can write deletes them as the last one closes: a store a
+    command refuses (a newer memgauge's) is left as the command found it."""
+    if not os.access(where, os.W_OK) or not os.access(where.parent, os.W_OK):
+        return read_only()
+    conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
 def open_read_only(url: StoreURL) -> sa.Engine:
     """An engine that reads the SQLite store at `url` as it is: SQLite's `mode=ro` (no
     connection it makes can write, whatever runs on it) and `query_only`, no migration. A store
@@ -375,7 +391,7 @@ def open_read_only(url: StoreURL) -> sa.Engine:
         conn.execute("PRAGMA query_only = ON")
         return conn
 
-    probe = creator()
+    probe = _probe(where, creator)
     try:
         problem = schema_problem(probe)
     except sqlite3.DatabaseError as exc:
