@@ -141,6 +141,31 @@ def _both_cores(texts: list[str], reps: int) -> None:
     print(f"load after {_load()}")
 
 
+_PEAK_N = 1536
+
+
+def _multiply_adds(tokens: list[int]) -> float:
+    """The forward pass's multiply-adds for texts of these token counts: per layer the four
+    384 x 384 and the two 384 x 1536 matrix products on every token, and attention's two
+    products (scores and context) on every pair of tokens of a text."""
+    hidden, ff, layers = 384, 1536, 6
+    per_token = 4 * hidden * hidden + 2 * hidden * ff
+    return float(sum(layers * (per_token * n + 2 * n * n * hidden) for n in tokens))
+
+
+def _gemm_rate(reps: int) -> float:
+    """Multiply-adds per CPU-second of the best float32 matrix product at hand on one core: the
+    ceiling a float32 forward pass works under."""
+    a = np.random.default_rng(1).standard_normal((_PEAK_N, _PEAK_N)).astype(np.float32)
+    best = 0.0
+    with one_blas_thread():
+        a @ a
+        for _ in range(reps):
+            cpu, _, _ = _timed(lambda: [a @ a for _ in range(10)])
+            best = max(best, 10 * _PEAK_N**3 / cpu)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--locomo", default=str(ROOT.parent / "shared" / "datasets" / "locomo10.json"))
@@ -205,17 +230,24 @@ def main() -> None:
         print(f", after {_load()}")
 
     ref = statistics.median(per_cpu["NumPy, one BLAS thread"])
+    work = _multiply_adds(tokens) / len(texts)  # per text, on average
     print(
         "\n| embedder | texts per CPU-second (best / median) | x NumPy (median) |"
         " texts per wall second | cores used | max diff from NumPy | least cosine with NumPy |"
+        " G multiply-adds per CPU-second (median) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in embedders:
         print(
             f"| {name} | {_best_median(per_cpu[name])} |"
             f" {statistics.median(per_cpu[name]) / ref:.2f} | {_best_median(per_wall[name])} |"
             f" {statistics.median(cores[name]):.2f} | {diff[name]:.1e} | {cosine[name]:.4f} |"
+            f" {statistics.median(per_cpu[name]) * work / 1e9:.1f} |"
         )
+    print(
+        f"\nOne core's float32 matrix product (NumPy's BLAS, one thread, {_PEAK_N} x {_PEAK_N}):"
+        f" {_gemm_rate(args.reps) / 1e9:.1f} G multiply-adds per CPU-second (best of {args.reps})"
+    )
     print(
         "\n| one query, `embed([question])` | CPU ms p50 (best / median) | CPU ms p95 |"
         " wall ms p50 | wall ms p95 |"
