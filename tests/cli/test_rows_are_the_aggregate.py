@@ -1,0 +1,121 @@
+"""A run's evaluator rows give the very number its IR aggregate gives.
+
+`memgauge evaluate` reports each measure from the IR aggregate (result.json, the terminal
+table; what `gate`, `history`, `health` and the targets read); `runs show` prints the
+retrieval evaluators' rows of the same run. A row's mean is the mean of the per-item scores,
+taken over the items sorted by id and from `metrics.single`'s arithmetic, so it can differ from
+the aggregate's in the last bit, and then be printed differently (0.3375 as 0.338 by
+`evaluate`, as 0.337 by `runs show`). A row the aggregate measures alike shows the aggregate's
+value, as it already shows its interval: one number, exactly, everywhere.
+
+The data: 30 memories and 16 queries (ids q0..q15, so sorting by id reorders them) with graded
+judgments, P@5, R-prec and nDCG means whose float sums depend on the order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgauge.cli.main import main
+
+MEASURES = ["nDCG@10", "nDCG@5", "RR@10", "P@5", "AP@20", "R-prec", "Recall@10", "Bpref"]
+TOPICS = [
+    "vitamin",
+    "coffee",
+    "sleep",
+    "exercise",
+    "diet",
+    "stress",
+    "memory",
+    "heart",
+    "bones",
+    "sugar",
+]
+WORDS = [
+    "the",
+    "of",
+    "and",
+    "in",
+    "to",
+    "health",
+    "study",
+    "adults",
+    "risk",
+    "lower",
+    "higher",
+    "effect",
+    "daily",
+    "linked",
+    "trial",
+]
+
+
+def _dataset(root: Path) -> Path:
+    rng = random.Random(7)
+    ds = root / "dataset"
+    ds.mkdir()
+    (ds / "dataset.yaml").write_text("name: rows\n")
+    memories = []
+    for i in range(30):
+        t = rng.sample(TOPICS, 2)
+        memories.append({"id": f"d{i}", "text": " ".join([*t, *rng.sample(WORDS, 6), t[0]])})
+    queries, judgments = [], []
+    for j in range(16):
+        t = rng.sample(TOPICS, 2)
+        queries.append({"id": f"q{j}", "text": " ".join(t) + " effect"})
+        found = [m for m in memories if t[0] in m["text"] or t[1] in m["text"]]
+        rng.shuffle(found)
+        for m in found[:6]:
+            grade = rng.choice([0, 1, 2, 2, 3])
+            judgments.append({"query_id": f"q{j}", "memory_id": m["id"], "grade": grade})
+    for name, rows in (("memories", memories), ("queries", queries), ("judgments", judgments)):
+        (ds / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ds
+
+
+def _cli(argv: list[str]) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == 0, (argv, code, out.getvalue()[-2000:], err.getvalue()[-2000:])
+    return out.getvalue()
+
+
+def _last_json(text: str) -> Any:
+    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))
+
+
+def test_runs_show_rows_are_the_values_evaluate_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "200")
+    db, out = str(tmp_path / "r.db"), tmp_path / "out"
+    measures = [a for m in MEASURES for a in ("-m", m)]
+    ds = str(_dataset(tmp_path))
+    _cli(["evaluate", ds, "-s", "lexical", *measures, "--out", str(out), "--store", db, "--quiet"])
+    result = json.loads((out / "result.json").read_text())
+    (system,) = result["systems"]
+    reported = system["metrics"]
+    shown = _last_json(_cli(["runs", "show", result["run_id"], "--store", db, "--json"]))
+    rows = {r["evaluator"]: r for r in shown["results"]}
+    differ = {
+        m: (rows[m]["mean"], v["value"])
+        for m, v in reported.items()
+        if (rows[m]["mean"], rows[m]["ci_low"], rows[m]["ci_high"], rows[m]["n_scored"])
+        != (v["value"], v["ci_low"], v["ci_high"], v["n_scored"])
+    }
+    assert differ == {}
+    # and the terminal prints them alike: each row's mean as evaluate's table does
+    text = _cli(["runs", "show", result["run_id"], "--store", db])
+    for m, v in reported.items():
+        line = next(ln for ln in text.splitlines() if re.search(rf"\b{re.escape(m)}\s", ln))
+        assert f"{v['value']:.3f}" in line, (m, v["value"], line)
