@@ -119,3 +119,29 @@ def test_runs_show_rows_are_the_values_evaluate_reports(
     for m, v in reported.items():
         line = next(ln for ln in text.splitlines() if re.search(rf"\b{re.escape(m)}\s", ln))
         assert f"{v['value']:.3f}" in line, (m, v["value"], line)
+
+
+def test_a_comparison_of_every_query_gives_each_system_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate's paired comparisons pair the queries sorted by id; their columns a and b
+    (`mean_a`, `mean_b`) are the two systems' means over the queries both scored, here all of
+    them: each system's value as the retrieval table reports it, to the last bit."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    out = tmp_path / "out"
+    measures = [a for m in MEASURES for a in ("-m", m)]
+    ds = str(_dataset(tmp_path))
+    systems = ["-s", "lexical", "-s", "reference:mode=lexical,candidates=5@narrow"]
+    _cli(["evaluate", ds, *systems, *measures, "--out", str(out), "--no-store", "--quiet"])
+    result = json.loads((out / "result.json").read_text())
+    value = {s["name"]: s["metrics"] for s in result["systems"]}
+    (compared,) = result["comparisons"]
+    assert (compared["baseline"], compared["candidate"]) == ("lexical", "narrow")
+    differ = [
+        (c["measure"], side, c[f"mean_{side}"], value[name][c["measure"]]["value"])
+        for c in compared["metrics"]
+        for side, name in (("a", "lexical"), ("b", "narrow"))
+        if c["n"] != value[name][c["measure"]]["n_scored"]
+        or c[f"mean_{side}"] != value[name][c["measure"]]["value"]
+    ]
+    assert differ == []
