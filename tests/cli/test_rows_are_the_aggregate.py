@@ -15,6 +15,7 @@ judgments, P@5, R-prec and nDCG means whose float sums depend on the order.
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
 import random
@@ -23,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from memgauge.cli.main import main
+from memgauge.view.app import create_app
 
 MEASURES = ["nDCG@10", "nDCG@5", "RR@10", "P@5", "AP@20", "R-prec", "Recall@10", "Bpref"]
 TOPICS = [
@@ -145,3 +148,40 @@ def test_a_comparison_of_every_query_gives_each_system_its_value(
         or c[f"mean_{side}"] != value[name][c["measure"]]["value"]
     ]
     assert differ == []
+
+
+def test_runs_compare_and_the_viewer_give_each_run_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs compared (`runs compare A B`, the viewer's /compare): columns A and B are
+    each run's value where the row pairs every item that run scored, as `evaluate` reported
+    it, not the stored items' mean one bit away."""
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    db = str(tmp_path / "r.db")
+    measures = [a for m in MEASURES for a in ("-m", m)]
+    ds = str(_dataset(tmp_path))
+    runs = {}
+    for system in ("lexical", "reference:mode=lexical,candidates=5@narrow"):
+        out = tmp_path / system.rsplit("@", 1)[-1]
+        argv = ["evaluate", ds, "-s", system, *measures, "--out", str(out), "--store", db]
+        _cli([*argv, "--quiet"])
+        result = json.loads((out / "result.json").read_text())
+        (reported,) = result["systems"]
+        runs[result["run_id"]] = reported["metrics"]
+    (a, va), (b, vb) = runs.items()
+    rows = _last_json(_cli(["runs", "compare", a, b, "--store", db, "--json"]))["rows"]
+    assert {r["evaluator"] for r in rows} == set(MEASURES)
+    differ = [
+        (r["evaluator"], r["mean_a"], va[r["evaluator"]]["value"], r["mean_b"])
+        for r in rows
+        if r["n"] != va[r["evaluator"]]["n_scored"]
+        or (r["mean_a"], r["mean_b"]) != (va[r["evaluator"]]["value"], vb[r["evaluator"]]["value"])
+    ]
+    assert differ == []
+    with TestClient(create_app(db)) as client:
+        page = client.get(f"/compare?a={a}&b={b}")
+    assert page.status_code == 200
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page.text)))
+    for m in MEASURES:
+        want = f"{m} {va[m]['value']:.3f} {vb[m]['value']:.3f}"
+        assert want in text, (want, re.findall(rf"{re.escape(m)} \S+ \S+", text))

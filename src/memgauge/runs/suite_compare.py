@@ -18,12 +18,13 @@ pair up.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord
+from memgauge.data.records import ItemRecord, RunSummary
 from memgauge.stats import (
     Correction,
     Family,
@@ -40,6 +41,7 @@ __all__ = [
     "compare_measures",
     "compare_runs",
     "compare_suite_systems",
+    "reported_means",
 ]
 
 Key = tuple[str, str, str]
@@ -232,3 +234,44 @@ def compare_measures(
             }
         )
     return rows
+
+
+def reported_means(
+    rows: Sequence[Mapping[str, Any]], summary_a: RunSummary | None, summary_b: RunSummary | None
+) -> list[dict[str, Any]]:
+    """`rows` (`compare_runs`') with each run's mean read as the run reports it, where the row
+    pairs every item that run scored (none dropped, n its `n_scored`): the row's mean is then
+    that number, and the stored items' mean, summed in item-id order (and, for a retrieval
+    measure, from the per-item arithmetic), can differ from it in the last bit and print
+    otherwise (0.33749999999999997 as 0.337 beside `runs show`'s 0.338)."""
+
+    def measured(summary: RunSummary | None) -> dict[Key, Any]:
+        found = summary.measures() if summary is not None else []
+        return {(m.subject, m.task, m.name): m for m in found}
+
+    def subjects(summary: RunSummary | None) -> set[str]:
+        return {e.subject for e in summary.evaluators} if summary is not None else set()
+
+    values = {"a": measured(summary_a), "b": measured(summary_b)}
+    only = {"a": subjects(summary_a), "b": subjects(summary_b)}
+    out = []
+    for row in rows:
+        row = dict(row)
+        for side in ("a", "b"):
+            # two single-subject runs under different names pair up as "A / B"
+            subject = row["subject"]
+            if subject not in only[side] and len(only[side]) == 1:
+                (subject,) = only[side]
+            m = values[side].get((subject, row["task"], row["evaluator"]))
+            mean = row.get(f"mean_{side}")
+            if (
+                m is not None
+                and m.value is not None
+                and mean is not None
+                and not row.get("n_dropped")
+                and row.get("n") == m.n_scored
+                and math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15)
+            ):
+                row[f"mean_{side}"] = m.value
+        out.append(row)
+    return out
