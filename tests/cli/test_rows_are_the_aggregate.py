@@ -185,3 +185,46 @@ def test_runs_compare_and_the_viewer_give_each_run_its_value(
     for m in MEASURES:
         want = f"{m} {va[m]['value']:.3f} {vb[m]['value']:.3f}"
         assert want in text, (want, re.findall(rf"{re.escape(m)} \S+ \S+", text))
+
+
+def test_the_systems_table_gives_each_system_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table of systems (`runs compare RUN` of one run's subjects; several runs through
+    `api.compare_stored_runs`, what `--format markdown|latex` prints): each system's mean and
+    each pair's means are the values its run reports, where it scored what the run did."""
+    from memgauge import api
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    db = str(tmp_path / "r.db")
+    measures = [a for m in MEASURES for a in ("-m", m)]
+    ds = str(_dataset(tmp_path))
+    systems = ["lexical", "reference:mode=lexical,candidates=5@narrow"]
+    reported: dict[str, dict[str, Any]] = {}
+    runs = []
+    for given in ([systems[0]], [systems[1]], systems):
+        out = tmp_path / f"run{len(runs)}"
+        argv = ["evaluate", ds, *(a for s in given for a in ("-s", s)), *measures, "--quiet"]
+        _cli([*argv, "--out", str(out), "--store", db])
+        result = json.loads((out / "result.json").read_text())
+        runs.append(result["run_id"])
+        reported.update({s["name"]: s["metrics"] for s in result["systems"]})
+    one = json.loads(_cli(["runs", "compare", runs[2], "--store", db, "--json"]))
+    with SuiteRunStore(db) as store:
+        _, several = api.compare_stored_runs(store, runs[:2])
+    for table in (one, several.as_dict()):
+        assert sorted(table["systems"]) == ["lexical", "narrow"]
+        differ = [
+            (label, name, mean)
+            for label, means in table["means"].items()
+            for name, mean in means.items()
+            if mean != reported[name][label.rsplit(" / ", 1)[-1]]["value"]
+        ]
+        differ += [
+            (c["measure"], c[side], c[f"mean_{side}"])
+            for c in table["comparisons"]
+            for side in ("a", "b")
+            if c[f"mean_{side}"] != reported[c[side]][c["measure"].rsplit(" / ", 1)[-1]]["value"]
+        ]
+        assert differ == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
@@ -112,6 +113,7 @@ def compare_suite_systems(
     runs: Mapping[str, Sequence[ItemRecord]],
     *,
     baseline: str | None = None,
+    reported: Mapping[str, RunSummary | None] | None = None,
     **options: Any,
 ) -> SystemsComparison:
     """The systems of `runs` (run id -> its items) compared on every measure they share (see
@@ -119,10 +121,15 @@ def compare_suite_systems(
     family, pairing, alpha, seed, ...). One run: its subjects, by name. Several: the runs in the order
     given, named by their single subject when each has one under a different name, else by run
     id. `baseline` (a system's name) goes first: the baseline of `pairing="baseline"`. A
-    ValueError when there are fewer than two systems or no system is named `baseline`."""
+    ValueError when there are fewer than two systems or no system is named `baseline`.
+    `reported` (run id -> its summary): each system's mean of a measure is the run's own
+    number where the system scored as many items as the run reports (`reported_means`)."""
+    #: per system, where its values come from: its run, and its subject given a measure's key
+    origins: list[tuple[str, Any]]
     if len(runs) == 1:
-        (items,) = runs.values()
+        ((run_id, items),) = runs.items()
         systems = _subjects(items)
+        origins = [(run_id, lambda key, s=s: s) for s in systems]
         every = _values(items, {})
         # each subject a system, each (task, evaluator) a measure
         per_system = [
@@ -143,6 +150,10 @@ def compare_suite_systems(
         distinct = single and len(set(names)) == len(names)
         systems = names if distinct else list(runs)
         label_subject = not single
+        origins = [
+            (run, (lambda key, s=subjects[run][0]: s) if rename_to else (lambda key: key[0]))
+            for run in runs
+        ]
     if len(systems) < 2:
         raise ValueError(
             f"comparing needs at least 2 systems; found {len(systems)} "
@@ -154,12 +165,48 @@ def compare_suite_systems(
         first = systems.index(baseline)
         systems.insert(0, systems.pop(first))
         per_system.insert(0, per_system.pop(first))
+        origins.insert(0, origins.pop(first))
     matrices = _matrices(per_system, keys)
-    return compare_systems(
+    cmp = compare_systems(
         systems,
         {_label(k, subject=label_subject): matrices[k] for k in keys},
         **options,
     )
+    if not reported:
+        return cmp
+    labels = {_label(k, subject=label_subject): k for k in keys}
+    measured = {
+        run: {(m.subject, m.task, m.name): m for m in summary.measures()}
+        for run, summary in reported.items()
+        if summary is not None
+    }
+
+    def own(label: str, i: int, mean: float | None, n: int) -> float | None:
+        key = labels[label]
+        run, subject_of = origins[i]
+        m = measured.get(run, {}).get((subject_of(key), key[1], key[2]))
+        if m is None or m.value is None or mean is None or m.n_scored != n:
+            return mean
+        return m.value if math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15) else mean
+
+    means = {
+        label: tuple(own(label, i, v, cmp.counts[label][i]) for i, v in enumerate(cmp.means[label]))
+        for label in cmp.measures
+    }
+    pairs = tuple(
+        replace(
+            p,
+            paired=replace(
+                p.paired,
+                mean_a=own(p.measure, p.a, p.paired.mean_a, p.paired.n),
+                mean_b=own(p.measure, p.b, p.paired.mean_b, p.paired.n),
+            ),
+        )
+        if not p.paired.n_dropped
+        else p
+        for p in cmp.pairs
+    )
+    return replace(cmp, means=means, pairs=pairs)
 
 
 def compare_runs(
