@@ -51,6 +51,9 @@ def _check(out: dict[str, Any]) -> None:
     rr = next(m for m in ev["metrics"] if m["measure"] == "RR@10")
     assert rr["value"] is not None
     assert rr["ci"][0] <= rr["value"] <= rr["ci"][1]
+    # with its counts, as every number memgauge reports: the demo's 37 queries, none failed
+    assert (rr["n_scored"], rr["n_failed"]) == (37, 0)
+    assert all("n_scored" in m and "n_failed" in m for m in [*ev["metrics"], *audit["metrics"]])
     assert len(ev["drift"]["baseline_runs"]) == 1
     assert ev["drift"]["status"] == "pass"  # the same system on the same data
     assert out["logging"]["eval_queries"]["total"] == 36
@@ -98,6 +101,8 @@ def test_health_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ]
     assert "  drift: no earlier run of its suite to compare with" in lines  # the audit's
     assert "  drift: pass against 1 earlier run" in lines
+    (rr_line,) = [line for line in lines if line.startswith("  lexical/retrieval RR@10: ")]
+    assert rr_line.endswith("] (n=37)")
     warnings = [line for line in lines if line.startswith("warning: ")]
     assert len(warnings) == 3
 

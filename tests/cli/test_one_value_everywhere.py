@@ -371,9 +371,7 @@ def _same(reference: dict[str, Seen], views: Views) -> list[str]:
             want = reference[m]
             if s.fmt is None:
                 ok = (s.value is None and want.value is None) or (
-                    s.value is not None
-                    and want.value is not None
-                    and s.value == pytest.approx(want.value, rel=1e-12, abs=1e-15)
+                    s.value is not None and want.value is not None and s.value == want.value
                 )
             else:
                 text = "n/a" if want.value is None else format(want.value, s.fmt)

@@ -13,6 +13,7 @@ from tests.helpers import run_memgauge
 
 from memgauge import api
 from memgauge.data.records import ItemRecord
+from memgauge.data.trec import write_qrels
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -129,3 +130,47 @@ def test_what_a_run_file_cannot_hold_is_left_out_and_counted(tmp_path: Path) -> 
     one = api.write_run_files(items[:1], tmp_path / "single.json", "json")
     assert one[0].path == tmp_path / "single.json"
     assert json.loads(one[0].path.read_text()) == {"q1": {"x": 2.0, "y": 1.0}}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--rel-threshold", "1", "--gain", "linear"],
+        ["--rel-threshold", "3", "--no-relevant", "skip"],
+        ["--no-relevant", "one"],
+    ],
+)
+def test_metrics_on_the_exported_run_gives_evaluate_s_values_and_n(
+    tmp_path: Path, options: list[str]
+) -> None:
+    """The same measure on the same data through `evaluate` and through `memgauge metrics`
+    on the run evaluate wrote and the dataset's qrels, with the same conventions: one value
+    (to 1e-12: the two sum the queries in another order) and one n per measure."""
+    dataset = tmp_path / "demo" / "dataset"
+    api.save_dataset(api.demo_dataset(), dataset)
+    measures = ["nDCG@10", "RR@10", "Recall@5", "P@5", "AP@20", "R-prec", "Bpref"]
+    flags = [a for m in measures for a in ("-m", m)]
+    run, out = tmp_path / "lexical.run", tmp_path / "rep"
+    argv = ["evaluate", str(dataset), "-s", "lexical", *flags, *options, "--run-out", str(run)]
+    proc = _memgauge(*argv, "--out", str(out), "--no-store", "--quiet", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    qrels = tmp_path / "qrels.txt"
+    write_qrels(qrels, api.load_dataset(dataset).qrels())
+    proc = _memgauge("metrics", str(qrels), str(run), *flags, *options, "--json", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    scored = json.loads(proc.stdout)
+    (system,) = json.loads((out / "result.json").read_text())["systems"]
+    reported = system["metrics"]
+    assert scored["config"]["conventions"].startswith(
+        json.loads((out / "result.json").read_text())["settings"]["conventions"]
+    )
+    assert {m: reported[m]["n_scored"] for m in measures} == dict.fromkeys(
+        measures, scored["counts"]["n_scored"]
+    )
+    differ = {
+        m: (reported[m]["value"], scored["aggregate"][m])
+        for m in measures
+        if not math.isclose(reported[m]["value"], scored["aggregate"][m], rel_tol=1e-12)
+    }
+    assert differ == {}

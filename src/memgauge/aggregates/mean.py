@@ -49,8 +49,8 @@ def mean_ci(values: list[float], seed: int) -> dict[str, Any]:
 
 def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, Any] | None:
     """`mean_ci(values)` as the run's summary shows it when an aggregate measures the same
-    (`runs.summary._align_evaluators`: same count, same mean, the aggregate's interval); None
-    when the evaluator's own interval is shown (it must then be bootstrapped)."""
+    (`runs.summary._align_evaluators`: same count, same mean, the aggregate's value and
+    interval); None when the evaluator's own interval is shown (it must then be bootstrapped)."""
     if measured is None or measured.value is None or len(values) < 2:
         return None
     arr = np.asarray(values, dtype=np.float64)
@@ -62,7 +62,7 @@ def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, An
     ):
         return None
     return {
-        "mean": mean,
+        "mean": measured.value,  # the same number to the last bit (`_align_evaluators`)
         "ci_low": measured.ci_low,
         "ci_high": measured.ci_high,
         "n_scored": len(values),

@@ -2,7 +2,7 @@
 evaluators.
 
 `extraction` (seed 001): precision / recall / F1 micro (from summed TP / FP / FN) and macro (mean
-over cases), each with a 95% bootstrap CI over cases (2,000 resamples, seeded); conflict
+over cases), each with a 95% bootstrap CI over cases (`stats.bootstrap`'s); conflict
 resolution and minimalism with Wilson intervals; the seed's targets beside them (P > 0.95,
 R > 0.85, F1 > 0.90, conflict 100%, minimalism 100%). A case whose extractor or judge failed is
 counted in `n_failed`, never scored.
@@ -34,7 +34,9 @@ from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
 from memgauge.scorers.extraction import prf
 from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS
+from memgauge.stats.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_cis
 from memgauge.stats.proportion import wilson_ci
+from memgauge.stats.shared_draws import drawn
 
 __all__ = [
     "EXTRACTION_TARGETS",
@@ -63,15 +65,20 @@ def _wilson(flags: list[bool]) -> dict[str, Any]:
 
 def prf_summary(cases: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any] | None:
     """Micro (from summed TP / FP / FN) and macro (mean over cases) precision, recall and F1,
-    each with a 95% bootstrap CI over cases (2,000 resamples, seeded), and the summed counts;
-    None when no case was scored. `cases`: rows with tp, fp, fn, precision, recall, f1."""
+    each with a 95% bootstrap CI over cases, and the summed counts; None when no case was
+    scored. `cases`: rows with tp, fp, fn, precision, recall, f1.
+
+    The intervals are `stats.bootstrap`'s, with its resamples and seed: a macro interval is
+    `bootstrap_ci` of the cases' values (so the evaluator's row of the same values, e.g. the
+    `extraction` evaluator's mean F1, shows the same interval), and the micro ones resum the
+    counts over the very same resampled cases."""
     if not cases:
         return None
     out: dict[str, Any] = {}
     counts = np.array([[r["tp"], r["fp"], r["fn"]] for r in cases], dtype=np.float64)
     per_case = np.array([[r["precision"], r["recall"], r["f1"]] for r in cases], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(cases), size=(2000, len(cases)))
+    n = len(cases)
+    (idx,) = drawn(seed, n, N_RESAMPLES, N_RESAMPLES)  # the indices the bootstrap draws
     sums = counts[idx].sum(axis=1)  # (B, 3)
     tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -79,17 +86,16 @@ def prf_summary(cases: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[st
         br = np.where(tp + fn > 0, tp / (tp + fn), 1.0)
         bf = np.where(bp + br > 0, 2 * bp * br / (bp + br), 0.0)
     micro = prf(*(int(x) for x in counts.sum(axis=0)))
-    macro_boot = per_case[idx].mean(axis=1)
+    macro = bootstrap_cis(per_case.T, seed=seed)
+    tail = (1.0 - CONFIDENCE) / 2.0 * 100.0
     for i, name in enumerate(("precision", "recall", "f1")):
         boot = (bp, br, bf)[i]
+        low, high = np.percentile(boot, [tail, 100.0 - tail])
         out[name] = {
             "micro": micro[i],
-            "micro_ci95": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
-            "macro": float(per_case[:, i].mean()),
-            "macro_ci95": [
-                float(np.percentile(macro_boot[:, i], 2.5)),
-                float(np.percentile(macro_boot[:, i], 97.5)),
-            ],
+            "micro_ci95": [float(low), float(high)],
+            "macro": macro[i].mean,
+            "macro_ci95": [macro[i].low, macro[i].high],
         }
     out["tp"], out["fp"], out["fn"] = (int(x) for x in counts.sum(axis=0))
     return out
@@ -184,9 +190,12 @@ class ExtractionAggregate:
         measures: list[MeasureValue] = []
         cases: list[Example | None] = []
         for subject, rows, failed in subject_rows(task, items, "extraction"):
+            # by item id, as the evaluator's row orders them (`aggregates.mean`): the
+            # bootstrap then resamples the same cases for both, and macro F1 and the
+            # `extraction` row (the mean of the same F1s) show one interval
             scored = [
                 r["verdict"].detail["case"]
-                for r in rows
+                for r in sorted(rows, key=lambda r: str(r["id"]))
                 if r["error"] is None and "case" in r["verdict"].detail
             ]
             summary = summarize_extraction(scored, failed, seed=task.seed)

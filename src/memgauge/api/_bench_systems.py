@@ -13,6 +13,7 @@ from memgauge.api._runs import RunConfig, _build, _config, _run
 from memgauge.data.io import dataset_path_problem
 from memgauge.data.records import AggregateResult
 from memgauge.errors import UsageError
+from memgauge.metrics.conventions import DEFAULT_DEPTH
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.suite import Suite
 from memgauge.runs.systems import BENCH_MEASURES, bench_systems_suite
@@ -100,7 +101,7 @@ def bench_systems_suite_of(
     discover: bool = True,
     skip: Sequence[str] = (),
     measures: Sequence[str] = BENCH_MEASURES,
-    k: int = 20,
+    k: int = DEFAULT_DEPTH,
     corpora: Sequence[str] = (),
     limit: int | None = None,
     resamples: int = 1000,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from memgauge.api._measures import score_trec_run
+from memgauge.data.records import RunSummary
 from memgauge.errors import UsageError
 from memgauge.metrics import Measure, MetricConfig
 from memgauge.metrics.ir import Evaluation
@@ -80,8 +81,16 @@ def compare_stored_runs(
         raise UsageError(f"a run is named twice: {', '.join(given)}")
     try:
         cmp = compare_suite_systems(
-            {i: store.item_records(i, detail=False) for i in ids}, **options
+            {i: store.item_records(i, detail=False) for i in ids},
+            # each system's mean as its run reports it, where it scored what the run did
+            reported={i: _summary(store, i) for i in ids},
+            **options,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return ids, cmp
+
+
+def _summary(store: SuiteRunStore, run_id: str) -> RunSummary | None:
+    run = store.get_run(run_id)
+    return run.summary if run is not None else None

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge.api._store import Where, require_store
-from memgauge.data.records import RunRecord
+from memgauge.data.records import MeasureValue, RunRecord
 from memgauge.errors import UsageError
 from memgauge.online import ab
 from memgauge.stats.coverage import (
@@ -49,10 +49,21 @@ def _evaluations(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> li
     return out
 
 
+def _counts(m: MeasureValue | None) -> dict[str, int | None]:
+    """A measure's `n_scored` and `n_failed` (None when the run does not have it)."""
+    return {
+        "n_scored": None if m is None else m.n_scored,
+        "n_failed": None if m is None else m.n_failed,
+    }
+
+
 def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[str, Any]:
     history = store.suite_history(run.suite_name, headline=True, before=run)
     # the gate's rule, read only: health never records a verdict
     result = evaluate_gate(run, history, cfg, kinds_of(run), store.failed_gates(run.suite_name))
+    # each number with its counts, as the run reports it (the gate reads the same measures)
+    assert run.summary is not None  # _evaluations reads completed runs with a summary
+    counted = {(m.subject, m.task, m.name): m for m in run.summary.measures()}
     return {
         "kind": run.kind,
         "run_id": run.run_id,
@@ -65,6 +76,7 @@ def _evaluation(store: SuiteRunStore, run: RunRecord, cfg: GateConfig) -> dict[s
                 "measure": c.evaluator,
                 "value": c.current,
                 "ci": list(c.ci) if c.ci else None,
+                **_counts(counted.get((c.subject, c.task, c.evaluator))),
             }
             for c in result.checks
         ],

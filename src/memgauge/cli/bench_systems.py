@@ -62,7 +62,7 @@ __all__ = ["print_rankings", "result_doc", "systems"]
 @measures_option(
     f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)})."
 )
-@click.option("--k", "k", type=integer(10, MAX_K), default=20)
+@click.option("--k", "k", type=integer(10, MAX_K), default=api.DEFAULT_DEPTH)
 @click.option(
     "--corpus",
     "corpora",

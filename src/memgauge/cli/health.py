@@ -15,6 +15,13 @@ from memgauge.report.fmt import fmt_num as _num
 __all__ = ["health"]
 
 
+def _n(n_scored: int | None, n_failed: int | None) -> str:
+    """` (n=37)`, ` (n=36, 1 failed)`, or nothing when the run has no count."""
+    if n_scored is None:
+        return ""
+    return f" (n={n_scored}{f', {n_failed} failed' if n_failed else ''})"
+
+
 def _drift(drift: dict[str, Any]) -> str:
     n = len(drift["baseline_runs"])
     if not n:
@@ -55,7 +62,10 @@ def health(
         )
         for m in ev["metrics"]:
             ci = f" [{_num(m['ci'][0])}, {_num(m['ci'][1])}]" if m["ci"] else ""
-            con.print(term(f"  {m['subject']}/{m['task']} {m['measure']}: {_num(m['value'])}{ci}"))
+            n = _n(m["n_scored"], m["n_failed"])
+            con.print(
+                term(f"  {m['subject']}/{m['task']} {m['measure']}: {_num(m['value'])}{ci}{n}")
+            )
         con.print(term(f"  drift: {_drift(ev['drift'])}"))
     vol = out["logging"]["eval_queries"]
     con.print(

@@ -364,6 +364,11 @@ def compare(
         # every option but the systems table's --pairs: two runs pair item by item
         pair_options = {k: v for k, v in options.items() if k != "pairing"}
         rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)
+        # each run's mean as it reports it, where the row pairs every item it scored
+        run_a, run_b = store.get_run(a), store.get_run(b)
+        rows = api.reported_means(
+            rows, run_a.summary if run_a else None, run_b.summary if run_b else None
+        )
     correction = api.resolve_correction(options["test"], options["family"], options["correction"])
     settings = {
         "test": options["test"],

@@ -18,12 +18,14 @@ pair up.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord
+from memgauge.data.records import ItemRecord, RunSummary
 from memgauge.stats import (
     Correction,
     Family,
@@ -40,6 +42,7 @@ __all__ = [
     "compare_measures",
     "compare_runs",
     "compare_suite_systems",
+    "reported_means",
 ]
 
 Key = tuple[str, str, str]
@@ -110,6 +113,7 @@ def compare_suite_systems(
     runs: Mapping[str, Sequence[ItemRecord]],
     *,
     baseline: str | None = None,
+    reported: Mapping[str, RunSummary | None] | None = None,
     **options: Any,
 ) -> SystemsComparison:
     """The systems of `runs` (run id -> its items) compared on every measure they share (see
@@ -117,10 +121,15 @@ def compare_suite_systems(
     family, pairing, alpha, seed, ...). One run: its subjects, by name. Several: the runs in the order
     given, named by their single subject when each has one under a different name, else by run
     id. `baseline` (a system's name) goes first: the baseline of `pairing="baseline"`. A
-    ValueError when there are fewer than two systems or no system is named `baseline`."""
+    ValueError when there are fewer than two systems or no system is named `baseline`.
+    `reported` (run id -> its summary): each system's mean of a measure is the run's own
+    number where the system scored as many items as the run reports (`reported_means`)."""
+    #: per system, where its values come from: its run, and its subject given a measure's key
+    origins: list[tuple[str, Any]]
     if len(runs) == 1:
-        (items,) = runs.values()
+        ((run_id, items),) = runs.items()
         systems = _subjects(items)
+        origins = [(run_id, lambda key, s=s: s) for s in systems]
         every = _values(items, {})
         # each subject a system, each (task, evaluator) a measure
         per_system = [
@@ -141,6 +150,10 @@ def compare_suite_systems(
         distinct = single and len(set(names)) == len(names)
         systems = names if distinct else list(runs)
         label_subject = not single
+        origins = [
+            (run, (lambda key, s=subjects[run][0]: s) if rename_to else (lambda key: key[0]))
+            for run in runs
+        ]
     if len(systems) < 2:
         raise ValueError(
             f"comparing needs at least 2 systems; found {len(systems)} "
@@ -152,12 +165,48 @@ def compare_suite_systems(
         first = systems.index(baseline)
         systems.insert(0, systems.pop(first))
         per_system.insert(0, per_system.pop(first))
+        origins.insert(0, origins.pop(first))
     matrices = _matrices(per_system, keys)
-    return compare_systems(
+    cmp = compare_systems(
         systems,
         {_label(k, subject=label_subject): matrices[k] for k in keys},
         **options,
     )
+    if not reported:
+        return cmp
+    labels = {_label(k, subject=label_subject): k for k in keys}
+    measured = {
+        run: {(m.subject, m.task, m.name): m for m in summary.measures()}
+        for run, summary in reported.items()
+        if summary is not None
+    }
+
+    def own(label: str, i: int, mean: float | None, n: int) -> float | None:
+        key = labels[label]
+        run, subject_of = origins[i]
+        m = measured.get(run, {}).get((subject_of(key), key[1], key[2]))
+        if m is None or m.value is None or mean is None or m.n_scored != n:
+            return mean
+        return m.value if math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15) else mean
+
+    means = {
+        label: tuple(own(label, i, v, cmp.counts[label][i]) for i, v in enumerate(cmp.means[label]))
+        for label in cmp.measures
+    }
+    pairs = tuple(
+        replace(
+            p,
+            paired=replace(
+                p.paired,
+                mean_a=own(p.measure, p.a, p.paired.mean_a, p.paired.n),
+                mean_b=own(p.measure, p.b, p.paired.mean_b, p.paired.n),
+            ),
+        )
+        if not p.paired.n_dropped
+        else p
+        for p in cmp.pairs
+    )
+    return replace(cmp, means=means, pairs=pairs)
 
 
 def compare_runs(
@@ -232,3 +281,44 @@ def compare_measures(
             }
         )
     return rows
+
+
+def reported_means(
+    rows: Sequence[Mapping[str, Any]], summary_a: RunSummary | None, summary_b: RunSummary | None
+) -> list[dict[str, Any]]:
+    """`rows` (`compare_runs`') with each run's mean read as the run reports it, where the row
+    pairs every item that run scored (none dropped, n its `n_scored`): the row's mean is then
+    that number, and the stored items' mean, summed in item-id order (and, for a retrieval
+    measure, from the per-item arithmetic), can differ from it in the last bit and print
+    otherwise (0.33749999999999997 as 0.337 beside `runs show`'s 0.338)."""
+
+    def measured(summary: RunSummary | None) -> dict[Key, Any]:
+        found = summary.measures() if summary is not None else []
+        return {(m.subject, m.task, m.name): m for m in found}
+
+    def subjects(summary: RunSummary | None) -> set[str]:
+        return {e.subject for e in summary.evaluators} if summary is not None else set()
+
+    values = {"a": measured(summary_a), "b": measured(summary_b)}
+    only = {"a": subjects(summary_a), "b": subjects(summary_b)}
+    out = []
+    for row in rows:
+        row = dict(row)
+        for side in ("a", "b"):
+            # two single-subject runs under different names pair up as "A / B"
+            subject = row["subject"]
+            if subject not in only[side] and len(only[side]) == 1:
+                (subject,) = only[side]
+            m = values[side].get((subject, row["task"], row["evaluator"]))
+            mean = row.get(f"mean_{side}")
+            if (
+                m is not None
+                and m.value is not None
+                and mean is not None
+                and not row.get("n_dropped")
+                and row.get("n") == m.n_scored
+                and math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15)
+            ):
+                row[f"mean_{side}"] = m.value
+        out.append(row)
+    return out

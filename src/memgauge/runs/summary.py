@@ -165,7 +165,10 @@ def _repeat_aware(summary: RunSummary) -> None:
 
 def _align_evaluators(summary: RunSummary) -> None:
     """An evaluator whose label an aggregate also measures (a retrieval evaluator `nDCG@10`
-    beside the IR aggregate) shows the aggregate's CI, so that one number has one interval."""
+    beside the IR aggregate) shows the aggregate's value and CI, so that one number has one
+    value and one interval: the row's own mean (its items' scores, summed in item-id order)
+    can differ from the aggregate's in the last bit, and then print differently (0.3375 is
+    0.338 in `evaluate`'s table, 0.33749999999999997 would be 0.337 in `runs show`'s)."""
     found = {(m.subject, m.task, m.name): m for agg in summary.aggregates for m in agg.measures}
     for e in summary.evaluators:
         m = found.get((e.subject, e.task, e.evaluator))
@@ -176,4 +179,4 @@ def _align_evaluators(summary: RunSummary) -> None:
             and m.n_scored == e.n_scored
             and math.isclose(m.value, e.mean, rel_tol=1e-12, abs_tol=1e-15)
         ):
-            e.ci_low, e.ci_high = m.ci_low, m.ci_high
+            e.mean, e.ci_low, e.ci_high = m.value, m.ci_low, m.ci_high

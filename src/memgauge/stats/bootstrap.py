@@ -16,7 +16,20 @@ import numpy.typing as npt
 
 from memgauge.stats.shared_draws import drawn
 
-__all__ = ["ConfidenceInterval", "Resampling", "bootstrap_ci", "bootstrap_cis", "resample_means"]
+__all__ = [
+    "CONFIDENCE",
+    "N_RESAMPLES",
+    "ConfidenceInterval",
+    "Resampling",
+    "bootstrap_ci",
+    "bootstrap_cis",
+    "resample_means",
+]
+
+#: The bootstrap's resamples and confidence level, unless a caller sets others: every interval
+#: drawn with the defaults (an evaluator's row, an aggregate's measure) draws these.
+N_RESAMPLES = 1000
+CONFIDENCE = 0.95
 
 _CHUNK = 5_000_000  # indices drawn per chunk: bounds memory at ~40 MB
 _PART = 1 << 17  # gathered elements per row at a time: 1 MB of float64, in a core's cache
@@ -141,8 +154,8 @@ def _percentile_ci(
 def bootstrap_cis(
     matrix: npt.ArrayLike,
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> list[ConfidenceInterval]:
     """Percentile bootstrap CIs of the mean of each row of `matrix` (rows = metrics, cols = items).

@@ -21,7 +21,7 @@ from memgauge.runs.run_comparison import (
     Comparison,
     compared,
 )
-from memgauge.runs.suite_compare import Measures
+from memgauge.runs.suite_compare import Measures, reported_means
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.regressions import kinds_of
@@ -118,7 +118,8 @@ def compare_page(
     return {
         "a": run_a,
         "b": run_b,
-        "rows": comparison.rows,
+        # each run's mean as it reports it, where a row pairs every item that run scored
+        "rows": reported_means(comparison.rows, run_a.summary, run_b.summary),
         "changed": comparison.changed,
         "n_changed": comparison.n_changed,
         "subject_changes": spec_changes(subjects_a, subjects_b),
