@@ -27,7 +27,7 @@ from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, proble
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.protocol import Answer, Hit, SearchResult
+from memgauge.subjects.protocol import Agent, Answer, Hit, MemorySystem, SearchResult
 
 __all__ = [
     "SEARCH_CONTRACT",
@@ -36,6 +36,7 @@ __all__ = [
     "load_target",
     "normalise_answer",
     "normalise_hits",
+    "speaking",
 ]
 
 REQUIRED = ("reset", "ingest", "search")
@@ -373,6 +374,15 @@ class PythonSubject:
         if self._function:
             return self.obj(*args)
         raise SubjectError(f"{self.name} has no {method}(); it cannot be used in this task")
+
+
+def speaking(obj: Any, name: str) -> Any:
+    """`obj` itself when it speaks the subject protocol (`MemorySystem` or `Agent`, with its
+    `capabilities`, as memgauge's own subjects do), else `obj` behind the `python:` adapter:
+    hits as dicts or ids, `session=` passed only when its search takes it, calls timed."""
+    if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
+        return obj
+    return PythonSubject.wrap(obj, name)
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -69,10 +69,20 @@ def _spec_of_flag(text: str) -> str | None:
 
 
 def build_subject(spec: dict[str, Any]) -> Any:
-    """Build a subject from `{kind: {args}}`; UsageError naming each bad key."""
+    """Build a subject from `{kind: {args}}`; UsageError naming each bad key. A plug-in's
+    memory (`reset`, `ingest`, `search`) that does not speak the subject protocol gets the
+    `python:` adapter, as the same object given as `python:pkg.mod:Factory` does (a search
+    returning dicts, taking no `session=`); a plug-in kind's own subjects are left as built."""
     try:
-        return SUBJECTS.build(spec)
+        built = SUBJECTS.build(spec)
     except RegistryError as exc:
         raise UsageError(f"subject {exc}") from None
     except TypeError as exc:
         raise UsageError(f"subject {spec!r}: {exc}") from None
+    ((kind, _args),) = spec.items()
+    memory = all(callable(getattr(built, m, None)) for m in ("reset", "ingest", "search"))
+    if not memory or SUBJECTS.get(str(kind)).builtin:
+        return built
+    from memgauge.subjects.python_import import speaking  # kinds are not imported here
+
+    return speaking(built, str(kind))
