@@ -26,7 +26,9 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     """The run `target` names: a run id (or its prefix), or a suite file (its latest completed
     run)."""
     path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not path.exists():  # a run id has no such suffix: a mistyped suite path
+            raise UsageError(f"{target}: no such suite file (gate names a suite file or a run)")
         name = load_suite(path).name
         runs = store.suite_history(name)
         if not runs:
