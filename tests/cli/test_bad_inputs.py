@@ -630,3 +630,17 @@ def test_gate_on_a_suite_file_that_is_not_there_says_so(
     assert main(["gate", missing, "--store", store]) == 2
     err = capsys.readouterr().err
     assert f"{missing}: no such suite file (gate names a suite file or a run)" in err
+
+
+def test_history_of_a_mistyped_suite_names_the_closest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`history good-suit` said only 'no completed run of suite'; the store has good-suite."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["history", "good-suit", "--store", store]) == 2
+    err = capsys.readouterr().err
+    assert "no completed run of suite 'good-suit'; did you mean 'good-suite'?" in err
+    assert main(["history", "zzz", "--store", store]) == 2
+    assert "suite 'zzz'; see `memgauge runs list`" in capsys.readouterr().err
