@@ -114,8 +114,12 @@ def test_api_key_from_the_environment_never_in_errors(
 
 
 def test_unreachable_and_bad_url() -> None:
-    with pytest.raises(SubjectError, match="ConnectError after 1 attempts"):
+    # a first run before the service is started: the message says what to check
+    with pytest.raises(SubjectError, match="ConnectError after 1 attempts") as info:
         HttpSubject("http://127.0.0.1:9", max_retries=0).reset()
+    assert str(info.value).endswith(
+        "(nothing accepts connections at http://127.0.0.1:9: is the service running?)"
+    )
     with pytest.raises(UsageError, match="must start with http"):
         HttpSubject("ftp://x")
 

@@ -89,6 +89,10 @@ class HttpSubject(RemoteSubject):
             )
         except RetriesExhausted as exc:
             detail = f": {_message(exc.response)}" if exc.response is not None else ""
+            if isinstance(exc.error, httpx.ConnectError):  # most often: the service is not up
+                detail = (
+                    f" (nothing accepts connections at {self.base_url}: is the service running?)"
+                )
             raise SubjectError(f"{self.name}{path}: {exc}{detail}") from None
         return self._parse(path, resp, optional=optional)
 
