@@ -117,9 +117,14 @@ class WordMemory:
         min_word: the shortest query word searched for.
     """
 
+    closed = []  # the instances closed, in order
+
     def __init__(self, min_word: int = 4) -> None:
         self.min_word = min_word
         self.texts = {}
+
+    def close(self):
+        WordMemory.closed.append(self)
 
     def reset(self):
         self.texts.clear()
@@ -329,6 +334,8 @@ def test_a_plugin_memory_is_called_as_the_same_class_given_as_python_would_be(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (row,) = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
     assert (row["subject"], row["mean"], row["n_failed"]) == ("mine", 1.0, 0)  # "deploys"
+    # memgauge built it, so memgauge closed it, adapter or not
+    assert len(sys.modules["mg_plugin"].WordMemory.closed) == 1
 
 
 def test_a_plugin_is_in_the_schema(site: Path, tmp_path: Path) -> None:

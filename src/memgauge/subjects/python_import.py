@@ -27,7 +27,14 @@ from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, proble
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.protocol import Agent, Answer, Hit, MemorySystem, SearchResult
+from memgauge.subjects.protocol import (
+    Agent,
+    Answer,
+    Hit,
+    MemorySystem,
+    SearchResult,
+    close_subject,
+)
 
 __all__ = [
     "SEARCH_CONTRACT",
@@ -376,13 +383,23 @@ class PythonSubject:
         raise SubjectError(f"{self.name} has no {method}(); it cannot be used in this task")
 
 
-def speaking(obj: Any, name: str) -> Any:
+class _ClosedWithTheRun(PythonSubject):
+    """A plug-in's object behind the adapter: built by memgauge, so closed by it, as it was
+    before it was wrapped."""
+
+    def close(self) -> None:
+        """The object's `close`, when it has one."""
+        close_subject(self.obj)
+
+
+def speaking(obj: Any, name: str, *, owned: bool = False) -> Any:
     """`obj` itself when it speaks the subject protocol (`MemorySystem` or `Agent`, with its
     `capabilities`, as memgauge's own subjects do), else `obj` behind the `python:` adapter:
-    hits as dicts or ids, `session=` passed only when its search takes it, calls timed."""
+    hits as dicts or ids, `session=` passed only when its search takes it, calls timed.
+    `owned`: memgauge built `obj` (a plug-in's), so its `close` is called with the run's."""
     if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
         return obj
-    return PythonSubject.wrap(obj, name)
+    return (_ClosedWithTheRun if owned else PythonSubject).wrap(obj, name)
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -85,4 +85,4 @@ def build_subject(spec: dict[str, Any]) -> Any:
         return built
     from memgauge.subjects.python_import import speaking  # kinds are not imported here
 
-    return speaking(built, str(kind))
+    return speaking(built, str(kind), owned=True)
