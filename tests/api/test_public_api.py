@@ -162,3 +162,14 @@ def test_hits_that_name_no_memory_of_the_dataset_are_said_to(tmp_path: Path) -> 
         note,
     )
     assert not any("name no memory" in n for n in notes["lexical"])
+
+
+def test_two_objects_of_one_class_are_told_how_to_name_them_in_python() -> None:
+    # a list of two live objects takes both names from the class: the error said "@LABEL",
+    # a command-line syntax, to a Python caller
+    with pytest.raises(memgauge.UsageError) as info:
+        memgauge.evaluate(demo_dataset(), [_OwnIds(), _OwnIds()], store=False)
+    assert str(info.value) == (
+        "system names must be unique, got ['_OwnIds', '_OwnIds']; give each a distinct label "
+        "(-s SPEC@LABEL; from Python, pass the systems as a dict {label: system})"
+    )
