@@ -173,3 +173,22 @@ def test_two_objects_of_one_class_are_told_how_to_name_them_in_python() -> None:
         "system names must be unique, got ['_OwnIds', '_OwnIds']; give each a distinct label "
         "(-s SPEC@LABEL; from Python, pass the systems as a dict {label: system})"
     )
+
+
+class _OneAtATime(_OwnIds):
+    """An ingest written for one memory, handed the list it is always given."""
+
+    def ingest(self, memories: Any) -> None:
+        self.texts.append(memories.text)
+
+
+def test_an_ingest_that_fails_on_the_list_says_what_it_is_given() -> None:
+    # it said only "setup failed: AttributeError: 'list' object has no attribute 'text'"
+    report = memgauge.evaluate(demo_dataset(), {"mine": _OneAtATime()}, store=False)
+    assert report.status == "failed"
+    failure = report.items[0].failures[-1]
+    assert (failure.stage, failure.kind) == ("setup", "AttributeError")
+    assert failure.message == (
+        "python:mine: ingest(memories) failed: 'list' object has no attribute 'text' (it is "
+        "given a list of Memory objects, each with .id and .text, up to 512 a call)"
+    )

@@ -25,7 +25,7 @@ from pydantic import Field, field_validator
 from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
-from memgauge.errors import ReplyError, SubjectError, UsageError
+from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import (
     Agent,
@@ -248,6 +248,15 @@ class PythonArgs(SpecArgs):
         return [p.under("kwargs") for p in problems_of(model, self.kwargs)]
 
 
+class _CallError(SubjectError):
+    """A call of the user's object raised: the message says which call, the failure's kind
+    stays the exception's type."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.failure_kind = kind
+
+
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
 
@@ -321,9 +330,19 @@ class PythonSubject:
         self.obj.reset()
 
     def ingest(self, memories: Sequence[Memory]) -> None:
-        """Forward."""
+        """Forward; an error of the object's ingest names the call and what it is given (an
+        ingest written for one memory fails on the list with an error that says neither)."""
         self._need_memory("ingest")
-        self.obj.ingest(list(memories))
+        try:
+            self.obj.ingest(list(memories))
+        except MemgaugeError:  # said in memgauge's terms already (UnavailableError: exit 3)
+            raise
+        except Exception as exc:
+            raise _CallError(
+                f"{self.name}: ingest(memories) failed: {exc} (it is given a list of Memory "
+                "objects, each with .id and .text, up to 512 a call)",
+                type(exc).__name__,
+            ) from exc
 
     def flush(self) -> None:
         """Forward when the object has `flush`."""
