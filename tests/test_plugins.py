@@ -110,6 +110,34 @@ class ParrotAgent:
         return Answer(f"{self.prefix} {question}")
 
 
+class WordMemory:
+    """A memory that knows nothing of memgauge: search takes no session and returns dicts.
+
+    Args:
+        min_word: the shortest query word searched for.
+    """
+
+    closed = []  # the instances closed, in order
+
+    def __init__(self, min_word: int = 4) -> None:
+        self.min_word = min_word
+        self.texts = {}
+
+    def close(self):
+        WordMemory.closed.append(self)
+
+    def reset(self):
+        self.texts.clear()
+
+    def ingest(self, memories):
+        self.texts.update({m.id: m.text for m in memories})
+
+    def search(self, query, k):
+        words = [w for w in query.lower().split() if len(w) >= self.min_word]
+        found = [i for i, t in self.texts.items() if any(w in t.lower() for w in words)]
+        return [{"id": i, "text": self.texts[i]} for i in found[:k]]
+
+
 class PlainAgent:
     """Answers with plain text, as a plug-in that knows nothing of `Answer` would.
 
@@ -136,6 +164,7 @@ longest-answer = mg_plugin:LongestAnswer
 [memgauge.subjects]
 parrot = mg_plugin:ParrotAgent
 plain = mg_plugin:PlainAgent
+words = mg_plugin:WordMemory
 """
 
 
@@ -280,6 +309,33 @@ def test_a_plugin_subject_answering_plain_values(
         assert re.match(
             r"answer\(\) returned int \((2|27)\); expected text \(str\)", failure.message
         )
+
+
+def test_a_plugin_memory_is_called_as_the_same_class_given_as_python_would_be(
+    installed: Path, tmp_path: Path
+) -> None:
+    # the quick start's kind of class (search(query, k) returning dicts) as an entry point:
+    # it gets the python: adapter, so memgauge neither passes session= nor reads .hits of a list
+    suite = {
+        "name": "plugin-memory",
+        "subjects": {"mine": {"words": {"min_word": 4}}},
+        "tasks": [
+            {
+                "name": "search",
+                "kind": "retrieval",
+                "dataset": str(Path(__file__).parent / "data" / "good" / "bundle.yaml"),
+                "evaluators": [{"retrieval": "Recall@5"}],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    proc = mg("run", str(path), "--store", str(tmp_path / "r.db"), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
+    assert (row["subject"], row["mean"], row["n_failed"]) == ("mine", 1.0, 0)  # "deploys"
+    # memgauge built it, so memgauge closed it, adapter or not
+    assert len(sys.modules["mg_plugin"].WordMemory.closed) == 1
 
 
 def test_a_plugin_is_in_the_schema(site: Path, tmp_path: Path) -> None:

@@ -313,6 +313,18 @@ def test_flags_name_themselves_in_errors() -> None:
         write_path_spec("decider", "{python: {target: 'pkg.mod:make', kwarg: {}}}")
 
 
+def test_arguments_after_a_python_target_are_answered_with_the_spec_file_to_write() -> None:
+    # `-s python:mod:Factory:key=value` looked for an attribute called 'Factory:key=value'
+    for text in ("python:sqlmem:SqlMemory:min_word=5", "python:sqlmem:SqlMemory,min_word=5"):
+        with pytest.raises(UsageError) as info:
+            parse_system(text)
+        assert str(info.value) == (
+            f"--system {text!r}: a python: target takes no arguments on the command line; write"
+            " its spec in a file and give the file to -s: {python: {target: 'sqlmem:SqlMemory',"
+            " kwargs: {min_word: 5}}}"
+        )
+
+
 def test_llm_providers_come_from_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     from memgauge.llm import context
 

@@ -3,9 +3,11 @@ runs as written in tests/docs)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers import repeatable
@@ -120,3 +122,73 @@ def test_a_run_config_is_the_keywords_as_one_object(tmp_path: Path) -> None:
     with pytest.raises(memgauge.UsageError, match="not both"):
         memgauge.run_suite(ROOT / "tests/data/suites/qa/suite.yaml", options=config, store=db)
     assert not db.exists()
+
+
+class _OwnIds:
+    """A memory that gives what it stores ids of its own (row numbers), a first-hour mistake."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def reset(self) -> None:
+        self.texts.clear()
+
+    def ingest(self, memories: Any) -> None:
+        self.texts += [m.text for m in memories]
+
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        words = set(query.lower().split())
+        found = [i for i, t in enumerate(self.texts) if words & set(t.lower().split())]
+        return [{"id": str(i), "text": self.texts[i]} for i in found[:k]]
+
+
+def test_hits_that_name_no_memory_of_the_dataset_are_said_to(tmp_path: Path) -> None:
+    # it scores 0 on every measure: the report says why, and what search must return
+    from memgauge.aggregates.ir_facts import IrFacts
+
+    report = memgauge.evaluate(
+        demo_dataset(), {"own": _OwnIds(), "lexical": "lexical"}, store=False
+    )
+    ir = report.summary.aggregate("ir")
+    assert ir is not None
+    facts = ir.facts_as(IrFacts)
+    assert facts is not None
+    notes = {s.name: s.notes for s in facts.systems}
+    (note,) = [n for n in notes["own"] if "name no memory of the dataset" in n]
+    assert re.fullmatch(
+        r"\d+ of \d+ hits name no memory of the dataset \('\d+', '\d+', '\d+', \.\.\.\); they "
+        r"count as not relevant\. search must return the ids ingest was given \(each Memory's "
+        r"id\), not ids of the system's own\.",
+        note,
+    )
+    assert not any("name no memory" in n for n in notes["lexical"])
+
+
+def test_two_objects_of_one_class_are_told_how_to_name_them_in_python() -> None:
+    # a list of two live objects takes both names from the class: the error said "@LABEL",
+    # a command-line syntax, to a Python caller
+    with pytest.raises(memgauge.UsageError) as info:
+        memgauge.evaluate(demo_dataset(), [_OwnIds(), _OwnIds()], store=False)
+    assert str(info.value) == (
+        "system names must be unique, got ['_OwnIds', '_OwnIds']; give each a distinct label "
+        "(-s SPEC@LABEL; from Python, pass the systems as a dict {label: system})"
+    )
+
+
+class _OneAtATime(_OwnIds):
+    """An ingest written for one memory, handed the list it is always given."""
+
+    def ingest(self, memories: Any) -> None:
+        self.texts.append(memories.text)
+
+
+def test_an_ingest_that_fails_on_the_list_says_what_it_is_given() -> None:
+    # it said only "setup failed: AttributeError: 'list' object has no attribute 'text'"
+    report = memgauge.evaluate(demo_dataset(), {"mine": _OneAtATime()}, store=False)
+    assert report.status == "failed"
+    failure = report.items[0].failures[-1]
+    assert (failure.stage, failure.kind) == ("setup", "AttributeError")
+    assert failure.message == (
+        "python:mine: ingest(memories) failed: 'list' object has no attribute 'text' (it is "
+        "given a list of Memory objects, each with .id and .text, up to 512 a call)"
+    )

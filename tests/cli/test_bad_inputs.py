@@ -620,3 +620,30 @@ def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
     (tmp_path / "check.sh").write_text("#!/bin/sh\nexit 0\n")
     (tmp_path / "check.sh").chmod(0o755)
     assert main(["run", str(suite), "--store", str(store)]) == 0
+
+
+def test_gate_on_a_suite_file_that_is_not_there_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`gate nosuch.yaml` (a mistyped suite path) said "no run 'nosuch.yaml' in this store"."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store]) == 0
+    capsys.readouterr()
+    missing = str(tmp_path / "suites" / "nightly.yaml")
+    assert main(["gate", missing, "--store", store]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing}: no such suite file (gate names a suite file or a run)" in err
+
+
+def test_history_of_a_mistyped_suite_names_the_closest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`history good-suit` said only 'no completed run of suite'; the store has good-suite."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["history", "good-suit", "--store", store]) == 2
+    err = capsys.readouterr().err
+    assert "no completed run of suite 'good-suit'; did you mean 'good-suite'?" in err
+    assert main(["history", "zzz", "--store", store]) == 2
+    assert "suite 'zzz'; see `memgauge runs list`" in capsys.readouterr().err

@@ -75,3 +75,25 @@ def test_a_retrieval_evaluator_is_named_after_the_measure_it_computes(
     beside the ir aggregate's value of that measure, under one name."""
     entry = EvaluatorEntry.model_validate({"spec": spec})
     assert evaluator_label(entry, [entry]) == label
+
+
+def test_a_system_string_as_a_subject_is_refused_with_the_spec_it_stands_for(
+    tmp_path: Path,
+) -> None:
+    # `-s lexical` works on the command line; in a suite it is {reference: {mode: lexical}}
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: s\nsubjects:\n  base: lexical\n  mine: 'python:mymemory:make'\n  odd: nonsense\n"
+        "tasks:\n  - {name: t, kind: retrieval, dataset: d, evaluators: [{retrieval: nDCG@10}]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DataError) as info:
+        load_suite(path)
+    by_field = {p.field: p.message for p in info.value.problems}
+    assert by_field["subjects.base"].endswith(
+        "got 'lexical', which as a spec is {reference: {mode: lexical}}"
+    )
+    assert by_field["subjects.mine"].endswith(
+        "which as a spec is {python: {target: 'mymemory:make'}}"
+    )
+    assert by_field["subjects.odd"].endswith("got 'nonsense'")  # no spec it could stand for

@@ -78,6 +78,24 @@ def test_retries_then_succeeds_and_gives_up_with_the_message(service: tuple[Serv
         s.search("stripe", 1)
 
 
+def test_a_service_without_flush_is_searchable_once_ingest_returns(
+    service: tuple[Service, str],
+) -> None:
+    # /flush is optional, as the quick start says: a 404 there means nothing to wait for
+    svc, url = service
+    s = HttpSubject(url)
+    s.reset()
+    s.ingest(MEMS)
+    svc.fail = [(404, {"error": "no route"})]
+    s.flush()
+    assert svc.calls[-1][0] == "/flush"
+    assert [h.id for h in s.search("stripe webhooks", 1).hits] == ["m3"]
+    svc.fail = [(404, {"error": "no route"})]
+    with pytest.raises(SubjectError, match="does not implement /reset"):
+        s.reset()  # the endpoints a memory needs stay required
+    s.close()
+
+
 def test_api_key_from_the_environment_never_in_errors(
     service: tuple[Service, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,8 +114,12 @@ def test_api_key_from_the_environment_never_in_errors(
 
 
 def test_unreachable_and_bad_url() -> None:
-    with pytest.raises(SubjectError, match="ConnectError after 1 attempts"):
+    # a first run before the service is started: the message says what to check
+    with pytest.raises(SubjectError, match="ConnectError after 1 attempts") as info:
         HttpSubject("http://127.0.0.1:9", max_retries=0).reset()
+    assert str(info.value).endswith(
+        "(nothing accepts connections at http://127.0.0.1:9: is the service running?)"
+    )
     with pytest.raises(UsageError, match="must start with http"):
         HttpSubject("ftp://x")
 

@@ -85,6 +85,11 @@ class Entry(Generic[T]):
     origin: str = "code"
     explicit_model: type[BaseModel] | None = None
 
+    @property
+    def builtin(self) -> bool:
+        """Whether memgauge declares it itself (not a plug-in's)."""
+        return self.origin == _SELF_DIST
+
     @cached_property
     def args_model(self) -> type[BaseModel] | None:
         """The argument model (None: it takes anything)."""

@@ -117,6 +117,23 @@ def _asked(searched: Sequence[_Searched]) -> set[str]:
     return {q for s in searched for q in (*s.results, *s.errors)}
 
 
+def _foreign_ids(dataset: RetrievalDataset, ranked: Mapping[str, Sequence[str]]) -> list[str]:
+    """A note when hits name no memory of the dataset (a memory that gives ingested memories
+    ids of its own scores 0 everywhere, and nothing else says why); [] when every hit does."""
+    known = {m.id for m in dataset.memories}
+    returned = [i for ids in ranked.values() for i in ids]
+    foreign = list(dict.fromkeys(i for i in returned if i not in known))
+    if not foreign:
+        return []
+    n = sum(1 for i in returned if i not in known)
+    examples = ", ".join(repr(i) for i in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+    return [
+        f"{n} of {len(returned)} hits name no memory of the dataset ({examples}); they count as "
+        "not relevant. search must return the ids ingest was given (each Memory's id), not ids "
+        "of the system's own."
+    ]
+
+
 def _latency(samples: dict[str, list[float]]) -> dict[str, LatencySummary]:
     out: dict[str, LatencySummary] = {}
     for stage, values in samples.items():
@@ -588,6 +605,8 @@ class IRAggregate:
             )
         if not task.ingested:
             notes.append("Searched as it stood: not reset, the dataset's memories not ingested.")
+        else:
+            notes.extend(_foreign_ids(dataset, ranked))
         result = SystemResult(
             name=searched.name,
             spec=searched.spec,

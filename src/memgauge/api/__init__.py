@@ -6,7 +6,8 @@ command line does (which calls these).
 import memgauge
 
 report = memgauge.evaluate("data/demo", {"lexical": "lexical", "mine": MyMemory()})
-print(report.summary.measures())          # every number with its CI
+for m in report.summary.measures():       # every number, with its CI where it has one
+    print(m.subject, m.name, m.value, m.ci_low, m.ci_high)
 memgauge.read_run(report.run_id).status   # the stored run
 ```
 

@@ -26,8 +26,7 @@ from memgauge.runs.options import RunOptions
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.stats.sequential import Bounds
 from memgauge.subjects.parse import parse_system, write_path_spec
-from memgauge.subjects.protocol import Agent, MemorySystem
-from memgauge.subjects.python_import import PythonSubject
+from memgauge.subjects.python_import import speaking
 from memgauge.subjects.registry import build_subject
 
 __all__ = [
@@ -79,12 +78,9 @@ def _build(live: Mapping[str, object]) -> Callable[[dict[str, Any]], Any]:
             return build_subject(spec)
         name = str(args["name"])
         obj = live[name]
-        # memgauge's own subjects speak the protocol; anything else gets the python: adapter
-        # (hits as dicts or ids, session passed only when search takes it, calls timed)
-        # the caller's object: used, never closed (it may be evaluated again)
-        if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
-            return Borrowed(obj)
-        return Borrowed(PythonSubject.wrap(obj, name))
+        # the caller's object (behind the python: adapter unless it speaks the protocol):
+        # used, never closed (it may be evaluated again)
+        return Borrowed(speaking(obj, name))
 
     return build
 

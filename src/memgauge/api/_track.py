@@ -4,6 +4,7 @@ failure memories the gate learns from."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +27,9 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     """The run `target` names: a run id (or its prefix), or a suite file (its latest completed
     run)."""
     path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not path.exists():  # a run id has no such suffix: a mistyped suite path
+            raise UsageError(f"{target}: no such suite file (gate names a suite file or a run)")
         name = load_suite(path).name
         runs = store.suite_history(name)
         if not runs:
@@ -121,8 +124,12 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
         suite = load_suite(path).name
     with read_store(store) as opened:
         runs = opened.suite_history(suite)[-last:]
-    if not runs:
-        raise UsageError(f"no completed run of suite {suite!r}; see `memgauge runs list`")
+        if not runs:
+            # a mistyped name: the closest suite of the recent runs
+            names = {r["suite"] for r in opened.list_runs(limit=500)} - {suite}
+            close = difflib.get_close_matches(suite, sorted(names), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"no completed run of suite {suite!r}; {hint}see `memgauge runs list`")
     return runs
 
 

@@ -57,7 +57,8 @@ def subject_map(systems: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, A
         if label in out:
             names = [name for name, _ in systems]
             raise UsageError(
-                f"system names must be unique, got {names}; give each a distinct label (@LABEL)"
+                f"system names must be unique, got {names}; give each a distinct label "
+                "(-s SPEC@LABEL; from Python, pass the systems as a dict {label: system})"
             )
         out[label] = dict(spec)
     return out

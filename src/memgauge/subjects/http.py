@@ -1,10 +1,11 @@
 """A memory system behind HTTP, speaking the protocol in `docs/http-subject.openapi.yaml`.
 
-POST /reset, /ingest, /flush, /search and (optionally) /dump, each with the namespace in the
-body; an agent service implements POST /answer. 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff
-(bounded); other errors fail at once with the service's message. An API key, when configured,
-is read from the environment variable named by `api_key_env` and scrubbed from every error text
-(`memgauge._util.redact`), the service's own included.
+POST /reset, /ingest, /search and (optionally) /flush and /dump, each with the namespace in the body
+(a service without /flush, answering it 404, is searchable once /ingest returns); an agent service
+implements POST /answer. 429, 5xx, timeouts and connection errors are retried with jittered
+exponential backoff (bounded); other errors fail at once with the service's message. An API key,
+when configured, is read from the environment variable named by `api_key_env` and scrubbed from
+every error text (`memgauge._util.redact`), the service's own included.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ class HttpSubject(RemoteSubject):
         """POST /METHOD."""
         return self._post(f"/{method}", body)
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
+    def flush(self) -> None:
+        """POST /flush; a service that does not implement it (404) has nothing to wait for."""
+        self._post("/flush", {}, optional=True)
+
+    def _post(self, path: str, body: dict[str, Any], *, optional: bool = False) -> Any:
         try:
             resp = send_with_retries(
                 lambda: self._client.post(path, json={"namespace": self.namespace, **body}),
@@ -84,10 +89,16 @@ class HttpSubject(RemoteSubject):
             )
         except RetriesExhausted as exc:
             detail = f": {_message(exc.response)}" if exc.response is not None else ""
+            if isinstance(exc.error, httpx.ConnectError):  # most often: the service is not up
+                detail = (
+                    f" (nothing accepts connections at {self.base_url}: is the service running?)"
+                )
             raise SubjectError(f"{self.name}{path}: {exc}{detail}") from None
-        return self._parse(path, resp)
+        return self._parse(path, resp, optional=optional)
 
-    def _parse(self, path: str, resp: httpx.Response) -> Any:
+    def _parse(self, path: str, resp: httpx.Response, *, optional: bool = False) -> Any:
+        if resp.status_code == 404 and optional:
+            return None
         if resp.status_code == 404:
             raise SubjectError(
                 f"{self.name}{path}: 404; the service does not implement {path} of "

@@ -26,6 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge._util.registry import SpecProblem
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
@@ -107,6 +109,23 @@ def parse_system(text: str, option: str = "--system") -> list[tuple[str, dict[st
     return specs
 
 
+def _python_arguments(target: str) -> str:
+    """What to write instead of arguments after a `python:` target (`mod:Factory:key=value`)."""
+    found = re.match(r"[^:]+:[\w.]+", target)
+    factory = found.group(0) if found else target.partition("=")[0]
+    args: dict[str, Any] = {}
+    for pair in re.split(r"[,:]", target[len(factory) :]):
+        key, eq, value = pair.partition("=")
+        if eq and key.strip():
+            args[key.strip()] = _value(value.strip())
+    spec = {"python": {"target": factory, "kwargs": args}}
+    flow = yaml.safe_dump(spec, default_flow_style=True, width=1000, sort_keys=False).strip()
+    return (
+        "a python: target takes no arguments on the command line; write its spec in a file "
+        f"and give the file to -s: {flow}"
+    )
+
+
 def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     label = None
     if text.endswith("@"):
@@ -122,7 +141,10 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         return _spec_file(path, label)
     if text.startswith("python:"):
-        return [(label or text, {"python": {"target": text.removeprefix("python:")}})]
+        target = text.removeprefix("python:")
+        if "=" in target:
+            raise UsageError(f"{option} {text!r}: {_python_arguments(target)}")
+        return [(label or text, {"python": {"target": target}})]
     if text.startswith(("http://", "https://")):
         return [(label or "http", {"http": {"base_url": text}})]
     if text.startswith("mcp:"):

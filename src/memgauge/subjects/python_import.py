@@ -25,9 +25,16 @@ from pydantic import Field, field_validator
 from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
-from memgauge.errors import ReplyError, SubjectError, UsageError
+from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
-from memgauge.subjects.protocol import Answer, Hit, SearchResult
+from memgauge.subjects.protocol import (
+    Agent,
+    Answer,
+    Hit,
+    MemorySystem,
+    SearchResult,
+    close_subject,
+)
 
 __all__ = [
     "SEARCH_CONTRACT",
@@ -36,6 +43,7 @@ __all__ = [
     "load_target",
     "normalise_answer",
     "normalise_hits",
+    "speaking",
 ]
 
 REQUIRED = ("reset", "ingest", "search")
@@ -240,6 +248,15 @@ class PythonArgs(SpecArgs):
         return [p.under("kwargs") for p in problems_of(model, self.kwargs)]
 
 
+class _CallError(SubjectError):
+    """A call of the user's object raised: the message says which call, the failure's kind
+    stays the exception's type."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.failure_kind = kind
+
+
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
 
@@ -313,9 +330,19 @@ class PythonSubject:
         self.obj.reset()
 
     def ingest(self, memories: Sequence[Memory]) -> None:
-        """Forward."""
+        """Forward; an error of the object's ingest names the call and what it is given (an
+        ingest written for one memory fails on the list with an error that says neither)."""
         self._need_memory("ingest")
-        self.obj.ingest(list(memories))
+        try:
+            self.obj.ingest(list(memories))
+        except MemgaugeError:  # said in memgauge's terms already (UnavailableError: exit 3)
+            raise
+        except Exception as exc:
+            raise _CallError(
+                f"{self.name}: ingest(memories) failed: {exc} (it is given a list of Memory "
+                "objects, each with .id and .text, up to 512 a call)",
+                type(exc).__name__,
+            ) from exc
 
     def flush(self) -> None:
         """Forward when the object has `flush`."""
@@ -373,6 +400,25 @@ class PythonSubject:
         if self._function:
             return self.obj(*args)
         raise SubjectError(f"{self.name} has no {method}(); it cannot be used in this task")
+
+
+class _ClosedWithTheRun(PythonSubject):
+    """A plug-in's object behind the adapter: built by memgauge, so closed by it, as it was
+    before it was wrapped."""
+
+    def close(self) -> None:
+        """The object's `close`, when it has one."""
+        close_subject(self.obj)
+
+
+def speaking(obj: Any, name: str, *, owned: bool = False) -> Any:
+    """`obj` itself when it speaks the subject protocol (`MemorySystem` or `Agent`, with its
+    `capabilities`, as memgauge's own subjects do), else `obj` behind the `python:` adapter:
+    hits as dicts or ids, `session=` passed only when its search takes it, calls timed.
+    `owned`: memgauge built `obj` (a plug-in's), so its `close` is called with the run's."""
+    if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
+        return obj
+    return (_ClosedWithTheRun if owned else PythonSubject).wrap(obj, name)
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

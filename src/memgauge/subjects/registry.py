@@ -39,15 +39,50 @@ SUBJECTS: Registry[Any] = Registry(
 
 
 def check_subject(spec: Any) -> list[SpecProblem]:
-    """Everything wrong with a subject spec, before anything is built; [] if nothing."""
-    return SUBJECTS.problems(spec)
+    """Everything wrong with a subject spec, before anything is built; [] if nothing. A
+    `--system` string where a spec belongs (`lexical` in a suite's `subjects:`) is refused
+    with the spec it stands for."""
+    problems = SUBJECTS.problems(spec)
+    if problems and isinstance(spec, str):
+        meant = _spec_of_flag(spec)
+        if meant is not None:
+            return [
+                SpecProblem(p.loc, f"{p.message}, which as a spec is {meant}") for p in problems
+            ]
+    return problems
+
+
+def _spec_of_flag(text: str) -> str | None:
+    """The spec a `--system` value names, in YAML flow style; None if it names none or several."""
+    import yaml
+
+    from memgauge.errors import MemgaugeError
+    from memgauge.subjects.parse import parse_system  # it checks specs through this module
+
+    try:
+        specs = parse_system(text)
+    except MemgaugeError:
+        return None
+    if len(specs) != 1:
+        return None
+    return yaml.safe_dump(specs[0][1], default_flow_style=True, width=1000, sort_keys=False).strip()
 
 
 def build_subject(spec: dict[str, Any]) -> Any:
-    """Build a subject from `{kind: {args}}`; UsageError naming each bad key."""
+    """Build a subject from `{kind: {args}}`; UsageError naming each bad key. A plug-in's
+    memory (`reset`, `ingest`, `search`) that does not speak the subject protocol gets the
+    `python:` adapter, as the same object given as `python:pkg.mod:Factory` does (a search
+    returning dicts, taking no `session=`); a plug-in kind's own subjects are left as built."""
     try:
-        return SUBJECTS.build(spec)
+        built = SUBJECTS.build(spec)
     except RegistryError as exc:
         raise UsageError(f"subject {exc}") from None
     except TypeError as exc:
         raise UsageError(f"subject {spec!r}: {exc}") from None
+    ((kind, _args),) = spec.items()
+    memory = all(callable(getattr(built, m, None)) for m in ("reset", "ingest", "search"))
+    if not memory or SUBJECTS.get(str(kind)).builtin:
+        return built
+    from memgauge.subjects.python_import import speaking  # kinds are not imported here
+
+    return speaking(built, str(kind), owned=True)
