@@ -59,7 +59,8 @@ from memgauge.runs.kinds import KINDS, kind_of
 from memgauge.runs.optspec import OptimizationSpec, field_problems, k_problem, space_problems
 from memgauge.scorers import EVALUATORS, evaluator_from_spec
 from memgauge.scorers.retrieval import RetrievalMeasure
-from memgauge.subjects.registry import SUBJECTS, check_subject
+from memgauge.subjects.parse import check_suite_subject
+from memgauge.subjects.registry import SUBJECTS
 
 __all__ = [
     "EvaluatorEntry",
@@ -610,7 +611,7 @@ def spec_problems(
         p.under("subjects", name)
         for name, spec in (subjects or {}).items()
         if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in skip_kinds)
-        for p in check_subject(spec)
+        for p in check_suite_subject(spec)
     ]
     for i, evaluators, aggregates in tasks:
         for j, entry in evaluators:

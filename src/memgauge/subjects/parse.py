@@ -32,10 +32,10 @@ from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge._util.registry import SpecProblem
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.data.parsing import ParseError, load_yaml
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge.errors import DataError, MemgaugeError, Problem, UsageError
 from memgauge.subjects.registry import SUBJECTS, check_subject
 
-__all__ = ["one_spec", "parse_system", "write_path_spec"]
+__all__ = ["check_suite_subject", "one_spec", "parse_system", "write_path_spec"]
 
 _MODES = ("lexical", "dense", "hybrid")
 
@@ -216,3 +216,27 @@ def write_path_spec(role: str, text: str) -> dict[str, Any]:
     if problems:
         raise _flag_error(flag, text, problems)
     return built
+
+
+def check_suite_subject(spec: Any) -> list[SpecProblem]:
+    """`check_subject` for a suite's `subjects:` entry: a `--system` string where a spec belongs
+    (`lexical`) is refused with the spec it stands for."""
+    problems = check_subject(spec)
+    if problems and isinstance(spec, str):
+        meant = _spec_of_flag(spec)
+        if meant is not None:
+            return [
+                SpecProblem(p.loc, f"{p.message}, which as a spec is {meant}") for p in problems
+            ]
+    return problems
+
+
+def _spec_of_flag(text: str) -> str | None:
+    """The spec a `--system` value names, in YAML flow style; None if it names none or several."""
+    try:
+        specs = parse_system(text)
+    except MemgaugeError:
+        return None
+    if len(specs) != 1:
+        return None
+    return yaml.safe_dump(specs[0][1], default_flow_style=True, width=1000, sort_keys=False).strip()

@@ -39,33 +39,8 @@ SUBJECTS: Registry[Any] = Registry(
 
 
 def check_subject(spec: Any) -> list[SpecProblem]:
-    """Everything wrong with a subject spec, before anything is built; [] if nothing. A
-    `--system` string where a spec belongs (`lexical` in a suite's `subjects:`) is refused
-    with the spec it stands for."""
-    problems = SUBJECTS.problems(spec)
-    if problems and isinstance(spec, str):
-        meant = _spec_of_flag(spec)
-        if meant is not None:
-            return [
-                SpecProblem(p.loc, f"{p.message}, which as a spec is {meant}") for p in problems
-            ]
-    return problems
-
-
-def _spec_of_flag(text: str) -> str | None:
-    """The spec a `--system` value names, in YAML flow style; None if it names none or several."""
-    import yaml
-
-    from memgauge.errors import MemgaugeError
-    from memgauge.subjects.parse import parse_system  # it checks specs through this module
-
-    try:
-        specs = parse_system(text)
-    except MemgaugeError:
-        return None
-    if len(specs) != 1:
-        return None
-    return yaml.safe_dump(specs[0][1], default_flow_style=True, width=1000, sort_keys=False).strip()
+    """Everything wrong with a subject spec, before anything is built; [] if nothing."""
+    return SUBJECTS.problems(spec)
 
 
 def build_subject(spec: dict[str, Any]) -> Any:
