@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.helpers import finished
 
 from memgauge.cli.main import main
 
@@ -617,3 +618,17 @@ def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
     (tmp_path / "check.sh").write_text("#!/bin/sh\nexit 0\n")
     (tmp_path / "check.sh").chmod(0o755)
     assert main(["run", str(suite), "--store", str(store)]) == 0
+
+
+def test_a_task_naming_a_subject_twice_or_none_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`subjects: [lexical, lexical]` was exit 70 (the store refused the second row of each item,
+    a traceback); `subjects: []` ran every subject, as if the key were left out."""
+    suite = tmp_path / "suite.yaml"
+    tail = "    items: [{id: q1, input: x, expected: y}]\n    evaluators: [exact]\n"
+    err = _run_refused(tmp_path, capsys, tail + "    subjects: [lexical, lexical]\n")
+    assert f"{suite}:9: tasks.0.subjects: subject 'lexical' listed more than once" in err
+    err = _run_refused(tmp_path, capsys, tail + "    subjects: []\n")
+    assert f"{suite}:9: tasks.0.subjects: List should have at least 1 item" in err
+    assert finished(tmp_path / "r.db") == (None, 0)

@@ -188,7 +188,9 @@ class TaskSpec(_Model):
     )
     evaluators: list[EvaluatorEntry] = Field(min_length=1, description="Evaluators with weights.")
     subjects: list[str] | None = Field(
-        default=None, description="The subjects that run this task (default: all)."
+        default=None,
+        min_length=1,
+        description="The subjects that run this task (default: all).",
     )
     k: StrictInt = Field(
         default=10,
@@ -253,6 +255,17 @@ class TaskSpec(_Model):
     @classmethod
     def _short_forms(cls, value: Any) -> Any:
         return short_forms(value)
+
+    @field_validator("subjects")
+    @classmethod
+    def _each_subject_once(cls, value: list[str] | None) -> list[str] | None:
+        # a subject named twice would run every item twice under one key (the store refused
+        # the second row: exit 70)
+        given = value or []
+        twice = sorted({s for s in given if given.count(s) > 1})
+        if twice:
+            raise ValueError(f"subject {', '.join(map(repr, twice))} listed more than once")
+        return value
 
 
 def short_forms(value: Any) -> Any:
