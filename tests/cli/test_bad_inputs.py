@@ -632,3 +632,22 @@ def test_a_task_naming_a_subject_twice_or_none_is_refused(
     err = _run_refused(tmp_path, capsys, tail + "    subjects: []\n")
     assert f"{suite}:9: tasks.0.subjects: List should have at least 1 item" in err
     assert finished(tmp_path / "r.db") == (None, 0)
+
+
+def test_a_suite_target_that_is_not_one_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`targets: {exact: high}` was read once the items were run: exit 2 with no line, and a
+    failed run left in the store."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: y}]\n"
+        "    evaluators: [exact]\n"
+        "    targets:\n"
+        "      exact: 0.5\n"
+        "      token_f1: high\n",
+    )
+    suite = tmp_path / "suite.yaml"
+    assert f"{suite}:11: tasks.0.targets: token_f1: 'high' is not a target" in err
+    assert finished(tmp_path / "r.db") == (None, 0)
