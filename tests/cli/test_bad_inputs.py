@@ -651,3 +651,19 @@ def test_a_suite_target_that_is_not_one_is_refused_before_the_run(
     suite = tmp_path / "suite.yaml"
     assert f"{suite}:11: tasks.0.targets: token_f1: 'high' is not a target" in err
     assert finished(tmp_path / "r.db") == (None, 0)
+
+
+def test_a_suite_target_naming_no_measure_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A target on a measure the task does not have (a typo) never decided anything: the run
+    exited 0. Like a --fail-under typo it is exit 2 once the measures exist (the run kept)."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: x}]\n"
+        "    evaluators: [exact]\n"
+        "    targets: {exatc: 0.5}\n",
+    )
+    assert "the suite's targets: answers/exatc: no such measure in this run" in err
+    assert "it has lexical/answers/exact" in err

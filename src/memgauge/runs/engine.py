@@ -41,7 +41,7 @@ from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
 from memgauge._version import __version__
-from memgauge.aggregates.targets import unmatched_error
+from memgauge.aggregates.targets import MeasureRef, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
 from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError
@@ -655,6 +655,14 @@ class _Finisher:
         # a --fail-under that names no measure is bad input (exit 2), found only now that the
         # measures exist: the run itself is finished and kept, gateable with the right name
         error = unmatched_error(summary.measures(), self.options.requirements)
+        if error is None:
+            # a task's own `targets:` likewise (a typo's target never decided anything)
+            named = [
+                MeasureRef(name, None, task.spec.name)
+                for task in self.plan
+                for name in task.spec.targets or {}
+            ]
+            error = unmatched_error(summary.measures(), named, flag="the suite's targets:")
         if error is not None and status != "cancelled":
             raise UsageError(f"{error} (run {self.run_id} is recorded, {status})")
         # the summary just stored need not be parsed back (a large run's is megabytes)
