@@ -667,3 +667,19 @@ def test_a_suite_target_naming_no_measure_is_an_error(
     )
     assert "the suite's targets: answers/exatc: no such measure in this run" in err
     assert "it has lexical/answers/exact" in err
+
+
+def test_a_sample_that_keeps_no_item_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`only: {sample: 0.000001}` on a small dataset ran a run of 0 items and exited 0 (an empty
+    table), as `items: []` did."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: x}, {id: q2, input: y, expected: y}]\n"
+        "    only: {sample: 0.000001}\n"
+        "    evaluators: [exact]\n",
+    )
+    assert "task 'answers': only.sample: a share of 1e-06 keeps none of the 2 items" in err
+    assert finished(tmp_path / "r.db") == (None, 0)
