@@ -201,6 +201,25 @@ def test_a_spec_whose_arguments_are_no_mapping_is_a_usage_error(pytester: pytest
     )
 
 
+def test_a_rule_that_is_none_is_a_usage_error_before_the_run(
+    pytester: pytest.Pytester, demo: Path
+) -> None:
+    """`by="upper"` ran the whole evaluation, recorded it, then failed with a pydantic
+    ValidationError of `TargetCheck`."""
+    pytester.makepyfile(
+        f"""
+        from memgauge.pytest_plugin import assert_retrieval
+
+        def test_by():
+            assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": 0.5}}, by="upper")
+        """
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*UsageError: by 'upper': give 'point' or 'ci-upper'*"])
+    assert not _runs()
+
+
 def test_the_store_option_sends_runs_elsewhere(
     pytester: pytest.Pytester, demo: Path, tmp_path: Path
 ) -> None:
