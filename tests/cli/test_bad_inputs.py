@@ -683,3 +683,39 @@ def test_a_sample_that_keeps_no_item_is_refused(
     )
     assert "task 'answers': only.sample: a share of 1e-06 keeps none of the 2 items" in err
     assert finished(tmp_path / "r.db") == (None, 0)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schema", "--out", ""],
+        ["runs", "export", "r1", "--format", "json", "--out", ""],
+        ["gate", "r1", "--markdown", ""],
+        ["gate", "r1", "--junit", ""],
+        [
+            "evaluate",
+            str(DATA / "good" / "bundle.yaml"),
+            "-s",
+            "lexical",
+            "--no-store",
+            "--out",
+            "",
+        ],
+        ["validate", ""],
+    ],
+    ids=lambda a: "-".join(x for x in a[:2] if not x.startswith("/")),
+)
+def test_an_empty_path_is_refused(
+    args: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An empty path was Path(''), the current directory: a file option's write replaced `.`
+    (exit 70, a traceback), a directory option wrote its reports there."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "an empty path names nothing; give a path" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
