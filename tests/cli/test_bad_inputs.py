@@ -719,3 +719,18 @@ def test_an_empty_path_is_refused(
     assert "an empty path names nothing; give a path" in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_suite_name_names_no_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`health --suite ''` reported the latest runs of every suite (exit 0) and `runs list
+    --suite ''` listed every run, where `history ''` and a suite no run has are refused or
+    list nothing: '' was read as no filter at all."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["health", "--suite", "", "--store", store]) == 2
+    assert "no completed run of suite ''" in capsys.readouterr().err
+    assert main(["runs", "list", "--suite", "", "--json", "--store", store]) == 0
+    assert json.loads(capsys.readouterr().out) == []
