@@ -510,3 +510,23 @@ def test_gate_markdown_is_drawn_on_a_terminal_and_raw_when_piped_or_written(
     else:
         assert out.startswith("### ❌ memgauge gate: fail\n")
         assert "| agent | qa | icontains |" in out
+
+
+def test_a_learn_into_that_names_no_memory_is_refused_whatever_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--learn-into nosuch` was read only when a regression had a memory to store: every
+    passing gate exited 0 with it, and the first regression then exited 2 (bad input) instead
+    of 1, its verdict not recorded. It is refused before the run is gated, pass or fail."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(tmp_path / "suite.yaml")
+    for good in (6, 6):
+        assert main(["run", str(gated_suite(tmp_path, good)), "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["gate", suite, "--store", db, "--learn-into", "nosuch", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--learn-into 'nosuch': unknown system 'nosuch'" in captured.err
+    assert captured.out == ""
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []

@@ -15,6 +15,7 @@ from memgauge.runs.suite import load_suite
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.learnings import opened_learnings
+from memgauge.subjects.parse import one_spec
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
 from memgauge.track.regressions import kinds_of, learn_from, learnings_path
@@ -61,6 +62,10 @@ def gate(
     The gate decides on the run's targets, each task's primary measures and `measures`
     (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
     measure is information. A name that matches no measure of the run is a UsageError."""
+    if learn_into is not None:
+        # read now, not only once a regression needs it: a typo passed every gate until the
+        # first regression, which then ended in exit 2, its verdict not recorded
+        one_spec(learn_into, "--learn-into")
     config = config or GateConfig()
     named = tuple(
         m if isinstance(m, MeasureRef) else parse_measure_ref(m, where=f"--measure {m!r}")
