@@ -530,3 +530,21 @@ def test_a_learn_into_that_names_no_memory_is_refused_whatever_the_verdict(
     assert captured.out == ""
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []
+
+
+def test_history_and_gate_read_only_the_suite_files_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`history suite.yaml` and `gate suite.yaml` checked the whole suite to learn its name:
+    on a machine without its subjects' modules or its datasets (a CI job that only gates) they
+    exited 2 about those, though they read nothing but runs."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(suite.read_text().replace("lookup_agents:", "not_installed_here:"))
+    capsys.readouterr()
+    assert main(["history", str(suite), "--store", db, "--json"]) == 0
+    assert main(["gate", str(suite), "--store", db]) == 0
+    assert "not_installed_here" not in capsys.readouterr().err

@@ -11,7 +11,7 @@ from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
-from memgauge.runs.suite import load_suite
+from memgauge.runs.suite import suite_name
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.learnings import opened_learnings
@@ -28,7 +28,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     run)."""
     path = Path(target)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        name = load_suite(path).name
+        name = suite_name(path)
         runs = store.suite_history(name)
         if not runs:
             raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
@@ -123,7 +123,7 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
     """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        suite = load_suite(path).name
+        suite = suite_name(path)
     with read_store(store) as opened:
         runs = opened.suite_history(suite)[-last:]
     if not runs:

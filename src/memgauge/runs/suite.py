@@ -50,7 +50,7 @@ from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.detect import Kind
-from memgauge.data.jsonio import decode_text, existing, parse_yaml
+from memgauge.data.jsonio import decode_text, existing, line_of, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.depth import least_k
@@ -78,6 +78,7 @@ __all__ = [
     "spec_problems",
     "subject_file_json_schema",
     "suite_json_schema",
+    "suite_name",
     "task_least_k",
     "tuned_subject",
     "with_repeat",
@@ -636,6 +637,19 @@ def spec_problems(
         for k, spec in aggregates:
             out += [p.under("tasks", i, "aggregates", k) for p in AGGREGATES.problems(spec)]
     return out
+
+
+def suite_name(path: str | Path) -> str:
+    """The suite name a suite file gives, read without the checks of the rest of it (its
+    subjects importable, its datasets there): what `history` and `gate` need to look its runs
+    up, on a machine that may have neither."""
+    p, file = existing(path, "suite file")
+    raw, node = parse_yaml(decode_text(p.read_bytes(), file), file)
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or not name:
+        at = line_of(node, ("name",)) if isinstance(raw, dict) and "name" in raw else None
+        raise DataError(Problem(file, at, "name", "a suite file names its suite: name: NAME"))
+    return name
 
 
 def load_suite(path: str | Path) -> Suite:
