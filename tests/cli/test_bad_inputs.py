@@ -734,3 +734,21 @@ def test_an_empty_suite_name_names_no_suite(
     assert "no completed run of suite ''" in capsys.readouterr().err
     assert main(["runs", "list", "--suite", "", "--json", "--store", store]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+@pytest.mark.parametrize("junit", ["out/result.json", "out/summary.md", "out"])
+def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
+    junit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate --out out --junit out/result.json` replaced the report's result.json by the
+    JUnit XML (exit 0, "wrote out/result.json"); `--junit out` ended in exit 2 once the reports
+    were written. Both are refused before the run; a file of its own in --out is fine."""
+    monkeypatch.chdir(tmp_path)
+    bundle = str(DATA / "good" / "bundle.yaml")
+    args = ["evaluate", bundle, "-s", "lexical", "--no-store", "--out", "out"]
+    assert main([*args, "--junit", junit]) == 2
+    assert "the reports go there (--out out)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--junit", "out/junit.xml"]) == 0
+    assert (tmp_path / "out" / "result.json").read_text().startswith("{")
+    assert (tmp_path / "out" / "junit.xml").read_text().startswith("<?xml")
