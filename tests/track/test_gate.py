@@ -548,3 +548,22 @@ def test_history_and_gate_read_only_the_suite_files_name(
     assert main(["history", str(suite), "--store", db, "--json"]) == 0
     assert main(["gate", str(suite), "--store", db]) == 0
     assert "not_installed_here" not in capsys.readouterr().err
+
+
+def test_markdown_and_junit_naming_one_file_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate --markdown out.txt --junit out.txt` wrote the Markdown summary, then the JUnit XML
+    over it (exit 0): the summary was lost without a word."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 6)), "--store", db]) == 0
+    capsys.readouterr()
+    args = ["gate", "suite.yaml", "--store", db, "--markdown", "out.txt", "--junit", "./out.txt"]
+    assert main(args) == 2
+    assert "--markdown and --junit both name out.txt" in capsys.readouterr().err
+    assert not (tmp_path / "out.txt").exists()
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []
