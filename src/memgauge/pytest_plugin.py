@@ -102,7 +102,14 @@ def as_subject(value: str | Mapping[str, Any] | object, *, name: str | None = No
             raise UsageError(
                 f"memgauge_subject {dict(value)!r}: a spec is {{kind: {{args}}}}, one kind"
             )
-        spec = {str(k): dict(v or {}) for k, v in value.items()}
+        ((kind, args),) = value.items()
+        if not isinstance(args, Mapping | None):
+            # dict() of a string or a list raised ValueError, naming neither the spec nor the form
+            raise UsageError(
+                f"memgauge_subject {dict(value)!r}: a spec is {{kind: {{args}}}}; give {kind}'s "
+                f"arguments as a mapping, not {type(args).__name__}"
+            )
+        spec = {str(kind): dict(args or {})}
         problems = api.check_subject(spec)
         if problems:
             raise UsageError(f"memgauge_subject {spec!r}: " + "; ".join(str(p) for p in problems))

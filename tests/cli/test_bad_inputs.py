@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.helpers import finished
 
 from memgauge.cli.main import main
 
@@ -647,3 +648,137 @@ def test_history_of_a_mistyped_suite_names_the_closest(
     assert "no completed run of suite 'good-suit'; did you mean 'good-suite'?" in err
     assert main(["history", "zzz", "--store", store]) == 2
     assert "suite 'zzz'; see `memgauge runs list`" in capsys.readouterr().err
+
+
+def test_a_task_naming_a_subject_twice_or_none_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`subjects: [lexical, lexical]` was exit 70 (the store refused the second row of each item,
+    a traceback); `subjects: []` ran every subject, as if the key were left out."""
+    suite = tmp_path / "suite.yaml"
+    tail = "    items: [{id: q1, input: x, expected: y}]\n    evaluators: [exact]\n"
+    err = _run_refused(tmp_path, capsys, tail + "    subjects: [lexical, lexical]\n")
+    assert f"{suite}:9: tasks.0.subjects: subject 'lexical' listed more than once" in err
+    err = _run_refused(tmp_path, capsys, tail + "    subjects: []\n")
+    assert f"{suite}:9: tasks.0.subjects: List should have at least 1 item" in err
+    assert finished(tmp_path / "r.db") == (None, 0)
+
+
+def test_a_suite_target_that_is_not_one_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`targets: {exact: high}` was read once the items were run: exit 2 with no line, and a
+    failed run left in the store."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: y}]\n"
+        "    evaluators: [exact]\n"
+        "    targets:\n"
+        "      exact: 0.5\n"
+        "      token_f1: high\n",
+    )
+    suite = tmp_path / "suite.yaml"
+    assert f"{suite}:11: tasks.0.targets: token_f1: 'high' is not a target" in err
+    assert finished(tmp_path / "r.db") == (None, 0)
+
+
+def test_a_suite_target_naming_no_measure_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A target on a measure the task does not have (a typo) never decided anything: the run
+    exited 0. Like a --fail-under typo it is exit 2 once the measures exist (the run kept)."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: x}]\n"
+        "    evaluators: [exact]\n"
+        "    targets: {exatc: 0.5}\n",
+    )
+    assert "the suite's targets: answers/exatc: no such measure in this run" in err
+    assert "it has lexical/answers/exact" in err
+
+
+def test_a_sample_that_keeps_no_item_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`only: {sample: 0.000001}` on a small dataset ran a run of 0 items and exited 0 (an empty
+    table), as `items: []` did."""
+    err = _run_refused(
+        tmp_path,
+        capsys,
+        "    items: [{id: q1, input: x, expected: x}, {id: q2, input: y, expected: y}]\n"
+        "    only: {sample: 0.000001}\n"
+        "    evaluators: [exact]\n",
+    )
+    assert "task 'answers': only.sample: a share of 1e-06 keeps none of the 2 items" in err
+    assert finished(tmp_path / "r.db") == (None, 0)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schema", "--out", ""],
+        ["runs", "export", "r1", "--format", "json", "--out", ""],
+        ["gate", "r1", "--markdown", ""],
+        ["gate", "r1", "--junit", ""],
+        [
+            "evaluate",
+            str(DATA / "good" / "bundle.yaml"),
+            "-s",
+            "lexical",
+            "--no-store",
+            "--out",
+            "",
+        ],
+        ["validate", ""],
+    ],
+    ids=lambda a: "-".join(x for x in a[:2] if not x.startswith("/")),
+)
+def test_an_empty_path_is_refused(
+    args: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An empty path was Path(''), the current directory: a file option's write replaced `.`
+    (exit 70, a traceback), a directory option wrote its reports there."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "an empty path names nothing; give a path" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_suite_name_names_no_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`health --suite ''` reported the latest runs of every suite (exit 0) and `runs list
+    --suite ''` listed every run, where `history ''` and a suite no run has are refused or
+    list nothing: '' was read as no filter at all."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["health", "--suite", "", "--store", store]) == 2
+    assert "no completed run of suite ''" in capsys.readouterr().err
+    assert main(["runs", "list", "--suite", "", "--json", "--store", store]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+@pytest.mark.parametrize("junit", ["out/result.json", "out/summary.md", "out"])
+def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
+    junit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate --out out --junit out/result.json` replaced the report's result.json by the
+    JUnit XML (exit 0, "wrote out/result.json"); `--junit out` ended in exit 2 once the reports
+    were written. Both are refused before the run; a file of its own in --out is fine."""
+    monkeypatch.chdir(tmp_path)
+    bundle = str(DATA / "good" / "bundle.yaml")
+    args = ["evaluate", bundle, "-s", "lexical", "--no-store", "--out", "out"]
+    assert main([*args, "--junit", junit]) == 2
+    assert "the reports go there (--out out)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--junit", "out/junit.xml"]) == 0
+    assert (tmp_path / "out" / "result.json").read_text().startswith("{")
+    assert (tmp_path / "out" / "junit.xml").read_text().startswith("<?xml")

@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from tests.helpers import run_memgauge
 
 from memgauge import api
+from memgauge.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -45,6 +47,25 @@ def test_every_command_has_help(command: str, tmp_path: Path) -> None:
     if not command:
         for name in COMMANDS:
             assert name in proc.stdout
+
+
+def test_no_help_text_shows_a_doubled_percent_sign() -> None:
+    """click prints help as written (no %-formatting): optimize's --require-significance
+    read "95%% CI"."""
+    found = []
+
+    def walk(cmd: click.Command, path: str) -> None:
+        ctx = click.Context(cmd, info_name=path)
+        if "%%" in cmd.get_help(ctx):
+            found.append(path)
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                assert sub is not None
+                walk(sub, f"{path} {name}")
+
+    walk(cli, "memgauge")
+    assert found == []
 
 
 def test_demo_runs_offline_and_writes_everything(tmp_path: Path) -> None:

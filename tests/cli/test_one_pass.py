@@ -105,6 +105,17 @@ def test_a_reference_check_that_cannot_run_says_so(capsys: pytest.CaptureFixture
     assert "has records whose id could not be read (above); fix them and run again" in err
 
 
+def test_a_reference_check_against_a_missing_file_does_not_blame_its_records(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With queries.jsonl missing, the judgments' check said queries.jsonl "has records whose
+    id could not be read ... fix them": there is no record to fix, the file is to be written."""
+    assert main(["validate", str(BAD / "dataset_missing_queries")]) == 2
+    err = capsys.readouterr().err
+    assert "not checked for queries that do not exist: queries.jsonl could not be read" in err
+    assert "has records" not in err
+
+
 def test_evaluate_lists_every_problem_of_the_dataset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -157,7 +157,7 @@ def test_a_suite_target_outside_its_measures_range_is_refused(
     db = tmp_path / "r.db"
     assert main(["run", str(suite), "--store", str(db)]) == 2
     err = capsys.readouterr().err
-    assert "suite.yaml:9: tasks.0.targets: target 'RR@5': RR@5 lies between 0 and 1" in err
+    assert "suite.yaml:9: tasks.0.targets: RR@5: RR@5 lies between 0 and 1" in err
     assert "Traceback" not in err
     assert not db.exists()
 
@@ -169,3 +169,33 @@ def test_counts_and_unknown_scales_take_any_target() -> None:
 
     assert parse_fail_under("NumRel=5").target.value == 5.0
     assert parse_fail_under("memory/answers/score=3").target.value == 3.0
+
+
+def test_a_suite_built_in_code_has_its_targets_read_before_the_run(tmp_path: Path) -> None:
+    """A `Suite` made in Python skips the file's checks: its targets were read only when the run
+    was summarized, after every item had run and been recorded."""
+    from memgauge.errors import UsageError
+    from memgauge.runs.suite import Suite
+
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    suite = Suite.model_validate(
+        {
+            "name": "in-code",
+            "subjects": {"memory": {"reference": {"mode": "lexical"}}},
+            "tasks": [
+                {
+                    "name": "search",
+                    "kind": "retrieval",
+                    "dataset": str(data),
+                    "evaluators": [{"retrieval": "RR@5"}],
+                    "targets": {"RR@5": "> high"},
+                }
+            ],
+        }
+    )
+    db = tmp_path / "r.db"
+    with pytest.raises(UsageError, match=r"tasks\.search\.targets\.RR@5: '> high' is not a target"):
+        api.run_suite(suite, store=str(db))
+    with api.open_store(db) as store:
+        assert store.list_runs() == []

@@ -279,6 +279,34 @@ def test_a_record_the_database_cannot_take_is_left_out_alone(tmp_path: Path) -> 
     assert n_feedback == 0
 
 
+def test_a_string_utf8_cannot_encode_is_left_out_alone(tmp_path: Path) -> None:
+    """A lone surrogate (text read with errors="surrogateescape") made the whole batch fail at
+    the database, at every retry: nothing was logged any more and flush() raised
+    UnicodeEncodeError. The record is left out and counted; the others are written (an id
+    with one is stored, as its JSON escapes it)."""
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("before it", session_id="s", result_ids=["m1"])
+    log.query("bad \udc80 text", session_id="s", result_ids=["m1"])
+    log.query("an odd id", session_id="s", result_ids=["m\udc80"])
+    log.feedback("reference", session_id="s\udc80", memory_id="m1")
+    log.feedback("reference", session_id="s", memory_id="m1")
+    log.agent_output("s", "bad \udc80 reply")
+    log.agent_output("s", "a reply")
+    log.flush()
+    assert log.rejected == 3
+    assert log.last_rejected is not None
+    assert "UnicodeEncodeError" in log.last_rejected
+    log.query("later", session_id="s")
+    log.close()
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT query, result_ids FROM eval_queries ORDER BY id").fetchall()
+        n_feedback = con.execute("SELECT COUNT(*) FROM eval_feedback").fetchone()[0]
+        replies = con.execute("SELECT text FROM eval_agent_outputs").fetchall()
+    assert rows == [("before it", '["m1"]'), ("an odd id", '["m\\udc80"]'), ("later", "[]")]
+    assert (n_feedback, replies) == (1, [("a reply",)])
+
+
 FORK_WORKER = """
 import multiprocessing as mp, sqlite3, sys
 from memgauge.online.querylog import QueryLog

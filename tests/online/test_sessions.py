@@ -282,3 +282,29 @@ def test_malformed_memories_exit_2_and_record_nothing(
     ).fetchone()
     con.close()
     assert derived == (0,)  # nothing half-written: the scroll-past needs no text, yet waits
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["outcome", "--session", "", "--success"],
+        ["outcome", "--session", "s", "--task", "", "--success"],
+        ["validate", "--session", "s", "--useful", ""],
+        ["validate", "--session", "s", "--useful", "m1", "--not-useful", ""],
+    ],
+    ids=["outcome-session", "outcome-task", "validate-useful", "validate-not-useful"],
+)
+def test_an_empty_session_task_or_memory_id_is_refused(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logs outcome --session ''` recorded an outcome of a session called '', `logs validate
+    --useful ''` a validation of a memory called '' (exit 0)."""
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("q", session_id="s", result_ids=["m1"])
+    log.close()
+    assert main(["logs", args[0], str(db), *args[1:]]) == 2
+    assert "'': an empty one names nothing; give its id" in capsys.readouterr().err
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM eval_outcomes").fetchone() == (0,)
+        assert con.execute("SELECT COUNT(*) FROM eval_feedback").fetchone() == (0,)

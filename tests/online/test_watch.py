@@ -111,6 +111,20 @@ def test_one_alert_when_the_rule_fires_none_when_it_does_not(
     assert "2 window" in alert["rule"]
 
 
+def test_a_proxy_that_is_not_finite_is_left_out_of_the_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A host that logs quality_proxy=inf (a division by zero) made the window's mean inf (with
+    NumPy's warning on stderr) and the state's baseline Infinity, which no later window could
+    be compared with; it is left out, as a search without a proxy is."""
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 9 + [float("inf")])
+    code, first = _watch(capsys, db, state)
+    check = first["checks"][0]
+    assert (code, check["value"], check["n"]) == (0, pytest.approx(0.8), 9)
+    json.loads(state.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the state"))
+
+
 def test_the_cursor_is_kept_across_passes_and_a_restart(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -258,6 +258,26 @@ def test_a_target_score_out_of_range_exits_2(
     assert not db.exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--objective", "objective (--objective): an empty one names no measure"),
+        ("--constraint", "constraint (--constraint): an empty one names no bound"),
+    ],
+)
+def test_an_empty_objective_or_constraint_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, message: str
+) -> None:
+    """--objective '' optimized the task's first evaluator and --constraint '' bound nothing,
+    each exit 0: '' was read as not given."""
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {})
+    db = tmp_path / "r.db"
+    flags = ["--space", "candidates=int:10..100", flag, ""]
+    assert main(["optimize", str(path), "--store", str(db), *flags]) == 2
+    assert message in capsys.readouterr().err
+    assert not db.exists()
+
+
 def test_without_optuna_exit_3_with_the_pip_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -179,6 +179,47 @@ def test_the_fixture_takes_strings_specs_and_objects_and_checks_specs(
     assert len(subjects) == 3
 
 
+def test_a_spec_whose_arguments_are_no_mapping_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """`{"reference": "lexical"}` failed the fixture with `ValueError: dictionary update
+    sequence element ...`, naming neither the spec nor its form."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.memgauge_subject({"reference": "lexical"})
+        def test_args_as_text(memgauge_subject):
+            pass
+        """
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*UsageError: memgauge_subject {'reference': 'lexical'}: a spec is {kind: {args}};"
+            " give reference's arguments as a mapping, not str*"
+        ]
+    )
+
+
+def test_a_rule_that_is_none_is_a_usage_error_before_the_run(
+    pytester: pytest.Pytester, demo: Path
+) -> None:
+    """`by="upper"` ran the whole evaluation, recorded it, then failed with a pydantic
+    ValidationError of `TargetCheck`."""
+    pytester.makepyfile(
+        f"""
+        from memgauge.pytest_plugin import assert_retrieval
+
+        def test_by():
+            assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": 0.5}}, by="upper")
+        """
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*UsageError: by 'upper': give 'point' or 'ci-upper'*"])
+    assert not _runs()
+
+
 def test_the_store_option_sends_runs_elsewhere(
     pytester: pytest.Pytester, demo: Path, tmp_path: Path
 ) -> None:

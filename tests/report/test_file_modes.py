@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -98,3 +99,26 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path: Path, umask: int) -> None:
     assert path.read_text() == "two"
     assert _mode(path) == 0o604
     assert [p.name for p in tmp_path.iterdir()] == ["shared.md"]
+
+
+def test_a_fifo_is_written_into_and_a_link_followed_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The atomic write renamed a regular file over whatever the path named: `--out` a FIFO
+    (or, as root, /dev/stdout or /dev/full) put a regular file in the node's place, and `--out`
+    a symbolic link replaced the link instead of the file it names."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert main(["schema", "--out", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert b'"title": "memgauge suite"' in got[0]
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    link.symlink_to(real.name)
+    atomic_write_text(link, "new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"

@@ -524,3 +524,60 @@ def test_gate_markdown_is_drawn_on_a_terminal_and_raw_when_piped_or_written(
     else:
         assert out.startswith("### ❌ memgauge gate: fail\n")
         assert "| agent | qa | icontains |" in out
+
+
+def test_a_learn_into_that_names_no_memory_is_refused_whatever_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--learn-into nosuch` was read only when a regression had a memory to store: every
+    passing gate exited 0 with it, and the first regression then exited 2 (bad input) instead
+    of 1, its verdict not recorded. It is refused before the run is gated, pass or fail."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(tmp_path / "suite.yaml")
+    for good in (6, 6):
+        assert main(["run", str(gated_suite(tmp_path, good)), "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["gate", suite, "--store", db, "--learn-into", "nosuch", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--learn-into 'nosuch': unknown system 'nosuch'" in captured.err
+    assert captured.out == ""
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []
+
+
+def test_history_and_gate_read_only_the_suite_files_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`history suite.yaml` and `gate suite.yaml` checked the whole suite to learn its name:
+    on a machine without its subjects' modules or its datasets (a CI job that only gates) they
+    exited 2 about those, though they read nothing but runs."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(suite.read_text().replace("lookup_agents:", "not_installed_here:"))
+    capsys.readouterr()
+    assert main(["history", str(suite), "--store", db, "--json"]) == 0
+    assert main(["gate", str(suite), "--store", db]) == 0
+    assert "not_installed_here" not in capsys.readouterr().err
+
+
+def test_markdown_and_junit_naming_one_file_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate --markdown out.txt --junit out.txt` wrote the Markdown summary, then the JUnit XML
+    over it (exit 0): the summary was lost without a word."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 6)), "--store", db]) == 0
+    capsys.readouterr()
+    args = ["gate", "suite.yaml", "--store", db, "--markdown", "out.txt", "--junit", "./out.txt"]
+    assert main(args) == 2
+    assert "--markdown and --junit both name out.txt" in capsys.readouterr().err
+    assert not (tmp_path / "out.txt").exists()
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []

@@ -27,6 +27,16 @@ def _create_temp(target: Path) -> tuple[int, Path]:
             continue
 
 
+def _special(path: Path) -> bool:
+    """Whether `path` (its links followed) is there and is neither a regular file nor a
+    directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 @contextmanager
 def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     """Write `path` through a temporary file in its directory and a rename, so that a reader
@@ -34,8 +44,24 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
     A new file gets the mode the user's umask gives (0o644 under umask 022); a file rewritten
     keeps its mode, as it would with `open(path, "w")`.
+
+    A path that names no regular file or directory (a device such as /dev/stdout, a FIFO) is
+    written as `open(path, "w")` writes it: a rename would put a regular file in its place (as
+    root, /dev/stdout or /dev/full replaced for every process). A symbolic link is followed:
+    the file it names is rewritten, the link kept.
     """
     target = Path(path)
+    if _special(target):
+        try:
+            with open(target, "wb") as fh:
+                yield fh
+        except OSError as exc:
+            if exc.filename is None:  # a write's error names no file: it is this one
+                exc.filename = os.fspath(path)
+            raise
+        return
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:

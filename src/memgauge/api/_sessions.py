@@ -57,6 +57,14 @@ def outcome_correlation(db: Location) -> dict[str, Any]:
     }
 
 
+def _named(**given: str | None) -> None:
+    """A UsageError for the first of `given` (flag name -> value, None: not given) that is '':
+    it was recorded as a session, task or memory called ''."""
+    for flag, value in given.items():
+        if value == "":
+            raise UsageError(f"--{flag} '': an empty one names nothing; give its id")
+
+
 def record_outcome(
     db: Location,
     session: str,
@@ -66,6 +74,7 @@ def record_outcome(
     score: float | None = None,
 ) -> None:
     """Log one task outcome for `session` (what `QueryLog.outcome` does in a server)."""
+    _named(session=session, task=task_id)
     if success is None and score is None:
         raise UsageError("an outcome needs --success / --failure or --score")
     if score is not None and not math.isfinite(score):
@@ -85,6 +94,8 @@ def batch_validate(
     """Validate memories of `session` after its task (seed 002 section 5.2); returns what was
     validated and what the session accessed and still has not validated. A memory named both
     ways, or none at all, is a UsageError."""
+    _named(task=task_id, useful=next((m for m in useful if not m), None))
+    _named(**{"not-useful": next((m for m in not_useful if not m), None)})
     both = sorted(set(useful) & set(not_useful))
     if both:
         raise UsageError(f"memory {both[0]!r} is given as both useful and not useful")

@@ -12,10 +12,11 @@ from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError
-from memgauge.runs.suite import load_suite
+from memgauge.runs.suite import suite_name
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.learnings import opened_learnings
+from memgauge.subjects.parse import one_spec
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
 from memgauge.track.regressions import kinds_of, learn_from, learnings_path
@@ -30,7 +31,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         if not path.exists():  # a run id has no such suffix: a mistyped suite path
             raise UsageError(f"{target}: no such suite file (gate names a suite file or a run)")
-        name = load_suite(path).name
+        name = suite_name(path)
         runs = store.suite_history(name)
         if not runs:
             raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
@@ -64,6 +65,10 @@ def gate(
     The gate decides on the run's targets, each task's primary measures and `measures`
     (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
     measure is information. A name that matches no measure of the run is a UsageError."""
+    if learn_into is not None:
+        # read now, not only once a regression needs it: a typo passed every gate until the
+        # first regression, which then ended in exit 2, its verdict not recorded
+        one_spec(learn_into, "--learn-into")
     config = config or GateConfig()
     named = tuple(
         m if isinstance(m, MeasureRef) else parse_measure_ref(m, where=f"--measure {m!r}")
@@ -121,7 +126,7 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
     """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        suite = load_suite(path).name
+        suite = suite_name(path)
     with read_store(store) as opened:
         runs = opened.suite_history(suite)[-last:]
         if not runs:

@@ -43,11 +43,26 @@ __all__ = [
 #: a click command's function, before click makes it a command
 Command = Callable[..., None]
 
+
+class _Path(click.Path):
+    """click's Path, given to the command as a `Path`, that refuses an empty value: click
+    passes `''` on, and `Path('')` is the current directory (a file option's write replaced
+    `.`: exit 70; a directory option wrote there)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(path_type=Path, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | bytes) and not value:
+            self.fail("an empty path names nothing; give a path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 #: the paths that options and arguments take, each given to the command as a `Path`
-PATH = click.Path(path_type=Path)
-FILE = click.Path(dir_okay=False, path_type=Path)
-EXISTING = click.Path(exists=True, path_type=Path)
-EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+PATH = _Path()
+FILE = _Path(dir_okay=False)
+EXISTING = _Path(exists=True)
+EXISTING_FILE = _Path(exists=True, dir_okay=False)
 
 
 def _check_writable_under(
@@ -76,14 +91,14 @@ def _check_writable_under(
         )
 
 
-class _OutPath(click.Path):
+class _OutPath(_Path):
     """A directory a command writes into, or a file it writes besides its run (`--junit`,
     `--run-out`): one that exists, or one it can make. Checked when the command line is read,
     so a path under a file or in a directory it cannot write is exit 2 before a run, not after
     it (with the run's other outputs already written)."""
 
     def __init__(self, what: str) -> None:
-        super().__init__(file_okay=what == "file", dir_okay=what == "directory", path_type=Path)
+        super().__init__(file_okay=what == "file", dir_okay=what == "directory")
         self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:

@@ -145,9 +145,36 @@ def _run_args(given: dict[str, Any]) -> RunArgs:
         executor=given.pop("shard_executor", None),
         repeat=given.pop("repeat", None),
     )
-    return RunArgs(
-        options, given.pop("progress"), given.pop("junit"), given.pop("max_failure_rate", None)
-    )
+    junit = given.pop("junit")
+    _junit_apart(junit, given.get("out_dir"))
+    return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
+
+
+#: what the evaluating commands write into their --out directory (`write_reports`; the audit's
+#: --output; the demo's dataset)
+_REPORT_FILES = (
+    "result.json",
+    "summary.md",
+    "report.html",
+    "results.json",
+    "report.md",
+    "memaudit.json",
+    "dataset",
+)
+
+
+def _junit_apart(junit: Path | None, out_dir: Path | None) -> None:
+    """A UsageError when --junit names the command's --out directory or a report written
+    there: the XML replaced result.json without a word (exit 0), or the run ended in exit 2
+    once its reports were written (a file cannot replace the directory)."""
+    if junit is None or out_dir is None:
+        return
+    where, out = junit.absolute(), out_dir.absolute()
+    if where == out or (where.parent == out and where.name in _REPORT_FILES):
+        raise click.UsageError(
+            f"--junit {junit}: the reports go there (--out {out_dir}); give the JUnit XML a"
+            " file of its own, e.g. --junit junit.xml"
+        )
 
 
 #: `--repeat N`: every item through each subject N times (the system's own variance)

@@ -140,6 +140,9 @@ def gate(
             return
     if target is None:
         raise UsageError("gate: name a suite file or a run (SUITE_OR_RUN), or --accept RUN")
+    if md_path is not None and junit is not None and md_path.absolute() == junit.absolute():
+        # the JUnit XML was written over the Markdown summary, without a word
+        raise UsageError(f"--markdown and --junit both name {md_path}: give each its own file")
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")

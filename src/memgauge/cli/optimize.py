@@ -224,7 +224,7 @@ _STORE = store_option
     "--require-significance",
     is_flag=True,
     default=None,
-    help="Accept a step only when its paired 95%% CI also excludes 0.",
+    help="Accept a step only when its paired 95% CI also excludes 0.",
 )
 @click.option("--holdout", type=number(0, 1, max_open=True), default=None)
 @click.option("--seed", type=SEED, default=None)

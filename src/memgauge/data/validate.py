@@ -21,12 +21,19 @@ _WHAT = {"memories": "memories", "queries": "queries"}
 
 
 def _unchecked(referring: Records[Any], referred: Records[Any], what: str) -> Problem:
+    # a part of which no id was read was not read at all (a missing file): it has no records
+    # to fix
+    name = Path(referred.file).name
+    why = (
+        "has records whose id could not be read (above); fix them"
+        if referred.ids
+        else "could not be read (above); fix it"
+    )
     return Problem(
         referring.file,
         None,
         None,
-        f"not checked for {what} that do not exist: {Path(referred.file).name} has records "
-        "whose id could not be read (above); fix them and run again",
+        f"not checked for {what} that do not exist: {name} {why} and run again",
     )
 
 

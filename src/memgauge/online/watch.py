@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -162,7 +163,13 @@ def window_measures(searches: Sequence[LoggedSearch]) -> dict[str, WindowMeasure
     from memgauge.metrics.ir import evaluate_ranked
     from memgauge.stats.proportion import wilson_ci
 
-    proxies = {s.query_id: s.quality_proxy for s in searches if s.quality_proxy is not None}
+    # a proxy that is not a finite number (a host's division by zero logs inf) has no place in
+    # a mean: it made the window's inf, and a baseline no later window could be compared with
+    proxies = {
+        s.query_id: s.quality_proxy
+        for s in searches
+        if s.quality_proxy is not None and math.isfinite(s.quality_proxy)
+    }
     judged = {s.query_id: s for s in searches if s.grades}
     rr: dict[str, float] = {}
     if judged:

@@ -202,6 +202,17 @@ def resolve_config(
         if v is not None and k in OptimizationSpec.model_fields and k != "space"
     }
     spec = block.model_copy(update=given)
+    # '' was read as not given: the default objective, no bound at all, and exit 0
+    if spec.objective == "":
+        raise UsageError(
+            "objective (--objective): an empty one names no measure; give [TASK/]MEASURE, or"
+            " leave it out for the task's first evaluator"
+        )
+    if spec.constraint == "":
+        raise UsageError(
+            "constraint (--constraint): an empty one names no bound; give [TASK/]MEASURE OP"
+            " NUMBER, or leave it out"
+        )
     if overrides.get("space"):
         spec = spec.model_copy(update={"space": dict(overrides["space"])})
     try:

@@ -41,7 +41,7 @@ from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.preload import preload
 from memgauge._version import __version__
-from memgauge.aggregates.targets import unmatched_error
+from memgauge.aggregates.targets import MeasureRef, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
 from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError
@@ -67,7 +67,7 @@ from memgauge.runs.pools import ShardPool, open_pool
 from memgauge.runs.recording import InMemoryRecorder, KeepsComparisons, Recorder, Writer
 from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems, with_repeat
-from memgauge.runs.summary import subjects_of, summarize_run
+from memgauge.runs.summary import requirements_of, subjects_of, summarize_run
 from memgauge.runs.warm import Warming
 from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
 from memgauge.subjects.registry import build_subject
@@ -458,6 +458,7 @@ def run_suite(
     build = rooted(build, root)
     plan = plan_suite(suite, root, datasets)
     prepare_evaluators(plan)  # a missing capability is exit 3 before anything is written
+    requirements_of(plan, suite)  # a suite built in code: its targets read before it too
     resume, workers, pool = options.resume, options.workers, options.executor
     sharded = sharded_subjects(suite, workers, pool, datasets)
     # the plan holds the datasets: frozen out of the collector's sight from here; the LLM
@@ -655,6 +656,14 @@ class _Finisher:
         # a --fail-under that names no measure is bad input (exit 2), found only now that the
         # measures exist: the run itself is finished and kept, gateable with the right name
         error = unmatched_error(summary.measures(), self.options.requirements)
+        if error is None:
+            # a task's own `targets:` likewise (a typo's target never decided anything)
+            named = [
+                MeasureRef(name, None, task.spec.name)
+                for task in self.plan
+                for name in task.spec.targets or {}
+            ]
+            error = unmatched_error(summary.measures(), named, flag="the suite's targets:")
         if error is not None and status != "cancelled":
             raise UsageError(f"{error} (run {self.run_id} is recorded, {status})")
         # the summary just stored need not be parsed back (a large run's is megabytes)

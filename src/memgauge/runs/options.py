@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
+from typing import get_args
 
 from memgauge._util.numbers import MAX_REPEAT
 from memgauge.aggregates.targets import By, Requirement, parse_fail_under
@@ -51,6 +52,9 @@ class RunOptions:
     requirements: tuple[Requirement, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.by not in get_args(By):
+            # found at the end otherwise, once every item had run, as a pydantic error
+            raise UsageError(f"by {self.by!r}: give {' or '.join(map(repr, get_args(By)))}")
         if self.repeat is not None and not 1 <= self.repeat <= MAX_REPEAT:
             raise UsageError(f"repeat {self.repeat}: give 1 to {MAX_REPEAT}")
         given = tuple(self.fail_under)  # a list or a generator given: kept, and compared, as one

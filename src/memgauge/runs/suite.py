@@ -49,9 +49,8 @@ from memgauge._util.model import Model
 from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
-from memgauge.aggregates.targets import parse_target
 from memgauge.data.detect import Kind
-from memgauge.data.jsonio import decode_text, existing, parse_yaml
+from memgauge.data.jsonio import decode_text, existing, line_of, parse_yaml
 from memgauge.data.models import FiniteFloat, TaskItem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.runs.depth import least_k
@@ -80,6 +79,7 @@ __all__ = [
     "spec_problems",
     "subject_file_json_schema",
     "suite_json_schema",
+    "suite_name",
     "task_least_k",
     "tuned_subject",
     "with_repeat",
@@ -190,7 +190,9 @@ class TaskSpec(_Model):
     )
     evaluators: list[EvaluatorEntry] = Field(min_length=1, description="Evaluators with weights.")
     subjects: list[str] | None = Field(
-        default=None, description="The subjects that run this task (default: all)."
+        default=None,
+        min_length=1,
+        description="The subjects that run this task (default: all).",
     )
     k: StrictInt = Field(
         default=10,
@@ -239,16 +241,6 @@ class TaskSpec(_Model):
             raise ValueError(str(exc)) from None
         return value
 
-    @field_validator("targets")
-    @classmethod
-    def _readable_targets(cls, value: dict[str, float | str] | None) -> Any:
-        for name, raw in (value or {}).items():  # read as the run's summary will read them
-            try:
-                parse_target(raw, where=f"target {name!r}", measure=name)
-            except UsageError as exc:
-                raise ValueError(str(exc)) from None
-        return value
-
     @model_validator(mode="before")
     @classmethod
     def _kind_depth(cls, value: Any) -> Any:
@@ -265,6 +257,17 @@ class TaskSpec(_Model):
     @classmethod
     def _short_forms(cls, value: Any) -> Any:
         return short_forms(value)
+
+    @field_validator("subjects")
+    @classmethod
+    def _each_subject_once(cls, value: list[str] | None) -> list[str] | None:
+        # a subject named twice would run every item twice under one key (the store refused
+        # the second row: exit 70)
+        given = value or []
+        twice = sorted({s for s in given if given.count(s) > 1})
+        if twice:
+            raise ValueError(f"subject {', '.join(map(repr, twice))} listed more than once")
+        return value
 
 
 def short_forms(value: Any) -> Any:
@@ -635,6 +638,19 @@ def spec_problems(
         for k, spec in aggregates:
             out += [p.under("tasks", i, "aggregates", k) for p in AGGREGATES.problems(spec)]
     return out
+
+
+def suite_name(path: str | Path) -> str:
+    """The suite name a suite file gives, read without the checks of the rest of it (its
+    subjects importable, its datasets there): what `history` and `gate` need to look its runs
+    up, on a machine that may have neither."""
+    p, file = existing(path, "suite file")
+    raw, node = parse_yaml(decode_text(p.read_bytes(), file), file)
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or not name:
+        at = line_of(node, ("name",)) if isinstance(raw, dict) and "name" in raw else None
+        raise DataError(Problem(file, at, "name", "a suite file names its suite: name: NAME"))
+    return name
 
 
 def load_suite(path: str | Path) -> Suite:

@@ -15,9 +15,10 @@ from pydantic import ValidationError
 
 from memgauge._util.args import problems_of
 from memgauge._util.imports import import_roots
+from memgauge.aggregates.targets import parse_target
 from memgauge.data.detect import DATASET_KINDS
 from memgauge.data.jsonio import line_of, problems_from_validation
-from memgauge.errors import Problem
+from memgauge.errors import Problem, UsageError
 from memgauge.runs.depth import depth_error
 from memgauge.runs.kinds import KINDS, kind_of
 from memgauge.runs.kinds.base import COMMON_FIELDS
@@ -122,6 +123,14 @@ def _task_problems(
                 if reads
                 else f"a {task.kind} task reads one kind of file; leave dataset_kind: out",
             )
+    for name, raw in (task.targets or {}).items():
+        # read now, so that a target that is not one is refused with its line before the run
+        # (it stopped the run once its items were recorded, with no line)
+        try:
+            parse_target(raw, where=name, measure=name)
+        except UsageError as exc:
+            line = line_of(node, ("tasks", i, "targets", name))
+            out.append(Problem(file, line, f"tasks.{i}.targets", str(exc)))
     seen: set[str] = set()
     for j, item in enumerate(task.items or []):
         if item.id in seen:

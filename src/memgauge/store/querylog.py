@@ -28,6 +28,7 @@ from memgauge.store.querylog_rows import (
     _text,
     encode_mapping,
     encode_stages,
+    query_columns,
     storable_columns,
 )
 from memgauge.store.sessions import best_judgments, session_contexts
@@ -104,6 +105,30 @@ _OUTPUT_INSERT = (
 
 def _num(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def _stored(query: QueryRow) -> list[Any]:
+    """The values a query record is stored as (its ids as ASCII JSON text, which takes any
+    string); the record itself when it cannot be converted (`storable_columns` says why)."""
+    try:
+        return [value for column in query_columns([query]) for value in column]
+    except (TypeError, ValueError):
+        return list(query)
+
+
+def _encodable(
+    record: Sequence[Any], values: Sequence[Any], what: str, rejected: list[str]
+) -> bool:
+    """Whether every string of `values` (what the flat SDK `record` is stored as) encodes as
+    UTF-8; when one does not, `record` described in `rejected`, as one JSON cannot hold is."""
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value.encode()
+            except UnicodeEncodeError as exc:
+                rejected.append(f"{what} {record[0]}: UnicodeEncodeError: {exc}")
+                return False
+    return True
 
 
 def _event_rows(
@@ -212,8 +237,30 @@ class QueryLogWriter:
         events: Sequence[tuple[Any, ...]] = (),
     ) -> list[str]:
         """Insert one batch; retried while another process holds the write lock. A record
-        that cannot be stored (say a value JSON cannot hold) is left out and described in the
-        returned list; the rest of the batch is written.
+        that cannot be stored (say a value JSON cannot hold, or a string UTF-8 cannot encode)
+        is left out and described in the returned list; the rest of the batch is written.
+        """
+        try:
+            return self._write(queries, feedback, events)
+        except UnicodeEncodeError:
+            # a lone surrogate in a string (text decoded with errors="surrogateescape"): the
+            # database takes UTF-8 only, and the whole batch failed, again at every retry.
+            # Rare: looked for here, not in every record's conversion
+            rejected: list[str] = []
+            self._unsynced -= len(queries) + len(feedback) + len(events)
+            return rejected + self._write(
+                [q for q in queries if _encodable(q, _stored(q), "query", rejected)],
+                [f for f in feedback if _encodable(f, f, "feedback", rejected)],
+                [e for e in events if _encodable(e, e, "record", rejected)],
+            )
+
+    def _write(
+        self,
+        queries: Sequence[QueryRow],
+        feedback: Sequence[tuple[Any, ...]],
+        events: Sequence[tuple[Any, ...]],
+    ) -> list[str]:
+        """`write`, with every string encodable.
 
         Feedback logged without a query id is linked to the session's most recent query whose
         results held the memory (seed 002 sections 5.2 and 5.3), with the memory's 1-based

@@ -314,7 +314,7 @@ class SuiteRunStore(OptimizationHistory, Store):
             .order_by(r.created_at.desc())
             .limit(limit)
         )
-        if suite:
+        if suite is not None:  # '' names a suite too (none has that name), not every one
             stmt = stmt.where(r.suite_name == suite)
         with self._read() as c:
             rows = c.execute(stmt).all()
@@ -333,7 +333,7 @@ class SuiteRunStore(OptimizationHistory, Store):
             .where(r.status == "completed", r.summary_json.is_not(None))
             .order_by(r.created_at.desc(), r.run_id.desc())
         )
-        if suite:
+        if suite is not None:  # '' names a suite too (none has that name), not every one
             stmt = stmt.where(r.suite_name == suite)
         latest: dict[str, str] = {}
         with self._read() as c:

@@ -197,7 +197,14 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         ids = set(only.items)
         items = [it for it in items if it.id in ids]
     if only is not None and only.sample is not None:
-        items = [it for it in items if sampled(it.id, only.sample, only.sample_seed)]
+        kept = [it for it in items if sampled(it.id, only.sample, only.sample_seed)]
+        if items and not kept:
+            # a share too small for the dataset ran nothing and exited 0 (as `items: []` did)
+            raise UsageError(
+                f"only.sample: a share of {only.sample:g} keeps none of the {len(items)} items; "
+                "raise it (or change sample_seed)"
+            )
+        items = kept
     return items[: task.limit] if task.limit is not None else items
 
 
