@@ -274,3 +274,14 @@ def test_a_fifo_is_named_not_a_regular_file_not_missing(
     err = capsys.readouterr().err
     assert f"{fifo}: not a regular file" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_a_device_as_a_trec_file_is_named_not_a_regular_file(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: the TREC reader said "no such file" for /dev/null (or a FIFO), which exists.
+    assert main(["validate", "--kind", kind, "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: not a regular file" in err
+    assert "Traceback" not in err
