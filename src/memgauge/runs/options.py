@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, field
+from typing import get_args
 
 from memgauge._util.numbers import MAX_REPEAT
 from memgauge.aggregates.targets import By, Requirement, parse_fail_under
 from memgauge.errors import UsageError
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "whole_number"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,9 +52,37 @@ class RunOptions:
     requirements: tuple[Requirement, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # the API's keywords arrive here as given: a wrong type is named here, not met as an
+        # AttributeError or a comparison of str and int deep in the engine
+        whole_number("concurrency", self.concurrency)
+        whole_number("workers", self.workers, optional=False)
+        whole_number("repeat", self.repeat)
+        if self.concurrency is not None and self.concurrency < 1:
+            raise UsageError(f"concurrency {self.concurrency}: give 1 or more items in flight")
         if self.repeat is not None and not 1 <= self.repeat <= MAX_REPEAT:
             raise UsageError(f"repeat {self.repeat}: give 1 to {MAX_REPEAT}")
+        if self.by not in get_args(By):
+            raise UsageError(f"by {self.by!r}: use {' or '.join(get_args(By))}")
+        if isinstance(self.fail_under, str | Requirement):
+            raise TypeError(
+                f"fail_under takes a list of targets, e.g. [{self.fail_under!r}], not one target"
+            )
         given = tuple(self.fail_under)  # a list or a generator given: kept, and compared, as one
+        for target in given:
+            if not isinstance(target, str | Requirement):
+                raise TypeError(
+                    f"fail_under: a target is a 'MEASURE=VALUE' string or a Requirement, "
+                    f"got {type(target).__name__} {target!r}"
+                )
         object.__setattr__(self, "fail_under", given)
         parsed = (r if isinstance(r, Requirement) else parse_fail_under(r) for r in given)
         object.__setattr__(self, "requirements", tuple(parsed))
+
+
+def whole_number(name: str, value: object, *, optional: bool = True) -> None:
+    """TypeError naming `name` unless `value` is a whole number (a bool is not one), or None
+    when `optional`."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} takes a whole number, got {type(value).__name__} {value!r}")
