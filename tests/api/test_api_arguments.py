@@ -90,3 +90,40 @@ def test_run_suite_names_the_wrong_argument(
 def test_load_dataset_names_its_argument() -> None:
     with pytest.raises(TypeError, match="path takes a path, got NoneType None"):
         api.load_dataset(None)  # type: ignore[arg-type]
+
+
+def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
+    # before: "'str' object has no attribute 'name'" for either
+    data = ROOT / "tests/data/good"
+    from memgauge.metrics import MetricConfig, parse_measure
+
+    by_name = api.score_trec_run(
+        str(data / "qrels.txt"), str(data / "run.txt"), ["nDCG@10"], MetricConfig()
+    )
+    parsed = [parse_measure("nDCG@10")]
+    as_given = api.score_trec_run(data / "qrels.txt", data / "run.txt", parsed, MetricConfig())
+    assert by_name.aggregate() == as_given.aggregate()
+    with pytest.raises(TypeError, match="measures takes a list of measures"):
+        api.score_trec_run(data / "qrels.txt", data / "run.txt", "nDCG@10", MetricConfig())  # type: ignore[arg-type]
+
+
+def test_validate_file_takes_text_and_names_an_unknown_kind() -> None:
+    # before: "'str' object has no attribute 'exists'", and a KeyError for the kind
+    qrels = str(ROOT / "tests/data/good/qrels.txt")
+    assert api.validate_file(qrels)[0] == "qrels"
+    with pytest.raises(memgauge.UsageError, match="kind 'nosuch': use one of dataset-dir"):
+        api.validate_file(qrels, "nosuch")
+
+
+def test_json_schema_names_an_unknown_kind() -> None:
+    with pytest.raises(memgauge.UsageError, match="kind 'nope': use one of suite, subject"):
+        api.json_schema("nope")  # before: KeyError 'nope'
+
+
+def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
+    db = tmp_path / "results.db"
+    run_id = memgauge.evaluate(demo_dataset(), ["lexical"], store=db).run.run_id
+    with pytest.raises(TypeError, match="run_id takes a run's id"):
+        memgauge.read_run(1, store=db)  # type: ignore[arg-type]  # before: SQLAlchemy's TypeError
+    with pytest.raises(TypeError, match="run_ids takes a list of run ids"):
+        api.export_runs(run_id, store=db)  # before: "no run '2'" (the id's first character)
