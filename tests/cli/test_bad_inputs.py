@@ -590,6 +590,41 @@ def test_a_side_file_under_a_file_is_refused_before_the_run(
     assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--run-out", ""], "Invalid value for '--run-out': an empty path names no file"),
+        (["--out", ""], "Invalid value for '--out': an empty path names no directory"),
+        (["--run-out", "{t}/r.txt", "--run-json", "{t}/r.txt"], "--run-out and --run-json both"),
+        (["--out", "{t}/rep", "--run-out", "{t}/rep"], "--out and --run-out both name"),
+        (["--run-out", "{t}/j.xml", "--junit", "{t}/j.xml"], "--run-out and --junit both name"),
+    ],
+    ids=["empty-run-out", "empty-out", "run-out-is-run-json", "run-out-is-out", "run-out-is-junit"],
+)
+def test_output_options_that_name_nothing_or_the_same_path_are_refused_before_the_run(
+    options: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--run-out ''` ran the evaluation, then os.replace'd its file onto "." (a traceback,
+    exit 70); `--out ''` spilled the reports into the current directory; two options naming
+    one path wrote the second over the first (or failed on the report directory, after the
+    reports were written). Each is exit 2 before the run, nothing recorded."""
+    monkeypatch.chdir(tmp_path)  # where `--out ''` wrote
+    store = tmp_path / "store.db"
+    given = [o.format(t=tmp_path) for o in options]
+    args = ["evaluate", str(DATA / "good" / "bundle.yaml"), "-s", "lexical", "--quiet"]
+    if "--out" not in given:
+        given += ["--out", str(tmp_path / "report")]
+    assert main([*args, "--store", str(store), *given]) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

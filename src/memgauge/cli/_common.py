@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "choice_option",
     "console",
     "db_argument",
+    "distinct_outputs",
     "json_option",
     "open_suite_store",
     "print_markdown",
@@ -87,6 +88,11 @@ class _OutPath(click.Path):
         self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            # Path("") is the current directory: a report spilled there, or a file written
+            # over it (os.replace onto ".", a traceback)
+            here = " (. for the current directory)" if self.what == "directory" else ""
+            self.fail(f"an empty path names no {self.what}; give one{here}", param, ctx)
         path = super().convert(value, param, ctx)
         _check_writable_under(path, self.what, param, ctx)
         return path
@@ -96,6 +102,21 @@ class _OutPath(click.Path):
 OUT_DIR = _OutPath("directory")
 #: a file the command writes (its directory made if missing)
 OUT_FILE = _OutPath("file")
+
+
+def distinct_outputs(named: Mapping[str, Path | None]) -> None:
+    """Exit 2 when two output options (`{flag: path}`, None for one not given) name the same
+    path: the second would overwrite the first's file (or write a file over its directory)."""
+    seen: dict[Path, str] = {}
+    for flag, path in named.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise click.UsageError(
+                f"{seen[key]} and {flag} both name {os.fspath(path)}: give each its own path"
+            )
+        seen[key] = flag
 
 
 class DefaultGroup(click.Group):
