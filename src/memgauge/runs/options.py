@@ -61,6 +61,7 @@ class RunOptions:
             raise UsageError(f"concurrency {self.concurrency}: give 1 or more items in flight")
         if self.repeat is not None and not 1 <= self.repeat <= MAX_REPEAT:
             raise UsageError(f"repeat {self.repeat}: give 1 to {MAX_REPEAT}")
+        _check_executor(self.executor)
         if self.by not in get_args(By):
             raise UsageError(f"by {self.by!r}: use {' or '.join(get_args(By))}")
         if isinstance(self.fail_under, str | Requirement):
@@ -77,6 +78,29 @@ class RunOptions:
         object.__setattr__(self, "fail_under", given)
         parsed = (r if isinstance(r, Requirement) else parse_fail_under(r) for r in given)
         object.__setattr__(self, "requirements", tuple(parsed))
+
+
+def _check_executor(executor: object) -> None:
+    """UsageError for a scheduler address with no host or port (Dask's ValueError deep in the
+    run, or a 20-second timeout for a port past 65535), TypeError for an executor that is
+    neither a name nor an object with `submit`."""
+    if executor is None:
+        return
+    if not isinstance(executor, str):
+        if not callable(getattr(executor, "submit", None)):
+            raise TypeError(
+                "executor takes process, dask:local, dask://HOST:PORT or a "
+                f"concurrent.futures.Executor, got {type(executor).__name__}"
+            )
+        return
+    for scheme in ("dask://", "tcp://"):
+        if executor.startswith(scheme):
+            host, colon, port = executor.removeprefix(scheme).rpartition(":")
+            if not (host and colon and port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+                raise UsageError(
+                    f"--executor {executor!r}: give the scheduler as {scheme}HOST:PORT "
+                    "(a port from 1 to 65535)"
+                )
 
 
 def whole_number(name: str, value: object, *, optional: bool = True) -> None:
