@@ -652,3 +652,31 @@ def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
     (tmp_path / "check.sh").write_text("#!/bin/sh\nexit 0\n")
     (tmp_path / "check.sh").chmod(0o755)
     assert main(["run", str(suite), "--store", str(store)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["schema", "--out", ""], "Invalid value for '--out': an empty path names no file"),
+        (["report", "x", "--out", ""], "Invalid value for '--out': an empty path names no file"),
+        (["validate", ""], "Invalid value for 'FILES...': an empty path names nothing"),
+        (["metrics", "", "run.txt"], "Invalid value for 'QRELS': an empty path names no file"),
+    ],
+    ids=["schema-out", "report-out", "validate", "metrics"],
+)
+def test_an_empty_path_is_refused_by_every_path_option(
+    args: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """click lets "" through its Path type (os.stat("") fails: a path not made yet), and
+    Path("") is the current directory: `schema --out ''` os.replace'd its file onto "." (a
+    traceback, exit 70); `validate ''` checked the current directory as a dataset."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

@@ -44,11 +44,26 @@ __all__ = [
 #: a click command's function, before click makes it a command
 Command = Callable[..., None]
 
+
+class _Path(click.Path):
+    """click's Path, refusing an empty one: `Path("")` is the current directory, and click
+    lets "" through (os.stat("") fails, so it reads as a path that does not exist yet). An
+    input named "" was read as the current directory; an output written over it was
+    os.replace onto "." (a traceback), or reports spilled into it."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            what = "no directory" if not self.file_okay else "no file" if not self.dir_okay else ""
+            here = " (. for the current directory)" if self.dir_okay else ""
+            self.fail(f"an empty path names {what or 'nothing'}; give one{here}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 #: the paths that options and arguments take, each given to the command as a `Path`
-PATH = click.Path(path_type=Path)
-FILE = click.Path(dir_okay=False, path_type=Path)
-EXISTING = click.Path(exists=True, path_type=Path)
-EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+PATH = _Path(path_type=Path)
+FILE = _Path(dir_okay=False, path_type=Path)
+EXISTING = _Path(exists=True, path_type=Path)
+EXISTING_FILE = _Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _check_writable_under(
@@ -77,7 +92,7 @@ def _check_writable_under(
         )
 
 
-class _OutPath(click.Path):
+class _OutPath(_Path):
     """A directory a command writes into, or a file it writes besides its run (`--junit`,
     `--run-out`): one that exists, or one it can make. Checked when the command line is read,
     so a path under a file or in a directory it cannot write is exit 2 before a run, not after
@@ -88,11 +103,6 @@ class _OutPath(click.Path):
         self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value:
-            # Path("") is the current directory: a report spilled there, or a file written
-            # over it (os.replace onto ".", a traceback)
-            here = " (. for the current directory)" if self.what == "directory" else ""
-            self.fail(f"an empty path names no {self.what}; give one{here}", param, ctx)
         path = super().convert(value, param, ctx)
         _check_writable_under(path, self.what, param, ctx)
         return path
