@@ -680,3 +680,39 @@ def test_an_empty_path_is_refused_by_every_path_option(
     assert says in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+_CASES = {
+    "operations": [
+        "operations",
+        str(DATA / "operations" / "cases.json"),
+        "--decider",
+        "{heuristic: {}}",
+        "--no-targets",
+    ],
+    "audit": ["audit", str(DATA / "memaudit" / "sample.jsonl"), "--agent", "extractive"],
+}
+
+
+@pytest.mark.parametrize("command", ["operations", "audit"])
+@pytest.mark.parametrize("clash", ["under-a-file", "same-as-junit"])
+def test_output_under_a_file_or_named_by_junit_is_refused_before_the_run(
+    command: str, clash: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`operations --output FILE/x` ran every case and recorded the run, then could not make
+    the directory (extraction's and operations' --output took any path); `--output D --junit
+    D` (audit, extraction, operations) wrote D's files, then failed to write the JUnit file
+    over the directory. Both are exit 2 before the run, nothing written."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory\n", encoding="utf-8")
+    store = tmp_path / "store.db"
+    if clash == "under-a-file":
+        given, says = ["--output", str(blocked / "out")], "is not a directory, so no directory"
+    else:
+        out = str(tmp_path / "out")
+        given, says = ["--output", out, "--junit", out], f"--output and --junit both name {out}"
+    assert main([*_CASES[command], "--store", str(store), *given]) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

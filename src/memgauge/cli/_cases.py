@@ -12,7 +12,15 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, Command, apply_options, console, json_option
+from memgauge.cli._common import (
+    OUT_DIR,
+    PATH,
+    Command,
+    apply_options,
+    console,
+    distinct_outputs,
+    json_option,
+)
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs
@@ -35,7 +43,8 @@ def case_options(name: str) -> Callable[[Command], Command]:
         click.option(
             "--output",
             "out_dir",
-            type=PATH,
+            type=OUT_DIR,  # under a file or where one cannot write: refused before the run
+            metavar="PATH",  # as its help said before OUT_DIR checked it
             default=None,
             help=f"Write {name}.json (every case) into this directory.",
         ),
@@ -73,6 +82,7 @@ def score_cases(
     written as `out_dir`/KIND.json, its title and aggregates printed (on stderr with --json,
     whose summary, the document without its cases, is the last line of stdout), and the
     run's exit."""
+    distinct_outputs({"--output": out_dir, "--junit": run_args.junit})
     build, role, document, title = _KINDS[kind]
     subject, label = api.write_path_subject(role, spec, outputs)
     suite = build(cases, subject, max_failure_rate=run_args.failure_rate, **options)

@@ -10,7 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, console, json_option
+from memgauge.cli._common import PATH, console, distinct_outputs, json_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer
@@ -106,6 +106,7 @@ def audit(
     is the extractive baseline, offline."""
     # settings: --agent, --model, --k, --scoring, --judge-preset, --judge-model, --limit, --seed,
     # --concurrency, named as plan_audit's keywords
+    distinct_outputs({"--output": out_dir, "--junit": run_args.junit})
     if context_budget is not None and not attribute:
         raise UsageError("--context-budget is read with --attribute: add --attribute")
     attribution = (
