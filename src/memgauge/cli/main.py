@@ -15,6 +15,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -202,6 +203,9 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
 
 #: set by `run` (the console script) only: `main` called in process leaves the collector alone
 _quiet_imports = False
+#: set by `run` only: the process is the command's, so a Ctrl-C after an interrupted run was
+#: said may end it at once (`_ends_on_ctrl_c`); `main` called in process keeps its handler
+_own_process = False
 
 
 class _LazyGroup(click.Group):
@@ -297,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(code, int) and code:
             return code
     except click.exceptions.Abort as exc:
+        _ends_on_ctrl_c()
         _echo_err(_interrupted(exc.__cause__) or "aborted")
         return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
@@ -312,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         _echo_err(f"{said}: {exc}")
         return code
     except KeyboardInterrupt as exc:
+        _ends_on_ctrl_c()
         _echo_err(_interrupted(exc) or "interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -382,6 +388,15 @@ def _os_error_text(exc: OSError) -> str:
     )
 
 
+def _ends_on_ctrl_c() -> None:
+    """In the command's own process, a Ctrl-C from here on ends it at once (exit 130), set
+    before the 'interrupted:' line is given: a second Ctrl-C sent on seeing that line landed,
+    now and then, before `run` set the handler, and the default one's KeyboardInterrupt, raised
+    inside `signal.signal` itself, printed a traceback and the process died of SIGINT (-2)."""
+    if _own_process and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _exit_interrupted)
+
+
 def _internal_error() -> int:
     # a bug in memgauge, never a user mistake: the traceback is for the bug report, and the exit
     # code can never be confused with a missed target (1) or bad input (2)
@@ -406,8 +421,8 @@ def run(argv: list[str] | None = None) -> Any:
     modules loaded walked every class and schema made so far again and again, about 0.05
     CPU-s, and found almost nothing to free. Only here: `main` called in process (tests,
     notebooks) leaves the collector alone."""
-    global _quiet_imports
-    _quiet_imports = True
+    global _quiet_imports, _own_process
+    _quiet_imports = _own_process = True
     try:
         code = main(argv)
     except KeyboardInterrupt:
