@@ -594,6 +594,41 @@ def test_a_side_file_under_a_file_is_refused_before_the_run(
     assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--run-out", ""], "Invalid value for '--run-out': an empty path names no file"),
+        (["--out", ""], "Invalid value for '--out': an empty path names no directory"),
+        (["--run-out", "{t}/r.txt", "--run-json", "{t}/r.txt"], "--run-out and --run-json both"),
+        (["--out", "{t}/rep", "--run-out", "{t}/rep"], "--out and --run-out both name"),
+        (["--run-out", "{t}/j.xml", "--junit", "{t}/j.xml"], "--run-out and --junit both name"),
+    ],
+    ids=["empty-run-out", "empty-out", "run-out-is-run-json", "run-out-is-out", "run-out-is-junit"],
+)
+def test_output_options_that_name_nothing_or_the_same_path_are_refused_before_the_run(
+    options: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--run-out ''` ran the evaluation, then os.replace'd its file onto "." (a traceback,
+    exit 70); `--out ''` spilled the reports into the current directory; two options naming
+    one path wrote the second over the first (or failed on the report directory, after the
+    reports were written). Each is exit 2 before the run, nothing recorded."""
+    monkeypatch.chdir(tmp_path)  # where `--out ''` wrote
+    store = tmp_path / "store.db"
+    given = [o.format(t=tmp_path) for o in options]
+    args = ["evaluate", str(DATA / "good" / "bundle.yaml"), "-s", "lexical", "--quiet"]
+    if "--out" not in given:
+        given += ["--out", str(tmp_path / "report")]
+    assert main([*args, "--store", str(store), *given]) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_a_script_evaluator_whose_program_is_missing_is_refused_before_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -746,7 +781,35 @@ def test_an_empty_path_is_refused(
     monkeypatch.chdir(tmp_path)
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "an empty path names nothing; give a path" in err
+    assert "an empty path names" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["schema", "--out", ""], "Invalid value for '--out': an empty path names no file"),
+        (["report", "x", "--out", ""], "Invalid value for '--out': an empty path names no file"),
+        (["validate", ""], "Invalid value for 'FILES...': an empty path names nothing"),
+        (["metrics", "", "run.txt"], "Invalid value for 'QRELS': an empty path names no file"),
+    ],
+    ids=["schema-out", "report-out", "validate", "metrics"],
+)
+def test_an_empty_path_is_refused_by_every_path_option(
+    args: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """click lets "" through its Path type (os.stat("") fails: a path not made yet), and
+    Path("") is the current directory: `schema --out ''` os.replace'd its file onto "." (a
+    traceback, exit 70); `validate ''` checked the current directory as a dataset."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
 
@@ -777,8 +840,44 @@ def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
     bundle = str(DATA / "good" / "bundle.yaml")
     args = ["evaluate", bundle, "-s", "lexical", "--no-store", "--out", "out"]
     assert main([*args, "--junit", junit]) == 2
-    assert "the reports go there (--out out)" in capsys.readouterr().err
+    assert "the command's reports go there (out)" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert main([*args, "--junit", "out/junit.xml"]) == 0
     assert (tmp_path / "out" / "result.json").read_text().startswith("{")
     assert (tmp_path / "out" / "junit.xml").read_text().startswith("<?xml")
+
+
+_CASES = {
+    "operations": [
+        "operations",
+        str(DATA / "operations" / "cases.json"),
+        "--decider",
+        "{heuristic: {}}",
+        "--no-targets",
+    ],
+    "audit": ["audit", str(DATA / "memaudit" / "sample.jsonl"), "--agent", "extractive"],
+}
+
+
+@pytest.mark.parametrize("command", ["operations", "audit"])
+@pytest.mark.parametrize("clash", ["under-a-file", "same-as-junit"])
+def test_output_under_a_file_or_named_by_junit_is_refused_before_the_run(
+    command: str, clash: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`operations --output FILE/x` ran every case and recorded the run, then could not make
+    the directory (extraction's and operations' --output took any path); `--output D --junit
+    D` (audit, extraction, operations) wrote D's files, then failed to write the JUnit file
+    over the directory. Both are exit 2 before the run, nothing written."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory\n", encoding="utf-8")
+    store = tmp_path / "store.db"
+    if clash == "under-a-file":
+        given, says = ["--output", str(blocked / "out")], "is not a directory, so no directory"
+    else:
+        out = str(tmp_path / "out")
+        given, says = ["--output", out, "--junit", out], f"--junit {out}: the command's reports go"
+    assert main([*_CASES[command], "--store", str(store), *given]) == 2
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

@@ -109,6 +109,20 @@ def test_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", ["calibrate", "rejudge"])
+@pytest.mark.parametrize("spec", ["", " ", "null"])
+def test_an_empty_judge_spec_names_the_flag(
+    command: str, spec: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--judge ''` said "a evaluator is 'name', {name: {args}} or {name: value}; got None":
+    neither the flag nor the text given."""
+    labels = _write(tmp_path / "labels.jsonl", [{"id": "a", "output": "x", "label": "pass"}])
+    assert main(["judge", command, str(labels), "--judge", spec]) == 2
+    err = capsys.readouterr().err
+    assert f"--judge {spec!r}: give a judge, e.g. --judge '{{qa-judge: strict}}'" in err
+    assert "got None" not in err
+
+
 def test_a_judge_that_judges_nothing_is_a_failure_not_a_calibration(
     server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

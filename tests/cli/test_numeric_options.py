@@ -187,6 +187,34 @@ def test_a_sample_size_beyond_counting_is_exit_2(
     assert "needs more than 2,147,483,647 queries" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--delta", "0.1", "--sigma", "1e-320"],
+            "delta 0.1 is inf times sigma 1e-320: past 1e+150",
+        ),
+        (["--delta", "1e300", "--sigma", "1e-300"], "is inf times sigma 1e-300"),
+        (["--delta", "0.1", "--sigma", "1e-200"], "delta 0.1 is 1e+199 times sigma 1e-200"),
+        (
+            ["--delta", "1e-320", "--sigma", "1e-320", "--per-group", "10"],
+            "sigma 1e-320 is below 2.23e-308, the smallest normal double",
+        ),
+    ],
+)
+def test_an_effect_of_astronomical_sigmas_is_exit_2(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A subnormal sigma, or delta / sigma past 1e150, overflowed the noncentral t's tail (an
+    OverflowError or ZeroDivisionError, exit 70); the sample size was printed before
+    --per-group's figure failed. Exit 2, naming delta and sigma, and nothing on stdout."""
+    assert main(["sample-size", *args]) == 2
+    out, err = capsys.readouterr()
+    assert says in err
+    assert out == ""
+    assert "Traceback" not in err
+
+
 def test_a_tiny_alpha_needs_a_finite_number_of_queries(capsys: pytest.CaptureFixture[str]) -> None:
     """alpha 1e-300 puts the quantile about 37 standard errors out, not at infinity: SciPy's
     `norm.ppf(1 - alpha)` rounded 1 - 1e-300 to 1 and said "needs more than 2^31 - 1 queries".

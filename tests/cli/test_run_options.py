@@ -199,3 +199,38 @@ def test_a_suite_built_in_code_has_its_targets_read_before_the_run(tmp_path: Pat
         api.run_suite(suite, store=str(db))
     with api.open_store(db) as store:
         assert store.list_runs() == []
+
+
+_IGNORED = [
+    (["--force"], "--force needs --resume ID"),
+    (["--no-store", "--store", "{db}"], "--store {db} and --no-store contradict each other"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "says"),
+    [
+        (command, options, says)
+        for command in ("evaluate", "demo", "extraction", "operations", "audit", "run")
+        for options, says in _IGNORED
+        if not (command == "run" and "--no-store" in options)  # run has no --no-store
+    ],
+)
+def test_options_a_run_would_ignore_are_refused_on_every_evaluating_command(
+    command: str,
+    options: list[str],
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--force` (take over a resumed run) without --resume, and --store beside --no-store,
+    were ignored by every evaluating command but `run` (which refused --force alone): the
+    run went on as if they had not been given. Exit 2, nothing written."""
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    db = tmp_path / "given.db"
+    given = [o.format(db=db) for o in options]
+    assert main([*_commands(tmp_path)[command], *given]) == 2
+    assert says.format(db=db) in capsys.readouterr().err
+    assert not db.exists()
+    assert not {"o", "d", "a"} & {p.name for p in tmp_path.iterdir()}

@@ -274,3 +274,32 @@ def test_a_fifo_is_named_not_a_regular_file_not_missing(
     err = capsys.readouterr().err
     assert f"{fifo}: not a regular file" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_a_device_as_a_trec_file_is_named_not_a_regular_file(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: the TREC reader said "no such file" for /dev/null (or a FIFO), which exists.
+    assert main(["validate", "--kind", kind, "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: not a regular file" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["validate", "evaluate"])
+def test_a_beir_directory_is_named_and_sent_to_import(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: read as a memgauge dataset directory, nine problems ("_id: unknown field" on
+    # every query, judgments.jsonl missing) and no word of BEIR or of `memgauge import beir`.
+    beir = DATA / "beir" / "mini"
+    args = [command, str(beir)]
+    if command == "evaluate":
+        args += ["-s", "lexical", "--no-store", "--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{beir}: a BEIR directory (corpus.jsonl, queries.jsonl, qrels/)" in err
+    assert f"`memgauge import beir {beir} --out DIR`" in err
+    assert "1 problem found" in err
+    assert not (tmp_path / "out").exists()

@@ -263,6 +263,27 @@ def test_trec_eval_arguments_memgauge_cannot_honour_are_refused(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("measure", "says"),
+    [
+        ("P@99999999999999999999", "the cutoff must be at most 2^31-1"),
+        ("ndcg_cut_2147483648", "the cutoff must be at most 2^31-1"),
+        ("P.99999999999999999999", "is not a cutoff; write whole numbers from 1 to 2^31-1"),
+    ],
+)
+def test_a_cutoff_past_int32_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str], measure: str, says: str
+) -> None:
+    """A cutoff NumPy cannot hold as an int64 was an OverflowError deep in the scoring (exit
+    70, a traceback); any past --depth's 2^31-1 now exits 2 naming the measure."""
+    args = ["-m", measure, str(DATA / "qrels.test"), str(DATA / "results.test")]
+    assert main(["metrics", *args]) == 2
+    out, err = capsys.readouterr()
+    assert says in err
+    assert out == ""
+    assert "Traceback" not in err
+
+
 def test_c_and_missing_skip_contradict(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["-c", "--missing", "skip", str(DATA / "qrels.test"), str(DATA / "results.trunc")]
     assert main(["metrics", "--conventions", "trec_eval", *args]) == 2

@@ -174,6 +174,20 @@ def test_an_unknown_executor_is_exit_2(
     assert "use process, dask:local or dask://HOST:PORT" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address", ["dask://", "dask://host", "dask://:", "tcp://h:99999"])
+def test_a_scheduler_address_without_host_or_port_is_exit_2_before_the_run(
+    address: str, locomo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dask://` or `dask://host` was Dask's ValueError deep in the run (a traceback, exit
+    70); a port past 65535 waited 20 s for a scheduler that cannot be there (exit 3)."""
+    assert _evaluate_on(address, locomo_dir, tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert f"--executor {address!r}: give the scheduler as" in err
+    assert "HOST:PORT (a port from 1 to 65535)" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 MEMAUDIT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
 
 

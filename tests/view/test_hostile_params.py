@@ -102,3 +102,18 @@ def test_the_last_page_there_can_be_and_a_page_that_is_no_number_still_show(
         assert r.status_code == 200
         assert "; 1-" in r.text  # the first page's items
         assert "/item?" in r.text
+
+
+def test_a_search_past_what_a_like_pattern_holds_is_a_400(
+    client: TestClient, store: ViewerStore
+) -> None:
+    """A search of 60,000 characters made SQLite refuse its GLOB pattern ("LIKE or GLOB
+    pattern too complex": a 500, a traceback in the server's log); past MAX_SEARCH characters
+    it is a 400 that says so, and a search at the bound (4-byte characters: the most bytes a
+    pattern takes) still shows its page."""
+    base = f"/runs/{store.judged[1]}/items"
+    r = client.get(f"{base}?q={quote('a' * 60_000)}")
+    assert r.status_code == 400, r.text[:300]
+    assert "a search of 60,000 characters: search for at most 4,000" in r.text
+    at_bound = "\U0001f600" * app_module.MAX_SEARCH
+    assert client.get(f"{base}?q={quote(at_bound)}").status_code == 200

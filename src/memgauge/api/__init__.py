@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from memgauge.api._runs import load_dataset as load_dataset
     from memgauge.api._runs import run_suite as run_suite
     from memgauge.api._runs import write_path_subject as write_path_subject
+    from memgauge.api._samplesize import minimum_detectable_effect as minimum_detectable_effect
     from memgauge.api._samplesize import sample_size as sample_size
     from memgauge.api._sessions import batch_validate as batch_validate
     from memgauge.api._sessions import derive_log_signals as derive_log_signals
@@ -167,7 +168,6 @@ if TYPE_CHECKING:
     from memgauge.runs.suite_compare import compare_runs as compare_runs
     from memgauge.runs.suite_compare import reported_means as reported_means
     from memgauge.runs.systems import BENCH_MEASURES as BENCH_MEASURES
-    from memgauge.stats.samplesize import minimum_detectable_effect as minimum_detectable_effect
     from memgauge.stats.systems import resolve_correction as resolve_correction
     from memgauge.store.querylog import apply_retention as apply_retention
     from memgauge.store.querylog import bootstrap_judgments as bootstrap_judgments

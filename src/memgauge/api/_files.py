@@ -255,10 +255,13 @@ CHECKS: dict[str, Callable[[Path], str]] = {
 }
 
 
-def validate_file(path: Path, kind: str | None = None) -> tuple[str, str]:
+def validate_file(path: str | Path, kind: str | None = None) -> tuple[str, str]:
     """Check `path` as a file of `kind` (default: the kind its name and first records show):
     the kind and a one-line account of what it holds, or a DataError naming every problem's
     file, line and field."""
+    if kind is not None and kind not in CHECKS:
+        raise UsageError(f"kind {kind!r}: use one of {', '.join(KINDS)}")
+    path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "no such file or directory"))
     found = kind or detect_kind(path)

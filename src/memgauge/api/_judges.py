@@ -26,12 +26,16 @@ __all__ = ["calibrate_judge", "judge_from_spec", "rejudge"]
 def judge_from_spec(text: str, flag: str = "--judge") -> JudgeBase:
     """The LLM judge a spec written in YAML (`'{qa-judge: strict}'`, `rubric`) names; a
     UsageError, naming `flag`, for text that is no spec or a spec of no LLM judge."""
+    if not isinstance(text, str):
+        raise TypeError(f"text takes a judge spec's YAML text, got {type(text).__name__}")
     try:
         spec: Any = load_yaml(text)[0]
     except ParseError as exc:
         raise UsageError(
             f"{flag}: not a spec ({exc.message}); e.g. {flag} '{{qa-judge: strict}}'"
         ) from None
+    if spec is None:  # empty or blank text (or YAML's null): the registry's "got None"
+        raise UsageError(f"{flag} {text!r}: give a judge, e.g. {flag} '{{qa-judge: strict}}'")
     built = evaluator_from_spec(spec)
     if not isinstance(built, JudgeBase):
         raise UsageError(

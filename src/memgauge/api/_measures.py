@@ -8,16 +8,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memgauge.data.trec import read_qrels, read_run_tagged
-from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate
+from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate, parse_measure
 from memgauge.metrics.ir import Evaluation
 
 __all__ = ["score_trec_run"]
 
 
 def score_trec_run(
-    qrels: Path,
-    run: Path,
-    measures: Sequence[Measure],
+    qrels: str | Path,
+    run: str | Path,
+    measures: Sequence[Measure | str],
     config: MetricConfig,
     *,
     depth: int | None = None,
@@ -28,8 +28,13 @@ def score_trec_run(
     run's tag (`runid`).
 
     With nDCG under exp gain (2^grade - 1), a grade past MAX_EXP_GRADE is refused on its line
-    (the gain is not a finite double there) rather than turned into a NaN."""
-    if config.gain == "exp" and any(m.name == "nDCG" for m in measures):
+    (the gain is not a finite double there) rather than turned into a NaN. `measures`: Measures
+    or their names (`"nDCG@10"`, read by `parse_measure`)."""
+    if isinstance(measures, str | Measure):
+        raise TypeError(f"measures takes a list of measures, e.g. [{measures!r}], not one")
+    parsed = [parse_measure(m) for m in measures]
+    qrels, run = Path(qrels), Path(run)
+    if config.gain == "exp" and any(m.name == "nDCG" for m in parsed):
         q = read_qrels(
             qrels,
             max_grade=MAX_EXP_GRADE,
@@ -38,5 +43,5 @@ def score_trec_run(
     else:
         q = read_qrels(qrels)
     scores, tag = read_run_tagged(run)
-    ev = evaluate(q, scores, measures, config, depth=depth)
+    ev = evaluate(q, scores, parsed, config, depth=depth)
     return dataclasses.replace(ev, runid=tag)

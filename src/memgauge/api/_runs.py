@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
+from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
 from memgauge.aggregates.targets import By, Requirement
 from memgauge.api._store import StoreArg, recorder_for, resolve_resume
@@ -22,9 +23,10 @@ from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
 from memgauge.runs.lanes import Borrowed
-from memgauge.runs.options import RunOptions
+from memgauge.runs.options import RunOptions, whole_number
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.stats.sequential import Bounds
+from memgauge.store.url import StoreURL
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.python_import import speaking
 from memgauge.subjects.registry import build_subject
@@ -43,19 +45,41 @@ SystemArg = str | Mapping[str, Any] | object
 
 def load_dataset(path: str | Path) -> RetrievalDataset:
     """A retrieval dataset (directory or bundle file); DataError lists every problem."""
+    _check_path("path", path)
     return load_retrieval_dataset(path)
+
+
+def _check_path(name: str, value: object, instead: type | None = None) -> None:
+    """TypeError naming the argument `name` unless `value` is a path (or an `instead`);
+    UsageError for an empty one (which `Path` reads as the current directory)."""
+    if not isinstance(value, str | Path | (instead or Path)):
+        also = f" or a {instead.__name__}" if instead else ""
+        raise TypeError(f"{name} takes a path{also}, got {type(value).__name__} {value!r}")
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{name} {value!r}: give a path")
 
 
 def _system_specs(
     systems: Mapping[str, SystemArg] | Sequence[SystemArg],
 ) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, object]]:
     """(label, spec) per system, and the live objects by label."""
+    if isinstance(systems, str) or not isinstance(systems, Mapping | Sequence):
+        raise TypeError(
+            "systems takes a list or a mapping of systems, e.g. ['lexical'] or "
+            f"{{'mine': MyMemory()}}, got {type(systems).__name__} {systems!r}"
+        )
+    if not systems:
+        raise UsageError("systems: give at least one system to evaluate")
     items: list[tuple[str | None, SystemArg]] = (
         list(systems.items()) if isinstance(systems, Mapping) else [(None, s) for s in systems]
     )
     specs: list[tuple[str, dict[str, Any]]] = []
     live: dict[str, object] = {}
     for label, value in items:
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"systems: a system's name is a string, got {label!r}")
+        if value is None:
+            raise TypeError(f"systems: {label or 'a system'} is None; give a system")
         if isinstance(value, str):
             parsed = parse_system(value)
             for name, spec in parsed:
@@ -94,12 +118,28 @@ class RunConfig(RunOptions):
 
     store: StoreArg = None
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        store = self.store
+        if not (
+            store is None
+            or store is False
+            or isinstance(store, str | Path | StoreURL)
+            or callable(getattr(store, "create_run", None))
+        ):
+            raise TypeError(
+                "store takes a path or URL, a Recorder, False (in memory only) or None, "
+                f"got {type(store).__name__} {store!r}"
+            )
+
 
 def _config(options: RunConfig | None, keywords: RunConfig) -> RunConfig:
     """`options`, or the run's settings given as keywords; both given is a mistake (which
     should win would be a guess)."""
     if options is None:
         return keywords
+    if not isinstance(options, RunConfig):
+        raise TypeError(f"options takes a RunConfig, got {type(options).__name__}")
     if keywords != RunConfig():
         raise UsageError("give a run's settings as options=RunConfig(...) or as keywords, not both")
     return options
@@ -107,6 +147,14 @@ def _config(options: RunConfig | None, keywords: RunConfig) -> RunConfig:
 
 def _run(suite: Suite, config: RunConfig, **given: Any) -> RunReport:
     """`suite` run as `config` says, in its store (a resumed run named by its id's start)."""
+    progress = given.get("progress")
+    if progress is not None and not all(
+        callable(getattr(progress, m, None)) for m in ("start", "phase", "advance")
+    ):
+        raise TypeError(
+            "progress takes an object with start, phase and advance (runs.engine.Progress), "
+            f"got {type(progress).__name__}"
+        )
     with recorder_for(config.store) as recorder:
         resume = resolve_resume(recorder, config.resume)
         return _run_suite(suite, recorder, options=replace(config, resume=resume), **given)
@@ -165,6 +213,8 @@ def evaluate(
     002's `eval_results` rows). `repeat`: every query searched that many times by each
     system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
     """
+    _check_path("dataset", dataset, RetrievalDataset)
+    _check_settings(resamples, sampling_rate, settings)
     config = _config(
         options,
         RunConfig(
@@ -211,6 +261,28 @@ def evaluate(
     return _run(suite, config, kind=kind, progress=progress, build=_build(live), datasets=datasets)
 
 
+def _check_settings(
+    resamples: object, sampling_rate: object, settings: Mapping[str, object]
+) -> None:
+    """TypeError naming a setting of `evaluate` of the wrong type (which would otherwise
+    surface as a comparison of str and int, or a string read as a list of one-letter
+    measures), and UsageError for a sampling rate outside (0, 1]."""
+    whole_number("resamples", resamples, optional=False)
+    for name in ("k", "rel_threshold", "agent_k", "seed", "pool_grade", "concurrency"):
+        whole_number(name, settings.get(name))
+    whole_number("pool_depth", settings.get("pool_depth"))
+    measures = settings.get("measures", DEFAULT_MEASURES)
+    if isinstance(measures, str):
+        raise TypeError(f"measures takes a list of names, e.g. [{measures!r}], not one string")
+    if not measures:
+        raise UsageError("measures: give at least one, or leave it out for the default ones")
+    if sampling_rate is not None:
+        if isinstance(sampling_rate, bool) or not isinstance(sampling_rate, int | float):
+            raise TypeError(f"sampling_rate takes a number, got {sampling_rate!r}")
+        if not 0 < sampling_rate <= 1:
+            raise UsageError(f"sampling_rate {sampling_rate}: give a share above 0, up to 1")
+
+
 def run_suite(
     suite: Suite | str | Path,
     *,
@@ -255,6 +327,12 @@ def run_suite(
             repeat=repeat,
         ),
     )
+    _check_path("suite", suite, Suite)
+    if subjects is not None and not isinstance(subjects, Mapping):
+        raise TypeError(
+            "subjects takes a mapping {name: live object} for the suite's {live: {name}}, "
+            f"got {type(subjects).__name__}"
+        )
     suite_path = None
     if not isinstance(suite, Suite):
         suite_path = Path(suite).resolve()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from memgauge.errors import UsageError
 from memgauge.stats.samplesize import SampleSize, sample_size_paired
+from memgauge.stats.samplesize import minimum_detectable_effect as _minimum_detectable_effect
 
-__all__ = ["sample_size"]
+__all__ = ["minimum_detectable_effect", "sample_size"]
 
 
 def sample_size(
@@ -21,5 +22,17 @@ def sample_size(
     a UsageError for values no test can have (delta or sigma not positive, power <= alpha)."""
     try:
         return sample_size_paired(delta, sigma, alpha=alpha, power=power, two_sided=two_sided)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def minimum_detectable_effect(
+    n: int, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
+) -> float:
+    """Smallest mean difference a paired t-test on `n` queries detects with `power`
+    (`stats.samplesize`); a UsageError, as `sample_size` gives, for values no test can have
+    (n below 2, sigma not positive or subnormal, power <= alpha)."""
+    try:
+        return _minimum_detectable_effect(n, sigma, alpha, power, two_sided)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

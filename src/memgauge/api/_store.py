@@ -122,6 +122,8 @@ def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
 
 def read_run(run_id: str, *, store: Where = None) -> RunRecord:
     """A recorded run (its id, or the first characters of it) with its summary."""
+    if not isinstance(run_id, str):
+        raise TypeError(f"run_id takes a run's id (a string), got {type(run_id).__name__}")
     with read_store(store) as opened:
         url = opened.url
         found = opened.find_run_ids(run_id)
@@ -146,6 +148,8 @@ def upgrade_store(store: Where = None) -> list[str]:
 def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:
     """A bundle of the runs (ids or their first characters): JSON for `import_runs` or for
     `gate(..., baseline=...)`."""
+    if isinstance(run_ids, str):
+        raise TypeError(f"run_ids takes a list of run ids, e.g. [{run_ids!r}], not one string")
     with read_store(store) as opened:
         return export_bundle(opened, [resolve_run_id(opened, r) for r in run_ids])
 

@@ -12,7 +12,14 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, Command, apply_options, console, json_option
+from memgauge.cli._common import (
+    OUT_DIR,
+    PATH,
+    Command,
+    apply_options,
+    console,
+    json_option,
+)
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs
@@ -35,7 +42,8 @@ def case_options(name: str) -> Callable[[Command], Command]:
         click.option(
             "--output",
             "out_dir",
-            type=PATH,
+            type=OUT_DIR,  # under a file or where one cannot write: refused before the run
+            metavar="PATH",  # as its help said before OUT_DIR checked it
             default=None,
             help=f"Write {name}.json (every case) into this directory.",
         ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "choice_option",
     "console",
     "db_argument",
+    "distinct_outputs",
     "json_option",
     "open_suite_store",
     "print_markdown",
@@ -45,24 +46,24 @@ Command = Callable[..., None]
 
 
 class _Path(click.Path):
-    """click's Path, given to the command as a `Path`, that refuses an empty value: click
-    passes `''` on, and `Path('')` is the current directory (a file option's write replaced
-    `.`: exit 70; a directory option wrote there)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(path_type=Path, **kwargs)
+    """click's Path, refusing an empty one: `Path("")` is the current directory, and click
+    lets "" through (os.stat("") fails, so it reads as a path that does not exist yet). An
+    input named "" was read as the current directory; an output written over it was
+    os.replace onto "." (a traceback), or reports spilled into it."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str | bytes) and not value:
-            self.fail("an empty path names nothing; give a path", param, ctx)
+        if isinstance(value, str) and not value:
+            what = "no directory" if not self.file_okay else "no file" if not self.dir_okay else ""
+            here = " (. for the current directory)" if self.dir_okay else ""
+            self.fail(f"an empty path names {what or 'nothing'}; give one{here}", param, ctx)
         return super().convert(value, param, ctx)
 
 
 #: the paths that options and arguments take, each given to the command as a `Path`
-PATH = _Path()
-FILE = _Path(dir_okay=False)
-EXISTING = _Path(exists=True)
-EXISTING_FILE = _Path(exists=True, dir_okay=False)
+PATH = _Path(path_type=Path)
+FILE = _Path(dir_okay=False, path_type=Path)
+EXISTING = _Path(exists=True, path_type=Path)
+EXISTING_FILE = _Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _check_writable_under(
@@ -98,7 +99,7 @@ class _OutPath(_Path):
     it (with the run's other outputs already written)."""
 
     def __init__(self, what: str) -> None:
-        super().__init__(file_okay=what == "file", dir_okay=what == "directory")
+        super().__init__(file_okay=what == "file", dir_okay=what == "directory", path_type=Path)
         self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
@@ -111,6 +112,21 @@ class _OutPath(_Path):
 OUT_DIR = _OutPath("directory")
 #: a file the command writes (its directory made if missing)
 OUT_FILE = _OutPath("file")
+
+
+def distinct_outputs(named: Mapping[str, Path | None]) -> None:
+    """Exit 2 when two output options (`{flag: path}`, None for one not given) name the same
+    path: the second would overwrite the first's file (or write a file over its directory)."""
+    seen: dict[Path, str] = {}
+    for flag, path in named.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise click.UsageError(
+                f"{seen[key]} and {flag} both name {os.fspath(path)}: give each its own path"
+            )
+        seen[key] = flag
 
 
 class DefaultGroup(click.Group):

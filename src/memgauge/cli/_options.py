@@ -133,11 +133,18 @@ def _run_args(given: dict[str, Any]) -> RunArgs:
     )
     if no_store and resume:
         raise click.UsageError("--resume needs a stored run; drop --no-store")
+    if no_store and store is not None:
+        raise click.UsageError(f"--store {store} and --no-store contradict each other: give one")
+    retry_failed, force = given.pop("retry_failed", False), given.pop("force")
+    # each only changes how a run is resumed: without --resume it would be ignored
+    for flag, flag_given in (("--retry-failed", retry_failed), ("--force", force)):
+        if flag_given and not resume:
+            raise click.UsageError(f"{flag} needs --resume ID")
     options = api.RunConfig(
         store=False if no_store else store,
         resume=resume,
-        retry_failed=given.pop("retry_failed", False),
-        force=given.pop("force"),
+        retry_failed=retry_failed,
+        force=force,
         fail_under=given.pop("fail_under"),
         by=given.pop("by"),
         seed_targets=not given.pop("no_targets", False),
@@ -172,8 +179,8 @@ def _junit_apart(junit: Path | None, out_dir: Path | None) -> None:
     where, out = junit.absolute(), out_dir.absolute()
     if where == out or (where.parent == out and where.name in _REPORT_FILES):
         raise click.UsageError(
-            f"--junit {junit}: the reports go there (--out {out_dir}); give the JUnit XML a"
-            " file of its own, e.g. --junit junit.xml"
+            f"--junit {junit}: the command's reports go there ({out_dir}); give the JUnit XML"
+            " a file of its own, e.g. --junit junit.xml"
         )
 
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
-from memgauge.cli._common import EXISTING, OUT_FILE, console
+from memgauge.cli._common import EXISTING, OUT_FILE, console, distinct_outputs
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
@@ -150,6 +150,9 @@ def evaluate(
     Exit codes: 0 done; 1 a --fail-under target missed; 2 bad input; 3 a system or capability
     unavailable; 4 more searches failed than --max-failure-rate allows (a dead system).
     """
+    distinct_outputs(
+        {"--out": out_dir, "--run-out": run_out, "--run-json": run_json, "--junit": run_args.junit}
+    )
     out = console()
     with running(False if quiet else run_args.progress) as bar:
         report = api.evaluate(

@@ -15,6 +15,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -290,7 +291,7 @@ def _say_interrupted(text: str) -> None:
     """Say that the command was interrupted. In the process (`run`), a Ctrl-C from here on ends
     it at once with the same code: one sent as soon as the message shows (the user pressing
     again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
-    if _as_process:
+    if _as_process and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _exit_interrupted)
     _echo_err(text)
 

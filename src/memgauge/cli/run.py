@@ -72,9 +72,6 @@ def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunA
     cached, so running the same suite again makes no calls (--cache-only proves it).
     """
     options = replace(run_args.options, concurrency=concurrency)
-    for flag, given in (("--retry-failed", options.retry_failed), ("--force", options.force)):
-        if given and not options.resume:
-            raise click.UsageError(f"{flag} needs --resume ID")
     with running(run_args.progress) as bar:
         report = api.run_suite(suite_file, options=options, progress=bar)
     where = run_args.where()

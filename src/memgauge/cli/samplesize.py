@@ -38,13 +38,14 @@ def sample_size(
     the exact paired t gives a few more).
     """
     s = api.sample_size(delta, sigma, alpha=alpha, power=power, two_sided=not one_sided)
+    # both figures before either is printed: an error is the whole answer
+    mde = per_group and api.minimum_detectable_effect(
+        per_group, sigma, alpha=alpha, power=power, two_sided=not one_sided
+    )
     click.echo(
         f"to detect a difference of {delta} at sigma {sigma} (alpha {alpha}, power {power}, "
         f"{'one' if one_sided else 'two'}-sided): {s.n_t} queries (paired t; normal "
         f"approximation {s.n_normal})"
     )
     if per_group:
-        mde = api.minimum_detectable_effect(
-            per_group, sigma, alpha=alpha, power=power, two_sided=not one_sided
-        )
         click.echo(f"{per_group} queries per group detect differences of about {mde:.3g}")

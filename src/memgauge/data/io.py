@@ -198,7 +198,14 @@ def _load_bundle(path: Path) -> RetrievalDataset:
 
 def dataset_path_problem(path: Path) -> str | None:
     """What is wrong with `path` as a dataset's place (it is missing, or a FIFO or device that
-    reading would block on), or None for a file or directory."""
+    reading would block on, or a BEIR directory, which reads as a dataset directory with every
+    file wrong), or None for a file or directory."""
+    beir = path.is_dir() and (path / "corpus.jsonl").is_file()
+    if beir and not (path / "memories.jsonl").exists():
+        return (
+            "a BEIR directory (corpus.jsonl, queries.jsonl, qrels/), not a memgauge dataset:"
+            f" import it first (`memgauge import beir {path} --out DIR`) and give DIR"
+        )
     if path.is_dir() or path.is_file():
         return None
     if path.exists():

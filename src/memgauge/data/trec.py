@@ -75,7 +75,11 @@ def _fields(line: str) -> list[str] | None:
 def _lines(path: Path) -> list[str]:
     file = str(path)
     if not path.is_file():
-        raise DataError(Problem(file, None, None, "no such file"))
+        # as `jsonio.existing` says it, without importing pydantic into `metrics`
+        what = "no such file"
+        if path.exists():
+            what = "not a regular file (a directory, FIFO or device); pass a file"
+        raise DataError(Problem(file, None, None, what))
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

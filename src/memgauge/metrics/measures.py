@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from memgauge._util.numbers import INT32_MAX
 from memgauge.errors import UsageError
 
 __all__ = [
@@ -333,5 +334,7 @@ def _parse(text: str, *, hint: bool) -> Measure:
         raise UsageError(f"measure {text!r} needs a cutoff, e.g. {name}@10")
     if cutoff is not None and cutoff < 1:
         raise UsageError(f"measure {text!r}: the cutoff must be 1 or more")
+    if cutoff is not None and cutoff > INT32_MAX:  # --depth's bound; NumPy's int64 overflows
+        raise UsageError(f"measure {text!r}: the cutoff must be at most 2^31-1 ({INT32_MAX})")
     param = _persistence(text, raw, args) if name in _PERSISTENCE else None
     return Measure(name, cutoff, param)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memgauge._util.numbers import INT32_MAX
 from memgauge.errors import UsageError
 from memgauge.metrics.measures import (
     TREC_OFFICIAL,
@@ -136,10 +137,10 @@ def _params(text: str, family: str, raw: str) -> list[float]:
             values.append(level)
             continue
         digits = re.match(r"\s*\+?([0-9]+)", part)  # atol: the leading whole number
-        if digits is None or int(digits.group(1)) < 1:
+        if digits is None or not 1 <= int(digits.group(1)) <= INT32_MAX:
             raise UsageError(
-                f"-m {text}: {part!r} is not a cutoff; write whole numbers from 1, e.g. "
-                f"{family}.5,10"
+                f"-m {text}: {part!r} is not a cutoff; write whole numbers from 1 to 2^31-1, "
+                f"e.g. {family}.5,10"
             )
         values.append(int(digits.group(1)))
     return values

@@ -12,7 +12,7 @@ from memgauge._util.numbers import MAX_REPEAT
 from memgauge.aggregates.targets import By, Requirement, parse_fail_under
 from memgauge.errors import UsageError
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "whole_number"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,12 +52,61 @@ class RunOptions:
     requirements: tuple[Requirement, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.by not in get_args(By):
-            # found at the end otherwise, once every item had run, as a pydantic error
-            raise UsageError(f"by {self.by!r}: give {' or '.join(map(repr, get_args(By)))}")
+        # the API's keywords arrive here as given: a wrong type is named here, not met as an
+        # AttributeError or a comparison of str and int deep in the engine
+        whole_number("concurrency", self.concurrency)
+        whole_number("workers", self.workers, optional=False)
+        whole_number("repeat", self.repeat)
+        if self.concurrency is not None and self.concurrency < 1:
+            raise UsageError(f"concurrency {self.concurrency}: give 1 or more items in flight")
         if self.repeat is not None and not 1 <= self.repeat <= MAX_REPEAT:
             raise UsageError(f"repeat {self.repeat}: give 1 to {MAX_REPEAT}")
+        _check_executor(self.executor)
+        if self.by not in get_args(By):
+            raise UsageError(f"by {self.by!r}: give {' or '.join(map(repr, get_args(By)))}")
+        if isinstance(self.fail_under, str | Requirement):
+            raise TypeError(
+                f"fail_under takes a list of targets, e.g. [{self.fail_under!r}], not one target"
+            )
         given = tuple(self.fail_under)  # a list or a generator given: kept, and compared, as one
+        for target in given:
+            if not isinstance(target, str | Requirement):
+                raise TypeError(
+                    f"fail_under: a target is a 'MEASURE=VALUE' string or a Requirement, "
+                    f"got {type(target).__name__} {target!r}"
+                )
         object.__setattr__(self, "fail_under", given)
         parsed = (r if isinstance(r, Requirement) else parse_fail_under(r) for r in given)
         object.__setattr__(self, "requirements", tuple(parsed))
+
+
+def _check_executor(executor: object) -> None:
+    """UsageError for a scheduler address with no host or port (Dask's ValueError deep in the
+    run, or a 20-second timeout for a port past 65535), TypeError for an executor that is
+    neither a name nor an object with `submit`."""
+    if executor is None:
+        return
+    if not isinstance(executor, str):
+        if not callable(getattr(executor, "submit", None)):
+            raise TypeError(
+                "executor takes process, dask:local, dask://HOST:PORT or a "
+                f"concurrent.futures.Executor, got {type(executor).__name__}"
+            )
+        return
+    for scheme in ("dask://", "tcp://"):
+        if executor.startswith(scheme):
+            host, colon, port = executor.removeprefix(scheme).rpartition(":")
+            if not (host and colon and port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+                raise UsageError(
+                    f"--executor {executor!r}: give the scheduler as {scheme}HOST:PORT "
+                    "(a port from 1 to 65535)"
+                )
+
+
+def whole_number(name: str, value: object, *, optional: bool = True) -> None:
+    """TypeError naming `name` unless `value` is a whole number (a bool is not one), or None
+    when `optional`."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} takes a whole number, got {type(value).__name__} {value!r}")

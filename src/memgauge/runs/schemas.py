@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memgauge.data.schemas import DATASET_SCHEMAS, dataset_json_schema
+from memgauge.errors import UsageError
 
 __all__ = ["SCHEMA_KINDS", "json_schema"]
 
@@ -43,5 +44,7 @@ _BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
 
 def json_schema(kind: str = "suite") -> dict[str, Any]:
     """The JSON Schema of files of `kind` (a key of `SCHEMA_KINDS`)."""
+    if kind not in SCHEMA_KINDS:
+        raise UsageError(f"kind {kind!r}: use one of {', '.join(SCHEMA_KINDS)}")
     build = _BUILDERS.get(kind)
     return build() if build is not None else dataset_json_schema(kind)

@@ -19,6 +19,7 @@ n = 2 (df 1) the power at nc = 31 is still only about 0.985.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -59,6 +60,10 @@ def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool =
 
 #: the most queries a sample size may come to (a 32-bit count; no evaluation has that many)
 _MAX_N = 2**31 - 1
+#: the largest standardized effect (delta / sigma) whose power is computed: far past any real
+#: one, and below where the noncentral t's tail overflows (about 1e299 sigma: an
+#: OverflowError, or a ZeroDivisionError for a subnormal sigma)
+_MAX_EFFECT = 1e150
 
 
 def _check(alpha: float, power: float, two_sided: bool) -> None:
@@ -79,6 +84,12 @@ def sample_size_paired(
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
     if delta <= 0 or sigma <= 0:
         raise ValueError("delta and sigma must be positive")
+    if not delta / sigma <= _MAX_EFFECT:  # inf too
+        raise ValueError(
+            f"delta {delta} is {delta / sigma:.3g} times sigma {sigma}: past {_MAX_EFFECT:.0e}"
+            " sigma no test's power is computed; sigma is the standard deviation of the"
+            " per-query differences (e.g. 0.15)"
+        )
     _check(alpha, power, two_sided)
     # the upper quantile as minus the lower one: 1 - alpha would round a tiny alpha away
     z_a = -NormalDist().inv_cdf(alpha / 2 if two_sided else alpha)
@@ -122,6 +133,11 @@ def minimum_detectable_effect(
         raise ValueError("n must be at least 2")
     if sigma <= 0:
         raise ValueError("sigma must be positive")
+    if sigma < sys.float_info.min:  # a subnormal: the search's steps of 1e-9 sigma vanish
+        raise ValueError(
+            f"sigma {sigma} is below {sys.float_info.min:.3g}, the smallest normal double;"
+            " sigma is the standard deviation of the per-query differences (e.g. 0.15)"
+        )
     _check(alpha, power, two_sided)
 
     def gap(d: float) -> float:

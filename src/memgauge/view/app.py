@@ -70,6 +70,9 @@ CSP = (
     " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 PER_PAGE = 50
+#: the longest item search: SQLite refuses a LIKE or GLOB pattern past 50,000 bytes (a 500),
+#: and the patterns take up to 4 bytes a character (UTF-8, escapes); no one types more
+MAX_SEARCH = 4000
 _STATIC = {
     "htmx.min.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
@@ -189,7 +192,7 @@ class _Views:
                 subject=qp.get("subject") or None,
                 task=qp.get("task") or None,
                 show=_choice(qp.get("show"), SHOWS),
-                q=qp.get("q") or "",
+                q=_search_text(qp.get("q")),
                 sort=_choice(qp.get("sort"), SORTS),
                 desc=qp.get("order") == "desc",
                 page=page_no,
@@ -363,6 +366,16 @@ def _page_number(given: str | None) -> int:
     if page > last:
         raise HTTPException(400, f"page {given}: pages go up to {last:,}")
     return page
+
+
+def _search_text(given: str | None) -> str:
+    """The items page's `q`; a 400 past MAX_SEARCH characters."""
+    text = given or ""
+    if len(text) > MAX_SEARCH:
+        raise HTTPException(
+            400, f"a search of {len(text):,} characters: search for at most {MAX_SEARCH:,}"
+        )
+    return text
 
 
 def _refusing_nul(handler: Handler) -> Handler:

@@ -1,0 +1,129 @@
+"""`memgauge.evaluate`, `run_suite` and `load_dataset` called the way docs/api.md shows, with a
+wrong argument: a TypeError (wrong type) or UsageError (wrong value) that names the argument,
+raised before a store is opened, never an AttributeError, a pydantic ValidationError or a
+comparison of str and int met deep in the engine. Before these checks, `systems="lexical"`
+evaluated a system named 'l', `measures="nDCG@10"` a measure named 'n', `store=1` failed
+with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not supported",
+`systems=[]` and `sampling_rate=0` with a raw ValidationError of the suite, and
+`concurrency=-1` reached ThreadPoolExecutor; `concurrency=0` ran at the suite's width and
+`measures=[]` ran with no measure at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memgauge
+from memgauge import api
+from memgauge.data.demo import demo_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "tests/data/suites/qa/suite.yaml"
+
+
+def _evaluate(db: Path, **kw: Any) -> Any:
+    given: dict[str, Any] = {"dataset": demo_dataset(), "systems": ["lexical"], "store": db}
+    given.update(kw)
+    return memgauge.evaluate(given.pop("dataset"), given.pop("systems"), **given)
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "says"),
+    [
+        ({"systems": "lexical"}, TypeError, "systems takes a list or a mapping"),
+        ({"systems": None}, TypeError, "systems takes a list or a mapping"),
+        ({"systems": []}, memgauge.UsageError, "systems: give at least one system"),
+        ({"systems": {1: "lexical"}}, TypeError, "a system's name is a string, got 1"),
+        ({"systems": {"a": None}}, TypeError, "systems: a is None"),
+        ({"dataset": None}, TypeError, "dataset takes a path or a RetrievalDataset"),
+        ({"dataset": ""}, memgauge.UsageError, "dataset '': give a path"),
+        ({"measures": "nDCG@10"}, TypeError, "measures takes a list of names"),
+        ({"measures": []}, memgauge.UsageError, "measures: give at least one"),
+        ({"k": "10"}, TypeError, "k takes a whole number, got str '10'"),
+        ({"resamples": None}, TypeError, "resamples takes a whole number"),
+        ({"sampling_rate": 0}, memgauge.UsageError, "sampling_rate 0: give a share above 0"),
+        ({"sampling_rate": "0.5"}, TypeError, "sampling_rate takes a number"),
+        ({"workers": "2"}, TypeError, "workers takes a whole number"),
+        ({"by": "x"}, memgauge.UsageError, "by 'x': give 'point' or 'ci-upper'"),
+        ({"fail_under": "Recall@10=0.5"}, TypeError, "fail_under takes a list of targets"),
+        ({"fail_under": [1]}, TypeError, "fail_under: a target is a 'MEASURE=VALUE' string"),
+        ({"store": 1}, TypeError, "store takes a path or URL, a Recorder, False"),
+        ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
+        ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
+    ],
+)
+def test_evaluate_names_the_wrong_argument(
+    tmp_path: Path, kw: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    if "options" in kw:
+        kw = {**kw, "store": None}  # the settings go in options alone
+    with pytest.raises(error) as raised:
+        _evaluate(tmp_path / "results.db", **kw)
+    assert says in str(raised.value)
+    assert not (tmp_path / "results.db").exists()  # refused before a store was opened
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "says"),
+    [
+        ({"suite": None}, TypeError, "suite takes a path or a Suite, got NoneType"),
+        ({"concurrency": 0}, memgauge.UsageError, "concurrency 0: give 1 or more"),
+        ({"concurrency": -1}, memgauge.UsageError, "concurrency -1: give 1 or more"),
+        ({"concurrency": "2"}, TypeError, "concurrency takes a whole number"),
+        ({"repeat": 2.5}, TypeError, "repeat takes a whole number"),
+        ({"subjects": ["x"]}, TypeError, "subjects takes a mapping"),
+    ],
+)
+def test_run_suite_names_the_wrong_argument(
+    tmp_path: Path, kw: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    store = tmp_path / "results.db"
+    suite = kw.pop("suite", SUITE)
+    with pytest.raises(error) as raised:
+        memgauge.run_suite(suite, store=store, **kw)
+    assert says in str(raised.value)
+    assert not store.exists()
+
+
+def test_load_dataset_names_its_argument() -> None:
+    with pytest.raises(TypeError, match="path takes a path, got NoneType None"):
+        api.load_dataset(None)  # type: ignore[arg-type]
+
+
+def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
+    # before: "'str' object has no attribute 'name'" for either
+    data = ROOT / "tests/data/good"
+    from memgauge.metrics import MetricConfig, parse_measure
+
+    by_name = api.score_trec_run(
+        str(data / "qrels.txt"), str(data / "run.txt"), ["nDCG@10"], MetricConfig()
+    )
+    parsed = [parse_measure("nDCG@10")]
+    as_given = api.score_trec_run(data / "qrels.txt", data / "run.txt", parsed, MetricConfig())
+    assert by_name.aggregate() == as_given.aggregate()
+    with pytest.raises(TypeError, match="measures takes a list of measures"):
+        api.score_trec_run(data / "qrels.txt", data / "run.txt", "nDCG@10", MetricConfig())  # type: ignore[arg-type]
+
+
+def test_validate_file_takes_text_and_names_an_unknown_kind() -> None:
+    # before: "'str' object has no attribute 'exists'", and a KeyError for the kind
+    qrels = str(ROOT / "tests/data/good/qrels.txt")
+    assert api.validate_file(qrels)[0] == "qrels"
+    with pytest.raises(memgauge.UsageError, match="kind 'nosuch': use one of dataset-dir"):
+        api.validate_file(qrels, "nosuch")
+
+
+def test_json_schema_names_an_unknown_kind() -> None:
+    with pytest.raises(memgauge.UsageError, match="kind 'nope': use one of suite, subject"):
+        api.json_schema("nope")  # before: KeyError 'nope'
+
+
+def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
+    db = tmp_path / "results.db"
+    run_id = memgauge.evaluate(demo_dataset(), ["lexical"], store=db).run.run_id
+    with pytest.raises(TypeError, match="run_id takes a run's id"):
+        memgauge.read_run(1, store=db)  # type: ignore[arg-type]  # before: SQLAlchemy's TypeError
+    with pytest.raises(TypeError, match="run_ids takes a list of run ids"):
+        api.export_runs(run_id, store=db)  # before: "no run '2'" (the id's first character)
