@@ -28,9 +28,11 @@ from memgauge.subjects.protocol import Hit, SearchResult
 __all__ = [
     "QUIET_PLUGINS",
     "ScriptedSystem",
+    "cli_output",
     "finished",
     "gated_suite",
     "judge_rule",
+    "last_json",
     "lazy_import",
     "repeatable",
     "run_memgauge",
@@ -271,3 +273,18 @@ class ScriptedSystem:
 
     def dump(self) -> list[Memory]:
         return list(self._memories.values())
+
+
+def cli_output(argv: list[str], ok: int = 0, *, with_stderr: bool = False) -> str:
+    """Run a command in process, asserting its exit code `ok`; its stdout (then its stderr,
+    `with_stderr`)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == ok, (argv, code, out.getvalue()[-3000:], err.getvalue()[-3000:])
+    return out.getvalue() + (err.getvalue() if with_stderr else "")
+
+
+def last_json(text: str) -> Any:
+    """The last line of `text` that is a JSON object (a command's `--json` summary)."""
+    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))

@@ -11,9 +11,7 @@ exactly where JSON carries the number, to the printed precision where only text 
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -26,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 from starlette.testclient import TestClient
-from tests.helpers import QUIET_PLUGINS
+from tests.helpers import QUIET_PLUGINS, cli_output, last_json
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
@@ -125,19 +123,6 @@ def _suite(root: Path, ds: Path) -> Path:
     path = root / "suite.yaml"
     path.write_text(yaml.safe_dump(suite))
     return path
-
-
-def _cli(argv: list[str], ok: int = 0) -> str:
-    """Run a command in-process; its stdout and stderr, one after the other."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    assert code == ok, (argv, code, out.getvalue()[-3000:], err.getvalue()[-3000:])
-    return out.getvalue() + err.getvalue()
-
-
-def _last_json(text: str) -> Any:
-    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))
 
 
 def _fail_under() -> list[str]:
@@ -302,7 +287,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         ev_out = root / "evaluate"
         argv = ["evaluate", str(ds), "-s", SUBJECT, *(a for m in MEASURES for a in ("-m", m))]
         junit = ["--junit", str(root / "e.xml"), *_fail_under()]
-        text = _cli([*argv, "--out", str(ev_out), "--store", db, "--quiet", *junit])
+        text = cli([*argv, "--out", str(ev_out), "--store", db, "--quiet", *junit])
         seen["evaluate result.json"] = _result_json(ev_out / "result.json")
         (system,) = json.loads((ev_out / "result.json").read_text())["systems"]
         (q10,) = [q for q in system["per_query"] if q["query_id"] == "q10"]
@@ -313,25 +298,25 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         seen["evaluate --junit"] = _junit(root / "e.xml", "value")
         ev_run = str(json.loads((ev_out / "result.json").read_text())["run_id"])
 
-        text = _cli(["run", str(suite), "--store", db])
+        text = cli(["run", str(suite), "--store", db])
         seen["run terminal"] = _terminal_table(text, "subject")
         run = [
             *("run", str(suite), "--store", db, "--json", "--junit", str(root / "r.xml")),
             *_fail_under(),
         ]
-        last = _last_json(_cli(run))
+        last = last_json(cli(run))
         run_id = str(last["run_id"])
         seen["run --json"] = _rows(last["results"])
         seen["run --junit"] = _junit(root / "r.xml", "value")
 
         for name, rid in (("run", run_id), ("evaluate", ev_run)):
-            shown = _last_json(_cli(["runs", "show", rid, "--store", db, "--json"]))
+            shown = last_json(cli(["runs", "show", rid, "--store", db, "--json"]))
             seen[f"runs show --json ({name}): rows"] = _rows(shown["results"])
             seen[f"runs show --json ({name}): ir aggregate"] = _aggregate(shown["summary"])
-            text = _cli(["runs", "show", rid, "--store", db])
+            text = cli(["runs", "show", rid, "--store", db])
             seen[f"runs show ({name})"] = _terminal_table(text, "subject")
             page = root / f"{name}.html"
-            _cli(["report", rid, "--out", str(page), "--store", db])
+            cli(["report", rid, "--out", str(page), "--store", db])
             for part, got in _run_page(page.read_text()).items():
                 seen[f"memgauge report ({name}): {part}"] = got
             with TestClient(create_app(db)) as client:
@@ -350,7 +335,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
             "--junit",
             str(root / "g.xml"),
         ]
-        gated = _last_json(_cli(gate))
+        gated = last_json(cli(gate))
         seen["gate --json"] = {
             c["evaluator"]: Seen(c["current"])
             for c in gated["metrics"]
@@ -432,7 +417,7 @@ def test_the_pytest_plugin_gives_the_same_values(
         table[m] = Seen(found.group(1), ".4f")
     run_id = re.search(r"assert_retrieval: run (\S+) ", out)
     assert run_id, out[-3000:]
-    shown = _last_json(_cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
+    shown = last_json(cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
     views_of_plugin = {
         "assert_retrieval failure table": table,
         "assert_retrieval run: rows": _rows(shown["results"]),
@@ -475,17 +460,17 @@ def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
         {"spec": {"retrieval": {"measure": m, **args}}, "label": m} for m in MEASURES
     ]
     suite.write_text(yaml.safe_dump(spec))
-    text = _cli(["run", str(suite), "--store", db])
+    text = cli(["run", str(suite), "--store", db])
     assert f"task {TASK} / IR measures: " in text
     lines = [line for line in text.splitlines() if line.startswith(f"task {TASK} / ")]
     assert len(lines) == len(MEASURES) + 1
     assert all(stated in line for line in lines), lines
-    last = _last_json(_cli(["run", str(suite), "--store", db, "--json"]))
+    last = last_json(cli(["run", str(suite), "--store", db, "--json"]))
     assert all(stated in r["conventions"] for r in last["results"])
-    shown = _last_json(_cli(["runs", "show", last["run_id"], "--store", db, "--json"]))
+    shown = last_json(cli(["runs", "show", last["run_id"], "--store", db, "--json"]))
     rows, aggregate = _rows(shown["results"]), _aggregate(shown["summary"])
     assert _same(rows, {"ir aggregate": aggregate}) == []
-    assert stated in _cli(["runs", "show", last["run_id"], "--store", db])
+    assert stated in cli(["runs", "show", last["run_id"], "--store", db])
     with TestClient(create_app(db)) as client:
         page = html.unescape(client.get(f"/runs/{last['run_id']}").text)
     assert page.count(stated) >= len(MEASURES) + 2  # the conventions lines, the retrieval section
@@ -504,7 +489,7 @@ def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
         return
     out = tmp_path / "evaluate"
     argv = ["evaluate", str(ds), "-s", SUBJECT, *(a for m in MEASURES for a in ("-m", m))]
-    text = _cli([*argv, *flags, "--out", str(out), "--store", db, "--quiet"])
+    text = cli([*argv, *flags, "--out", str(out), "--store", db, "--quiet"])
     assert stated in text
     assert stated in json.loads((out / "result.json").read_text())["settings"]["conventions"]
     assert _same(_result_json(out / "result.json"), {"run": rows, "ir aggregate": aggregate}) == []
@@ -597,9 +582,9 @@ def test_a_longmemeval_paper_dataset_gives_recall_all_one_value(
     db = str(tmp_path / "r.db")
     capsys.readouterr()
     assert main(["run", str(tmp_path / "suite.yaml"), "--store", db, "--json"]) == 0
-    run_id = _last_json(capsys.readouterr().out)["run_id"]
+    run_id = last_json(capsys.readouterr().out)["run_id"]
     assert main(["runs", "show", run_id, "--store", db, "--json"]) == 0
-    summary = _last_json(capsys.readouterr().out)["summary"]
+    summary = last_json(capsys.readouterr().out)["summary"]
     rows = _rows(summary["evaluators"], "lexical", measures)
     agg = _aggregate(summary, "lexical", measures)
     assert set(rows) == set(agg) == set(measures)
@@ -609,3 +594,8 @@ def test_a_longmemeval_paper_dataset_gives_recall_all_one_value(
     assert agg["recall_any@5"].value is not None
     assert agg["recall_all@5"].value is not None
     assert agg["recall_all@5"].value > agg["recall_any@5"].value  # its 1.0 against a 0
+
+
+def cli(argv: list[str], ok: int = 0) -> str:
+    """Run a command in-process; its stdout and stderr, one after the other."""
+    return cli_output(argv, ok, with_stderr=True)

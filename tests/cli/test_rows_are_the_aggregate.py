@@ -14,9 +14,7 @@ judgments, P@5, R-prec and nDCG means whose float sums depend on the order.
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import json
 import random
 import re
@@ -25,8 +23,8 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from tests.helpers import cli_output, last_json
 
-from memgauge.cli.main import main
 from memgauge.view.app import create_app
 
 MEASURES = ["nDCG@10", "nDCG@5", "RR@10", "P@5", "AP@20", "R-prec", "Recall@10", "Bpref"]
@@ -84,18 +82,6 @@ def _dataset(root: Path) -> Path:
     return ds
 
 
-def _cli(argv: list[str]) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    assert code == 0, (argv, code, out.getvalue()[-2000:], err.getvalue()[-2000:])
-    return out.getvalue()
-
-
-def _last_json(text: str) -> Any:
-    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))
-
-
 def test_runs_show_rows_are_the_values_evaluate_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,11 +90,13 @@ def test_runs_show_rows_are_the_values_evaluate_reports(
     db, out = str(tmp_path / "r.db"), tmp_path / "out"
     measures = [a for m in MEASURES for a in ("-m", m)]
     ds = str(_dataset(tmp_path))
-    _cli(["evaluate", ds, "-s", "lexical", *measures, "--out", str(out), "--store", db, "--quiet"])
+    cli_output(
+        ["evaluate", ds, "-s", "lexical", *measures, "--out", str(out), "--store", db, "--quiet"]
+    )
     result = json.loads((out / "result.json").read_text())
     (system,) = result["systems"]
     reported = system["metrics"]
-    shown = _last_json(_cli(["runs", "show", result["run_id"], "--store", db, "--json"]))
+    shown = last_json(cli_output(["runs", "show", result["run_id"], "--store", db, "--json"]))
     rows = {r["evaluator"]: r for r in shown["results"]}
     differ = {
         m: (rows[m]["mean"], v["value"])
@@ -118,7 +106,7 @@ def test_runs_show_rows_are_the_values_evaluate_reports(
     }
     assert differ == {}
     # and the terminal prints them alike: each row's mean as evaluate's table does
-    text = _cli(["runs", "show", result["run_id"], "--store", db])
+    text = cli_output(["runs", "show", result["run_id"], "--store", db])
     for m, v in reported.items():
         line = next(ln for ln in text.splitlines() if re.search(rf"\b{re.escape(m)}\s", ln))
         assert f"{v['value']:.3f}" in line, (m, v["value"], line)
@@ -135,7 +123,7 @@ def test_a_comparison_of_every_query_gives_each_system_its_value(
     measures = [a for m in MEASURES for a in ("-m", m)]
     ds = str(_dataset(tmp_path))
     systems = ["-s", "lexical", "-s", "reference:mode=lexical,candidates=5@narrow"]
-    _cli(["evaluate", ds, *systems, *measures, "--out", str(out), "--no-store", "--quiet"])
+    cli_output(["evaluate", ds, *systems, *measures, "--out", str(out), "--no-store", "--quiet"])
     result = json.loads((out / "result.json").read_text())
     value = {s["name"]: s["metrics"] for s in result["systems"]}
     (compared,) = result["comparisons"]
@@ -164,12 +152,12 @@ def test_runs_compare_and_the_viewer_give_each_run_its_value(
     for system in ("lexical", "reference:mode=lexical,candidates=5@narrow"):
         out = tmp_path / system.rsplit("@", 1)[-1]
         argv = ["evaluate", ds, "-s", system, *measures, "--out", str(out), "--store", db]
-        _cli([*argv, "--quiet"])
+        cli_output([*argv, "--quiet"])
         result = json.loads((out / "result.json").read_text())
         (reported,) = result["systems"]
         runs[result["run_id"]] = reported["metrics"]
     (a, va), (b, vb) = runs.items()
-    rows = _last_json(_cli(["runs", "compare", a, b, "--store", db, "--json"]))["rows"]
+    rows = last_json(cli_output(["runs", "compare", a, b, "--store", db, "--json"]))["rows"]
     assert {r["evaluator"] for r in rows} == set(MEASURES)
     differ = [
         (r["evaluator"], r["mean_a"], va[r["evaluator"]]["value"], r["mean_b"])
@@ -206,11 +194,11 @@ def test_the_systems_table_gives_each_system_its_value(
     for given in ([systems[0]], [systems[1]], systems):
         out = tmp_path / f"run{len(runs)}"
         argv = ["evaluate", ds, *(a for s in given for a in ("-s", s)), *measures, "--quiet"]
-        _cli([*argv, "--out", str(out), "--store", db])
+        cli_output([*argv, "--out", str(out), "--store", db])
         result = json.loads((out / "result.json").read_text())
         runs.append(result["run_id"])
         reported.update({s["name"]: s["metrics"] for s in result["systems"]})
-    one = json.loads(_cli(["runs", "compare", runs[2], "--store", db, "--json"]))
+    one = json.loads(cli_output(["runs", "compare", runs[2], "--store", db, "--json"]))
     with SuiteRunStore(db) as store:
         _, several = api.compare_stored_runs(store, runs[:2])
     for table in (one, several.as_dict()):

@@ -9,29 +9,12 @@ with its own resample count.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from memgauge.cli.main import main
+from tests.helpers import cli_output, last_json
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "extraction" / "cases.json"
-
-
-def _cli(argv: list[str]) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    assert code == 0, (argv, code, out.getvalue()[-2000:], err.getvalue()[-2000:])
-    return out.getvalue()
-
-
-def _last_json(text: str) -> Any:
-    return json.loads(next(line for line in reversed(text.splitlines()) if line.startswith("{")))
 
 
 def test_extraction_macro_f1_and_its_evaluator_row_have_one_interval(
@@ -41,8 +24,8 @@ def test_extraction_macro_f1_and_its_evaluator_row_have_one_interval(
     db = str(tmp_path / "r.db")
     extractor = "{memory: {reference: {mode: lexical}}}"
     argv = ["extraction", str(CASES), "--extractor", extractor, "--no-targets", "--json"]
-    report = _last_json(_cli([*argv, "--store", db]))
-    shown = _last_json(_cli(["runs", "show", str(report["run_id"]), "--store", db, "--json"]))
+    report = last_json(cli_output([*argv, "--store", db]))
+    shown = last_json(cli_output(["runs", "show", str(report["run_id"]), "--store", db, "--json"]))
     (row,) = shown["results"]
     f1 = report["f1"]
     # the data tells intervals apart: not every case scores alike
