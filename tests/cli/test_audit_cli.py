@@ -219,6 +219,24 @@ def test_an_llm_agent_without_a_model_is_a_usage_error(
     assert "Traceback" not in out
 
 
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (["--judge-model", "gpt-x"], "--judge-model gpt-x names the QA judge's model"),
+        (["--judge-preset", "strict"], "--judge-preset sets how the QA judge judges"),
+    ],
+)
+def test_a_judge_setting_beside_offline_scoring_is_refused(
+    given: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--scoring offline --judge-model X` ran offline and never said the model went unused."""
+    code, _, out = _audit(tmp_path, capsys, str(SAMPLE), "--scoring", "offline", *given)
+    assert code == 2
+    assert says in out
+    assert "--scoring offline judges nothing" in out
+    assert not (tmp_path / "r.db").exists()
+
+
 def test_a_malformed_dataset_exits_2_and_runs_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

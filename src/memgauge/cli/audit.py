@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
@@ -108,6 +109,12 @@ def audit(
     # --concurrency, named as plan_audit's keywords
     if context_budget is not None and not attribute:
         raise UsageError("--context-budget is read with --attribute: add --attribute")
+    given = click.get_current_context().get_parameter_source("judge_preset")
+    if settings.get("scoring") == "offline" and given is ParameterSource.COMMANDLINE:
+        raise UsageError(
+            "--judge-preset sets how the QA judge judges, and --scoring offline judges nothing:"
+            " drop one of them (--scoring judge uses the judge)"
+        )
     attribution = (
         ({"budget": context_budget} if context_budget is not None else {}) if attribute else None
     )

@@ -86,6 +86,12 @@ def audit_choice(
         label = f"memory: {found}"
     if source is not None and source.startswith("memaudit") and agent != "extractive":
         label += f" ({source})"
+    if scoring == "offline" and judge_model is not None:
+        # no answer is judged offline: the model named would decide nothing, unsaid
+        raise UsageError(
+            f"--judge-model {judge_model} names the QA judge's model, and --scoring offline"
+            " judges nothing: drop one of them (--scoring judge uses the judge)"
+        )
     jm = judge_model or found
     if scoring == "judge" or (scoring == "auto" and jm is not None):
         if jm is None:
