@@ -10,6 +10,7 @@ with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not suppor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,24 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         memgauge.read_run(1, store=db)  # type: ignore[arg-type]  # before: SQLAlchemy's TypeError
     with pytest.raises(TypeError, match="run_ids takes a list of run ids"):
         api.export_runs(run_id, store=db)  # before: "no run '2'" (the id's first character)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "says"),
+    [
+        (lambda db: memgauge.api.history("s", store=db, last=0), memgauge.UsageError, "last 0"),
+        (lambda db: memgauge.api.history("s", store=db, last=-1), memgauge.UsageError, "last -1"),
+        (lambda db: memgauge.api.history("s", store=db, last="5"), TypeError, "last takes"),
+        (lambda db: memgauge.api.history(None, store=db), TypeError, "suite takes"),
+        (lambda db: memgauge.api.gate(None, store=db), TypeError, "target takes a run id"),
+    ],
+)
+def test_history_and_gate_name_the_wrong_argument(
+    tmp_path: Path, call: Any, error: type[Exception], says: str
+) -> None:
+    """`history(last=-1)` dropped the oldest run and `last=0` gave every run; `gate(None)` was
+    pathlib's TypeError from deep inside."""
+    db = str(tmp_path / "r.db")
+    memgauge.api.open_store(db).close()
+    with pytest.raises(error, match=re.escape(says)):
+        call(db)

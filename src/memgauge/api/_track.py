@@ -65,6 +65,11 @@ def gate(
     The gate decides on the run's targets, each task's primary measures and `measures`
     (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
     measure is information. A name that matches no measure of the run is a UsageError."""
+    if not isinstance(target, str | Path):
+        raise TypeError(
+            "target takes a run id (or its first characters) or a suite file, got"
+            f" {type(target).__name__}"
+        )
     if learn_into is not None:
         # read now, not only once a regression needs it: a typo passed every gate until the
         # first regression, which then ended in exit 2, its verdict not recorded
@@ -124,6 +129,12 @@ def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
 
 def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecord]:
     """A suite's completed runs (its name, or its file), oldest first: the last `last`."""
+    if isinstance(last, bool) or not isinstance(last, int):
+        raise TypeError(f"last takes a whole number, got {type(last).__name__} {last!r}")
+    if last < 1:  # [-0:] is every run and [-(-1):] drops the oldest: neither was asked
+        raise UsageError(f"last {last}: give how many of the latest runs, 1 or more")
+    if not isinstance(suite, str | Path):
+        raise TypeError(f"suite takes a suite's name or its file, got {type(suite).__name__}")
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
         suite = suite_name(path)
