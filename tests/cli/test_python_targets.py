@@ -186,7 +186,7 @@ def test_validate_checks_the_kwargs_against_the_factory_beside_the_suite(
     suite = _retrieval_suite(suites, module, demo)
     monkeypatch.chdir(tmp_path)
     assert main(["validate", str(suite)]) == 0, capsys.readouterr().err
-    assert "suite 'beside': 1 subjects, 1 tasks" in capsys.readouterr().out
+    assert "suite 'beside': 1 subject, 1 task" in capsys.readouterr().out
     # and a misspelt kwarg is found in the factory's signature, not "cannot import"
     suite.write_text(suite.read_text().replace("boost_recent", "boost_recnt"))
     assert main(["validate", str(suite)]) == 2

@@ -41,7 +41,7 @@ def test_a_suite_is_a_suite_whatever_its_name(
     shutil.copy(DATA / "good" / "bundle.yaml", tmp_path)  # the suite's dataset
     code, out = _validate(capsys, str(suite))
     assert code == 0, out
-    assert out.startswith(f"ok  {suite}  (suite: suite 'good-suite': 1 subjects, 2 tasks)")
+    assert out.startswith(f"ok  {suite}  (suite: suite 'good-suite': 1 subject, 2 tasks)")
 
 
 @pytest.mark.parametrize(

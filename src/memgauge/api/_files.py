@@ -201,7 +201,11 @@ def _suite(path: Path) -> str:
     from memgauge.runs.suite import load_suite
 
     s = load_suite(path)
-    return f"suite {s.name!r}: {len(s.subjects)} subjects, {len(s.tasks)} tasks"
+    subjects, tasks = len(s.subjects), len(s.tasks)
+    return (
+        f"suite {s.name!r}: {subjects} subject{'s' * (subjects != 1)},"
+        f" {tasks} task{'s' * (tasks != 1)}"
+    )
 
 
 def _imported(kind: str) -> Callable[[Path], str]:
