@@ -881,3 +881,32 @@ def test_output_under_a_file_or_named_by_junit_is_refused_before_the_run(
     assert says in err
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_a_copy_of_a_store_without_its_wal_file_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store copied while a command wrote it, without its -wal file, holds no table: it was
+    'not a memgauge results store' and nothing said where the rest of it was."""
+    import shutil
+    import sqlite3
+
+    from memgauge import api
+
+    live, copy = tmp_path / "live.db", tmp_path / "copy.db"
+    with api.open_store(live):  # in use: its schema is still in live.db-wal
+        shutil.copy(live, copy)
+    assert main(["runs", "list", "--store", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "not a memgauge results store" in err
+    assert "keeps its newest writes in copy.db-wal: a copy needs that file beside it" in err
+    # another program's SQLite file in WAL mode, with tables of its own: no such hint
+    other = tmp_path / "other.db"
+    with contextlib.closing(sqlite3.connect(other)) as conn:
+        conn.execute("PRAGMA journal_mode=wal")
+        conn.execute("CREATE TABLE t (x)")
+        conn.commit()
+    assert main(["runs", "list", "--store", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "not a memgauge results store" in err
+    assert "-wal" not in err

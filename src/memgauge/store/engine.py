@@ -286,6 +286,10 @@ def _revisions() -> list[str]:
     )
 
 
+#: what a SQLite file with none of the store's tables is
+NOT_A_STORE = "not a memgauge results store (it has no alembic_version or schema_migrations table)"
+
+
 def _revision_problem(at: str | None, *, legacy: bool) -> str | None:
     """Why a store at revision `at` (None: no `alembic_version` row or table; `legacy`: it has
     the pre-Alembic `schema_migrations` table) cannot be read as it is by this memgauge, or None
@@ -307,7 +311,7 @@ def _revision_problem(at: str | None, *, legacy: bool) -> str | None:
         return (
             "the store is at an older schema (made before its migrations moved to Alembic)" + older
         )
-    return "not a memgauge results store (it has no alembic_version or schema_migrations table)"
+    return NOT_A_STORE
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
@@ -355,6 +359,21 @@ def _server_read_only(url: StoreURL) -> sa.Engine:
     return ro
 
 
+def _wal_hint(where: Path, conn: sqlite3.Connection) -> str:
+    """What to add when a SQLite file in WAL mode with no -wal file beside it holds no table at
+    all: a copy of a store taken while it was written, whose newest pages (the schema among
+    them) were in the -wal file left behind."""
+    with open(where, "rb") as fh:
+        header = fh.read(20)
+    wal = len(header) == 20 and header[18] == 2  # the file format's write version: 2 is WAL
+    if not wal or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        return ""
+    return (
+        f"; a store in WAL mode keeps its newest writes in {where.name}-wal: a copy needs that"
+        " file beside it (or copy the store after the commands writing it have ended)"
+    )
+
+
 def _probe(where: Path, read_only: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
     """The connection that reads a SQLite store's schema before it is opened for reading: one
     that could write (`query_only` stops its statements from doing so) where the file may be
@@ -391,9 +410,12 @@ def open_read_only(url: StoreURL) -> sa.Engine:
         conn.execute("PRAGMA query_only = ON")
         return conn
 
+    had_wal = Path(f"{where}-wal").exists()
     probe = _probe(where, creator)
     try:
         problem = schema_problem(probe)
+        if problem == NOT_A_STORE and not had_wal:
+            problem += _wal_hint(where, probe)
     except sqlite3.DatabaseError as exc:
         raise UsageError(
             f"{where}: cannot be read as a memgauge store ({exc}); give the path of a memgauge"
