@@ -1,9 +1,9 @@
 """TREC qrels and run files, read as trec_eval 10 reads them, with every problem reported by
 line, and written in trec_eval form.
 
-Both files: columns are separated by ASCII whitespace (trec_eval's `isspace`); a line whose
-first non-blank character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank
-line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
+Both files: gzip-compressed or not (told by the content; ir_measures reads `*.gz` so); columns
+are separated by ASCII whitespace (trec_eval's `isspace`); a line whose first non-blank
+character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
 `float()` would also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits
 and `nan`; those are refused (`memgauge._util.numbers`).
 
@@ -27,7 +27,9 @@ reading `2x` as 2), the README's conventions table says so.
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -52,6 +54,7 @@ _MAX_PROBLEMS = 200
 # columns are separated by ASCII blanks, as trec_eval splits them; str.split() would also split
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
+_GZIP_MAGIC = b"\x1f\x8b"
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
 
@@ -81,6 +84,13 @@ def _lines(path: Path) -> list[str]:
             what = "not a regular file (a directory, FIFO or device); pass a file"
         raise DataError(Problem(file, None, None, what))
     data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        # ir_measures reads `run.gz` / `qrels.gz` (TREC's runs are published so); a gzip header
+        # cannot begin a UTF-8 text file, so the content says it, whatever the name
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(Problem(file, None, None, f"not a readable gzip file: {exc}")) from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
