@@ -42,6 +42,7 @@ __all__ = [
     "MIN_GRADE",
     "QrelsLine",
     "TaggedRun",
+    "check_trec_ids",
     "qrels_lines",
     "read_qrels",
     "read_run",
@@ -240,8 +241,32 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     return TaggedRun(out, tag)
 
 
+def check_trec_ids(path: str | Path, ids: Mapping[str, Mapping[str, object]]) -> None:
+    """Refuse ids a TREC file cannot hold: trec_eval, pytrec_eval's and ir_measures' readers
+    (and ours) split a line at blanks, so `doc one` shifts every later column, and a line whose
+    query id starts with `#` is a comment; an empty id is no column at all."""
+    problems: list[Problem] = []
+    for qid, docs in ids.items():
+        bad = [("query id", qid)] if not _FIELDS.fullmatch(qid) or qid.startswith("#") else []
+        bad += [("document id", d) for d in docs if not _FIELDS.fullmatch(d)]
+        problems += [
+            Problem(
+                str(path),
+                None,
+                None,
+                f"{what} {value!r} cannot be written to a TREC file (columns are split at "
+                "blanks, a line starting with '#' is a comment); the JSON run keeps it",
+            )
+            for what, value in bad
+        ]
+    if problems:
+        raise DataError(problems[:_MAX_PROBLEMS], unlisted=max(0, len(problems) - _MAX_PROBLEMS))
+
+
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
-    """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically."""
+    """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically; an id the file
+    cannot hold (a blank in it, a query id starting with `#`) is a DataError, nothing written."""
+    check_trec_ids(path, qrels)
     lines = [f"{q} 0 {d} {g}\n" for q in sorted(qrels) for d, g in sorted(qrels[q].items())]
     atomic_write_text(path, "".join(lines))
 
@@ -249,7 +274,9 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Non
 def write_run(
     path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str = "memgauge"
 ) -> None:
-    """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order."""
+    """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order; an id the
+    file cannot hold is a DataError, as in `write_qrels`."""
+    check_trec_ids(path, run)
     lines: list[str] = []
     for q in sorted(run):
         ranked = sorted(run[q].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
