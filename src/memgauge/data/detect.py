@@ -208,6 +208,9 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
     """The kinds the start of the file fits, most likely first; () when it says nothing."""
     suffix = path.suffix.lower()
     if suffix == ".gz":  # run.trec.gz, qrels.gz: the TREC files, as ir_measures reads them
+        inner = Path(path.stem).suffix.lower()
+        if inner in (".json", ".jsonl", ".yaml", ".yml", ".csv", ".tsv"):
+            return ()  # read uncompressed only: a JSON line's words are no columns
         return _by_columns(_head(path))
     if suffix in (".csv", ".tsv"):
         return ("items",)  # the one kind read from a sheet (data.importers.csv_items)
