@@ -14,6 +14,7 @@ from tests.helpers import run_memgauge
 from memgauge import api
 from memgauge.data.records import ItemRecord
 from memgauge.data.trec import write_qrels
+from memgauge.errors import DataError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -130,6 +131,34 @@ def test_what_a_run_file_cannot_hold_is_left_out_and_counted(tmp_path: Path) -> 
     one = api.write_run_files(items[:1], tmp_path / "single.json", "json")
     assert one[0].path == tmp_path / "single.json"
     assert json.loads(one[0].path.read_text()) == {"q1": {"x": 2.0, "y": 1.0}}
+
+
+def test_an_id_a_trec_file_cannot_hold_is_refused_before_any_file_is_written(
+    tmp_path: Path,
+) -> None:
+    """A memory id `doc one` was written as `q1 Q0 doc one 1 1.0 t`: seven columns, which
+    trec_eval, pytrec_eval and ir_measures read as document `doc`, or refuse; a query id `#2`
+    made its lines comments. The JSON run holds both."""
+    items = [
+        _item("a", "q1", "completed", ["doc one", "d2"]),
+        _item("a", "#2", "completed", ["d2"]),
+        _item("b", "q1", "completed", ["d2"]),
+    ]
+    with pytest.raises(DataError) as err:
+        api.write_run_files(items, tmp_path / "run.trec", "trec")
+    assert [p.message.split(" cannot")[0] for p in err.value.problems] == [
+        "document id 'doc one'",
+        "query id '#2'",
+    ]
+    assert list(tmp_path.iterdir()) == []  # not even system b's file
+    (written,) = api.write_run_files(items[:2], tmp_path / "run.json", "json")
+    assert json.loads(written.path.read_text()) == {
+        "#2": {"d2": 1.0},
+        "q1": {"doc one": 2.0, "d2": 1.0},
+    }
+    with pytest.raises(DataError, match="document id 'd 1'"):
+        write_qrels(tmp_path / "qrels.txt", {"q1": {"d 1": 1}})
+    assert not (tmp_path / "qrels.txt").exists()
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ through `dataset_kind:`) takes `--kind`, defined once."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -217,3 +218,15 @@ def test_a_suite_task_names_its_dataset_kind(
         "tasks.0.dataset_kind: a retrieval task reads dataset-dir, bundle, locomo, longmemeval"
         in out
     )
+
+
+def test_a_gzipped_file_is_sniffed_by_columns_only_when_it_is_no_json(tmp_path: Path) -> None:
+    """A compressed TREC file is told by its columns (metrics reads it); a compressed JSON
+    lines file is not, or its seven words would make it a run with a bad score."""
+    run = tmp_path / "results.test.gz"
+    run.write_bytes(gzip.compress(b"q1 Q0 d1 1 2.0 tag\n"))
+    memories = tmp_path / "memories.jsonl.gz"
+    memories.write_bytes(gzip.compress(b'{"id": "m1", "text": "a b c d e f g"}\n'))
+    assert kinds_by_content(run) == ("run",)
+    assert kinds_by_content(memories) == ()
+    assert detect_kind(memories) == "memories"

@@ -108,6 +108,29 @@ def test_csv_items_become_task_items(tmp_path: Path, capsys: pytest.CaptureFixtu
     }
 
 
+def test_a_sheet_pandas_wrote_with_its_index_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pandas' `to_csv` writes its index first under an empty name; that column was refused as
+    '(empty): unknown column' with exit 2. Its cells are row labels: ignored, counted."""
+    sheet = DATA / "csv" / "items_pandas_index.csv"
+    out = tmp_path / "items"
+    assert main(["import", "csv-items", str(sheet), "--out", str(out)]) == 0
+    capsys.readouterr()
+    items = load_items(out / "items.jsonl")
+    assert [(i.id, i.input, i.expected, i.category) for i in items] == [
+        ("p1", "What colour is the boat?", "blue", "colour"),
+        ("p2", "Where do they live?", "Oslo", None),
+    ]
+    assert _report(out)["counts"] == {"items": 2, "index_cells_ignored": 2}
+    assert main(["validate", str(sheet)]) == 0
+    # a second unnamed column is still an unknown one
+    twice = tmp_path / "twice.csv"
+    twice.write_text(",input,\n0,a,b\n")
+    assert main(["import", "csv-items", str(twice), "--out", str(tmp_path / "no")]) == 2
+    assert "twice.csv:1: (empty): unknown column" in capsys.readouterr().err
+
+
 def _answer(where: Path, dataset: str, memory: str, max_failure_rate: float = 0.1) -> api.RunReport:
     """Run the items of `dataset` against one memory holding `memory`, scored by icontains."""
     (where / "memories.jsonl").write_text(json.dumps({"id": "m1", "text": memory}) + "\n")

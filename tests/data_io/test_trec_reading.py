@@ -3,6 +3,7 @@ form_res_rels.c), and refused, line by line, where trec_eval refuses them too.""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from pathlib import Path
@@ -127,3 +128,34 @@ def test_metrics_reads_trec_evals_truncated_results_file(
     args = [str(data / "qrels.test"), str(data / "results.trunc"), "-m", "NumRet", "--json"]
     assert main(["metrics", "--conventions", "trec_eval", *args]) == 0
     assert json.loads(capsys.readouterr().out)["aggregate"]["NumRet"] == 584
+
+
+def test_gzipped_qrels_and_run_read_as_ir_measures_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ir_measures reads `qrels.gz` / `run.gz` (TREC publishes its runs so); metrics refused
+    them as 'not UTF-8' with exit 2 and validate could not tell their kind. The .gz files are
+    trec_eval's qrels.test and results.test, compressed here."""
+    ir_measures = pytest.importorskip("ir_measures")
+    data = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+    qrels = tmp_path / "qrels.test.gz"
+    run = tmp_path / "results.test.gz"
+    qrels.write_bytes(gzip.compress((data / "qrels.test").read_bytes()))
+    run.write_bytes(gzip.compress((data / "results.test").read_bytes()))
+    names = ["AP", "nDCG@10", "P@5", "RR"]
+    flags = [arg for name in names for arg in ("-m", name)]
+    assert (
+        main(["metrics", "--conventions", "trec_eval", str(qrels), str(run), *flags, "--json"]) == 0
+    )
+    got = json.loads(capsys.readouterr().out)["aggregate"]
+    want = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(name) for name in names],
+        list(ir_measures.read_trec_qrels(str(qrels))),
+        list(ir_measures.read_trec_run(str(run))),
+    )
+    assert {name: pytest.approx(want[ir_measures.parse_measure(name)]) for name in names} == got
+    assert read_run(run) == read_run(data / "results.test")
+    assert main(["validate", str(qrels), str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "(qrels: 3 queries" in out
+    assert "(run: 3 queries" in out

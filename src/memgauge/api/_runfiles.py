@@ -31,7 +31,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.aggregates.hits import hits_of
 from memgauge.data.records import ItemRecord
-from memgauge.data.trec import write_run
+from memgauge.data.trec import check_trec_ids, write_run
 
 __all__ = ["RunFile", "retrieval_runs", "write_run_files"]
 
@@ -93,6 +93,9 @@ def write_run_files(items: Iterable[ItemRecord], path: Path, fmt: RunFormat) -> 
     """Write each system's ranking to a run file of `fmt` (see the module docstring for the
     names, the scores and what is left out); what was written, per system."""
     runs, left_out = retrieval_runs(items)
+    if fmt == "trec":  # every system's ids checked before any file is written
+        for subject, run in runs.items():
+            check_trec_ids(_path_for(path, subject, len(runs) > 1), run)
     written: list[RunFile] = []
     for subject, run in runs.items():
         target = _path_for(path, subject, len(runs) > 1)

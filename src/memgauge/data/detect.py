@@ -13,6 +13,8 @@ memaudit conversations it holds, and a suite called `nightly.yaml` as a suite.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -107,7 +109,10 @@ def _head(path: Path) -> str:
     try:
         with open(path, "rb") as fh:
             data = fh.read(_HEAD)
-    except OSError:
+        if data.startswith(b"\x1f\x8b"):  # a gzip-compressed TREC file (data.trec reads it)
+            with gzip.open(path, "rb") as fh:
+                data = fh.read(_HEAD)
+    except (OSError, EOFError, zlib.error):
         return ""
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
@@ -202,6 +207,11 @@ def _by_columns(head: str) -> tuple[Kind, ...]:
 def kinds_by_content(path: Path) -> tuple[Kind, ...]:
     """The kinds the start of the file fits, most likely first; () when it says nothing."""
     suffix = path.suffix.lower()
+    if suffix == ".gz":  # run.trec.gz, qrels.gz: the TREC files, as ir_measures reads them
+        inner = Path(path.stem).suffix.lower()
+        if inner in (".json", ".jsonl", ".yaml", ".yml", ".csv", ".tsv"):
+            return ()  # read uncompressed only: a JSON line's words are no columns
+        return _by_columns(_head(path))
     if suffix in (".csv", ".tsv"):
         return ("items",)  # the one kind read from a sheet (data.importers.csv_items)
     if suffix not in (".json", ".jsonl", ".yaml", ".yml", *_TEXT_SUFFIXES):

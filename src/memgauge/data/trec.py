@@ -1,9 +1,9 @@
 """TREC qrels and run files, read as trec_eval 10 reads them, with every problem reported by
 line, and written in trec_eval form.
 
-Both files: columns are separated by ASCII whitespace (trec_eval's `isspace`); a line whose
-first non-blank character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank
-line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
+Both files: gzip-compressed or not (told by the content; ir_measures reads `*.gz` so); columns
+are separated by ASCII whitespace (trec_eval's `isspace`); a line whose first non-blank
+character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
 `float()` would also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits
 and `nan`; those are refused (`memgauge._util.numbers`).
 
@@ -27,7 +27,9 @@ reading `2x` as 2), the README's conventions table says so.
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -40,6 +42,7 @@ __all__ = [
     "MIN_GRADE",
     "QrelsLine",
     "TaggedRun",
+    "check_trec_ids",
     "qrels_lines",
     "read_qrels",
     "read_run",
@@ -52,6 +55,7 @@ _MAX_PROBLEMS = 200
 # columns are separated by ASCII blanks, as trec_eval splits them; str.split() would also split
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
+_GZIP_MAGIC = b"\x1f\x8b"
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
 
@@ -81,6 +85,13 @@ def _lines(path: Path) -> list[str]:
             what = "not a regular file (a directory, FIFO or device); pass a file"
         raise DataError(Problem(file, None, None, what))
     data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        # ir_measures reads `run.gz` / `qrels.gz` (TREC's runs are published so); a gzip header
+        # cannot begin a UTF-8 text file, so the content says it, whatever the name
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(Problem(file, None, None, f"not a readable gzip file: {exc}")) from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -230,8 +241,32 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     return TaggedRun(out, tag)
 
 
+def check_trec_ids(path: str | Path, ids: Mapping[str, Mapping[str, object]]) -> None:
+    """Refuse ids a TREC file cannot hold: trec_eval, pytrec_eval's and ir_measures' readers
+    (and ours) split a line at blanks, so `doc one` shifts every later column, and a line whose
+    query id starts with `#` is a comment; an empty id is no column at all."""
+    problems: list[Problem] = []
+    for qid, docs in ids.items():
+        bad = [("query id", qid)] if not _FIELDS.fullmatch(qid) or qid.startswith("#") else []
+        bad += [("document id", d) for d in docs if not _FIELDS.fullmatch(d)]
+        problems += [
+            Problem(
+                str(path),
+                None,
+                None,
+                f"{what} {value!r} cannot be written to a TREC file (columns are split at "
+                "blanks, a line starting with '#' is a comment); the JSON run keeps it",
+            )
+            for what, value in bad
+        ]
+    if problems:
+        raise DataError(problems[:_MAX_PROBLEMS], unlisted=max(0, len(problems) - _MAX_PROBLEMS))
+
+
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
-    """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically."""
+    """Write `{qid: {docid: grade}}` as a TREC qrels file, sorted, atomically; an id the file
+    cannot hold (a blank in it, a query id starting with `#`) is a DataError, nothing written."""
+    check_trec_ids(path, qrels)
     lines = [f"{q} 0 {d} {g}\n" for q in sorted(qrels) for d, g in sorted(qrels[q].items())]
     atomic_write_text(path, "".join(lines))
 
@@ -239,7 +274,9 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Non
 def write_run(
     path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str = "memgauge"
 ) -> None:
-    """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order."""
+    """Write `{qid: {docid: score}}` as a TREC run with ranks in trec_eval order; an id the
+    file cannot hold is a DataError, as in `write_qrels`."""
+    check_trec_ids(path, run)
     lines: list[str] = []
     for q in sorted(run):
         ranked = sorted(run[q].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)

@@ -16,7 +16,8 @@ Columns (a header row is required; names are case-sensitive, in any order):
 Every cell is text: a number in `expected` stays the text `"42"`, as the text scorers compare
 it. Cells are stripped of surrounding blanks (counted), since a stray space fails an exact
 match; blank rows are skipped (counted). UTF-8 with or without a byte-order mark (Excel writes
-one); `,` separates, or a tab in a `.tsv` file.
+one); `,` separates, or a tab in a `.tsv` file. A first column with an empty name is pandas'
+index (`DataFrame.to_csv` writes it so): its cells are ignored (counted).
 
 Malformed: no header or no `input` column, an unknown or repeated column, a row with more or
 fewer cells than the header, an empty `input`, a repeated id; each a `DataError` with the
@@ -84,7 +85,10 @@ def import_csv_items(path: str | Path) -> tuple[list[TaskItem], ImportReport]:
         ) from None
     except csv.Error as exc:
         raise DataError(Problem(file, 1, None, f"not CSV: {exc}")) from None
-    problems = _check_header(header, file)
+    # pandas' `DataFrame.to_csv` writes its index first, under an empty name; read_csv(...,
+    # index_col=0) reads it back so: its cells are row labels, not items' ids
+    index = len(header) > 1 and header[0] == ""
+    problems = _check_header(header[1:] if index else header, file)
     if problems:
         raise DataError(problems)
     alternatives = sorted(
@@ -109,8 +113,12 @@ def import_csv_items(path: str | Path) -> tuple[list[TaskItem], ImportReport]:
                 Problem(file, line, None, f"{len(row)} cells, but the header has {len(header)}")
             )
             continue
+        if index:
+            report.add("index_cells_ignored")
         cells = {}
         for name, raw in zip(header, row, strict=True):
+            if index and not name:
+                continue
             cells[name] = raw.strip()
             if cells[name] != raw:
                 report.add("cells_trimmed")
