@@ -203,3 +203,32 @@ def test_metrics_on_the_exported_run_gives_evaluate_s_values_and_n(
         if not math.isclose(reported[m]["value"], scored["aggregate"][m], rel_tol=1e-12)
     }
     assert differ == {}
+
+
+def test_evaluate_refuses_an_id_its_trec_run_cannot_hold_before_writing_its_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run file's ids were checked only after evaluate had written its reports: exit 2
+    said "nothing was written" beside a full --out directory."""
+    from memgauge.cli.main import main
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    data = demo_dataset()
+    old = data.memories[0].id
+    data = data.model_copy(
+        update={
+            "memories": [data.memories[0].model_copy(update={"id": "doc one"}), *data.memories[1:]],
+            "judgments": [
+                j.model_copy(update={"memory_id": "doc one"}) if j.memory_id == old else j
+                for j in data.judgments
+            ],
+        }
+    )
+    save_retrieval_dataset(data, tmp_path / "ds")
+    out, run = tmp_path / "out", tmp_path / "run.trec"
+    args = ["evaluate", str(tmp_path / "ds"), "-s", "lexical", "--no-store", "--quiet"]
+    assert main([*args, "--out", str(out), "--run-out", str(run)]) == 2
+    assert "document id 'doc one' cannot" in capsys.readouterr().err
+    assert not out.exists()
+    assert not run.exists()

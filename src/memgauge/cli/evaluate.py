@@ -168,11 +168,14 @@ def evaluate(
             # are named as api.evaluate's keywords and go to it as they are
             **settings,
         )
-    report_retrieval(report, out_dir, out)
     run_files: tuple[tuple[Literal["trec", "json"], Path | None], ...] = (
         ("trec", run_out),
         ("json", run_json),
     )
+    for fmt, where in run_files:  # an id a run file cannot hold: refused before any report
+        if where is not None:
+            api.check_run_files(report.items, where, fmt)
+    report_retrieval(report, out_dir, out)
     for fmt, where in run_files:
         if where is not None:
             for written in api.write_run_files(report.items, where, fmt):
