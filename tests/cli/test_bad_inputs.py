@@ -847,6 +847,32 @@ def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
     assert (tmp_path / "out" / "junit.xml").read_text().startswith("<?xml")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", str(DATA / "good" / "bundle.yaml"), "-s", "lexical", "--out", "out"],
+        [
+            *["audit", str(DATA / "memaudit" / "sample.jsonl"), "--agent", "extractive"],
+            *["--output", "out", "--format", "markdown"],
+        ],
+    ],
+    ids=["evaluate", "audit-markdown"],
+)
+def test_a_junit_file_named_as_another_command_s_report_is_not_refused(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate --out out --junit out/report.md` (evaluate writes no report.md) and `audit
+    --format markdown --output out --junit out/results.json` were refused, exit 2, as if the
+    JUnit XML would replace a report: every command was checked against every command's file
+    names (the audit's, the demo's dataset). Each command now refuses only what it writes."""
+    monkeypatch.chdir(tmp_path)
+    junit = "out/results.json" if command[0] == "audit" else "out/report.md"
+    assert main([*command, "--no-store", "--junit", junit]) == 0
+    assert (tmp_path / junit).read_text().startswith("<?xml")
+    report = "report.md" if command[0] == "audit" else "result.json"
+    assert (tmp_path / "out" / report).stat().st_size > 0
+
+
 _CASES = {
     "operations": [
         "operations",
