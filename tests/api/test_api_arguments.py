@@ -10,6 +10,7 @@ with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not suppor
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,30 @@ def test_run_suite_names_the_wrong_argument(
 def test_load_dataset_names_its_argument() -> None:
     with pytest.raises(TypeError, match="path takes a path, got NoneType None"):
         api.load_dataset(None)  # type: ignore[arg-type]
+
+
+class _FsPath(os.PathLike[str]):
+    """An os.PathLike that is not a pathlib.Path (as py.path.local, pytest's tmpdir, is)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+
+    def __fspath__(self) -> str:
+        return self.path
+
+
+def test_any_os_pathlike_is_taken_as_a_path(tmp_path: Path) -> None:
+    """`Path` takes any os.PathLike, and so did `load_dataset`, `evaluate` and `run_suite`
+    until their argument check admitted only str and pathlib.Path: a py.path.local was
+    "TypeError: dataset takes a path, got LocalPath". An empty one is still refused."""
+    bundle = ROOT / "tests/data/good/bundle.yaml"
+    assert api.load_dataset(_FsPath(bundle)).queries
+    report = memgauge.evaluate(_FsPath(bundle), ["lexical"], store=False)
+    assert report.summary.n_items > 0
+    suite = ROOT / "tests/data/good/suite.yaml"
+    assert memgauge.run_suite(_FsPath(suite), store=tmp_path / "r.db").summary.n_items > 0
+    with pytest.raises(memgauge.UsageError, match="path '': give a path"):
+        api.load_dataset(_FsPath(""))
 
 
 def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
