@@ -174,3 +174,16 @@ def test_history_and_gate_name_the_wrong_argument(
     memgauge.api.open_store(db).close()
     with pytest.raises(error, match=re.escape(says)):
         call(db)
+
+
+def test_history_and_gate_take_a_suite_file_as_any_os_pathlike(tmp_path: Path) -> None:
+    """`history` and `gate` read a suite file given as a path, and Path takes any os.PathLike;
+    their argument check admitted only str and pathlib.Path, so a py.path.local (pytest's
+    tmpdir) suite file was a TypeError where it had named the suite's runs."""
+    db = str(tmp_path / "r.db")
+    suite = ROOT / "tests/data/good/suite.yaml"
+    run = memgauge.run_suite(suite, store=db)
+    (listed,) = memgauge.api.history(_FsPath(suite), store=db)  # type: ignore[arg-type]
+    assert listed.run_id == run.run.run_id
+    result, _ = memgauge.api.gate(_FsPath(suite), store=db, learn=False)  # type: ignore[arg-type]
+    assert result.run_id == run.run.run_id
