@@ -829,7 +829,9 @@ def test_an_empty_suite_name_names_no_suite(
     assert json.loads(capsys.readouterr().out) == []
 
 
-@pytest.mark.parametrize("junit", ["out/result.json", "out/summary.md", "out"])
+@pytest.mark.parametrize(
+    "junit", ["out/result.json", "out/summary.md", "out", "out/../out/result.json"]
+)
 def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
     junit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

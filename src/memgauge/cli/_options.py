@@ -172,7 +172,7 @@ def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[s
     once its reports were written (a file cannot replace the directory)."""
     if junit is None or out_dir is None:
         return
-    where, out = junit.absolute(), out_dir.absolute()
+    where, out = junit.resolve(), out_dir.resolve()
     if where == out or (where.parent == out and where.name in reports):
         raise click.UsageError(
             f"--junit {junit}: the command's reports go there ({out_dir}); give the JUnit XML"
