@@ -911,6 +911,22 @@ def test_output_under_a_file_or_named_by_junit_is_refused_before_the_run(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
+def test_operations_junit_is_checked_against_the_file_its_output_gets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`operations --output o --junit o/operations.json` replaced the cases' document by the
+    JUnit XML (exit 0), while `--junit o/result.json` (a file operations never writes) was
+    refused: --junit was checked against evaluate's report names, not the command's own."""
+    monkeypatch.chdir(tmp_path)
+    args = [*_CASES["operations"], "--no-store", "--output", "o"]
+    assert main([*args, "--junit", "o/operations.json"]) == 2
+    assert "--junit o/operations.json: the command's reports go there" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main([*args, "--junit", "o/result.json"]) == 0
+    assert (tmp_path / "o" / "operations.json").read_text().startswith("{")
+    assert (tmp_path / "o" / "result.json").read_text().startswith("<?xml")
+
+
 def test_a_copy_of_a_store_without_its_wal_file_says_what_is_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
