@@ -10,6 +10,7 @@ with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not suppor
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,30 @@ def test_load_dataset_names_its_argument() -> None:
         api.load_dataset(None)  # type: ignore[arg-type]
 
 
+class _FsPath(os.PathLike[str]):
+    """An os.PathLike that is not a pathlib.Path (as py.path.local, pytest's tmpdir, is)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+
+    def __fspath__(self) -> str:
+        return self.path
+
+
+def test_any_os_pathlike_is_taken_as_a_path(tmp_path: Path) -> None:
+    """`Path` takes any os.PathLike, and so did `load_dataset`, `evaluate` and `run_suite`
+    until their argument check admitted only str and pathlib.Path: a py.path.local was
+    "TypeError: dataset takes a path, got LocalPath". An empty one is still refused."""
+    bundle = ROOT / "tests/data/good/bundle.yaml"
+    assert api.load_dataset(_FsPath(bundle)).queries
+    report = memgauge.evaluate(_FsPath(bundle), ["lexical"], store=False)
+    assert report.summary.n_items > 0
+    suite = ROOT / "tests/data/good/suite.yaml"
+    assert memgauge.run_suite(_FsPath(suite), store=tmp_path / "r.db").summary.n_items > 0
+    with pytest.raises(memgauge.UsageError, match="path '': give a path"):
+        api.load_dataset(_FsPath(""))
+
+
 def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
     # before: "'str' object has no attribute 'name'" for either
     data = ROOT / "tests/data/good"
@@ -149,3 +174,16 @@ def test_history_and_gate_name_the_wrong_argument(
     memgauge.api.open_store(db).close()
     with pytest.raises(error, match=re.escape(says)):
         call(db)
+
+
+def test_history_and_gate_take_a_suite_file_as_any_os_pathlike(tmp_path: Path) -> None:
+    """`history` and `gate` read a suite file given as a path, and Path takes any os.PathLike;
+    their argument check admitted only str and pathlib.Path, so a py.path.local (pytest's
+    tmpdir) suite file was a TypeError where it had named the suite's runs."""
+    db = str(tmp_path / "r.db")
+    suite = ROOT / "tests/data/good/suite.yaml"
+    run = memgauge.run_suite(suite, store=db)
+    (listed,) = memgauge.api.history(_FsPath(suite), store=db)  # type: ignore[arg-type]
+    assert listed.run_id == run.run.run_id
+    result, _ = memgauge.api.gate(_FsPath(suite), store=db, learn=False)  # type: ignore[arg-type]
+    assert result.run_id == run.run.run_id

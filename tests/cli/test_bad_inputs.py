@@ -829,7 +829,9 @@ def test_an_empty_suite_name_names_no_suite(
     assert json.loads(capsys.readouterr().out) == []
 
 
-@pytest.mark.parametrize("junit", ["out/result.json", "out/summary.md", "out"])
+@pytest.mark.parametrize(
+    "junit", ["out/result.json", "out/summary.md", "out", "out/../out/result.json"]
+)
 def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
     junit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -845,6 +847,32 @@ def test_a_junit_file_that_is_a_report_or_the_out_directory_is_refused(
     assert main([*args, "--junit", "out/junit.xml"]) == 0
     assert (tmp_path / "out" / "result.json").read_text().startswith("{")
     assert (tmp_path / "out" / "junit.xml").read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", str(DATA / "good" / "bundle.yaml"), "-s", "lexical", "--out", "out"],
+        [
+            *["audit", str(DATA / "memaudit" / "sample.jsonl"), "--agent", "extractive"],
+            *["--output", "out", "--format", "markdown"],
+        ],
+    ],
+    ids=["evaluate", "audit-markdown"],
+)
+def test_a_junit_file_named_as_another_command_s_report_is_not_refused(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate --out out --junit out/report.md` (evaluate writes no report.md) and `audit
+    --format markdown --output out --junit out/results.json` were refused, exit 2, as if the
+    JUnit XML would replace a report: every command was checked against every command's file
+    names (the audit's, the demo's dataset). Each command now refuses only what it writes."""
+    monkeypatch.chdir(tmp_path)
+    junit = "out/results.json" if command[0] == "audit" else "out/report.md"
+    assert main([*command, "--no-store", "--junit", junit]) == 0
+    assert (tmp_path / junit).read_text().startswith("<?xml")
+    report = "report.md" if command[0] == "audit" else "result.json"
+    assert (tmp_path / "out" / report).stat().st_size > 0
 
 
 _CASES = {
@@ -881,6 +909,22 @@ def test_output_under_a_file_or_named_by_junit_is_refused_before_the_run(
     assert says in err
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_operations_junit_is_checked_against_the_file_its_output_gets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`operations --output o --junit o/operations.json` replaced the cases' document by the
+    JUnit XML (exit 0), while `--junit o/result.json` (a file operations never writes) was
+    refused: --junit was checked against evaluate's report names, not the command's own."""
+    monkeypatch.chdir(tmp_path)
+    args = [*_CASES["operations"], "--no-store", "--output", "o"]
+    assert main([*args, "--junit", "o/operations.json"]) == 2
+    assert "--junit o/operations.json: the command's reports go there" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main([*args, "--junit", "o/result.json"]) == 0
+    assert (tmp_path / "o" / "operations.json").read_text().startswith("{")
+    assert (tmp_path / "o" / "result.json").read_text().startswith("<?xml")
 
 
 def test_a_copy_of_a_store_without_its_wal_file_says_what_is_missing(

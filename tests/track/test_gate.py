@@ -579,5 +579,12 @@ def test_markdown_and_junit_naming_one_file_are_refused(
     assert main(args) == 2
     assert "--markdown and --junit both name out.txt" in capsys.readouterr().err
     assert not (tmp_path / "out.txt").exists()
+    # a path through `..` names the same file too (the check compared unresolved paths)
+    (tmp_path / "sub").mkdir()
+    given = ["--markdown", "sub/../out.txt", "--junit", "out.txt"]
+    args = ["gate", "suite.yaml", "--store", db, *given]
+    assert main(args) == 2
+    assert "--markdown and --junit both name out.txt" in capsys.readouterr().err
+    assert not (tmp_path / "out.txt").exists()
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []

@@ -4,6 +4,7 @@ summary of a run still going."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, replace
@@ -50,11 +51,14 @@ def load_dataset(path: str | Path) -> RetrievalDataset:
 
 
 def _check_path(name: str, value: object, instead: type | None = None) -> None:
-    """TypeError naming the argument `name` unless `value` is a path (or an `instead`);
-    UsageError for an empty one (which `Path` reads as the current directory)."""
-    if not isinstance(value, str | Path | (instead or Path)):
+    """TypeError naming the argument `name` unless `value` is a path (a string or any
+    os.PathLike, as `Path` takes) or an `instead`; UsageError for an empty one (which `Path`
+    reads as the current directory)."""
+    if not isinstance(value, str | os.PathLike | (instead or Path)):
         also = f" or a {instead.__name__}" if instead else ""
         raise TypeError(f"{name} takes a path{also}, got {type(value).__name__} {value!r}")
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
     if isinstance(value, str) and not value.strip():
         raise UsageError(f"{name} {value!r}: give a path")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def gate(
     The gate decides on the run's targets, each task's primary measures and `measures`
     (`[SUBJECT/][TASK/]NAME`, as `--measure`; added to `config.measures`); every other
     measure is information. A name that matches no measure of the run is a UsageError."""
-    if not isinstance(target, str | Path):
+    if isinstance(target, os.PathLike):  # a suite file as any path object, as Path takes it
+        target = os.fspath(target)
+    if not isinstance(target, str):
         raise TypeError(
             "target takes a run id (or its first characters) or a suite file, got"
             f" {type(target).__name__}"
@@ -133,7 +136,9 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
         raise TypeError(f"last takes a whole number, got {type(last).__name__} {last!r}")
     if last < 1:  # [-0:] is every run and [-(-1):] drops the oldest: neither was asked
         raise UsageError(f"last {last}: give how many of the latest runs, 1 or more")
-    if not isinstance(suite, str | Path):
+    if isinstance(suite, os.PathLike):  # its file as any path object, as Path takes it
+        suite = os.fspath(suite)
+    if not isinstance(suite, str):
         raise TypeError(f"suite takes a suite's name or its file, got {type(suite).__name__}")
     path = Path(suite)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():

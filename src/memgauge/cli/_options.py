@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from memgauge.cli._shared_options import (
     resume_option,
 )
 
-__all__ = ["RunArgs", "junit_option", "run_options", "shard_options"]
+__all__ = ["RunArgs", "junit_option", "run_options", "shard_options", "write_reports_files"]
 
 #: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
 junit_option = click.option(
@@ -123,7 +123,16 @@ class RunArgs:
         return str(api.results_store(store))
 
 
-def _run_args(given: dict[str, Any]) -> RunArgs:
+#: the files a command writes into its --out directory, from the options it is given
+Reports = Callable[[dict[str, Any]], Collection[str]]
+
+
+def write_reports_files(given: dict[str, Any]) -> Collection[str]:
+    """What `write_reports` writes into the --out directory (evaluate, bench systems)."""
+    return ("result.json", "summary.md", "report.html")
+
+
+def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     """The shared options taken out of a command's keywords (a command without one gets its
     default)."""
     store, no_store, resume = (
@@ -153,31 +162,18 @@ def _run_args(given: dict[str, Any]) -> RunArgs:
         repeat=given.pop("repeat", None),
     )
     junit = given.pop("junit")
-    _junit_apart(junit, given.get("out_dir"))
+    _junit_apart(junit, given.get("out_dir"), reports(given))
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
 
 
-#: what the evaluating commands write into their --out directory (`write_reports`; the audit's
-#: --output; the demo's dataset)
-_REPORT_FILES = (
-    "result.json",
-    "summary.md",
-    "report.html",
-    "results.json",
-    "report.md",
-    "memaudit.json",
-    "dataset",
-)
-
-
-def _junit_apart(junit: Path | None, out_dir: Path | None) -> None:
+def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:
     """A UsageError when --junit names the command's --out directory or a report written
     there: the XML replaced result.json without a word (exit 0), or the run ended in exit 2
     once its reports were written (a file cannot replace the directory)."""
     if junit is None or out_dir is None:
         return
-    where, out = junit.absolute(), out_dir.absolute()
-    if where == out or (where.parent == out and where.name in _REPORT_FILES):
+    where, out = junit.resolve(), out_dir.resolve()
+    if where == out or (where.parent == out and where.name in reports):
         raise click.UsageError(
             f"--junit {junit}: the command's reports go there ({out_dir}); give the JUnit XML"
             " a file of its own, e.g. --junit junit.xml"
@@ -204,18 +200,20 @@ def run_options(
     llm: bool = True,
     no_targets: str | None = None,
     repeat: bool = False,
+    reports: Reports = write_reports_files,
 ) -> Callable[[Command], Command]:
     """The shared options, after the command's own: `--store` ... `--progress` (without
     `store`, the command declares `--store`, `--resume`, `--force` and `--progress` itself,
     with help of its own), `--fail-under`, `--by`, `--junit`, `--workers` and `--executor` (with
     `shards`), `--no-targets` (when `no_targets` gives its help), `--repeat N` (with `repeat`),
-    the LLM cache's (with `llm`).
+    the LLM cache's (with `llm`). `reports`: the files the command writes into its --out
+    directory (a --junit naming one of them is refused).
     The command is called with what they say as `run_args`, and without them."""
 
     def decorate(fn: Command) -> Command:
         @functools.wraps(fn)
         def command(*args: Any, **kwargs: Any) -> None:
-            fn(*args, run_args=_run_args(kwargs), **kwargs)
+            fn(*args, run_args=_run_args(kwargs, reports), **kwargs)
 
         options = [
             *(_STORE_OPTIONS if store else []),

@@ -23,6 +23,15 @@ from memgauge.report.shapes_terminal import print_sections
 
 __all__ = ["audit"]
 
+#: the file `write_audit` writes into --output for each format
+_FILES = {"json": "results.json", "markdown": "report.md", "memaudit": "memaudit.json"}
+
+
+def _formats(fmt: str) -> list[str]:
+    """--format's formats: memaudit's `--format json` writes its AuditResult, so a memaudit
+    user asking for JSON gets that shape (memaudit.json), memgauge's own results beside it."""
+    return {"all": ["json", "markdown", "memaudit"], "json": ["json", "memaudit"]}.get(fmt, [fmt])
+
 
 @click.command()
 @click.argument("dataset", type=PATH)
@@ -86,7 +95,7 @@ __all__ = ["audit"]
     "it is a budget cut.",
 )
 @kind_option("probes", "DATASET")
-@run_options()
+@run_options(reports=lambda given: [_FILES[f] for f in _formats(given["fmt"])])
 def audit(
     dataset: Path,
     subject_text: str | None,
@@ -129,11 +138,7 @@ def audit(
     with running(run_args.progress) as bar:
         report = api.run_suite(plan.suite, options=run_args.options, progress=bar, kind="audit")
     result = api.audit_result(plan, report)
-    # memaudit's `--format json` writes its AuditResult: a memaudit user asking for JSON gets
-    # that shape (memaudit.json), and memgauge's own results keep their name beside it
-    formats = {"all": ["json", "markdown", "memaudit"], "json": ["json", "memaudit"]}.get(
-        fmt, [fmt]
-    )
+    formats = _formats(fmt)
     out = console(stderr=as_json)
     out.print(f"Memory audit of {plan.source.name}: {result['agent']}", markup=False)
     shown = print_sections(out, report.summary)

@@ -12,7 +12,7 @@ from memgauge import api
 from memgauge.cli._common import OUT_DIR, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
-from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli._options import RunArgs, run_options, write_reports_files
 from memgauge.cli._reports import report_retrieval
 from memgauge.errors import MemgaugeError
 
@@ -35,7 +35,9 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
     help="Where the demo dataset and the reports are written.",
 )
 @click.option("--seed", type=SEED, default=0, help="Random seed.")
-@run_options(shards=False, llm=False)
+@run_options(
+    shards=False, llm=False, reports=lambda given: (*write_reports_files(given), "dataset")
+)
 def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.
 

@@ -59,7 +59,10 @@ __all__ = ["extraction"]
 @click.option("--limit", type=integer(1), default=None)
 @case_options("extraction")
 @kind_option("extraction", "CASES")
-@run_options(no_targets="Report seed 001's targets without failing on them.")
+@run_options(
+    no_targets="Report seed 001's targets without failing on them.",
+    reports=lambda given: ("extraction.json",),  # what case_options' --output receives
+)
 def extraction(
     cases_path: Path | None,
     extractor_spec: str | None,

@@ -15,6 +15,7 @@ from memgauge.cli._common import (
     EXISTING_FILE,
     FILE,
     console,
+    distinct_outputs,
     json_option,
     print_markdown,
     store_option,
@@ -140,9 +141,8 @@ def gate(
             return
     if target is None:
         raise UsageError("gate: name a suite file or a run (SUITE_OR_RUN), or --accept RUN")
-    if md_path is not None and junit is not None and md_path.absolute() == junit.absolute():
-        # the JUnit XML was written over the Markdown summary, without a word
-        raise UsageError(f"--markdown and --junit both name {md_path}: give each its own file")
+    # the JUnit XML was written over the Markdown summary, without a word
+    distinct_outputs({"--markdown": md_path, "--junit": junit})
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")

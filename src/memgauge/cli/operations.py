@@ -41,7 +41,10 @@ __all__ = ["operations"]
     " learnings memory, or '{query: Q, k: 3, budget: 500, path: FILE, memory: SPEC}'.",
 )
 @case_options("operations")
-@run_options(no_targets="Report seed 000's tier targets without failing on them.")
+@run_options(
+    no_targets="Report seed 000's tier targets without failing on them.",
+    reports=lambda given: ("operations.json",),  # what case_options' --output receives
+)
 def operations(
     cases_path: Path,
     decider_spec: str | None,
