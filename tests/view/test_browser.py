@@ -716,3 +716,21 @@ def test_review_a_hit_and_a_verdict_by_clicking(
             "the memory says <b>otherwise</b>",
         ),
     ]
+
+
+def test_the_first_page_a_browser_opens_logs_no_error(browser: Any, server: Server) -> None:
+    """A browser asks every new site for /favicon.ico; the viewer has none, so the first page
+    of every store logged "Failed to load resource: ... 404" in the console. The page names
+    its icon (an empty one), so nothing is asked that is not there."""
+    pg = browser.new_page()
+    logged: list[str] = []
+    missing: list[str] = []
+    pg.on("console", lambda m: logged.append(m.text) if m.type == "error" else None)
+    pg.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+    try:
+        pg.goto(server.url + "/")
+        pg.wait_for_timeout(500)  # the icon is asked for after the load
+    finally:
+        pg.close()
+    assert not missing, missing
+    assert not logged, logged
