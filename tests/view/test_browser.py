@@ -28,7 +28,7 @@ from urllib.request import urlopen
 
 import pytest
 import yaml
-from tests.helpers import run_memgauge
+from tests.helpers import run_memgauge, write_recall_suite
 from viewer_store import PAYLOADS, XSS, ViewerStore, snapshot
 
 from memgauge.view.traces import trace_url
@@ -716,3 +716,46 @@ def test_review_a_hit_and_a_verdict_by_clicking(
             "the memory says <b>otherwise</b>",
         ),
     ]
+
+
+def test_the_first_page_a_browser_opens_logs_no_error(browser: Any, server: Server) -> None:
+    """A browser asks every new site for /favicon.ico; the viewer has none, so the first page
+    of every store logged "Failed to load resource: ... 404" in the console. The page names
+    its icon (an empty one), so nothing is asked that is not there."""
+    pg = browser.new_page()
+    logged: list[str] = []
+    missing: list[str] = []
+    pg.on("console", lambda m: logged.append(m.text) if m.type == "error" else None)
+    pg.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+    try:
+        pg.goto(server.url + "/")
+        pg.wait_for_timeout(500)  # the icon is asked for after the load
+    finally:
+        pg.close()
+    assert not missing, missing
+    assert not logged, logged
+
+
+def test_a_name_of_one_long_word_does_not_widen_the_page(page: Any, tmp_path: Path) -> None:
+    """A suite named with one 300-letter word: the runs page's suite select grew as wide as
+    the name (the page 2209 px wide) and the run page's "trend of NAME" link did not break
+    (2542 px). Tables scroll in their own box; everything else stays within 1280 px."""
+    name = "x" * 300
+    rows = [
+        {"id": f"q{i}", "input": f"port of service {i}?", "expected": f"80{i}"} for i in range(3)
+    ]
+    memories = [{"id": f"m{i}", "text": f"service {i} listens on port 80{i}"} for i in range(3)]
+    suite = write_recall_suite(tmp_path, rows, memories, ["contains"], name=name)
+    db = tmp_path / "r.db"
+    done = run_memgauge("run", str(suite), "--store", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+    srv = Server(db)
+    try:
+        for url in ("/", f"/runs/{run_id}", f"/trends?suite={name}"):
+            page.goto(srv.url + url)
+            assert name in page.inner_text("main"), url
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            assert width <= 1280, (url, width)
+    finally:
+        srv.stop()

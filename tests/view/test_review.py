@@ -262,6 +262,8 @@ def test_facts_and_operation_decisions_are_labelled_with_the_scorers_view(
     )
     assert bad.status_code == 400
     assert "correct, incorrect" in unescape(bad.text)
+    # the validator's own words, as a sentence: no pydantic "Value error, " before them
+    assert "<p>a fact's label is one of correct, incorrect; got 'maybe'</p>" in unescape(bad.text)
     where = _subjects_of(db, ops, "contra-2")
     token = _token(alice, _item_url(ops, where["subject"], where["task"], "contra-2"))
     form = {
@@ -272,6 +274,9 @@ def test_facts_and_operation_decisions_are_labelled_with_the_scorers_view(
         "kind": "operation",
         "target": "",
     }
+    bad = alice.post("/review/label", data={**form, "label": "maybe"})
+    assert bad.status_code == 400
+    assert "<p>an operation's label is one of right, wrong; got 'maybe'</p>" in unescape(bad.text)
     assert alice.post(
         "/review/label", data={**form, "label": "wrong", "note": "should update"}
     ).is_redirect

@@ -84,10 +84,14 @@ class ReviewLabel(Model):
             return self
         allowed = LABELS[self.kind]
         if self.grade is not None:
-            raise ValueError(f"a {self.kind} takes a label ({', '.join(allowed)}), not a grade")
+            raise ValueError(
+                f"{_article(self.kind)} {self.kind} takes a label ({', '.join(allowed)}),"
+                " not a grade"
+            )
         if self.label not in allowed:
             raise ValueError(
-                f"a {self.kind}'s label is one of {', '.join(allowed)}; got {self.label!r}"
+                f"{_article(self.kind)} {self.kind}'s label is one of {', '.join(allowed)};"
+                f" got {self.label!r}"
             )
         if self.kind == "verdict" and not self.target:
             raise ValueError("a verdict's label names the evaluator (target)")
@@ -102,3 +106,8 @@ class ReviewLabel(Model):
     def disagrees(self) -> bool:
         """Whether the reviewer said otherwise than the machine did."""
         return self.machine is not None and self.machine != self.value
+
+
+def _article(word: str) -> str:
+    """'an' before a vowel ("an operation"), else 'a'."""
+    return "an" if word[:1] in "aeiou" else "a"

@@ -164,7 +164,8 @@ def make_label(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise UsageError(f"{where + ': ' if where else ''}{first['msg']}") from None
+        msg = first["msg"].removeprefix("Value error, ")  # a validator's own words
+        raise UsageError(f"{where + ': ' if where else ''}{msg}") from None
 
 
 def verdicts_disagree(item: ItemRecord) -> bool:
