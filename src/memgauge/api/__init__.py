@@ -84,7 +84,6 @@ if TYPE_CHECKING:
     from memgauge.api._review import review_to_golden as review_to_golden
     from memgauge.api._review import write_judgments as write_judgments
     from memgauge.api._runfiles import RunFile as RunFile
-    from memgauge.api._runfiles import check_run_files as check_run_files
     from memgauge.api._runfiles import write_run_files as write_run_files
     from memgauge.api._runs import RunConfig as RunConfig
     from memgauge.api._runs import evaluate as evaluate

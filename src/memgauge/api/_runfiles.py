@@ -33,7 +33,7 @@ from memgauge.aggregates.hits import hits_of
 from memgauge.data.records import ItemRecord
 from memgauge.data.trec import check_trec_ids, write_run
 
-__all__ = ["RunFile", "check_run_files", "retrieval_runs", "write_run_files"]
+__all__ = ["RunFile", "retrieval_runs", "write_run_files"]
 
 RunFormat = Literal["trec", "json"]
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -89,25 +89,13 @@ def _path_for(path: Path, subject: str, several: bool) -> Path:
     return path.with_name(f"{path.stem}.{label}{path.suffix}")
 
 
-def check_run_files(items: Iterable[ItemRecord], path: Path, fmt: RunFormat) -> None:
-    """DataError naming every id a run file of `fmt` at `path` could not hold (a TREC file's
-    blank or `#`-led id), as `write_run_files` would raise it: a command checks before it
-    writes anything else (`evaluate`'s reports)."""
-    if fmt == "trec":
-        _check_ids(retrieval_runs(items)[0], path)
-
-
-def _check_ids(runs: dict[str, dict[str, dict[str, float]]], path: Path) -> None:
-    for subject, run in runs.items():
-        check_trec_ids(_path_for(path, subject, len(runs) > 1), run)
-
-
 def write_run_files(items: Iterable[ItemRecord], path: Path, fmt: RunFormat) -> list[RunFile]:
     """Write each system's ranking to a run file of `fmt` (see the module docstring for the
     names, the scores and what is left out); what was written, per system."""
     runs, left_out = retrieval_runs(items)
     if fmt == "trec":  # every system's ids checked before any file is written
-        _check_ids(runs, path)
+        for subject, run in runs.items():
+            check_trec_ids(_path_for(path, subject, len(runs) > 1), run)
     written: list[RunFile] = []
     for subject, run in runs.items():
         target = _path_for(path, subject, len(runs) > 1)

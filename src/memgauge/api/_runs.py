@@ -272,9 +272,16 @@ def _check_settings(
     surface as a comparison of str and int, or a string read as a list of one-letter
     measures), and UsageError for a sampling rate outside (0, 1]."""
     whole_number("resamples", resamples, optional=False)
-    for name in ("k", "rel_threshold", "agent_k", "seed", "pool_grade", "concurrency"):
+    for name in (
+        "k",
+        "rel_threshold",
+        "agent_k",
+        "seed",
+        "pool_grade",
+        "pool_depth",
+        "concurrency",
+    ):
         whole_number(name, settings.get(name))
-    whole_number("pool_depth", settings.get("pool_depth"))
     measures = settings.get("measures", DEFAULT_MEASURES)
     if isinstance(measures, str):
         raise TypeError(f"measures takes a list of names, e.g. [{measures!r}], not one string")

@@ -172,20 +172,21 @@ def evaluate(
         ("trec", run_out),
         ("json", run_json),
     )
-    for fmt, where in run_files:  # an id a run file cannot hold: refused before any report
-        if where is not None:
-            api.check_run_files(report.items, where, fmt)
+    # the run files first: an id a TREC file cannot hold is refused before any report is
+    # written (`write_run_files` checks every system's before it writes one); said after them
+    run_written = [
+        written
+        for fmt, where in run_files
+        if where is not None
+        for written in api.write_run_files(report.items, where, fmt)
+    ]
     report_retrieval(report, out_dir, out)
-    for fmt, where in run_files:
-        if where is not None:
-            for written in api.write_run_files(report.items, where, fmt):
-                left = ", ".join(
-                    f"{n} {what.replace('_', ' ')}" for what, n in written.left_out.items()
-                )
-                out.print(
-                    f"wrote {written.path} ({written.subject}: {written.queries} queries, "
-                    f"{written.results} results{f'; left out {left}' if left else ''})"
-                )
+    for written in run_written:
+        left = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in written.left_out.items())
+        out.print(
+            f"wrote {written.path} ({written.subject}: {written.queries} queries, "
+            f"{written.results} results{f'; left out {left}' if left else ''})"
+        )
     code = conclude(out, report, run_args)
     if code:
         raise click.exceptions.Exit(code)
