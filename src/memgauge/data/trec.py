@@ -3,7 +3,8 @@ line, and written in trec_eval form.
 
 Both files: gzip-compressed or not (told by the content; ir_measures reads `*.gz` so); columns
 are separated by ASCII whitespace (trec_eval's `isspace`); a line whose first non-blank
-character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank line. Numbers are read as trec_eval reads them: ASCII digits only. Python's `int()` /
+character is `#` is a comment (trec_eval 10), and so is skipped, as is a blank line. Numbers
+are read as trec_eval reads them: ASCII digits only. Python's `int()` /
 `float()` would also take `1_0` (as 10, where trec_eval's `atof` reads 1), Arabic-Indic digits
 and `nan`; those are refused (`memgauge._util.numbers`).
 

@@ -118,8 +118,7 @@ def _python_arguments(target: str) -> str:
         key, eq, value = pair.partition("=")
         if eq and key.strip():
             args[key.strip()] = _value(value.strip())
-    spec = {"python": {"target": factory, "kwargs": args}}
-    flow = yaml.safe_dump(spec, default_flow_style=True, width=1000, sort_keys=False).strip()
+    flow = _flow({"python": {"target": factory, "kwargs": args}})
     return (
         "a python: target takes no arguments on the command line; write its spec in a file "
         f"and give the file to -s: {flow}"
@@ -239,4 +238,9 @@ def _spec_of_flag(text: str) -> str | None:
         return None
     if len(specs) != 1:
         return None
-    return yaml.safe_dump(specs[0][1], default_flow_style=True, width=1000, sort_keys=False).strip()
+    return _flow(specs[0][1])
+
+
+def _flow(spec: dict[str, Any]) -> str:
+    """A spec in YAML's flow style on one line, as a user writes it in a suite file."""
+    return yaml.safe_dump(spec, default_flow_style=True, width=1000, sort_keys=False).strip()
