@@ -25,6 +25,7 @@ from memgauge.llm.tally import tallied
 from memgauge.runs.kinds.base import PlannedItem, PlannedTask
 from memgauge.scorers import EvalContext, Score
 from memgauge.subjects.events import capabilities_of
+from memgauge.subjects.protocol import INGEST_BATCH
 
 __all__ = [
     "answer_item",
@@ -283,11 +284,6 @@ def _annotated(task: PlannedTask, item: PlannedItem, record: ItemRecord) -> Item
     if not notes:
         return record
     return record.model_copy(update={"extra": {**record.extra, **notes}})
-
-
-#: memories per `ingest` call while filling a memory: small enough that an ingest bar moves
-#: (and gives an ETA) through a long embedding, large enough that batching still pays
-INGEST_BATCH = 512
 
 
 def fill_memory(

@@ -58,6 +58,12 @@ class SearchResult:
     dedup_filtered: tuple[Hit, ...] | None = None
 
 
+#: memories per `ingest` call while a run fills a memory (`runs.work.fill_memory`): small
+#: enough that an ingest bar moves (and gives an ETA) through a long embedding, large enough
+#: that batching still pays
+INGEST_BATCH = 512
+
+
 @runtime_checkable
 class MemorySystem(Protocol):
     """A memory system under test: reset a namespace, ingest, flush, search, dump."""
@@ -75,7 +81,7 @@ class MemorySystem(Protocol):
         """Add `memories` to what is stored (ids are the dataset's, so hits can be judged).
 
         Called one or more times after `reset`: memgauge ingests a corpus in batches of
-        `memgauge.runs.work.INGEST_BATCH` (512), so an ingest must add, never replace."""
+        `INGEST_BATCH` (512), so an ingest must add, never replace."""
         ...
 
     def flush(self) -> None:

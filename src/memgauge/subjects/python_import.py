@@ -28,6 +28,7 @@ from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import (
+    INGEST_BATCH,
     Agent,
     Answer,
     Hit,
@@ -340,7 +341,7 @@ class PythonSubject:
         except Exception as exc:
             raise _CallError(
                 f"{self.name}: ingest(memories) failed: {exc} (it is given a list of Memory "
-                "objects, each with .id and .text, up to 512 a call)",
+                f"objects, each with .id and .text, up to {INGEST_BATCH} a call)",
                 type(exc).__name__,
             ) from exc
 
