@@ -19,7 +19,6 @@ percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
@@ -57,9 +56,7 @@ def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, An
     if np.isnan(arr).any():
         return None
     mean = float(arr.mean())  # what the bootstrap reports as the mean
-    if measured.n_scored != len(values) or not math.isclose(
-        measured.value, mean, rel_tol=1e-12, abs_tol=1e-15
-    ):
+    if not measured.is_mean(mean, len(values)):
         return None
     return {
         "mean": measured.value,  # the same number to the last bit (`_align_evaluators`)

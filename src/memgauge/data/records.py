@@ -19,6 +19,7 @@ A value that could not be computed is None (shown as n/a with its count), never 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
@@ -295,6 +296,18 @@ class MeasureValue(_Record):
         description="Why the value is n/a, where its aggregate says (`no memory in the dataset"
         " has a folder`); shown beside it.",
     )
+
+    def is_mean(self, mean: float | None, n: int) -> bool:
+        """Whether `mean`, over `n` values, is this number summed in another order: the same
+        count and equal to 1e-12. A view that shows it (a row, a comparison) then shows this
+        value, so that one number prints one way everywhere (a float sum depends on its order:
+        0.33749999999999997 is 0.337 beside 0.3375's 0.338)."""
+        return (
+            self.value is not None
+            and mean is not None
+            and self.n_scored == n
+            and math.isclose(self.value, mean, rel_tol=1e-12, abs_tol=1e-15)
+        )
 
 
 class TargetCheck(_Record):

@@ -18,7 +18,6 @@ pair up.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypedDict, Unpack
@@ -185,9 +184,7 @@ def compare_suite_systems(
         key = labels[label]
         run, subject_of = origins[i]
         m = measured.get(run, {}).get((subject_of(key), key[1], key[2]))
-        if m is None or m.value is None or mean is None or m.n_scored != n:
-            return mean
-        return m.value if math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15) else mean
+        return m.value if m is not None and m.is_mean(mean, n) else mean
 
     means = {
         label: tuple(own(label, i, v, cmp.counts[label][i]) for i, v in enumerate(cmp.means[label]))
@@ -311,14 +308,7 @@ def reported_means(
                 (subject,) = only[side]
             m = values[side].get((subject, row["task"], row["evaluator"]))
             mean = row.get(f"mean_{side}")
-            if (
-                m is not None
-                and m.value is not None
-                and mean is not None
-                and not row.get("n_dropped")
-                and row.get("n") == m.n_scored
-                and math.isclose(m.value, mean, rel_tol=1e-12, abs_tol=1e-15)
-            ):
+            if m is not None and not row.get("n_dropped") and m.is_mean(mean, row.get("n", -1)):
                 row[f"mean_{side}"] = m.value
         out.append(row)
     return out

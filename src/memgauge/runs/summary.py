@@ -9,7 +9,6 @@ typo is a usage error).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -172,11 +171,5 @@ def _align_evaluators(summary: RunSummary) -> None:
     found = {(m.subject, m.task, m.name): m for agg in summary.aggregates for m in agg.measures}
     for e in summary.evaluators:
         m = found.get((e.subject, e.task, e.evaluator))
-        if (
-            m is not None
-            and m.value is not None
-            and e.mean is not None
-            and m.n_scored == e.n_scored
-            and math.isclose(m.value, e.mean, rel_tol=1e-12, abs_tol=1e-15)
-        ):
+        if m is not None and m.is_mean(e.mean, e.n_scored):
             e.mean, e.ci_low, e.ci_high = m.value, m.ci_low, m.ci_high
