@@ -34,7 +34,8 @@ from memgauge.data.shapes import (
     cell,
     text,
 )
-from memgauge.report.shapes import Section, cell_text, shapes_json, shapes_of
+from memgauge.report.fmt import fmt_signed
+from memgauge.report.shapes import Section, cell_text, grid, shapes_json, shapes_of
 from memgauge.report.shapes_markdown import sections_markdown
 from memgauge.report.shapes_terminal import print_sections
 from memgauge.view.app import create_app
@@ -113,6 +114,21 @@ def test_a_cell_says_its_value_ci_count_or_why_it_is_n_a() -> None:
     assert cell_text(cell(None, None, 0, 2)) == "n/a (0 scored, 2 failed)"
     assert cell_text(cell(None)) == "n/a"
     assert cell_text(text("x")) == "x"
+
+
+def test_a_difference_that_rounds_to_zero_has_no_minus_sign() -> None:
+    # `-0.000` reads as a loss where there is none; every signed difference is written by
+    # fmt_signed (the paired table, runs compare, ab, shadow, the optimizer, the viewer)
+    assert [fmt_signed(v) for v in (-0.0004, -0.0, 0.0, 0.0004)] == ["+0.000"] * 4
+    assert [fmt_signed(-0.0006), fmt_signed(0.25), fmt_signed(-1e-7, 4)] == [
+        "-0.001",
+        "+0.250",
+        "+0.0000",
+    ]
+    assert fmt_signed(None) == "n/a"
+    row = PairedRow(candidate="b", measure="RR", a=0.5, b=0.4999, delta=-1e-4, n=3)
+    shown = [cell_text(c) for c in grid(Paired(title="P", baseline="a", rows=[row])).rows[0]]
+    assert shown[4] == "+0.000"
 
 
 def _section() -> Section:

@@ -19,6 +19,7 @@ from memgauge.cli._shared_options import (
     sprt_bounds_option,
     sprt_errors_options,
 )
+from memgauge.report.fmt import fmt_signed
 
 __all__ = ["ab"]
 
@@ -178,7 +179,7 @@ def status(name: str | None, store_path: str | None, as_json: bool) -> None:
             str(r["n_pairs"]),
             "n/a"
             if r["mean_delta"] is None
-            else f"{r['mean_delta']:+.4f} [{ci[0]:+.4f}, {ci[1]:+.4f}]",
+            else f"{fmt_signed(r['mean_delta'], 4)} [{fmt_signed(ci[0], 4)}, {fmt_signed(ci[1], 4)}]",
             r["sprt"]["text"],
             "n/a" if r["p_treatment_better"] is None else f"{r['p_treatment_better']:.3f}",
             _DECISIONS.get(r["decision"], r["decision"]),

@@ -17,7 +17,7 @@ from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli._shared_options import no_ingest_option
 from memgauge.cli.bench_systems import systems
 from memgauge.report.escape import term
-from memgauge.report.fmt import fmt_num
+from memgauge.report.fmt import fmt_num, fmt_signed
 
 __all__ = ["bench"]
 
@@ -206,7 +206,7 @@ def _versus_table(rows: list[dict[str, Any]]) -> Table:
             f"{fmt_num(p95[0], 2)} / {fmt_num(p95[1], 2)}",
             "n/a"
             if change is None
-            else f"{change:+.2f}" + ("" if share is None else f" ({share:+.0%})"),
+            else fmt_signed(change, 2) + ("" if share is None else f" ({share:+z.0%})"),
             f"{tput[0]:.0f} / {tput[1]:.0f}",
         )
     return table

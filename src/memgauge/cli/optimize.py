@@ -29,6 +29,7 @@ from memgauge.cli._options import junit_option, shard_options
 from memgauge.cli._shared_options import progress_option, resume_option
 from memgauge.report.fmt import fmt_ci as _ci
 from memgauge.report.fmt import fmt_num as _f
+from memgauge.report.fmt import fmt_signed
 from memgauge.report.junit import optimization_junit, write_junit
 
 __all__ = ["optimize"]
@@ -89,7 +90,7 @@ def _iterations_table(data: dict[str, Any]) -> Table:
             f"{_f(it.get('score'))} {_ci(it.get('ci_low'), it.get('ci_high'))}",
             ""
             if it.get("delta") is None
-            else f"{it['delta']:+.3f} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
+            else f"{fmt_signed(it['delta'])} {_ci(it.get('delta_ci_low'), it.get('delta_ci_high'))}",
             *([_bound_cell(it)] if bound else []),
             accepted,
             str(it.get("run_id") or ""),

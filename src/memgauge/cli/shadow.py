@@ -12,6 +12,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
 from memgauge.report.fmt import fmt_pct as _pct
+from memgauge.report.fmt import fmt_signed
 
 __all__ = ["shadow"]
 
@@ -109,4 +110,4 @@ def _f(x: float | None, digits: int = 3, *, sign: bool = False) -> str:
     """n/a for a metric with no data (no judged query), never 0."""
     if x is None:
         return "n/a"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return fmt_signed(x, digits) if sign else f"{x:.{digits}f}"

@@ -26,6 +26,12 @@ def fallbacks_text(n: int | None) -> str:
     return f" ({n} fallback{'' if n == 1 else 's'})" if n else ""
 
 
+def fmt_signed(v: float | None, digits: int = 3) -> str:
+    """A difference with its sign: `+0.012`, `-0.040`, or n/a; one that rounds to zero is
+    `+0.000`, never `-0.000` (which reads as a loss)."""
+    return "n/a" if v is None else f"{v:+z.{digits}f}"
+
+
 def fmt_pct(x: float | None) -> str:
     """`12.5%`, or n/a."""
     return "n/a" if x is None else f"{100 * x:.1f}%"

@@ -24,7 +24,7 @@ from memgauge.data.shapes import (
     cell,
     text,
 )
-from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct
+from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed
 
 __all__ = [
     "Grid",
@@ -155,7 +155,7 @@ def footnotes(g: Grid) -> list[str]:
 def _num(v: float | None, fmt: str = "num") -> Cell:
     if v is None:
         return text("n/a")
-    return text(fmt_p(v) if fmt == "p" else f"{v:+.3f}" if fmt == "signed" else fmt_num(v))
+    return text(fmt_p(v) if fmt == "p" else fmt_signed(v) if fmt == "signed" else fmt_num(v))
 
 
 def grid(shape: Shape) -> Grid:

@@ -14,7 +14,7 @@ from rich.table import Table
 from memgauge._util.process import host_name, is_alive
 from memgauge.data.records import RunSummary
 from memgauge.report.escape import term
-from memgauge.report.fmt import conventions_lines, fallbacks_text
+from memgauge.report.fmt import conventions_lines, fallbacks_text, fmt_signed
 from memgauge.report.fmt import fmt_num as _fmt
 
 __all__ = [
@@ -247,9 +247,9 @@ def comparison_table(
         ci = (
             "n/a"
             if r["delta_ci_low"] is None
-            else f"[{r['delta_ci_low']:+.3f}, {r['delta_ci_high']:+.3f}]"
+            else f"[{fmt_signed(r['delta_ci_low'])}, {fmt_signed(r['delta_ci_high'])}]"
         )
-        delta = "n/a" if r["delta"] is None else f"{r['delta']:+.3f}{r['mark']}"
+        delta = "n/a" if r["delta"] is None else f"{fmt_signed(r['delta'])}{r['mark']}"
         table.add_row(
             term(r["subject"]),
             term(r["task"]),

@@ -355,7 +355,7 @@ def graduation(
     if constitutional_delta is None:
         unmeasured.append("constitutional surfacing not measured")
     elif constitutional_delta < 0:
-        reasons.append(f"constitutional surfacing regressed ({constitutional_delta:+.3f})")
+        reasons.append(f"constitutional surfacing regressed ({constitutional_delta:+z.3f})")
     if not p95_control_ms or p95_treatment_ms is None:
         unmeasured.append("latency not measured")
     else:
@@ -373,10 +373,10 @@ def graduation(
     mean = (state.mean or 0.0) if mean_delta is None else mean_delta
     if mean < rules.improvement:
         return "keep_testing", [
-            f"improvement {mean:+.4f} below the threshold {rules.improvement}",
+            f"improvement {mean:+z.4f} below the threshold {rules.improvement}",
             *unmeasured,
         ]
-    better = f"treatment better; improvement {mean:+.4f} >= {rules.improvement}"
+    better = f"treatment better; improvement {mean:+z.4f} >= {rules.improvement}"
     if unmeasured and not rules.allow_unmeasured:
         return "unmeasured", [
             f"not graduated: unmeasured ({'; '.join(unmeasured)})",

@@ -51,6 +51,7 @@ from memgauge.report.fmt import (
     fmt_num,
     fmt_p,
     fmt_pct,
+    fmt_signed,
 )
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
@@ -143,10 +144,6 @@ def _pretty(value: Any) -> str:
     ):
         return "{\n  " + _FLAT.encode(value)[1:-1] + "\n}"
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
-def _signed(v: float | None, digits: int = 3) -> str:
-    return "n/a" if v is None else f"{v:+.{digits}f}"
 
 
 def _ts(value: str | None) -> str:
@@ -298,7 +295,7 @@ def environment() -> Environment:
         num=_missing_is_none(fmt_num),
         pct=_missing_is_none(fmt_pct),
         p=_missing_is_none(fmt_p),
-        signed=_missing_is_none(_signed),
+        signed=_missing_is_none(fmt_signed),
         brief=_brief,
         pretty=_pretty,
         ts=_ts,
