@@ -139,3 +139,18 @@ def test_a_run_recorded_under_older_rules_still_reads() -> None:
     entries = recorded_entries(task)
     assert [evaluator_label(e, entries) for e in entries] == ["hit/miss", "exact"]
     assert entries[0].weight == 2.0
+
+
+def test_a_task_without_evaluators_is_told_what_to_write(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: s\nsubjects:\n  lex: {reference: {mode: lexical}}\n"
+        "tasks:\n  - {name: t, kind: retrieval, dataset: d}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DataError) as info:
+        load_suite(path)
+    (problem,) = [p for p in info.value.problems if p.field == "tasks.0.evaluators"]
+    assert problem.line == 5
+    assert problem.message.startswith("required field is missing; list what scores each item")
+    assert "evaluators: [{retrieval: nDCG@10}]" in problem.message

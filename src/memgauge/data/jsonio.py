@@ -50,6 +50,11 @@ _HINTS = {
     "tier": "use constitutional, critical, important, normal or temporary",
     "source": "use manual, implicit, bootstrapped or validated",
 }
+#: what to write where a required field is missing (a suite task's evaluators)
+_MISSING_HINTS = {
+    "evaluators": "list what scores each item, e.g. evaluators: [{retrieval: nDCG@10}] for a "
+    "retrieval task, [contains] for expected output (`memgauge schema` lists them)",
+}
 
 
 def problems_from_validation(
@@ -65,6 +70,9 @@ def problems_from_validation(
             msg = "unknown field; remove it or check its spelling"
         elif err["type"] == "missing":
             msg = "required field is missing"
+            hint = _MISSING_HINTS.get(str(err["loc"][-1]) if err["loc"] else "")
+            if hint:
+                msg = f"{msg}; {hint}"
         else:
             given = err.get("input")
             if not isinstance(given, dict | list):
