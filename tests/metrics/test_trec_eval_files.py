@@ -288,3 +288,33 @@ def test_c_and_missing_skip_contradict(capsys: pytest.CaptureFixture[str]) -> No
     args = ["-c", "--missing", "skip", str(DATA / "qrels.test"), str(DATA / "results.trunc")]
     assert main(["metrics", "--conventions", "trec_eval", *args]) == 2
     assert "-c scores a query absent from the run 0" in capsys.readouterr().err
+
+
+def test_infinite_scores_are_read_and_ordered_as_trec_eval_orders_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """trec_eval's atof, pytrec_eval and ir_measures take `inf`, `-Infinity` and `1e999`
+    (an infinity once read): memgauge refused the file. Ties among infinities go by doc id
+    descending, as every tie does; NaN, which has no place in an order, is still refused."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 0\nq1 0 d4 1\n")
+    run = tmp_path / "run"
+    # ranked: d1 (1e999 = inf), d4 (2.5), d3 (-inf, tie with d2, larger id), d2 (-Infinity)
+    run.write_text(
+        "q1 Q0 d1 1 1e999 t\nq1 Q0 d2 2 -Infinity t\nq1 Q0 d3 3 -inf t\nq1 Q0 d4 4 2.5 t\n"
+    )
+    args = ["--conventions", "trec_eval", "-m", "P.1,2,3", "-m", "map", str(qrels), str(run)]
+    assert main(["metrics", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # relevant at ranks 1, 2 and 4: AP = (1 + 1 + 3/4) / 3
+    assert sorted(line.split() for line in lines) == [
+        ["P_1", "all", "1.0000"],
+        ["P_2", "all", "1.0000"],
+        ["P_3", "all", "0.6667"],
+        ["map", "all", "0.9167"],
+    ]
+    run.write_text("q1 Q0 d1 1 nan t\n")
+    assert main(["metrics", str(qrels), str(run)]) == 2
+    assert "run:1: score: 'nan' is not a number: NaN has no place in a ranking" in (
+        capsys.readouterr().err
+    )

@@ -48,6 +48,7 @@ def _batch(
     *,
     negative: bool = False,
     near_ties: bool = False,
+    infinite: bool = False,
 ) -> tuple[Qrels, Run]:
     """Random qrels and a run over a pool of ids whose string order differs from their number
     order (d1 < d10 < d2); scores with many exact ties; some queries judged with nothing
@@ -74,6 +75,9 @@ def _batch(
         if near_ties:
             # distinct as doubles, equal as float32
             scores = scores + np.where(rng.random(len(returned)) < 0.3, 1e-12, 0.0)
+        if infinite:  # trec_eval's atof, pytrec_eval and ir_measures take inf and -inf
+            draw = rng.random(len(returned))
+            scores = np.where(draw < 0.15, np.inf, np.where(draw > 0.85, -np.inf, scores))
         run[q] = {str(d): float(s) for d, s in zip(returned, scores, strict=True)}
     return qrels, run
 
@@ -183,6 +187,23 @@ def test_transcription_and_memgauge_equal_pytrec_eval_at_thresholds_1_to_3(seed:
                         f"seed {seed}: transcription {q} {trec_name} level {level}"
                     )
             _check(seed, qrels, run, level, k)
+
+
+def test_infinite_scores_rank_as_trec_eval_ranks_them(seed: int) -> None:
+    # inf and -inf above and below every number, tied among themselves (then doc id desc)
+    rng = np.random.default_rng(seed)
+    names = {"P_5": "P@5", "map": "AP", "ndcg": "nDCG", "Rprec": "R-prec", "recip_rank": "RR"}
+    for k in (1, 5):
+        qrels, run = _batch(rng, 300, 3, infinite=True)
+        qrels = {q: j for q, j in qrels.items() if j}
+        assert any(math.isinf(s) for docs in run.values() for s in docs.values())
+        _check(seed, qrels, run, 1, k)
+    got = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
+    ev = evaluate(qrels, run, list(names.values()), MetricConfig(rel_threshold=1, gain="linear"))
+    for i, q in enumerate(ev.query_ids):
+        for trec_name, value in got.get(q, {}).items():
+            mine = float(ev.per_query[names[trec_name]][i])
+            assert math.isclose(mine, value, abs_tol=1e-12), f"seed {seed}: {q} {trec_name}"
 
 
 def test_grades_up_to_a_million_with_linear_gain(seed: int) -> None:

@@ -5,7 +5,8 @@ Python accepts forms no other tool does: `1_0` (10 to Python, 1 to trec_eval's `
 Arabic-Indic or other non-ASCII digits (`١٢`), surrounding Unicode spaces, and `nan`,
 `inf`, `infinity`. A number here is ASCII: an optional sign, digits, an optional fraction and
 exponent; and it is finite. Anything else is refused with a message saying why, so a file is
-never read differently by memgauge and by the tool that wrote it.
+never read differently by memgauge and by the tool that wrote it. One exception: a TREC run's
+score may be infinite (`parse_run_score`), as trec_eval, pytrec_eval and ir_measures read it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "SEED_MAX",
     "parse_finite_float",
     "parse_int",
+    "parse_run_score",
 ]
 
 INT64_MIN = -(2**63)
@@ -55,6 +57,23 @@ def _why_not(text: str) -> str:
     if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
         return ": NaN and infinity are not allowed; write a finite number"
     return ""
+
+
+_INFINITY = re.compile(r"[+-]?inf(?:inity)?", re.ASCII | re.IGNORECASE)
+
+
+def parse_run_score(text: str) -> float:
+    """A TREC run's score: a number as `parse_finite_float` reads it, or an infinity (`inf`,
+    `-Infinity`, or a literal past the largest double such as `1e999`), which trec_eval's
+    `atof`, pytrec_eval and ir_measures all read and order; NaN, which none can order, is
+    refused with a ValueError."""
+    if _INFINITY.fullmatch(text):
+        return float(text)
+    if not _FLOAT.fullmatch(text):
+        if text.strip().lower().lstrip("+-") == "nan":
+            raise ValueError(f"{text!r} is not a number: NaN has no place in a ranking")
+        raise ValueError(f"{text!r} is not a number{_why_not(text)}")
+    return float(text)
 
 
 def parse_int(text: str) -> int:

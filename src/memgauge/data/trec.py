@@ -17,8 +17,9 @@ not counted in R, skipped by bpref and infAP, counted as judged by Judged@k. A r
 
 run: `qid Q0 docid rank score tag`, then anything (trec_eval ignores the rest of the line,
 "reserved for future expansion"). trec_eval ignores the rank column and orders by score
-descending, then doc id descending; so do we. A non-numeric or non-finite score, fewer than 6
-columns, or a repeated docid within a query is an error. The run's tag, trec_eval's `runid`,
+descending, then doc id descending; so do we. A score may be infinite (`inf`, `-inf`, `1e999`:
+trec_eval's `atof`, pytrec_eval and ir_measures read and order them); a non-numeric or NaN
+score, fewer than 6 columns, or a repeated docid within a query is an error. The run's tag, trec_eval's `runid`,
 is the tag of its last line (`read_run_tagged`).
 
 Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memgauge._util.files import atomic_write_text
-from memgauge._util.numbers import MAX_GRADE, parse_finite_float, parse_int
+from memgauge._util.numbers import MAX_GRADE, parse_int, parse_run_score
 from memgauge.errors import DataError, Problem
 
 __all__ = [
@@ -227,7 +228,7 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
             continue
         qid, _, doc, _, score_text, tag = parts[:6]
         try:
-            score = parse_finite_float(score_text)
+            score = parse_run_score(score_text)
         except ValueError as exc:
             problems.append(Problem(file, lineno, "score", str(exc)))
             continue

@@ -283,12 +283,12 @@ def hits_from_run(
     lens = np.asarray(run_lens, dtype=np.int64)
     jlens = np.asarray(judged_lens, dtype=np.int64)
     score_arr = np.asarray(scores, dtype=np.float64)
-    if score_arr.size and not np.isfinite(score_arr).all():
-        raise ValueError("run scores must be finite numbers")
     ideal = _ideal_rows(jgrades, jlens)  # refuses an unstorable grade before int64 could overflow
     jgrade_arr = np.asarray(jgrades, dtype=np.int64)
     jscore_arr = np.asarray(jscores, dtype=np.float64)
     found = np.flatnonzero(~np.isnan(jscore_arr))
+    if score_arr.size and not np.isfinite(score_arr).all():
+        score_arr, jscore_arr = _finite_order(score_arr, jscore_arr, found)
     row = np.repeat(np.arange(n, dtype=np.int64), jlens)[found]
     pos = _ranks(score_arr, lens, row, jscore_arr[found], ids, _pick(jids, found))
     cap = max(int(lens.max(initial=0)), 1)
@@ -313,6 +313,22 @@ def hits_from_run(
 
 
 _BLOCK_CELLS = 1 << 20  # padded scores per block of queries in _ranks
+
+
+def _finite_order(
+    scores: FloatArray, judged: FloatArray, found: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """A run's scores with infinities (trec_eval, pytrec_eval and ir_measures order `inf` and
+    `-inf`) as finite numbers in the same order: each score becomes its place among the run's
+    distinct scores, so ties stay ties and no score meets the -inf that pads `_slices`' rows.
+    The judged documents' scores (`judged` at `found`; NaN elsewhere: not returned) alike.
+    ValueError for a NaN score, which has no place in an order."""
+    if np.isnan(scores).any():
+        raise ValueError("run scores must be numbers: NaN has no place in a ranking")
+    distinct = np.unique(scores)
+    judged = judged.copy()
+    judged[found] = np.searchsorted(distinct, judged[found])
+    return np.searchsorted(distinct, scores).astype(np.float64), judged
 
 
 def _ranks(
