@@ -190,20 +190,15 @@ def test_transcription_and_memgauge_equal_pytrec_eval_at_thresholds_1_to_3(seed:
 
 
 def test_infinite_scores_rank_as_trec_eval_ranks_them(seed: int) -> None:
-    # inf and -inf above and below every number, tied among themselves (then doc id desc)
+    # inf and -inf above and below every number, tied among themselves (then doc id desc).
+    # Against the transcription only: pytrec_eval hung once (minutes, in evaluate) on a
+    # random run with infinities, and a test must not hang on a seed
     rng = np.random.default_rng(seed)
-    names = {"P_5": "P@5", "map": "AP", "ndcg": "nDCG", "Rprec": "R-prec", "recip_rank": "RR"}
-    for k in (1, 5):
-        qrels, run = _batch(rng, 300, 3, infinite=True)
+    for level, k in ((1, 1), (1, 5), (2, 10), (0, 3)):
+        qrels, run = _batch(rng, 300, 3, negative=level == 0, infinite=True)
         qrels = {q: j for q, j in qrels.items() if j}
         assert any(math.isinf(s) for docs in run.values() for s in docs.values())
-        _check(seed, qrels, run, 1, k)
-    got = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
-    ev = evaluate(qrels, run, list(names.values()), MetricConfig(rel_threshold=1, gain="linear"))
-    for i, q in enumerate(ev.query_ids):
-        for trec_name, value in got.get(q, {}).items():
-            mine = float(ev.per_query[names[trec_name]][i])
-            assert math.isclose(mine, value, abs_tol=1e-12), f"seed {seed}: {q} {trec_name}"
+        _check(seed, qrels, run, level, k)
 
 
 def test_grades_up_to_a_million_with_linear_gain(seed: int) -> None:
