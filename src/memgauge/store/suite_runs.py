@@ -142,7 +142,9 @@ class SuiteRunStore(OptimizationHistory, Store):
 
     def heartbeat(self, run_id: str, token: str) -> bool:
         """Beat the run's heartbeat if `token` still owns it; False when another process has
-        taken it over (`--force`), so this one stops."""
+        taken it over (`--force`), so this one stops; UnavailableError (exit 3) when the
+        store's file is gone from its path (`check_in_place`)."""
+        self.check_in_place()
         with self._write() as c:
             cur = c.execute(
                 sa.update(runs_t)
