@@ -336,9 +336,27 @@ def main(argv: list[str] | None = None) -> int:
             return _internal_error()
         _echo_err(f"{'error' if code == EXIT_DATA else 'unavailable'}: {_os_error_text(exc)}")
         return code
-    except Exception:
+    except Exception as exc:
+        ctrl_c = _ctrl_c_under(exc)
+        if ctrl_c is not None:
+            # Ctrl-C inside a library that wraps what it catches (pydantic's serializers turn
+            # it into a PydanticSerializationError): an interruption, not a bug
+            _say_interrupted(_interrupted(ctrl_c) or "interrupted")
+            return EXIT_INTERRUPTED
         return _internal_error()
     return 0
+
+
+def _ctrl_c_under(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt `exc` was raised from or while handling, if any."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return None
 
 
 #: problems listed at most: enough to fix a file in one pass, short enough to read
