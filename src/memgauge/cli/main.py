@@ -337,26 +337,30 @@ def main(argv: list[str] | None = None) -> int:
         _echo_err(f"{'error' if code == EXIT_DATA else 'unavailable'}: {_os_error_text(exc)}")
         return code
     except Exception as exc:
-        ctrl_c = _ctrl_c_under(exc)
-        if ctrl_c is not None:
+        if _ctrl_c_under(exc):
             # Ctrl-C inside a library that wraps what it catches (pydantic's serializers turn
             # it into a PydanticSerializationError): an interruption, not a bug
-            _say_interrupted(_interrupted(ctrl_c) or "interrupted")
+            _say_interrupted("interrupted")
             return EXIT_INTERRUPTED
         return _internal_error()
     return 0
 
 
-def _ctrl_c_under(exc: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt `exc` was raised from or while handling, if any."""
+def _ctrl_c_under(exc: BaseException) -> bool:
+    """Whether `exc` stands for a Ctrl-C: raised from or while handling a KeyboardInterrupt,
+    or pydantic-core's serialization error, which keeps the KeyboardInterrupt its serializer
+    raised in its message only (`model_dump_json`: "Error calling function `_stored`:
+    KeyboardInterrupt: ")."""
     seen: set[int] = set()
     at: BaseException | None = exc
     while at is not None and id(at) not in seen:
         if isinstance(at, KeyboardInterrupt):
-            return at
+            return True
+        if type(at).__name__ == "PydanticSerializationError" and "KeyboardInterrupt" in str(at):
+            return True
         seen.add(id(at))
         at = at.__cause__ or at.__context__
-    return None
+    return False
 
 
 #: problems listed at most: enough to fix a file in one pass, short enough to read
