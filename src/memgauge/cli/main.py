@@ -288,11 +288,12 @@ def _interrupted(exc: BaseException | None) -> str | None:
 
 
 def _say_interrupted(text: str) -> None:
-    """Say that the command was interrupted. In the process (`run`), a Ctrl-C from here on ends
-    it at once with the same code: one sent as soon as the message shows (the user pressing
-    again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
+    """Say that the command was interrupted. In the process (`run`), a Ctrl-C (or SIGTERM)
+    from here on ends it at once with the same code: one sent as soon as the message shows (the
+    user pressing again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
     if _as_process and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _exit_interrupted)
+        signal.signal(signal.SIGTERM, _exit_interrupted)
     _echo_err(text)
 
 
@@ -441,6 +442,10 @@ def run(argv: list[str] | None = None) -> Any:
     notebooks) leaves the collector alone."""
     global _as_process
     _as_process = True
+    # `kill PID` stops any command as Ctrl-C does: exit 130, what it was writing removed (a
+    # dataset's temporary directory, an output's temporary file), a run kept as cancelled.
+    # SIGTERM's default action ended the process where it stood (exit 143), leaving them.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main(argv)
     except KeyboardInterrupt:
@@ -454,6 +459,10 @@ def run(argv: list[str] | None = None) -> Any:
     # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
     sys.exit(code)
+
+
+def _terminated(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _exit_interrupted(_signum: int, _frame: Any) -> None:
