@@ -419,6 +419,38 @@ def test_an_interrupted_run_in_memory_says_there_is_nothing_to_resume() -> None:
     assert _interrupted(KeyboardInterrupt()) is None  # not a run's: main says "interrupted"
 
 
+def test_ctrl_c_inside_a_pydantic_serializer_is_an_interruption_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while `runs export` dumped a run: pydantic-core turns the KeyboardInterrupt raised
+    in a serializer into a PydanticSerializationError, which was exit 70 with a traceback
+    ("internal error ... a bug"); it is exit 130, said as an interruption."""
+    from pydantic import BaseModel, model_serializer
+
+    from memgauge.cli import runs as runs_cli
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    class Pressed(BaseModel):
+        @model_serializer
+        def _dump(self) -> dict[str, object]:
+            raise KeyboardInterrupt  # the user's Ctrl-C, arriving in the serializer
+
+    store = tmp_path / "r.db"
+    SuiteRunStore(store).close()
+    out = tmp_path / "x.json"
+    args = ["runs", "export", "r1", "--format", "json", "--out", str(out), "--store", str(store)]
+    # model_dump keeps the KeyboardInterrupt as the error's cause; model_dump_json (`runs
+    # import` storing a summary) only in its message
+    for dump in (Pressed().model_dump, Pressed().model_dump_json):
+        monkeypatch.setattr(runs_cli, "_load", lambda store, given, dump=dump: dump())
+        assert main(args) == 130
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert "internal error" not in err
+        assert "interrupted" in err
+        assert not out.exists()
+
+
 def test_ab_create_without_delta_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -112,3 +112,53 @@ def test_a_reader_gone_before_the_first_line_does_not_cut_the_command_short(
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "result.json", "summary.md"]
+
+
+# the console script, stopped by `kill PID` while `import` writes its dataset's temporary
+# directory: the write of queries.jsonl says so in the file named by argv[1], then waits
+_STOPPED_WRITING = """
+import sys, time
+from pathlib import Path
+import memgauge.data.io as io
+real = io.write_jsonl
+def waiting(path, records):
+    real(path, records)
+    if Path(path).name == "queries.jsonl":
+        Path(sys.argv[1]).write_text(str(path))
+        time.sleep(60)
+io.write_jsonl = waiting
+from memgauge.cli.main import run
+run(sys.argv[2:])
+"""
+
+
+def test_sigterm_stops_any_command_as_ctrl_c_does_leaving_nothing_written(tmp_path: Path) -> None:
+    """SIGTERM's default action ended `memgauge import` where it stood (exit 143), its
+    temporary `.out.XXXX` directory left beside the output for good; it is now the
+    interruption the README's table gives 130 for, and the directory is removed."""
+    import signal
+    import time
+
+    source = Path(__file__).parents[1] / "data" / "locomo" / "normalisations.json"
+    marker, out = tmp_path / "writing", tmp_path / "data" / "out"
+    env = {**os.environ, "MEMGAUGE_HOME": str(tmp_path / "home")}
+    args = ["import", "locomo", str(source), "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _STOPPED_WRITING, str(marker), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the import never wrote its queries"
+        time.sleep(0.02)
+    assert Path(marker.read_text()).parent.name.startswith(".out.")  # its temporary directory
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip() == "aborted"  # what a Ctrl-C outside a run says
+    assert list((tmp_path / "data").iterdir()) == []  # no output, no temporary directory

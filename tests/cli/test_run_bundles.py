@@ -142,3 +142,34 @@ def test_a_baseline_bundle_of_another_suite_is_refused(
     assert "Traceback" not in err
     with SuiteRunStore(store) as opened:
         assert opened.gate_verdict(new) is None  # nothing recorded
+
+
+def test_an_import_stopped_before_its_projection_leaves_nothing_and_the_next_one_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C after the bundle's rows were committed but before seed 002's `eval_results`
+    projection (a second transaction) left the run in the store without it, and the next
+    import was refused: 'already in this store; nothing was imported'. All or nothing now."""
+    import sqlite3
+
+    from memgauge.store import suite_runs
+
+    _, run_id, bundle = _exported_run(tmp_path, "source", capsys)
+    target = tmp_path / "target.db"
+    args = ["runs", "import", str(bundle), "--store", str(target)]
+    projection = suite_runs.replace_eval_results
+
+    def pressed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the user's Ctrl-C as the projection is written
+
+    monkeypatch.setattr(suite_runs, "replace_eval_results", pressed)
+    assert main(args) == 130
+    monkeypatch.setattr(suite_runs, "replace_eval_results", projection)
+    assert _ids(str(target), capsys) == []
+    assert main(args) == 0, capsys.readouterr().err
+    assert _ids(str(target), capsys) == [run_id]
+    with sqlite3.connect(target) as conn:
+        (n,) = conn.execute(
+            "SELECT COUNT(*) FROM eval_results WHERE run_id = ?", (run_id,)
+        ).fetchone()
+    assert n == 1  # the lexical system's row

@@ -288,11 +288,12 @@ def _interrupted(exc: BaseException | None) -> str | None:
 
 
 def _say_interrupted(text: str) -> None:
-    """Say that the command was interrupted. In the process (`run`), a Ctrl-C from here on ends
-    it at once with the same code: one sent as soon as the message shows (the user pressing
-    again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
+    """Say that the command was interrupted. In the process (`run`), a Ctrl-C (or SIGTERM)
+    from here on ends it at once with the same code: one sent as soon as the message shows (the
+    user pressing again) would otherwise raise KeyboardInterrupt wherever the exit stands."""
     if _as_process and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _exit_interrupted)
+        signal.signal(signal.SIGTERM, _exit_interrupted)
     _echo_err(text)
 
 
@@ -336,9 +337,31 @@ def main(argv: list[str] | None = None) -> int:
             return _internal_error()
         _echo_err(f"{'error' if code == EXIT_DATA else 'unavailable'}: {_os_error_text(exc)}")
         return code
-    except Exception:
+    except Exception as exc:
+        if _ctrl_c_under(exc):
+            # Ctrl-C inside a library that wraps what it catches (pydantic's serializers turn
+            # it into a PydanticSerializationError): an interruption, not a bug
+            _say_interrupted("interrupted")
+            return EXIT_INTERRUPTED
         return _internal_error()
     return 0
+
+
+def _ctrl_c_under(exc: BaseException) -> bool:
+    """Whether `exc` stands for a Ctrl-C: raised from or while handling a KeyboardInterrupt,
+    or pydantic-core's serialization error, which keeps the KeyboardInterrupt its serializer
+    raised in its message only (`model_dump_json`: "Error calling function `_stored`:
+    KeyboardInterrupt: ")."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        if type(at).__name__ == "PydanticSerializationError" and "KeyboardInterrupt" in str(at):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
 
 
 #: problems listed at most: enough to fix a file in one pass, short enough to read
@@ -419,6 +442,10 @@ def run(argv: list[str] | None = None) -> Any:
     notebooks) leaves the collector alone."""
     global _as_process
     _as_process = True
+    # `kill PID` stops any command as Ctrl-C does: exit 130, what it was writing removed (a
+    # dataset's temporary directory, an output's temporary file), a run kept as cancelled.
+    # SIGTERM's default action ended the process where it stood (exit 143), leaving them.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main(argv)
     except KeyboardInterrupt:
@@ -432,6 +459,10 @@ def run(argv: list[str] | None = None) -> Any:
     # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
     sys.exit(code)
+
+
+def _terminated(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _exit_interrupted(_signum: int, _frame: Any) -> None:

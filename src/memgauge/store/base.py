@@ -4,6 +4,7 @@ store opened as it is."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Self
 
 import sqlalchemy as sa
 
+from memgauge.errors import UnavailableError
 from memgauge.store import engine as _engine
 from memgauge.store.url import HEAD, StoreURL, default_store, store_url
 
@@ -23,6 +25,7 @@ class Store:
 
     #: whether another thread may use the connection (never two at once: the caller's duty)
     threads: bool = False
+    _file: tuple[int, int] | None = None
 
     def __init__(
         self, where: str | Path | StoreURL | None = None, *, read_only: bool = False
@@ -50,6 +53,20 @@ class Store:
             raise _engine.unreachable(self.url, exc) from None
         if current != HEAD:
             _engine.upgrade(self._engine, self.url)
+        # the SQLite file opened (device, inode): what `check_in_place` looks for at its path
+        self._file = _identity(self.path) if self.path is not None else None
+
+    def check_in_place(self) -> None:
+        """Raise UnavailableError (exit 3) when the SQLite file this store opened is no longer
+        at its path: removed (its directory with it) or replaced. SQLite goes on writing to the
+        file it holds open, so a run would end saying it was stored in a file that is gone."""
+        if self._file is None or self.path is None or _identity(self.path) == self._file:
+            return
+        raise UnavailableError(
+            f"results store {self.url}: the file was removed or replaced while this command"
+            " wrote to it, and what it recorded went with the file; give a store that stays in"
+            " place, and run the command again"
+        )
 
     def _read(self) -> AbstractContextManager[sa.Connection]:
         return _engine.read(self._conn, self.url)
@@ -73,3 +90,12 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at `path`; None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

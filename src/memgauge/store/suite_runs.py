@@ -142,7 +142,9 @@ class SuiteRunStore(OptimizationHistory, Store):
 
     def heartbeat(self, run_id: str, token: str) -> bool:
         """Beat the run's heartbeat if `token` still owns it; False when another process has
-        taken it over (`--force`), so this one stops."""
+        taken it over (`--force`), so this one stops; UnavailableError (exit 3) when the
+        store's file is gone from its path (`check_in_place`)."""
+        self.check_in_place()
         with self._write() as c:
             cur = c.execute(
                 sa.update(runs_t)
@@ -172,43 +174,7 @@ class SuiteRunStore(OptimizationHistory, Store):
         """Keep the run's summary (recomputed from the item records at the end of each
         attempt), and project its retrieval aggregates into seed 002's `eval_results`."""
         with self._write() as c:
-            c.execute(
-                sa.update(runs_t)
-                .where(runs_t.c.run_id == run_id)
-                .values(
-                    summary_json=packed(summary.model_dump_json()),
-                    headline_json=packed(headline(summary).model_dump_json()),
-                )
-            )
-            item_rows.replace_queries(c, run_id, summary)
-            item_rows.replace_values(c, run_id)
-            created = c.execute(
-                sa.select(runs_t.c.created_at).where(runs_t.c.run_id == run_id)
-            ).scalar()
-            previous = c.execute(
-                sa.select(eval_results.c.run_type).where(eval_results.c.run_id == run_id).limit(1)
-            ).scalar()
-            # seed 002's run type and feature as `evaluate --run-type --feature-id` gave them
-            # (a run the gate has since judged keeps its `regression`)
-            retrieval = [agg for agg in summary.aggregates if agg.aggregate == "ir"]
-            rows = [
-                # the seed's row is one per run and system: with several retrieval tasks (one
-                # per benchmark dataset) the system is named with its task
-                _with_task(row, agg.task) if len(retrieval) > 1 else row
-                for agg in retrieval
-                for view in [agg.facts_as(IrView) or IrView()]
-                for pipe in [view.pipeline or IrPipeline()]
-                for row in eval_results_rows(
-                    {
-                        **agg.facts_json(exclude=UNREAD),
-                        "run_id": run_id,
-                        "created_at": created or utc_now(),
-                    },
-                    previous or pipe.run_type,
-                    pipe.feature_id,
-                )
-            ]
-            replace_eval_results(c, run_id, rows)
+            _set_summary(c, run_id, summary)
 
     def keep_compared(
         self, run_a: str, run_b: str, seed: int, key: str, payload: dict[str, Any]
@@ -534,9 +500,11 @@ class SuiteRunStore(OptimizationHistory, Store):
         retrieval aggregates are projected into `eval_results` as for a run made here."""
         with self._write() as c:
             ids = bundle.import_bundle(c, entries)
-        for entry in entries:
-            if entry["run"].summary is not None:
-                self.set_summary(entry["run"].run_id, entry["run"].summary)
+            # in the same transaction: a run imported without its projection (interrupted
+            # between two) would be refused as already there by the next import
+            for entry in entries:
+                if entry["run"].summary is not None:
+                    _set_summary(c, entry["run"].run_id, entry["run"].summary)
         return ids
 
     def iter_export(self, run_id: str) -> Iterator[dict[str, Any]]:
@@ -544,6 +512,45 @@ class SuiteRunStore(OptimizationHistory, Store):
         with self._read() as c:
             rows = list(item_rows.export_rows(c, run_id))
         yield from rows
+
+
+def _set_summary(c: sa.Connection, run_id: str, summary: RunSummary) -> None:
+    """`SuiteRunStore.set_summary` in the caller's write transaction."""
+    c.execute(
+        sa.update(runs_t)
+        .where(runs_t.c.run_id == run_id)
+        .values(
+            summary_json=packed(summary.model_dump_json()),
+            headline_json=packed(headline(summary).model_dump_json()),
+        )
+    )
+    item_rows.replace_queries(c, run_id, summary)
+    item_rows.replace_values(c, run_id)
+    created = c.execute(sa.select(runs_t.c.created_at).where(runs_t.c.run_id == run_id)).scalar()
+    previous = c.execute(
+        sa.select(eval_results.c.run_type).where(eval_results.c.run_id == run_id).limit(1)
+    ).scalar()
+    # seed 002's run type and feature as `evaluate --run-type --feature-id` gave them
+    # (a run the gate has since judged keeps its `regression`)
+    retrieval = [agg for agg in summary.aggregates if agg.aggregate == "ir"]
+    rows = [
+        # the seed's row is one per run and system: with several retrieval tasks (one
+        # per benchmark dataset) the system is named with its task
+        _with_task(row, agg.task) if len(retrieval) > 1 else row
+        for agg in retrieval
+        for view in [agg.facts_as(IrView) or IrView()]
+        for pipe in [view.pipeline or IrPipeline()]
+        for row in eval_results_rows(
+            {
+                **agg.facts_json(exclude=UNREAD),
+                "run_id": run_id,
+                "created_at": created or utc_now(),
+            },
+            previous or pipe.run_type,
+            pipe.feature_id,
+        )
+    ]
+    replace_eval_results(c, run_id, rows)
 
 
 def _run_column(name: str, headline: bool) -> Any:
