@@ -18,7 +18,8 @@ import pytest
 
 from memgauge.cli.main import main
 from memgauge.errors import UsageError
-from memgauge.metrics import MetricConfig, evaluate, parse_measure
+from memgauge.metrics import MetricConfig, evaluate, evaluate_ranked, parse_measure
+from memgauge.scorers import EvalContext, evaluator_from_spec
 
 ir_measures = pytest.importorskip("ir_measures")
 pytest.importorskip("pytrec_eval")
@@ -169,3 +170,23 @@ def test_a_parameter_a_measure_does_not_take_exits_2(
     err = capsys.readouterr().err
     assert says in " ".join(err.split())
     assert repr(name) in err
+
+
+def _item(measure: object, output: list[str], expected: dict[str, int]) -> float | None:
+    score = evaluator_from_spec({"retrieval": measure}).evaluate(
+        EvalContext(output=output, expected=expected)
+    )
+    return score.value
+
+
+def test_a_suites_retrieval_evaluator_keeps_the_measures_parameters() -> None:
+    """`evaluate -m` and a suite's retrieval evaluator score each item through the quick
+    one-query path: a measure's own threshold, judged-only ranking and gain table hold there
+    too (the item's value is metrics.ir's), and "nothing relevant" is read at its threshold."""
+    ranked, grades = ["x", "m2", "m1"], {"m1": 3, "m2": 1}
+    for name in ("RR(rel=1)@10", "P(judged_only=True)@1", "nDCG(gains={1:4,3:1})@3", "RR@10"):
+        want = evaluate_ranked({"q": grades}, {"q": ranked}, [name]).per_query
+        assert _item(name, ranked, grades) == pytest.approx(float(want[name][0]), abs=1e-12)
+    assert _item("RR(rel=1)@10", ranked, grades) == 0.5  # m2 is relevant at 1
+    assert _item("P(judged_only=True)@1", ranked, grades) == 0.0  # m2 first once x is out
+    assert _item({"measure": "P(rel=1)@2", "no_relevant": "skip"}, ["m2"], {"m2": 1}) == 0.5
