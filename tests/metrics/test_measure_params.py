@@ -154,7 +154,7 @@ def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
         ("P(rel=2,rel=3)@5", "rel= is given twice"),
         ("P(judged_only=yes)@5", "judged_only is True or False, not 'yes'"),
         ("nDCG(gains={0:-1})@5", "is not a gain table"),
-        ("nDCG(gains={1:2,1:3})@5", "gains names grade 1 twice"),
+        ("nDCG(gains={1:2,1:3})@5", "the gain table names grade 1 twice"),
         ("nDCG(gains={})@5", "names no grade"),
         ("IPrec(recall=0.2)@0.5", "give the recall level once"),
         ("session_recall_any(rel=1)@5", "takes no parameters in parentheses"),

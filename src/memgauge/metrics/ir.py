@@ -288,7 +288,7 @@ def threshold(m: Measure, cfg: MetricConfig) -> int:
     return cfg.rel_threshold if m.rel is None else m.rel
 
 
-def _table_gain(grades: GradeArray, table: Mapping[int, int]) -> FloatArray:
+def _table_gain(grades: GradeArray, table: Mapping[int, float]) -> FloatArray:
     """Gains from a gain table (`gains=`): a grade it names gains its value, another its grade,
     unjudged and padding 0 (ir_measures maps the judgments' grades the same way)."""
     g: FloatArray = np.maximum(grades, 0).astype(np.float64)

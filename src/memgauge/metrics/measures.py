@@ -178,7 +178,7 @@ TREC_OFFICIAL: tuple[str, ...] = (
 
 
 #: a measure's ir_measures parameter values: a relevance threshold, judged_only, a gain table
-Option = int | bool | tuple[tuple[int, int], ...]
+Option = int | bool | tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -206,7 +206,7 @@ class Measure:
         return dict(self.options).get("judged_only") is True
 
     @property
-    def gains(self) -> dict[int, int] | None:
+    def gains(self) -> dict[int, float] | None:
         """nDCG's gain per grade (`gains=`; a grade not named gains its grade), or None."""
         value = dict(self.options).get("gains")
         return dict(value) if isinstance(value, tuple) else None
@@ -224,8 +224,13 @@ class Measure:
 
 def _option_text(value: Option) -> str:
     if isinstance(value, tuple):
-        return "{" + ",".join(f"{g}:{v}" for g, v in value) + "}"
+        return "{" + ",".join(f"{g}:{gain_text(v)}" for g, v in value) + "}"
     return str(value)
+
+
+def gain_text(gain: float) -> str:
+    """A gain as written back: `3` for 3.0, `4.5` for 4.5."""
+    return str(int(gain)) if gain.is_integer() else repr(gain)
 
 
 def refuse_run_level(measure: str | Measure, where: str) -> None:
@@ -244,7 +249,11 @@ def refuse_run_level(measure: str | Measure, where: str) -> None:
 def trec_name(m: Measure) -> str | None:
     """trec_eval's name for `m` (`ndcg_cut_10`, `iprec_at_recall_0.10`), or None where
     trec_eval has no measure computed the same way (RR@k, Hit-less LongMemEval measures,
-    Judged@k, RBP: trec_eval's rbp uses graded gains)."""
+    Judged@k, RBP: trec_eval's rbp uses graded gains). nDCG with a gain table alone is
+    trec_eval's `ndcg` with its parameters (`ndcg_1=3,2=9,4=4.5`)."""
+    gains = m.gains
+    if m.name == "nDCG" and m.cutoff is None and gains is not None and len(m.options) == 1:
+        return "ndcg_" + ",".join(f"{g}={gain_text(v)}" for g, v in gains.items())
     if m.options:  # its own threshold, gains or judged_only: trec_eval's -l and -J are global
         return None
     k = m.cutoff
@@ -330,11 +339,13 @@ _NOT_COMPUTED = {"nDCG": "dcg", "SetP": "relative", "SetF": "beta"}
 _FORMS = {
     "rel": "rel=N (its own relevance threshold, a whole number from 0)",
     "judged_only": "judged_only=True (unjudged documents taken out of the ranking first)",
-    "gains": "gains={GRADE:GAIN,...} (whole numbers from 0; a grade not named gains its grade)",
+    "gains": "gains={GRADE:GAIN,...} (grades whole numbers from 0, gains numbers from 0; a grade "
+    "not named gains its grade)",
     "p": "p=P (the persistence, between 0 and 1)",
     "recall": "recall=X (the recall level from 0 to 1, as @X)",
 }
-_GAINS = re.compile(r"^\{\s*(?:[0-9]+\s*:\s*[0-9]+\s*(?:,\s*[0-9]+\s*:\s*[0-9]+\s*)*,?)?\s*\}$")
+_GAIN = r"[0-9]+\s*:\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_GAINS = re.compile(rf"^\{{\s*(?:{_GAIN}\s*(?:,\s*{_GAIN}\s*)*,?)?\s*\}}$")
 
 
 def _accepted(name: str) -> str:
@@ -356,24 +367,36 @@ def _split_args(args: str) -> list[str]:
     return parts
 
 
-def _gains(text: str, value: str) -> tuple[tuple[int, int], ...]:
+def _gains(text: str, value: str) -> tuple[tuple[int, float], ...]:
     if not _GAINS.match(value):
         raise UsageError(
             f"measure {text!r}: gains={value!r} is not a gain table; write "
-            "gains={0:0,1:1,2:3} (whole numbers from 0)"
+            "gains={0:0,1:1,2:3} (grades whole numbers from 0, gains numbers from 0)"
         )
-    table: dict[int, int] = {}
-    for pair in value.strip()[1:-1].split(","):
-        if not pair.strip():
+    pairs = [pair.split(":") for pair in value.strip()[1:-1].split(",")]
+    return gain_table(f"measure {text!r}", pairs)
+
+
+def gain_table(text: str, pairs: list[list[str]]) -> tuple[tuple[int, float], ...]:
+    """A gain table from (grade, gain) texts (a pair of blanks is skipped), sorted by grade;
+    UsageError naming `text` for a grade named twice, a grade or gain out of range, or no
+    pair at all. A gain below 0 is refused: trec_eval adds it to the DCG where ir_measures
+    reads the grade it maps to as unjudged."""
+    table: dict[int, float] = {}
+    for pair in pairs:
+        if len(pair) == 1 and not pair[0].strip():
             continue
-        grade, gain = (int(x) for x in pair.split(":"))
+        grade_text, gain_value = (x.strip() for x in pair)
+        if not grade_text.isdigit():
+            raise UsageError(f"{text}: {grade_text!r} is not a grade (a whole number from 0)")
+        grade, gain = int(grade_text), float(gain_value)
         if grade in table:
-            raise UsageError(f"measure {text!r}: gains names grade {grade} twice")
-        if max(grade, gain) > INT32_MAX:
-            raise UsageError(f"measure {text!r}: a grade or gain must be at most 2^31-1")
+            raise UsageError(f"{text}: the gain table names grade {grade} twice")
+        if grade > INT32_MAX or not 0.0 <= gain <= INT32_MAX:
+            raise UsageError(f"{text}: a grade or gain must be from 0 to 2^31-1")
         table[grade] = gain
     if not table:
-        raise UsageError(f"measure {text!r}: gains={{}} names no grade; leave gains= out")
+        raise UsageError(f"{text}: the gain table names no grade; leave it out")
     return tuple(sorted(table.items()))
 
 
