@@ -441,6 +441,37 @@ def test_a_repeated_corpus_id_is_dropped_and_said(tmp_path: Path) -> None:
     assert any("repeated a corpus id" in n for n in report.notes)
 
 
+@pytest.mark.parametrize("granularity", ["turn", "session"])
+def test_a_repeated_session_under_all_turns_is_dropped_too(
+    tmp_path: Path, granularity: str
+) -> None:
+    """A haystack naming an answer session twice: the all-turns import wrote its memories and
+    judgments twice, a dataset `evaluate` then refused (duplicate id, judged twice)."""
+    entry = {
+        "question_id": "rep",
+        "question_type": "single-session-user",
+        "question": "Where?",
+        "answer": 3,  # LongMemEval has numeric answers
+        "answer_session_ids": ["answer_1"],
+        "haystack_session_ids": ["answer_1", "other_2", "answer_1"],
+        "haystack_dates": ["2023/05/20 (Sat) 10:00"] * 3,
+        "haystack_sessions": [
+            [{"role": "user", "content": "Lisbon", "has_answer": True}],
+            [{"role": "user", "content": "Thanks"}],
+            [{"role": "user", "content": "Lisbon", "has_answer": True}],
+        ],
+    }
+    path = tmp_path / "rep.json"
+    path.write_text(json.dumps([entry]))
+    ds, report = import_longmemeval(path, granularity, "all-turns")  # type: ignore[arg-type]
+    ids = [m.id for m in ds.memories]
+    assert len(ids) == len(set(ids)) == 2
+    assert len(ds.judgments) == 1
+    assert report.counts["duplicate_corpus_ids_dropped"] == 1
+    save_retrieval_dataset(ds, tmp_path / "out")
+    assert len(load_retrieval_dataset(tmp_path / "out").memories) == 2
+
+
 def test_turn2session_quirks_by_hand() -> None:
     """The docstring's quirks of LongMemEval's turn2session, on cases small enough to check."""
     names = [f"session_{m}@{k}" for k in (2, 3, 4) for m in ("recall_any", "ndcg_any")]

@@ -78,7 +78,9 @@ def _num(v: float) -> float | None:
     f"A measure, repeatable: nDCG@10, RR@10, Recall@5, P@5, AP@100, R-prec, Hit@5, "
     "recall_any@5, recall_all@5, ndcg_any@5, Bpref, infAP, IPrec@0.1, gm_map, RBP(p=0.8)[@K], "
     "RBP_resid(p=0.8), Judged@10, SetP, SetR, SetF, NumQ, NumRet, NumRel, NumRelRet; "
-    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...), and "
+    "trec_eval's and ir_measures' names are read too (ndcg_cut_10, num_rel_ret, ...), with "
+    "ir_measures' parameters (P(rel=2)@5, AP(judged_only=True), nDCG(gains={0:0,1:1,2:3})@10), "
+    "and "
     "trec_eval's -m arguments (P.5,10, iprec_at_recall..10,.50, recall, official, all_trec) "
     f"(default: {' '.join(DEFAULT)}; under --conventions trec_eval, trec_eval's official set)."
 )
@@ -88,7 +90,8 @@ def _num(v: float) -> float | None:
     choices=["memgauge", "trec_eval"],
     help="Start from a named set of conventions: memgauge (relevant = grade >= 2, exp gain, "
     "every judged query scored) or trec_eval (grade >= 1, linear gain, queries absent from the "
-    "run left out: equal to trec_eval, pytrec_eval and ir_measures). A flag given beside it "
+    "run left out: equal to trec_eval and pytrec_eval; ir_measures scores them 0, --missing "
+    "zero). A flag given beside it "
     "wins.",
 )
 @rel_threshold_option("-l")

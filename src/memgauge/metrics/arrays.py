@@ -29,6 +29,7 @@ from memgauge.metrics.ir import (
     parse_measures,
     score_hits,
     summarize,
+    thresholds,
 )
 from memgauge.metrics.measures import Measure
 from memgauge.metrics.ranking import PAD, POOLED, UNJUDGED, Hits, Judged, grade_dtype
@@ -410,7 +411,7 @@ def evaluate_arrays(
     check_grades(b.top, parsed, cfg)
     n = b.n
     values = {str(m): np.empty(n) for m in parsed}
-    n_rel = np.empty(n, dtype=np.int64)
+    n_rel = {t: np.empty(n, dtype=np.int64) for t in thresholds(parsed, cfg)}
     n_returned = np.empty(n, dtype=np.int64)
     in_run = np.empty(n, dtype=bool)
     ideal_top = np.empty(n, dtype=np.int64)
@@ -421,7 +422,8 @@ def evaluate_arrays(
         chunk, rel = score_hits(parsed, hits, cfg)
         for name, v in chunk.items():
             values[name][lo:hi] = v
-        n_rel[lo:hi] = rel
+        for t, r in rel.items():
+            n_rel[t][lo:hi] = r
         n_returned[lo:hi] = hits.n_returned
         in_run[lo:hi] = hits.in_run
         ideal_top[lo:hi] = hits.ideal[:, 0]

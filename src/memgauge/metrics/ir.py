@@ -44,7 +44,7 @@ recall_any) and P@k (nothing relevant was shown) keep 0, as the seed's MRR does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
 import numpy as np
@@ -266,18 +266,55 @@ def _dense(h: Hits, select: BoolArray, values: FloatArray, k: int | None) -> Flo
     return out
 
 
+def judged_only(h: Hits) -> Hits:
+    """`h` with the documents not judged >= 0 taken out of each ranking, the others moving up
+    (trec_eval's `-J`, ir_measures' `judged_only=True`: a POOLED document goes too)."""
+    keep = h.grade >= 0
+    row = h.row[keep]
+    counts = np.bincount(row, minlength=len(h.n_returned))
+    starts = np.cumsum(counts) - counts
+    return replace(
+        h,
+        row=row,
+        pos=np.arange(row.size, dtype=np.int64) - starts[row],
+        grade=h.grade[keep],
+        n_returned=counts.astype(np.int64),
+        width=max(int(counts.max(initial=0)), 1),
+    )
+
+
+def threshold(m: Measure, cfg: MetricConfig) -> int:
+    """The relevance threshold `m` is computed at: its own (`rel=`), else the run's."""
+    return cfg.rel_threshold if m.rel is None else m.rel
+
+
+def _table_gain(grades: GradeArray, table: Mapping[int, float]) -> FloatArray:
+    """Gains from a gain table (`gains=`): a grade it names gains its value, another its grade,
+    unjudged and padding 0 (ir_measures maps the judgments' grades the same way)."""
+    g: FloatArray = np.maximum(grades, 0).astype(np.float64)
+    for grade, gain in table.items():
+        g[grades == grade] = gain
+    return g
+
+
 def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatArray:
     """One measure's value per query, from the hits (rank and grade of each judged document
     returned). Sums run in rank order, as over the grade matrix, so values are equal bit for
-    bit whichever form a batch arrives in."""
+    bit whichever form a batch arrives in. `n_rel` is R at the run's threshold; a measure with
+    its own (`rel=`) counts R at that one, and `judged_only` ranks the judged documents only."""
+    t = threshold(m, cfg)
+    if t != cfg.rel_threshold:
+        n_rel = h.n_relevant(t)
+    if m.judged_only:
+        h = judged_only(h)
     n = len(h.n_returned)
     R = n_rel.astype(np.float64)
     k = m.cutoff
     if m.name in COMPUTE:
-        return COMPUTE[m.name](m, h, cfg.rel_threshold, n_rel)
+        return COMPUTE[m.name](m, h, t, n_rel)
     if m.name == "gm_map":  # AP per query; the geometric mean is its aggregate
-        return _compute(Measure("AP"), h, cfg, n_rel)
-    rel = h.grade >= cfg.rel_threshold
+        return _compute(Measure("AP", options=(("rel", t),)), h, cfg, n_rel)
+    rel = h.grade >= t
     within = rel if k is None else rel & (h.pos < k)
     if m.name == "P":
         assert k is not None
@@ -307,6 +344,14 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
         return ratio(
             np.bincount(h.row[rel & (h.pos < n_rel[h.row])], minlength=n).astype(np.float64), R
         )
+    if m.name == "nDCG" and m.gains is not None:  # linear gain through the table
+        gained_all = _table_gain(h.grade, m.gains)
+        gained = gained_all > 0 if k is None else (gained_all > 0) & (h.pos < k)
+        gains = _dense(h, gained, gained_all[gained], k)
+        disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
+        ideal = _cut(-np.sort(-_table_gain(h.ideal, m.gains), axis=1), k)
+        idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
+        return ratio(gains @ disc, ideal @ idisc)
     if m.name == "nDCG":
         shift = _exp_shift(h.ideal) if cfg.gain == "exp" else None
         gained = (h.grade > 0) if k is None else (h.grade > 0) & (h.pos < k)
@@ -336,22 +381,30 @@ def parse_measures(measures: Iterable[Measure | str]) -> list[Measure]:
 def check_grades(top: int, measures: Sequence[Measure], cfg: MetricConfig) -> None:
     """ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is not a
     finite double there; use linear gain)."""
-    if cfg.gain == "exp" and top > MAX_EXP_GRADE and any(m.name == "nDCG" for m in measures):
+    exp = [m for m in measures if m.name == "nDCG" and m.gains is None]
+    if cfg.gain == "exp" and top > MAX_EXP_GRADE and exp:
         raise ValueError(
             f"grade {top} is above {MAX_EXP_GRADE}: exp gain 2^grade - 1 overflows; "
             "use linear gain for grades this large"
         )
 
 
+def thresholds(measures: Sequence[Measure], cfg: MetricConfig) -> list[int]:
+    """The relevance thresholds `measures` are computed at: the run's first, then each
+    measure's own (`rel=`)."""
+    return list(dict.fromkeys([cfg.rel_threshold, *(threshold(m, cfg) for m in measures)]))
+
+
 def score_hits(
     measures: Sequence[Measure], hits: Hits, cfg: MetricConfig
-) -> tuple[dict[str, FloatArray], IntArray]:
+) -> tuple[dict[str, FloatArray], dict[int, IntArray]]:
     """Each measure's raw value per query (before the no-relevant and missing-from-run
-    conventions), and R per query."""
-    n_rel = hits.n_relevant(cfg.rel_threshold)
+    conventions), and R per query at each of `thresholds(measures, cfg)`."""
+    n_rel = {t: hits.n_relevant(t) for t in thresholds(measures, cfg)}
     if not len(hits.n_returned):
         return {str(m): np.zeros(0) for m in measures}, n_rel
-    return {str(m): _compute(m, hits, cfg, n_rel) for m in measures}, n_rel
+    base = n_rel[cfg.rel_threshold]
+    return {str(m): _compute(m, hits, cfg, base) for m in measures}, n_rel
 
 
 def summarize(
@@ -359,31 +412,29 @@ def summarize(
     cfg: MetricConfig,
     *,
     query_ids: Sequence[str],
-    n_rel: IntArray,
+    n_rel: Mapping[int, IntArray],
     in_run: BoolArray,
     n_returned: IntArray,
     ideal_top: IntArray,
     run_only: list[str],
 ) -> Evaluation:
-    """Apply the conventions to raw values (`score_hits`) and count the queries."""
-    no_rel = n_rel == 0
+    """Apply the conventions to raw values (`score_hits`) and count the queries. `n_rel` is
+    R per query at each threshold a measure is computed at: a measure with its own (`rel=`)
+    finds the queries with no relevant document at that one; the accounting (`Counts`) counts
+    them at the run's."""
     missing = ~in_run
-    skip = np.zeros(len(query_ids), dtype=bool)
-    if cfg.no_relevant == "skip":
-        skip |= no_rel
-    if cfg.missing_from_run == "skip":
-        skip |= missing
-    # seed 002's vacuous 1.0; nDCG only where its ideal gain is 0 as well (grades <= 0)
-    # (a query absent from the run keeps its own convention, missing_from_run)
-    ones = no_rel & ~skip & ~missing if cfg.no_relevant == "one" else None
     per_query: dict[str, FloatArray] = {}
     for name, raw in values.items():
+        measure = parse_measure(name)
+        skip, ones = _conventions(cfg, n_rel[threshold(measure, cfg)] == 0, missing)
         v = np.asarray(raw, dtype=np.float64)
-        kind = parse_measure(name).name
+        kind = measure.name
         if ones is not None and kind in VACUOUS_ONE:
             v[ones & (ideal_top <= 0) if kind == "nDCG" else ones] = 1.0
         v[skip] = np.nan
         per_query[name] = v
+    no_rel = n_rel[cfg.rel_threshold] == 0
+    skip, _ = _conventions(cfg, no_rel, missing)
 
     def named(rows: BoolArray) -> list[str]:
         return [str(query_ids[i]) for i in np.flatnonzero(rows).tolist()]
@@ -398,6 +449,21 @@ def summarize(
         skipped=int(skip.sum()),
     )
     return Evaluation(query_ids=query_ids, per_query=per_query, counts=counts, config=cfg)
+
+
+def _conventions(
+    cfg: MetricConfig, no_rel: BoolArray, missing: BoolArray
+) -> tuple[BoolArray, BoolArray | None]:
+    """The queries left out (NaN) and those scored a vacuous 1.0 (None: no such convention)."""
+    skip = np.zeros(len(missing), dtype=bool)
+    if cfg.no_relevant == "skip":
+        skip |= no_rel
+    if cfg.missing_from_run == "skip":
+        skip |= missing
+    # seed 002's vacuous 1.0; nDCG only where its ideal gain is 0 as well (grades <= 0)
+    # (a query absent from the run keeps its own convention, missing_from_run)
+    ones = no_rel & ~skip & ~missing if cfg.no_relevant == "one" else None
+    return skip, ones
 
 
 def evaluate_judged(
@@ -436,11 +502,11 @@ def _refuse_session_measures(measures: Sequence[Measure]) -> None:
 
 
 def measure_depth(measures: Sequence[Measure]) -> int | None:
-    """How deep the deepest of `measures` looks (None: the whole ranking)."""
-    cutoffs = [m.cutoff for m in measures]
-    if any(c is None for c in cutoffs) or any(m.name == "R-prec" for m in measures):
+    """How deep the deepest of `measures` looks (None: the whole ranking; judged_only looks
+    past its cutoff for the judged documents)."""
+    if any(m.cutoff is None or m.judged_only or m.name == "R-prec" for m in measures):
         return None
-    return max((c for c in cutoffs if c is not None), default=None)
+    return max((m.cutoff for m in measures if m.cutoff is not None), default=None)
 
 
 def evaluate(

@@ -25,6 +25,7 @@ from memgauge._util.numbers import INT32_MAX
 from memgauge.errors import UsageError
 
 __all__ = [
+    "ACCEPTS",
     "AGGREGATION",
     "MEASURE_NAMES",
     "SESSION_MEASURES",
@@ -176,21 +177,60 @@ TREC_OFFICIAL: tuple[str, ...] = (
 )
 
 
+#: a measure's ir_measures parameter values: a relevance threshold, judged_only, a gain table
+Option = int | bool | tuple[tuple[int, float], ...]
+
+
 @dataclass(frozen=True, order=True, slots=True)
 class Measure:
-    """A retrieval measure, its rank cutoff (None = the whole ranking) and its one real
-    parameter where it has one (IPrec: the recall level; RBP and RBP_resid: the persistence p).
+    """A retrieval measure, its rank cutoff (None = the whole ranking), its one real parameter
+    where it has one (IPrec: the recall level; RBP and RBP_resid: the persistence p), and the
+    ir_measures parameters it was given (`options`, sorted by name: `rel`, its own relevance
+    threshold; `judged_only`, True; `gains`, a gain per grade).
     """
 
     name: str
     cutoff: int | None = None
     param: float | None = None
+    options: tuple[tuple[str, Option], ...] = ()
+
+    @property
+    def rel(self) -> int | None:
+        """Its own relevance threshold (`rel=`), or None: the run's (`MetricConfig`)."""
+        value = dict(self.options).get("rel")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def judged_only(self) -> bool:
+        """Whether unjudged documents are taken out of the ranking first (`judged_only=True`)."""
+        return dict(self.options).get("judged_only") is True
+
+    @property
+    def gains(self) -> dict[int, float] | None:
+        """nDCG's gain per grade (`gains=`; a grade not named gains its grade), or None."""
+        value = dict(self.options).get("gains")
+        return dict(value) if isinstance(value, tuple) else None
 
     def __str__(self) -> str:
+        parts = [(key, _option_text(value)) for key, value in self.options]
+        if self.name in _PERSISTENCE:
+            parts.append(("p", repr(self.param)))
+        args = ",".join(f"{key}={text}" for key, text in sorted(parts))
+        base = f"{self.name}({args})" if args else self.name
         if self.name == "IPrec":
-            return f"IPrec@{self.param!r}"
-        base = self.name if self.param is None else f"{self.name}(p={self.param!r})"
+            return f"{base}@{self.param!r}"
         return base if self.cutoff is None else f"{base}@{self.cutoff}"
+
+
+def _option_text(value: Option) -> str:
+    if isinstance(value, tuple):
+        return "{" + ",".join(f"{g}:{gain_text(v)}" for g, v in value) + "}"
+    return str(value)
+
+
+def gain_text(gain: float) -> str:
+    """A gain as written back: `3` for 3.0, `4.5` for 4.5."""
+    return str(int(gain)) if gain.is_integer() else repr(gain)
 
 
 def refuse_run_level(measure: str | Measure, where: str) -> None:
@@ -209,7 +249,13 @@ def refuse_run_level(measure: str | Measure, where: str) -> None:
 def trec_name(m: Measure) -> str | None:
     """trec_eval's name for `m` (`ndcg_cut_10`, `iprec_at_recall_0.10`), or None where
     trec_eval has no measure computed the same way (RR@k, Hit-less LongMemEval measures,
-    Judged@k, RBP: trec_eval's rbp uses graded gains)."""
+    Judged@k, RBP: trec_eval's rbp uses graded gains). nDCG with a gain table alone is
+    trec_eval's `ndcg` with its parameters (`ndcg_1=3,2=9,4=4.5`)."""
+    gains = m.gains
+    if m.name == "nDCG" and m.cutoff is None and gains is not None and len(m.options) == 1:
+        return "ndcg_" + ",".join(f"{g}={gain_text(v)}" for g, v in gains.items())
+    if m.options:  # its own threshold, gains or judged_only: trec_eval's -l and -J are global
+        return None
     k = m.cutoff
     cut = {"P": "P", "Recall": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "Hit": "success"}
     if k is not None:
@@ -247,7 +293,10 @@ def _valid_forms() -> str:
             forms.append(name)
         else:
             forms.append(f"{name}@K" if needs else f"{name}[@K]")
-    return ", ".join(forms)
+    return ", ".join(forms) + (
+        "; ir_measures' parameters in parentheses where a measure has them: rel=N, "
+        "judged_only=True, gains={GRADE:GAIN,...}, e.g. P(rel=2)@5"
+    )
 
 
 def _unknown(text: str, hint: bool = True) -> UsageError:
@@ -272,21 +321,135 @@ def _unknown(text: str, hint: bool = True) -> UsageError:
     return UsageError(f"unknown measure {text!r}{nearest}; valid forms: {_valid_forms()}")
 
 
-def _persistence(text: str, raw: str, args: str | None) -> float:
-    """The p of an RBP measure: `p=0.8` in parentheses, else the default of the name used."""
-    default = _TREC_EVAL_P if raw in ("rbp", "rbp_resid") else _IR_MEASURES_P
+_BINARY = ("judged_only", "rel")
+#: the ir_measures parameters each measure takes in parentheses (the cutoff is `@K`)
+ACCEPTS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map", "SetP", "SetF"), _BINARY
+    ),
+    **dict.fromkeys(("recall_any", "recall_all", "ndcg_any"), _BINARY),
+    **dict.fromkeys(("Bpref", "infAP", "SetR", "NumRet", "NumRel", "NumRelRet"), ("rel",)),
+    "IPrec": ("judged_only", "recall", "rel"),
+    "nDCG": ("gains", "judged_only"),
+    "RBP": ("p", "rel"),
+    "RBP_resid": ("p",),
+}
+#: ir_measures' parameters that memgauge does not compute, per measure
+_NOT_COMPUTED = {"nDCG": "dcg", "SetP": "relative", "SetF": "beta"}
+_FORMS = {
+    "rel": "rel=N (its own relevance threshold, a whole number from 0)",
+    "judged_only": "judged_only=True (unjudged documents taken out of the ranking first)",
+    "gains": "gains={GRADE:GAIN,...} (grades whole numbers from 0, gains numbers from 0; a grade "
+    "not named gains its grade)",
+    "p": "p=P (the persistence, between 0 and 1)",
+    "recall": "recall=X (the recall level from 0 to 1, as @X)",
+}
+_GAIN = r"[0-9]+\s*:\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_GAINS = re.compile(rf"^\{{\s*(?:{_GAIN}\s*(?:,\s*{_GAIN}\s*)*,?)?\s*\}}$")
+
+
+def _accepted(name: str) -> str:
+    keys = ACCEPTS.get(name, ())
+    if not keys:
+        return f"{name} takes no parameters in parentheses"
+    return f"{name} takes " + ", ".join(_FORMS[k] for k in keys)
+
+
+def _split_args(args: str) -> list[str]:
+    """`args` split at the commas outside braces (a gain table has its own)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(args):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(args[start:i])
+            start = i + 1
+    parts.append(args[start:])
+    return parts
+
+
+def _gains(text: str, value: str) -> tuple[tuple[int, float], ...]:
+    if not _GAINS.match(value):
+        raise UsageError(
+            f"measure {text!r}: gains={value!r} is not a gain table; write "
+            "gains={0:0,1:1,2:3} (grades whole numbers from 0, gains numbers from 0)"
+        )
+    pairs = [pair.split(":") for pair in value.strip()[1:-1].split(",")]
+    return gain_table(f"measure {text!r}", pairs)
+
+
+def gain_table(text: str, pairs: list[list[str]]) -> tuple[tuple[int, float], ...]:
+    """A gain table from (grade, gain) texts (a pair of blanks is skipped), sorted by grade;
+    UsageError naming `text` for a grade named twice, a grade or gain out of range, or no
+    pair at all. A gain below 0 is refused: trec_eval adds it to the DCG where ir_measures
+    reads the grade it maps to as unjudged."""
+    table: dict[int, float] = {}
+    for pair in pairs:
+        if len(pair) == 1 and not pair[0].strip():
+            continue
+        grade_text, gain_value = (x.strip() for x in pair)
+        if not grade_text.isdigit():
+            raise UsageError(f"{text}: {grade_text!r} is not a grade (a whole number from 0)")
+        grade, gain = int(grade_text), float(gain_value)
+        if grade in table:
+            raise UsageError(f"{text}: the gain table names grade {grade} twice")
+        if grade > INT32_MAX or not 0.0 <= gain <= INT32_MAX:
+            raise UsageError(f"{text}: a grade or gain must be from 0 to 2^31-1")
+        table[grade] = gain
+    if not table:
+        raise UsageError(f"{text}: the gain table names no grade; leave it out")
+    return tuple(sorted(table.items()))
+
+
+def _options(
+    text: str, name: str, raw: str, args: str | None
+) -> tuple[float | None, float | None, tuple[tuple[str, Option], ...]]:
+    """The persistence p (RBP), the recall level given as `recall=` (IPrec) and the ir_measures
+    options of `NAME(args)`; UsageError naming the measure and what it takes otherwise."""
+    p = (
+        (_TREC_EVAL_P if raw in ("rbp", "rbp_resid") else _IR_MEASURES_P)
+        if name in _PERSISTENCE
+        else None
+    )
+    recall: float | None = None
+    options: dict[str, Option] = {}
     if args is None or not args.strip():
-        return default
-    key, _, value = args.partition("=")
-    if key.strip() != "p" or not _:
-        raise UsageError(f"measure {text!r}: the one parameter here is p, e.g. RBP(p=0.8)")
-    try:
-        p = float(value.strip())
-    except ValueError:
-        raise UsageError(f"measure {text!r}: p={value.strip()!r} is not a number") from None
-    if not 0.0 < p < 1.0:
-        raise UsageError(f"measure {text!r}: the persistence p must be between 0 and 1")
-    return p
+        return p, recall, ()
+    seen: set[str] = set()
+    for part in _split_args(args):
+        key, eq, value = (x.strip() for x in part.partition("="))
+        if key not in ACCEPTS.get(name, ()) or not eq:
+            what = f"{key}= is not one" if eq else f"{part.strip()!r} is not a name=value pair"
+            if key == _NOT_COMPUTED.get(name):
+                what = f"ir_measures' {key}= is not computed by memgauge"
+            raise UsageError(f"measure {text!r}: {_accepted(name)}; {what}")
+        if key in seen:
+            raise UsageError(f"measure {text!r}: {key}= is given twice")
+        seen.add(key)
+        if key in ("p", "recall"):
+            try:
+                number = float(value)
+            except ValueError:
+                raise UsageError(f"measure {text!r}: {key}={value!r} is not a number") from None
+            if key == "p" and not 0.0 < number < 1.0:
+                raise UsageError(f"measure {text!r}: the persistence p must be between 0 and 1")
+            if key == "recall" and not 0.0 <= number <= 1.0:
+                raise UsageError(f"measure {text!r}: the recall level must be from 0 to 1")
+            p, recall = (number, recall) if key == "p" else (p, number)
+        elif key == "rel":
+            if not value.isdigit() or int(value) > INT32_MAX:
+                raise UsageError(
+                    f"measure {text!r}: rel={value!r} is not a relevance threshold; write a "
+                    "whole number from 0, e.g. rel=2"
+                )
+            options["rel"] = int(value)
+        elif key == "judged_only":
+            if value.lower() not in ("true", "false"):
+                raise UsageError(f"measure {text!r}: judged_only is True or False, not {value!r}")
+            if value.lower() == "true":
+                options["judged_only"] = True
+        else:
+            options["gains"] = _gains(text, value)
+    return p, recall, tuple(sorted(options.items()))
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -312,14 +475,16 @@ def _parse(text: str, *, hint: bool) -> Measure:
     if match is None or name is None:
         raise _unknown(text, hint)
     args, at = match.group("args"), match.group("at")
-    if args is not None and name not in _PERSISTENCE:
-        raise UsageError(f"measure {text!r}: {name} takes no parameters in parentheses")
+    param, recall, options = _options(text, name, raw, args)
     if name == "IPrec":
-        if at is None or not 0.0 <= float(at) <= 1.0:
+        if recall is not None and at is not None:
+            raise UsageError(f"measure {text!r}: give the recall level once, as @X or recall=X")
+        level = recall if at is None else float(at)
+        if level is None or not 0.0 <= level <= 1.0:
             raise UsageError(
                 f"measure {text!r}: IPrec needs a recall level from 0 to 1, e.g. IPrec@0.1"
             )
-        return Measure(name, None, float(at))
+        return Measure(name, None, level, options)
     if at is not None and not at.isdigit():
         raise UsageError(f"measure {text!r}: a cutoff is a whole number of results, e.g. @10")
     cutoff = int(at) if at is not None else None
@@ -336,5 +501,4 @@ def _parse(text: str, *, hint: bool) -> Measure:
         raise UsageError(f"measure {text!r}: the cutoff must be 1 or more")
     if cutoff is not None and cutoff > INT32_MAX:  # --depth's bound; NumPy's int64 overflows
         raise UsageError(f"measure {text!r}: the cutoff must be at most 2^31-1 ({INT32_MAX})")
-    param = _persistence(text, raw, args) if name in _PERSISTENCE else None
-    return Measure(name, cutoff, param)
+    return Measure(name, cutoff, param, options)

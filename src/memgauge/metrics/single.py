@@ -5,8 +5,8 @@ The definitions and conventions are exactly `metrics.ir`'s (see its docstring): 
 counts each document once, at its first rank; a document nobody judged (or judged below 0) is
 never relevant and gains 0; R counts the judgments at or above the threshold. The property test
 `tests/metrics/test_single.py` holds the two to 1e-12 on thousands of random cases. Measures
-this module does not implement (and exp-gain grades past 960, which `metrics.ir` rescales)
-return None: the caller uses `metrics.ir`.
+this module does not implement (and exp-gain grades past 960, which `metrics.ir` rescales,
+and measures given ir_measures' parameters: `rel=`, `judged_only=`, `gains=`) return None: the caller uses `metrics.ir`.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ def score_one(
 def score_prepared(p: Prepared, m: Measure, cfg: MetricConfig) -> float | None:
     """`score_one` on a query prepared once for all its measures (`cfg.rel_threshold` must be
     the one `p` was prepared with)."""
+    if m.options:  # its own threshold, judged-only ranking or gain table: metrics.ir
+        return None
     assert p.threshold == cfg.rel_threshold
     grades, judged, R = p.grades, p.judged, p.R
     k = m.cutoff

@@ -12,8 +12,8 @@ each of them as the measures trec_eval would compute, named as memgauge names th
 - `official`: trec_eval's default report; `all_trec`: every measure of trec_eval's `all_trec`
   that memgauge computes the same way (`TREC_ALL`), the others named in `TREC_ALL_LEFT_OUT`.
 
-A trec_eval measure memgauge does not compute (`utility`, `Rprec_mult`, `ndcg` with a gain
-table, ...) is refused by name (`rbp` is memgauge's RBP at trec_eval's p = 0.9, which equals
+`ndcg.1=3,2=9,4=4.5` (a gain per relevance level) is memgauge's `nDCG(gains={1:3,2:9,4:4.5})`.
+A trec_eval measure memgauge does not compute (`utility`, `Rprec_mult`, ...) is refused by name (`rbp` is memgauge's RBP at trec_eval's p = 0.9, which equals
 trec_eval's on binary judgments only: read as a name, left out of `all_trec`). Anything else
 is not trec_eval's syntax and is left to `parse_measure` (`P@5`, `P_5`, `nDCG@10`, ...).
 
@@ -31,6 +31,8 @@ from memgauge.errors import UsageError
 from memgauge.metrics.measures import (
     TREC_OFFICIAL,
     Measure,
+    gain_table,
+    gain_text,
     is_measure,
     parse_measure,
     trec_name,
@@ -159,8 +161,10 @@ def trec_eval_measures(text: str) -> list[str] | None:
     family, dot, raw = text.partition(".")
     if family not in _RANK or (not dot and family not in _DEFAULTS and is_measure(family)):
         return None  # not trec_eval's syntax, or a plain name memgauge reads (`map`, `rbp`)
-    if family in TREC_ALL_LEFT_OUT or (family == "ndcg" and dot):
-        what = "ndcg with a gain table" if family == "ndcg" else family
+    if family == "ndcg" and dot:
+        return [_gain_table(text, raw)]
+    if family in TREC_ALL_LEFT_OUT:
+        what = family
         raise UsageError(
             f"-m {text}: memgauge does not compute trec_eval's {what}; the measures it "
             f"computes as trec_eval does are those of -m all_trec: {', '.join(TREC_ALL[:9])} ..."
@@ -172,6 +176,19 @@ def trec_eval_measures(text: str) -> list[str] | None:
     if not raw:
         raise UsageError(f"-m {text}: no parameters after the dot, e.g. -m {family}.5,10")
     return _family(family, _params(text, family, raw))
+
+
+def _gain_table(text: str, raw: str) -> str:
+    """`-m ndcg.1=3,2=9,4=4.5`: trec_eval's ndcg with a gain per relevance level (a level not
+    named gains its level), as memgauge's `nDCG(gains={1:3,2:9,4:4.5})`."""
+    pairs = [part.split("=") for part in raw.split(",")]
+    if not raw or any(len(p) != 2 or not p[1].strip() for p in pairs):
+        raise UsageError(f"-m {text}: ndcg takes a gain per relevance level, e.g. ndcg.1=3,2=9")
+    try:
+        table = gain_table(f"-m {text}", pairs)
+    except ValueError:
+        raise UsageError(f"-m {text}: a gain is a number from 0, e.g. ndcg.1=3,2=9.5") from None
+    return "nDCG(gains={" + ",".join(f"{g}:{gain_text(v)}" for g, v in table) + "})"
 
 
 def prints_runid(texts: Iterable[str]) -> bool:
@@ -188,6 +205,8 @@ def _table_key(m: Measure) -> tuple[int, float]:
         return (len(_TABLE), 0.0)
     if m.name == "IPrec":
         return (_RANK["iprec_at_recall"], m.param or 0.0)
+    if m.name == "nDCG" and m.cutoff is None:  # ndcg, or ndcg with a gain table (ndcg_1=3)
+        return (_RANK["ndcg"], 0.0)
     if m.cutoff is not None:
         return (_RANK[name.rsplit("_", 1)[0]], float(m.cutoff))
     return (_RANK[name], 0.0)

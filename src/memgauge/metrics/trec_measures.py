@@ -6,8 +6,8 @@ judged below 0 (trec_eval: in the pool, not judged); any other returned document
 pool. `R` = judged documents with grade >= T; `N` = judged documents with 0 <= grade < T; `n` =
 documents returned (after `--depth`); `k` the cutoff.
 
-- NumQ = 1 per scored query; NumRet = n; NumRel = R; NumRelRet = sum_i rel_i. Summed over
-  queries, not averaged (trec_eval's `num_q`, `num_ret`, `num_rel`, `num_rel_ret`;
+- NumQ = 1 per scored query; NumRet = n; NumRel = R; NumRelRet = sum_i rel_i (ir_measures'
+  NumRet(rel=T) is NumRelRet at T). Summed over queries, not averaged (trec_eval's `num_q`, `num_ret`, `num_rel`, `num_rel_ret`;
   ir_measures' NumQ, NumRet, NumRel, NumRelRet).
 - SetP = NumRelRet / n (0 when n = 0); SetR = NumRelRet / R (0 when R = 0); SetF = 2 P R /
   (P + R) of those two (0 when nothing relevant is returned): trec_eval's `set_P`,
@@ -87,6 +87,8 @@ def _num_q(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
 
 
 def _num_ret(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
+    if m.rel is not None:  # ir_measures' NumRet(rel=T): the returned documents graded >= T
+        return _count(h, h.grade >= t)
     return h.n_returned.astype(np.float64)
 
 

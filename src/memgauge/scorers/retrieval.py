@@ -93,7 +93,10 @@ class RetrievalMeasure:
         # parsed once, and its name written once: an evaluator scores thousands of items
         object.__setattr__(self, "_parsed", parsed)
         object.__setattr__(self, "_label", str(parsed))
-        object.__setattr__(self, "_key", f"retrieval@{self.rel_threshold}")
+        # a measure with its own threshold (P(rel=1)@5) finds "nothing relevant" at that one
+        threshold = self.rel_threshold if parsed.rel is None else parsed.rel
+        object.__setattr__(self, "_threshold", threshold)
+        object.__setattr__(self, "_key", f"retrieval@{threshold}")
         object.__setattr__(
             self, "_cfg", MetricConfig(rel_threshold=self.rel_threshold, gain=self.gain)
         )
@@ -117,7 +120,7 @@ class RetrievalMeasure:
         key: str = own["_key"]
         got = ctx.shared.get(key)
         if got is None:
-            got = ctx.shared[key] = _derived(ctx, self.rel_threshold)
+            got = ctx.shared[key] = _derived(ctx, own["_threshold"])
         if isinstance(got, str):
             return Score.failure(got)
         grades, ids, relevant, prepared = got

@@ -31,7 +31,8 @@ be set beside the paper's:
 `role: content`, id `<qid>/<session id>:<turn index from 0>` (turn level) or `<qid>/<session id>`
 with every turn (session level); grade 3 for every turn with `has_answer` of any role (turn
 level) or the sessions in `answer_session_ids` (session level); questions ending in `_abs` are
-not judged; questions with nothing relevant are not judged either (counted). Assistant-side
+not judged; questions with nothing relevant are not judged either (counted). A session id a
+haystack repeats is kept once, under either protocol (`duplicate_corpus_ids_dropped`). Assistant-side
 answers stay reachable: an agent that must recall what the assistant said can find it.
 
 Wrong-typed fields are a DataError naming the file and the field, under either protocol.
@@ -221,12 +222,9 @@ def _paper_corpus(
                 report.add("answer_session_user_turns_renamed_noans", int(renamed))
                 ids.append((local, t["content"], {"role": "user", "turn": ti + 1}))
         for local, text, meta in ids:
-            if local in seen:
-                report.add("duplicate_corpus_ids_dropped")
-                report.dropped.append({"query": qid, "memory": local, "reason": "duplicate id"})
-                continue
-            seen.add(local)
             mid = f"{qid}/{local}"
+            if _repeated(qid, mid, seen, report):
+                continue
             corpus.memories.append(
                 Memory(
                     id=mid,
@@ -242,8 +240,11 @@ def _paper_corpus(
     return corpus
 
 
-def _all_turns_corpus(qid: str, item: dict[str, Any], granularity: Granularity) -> _Corpus:
+def _all_turns_corpus(
+    qid: str, item: dict[str, Any], granularity: Granularity, report: ImportReport
+) -> _Corpus:
     corpus = _Corpus()
+    seen: set[str] = set()
     answer_sessions = set(item.get("answer_session_ids") or [])
     dates = item.get("haystack_dates") or [None] * len(item["haystack_session_ids"])
     for sid, turns, when in zip(
@@ -252,6 +253,8 @@ def _all_turns_corpus(qid: str, item: dict[str, Any], granularity: Granularity) 
         created = _date(when)
         if granularity == "session":
             mid = f"{qid}/{sid}"
+            if _repeated(qid, mid, seen, report):
+                continue
             text = "\n".join(f"{t['role']}: {t['content']}" for t in turns)
             corpus.memories.append(
                 Memory(id=mid, text=text, session=sid, corpus=qid, created_at=created)
@@ -261,6 +264,8 @@ def _all_turns_corpus(qid: str, item: dict[str, Any], granularity: Granularity) 
             continue
         for ti, turn in enumerate(turns):
             mid = f"{qid}/{sid}:{ti}"
+            if _repeated(qid, mid, seen, report):
+                continue
             corpus.memories.append(
                 Memory(
                     id=mid,
@@ -274,6 +279,17 @@ def _all_turns_corpus(qid: str, item: dict[str, Any], granularity: Granularity) 
             if turn.get("has_answer"):
                 corpus.relevant.append(mid)
     return corpus
+
+
+def _repeated(qid: str, mid: str, seen: set[str], report: ImportReport) -> bool:
+    """Whether memory `mid` is already in the question's corpus (a haystack that repeats a
+    session id): the repeat is dropped and counted, as the paper protocol drops it."""
+    if mid not in seen:
+        seen.add(mid)
+        return False
+    report.add("duplicate_corpus_ids_dropped")
+    report.dropped.append({"query": qid, "memory": mid.split("/", 1)[1], "reason": "duplicate id"})
+    return True
 
 
 def _judge(
@@ -345,7 +361,7 @@ def import_longmemeval(
             if "_abs" not in qid and _no_user_evidence(item):
                 report.add("questions_without_user_evidence_anywhere")
         else:
-            corpus = _all_turns_corpus(qid, item, granularity)
+            corpus = _all_turns_corpus(qid, item, granularity, report)
         memories += corpus.memories
         queries.append(
             EvalQuery(
