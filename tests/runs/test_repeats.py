@@ -27,6 +27,7 @@ from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.metrics.rbo import rbo_ext
+from memgauge.report.cost import cost_markdown, cost_tables
 from memgauge.runs.suite import suite_json_schema
 from memgauge.stats.repeats import cluster_bootstrap_ci, pass_at_k, pass_hat_k
 from memgauge.store.run_pages import RunReader
@@ -594,3 +595,31 @@ def test_repeats_that_partly_fail_give_one_value_and_count_items(
     with RunReader(db) as reader:
         _ids, kept = reader.measure_values(a["run_id"])[("flaky", "t", "contains")]
     assert float(np.nanmean(list(kept))) == pytest.approx(row["mean"])
+
+
+def test_the_cost_tables_accuracy_is_the_one_beside_its_costs(tmp_path: Path) -> None:
+    # the cost aggregate reads the first repeat: its table's accuracy row is that repeat's
+    # RR@5, the y of its dots and the numerator of RR@5_per_1k_tokens, not the repeats
+    # aggregate's mean over both repeats (which the flip memory makes another number)
+    report = api.evaluate(
+        demo_dataset(),
+        {"flip": "python:repeat_subjects:FlipMemory"},
+        measures=["RR@5"],
+        repeat=2,
+        concurrency=1,
+        store=tmp_path / "r.db",
+    )
+    assert report.summary is not None
+    repeats = report.summary.aggregate("repeats")
+    assert repeats is not None
+    dots = [s for c in cost_tables(report.summary) for ch in c.charts for _n, s in ch.dots]
+    first = report.summary.aggregate("ir").measures[0]  # type: ignore[union-attr]
+    over_both = next(m for m in repeats.measures if m.name == "RR@5")
+    assert first.name == "RR@5"
+    assert over_both.value != pytest.approx(first.value)
+    [table] = cost_tables(report.summary)
+    row = dict(table.rows)["RR@5"]
+    shown = f"{first.value:.3f} [{first.ci_low:.3f}, {first.ci_high:.3f}]"
+    assert row == [shown]
+    assert all(s.split(" ", 1)[1].startswith(shown) for s in dots)
+    assert shown in cost_markdown(report.summary)
