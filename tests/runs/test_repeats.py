@@ -623,3 +623,25 @@ def test_the_cost_tables_accuracy_is_the_one_beside_its_costs(tmp_path: Path) ->
     assert row == [shown]
     assert all(s.split(" ", 1)[1].startswith(shown) for s in dots)
     assert shown in cost_markdown(report.summary)
+
+
+def test_every_repeats_measure_counts_the_items_it_could_not_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item with no scored repeat has no mean, one with a single scored repeat no sd and no
+    varied output: each measure counts the items it left out (n_failed), so that every row of
+    the repeats aggregate accounts for the task's 5 items, in --json as on the viewer's page."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"losing": {"python": {"target": "repeat_subjects:LosingAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = str(tmp_path / "r.db")
+    _, run, _ = _run(capsys, str(path), "--store", db, "--concurrency", "1")
+    assert main(["runs", "show", run["run_id"], "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    [repeats] = [a for a in out["summary"]["aggregates"] if a["aggregate"] == "repeats"]
+    counts = {m["name"]: (m["n_scored"], m["n_failed"]) for m in repeats["measures"]}
+    assert counts["contains"] == (4, 1)
+    assert counts["contains.sd"] == (3, 2)
+    assert counts["output_varied"] == (3, 2)
+    assert all(scored + failed == len(ITEMS) for scored, failed in counts.values())
