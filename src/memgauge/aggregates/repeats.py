@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.aggregates.base import Target, TaskView, examples, shaped
 from memgauge.data.records import (
     AggregateResult,
@@ -115,7 +116,7 @@ class RepeatsAggregate:
 
     threshold: float = 1.0
     p: float = DEFAULT_P
-    n_resamples: int = 1000
+    n_resamples: int = N_RESAMPLES
     name: ClassVar[str] = "repeats"
     title: ClassVar[str] = "Repeats"
     needs_detail: ClassVar[bool] = False
