@@ -365,13 +365,9 @@ def _cost(usage: Mapping[str, Mapping[str, int]] | None, prices: Mapping[str, Pr
     """USD of one query's LLM calls; NaN when none was metered or a model has no price."""
     if not usage or any(m not in prices for m in usage):
         return float("nan")
-    return (
-        sum(
-            (row.get("prompt_tokens", 0) * prices[m].input)
-            + (row.get("completion_tokens", 0) * prices[m].output)
-            for m, row in usage.items()
-        )
-        / 1e6
+    return sum(
+        prices[m].usd(row.get("prompt_tokens") or 0, row.get("completion_tokens") or 0)
+        for m, row in usage.items()
     )
 
 
