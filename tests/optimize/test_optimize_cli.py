@@ -390,3 +390,36 @@ def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     assert code == 0
     assert data["baseline"]["params"] == {"kwargs.offset": 0}
     assert data["baseline"]["score"] == 1.0
+
+
+def test_a_suite_with_repeats_is_scored_as_its_runs_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With `repeat: 3` the split is of the dataset's items (not item-repeats, which no task's
+    `only:` knows), and each candidate's score and CI are its run's number for the objective:
+    the repeats aggregate's mean of item means with its interval over items, not the mean of
+    item-repeats (which `add 0 1`'s failed repeat would make another number)."""
+    agent = {"python": {"target": "optsubjects:WobblyAgent", "kwargs": {"offset": 1}}}
+    block = {"space": {"kwargs.offset": "int:-1..1"}, "seed": 1, "strategy": "random"}
+    path = _suite(tmp_path, agent, block)
+    suite = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**suite, "repeat": 3}, sort_keys=False))
+    db = tmp_path / "r.db"
+    code, data = _json_run(
+        ["optimize", str(path), "--store", str(db), "--max-iterations", "3", "--json"], capsys
+    )
+    assert code == 0
+    assert data["split"] == "7 items tuned on, 3 held out"
+    assert data["holdout"]["n"] == 3
+    scored = 0
+    for it in data["iterations"]:
+        run = api.read_run(it["run_id"], store=db)
+        [mine] = [
+            m
+            for m in run.summary.measures()
+            if (m.subject, m.task, m.name) == ("agent", "sums", "exact")
+        ]
+        assert mine.source == "repeats"
+        assert (it["score"], it["ci_low"], it["ci_high"]) == (mine.value, mine.ci_low, mine.ci_high)
+        scored += it["score"] is not None and it["score"] > 0
+    assert scored  # offset 0 was among the candidates, and answers right some of the time

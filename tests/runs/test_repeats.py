@@ -27,6 +27,7 @@ from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.metrics.rbo import rbo_ext
+from memgauge.report.cost import cost_markdown, cost_tables
 from memgauge.runs.suite import suite_json_schema
 from memgauge.stats.repeats import cluster_bootstrap_ci, pass_at_k, pass_hat_k
 from memgauge.store.run_pages import RunReader
@@ -594,3 +595,53 @@ def test_repeats_that_partly_fail_give_one_value_and_count_items(
     with RunReader(db) as reader:
         _ids, kept = reader.measure_values(a["run_id"])[("flaky", "t", "contains")]
     assert float(np.nanmean(list(kept))) == pytest.approx(row["mean"])
+
+
+def test_the_cost_tables_accuracy_is_the_one_beside_its_costs(tmp_path: Path) -> None:
+    # the cost aggregate reads the first repeat: its table's accuracy row is that repeat's
+    # RR@5, the y of its dots and the numerator of RR@5_per_1k_tokens, not the repeats
+    # aggregate's mean over both repeats (which the flip memory makes another number)
+    report = api.evaluate(
+        demo_dataset(),
+        {"flip": "python:repeat_subjects:FlipMemory"},
+        measures=["RR@5"],
+        repeat=2,
+        concurrency=1,
+        store=tmp_path / "r.db",
+    )
+    assert report.summary is not None
+    repeats = report.summary.aggregate("repeats")
+    assert repeats is not None
+    dots = [s for c in cost_tables(report.summary) for ch in c.charts for _n, s in ch.dots]
+    first = report.summary.aggregate("ir").measures[0]  # type: ignore[union-attr]
+    over_both = next(m for m in repeats.measures if m.name == "RR@5")
+    assert first.name == "RR@5"
+    assert over_both.value != pytest.approx(first.value)
+    [table] = cost_tables(report.summary)
+    row = dict(table.rows)["RR@5"]
+    shown = f"{first.value:.3f} [{first.ci_low:.3f}, {first.ci_high:.3f}]"
+    assert row == [shown]
+    assert all(s.split(" ", 1)[1].startswith(shown) for s in dots)
+    assert shown in cost_markdown(report.summary)
+
+
+def test_every_repeats_measure_counts_the_items_it_could_not_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item with no scored repeat has no mean, one with a single scored repeat no sd and no
+    varied output: each measure counts the items it left out (n_failed), so that every row of
+    the repeats aggregate accounts for the task's 5 items, in --json as on the viewer's page."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"losing": {"python": {"target": "repeat_subjects:LosingAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = str(tmp_path / "r.db")
+    _, run, _ = _run(capsys, str(path), "--store", db, "--concurrency", "1")
+    assert main(["runs", "show", run["run_id"], "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    [repeats] = [a for a in out["summary"]["aggregates"] if a["aggregate"] == "repeats"]
+    counts = {m["name"]: (m["n_scored"], m["n_failed"]) for m in repeats["measures"]}
+    assert counts["contains"] == (4, 1)
+    assert counts["contains.sd"] == (3, 2)
+    assert counts["output_varied"] == (3, 2)
+    assert all(scored + failed == len(ITEMS) for scored, failed in counts.values())

@@ -15,6 +15,7 @@ import math
 import re
 
 __all__ = [
+    "CONFIDENCE",
     "INT32_MAX",
     "INT64_MAX",
     "INT64_MIN",
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_K",
     "MAX_REPEAT",
     "MAX_RESAMPLES",
+    "N_RESAMPLES",
     "SEED_MAX",
     "parse_finite_float",
     "parse_int",
@@ -44,6 +46,10 @@ MAX_K = 1000
 MAX_REPEAT = 100
 #: the most bootstrap resamples: each one is a column of every measure's resample matrix
 MAX_RESAMPLES = 1_000_000
+#: the bootstrap's resamples and confidence level, unless a caller sets others: every interval
+#: drawn with the defaults (an evaluator's row, an aggregate's measure, `--resamples`) draws these
+N_RESAMPLES = 1000
+CONFIDENCE = 0.95
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

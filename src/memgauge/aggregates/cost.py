@@ -40,7 +40,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import MAX_RESAMPLES
+from memgauge._util.numbers import CONFIDENCE, MAX_RESAMPLES, N_RESAMPLES
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.cost_shapes import (
     CostFacts,
@@ -105,8 +105,8 @@ class CostAggregate:
     accuracy: str | None = None
     rel_threshold: int = DEFAULT_REL_THRESHOLD
     stage: str = "total"
-    n_resamples: int = 1000
-    confidence: float = 0.95
+    n_resamples: int = N_RESAMPLES
+    confidence: float = CONFIDENCE
     name: ClassVar[str] = "cost"
     #: it reads outputs, latencies, extras and verdict values only
     needs_detail: ClassVar[bool] = False
@@ -365,13 +365,9 @@ def _cost(usage: Mapping[str, Mapping[str, int]] | None, prices: Mapping[str, Pr
     """USD of one query's LLM calls; NaN when none was metered or a model has no price."""
     if not usage or any(m not in prices for m in usage):
         return float("nan")
-    return (
-        sum(
-            (row.get("prompt_tokens", 0) * prices[m].input)
-            + (row.get("completion_tokens", 0) * prices[m].output)
-            for m, row in usage.items()
-        )
-        / 1e6
+    return sum(
+        prices[m].usd(row.get("prompt_tokens") or 0, row.get("completion_tokens") or 0)
+        for m, row in usage.items()
     )
 
 

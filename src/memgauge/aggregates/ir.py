@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from memgauge._util.numbers import MAX_K, MAX_RESAMPLES
+from memgauge._util.numbers import CONFIDENCE, MAX_K, MAX_RESAMPLES, N_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
@@ -201,8 +201,8 @@ class IRAggregate:
     rel_threshold: int = DEFAULT_REL_THRESHOLD
     gain: Gain = DEFAULT_GAIN
     agent_k: int = 5
-    n_resamples: int = 1000
-    confidence: float = 0.95
+    n_resamples: int = N_RESAMPLES
+    confidence: float = CONFIDENCE
     alpha: float = 0.05
     primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization"
     pool_depth: int | None = None

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.aggregates.base import Target, TaskView, examples, shaped
 from memgauge.data.records import (
     AggregateResult,
@@ -115,7 +116,7 @@ class RepeatsAggregate:
 
     threshold: float = 1.0
     p: float = DEFAULT_P
-    n_resamples: int = 1000
+    n_resamples: int = N_RESAMPLES
     name: ClassVar[str] = "repeats"
     title: ClassVar[str] = "Repeats"
     needs_detail: ClassVar[bool] = False
@@ -257,7 +258,9 @@ class RepeatsAggregate:
             higher_is_better=False,
         )
         if rbos:
-            measure("rbo", float(np.mean(rbos)), n_scored=len(rbos))
+            measure(
+                "rbo", float(np.mean(rbos)), n_scored=len(rbos), n_failed=len(per_item) - len(rbos)
+            )
         summary: dict[str, Any] = {"name": subject, "n_items": len(per_item), "evaluators": {}}
         for label, kind in kinds.items():
             clusters = [
@@ -282,7 +285,13 @@ class RepeatsAggregate:
                 e["values"][label]["sd"] for e in per_item if e["values"][label]["sd"] is not None
             ]
             mean_sd = float(np.mean(sds)) if sds else None
-            measure(f"{label}.sd", mean_sd, n_scored=len(sds), higher_is_better=False)
+            measure(
+                f"{label}.sd",
+                mean_sd,
+                n_scored=len(sds),
+                n_failed=len(per_item) - len(sds),
+                higher_is_better=False,
+            )
             outcomes = [
                 [ok for r in by_item[e["id"]] if (ok := self._passed(r, label)[1]) is not None]
                 for e in per_item

@@ -168,6 +168,8 @@ if TYPE_CHECKING:
     from memgauge.runs.suite_compare import compare_runs as compare_runs
     from memgauge.runs.suite_compare import reported_means as reported_means
     from memgauge.runs.systems import BENCH_MEASURES as BENCH_MEASURES
+    from memgauge.stats.sequential import DEFAULT_GRADUATION as DEFAULT_GRADUATION
+    from memgauge.stats.sequential import PROB_THRESHOLD as PROB_THRESHOLD
     from memgauge.stats.systems import resolve_correction as resolve_correction
     from memgauge.store.querylog import apply_retention as apply_retention
     from memgauge.store.querylog import bootstrap_judgments as bootstrap_judgments

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.api._runs import RunConfig, _build, _config, _run
 from memgauge.data.io import dataset_path_problem
 from memgauge.data.records import AggregateResult
@@ -104,7 +105,7 @@ def bench_systems_suite_of(
     k: int = DEFAULT_DEPTH,
     corpora: Sequence[str] = (),
     limit: int | None = None,
-    resamples: int = 1000,
+    resamples: int = N_RESAMPLES,
     seed: int = 0,
     concurrency: int = 4,
     max_failure_rate: float = 0.1,

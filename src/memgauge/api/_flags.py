@@ -9,7 +9,7 @@ from typing import Any
 
 from memgauge.api._store import Where, require_store, results_store
 from memgauge.online import flags as _flags
-from memgauge.stats.sequential import SPRTState
+from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
 
 __all__ = ["add_ab_from_shadow", "create_flag", "feature_flags", "set_flag"]
 
@@ -22,7 +22,7 @@ def create_flag(
     delta: float = 0.05,
     alpha: float = 0.05,
     beta: float = 0.20,
-    max_latency_increase: float = 0.20,
+    max_latency_increase: float = DEFAULT_GRADUATION.max_latency_increase,
     allow_unmeasured: bool = False,
     store: Where = None,
 ) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def create_flag(
         "beta": beta,
         "max_latency_increase": max_latency_increase,
         "rule": "sprt",
-        "prob_threshold": 0.95,
+        "prob_threshold": PROB_THRESHOLD,
         "allow_unmeasured": allow_unmeasured,
     }
     return _flags.create_flag(results_store(store), name, settings or {}, test, metric=metric)

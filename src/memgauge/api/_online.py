@@ -20,7 +20,7 @@ from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
 from memgauge.online.shadow import summarize_by_intent, summarize_shadow
-from memgauge.stats.sequential import SPRTState
+from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
 from memgauge.stats.sprt_rates import BoundsRate, bounds_rates, rates_markdown
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
@@ -52,11 +52,11 @@ def create_ab_test(
     metric: str = "MRR",
     alpha: float = 0.05,
     beta: float = 0.20,
-    min_samples: int = 100,
-    improvement: float = 0.03,
-    max_latency_increase: float = 0.20,
+    min_samples: int = DEFAULT_GRADUATION.min_samples,
+    improvement: float = DEFAULT_GRADUATION.improvement,
+    max_latency_increase: float = DEFAULT_GRADUATION.max_latency_increase,
     rule: str = "sprt",
-    prob_threshold: float = 0.95,
+    prob_threshold: float = PROB_THRESHOLD,
     allow_unmeasured: bool = False,
     bounds: str = "ville",
     store: Where = None,

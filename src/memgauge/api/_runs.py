@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
 from memgauge.aggregates.targets import By, Requirement
@@ -168,7 +169,7 @@ def evaluate(
     dataset: str | Path | RetrievalDataset,
     systems: Mapping[str, SystemArg] | Sequence[SystemArg],
     *,
-    resamples: int = 1000,
+    resamples: int = N_RESAMPLES,
     kind: str = "evaluate",
     sprt_delta: float = 0.05,
     sprt_bounds: Bounds = "ville",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memgauge.cli._common import OUT_DIR, Command, apply_options, choice_option
-from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, integer, number
+from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, N_RESAMPLES, integer, number
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -47,7 +47,7 @@ __all__ = [
 resamples_option = click.option(
     "--resamples",
     type=integer(100, MAX_RESAMPLES),
-    default=1000,
+    default=N_RESAMPLES,
     help="Bootstrap resamples.",
 )
 

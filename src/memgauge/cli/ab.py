@@ -35,9 +35,16 @@ def ab() -> None:
 @click.argument("name")
 @mde_option("--delta", "Minimum detectable effect (metric units).", required=True)
 @click.option("--metric", default="MRR")
-@sprt_errors_options(100)
-@click.option("--improvement", type=number(), default=0.03, help="Graduation threshold.")
-@click.option("--max-latency-increase", type=number(0), default=0.20)
+@sprt_errors_options(api.DEFAULT_GRADUATION.min_samples)
+@click.option(
+    "--improvement",
+    type=number(),
+    default=api.DEFAULT_GRADUATION.improvement,
+    help="Graduation threshold.",
+)
+@click.option(
+    "--max-latency-increase", type=number(0), default=api.DEFAULT_GRADUATION.max_latency_increase
+)
 @choice_option(
     "--rule",
     choices=["sprt", "beta-binomial"],
@@ -46,7 +53,7 @@ def ab() -> None:
 @click.option(
     "--prob-threshold",
     type=number(0.5, 1, min_open=True, max_open=True),
-    default=0.95,
+    default=api.PROB_THRESHOLD,
     help="beta-binomial: graduate when P(T>C) exceeds this.",
 )
 @allow_unmeasured_option

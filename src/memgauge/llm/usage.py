@@ -22,7 +22,19 @@ from memgauge.llm.scope import CallScope, current_scope
 from memgauge.llm.tally import add_to_tally
 from memgauge.llm.types import ChatResponse
 
-__all__ = ["COUNTERS", "Listener", "Price", "UsageMeter", "load_prices", "priced"]
+__all__ = [
+    "COUNTERS",
+    "PRICE_PER_TOKENS",
+    "Listener",
+    "Price",
+    "UsageMeter",
+    "load_prices",
+    "priced",
+]
+
+
+#: the tokens a price is for: a price table gives USD per million tokens
+PRICE_PER_TOKENS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,11 @@ class Price:
 
     input: float
     output: float
+
+    def usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What `prompt_tokens` in and `completion_tokens` out cost, in USD: the one rule a
+        run's spend (`priced`) and a query's (the cost aggregate) are counted by."""
+        return (prompt_tokens * self.input + completion_tokens * self.output) / PRICE_PER_TOKENS
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Price]:
@@ -82,8 +99,7 @@ def priced(
         counts = {k: int(row.get(k) or 0) for k in COUNTERS}
         price = prices.get(model)
         cost = (
-            (counts["prompt_tokens"] * price.input + counts["completion_tokens"] * price.output)
-            / 1e6
+            price.usd(counts["prompt_tokens"], counts["completion_tokens"])
             if price is not None
             else None
         )

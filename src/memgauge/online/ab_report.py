@@ -12,6 +12,7 @@ import numpy as np
 
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.sequential import (
+    PROB_THRESHOLD,
     SPRT,
     GraduationRules,
     SPRTState,
@@ -91,7 +92,7 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
             int(sum(p["control"] for p in pairs)),
             int(sum(p["treatment"] for p in pairs)),
             len(pairs),
-            threshold=cfg.get("prob_threshold", 0.95),
+            threshold=cfg.get("prob_threshold", PROB_THRESHOLD),
             min_samples=cfg["min_samples"],
         )
         decided = dataclasses.replace(state, decision=bb)

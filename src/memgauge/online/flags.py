@@ -32,7 +32,7 @@ from typing import Any
 from memgauge.errors import UsageError
 from memgauge.online import ab
 from memgauge.online.shadow import Search, ShadowRunner, bucket
-from memgauge.stats.sequential import SPRTState
+from memgauge.stats.sequential import DEFAULT_GRADUATION, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.flags import FLAG_FIELDS, FlagStore
 from memgauge.store.seed_rows import metric_family
@@ -53,8 +53,8 @@ DEFAULTS: dict[str, Any] = {
     "rollout_percent": 0.0,
     "shadow_enabled": False,
     "shadow_percent": 10.0,
-    "min_samples": 100,
-    "graduation_threshold": 0.03,
+    "min_samples": DEFAULT_GRADUATION.min_samples,
+    "graduation_threshold": DEFAULT_GRADUATION.improvement,
     "feed_ab": False,
 }
 
@@ -67,8 +67,8 @@ class FeatureFlag:
     rollout_percent: float = 0.0
     shadow_enabled: bool = False
     shadow_percent: float = 10.0
-    min_samples: int = 100
-    graduation_threshold: float = 0.03
+    min_samples: int = DEFAULT_GRADUATION.min_samples
+    graduation_threshold: float = DEFAULT_GRADUATION.improvement
     feed_ab: bool = False
 
     def is_enabled(self, identity: str) -> bool:

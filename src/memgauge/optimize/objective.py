@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from memgauge.data.jsonio import problems_from_validation
 from memgauge.data.models import RetrievalDataset
-from memgauge.data.records import ItemRecord
+from memgauge.data.records import ItemRecord, mean_of_repeats
 from memgauge.errors import DataError, UsageError
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -191,7 +191,9 @@ class SuiteObjective:
         if self.constraint is not None:
             self.task = constrained_task(self.task, self.constraint)
         (planned,) = plan_suite(self._suite(self.task, config.base_spec), base)
-        self._items = [(it.id, it.corpus) for it in planned.items]
+        # the dataset's items: with `repeat: N` the plan also holds each repeat (`ID#rR`),
+        # which no side of a split (a task's `only:`) names
+        self._items = [(it.id, it.corpus) for it in planned.items if not it.repeat]
         # a retrieval dataset is loaded once for every candidate
         self.datasets: dict[str, RetrievalDataset] | None = (
             {task.name: planned.dataset} if planned.dataset is not None else None
@@ -276,19 +278,26 @@ class SuiteObjective:
 
     def _evaluation(self, report: RunReport) -> Evaluation:
         measure = self.config.measure
-        values: dict[str, float | None] = {}
+        own: dict[str, float | None] = {}  # each item-repeat's value
+        repeats: dict[str, list[float]] = {}  # each item's scored repeats
         for it in report.items:
             if measure == "score":
                 value = it.score if it.status == "completed" else None
             else:
                 verdict = it.verdict(measure) if it.status == "completed" else None
                 value = verdict.value if verdict is not None and verdict.error is None else None
-            values[it.item_id] = value
+            own[it.item_id] = value
+            scored = repeats.setdefault(it.source_id, [])
+            if value is not None:
+                scored.append(value)
+        # an item weighs one, the mean of its scored repeats (`repeat: N`), as in the run's
+        # own number; items are what candidates are paired on
+        values = {k: mean_of_repeats(v) if v else None for k, v in repeats.items()}
         usage = priced(self.recorder.usage(report.run_id), llm_context().meter.prices)
         costs = [row["cost_usd"] for row in usage.values() if row["cost_usd"] is not None]
         worst = sorted(
-            (it for it in report.items if (values.get(it.item_id) or 0.0) < 1.0),
-            key=lambda it: (values.get(it.item_id) is not None, values.get(it.item_id) or 0.0),
+            (it for it in report.items if (own.get(it.item_id) or 0.0) < 1.0),
+            key=lambda it: (own.get(it.item_id) is not None, own.get(it.item_id) or 0.0),
         )[:8]
         failures = [
             {
@@ -296,7 +305,7 @@ class SuiteObjective:
                 "input": _text(it.input.get("text", it.input)),
                 "expected": _text(it.expected),
                 "output": _text(it.output),
-                "value": values.get(it.item_id),
+                "value": own.get(it.item_id),
                 "reasons": [s.reason or s.error or "" for s in it.scores]
                 + [f.message for f in it.failures],
             }

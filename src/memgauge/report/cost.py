@@ -14,7 +14,7 @@ from rich.console import Console
 
 from memgauge.aggregates.cost_shapes import CostFacts
 from memgauge.data.records import AggregateResult, MeasureValue, RunSummary
-from memgauge.data.shapes import Curve
+from memgauge.data.shapes import Curve, Table
 from memgauge.report.escape import md_text, term
 from memgauge.report.fitted import Row, print_fitted
 from memgauge.report.fmt import fmt_ci
@@ -118,11 +118,36 @@ def _cell(m: MeasureValue | None) -> str:
     return f"{m.value:.{digits}f} {ci}".rstrip()
 
 
+def _own_accuracy(agg: AggregateResult, accuracy: str) -> list[MeasureValue]:
+    """The accuracy the aggregate computed beside its costs, per subject: its charts' y (the
+    `cost-accuracy` table), over the queries its other measures count (with `repeat: N`, the
+    first repeat's). The run's measure of that name can be another number (the `repeats`
+    aggregate's mean over every repeat), so the accuracy row is read here, where its ratio per
+    1k tokens and its dots were computed. [] for a result stored without that table."""
+    for shape in agg.shapes:
+        if isinstance(shape, Table) and shape.key == "cost-accuracy":
+            return [
+                MeasureValue(
+                    subject=str(row[0].text),
+                    task=agg.task,
+                    name=accuracy,
+                    value=row[1].value,
+                    ci_low=row[1].ci[0] if row[1].ci else None,
+                    ci_high=row[1].ci[1] if row[1].ci else None,
+                    n_scored=row[1].n or 0,
+                    source=agg.aggregate,
+                )
+                for row in shape.rows
+            ]
+    return []
+
+
 def _table(agg: AggregateResult, measures: Sequence[MeasureValue]) -> CostTable:
     facts = agg.facts_as(CostFacts) or CostFacts()
     encoding, accuracy = facts.encoding, facts.accuracy
     subjects = list(dict.fromkeys(m.subject for m in agg.measures))
     by = {(m.subject, m.name): m for m in measures if m.task == agg.task}
+    by.update({(m.subject, m.name): m for m in _own_accuracy(agg, str(accuracy))})
     names = ([str(accuracy)] if accuracy else []) + list(_SHOWN)
     if accuracy:
         names.append(f"{accuracy}_per_1k_tokens")

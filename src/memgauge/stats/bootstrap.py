@@ -14,6 +14,7 @@ from typing import TypedDict, Unpack
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
 from memgauge.stats.shared_draws import drawn
 
 __all__ = [
@@ -25,11 +26,6 @@ __all__ = [
     "bootstrap_cis",
     "resample_means",
 ]
-
-#: The bootstrap's resamples and confidence level, unless a caller sets others: every interval
-#: drawn with the defaults (an evaluator's row, an aggregate's measure) draws these.
-N_RESAMPLES = 1000
-CONFIDENCE = 0.95
 
 _CHUNK = 5_000_000  # indices drawn per chunk: bounds memory at ~40 MB
 _PART = 1 << 17  # gathered elements per row at a time: 1 MB of float64, in a core's cache

@@ -9,6 +9,7 @@ from typing import Unpack
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
 from memgauge.stats.bootstrap import ConfidenceInterval, Resampling, bootstrap_cis
 
 __all__ = ["NO_GROUP", "GroupStat", "breakdown", "breakdowns"]
@@ -44,8 +45,8 @@ def breakdowns(
     values: npt.ArrayLike,
     groups: Sequence[str | None],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> list[dict[str, GroupStat]]:
     """`breakdown` of each row of `values` (rows: measures; columns: the items `groups`

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.blas import one_blas_thread
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
 from memgauge.stats.bootstrap import Resampling, resample_means
 from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
@@ -149,8 +150,8 @@ def paired_compare_many(
     *,
     seed: int = 0,
     n_permutations: int = 10_000,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
 ) -> list[PairedComparison]:
     """`paired_compare` of each (a, b) of `pairs`, the same numbers: every pair's resamples and
     sign flips are drawn from a generator seeded by `seed` and depend only on the number of
@@ -280,7 +281,7 @@ def compare_many(
     seed: int = 0,
     alpha: float = 0.05,
     n_permutations: int = 10_000,
-    n_resamples: int = 1000,
+    n_resamples: int = N_RESAMPLES,
 ) -> dict[str, PairedComparison]:
     """`paired_compare` per measure, Holm-corrected across measures on the primary test's p."""
     out: dict[str, PairedComparison] = {}

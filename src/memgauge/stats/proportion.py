@@ -11,20 +11,22 @@ from __future__ import annotations
 
 from math import sqrt
 
+from memgauge._util.numbers import CONFIDENCE
+
 __all__ = ["wilson_ci"]
 
 #: `scipy.special.ndtri(0.975)`: the two-sided 95% normal quantile, as scipy computes it
 Z_95 = 1.959963984540054
 
 
-def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+def wilson_ci(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """The two-sided interval of `k` successes in `n` trials, or None without trials."""
     if n == 0:
         return None
     if not 0 <= k <= n:
         raise ValueError(f"k ({k}) must be between 0 and n ({n})")
     p = k / n
-    if confidence == 0.95:
+    if confidence == 0.95:  # Z_95 is its quantile
         z = Z_95
     else:
         from scipy.special import ndtri  # loaded only when used

@@ -28,6 +28,7 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
 from memgauge.data.records import mean_of_repeats
 from memgauge.stats.bootstrap import ConfidenceInterval
 
@@ -73,8 +74,8 @@ def pass_k_over_items(
 def cluster_bootstrap_ci(
     clusters: Sequence[Sequence[float]],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> ConfidenceInterval:
     """The mean of the clusters' means (an item's repeats' values each; NaN is left out and

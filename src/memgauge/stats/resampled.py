@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
 from memgauge.stats.bootstrap import ConfidenceInterval
 from memgauge.stats.shared_draws import drawn
 
@@ -125,8 +126,8 @@ def quantile_cis(
     values: npt.ArrayLike,
     quantiles: Sequence[float],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> list[ConfidenceInterval]:
     """Each quantile `q` (0-100) of `values` with its percentile bootstrap CI; every quantile
@@ -168,8 +169,8 @@ def ratio_ci(
     denominator: npt.ArrayLike,
     *,
     scale: float = 1.0,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> ConfidenceInterval:
     """`scale * mean(numerator) / mean(denominator)` over the pairs where both are numbers,

@@ -51,6 +51,8 @@ from memgauge._types import FloatArray
 
 __all__ = [
     "DECISION_RULES",
+    "DEFAULT_GRADUATION",
+    "PROB_THRESHOLD",
     "SEED_DECISIONS",
     "SPRT",
     "SPRT_BOUNDS",
@@ -73,6 +75,11 @@ __all__ = [
 #: log(beta / (1 - alpha)), Wald's approximations.
 Bounds = Literal["ville", "wald"]
 SPRT_BOUNDS: tuple[Bounds, ...] = ("ville", "wald")
+
+#: the Beta-Binomial rule's default: treatment better when P(p_T > p_C) exceeds it (seed 002
+#: section 4.2, "decision at P > 0.95")
+PROB_THRESHOLD = 0.95
+
 
 #: the SPRT's decision -> seed 002's `sequentialTestDecision`
 SEED_DECISIONS = {
@@ -295,7 +302,7 @@ def beta_binomial_decision(
     treatment_successes: int,
     n: int,
     *,
-    threshold: float = 0.95,
+    threshold: float = PROB_THRESHOLD,
     min_samples: int = 30,
 ) -> tuple[str, float | None]:
     """The Beta-Binomial rule's decision on `n` paired binary outcomes (see the module
@@ -326,6 +333,11 @@ class GraduationRules:
     improvement: float = 0.03
     max_latency_increase: float = 0.20
     allow_unmeasured: bool = False
+
+
+#: an A/B test's graduation defaults (`ab create`, `memgauge.api.create_ab_test`, a feature
+#: flag's test and its `min_samples` / `graduation_threshold`): these rules as written above
+DEFAULT_GRADUATION = GraduationRules()
 
 
 def graduation(

@@ -33,6 +33,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.stats.multiple import Correction, adjust
 from memgauge.stats.paired import PairedComparison, paired_compare_many
 from memgauge.stats.tukey import tukey_hsd_blocked
@@ -225,7 +226,7 @@ def compare_systems(
     alpha: float = 0.05,
     seed: int = 0,
     n_permutations: int = 10_000,
-    n_resamples: int = 1000,
+    n_resamples: int = N_RESAMPLES,
 ) -> SystemsComparison:
     """Compare `systems` on each measure of `values` (measure -> a (systems, queries) matrix,
     the same queries in the same column; NaN where a system has no value for a query).

@@ -11,6 +11,7 @@ not.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -63,3 +64,23 @@ class OffsetAgent:
                     f.write(str(os.getpid()))
             time.sleep(600)
         return str(_sum(question) + self.offset)
+
+
+class WobblyAgent:
+    """OffsetAgent asked again (`repeat: N`): at offset 0 right on the first ask of a question
+    and on every third after it, one off on the others, and failing the second ask of
+    `add 0 1`: repeats that vary and partly fail."""
+
+    def __init__(self, offset: int = 0) -> None:
+        self.offset = offset
+        self.asked: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def answer(self, question: str, history: list[Any] | None = None) -> str:
+        with self.lock:
+            n = self.asked.get(question, 0)
+            self.asked[question] = n + 1
+        if question == "add 0 1" and n == 1:
+            raise RuntimeError("wobbly: the second ask of add 0 1")
+        right = _sum(question) + self.offset
+        return str(right if n % 3 == 0 else right + 1)

@@ -73,3 +73,21 @@ class FlakyAgent:
         if (n + sum(map(ord, question))) % 4 == 0:
             raise RuntimeError(f"flaky: ask {n} of {question!r}")
         return "port 8080" if n % 2 == 0 else "no idea"
+
+
+class LosingAgent:
+    """Always fails `question 0`, fails every ask of `question 1` after its first, and
+    answers the port on every other question: of three repeats, one item keeps none, one item
+    keeps one, the rest keep all three."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def answer(self, question: str) -> str:
+        with self.lock:
+            n = self.asked.get(question, 0)
+            self.asked[question] = n + 1
+        if question.startswith("question 0") or (question.startswith("question 1") and n):
+            raise RuntimeError(f"losing: ask {n} of {question!r}")
+        return "port 8080" if n % 2 == 0 else "no idea"

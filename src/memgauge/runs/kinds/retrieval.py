@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
+from memgauge._util.numbers import N_RESAMPLES
 from memgauge.aggregates.ir import DEFAULT_MEASURES, dataset_sha256
 from memgauge.data.readers import load_retrieval_source
 from memgauge.data.records import ItemRecord
@@ -153,7 +154,7 @@ def evaluate_suite(
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     gain: str = DEFAULT_GAIN,
     agent_k: int = 5,
-    n_resamples: int = 1000,
+    n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     no_relevant: str = DEFAULT_NO_RELEVANT,
     pool_depth: int | None = None,

@@ -1,0 +1,104 @@
+"""A default lives in one place: the bootstrap's resamples and confidence level are
+`memgauge._util.numbers.N_RESAMPLES` and `CONFIDENCE`, an A/B test's graduation rules and
+Beta-Binomial threshold `memgauge.stats.sequential.DEFAULT_GRADUATION` and `PROB_THRESHOLD`, and
+every function, field, option and settings mapping that takes them defaults to those names,
+never to a copy of the number (a copy is a second place to change, and a path that keeps the
+old value when the first one moves)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from memgauge.stats import bootstrap
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "memgauge"
+NAMES = {"n_resamples", "resamples", "confidence"}
+#: an A/B test's decision defaults, written out only where they are defined
+AB_NAMES = {"prob_threshold", "improvement", "max_latency_increase", "graduation_threshold"}
+AB_OWNER = SRC / "stats" / "sequential.py"
+AB_OPTIONS = {"--improvement", "--max-latency-increase", "--prob-threshold"}
+
+
+def _number(node: ast.expr) -> bool:
+    """Whether `node` is a number written out (True and False are not)."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    )
+
+
+def _literal_defaults(
+    tree: ast.AST, names: set[str] = NAMES, options: set[str] = frozenset({"--resamples"})
+) -> list[tuple[int, str]]:
+    """(line, name) of each parameter, dataclass field, settings key or option (`options`) in
+    `tree` named in `names` whose default is a number written out."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = list(
+                zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+            )
+            pairs += [
+                (a, d)
+                for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                if d is not None
+            ]
+            found += [(d.lineno, a.arg) for a, d in pairs if a.arg in names and _number(d)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.target.id in names and node.value is not None and _number(node.value):
+                found.append((node.lineno, node.target.id))
+        elif isinstance(node, ast.Dict):
+            found += [
+                (v.lineno, k.value)
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value in names
+                if _number(v)
+            ]
+        elif isinstance(node, ast.Call) and any(
+            isinstance(a, ast.Constant) and a.value in options for a in node.args
+        ):
+            found += [
+                (k.lineno, "option")
+                for k in node.keywords
+                if k.arg == "default" and _number(k.value)
+            ]
+    return found
+
+
+def test_the_bootstraps_defaults_are_named_not_copied() -> None:
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _literal_defaults(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert copies == []
+
+
+def test_the_names_are_the_one_default() -> None:
+    from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES  # the one place
+
+    assert (bootstrap.N_RESAMPLES, bootstrap.CONFIDENCE) == (N_RESAMPLES, CONFIDENCE)
+    assert (N_RESAMPLES, CONFIDENCE) == (1000, 0.95)
+
+
+def test_an_ab_tests_decision_defaults_are_named_not_copied() -> None:
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path != AB_OWNER
+        for line, name in _literal_defaults(
+            ast.parse(path.read_text(encoding="utf-8")), AB_NAMES | {"min_samples"}, AB_OPTIONS
+        )
+        # min_samples is also the SPRT's own (informative pairs, 30) and the watch's (20)
+        if name != "min_samples" or _is_graduation_min(path, line)
+    ]
+    assert copies == []
+
+
+def _is_graduation_min(path: Path, line: int) -> bool:
+    """Whether the `min_samples` default at `line` is the graduation rules' 100."""
+    return "100" in path.read_text(encoding="utf-8").splitlines()[line - 1]
