@@ -60,7 +60,21 @@ def _telemetry_off() -> None:
 
 
 class Mem0Subject:
-    """A mem0 `Memory` behind the memory-system protocol."""
+    """A mem0 `Memory` behind the memory-system protocol.
+
+    Args:
+        config: mem0's own `Memory.from_config` dict (vector_store, llm, embedder,
+            history_db_path), as your application passes it; default: a local Qdrant in a
+            temporary directory with mem0's default OpenAI LLM and embedder (through
+            OPENAI_BASE_URL / OPENAI_API_KEY).
+        infer: false (default) stores each memory as given, so hits map back to the
+            dataset's ids; true lets mem0's LLM extract facts from each memory, as mem0 does
+            in production, and records the write events it returns.
+        user_id: the mem0 user whose memories are written, searched, dumped and deleted by
+            reset; default: a new id for each run. Name your application's user to search a
+            live mem0 as it stands (`evaluate --no-ingest`, `logs export --dump-from`).
+        threshold: mem0 2.x's minimum score of a hit (0: k hits come back when k exist).
+    """
 
     capabilities = Capabilities(scores=True, write_events=True, dump=True, namespaces=True)
 
