@@ -79,6 +79,15 @@ def test_every_schema_kind_is_a_valid_json_schema(capsys: pytest.CaptureFixture[
         jsonschema.Draft202012Validator.check_schema(json.loads(capsys.readouterr().out))
 
 
+@pytest.mark.parametrize("kind", ["mem0", "langmem", "mcp"])
+def test_a_third_party_subjects_arguments_are_described(kind: str) -> None:
+    """An editor completing `{mem0: {...}}` (or a LangMem or MCP spec) from `memgauge schema`
+    says what each argument is: `user_id` (which mem0 user a live system holds) had no word."""
+    properties = json_schema("subject")["$defs"][f"subject_kind.{kind}"]["properties"]
+    undescribed = [name for name, field in properties.items() if not field.get("description")]
+    assert not undescribed
+
+
 def test_the_readmes_suites_validate_against_the_schema() -> None:
     suites = [b for b in readme_yaml_blocks() if isinstance(b, dict) and "tasks" in b]
     assert suites, "the README shows a suite"

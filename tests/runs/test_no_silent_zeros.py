@@ -319,3 +319,72 @@ def test_a_memory_that_counts_what_it_holds_is_asked_its_count_not_its_dump(
     monkeypatch.setattr(ReferenceMemory, "count_stored", lambda self: 0)
     with pytest.raises(EmptyMemoryError, match=r"count_stored\(\) is 0: it holds nothing"):
         fill_memory(mem, memories)
+
+
+def _no_ingest_args(tmp_path: Path) -> list[str]:
+    """`evaluate --no-ingest` on two queries (under the MIN_SEARCHES the check after the run
+    needs): a live system (a reference memory kept in a file, filled before) is searched as it
+    stands; `lexical` is built for the run, so it starts empty."""
+    from memgauge.data.models import Memory
+    from memgauge.subjects.reference import ReferenceMemory, ReferenceMemoryConfig
+
+    memories = [
+        Memory(id="a1", text="the code for item 1 is K1"),
+        Memory(id="b2", text="item 2 also has a backup code B2"),
+    ]
+    dataset = tmp_path / "codes.yaml"
+    dataset.write_text(
+        json.dumps(
+            {
+                "memories": [m.model_dump(include={"id", "text"}) for m in memories],
+                "queries": [
+                    {"id": "q1", "text": "what code does item 1 have"},
+                    {"id": "q2", "text": "what is the backup code of item 2"},
+                ],
+                "judgments": [
+                    {"query_id": "q1", "memory_id": "a1", "grade": 3},
+                    {"query_id": "q2", "memory_id": "b2", "grade": 3},
+                ],
+            }
+        )
+    )
+    live = tmp_path / "live.sqlite"
+    mem = ReferenceMemory(ReferenceMemoryConfig(mode="lexical", path=str(live)))
+    mem.ingest(memories)
+    mem.close()
+    (tmp_path / "live.yaml").write_text(
+        json.dumps({"reference": {"mode": "lexical", "path": str(live)}})
+    )
+    return [
+        "evaluate", str(dataset), "--no-ingest", "--k", "2", "-m", "Recall@2",
+        "--store", str(tmp_path / "r.db"), "--out", str(tmp_path / "o"), "--quiet",
+    ]  # fmt: skip
+
+
+def test_no_ingest_fails_a_memory_built_for_the_run_however_few_the_queries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-ingest` searches every system as it stands: `lexical` beside a live system is
+    built empty, and its two searches (under MIN_SEARCHES) scored a row of 0s with exit 0.
+    A memory that counts what it holds and holds nothing is now failed at setup, saying why;
+    the live one is scored."""
+    args = _no_ingest_args(tmp_path)
+    assert main([*args, "-s", f"{tmp_path / 'live.yaml'}@live", "-s", "lexical"]) == 4
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "lexical: failed (setup failed: empty_memory: searched as it stands" in printed
+    assert "without --no-ingest" in printed
+    doc = json.loads((tmp_path / "o" / "result.json").read_text())
+    systems = {s["name"]: s for s in doc["systems"]}
+    assert systems["lexical"]["status"] == "failed"
+    assert systems["live"]["status"] == "ok"
+    assert systems["live"]["metrics"]["Recall@2"]["value"] == 1.0
+
+
+def test_no_ingest_in_shards_fails_a_memory_built_for_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same check where a run is cut into shards (`--workers`)."""
+    args = _no_ingest_args(tmp_path)
+    assert main([*args, "-s", "lexical", "--workers", "2"]) == 4
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "lexical: failed (setup failed: empty_memory: searched as it stands" in printed

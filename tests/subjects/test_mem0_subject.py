@@ -127,6 +127,51 @@ def test_a_suite_evaluates_mem0_retrieval(
     assert (row["evaluator"], row["mean"], row["n_scored"]) == ("Recall@5", 1.0, 1)
 
 
+def test_a_run_leaves_nothing_in_the_store_its_config_names(
+    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
+) -> None:
+    """Each run works under a mem0 user of its own; closing the subject deletes that user's
+    memories, so a store the spec names (a user's own Qdrant) does not gain the dataset's
+    memories once per run under users nobody reads again. A user named in the spec keeps them."""
+    from qdrant_client import QdrantClient
+
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    config = _config(server, tmp_path)
+    suite = {
+        "name": "mem0",
+        "subjects": {"mem0": {"mem0": {"config": config}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(bundle),
+                "evaluators": [{"retrieval": "Recall@5"}],
+            }
+        ],
+    }
+
+    def stored() -> dict[str, int]:
+        client = QdrantClient(path=str(tmp_path / "qdrant"))
+        try:
+            points, _ = client.scroll("memgauge", limit=1000, with_payload=True)
+        finally:
+            client.close()
+        users: dict[str, int] = {}
+        for point in points:
+            user = str((point.payload or {}).get("user_id"))
+            users[user] = users.get(user, 0) + 1
+        return users
+
+    for _ in range(2):
+        code, _doc = run_suite_json(suite)
+        assert code == 0
+    assert stored() == {}
+    suite["subjects"] = {"mem0": {"mem0": {"config": config, "user_id": "alice"}}}
+    code, _doc = run_suite_json(suite)
+    assert code == 0
+    assert set(stored()) == {"alice"}
+
+
 def test_mem0_inferring_nothing_is_a_memory_that_holds_nothing(
     server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
 ) -> None:

@@ -69,7 +69,14 @@ from memgauge.runs.shards import plan_shards, sharded_subjects, worker_llm
 from memgauge.runs.suite import Suite, component_problems, with_repeat
 from memgauge.runs.summary import requirements_of, subjects_of, summarize_run
 from memgauge.runs.warm import Warming
-from memgauge.runs.work import answer_item, failed_item, fill_memory, score_item, timed_out_item
+from memgauge.runs.work import (
+    answer_item,
+    failed_item,
+    fill_memory,
+    score_item,
+    searched_as_it_stands,
+    timed_out_item,
+)
 from memgauge.subjects.registry import build_subject
 
 __all__ = ["Progress", "RunReport", "run_suite"]
@@ -810,9 +817,17 @@ def _setup(
     """Reset and fill a memory subject for a group of items, telling `progress.ingest` (when
     it has one) how far it got; the error, if it failed."""
     memories = task.memories_for(corpus)
-    if memories is None or not lane.memory:
+    if not lane.memory:
         return None
     subject = lane.subject
+    if memories is None:
+        if task.spec.ingest:
+            return None
+        try:
+            lane.call(scope.bind(lambda: searched_as_it_stands(subject)))
+        except Exception as exc:
+            return exc
+        return None
     shown = getattr(progress, "ingest", None)
     done = 0
 

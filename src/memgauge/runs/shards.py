@@ -57,7 +57,13 @@ from memgauge.runs.lanes import SubjectLane
 from memgauge.runs.plan import PlannedItem, PlannedTask, plan_frame, plan_task
 from memgauge.runs.suite import Suite, TaskSpec
 from memgauge.runs.summary import subjects_of
-from memgauge.runs.work import answer_item, failed_item, fill_memory, timed_out_item
+from memgauge.runs.work import (
+    answer_item,
+    failed_item,
+    fill_memory,
+    searched_as_it_stands,
+    timed_out_item,
+)
 from memgauge.subjects.registry import build_subject
 
 if TYPE_CHECKING:
@@ -532,16 +538,20 @@ def _run_corpus(
 ) -> None:
     bind = scope.bind if scope is not None else _unbound
     memories = task.memories_for(corpus)
-    if memories is not None and lane.memory:
+    if lane.memory and (memories is not None or not task.spec.ingest):
         subject = lane.subject
         t0 = time.perf_counter()
         try:
-            lane.call(bind(lambda: fill_memory(subject, memories)))
+            if memories is None:  # searched as it stands: only checked
+                lane.call(bind(lambda: searched_as_it_stands(subject)))
+            else:
+                lane.call(bind(lambda: fill_memory(subject, memories)))
         except Exception as exc:
             failure = Failure.of("setup", exc)
             result.records.extend((failed_item(task, lane.name, it, failure), 0.0) for it in items)
             return
-        result.setups.append((corpus, time.perf_counter() - t0))
+        if memories is not None:
+            result.setups.append((corpus, time.perf_counter() - t0))
 
     def job(item: PlannedItem) -> Job:
         return Job(

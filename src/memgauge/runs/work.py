@@ -33,6 +33,7 @@ __all__ = [
     "failed_item",
     "fill_memory",
     "score_item",
+    "searched_as_it_stands",
     "timed_out_item",
 ]
 
@@ -306,6 +307,30 @@ def fill_memory(
         flush()
     if memories and capabilities_of(subject).dump:
         _holds_something(subject, len(memories))
+
+
+def searched_as_it_stands(subject: Any) -> None:
+    """A memory subject searched as it stands (`--no-ingest`, a task's `ingest: false`): never
+    reset nor given the task's memories. EmptyMemoryError when it can say cheaply how many it
+    holds (`count_stored()`, as the reference memory can) and holds none, whatever the number
+    of queries: a memory built for the run (the reference memory without a `path:` holding
+    memories) starts empty, so every search would find nothing and score 0. A live system is
+    only searched: it is neither dumped nor counted another way."""
+    count = getattr(subject, "count_stored", None)
+    if not callable(count):
+        return
+    try:
+        held = count()
+    except Exception:  # a count that fails tells nothing of what is stored; searches will
+        return
+    if not held:
+        raise EmptyMemoryError(
+            "searched as it stands (--no-ingest, or the task's ingest: false), the subject "
+            "holds no memory (count_stored() is 0), so every search would find nothing and "
+            "score 0: it was never given the dataset's memories. A memory built for the run "
+            "(lexical, dense, hybrid, or a reference: spec whose path: holds nothing yet) "
+            "starts empty: evaluate it in a run without --no-ingest"
+        )
 
 
 def _holds_something(subject: Any, ingested: int) -> None:

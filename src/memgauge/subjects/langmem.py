@@ -30,7 +30,14 @@ _CREATED = re.compile(r"created memory ([0-9a-f-]{36})")
 
 
 class LangMemSubject:
-    """LangMem's memory tools over a LangGraph `InMemoryStore` with a semantic index."""
+    """LangMem's memory tools over a LangGraph `InMemoryStore` with a semantic index.
+
+    Args:
+        embedder: the embedder of the store's semantic index, as `--embedder` names one
+            (`minilm`, offline, by default; `openai:MODEL`, `st:MODEL`) or its spec.
+        namespace: the LangGraph namespace the memories are written to and searched in (a
+            list of strings); default: one of its own for each run.
+    """
 
     capabilities = Capabilities(scores=True, write_events=True, dump=True, namespaces=True)
 

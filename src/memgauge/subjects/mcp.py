@@ -58,7 +58,32 @@ _KG_TOOLS = ("create_entities", "search_nodes", "read_graph", "delete_entities")
 
 
 class McpSubject:
-    """A stdio MCP server as a memory system."""
+    """An MCP memory server (stdio or Streamable HTTP) as a memory system.
+
+    Args:
+        command: the stdio server to start (a command line, or its argument list), e.g.
+            `npx -y @modelcontextprotocol/server-memory`; give it or `url`.
+        url: a remote Streamable HTTP server (`https://HOST/mcp`), through the official MCP
+            SDK (`pip install 'memgauge[mcp]'`); give it or `command`.
+        mode: the MCP SDK's protocol negotiation for `url`: `legacy` (the `initialize`
+            handshake) or `auto`.
+        profile: `knowledge-graph` (the reference server's tools: create_entities,
+            search_nodes, read_graph, delete_entities) or `tools` (name them yourself with
+            ingest_tool, search_tool, reset_tool and their argument keys).
+        env: environment variables for the stdio server, on top of memgauge's own.
+        timeout: seconds to wait for each reply of the server.
+        memory_file: the knowledge-graph server's MEMORY_FILE_PATH; default: a temporary
+            file, so the server never writes into your files.
+        ingest_tool: profile `tools`: the tool called once per memory.
+        search_tool: profile `tools`: the tool called once per query.
+        reset_tool: profile `tools`: the tool that empties the memory (optional).
+        text_arg: profile `tools`: the ingest tool's argument that takes the memory's text.
+        id_arg: profile `tools`: the ingest tool's argument that takes the memory's id (none:
+            not passed).
+        query_arg: profile `tools`: the search tool's argument that takes the query.
+        k_arg: profile `tools`: the search tool's argument that takes the number of hits
+            (none: not passed).
+    """
 
     def __init__(
         self,

@@ -10,7 +10,9 @@ with its default OpenAI LLM and embedder (reached through `OPENAI_BASE_URL` / `O
   write events it returns are recorded (`source: returned`). mem0 2.x only ever reports ADD;
   1.x reports ADD / UPDATE / DELETE / NONE (NOOP).
 
-Each subject works under a user id of its own, so `reset` deletes only its memories. Both the
+Each subject works under a user id of its own, so `reset` deletes only its memories, and
+closing deletes them from a store `config` names (a `user_id` given in the spec is the
+application's: its memories stay). Both the
 1.x (`limit=`, `user_id=`) and 2.x (`top_k=`, `filters=`) call styles are supported; 2.x's
 default score threshold is set to 0 so that k hits come back when k exist.
 """
@@ -60,7 +62,22 @@ def _telemetry_off() -> None:
 
 
 class Mem0Subject:
-    """A mem0 `Memory` behind the memory-system protocol."""
+    """A mem0 `Memory` behind the memory-system protocol.
+
+    Args:
+        config: mem0's own `Memory.from_config` dict (vector_store, llm, embedder,
+            history_db_path), as your application passes it; default: a local Qdrant in a
+            temporary directory with mem0's default OpenAI LLM and embedder (through
+            OPENAI_BASE_URL / OPENAI_API_KEY).
+        infer: false (default) stores each memory as given, so hits map back to the
+            dataset's ids; true lets mem0's LLM extract facts from each memory, as mem0 does
+            in production, and records the write events it returns.
+        user_id: the mem0 user whose memories are written, searched, dumped and deleted by
+            reset; default: a new id for each run, whose memories are deleted when the run
+            ends. Name your application's user to search a
+            live mem0 as it stands (`evaluate --no-ingest`, `logs export --dump-from`).
+        threshold: mem0 2.x's minimum score of a hit (0: k hits come back when k exist).
+    """
 
     capabilities = Capabilities(scores=True, write_events=True, dump=True, namespaces=True)
 
@@ -97,6 +114,9 @@ class Mem0Subject:
             raise SubjectError(f"mem0 could not start: {type(exc).__name__}: {exc}") from None
         self.infer = infer
         self.threshold = threshold
+        # a user made for this subject is its own to delete when it closes; a named one is the
+        # application's, whose memories stay
+        self._own_user = user_id is None
         self.user_id = user_id or f"memgauge-{uuid.uuid4().hex[:12]}"
         self.events: list[WriteEvent] = []
         self._v2 = "top_k" in inspect.signature(self.memory.search).parameters
@@ -176,7 +196,17 @@ class Mem0Subject:
         return out
 
     def close(self) -> None:
-        """Release the vector store and remove the temporary directory, if one was made."""
+        """Delete the memories of the user made for this subject from a store `config` names
+        (each run would otherwise leave its whole dataset there, under a user nobody reads
+        again), release the vector store and remove the temporary directory, if one was made.
+        A `user_id` given in the spec keeps its memories."""
+        left: Exception | None = None
+        if self._own_user and self._tmp is None:
+            self._own_user = False  # once, however often close is called
+            try:
+                self.memory.delete_all(user_id=self.user_id)
+            except Exception as exc:
+                left = exc
         client = getattr(getattr(self.memory, "vector_store", None), "client", None)
         close = getattr(client, "close", None)
         if callable(close):
@@ -184,3 +214,8 @@ class Mem0Subject:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        if left is not None:
+            raise SubjectError(
+                f"mem0 could not delete the memories of this run's user {self.user_id} from "
+                f"its store: {type(left).__name__}: {left}"
+            )
