@@ -253,7 +253,6 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         (None, "conversations[c1].facts[f1].category"),
     ),
     "suite_timeout_nan.yaml": (SUITE, (7, "not a finite number")),
-    "suite_names_with_slash.yaml": (SUITE, (10, "evaluator name 'hit/miss' holds a '/'")),
     "items_infinite_expected.jsonl": (["run-items"], (1, "1e999 overflows to infinity")),
     # item 6: YAML is bounded
     "dataset_alias_bomb": (RETRIEVAL, (7, "expands to more than 10 MB")),

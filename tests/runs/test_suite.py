@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.cli.main import main
 from memgauge.errors import DataError
-from memgauge.runs.suite import (
-    EvaluatorEntry,
-    evaluator_label,
-    load_suite,
-    recorded_entries,
-    suite_json_schema,
-)
-from memgauge.subjects.parse import parse_system
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label, load_suite, suite_json_schema
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -105,40 +97,6 @@ def test_a_system_string_as_a_subject_is_refused_with_the_spec_it_stands_for(
         "which as a spec is {python: {target: 'mymemory:make'}}"
     )
     assert by_field["subjects.odd"].endswith("got 'nonsense'")  # no spec it could stand for
-
-
-def test_a_name_that_fail_under_could_not_address_is_refused(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    # --fail-under / gate --measure read SUBJECT/TASK/MEASURE: a subject 'mem0/v2' ran, and
-    # its targets printed as 'mem0/v2/t/M' that no --fail-under could name
-    with pytest.raises(DataError) as info:
-        load_suite(DATA / "bad" / "suite_names_with_slash.yaml")
-    by_field = {p.field: (p.line, p.message) for p in info.value.problems}
-    assert by_field["subjects"][0] == 2
-    assert "subject name 'mem0/v2' holds a '/'" in by_field["subjects"][1]
-    assert "write 'mem0-v2'" in by_field["subjects"][1]
-    assert "a subject name cannot be blank" in by_field["subjects"][1]
-    assert by_field["tasks.0.name"][0] == 6
-    assert by_field["tasks.0.evaluators.0.label"][0] == 10
-    # the same rule for the names a command line gives (-s SPEC@LABEL)
-    bundle = str(DATA / "good" / "bundle.yaml")
-    assert main(["evaluate", bundle, "-s", "lexical@a/b", "--no-store"]) == 2
-    err = capsys.readouterr().err
-    assert "system name 'a/b' holds a '/'" in err
-    assert "Traceback" not in err
-    # a path among a reference's settings does not make a name that cannot be addressed
-    (spec,) = parse_system("reference:mode=lexical,path=/tmp/x.db")
-    assert spec[0] == "reference(mode=lexical,path=-tmp-x.db)"
-
-
-def test_a_run_recorded_under_older_rules_still_reads() -> None:
-    # a stored run's evaluators are read as written, not checked again: an older run with a
-    # label holding '/' is still summarised (interim summaries, learnings)
-    task = {"evaluators": [{"spec": "contains", "weight": 2.0, "label": "hit/miss"}, "exact"]}
-    entries = recorded_entries(task)
-    assert [evaluator_label(e, entries) for e in entries] == ["hit/miss", "exact"]
-    assert entries[0].weight == 2.0
 
 
 def test_a_task_without_evaluators_is_told_what_to_write(tmp_path: Path) -> None:

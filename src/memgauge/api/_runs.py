@@ -26,7 +26,7 @@ from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions, whole_number
-from memgauge.runs.suite import Suite, evaluator_label, load_suite, recorded_entries
+from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.stats.sequential import Bounds
 from memgauge.store.url import StoreURL
 from memgauge.subjects.parse import parse_system, write_path_spec
@@ -385,7 +385,10 @@ def interim_summary(
     end of the run)."""
     labels: dict[str, list[str]] = {}
     for task in run.suite.get("tasks", []):
-        entries = recorded_entries(task)
+        entries = [
+            EvaluatorEntry.model_validate(e if isinstance(e, dict) and "spec" in e else {"spec": e})
+            for e in task.get("evaluators", [])
+        ]
         labels[task["name"]] = [evaluator_label(e, entries) for e in entries]
     counts, tasks, evaluators = summarize_items(
         items, labels, seed=int(run.settings.get("seed", 0))

@@ -16,7 +16,7 @@ from typing import Any
 
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
-from memgauge.runs.suite import Suite, addressable_name
+from memgauge.runs.suite import Suite
 
 __all__ = [
     "command_suite",
@@ -60,10 +60,6 @@ def subject_map(systems: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, A
                 f"system names must be unique, got {names}; give each a distinct label "
                 "(-s SPEC@LABEL; from Python, pass the systems as a dict {label: system})"
             )
-        try:
-            addressable_name(label, "system")
-        except ValueError as exc:
-            raise UsageError(f"{exc} (-s SPEC@LABEL names a system)") from None
         out[label] = dict(spec)
     return out
 

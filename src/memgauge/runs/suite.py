@@ -67,14 +67,12 @@ __all__ = [
     "Suite",
     "TaskComponents",
     "TaskSpec",
-    "addressable_name",
     "component_problems",
     "components",
     "evaluator_kinds",
     "evaluator_label",
     "load_suite",
     "optimization_problems",
-    "recorded_entries",
     "resolve_agents",
     "resolve_objective",
     "spec_name",
@@ -92,19 +90,6 @@ class _Model(Model):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-def addressable_name(name: str, what: str) -> str:
-    """`name` if `--fail-under` and `gate --measure` can name it as a part of
-    SUBJECT/TASK/MEASURE: not blank, no '/' (their separator); else a ValueError saying so."""
-    if not name.strip():
-        raise ValueError(f"a {what} name cannot be blank: name it (e.g. {what}-1)")
-    if "/" in name:
-        raise ValueError(
-            f"{what} name {name!r} holds a '/', which separates SUBJECT/TASK/MEASURE in "
-            f"--fail-under and gate --measure; write {name.replace('/', '-')!r}"
-        )
-    return name
-
-
 class EvaluatorEntry(_Model):
     """One evaluator of a task and its weight in the task's combined score."""
 
@@ -113,13 +98,8 @@ class EvaluatorEntry(_Model):
         default=1.0, gt=0, description="Weight in the task's combined score."
     )
     label: str | None = Field(
-        default=None, description="Name in results, no '/' (default: the evaluator's name)."
+        default=None, description="Name in results (default: the evaluator's name)."
     )
-
-    @field_validator("label")
-    @classmethod
-    def _label_addressable(cls, value: str | None) -> str | None:
-        return None if value is None else addressable_name(value, "evaluator")
 
 
 class ProbeOptions(_Model):
@@ -166,7 +146,7 @@ class ItemFilter(_Model):
 class TaskSpec(_Model):
     """A task: what to run on each item, and how to score it."""
 
-    name: str = Field(min_length=1, description="Unique task name (no '/').")
+    name: str = Field(min_length=1, description="Unique task name.")
     kind: str = Field(
         description="The task's kind (`memgauge schema` lists the installed ones): retrieval, "
         "expected-output, script, kg, extraction (seed 001 cases: the subject extracts facts), "
@@ -252,11 +232,6 @@ class TaskSpec(_Model):
         description="Tune a subject for this task's objective (`memgauge optimize`; seed 004).",
     )
 
-    @field_validator("name")
-    @classmethod
-    def _name_addressable(cls, value: str) -> str:
-        return addressable_name(value, "task")
-
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, value: str) -> str:
@@ -322,7 +297,7 @@ class Suite(_Model):
     description: str | None = Field(default=None, description="What the suite checks.")
     subjects: dict[str, Any] = Field(
         min_length=1,
-        description="Subject name (no '/') -> spec {kind: {args}} (`memgauge schema` lists the kinds "
+        description="Subject name -> spec {kind: {args}} (`memgauge schema` lists the kinds "
         "and their arguments).",
     )
     tasks: list[TaskSpec] = Field(min_length=1, description="The tasks.")
@@ -349,19 +324,6 @@ class Suite(_Model):
         description="Tune a subject for one task's objective (`memgauge optimize`; seed 004).",
     )
 
-    @field_validator("subjects")
-    @classmethod
-    def _subjects_addressable(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problems = []
-        for name in value:
-            try:
-                addressable_name(name, "subject")
-            except ValueError as exc:
-                problems.append(str(exc))
-        if problems:
-            raise ValueError("; ".join(problems))
-        return value
-
     @model_validator(mode="after")
     def _repeat_tasks(self) -> Suite:
         # each task carries the times it is asked: a shard's worker plans a task from its
@@ -380,16 +342,6 @@ def with_repeat(suite: Suite, times: int | None) -> Suite:
         return suite
     tasks = [t.model_copy(update={"repeat": times}) for t in suite.tasks]
     return suite.model_copy(update={"repeat": times, "tasks": tasks})
-
-
-def recorded_entries(task: Mapping[str, Any]) -> list[EvaluatorEntry]:
-    """The evaluators of a task as a run recorded it (`run.suite`), read as they were written:
-    not checked again, so a run recorded under older rules (a label with a '/') still reads."""
-    out = []
-    for e in task.get("evaluators", []):
-        fields = e if isinstance(e, dict) and "spec" in e else {"spec": e}
-        out.append(EvaluatorEntry.model_construct(**{"weight": 1.0, "label": None, **fields}))
-    return out
 
 
 def evaluator_label(entry: EvaluatorEntry, siblings: list[EvaluatorEntry]) -> str:

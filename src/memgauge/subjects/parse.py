@@ -170,8 +170,7 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
             if not eq or not key.strip():
                 raise UsageError(f"{option} {text!r}: {pair!r} is not KEY=VALUE")
             args[key.strip()] = _value(value.strip())
-    # a '/' (of a path) would split the name where --fail-under reads SUBJECT/TASK/MEASURE
-    default_label = name if not settings else f"{name}({settings})".replace("/", "-")
+    default_label = name if not settings else f"{name}({settings})"
     return [(label or default_label, {"reference": args})]
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
-from memgauge.runs.suite import evaluator_label, recorded_entries
+from memgauge.runs.suite import EvaluatorEntry, evaluator_label
 from memgauge.subjects.learnings import learnings_memory, learnings_path
 from memgauge.track.diagnosis import diagnose
 from memgauge.track.gate import GateResult, StoredMemory
@@ -20,7 +20,11 @@ def kinds_of(run: RunRecord) -> dict[tuple[str, str], str]:
     """(task, evaluator label) -> evaluator name, from the suite the run recorded."""
     out: dict[tuple[str, str], str] = {}
     for task in run.suite.get("tasks", []):
-        parsed = recorded_entries(task)
+        raw = task.get("evaluators", [])
+        parsed = [
+            EvaluatorEntry.model_validate(e if isinstance(e, dict) and "spec" in e else {"spec": e})
+            for e in raw
+        ]
         for e in parsed:
             spec = e.spec
             name = spec if isinstance(spec, str) else next(iter(spec))
