@@ -234,3 +234,31 @@ def test_options_a_run_would_ignore_are_refused_on_every_evaluating_command(
     assert says.format(db=db) in capsys.readouterr().err
     assert not db.exists()
     assert not {"o", "d", "a"} & {p.name for p in tmp_path.iterdir()}
+
+
+def test_a_name_holding_a_slash_is_named_by_fail_under_and_gate() -> None:
+    """Names hold '/' (a Hugging Face model id as a subject, `long/term` as a task, a label
+    `hit/rate`): `[SUBJECT/][TASK/]NAME` split them where they are not split, and the
+    measure could not be named at all ('MEASURE is [SUBJECT/][TASK/]NAME')."""
+    from memgauge.aggregates.targets import parse_fail_under, parse_measure_ref
+    from memgauge.data.records import MeasureValue
+
+    hf = "sentence-transformers/all-MiniLM-L6-v2"
+    mine = MeasureValue(subject=hf, task="long/term", name="hit/rate", value=0.5)
+    other = MeasureValue(subject="plain", task="long/term", name="hit/rate", value=0.5)
+    plain = MeasureValue(subject="plain", task="recall", name="RR@5", value=0.5)
+    for text, named in [
+        (f"{hf}/long/term/hit/rate", [mine]),
+        ("long/term/hit/rate", [mine, other]),
+        ("plain/long/term/hit/rate", [other]),
+        ("hit/rate", [mine, other]),
+        ("plain/recall/RR@5", [plain]),  # the '/'-free forms as they were
+        ("recall/RR@5", [plain]),
+        ("RR@5", [plain]),
+        ("nope/long/term/hit/rate", []),
+    ]:
+        ref = parse_measure_ref(text, where="--measure")
+        assert [m for m in (mine, other, plain) if ref.matches(m)] == named, text
+        assert ref.text() == text
+        requirement = parse_fail_under(f"{text}=0.1")
+        assert [m for m in (mine, other, plain) if requirement.matches(m)] == named, text

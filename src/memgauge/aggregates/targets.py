@@ -61,12 +61,18 @@ class MeasureRef:
     task: str | None = None
 
     def matches(self, m: MeasureValue) -> bool:
-        """Whether `m` is one of the measures this names."""
-        return (
+        """Whether `m` is one of the measures this names: by its parts, or, where a subject,
+        task or measure name itself holds a '/' (`sentence-transformers/all-MiniLM-L6-v2`),
+        by the whole text being `NAME`, `TASK/NAME` or `SUBJECT/TASK/NAME`."""
+        if (
             m.name == self.name
             and self.subject in (None, m.subject)
             and self.task in (None, m.task)
-        )
+        ):
+            return True
+        if self.subject is not None and self.task is None:
+            return False  # not a path (built in code)
+        return self.text() in (m.name, f"{m.task}/{m.name}", f"{m.subject}/{m.task}/{m.name}")
 
     def text(self) -> str:
         """As the user wrote it."""
@@ -74,13 +80,15 @@ class MeasureRef:
 
 
 def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
-    """`[SUBJECT/][TASK/]NAME` -> the measures it names; UsageError naming `where`."""
+    """`[SUBJECT/][TASK/]NAME` -> the measures it names; UsageError naming `where`. More than
+    three parts name a subject, task or measure whose name holds a '/' (`MeasureRef.matches`
+    tries every way of reading them)."""
     parts = text.strip().split("/")
-    if len(parts) > 3 or not all(p.strip() for p in parts):
+    if not all(p.strip() for p in parts):
         raise UsageError(f"{where}: MEASURE is [SUBJECT/][TASK/]NAME, e.g. hybrid/recall/nDCG@10")
     name = parts[-1]
     task = parts[-2] if len(parts) >= 2 else None
-    subject = parts[0] if len(parts) == 3 else None
+    subject = "/".join(parts[:-2]) if len(parts) >= 3 else None
     return MeasureRef(name, subject, task)
 
 
