@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memgauge.aggregates import Target
-from memgauge.aggregates.mean import summarize_items
+from memgauge.aggregates.mean import combined_over_repeats, summarize_items
 from memgauge.aggregates.targets import By, Requirement, check_targets, parse_target
 from memgauge.data.records import AggregateResult, ItemRecord, RunSummary
 from memgauge.metrics.conventions import conventions_text
@@ -111,6 +111,11 @@ def summarize_run(
     )
     _align_evaluators(summary)
     _repeat_aware(summary)
+    for t in summary.tasks:
+        # asked N times: the combined score over every repeat, as the evaluators' rows
+        rows = every.get(t.task, {}).get(t.subject, [])
+        if any(r.repeat for r in rows):
+            t.score = {**t.score, **combined_over_repeats(rows, suite.seed)}
     _state_conventions(summary, plan)
     measures = summary.measures()
     summary.targets = check_targets(
