@@ -675,3 +675,30 @@ def test_the_combined_score_is_over_every_repeat_as_the_evaluators_rows(
         row["ci_high"],
     )
     assert (score["n_scored"], score["n_failed"]) == (row["n_scored"], row["n_failed"])
+
+
+def test_a_run_still_going_shows_its_rows_as_the_finished_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs show` and the viewer read a run still going (or killed) through
+    `api.interim_summary`: with repeat: 3 its rows are items, each the mean of its repeats, as
+    the finished run's, not a mean of item-repeats counted as items. Given every record of a
+    finished run, the two agree."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"flaky": {"python": {"target": "repeat_subjects:FlakyAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = tmp_path / "r.db"
+    _, out, _ = _run(capsys, str(path), "--store", str(db))
+    run, items = _read(db, out["run_id"])
+    assert run.summary is not None
+    interim = api.interim_summary(run, items, {})
+
+    def rows(summary: Any) -> list[tuple[Any, ...]]:
+        return [
+            (e.subject, e.evaluator, e.mean, e.ci_low, e.ci_high, e.n_scored, e.n_failed)
+            for e in summary.evaluators
+        ]
+
+    assert rows(interim) == rows(run.summary)
+    assert [t.score for t in interim.tasks] == [t.score for t in run.summary.tasks]
