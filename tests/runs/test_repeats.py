@@ -645,3 +645,60 @@ def test_every_repeats_measure_counts_the_items_it_could_not_use(
     assert counts["contains.sd"] == (3, 2)
     assert counts["output_varied"] == (3, 2)
     assert all(scored + failed == len(ITEMS) for scored, failed in counts.values())
+
+
+def test_the_combined_score_is_over_every_repeat_as_the_evaluators_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With one evaluator the task's combined score is that evaluator's number: with repeat: 3
+    both are the mean over items of their scored repeats, with the interval over items and the
+    count of items, in `runs show --json` and the table; not the first repeat's alone."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"flaky": {"python": {"target": "repeat_subjects:FlakyAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = str(tmp_path / "r.db")
+    _, run, _ = _run(capsys, str(path), "--store", db)
+    assert main(["runs", "show", run["run_id"], "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    [row] = [r for r in out["results"] if r["subject"] == "flaky"]
+    [task] = [t for t in out["summary"]["tasks"] if t["subject"] == "flaky"]
+    _, items = _read(Path(db), run["run_id"])
+    first = [
+        r.score for r in items if r.subject == "flaky" and r.repeat == 0 and r.score is not None
+    ]
+    assert row["mean"] != pytest.approx(float(np.mean(first)))  # the repeats tell otherwise
+    score = task["score"]
+    assert (score["mean"], score["ci_low"], score["ci_high"]) == (
+        row["mean"],
+        row["ci_low"],
+        row["ci_high"],
+    )
+    assert (score["n_scored"], score["n_failed"]) == (row["n_scored"], row["n_failed"])
+
+
+def test_a_run_still_going_shows_its_rows_as_the_finished_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs show` and the viewer read a run still going (or killed) through
+    `api.interim_summary`: with repeat: 3 its rows are items, each the mean of its repeats, as
+    the finished run's, not a mean of item-repeats counted as items. Given every record of a
+    finished run, the two agree."""
+    path = _suite(tmp_path, repeat=3, max_failure_rate=1.0)
+    suite = yaml.safe_load(path.read_text())
+    suite["subjects"] = {"flaky": {"python": {"target": "repeat_subjects:FlakyAgent"}}}
+    path.write_text(yaml.safe_dump(suite))
+    db = tmp_path / "r.db"
+    _, out, _ = _run(capsys, str(path), "--store", str(db))
+    run, items = _read(db, out["run_id"])
+    assert run.summary is not None
+    interim = api.interim_summary(run, items, {})
+
+    def rows(summary: Any) -> list[tuple[Any, ...]]:
+        return [
+            (e.subject, e.evaluator, e.mean, e.ci_low, e.ci_high, e.n_scored, e.n_failed)
+            for e in summary.evaluators
+        ]
+
+    assert rows(interim) == rows(run.summary)
+    assert [t.score for t in interim.tasks] == [t.score for t in run.summary.tasks]

@@ -19,6 +19,7 @@ percent agreement and Fleiss' kappa of the judges' final pass/fail votes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
@@ -34,8 +35,9 @@ from memgauge.data.records import (
 )
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.agreement import fleiss_kappa, percent_agreement
+from memgauge.stats.repeats import cluster_bootstrap_ci
 
-__all__ = ["mean_ci", "summarize_items"]
+__all__ = ["combined_over_repeats", "mean_ci", "summarize_items"]
 
 
 def mean_ci(values: list[float], seed: int) -> dict[str, Any]:
@@ -44,6 +46,30 @@ def mean_ci(values: list[float], seed: int) -> dict[str, Any]:
         return {"mean": None, "ci_low": None, "ci_high": None, "n_scored": 0}
     ci = bootstrap_ci(np.asarray(values, dtype=np.float64), seed=seed)
     return {"mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high, "n_scored": len(values)}
+
+
+def combined_over_repeats(rows: Sequence[ItemRecord], seed: int) -> dict[str, Any]:
+    """A subject's combined score on a task asked N times (`repeat: N`), as its evaluators'
+    rows show theirs (the repeats aggregate): the mean over items of the mean of their scored
+    repeats, with the CI that resamples items with all their repeats; counted in items, failed
+    when no repeat was scored (unless every one was skipped by choice)."""
+    by_item: dict[str, list[ItemRecord]] = {}
+    for r in rows:
+        by_item.setdefault(r.source_id, []).append(r)
+    clusters = [
+        [math.nan if r.score is None else float(r.score) for r in reps] for reps in by_item.values()
+    ]
+    ci = cluster_bootstrap_ci(clusters, seed=seed)
+    skipped = sum(
+        1 for reps in by_item.values() if all(r.score is None and _skipped_only(r) for r in reps)
+    )
+    return {
+        "mean": ci.mean,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+        "n_scored": ci.n,
+        "n_failed": len(by_item) - ci.n - skipped,
+    }
 
 
 def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, Any] | None:

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from memgauge._util.numbers import N_RESAMPLES
+from memgauge.aggregates.base import TaskView
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
+from memgauge.aggregates.repeats import RepeatsAggregate, repeats_of
 from memgauge.aggregates.targets import By, Requirement
 from memgauge.api._store import StoreArg, recorder_for, resolve_resume
 from memgauge.data.io import load_retrieval_dataset
@@ -27,6 +29,7 @@ from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
 from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions, whole_number
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
+from memgauge.runs.summary import show_over_repeats
 from memgauge.stats.sequential import Bounds
 from memgauge.store.url import StoreURL
 from memgauge.subjects.parse import parse_system, write_path_spec
@@ -390,11 +393,10 @@ def interim_summary(
             for e in task.get("evaluators", [])
         ]
         labels[task["name"]] = [evaluator_label(e, entries) for e in entries]
-    counts, tasks, evaluators = summarize_items(
-        items, labels, seed=int(run.settings.get("seed", 0))
-    )
+    seed = int(run.settings.get("seed", 0))
+    counts, tasks, evaluators = summarize_items(items, labels, seed=seed)
     total = sum(counts.values())
-    return RunSummary(
+    summary = RunSummary(
         n_items=total,
         n_completed=counts["completed"],
         n_failed=counts["failed"],
@@ -405,3 +407,25 @@ def interim_summary(
         evaluators=evaluators,
         llm_usage=priced(dict(usage), load_prices()),
     )
+    # a task asked N times: its rows over the repeats recorded so far, as the finished run's
+    # (items, each the mean of its repeats), not a mean of item-repeats
+    every: dict[str, dict[str, list[ItemRecord]]] = {}
+    for it in items:
+        every.setdefault(it.task, {}).setdefault(it.subject, []).append(it)
+    found = [
+        RepeatsAggregate().compute(
+            TaskView(
+                name=task["name"],
+                kind=str(task.get("kind", "")),
+                subjects=list(every.get(task["name"], {})),
+                evaluators=[(label, label) for label in labels[task["name"]]],
+                seed=seed,
+                repeat=repeats_of(run.suite, task["name"]),
+            ),
+            every.get(task["name"], {}),
+        )
+        for task in run.suite.get("tasks", [])
+        if repeats_of(run.suite, task["name"]) > 1
+    ]
+    show_over_repeats(summary, found, every, seed)
+    return summary

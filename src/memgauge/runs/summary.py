@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memgauge.aggregates import Target
-from memgauge.aggregates.mean import summarize_items
+from memgauge.aggregates.mean import combined_over_repeats, summarize_items
 from memgauge.aggregates.targets import By, Requirement, check_targets, parse_target
 from memgauge.data.records import AggregateResult, ItemRecord, RunSummary
 from memgauge.metrics.conventions import conventions_text
 from memgauge.runs.plan import PlannedTask
 from memgauge.runs.suite import Suite
 
-__all__ = ["requirements_of", "subjects_of", "summarize_run"]
+__all__ = ["requirements_of", "show_over_repeats", "subjects_of", "summarize_run"]
 
 
 def subjects_of(task: PlannedTask, suite: Suite) -> list[str]:
@@ -110,7 +110,7 @@ def summarize_run(
         llm_usage=dict(llm_usage or {}),
     )
     _align_evaluators(summary)
-    _repeat_aware(summary)
+    show_over_repeats(summary, summary.aggregates, every, suite.seed)
     _state_conventions(summary, plan)
     measures = summary.measures()
     summary.targets = check_targets(
@@ -141,13 +141,21 @@ def _state_conventions(summary: RunSummary, plan: Sequence[PlannedTask]) -> None
         e.conventions = found.get((e.task, e.evaluator))
 
 
-def _repeat_aware(summary: RunSummary) -> None:
+def show_over_repeats(
+    summary: RunSummary,
+    aggregates: Sequence[AggregateResult],
+    every: Mapping[str, Mapping[str, Sequence[ItemRecord]]],
+    seed: int,
+) -> None:
     """An evaluator of a task asked N times shows its mean over every repeat with the CI that
-    resamples items (the repeats aggregate's measure of its name), so that the evaluator's row,
-    the gate and the targets read one number."""
+    resamples items (the repeats aggregate's measure of its name, in `aggregates`), so that the
+    evaluator's row, the gate and the targets read one number; and the task's combined score
+    beside it is over every repeat too (`every`: task -> subject -> its item-repeats). The
+    finished run's summary and the interim one of a run still going (`api.interim_summary`)
+    both show their rows by this rule."""
     found = {
         (m.subject, m.task, m.name): m
-        for agg in summary.aggregates
+        for agg in aggregates
         if agg.aggregate == "repeats"
         for m in agg.measures
     }
@@ -160,6 +168,10 @@ def _repeat_aware(summary: RunSummary) -> None:
             rate = found.get((e.subject, e.task, f"{e.evaluator}.pass@1"))
             if rate is not None and e.pass_rate is not None:
                 e.pass_rate = rate.value
+    for t in summary.tasks:
+        rows = every.get(t.task, {}).get(t.subject, [])
+        if any(r.repeat for r in rows):
+            t.score = {**t.score, **combined_over_repeats(rows, seed)}
 
 
 def _align_evaluators(summary: RunSummary) -> None:
