@@ -314,3 +314,21 @@ def test_an_extraction_stopped_by_its_failure_rate_counts_the_cases_never_asked_
     assert (written["n_failed"], written["n_not_run"]) == (2, 8)
     not_run = [c for c in written["per_case"] if c["error"].startswith("not run: the run stopped")]
     assert len(not_run) == 8
+
+
+def test_operations_stopped_by_its_failure_rate_counts_the_cases_never_asked_apart(
+    env: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As extraction's: a dead decider stopped after 1 of 9 cases, the 8 never asked were
+    n_failed (9 failures, each 'not scored'); they are `n_not_run`."""
+    out = tmp_path / "o"
+    args = ["operations", str(OPERATIONS), "--decider", BROKEN, "--concurrency", "1"]
+    assert main([*args, "--store", env["db"], "--output", str(out), "--json"]) == 4
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert "1 of 9 items failed" in captured.err
+    assert (summary["n_cases"], summary["n_failed"], summary["n_not_run"]) == (9, 1, 8)
+    assert len(summary["failures"]) == 1
+    written = json.loads((out / "operations.json").read_text())
+    not_run = [c for c in written["per_case"] if c["error"].startswith("not run: the run stopped")]
+    assert len(not_run) == 8

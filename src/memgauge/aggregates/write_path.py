@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memgauge.aggregates.base import (
+    NOT_RUN,
     Target,
     TaskView,
     examples,
@@ -335,13 +336,13 @@ def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         entry["met"] = None if entry["pass_rate"] is None else entry["pass_rate"] >= target
         tiers[tier] = entry
     failed = [{"id": r["id"], "error": r["error"]} for r in rows if "error" in r]
-    return {
-        "n_cases": len(rows),
-        "n_failed": len(failed),
-        "tiers": tiers,
-        "checks": checks,
-        "failures": failed,
-    }
+    # a case the run never asked (stopped past max_failure_rate) is not a failure
+    not_run = sum(1 for f in failed if f["error"] == NOT_RUN)
+    failed = [f for f in failed if f["error"] != NOT_RUN]
+    out: dict[str, Any] = {"n_cases": len(rows), "n_failed": len(failed)}
+    if not_run:
+        out["n_not_run"] = not_run
+    return {**out, "tiers": tiers, "checks": checks, "failures": failed}
 
 
 @dataclass(frozen=True)
