@@ -368,30 +368,6 @@ def test_kill_9_then_resume_redoes_no_finished_candidate(tmp_path: Path) -> None
     assert all(" ".join(line.split()[1:]) in holdout_items for line in stray)
 
 
-def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """OffsetAgent's `offset` defaults to 0; the suite does not set it, so the baseline is 0
-    (it was None, and that run failed validation with exit 2)."""
-    agent = {"python": {"target": "optsubjects:OffsetAgent"}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    code, data = _json_run(
-        [
-            "optimize",
-            str(path),
-            "--store",
-            str(tmp_path / "r.db"),
-            "--max-iterations",
-            "2",
-            "--json",
-        ],
-        capsys,
-    )
-    assert code == 0
-    assert data["baseline"]["params"] == {"kwargs.offset": 0}
-    assert data["baseline"]["score"] == 1.0
-
-
 def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -421,3 +397,27 @@ def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
     assert "same command" not in err
     monkeypatch.setattr(engine, "_execute", execute)
     assert main(["optimize", "--resume", study["study_id"], "--store", str(db)]) == 0
+
+
+def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """OffsetAgent's `offset` defaults to 0; the suite does not set it, so the baseline is 0
+    (it was None, and that run failed validation with exit 2)."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent"}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    code, data = _json_run(
+        [
+            "optimize",
+            str(path),
+            "--store",
+            str(tmp_path / "r.db"),
+            "--max-iterations",
+            "2",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert data["baseline"]["params"] == {"kwargs.offset": 0}
+    assert data["baseline"]["score"] == 1.0
