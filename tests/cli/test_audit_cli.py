@@ -383,3 +383,29 @@ def test_with_a_key_and_no_model_the_agent_is_gpt_4o_mini_as_in_memaudit(
     assert summary["agent"].startswith("chat: gpt-4o-mini (memaudit's default")
     assert summary["scoring"].startswith("QA judge (longmemeval preset, model gpt-4o-mini")
     assert {r["json"]["model"] for r in keyed.requests} == {"gpt-4o-mini"}
+
+
+def test_a_probe_whose_agent_call_failed_says_why_in_every_file(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The agent's endpoint answering 500: each probe is a recorded failure (n/a metrics, exit
+    4), and results.json, memaudit.json and report.md said only 'failed' where the run has the
+    reason (the LLM call's error); they say it."""
+    from memgauge.llm import Fault
+
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "0")
+    server.fail(*[Fault(500, '{"error": {"message": "the model is down"}}')] * 200)
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE), "--limit", "3")
+    assert code == 4, out
+    assert all(v is None for v in summary["metrics"].values())
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    memaudit = json.loads((tmp_path / "out" / "memaudit.json").read_text())
+    reasons = [p["reason"] for p in results["probes"]]
+    errors = [p["error"] for p in memaudit["failedProbes"]]
+    assert len(reasons) == len(errors) == 3
+    for said in (*reasons, *errors):
+        assert "status 500: the model is down" in said, said
+    assert "status 500: the model is down" in (tmp_path / "out" / "report.md").read_text()

@@ -4,6 +4,7 @@ endpoint nobody listens on, a subject whose every call raises); `demo` exits 0."
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -292,3 +293,42 @@ def test_a_run_stopped_by_its_failure_rate_counts_every_failed_item(
     assert main([*args, "-s", _dead_url()]) == 4
     out = capsys.readouterr()
     assert "37 of 37 items failed" in out.out + out.err, out
+
+
+def test_an_extraction_stopped_by_its_failure_rate_counts_the_cases_never_asked_apart(
+    env: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run stops a dead extractor after 2 of 10 cases (at most 1 may fail): the 8 cases it
+    never asked were counted as failed (n_failed 10, each 'not scored') while the run said '2
+    of 10 items failed'; they are `n_not_run`, each saying why."""
+    out = tmp_path / "x"
+    args = ["extraction", str(EXTRACTION), "--extractor", BROKEN, "--concurrency", "1"]
+    assert main([*args, "--store", env["db"], "--output", str(out), "--json"]) == 4
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert "2 of 10 items failed" in captured.err
+    assert (summary["n_cases"], summary["n_failed"], summary["n_not_run"]) == (10, 2, 8)
+    assert len(summary["failures"]) == 2
+    assert "10 cases, 0 scored, 2 failed, 8 not run" in captured.out + captured.err
+    written = json.loads((out / "extraction.json").read_text())
+    assert (written["n_failed"], written["n_not_run"]) == (2, 8)
+    not_run = [c for c in written["per_case"] if c["error"].startswith("not run: the run stopped")]
+    assert len(not_run) == 8
+
+
+def test_operations_stopped_by_its_failure_rate_counts_the_cases_never_asked_apart(
+    env: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As extraction's: a dead decider stopped after 1 of 9 cases, the 8 never asked were
+    n_failed (9 failures, each 'not scored'); they are `n_not_run`."""
+    out = tmp_path / "o"
+    args = ["operations", str(OPERATIONS), "--decider", BROKEN, "--concurrency", "1"]
+    assert main([*args, "--store", env["db"], "--output", str(out), "--json"]) == 4
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert "1 of 9 items failed" in captured.err
+    assert (summary["n_cases"], summary["n_failed"], summary["n_not_run"]) == (9, 1, 8)
+    assert len(summary["failures"]) == 1
+    written = json.loads((out / "operations.json").read_text())
+    not_run = [c for c in written["per_case"] if c["error"].startswith("not run: the run stopped")]
+    assert len(not_run) == 8

@@ -144,3 +144,35 @@ def test_a_judge_that_judges_nothing_is_a_failure_not_a_calibration(
     assert "the judge could not judge 4" in capsys.readouterr().out
     assert main(["judge", "rejudge", str(labels), *judge, "-k", "2"]) == 4
     assert "the judge judged none of the 8 verdicts" in capsys.readouterr().err
+
+
+def test_rejudge_says_over_how_many_items_its_variances_are(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An item with a failed verdict is left out of the variances (they need all k): with the
+    judge failing every verdict of one item of 4, 'judge variance' and 'item variance' were
+    over 3 items and nothing said so; `n_complete` and the text say it."""
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "0")
+
+    def rule(payload: dict[str, Any]) -> str:
+        text = "\n".join(str(m["content"]) for m in payload["messages"])
+        if "FLAKY" in text:
+            return "no verdict today"
+        return json.dumps({"score": 80 if "GOOD" in text else 20})
+
+    server.respond(rule)
+    rows = [
+        {"id": f"o{i}", "input": f"q{i}", "output": "GOOD" if i % 2 else "BAD"} for i in range(3)
+    ]
+    rows.append({"id": "o3", "input": "q3", "output": "FLAKY"})
+    outputs = _write(tmp_path / "outputs.jsonl", rows)
+    args = ["judge", "rejudge", str(outputs), "--judge", "rubric", "-k", "2"]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (report["n_items"], report["n_complete"], report["n_failed"]) == (4, 3, 2)
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(the variances over the 3 of 4 items whose 2 verdicts all came back)" in out

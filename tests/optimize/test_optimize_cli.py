@@ -368,6 +368,37 @@ def test_kill_9_then_resume_redoes_no_finished_candidate(tmp_path: Path) -> None
     assert all(" ".join(line.split()[1:]) in holdout_items for line in stray)
 
 
+def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a candidate's run went: the optimization's line ('continue it with
+    `memgauge optimize --resume OPT`') was followed by the candidate run's ('finish it with the
+    same command and `--resume RUN`'), which `optimize` refuses; only the first is said."""
+    from memgauge.runs import engine
+
+    execute = engine._execute
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the first candidate after the baseline
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--max-iterations", "3"]) == 130
+    err = capsys.readouterr().err
+    (study,) = api.optimizations(store=db)
+    assert study["status"] == "cancelled"
+    assert f"continue it with `memgauge optimize --resume {study['study_id']}`" in err
+    assert "same command" not in err
+    monkeypatch.setattr(engine, "_execute", execute)
+    assert main(["optimize", "--resume", study["study_id"], "--store", str(db)]) == 0
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -112,6 +112,11 @@ def test_a_cell_says_its_value_ci_count_or_why_it_is_n_a() -> None:
     assert cell_text(cell(0.8123, [0.7, 0.9], 10)) == "0.812 [0.700, 0.900] (n=10)"
     assert cell_text(cell(0.5, [None, None], 3, pct=True)) == "50.0% (n=3)"
     assert cell_text(cell(None, None, 0, 2)) == "n/a (0 scored, 2 failed)"
+    # a value over the items that were scored says how many failed, as an n/a does (it said
+    # `(n=2)` for an audit's recall over 2 of 7 probes, the 5 whose judge call failed unsaid)
+    assert (
+        cell_text(cell(0.0, [0.0, 0.658], 2, 5, pct=True)) == "0.0% [0.0%, 65.8%] (n=2, 5 failed)"
+    )
     assert cell_text(cell(None)) == "n/a"
     assert cell_text(text("x")) == "x"
 
@@ -230,7 +235,7 @@ def test_a_result_is_stored_with_its_form_and_read_back_by_it() -> None:
     [table] = shapes_of(old)
     assert isinstance(table, Table)
     assert table.rows[0][0].text == "Recall accuracy"
-    assert cell_text(table.rows[0][1]) == "75.0% [50.0%, 90.0%] (n=4)"
+    assert cell_text(table.rows[0][1]) == "75.0% [50.0%, 90.0%] (n=4, 1 failed)"
 
 
 # --- a run of the knowledge-graph and embedding kinds -----------------------------------------

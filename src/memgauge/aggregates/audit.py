@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memgauge.aggregates.base import Target, TaskView, listed_examples, shaped
+from memgauge.aggregates.base import NOT_RUN, Target, TaskView, listed_examples, shaped
 from memgauge.aggregates.facts import AuditFacts
-from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
+from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue, ScoreRecord
 from memgauge.data.shapes import Breakdown, Shape, Table, cell, text
 from memgauge.probes.metrics import METRICS, audit_metrics, locomo_qa_summary
 
@@ -50,7 +50,7 @@ def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[
             "expected": it.expected,
             "answer": it.output,
             "correct": correct,
-            "reason": (score.reason if score is not None else None) or it.status,
+            "reason": _reason(it, score),
             "detail": dict(score.detail) if score is not None else {},
         }
         related = (it.input.get("metadata") or {}).get("related_facts")
@@ -63,6 +63,16 @@ def probe_rows(items: Sequence[ItemRecord], evaluator: str | None) -> list[dict[
             row["locomo_qa"] = None if locomo is None or locomo.error else locomo.value
         rows.append(row)
     return rows
+
+
+def _reason(it: ItemRecord, score: ScoreRecord | None) -> str:
+    """Why the probe was scored so, or why it failed: the agent's failure as recorded (its
+    LLM call's error), not the bare status 'failed' results.json and memaudit.json said."""
+    if it.status == "failed" and it.failures:
+        return it.failures[-1].describe()
+    if it.status == "queued":
+        return NOT_RUN
+    return (score.reason if score is not None else None) or it.status
 
 
 @dataclass(frozen=True)

@@ -112,14 +112,23 @@ class Aggregate(Protocol):
         ...
 
 
+#: an item a run never asked its subject (stopped past max_failure_rate): not a failure
+NOT_RUN = (
+    "not run: the run stopped this subject once more of its items failed than max_failure_rate"
+    " allows"
+)
+
+
 def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, Any]]:
     """Per item: its id, category, status, the evaluator's verdict (or None) and the failure
-    message when the item or the verdict failed."""
+    message when the item or the verdict failed (`NOT_RUN` for an item never asked)."""
     rows = []
     for it in items:
         verdict = it.verdict(evaluator)
         error = None
-        if it.status == "failed":
+        if it.status == "queued":
+            error = NOT_RUN
+        elif it.status == "failed":
             last = it.failures[-1] if it.failures else None
             error = last.describe() if last else "failed"
         elif verdict is None:
@@ -142,11 +151,16 @@ def verdict_rows(items: Sequence[ItemRecord], evaluator: str) -> list[dict[str, 
 def subject_rows(
     task: TaskView, items: Mapping[str, Sequence[ItemRecord]], kind: str
 ) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
-    """Per subject: its rows of the `kind` evaluator's verdicts, and its failures."""
+    """Per subject: its rows of the `kind` evaluator's verdicts, and its failures (the items
+    it was never asked are not among them: their rows say `NOT_RUN`)."""
     label = next((label for label, k in task.evaluators if k == kind), "")
     for subject in task.subjects:
         rows = verdict_rows(items.get(subject, ()), label)
-        failed = [{"id": r["id"], "error": r["error"]} for r in rows if r["error"] is not None]
+        failed = [
+            {"id": r["id"], "error": r["error"]}
+            for r in rows
+            if r["error"] is not None and r["status"] != "queued"
+        ]
         yield subject, rows, failed
 
 

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memgauge.aggregates.base import (
+    NOT_RUN,
     Target,
     TaskView,
     examples,
@@ -102,18 +103,25 @@ def prf_summary(cases: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[st
 
 
 def summarize_extraction(
-    cases: Sequence[Mapping[str, Any]], failed: Sequence[Mapping[str, str]], *, seed: int = 0
+    cases: Sequence[Mapping[str, Any]],
+    failed: Sequence[Mapping[str, str]],
+    *,
+    seed: int = 0,
+    not_run: int = 0,
 ) -> dict[str, Any]:
     """Micro and macro P / R / F1 with bootstrap CIs, conflict and minimalism, targets.
 
     `cases`: the scored cases (tp, fp, fn, precision, recall, f1, conflict_ok, minimal_ok) in
-    case order; `failed`: `{id, error}` of the cases that could not be scored.
+    case order; `failed`: `{id, error}` of the cases that could not be scored; `not_run`: the
+    cases never asked (the run stopped the extractor), counted as `n_not_run`, not as failed.
     """
     out: dict[str, Any] = {
-        "n_cases": len(cases) + len(failed),
+        "n_cases": len(cases) + len(failed) + not_run,
         "n_scored": len(cases),
         "n_failed": len(failed),
     }
+    if not_run:
+        out["n_not_run"] = not_run
     block = prf_summary(cases, seed=seed)
     if block is not None:
         out.update(block)
@@ -198,7 +206,8 @@ class ExtractionAggregate:
                 for r in sorted(rows, key=lambda r: str(r["id"]))
                 if r["error"] is None and "case" in r["verdict"].detail
             ]
-            summary = summarize_extraction(scored, failed, seed=task.seed)
+            not_run = sum(r["status"] == "queued" for r in rows)
+            summary = summarize_extraction(scored, failed, seed=task.seed, not_run=not_run)
             per_subject[subject] = summary
             measures += _extraction_measures(subject, task.name, summary)
             cases += [_case_example(subject, r) for r in rows if r["error"] is None]
@@ -238,7 +247,8 @@ class ExtractionAggregate:
             rows.append(row)
         counts = "; ".join(
             f"{name}: {s.get('n_cases')} cases, {s.get('n_scored')} scored, {s.get('n_failed')} failed"
-            f" · TP {s.get('tp', 0)} · FP {s.get('fp', 0)} · FN {s.get('fn', 0)}"
+            + (f", {s['n_not_run']} not run" if s.get("n_not_run") else "")
+            + f" · TP {s.get('tp', 0)} · FP {s.get('fp', 0)} · FN {s.get('fn', 0)}"
             for name, s in subjects.items()
         )
         table = Table(
@@ -326,13 +336,13 @@ def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         entry["met"] = None if entry["pass_rate"] is None else entry["pass_rate"] >= target
         tiers[tier] = entry
     failed = [{"id": r["id"], "error": r["error"]} for r in rows if "error" in r]
-    return {
-        "n_cases": len(rows),
-        "n_failed": len(failed),
-        "tiers": tiers,
-        "checks": checks,
-        "failures": failed,
-    }
+    # a case the run never asked (stopped past max_failure_rate) is not a failure
+    not_run = sum(1 for f in failed if f["error"] == NOT_RUN)
+    failed = [f for f in failed if f["error"] != NOT_RUN]
+    out: dict[str, Any] = {"n_cases": len(rows), "n_failed": len(failed)}
+    if not_run:
+        out["n_not_run"] = not_run
+    return {**out, "tiers": tiers, "checks": checks, "failures": failed}
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,12 @@ def rejudge(
         f"judge variance {_fmt(report.judge_variance, 4)}, item variance "
         f"{_fmt(report.item_variance, 4)}, judge share {_fmt(report.judge_share)}; "
         f"pass/fail flips on {_fmt(report.flip_rate)} of items"
+        + (
+            f" (the variances over the {report.n_complete} of {report.n_items} items whose"
+            f" {k} verdicts all came back)"
+            if report.n_complete < report.n_items
+            else ""
+        )
     )
     out.print(
         f"the judge alone moves the mean by about +-{_fmt(report.sd_of_mean_from_judge, 4)} "

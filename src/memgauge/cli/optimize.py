@@ -290,6 +290,9 @@ def run(
                     f"`memgauge optimize --resume {bar.study_id}`",
                     err=True,
                 )
+                # not the candidate's run: "finish it with the same command and --resume RUN"
+                # would contradict the line above (and `optimize --resume RUN` finds nothing)
+                raise KeyboardInterrupt from None
             raise
         bar.stop()
     out = console(stderr=as_json)

@@ -121,8 +121,8 @@ def shapes_json(shapes: Sequence[Shape]) -> list[dict[str, Any]]:
 
 
 def cell_text(c: Cell) -> str:
-    """`0.812 [0.700, 0.900]`, `81.2% [70.0%, 90.0%]`, `n/a (0 scored, 2 failed)`, or the
-    cell's text."""
+    """`0.812 [0.700, 0.900] (n=10)`, `81.2% [70.0%, 90.0%] (n=8, 2 failed)`, `n/a (0 scored,
+    2 failed)`, or the cell's text: a value's failed items are said beside it, as an n/a's."""
     if c.text is not None:
         return c.text
     if c.value is None:
@@ -134,7 +134,9 @@ def cell_text(c: Cell) -> str:
         shown = fmt_pct(c.value) + ci
     else:
         shown = f"{fmt_num(c.value)} {fmt_ci(*c.ci) if c.ci else ''}".rstrip()
-    return shown + (f" (n={c.n})" if c.n is not None else "")
+    if c.n is None:
+        return shown
+    return f"{shown} (n={c.n}{f', {c.n_failed} failed' if c.n_failed else ''})"
 
 
 def footnotes(g: Grid) -> list[str]:

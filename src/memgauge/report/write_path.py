@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memgauge.aggregates.base import NOT_RUN
 from memgauge.aggregates.facts import SubjectsFacts
 from memgauge.data.records import ItemRecord, RunRecord
 
@@ -21,6 +22,8 @@ def _summary(run: RunRecord, aggregate: str, task: str | None = None) -> tuple[s
 
 
 def _failed(item: ItemRecord, label: str) -> str | None:
+    if item.status == "queued":
+        return NOT_RUN
     if item.status == "failed":
         last = item.failures[-1] if item.failures else None
         return last.describe() if last else "failed"

@@ -58,6 +58,8 @@ class RejudgeReport:
     n_failed: int
     mean: float | None
     repeat_means: list[float | None]
+    #: the items whose k verdicts all came back: the variances and the SD are over these alone
+    n_complete: int
     judge_variance: float | None
     item_variance: float | None
     judge_share: float | None
@@ -107,6 +109,7 @@ async def arejudge(judge: JudgeBase, rows: Sequence[JudgedOutput], k: int) -> Re
         n_failed=n_failed,
         mean=float(np.mean(all_values)) if all_values else None,
         repeat_means=repeat_means,
+        n_complete=len(complete),
         judge_variance=judge_var,
         item_variance=item_var,
         judge_share=share,
