@@ -324,11 +324,16 @@ def test_int8_is_close_to_the_numpy_path_and_a_text_is_the_same_in_any_company(
     assert not list((home / "onnx").glob(".*"))
 
 
-def test_evaluate_compares_a_dense_memory_on_int8_with_the_float_one(tmp_path: Path) -> None:
+def test_evaluate_compares_a_dense_memory_on_int8_with_the_float_one(
+    home: Path, tmp_path: Path
+) -> None:
     bundle = Path(__file__).parents[1] / "data" / "good" / "bundle.yaml"
+    # in the module's home, whose graphs test_specs_choose_the_backend built (a quantization
+    # is 1.4 CPU-s; the worker's graph directory would take one more)
     done = run_memgauge(
         "evaluate", str(bundle), "-s", "dense", "-s", "dense:embedder=minilm:int8",
         "--no-store", "--quiet", "--out", str(tmp_path / "out"),
+        env={"MEMGAUGE_HOME": str(home)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "dense(embedder=minilm:int8)" in done.stdout
