@@ -167,6 +167,27 @@ def test_annotate_reruns_the_search_and_writes_each_memory_text(
     assert "has a grade: nothing to import" in capsys.readouterr().err
 
 
+def test_annotate_against_a_system_that_holds_nothing_writes_no_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--system` with nothing in it (`lexical` without --memories, a mem0 spec without the
+    application's user_id) found nothing for any query: the pool was written, led by nothing
+    of the system's, with exit 0. It is an empty memory, exit 4, saying what to give."""
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("oauth tokens", session_id="s", result_ids=["m9"])
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    capsys.readouterr()
+    pool_file = tmp_path / "pool.jsonl"
+    args = ["logs", "annotate", str(db), "--out", str(pool_file), "--system", "lexical"]
+    assert main(args) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--system lexical: none of the 1 queries' searches found anything" in err
+    assert "give --memories FILE" in err
+    assert not pool_file.exists()
+
+
 def test_annotate_with_memories_only_keeps_the_logged_pool_and_adds_texts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
