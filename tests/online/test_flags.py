@@ -193,6 +193,33 @@ def test_shadow_data_drives_the_flag_s_test_and_graduation_rolls_it_out(
     assert "no new judged shadow comparisons" in capsys.readouterr().out
 
 
+def test_closing_a_flag_s_runner_feeds_the_comparisons_left_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flag that feeds its A/B test fed it every `feed_every` comparisons and never the
+    rest: 25 comparisons at feed_every=10 left 5 unfed when the process ended (a quiet
+    service's every comparison, under 50, the default), while `flags list` said it feeds the
+    test. Closing the runner feeds them."""
+    db = str(tmp_path / "r.db")
+    shadowed = ["--shadow", "--shadow-percent", "100", "--feed-ab"]
+    assert main(["flags", "create", "F", *shadowed, "--store", db]) == 0
+    flags = Flags(db, refresh_s=0)
+    runner = flags.shadow_runner(
+        "F", lambda q, k: ["x", "rel"], lambda q, k: ["rel"], feed_every=10
+    )
+    try:
+        for i in range(25):
+            runner.search(f"q{i}", "which one", {"rel": 3})
+        runner.close()
+        assert runner.stats()["record_errors"] == 0
+        assert flags.feed("F") == 0  # nothing left to feed
+    finally:
+        flags.close()
+    capsys.readouterr()
+    (report,) = _json(capsys, ["ab", "status", "F", "--store", db, "--json"])
+    assert report["n_pairs"] == 25
+
+
 def test_from_shadow_feeds_only_judged_rows_and_needs_an_ir_metric(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -167,6 +167,53 @@ def test_annotate_reruns_the_search_and_writes_each_memory_text(
     assert "has a grade: nothing to import" in capsys.readouterr().err
 
 
+def test_annotate_against_a_system_that_holds_nothing_writes_no_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--system` with nothing in it (`lexical` without --memories, a mem0 spec without the
+    application's user_id) found nothing for any query: the pool was written, led by nothing
+    of the system's, with exit 0. It is an empty memory, exit 4, saying what to give."""
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("oauth tokens", session_id="s", result_ids=["m9"])
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    capsys.readouterr()
+    pool_file = tmp_path / "pool.jsonl"
+    args = ["logs", "annotate", str(db), "--out", str(pool_file), "--system", "lexical"]
+    assert main(args) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--system lexical: none of the 1 queries' searches found anything" in err
+    assert "give --memories FILE" in err
+    assert not pool_file.exists()
+
+
+def test_logs_commands_read_the_store_memgauge_store_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export MEMGAUGE_STORE=postgresql://...` names the store for every command, the README
+    says; `memgauge logs judgments` still asked for it ("Missing argument 'STORE'"). Left
+    out, STORE is MEMGAUGE_STORE (else the default), as every command's --store; a command
+    whose next argument would be read as the store still takes it first."""
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    qid = log.query("deploys", session_id="s", result_ids=["m4"])
+    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m4", rank=1)
+    log.close()
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMGAUGE_STORE", str(db))
+    assert main(["logs", "judgments"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"2": 1}
+    assert main(["logs", "harvest", "-n", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"harvested": 1}
+    monkeypatch.delenv("MEMGAUGE_STORE")
+    assert main(["logs", "judgments"]) == 2  # the default store: nothing recorded there
+    assert "no results store at" in capsys.readouterr().err
+    # the store is still import-annotations' first argument: this one is read as the store
+    assert main(["logs", "import-annotations", str(tmp_path / "pool.jsonl")]) == 2
+    assert "pool.jsonl" in capsys.readouterr().err
+
+
 def test_annotate_with_memories_only_keeps_the_logged_pool_and_adds_texts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

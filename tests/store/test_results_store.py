@@ -11,6 +11,7 @@ import pytest
 from tests.helpers import revisions_after
 
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary, ScoreRecord
+from memgauge.errors import UsageError
 from memgauge.store.engine import open_engine, upgrade
 from memgauge.store.migrations import MIGRATIONS, migrate
 from memgauge.store.suite_runs import SuiteRunStore
@@ -842,3 +843,29 @@ def test_upgrade_to_0009_turns_evaluate_runs_into_suite_runs_stored_once(tmp_pat
         q1 = next(it for it in items if (it.subject, it.item_id) == ("lexical", "q1"))
         assert q1.output == [{"id": "m1", "rank": 1}]
         assert q1.verdict("nDCG@10") is not None
+
+
+def test_a_store_object_given_for_where_the_store_is_is_refused_creating_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's `Flags(store)` read naturally as a store object: `Flags(ShadowStore())`
+    said "no results store at <memgauge.store.shadow.ShadowStore object at 0x...>", and a
+    writer given one (`ShadowStore(ShadowStore())`, `QueryLog(...)`) created a SQLite file of
+    that name in the working directory. Only where a store is (a path, a URL, None) is taken."""
+    from memgauge.online.flags import Flags
+    from memgauge.online.querylog import QueryLog
+    from memgauge.store.shadow import ShadowStore
+
+    monkeypatch.setenv("MEMGAUGE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MEMGAUGE_STORE", raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    store = ShadowStore()
+    try:
+        for given in (lambda: ShadowStore(store), lambda: QueryLog(store), lambda: Flags(store)):
+            with pytest.raises(UsageError, match="not a ShadowStore object"):
+                given()
+    finally:
+        store.close()
+    assert list(work.iterdir()) == []

@@ -71,6 +71,21 @@ def test_run_page_grid_targets_gate_usage_provenance(
     assert "lexical" in html  # the subject's spec
 
 
+def test_run_page_gate_line_names_no_phase_the_gate_does_not_have(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    """The gate's line read "Status pass, phase , against the rolling baseline ...": the
+    template named a `phase` the gate result no longer has, drawn as nothing."""
+    html = _get(client, viewer_store, f"/runs/{viewer_store.judged[1]}")
+    start = html.index('<p id="gate">')
+    line = re.sub(r"<[^>]+>", "", html[start : html.index("</p>", start)])
+    assert re.fullmatch(
+        r"Status (pass|warn|fail), against the rolling baseline of 1 earlier completed"
+        r" run\(s\) of this suite\.",
+        line,
+    ), line
+
+
 def test_retrieval_run_page_shows_its_measures_comparisons_and_latency(
     client: TestClient, viewer_store: ViewerStore
 ) -> None:

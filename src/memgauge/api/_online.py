@@ -15,7 +15,7 @@ from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
 from memgauge.data.jsonio import read_records, records_text
 from memgauge.data.models import Memory
-from memgauge.errors import MemgaugeError, SubjectError, UsageError
+from memgauge.errors import EmptyMemoryError, MemgaugeError, SubjectError, UsageError
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
@@ -208,6 +208,8 @@ def _rerun(
             ]
             p["candidates"] = [{"memory_id": m, "grade": None} for m in order]
             p["searched_top"] = len(hits)
+        if pool and not any(p["searched_top"] for p in pool):
+            _found_nothing(subject, system, len(pool))
         if any(c["memory_id"] not in texts for p in pool for c in p["candidates"]):
             with contextlib.suppress(Exception):  # a system without dump: texts stay unknown
                 texts.update({m.id: m.text for m in subject.dump() if m.id not in texts})
@@ -216,6 +218,31 @@ def _rerun(
     for p in pool:
         for c in p["candidates"]:
             c["text"] = texts.get(c["memory_id"])
+
+
+def _found_nothing(subject: Any, system: str, n: int) -> None:
+    """EmptyMemoryError when no search of the pool's `n` queries found anything and the
+    system holds nothing: its count or dump lists no memory, or (neither available) `n` is
+    at least the MIN_SEARCHES that make an empty memory of a run. A pool led by nothing of
+    the system's is not what was asked for: nothing is written."""
+    from memgauge.runs.hollow import MIN_SEARCHES
+    from memgauge.subjects.events import capabilities_of
+
+    held: int | None = None
+    count = getattr(subject, "count_stored", None)
+    with contextlib.suppress(Exception):  # what cannot be counted is judged by the searches
+        if callable(count):
+            held = count()
+        elif capabilities_of(subject).dump:
+            held = len(subject.dump())
+    if held == 0 or (held is None and n >= MIN_SEARCHES):
+        raise EmptyMemoryError(
+            f"--system {system}: none of the {n} queries' searches found anything"
+            f"{', and it holds no memory' if held == 0 else ''}: give --memories FILE to "
+            "fill it with the memories "
+            "(an offline copy), or point it at the live system as it stands (a mem0 spec "
+            "names the application's user_id; without one it reads a new, empty user)"
+        )
 
 
 def detect_re_searches(db: Location, *, threshold: float = 0.8, window_s: float = 300.0) -> int:

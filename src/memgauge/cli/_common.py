@@ -33,6 +33,7 @@ __all__ = [
     "choice_option",
     "console",
     "db_argument",
+    "db_required_argument",
     "distinct_outputs",
     "json_option",
     "open_suite_store",
@@ -231,13 +232,19 @@ store_option = store_option_with(
 )
 
 
-def _existing_store(_ctx: click.Context, _param: click.Parameter, value: str) -> api.StoreURL:
+def _existing_store(
+    _ctx: click.Context, _param: click.Parameter, value: str | None
+) -> api.StoreURL:
     return api.require_store(value)
 
 
-#: `STORE`, the command's `db`: a store that must exist (a path, sqlite:///PATH or
-#: postgresql://...), as the query-log commands (`logs`, `watch`) read it
-db_argument = click.argument("db", metavar="STORE", callback=_existing_store)
+#: `[STORE]`, the command's `db`: a store that must exist (a path, sqlite:///PATH or
+#: postgresql://...), as the query-log commands (`logs`, `watch`) read it; left out, the one
+#: every other command reads (MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db)
+db_argument = click.argument("db", metavar="[STORE]", required=False, callback=_existing_store)
+
+#: `STORE`, given: for a command whose next argument would be read as the store without it
+db_required_argument = click.argument("db", metavar="STORE", callback=_existing_store)
 
 
 def open_suite_store(where: str | None) -> api.SuiteRunStore:

@@ -16,6 +16,7 @@ from memgauge.cli._common import (
     OUT_DIR,
     Command,
     db_argument,
+    db_required_argument,
     json_option,
     store_option_with,
 )
@@ -39,7 +40,10 @@ def dump_from_option(about: str) -> Callable[[Command], Command]:
 
 @click.group()
 def logs() -> None:
-    """Production query logs written by `memgauge.online.querylog.QueryLog`."""
+    """Production query logs written by `memgauge.online.querylog.QueryLog`.
+
+    STORE is the store the log is in: a path, sqlite:///PATH or postgresql://...; left out,
+    MEMGAUGE_STORE, else MEMGAUGE_HOME/results.db (as every command's --store)."""
 
 
 @logs.command()
@@ -96,7 +100,7 @@ def annotate(db: api.StoreURL, out_path: Path, **given: Any) -> None:
 
 
 @logs.command("import-annotations")
-@db_argument
+@db_required_argument
 @click.argument("graded", type=EXISTING_FILE)
 def import_annotations_cmd(db: api.StoreURL, graded: Path) -> None:
     """Store the grades (integers 0-3) of an annotation file as manual judgments."""

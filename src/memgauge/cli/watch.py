@@ -140,7 +140,8 @@ def watch(
     **given: Any,
 ) -> None:
     """Evaluate the searches logged into STORE's query log since the last pass, and alert
-    through a webhook when the gate's rule fires.
+    through a webhook when the gate's rule fires. STORE left out: MEMGAUGE_STORE, else
+    MEMGAUGE_HOME/results.db.
 
     Each pass reads the searches after the state's cursor, keeps those that pass the filters
     (--intent, --mode, --tool, --category, --feature, --since) and fall in the --sample,

@@ -383,8 +383,16 @@ class FakeOpenAIServer:
     def _embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
         inputs = payload.get("input", [])
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        # OpenAI's `dimensions` (a client that sets its vectors' size, as mem0 does when its
+        # embedder names embedding_dims) is honoured, as the API honours it
+        asked = payload.get("dimensions")
+        dim = (
+            asked
+            if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0
+            else self.dim
+        )
         data = [
-            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, self.dim)}
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, dim)}
             for i, t in enumerate(texts)
         ]
         return {"object": "list", "data": data, "model": payload.get("model", "fake")}
@@ -486,12 +494,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fault-rate", type=float, default=0.0, help="split over the five kinds")
     p.add_argument("--timeout-delay", type=float, default=5.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--dim",
+        type=int,
+        default=64,
+        help="embedding size when a request names no `dimensions` (1536: what mem0's"
+        " default embedder and vector store expect of text-embedding-3-small)",
+    )
     args = p.parse_args(argv)
     share = args.fault_rate / 5
     rates = FaultRates(
         share, share, share, share, share, timeout_delay=args.timeout_delay, seed=args.seed
     )
-    server = FakeOpenAIServer(latency=args.latency, faults=rates, port=args.port)
+    server = FakeOpenAIServer(latency=args.latency, faults=rates, port=args.port, dim=args.dim)
     server.keep_requests = False
     reply = args.reply
     server.respond(lambda _payload: reply)

@@ -263,17 +263,23 @@ class Flags:
     ) -> ShadowRunner:
         """A `ShadowRunner` for `flag`'s experiment, recording into this store, shadowing the
         queries `should_shadow` picks (the flag as currently read). When the flag's `feed_ab`
-        is on, a worker feeds its A/B test every `feed_every` recorded comparisons."""
+        is on, a worker feeds its A/B test every `feed_every` recorded comparisons, and
+        closing the runner feeds the rest."""
         if flag not in self._flags:
             raise _unknown(flag)
         recorded = itertools.count(1)  # next() is atomic: workers may record at once
 
-        def after_record() -> None:
-            n = next(recorded)
+        def feeds() -> bool:
             f = self._flags.get(flag)
-            if f is None or not f.feed_ab or n % feed_every:
-                return
-            self.feed(flag)
+            return f is not None and f.feed_ab
+
+        def after_record() -> None:
+            if next(recorded) % feed_every == 0 and feeds():
+                self.feed(flag)
+
+        def on_close() -> None:
+            if feeds():
+                self.feed(flag)
 
         return ShadowRunner(
             flag,
@@ -282,6 +288,7 @@ class Flags:
             ShadowStore(self.where),
             should_shadow=lambda qid: self.should_shadow(flag, qid),
             after_record=after_record,
+            on_close=on_close,
             close_recorder=True,
             **options,
         )

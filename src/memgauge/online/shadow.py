@@ -262,9 +262,10 @@ class ShadowRunner:
 
     `should_shadow(query_id)`, when given, chooses the shadowed queries instead of
     `percent` and `salt` (a feature flag's `should_shadow`); `after_record()` runs on a worker
-    after each recorded comparison (a flag feeding its A/B test). Call `close()` (or use the
-    runner in a `with` block) to finish the queued shadows; it also runs at interpreter exit,
-    and closes the recorder too when `close_recorder` (a runner that opened its own store)."""
+    after each recorded comparison (a flag feeding its A/B test), and `on_close()` once the
+    last one is recorded (the flag feeding what is left). Call `close()` (or use the runner in
+    a `with` block) to finish the queued shadows; it also runs at interpreter exit, and closes
+    the recorder too when `close_recorder` (a runner that opened its own store)."""
 
     def __init__(
         self,
@@ -282,6 +283,7 @@ class ShadowRunner:
         workers: int = 1,
         should_shadow: Callable[[str], bool] | None = None,
         after_record: Callable[[], None] | None = None,
+        on_close: Callable[[], None] | None = None,
         close_recorder: bool = False,
     ) -> None:
         if log_level not in LOG_LEVELS:
@@ -295,6 +297,7 @@ class ShadowRunner:
         self.metric_config, self.log_level = metric_config, log_level
         self._should = should_shadow or (lambda qid: in_shadow(qid, self.percent, self.salt))
         self._after_record = after_record
+        self._on_close = on_close
         self._close_recorder = close_recorder
         self.record_errors = 0
         self.last_record_error: str | None = None
@@ -442,11 +445,14 @@ class ShadowRunner:
             self._queue.put(None)  # the workers skip what is left, so there is room soon
         for t in self._threads:
             t.join(timeout)
-        try:
-            self._save_dropped()
-        except Exception as exc:
-            self.record_errors += 1
-            self.last_record_error = f"{type(exc).__name__}: {exc}"
+        for finish in (self._save_dropped, self._on_close):
+            if finish is None:
+                continue
+            try:
+                finish()
+            except Exception as exc:
+                self.record_errors += 1
+                self.last_record_error = f"{type(exc).__name__}: {exc}"
         close = getattr(self.recorder, "close", None)
         if self._close_recorder and callable(close):
             close()

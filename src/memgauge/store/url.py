@@ -79,7 +79,17 @@ def store_url(value: str | Path | StoreURL) -> StoreURL:
     (`postgres://` and `postgresql+psycopg://` too), or a plain path (a SQLite file)."""
     if isinstance(value, StoreURL):
         return value
-    text = str(value)
+    if not isinstance(value, str | os.PathLike):
+        # str() of any object is a name SQLite would create a file under in the working
+        # directory: `<memgauge.store.shadow.ShadowStore object at 0x...>`
+        raise UsageError(
+            "a results store is given by where it is: a path, sqlite:///PATH or"
+            " postgresql://USER:PASSWORD@HOST:PORT/DATABASE (or None: MEMGAUGE_STORE, else"
+            f" MEMGAUGE_HOME/results.db), not a {type(value).__name__} object"
+        )
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str):
+        raise UsageError(f"a results store's path is text, not {type(text).__name__}")
     match = _SCHEME.match(text)
     if match is None:
         return _sqlite(text, Path(text).expanduser())

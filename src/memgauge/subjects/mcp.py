@@ -73,7 +73,9 @@ class McpSubject:
         env: environment variables for the stdio server, on top of memgauge's own.
         timeout: seconds to wait for each reply of the server.
         memory_file: the knowledge-graph server's MEMORY_FILE_PATH; default: a temporary
-            file, so the server never writes into your files.
+            file, so the server never writes into your files. A file given is emptied by
+            every run that fills the subject with a dataset's memories (its reset deletes every
+            entity): name a live graph only to search it as it stands (`--no-ingest`).
         ingest_tool: profile `tools`: the tool called once per memory.
         search_tool: profile `tools`: the tool called once per query.
         reset_tool: profile `tools`: the tool that empties the memory (optional).
