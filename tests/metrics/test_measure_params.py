@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from memgauge.aggregates.targets import parse_fail_under
 from memgauge.cli.main import main
+from memgauge.data.records import MeasureValue
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate, evaluate_ranked, parse_measure
 from memgauge.scorers import EvalContext, evaluator_from_spec
@@ -190,3 +192,21 @@ def test_a_suites_retrieval_evaluator_keeps_the_measures_parameters() -> None:
     assert _item("RR(rel=1)@10", ranked, grades) == 0.5  # m2 is relevant at 1
     assert _item("P(judged_only=True)@1", ranked, grades) == 0.0  # m2 first once x is out
     assert _item({"measure": "P(rel=1)@2", "no_relevant": "skip"}, ["m2"], {"m2": 1}) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("fail_under", "run_has"),
+    [
+        ("R(rel=2)@10=0.5", "Recall(rel=2)@10"),
+        ("R(rel=2,judged_only=False)@10=0.5", "Recall(rel=2)@10"),
+        ("recall/nDCG(gains={2:3,0:0})@10=0.5", "nDCG(gains={0:0,2:3})@10"),
+        ("MRR@5=0.5", "RR@5"),
+    ],
+)
+def test_fail_under_names_a_measure_however_it_is_spelled(fail_under: str, run_has: str) -> None:
+    """`--fail-under` with the name as `-m` was given (ir_measures' `R(rel=2)@10`, `MRR@5`)
+    finds the measure the run recorded under its canonical name; it matched none before."""
+    requirement = parse_fail_under(fail_under)
+    value = MeasureValue(subject="s", task="recall", name=run_has, value=0.6)
+    assert requirement.matches(value)
+    assert not requirement.matches(value.model_copy(update={"name": "P@10"}))
