@@ -29,6 +29,12 @@ is a geometric mean (`AGGREGATION`), every other measure a mean.
 Threshold 0 is trec_eval's `-l0`: judged grade-0 documents are relevant, unjudged documents
 never, and R counts judgments only (see `ranking`).
 
+A measure given ir_measures' parameters (`Measure.options`) is computed with its own threshold
+(`rel=`: T and R at it, the no-relevant convention too), on the judged documents only
+(`judged_only=True`: the others leave the ranking and those below move up, trec_eval's `-J`),
+or with a gain table (`gains=`: nDCG's gain of grade g is the table's value, else g, linear;
+the ideal ranking sorted by gain), in place of the run's `MetricConfig`.
+
 Edge cases: a query with R = 0 (no relevant documents) and a judged query absent from the run
 score 0 by default (`no_relevant="skip"` / `missing_from_run="skip"` give NaN, excluded from
 means); both are counted in `Counts`. Cutoffs must be >= 1.

@@ -4,8 +4,11 @@
 `parse_measure` accepts the canonical form, ir_measures' names (`Bpref`, `SetP`, `NumRelRet`,
 `Judged@10`, `IPrec@0.5`, `RBP(p=0.8)`), trec_eval's (`ndcg_cut_10`, `recip_rank`, `bpref`,
 `iprec_at_recall_0.10`, `set_F`, `num_rel_ret`, `rbp`) and common aliases (`MRR@10` -> `RR@10`,
-`MAP@100` -> `AP@100`), and always prints back the canonical form, so a measure string is a
-stable key in files, the store and reports. An unknown name is refused with the nearest known
+`MAP@100` -> `AP@100`), ir_measures' parameters where a measure has them (`ACCEPTS`:
+`P(rel=2)@5`, its own relevance threshold; `AP(judged_only=True)`, unjudged documents taken out
+of the ranking first; `nDCG(gains={0:0,1:1,2:3})@10`, a gain per grade), and always prints back
+the canonical form (parameters sorted by name), so a measure string is a stable key in files,
+the store and reports. An unknown name is refused with the nearest known
 one. `trec_name` gives trec_eval's name for a measure trec_eval computes the same way, for
 output in trec_eval's layout.
 
