@@ -50,6 +50,8 @@ NAMES = [
     "nDCG(gains={0:0,1:1,2:3})@10",
     "nDCG(gains={0:1,1:5,3:0})@3",
     "nDCG(gains={0:1,1:5,3:0},judged_only=True)",
+    "nDCG(dcg='log2')@10",
+    "nDCG(dcg='log2',judged_only=True)@5",
     "Success(rel=2)@2",
     "Success(judged_only=True)@1",
     "IPrec(rel=2)@0.5",
@@ -136,6 +138,7 @@ def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
         ("IPrec(recall=0.25,rel=2)", "IPrec(rel=2)@0.25"),
         ("map(rel=2)", "AP(rel=2)"),
         ("rbp(rel=2)", "RBP(p=0.9,rel=2)"),
+        ("nDCG(dcg=exp-log2, judged_only=True)@10", "nDCG(dcg='exp-log2',judged_only=True)@10"),
     ],
 )
 def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
@@ -148,7 +151,9 @@ def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
     [
         ("SetF(beta=2)", "SetF takes judged_only=True"),
         ("SetF(beta=2)", "ir_measures' beta= is not computed"),
-        ("nDCG(rel=2)@10", "nDCG takes gains={GRADE:GAIN,...}"),
+        ("nDCG(rel=2)@10", "nDCG takes dcg='log2' (linear gain) or dcg='exp-log2'"),
+        ("nDCG(dcg=exp)@10", "dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), not 'exp'"),
+        ("nDCG(dcg=log2,gains={1:2})@10", "gains= gives each grade's gain and dcg= a gain"),
         ("Judged(rel=2)@10", "Judged takes no parameters in parentheses"),
         ("Bpref(judged_only=True)", "Bpref takes rel=N"),
         ("P(rel=x)@5", "rel='x' is not a relevance threshold"),
@@ -210,3 +215,18 @@ def test_fail_under_names_a_measure_however_it_is_spelled(fail_under: str, run_h
     value = MeasureValue(subject="s", task="recall", name=run_has, value=0.6)
     assert requirement.matches(value)
     assert not requirement.matches(value.model_copy(update={"name": "P@10"}))
+
+
+def test_dcg_names_the_gain_of_one_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    """ir_measures' `nDCG(dcg='log2')` is linear gain (its pytrec_eval's, whatever --gain says)
+    and `nDCG(dcg='exp-log2')` is 2^grade - 1 (memgauge's default, ranx's ndcg_burges): each
+    measure keeps its own beside the run's --gain."""
+    args = ["metrics", *map(str, GRADED), "--json", "-m", "nDCG(dcg='log2')@10"]
+    assert main([*args, "-m", 'nDCG(dcg="exp-log2")@10', "-m", "nDCG@10"]) == 0
+    got = json.loads(capsys.readouterr().out)["aggregate"]
+    assert math.isclose(got["nDCG(dcg='log2')@10"], _theirs("nDCG@10", GRADED)[1], rel_tol=1e-12)
+    assert got["nDCG(dcg='exp-log2')@10"] == got["nDCG@10"]  # the run's gain is exp
+    assert main([*args, "--gain", "linear", "-m", "nDCG(dcg=exp-log2)@10"]) == 0
+    linear = json.loads(capsys.readouterr().out)["aggregate"]
+    assert linear["nDCG(dcg='exp-log2')@10"] == got["nDCG@10"]
+    assert linear["nDCG(dcg='log2')@10"] == got["nDCG(dcg='log2')@10"] != got["nDCG@10"]

@@ -6,7 +6,8 @@
 `iprec_at_recall_0.10`, `set_F`, `num_rel_ret`, `rbp`) and common aliases (`MRR@10` -> `RR@10`,
 `MAP@100` -> `AP@100`), ir_measures' parameters where a measure has them (`ACCEPTS`:
 `P(rel=2)@5`, its own relevance threshold; `AP(judged_only=True)`, unjudged documents taken out
-of the ranking first; `nDCG(gains={0:0,1:1,2:3})@10`, a gain per grade), and always prints back
+of the ranking first; `nDCG(gains={0:0,1:1,2:3})@10`, a gain per grade; `nDCG(dcg='log2')`,
+linear gain), and always prints back
 the canonical form (parameters sorted by name), so a measure string is a stable key in files,
 the store and reports. An unknown name is refused with the nearest known
 one. `trec_name` gives trec_eval's name for a measure trec_eval computes the same way, for
@@ -181,7 +182,7 @@ TREC_OFFICIAL: tuple[str, ...] = (
 
 
 #: a measure's ir_measures parameter values: a relevance threshold, judged_only, a gain table
-Option = int | bool | tuple[tuple[int, float], ...]
+Option = int | bool | str | tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -214,6 +215,13 @@ class Measure:
         value = dict(self.options).get("gains")
         return dict(value) if isinstance(value, tuple) else None
 
+    @property
+    def dcg_gain(self) -> str | None:
+        """nDCG's gain kind named by `dcg=` (`linear` for 'log2', `exp` for 'exp-log2'), or
+        None: the run's (`MetricConfig.gain`)."""
+        value = dict(self.options).get("dcg")
+        return DCG_GAIN[value] if isinstance(value, str) else None
+
     def __str__(self) -> str:
         parts = [(key, _option_text(value)) for key, value in self.options]
         if self.name in _PERSISTENCE:
@@ -228,7 +236,7 @@ class Measure:
 def _option_text(value: Option) -> str:
     if isinstance(value, tuple):
         return "{" + ",".join(f"{g}:{gain_text(v)}" for g, v in value) + "}"
-    return str(value)
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def gain_text(gain: float) -> str:
@@ -333,12 +341,14 @@ ACCEPTS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("recall_any", "recall_all", "ndcg_any"), _BINARY),
     **dict.fromkeys(("Bpref", "infAP", "SetR", "NumRet", "NumRel", "NumRelRet"), ("rel",)),
     "IPrec": ("judged_only", "recall", "rel"),
-    "nDCG": ("gains", "judged_only"),
+    "nDCG": ("dcg", "gains", "judged_only"),
     "RBP": ("p", "rel"),
     "RBP_resid": ("p",),
 }
 #: ir_measures' parameters that memgauge does not compute, per measure
-_NOT_COMPUTED = {"nDCG": "dcg", "SetP": "relative", "SetF": "beta"}
+_NOT_COMPUTED = {"SetP": "relative", "SetF": "beta"}
+#: ir_measures' nDCG `dcg=` formulas: the gain each names (the discount is log2(rank + 1))
+DCG_GAIN: dict[str, str] = {"log2": "linear", "exp-log2": "exp"}
 _FORMS = {
     "rel": "rel=N (its own relevance threshold, a whole number from 0)",
     "judged_only": "judged_only=True (unjudged documents taken out of the ranking first)",
@@ -346,6 +356,7 @@ _FORMS = {
     "not named gains its grade)",
     "p": "p=P (the persistence, between 0 and 1)",
     "recall": "recall=X (the recall level from 0 to 1, as @X)",
+    "dcg": "dcg='log2' (linear gain) or dcg='exp-log2' (2^grade - 1), in place of --gain",
 }
 _GAIN = r"[0-9]+\s*:\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
 _GAINS = re.compile(rf"^\{{\s*(?:{_GAIN}\s*(?:,\s*{_GAIN}\s*)*,?)?\s*\}}$")
@@ -445,6 +456,14 @@ def _options(
                     "whole number from 0, e.g. rel=2"
                 )
             options["rel"] = int(value)
+        elif key == "dcg":
+            formula = value.strip("'\"")
+            if formula not in DCG_GAIN:
+                raise UsageError(
+                    f"measure {text!r}: dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), "
+                    f"not {value!r}"
+                )
+            options["dcg"] = formula
         elif key == "judged_only":
             if value.lower() not in ("true", "false"):
                 raise UsageError(f"measure {text!r}: judged_only is True or False, not {value!r}")
@@ -452,6 +471,10 @@ def _options(
                 options["judged_only"] = True
         else:
             options["gains"] = _gains(text, value)
+    if "dcg" in options and "gains" in options:
+        raise UsageError(
+            f"measure {text!r}: gains= gives each grade's gain and dcg= a gain formula; give one"
+        )
     return p, recall, tuple(sorted(options.items()))
 
 
