@@ -63,6 +63,9 @@ NAMES = [
     "SetR(rel=2)",
     "SetF(rel=2)",
     "SetF(judged_only=True)",
+    "SetF(beta=2.0)",
+    "SetF(beta=0.5,rel=2)",
+    "SetF(beta=3.0,judged_only=True)",
     "NumRet(rel=2)",
     "NumRelRet(rel=2)",
     "RBP(rel=2)",
@@ -139,6 +142,8 @@ def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
         ("map(rel=2)", "AP(rel=2)"),
         ("rbp(rel=2)", "RBP(p=0.9,rel=2)"),
         ("nDCG(dcg=exp-log2, judged_only=True)@10", "nDCG(dcg='exp-log2',judged_only=True)@10"),
+        ("SetF(rel=2,beta=2.0)", "SetF(beta=2,rel=2)"),
+        ("SetF(beta=1)", "SetF"),
     ],
 )
 def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
@@ -149,8 +154,9 @@ def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        ("SetF(beta=2)", "SetF takes judged_only=True"),
-        ("SetF(beta=2)", "ir_measures' beta= is not computed"),
+        ("SetP(relative=True)", "SetP takes judged_only=True"),
+        ("SetP(relative=True)", "ir_measures' relative= is not computed"),
+        ("SetF(beta=-1)", "beta is a number from 0, not '-1'"),
         ("nDCG(rel=2)@10", "nDCG takes dcg='log2' (linear gain) or dcg='exp-log2'"),
         ("nDCG(dcg=exp)@10", "dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), not 'exp'"),
         ("nDCG(dcg=log2,gains={1:2})@10", "gains= gives each grade's gain and dcg= a gain"),

@@ -182,7 +182,7 @@ TREC_OFFICIAL: tuple[str, ...] = (
 
 
 #: a measure's ir_measures parameter values: a relevance threshold, judged_only, a gain table
-Option = int | bool | str | tuple[tuple[int, float], ...]
+Option = int | bool | float | str | tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -222,6 +222,12 @@ class Measure:
         value = dict(self.options).get("dcg")
         return DCG_GAIN[value] if isinstance(value, str) else None
 
+    @property
+    def beta(self) -> float:
+        """SetF's weight of recall against precision (`beta=`, default 1)."""
+        value = dict(self.options).get("beta")
+        return value if isinstance(value, float) else 1.0
+
     def __str__(self) -> str:
         parts = [(key, _option_text(value)) for key, value in self.options]
         if self.name in _PERSISTENCE:
@@ -236,6 +242,8 @@ class Measure:
 def _option_text(value: Option) -> str:
     if isinstance(value, tuple):
         return "{" + ",".join(f"{g}:{gain_text(v)}" for g, v in value) + "}"
+    if isinstance(value, float):
+        return gain_text(value)
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -335,18 +343,17 @@ def _unknown(text: str, hint: bool = True) -> UsageError:
 _BINARY = ("judged_only", "rel")
 #: the ir_measures parameters each measure takes in parentheses (the cutoff is `@K`)
 ACCEPTS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(
-        ("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map", "SetP", "SetF"), _BINARY
-    ),
+    **dict.fromkeys(("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map", "SetP"), _BINARY),
     **dict.fromkeys(("recall_any", "recall_all", "ndcg_any"), _BINARY),
     **dict.fromkeys(("Bpref", "infAP", "SetR", "NumRet", "NumRel", "NumRelRet"), ("rel",)),
     "IPrec": ("judged_only", "recall", "rel"),
     "nDCG": ("dcg", "gains", "judged_only"),
+    "SetF": ("beta", "judged_only", "rel"),
     "RBP": ("p", "rel"),
     "RBP_resid": ("p",),
 }
 #: ir_measures' parameters that memgauge does not compute, per measure
-_NOT_COMPUTED = {"SetP": "relative", "SetF": "beta"}
+_NOT_COMPUTED = {"SetP": "relative"}
 #: ir_measures' nDCG `dcg=` formulas: the gain each names (the discount is log2(rank + 1))
 DCG_GAIN: dict[str, str] = {"log2": "linear", "exp-log2": "exp"}
 _FORMS = {
@@ -356,6 +363,7 @@ _FORMS = {
     "not named gains its grade)",
     "p": "p=P (the persistence, between 0 and 1)",
     "recall": "recall=X (the recall level from 0 to 1, as @X)",
+    "beta": "beta=X (the weight of recall against precision, from 0; default 1)",
     "dcg": "dcg='log2' (linear gain) or dcg='exp-log2' (2^grade - 1), in place of --gain",
 }
 _GAIN = r"[0-9]+\s*:\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -449,6 +457,15 @@ def _options(
             if key == "recall" and not 0.0 <= number <= 1.0:
                 raise UsageError(f"measure {text!r}: the recall level must be from 0 to 1")
             p, recall = (number, recall) if key == "p" else (p, number)
+        elif key == "beta":
+            try:
+                beta = float(value)
+            except ValueError:
+                beta = -1.0
+            if not 0.0 <= beta <= INT32_MAX:
+                raise UsageError(f"measure {text!r}: beta is a number from 0, not {value!r}")
+            if beta != 1.0:  # the default, left out of the canonical name
+                options["beta"] = beta
         elif key == "rel":
             if not value.isdigit() or int(value) > INT32_MAX:
                 raise UsageError(
