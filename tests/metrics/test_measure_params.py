@@ -60,6 +60,8 @@ NAMES = [
     "infAP(rel=2)",
     "SetP(rel=2)",
     "SetP(judged_only=True)",
+    "SetP(relative=True)",
+    "SetP(relative=True,rel=2)",
     "SetR(rel=2)",
     "SetF(rel=2)",
     "SetF(judged_only=True)",
@@ -144,6 +146,7 @@ def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
         ("nDCG(dcg=exp-log2, judged_only=True)@10", "nDCG(dcg='exp-log2',judged_only=True)@10"),
         ("SetF(rel=2,beta=2.0)", "SetF(beta=2,rel=2)"),
         ("SetF(beta=1)", "SetF"),
+        ("set_relative_P", "SetP(relative=True)"),
     ],
 )
 def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
@@ -154,8 +157,8 @@ def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        ("SetP(relative=True)", "SetP takes judged_only=True"),
-        ("SetP(relative=True)", "ir_measures' relative= is not computed"),
+        ("SetP(beta=2)", "SetP takes judged_only=True"),
+        ("SetP(relative=maybe)", "relative is True or False, not 'maybe'"),
         ("SetF(beta=-1)", "beta is a number from 0, not '-1'"),
         ("nDCG(rel=2)@10", "nDCG takes dcg='log2' (linear gain) or dcg='exp-log2'"),
         ("nDCG(dcg=exp)@10", "dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), not 'exp'"),

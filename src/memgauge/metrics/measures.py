@@ -146,6 +146,7 @@ _ALIASES: dict[str, str] = {
     "judged": "Judged",
     "setp": "SetP",
     "set_p": "SetP",
+    "set_relative_p": "SetP",
     "setr": "SetR",
     "set_recall": "SetR",
     "setf": "SetF",
@@ -223,6 +224,11 @@ class Measure:
         return DCG_GAIN[value] if isinstance(value, str) else None
 
     @property
+    def relative(self) -> bool:
+        """SetP relative to the most it could be (`relative=True`, trec_eval's set_relative_P)."""
+        return dict(self.options).get("relative") is True
+
+    @property
     def beta(self) -> float:
         """SetF's weight of recall against precision (`beta=`, default 1)."""
         value = dict(self.options).get("beta")
@@ -273,6 +279,8 @@ def trec_name(m: Measure) -> str | None:
     gains = m.gains
     if m.name == "nDCG" and m.cutoff is None and gains is not None and len(m.options) == 1:
         return "ndcg_" + ",".join(f"{g}={gain_text(v)}" for g, v in gains.items())
+    if m.name == "SetP" and m.options == (("relative", True),):
+        return "set_relative_P"
     if m.options:  # its own threshold, gains or judged_only: trec_eval's -l and -J are global
         return None
     k = m.cutoff
@@ -343,17 +351,16 @@ def _unknown(text: str, hint: bool = True) -> UsageError:
 _BINARY = ("judged_only", "rel")
 #: the ir_measures parameters each measure takes in parentheses (the cutoff is `@K`)
 ACCEPTS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map", "SetP"), _BINARY),
+    **dict.fromkeys(("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map"), _BINARY),
     **dict.fromkeys(("recall_any", "recall_all", "ndcg_any"), _BINARY),
     **dict.fromkeys(("Bpref", "infAP", "SetR", "NumRet", "NumRel", "NumRelRet"), ("rel",)),
     "IPrec": ("judged_only", "recall", "rel"),
     "nDCG": ("dcg", "gains", "judged_only"),
     "SetF": ("beta", "judged_only", "rel"),
+    "SetP": ("judged_only", "rel", "relative"),
     "RBP": ("p", "rel"),
     "RBP_resid": ("p",),
 }
-#: ir_measures' parameters that memgauge does not compute, per measure
-_NOT_COMPUTED = {"SetP": "relative"}
 #: ir_measures' nDCG `dcg=` formulas: the gain each names (the discount is log2(rank + 1))
 DCG_GAIN: dict[str, str] = {"log2": "linear", "exp-log2": "exp"}
 _FORMS = {
@@ -363,6 +370,7 @@ _FORMS = {
     "not named gains its grade)",
     "p": "p=P (the persistence, between 0 and 1)",
     "recall": "recall=X (the recall level from 0 to 1, as @X)",
+    "relative": "relative=True (NumRelRet / min(n, R): trec_eval's set_relative_P)",
     "beta": "beta=X (the weight of recall against precision, from 0; default 1)",
     "dcg": "dcg='log2' (linear gain) or dcg='exp-log2' (2^grade - 1), in place of --gain",
 }
@@ -441,8 +449,6 @@ def _options(
         key, eq, value = (x.strip() for x in part.partition("="))
         if key not in ACCEPTS.get(name, ()) or not eq:
             what = f"{key}= is not one" if eq else f"{part.strip()!r} is not a name=value pair"
-            if key == _NOT_COMPUTED.get(name):
-                what = f"ir_measures' {key}= is not computed by memgauge"
             raise UsageError(f"measure {text!r}: {_accepted(name)}; {what}")
         if key in seen:
             raise UsageError(f"measure {text!r}: {key}= is given twice")
@@ -481,11 +487,11 @@ def _options(
                     f"not {value!r}"
                 )
             options["dcg"] = formula
-        elif key == "judged_only":
+        elif key in ("judged_only", "relative"):
             if value.lower() not in ("true", "false"):
-                raise UsageError(f"measure {text!r}: judged_only is True or False, not {value!r}")
+                raise UsageError(f"measure {text!r}: {key} is True or False, not {value!r}")
             if value.lower() == "true":
-                options["judged_only"] = True
+                options[key] = True
         else:
             options["gains"] = _gains(text, value)
     if "dcg" in options and "gains" in options:
@@ -519,6 +525,8 @@ def _parse(text: str, *, hint: bool) -> Measure:
         raise _unknown(text, hint)
     args, at = match.group("args"), match.group("at")
     param, recall, options = _options(text, name, raw, args)
+    if raw.lower() == "set_relative_p":  # trec_eval's name for SetP(relative=True)
+        options = tuple(sorted({**dict(options), "relative": True}.items()))
     if name == "IPrec":
         if recall is not None and at is not None:
             raise UsageError(f"measure {text!r}: give the recall level once, as @X or recall=X")
