@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from memgauge.aggregates.targets import parse_fail_under
 from memgauge.cli.main import main
+from memgauge.data.records import MeasureValue
 from memgauge.errors import UsageError
 from memgauge.metrics import MetricConfig, evaluate, evaluate_ranked, parse_measure
 from memgauge.scorers import EvalContext, evaluator_from_spec
@@ -48,6 +50,8 @@ NAMES = [
     "nDCG(gains={0:0,1:1,2:3})@10",
     "nDCG(gains={0:1,1:5,3:0})@3",
     "nDCG(gains={0:1,1:5,3:0},judged_only=True)",
+    "nDCG(dcg='log2')@10",
+    "nDCG(dcg='log2',judged_only=True)@5",
     "Success(rel=2)@2",
     "Success(judged_only=True)@1",
     "IPrec(rel=2)@0.5",
@@ -56,9 +60,14 @@ NAMES = [
     "infAP(rel=2)",
     "SetP(rel=2)",
     "SetP(judged_only=True)",
+    "SetP(relative=True)",
+    "SetP(relative=True,rel=2)",
     "SetR(rel=2)",
     "SetF(rel=2)",
     "SetF(judged_only=True)",
+    "SetF(beta=2.0)",
+    "SetF(beta=0.5,rel=2)",
+    "SetF(beta=3.0,judged_only=True)",
     "NumRet(rel=2)",
     "NumRelRet(rel=2)",
     "RBP(rel=2)",
@@ -134,6 +143,10 @@ def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
         ("IPrec(recall=0.25,rel=2)", "IPrec(rel=2)@0.25"),
         ("map(rel=2)", "AP(rel=2)"),
         ("rbp(rel=2)", "RBP(p=0.9,rel=2)"),
+        ("nDCG(dcg=exp-log2, judged_only=True)@10", "nDCG(dcg='exp-log2',judged_only=True)@10"),
+        ("SetF(rel=2,beta=2.0)", "SetF(beta=2,rel=2)"),
+        ("SetF(beta=1)", "SetF"),
+        ("set_relative_P", "SetP(relative=True)"),
     ],
 )
 def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
@@ -144,9 +157,12 @@ def test_one_canonical_name_that_reads_back(name: str, canonical: str) -> None:
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        ("SetF(beta=2)", "SetF takes judged_only=True"),
-        ("SetF(beta=2)", "ir_measures' beta= is not computed"),
-        ("nDCG(rel=2)@10", "nDCG takes gains={GRADE:GAIN,...}"),
+        ("SetP(beta=2)", "SetP takes judged_only=True"),
+        ("SetP(relative=maybe)", "relative is True or False, not 'maybe'"),
+        ("SetF(beta=-1)", "beta is a number from 0, not '-1'"),
+        ("nDCG(rel=2)@10", "nDCG takes dcg='log2' (linear gain) or dcg='exp-log2'"),
+        ("nDCG(dcg=exp)@10", "dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), not 'exp'"),
+        ("nDCG(dcg=log2,gains={1:2})@10", "gains= gives each grade's gain and dcg= a gain"),
         ("Judged(rel=2)@10", "Judged takes no parameters in parentheses"),
         ("Bpref(judged_only=True)", "Bpref takes rel=N"),
         ("P(rel=x)@5", "rel='x' is not a relevance threshold"),
@@ -190,3 +206,36 @@ def test_a_suites_retrieval_evaluator_keeps_the_measures_parameters() -> None:
     assert _item("RR(rel=1)@10", ranked, grades) == 0.5  # m2 is relevant at 1
     assert _item("P(judged_only=True)@1", ranked, grades) == 0.0  # m2 first once x is out
     assert _item({"measure": "P(rel=1)@2", "no_relevant": "skip"}, ["m2"], {"m2": 1}) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("fail_under", "run_has"),
+    [
+        ("R(rel=2)@10=0.5", "Recall(rel=2)@10"),
+        ("R(rel=2,judged_only=False)@10=0.5", "Recall(rel=2)@10"),
+        ("recall/nDCG(gains={2:3,0:0})@10=0.5", "nDCG(gains={0:0,2:3})@10"),
+        ("MRR@5=0.5", "RR@5"),
+    ],
+)
+def test_fail_under_names_a_measure_however_it_is_spelled(fail_under: str, run_has: str) -> None:
+    """`--fail-under` with the name as `-m` was given (ir_measures' `R(rel=2)@10`, `MRR@5`)
+    finds the measure the run recorded under its canonical name; it matched none before."""
+    requirement = parse_fail_under(fail_under)
+    value = MeasureValue(subject="s", task="recall", name=run_has, value=0.6)
+    assert requirement.matches(value)
+    assert not requirement.matches(value.model_copy(update={"name": "P@10"}))
+
+
+def test_dcg_names_the_gain_of_one_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    """ir_measures' `nDCG(dcg='log2')` is linear gain (its pytrec_eval's, whatever --gain says)
+    and `nDCG(dcg='exp-log2')` is 2^grade - 1 (memgauge's default, ranx's ndcg_burges): each
+    measure keeps its own beside the run's --gain."""
+    args = ["metrics", *map(str, GRADED), "--json", "-m", "nDCG(dcg='log2')@10"]
+    assert main([*args, "-m", 'nDCG(dcg="exp-log2")@10', "-m", "nDCG@10"]) == 0
+    got = json.loads(capsys.readouterr().out)["aggregate"]
+    assert math.isclose(got["nDCG(dcg='log2')@10"], _theirs("nDCG@10", GRADED)[1], rel_tol=1e-12)
+    assert got["nDCG(dcg='exp-log2')@10"] == got["nDCG@10"]  # the run's gain is exp
+    assert main([*args, "--gain", "linear", "-m", "nDCG(dcg=exp-log2)@10"]) == 0
+    linear = json.loads(capsys.readouterr().out)["aggregate"]
+    assert linear["nDCG(dcg='exp-log2')@10"] == got["nDCG@10"]
+    assert linear["nDCG(dcg='log2')@10"] == got["nDCG(dcg='log2')@10"] != got["nDCG@10"]

@@ -12,6 +12,7 @@ lower bound lies above it. A measure with no value (n/a) never meets a target.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import re
@@ -61,11 +62,13 @@ class MeasureRef:
     task: str | None = None
 
     def matches(self, m: MeasureValue) -> bool:
-        """Whether `m` is one of the measures this names: by its parts, or, where a subject,
-        task or measure name itself holds a '/' (`sentence-transformers/all-MiniLM-L6-v2`),
-        by the whole text being `NAME`, `TASK/NAME` or `SUBJECT/TASK/NAME`."""
+        """Whether `m` is one of the measures this names: by its parts (an IR measure by its
+        canonical name, however either is spelled: `MRR@5` is `RR@5`, `R(rel=2)@10` is
+        `Recall(rel=2)@10`), or, where a subject, task or measure name itself holds a '/'
+        (`sentence-transformers/all-MiniLM-L6-v2`), by the whole text being `NAME`,
+        `TASK/NAME` or `SUBJECT/TASK/NAME`."""
         if (
-            m.name == self.name
+            (m.name == self.name or _canonical(m.name) == _canonical(self.name))
             and self.subject in (None, m.subject)
             and self.task in (None, m.task)
         ):
@@ -77,6 +80,12 @@ class MeasureRef:
     def text(self) -> str:
         """As the user wrote it."""
         return "/".join(x for x in (self.subject, self.task, self.name) if x)
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical(name: str) -> str:
+    """An IR measure's canonical name (`parse_measure`), any other name as it is."""
+    return str(parse_measure(name)) if is_measure(name) else name
 
 
 def parse_measure_ref(text: str, *, where: str) -> MeasureRef:

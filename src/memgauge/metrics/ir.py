@@ -29,6 +29,13 @@ is a geometric mean (`AGGREGATION`), every other measure a mean.
 Threshold 0 is trec_eval's `-l0`: judged grade-0 documents are relevant, unjudged documents
 never, and R counts judgments only (see `ranking`).
 
+A measure given ir_measures' parameters (`Measure.options`) is computed with its own threshold
+(`rel=`: T and R at it, the no-relevant convention too), on the judged documents only
+(`judged_only=True`: the others leave the ranking and those below move up, trec_eval's `-J`),
+or with a gain table (`gains=`: nDCG's gain of grade g is the table's value, else g, linear;
+the ideal ranking sorted by gain) or gain formula (`dcg='log2'`: linear, `dcg='exp-log2'`:
+exp), in place of the run's `MetricConfig`.
+
 Edge cases: a query with R = 0 (no relevant documents) and a judged query absent from the run
 score 0 by default (`no_relevant="skip"` / `missing_from_run="skip"` give NaN, excluded from
 means); both are counted in `Counts`. Cutoffs must be >= 1.
@@ -353,12 +360,13 @@ def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatAr
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
         return ratio(gains @ disc, ideal @ idisc)
     if m.name == "nDCG":
-        shift = _exp_shift(h.ideal) if cfg.gain == "exp" else None
+        kind = m.dcg_gain or cfg.gain
+        shift = _exp_shift(h.ideal) if kind == "exp" else None
         gained = (h.grade > 0) if k is None else (h.grade > 0) & (h.pos < k)
-        g = _gain(h.grade[gained], cfg.gain, None if shift is None else shift[h.row[gained]])
+        g = _gain(h.grade[gained], kind, None if shift is None else shift[h.row[gained]])
         gains = _dense(h, gained, g, k)
         disc = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
-        ideal = _gain(_cut(h.ideal, k), cfg.gain, shift)
+        ideal = _gain(_cut(h.ideal, k), kind, shift)
         idisc = 1.0 / np.log2(np.arange(2, ideal.shape[1] + 2, dtype=np.float64))
         return ratio(gains @ disc, ideal @ idisc)
     if m.name == "ndcg_any":
@@ -381,8 +389,8 @@ def parse_measures(measures: Iterable[Measure | str]) -> list[Measure]:
 def check_grades(top: int, measures: Sequence[Measure], cfg: MetricConfig) -> None:
     """ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is not a
     finite double there; use linear gain)."""
-    exp = [m for m in measures if m.name == "nDCG" and m.gains is None]
-    if cfg.gain == "exp" and top > MAX_EXP_GRADE and exp:
+    exp = [m for m in measures if m.name == "nDCG" and (m.dcg_gain or cfg.gain) == "exp"]
+    if top > MAX_EXP_GRADE and any(m.gains is None for m in exp):
         raise ValueError(
             f"grade {top} is above {MAX_EXP_GRADE}: exp gain 2^grade - 1 overflows; "
             "use linear gain for grades this large"

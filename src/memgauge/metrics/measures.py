@@ -4,8 +4,12 @@
 `parse_measure` accepts the canonical form, ir_measures' names (`Bpref`, `SetP`, `NumRelRet`,
 `Judged@10`, `IPrec@0.5`, `RBP(p=0.8)`), trec_eval's (`ndcg_cut_10`, `recip_rank`, `bpref`,
 `iprec_at_recall_0.10`, `set_F`, `num_rel_ret`, `rbp`) and common aliases (`MRR@10` -> `RR@10`,
-`MAP@100` -> `AP@100`), and always prints back the canonical form, so a measure string is a
-stable key in files, the store and reports. An unknown name is refused with the nearest known
+`MAP@100` -> `AP@100`), ir_measures' parameters where a measure has them (`ACCEPTS`:
+`P(rel=2)@5`, its own relevance threshold; `AP(judged_only=True)`, unjudged documents taken out
+of the ranking first; `nDCG(gains={0:0,1:1,2:3})@10`, a gain per grade; `nDCG(dcg='log2')`,
+linear gain), and always prints back
+the canonical form (parameters sorted by name), so a measure string is a stable key in files,
+the store and reports. An unknown name is refused with the nearest known
 one. `trec_name` gives trec_eval's name for a measure trec_eval computes the same way, for
 output in trec_eval's layout.
 
@@ -142,6 +146,7 @@ _ALIASES: dict[str, str] = {
     "judged": "Judged",
     "setp": "SetP",
     "set_p": "SetP",
+    "set_relative_p": "SetP",
     "setr": "SetR",
     "set_recall": "SetR",
     "setf": "SetF",
@@ -178,7 +183,7 @@ TREC_OFFICIAL: tuple[str, ...] = (
 
 
 #: a measure's ir_measures parameter values: a relevance threshold, judged_only, a gain table
-Option = int | bool | tuple[tuple[int, float], ...]
+Option = int | bool | float | str | tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -211,6 +216,24 @@ class Measure:
         value = dict(self.options).get("gains")
         return dict(value) if isinstance(value, tuple) else None
 
+    @property
+    def dcg_gain(self) -> str | None:
+        """nDCG's gain kind named by `dcg=` (`linear` for 'log2', `exp` for 'exp-log2'), or
+        None: the run's (`MetricConfig.gain`)."""
+        value = dict(self.options).get("dcg")
+        return DCG_GAIN[value] if isinstance(value, str) else None
+
+    @property
+    def relative(self) -> bool:
+        """SetP relative to the most it could be (`relative=True`, trec_eval's set_relative_P)."""
+        return dict(self.options).get("relative") is True
+
+    @property
+    def beta(self) -> float:
+        """SetF's weight of recall against precision (`beta=`, default 1)."""
+        value = dict(self.options).get("beta")
+        return value if isinstance(value, float) else 1.0
+
     def __str__(self) -> str:
         parts = [(key, _option_text(value)) for key, value in self.options]
         if self.name in _PERSISTENCE:
@@ -225,7 +248,9 @@ class Measure:
 def _option_text(value: Option) -> str:
     if isinstance(value, tuple):
         return "{" + ",".join(f"{g}:{gain_text(v)}" for g, v in value) + "}"
-    return str(value)
+    if isinstance(value, float):
+        return gain_text(value)
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def gain_text(gain: float) -> str:
@@ -254,6 +279,8 @@ def trec_name(m: Measure) -> str | None:
     gains = m.gains
     if m.name == "nDCG" and m.cutoff is None and gains is not None and len(m.options) == 1:
         return "ndcg_" + ",".join(f"{g}={gain_text(v)}" for g, v in gains.items())
+    if m.name == "SetP" and m.options == (("relative", True),):
+        return "set_relative_P"
     if m.options:  # its own threshold, gains or judged_only: trec_eval's -l and -J are global
         return None
     k = m.cutoff
@@ -324,18 +351,18 @@ def _unknown(text: str, hint: bool = True) -> UsageError:
 _BINARY = ("judged_only", "rel")
 #: the ir_measures parameters each measure takes in parentheses (the cutoff is `@K`)
 ACCEPTS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(
-        ("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map", "SetP", "SetF"), _BINARY
-    ),
+    **dict.fromkeys(("P", "Recall", "RR", "AP", "R-prec", "Hit", "gm_map"), _BINARY),
     **dict.fromkeys(("recall_any", "recall_all", "ndcg_any"), _BINARY),
     **dict.fromkeys(("Bpref", "infAP", "SetR", "NumRet", "NumRel", "NumRelRet"), ("rel",)),
     "IPrec": ("judged_only", "recall", "rel"),
-    "nDCG": ("gains", "judged_only"),
+    "nDCG": ("dcg", "gains", "judged_only"),
+    "SetF": ("beta", "judged_only", "rel"),
+    "SetP": ("judged_only", "rel", "relative"),
     "RBP": ("p", "rel"),
     "RBP_resid": ("p",),
 }
-#: ir_measures' parameters that memgauge does not compute, per measure
-_NOT_COMPUTED = {"nDCG": "dcg", "SetP": "relative", "SetF": "beta"}
+#: ir_measures' nDCG `dcg=` formulas: the gain each names (the discount is log2(rank + 1))
+DCG_GAIN: dict[str, str] = {"log2": "linear", "exp-log2": "exp"}
 _FORMS = {
     "rel": "rel=N (its own relevance threshold, a whole number from 0)",
     "judged_only": "judged_only=True (unjudged documents taken out of the ranking first)",
@@ -343,6 +370,9 @@ _FORMS = {
     "not named gains its grade)",
     "p": "p=P (the persistence, between 0 and 1)",
     "recall": "recall=X (the recall level from 0 to 1, as @X)",
+    "relative": "relative=True (NumRelRet / min(n, R): trec_eval's set_relative_P)",
+    "beta": "beta=X (the weight of recall against precision, from 0; default 1)",
+    "dcg": "dcg='log2' (linear gain) or dcg='exp-log2' (2^grade - 1), in place of --gain",
 }
 _GAIN = r"[0-9]+\s*:\s*(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
 _GAINS = re.compile(rf"^\{{\s*(?:{_GAIN}\s*(?:,\s*{_GAIN}\s*)*,?)?\s*\}}$")
@@ -419,8 +449,6 @@ def _options(
         key, eq, value = (x.strip() for x in part.partition("="))
         if key not in ACCEPTS.get(name, ()) or not eq:
             what = f"{key}= is not one" if eq else f"{part.strip()!r} is not a name=value pair"
-            if key == _NOT_COMPUTED.get(name):
-                what = f"ir_measures' {key}= is not computed by memgauge"
             raise UsageError(f"measure {text!r}: {_accepted(name)}; {what}")
         if key in seen:
             raise UsageError(f"measure {text!r}: {key}= is given twice")
@@ -435,6 +463,15 @@ def _options(
             if key == "recall" and not 0.0 <= number <= 1.0:
                 raise UsageError(f"measure {text!r}: the recall level must be from 0 to 1")
             p, recall = (number, recall) if key == "p" else (p, number)
+        elif key == "beta":
+            try:
+                beta = float(value)
+            except ValueError:
+                beta = -1.0
+            if not 0.0 <= beta <= INT32_MAX:
+                raise UsageError(f"measure {text!r}: beta is a number from 0, not {value!r}")
+            if beta != 1.0:  # the default, left out of the canonical name
+                options["beta"] = beta
         elif key == "rel":
             if not value.isdigit() or int(value) > INT32_MAX:
                 raise UsageError(
@@ -442,13 +479,25 @@ def _options(
                     "whole number from 0, e.g. rel=2"
                 )
             options["rel"] = int(value)
-        elif key == "judged_only":
+        elif key == "dcg":
+            formula = value.strip("'\"")
+            if formula not in DCG_GAIN:
+                raise UsageError(
+                    f"measure {text!r}: dcg is 'log2' (linear gain) or 'exp-log2' (2^grade - 1), "
+                    f"not {value!r}"
+                )
+            options["dcg"] = formula
+        elif key in ("judged_only", "relative"):
             if value.lower() not in ("true", "false"):
-                raise UsageError(f"measure {text!r}: judged_only is True or False, not {value!r}")
+                raise UsageError(f"measure {text!r}: {key} is True or False, not {value!r}")
             if value.lower() == "true":
-                options["judged_only"] = True
+                options[key] = True
         else:
             options["gains"] = _gains(text, value)
+    if "dcg" in options and "gains" in options:
+        raise UsageError(
+            f"measure {text!r}: gains= gives each grade's gain and dcg= a gain formula; give one"
+        )
     return p, recall, tuple(sorted(options.items()))
 
 
@@ -476,6 +525,8 @@ def _parse(text: str, *, hint: bool) -> Measure:
         raise _unknown(text, hint)
     args, at = match.group("args"), match.group("at")
     param, recall, options = _options(text, name, raw, args)
+    if raw.lower() == "set_relative_p":  # trec_eval's name for SetP(relative=True)
+        options = tuple(sorted({**dict(options), "relative": True}.items()))
     if name == "IPrec":
         if recall is not None and at is not None:
             raise UsageError(f"measure {text!r}: give the recall level once, as @X or recall=X")

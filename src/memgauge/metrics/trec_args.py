@@ -78,7 +78,7 @@ _TABLE: tuple[tuple[str, bool], ...] = (
     ("relative_P", False),
     ("success", True),
     ("set_P", True),
-    ("set_relative_P", False),
+    ("set_relative_P", True),
     ("set_recall", True),
     ("set_map", False),
     ("set_F", True),

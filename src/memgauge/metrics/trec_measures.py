@@ -9,9 +9,10 @@ documents returned (after `--depth`); `k` the cutoff.
 - NumQ = 1 per scored query; NumRet = n; NumRel = R; NumRelRet = sum_i rel_i (ir_measures'
   NumRet(rel=T) is NumRelRet at T). Summed over queries, not averaged (trec_eval's `num_q`, `num_ret`, `num_rel`, `num_rel_ret`;
   ir_measures' NumQ, NumRet, NumRel, NumRelRet).
-- SetP = NumRelRet / n (0 when n = 0); SetR = NumRelRet / R (0 when R = 0); SetF = 2 P R /
-  (P + R) of those two (0 when nothing relevant is returned): trec_eval's `set_P`,
-  `set_recall`, `set_F` (beta 1), ir_measures' SetP, SetR, SetF.
+- SetP = NumRelRet / n (0 when n = 0), SetP(relative=True) = NumRelRet / min(n, R) (trec_eval's
+  set_relative_P, ir_measures' SetP(relative=True)); SetR = NumRelRet / R (0 when R = 0); SetF = (x + 1) P R /
+  (x P + R) of those two, x = beta (1: 2 P R / (P + R); 0 when nothing relevant is returned):
+  trec_eval's `set_P`, `set_recall`, `set_F`, ir_measures' SetP, SetR, SetF(beta=x).
 - gm_map: per query AP (as `AP`); over queries exp(mean(log(max(AP, 1e-5)))), trec_eval's
   `gm_map` (1e-5 is its MIN_GEO_MEAN).
 - Bpref = (1/R) sum over relevant returned documents r of (1 - min(nonrel_above(r), R) /
@@ -101,7 +102,8 @@ def _num_rel_ret(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
 
 
 def _set_p(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
-    return ratio(_count(h, h.grade >= t), h.n_returned.astype(np.float64))
+    most = np.minimum(h.n_returned, n_rel) if m.relative else h.n_returned
+    return ratio(_count(h, h.grade >= t), most.astype(np.float64))
 
 
 def _set_r(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
@@ -112,8 +114,9 @@ def _set_f(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
     found = _count(h, h.grade >= t)
     p = ratio(found, h.n_returned.astype(np.float64))
     r = ratio(found, n_rel.astype(np.float64))
-    # trec_eval's (x + 1) P R / (x P + R) at x = 1, in its order of operations
-    return ratio(2.0 * p * r, np.where(found > 0, p + r, 0.0))
+    # trec_eval's (x + 1) P R / (x P + R), x = beta (1 by default), in its order of operations
+    x = m.beta
+    return ratio((x + 1.0) * p * r, np.where(found > 0, x * p + r, 0.0))
 
 
 def _bpref(m: Measure, h: Hits, t: int, n_rel: IntArray) -> FloatArray:
