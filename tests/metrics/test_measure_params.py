@@ -112,6 +112,26 @@ def test_each_measure_keeps_its_own_threshold_beside_the_runs(
     assert got["P@10"] != got["P(rel=1)@10"]
 
 
+def test_a_gain_table_reads_grades_past_exp_gains_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nDCG(gains=...) gains what its table says, never 2^grade - 1: under memgauge's exp gain
+    its qrels may hold a grade past MAX_EXP_GRADE (1023), as `check_grades` allows; the file
+    reader refused it ('use --gain linear', exit 2) though linear gain changes nothing here."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 2000\nq1 0 d2 1\nq1 0 d3 0\n")
+    run.write_text("q1 Q0 d2 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d3 3 1 t\n")
+    name = "nDCG(gains={1:1,2000:5})@10"
+    assert main(["metrics", str(qrels), str(run), "-m", name, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["aggregate"][name]
+    assert main(["metrics", str(qrels), str(run), "-m", name, "--json", "--gain", "linear"]) == 0
+    assert got == json.loads(capsys.readouterr().out)["aggregate"][name]
+    assert got == pytest.approx((1 + 5 / math.log2(3)) / (5 + 1 / math.log2(3)), abs=1e-12)
+    # nDCG under exp gain itself still refuses the grade on its line
+    assert main(["metrics", str(qrels), str(run), "-m", "nDCG@10", "-m", name]) == 2
+    assert "grade 2000 is above 1023" in capsys.readouterr().err
+
+
 def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
     """--no-relevant skip leaves out a query with nothing relevant at the measure's threshold:
     q2 (grades 1, 2) has nothing at 3, something at 1."""
