@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,6 +191,46 @@ def test_a_parameter_a_measure_does_not_take_exits_2(
     err = capsys.readouterr().err
     assert says in " ".join(err.split())
     assert repr(name) in err
+
+
+@pytest.mark.parametrize(
+    "evaluators",
+    [
+        [
+            {"retrieval": {"measure": "nDCG@10", "gain": "linear"}},
+            {"retrieval": "nDCG(gains={1:1,3:5})@10"},
+        ],
+        [{"retrieval": {"measure": "P@5", "rel_threshold": 1}}, {"retrieval": "P(rel=3)@5"}],
+    ],
+    ids=["gain_table_beside_linear", "own_threshold_beside_1"],
+)
+def test_a_suite_takes_a_measures_own_gains_or_threshold_beside_other_settings(
+    run_suite_json: Any, evaluators: list[Any]
+) -> None:
+    """A task's ir aggregate takes its retrieval evaluators' settings; the gain of
+    nDCG(gains=...) and the threshold of P(rel=3)@5 change nothing, so they cannot disagree
+    with another evaluator's (the suite was refused: 'the retrieval evaluators ... differ')."""
+    suite = {
+        "name": "own",
+        "subjects": {"lex": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(DATA / "good" / "bundle.yaml"),
+                "evaluators": evaluators,
+            }
+        ],
+    }
+    code, doc = run_suite_json(suite)
+    assert code == 0
+    means = {r["evaluator"]: r["mean"] for r in doc["results"]}
+    # q1's one relevant memory (grade 3) among the two returned
+    assert means == (
+        {"nDCG@10": 1.0, "nDCG(gains={1:1,3:5})@10": 1.0}
+        if "nDCG@10" in means
+        else {"P@5": 0.2, "P(rel=3)@5": 0.2}
+    )
 
 
 def _item(measure: object, output: list[str], expected: dict[str, int]) -> float | None:
