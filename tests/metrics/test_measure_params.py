@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,6 +122,26 @@ def test_each_measure_keeps_its_own_threshold_beside_the_runs(
     assert got["P@10"] != got["P(rel=1)@10"]
 
 
+def test_a_gain_table_reads_grades_past_exp_gains_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nDCG(gains=...) gains what its table says, never 2^grade - 1: under memgauge's exp gain
+    its qrels may hold a grade past MAX_EXP_GRADE (1023), as `check_grades` allows; the file
+    reader refused it ('use --gain linear', exit 2) though linear gain changes nothing here."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 2000\nq1 0 d2 1\nq1 0 d3 0\n")
+    run.write_text("q1 Q0 d2 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d3 3 1 t\n")
+    name = "nDCG(gains={1:1,2000:5})@10"
+    assert main(["metrics", str(qrels), str(run), "-m", name, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["aggregate"][name]
+    assert main(["metrics", str(qrels), str(run), "-m", name, "--json", "--gain", "linear"]) == 0
+    assert got == json.loads(capsys.readouterr().out)["aggregate"][name]
+    assert got == pytest.approx((1 + 5 / math.log2(3)) / (5 + 1 / math.log2(3)), abs=1e-12)
+    # nDCG under exp gain itself still refuses the grade on its line
+    assert main(["metrics", str(qrels), str(run), "-m", "nDCG@10", "-m", name]) == 2
+    assert "grade 2000 is above 1023" in capsys.readouterr().err
+
+
 def test_no_relevant_skip_reads_each_measures_own_threshold() -> None:
     """--no-relevant skip leaves out a query with nothing relevant at the measure's threshold:
     q2 (grades 1, 2) has nothing at 3, something at 1."""
@@ -186,6 +207,46 @@ def test_a_parameter_a_measure_does_not_take_exits_2(
     err = capsys.readouterr().err
     assert says in " ".join(err.split())
     assert repr(name) in err
+
+
+@pytest.mark.parametrize(
+    "evaluators",
+    [
+        [
+            {"retrieval": {"measure": "nDCG@10", "gain": "linear"}},
+            {"retrieval": "nDCG(gains={1:1,3:5})@10"},
+        ],
+        [{"retrieval": {"measure": "P@5", "rel_threshold": 1}}, {"retrieval": "P(rel=3)@5"}],
+    ],
+    ids=["gain_table_beside_linear", "own_threshold_beside_1"],
+)
+def test_a_suite_takes_a_measures_own_gains_or_threshold_beside_other_settings(
+    run_suite_json: Any, evaluators: list[Any]
+) -> None:
+    """A task's ir aggregate takes its retrieval evaluators' settings; the gain of
+    nDCG(gains=...) and the threshold of P(rel=3)@5 change nothing, so they cannot disagree
+    with another evaluator's (the suite was refused: 'the retrieval evaluators ... differ')."""
+    suite = {
+        "name": "own",
+        "subjects": {"lex": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(DATA / "good" / "bundle.yaml"),
+                "evaluators": evaluators,
+            }
+        ],
+    }
+    code, doc = run_suite_json(suite)
+    assert code == 0
+    means = {r["evaluator"]: r["mean"] for r in doc["results"]}
+    # q1's one relevant memory (grade 3) among the two returned
+    assert means == (
+        {"nDCG@10": 1.0, "nDCG(gains={1:1,3:5})@10": 1.0}
+        if "nDCG@10" in means
+        else {"P@5": 0.2, "P(rel=3)@5": 0.2}
+    )
 
 
 def _item(measure: object, output: list[str], expected: dict[str, int]) -> float | None:

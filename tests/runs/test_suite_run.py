@@ -355,6 +355,32 @@ def test_a_second_ctrl_c_leaves_a_cancelled_run_and_no_traceback(tmp_path: Path)
         assert f"interrupted: run {run['run_id']} is kept as cancelled" in err
 
 
+@pytest.mark.parametrize("first", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "kill"])
+def test_a_kill_just_after_the_interruption_leaves_a_cancelled_run(
+    tmp_path: Path, first: signal.Signals
+) -> None:
+    """SIGTERM stops a run as Ctrl-C does (`kill PID`, 3a29041): one sent a few milliseconds
+    after the first signal (a Ctrl-C, then `kill`; or `kill` twice) must not land in the write
+    that records the run as cancelled either, which SIGINT alone was kept out of: the run
+    stayed 'running' with no owner."""
+    path = _suite(tmp_path, {"delay": 1.5}, n=40, concurrency=2)
+    db = tmp_path / "r.db"
+    proc = _running(path, db)
+    try:
+        _poll_completed(db, 2)
+    finally:
+        proc.send_signal(first)
+        time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    with SuiteRunStore(db) as store:
+        (run,) = store.list_runs()
+    assert run["status"] == "cancelled", err
+    assert f"interrupted: run {run['run_id']} is kept as cancelled" in err
+
+
 def test_kill_9_mid_run_then_resume_loses_and_repeats_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

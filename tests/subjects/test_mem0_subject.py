@@ -172,6 +172,63 @@ def test_a_run_leaves_nothing_in_the_store_its_config_names(
     assert set(stored()) == {"alice"}
 
 
+def _delete_all_of_mem0ai_1_0_5(
+    self: Any, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+) -> dict[str, str]:
+    """`Memory.delete_all` as mem0ai 1.0.0 to 1.0.5 released it (mem0/memory/main.py; mem0
+    issue #3928, fixed in 1.0.6): the user's memories, then `vector_store.reset()`, which
+    drops the whole collection."""
+    filters = {
+        k: v for k, v in {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}.items() if v
+    }
+    if not filters:
+        raise ValueError("At least one filter is required to delete all memories.")
+    memories = self.vector_store.list(filters=filters)[0]
+    for memory in memories:
+        self._delete_memory(memory.id)
+    self.vector_store.reset()
+    return {"message": "Memories deleted successfully!"}
+
+
+def test_a_run_keeps_the_other_users_memories_in_the_store_its_config_names(
+    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subject deletes its own user's memories one by one, never through mem0's
+    `delete_all`: `mem0ai>=1.0` installs 1.0.0 to 1.0.5 too, whose `delete_all` resets the
+    whole collection, and a run (its reset before ingesting, its close) wiped every memory of
+    the application's users in the store the spec names."""
+    import mem0
+    from qdrant_client import QdrantClient
+
+    config = _config(server, tmp_path)
+    app = mem0.Memory.from_config(config)
+    app.add([{"role": "user", "content": "alice lives in Oslo"}], user_id="alice", infer=False)
+    app.vector_store.client.close()
+    del app
+    monkeypatch.setattr(mem0.Memory, "delete_all", _delete_all_of_mem0ai_1_0_5)
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    suite = {
+        "name": "mem0",
+        "subjects": {"mem0": {"mem0": {"config": config}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": str(bundle),
+                "evaluators": [{"retrieval": "Recall@5"}],
+            }
+        ],
+    }
+    code, _doc = run_suite_json(suite)
+    assert code == 0
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    try:
+        points, _ = client.scroll("memgauge", limit=1000, with_payload=True)
+    finally:
+        client.close()
+    assert [(p.payload or {}).get("user_id") for p in points] == ["alice"]
+
+
 def test_mem0_inferring_nothing_is_a_memory_that_holds_nothing(
     server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
 ) -> None:

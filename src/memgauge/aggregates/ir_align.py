@@ -28,12 +28,14 @@ CONVENTIONS = ("rel_threshold", "gain", "no_relevant")
 
 
 def _matters(measure: str, key: str, evaluator: Any) -> bool:
-    """Whether `key` can change the value of `measure` as `evaluator` computes it."""
-    ndcg = parse_measure(measure).name == "nDCG"
+    """Whether `key` can change the value of `measure` as `evaluator` computes it (not the
+    gain of an nDCG with its own gain table, nor the threshold of a measure with its own)."""
+    parsed = parse_measure(measure)
+    ndcg = parsed.name == "nDCG"
     if key == "gain":
-        return ndcg
+        return ndcg and parsed.gains is None
     if key == "rel_threshold":
-        return not ndcg or evaluator.no_relevant != "zero"
+        return parsed.rel is None and (not ndcg or evaluator.no_relevant != "zero")
     return True
 
 

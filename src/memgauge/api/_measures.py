@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memgauge.data.trec import read_qrels, read_run_tagged
 from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate, parse_measure
-from memgauge.metrics.ir import Evaluation
+from memgauge.metrics.ir import Evaluation, exp_gained
 
 __all__ = ["score_trec_run"]
 
@@ -34,7 +34,7 @@ def score_trec_run(
         raise TypeError(f"measures takes a list of measures, e.g. [{measures!r}], not one")
     parsed = [parse_measure(m) for m in measures]
     qrels, run = Path(qrels), Path(run)
-    if config.gain == "exp" and any(m.name == "nDCG" for m in parsed):
+    if exp_gained(parsed, config):  # nDCG(gains=...) has its own gains, however large a grade
         q = read_qrels(
             qrels,
             max_grade=MAX_EXP_GRADE,

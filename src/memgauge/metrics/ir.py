@@ -386,11 +386,18 @@ def parse_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     return parsed
 
 
+def exp_gained(measures: Iterable[Measure], cfg: MetricConfig) -> bool:
+    """Whether one of `measures` gains 2^grade - 1: nDCG under exp gain (its own `dcg=`, else
+    the run's), unless it has its own gain table (`gains=`)."""
+    return any(
+        m.name == "nDCG" and m.gains is None and (m.dcg_gain or cfg.gain) == "exp" for m in measures
+    )
+
+
 def check_grades(top: int, measures: Sequence[Measure], cfg: MetricConfig) -> None:
     """ValueError when nDCG with exp gain meets a grade above MAX_EXP_GRADE (2^g - 1 is not a
     finite double there; use linear gain)."""
-    exp = [m for m in measures if m.name == "nDCG" and (m.dcg_gain or cfg.gain) == "exp"]
-    if top > MAX_EXP_GRADE and any(m.gains is None for m in exp):
+    if top > MAX_EXP_GRADE and exp_gained(measures, cfg):
         raise ValueError(
             f"grade {top} is above {MAX_EXP_GRADE}: exp gain 2^grade - 1 overflows; "
             "use linear gain for grades this large"

@@ -408,15 +408,21 @@ def _resumable(recorder: Recorder) -> bool:
 def _deaf_to_ctrl_c() -> Iterator[None]:
     """SIGINT ignored while an interrupted run is recorded as cancelled: a second Ctrl-C a few
     milliseconds after the first landed in that write, left the run 'running' with no owner
-    and said only 'aborted' (no run id to resume). Only the main thread can set a handler."""
+    and said only 'aborted' (no run id to resume). SIGTERM too where a handler of Python's
+    takes it (the CLI's raises KeyboardInterrupt, as Ctrl-C: `kill PID`); left to its default
+    action, it ends the process as it always did. Only the main thread can set a handler."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    deaf = [signal.SIGINT]
+    if callable(signal.getsignal(signal.SIGTERM)):
+        deaf.append(signal.SIGTERM)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in deaf}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run_suite(

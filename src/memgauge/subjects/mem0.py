@@ -44,6 +44,10 @@ _EVENTS: dict[str, EventKind] = {
 }
 
 
+#: the most memories one `get_all` lists
+_LISTED = 100_000
+
+
 def _results(raw: Any) -> list[Mapping[str, Any]]:
     if isinstance(raw, Mapping):
         raw = raw.get("results", [])
@@ -128,8 +132,27 @@ class Mem0Subject:
 
     def reset(self) -> None:
         """Delete this subject's memories."""
-        self.memory.delete_all(user_id=self.user_id)
+        self._delete_own()
         self.events.clear()
+
+    def _stored(self) -> list[Mapping[str, Any]]:
+        """This subject's user's memories, as mem0 lists them (at most `_LISTED`)."""
+        if self._v2:
+            raw = self.memory.get_all(filters={"user_id": self.user_id}, top_k=_LISTED)
+        else:
+            raw = self.memory.get_all(user_id=self.user_id, limit=_LISTED)
+        return _results(raw)
+
+    def _delete_own(self) -> None:
+        """Delete this subject's user's memories one by one. Not mem0's `delete_all`: in
+        mem0ai 1.0.0 to 1.0.5 (which `mem0ai>=1.0` installs) it ends by resetting the whole
+        collection, every other user's memories in a store `config` names with it."""
+        while True:
+            ids = [str(r["id"]) for r in self._stored()]
+            for memory_id in ids:
+                self.memory.delete(memory_id)
+            if len(ids) < _LISTED:
+                return
 
     def ingest(self, memories: Sequence[Memory]) -> None:
         """`add` each memory as a user message; record the events mem0 returns."""
@@ -181,12 +204,8 @@ class Mem0Subject:
 
     def dump(self) -> list[Memory]:
         """Every memory of this subject."""
-        if self._v2:
-            raw = self.memory.get_all(filters={"user_id": self.user_id}, top_k=100_000)
-        else:
-            raw = self.memory.get_all(user_id=self.user_id, limit=100_000)
         out = []
-        for r in _results(raw):
+        for r in self._stored():
             source = (r.get("metadata") or {}).get("memgauge_id")
             # inferred facts are mem0's own memories (several may come from one source)
             mid = r["id"] if self.infer or not source else source
@@ -204,7 +223,7 @@ class Mem0Subject:
         if self._own_user and self._tmp is None:
             self._own_user = False  # once, however often close is called
             try:
-                self.memory.delete_all(user_id=self.user_id)
+                self._delete_own()
             except Exception as exc:
                 left = exc
         client = getattr(getattr(self.memory, "vector_store", None), "client", None)
