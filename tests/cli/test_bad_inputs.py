@@ -986,3 +986,27 @@ def test_a_copy_of_a_store_without_its_wal_file_says_what_is_missing(
     err = capsys.readouterr().err
     assert "not a memgauge results store" in err
     assert "-wal" not in err
+
+
+def test_a_bug_met_while_a_ctrl_c_is_handled_is_shown_as_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only a library's wrapping of the Ctrl-C itself is an interruption: an error raised while
+    a Ctrl-C was being handled (a cleanup's bug) was said as 'interrupted', exit 130, and its
+    traceback hidden."""
+    from memgauge.cli import runs as runs_cli
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    def cleanup_with_a_bug(store: object, given: str) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise AttributeError("the cleanup's own bug") from None
+
+    store = tmp_path / "r.db"
+    SuiteRunStore(store).close()
+    monkeypatch.setattr(runs_cli, "_load", cleanup_with_a_bug)
+    assert main(["runs", "export", "r1", "--format", "json", "--store", str(store)]) == 70
+    err = capsys.readouterr().err
+    assert "the cleanup's own bug" in err
+    assert "internal error" in err

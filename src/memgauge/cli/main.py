@@ -348,19 +348,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _ctrl_c_under(exc: BaseException) -> bool:
-    """Whether `exc` stands for a Ctrl-C: raised from or while handling a KeyboardInterrupt,
-    or pydantic-core's serialization error, which keeps the KeyboardInterrupt its serializer
-    raised in its message only (`model_dump_json`: "Error calling function `_stored`:
-    KeyboardInterrupt: ")."""
+    """Whether `exc` is a Ctrl-C a library wrapped: pydantic-core's serialization error for the
+    KeyboardInterrupt its serializer met (chained to it by `model_dump`, named in its message
+    only by `model_dump_json`: "Error calling function `_stored`: KeyboardInterrupt: "), here
+    or as the cause of what was raised from it. Any other error raised while a Ctrl-C was
+    being handled is a bug in that handling: exit 70 with its traceback, not hidden."""
     seen: set[int] = set()
     at: BaseException | None = exc
     while at is not None and id(at) not in seen:
-        if isinstance(at, KeyboardInterrupt):
-            return True
-        if type(at).__name__ == "PydanticSerializationError" and "KeyboardInterrupt" in str(at):
+        if type(at).__name__ == "PydanticSerializationError" and (
+            isinstance(at.__cause__ or at.__context__, KeyboardInterrupt)
+            or "KeyboardInterrupt" in str(at)
+        ):
             return True
         seen.add(id(at))
-        at = at.__cause__ or at.__context__
+        at = at.__cause__
     return False
 
 
