@@ -300,3 +300,20 @@ def test_dcg_names_the_gain_of_one_measure(capsys: pytest.CaptureFixture[str]) -
     linear = json.loads(capsys.readouterr().out)["aggregate"]
     assert linear["nDCG(dcg='exp-log2')@10"] == got["nDCG@10"]
     assert linear["nDCG(dcg='log2')@10"] == got["nDCG(dcg='log2')@10"] != got["nDCG@10"]
+
+
+def test_the_conventions_line_says_which_measures_keep_their_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 'relevant: grade >= 2, gain: exp' was the whole account beside P(rel=3)@2, whose
+    # relevant documents are those of grade 3
+    names = ["P(rel=3)@2", "nDCG(gains={1:1,3:9})@10", "AP(judged_only=True)", "RR"]
+    assert main(["metrics", *(x for n in names for x in ("-m", n)), *map(str, HAND)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (own,) = [line for line in lines if line.startswith("their own conventions:")]
+    assert own == (
+        "their own conventions: P(rel=3)@2 (relevant: grade >= 3); nDCG(gains={1:1,3:9})@10 "
+        "(gain: its table); AP(judged_only=True) (judged documents only)"
+    )
+    assert main(["metrics", "-m", "RR", *map(str, HAND)]) == 0
+    assert "their own conventions" not in capsys.readouterr().out

@@ -137,6 +137,7 @@ if TYPE_CHECKING:
     from memgauge.data.review import LABEL_KINDS as LABEL_KINDS
     from memgauge.data.review import ReviewLabel as ReviewLabel
     from memgauge.metrics import CONVENTIONS as CONVENTIONS
+    from memgauge.metrics import Measure as Measure
     from memgauge.metrics import MetricConfig as MetricConfig
     from memgauge.metrics import is_measure as is_measure
     from memgauge.metrics import parse_measure as parse_measure
