@@ -367,3 +367,21 @@ def test_the_terminal_shows_the_first_examples_of_a_long_list() -> None:
     assert "p20" not in printed
     assert "25 more in the report files and the viewer" in printed
     assert "p44" in sections_markdown(shown)
+
+
+def test_a_systems_notes_read_as_sentences_one_after_another() -> None:
+    # the note quoting a failed search's error ended where the error did, and the next note
+    # ran on: "... got SearchResult 22 queries were not asked: ..."
+    from memgauge.aggregates.ir_shapes import ir_shapes
+
+    notes = [
+        "2 searches failed and are not scored; the first: expected a list, got SearchResult",
+        "22 queries were not asked: the run stopped this subject.",
+    ]
+    system = {"name": "mine", "status": "ok", "notes": notes, "counts": {"n_judged": 24}}
+    (accounting,) = [s for s in ir_shapes({"systems": [system]}) if s.title == "Accounting"]
+    assert isinstance(accounting, Table)
+    assert accounting.rows[0][0].note == (
+        "2 searches failed and are not scored; the first: expected a list, got SearchResult. "
+        "22 queries were not asked: the run stopped this subject."
+    )

@@ -186,7 +186,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
         shapes.append(Table(title="Search latency, ms", columns=cols, rows=lat))
     acc = [
         [
-            text(s["name"], " ".join(s.get("notes") or []) or None),
+            text(s["name"], " ".join(map(_sentence, s.get("notes") or [])) or None),
             text(", ".join(f"{k} {v}" for k, v in (s.get("counts") or {}).items())),
         ]
         for s in ok
@@ -237,3 +237,10 @@ def _warnings(ds: Row) -> list[Shape]:
     return [
         Table(title="Coverage warnings", columns=["warning"], rows=[[text(w)] for w in warnings])
     ]
+
+
+def _sentence(note: str) -> str:
+    """`note` ending as a sentence ends, so that notes read one after another: a note that
+    quotes a search's error ends where the error does ("... got SearchResult")."""
+    note = note.rstrip()
+    return note if note.endswith((".", "!", "?")) else f"{note}."
