@@ -317,3 +317,16 @@ def test_the_conventions_line_says_which_measures_keep_their_own(
     )
     assert main(["metrics", "-m", "RR", *map(str, HAND)]) == 0
     assert "their own conventions" not in capsys.readouterr().out
+
+
+def test_a_measures_own_exp_gain_past_its_bound_says_how_to_gain_linearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # under --gain linear, nDCG(dcg='exp-log2') still gains 2^grade - 1: the refusal said only
+    # 'use --gain linear', which was given
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 2000\n")
+    run.write_text("q1 Q0 d1 1 1 t\n")
+    args = ["metrics", "--gain", "linear", "-m", "nDCG(dcg='exp-log2')@10", str(qrels), str(run)]
+    assert main(args) == 2
+    assert "or nDCG(dcg='log2') for one measure) or a gain table" in capsys.readouterr().err

@@ -38,7 +38,8 @@ def score_trec_run(
         q = read_qrels(
             qrels,
             max_grade=MAX_EXP_GRADE,
-            why="the largest grade exp gain (2^grade - 1) can take; use --gain linear",
+            why="the largest grade exp gain (2^grade - 1) can take; use linear gain (--gain "
+            "linear, or nDCG(dcg='log2') for one measure) or a gain table (nDCG(gains={...}))",
         )
     else:
         q = read_qrels(qrels)
