@@ -37,7 +37,8 @@ class HttpSubject(RemoteSubject):
         base_url: the service's address (`http://` or `https://`); each method is POSTed to
             BASE_URL/METHOD.
         namespace: sent in every request's body; default: a new one for each run.
-        timeout: seconds to wait for each HTTP request.
+        timeout: the HTTP client's timeout in seconds (to connect, and for each read and
+            write of a request).
         max_retries: retries of a request after a 429, a 5xx, a timeout or a connection error
             (jittered exponential backoff); 0: none.
         api_key_env: the environment variable whose value is sent as a bearer token; none:
