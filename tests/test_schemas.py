@@ -13,6 +13,7 @@ import pytest
 import yaml
 from tests.docs.blocks import read_blocks
 
+from memgauge._util.builtins import BUILTINS
 from memgauge.cli.main import main
 from memgauge.data.detect import detect_kind
 from memgauge.data.jsonio import iter_jsonl
@@ -79,13 +80,29 @@ def test_every_schema_kind_is_a_valid_json_schema(capsys: pytest.CaptureFixture[
         jsonschema.Draft202012Validator.check_schema(json.loads(capsys.readouterr().out))
 
 
-@pytest.mark.parametrize("kind", ["mem0", "langmem", "mcp"])
-def test_a_third_party_subjects_arguments_are_described(kind: str) -> None:
-    """An editor completing `{mem0: {...}}` (or a LangMem or MCP spec) from `memgauge schema`
-    says what each argument is: `user_id` (which mem0 user a live system holds) had no word."""
-    properties = json_schema("subject")["$defs"][f"subject_kind.{kind}"]["properties"]
-    undescribed = [name for name, field in properties.items() if not field.get("description")]
-    assert not undescribed
+@pytest.mark.parametrize(
+    ("group", "prefix"),
+    [
+        ("memgauge.subjects", "subject_kind"),
+        ("memgauge.evaluators", "evaluator"),
+        ("memgauge.aggregates", "aggregate"),
+    ],
+)
+def test_every_builtin_components_arguments_are_described(group: str, prefix: str) -> None:
+    """An editor completing `{http: {...}}`, `{regex: {...}}` or `{ir: {...}}` from `memgauge
+    schema` says what each argument of every built-in subject kind, evaluator and aggregate is
+    (the README says a component's docstring describes its arguments there): mem0's `user_id`,
+    the subprocess subject's `env` or a script's `scale` had no word."""
+    definitions = json_schema("suite")["$defs"]
+    undescribed = []
+    for name in BUILTINS[group]:
+        properties = definitions[f"{prefix}.{name}"].get("properties", {})
+        undescribed += [
+            f"{prefix}.{name}: {arg}"
+            for arg, field in properties.items()
+            if not field.get("description")
+        ]
+    assert undescribed == []
 
 
 def test_the_readmes_suites_validate_against_the_schema() -> None:

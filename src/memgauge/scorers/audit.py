@@ -54,7 +54,17 @@ def _coverage(answer: str, gold: str) -> float:
 
 @dataclass(frozen=True)
 class AuditMatch:
-    """Probe-aware offline matching (see the module docstring)."""
+    """Probe-aware offline matching (see the module docstring).
+
+    Args:
+        f1: the least LoCoMo token F1 with the expected answer that makes a match.
+        coverage: the least share (0 to 1) of the expected answer's stemmed tokens the answer
+            must contain to match.
+        cosine: the least cosine of the two embeddings that makes a match; null: no embedding
+            (F1 and coverage only).
+        embedder: the embedder of the cosine (`minilm`, offline, by default; `openai:MODEL`,
+            `st:MODEL`).
+    """
 
     f1: float = 0.5
     coverage: float = 0.8

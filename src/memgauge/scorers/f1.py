@@ -92,7 +92,15 @@ def mem0_f1(prediction: str, gold: str) -> float:
 
 @dataclass(frozen=True)
 class TokenF1:
-    """Token F1 against `expected` (a string, or a list: the best match counts)."""
+    """Token F1 against `expected` (a string, or a list: the best match counts).
+
+    Args:
+        variant: `locomo` (LoCoMo's token F1, Porter-stemmed) or `mem0` (mem0's harness: set
+            overlap of lowercased tokens).
+        multi_answer: LoCoMo's multi-answer rule: the mean over comma-separated gold parts of
+            the best F1 against any predicted part (variant `locomo` only).
+        threshold: pass when the F1 is at or above it; none: no pass/fail.
+    """
 
     variant: Literal["locomo", "mem0"] = "locomo"
     multi_answer: bool = False

@@ -58,7 +58,13 @@ def locomo_category(metadata: Mapping[str, Any]) -> int | None:
 
 @dataclass(frozen=True)
 class LoCoMoQA:
-    """LoCoMo's per-category QA score (see the module docstring); in [0, 1]."""
+    """LoCoMo's per-category QA score (see the module docstring); in [0, 1].
+
+    Args:
+        category: the LoCoMo category (1-5) every item is scored as; default: each item's
+            own (its metadata's `locomo_category`).
+        threshold: pass when the score is at or above it; none: no pass/fail.
+    """
 
     category: int | None = None
     threshold: float | None = None

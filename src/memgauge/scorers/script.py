@@ -47,7 +47,19 @@ def _text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class ScriptEvaluator:
-    """Run a script on the output; see the module docstring for the contract."""
+    """Run a script on the output; see the module docstring for the contract.
+
+    Args:
+        command: the script to run (an argument list, or a string split as a POSIX shell
+            would; no shell ever runs); `{output_file}` is replaced when `via` is `file`.
+        via: how the output reaches the script: `stdin`, `file` (a temporary file named in
+            MEMGAUGE_OUTPUT_FILE) or `env` (MEMGAUGE_OUTPUT).
+        timeout: seconds the script may run on one item before it is killed (a recorded
+            failure).
+        cwd: the script's working directory; default: the suite file's directory.
+        scale: the top of the score the script prints, which is divided by it (100 for a
+            script that prints 0-100).
+    """
 
     command: str | tuple[str, ...] | list[str] = ()
     via: Literal["stdin", "file", "env"] = "stdin"

@@ -22,6 +22,11 @@ class SemanticSimilarity:
     The embedder is built by `prepare()` (a run calls it first: a missing model is exit 3
     with its install line) or on first use; an embedding that fails on one item is that
     item's recorded failure, never a score.
+
+    Args:
+        threshold: the least cosine that passes.
+        embedder: the embedder of the cosine (`minilm`, offline, by default; `openai:MODEL`,
+            `st:MODEL`).
     """
 
     threshold: float = 0.8

@@ -42,6 +42,16 @@ def _verdict(hit: str | None, negate: bool, shown: str) -> Score:
 
 @dataclass(frozen=True)
 class _TextEvaluator:
+    """The arguments every text evaluator shares.
+
+    Args:
+        value: the expected text; default: the item's expected (one string or a list, any of
+            which may match).
+        negate: pass when the output does not match instead.
+        strip: strip surrounding whitespace from the output and the expected text before
+            comparing.
+    """
+
     value: str | None = None
     negate: bool = False
     strip: bool = True
@@ -68,7 +78,11 @@ class _TextEvaluator:
 
 @dataclass(frozen=True)
 class ExactMatch(_TextEvaluator):
-    """Output equals the expected text (after stripping surrounding whitespace)."""
+    """Output equals the expected text (after stripping surrounding whitespace).
+
+    Args:
+        case_sensitive: false compares the texts ignoring case (Unicode case folding).
+    """
 
     case_sensitive: bool = True
     name: ClassVar[str] = "exact"
@@ -104,7 +118,15 @@ class IContains(_TextEvaluator):
 
 @dataclass(frozen=True)
 class Regex(_TextEvaluator):
-    """Output matches the pattern (re.search); `flags` from i, m, s."""
+    """Output matches the pattern (re.search); `flags` from i, m, s.
+
+    Args:
+        value: the pattern (Python `re` syntax); default: the item's expected (one pattern or
+            a list, any of which may match).
+        strip: strip surrounding whitespace from the output (never from the pattern, whose
+            spaces are part of it).
+        flags: any of `i` (ignore case), `m` (^ and $ at each line), `s` (. matches a newline).
+    """
 
     flags: str = ""
     name: ClassVar[str] = "regex"

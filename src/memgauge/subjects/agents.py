@@ -95,7 +95,18 @@ class _Derives(_Remembers, Generic[T]):
 
 
 class ChatAgent(_Derives[str]):
-    """An LLM that is shown every ingested turn (oldest first) and the question."""
+    """An LLM that is shown every ingested turn (oldest first) and the question.
+
+    Args:
+        model: the model that answers; default: MEMGAUGE_MODEL.
+        base_url: its endpoint; default: the provider's (OPENAI_BASE_URL for `openai`).
+        provider: `openai` (any compatible endpoint, the default), `anthropic`, or a
+            plug-in's.
+        max_history_chars: the transcript is cut to its last this many characters; null or
+            0: the whole transcript.
+        system: the system prompt.
+        learnings: past evaluation failures added to the system prompt (`{query, k,
+            budget}`, as every judge takes them)."""
 
     capabilities = Capabilities(answers=True, concurrent=True)
 
@@ -140,7 +151,18 @@ class ChatAgent(_Derives[str]):
 
 
 class MemoryAgent(_Remembers):
-    """A memory subject searched for the question, and a reader model over the hits."""
+    """A memory subject searched for the question, and a reader model over the hits.
+
+    Args:
+        model: the reader model; default: MEMGAUGE_MODEL.
+        k: how many hits of the memory's search the reader is shown.
+        base_url: the reader's endpoint; default: the provider's (OPENAI_BASE_URL for
+            `openai`).
+        provider: `openai` (any compatible endpoint, the default), `anthropic`, or a
+            plug-in's.
+        system: the reader's system prompt.
+        learnings: past evaluation failures added to the system prompt (`{query, k,
+            budget}`, as every judge takes them)."""
 
     capabilities = Capabilities(answers=True)
 
@@ -290,7 +312,13 @@ class ExtractiveAgent(_Derives[_Index]):
     """No LLM: answers with the ingested turn that best matches the question (IDF-weighted
     word overlap; near ties go to the later turn), or says it was never mentioned when the best
     match covers less than `min_coverage` of the question's weight. A baseline for offline
-    audits, labelled so."""
+    audits, labelled so.
+
+    Args:
+        min_coverage: the least share (0 to 1) of the question's IDF weight the best turn must
+            cover to be the answer.
+        roles: the roles of the turns it may answer with (a turn with no role counts as the
+            first); empty, or no turn of them: every turn."""
 
     capabilities = Capabilities(answers=True, concurrent=True)
 

@@ -29,7 +29,13 @@ T = TypeVar("T")
 
 
 class AgentsSessionSubject:
-    """An Agents SDK session's last `window` items as the memory."""
+    """An Agents SDK session's last `window` items as the memory.
+
+    Args:
+        window: the most items a search returns (the newest `min(k, window)`); null: the
+            whole session.
+        db_path: the SQLite file the SDK's session is kept in; default: in memory.
+    """
 
     capabilities = Capabilities(dump=True, namespaces=True)
 

@@ -57,7 +57,11 @@ class Decision(Model):
 class LLMDecider(PromptedLLM):
     """One structured LLM call per decision. `prompt`: the template of the one call, with
     {existing} and {incoming} (literal braces doubled); `memgauge optimize` rewrites it (a
-    `prompts` target)."""
+    `prompts` target).
+
+    Args:
+        prompt: the template of the one call, with {existing} and {incoming}.
+    """
 
     role: ClassVar[str] = "decider"
     replies: ClassVar[str] = "decision"
@@ -73,7 +77,12 @@ class LLMDecider(PromptedLLM):
 
 
 class HeuristicDecider:
-    """No LLM: identical -> NOOP, similar (MiniLM cosine >= threshold) -> UPDATE, else CREATE."""
+    """No LLM: identical -> NOOP, similar (MiniLM cosine >= threshold) -> UPDATE, else CREATE.
+
+    Args:
+        threshold: the least cosine to an existing memory that makes an UPDATE of it.
+        embedder: the embedder of the cosine (`minilm`, `openai:MODEL`, `st:MODEL`).
+    """
 
     name = "heuristic-decider (no LLM)"
 

@@ -54,7 +54,11 @@ def _conversation(turns: list[Turn]) -> str:
 class LLMExtractor(PromptedLLM):
     """The built-in extractor: one structured LLM call per conversation. `prompt`: the
     template of the one call, with {existing} and {conversation} (literal braces doubled);
-    `memgauge optimize` rewrites it (a `prompts` target)."""
+    `memgauge optimize` rewrites it (a `prompts` target).
+
+    Args:
+        prompt: the template of the one call, with {existing} and {conversation}.
+    """
 
     role: ClassVar[str] = "extractor"
     replies: ClassVar[str] = "memory"

@@ -31,7 +31,19 @@ __all__ = ["HttpSubject"]
 
 
 class HttpSubject(RemoteSubject):
-    """Client of one memory service; a namespace of its own unless one is given."""
+    """Client of one memory service; a namespace of its own unless one is given.
+
+    Args:
+        base_url: the service's address (`http://` or `https://`); each method is POSTed to
+            BASE_URL/METHOD.
+        namespace: sent in every request's body; default: a new one for each run.
+        timeout: the HTTP client's timeout in seconds (to connect, and for each read and
+            write of a request).
+        max_retries: retries of a request after a 429, a 5xx, a timeout or a connection error
+            (jittered exponential backoff); 0: none.
+        api_key_env: the environment variable whose value is sent as a bearer token; none:
+            no Authorization header.
+        batch_size: the most memories sent in one POST /ingest."""
 
     def __init__(
         self,

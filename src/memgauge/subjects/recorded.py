@@ -43,7 +43,11 @@ class FileReplay:
 
 
 class RecordedSubject(FileReplay):
-    """Replays `path`'s outputs by item id."""
+    """Replays `path`'s outputs by item id.
+
+    Args:
+        path: the file of recorded outputs (JSONL, or a JSON/YAML list, of `{case_id (or
+            id), output}`)."""
 
     what = "recorded outputs"
 

@@ -31,7 +31,14 @@ __all__ = ["SubprocessSubject"]
 
 
 class SubprocessSubject(RemoteSubject):
-    """Starts the command once and sends it requests one at a time."""
+    """Starts the command once and sends it requests one at a time.
+
+    Args:
+        command: the child to start (a command line, split as a shell would, or its argument
+            list).
+        timeout: seconds to wait for each reply of the child.
+        cwd: the child's working directory; default: memgauge's.
+        env: the child's whole environment (it replaces memgauge's); default: memgauge's."""
 
     def __init__(
         self,

@@ -15,7 +15,10 @@ __all__ = ["StoredVectors"]
 
 
 class StoredVectors(FileReplay):
-    """Replays `path`'s vectors by text."""
+    """Replays `path`'s vectors by text.
+
+    Args:
+        path: the file the system's store was exported to (`{text, vector}` per line)."""
 
     what = "stored vectors"
 

@@ -43,7 +43,13 @@ class PairwiseVerdict(Model):
 
 @dataclass(frozen=True, kw_only=True)
 class PairwiseJudge(JudgeBase):
-    """Output against a baseline, both orders."""
+    """Output against a baseline, both orders.
+
+    Args:
+        prompt: the question the judge answers about the two responses.
+        baseline: where the baseline is: `expected` (the item's expected value) or the name
+            of an item metadata key.
+    """
 
     name: ClassVar[str] = "pairwise"
     short_arg: ClassVar[str] = "prompt"

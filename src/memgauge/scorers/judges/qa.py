@@ -54,7 +54,12 @@ class QAVerdict(Model):
 
 @dataclass(frozen=True, kw_only=True)
 class QAJudge(JudgeBase):
-    """Is the answer correct? 1 (yes) or 0 (no), by a named preset's criteria."""
+    """Is the answer correct? 1 (yes) or 0 (no), by a named preset's criteria.
+
+    Args:
+        preset: the criteria: `longmemeval` (per question type), `mem0-locomo` (lenient) or
+            `strict` (see the module docstring).
+    """
 
     name: ClassVar[str] = "qa-judge"
     short_arg: ClassVar[str] = "preset"
