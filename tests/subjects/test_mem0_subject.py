@@ -105,13 +105,12 @@ def test_inferred_facts_come_from_the_scripted_llm(
         subject.close()
 
 
-def test_a_suite_evaluates_mem0_retrieval(
-    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
-) -> None:
+def _recall_suite(config: dict[str, Any]) -> dict[str, Any]:
+    """A suite of one mem0 subject with `config` on the good bundle, scored by Recall@5."""
     bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
-    suite = {
+    return {
         "name": "mem0",
-        "subjects": {"mem0": {"mem0": {"config": _config(server, tmp_path)}}},
+        "subjects": {"mem0": {"mem0": {"config": config}}},
         "tasks": [
             {
                 "name": "recall",
@@ -121,7 +120,12 @@ def test_a_suite_evaluates_mem0_retrieval(
             }
         ],
     }
-    code, doc = run_suite_json(suite)
+
+
+def test_a_suite_evaluates_mem0_retrieval(
+    server: FakeOpenAIServer, tmp_path: Path, run_suite_json: Any
+) -> None:
+    code, doc = run_suite_json(_recall_suite(_config(server, tmp_path)))
     assert code == 0
     (row,) = doc["results"]
     assert (row["evaluator"], row["mean"], row["n_scored"]) == ("Recall@5", 1.0, 1)
@@ -206,20 +210,7 @@ def test_a_run_keeps_the_other_users_memories_in_the_store_its_config_names(
     app.vector_store.client.close()
     del app
     monkeypatch.setattr(mem0.Memory, "delete_all", _delete_all_of_mem0ai_1_0_5)
-    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
-    suite = {
-        "name": "mem0",
-        "subjects": {"mem0": {"mem0": {"config": config}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "retrieval",
-                "dataset": str(bundle),
-                "evaluators": [{"retrieval": "Recall@5"}],
-            }
-        ],
-    }
-    code, _doc = run_suite_json(suite)
+    code, _doc = run_suite_json(_recall_suite(config))
     assert code == 0
     client = QdrantClient(path=str(tmp_path / "qdrant"))
     try:
