@@ -307,11 +307,10 @@ def _table_gain(grades: GradeArray, table: Mapping[int, float]) -> FloatArray:
 def _compute(m: Measure, h: Hits, cfg: MetricConfig, n_rel: IntArray) -> FloatArray:
     """One measure's value per query, from the hits (rank and grade of each judged document
     returned). Sums run in rank order, as over the grade matrix, so values are equal bit for
-    bit whichever form a batch arrives in. `n_rel` is R at the run's threshold; a measure with
-    its own (`rel=`) counts R at that one, and `judged_only` ranks the judged documents only."""
+    bit whichever form a batch arrives in. `n_rel` is R at the measure's threshold (its own,
+    `rel=`, else the run's: `score_hits` counts each once), and `judged_only` ranks the judged
+    documents only."""
     t = threshold(m, cfg)
-    if t != cfg.rel_threshold:
-        n_rel = h.n_relevant(t)
     if m.judged_only:
         h = judged_only(h)
     n = len(h.n_returned)
@@ -418,8 +417,7 @@ def score_hits(
     n_rel = {t: hits.n_relevant(t) for t in thresholds(measures, cfg)}
     if not len(hits.n_returned):
         return {str(m): np.zeros(0) for m in measures}, n_rel
-    base = n_rel[cfg.rel_threshold]
-    return {str(m): _compute(m, hits, cfg, base) for m in measures}, n_rel
+    return {str(m): _compute(m, hits, cfg, n_rel[threshold(m, cfg)]) for m in measures}, n_rel
 
 
 def summarize(
