@@ -8,7 +8,6 @@ import signal
 import sys
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -106,12 +105,10 @@ class RunProgressBar:
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C (in
+    a process `cli.main.run` has set this for every command; here for `main` called in
+    process)."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         yield
     finally:

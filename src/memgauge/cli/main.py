@@ -447,7 +447,7 @@ def run(argv: list[str] | None = None) -> Any:
     # `kill PID` stops any command as Ctrl-C does: exit 130, what it was writing removed (a
     # dataset's temporary directory, an output's temporary file), a run kept as cancelled.
     # SIGTERM's default action ended the process where it stood (exit 143), leaving them.
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         code = main(argv)
     except KeyboardInterrupt:
@@ -461,10 +461,6 @@ def run(argv: list[str] | None = None) -> Any:
     # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
     sys.exit(code)
-
-
-def _terminated(_signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _exit_interrupted(_signum: int, _frame: Any) -> None:
