@@ -139,20 +139,8 @@ def test_a_run_leaves_nothing_in_the_store_its_config_names(
     memories once per run under users nobody reads again. A user named in the spec keeps them."""
     from qdrant_client import QdrantClient
 
-    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
     config = _config(server, tmp_path)
-    suite = {
-        "name": "mem0",
-        "subjects": {"mem0": {"mem0": {"config": config}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "retrieval",
-                "dataset": str(bundle),
-                "evaluators": [{"retrieval": "Recall@5"}],
-            }
-        ],
-    }
+    suite = _recall_suite(config)
 
     def stored() -> dict[str, int]:
         client = QdrantClient(path=str(tmp_path / "qdrant"))
