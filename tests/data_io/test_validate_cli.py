@@ -146,6 +146,11 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     # issue 32: repeats (`memgauge run` on them: tests/runs/test_repeats.py)
     "suite_repeat_zero.yaml": (8, "tasks.0.repeat: Input should be greater than or equal to 1"),
     "suite_repeat_too_many.yaml": (2, "repeat: Input should be less than or equal to 100"),
+    "suite_task_without_evaluators.yaml": (
+        5,
+        "tasks.0.evaluators: required field is missing; list what scores each item, e.g. "
+        "evaluators: [{retrieval: nDCG@10}]",
+    ),
     "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
     "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),
     "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),
