@@ -490,6 +490,7 @@ class IRAggregate:
             return searched.failure, {}, []
         results, errors, without = searched.results, searched.errors, searched.without
         judged = [q for q in dataset.queries if q.id in qrels]
+        n_in_dataset = len(judged)
         # a query the run never asked (a subject limited to some items) is not scored
         judged = [q for q in judged if q.id in results or q.id in errors]
         ok_queries = [q for q in judged if q.id not in errors]
@@ -598,6 +599,14 @@ class IRAggregate:
             notes.append(
                 f"{searched.not_asked} queries were not asked: the run stopped this subject "
                 "once more of its searches failed than max_failure_rate allows."
+            )
+        left_out = n_in_dataset - len(judged) - searched.not_asked
+        if left_out > 0 and self.sampling_rate is None:
+            # the dataset's line counts the whole dataset: say that the run asked a part of it
+            notes.append(
+                f"{len(judged) + searched.not_asked} of the dataset's {n_in_dataset} judged "
+                "queries were planned (the task's only: or limit:, evaluate's --corpus or "
+                f"--limit); the other {left_out} were not asked."
             )
         if counts["n_unjudged"]:
             notes.append(

@@ -2,7 +2,7 @@
 and default cannot drift apart: the directory a run's reports go to, the bootstrap's resamples,
 a sequential test's stopping bounds and minimum detectable effect, an A/B test's
 --allow-unmeasured, the reviewer of `view --review` and `review`, --resume, --force and
---progress of a run or study, --no-ingest, -m/--measure (each with its command's help), and
+--progress of a run or study, --no-ingest, --corpus and --limit, -m/--measure (each with its command's help), and
 the gate's rule (`gate`, `history`, `watch`): its rolling baseline, the
 drop it flags, and what decides it (the point estimate or its CI's bound). And numbers of one
 kind: a ranking's cutoff, a share sampled, seconds, --min-samples, an SPRT's error rates."""
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "allow_unmeasured_option",
     "by_option",
+    "corpus_limit_options",
     "depth_option",
     "drop_option",
     "force_option",
@@ -145,6 +146,26 @@ def measures_option(about: str) -> Callable[[FC], FC]:
     """`-m/--measure NAME` (the command's `measures`), repeatable: the measures a retrieval
     command reports; `about` its help (the names it reads, its default)."""
     return click.option("-m", "--measure", "measures", multiple=True, help=about)
+
+
+def corpus_limit_options(f: FC) -> FC:
+    """`--corpus ID` (repeatable, the command's `corpora`) and `--limit N`: a smaller retrieval
+    run, only those corpora's queries (and memories), then only the first N judged queries."""
+    corpus = click.option(
+        "--corpus",
+        "corpora",
+        multiple=True,
+        metavar="ID",
+        help="Only this corpus (a LoCoMo conversation, e.g. conv-26; a LongMemEval question), "
+        "repeatable: its judged queries, and only its memories ingested. A smaller run.",
+    )
+    limit = click.option(
+        "--limit",
+        type=integer(1),
+        default=None,
+        help="Only the first N judged queries (of --corpus's, when given).",
+    )
+    return corpus(limit(f))
 
 
 def depth_option(*decls: str, default: int | None, about: str) -> Callable[[FC], FC]:

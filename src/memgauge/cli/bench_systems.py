@@ -16,7 +16,12 @@ from memgauge.cli._common import EXISTING, FILE, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.cli._shared_options import measures_option, report_dir_option, resamples_option
+from memgauge.cli._shared_options import (
+    corpus_limit_options,
+    measures_option,
+    report_dir_option,
+    resamples_option,
+)
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import term
 from memgauge.report.retrieval import ranking_json
@@ -63,14 +68,7 @@ __all__ = ["print_rankings", "result_doc", "systems"]
     f"Measures, repeatable; the first ranks the systems (default: {' '.join(api.BENCH_MEASURES)})."
 )
 @click.option("--k", "k", type=integer(10, MAX_K), default=api.DEFAULT_DEPTH)
-@click.option(
-    "--corpus",
-    "corpora",
-    multiple=True,
-    metavar="ID",
-    help="Only this corpus (a LoCoMo conversation, e.g. conv-26), repeatable: a smaller run.",
-)
-@click.option("--limit", type=integer(1), default=None, help="Only the first N judged queries.")
+@corpus_limit_options
 @resamples_option
 @click.option("--seed", type=SEED, default=0)
 @click.option("--concurrency", type=integer(1, 1000), default=4)

@@ -16,6 +16,7 @@ from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._reports import report_retrieval
 from memgauge.cli._shared_options import (
+    corpus_limit_options,
     depth_option,
     mde_option,
     measures_option,
@@ -55,6 +56,7 @@ __all__ = ["evaluate"]
 @no_relevant_option
 @depth_option("--agent-k", default=5, about="Cutoff of the agent-memory metrics.")
 @resamples_option
+@corpus_limit_options
 @depth_option(
     "--pool-depth",
     default=None,

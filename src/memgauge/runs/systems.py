@@ -51,19 +51,19 @@ def bench_systems_suite(
     base: dict[str, Any] = {}
     for task_name, path, kind in datasets:
         one = evaluate_suite(
-            path, systems, name=name, measures=measures, dataset_kind=kind, **settings
+            path,
+            systems,
+            name=name,
+            measures=measures,
+            dataset_kind=kind,
+            corpora=corpora,
+            limit=limit,
+            **settings,
         )
         base = one.model_dump(mode="json", exclude_unset=True)
         (task,) = base["tasks"]
         task["name"] = task_name
         task["aggregates"] = [*task["aggregates"], {"ranking": {"measure": one_measure(measures)}}]
-        only = dict(task.get("only") or {})
-        if corpora:
-            only["corpora"] = list(corpora)
-        if only:
-            task["only"] = only
-        if limit is not None:
-            task["limit"] = limit
         tasks.append(task)
     base["tasks"] = tasks
     base["description"] = "memgauge bench systems: " + ", ".join(p.name for _n, p, _k in datasets)

@@ -142,6 +142,8 @@ class RetrievalSettings(TypedDict, total=False):
     concurrency: int
     max_failure_rate: float
     dataset_kind: str | None
+    corpora: Sequence[str]
+    limit: int | None
 
 
 def evaluate_suite(
@@ -167,6 +169,8 @@ def evaluate_suite(
     dataset_kind: str | None = None,
     sprt: Mapping[str, Any] | None = None,
     pipeline: Mapping[str, Any] | None = None,
+    corpora: Sequence[str] = (),
+    limit: int | None = None,
 ) -> Suite:
     """A retrieval task over `dataset` for every system: per query one verdict per measure,
     and the IR aggregate (CIs, breakdowns, agent-memory metrics, paired comparisons).
@@ -178,7 +182,9 @@ def evaluate_suite(
     `no_relevant` (zero, one, skip: `metrics.ir`) goes to the evaluators and the aggregate
     alike; the default is left out of the suite, which stays as it was before the option.
     `dataset_kind`: what `dataset` is (dataset-dir, bundle, locomo, longmemeval; default:
-    detected from its content)."""
+    detected from its content).
+    `corpora` (LoCoMo's conversations, e.g. conv-26) and `limit` (the first N judged queries
+    of those) keep a run small: only those corpora's memories are ingested."""
     canonical = [str(parse_measure(m)) for m in measures]
     cutoffs = [c for c in (parse_measure(m).cutoff for m in canonical) if c is not None]
     if cutoffs and k < max(cutoffs):
@@ -207,7 +213,9 @@ def evaluate_suite(
         **(pipeline or {}),
     }
     rate = (pipeline or {}).get("sampling_rate")
-    sample = {"only": {"sample": rate, "sample_seed": seed}} if rate is not None else {}
+    only: dict[str, Any] = {"corpora": list(corpora)} if corpora else {}
+    if rate is not None:
+        only |= {"sample": rate, "sample_seed": seed}
     task = {
         "name": "retrieval",
         "kind": "retrieval",
@@ -216,7 +224,8 @@ def evaluate_suite(
         "k": k,
         "timeout": timeout,
         "ingest": ingest,
-        **sample,
+        **({"only": only} if only else {}),
+        **({"limit": limit} if limit is not None else {}),
         # a verdict per query and measure; LongMemEval's session measures need the query's
         # whole corpus, so only the aggregate computes them
         "evaluators": [
