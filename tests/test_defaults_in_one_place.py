@@ -8,6 +8,7 @@ old value when the first one moves)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from memgauge.stats import bootstrap
@@ -30,10 +31,13 @@ def _number(node: ast.expr) -> bool:
 
 
 def _literal_defaults(
-    tree: ast.AST, names: set[str] = NAMES, options: set[str] = frozenset({"--resamples"})
+    tree: ast.AST,
+    names: set[str] = NAMES,
+    options: set[str] = frozenset({"--resamples"}),
+    written: Callable[[ast.expr], bool] = _number,
 ) -> list[tuple[int, str]]:
     """(line, name) of each parameter, dataclass field, settings key or option (`options`) in
-    `tree` named in `names` whose default is a number written out."""
+    `tree` named in `names` whose default is `written` out (a number, by default)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -47,16 +51,16 @@ def _literal_defaults(
                 for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
                 if d is not None
             ]
-            found += [(d.lineno, a.arg) for a, d in pairs if a.arg in names and _number(d)]
+            found += [(d.lineno, a.arg) for a, d in pairs if a.arg in names and written(d)]
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.target.id in names and node.value is not None and _number(node.value):
+            if node.target.id in names and node.value is not None and written(node.value):
                 found.append((node.lineno, node.target.id))
         elif isinstance(node, ast.Dict):
             found += [
                 (v.lineno, k.value)
                 for k, v in zip(node.keys, node.values, strict=True)
                 if isinstance(k, ast.Constant) and k.value in names
-                if _number(v)
+                if written(v)
             ]
         elif isinstance(node, ast.Call) and any(
             isinstance(a, ast.Constant) and a.value in options for a in node.args
@@ -64,7 +68,7 @@ def _literal_defaults(
             found += [
                 (k.lineno, "option")
                 for k in node.keywords
-                if k.arg == "default" and _number(k.value)
+                if k.arg == "default" and written(k.value)
             ]
     return found
 
@@ -102,3 +106,62 @@ def test_an_ab_tests_decision_defaults_are_named_not_copied() -> None:
 def _is_graduation_min(path: Path, line: int) -> bool:
     """Whether the `min_samples` default at `line` is the graduation rules' 100."""
     return "100" in path.read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+#: the tests' defaults as numbers (`memgauge._util.numbers`: ALPHA, BETA, POWER, MDE): a name
+#: of these with another default (a fusion's `alpha`, say) is another quantity
+TEST_DEFAULTS = {
+    "alpha": 0.05,
+    "beta": 0.2,
+    "power": 0.8,
+    "min_power": 0.8,
+    "delta": 0.05,
+    "sprt_delta": 0.05,
+}
+TEST_OPTIONS = {"--alpha", "--beta", "--power", "--delta", "--sprt-delta"}
+
+
+def test_the_tests_significance_power_and_effect_are_named_not_copied() -> None:
+    """alpha 0.05, beta 0.20, power 0.80 and seed 002's 0.05 minimum detectable effect were
+    written out in 30 places (the SPRT, the paired and multi-system tests, sample-size, the
+    gate's power warning, the A/B API, their options); each is now one name."""
+
+    def a_test_default(node: ast.expr) -> bool:
+        return _number(node) and isinstance(node, ast.Constant) and node.value in {0.05, 0.2, 0.8}
+
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _literal_defaults(
+            ast.parse(path.read_text(encoding="utf-8")),
+            set(TEST_DEFAULTS),
+            TEST_OPTIONS,
+            a_test_default,
+        )
+    ]
+    assert copies == []
+
+
+def test_a_sequential_tests_bounds_default_is_named_not_copied() -> None:
+    def ville(node: ast.expr) -> bool:
+        return isinstance(node, ast.Constant) and node.value == "ville"
+
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _literal_defaults(
+            ast.parse(path.read_text(encoding="utf-8")),
+            {"bounds", "sprt_bounds"},
+            {"--sprt-bounds", "--bounds"},
+            ville,
+        )
+    ]
+    assert copies == []
+
+
+def test_the_test_defaults_are_their_values() -> None:
+    from memgauge._util.numbers import ALPHA, BETA, MDE, POWER
+    from memgauge.stats.sequential import DEFAULT_BOUNDS, SPRT
+
+    assert (ALPHA, BETA, POWER, MDE, DEFAULT_BOUNDS) == (0.05, 0.2, 0.8, 0.05, "ville")
+    assert (SPRT(delta=MDE).alpha, SPRT(delta=MDE).beta) == (ALPHA, BETA)

@@ -50,6 +50,13 @@ MAX_RESAMPLES = 1_000_000
 #: drawn with the defaults (an evaluator's row, an aggregate's measure, `--resamples`) draws these
 N_RESAMPLES = 1000
 CONFIDENCE = 0.95
+#: every test's significance level (its type I error) and a sequential test's type II error,
+#: unless a caller sets others; a sample size's power; seed 002's minimum detectable effect
+#: (0.05 MRR) of a sequential test and of `sample-size`
+ALPHA = 0.05
+BETA = 0.20
+POWER = 0.80
+MDE = 0.05
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

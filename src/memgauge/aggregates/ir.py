@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from memgauge._util.numbers import CONFIDENCE, MAX_K, MAX_RESAMPLES, N_RESAMPLES
+from memgauge._util.numbers import ALPHA, CONFIDENCE, MAX_K, MAX_RESAMPLES, MDE, N_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
@@ -60,7 +60,7 @@ from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis
 from memgauge.stats.breakdown import breakdowns
 from memgauge.stats.coverage import category_coverage
-from memgauge.stats.sequential import SPRT, Bounds
+from memgauge.stats.sequential import DEFAULT_BOUNDS, SPRT, Bounds
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -203,14 +203,14 @@ class IRAggregate:
     agent_k: int = 5
     n_resamples: int = N_RESAMPLES
     confidence: float = CONFIDENCE
-    alpha: float = 0.05
+    alpha: float = ALPHA
     primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization"
     pool_depth: int | None = None
     pool_grade: int = 1
     pool_judge: str | dict[str, Any] | None = None
     no_relevant: NoRelevant | Literal["fail"] = DEFAULT_NO_RELEVANT
-    sprt_delta: float = 0.05
-    sprt_bounds: Bounds = "ville"
+    sprt_delta: float = MDE
+    sprt_bounds: Bounds = DEFAULT_BOUNDS
     sampling_rate: float | None = None
     feature_id: str | None = None
     run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None

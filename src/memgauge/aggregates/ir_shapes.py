@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memgauge._util.numbers import ALPHA
 from memgauge.data.shapes import Breakdown, Paired, PairedRow, Shape, Table, cell, text
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import NO_RELEVANT_IF_UNSTATED, conventions_text
@@ -97,7 +98,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
         shapes.append(
             Paired(
                 title="Paired comparisons",
-                note=f"paired {tests} test, alpha {st.get('alpha', 0.05)}",
+                note=f"paired {tests} test, alpha {st.get('alpha', ALPHA)}",
                 baseline=baseline,
                 correction=correction,
                 rows=[r for c in comparisons for r in _paired_rows(c["candidate"], c["metrics"])],

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from memgauge._util.model import Model
+from memgauge._util.numbers import ALPHA
 from memgauge.metrics.conventions import (
     NO_RELEVANT_IF_UNSTATED,
     Gain,
@@ -256,7 +257,7 @@ class EvalSettings(_Model):
     n_resamples: int = Field(description="Bootstrap resamples.")
     confidence: float = Field(description="CI level.")
     seed: int = Field(description="Random seed.")
-    alpha: float = Field(default=0.05, description="Significance level for marks.")
+    alpha: float = Field(default=ALPHA, description="Significance level for marks.")
     ingested: bool = Field(
         default=True,
         description="Whether each system was reset and given the dataset's memories; false when"

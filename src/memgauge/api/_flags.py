@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.api._store import Where, require_store, results_store
 from memgauge.online import flags as _flags
 from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
@@ -19,9 +20,9 @@ def create_flag(
     settings: Mapping[str, Any] | None = None,
     *,
     metric: str = "MRR",
-    delta: float = 0.05,
-    alpha: float = 0.05,
-    beta: float = 0.20,
+    delta: float = MDE,
+    alpha: float = ALPHA,
+    beta: float = BETA,
     max_latency_increase: float = DEFAULT_GRADUATION.max_latency_increase,
     allow_unmeasured: bool = False,
     store: Where = None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.numbers import ALPHA, BETA
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
@@ -20,7 +21,7 @@ from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
 from memgauge.online.shadow import summarize_by_intent, summarize_shadow
-from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
+from memgauge.stats.sequential import DEFAULT_BOUNDS, DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
 from memgauge.stats.sprt_rates import BoundsRate, bounds_rates, rates_markdown
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.querylog import annotation_pool
@@ -50,15 +51,15 @@ def create_ab_test(
     *,
     delta: float,
     metric: str = "MRR",
-    alpha: float = 0.05,
-    beta: float = 0.20,
+    alpha: float = ALPHA,
+    beta: float = BETA,
     min_samples: int = DEFAULT_GRADUATION.min_samples,
     improvement: float = DEFAULT_GRADUATION.improvement,
     max_latency_increase: float = DEFAULT_GRADUATION.max_latency_increase,
     rule: str = "sprt",
     prob_threshold: float = PROB_THRESHOLD,
     allow_unmeasured: bool = False,
-    bounds: str = "ville",
+    bounds: str = DEFAULT_BOUNDS,
     store: Where = None,
 ) -> None:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
@@ -336,8 +337,8 @@ def log_searches(searches: Sequence[SpanSearch], store: Where, report: ImportRep
 def simulate_sprt_bounds(
     n_sims: int,
     *,
-    alpha: float = 0.05,
-    beta: float = 0.20,
+    alpha: float = ALPHA,
+    beta: float = BETA,
     min_samples: int = 30,
     seed: int = 0,
 ) -> tuple[list[BoundsRate], str]:

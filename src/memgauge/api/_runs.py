@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
-from memgauge._util.numbers import N_RESAMPLES
+from memgauge._util.numbers import MDE, N_RESAMPLES
 from memgauge.aggregates.base import TaskView
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
@@ -30,7 +30,7 @@ from memgauge.runs.lanes import Borrowed
 from memgauge.runs.options import RunOptions, whole_number
 from memgauge.runs.suite import EvaluatorEntry, Suite, evaluator_label, load_suite
 from memgauge.runs.summary import show_over_repeats
-from memgauge.stats.sequential import Bounds
+from memgauge.stats.sequential import DEFAULT_BOUNDS, Bounds
 from memgauge.store.url import StoreURL
 from memgauge.subjects.parse import parse_system, write_path_spec
 from memgauge.subjects.python_import import speaking
@@ -174,8 +174,8 @@ def evaluate(
     *,
     resamples: int = N_RESAMPLES,
     kind: str = "evaluate",
-    sprt_delta: float = 0.05,
-    sprt_bounds: Bounds = "ville",
+    sprt_delta: float = MDE,
+    sprt_bounds: Bounds = DEFAULT_BOUNDS,
     sampling_rate: float | None = None,
     feature_id: str | None = None,
     run_type: Literal["full", "shadow", "regression", "ab_test"] | None = None,
@@ -241,8 +241,8 @@ def evaluate(
     sprt = {
         k: v
         for k, v, default in (
-            ("sprt_delta", sprt_delta, 0.05),
-            ("sprt_bounds", sprt_bounds, "ville"),
+            ("sprt_delta", sprt_delta, MDE),
+            ("sprt_bounds", sprt_bounds, DEFAULT_BOUNDS),
         )
         if v != default
     }

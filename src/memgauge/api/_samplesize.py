@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memgauge._util.numbers import ALPHA, POWER
 from memgauge.errors import UsageError
 from memgauge.stats.samplesize import SampleSize, sample_size_paired
 from memgauge.stats.samplesize import minimum_detectable_effect as _minimum_detectable_effect
@@ -13,8 +14,8 @@ def sample_size(
     delta: float,
     sigma: float,
     *,
-    alpha: float = 0.05,
-    power: float = 0.80,
+    alpha: float = ALPHA,
+    power: float = POWER,
     two_sided: bool = True,
 ) -> SampleSize:
     """Queries a paired comparison needs to detect a mean difference `delta` when per-query
@@ -27,7 +28,7 @@ def sample_size(
 
 
 def minimum_detectable_effect(
-    n: int, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
+    n: int, sigma: float, alpha: float = ALPHA, power: float = POWER, two_sided: bool = True
 ) -> float:
     """Smallest mean difference a paired t-test on `n` queries detects with `power`
     (`stats.samplesize`); a UsageError, as `sample_size` gives, for values no test can have

@@ -11,6 +11,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.numbers import ALPHA
 from memgauge.cli._common import choice_option, console
 from memgauge.cli._numbers import MAX_RESAMPLES, SEED, integer, number
 from memgauge.errors import UsageError
@@ -69,7 +70,7 @@ def compare_options(f: F) -> F:
         click.option(
             "--alpha",
             type=number(0, 1, min_open=True, max_open=True),
-            default=0.05,
+            default=ALPHA,
             help="Significance level: a difference is marked when its corrected p < alpha.",
         ),
         click.option("--seed", type=SEED, default=0, help="Random seed."),

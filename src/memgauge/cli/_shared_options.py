@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.cli._common import OUT_DIR, Command, apply_options, choice_option
 from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, N_RESAMPLES, integer, number
 
@@ -88,7 +89,7 @@ def mde_option(decl: str, about: str, **options: Any) -> Callable[[FC], FC]:
     """`decl DELTA`: a test's minimum detectable effect, above 0 (seed 002's 0.05 unless
     `options` say otherwise; none when required: click 8.3 and later take an explicit default,
     even None, as given); `about` its help."""
-    settings = options if options.get("required") else {"default": 0.05, **options}
+    settings = options if options.get("required") else {"default": MDE, **options}
     return click.option(decl, type=number(min=0, min_open=True), help=about, **settings)
 
 
@@ -201,8 +202,8 @@ def sprt_errors_options(
     `show_default`) and `--min-samples` (`min_samples` by default)."""
     rate, hidden = number(0, 1, min_open=True, max_open=True), None if show_default else False
     options = [
-        click.option("--alpha", type=rate, default=0.05, show_default=hidden),
-        click.option("--beta", type=rate, default=0.20, show_default=hidden),
+        click.option("--alpha", type=rate, default=ALPHA, show_default=hidden),
+        click.option("--beta", type=rate, default=BETA, show_default=hidden),
         min_samples_option(2, min_samples, None),
     ]
     return lambda fn: apply_options(fn, options)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import click
 
 from memgauge import api
+from memgauge._util.numbers import ALPHA, MDE, POWER
 from memgauge.cli._common import Command
 from memgauge.cli._numbers import integer, number
 
@@ -18,10 +19,10 @@ def _number(name: str, default: float, about: str) -> Callable[[Command], Comman
 
 
 @click.command("sample-size")
-@_number("--delta", 0.05, "Smallest mean difference worth detecting (e.g. 0.05 MRR).")
+@_number("--delta", MDE, "Smallest mean difference worth detecting (e.g. 0.05 MRR).")
 @_number("--sigma", 0.15, "Standard deviation of per-query differences.")
-@_number("--alpha", 0.05, "Significance level.")
-@_number("--power", 0.80, "Power, 1 - beta.")
+@_number("--alpha", ALPHA, "Significance level.")
+@_number("--power", POWER, "Power, 1 - beta.")
 @click.option("--one-sided", is_flag=True, help="One-sided test.")
 @click.option(
     "--per-group",

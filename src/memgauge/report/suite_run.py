@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from memgauge._util.numbers import ALPHA
 from memgauge._util.process import host_name, is_alive
 from memgauge.data.records import RunSummary
 from memgauge.report.escape import term
@@ -221,7 +222,7 @@ def comparison_table(
     test: str = "fisher",
     correction: str = "holm",
     family: str = "table",
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
 ) -> Table:
     """Deltas B - A per subject, task and evaluator, with paired significance: the test, and
     the correction over every row (family `table`) or none needed (`measure`: one per row).

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.blas import one_blas_thread
-from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
+from memgauge._util.numbers import ALPHA, CONFIDENCE, N_RESAMPLES
 from memgauge.stats.bootstrap import Resampling, resample_means
 from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
@@ -115,7 +115,7 @@ def randomization_tests(
     return [(int(h) + 1) / (n_permutations + 1) for h in hits]
 
 
-def significance_mark(p: float | None, alpha: float = 0.05) -> str:
+def significance_mark(p: float | None, alpha: float = ALPHA) -> str:
     """'**' when p < alpha/5 (0.01 at the default), '*' when p < alpha, '' otherwise."""
     if p is None:
         return ""
@@ -279,7 +279,7 @@ def compare_many(
     *,
     primary_test: Literal["randomization", "t", "wilcoxon"] = "randomization",
     seed: int = 0,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     n_permutations: int = 10_000,
     n_resamples: int = N_RESAMPLES,
 ) -> dict[str, PairedComparison]:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from memgauge._util.numbers import ALPHA, POWER
 from memgauge.stats.tdist import nct_sf, t_isf
 
 __all__ = ["SampleSize", "minimum_detectable_effect", "paired_t_power", "sample_size_paired"]
@@ -42,7 +43,7 @@ class SampleSize:
     two_sided: bool
 
 
-def paired_t_power(n: int, effect: float, alpha: float = 0.05, two_sided: bool = True) -> float:
+def paired_t_power(n: int, effect: float, alpha: float = ALPHA, two_sided: bool = True) -> float:
     """Power of a paired t-test on `n` differences at standardized effect `effect` (mean
     difference / sd of the differences); one-sided tests the direction of a positive effect."""
     if n < 2:
@@ -79,7 +80,7 @@ def _check(alpha: float, power: float, two_sided: bool) -> None:
 
 
 def sample_size_paired(
-    delta: float, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
+    delta: float, sigma: float, alpha: float = ALPHA, power: float = POWER, two_sided: bool = True
 ) -> SampleSize:
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
     if delta <= 0 or sigma <= 0:
@@ -126,7 +127,7 @@ def sample_size_paired(
 
 
 def minimum_detectable_effect(
-    n: int, sigma: float, alpha: float = 0.05, power: float = 0.80, two_sided: bool = True
+    n: int, sigma: float, alpha: float = ALPHA, power: float = POWER, two_sided: bool = True
 ) -> float:
     """Smallest mean difference a paired t-test on `n` queries detects with `power`."""
     if n < 2:

@@ -48,6 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memgauge._types import FloatArray
+from memgauge._util.numbers import ALPHA, BETA
 
 __all__ = [
     "DECISION_RULES",
@@ -75,6 +76,8 @@ __all__ = [
 #: log(beta / (1 - alpha)), Wald's approximations.
 Bounds = Literal["ville", "wald"]
 SPRT_BOUNDS: tuple[Bounds, ...] = ("ville", "wald")
+#: the bounds a sequential test uses unless told otherwise
+DEFAULT_BOUNDS: Bounds = "ville"
 
 #: the Beta-Binomial rule's default: treatment better when P(p_T > p_C) exceeds it (seed 002
 #: section 4.2, "decision at P > 0.95")
@@ -127,12 +130,12 @@ class SPRT:
     """
 
     delta: float
-    alpha: float = 0.05
-    beta: float = 0.20
+    alpha: float = ALPHA
+    beta: float = BETA
     min_samples: int = 30
     max_samples: int = 100_000
     sd_floor: float = 1e-6
-    bounds: Bounds = "ville"
+    bounds: Bounds = DEFAULT_BOUNDS
 
     def __post_init__(self) -> None:
         if self.delta <= 0:

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memgauge._util.numbers import ALPHA, BETA
 from memgauge.stats.sequential import SPRT, SPRT_BOUNDS, Bounds, simulate_sprt
 
 __all__ = ["CELLS", "BoundsRate", "bounds_rates", "rates_markdown"]
@@ -48,8 +49,8 @@ def bounds_rates(
     n_sims: int,
     *,
     cells: Sequence[tuple[float, float]] = CELLS,
-    alpha: float = 0.05,
-    beta: float = 0.20,
+    alpha: float = ALPHA,
+    beta: float = BETA,
     min_samples: int = 30,
     seed: int = 0,
     horizon: int = 3000,

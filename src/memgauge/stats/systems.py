@@ -33,7 +33,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import N_RESAMPLES
+from memgauge._util.numbers import ALPHA, N_RESAMPLES
 from memgauge.stats.multiple import Correction, adjust
 from memgauge.stats.paired import PairedComparison, paired_compare_many
 from memgauge.stats.tukey import tukey_hsd_blocked
@@ -223,7 +223,7 @@ def compare_systems(
     correction: Correction | None = None,
     family: Family = "table",
     pairing: Pairing = "all",
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     seed: int = 0,
     n_permutations: int = 10_000,
     n_resamples: int = N_RESAMPLES,

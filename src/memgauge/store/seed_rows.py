@@ -26,6 +26,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.numbers import ALPHA
 from memgauge.store.tables import eval_results
 
 __all__ = [
@@ -112,7 +113,7 @@ def _comparison(result: Mapping[str, Any], system: str) -> dict[str, Any]:
         primary, rr = by.get(PRIMARY), by.get("RR@10")
         # the Holm-corrected p the report shows beside its significance mark
         p = primary.get("p_holm") if primary else None
-        alpha = (result.get("settings") or {}).get("alpha", 0.05)
+        alpha = (result.get("settings") or {}).get("alpha", ALPHA)
         return {
             "control_run_id": result["run_id"],
             "control_system": comp.get("baseline"),

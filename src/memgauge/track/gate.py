@@ -51,6 +51,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memgauge._util.numbers import POWER
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
 from memgauge.errors import UsageError
@@ -103,7 +104,7 @@ class GateConfig:
     judge_threshold: float = 0.20
     overrides: Mapping[str, float] = field(default_factory=dict)
     by: By = "point"
-    min_power: float = 0.8
+    min_power: float = POWER
     measures: tuple[MeasureRef, ...] = ()
 
     def threshold_for(self, label: str, kind: str | None, scoring: str | None = None) -> float:
@@ -357,7 +358,7 @@ def check_measure(
     *,
     basis: str = "primary",
     by: By = "point",
-    min_power: float = 0.8,
+    min_power: float = POWER,
 ) -> tuple[MetricCheck, str | None]:
     """The gate's rule on one number: `m` against the mean of `history` (its values in the
     earlier runs of the window, oldest first), with the power warning where it decides and did
