@@ -385,6 +385,23 @@ def test_every_view_of_a_run_gives_each_measure_one_value_and_one_n(
     assert _same(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
 
 
+def test_a_failed_search_is_one_count_in_the_accounting_and_the_agent_metrics(
+    views: tuple[Views, Path, Path],
+) -> None:
+    """The accounting said n_judged 12 for 13 judged queries asked (the scored queries' own
+    count overwrote it), and the agent-memory metrics, computed over the 12 searches that
+    answered, said nothing of the failed one."""
+    _, ds, _ = views
+    out = ds.parent / "evaluate"
+    (system,) = json.loads((out / "result.json").read_text())["systems"]
+    counts = system["counts"]
+    assert counts["n_judged"] == len(QUERIES)
+    assert (counts["n_failed"], counts["n_scored"]) == (N_FAILED, N_SCORED)
+    summary = (out / "summary.md").read_text()
+    assert f"n_judged {len(QUERIES)}, n_unjudged 0, n_failed {N_FAILED}" in summary
+    assert f"failed searches are left out of every one (mem {N_FAILED})" in summary
+
+
 @pytest.mark.usefixtures("pytester_keeps_modules")
 def test_the_pytest_plugin_gives_the_same_values(
     views: tuple[Views, Path, Path], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch

@@ -585,6 +585,9 @@ class IRAggregate:
             "n_failed": len(errors),
             **{k: v for k, v in ev_counts.as_dict().items() if isinstance(v, int)},
         }
+        # the scored queries' own count (`n_evaluated`, `n_scored`) leaves the failed searches
+        # out: the judged queries asked are still every one asked, failed or not
+        counts["n_judged"] = len(judged)
         notes = [*ev_counts.notes(self.no_relevant), *protocol_notes]
         n_unscored = len(errors) + (len(ev_counts.no_relevant) if self.no_relevant == "fail" else 0)
         if errors:

@@ -125,11 +125,23 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
             ]
             name = text(n, agent_metric_definition(n))
             arows.append([name, text(target), *cells])
+        # their counts are of searches, hits, chains or pairs: a failed search is in none of
+        # them, so it is said once here, as the retrieval measures' cells say it
+        failed = [
+            f"{name} {n}"
+            for name, s in zip(names, ok, strict=True)
+            if (n := (s.get("counts") or {}).get("n_failed"))
+        ]
         shapes.append(
             Table(
                 title="Agent-memory metrics",
                 note="seed 002 section 3, each with its definition (K is the cutoff in its "
-                "name); n/a means no applicable data: the count says how much there was",
+                "name); n/a means no applicable data: the count says how much there was"
+                + (
+                    f"; failed searches are left out of every one ({', '.join(failed)})"
+                    if failed
+                    else ""
+                ),
                 columns=["metric", "target", *names],
                 rows=arows,
             )
