@@ -22,6 +22,14 @@ trec_eval's `atof`, pytrec_eval and ir_measures read and order them); a non-nume
 score, fewer than 6 columns, or a repeated docid within a query is an error. The run's tag, trec_eval's `runid`,
 is the tag of its last line (`read_run_tagged`).
 
+JSON: a file whose first non-blank character is `{` is read as the dict ranx (`Qrels.save` /
+`Run.save` to `.json`), pytrec_eval and ir_measures take, and `evaluate --run-json` writes:
+`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers). No TREC line can
+begin with `{` and be read by ranx or ir_measures as a query id of its own. A query given `{}`
+holds no line, as in the TREC file ranx would write of it; a pair repeated in one object is an
+error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
+as it does of the TREC file ranx writes of a Run given no name. Problems name the pair (`q1.d1`).
+
 Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
 qrels file, a second comment line straight after another in a qrels file, `atof` / `atol`
 reading `2x` as 2), the README's conventions table says so.
@@ -30,11 +38,13 @@ reading `2x` as 2), the README's conventions table says so.
 from __future__ import annotations
 
 import gzip
+import json
+import math
 import re
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.numbers import MAX_GRADE, parse_int, parse_run_score
@@ -78,7 +88,8 @@ def _fields(line: str) -> list[str] | None:
     return parts
 
 
-def _lines(path: Path) -> list[str]:
+def _text(path: Path) -> str:
+    """The file's text: gunzipped where gzip-compressed, a UTF-8 BOM dropped."""
     file = str(path)
     if not path.is_file():
         # as `jsonio.existing` says it, without importing pydantic into `metrics`
@@ -105,22 +116,81 @@ def _lines(path: Path) -> list[str]:
         ) from None
     if not text.strip():
         raise DataError(Problem(file, None, None, "file is empty"))
+    return text
+
+
+def _lines(text: str) -> list[str]:
     # lines end at "\n" alone, as in trec_eval: str.splitlines() would also end one at a form
     # feed, U+0085 or U+2028 inside a document id
     return text.split("\n")
 
 
+def _is_json(text: str) -> bool:
+    return text.lstrip(" \t\r\n").startswith("{")
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as its (key, value) pairs, in order."""
+
+
+_JSON_TYPES = {_Pairs: "an object", list: "a list", str: "a string", bool: "a boolean"}
+
+
+def _json_type(value: object) -> str:
+    return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
+
+
+def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str, str, Any]]:
+    """(qid, docid, value) of a JSON `{qid: {docid: value}}` file, in the file's order; a
+    problem for what is not that shape, and for a pair given twice."""
+
+    try:  # an object read as its pairs keeps a repeated key, which a dict would merge unseen
+        top = json.loads(text, object_pairs_hook=_Pairs)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
+        return []
+    if not isinstance(top, _Pairs):
+        shape = "{qid: {docid: value}}"
+        problems.append(Problem(file, None, None, f"must be an object {shape}"))
+        return []
+    out: list[tuple[str, str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for qid, docs in top:
+        if not isinstance(docs, _Pairs):
+            got = _json_type(docs)
+            problems.append(
+                Problem(file, None, qid, f"must be an object {{docid: value}}, got {got}")
+            )
+            continue
+        for doc, value in docs:
+            if (qid, doc) in seen:
+                problems.append(Problem(file, None, f"{qid}.{doc}", "is given twice"))
+                continue
+            seen.add((qid, doc))
+            out.append((qid, doc, value))
+    return out
+
+
+def _grade_problem(grade: int, max_grade: int, why: str, min_grade: int) -> str | None:
+    if grade < min_grade:
+        return _below(grade, min_grade)
+    if grade > max_grade:
+        return f"grade {grade} is above {max_grade}, {why}"
+    return None
+
+
 def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
     if not problems and not read:
-        problems = [Problem(file, None, None, f"no {what} line: the file holds only comments")]
+        said = f"no {what}: the file holds only comments (or is a JSON object of empty objects)"
+        problems = [Problem(file, None, None, said)]
     if problems:  # a file of a million bad lines keeps the first few hundred, and their count
         raise DataError(problems[:_MAX_PROBLEMS], unlisted=max(0, len(problems) - _MAX_PROBLEMS))
 
 
 class QrelsLine(NamedTuple):
-    """One judgment of a qrels file, with its line."""
+    """One judgment of a qrels file, with its line (None in a JSON file)."""
 
-    line: int
+    line: int | None
     qid: str
     docid: str
     grade: int
@@ -140,7 +210,19 @@ def qrels_lines(
     out: list[QrelsLine] = []
     seen: set[tuple[str, str]] = set()
     problems: list[Problem] = []
-    for lineno, line in enumerate(_lines(p), 1):
+    text = _text(p)
+    if _is_json(text):
+        for qid, doc, value in _json_pairs(file, text, problems):
+            where = f"{qid}.{doc}"
+            if not isinstance(value, int) or isinstance(value, bool):
+                got = _json_type(value) + (f" {value!r}" if isinstance(value, float) else "")
+                problems.append(Problem(file, None, where, f"grade must be an integer, got {got}"))
+            elif said := _grade_problem(value, max_grade, why, min_grade):
+                problems.append(Problem(file, None, where, said))
+            else:
+                out.append(QrelsLine(None, qid, doc, value))
+        return out, problems
+    for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
             continue
@@ -160,13 +242,8 @@ def qrels_lines(
         except ValueError as exc:
             problems.append(Problem(file, lineno, "grade", str(exc)))
             continue
-        if grade < min_grade:
-            problems.append(Problem(file, lineno, "grade", _below(grade, min_grade)))
-            continue
-        if grade > max_grade:
-            problems.append(
-                Problem(file, lineno, "grade", f"grade {grade} is above {max_grade}, {why}")
-            )
+        if said := _grade_problem(grade, max_grade, why, min_grade):
+            problems.append(Problem(file, lineno, "grade", said))
             continue
         if (qid, doc) in seen:
             problems.append(Problem(file, lineno, "docid", f"({qid}, {doc}) is judged twice"))
@@ -212,7 +289,30 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     out: dict[str, dict[str, float]] = {}
     problems: list[Problem] = []
     tag: str | None = None
-    for lineno, line in enumerate(_lines(p), 1):
+    text = _text(p)
+    if _is_json(text):
+        for qid, doc, value in _json_pairs(file, text, problems):
+            per = out.setdefault(qid, {})
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                got = _json_type(value)
+                problems.append(
+                    Problem(file, None, f"{qid}.{doc}", f"score must be a number, got {got}")
+                )
+            elif math.isnan(value):
+                problems.append(
+                    Problem(
+                        file,
+                        None,
+                        f"{qid}.{doc}",
+                        "NaN is not a number: NaN has no place in a ranking",
+                    )
+                )
+            else:
+                per[doc] = float(value)
+        out = {qid: docs for qid, docs in out.items() if docs}
+        _finish(problems, file, len(out), "result")
+        return TaggedRun(out, None)
+    for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
             continue
