@@ -59,6 +59,9 @@ def test_a_json_file_of_another_shape_is_refused_by_its_pairs(
     err = capsys.readouterr().err
     assert f"{run}: q1.d1: score must be a number, got a string" in err
     assert f"{run}: q1.d2: NaN is not a number" in err
+    run.write_text('{"q1": {}}')
+    assert main(["metrics", str(RANX / "qrels.json"), str(run)]) == 2
+    assert f"{run}: no document: every query's object is empty" in capsys.readouterr().err
     run.write_text('{"q1": {"d1": 0.5}')
     assert main(["metrics", str(RANX / "qrels.json"), str(run)]) == 2
     assert f"{run}:1: not valid JSON" in capsys.readouterr().err

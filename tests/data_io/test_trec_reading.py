@@ -111,7 +111,7 @@ def test_a_run_line_without_its_tag_or_a_repeated_document_is_refused(tmp_path: 
 
 
 def test_a_file_of_comments_only_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no judgment: the file holds only comments"):
+    with pytest.raises(DataError, match="no judgment line"):
         read_qrels(_write(tmp_path, "qrels", "# nothing judged yet\n"))
 
 

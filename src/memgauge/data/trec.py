@@ -168,6 +168,8 @@ def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str
                 continue
             seen.add((qid, doc))
             out.append((qid, doc, value))
+    if not out and not problems:  # said here: `_finish` would speak of comments
+        problems.append(Problem(file, None, None, "no document: every query's object is empty"))
     return out
 
 
@@ -181,8 +183,7 @@ def _grade_problem(grade: int, max_grade: int, why: str, min_grade: int) -> str 
 
 def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
     if not problems and not read:
-        said = f"no {what}: the file holds only comments (or is a JSON object of empty objects)"
-        problems = [Problem(file, None, None, said)]
+        problems = [Problem(file, None, None, f"no {what} line: the file holds only comments")]
     if problems:  # a file of a million bad lines keeps the first few hundred, and their count
         raise DataError(problems[:_MAX_PROBLEMS], unlisted=max(0, len(problems) - _MAX_PROBLEMS))
 
