@@ -68,6 +68,16 @@ _MAX_PROBLEMS = 200
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: what to do with a 3-column qrels or run line: the files of BEIR and MS MARCO, which neither
+#: trec_eval nor ir_measures reads either
+_BEIR_QRELS = (
+    "; a BEIR qrels TSV ('query-id corpus-id score')? import the BEIR directory with "
+    "'memgauge import beir DIR --out OUT', or write each line 'qid 0 docid grade'"
+)
+_MSMARCO_RUN = (
+    "; an MS MARCO run ('qid docid rank')? convert it with 'python -m "
+    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'"
+)
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
 
@@ -233,7 +243,8 @@ def qrels_lines(
                     file,
                     lineno,
                     None,
-                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}",
+                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}"
+                    + (_BEIR_QRELS if len(parts) == 3 else ""),
                 )
             )
             continue
@@ -323,7 +334,8 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
                     file,
                     lineno,
                     None,
-                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}"
+                    + (_MSMARCO_RUN if len(parts) == 3 else ""),
                 )
             )
             continue
