@@ -37,6 +37,7 @@ import pytest
 
 from memgauge import api
 from memgauge.aggregates.ir import dataset_sha256
+from memgauge.cli.main import main
 from memgauge.data.importers import import_longmemeval
 from memgauge.data.io import load_retrieval_dataset, save_retrieval_dataset
 from memgauge.data.models import Memory, SessionContext
@@ -500,3 +501,34 @@ def test_turn2session_quirks_by_hand() -> None:
     assert both.per_query["session_ndcg_any@1"][0] == 1.0
     assert both.per_query["session_ndcg_any@2"][0] == 0.5  # the only session is at rank 1
     assert both.per_query["session_recall_all@1"][0] == 1.0
+
+
+HYPOTHESES = SAMPLE.with_name("sample.hypotheses.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["import", "longmemeval"], "sample.hypotheses.jsonl"),
+        (["import", "longmemeval"], "sample.hypotheses.jsonl.eval-results-gpt-4o"),
+        (["validate"], "sample.hypotheses.jsonl"),
+        (["validate", "--kind", "longmemeval"], "sample.hypotheses.jsonl.eval-results-gpt-4o"),
+    ],
+)
+def test_a_hypothesis_file_is_named_as_a_systems_answers_not_the_dataset(
+    argv: list[str], name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate_qa.py's input (`{question_id, hypothesis}` lines) and its `.eval-results-*` log
+    (tests/data/longmemeval/README.md) were refused as 'not valid JSON: Extra data' on line 2,
+    as if a LongMemEval dataset were broken."""
+    path = HYPOTHESES.with_name(name)
+    out = ["--out", str(tmp_path / "out")] if argv[0] == "import" else []
+    assert main([*argv, str(path), *out]) == 2
+    err = capsys.readouterr().err
+    assert "a LongMemEval hypothesis file ({question_id, hypothesis} per line" in err
+    assert "import the questions: longmemeval_s.json" in err
+    assert not (tmp_path / "out").exists()
+    one = tmp_path / "one.jsonl"  # one line: a JSON object, not LongMemEval's list
+    one.write_text(HYPOTHESES.read_text().splitlines()[0] + "\n")
+    with pytest.raises(DataError, match="a LongMemEval hypothesis file"):
+        import_longmemeval(one)

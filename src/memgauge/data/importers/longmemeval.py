@@ -40,6 +40,7 @@ Wrong-typed fields are a DataError naming the file and the field, under either p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -325,6 +326,23 @@ def _no_user_evidence(item: dict[str, Any]) -> bool:
     )
 
 
+_HYPOTHESES = (
+    "a LongMemEval hypothesis file ({question_id, hypothesis} per line: a system's answers, which "
+    "LongMemEval's evaluate_qa.py scores, or the .eval-results log it writes), not its dataset; "
+    "import the questions: longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
+)
+
+
+def _hypotheses(path: Path) -> bool:
+    """Whether the file's first line is a record of LongMemEval's answers (`hypothesis`)."""
+    try:
+        with open(path, "rb") as fh:
+            first = json.loads(fh.readline(1 << 20).removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and "hypothesis" in first and "haystack_sessions" not in first
+
+
 def import_longmemeval(
     path: str | Path, granularity: Granularity = "turn", protocol: ProtocolName = "paper"
 ) -> tuple[RetrievalDataset, ImportReport]:
@@ -333,10 +351,16 @@ def import_longmemeval(
         raise DataError(Problem(str(path), None, "granularity", "use 'turn' or 'session'"))
     if protocol not in PROTOCOLS:
         raise DataError(Problem(str(path), None, "protocol", "use 'paper' or 'all-turns'"))
-    raw = load_structured(Path(path))[0]
     file = str(path)
+    try:
+        raw = load_structured(Path(path))[0]
+    except DataError:
+        if _hypotheses(Path(path)):  # JSON lines: not one JSON document
+            raise DataError(Problem(file, 1, None, _HYPOTHESES)) from None
+        raise
     if not isinstance(raw, list):
-        raise DataError(Problem(file, None, None, "LongMemEval is a JSON list of questions"))
+        said = _HYPOTHESES if _hypotheses(Path(path)) else "LongMemEval is a JSON list of questions"
+        raise DataError(Problem(file, None, None, said))
     problems = [p for i, item in enumerate(raw) for p in _question_problems(file, f"[{i}]", item)]
     seen_q: set[str] = set()
     for i, item in enumerate(raw):
