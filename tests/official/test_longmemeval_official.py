@@ -532,3 +532,22 @@ def test_a_hypothesis_file_is_named_as_a_systems_answers_not_the_dataset(
     one.write_text(HYPOTHESES.read_text().splitlines()[0] + "\n")
     with pytest.raises(DataError, match="a LongMemEval hypothesis file"):
         import_longmemeval(one)
+
+
+def test_the_questions_as_json_lines_import_as_the_json_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LongMemEval's evaluate_qa.py reads its reference file as a JSON list or, failing that, as
+    JSON lines of one question each; memgauge refused the latter ('not valid JSON: Extra
+    data' on line 2)."""
+    lines = tmp_path / "longmemeval_s.jsonl"
+    lines.write_text("".join(json.dumps(q) + "\n" for q in json.loads(SAMPLE.read_text())))
+    for protocol in ("paper", "all-turns"):
+        got = import_longmemeval(lines, protocol=protocol)[0]
+        want = import_longmemeval(SAMPLE, protocol=protocol)[0]
+        assert got.model_dump(exclude={"name"}) == want.model_dump(exclude={"name"})
+    assert main(["validate", str(lines)]) == 0
+    assert "longmemeval" in capsys.readouterr().out
+    lines.write_text(lines.read_text() + '{"question_id": "q9", \n')
+    assert main(["import", "longmemeval", str(lines), "--out", str(tmp_path / "out")]) == 2
+    assert f"{lines}:4: not valid JSON" in capsys.readouterr().err
