@@ -65,3 +65,24 @@ def test_a_json_file_of_another_shape_is_refused_by_its_pairs(
     run.write_text('{"q1": {"d1": 0.5}')
     assert main(["metrics", str(RANX / "qrels.json"), str(run)]) == 2
     assert f"{run}:1: not valid JSON" in capsys.readouterr().err
+
+
+def test_ranx_binary_files_are_named_with_what_to_save_instead(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ranx also saves to `.parquet` (`to_dataframe().to_parquet`) and a run to `.lz4` (an LZ4
+    frame of CBOR); trec_eval and ir_measures read neither, and memgauge said 'not UTF-8' or
+    'expected 6 columns, got 1'."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    run = json.loads((RANX / "run.json").read_text())
+    parquet = tmp_path / "run.parquet"
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    pd.DataFrame(rows, columns=["q_id", "doc_id", "score"]).to_parquet(parquet, index=False)
+    lz4 = tmp_path / "run.lz4"  # an LZ4 frame begins with its magic number, 0x184D2204
+    lz4.write_bytes(b"\x04\x22\x4d\x18\x64\x40\xa7" + bytes(range(40)))
+    for path, what in ((parquet, "a Parquet file"), (lz4, "an LZ4 frame")):
+        assert main(["metrics", str(RANX / "qrels.json"), str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: {what} (ranx's" in err
+        assert "save it to a .json or .trec path instead" in err

@@ -68,6 +68,12 @@ _MAX_PROBLEMS = 200
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: the binary files ranx writes beside its JSON and TREC ones, told by their first bytes
+_BINARY = {
+    b"\x04\x22\x4d\x18": "an LZ4 frame (ranx's Run.save to a .lz4 path: CBOR, compressed)",
+    b"PAR1": "a Parquet file (ranx's Qrels.save / Run.save to a .parquet path)",
+}
+_SAVE = "save it to a .json or .trec path instead (ranx's JSON and TREC files are read)"
 #: what to do with a 3-column qrels or run line: the files of BEIR and MS MARCO, which neither
 #: trec_eval nor ir_measures reads either
 _BEIR_QRELS = (
@@ -115,6 +121,11 @@ def _text(path: Path) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataError(Problem(file, None, None, f"not a readable gzip file: {exc}")) from None
+    for magic, what in _BINARY.items():
+        if data.startswith(magic):
+            raise DataError(
+                Problem(file, None, None, f"{what}, which memgauge does not read; {_SAVE}")
+            )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
