@@ -338,7 +338,7 @@ def _first_record(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             first = json.loads(fh.readline(DEFAULT_MAX_LINE_BYTES).removeprefix(b"\xef\xbb\xbf"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a line nested too deep is no record
         return {}
     return first if isinstance(first, dict) else {}
 
