@@ -68,6 +68,7 @@ _MAX_PROBLEMS = 200
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
 _GZIP_MAGIC = b"\x1f\x8b"
+_SMALL_INT = re.compile(r"-?[0-9]{1,2}", re.ASCII)
 #: the binary files ranx writes beside its JSON and TREC ones, told by their first bytes
 _BINARY = {
     b"\x04\x22\x4d\x18": "an LZ4 frame (ranx's Run.save to a .lz4 path: CBOR, compressed)",
@@ -244,6 +245,7 @@ def qrels_lines(
             else:
                 out.append(QrelsLine(None, qid, doc, value))
         return out, problems
+    middle: list[tuple[str, str]] = []  # each line's (iter, docid)
     for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
@@ -259,7 +261,8 @@ def qrels_lines(
                 )
             )
             continue
-        qid, _, doc, grade_text = parts
+        qid, iteration, doc, grade_text = parts
+        middle.append((iteration, doc))
         try:
             grade = parse_int(grade_text)
         except ValueError as exc:
@@ -273,7 +276,28 @@ def qrels_lines(
             continue
         seen.add((qid, doc))
         out.append(QrelsLine(lineno, qid, doc, grade))
+    if said := _ir_datasets_tsv(middle):  # every line misread: its problems say nothing more
+        return [], [Problem(file, None, None, said)]
     return out, problems
+
+
+def _ir_datasets_tsv(middle: list[tuple[str, str]]) -> str | None:
+    """What to do when the lines are ir_datasets' `export DATASET qrels --format tsv`
+    (`query_id doc_id relevance iteration`) read as TREC's `qid iter docid grade`: the docid
+    column then holds a few small integers (the grades) and the iteration column the documents,
+    where a TREC file's iteration takes a value or two. Else None."""
+    docs = {doc for _, doc in middle}
+    iterations = {iteration for iteration, _ in middle}
+    if len(middle) < 10 or len(docs) > 5 or len(iterations) <= len(middle) // 2:
+        return None
+    if not all(_SMALL_INT.fullmatch(doc) for doc in docs):
+        return None
+    return (
+        f"the docid column holds only {', '.join(sorted(docs))} over {len(middle)} lines and "
+        f"the iteration column {len(iterations)} values: these look like ir_datasets' "
+        "'export DATASET qrels --format tsv' lines (query_id doc_id relevance iteration); "
+        "export with --format trec (its default), which writes 'qid iter docid grade'"
+    )
 
 
 def read_qrels(
