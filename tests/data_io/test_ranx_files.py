@@ -86,3 +86,13 @@ def test_ranx_binary_files_are_named_with_what_to_save_instead(
         err = capsys.readouterr().err
         assert f"{path}: {what} (ranx's" in err
         assert "save it to a .json or .trec path instead" in err
+
+
+def test_a_json_file_nested_too_deep_is_refused_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """json.loads raises RecursionError past its depth: metrics exited 70 on such a file."""
+    deep = tmp_path / "qrels.json"
+    deep.write_text('{"q1": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    assert main(["metrics", str(deep), str(RANX / "run.json")]) == 2
+    assert f"{deep}: not valid JSON: nested too deep" in capsys.readouterr().err

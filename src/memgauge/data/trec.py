@@ -171,6 +171,9 @@ def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str
     except json.JSONDecodeError as exc:
         problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
         return []
+    except RecursionError:
+        problems.append(Problem(file, None, None, "not valid JSON: nested too deep"))
+        return []
     if not isinstance(top, _Pairs):
         shape = "{qid: {docid: value}}"
         problems.append(Problem(file, None, None, f"must be an object {shape}"))
