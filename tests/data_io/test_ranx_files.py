@@ -88,6 +88,25 @@ def test_ranx_binary_files_are_named_with_what_to_save_instead(
         assert "save it to a .json or .trec path instead" in err
 
 
+def test_ir_datasets_json_lines_say_to_export_trec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ir_datasets' `export DATASET qrels --format jsonl` (`JsonlExporter`: one `{query_id,
+    doc_id, relevance, iteration}` a line) was 'not valid JSON: Extra data' on line 2, or
+    'must be an object {docid: value}, got a string' when it held one judgment."""
+    lines = [
+        {"query_id": "1048585", "doc_id": "7187158", "relevance": 1, "iteration": "0"},
+        {"query_id": "2", "doc_id": "1000", "relevance": 1, "iteration": "0"},
+    ]
+    for n in (2, 1):
+        qrels = tmp_path / f"qrels{n}.jsonl"
+        qrels.write_text("".join(json.dumps(line) + "\n" for line in lines[:n]))
+        assert main(["metrics", str(qrels), str(RANX / "run.json")]) == 2
+        err = capsys.readouterr().err
+        assert f"{qrels}: JSON lines of records ({{query_id, doc_id, relevance}}" in err
+        assert "export with --format trec" in err
+
+
 def test_a_json_file_nested_too_deep_is_refused_not_a_crash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

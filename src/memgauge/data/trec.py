@@ -162,6 +162,24 @@ def _json_type(value: object) -> str:
     return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
 
 
+_RECORDS = (
+    "JSON lines of records ({query_id, doc_id, relevance} or {..., score}: ir_datasets' "
+    "'export DATASET qrels --format jsonl')? metrics reads TREC files and JSON "
+    "{qid: {docid: value}}: export with --format trec (ir_datasets' default for qrels and "
+    "scoreddocs)"
+)
+
+
+def _records(text: str) -> bool:
+    """Whether the first line holds a JSON record of one judgment or result (`query_id`,
+    `doc_id`)."""
+    try:
+        first = json.loads(text.lstrip().split("\n", 1)[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and {"query_id", "doc_id"} <= first.keys()
+
+
 def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str, str, Any]]:
     """(qid, docid, value) of a JSON `{qid: {docid: value}}` file, in the file's order; a
     problem for what is not that shape, and for a pair given twice."""
@@ -169,14 +187,17 @@ def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str
     try:  # an object read as its pairs keeps a repeated key, which a dict would merge unseen
         top = json.loads(text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
-        problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
+        if _records(text):
+            problems.append(Problem(file, None, None, _RECORDS))
+        else:
+            problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
         return []
     except RecursionError:
         problems.append(Problem(file, None, None, "not valid JSON: nested too deep"))
         return []
-    if not isinstance(top, _Pairs):
-        shape = "{qid: {docid: value}}"
-        problems.append(Problem(file, None, None, f"must be an object {shape}"))
+    if not isinstance(top, _Pairs) or _records(text):
+        said = _RECORDS if _records(text) else "must be an object {qid: {docid: value}}"
+        problems.append(Problem(file, None, None, said))
         return []
     out: list[tuple[str, str, Any]] = []
     seen: set[tuple[str, str]] = set()
