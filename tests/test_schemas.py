@@ -31,6 +31,8 @@ NOT_DATASETS = {
     "judges/seed000_fixtures.json": "seed 000's judge fixtures, read by their test",
     "beir/mini/corpus.jsonl": "BEIR's format, read by `memgauge import beir`",
     "beir/mini/queries.jsonl": "BEIR's format, read by `memgauge import beir`",
+    "longmemeval/sample.hypotheses.jsonl": "a system's answers as LongMemEval's evaluate_qa.py "
+    "reads them, which memgauge refuses as no dataset (tests/official)",
     "spans/otlp.json": "an OTLP-JSON trace export, read by `memgauge logs import-spans`",
     "spans/phoenix.jsonl": "Phoenix's span export, read by `memgauge logs import-spans`",
     "traces/otlp_agent.jsonl": "an OTLP-JSON trace export, read by `memgauge logs import-traces`",

@@ -300,6 +300,13 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     # issue 28 item 1: what trec_eval 10 refuses too
     "run_missing_tag.txt": (["metrics-run"], (2, "expected 6 columns")),
     "qrels_only_comments.txt": (["metrics-qrels"], (None, "no judgment line")),
+    # 3 columns: BEIR's qrels TSV and an MS MARCO run, which trec_eval and ir_measures refuse
+    # too; the message says how to convert them
+    "qrels_beir_tsv.txt": (["validate", "metrics-qrels"], (1, "'memgauge import beir DIR")),
+    "run_msmarco.txt": (["validate", "metrics-run"], (1, "convert_msmarco_run_to_trec_run")),
+    # ir_datasets' `export DATASET qrels --format tsv` (query_id doc_id relevance iteration):
+    # read as TREC columns, every judgment was of a document named '1', graded 0
+    "qrels_ir_datasets_tsv.tsv": (["validate", "metrics-qrels"], (None, "--format trec")),
     "suite_nul_byte.yaml": (SUITE, (4, "a NUL byte at offset")),
     "subject_empty_list.yaml": (["validate-subject", "evaluate-s"], (None, "lists no subject")),
     "operations_no_cases.json": (["operations"], (None, "no records")),

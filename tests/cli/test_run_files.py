@@ -13,7 +13,7 @@ from tests.helpers import run_memgauge
 
 from memgauge import api
 from memgauge.data.records import ItemRecord
-from memgauge.data.trec import write_qrels
+from memgauge.data.trec import read_run, write_qrels
 from memgauge.errors import DataError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -69,6 +69,7 @@ def test_exported_runs_re_evaluate_to_memgauge_s_own_values(tmp_path: Path) -> N
             trec_run = pytrec_eval.parse_run(f)
         dict_run = json.loads((tmp_path / f"runs.{label}.json").read_text())
         assert trec_run == dict_run
+        assert read_run(tmp_path / f"runs.{label}.json") == dict_run  # metrics reads it back
         # one tag per file: the system's label
         tags = {
             line.split()[5] for line in (tmp_path / f"runs.{label}.trec").read_text().splitlines()

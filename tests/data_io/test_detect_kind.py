@@ -230,3 +230,21 @@ def test_a_gzipped_file_is_sniffed_by_columns_only_when_it_is_no_json(tmp_path: 
     assert kinds_by_content(run) == ("run",)
     assert kinds_by_content(memories) == ()
     assert detect_kind(memories) == "memories"
+
+
+def test_ms_marcos_tsv_qrels_and_runs_are_trec_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MS MARCO names its TREC qrels `qrels.dev.small.tsv` (tests/data/msmarco/README.md):
+    validate took every `.tsv` for a sheet of task items ('1048585: unknown column')."""
+    marco = DATA / "msmarco"
+    qrels, run = marco / "qrels.dev.small.tsv", marco / "run.dev.small.trec.tsv"
+    assert (detect_kind(qrels), detect_kind(run)) == ("qrels", "run")
+    code, out = _validate(capsys, str(qrels), str(run))
+    assert code == 0, out
+    assert "(qrels: 3 queries, 3 judgments)" in out
+    assert "(run: 3 queries, 5 results)" in out
+    items = tmp_path / "items.tsv"  # a sheet's header names its `input` column: still items
+    items.write_text("id\tinput\texpected\tcategory\nq1\tWho?\tAnn\tsingle-hop\n")
+    assert detect_kind(items) == "items"
+    assert _validate(capsys, str(items))[0] == 0

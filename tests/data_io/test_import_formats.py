@@ -4,6 +4,7 @@ normalised or dropped (counted in import_report.json), and that the result runs.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,36 @@ def test_a_suite_and_validate_read_a_csv_sheet_directly(
     assert "1 items" in capsys.readouterr().out
     report = _answer(tmp_path, "sheet.csv", "a blue boat")
     assert [(i.item_id, i.scores[0].value) for i in report.items] == [("row-2", 1.0)]
+
+
+@pytest.mark.parametrize("command", ["import", "validate", "evaluate"])
+def test_a_directory_of_beir_datasets_names_them_and_how_to_import_one(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BEIR ships CQADupStack as one BEIR dataset per forum (`cqadupstack/android/corpus.jsonl`,
+    ...), scored one by one and averaged. Its root was 'no split test: there is no qrels/*.tsv'
+    (import) or a memgauge dataset missing queries.jsonl and judgments.jsonl (validate,
+    evaluate)."""
+    root = tmp_path / "cqadupstack"
+    for forum in ("android", "english"):
+        shutil.copytree(BEIR, root / forum)
+    args = {
+        "import": ["import", "beir", str(root), "--out", str(tmp_path / "out")],
+        "validate": ["validate", str(root)],
+        "evaluate": [
+            "evaluate",
+            str(root),
+            "-s",
+            "lexical",
+            "--no-store",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    }[command]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{root}: a directory of BEIR datasets (android, english), not one" in err
+    assert f"`memgauge import beir {root / 'android'} --out DIR`" in err
+    assert "1 problem found" in err
+    assert not (tmp_path / "out").exists()
+    assert main(["import", "beir", str(root / "android"), "--out", str(tmp_path / "out")]) == 0

@@ -159,3 +159,17 @@ def test_gzipped_qrels_and_run_read_as_ir_measures_reads_them(
     out = capsys.readouterr().out
     assert "(qrels: 3 queries" in out
     assert "(run: 3 queries" in out
+
+
+def test_ir_datasets_tsv_qrels_are_refused_and_the_same_in_trec_order_read(
+    tmp_path: Path,
+) -> None:
+    """ir_datasets' `export DATASET qrels --format tsv` writes `query_id doc_id relevance
+    iteration`; read as TREC columns, each query's one judgment was a document '1' graded 0.
+    The same judgments in TREC's order (its `--format trec`, numeric MS MARCO ids) read."""
+    rows = [(str(100 + q), str(7_000_000 + 13 * q), 1) for q in range(12)]
+    tsv = _write(tmp_path, "qrels.tsv", "".join(f"{q}\t{d}\t{g}\t0\n" for q, d, g in rows))
+    with pytest.raises(DataError, match="export with --format trec"):
+        read_qrels(tsv)
+    trec = _write(tmp_path, "qrels.trec", "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows))
+    assert read_qrels(trec) == {q: {d: g} for q, d, g in rows}

@@ -37,6 +37,7 @@ import pytest
 
 from memgauge import api
 from memgauge.aggregates.ir import dataset_sha256
+from memgauge.cli.main import main
 from memgauge.data.importers import import_longmemeval
 from memgauge.data.io import load_retrieval_dataset, save_retrieval_dataset
 from memgauge.data.models import Memory, SessionContext
@@ -500,3 +501,53 @@ def test_turn2session_quirks_by_hand() -> None:
     assert both.per_query["session_ndcg_any@1"][0] == 1.0
     assert both.per_query["session_ndcg_any@2"][0] == 0.5  # the only session is at rank 1
     assert both.per_query["session_recall_all@1"][0] == 1.0
+
+
+HYPOTHESES = SAMPLE.with_name("sample.hypotheses.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["import", "longmemeval"], "sample.hypotheses.jsonl"),
+        (["import", "longmemeval"], "sample.hypotheses.jsonl.eval-results-gpt-4o"),
+        (["validate"], "sample.hypotheses.jsonl"),
+        (["validate", "--kind", "longmemeval"], "sample.hypotheses.jsonl.eval-results-gpt-4o"),
+    ],
+)
+def test_a_hypothesis_file_is_named_as_a_systems_answers_not_the_dataset(
+    argv: list[str], name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate_qa.py's input (`{question_id, hypothesis}` lines) and its `.eval-results-*` log
+    (tests/data/longmemeval/README.md) were refused as 'not valid JSON: Extra data' on line 2,
+    as if a LongMemEval dataset were broken."""
+    path = HYPOTHESES.with_name(name)
+    out = ["--out", str(tmp_path / "out")] if argv[0] == "import" else []
+    assert main([*argv, str(path), *out]) == 2
+    err = capsys.readouterr().err
+    assert "a LongMemEval hypothesis file ({question_id, hypothesis} per line" in err
+    assert "import the questions: longmemeval_s.json" in err
+    assert not (tmp_path / "out").exists()
+    one = tmp_path / "one.jsonl"  # one line: a JSON object, not LongMemEval's list
+    one.write_text(HYPOTHESES.read_text().splitlines()[0] + "\n")
+    with pytest.raises(DataError, match="a LongMemEval hypothesis file"):
+        import_longmemeval(one)
+
+
+def test_the_questions_as_json_lines_import_as_the_json_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LongMemEval's evaluate_qa.py reads its reference file as a JSON list or, failing that, as
+    JSON lines of one question each; memgauge refused the latter ('not valid JSON: Extra
+    data' on line 2)."""
+    lines = tmp_path / "longmemeval_s.jsonl"
+    lines.write_text("".join(json.dumps(q) + "\n" for q in json.loads(SAMPLE.read_text())))
+    for protocol in ("paper", "all-turns"):
+        got = import_longmemeval(lines, protocol=protocol)[0]
+        want = import_longmemeval(SAMPLE, protocol=protocol)[0]
+        assert got.model_dump(exclude={"name"}) == want.model_dump(exclude={"name"})
+    assert main(["validate", str(lines)]) == 0
+    assert "longmemeval" in capsys.readouterr().out
+    lines.write_text(lines.read_text() + '{"question_id": "q9", \n')
+    assert main(["import", "longmemeval", str(lines), "--out", str(tmp_path / "out")]) == 2
+    assert f"{lines}:4: not valid JSON" in capsys.readouterr().err

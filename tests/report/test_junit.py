@@ -334,3 +334,25 @@ def test_the_run_case_shows_every_aggregate_shape_with_the_reports_values(
     assert "relevant: grade >= 2" in text
     assert "&gt;" not in text
     assert "\\_" not in text
+
+
+def test_a_subjects_error_with_control_characters_leaves_the_xml_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decider whose error holds a colour escape and a NUL: ElementTree wrote both raw, and
+    no XML reader (CI servers, ElementTree itself) parsed the document. They are written
+    `#x1B` and `#x00`, as pytest's own JUnit XML writes them (`bin_xml_escape`)."""
+    (tmp_path / "colourful.py").write_text(
+        "class Colourful:\n"
+        "    def decide(self, existing, incoming):\n"
+        "        raise RuntimeError('\\x1b[31mdecider down\\x1b[0m \\x00')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "o.xml"
+    argv = ["operations", str(OPERATIONS), "--decider", "{python: {target: 'colourful:Colourful'}}"]
+    assert main([*argv, "--no-targets", "--junit", str(out)]) == 4
+    text = out.read_text()
+    assert "\x1b" not in text
+    assert "#x1B[31mdecider down#x1B[0m #x00" in text
+    run = next(c for (cls, _), c in junit(out).items() if cls == "memgauge.run")
+    assert _verdict(run) == "error"

@@ -204,6 +204,16 @@ def _by_columns(head: str) -> tuple[Kind, ...]:
     return ()
 
 
+def _by_tsv(head: str) -> tuple[Kind, ...]:
+    """A `.tsv` file: a sheet of task items, whose header names an `input` column
+    (data.importers.csv_items), or else TREC lines, as MS MARCO names its qrels
+    (`qrels.dev.small.tsv`: `qid 0 pid 1`) and runs."""
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    if "input" in (cell.strip() for cell in first.split("\t")):
+        return ("items",)
+    return (*_by_columns(head), "items")
+
+
 def kinds_by_content(path: Path) -> tuple[Kind, ...]:
     """The kinds the start of the file fits, most likely first; () when it says nothing."""
     suffix = path.suffix.lower()
@@ -212,7 +222,9 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
         if inner in (".json", ".jsonl", ".yaml", ".yml", ".csv", ".tsv"):
             return ()  # read uncompressed only: a JSON line's words are no columns
         return _by_columns(_head(path))
-    if suffix in (".csv", ".tsv"):
+    if suffix == ".tsv":  # MS MARCO's qrels and runs are TREC files named `.tsv`
+        return _by_tsv(_head(path))
+    if suffix == ".csv":
         return ("items",)  # the one kind read from a sheet (data.importers.csv_items)
     if suffix not in (".json", ".jsonl", ".yaml", ".yml", *_TEXT_SUFFIXES):
         return ()

@@ -206,6 +206,11 @@ def dataset_path_problem(path: Path) -> str | None:
             "a BEIR directory (corpus.jsonl, queries.jsonl, qrels/), not a memgauge dataset:"
             f" import it first (`memgauge import beir {path} --out DIR`) and give DIR"
         )
+    if path.is_dir() and not (path / "memories.jsonl").exists():
+        from memgauge.data.importers.beir import beir_parent
+
+        if (said := beir_parent(path)) is not None:
+            return said
     if path.is_dir() or path.is_file():
         return None
     if path.exists():

@@ -22,6 +22,14 @@ trec_eval's `atof`, pytrec_eval and ir_measures read and order them); a non-nume
 score, fewer than 6 columns, or a repeated docid within a query is an error. The run's tag, trec_eval's `runid`,
 is the tag of its last line (`read_run_tagged`).
 
+JSON: a file whose first non-blank character is `{` is read as the dict ranx (`Qrels.save` /
+`Run.save` to `.json`), pytrec_eval and ir_measures take, and `evaluate --run-json` writes:
+`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers). No TREC line can
+begin with `{` and be read by ranx or ir_measures as a query id of its own. A query given `{}`
+holds no line, as in the TREC file ranx would write of it; a pair repeated in one object is an
+error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
+as it does of the TREC file ranx writes of a Run given no name. Problems name the pair (`q1.d1`).
+
 Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
 qrels file, a second comment line straight after another in a qrels file, `atof` / `atol`
 reading `2x` as 2), the README's conventions table says so.
@@ -30,11 +38,13 @@ reading `2x` as 2), the README's conventions table says so.
 from __future__ import annotations
 
 import gzip
+import json
+import math
 import re
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.numbers import MAX_GRADE, parse_int, parse_run_score
@@ -58,6 +68,23 @@ _MAX_PROBLEMS = 200
 # on a no-break space and other Unicode spaces
 _FIELDS = re.compile(r"[^ \t\r\n\f\v]+")
 _GZIP_MAGIC = b"\x1f\x8b"
+_SMALL_INT = re.compile(r"-?[0-9]{1,2}", re.ASCII)
+#: the binary files ranx writes beside its JSON and TREC ones, told by their first bytes
+_BINARY = {
+    b"\x04\x22\x4d\x18": "an LZ4 frame (ranx's Run.save to a .lz4 path: CBOR, compressed)",
+    b"PAR1": "a Parquet file (ranx's Qrels.save / Run.save to a .parquet path)",
+}
+_SAVE = "save it to a .json or .trec path instead (ranx's JSON and TREC files are read)"
+#: what to do with a 3-column qrels or run line: the files of BEIR and MS MARCO, which neither
+#: trec_eval nor ir_measures reads either
+_BEIR_QRELS = (
+    "; a BEIR qrels TSV ('query-id corpus-id score')? import the BEIR directory with "
+    "'memgauge import beir DIR --out OUT', or write each line 'qid 0 docid grade'"
+)
+_MSMARCO_RUN = (
+    "; an MS MARCO run ('qid docid rank')? convert it with 'python -m "
+    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'"
+)
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
 
@@ -78,7 +105,8 @@ def _fields(line: str) -> list[str] | None:
     return parts
 
 
-def _lines(path: Path) -> list[str]:
+def _text(path: Path) -> str:
+    """The file's text: gunzipped where gzip-compressed, a UTF-8 BOM dropped."""
     file = str(path)
     if not path.is_file():
         # as `jsonio.existing` says it, without importing pydantic into `metrics`
@@ -94,6 +122,11 @@ def _lines(path: Path) -> list[str]:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataError(Problem(file, None, None, f"not a readable gzip file: {exc}")) from None
+    for magic, what in _BINARY.items():
+        if data.startswith(magic):
+            raise DataError(
+                Problem(file, None, None, f"{what}, which memgauge does not read; {_SAVE}")
+            )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -105,9 +138,93 @@ def _lines(path: Path) -> list[str]:
         ) from None
     if not text.strip():
         raise DataError(Problem(file, None, None, "file is empty"))
+    return text
+
+
+def _lines(text: str) -> list[str]:
     # lines end at "\n" alone, as in trec_eval: str.splitlines() would also end one at a form
     # feed, U+0085 or U+2028 inside a document id
     return text.split("\n")
+
+
+def _is_json(text: str) -> bool:
+    return text.lstrip(" \t\r\n").startswith("{")
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as its (key, value) pairs, in order."""
+
+
+_JSON_TYPES = {_Pairs: "an object", list: "a list", str: "a string", bool: "a boolean"}
+
+
+def _json_type(value: object) -> str:
+    return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
+
+
+_RECORDS = (
+    "JSON lines of records ({query_id, doc_id, relevance} or {..., score}: ir_datasets' "
+    "'export DATASET qrels --format jsonl')? metrics reads TREC files and JSON "
+    "{qid: {docid: value}}: export with --format trec (ir_datasets' default for qrels and "
+    "scoreddocs)"
+)
+
+
+def _records(text: str) -> bool:
+    """Whether the first line holds a JSON record of one judgment or result (`query_id`,
+    `doc_id`)."""
+    try:
+        first = json.loads(text.lstrip().split("\n", 1)[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and {"query_id", "doc_id"} <= first.keys()
+
+
+def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str, str, Any]]:
+    """(qid, docid, value) of a JSON `{qid: {docid: value}}` file, in the file's order; a
+    problem for what is not that shape, and for a pair given twice."""
+
+    try:  # an object read as its pairs keeps a repeated key, which a dict would merge unseen
+        top = json.loads(text, object_pairs_hook=_Pairs)
+    except json.JSONDecodeError as exc:
+        if _records(text):
+            problems.append(Problem(file, None, None, _RECORDS))
+        else:
+            problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
+        return []
+    except RecursionError:
+        problems.append(Problem(file, None, None, "not valid JSON: nested too deep"))
+        return []
+    if not isinstance(top, _Pairs) or _records(text):
+        said = _RECORDS if _records(text) else "must be an object {qid: {docid: value}}"
+        problems.append(Problem(file, None, None, said))
+        return []
+    out: list[tuple[str, str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for qid, docs in top:
+        if not isinstance(docs, _Pairs):
+            got = _json_type(docs)
+            problems.append(
+                Problem(file, None, qid, f"must be an object {{docid: value}}, got {got}")
+            )
+            continue
+        for doc, value in docs:
+            if (qid, doc) in seen:
+                problems.append(Problem(file, None, f"{qid}.{doc}", "is given twice"))
+                continue
+            seen.add((qid, doc))
+            out.append((qid, doc, value))
+    if not out and not problems:  # said here: `_finish` would speak of comments
+        problems.append(Problem(file, None, None, "no document: every query's object is empty"))
+    return out
+
+
+def _grade_problem(grade: int, max_grade: int, why: str, min_grade: int) -> str | None:
+    if grade < min_grade:
+        return _below(grade, min_grade)
+    if grade > max_grade:
+        return f"grade {grade} is above {max_grade}, {why}"
+    return None
 
 
 def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
@@ -118,9 +235,9 @@ def _finish(problems: list[Problem], file: str, read: int, what: str) -> None:
 
 
 class QrelsLine(NamedTuple):
-    """One judgment of a qrels file, with its line."""
+    """One judgment of a qrels file, with its line (None in a JSON file)."""
 
-    line: int
+    line: int | None
     qid: str
     docid: str
     grade: int
@@ -140,7 +257,20 @@ def qrels_lines(
     out: list[QrelsLine] = []
     seen: set[tuple[str, str]] = set()
     problems: list[Problem] = []
-    for lineno, line in enumerate(_lines(p), 1):
+    text = _text(p)
+    if _is_json(text):
+        for qid, doc, value in _json_pairs(file, text, problems):
+            where = f"{qid}.{doc}"
+            if not isinstance(value, int) or isinstance(value, bool):
+                got = _json_type(value) + (f" {value!r}" if isinstance(value, float) else "")
+                problems.append(Problem(file, None, where, f"grade must be an integer, got {got}"))
+            elif said := _grade_problem(value, max_grade, why, min_grade):
+                problems.append(Problem(file, None, where, said))
+            else:
+                out.append(QrelsLine(None, qid, doc, value))
+        return out, problems
+    middle: list[tuple[str, str]] = []  # each line's (iter, docid)
+    for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
             continue
@@ -150,30 +280,48 @@ def qrels_lines(
                     file,
                     lineno,
                     None,
-                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}",
+                    f"expected 4 columns 'qid iter docid grade', got {len(parts)}"
+                    + (_BEIR_QRELS if len(parts) == 3 else ""),
                 )
             )
             continue
-        qid, _, doc, grade_text = parts
+        qid, iteration, doc, grade_text = parts
+        middle.append((iteration, doc))
         try:
             grade = parse_int(grade_text)
         except ValueError as exc:
             problems.append(Problem(file, lineno, "grade", str(exc)))
             continue
-        if grade < min_grade:
-            problems.append(Problem(file, lineno, "grade", _below(grade, min_grade)))
-            continue
-        if grade > max_grade:
-            problems.append(
-                Problem(file, lineno, "grade", f"grade {grade} is above {max_grade}, {why}")
-            )
+        if said := _grade_problem(grade, max_grade, why, min_grade):
+            problems.append(Problem(file, lineno, "grade", said))
             continue
         if (qid, doc) in seen:
             problems.append(Problem(file, lineno, "docid", f"({qid}, {doc}) is judged twice"))
             continue
         seen.add((qid, doc))
         out.append(QrelsLine(lineno, qid, doc, grade))
+    if said := _ir_datasets_tsv(middle):  # every line misread: its problems say nothing more
+        return [], [Problem(file, None, None, said)]
     return out, problems
+
+
+def _ir_datasets_tsv(middle: list[tuple[str, str]]) -> str | None:
+    """What to do when the lines are ir_datasets' `export DATASET qrels --format tsv`
+    (`query_id doc_id relevance iteration`) read as TREC's `qid iter docid grade`: the docid
+    column then holds a few small integers (the grades) and the iteration column the documents,
+    where a TREC file's iteration takes a value or two. Else None."""
+    docs = {doc for _, doc in middle}
+    iterations = {iteration for iteration, _ in middle}
+    if len(middle) < 10 or len(docs) > 5 or len(iterations) <= len(middle) // 2:
+        return None
+    if not all(_SMALL_INT.fullmatch(doc) for doc in docs):
+        return None
+    return (
+        f"the docid column holds only {', '.join(sorted(docs))} over {len(middle)} lines and "
+        f"the iteration column {len(iterations)} values: these look like ir_datasets' "
+        "'export DATASET qrels --format tsv' lines (query_id doc_id relevance iteration); "
+        "export with --format trec (its default), which writes 'qid iter docid grade'"
+    )
 
 
 def read_qrels(
@@ -212,7 +360,30 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     out: dict[str, dict[str, float]] = {}
     problems: list[Problem] = []
     tag: str | None = None
-    for lineno, line in enumerate(_lines(p), 1):
+    text = _text(p)
+    if _is_json(text):
+        for qid, doc, value in _json_pairs(file, text, problems):
+            per = out.setdefault(qid, {})
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                got = _json_type(value)
+                problems.append(
+                    Problem(file, None, f"{qid}.{doc}", f"score must be a number, got {got}")
+                )
+            elif math.isnan(value):
+                problems.append(
+                    Problem(
+                        file,
+                        None,
+                        f"{qid}.{doc}",
+                        "NaN is not a number: NaN has no place in a ranking",
+                    )
+                )
+            else:
+                per[doc] = float(value)
+        out = {qid: docs for qid, docs in out.items() if docs}
+        _finish(problems, file, len(out), "result")
+        return TaggedRun(out, None)
+    for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
             continue
@@ -222,7 +393,8 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
                     file,
                     lineno,
                     None,
-                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+                    f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}"
+                    + (_MSMARCO_RUN if len(parts) == 3 else ""),
                 )
             )
             continue

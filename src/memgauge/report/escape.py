@@ -26,6 +26,10 @@ reasons all come from someone else. Written raw, they can inject:
   `:name:` as an emoji. `term` makes a `rich.text.Text`, which prints as itself on any
   console; the CLI's console (`cli._common.console`) reads no markup or emoji at all, so a
   line that styles words builds them with `term(..., style)`.
+- into XML (the JUnit document): ElementTree escapes `<`, `&` and quotes, but writes raw the
+  characters XML 1.0 cannot hold at all (control characters but tab and line breaks, lone
+  surrogates, U+FFFE, U+FFFF): a subject's error with a colour escape (`\x1b[31m`) made a
+  document no CI server parses. `xml_text` writes each as `#x1B`, as pytest's JUnit writer does.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["csv_cell", "encodable", "latex_text", "md_text", "term"]
+__all__ = ["csv_cell", "encodable", "latex_text", "md_text", "term", "xml_text"]
 
 # always meaningful inline: escapes, code spans, emphasis, strikethrough, GitHub math, cells
 _MD_ALWAYS = re.compile(r"([\\`*~$|])")
@@ -111,6 +115,16 @@ def encodable(text: str) -> str:
     except UnicodeEncodeError:
         return _LONE_SURROGATE.sub("\ufffd", text)
     return text
+
+
+#: what XML 1.0 cannot hold (its `Char` production leaves these out)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """`text` for an XML attribute or element: each character XML 1.0 cannot hold as `#xHH`
+    (`#xHHHH` past 0xFF), the form pytest's JUnit XML gives it; the rest ElementTree escapes."""
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group()):02X}", text)
 
 
 def csv_cell(value: Any) -> Any:

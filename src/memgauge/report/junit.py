@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge.data.records import TargetCheck, utc_now
-from memgauge.report.escape import plain_cell
+from memgauge.report.escape import plain_cell, xml_text
 from memgauge.report.fmt import fallbacks_text
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.runs.engine import RunReport
@@ -213,23 +213,24 @@ def junit_xml(
         "skipped": str(counts["skipped"]),
         "time": f"{seconds:.3f}",
     }
+    x = xml_text  # every name, message and text: a subject's error may hold any character
     root = ET.Element("testsuites", {"name": "memgauge", **totals})
-    suite = ET.SubElement(root, "testsuite", {"name": name, **totals, "timestamp": timestamp})
+    suite = ET.SubElement(root, "testsuite", {"name": x(name), **totals, "timestamp": timestamp})
     if properties:
         props = ET.SubElement(suite, "properties")
         for key, value in properties.items():
-            ET.SubElement(props, "property", {"name": key, "value": value})
+            ET.SubElement(props, "property", {"name": x(key), "value": x(value)})
     for case in cases:
         el = ET.SubElement(
-            suite, "testcase", {"classname": case.classname, "name": case.name, "time": "0"}
+            suite, "testcase", {"classname": x(case.classname), "name": x(case.name), "time": "0"}
         )
         if case.outcome == "skipped":
-            ET.SubElement(el, "skipped", {"message": case.message})
+            ET.SubElement(el, "skipped", {"message": x(case.message)})
         elif case.outcome != "passed":
-            attrs = {"message": case.message, "type": case.kind or case.outcome}
-            ET.SubElement(el, case.outcome, attrs).text = case.detail or None
+            attrs = {"message": x(case.message), "type": x(case.kind or case.outcome)}
+            ET.SubElement(el, case.outcome, attrs).text = x(case.detail) or None
         elif case.detail:
-            ET.SubElement(el, "system-out").text = case.detail
+            ET.SubElement(el, "system-out").text = x(case.detail)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -40,7 +40,7 @@ from memgauge.data.jsonio import decode_text, iter_jsonl
 from memgauge.data.models import DatasetProtocol, EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
 
-__all__ = ["BeirGrades", "import_beir"]
+__all__ = ["BeirGrades", "beir_parent", "import_beir"]
 
 BeirGrades = Literal["shift", "keep"]
 _MAX_LISTED = 50  # dropped judgments listed one by one in the report; the rest are counted
@@ -161,6 +161,23 @@ def _grade(raw: int, grades: BeirGrades, report: ImportReport) -> int | None:
     return min(raw + 1, 3)
 
 
+def beir_parent(path: Path) -> str | None:
+    """What to do with a directory of BEIR datasets (CQADupStack as BEIR ships it: one per
+    forum, `android/corpus.jsonl`, ...), or None when `path` holds none."""
+    try:
+        subsets = sorted(d.name for d in path.iterdir() if (d / "corpus.jsonl").is_file())
+    except OSError:
+        return None
+    if not subsets:
+        return None
+    listed = ", ".join(subsets[:5]) + (f" and {len(subsets) - 5} more" if len(subsets) > 5 else "")
+    return (
+        f"a directory of BEIR datasets ({listed}), not one: import each "
+        f"(`memgauge import beir {path / subsets[0]} --out DIR`); BEIR scores CQADupStack's "
+        "forums one by one and averages them"
+    )
+
+
 def import_beir(
     src: str | Path, *, split: str = "test", grades: BeirGrades = "shift"
 ) -> tuple[RetrievalDataset, ImportReport]:
@@ -170,6 +187,8 @@ def import_beir(
     report = ImportReport(source=str(root), format="beir", protocol=f"beir-{split}")
     if not root.is_dir():
         raise DataError(Problem(str(root), None, None, "a BEIR dataset is a directory"))
+    if not (root / "corpus.jsonl").exists() and (said := beir_parent(root)):
+        raise DataError(Problem(str(root), None, None, said))
     qrels_path = root / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         found = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))

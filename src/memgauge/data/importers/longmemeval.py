@@ -40,6 +40,7 @@ Wrong-typed fields are a DataError naming the file and the field, under either p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.data.importers.common import ImportReport, json_type, wrong_type
-from memgauge.data.jsonio import load_structured
+from memgauge.data.jsonio import DEFAULT_MAX_LINE_BYTES, iter_jsonl, load_structured
 from memgauge.data.models import DatasetProtocol, EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
 
@@ -325,18 +326,57 @@ def _no_user_evidence(item: dict[str, Any]) -> bool:
     )
 
 
+_HYPOTHESES = (
+    "a LongMemEval hypothesis file ({question_id, hypothesis} per line: a system's answers, which "
+    "LongMemEval's evaluate_qa.py scores, or the .eval-results log it writes), not its dataset; "
+    "import the questions: longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"
+)
+
+
+def _first_record(path: Path) -> dict[str, Any]:
+    """The object the file's first line holds alone (a JSON-lines record), else {}."""
+    try:
+        with open(path, "rb") as fh:
+            first = json.loads(fh.readline(DEFAULT_MAX_LINE_BYTES).removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, ValueError, RecursionError):  # a line nested too deep is no record
+        return {}
+    return first if isinstance(first, dict) else {}
+
+
+def _questions(path: Path) -> Any:
+    """The file's questions: LongMemEval's JSON list, or JSON lines of one question each, which
+    its evaluate_qa.py reads too. A file of a system's answers (`hypothesis`) is refused."""
+    try:
+        return load_structured(path)[0]
+    except DataError:  # not one JSON document: JSON lines?
+        first = _first_record(path)
+        if "hypothesis" in first:
+            raise DataError(Problem(str(path), 1, None, _HYPOTHESES)) from None
+        if "question_id" not in first:
+            raise
+    problems: list[Problem] = []
+    questions = [record for _, record in iter_jsonl(path, problems)]
+    if problems:
+        raise DataError(problems)
+    return questions
+
+
 def import_longmemeval(
     path: str | Path, granularity: Granularity = "turn", protocol: ProtocolName = "paper"
 ) -> tuple[RetrievalDataset, ImportReport]:
-    """Read a LongMemEval JSON file (`longmemeval_s/m/oracle.json` format) under `protocol`."""
+    """Read a LongMemEval JSON file (`longmemeval_s/m/oracle.json` format, or JSON lines of its
+    questions, as its evaluate_qa.py reads them) under `protocol`; `[i]` in a problem is the
+    i-th question."""
     if granularity not in ("turn", "session"):
         raise DataError(Problem(str(path), None, "granularity", "use 'turn' or 'session'"))
     if protocol not in PROTOCOLS:
         raise DataError(Problem(str(path), None, "protocol", "use 'paper' or 'all-turns'"))
-    raw = load_structured(Path(path))[0]
     file = str(path)
+    raw = _questions(Path(path))
     if not isinstance(raw, list):
-        raise DataError(Problem(file, None, None, "LongMemEval is a JSON list of questions"))
+        hypotheses = "hypothesis" in _first_record(Path(path))
+        said = _HYPOTHESES if hypotheses else "LongMemEval is a JSON list of questions"
+        raise DataError(Problem(file, None, None, said))
     problems = [p for i, item in enumerate(raw) for p in _question_problems(file, f"[{i}]", item)]
     seen_q: set[str] = set()
     for i, item in enumerate(raw):
