@@ -199,6 +199,12 @@ class Measure:
     param: float | None = None
     options: tuple[tuple[str, Option], ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.param is None and self.name in _PERSISTENCE:
+            # built by hand (`Measure("RBP", 10)`): the persistence `RBP@10` parses to, so it
+            # has the same name and value
+            object.__setattr__(self, "param", _IR_MEASURES_P)
+
     @property
     def rel(self) -> int | None:
         """Its own relevance threshold (`rel=`), or None: the run's (`MetricConfig`)."""
