@@ -143,6 +143,7 @@ if TYPE_CHECKING:
     from memgauge.metrics import parse_measure as parse_measure
     from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
+    from memgauge.metrics.measures import own_conventions as own_conventions
     from memgauge.metrics.trec_args import TREC_ALL_LEFT_OUT as TREC_ALL_LEFT_OUT
     from memgauge.metrics.trec_args import prints_runid as prints_runid
     from memgauge.metrics.trec_args import trec_eval_measures as trec_eval_measures
