@@ -107,6 +107,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import read_run as read_run
     from memgauge.api._store import require_store as require_store
     from memgauge.api._store import resolve_run_id as resolve_run_id
+    from memgauge.api._store import resolve_run_ids as resolve_run_ids
     from memgauge.api._store import results_path as results_path
     from memgauge.api._store import results_store as results_store
     from memgauge.api._store import upgrade_store as upgrade_store
