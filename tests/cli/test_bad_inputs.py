@@ -1010,3 +1010,20 @@ def test_a_bug_met_while_a_ctrl_c_is_handled_is_shown_as_a_bug(
     err = capsys.readouterr().err
     assert "the cleanup's own bug" in err
     assert "internal error" in err
+
+
+def test_comparing_a_run_with_itself_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs compare A A` (the same run twice, however its id is spelled) printed a table of
+    zero deltas and exited 0; it is a typo for two different runs: exit 2 saying so."""
+    store = str(tmp_path / "r.db")
+    assert main(["run", str(DATA / "good" / "suite.yaml"), "--store", store, "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    for given in ([run_id, run_id], [run_id, run_id[:12]], [run_id, run_id, "--json"]):
+        assert main(["runs", "compare", *given, "--store", store]) == 2, given
+        captured = capsys.readouterr()
+        assert f"names run {run_id} twice" in captured.err, given
+        assert "give two different runs" in captured.err
+        assert "Traceback" not in captured.err
+        assert captured.out == ""

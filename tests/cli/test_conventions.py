@@ -174,3 +174,43 @@ def test_a_suite_run_states_each_retrieval_evaluators_conventions(
     assert main(["runs", "show", last["run_id"], "--store", store]) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert "task recall / IR measures: relevant: grade >= 1, gain: linear" in shown
+
+
+def test_evaluate_says_which_measures_keep_their_own_threshold_in_every_medium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate -m P(rel=3)@5`: beside the run's `relevant: grade >= 2`, the terminal,
+    summary.md, report.html and the viewer say P(rel=3)@5 keeps grade >= 3 (the same words as
+    `memgauge metrics`); it said grade >= 2 beside it everywhere."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    bundle = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+    out, store = tmp_path / "out", str(tmp_path / "r.db")
+    measures = ["-m", "P(rel=3)@5", "-m", "nDCG(gains={1:1,3:9})@10", "-m", "RR@5"]
+    args = ["evaluate", str(bundle), "-s", "lexical", *measures, "--out", str(out)]
+    assert main([*args, "--store", store]) == 0
+    own = (
+        "their own conventions: P(rel=3)@5 (relevant: grade >= 3); "
+        "nDCG(gains={1:1,3:9})@10 (gain: its table)"
+    )
+    terminal = " ".join(capsys.readouterr().out.split())
+    assert f"no relevant document: zero; {own}" in terminal
+    summary = (out / "summary.md").read_text()
+    assert f"no relevant document: zero; {own}" in summary.replace("&gt;", ">")
+    for html in (
+        (out / "report.html").read_text(),
+        TestClient(create_app(store))
+        .get(f"/runs/{json.loads((out / 'result.json').read_text())['run_id']}")
+        .text,
+    ):
+        text = " ".join(html.replace("&gt;", ">").replace("&#x27;", "'").split())
+        assert (
+            f"IR measures: relevant: grade >= 2, gain: exp, no relevant document: zero; {own}"
+            in (text)
+        )
+        assert (  # the evaluator's line too
+            "/ P(rel=3)@5: relevant: grade >= 2, gain: exp, no relevant document: zero; their own "
+            "conventions: P(rel=3)@5 (relevant: grade >= 3)"
+        ) in text

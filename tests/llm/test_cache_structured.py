@@ -238,7 +238,6 @@ def test_a_forgotten_answer_is_asked_again_but_a_replay_keeps_it(tmp_path: Path)
         client = CachingClient(inner, cache)
         assert client.complete(_req()).content == "unusable"
         client.forget(_req())
-        assert len(cache) == 0
         assert client.complete(_req()).content == "usable"
         assert client.complete(_req()).content == "usable"  # kept: nobody forgot it
         replay = CachingClient(inner, cache, "only")
@@ -284,3 +283,29 @@ def test_two_processes_asking_at_once_both_use_the_first_answer_stored(tmp_path:
         inner.close()
     first_process.close()
     second_process.cache.close()
+
+
+def test_an_unparsable_reply_is_a_failure_now_and_asked_again_on_a_rerun(tmp_path: Path) -> None:
+    """A judge's reply that does not parse (even after the repair) is a recorded failure, but
+    not a cached final answer: the next run asks again and scores; a `--cache-only` replay
+    of the failed run still replays the failure, without a request."""
+    cache = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["not json", "still not json", '{"score": 3}'])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        failed = _structured(CachingClient(inner, cache))
+        assert failed.value is None  # type: ignore[attr-defined]
+        assert failed.retryable  # type: ignore[attr-defined]
+        assert len(server.requests) == 2
+        replay = _structured(CachingClient(inner, cache, "only"))
+        assert replay.value is None  # type: ignore[attr-defined]
+        assert "unparsable after one repair" in replay.error  # type: ignore[attr-defined]
+        assert len(server.requests) == 2
+        rerun = _structured(CachingClient(inner, cache))
+        assert rerun.value == Score(score=3)  # type: ignore[attr-defined]
+        assert len(server.requests) == 3
+        again = _structured(CachingClient(inner, cache))  # a good answer is kept
+        assert again.value == Score(score=3)  # type: ignore[attr-defined]
+        assert len(server.requests) == 3
+        inner.close()
+    cache.close()

@@ -7,7 +7,7 @@ import pytest
 
 from memgauge import api
 from memgauge.errors import UsageError
-from memgauge.metrics import is_measure, parse_measure
+from memgauge.metrics import Measure, evaluate, is_measure, parse_measure
 
 NAMES = [
     "nDCG@10",
@@ -40,3 +40,17 @@ def test_is_measure_is_whether_parse_measure_takes_the_name(name: str) -> None:
 
 def test_the_names_cover_both_answers() -> None:
     assert {is_measure(n) for n in NAMES} == {True, False}
+
+
+@pytest.mark.parametrize(("name", "at"), [("RBP", "@10"), ("RBP_resid", "")])
+def test_a_measure_built_by_hand_names_and_uses_the_default_persistence(name: str, at: str) -> None:
+    """`Measure("RBP", 10)` is `RBP@10` as parsed: the same name (with the persistence it uses,
+    ir_measures' 0.8) and the same value."""
+    by_hand, parsed = Measure(name, int(at[1:]) if at else None), parse_measure(name + at)
+    assert str(by_hand) == str(parsed) == f"{name}(p=0.8){at}"
+    assert by_hand == parsed
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 2}}
+    run = {"q1": {"a": 1.0, "b": 2.0, "x": 0.5}, "q2": {"y": 2.0, "c": 1.0}}
+    hand = evaluate(qrels, run, [by_hand])
+    assert hand.aggregate() == evaluate(qrels, run, [parsed]).aggregate()
+    assert hand.aggregate()[str(parsed)] > 0

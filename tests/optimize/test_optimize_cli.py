@@ -454,3 +454,37 @@ def test_a_suite_with_repeats_is_scored_as_its_runs_number(
         assert (it["score"], it["ci_low"], it["ci_high"]) == (mine.value, mine.ci_low, mine.ci_high)
         scored += it["score"] is not None and it["score"] > 0
     assert scored  # offset 0 was among the candidates, and answers right some of the time
+
+
+def test_a_second_ctrl_c_while_the_study_is_recorded_as_cancelled_is_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second Ctrl-C (or `kill`) landing in the write that records the study as cancelled
+    left it 'running'; it is ignored there, as a suite run's cancellation ignores it."""
+    from memgauge.runs import engine
+    from memgauge.store.optimization import OptimizationHistory
+
+    execute, update = engine._execute, OptimizationHistory.update_study
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    def pressed_again(self: Any, study_id: str, **fields: Any) -> None:
+        if fields.get("status") == "cancelled":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # the handler runs on the main thread's next instruction
+        update(self, study_id, **fields)
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    monkeypatch.setattr(OptimizationHistory, "update_study", pressed_again)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--max-iterations", "3"]) == 130
+    (study,) = api.optimizations(store=db)
+    assert study["status"] == "cancelled"
+    assert "continue it with `memgauge optimize --resume" in capsys.readouterr().err

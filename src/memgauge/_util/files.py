@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import secrets
+import shutil
 import stat
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_writer", "sha256_file"]
+from memgauge._util.process import host_name, is_alive, this_process
+
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_writer",
+    "sha256_file",
+    "temp_dir_beside",
+]
+
+#: in a temporary directory of `temp_dir_beside`, who writes it (pid, host, start)
+_OWNER = "owner.json"
+#: a temporary directory whose owner is not recorded (an older memgauge's, or its writer died
+#: the instant after making it) is stale once this old
+_UNOWNED_STALE_S = 3600.0
 
 
 def _create_temp(target: Path) -> tuple[int, Path]:
@@ -93,3 +112,48 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+@contextmanager
+def temp_dir_beside(out: Path) -> Iterator[Path]:
+    """An empty directory to write `out`'s files in before they are moved into place, made
+    beside `out` (`.<name>.XXXXXXXX/`, so the move is a rename) and removed on the way out.
+
+    A writer killed with `kill -9` cannot remove its own: each records its owner (pid, host,
+    start), and the next write to the same `out` first sweeps those whose owner is gone. It
+    never sweeps one whose owner lives (a concurrent writer), nor another host's; one with no
+    owner recorded only once it is an hour old."""
+    _sweep_stale(out)
+    top = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        me = this_process()
+        owner = {"pid": me.pid, "host": me.host, "start": me.start}
+        atomic_write_text(top / _OWNER, json.dumps(owner))
+        files = top / "files"
+        files.mkdir()
+        yield files
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _sweep_stale(out: Path) -> None:
+    """Remove the temporary directories beside `out` that `temp_dir_beside` made for a writer
+    that is gone (see there)."""
+    named = re.compile(rf"\.{re.escape(out.name)}\.[a-z0-9_]{{8}}")
+    try:
+        found = [p for p in out.parent.iterdir() if named.fullmatch(p.name)]
+    except OSError:
+        return
+    for top in found:
+        if top.is_symlink() or not top.is_dir():
+            continue
+        try:
+            owner = json.loads((top / _OWNER).read_text(encoding="utf-8"))
+            pid, host, start = int(owner["pid"]), str(owner["host"]), owner.get("start")
+        except (OSError, ValueError, TypeError, KeyError):
+            with suppress(OSError):
+                if time.time() - top.stat().st_mtime > _UNOWNED_STALE_S:
+                    shutil.rmtree(top, ignore_errors=True)
+            continue
+        if host == host_name() and not is_alive(pid, start if isinstance(start, str) else None):
+            shutil.rmtree(top, ignore_errors=True)

@@ -49,7 +49,10 @@ def _conventions(st: Row) -> str:
     if "rel_threshold" not in st or "gain" not in st:
         return ""
     no_relevant = str(st.get("no_relevant", NO_RELEVANT_IF_UNSTATED))
-    return conventions_text(int(st["rel_threshold"]), str(st["gain"]), no_relevant=no_relevant)
+    measures = [str(m) for m in st.get("measures") or ()]
+    return conventions_text(
+        int(st["rel_threshold"]), str(st["gain"]), no_relevant=no_relevant, measures=measures
+    )
 
 
 def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:

@@ -274,7 +274,7 @@ class EvalSettings(_Model):
         # derived, never trusted from a file: a hand-edited result cannot print other
         # conventions than its numbers were computed with
         self.conventions = conventions_text(
-            self.rel_threshold, self.gain, no_relevant=self.no_relevant
+            self.rel_threshold, self.gain, no_relevant=self.no_relevant, measures=self.measures
         )
         return self
 

@@ -107,6 +107,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import read_run as read_run
     from memgauge.api._store import require_store as require_store
     from memgauge.api._store import resolve_run_id as resolve_run_id
+    from memgauge.api._store import resolve_run_ids as resolve_run_ids
     from memgauge.api._store import results_path as results_path
     from memgauge.api._store import results_store as results_store
     from memgauge.api._store import upgrade_store as upgrade_store
@@ -143,6 +144,7 @@ if TYPE_CHECKING:
     from memgauge.metrics import parse_measure as parse_measure
     from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
+    from memgauge.metrics.measures import own_conventions as own_conventions
     from memgauge.metrics.trec_args import TREC_ALL_LEFT_OUT as TREC_ALL_LEFT_OUT
     from memgauge.metrics.trec_args import prints_runid as prints_runid
     from memgauge.metrics.trec_args import trec_eval_measures as trec_eval_measures

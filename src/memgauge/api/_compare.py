@@ -74,11 +74,9 @@ def compare_stored_runs(
     """The suite runs `given` (ids or their first characters) compared: one run's subjects,
     or several runs (`runs.suite_compare.compare_suite_systems`); `options` go there. Returns
     the resolved run ids and the comparison."""
-    from memgauge.api._store import resolve_run_id
+    from memgauge.api._store import resolve_run_ids
 
-    ids = [resolve_run_id(store, g) for g in given]
-    if len(set(ids)) < len(ids):
-        raise UsageError(f"a run is named twice: {', '.join(given)}")
+    ids = resolve_run_ids(store, given)
     try:
         cmp = compare_suite_systems(
             {i: store.item_records(i, detail=False) for i in ids},

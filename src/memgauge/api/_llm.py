@@ -44,9 +44,6 @@ class _LazyCache:
     def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
         self._open().put(key, model, response, replace=replace)
 
-    def delete(self, key: str) -> None:
-        self._open().delete(key)
-
 
 def configure_llm(
     *,

@@ -112,6 +112,21 @@ def resolve_run_id(store: SuiteRunStore, given: str) -> str:
     return _pick(store.find_run_ids(given), given, str(store.url))
 
 
+def resolve_run_ids(store: SuiteRunStore, given: Sequence[str]) -> list[str]:
+    """The run ids `given` names (`resolve_run_id` each), to compare with each other;
+    UsageError when two name the same run (a typo: a run compared with itself shows no
+    difference)."""
+    ids = [resolve_run_id(store, g) for g in given]
+    for i, run_id in enumerate(ids):
+        if run_id in ids[:i]:
+            spelled = ", ".join(repr(g) for g, r in zip(given, ids, strict=True) if r == run_id)
+            raise UsageError(
+                f"{spelled} names run {run_id} twice: a run compared with itself shows no "
+                "difference; give two different runs (`memgauge runs list` lists them)"
+            )
+    return ids
+
+
 def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
     """The run `resume` names in `recorder`, when it can search its runs; else `resume`."""
     find = getattr(recorder, "find_run_ids", None)

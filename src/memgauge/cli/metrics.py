@@ -29,7 +29,7 @@ from memgauge.cli._shared_options import measures_option
 from memgauge.errors import UsageError
 
 if TYPE_CHECKING:
-    from memgauge.api import Measure, MetricConfig
+    from memgauge.api import MetricConfig
 
 __all__ = ["metrics"]
 
@@ -64,25 +64,6 @@ def _named(given: Sequence[str]) -> list[str]:
         expanded = api.trec_eval_measures(text)
         out.extend([text] if expanded is None else expanded)
     return out
-
-
-def _own_conventions(measures: Sequence[Measure]) -> str | None:
-    """The line saying which measures keep conventions of their own (`P(rel=3)@5`) over the
-    conventions line, and which; None when none does."""
-    own = []
-    for m in measures:
-        said = []
-        if m.rel is not None:
-            said.append(f"relevant: grade >= {m.rel}")
-        if m.gains is not None:
-            said.append("gain: its table")
-        elif m.dcg_gain is not None:
-            said.append(f"gain: {m.dcg_gain}")
-        if m.judged_only:
-            said.append("judged documents only")
-        if said:
-            own.append(f"{m} ({', '.join(said)})")
-    return "their own conventions: " + "; ".join(own) if own else None
 
 
 def _num(v: float) -> float | None:
@@ -237,7 +218,7 @@ def metrics(
         f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
         f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
     ]
-    own = _own_conventions(parsed)
+    own = api.own_conventions(parsed)
     if own is not None:
         notes.insert(1, own)
     if "all_trec" in measures:

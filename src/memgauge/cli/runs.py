@@ -360,7 +360,7 @@ def compare(
                 "--baseline orders a table of systems; two runs' delta table is B against A: "
                 "give the baseline run first"
             )
-        a, b = api.resolve_run_id(store, run_ids[0]), api.resolve_run_id(store, run_ids[1])
+        a, b = api.resolve_run_ids(store, run_ids)
         # every option but the systems table's --pairs: two runs pair item by item
         pair_options = {k: v for k, v in options.items() if k != "pairing"}
         rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)

@@ -20,8 +20,6 @@ reads it; JSONL holds one Conversation per line, and the dataset id is the file'
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,7 +27,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from memgauge._util.files import atomic_write_text
+from memgauge._util.files import atomic_write_text, temp_dir_beside
 from memgauge.data.jsonio import (
     At,
     Records,
@@ -234,8 +232,8 @@ def save_retrieval_dataset(
     place, so a failure leaves nothing half-written."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    # a temporary directory a killed write left beside `out` is swept here (temp_dir_beside)
+    with temp_dir_beside(out) as tmp:
         meta: dict[str, Any] = {"name": ds.name}
         if ds.protocol is not None:
             meta["protocol"] = ds.protocol.model_dump()
@@ -251,8 +249,6 @@ def save_retrieval_dataset(
         out.mkdir(exist_ok=True)
         # Path.replace returns the path the file now has
         return [f.replace(out / f.name) for f in sorted(tmp.iterdir())]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _salvage(obj: Any) -> tuple[Conversation | None, list[str], bool]:

@@ -10,8 +10,11 @@ question (judge variance) apart, so each replays its own answer. Modes:
   not a replay);
 - `off`: no cache.
 
-A caller that cannot use an answer (`CachingClient.forget`) drops it, so it is not replayed as
-final: the next ask goes to the model.
+A caller that cannot use an answer (`forget`: a judge's, extractor's or decider's reply that
+does not parse, an optimizer's reply with no text) marks it unusable: the failure stays a
+recorded failure, but the next ask in `use` mode goes to the model again (and stores the new
+answer over it), while a `--cache-only` replay still replays it, so the failed run replays
+exactly.
 
 A subject's calls on a repeat after the first (`repeat: N` in a suite, `asked_anew`) are never
 answered from the cache: each goes to the model, so that a repeat shows the system's own
@@ -47,10 +50,19 @@ if TYPE_CHECKING:
     # (`asked_anew`) whether or not the run makes any
     import asyncio
 
-__all__ = ["CacheMode", "CachingClient", "ResponseCache", "asked_anew", "request_key"]
+__all__ = [
+    "CacheMode",
+    "CachingClient",
+    "ResponseCache",
+    "asked_anew",
+    "forget",
+    "request_key",
+]
 
 CacheMode = Literal["use", "refresh", "only", "off"]
 CACHE_MODES: tuple[str, ...] = ("use", "refresh", "only", "off")
+#: the mark `forget` puts on a stored answer its caller could not use
+_UNUSABLE = "unusable"
 
 
 class ResponseCache(Protocol):
@@ -62,10 +74,6 @@ class ResponseCache(Protocol):
 
     def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
         """Store a response (`replace`: over an older one; else the first one stored wins)."""
-        ...
-
-    def delete(self, key: str) -> None:
-        """Drop the stored response (none stored: nothing happens)."""
         ...
 
 
@@ -125,6 +133,13 @@ def _from_json(d: dict[str, Any]) -> ChatResponse:
     )
 
 
+def forget(client: LLMClient, request: ChatRequest) -> None:
+    """Tell `client`'s cache, if it has one, that its answer to `request` could not be used
+    (see `CachingClient.forget`); a client without a cache has nothing to forget."""
+    if isinstance(client, CachingClient):
+        client.forget(request)
+
+
 class CachingClient:
     """An `LLMClient` in front of another, answering from a `ResponseCache`."""
 
@@ -179,9 +194,11 @@ class CachingClient:
         key = request_key(model, request, scope=self.scope, anew=anew)
         # a subject's repeat goes to the model (a replay still replays it)
         mode = "refresh" if anew and self.mode == "use" else self.mode
+        stale = False  # a stored answer its caller could not use: asked again, stored over
         if mode in ("use", "only"):
             hit = self.cache.get(key)
-            if hit is not None:
+            stale = hit is not None and mode == "use" and bool(hit.get(_UNUSABLE))
+            if hit is not None and not stale:
                 return self._answer(_from_json(hit) if "error" not in hit else hit)
             if mode == "only":
                 raise CacheMissError(model, key)
@@ -215,8 +232,8 @@ class CachingClient:
             raise
         finally:
             del self._flights[flight]
-        self.cache.put(key, model, _to_json(response), replace=mode == "refresh")
-        if mode != "refresh":
+        self.cache.put(key, model, _to_json(response), replace=mode == "refresh" or stale)
+        if mode != "refresh" and not stale:
             # another process (a shard's worker) may have stored its answer first: the first
             # one stored wins, and this run uses it too, exactly as a replay will
             kept = self.cache.get(key)
@@ -226,13 +243,16 @@ class CachingClient:
         return response
 
     def forget(self, request: ChatRequest) -> None:
-        """Drop the stored answer to `request`: its caller could not use it (an optimizer's
-        reply with no text), so it is not kept as final and the next ask goes to the model
-        again. A replay (`only`) keeps what it replays."""
+        """Mark the stored answer to `request` unusable: its caller could not use it, so it is
+        not kept as final and the next ask in `use` mode goes to the model again; a replay
+        (`only`) still replays it. A replay marks nothing."""
         if self.mode in ("off", "only"):
             return
         model = request.model or self.inner.model
-        self.cache.delete(request_key(model, request, scope=self.scope, anew=_ANEW.get()))
+        key = request_key(model, request, scope=self.scope, anew=_ANEW.get())
+        stored = self.cache.get(key)
+        if stored is not None and "error" not in stored:
+            self.cache.put(key, model, {**stored, _UNUSABLE: True}, replace=True)
 
     def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:
         """A response from the cache or a shared flight (counted as cached), or the stored

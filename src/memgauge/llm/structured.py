@@ -12,7 +12,9 @@ Routes (recorded with every verdict as `<request>/<parse>[+repair]`):
   more.
 
 Anything else is a `Structured` with `value=None` and an `error` saying why: the caller records
-it as a failure. It is never turned into a number here.
+it as a failure. It is never turned into a number here. Replies that still do not parse after
+the repair are marked unusable in the response cache (`cache.forget`): the next run asks the
+model again instead of replaying the same failure, and a `--cache-only` replay replays it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from memgauge.errors import LLMError
+from memgauge.llm.cache import forget
 from memgauge.llm.types import ChatRequest, ChatResponse, LLMClient, Message
 
 __all__ = ["RETRYABLE_KINDS", "Structured", "acomplete_structured", "extract_json"]
@@ -61,8 +64,10 @@ class Structured(Generic[T]):
     @property
     def retryable(self) -> bool:
         """Whether asking again later may succeed: a call failed on something that passes
-        (see RETRYABLE_KINDS). A reply that did not validate is not: it is cached, and asking
-        again replays it."""
+        (see RETRYABLE_KINDS), or the model's replies did not parse (not kept as final by the
+        cache, so asking again asks the model)."""
+        if self.error_kind is None:
+            return self.value is None and bool(self.responses)
         return self.error_kind in RETRYABLE_KINDS
 
     @property
@@ -196,10 +201,9 @@ async def acomplete_structured(
         f"Your reply could not be used: {error}. Reply again with only the JSON object, "
         f"matching this JSON schema:\n{_schema_text(model_cls)}"
     )
+    repair = request((*msgs, Message("assistant", first.content), Message("user", fix)))
     try:
-        second = await client.acomplete(
-            request((*msgs, Message("assistant", first.content), Message("user", fix)))
-        )
+        second = await client.acomplete(repair)
     except LLMError as exc:
         return Structured(
             None,
@@ -213,6 +217,9 @@ async def acomplete_structured(
     value, how, error2 = _validate(model_cls, second.content)
     if value is not None:
         return Structured(value, f"{mode}/{how}+repair", second.content, responses=tuple(responses))
+    # a recorded failure, not a final answer: the next run asks again
+    forget(client, request(msgs))
+    forget(client, repair)
     return Structured(
         None,
         f"{mode}+repair",

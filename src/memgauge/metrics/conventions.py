@@ -15,7 +15,10 @@ way they are asked for.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, Literal
+
+from memgauge.metrics.measures import Measure, own_conventions
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -57,15 +60,19 @@ def conventions_text(
     *,
     no_relevant: str | None,
     missing_from_run: str | None = None,
+    measures: Iterable[Measure | str] = (),
 ) -> str:
     """`relevant: grade >= T, gain: G, no relevant document: N`, then `missing from run: M`
     when given: every setting is stated, default or not, so a non-default one is never left
     out. `no_relevant` must be given (None only for a scorer that has no such option);
     `missing_from_run` is None where the caller has no such case (in a run, a query that got no
-    answer is a failed search, counted as failed, never scored)."""
+    answer is a failed search, counted as failed, never scored). Then, after `; `, which of
+    `measures` keep conventions of their own (`their own conventions: P(rel=3)@5 (relevant:
+    grade >= 3)`, `measures.own_conventions`), so the run's threshold is never read as theirs."""
     parts = [f"relevant: grade >= {rel_threshold}", f"gain: {gain}"]
     if no_relevant is not None:
         parts.append(f"no relevant document: {no_relevant}")
     if missing_from_run is not None:
         parts.append(f"missing from run: {missing_from_run}")
-    return ", ".join(parts)
+    own = own_conventions(measures)
+    return ", ".join(parts) + ("" if own is None else f"; {own}")

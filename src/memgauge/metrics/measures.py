@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,6 +37,7 @@ __all__ = [
     "TREC_OFFICIAL",
     "Measure",
     "is_measure",
+    "own_conventions",
     "parse_measure",
     "refuse_run_level",
     "trec_name",
@@ -198,6 +200,12 @@ class Measure:
     cutoff: int | None = None
     param: float | None = None
     options: tuple[tuple[str, Option], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.param is None and self.name in _PERSISTENCE:
+            # built by hand (`Measure("RBP", 10)`): the persistence `RBP@10` parses to, so it
+            # has the same name and value
+            object.__setattr__(self, "param", _IR_MEASURES_P)
 
     @property
     def rel(self) -> int | None:
@@ -553,3 +561,27 @@ def _parse(text: str, *, hint: bool) -> Measure:
     if cutoff is not None and cutoff > INT32_MAX:  # --depth's bound; NumPy's int64 overflows
         raise UsageError(f"measure {text!r}: the cutoff must be at most 2^31-1 ({INT32_MAX})")
     return Measure(name, cutoff, param, options)
+
+
+def own_conventions(measures: Iterable[Measure | str]) -> str | None:
+    """The words saying which of `measures` keep conventions of their own over the run's
+    (`their own conventions: P(rel=3)@5 (relevant: grade >= 3)`), or None when none does; a
+    name that is not an IR measure (an agent-memory metric) keeps none."""
+    own = []
+    for given in measures:
+        try:
+            m = parse_measure(given) if isinstance(given, str) else given
+        except UsageError:
+            continue
+        said = []
+        if m.rel is not None:
+            said.append(f"relevant: grade >= {m.rel}")
+        if m.gains is not None:
+            said.append("gain: its table")
+        elif m.dcg_gain is not None:
+            said.append(f"gain: {m.dcg_gain}")
+        if m.judged_only:
+            said.append("judged documents only")
+        if said:
+            own.append(f"{m} ({', '.join(said)})")
+    return "their own conventions: " + "; ".join(own) if own else None

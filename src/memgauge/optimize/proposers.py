@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memgauge.errors import UsageError
+from memgauge.llm.cache import forget
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.llm.types import ChatRequest
@@ -167,9 +168,7 @@ class TextProposer:
             except ValueError as exc:
                 # a failed candidate; the reply is not kept as the cache's final answer, so a
                 # later ask (a resumed study, another study) goes to the model again
-                forget = getattr(client, "forget", None)
-                if callable(forget):
-                    forget(request)
+                forget(client, request)
                 why = (
                     f"the optimizer model's reply could not be used: {exc}: {reply.content!r:.300}"
                 )

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from memgauge._util.clock import utc_now
+from memgauge._util.interrupts import deaf_to_ctrl_c
 from memgauge._util.process import host_name, this_process
 from memgauge.llm.scope import CallScope
 from memgauge.optimize import space as spaces
@@ -265,7 +266,8 @@ class StudyRunner:
             reason = self._search(rows)
             score_holdout(self)
         except KeyboardInterrupt:
-            self._set(status="cancelled", stopped_because="interrupted")
+            with deaf_to_ctrl_c():  # a second Ctrl-C must not leave it 'running'
+                self._set(status="cancelled", stopped_because="interrupted")
             raise
         except BaseException as exc:
             self._set(status="failed", stopped_because=f"error: {type(exc).__name__}: {exc}")

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import platform
-import signal
 import subprocess
-import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +37,7 @@ from typing import Any, Protocol
 
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
+from memgauge._util.interrupts import deaf_to_ctrl_c
 from memgauge._util.preload import preload
 from memgauge._version import __version__
 from memgauge.aggregates.targets import MeasureRef, unmatched_error
@@ -404,27 +403,6 @@ def _resumable(recorder: Recorder) -> bool:
     return not isinstance(recorder, InMemoryRecorder)
 
 
-@contextlib.contextmanager
-def _deaf_to_ctrl_c() -> Iterator[None]:
-    """SIGINT ignored while an interrupted run is recorded as cancelled: a second Ctrl-C a few
-    milliseconds after the first landed in that write, left the run 'running' with no owner
-    and said only 'aborted' (no run id to resume). SIGTERM too where a handler of Python's
-    takes it (the CLI's raises KeyboardInterrupt, as Ctrl-C: `kill PID`); left to its default
-    action, it ends the process as it always did. Only the main thread can set a handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    deaf = [signal.SIGINT]
-    if callable(signal.getsignal(signal.SIGTERM)):
-        deaf.append(signal.SIGTERM)
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in deaf}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 def run_suite(
     suite: Suite,
     recorder: Recorder,
@@ -567,7 +545,7 @@ def run_suite(
                         skip=sharded,
                     )
             except KeyboardInterrupt:
-                with _deaf_to_ctrl_c():
+                with deaf_to_ctrl_c():
                     writer.close()
                     finish("cancelled", "interrupted; resume with --resume", meter.prices)
                 raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None

@@ -132,10 +132,12 @@ def _state_conventions(summary: RunSummary, plan: Sequence[PlannedTask]) -> None
             )
             if isinstance(threshold, int) and isinstance(gain, str):
                 no_relevant = getattr(evaluator, "no_relevant", None)
+                measure = getattr(evaluator, "measure", None)
                 found[(task.spec.name, label)] = conventions_text(
                     threshold,
                     gain,
                     no_relevant=no_relevant if isinstance(no_relevant, str) else None,
+                    measures=[measure] if isinstance(measure, str) else (),
                 )
     for e in summary.evaluators:
         e.conventions = found.get((e.task, e.evaluator))

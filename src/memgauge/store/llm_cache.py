@@ -63,12 +63,6 @@ class SQLiteResponseCache:
             )
             self._conn.commit()
 
-    def delete(self, key: str) -> None:
-        """Drop the response under `key` (none: nothing happens)."""
-        with self._lock:
-            self._conn.execute("DELETE FROM llm_responses WHERE key = ?", (key,))
-            self._conn.commit()
-
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM llm_responses").fetchone()[0])
