@@ -310,11 +310,16 @@ def test_the_conventions_line_says_which_measures_keep_their_own(
     names = ["P(rel=3)@2", "nDCG(gains={1:1,3:9})@10", "AP(judged_only=True)", "RR"]
     assert main(["metrics", *(x for n in names for x in ("-m", n)), *map(str, HAND)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    (own,) = [line for line in lines if line.startswith("their own conventions:")]
-    assert own == (
-        "their own conventions: P(rel=3)@2 (relevant: grade >= 3); nDCG(gains={1:1,3:9})@10 "
+    (line,) = [line for line in lines if line.startswith("conventions:")]
+    own = (
+        "; their own conventions: P(rel=3)@2 (relevant: grade >= 3); nDCG(gains={1:1,3:9})@10 "
         "(gain: its table); AP(judged_only=True) (judged documents only)"
     )
+    assert line.endswith(own)
+    # --json's config says it in the same words (it said the run's threshold only)
+    assert main(["metrics", "--json", *(x for n in names for x in ("-m", n)), *map(str, HAND)]) == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert f"conventions: {config['conventions']}" == line
     assert main(["metrics", "-m", "RR", *map(str, HAND)]) == 0
     assert "their own conventions" not in capsys.readouterr().out
 

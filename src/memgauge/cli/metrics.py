@@ -174,14 +174,20 @@ def metrics(
     )
     if complete:  # trec_eval's -c: --missing zero, whatever the preset
         cfg = dataclasses.replace(cfg, missing_from_run="zero")
+    # one text in every output: the lines, --json's config and the comparison's
+    own = api.own_conventions(parsed)
+    conventions = (
+        f"{cfg.conventions}, ties: {_TIES}"
+        + ("" if depth is None else f", depth: {depth}")
+        + ("" if own is None else f"; {own}")
+    )
     if more_runs or compare["fmt"] != "table":
         show_trec_comparison(
             qrels,
             (run, *more_runs),
             parsed,
             cfg,
-            conventions=f"{cfg.conventions}, ties: {_TIES}"
-            + ("" if depth is None else f", depth: {depth}"),
+            conventions=conventions,
             per_query=per_query,
             as_json=as_json,
             given=compare,
@@ -207,20 +213,16 @@ def metrics(
             "missing_from_run": cfg.missing_from_run,
             "depth": depth,
             "ties": _TIES,
-            "conventions": f"{cfg.conventions}, ties: {_TIES}",
+            "conventions": conventions,
         }
         click.echo(dumps_strict(payload, indent=2))
         return
     notes = [
-        f"conventions: {cfg.conventions}, ties: {_TIES}"
-        + ("" if depth is None else f", depth: {depth}"),
+        f"conventions: {conventions}",
         f"queries: {counts['n_judged']} judged, {counts['n_scored']} scored, "
         f"{counts['n_no_relevant']} with no relevant document, {counts['n_missing_from_run']} "
         f"absent from the run, {counts['n_run_only']} in the run but not judged (ignored)",
     ]
-    own = api.own_conventions(parsed)
-    if own is not None:
-        notes.insert(1, own)
     if "all_trec" in measures:
         left_out = ", ".join(api.TREC_ALL_LEFT_OUT)
         notes.insert(0, f"-m all_trec: memgauge does not compute trec_eval's {left_out}")
