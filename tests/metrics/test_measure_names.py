@@ -3,6 +3,9 @@ plug-in, agrees with `parse_measure` on names it takes and names it refuses."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 from memgauge import api
@@ -54,3 +57,31 @@ def test_a_measure_built_by_hand_names_and_uses_the_default_persistence(name: st
     hand = evaluate(qrels, run, [by_hand])
     assert hand.aggregate() == evaluate(qrels, run, [parsed]).aggregate()
     assert hand.aggregate()[str(parsed)] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("IPrec",), "give its recall level from 0 to 1"),
+        (("IPrec", None, 1.5), "give its recall level from 0 to 1"),
+        (("IPrec", 5, 0.5), "takes no cutoff"),
+        (("P",), "needs a cutoff, e.g. P@10"),
+        (("Bpref", 10), "takes no cutoff"),
+        (("nDCG", 0), "the cutoff must be 1 or more"),
+        (("nDGC", 10), "not a measure"),
+    ],
+)
+def test_a_measure_built_by_hand_holds_to_what_the_parser_holds_a_name_to(
+    args: tuple[Any, ...], says: str
+) -> None:
+    """`Measure("IPrec")` printed `IPrec@None`, `Measure("P")` was a P with no cutoff that no
+    parser reads back: each is refused as `parse_measure` refuses its text."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        Measure(*args)
+
+
+def test_every_measure_built_by_hand_prints_a_name_the_parser_reads_back() -> None:
+    for text in ("IPrec@0.25", "P@5", "nDCG", "R-prec", "RBP(p=0.5)@10", "AP(rel=2)"):
+        m = parse_measure(text)
+        again = Measure(m.name, m.cutoff, m.param, m.options)
+        assert parse_measure(str(again)) == again == m

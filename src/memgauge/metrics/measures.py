@@ -206,6 +206,19 @@ class Measure:
             # built by hand (`Measure("RBP", 10)`): the persistence `RBP@10` parses to, so it
             # has the same name and value
             object.__setattr__(self, "param", _IR_MEASURES_P)
+        # built by hand, it holds to what `parse_measure` holds a name to: `Measure("IPrec")`
+        # printed `IPrec@None` and `Measure("P")` a P with no cutoff that no parser reads back
+        if self.name not in MEASURE_NAMES:
+            raise ValueError(f"Measure {self.name!r}: not a measure (parse_measure reads names)")
+        if self.name == "IPrec":
+            if self.param is None or not 0.0 <= self.param <= 1.0:
+                raise ValueError("Measure('IPrec'): give its recall level from 0 to 1 as param")
+        elif self.cutoff is None and MEASURE_NAMES[self.name]:
+            raise ValueError(f"Measure({self.name!r}) needs a cutoff, e.g. {self.name}@10")
+        if self.cutoff is not None and (self.name in _NO_CUTOFF or self.name == "IPrec"):
+            raise ValueError(f"Measure({self.name!r}) takes no cutoff")
+        if self.cutoff is not None and self.cutoff < 1:
+            raise ValueError(f"Measure({self.name!r}): the cutoff must be 1 or more")
 
     @property
     def rel(self) -> int | None:
