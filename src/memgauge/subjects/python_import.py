@@ -26,6 +26,7 @@ from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
 from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
+from memgauge.subjects.async_bridge import bridged, stop_loop
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import (
     INGEST_BATCH,
@@ -258,6 +259,10 @@ class _CallError(SubjectError):
         self.failure_kind = kind
 
 
+#: the methods memgauge calls on a user's object: any may be a coroutine function
+_BRIDGED = ("reset", "ingest", "flush", "search", "dump", "answer", "extract", "decide", "embed")
+
+
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
 
@@ -291,6 +296,8 @@ class PythonSubject:
         # pass session context only to a search that takes it
         self._takes_session = self._memory and _accepts(self.obj.search, "session")
         self._takes_history = self._answers and _accepts(self.obj.answer, "history")
+        # `async def` methods (an asyncio memory system's) run on an event loop of its own
+        self.obj = bridged(self.obj, _BRIDGED)
 
     @classmethod
     def wrap(cls, obj: Any, name: str) -> PythonSubject:
@@ -401,6 +408,11 @@ class PythonSubject:
         if self._function:
             return self.obj(*args)
         raise SubjectError(f"{self.name} has no {method}(); it cannot be used in this task")
+
+    def close(self) -> None:
+        """Stop the event loop of an object with `async def` methods; the object itself is the
+        user's to close (memgauge does not close a `python:` subject's object)."""
+        stop_loop(self.obj)
 
 
 class _ClosedWithTheRun(PythonSubject):

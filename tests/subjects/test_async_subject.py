@@ -1,0 +1,112 @@
+"""A `python:` memory written with `async def` (as Graphiti's, mem0's AsyncMemory or any
+asyncio client is) is evaluated as its synchronous twin is: the same numbers, its failures
+recorded, its connection (bound to the loop of its first call) working across calls, its
+searches concurrent when the spec says so, and no thread left behind."""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memgauge import api
+from memgauge.cli.main import main
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+MEASURES = ["RR@5", "nDCG@10", "Recall@10"]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "dataset"
+    save_retrieval_dataset(demo_dataset(), path)
+    return path
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The AsyncMemory objects a test's runs make (the module as the run imports it)."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    import async_memory
+
+    async_memory.AsyncMemory.made.clear()
+    return async_memory.AsyncMemory.made
+
+
+def _async_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("memgauge-async-")]
+
+
+def _per_query(out: Path) -> dict[str, dict[str, Any]]:
+    doc = json.loads((out / "result.json").read_text())
+    return {
+        s["name"]: {q["query_id"]: q["metrics"] for q in s["per_query"]} for s in doc["systems"]
+    }
+
+
+def test_an_async_memory_gives_its_synchronous_twins_numbers(
+    tmp_path: Path, dataset: Path, made: list[Any]
+) -> None:
+    spec = tmp_path / "async.yaml"
+    target = {"target": "async_memory:AsyncMemory", "concurrent": True}
+    spec.write_text(yaml.safe_dump({"python": target}))
+    args = ["evaluate", str(dataset), "-s", "python:keyword_memory:KeywordMemory@sync"]
+    args += ["-s", f"{spec}@async", *(a for m in MEASURES for a in ("-m", m))]
+    out = tmp_path / "out"
+    assert main([*args, "--no-store", "--quiet", "--out", str(out)]) == 0
+    rows = _per_query(out)
+    assert rows["async"] == rows["sync"]
+    assert len(rows["async"]) == 37
+    (memory,) = made
+    # one loop for every call: its connection, made on the first, was never on another loop
+    assert memory._conn is not None
+    # concurrent: true in its spec: the engine's threads searched it at once, on its one loop
+    assert memory.most_in_flight > 1
+    # its loop stopped with the run; the object is left open, as a synchronous one's is
+    assert _async_threads() == []
+    assert not memory.closed
+
+
+def test_a_failing_async_search_is_a_recorded_failure(
+    tmp_path: Path, dataset: Path, made: list[Any]
+) -> None:
+    ds = tmp_path / "flaky"
+    data = demo_dataset()
+    first = data.queries[0]
+    queries = [first.model_copy(update={"text": first.text + " [fail]"}), *data.queries[1:]]
+    save_retrieval_dataset(data.model_copy(update={"queries": queries}), ds)
+    report = api.evaluate(
+        ds,
+        {"async": {"python": {"target": "async_memory:AsyncMemory"}}},
+        measures=["RR@5"],
+        options=api.RunConfig(store=False),
+    )
+    failed = [r for r in report.items if r.status == "failed"]
+    assert [r.item_id for r in failed] == [first.id]
+    assert failed[0].failures[0].message == "search failed on purpose"
+    assert sum(r.status == "completed" for r in report.items) == 36
+    assert _async_threads() == []
+
+
+def test_a_live_async_object_given_to_the_api_keeps_one_loop_and_is_left_open(
+    dataset: Path, made: list[Any]
+) -> None:
+    import async_memory
+
+    live = async_memory.AsyncMemory()
+    report = api.evaluate(
+        dataset, {"live": live}, measures=["RR@5"], options=api.RunConfig(store=False)
+    )
+    assert {r.status for r in report.items} == {"completed"}
+    assert not live.closed  # the caller's object: the run never closes it
+    del report
+    gc.collect()  # its loop stops once the run's adapter around it is gone
+    assert _async_threads() == []
+    assert live._conn is not None
