@@ -75,15 +75,17 @@ _BINARY = {
     b"PAR1": "a Parquet file (ranx's Qrels.save / Run.save to a .parquet path)",
 }
 _SAVE = "save it to a .json or .trec path instead (ranx's JSON and TREC files are read)"
-#: what to do with a 3-column qrels or run line: the files of BEIR and MS MARCO, which neither
-#: trec_eval nor ir_measures reads either
+#: what to do with a 3-column qrels or run line: the files of BEIR, MS MARCO and ir_datasets'
+#: TSV export, which neither trec_eval nor ir_measures reads either
 _BEIR_QRELS = (
     "; a BEIR qrels TSV ('query-id corpus-id score')? import the BEIR directory with "
     "'memgauge import beir DIR --out OUT', or write each line 'qid 0 docid grade'"
 )
 _MSMARCO_RUN = (
     "; an MS MARCO run ('qid docid rank')? convert it with 'python -m "
-    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'"
+    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'; "
+    "ir_datasets' scoreddocs exported --format tsv ('query_id doc_id score')? export them "
+    "with --format trec, its default"
 )
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
