@@ -445,6 +445,7 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
         out = {qid: docs for qid, docs in out.items() if docs}
         _finish(problems, file, len(out), "result")
         return TaggedRun(out, None)
+    firsts: dict[tuple[str, str], int] = {}  # each (qid, docid)'s line
     for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
@@ -468,13 +469,21 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
             continue
         per = out.setdefault(qid, {})
         if doc in per:
-            problems.append(
-                Problem(file, lineno, "docid", f"document {doc} appears twice for query {qid}")
-            )
+            first = firsts[qid, doc]
+            problems.append(Problem(file, lineno, "docid", _twice(doc, qid, first)))
             continue
         per[doc] = score
+        firsts[qid, doc] = lineno
     _finish(problems, file, len(out), "result")
     return TaggedRun(out, tag)
+
+
+def _twice(doc: str, qid: str, first: int) -> str:
+    return (
+        f"document {doc} appears twice for query {qid} (first on line {first}); trec_eval "
+        "and pytrec_eval refuse such a run too (ir_measures keeps one line unsaid): keep one "
+        "line per document, e.g. its best score (as MaxP keeps a document's best passage)"
+    )
 
 
 def check_trec_ids(path: str | Path, ids: Mapping[str, Mapping[str, object]]) -> None:
