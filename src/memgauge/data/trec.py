@@ -24,10 +24,10 @@ is the tag of its last line (`read_run_tagged`).
 
 JSON: a file whose first non-blank character is `{` is read as the dict ranx (`Qrels.save` /
 `Run.save` to `.json`), pytrec_eval and ir_measures take, and `evaluate --run-json` writes:
-`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers). No TREC line can
-begin with `{` and be read by ranx or ir_measures as a query id of its own. A query given `{}`
-holds no line, as in the TREC file ranx would write of it; a pair repeated in one object is an
-error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
+`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers); a TREC file whose
+first query id began with `{` would be read as JSON (and refused): no tool known writes one. A
+query given `{}` holds no line, as in the TREC file ranx would write of it; a pair repeated in
+one object is an error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
 as it does of the TREC file ranx writes of a Run given no name. Problems name the pair (`q1.d1`).
 Or JSON lines of one record each, when the first line is one: `{query_id, doc_id, relevance}`
 and `{query_id, doc_id, score}` as ir_datasets exports qrels and scoreddocs `--format jsonl`,
@@ -183,8 +183,8 @@ class _Entry(NamedTuple):
 #: (`doc_id`; qrels' `relevance`, scoreddocs' `score`), memgauge's judgments.jsonl (`memory_id`,
 #: `grade`)
 _DOC_KEYS = ("doc_id", "memory_id")
-QRELS_VALUES = ("relevance", "grade")
-RUN_VALUES = ("score",)
+_QRELS_VALUES = ("relevance", "grade")
+_RUN_VALUES = ("score",)
 
 
 def _first_line_record(text: str) -> bool:
@@ -328,7 +328,7 @@ def qrels_lines(
     problems: list[Problem] = []
     text = _text(p)
     if _is_json(text):
-        for e in _json_entries(file, text, QRELS_VALUES, problems):
+        for e in _json_entries(file, text, _QRELS_VALUES, problems):
             if not isinstance(e.value, int) or isinstance(e.value, bool):
                 got = _json_type(e.value) + (f" {e.value!r}" if isinstance(e.value, float) else "")
                 problems.append(
@@ -432,7 +432,7 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     tag: str | None = None
     text = _text(p)
     if _is_json(text):
-        for e in _json_entries(file, text, RUN_VALUES, problems):
+        for e in _json_entries(file, text, _RUN_VALUES, problems):
             per = out.setdefault(e.qid, {})
             if not isinstance(e.value, int | float) or isinstance(e.value, bool):
                 said = f"score must be a number, got {_json_type(e.value)}"
