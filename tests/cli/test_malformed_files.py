@@ -304,6 +304,8 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     # too; the message says how to convert them
     "qrels_beir_tsv.txt": (["validate", "metrics-qrels"], (1, "'memgauge import beir DIR")),
     "run_msmarco.txt": (["validate", "metrics-run"], (1, "convert_msmarco_run_to_trec_run")),
+    # ir_datasets' `export DATASET scoreddocs --format tsv`: query_id doc_id score
+    "run_ir_datasets_scoreddocs.tsv": (["metrics-run"], (1, "scoreddocs exported --format tsv")),
     # ir_datasets' `export DATASET qrels --format tsv` (query_id doc_id relevance iteration):
     # read as TREC columns, every judgment was of a document named '1', graded 0
     "qrels_ir_datasets_tsv.tsv": (["validate", "metrics-qrels"], (None, "--format trec")),

@@ -248,3 +248,24 @@ def test_ms_marcos_tsv_qrels_and_runs_are_trec_files(
     items.write_text("id\tinput\texpected\tcategory\nq1\tWho?\tAnn\tsingle-hop\n")
     assert detect_kind(items) == "items"
     assert _validate(capsys, str(items))[0] == 0
+
+
+def test_ranx_json_is_a_qrels_or_a_run_whatever_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ranx's and pytrec_eval's `{qid: {docid: number}}` (tests/data/ranx), which metrics reads:
+    named other than qrels/run, validate read it as a dataset bundle ('q1: unknown field')."""
+    ranx = DATA / "ranx"
+    run = _copy(ranx / "run.json", tmp_path, "bm25.json")
+    qrels = _copy(ranx / "qrels.json", tmp_path, "judged.json")
+    assert (detect_kind(run), detect_kind(qrels)) == ("run", "qrels")
+    code, out = _validate(capsys, str(run), str(qrels))
+    assert code == 0, out
+    assert "(run: 3 queries, 9 results)" in out
+    assert "(qrels: 3 queries, 6 judgments)" in out
+    ints = tmp_path / "run.json"  # a run whose scores are integers: its name says run
+    ints.write_text('{"q1": {"d1": 3, "d2": 2}}')
+    assert detect_kind(ints) == "run"
+    subject = tmp_path / "subject.json"  # another kind's name outweighs the shape
+    subject.write_text('{"lexical": {"candidates": 50}}')
+    assert detect_kind(subject) == "subject"

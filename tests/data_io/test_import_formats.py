@@ -222,3 +222,18 @@ def test_a_directory_of_beir_datasets_names_them_and_how_to_import_one(
     assert "1 problem found" in err
     assert not (tmp_path / "out").exists()
     assert main(["import", "beir", str(root / "android"), "--out", str(tmp_path / "out")]) == 0
+
+
+def test_an_excel_sheet_saved_with_semicolons_reads_as_its_comma_twin(tmp_path: Path) -> None:
+    """Excel saves CSV with `;` between cells where the comma is the decimal mark; the sheet
+    was refused: 'id;input;expected;category: unknown column', 'no `input` column'."""
+    sheet = DATA / "csv" / "items_excel_semicolon.csv"
+    items = load_items(sheet)
+    assert [(i.id, i.input, i.expected, i.category) for i in items] == [
+        ("q1", "How long is the walk?", "3,5 km", "distance"),
+        ("q2", 'Who said "hi; there"?', "Ann", None),
+    ]
+    assert main(["import", "csv-items", str(sheet), "--out", str(tmp_path / "o")]) == 0
+    notes = _report(tmp_path / "o")["notes"]
+    assert isinstance(notes, list)
+    assert any("';' between cells" in n for n in notes)

@@ -88,23 +88,54 @@ def test_ranx_binary_files_are_named_with_what_to_save_instead(
         assert "save it to a .json or .trec path instead" in err
 
 
-def test_ir_datasets_json_lines_say_to_export_trec(
+def test_json_lines_of_records_read_as_the_same_trec_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """ir_datasets' `export DATASET qrels --format jsonl` (`JsonlExporter`: one `{query_id,
-    doc_id, relevance, iteration}` a line) was 'not valid JSON: Extra data' on line 2, or
-    'must be an object {docid: value}, got a string' when it held one judgment."""
-    lines = [
-        {"query_id": "1048585", "doc_id": "7187158", "relevance": 1, "iteration": "0"},
-        {"query_id": "2", "doc_id": "1000", "relevance": 1, "iteration": "0"},
-    ]
-    for n in (2, 1):
-        qrels = tmp_path / f"qrels{n}.jsonl"
-        qrels.write_text("".join(json.dumps(line) + "\n" for line in lines[:n]))
-        assert main(["metrics", str(qrels), str(RANX / "run.json")]) == 2
-        err = capsys.readouterr().err
-        assert f"{qrels}: JSON lines of records ({{query_id, doc_id, relevance}}" in err
-        assert "export with --format trec" in err
+    doc_id, relevance, iteration}` a line) and `scoreddocs --format jsonl` (`{query_id, doc_id,
+    score}`), and a memgauge dataset's judgments.jsonl (`{query_id, memory_id, grade}`): metrics
+    said 'not valid JSON: Extra data' on line 2 (then, 01b6aea3..fdd75a24, to export TREC)."""
+    qrels = json.loads((RANX / "qrels.json").read_text())
+    run = json.loads((RANX / "run.json").read_text())
+    irds_qrels = tmp_path / "qrels.jsonl"
+    irds_qrels.write_text(
+        "".join(
+            json.dumps({"query_id": q, "doc_id": d, "relevance": g, "iteration": "0"}) + "\n"
+            for q, docs in qrels.items()
+            for d, g in docs.items()
+        )
+    )
+    judgments = tmp_path / "judgments.jsonl"  # as api.save_dataset writes a dataset's
+    judgments.write_text(
+        "".join(
+            json.dumps({"query_id": q, "memory_id": d, "grade": g}) + "\n"
+            for q, docs in qrels.items()
+            for d, g in docs.items()
+        )
+    )
+    scoreddocs = tmp_path / "scoreddocs.jsonl"
+    scoreddocs.write_text(
+        "".join(
+            json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n"
+            for q, docs in run.items()
+            for d, s in docs.items()
+        )
+    )
+    want = _scores(RANX / "qrels.trec", RANX / "run.trec", capsys)
+    assert _scores(irds_qrels, scoreddocs, capsys) == want
+    assert _scores(judgments, RANX / "run.trec", capsys) == want
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"query_id": "q1", "doc_id": "d1", "relevance": 1}\n'
+        '{"query_id": "q1", "doc_id": "d1", "relevance": 2}\n'
+        '{"query_id": "q2", "doc_id": 7, "relevance": 1.5}\n'
+        '{"query_id": "q3", "doc_id": "d3"}\n'
+    )
+    assert main(["metrics", str(bad), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: query_id: (q1, d1) is given twice" in err
+    assert f"{bad}:3: doc_id: needs a non-empty string id (a number)" in err
+    assert f"{bad}:4: relevance: missing" in err
 
 
 def test_a_json_file_nested_too_deep_is_refused_not_a_crash(

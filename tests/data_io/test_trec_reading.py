@@ -173,3 +173,22 @@ def test_ir_datasets_tsv_qrels_are_refused_and_the_same_in_trec_order_read(
         read_qrels(tsv)
     trec = _write(tmp_path, "qrels.trec", "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows))
     assert read_qrels(trec) == {q: {d: g} for q, d, g in rows}
+
+
+def test_a_document_twice_in_a_query_names_its_first_line_and_what_to_keep(
+    tmp_path: Path,
+) -> None:
+    """trec_eval (form_res_rels.c: 'duplicate docs') and pytrec_eval (parse_run's assert)
+    refuse a run that ranks a document twice for one query, as memgauge does; the message
+    did not say where the first one was nor what to do (passage runs give one line per
+    passage)."""
+    text = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq1 Q0 d1 3 0.5 t\n"
+    path = _write(tmp_path, "run", text)
+    with pytest.raises(AssertionError), open(path) as f:
+        pytrec_eval.parse_run(f)
+    with pytest.raises(DataError) as err:
+        read_run(path)
+    (problem,) = err.value.problems
+    assert problem.line == 3
+    assert "document d1 appears twice for query q1 (first on line 1)" in problem.message
+    assert "keep one line per document" in problem.message

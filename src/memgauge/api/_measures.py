@@ -23,9 +23,10 @@ def score_trec_run(
     depth: int | None = None,
 ) -> Evaluation:
     """Score TREC run file `run` (qid Q0 docid rank score tag) against TREC qrels file `qrels`
-    (qid 0 docid grade): documents ranked by score descending, ties by doc id descending;
-    `depth` keeps each query's top `depth` (trec_eval's `-M`). The evaluation carries the
-    run's tag (`runid`).
+    (qid 0 docid grade), either of them gzip-compressed or ranx's JSON instead (`{qid: {docid:
+    score}}`, `{qid: {docid: grade}}`; `data.trec`): documents ranked by score descending, ties
+    by doc id descending; `depth` keeps each query's top `depth` (trec_eval's `-M`). The
+    evaluation carries the run's tag (`runid`; None for a JSON run).
 
     With nDCG under exp gain (2^grade - 1), a grade past MAX_EXP_GRADE is refused on its line
     (the gain is not a finite double there) rather than turned into a NaN. `measures`: Measures

@@ -138,7 +138,8 @@ def metrics(
     """Score RUN (TREC run: qid Q0 docid rank score tag) against QRELS (qid 0 docid grade).
 
     Either file may be JSON instead, {qid: {docid: score}} and {qid: {docid: grade}}, as ranx
-    saves them, pytrec_eval takes them and evaluate --run-json writes them.
+    saves them, pytrec_eval takes them and evaluate --run-json writes them; or JSON lines of
+    {query_id, doc_id, relevance | score} (ir_datasets' export) or a dataset's judgments.jsonl.
 
     Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
     the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":

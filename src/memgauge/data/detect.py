@@ -14,6 +14,7 @@ memaudit conversations it holds, and a suite called `nightly.yaml` as a suite.
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from pathlib import Path
 from typing import Literal, get_args
@@ -204,6 +205,21 @@ def _by_columns(head: str) -> tuple[Kind, ...]:
     return ()
 
 
+#: the head of `{"qid": {"docid": number`: ranx's, pytrec_eval's JSON qrels and runs
+_NESTED_NUMBER = re.compile(
+    r'\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*(-?[0-9][0-9.eE+-]*)'
+)
+
+
+def _by_nested_numbers(head: str) -> tuple[Kind, ...]:
+    """A JSON `{qid: {docid: number}}` (data.trec reads it): qrels when its first number is an
+    integer (a grade), else a run; whichever, the other may be it too."""
+    found = _NESTED_NUMBER.match(head)
+    if found is None:
+        return ()
+    return ("qrels", "run") if found.group(1).lstrip("-").isdigit() else ("run", "qrels")
+
+
 def _by_tsv(head: str) -> tuple[Kind, ...]:
     """A `.tsv` file: a sheet of task items, whose header names an `input` column
     (data.importers.csv_items), or else TREC lines, as MS MARCO names its qrels
@@ -234,7 +250,10 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
         outline = json_outline(first)
         return _by_record(set(outline.keys)) if outline.top == "object" else ()
     if suffix == ".json":
-        return _by_outline(json_outline(head))
+        found = _by_outline(json_outline(head))
+        if not found and kind_by_name(path) in (None, "qrels", "run"):  # weak: a name outweighs
+            found = _by_nested_numbers(head)
+        return found
     if suffix in (".yaml", ".yml"):
         return _by_outline(yaml_outline(head))
     return _by_columns(head)

@@ -24,11 +24,15 @@ is the tag of its last line (`read_run_tagged`).
 
 JSON: a file whose first non-blank character is `{` is read as the dict ranx (`Qrels.save` /
 `Run.save` to `.json`), pytrec_eval and ir_measures take, and `evaluate --run-json` writes:
-`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers). No TREC line can
-begin with `{` and be read by ranx or ir_measures as a query id of its own. A query given `{}`
-holds no line, as in the TREC file ranx would write of it; a pair repeated in one object is an
-error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
+`{qid: {docid: grade}}` (integer grades) or `{qid: {docid: score}}` (numbers); a TREC file whose
+first query id began with `{` would be read as JSON (and refused): no tool known writes one. A
+query given `{}` holds no line, as in the TREC file ranx would write of it; a pair repeated in
+one object is an error, as a repeated TREC line. A JSON run has no tag: trec_eval's `runid` line reads `None`,
 as it does of the TREC file ranx writes of a Run given no name. Problems name the pair (`q1.d1`).
+Or JSON lines of one record each, when the first line is one: `{query_id, doc_id, relevance}`
+and `{query_id, doc_id, score}` as ir_datasets exports qrels and scoreddocs `--format jsonl`,
+`{query_id, memory_id, grade}` as a memgauge dataset's judgments.jsonl holds them; problems
+name the line.
 
 Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
 qrels file, a second comment line straight after another in a qrels file, `atof` / `atol`
@@ -75,15 +79,17 @@ _BINARY = {
     b"PAR1": "a Parquet file (ranx's Qrels.save / Run.save to a .parquet path)",
 }
 _SAVE = "save it to a .json or .trec path instead (ranx's JSON and TREC files are read)"
-#: what to do with a 3-column qrels or run line: the files of BEIR and MS MARCO, which neither
-#: trec_eval nor ir_measures reads either
+#: what to do with a 3-column qrels or run line: the files of BEIR, MS MARCO and ir_datasets'
+#: TSV export, which neither trec_eval nor ir_measures reads either
 _BEIR_QRELS = (
     "; a BEIR qrels TSV ('query-id corpus-id score')? import the BEIR directory with "
     "'memgauge import beir DIR --out OUT', or write each line 'qid 0 docid grade'"
 )
 _MSMARCO_RUN = (
     "; an MS MARCO run ('qid docid rank')? convert it with 'python -m "
-    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'"
+    "pyserini.eval.convert_msmarco_run_to_trec_run --input RUN --output RUN.trec'; "
+    "ir_datasets' scoreddocs exported --format tsv ('query_id doc_id score')? export them "
+    "with --format trec, its default"
 )
 #: the lowest grade read from a qrels file (int32, as the highest)
 MIN_GRADE = -(2**31)
@@ -162,45 +168,87 @@ def _json_type(value: object) -> str:
     return "null" if value is None else _JSON_TYPES.get(type(value), "a number")
 
 
-_RECORDS = (
-    "JSON lines of records ({query_id, doc_id, relevance} or {..., score}: ir_datasets' "
-    "'export DATASET qrels --format jsonl')? metrics reads TREC files and JSON "
-    "{qid: {docid: value}}: export with --format trec (ir_datasets' default for qrels and "
-    "scoreddocs)"
-)
+class _Entry(NamedTuple):
+    """One judgment or result of a JSON file: its line (JSON lines; None in one document),
+    query, document, value, and the Problem field that names it."""
+
+    line: int | None
+    qid: str
+    doc: str
+    value: Any
+    where: str
 
 
-def _records(text: str) -> bool:
-    """Whether the first line holds a JSON record of one judgment or result (`query_id`,
-    `doc_id`)."""
+#: a JSON-lines record's document id and value keys: ir_datasets' `export ... --format jsonl`
+#: (`doc_id`; qrels' `relevance`, scoreddocs' `score`), memgauge's judgments.jsonl (`memory_id`,
+#: `grade`)
+_DOC_KEYS = ("doc_id", "memory_id")
+_QRELS_VALUES = ("relevance", "grade")
+_RUN_VALUES = ("score",)
+
+
+def _first_line_record(text: str) -> bool:
+    """Whether the first line holds a JSON record of one judgment or result (`query_id` and a
+    document id), as ir_datasets' JSON-lines export and memgauge's judgments.jsonl are."""
     try:
         first = json.loads(text.lstrip().split("\n", 1)[0])
     except (ValueError, RecursionError):
         return False
-    return isinstance(first, dict) and {"query_id", "doc_id"} <= first.keys()
+    return isinstance(first, dict) and "query_id" in first and any(k in first for k in _DOC_KEYS)
 
 
-def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str, str, Any]]:
-    """(qid, docid, value) of a JSON `{qid: {docid: value}}` file, in the file's order; a
-    problem for what is not that shape, and for a pair given twice."""
+def _record_entries(
+    file: str, text: str, values: tuple[str, ...], problems: list[Problem]
+) -> list[_Entry]:
+    """The entries of JSON lines of one `{query_id, doc_id | memory_id, VALUE}` record each."""
+    out: list[_Entry] = []
+    for lineno, line in enumerate(_lines(text), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(file, lineno, None, f"not valid JSON: {exc.msg}"))
+            continue
+        except RecursionError:
+            problems.append(Problem(file, lineno, None, "not valid JSON: nested too deep"))
+            continue
+        if not isinstance(record, dict):
+            problems.append(
+                Problem(file, lineno, None, f"must be an object, got {_json_type(record)}")
+            )
+            continue
+        doc_key = next((k for k in _DOC_KEYS if k in record), _DOC_KEYS[0])
+        value_key = next((k for k in values if k in record), values[0])
+        ids = [(k, record.get(k)) for k in ("query_id", doc_key)]
+        bad = [(k, v) for k, v in ids if not isinstance(v, str) or not v]
+        for key, value in bad:
+            got = "missing" if value is None else _json_type(value)
+            problems.append(Problem(file, lineno, key, f"needs a non-empty string id ({got})"))
+        if value_key not in record:
+            problems.append(Problem(file, lineno, value_key, "missing"))
+        if bad or value_key not in record:
+            continue
+        out.append(
+            _Entry(lineno, record["query_id"], record[doc_key], record[value_key], value_key)
+        )
+    return out
 
+
+def _pair_entries(file: str, text: str, problems: list[Problem]) -> list[_Entry]:
+    """The entries of one JSON document `{qid: {docid: value}}`, in the file's order."""
     try:  # an object read as its pairs keeps a repeated key, which a dict would merge unseen
         top = json.loads(text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
-        if _records(text):
-            problems.append(Problem(file, None, None, _RECORDS))
-        else:
-            problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
+        problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
         return []
     except RecursionError:
         problems.append(Problem(file, None, None, "not valid JSON: nested too deep"))
         return []
-    if not isinstance(top, _Pairs) or _records(text):
-        said = _RECORDS if _records(text) else "must be an object {qid: {docid: value}}"
-        problems.append(Problem(file, None, None, said))
+    if not isinstance(top, _Pairs):
+        problems.append(Problem(file, None, None, "must be an object {qid: {docid: value}}"))
         return []
-    out: list[tuple[str, str, Any]] = []
-    seen: set[tuple[str, str]] = set()
+    out: list[_Entry] = []
     for qid, docs in top:
         if not isinstance(docs, _Pairs):
             got = _json_type(docs)
@@ -208,12 +256,33 @@ def _json_pairs(file: str, text: str, problems: list[Problem]) -> list[tuple[str
                 Problem(file, None, qid, f"must be an object {{docid: value}}, got {got}")
             )
             continue
-        for doc, value in docs:
-            if (qid, doc) in seen:
-                problems.append(Problem(file, None, f"{qid}.{doc}", "is given twice"))
-                continue
-            seen.add((qid, doc))
-            out.append((qid, doc, value))
+        out.extend(_Entry(None, qid, doc, value, f"{qid}.{doc}") for doc, value in docs)
+    return out
+
+
+def _json_entries(
+    file: str, text: str, values: tuple[str, ...], problems: list[Problem]
+) -> list[_Entry]:
+    """The judgments or results of a JSON file: one document `{qid: {docid: value}}` (ranx,
+    pytrec_eval), or JSON lines of one record each (ir_datasets' export, memgauge's
+    judgments.jsonl: `values` are the keys the value may have); a problem for each entry
+    given twice, and for a file with none."""
+    if _first_line_record(text):
+        entries = _record_entries(file, text, values, problems)
+    else:
+        entries = _pair_entries(file, text, problems)
+    out: list[_Entry] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in entries:
+        pair = (entry.qid, entry.doc)
+        if pair in seen:  # named by its pair in one document, by its line in JSON lines
+            where, said = entry.where, "is given twice"
+            if entry.line is not None:
+                where, said = "query_id", f"({pair[0]}, {pair[1]}) is given twice"
+            problems.append(Problem(file, entry.line, where, said))
+            continue
+        seen.add(pair)
+        out.append(entry)
     if not out and not problems:  # said here: `_finish` would speak of comments
         problems.append(Problem(file, None, None, "no document: every query's object is empty"))
     return out
@@ -259,15 +328,16 @@ def qrels_lines(
     problems: list[Problem] = []
     text = _text(p)
     if _is_json(text):
-        for qid, doc, value in _json_pairs(file, text, problems):
-            where = f"{qid}.{doc}"
-            if not isinstance(value, int) or isinstance(value, bool):
-                got = _json_type(value) + (f" {value!r}" if isinstance(value, float) else "")
-                problems.append(Problem(file, None, where, f"grade must be an integer, got {got}"))
-            elif said := _grade_problem(value, max_grade, why, min_grade):
-                problems.append(Problem(file, None, where, said))
+        for e in _json_entries(file, text, _QRELS_VALUES, problems):
+            if not isinstance(e.value, int) or isinstance(e.value, bool):
+                got = _json_type(e.value) + (f" {e.value!r}" if isinstance(e.value, float) else "")
+                problems.append(
+                    Problem(file, e.line, e.where, f"grade must be an integer, got {got}")
+                )
+            elif said := _grade_problem(e.value, max_grade, why, min_grade):
+                problems.append(Problem(file, e.line, e.where, said))
             else:
-                out.append(QrelsLine(None, qid, doc, value))
+                out.append(QrelsLine(e.line, e.qid, e.doc, e.value))
         return out, problems
     middle: list[tuple[str, str]] = []  # each line's (iter, docid)
     for lineno, line in enumerate(_lines(text), 1):
@@ -362,27 +432,20 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
     tag: str | None = None
     text = _text(p)
     if _is_json(text):
-        for qid, doc, value in _json_pairs(file, text, problems):
-            per = out.setdefault(qid, {})
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                got = _json_type(value)
-                problems.append(
-                    Problem(file, None, f"{qid}.{doc}", f"score must be a number, got {got}")
-                )
-            elif math.isnan(value):
-                problems.append(
-                    Problem(
-                        file,
-                        None,
-                        f"{qid}.{doc}",
-                        "NaN is not a number: NaN has no place in a ranking",
-                    )
-                )
+        for e in _json_entries(file, text, _RUN_VALUES, problems):
+            per = out.setdefault(e.qid, {})
+            if not isinstance(e.value, int | float) or isinstance(e.value, bool):
+                said = f"score must be a number, got {_json_type(e.value)}"
+                problems.append(Problem(file, e.line, e.where, said))
+            elif math.isnan(e.value):
+                said = "NaN is not a number: NaN has no place in a ranking"
+                problems.append(Problem(file, e.line, e.where, said))
             else:
-                per[doc] = float(value)
+                per[e.doc] = float(e.value)
         out = {qid: docs for qid, docs in out.items() if docs}
         _finish(problems, file, len(out), "result")
         return TaggedRun(out, None)
+    firsts: dict[tuple[str, str], int] = {}  # each (qid, docid)'s line
     for lineno, line in enumerate(_lines(text), 1):
         parts = _fields(line)
         if parts is None:
@@ -406,13 +469,21 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
             continue
         per = out.setdefault(qid, {})
         if doc in per:
-            problems.append(
-                Problem(file, lineno, "docid", f"document {doc} appears twice for query {qid}")
-            )
+            first = firsts[qid, doc]
+            problems.append(Problem(file, lineno, "docid", _twice(doc, qid, first)))
             continue
         per[doc] = score
+        firsts[qid, doc] = lineno
     _finish(problems, file, len(out), "result")
     return TaggedRun(out, tag)
+
+
+def _twice(doc: str, qid: str, first: int) -> str:
+    return (
+        f"document {doc} appears twice for query {qid} (first on line {first}); trec_eval "
+        "and pytrec_eval refuse such a run too (ir_measures keeps one line unsaid): keep one "
+        "line per document, e.g. its best score (as MaxP keeps a document's best passage)"
+    )
 
 
 def check_trec_ids(path: str | Path, ids: Mapping[str, Mapping[str, object]]) -> None:

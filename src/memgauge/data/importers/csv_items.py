@@ -16,7 +16,8 @@ Columns (a header row is required; names are case-sensitive, in any order):
 Every cell is text: a number in `expected` stays the text `"42"`, as the text scorers compare
 it. Cells are stripped of surrounding blanks (counted), since a stray space fails an exact
 match; blank rows are skipped (counted). UTF-8 with or without a byte-order mark (Excel writes
-one); `,` separates, or a tab in a `.tsv` file. A first column with an empty name is pandas'
+one); `,` separates, or a tab in a `.tsv` file, or `;` when the header has no comma and names
+`input` between semicolons (Excel's CSV where the comma is the decimal mark). A first column with an empty name is pandas'
 index (`DataFrame.to_csv` writes it so): its cells are ignored (counted).
 
 Malformed: no header or no `input` column, an unknown or repeated column, a row with more or
@@ -68,15 +69,24 @@ def _check_header(header: list[str], file: str) -> list[Problem]:
     return problems
 
 
+def _separator(text: str) -> str:
+    """`,`; or `;` when the header has no comma and names `input` between semicolons: Excel
+    saves CSV so where the comma is the decimal mark (German, French, ... settings)."""
+    header = text.split("\n", 1)[0]
+    cells = [c.strip().strip('"') for c in header.split(";")]
+    return ";" if "," not in header and "input" in cells else ","
+
+
 def import_csv_items(path: str | Path) -> tuple[list[TaskItem], ImportReport]:
     """Read a CSV (or `.tsv`) sheet of task items (module docstring for the columns); the
     items and the import report."""
     p, file = existing(path)
     text = decode_text(p.read_bytes(), file)
     report = ImportReport(source=file, format="csv-items")
-    reader = csv.reader(
-        io.StringIO(text, newline=""), delimiter="\t" if p.suffix == ".tsv" else ","
-    )
+    delimiter = "\t" if p.suffix == ".tsv" else _separator(text)
+    if delimiter == ";":
+        report.notes.append("read with ';' between cells, as Excel saves CSV where ',' is decimal")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
