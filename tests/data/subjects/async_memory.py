@@ -6,7 +6,7 @@ records how many of its searches ran at once. It imports nothing from memgauge."
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, ClassVar
 
 from keyword_memory import KeywordMemory
 
@@ -23,7 +23,7 @@ class _Connection:
 
 class AsyncMemory:
     #: every instance made, for tests that look at what a run did with its object
-    made: list[AsyncMemory] = []
+    made: ClassVar[list[AsyncMemory]] = []
 
     def __init__(self) -> None:
         AsyncMemory.made.append(self)
@@ -67,4 +67,3 @@ class AsyncMemory:
     async def aclose(self) -> None:
         self._connection()
         self.closed = True
-
