@@ -181,26 +181,39 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
         if isinstance(item, Hit):
             hits.append(item)
         elif isinstance(item, Mapping):
-            if "id" not in item:
-                raise SubjectError(
-                    f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
-                )
-            score = item.get("score")
-            hits.append(
-                Hit(
-                    id=str(item["id"]),
-                    text=str(item.get("text") or item.get("memory") or ""),
-                    score=float(score) if isinstance(score, int | float) else None,
-                    rank=rank,
-                    channels=tuple(item.get("channels") or ()),
-                    metadata=dict(item.get("metadata") or {}),
-                )
-            )
+            hits.append(_dict_hit(rank, item))
         elif isinstance(item, str | int):
             hits.append(Hit(id=str(item), text="", score=None, rank=rank))
         else:
             raise SubjectError(_not_a_hit(rank, item))
     return hits
+
+
+def _dict_hit(rank: int, item: Mapping[str, Any]) -> Hit:
+    """A hit given as a dict; SubjectError naming the hit and the field that is not of its
+    contract's type (read as another, it would be scored as something the system never
+    said)."""
+    if "id" not in item:
+        raise SubjectError(
+            f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
+        )
+    ident = str(item["id"])
+    channels = item.get("channels") or ()
+    if isinstance(channels, str | bytes) or not isinstance(channels, Sequence):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'channels' {reprlib.repr(channels)}, a "
+            f"{type(channels).__name__}: give a list of the channels' names (['lexical', "
+            f"'dense']); {SEARCH_CONTRACT}"
+        )
+    score = item.get("score")
+    return Hit(
+        id=ident,
+        text=str(item.get("text") or item.get("memory") or ""),
+        score=float(score) if isinstance(score, int | float) else None,
+        rank=rank,
+        channels=tuple(channels),
+        metadata=dict(item.get("metadata") or {}),
+    )
 
 
 def _not_a_hit(rank: int, item: Any) -> str:

@@ -8,6 +8,7 @@ ingested; they import nothing from memgauge, as a user's own system would not.
   no facts): every search returns no hits, and `dump` says so.
 - `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
   another store), and it has no `dump`: only its searches tell.
+- `ChannelWordMemory`: a hit's `channels` is one name, `"lexical"`, not a list of names.
 """
 
 from __future__ import annotations
@@ -57,3 +58,11 @@ class ForgetfulMemory(_Keywords):
 class BlindMemory(_Keywords):
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
         return []
+
+
+class ChannelWordMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "text": self.texts[i], "channels": "lexical"}
+            for i, _ in self.ranked(query, k)
+        ]

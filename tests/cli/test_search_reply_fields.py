@@ -1,0 +1,47 @@
+"""A search hit whose fields are of the wrong type (docs/contracts.md: `channels` a list of
+names, ...) fails its query with a message naming the hit, the field and what to give, through
+`memgauge evaluate`: never read as something else and scored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.helpers import run_memgauge
+
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "dataset"
+    save_retrieval_dataset(demo_dataset(), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        (
+            "ChannelWordMemory",
+            "has 'channels' 'lexical', a str: give a list of the channels' names",
+        ),
+    ],
+)
+def test_a_hit_field_of_the_wrong_type_fails_each_query_naming_it(
+    target: str, says: str, dataset: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "o"
+    args = ["evaluate", str(dataset), "-s", f"python:mistakes:{target}@mine", "--no-store"]
+    done = run_memgauge(*args, "--out", str(out), "--quiet", env={"PYTHONPATH": str(SUBJECTS)})
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    (system,) = json.loads((out / "result.json").read_text())["systems"]
+    errors = [q["error"] for q in system["per_query"]]
+    assert errors
+    assert all(says in e for e in errors), errors[0]
+    assert system["metrics"]["nDCG@10"]["value"] is None  # n/a, never a number
