@@ -70,6 +70,11 @@ def serve() -> None:
             import time
 
             time.sleep(60)
+        if mode == "--fail=slow-once" and method == "search":
+            import time
+
+            time.sleep(1.0)  # past the test's timeout, then answers as always
+            mode = ""
         if mode == "--fail=error" and method == "search":
             print(
                 json.dumps({"id": req["id"], "error": {"message": "index is corrupt"}}), flush=True

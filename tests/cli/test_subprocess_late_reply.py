@@ -1,0 +1,34 @@
+"""A `subprocess:` subject that answers one search after its timeout: that query is a recorded
+failure, and the late reply is dropped, not read as the answer to the next request (where it
+failed every request after it, one reply behind, until the subject was stopped)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from tests.helpers import run_memgauge
+
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+SCRIPT = Path(__file__).resolve().parents[1] / "data" / "subjects" / "keyword_memory.py"
+
+
+def test_a_late_reply_fails_its_own_query_only(tmp_path: Path) -> None:
+    save_retrieval_dataset(demo_dataset(), tmp_path / "dataset")
+    spec = {"subprocess": {"command": [sys.executable, str(SCRIPT), "--fail=slow-once"]}}
+    spec["subprocess"]["timeout"] = 0.5
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(spec))
+    out = tmp_path / "o"
+    args = ["evaluate", str(tmp_path / "dataset"), "-s", f"{tmp_path / 'mine.yaml'}@mine"]
+    done = run_memgauge(*args, "--no-store", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (system,) = json.loads((out / "result.json").read_text())["systems"]
+    errors = [q["error"] for q in system["per_query"] if q["error"]]
+    assert len(errors) == 1, errors
+    assert "no answer to 'search' within 0.5 s" in errors[0]
+    counts = system["metrics"]["nDCG@10"]
+    assert (counts["n_scored"], counts["n_failed"]) == (36, 1)
