@@ -301,6 +301,7 @@ class PythonSubject:
             )
         self._memory = not missing
         self.target = target
+        _refuse_unreadable_methods(target, self.obj)
         # pass session context only to a search that takes it
         self._takes_session = self._memory and _accepts(self.obj.search, "session")
         self._takes_history = self._answers and _accepts(self.obj.answer, "history")
@@ -433,6 +434,30 @@ def speaking(obj: Any, name: str, *, owned: bool = False) -> Any:
     if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
         return obj
     return (_ClosedWithTheRun if owned else PythonSubject).wrap(obj, name)
+
+
+#: the methods whose return value memgauge reads when it calls them (or that must have run)
+_CALLED = ("reset", "ingest", "flush", "search", "dump", "answer", "extract", "decide", "embed")
+
+
+def _refuse_unreadable_methods(target: str, obj: Any) -> None:
+    """UsageError for a method that returns what memgauge cannot read in place of its result:
+    a coroutine function (a coroutine, never run), or a search that yields (a generator)."""
+    for method in _CALLED:
+        fn = getattr(obj, method, None)
+        if not callable(fn):
+            continue
+        where = f"python subject {target!r}: {type(obj).__name__}.{method}"
+        if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+            raise UsageError(
+                f"{where} is a coroutine function (async def), and memgauge calls {method} "
+                f"without an event loop: define {method} with def, running the coroutine "
+                "itself (asyncio.run(...))"
+            )
+        if method == "search" and inspect.isgeneratorfunction(fn):
+            raise UsageError(
+                f"{where} is a generator function (it yields): return the hits as a list"
+            )
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -9,10 +9,13 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
   another store), and it has no `dump`: only its searches tell.
 - `ChannelWordMemory`: a hit's `channels` is one name, `"lexical"`, not a list of names.
+- `AsyncMemory`: `async def search`, as in an asyncio application.
+- `YieldingMemory`: `search` yields its hits instead of returning a list.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -66,3 +69,14 @@ class ChannelWordMemory(_Keywords):
             {"id": i, "text": self.texts[i], "channels": "lexical"}
             for i, _ in self.ranked(query, k)
         ]
+
+
+class AsyncMemory(_Keywords):
+    async def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+
+class YieldingMemory(_Keywords):
+    def search(self, query: str, k: int) -> Iterator[dict[str, Any]]:
+        for i, _ in self.ranked(query, k):
+            yield {"id": i, "text": self.texts[i]}

@@ -1,0 +1,53 @@
+"""A `python:` subject whose methods cannot be called as memgauge calls them (an `async def
+search`, a `search` that yields) is refused before the run with what to write instead (exit
+2), not failed query by query with the object it returned (and a 'coroutine was never awaited'
+warning on stderr)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.helpers import run_memgauge
+
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import save_retrieval_dataset
+
+SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "dataset"
+    save_retrieval_dataset(demo_dataset(), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        (
+            "AsyncMemory",
+            "python subject 'mistakes:AsyncMemory': AsyncMemory.search is a coroutine function "
+            "(async def), and memgauge calls search without an event loop: define search with "
+            "def, running the coroutine itself (asyncio.run(...))",
+        ),
+        (
+            "YieldingMemory",
+            "python subject 'mistakes:YieldingMemory': YieldingMemory.search is a generator "
+            "function (it yields): return the hits as a list",
+        ),
+    ],
+)
+def test_a_search_memgauge_cannot_call_is_refused_before_the_run(
+    target: str, says: str, dataset: Path, tmp_path: Path
+) -> None:
+    args = ["evaluate", str(dataset), "-s", "lexical", "-s", f"python:mistakes:{target}@mine"]
+    done = run_memgauge(
+        *args, "--no-store", "--out", str(tmp_path / "o"), env={"PYTHONPATH": str(SUBJECTS)}
+    )
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert says in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+    assert "never awaited" not in done.stderr
+    assert not (tmp_path / "o").exists()  # nothing half-written
