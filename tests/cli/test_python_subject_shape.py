@@ -51,3 +51,29 @@ def test_a_search_memgauge_cannot_call_is_refused_before_the_run(
     assert "Traceback" not in done.stderr
     assert "never awaited" not in done.stderr
     assert not (tmp_path / "o").exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("given", ["flag", "spec-with-kwargs"])
+def test_a_module_whose_dependency_is_missing_says_which_and_the_others_still_run(
+    given: str, dataset: Path, tmp_path: Path
+) -> None:
+    """The module was found: the message names the package its import misses (not where the
+    module was looked for), and the subject is unavailable (exit 3) beside a working one, also
+    when its kwargs (checked against the factory before the run) cannot be checked."""
+    spec = "python:needs_missing_dep:Memory"
+    if given == "spec-with-kwargs":
+        spec = str(tmp_path / "mine.yaml")
+        Path(spec).write_text("python:\n  target: needs_missing_dep:Memory\n  kwargs: {n: 1}\n")
+    args = ["evaluate", str(dataset), "-s", "lexical", "-s", f"{spec}@mine"]
+    out = tmp_path / "o"
+    done = run_memgauge(*args, "--no-store", "--out", str(out), env={"PYTHONPATH": str(SUBJECTS)})
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    said = " ".join((done.stdout + done.stderr).split())
+    assert (
+        "python subject 'needs_missing_dep:Memory': importing needs_missing_dep "
+        f"({SUBJECTS / 'needs_missing_dep.py'}, line 6) failed: it imports memgauge_test_absent_dep, "
+        "which is not installed in this Python"
+    ) in said, said[-3000:]
+    assert "looked for in" not in said
+    assert "Traceback" not in done.stderr
+    assert "lexical" in (out / "summary.md").read_text()  # the working subject is reported

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import reprlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -25,7 +26,13 @@ from pydantic import Field, field_validator
 from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
-from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
+from memgauge.errors import (
+    MemgaugeError,
+    ReplyError,
+    SubjectError,
+    UnavailableError,
+    UsageError,
+)
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import (
     INGEST_BATCH,
@@ -61,6 +68,14 @@ def load_target(target: str) -> Callable[..., Any]:
     try:
         obj: Any = import_from(module_name, dirs)
     except ImportError as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        where = _line_running(exc, module_name)
+        if missing and where:  # the module was found: a package its own import needs is not
+            raise UnavailableError(
+                f"python subject {target!r}: importing {module_name} ({where}) failed: it "
+                f"imports {missing}, which is not installed in this Python ({sys.executable}); "
+                "install it there (pip install ...)"
+            ) from None
         raise UsageError(
             f"python subject {target!r}: cannot import {module_name!r} ({exc}); it was looked "
             f"for in {', '.join(dirs)}, then on PYTHONPATH and among the installed packages"
@@ -73,6 +88,18 @@ def load_target(target: str) -> Callable[..., Any]:
     if not callable(factory):
         raise UsageError(f"python subject {target!r}: {attr} is not callable")
     return factory
+
+
+def _line_running(exc: BaseException, module_name: str) -> str | None:
+    """The file and line of `module_name`'s own code that `exc` was raised under, or None
+    when the module never ran (it was not found)."""
+    where = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == module_name:
+            where = f"{tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
 
 
 def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:
@@ -256,6 +283,8 @@ class PythonArgs(SpecArgs):
             factory = load_target(self.target)
         except UsageError as exc:
             return [SpecProblem(("target",), str(exc))]
+        except UnavailableError:  # the spec may be right: building the subject says what is not
+            return []
         model = args_model_of(factory)
         if model is None:  # the factory takes **kwargs
             return []
