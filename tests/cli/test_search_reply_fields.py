@@ -30,6 +30,13 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "ChannelWordMemory",
             "has 'channels' 'lexical', a str: give a list of the channels' names",
         ),
+        (
+            "NoneIdMemory",
+            "search hit 1 has 'id' None, a NoneType: give the id of the memory as it was "
+            "ingested (str)",
+        ),
+        ("TextScoreMemory", ".0', a str: give a number, or no 'score'"),
+        ("ListMetadataMemory", "has 'metadata' ['pinned'], a list: give a dict, or no 'metadata'"),
     ],
 )
 def test_a_hit_field_of_the_wrong_type_fails_each_query_naming_it(
@@ -45,3 +52,19 @@ def test_a_hit_field_of_the_wrong_type_fails_each_query_naming_it(
     assert errors
     assert all(says in e for e in errors), errors[0]
     assert system["metrics"]["nDCG@10"]["value"] is None  # n/a, never a number
+
+
+def test_numpy_scores_are_kept_as_numbers(dataset: Path, tmp_path: Path) -> None:
+    """A vector library's float32 score is a number: kept (in `runs export`), not dropped."""
+    db = str(tmp_path / "r.db")
+    args = ["evaluate", str(dataset), "-s", "python:mistakes:NumpyScoreMemory@mine"]
+    done = run_memgauge(
+        *args, "--store", db, "--out", str(tmp_path / "o"), env={"PYTHONPATH": str(SUBJECTS)}
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (run_id,) = [x.split()[2] for x in done.stdout.splitlines() if x.startswith("recorded run ")]
+    export = tmp_path / "rows.jsonl"
+    assert run_memgauge("runs", "export", run_id, "--store", db, "--format", "jsonl", "--out",
+                        str(export)).returncode == 0  # fmt: skip
+    text = export.read_text()
+    assert '"score": 2.0' in text, text[:2000]

@@ -15,6 +15,7 @@ then on `sys.path`; see `memgauge._util.imports`.
 from __future__ import annotations
 
 import inspect
+import numbers
 import reprlib
 import sys
 import time
@@ -209,7 +210,7 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
             hits.append(item)
         elif isinstance(item, Mapping):
             hits.append(_dict_hit(rank, item))
-        elif isinstance(item, str | int):
+        elif isinstance(item, str | int) and not isinstance(item, bool):
             hits.append(Hit(id=str(item), text="", score=None, rank=rank))
         else:
             raise SubjectError(_not_a_hit(rank, item))
@@ -224,23 +225,45 @@ def _dict_hit(rank: int, item: Mapping[str, Any]) -> Hit:
         raise SubjectError(
             f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
         )
-    ident = str(item["id"])
+    raw_id = item["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+        raise SubjectError(
+            f"search hit {rank} has 'id' {_shown(raw_id)}: give the id of the memory as it was "
+            f"ingested (str); {SEARCH_CONTRACT}"
+        )
+    ident = str(raw_id)
     channels = item.get("channels") or ()
     if isinstance(channels, str | bytes) or not isinstance(channels, Sequence):
         raise SubjectError(
-            f"search hit {rank} ({ident!r}) has 'channels' {reprlib.repr(channels)}, a "
-            f"{type(channels).__name__}: give a list of the channels' names (['lexical', "
-            f"'dense']); {SEARCH_CONTRACT}"
+            f"search hit {rank} ({ident!r}) has 'channels' {_shown(channels)}: give a list of "
+            f"the channels' names (['lexical', 'dense']); {SEARCH_CONTRACT}"
         )
     score = item.get("score")
+    # a number of any type (a vector library's numpy.float32 too); a bool is no score
+    if score is not None and (isinstance(score, bool) or not isinstance(score, numbers.Real)):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'score' {_shown(score)}: give a number, or no "
+            f"'score'; {SEARCH_CONTRACT}"
+        )
+    metadata = item.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'metadata' {_shown(metadata)}: give a dict, or "
+            f"no 'metadata'; {SEARCH_CONTRACT}"
+        )
     return Hit(
         id=ident,
         text=str(item.get("text") or item.get("memory") or ""),
-        score=float(score) if isinstance(score, int | float) else None,
+        score=None if score is None else float(score),
         rank=rank,
         channels=tuple(channels),
-        metadata=dict(item.get("metadata") or {}),
+        metadata=dict(metadata),
     )
+
+
+def _shown(value: Any) -> str:
+    """A field's value as an error shows it: shortened, with its type."""
+    return f"{reprlib.repr(value)}, a {type(value).__name__}"
 
 
 def _not_a_hit(rank: int, item: Any) -> str:

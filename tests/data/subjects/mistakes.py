@@ -11,6 +11,9 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `ChannelWordMemory`: a hit's `channels` is one name, `"lexical"`, not a list of names.
 - `AsyncMemory`: `async def search`, as in an asyncio application.
 - `YieldingMemory`: `search` yields its hits instead of returning a list.
+- `NoneIdMemory`, `TextScoreMemory`, `ListMetadataMemory`: a hit's `id` is None (a row that
+  lost its key), its `score` a string (`"2.0"`), its `metadata` a list.
+- `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
 from __future__ import annotations
@@ -80,3 +83,31 @@ class YieldingMemory(_Keywords):
     def search(self, query: str, k: int) -> Iterator[dict[str, Any]]:
         for i, _ in self.ranked(query, k):
             yield {"id": i, "text": self.texts[i]}
+
+
+class NoneIdMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": None, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+
+class TextScoreMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i], "score": str(s)} for i, s in self.ranked(query, k)]
+
+
+class ListMetadataMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "text": self.texts[i], "metadata": ["pinned"]}
+            for i, _ in self.ranked(query, k)
+        ]
+
+
+class NumpyScoreMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        import numpy as np
+
+        return [
+            {"id": i, "text": self.texts[i], "score": np.float32(s)}
+            for i, s in self.ranked(query, k)
+        ]
