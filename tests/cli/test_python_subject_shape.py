@@ -1,5 +1,5 @@
 """A `python:` subject whose methods cannot be called as memgauge calls them (an `async def
-search`, a `search` that yields) is refused before the run with what to write instead (exit
+search`, a `search` that yields, a `search` without `k`) is refused before the run with what to write instead (exit
 2), not failed query by query with the object it returned (and a 'coroutine was never awaited'
 warning on stderr)."""
 
@@ -36,6 +36,12 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "YieldingMemory",
             "python subject 'mistakes:YieldingMemory': YieldingMemory.search is a generator "
             "function (it yields): return the hits as a list",
+        ),
+        (
+            "NoKMemory",
+            "python subject 'mistakes:NoKMemory': NoKMemory.search(query) cannot be called as "
+            "search(query, k) (too many positional arguments): memgauge passes the query and "
+            "how many hits to return, by position",
         ),
     ],
 )

@@ -491,15 +491,29 @@ def speaking(obj: Any, name: str, *, owned: bool = False) -> Any:
 #: the methods whose return value memgauge reads when it calls them (or that must have run)
 _CALLED = ("reset", "ingest", "flush", "search", "dump", "answer", "extract", "decide", "embed")
 
+#: how memgauge calls a memory's or an agent's method: the arguments (by position), the call
+#: as the docs write it, and what it passes
+_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
+    "reset": ((), "reset()", "no argument"),
+    "ingest": (([],), "ingest(memories)", "a list of Memory objects"),
+    "flush": ((), "flush()", "no argument"),
+    "search": (("query", 10), "search(query, k)", "the query and how many hits to return"),
+    "dump": ((), "dump()", "no argument"),
+    "answer": (("question",), "answer(question)", "the question"),
+}
+
 
 def _refuse_unreadable_methods(target: str, obj: Any) -> None:
-    """UsageError for a method that returns what memgauge cannot read in place of its result:
-    a coroutine function (a coroutine, never run), or a search that yields (a generator)."""
+    """UsageError for a method that cannot be called as memgauge calls it (`_CALLS`), or that
+    returns what memgauge cannot read in place of its result: a coroutine function (a
+    coroutine, never run), or a search that yields (a generator)."""
     for method in _CALLED:
         fn = getattr(obj, method, None)
         if not callable(fn):
             continue
         where = f"python subject {target!r}: {type(obj).__name__}.{method}"
+        if method in _CALLS:
+            _refuse_uncallable(where, fn, *_CALLS[method])
         if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
             raise UsageError(
                 f"{where} is a coroutine function (async def), and memgauge calls {method} "
@@ -510,6 +524,32 @@ def _refuse_unreadable_methods(target: str, obj: Any) -> None:
             raise UsageError(
                 f"{where} is a generator function (it yields): return the hits as a list"
             )
+
+
+#: how a signature writes its variadic parameters
+_STARS: dict[inspect._ParameterKind, str] = {
+    inspect.Parameter.VAR_POSITIONAL: "*",
+    inspect.Parameter.VAR_KEYWORD: "**",
+}
+
+
+def _refuse_uncallable(
+    where: str, fn: Callable[..., Any], args: tuple[Any, ...], call: str, what: str
+) -> None:
+    """UsageError when `fn`'s signature cannot take `args` by position (a search without `k`
+    would fail every query with a TypeError naming neither the subject nor the contract)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: its calls will tell
+        return
+    try:
+        sig.bind(*args)
+    except TypeError as exc:
+        params = ", ".join(_STARS.get(p.kind, "") + p.name for p in sig.parameters.values())
+        by = ", by position" if args else ""
+        raise UsageError(
+            f"{where}({params}) cannot be called as {call} ({exc}): memgauge passes {what}{by}"
+        ) from None
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -13,6 +13,7 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `YieldingMemory`: `search` yields its hits instead of returning a list.
 - `NoneIdMemory`, `TextScoreMemory`, `ListMetadataMemory`: a hit's `id` is None (a row that
   lost its key), its `score` a string (`"2.0"`), its `metadata` a list.
+- `NoKMemory`: `search(query)` without `k`, as a library's own search may be written.
 - `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
@@ -111,3 +112,8 @@ class NumpyScoreMemory(_Keywords):
             {"id": i, "text": self.texts[i], "score": np.float32(s)}
             for i, s in self.ranked(query, k)
         ]
+
+
+class NoKMemory(_Keywords):
+    def search(self, query: str) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, 10)]
