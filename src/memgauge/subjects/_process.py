@@ -122,7 +122,10 @@ class LineProcess:
             try:
                 message = json.loads(line)
             except json.JSONDecodeError:
-                raise self.error(f"wrote a line that is not JSON: {line.strip()[:200]!r}") from None
+                raise self.error(
+                    f"wrote a line that is not JSON: {line.strip()[:200]!r}; stdout is for JSON "
+                    "responses only: write logs to stderr"
+                ) from None
             if isinstance(message, dict) and matches(message):
                 return message
             if isinstance(message, dict) and others is not None:

@@ -56,6 +56,8 @@ class NotAMemory:
 def serve() -> None:
     mem = KeywordMemory(boost_recent="--boost" in sys.argv)
     mode = next((a for a in sys.argv if a.startswith("--fail=")), "")
+    if mode == "--fail=log-to-stdout":  # a log line where responses go, as print() logs
+        print("loading index from ./memory.db", flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         method, params = req["method"], req["params"]

@@ -1,6 +1,6 @@
-"""A `subprocess:` subject that answers one search after its timeout: that query is a recorded
-failure, and the late reply is dropped, not read as the answer to the next request (where it
-failed every request after it, one reply behind, until the subject was stopped)."""
+"""What a `subprocess:` subject's replies make of a run, through `memgauge evaluate` with a real
+child: a reply after its timeout fails its own query only; a log line on stdout fails the
+subject saying where logs go."""
 
 from __future__ import annotations
 
@@ -32,3 +32,20 @@ def test_a_late_reply_fails_its_own_query_only(tmp_path: Path) -> None:
     assert "no answer to 'search' within 0.5 s" in errors[0]
     counts = system["metrics"]["nDCG@10"]
     assert (counts["n_scored"], counts["n_failed"]) == (36, 1)
+
+
+def test_a_log_line_on_stdout_says_to_log_to_stderr(tmp_path: Path) -> None:
+    save_retrieval_dataset(demo_dataset(), tmp_path / "dataset")
+    spec = {"subprocess": {"command": [sys.executable, str(SCRIPT), "--fail=log-to-stdout"]}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(spec))
+    out = tmp_path / "o"
+    args = ["evaluate", str(tmp_path / "dataset"), "-s", "lexical"]
+    done = run_memgauge(
+        *args, "-s", f"{tmp_path / 'mine.yaml'}@mine", "--no-store", "--out", str(out)
+    )
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    said = " ".join(done.stdout.split())
+    assert (
+        "wrote a line that is not JSON: 'loading index from ./memory.db'; stdout is for JSON "
+        "responses only: write logs to stderr"
+    ) in said, said[-2000:]
