@@ -83,3 +83,34 @@ def test_a_module_whose_dependency_is_missing_says_which_and_the_others_still_ru
     assert "looked for in" not in said
     assert "Traceback" not in done.stderr
     assert "lexical" in (out / "summary.md").read_text()  # the working subject is reported
+
+
+def test_a_class_that_needs_arguments_is_told_where_to_give_them(
+    dataset: Path, tmp_path: Path
+) -> None:
+    args = ["evaluate", str(dataset), "-s", "lexical", "-s", "python:mistakes:PathMemory@mine"]
+    done = run_memgauge(
+        *args, "--no-store", "--out", str(tmp_path / "o"), env={"PYTHONPATH": str(SUBJECTS)}
+    )
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (
+        "python subject 'mistakes:PathMemory': PathMemory(path) cannot be called with no "
+        "argument (missing a required argument: 'path'): give its arguments under the spec's "
+        "kwargs, {python: {target: mistakes:PathMemory, kwargs: {path: ...}}} (in a spec file "
+        "given to -s, or a suite's subjects)"
+    ) in " ".join(done.stderr.split())
+
+
+def test_a_type_error_inside_a_factory_is_the_subjects_own_failure(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """Called as its signature allows, a factory that raises a TypeError failed in its own code:
+    the subject cannot be built (exit 4, the others still run), not bad input (exit 2)."""
+    spec = "python:mistakes:TypeErrorInInit@mine"
+    out = tmp_path / "o"
+    args = ["evaluate", str(dataset), "-s", "lexical", "-s", spec, "--no-store", "--out", str(out)]
+    done = run_memgauge(*args, env={"PYTHONPATH": str(SUBJECTS)})
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    said = " ".join(done.stdout.split())
+    assert "TypeError: subject mine could not be built: object of type 'int' has no len()" in said
+    assert "lexical" in (out / "summary.md").read_text()

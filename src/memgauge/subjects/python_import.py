@@ -333,10 +333,12 @@ class PythonSubject:
     ) -> None:
         if obj is None:
             factory = load_target(target)
+            given = dict(kwargs or {})
+            _refuse_unbindable_factory(target, factory, given)
             try:
-                obj = factory(**dict(kwargs or {}))
-            except TypeError as exc:
-                raise UsageError(f"python subject {target!r}: {exc}") from None
+                obj = factory(**given)
+            except TypeError as exc:  # its arguments were bound above: its own code raised
+                raise _CallError(str(exc), type(exc).__name__) from exc
         self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))
@@ -533,6 +535,40 @@ _STARS: dict[inspect._ParameterKind, str] = {
 }
 
 
+def _refuse_unbindable_factory(target: str, factory: Any, given: dict[str, Any]) -> None:
+    """UsageError when the factory's signature cannot take the spec's kwargs (a class that
+    needs an argument, given on `-s` where no kwargs can be), saying where to give them."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: its call will tell
+        return
+    try:
+        sig.bind(**given)
+    except TypeError as exc:
+        name = getattr(factory, "__name__", target.partition(":")[2])
+        called = f"kwargs {given!r}" if given else "no argument"
+        message = f"python subject {target!r}: {name}({_params(sig)}) cannot be called with {called} ({exc})"
+        needed = [
+            p.name
+            for p in sig.parameters.values()
+            if p.default is p.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in given
+        ]
+        if needed:
+            example = ", ".join(f"{n}: ..." for n in needed)
+            message += (
+                f": give its arguments under the spec's kwargs, {{python: {{target: {target}, "
+                f"kwargs: {{{example}}}}}}} (in a spec file given to -s, or a suite's subjects)"
+            )
+        raise UsageError(message) from None
+
+
+def _params(sig: inspect.Signature) -> str:
+    """A signature's parameter names as a call writes them (`query, *args, **kwargs`)."""
+    return ", ".join(_STARS.get(p.kind, "") + p.name for p in sig.parameters.values())
+
+
 def _refuse_uncallable(
     where: str, fn: Callable[..., Any], args: tuple[Any, ...], call: str, what: str
 ) -> None:
@@ -545,10 +581,10 @@ def _refuse_uncallable(
     try:
         sig.bind(*args)
     except TypeError as exc:
-        params = ", ".join(_STARS.get(p.kind, "") + p.name for p in sig.parameters.values())
         by = ", by position" if args else ""
         raise UsageError(
-            f"{where}({params}) cannot be called as {call} ({exc}): memgauge passes {what}{by}"
+            f"{where}({_params(sig)}) cannot be called as {call} ({exc}): memgauge passes "
+            f"{what}{by}"
         ) from None
 
 

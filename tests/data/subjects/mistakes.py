@@ -14,6 +14,8 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `NoneIdMemory`, `TextScoreMemory`, `ListMetadataMemory`: a hit's `id` is None (a row that
   lost its key), its `score` a string (`"2.0"`), its `metadata` a list.
 - `NoKMemory`: `search(query)` without `k`, as a library's own search may be written.
+- `PathMemory`: its class needs an argument (`path`), as a store over a file does.
+- `TypeErrorInInit`: its `__init__` takes nothing and fails with a TypeError of its own code.
 - `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
@@ -117,3 +119,21 @@ class NumpyScoreMemory(_Keywords):
 class NoKMemory(_Keywords):
     def search(self, query: str) -> list[dict[str, Any]]:
         return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, 10)]
+
+
+class PathMemory(_Keywords):
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+
+class TypeErrorInInit(_Keywords):
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = len(42)  # type: ignore[arg-type]  # the user's own bug
+
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return []
