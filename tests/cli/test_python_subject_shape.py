@@ -114,3 +114,15 @@ def test_a_type_error_inside_a_factory_is_the_subjects_own_failure(
     said = " ".join(done.stdout.split())
     assert "TypeError: subject mine could not be built: object of type 'int' has no len()" in said
     assert "lexical" in (out / "summary.md").read_text()
+
+
+def test_a_misspelled_factory_is_answered_with_the_nearest_name(
+    dataset: Path, tmp_path: Path
+) -> None:
+    args = ["evaluate", str(dataset), "-s", "python:mistakes:PathMemroy@mine", "--no-store"]
+    done = run_memgauge(*args, "--out", str(tmp_path / "o"), env={"PYTHONPATH": str(SUBJECTS)})
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (
+        "python subject 'mistakes:PathMemroy': mistakes has no attribute 'PathMemroy'; did you "
+        "mean 'PathMemory'?"
+    ) in done.stderr

@@ -14,6 +14,7 @@ then on `sys.path`; see `memgauge._util.imports`.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import numbers
 import reprlib
@@ -83,7 +84,12 @@ def load_target(target: str) -> Callable[..., Any]:
         ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise UsageError(f"python subject {target!r}: {module_name} has no attribute {attr!r}")
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, public, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"python subject {target!r}: {module_name} has no attribute {attr!r}{hint}"
+            )
         obj = getattr(obj, part)
     factory: object = obj
     if not callable(factory):
