@@ -269,3 +269,30 @@ def test_ranx_json_is_a_qrels_or_a_run_whatever_its_name(
     subject = tmp_path / "subject.json"  # another kind's name outweighs the shape
     subject.write_text('{"lexical": {"candidates": 50}}')
     assert detect_kind(subject) == "subject"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("mine.yaml", "python:\n  target: mymemory:make\n"),  # the quick start's own spec
+        ("slow.yml", "subprocess:\n  command: [python, my_memory.py]\n  timeout: 60\n"),
+        ("service.json", '{"http": {"base_url": "http://127.0.0.1:8000", "max_retries": 1}}'),
+    ],
+)
+def test_a_subject_spec_is_a_subject_whatever_its_name(
+    name: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A subject spec file is one key, the subject's kind, over its arguments: read as a
+    subject by its content, not as a dataset bundle with an unknown field."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert detect_kind(path) == "subject"
+    code, out = _validate(capsys, str(path))
+    assert code == 0, out
+    assert f"ok  {path}  (subject: " in out
+
+
+def test_a_bundle_with_one_misspelled_part_is_still_read_as_a_bundle(tmp_path: Path) -> None:
+    path = tmp_path / "data.yaml"
+    path.write_text("memoires:\n  - id: m1\n    text: Deploys go out on Tuesdays\n")
+    assert detect_kind(path) == "bundle"

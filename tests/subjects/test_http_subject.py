@@ -55,6 +55,22 @@ def test_round_trip_with_namespaces(service: tuple[Service, str]) -> None:
     b.close()
 
 
+@pytest.mark.parametrize("stages", [{"rank": "3ms"}, {"rank": None}, {"rank": [1, 2]}])
+def test_a_stage_latency_that_is_no_number_fails_the_search_naming_it(
+    stages: dict[str, Any], service: tuple[Service, str]
+) -> None:
+    svc, url = service
+    svc.latency_ms = stages
+    s = HttpSubject(url)
+    s.ingest(MEMS)
+    with pytest.raises(SubjectError) as info:
+        s.search("stripe", 2)
+    s.close()
+    said = str(info.value)
+    assert said.startswith(f"http:{url}/search: 'latency_ms' 'rank' is {stages['rank']!r}")
+    assert said.endswith("give each stage's milliseconds as a number ({'rank': 0.1})")
+
+
 def test_retries_then_succeeds_and_gives_up_with_the_message(service: tuple[Service, str]) -> None:
     svc, url = service
     s = HttpSubject(url, max_retries=2)

@@ -22,7 +22,7 @@ def validate(files: tuple[Path, ...], kind: str | None) -> None:
 
     Kinds: a dataset directory or bundle, memories, queries, judgments, equivalence classes,
     causal chains (JSONL/JSON/YAML), TREC qrels and run files, memaudit conversations, LoCoMo
-    and LongMemEval files, suite files, subject spec files (subject*.yaml), extraction cases
+    and LongMemEval files, suite files, subject spec files ({KIND: {...}}), extraction cases
     (seed 001), memory-operation cases (seed 000), recorded outputs and production traces,
     embedding pairs and stored vectors,
     task items and audit probes. A file's kind is read from its content; its name only breaks

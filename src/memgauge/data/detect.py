@@ -186,6 +186,8 @@ def _by_object(outline: Outline) -> tuple[Kind, ...]:
         return ("locomo",)  # one sample where LoCoMo has a list: its reader says so
     if keys & {"haystack_sessions", "question_id"}:
         return ("longmemeval",)
+    if len(keys) == 1 and not record:
+        return ("subject",)  # {KIND: {arguments}}: one subject spec (`-s FILE`)
     return ()
 
 

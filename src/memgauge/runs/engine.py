@@ -369,10 +369,9 @@ def _lanes(
             except (UsageError, DataError):
                 raise  # a spec that cannot be right (exit 2)
             except Exception as exc:
-                kind = type(exc).__name__
                 broken[name] = Failure(
                     stage="setup",
-                    kind=kind,
+                    kind=str(getattr(exc, "failure_kind", "") or type(exc).__name__),
                     message=f"subject {name} could not be built: {exc}",
                 )
     except BaseException:

@@ -49,6 +49,7 @@ class LineProcess:
             raise UsageError(f"{kind} subject: cannot start {argv[0]!r}: {exc}") from None
         self._stderr: deque[str] = deque(maxlen=50)
         self._lines: deque[str] = deque()
+        self._heard = False  # whether the child has written any line to stdout yet
         self._ready = threading.Condition()
         self._pumps = [
             threading.Thread(target=self._pump_stderr, daemon=True),
@@ -67,6 +68,7 @@ class LineProcess:
         for line in self.proc.stdout:
             with self._ready:
                 self._lines.append(line)
+                self._heard = True
                 self._ready.notify_all()
         with self._ready:
             self._ready.notify_all()
@@ -109,7 +111,14 @@ class LineProcess:
                 while not self._lines:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        raise self.error(f"no answer to {what} within {timeout:g} s")
+                        # a pipe is block-buffered: a child that never flushes is never heard
+                        unheard = (
+                            ""
+                            if self._heard
+                            else "; it has answered nothing yet: does it flush "
+                            "its stdout after each line (print(..., flush=True))?"
+                        )
+                        raise self.error(f"no answer to {what} within {timeout:g} s{unheard}")
                     if self.proc.poll() is not None:
                         self._pumps[1].join(timeout=0.2)
                         if not self._lines:
@@ -122,7 +131,10 @@ class LineProcess:
             try:
                 message = json.loads(line)
             except json.JSONDecodeError:
-                raise self.error(f"wrote a line that is not JSON: {line.strip()[:200]!r}") from None
+                raise self.error(
+                    f"wrote a line that is not JSON: {line.strip()[:200]!r}; stdout is for JSON "
+                    "responses only: write logs to stderr"
+                ) from None
             if isinstance(message, dict) and matches(message):
                 return message
             if isinstance(message, dict) and others is not None:

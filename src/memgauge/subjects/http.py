@@ -144,11 +144,14 @@ class HttpSubject(RemoteSubject):
                 f"{self.name}/search: expected an object with 'hits', got {data!r:.200}"
             )
         stages = data.get("latency_ms")
-        latency = (
-            {f"service_{name}": float(v) for name, v in stages.items()}
-            if isinstance(stages, dict)
-            else {}
-        )
+        latency: dict[str, float] = {}
+        for name, ms in stages.items() if isinstance(stages, dict) else ():
+            if isinstance(ms, bool) or not isinstance(ms, int | float):
+                raise SubjectError(
+                    f"{self.name}/search: 'latency_ms' {name!r} is {ms!r:.60}: give each stage's "
+                    "milliseconds as a number ({'rank': 0.1})"
+                )
+            latency[f"service_{name}"] = float(ms)
         return search_result(data, k, {**latency, "total": total})
 
     def dump(self) -> list[Memory]:

@@ -14,8 +14,11 @@ then on `sys.path`; see `memgauge._util.imports`.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import numbers
 import reprlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -25,7 +28,13 @@ from pydantic import Field, field_validator
 from memgauge._util.imports import import_dirs, import_from
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, problems_of
 from memgauge.data.models import Memory, SessionContext, Turn
-from memgauge.errors import MemgaugeError, ReplyError, SubjectError, UsageError
+from memgauge.errors import (
+    MemgaugeError,
+    ReplyError,
+    SubjectError,
+    UnavailableError,
+    UsageError,
+)
 from memgauge.subjects.async_bridge import bridged, stop_loop
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import (
@@ -62,18 +71,43 @@ def load_target(target: str) -> Callable[..., Any]:
     try:
         obj: Any = import_from(module_name, dirs)
     except ImportError as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        where = _line_running(exc, module_name)
+        if missing and where:  # the module was found: a package its own import needs is not
+            raise UnavailableError(
+                f"python subject {target!r}: importing {module_name} ({where}) failed: it "
+                f"imports {missing}, which is not installed in this Python ({sys.executable}); "
+                "install it there (pip install ...)"
+            ) from None
         raise UsageError(
             f"python subject {target!r}: cannot import {module_name!r} ({exc}); it was looked "
             f"for in {', '.join(dirs)}, then on PYTHONPATH and among the installed packages"
         ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise UsageError(f"python subject {target!r}: {module_name} has no attribute {attr!r}")
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, public, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"python subject {target!r}: {module_name} has no attribute {attr!r}{hint}"
+            )
         obj = getattr(obj, part)
     factory: object = obj
     if not callable(factory):
         raise UsageError(f"python subject {target!r}: {attr} is not callable")
     return factory
+
+
+def _line_running(exc: BaseException, module_name: str) -> str | None:
+    """The file and line of `module_name`'s own code that `exc` was raised under, or None
+    when the module never ran (it was not found)."""
+    where = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == module_name:
+            where = f"{tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
 
 
 def normalise_answer(raw: Any, elapsed_ms: float) -> Answer:
@@ -182,26 +216,61 @@ def normalise_hits(raw: Any, k: int) -> list[Hit]:
         if isinstance(item, Hit):
             hits.append(item)
         elif isinstance(item, Mapping):
-            if "id" not in item:
-                raise SubjectError(
-                    f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
-                )
-            score = item.get("score")
-            hits.append(
-                Hit(
-                    id=str(item["id"]),
-                    text=str(item.get("text") or item.get("memory") or ""),
-                    score=float(score) if isinstance(score, int | float) else None,
-                    rank=rank,
-                    channels=tuple(item.get("channels") or ()),
-                    metadata=dict(item.get("metadata") or {}),
-                )
-            )
-        elif isinstance(item, str | int):
+            hits.append(_dict_hit(rank, item))
+        elif isinstance(item, str | int) and not isinstance(item, bool):
             hits.append(Hit(id=str(item), text="", score=None, rank=rank))
         else:
             raise SubjectError(_not_a_hit(rank, item))
     return hits
+
+
+def _dict_hit(rank: int, item: Mapping[str, Any]) -> Hit:
+    """A hit given as a dict; SubjectError naming the hit and the field that is not of its
+    contract's type (read as another, it would be scored as something the system never
+    said)."""
+    if "id" not in item:
+        raise SubjectError(
+            f"search hit {rank} has no 'id' ({reprlib.repr(dict(item))}); {SEARCH_CONTRACT}"
+        )
+    raw_id = item["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+        raise SubjectError(
+            f"search hit {rank} has 'id' {_shown(raw_id)}: give the id of the memory as it was "
+            f"ingested (str); {SEARCH_CONTRACT}"
+        )
+    ident = str(raw_id)
+    channels = item.get("channels") or ()
+    if isinstance(channels, str | bytes) or not isinstance(channels, Sequence):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'channels' {_shown(channels)}: give a list of "
+            f"the channels' names (['lexical', 'dense']); {SEARCH_CONTRACT}"
+        )
+    score = item.get("score")
+    # a number of any type (a vector library's numpy.float32 too); a bool is no score
+    if score is not None and (isinstance(score, bool) or not isinstance(score, numbers.Real)):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'score' {_shown(score)}: give a number, or no "
+            f"'score'; {SEARCH_CONTRACT}"
+        )
+    metadata = item.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise SubjectError(
+            f"search hit {rank} ({ident!r}) has 'metadata' {_shown(metadata)}: give a dict, or "
+            f"no 'metadata'; {SEARCH_CONTRACT}"
+        )
+    return Hit(
+        id=ident,
+        text=str(item.get("text") or item.get("memory") or ""),
+        score=None if score is None else float(score),
+        rank=rank,
+        channels=tuple(channels),
+        metadata=dict(metadata),
+    )
+
+
+def _shown(value: Any) -> str:
+    """A field's value as an error shows it: shortened, with its type."""
+    return f"{reprlib.repr(value)}, a {type(value).__name__}"
 
 
 def _not_a_hit(rank: int, item: Any) -> str:
@@ -244,6 +313,8 @@ class PythonArgs(SpecArgs):
             factory = load_target(self.target)
         except UsageError as exc:
             return [SpecProblem(("target",), str(exc))]
+        except UnavailableError:  # the spec may be right: building the subject says what is not
+            return []
         model = args_model_of(factory)
         if model is None:  # the factory takes **kwargs
             return []
@@ -259,10 +330,6 @@ class _CallError(SubjectError):
         self.failure_kind = kind
 
 
-#: the methods memgauge calls on a user's object: any may be a coroutine function
-_BRIDGED = ("reset", "ingest", "flush", "search", "dump", "answer", "extract", "decide", "embed")
-
-
 class PythonSubject:
     """Wraps the object a factory returns; calls are timed and errors named."""
 
@@ -273,10 +340,12 @@ class PythonSubject:
     ) -> None:
         if obj is None:
             factory = load_target(target)
+            given = dict(kwargs or {})
+            _refuse_unbindable_factory(target, factory, given)
             try:
-                obj = factory(**dict(kwargs or {}))
-            except TypeError as exc:
-                raise UsageError(f"python subject {target!r}: {exc}") from None
+                obj = factory(**given)
+            except TypeError as exc:  # its arguments were bound above: its own code raised
+                raise _CallError(str(exc), type(exc).__name__) from exc
         self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))
@@ -293,11 +362,12 @@ class PythonSubject:
             )
         self._memory = not missing
         self.target = target
+        _refuse_unreadable_methods(target, self.obj)
         # pass session context only to a search that takes it
         self._takes_session = self._memory and _accepts(self.obj.search, "session")
         self._takes_history = self._answers and _accepts(self.obj.answer, "history")
         # `async def` methods (an asyncio memory system's) run on an event loop of its own
-        self.obj = bridged(self.obj, _BRIDGED)
+        self.obj = bridged(self.obj, _CALLED)
 
     @classmethod
     def wrap(cls, obj: Any, name: str) -> PythonSubject:
@@ -432,6 +502,104 @@ def speaking(obj: Any, name: str, *, owned: bool = False) -> Any:
     if isinstance(obj, MemorySystem | Agent) and hasattr(obj, "capabilities"):
         return obj
     return (_ClosedWithTheRun if owned else PythonSubject).wrap(obj, name)
+
+
+#: the methods whose return value memgauge reads when it calls them (or that must have run);
+#: any may be a coroutine function (`async def`: run on an event loop of the object's own)
+_CALLED = ("reset", "ingest", "flush", "search", "dump", "answer", "extract", "decide", "embed")
+
+#: how memgauge calls a memory's or an agent's method: the arguments (by position), the call
+#: as the docs write it, and what it passes
+_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
+    "reset": ((), "reset()", "no argument"),
+    "ingest": (([],), "ingest(memories)", "a list of Memory objects"),
+    "flush": ((), "flush()", "no argument"),
+    "search": (("query", 10), "search(query, k)", "the query and how many hits to return"),
+    "dump": ((), "dump()", "no argument"),
+    "answer": (("question",), "answer(question)", "the question"),
+}
+
+
+def _refuse_unreadable_methods(target: str, obj: Any) -> None:
+    """UsageError for a method that cannot be called as memgauge calls it (`_CALLS`), or that
+    returns what memgauge cannot read in place of its result: one that yields (a generator, or
+    an `async def` that yields). An `async def` that returns is run (`async_bridge`)."""
+    for method in _CALLED:
+        fn = getattr(obj, method, None)
+        if not callable(fn):
+            continue
+        where = f"python subject {target!r}: {type(obj).__name__}.{method}"
+        if method in _CALLS:
+            _refuse_uncallable(where, fn, *_CALLS[method])
+        if inspect.isasyncgenfunction(fn):
+            raise UsageError(
+                f"{where} is an asynchronous generator (async def with yield): return the "
+                "result instead (an async def that returns is awaited)"
+            )
+        if method == "search" and inspect.isgeneratorfunction(fn):
+            raise UsageError(
+                f"{where} is a generator function (it yields): return the hits as a list"
+            )
+
+
+#: how a signature writes its variadic parameters
+_STARS: dict[inspect._ParameterKind, str] = {
+    inspect.Parameter.VAR_POSITIONAL: "*",
+    inspect.Parameter.VAR_KEYWORD: "**",
+}
+
+
+def _refuse_unbindable_factory(target: str, factory: Any, given: dict[str, Any]) -> None:
+    """UsageError when the factory's signature cannot take the spec's kwargs (a class that
+    needs an argument, given on `-s` where no kwargs can be), saying where to give them."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin without a signature: its call will tell
+        return
+    try:
+        sig.bind(**given)
+    except TypeError as exc:
+        name = getattr(factory, "__name__", target.partition(":")[2])
+        called = f"kwargs {given!r}" if given else "no argument"
+        message = f"python subject {target!r}: {name}({_params(sig)}) cannot be called with {called} ({exc})"
+        needed = [
+            p.name
+            for p in sig.parameters.values()
+            if p.default is p.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in given
+        ]
+        if needed:
+            example = ", ".join(f"{n}: ..." for n in needed)
+            message += (
+                f": give its arguments under the spec's kwargs, {{python: {{target: {target}, "
+                f"kwargs: {{{example}}}}}}} (in a spec file given to -s, or a suite's subjects)"
+            )
+        raise UsageError(message) from None
+
+
+def _params(sig: inspect.Signature) -> str:
+    """A signature's parameter names as a call writes them (`query, *args, **kwargs`)."""
+    return ", ".join(_STARS.get(p.kind, "") + p.name for p in sig.parameters.values())
+
+
+def _refuse_uncallable(
+    where: str, fn: Callable[..., Any], args: tuple[Any, ...], call: str, what: str
+) -> None:
+    """UsageError when `fn`'s signature cannot take `args` by position (a search without `k`
+    would fail every query with a TypeError naming neither the subject nor the contract)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: its calls will tell
+        return
+    try:
+        sig.bind(*args)
+    except TypeError as exc:
+        by = ", by position" if args else ""
+        raise UsageError(
+            f"{where}({_params(sig)}) cannot be called as {call} ({exc}): memgauge passes "
+            f"{what}{by}"
+        ) from None
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

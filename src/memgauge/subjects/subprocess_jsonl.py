@@ -63,7 +63,13 @@ class SubprocessSubject(RemoteSubject):
         self._next_id += 1
         rid = self._next_id
         self._child.send({"id": rid, "method": method, "params": body})
-        response = self._child.receive(lambda m: True, self.timeout, repr(method))
+        # a reply to a request given up on (past its timeout) comes late: dropped, it is not
+        # this request's answer (read as one, every later request read the reply before its own)
+        response = self._child.receive(
+            lambda m: not (isinstance(m.get("id"), int) and m["id"] < rid),
+            self.timeout,
+            repr(method),
+        )
         if response.get("id") != rid:
             raise self._child.error(f"answered {response!r:.200} to request {rid}")
         if "error" in response:

@@ -56,6 +56,8 @@ class NotAMemory:
 def serve() -> None:
     mem = KeywordMemory(boost_recent="--boost" in sys.argv)
     mode = next((a for a in sys.argv if a.startswith("--fail=")), "")
+    if mode == "--fail=log-to-stdout":  # a log line where responses go, as print() logs
+        print("loading index from ./memory.db", flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         method, params = req["method"], req["params"]
@@ -70,6 +72,11 @@ def serve() -> None:
             import time
 
             time.sleep(60)
+        if mode == "--fail=slow-once" and method == "search":
+            import time
+
+            time.sleep(1.0)  # past the test's timeout, then answers as always
+            mode = ""
         if mode == "--fail=error" and method == "search":
             print(
                 json.dumps({"id": req["id"], "error": {"message": "index is corrupt"}}), flush=True

@@ -23,6 +23,7 @@ class Service:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.auth: list[str | None] = []
         self.expands = False
+        self.latency_ms: Any = {"rank": 0.1}  # what /search says its stages took
 
     def handle(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         self.calls.append((path, body))
@@ -41,7 +42,7 @@ class Service:
             hits = mem.search(body["query"], body["k"])
             # a service that expands queries says what it ranked before (here: the reverse)
             before = {"pre_expansion": [h["id"] for h in reversed(hits)]} if self.expands else {}
-            return 200, {"hits": hits, "latency_ms": {"rank": 0.1}, **before}
+            return 200, {"hits": hits, "latency_ms": self.latency_ms, **before}
         if path == "/dump":
             return 200, {"memories": mem.dump()}
         if path == "/answer":

@@ -8,10 +8,20 @@ ingested; they import nothing from memgauge, as a user's own system would not.
   no facts): every search returns no hits, and `dump` says so.
 - `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
   another store), and it has no `dump`: only its searches tell.
+- `ChannelWordMemory`: a hit's `channels` is one name, `"lexical"`, not a list of names.
+- `AsyncYieldingMemory`: `async def search` that yields its hits (an asynchronous generator).
+- `YieldingMemory`: `search` yields its hits instead of returning a list.
+- `NoneIdMemory`, `TextScoreMemory`, `ListMetadataMemory`: a hit's `id` is None (a row that
+  lost its key), its `score` a string (`"2.0"`), its `metadata` a list.
+- `NoKMemory`: `search(query)` without `k`, as a library's own search may be written.
+- `PathMemory`: its class needs an argument (`path`), as a store over a file does.
+- `TypeErrorInInit`: its `__init__` takes nothing and fails with a TypeError of its own code.
+- `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 
@@ -55,5 +65,76 @@ class ForgetfulMemory(_Keywords):
 
 
 class BlindMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return []
+
+
+class ChannelWordMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "text": self.texts[i], "channels": "lexical"}
+            for i, _ in self.ranked(query, k)
+        ]
+
+
+class AsyncYieldingMemory(_Keywords):
+    async def search(self, query: str, k: int) -> AsyncIterator[dict[str, Any]]:
+        for i, _ in self.ranked(query, k):
+            yield {"id": i, "text": self.texts[i]}
+
+
+class YieldingMemory(_Keywords):
+    def search(self, query: str, k: int) -> Iterator[dict[str, Any]]:
+        for i, _ in self.ranked(query, k):
+            yield {"id": i, "text": self.texts[i]}
+
+
+class NoneIdMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": None, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+
+class TextScoreMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i], "score": str(s)} for i, s in self.ranked(query, k)]
+
+
+class ListMetadataMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "text": self.texts[i], "metadata": ["pinned"]}
+            for i, _ in self.ranked(query, k)
+        ]
+
+
+class NumpyScoreMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        import numpy as np
+
+        return [
+            {"id": i, "text": self.texts[i], "score": np.float32(s)}
+            for i, s in self.ranked(query, k)
+        ]
+
+
+class NoKMemory(_Keywords):
+    def search(self, query: str) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, 10)]
+
+
+class PathMemory(_Keywords):
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"id": i, "text": self.texts[i]} for i, _ in self.ranked(query, k)]
+
+
+class TypeErrorInInit(_Keywords):
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = len(42)  # type: ignore[arg-type]  # the user's own bug
+
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
         return []
