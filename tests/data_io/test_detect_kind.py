@@ -296,3 +296,22 @@ def test_a_bundle_with_one_misspelled_part_is_still_read_as_a_bundle(tmp_path: P
     path = tmp_path / "data.yaml"
     path.write_text("memoires:\n  - id: m1\n    text: Deploys go out on Tuesdays\n")
     assert detect_kind(path) == "bundle"
+
+
+def test_one_key_over_numbers_is_a_one_query_run_unless_the_key_is_a_subject_kind(
+    tmp_path: Path,
+) -> None:
+    """A subject spec is one key over its arguments, and so is a run of one query: the key
+    tells them apart (a subject kind memgauge has), then the file's name."""
+    run = tmp_path / "bm25.json"
+    run.write_text('{"q1": {"d1": 1.5, "d2": 0.5}}')
+    assert detect_kind(run) == "run"
+    qrels = tmp_path / "judged.json"
+    qrels.write_text('{"q1": {"d1": 1}}')
+    assert detect_kind(qrels) == "qrels"
+    spec = tmp_path / "mine.json"
+    spec.write_text('{"hybrid": {"candidates": 50}}')
+    assert detect_kind(spec) == "subject"
+    named = tmp_path / "subject.json"  # a plug-in's kind, named as what it is
+    named.write_text('{"my-memory": {"size": 3}}')
+    assert detect_kind(named) == "subject"

@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 from typing import Literal, get_args
 
+from memgauge._util.builtins import BUILTINS
 from memgauge.data.sniff import Outline, json_outline, yaml_outline
 from memgauge.errors import UsageError
 
@@ -102,6 +103,8 @@ _MEMORY_ONLY = {"tier", "folder", "session", "created_at"}
 _QUERY_ONLY = {"intent", "category", "session_context", "harvested_at"}
 #: the fields of a trace export's record (data.tracing): LangSmith, OTLP-JSON, Phoenix
 _TRACE_EXPORT = {"run_type", "resourceSpans", "span_kind", "context.span_id"}
+#: the subject kinds memgauge has (a spec file's one key), and the reference memory's modes
+_SUBJECT_KINDS = frozenset(BUILTINS["memgauge.subjects"]) | {"lexical", "dense", "hybrid"}
 _TEXT_SUFFIXES = (".txt", ".trec", ".qrels", ".run", "")
 _HEAD = 64 * 1024
 
@@ -252,8 +255,13 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
         outline = json_outline(first)
         return _by_record(set(outline.keys)) if outline.top == "object" else ()
     if suffix == ".json":
-        found = _by_outline(json_outline(head))
-        if not found and kind_by_name(path) in (None, "qrels", "run"):  # weak: a name outweighs
+        outline = json_outline(head)
+        found = _by_outline(outline)
+        if found == ("subject",) and not set(outline.keys) & _SUBJECT_KINDS:
+            # one key over numbers: `{"q1": {"d1": 3}}`, a one-query run or qrels, more likely
+            # than a subject of a kind memgauge does not know (a plug-in's)
+            found = (*_by_nested_numbers(head), "subject")
+        elif not found and kind_by_name(path) in (None, "qrels", "run"):  # weak: a name outweighs
             found = _by_nested_numbers(head)
         return found
     if suffix in (".yaml", ".yml"):
