@@ -9,6 +9,7 @@ internal error (a bug in memgauge: the traceback is shown); 130 interrupted (res
 
 from __future__ import annotations
 
+import atexit
 import errno
 import gc
 import importlib
@@ -460,7 +461,19 @@ def run(argv: list[str] | None = None) -> Any:
     # Ctrl-C then ends the process at once (`_say_interrupted` set that up), not with the
     # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
+    if code == EXIT_INTERRUPTED:
+        # the threads joined, the exit handlers run (registered last, this one runs first),
+        # then the interpreter's finalization puts a handler of Python's back to SIG_DFL: a
+        # Ctrl-C landing there killed the process by the signal (-2, not 130) on a busy
+        # machine. Ignored from here on (finalization leaves SIG_IGN as it is): the exit code
+        # is decided, and nothing is left that a Ctrl-C should stop
+        atexit.register(_deaf_to_signals)
     sys.exit(code)
+
+
+def _deaf_to_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _exit_interrupted(_signum: int, _frame: Any) -> None:
