@@ -38,6 +38,11 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "function (it yields): return the hits as a list",
         ),
         (
+            "make_class",
+            "python subject 'mistakes:make_class' returned the class TextlessMemory, where an "
+            "object of it is needed: return TextlessMemory(), not TextlessMemory",
+        ),
+        (
             "NoKMemory",
             "python subject 'mistakes:NoKMemory': NoKMemory.search(query) cannot be called as "
             "search(query, k) (too many positional arguments): memgauge passes the query and "

@@ -345,6 +345,11 @@ class PythonSubject:
                 obj = factory(**given)
             except TypeError as exc:  # its arguments were bound above: its own code raised
                 raise _CallError(str(exc), type(exc).__name__) from exc
+        if isinstance(obj, type):  # its methods unbound: every call would miss `self`
+            raise UsageError(
+                f"python subject {target!r} returned the class {obj.__name__}, where an object "
+                f"of it is needed: return {obj.__name__}(), not {obj.__name__}"
+            )
         self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))

@@ -16,6 +16,7 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `NoKMemory`: `search(query)` without `k`, as a library's own search may be written.
 - `PathMemory`: its class needs an argument (`path`), as a store over a file does.
 - `TypeErrorInInit`: its `__init__` takes nothing and fails with a TypeError of its own code.
+- `make_class`: a factory that returns the class (`return TextlessMemory`), not an object.
 - `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
@@ -137,3 +138,7 @@ class TypeErrorInInit(_Keywords):
 
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
         return []
+
+
+def make_class() -> type:
+    return TextlessMemory
