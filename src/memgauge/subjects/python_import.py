@@ -337,6 +337,7 @@ class PythonSubject:
     def __init__(
         self, target: str, kwargs: Mapping[str, Any] | None = None, *, obj: Any = None
     ) -> None:
+        made = obj is None  # by the target's factory, not handed over live (the API's)
         if obj is None:
             factory = load_target(target)
             given = dict(kwargs or {})
@@ -346,9 +347,10 @@ class PythonSubject:
             except TypeError as exc:  # its arguments were bound above: its own code raised
                 raise _CallError(str(exc), type(exc).__name__) from exc
         if isinstance(obj, type):  # its methods unbound: every call would miss `self`
+            did, do = ("returned", "return") if made else ("is", "give")
             raise UsageError(
-                f"python subject {target!r} returned the class {obj.__name__}, where an object "
-                f"of it is needed: return {obj.__name__}(), not {obj.__name__}"
+                f"python subject {target!r} {did} the class {obj.__name__}, where an object "
+                f"of it is needed: {do} {obj.__name__}(), not {obj.__name__}"
             )
         self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
