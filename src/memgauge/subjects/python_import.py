@@ -185,7 +185,7 @@ def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResul
         )
     if isinstance(raw, SearchResult):
         return SearchResult(
-            raw.hits[:k],
+            normalise_hits(raw.hits, k),
             latency_ms,
             pre_expansion_ids(raw.pre_expansion, k),
             dedup_filtered_hits(raw.dedup_filtered),
@@ -204,8 +204,8 @@ SEARCH_CONTRACT = (
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
     """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids. Anything
     else is a SubjectError that names what came back and quotes SEARCH_CONTRACT."""
-    if isinstance(raw, SearchResult):
-        return raw.hits[:k]
+    if isinstance(raw, SearchResult):  # its hits read by the same rule (dicts, ids or Hits)
+        return normalise_hits(raw.hits, k)
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise SubjectError(
             f"search returned {type(raw).__name__} ({reprlib.repr(raw)}); {SEARCH_CONTRACT}"
