@@ -5,13 +5,16 @@ warning on stderr)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from tests.helpers import run_memgauge
 
+from memgauge import api
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
+from memgauge.errors import UsageError
 
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 
@@ -36,6 +39,11 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "YieldingMemory",
             "python subject 'mistakes:YieldingMemory': YieldingMemory.search is a generator "
             "function (it yields): return the hits as a list",
+        ),
+        (
+            "make_class",
+            "python subject 'mistakes:make_class' returned the class TextlessMemory, where an "
+            "object of it is needed: return TextlessMemory(), not TextlessMemory",
         ),
         (
             "NoKMemory",
@@ -126,3 +134,17 @@ def test_a_misspelled_factory_is_answered_with_the_nearest_name(
         "python subject 'mistakes:PathMemroy': mistakes has no attribute 'PathMemroy'; did you "
         "mean 'PathMemory'?"
     ) in done.stderr
+
+
+def test_a_class_handed_to_the_api_where_an_object_goes_is_told_so() -> None:
+    sys.path.insert(0, str(SUBJECTS))
+    try:
+        from mistakes import TextlessMemory  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(SUBJECTS))
+    with pytest.raises(UsageError) as info:
+        api.evaluate(demo_dataset(), {"mine": TextlessMemory}, store=False)
+    assert str(info.value) == (
+        "python subject 'mine' is the class TextlessMemory, where an object of it is needed: "
+        "give TextlessMemory(), not TextlessMemory"
+    )

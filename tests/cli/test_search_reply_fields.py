@@ -68,3 +68,19 @@ def test_numpy_scores_are_kept_as_numbers(dataset: Path, tmp_path: Path) -> None
                         str(export)).returncode == 0  # fmt: skip
     text = export.read_text()
     assert '"score": 2.0' in text, text[:2000]
+
+
+def test_a_search_result_holding_dicts_is_read_as_the_same_list_of_dicts(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """memgauge's SearchResult with dicts for Hits scores as the list of those dicts does,
+    not 'AttributeError: dict object has no attribute id' on every query."""
+    values = {}
+    for target in ("DictsInAResultMemory", "TextlessMemory"):
+        out = tmp_path / target
+        args = ["evaluate", str(dataset), "-s", f"python:mistakes:{target}@mine", "--no-store"]
+        done = run_memgauge(*args, "--out", str(out), env={"PYTHONPATH": str(SUBJECTS)})
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        (system,) = json.loads((out / "result.json").read_text())["systems"]
+        values[target] = system["metrics"]["nDCG@10"]["value"]
+    assert values["DictsInAResultMemory"] == values["TextlessMemory"] is not None

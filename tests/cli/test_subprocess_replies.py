@@ -76,3 +76,31 @@ def test_a_child_that_never_flushes_is_asked_whether_it_does(
         "no answer to 'reset' within 0.5 s; it has answered nothing yet: does it flush its "
         "stdout after each line (print(..., flush=True))?"
     ) in said, said[-2000:]
+
+
+def test_a_suites_program_runs_in_the_suites_directory(tmp_path: Path) -> None:
+    """`command: [python, my_memory.py]` in a suite names the program beside the suite, as its
+    dataset and its python: targets are: run from another directory, it is still found."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_memory.py").write_text(SCRIPT.read_text())
+    save_retrieval_dataset(demo_dataset(), project / "dataset")
+    suite = {
+        "name": "mine",
+        "subjects": {"mine": {"subprocess": {"command": [sys.executable, "my_memory.py"]}}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": "dataset",
+                "evaluators": [{"retrieval": "nDCG@10"}],
+            }
+        ],
+    }
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store = str(tmp_path / "r.db")
+    done = run_memgauge("run", "../project/suite.yaml", "--store", store, cwd=elsewhere)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "37 completed, 0 failed" in done.stdout

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["import_dirs", "import_from", "import_roots", "rooted"]
+__all__ = ["import_dirs", "import_from", "import_roots", "rooted", "suite_dir"]
 
 T = TypeVar("T")
 
@@ -55,6 +55,13 @@ def rooted(fn: Callable[[T], Any], *dirs: str | Path) -> Callable[[T], Any]:
             return fn(arg)
 
     return call
+
+
+def suite_dir() -> str | None:
+    """The directory of the suite being checked or run (innermost), else None: where a
+    suite's relative paths start (a `subprocess:` subject's program, as its dataset)."""
+    roots = _ROOTS.get()
+    return roots[0] if roots else None
 
 
 def import_dirs() -> list[str]:

@@ -186,7 +186,7 @@ def search_result(raw: Any, k: int, latency_ms: dict[str, float]) -> SearchResul
         )
     if isinstance(raw, SearchResult):
         return SearchResult(
-            raw.hits[:k],
+            normalise_hits(raw.hits, k),
             latency_ms,
             pre_expansion_ids(raw.pre_expansion, k),
             dedup_filtered_hits(raw.dedup_filtered),
@@ -205,8 +205,8 @@ SEARCH_CONTRACT = (
 def normalise_hits(raw: Any, k: int) -> list[Hit]:
     """Hits from whatever a subject returned: SearchResult, Hits, dicts or plain ids. Anything
     else is a SubjectError that names what came back and quotes SEARCH_CONTRACT."""
-    if isinstance(raw, SearchResult):
-        return raw.hits[:k]
+    if isinstance(raw, SearchResult):  # its hits read by the same rule (dicts, ids or Hits)
+        return normalise_hits(raw.hits, k)
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise SubjectError(
             f"search returned {type(raw).__name__} ({reprlib.repr(raw)}); {SEARCH_CONTRACT}"
@@ -338,6 +338,7 @@ class PythonSubject:
     def __init__(
         self, target: str, kwargs: Mapping[str, Any] | None = None, *, obj: Any = None
     ) -> None:
+        made = obj is None  # by the target's factory, not handed over live (the API's)
         if obj is None:
             factory = load_target(target)
             given = dict(kwargs or {})
@@ -346,6 +347,12 @@ class PythonSubject:
                 obj = factory(**given)
             except TypeError as exc:  # its arguments were bound above: its own code raised
                 raise _CallError(str(exc), type(exc).__name__) from exc
+        if isinstance(obj, type):  # its methods unbound: every call would miss `self`
+            did, do = ("returned", "return") if made else ("is", "give")
+            raise UsageError(
+                f"python subject {target!r} {did} the class {obj.__name__}, where an object "
+                f"of it is needed: {do} {obj.__name__}(), not {obj.__name__}"
+            )
         self.obj = obj
         missing = [m for m in REQUIRED if not callable(getattr(self.obj, m, None))]
         self._answers = callable(getattr(self.obj, "answer", None))

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from memgauge._util.imports import suite_dir
 from memgauge.data.models import Memory, SessionContext
 from memgauge.subjects._process import LineProcess
 from memgauge.subjects.protocol import SearchResult
@@ -37,7 +38,8 @@ class SubprocessSubject(RemoteSubject):
         command: the child to start (a command line, split as a shell would, or its argument
             list).
         timeout: seconds to wait for each reply of the child.
-        cwd: the child's working directory; default: memgauge's.
+        cwd: the child's working directory; default: the suite file's directory while a
+            suite is run (a program beside it is found from anywhere), else memgauge's.
         env: the child's whole environment (it replaces memgauge's); default: memgauge's."""
 
     def __init__(
@@ -48,7 +50,8 @@ class SubprocessSubject(RemoteSubject):
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
-        self._child = LineProcess(command, kind="subprocess", cwd=cwd, env=env)
+        where = cwd if cwd is not None else suite_dir()
+        self._child = LineProcess(command, kind="subprocess", cwd=where, env=env)
         self.argv = self._child.argv
         self.timeout = timeout
         self._next_id = 0

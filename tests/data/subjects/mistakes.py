@@ -16,6 +16,9 @@ ingested; they import nothing from memgauge, as a user's own system would not.
 - `NoKMemory`: `search(query)` without `k`, as a library's own search may be written.
 - `PathMemory`: its class needs an argument (`path`), as a store over a file does.
 - `TypeErrorInInit`: its `__init__` takes nothing and fails with a TypeError of its own code.
+- `DictsInAResultMemory`: memgauge's `SearchResult` holding dicts, not `Hit`s (the one
+  class here that imports memgauge, as a user reaching for its types does).
+- `make_class`: a factory that returns the class (`return TextlessMemory`), not an object.
 - `NumpyScoreMemory`: scores are NumPy float32 values, as a vector library returns them.
 """
 
@@ -138,3 +141,15 @@ class TypeErrorInInit(_Keywords):
 
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
         return []
+
+
+def make_class() -> type:
+    return TextlessMemory
+
+
+class DictsInAResultMemory(_Keywords):
+    def search(self, query: str, k: int) -> Any:
+        from memgauge.subjects.protocol import SearchResult
+
+        hits = [{"id": i, "text": self.texts[i], "score": s} for i, s in self.ranked(query, k)]
+        return SearchResult(hits=hits, latency_ms={"rank": 0.1})  # type: ignore[arg-type]
