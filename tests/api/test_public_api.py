@@ -142,26 +142,63 @@ class _OwnIds:
         return [{"id": str(i), "text": self.texts[i]} for i in found[:k]]
 
 
-def test_hits_that_name_no_memory_of_the_dataset_are_said_to(tmp_path: Path) -> None:
-    # it scores 0 on every measure: the report says why, and what search must return
-    from memgauge.aggregates.ir_facts import IrFacts
+class _SomeOwnIds(_OwnIds):
+    """Returns the ingested ids, and beside them one of its own (a summary it made)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+
+    def ingest(self, memories: Any) -> None:
+        super().ingest(memories)
+        self.ids += [m.id for m in memories]
+
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        hits = [{"id": self.ids[int(h["id"])], "text": h["text"]} for h in super().search(query, k)]
+        return [*hits[: k - 1], {"id": "summary-1", "text": "a summary of its own"}]
+
+
+def test_hits_that_name_no_memory_of_the_dataset_fail_the_subject_not_score_zero() -> None:
+    """A memory that returns ids of its own scored 0.000 on every measure with exit 0 (and a
+    note): its searches are failures of kind foreign_ids, as a memory holding nothing is, naming
+    the ids it returned and what search must return; the other systems are scored."""
     report = memgauge.evaluate(
         demo_dataset(), {"own": _OwnIds(), "lexical": "lexical"}, store=False
     )
+    assert report.status == "failed"  # every item of one subject failed: past max_failure_rate
+    own = [r for r in report.items if r.subject == "own"]
+    assert len(own) == 37
+    assert {r.status for r in own} == {"failed"}
+    failure = own[0].failures[-1]
+    assert (failure.stage, failure.kind) == ("setup", "foreign_ids")
+    assert re.fullmatch(
+        r"none of the \d+ hits of its 37 searches in task retrieval names a memory it was given "
+        r"\('\d+', '\d+', '\d+', \.\.\.\), and every score would be 0: search must return the "
+        r"id each memory was ingested with \(Memory\.id\), not ids of the system's own \(a row "
+        r"number, a UUID its store made\); keep a map back to the ingested ids",
+        failure.message,
+    )
+    assert {r.status for r in report.items if r.subject == "lexical"} == {"completed"}
+
+
+def test_hits_of_its_own_beside_the_datasets_are_said_to() -> None:
+    # some hits foreign, the others the dataset's: scored, and the report says which count
+    from memgauge.aggregates.ir_facts import IrFacts
+
+    report = memgauge.evaluate(demo_dataset(), {"some": _SomeOwnIds()}, store=False)
+    assert {r.status for r in report.items} == {"completed"}
     ir = report.summary.aggregate("ir")
     assert ir is not None
     facts = ir.facts_as(IrFacts)
     assert facts is not None
-    notes = {s.name: s.notes for s in facts.systems}
-    (note,) = [n for n in notes["own"] if "name no memory of the dataset" in n]
+    (system,) = facts.systems
+    (note,) = [n for n in system.notes if "name no memory of the dataset" in n]
     assert re.fullmatch(
-        r"\d+ of \d+ hits name no memory of the dataset \('\d+', '\d+', '\d+', \.\.\.\); they "
-        r"count as not relevant\. search must return the ids ingest was given \(each Memory's "
-        r"id\), not ids of the system's own\.",
+        r"37 of \d+ hits name no memory of the dataset \('summary-1'\); they count as not "
+        r"relevant\. search must return the ids ingest was given \(each Memory's id\), not ids "
+        r"of the system's own\.",
         note,
     )
-    assert not any("name no memory" in n for n in notes["lexical"])
 
 
 def test_two_objects_of_one_class_are_told_how_to_name_them_in_python() -> None:

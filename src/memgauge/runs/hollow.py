@@ -12,6 +12,13 @@ shown wherever failures are (terminal, reports, viewer):
 - every search of a task found nothing, over at least `MIN_SEARCHES` searches
   (`empty_searches`, when the run ends): the items were asked and scored; they are recorded
   again as failed, their empty outputs kept and their scores dropped.
+
+A memory that stores what it is given under ids of its own (a row number, a UUID its store
+made) and returns those is the same column of zeros: its searches find hits, none of which
+names a memory the task ingested. Over at least `MIN_SEARCHES` searches with hits, and no hit
+naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the message
+naming the ids it returned and what search must return (`foreign_searches`). Where only some
+hits are foreign, the retrieval report says so in a note.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ from memgauge.errors import EmptyMemoryError
 from memgauge.runs.kinds.base import PlannedTask
 from memgauge.runs.recording import Recorder
 
-__all__ = ["MIN_SEARCHES", "empty_searches", "void_empty", "with_voided"]
+__all__ = ["MIN_SEARCHES", "empty_searches", "foreign_searches", "void_empty", "with_voided"]
 
 _KIND = EmptyMemoryError.failure_kind
+_FOREIGN = "foreign_ids"
 
 #: searches that must all find nothing before a memory is called empty: a query or two that
 #: share no word with any memory are a keyword memory's honest misses, not an empty store
@@ -55,25 +63,84 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
     for (subject, task_name), items in empty.items():
         if (subject, task_name) in found or len(items) < MIN_SEARCHES:
             continue
-        message = _message(tasks[task_name], items)
-        for row in items:
-            failure = Failure(
-                stage="setup", kind=_KIND, message=message, attempt=max(1, row.attempts)
-            )
-            out.append(
-                row.model_copy(
-                    update={"status": "failed", "scores": [], "score": None, "failures": [failure]}
-                )
-            )
+        out += _voided(items, _KIND, _message(tasks[task_name], items))
     return out
+
+
+def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
+    """The items of every (subject, retrieval task that ingested its memories) whose searches
+    found hits (at least `MIN_SEARCHES` searches with some) none of which names a memory the
+    task ingested, as failed records of kind `foreign_ids` (as `empty_searches` makes them)."""
+    tasks = {t.spec.name: t for t in plan}
+    known: dict[str, set[str]] = {}
+    rows_of: dict[tuple[str, str], list[ItemRecord]] = {}
+    named: set[tuple[str, str]] = set()
+    for row in rows:
+        task = tasks.get(row.task)
+        ids = _hit_ids(task, row) if task is not None and row.status == "completed" else None
+        if task is None or ids is None or task.memories is None:
+            continue
+        key = (row.subject, row.task)
+        if key in named:
+            continue
+        ingested = known.get(row.task)
+        if ingested is None:
+            ingested = known[row.task] = {m.id for m in task.memories}
+        if any(i in ingested for i in ids):
+            named.add(key)
+        else:
+            rows_of.setdefault(key, []).append(row)
+    out: list[ItemRecord] = []
+    for key, items in rows_of.items():
+        returned = [i for row in items for i in _hit_ids(tasks[key[1]], row) or ()]
+        with_hits = sum(1 for row in items if _hit_ids(tasks[key[1]], row))
+        if key in named or with_hits < MIN_SEARCHES:
+            continue
+        out += _voided(items, _FOREIGN, _foreign_message(key[1], items, returned))
+    return out
+
+
+def _hit_ids(task: PlannedTask, row: ItemRecord) -> list[str] | None:
+    """The memory ids a completed search returned (None: not a search that returns ids)."""
+    if task.kind.found_nothing(row) is None or not isinstance(row.output, list):
+        return None
+    return [str(h.get("id")) if isinstance(h, dict) else str(h) for h in row.output]
+
+
+def _voided(items: Sequence[ItemRecord], kind: str, message: str) -> list[ItemRecord]:
+    """`items` as failed records of `kind` (stage `setup`): only the new failure (a recorder
+    keeps failures as history and adds it), the scores dropped, the output kept."""
+    out = []
+    for row in items:
+        failure = Failure(stage="setup", kind=kind, message=message, attempt=max(1, row.attempts))
+        out.append(
+            row.model_copy(
+                update={"status": "failed", "scores": [], "score": None, "failures": [failure]}
+            )
+        )
+    return out
+
+
+def _foreign_message(task: str, items: Sequence[ItemRecord], returned: Sequence[str]) -> str:
+    seen = list(dict.fromkeys(returned))
+    examples = ", ".join(repr(i) for i in seen[:3]) + (", ..." if len(seen) > 3 else "")
+    return (
+        f"none of the {len(returned)} hits of its {len(items)} searches in task {task} names a "
+        f"memory it was given ({examples}), and every score would be 0: search must return "
+        "the id each memory was ingested with (Memory.id), not ids of the system's own (a row "
+        "number, a UUID its store made); keep a map back to the ingested ids"
+    )
 
 
 def void_empty(
     run_id: str, items: list[ItemRecord], plan: Sequence[PlannedTask], recorder: Recorder
 ) -> tuple[list[ItemRecord], list[ItemRecord]]:
-    """Record as failed the items of every subject whose searches all found nothing: every
-    item (those in their new place) and the voided ones as they now stand."""
-    voided = empty_searches(items, plan)
+    """Record as failed the items of every subject whose searches all found nothing, or found
+    only memories it was never given: every item (those in their new place) and the voided
+    ones as they now stand."""
+    # disjoint: a subject whose searches found nothing at all is never one whose hits are
+    # foreign (that one found some)
+    voided = [*empty_searches(items, plan), *foreign_searches(items, plan)]
     if not voided:
         return items, []
     recorder.record_items(run_id, voided)
