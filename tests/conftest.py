@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -144,6 +146,48 @@ def recall_suite(tmp_path: Path) -> RecallSuite:
     return write
 
 
+class _Dirs:
+    """New directories under the session's base temporary directory, each a name and a number
+    this process has not used (the worker's own base, under pytest-xdist). pytest's numbered
+    directories (`tmp_path`, `tmp_path_factory.mktemp`) list the whole base directory to find
+    the next number: two of them a test, and the base holds two more entries after each test,
+    so a worker's thousand tests listed a million entries (about 3 CPU-s, a third of what a
+    trivial test costs)."""
+
+    def __init__(self) -> None:
+        self.next = 0  # the number the next directory tries first
+
+    def make(self, factory: pytest.TempPathFactory, name: str) -> Path:
+        base = factory.getbasetemp()
+        while True:
+            path, self.next = base / f"{name}{self.next}", self.next + 1
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:  # one pytest's own numbering made
+                continue
+            return path
+
+
+_DIRS = _Dirs()
+
+
+@pytest.fixture
+def tmp_path(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """pytest's `tmp_path`: a new directory named after the test in the session's base
+    temporary directory, kept as `tmp_path_retention_policy` says, numbered without listing
+    the base directory (`_Dirs`)."""
+    from _pytest.tmpdir import tmppath_result_key
+
+    path = _DIRS.make(tmp_path_factory, re.sub(r"\W", "_", request.node.name)[:30])
+    yield path
+    # as pytest's own: the policy `failed` removes a passed test's directory
+    passed = request.node.stash[tmppath_result_key].get("call", True)
+    if tmp_path_factory._retention_policy == "failed" and passed:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def _embeddings_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embeddings")
@@ -170,7 +214,7 @@ def _isolated_llm(
     test writes there."""
     from memgauge.llm import context
 
-    home = shares_onnx_graphs(tmp_path_factory.mktemp("memgauge-home"), _onnx_graphs)
+    home = shares_onnx_graphs(_DIRS.make(tmp_path_factory, "memgauge-home"), _onnx_graphs)
     monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))
