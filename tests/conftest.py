@@ -70,7 +70,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 #: session fixtures built once and only read: every test using one runs on one xdist worker
-SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
+#: (the docs' pages: one fork server's preload and one embedding cache, not one a worker)
+SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store", "fork_pool"})
 
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
