@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,11 +23,13 @@ from memgauge.cli.main import main
 pytest_plugins = ["tool_skips", "xdist_group_ids"]
 
 
+# trylast: after pytest's own plug-ins, so that the cleanup added here runs before theirs
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """A shell without job control starts `cmd &` with SIGINT ignored, and every process the
     tests start inherits that: the tests of Ctrl-C (a serving docs line, `watch`, an interrupted
     run) then wait for a child that never hears it. Python's own handler again, which the
-    children (xdist's workers included) start with. And a cheaper exit (below)."""
+    children (xdist's workers included) start with. And a cheaper end (below)."""
     import atexit
     import signal
 
@@ -38,6 +42,18 @@ def pytest_configure(config: pytest.Config) -> None:
     # pytest_unconfigure, tests/metrics, stats and report in one process: 2.9-3.1 to 1.8 s wall,
     # 3.2-3.6 to 2.2 CPU-s; each xdist worker pays it at the end of the whole suite.
     atexit.register(gc.freeze)
+    config.add_cleanup(collect_once_then_freeze)
+
+
+def collect_once_then_freeze() -> None:
+    """Run just before pytest's end-of-session look for unraisable exceptions, which collects
+    five times over (its unraisableexception plug-in's cleanup): one full collection here, whose
+    unraisable exceptions pytest reports as its own would be (its hook is still in place), then
+    what survived it frozen, so that pytest's five walk what is made from then on, not every
+    module, test and fixture object of the process again (a worker holding the suite's imports:
+    about 0.35 CPU-s a collection)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -54,7 +70,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 RunSuite = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 #: session fixtures built once and only read: every test using one runs on one xdist worker
-SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store"})
+#: (the docs' pages: one fork server's preload and one embedding cache, not one a worker)
+SHARED_ONCE = frozenset({"viewer_store", "pg_viewer_store", "fork_pool"})
 
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
@@ -144,6 +161,48 @@ def recall_suite(tmp_path: Path) -> RecallSuite:
     return write
 
 
+class _Dirs:
+    """New directories under the session's base temporary directory, each a name and a number
+    this process has not used (the worker's own base, under pytest-xdist). pytest's numbered
+    directories (`tmp_path`, `tmp_path_factory.mktemp`) list the whole base directory to find
+    the next number: two of them a test, and the base holds two more entries after each test,
+    so a worker's thousand tests listed a million entries (about 3 CPU-s, a third of what a
+    trivial test costs)."""
+
+    def __init__(self) -> None:
+        self.next = 0  # the number the next directory tries first
+
+    def make(self, factory: pytest.TempPathFactory, name: str) -> Path:
+        base = factory.getbasetemp()
+        while True:
+            path, self.next = base / f"{name}{self.next}", self.next + 1
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:  # one pytest's own numbering made
+                continue
+            return path
+
+
+_DIRS = _Dirs()
+
+
+@pytest.fixture
+def tmp_path(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """pytest's `tmp_path`: a new directory named after the test in the session's base
+    temporary directory, kept as `tmp_path_retention_policy` says, numbered without listing
+    the base directory (`_Dirs`)."""
+    from _pytest.tmpdir import tmppath_result_key
+
+    path = _DIRS.make(tmp_path_factory, re.sub(r"\W", "_", request.node.name)[:30])
+    yield path
+    # as pytest's own: the policy `failed` removes a passed test's directory
+    passed = request.node.stash[tmppath_result_key].get("call", True)
+    if tmp_path_factory._retention_policy == "failed" and passed:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def _embeddings_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embeddings")
@@ -170,7 +229,7 @@ def _isolated_llm(
     test writes there."""
     from memgauge.llm import context
 
-    home = shares_onnx_graphs(tmp_path_factory.mktemp("memgauge-home"), _onnx_graphs)
+    home = shares_onnx_graphs(_DIRS.make(tmp_path_factory, "memgauge-home"), _onnx_graphs)
     monkeypatch.setenv("MEMGAUGE_HOME", str(home))
     monkeypatch.setenv("MEMGAUGE_EMBEDDINGS", str(_embeddings_cache))
     monkeypatch.setenv("MEMGAUGE_LLM_CACHE", str(tmp_path / "llm-cache.db"))

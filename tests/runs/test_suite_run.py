@@ -203,11 +203,11 @@ def test_item_failures_and_timeouts_are_recorded_and_the_run_goes_on(
 def test_a_timeout_counts_from_when_the_subject_starts_the_item(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # 6 items queued at once for a one-thread subject that takes 0.5 s each: the last waits
-    # 2.5 s for the subject (a timeout counted from the queue fails the last three), but each
-    # is answered within 0.5 s of being asked
+    # 6 items queued at once for a one-thread subject that takes 0.25 s each: the last waits
+    # 1.25 s for the subject (a timeout counted from the queue fails the last two), but each
+    # is answered within 0.25 s of being asked
     path = _suite(
-        tmp_path, {"delay": 0.5}, n=6, concurrency=6, task={"timeout": 2}, concurrent=False
+        tmp_path, {"delay": 0.25}, n=6, concurrency=6, task={"timeout": 1}, concurrent=False
     )
     code, out, _ = _cli(capsys, "run", str(path), "--store", str(tmp_path / "r.db"), "--json")
     doc = _last_json(out)

@@ -115,8 +115,11 @@ def test_tools_profile_needs_the_named_tools(server: Path) -> None:
 def test_not_an_mcp_server_fails_clearly(tmp_path: Path) -> None:
     from memgauge.errors import SubjectError
 
+    # it answers a line that is no JSON and stays up, until its stdin closes (the subject's
+    # cue to exit): not a child that outlives the subject's 5 s wait for it to leave
+    child = "print('hello', flush=True); import sys; sys.stdin.read()"
     with pytest.raises(SubjectError, match="not JSON"):
-        McpSubject([sys.executable, "-c", "print('hello'); import time; time.sleep(5)"], timeout=3)
+        McpSubject([sys.executable, "-c", child], timeout=3)
 
 
 def test_in_a_retrieval_evaluation(server: Path, tmp_path: Path) -> None:
