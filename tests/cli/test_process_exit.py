@@ -155,7 +155,8 @@ def test_sigterm_stops_any_command_as_ctrl_c_does_leaving_nothing_written(tmp_pa
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the import never wrote its queries"
         time.sleep(0.02)
-    assert Path(marker.read_text()).parent.name.startswith(".out.")  # its temporary directory
+    # its temporary directory (`.out.XXXX/files/`, beside the file naming its owner)
+    assert Path(marker.read_text()).parent.parent.name.startswith(".out.")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
