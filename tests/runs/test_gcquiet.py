@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import gc
 import json
+import re
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memgauge._util.gcquiet import GC_THRESHOLD, fewer_collections
+from memgauge._util.gcquiet import GC_THRESHOLD, collector_paused, fewer_collections
 from memgauge.data.jsonio import load_records
 from memgauge.data.models import Memory
 
@@ -73,3 +75,33 @@ def test_loaded_records_are_made_unwalked_and_join_the_last_generation(tmp_path:
     assert id(loaded.records[-1]) in in_last
     assert id(loaded.valid) in in_last
     assert (thresholds, enabled) == ((700, 10, 10), True)
+
+
+def test_one_threads_pause_ending_never_turns_the_collector_on_inside_anothers() -> None:
+    """The console script's command import and a store revision paused the collector with a
+    `gc.disable()` / `gc.enable()` of their own: one ending while `load_records` was pausing it
+    in another thread turned it back on there (a worker's `load_records` test saw a collection
+    during the load). Every pause goes through `collector_paused`, which ends at the last."""
+    inside, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with collector_paused():
+            inside.set()
+            leave.wait(5)
+
+    assert gc.isenabled()
+    thread = threading.Thread(target=other)
+    thread.start()
+    inside.wait(5)
+    with collector_paused():
+        leave.set()
+        thread.join(5)
+        assert not gc.isenabled()  # the other pause ended; this one has not
+    assert gc.isenabled()
+    src = Path(__file__).resolve().parents[2] / "src" / "memgauge"
+    own = [
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
+        if p.name != "gcquiet.py" and re.search(r"gc\.(disable|enable)\(\)", p.read_text())
+    ]
+    assert own == []

@@ -23,7 +23,13 @@ from contextlib import contextmanager
 
 from memgauge._util.shared import SharedSetting
 
-__all__ = ["GC_THRESHOLD", "GC_THRESHOLD_1", "fewer_collections", "kept_unwalked"]
+__all__ = [
+    "GC_THRESHOLD",
+    "GC_THRESHOLD_1",
+    "collector_paused",
+    "fewer_collections",
+    "kept_unwalked",
+]
 
 GC_THRESHOLD = 20_000
 #: collections of the first generation per collection of the second, while a run goes
@@ -62,8 +68,10 @@ def _resume(was: bool) -> None:
         gc.enable()
 
 
-#: the cyclic collector off for the duration (back on at the last exit, if it was on)
-_paused = SharedSetting(_pause, _resume)
+#: the cyclic collector off for the duration (back on at the last exit, if it was on): every
+#: pause in the process goes through it, so that one thread's end of a pause never turns the
+#: collector back on inside another's (a `gc.disable()` / `gc.enable()` pair of its own would)
+collector_paused = SharedSetting(_pause, _resume)
 
 
 @contextmanager
@@ -72,5 +80,5 @@ def kept_unwalked() -> Iterator[None]:
     and what was made joins the last generation without a walk when it ends (as at the end of
     `fewer_collections`, which it holds). Inside a run's `fewer_collections` what is made stays
     young (the run's freeze is not undone early). Usable as a decorator."""
-    with _paused(), fewer_collections():
+    with collector_paused(), fewer_collections():
         yield

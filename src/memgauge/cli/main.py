@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from memgauge._util.gcquiet import GC_THRESHOLD
+from memgauge._util.gcquiet import GC_THRESHOLD, collector_paused
 from memgauge._util.redact import redact
 from memgauge._version import __version__
 from memgauge.errors import (
@@ -219,12 +219,11 @@ class _LazyGroup(click.Group):
             # the console script's one command: its modules (a second of imports for
             # `evaluate`) are made with the cyclic collector paused, then frozen out of its
             # sight (see `run`)
-            gc.disable()
-            try:
-                module = importlib.import_module(target[0])
-            finally:
-                gc.freeze()
-                gc.enable()
+            with collector_paused():
+                try:
+                    module = importlib.import_module(target[0])
+                finally:
+                    gc.freeze()
         else:
             module = importlib.import_module(target[0])
         command = getattr(module, target[1])

@@ -22,7 +22,6 @@ Revises: 0021
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from array import array
@@ -31,6 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from memgauge._util.gcquiet import collector_paused
 from memgauge.store.columns import cols
 from memgauge.store.revisions import PACKED, columns_of
 from memgauge.store.stored_forms import packed, unpacked, verdicts_digest
@@ -225,12 +225,7 @@ def upgrade() -> None:
         if '"per_query"' not in text:
             continue
         # millions of containers in one parse: the collector's passes would double its time
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             rows = _rows(run_id, json.loads(text), bind.dialect.name)
-        finally:
-            if collecting:
-                gc.enable()
         for start in range(0, len(rows), 5000):
             bind.execute(sa.insert(queries), rows[start : start + 5000])
