@@ -37,7 +37,7 @@ Rows = list[list[str]]
 
 _RATE = re.compile(
     r"(n/a|[\d.]+)%?(?: \[([\d.]+)%?, ([\d.]+)%?\])? "
-    r"(?:\((?:n=)?(\d+)(?: scored)?(?:, (\d+) failed)?\)|n (\d+)(?: · (\d+) failed)?)"
+    r"(?:\((?:n=)?(\d+)(?: scored)?(?:, (\d+) failed)?\)|(?:pass [\d.]+% · )?n (\d+)(?: · (\d+) failed)?)"
 )
 
 
@@ -68,14 +68,26 @@ def table_cells(rows: Rows, labels: dict[str, str], lead: int, fmt: str = "pct")
     }
 
 
+def _key(tables: dict[str, Rows], header: list[str]) -> str:
+    """A table's name: its header, with its place where two tables have the same header."""
+    name = " | ".join(header)
+    return name if name not in tables else f"{name} #{len(tables)}"
+
+
+def find(tables: dict[str, Rows], *lead: str) -> Rows:
+    """The one table whose header starts with the columns `lead`."""
+    (rows,) = [r for r in tables.values() if r and tuple(r[0][: len(lead)]) == lead]
+    return rows
+
+
 def terminal_tables(text: str) -> dict[str, Rows]:
-    """Each rich table printed on the terminal, by its first column's name."""
+    """Each rich table printed on the terminal, by its header."""
     tables: dict[str, Rows] = {}
     rows: Rows | None = None
     for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
         if line.startswith("┃") and cells:
-            rows = tables.setdefault(cells[0], [])
+            rows = tables.setdefault(_key(tables, cells), [])
             rows.append(cells)
         elif line.startswith("│") and rows is not None and cells and cells[0]:
             rows.append(cells)
@@ -85,7 +97,7 @@ def terminal_tables(text: str) -> dict[str, Rows]:
 
 
 def markdown_tables(text: str) -> dict[str, Rows]:
-    """Each Markdown table, by its first column's name."""
+    """Each Markdown table, by its header."""
     tables: dict[str, Rows] = {}
     rows: Rows | None = None
     for line in text.splitlines():
@@ -94,7 +106,7 @@ def markdown_tables(text: str) -> dict[str, Rows]:
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if rows is None:
-            rows = tables.setdefault(cells[0], [])
+            rows = tables.setdefault(_key(tables, cells), [])
         if not set("".join(cells)) <= {"-", ":"}:
             rows.append(cells)
     return tables
@@ -132,14 +144,14 @@ class Tables(HTMLParser):
 
 
 def html_tables(text: str) -> dict[str, Rows]:
-    """Each table of a page, by its first column's name (the results grid as `grid`)."""
+    """Each table of a page, by its header (the results grid as `grid`)."""
     parser = Tables()
     parser.feed(text)
-    return {
-        ("grid" if name == "grid" else rows[0][0]): rows
-        for name, rows in parser.tables.items()
-        if rows and rows[0]
-    }
+    tables: dict[str, Rows] = {}
+    for name, rows in parser.tables.items():
+        if rows and rows[0]:
+            tables["grid" if name == "grid" else _key(tables, rows[0])] = rows
+    return tables
 
 
 def measures_of(summary: dict[str, Any], aggregate: str) -> dict[Key, Seen]:
@@ -192,7 +204,7 @@ def history_text(text: str, task: str, measures: list[str]) -> dict[Key, Seen]:
     """The `latest` column of each measure's row."""
     return {
         (row[0], row[2]): Seen(row[4], None, ".3f")
-        for row in terminal_tables(text).get("subject", [])[1:]
+        for row in find(terminal_tables(text), "subject", "task", "evaluator", "trend")[1:]
         if len(row) == 6 and row[1] == task and row[2] in measures
     }
 

@@ -29,6 +29,7 @@ from tests.one_value import (
     Views,
     cli,
     disagreements,
+    find,
     junit,
     latest_views,
     markdown_tables,
@@ -80,7 +81,7 @@ FLAKY_FAILED = {
 
 def _metrics(tables: dict[str, Rows]) -> dict[Key, Seen]:
     """The audit's metrics table (a measure per row, a subject per column), as percentages."""
-    return table_cells(tables["measure"], LABELS, 1)
+    return table_cells(find(tables, "measure"), LABELS, 1)
 
 
 def _counts(subject: str, counts: dict[str, Any]) -> dict[Key, Seen]:

@@ -25,6 +25,7 @@ from tests.one_value import (
     Views,
     cli,
     disagreements,
+    find,
     junit,
     latest_views,
     measures_of,
@@ -57,8 +58,8 @@ DECIDER = "{python: {target: flaky_decider:FlakyDecider, kwargs: {fail_on: [refr
 def _tables(tables: dict[str, Rows]) -> dict[Key, Seen]:
     """The tiers' table and the checks' table (a label and a second column before the
     subjects'), as percentages."""
-    tiers = table_cells(tables["tier"], {t: f"tier.{t}" for t in TIERS}, 2)
-    return tiers | table_cells(tables["check"], {c: f"check.{c}" for c in CHECKS}, 2)
+    tiers = table_cells(find(tables, "tier"), {t: f"tier.{t}" for t in TIERS}, 2)
+    return tiers | table_cells(find(tables, "check"), {c: f"check.{c}" for c in CHECKS}, 2)
 
 
 def _summary(summary: dict[str, Any]) -> dict[Key, Seen]:
