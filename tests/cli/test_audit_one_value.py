@@ -235,3 +235,18 @@ def test_assert_audit_gives_the_same_values(
         "assert_audit run": measures_of(shown["summary"], "audit"),
     }
     assert disagreements(reference, plugin) == []
+
+
+def test_the_audits_help_states_the_failure_budget_its_run_has(
+    views: tuple[Views, Views, Path],
+) -> None:
+    """`audit --help` said `(default 0.1)` for --max-failure-rate, the option every evaluating
+    command shares, while an audit lets half its probes fail: the run recorded 0.5."""
+    _, _, db = views
+    runs = json.loads(cli_output(["runs", "list", "--store", str(db), "--json"]))
+    first = [r for r in runs if r["kind"] == "audit"][-1]  # the audit command's, no flag given
+    shown = last_json(cli(["runs", "show", first["run_id"], "--store", str(db), "--json"]))
+    budget = shown["settings"]["max_failure_rate"]
+    text = " ".join(cli(["audit", "--help"]).split())
+    assert f"its items (default {budget:g});" in text
+    assert budget == 0.5
