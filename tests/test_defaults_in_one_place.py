@@ -165,3 +165,22 @@ def test_the_test_defaults_are_their_values() -> None:
 
     assert (ALPHA, BETA, POWER, MDE, DEFAULT_BOUNDS) == (0.05, 0.2, 0.8, 0.05, "ville")
     assert (SPRT(delta=MDE).alpha, SPRT(delta=MDE).beta) == (ALPHA, BETA)
+
+
+def test_a_runs_failure_budget_is_named_not_copied() -> None:
+    """max_failure_rate's 0.1 was written out in seven places (the suite builders, the API's,
+    the CLI's fallback, the option's help) and the audit's 0.5 in two: each is now one name,
+    `MAX_FAILURE_RATE` and `AUDIT_MAX_FAILURE_RATE`."""
+    from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE, MAX_FAILURE_RATE
+    from memgauge.runs.suite import Suite
+
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _literal_defaults(
+            ast.parse(path.read_text(encoding="utf-8")), {"max_failure_rate"}
+        )
+    ]
+    assert copies == []
+    assert Suite.model_fields["max_failure_rate"].default == MAX_FAILURE_RATE
+    assert (MAX_FAILURE_RATE, AUDIT_MAX_FAILURE_RATE) == (0.1, 0.5)

@@ -17,7 +17,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 from tests.helpers import QUIET_PLUGINS, cli_output, last_json
+from tests.one_value import Tables
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
@@ -218,40 +218,10 @@ def _junit(path: Path, line: str) -> dict[str, Seen]:
     return out
 
 
-class _Tables(HTMLParser):
-    """Every `<table id=...>` of a page: its rows, each a list of cell texts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._table: str | None = None
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            self._table = dict(attrs).get("id") or f"table{len(self.tables)}"
-            self.tables[self._table] = []
-        elif tag == "tr" and self._table is not None:
-            self.tables[self._table].append([])
-        elif tag in ("td", "th") and self._table is not None:
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._table is not None and self._cell is not None:
-            self.tables[self._table][-1].append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        elif tag == "table":
-            self._table = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
 def _run_page(html: str) -> dict[str, dict[str, Seen]]:
     """The run page (viewer or `memgauge report`): the results grid (evaluators' rows, with n)
     and the retrieval section's summary (the ir aggregate's values)."""
-    parser = _Tables()
+    parser = Tables()
     parser.feed(html)
     grid, summary = parser.tables["grid"], parser.tables["retrieval-summary"]
     column = grid[0].index("mem")

@@ -171,6 +171,28 @@ def test_counts_and_unknown_scales_take_any_target() -> None:
     assert parse_fail_under("memory/answers/score=3").target.value == 3.0
 
 
+@pytest.mark.parametrize(
+    ("text", "op", "value"),
+    [
+        ("recall_accuracy=0.6", ">=", 0.6),
+        ("hallucinated_memory_rate=< 0.1", "<", 0.1),
+        ("hallucinated_memory_rate=<= 0.1", "<=", 0.1),
+        ("agent/audit/recall_accuracy=>= 0.6", ">=", 0.6),
+        ("recall_accuracy=>0.6", ">", 0.6),
+        ("conflict_resolution_accuracy=== 1", "==", 1.0),
+    ],
+)
+def test_a_threshold_with_any_operator_names_its_measure(text: str, op: str, value: float) -> None:
+    """The pytest plug-in's thresholds (`{"hallucinated_memory_rate": "<= 0.1"}`) reach the
+    run as `MEASURE=TARGET`: the measure is what comes before the target's operator, never
+    `hallucinated_memory_rate=<` (which no run has, so the test failed on a target it met)."""
+    from memgauge.aggregates.targets import parse_fail_under
+
+    requirement = parse_fail_under(text)
+    assert requirement.name == text.split("=")[0].split("/")[-1]
+    assert (requirement.target.op, requirement.target.value) == (op, value)
+
+
 def test_a_suite_built_in_code_has_its_targets_read_before_the_run(tmp_path: Path) -> None:
     """A `Suite` made in Python skips the file's checks: its targets were read only when the run
     was summarized, after every item had run and been recorded."""

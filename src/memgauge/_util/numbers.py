@@ -15,10 +15,12 @@ import math
 import re
 
 __all__ = [
+    "AUDIT_MAX_FAILURE_RATE",
     "CONFIDENCE",
     "INT32_MAX",
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_FAILURE_RATE",
     "MAX_GRADE",
     "MAX_K",
     "MAX_REPEAT",
@@ -50,6 +52,10 @@ MAX_RESAMPLES = 1_000_000
 #: drawn with the defaults (an evaluator's row, an aggregate's measure, `--resamples`) draws these
 N_RESAMPLES = 1000
 CONFIDENCE = 0.95
+#: the share of a subject's items that may fail before the run stops it (exit 4), unless a
+#: suite or --max-failure-rate says otherwise; an audit's probes, of which half may fail
+MAX_FAILURE_RATE = 0.1
+AUDIT_MAX_FAILURE_RATE = 0.5
 #: every test's significance level (its type I error) and a sequential test's type II error,
 #: unless a caller sets others; a sample size's power; seed 002's minimum detectable effect
 #: (0.05 MRR) of a sequential test and of `sample-size`

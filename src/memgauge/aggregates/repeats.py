@@ -306,6 +306,7 @@ class RepeatsAggregate:
                 "mean": ci.mean,
                 "ci": [ci.low, ci.high],
                 "n_items": n_items_scored,
+                "n_failed": len(per_item) - n_items_scored,
                 "mean_sd": mean_sd,
                 "pass": ks,
             }
@@ -343,11 +344,16 @@ class RepeatsAggregate:
                     [
                         text(s["name"]),
                         text(label),
-                        cell(e.get("mean"), e.get("ci"), e.get("n_items")),
+                        cell(e.get("mean"), e.get("ci"), e.get("n_items"), e.get("n_failed", 0)),
                         cell(e.get("mean_sd"), None, None),
-                        cell(first.get("pass_at"), None, first.get("n"), pct=True),
-                        cell(last.get("pass_at"), None, last.get("n"), pct=True),
-                        cell(last.get("pass_hat"), None, last.get("n"), pct=True),
+                        *(
+                            cell(p.get(key), None, p.get("n"), p.get("n_left_out", 0), pct=True)
+                            for p, key in (
+                                (first, "pass_at"),
+                                (last, "pass_at"),
+                                (last, "pass_hat"),
+                            )
+                        ),
                     ]
                 )
         shapes: list[Shape] = [

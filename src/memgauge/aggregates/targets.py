@@ -149,10 +149,18 @@ def _proportion(name: str) -> bool:
     return is_measure(name) and parse_measure(name).name not in AGGREGATION
 
 
+#: `MEASURE=TARGET`: the target is what follows the first '=' after which only an operator
+#: and a value remain (`x=<= 0.1` is x, `<= 0.1`; a name with '=' in it keeps it)
+_FAIL_UNDER = re.compile(r"^(.+?)=((?:\s*(?:>=|<=|==|>|<))?[^=<>]*)$", re.S)
+
+
 def parse_fail_under(text: str) -> Requirement:
-    """`[SUBJECT/][TASK/]NAME=VALUE` -> a minimum target set by `--fail-under`."""
-    measure, eq, raw = text.rpartition("=")
-    if not eq or not measure.strip() or not raw.strip():
+    """`[SUBJECT/][TASK/]NAME=VALUE` -> a minimum target set by `--fail-under`; VALUE may be a
+    target with its operator (`hallucinated_memory_rate=<= 0.1`), as the pytest plug-in's
+    thresholds are."""
+    found = _FAIL_UNDER.match(text)
+    measure, raw = found.groups() if found else ("", "")
+    if not measure.strip() or not raw.strip():
         raise UsageError(
             f"--fail-under {text!r}: write MEASURE=VALUE, e.g. Recall@10=0.6 or "
             "hybrid/recall/Recall@10=0.6"

@@ -31,10 +31,13 @@ from memgauge.aggregates.base import (
     subject_rows,
 )
 from memgauge.aggregates.facts import SubjectsFacts
+from memgauge.data.models import OperationCase
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
+from memgauge.scorers.base import EvalContext
 from memgauge.scorers.extraction import prf
-from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS
+from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS, checks_for
+from memgauge.scorers.write_path import operation_case
 from memgauge.stats.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_cis
 from memgauge.stats.proportion import wilson_ci
 from memgauge.stats.shared_draws import drawn
@@ -316,33 +319,50 @@ def _rate(flags: list[bool]) -> dict[str, Any]:
 def summarize_operations(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Pass rates per check and per tier, with targets; n/a where nothing applied.
 
-    `rows`: per case `{id, checks}` or `{id, error}`.
+    `rows`: per case `{id, checks}`, or `{id, error, applies}` for a case whose decision failed
+    (`applies`: the checks that case would have had, `checks_for`). Each check's and tier's
+    `n_failed` (the count its measure carries too) is its cases that could not be checked: a
+    failed decision on a case it applies to, or a check that could not be scored (a judge
+    that failed).
     """
+    failed = [r for r in rows if "error" in r]
+    # a case the run never asked (stopped past max_failure_rate) is not a failure
+    not_run = sum(1 for f in failed if f["error"] == NOT_RUN)
+    failed = [f for f in failed if f["error"] != NOT_RUN]
+    failed_ids = {f["id"] for f in failed}
     checks: dict[str, dict[str, Any]] = {}
     tiers: dict[str, dict[str, Any]] = {}
     for name, tier in TIERS.items():
         verdicts = [r["checks"][name] for r in rows if name in r.get("checks", {})]
         flags = [bool(v["passed"]) for v in verdicts if v.get("passed") is not None]
-        checks[name] = {"tier": tier, **_rate(flags), "n_failed": len(verdicts) - len(flags)}
+        n_failed = len(verdicts) - len(flags) + sum(name in f.get("applies", ()) for f in failed)
+        checks[name] = {"tier": tier, **_rate(flags), "n_failed": n_failed}
     for tier, target in TIER_TARGETS.items():
         # per case, not per check: the checks of one decision are not independent trials; a
         # case passes a tier when every check of the tier that applies to it passes
-        flags = []
+        flags, n_failed = [], 0
         for r in rows:
             verdicts = [v for name, v in r.get("checks", {}).items() if TIERS.get(name) == tier]
             if verdicts and all(v.get("passed") is not None for v in verdicts):
                 flags.append(all(bool(v["passed"]) for v in verdicts))
-        entry = {**_rate(flags), "target": target}
+            elif verdicts or (
+                r["id"] in failed_ids and tier in {TIERS[c] for c in r.get("applies", ())}
+            ):
+                n_failed += 1
+        entry = {**_rate(flags), "n_failed": n_failed, "target": target}
         entry["met"] = None if entry["pass_rate"] is None else entry["pass_rate"] >= target
         tiers[tier] = entry
-    failed = [{"id": r["id"], "error": r["error"]} for r in rows if "error" in r]
-    # a case the run never asked (stopped past max_failure_rate) is not a failure
-    not_run = sum(1 for f in failed if f["error"] == NOT_RUN)
-    failed = [f for f in failed if f["error"] != NOT_RUN]
     out: dict[str, Any] = {"n_cases": len(rows), "n_failed": len(failed)}
     if not_run:
         out["n_not_run"] = not_run
-    return {**out, "tiers": tiers, "checks": checks, "failures": failed}
+    failures = [{"id": f["id"], "error": f["error"]} for f in failed]
+    return {**out, "tiers": tiers, "checks": checks, "failures": failures}
+
+
+def _operation_case(item: ItemRecord) -> OperationCase:
+    """The case an item was made from, as its evaluator read it."""
+    context = EvalContext(None, item.expected, item.input, {"item_id": item.item_id})
+    return operation_case(context)
 
 
 @dataclass(frozen=True)
@@ -369,7 +389,8 @@ class OperationsAggregate:
             rows = []
             for r in found:
                 if r["error"] is not None:
-                    rows.append({"id": r["id"], "error": r["error"]})
+                    applies = checks_for(_operation_case(r["item"]))
+                    rows.append({"id": r["id"], "error": r["error"], "applies": applies})
                 else:
                     rows.append({"id": r["id"], "checks": r["verdict"].detail.get("checks", {})})
                     wrong += _failed_checks(subject, r)
@@ -387,7 +408,7 @@ class OperationsAggregate:
                             ci_low=ci[0],
                             ci_high=ci[1],
                             n_scored=e["n"],
-                            n_failed=summary["n_failed"],
+                            n_failed=e["n_failed"],
                             source="operations",
                             # seed 000's success metrics are per tier; a check is a breakdown
                             primary=prefix == "tier",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from memgauge._util.numbers import N_RESAMPLES
+from memgauge._util.numbers import MAX_FAILURE_RATE, N_RESAMPLES
 from memgauge.api._runs import RunConfig, _build, _config, _run
 from memgauge.data.io import dataset_path_problem
 from memgauge.data.records import AggregateResult
@@ -108,7 +108,7 @@ def bench_systems_suite_of(
     resamples: int = N_RESAMPLES,
     seed: int = 0,
     concurrency: int = 4,
-    max_failure_rate: float = 0.1,
+    max_failure_rate: float = MAX_FAILURE_RATE,
 ) -> tuple[Suite, list[Installed]]:
     """The suite `bench_systems` runs (`memgauge run` runs it the same), and every adapter
     found, usable or skipped."""

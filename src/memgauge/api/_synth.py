@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem, UsageError
 
@@ -97,7 +98,7 @@ def synth(
     max_groups: int = 25,
     embedder: str = "minilm",
     dedupe_threshold: float = 0.9,
-    max_failure_rate: float = 0.1,
+    max_failure_rate: float = MAX_FAILURE_RATE,
     name: str | None = None,
 ) -> Synthesized:
     """Write a synthetic retrieval dataset from `memories` into `out_dir` (see

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge._util.numbers import MAX_REPEAT
+from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
 from memgauge.cli._common import OUT_FILE, Command, apply_options, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
@@ -38,22 +38,26 @@ junit_option = click.option(
     "for a CI server's test report.",
 )
 
-#: `--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate`, `--progress`
-_STORE_OPTIONS = [
-    store_option,
-    click.option(
-        "--no-store", is_flag=True, help="Keep the run in memory only (it cannot be resumed)."
-    ),
-    resume_option("Finish this run (after kill -9 or Ctrl-C): the same command and options."),
-    force_option("With --resume: take over a run whose process is on another host."),
-    fraction_option(
-        "--max-failure-rate",
-        default=None,
-        about="The run fails (exit 4) when a subject fails more than this share of "
-        "its items (default 0.1); the other subjects still run to the end.",
-    ),
-    progress_option(),
-]
+
+def _store_options(max_failure_rate: float) -> list[Callable[[Command], Command]]:
+    """`--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate` (its help
+    stating the command's default), `--progress`."""
+    return [
+        store_option,
+        click.option(
+            "--no-store", is_flag=True, help="Keep the run in memory only (it cannot be resumed)."
+        ),
+        resume_option("Finish this run (after kill -9 or Ctrl-C): the same command and options."),
+        force_option("With --resume: take over a run whose process is on another host."),
+        fraction_option(
+            "--max-failure-rate",
+            default=None,
+            about="The run fails (exit 4) when a subject fails more than this share of "
+            f"its items (default {max_failure_rate:g}); the other subjects still run to the end.",
+        ),
+        progress_option(),
+    ]
+
 
 #: `--fail-under MEASURE=VALUE` (repeatable), `--by point|ci-upper`, `--junit FILE`
 _TARGET_OPTIONS = [
@@ -112,7 +116,7 @@ class RunArgs:
     @property
     def failure_rate(self) -> float:
         """--max-failure-rate, else the suite builders' default."""
-        return 0.1 if self.max_failure_rate is None else self.max_failure_rate
+        return MAX_FAILURE_RATE if self.max_failure_rate is None else self.max_failure_rate
 
     def where(self) -> str | None:
         """The store the run is recorded in, as printed; None for a run kept in memory."""
@@ -201,13 +205,15 @@ def run_options(
     no_targets: str | None = None,
     repeat: bool = False,
     reports: Reports = write_reports_files,
+    max_failure_rate: float = MAX_FAILURE_RATE,
 ) -> Callable[[Command], Command]:
     """The shared options, after the command's own: `--store` ... `--progress` (without
     `store`, the command declares `--store`, `--resume`, `--force` and `--progress` itself,
     with help of its own), `--fail-under`, `--by`, `--junit`, `--workers` and `--executor` (with
     `shards`), `--no-targets` (when `no_targets` gives its help), `--repeat N` (with `repeat`),
     the LLM cache's (with `llm`). `reports`: the files the command writes into its --out
-    directory (a --junit naming one of them is refused).
+    directory (a --junit naming one of them is refused). `max_failure_rate`: the command's
+    own default, which --max-failure-rate's help states.
     The command is called with what they say as `run_args`, and without them."""
 
     def decorate(fn: Command) -> Command:
@@ -215,8 +221,8 @@ def run_options(
         def command(*args: Any, **kwargs: Any) -> None:
             fn(*args, run_args=_run_args(kwargs, reports), **kwargs)
 
-        options = [
-            *(_STORE_OPTIONS if store else []),
+        options: list[Callable[[Command], Command]] = [
+            *(_store_options(max_failure_rate) if store else []),
             *_TARGET_OPTIONS,
             *(_SHARD_OPTIONS if shards else []),
         ]

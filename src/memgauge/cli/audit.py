@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.cli._common import PATH, console, json_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._kind import kind_option
@@ -95,7 +96,10 @@ def _formats(fmt: str) -> list[str]:
     "it is a budget cut.",
 )
 @kind_option("probes", "DATASET")
-@run_options(reports=lambda given: [_FILES[f] for f in _formats(given["fmt"])])
+@run_options(
+    reports=lambda given: [_FILES[f] for f in _formats(given["fmt"])],
+    max_failure_rate=AUDIT_MAX_FAILURE_RATE,
+)
 def audit(
     dataset: Path,
     subject_text: str | None,

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.aggregates.facts import AuditFacts, AuditSubject, SubjectsFacts
 from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.runs.audit_choice import audit_choice
@@ -104,7 +105,7 @@ def plan_audit(
         limit=limit,
         seed=seed,
         concurrency=concurrency,
-        max_failure_rate=0.5 if max_failure_rate is None else max_failure_rate,
+        max_failure_rate=AUDIT_MAX_FAILURE_RATE if max_failure_rate is None else max_failure_rate,
         dataset_kind=dataset_kind,
         attribution=attribution,
     )

@@ -46,7 +46,7 @@ from pydantic import (
 )
 
 from memgauge._util.model import Model
-from memgauge._util.numbers import MAX_K, MAX_REPEAT, SEED_MAX
+from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
 from memgauge.data.detect import Kind
@@ -313,7 +313,7 @@ class Suite(_Model):
         "`repeat` wins; `--repeat` wins over both).",
     )
     max_failure_rate: FiniteFloat = Field(
-        default=0.1,
+        default=MAX_FAILURE_RATE,
         ge=0,
         le=1,
         description="A subject past this share of its items failed is stopped and the run "

@@ -88,12 +88,29 @@ def _incoming(case: OperationCase) -> str:
     return inc.content if hasattr(inc, "content") else str(dict(inc).get("content", ""))
 
 
+def _exact(case: OperationCase) -> bool:
+    """Whether the incoming memory is one the case holds already (but for case and spacing)."""
+    return any(_same(m.content, _incoming(case)) for m in case.existing)
+
+
+def checks_for(case: OperationCase) -> list[str]:
+    """The checks that apply to `case` whatever its decision: what a decision that failed could
+    not be checked on. Not the merge-quality judge's, which applies to an UPDATE only."""
+    return [
+        *(["exact-noop"] if _exact(case) else []),
+        "no-placeholders",
+        "required-fields",
+        "action",
+        *(["similarity"] if case.expect_similar is not None else []),
+    ]
+
+
 def heuristic_checks(
     case: OperationCase, decision: dict[str, Any]
 ) -> dict[str, tuple[bool, str] | None]:
     """The heuristic tier's checks (None where a check does not apply to the case)."""
     action = decision["action"]
-    exact = any(_same(m.content, _incoming(case)) for m in case.existing)
+    exact = _exact(case)
     out: dict[str, tuple[bool, str] | None] = {}
     out["exact-noop"] = (
         (

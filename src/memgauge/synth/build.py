@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.models import (
     SEED_CATEGORIES,
     EvalQuery,
@@ -61,7 +62,7 @@ class SynthConfig:
     group_size: int = 5
     max_groups: int = 25
     dedupe_threshold: float = 0.9
-    max_failure_rate: float = 0.1
+    max_failure_rate: float = MAX_FAILURE_RATE
     name: str = "synthetic"
 
     def __post_init__(self) -> None:

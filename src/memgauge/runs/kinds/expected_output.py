@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.data.models import TaskItem
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.builders import command_suite
@@ -71,7 +72,7 @@ def audit_suite(
     limit: int | None = None,
     seed: int = 0,
     concurrency: int = 8,
-    max_failure_rate: float = 0.5,
+    max_failure_rate: float = AUDIT_MAX_FAILURE_RATE,
     dataset_kind: str | None = None,
     attribution: Mapping[str, Any] | None = None,
 ) -> Suite:

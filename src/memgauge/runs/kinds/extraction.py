@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.detect import read_as
 from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases
@@ -120,7 +121,7 @@ def extraction_suite(
     judge_model: str | None = None,
     limit: int | None = None,
     concurrency: int = 4,
-    max_failure_rate: float = 0.1,
+    max_failure_rate: float = MAX_FAILURE_RATE,
     seed: int = 0,
     trace: Path | None = None,
     tags: Sequence[str] = (),

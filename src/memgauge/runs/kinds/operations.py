@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.io import load_operation_cases
 from memgauge.data.models import OperationCase
 from memgauge.errors import UsageError
@@ -68,7 +69,7 @@ def operations_suite(
     judge_model: str | None = None,
     judge_learnings: str | Mapping[str, Any] | None = None,
     concurrency: int = 4,
-    max_failure_rate: float = 0.1,
+    max_failure_rate: float = MAX_FAILURE_RATE,
     seed: int = 0,
 ) -> Suite:
     """Seed 000's merge decisions over `cases` for one decider (live or recorded);

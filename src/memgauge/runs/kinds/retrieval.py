@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
-from memgauge._util.numbers import N_RESAMPLES
+from memgauge._util.numbers import MAX_FAILURE_RATE, N_RESAMPLES
 from memgauge.aggregates.ir import DEFAULT_MEASURES, dataset_sha256
 from memgauge.data.readers import load_retrieval_source
 from memgauge.data.records import ItemRecord
@@ -164,7 +164,7 @@ def evaluate_suite(
     pool_judge: str | Mapping[str, Any] | None = None,
     ingest: bool = True,
     concurrency: int = 4,
-    max_failure_rate: float = 0.1,
+    max_failure_rate: float = MAX_FAILURE_RATE,
     timeout: float = 60.0,
     dataset_kind: str | None = None,
     sprt: Mapping[str, Any] | None = None,
