@@ -1027,3 +1027,29 @@ def test_comparing_a_run_with_itself_is_refused(
         assert "give two different runs" in captured.err
         assert "Traceback" not in captured.err
         assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("system", "says"),
+    [
+        ("pyhton:keyword_memory:KeywordMemory", "unknown system 'pyhton' (did you mean 'python'?)"),
+        ("hybird", "unknown system 'hybird' (did you mean 'hybrid'?)"),
+        ("subproces:python mem.py", "unknown system 'subproces' (did you mean 'subprocess'?)"),
+        (
+            str(Path(__file__).parents[1] / "data" / "bad" / "subject_kind_misspelt.yaml"),
+            "subject_kind_misspelt.yaml:2: 'pyhton' is no subject kind (did you mean 'python'?)",
+        ),
+    ],
+)
+def test_a_misspelt_system_is_answered_with_the_nearest_form(
+    system: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-s pyhton:...` was told to use lexical, dense, hybrid or reference (the forms it meant
+    were not even listed); a spec file's `pyhton:` got the list of kinds only."""
+    out = tmp_path / "out"
+    code = main(["evaluate", str(tmp_path), "-s", system, "--no-store", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert says in " ".join(err.split())
+    assert "Traceback" not in err
+    assert not out.exists()

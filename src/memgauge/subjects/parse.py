@@ -22,6 +22,7 @@ its line and the key).
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from memgauge.subjects.registry import SUBJECTS, check_subject
 __all__ = ["check_suite_subject", "one_spec", "parse_system", "write_path_spec"]
 
 _MODES = ("lexical", "dense", "hybrid")
+#: what a `-s` text may start with: a mistyped one is answered with the nearest
+_FORMS = (*_MODES, "reference", "python", "http", "https", "mcp", "subprocess")
 
 
 def _value(text: str) -> Any:
@@ -73,13 +76,17 @@ def _spec_file(path: Path, label: str | None) -> list[tuple[str, dict[str, Any]]
     for i, spec in enumerate(specs):
         where: tuple[int, ...] = (i,) if many else ()
         if not (isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in SUBJECTS):
+            kinds = SUBJECTS.names()
+            key = next(iter(spec)) if isinstance(spec, dict) and len(spec) == 1 else None
+            near = difflib.get_close_matches(str(key), kinds, n=1, cutoff=0.6) if key else []
             problems.append(
                 Problem(
                     file,
                     line_of(node, where),
                     None,
-                    f"entry {i} must be one of {{reference: {{...}}}}, {{python: {{target: ...}}}}, "
-                    f"{{subprocess: {{command: ...}}}}, ... (kinds: {', '.join(SUBJECTS.names())});"
+                    (f"{key!r} is no subject kind (did you mean {near[0]!r}?); " if near else "")
+                    + f"entry {i} must be one of {{reference: {{...}}}}, {{python: {{target: ...}}}}, "
+                    f"{{subprocess: {{command: ...}}}}, ... (kinds: {', '.join(kinds)});"
                     f" got {spec!r}",
                 )
             )
@@ -160,9 +167,12 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
     if name in _MODES:
         args["mode"] = name
     elif name != "reference":
+        near = difflib.get_close_matches(name.lower(), _FORMS, n=1, cutoff=0.6)
         raise UsageError(
-            f"{option} {text!r}: unknown system {name!r}; use lexical, dense, hybrid, "
-            "reference:KEY=VALUE,... or a YAML/JSON spec file"
+            f"{option} {text!r}: unknown system {name!r}"
+            + (f" (did you mean {near[0]!r}?)" if near else "")
+            + "; use lexical, dense, hybrid, reference:KEY=VALUE,..., python:MODULE:FACTORY, "
+            "http://HOST:PORT, mcp:COMMAND, subprocess:COMMAND or a YAML/JSON spec file"
         )
     if settings:
         for pair in settings.split(","):
