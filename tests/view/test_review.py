@@ -98,6 +98,19 @@ def test_a_post_needs_its_sessions_token(db: Path, viewer_store: ViewerStore) ->
     ]
 
 
+def test_a_token_that_is_not_ascii_is_a_403_not_a_500(db: Path, viewer_store: ViewerStore) -> None:
+    """hmac.compare_digest raises TypeError on a str with a non-ASCII character: a hand-made
+    or mangled form's token was a 500 (a traceback in the server's log)."""
+    run = viewer_store.judged[0]
+    alice = _client(db, "alice")
+    token = _token(alice, _item_url(run, "memory", "recall", "q1"))
+    for given in ("\u00e9", token[:-1] + "\u00e9", "\U0001f600" * 64):
+        r = alice.post("/review/label", data=_verdict(run, "q1", "confirm", given))
+        assert r.status_code == 403, r.text[:500]
+        assert "token does not match" in unescape(r.text)
+    assert _rows(db) == []
+
+
 def test_bad_labels_are_a_400_that_says_why_and_write_nothing(
     db: Path, viewer_store: ViewerStore
 ) -> None:
