@@ -600,6 +600,32 @@ def test_a_fifo_or_device_as_a_dataset_is_refused_before_anything_runs(
 
 
 @pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{fifo}"],
+        ["evaluate", "{fifo}", "-s", "lexical", "--no-store", "--out", "{tmp}/report"],
+        ["audit", "{fifo}", "--scoring", "offline", "--output", "{tmp}/report", "--no-store"],
+        ["synth", "{fifo}", "--out", "{tmp}/report"],
+    ],
+    ids=["validate", "evaluate", "audit", "synth"],
+)
+def test_a_fifo_whose_kind_is_detected_is_refused_not_waited_on(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Detecting a file's kind opened a FIFO to read its first bytes and blocked there until
+    something wrote to it: `validate FIFO`, `evaluate FIFO`, `audit FIFO` and `synth FIFO`
+    never ended (fuzzC-5)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    argv = [a.format(fifo=fifo, tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{fifo}: not a regular file or directory (a FIFO or device)" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
+@pytest.mark.parametrize(
     "option",
     [
         ["--run-out", "{blocked}/run.txt"],
