@@ -303,14 +303,21 @@ def test_a_reading_command_leaves_an_older_store_as_it_is_and_names_the_upgrade(
     [
         ("{tmp}", "is a directory; give the path of a SQLite file"),
         ("{tmp}/no/such/dir/memory.db", "cannot be opened as a SQLite file"),
+        ("{tmp}/fifo", "not a regular file (a FIFO or device); give the path of a SQLite file"),
     ],
 )
 def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
     path: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every SQLite file memgauge opens goes through `store.connection.connect`: SQLite's
-    "unable to open database file" was exit 70, naming nothing."""
+    "unable to open database file" was exit 70, naming nothing; on a FIFO, its "disk I/O
+    error" failed every item (exit 4, reports written) or was exit 70 (`gate --learnings
+    FIFO`, `learnings query --learn-into reference:path=FIFO`)."""
     where = path.format(tmp=tmp_path)
+    if where.endswith("fifo"):
+        os.mkfifo(where)
+        assert main(["learnings", "query", "x", "--learn-into", f"reference:path={where}"]) == 2
+        assert f"{where}: {words}" in capsys.readouterr().err
     db = tmp_path / "r.db"
     bundle = str(BAD.parent / "good" / "bundle.yaml")
     args = ["evaluate", bundle, "-s", f"reference:mode=lexical,path={where}", "--quiet"]
