@@ -4,16 +4,19 @@ rate and alerts through a webhook when the gate's rule fires, against a real loc
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 from tests.ci.conftest import FakeREST
 
 from memgauge.cli.main import main
 from memgauge.online.querylog import QueryLog
 from memgauge.online.watch import in_sample
+from memgauge.view.app import create_app
 
 
 class Receiver(FakeREST):
@@ -410,3 +413,21 @@ def test_the_bad_state_file_of_the_wrong_types_exits_2(
     assert main(["watch", str(db), "--once", "--state", str(bad)]) == 2
     said = "(passes: not a whole number; failures: not a list of objects)"
     assert said in capsys.readouterr().err
+
+
+def test_a_fifo_as_the_state_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch --state FIFO` blocked reading it before the first pass, as did every /watch
+    page of `view --watch-state FIFO` (fuzzC-5)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    assert main(["watch", str(db), "--once", "--state", str(fifo)]) == 2
+    said = f"{fifo}: not a memgauge watch state file (not a regular file"
+    assert said in capsys.readouterr().err
+    with TestClient(create_app(db, watch_states=[fifo])) as client:
+        r = client.get("/watch")
+    assert r.status_code == 200
+    assert "not a regular file" in r.text

@@ -293,6 +293,8 @@ class WatchState:
         naming what is wrong: not JSON, another schema version, a field unknown or of the
         wrong type (a hand-edited state: a pass would fail at its end, or read from a cursor
         that is no row)."""
+        if not path.is_file():  # a FIFO would block the read until something writes to it
+            raise ValueError("not a regular file (a directory, FIFO or device)")
         raw = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
