@@ -237,6 +237,9 @@ def test_an_unreachable_webhook_does_not_stop_the_loop(
         (["--webhook", "ftp://x"], "--webhook"),
         (["--since", "yesterday"], "--since"),
         (["--measure", "nDCG@10"], "--measure"),
+        # past what time.sleep and timedelta hold: exit 70 before (fuzzC-5)
+        (["--settle", "1e20"], "'--settle': 1e+20 is not in the range 0<=x<=1000000000"),
+        (["--interval", "1e308", "--passes", "2"], "'--interval': 1e+308 is not in the range"),
     ],
 )
 def test_bad_options_exit_2(
