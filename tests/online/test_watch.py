@@ -240,6 +240,10 @@ def test_an_unreachable_webhook_does_not_stop_the_loop(
         # past what time.sleep and timedelta hold: exit 70 before (fuzzC-5)
         (["--settle", "1e20"], "'--settle': 1e+20 is not in the range 0<=x<=1000000000"),
         (["--interval", "1e308", "--passes", "2"], "'--interval': 1e+308 is not in the range"),
+        # urlsplit's ValueError: exit 70 at once, or when the first alert's failure was
+        # recorded (fuzzC-5)
+        (["--webhook", "http://[::1"], "--webhook 'http://[::1': not a URL (Invalid IPv6 URL)"),
+        (["--webhook", "http://127.0.0.1:99999/x"], "not a URL (Port out of range 0-65535)"),
     ],
 )
 def test_bad_options_exit_2(
