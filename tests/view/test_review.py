@@ -390,6 +390,13 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0
     assert calls[-1]["reviewer"] is None
+    # an empty --host (`--host "$HOST"`, HOST unset) bound every interface behind a warning
+    # that read "binding :", and announced http://:8765/ (fuzzC-5)
+    n = len(calls)
+    for empty in ("", " "):
+        assert main([*argv, "--host", empty]) == 2
+        assert f"--host {empty!r}: give an interface to bind" in capsys.readouterr().err
+    assert len(calls) == n
 
 
 def test_a_nul_byte_in_a_review_parameter_is_a_400(db: Path, viewer_store: ViewerStore) -> None:
