@@ -245,7 +245,7 @@ def test_ab_simulate_prints_each_bounds_error_rates(capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize("delta", ["1e200", "1e308"])
-def test_a_delta_whose_square_overflows_is_rejected_not_an_internal_error(
+def test_a_delta_whose_square_overflows_decides_no_difference_not_exit_70(
     delta: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`ab create --delta 1e200` was taken, and its first `ab add` was exit 70: the SPRT's log
