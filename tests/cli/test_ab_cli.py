@@ -242,3 +242,20 @@ def test_ab_simulate_prints_each_bounds_error_rates(capsys: pytest.CaptureFixtur
         type_one, power = float(r[3]), float(r[4])
         assert 0 <= type_one <= 0.15
         assert 0.65 <= power <= 1
+
+
+@pytest.mark.parametrize("delta", ["1e200", "1e308"])
+def test_a_delta_whose_square_overflows_decides_no_difference_not_exit_70(
+    delta: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab create --delta 1e200` was taken, and its first `ab add` was exit 70: the SPRT's log
+    likelihood ratio squared delta (OverflowError past 1e154). An effect that large is never
+    seen in differences of 0.06: the test decides no_difference, its log LR -inf."""
+    db = str(tmp_path / "ab.db")
+    assert main(["ab", "create", "huge", "--delta", delta, "--store", db]) == 0
+    pairs = str(_pairs(tmp_path / "a.jsonl", 60, 0.06, 1))
+    assert main(["ab", "add", "huge", pairs, "--store", db]) == 0
+    capsys.readouterr()
+    sprt = _status(capsys, db, "huge")["sprt"]
+    assert sprt["decision"] == "no_difference"
+    assert "log LR -inf" in sprt["text"]

@@ -303,14 +303,21 @@ def test_a_reading_command_leaves_an_older_store_as_it_is_and_names_the_upgrade(
     [
         ("{tmp}", "is a directory; give the path of a SQLite file"),
         ("{tmp}/no/such/dir/memory.db", "cannot be opened as a SQLite file"),
+        ("{tmp}/fifo", "not a regular file (a FIFO or device); give the path of a SQLite file"),
     ],
 )
 def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
     path: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every SQLite file memgauge opens goes through `store.connection.connect`: SQLite's
-    "unable to open database file" was exit 70, naming nothing."""
+    "unable to open database file" was exit 70, naming nothing; on a FIFO, its "disk I/O
+    error" failed every item (exit 4, reports written) or was exit 70 (`gate --learnings
+    FIFO`, `learnings query --learn-into reference:path=FIFO`)."""
     where = path.format(tmp=tmp_path)
+    if where.endswith("fifo"):
+        os.mkfifo(where)
+        assert main(["learnings", "query", "x", "--learn-into", f"reference:path={where}"]) == 2
+        assert f"{where}: {words}" in capsys.readouterr().err
     db = tmp_path / "r.db"
     bundle = str(BAD.parent / "good" / "bundle.yaml")
     args = ["evaluate", bundle, "-s", f"reference:mode=lexical,path={where}", "--quiet"]
@@ -597,6 +604,32 @@ def test_a_fifo_or_device_as_a_dataset_is_refused_before_anything_runs(
     assert "/dev/null: not a regular file or directory (a FIFO or device)" in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{fifo}"],
+        ["evaluate", "{fifo}", "-s", "lexical", "--no-store", "--out", "{tmp}/report"],
+        ["audit", "{fifo}", "--scoring", "offline", "--output", "{tmp}/report", "--no-store"],
+        ["synth", "{fifo}", "--out", "{tmp}/report"],
+    ],
+    ids=["validate", "evaluate", "audit", "synth"],
+)
+def test_a_fifo_whose_kind_is_detected_is_refused_not_waited_on(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Detecting a file's kind opened a FIFO to read its first bytes and blocked there until
+    something wrote to it: `validate FIFO`, `evaluate FIFO`, `audit FIFO` and `synth FIFO`
+    never ended (fuzzC-5)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    argv = [a.format(fifo=fifo, tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{fifo}: not a regular file or directory (a FIFO or device)" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
 
 
 @pytest.mark.parametrize(

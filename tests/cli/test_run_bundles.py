@@ -5,6 +5,7 @@ a fresh store against runs exported earlier."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,27 @@ def test_a_file_that_is_not_a_bundle_is_refused_naming_it(
     assert "not_a_bundle.json" in err
     assert "format" in err
     assert "Traceback" not in err
+
+
+def test_a_fifo_as_a_bundle_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs import FIFO` and `gate RUN --baseline FIFO` blocked reading it until something
+    wrote to it (fuzzC-5)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    store = str(tmp_path / "r.db")
+    save_retrieval_dataset(demo_dataset(), tmp_path / "demo")
+    _evaluate(tmp_path / "demo", tmp_path / "o", store)
+    [run_id] = _ids(store, capsys)
+    for args in (
+        ["runs", "import", str(fifo), "--store", str(tmp_path / "other.db")],
+        ["gate", run_id, "--store", store, "--no-learn", "--baseline", str(fifo)],
+    ):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert f"{fifo}: not a regular file (a directory, FIFO or device); pass a bundle" in err
+    assert not (tmp_path / "other.db").exists()
 
 
 def test_a_bad_item_in_a_bundle_is_named_by_its_place(

@@ -4,16 +4,19 @@ rate and alerts through a webhook when the gate's rule fires, against a real loc
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 from tests.ci.conftest import FakeREST
 
 from memgauge.cli.main import main
 from memgauge.online.querylog import QueryLog
 from memgauge.online.watch import in_sample
+from memgauge.view.app import create_app
 
 
 class Receiver(FakeREST):
@@ -234,6 +237,13 @@ def test_an_unreachable_webhook_does_not_stop_the_loop(
         (["--webhook", "ftp://x"], "--webhook"),
         (["--since", "yesterday"], "--since"),
         (["--measure", "nDCG@10"], "--measure"),
+        # past what time.sleep and timedelta hold: exit 70 before (fuzzC-5)
+        (["--settle", "1e20"], "'--settle': 1e+20 is not in the range 0<=x<=1000000000"),
+        (["--interval", "1e308", "--passes", "2"], "'--interval': 1e+308 is not in the range"),
+        # urlsplit's ValueError: exit 70 at once, or when the first alert's failure was
+        # recorded (fuzzC-5)
+        (["--webhook", "http://[::1"], "--webhook 'http://[::1': not a URL (Invalid IPv6 URL)"),
+        (["--webhook", "http://127.0.0.1:99999/x"], "not a URL (Port out of range 0-65535)"),
     ],
 )
 def test_bad_options_exit_2(
@@ -359,3 +369,72 @@ def test_a_failed_pass_does_not_end_the_loop(
     assert "pass failed (the next pass tries again): " in capsys.readouterr().err
     with pytest.raises(Exception, match="not a SQLite database"):
         _one_pass(cfg, looping=False)  # --once: the pass's error is the command's
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("passes", "x", "passes: not a whole number"),
+        ("cursor", "abc", "cursor: not a whole number"),
+        ("cursor", True, "cursor: not a whole number"),
+        ("alerts_sent", None, "alerts_sent: not a whole number"),
+        ("failures", {"a": 1}, "failures: not a list of objects"),
+        ("pending", [1], "pending: not a list of objects"),
+        ("history", {"quality_proxy": "b"}, "history: not an object of lists of numbers"),
+        ("history", {"quality_proxy": [float("nan")]}, "history: not an object of lists"),
+        ("rule", [], "rule: not an object"),
+        ("last_pass", 5, "last_pass: not a time"),
+        ("bogus", 1, "unknown field 'bogus'"),
+    ],
+)
+def test_a_state_file_with_a_field_of_the_wrong_type_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any, said: str
+) -> None:
+    """A hand-edited state whose `passes` was no number or whose `failures` was no list was
+    an internal error (exit 70) at the pass's end; a `cursor` that was no number read nothing,
+    pass after pass, exit 0. Each is bad input named by its field, and the file is kept."""
+    db, state = tmp_path / "log.db", tmp_path / "w.json"
+    _log(db, [0.5] * 6)
+    assert (
+        main(["watch", str(db), "--once", "--state", str(state), "--measure", "quality_proxy"]) == 0
+    )
+    raw = json.loads(state.read_text())
+    raw[field] = value
+    state.write_text(json.dumps(raw))
+    before = state.read_text()
+    capsys.readouterr()
+    code = main(["watch", str(db), "--once", "--state", str(state), "--measure", "quality_proxy"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{state}: not a memgauge watch state file ({said}" in err
+    assert "Traceback" not in err
+    assert state.read_text() == before
+
+
+def test_the_bad_state_file_of_the_wrong_types_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = Path(__file__).parents[1] / "data" / "bad" / "watch_state_wrong_types.json"
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    assert main(["watch", str(db), "--once", "--state", str(bad)]) == 2
+    said = "(passes: not a whole number; failures: not a list of objects)"
+    assert said in capsys.readouterr().err
+
+
+def test_a_fifo_as_the_state_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch --state FIFO` blocked reading it before the first pass, as did every /watch
+    page of `view --watch-state FIFO` (fuzzC-5)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    db = tmp_path / "log.db"
+    _log(db, [0.5])
+    assert main(["watch", str(db), "--once", "--state", str(fifo)]) == 2
+    said = f"{fifo}: not a memgauge watch state file (not a regular file"
+    assert said in capsys.readouterr().err
+    with TestClient(create_app(db, watch_states=[fifo])) as client:
+        r = client.get("/watch")
+    assert r.status_code == 200
+    assert "not a regular file" in r.text

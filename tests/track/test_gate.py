@@ -165,6 +165,24 @@ def test_power_warning_when_the_suite_is_too_small() -> None:
     assert "1 item(s), no spread" in warning
 
 
+def test_a_drop_too_small_for_any_suite_is_a_warning_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate --exact-threshold 0.00001` (any drop at all) was exit 70: the power warning asked
+    for the sample size detecting that drop, which no test of up to 2**31-1 items reaches, and
+    sample_size_paired's ValueError went up uncaught. It says so, as a warning."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 4, n=10)), "--store", db]) == 0
+    suite = str(tmp_path / "suite.yaml")
+    args = ("--store", db, "--no-learn", "--exact-threshold", "0.00001")
+    code, out = _gate(capsys, suite, *args)
+    assert (code, out["status"]) == (0, "pass")
+    (warning,) = out["warnings"]
+    assert "more than 2,147,483,647 items would give 80%" in warning
+
+
 def test_thresholds_per_tier_and_per_evaluator() -> None:
     cfg = GateConfig(overrides={"no-leak": 0.5})
     assert cfg.threshold_for("icontains", "icontains") == 0.10

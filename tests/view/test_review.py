@@ -98,6 +98,19 @@ def test_a_post_needs_its_sessions_token(db: Path, viewer_store: ViewerStore) ->
     ]
 
 
+def test_a_token_that_is_not_ascii_is_a_403_not_a_500(db: Path, viewer_store: ViewerStore) -> None:
+    """hmac.compare_digest raises TypeError on a str with a non-ASCII character: a hand-made
+    or mangled form's token was a 500 (a traceback in the server's log)."""
+    run = viewer_store.judged[0]
+    alice = _client(db, "alice")
+    token = _token(alice, _item_url(run, "memory", "recall", "q1"))
+    for given in ("\u00e9", token[:-1] + "\u00e9", "\U0001f600" * 64):
+        r = alice.post("/review/label", data=_verdict(run, "q1", "confirm", given))
+        assert r.status_code == 403, r.text[:500]
+        assert "token does not match" in unescape(r.text)
+    assert _rows(db) == []
+
+
 def test_bad_labels_are_a_400_that_says_why_and_write_nothing(
     db: Path, viewer_store: ViewerStore
 ) -> None:
@@ -377,6 +390,13 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0
     assert calls[-1]["reviewer"] is None
+    # an empty --host (`--host "$HOST"`, HOST unset) bound every interface behind a warning
+    # that read "binding :", and announced http://:8765/ (fuzzC-5)
+    n = len(calls)
+    for empty in ("", " "):
+        assert main([*argv, "--host", empty]) == 2
+        assert f"--host {empty!r}: give an interface to bind" in capsys.readouterr().err
+    assert len(calls) == n
 
 
 def test_a_nul_byte_in_a_review_parameter_is_a_400(db: Path, viewer_store: ViewerStore) -> None:

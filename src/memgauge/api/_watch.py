@@ -89,8 +89,14 @@ class WatchConfig:
             raise UsageError(
                 f"--measure {', '.join(unknown) or '(none)'}: choose from {', '.join(MEASURES)}"
             )
-        if self.webhook is not None and urlsplit(self.webhook).scheme not in ("http", "https"):
-            raise UsageError(f"--webhook {self.webhook!r}: give an http:// or https:// URL")
+        if self.webhook is not None:
+            try:  # a bracket left open, a port past 65535: ValueError, when first read
+                parts = urlsplit(self.webhook)
+                scheme, _port = parts.scheme, parts.port
+            except ValueError as exc:
+                raise UsageError(f"--webhook {self.webhook!r}: not a URL ({exc})") from None
+            if scheme not in ("http", "https"):
+                raise UsageError(f"--webhook {self.webhook!r}: give an http:// or https:// URL")
 
     def key(self) -> dict[str, Any]:
         """What the state is bound to: the filters, the sample rate and the measures."""

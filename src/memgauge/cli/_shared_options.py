@@ -185,9 +185,14 @@ def fraction_option(*decls: str, default: float | None, about: str | None) -> Ca
     return click.option(*decls, type=number(0, 1), default=default, help=about)
 
 
+#: the longest wait or interval an option takes (about 31 years): past it, time.sleep and
+#: datetime's timedelta overflow (`watch --interval 1e308` or `--settle 1e20` was exit 70)
+SECONDS_MAX = 10**9
+
+
 def seconds_option(*decls: str, default: float, about: str) -> Callable[[FC], FC]:
-    """`decls SECONDS`, 0 or more: a wait or an interval; `about` its help."""
-    return click.option(*decls, type=number(0), default=default, help=about)
+    """`decls SECONDS`, 0 to SECONDS_MAX: a wait or an interval; `about` its help."""
+    return click.option(*decls, type=number(0, SECONDS_MAX), default=default, help=about)
 
 
 def min_samples_option(least: int, default: int | None, about: str | None) -> Callable[[FC], FC]:

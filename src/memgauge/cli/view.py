@@ -65,6 +65,8 @@ def view(
     calibrate --from-store` and `memgauge review export` read them."""
     if reviewer is not None and not review:
         raise UsageError("--reviewer names who labels in review mode: add --review")
+    if not host.strip():  # "" binds every interface: a `--host "$HOST"` whose HOST is unset
+        raise UsageError(f"--host {host!r}: give an interface to bind, e.g. 127.0.0.1")
     who = review_name(reviewer) if review else None
     store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:

@@ -21,7 +21,7 @@ from typing import Literal, get_args
 
 from memgauge._util.builtins import BUILTINS
 from memgauge.data.sniff import Outline, json_outline, yaml_outline
-from memgauge.errors import UsageError
+from memgauge.errors import DataError, Problem, UsageError
 
 Kind = Literal[
     "dataset-dir",
@@ -274,6 +274,15 @@ def detect_kind(path: Path) -> Kind | None:
     --kind)."""
     if path.is_dir():
         return "dataset-dir"
+    if path.exists() and not path.is_file():  # reading a FIFO would block until one writes
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                None,
+                "not a regular file or directory (a FIFO or device); pass a file or directory",
+            )
+        )
     found = kinds_by_content(path)
     named = kind_by_name(path)
     if found:

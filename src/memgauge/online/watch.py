@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,6 +204,43 @@ def window_measures(searches: Sequence[LoggedSearch]) -> dict[str, WindowMeasure
     }
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _objects(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+#: each field of a state file: the test its value passes, and what it is when it does not
+_STATE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "config": (
+        lambda v: isinstance(v, dict) and isinstance(v.get("filters", {}), dict),
+        "not an object (with an object of filters)",
+    ),
+    "cursor": (_count, "not a whole number"),
+    "passes": (_count, "not a whole number"),
+    "alerts_sent": (_count, "not a whole number"),
+    "history": (
+        lambda v: (
+            isinstance(v, dict)
+            and all(isinstance(x, list) and all(map(_number, x)) for x in v.values())
+        ),
+        "not an object of lists of numbers",
+    ),
+    "pending": (_objects, "not a list of objects"),
+    "failures": (_objects, "not a list of objects"),
+    "windows": (_objects, "not a list of objects"),
+    "fired": (_objects, "not a list of objects"),
+    "rule": (lambda v: isinstance(v, dict), "not an object"),
+    "last_pass": (lambda v: v is None or isinstance(v, str), "not a time"),
+}
+
+
 @dataclass
 class WatchState:
     """What a watch keeps between passes, in one small JSON file written atomically.
@@ -237,11 +274,8 @@ class WatchState:
         if not path.exists():
             return cls(config=config)
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            if raw.pop("schema_version") != STATE_VERSION:
-                raise ValueError("schema_version")
-            state = cls(**raw)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            state = cls.read(path)
+        except (OSError, ValueError, RecursionError) as exc:
             raise UsageError(
                 f"{path}: not a memgauge watch state file ({exc}); give another --state"
             ) from None
@@ -252,6 +286,33 @@ class WatchState:
                 " other searches: give another --state, or delete it to start over"
             )
         return state
+
+    @classmethod
+    def read(cls, path: Path) -> WatchState:
+        """The state at `path` under whichever configuration it was written; ValueError
+        naming what is wrong: not JSON, another schema version, a field unknown or of the
+        wrong type (a hand-edited state: a pass would fail at its end, or read from a cursor
+        that is no row)."""
+        if not path.is_file():  # a FIFO would block the read until something writes to it
+            raise ValueError("not a regular file (a directory, FIFO or device)")
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        if raw.pop("schema_version", None) != STATE_VERSION:
+            raise ValueError(f"schema_version: not {STATE_VERSION}")
+        unknown = sorted(set(raw) - set(_STATE_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}")
+        if "config" not in raw:
+            raise ValueError("config: missing")
+        wrong = [
+            f"{name}: {said}"
+            for name, (test, said) in _STATE_FIELDS.items()
+            if name in raw and not test(raw[name])
+        ]
+        if wrong:
+            raise ValueError("; ".join(wrong))
+        return cls(**raw)
 
     def save(self, path: Path) -> None:
         """Write the state atomically (a watch killed mid-write leaves the previous state)."""

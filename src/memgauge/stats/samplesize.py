@@ -27,7 +27,13 @@ from statistics import NormalDist
 from memgauge._util.numbers import ALPHA, POWER
 from memgauge.stats.tdist import nct_sf, t_isf
 
-__all__ = ["SampleSize", "minimum_detectable_effect", "paired_t_power", "sample_size_paired"]
+__all__ = [
+    "MAX_N",
+    "SampleSize",
+    "minimum_detectable_effect",
+    "paired_t_power",
+    "sample_size_paired",
+]
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,7 @@ def paired_t_power(n: int, effect: float, alpha: float = ALPHA, two_sided: bool 
 
 
 #: the most queries a sample size may come to (a 32-bit count; no evaluation has that many)
-_MAX_N = 2**31 - 1
+MAX_N = 2**31 - 1
 #: the largest standardized effect (delta / sigma) whose power is computed: far past any real
 #: one, and below where the noncentral t's tail overflows (about 1e299 sigma: an
 #: OverflowError, or a ZeroDivisionError for a subnormal sigma)
@@ -97,10 +103,10 @@ def sample_size_paired(
     z_b = NormalDist().inv_cdf(power)
     # compared before squaring: the square of a huge root would overflow
     root = (z_a + z_b) * sigma / delta
-    if not abs(root) <= math.sqrt(_MAX_N):  # infinite too (alpha so small its quantile is)
+    if not abs(root) <= math.sqrt(MAX_N):  # infinite too (alpha so small its quantile is)
         raise ValueError(
             f"detecting {delta} at sigma {sigma} (alpha {alpha}, power {power}) needs more than"
-            f" {_MAX_N:,} queries: no test of that size can be run; ask for a larger delta"
+            f" {MAX_N:,} queries: no test of that size can be run; ask for a larger delta"
         )
     n_normal = max(2, math.ceil(root**2))
 

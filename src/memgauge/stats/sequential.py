@@ -172,7 +172,8 @@ class SPRT:
             informative += int(d != 0)
             if n >= 2 and informative >= self.min_samples:
                 var = max((total_sq - total * total / n) / (n - 1), self.sd_floor**2)
-                log_lr = (self.delta * total - n * self.delta**2 / 2) / var
+                # delta times (total - n delta / 2): squaring a delta past 1e154 overflowed
+                log_lr = self.delta * (total - n * self.delta / 2) / var
                 if log_lr >= self.upper:
                     decision = "treatment_better"
                 elif log_lr <= self.lower:
@@ -260,7 +261,7 @@ def simulate_sprt_draws(
         informative = np.cumsum(d != 0, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             var = np.maximum((ss - s * s / n) / np.maximum(n - 1, 1), test.sd_floor**2)
-            llr = (test.delta * s - n * test.delta**2 / 2) / var
+            llr = test.delta * (s - n * test.delta / 2) / var
         active = (n >= 2) & (informative >= test.min_samples)
         up = (llr >= test.upper) & active
         down = (llr <= test.lower) & active

@@ -63,6 +63,11 @@ def connect(
     UsageError naming it: SQLite's own "unable to open database file" does not."""
     if str(path) != ":memory:" and Path(path).is_dir():
         raise UsageError(f"{path}: is a directory; give the path of a SQLite file")
+    if str(path) != ":memory:" and Path(path).exists() and not Path(path).is_file():
+        # SQLite's "disk I/O error" on a FIFO or device says neither what nor where
+        raise UsageError(
+            f"{path}: not a regular file (a FIFO or device); give the path of a SQLite file"
+        )
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=check_same_thread

@@ -285,12 +285,15 @@ def _power_warning(
     power, sd = found
     if power >= min_power:
         return power, None
-    from memgauge.stats.samplesize import sample_size_paired
+    from memgauge.stats.samplesize import MAX_N, sample_size_paired
 
-    needed = sample_size_paired(delta, sd, power=min_power).n_t
+    try:
+        needed = f"about {sample_size_paired(delta, sd, power=min_power).n_t}"
+    except ValueError:  # a drop so small that no suite of any size could detect it
+        needed = f"more than {MAX_N:,}"
     return power, (
         f"{'/'.join(key)}: {m.n_scored} items give {power:.0%} power to detect a {threshold:.0%}"
-        f" drop ({delta:.3f}) at this run's spread (sd {sd:.3f}); about {needed} items would"
+        f" drop ({delta:.3f}) at this run's spread (sd {sd:.3f}); {needed} items would"
         f" give {min_power:.0%}: a pass can hide a real drop"
     )
 

@@ -250,7 +250,8 @@ class ReviewViews:
         token = form.get("csrf", "")
         if not session or not token:
             raise HTTPException(403, "no review session token: reload the page and try again")
-        if not hmac.compare_digest(token, self.token(session)):
+        # as bytes: compare_digest raises TypeError on a str holding a non-ASCII character
+        if not hmac.compare_digest(token.encode(), self.token(session).encode()):
             raise HTTPException(403, "the review session token does not match: reload the page")
 
     async def label(self, request: Request) -> Response:

@@ -69,22 +69,7 @@ def _load(path: Path) -> WatchState:
     (ValueError naming what is wrong)."""
     if path.stat().st_size > MAX_STATE_BYTES:
         raise ValueError(f"{path.stat().st_size:,} bytes: larger than a watch state")
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(raw, dict) or not isinstance(raw.get("config"), dict):
-        raise ValueError("no configuration")
-    state = WatchState.load(path, raw["config"])
-    for name in ("pending", "failures", "windows", "fired"):
-        value = getattr(state, name)
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise ValueError(f"{name}: not a list of objects")
-    if not isinstance(state.rule, dict) or not isinstance(state.history, dict):
-        raise ValueError("rule or history: not an object")
-    if not isinstance(state.config.get("filters", {}), dict):
-        raise ValueError("config.filters: not an object")
-    for name in ("cursor", "passes", "alerts_sent"):
-        if not isinstance(getattr(state, name), int):
-            raise ValueError(f"{name}: not a number")
-    return state
+    return WatchState.read(path)
 
 
 def _origin(value: Any) -> str:
