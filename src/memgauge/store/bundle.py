@@ -22,7 +22,6 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import ValidationError
 
-from memgauge.data.jsonio import existing
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
@@ -66,6 +65,10 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
 
     def bad(field: str | None, message: str, line: int | None = None) -> DataError:
         return DataError(Problem(str(path), line, field, message))
+
+    # here, not at the top: jsonio reads YAML too, which `runs list` (importing this module)
+    # never needs
+    from memgauge.data.jsonio import existing
 
     existing(path, "bundle")  # a FIFO would block the read until something writes to it
     try:
