@@ -34,7 +34,8 @@ from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
-from memgauge.report.shapes_terminal import print_sections
+from memgauge.report.shapes import deltas_table
+from memgauge.report.shapes_terminal import print_sections, print_shape
 from memgauge.report.suite_run import (
     comparison_table,
     counts_line,
@@ -366,9 +367,9 @@ def compare(
         rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)
         # each run's mean as it reports it, where the row pairs every item it scored
         run_a, run_b = store.get_run(a), store.get_run(b)
-        rows = api.reported_means(
-            rows, run_a.summary if run_a else None, run_b.summary if run_b else None
-        )
+        summaries = (run_a.summary if run_a else None, run_b.summary if run_b else None)
+        rows = api.reported_means(rows, *summaries)
+        measures = api.measure_deltas(*summaries)
     correction = api.resolve_correction(options["test"], options["family"], options["correction"])
     settings = {
         "test": options["test"],
@@ -377,11 +378,16 @@ def compare(
         "alpha": options["alpha"],
     }
     if as_json:
-        doc = {"a": a, "b": b, "baseline": a, "rows": rows, **settings}
+        doc = {"a": a, "b": b, "baseline": a, "rows": rows, "measures": measures, **settings}
         click.echo(dumps_strict(doc, sort_keys=True))
         return
     con = console()
-    if not rows:
+    if rows:
+        con.print(comparison_table(rows, a, b, **settings))
+    else:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
-        return
-    con.print(comparison_table(rows, a, b, **settings))
+    shown = [m for m in measures if m["headline"]]
+    if shown:
+        print_shape(con, deltas_table(shown, a, b))
+    if len(shown) < len(measures):
+        con.print(f"{len(measures) - len(shown)} secondary measures compared in --json")
