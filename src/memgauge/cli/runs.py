@@ -338,7 +338,10 @@ def compare(
     """Suite runs compared item by item, with paired significance tests.
 
     Two runs (RUN_A RUN_B): RUN_A is the baseline; per subject, task and evaluator, B's delta
-    against A (B - A) with its bootstrap CI and the test's corrected p. One run: its subjects compared with each other;
+    against A (B - A) with its bootstrap CI and the test's corrected p; then the aggregates'
+    measures the gate decides on (an audit's rates, tiers' pass rates, pass@k, a cost), A's and
+    B's with their own CI and count, and B - A (`--json`: every one, in `measures`). One run:
+    its subjects compared with each other;
     several runs, or --format markdown|latex: a table of every system's means per (task,
     evaluator), the best in bold, with superscripts naming the systems each is significantly
     better than, ready for a paper."""
