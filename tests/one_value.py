@@ -318,15 +318,18 @@ def _measure(m: dict[str, Any]) -> Seen:
     return Seen(m["value"], (m["ci_low"], m["ci_high"]), None, m["n_scored"], m["n_failed"])
 
 
-def run_views(text: str, name: str, task: str, measures: list[str]) -> Views:
+def run_views(text: str, name: str, task: str, measures: list[str], *, table: bool = True) -> Views:
     """`memgauge run SUITE --json`'s output (the terminal's tables on stderr, then its JSON):
-    its `measures` (every run-level number) and its table of the aggregates' measures."""
+    its `measures` (every run-level number) and, with `table`, its table of the aggregates'
+    measures (the primary and targeted ones)."""
     seen: Views = {}
     seen[f"run --json ({name}): measures"] = {
         (m["subject"], m["name"]): _measure(m)
         for m in last_json(text)["measures"]
         if m["task"] == task and m["name"] in measures
     }
+    if not table:
+        return seen
     rows = find(terminal_tables(text), "measure", "task")
     header = rows[0]
     seen[f"run terminal ({name}): aggregates' measures"] = {
