@@ -137,6 +137,12 @@ def beyond_table(summary: RunSummary) -> Table | None:
     return table
 
 
+def _higher(row: Mapping[str, Any]) -> bool:
+    """Whether a `measure_deltas` row's measure is higher-is-better (as B's, else A's, says)."""
+    m = row["b"] or row["a"] or {}
+    return bool(m.get("higher_is_better", True))
+
+
 def deltas_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
     """`measure_deltas`' rows as a table: per subject, task and measure, A's and B's number
     with its interval and counts, as `runs show` draws it, and B - A."""
@@ -153,7 +159,8 @@ def deltas_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
         columns=["measure", "subject", "task", "A (baseline)", "B", "delta B - A"],
         rows=[
             [
-                text(r["measure"]),
+                # a rate of bad events: a negative delta is the better one
+                text(r["measure"], None if _higher(r) else "lower is better"),
                 text(r["subject"]),
                 text(r["task"]),
                 side(r["a"]),
