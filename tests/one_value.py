@@ -311,3 +311,54 @@ def disagreements(reference: dict[Key, Seen], views: Views) -> list[str]:
                 if have is not None and have != getattr(want, count):
                     wrong.append(f"{name}: {count} {have}, not {getattr(want, count)}")
     return wrong
+
+
+def _measure(m: dict[str, Any]) -> Seen:
+    """A MeasureValue's JSON (`run --json`'s `measures`, a side of `runs compare --json`'s)."""
+    return Seen(m["value"], (m["ci_low"], m["ci_high"]), None, m["n_scored"], m["n_failed"])
+
+
+def run_views(text: str, name: str, task: str, measures: list[str], *, table: bool = True) -> Views:
+    """`memgauge run SUITE --json`'s output (the terminal's tables on stderr, then its JSON):
+    its `measures` (every run-level number) and, with `table`, its table of the aggregates'
+    measures (the primary and targeted ones)."""
+    seen: Views = {}
+    seen[f"run --json ({name}): measures"] = {
+        (m["subject"], m["name"]): _measure(m)
+        for m in last_json(text)["measures"]
+        if m["task"] == task and m["name"] in measures
+    }
+    if not table:
+        return seen
+    rows = find(terminal_tables(text), "measure", "task")
+    header = rows[0]
+    seen[f"run terminal ({name}): aggregates' measures"] = {
+        (subject, row[0]): cell(c, ".3f")
+        for row in rows[1:]
+        if row[1] == task and row[0] in measures
+        for subject, c in zip(header[2:], row[2:], strict=True)
+    }
+    return seen
+
+
+def compare_views(a: str, b: str, db: str, task: str, measures: list[str]) -> tuple[Views, Views]:
+    """`runs compare A B` (`--json`'s `measures`, and the terminal's table of them): A's
+    numbers, and B's."""
+    doc = last_json(cli(["runs", "compare", a, b, "--store", db, "--json"]))
+    sides: tuple[Views, Views] = ({}, {})
+    for side, seen in zip(("a", "b"), sides, strict=True):
+        seen[f"runs compare --json ({side})"] = {
+            (r["subject"], r["measure"]): _measure(r[side])
+            for r in doc["measures"]
+            if r["task"] == task and r["measure"] in measures and r[side] is not None
+        }
+    rows = find(
+        terminal_tables(cli(["runs", "compare", a, b, "--store", db])), "measure", "subject", "task"
+    )
+    for column, seen in zip((3, 4), sides, strict=True):
+        seen[f"runs compare ({'ab'[column - 3]})"] = {
+            (row[1], row[0]): cell(row[column], ".3f")
+            for row in rows[1:]
+            if row[2] == task and row[0] in measures and row[column] != "-"
+        }
+    return sides

@@ -28,12 +28,14 @@ from tests.one_value import (
     Seen,
     Views,
     cli,
+    compare_views,
     disagreements,
     find,
     junit,
     latest_views,
     markdown_tables,
     measures_of,
+    run_views,
     shape_tables,
     stored_views,
     table_cells,
@@ -150,12 +152,17 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Vie
         path.write_text(yaml.safe_dump(suite))
         run: Views = {}
         xml = ["--junit", str(root / "r.xml"), *_fail_under("agent"), *_fail_under("flaky")]
-        cli(["run", str(path), "--store", db, *xml])
+        text = cli(["run", str(path), "--store", db, "--json", *xml])
         run["run --junit"] = junit(root / "r.xml", "value", TASK, MEASURES)
+        run.update(run_views(text, "run", TASK, MEASURES))
         (listed,) = json.loads(
             cli_output(["runs", "list", "--store", db, "--json", "--limit", "1"])
         )
         run.update(_stored(str(listed["run_id"]), db, root, "run"))
+        # the audit command's run against the suite's: A is `agent`'s, B the suite's two
+        a_side, b_side = compare_views(str(results["run_id"]), listed["run_id"], db, TASK, MEASURES)
+        audit.update(a_side)
+        run.update(b_side)
         run.update(latest_views(db, "audit-one-value", "run", TASK, MEASURES))
         yield audit, run, Path(db)
 

@@ -24,7 +24,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 from tests.helpers import QUIET_PLUGINS, cli_output, last_json
-from tests.one_value import Tables
+from tests.one_value import Tables, terminal_tables
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
@@ -69,6 +69,8 @@ QUERIES = {
 }
 N_FAILED = 1
 N_SCORED = len(QUERIES) - N_FAILED
+#: the header of `runs compare A B`'s table of paired rows, as `one_value.terminal_tables` names it
+COMPARED = "subject | task | evaluator | A (baseline) | B | delta B - A | 95% CI | p (Holm) | n"
 
 
 @dataclass(frozen=True)
@@ -277,6 +279,11 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         last = last_json(cli(run))
         run_id = str(last["run_id"])
         seen["run --json"] = _rows(last["results"])
+        seen["run --json: measures"] = {
+            m["name"]: Seen(m["value"], None, m["n_scored"], m["n_failed"])
+            for m in last["measures"]
+            if (m["subject"], m["task"]) == ("mem", TASK) and m["name"] in MEASURES
+        }
         seen["run --junit"] = _junit(root / "r.xml", "value")
 
         for name, rid in (("run", run_id), ("evaluate", ev_run)):
@@ -294,6 +301,21 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
             assert response.status_code == 200
             for part, got in _run_page(response.text).items():
                 seen[f"viewer run page ({name}): {part}"] = got
+
+        # evaluate's run against the suite's: each side's mean and the items they pair
+        compared = last_json(cli(["runs", "compare", ev_run, run_id, "--store", db, "--json"]))
+        text = cli(["runs", "compare", ev_run, run_id, "--store", db])
+        for side, column in (("a", 3), ("b", 4)):
+            seen[f"runs compare --json ({side})"] = {
+                r["evaluator"]: Seen(r[f"mean_{side}"], None, r["n"])
+                for r in compared["rows"]
+                if (r["subject"], r["task"]) == ("mem", TASK) and r["evaluator"] in MEASURES
+            }
+            seen[f"runs compare ({side})"] = {
+                row[2]: Seen(row[column], ".3f", int(row[8]))
+                for row in terminal_tables(text).get(COMPARED, [])[1:]
+                if (row[0], row[1]) == ("mem", TASK) and row[2] in MEASURES
+            }
 
         gate = [
             "gate",

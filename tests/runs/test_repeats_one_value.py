@@ -23,6 +23,7 @@ from tests.one_value import (
     disagreements,
     find,
     latest_views,
+    run_views,
     shape_tables,
     stored_views,
 )
@@ -80,8 +81,9 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, dic
         path = root / "suite.yaml"
         path.write_text(yaml.safe_dump(suite))
         db = str(root / "r.db")
-        last = last_json(cli(["run", str(path), "--store", db, "--concurrency", "1", "--json"]))
-        seen: Views = {
+        text = cli(["run", str(path), "--store", db, "--concurrency", "1", "--json"])
+        last = last_json(text)
+        seen: Views = run_views(text, "run", TASK, MEASURES, table=False) | {
             "run --json": {
                 (r["subject"], r["evaluator"]): Seen(
                     r["mean"], None, None, r["n_scored"], r["n_failed"]
@@ -120,6 +122,7 @@ def test_every_view_of_a_repeated_task_gives_each_measure_one_value_and_n(
         (only(MEASURES), [v for v in seen if v.startswith(("health", "history"))]),
         (only(gated), [v for v in seen if v.startswith("gate")]),
         (only(["contains"]), ["run --json"]),
+        (only(MEASURES), ["run --json (run): measures"]),
         (reference, [v for v in seen if v.endswith(": grid")]),
     ]
     assert sorted(v for _, names in groups for v in names) == sorted(seen)

@@ -169,6 +169,7 @@ if TYPE_CHECKING:
     from memgauge.runs.schemas import SCHEMA_KINDS as SCHEMA_KINDS
     from memgauge.runs.schemas import json_schema as json_schema
     from memgauge.runs.suite_compare import compare_runs as compare_runs
+    from memgauge.runs.suite_compare import measure_deltas as measure_deltas
     from memgauge.runs.suite_compare import reported_means as reported_means
     from memgauge.runs.systems import BENCH_MEASURES as BENCH_MEASURES
     from memgauge.stats.sequential import DEFAULT_GRADUATION as DEFAULT_GRADUATION

@@ -18,6 +18,8 @@ from memgauge.cli._shared_options import force_option, progress_option, resume_o
 from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
 from memgauge.report.repeats import render_repeats
+from memgauge.report.shapes import beyond_table
+from memgauge.report.shapes_terminal import print_shape
 from memgauge.report.suite_run import (
     counts_line,
     failures_table,
@@ -91,6 +93,9 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     summary = report.summary.model_dump()
     out = console(stderr=as_json)
     out.print(summary_table(summary))
+    beyond = beyond_table(report.summary)  # an audit's rates, the tiers', pass@k, ...
+    if beyond is not None:
+        print_shape(out, beyond)
     render_cost(report.summary, out)  # accuracy beside tokens and latency, where asked
     print_rankings(report.summary, out)  # a bench suite's systems, ranked
     for line in judge_notes(summary):
@@ -117,6 +122,8 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
                     "n_completed": summary["n_completed"],
                     "n_failed": summary["n_failed"],
                     "results": result_rows(summary),
+                    # every run-level number (the rows' and the aggregates'): what gate reads
+                    "measures": [m.model_dump(mode="json") for m in report.summary.measures()],
                     "llm_usage": summary.get("llm_usage", {}),
                     "store": str(db),
                     # with repeats, the subjects whose outputs varied (only then: a run

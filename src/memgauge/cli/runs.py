@@ -34,7 +34,8 @@ from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
 from memgauge.report.item_table import flat_item, write_parquet
-from memgauge.report.shapes_terminal import print_sections
+from memgauge.report.shapes import deltas_table
+from memgauge.report.shapes_terminal import print_sections, print_shape
 from memgauge.report.suite_run import (
     comparison_table,
     counts_line,
@@ -337,7 +338,10 @@ def compare(
     """Suite runs compared item by item, with paired significance tests.
 
     Two runs (RUN_A RUN_B): RUN_A is the baseline; per subject, task and evaluator, B's delta
-    against A (B - A) with its bootstrap CI and the test's corrected p. One run: its subjects compared with each other;
+    against A (B - A) with its bootstrap CI and the test's corrected p; then the aggregates'
+    measures the gate decides on (an audit's rates, tiers' pass rates, pass@k, a cost), A's and
+    B's with their own CI and count, and B - A (`--json`: every one, in `measures`). One run:
+    its subjects compared with each other;
     several runs, or --format markdown|latex: a table of every system's means per (task,
     evaluator), the best in bold, with superscripts naming the systems each is significantly
     better than, ready for a paper."""
@@ -366,9 +370,9 @@ def compare(
         rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)
         # each run's mean as it reports it, where the row pairs every item it scored
         run_a, run_b = store.get_run(a), store.get_run(b)
-        rows = api.reported_means(
-            rows, run_a.summary if run_a else None, run_b.summary if run_b else None
-        )
+        summaries = (run_a.summary if run_a else None, run_b.summary if run_b else None)
+        rows = api.reported_means(rows, *summaries)
+        measures = api.measure_deltas(*summaries)
     correction = api.resolve_correction(options["test"], options["family"], options["correction"])
     settings = {
         "test": options["test"],
@@ -377,11 +381,16 @@ def compare(
         "alpha": options["alpha"],
     }
     if as_json:
-        doc = {"a": a, "b": b, "baseline": a, "rows": rows, **settings}
+        doc = {"a": a, "b": b, "baseline": a, "rows": rows, "measures": measures, **settings}
         click.echo(dumps_strict(doc, sort_keys=True))
         return
     con = console()
-    if not rows:
+    if rows:
+        con.print(comparison_table(rows, a, b, **settings))
+    else:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
-        return
-    con.print(comparison_table(rows, a, b, **settings))
+    shown = [m for m in measures if m["headline"]]
+    if shown:
+        print_shape(con, deltas_table(shown, a, b))
+    if len(shown) < len(measures):
+        con.print(f"{len(measures) - len(shown)} secondary measures compared in --json")

@@ -511,6 +511,33 @@ class RunSummary(_Record):
                 out[(m.subject, m.task, m.name)] = m
         return list(out.values())
 
+    def targeted(self) -> set[tuple[str, str, str]]:
+        """The (subject, task, measure) of its enforced targets: the gate decides on them
+        whether or not they are primary."""
+        return {(t.subject, t.task, t.measure) for t in self.targets if t.enforced}
+
+    def headline(self, measures: Sequence[MeasureValue]) -> list[MeasureValue]:
+        """Of `measures` (its own), the ones the gate decides on by default: a task's primary
+        measures and those an enforced target names (the others, breakdowns and secondary
+        numbers, it shows as information unless `--measure` names them)."""
+        targeted = self.targeted()
+        return [m for m in measures if m.primary or (m.subject, m.task, m.name) in targeted]
+
+    def beyond_evaluators(self) -> list[MeasureValue]:
+        """The run-level numbers its evaluators' rows do not show as they are: an aggregate's
+        own measures (an audit's rates, a tier's pass rate, pass@k, a cost), and one named like
+        an evaluator whose value or counts differ from that evaluator's row. With the rows,
+        they are every number of `measures()`: what the gate can decide on."""
+        rows = {(e.subject, e.task, e.evaluator): e for e in self.evaluators}
+
+        def shown(m: MeasureValue) -> bool:
+            e = rows.get((m.subject, m.task, m.name))
+            if e is None or (e.n_scored, e.n_failed) != (m.n_scored, m.n_failed):
+                return False
+            return m.is_mean(e.mean, e.n_scored) or (m.value is None and e.mean is None)
+
+        return [m for m in self.measures() if not shown(m)]
+
     def nondeterminism(self) -> list[Nondeterminism]:
         """The subjects whose outputs differed across repeats (`repeat: N`), per task."""
         return [

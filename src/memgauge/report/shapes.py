@@ -29,7 +29,9 @@ from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed
 __all__ = [
     "Grid",
     "Section",
+    "beyond_table",
     "cell_text",
+    "deltas_table",
     "footnotes",
     "grid",
     "measures_table",
@@ -77,13 +79,15 @@ def shapes_of(agg: AggregateResult) -> list[Shape]:
     return drawn or ([_measures(agg.aggregate, agg.measures)] if agg.measures else [])
 
 
-def _measures(title: str, measures: Sequence[MeasureValue], *, by_task: bool = False) -> Table:
-    """Measures as a table: a row per measure (and task), a column per subject."""
+def _measures(
+    title: str, measures: Sequence[MeasureValue], lead: Sequence[str] = ("measure",)
+) -> Table:
+    """Measures as a table: a row per measure (and task, where `lead` has it, in its order),
+    a column per subject."""
     subjects = list(dict.fromkeys(m.subject for m in measures))
-    lead = ["task", "measure"] if by_task else ["measure"]
     rows: dict[tuple[str, ...], list[Cell]] = {}
     for m in measures:
-        key = (m.task, m.name) if by_task else (m.name,)
+        key = tuple(m.task if col == "task" else m.name for col in lead)
         row = rows.setdefault(key, [*(text(k) for k in key), *(text("-") for _ in subjects)])
         row[len(lead) + subjects.index(m.subject)] = cell(
             m.value, (m.ci_low, m.ci_high), m.n_scored, m.n_failed
@@ -112,7 +116,60 @@ def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
 
 def measures_table(summary: RunSummary) -> Table:
     """Every run-level number (evaluators' means and aggregates' measures), per subject."""
-    return _measures("Results", list(summary.measures()), by_task=True)
+    return _measures("Results", list(summary.measures()), ("task", "measure"))
+
+
+def beyond_table(summary: RunSummary) -> Table | None:
+    """The headline numbers its evaluators' rows do not show (`beyond_evaluators`), per
+    subject: beside those rows, the numbers the gate decides on; None when there are none.
+    Its note counts the secondary numbers left out."""
+    found = summary.beyond_evaluators()
+    shown = summary.headline(found)
+    if not shown:
+        return None
+    # the measure first: a leading column after the first wraps at a tier's width
+    table = _measures("Aggregates' measures (what gate decides on)", shown, ("measure", "task"))
+    more = len(found) - len(shown)
+    if more:
+        table = table.model_copy(
+            update={"note": f"{table.note}; {more} secondary measures in `runs show` and `--json`"}
+        )
+    return table
+
+
+def _higher(row: Mapping[str, Any]) -> bool:
+    """Whether a `measure_deltas` row's measure is higher-is-better (as B's, else A's, says)."""
+    m = row["b"] or row["a"] or {}
+    return bool(m.get("higher_is_better", True))
+
+
+def deltas_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
+    """`measure_deltas`' rows as a table: per subject, task and measure, A's and B's number
+    with its interval and counts, as `runs show` draws it, and B - A."""
+
+    def side(m: Mapping[str, Any] | None) -> Cell:
+        if m is None:
+            return text("-")
+        return cell(m["value"], (m["ci_low"], m["ci_high"]), m["n_scored"], m["n_failed"])
+
+    return Table(
+        title=f"Aggregates' measures (what gate decides on): A (baseline) run {a}, B run {b}",
+        note="each run's number with its 95% CI and count; an aggregate's number is not a mean"
+        " of items, so no paired test",
+        columns=["measure", "subject", "task", "A (baseline)", "B", "delta B - A"],
+        rows=[
+            [
+                # a rate of bad events: a negative delta is the better one
+                text(r["measure"], None if _higher(r) else "lower is better"),
+                text(r["subject"]),
+                text(r["task"]),
+                side(r["a"]),
+                side(r["b"]),
+                _num(r["delta"], "signed"),
+            ]
+            for r in rows
+        ],
+    )
 
 
 def shapes_json(shapes: Sequence[Shape]) -> list[dict[str, Any]]:

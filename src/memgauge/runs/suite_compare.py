@@ -24,7 +24,7 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord, RunSummary
+from memgauge.data.records import ItemRecord, MeasureValue, RunSummary
 from memgauge.stats import (
     Correction,
     Family,
@@ -41,6 +41,7 @@ __all__ = [
     "compare_measures",
     "compare_runs",
     "compare_suite_systems",
+    "measure_deltas",
     "reported_means",
 ]
 
@@ -312,3 +313,43 @@ def reported_means(
                 row[f"mean_{side}"] = m.value
         out.append(row)
     return out
+
+
+def measure_deltas(
+    summary_a: RunSummary | None, summary_b: RunSummary | None
+) -> list[dict[str, Any]]:
+    """The run-level numbers the evaluators' rows do not show (`RunSummary.beyond_evaluators`:
+    an audit's rates, tiers' pass rates, pass@k, a cost) of either run, each run's as it
+    reports it (`measures()`, what `runs show` and the gate read), with B - A. An aggregate's
+    number is not a mean of items, so no paired test: each side keeps its own interval and
+    counts. A side without the measure is None. `headline`: the gate decides on it by default
+    in either run (a primary measure, or an enforced target's). Two single-subject runs under
+    different names pair up, as `compare_runs`' rows do (`A / B`)."""
+    sides = [s if s is not None else RunSummary() for s in (summary_a, summary_b)]
+    subjects = [sorted({m.subject for m in s.measures()}) for s in sides]
+    rename = len(subjects[0]) == len(subjects[1]) == 1 and subjects[0] != subjects[1]
+
+    def key(m: MeasureValue) -> Key:
+        return ("" if rename else m.subject, m.task, m.name)
+
+    values = [{key(m): m for m in s.measures()} for s in sides]
+    headline = {key(m) for s in sides for m in s.headline(s.beyond_evaluators())}
+    keys = list(dict.fromkeys(key(m) for s in sides for m in s.beyond_evaluators()))
+    rows = []
+    for k in sorted(keys):
+        a, b = (v.get(k) for v in values)
+        delta = None
+        if a is not None and b is not None and a.value is not None and b.value is not None:
+            delta = b.value - a.value
+        rows.append(
+            {
+                "subject": f"{subjects[0][0]} / {subjects[1][0]}" if rename else k[0],
+                "task": k[1],
+                "measure": k[2],
+                "a": None if a is None else a.model_dump(mode="json"),
+                "b": None if b is None else b.model_dump(mode="json"),
+                "delta": delta,
+                "headline": k in headline,
+            }
+        )
+    return rows

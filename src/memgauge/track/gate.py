@@ -448,11 +448,7 @@ def evaluate_gate(
             f"named so; it has {', '.join(sorted(names)[:20])}"
             + (" ..." if len(names) > 20 else "")
         )
-    targeted = {
-        (t.subject, t.task, t.measure)
-        for t in (current.summary.targets if current.summary else [])
-        if t.enforced
-    }
+    targeted = current.summary.targeted() if current.summary else set()
     counted = [r for r in history if r.run_id not in excluded]
     past = counted[-cfg.window :] if cfg.window > 0 else []
     past_values = [_measures(run) for run in past]
