@@ -16,11 +16,11 @@ from memgauge.errors import UsageError
 from memgauge.runs.suite import suite_name
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.subjects.learnings import opened_learnings
+from memgauge.subjects.learnings import learnings_stored, opened_learnings
 from memgauge.subjects.parse import one_spec
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
-from memgauge.track.regressions import kinds_of, learn_from, learnings_path
+from memgauge.track.regressions import kinds_of, learn_from
 
 __all__ = ["accept_gate", "gate", "history", "learnings_query"]
 
@@ -163,7 +163,7 @@ def learnings_query(
     learn_into: str | None = None,
 ) -> str:
     """The past failures most relevant to `text`, ready for a prompt ('' when none)."""
-    if learn_into is None and not learnings_path(Path(learnings) if learnings else None).is_file():
+    if learn_into is None and not learnings_stored(Path(learnings) if learnings else None):
         return ""
     with opened_learnings(Path(learnings) if learnings else None, learn_into) as memory:
         return relevant_learnings(memory, text, k=k, token_budget=budget)
