@@ -41,8 +41,16 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     assert run_id is not None
     run = store.get_run(run_id)
     assert run is not None
-    if run.status != "completed" or run.summary is None:
+    if run.status != "completed":
         raise UsageError(f"run {run.run_id} is {run.status}: only a completed run can be gated")
+    if run.summary is None:
+        # the engine stores the summary before it marks a run completed: a run without one
+        # came from elsewhere (a bundle or a store written without it)
+        raise UsageError(
+            f"run {run.run_id} is completed but holds no summary (its results were never"
+            " aggregated into the store), so there is nothing to gate: run its suite again, or"
+            " import it (`memgauge runs import`) from a bundle that has its summary"
+        )
     return run
 
 
