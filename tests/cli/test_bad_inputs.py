@@ -318,6 +318,9 @@ def test_a_reference_memory_path_that_cannot_be_a_file_exits_2(
         os.mkfifo(where)
         assert main(["learnings", "query", "x", "--learn-into", f"reference:path={where}"]) == 2
         assert f"{where}: {words}" in capsys.readouterr().err
+        # read as "no failure has been stored" (exit 0) before it was refused
+        assert main(["learnings", "query", "x", "--learnings", where]) == 2
+        assert f"{where}: {words}" in capsys.readouterr().err
     db = tmp_path / "r.db"
     bundle = str(BAD.parent / "good" / "bundle.yaml")
     args = ["evaluate", bundle, "-s", f"reference:mode=lexical,path={where}", "--quiet"]

@@ -113,6 +113,23 @@ def test_flags_create_list_set_and_the_sdk(
         (["flags", "create", "EXISTS"], "exists"),
         (["ab", "add", "EXISTS"], "PAIRS_FILE or --from-shadow"),
         (["ab", "add", "NOTEST", "--from-shadow"], "no A/B test 'NOTEST'"),
+        # options that contradict each other: neither is silently dropped
+        (
+            ["flags", "create", "F", "--no-shadow", "--shadow-percent", "50"],
+            "--no-shadow and --shadow-percent cannot go together",
+        ),
+        (
+            ["flags", "set", "EXISTS", "--shadow-percent", "5", "--no-shadow"],
+            "--no-shadow and --shadow-percent cannot go together",
+        ),
+        (
+            ["ab", "create", "T", "--delta", "0.1", "--rule", "beta-binomial", "--bounds", "wald"],
+            "--rule beta-binomial and --bounds cannot go together",
+        ),
+        (
+            ["ab", "create", "T", "--delta", "0.1", "--prob-threshold", "0.9"],
+            "--rule sprt and --prob-threshold cannot go together",
+        ),
     ],
 )
 def test_bad_flag_input_exits_2_with_a_clear_message(

@@ -308,3 +308,16 @@ def test_an_empty_session_task_or_memory_id_is_refused(
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM eval_outcomes").fetchone() == (0,)
         assert con.execute("SELECT COUNT(*) FROM eval_feedback").fetchone() == (0,)
+
+
+def test_an_outcome_said_to_succeed_and_fail_is_refused_and_nothing_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "log.db"
+    _sessions(db, 1)
+    capsys.readouterr()
+    assert main(["logs", "outcome", str(db), "--session", "s0", "--success", "--failure"]) == 2
+    err = capsys.readouterr().err
+    assert "--success and --failure cannot go together" in err
+    [summary] = _run(capsys, "logs", "sessions", str(db))["sessions"]
+    assert summary["outcomes"] == []

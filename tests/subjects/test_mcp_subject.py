@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memgauge import api
+from memgauge._util.imports import import_roots
 from memgauge.data.models import EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import UsageError
 from memgauge.report import retrieval_result
@@ -165,6 +166,52 @@ def test_stdio_client_pages_tools_and_answers_the_servers_requests() -> None:
         assert found.hits
     finally:
         s.close()
+
+
+def test_a_suites_stdio_server_starts_in_the_suites_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`command: [python, server.py]` names the program beside the suite, as a subprocess:
+    subject's does: run from another directory, the server is still found."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(PAGING_PING, project / "server.py")
+    monkeypatch.chdir(tmp_path)
+    with import_roots(project):
+        s = McpSubject(
+            [sys.executable, "server.py"],
+            profile="tools",
+            ingest_tool="remember",
+            search_tool="recall",
+            timeout=10,
+        )
+    try:
+        assert s.tools == {"remember", "recall"}
+    finally:
+        s.close()
+
+
+def test_a_relative_memory_file_is_the_suites(
+    server: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative memory_file is read from the suite's directory, as its dataset is; it went
+    to the reference server's own package directory (inside node_modules), which reads a
+    relative MEMORY_FILE_PATH from there."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)
+    stray = server.resolve().parent / "graph-relative-test.jsonl"
+    with import_roots(project):
+        s = McpSubject([str(server)], memory_file="graph-relative-test.jsonl")
+    try:
+        s.reset()
+        s.ingest(MEMS)
+    finally:
+        s.close()
+    went_astray = stray.exists()
+    stray.unlink(missing_ok=True)
+    assert not went_astray
+    assert (project / "graph-relative-test.jsonl").is_file()
 
 
 @pytest.fixture(scope="module")

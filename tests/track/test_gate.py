@@ -450,6 +450,27 @@ def test_a_learnings_file_that_cannot_be_used_leaves_the_run_ungated(
         assert [opened.gate_verdict(r["run_id"]) for r in runs] == [None, None, None]
 
 
+def test_gating_a_completed_run_without_a_summary_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said the run "is completed: only a completed run can be gated"."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "data" / "subjects"))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
+    with api.open_store(db) as opened:
+        [run] = [r["run_id"] for r in opened.list_runs()]
+    con = sqlite3.connect(db)
+    con.execute("UPDATE suite_runs SET summary_json = NULL, headline_json = NULL")
+    con.commit()
+    con.close()
+    capsys.readouterr()
+    assert main(["gate", run, "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert f"run {run} is completed but holds no summary" in err
+    assert "only a completed run can be gated" not in err
+    assert "run its suite again" in err
+
+
 def test_accept_refuses_a_run_that_did_not_complete(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,7 @@ from memgauge.data.models import Memory, Turn
 from memgauge.llm import FakeOpenAIServer
 from memgauge.llm.context import llm_context
 from memgauge.scorers import EvalContext, evaluator_from_spec, to_spec
-from memgauge.subjects.learnings import learnings_memory
+from memgauge.subjects.learnings import Learnings, learnings_memory
 from memgauge.subjects.registry import build_subject
 from memgauge.track.gate import MetricCheck
 from memgauge.track.learning import failure_memory
@@ -180,6 +180,20 @@ def test_no_learnings_stored_reads_and_creates_nothing(
         "Past evaluation failures" not in llm_server.requests[0]["json"]["messages"][-1]["content"]
     )
     assert not where.exists()
+
+
+def test_a_query_of_an_empty_learnings_file_leaves_it_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 0-byte file is SQLite's empty database: nothing is stored there, and a query, which
+    only reads, must not write a schema into it (it did: 32 KiB)."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert main(["learnings", "query", "x", "--learnings", str(empty)]) == 0
+    assert "no failure has been stored in" in capsys.readouterr().out
+    assert Learnings.model_validate({"query": "x", "path": str(empty)}).fetch() == ""
+    assert empty.stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"]
 
 
 def test_relevant_learnings_is_the_sdk_function(

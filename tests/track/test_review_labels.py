@@ -147,6 +147,23 @@ def test_export_writes_judgments_and_qrels_with_the_conservative_grade(
     assert qrels.read_text() == "q1 0 m1 3\nq1 0 m2 3\nq2 0 m9 2\n"
 
 
+@pytest.mark.parametrize("who", [[], ["--reviewer", "carol"]])
+def test_export_with_no_graded_hits_says_so_and_writes_nothing(
+    verdicts: Path, grades: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], who: list[str]
+) -> None:
+    """Verdicts but no grades (or none by carol): an empty judgments file would be one
+    `memgauge validate` refuses as holding no records, so it is bad input, nothing written."""
+    store = str(verdicts if not who else grades)
+    out = tmp_path / "j.jsonl"
+    argv = ["review", "export", "--store", store, "--out", str(out), "--to-golden", store, *who]
+    _out(argv, code=2)
+    err = capsys.readouterr().err
+    assert "no graded hits to export" in err
+    assert ("reviewer 'carol'" in err) == bool(who)
+    assert not out.exists()
+    assert "Traceback" not in err
+
+
 def test_export_to_golden_stores_manual_judgments_of_logged_queries(grades: Path) -> None:
     """Only a logged query's judgments join the golden set (`logs import-annotations`' rule):
     q2 was never logged, so bob's grade of it is counted apart, not stored."""

@@ -366,7 +366,8 @@ def _hostile_urls(store: ViewerStore) -> list[str]:
         f"/runs/{store.hostile}/items?show=failures&q=" + PAYLOADS["script"][:10],
         _item(store.hostile, it.subject, it.task, it.item_id),
         _item(store.hostile, items[1].subject, items[1].task, items[1].item_id),
-        f"/compare?a={store.hostile}&b={store.hostile}",
+        # two runs (a run with itself is refused): the hostile one's names on the page
+        f"/compare?a={store.judged[0]}&b={store.hostile}",
         "/trends?" + urlencode({"suite": run.suite_name}),
         "/optimizations",
         f"/optimizations/{store.hostile_optimization}",

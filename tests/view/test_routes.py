@@ -218,6 +218,17 @@ def test_compare_page(client: TestClient, viewer_store: ViewerStore) -> None:
     assert "Tasks" in html  # the dataset files differ between the two runs' task specs
 
 
+def test_compare_of_a_run_with_itself_says_so_and_links_to_the_run(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    """It drew all-zero deltas, read as "no change", where `runs compare A A` exits 2."""
+    a, _ = viewer_store.judged
+    html = _get(client, viewer_store, f"/compare?a={a}&b={a}", status=400)
+    assert f"a and b both name run {a}" in unescape(html)
+    assert f'href="/runs/{a}"' in html
+    assert 'id="deltas"' not in html
+
+
 def test_trends_page_draws_the_gate_baseline(client: TestClient, viewer_store: ViewerStore) -> None:
     html = _get(
         client, viewer_store, "/trends?suite=judged&measure=memory+%2F+recall+%2F+icontains"

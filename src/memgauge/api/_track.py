@@ -16,11 +16,11 @@ from memgauge.errors import UsageError
 from memgauge.runs.suite import suite_name
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.subjects.learnings import opened_learnings
+from memgauge.subjects.learnings import learnings_stored, opened_learnings
 from memgauge.subjects.parse import one_spec
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
-from memgauge.track.regressions import kinds_of, learn_from, learnings_path
+from memgauge.track.regressions import kinds_of, learn_from
 
 __all__ = ["accept_gate", "gate", "history", "learnings_query"]
 
@@ -41,8 +41,16 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     assert run_id is not None
     run = store.get_run(run_id)
     assert run is not None
-    if run.status != "completed" or run.summary is None:
+    if run.status != "completed":
         raise UsageError(f"run {run.run_id} is {run.status}: only a completed run can be gated")
+    if run.summary is None:
+        # the engine stores the summary before it marks a run completed: a run without one
+        # came from elsewhere (a bundle or a store written without it)
+        raise UsageError(
+            f"run {run.run_id} is completed but holds no summary (its results were never"
+            " aggregated into the store), so there is nothing to gate: run its suite again, or"
+            " import it (`memgauge runs import`) from a bundle that has its summary"
+        )
     return run
 
 
@@ -163,7 +171,7 @@ def learnings_query(
     learn_into: str | None = None,
 ) -> str:
     """The past failures most relevant to `text`, ready for a prompt ('' when none)."""
-    if learn_into is None and not learnings_path(Path(learnings) if learnings else None).is_file():
+    if learn_into is None and not learnings_stored(Path(learnings) if learnings else None):
         return ""
     with opened_learnings(Path(learnings) if learnings else None, learn_into) as memory:
         return relevant_learnings(memory, text, k=k, token_budget=budget)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from memgauge import api
 
@@ -35,9 +36,11 @@ __all__ = [
     "db_argument",
     "db_required_argument",
     "distinct_outputs",
+    "given",
     "json_option",
     "open_suite_store",
     "print_markdown",
+    "refuse_together",
     "store_option",
     "store_option_with",
 ]
@@ -128,6 +131,18 @@ def distinct_outputs(named: Mapping[str, Path | None]) -> None:
                 f"{seen[key]} and {flag} both name {os.fspath(path)}: give each its own path"
             )
         seen[key] = flag
+
+
+def given(param: str) -> bool:
+    """Whether the user gave the click parameter `param` (not its default)."""
+    source = click.get_current_context().get_parameter_source(param)
+    return source not in (ParameterSource.DEFAULT, None)
+
+
+def refuse_together(first: str, second: str, why: str) -> None:
+    """Two options that contradict each other, both given: a usage error (exit 2) naming both
+    and why, rather than one of them silently ignored."""
+    raise click.UsageError(f"{first} and {second} cannot go together: {why}")
 
 
 class DefaultGroup(click.Group):

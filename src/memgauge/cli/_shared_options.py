@@ -177,12 +177,16 @@ def depth_option(*decls: str, default: int | None, about: str) -> Callable[[FC],
 def share_option(*decls: str, about: str, default: float | None = 1.0) -> Callable[[FC], FC]:
     """`decls SHARE` in (0, 1]: the searches, queries or lines taken, each picked by a hash of
     its id; `about` its help."""
-    return click.option(*decls, type=number(0, 1, min_open=True), default=default, help=about)
+    return fraction_option(*decls, default=default, about=about, above_zero=True)
 
 
-def fraction_option(*decls: str, default: float | None, about: str | None) -> Callable[[FC], FC]:
-    """`decls SHARE` in [0, 1]: a threshold or a rate; `about` its help."""
-    return click.option(*decls, type=number(0, 1), default=default, help=about)
+def fraction_option(
+    *decls: str, default: float | None, about: str | None, above_zero: bool = False
+) -> Callable[[FC], FC]:
+    """`decls SHARE` in [0, 1] (in (0, 1] when `above_zero`): a threshold or a rate; `about`
+    its help. The range is the one the command checks, so --help tells it."""
+    kind = number(0, 1, min_open=above_zero)
+    return click.option(*decls, type=kind, default=default, help=about)
 
 
 #: the longest wait or interval an option takes (about 31 years): past it, time.sleep and

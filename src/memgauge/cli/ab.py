@@ -11,7 +11,15 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import PATH, choice_option, console, json_option, store_option
+from memgauge.cli._common import (
+    PATH,
+    choice_option,
+    console,
+    given,
+    json_option,
+    refuse_together,
+    store_option,
+)
 from memgauge.cli._numbers import integer, number
 from memgauge.cli._shared_options import (
     allow_unmeasured_option,
@@ -67,7 +75,11 @@ def ab() -> None:
 def create(name: str, store_path: str | None, **test: Any) -> None:
     """Create test NAME."""
     # test: its options (--delta, --metric, --rule, --bounds, ...), named as create_ab_test's
-    # keywords
+    # keywords. An option of the other rule would be stored and never read.
+    if test["rule"] == "beta-binomial" and given("bounds"):
+        refuse_together("--rule beta-binomial", "--bounds", "the bounds are the SPRT's")
+    if test["rule"] == "sprt" and given("prob_threshold"):
+        refuse_together("--rule sprt", "--prob-threshold", "the threshold is beta-binomial's")
     api.create_ab_test(name, store=store_path, **test)
     click.echo(
         f"created A/B test {name!r} on {test['metric']} ({test['rule']}): delta {test['delta']},"

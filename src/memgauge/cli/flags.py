@@ -11,7 +11,13 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import apply_options, console, json_option, store_option
+from memgauge.cli._common import (
+    apply_options,
+    console,
+    json_option,
+    refuse_together,
+    store_option,
+)
 from memgauge.cli._numbers import number
 from memgauge.cli._shared_options import allow_unmeasured_option, mde_option, min_samples_option
 
@@ -87,6 +93,8 @@ _SETTINGS = {
 
 
 def _values(options: dict[str, Any]) -> dict[str, Any]:
+    if options["shadow"] is False and options["shadow_percent"] is not None:
+        refuse_together("--no-shadow", "--shadow-percent", "a flag not shadowing shadows no share")
     return {setting: options[option] for option, setting in _SETTINGS.items()}
 
 

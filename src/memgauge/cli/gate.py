@@ -264,7 +264,7 @@ def query(
 ) -> None:
     """The past failures most relevant to TEXT, ready to paste into a prompt."""
     where = api.learnings_path(learnings_path)
-    if learn_into is None and not where.is_file():
+    if learn_into is None and not api.learnings_stored(where):
         click.echo(f"no stored failure is relevant (no failure has been stored in {where})")
         return
     found = api.learnings_query(

@@ -18,6 +18,7 @@ from memgauge.cli._common import (
     db_argument,
     db_required_argument,
     json_option,
+    refuse_together,
     store_option_with,
 )
 from memgauge.cli._numbers import SEED, integer, number
@@ -243,17 +244,24 @@ def sessions_cmd(db: api.StoreURL, sessions: tuple[str, ...]) -> None:
 @db_argument
 @click.option("--session", required=True, help="The session the task ran in.")
 @click.option("--task", "task_id", default=None, help="The task's id.")
-@click.option("--success/--failure", "success", default=None, help="Whether the task succeeded.")
+# two flags, not one --success/--failure: click lets the last of a pair win, and a task
+# said to have both succeeded and failed is recorded as neither
+@click.option("--success", is_flag=True, help="The task succeeded.")
+@click.option("--failure", is_flag=True, help="The task failed.")
 @click.option("--score", type=number(), default=None, help="Its score.")
 def outcome_cmd(
     db: api.StoreURL,
     session: str,
     task_id: str | None,
-    success: bool | None,
+    success: bool,
+    failure: bool,
     score: float | None,
 ) -> None:
     """Record a task's outcome, linked to its session (what `QueryLog.outcome` does)."""
-    api.record_outcome(db, session, task_id=task_id, success=success, score=score)
+    if success and failure:
+        refuse_together("--success", "--failure", "a task either succeeded or failed")
+    said = True if success else False if failure else None
+    api.record_outcome(db, session, task_id=task_id, success=said, score=score)
     click.echo(dumps_strict({"session": session, "task": task_id, "recorded": 1}))
 
 

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING_FILE, choice_option, json_option
+from memgauge.cli._common import EXISTING_FILE, choice_option, given, json_option
 from memgauge.cli._compare import compare_options, show_trec_comparison
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._numbers import integer
@@ -39,17 +38,11 @@ DEFAULT = ("nDCG@10", "RR@10", "Recall@10", "P@5", "AP@100")
 _TIES = "score desc, then doc id desc (trec_eval)"
 
 
-def _given(param: str) -> bool:
-    """Whether the user gave the click parameter `param` (not its default)."""
-    source = click.get_current_context().get_parameter_source(param)
-    return source not in (ParameterSource.DEFAULT, None)
-
-
 def _config(preset: MetricConfig, **flags: Any) -> MetricConfig:
     """The preset, with every option the user gave on the command line in its place (flag >
     preset > default)."""
-    given = {name: value for name, value in flags.items() if _given(_PARAM.get(name, name))}
-    return dataclasses.replace(preset, **given)
+    chosen = {name: value for name, value in flags.items() if given(_PARAM.get(name, name))}
+    return dataclasses.replace(preset, **chosen)
 
 
 # MetricConfig field -> the click parameter that sets it, where the two names differ
@@ -164,7 +157,7 @@ def metrics(
         raise UsageError("-m runid names no measure: add one, e.g. -m map")
     if trec:
         parsed = api.trec_order(parsed)  # trec_eval prints in its table's order, not -m's
-    if complete and missing == "skip" and _given("missing"):
+    if complete and missing == "skip" and given("missing"):
         raise UsageError("-c scores a query absent from the run 0; --missing skip leaves it out")
     cfg = _config(
         api.CONVENTIONS[preset],

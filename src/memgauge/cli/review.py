@@ -15,6 +15,7 @@ from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import EXISTING_FILE, FILE, json_option, store_option
 from memgauge.cli._shared_options import reviewer_option
+from memgauge.errors import UsageError
 
 __all__ = ["review"]
 
@@ -86,6 +87,16 @@ def export_cmd(
     if out is None and golden is None:
         raise click.UsageError("give --out FILE, --to-golden STORE, or both")
     rows, conflicts = api.review_judgments(store_path, run=run, reviewer=reviewer)
+    if not rows:
+        # an empty judgments file is one `memgauge validate` and every dataset refuse: bad
+        # input (the wrong store, run or reviewer, or nothing graded yet), nothing written
+        chosen = "".join(
+            f" {name} {value!r}" for name, value in (("run", run), ("reviewer", reviewer)) if value
+        )
+        raise UsageError(
+            f"no graded hits to export{chosen}: grade hits with `memgauge view --review`"
+            " first, or check --store, --run and --reviewer; nothing was written"
+        )
     if out is not None:
         api.write_judgments(rows, out, fmt)
     summary = {"judgments": len(rows), "reviewers_differ": conflicts}

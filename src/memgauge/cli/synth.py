@@ -65,6 +65,7 @@ __all__ = ["synth"]
     "--dedupe-threshold",
     default=0.9,
     about="Cosine at or above which a query is a near-duplicate of one kept before it.",
+    above_zero=True,  # SynthConfig's (0, 1]: at 0 every query would be a duplicate
 )
 @fraction_option(
     "--max-failure-rate",

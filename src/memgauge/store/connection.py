@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memgauge.errors import UsageError
 
-__all__ = ["BUSY_TIMEOUT_MS", "busy", "connect"]
+__all__ = ["BUSY_TIMEOUT_MS", "busy", "check_file_path", "connect"]
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -50,6 +50,18 @@ def _settings(conn: sqlite3.Connection, path: str | Path) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
 
 
+def check_file_path(path: Path) -> None:
+    """A UsageError naming `path` when it exists and cannot be a SQLite file (a directory, a
+    FIFO, a device): SQLite's "unable to open database file" or "disk I/O error" says neither
+    what nor where."""
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory; give the path of a SQLite file")
+    if path.exists() and not path.is_file():
+        raise UsageError(
+            f"{path}: not a regular file (a FIFO or device); give the path of a SQLite file"
+        )
+
+
 def connect(
     path: str | Path,
     *,
@@ -61,13 +73,8 @@ def connect(
     Both are retried while the file is locked, up to the busy timeout. A path that cannot be
     a SQLite file (a directory, a directory that does not exist or cannot be written) is a
     UsageError naming it: SQLite's own "unable to open database file" does not."""
-    if str(path) != ":memory:" and Path(path).is_dir():
-        raise UsageError(f"{path}: is a directory; give the path of a SQLite file")
-    if str(path) != ":memory:" and Path(path).exists() and not Path(path).is_file():
-        # SQLite's "disk I/O error" on a FIFO or device says neither what nor where
-        raise UsageError(
-            f"{path}: not a regular file (a FIFO or device); give the path of a SQLite file"
-        )
+    if str(path) != ":memory:":
+        check_file_path(Path(path))
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=check_same_thread

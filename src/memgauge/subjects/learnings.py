@@ -30,6 +30,7 @@ from pydantic import ConfigDict, Field
 
 from memgauge._util.args import SpecArgs
 from memgauge._util.home import memgauge_home
+from memgauge.store.connection import check_file_path
 from memgauge.subjects.parse import one_spec
 from memgauge.subjects.protocol import close_subject
 from memgauge.subjects.registry import build_subject
@@ -40,6 +41,7 @@ __all__ = [
     "as_learnings",
     "learnings_memory",
     "learnings_path",
+    "learnings_stored",
     "opened_learnings",
     "relevant_learnings",
     "section_hash",
@@ -52,6 +54,19 @@ HEADER = "Past evaluation failures relevant to this task (avoid repeating them):
 def learnings_path(path: Path | None = None) -> Path:
     """Where failure memories go by default: `MEMGAUGE_HOME/learnings.db`."""
     return path or memgauge_home() / "learnings.db"
+
+
+def learnings_stored(path: Path | None = None) -> bool:
+    """Whether the learnings file `path` (default MEMGAUGE_HOME/learnings.db) holds anything
+    to read. A reader asks this first, so that reading creates and changes nothing: False when
+    it does not exist or is empty (0 bytes, SQLite's empty database: opening it would write a
+    schema into it); a UsageError when it is something no store can be (a FIFO, a device, a
+    directory), which would otherwise read as nothing stored."""
+    where = learnings_path(path)
+    if not where.exists():
+        return False
+    check_file_path(where)
+    return where.stat().st_size > 0
 
 
 def learnings_memory(path: Path | None = None, into: str | None = None) -> Any:
@@ -97,7 +112,7 @@ def relevant_learnings(
         >>> prompt = base_prompt + "\\n\\n" + relevant_learnings(None, "merge decision", k=3)
     """
     if memory is None or isinstance(memory, str):
-        if memory is None and not learnings_path().is_file():
+        if memory is None and not learnings_stored():
             return ""
         with opened_learnings(None, memory) as opened:
             return relevant_learnings(opened, text, k=k, token_budget=token_budget)
@@ -145,7 +160,7 @@ class Learnings(SpecArgs):
         where = None
         if self.memory is None:
             where = learnings_path(Path(self.path) if self.path else None)
-            if not where.is_file():
+            if not learnings_stored(where):
                 return ""  # nothing stored yet: read nothing, create nothing
         with opened_learnings(where, self.memory) as memory:
             return relevant_learnings(memory, self.query, k=self.k, token_budget=self.budget)

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from memgauge._util.imports import suite_dir
 from memgauge._version import __version__
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import SubjectError, UsageError
@@ -73,7 +74,9 @@ class McpSubject:
         env: environment variables for the stdio server, on top of memgauge's own.
         timeout: seconds to wait for each reply of the server.
         memory_file: the knowledge-graph server's MEMORY_FILE_PATH; default: a temporary
-            file, so the server never writes into your files. A file given is emptied by
+            file, so the server never writes into your files. A relative one is read from the
+            suite file's directory while a suite is run (as its dataset is), else from
+            memgauge's; the stdio server starts in that directory too. A file given is emptied by
             every run that fills the subject with a dataset's memories (its reset deletes every
             entity): name a live graph only to search it as it stands (`--no-ingest`).
         ingest_tool: profile `tools`: the tool called once per memory.
@@ -143,6 +146,8 @@ class McpSubject:
             return
         assert command is not None
         full_env = {**os.environ, **(env or {})}
+        # a suite's paths start in its directory, as its dataset's and a subprocess: program's
+        where = suite_dir()
         if profile == "knowledge-graph" and "MEMORY_FILE_PATH" not in (env or {}):
             if memory_file is None:
                 fd, name = tempfile.mkstemp(prefix="memgauge-mcp-", suffix=".jsonl")
@@ -150,8 +155,10 @@ class McpSubject:
                 Path(name).unlink()  # the server creates it; an empty file is not valid JSONL
                 self._tmp = Path(name)
                 memory_file = name
-            full_env["MEMORY_FILE_PATH"] = memory_file
-        self._child = LineProcess(command, kind="mcp", env=full_env)
+            # absolute: the reference server reads a relative one from its own package's
+            # directory, inside node_modules
+            full_env["MEMORY_FILE_PATH"] = str(Path(where or ".", memory_file).absolute())
+        self._child = LineProcess(command, kind="mcp", env=full_env, cwd=where)
         try:
             self._initialize()
         except Exception:

@@ -254,6 +254,20 @@ class _Views:
         with self._reader() as reader:
             a_id = run_named(reader, qp.get("a", ""))
             b_id = run_named(reader, qp.get("b", ""))
+            if a_id == b_id:
+                # `runs compare A A` is exit 2: all-zero deltas would read as "no change"
+                return _page(
+                    render(
+                        "error.html",
+                        status_code=400,
+                        title="The same run twice",
+                        message=f"a and b both name run {a_id}: a run compared with itself"
+                        " shows no difference; pick another run to compare it with.",
+                        link=(f"/runs/{a_id}", f"Run {a_id}"),
+                        **self._base(request),
+                    ),
+                    status_code=400,
+                )
             run_a = reader.get_run(a_id, headline=True)
             run_b = reader.get_run(b_id, headline=True)
             assert run_a is not None
