@@ -96,17 +96,39 @@ def test_a_failing_async_search_is_a_recorded_failure(
 
 
 def test_a_live_async_object_given_to_the_api_keeps_one_loop_and_is_left_open(
-    dataset: Path, made: list[Any]
+    tmp_path: Path, made: list[Any]
 ) -> None:
+    """Given to a second run, and under two names in a third, it is called on the loop its
+    connection was made on: each run made a new loop, and every search of the second run
+    failed with "attached to a different event loop"."""
     import async_memory
 
-    live = async_memory.AsyncMemory()
-    report = api.evaluate(
-        dataset, {"live": live}, measures=["RR@5"], options=api.RunConfig(store=False)
+    data = demo_dataset()
+    dataset = tmp_path / "few"
+    queries = data.queries[:5]
+    asked = {q.id for q in queries}
+    judgments = [j for j in data.judgments if j.query_id in asked]
+    few = data.model_copy(
+        update={
+            "queries": queries,
+            "judgments": judgments,
+            "equivalence_classes": [],
+            "causal_chains": [],
+        }
     )
-    assert {r.status for r in report.items} == {"completed"}
+    save_retrieval_dataset(few, dataset)
+    live = async_memory.AsyncMemory()
+    for subjects in ({"live": live}, {"live": live}, {"a": live, "b": live}):
+        report = api.evaluate(
+            dataset, subjects, measures=["RR@5"], options=api.RunConfig(store=False)
+        )
+        assert {r.status for r in report.items} == {"completed"}
     assert not live.closed  # the caller's object: the run never closes it
-    del report
-    gc.collect()  # its loop stops once the run's adapter around it is gone
-    assert _async_threads() == []
     assert live._conn is not None
+    del report, subjects
+    gc.collect()
+    assert len(_async_threads()) == 1  # its one loop, for as long as the object lives
+    del live
+    made.clear()  # the class keeps every instance: the last reference
+    gc.collect()
+    assert _async_threads() == []
