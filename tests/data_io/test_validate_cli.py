@@ -75,6 +75,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "suite_items_and_dataset.yaml": (5, "either dataset: (an items file) or items:, not both"),
     "subject_unknown_kind.yaml": (None, "must be one of {reference"),
     "subject_truncated.yaml": (2, "not valid YAML"),
+    "subject_kind_misspelt.yaml": (2, "'pyhton' is no subject kind (did you mean 'python'?)"),
     "conversations_bad_timestamp.json": (None, "fact 'f1': 'last Tuesday' is not a date"),
     "conversations_truncated.json": (3, "not valid JSON"),
     "conversations_forked_supersedes.json": (
