@@ -5,6 +5,7 @@ searches concurrent when the spec says so, and no thread left behind."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import threading
@@ -131,4 +132,24 @@ def test_a_live_async_object_given_to_the_api_keeps_one_loop_and_is_left_open(
     del live
     made.clear()  # the class keeps every instance: the last reference
     gc.collect()
+    assert _async_threads() == []
+
+
+def test_a_live_async_function_keeps_one_loop_and_a_made_one_stops_with_its_subject() -> None:
+    """An extractor given as an `async def` function, wrapped for a second run, ran on a new
+    loop (a client it made on its first call failed there); a function a factory made kept
+    its loop's thread after the run closed its subject."""
+    from memgauge.subjects.python_import import PythonSubject
+
+    loops: list[object] = []
+
+    async def extract(conversation: list[Any], existing: list[Any]) -> list[Any]:
+        loops.append(asyncio.get_running_loop())
+        return []
+
+    for _run in range(2):
+        PythonSubject.wrap(extract, "live").extract([], [])
+    assert loops[0] is loops[1]
+    made = PythonSubject.wrap(extract, "made")
+    made.close()  # as the run closes a subject it built
     assert _async_threads() == []

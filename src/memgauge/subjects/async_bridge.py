@@ -109,6 +109,10 @@ def _loop_of(obj: Any) -> _Loop | None:
         return loop
 
 
+#: the loop of each coroutine function `bridged` made synchronous, while that lives
+_FUNCTION_LOOPS: weakref.WeakKeyDictionary[Callable[..., Any], _Loop] = weakref.WeakKeyDictionary()
+
+
 def _forget(key: int, loop: _Loop) -> None:
     with _LOOPS_LOCK:
         if _LOOPS.get(key) is loop:
@@ -179,12 +183,15 @@ class AsyncBridge:
 
 def bridged(obj: Any, methods: Iterable[str]) -> Any:
     """`obj` itself when none of its `methods` is a coroutine function; else `obj` behind an
-    `AsyncBridge` (or, when `obj` is a coroutine function itself, a function running it on an
-    event loop of its own)."""
+    `AsyncBridge` (or, when `obj` is a coroutine function itself, a function running it on the
+    function's event loop, which `stop_loop` stops)."""
     if inspect.iscoroutinefunction(obj):
-        loop = _Loop(getattr(obj, "__name__", "function"))
+        shared = _loop_of(obj)  # a live function given again: the loop of its first run
+        loop = shared or _Loop(getattr(obj, "__name__", "function"))
         call = _sync(obj, loop)
-        weakref.finalize(call, loop.stop)
+        if shared is None:
+            weakref.finalize(call, loop.stop)
+        _FUNCTION_LOOPS[call] = loop
         return call
     found = coroutine_methods(obj, methods)
     return AsyncBridge(obj, found) if found else obj
@@ -194,3 +201,5 @@ def stop_loop(obj: Any) -> None:
     """Stop the event loop `bridged` gave `obj`, if it gave it one."""
     if isinstance(obj, AsyncBridge):
         obj.stop()
+    elif (loop := _FUNCTION_LOOPS.get(obj)) is not None:
+        loop.stop()
