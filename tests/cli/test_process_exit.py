@@ -151,7 +151,8 @@ def test_sigterm_stops_any_command_as_ctrl_c_does_leaving_nothing_written(tmp_pa
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not marker.exists():
+    # write_text makes the file before it writes the path in it: wait for the path
+    while not (marker.exists() and marker.read_text()):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the import never wrote its queries"
         time.sleep(0.02)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from tests.helpers import run_memgauge
 
+from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
 
@@ -104,3 +105,34 @@ def test_a_suites_program_runs_in_the_suites_directory(tmp_path: Path) -> None:
     done = run_memgauge("run", "../project/suite.yaml", "--store", store, cwd=elsewhere)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "37 completed, 0 failed" in done.stdout
+
+
+def test_a_suites_relative_cwd_starts_in_the_suites_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cwd: tools` in a suite is the tools directory beside the suite, as its dataset's path
+    and its program's are read: it was memgauge's own directory's `tools`, so the run failed
+    every item (or started nothing) when run from elsewhere."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "tools" / "my_memory.py").write_text(SCRIPT.read_text())
+    save_retrieval_dataset(demo_dataset(), project / "dataset")
+    child = {"command": [sys.executable, "my_memory.py"], "cwd": "tools"}
+    suite = {
+        "name": "mine",
+        "subjects": {"mine": {"subprocess": child}},
+        "tasks": [
+            {
+                "name": "recall",
+                "kind": "retrieval",
+                "dataset": "dataset",
+                "evaluators": [{"retrieval": "nDCG@10"}],
+            }
+        ],
+    }
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["run", "../project/suite.yaml", "--store", str(tmp_path / "r.db")]) == 0
+    assert "37 completed, 0 failed" in capsys.readouterr().out

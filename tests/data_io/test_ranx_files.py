@@ -146,3 +146,43 @@ def test_a_json_file_nested_too_deep_is_refused_not_a_crash(
     deep.write_text('{"q1": ' + "[" * 200_000 + "]" * 200_000 + "}")
     assert main(["metrics", str(deep), str(RANX / "run.json")]) == 2
     assert f"{deep}: not valid JSON: nested too deep" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("qrels.json", '{"q1": {"d1": 1' + "0" * 5000 + "}}"),
+        (
+            "qrels.jsonl",
+            '{"query_id": "q1", "doc_id": "d1", "relevance": 1}\n'
+            '{"query_id": "q1", "doc_id": "d2", "relevance": 1' + "0" * 5000 + "}",
+        ),
+    ],
+    ids=["one-document", "json-lines"],
+)
+def test_a_json_number_of_more_digits_than_python_reads_is_refused_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    """json.loads raises a plain ValueError (not a JSONDecodeError) on an integer of more than
+    4300 digits: metrics exited 70 on such a file."""
+    bad = tmp_path / name
+    bad.write_text(text + "\n")
+    assert main(["metrics", str(bad), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    where = f"{bad}:2" if name.endswith(".jsonl") else f"{bad}"
+    assert f"{where}: not valid JSON: a number of more than 4300 digits" in err
+
+
+def test_a_json_run_score_past_the_largest_double_is_infinity_as_in_a_trec_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A score of 400 digits is an infinity in a TREC run (`parse_run_score`); in a JSON run
+    float() of it raised OverflowError and metrics exited 70."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    big = "1" + "0" * 400
+    json_run = tmp_path / "run.json"
+    json_run.write_text('{"q1": {"d1": ' + big + ', "d2": 1}}')
+    trec_run = tmp_path / "run.txt"
+    trec_run.write_text(f"q1 Q0 d1 1 {big} t\nq1 Q0 d2 2 1 t\n")
+    assert _scores(qrels, json_run, capsys) == _scores(qrels, trec_run, capsys)

@@ -73,7 +73,8 @@ def test_a_killed_writers_temporary_directory_is_swept_by_the_next_write(
 
 def test_what_the_sweep_cannot_tell_is_dead_is_kept(tmp_path: Path) -> None:
     """Another host's writer (its pid means nothing here) is kept; one with no owner recorded
-    (an older memgauge's) is swept only once an hour old; another output's is not looked at."""
+    (its writer died making it) is swept only once an hour old, and only empty; another
+    output's is not looked at."""
     out = tmp_path / "ds"
     dead = {"pid": 2**22 + 1, "start": None}
     made = {
@@ -90,3 +91,17 @@ def test_what_the_sweep_cannot_tell_is_dead_is_kept(tmp_path: Path) -> None:
     os.utime(tmp_path / ".ds.unowned1", (hours_ago, hours_ago))
     save_retrieval_dataset(load_retrieval_dataset(BUNDLE), out)
     assert [p.name for p in _temps(out)] == [".ds.otherhst", ".ds.unowned2", ".ds.x.deadpid1"]
+
+
+def test_a_users_directory_named_like_a_temporary_one_is_never_swept(tmp_path: Path) -> None:
+    """`.ds.original` beside `ds` (a user's copy, 8 letters after the dot like mkdtemp's) with
+    no owner file, an hour old: the sweep took it for a temporary directory and deleted it
+    with the user's files. Only an empty one (its writer died making it) is memgauge's."""
+    out = tmp_path / "ds"
+    mine = tmp_path / ".ds.original"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    hours_ago = time.time() - 7200
+    os.utime(mine, (hours_ago, hours_ago))
+    save_retrieval_dataset(load_retrieval_dataset(BUNDLE), out)
+    assert (mine / "notes.txt").read_text() == "mine"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -309,3 +310,44 @@ def test_an_unparsable_reply_is_a_failure_now_and_asked_again_on_a_rerun(tmp_pat
         assert len(server.requests) == 3
         inner.close()
     cache.close()
+
+
+class _SawItUnusable:
+    """A second process's connection to the same cache file, whose lookup ran just before the
+    first process stored its new answer over the one marked unusable."""
+
+    def __init__(self, path: Path, seen: dict[str, object] | None) -> None:
+        self.cache = SQLiteResponseCache(path)
+        self.seen = seen
+
+    def get(self, key: str) -> dict[str, object] | None:
+        seen, self.seen = self.seen, None
+        return seen if seen is not None else self.cache.get(key)
+
+    def put(self, key: str, model: str, response: dict[str, object], **how: Any) -> None:
+        self.cache.put(key, model, response, **how)
+
+
+def test_two_processes_asking_again_at_once_both_use_the_first_new_answer(
+    tmp_path: Path,
+) -> None:
+    """Two workers that both find the answer marked unusable both ask again: the second's
+    new answer was stored over the first's, which that worker had used, so a replay of its
+    item gave another answer than the run had."""
+    first_process = SQLiteResponseCache(tmp_path / "c.db")
+    with FakeOpenAIServer() as server:
+        server.script(["unusable", "second", "third"])
+        inner = OpenAIClient(LLMConfig(model="m", base_url=server.base_url))
+        client = CachingClient(inner, first_process)
+        assert client.complete(_req()).content == "unusable"
+        client.forget(_req())
+        key = request_key("m", _req(), scope=client.scope)
+        second_process = _SawItUnusable(tmp_path / "c.db", first_process.get(key))
+        a = client.complete(_req())
+        b = CachingClient(inner, second_process).complete(_req())
+        assert len(server.requests) == 3  # both asked again
+        assert a.content == b.content == "second"
+        assert CachingClient(inner, first_process, "only").complete(_req()).content == "second"
+        inner.close()
+    first_process.close()
+    second_process.cache.close()

@@ -5,6 +5,7 @@ searches concurrent when the spec says so, and no thread left behind."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import threading
@@ -96,17 +97,59 @@ def test_a_failing_async_search_is_a_recorded_failure(
 
 
 def test_a_live_async_object_given_to_the_api_keeps_one_loop_and_is_left_open(
-    dataset: Path, made: list[Any]
+    tmp_path: Path, made: list[Any]
 ) -> None:
+    """Given to a second run, and under two names in a third, it is called on the loop its
+    connection was made on: each run made a new loop, and every search of the second run
+    failed with "attached to a different event loop"."""
     import async_memory
 
-    live = async_memory.AsyncMemory()
-    report = api.evaluate(
-        dataset, {"live": live}, measures=["RR@5"], options=api.RunConfig(store=False)
+    data = demo_dataset()
+    dataset = tmp_path / "few"
+    queries = data.queries[:5]
+    asked = {q.id for q in queries}
+    judgments = [j for j in data.judgments if j.query_id in asked]
+    few = data.model_copy(
+        update={
+            "queries": queries,
+            "judgments": judgments,
+            "equivalence_classes": [],
+            "causal_chains": [],
+        }
     )
-    assert {r.status for r in report.items} == {"completed"}
+    save_retrieval_dataset(few, dataset)
+    live = async_memory.AsyncMemory()
+    for subjects in ({"live": live}, {"live": live}, {"a": live, "b": live}):
+        report = api.evaluate(
+            dataset, subjects, measures=["RR@5"], options=api.RunConfig(store=False)
+        )
+        assert {r.status for r in report.items} == {"completed"}
     assert not live.closed  # the caller's object: the run never closes it
-    del report
-    gc.collect()  # its loop stops once the run's adapter around it is gone
-    assert _async_threads() == []
     assert live._conn is not None
+    del report, subjects
+    gc.collect()
+    assert len(_async_threads()) == 1  # its one loop, for as long as the object lives
+    del live
+    made.clear()  # the class keeps every instance: the last reference
+    gc.collect()
+    assert _async_threads() == []
+
+
+def test_a_live_async_function_keeps_one_loop_and_a_made_one_stops_with_its_subject() -> None:
+    """An extractor given as an `async def` function, wrapped for a second run, ran on a new
+    loop (a client it made on its first call failed there); a function a factory made kept
+    its loop's thread after the run closed its subject."""
+    from memgauge.subjects.python_import import PythonSubject
+
+    loops: list[object] = []
+
+    async def extract(conversation: list[Any], existing: list[Any]) -> list[Any]:
+        loops.append(asyncio.get_running_loop())
+        return []
+
+    for _run in range(2):
+        PythonSubject.wrap(extract, "live").extract([], [])
+    assert loops[0] is loops[1]
+    made = PythonSubject.wrap(extract, "made")
+    made.close()  # as the run closes a subject it built
+    assert _async_threads() == []

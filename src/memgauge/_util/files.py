@@ -28,9 +28,11 @@ __all__ = [
 
 #: in a temporary directory of `temp_dir_beside`, who writes it (pid, host, start)
 _OWNER = "owner.json"
-#: a temporary directory whose owner is not recorded (an older memgauge's, or its writer died
-#: the instant after making it) is stale once this old
+#: a temporary directory whose owner is not recorded (its writer died the instant after making
+#: it) is stale once this old
 _UNOWNED_STALE_S = 3600.0
+#: all such a directory may hold: the owner file's temporary file, half written
+_OWNER_TEMP = re.compile(rf"\.{re.escape(_OWNER)}\.[0-9a-f]+\.tmp")
 
 
 def _create_temp(target: Path) -> tuple[int, Path]:
@@ -122,7 +124,8 @@ def temp_dir_beside(out: Path) -> Iterator[Path]:
     A writer killed with `kill -9` cannot remove its own: each records its owner (pid, host,
     start), and the next write to the same `out` first sweeps those whose owner is gone. It
     never sweeps one whose owner lives (a concurrent writer), nor another host's; one with no
-    owner recorded only once it is an hour old."""
+    owner recorded only once it is an hour old, and only when it holds nothing else (a
+    directory of the user's named like one is kept)."""
     _sweep_stale(out)
     top = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -152,8 +155,15 @@ def _sweep_stale(out: Path) -> None:
             pid, host, start = int(owner["pid"]), str(owner["host"]), owner.get("start")
         except (OSError, ValueError, TypeError, KeyError):
             with suppress(OSError):
-                if time.time() - top.stat().st_mtime > _UNOWNED_STALE_S:
+                if time.time() - top.stat().st_mtime > _UNOWNED_STALE_S and _unowned_empty(top):
                     shutil.rmtree(top, ignore_errors=True)
             continue
         if host == host_name() and not is_alive(pid, start if isinstance(start, str) else None):
             shutil.rmtree(top, ignore_errors=True)
+
+
+def _unowned_empty(top: Path) -> bool:
+    """Whether `top` holds nothing but what a writer that died making its owner file left: a
+    directory of another's (`.out.original`, a user's copy) is named as a temporary one may
+    be, and is never swept."""
+    return all(_OWNER_TEMP.fullmatch(p.name) for p in top.iterdir())

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from memgauge._util.listing import some
 from memgauge._util.numbers import ALPHA, CONFIDENCE, MAX_K, MAX_RESAMPLES, MDE, N_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView, shaped
@@ -126,7 +127,7 @@ def _foreign_ids(dataset: RetrievalDataset, ranked: Mapping[str, Sequence[str]])
     if not foreign:
         return []
     n = sum(1 for i in returned if i not in known)
-    examples = ", ".join(repr(i) for i in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+    examples = some(foreign, 3)
     return [
         f"{n} of {len(returned)} hits name no memory of the dataset ({examples}); they count as "
         "not relevant. search must return the ids ingest was given (each Memory's id), not ids "

@@ -41,8 +41,16 @@ class _LazyCache:
     def get(self, key: str) -> dict[str, Any] | None:
         return self._open().get(key)
 
-    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
-        self._open().put(key, model, response, replace=replace)
+    def put(
+        self,
+        key: str,
+        model: str,
+        response: dict[str, Any],
+        *,
+        replace: bool = False,
+        over: dict[str, Any] | None = None,
+    ) -> None:
+        self._open().put(key, model, response, replace=replace, over=over)
 
 
 def configure_llm(

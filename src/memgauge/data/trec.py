@@ -197,6 +197,28 @@ def _first_line_record(text: str) -> bool:
     return isinstance(first, dict) and "query_id" in first and any(k in first for k in _DOC_KEYS)
 
 
+#: what `_loads` returns for text that is not JSON (its problem said)
+_UNREAD = object()
+
+
+def _loads(
+    file: str, line: int | None, text: str, problems: list[Problem], *, pairs: bool = False
+) -> Any:
+    """`text` (a JSON line: `line`; a whole document: None) parsed, objects as `_Pairs` when
+    `pairs`; `_UNREAD`, with the problem added, when it is not JSON this reads."""
+    try:
+        return json.loads(text, object_pairs_hook=_Pairs if pairs else None)
+    except json.JSONDecodeError as exc:
+        said = exc.msg
+        line = exc.lineno if line is None else line
+    except ValueError:  # int(): Python reads no integer of more than 4300 digits
+        said = "a number of more than 4300 digits"
+    except RecursionError:
+        said = "nested too deep"
+    problems.append(Problem(file, line, None, f"not valid JSON: {said}"))
+    return _UNREAD
+
+
 def _record_entries(
     file: str, text: str, values: tuple[str, ...], problems: list[Problem]
 ) -> list[_Entry]:
@@ -205,13 +227,8 @@ def _record_entries(
     for lineno, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(file, lineno, None, f"not valid JSON: {exc.msg}"))
-            continue
-        except RecursionError:
-            problems.append(Problem(file, lineno, None, "not valid JSON: nested too deep"))
+        record = _loads(file, lineno, line, problems)
+        if record is _UNREAD:
             continue
         if not isinstance(record, dict):
             problems.append(
@@ -237,13 +254,9 @@ def _record_entries(
 
 def _pair_entries(file: str, text: str, problems: list[Problem]) -> list[_Entry]:
     """The entries of one JSON document `{qid: {docid: value}}`, in the file's order."""
-    try:  # an object read as its pairs keeps a repeated key, which a dict would merge unseen
-        top = json.loads(text, object_pairs_hook=_Pairs)
-    except json.JSONDecodeError as exc:
-        problems.append(Problem(file, exc.lineno, None, f"not valid JSON: {exc.msg}"))
-        return []
-    except RecursionError:
-        problems.append(Problem(file, None, None, "not valid JSON: nested too deep"))
+    # an object read as its pairs keeps a repeated key, which a dict would merge unseen
+    top = _loads(file, None, text, problems, pairs=True)
+    if top is _UNREAD:
         return []
     if not isinstance(top, _Pairs):
         problems.append(Problem(file, None, None, "must be an object {qid: {docid: value}}"))
@@ -437,11 +450,11 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
             if not isinstance(e.value, int | float) or isinstance(e.value, bool):
                 said = f"score must be a number, got {_json_type(e.value)}"
                 problems.append(Problem(file, e.line, e.where, said))
-            elif math.isnan(e.value):
+            elif math.isnan(score := _as_float(e.value)):
                 said = "NaN is not a number: NaN has no place in a ranking"
                 problems.append(Problem(file, e.line, e.where, said))
             else:
-                per[e.doc] = float(e.value)
+                per[e.doc] = score
         out = {qid: docs for qid, docs in out.items() if docs}
         _finish(problems, file, len(out), "result")
         return TaggedRun(out, None)
@@ -476,6 +489,15 @@ def read_run_tagged(path: str | Path) -> TaggedRun:
         firsts[qid, doc] = lineno
     _finish(problems, file, len(out), "result")
     return TaggedRun(out, tag)
+
+
+def _as_float(value: float) -> float:
+    """A JSON number as a float: one past the largest double is an infinity of its sign (as
+    `parse_run_score` reads `1e999`; float() raises OverflowError on an int)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _twice(doc: str, qid: str, first: int) -> str:

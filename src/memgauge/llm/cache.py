@@ -72,8 +72,17 @@ class ResponseCache(Protocol):
         """The stored response, or None."""
         ...
 
-    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
-        """Store a response (`replace`: over an older one; else the first one stored wins)."""
+    def put(
+        self,
+        key: str,
+        model: str,
+        response: dict[str, Any],
+        *,
+        replace: bool = False,
+        over: dict[str, Any] | None = None,
+    ) -> None:
+        """Store a response (`replace`: over an older one; `over`: only over that one, if it
+        is still the one stored; else the first one stored wins)."""
         ...
 
 
@@ -194,11 +203,13 @@ class CachingClient:
         key = request_key(model, request, scope=self.scope, anew=anew)
         # a subject's repeat goes to the model (a replay still replays it)
         mode = "refresh" if anew and self.mode == "use" else self.mode
-        stale = False  # a stored answer its caller could not use: asked again, stored over
+        # a stored answer its caller could not use: asked again, stored over it
+        stale: dict[str, Any] | None = None
         if mode in ("use", "only"):
             hit = self.cache.get(key)
-            stale = hit is not None and mode == "use" and bool(hit.get(_UNUSABLE))
-            if hit is not None and not stale:
+            if hit is not None and mode == "use" and hit.get(_UNUSABLE):
+                stale = hit
+            elif hit is not None:
                 return self._answer(_from_json(hit) if "error" not in hit else hit)
             if mode == "only":
                 raise CacheMissError(model, key)
@@ -232,10 +243,13 @@ class CachingClient:
             raise
         finally:
             del self._flights[flight]
-        self.cache.put(key, model, _to_json(response), replace=mode == "refresh" or stale)
-        if mode != "refresh" and not stale:
-            # another process (a shard's worker) may have stored its answer first: the first
-            # one stored wins, and this run uses it too, exactly as a replay will
+        if stale is not None:  # over the unusable one only: another's new answer stays
+            self.cache.put(key, model, _to_json(response), over=stale)
+        else:
+            self.cache.put(key, model, _to_json(response), replace=mode == "refresh")
+        if mode != "refresh":
+            # another process (a shard's worker) or thread may have stored its answer first:
+            # the first one stored wins, and this run uses it too, exactly as a replay will
             kept = self.cache.get(key)
             if kept is not None and "error" not in kept and kept != _to_json(response):
                 response = replace(_from_json(kept), attempts=response.attempts, cached=False)
@@ -252,7 +266,8 @@ class CachingClient:
         key = request_key(model, request, scope=self.scope, anew=_ANEW.get())
         stored = self.cache.get(key)
         if stored is not None and "error" not in stored:
-            self.cache.put(key, model, {**stored, _UNUSABLE: True}, replace=True)
+            # only the answer read: one another process stored over it meanwhile is not marked
+            self.cache.put(key, model, {**stored, _UNUSABLE: True}, over=stored)
 
     def _answer(self, found: ChatResponse | dict[str, Any]) -> ChatResponse:
         """A response from the cache or a shared flight (counted as cached), or the stored

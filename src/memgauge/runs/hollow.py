@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from memgauge._util.listing import some
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import EmptyMemoryError
 from memgauge.runs.kinds.base import PlannedTask
@@ -123,7 +124,7 @@ def _voided(items: Sequence[ItemRecord], kind: str, message: str) -> list[ItemRe
 
 def _foreign_message(task: str, items: Sequence[ItemRecord], returned: Sequence[str]) -> str:
     seen = list(dict.fromkeys(returned))
-    examples = ", ".join(repr(i) for i in seen[:3]) + (", ..." if len(seen) > 3 else "")
+    examples = some(seen, 3)
     return (
         f"none of the {len(returned)} hits of its {len(items)} searches in task {task} names a "
         f"memory it was given ({examples}), and every score would be 0: search must return "

@@ -51,16 +51,42 @@ class SQLiteResponseCache:
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def put(self, key: str, model: str, response: dict[str, Any], *, replace: bool = False) -> None:
-        """Keep `response` under `key`: over an older answer with `replace` (a refresh),
-        otherwise the first answer stored wins."""
-        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+    def put(
+        self,
+        key: str,
+        model: str,
+        response: dict[str, Any],
+        *,
+        replace: bool = False,
+        over: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep `response` under `key`: over an older answer with `replace` (a refresh), over
+        `over` only while it is the one stored (in one statement: another process may store
+        its own meanwhile), otherwise the first answer stored wins."""
+        now = datetime.now(UTC).isoformat()
         with self._lock:
-            self._conn.execute(
-                f"{verb} INTO llm_responses (key, model, response_json, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (key, model, json.dumps(response), datetime.now(UTC).isoformat()),
-            )
+            if over is not None:
+                self._conn.execute("BEGIN IMMEDIATE")  # no other process writes till commit
+                try:
+                    row = self._conn.execute(
+                        "SELECT response_json FROM llm_responses WHERE key = ?", (key,)
+                    ).fetchone()
+                    if row is not None and json.loads(row[0]) == over:
+                        self._conn.execute(
+                            "UPDATE llm_responses SET model = ?, response_json = ?, "
+                            "created_at = ? WHERE key = ?",
+                            (model, json.dumps(response), now, key),
+                        )
+                except BaseException:
+                    self._conn.rollback()
+                    raise
+            else:
+                verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+                self._conn.execute(
+                    f"{verb} INTO llm_responses (key, model, response_json, created_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (key, model, json.dumps(response), now),
+                )
             self._conn.commit()
 
     def __len__(self) -> int:

@@ -12,7 +12,8 @@ would for a synchronous method; an exception is raised in it as the method raise
 When the run is done with the object, its loop stops (`stop`); memgauge closes a `python:`
 subject's object no more than a synchronous one's. A plug-in's object, which memgauge closes,
 has its `close` (or `aclose`) awaited on the same loop first (`close`). A live object given to
-`api.evaluate` (the caller's) stops its loop when it is collected.
+`api.evaluate` (the caller's) keeps its loop until it is collected: given to a second run, or
+under two names in one, it is called on the loop its clients were made on.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class _Loop:
             future.cancel()  # a Ctrl-C in the waiting thread: the call is not left running
             raise
 
+    def running(self) -> bool:
+        return self._thread.is_alive() and not self.loop.is_closed()
+
     def stop(self) -> None:
         """Stop the loop and its thread (what is still running there is cancelled)."""
         _stop(self.loop, self._thread)
@@ -60,6 +64,9 @@ class _Loop:
 
 def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
     if loop.is_closed():
+        return
+    if threading.current_thread() is thread:  # collected by a call on the loop: stop after it
+        loop.stop()
         return
 
     async def _cancel_rest() -> None:
@@ -76,6 +83,41 @@ def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
         thread.join(timeout=5)
     if not loop.is_running():
         loop.close()
+
+
+#: the loop of each object an `AsyncBridge` was made for, by id, while the object lives
+_LOOPS: dict[int, _Loop] = {}
+_LOOPS_LOCK = threading.Lock()
+
+
+def _loop_of(obj: Any) -> _Loop | None:
+    """The loop `obj`'s coroutines run on, the same for every bridge made for it while it lives
+    and the loop runs (a live object given to a second run, or under two names: its clients
+    were made on that loop); None when `obj` takes no weak reference (its bridge's own loop)."""
+    key = id(obj)
+    with _LOOPS_LOCK:
+        found = _LOOPS.get(key)
+        if found is not None and found.running():
+            return found
+        loop = _Loop(type(obj).__name__)
+        try:  # the entry goes with the object, before its id can be another's
+            weakref.finalize(obj, _forget, key, loop)
+        except TypeError:
+            loop.stop()
+            return None
+        _LOOPS[key] = loop
+        return loop
+
+
+#: the loop of each coroutine function `bridged` made synchronous, while that lives
+_FUNCTION_LOOPS: weakref.WeakKeyDictionary[Callable[..., Any], _Loop] = weakref.WeakKeyDictionary()
+
+
+def _forget(key: int, loop: _Loop) -> None:
+    with _LOOPS_LOCK:
+        if _LOOPS.get(key) is loop:
+            del _LOOPS[key]
+    loop.stop()
 
 
 def _sync(fn: Callable[..., Any], loop: _Loop) -> Callable[..., Any]:
@@ -95,8 +137,14 @@ class AsyncBridge:
 
     def __init__(self, obj: Any, methods: Iterable[str]) -> None:
         self._obj = obj
-        self._loop = _Loop(type(obj).__name__)
-        self._finalizer = weakref.finalize(self, _stop, self._loop.loop, self._loop._thread)
+        shared = _loop_of(obj)
+        self._loop = shared or _Loop(type(obj).__name__)
+        # a loop of its own stops with the bridge; an object's, when the object is collected
+        self._finalizer = (
+            weakref.finalize(self, _stop, self._loop.loop, self._loop._thread)
+            if shared is None
+            else None
+        )
         for name in methods:
             setattr(self, name, _sync(getattr(obj, name), self._loop))
 
@@ -108,7 +156,7 @@ class AsyncBridge:
     def stop(self) -> None:
         """Stop the object's loop (what still runs there is cancelled); the object itself is
         left as it is, as memgauge leaves a `python:` subject's."""
-        self._finalizer()
+        self._stop_loop()
 
     def close(self) -> None:
         """The object's `close` (or `aclose`), awaited on its loop when it is a coroutine
@@ -124,17 +172,26 @@ class AsyncBridge:
                     fn()
                 break
         finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        if self._finalizer is not None:
             self._finalizer()
+        else:
+            self._loop.stop()
 
 
 def bridged(obj: Any, methods: Iterable[str]) -> Any:
     """`obj` itself when none of its `methods` is a coroutine function; else `obj` behind an
-    `AsyncBridge` (or, when `obj` is a coroutine function itself, a function running it on an
-    event loop of its own)."""
+    `AsyncBridge` (or, when `obj` is a coroutine function itself, a function running it on the
+    function's event loop, which `stop_loop` stops)."""
     if inspect.iscoroutinefunction(obj):
-        loop = _Loop(getattr(obj, "__name__", "function"))
+        shared = _loop_of(obj)  # a live function given again: the loop of its first run
+        loop = shared or _Loop(getattr(obj, "__name__", "function"))
         call = _sync(obj, loop)
-        weakref.finalize(call, loop.stop)
+        if shared is None:
+            weakref.finalize(call, loop.stop)
+        _FUNCTION_LOOPS[call] = loop
         return call
     found = coroutine_methods(obj, methods)
     return AsyncBridge(obj, found) if found else obj
@@ -144,3 +201,5 @@ def stop_loop(obj: Any) -> None:
     """Stop the event loop `bridged` gave `obj`, if it gave it one."""
     if isinstance(obj, AsyncBridge):
         obj.stop()
+    elif (loop := _FUNCTION_LOOPS.get(obj)) is not None:
+        loop.stop()

@@ -17,6 +17,7 @@ not JSON responses are an error (log to stderr instead).
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -38,7 +39,8 @@ class SubprocessSubject(RemoteSubject):
         command: the child to start (a command line, split as a shell would, or its argument
             list).
         timeout: seconds to wait for each reply of the child.
-        cwd: the child's working directory; default: the suite file's directory while a
+        cwd: the child's working directory (relative: to the suite file's directory while a
+            suite is run, else to memgauge's); default: the suite file's directory while a
             suite is run (a program beside it is found from anywhere), else memgauge's.
         env: the child's whole environment (it replaces memgauge's); default: memgauge's."""
 
@@ -50,7 +52,9 @@ class SubprocessSubject(RemoteSubject):
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
-        where = cwd if cwd is not None else suite_dir()
+        # a suite's relative paths start in its directory: its `cwd:` too
+        suite = suite_dir()
+        where = suite if cwd is None else os.path.join(suite, cwd) if suite else cwd
         self._child = LineProcess(command, kind="subprocess", cwd=where, env=env)
         self.argv = self._child.argv
         self.timeout = timeout

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from memgauge._util.files import sha256_file
+from memgauge._util.listing import some
 from memgauge._util.registry import Registry
 from memgauge.aggregates import Aggregate, TaskView
 from memgauge.data.io import load_items, load_retrieval_dataset
@@ -163,11 +164,6 @@ class PlannedTask:
         )
 
 
-def _some(ids: list[str]) -> str:
-    """Up to 10 ids for a message."""
-    return ", ".join(repr(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
-
-
 def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
     """The first `limit` items, of those `only` keeps (an optimization's split)."""
     only = task.only
@@ -178,8 +174,8 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         missing = [i for i in dict.fromkeys(only.items) if i not in present]
         if missing:
             raise UsageError(
-                f"only.items: no item of its dataset has the id {_some(missing)} (its "
-                f"{len(have_ids)} items: {_some(have_ids)})"
+                f"only.items: no item of its dataset has the id {some(missing, 10)} (its "
+                f"{len(have_ids)} items: {some(have_ids, 10)})"
             )
     if only is not None and only.corpora is not None:
         corpora = set(only.corpora)
@@ -190,7 +186,7 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
             known = sorted(c for c in have if c is not None)
             raise UsageError(
                 f"no item of its dataset is in corpus {', '.join(unknown)}"
-                + (f" (its corpora: {_some(known)})" if known else " (its items have no corpus)")
+                + (f" (its corpora: {some(known, 10)})" if known else " (its items have no corpus)")
             )
         items = [it for it in items if it.corpus in corpora]
     if only is not None and only.items is not None:
