@@ -76,7 +76,6 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "subject_unknown_kind.yaml": (None, "must be one of {reference"),
     "subject_kind_misspelt.yaml": (2, "'pyhton' is no subject kind (did you mean 'python'?)"),
     "subject_truncated.yaml": (2, "not valid YAML"),
-    "subject_kind_misspelt.yaml": (2, "'pyhton' is no subject kind (did you mean 'python'?)"),
     "conversations_bad_timestamp.json": (None, "fact 'f1': 'last Tuesday' is not a date"),
     "conversations_truncated.json": (3, "not valid JSON"),
     "conversations_forked_supersedes.json": (
