@@ -266,3 +266,42 @@ def test_a_retry_after_beyond_the_limit_fails_at_once() -> None:
         client.close()
         assert err.value.kind == "rate_limit"
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "hint"),
+    [
+        (Fault(401, '{"error": {"message": "invalid api key"}}'), "check OPENAI_API_KEY"),
+        (
+            Fault(404, '{"error": {"message": "The model `gpt-4o-mni` does not exist"}}'),
+            "check the model id",
+        ),
+        (Fault(500), "try again later"),
+        (None, "is the endpoint up? check OPENAI_BASE_URL"),
+    ],
+)
+def test_a_failed_call_names_its_endpoint_and_model_and_what_to_do(
+    fault: Fault | None, hint: str
+) -> None:
+    """What an agent builder reads in a run's failures: which endpoint and model failed, and
+    what to do (a 500 or a refused connection said neither)."""
+    with FakeOpenAIServer() as server:
+        if fault is None:
+            server.stop()  # nothing listens there any more: connection refused
+            base_url = "http://127.0.0.1:9/v1"
+        else:
+            server.fail(*[fault] * 3)
+            base_url = server.base_url
+        client = OpenAIClient(
+            LLMConfig(
+                model="gpt-4o-mni", base_url=base_url, api_key="k", max_retries=1, backoff=0.01
+            )
+        )
+        try:
+            with pytest.raises(LLMError) as caught:
+                client.complete(REQ)
+        finally:
+            client.close()
+    said = str(caught.value)
+    assert f"({base_url}, model gpt-4o-mni)" in said, said
+    assert hint in said, said

@@ -20,7 +20,8 @@ Failure handling, per request:
   response says what was changed (`ChatResponse.adapted`) and the meter counts it;
 - 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying.
 
-A call that fails for good raises `LLMError(kind, message, attempts=n)`. Every text that came
+A call that fails for good raises `LLMError(kind, message, attempts=n)`, the message naming
+the endpoint and the model and saying what to do (`_HINTS`). Every text that came
 from the endpoint (an error body, an unreadable reply, a transport error) is scrubbed of keys
 and bearer tokens before it becomes part of a message (`memgauge._util.redact`).
 """
@@ -50,6 +51,15 @@ __all__ = ["ADAPTATIONS", "OpenAIClient", "backoff_delay", "rejected_parameter"]
 #: default), `max_completion_tokens` (the budget under that name instead of `max_tokens`)
 ADAPTATIONS = ("no_temperature", "max_completion_tokens")
 _PARAM_ADAPTATION = {"temperature": "no_temperature", "max_tokens": "max_completion_tokens"}
+#: what to do about a call that failed for good, by its kind (`model`: a 404, an unknown model)
+_HINTS = {
+    "auth": "check OPENAI_API_KEY (or the key the spec names)",
+    "model": "check the model id (--model, MEMGAUGE_MODEL, a spec's `model`) and OPENAI_BASE_URL",
+    "connection": "is the endpoint up? check OPENAI_BASE_URL",
+    "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
+    "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
+    "server": "the endpoint failed; try again later (--resume ID asks only what is missing)",
+}
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
@@ -250,18 +260,15 @@ class OpenAIClient:
                 state.limiter.on_rate_limited()
                 kind, message = "rate_limit", _error_text(raw)
                 if retry_after is not None and retry_after > cfg.retry_after_max:
-                    self._fail(model)
-                    raise LLMError(
+                    raise self._give_up(
+                        model,
                         "rate_limit",
                         f"the provider asks to wait {retry_after:g} s, more than "
                         f"retry_after_max {cfg.retry_after_max:g} s: {message}",
-                        attempts=attempt,
+                        attempt,
                     )
             elif status in (401, 403):
-                self._fail(model)
-                raise LLMError(
-                    "auth", f"{status} from {cfg.base_url}: check OPENAI_API_KEY", attempts=attempt
-                )
+                raise self._give_up(model, "auth", f"status {status}", attempt)
             elif status == 400 and (fix := self._adaptation(raw, model, adapted)) is not None:
                 # not a retry of a transient failure: the same call, worded as this model
                 # takes it, once per parameter (a fix already applied cannot come back)
@@ -269,18 +276,14 @@ class OpenAIClient:
                 payload = self._body(request, adapted)
                 continue
             elif status > 0 and status not in _RETRY_STATUS:
-                self._fail(model)
-                raise LLMError(
-                    "bad_request",
-                    f"{status} from {cfg.base_url}: {_error_text(raw)}",
-                    attempts=attempt,
-                )
+                kind = "model" if status == 404 else "bad_request"
+                message = f"status {status}: {_error_text(raw)}"
+                raise self._give_up(model, kind, message, attempt)
             elif status > 0:
                 kind, message = "server", f"status {status}: {_error_text(raw)}"
             retries += 1
             if retries > cfg.max_retries:
-                self._fail(model)
-                raise LLMError(kind, message, attempts=attempt)
+                raise self._give_up(model, kind, message, attempt)
             await asyncio.sleep(
                 backoff_delay(retries, cfg.backoff, cfg.backoff_max, retry_after, self._rng)
             )
@@ -298,9 +301,18 @@ class OpenAIClient:
                 self.meter.adapted(model, fix)
         return fix
 
-    def _fail(self, model: str) -> None:
+    def _give_up(self, model: str, kind: str, message: str, attempts: int) -> LLMError:
+        """The call's failure, counted: what went wrong, at which endpoint and model, and what
+        to do about it."""
         if self.meter is not None:  # its requests were counted as they were sent
             self.meter.record_failure(model)
+        where = f"{redact(self.config.base_url)}, model {model}"
+        kind, hint = (
+            ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))
+        )
+        return LLMError(
+            kind, f"{message} ({where})" + (f": {hint}" if hint else ""), attempts=attempts
+        )
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""
