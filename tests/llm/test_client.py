@@ -305,3 +305,28 @@ def test_a_failed_call_names_its_endpoint_and_model_and_what_to_do(
     said = str(caught.value)
     assert f"({base_url}, model gpt-4o-mni)" in said, said
     assert hint in said, said
+
+
+def test_a_reply_cut_off_at_the_token_limit_fails_with_its_tokens_billed() -> None:
+    """`finish_reason: length`: not an answer (it was returned as one), not asked again (the
+    same request is cut off again), and its tokens are what the provider billed."""
+    cut = {
+        "choices": [{"message": {"content": '{"score": 8'}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+    }
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(200, json.dumps(cut)))
+        client = _client(server)
+        try:
+            with pytest.raises(LLMError, match="cut off at the token limit") as caught:
+                client.complete(ChatRequest.of([{"role": "user", "content": "hi"}], max_tokens=20))
+        finally:
+            client.close()
+        assert server.n_requests == 1
+    assert caught.value.kind == "truncated"
+    assert "max_tokens 20" in str(caught.value)
+    assert client.meter is not None
+    row = client.meter.snapshot()["m"]
+    assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 1)
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (100, 20)
+    assert row["cost_usd"] == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)

@@ -18,7 +18,9 @@ Failure handling, per request:
   not counted against `max_retries`. The client remembers it per model (`adapted`), as
   structured output remembers a rejected mode, so later calls go out right the first time; the
   response says what was changed (`ChatResponse.adapted`) and the meter counts it;
-- 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying.
+- 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying;
+- a reply cut off at the token limit (`finish_reason: length`): not an answer, and asking
+  again would cut it off again: fails at once (`truncated`), its tokens counted as billed.
 
 A call that fails for good raises `LLMError(kind, message, attempts=n)`, the message naming
 the endpoint and the model and saying what to do (`_HINTS`). Every text that came
@@ -58,6 +60,7 @@ _HINTS = {
     "connection": "is the endpoint up? check OPENAI_BASE_URL",
     "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
     "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
+    "truncated": "raise max_tokens (a spec's `max_tokens`) or ask for a shorter reply",
     "server": "the endpoint failed; try again later (--resume ID asks only what is missing)",
 }
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -251,6 +254,17 @@ class OpenAIClient:
                     kind, message = "bad_response", str(exc)
                 else:
                     state.limiter.on_success()
+                    if response.finish_reason == "length":
+                        # billed, and not an answer: asking again would cut it off again
+                        budget = f", max_tokens {request.max_tokens}" if request.max_tokens else ""
+                        raise self._give_up(
+                            model,
+                            "truncated",
+                            f"the reply was cut off at the token limit (finish_reason length"
+                            f"{budget})",
+                            attempt,
+                            billed=response.usage,
+                        )
                     if adapted:
                         response = replace(response, adapted=tuple(sorted(adapted)))
                     if self.meter is not None:
@@ -301,11 +315,13 @@ class OpenAIClient:
                 self.meter.adapted(model, fix)
         return fix
 
-    def _give_up(self, model: str, kind: str, message: str, attempts: int) -> LLMError:
-        """The call's failure, counted: what went wrong, at which endpoint and model, and what
-        to do about it."""
+    def _give_up(
+        self, model: str, kind: str, message: str, attempts: int, *, billed: Usage | None = None
+    ) -> LLMError:
+        """The call's failure, counted (with the tokens of a reply it was `billed` for): what
+        went wrong, at which endpoint and model, and what to do about it."""
         if self.meter is not None:  # its requests were counted as they were sent
-            self.meter.record_failure(model)
+            self.meter.record_failure(model, billed)
         where = f"{redact(self.config.base_url)}, model {model}"
         kind, hint = (
             ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))

@@ -20,7 +20,7 @@ from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.llm.scope import CallScope, current_scope
 from memgauge.llm.tally import add_to_tally
-from memgauge.llm.types import ChatResponse
+from memgauge.llm.types import ChatResponse, Usage
 
 __all__ = [
     "COUNTERS",
@@ -167,9 +167,16 @@ class UsageMeter:
                 },
             )
 
-    def record_failure(self, model: str) -> None:
-        """Count a call that failed for good (its requests were `sent`)."""
-        self._add(model, {"failures": 1})
+    def record_failure(self, model: str, billed: Usage | None = None) -> None:
+        """Count a call that failed for good (its requests were `sent`), with the tokens of a
+        reply it was `billed` for and could not use (one cut off at the token limit)."""
+        delta = {"failures": 1}
+        if billed is not None:
+            delta |= {
+                "prompt_tokens": billed.prompt_tokens,
+                "completion_tokens": billed.completion_tokens,
+            }
+        self._add(model, delta)
 
     def adapted(self, model: str, adaptation: str) -> None:
         """Note that `model` rejected a parameter and is now asked without it
