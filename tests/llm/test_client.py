@@ -276,7 +276,7 @@ def test_a_retry_after_beyond_the_limit_fails_at_once() -> None:
             Fault(404, '{"error": {"message": "The model `gpt-4o-mni` does not exist"}}'),
             "check the model id",
         ),
-        (Fault(500), "try again later"),
+        (Fault(500), "try again later (a call it answered replays from the LLM cache)"),
         (None, "is the endpoint up? check OPENAI_BASE_URL"),
     ],
 )

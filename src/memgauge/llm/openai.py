@@ -61,7 +61,7 @@ _HINTS = {
     "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
     "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
     "truncated": "raise max_tokens (a spec's `max_tokens`) or ask for a shorter reply",
-    "server": "the endpoint failed; try again later (--resume ID asks only what is missing)",
+    "server": "the endpoint failed: try again later (a call it answered replays from the LLM cache)",
 }
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
