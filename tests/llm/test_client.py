@@ -330,3 +330,22 @@ def test_a_reply_cut_off_at_the_token_limit_fails_with_its_tokens_billed() -> No
     assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 1)
     assert (row["prompt_tokens"], row["completion_tokens"]) == (100, 20)
     assert row["cost_usd"] == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)
+
+
+def test_a_billed_reply_with_no_choice_in_it_counts_its_tokens() -> None:
+    """An empty `choices` list (a content filter, a proxy) is no answer and is asked again,
+    but the provider billed its prompt each time: the spend counted none of it."""
+    empty = {"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 0}}
+    with FakeOpenAIServer() as server:
+        server.fail(*[Fault(200, json.dumps(empty))] * 2)
+        client = _client(server, max_retries=1)
+        try:
+            with pytest.raises(LLMError, match="not a chat completion"):
+                client.complete(REQ)
+        finally:
+            client.close()
+    assert client.meter is not None
+    row = client.meter.snapshot()["m"]
+    assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 2)
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (200, 0)
+    assert row["cost_usd"] == pytest.approx(200 * 1.0 / 1e6)

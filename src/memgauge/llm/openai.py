@@ -252,18 +252,21 @@ class OpenAIClient:
                     response = _parse(raw, model, attempt, (time.perf_counter() - t0) * 1000)
                 except ValueError as exc:
                     kind, message = "bad_response", str(exc)
+                    if self.meter is not None:
+                        self.meter.billed(model, _billed(raw))
                 else:
                     state.limiter.on_success()
                     if response.finish_reason == "length":
                         # billed, and not an answer: asking again would cut it off again
                         budget = f", max_tokens {request.max_tokens}" if request.max_tokens else ""
+                        if self.meter is not None:
+                            self.meter.billed(model, response.usage)
                         raise self._give_up(
                             model,
                             "truncated",
                             f"the reply was cut off at the token limit (finish_reason length"
                             f"{budget})",
                             attempt,
-                            billed=response.usage,
                         )
                     if adapted:
                         response = replace(response, adapted=tuple(sorted(adapted)))
@@ -315,13 +318,11 @@ class OpenAIClient:
                 self.meter.adapted(model, fix)
         return fix
 
-    def _give_up(
-        self, model: str, kind: str, message: str, attempts: int, *, billed: Usage | None = None
-    ) -> LLMError:
-        """The call's failure, counted (with the tokens of a reply it was `billed` for): what
-        went wrong, at which endpoint and model, and what to do about it."""
+    def _give_up(self, model: str, kind: str, message: str, attempts: int) -> LLMError:
+        """The call's failure, counted: what went wrong, at which endpoint and model, and what
+        to do about it."""
         if self.meter is not None:  # its requests were counted as they were sent
-            self.meter.record_failure(model, billed)
+            self.meter.record_failure(model)
         where = f"{redact(self.config.base_url)}, model {model}"
         kind, hint = (
             ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))
@@ -353,6 +354,23 @@ class OpenAIClient:
                 loop.run_until_complete(state.session.close())
 
 
+def _usage_of(body: Any) -> Usage:
+    """The tokens a 200's decoded body says were billed (zero when it says nothing readable)."""
+    try:
+        usage = body.get("usage") or {}
+        return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    except (ValueError, AttributeError, TypeError):
+        return Usage()
+
+
+def _billed(raw: bytes) -> Usage:
+    """`_usage_of` a body that is not a chat completion (it may not be JSON at all)."""
+    try:
+        return _usage_of(json.loads(raw))
+    except ValueError:
+        return Usage()
+
+
 def _parse(raw: bytes, model: str, attempts: int, latency_ms: float) -> ChatResponse:
     """A 200's body -> ChatResponse; ValueError when it is not a chat completion."""
     try:
@@ -366,11 +384,10 @@ def _parse(raw: bytes, model: str, attempts: int, latency_ms: float) -> ChatResp
         refusal = choice["message"].get("refusal")
         refusal = redact(str(refusal), limit=300) if refusal else None
         raise ValueError(f"no text in the reply{f' (refusal: {refusal})' if refusal else ''}")
-    usage = body.get("usage") or {}
     return ChatResponse(
         content=content,
         model=model,  # the id asked for: prices and the cache are keyed on it
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        usage=_usage_of(body),
         attempts=attempts,
         latency_ms=latency_ms,
         finish_reason=choice.get("finish_reason"),

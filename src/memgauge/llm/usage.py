@@ -167,16 +167,21 @@ class UsageMeter:
                 },
             )
 
-    def record_failure(self, model: str, billed: Usage | None = None) -> None:
-        """Count a call that failed for good (its requests were `sent`), with the tokens of a
-        reply it was `billed` for and could not use (one cut off at the token limit)."""
-        delta = {"failures": 1}
-        if billed is not None:
-            delta |= {
-                "prompt_tokens": billed.prompt_tokens,
-                "completion_tokens": billed.completion_tokens,
-            }
-        self._add(model, delta)
+    def record_failure(self, model: str) -> None:
+        """Count a call that failed for good (its requests were `sent`)."""
+        self._add(model, {"failures": 1})
+
+    def billed(self, model: str, usage: Usage) -> None:
+        """Count the tokens of a reply the provider billed and the call could not use (cut off
+        at the token limit, no choice in it): spent, though no completion came of it."""
+        if usage.prompt_tokens or usage.completion_tokens:
+            self._add(
+                model,
+                {
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                },
+            )
 
     def adapted(self, model: str, adaptation: str) -> None:
         """Note that `model` rejected a parameter and is now asked without it
