@@ -349,3 +349,15 @@ def test_a_billed_reply_with_no_choice_in_it_counts_its_tokens() -> None:
     assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 2)
     assert (row["prompt_tokens"], row["completion_tokens"]) == (200, 0)
     assert row["cost_usd"] == pytest.approx(200 * 1.0 / 1e6)
+
+
+def test_a_base_url_with_a_password_and_a_key_too_is_refused_saying_which() -> None:
+    """aiohttp sends a URL's `user:password` or the key's Authorization header, never both:
+    every call of such a configuration failed with "ValueError: Cannot combine AUTHORIZATION
+    header with AUTH argument or credentials encoded in URL", naming neither setting."""
+    url = "http://team:hunter2pass@127.0.0.1:9/v1"
+    with pytest.raises(UsageError, match="carries a user:password and an API key") as caught:
+        LLMConfig(model="m", base_url=url, api_key="k")
+    assert "hunter2pass" not in str(caught.value)
+    assert "OPENAI_API_KEY" in str(caught.value)
+    LLMConfig(model="m", base_url=url, api_key="")  # the URL's credentials alone are sent
