@@ -54,6 +54,7 @@ def test_credential_shapes_are_redacted(text: str, kept: str) -> None:
         "task-abcdefghij failed: status 500",
         "judge failed: the answer names the wrong city",
         "write to ops@example.com or see https://team@proxy.example/v1",
+        "--store postgresql://memgauge:***@db/x: write postgresql://USER:PASSWORD@HOST:PORT/DB",
     ],
 )
 def test_ordinary_messages_keep_their_words(text: str) -> None:

@@ -68,8 +68,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         rf"\1\2{REDACTED}",
     ),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
-    # a URL's password (`https://user:PASSWORD@host/v1`, as a proxy's base URL may carry)
-    (re.compile(r"(://[^/\s:@]*:)[^/\s@]+@"), rf"\1{REDACTED}@"),
+    # a URL's password (`https://user:hunter22@host/v1`, as a proxy's base URL may carry);
+    # one already masked (`***`) or a placeholder (`USER:PASSWORD@HOST`) stays as it is
+    (re.compile(r"(://[^/\s:@]*:)(?![A-Z_]+@|\*+@)[^/\s@]+@"), rf"\1{REDACTED}@"),
 )
 
 
