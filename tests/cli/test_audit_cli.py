@@ -438,3 +438,35 @@ def test_an_answer_cut_off_at_the_token_limit_is_a_failure_not_a_scored_answer(
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     for probe in results["probes"]:
         assert "cut off at the token limit" in probe["reason"], probe
+
+
+def test_an_audit_whose_endpoint_failed_is_finished_by_resume_retry_failed(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The agent's endpoint down for the first calls: the audit ends in exit 4, and `--resume
+    ID` keeps its failed probes failed. `run` had `--retry-failed` to ask them again; the
+    audit had no such option, so the only way on was a new run."""
+    from memgauge.llm import Fault
+
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "0")
+    server.fail(*[Fault(500, '{"error": {"message": "the model is down"}}')] * 3)
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE), "--limit", "3")
+    assert code == 4, out
+    asked = server.n_requests
+    code, again, out = _audit(
+        tmp_path,
+        capsys,
+        str(SAMPLE),
+        "--limit",
+        "3",
+        "--resume",
+        summary["run_id"],
+        "--retry-failed",
+    )
+    assert code == 0, out
+    assert again["run_id"] == summary["run_id"]
+    assert sum(c["n_failed"] for c in again["counts"].values()) == 0
+    assert server.n_requests - asked == 6  # each probe's answer and verdict, asked once
