@@ -361,3 +361,21 @@ def test_a_base_url_with_a_password_and_a_key_too_is_refused_saying_which() -> N
     assert "hunter2pass" not in str(caught.value)
     assert "OPENAI_API_KEY" in str(caught.value)
     LLMConfig(model="m", base_url=url, api_key="")  # the URL's credentials alone are sent
+
+
+def test_a_provider_s_own_variables_are_the_ones_a_failure_names() -> None:
+    """A plug-in provider subclassing the client with variables of its own: a rejected key
+    told its user to check OPENAI_API_KEY, which it does not read."""
+
+    class Router(OpenAIClient):
+        base_url_env = "ROUTER_BASE_URL"
+        api_key_env = "ROUTER_API_KEY"
+
+    with FakeOpenAIServer(api_key="right") as server:
+        client = Router(LLMConfig(model="m", base_url=server.base_url, api_key="wrong"))
+        try:
+            with pytest.raises(LLMError, match="check ROUTER_API_KEY") as caught:
+                client.complete(REQ)
+        finally:
+            client.close()
+    assert "OPENAI" not in str(caught.value)

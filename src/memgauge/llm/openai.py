@@ -55,9 +55,9 @@ ADAPTATIONS = ("no_temperature", "max_completion_tokens")
 _PARAM_ADAPTATION = {"temperature": "no_temperature", "max_tokens": "max_completion_tokens"}
 #: what to do about a call that failed for good, by its kind (`model`: a 404, an unknown model)
 _HINTS = {
-    "auth": "check OPENAI_API_KEY (or the key the spec names)",
-    "model": "check the model id (--model, MEMGAUGE_MODEL, a spec's `model`) and OPENAI_BASE_URL",
-    "connection": "is the endpoint up? check OPENAI_BASE_URL",
+    "auth": "check {key_env} (or the spec's api_key)",
+    "model": "check the model id (--model, MEMGAUGE_MODEL, a spec's `model`) and {url_env}",
+    "connection": "is the endpoint up? check {url_env}",
     "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
     "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
     "truncated": "raise max_tokens (a spec's `max_tokens`) or ask for a shorter reply",
@@ -327,9 +327,10 @@ class OpenAIClient:
         kind, hint = (
             ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))
         )
-        return LLMError(
-            kind, f"{message} ({where})" + (f": {hint}" if hint else ""), attempts=attempts
-        )
+        text = f"{message} ({where})"
+        if hint:  # the provider's own variables (a plug-in's subclass may name others)
+            text += ": " + hint.format(key_env=self.api_key_env, url_env=self.base_url_env)
+        return LLMError(kind, text, attempts=attempts)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""
