@@ -147,7 +147,7 @@ class LLMError(MemgaugeError):
     """An LLM call failed for good.
 
     `kind` is one of `rate_limit`, `server`, `timeout`, `connection`, `bad_response`, `auth`,
-    `bad_request`, `cache_miss`; `attempts` is how many requests were made. The message never
+    `bad_request`, `truncated`, `cache_miss`; `attempts` is how many requests were made. The message never
     holds a key or a request header.
     """
 

@@ -242,7 +242,9 @@ def _conclude(what: str, report: RunReport, store: api.StoreArg) -> RunReport:
     for name, why in report.unavailable.items():
         lines.append(f"subject {name} unavailable: {why}")
     if report.judge_unreachable:
-        lines.append("an LLM judge's endpoint could not be reached")
+        lines.append(
+            f"an LLM judge's endpoint could not be reached: {report.judge_error or 'no call connected'}"
+        )
     if report.status != "completed" and report.reason:
         lines.append(f"run {report.status}: {report.reason}")
     if report.summary.targets:

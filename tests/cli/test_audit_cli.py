@@ -409,3 +409,64 @@ def test_a_probe_whose_agent_call_failed_says_why_in_every_file(
     for said in (*reasons, *errors):
         assert "status 500: the model is down" in said, said
     assert "status 500: the model is down" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_an_answer_cut_off_at_the_token_limit_is_a_failure_not_a_scored_answer(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chat agent whose replies stop at the token limit (`finish_reason: length`): the half
+    answer was scored as the agent's answer ("The user's na": invented); it is a recorded
+    failure saying why (n/a metrics, exit 4)."""
+    from memgauge.llm import Fault
+
+    cut = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "The user's na"},
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+    server.fail(*[Fault(200, json.dumps(cut))] * 3)
+    code, summary, out = _audit(
+        tmp_path, capsys, str(SAMPLE), "--limit", "3", "--scoring", "offline"
+    )
+    assert code == 4, out
+    assert all(v is None for v in summary["metrics"].values())
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    for probe in results["probes"]:
+        assert "cut off at the token limit" in probe["reason"], probe
+
+
+def test_an_audit_whose_endpoint_failed_is_finished_by_resume_retry_failed(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The agent's endpoint down for the first calls: the audit ends in exit 4, and `--resume
+    ID` keeps its failed probes failed. `run` had `--retry-failed` to ask them again; the
+    audit had no such option, so the only way on was a new run."""
+    from memgauge.llm import Fault
+
+    monkeypatch.setenv("MEMGAUGE_LLM_RETRIES", "0")
+    server.fail(*[Fault(500, '{"error": {"message": "the model is down"}}')] * 3)
+    code, summary, out = _audit(tmp_path, capsys, str(SAMPLE), "--limit", "3")
+    assert code == 4, out
+    asked = server.n_requests
+    code, again, out = _audit(
+        tmp_path,
+        capsys,
+        str(SAMPLE),
+        "--limit",
+        "3",
+        "--resume",
+        summary["run_id"],
+        "--retry-failed",
+    )
+    assert code == 0, out
+    assert again["run_id"] == summary["run_id"]
+    assert sum(c["n_failed"] for c in again["counts"].values()) == 0
+    assert server.n_requests - asked == 6  # each probe's answer and verdict, asked once

@@ -5,6 +5,7 @@ endpoint nobody listens on, a subject whose every call raises); `demo` exits 0."
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -332,3 +333,26 @@ def test_operations_stopped_by_its_failure_rate_counts_the_cases_never_asked_apa
     written = json.loads((out / "operations.json").read_text())
     not_run = [c for c in written["per_case"] if c["error"].startswith("not run: the run stopped")]
     assert len(not_run) == 8
+
+
+def test_an_unreachable_judge_is_named_with_its_endpoint_model_and_what_to_do(
+    env: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Exit 3's line said only "an LLM judge's endpoint could not be reached": not which
+    endpoint, which model, nor what to do."""
+    _judge_unreachable(monkeypatch)
+    good = {
+        "python": {
+            "target": "lookup_agents:LookupAgent",
+            "kwargs": {"answers": {"question": "8080"}},
+        }
+    }
+    suite = _suite(env, tmp_path, good, [{"qa-judge": "strict"}])
+    assert main(["run", suite, "--store", env["db"]]) == 3
+    said = " ".join(capsys.readouterr().out.split())
+    line = said[said.index("an LLM judge's endpoint could not be reached") :]
+    assert f"({os.environ['OPENAI_BASE_URL']}, model fake)" in line, said
+    assert "is the endpoint up? check OPENAI_BASE_URL" in line, said

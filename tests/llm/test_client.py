@@ -266,3 +266,116 @@ def test_a_retry_after_beyond_the_limit_fails_at_once() -> None:
         client.close()
         assert err.value.kind == "rate_limit"
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "hint"),
+    [
+        (Fault(401, '{"error": {"message": "invalid api key"}}'), "check OPENAI_API_KEY"),
+        (
+            Fault(404, '{"error": {"message": "The model `gpt-4o-mni` does not exist"}}'),
+            "check the model id",
+        ),
+        (Fault(500), "try again later (a call it answered replays from the LLM cache)"),
+        (None, "is the endpoint up? check OPENAI_BASE_URL"),
+    ],
+)
+def test_a_failed_call_names_its_endpoint_and_model_and_what_to_do(
+    fault: Fault | None, hint: str
+) -> None:
+    """What an agent builder reads in a run's failures: which endpoint and model failed, and
+    what to do (a 500 or a refused connection said neither)."""
+    with FakeOpenAIServer() as server:
+        if fault is None:
+            server.stop()  # nothing listens there any more: connection refused
+            base_url = "http://127.0.0.1:9/v1"
+        else:
+            server.fail(*[fault] * 3)
+            base_url = server.base_url
+        client = OpenAIClient(
+            LLMConfig(
+                model="gpt-4o-mni", base_url=base_url, api_key="k", max_retries=1, backoff=0.01
+            )
+        )
+        try:
+            with pytest.raises(LLMError) as caught:
+                client.complete(REQ)
+        finally:
+            client.close()
+    said = str(caught.value)
+    assert f"({base_url}, model gpt-4o-mni)" in said, said
+    assert hint in said, said
+
+
+def test_a_reply_cut_off_at_the_token_limit_fails_with_its_tokens_billed() -> None:
+    """`finish_reason: length`: not an answer (it was returned as one), not asked again (the
+    same request is cut off again), and its tokens are what the provider billed."""
+    cut = {
+        "choices": [{"message": {"content": '{"score": 8'}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+    }
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(200, json.dumps(cut)))
+        client = _client(server)
+        try:
+            with pytest.raises(LLMError, match="cut off at the token limit") as caught:
+                client.complete(ChatRequest.of([{"role": "user", "content": "hi"}], max_tokens=20))
+        finally:
+            client.close()
+        assert server.n_requests == 1
+    assert caught.value.kind == "truncated"
+    assert "max_tokens 20" in str(caught.value)
+    assert client.meter is not None
+    row = client.meter.snapshot()["m"]
+    assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 1)
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (100, 20)
+    assert row["cost_usd"] == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)
+
+
+def test_a_billed_reply_with_no_choice_in_it_counts_its_tokens() -> None:
+    """An empty `choices` list (a content filter, a proxy) is no answer and is asked again,
+    but the provider billed its prompt each time: the spend counted none of it."""
+    empty = {"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 0}}
+    with FakeOpenAIServer() as server:
+        server.fail(*[Fault(200, json.dumps(empty))] * 2)
+        client = _client(server, max_retries=1)
+        try:
+            with pytest.raises(LLMError, match="not a chat completion"):
+                client.complete(REQ)
+        finally:
+            client.close()
+    assert client.meter is not None
+    row = client.meter.snapshot()["m"]
+    assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 2)
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (200, 0)
+    assert row["cost_usd"] == pytest.approx(200 * 1.0 / 1e6)
+
+
+def test_a_base_url_with_a_password_and_a_key_too_is_refused_saying_which() -> None:
+    """aiohttp sends a URL's `user:password` or the key's Authorization header, never both:
+    every call of such a configuration failed with "ValueError: Cannot combine AUTHORIZATION
+    header with AUTH argument or credentials encoded in URL", naming neither setting."""
+    url = "http://team:hunter2pass@127.0.0.1:9/v1"
+    with pytest.raises(UsageError, match="carries a user:password and an API key") as caught:
+        LLMConfig(model="m", base_url=url, api_key="k")
+    assert "hunter2pass" not in str(caught.value)
+    assert "OPENAI_API_KEY" in str(caught.value)
+    LLMConfig(model="m", base_url=url, api_key="")  # the URL's credentials alone are sent
+
+
+def test_a_provider_s_own_variables_are_the_ones_a_failure_names() -> None:
+    """A plug-in provider subclassing the client with variables of its own: a rejected key
+    told its user to check OPENAI_API_KEY, which it does not read."""
+
+    class Router(OpenAIClient):
+        base_url_env = "ROUTER_BASE_URL"
+        api_key_env = "ROUTER_API_KEY"
+
+    with FakeOpenAIServer(api_key="right") as server:
+        client = Router(LLMConfig(model="m", base_url=server.base_url, api_key="wrong"))
+        try:
+            with pytest.raises(LLMError, match="check ROUTER_API_KEY") as caught:
+                client.complete(REQ)
+        finally:
+            client.close()
+    assert "OPENAI" not in str(caught.value)

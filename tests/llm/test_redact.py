@@ -35,6 +35,7 @@ KEY = "mgk-UNITCANARY-0d9c8b7a6f5e4d3c2b1a-Qx7"
         ("password: hunter22abc", "password: "),
         ("Incorrect API key provided: sk-proj-abc123DEF456ghi", "Incorrect API key provided: "),
         ("key sk-ant-api03-abcdefghijkl-mnop", "key "),
+        ("https://team:hunter2@proxy.example/v1", "https://team:"),
     ],
 )
 def test_credential_shapes_are_redacted(text: str, kept: str) -> None:
@@ -52,6 +53,8 @@ def test_credential_shapes_are_redacted(text: str, kept: str) -> None:
         "max_tokens=512 and 20 tokens left",
         "task-abcdefghij failed: status 500",
         "judge failed: the answer names the wrong city",
+        "write to ops@example.com or see https://team@proxy.example/v1",
+        "--store postgresql://memgauge:***@db/x: write postgresql://USER:PASSWORD@HOST:PORT/DB",
     ],
 )
 def test_ordinary_messages_keep_their_words(text: str) -> None:
@@ -211,3 +214,21 @@ def test_http_subject_errors_hold_no_key(status: int, monkeypatch: pytest.Monkey
         subject.close()
     assert "not allowed here" in str(info.value)
     assert "SUBJECTCANARY" not in str(info.value)
+
+
+def test_a_password_in_the_base_url_is_not_in_a_failed_call_s_message() -> None:
+    """A failed call names its endpoint: a proxy's base URL may carry a password
+    (`https://user:PASSWORD@host/v1`), which was shown as it is."""
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(500))
+        base_url = server.base_url.replace("://", "://team:hunter2@")
+        # no key: aiohttp sends the URL's credentials (it refuses both at once)
+        client = OpenAIClient(LLMConfig(model="m", base_url=base_url, api_key="", max_retries=0))
+        try:
+            with pytest.raises(LLMError) as caught:
+                client.complete(ChatRequest.of([{"role": "user", "content": "hi"}]))
+        finally:
+            client.close()
+    said = str(caught.value)
+    assert "hunter2" not in said, said
+    assert f"://team:{REDACTED}@127.0.0.1" in said, said

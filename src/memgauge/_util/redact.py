@@ -14,7 +14,8 @@ What is removed, each replaced by `[REDACTED]`:
   credential-named environment variables (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`);
 - anything shaped like a credential: `Authorization: <anything>`, `Bearer <token>`,
   `api_key=...` / `"api_key": "..."` (and token, access_token, secret, password, x-api-key...), and
-  provider key shapes (`sk-...`, `sk-ant-...`, `sk-proj-...`).
+  provider key shapes (`sk-...`, `sk-ant-...`, `sk-proj-...`), and a URL's password
+  (`https://user:PASSWORD@host`).
 
 Values shorter than 8 characters are not treated as secrets (a test key `k` must not blank
 every letter k). Redaction runs before truncation (`limit`), so a cut can never leave a
@@ -67,6 +68,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         rf"\1\2{REDACTED}",
     ),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
+    # a URL's password (`https://user:hunter22@host/v1`, as a proxy's base URL may carry);
+    # one already masked (`***`) or a placeholder (`USER:PASSWORD@HOST`) stays as it is
+    (re.compile(r"(://[^/\s:@]*:)(?![A-Z_]+@|\*+@)[^/\s@]+@"), rf"\1{REDACTED}@"),
 )
 
 
@@ -118,7 +122,7 @@ def _secrets() -> list[str]:
 
 # every pattern above needs one of these words: a text with none of them (most reasons) skips
 # the patterns
-_CUE_WORDS = r"authorization|bearer|key|token|secret|passw|sk-"
+_CUE_WORDS = r"authorization|bearer|key|token|secret|passw|sk-|://[^/\s@]*@"
 _CUE = re.compile(_CUE_WORDS, re.IGNORECASE)
 #: `_CUE` on an ASCII text lowered: the same answer, without IGNORECASE's Unicode matching
 #: (7x slower on the short reasons every verdict has)

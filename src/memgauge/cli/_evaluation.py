@@ -156,7 +156,10 @@ def conclude(
         else:
             out.print(term(f"subject {name} unavailable:", "yellow"), term(why))
     if report.judge_unreachable:
-        out.print(term("an LLM judge's endpoint could not be reached", "yellow"))
+        out.print(
+            term("an LLM judge's endpoint could not be reached:", "yellow"),
+            term(report.judge_error or "no call connected"),
+        )
     for warning in report.warnings:
         out.print(term("warning:", "yellow"), term(warning))
     for t in report.summary.targets:

@@ -23,6 +23,7 @@ from memgauge.cli._shared_options import (
     fraction_option,
     progress_option,
     resume_option,
+    retry_failed_option,
 )
 
 __all__ = ["RunArgs", "junit_option", "run_options", "shard_options", "write_reports_files"]
@@ -40,14 +41,15 @@ junit_option = click.option(
 
 
 def _store_options(max_failure_rate: float) -> list[Callable[[Command], Command]]:
-    """`--store`, `--no-store`, `--resume ID`, `--force`, `--max-failure-rate` (its help
-    stating the command's default), `--progress`."""
+    """`--store`, `--no-store`, `--resume ID`, `--retry-failed`, `--force`,
+    `--max-failure-rate` (its help stating the command's default), `--progress`."""
     return [
         store_option,
         click.option(
             "--no-store", is_flag=True, help="Keep the run in memory only (it cannot be resumed)."
         ),
         resume_option("Finish this run (after kill -9 or Ctrl-C): the same command and options."),
+        retry_failed_option,
         force_option("With --resume: take over a run whose process is on another host."),
         fraction_option(
             "--max-failure-rate",

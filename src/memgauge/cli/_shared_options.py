@@ -37,6 +37,7 @@ __all__ = [
     "report_dir_option",
     "resamples_option",
     "resume_option",
+    "retry_failed_option",
     "reviewer_option",
     "seconds_option",
     "share_option",
@@ -124,6 +125,16 @@ def drop_option(flagged: str, zero: bool = True) -> Callable[[FC], FC]:
 def resume_option(about: str, metavar: str | None = "ID") -> Callable[[FC], FC]:
     """`--resume ID`: finish (or continue) the stored run of that id; `about` its help."""
     return click.option("--resume", default=None, metavar=metavar, help=about)
+
+
+def retry_failed_option(fn: FC) -> FC:
+    """`--retry-failed`: with --resume, ask the failed items again."""
+    return click.option(
+        "--retry-failed",
+        is_flag=True,
+        help="With --resume: run the failed items again too, and the items whose LLM judge "
+        "failed on a transient call failure (timeout, 5xx, 429, dropped connection).",
+    )(fn)
 
 
 def force_option(about: str) -> Callable[[FC], FC]:

@@ -14,7 +14,12 @@ from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import integer
 from memgauge.cli._options import RunArgs, run_options
-from memgauge.cli._shared_options import force_option, progress_option, resume_option
+from memgauge.cli._shared_options import (
+    force_option,
+    progress_option,
+    resume_option,
+    retry_failed_option,
+)
 from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
 from memgauge.report.repeats import render_repeats
@@ -42,12 +47,7 @@ __all__ = ["run"]
     help="Items in flight at once (default: the suite's concurrency, else 4).",
 )
 @resume_option("Finish the run with this id (or prefix).", metavar=None)
-@click.option(
-    "--retry-failed",
-    is_flag=True,
-    help="With --resume: run the failed items again too, and the items whose LLM judge "
-    "failed on a transient call failure (timeout, 5xx, 429, dropped connection).",
-)
+@retry_failed_option
 @force_option(
     "With --resume: take over a run whose recorded owner is a process on another host "
     "(which this host cannot check). A live owner on this host is never displaced."

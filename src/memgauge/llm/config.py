@@ -13,8 +13,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from memgauge._util.redact import register_secret
+from memgauge._util.redact import redact, register_secret
 from memgauge.errors import UsageError
 from memgauge.llm.providers import DEFAULT_BASE_URL, provider_endpoint
 
@@ -97,6 +98,18 @@ class LLMConfig:
             raise UsageError("LLM max_retries must be 0 or more")
         # an endpoint may echo the key in an error body: every error text is scrubbed of it
         register_secret(self.api_key)
+        try:
+            password = urlsplit(self.base_url).password
+        except ValueError:  # a port that is not a number: aiohttp says so on the first call
+            password = None
+        register_secret(password)
+        if password is not None and self.api_key:
+            # aiohttp refuses both at once: every call failed with a ValueError
+            raise UsageError(
+                f"the LLM base URL {redact(self.base_url)} carries a user:password and an API "
+                "key is set too (OPENAI_API_KEY, or the spec's api_key): an endpoint is sent "
+                "one of them; drop the other"
+            )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:

@@ -18,9 +18,12 @@ Failure handling, per request:
   not counted against `max_retries`. The client remembers it per model (`adapted`), as
   structured output remembers a rejected mode, so later calls go out right the first time; the
   response says what was changed (`ChatResponse.adapted`) and the meter counts it;
-- 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying.
+- 401 / 403 (bad key) and other 4xx: fail at once, nothing to gain from retrying;
+- a reply cut off at the token limit (`finish_reason: length`): not an answer, and asking
+  again would cut it off again: fails at once (`truncated`), its tokens counted as billed.
 
-A call that fails for good raises `LLMError(kind, message, attempts=n)`. Every text that came
+A call that fails for good raises `LLMError(kind, message, attempts=n)`, the message naming
+the endpoint and the model and saying what to do (`_HINTS`). Every text that came
 from the endpoint (an error body, an unreadable reply, a transport error) is scrubbed of keys
 and bearer tokens before it becomes part of a message (`memgauge._util.redact`).
 """
@@ -50,6 +53,16 @@ __all__ = ["ADAPTATIONS", "OpenAIClient", "backoff_delay", "rejected_parameter"]
 #: default), `max_completion_tokens` (the budget under that name instead of `max_tokens`)
 ADAPTATIONS = ("no_temperature", "max_completion_tokens")
 _PARAM_ADAPTATION = {"temperature": "no_temperature", "max_tokens": "max_completion_tokens"}
+#: what to do about a call that failed for good, by its kind (`model`: a 404, an unknown model)
+_HINTS = {
+    "auth": "check {key_env} (or the spec's api_key)",
+    "model": "check the model id (--model, MEMGAUGE_MODEL, a spec's `model`) and {url_env}",
+    "connection": "is the endpoint up? check {url_env}",
+    "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
+    "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
+    "truncated": "raise max_tokens (a spec's `max_tokens`) or ask for a shorter reply",
+    "server": "the endpoint failed: try again later (a call it answered replays from the LLM cache)",
+}
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
@@ -239,8 +252,22 @@ class OpenAIClient:
                     response = _parse(raw, model, attempt, (time.perf_counter() - t0) * 1000)
                 except ValueError as exc:
                     kind, message = "bad_response", str(exc)
+                    if self.meter is not None:
+                        self.meter.billed(model, _billed(raw))
                 else:
                     state.limiter.on_success()
+                    if response.finish_reason == "length":
+                        # billed, and not an answer: asking again would cut it off again
+                        budget = f", max_tokens {request.max_tokens}" if request.max_tokens else ""
+                        if self.meter is not None:
+                            self.meter.billed(model, response.usage)
+                        raise self._give_up(
+                            model,
+                            "truncated",
+                            f"the reply was cut off at the token limit (finish_reason length"
+                            f"{budget})",
+                            attempt,
+                        )
                     if adapted:
                         response = replace(response, adapted=tuple(sorted(adapted)))
                     if self.meter is not None:
@@ -250,18 +277,15 @@ class OpenAIClient:
                 state.limiter.on_rate_limited()
                 kind, message = "rate_limit", _error_text(raw)
                 if retry_after is not None and retry_after > cfg.retry_after_max:
-                    self._fail(model)
-                    raise LLMError(
+                    raise self._give_up(
+                        model,
                         "rate_limit",
                         f"the provider asks to wait {retry_after:g} s, more than "
                         f"retry_after_max {cfg.retry_after_max:g} s: {message}",
-                        attempts=attempt,
+                        attempt,
                     )
             elif status in (401, 403):
-                self._fail(model)
-                raise LLMError(
-                    "auth", f"{status} from {cfg.base_url}: check OPENAI_API_KEY", attempts=attempt
-                )
+                raise self._give_up(model, "auth", f"status {status}", attempt)
             elif status == 400 and (fix := self._adaptation(raw, model, adapted)) is not None:
                 # not a retry of a transient failure: the same call, worded as this model
                 # takes it, once per parameter (a fix already applied cannot come back)
@@ -269,18 +293,14 @@ class OpenAIClient:
                 payload = self._body(request, adapted)
                 continue
             elif status > 0 and status not in _RETRY_STATUS:
-                self._fail(model)
-                raise LLMError(
-                    "bad_request",
-                    f"{status} from {cfg.base_url}: {_error_text(raw)}",
-                    attempts=attempt,
-                )
+                kind = "model" if status == 404 else "bad_request"
+                message = f"status {status}: {_error_text(raw)}"
+                raise self._give_up(model, kind, message, attempt)
             elif status > 0:
                 kind, message = "server", f"status {status}: {_error_text(raw)}"
             retries += 1
             if retries > cfg.max_retries:
-                self._fail(model)
-                raise LLMError(kind, message, attempts=attempt)
+                raise self._give_up(model, kind, message, attempt)
             await asyncio.sleep(
                 backoff_delay(retries, cfg.backoff, cfg.backoff_max, retry_after, self._rng)
             )
@@ -298,9 +318,19 @@ class OpenAIClient:
                 self.meter.adapted(model, fix)
         return fix
 
-    def _fail(self, model: str) -> None:
+    def _give_up(self, model: str, kind: str, message: str, attempts: int) -> LLMError:
+        """The call's failure, counted: what went wrong, at which endpoint and model, and what
+        to do about it."""
         if self.meter is not None:  # its requests were counted as they were sent
             self.meter.record_failure(model)
+        where = f"{redact(self.config.base_url)}, model {model}"
+        kind, hint = (
+            ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))
+        )
+        text = f"{message} ({where})"
+        if hint:  # the provider's own variables (a plug-in's subclass may name others)
+            text += ": " + hint.format(key_env=self.api_key_env, url_env=self.base_url_env)
+        return LLMError(kind, text, attempts=attempts)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""
@@ -325,6 +355,23 @@ class OpenAIClient:
                 loop.run_until_complete(state.session.close())
 
 
+def _usage_of(body: Any) -> Usage:
+    """The tokens a 200's decoded body says were billed (zero when it says nothing readable)."""
+    try:
+        usage = body.get("usage") or {}
+        return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    except (ValueError, AttributeError, TypeError):
+        return Usage()
+
+
+def _billed(raw: bytes) -> Usage:
+    """`_usage_of` a body that is not a chat completion (it may not be JSON at all)."""
+    try:
+        return _usage_of(json.loads(raw))
+    except ValueError:
+        return Usage()
+
+
 def _parse(raw: bytes, model: str, attempts: int, latency_ms: float) -> ChatResponse:
     """A 200's body -> ChatResponse; ValueError when it is not a chat completion."""
     try:
@@ -338,11 +385,10 @@ def _parse(raw: bytes, model: str, attempts: int, latency_ms: float) -> ChatResp
         refusal = choice["message"].get("refusal")
         refusal = redact(str(refusal), limit=300) if refusal else None
         raise ValueError(f"no text in the reply{f' (refusal: {refusal})' if refusal else ''}")
-    usage = body.get("usage") or {}
     return ChatResponse(
         content=content,
         model=model,  # the id asked for: prices and the cache are keyed on it
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        usage=_usage_of(body),
         attempts=attempts,
         latency_ms=latency_ms,
         finish_reason=choice.get("finish_reason"),

@@ -20,7 +20,7 @@ from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.llm.scope import CallScope, current_scope
 from memgauge.llm.tally import add_to_tally
-from memgauge.llm.types import ChatResponse
+from memgauge.llm.types import ChatResponse, Usage
 
 __all__ = [
     "COUNTERS",
@@ -170,6 +170,18 @@ class UsageMeter:
     def record_failure(self, model: str) -> None:
         """Count a call that failed for good (its requests were `sent`)."""
         self._add(model, {"failures": 1})
+
+    def billed(self, model: str, usage: Usage) -> None:
+        """Count the tokens of a reply the provider billed and the call could not use (cut off
+        at the token limit, no choice in it): spent, though no completion came of it."""
+        if usage.prompt_tokens or usage.completion_tokens:
+            self._add(
+                model,
+                {
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                },
+            )
 
     def adapted(self, model: str, adaptation: str) -> None:
         """Note that `model` rejected a parameter and is now asked without it

@@ -114,6 +114,7 @@ class RunReport:
         resumed: whether this call resumed an earlier attempt.
         unavailable: subject -> why it could not be built (an optional capability is missing).
         judge_unreachable: an LLM judge's endpoint could not be reached (connection refused).
+        judge_error: then, the first such call's error: its endpoint, model and what to do.
         warnings: what went wrong after the run was recorded without changing how it ended
             (its comparison with the run before it could not be kept for the viewer).
     """
@@ -123,6 +124,7 @@ class RunReport:
     resumed: bool = False
     unavailable: dict[str, str] = field(default_factory=dict)
     judge_unreachable: bool = False
+    judge_error: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -182,6 +184,8 @@ class _Run:
         )
         self.budget = budget
         self.judge_connection_failures = 0
+        #: the first judge call that could not connect: what `judge_unreachable` says
+        self.judge_connection_error: str | None = None
         self.judge_verdicts = 0
 
     @property
@@ -224,6 +228,7 @@ class _Run:
                 continue
             if s.detail.get("llm_error_kind") == "connection":
                 self.judge_connection_failures += 1
+                self.judge_connection_error = self.judge_connection_error or s.error
             elif s.error is None and "judge" in s.detail:
                 self.judge_verdicts += 1
         if counts:
@@ -570,6 +575,7 @@ def run_suite(
                 resumed=resume is not None,
                 unavailable=unavailable,
                 judge_unreachable=state.judge_unreachable,
+                judge_error=state.judge_connection_error if state.judge_unreachable else None,
                 warnings=finish.warnings,
             )
         except Exception as exc:
