@@ -153,3 +153,30 @@ def test_a_live_async_function_keeps_one_loop_and_a_made_one_stops_with_its_subj
     made = PythonSubject.wrap(extract, "made")
     made.close()  # as the run closes a subject it built
     assert _async_threads() == []
+
+
+def test_an_async_agent_answers_an_audit_suites_probes(
+    tmp_path: Path, made: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent's `async def answer` goes through the same bridge: every probe answered on its
+    one loop, none failed, the audit's rates computed."""
+    memaudit = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
+    suite = tmp_path / "suite.yaml"
+    task = {
+        "name": "audit",
+        "kind": "expected-output",
+        "dataset": str(memaudit),
+        "probes": {},
+        "evaluators": [{"spec": "audit-match"}],
+    }
+    doc = {
+        "name": "async-agent",
+        "subjects": {"mine": {"python": {"target": "async_memory:AsyncAgent"}}},
+        "tasks": [task],
+    }
+    suite.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    (row,) = [r for r in out["results"] if r["subject"] == "mine"]
+    assert (row["n_scored"], row["n_failed"]) == (14, 0)
+    assert _async_threads() == []

@@ -67,3 +67,19 @@ class AsyncMemory:
     async def aclose(self) -> None:
         self._connection()
         self.closed = True
+
+
+class AsyncAgent:
+    """An agent whose `answer` is a coroutine, on the loop of its first call."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def answer(self, question: str, history: list[Any] | None = None) -> str:
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        if loop is not self._loop:
+            raise RuntimeError("this agent is attached to a different event loop")
+        await asyncio.sleep(0)
+        return "That was never mentioned in our conversations."
