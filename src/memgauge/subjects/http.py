@@ -10,6 +10,7 @@ every error text (`memgauge._util.redact`), the service's own included.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import uuid
@@ -146,10 +147,17 @@ class HttpSubject(RemoteSubject):
         stages = data.get("latency_ms")
         latency: dict[str, float] = {}
         for name, ms in stages.items() if isinstance(stages, dict) else ():
-            if isinstance(ms, bool) or not isinstance(ms, int | float):
+            # JSON's NaN and Infinity (which Python's reader takes) and a negative time are no
+            # latency either: a p95 over them would be nan, or less than nothing
+            if (
+                isinstance(ms, bool)
+                or not isinstance(ms, int | float)
+                or not math.isfinite(ms)
+                or ms < 0
+            ):
                 raise SubjectError(
                     f"{self.name}/search: 'latency_ms' {name!r} is {ms!r:.60}: give each stage's "
-                    "milliseconds as a number ({'rank': 0.1})"
+                    "milliseconds as a finite number, 0 or more ({'rank': 0.1})"
                 )
             latency[f"service_{name}"] = float(ms)
         return search_result(data, k, {**latency, "total": total})
