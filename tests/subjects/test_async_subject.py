@@ -9,6 +9,7 @@ import asyncio
 import gc
 import json
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,26 @@ def test_an_async_agent_answers_an_audit_suites_probes(
     (row,) = [r for r in out["results"] if r["subject"] == "mine"]
     assert (row["n_scored"], row["n_failed"]) == (14, 0)
     assert _async_threads() == []
+
+
+def test_an_async_close_beside_plain_methods_is_awaited() -> None:
+    """A plug-in's object with a plain `search` but an `async def close` (a client it closes
+    asynchronously) had its close called and the coroutine dropped: never awaited, what it
+    closes left open. `close_subject` awaits it."""
+    from memgauge.subjects.protocol import close_subject
+
+    class Plain:
+        closed = False
+
+        def search(self, query: str, k: int) -> list[dict[str, str]]:
+            return []
+
+        async def close(self) -> None:
+            await asyncio.sleep(0)
+            Plain.closed = True
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "coroutine ... was never awaited" would be one
+        close_subject(Plain())
+        gc.collect()
+    assert Plain.closed

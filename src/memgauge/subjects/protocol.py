@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import Any, Protocol, runtime_checkable
 
 from memgauge.data.models import Memory, SessionContext, Turn
@@ -126,4 +127,11 @@ def close_subject(subject: object) -> None:
     nothing to close and is left as it is."""
     close = getattr(subject, "close", None)
     if callable(close):
-        close()
+        done = close()
+        if isinstance(done, CoroutineType):
+            # an `async def close` of an object whose other methods are plain (those with
+            # `async def` methods are closed on their own loop: `async_bridge`): awaited, not
+            # dropped as a coroutine never awaited, with what it should have closed left open
+            import asyncio  # here: a run whose subjects close plainly never needs it
+
+            asyncio.run(done)
