@@ -125,6 +125,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(root(keys[0])))
 
 
+# session-scoped: written once per xdist worker (cheap), its tests not held on one worker
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's dataset as a dataset directory (`.../demo/dataset`), written once as `memgauge
+    demo` writes it; read-only: a test that changes a dataset writes its own."""
+    from memgauge import api
+
+    where = tmp_path_factory.mktemp("demo") / "demo" / "dataset"
+    api.save_dataset(api.demo_dataset(), where)
+    return where
+
+
 @pytest.fixture
 def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSuite:
     """Write a suite (a dict) to a file, `memgauge run` it with --json into a store in

@@ -13,7 +13,6 @@ import click
 import pytest
 from tests.helpers import run_memgauge
 
-from memgauge import api
 from memgauge.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,14 +28,11 @@ def run(
     return run_memgauge(*args, env=env, cwd=cwd)
 
 
-# session-scoped: written once per xdist worker (cheap), the file's tests not held on one worker
 @pytest.fixture(scope="session")
-def demo_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's dataset directory, written once as `memgauge demo` writes it (the demo's
-    own run is test_demo_runs_offline_and_writes_everything's)."""
-    where = tmp_path_factory.mktemp("demo") / "demo" / "dataset"
-    api.save_dataset(api.demo_dataset(), where)
-    return where
+def demo_dataset(demo_dir: Path) -> Path:
+    """The demo's dataset directory (the demo's own run is
+    test_demo_runs_offline_and_writes_everything's)."""
+    return demo_dir
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])

@@ -14,8 +14,6 @@ import pytest
 import yaml
 
 from memgauge.cli.main import main
-from memgauge.data.demo import demo_dataset
-from memgauge.data.io import save_retrieval_dataset
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PAIRS_MESSAGE = "an (id, score) pair is not read as one"
@@ -42,11 +40,9 @@ FAILING = {
 }
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "dataset"
-    save_retrieval_dataset(demo_dataset(), path)
-    return path
+@pytest.fixture(scope="session")
+def dataset(demo_dir: Path) -> Path:
+    return demo_dir
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,12 @@ from pathlib import Path
 import pytest
 from tests.helpers import run_memgauge
 
-from memgauge.data.demo import demo_dataset
-from memgauge.data.io import save_retrieval_dataset
-
 SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "dataset"
-    save_retrieval_dataset(demo_dataset(), path)
-    return path
+@pytest.fixture(scope="session")
+def dataset(demo_dir: Path) -> Path:
+    return demo_dir
 
 
 @pytest.mark.parametrize(

@@ -25,11 +25,9 @@ SUBJECTS = Path(__file__).resolve().parents[1] / "data" / "subjects"
 MEASURES = ["RR@5", "nDCG@10", "Recall@10"]
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "dataset"
-    save_retrieval_dataset(demo_dataset(), path)
-    return path
+@pytest.fixture(scope="session")
+def dataset(demo_dir: Path) -> Path:
+    return demo_dir
 
 
 @pytest.fixture
