@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -79,26 +80,27 @@ def test_a_child_that_never_flushes_is_asked_whether_it_does(
     ) in said, said[-2000:]
 
 
+def _project(tmp_path: Path, child: dict[str, Any], program_in: str = ".") -> None:
+    """tmp_path/project: a suite of one subprocess subject (`child`) on the demo dataset
+    beside it, its program (the keyword memory's script) in `program_in` there."""
+    project = tmp_path / "project"
+    (project / program_in).mkdir(parents=True, exist_ok=True)
+    (project / program_in / "my_memory.py").write_text(SCRIPT.read_text())
+    save_retrieval_dataset(demo_dataset(), project / "dataset")
+    task = {
+        "name": "recall",
+        "kind": "retrieval",
+        "dataset": "dataset",
+        "evaluators": [{"retrieval": "nDCG@10"}],
+    }
+    suite = {"name": "mine", "subjects": {"mine": {"subprocess": child}}, "tasks": [task]}
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+
+
 def test_a_suites_program_runs_in_the_suites_directory(tmp_path: Path) -> None:
     """`command: [python, my_memory.py]` in a suite names the program beside the suite, as its
     dataset and its python: targets are: run from another directory, it is still found."""
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "my_memory.py").write_text(SCRIPT.read_text())
-    save_retrieval_dataset(demo_dataset(), project / "dataset")
-    suite = {
-        "name": "mine",
-        "subjects": {"mine": {"subprocess": {"command": [sys.executable, "my_memory.py"]}}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "retrieval",
-                "dataset": "dataset",
-                "evaluators": [{"retrieval": "nDCG@10"}],
-            }
-        ],
-    }
-    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+    _project(tmp_path, {"command": [sys.executable, "my_memory.py"]})
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     store = str(tmp_path / "r.db")
@@ -113,24 +115,7 @@ def test_a_suites_relative_cwd_starts_in_the_suites_directory(
     """`cwd: tools` in a suite is the tools directory beside the suite, as its dataset's path
     and its program's are read: it was memgauge's own directory's `tools`, so the run failed
     every item (or started nothing) when run from elsewhere."""
-    project = tmp_path / "project"
-    (project / "tools").mkdir(parents=True)
-    (project / "tools" / "my_memory.py").write_text(SCRIPT.read_text())
-    save_retrieval_dataset(demo_dataset(), project / "dataset")
-    child = {"command": [sys.executable, "my_memory.py"], "cwd": "tools"}
-    suite = {
-        "name": "mine",
-        "subjects": {"mine": {"subprocess": child}},
-        "tasks": [
-            {
-                "name": "recall",
-                "kind": "retrieval",
-                "dataset": "dataset",
-                "evaluators": [{"retrieval": "nDCG@10"}],
-            }
-        ],
-    }
-    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+    _project(tmp_path, {"command": [sys.executable, "my_memory.py"], "cwd": "tools"}, "tools")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
