@@ -74,15 +74,16 @@ def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) ->
     task ingested, as failed records of kind `foreign_ids` (as `empty_searches` makes them)."""
     tasks = {t.spec.name: t for t in plan}
     known: dict[str, set[str]] = {}
-    rows_of: dict[tuple[str, str], list[ItemRecord]] = {}
+    # each (subject, task)'s searches so far, with the ids each returned
+    rows_of: dict[tuple[str, str], list[tuple[ItemRecord, list[str]]]] = {}
     named: set[tuple[str, str]] = set()
     for row in rows:
         task = tasks.get(row.task)
-        ids = _hit_ids(task, row) if task is not None and row.status == "completed" else None
-        if task is None or ids is None or task.memories is None:
-            continue
         key = (row.subject, row.task)
-        if key in named:
+        if task is None or task.memories is None or row.status != "completed" or key in named:
+            continue
+        ids = _hit_ids(task, row)
+        if ids is None:
             continue
         ingested = known.get(row.task)
         if ingested is None:
@@ -90,13 +91,13 @@ def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) ->
         if any(i in ingested for i in ids):
             named.add(key)
         else:
-            rows_of.setdefault(key, []).append(row)
+            rows_of.setdefault(key, []).append((row, ids))
     out: list[ItemRecord] = []
-    for key, items in rows_of.items():
-        returned = [i for row in items for i in _hit_ids(tasks[key[1]], row) or ()]
-        with_hits = sum(1 for row in items if _hit_ids(tasks[key[1]], row))
-        if key in named or with_hits < MIN_SEARCHES:
+    for key, searched in rows_of.items():
+        if key in named or sum(1 for _, ids in searched if ids) < MIN_SEARCHES:
             continue
+        items = [row for row, _ in searched]
+        returned = [i for _, ids in searched for i in ids]
         out += _voided(items, _FOREIGN, _foreign_message(key[1], items, returned))
     return out
 
