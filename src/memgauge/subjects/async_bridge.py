@@ -27,12 +27,7 @@ import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
-__all__ = ["AsyncBridge", "bridged", "coroutine_methods", "stop_loop"]
-
-
-def coroutine_methods(obj: Any, names: Iterable[str]) -> list[str]:
-    """The methods of `obj` among `names` that are coroutine functions (`async def`)."""
-    return [n for n in names if inspect.iscoroutinefunction(getattr(obj, n, None))]
+__all__ = ["AsyncBridge", "bridged", "stop_loop"]
 
 
 class _Loop:
@@ -156,7 +151,10 @@ class AsyncBridge:
     def stop(self) -> None:
         """Stop the object's loop (what still runs there is cancelled); the object itself is
         left as it is, as memgauge leaves a `python:` subject's."""
-        self._stop_loop()
+        if self._finalizer is not None:
+            self._finalizer()
+        else:
+            self._loop.stop()
 
     def close(self) -> None:
         """The object's `close` (or `aclose`), awaited on its loop when it is a coroutine
@@ -172,13 +170,7 @@ class AsyncBridge:
                     fn()
                 break
         finally:
-            self._stop_loop()
-
-    def _stop_loop(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-        else:
-            self._loop.stop()
+            self.stop()
 
 
 def bridged(obj: Any, methods: Iterable[str]) -> Any:
@@ -193,7 +185,7 @@ def bridged(obj: Any, methods: Iterable[str]) -> Any:
             weakref.finalize(call, loop.stop)
         _FUNCTION_LOOPS[call] = loop
         return call
-    found = coroutine_methods(obj, methods)
+    found = [n for n in methods if inspect.iscoroutinefunction(getattr(obj, n, None))]
     return AsyncBridge(obj, found) if found else obj
 
 
