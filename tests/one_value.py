@@ -282,6 +282,21 @@ def latest_views(db: str, suite: str, name: str, task: str, measures: list[str])
     return seen
 
 
+def plugin_failure(
+    out: str, subject: str, task: str, measures: list[str], helper: str
+) -> tuple[dict[Key, Seen], str]:
+    """What a failing `assert_*` helper of the pytest plug-in printed (`out`, the pytester
+    run's stdout): its table of `subject`'s measures, and the id of the run it recorded."""
+    table: dict[Key, Seen] = {}
+    for m in measures:
+        found = re.search(rf"{subject}/{task}/{m}\s+(n/a|[\d.]+)\s+\[([\d.]+), ([\d.]+)\]", out)
+        assert found, (m, out[-3000:])
+        table[(subject, m)] = Seen(found.group(1), (found.group(2), found.group(3)), ".4f")
+    run_id = re.search(rf"{helper}: run (\S+) ", out)
+    assert run_id, out[-3000:]
+    return table, run_id.group(1)
+
+
 def _shown(v: float | str | None, fmt: str | None) -> float | str | None:
     """`v` as a view printing it with `fmt` shows it."""
     if v is None:

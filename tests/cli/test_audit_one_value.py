@@ -14,7 +14,6 @@ precision where only text does (a percentage to 0.1%, a fraction to 0.001).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from tests.one_value import (
     latest_views,
     markdown_tables,
     measures_of,
+    plugin_failure,
     run_views,
     shape_tables,
     stored_views,
@@ -228,15 +228,8 @@ def test_assert_audit_gives_the_same_values(
     )
     result = pytester.runpytest("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
-    table: dict[Key, Seen] = {}
-    for m in MEASURES:
-        found = re.search(rf"agent/{TASK}/{m}\s+(n/a|[\d.]+)\s+\[([\d.]+), ([\d.]+)\]", out)
-        assert found, (m, out[-3000:])
-        table[("agent", m)] = Seen(found.group(1), (found.group(2), found.group(3)), ".4f")
-    run_id = re.search(r"assert_audit: run (\S+) ", out)
-    assert run_id, out[-3000:]
-    shown = last_json(cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
+    table, run_id = plugin_failure(result.stdout.str(), "agent", TASK, MEASURES, "assert_audit")
+    shown = last_json(cli(["runs", "show", run_id, "--store", str(db), "--json"]))
     plugin = {
         "assert_audit failure table": table,
         "assert_audit run": measures_of(shown["summary"], "audit"),

@@ -11,7 +11,6 @@ value, interval and n (scored, failed) for every tier and check.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from tests.one_value import (
     junit,
     latest_views,
     measures_of,
+    plugin_failure,
     shape_tables,
     stored_views,
     table_cells,
@@ -149,15 +149,10 @@ def test_assert_operations_gives_the_same_values(
     )
     result = pytester.runpytest("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
-    table: dict[Key, Seen] = {}
-    for m in VALUED:
-        found = re.search(rf"decider/{TASK}/{m}\s+(n/a|[\d.]+)\s+\[([\d.]+), ([\d.]+)\]", out)
-        assert found, (m, out[-3000:])
-        table[("decider", m)] = Seen(found.group(1), (found.group(2), found.group(3)), ".4f")
-    run_id = re.search(r"assert_operations: run (\S+) ", out)
-    assert run_id, out[-3000:]
-    shown = last_json(cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
+    table, run_id = plugin_failure(
+        result.stdout.str(), "decider", TASK, VALUED, "assert_operations"
+    )
+    shown = last_json(cli(["runs", "show", run_id, "--store", str(db), "--json"]))
     run = {"assert_operations run": measures_of(shown["summary"], TASK)}
     targeted = {k: v for k, v in reference.items() if k[1] in VALUED}
     table_view = {"assert_operations failure table": table}
