@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -473,3 +474,41 @@ def test_a_failed_anthropic_call_names_its_endpoint_and_model_and_what_to_do(
     assert hint in said, said
     assert client.meter is not None
     assert client.meter.snapshot()["claude-x"]["failures"] == 1
+
+
+def _http_date(seconds_from_now: float) -> str:
+    from email.utils import format_datetime
+
+    when = datetime.now(UTC) + timedelta(seconds=seconds_from_now)
+    return format_datetime(when, usegmt=True)  # Wed, 21 Oct 2026 07:28:00 GMT
+
+
+def test_a_retry_after_http_date_is_honoured_as_seconds_from_now() -> None:
+    """RFC 9110 allows `Retry-After: <HTTP-date>`: it was read as no Retry-After at all, so a
+    provider asking to wait a day got retried within a second, again and again."""
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(429, headers=(("retry-after", _http_date(86400)),)))
+        client = _client(server)
+        try:
+            with pytest.raises(LLMError, match=r"asks to wait 86[34]\d\d") as err:
+                client.complete(REQ)
+        finally:
+            client.close()
+        assert err.value.kind == "rate_limit"
+        assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "value", [_http_date(-3600), "Sun, 99 Foo 2026 99:99:99 GMT", "soon", "", "-5", "nan"]
+)
+def test_a_past_or_unreadable_retry_after_falls_back_to_the_backoff(value: str) -> None:
+    """A date already past waits nothing; a value that is neither seconds nor a date is
+    ignored (the backoff decides), never a crash."""
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(429, headers=(("retry-after", value),)))
+        client = _client(server)
+        try:
+            assert client.complete(REQ).content == "OK"
+        finally:
+            client.close()
+        assert len(server.requests) == 2

@@ -9,7 +9,8 @@ that, and the chat-completions wire format is small and stable.
 Failure handling, per request:
 
 - 429: the concurrency limit halves (AIMD, `limiter.AdaptiveLimiter`), then retry after the
-  larger of `Retry-After` and the backoff;
+  larger of `Retry-After` (seconds, or an HTTP-date; one that is neither is ignored) and the
+  backoff, failing at once when it asks for more than `retry_after_max`;
 - 5xx, 408, 409, timeouts, refused or dropped connections, truncated or unreadable bodies:
   retry with full-jitter exponential backoff, at most `max_retries` times;
 - 400 for a parameter the model does not take (OpenAI's reasoning models reject any
@@ -32,9 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
@@ -65,13 +69,22 @@ def backoff_delay(
 
 
 def _retry_after(headers: Any) -> float | None:
+    """The seconds `Retry-After` asks to wait (RFC 9110: seconds, or an HTTP-date, from now);
+    None when there is none, or it is neither: the backoff decides."""
     raw = headers.get("retry-after")
     if not raw:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
     except ValueError:
-        return None  # an HTTP date: the backoff decides
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # RFC 850 and asctime dates are GMT too
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds) if not math.isnan(seconds) else None
 
 
 def rejected_parameter(raw: bytes) -> str | None:
