@@ -159,9 +159,10 @@ def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:
         for label, evaluator, _weight in task.evaluators:
             try:
                 prepare_evaluator(evaluator)
-            except (UnavailableError, UsageError) as exc:
-                where = f"task {task.spec.name}, evaluator {label}: {exc}"
-                raise type(exc)(where) from None
+            except UnavailableError as exc:
+                raise UnavailableError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
+            except UsageError as exc:
+                raise UsageError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
 
 
 def plan_suite(
