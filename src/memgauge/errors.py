@@ -2,7 +2,7 @@
 
 ```
 MemgaugeError                 anything memgauge raises on purpose
-├── UsageError                the user asked for something that cannot work (bad flag, bad spec)
+├── UsageError (ValueError)   the user asked for something that cannot work (bad flag, bad spec)
 ├── DataError                 a file or record is malformed; carries every Problem found
 ├── UnavailableError          an optional capability is missing (no embedder, no extra installed)
 ├── SubjectError              the system under test failed (a crash, a timeout, a bad answer)
@@ -14,6 +14,10 @@ MemgaugeError                 anything memgauge raises on purpose
 
 `UsageError` and `DataError` are user mistakes: the CLI prints their message and exits with
 code 2, never a traceback. Their messages name the file, line or field and say how to fix it.
+
+From Python (`memgauge.api`), an argument of the wrong type is a `TypeError` and one of a wrong
+value a `UsageError`, which is a `ValueError` too: `except ValueError` catches it, as it
+catches the standard library's.
 """
 
 from __future__ import annotations
@@ -67,8 +71,9 @@ class MemgaugeError(Exception):
     """Base of every error memgauge raises on purpose."""
 
 
-class UsageError(MemgaugeError):
-    """The user asked for something that cannot work; the message says what to do instead."""
+class UsageError(MemgaugeError, ValueError):
+    """The user asked for something that cannot work; the message says what to do instead.
+    A `ValueError` too: what a Python caller catches for an argument of a wrong value."""
 
 
 def named_by(given: str, found: Sequence[str], *, none: str, several: str) -> str:

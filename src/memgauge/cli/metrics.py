@@ -151,6 +151,8 @@ def metrics(
     names = _named(measures) if measures else (api.TREC_OFFICIAL if trec else DEFAULT)
     try:
         parsed = list(dict.fromkeys(api.parse_measure(m) for m in names))  # repeats once
+    except UsageError:
+        raise  # it names the measure and the forms there are
     except ValueError as exc:
         raise UsageError(f"--measure: {exc}") from None
     if not parsed:

@@ -259,7 +259,7 @@ def run(
     2 a mistake in the suite, its optimization block or a flag (nothing written), or every
     candidate the search proposed was refused (a bad space); 3 Optuna is not installed
     (pip install 'optuna>=4.0') or an endpoint is unreachable; 4 the starting
-    configuration's run failed; 130 interrupted (resume with --resume ID).
+    configuration's run failed; 130 interrupted, 143 killed (resume with --resume ID).
     """
     if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):
         raise click.UsageError(

@@ -61,8 +61,8 @@ def run(suite_file: Path, concurrency: int | None, as_json: bool, run_args: RunA
     Exit codes: 0 the run completed and met its targets; 1 a target (a task's `targets:`, a
     seed's, --fail-under) was missed; 2 a mistake in the suite or its datasets, or a run another
     process drives (nothing is written); 3 a capability or a judge's endpoint is unavailable;
-    4 more items failed than max_failure_rate allows (a dead subject); 130 interrupted (the run
-    is kept as cancelled: finish it with --resume ID).
+    4 more items failed than max_failure_rate allows (a dead subject); 130 interrupted, 143
+    killed (the run is kept as cancelled: finish it with --resume ID).
 
     One process drives a run at a time: the run records its owner (pid, host, the pid's start
     time, a heartbeat). --resume ID refuses (exit 2, naming the pid) while the owner is alive on

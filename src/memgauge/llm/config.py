@@ -5,12 +5,18 @@ memaudit's `MEMAUDIT_MODEL`), `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MEMGAUGE_LLM
 `MEMGAUGE_LLM_TIMEOUT`, `MEMGAUGE_LLM_RETRIES`, `MEMGAUGE_LLM_RPM`. The key is held only here: it is not part of
 the repr, the cache key, any log line, report or stored spec, and is scrubbed from every
 error text (`memgauge._util.redact`).
+
+Settings that can never work (a base URL that is no http(s) URL with a host, a blank model, an
+unknown provider, a knob that is no number in its range) are a UsageError naming the setting,
+raised by `from_env`: the judges' `prepare()` and the LLM subjects' constructors call it before
+a run is written, so a run never asks every item of a model it cannot reach.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -19,12 +25,14 @@ from memgauge._util.redact import redact, register_secret
 from memgauge.errors import UsageError
 from memgauge.llm.providers import DEFAULT_BASE_URL, provider_endpoint
 
-__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
+__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode", "check_base_url", "check_model"]
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
 
-def _env_number(name: str, default: float) -> float:
+def _env_number(name: str, default: float, need: str, ok: Callable[[float], bool]) -> float:
+    """`name` as a number `ok` takes (`need` says which), or `default` when it is unset or
+    empty; UsageError naming the variable otherwise."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -35,19 +43,59 @@ def _env_number(name: str, default: float) -> float:
     if not math.isfinite(value):
         # nan and inf would pass the range checks below, or fail int() with a traceback
         raise UsageError(f"environment variable {name}={raw!r} is not a finite number")
+    if not ok(value):
+        raise UsageError(
+            f"environment variable {name}={raw!r} is out of range: set it to {need}, or "
+            f"unset it for the default ({default:g})"
+        )
     return value
 
 
-def _env_whole(name: str, default: int) -> int:
-    value = _env_number(name, default)
+def _env_whole(name: str, default: int, least: int) -> int:
+    value = _env_number(name, default, f"a whole number, at least {least}", lambda v: v >= least)
     if value != int(value):
         raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
     return int(value)
 
 
+def _env_timeout() -> float:
+    return _env_number("MEMGAUGE_LLM_TIMEOUT", 60, "seconds, more than 0", lambda v: v > 0)
+
+
 def _env_rpm() -> float | None:
-    rpm = _env_number("MEMGAUGE_LLM_RPM", 0.0)
+    rpm = _env_number("MEMGAUGE_LLM_RPM", 0, "requests per minute (0: no cap)", lambda v: v >= 0)
     return rpm or None
+
+
+def check_base_url(url: str, source: str) -> None:
+    """UsageError, naming `source` (where `url` was given), unless `url` is an http(s) URL
+    with a host: anything else failed every call of a run, one by one."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as exc:
+        problem = f"is not a URL ({exc})"
+    else:
+        if parts.scheme.lower() not in ("http", "https"):
+            problem = "does not start with http:// or https://"
+        elif not parts.hostname:
+            problem = "names no host"
+        else:
+            return
+    raise UsageError(
+        f"{source}={redact(url)!r} {problem}: write the endpoint's URL, as "
+        f"{DEFAULT_BASE_URL} or http://localhost:8000/v1"
+    )
+
+
+def check_model(model: str, source: str) -> None:
+    """UsageError, naming `source`, when `model` is blank or has spaces around it (a
+    provider knows no such model: every call failed)."""
+    if not model.strip() or model != model.strip():
+        raise UsageError(
+            f"{source}={model!r} is not a model id: write the id without spaces around it, "
+            "e.g. gpt-4o-mini"
+        )
 
 
 @dataclass(frozen=True)
@@ -88,6 +136,8 @@ class LLMConfig:
     rpm: float | None = None
 
     def __post_init__(self) -> None:
+        check_model(self.model, "model")
+        check_base_url(self.base_url, "base_url")
         if self.rpm is not None and not self.rpm > 0:
             raise UsageError(f"LLM rpm must be positive (requests per minute), got {self.rpm}")
         if self.concurrency < 1:
@@ -98,10 +148,7 @@ class LLMConfig:
             raise UsageError("LLM max_retries must be 0 or more")
         # an endpoint may echo the key in an error body: every error text is scrubbed of it
         register_secret(self.api_key)
-        try:
-            password = urlsplit(self.base_url).password
-        except ValueError:  # a port that is not a number: aiohttp says so on the first call
-            password = None
+        password = urlsplit(self.base_url).password  # a URL `check_base_url` read
         register_secret(password)
         if password is not None and self.api_key:
             # aiohttp refuses both at once: every call failed with a ValueError
@@ -115,26 +162,40 @@ class LLMConfig:
     def from_env(cls, **overrides: Any) -> LLMConfig:
         """The configuration from the environment, with `overrides` (None values ignored)."""
         given = {k: v for k, v in overrides.items() if v is not None}
-        model = (
-            given.pop("model", None)
-            or os.environ.get("MEMGAUGE_MODEL")
-            or os.environ.get("MEMAUDIT_MODEL")
+        # where each setting comes from: what a message about a bad one names
+        model, model_from = next(
+            (
+                (str(value), name)
+                for name, value in (
+                    ("model", given.pop("model", None)),
+                    ("MEMGAUGE_MODEL", os.environ.get("MEMGAUGE_MODEL")),
+                    ("MEMAUDIT_MODEL", os.environ.get("MEMAUDIT_MODEL")),
+                )
+                if value
+            ),
+            ("", ""),
         )
         if not model:
             raise UsageError(
                 "no LLM model configured: set MEMGAUGE_MODEL (e.g. gpt-4o-mini) or give "
                 "model: in the judge's spec; OPENAI_BASE_URL and OPENAI_API_KEY say where"
             )
+        check_model(model, model_from)
         provider = str(given.pop("provider", "openai"))
-        base, key = provider_endpoint(provider)
+        base, key, base_from = provider_endpoint(provider)
+        if "base_url" in given:
+            base, base_from = str(given.pop("base_url")), "base_url"
+        check_base_url(base, base_from)
         return cls(
-            model=str(model),
-            base_url=str(given.pop("base_url", base)).rstrip("/"),
+            model=model,
+            base_url=base.rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16))),
-            timeout=float(given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60))),
-            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4))),
+            concurrency=int(
+                given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1))
+            ),
+            timeout=float(given.pop("timeout", _env_timeout())),
+            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0))),
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )

@@ -9,7 +9,8 @@ that, and the chat-completions wire format is small and stable.
 Failure handling, per request:
 
 - 429: the concurrency limit halves (AIMD, `limiter.AdaptiveLimiter`), then retry after the
-  larger of `Retry-After` and the backoff;
+  larger of `Retry-After` (seconds, or an HTTP-date; one that is neither is ignored) and the
+  backoff, failing at once when it asks for more than `retry_after_max`;
 - 5xx, 408, 409, timeouts, refused or dropped connections, truncated or unreadable bodies:
   retry with full-jitter exponential backoff, at most `max_retries` times;
 - 400 for a parameter the model does not take (OpenAI's reasoning models reject any
@@ -23,7 +24,7 @@ Failure handling, per request:
   again would cut it off again: fails at once (`truncated`), its tokens counted as billed.
 
 A call that fails for good raises `LLMError(kind, message, attempts=n)`, the message naming
-the endpoint and the model and saying what to do (`_HINTS`). Every text that came
+the endpoint and the model and saying what to do (`failures.NamesFailures`). Every text that came
 from the endpoint (an error body, an unreadable reply, a transport error) is scrubbed of keys
 and bearer tokens before it becomes part of a message (`memgauge._util.redact`).
 """
@@ -32,17 +33,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
 
 from memgauge._util.redact import redact
-from memgauge.errors import LLMError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.config import DEFAULT_BASE_URL, LLMConfig
+from memgauge.llm.failures import NamesFailures
 from memgauge.llm.limiter import AdaptiveLimiter, RequestRate
 from memgauge.llm.types import ChatRequest, ChatResponse, Usage
 from memgauge.llm.usage import UsageMeter
@@ -53,16 +57,6 @@ __all__ = ["ADAPTATIONS", "OpenAIClient", "backoff_delay", "rejected_parameter"]
 #: default), `max_completion_tokens` (the budget under that name instead of `max_tokens`)
 ADAPTATIONS = ("no_temperature", "max_completion_tokens")
 _PARAM_ADAPTATION = {"temperature": "no_temperature", "max_tokens": "max_completion_tokens"}
-#: what to do about a call that failed for good, by its kind (`model`: a 404, an unknown model)
-_HINTS = {
-    "auth": "check {key_env} (or the spec's api_key)",
-    "model": "check the model id (--model, MEMGAUGE_MODEL, a spec's `model`) and {url_env}",
-    "connection": "is the endpoint up? check {url_env}",
-    "timeout": "raise MEMGAUGE_LLM_TIMEOUT, or check that the endpoint is up",
-    "rate_limit": "lower MEMGAUGE_LLM_CONCURRENCY or set MEMGAUGE_LLM_RPM",
-    "truncated": "raise max_tokens (a spec's `max_tokens`) or ask for a shorter reply",
-    "server": "the endpoint failed: try again later (a call it answered replays from the LLM cache)",
-}
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
@@ -75,13 +69,22 @@ def backoff_delay(
 
 
 def _retry_after(headers: Any) -> float | None:
+    """The seconds `Retry-After` asks to wait (RFC 9110: seconds, or an HTTP-date, from now);
+    None when there is none, or it is neither: the backoff decides."""
     raw = headers.get("retry-after")
     if not raw:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
     except ValueError:
-        return None  # an HTTP date: the backoff decides
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # RFC 850 and asctime dates are GMT too
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds) if not math.isnan(seconds) else None
 
 
 def rejected_parameter(raw: bytes) -> str | None:
@@ -140,7 +143,7 @@ class _LoopState:
         self.limiter = AdaptiveLimiter(config.concurrency)
 
 
-class OpenAIClient:
+class OpenAIClient(NamesFailures):
     """Chat completions against any OpenAI-compatible endpoint.
 
     Usable from async code (`await client.acomplete(req)`, on any event loop: each loop gets its
@@ -257,17 +260,7 @@ class OpenAIClient:
                 else:
                     state.limiter.on_success()
                     if response.finish_reason == "length":
-                        # billed, and not an answer: asking again would cut it off again
-                        budget = f", max_tokens {request.max_tokens}" if request.max_tokens else ""
-                        if self.meter is not None:
-                            self.meter.billed(model, response.usage)
-                        raise self._give_up(
-                            model,
-                            "truncated",
-                            f"the reply was cut off at the token limit (finish_reason length"
-                            f"{budget})",
-                            attempt,
-                        )
+                        raise self._cut_off(response, "finish_reason length", request.max_tokens)
                     if adapted:
                         response = replace(response, adapted=tuple(sorted(adapted)))
                     if self.meter is not None:
@@ -317,20 +310,6 @@ class OpenAIClient:
             if self.meter is not None:
                 self.meter.adapted(model, fix)
         return fix
-
-    def _give_up(self, model: str, kind: str, message: str, attempts: int) -> LLMError:
-        """The call's failure, counted: what went wrong, at which endpoint and model, and what
-        to do about it."""
-        if self.meter is not None:  # its requests were counted as they were sent
-            self.meter.record_failure(model)
-        where = f"{redact(self.config.base_url)}, model {model}"
-        kind, hint = (
-            ("bad_request", _HINTS["model"]) if kind == "model" else (kind, _HINTS.get(kind))
-        )
-        text = f"{message} ({where})"
-        if hint:  # the provider's own variables (a plug-in's subclass may name others)
-            text += ": " + hint.format(key_env=self.api_key_env, url_env=self.base_url_env)
-        return LLMError(kind, text, attempts=attempts)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """See `LLMClient.complete`."""

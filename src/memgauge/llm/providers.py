@@ -33,10 +33,11 @@ def provider(name: str) -> Any:
         raise UsageError(f"{exc}; set provider: to one of them") from None
 
 
-def provider_endpoint(name: str) -> tuple[str, str | None]:
-    """(base URL, API key) of provider `name` from the environment, else its defaults."""
+def provider_endpoint(name: str) -> tuple[str, str | None, str]:
+    """(base URL, API key) of provider `name` from the environment, else its defaults, and
+    the variable the base URL is read from (what a message about a bad one names)."""
     cls = provider(name)
     base_env = getattr(cls, "base_url_env", _OPENAI[0])
     default = getattr(cls, "default_base_url", _OPENAI[1])
     key_env = getattr(cls, "api_key_env", _OPENAI[2])
-    return os.environ.get(base_env) or default, os.environ.get(key_env)
+    return os.environ.get(base_env) or default, os.environ.get(key_env), base_env

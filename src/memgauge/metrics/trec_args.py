@@ -186,6 +186,8 @@ def _gain_table(text: str, raw: str) -> str:
         raise UsageError(f"-m {text}: ndcg takes a gain per relevance level, e.g. ndcg.1=3,2=9")
     try:
         table = gain_table(f"-m {text}", pairs)
+    except UsageError:
+        raise  # a grade named twice, or out of range: said as gain_table says it
     except ValueError:
         raise UsageError(f"-m {text}: a gain is a number from 0, e.g. ndcg.1=3,2=9.5") from None
     return "nDCG(gains={" + ",".join(f"{g}:{gain_text(v)}" for g, v in table) + "})"

@@ -64,7 +64,13 @@ def audit_choice(
 ) -> AuditChoice:
     """The agent and evaluator of an audit (see the module docstring); UsageError when an LLM
     agent or judge is asked for and no model is known."""
+    from memgauge.llm.config import check_model
+
     found, source = _agent_model(model)
+    # a blank model (MEMGAUGE_MODEL=" ") is named as given, not as the spec built from it
+    for given, where in ((found, source), (judge_model, "--judge-model")):
+        if given is not None and where is not None and not where.startswith("memaudit"):
+            check_model(given, where)
     agent = agent or ("memory" if memory is not None else "chat" if found else "extractive")
     if agent == "extractive":
         subject: dict[str, Any] = {"extractive": {}}

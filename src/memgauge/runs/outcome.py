@@ -8,7 +8,7 @@
 | 3 | something needed is unavailable (an optional capability, an unreachable judge endpoint) |
 | 4 | the subject under test failed: more than `max_failure_rate` of its items |
 | 70 | an internal error: a bug in memgauge (the traceback is shown) |
-| 130 | interrupted: the run is kept and `--resume ID` finishes it |
+| 130 | interrupted: the run is kept and `--resume ID` finishes it (143: by `kill PID`) |
 
 When several apply, the order is 2 > 3 > 4 > 1. A caller may name subjects as optional (the demo's
 systems that need the dense channel, on a machine without an embedder): their being unavailable

@@ -153,13 +153,16 @@ def repeated(task: PlannedTask, times: int) -> PlannedTask:
 def prepare_evaluators(plan: Sequence[PlannedTask]) -> None:
     """Load what every evaluator needs (its `prepare()`): a missing optional capability (an
     embedding model) is one UnavailableError naming the task, the evaluator and the install
-    line, before the run is written, never a failure on every item."""
+    line, and a judge's LLM settings that cannot work one UsageError, both before the run is
+    written, never a failure on every item."""
     for task in plan:
         for label, evaluator, _weight in task.evaluators:
             try:
                 prepare_evaluator(evaluator)
             except UnavailableError as exc:
                 raise UnavailableError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
+            except UsageError as exc:
+                raise UsageError(f"task {task.spec.name}, evaluator {label}: {exc}") from None
 
 
 def plan_suite(

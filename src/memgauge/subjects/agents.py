@@ -125,16 +125,15 @@ class ChatAgent(_Derives[str]):
         self.max_history_chars = max_history_chars
         self.system = system
         self.learnings = LearningsSection(learnings)
+        _check_llm(self)
+
+    def _client(self) -> LLMClient:
+        return _llm_client(self)
 
     @property
     def name(self) -> str:
         """`chat:<model>`."""
         return f"chat:{self.model or 'default'}"
-
-    def _client(self) -> LLMClient:
-        return llm_context().client(
-            model=self.model, base_url=self.base_url, provider=self.provider
-        )
 
     def _derive(self) -> str:
         text = "\n".join(_line(m) for m in self.memories)
@@ -181,6 +180,7 @@ class MemoryAgent(_Remembers):
         self.memory, self.model, self.k = memory, model, k
         self.base_url, self.provider, self.system = base_url, provider, system
         self.learnings = LearningsSection(learnings)
+        _check_llm(self)
 
     @property
     def name(self) -> str:
@@ -212,11 +212,14 @@ class MemoryAgent(_Remembers):
         search_ms = (time.perf_counter() - t0) * 1000
         by_id = {m.id: m for m in self.memories}
         lines = [_line(by_id[h.id]) if h.id in by_id else h.text for h in result.hits]
-        client = llm_context().client(
-            model=self.model, base_url=self.base_url, provider=self.provider
-        )
         system = self.learnings.apply(self.system)
-        ans = _ask(client, system, "RETRIEVED MEMORIES:\n" + "\n".join(lines), question, self.model)
+        ans = _ask(
+            _llm_client(self),
+            system,
+            "RETRIEVED MEMORIES:\n" + "\n".join(lines),
+            question,
+            self.model,
+        )
         return Answer(
             ans.text,
             latency_ms={"search": search_ms, **ans.latency_ms},
@@ -225,6 +228,20 @@ class MemoryAgent(_Remembers):
 
     def close(self) -> None:
         close_subject(self.memory)
+
+
+def _check_llm(agent: ChatAgent | MemoryAgent) -> None:
+    """UsageError naming the setting when the agent's LLM configuration (its own, then the
+    environment's) cannot work: built before a run is written, a run asks nothing of a model
+    it can never reach (every answer would fail, one by one)."""
+    from memgauge.llm.config import LLMConfig
+
+    LLMConfig.from_env(model=agent.model, base_url=agent.base_url, provider=agent.provider)
+
+
+def _llm_client(agent: ChatAgent | MemoryAgent) -> LLMClient:
+    """The shared client of the agent's endpoint and model."""
+    return llm_context().client(model=agent.model, base_url=agent.base_url, provider=agent.provider)
 
 
 def _ask(client: LLMClient, system: str, context: str, question: str, model: str | None) -> Answer:

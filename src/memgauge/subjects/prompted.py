@@ -47,7 +47,12 @@ class PromptedLLM:
     prompt: str = ""
 
     def __post_init__(self) -> None:
+        from memgauge.llm.config import LLMConfig
+
         self.section = LearningsSection(self.learnings)
+        # settings that cannot work are bad input (UsageError) when the subject is built,
+        # before a run is written, not a failure of every case
+        LLMConfig.from_env(model=self.model, base_url=self.base_url)
 
     @property
     def name(self) -> str:

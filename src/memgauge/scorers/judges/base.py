@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from memgauge.errors import MemgaugeError, UnavailableError, UsageError
+from memgauge.errors import UsageError
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
 from memgauge.llm.structured import Structured, acomplete_structured
@@ -101,16 +101,12 @@ class JudgeBase:
 
     def prepare(self) -> None:
         """Build this judge's client before any item: UnavailableError (with the install
-        line) when its provider's package is missing. A judge that asks an agent needs none;
-        any other problem of the configuration stays each item's recorded failure."""
-        if self.agent is not None:
-            return
-        try:
+        line) when its provider's package is missing, UsageError naming the setting when its
+        configuration cannot work (no model, an endpoint that is no URL, an unknown
+        provider, a timeout that is no number): every call would fail, one by one. A judge
+        that asks an agent needs none."""
+        if self.agent is None:
             self.client()
-        except UnavailableError:
-            raise
-        except MemgaugeError:
-            return
 
     def evaluate(self, ctx: EvalContext) -> Score:
         """Score one item (from any thread)."""
