@@ -336,8 +336,8 @@ def _measure(m: dict[str, Any]) -> Seen:
 
 def run_views(text: str, name: str, task: str, measures: list[str], *, table: bool = True) -> Views:
     """`memgauge run SUITE --json`'s output (the terminal's tables on stderr, then its JSON):
-    its `measures` (every run-level number) and, with `table`, its table of the aggregates'
-    measures (the primary and targeted ones)."""
+    its `measures` (every run-level number) and, with `table`, its tables of the aggregates'
+    measures (the primary and targeted ones, then the secondary ones)."""
     seen: Views = {}
     seen[f"run --json ({name}): measures"] = {
         (m["subject"], m["name"]): _measure(m)
@@ -346,13 +346,15 @@ def run_views(text: str, name: str, task: str, measures: list[str], *, table: bo
     }
     if not table:
         return seen
-    rows = find(terminal_tables(text), "measure", "task")
-    header = rows[0]
+    # the headline measures' table, then the secondary ones'
+    tables = [r for r in terminal_tables(text).values() if r[0][:2] == ["measure", "task"]]
+    assert tables, text[-3000:]
     seen[f"run terminal ({name}): aggregates' measures"] = {
         (subject, row[0]): cell(c, ".3f")
+        for rows in tables
         for row in rows[1:]
         if row[1] == task and row[0] in measures
-        for subject, c in zip(header[2:], row[2:], strict=True)
+        for subject, c in zip(rows[0][2:], row[2:], strict=True)
     }
     return seen
 

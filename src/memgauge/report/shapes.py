@@ -7,7 +7,7 @@ report) draw grids; JSON is the shapes' own model dump (`shapes_json`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed
 __all__ = [
     "Grid",
     "Section",
-    "beyond_table",
+    "beyond_tables",
     "cell_text",
     "deltas_table",
     "footnotes",
@@ -120,22 +120,22 @@ def measures_table(summary: RunSummary) -> Table:
     return _measures("Results", list(summary.measures()), ("task", "measure"))
 
 
-def beyond_table(summary: RunSummary) -> Table | None:
-    """The headline numbers its evaluators' rows do not show (`beyond_evaluators`), per
-    subject: beside those rows, the numbers the gate decides on; None when there are none.
-    Its note counts the secondary numbers left out."""
-    found = summary.beyond_evaluators()
+def beyond_tables(summary: RunSummary, *, apart: Collection[str] = ()) -> list[Table]:
+    """The numbers its evaluators' rows do not show (`beyond_evaluators`), per subject, but
+    those of the aggregates named in `apart` (drawn in a table of their own): the headline
+    ones, the numbers the gate decides on, then the secondary ones (seed 002's agent-memory
+    metrics, an attribution, a macro average), which it shows as information unless a target,
+    `--fail-under` or `--measure` names them. A table of none is left out."""
+    found = [m for m in summary.beyond_evaluators() if m.source not in apart]
     shown = summary.headline(found)
-    if not shown:
-        return None
+    secondary = [m for m in found if m not in shown]
     # the measure first: a leading column after the first wraps at a tier's width
-    table = _measures("Aggregates' measures (what gate decides on)", shown, ("measure", "task"))
-    more = len(found) - len(shown)
-    if more:
-        table = table.model_copy(
-            update={"note": f"{table.note}; {more} secondary measures in `runs show` and `--json`"}
-        )
-    return table
+    lead = ("measure", "task")
+    titles = (
+        (shown, "Aggregates' measures (what gate decides on)"),
+        (secondary, "Secondary measures (gate decides on one a target, --measure names)"),
+    )
+    return [_measures(title, group, lead) for group, title in titles if group]
 
 
 def _side(m: Mapping[str, Any] | None) -> Cell:
