@@ -5,6 +5,7 @@ measure), the value and interval it shows and the counts it has, to compare with
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -335,8 +336,8 @@ def _measure(m: dict[str, Any]) -> Seen:
 
 def run_views(text: str, name: str, task: str, measures: list[str], *, table: bool = True) -> Views:
     """`memgauge run SUITE --json`'s output (the terminal's tables on stderr, then its JSON):
-    its `measures` (every run-level number) and, with `table`, its table of the aggregates'
-    measures (the primary and targeted ones)."""
+    its `measures` (every run-level number) and, with `table`, its tables of the aggregates'
+    measures (the primary and targeted ones, then the secondary ones)."""
     seen: Views = {}
     seen[f"run --json ({name}): measures"] = {
         (m["subject"], m["name"]): _measure(m)
@@ -345,13 +346,15 @@ def run_views(text: str, name: str, task: str, measures: list[str], *, table: bo
     }
     if not table:
         return seen
-    rows = find(terminal_tables(text), "measure", "task")
-    header = rows[0]
+    # the headline measures' table, then the secondary ones'
+    tables = [r for r in terminal_tables(text).values() if r[0][:2] == ["measure", "task"]]
+    assert tables, text[-3000:]
     seen[f"run terminal ({name}): aggregates' measures"] = {
         (subject, row[0]): cell(c, ".3f")
+        for rows in tables
         for row in rows[1:]
         if row[1] == task and row[0] in measures
-        for subject, c in zip(header[2:], row[2:], strict=True)
+        for subject, c in zip(rows[0][2:], row[2:], strict=True)
     }
     return seen
 
@@ -377,3 +380,34 @@ def compare_views(a: str, b: str, db: str, task: str, measures: list[str]) -> tu
             if row[2] == task and row[0] in measures and row[column] != "-"
         }
     return sides
+
+
+def systems_views(runs: list[str], db: str, task: str, measures: list[str]) -> dict[str, Views]:
+    """`runs compare RUN...` of one run (its subjects the systems) or of three or more (the
+    runs the systems), and its `--format markdown` and `--json`: per system (a column), the
+    numbers its table of the aggregates' measures shows. A row names its subject where the
+    systems are runs of several subjects; else the system is the subject."""
+    argv = ["runs", "compare", *runs, "--store", db]
+    name = f"runs compare {' '.join(r[-8:] for r in runs)}"
+    doc = json.loads(cli_output([*argv, "--json"]))  # indented: the systems table's JSON
+    out: dict[str, Views] = {system: {} for system in doc["systems"]}
+    for system, seen in out.items():
+        seen[f"{name} --json"] = {
+            (r["subject"] or system, r["measure"]): _measure(r["values"][system])
+            for r in doc["aggregate_measures"]
+            if r["task"] == task and r["measure"] in measures and r["values"][system]
+        }
+    texts = {
+        name: terminal_tables(cli(argv)),
+        f"{name} --format markdown": markdown_tables(cli([*argv, "--format", "markdown"])),
+    }
+    for view, tables in texts.items():
+        rows = find(tables, "measure")
+        lead = 3 if rows[0][1] == "subject" else 2
+        for i, system in enumerate(rows[0][lead:], lead):
+            out[system][view] = {
+                (row[1] if lead == 3 else system, row[0]): cell(row[i], ".3f")
+                for row in rows[1:]
+                if row[lead - 1] == task and row[0] in measures and row[i] != "-"
+            }
+    return out

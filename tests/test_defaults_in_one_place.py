@@ -184,3 +184,26 @@ def test_a_runs_failure_budget_is_named_not_copied() -> None:
     assert copies == []
     assert Suite.model_fields["max_failure_rate"].default == MAX_FAILURE_RATE
     assert (MAX_FAILURE_RATE, AUDIT_MAX_FAILURE_RATE) == (0.1, 0.5)
+
+
+def test_the_reference_memorys_modes_are_written_once() -> None:
+    """`lexical`, `dense`, `hybrid` were written out together in four places (the `-s`
+    grammar, the reference memory's type and check, the demo's systems, the file sniffer): they
+    are `memgauge._util.builtins.REFERENCE_MODES`, beside the built-in subject kinds."""
+    modes = {"lexical", "dense", "hybrid"}
+    copies = [
+        f"{path.relative_to(SRC)}:{node.lineno}"
+        for path in sorted(SRC.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Tuple | ast.Set | ast.List)
+        if modes <= {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    ]
+    assert copies == ["_util/builtins.py:" + str(_line_of("ReferenceMode = "))]
+    from memgauge._util.builtins import REFERENCE_MODES
+
+    assert REFERENCE_MODES == ("lexical", "dense", "hybrid")
+
+
+def _line_of(text: str) -> int:
+    lines = (SRC / "_util" / "builtins.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(text))

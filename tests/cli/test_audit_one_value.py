@@ -38,6 +38,7 @@ from tests.one_value import (
     run_views,
     shape_tables,
     stored_views,
+    systems_views,
     table_cells,
     terminal_tables,
 )
@@ -163,6 +164,16 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Vie
         a_side, b_side = compare_views(str(results["run_id"]), listed["run_id"], db, TASK, MEASURES)
         audit.update(a_side)
         run.update(b_side)
+        # the suite's subjects compared, and three runs: the audit command's twice, the suite's
+        for seen in systems_views([listed["run_id"]], db, TASK, MEASURES).values():
+            for view, cells in seen.items():
+                run.setdefault(view, {}).update(cells)
+        cli([*argv, "--output", str(root / "again"), "--store", db])
+        again = json.loads((root / "again" / "results.json").read_text())["run_id"]
+        three = [str(results["run_id"]), listed["run_id"], again]
+        for system, seen in systems_views(three, db, TASK, MEASURES).items():
+            side = run if system == listed["run_id"] else audit
+            side.update({f"{view} ({system})": cells for view, cells in seen.items()})
         run.update(latest_views(db, "audit-one-value", "run", TASK, MEASURES))
         yield audit, run, Path(db)
 

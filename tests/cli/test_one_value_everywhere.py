@@ -16,15 +16,23 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from starlette.testclient import TestClient
-from tests.helpers import QUIET_PLUGINS, cli_output, last_json
-from tests.one_value import Tables, terminal_tables
+from tests.helpers import QUIET_PLUGINS, last_json
+from tests.one_value import (
+    Key,
+    Seen,
+    Tables,
+    Views,
+    cli,
+    disagreements,
+    measures_of,
+    terminal_tables,
+)
 
 from memgauge.cli.main import main
 from memgauge.view.app import create_app
@@ -71,20 +79,6 @@ N_FAILED = 1
 N_SCORED = len(QUERIES) - N_FAILED
 #: the header of `runs compare A B`'s table of paired rows, as `one_value.terminal_tables` names it
 COMPARED = "subject | task | evaluator | A (baseline) | B | delta B - A | 95% CI | p (Holm) | n"
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One measure as one view shows it: the value (exact, or the text printed with
-    `fmt`), and the counts where the view has them."""
-
-    value: float | str | None
-    fmt: str | None = None
-    n_scored: int | None = None
-    n_failed: int | None = None
-
-
-Views = dict[str, dict[str, Seen]]
 
 
 def _dataset(root: Path) -> Path:
@@ -135,21 +129,21 @@ def _fail_under() -> list[str]:
 # --- reading each view ----------------------------------------------------------------------
 
 
-def _result_json(path: Path) -> dict[str, Seen]:
+def _result_json(path: Path) -> dict[Key, Seen]:
     result = json.loads(path.read_text())
     (system,) = [s for s in result["systems"] if s["name"] == "mem"]
     return {
-        m: Seen(s["value"], None, s["n_scored"], s["n_failed"])
+        ("mem", m): Seen(s["value"], n_scored=s["n_scored"], n_failed=s["n_failed"])
         for m, s in system["metrics"].items()
     }
 
 
 def _rows(
     rows: list[dict[str, Any]], subject: str = "mem", measures: list[str] = MEASURES
-) -> dict[str, Seen]:
+) -> dict[Key, Seen]:
     """Rows of `run --json` / `runs show --json` (`results`): one per evaluator."""
     return {
-        r["evaluator"]: Seen(r["mean"], None, r["n_scored"], r["n_failed"])
+        (subject, r["evaluator"]): Seen(r["mean"], n_scored=r["n_scored"], n_failed=r["n_failed"])
         for r in rows
         if r["subject"] == subject and r["task"] == TASK and r["evaluator"] in measures
     }
@@ -157,13 +151,12 @@ def _rows(
 
 def _aggregate(
     summary: dict[str, Any], subject: str = "mem", measures: list[str] = MEASURES
-) -> dict[str, Seen]:
+) -> dict[Key, Seen]:
     """The ir aggregate's measures in a stored summary (what gate, history and targets read)."""
-    (agg,) = [a for a in summary["aggregates"] if a["aggregate"] == "ir"]
     return {
-        m["name"]: Seen(m["value"], None, m["n_scored"], m["n_failed"])
-        for m in agg["measures"]
-        if m["subject"] == subject and m["name"] in measures
+        key: seen
+        for key, seen in measures_of(summary, "ir").items()
+        if key[0] == subject and key[1] in measures
     }
 
 
@@ -177,10 +170,10 @@ def _number(cell: str) -> str:
     return found.group(1)
 
 
-def _terminal_table(text: str, first_col: str) -> dict[str, Seen]:
+def _terminal_table(text: str, first_col: str) -> dict[Key, Seen]:
     """A rich table printed on the terminal: the row of subject `mem` in the retrieval measures'
     tables (`evaluate`, a measure per column) or the rows whose cells are `subject | task | evaluator | mean | CI | pass | scored | failed`."""
-    out: dict[str, Seen] = {}
+    out: dict[Key, Seen] = {}
     header: list[str] = []
     for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
@@ -188,25 +181,29 @@ def _terminal_table(text: str, first_col: str) -> dict[str, Seen]:
             header = cells  # the retrieval measures' table, a system per row
         elif first_col == "measure" and header and cells[:1] == ["mem"]:
             found = {h: c for h, c in zip(header, cells, strict=True) if h in MEASURES}
-            out.update({h: Seen(_number(c), ".3f") for h, c in found.items()})
+            out.update({("mem", h): Seen(_number(c), fmt=".3f") for h, c in found.items()})
         mine = len(cells) == 8 and (cells[0], cells[1]) == ("mem", TASK)
         if first_col == "subject" and mine and cells[2] in MEASURES:
-            out[cells[2]] = Seen(cells[3], ".3f", int(cells[6]), int(cells[7]))
+            out[("mem", cells[2])] = Seen(cells[3], None, ".3f", int(cells[6]), int(cells[7]))
     return out
 
 
-def _markdown(text: str) -> dict[str, Seen]:
+def _markdown(text: str) -> dict[Key, Seen]:
     lines = text.splitlines()
     i = next(i for i, line in enumerate(lines) if line.startswith("| system |"))
     header = [c.strip() for c in lines[i].strip("|").split("|")]
     row = next(line for line in lines[i:] if line.startswith("| mem |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    return {h: Seen(_number(c), ".3f") for h, c in zip(header, cells, strict=True) if h in MEASURES}
+    return {
+        ("mem", h): Seen(_number(c), fmt=".3f")
+        for h, c in zip(header, cells, strict=True)
+        if h in MEASURES
+    }
 
 
-def _junit(path: Path, line: str) -> dict[str, Seen]:
+def _junit(path: Path, line: str) -> dict[Key, Seen]:
     """Each case's `value X` (a run's target) or `current X` (a gate's measure), as `.4g`."""
-    out: dict[str, Seen] = {}
+    out: dict[Key, Seen] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         if case.get("classname") != f"mem.{TASK}":
             continue
@@ -216,28 +213,32 @@ def _junit(path: Path, line: str) -> dict[str, Seen]:
         )
         found = re.search(rf"\b{line} (n/a|[-\d.e+]+)", text)
         if measure in MEASURES and found:
-            out[measure] = Seen(found.group(1), ".4g")
+            out[("mem", measure)] = Seen(found.group(1), fmt=".4g")
     return out
 
 
-def _run_page(html: str) -> dict[str, dict[str, Seen]]:
+def _run_page(html: str) -> Views:
     """The run page (viewer or `memgauge report`): the results grid (evaluators' rows, with n)
     and the retrieval section's summary (the ir aggregate's values)."""
     parser = Tables()
     parser.feed(html)
     grid, summary = parser.tables["grid"], parser.tables["retrieval-summary"]
     column = grid[0].index("mem")
-    cells: dict[str, Seen] = {}
+    cells: dict[Key, Seen] = {}
     for row in grid[1:]:
         if row[0] == TASK and row[1] in MEASURES:
             found = re.match(r"(n/a|\d+\.\d+).* n (\d+)(?: · (\d+) failed)?$", row[column])
             assert found, row[column]
             n_failed = int(found.group(3) or 0)
-            cells[row[1]] = Seen(found.group(1), ".3f", int(found.group(2)), n_failed)
+            cells[("mem", row[1])] = Seen(
+                found.group(1), None, ".3f", int(found.group(2)), n_failed
+            )
     header = summary[0]
     (mem,) = [r for r in summary[1:] if r[0] == "mem"]
     aggregate = {
-        h: Seen(_number(c), ".3f") for h, c in zip(header, mem, strict=True) if h in MEASURES
+        ("mem", h): Seen(_number(c), fmt=".3f")
+        for h, c in zip(header, mem, strict=True)
+        if h in MEASURES
     }
     return {"grid": cells, "retrieval": aggregate}
 
@@ -263,7 +264,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         seen["evaluate result.json"] = _result_json(ev_out / "result.json")
         (system,) = json.loads((ev_out / "result.json").read_text())["systems"]
         (q10,) = [q for q in system["per_query"] if q["query_id"] == "q10"]
-        seen["q10 nDCG@10"] = {"nDCG@10": Seen(q10["metrics"]["nDCG@10"])}
+        seen["q10 nDCG@10"] = {("mem", "nDCG@10"): Seen(q10["metrics"]["nDCG@10"])}
         seen["evaluate terminal"] = _terminal_table(text, "measure")
         seen["evaluate summary.md"] = _markdown((ev_out / "summary.md").read_text())
         seen["evaluate report.html"] = _run_page((ev_out / "report.html").read_text())["grid"]
@@ -280,7 +281,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         run_id = str(last["run_id"])
         seen["run --json"] = _rows(last["results"])
         seen["run --json: measures"] = {
-            m["name"]: Seen(m["value"], None, m["n_scored"], m["n_failed"])
+            ("mem", m["name"]): Seen(m["value"], n_scored=m["n_scored"], n_failed=m["n_failed"])
             for m in last["measures"]
             if (m["subject"], m["task"]) == ("mem", TASK) and m["name"] in MEASURES
         }
@@ -307,12 +308,12 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         text = cli(["runs", "compare", ev_run, run_id, "--store", db])
         for side, column in (("a", 3), ("b", 4)):
             seen[f"runs compare --json ({side})"] = {
-                r["evaluator"]: Seen(r[f"mean_{side}"], None, r["n"])
+                ("mem", r["evaluator"]): Seen(r[f"mean_{side}"], n_scored=r["n"])
                 for r in compared["rows"]
                 if (r["subject"], r["task"]) == ("mem", TASK) and r["evaluator"] in MEASURES
             }
             seen[f"runs compare ({side})"] = {
-                row[2]: Seen(row[column], ".3f", int(row[8]))
+                ("mem", row[2]): Seen(row[column], None, ".3f", int(row[8]))
                 for row in terminal_tables(text).get(COMPARED, [])[1:]
                 if (row[0], row[1]) == ("mem", TASK) and row[2] in MEASURES
             }
@@ -329,7 +330,7 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         ]
         gated = last_json(cli(gate))
         seen["gate --json"] = {
-            c["evaluator"]: Seen(c["current"])
+            ("mem", c["evaluator"]): Seen(c["current"])
             for c in gated["metrics"]
             if c["subject"] == "mem" and c["task"] == TASK and c["evaluator"] in MEASURES
         }
@@ -337,44 +338,19 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
         yield seen, ds, Path(db)
 
 
-def _same(reference: dict[str, Seen], views: Views) -> list[str]:
-    """Every disagreement of a view with the reference, as `view: measure: what`."""
-    wrong = []
-    for view, got in views.items():
-        missing = sorted(set(reference) - set(got))
-        if missing:
-            wrong.append(f"{view}: no {', '.join(missing)}")
-        for m, s in got.items():
-            want = reference[m]
-            if s.fmt is None:
-                ok = (s.value is None and want.value is None) or (
-                    s.value is not None and want.value is not None and s.value == want.value
-                )
-            else:
-                text = "n/a" if want.value is None else format(want.value, s.fmt)
-                ok = s.value == text
-            if not ok:
-                wrong.append(f"{view}: {m}: value {s.value}, not {want.value}")
-            for count in ("n_scored", "n_failed"):
-                have = getattr(s, count)
-                if have is not None and have != getattr(want, count):
-                    wrong.append(f"{view}: {m}: {count} {have}, not {getattr(want, count)}")
-    return wrong
-
-
 def test_every_view_of_a_run_gives_each_measure_one_value_and_one_n(
     views: tuple[Views, Path, Path],
 ) -> None:
     seen, _, _ = views
     reference = seen["evaluate result.json"]
-    assert set(reference) == set(MEASURES)
+    assert set(reference) == {("mem", m) for m in MEASURES}
     # the queries with nothing relevant count in n (scored); the failed search is failed
     assert {(s.n_scored, s.n_failed) for s in reference.values()} == {(N_SCORED, N_FAILED)}
     assert all(isinstance(s.value, float) and 0 < s.value < 1 for s in reference.values())
     # the data holds what tells the ways of scoring q10 apart: its grade-1 memory was found
     # (nDCG > 0 from it under `zero`, where a flat 0, a failure or a skip would differ)
-    assert seen["q10 nDCG@10"]["nDCG@10"].value == pytest.approx(1.0)
-    assert _same(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
+    assert seen["q10 nDCG@10"][("mem", "nDCG@10")].value == pytest.approx(1.0)
+    assert disagreements(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
 
 
 def test_a_failed_search_is_one_count_in_the_accounting_and_the_agent_metrics(
@@ -419,11 +395,11 @@ def test_the_pytest_plugin_gives_the_same_values(
     result = pytester.runpytest("-p", "memgauge.pytest_plugin", *QUIET_PLUGINS)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    table: dict[str, Seen] = {}
+    table: dict[Key, Seen] = {}
     for m in MEASURES:
         found = re.search(rf"mem/{TASK}/{re.escape(m)}\s+(n/a|[\d.]+)", out)
         assert found, (m, out[-3000:])
-        table[m] = Seen(found.group(1), ".4f")
+        table[("mem", m)] = Seen(found.group(1), fmt=".4f")
     run_id = re.search(r"assert_retrieval: run (\S+) ", out)
     assert run_id, out[-3000:]
     shown = last_json(cli(["runs", "show", run_id.group(1), "--store", str(db), "--json"]))
@@ -432,7 +408,7 @@ def test_the_pytest_plugin_gives_the_same_values(
         "assert_retrieval run: rows": _rows(shown["results"]),
         "assert_retrieval run: ir aggregate": _aggregate(shown["summary"]),
     }
-    assert _same(reference, views_of_plugin) == []
+    assert disagreements(reference, views_of_plugin) == []
 
 
 # --- a setting other than the default: still one value, and stated wherever numbers are ------
@@ -478,7 +454,7 @@ def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
     assert all(stated in r["conventions"] for r in last["results"])
     shown = last_json(cli(["runs", "show", last["run_id"], "--store", db, "--json"]))
     rows, aggregate = _rows(shown["results"]), _aggregate(shown["summary"])
-    assert _same(rows, {"ir aggregate": aggregate}) == []
+    assert disagreements(rows, {"ir aggregate": aggregate}) == []
     assert stated in cli(["runs", "show", last["run_id"], "--store", db])
     with TestClient(create_app(db)) as client:
         page = html.unescape(client.get(f"/runs/{last['run_id']}").text)
@@ -501,7 +477,10 @@ def test_a_non_default_convention_gives_one_value_and_is_stated_everywhere(
     text = cli([*argv, *flags, "--out", str(out), "--store", db, "--quiet"])
     assert stated in text
     assert stated in json.loads((out / "result.json").read_text())["settings"]["conventions"]
-    assert _same(_result_json(out / "result.json"), {"run": rows, "ir aggregate": aggregate}) == []
+    assert (
+        disagreements(_result_json(out / "result.json"), {"run": rows, "ir aggregate": aggregate})
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -596,15 +575,10 @@ def test_a_longmemeval_paper_dataset_gives_recall_all_one_value(
     summary = last_json(capsys.readouterr().out)["summary"]
     rows = _rows(summary["evaluators"], "lexical", measures)
     agg = _aggregate(summary, "lexical", measures)
-    assert set(rows) == set(agg) == set(measures)
-    for m in measures:
-        assert rows[m] == agg[m], m
-    assert agg["recall_all@5"].n_scored == 2  # the moved question is scored
-    assert agg["recall_any@5"].value is not None
-    assert agg["recall_all@5"].value is not None
-    assert agg["recall_all@5"].value > agg["recall_any@5"].value  # its 1.0 against a 0
-
-
-def cli(argv: list[str], ok: int = 0) -> str:
-    """Run a command in-process; its stdout and stderr, one after the other."""
-    return cli_output(argv, ok, with_stderr=True)
+    assert set(rows) == set(agg) == {("lexical", m) for m in measures}
+    assert disagreements(rows, {"ir aggregate": agg}) == []
+    recall_all, recall_any = agg[("lexical", "recall_all@5")], agg[("lexical", "recall_any@5")]
+    assert recall_all.n_scored == 2  # the moved question is scored
+    assert isinstance(recall_any.value, float)
+    assert isinstance(recall_all.value, float)
+    assert recall_all.value > recall_any.value  # its 1.0 against a 0

@@ -200,7 +200,7 @@ def test_the_systems_table_gives_each_system_its_value(
         reported.update({s["name"]: s["metrics"] for s in result["systems"]})
     one = json.loads(cli_output(["runs", "compare", runs[2], "--store", db, "--json"]))
     with SuiteRunStore(db) as store:
-        _, several = api.compare_stored_runs(store, runs[:2])
+        _, several, _ = api.compare_stored_runs(store, runs[:2])
     for table in (one, several.as_dict()):
         assert sorted(table["systems"]) == ["lexical", "narrow"]
         differ = [

@@ -29,6 +29,7 @@ OTHER_COMMANDS = {
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "watch_state_wrong_types.json",  # `watch --state`: tests/online/test_watch.py
+    "watch_state_empty_alert.json",  # `watch --state`: tests/online/test_watch.py
 }
 BAD = sorted(
     p for p in (DATA / "bad").iterdir() if p.name != "README.md" and p.name not in OTHER_COMMANDS

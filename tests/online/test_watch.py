@@ -411,6 +411,44 @@ def test_a_state_file_with_a_field_of_the_wrong_type_exits_2(
     assert state.read_text() == before
 
 
+@pytest.mark.parametrize(
+    ("pending", "said"),
+    [
+        ([{}], "pending[0]: not an alert a watch wrote (its event is not 'memgauge.watch.alert')"),
+        (
+            [{"event": "memgauge.watch.alert", "measure": 5}],
+            "pending[0]: measure: not a measure's name",
+        ),
+        (
+            [{"event": "memgauge.watch.alert", "measure": "quality_proxy"}, {"measure": "x"}],
+            "pending[1]: not an alert a watch wrote",
+        ),
+    ],
+)
+def test_a_pending_alert_a_watch_did_not_write_exits_2_and_is_not_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pending: list[Any], said: str
+) -> None:
+    """A hand-edited `pending: [{}]` passed as a list of objects: the next pass POSTed `{}` to
+    the webhook as an alert, and counted it delivered. Each entry must be an alert a watch
+    wrote; one that is not is bad input named by its place, nothing is sent, the file kept."""
+    db, state = tmp_path / "log.db", tmp_path / "w.json"
+    _log(db, [0.5] * 6)
+    args = ["watch", str(db), "--once", "--state", str(state), "--measure", "quality_proxy"]
+    assert main(args) == 0
+    raw = json.loads(state.read_text())
+    state.write_text(json.dumps(raw | {"pending": pending}))
+    before = state.read_text()
+    capsys.readouterr()
+    with Receiver() as hook:
+        code = main([*args, "--webhook", hook.url])
+        err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{state}: not a memgauge watch state file ({said}" in err
+    assert ": remove it from pending); give another --state" in err
+    assert "Traceback" not in err
+    assert (hook.requests, state.read_text()) == ([], before)
+
+
 def test_the_bad_state_file_of_the_wrong_types_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -420,6 +458,9 @@ def test_the_bad_state_file_of_the_wrong_types_exits_2(
     assert main(["watch", str(db), "--once", "--state", str(bad)]) == 2
     said = "(passes: not a whole number; failures: not a list of objects)"
     assert said in capsys.readouterr().err
+    bad = bad.with_name("watch_state_empty_alert.json")
+    assert main(["watch", str(db), "--once", "--state", str(bad)]) == 2
+    assert "(pending[0]: not an alert a watch wrote" in capsys.readouterr().err
 
 
 def test_a_fifo_as_the_state_is_refused_not_waited_on(

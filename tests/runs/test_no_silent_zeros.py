@@ -166,6 +166,56 @@ def test_a_few_searches_that_find_nothing_are_misses_not_an_empty_memory(
     assert (row["mean"], row["n_scored"]) == (0.0, 4)
 
 
+def _retrieval_suite(tmp_path: Path, target: str, queries: int, repeat: int) -> Path:
+    """A retrieval task over the demo dataset's first `queries` queries, each asked `repeat`
+    times, of one subject `m` (`target`)."""
+    ds = demo_dataset()
+    kept = {q.id for q in ds.queries[:queries]}
+    ds = ds.model_copy(
+        update={
+            "queries": ds.queries[:queries],
+            "judgments": [j for j in ds.judgments if j.query_id in kept],
+            "equivalence_classes": [],
+            "causal_chains": [],
+        }
+    )
+    where = tmp_path / f"{queries}x{repeat}"
+    save_retrieval_dataset(ds, where / "dataset")
+    task = {
+        "name": "search",
+        "kind": "retrieval",
+        "dataset": "dataset",
+        "evaluators": [{"retrieval": "RR@5"}],
+    }
+    suite = {
+        "name": "repeats",
+        "subjects": {"m": {"python": {"target": target}}},
+        "repeat": repeat,
+        "tasks": [task],
+    }
+    (where / "suite.yaml").write_text(json.dumps(suite))
+    return where / "suite.yaml"
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [("mistakes:BlindMemory", "empty_memory"), ("mistakes:OwnIdsMemory", "foreign_ids")],
+)
+def test_repeats_of_one_query_are_one_search_toward_min_searches(
+    target: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two queries asked three times each (`repeat: 3`) are two queries a keyword memory may
+    honestly miss: a deterministic memory answers a repeat as it answered the first time, so
+    the six searches counted toward MIN_SEARCHES (5) failed the subject's items."""
+    db = tmp_path / "r.db"
+    code, doc = _run(_retrieval_suite(tmp_path, target, 2, 3), db, capsys)
+    assert (code, doc["status"], doc["n_completed"], doc["n_failed"]) == (0, "completed", 6, 0)
+    # five distinct queries are evidence: every repeat of each is failed
+    code, doc = _run(_retrieval_suite(tmp_path, target, 5, 2), db, capsys)
+    assert (code, doc["n_completed"], doc["n_failed"]) == (4, 0, 10)
+    assert {f["kind"] for f in _failures(db, doc["run_id"])} == {kind}
+
+
 def test_a_memory_that_holds_nothing_counts_against_max_failure_rate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

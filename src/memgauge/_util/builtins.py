@@ -6,7 +6,14 @@ installed, or is older than the code)."""
 
 from __future__ import annotations
 
-__all__ = ["BUILTINS"]
+from typing import Literal, get_args
+
+__all__ = ["BUILTINS", "REFERENCE_MODES", "ReferenceMode"]
+
+#: the reference memory's modes: each is also a short form of the `reference` subject kind in
+#: that mode (`-s hybrid`)
+ReferenceMode = Literal["lexical", "dense", "hybrid"]
+REFERENCE_MODES: tuple[ReferenceMode, ...] = get_args(ReferenceMode)
 
 BUILTINS: dict[str, dict[str, str]] = {
     "memgauge.kinds": {

@@ -15,7 +15,7 @@ from memgauge.data.records import RunSummary
 from memgauge.errors import UsageError
 from memgauge.metrics import Measure, MetricConfig
 from memgauge.metrics.ir import Evaluation
-from memgauge.runs.suite_compare import compare_suite_systems
+from memgauge.runs.suite_compare import compare_suite_systems, system_measures
 from memgauge.stats import SystemsComparison, compare_systems
 from memgauge.store.suite_runs import SuiteRunStore
 
@@ -70,23 +70,22 @@ def compare_trec_runs(
 
 def compare_stored_runs(
     store: SuiteRunStore, given: Sequence[str], **options: Any
-) -> tuple[list[str], SystemsComparison]:
+) -> tuple[list[str], SystemsComparison, list[dict[str, Any]]]:
     """The suite runs `given` (ids or their first characters) compared: one run's subjects,
     or several runs (`runs.suite_compare.compare_suite_systems`); `options` go there. Returns
-    the resolved run ids and the comparison."""
+    the resolved run ids, the comparison, and each system's numbers the evaluators' rows do
+    not show (`runs.suite_compare.system_measures`)."""
     from memgauge.api._store import resolve_run_ids
 
     ids = resolve_run_ids(store, given)
+    runs = {i: store.item_records(i, detail=False) for i in ids}
+    # each system's mean as its run reports it, where it scored what the run did
+    reported = {i: _summary(store, i) for i in ids}
     try:
-        cmp = compare_suite_systems(
-            {i: store.item_records(i, detail=False) for i in ids},
-            # each system's mean as its run reports it, where it scored what the run did
-            reported={i: _summary(store, i) for i in ids},
-            **options,
-        )
+        cmp = compare_suite_systems(runs, reported=reported, **options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return ids, cmp
+    return ids, cmp, system_measures(runs, reported, baseline=options.get("baseline"))
 
 
 def _summary(store: SuiteRunStore, run_id: str) -> RunSummary | None:

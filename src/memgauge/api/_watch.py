@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from memgauge.aggregates.targets import By
 from memgauge.errors import UsageError
 from memgauge.online.watch import (
+    ALERT_EVENT,
     MEASURES,
     WatchFilter,
     WatchState,
@@ -211,7 +212,7 @@ def _alert(
     baseline_windows: int,
 ) -> dict[str, Any]:
     return {
-        "event": "memgauge.watch.alert",
+        "event": ALERT_EVENT,
         "rule": (
             f"gate: a drop of {check.threshold:.0%} or more against the mean of the last"
             f" {baseline_windows} window(s) (by {cfg.by})"

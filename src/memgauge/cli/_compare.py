@@ -20,6 +20,7 @@ __all__ = [
     "FORMATS",
     "check_json",
     "compare_options",
+    "headline_measures",
     "print_systems",
     "show_trec_comparison",
     "systems_options",
@@ -127,10 +128,23 @@ def systems_options(given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def print_systems(
-    cmp: Any, *, fmt: str, digits: int, as_json: bool, extra: Mapping[str, Any], notes: list[str]
+    cmp: Any,
+    *,
+    fmt: str,
+    digits: int,
+    as_json: bool,
+    extra: Mapping[str, Any],
+    notes: list[str],
+    measures: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """The comparison (a `stats.SystemsComparison`) as JSON (`extra` merged in), a terminal
-    table (then `notes`), Markdown or LaTeX on stdout."""
+    table (then `notes`), Markdown or LaTeX on stdout; then, but for LaTeX (a paper's table of
+    significance), the headline ones of `measures` (`runs.suite_compare.system_measures`:
+    the numbers the evaluators' rows do not show), as `runs show` draws them (JSON: every
+    one, in `aggregate_measures`)."""
+    from memgauge.report.shapes import systems_measures_table
+    from memgauge.report.shapes_markdown import shape_markdown
+    from memgauge.report.shapes_terminal import print_shape
     from memgauge.report.systems_table import (
         caption,
         systems_latex,
@@ -138,10 +152,19 @@ def print_systems(
         systems_table,
     )
 
+    shown, more = headline_measures(measures)
+    table = systems_measures_table(shown, cmp.systems) if shown else None
     if as_json:
-        click.echo(dumps_strict({**cmp.as_dict(), **extra}, indent=2))
+        doc = {**cmp.as_dict(), **extra}
+        if measures:
+            doc["aggregate_measures"] = list(measures)
+        click.echo(dumps_strict(doc, indent=2))
     elif fmt == "markdown":
         click.echo(systems_markdown(cmp, digits=digits), nl=False)
+        if table is not None:
+            click.echo("\n" + shape_markdown(table), nl=False)
+        if more:
+            click.echo(f"\n{more}")
     elif fmt == "latex":
         click.echo(systems_latex(cmp, digits=digits), nl=False)
     else:
@@ -150,6 +173,20 @@ def print_systems(
         for line in [caption(cmp), *notes]:
             if line:
                 out.print(line, markup=False, highlight=False)
+        if table is not None:
+            print_shape(out, table)
+        if more:
+            out.print(more)
+
+
+def headline_measures(
+    measures: Sequence[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], str | None]:
+    """Of a comparison's measures (`measure_deltas`', `system_measures`' rows), the ones the
+    gate decides on, which a table shows, and the line counting the others (None: none)."""
+    shown = [m for m in measures if m["headline"]]
+    more = len(measures) - len(shown)
+    return shown, f"{more} secondary measures compared in --json" if more else None
 
 
 def check_json(as_json: bool, fmt: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from memgauge import api
+from memgauge._util.builtins import REFERENCE_MODES
 from memgauge.cli._common import OUT_DIR, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
@@ -19,7 +20,7 @@ from memgauge.errors import MemgaugeError
 __all__ = ["demo"]
 
 #: the demo's systems: lexical, dense and hybrid search, and hybrid with a session boost
-SYSTEMS = ("lexical", "dense", "hybrid", "hybrid:session_boost=0.5@hybrid+session")
+SYSTEMS = (*REFERENCE_MODES, "hybrid:session_boost=0.5@hybrid+session")
 #: the systems that need the dense channel: without an embedder installed they are not run, and
 #: the demo still exits 0 on lexical search alone (the model is an optional extra)
 NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")

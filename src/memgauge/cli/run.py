@@ -23,7 +23,7 @@ from memgauge.cli._shared_options import (
 from memgauge.cli.bench_systems import print_rankings
 from memgauge.report.cost import render_cost
 from memgauge.report.repeats import render_repeats
-from memgauge.report.shapes import beyond_table
+from memgauge.report.shapes import beyond_tables
 from memgauge.report.shapes_terminal import print_shape
 from memgauge.report.suite_run import (
     counts_line,
@@ -93,9 +93,9 @@ def _print(report: api.RunReport, failures: list[dict[str, Any]], db: str, as_js
     summary = report.summary.model_dump()
     out = console(stderr=as_json)
     out.print(summary_table(summary))
-    beyond = beyond_table(report.summary)  # an audit's rates, the tiers', pass@k, ...
-    if beyond is not None:
-        print_shape(out, beyond)
+    # an audit's rates, the tiers', pass@k, ...; render_cost draws every cost measure
+    for table in beyond_tables(report.summary, apart={"cost"}):
+        print_shape(out, table)
     render_cost(report.summary, out)  # accuracy beside tokens and latency, where asked
     print_rankings(report.summary, out)  # a bench suite's systems, ranked
     for line in judge_notes(summary):

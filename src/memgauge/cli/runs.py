@@ -28,7 +28,13 @@ from memgauge.cli._common import (
     open_suite_store,
     store_option,
 )
-from memgauge.cli._compare import check_json, compare_options, print_systems, systems_options
+from memgauge.cli._compare import (
+    check_json,
+    compare_options,
+    headline_measures,
+    print_systems,
+    systems_options,
+)
 from memgauge.cli._numbers import integer, number
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
@@ -344,12 +350,16 @@ def compare(
     its subjects compared with each other;
     several runs, or --format markdown|latex: a table of every system's means per (task,
     evaluator), the best in bold, with superscripts naming the systems each is significantly
-    better than, ready for a paper."""
+    better than, ready for a paper; then (but for LaTeX) each system's aggregate measures the
+    gate decides on, as `runs show` gives them (`--json`: every one, in
+    `aggregate_measures`)."""
     check_json(as_json, given["fmt"])
     options = systems_options(given)
     with open_suite_store(store_path) as store:
         if len(run_ids) != 2 or given["fmt"] != "table":
-            ids, cmp = api.compare_stored_runs(store, run_ids, baseline=baseline, **options)
+            ids, cmp, measures = api.compare_stored_runs(
+                store, run_ids, baseline=baseline, **options
+            )
             print_systems(
                 cmp,
                 fmt=given["fmt"],
@@ -357,6 +367,7 @@ def compare(
                 as_json=as_json,
                 extra={"runs": ids},
                 notes=[],
+                measures=measures,
             )
             return
         if baseline is not None:
@@ -389,8 +400,8 @@ def compare(
         con.print(comparison_table(rows, a, b, **settings))
     else:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
-    shown = [m for m in measures if m["headline"]]
+    shown, more = headline_measures(measures)
     if shown:
         print_shape(con, deltas_table(shown, a, b))
-    if len(shown) < len(measures):
-        con.print(f"{len(measures) - len(shown)} secondary measures compared in --json")
+    if more:
+        con.print(more)

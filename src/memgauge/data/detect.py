@@ -19,7 +19,7 @@ import zlib
 from pathlib import Path
 from typing import Literal, get_args
 
-from memgauge._util.builtins import BUILTINS
+from memgauge._util.builtins import BUILTINS, REFERENCE_MODES
 from memgauge.data.sniff import Outline, json_outline, yaml_outline
 from memgauge.errors import DataError, Problem, UsageError
 
@@ -104,7 +104,7 @@ _QUERY_ONLY = {"intent", "category", "session_context", "harvested_at"}
 #: the fields of a trace export's record (data.tracing): LangSmith, OTLP-JSON, Phoenix
 _TRACE_EXPORT = {"run_type", "resourceSpans", "span_kind", "context.span_id"}
 #: the subject kinds memgauge has (a spec file's one key), and the reference memory's modes
-_SUBJECT_KINDS = frozenset(BUILTINS["memgauge.subjects"]) | {"lexical", "dense", "hybrid"}
+_SUBJECT_KINDS = frozenset(BUILTINS["memgauge.subjects"]) | set(REFERENCE_MODES)
 _TEXT_SUFFIXES = (".txt", ".trec", ".qrels", ".run", "")
 _HEAD = 64 * 1024
 

@@ -34,6 +34,7 @@ from memgauge.errors import UsageError
 from memgauge.store.watch_rows import LoggedSearch
 
 __all__ = [
+    "ALERT_EVENT",
     "MEASURES",
     "STATE_VERSION",
     "WatchFilter",
@@ -216,6 +217,21 @@ def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+#: what every alert a watch fires says it is (the webhook's payload `event`)
+ALERT_EVENT = "memgauge.watch.alert"
+
+
+def _pending_problem(pending: list[dict[str, Any]]) -> str | None:
+    """What is wrong with the first alert of `pending` a watch did not write, if one is: a
+    pass would POST it to the webhook as an alert."""
+    for i, alert in enumerate(pending):
+        if alert.get("event") != ALERT_EVENT:
+            return f"pending[{i}]: not an alert a watch wrote (its event is not {ALERT_EVENT!r})"
+        if not isinstance(alert.get("measure"), str):
+            return f"pending[{i}]: measure: not a measure's name"
+    return None
+
+
 #: each field of a state file: the test its value passes, and what it is when it does not
 _STATE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "config": (
@@ -312,6 +328,9 @@ class WatchState:
         ]
         if wrong:
             raise ValueError("; ".join(wrong))
+        pending = _pending_problem(raw.get("pending", []))
+        if pending:
+            raise ValueError(f"{pending}: remove it from pending")
         return cls(**raw)
 
     def save(self, path: Path) -> None:

@@ -7,7 +7,7 @@ report) draw grids; JSON is the shapes' own model dump (`shapes_json`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed
 __all__ = [
     "Grid",
     "Section",
-    "beyond_table",
+    "beyond_tables",
     "cell_text",
     "deltas_table",
     "footnotes",
@@ -38,6 +38,7 @@ __all__ = [
     "sections",
     "shapes_json",
     "shapes_of",
+    "systems_measures_table",
 ]
 
 
@@ -119,39 +120,41 @@ def measures_table(summary: RunSummary) -> Table:
     return _measures("Results", list(summary.measures()), ("task", "measure"))
 
 
-def beyond_table(summary: RunSummary) -> Table | None:
-    """The headline numbers its evaluators' rows do not show (`beyond_evaluators`), per
-    subject: beside those rows, the numbers the gate decides on; None when there are none.
-    Its note counts the secondary numbers left out."""
-    found = summary.beyond_evaluators()
+def beyond_tables(summary: RunSummary, *, apart: Collection[str] = ()) -> list[Table]:
+    """The numbers its evaluators' rows do not show (`beyond_evaluators`), per subject, but
+    those of the aggregates named in `apart` (drawn in a table of their own): the headline
+    ones, the numbers the gate decides on, then the secondary ones (seed 002's agent-memory
+    metrics, an attribution, a macro average), which it shows as information unless a target,
+    `--fail-under` or `--measure` names them. A table of none is left out."""
+    found = [m for m in summary.beyond_evaluators() if m.source not in apart]
     shown = summary.headline(found)
-    if not shown:
-        return None
+    secondary = [m for m in found if m not in shown]
     # the measure first: a leading column after the first wraps at a tier's width
-    table = _measures("Aggregates' measures (what gate decides on)", shown, ("measure", "task"))
-    more = len(found) - len(shown)
-    if more:
-        table = table.model_copy(
-            update={"note": f"{table.note}; {more} secondary measures in `runs show` and `--json`"}
-        )
-    return table
+    lead = ("measure", "task")
+    titles = (
+        (shown, "Aggregates' measures (what gate decides on)"),
+        (secondary, "Secondary measures (gate decides on one a target, --measure names)"),
+    )
+    return [_measures(title, group, lead) for group, title in titles if group]
 
 
-def _higher(row: Mapping[str, Any]) -> bool:
-    """Whether a `measure_deltas` row's measure is higher-is-better (as B's, else A's, says)."""
-    m = row["b"] or row["a"] or {}
-    return bool(m.get("higher_is_better", True))
+def _side(m: Mapping[str, Any] | None) -> Cell:
+    """A run's MeasureValue (as JSON) as `runs show` draws it: value, interval and counts."""
+    if m is None:
+        return text("-")
+    return cell(m["value"], (m["ci_low"], m["ci_high"]), m["n_scored"], m["n_failed"])
+
+
+def _measure_text(name: str, sides: Sequence[Mapping[str, Any] | None]) -> Cell:
+    """A measure's name, with "lower is better" under it where its sides (the last that has
+    it says) tell a lower number is the better one: a rate of bad events."""
+    m: Mapping[str, Any] = next((s for s in reversed(sides) if s), {})
+    return text(name, None if m.get("higher_is_better", True) else "lower is better")
 
 
 def deltas_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
     """`measure_deltas`' rows as a table: per subject, task and measure, A's and B's number
     with its interval and counts, as `runs show` draws it, and B - A."""
-
-    def side(m: Mapping[str, Any] | None) -> Cell:
-        if m is None:
-            return text("-")
-        return cell(m["value"], (m["ci_low"], m["ci_high"]), m["n_scored"], m["n_failed"])
-
     return Table(
         title=f"Aggregates' measures (what gate decides on): A (baseline) run {a}, B run {b}",
         note="each run's number with its 95% CI and count; an aggregate's number is not a mean"
@@ -159,13 +162,35 @@ def deltas_table(rows: Sequence[Mapping[str, Any]], a: str, b: str) -> Table:
         columns=["measure", "subject", "task", "A (baseline)", "B", "delta B - A"],
         rows=[
             [
-                # a rate of bad events: a negative delta is the better one
-                text(r["measure"], None if _higher(r) else "lower is better"),
+                _measure_text(r["measure"], (r["a"], r["b"])),
                 text(r["subject"]),
                 text(r["task"]),
-                side(r["a"]),
-                side(r["b"]),
+                _side(r["a"]),
+                _side(r["b"]),
                 _num(r["delta"], "signed"),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def systems_measures_table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> Table:
+    """`system_measures`' rows as a table: per measure, task (and subject, where a system is
+    a run of several) each system's number with its interval and counts, as `runs show`
+    draws it."""
+    lead = (
+        ["measure", "subject", "task"] if any(r["subject"] for r in rows) else ["measure", "task"]
+    )
+    return Table(
+        title="Aggregates' measures (what gate decides on)",
+        note="each system's number as its run reports it, with its 95% CI and count; an"
+        " aggregate's number is not a mean of items, so no test between systems",
+        columns=[*lead, *systems],
+        rows=[
+            [
+                _measure_text(r["measure"], [r["values"][s] for s in systems]),
+                *(text(r[col]) for col in lead[1:]),
+                *(_side(r["values"][s]) for s in systems),
             ]
             for r in rows
         ],

@@ -9,16 +9,16 @@ shown wherever failures are (terminal, reports, viewer):
 
 - after ingest, the subject's own `dump()` lists no memory (`work.fill_memory`): the items of
   that corpus are not asked;
-- every search of a task found nothing, over at least `MIN_SEARCHES` searches
+- every search of a task found nothing, over at least `MIN_SEARCHES` distinct queries
   (`empty_searches`, when the run ends): the items were asked and scored; they are recorded
   again as failed, their empty outputs kept and their scores dropped.
 
 A memory that stores what it is given under ids of its own (a row number, a UUID its store
 made) and returns those is the same column of zeros: its searches find hits, none of which
-names a memory the task ingested. Over at least `MIN_SEARCHES` searches with hits, and no hit
-naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the message
-naming the ids it returned and what search must return (`foreign_searches`). Where only some
-hits are foreign, the retrieval report says so in a note.
+names a memory the task ingested. Over at least `MIN_SEARCHES` distinct queries with hits,
+and no hit naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the
+message naming the ids it returned and what search must return (`foreign_searches`). Where
+only some hits are foreign, the retrieval report says so in a note.
 """
 
 from __future__ import annotations
@@ -37,13 +37,20 @@ _KIND = EmptyMemoryError.failure_kind
 _FOREIGN = "foreign_ids"
 
 #: searches that must all find nothing before a memory is called empty: a query or two that
-#: share no word with any memory are a keyword memory's honest misses, not an empty store
+#: share no word with any memory are a keyword memory's honest misses, not an empty store.
+#: Distinct queries are counted: a repeat (`repeat: N`) asks the same query again, and a
+#: memory that missed it once misses it every time
 MIN_SEARCHES = 5
+
+
+def _enough(rows: Iterable[ItemRecord]) -> bool:
+    """Whether `rows` ask at least `MIN_SEARCHES` distinct queries (a repeat is its item's)."""
+    return len({row.source_id for row in rows}) >= MIN_SEARCHES
 
 
 def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
     """The items of every (subject, task) whose searches all found nothing (at least
-    `MIN_SEARCHES` of them), as failed records of kind `empty_memory`: each with only the new
+    `MIN_SEARCHES` distinct queries), as failed records of kind `empty_memory`: each with only the new
     failure (a recorder keeps failures as history and adds it), its scores dropped and its
     output kept."""
     tasks = {t.spec.name: t for t in plan}
@@ -62,7 +69,7 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
             found.add(key)
     out: list[ItemRecord] = []
     for (subject, task_name), items in empty.items():
-        if (subject, task_name) in found or len(items) < MIN_SEARCHES:
+        if (subject, task_name) in found or not _enough(items):
             continue
         out += _voided(items, _KIND, _message(tasks[task_name], items))
     return out
@@ -70,7 +77,7 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
 
 def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
     """The items of every (subject, retrieval task that ingested its memories) whose searches
-    found hits (at least `MIN_SEARCHES` searches with some) none of which names a memory the
+    found hits (at least `MIN_SEARCHES` distinct queries with some) none of which names a memory the
     task ingested, as failed records of kind `foreign_ids` (as `empty_searches` makes them)."""
     tasks = {t.spec.name: t for t in plan}
     known: dict[str, set[str]] = {}
@@ -94,7 +101,7 @@ def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) ->
             rows_of.setdefault(key, []).append((row, ids))
     out: list[ItemRecord] = []
     for key, searched in rows_of.items():
-        if key in named or sum(1 for _, ids in searched if ids) < MIN_SEARCHES:
+        if key in named or not _enough(row for row, ids in searched if ids):
             continue
         items = [row for row, _ in searched]
         returned = [i for _, ids in searched for i in ids]

@@ -19,7 +19,7 @@ pair up.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
@@ -43,6 +43,7 @@ __all__ = [
     "compare_suite_systems",
     "measure_deltas",
     "reported_means",
+    "system_measures",
 ]
 
 Key = tuple[str, str, str]
@@ -109,6 +110,51 @@ def _label(key: Key, *, subject: bool) -> str:
     return " / ".join(key if subject else key[1:])
 
 
+@dataclass(frozen=True)
+class _System:
+    """A system of a comparison: its name, its run, and its one subject (None: several runs
+    of several subjects each, where a measure's key names its subject)."""
+
+    name: str
+    run: str
+    subject: str | None
+
+    def subject_of(self, key: Key) -> str:
+        return key[0] if self.subject is None else self.subject
+
+
+def _systems(
+    subjects: Mapping[str, Sequence[str]], baseline: str | None
+) -> tuple[list[_System], bool]:
+    """The systems of runs with these scored `subjects` (run id -> its subjects), `baseline`
+    first (see `compare_suite_systems`), and whether a measure's label names its subject. A
+    ValueError when there are fewer than two systems or no system is named `baseline`."""
+    if len(subjects) == 1:
+        ((run_id, names),) = subjects.items()
+        systems = [_System(s, run_id, s) for s in names]
+        label_subject = False
+    else:
+        single = all(len(s) == 1 for s in subjects.values())
+        names = [s[0] for s in subjects.values()] if single else []
+        distinct = single and len(set(names)) == len(names)
+        systems = [
+            _System(names[i] if distinct else run, run, s[0] if single else None)
+            for i, (run, s) in enumerate(subjects.items())
+        ]
+        label_subject = not single
+    if len(systems) < 2:
+        raise ValueError(
+            f"comparing needs at least 2 systems; found {len(systems)} "
+            "(give one run with several subjects, or several runs)"
+        )
+    if baseline is not None:
+        named = [s.name for s in systems]
+        if baseline not in named:
+            raise ValueError(f"no system named {baseline!r}; the systems: {', '.join(named)}")
+        systems.insert(0, systems.pop(named.index(baseline)))
+    return systems, label_subject
+
+
 def compare_suite_systems(
     runs: Mapping[str, Sequence[ItemRecord]],
     *,
@@ -124,51 +170,25 @@ def compare_suite_systems(
     ValueError when there are fewer than two systems or no system is named `baseline`.
     `reported` (run id -> its summary): each system's mean of a measure is the run's own
     number where the system scored as many items as the run reports (`reported_means`)."""
-    #: per system, where its values come from: its run, and its subject given a measure's key
-    origins: list[tuple[str, Any]]
+    systems, label_subject = _systems({r: _subjects(items) for r, items in runs.items()}, baseline)
     if len(runs) == 1:
-        ((run_id, items),) = runs.items()
-        systems = _subjects(items)
-        origins = [(run_id, lambda key, s=s: s) for s in systems]
-        every = _values(items, {})
+        every = _values(next(iter(runs.values())), {})
         # each subject a system, each (task, evaluator) a measure
         per_system = [
-            {("", t, e): v for (subj, t, e), v in every.items() if subj == s} for s in systems
+            {("", t, e): v for (subj, t, e), v in every.items() if subj == s.subject}
+            for s in systems
         ]
-        keys = sorted(set().union(*per_system))
-        label_subject = False
     else:
-        subjects = {run: _subjects(items) for run, items in runs.items()}
-        single = all(len(s) == 1 for s in subjects.values())
-        names = [s[0] for s in subjects.values()] if single else []
-        rename_to = names[0] if single else None
+        # single-subject runs pair up under the first one's subject
+        rename_to = systems[0].subject
         per_system = [
-            _values(items, {subjects[run][0]: rename_to} if rename_to else {})
-            for run, items in runs.items()
+            _values(runs[s.run], {s.subject: rename_to} if s.subject and rename_to else {})
+            for s in systems
         ]
-        keys = sorted(set().union(*per_system))
-        distinct = single and len(set(names)) == len(names)
-        systems = names if distinct else list(runs)
-        label_subject = not single
-        origins = [
-            (run, (lambda key, s=subjects[run][0]: s) if rename_to else (lambda key: key[0]))
-            for run in runs
-        ]
-    if len(systems) < 2:
-        raise ValueError(
-            f"comparing needs at least 2 systems; found {len(systems)} "
-            "(give one run with several subjects, or several runs)"
-        )
-    if baseline is not None:
-        if baseline not in systems:
-            raise ValueError(f"no system named {baseline!r}; the systems: {', '.join(systems)}")
-        first = systems.index(baseline)
-        systems.insert(0, systems.pop(first))
-        per_system.insert(0, per_system.pop(first))
-        origins.insert(0, origins.pop(first))
+    keys = sorted(set().union(*per_system))
     matrices = _matrices(per_system, keys)
     cmp = compare_systems(
-        systems,
+        [s.name for s in systems],
         {_label(k, subject=label_subject): matrices[k] for k in keys},
         **options,
     )
@@ -183,8 +203,7 @@ def compare_suite_systems(
 
     def own(label: str, i: int, mean: float | None, n: int) -> float | None:
         key = labels[label]
-        run, subject_of = origins[i]
-        m = measured.get(run, {}).get((subject_of(key), key[1], key[2]))
+        m = measured.get(systems[i].run, {}).get((systems[i].subject_of(key), key[1], key[2]))
         return m.value if m is not None and m.is_mean(mean, n) else mean
 
     means = {
@@ -205,6 +224,51 @@ def compare_suite_systems(
         for p in cmp.pairs
     )
     return replace(cmp, means=means, pairs=pairs)
+
+
+def system_measures(
+    runs: Mapping[str, Sequence[ItemRecord]],
+    reported: Mapping[str, RunSummary | None],
+    *,
+    baseline: str | None = None,
+) -> list[dict[str, Any]]:
+    """The run-level numbers the evaluators' rows do not show (as `measure_deltas` has them for
+    two runs: an audit's rates, tiers' pass rates, pass@k, a cost) of the systems
+    `compare_suite_systems` makes of `runs`, in its order: per (subject, task, measure) each
+    system's number as its run reports it (`reported`: run id -> its summary), with its own
+    interval and counts, by system name (None where it has none). `subject` is "" where each system is one
+    subject. `headline`: the gate decides on it by default in some system's run."""
+    systems, label_subject = _systems({r: _subjects(items) for r, items in runs.items()}, baseline)
+    summaries = {s.run: reported.get(s.run) or RunSummary() for s in systems}
+    keys: dict[Key, bool] = {}
+    for system in systems:
+        summary = summaries[system.run]
+        found = summary.beyond_evaluators()
+        headline = {(m.subject, m.task, m.name) for m in summary.headline(found)}
+        for m in found:
+            if system.subject in (None, m.subject):
+                key = (m.subject if label_subject else "", m.task, m.name)
+                keys[key] = keys.get(key, False) or (m.subject, m.task, m.name) in headline
+    measured = {
+        run: {(m.subject, m.task, m.name): m for m in summary.measures()}
+        for run, summary in summaries.items()
+    }
+    rows = []
+    for key in sorted(keys):
+        values = {s.name: measured[s.run].get((s.subject_of(key), key[1], key[2])) for s in systems}
+        rows.append(
+            {
+                "subject": key[0],
+                "task": key[1],
+                "measure": key[2],
+                "values": {
+                    name: None if m is None else m.model_dump(mode="json")
+                    for name, m in values.items()
+                },
+                "headline": keys[key],
+            }
+        )
+    return rows
 
 
 def compare_runs(

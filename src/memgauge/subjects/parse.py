@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from memgauge._util.builtins import REFERENCE_MODES
 from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge._util.registry import SpecProblem
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
@@ -38,9 +39,8 @@ from memgauge.subjects.registry import SUBJECTS, check_subject
 
 __all__ = ["check_suite_subject", "one_spec", "parse_system", "write_path_spec"]
 
-_MODES = ("lexical", "dense", "hybrid")
 #: what a `-s` text may start with: a mistyped one is answered with the nearest
-_FORMS = (*_MODES, "reference", "python", "http", "https", "mcp", "subprocess")
+_FORMS = (*REFERENCE_MODES, "reference", "python", "http", "https", "mcp", "subprocess")
 
 
 def _value(text: str) -> Any:
@@ -164,7 +164,7 @@ def _parse(text: str, option: str) -> list[tuple[str, dict[str, Any]]]:
         ]
     name, _, settings = text.partition(":")
     args: dict[str, Any] = {}
-    if name in _MODES:
+    if name in REFERENCE_MODES:
         args["mode"] = name
     elif name != "reference":
         near = difflib.get_close_matches(name.lower(), _FORMS, n=1, cutoff=0.6)

@@ -27,12 +27,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from memgauge._types import Float32Array
 from memgauge._util.blas import one_blas_thread
+from memgauge._util.builtins import REFERENCE_MODES, ReferenceMode
 from memgauge.data.models import Memory, SessionContext
 from memgauge.embed.protocol import Embedder
 from memgauge.errors import UnavailableError, UsageError
@@ -48,8 +49,6 @@ from memgauge.subjects.fusion import (
 from memgauge.subjects.protocol import Hit, SearchResult
 
 __all__ = ["ReferenceMemory", "ReferenceMemoryConfig"]
-
-Mode = Literal["lexical", "dense", "hybrid"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class ReferenceMemoryConfig:
         namespace: isolates this instance's memories inside a shared database.
     """
 
-    mode: Mode = "hybrid"
+    mode: ReferenceMode = "hybrid"
     fusion: FusionMethod = "rrf"
     normalization: Normalization | None = None
     k_rrf: int = 60
@@ -91,7 +90,7 @@ class ReferenceMemoryConfig:
     namespace: str = "default"
 
     def __post_init__(self) -> None:
-        if self.mode not in ("lexical", "dense", "hybrid"):
+        if self.mode not in REFERENCE_MODES:
             raise UsageError(f"mode must be lexical, dense or hybrid, got {self.mode!r}")
         if self.k_rrf < 0 or self.candidates < 1:
             raise UsageError("k_rrf must be >= 0 and candidates >= 1")
@@ -157,7 +156,7 @@ class ReferenceMemory:
 
     @classmethod
     def in_memory(
-        cls, mode: Mode = "lexical", embedder: Embedder | None = None, **settings: Any
+        cls, mode: ReferenceMode = "lexical", embedder: Embedder | None = None, **settings: Any
     ) -> ReferenceMemory:
         """A fresh instance in its own in-memory database."""
         ns = settings.pop("namespace", uuid.uuid4().hex)

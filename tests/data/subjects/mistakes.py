@@ -8,6 +8,8 @@ ingested; they import nothing from memgauge, as a user's own system would not.
   no facts): every search returns no hits, and `dump` says so.
 - `BlindMemory`: keeps what it is given but every search finds nothing (a search reading
   another store), and it has no `dump`: only its searches tell.
+- `OwnIdsMemory`: keeps what it is given under ids of its own (`own-0`, ...) and its hits
+  name those, never an ingested memory's id.
 - `ChannelWordMemory`: a hit's `channels` is one name, `"lexical"`, not a list of names.
 - `AsyncYieldingMemory`: `async def search` that yields its hits (an asynchronous generator).
 - `YieldingMemory`: `search` yields its hits instead of returning a list.
@@ -70,6 +72,12 @@ class ForgetfulMemory(_Keywords):
 class BlindMemory(_Keywords):
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
         return []
+
+
+class OwnIdsMemory(_Keywords):
+    def search(self, query: str, k: int) -> list[dict[str, Any]]:
+        own = {i: f"own-{n}" for n, i in enumerate(self.texts)}
+        return [{"id": own[i], "text": self.texts[i]} for i, _ in self.ranked(query, k)]
 
 
 class ChannelWordMemory(_Keywords):
