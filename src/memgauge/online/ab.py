@@ -153,6 +153,14 @@ def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:
         )
     if test["status"] == "paused":
         raise UsageError(f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`")
+    if test["status"] == "graduated":
+        # its decision rolled its flag out to 100%: later pairs turning the test to rejected
+        # would leave the flag on for everyone on a verdict the store no longer holds
+        raise UsageError(
+            f"A/B test {name!r} graduated at {test['graduated_at']} (a flag of that name was"
+            " rolled out to 100%): it is decided and takes no more pairs; to measure the"
+            " change again, create another test"
+        )
     return test
 
 
