@@ -7,7 +7,7 @@ report.html from a run's records; the templates draw them either way.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -223,10 +223,12 @@ def run_page(
     history: Callable[[], Sequence[RunRecord]],
     failures: Sequence[Mapping[str, Any]],
     others: Sequence[Mapping[str, Any]] = (),
+    excluded: Callable[[], Collection[str]] = frozenset,
 ) -> RunPage:
     """The run page's data. `items` and `usage` are read only for a run still going (its
     summary is computed from the items recorded so far); `history` (earlier completed runs of
-    the suite) only for a completed run (the gate's rolling baseline)."""
+    the suite) and `excluded` (those of them that failed the gate, not accepted) only for a
+    completed run (the gate's rolling baseline, as `memgauge gate` takes it)."""
     live = run.status in LIVE
     summary = run.summary
     if summary is None or live:
@@ -235,7 +237,7 @@ def run_page(
     gate = None
     if run.status == "completed" and run.summary is not None:
         earlier = [r for r in history() if r.created_at < run.created_at]
-        gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run))
+        gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run), excluded())
     page = RunPage(
         run=run,
         summary=summary,
