@@ -627,3 +627,22 @@ def test_markdown_and_junit_naming_one_file_are_refused(
     assert not (tmp_path / "out.txt").exists()
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []
+
+
+def test_history_s_baseline_leaves_out_a_failed_gate_as_the_gate_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memgauge history` showed the latest run against a baseline of 0.6 (the mean of 1.0
+    and a run that failed the gate, 0.2) where `memgauge gate` compared it with 1.0 and
+    failed it."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(tmp_path / "suite.yaml")
+    for right, verdict in ((10, 0), (2, 1), (7, 1)):
+        assert main(["run", str(gated_suite(tmp_path, right, n=10)), "--store", db]) == 0
+        code, gated = _gate(capsys, suite, "--store", db, "--no-learn")
+        assert code == verdict
+    assert gated["metrics"][0]["baseline"] == 1.0
+    assert main(["history", "gated", "--store", db]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "icontains" in line)
+    assert re.search(r"0\.700\s*│\s*1\.000\s*│", row), row
