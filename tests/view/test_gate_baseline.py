@@ -51,3 +51,33 @@ def test_a_failed_gate_is_left_out_of_the_viewers_baseline_as_out_of_the_gates(
     # the baseline at the third run: 1.0, not the mean of 1.0 and the failed run's 0.2
     assert "1.000" in trend
     assert "0.600" not in trend
+
+
+def test_the_run_page_and_report_show_the_verdict_memgauge_gate_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI gated a pull request's run against main's bundle and failed it (exit 1); the run's
+    report, kept as the job's artifact, said "Status pass, against the rolling baseline of 0
+    earlier completed run(s)": the page recomputed a gate from the runner's store alone."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    main_db, pr_db = str(tmp_path / "main.db"), str(tmp_path / "pr.db")
+    bundle = tmp_path / "baseline.json"
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", main_db]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--store", main_db, "--json"]) == 0
+    [baseline] = [r["run_id"] for r in json.loads(capsys.readouterr().out)]
+    export = ["runs", "export", baseline, "--format", "bundle", "--out", str(bundle)]
+    assert main([*export, "--store", main_db]) == 0
+    assert main(["run", str(gated_suite(tmp_path, 6, n=10)), "--store", pr_db]) == 0
+    capsys.readouterr()
+    gate = ["gate", str(tmp_path / "suite.yaml"), "--store", pr_db, "--no-learn", "--json"]
+    assert main([*gate, "--baseline", str(bundle)]) == 1
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    page = TestClient(create_app(pr_db)).get(f"/runs/{run_id}").text
+    report = tmp_path / "run.html"
+    assert main(["report", run_id, "--store", pr_db, "--out", str(report)]) == 0
+    for html in (page, report.read_text()):
+        start = html.index('<p id="gate-verdict">')
+        line = re.sub(r"<[^>]+>", "", html[start : html.index("</p>", start)])
+        assert line.startswith("Recorded by memgauge gate: fail, with the baseline"), line
+        assert "--baseline bundles" in line

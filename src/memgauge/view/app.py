@@ -168,6 +168,7 @@ class _Views:
                 failures=reader.run_failures(run_id),
                 others=reader.suite_runs(run),
                 excluded=lambda: reader.failed_gates(run.suite_name),
+                verdict=reader.gate_verdict(run_id),
             )
         return _page(
             render(

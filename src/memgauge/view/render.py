@@ -458,11 +458,12 @@ def render_run_report(
     history: Sequence[RunRecord] = (),
     failures: Sequence[Mapping[str, Any]] = (),
     excluded: Collection[str] = (),
+    verdict: str | None = None,
 ) -> str:
     """A run as one self-contained HTML file: the run page, then its items (failures first,
     up to `MAX_REPORT_ITEMS`, each with its verdicts, reasons and raw replies). `history`:
     the suite's earlier completed runs, `excluded` those that failed the gate (not accepted):
-    the gate's rolling baseline."""
+    the gate's rolling baseline; `verdict`: what `memgauge gate` recorded for the run."""
     if subjects is None:
         subjects = dict(run.suite.get("subjects") or {})
     if tasks is None:
@@ -489,6 +490,7 @@ def render_run_report(
         history=lambda: history,
         failures=failures,
         excluded=lambda: excluded,
+        verdict=verdict,
     )
 
     def failing(it: ItemRecord) -> bool:
@@ -548,5 +550,6 @@ def report_from_store(
             history=reader.suite_history(run.suite_name, headline=True, before=run),
             failures=reader.run_failures(exact),
             excluded=reader.failed_gates(run.suite_name),
+            verdict=reader.gate_verdict(exact),
         )
     return exact, html
