@@ -646,3 +646,27 @@ def test_history_s_baseline_leaves_out_a_failed_gate_as_the_gate_does(
     assert main(["history", "gated", "--store", db]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if "icontains" in line)
     assert re.search(r"0\.700\s*│\s*1\.000\s*│", row), row
+
+
+def test_a_renamed_task_passes_the_gate_saying_nothing_was_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite whose task was renamed (another version of the suite) passed the gate against
+    the earlier run "against the rolling baseline of 1 earlier run", every baseline n/a and
+    not a word why, though its score fell from 1.0 to 0.2."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
+    suite = gated_suite(tmp_path, 2, n=10)
+    suite.write_text(suite.read_text().replace("name: qa", "name: answers"))
+    assert main(["run", str(suite), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    code, out = _gate(capsys, str(suite), "--store", db, "--no-learn", "--markdown", str(md))
+    assert (code, out["status"], len(out["baseline_runs"])) == (0, "pass", 1)
+    assert out["metrics"][0]["baseline"] is None
+    warning = (
+        "agent/answers: no run of the baseline measured this subject and task (they have"
+        " agent/qa): its measures were compared with nothing, so they cannot fail the gate"
+    )
+    assert any(w.startswith(warning) for w in out["warnings"]), out["warnings"]
+    assert warning in md.read_text()

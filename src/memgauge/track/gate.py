@@ -414,6 +414,28 @@ def check_measure(
     return check, warning
 
 
+def _unmatched(
+    checks: Sequence[MetricCheck], past: Sequence[Mapping[tuple[str, str, str], MeasureValue]]
+) -> list[str]:
+    """A warning per subject / task of the run whose deciding measures no baseline run has,
+    when there are baseline runs: a renamed task or subject (another version of the suite)
+    would otherwise pass the gate with nothing compared, unsaid."""
+    if not past:
+        return []
+    measured = {(key[0], key[1]) for run in past for key in run}
+    missing = dict.fromkeys(
+        (c.subject, c.task) for c in checks if c.deciding and (c.subject, c.task) not in measured
+    )
+    held = ", ".join(f"{s}/{t}" for s, t in sorted(measured)[:10]) or "nothing"
+    return [
+        f"{subject}/{task}: no run of the baseline measured this subject and task (they have"
+        f" {held}): its measures were compared with nothing, so they cannot fail the gate; if"
+        " the suite renamed them, the gate compares them once runs of this version form the"
+        " baseline"
+        for subject, task in missing
+    ]
+
+
 def evaluate_gate(
     current: RunRecord,
     history: Sequence[RunRecord],
@@ -471,6 +493,7 @@ def evaluate_gate(
         checks.append(check)
         if warning:
             warnings.append(warning)
+    warnings += _unmatched(checks, past_values)
     return GateResult(
         current.run_id,
         current.suite_name,
