@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from tests.helpers import gated_suite
+from tests.helpers import gated_suite, write_recall_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -670,3 +670,26 @@ def test_a_renamed_task_passes_the_gate_saying_nothing_was_compared(
     )
     assert any(w.startswith(warning) for w in out["warnings"]), out["warnings"]
     assert warning in md.read_text()
+
+
+def test_a_dataset_changed_since_the_baseline_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pull request that added a question to the golden set was gated against main's runs on
+    the old set without a word: its drop (or rise) was the data's, and the gate said nothing
+    that told the two apart."""
+    memories = [{"id": "m1", "text": "deploys go out on Tuesday"}]
+    items = [{"id": "q1", "input": "when do deploys go out?", "expected": "Tuesday"}]
+    suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0
+    _, same = _gate(capsys, str(suite), "--store", str(tmp_path / "r.db"), "--no-learn")
+    more = [*items, {"id": "q2", "input": "who owns billing?", "expected": "Ana"}]
+    write_recall_suite(tmp_path, more, memories, ["icontains"])
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0
+    code, out = _gate(capsys, str(suite), "--store", str(tmp_path / "r.db"), "--no-learn")
+    assert code == 1  # 1.0 to 0.5: the new question, not the system
+    [warning] = [w for w in out["warnings"] if w.startswith("task recall: its dataset")]
+    assert "is not the one 1 of the baseline's 1 runs read (sha256 " in warning
+    assert "a change may be the data's, not the system's" in warning
+    assert "`memgauge gate --accept RUN`" in warning
+    assert not [w for w in same["warnings"] if "dataset" in w]

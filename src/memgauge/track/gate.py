@@ -436,6 +436,29 @@ def _unmatched(
     ]
 
 
+def _other_data(current: RunRecord, past: Sequence[RunRecord]) -> list[str]:
+    """A warning per task whose dataset (its content's sha256, as the run recorded it) is not
+    the one the baseline's runs read: a change of the data moves the numbers as much as one of
+    the system, and the gate cannot tell them apart."""
+    mine = current.provenance.get("datasets") or {}
+    out = []
+    for task, sha in mine.items():
+        other = [
+            r.run_id
+            for r in past
+            if (theirs := (r.provenance.get("datasets") or {}).get(task)) and sha and theirs != sha
+        ]
+        if other:
+            out.append(
+                f"task {task}: its dataset is not the one {len(other)} of the baseline's"
+                f" {len(past)} runs read (sha256 {str(sha)[:12]} here; {', '.join(other[:3])}"
+                f"{' ...' if len(other) > 3 else ''} read another): a change may be the data's,"
+                " not the system's; if it fails the gate for that reason alone, `memgauge gate"
+                " --accept RUN` counts the run in later baselines"
+            )
+    return out
+
+
 def evaluate_gate(
     current: RunRecord,
     history: Sequence[RunRecord],
@@ -494,6 +517,7 @@ def evaluate_gate(
         if warning:
             warnings.append(warning)
     warnings += _unmatched(checks, past_values)
+    warnings += _other_data(current, past)
     return GateResult(
         current.run_id,
         current.suite_name,
