@@ -281,7 +281,9 @@ def test_a_graduated_test_takes_no_more_pairs_so_its_flag_stays_on_its_verdict(
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert "A/B test 'F' graduated at " in err
-    assert "takes no more pairs" in err
+    assert "takes no more pairs (200 new here, nothing written)" in err
+    assert main(["ab", "add", "F", good, "--store", db]) == 0  # the same file again: all held
+    assert "0 pairs added, 60 already added (skipped)" in capsys.readouterr().out
     after = _status(capsys, db, "F")
     assert (after["status"], after["n_pairs"]) == ("graduated", before["n_pairs"])
     # the flag's shadow runner, feeding its test by itself, feeds it nothing now, quietly
