@@ -319,9 +319,10 @@ def _basis(
 
 
 def _decide(
-    m: MeasureValue, baseline: float, threshold: float, by: By
+    m: MeasureValue, baseline: float, threshold: float, by: By, unit: str = "run"
 ) -> tuple[float, bool, bool | None, str]:
-    """(drop, regressed, within_ci, note) of one measure against a positive baseline."""
+    """(drop, regressed, within_ci, note) of one measure against a positive baseline; `unit`:
+    what the measure is of, in the note (a run, a watch's window)."""
     assert m.value is not None  # a measure with no value is n/a before it is decided
     cur = float(m.value)
     sign = 1.0 if m.higher_is_better else -1.0
@@ -345,12 +346,12 @@ def _decide(
         )
     elif within:
         note += (
-            f"; the baseline {baseline:.3f} lies inside this run's 95% CI"
-            f" [{ci[0]:.3f}, {ci[1]:.3f}]: the run's noise could explain it (--by ci-upper"
+            f"; the baseline {baseline:.3f} lies inside this {unit}'s 95% CI"
+            f" [{ci[0]:.3f}, {ci[1]:.3f}]: the {unit}'s noise could explain it (--by ci-upper"
             " would pass it)"
         )
     else:
-        note += ", outside this run's 95% CI"
+        note += f", outside this {unit}'s 95% CI"
     return drop, regressed, within, note
 
 
@@ -362,12 +363,13 @@ def check_measure(
     basis: str = "primary",
     by: By = "point",
     min_power: float = POWER,
+    unit: str = "run",
 ) -> tuple[MetricCheck, str | None]:
     """The gate's rule on one number: `m` against the mean of `history` (its values in the
     earlier runs of the window, oldest first), with the power warning where it decides and did
     not regress. `basis` `information` shows the check without letting it fail. The one
     decision `evaluate_gate` makes per measure, and what `memgauge watch` applies to each window
-    of the query log."""
+    of the query log (`unit` "window": what the notes call the number's source)."""
     key = metric_key(m)
     deciding = basis != "information"
     cur = m.value
@@ -377,13 +379,13 @@ def check_measure(
     drop: float | None = None
     regressed, within, power, warning = False, None, None, None
     if cur is None:
-        note = "no score in this run (n/a)"
+        note = f"no score in this {unit} (n/a)"
     elif baseline is None:
-        note = "no earlier run has it: no baseline yet"
+        note = f"no earlier {unit} has it: no baseline yet"
     elif baseline <= 0:
         note = "baseline is 0: a relative change is undefined"
     else:
-        drop, regressed, within, note = _decide(m, baseline, threshold, by)
+        drop, regressed, within, note = _decide(m, baseline, threshold, by, unit)
         if not deciding:
             # shown beside the verdict, never part of it
             regressed = False
