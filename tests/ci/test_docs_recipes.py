@@ -95,12 +95,51 @@ class FakeGitLab(FakeREST):
         return 404, {"message": "404 Not Found"}
 
 
-def _post_note(tmp_path: Path, gitlab: FakeGitLab) -> subprocess.CompletedProcess[str]:
-    """Run the recipe's note step, as the GitLab runner runs it, on a merge request."""
+def _gitlab_script() -> list[str]:
+    """The GitLab recipe's script lines."""
     job = next(
         b for b in map(yaml.safe_load, _blocks("yaml")) if isinstance(b, dict) and "memgauge" in b
     )
-    step = next(line for line in job["memgauge"]["script"] if "CI_MERGE_REQUEST_IID" in line)
+    return list(job["memgauge"]["script"])
+
+
+def test_the_gitlab_job_exits_with_the_runs_code_when_no_run_was_recorded(
+    tmp_path: Path,
+) -> None:
+    """A suite with bad input (exit 2) wrote no JSON line, and the recipe's next line, reading
+    the run id from it, died with Python's IndexError: the job failed with exit 1 and a
+    traceback, never reaching its last line, which exits with the run's code."""
+    bad = tmp_path / "suite.yaml"
+    bad.write_text("name: x\nsubjects: {a: {reference: {mode: lexical}}}\ntasks: []\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    shim = bin_dir / "memgauge"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memgauge "$@"\n')
+    shim.chmod(0o755)
+    # the runner's own steps: no install, and no baseline to download on the first pipeline
+    script = [s for s in _gitlab_script() if not s.startswith(("pip install", "curl"))]
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "SUITE": str(bad),
+        "MEMGAUGE_HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", "\n".join(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "suite.yaml" in done.stderr
+
+
+def _post_note(tmp_path: Path, gitlab: FakeGitLab) -> subprocess.CompletedProcess[str]:
+    """Run the recipe's note step, as the GitLab runner runs it, on a merge request."""
+    step = next(line for line in _gitlab_script() if "CI_MERGE_REQUEST_IID" in line)
     (tmp_path / "memgauge-ci").mkdir()
     (tmp_path / "memgauge-ci" / "gate.md").write_text("### memgauge gate: pass\n")
     bin_dir = tmp_path / "bin"

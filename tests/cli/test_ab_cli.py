@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memgauge.cli.main import main
+from memgauge.online.flags import Flags
 from memgauge.stats.sequential import GraduationRules, SPRTState, graduation
 
 
@@ -259,3 +260,45 @@ def test_a_delta_whose_square_overflows_decides_no_difference_not_exit_70(
     sprt = _status(capsys, db, "huge")["sprt"]
     assert sprt["decision"] == "no_difference"
     assert "log LR -inf" in sprt["text"]
+
+
+def test_a_graduated_test_takes_no_more_pairs_so_its_flag_stays_on_its_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Graduating rolled the flag out to 100%; later pairs (a slower treatment) then turned the
+    test to rejected and left the flag at 100% for everyone, on a verdict the store no longer
+    held (found driving a flag's test with `--feed-ab` traffic). A graduated test is decided."""
+    db = str(tmp_path / "r.db")
+    assert main(["flags", "create", "F", "--min-samples", "40", "--store", db]) == 0
+    good = str(_pairs(tmp_path / "good.jsonl", 60, 0.06, 1))
+    assert main(["ab", "add", "F", good, "--store", db]) == 0
+    capsys.readouterr()
+    before = _status(capsys, db, "F")
+    assert before["status"] == "graduated"
+    slow = str(_pairs(tmp_path / "slow.jsonl", 200, 0.06, 2, latency=30.0))
+    capsys.readouterr()
+    assert main(["ab", "add", "F", slow, "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "A/B test 'F' graduated at " in err
+    assert "takes no more pairs (200 new here, nothing written)" in err
+    assert main(["ab", "add", "F", good, "--store", db]) == 0  # the same file again: all held
+    assert "0 pairs added, 60 already added (skipped)" in capsys.readouterr().out
+    after = _status(capsys, db, "F")
+    assert (after["status"], after["n_pairs"]) == ("graduated", before["n_pairs"])
+    # the flag's shadow runner, feeding its test by itself, feeds it nothing now, quietly
+    shadowing = ["--shadow", "--shadow-percent", "100", "--feed-ab"]
+    assert main(["flags", "set", "F", *shadowing, "--store", db]) == 0
+    flags = Flags(db, refresh_s=0)
+    try:
+        with flags.shadow_runner("F", lambda q, k: ["x", "rel"], lambda q, k: ["rel"]) as runner:
+            for i in range(3):
+                runner.search(f"late{i}", "which one", {"rel": 3})
+        assert (runner.stats()["recorded"], runner.stats()["record_errors"]) == (3, 0)
+    finally:
+        flags.close()
+    capsys.readouterr()
+    assert _status(capsys, db, "F")["n_pairs"] == before["n_pairs"]
+    assert main(["flags", "list", "F", "--store", db, "--json"]) == 0
+    (flag,) = json.loads(capsys.readouterr().out)
+    assert (flag["rollout_percent"], flag["test"]["status"]) == (100, "graduated")

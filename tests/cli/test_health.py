@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from tests.helpers import gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
 from memgauge.online.querylog import QueryLog
+from memgauge.store.suite_runs import SuiteRunStore
 
 MEMAUDIT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "memaudit-sample.json"
 
@@ -133,3 +136,39 @@ def test_health_on_postgresql(
     capsys.readouterr()
     assert main(["health", "--store", pg_url, "--json"]) == 0
     _check(json.loads(capsys.readouterr().out))
+
+
+def _run_ids(store: str) -> list[str]:
+    """The store's runs, the newest first."""
+    with SuiteRunStore(store) as opened:
+        return [r["run_id"] for r in opened.list_runs()]
+
+
+def test_health_says_when_the_latest_run_failed_after_the_one_it_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nightly run failed (its subject down, exit 4) and health showed the night before's
+    numbers as the "latest suite run", without a word; with no completed run at all it said
+    "run `memgauge evaluate` or `run`", as if nothing had been run."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
+    store = str(tmp_path / "results.db")
+    suite = gated_suite(tmp_path, 6)
+    dead = tmp_path / "dead.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["subjects"] = {"agent": {"python": {"target": "broken:Broken"}}}
+    dead.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(dead), "--store", store]) == 4
+    [failed] = _run_ids(store)
+    first = api.memory_health(store)["warnings"][0]
+    assert first.startswith(f"the latest suite run {failed} failed: subject agent: ")
+    assert first.endswith("; no suite run has completed")
+    assert main(["run", str(suite), "--store", store]) == 0
+    assert main(["run", str(dead), "--store", store]) == 4
+    out = api.memory_health(store)
+    done = out["latest_evaluations"][0]["run_id"]
+    latest = _run_ids(store)[0]
+    assert latest not in (done, failed)
+    assert out["warnings"][0].startswith(f"the latest suite run {latest} failed: ")
+    assert (
+        f"; the suite numbers here are of {done}, the latest that completed" in out["warnings"][0]
+    )

@@ -166,6 +166,28 @@ def test_a_baseline_bundle_of_another_suite_is_refused(
         assert opened.gate_verdict(new) is None  # nothing recorded
 
 
+def test_a_baseline_bundle_with_no_completed_run_of_the_suite_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle of a run of the suite that failed (or was cancelled) counted for nothing, and
+    the gate passed with "No earlier run to compare with" (exit 0): main's failed run kept as
+    the baseline made every pull request's gate pass."""
+    _, run_id, bundle = _exported_run(tmp_path, "main", capsys)
+    doc = json.loads(bundle.read_text())
+    doc["runs"][0]["run"]["status"] = "failed"
+    bundle.write_text(json.dumps(doc))
+    _evaluate(tmp_path / "demo", tmp_path / "pr-out", str(tmp_path / "pr.db"))
+    [new] = _ids(str(tmp_path / "pr.db"), capsys)
+    args = ["gate", new, "--store", str(tmp_path / "pr.db"), "--no-learn", "--baseline"]
+    assert main([*args, str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert f"--baseline {bundle}: it holds no completed run of suite" in err
+    assert f"({run_id} failed)" in err
+    assert "Traceback" not in err
+    with SuiteRunStore(str(tmp_path / "pr.db")) as opened:
+        assert opened.gate_verdict(new) is None  # nothing recorded
+
+
 def test_an_import_stopped_before_its_projection_leaves_nothing_and_the_next_one_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

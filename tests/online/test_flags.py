@@ -203,11 +203,13 @@ def test_shadow_data_drives_the_flag_s_test_and_graduation_rolls_it_out(
         ctx = conn.execute(
             "SELECT DISTINCT intent, session_id FROM eval_shadow_runs WHERE feature_id = 'OK'"
         ).fetchall()
-    assert fed == (80, 80)
+    # each comparison fed once, until the test graduated: a graduated test takes no more
+    assert fed[0] == fed[1] == ok["test"]["pairs"]
+    assert 40 <= fed[0] < 80
     assert ctx == [("find", "s")]
     capsys.readouterr()
-    assert main(["ab", "add", "OK", "--from-shadow", "--store", db]) == 0
-    assert "no new judged shadow comparisons" in capsys.readouterr().out
+    assert main(["ab", "add", "OK", "--from-shadow", "--store", db]) == 2
+    assert "A/B test 'OK' graduated at " in capsys.readouterr().err
 
 
 def test_closing_a_flag_s_runner_feeds_the_comparisons_left_over(
@@ -261,3 +263,28 @@ def test_from_shadow_feeds_only_judged_rows_and_needs_an_ir_metric(
     assert report["mean_delta"] == pytest.approx(0.5)  # RR 1 - RR 1/2
     assert main(["ab", "add", "H", "--from-shadow", "--store", db]) == 2
     assert "shadow runs measure MRR" in capsys.readouterr().err
+
+
+def test_a_paused_test_is_fed_nothing_by_its_flag_s_runner_and_no_error_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pausing a flag's A/B test made its shadow runner count a record error at every feed
+    (`ab add` refuses a paused test), though each comparison was recorded: the count an
+    operator watches for a failing shadow side. Its comparisons wait for `ab resume`."""
+    db = str(tmp_path / "r.db")
+    shadowed = ["--shadow", "--shadow-percent", "100", "--feed-ab"]
+    assert main(["flags", "create", "P", *shadowed, "--store", db]) == 0
+    assert main(["ab", "pause", "P", "--store", db]) == 0
+    flags = Flags(db, refresh_s=0)
+    try:
+        runner = flags.shadow_runner(
+            "P", lambda q, k: ["x", "rel"], lambda q, k: ["rel"], feed_every=2
+        )
+        for i in range(6):
+            runner.search(f"q{i}", "which one", {"rel": 3})
+        runner.close()
+        assert (runner.stats()["recorded"], runner.stats()["record_errors"]) == (6, 0)
+        assert main(["ab", "resume", "P", "--store", db]) == 0
+        assert flags.feed("P") == 6  # what waited
+    finally:
+        flags.close()

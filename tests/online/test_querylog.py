@@ -5,9 +5,11 @@ stays light."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -439,6 +441,49 @@ def test_kill_9_loses_at_most_the_buffer_and_never_corrupts(tmp_path: Path) -> N
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
+
+
+RETAIN_TERMINATED = """
+import json, os, signal, sys
+from datetime import UTC, datetime, timedelta
+from memgauge.store import querylog
+
+rows = 0
+
+
+def dumps(row):  # SIGTERM, as a CI runner or cron sends it, on the 60th row archived
+    global rows
+    rows += 1
+    if rows == 60:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return json.dumps(row)
+
+
+querylog.json = type("json", (), {"dumps": staticmethod(dumps)})
+querylog.apply_retention(sys.argv[1], sys.argv[2], now=datetime.now(UTC) + timedelta(days=100))
+"""
+
+
+def test_retention_stopped_by_sigterm_leaves_no_half_written_archive(tmp_path: Path) -> None:
+    """`logs retain` killed while archiving left `eval_queries-*.jsonl` cut inside a line (a
+    file no reader can read to its end), its rows still in the log to archive again."""
+    db, archive = tmp_path / "log.db", tmp_path / "archive"
+    log = QueryLog(db)
+    for i in range(100):
+        log.query(f"query {i} " + "x" * 1000, session_id="s")
+    log.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", RETAIN_TERMINATED, str(db), str(archive)], check=False
+    )
+    assert proc.returncode == -signal.SIGTERM
+    assert list(archive.glob("eval_queries-*.jsonl")) == []
+    assert _count(db, "eval_queries") == 100  # nothing deleted: the next pass archives them
+    from memgauge.store.querylog import apply_retention
+
+    later = datetime.now(UTC) + timedelta(days=100)
+    assert apply_retention(db, archive, now=later)["eval_queries"] == 100
+    (archived,) = archive.glob("eval_queries-*.jsonl")
+    assert len([json.loads(line) for line in archived.read_text().splitlines()]) == 100
 
 
 def test_feedback_becomes_graded_judgments(

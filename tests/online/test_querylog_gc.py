@@ -203,3 +203,28 @@ def test_the_logging_time_is_the_text_datetime_gave_across_seconds(
         .isoformat(timespec="milliseconds")
         for ns in instants
     ]
+
+
+def test_result_ids_given_as_one_string_are_rejected_not_split_into_characters(
+    tmp_path: Path,
+) -> None:
+    """`result_ids="m12"` (one id as text: a str is a Sequence to a type checker) was logged as
+    the three results "m", "1" and "2", a result count of 3 and judgments of memories that do
+    not exist. The record is rejected with a reason, and the call still returns at once."""
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600.0)
+    try:
+        log.query("one id as text", session_id="s", result_ids="m12")
+        log.query("fine", session_id="s", result_ids=["m12"])
+        log.query("scored", session_id="s", result_ids="m12", scores=[0.9])
+        log.flush()
+        assert log.rejected == 2
+        assert log.last_rejected is not None
+        assert "result_ids is a string ('m12'), not a list of memory ids" in log.last_rejected
+    finally:
+        log.close()
+    con = sqlite3.connect(tmp_path / "log.db")
+    try:
+        rows = con.execute("SELECT query, result_ids, result_count FROM eval_queries").fetchall()
+    finally:
+        con.close()
+    assert rows == [("fine", '["m12"]', 1)]

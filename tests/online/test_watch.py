@@ -479,3 +479,20 @@ def test_a_fifo_as_the_state_is_refused_not_waited_on(
         r = client.get("/watch")
     assert r.status_code == 200
     assert "not a regular file" in r.text
+
+
+def test_an_alert_speaks_of_the_window_not_of_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The alert POSTed to the on-call webhook said "outside this run's 95% CI" and the first
+    pass "no earlier run has it": the gate's words, for a window of the query log."""
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    _log(db, [0.8] * 10)
+    code, first = _watch(capsys, db, state)
+    assert first["checks"][0]["note"] == "no earlier window has it: no baseline yet"
+    _log(db, [0.5] * 8 + [0.4, 0.3])
+    code, fired = _watch(capsys, db, state)
+    assert code == 1
+    note = fired["checks"][0]["note"]
+    assert note.endswith("threshold, outside this window's 95% CI"), note
+    assert "run" not in note

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from tests.helpers import gated_suite
+from tests.helpers import gated_suite, write_recall_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -627,3 +627,69 @@ def test_markdown_and_junit_naming_one_file_are_refused(
     assert not (tmp_path / "out.txt").exists()
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT gate FROM suite_runs WHERE gate IS NOT NULL").fetchall() == []
+
+
+def test_history_s_baseline_leaves_out_a_failed_gate_as_the_gate_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memgauge history` showed the latest run against a baseline of 0.6 (the mean of 1.0
+    and a run that failed the gate, 0.2) where `memgauge gate` compared it with 1.0 and
+    failed it."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(tmp_path / "suite.yaml")
+    for right, verdict in ((10, 0), (2, 1), (7, 1)):
+        assert main(["run", str(gated_suite(tmp_path, right, n=10)), "--store", db]) == 0
+        code, gated = _gate(capsys, suite, "--store", db, "--no-learn")
+        assert code == verdict
+    assert gated["metrics"][0]["baseline"] == 1.0
+    assert main(["history", "gated", "--store", db]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "icontains" in line)
+    assert re.search(r"0\.700\s*│\s*1\.000\s*│", row), row
+
+
+def test_a_renamed_task_passes_the_gate_saying_nothing_was_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite whose task was renamed (another version of the suite) passed the gate against
+    the earlier run "against the rolling baseline of 1 earlier run", every baseline n/a and
+    not a word why, though its score fell from 1.0 to 0.2."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
+    suite = gated_suite(tmp_path, 2, n=10)
+    suite.write_text(suite.read_text().replace("name: qa", "name: answers"))
+    assert main(["run", str(suite), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    code, out = _gate(capsys, str(suite), "--store", db, "--no-learn", "--markdown", str(md))
+    assert (code, out["status"], len(out["baseline_runs"])) == (0, "pass", 1)
+    assert out["metrics"][0]["baseline"] is None
+    warning = (
+        "agent/answers: no run of the baseline measured this subject and task (they have"
+        " agent/qa): its measures were compared with nothing, so they cannot fail the gate"
+    )
+    assert any(w.startswith(warning) for w in out["warnings"]), out["warnings"]
+    assert warning in md.read_text()
+
+
+def test_a_dataset_changed_since_the_baseline_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pull request that added a question to the golden set was gated against main's runs on
+    the old set without a word: its drop (or rise) was the data's, and the gate said nothing
+    that told the two apart."""
+    memories = [{"id": "m1", "text": "deploys go out on Tuesday"}]
+    items = [{"id": "q1", "input": "when do deploys go out?", "expected": "Tuesday"}]
+    suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0
+    _, same = _gate(capsys, str(suite), "--store", str(tmp_path / "r.db"), "--no-learn")
+    more = [*items, {"id": "q2", "input": "who owns billing?", "expected": "Ana"}]
+    write_recall_suite(tmp_path, more, memories, ["icontains"])
+    assert main(["run", str(suite), "--store", str(tmp_path / "r.db")]) == 0
+    code, out = _gate(capsys, str(suite), "--store", str(tmp_path / "r.db"), "--no-learn")
+    assert code == 1  # 1.0 to 0.5: the new question, not the system
+    [warning] = [w for w in out["warnings"] if w.startswith("task recall: its dataset")]
+    assert "is not the one 1 of the baseline's 1 runs read (sha256 " in warning
+    assert "a change may be the data's, not the system's" in warning
+    assert "`memgauge gate --accept RUN`" in warning
+    assert not [w for w in same["warnings"] if "dataset" in w]

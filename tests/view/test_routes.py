@@ -81,7 +81,7 @@ def test_run_page_gate_line_names_no_phase_the_gate_does_not_have(
     line = re.sub(r"<[^>]+>", "", html[start : html.index("</p>", start)])
     assert re.fullmatch(
         r"Status (pass|warn|fail), against the rolling baseline of 1 earlier completed"
-        r" run\(s\) of this suite\.",
+        r" run\(s\) of this suite \(1 in history\)\.",
         line,
     ), line
 

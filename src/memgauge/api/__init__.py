@@ -121,6 +121,7 @@ if TYPE_CHECKING:
     from memgauge.api._traces import stored_trace as stored_trace
     from memgauge.api._traces import stored_traces as stored_traces
     from memgauge.api._track import accept_gate as accept_gate
+    from memgauge.api._track import failed_gates as failed_gates
     from memgauge.api._track import gate as gate
     from memgauge.api._track import history as history
     from memgauge.api._track import learnings_query as learnings_query

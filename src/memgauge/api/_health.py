@@ -49,6 +49,27 @@ def _evaluations(store: SuiteRunStore, suite: str | None, cfg: GateConfig) -> li
     return out
 
 
+def _unfinished(
+    store: SuiteRunStore, suite: str | None, evaluations: list[dict[str, Any]]
+) -> list[str]:
+    """A warning per kind of run whose newest run ended without completing (it failed, or
+    was stopped): the numbers shown for that kind are older than it, or there are none."""
+    shown = {ev["kind"]: ev["run_id"] for ev in evaluations}
+    out = []
+    for kind, (run_id, status, reason) in store.latest_ended_by_kind(suite).items():
+        if kind in _TRIALS or status == "completed":
+            continue
+        why = f": {reason}" if reason else ""
+        before = (
+            f"the {kind} numbers here are of {shown[kind]}, the latest that completed"
+            if kind in shown
+            else f"no {kind} run has completed"
+        )
+        see = "" if run_id in reason else f" (`memgauge runs show {run_id}`)"
+        out.append(f"the latest {kind} run {run_id} {status}{why}; {before}{see}")
+    return out
+
+
 def _counts(m: MeasureValue | None) -> dict[str, int | None]:
     """A measure's `n_scored` and `n_failed` (None when the run does not have it)."""
     return {
@@ -134,10 +155,15 @@ def memory_health(
     # only read: opened as they are (a store at another schema is refused, never migrated)
     with SuiteRunStore(url, read_only=True) as opened:
         evaluations = _evaluations(opened, suite, config or GateConfig())
+        unfinished = _unfinished(opened, suite, evaluations)
     if not evaluations:
-        if suite is not None:
+        if suite is not None and not unfinished:
             raise UsageError(f"no completed run of suite {suite!r} in {url}")
-        warnings.append("no completed evaluation in the store: run `memgauge evaluate` or `run`")
+        if not unfinished:
+            warnings.append(
+                "no completed evaluation in the store: run `memgauge evaluate` or `run`"
+            )
+    warnings += unfinished
     for ev in evaluations:
         if ev["drift"]["regressed"]:
             warnings.append(

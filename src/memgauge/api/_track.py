@@ -22,7 +22,7 @@ from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
 from memgauge.track.learning import relevant_learnings
 from memgauge.track.regressions import kinds_of, learn_from
 
-__all__ = ["accept_gate", "gate", "history", "learnings_query"]
+__all__ = ["accept_gate", "failed_gates", "gate", "history", "learnings_query"]
 
 
 def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
@@ -98,8 +98,7 @@ def gate(
         # the baseline reads the earlier runs' numbers: their headlines, no per-query detail
         earlier = {r.run_id: r for r in opened.suite_history(run.suite_name, headline=True)}
         for r in exported:
-            if r.status == "completed" and r.summary:
-                earlier.setdefault(r.run_id, r)
+            earlier.setdefault(r.run_id, r)
         history = sorted(
             (
                 r
@@ -160,6 +159,13 @@ def history(suite: str, *, store: Where = None, last: int = 20) -> list[RunRecor
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise UsageError(f"no completed run of suite {suite!r}; {hint}see `memgauge runs list`")
     return runs
+
+
+def failed_gates(suite: str, *, store: Where = None) -> set[str]:
+    """The ids of the runs of `suite` (its name) that failed the gate and were not accepted:
+    the runs a rolling baseline leaves out."""
+    with read_store(store) as opened:
+        return opened.failed_gates(suite)
 
 
 def learnings_query(

@@ -334,7 +334,7 @@ def watch_pass(cfg: WatchConfig, *, now: datetime | None = None) -> WatchPass:
             )
             continue
         decided = True
-        check, _warning = check_measure(wm.value, history, cfg.threshold, by=cfg.by)
+        check, _warning = check_measure(wm.value, history, cfg.threshold, by=cfg.by, unit="window")
         checks.append(
             {
                 **check.as_dict(),

@@ -198,7 +198,7 @@ def history(suite_name: str, store_path: str | None, last: int, window: int, as_
     of the last runs, the latest value and the rolling baseline before it."""
     runs = api.history(suite_name, store=store_path, last=last)
     suite_name = runs[-1].suite_name
-    series = api.metric_series(runs)
+    series = api.metric_series(runs, api.failed_gates(suite_name, store=store_path))
     if as_json:
         click.echo(
             dumps_strict(

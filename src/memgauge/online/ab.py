@@ -168,6 +168,7 @@ def add_pairs(
     the transaction that took them), and the test's report (its status set to what the
     graduation rules now decide)."""
     test = _running_test(store, name)
+    graduated = test["graduated_at"] if test["status"] == "graduated" else None
     if test["config"].get("rule") == "beta-binomial":
         _require_binary(name, pairs)
     sprt = sprt_of(test["config"])
@@ -179,6 +180,15 @@ def add_pairs(
     after: list[SPRTState] = []
 
     def advance(stored: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
+        if graduated and new:
+            # its decision rolled its flag out to 100%: later pairs turning the test to
+            # rejected would leave the flag on for everyone on a verdict the store no longer
+            # holds (pairs it holds already are skipped as ever: adding a file again is fine)
+            raise UsageError(
+                f"A/B test {name!r} graduated at {graduated} (a flag of that name, if any, was"
+                f" rolled out to 100%): it is decided and takes no more pairs ({len(new)} new"
+                " here, nothing written); to measure the change again, create another test"
+            )
         state = sprt.update(
             _finite_state(name, stored), [float(p["treatment"]) - float(p["control"]) for p in new]
         )

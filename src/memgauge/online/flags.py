@@ -168,13 +168,15 @@ def list_flags(
 
 
 def feed_from_shadow(
-    where: str | Path | StoreURL | None, name: str
+    where: str | Path | StoreURL | None, name: str, *, while_open: bool = False
 ) -> tuple[int, int, SPRTState | None, dict[str, Any]]:
     """Feed A/B test `name` the shadow comparisons of experiment `name` it has not taken yet,
     one pair per judged comparison (each arm's RR for an MRR / RR test, nDCG for an nDCG test,
     both latencies; constitutional surfacing is not measured by a shadow run). Returns (pairs
     fed, comparisons left out for want of judgments, the SPRT's state or None when nothing was
-    fed, the test's report)."""
+    fed, the test's report). A graduated test takes no more pairs and a paused one none until
+    it resumes: a UsageError, or with `while_open` (a flag's runner feeding it in the
+    background) nothing fed (a paused test's comparisons wait for it, unfed)."""
     with ABTestStore(where) as tests:
         test = tests.get(name)
         if test is None:
@@ -182,6 +184,8 @@ def feed_from_shadow(
                 f"no A/B test {name!r}; create it (`memgauge ab create {name}` or"
                 f" `memgauge flags create {name}`) before feeding it shadow data"
             )
+        if while_open and test["status"] in ("graduated", "paused"):
+            return 0, 0, None, ab.ab_report(tests, name)
         family = metric_family(str(test["metric"]))
         if family is None:
             raise UsageError(
@@ -295,9 +299,10 @@ class Flags:
 
     def feed(self, flag: str) -> int:
         """Feed `flag`'s A/B test its new shadow comparisons now (one feeder at a time in this
-        process); the pairs fed."""
+        process); the pairs fed (none once the test has graduated: it is decided; none while
+        it is paused: they wait for `ab resume`)."""
         with self._feed_lock:
-            return feed_from_shadow(self.where, flag)[0]
+            return feed_from_shadow(self.where, flag, while_open=True)[0]
 
     def close(self) -> None:
         """Stop the refresh thread."""

@@ -57,7 +57,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,23 @@ _LIVE: weakref.WeakSet[QueryLog] = weakref.WeakSet()
 
 def _finalize_at_exit(log: QueryLog) -> None:
     sys.modules["multiprocessing.util"].Finalize(log, log.close, exitpriority=10)
+
+
+class _TextForIds:
+    """`result_ids` given as one string, which a type checker takes for a sequence and which
+    unpacked would log each of its characters as a memory id. Encoding it raises, so the
+    writer rejects the record (counted in `rejected`, named in `last_rejected`), as it does one
+    JSON cannot hold, and the caller's request never sees an error."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError(
+            f"result_ids is a string ({self.text[:40]!r}), not a list of memory ids: give [id, ...]"
+        )
 
 
 def _scored_tail(
@@ -279,6 +296,8 @@ class QueryLog:
         if len(self._queries) >= self._limit and self._limit_reached(self._queries):
             return qid
         n_scores = n_unboosted = None
+        if isinstance(result_ids, str):
+            result_ids = (_TextForIds(result_ids),)
         if scores is not None or unboosted_scores is not None:  # after the ids, in the tail
             result_ids, n_scores, n_unboosted = _scored_tail(result_ids, scores, unboosted_scores)
         self._queries.append(

@@ -121,10 +121,11 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
 
 
 def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
-    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count: a run
-    that failed the gate where it was made (and was not accepted) is left out, as in its own
-    store. A bundle with no run of `suite` is a UsageError: a baseline that cannot count (the
-    wrong file) would let the gate pass with nothing to compare."""
+    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count: a
+    completed run with its summary; a run that failed the gate where it was made (and was not
+    accepted) is left out, as in its own store. A bundle with no completed run of `suite` is a
+    UsageError: a baseline that cannot count (the wrong file, the export of a run that failed
+    or was cancelled) would let the gate pass with nothing to compare."""
     runs = []
     for path in paths:
         entries = read_bundle(path)
@@ -135,9 +136,20 @@ def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
                 f"--baseline {path}: it holds no run of suite {suite!r}{held}; give a bundle of"
                 f" a run of {suite!r} (`memgauge runs export ID --format bundle`)"
             )
-        runs += [
-            e["run"] for e in entries if e["run"].suite_name == suite and e.get("gate") != "fail"
-        ]
+        own = [e for e in entries if e["run"].suite_name == suite]
+        done = [e for e in own if e["run"].status == "completed" and e["run"].summary]
+        if not done:
+            held = ", ".join(
+                f"{e['run'].run_id} {e['run'].status}"
+                + ("" if e["run"].status != "completed" else " without a summary")
+                for e in own
+            )
+            raise UsageError(
+                f"--baseline {path}: it holds no completed run of suite {suite!r} ({held}),"
+                " and only a completed run counts in a baseline; give a bundle of a completed"
+                f" run of {suite!r} (`memgauge runs export ID --format bundle`)"
+            )
+        runs += [e["run"] for e in done if e.get("gate") != "fail"]
     return runs
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.files import atomic_writer
 from memgauge.store.logdb import LogDB
 from memgauge.store.querylog_rows import (
     QUERY_FIELDS,
@@ -357,8 +358,9 @@ def apply_retention(
 ) -> dict[str, int]:
     """Delete rows older than their table's retention (never the golden set's queries, nor the
     feedback on them), archiving expired queries first to
-    `archive_dir/eval_queries-<timestamp>.jsonl` (written and fsynced before anything is
-    deleted, so a crash never loses a row). Returns rows deleted per table."""
+    `archive_dir/eval_queries-<timestamp>.jsonl` (written whole or not at all, through a
+    temporary file and a rename, and fsynced before anything is deleted: a crash or a SIGTERM
+    never loses a row nor leaves a file cut inside a line). Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
     deleted: dict[str, int] = {}
@@ -371,11 +373,12 @@ def apply_retention(
         names = [c[0] for c in cur.description]
         rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         if rows:
-            out = Path(archive_dir)
-            out.mkdir(parents=True, exist_ok=True)
-            target = out / f"eval_queries-{when:%Y%m%dT%H%M%S}.jsonl"
-            with open(target, "a", encoding="utf-8") as fh:
-                fh.writelines(json.dumps(r) + "\n" for r in rows)
+            target = Path(archive_dir) / f"eval_queries-{when:%Y%m%dT%H%M%S}.jsonl"
+            # a pass in the same second adds to that second's file, as it did when appending
+            earlier = target.read_bytes() if target.exists() else b""
+            with atomic_writer(target) as fh:
+                fh.write(earlier)
+                fh.writelines((json.dumps(r) + "\n").encode() for r in rows)
                 fh.flush()
                 os.fsync(fh.fileno())
         with conn.transaction():

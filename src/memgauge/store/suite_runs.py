@@ -294,17 +294,36 @@ class SuiteRunStore(OptimizationHistory, Store):
         """Per kind of run (evaluate, demo, audit, ...), the newest completed run with a summary
         (of `suite` when given): kind -> run id, the newest kind first."""
         r = runs_t.c
+        done = (r.status == "completed", r.summary_json.is_not(None))
+        return {kind: row[0] for kind, row in self._latest_by_kind(suite, done).items()}
+
+    def latest_ended_by_kind(self, suite: str | None = None) -> dict[str, tuple[str, str, str]]:
+        """Per kind of run, the newest run that ended, completed or not (failed, cancelled; of
+        `suite` when given): kind -> (run id, status, reason or '')."""
+        r = runs_t.c
+        ended = (r.status.in_(("completed", "failed", "cancelled")),)
+        return {
+            kind: (row[0], row[1], row[2] or "")
+            for kind, row in self._latest_by_kind(suite, ended, r.status, r.reason).items()
+        }
+
+    def _latest_by_kind(
+        self, suite: str | None, where: Sequence[Any], *columns: Any
+    ) -> dict[str, tuple[Any, ...]]:
+        """Per kind of run, the newest run (of `suite` when given) that `where` holds for:
+        kind -> (run id, *columns), the newest kind first."""
+        r = runs_t.c
         stmt = (
-            sa.select(r.kind, r.run_id)
-            .where(r.status == "completed", r.summary_json.is_not(None))
+            sa.select(r.kind, r.run_id, *columns)
+            .where(*where)
             .order_by(r.created_at.desc(), r.run_id.desc())
         )
         if suite is not None:  # '' names a suite too (none has that name), not every one
             stmt = stmt.where(r.suite_name == suite)
-        latest: dict[str, str] = {}
+        latest: dict[str, tuple[Any, ...]] = {}
         with self._read() as c:
-            for kind, run_id in c.execute(stmt):
-                latest.setdefault(str(kind), str(run_id))
+            for kind, *row in c.execute(stmt):
+                latest.setdefault(str(kind), (str(row[0]), *row[1:]))
         return latest
 
     def suite_history(

@@ -319,9 +319,10 @@ def _basis(
 
 
 def _decide(
-    m: MeasureValue, baseline: float, threshold: float, by: By
+    m: MeasureValue, baseline: float, threshold: float, by: By, unit: str = "run"
 ) -> tuple[float, bool, bool | None, str]:
-    """(drop, regressed, within_ci, note) of one measure against a positive baseline."""
+    """(drop, regressed, within_ci, note) of one measure against a positive baseline; `unit`:
+    what the measure is of, in the note (a run, a watch's window)."""
     assert m.value is not None  # a measure with no value is n/a before it is decided
     cur = float(m.value)
     sign = 1.0 if m.higher_is_better else -1.0
@@ -345,12 +346,12 @@ def _decide(
         )
     elif within:
         note += (
-            f"; the baseline {baseline:.3f} lies inside this run's 95% CI"
-            f" [{ci[0]:.3f}, {ci[1]:.3f}]: the run's noise could explain it (--by ci-upper"
+            f"; the baseline {baseline:.3f} lies inside this {unit}'s 95% CI"
+            f" [{ci[0]:.3f}, {ci[1]:.3f}]: the {unit}'s noise could explain it (--by ci-upper"
             " would pass it)"
         )
     else:
-        note += ", outside this run's 95% CI"
+        note += f", outside this {unit}'s 95% CI"
     return drop, regressed, within, note
 
 
@@ -362,12 +363,13 @@ def check_measure(
     basis: str = "primary",
     by: By = "point",
     min_power: float = POWER,
+    unit: str = "run",
 ) -> tuple[MetricCheck, str | None]:
     """The gate's rule on one number: `m` against the mean of `history` (its values in the
     earlier runs of the window, oldest first), with the power warning where it decides and did
     not regress. `basis` `information` shows the check without letting it fail. The one
     decision `evaluate_gate` makes per measure, and what `memgauge watch` applies to each window
-    of the query log."""
+    of the query log (`unit` "window": what the notes call the number's source)."""
     key = metric_key(m)
     deciding = basis != "information"
     cur = m.value
@@ -377,13 +379,13 @@ def check_measure(
     drop: float | None = None
     regressed, within, power, warning = False, None, None, None
     if cur is None:
-        note = "no score in this run (n/a)"
+        note = f"no score in this {unit} (n/a)"
     elif baseline is None:
-        note = "no earlier run has it: no baseline yet"
+        note = f"no earlier {unit} has it: no baseline yet"
     elif baseline <= 0:
         note = "baseline is 0: a relative change is undefined"
     else:
-        drop, regressed, within, note = _decide(m, baseline, threshold, by)
+        drop, regressed, within, note = _decide(m, baseline, threshold, by, unit)
         if not deciding:
             # shown beside the verdict, never part of it
             regressed = False
@@ -412,6 +414,51 @@ def check_measure(
         n_fallback=m.n_fallback,
     )
     return check, warning
+
+
+def _unmatched(
+    checks: Sequence[MetricCheck], past: Sequence[Mapping[tuple[str, str, str], MeasureValue]]
+) -> list[str]:
+    """A warning per subject / task of the run whose deciding measures no baseline run has,
+    when there are baseline runs: a renamed task or subject (another version of the suite)
+    would otherwise pass the gate with nothing compared, unsaid."""
+    if not past:
+        return []
+    measured = {(key[0], key[1]) for run in past for key in run}
+    missing = dict.fromkeys(
+        (c.subject, c.task) for c in checks if c.deciding and (c.subject, c.task) not in measured
+    )
+    held = ", ".join(f"{s}/{t}" for s, t in sorted(measured)[:10]) or "nothing"
+    return [
+        f"{subject}/{task}: no run of the baseline measured this subject and task (they have"
+        f" {held}): its measures were compared with nothing, so they cannot fail the gate; if"
+        " the suite renamed them, the gate compares them once runs of this version form the"
+        " baseline"
+        for subject, task in missing
+    ]
+
+
+def _other_data(current: RunRecord, past: Sequence[RunRecord]) -> list[str]:
+    """A warning per task whose dataset (its content's sha256, as the run recorded it) is not
+    the one the baseline's runs read: a change of the data moves the numbers as much as one of
+    the system, and the gate cannot tell them apart."""
+    mine = current.provenance.get("datasets") or {}
+    out = []
+    for task, sha in mine.items():
+        other = [
+            r.run_id
+            for r in past
+            if (theirs := (r.provenance.get("datasets") or {}).get(task)) and sha and theirs != sha
+        ]
+        if other:
+            out.append(
+                f"task {task}: its dataset is not the one {len(other)} of the baseline's"
+                f" {len(past)} runs read (sha256 {str(sha)[:12]} here; {', '.join(other[:3])}"
+                f"{' ...' if len(other) > 3 else ''} read another): a change may be the data's,"
+                " not the system's; if it fails the gate for that reason alone, `memgauge gate"
+                " --accept RUN` counts the run in later baselines"
+            )
+    return out
 
 
 def evaluate_gate(
@@ -471,6 +518,8 @@ def evaluate_gate(
         checks.append(check)
         if warning:
             warnings.append(warning)
+    warnings += _unmatched(checks, past_values)
+    warnings += _other_data(current, past)
     return GateResult(
         current.run_id,
         current.suite_name,

@@ -3,7 +3,7 @@ first, with the rolling baseline the gate compares the latest run against."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memgauge.data.records import RunRecord
@@ -21,24 +21,33 @@ class MetricSeries:
         task: the task.
         measure: the measure (an evaluator's mean, an IR metric, a rate).
         values: per run, oldest first; None where the run did not measure it (or scored n/a).
+        counted: per run, whether a baseline counts it (False: it failed the gate and was not
+            accepted); None: every run counts.
     """
 
     subject: str
     task: str
     measure: str
     values: list[float | None]
+    counted: list[bool] | None = None
 
     def baseline(self, window: int) -> float | None:
-        """As the gate's: the mean over the last `window` runs before the latest, of those
-        that measured it (None when none did)."""
-        prior = [v for v in self.values[:-1][-window:] if v is not None]
+        """As the gate's: the mean over the last `window` runs before the latest that count
+        (a failed gate does not), of those that measured it (None when none did)."""
+        counted = self.counted or [True] * len(self.values)
+        past = [v for v, c in zip(self.values[:-1], counted[:-1], strict=True) if c][-window:]
+        prior = [v for v in past if v is not None]
         return sum(prior) / len(prior) if prior else None
 
 
-def metric_series(runs: Sequence[RunRecord]) -> list[MetricSeries]:
-    """Every number any of `runs` (oldest first) measured, in the order they first appear."""
+def metric_series(runs: Sequence[RunRecord], excluded: Collection[str] = ()) -> list[MetricSeries]:
+    """Every number any of `runs` (oldest first) measured, in the order they first appear;
+    `excluded`: the ids of runs that failed the gate (not accepted), which no baseline counts."""
     per_run = [
         {metric_key(m): m.value for m in r.summary.measures()} if r.summary else {} for r in runs
     ]
+    counted = [r.run_id not in excluded for r in runs]
     keys = list(dict.fromkeys(key for measured in per_run for key in measured))
-    return [MetricSeries(*key, [measured.get(key) for measured in per_run]) for key in keys]
+    return [
+        MetricSeries(*key, [measured.get(key) for measured in per_run], counted) for key in keys
+    ]

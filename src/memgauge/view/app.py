@@ -167,6 +167,8 @@ class _Views:
                 history=lambda: reader.suite_history(run.suite_name, headline=True, before=run),
                 failures=reader.run_failures(run_id),
                 others=reader.suite_runs(run),
+                excluded=lambda: reader.failed_gates(run.suite_name),
+                verdict=reader.gate_verdict(run_id),
             )
         return _page(
             render(
@@ -297,7 +299,8 @@ class _Views:
         suite = request.query_params.get("suite", "")
         with self._reader() as reader:
             runs = reader.suite_history(suite, headline=True)
-        t = trend_page(runs, request.query_params.get("measure"))
+            failed = reader.failed_gates(suite)
+        t = trend_page(runs, request.query_params.get("measure"), failed)
         return _page(render("trends.html", suite=suite, t=t, **self._base(request)))
 
     async def ab_list(self, request: Request) -> Response:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,14 +131,17 @@ def _key(subject: str, task: str, name: str) -> str:
     return f"{subject} / {task} / {name}"
 
 
-def trend_page(runs: Sequence[RunRecord], selected: str | None) -> dict[str, Any]:
+def trend_page(
+    runs: Sequence[RunRecord], selected: str | None, excluded: Collection[str] = ()
+) -> dict[str, Any]:
     """A suite's completed runs, oldest first: per measure its values with CIs and, at each
-    run, the gate's rolling baseline (the mean of the window of runs before it); the chart of
-    the selected measure (default: the first)."""
+    run, the gate's rolling baseline (the mean of the window of runs before it, those in
+    `excluded`, failed gates, left out); the chart of the selected measure (default: the
+    first)."""
     cfg = GateConfig()
     series: dict[str, dict[str, list[Any]]] = {}
     for i, run in enumerate(runs):
-        result = evaluate_gate(run, runs[:i], cfg, kinds_of(run))
+        result = evaluate_gate(run, runs[:i], cfg, kinds_of(run), excluded)
         for c in result.checks:
             key = _key(c.subject, c.task, c.evaluator)
             s = series.setdefault(

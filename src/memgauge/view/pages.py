@@ -7,7 +7,7 @@ report.html from a run's records; the templates draw them either way.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -88,6 +88,9 @@ class RunPage:
     others: list[dict[str, Any]] = field(default_factory=list)
     #: the conventions of the run's IR numbers, one line per task and evaluator / aggregate
     conventions: list[str] = field(default_factory=list)
+    #: the verdict `memgauge gate` recorded for the run (pass, fail, accepted), None if never
+    #: gated: its baseline may have held runs this store does not (`--baseline` bundles)
+    verdict: str | None = None
 
 
 def duration(start: str | None, end: str | None) -> str:
@@ -223,10 +226,14 @@ def run_page(
     history: Callable[[], Sequence[RunRecord]],
     failures: Sequence[Mapping[str, Any]],
     others: Sequence[Mapping[str, Any]] = (),
+    excluded: Callable[[], Collection[str]] = frozenset,
+    verdict: str | None = None,
 ) -> RunPage:
     """The run page's data. `items` and `usage` are read only for a run still going (its
     summary is computed from the items recorded so far); `history` (earlier completed runs of
-    the suite) only for a completed run (the gate's rolling baseline)."""
+    the suite) and `excluded` (those of them that failed the gate, not accepted) only for a
+    completed run (the gate's rolling baseline, as `memgauge gate` takes it); `verdict`: what
+    `memgauge gate` recorded for the run, shown beside."""
     live = run.status in LIVE
     summary = run.summary
     if summary is None or live:
@@ -235,7 +242,7 @@ def run_page(
     gate = None
     if run.status == "completed" and run.summary is not None:
         earlier = [r for r in history() if r.created_at < run.created_at]
-        gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run))
+        gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run), excluded())
     page = RunPage(
         run=run,
         summary=summary,
@@ -254,6 +261,7 @@ def run_page(
         failures=[dict(f) for f in failures],
         others=[dict(o) for o in others],
         conventions=conventions_lines(summary),
+        verdict=verdict,
     )
     page.sections = sections(summary)
     return page

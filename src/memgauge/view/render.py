@@ -18,7 +18,7 @@ import json
 import math
 import os
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -457,9 +457,13 @@ def render_run_report(
     usage: Mapping[str, Mapping[str, int]] | None = None,
     history: Sequence[RunRecord] = (),
     failures: Sequence[Mapping[str, Any]] = (),
+    excluded: Collection[str] = (),
+    verdict: str | None = None,
 ) -> str:
     """A run as one self-contained HTML file: the run page, then its items (failures first,
-    up to `MAX_REPORT_ITEMS`, each with its verdicts, reasons and raw replies)."""
+    up to `MAX_REPORT_ITEMS`, each with its verdicts, reasons and raw replies). `history`:
+    the suite's earlier completed runs, `excluded` those that failed the gate (not accepted):
+    the gate's rolling baseline; `verdict`: what `memgauge gate` recorded for the run."""
     if subjects is None:
         subjects = dict(run.suite.get("subjects") or {})
     if tasks is None:
@@ -485,6 +489,8 @@ def render_run_report(
         tasks=tasks,
         history=lambda: history,
         failures=failures,
+        excluded=lambda: excluded,
+        verdict=verdict,
     )
 
     def failing(it: ItemRecord) -> bool:
@@ -543,5 +549,7 @@ def report_from_store(
             usage=reader.usage(exact),
             history=reader.suite_history(run.suite_name, headline=True, before=run),
             failures=reader.run_failures(exact),
+            excluded=reader.failed_gates(run.suite_name),
+            verdict=reader.gate_verdict(exact),
         )
     return exact, html
