@@ -24,7 +24,9 @@ __all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
 
-def _env_number(name: str, default: float) -> float:
+def _env_number(name: str, default: float, least: float, *, above: bool = False) -> float:
+    """The number the environment variable `name` holds (`default` when unset or empty): at
+    least `least` (`above`: more than it), else a UsageError naming the variable."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -35,18 +37,25 @@ def _env_number(name: str, default: float) -> float:
     if not math.isfinite(value):
         # nan and inf would pass the range checks below, or fail int() with a traceback
         raise UsageError(f"environment variable {name}={raw!r} is not a finite number")
+    if value < least or (above and value == least):
+        # LLMConfig's own check ("LLM timeout must be positive") named no variable to look for
+        bound = f"above {least:g}" if above else f"{least:g} or more"
+        unset = f" for {default:g}" if default else ""
+        raise UsageError(
+            f"environment variable {name}={raw!r}: give a number {bound}, or unset it{unset}"
+        )
     return value
 
 
-def _env_whole(name: str, default: int) -> int:
-    value = _env_number(name, default)
+def _env_whole(name: str, default: int, least: int) -> int:
+    value = _env_number(name, default, least)
     if value != int(value):
         raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
     return int(value)
 
 
 def _env_rpm() -> float | None:
-    rpm = _env_number("MEMGAUGE_LLM_RPM", 0.0)
+    rpm = _env_number("MEMGAUGE_LLM_RPM", 0.0, 0.0)  # 0: no cap
     return rpm or None
 
 
@@ -132,9 +141,13 @@ class LLMConfig:
             base_url=str(given.pop("base_url", base)).rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16))),
-            timeout=float(given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60))),
-            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4))),
+            concurrency=int(
+                given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1))
+            ),
+            timeout=float(
+                given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60, 0, above=True))
+            ),
+            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0))),
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )
