@@ -149,10 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if where:
         # checked once here, as pytest's usage error: else every test calling an assert_*
         # helper failed on its own, naming an option (--store) that pytest does not have
-        from memgauge.store.url import store_url
-
         try:
-            store_url(str(where), name="--memgauge-store" if option else "memgauge_store")
+            api.store_url(str(where), name="--memgauge-store" if option else "memgauge_store")
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
     _STORES.append(str(where or ""))
