@@ -19,7 +19,7 @@ from memgauge._util.redact import redact, register_secret
 from memgauge.errors import UsageError
 from memgauge.llm.providers import DEFAULT_BASE_URL, provider_endpoint
 
-__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode"]
+__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode", "env_concurrency"]
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
@@ -52,6 +52,11 @@ def _env_whole(name: str, default: int, least: int) -> int:
     if value != int(value):
         raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
     return int(value)
+
+
+def env_concurrency() -> int:
+    """Most LLM requests in flight: `MEMGAUGE_LLM_CONCURRENCY`, else 16."""
+    return _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1)
 
 
 def _env_rpm() -> float | None:
@@ -141,9 +146,7 @@ class LLMConfig:
             base_url=str(given.pop("base_url", base)).rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(
-                given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1))
-            ),
+            concurrency=int(given.pop("concurrency", env_concurrency())),
             timeout=float(
                 given.pop("timeout", _env_number("MEMGAUGE_LLM_TIMEOUT", 60, 0, above=True))
             ),
