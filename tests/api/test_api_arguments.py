@@ -54,6 +54,13 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"store": 1}, TypeError, "store takes a path or URL, a Recorder, False"),
         ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
         ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
+        # each was pydantic's ValidationError of a suite the caller never wrote (fuzzC-6)
+        ({"k": 10**12}, memgauge.UsageError, "k: Input should be less than or equal to 1000"),
+        ({"seed": -1}, memgauge.UsageError, "seed: Input should be greater than or equal to 0"),
+        ({"timeout": float("nan")}, memgauge.UsageError, "timeout: Input should be a finite"),
+        ({"limit": 0}, memgauge.UsageError, "limit: Input should be greater than or equal to 1"),
+        ({"concurrency": 10**6}, memgauge.UsageError, "concurrency: Input should be less than"),
+        ({"max_failure_rate": 2}, memgauge.UsageError, "max_failure_rate: Input should be less"),
     ],
 )
 def test_evaluate_names_the_wrong_argument(
