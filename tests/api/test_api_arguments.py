@@ -74,6 +74,17 @@ def test_evaluate_names_the_wrong_argument(
     assert not (tmp_path / "results.db").exists()  # refused before a store was opened
 
 
+@pytest.mark.parametrize("delta", [float("nan"), float("inf")])
+def test_evaluate_refuses_a_minimum_effect_that_is_no_number(tmp_path: Path, delta: float) -> None:
+    """nan and inf passed the check of `sprt_delta <= 0`: each comparison recorded a
+    sequential decision with no delta (fuzzC-6). Refused before any run is recorded."""
+    db = tmp_path / "results.db"
+    with pytest.raises(memgauge.UsageError, match=f"sprt_delta {delta}: the minimum effect"):
+        _evaluate(db, systems=["lexical", "dense"], sprt_delta=delta)
+    with api.open_store(db) as store:
+        assert store.list_runs() == []
+
+
 @pytest.mark.parametrize(
     ("kw", "error", "says"),
     [

@@ -16,6 +16,7 @@ bootstrapped judgments (`aggregates.pool_judge`).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
@@ -240,8 +241,11 @@ class IRAggregate:
             raise UsageError(f"sampling_rate {self.sampling_rate}: give a share in (0, 1]")
         if self.feature_id is not None and not self.feature_id.strip():
             raise UsageError("feature_id: give the feature's id, or leave it out")
-        if self.sprt_delta <= 0:
-            raise UsageError(f"sprt_delta {self.sprt_delta}: the minimum effect must be > 0")
+        if not (math.isfinite(self.sprt_delta) and self.sprt_delta > 0):
+            # nan passed `<= 0`: every comparison recorded a sequential decision with no delta
+            raise UsageError(
+                f"sprt_delta {self.sprt_delta}: the minimum effect must be a finite number > 0"
+            )
 
     def _pipeline(
         self, dataset: RetrievalDataset, searched: Sequence[_Searched]
