@@ -43,6 +43,12 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"dataset": ""}, memgauge.UsageError, "dataset '': give a path"),
         ({"measures": "nDCG@10"}, TypeError, "measures takes a list of names"),
         ({"measures": []}, memgauge.UsageError, "measures: give at least one"),
+        ({"measures": [5]}, TypeError, "measures: a measure is a name such as 'Recall@5', got int"),
+        (
+            {"measures": 5},
+            TypeError,
+            "measures takes a list of names, e.g. ['Recall@5'], got int 5",
+        ),
         ({"k": "10"}, TypeError, "k takes a whole number, got str '10'"),
         ({"resamples": None}, TypeError, "resamples takes a whole number"),
         ({"sampling_rate": 0}, memgauge.UsageError, "sampling_rate 0: give a share above 0"),
@@ -72,6 +78,13 @@ def test_evaluate_names_the_wrong_argument(
         _evaluate(tmp_path / "results.db", **kw)
     assert says in str(raised.value)
     assert not (tmp_path / "results.db").exists()  # refused before a store was opened
+
+
+def test_evaluate_reads_measures_given_as_a_generator_once(tmp_path: Path) -> None:
+    """The check of each measure's type must not empty a generator before the run reads it."""
+    report = _evaluate(tmp_path / "results.db", measures=(m for m in ["Recall@5"]), store=False)
+    assert "Recall@5" in {m.name for m in report.summary.measures()}
+    assert "nDCG@10" not in {m.name for m in report.summary.measures()}
 
 
 @pytest.mark.parametrize("delta", [float("nan"), float("inf")])
