@@ -331,6 +331,11 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         SUITE,
         (8, "tasks.0.k: search depth k=4 is below the largest cutoff @10 (Recall@10); use k: 10"),
     ),
+    # fuzzC-6: MetricConfig's ValueError ended `validate` and `run` in exit 70
+    "suite_evaluator_rel_threshold_negative.yaml": (
+        SUITE,
+        (8, "tasks.0.evaluators.0: rel_threshold -1: give a grade of 0 or more"),
+    ),
     # issue 27 item 8: every retriever span dropped, none logged as a search that found nothing
     "spans_documents_a_string.json": (
         ["import-spans"],
