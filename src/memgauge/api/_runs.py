@@ -307,6 +307,10 @@ def _check_settings(
                 f"measures: a measure is a name such as 'Recall@5', got"
                 f" {type(measure).__name__} {measure!r}"
             )
+    corpora = settings.get("corpora")
+    if isinstance(corpora, str):
+        # read letter by letter: "no item of its dataset is in corpus -, 1, c, n, o, v"
+        raise TypeError(f"corpora takes a list of corpus ids, e.g. [{corpora!r}], not one string")
     if sampling_rate is not None:
         if isinstance(sampling_rate, bool) or not isinstance(sampling_rate, int | float):
             raise TypeError(f"sampling_rate takes a number, got {sampling_rate!r}")
