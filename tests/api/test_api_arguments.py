@@ -195,6 +195,17 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         (lambda db: memgauge.api.history("s", store=db, last="5"), TypeError, "last takes"),
         (lambda db: memgauge.api.history(None, store=db), TypeError, "suite takes"),
         (lambda db: memgauge.api.gate(None, store=db), TypeError, "target takes a run id"),
+        # fuzzC-6: each read letter by letter, the bundle `/` and the measures R, e, c, a, ...
+        (
+            lambda db: memgauge.api.gate("r1", store=db, baseline="b.json"),
+            TypeError,
+            "baseline takes a list, e.g. ['b.json'], not one path",
+        ),
+        (
+            lambda db: memgauge.api.gate("r1", store=db, measures="Recall@5"),
+            TypeError,
+            "measures takes a list, e.g. ['Recall@5'], not one name",
+        ),
     ],
 )
 def test_history_and_gate_name_the_wrong_argument(
