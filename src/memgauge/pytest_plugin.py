@@ -144,7 +144,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "memgauge_subject(spec, name=None): the subject the memgauge_subject fixture gives "
         "(an evaluate -s string, a spec mapping or a live object)",
     )
-    where = config.getoption("memgauge_store", None) or config.getini("memgauge_store")
+    option = config.getoption("memgauge_store", None)
+    where = option or config.getini("memgauge_store")
+    if where:
+        # checked once here, as pytest's usage error: else every test calling an assert_*
+        # helper failed on its own, naming an option (--store) that pytest does not have
+        try:
+            api.store_url(str(where), name="--memgauge-store" if option else "memgauge_store")
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
     _STORES.append(str(where or ""))
 
 

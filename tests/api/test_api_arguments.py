@@ -43,6 +43,13 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"dataset": ""}, memgauge.UsageError, "dataset '': give a path"),
         ({"measures": "nDCG@10"}, TypeError, "measures takes a list of names"),
         ({"measures": []}, memgauge.UsageError, "measures: give at least one"),
+        ({"corpora": "conv-26"}, TypeError, "corpora takes a list of corpus ids, e.g. ['conv-26']"),
+        ({"measures": [5]}, TypeError, "measures: a measure is a name such as 'Recall@5', got int"),
+        (
+            {"measures": 5},
+            TypeError,
+            "measures takes a list of names, e.g. ['Recall@5'], got int 5",
+        ),
         ({"k": "10"}, TypeError, "k takes a whole number, got str '10'"),
         ({"resamples": None}, TypeError, "resamples takes a whole number"),
         ({"sampling_rate": 0}, memgauge.UsageError, "sampling_rate 0: give a share above 0"),
@@ -54,6 +61,13 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"store": 1}, TypeError, "store takes a path or URL, a Recorder, False"),
         ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
         ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
+        # each was pydantic's ValidationError of a suite the caller never wrote (fuzzC-6)
+        ({"k": 10**12}, memgauge.UsageError, "k: Input should be less than or equal to 1000"),
+        ({"seed": -1}, memgauge.UsageError, "seed: Input should be greater than or equal to 0"),
+        ({"timeout": float("nan")}, memgauge.UsageError, "timeout: Input should be a finite"),
+        ({"limit": 0}, memgauge.UsageError, "limit: Input should be greater than or equal to 1"),
+        ({"concurrency": 10**6}, memgauge.UsageError, "concurrency: Input should be less than"),
+        ({"max_failure_rate": 2}, memgauge.UsageError, "max_failure_rate: Input should be less"),
     ],
 )
 def test_evaluate_names_the_wrong_argument(
@@ -65,6 +79,24 @@ def test_evaluate_names_the_wrong_argument(
         _evaluate(tmp_path / "results.db", **kw)
     assert says in str(raised.value)
     assert not (tmp_path / "results.db").exists()  # refused before a store was opened
+
+
+def test_evaluate_reads_measures_given_as_a_generator_once(tmp_path: Path) -> None:
+    """The check of each measure's type must not empty a generator before the run reads it."""
+    report = _evaluate(tmp_path / "results.db", measures=(m for m in ["Recall@5"]), store=False)
+    assert "Recall@5" in {m.name for m in report.summary.measures()}
+    assert "nDCG@10" not in {m.name for m in report.summary.measures()}
+
+
+@pytest.mark.parametrize("delta", [float("nan"), float("inf")])
+def test_evaluate_refuses_a_minimum_effect_that_is_no_number(tmp_path: Path, delta: float) -> None:
+    """nan and inf passed the check of `sprt_delta <= 0`: each comparison recorded a
+    sequential decision with no delta (fuzzC-6). Refused before any run is recorded."""
+    db = tmp_path / "results.db"
+    with pytest.raises(memgauge.UsageError, match=f"sprt_delta {delta}: the minimum effect"):
+        _evaluate(db, systems=["lexical", "dense"], sprt_delta=delta)
+    with api.open_store(db) as store:
+        assert store.list_runs() == []
 
 
 @pytest.mark.parametrize(
@@ -163,6 +195,17 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         (lambda db: memgauge.api.history("s", store=db, last="5"), TypeError, "last takes"),
         (lambda db: memgauge.api.history(None, store=db), TypeError, "suite takes"),
         (lambda db: memgauge.api.gate(None, store=db), TypeError, "target takes a run id"),
+        # fuzzC-6: each read letter by letter, the bundle `/` and the measures R, e, c, a, ...
+        (
+            lambda db: memgauge.api.gate("r1", store=db, baseline="b.json"),
+            TypeError,
+            "baseline takes a list, e.g. ['b.json'], not one path",
+        ),
+        (
+            lambda db: memgauge.api.gate("r1", store=db, measures="Recall@5"),
+            TypeError,
+            "measures takes a list, e.g. ['Recall@5'], not one name",
+        ),
     ],
 )
 def test_history_and_gate_name_the_wrong_argument(

@@ -238,6 +238,29 @@ def test_a_store_that_cannot_be_used_exits_2_naming_it(
             assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
 
 
+@pytest.mark.parametrize("command", ["runs list", "evaluate"])
+@pytest.mark.parametrize("store", ["directory", "unclosed-bracket"])
+def test_a_store_the_environment_names_is_named_by_its_variable(
+    store: str,
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """MEMGAUGE_STORE on a directory was refused as `--store DIR: ...`, an option the user
+    never gave (fuzzC-6)."""
+    make, words = STORES[store]
+    where = make(tmp_path)
+    monkeypatch.setenv("MEMGAUGE_STORE", where)
+    args = [a.format(tmp=tmp_path) for a in STORE_COMMANDS[command]]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    shown = where.replace(":secret@", ":***@")
+    assert f"MEMGAUGE_STORE={shown}: " in err, err
+    assert words in err
+    assert "--store" not in err.split(words)[0]
+
+
 READING = ["runs list", "runs show", "runs export", "runs compare", "history", "gate"]
 READING += ["health", "ab status", "flags list", "shadow summary", "optimize list", "report"]
 READING += ["view", "runs upgrade"]

@@ -331,6 +331,17 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         SUITE,
         (8, "tasks.0.k: search depth k=4 is below the largest cutoff @10 (Recall@10); use k: 10"),
     ),
+    # fuzzC-6: MetricConfig's ValueError ended `validate` and `run` in exit 70
+    "suite_evaluator_rel_threshold_negative.yaml": (
+        SUITE,
+        (8, "tasks.0.evaluators.0: rel_threshold -1: give a grade of 0 or more"),
+    ),
+    # fuzzC-6: the run scored every item, then MetricConfig's ValueError ended it in exit 70
+    # (the run left failed); `validate` said ok, as it did to any aggregate its own checks refuse
+    "suite_ir_rel_threshold_negative.yaml": (
+        SUITE,
+        (9, "tasks.0.aggregates.0: rel_threshold -1: give a grade of 0 or more"),
+    ),
     # issue 27 item 8: every retriever span dropped, none logged as a search that found nothing
     "spans_documents_a_string.json": (
         ["import-spans"],

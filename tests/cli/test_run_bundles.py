@@ -149,6 +149,21 @@ def test_a_bad_item_in_a_bundle_is_named_by_its_place(
     assert "object is not subscriptable" not in err
 
 
+def test_a_run_given_twice_in_a_bundle_is_refused_naming_the_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle holding one run twice was imported until the second copy hit the store's
+    UNIQUE constraint: exit 70 with SQLAlchemy's traceback (fuzzC-6)."""
+    store = tmp_path / "r.db"
+    bundle = BAD / "run_bundle_duplicate_run.json"
+    assert main(["runs", "import", str(bundle), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "run_bundle_duplicate_run.json: runs.1.run.run_id: run 20261129-024226-10534ee0" in err
+    assert "is also runs.0: a bundle holds each run once" in err
+    assert "Traceback" not in err
+    assert not store.exists()
+
+
 def test_a_baseline_bundle_of_another_suite_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

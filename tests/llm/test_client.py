@@ -202,6 +202,47 @@ def test_a_non_finite_or_fractional_llm_knob_is_bad_input(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("var", "value", "says"),
+    [
+        (
+            "MEMGAUGE_LLM_CONCURRENCY",
+            "0",
+            "set it to a whole number, at least 1, or unset it for the default (16)",
+        ),
+        (
+            "MEMGAUGE_LLM_TIMEOUT",
+            "-1",
+            "set it to seconds, more than 0, or unset it for the default (60)",
+        ),
+        (
+            "MEMGAUGE_LLM_TIMEOUT",
+            "0",
+            "set it to seconds, more than 0, or unset it for the default (60)",
+        ),
+        (
+            "MEMGAUGE_LLM_RETRIES",
+            "-1",
+            "set it to a whole number, at least 0, or unset it for the default (4)",
+        ),
+        (
+            "MEMGAUGE_LLM_RPM",
+            "-5",
+            "set it to requests per minute (0: no cap), or unset it for the default (0)",
+        ),
+    ],
+)
+def test_an_llm_knob_out_of_range_is_named_by_its_variable(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str, says: str
+) -> None:
+    """A negative timeout was 'LLM timeout must be positive', naming no variable: the user
+    had set MEMGAUGE_LLM_TIMEOUT, not a timeout anywhere memgauge showed them (fuzzC-6)."""
+    monkeypatch.setenv(var, value)
+    with pytest.raises(UsageError) as caught:
+        LLMConfig.from_env(model="m")
+    assert str(caught.value) == f"environment variable {var}={value!r} is out of range: {says}"
+
+
 def test_random_fault_rates_hit_at_about_the_configured_rate() -> None:
     rates = FaultRates(rate_limit=0.1, server_error=0.1, malformed=0.1, retry_after=0, seed=3)
     with FakeOpenAIServer(faults=rates) as server:

@@ -237,6 +237,24 @@ def test_the_store_option_sends_runs_elsewhere(
     assert len(_runs(store)) == 1
 
 
+def test_a_store_option_that_cannot_be_a_store_is_a_usage_error(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """`--memgauge-store DIR` failed every test that called an assert_* helper, each with a
+    traceback into memgauge naming `--store`, an option pytest does not have (fuzzC-6)."""
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest(*PLUGIN, "--memgauge-store", str(tmp_path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*--memgauge-store {tmp_path}: is a directory; give the store's*"]
+    )
+    pytester.makeini("[pytest]\nmemgauge_store = bogus://x\n")
+    result = pytester.runpytest(*PLUGIN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*memgauge_store=bogus://x: unknown scheme 'bogus'*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def test_extraction_operations_audit_and_suites(
     pytester: pytest.Pytester, recall_suite: Any
 ) -> None:

@@ -237,3 +237,18 @@ def test_each_worker_gets_its_share_of_the_llm_concurrency(
     assert getattr(share.cache, "path", None) is not None  # the driver's file, reopened there
     monkeypatch.delenv("MEMGAUGE_LLM_CONCURRENCY")
     assert worker_llm(32).concurrency == 1  # never none
+
+
+def test_the_workers_share_is_of_the_concurrency_every_client_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The share read MEMGAUGE_LLM_CONCURRENCY on its own: "1e2" (100 for the driver's
+    client) was 16 here, and "-3" or "many" fell back to 16 without a word (fuzzC-6)."""
+    api.configure_llm()
+    monkeypatch.setenv("MEMGAUGE_LLM_CONCURRENCY", "1e2")
+    assert worker_llm(4).concurrency == 25
+    monkeypatch.setenv("MEMGAUGE_LLM_CONCURRENCY", "-3")
+    with pytest.raises(
+        UsageError, match="MEMGAUGE_LLM_CONCURRENCY='-3' is out of range: set it to a whole number"
+    ):
+        worker_llm(4)

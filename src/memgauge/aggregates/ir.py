@@ -16,6 +16,7 @@ bootstrapped judgments (`aggregates.pool_judge`).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
@@ -225,6 +226,9 @@ class IRAggregate:
             raise UsageError(f"n_resamples {self.n_resamples}: give 1 to {MAX_RESAMPLES:,}")
         if not 1 <= self.agent_k <= MAX_K:
             raise UsageError(f"agent_k {self.agent_k}: give a cutoff of 1 to {MAX_K}")
+        if self.rel_threshold < 0:
+            # MetricConfig's ValueError ended the run, every item scored, in exit 70
+            raise UsageError(f"rel_threshold {self.rel_threshold}: give a grade of 0 or more")
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
         if self.pool_judge is not None:
@@ -240,8 +244,11 @@ class IRAggregate:
             raise UsageError(f"sampling_rate {self.sampling_rate}: give a share in (0, 1]")
         if self.feature_id is not None and not self.feature_id.strip():
             raise UsageError("feature_id: give the feature's id, or leave it out")
-        if self.sprt_delta <= 0:
-            raise UsageError(f"sprt_delta {self.sprt_delta}: the minimum effect must be > 0")
+        if not (math.isfinite(self.sprt_delta) and self.sprt_delta > 0):
+            # nan passed `<= 0`: every comparison recorded a sequential decision with no delta
+            raise UsageError(
+                f"sprt_delta {self.sprt_delta}: the minimum effect must be a finite number > 0"
+            )
 
     def _pipeline(
         self, dataset: RetrievalDataset, searched: Sequence[_Searched]

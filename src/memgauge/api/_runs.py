@@ -222,6 +222,10 @@ def evaluate(
     system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
     """
     _check_path("dataset", dataset, RetrievalDataset)
+    given = settings.get("measures")
+    if isinstance(given, Iterable) and not isinstance(given, str):
+        # read once here: a generator given is checked, and kept, not emptied by the check
+        settings["measures"] = list(given)
     _check_settings(resamples, sampling_rate, settings)
     config = _config(
         options,
@@ -291,6 +295,22 @@ def _check_settings(
         raise TypeError(f"measures takes a list of names, e.g. [{measures!r}], not one string")
     if not measures:
         raise UsageError("measures: give at least one, or leave it out for the default ones")
+    if not isinstance(measures, Iterable):
+        raise TypeError(
+            f"measures takes a list of names, e.g. ['Recall@5'], got"
+            f" {type(measures).__name__} {measures!r}"
+        )
+    for measure in measures:
+        if not isinstance(measure, str):
+            # measures=[5] met a regular expression deep in the metrics: "expected string"
+            raise TypeError(
+                f"measures: a measure is a name such as 'Recall@5', got"
+                f" {type(measure).__name__} {measure!r}"
+            )
+    corpora = settings.get("corpora")
+    if isinstance(corpora, str):
+        # read letter by letter: "no item of its dataset is in corpus -, 1, c, n, o, v"
+        raise TypeError(f"corpora takes a list of corpus ids, e.g. [{corpora!r}], not one string")
     if sampling_rate is not None:
         if isinstance(sampling_rate, bool) or not isinstance(sampling_rate, int | float):
             raise TypeError(f"sampling_rate takes a number, got {sampling_rate!r}")

@@ -81,6 +81,13 @@ def gate(
             "target takes a run id (or its first characters) or a suite file, got"
             f" {type(target).__name__}"
         )
+    for name, given in (("baseline", baseline), ("measures", measures)):
+        if isinstance(given, str | os.PathLike):
+            # read letter by letter: the bundle `/`, or the measures R, e, c, a, l, l
+            raise TypeError(
+                f"{name} takes a list, e.g. [{os.fspath(given)!r}], not one"
+                f" {'path' if name == 'baseline' else 'name'}"
+            )
     if learn_into is not None:
         # read now, not only once a regression needs it: a typo passed every gate until the
         # first regression, which then ended in exit 2, its verdict not recorded

@@ -25,7 +25,14 @@ from memgauge._util.redact import redact, register_secret
 from memgauge.errors import UsageError
 from memgauge.llm.providers import DEFAULT_BASE_URL, provider_endpoint
 
-__all__ = ["DEFAULT_BASE_URL", "LLMConfig", "StructuredMode", "check_base_url", "check_model"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "LLMConfig",
+    "StructuredMode",
+    "check_base_url",
+    "check_model",
+    "env_concurrency",
+]
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
@@ -56,6 +63,11 @@ def _env_whole(name: str, default: int, least: int) -> int:
     if value != int(value):
         raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
     return int(value)
+
+
+def env_concurrency() -> int:
+    """Most LLM requests in flight: `MEMGAUGE_LLM_CONCURRENCY`, else 16."""
+    return _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1)
 
 
 def _env_timeout() -> float:
@@ -191,9 +203,7 @@ class LLMConfig:
             base_url=base.rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(
-                given.pop("concurrency", _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1))
-            ),
+            concurrency=int(given.pop("concurrency", env_concurrency())),
             timeout=float(given.pop("timeout", _env_timeout())),
             max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0))),
             rpm=given.pop("rpm", None) or _env_rpm(),

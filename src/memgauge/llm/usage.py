@@ -56,10 +56,18 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     if not where:
         return {}
     p = Path(where)
+    # a table the environment names is named by its variable: the command line never gave it
+    name = str(p) if path else f"MEMGAUGE_PRICES={p}"
+    if p.exists() and not p.is_file():
+        # a FIFO's read waited for a writer: every run hung before its first item
+        raise UsageError(
+            f"{name}: not a regular file (a directory, FIFO or device); give the price table's"
+            " file (YAML or JSON)"
+        )
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise UsageError(f"{p}: cannot read the price table ({exc.strerror})") from None
+        raise UsageError(f"{name}: cannot read the price table ({exc.strerror})") from None
     # YAML is a superset of JSON: the one bounded YAML reader takes both
     try:
         raw: Any = load_yaml(decode_text(data, str(p)))[0]

@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from memgauge.data.jsonio import problems_from_validation
 from memgauge.data.parsing import ParseError, load_yaml
 from memgauge.errors import UsageError
 from memgauge.runs.suite import Suite
@@ -36,18 +39,28 @@ def command_suite(
     seed: int,
     max_failure_rate: float,
 ) -> Suite:
-    """The suite a command builds: `tasks` over `subjects`, validated as a suite file is."""
-    return Suite.model_validate(
-        {
-            "name": name,
-            "description": description,
-            "subjects": dict(subjects),
-            "concurrency": concurrency,
-            "seed": seed,
-            "max_failure_rate": max_failure_rate,
-            "tasks": list(tasks),
-        }
-    )
+    """The suite a command builds: `tasks` over `subjects`, validated as a suite file is; a
+    setting it refuses is a UsageError naming the setting (`k`, `seed`, `timeout`, ...), as the
+    command's option or the API's keyword of that name gave it."""
+    try:
+        return Suite.model_validate(
+            {
+                "name": name,
+                "description": description,
+                "subjects": dict(subjects),
+                "concurrency": concurrency,
+                "seed": seed,
+                "max_failure_rate": max_failure_rate,
+                "tasks": list(tasks),
+            }
+        )
+    except ValidationError as exc:
+        # pydantic's own error (`1 validation error for Suite tasks.0.k ...`) reached an API
+        # caller as an exception of another library, naming a suite they never wrote
+        problems = problems_from_validation(exc, "", None)
+        raise UsageError(
+            "; ".join(f"{str(p.field).rsplit('.', 1)[-1]}: {p.message}" for p in problems)
+        ) from None
 
 
 def subject_map(systems: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:

@@ -636,7 +636,15 @@ def spec_problems(
                     found = [SpecProblem((), str(exc))]
             out += [p.under("tasks", i, "evaluators", j) for p in found]
         for k, spec in aggregates:
-            out += [p.under("tasks", i, "aggregates", k) for p in AGGREGATES.problems(spec)]
+            found = AGGREGATES.problems(spec)
+            if not found:
+                # its own checks (agent_k, rel_threshold, ...), as a run meets them: `validate`
+                # said ok to a suite that `run` refused
+                try:
+                    AGGREGATES.build(spec)
+                except UsageError as exc:
+                    found = [SpecProblem((), str(exc))]
+            out += [p.under("tasks", i, "aggregates", k) for p in found]
     return out
 
 

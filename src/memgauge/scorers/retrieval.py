@@ -85,6 +85,9 @@ class RetrievalMeasure:
     def __post_init__(self) -> None:
         parsed = parse_measure(self.measure)
         refuse_run_level(parsed, "retrieval")
+        if self.rel_threshold < 0:
+            # MetricConfig's ValueError below ended `validate` and `run` in exit 70
+            raise UsageError(f"rel_threshold {self.rel_threshold}: give a grade of 0 or more")
         if parsed.name in SESSION_MEASURES:
             raise UsageError(
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "

@@ -138,8 +138,10 @@ class SPRT:
     bounds: Bounds = DEFAULT_BOUNDS
 
     def __post_init__(self) -> None:
-        if self.delta <= 0:
-            raise ValueError("delta (the minimum detectable effect) must be positive")
+        if not (math.isfinite(self.delta) and self.delta > 0):
+            raise ValueError(
+                "delta (the minimum detectable effect) must be a finite positive number"
+            )
         if not (0 < self.alpha < 1 and 0 < self.beta < 1):
             raise ValueError("alpha and beta must be between 0 and 1")
         if self.bounds not in SPRT_BOUNDS:

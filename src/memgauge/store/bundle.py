@@ -98,6 +98,7 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
     if not isinstance(runs, list):
         raise bad("runs", "must be a list of runs")
     out = []
+    first: dict[str, int] = {}  # each run id's first place in `runs`
     for n, entry in enumerate(runs):
         if not isinstance(entry, dict) or not isinstance(entry.get("run"), dict):
             raise bad(f"runs.{n}.run", "missing: each entry of runs holds its run's record")
@@ -116,6 +117,14 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
+        # importing the second copy ended in the store's UNIQUE constraint (exit 70)
+        seen = first.setdefault(run.run_id, n)
+        if seen != n:
+            raise bad(
+                f"runs.{n}.run.run_id",
+                f"run {run.run_id} is also runs.{seen}: a bundle holds each run once;"
+                " export it again with `memgauge runs export ID --format bundle`",
+            )
         out.append({**entry, "run": run, "items": items})
     return out
 

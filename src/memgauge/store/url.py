@@ -74,9 +74,10 @@ class StoreURL:
         return self.path is None or self.path.is_file()
 
 
-def store_url(value: str | Path | StoreURL) -> StoreURL:
+def store_url(value: str | Path | StoreURL, *, name: str = "--store") -> StoreURL:
     """Parse `--store` / `MEMGAUGE_STORE`: `sqlite:///PATH`, `postgresql://...`
-    (`postgres://` and `postgresql+psycopg://` too), or a plain path (a SQLite file)."""
+    (`postgres://` and `postgresql+psycopg://` too), or a plain path (a SQLite file). `name`:
+    where the value was given (an option, or an environment variable), as errors name it."""
     if isinstance(value, StoreURL):
         return value
     if not isinstance(value, str | os.PathLike):
@@ -92,38 +93,43 @@ def store_url(value: str | Path | StoreURL) -> StoreURL:
         raise UsageError(f"a results store's path is text, not {type(text).__name__}")
     match = _SCHEME.match(text)
     if match is None:
-        return _sqlite(text, Path(text).expanduser())
+        return _sqlite(_given(name, text), Path(text).expanduser())
     scheme = match.group(1).lower()
     if scheme == "sqlite":
         rest = text[match.end() :]
         if not rest.startswith("/") or rest in ("/", "/:memory:"):
             raise UsageError(
-                f"--store {text}: give a file, as sqlite:///relative/path.db or"
+                f"{_given(name, text)}: give a file, as sqlite:///relative/path.db or"
                 " sqlite:////absolute/path.db"
             )
-        return _sqlite(text, Path(rest[1:]).expanduser())
+        return _sqlite(_given(name, text), Path(rest[1:]).expanduser())
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         tail = text[match.end() :]
         dsn = f"postgresql://{tail}"
-        _check_server(dsn)
+        _check_server(dsn, name)
         return StoreURL("postgresql", f"postgresql+psycopg://{tail}", dsn=dsn)
     raise UsageError(
-        f"--store {text}: unknown scheme {scheme!r}; use sqlite:///PATH, a plain path, or"
+        f"{_given(name, text)}: unknown scheme {scheme!r}; use sqlite:///PATH, a plain path, or"
         " postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
     )
 
 
-def _sqlite(text: str, path: Path) -> StoreURL:
+def _given(name: str, text: str) -> str:
+    """How an error names the value `text` given as `name`: `--store X`, `MEMGAUGE_STORE=X`."""
+    return f"{name} {text}" if name.startswith("-") else f"{name}={text}"
+
+
+def _sqlite(given: str, path: Path) -> StoreURL:
     # a directory cannot be opened as a file: SQLite's "unable to open database file" would
     # not say why
     if path.is_dir():
         raise UsageError(
-            f"--store {text}: is a directory; give the store's file, e.g. {path / 'results.db'}"
+            f"{given}: is a directory; give the store's file, e.g. {path / 'results.db'}"
         )
     return StoreURL("sqlite", f"sqlite:///{path.absolute()}", path=path)
 
 
-def _check_server(dsn: str) -> None:
+def _check_server(dsn: str, name: str) -> None:
     """Refuse a server URL that neither SQLAlchemy nor libpq could read (an unclosed `[`, a
     port that is not a number in 0-65535), naming it with its password masked: parsed here,
     with the standard library, so that no later reader meets it first and fails as a bug."""
@@ -132,7 +138,7 @@ def _check_server(dsn: str) -> None:
         parts.port  # noqa: B018 (reading it is the check: a bad port raises ValueError)
     except ValueError as exc:
         raise UsageError(
-            f"--store {_masked(dsn)}: not a valid server URL ({exc}); write"
+            f"{_given(name, _masked(dsn))}: not a valid server URL ({exc}); write"
             " postgresql://USER:PASSWORD@HOST:PORT/DATABASE (an IPv6 host in brackets:"
             " [::1]:5432)"
         ) from None
@@ -146,4 +152,7 @@ def _masked(dsn: str) -> str:
 def default_store() -> StoreURL:
     """`MEMGAUGE_STORE` if set, else `MEMGAUGE_HOME/results.db`."""
     env = os.environ.get("MEMGAUGE_STORE")
-    return store_url(env) if env else store_url(memgauge_home() / "results.db")
+    if env:
+        # the user gave no --store: an error names the variable they set
+        return store_url(env, name="MEMGAUGE_STORE")
+    return store_url(memgauge_home() / "results.db")
