@@ -50,7 +50,6 @@ from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import DataError, Problem, UnavailableError, UsageError
 from memgauge.llm._loop import allow_calls
-from memgauge.llm.config import env_concurrency
 from memgauge.llm.context import configure, llm_context
 from memgauge.llm.scope import CallScope
 from memgauge.runs.executor import Job, LocalExecutor, TimedOut
@@ -249,6 +248,8 @@ def worker_llm(workers: int) -> WorkerLLM:
             f"({exc}); configure a file cache (memgauge.configure_llm) or run without workers"
         ) from None
     # read as every LLM client reads it: "1e2" was 16 here and 100 in the driver's client
+    from memgauge.llm.config import env_concurrency  # deferred: an evaluate never needs it
+
     budget = env_concurrency()
     return WorkerLLM(ctx.cache, ctx.cache_mode, max(1, budget // max(1, workers)))
 
