@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from memgauge._util.numbers import fmean
 from memgauge.aggregates.retrieval_result import Comparison, MetricComparison, SequentialTest
 from memgauge.stats import NO_GROUP, compare_many
 from memgauge.stats.sequential import SPRT, sequential_test
@@ -139,7 +140,7 @@ def _own_means(
         if not keep.any() or row.mean_a is None:
             out.append(row)
             continue
-        mean_a, mean_b = float(xa[keep].mean()), float(xb[keep].mean())
+        mean_a, mean_b = fmean(xa[keep]), fmean(xb[keep])
         out.append(row.model_copy(update={"mean_a": mean_a, "mean_b": mean_b}))
     return out
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._util.numbers import fmean
 from memgauge.data.records import (
     EvaluatorSummary,
     ItemRecord,
@@ -81,7 +82,7 @@ def shown_ci(measured: MeasureValue | None, values: list[float]) -> dict[str, An
     arr = np.asarray(values, dtype=np.float64)
     if np.isnan(arr).any():
         return None
-    mean = float(arr.mean())  # what the bootstrap reports as the mean
+    mean = fmean(arr)  # what the bootstrap reports as the mean
     if not measured.is_mean(mean, len(values)):
         return None
     return {
@@ -152,7 +153,7 @@ def summarize_items(
             if stand_in:
                 # the number the user opted into (on_failure: neutral), counted and flagged
                 ci = {
-                    "mean": float(np.mean(values + stand_in)),
+                    "mean": fmean(values + stand_in),
                     "ci_low": None,
                     "ci_high": None,
                     "n_scored": len(values) + len(stand_in),
@@ -169,7 +170,7 @@ def summarize_items(
             if stand_in:
                 entry.n_fallback = len(stand_in)
                 entry.mean_with_fallback = entry.mean
-                entry.mean_without_fallback = float(np.mean(values)) if values else None
+                entry.mean_without_fallback = fmean(values) if values else None
             if votes:
                 entry.agreement = _agreement(votes)
             evals_out.append(entry)

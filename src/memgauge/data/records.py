@@ -37,6 +37,7 @@ from pydantic import (
 
 from memgauge._util.clock import utc_now
 from memgauge._util.model import Model
+from memgauge._util.numbers import fmean
 from memgauge._util.redact import redact
 from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
@@ -139,7 +140,7 @@ def mean_of_repeats(values: Sequence[float]) -> float:
     if len(values) == 1:
         return values[0]
     scored = [v for v in values if v == v]
-    return sum(scored) / len(scored) if scored else float("nan")
+    return fmean(scored) if scored else float("nan")
 
 
 class ItemRecord(_Record):

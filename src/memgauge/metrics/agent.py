@@ -11,8 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from memgauge._util.numbers import fmean
 from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceClass
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 
@@ -89,7 +88,7 @@ class AgentValue:
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return float(np.mean(values)) if len(values) else None
+    return fmean(values) if len(values) else None
 
 
 def _query_mean(per: dict[str, float], empty: str) -> AgentValue:

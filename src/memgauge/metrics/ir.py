@@ -58,6 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
+from memgauge._util.numbers import fmean
 from memgauge.errors import UsageError
 from memgauge.metrics.conventions import (
     DEFAULT_GAIN,
@@ -235,7 +236,7 @@ class Evaluation:
             elif how == "gmean":
                 out[name] = float(np.exp(np.log(np.maximum(scored, MIN_GEO_MEAN)).mean()))
             else:
-                out[name] = float(scored.mean())
+                out[name] = fmean(scored)
         return out
 
 

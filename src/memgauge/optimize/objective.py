@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import ValidationError
 
+from memgauge._util.numbers import fmean
 from memgauge.data.jsonio import problems_from_validation
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, mean_of_repeats
@@ -125,7 +126,7 @@ def evaluation_of(
         return Evaluation(None, values=dict(values), run_id=run_id, failures=list(failures))
     ci = bootstrap_ci(scored, seed=seed)
     return Evaluation(
-        score=float(scored.mean()),
+        score=fmean(scored),
         ci_low=ci.low,
         ci_high=ci.high,
         values=dict(values),

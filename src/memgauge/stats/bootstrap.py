@@ -14,7 +14,7 @@ from typing import TypedDict, Unpack
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES, fmean
 from memgauge.stats.shared_draws import drawn
 
 __all__ = [
@@ -176,7 +176,7 @@ def bootstrap_cis(
         means = resample_means(data[rows], n_resamples, seed)
         lows, highs = _percentile_ci(means, confidence)
         for j, r in enumerate(rows.tolist()):
-            mean = float(data[r].mean())
+            mean = fmean(data[r])
             results[r] = interval(mean, float(lows[j]), float(highs[j]), data.shape[1], 0)
     for row in range(data.shape[0]):
         if results[row] is not None:
@@ -192,7 +192,7 @@ def bootstrap_cis(
         else:
             means = resample_means(vals[None, :], n_resamples, seed)
             low, high = _percentile_ci(means, confidence)
-            mean = float(vals.mean())
+            mean = fmean(vals)
             results[row] = interval(mean, float(low[0]), float(high[0]), int(vals.size), excluded)
     return [r for r in results if r is not None]
 

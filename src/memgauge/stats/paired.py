@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.blas import one_blas_thread
-from memgauge._util.numbers import ALPHA, CONFIDENCE, N_RESAMPLES
+from memgauge._util.numbers import ALPHA, CONFIDENCE, N_RESAMPLES, fmean
 from memgauge.stats.bootstrap import Resampling, resample_means
 from memgauge.stats.draws import coin_bytes
 from memgauge.stats.multiple import holm
@@ -186,7 +186,7 @@ def paired_compare_many(
         p_rs: list[float | None] = list(found) if found is not None else [None] * len(group)
         for row, (at, xa, xb) in enumerate(group):
             d = diffs[row]
-            delta = float(d.mean())
+            delta = fmean(d)
             lo, hi = np.percentile(means[row], [tail, 100 - tail])
             sd = float(d.std(ddof=1))
             if sd <= 1e-12 * max(1.0, abs(delta)):
@@ -197,8 +197,8 @@ def paired_compare_many(
                 p_t = float(stats.ttest_rel(xb, xa).pvalue)
             p_w = wilcoxon_p(d)
             out[at] = PairedComparison(
-                mean_a=float(xa.mean()),
-                mean_b=float(xb.mean()),
+                mean_a=fmean(xa),
+                mean_b=fmean(xb),
                 delta=delta,
                 delta_ci_low=float(lo),
                 delta_ci_high=float(hi),
@@ -250,9 +250,9 @@ def _without_resampling(
         return PairedComparison(
             n=n,
             n_dropped=dropped,
-            mean_a=float(xa.mean()),
-            mean_b=float(xb.mean()),
-            delta=float(d.mean()),
+            mean_a=fmean(xa),
+            mean_b=fmean(xb),
+            delta=fmean(d),
             note="fewer than 2 pairs",
         )
     if not np.any(d):
@@ -260,8 +260,8 @@ def _without_resampling(
         return PairedComparison(
             n=n,
             n_dropped=dropped,
-            mean_a=float(xa.mean()),
-            mean_b=float(xb.mean()),
+            mean_a=fmean(xa),
+            mean_b=fmean(xb),
             delta=0.0,
             delta_ci_low=0.0,
             delta_ci_high=0.0,

@@ -28,7 +28,7 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES, fmean
 from memgauge.data.records import mean_of_repeats
 from memgauge.stats.bootstrap import ConfidenceInterval
 
@@ -95,7 +95,7 @@ def cluster_bootstrap_ci(
             None, None, None, 0, excluded, n_resamples, confidence, "cluster", "no scored items"
         )
     s = np.asarray(item_means, dtype=np.float64)
-    mean = float(s.mean())
+    mean = fmean(s)
     if n == 1:
         note = "one scored item: the interval is degenerate"
         return ConfidenceInterval(

@@ -33,7 +33,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import ALPHA, N_RESAMPLES
+from memgauge._util.numbers import ALPHA, N_RESAMPLES, fmean
 from memgauge.stats.multiple import Correction, adjust
 from memgauge.stats.paired import PairedComparison, paired_compare_many
 from memgauge.stats.tukey import tukey_hsd_blocked
@@ -210,8 +210,7 @@ def _pair_indices(m: int, pairing: Pairing) -> list[tuple[int, int]]:
 def _means(x: npt.NDArray[np.float64]) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
     scored = ~np.isnan(x)
     counts = scored.sum(axis=1)
-    sums = np.where(scored, x, 0.0).sum(axis=1)
-    means = tuple(float(s / c) if c else None for s, c in zip(sums, counts, strict=True))
+    means = tuple(fmean(row[ok]) if ok.any() else None for row, ok in zip(x, scored, strict=True))
     return means, tuple(int(c) for c in counts)
 
 

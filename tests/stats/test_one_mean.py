@@ -1,0 +1,50 @@
+"""A mean is one number: every path that reports the mean of the same values (a run's
+evaluator row, the IR aggregate, a comparison's means and paired delta, a repeat's cluster
+mean, an item's repeats) sums them exactly (`math.fsum`), so their order and the path cannot
+change its last bits, nor the digits it prints.
+
+Twenty F1-like scores whose mean is 0.4775: NumPy's pairwise sum gave 0.4774999999999999
+(printed 0.477), `math.fsum` 0.47750000000000004 (0.478, as `statistics.fmean` and a
+spreadsheet say), and a permutation of them could print either."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+
+from memgauge.data.records import mean_of_repeats
+from memgauge.metrics import MetricConfig
+from memgauge.metrics.ir import Counts, Evaluation
+from memgauge.stats import bootstrap_ci, compare_systems, paired_compare
+from memgauge.stats.repeats import cluster_bootstrap_ci
+
+FRACTIONS = [(3, 6), (1, 1), (2, 6), (0, 3), (1, 4), (3, 6), (2, 5), (0, 2), (3, 5), (5, 5)]
+FRACTIONS += [(5, 5), (0, 4), (2, 2), (1, 4), (0, 2), (3, 4), (3, 5), (1, 5), (1, 6), (1, 1)]
+VALUES = np.array([a / b for a, b in FRACTIONS])
+EXACT = statistics.fmean(VALUES.tolist())
+
+
+def _orders() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [VALUES, VALUES[::-1], *(rng.permutation(VALUES) for _ in range(20))]
+
+
+def test_the_values_mean_prints_as_its_exact_sum_says() -> None:
+    assert (EXACT, format(EXACT, ".3f")) == (math.fsum(VALUES) / 20, "0.478")
+
+
+def test_every_path_gives_the_exact_mean_whatever_the_order() -> None:
+    zeros = np.zeros_like(VALUES)
+    for x in _orders():
+        assert bootstrap_ci(x, n_resamples=10).mean == EXACT
+        assert cluster_bootstrap_ci([[v] for v in x], n_resamples=10).mean == EXACT
+        assert mean_of_repeats(x.tolist()) == EXACT
+        paired = paired_compare(zeros, x, n_resamples=10, n_permutations=10)
+        assert (paired.mean_b, paired.delta) == (EXACT, EXACT)
+        cmp = compare_systems(["a", "b"], {"m": np.stack([x, zeros])}, n_permutations=10)
+        assert cmp.means["m"][0] == EXACT
+        ids = [f"q{i}" for i in range(x.size)]
+        ev = Evaluation(ids, {"RR@10": x}, Counts(x.size, x.size), MetricConfig())
+        assert ev.aggregate()["RR@10"] == EXACT
