@@ -203,6 +203,30 @@ def test_a_baseline_bundle_with_no_completed_run_of_the_suite_is_refused(
         assert opened.gate_verdict(new) is None  # nothing recorded
 
 
+def test_a_baseline_bundle_of_a_failed_gate_is_said_to_be_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle whose run had failed its gate where it was made was dropped unsaid: the gate
+    passed with "0 in history" and "No earlier run to compare with", as if no baseline had
+    been given. It is left out as in its own store, and named."""
+    _, run_id, bundle = _exported_run(tmp_path, "main", capsys)
+    doc = json.loads(bundle.read_text())
+    doc["runs"][0]["gate"] = "fail"
+    bundle.write_text(json.dumps(doc))
+    pr = str(tmp_path / "pr.db")
+    _evaluate(tmp_path / "demo", tmp_path / "pr-out", pr)
+    [new] = _ids(pr, capsys)
+    md = tmp_path / "gate.md"
+    args = ["gate", new, "--store", pr, "--no-learn", "--baseline", str(bundle)]
+    assert main([*args, "--json", "--markdown", str(md)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["n_history"], out["baseline_runs"], out["excluded"]) == (1, [], [run_id])
+    text = md.read_text()
+    assert f"Left out of the baseline as failed gates: {run_id}" in text
+    assert "No earlier run counts in the baseline (each failed its gate)" in text
+    assert "No earlier run to compare with" not in text
+
+
 def test_an_import_stopped_before_its_projection_leaves_nothing_and_the_next_one_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

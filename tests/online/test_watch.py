@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -496,3 +497,53 @@ def test_an_alert_speaks_of_the_window_not_of_a_run(
     note = fired["checks"][0]["note"]
     assert note.endswith("threshold, outside this window's 95% CI"), note
     assert "run" not in note
+
+
+class _HeldReceiver(Receiver):
+    """A receiver that holds the first alert's answer until `release` is set (a slow hook)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = threading.Event()
+        self.release = threading.Event()
+
+    def route(self, method: str, path: str, query: Any, body: Any, headers: Any) -> Any:
+        if not self.first.is_set():
+            self.first.set()
+            self.release.wait(10)
+        return super().route(method, path, query, body, headers)
+
+
+def test_two_passes_on_one_state_at_once_alert_once(tmp_path: Path) -> None:
+    """Cron started the next `watch --once` while the last one still waited on a slow
+    webhook: both read the same cursor, evaluated the same searches and sent the same alert
+    twice. A pass now holds its state (`STATE.lock`); the second waits, then finds nothing
+    new."""
+    from memgauge import api
+    from memgauge.store.url import store_url
+
+    db, state = tmp_path / "log.db", tmp_path / "watch.json"
+    with _HeldReceiver() as hook:
+        cfg = api.WatchConfig(
+            store=store_url(db),
+            state=state,
+            measures=("quality_proxy",),
+            min_samples=5,
+            webhook=hook.url,
+            retry_delay=0,
+        )
+        _log(db, [0.8] * 10)
+        assert api.watch_pass(cfg).status == "pass"
+        _log(db, [0.3] * 10)
+        passes: dict[str, api.WatchPass] = {}
+        first = threading.Thread(target=lambda: passes.setdefault("first", api.watch_pass(cfg)))
+        second = threading.Thread(target=lambda: passes.setdefault("second", api.watch_pass(cfg)))
+        first.start()
+        assert hook.first.wait(10)  # the first pass is delivering its alert, its state unsaved
+        second.start()
+        second.join(1)  # it waits for the first (before, it ran to its end meanwhile)
+        hook.release.set()
+        first.join(10)
+        second.join(10)
+    assert (passes["first"].status, passes["second"].status) == ("fired", "idle")
+    assert len(hook.requests) == 1

@@ -22,6 +22,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_writer",
+    "exclusive_lock",
     "sha256_file",
     "temp_dir_beside",
 ]
@@ -94,6 +95,32 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def exclusive_lock(path: str | Path) -> Iterator[bool]:
+    """Hold an exclusive advisory lock on the file `path` (made if missing, left in place) for
+    the block, waiting while another process holds it; yields whether it had to wait. The
+    system releases it when the holder ends, however it ends (`kill -9` included). Where
+    there is no `fcntl` (Windows), nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - POSIX has it
+        yield False
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        waited = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waited = True
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield waited
+    finally:
+        os.close(fd)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

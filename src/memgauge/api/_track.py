@@ -101,9 +101,11 @@ def gate(
         config = dataclasses.replace(config, measures=(*config.measures, *named))
     with SuiteRunStore(require_store(store)) as opened:
         run = _gated_run(opened, target)
-        exported = bundle_runs((Path(p) for p in baseline), run.suite_name)
+        exported, failed_there = bundle_runs((Path(p) for p in baseline), run.suite_name)
         # the baseline reads the earlier runs' numbers: their headlines, no per-query detail
         earlier = {r.run_id: r for r in opened.suite_history(run.suite_name, headline=True)}
+        # a run the store holds keeps the store's verdict (it may have been accepted since)
+        failed_there -= set(earlier)
         for r in exported:
             earlier.setdefault(r.run_id, r)
         history = sorted(
@@ -114,7 +116,7 @@ def gate(
             ),
             key=lambda r: (r.created_at, r.run_id),
         )
-        failed = opened.failed_gates(run.suite_name)
+        failed = opened.failed_gates(run.suite_name) | failed_there
         result = evaluate_gate(run, history, config, kinds_of(run), failed)
         if learn and any(c.regressed for c in result.checks):
             # before the verdict is recorded: a --learnings or --learn-into that cannot be

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from memgauge._util.files import exclusive_lock
 from memgauge.aggregates.targets import By
 from memgauge.errors import UsageError
 from memgauge.online.watch import (
@@ -293,7 +294,15 @@ def _record(
 
 
 def watch_pass(cfg: WatchConfig, *, now: datetime | None = None) -> WatchPass:
-    """Run one pass (see the module docstring); the state file is updated at its end."""
+    """Run one pass (see the module docstring); the state file is updated at its end. One
+    pass at a time holds a state (a lock beside it, `STATE.lock`): a second pass started
+    meanwhile (cron's next while this one still delivers) waits for it, then reads from its
+    cursor, so no search is evaluated twice and no alert sent twice."""
+    with exclusive_lock(cfg.state.with_name(cfg.state.name + ".lock")):
+        return _pass(cfg, now)
+
+
+def _pass(cfg: WatchConfig, now: datetime | None) -> WatchPass:
     state = WatchState.load(cfg.state, cfg.key())
     rows = _settled(
         read_searches_after(cfg.store, state.cursor, cfg.batch), cfg.settle, now or _now()

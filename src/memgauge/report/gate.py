@@ -126,6 +126,12 @@ def gate_markdown(result: GateResult, *, information: Literal["all", "moved"] = 
         ]
     if result.warnings:
         lines += ["", "Warnings:", *(f"- ⚠️ {md_text(w)}" for w in result.warnings)]
-    if not result.baseline_runs:
+    if not result.baseline_runs and result.excluded:
+        lines += [
+            "",
+            "No earlier run counts in the baseline (each failed its gate): the gate passes"
+            " until one does.",
+        ]
+    elif not result.baseline_runs:
         lines += ["", "No earlier run to compare with: the gate passes until one exists."]
     return "\n".join(lines) + "\n"

@@ -129,13 +129,15 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
-    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count: a
-    completed run with its summary; a run that failed the gate where it was made (and was not
-    accepted) is left out, as in its own store. A bundle with no completed run of `suite` is a
-    UsageError: a baseline that cannot count (the wrong file, the export of a run that failed
-    or was cancelled) would let the gate pass with nothing to compare."""
-    runs = []
+def bundle_runs(paths: Iterable[Path], suite: str) -> tuple[list[RunRecord], set[str]]:
+    """Every run of `suite` in the bundles at `paths` that a gate's baseline may count (a
+    completed run with its summary), and the ids of those among them that failed the gate
+    where they were made (and were not accepted): the baseline leaves them out, as in their
+    own store, and says so. A bundle with no completed run of `suite` is a UsageError: a
+    baseline that cannot count (the wrong file, the export of a run that failed or was
+    cancelled) would let the gate pass with nothing to compare."""
+    runs: list[RunRecord] = []
+    failed: set[str] = set()
     for path in paths:
         entries = read_bundle(path)
         suites = sorted({e["run"].suite_name for e in entries})
@@ -158,8 +160,9 @@ def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
                 " and only a completed run counts in a baseline; give a bundle of a completed"
                 f" run of {suite!r} (`memgauge runs export ID --format bundle`)"
             )
-        runs += [e["run"] for e in done if e.get("gate") != "fail"]
-    return runs
+        runs += [e["run"] for e in done]
+        failed |= {e["run"].run_id for e in done if e.get("gate") == "fail"}
+    return runs, failed
 
 
 def import_bundle(conn: sa.Connection, entries: Sequence[dict[str, Any]]) -> list[str]:
