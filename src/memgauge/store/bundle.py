@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from memgauge._util.model import Model
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
@@ -34,9 +35,65 @@ from memgauge.store.tables import (
     suite_runs,
 )
 
-__all__ = ["FORMAT", "bundle_runs", "export_bundle", "import_bundle", "read_bundle"]
+__all__ = [
+    "FORMAT",
+    "BundleUsage",
+    "bundle_runs",
+    "export_bundle",
+    "import_bundle",
+    "read_bundle",
+]
 
 FORMAT = "memgauge-run-bundle"
+
+_Count = Annotated[StrictInt, Field(ge=0)]
+
+
+class _Part(Model):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BundleUsage(_Part):
+    """One model's LLM spend in a run, as the store counts it (its fields are the counters)."""
+
+    calls: _Count = 0
+    cached: _Count = 0
+    requests: _Count = 0
+    failures: _Count = 0
+    prompt_tokens: _Count = 0
+    completion_tokens: _Count = 0
+
+
+class _Task(_Part):
+    task: StrictStr
+    kind: StrictStr
+    dataset: StrictStr | None = None
+    dataset_sha256: StrictStr | None = None
+    spec: dict[str, Any] | None = None
+    n_items: _Count
+
+
+class _Failure(_Part):
+    subject: StrictStr
+    task: StrictStr
+    item_id: StrictStr | None = None
+    stage: StrictStr
+    kind: StrictStr
+    message: StrictStr
+    attempt: _Count
+    at: StrictStr
+
+
+class _Entry(Model):
+    """What a bundle's run holds beside its record and items (read_bundle validates those)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    gate: Literal["pass", "fail", "accepted"] | None = None
+    subjects: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tasks: list[_Task] = Field(default_factory=list)
+    usage: dict[str, BundleUsage] = Field(default_factory=dict)
+    run_failures: list[_Failure] = Field(default_factory=list)
 
 
 def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
@@ -107,8 +164,14 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
             raise bad(f"runs.{n}.items", "must be a list of items")
         # a problem is named by the JSON path of its record (runs.N.run, runs.N.items.I), then
         # its field there
-        where = f"runs.{n}.run"
+        where = f"runs.{n}"
         try:
+            # each went into the store unread: a gate of "maybe", usage or failures of another
+            # shape ended the import in the database's error (exit 70)
+            parts = _Entry.model_validate(
+                {k: v for k, v in entry.items() if k not in ("run", "items")}
+            )
+            where = f"runs.{n}.run"
             run = RunRecord.model_validate(entry["run"])
             items = []
             for i, item in enumerate(given):
@@ -125,7 +188,7 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
                 f"run {run.run_id} is also runs.{seen}: a bundle holds each run once;"
                 " export it again with `memgauge runs export ID --format bundle`",
             )
-        out.append({**entry, "run": run, "items": items})
+        out.append({**parts.model_dump(), "run": run, "items": items})
     return out
 
 
