@@ -15,7 +15,7 @@ where it was made, and a run that failed the gate stays out of later baselines t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,7 +46,8 @@ __all__ = [
 
 FORMAT = "memgauge-run-bundle"
 
-_Count = Annotated[StrictInt, Field(ge=0)]
+#: a count the store keeps in a 64-bit column: 1e30 ended the import in the database's error
+_Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
 
 
 class _Part(Model):
@@ -155,7 +156,6 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
     if not isinstance(runs, list):
         raise bad("runs", "must be a list of runs")
     out = []
-    first: dict[str, int] = {}  # each run id's first place in `runs`
     for n, entry in enumerate(runs):
         if not isinstance(entry, dict) or not isinstance(entry.get("run"), dict):
             raise bad(f"runs.{n}.run", "missing: each entry of runs holds its run's record")
@@ -180,16 +180,39 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
-        # importing the second copy ended in the store's UNIQUE constraint (exit 70)
-        seen = first.setdefault(run.run_id, n)
-        if seen != n:
-            raise bad(
-                f"runs.{n}.run.run_id",
-                f"run {run.run_id} is also runs.{seen}: a bundle holds each run once;"
-                " export it again with `memgauge runs export ID --format bundle`",
-            )
         out.append({**parts.model_dump(), "run": run, "items": items})
+    # a second copy of a run, of a run's task or item ended the import in the store's UNIQUE
+    # constraint (exit 70)
+    again = "export it again with `memgauge runs export ID --format bundle`"
+    for n, m in _repeated([e["run"].run_id for e in out]):
+        raise bad(
+            f"runs.{n}.run.run_id",
+            f"run {out[n]['run'].run_id} is also runs.{m}: a bundle holds each run once; {again}",
+        )
+    for n, entry in enumerate(out):
+        for i, j in _repeated([t["task"] for t in entry["tasks"]]):
+            raise bad(
+                f"runs.{n}.tasks.{i}.task",
+                f"task {entry['tasks'][i]['task']!r} is also runs.{n}.tasks.{j}: a run holds"
+                f" each task once; {again}",
+            )
+        items = entry["items"]
+        for i, j in _repeated([(it.subject, it.task, it.item_id) for it in items]):
+            raise bad(
+                f"runs.{n}.items.{i}.item_id",
+                f"item {items[i].item_id!r} of {items[i].subject}/{items[i].task} is also"
+                f" runs.{n}.items.{j}: a run holds each item once; {again}",
+            )
     return out
+
+
+def _repeated(keys: Sequence[Hashable]) -> Iterator[tuple[int, int]]:
+    """(i, j) for each key at place i that was first at place j."""
+    first: dict[Hashable, int] = {}
+    for i, key in enumerate(keys):
+        j = first.setdefault(key, i)
+        if j != i:
+            yield i, j
 
 
 def bundle_runs(paths: Iterable[Path], suite: str) -> list[RunRecord]:
