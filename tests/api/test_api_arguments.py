@@ -201,6 +201,13 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         memgauge.read_run(1, store=db)  # type: ignore[arg-type]  # before: SQLAlchemy's TypeError
     with pytest.raises(TypeError, match="run_ids takes a list of run ids"):
         api.export_runs(run_id, store=db)  # before: "no run '2'" (the id's first character)
+    # fuzzC-6: SQLAlchemy's "String value expected", an empty bundle, pathlib's TypeError
+    with pytest.raises(TypeError, match="run_ids: a run id is a string, got int 5"):
+        api.export_runs([5], store=db)  # type: ignore[list-item]
+    with pytest.raises(memgauge.UsageError, match="run_ids: give at least one run id"):
+        api.export_runs([], store=db)
+    with pytest.raises(TypeError, match="path takes the bundle's path, got NoneType"):
+        api.import_runs(None, store=db)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
