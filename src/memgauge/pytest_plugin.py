@@ -264,7 +264,7 @@ def _conclude(what: str, report: RunReport, store: api.StoreArg) -> RunReport:
 def assert_retrieval(
     dataset: str | Path | Any,
     subject: Subject | str | Mapping[str, Any] | object,
-    thresholds: Thresholds,
+    thresholds: Thresholds | None,
     *,
     by: By = "point",
     store: api.StoreArg = None,
@@ -276,8 +276,10 @@ def assert_retrieval(
     named in `thresholds` are evaluated whether or not `measures` lists them."""
     sub = as_subject(subject)
     where = _store(store)
+    # checked before it is read: None was "'NoneType' object is not iterable"
+    fail_under = _fail_under(thresholds)
     measures = list(options.pop("measures", api.DEFAULT_MEASURES))
-    for key in thresholds:
+    for key in thresholds or {}:
         name = str(key).rsplit("/", 1)[-1]
         if name not in measures and api.is_measure(name):
             measures.append(name)
@@ -285,7 +287,7 @@ def assert_retrieval(
         dataset,
         sub.systems(),
         measures=measures,
-        fail_under=_fail_under(thresholds),
+        fail_under=fail_under,
         by=by,
         store=where,
         **options,

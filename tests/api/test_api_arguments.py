@@ -165,6 +165,22 @@ def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
         api.score_trec_run(data / "qrels.txt", data / "run.txt", "nDCG@10", MetricConfig())  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("n", "sigma", "says"),
+    [
+        (10**30, 0.15, "n 1000000000000000000000000000000 is more than 2,147,483,647 queries"),
+        (20, float("nan"), "sigma nan is no finite number"),
+        (20, float("inf"), "sigma inf is no finite number"),
+    ],
+)
+def test_minimum_detectable_effect_refuses_what_no_test_has(
+    n: int, sigma: float, says: str
+) -> None:
+    """Each ran without end (fuzzC-6); `sample-size --per-group` stops at 2**31 - 1 too."""
+    with pytest.raises(memgauge.UsageError, match=re.escape(says)):
+        api.minimum_detectable_effect(n, sigma)
+
+
 def test_validate_file_takes_text_and_names_an_unknown_kind() -> None:
     # before: "'str' object has no attribute 'exists'", and a KeyError for the kind
     qrels = str(ROOT / "tests/data/good/qrels.txt")
@@ -185,6 +201,13 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         memgauge.read_run(1, store=db)  # type: ignore[arg-type]  # before: SQLAlchemy's TypeError
     with pytest.raises(TypeError, match="run_ids takes a list of run ids"):
         api.export_runs(run_id, store=db)  # before: "no run '2'" (the id's first character)
+    # fuzzC-6: SQLAlchemy's "String value expected", an empty bundle, pathlib's TypeError
+    with pytest.raises(TypeError, match="run_ids: a run id is a string, got int 5"):
+        api.export_runs([5], store=db)  # type: ignore[list-item]
+    with pytest.raises(memgauge.UsageError, match="run_ids: give at least one run id"):
+        api.export_runs([], store=db)
+    with pytest.raises(TypeError, match="path takes the bundle's path, got NoneType"):
+        api.import_runs(None, store=db)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,6 +161,77 @@ def test_a_run_given_twice_in_a_bundle_is_refused_naming_the_second(
     err = capsys.readouterr().err
     assert "run_bundle_duplicate_run.json: runs.1.run.run_id: run 20261129-024226-10534ee0" in err
     assert "is also runs.0: a bundle holds each run once" in err
+    assert "Traceback" not in err
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("part", "value", "says"),
+    [
+        ("gate", "maybe", "runs.0.gate: Input should be 'pass', 'fail' or 'accepted'"),
+        ("usage", {"m": {"calls": -1}}, "runs.0.usage.m.calls: Input should be greater than"),
+        ("usage", "x", "runs.0.usage: Input should be a valid dictionary"),
+        ("run_failures", [{"x": 1}], "runs.0.run_failures.0.subject: Field required"),
+        ("subjects", ["lexical"], "runs.0.subjects: Input should be a valid dictionary"),
+        ("tasks", [{"kind": "retrieval"}], "runs.0.tasks.0.task: Field required"),
+    ],
+)
+def test_a_bundles_gate_usage_failures_subjects_and_tasks_are_read_before_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], part: str, value: object, says: str
+) -> None:
+    """Only a run's record and items were validated: the rest went into the store unread, and
+    a gate of "maybe" or a usage row of another shape ended the import in the database's
+    error, exit 70 (fuzzC-6)."""
+    bad = BAD / "run_bundle_unknown_gate.json"
+    data = json.loads(bad.read_text(encoding="utf-8"))
+    data["runs"][0]["gate"] = "pass"
+    data["runs"][0][part] = value
+    bundle = tmp_path / "edited.json"
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    store = tmp_path / "r.db"
+    for given in (bad, bundle) if part == "gate" else (bundle,):
+        assert main(["runs", "import", str(given), "--store", str(store)]) == 2
+        err = capsys.readouterr().err
+        assert f"{given.name}: " in err
+        assert "Traceback" not in err
+        if given == bundle:
+            assert says in err, err
+        else:  # the file in tests/data/bad
+            assert "runs.0.gate: Input should be 'pass', 'fail' or 'accepted'" in err
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            lambda run: run["items"].append(run["items"][0]),
+            "runs.0.items.2.item_id: item 'kg' of agent/answers is also runs.0.items.0",
+        ),
+        (
+            lambda run: run["tasks"].append(run["tasks"][0]),
+            "runs.0.tasks.2.task: task 'answers' is also runs.0.tasks.0",
+        ),
+        (
+            lambda run: run.update(usage={"m": {"calls": 10**30}}),
+            "runs.0.usage.m.calls: Input should be less than or equal to 9223372036854775807",
+        ),
+    ],
+)
+def test_a_bundle_whose_rows_the_store_cannot_hold_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+) -> None:
+    """An item or a task given twice in a run, or a count past 64 bits, ended the import in
+    the store's UNIQUE constraint or an integer overflow: exit 70 (fuzzC-6)."""
+    data = json.loads((BAD / "run_bundle_unknown_gate.json").read_text(encoding="utf-8"))
+    data["runs"][0]["gate"] = None
+    edit(data["runs"][0])
+    bundle = tmp_path / "edited.json"
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    store = tmp_path / "r.db"
+    assert main(["runs", "import", str(bundle), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert f"edited.json: {says}" in err, err
     assert "Traceback" not in err
     assert not store.exists()
 

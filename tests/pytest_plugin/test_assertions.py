@@ -220,6 +220,31 @@ def test_a_rule_that_is_none_is_a_usage_error_before_the_run(
     assert not _runs()
 
 
+def test_thresholds_of_none_are_none_as_in_assert_suite(
+    pytester: pytest.Pytester, demo: Path
+) -> None:
+    """`assert_retrieval(..., None)` failed with "'NoneType' object is not iterable", from the
+    loop that adds the thresholds' measures, where `assert_suite` and the other helpers read
+    None as no threshold (fuzzC-6); a string is named."""
+    pytester.makepyfile(
+        f"""
+        import pytest
+        from memgauge.errors import UsageError
+        from memgauge.pytest_plugin import assert_retrieval
+
+        def test_none():
+            assert assert_retrieval({str(demo)!r}, "lexical", None).status == "completed"
+
+        def test_text():
+            with pytest.raises(UsageError, match="thresholds: give a mapping of measure to"):
+                assert_retrieval({str(demo)!r}, "lexical", "Recall@5")
+        """
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=2)
+    assert len(_runs()) == 1
+
+
 def test_the_store_option_sends_runs_elsewhere(
     pytester: pytest.Pytester, demo: Path, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ stores as bundles."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -165,12 +166,25 @@ def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any
     `gate(..., baseline=...)`."""
     if isinstance(run_ids, str):
         raise TypeError(f"run_ids takes a list of run ids, e.g. [{run_ids!r}], not one string")
+    run_ids = list(run_ids)
+    for run_id in run_ids:
+        if not isinstance(run_id, str):
+            # [5] met SQLAlchemy's "String value expected when autoescape=True"
+            raise TypeError(
+                f"run_ids: a run id is a string, got {type(run_id).__name__} {run_id!r}"
+            )
+    if not run_ids:
+        # a bundle of no run: its import recorded nothing, and as a baseline it counted nothing
+        raise UsageError("run_ids: give at least one run id (see `memgauge runs list`)")
     with read_store(store) as opened:
         return export_bundle(opened, [resolve_run_id(opened, r) for r in run_ids])
 
 
 def import_runs(path: str | Path, *, store: Where = None) -> list[str]:
     """Record the runs of the bundle at `path` in the store; their ids."""
+    if not isinstance(path, str | os.PathLike):
+        # pathlib's "expected str, bytes or os.PathLike object" named no argument
+        raise TypeError(f"path takes the bundle's path, got {type(path).__name__} {path!r}")
     entries = read_bundle(Path(path))
     with open_store(store) as opened:
         return opened.import_runs(entries)

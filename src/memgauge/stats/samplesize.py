@@ -138,8 +138,16 @@ def minimum_detectable_effect(
     """Smallest mean difference a paired t-test on `n` queries detects with `power`."""
     if n < 2:
         raise ValueError("n must be at least 2")
+    if n > MAX_N:
+        # the noncentral t's series at 1e30 degrees of freedom ran for hours
+        raise ValueError(f"n {n} is more than {MAX_N:,} queries: no test of that size can be run")
     if sigma <= 0:
         raise ValueError("sigma must be positive")
+    if not math.isfinite(sigma):  # nan: the search for the effect never ended
+        raise ValueError(
+            f"sigma {sigma} is no finite number; sigma is the standard deviation of the"
+            " per-query differences (e.g. 0.15)"
+        )
     if sigma < sys.float_info.min:  # a subnormal: the search's steps of 1e-9 sigma vanish
         raise ValueError(
             f"sigma {sigma} is below {sys.float_info.min:.3g}, the smallest normal double;"

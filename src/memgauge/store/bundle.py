@@ -15,13 +15,14 @@ where it was made, and a run that failed the gate stays out of later baselines t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from memgauge._util.model import Model
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
@@ -34,9 +35,66 @@ from memgauge.store.tables import (
     suite_runs,
 )
 
-__all__ = ["FORMAT", "bundle_runs", "export_bundle", "import_bundle", "read_bundle"]
+__all__ = [
+    "FORMAT",
+    "BundleUsage",
+    "bundle_runs",
+    "export_bundle",
+    "import_bundle",
+    "read_bundle",
+]
 
 FORMAT = "memgauge-run-bundle"
+
+#: a count the store keeps in a 64-bit column: 1e30 ended the import in the database's error
+_Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
+
+
+class _Part(Model):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BundleUsage(_Part):
+    """One model's LLM spend in a run, as the store counts it (its fields are the counters)."""
+
+    calls: _Count = 0
+    cached: _Count = 0
+    requests: _Count = 0
+    failures: _Count = 0
+    prompt_tokens: _Count = 0
+    completion_tokens: _Count = 0
+
+
+class _Task(_Part):
+    task: StrictStr
+    kind: StrictStr
+    dataset: StrictStr | None = None
+    dataset_sha256: StrictStr | None = None
+    spec: dict[str, Any] | None = None
+    n_items: _Count
+
+
+class _Failure(_Part):
+    subject: StrictStr
+    task: StrictStr
+    item_id: StrictStr | None = None
+    stage: StrictStr
+    kind: StrictStr
+    message: StrictStr
+    attempt: _Count
+    at: StrictStr
+
+
+class _Entry(Model):
+    """What a bundle's run holds beside its record and items (read_bundle validates those)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    gate: Literal["pass", "fail", "accepted"] | None = None
+    subjects: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tasks: list[_Task] = Field(default_factory=list)
+    usage: dict[str, BundleUsage] = Field(default_factory=dict)
+    run_failures: list[_Failure] = Field(default_factory=list)
 
 
 def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
@@ -98,7 +156,6 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
     if not isinstance(runs, list):
         raise bad("runs", "must be a list of runs")
     out = []
-    first: dict[str, int] = {}  # each run id's first place in `runs`
     for n, entry in enumerate(runs):
         if not isinstance(entry, dict) or not isinstance(entry.get("run"), dict):
             raise bad(f"runs.{n}.run", "missing: each entry of runs holds its run's record")
@@ -107,8 +164,14 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
             raise bad(f"runs.{n}.items", "must be a list of items")
         # a problem is named by the JSON path of its record (runs.N.run, runs.N.items.I), then
         # its field there
-        where = f"runs.{n}.run"
+        where = f"runs.{n}"
         try:
+            # each went into the store unread: a gate of "maybe", usage or failures of another
+            # shape ended the import in the database's error (exit 70)
+            parts = _Entry.model_validate(
+                {k: v for k, v in entry.items() if k not in ("run", "items")}
+            )
+            where = f"runs.{n}.run"
             run = RunRecord.model_validate(entry["run"])
             items = []
             for i, item in enumerate(given):
@@ -117,16 +180,39 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
-        # importing the second copy ended in the store's UNIQUE constraint (exit 70)
-        seen = first.setdefault(run.run_id, n)
-        if seen != n:
+        out.append({**parts.model_dump(), "run": run, "items": items})
+    # a second copy of a run, of a run's task or item ended the import in the store's UNIQUE
+    # constraint (exit 70)
+    again = "export it again with `memgauge runs export ID --format bundle`"
+    for n, m in _repeated([e["run"].run_id for e in out]):
+        raise bad(
+            f"runs.{n}.run.run_id",
+            f"run {out[n]['run'].run_id} is also runs.{m}: a bundle holds each run once; {again}",
+        )
+    for n, entry in enumerate(out):
+        for i, j in _repeated([t["task"] for t in entry["tasks"]]):
             raise bad(
-                f"runs.{n}.run.run_id",
-                f"run {run.run_id} is also runs.{seen}: a bundle holds each run once;"
-                " export it again with `memgauge runs export ID --format bundle`",
+                f"runs.{n}.tasks.{i}.task",
+                f"task {entry['tasks'][i]['task']!r} is also runs.{n}.tasks.{j}: a run holds"
+                f" each task once; {again}",
             )
-        out.append({**entry, "run": run, "items": items})
+        items = entry["items"]
+        for i, j in _repeated([(it.subject, it.task, it.item_id) for it in items]):
+            raise bad(
+                f"runs.{n}.items.{i}.item_id",
+                f"item {items[i].item_id!r} of {items[i].subject}/{items[i].task} is also"
+                f" runs.{n}.items.{j}: a run holds each item once; {again}",
+            )
     return out
+
+
+def _repeated(keys: Sequence[Hashable]) -> Iterator[tuple[int, int]]:
+    """(i, j) for each key at place i that was first at place j."""
+    first: dict[Hashable, int] = {}
+    for i, key in enumerate(keys):
+        j = first.setdefault(key, i)
+        if j != i:
+            yield i, j
 
 
 def bundle_runs(paths: Iterable[Path], suite: str) -> tuple[list[RunRecord], set[str]]:

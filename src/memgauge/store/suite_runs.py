@@ -43,7 +43,7 @@ __all__ = ["USAGE_COUNTERS", "SuiteRunStore"]
 FINISHED = ("completed", "failed")
 
 #: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
-USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
+USAGE_COUNTERS = tuple(bundle.BundleUsage.model_fields)
 
 
 def _redacted(text: str | None) -> str | None:
