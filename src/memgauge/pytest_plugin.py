@@ -147,6 +147,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     option = config.getoption("memgauge_store", None)
     where = option or config.getini("memgauge_store")
+    # kept before it is checked: pytest unconfigures a session whose configure failed, and
+    # the pop there must take this session's entry, not the enclosing one's (pytester)
+    _STORES.append(str(where or ""))
     if where:
         # checked once here, as pytest's usage error: else every test calling an assert_*
         # helper failed on its own, naming an option (--store) that pytest does not have
@@ -154,7 +157,6 @@ def pytest_configure(config: pytest.Config) -> None:
             api.store_url(str(where), name="--memgauge-store" if option else "memgauge_store")
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-    _STORES.append(str(where or ""))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

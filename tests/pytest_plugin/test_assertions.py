@@ -293,8 +293,12 @@ def test_a_store_option_that_cannot_be_a_store_is_a_usage_error(
 ) -> None:
     """`--memgauge-store DIR` failed every test that called an assert_* helper, each with a
     traceback into memgauge naming `--store`, an option pytest does not have (fuzzC-6)."""
+    from memgauge.pytest_plugin import _STORES
+
+    outer = list(_STORES)
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest(*PLUGIN, "--memgauge-store", str(tmp_path))
+    assert outer == _STORES  # the refused session's entry went with it, the enclosing one's kept
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [f"*--memgauge-store {tmp_path}: is a directory; give the store's*"]
