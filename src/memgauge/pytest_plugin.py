@@ -27,6 +27,7 @@ whose names load on first use, so it costs other projects' pytest start-up next 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     option = config.getoption("memgauge_store", None)
     where = option or config.getini("memgauge_store")
+    # kept before it is checked: pytest unconfigures a session whose configure failed, and
+    # the pop there must take this session's entry, not the enclosing one's (pytester)
+    _STORES.append(str(where or ""))
     if where:
         # checked once here, as pytest's usage error: else every test calling an assert_*
         # helper failed on its own, naming an option (--store) that pytest does not have
@@ -153,7 +157,6 @@ def pytest_configure(config: pytest.Config) -> None:
             api.store_url(str(where), name="--memgauge-store" if option else "memgauge_store")
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-    _STORES.append(str(where or ""))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -319,10 +322,25 @@ def assert_suite(
     return _conclude("assert_suite", report, where)
 
 
+def _path(what: str, name: str, value: object) -> Path:
+    """`value` as a path; a TypeError naming the helper and its argument when it is none
+    (pathlib's "expected str, bytes or os.PathLike object" named neither)."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{what}: {name} takes a path, got {type(value).__name__} {value!r}")
+    return Path(value)
+
+
 def _write_path(
     role: Literal["extractor", "decider"], value: object
 ) -> tuple[dict[str, Any], dict[str, object]]:
     """The suite subject of an extractor / decider, and the live objects it stands for."""
+    if value is None:
+        # read as a live object named 'NoneType': "python subject 'NoneType': write it as
+        # package.module:factory"
+        raise UsageError(
+            f"{role}: give a spec string or mapping, a live object or the Path of recorded"
+            " outputs, not None"
+        )
     if isinstance(value, Subject):
         if value.obj is not None:
             return {"live": {"name": value.name}}, {value.name: value.obj}
@@ -352,7 +370,7 @@ def assert_extraction(
     outputs. The seed's own targets are shown in the run, not enforced: `thresholds` decide.
     `options` go to `memgauge.api.extraction_suite` (`match`, `threshold`, `limit`, ...)."""
     spec, live = _write_path("extractor", extractor)
-    suite = api.extraction_suite(Path(cases), spec, **options)
+    suite = api.extraction_suite(_path("assert_extraction", "cases", cases), spec, **options)
     return _run_built("assert_extraction", suite, "extraction", thresholds, by, store, live)
 
 
@@ -370,7 +388,7 @@ def assert_operations(
     with `decide(...)`, or the `Path` of recorded outputs. `options` go to
     `memgauge.api.operations_suite` (`judge`, `judge_model`, ...)."""
     spec, live = _write_path("decider", decider)
-    suite = api.operations_suite(Path(cases), spec, **options)
+    suite = api.operations_suite(_path("assert_operations", "cases", cases), spec, **options)
     return _run_built("assert_operations", suite, "operations", thresholds, by, store, live)
 
 
@@ -394,7 +412,7 @@ def assert_audit(
             "assert_audit: give the agent's memory as a spec string ('hybrid', "
             "'python:pkg.mod:make', a spec file), or None"
         )
-    plan = api.plan_audit(Path(dataset), subject=text, **options)
+    plan = api.plan_audit(_path("assert_audit", "dataset", dataset), subject=text, **options)
     return _run_built("assert_audit", plan.suite, "audit", thresholds, by, store, {})
 
 

@@ -43,6 +43,7 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"dataset": ""}, memgauge.UsageError, "dataset '': give a path"),
         ({"measures": "nDCG@10"}, TypeError, "measures takes a list of names"),
         ({"measures": []}, memgauge.UsageError, "measures: give at least one"),
+        ({"bogus": 1}, TypeError, "evaluate() got an unexpected keyword argument 'bogus'; its"),
         ({"corpora": "conv-26"}, TypeError, "corpora takes a list of corpus ids, e.g. ['conv-26']"),
         ({"measures": [5]}, TypeError, "measures: a measure is a name such as 'Recall@5', got int"),
         (

@@ -236,6 +236,25 @@ def test_a_bundle_whose_rows_the_store_cannot_hold_is_refused(
     assert not store.exists()
 
 
+def test_a_bundle_of_a_newer_memgauge_says_to_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle of schema_version 2 was told to be exported "again with this version", which
+    an older memgauge cannot do (fuzzC-6)."""
+    data = json.loads((BAD / "run_bundle_unknown_gate.json").read_text(encoding="utf-8"))
+    data["schema_version"] = 2
+    bundle = tmp_path / "newer.json"
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    store = tmp_path / "r.db"
+    assert main(["runs", "import", str(bundle), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "newer.json: schema_version: version 2 was written by a newer memgauge (this one reads"
+        " 1); upgrade memgauge to read it"
+    ) in err
+    assert not store.exists()
+
+
 def test_a_baseline_bundle_of_another_suite_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -131,6 +131,19 @@ def test_the_default_session_is_the_measured_fast_setting(
             MiniLMOnnxEmbedder(verify=False)
 
 
+@pytest.mark.parametrize("var", ["MEMGAUGE_ONNX_THREADS", "MEMGAUGE_ONNX_WORKERS"])
+@pytest.mark.parametrize("many", ["100000000", "99999999999999999999"])
+def test_a_thread_count_past_any_machine_is_refused(
+    monkeypatch: pytest.MonkeyPatch, var: str, many: str
+) -> None:
+    """MEMGAUGE_ONNX_THREADS=100000000 had the process start threads until the kernel killed
+    it, and 1e20 ended in onnxruntime's binding error (fuzzC-6)."""
+    monkeypatch.setenv(var, many)
+    read = minilm_onnx.default_threads if var.endswith("THREADS") else minilm_onnx.default_workers
+    with pytest.raises(UsageError, match=f"{var}={many}: use a whole number of threads, 1 to 1024"):
+        read()
+
+
 def test_bucket_by_length_groups_neighbours_within_the_token_budget() -> None:
     lengths = [30, 3, 300, 7, 7, 7, 31, 30, 8, 2, 30, 29, 500]
     batches = bucket_by_length(lengths, max_tokens=64)

@@ -351,3 +351,20 @@ def test_two_processes_asking_again_at_once_both_use_the_first_new_answer(
         inner.close()
     first_process.close()
     second_process.cache.close()
+
+
+def test_a_cache_file_that_is_no_database_is_refused_with_the_caches_advice(
+    tmp_path: Path,
+) -> None:
+    """MEMGAUGE_LLM_CACHE on a text file was told to "give the path of a memgauge store (for
+    example MEMGAUGE_HOME/results.db)", the results store, as the cache (fuzzC-6)."""
+    from memgauge.errors import UsageError
+    from memgauge.store.llm_cache import SQLiteResponseCache
+
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n", encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        SQLiteResponseCache(text)
+    message = str(caught.value)
+    assert "give the path of an LLM response cache (MEMGAUGE_LLM_CACHE" in message
+    assert "results.db" not in message

@@ -245,6 +245,32 @@ def test_thresholds_of_none_are_none_as_in_assert_suite(
     assert len(_runs()) == 1
 
 
+def test_write_path_and_audit_helpers_name_an_argument_of_none(pytester: pytest.Pytester) -> None:
+    """An extractor or decider of None was a live object named 'NoneType' ("python subject
+    'NoneType': write it as package.module:factory"), and cases or a dataset of None was
+    pathlib's TypeError naming no argument (fuzzC-6)."""
+    cases = DATA / "operations" / "cases.json"
+    pytester.makepyfile(
+        f"""
+        import pytest
+        from memgauge.errors import UsageError
+        from memgauge.pytest_plugin import assert_audit, assert_extraction, assert_operations
+
+        def test_none():
+            with pytest.raises(UsageError, match="^extractor: give a spec string or mapping"):
+                assert_extraction({str(cases)!r}, None, {{"f1": 0.5}})
+            with pytest.raises(UsageError, match="^decider: give a spec string or mapping"):
+                assert_operations({str(cases)!r}, None, {{"accuracy": 0.5}})
+            with pytest.raises(TypeError, match="^assert_extraction: cases takes a path, got No"):
+                assert_extraction(None, "{{llm: {{model: m}}}}", {{"f1": 0.5}})
+            with pytest.raises(TypeError, match="^assert_audit: dataset takes a path, got None"):
+                assert_audit(None, None, {{"recall_accuracy": 0.5}})
+        """
+    )
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
+    assert not _runs()
+
+
 def test_the_store_option_sends_runs_elsewhere(
     pytester: pytest.Pytester, demo: Path, tmp_path: Path
 ) -> None:
@@ -267,8 +293,12 @@ def test_a_store_option_that_cannot_be_a_store_is_a_usage_error(
 ) -> None:
     """`--memgauge-store DIR` failed every test that called an assert_* helper, each with a
     traceback into memgauge naming `--store`, an option pytest does not have (fuzzC-6)."""
+    from memgauge.pytest_plugin import _STORES
+
+    outer = list(_STORES)
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest(*PLUGIN, "--memgauge-store", str(tmp_path))
+    assert outer == _STORES  # the refused session's entry went with it, the enclosing one's kept
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [f"*--memgauge-store {tmp_path}: is a directory; give the store's*"]

@@ -4,6 +4,7 @@ summary of a run still going."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
@@ -279,6 +280,17 @@ def _check_settings(
     """TypeError naming a setting of `evaluate` of the wrong type (which would otherwise
     surface as a comparison of str and int, or a string read as a list of one-letter
     measures), and UsageError for a sampling rate outside (0, 1]."""
+    taken = inspect.signature(evaluate_suite).parameters
+    # evaluate sets these itself: given again they would be a second value
+    known = sorted(set(taken) - {"dataset", "systems", "n_resamples", "sprt", "pipeline"})
+    for name in settings:
+        if name not in known:
+            # Python's own TypeError named the builder: "evaluate_suite() got an unexpected
+            # keyword argument"
+            raise TypeError(
+                f"evaluate() got an unexpected keyword argument {name!r}; its settings are"
+                f" {', '.join(known)}"
+            )
     whole_number("resamples", resamples, optional=False)
     for name in (
         "k",

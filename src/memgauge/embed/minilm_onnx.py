@@ -77,12 +77,17 @@ _PAD_SLACK = 0.02
 _EXTERNAL_MIN = 1024
 
 
+#: the most intra-op threads or batch workers asked for: 100,000,000 had the process start
+#: threads until the kernel killed it, and 1e20 ended in onnxruntime's binding error
+MAX_THREADS = 1024
+
+
 def _whole(var: str, default: int) -> int:
     raw = os.environ.get(var, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise UsageError(f"{var}={raw}: use a whole number of threads, 1 or more")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
+        raise UsageError(f"{var}={raw}: use a whole number of threads, 1 to {MAX_THREADS}")
     return int(raw)
 
 
@@ -379,10 +384,10 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
                 f"minilm:onnx needs onnx and onnxruntime, dependencies of memgauge that are not "
                 f"installed here: {_INSTALL}"
             )
-        if threads is not None and threads < 1:
-            raise UsageError(f"threads={threads}: use 1 or more")
-        if workers is not None and workers < 1:
-            raise UsageError(f"workers={workers}: use 1 or more")
+        if threads is not None and not 1 <= threads <= MAX_THREADS:
+            raise UsageError(f"threads={threads}: use 1 to {MAX_THREADS}")
+        if workers is not None and not 1 <= workers <= MAX_THREADS:
+            raise UsageError(f"workers={workers}: use 1 to {MAX_THREADS}")
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
         from memgauge._util.home import memgauge_home
 

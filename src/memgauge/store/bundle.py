@@ -146,11 +146,19 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
             f"not a run bundle (expected format {FORMAT!r});"
             " write one with `memgauge runs export ID --format bundle`",
         )
-    if data.get("schema_version") != 1:
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > 1:
+        # "export it again with this version" asked for what an older memgauge cannot do
         raise bad(
             "schema_version",
-            f"version {data.get('schema_version')!r}"
-            " is not one this memgauge reads (1); export it again with this version",
+            f"version {version} was written by a newer memgauge (this one reads 1); upgrade"
+            " memgauge to read it",
+        )
+    if version != 1:
+        raise bad(
+            "schema_version",
+            f"version {version!r} is not one this memgauge reads (1); export it again with"
+            " this version",
         )
     runs = data.get("runs")
     if not isinstance(runs, list):

@@ -34,7 +34,11 @@ def busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _settings(conn: sqlite3.Connection, path: str | Path) -> None:
+#: what `connect` opens, as its refusal of a file that is no SQLite database names it
+STORE = "a memgauge store (for example MEMGAUGE_HOME/results.db)"
+
+
+def _settings(conn: sqlite3.Connection, path: str | Path, what: str) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:":
         try:
@@ -43,8 +47,7 @@ def _settings(conn: sqlite3.Connection, path: str | Path) -> None:
             if isinstance(exc, sqlite3.OperationalError):  # locked, read-only...: not the file
                 raise
             raise UsageError(
-                f"{path}: not a SQLite database ({exc}); give the path of a memgauge store"
-                " (for example MEMGAUGE_HOME/results.db) or of a new file"
+                f"{path}: not a SQLite database ({exc}); give the path of {what} or of a new file"
             ) from None
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -67,12 +70,14 @@ def connect(
     *,
     check_same_thread: bool = True,
     setup: Callable[[sqlite3.Connection], object] | None = None,
+    what: str = STORE,
 ) -> sqlite3.Connection:
     """Open `path` (or ":memory:") with memgauge's settings, then run `setup` on it (the
     schema: `migrate`, or a module's own `CREATE ... IF NOT EXISTS`; it must be idempotent).
     Both are retried while the file is locked, up to the busy timeout. A path that cannot be
     a SQLite file (a directory, a directory that does not exist or cannot be written) is a
-    UsageError naming it: SQLite's own "unable to open database file" does not."""
+    UsageError naming it: SQLite's own "unable to open database file" does not; a file that is
+    no SQLite database is one naming `what` the path should be."""
     if str(path) != ":memory:":
         check_file_path(Path(path))
     try:
@@ -90,7 +95,7 @@ def connect(
     delay = 0.002
     while True:
         try:
-            _settings(conn, path)
+            _settings(conn, path, what)
             if setup is not None:
                 setup(conn)
             return conn

@@ -40,7 +40,13 @@ class SQLiteResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(self.path, check_same_thread=False, setup=_create)
+        # a file that is no SQLite database is refused with the cache's advice, not the store's
+        self._conn = connect(
+            self.path,
+            check_same_thread=False,
+            setup=_create,
+            what="an LLM response cache (MEMGAUGE_LLM_CACHE, else MEMGAUGE_HOME/llm-cache.db)",
+        )
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:

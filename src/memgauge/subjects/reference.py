@@ -137,7 +137,9 @@ class ReferenceMemory:
         self.embedder = embedder
         # one caller at a time (a run gives it a one-thread lane), but not necessarily the thread
         # that built it: a memory made in a notebook is handed to the run's lane
-        self._conn = connect(self.config.path, check_same_thread=False)
+        self._conn = connect(
+            self.config.path, check_same_thread=False, what="a reference memory's file"
+        )
         self._index = MemoryIndex(self._conn, self.config.namespace)
         self._dense = _DenseCache()
         self._pinned: list[str] | None = None
