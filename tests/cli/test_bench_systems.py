@@ -251,6 +251,24 @@ def test_a_corpus_the_dataset_lacks_is_bad_input(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_locomo_corpus_narrows_the_locomo_task_and_leaves_longmemeval_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--corpus` names a LoCoMo conversation, as the docs say; beside `--longmemeval` it was
+    applied to the LongMemEval task too, which holds none, and the whole run exited 2. Each
+    task keeps the corpora its dataset holds; one that no dataset holds is still refused."""
+    locomo = DATA / "locomo" / "normalisations.json"
+    common = ["--locomo", str(locomo), "--longmemeval", str(MINI), "--no-discover", "-s", "lexical"]
+    assert _bench(tmp_path, *common, "--corpus", "conv-t", "--limit", "3") == 0
+    doc = json.loads((tmp_path / "out" / "result.json").read_text())
+    n = {r["task"]: r["systems"][0]["n"] for r in doc["rankings"]}
+    assert n == {"locomo": 3, "longmemeval": 3}
+    assert _bench(tmp_path / "b", *common, "--corpus", "conv-99") == 2
+    err = capsys.readouterr().err
+    assert "--corpus conv-99: no dataset given holds it" in err
+    assert not (tmp_path / "b" / "out").exists()
+
+
 def test_with_repeats_the_ranking_ranks_on_the_number_the_rows_show(
     tmp_path: Path, dataset: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
