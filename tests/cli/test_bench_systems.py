@@ -132,6 +132,27 @@ def test_a_system_that_returns_or_stores_nothing_is_named_and_not_ranked(
     assert "returned nothing: 0 hits in 37 of 37 searches" in html
 
 
+def test_a_system_that_returns_nothing_is_not_ranked_on_a_task_of_few_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beside LoCoMo, a LongMemEval file of two questions: a memory that found nothing in any
+    search of the run was named on LoCoMo but ranked third with 0.000 on LongMemEval (its two
+    searches under the five that make a task's memory empty)."""
+    locomo = DATA / "locomo" / "normalisations.json"
+    args = ["--locomo", str(locomo), "--longmemeval", str(MINI), "--no-discover", "-s", "lexical"]
+    small = ["--corpus", "conv-t", "--corpus", "mini-01", "--corpus", "mini-02"]
+    assert _bench(tmp_path, *args, *small, "-s", "python:hollow:Mute@mute") == 4
+    doc = json.loads((tmp_path / "out" / "result.json").read_text())
+    mute = {
+        r["task"]: next(s for s in r["systems"] if s["name"] == "mute") for r in doc["rankings"]
+    }
+    assert {t: (m["rank"], m["status"]) for t, m in mute.items()} == {
+        "locomo": (None, "returned nothing"),
+        "longmemeval": (None, "returned nothing"),
+    }
+    assert mute["longmemeval"]["note"] == "0 hits in 2 of 2 searches"
+
+
 def test_a_dead_http_subject_exits_4_and_the_others_numbers_stand(
     tmp_path: Path, dataset: Path
 ) -> None:

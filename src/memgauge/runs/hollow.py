@@ -9,7 +9,8 @@ shown wherever failures are (terminal, reports, viewer):
 
 - after ingest, the subject's own `dump()` lists no memory (`work.fill_memory`): the items of
   that corpus are not asked;
-- every search of a task found nothing, over at least `MIN_SEARCHES` searches
+- every search of a task found nothing, over at least `MIN_SEARCHES` searches, or over fewer
+  when every search of that subject in the run found nothing and there were that many
   (`empty_searches`, when the run ends): the items were asked and scored; they are recorded
   again as failed, their empty outputs kept and their scores dropped.
 
@@ -60,9 +61,18 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
             empty.setdefault(key, []).append(row)
         else:
             found.add(key)
+    # a subject that found nothing in any search of any task: a task of few searches (a
+    # LongMemEval file of three questions beside LoCoMo) is its emptiness too, not a row of 0s
+    nowhere: dict[str, int] = {}
+    for (subject, _task), items in empty.items():
+        nowhere[subject] = nowhere.get(subject, 0) + len(items)
+    for subject, _task in found:
+        nowhere.pop(subject, None)
     out: list[ItemRecord] = []
     for (subject, task_name), items in empty.items():
-        if (subject, task_name) in found or len(items) < MIN_SEARCHES:
+        if (subject, task_name) in found:
+            continue
+        if len(items) < MIN_SEARCHES and nowhere.get(subject, 0) < MIN_SEARCHES:
             continue
         out += _voided(items, _KIND, _message(tasks[task_name], items))
     return out
