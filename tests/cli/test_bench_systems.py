@@ -132,25 +132,34 @@ def test_a_system_that_returns_or_stores_nothing_is_named_and_not_ranked(
     assert "returned nothing: 0 hits in 37 of 37 searches" in html
 
 
-def test_a_system_that_returns_nothing_is_not_ranked_on_a_task_of_few_questions(
+def test_a_hollow_system_is_not_ranked_on_a_task_of_few_questions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Beside LoCoMo, a LongMemEval file of two questions: a memory that found nothing in any
-    search of the run was named on LoCoMo but ranked third with 0.000 on LongMemEval (its two
-    searches under the five that make a task's memory empty)."""
+    search of the run, or only ids of its own, was named on LoCoMo but ranked with 0.000 on
+    LongMemEval (its two searches under the five that make a task's memory empty)."""
     locomo = DATA / "locomo" / "normalisations.json"
     args = ["--locomo", str(locomo), "--longmemeval", str(MINI), "--no-discover", "-s", "lexical"]
     small = ["--corpus", "conv-t", "--corpus", "mini-01", "--corpus", "mini-02"]
-    assert _bench(tmp_path, *args, *small, "-s", "python:hollow:Mute@mute") == 4
+    hollow = ["-s", "python:hollow:Mute@mute", "-s", "python:hollow:RowIds@rows"]
+    assert _bench(tmp_path, *args, *small, *hollow) == 4
     doc = json.loads((tmp_path / "out" / "result.json").read_text())
-    mute = {
-        r["task"]: next(s for s in r["systems"] if s["name"] == "mute") for r in doc["rankings"]
+    status = {
+        (r["task"], s["name"]): (s["rank"], s["status"])
+        for r in doc["rankings"]
+        for s in r["systems"]
     }
-    assert {t: (m["rank"], m["status"]) for t, m in mute.items()} == {
-        "locomo": (None, "returned nothing"),
-        "longmemeval": (None, "returned nothing"),
+    assert status == {
+        (task, name): (1, "ranked") if name == "lexical" else (None, why)
+        for task in ("locomo", "longmemeval")
+        for name, why in [("lexical", ""), ("mute", "returned nothing"), ("rows", "failed")]
     }
-    assert mute["longmemeval"]["note"] == "0 hits in 2 of 2 searches"
+    (longmemeval,) = (r for r in doc["rankings"] if r["task"] == "longmemeval")
+    mute, rows = (
+        next(s for s in longmemeval["systems"] if s["name"] == n) for n in ("mute", "rows")
+    )
+    assert mute["note"] == "0 hits in 2 of 2 searches"
+    assert "foreign_ids: none of the" in rows["note"]
 
 
 def test_a_dead_http_subject_exits_4_and_the_others_numbers_stand(

@@ -16,8 +16,9 @@ shown wherever failures are (terminal, reports, viewer):
 
 A memory that stores what it is given under ids of its own (a row number, a UUID its store
 made) and returns those is the same column of zeros: its searches find hits, none of which
-names a memory the task ingested. Over at least `MIN_SEARCHES` searches with hits, and no hit
-naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the message
+names a memory the task ingested. Over at least `MIN_SEARCHES` searches with hits (counted over
+the run, as above, when no task of the subject found an ingested memory), and no hit naming an
+ingested memory, its items fail the same way, of kind `foreign_ids`, the message
 naming the ids it returned and what search must return (`foreign_searches`). Where only some
 hits are foreign, the retrieval report says so in a note.
 """
@@ -61,21 +62,29 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
             empty.setdefault(key, []).append(row)
         else:
             found.add(key)
-    # a subject that found nothing in any search of any task: a task of few searches (a
-    # LongMemEval file of three questions beside LoCoMo) is its emptiness too, not a row of 0s
-    nowhere: dict[str, int] = {}
-    for (subject, _task), items in empty.items():
-        nowhere[subject] = nowhere.get(subject, 0) + len(items)
-    for subject, _task in found:
-        nowhere.pop(subject, None)
+    counted = _counted_run_wide({key: len(items) for key, items in empty.items()}, found)
     out: list[ItemRecord] = []
     for (subject, task_name), items in empty.items():
-        if (subject, task_name) in found:
-            continue
-        if len(items) < MIN_SEARCHES and nowhere.get(subject, 0) < MIN_SEARCHES:
+        if (subject, task_name) in found or counted[(subject, task_name)] < MIN_SEARCHES:
             continue
         out += _voided(items, _KIND, _message(tasks[task_name], items))
     return out
+
+
+def _counted_run_wide(
+    counts: dict[tuple[str, str], int], cleared: set[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """Each (subject, task)'s count of telling searches, held to `MIN_SEARCHES`: its own, or
+    its subject's over the whole run when no task of that subject is `cleared`. A task of few
+    searches (a LongMemEval file of two questions beside LoCoMo) shows a subject that found
+    nothing (or nothing it was given) in every search of the run as well as a large one does,
+    not a row of 0s ranked beside the others."""
+    total: dict[str, int] = {}
+    for (subject, _task), n in counts.items():
+        total[subject] = total.get(subject, 0) + n
+    for subject, _task in cleared:
+        total.pop(subject, None)
+    return {key: max(n, total.get(key[0], 0)) for key, n in counts.items()}
 
 
 def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
@@ -102,9 +111,11 @@ def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) ->
             named.add(key)
         else:
             rows_of.setdefault(key, []).append((row, ids))
+    with_hits = {key: sum(1 for _, ids in searched if ids) for key, searched in rows_of.items()}
+    counted = _counted_run_wide(with_hits, named)
     out: list[ItemRecord] = []
     for key, searched in rows_of.items():
-        if key in named or sum(1 for _, ids in searched if ids) < MIN_SEARCHES:
+        if key in named or with_hits[key] == 0 or counted[key] < MIN_SEARCHES:
             continue
         items = [row for row, _ in searched]
         returned = [i for _, ids in searched for i in ids]
