@@ -159,7 +159,9 @@ def test_a_hollow_system_is_not_ranked_on_a_task_of_few_questions(
         next(s for s in longmemeval["systems"] if s["name"] == n) for n in ("mute", "rows")
     )
     assert mute["note"] == "0 hits in 2 of 2 searches"
-    assert "foreign_ids: none of the" in rows["note"]
+    # the whole message, with what to do, not cut at a width
+    assert rows["note"].startswith("2 of 2 queries failed (foreign_ids: none of the 4 hits")
+    assert rows["note"].endswith("keep a map back to the ingested ids)")
 
 
 def test_a_dead_http_subject_exits_4_and_the_others_numbers_stand(

@@ -179,7 +179,13 @@ def _system(
         out["note"] = f"no {measure} in the task's results"
     elif out["value"] is None:
         out["status"] = "failed"
-        last = failed[-1].failures[-1].describe()[:160] if failed and failed[-1].failures else None
+        # its first line whole: a cut at a fixed width dropped the remedy and ended a list of
+        # examples mid-way, as if complete
+        last = (
+            failed[-1].failures[-1].describe().splitlines()[0]
+            if failed and failed[-1].failures
+            else None
+        )
         out["note"] = f"{len(failed)} of {len(rows)} queries failed" + (
             f" ({last})" if last else ""
         )
