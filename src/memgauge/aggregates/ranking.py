@@ -75,8 +75,10 @@ class RankingAggregate:
         ranked = sorted(
             (r for r in rows if r["status"] == "ranked"), key=lambda r: (-r["value"], r["name"])
         )
-        for rank, row in enumerate(ranked, 1):
-            row["rank"] = rank
+        # equal values share a rank (1, 1, 3): a tie listed by name is not an order
+        for place, row in enumerate(ranked, 1):
+            tied = place > 1 and ranked[place - 2]["value"] == row["value"]
+            row["rank"] = ranked[place - 2]["rank"] if tied else place
         unranked = [r for r in rows if r["status"] != "ranked"]
         detail = {
             "task": task.name,
