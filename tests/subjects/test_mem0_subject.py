@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from tests.helpers import lazy_import
 os.environ["MEM0_TELEMETRY"] = "False"  # before mem0 is first imported, as the adapter does
 
 from memgauge.data.models import Memory
-from memgauge.errors import UnavailableError
+from memgauge.errors import SubjectError, UnavailableError
 from memgauge.llm.fake_server import FakeOpenAIServer
 from memgauge.subjects.mem0 import Mem0Subject
 from memgauge.subjects.registry import build_subject
@@ -238,3 +239,16 @@ def test_without_mem0_the_subject_is_unavailable(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "mem0", None)
     with pytest.raises(UnavailableError, match=r"pip install 'memgauge\[mem0\]'"):
         Mem0Subject()
+
+
+def test_a_mem0_that_cannot_start_leaves_no_temporary_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mem0's defaults with no OpenAI key: from_config fails, and the temporary directory made
+    for its local Qdrant goes with it (every such run left an empty memgauge-mem0-* behind)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(SubjectError, match="mem0 could not start"):
+        Mem0Subject()
+    assert list(tmp_path.iterdir()) == []

@@ -55,7 +55,9 @@ class RankedSystem(Model):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="The system.")
-    rank: int | None = Field(default=None, description="Its rank (None: not ranked).")
+    rank: int | None = Field(
+        default=None, description="Its rank, shared by equal values (None: not ranked)."
+    )
     value: float | None = Field(default=None, description="Its value of the ranking's measure.")
     ci: tuple[float | None, float | None] | None = Field(default=None, description="Its CI.")
     n: int = Field(default=0, description="Items scored.")

@@ -75,8 +75,10 @@ class RankingAggregate:
         ranked = sorted(
             (r for r in rows if r["status"] == "ranked"), key=lambda r: (-r["value"], r["name"])
         )
-        for rank, row in enumerate(ranked, 1):
-            row["rank"] = rank
+        # equal values share a rank (1, 1, 3): a tie listed by name is not an order
+        for place, row in enumerate(ranked, 1):
+            tied = place > 1 and ranked[place - 2]["value"] == row["value"]
+            row["rank"] = ranked[place - 2]["rank"] if tied else place
         unranked = [r for r in rows if r["status"] != "ranked"]
         detail = {
             "task": task.name,
@@ -179,7 +181,13 @@ def _system(
         out["note"] = f"no {measure} in the task's results"
     elif out["value"] is None:
         out["status"] = "failed"
-        last = failed[-1].failures[-1].describe()[:160] if failed and failed[-1].failures else None
+        # its first line whole: a cut at a fixed width dropped the remedy and ended a list of
+        # examples mid-way, as if complete
+        last = (
+            failed[-1].failures[-1].describe().splitlines()[0]
+            if failed and failed[-1].failures
+            else None
+        )
         out["note"] = f"{len(failed)} of {len(rows)} queries failed" + (
             f" ({last})" if last else ""
         )

@@ -9,16 +9,18 @@ shown wherever failures are (terminal, reports, viewer):
 
 - after ingest, the subject's own `dump()` lists no memory (`work.fill_memory`): the items of
   that corpus are not asked;
-- every search of a task found nothing, over at least `MIN_SEARCHES` distinct queries
+- every search of a task found nothing, over at least `MIN_SEARCHES` distinct queries, or over
+  fewer when every search of that subject in the run found nothing and there were that many
   (`empty_searches`, when the run ends): the items were asked and scored; they are recorded
   again as failed, their empty outputs kept and their scores dropped.
 
 A memory that stores what it is given under ids of its own (a row number, a UUID its store
 made) and returns those is the same column of zeros: its searches find hits, none of which
-names a memory the task ingested. Over at least `MIN_SEARCHES` distinct queries with hits,
-and no hit naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the
-message naming the ids it returned and what search must return (`foreign_searches`). Where
-only some hits are foreign, the retrieval report says so in a note.
+names a memory the task ingested. Over at least `MIN_SEARCHES` distinct queries with hits
+(counted over the run, as above, when no task of the subject found an ingested memory), and no
+hit naming an ingested memory, its items fail the same way, of kind `foreign_ids`, the message
+naming the ids it returned and what search must return (`foreign_searches`). Where only some
+hits are foreign, the retrieval report says so in a note.
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ _FOREIGN = "foreign_ids"
 MIN_SEARCHES = 5
 
 
-def _enough(rows: Iterable[ItemRecord]) -> bool:
-    """Whether `rows` ask at least `MIN_SEARCHES` distinct queries (a repeat is its item's)."""
-    return len({row.source_id for row in rows}) >= MIN_SEARCHES
+def _distinct(rows: Iterable[ItemRecord]) -> int:
+    """How many distinct queries `rows` ask (a repeat is its item's: no new evidence)."""
+    return len({row.source_id for row in rows})
 
 
 def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
@@ -67,18 +69,35 @@ def empty_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> l
             empty.setdefault(key, []).append(row)
         else:
             found.add(key)
+    counted = _counted_run_wide({key: _distinct(items) for key, items in empty.items()}, found)
     out: list[ItemRecord] = []
     for (subject, task_name), items in empty.items():
-        if (subject, task_name) in found or not _enough(items):
+        if (subject, task_name) in found or counted[(subject, task_name)] < MIN_SEARCHES:
             continue
         out += _voided(items, _KIND, _message(tasks[task_name], items))
     return out
 
 
+def _counted_run_wide(
+    counts: dict[tuple[str, str], int], cleared: set[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """Each (subject, task)'s count of telling distinct queries, held to `MIN_SEARCHES`: its
+    own, or its subject's over the whole run when no task of that subject is `cleared`. A task of few
+    searches (a LongMemEval file of two questions beside LoCoMo) shows a subject that found
+    nothing (or nothing it was given) in every search of the run as well as a large one does,
+    not a row of 0s ranked beside the others."""
+    total: dict[str, int] = {}
+    for (subject, _task), n in counts.items():
+        total[subject] = total.get(subject, 0) + n
+    for subject, _task in cleared:
+        total.pop(subject, None)
+    return {key: max(n, total.get(key[0], 0)) for key, n in counts.items()}
+
+
 def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) -> list[ItemRecord]:
     """The items of every (subject, retrieval task that ingested its memories) whose searches
-    found hits (at least `MIN_SEARCHES` distinct queries with some) none of which names a memory the
-    task ingested, as failed records of kind `foreign_ids` (as `empty_searches` makes them)."""
+    found hits (at least `MIN_SEARCHES` distinct queries with some) none of which names a memory
+    the task ingested, as failed records of kind `foreign_ids` (as `empty_searches` makes them)."""
     tasks = {t.spec.name: t for t in plan}
     known: dict[str, set[str]] = {}
     # each (subject, task)'s searches so far, with the ids each returned
@@ -99,9 +118,13 @@ def foreign_searches(rows: Iterable[ItemRecord], plan: Sequence[PlannedTask]) ->
             named.add(key)
         else:
             rows_of.setdefault(key, []).append((row, ids))
+    with_hits = {
+        key: _distinct(row for row, ids in searched if ids) for key, searched in rows_of.items()
+    }
+    counted = _counted_run_wide(with_hits, named)
     out: list[ItemRecord] = []
     for key, searched in rows_of.items():
-        if key in named or not _enough(row for row, ids in searched if ids):
+        if key in named or with_hits[key] == 0 or counted[key] < MIN_SEARCHES:
             continue
         items = [row for row, _ in searched]
         returned = [i for _, ids in searched for i in ids]

@@ -47,6 +47,7 @@ def bench_systems_suite(
     if len(set(names)) != len(names):
         raise UsageError(f"two datasets would be the same task: {', '.join(names)}")
     measures = list(dict.fromkeys(measures))
+    held = _corpora_held(datasets, corpora)
     tasks: list[dict[str, Any]] = []
     base: dict[str, Any] = {}
     for task_name, path, kind in datasets:
@@ -56,7 +57,7 @@ def bench_systems_suite(
             name=name,
             measures=measures,
             dataset_kind=kind,
-            corpora=corpora,
+            corpora=held[task_name],
             limit=limit,
             **settings,
         )
@@ -68,6 +69,30 @@ def bench_systems_suite(
     base["tasks"] = tasks
     base["description"] = "memgauge bench systems: " + ", ".join(p.name for _n, p, _k in datasets)
     return Suite.model_validate(base)
+
+
+def _corpora_held(
+    datasets: Sequence[tuple[str, Path, str | None]], corpora: Sequence[str]
+) -> dict[str, list[str]]:
+    """Each task's share of `corpora`: the ones its dataset holds. A LoCoMo conversation
+    (`--corpus conv-26`) narrows the LoCoMo task and leaves a LongMemEval file beside it whole,
+    not refused; a corpus no dataset holds is refused (it would run nothing)."""
+    if not corpora or len(datasets) == 1:
+        # one dataset: the task itself refuses a corpus it lacks, naming its corpora
+        return {task_name: list(corpora) for task_name, _p, _k in datasets}
+    from memgauge.data.readers import load_retrieval_source
+
+    held: dict[str, list[str]] = {}
+    for task_name, path, kind in datasets:
+        have = {q.corpus for q in load_retrieval_source(path, kind).queries}
+        held[task_name] = [c for c in corpora if c in have]
+    unknown = [c for c in corpora if not any(c in mine for mine in held.values())]
+    if unknown:
+        raise UsageError(
+            f"--corpus {', '.join(unknown)}: no dataset given holds it "
+            f"({', '.join(p.name for _n, p, _k in datasets)})"
+        )
+    return held
 
 
 def one_measure(measures: Sequence[str]) -> str:

@@ -115,6 +115,10 @@ class Mem0Subject:
         try:
             self.memory = Mem0Memory.from_config(dict(config))
         except Exception as exc:
+            # the temporary store made for it goes with the subject that could not start
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
             raise SubjectError(f"mem0 could not start: {type(exc).__name__}: {exc}") from None
         self.infer = infer
         self.threshold = threshold

@@ -1,6 +1,6 @@
 """Memories that hold or return nothing, for the no-silent-zeros checks: `Forgetful` drops what
-it is given (its dump lists nothing), `Mute` stores it but every search finds nothing. Neither
-imports memgauge."""
+it is given (its dump lists nothing), `Mute` stores it but every search finds nothing,
+`RowIds` returns what it holds under row numbers of its own. None imports memgauge."""
 
 from __future__ import annotations
 
@@ -33,3 +33,8 @@ class Mute:
 
     def search(self, query: str, k: int) -> list[Any]:
         return []
+
+
+class RowIds(Mute):
+    def search(self, query: str, k: int) -> list[Any]:
+        return [{"id": f"row-{i}", "text": m.text} for i, m in enumerate(self.held[:k])]
