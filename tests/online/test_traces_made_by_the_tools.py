@@ -1,0 +1,138 @@
+"""`memgauge logs import-traces` on trace exports made by the tracing tools themselves (the
+OpenTelemetry SDK and its OTLP encoder, LangSmith's own run schema), checked against what the
+tool held: tests/data/traces/README.md says how each file was made."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.online.test_import_traces import TRACES, _cli
+
+from memgauge.data.tracing import Span, read_traces
+from memgauge.errors import DataError
+
+SDK = TRACES / "otel_sdk.jsonl"
+
+
+def _expected(name: str) -> list[dict[str, Any]]:
+    return list(json.loads((TRACES / name).read_text(encoding="utf-8")))
+
+
+def _spans(path: Path) -> dict[str, Span]:
+    traces, _ = read_traces(path)
+    return {s.span_id: s for t in traces.traces for s in t.spans}
+
+
+def test_every_span_the_sdk_recorded_is_read_with_its_ids_times_kind_and_session() -> None:
+    want = _expected("otel_sdk.expected.json")
+    got = _spans(SDK)
+    assert set(got) == {w["span_id"] for w in want}
+    for w in want:
+        span, attrs = got[w["span_id"]], w["attributes"]
+        assert (span.trace_id, span.parent_id, span.name) == (
+            w["trace_id"],
+            w["parent_id"],
+            w["name"],
+        )
+        assert (span.start_ns, span.end_ns) == (w["start_ns"], w["end_ns"])
+        assert span.kind == attrs["openinference.span.kind"]
+        assert span.session_id == attrs.get("session.id", span.session_id)
+        assert span.input == attrs.get("input.value")
+        assert span.output == attrs.get("output.value")
+        assert span.tags == list(attrs.get("tag.tags", []))
+
+
+def _sdk_error(span: dict[str, Any]) -> str | None:
+    """The error as the SDK recorded it: the status's description, else the exception event's
+    type and message (the SDK's own `f"{type}: {message}"` description)."""
+    if span["status"] != "ERROR":
+        return None
+    if span["status_description"]:
+        return str(span["status_description"])
+    (event,) = [e for e in span["events"] if e["name"] == "exception"]
+    return f"{event['attributes']['exception.type']}: {event['attributes']['exception.message']}"
+
+
+def test_searches_model_calls_tools_and_errors_are_those_the_sdk_recorded() -> None:
+    want = {w["span_id"]: w for w in _expected("otel_sdk.expected.json")}
+    traces, _ = read_traces(SDK)
+    for trace in traces.traces:
+        for search in trace.retrievals:
+            attrs = want[search.span_id]["attributes"]
+            assert search.query == attrs["input.value"]
+            docs = sorted({k.split(".")[2] for k in attrs if k.startswith("retrieval.documents.")})
+            assert search.result_ids == [
+                attrs[f"retrieval.documents.{i}.document.id"] for i in docs
+            ]
+            assert search.scores == [attrs[f"retrieval.documents.{i}.document.score"] for i in docs]
+        for llm in trace.llm_calls:
+            attrs = want[llm.span_id]["attributes"]
+            assert llm.model == attrs["llm.model_name"]
+            for part in ("prompt", "completion", "total"):
+                # a count the SDK did not record is n/a (None), never 0
+                assert getattr(llm, f"{part}_tokens") == attrs.get(f"llm.token_count.{part}")
+            assert llm.output == attrs.get("llm.output_messages.0.message.content")
+            assert llm.error == _sdk_error(want[llm.span_id])
+        for tool in trace.tool_calls:
+            attrs = want[tool.span_id]["attributes"]
+            assert (tool.name, tool.arguments, tool.result) == (
+                attrs["tool.name"],
+                attrs["input.value"],
+                attrs.get("output.value"),
+            )
+            assert tool.error == _sdk_error(want[tool.span_id])
+        for span in trace.spans:
+            assert span.error == _sdk_error(want[span.span_id])
+
+
+def test_the_sdk_export_read_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    want = _expected("otel_sdk.expected.json")
+    c = _cli(capsys, str(SDK))["counts"]
+    assert c["spans"] == len(want)
+    assert c["traces"] == len({w["trace_id"] for w in want})
+    assert (c["sessions"], c["answers"], c["traces_without_answer"]) == (1, 1, 1)
+    assert c["spans_with_error"] == sum(w["status"] == "ERROR" for w in want)
+    assert c["prompt_tokens"] == sum(w["attributes"].get("llm.token_count.prompt", 0) for w in want)
+    assert c["otlp_exports"] == 2
+
+
+def test_an_error_without_a_description_is_its_exception_event_in_phoenix_too(
+    tmp_path: Path,
+) -> None:
+    """Phoenix keeps the SDK's events as a list of `{name, timestamp, attributes}`."""
+    span = {
+        "name": "ChatCompletion",
+        "span_kind": "LLM",
+        "context.span_id": "d01e13be235f461f",
+        "context.trace_id": "e52fec142d752a6a05840f4ce50ee168",
+        "parent_id": None,
+        "start_time": "2026-01-01T00:01:00.021+00:00",
+        "status_code": "ERROR",
+        "status_message": "",
+        "events": [
+            {
+                "name": "exception",
+                "timestamp": "2026-01-01T00:01:00.030+00:00",
+                "attributes": {"exception.type": "RuntimeError", "exception.message": "429"},
+            }
+        ],
+        "attributes.llm.model_name": "gpt-4o-mini",
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(span) + "\n", encoding="utf-8")
+    assert _spans(path)["d01e13be235f461f"].error == "RuntimeError: 429"
+
+
+def test_an_exception_event_whose_attribute_has_no_key_names_its_field(tmp_path: Path) -> None:
+    record = json.loads(SDK.read_text(encoding="utf-8").splitlines()[1])
+    llm = record["resourceSpans"][0]["scopeSpans"][0]["spans"][2]
+    assert llm["events"][0]["name"] == "exception"
+    llm["events"][0]["attributes"] = [{"value": {"stringValue": "429"}}]
+    path = tmp_path / "otel.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(DataError) as bad:
+        read_traces(path)
+    assert "resourceSpans.0.scopeSpans.0.spans.2.events.0.attributes.0" in str(bad.value)
