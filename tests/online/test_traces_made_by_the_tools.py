@@ -136,3 +136,36 @@ def test_an_exception_event_whose_attribute_has_no_key_names_its_field(tmp_path:
     with pytest.raises(DataError) as bad:
         read_traces(path)
     assert "resourceSpans.0.scopeSpans.0.spans.2.events.0.attributes.0" in str(bad.value)
+
+
+LANGSMITH = [TRACES / "langsmith_sdk_runs.json", TRACES / "langsmith_sdk_runtree.jsonl"]
+
+
+def _runs(path: Path) -> list[dict[str, Any]]:
+    """Every run of a LangSmith file as LangSmith wrote it (a tree's runs, or one a line)."""
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+    def down(run: dict[str, Any]) -> list[dict[str, Any]]:
+        return [run, *(r for child in run["child_runs"] or [] for r in down(child))]
+
+    return [r for root in _expected(path.name) for r in down(root)]
+
+
+def _of_type(path: Path, run_type: str) -> list[dict[str, Any]]:
+    return [r for r in _runs(path) if r["run_type"] == run_type]
+
+
+@pytest.mark.parametrize("path", LANGSMITH, ids=lambda p: p.name)
+def test_a_traceable_retrievers_documents_are_its_search(path: Path) -> None:
+    traces, report = read_traces(path)
+    got = {r.span_id: r for t in traces.traces for r in t.retrievals}
+    runs = _of_type(path, "retriever")
+    assert runs
+    assert set(got) == {r["id"] for r in runs}
+    for run in runs:
+        docs = run["outputs"]["output"]  # @traceable wraps the returned list
+        assert got[run["id"]].query == run["inputs"]["query"]
+        assert got[run["id"]].result_ids == [d["metadata"]["id"] for d in docs]
+        assert got[run["id"]].scores == [d["metadata"]["score"] for d in docs]
+    assert not [k for k in report.counts if k.endswith("_dropped")]

@@ -10,7 +10,9 @@ conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). A r
 `session_id` is its tracing project, not a conversation, and is not read as one.
 
 A retriever run's query is `inputs.query` (or `input`, `question`), its documents
-`outputs.documents`, LangChain `Document`s whose id is `id` or `metadata.id`; a tool run's
+`outputs.documents` (LangChain's retrievers) or `outputs.output` (the list a function under
+`@traceable(run_type="retriever")` returned), LangChain `Document`s whose id is `id` or
+`metadata.id`; a tool run's
 arguments are `inputs.input` (or `inputs`), its result `outputs.output` (or `outputs`).
 """
 
@@ -130,6 +132,8 @@ def _retrieval(run: dict[str, Any], span_id: str, report: ImportReport) -> Retri
             "a retriever run needs its query (a non-empty string)",
         )
     docs = _get(run, "outputs", "documents")
+    if docs is None:  # `@traceable(run_type="retriever")` wraps the returned list
+        docs = _unwrap(run.get("outputs"), "output")
     if not isinstance(docs, list):
         raise DroppedSpanError(
             "retriever_spans_documents_not_a_list_dropped",
