@@ -169,3 +169,25 @@ def test_a_traceable_retrievers_documents_are_its_search(path: Path) -> None:
         assert got[run["id"]].result_ids == [d["metadata"]["id"] for d in docs]
         assert got[run["id"]].scores == [d["metadata"]["score"] for d in docs]
     assert not [k for k in report.counts if k.endswith("_dropped")]
+
+
+@pytest.mark.parametrize("path", LANGSMITH, ids=lambda p: p.name)
+def test_an_llm_runs_usage_metadata_is_its_token_counts(path: Path) -> None:
+    traces, report = read_traces(path)
+    got = {c.span_id: c for t in traces.traces for c in t.llm_calls}
+    runs = _of_type(path, "llm")
+    assert set(got) == {r["id"] for r in runs}
+    for run in runs:
+        usage = (run["outputs"] or {}).get("usage_metadata") or {}
+        call = got[run["id"]]
+        assert (call.prompt_tokens, call.completion_tokens, call.total_tokens) == (
+            usage.get("input_tokens"),  # a failed call gave none: n/a, never 0
+            usage.get("output_tokens"),
+            usage.get("total_tokens"),
+        )
+        assert call.model == run["extra"]["metadata"]["ls_model_name"]
+    failed = sum(r["error"] is not None for r in runs)
+    assert report.counts["llm_spans_without_token_counts"] == failed
+    assert report.counts["prompt_tokens"] == sum(
+        (r["outputs"] or {}).get("usage_metadata", {}).get("input_tokens", 0) for r in runs
+    )

@@ -4,7 +4,9 @@ line, a list, `{"runs": [...]}`, or a run tree with `child_runs`) as trace `Span
 The fields read, from LangSmith's run schema: `id`, `name`, `run_type` (`llm`, `chain`,
 `tool`, `retriever`, `embedding`, `prompt`, `parser`), `parent_run_id` (or the nesting of
 `child_runs`), `trace_id` (the root run's id), `start_time` / `end_time` (ISO 8601), `inputs`,
-`outputs`, `error`, `tags`, `prompt_tokens` / `completion_tokens` / `total_tokens` and `extra`
+`outputs`, `error`, `tags`, `prompt_tokens` / `completion_tokens` / `total_tokens` (else the
+`usage_metadata` a run tree holds, `input_tokens` / `output_tokens` / `total_tokens` in its
+`outputs` or `extra.metadata`, where LangSmith documents them) and `extra`
 (`metadata.session_id`, `thread_id` or `conversation_id`: the thread, LangSmith's grouping of a
 conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). A run's own
 `session_id` is its tracing project, not a conversation, and is not read as one.
@@ -39,6 +41,12 @@ _KINDS: dict[str, SpanKind] = {
     "parser": "CHAIN",
 }
 _THREAD = ("session_id", "thread_id", "conversation_id")
+#: LangSmith's `usage_metadata` names of the run's token counts
+_USAGE = {
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+    "total_tokens": "total_tokens",
+}
 
 
 def _run_like(value: Any) -> bool:
@@ -88,6 +96,9 @@ def _count(run: dict[str, Any], key: str, report: ImportReport) -> int | None:
     value = run.get(key)
     if value is None:
         value = _get(run, "outputs", "llm_output", "token_usage", key)
+    for where in ("outputs", "extra.metadata"):  # a run tree as @traceable leaves it
+        if value is None:
+            value = _get(run, *where.split("."), "usage_metadata", _USAGE[key])
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         report.add("llm_token_counts_not_counts_ignored")
         return None
