@@ -191,3 +191,14 @@ def test_an_llm_runs_usage_metadata_is_its_token_counts(path: Path) -> None:
     assert report.counts["prompt_tokens"] == sum(
         (r["outputs"] or {}).get("usage_metadata", {}).get("input_tokens", 0) for r in runs
     )
+
+
+@pytest.mark.parametrize("path", LANGSMITH, ids=lambda p: p.name)
+def test_an_llm_runs_output_is_its_openai_messages_content(path: Path) -> None:
+    traces, _ = read_traces(path)
+    got = {c.span_id: c for t in traces.traces for c in t.llm_calls}
+    for run in _of_type(path, "llm"):
+        choices = (run["outputs"] or {}).get("choices")
+        want = choices[0]["message"]["content"] if choices else None
+        assert got[run["id"]].output == want
+        assert got[run["id"]].error == run["error"]

@@ -8,7 +8,9 @@ The fields read, from LangSmith's run schema: `id`, `name`, `run_type` (`llm`, `
 `usage_metadata` a run tree holds, `input_tokens` / `output_tokens` / `total_tokens` in its
 `outputs` or `extra.metadata`, where LangSmith documents them) and `extra`
 (`metadata.session_id`, `thread_id` or `conversation_id`: the thread, LangSmith's grouping of a
-conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). A run's own
+conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). An LLM run's
+output is its `generations`' first text (LangChain) or its `choices`' first message's content
+(OpenAI's completion, as LangSmith's `@traceable` LLM runs log it), else its outputs whole. A run's own
 `session_id` is its tracing project, not a conversation, and is not read as one.
 
 A retriever run's query is `inputs.query` (or `input`, `question`), its documents
@@ -121,7 +123,13 @@ def _llm(run: dict[str, Any], span_id: str, report: ImportReport) -> LLMCall:
     generation = _get(run, "outputs", "generations")
     while isinstance(generation, list) and generation:
         generation = generation[0]  # [[Generation]] for a completion, [Generation] for a chat
-    text = _get(generation, "text") or _get(generation, "message", "kwargs", "content")
+    choices = _get(run, "outputs", "choices")  # OpenAI's completion, as @traceable logs it
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    text = (
+        _get(generation, "text")
+        or _get(generation, "message", "kwargs", "content")
+        or _get(choice, "message", "content")
+    )
     return LLMCall(
         span_id=span_id,
         model=None if model is None else str(model),
