@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from tests.online.test_import_traces import TRACES, _cli
 
+from memgauge.data.traces import export_report
 from memgauge.data.tracing import Span, read_traces
 from memgauge.errors import DataError
 
@@ -202,3 +203,21 @@ def test_an_llm_runs_output_is_its_openai_messages_content(path: Path) -> None:
         want = choices[0]["message"]["content"] if choices else None
         assert got[run["id"]].output == want
         assert got[run["id"]].error == run["error"]
+
+
+@pytest.mark.parametrize("path", LANGSMITH, ids=lambda p: p.name)
+def test_a_traceable_extractor_is_one_trace_line_for_extraction_outputs(path: Path) -> None:
+    (run,) = [r for r in _runs(path) if r["name"] == "extract_memories"]
+    (child,) = [r for r in _runs(path) if r["parent_run_id"] == run["id"]]
+    assert "memory_extraction" in child["tags"]  # @traceable gave its LLM call the tag too
+    lines, report = export_report(path)
+    assert [line.model_dump(exclude={"case_id"}) for line in lines] == [
+        {
+            "id": run["id"],
+            "conversation": [{**turn, "timestamp": None} for turn in run["inputs"]["conversation"]],
+            "existing_memory": run["inputs"]["existing_memory"],
+            "output": run["outputs"]["output"],
+            "tags": run["tags"],
+        }
+    ]
+    assert report.counts["extraction_runs_inside_another_not_read_twice"] == 1
