@@ -221,3 +221,45 @@ def test_a_traceable_extractor_is_one_trace_line_for_extraction_outputs(path: Pa
         }
     ]
     assert report.counts["extraction_runs_inside_another_not_read_twice"] == 1
+
+
+PHOENIX = TRACES / "phoenix_sdk_spans.jsonl"
+
+
+def test_phoenixs_own_export_reads_its_token_counts_written_as_floats() -> None:
+    rows = [json.loads(line) for line in PHOENIX.read_text(encoding="utf-8").splitlines()]
+    traces, report = read_traces(PHOENIX)
+    got = {c.span_id: c for t in traces.traces for c in t.llm_calls}
+    llm = [r for r in rows if r["span_kind"] == "LLM"]
+    assert set(got) == {r["context.span_id"] for r in llm}
+    for row in llm:
+        for part in ("prompt", "completion", "total"):
+            value = row[f"attributes.llm.token_count.{part}"]  # 412.0: pandas' float column
+            want = None if value is None else int(value)
+            assert getattr(got[row["context.span_id"]], f"{part}_tokens") == want
+    assert "llm_token_counts_not_counts_ignored" not in report.counts
+    assert report.counts["prompt_tokens"] == 412
+
+
+def test_phoenixs_own_export_reads_each_error_as_the_sdk_recorded_it() -> None:
+    rows = [json.loads(line) for line in PHOENIX.read_text(encoding="utf-8").splitlines()]
+    want = {w["name"]: w for w in _expected("otel_sdk.expected.json") if w["status"] == "ERROR"}
+    spans = _spans(PHOENIX)
+    failed = {s.name: s.error for s in spans.values() if s.error is not None}
+    assert failed == {name: _sdk_error(w) for name, w in want.items()}
+    assert sorted(failed) == sorted(r["name"] for r in rows if r["status_code"] == "ERROR")
+
+
+def test_a_token_count_with_a_fraction_is_still_not_a_count(tmp_path: Path) -> None:
+    row = json.loads(PHOENIX.read_text(encoding="utf-8").splitlines()[-1])
+    row |= {
+        "span_kind": "LLM",
+        "attributes.openinference.span.kind": "LLM",
+        "attributes.llm.token_count.prompt": 412.5,
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    traces, report = read_traces(path)
+    (call,) = [c for t in traces.traces for c in t.llm_calls]
+    assert call.prompt_tokens is None
+    assert report.counts["llm_token_counts_not_counts_ignored"] == 1

@@ -89,6 +89,8 @@ def _tokens(attrs: dict[str, Any], report: ImportReport) -> dict[str, int | None
     out: dict[str, int | None] = {}
     for part in _TOKENS:
         value = attrs.get(f"llm.token_count.{part}")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # Phoenix's export: pandas writes a column with a null as floats
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 0
         ):
