@@ -404,3 +404,32 @@ def test_names_with_markup_quotes_non_ascii_and_control_characters_read_back(
     (failure,) = by_name[f"{odd} >= 0.5"].result
     assert failure.message.startswith(odd)
     assert "\x1b" not in failure.message  # no control character reaches the XML
+
+
+def test_a_run_with_failed_items_and_na_measures_is_counted_as_its_exit_code_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "half.py").write_text(
+        "class Half:\n"
+        "    n = 0\n"
+        "    def decide(self, existing, incoming):\n"
+        "        Half.n += 1\n"
+        "        if Half.n % 2:\n"
+        "            raise RuntimeError('down <&> \"é\"')\n"
+        "        return {'op': 'ADD'}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "o.xml"
+    argv = ["operations", str(OPERATIONS), "--decider", "{python: {target: 'half:Half'}}"]
+    targets = ["--fail-under", "tier.judge=0.5", "--fail-under", "tier.operation=0.5"]
+    common = ["--max-failure-rate", "1", "--no-targets", *targets]
+    assert main([*argv, *common, "--junit", str(out)]) == 1  # a target missed
+    cases = junit(out)  # valid, and junitparser counts what the suite says
+    missed = [key for key, case in cases.items() if _verdict(case) == "failure"]
+    assert sorted(name for _, name in missed) == ["tier.judge >= 0.5", "tier.operation >= 0.5"]
+    for key in missed:
+        failure = cases[key].find("failure")
+        assert failure is not None
+        assert failure.get("message", "").startswith("value n/a,")  # no data: n/a, never 0
+    (suite,) = junitparser.JUnitXml.fromfile(str(out))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (3, 2, 0, 0)
