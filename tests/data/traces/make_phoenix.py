@@ -1,4 +1,4 @@
-"""Write phoenix_sdk_spans.jsonl: the traces of make_otel.py as Arize Phoenix exports them.
+"""Write phoenix_sdk_spans.jsonl and phoenix_sdk_rest.json: make_otel.py's traces from Phoenix.
 
 Run by hand (not by the tests; it imports no memgauge), offline, against a local Phoenix:
 
@@ -10,7 +10,9 @@ Run by hand (not by the tests; it imports no memgauge), offline, against a local
 The spans of make_otel.py's two traces (same seed, same times) are sent by the SDK's own OTLP
 HTTP exporter to Phoenix's `/v1/traces`, read back with Phoenix's own client
 (`Client().spans.get_spans_dataframe()`), and written as that dataframe's JSON lines
-(`to_json(orient="records", lines=True, date_format="iso")`).
+(`to_json(orient="records", lines=True, date_format="iso")`); and as Phoenix's REST API gives
+them (`GET /v1/projects/{project}/spans`: `{"data": [...], "next_cursor": ...}`), written as
+received.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -58,6 +61,9 @@ def main() -> None:
         time.sleep(1)
     text = frame.to_json(orient="records", lines=True, date_format="iso")
     (HERE / "phoenix_sdk_spans.jsonl").write_text(text, encoding="utf-8")
+    rest = httpx.get(f"{URL}/v1/projects/{PROJECT}/spans", params={"limit": 100})
+    rest.raise_for_status()
+    (HERE / "phoenix_sdk_rest.json").write_bytes(rest.content)
 
 
 if __name__ == "__main__":
