@@ -263,3 +263,26 @@ def test_a_token_count_with_a_fraction_is_still_not_a_count(tmp_path: Path) -> N
     (call,) = [c for t in traces.traces for c in t.llm_calls]
     assert call.prompt_tokens is None
     assert report.counts["llm_token_counts_not_counts_ignored"] == 1
+
+
+def test_phoenixs_rest_api_gives_the_traces_its_dataframe_export_gives() -> None:
+    def shape(path: Path) -> list[tuple[Any, ...]]:
+        traces, _ = read_traces(path)
+        return sorted(
+            (
+                s.trace_id,
+                s.span_id,
+                s.parent_id,
+                s.kind,
+                s.session_id,
+                s.start_ns,
+                s.end_ns,
+                s.error,
+                None if s.llm_call is None else s.llm_call.prompt_tokens,
+                None if s.retrieval is None else tuple(s.retrieval.result_ids),
+            )
+            for t in traces.traces
+            for s in t.spans
+        )
+
+    assert shape(TRACES / "phoenix_sdk_rest.json") == shape(PHOENIX)
