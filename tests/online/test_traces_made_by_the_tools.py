@@ -286,3 +286,31 @@ def test_phoenixs_rest_api_gives_the_traces_its_dataframe_export_gives() -> None
         )
 
     assert shape(TRACES / "phoenix_sdk_rest.json") == shape(PHOENIX)
+
+
+def test_a_langchain_agents_runs_read_as_langchain_recorded_them() -> None:
+    path = TRACES / "langchain_runs.json"
+    runs = {r["run_type"]: r for r in _runs(path)}
+    (trace,) = read_traces(path)[0].traces
+    assert trace.session_id == runs["chain"]["extra"]["metadata"]["thread_id"]
+    assert trace.answer == runs["chain"]["outputs"]["output"]
+    (search,) = trace.retrievals
+    docs = runs["retriever"]["outputs"]["documents"]  # LangChain's own key, Documents' own ids
+    assert (search.query, search.result_ids) == (
+        runs["retriever"]["inputs"]["query"],
+        [d["id"] for d in docs],
+    )
+    assert search.scores == [d["metadata"]["score"] for d in docs]
+    (llm,) = trace.llm_calls
+    (generation,) = runs["llm"]["outputs"]["generations"][0]
+    message = generation["message"]["kwargs"]
+    assert llm.output == message["content"]
+    usage = message["usage_metadata"]
+    assert (llm.prompt_tokens, llm.completion_tokens, llm.total_tokens) == (
+        usage["input_tokens"],
+        usage["output_tokens"],
+        usage["total_tokens"],
+    )
+    assert llm.model is None  # the fake model names none: n/a, not a guess
+    (tool,) = trace.tool_calls
+    assert (tool.name, tool.result) == (runs["tool"]["name"], runs["tool"]["outputs"]["output"])
