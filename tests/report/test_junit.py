@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import lazy_import
 
 from memgauge import api
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
+from memgauge.report.junit import Case, junit_xml, write_junit
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -23,6 +25,9 @@ EXTRACTION = DATA / "extraction" / "cases.json"
 OPERATIONS = DATA / "operations" / "cases.json"
 MEMAUDIT = ROOT.parent / "shared" / "datasets" / "memaudit-sample.json"
 OUTCOMES = ("failure", "error", "skipped")
+XSD = DATA / "junit" / "junit-10.xsd"
+junitparser = lazy_import("junitparser")
+xmlschema = lazy_import("xmlschema")
 
 
 @pytest.fixture(autouse=True)
@@ -37,9 +42,30 @@ def demo(tmp_path: Path) -> Path:
     return where
 
 
+def _as_ci_reads_it(path: Path) -> None:
+    """`path` is valid against Jenkins' junit-10.xsd (tests/data/junit), and junitparser (as a
+    CI reporter reads it) counts in each suite the tests, failures, errors and skipped that
+    the suite says."""
+    schema = xmlschema.XMLSchema(str(XSD))
+    errors = [f"{e.path}: {e.reason}" for e in schema.iter_errors(str(path))]
+    assert not errors, errors
+    read = junitparser.JUnitXml.fromfile(str(path))
+    suites = [read] if isinstance(read, junitparser.TestSuite) else list(read)
+    for suite in suites:
+        results = [r for case in suite for r in case.result]
+        counted = {
+            "tests": sum(1 for _ in suite),
+            "failures": sum(isinstance(r, junitparser.Failure) for r in results),
+            "errors": sum(isinstance(r, junitparser.Error) for r in results),
+            "skipped": sum(isinstance(r, junitparser.Skipped) for r in results),
+        }
+        assert {k: getattr(suite, k) for k in counted} == counted
+
+
 def junit(path: Path) -> dict[tuple[str, str], ET.Element]:
-    """Parse `path` and check it against the JUnit schema's structure (Ant / Jenkins
-    junit-10.xsd, as GitLab and GitHub reporters read it); its test cases by (classname, name)."""
+    """Parse `path` and check it against the JUnit schema (Jenkins junit-10.xsd, as GitLab
+    and GitHub reporters read it); its test cases by (classname, name)."""
+    _as_ci_reads_it(path)
     root = ET.parse(path).getroot()
     assert root.tag == "testsuites"
     suites = list(root)
@@ -81,7 +107,7 @@ def junit(path: Path) -> dict[tuple[str, str], ET.Element]:
         assert int(suite.get("failures", "-1")) == found["failure"]
         assert int(suite.get("errors", "-1")) == found["error"]
         assert int(suite.get("skipped", "-1")) == found["skipped"]
-    for attr in ("tests", "failures", "errors", "skipped"):
+    for attr in ("tests", "failures", "errors"):  # junit-10.xsd has no testsuites@skipped
         assert int(root.get(attr, "-1")) == sum(int(s.get(attr, "0")) for s in suites)
     return cases
 
@@ -356,3 +382,54 @@ def test_a_subjects_error_with_control_characters_leaves_the_xml_readable(
     assert "#x1B[31mdecider down#x1B[0m #x00" in text
     run = next(c for (cls, _), c in junit(out).items() if cls == "memgauge.run")
     assert _verdict(run) == "error"
+
+
+def test_names_with_markup_quotes_non_ascii_and_control_characters_read_back(
+    tmp_path: Path,
+) -> None:
+    odd = "a<b & \"c\" 'd' é 東京"
+    cases = [
+        Case(f"{odd}.task", f"{odd} >= 0.5", "failure", f"{odd}\x1b", f"{odd}\x00 detail"),
+        Case("memgauge.run", odd, "error", "run failed: \x07", "tb"),
+        Case("s", "optional", "skipped", "not run"),
+        Case("s", "passed", detail=odd),
+    ]
+    out = tmp_path / "odd.xml"
+    write_junit(out, junit_xml(odd, cases, timestamp="2026-01-01T00:00:00+00:00"))
+    read = junit(out)  # valid against the XSD, counted as memgauge counts
+    assert sorted(read) == sorted((c.classname, c.name) for c in cases)
+    (suite,) = junitparser.JUnitXml.fromfile(str(out))
+    assert suite.name == odd
+    by_name = {case.name: case for case in suite}
+    (failure,) = by_name[f"{odd} >= 0.5"].result
+    assert failure.message.startswith(odd)
+    assert "\x1b" not in failure.message  # no control character reaches the XML
+
+
+def test_a_run_with_failed_items_and_na_measures_is_counted_as_its_exit_code_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "half.py").write_text(
+        "class Half:\n"
+        "    n = 0\n"
+        "    def decide(self, existing, incoming):\n"
+        "        Half.n += 1\n"
+        "        if Half.n % 2:\n"
+        "            raise RuntimeError('down <&> \"é\"')\n"
+        "        return {'op': 'ADD'}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "o.xml"
+    argv = ["operations", str(OPERATIONS), "--decider", "{python: {target: 'half:Half'}}"]
+    targets = ["--fail-under", "tier.judge=0.5", "--fail-under", "tier.operation=0.5"]
+    common = ["--max-failure-rate", "1", "--no-targets", *targets]
+    assert main([*argv, *common, "--junit", str(out)]) == 1  # a target missed
+    cases = junit(out)  # valid, and junitparser counts what the suite says
+    missed = [key for key, case in cases.items() if _verdict(case) == "failure"]
+    assert sorted(name for _, name in missed) == ["tier.judge >= 0.5", "tier.operation >= 0.5"]
+    for key in missed:
+        failure = cases[key].find("failure")
+        assert failure is not None
+        assert failure.get("message", "").startswith("value n/a,")  # no data: n/a, never 0
+    (suite,) = junitparser.JUnitXml.fromfile(str(out))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (3, 2, 0, 0)

@@ -34,7 +34,16 @@ from memgauge.data.jsonio import decode_text, iter_jsonl
 from memgauge.data.parsing import ParseError, loads_json
 from memgauge.errors import Problem
 
-__all__ = ["RawSpan", "SpanError", "first", "nanos", "normal_id", "records", "walk"]
+__all__ = [
+    "RawSpan",
+    "SpanError",
+    "first",
+    "key_values",
+    "nanos",
+    "normal_id",
+    "records",
+    "walk",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ANY_VALUE = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
@@ -58,7 +67,7 @@ def _any_value(value: Any, where: str) -> Any:
         items = (value["arrayValue"] or {}).get("values") or []
         return [_any_value(v, f"{where}.arrayValue.values.{i}") for i, v in enumerate(items)]
     if "kvlistValue" in value:
-        return _key_values((value["kvlistValue"] or {}).get("values") or [], where)
+        return key_values((value["kvlistValue"] or {}).get("values") or [], where)
     for key in _ANY_VALUE:
         if key in value:
             raw = value[key]
@@ -72,7 +81,8 @@ def _any_value(value: Any, where: str) -> Any:
     return None  # an empty AnyValue: the attribute is unset
 
 
-def _key_values(pairs: Any, where: str) -> dict[str, Any]:
+def key_values(pairs: Any, where: str) -> dict[str, Any]:
+    """OTLP's list of `{key, value: AnyValue}` as a dict of plain values."""
     if not isinstance(pairs, list):
         raise SpanError(where, f"must be a list of {{key, value}}, got {json_type(pairs)}")
     out: dict[str, Any] = {}
@@ -194,7 +204,7 @@ def _otlp_spans(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], d
                 path = f"resourceSpans.{r}.scopeSpans.{s}.spans.{i}"
                 if not isinstance(span, dict):
                     raise SpanError(path, f"a span must be an object, got {json_type(span)}")
-                attrs = _key_values(span.get("attributes") or [], f"{path}.attributes")
+                attrs = key_values(span.get("attributes") or [], f"{path}.attributes")
                 # a list of kvlists (documents as an arrayValue) reads as the indexed keys
                 yield path, span, _flatten(attrs, "", {})
 

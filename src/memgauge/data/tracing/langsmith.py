@@ -4,13 +4,19 @@ line, a list, `{"runs": [...]}`, or a run tree with `child_runs`) as trace `Span
 The fields read, from LangSmith's run schema: `id`, `name`, `run_type` (`llm`, `chain`,
 `tool`, `retriever`, `embedding`, `prompt`, `parser`), `parent_run_id` (or the nesting of
 `child_runs`), `trace_id` (the root run's id), `start_time` / `end_time` (ISO 8601), `inputs`,
-`outputs`, `error`, `tags`, `prompt_tokens` / `completion_tokens` / `total_tokens` and `extra`
+`outputs`, `error`, `tags`, `prompt_tokens` / `completion_tokens` / `total_tokens` (else the
+`usage_metadata` a run tree holds, `input_tokens` / `output_tokens` / `total_tokens` in its
+`outputs` or `extra.metadata`, where LangSmith documents them) and `extra`
 (`metadata.session_id`, `thread_id` or `conversation_id`: the thread, LangSmith's grouping of a
-conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). A run's own
+conversation's traces; `invocation_params.model`, `metadata.ls_model_name`). An LLM run's
+output is its `generations`' first text (LangChain) or its `choices`' first message's content
+(OpenAI's completion, as LangSmith's `@traceable` LLM runs log it), else its outputs whole. A run's own
 `session_id` is its tracing project, not a conversation, and is not read as one.
 
 A retriever run's query is `inputs.query` (or `input`, `question`), its documents
-`outputs.documents`, LangChain `Document`s whose id is `id` or `metadata.id`; a tool run's
+`outputs.documents` (LangChain's retrievers) or `outputs.output` (the list a function under
+`@traceable(run_type="retriever")` returned), LangChain `Document`s whose id is `id` or
+`metadata.id`; a tool run's
 arguments are `inputs.input` (or `inputs`), its result `outputs.output` (or `outputs`).
 """
 
@@ -37,6 +43,12 @@ _KINDS: dict[str, SpanKind] = {
     "parser": "CHAIN",
 }
 _THREAD = ("session_id", "thread_id", "conversation_id")
+#: LangSmith's `usage_metadata` names of the run's token counts
+_USAGE = {
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+    "total_tokens": "total_tokens",
+}
 
 
 def _run_like(value: Any) -> bool:
@@ -86,6 +98,9 @@ def _count(run: dict[str, Any], key: str, report: ImportReport) -> int | None:
     value = run.get(key)
     if value is None:
         value = _get(run, "outputs", "llm_output", "token_usage", key)
+    for where in ("outputs", "extra.metadata"):  # a run tree as @traceable leaves it
+        if value is None:
+            value = _get(run, *where.split("."), "usage_metadata", _USAGE[key])
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         report.add("llm_token_counts_not_counts_ignored")
         return None
@@ -108,7 +123,13 @@ def _llm(run: dict[str, Any], span_id: str, report: ImportReport) -> LLMCall:
     generation = _get(run, "outputs", "generations")
     while isinstance(generation, list) and generation:
         generation = generation[0]  # [[Generation]] for a completion, [Generation] for a chat
-    text = _get(generation, "text") or _get(generation, "message", "kwargs", "content")
+    choices = _get(run, "outputs", "choices")  # OpenAI's completion, as @traceable logs it
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    text = (
+        _get(generation, "text")
+        or _get(generation, "message", "kwargs", "content")
+        or _get(choice, "message", "content")
+    )
     return LLMCall(
         span_id=span_id,
         model=None if model is None else str(model),
@@ -130,6 +151,8 @@ def _retrieval(run: dict[str, Any], span_id: str, report: ImportReport) -> Retri
             "a retriever run needs its query (a non-empty string)",
         )
     docs = _get(run, "outputs", "documents")
+    if docs is None:  # `@traceable(run_type="retriever")` wraps the returned list
+        docs = _unwrap(run.get("outputs"), "output")
     if not isinstance(docs, list):
         raise DroppedSpanError(
             "retriever_spans_documents_not_a_list_dropped",

@@ -5,7 +5,9 @@ The attributes read, from OpenInference's semantic conventions: `openinference.s
 `llm.model_name`, `llm.token_count.prompt` / `.completion` / `.total` and
 `llm.output_messages.{i}.message.content`; on TOOL spans `tool.name` (else the span's name);
 on RETRIEVER spans what `data.importers.spans` reads. The status is OTLP's `status.code`
-(2 or `STATUS_CODE_ERROR`) or Phoenix's `status_code` (`ERROR`), with its message.
+(2 or `STATUS_CODE_ERROR`) or Phoenix's `status_code` (`ERROR`), with its message, else (an
+ERROR without a description, as instrumentations set it) the `exception` event's type and
+message, as the SDK records an exception.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport
-from memgauge.data.importers.otel import RawSpan, first, nanos
+from memgauge.data.importers.otel import RawSpan, first, key_values, nanos
 from memgauge.data.importers.spans import DroppedSpanError, search_of
 from memgauge.data.tracing.model import KINDS, LLMCall, Retrieval, Span, SpanKind, ToolCall
 
@@ -22,6 +24,35 @@ __all__ = ["span_of"]
 
 _TOKENS = ("prompt", "completion", "total")
 _DOC = re.compile(r"retrieval\.documents\.\d+\.document\.\w+")
+_EVENT_NAME = re.compile(r"events\.\d+\.name")
+
+
+def _exception(raw: RawSpan) -> str | None:
+    """The last `exception` event's `type: message` (the SDK's own description of an exception
+    it records): OTLP's `events`, each with attributes as `{key, value}`, or Phoenix's, the
+    same flattened (`events.0.attributes.exception.message`)."""
+    events = raw.span.get("events")
+    found: list[dict[str, Any]] = []
+    if isinstance(events, list):
+        for i, event in enumerate(events):
+            if isinstance(event, dict) and event.get("name") == "exception":
+                attributes = event.get("attributes") or []
+                found.append(
+                    attributes
+                    if isinstance(attributes, dict)
+                    else key_values(attributes, f"events.{i}.attributes")
+                )
+    else:  # flattened: events.{i}.name, events.{i}.attributes.exception.message
+        for key, name in raw.span.items():
+            if name == "exception" and _EVENT_NAME.fullmatch(key):
+                at = key.removesuffix("name") + "attributes."
+                found.append(
+                    {k.removeprefix(at): v for k, v in raw.span.items() if k.startswith(at)}
+                )
+    if not found:
+        return None
+    kind, message = (first(found[-1], f"exception.{k}") for k in ("type", "message"))
+    return ": ".join(str(x) for x in (kind, message) if x is not None) or None
 
 
 def _error(raw: RawSpan) -> str | None:
@@ -34,6 +65,7 @@ def _error(raw: RawSpan) -> str | None:
     if code in (2, "2", "STATUS_CODE_ERROR", "ERROR"):
         return str(
             first(span, "status.message", "status_message")
+            or _exception(raw)
             or first(attrs, "exception.message")
             or "error"
         )
@@ -57,6 +89,8 @@ def _tokens(attrs: dict[str, Any], report: ImportReport) -> dict[str, int | None
     out: dict[str, int | None] = {}
     for part in _TOKENS:
         value = attrs.get(f"llm.token_count.{part}")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # Phoenix's export: pandas writes a column with a null as floats
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 0
         ):
