@@ -74,6 +74,16 @@ def _env_timeout() -> float:
     return _env_number("MEMGAUGE_LLM_TIMEOUT", 60, "seconds, more than 0", lambda v: v > 0)
 
 
+def _env_retries() -> int:
+    return _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0)
+
+
+def _given_or(given: dict[str, Any], name: str, env: Callable[[], Any]) -> Any:
+    """`given`'s `name` (taken out of it), else what the environment says: read only then, so
+    a variable the argument overrides is not refused (explicit argument > environment)."""
+    return given.pop(name) if name in given else env()
+
+
 def _env_rpm() -> float | None:
     rpm = _env_number("MEMGAUGE_LLM_RPM", 0, "requests per minute (0: no cap)", lambda v: v >= 0)
     return rpm or None
@@ -203,9 +213,9 @@ class LLMConfig:
             base_url=base.rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(given.pop("concurrency", env_concurrency())),
-            timeout=float(given.pop("timeout", _env_timeout())),
-            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0))),
+            concurrency=int(_given_or(given, "concurrency", env_concurrency)),
+            timeout=float(_given_or(given, "timeout", _env_timeout)),
+            max_retries=int(_given_or(given, "max_retries", _env_retries)),
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )
