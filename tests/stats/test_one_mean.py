@@ -59,3 +59,34 @@ def test_a_mean_of_values_whose_sum_passes_the_largest_float_is_still_their_mean
     assert fmean([1e308, -1e308, 1e308, 1e308]) == 5e307
     assert math.isnan(mean_of_repeats([math.inf, -math.inf]))
     assert fmean([math.inf, 1.0]) == math.inf
+
+
+def test_an_ab_test_graduates_on_the_mean_delta_it_reports() -> None:
+    """`ab status` reported the bootstrap's (exact) mean delta, while graduation compared
+    NumPy's with the improvement threshold: a test whose reported mean met the threshold
+    exactly was kept testing, "improvement below the threshold"."""
+    from memgauge.online.ab_report import ab_report
+
+    pairs = [
+        {
+            "control": 0.0,
+            "treatment": float(v),
+            "control_latency_ms": 10.0,
+            "treatment_latency_ms": 10.0,
+            "constitutional_delta": 0.0,
+        }
+        for v in VALUES
+    ]
+    config = {
+        "delta": 0.05,
+        "alpha": 0.05,
+        "beta": 0.2,
+        "min_samples": 10,
+        "improvement": EXACT,
+        "max_latency_increase": 0.2,
+    }
+    state = {"n": 20, "total": 9.55, "total_sq": 6.0, "decision": "treatment_better"}
+    test = {"name": "t", "status": "running", "graduated_at": None, "metric": "mrr"}
+    report = ab_report({**test, "config": config, "state": state}, pairs)
+    assert report["mean_delta"] == EXACT
+    assert report["decision"] == "graduate", report["reasons"]
