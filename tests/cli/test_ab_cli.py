@@ -302,3 +302,32 @@ def test_a_graduated_test_takes_no_more_pairs_so_its_flag_stays_on_its_verdict(
     assert main(["flags", "list", "F", "--store", db, "--json"]) == 0
     (flag,) = json.loads(capsys.readouterr().out)
     assert (flag["rollout_percent"], flag["test"]["status"]) == (100, "graduated")
+
+
+def test_pairs_added_while_another_process_graduates_the_test_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ab add` read the test's status before the transaction that takes its pairs: another
+    process graduating the test in between (its flag rolled out to 100%) let this one's pairs
+    in, turning the decided test to rejected. The status is read under the test's lock."""
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = str(tmp_path / "r.db")
+    assert main(["flags", "create", "F", "--min-samples", "40", "--store", db]) == 0
+    good = str(_pairs(tmp_path / "good.jsonl", 60, 0.06, 1))
+    slow = str(_pairs(tmp_path / "slow.jsonl", 200, 0.06, 2, latency=30.0))
+    real_add = ABTestStore.add
+    other: list[int] = []
+
+    def add(self: ABTestStore, *args: Any) -> Any:
+        if not other:  # the other process graduates the test just before this one writes
+            other.append(-1)
+            other[0] = main(["ab", "add", "F", good, "--store", db])
+        return real_add(self, *args)
+
+    monkeypatch.setattr(ABTestStore, "add", add)
+    assert main(["ab", "add", "F", slow, "--store", db]) == 2
+    assert other == [0]
+    assert "takes no more pairs (200 new here, nothing written)" in capsys.readouterr().err
+    after = _status(capsys, db, "F")
+    assert (after["status"], after["n_pairs"]) == ("graduated", 60)

@@ -255,6 +255,38 @@ def test_a_bundle_of_a_newer_memgauge_says_to_upgrade(
     assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            lambda run: run.update(usage={"m": {"prompt_tokens": 2**31}}),
+            "runs.0.usage.m.prompt_tokens: 2147483648 is more than",
+        ),
+        (
+            lambda run: run["tasks"][0].update(n_items=2**31),
+            "runs.0.tasks.0.n_items: 2147483648 is more than",
+        ),
+    ],
+)
+def test_a_count_past_32_bits_is_refused_by_a_postgresql_store(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+) -> None:
+    """A bundle's count is read as at most 2^63 - 1, what SQLite holds; PostgreSQL's INTEGER
+    columns hold 2^31 - 1, and a larger count ended its import in "integer out of range":
+    exit 70. The store that cannot hold it names it, nothing imported."""
+    data = json.loads((BAD / "run_bundle_unknown_gate.json").read_text(encoding="utf-8"))
+    data["runs"][0]["gate"] = None
+    edit(data["runs"][0])
+    bundle = tmp_path / "edited.json"
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["runs", "import", str(bundle), "--store", pg_url]) == 2
+    err = capsys.readouterr().err
+    assert f"edited.json: {says}" in err, err
+    assert "Traceback" not in err
+    with SuiteRunStore(pg_url) as opened:  # the bundle read before the store: nothing in it
+        assert opened.list_runs() == []
+
+
 def test_a_baseline_bundle_of_another_suite_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -177,6 +177,17 @@ def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         LLMConfig.from_env()
 
 
+def test_an_argument_overrides_a_knob_the_environment_sets_badly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The environment's knob was read (and refused) even where an argument replaces it:
+    explicit argument > environment, as the module says."""
+    for var in ("MEMGAUGE_LLM_TIMEOUT", "MEMGAUGE_LLM_CONCURRENCY", "MEMGAUGE_LLM_RETRIES"):
+        monkeypatch.setenv(var, "-1")
+    cfg = LLMConfig.from_env(model="m", timeout=5, concurrency=2, max_retries=0)
+    assert (cfg.timeout, cfg.concurrency, cfg.max_retries) == (5, 2, 0)
+
+
 @pytest.mark.parametrize(
     ("var", "value", "says"),
     [

@@ -288,3 +288,37 @@ def test_a_paused_test_is_fed_nothing_by_its_flag_s_runner_and_no_error_counted(
         assert flags.feed("P") == 6  # what waited
     finally:
         flags.close()
+
+
+def test_a_test_paused_while_its_flag_s_runner_feeds_it_is_fed_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ab pause` from another process between the feed's read of the test and the
+    transaction that takes its pairs: the pairs went into the paused test (or, read under
+    the test's lock, the feed raised into the runner). They wait for `ab resume`, as when the
+    test was paused before the feed began."""
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = str(tmp_path / "r.db")
+    assert main(["flags", "create", "P", "--shadow", "--shadow-percent", "100", "--store", db]) == 0
+    flags = Flags(db, refresh_s=0)
+    try:
+        runner = flags.shadow_runner("P", lambda q, k: ["x", "rel"], lambda q, k: ["rel"])
+        for i in range(6):
+            runner.search(f"q{i}", "which one", {"rel": 3})
+        runner.close()
+        real_add = ABTestStore.add
+        paused: list[int] = []
+
+        def add(self: ABTestStore, *args: Any) -> Any:
+            if not paused:
+                paused.append(main(["ab", "pause", "P", "--store", db]))
+            return real_add(self, *args)
+
+        monkeypatch.setattr(ABTestStore, "add", add)
+        assert flags.feed("P") == 0
+        assert paused == [0]
+        assert main(["ab", "resume", "P", "--store", db]) == 0
+        assert flags.feed("P") == 6  # what waited
+    finally:
+        flags.close()

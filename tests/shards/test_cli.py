@@ -215,3 +215,23 @@ def test_an_llm_subject_calls_from_the_workers_its_spend_is_recorded_and_replays
         runs = [store.item_records(run_id) for run_id in (first["run_id"], again["run_id"])]
     assert [(r.item_id, r.output) for r in runs[0]] == [(r.item_id, r.output) for r in runs[1]]
     assert all(r.output for r in runs[0])
+
+
+def test_a_bad_llm_concurrency_is_refused_before_a_sharded_run_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers' share of MEMGAUGE_LLM_CONCURRENCY was read once the run was recorded and
+    the pool started: a value out of range (no LLM judge having read it before) left a run
+    recorded for exit 2. It is refused first, nothing written."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    data = tmp_path / "demo"
+    save_retrieval_dataset(demo_dataset(), data)
+    db = tmp_path / "r.db"
+    monkeypatch.setenv("MEMGAUGE_LLM_CONCURRENCY", "-3")
+    args = ["evaluate", str(data), "-s", "lexical", "--store", str(db), "--quiet"]
+    assert main([*args, "--workers", "2", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "MEMGAUGE_LLM_CONCURRENCY='-3' is out of range" in err, err
+    assert finished(db) == (None, 0)

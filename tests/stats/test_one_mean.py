@@ -14,6 +14,7 @@ import statistics
 
 import numpy as np
 
+from memgauge._util.numbers import fmean
 from memgauge.data.records import mean_of_repeats
 from memgauge.metrics import MetricConfig
 from memgauge.metrics.ir import Counts, Evaluation
@@ -48,3 +49,44 @@ def test_every_path_gives_the_exact_mean_whatever_the_order() -> None:
         ids = [f"q{i}" for i in range(x.size)]
         ev = Evaluation(ids, {"RR@10": x}, Counts(x.size, x.size), MetricConfig())
         assert ev.aggregate()["RR@10"] == EXACT
+
+
+def test_a_mean_of_values_whose_sum_passes_the_largest_float_is_still_their_mean() -> None:
+    """`math.fsum` raises where NumPy's sum gave inf (a sum past 1.8e308) or nan (inf and
+    -inf): every path reporting a mean ended in OverflowError or ValueError (exit 70)."""
+    huge = np.array([1e308, 1e308, 1e308])
+    assert (fmean(huge), mean_of_repeats(huge.tolist())) == (1e308, 1e308)
+    assert fmean([1e308, -1e308, 1e308, 1e308]) == 5e307
+    assert math.isnan(mean_of_repeats([math.inf, -math.inf]))
+    assert fmean([math.inf, 1.0]) == math.inf
+
+
+def test_an_ab_test_graduates_on_the_mean_delta_it_reports() -> None:
+    """`ab status` reported the bootstrap's (exact) mean delta, while graduation compared
+    NumPy's with the improvement threshold: a test whose reported mean met the threshold
+    exactly was kept testing, "improvement below the threshold"."""
+    from memgauge.online.ab_report import ab_report
+
+    pairs = [
+        {
+            "control": 0.0,
+            "treatment": float(v),
+            "control_latency_ms": 10.0,
+            "treatment_latency_ms": 10.0,
+            "constitutional_delta": 0.0,
+        }
+        for v in VALUES
+    ]
+    config = {
+        "delta": 0.05,
+        "alpha": 0.05,
+        "beta": 0.2,
+        "min_samples": 10,
+        "improvement": EXACT,
+        "max_latency_increase": 0.2,
+    }
+    state = {"n": 20, "total": 9.55, "total_sq": 6.0, "decision": "treatment_better"}
+    test = {"name": "t", "status": "running", "graduated_at": None, "metric": "mrr"}
+    report = ab_report({**test, "config": config, "state": state}, pairs)
+    assert report["mean_delta"] == EXACT
+    assert report["decision"] == "graduate", report["reasons"]

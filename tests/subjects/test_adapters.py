@@ -139,3 +139,29 @@ def test_session_context_reaches_a_search_that_accepts_it(monkeypatch: pytest.Mo
     assert [h.id for h in s.search("q", 5, session=ctx).hits] == ["m1"]
     s.search("q", 5)
     assert s.obj.seen == [ctx, None]
+
+
+def test_a_memory_agent_refusing_its_llm_settings_stops_its_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`memory-agent` built its memory (here a child process), then refused the reader's LLM
+    settings (a UsageError before the run): the memory was left running until the garbage
+    collector found it. It is closed as the agent is refused."""
+    from memgauge.subjects.registry import build_subject
+
+    started: list[SubprocessSubject] = []
+    real_init = SubprocessSubject.__init__
+
+    def init(self: SubprocessSubject, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(SubprocessSubject, "__init__", init)
+    monkeypatch.setenv("MEMGAUGE_MODEL", "m")
+    monkeypatch.setenv("MEMGAUGE_LLM_TIMEOUT", "soon")
+    memory = {"subprocess": {"command": [sys.executable, SCRIPT]}}
+    # the error is held, as a caller reporting it holds it (its frames hold the memory)
+    with pytest.raises(UsageError, match="MEMGAUGE_LLM_TIMEOUT") as _refused:
+        build_subject({"memory-agent": {"memory": memory}})
+    (child,) = started
+    assert child._child.proc.poll() is not None, "the memory's process still runs"

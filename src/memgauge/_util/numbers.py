@@ -124,8 +124,15 @@ def fmean(values: Iterable[float]) -> float:
     reports the mean of the same values (a run's evaluator row, the IR aggregate, a
     comparison's means and paired delta, an item's repeats) gives the same bits and prints the
     same digits, where a float sum in another order may not (0.4774999999999999, printed
-    0.477, for the 0.47750000000000004 of twenty F1 scores)."""
+    0.477, for the 0.47750000000000004 of twenty F1 scores). Values whose sum passes the
+    largest float (a plug-in evaluator's 1e308s) are averaged as their shares, and both
+    infinities give NaN, as NumPy's mean: fsum's OverflowError and ValueError were exit 70."""
     # a NumPy array's tolist() hands fsum Python floats without a loop in Python
     tolist = getattr(values, "tolist", None)
     vals: list[float] = tolist() if callable(tolist) else list(values)
-    return math.fsum(vals) / len(vals)
+    try:
+        return math.fsum(vals) / len(vals)
+    except OverflowError:  # the sum, not the mean, is past the largest float
+        return math.fsum(v / len(vals) for v in vals)
+    except ValueError:  # inf + -inf
+        return math.nan

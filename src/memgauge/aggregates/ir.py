@@ -57,6 +57,7 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
+from memgauge.metrics.ir import check_rel_threshold
 from memgauge.metrics.measures import SESSION_MEASURES, is_measure, refuse_run_level
 from memgauge.scorers.retrieval import RetrievalMeasure
 from memgauge.stats import bootstrap_cis
@@ -226,9 +227,7 @@ class IRAggregate:
             raise UsageError(f"n_resamples {self.n_resamples}: give 1 to {MAX_RESAMPLES:,}")
         if not 1 <= self.agent_k <= MAX_K:
             raise UsageError(f"agent_k {self.agent_k}: give a cutoff of 1 to {MAX_K}")
-        if self.rel_threshold < 0:
-            # MetricConfig's ValueError ended the run, every item scored, in exit 70
-            raise UsageError(f"rel_threshold {self.rel_threshold}: give a grade of 0 or more")
+        check_rel_threshold(self.rel_threshold)  # before anything is scored
         if self.pool_depth is not None and (self.pool_depth < 1 or not 0 <= self.pool_grade <= 3):
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
         if self.pool_judge is not None:

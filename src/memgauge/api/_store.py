@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge._util.home import memgauge_home
+from memgauge._util.numbers import INT32_MAX, INT64_MAX
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
@@ -185,6 +186,9 @@ def import_runs(path: str | Path, *, store: Where = None) -> list[str]:
     if not isinstance(path, str | os.PathLike):
         # pathlib's "expected str, bytes or os.PathLike object" named no argument
         raise TypeError(f"path takes the bundle's path, got {type(path).__name__} {path!r}")
-    entries = read_bundle(Path(path))
-    with open_store(store) as opened:
+    url = results_store(store)
+    # PostgreSQL's INTEGER columns hold 32 bits, SQLite's 64
+    most = INT32_MAX if url.dialect == "postgresql" else INT64_MAX
+    entries = read_bundle(Path(path), most=most)
+    with SuiteRunStore(url) as opened:
         return opened.import_runs(entries)

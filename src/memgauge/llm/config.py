@@ -36,6 +36,11 @@ __all__ = [
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 
+#: the defaults of `LLMConfig`'s knobs, which the environment's variables replace
+DEFAULT_CONCURRENCY = 16
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 4
+
 
 def _env_number(name: str, default: float, need: str, ok: Callable[[float], bool]) -> float:
     """`name` as a number `ok` takes (`need` says which), or `default` when it is unset or
@@ -66,12 +71,24 @@ def _env_whole(name: str, default: int, least: int) -> int:
 
 
 def env_concurrency() -> int:
-    """Most LLM requests in flight: `MEMGAUGE_LLM_CONCURRENCY`, else 16."""
-    return _env_whole("MEMGAUGE_LLM_CONCURRENCY", 16, 1)
+    """Most LLM requests in flight: `MEMGAUGE_LLM_CONCURRENCY`, else `DEFAULT_CONCURRENCY`."""
+    return _env_whole("MEMGAUGE_LLM_CONCURRENCY", DEFAULT_CONCURRENCY, 1)
 
 
 def _env_timeout() -> float:
-    return _env_number("MEMGAUGE_LLM_TIMEOUT", 60, "seconds, more than 0", lambda v: v > 0)
+    return _env_number(
+        "MEMGAUGE_LLM_TIMEOUT", DEFAULT_TIMEOUT, "seconds, more than 0", lambda v: v > 0
+    )
+
+
+def _env_retries() -> int:
+    return _env_whole("MEMGAUGE_LLM_RETRIES", DEFAULT_RETRIES, 0)
+
+
+def _given_or(given: dict[str, Any], name: str, env: Callable[[], Any]) -> Any:
+    """`given`'s `name` (taken out of it), else what the environment says: read only then, so
+    a variable the argument overrides is not refused (explicit argument > environment)."""
+    return given.pop(name) if name in given else env()
 
 
 def _env_rpm() -> float | None:
@@ -138,9 +155,9 @@ class LLMConfig:
     base_url: str = DEFAULT_BASE_URL
     api_key: str | None = field(default=None, repr=False)
     provider: str = "openai"
-    concurrency: int = 16
-    timeout: float = 60.0
-    max_retries: int = 4
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_RETRIES
     backoff: float = 0.5
     backoff_max: float = 20.0
     retry_after_max: float = 120.0
@@ -203,9 +220,9 @@ class LLMConfig:
             base_url=base.rstrip("/"),
             api_key=given.pop("api_key", key),
             provider=provider,
-            concurrency=int(given.pop("concurrency", env_concurrency())),
-            timeout=float(given.pop("timeout", _env_timeout())),
-            max_retries=int(given.pop("max_retries", _env_whole("MEMGAUGE_LLM_RETRIES", 4, 0))),
+            concurrency=int(_given_or(given, "concurrency", env_concurrency)),
+            timeout=float(_given_or(given, "timeout", _env_timeout)),
+            max_retries=int(_given_or(given, "max_retries", _env_retries)),
             rpm=given.pop("rpm", None) or _env_rpm(),
             **given,
         )

@@ -82,6 +82,7 @@ __all__ = [
     "Counts",
     "Evaluation",
     "MetricConfig",
+    "check_rel_threshold",
     "evaluate",
     "evaluate_judged",
     "evaluate_ranked",
@@ -98,6 +99,14 @@ VACUOUS_ONE: frozenset[str] = frozenset(
 
 MAX_EXP_GRADE = 1023  # 2^1024 - 1 is not a finite double
 _EXP_UNSCALED = 960  # up to here, sums of up to 2^63 exp gains stay finite unscaled
+
+
+def check_rel_threshold(value: int) -> None:
+    """A UsageError for a negative `rel_threshold` of a spec (a retrieval evaluator's, the ir
+    aggregate's), before anything is scored: `MetricConfig`'s ValueError, met later, ended
+    `validate` and `run` in exit 70."""
+    if value < 0:
+        raise UsageError(f"rel_threshold {value}: give a grade of 0 or more")
 
 
 @dataclass(frozen=True)

@@ -151,9 +151,13 @@ def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:
         raise UsageError(
             f"no A/B test {name!r}; create it with `memgauge ab create {name} --delta ...`"
         )
+    _refuse_paused(name, test)
+    return test
+
+
+def _refuse_paused(name: str, test: Mapping[str, Any]) -> None:
     if test["status"] == "paused":
         raise UsageError(f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`")
-    return test
 
 
 def add_pairs(
@@ -168,7 +172,6 @@ def add_pairs(
     the transaction that took them), and the test's report (its status set to what the
     graduation rules now decide)."""
     test = _running_test(store, name)
-    graduated = test["graduated_at"] if test["status"] == "graduated" else None
     if test["config"].get("rule") == "beta-binomial":
         _require_binary(name, pairs)
     sprt = sprt_of(test["config"])
@@ -179,7 +182,11 @@ def add_pairs(
         row["shadow_run_id"], row["pair_key"] = sid, f"shadow:{sid}"
     after: list[SPRTState] = []
 
-    def advance(stored: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
+    def advance(now: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
+        # the test as it stands under its lock: another process may have graduated or paused
+        # it since `_running_test` read it
+        _refuse_paused(name, now)
+        graduated = now["graduated_at"] if now["status"] == "graduated" else None
         if graduated and new:
             # its decision rolled its flag out to 100%: later pairs turning the test to
             # rejected would leave the flag on for everyone on a verdict the store no longer
@@ -190,7 +197,8 @@ def add_pairs(
                 " here, nothing written); to measure the change again, create another test"
             )
         state = sprt.update(
-            _finite_state(name, stored), [float(p["treatment"]) - float(p["control"]) for p in new]
+            _finite_state(name, now["state"]),
+            [float(p["treatment"]) - float(p["control"]) for p in new],
         )
         after.append(state)
         return state.as_dict()

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._util.numbers import fmean
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.sequential import (
     PROB_THRESHOLD,
@@ -106,8 +107,10 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
         decided,
         rules,
         n_pairs=len(pairs),
-        mean_delta=float(deltas.mean()) if len(deltas) else None,
-        constitutional_delta=float(np.mean(const)) if const else None,
+        # the mean delta the report gives (`fmean`'s, exact), not NumPy's: a mean shown as
+        # meeting the threshold exactly was "below" it
+        mean_delta=ci.mean if ci else None,
+        constitutional_delta=fmean(const) if const else None,
         p95_control_ms=p95_c,
         p95_treatment_ms=p95_t,
     )

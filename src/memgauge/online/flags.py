@@ -184,7 +184,7 @@ def feed_from_shadow(
                 f"no A/B test {name!r}; create it (`memgauge ab create {name}` or"
                 f" `memgauge flags create {name}`) before feeding it shadow data"
             )
-        if while_open and test["status"] in ("graduated", "paused"):
+        if while_open and _closed(tests, name):
             return 0, 0, None, ab.ab_report(tests, name)
         family = metric_family(str(test["metric"]))
         if family is None:
@@ -208,8 +208,19 @@ def feed_from_shadow(
         ]
         if not pairs:
             return 0, len(rows), None, ab.ab_report(tests, name)
-        added, state, report = ab.add_pairs(tests, name, pairs, [r["id"] for r in judged])
+        try:
+            added, state, report = ab.add_pairs(tests, name, pairs, [r["id"] for r in judged])
+        except UsageError:
+            if while_open and _closed(tests, name):  # graduated or paused meanwhile
+                return 0, 0, None, ab.ab_report(tests, name)
+            raise
     return added, len(rows) - len(judged), state, report
+
+
+def _closed(tests: ABTestStore, name: str) -> bool:
+    """Whether A/B test `name` takes no pairs now: graduated (decided) or paused."""
+    test = tests.get(name)
+    return test is not None and test["status"] in ("graduated", "paused")
 
 
 class Flags:

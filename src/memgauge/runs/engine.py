@@ -456,6 +456,10 @@ def run_suite(
     requirements_of(plan, suite)  # a suite built in code: its targets read before it too
     resume, workers, pool = options.resume, options.workers, options.executor
     sharded = sharded_subjects(suite, workers, pool, datasets)
+    if sharded:
+        # what the workers are given of the LLM setup is refused now, not once the run is
+        # recorded (a cache no worker can take, MEMGAUGE_LLM_CONCURRENCY out of range)
+        worker_llm(1)
     # the plan holds the datasets: frozen out of the collector's sight from here; the LLM
     # clients' connection pools that the run's judges and subjects open close with the run
     # (or with the last of the runs going at once), on every way out

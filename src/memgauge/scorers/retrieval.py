@@ -19,6 +19,7 @@ from memgauge.metrics.conventions import (
     Gain,
     NoRelevant,
 )
+from memgauge.metrics.ir import check_rel_threshold
 from memgauge.metrics.measures import SESSION_MEASURES, Measure, refuse_run_level
 from memgauge.metrics.single import Prepared, score_prepared
 from memgauge.scorers.base import EvalContext, Score
@@ -85,9 +86,7 @@ class RetrievalMeasure:
     def __post_init__(self) -> None:
         parsed = parse_measure(self.measure)
         refuse_run_level(parsed, "retrieval")
-        if self.rel_threshold < 0:
-            # MetricConfig's ValueError below ended `validate` and `run` in exit 70
-            raise UsageError(f"rel_threshold {self.rel_threshold}: give a grade of 0 or more")
+        check_rel_threshold(self.rel_threshold)  # before anything is scored
         if parsed.name in SESSION_MEASURES:
             raise UsageError(
                 f"retrieval: {self.measure} needs each query's corpus; `memgauge evaluate` "

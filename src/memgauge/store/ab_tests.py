@@ -111,8 +111,10 @@ class ABTestStore(Store):
         once take turns, each seeing the other's pairs and state).
 
         A pair whose `pair_key` the test already holds, or which repeats an earlier pair of
-        `pairs`, is skipped (a pair without a key is always new). `advance(state, new)` gives
-        the state after the new pairs, from the stored one. Returns the new pairs."""
+        `pairs`, is skipped (a pair without a key is always new). `advance(test, new)` gives
+        the state after the new pairs from the test as it stands under the lock (`get`'s
+        dict: its `state`, and its `status`, which another process may have changed since
+        the caller read it); it may refuse them. Returns the new pairs."""
         with self._write_tx() as c:
             c.execute(sa.select(_tests.c.id).where(_tests.c.feature_id == name).with_for_update())
             held = set(
@@ -131,9 +133,9 @@ class ABTestStore(Store):
                     held.add(key)
                 fresh.append(p)
             stored = c.execute(
-                sa.select(_tests.c.state_json).where(_tests.c.feature_id == name)
-            ).scalar_one()
-            state = advance(json.loads(stored), fresh)
+                sa.select(*(_tests.c[k] for k in _TEST_COLUMNS)).where(_tests.c.feature_id == name)
+            ).one()
+            state = advance(_test(stored), fresh)
             pairs = fresh
             c_sum = sum(float(p["control"]) for p in pairs)
             t_sum = sum(float(p["treatment"]) for p in pairs)

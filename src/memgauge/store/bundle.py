@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from memgauge._util.model import Model
+from memgauge._util.numbers import INT64_MAX
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
@@ -47,7 +48,7 @@ __all__ = [
 FORMAT = "memgauge-run-bundle"
 
 #: a count the store keeps in a 64-bit column: 1e30 ended the import in the database's error
-_Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
+_Count = Annotated[StrictInt, Field(ge=0, le=INT64_MAX)]
 
 
 class _Part(Model):
@@ -118,8 +119,10 @@ def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
     return {"format": FORMAT, "schema_version": 1, "runs": runs}
 
 
-def read_bundle(path: Path) -> list[dict[str, Any]]:
-    """The runs of the bundle at `path`, validated (DataError naming the file and field)."""
+def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
+    """The runs of the bundle at `path`, validated (DataError naming the file and field);
+    `most`: the largest count (of usage, a task's items, a failure's attempt) the store it
+    goes to holds (PostgreSQL's INTEGER columns: `INT32_MAX`)."""
 
     def bad(field: str | None, message: str, line: int | None = None) -> DataError:
         return DataError(Problem(str(path), line, field, message))
@@ -188,6 +191,13 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
+        for field, count in _counts(parts):
+            if count > most:
+                # PostgreSQL's "integer out of range" ended the import: exit 70
+                raise bad(
+                    f"runs.{n}.{field}",
+                    f"{count} is more than the store's integer columns hold ({most})",
+                )
         out.append({**parts.model_dump(), "run": run, "items": items})
     # a second copy of a run, of a run's task or item ended the import in the store's UNIQUE
     # constraint (exit 70)
@@ -212,6 +222,14 @@ def read_bundle(path: Path) -> list[dict[str, Any]]:
                 f" runs.{n}.items.{j}: a run holds each item once; {again}",
             )
     return out
+
+
+def _counts(parts: _Entry) -> Iterator[tuple[str, int]]:
+    """(field, value) of each count of `parts` the store keeps in an integer column."""
+    for model, usage in parts.usage.items():
+        yield from ((f"usage.{model}.{k}", v) for k, v in usage.model_dump().items())
+    yield from ((f"tasks.{i}.n_items", t.n_items) for i, t in enumerate(parts.tasks))
+    yield from ((f"run_failures.{i}.attempt", f.attempt) for i, f in enumerate(parts.run_failures))
 
 
 def _repeated(keys: Sequence[Hashable]) -> Iterator[tuple[int, int]]:

@@ -5,16 +5,20 @@ loads this module when one of them is asked for."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import Field, create_model
 
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, takes
 from memgauge.subjects.agents import MemoryAgent
 from memgauge.subjects.extractors import MemoryExtractor
+from memgauge.subjects.protocol import close_subject
 from memgauge.subjects.registry import build_subject, check_subject
 
 __all__ = ["memory_agent", "memory_extractor"]
+
+T = TypeVar("T")
 
 
 class _WithMemory(SpecArgs):
@@ -43,10 +47,22 @@ def _over_memory(cls: type) -> type[SpecArgs]:
 @takes(_over_memory(MemoryAgent))
 def memory_agent(memory: dict[str, Any], **options: Any) -> MemoryAgent:
     """A memory subject searched for the question, and a reader model over the hits."""
-    return MemoryAgent(build_subject(memory), **options)
+    return _over(memory, lambda built: MemoryAgent(built, **options))
 
 
 @takes(_over_memory(MemoryExtractor))
 def memory_extractor(memory: dict[str, Any]) -> MemoryExtractor:
     """A memory system's own extraction (its write events), scored as an extractor."""
-    return MemoryExtractor(build_subject(memory))
+    return _over(memory, MemoryExtractor)
+
+
+def _over(memory: dict[str, Any], make: Callable[[Any], T]) -> T:
+    """`make` over the memory `memory` specifies, which is closed when `make` refuses it (an
+    agent's LLM settings that cannot work): built first, it held its process, connection or
+    client open until the garbage collector found it."""
+    built = build_subject(memory)
+    try:
+        return make(built)
+    except BaseException:
+        close_subject(built)
+        raise

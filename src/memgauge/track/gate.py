@@ -51,7 +51,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memgauge._util.numbers import POWER
+from memgauge._util.numbers import POWER, fmean
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
 from memgauge.errors import UsageError
@@ -63,6 +63,7 @@ __all__ = [
     "GateResult",
     "MetricCheck",
     "StoredMemory",
+    "baseline_of",
     "change_text",
     "check_measure",
     "detection_power",
@@ -355,6 +356,13 @@ def _decide(
     return drop, regressed, within, note
 
 
+def baseline_of(values: Sequence[float]) -> float | None:
+    """The rolling baseline of a number's values in the window's earlier runs (the gate's,
+    `gate history`'s, a watch's): their mean, as every mean is taken (`fmean`); None when
+    there are none."""
+    return fmean(values) if values else None
+
+
 def check_measure(
     m: MeasureValue,
     history: Sequence[float],
@@ -375,7 +383,7 @@ def check_measure(
     cur = m.value
     ci = (m.ci_low, m.ci_high) if m.ci_low is not None and m.ci_high is not None else None
     values = list(history)
-    baseline = sum(values) / len(values) if values else None
+    baseline = baseline_of(values)
     drop: float | None = None
     regressed, within, power, warning = False, None, None, None
     if cur is None:

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memgauge.data.records import RunRecord
-from memgauge.track.gate import metric_key
+from memgauge.track.gate import baseline_of, metric_key
 
 __all__ = ["MetricSeries", "metric_series"]
 
@@ -36,8 +36,7 @@ class MetricSeries:
         (a failed gate does not), of those that measured it (None when none did)."""
         counted = self.counted or [True] * len(self.values)
         past = [v for v, c in zip(self.values[:-1], counted[:-1], strict=True) if c][-window:]
-        prior = [v for v in past if v is not None]
-        return sum(prior) / len(prior) if prior else None
+        return baseline_of([v for v in past if v is not None])
 
 
 def metric_series(runs: Sequence[RunRecord], excluded: Collection[str] = ()) -> list[MetricSeries]:
