@@ -39,6 +39,20 @@ NOT_DATASETS = {
     "traces/phoenix_spans.jsonl": "Phoenix's span export, read by `memgauge logs import-traces`",
     "traces/langsmith_runs.json": "LangSmith runs, read by `logs import-traces` and `extraction`",
     **{
+        f"traces/{name}": "a trace export made by the tool itself, read by `logs import-traces`"
+        " (tests/online/test_traces_made_by_the_tools.py validates it)"
+        for name in (
+            "otel_sdk.jsonl",
+            "langsmith_sdk_runs.json",
+            "langsmith_sdk_runtree.jsonl",
+            "langchain_runs.json",
+            "phoenix_sdk_spans.jsonl",
+            "phoenix_sdk_rest.json",
+        )
+    },
+    "traces/otel_sdk.expected.json": "what the OpenTelemetry SDK recorded: the answer key of "
+    "tests/online/test_traces_made_by_the_tools.py",
+    **{
         f"memaudit/results/{name}.results.json": "memaudit's own results.json, compared with "
         "memgauge's memaudit.json by tests/official/test_memaudit_official.py"
         for name in ("fixture-dataset", "memorybench-locomo", "sample")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from tests.online.test_import_traces import TRACES, _cli
 
+from memgauge.cli.main import main
 from memgauge.data.traces import export_report
 from memgauge.data.tracing import Span, read_traces
 from memgauge.errors import DataError
@@ -314,3 +315,23 @@ def test_a_langchain_agents_runs_read_as_langchain_recorded_them() -> None:
     assert llm.model is None  # the fake model names none: n/a, not a guess
     (tool,) = trace.tool_calls
     assert (tool.name, tool.result) == (runs["tool"]["name"], runs["tool"]["outputs"]["output"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "otel_sdk.jsonl",
+        "langsmith_sdk_runs.json",
+        "langsmith_sdk_runtree.jsonl",
+        "langchain_runs.json",
+        "phoenix_sdk_spans.jsonl",
+        "phoenix_sdk_rest.json",
+    ],
+)
+def test_validate_reads_each_tools_export_as_a_trace(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memgauge validate` says what `import-traces` reads: Phoenix's REST response
+    ({"data": [spans], "next_cursor"}) was taken for a dataset with two unknown fields."""
+    assert main(["validate", str(TRACES / name)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith(f"ok  {TRACES / name}  (trace:")

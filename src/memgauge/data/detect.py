@@ -174,6 +174,8 @@ def _by_object(outline: Outline) -> tuple[Kind, ...]:
         return ("suite",)
     if keys & _TRACE_EXPORT or ("runs" in keys and "run_type" in record):
         return ("trace",)
+    if "data" in keys and {"span_kind", "context"} <= record:
+        return ("trace",)  # Phoenix's REST API: {"data": [spans], "next_cursor": ...}
     if "conversations" in keys:
         return ("conversations",)
     parts = [k for k in outline.keys if k in _PARTS]
