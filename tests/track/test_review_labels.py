@@ -105,6 +105,23 @@ def test_calibrate_from_store_gives_kappa_per_reviewer_and_between_them(verdicts
     )
 
 
+def test_calibrate_from_store_prints_each_reviewers_confusion_matrix(verdicts: Path) -> None:
+    """docs/review.md promises Cohen's kappa "with the confusion matrix"; --json had it, the
+    terminal only kappa and accuracy. Each reviewer's matrix is printed as --json gives it
+    (rows the reviewer's labels, columns the machine's), as `judge calibrate LABELS` does."""
+    report = json.loads(
+        _out(["judge", "calibrate", "--from-store", "--store", str(verdicts), "--json"])
+    )
+    text = _out(["judge", "calibrate", "--from-store", "--store", str(verdicts)])
+    rows = [line.strip("│ ").split(" │ ") for line in text.splitlines() if line.startswith("│")]
+    for who in ("alice", "bob"):
+        assert f"{who} vs the machine (rows: {who}, columns: machine)" in text
+        cal = report["per_reviewer"][who]
+        for label, counts in zip(cal["labels"], cal["confusion"], strict=True):
+            assert [label, *map(str, counts)] in [[c.strip() for c in r] for r in rows]
+    assert cal["confusion"] == [[2, 0], [0, 1]]  # bob: fail, fail and pass, as the judge
+
+
 def test_calibrate_needs_labels_and_a_judge_or_the_store(
     verdicts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
