@@ -122,6 +122,22 @@ def test_calibrate_from_store_prints_each_reviewers_confusion_matrix(verdicts: P
     assert cal["confusion"] == [[2, 0], [0, 1]]  # bob: fail, fail and pass, as the judge
 
 
+def test_an_evaluator_with_another_kind_of_label_is_a_usage_error(
+    verdicts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--evaluator filtered a hit's labels by memory id: `--kind hit --evaluator contains`
+    printed 'no hit labels in the store' (exit 0) over a store that has them."""
+    _add(verdicts, "alice", "i1", "hit", "2", "1")
+    argv = ["judge", "calibrate", "--from-store", "--store", str(verdicts), "--kind", "hit"]
+    assert main([*argv, "--evaluator", "qa-judge"]) == 2
+    err = capsys.readouterr().err
+    assert "--evaluator keeps one evaluator's verdicts" in err
+    assert "--kind verdict" in err
+    assert "Traceback" not in err
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["per_reviewer"]["alice"]["n"] == 0
+
+
 def test_calibrate_needs_labels_and_a_judge_or_the_store(
     verdicts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -80,6 +80,12 @@ def calibrate(
             raise UsageError(
                 "--from-store reads the labels and verdicts in the store: drop LABELS and --judge"
             )
+        if evaluator is not None and kind != "verdict":
+            # a hit's, fact's or decision's target is a memory id or an index, not an evaluator
+            raise UsageError(
+                f"--evaluator keeps one evaluator's verdicts: drop it, or use --kind verdict"
+                f" (not {kind})"
+            )
         _calibrate_from_store(store_path, run, kind, evaluator, as_json)
         return
     if labels is None or spec is None:
