@@ -176,3 +176,22 @@ def test_rejudge_says_over_how_many_items_its_variances_are(
     assert main(args) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "(the variances over the 3 of 4 items whose 2 verdicts all came back)" in out
+
+
+def test_a_judge_that_never_varies_has_no_share_of_no_variance(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every verdict 0.8, on every item and repeat: there is no variance at all, so no share
+    of it is the judge's. numpy's variance of [0.8, 0.8, 0.8] is 1.2e-32, not 0, and that
+    rounding noise made 'judge share 1.000': the whole spread blamed on the judge."""
+    server.respond(lambda payload: json.dumps({"score": 80}))
+    rows = [{"id": f"o{i}", "input": f"q{i}", "output": "an answer"} for i in range(3)]
+    outputs = _write(tmp_path / "outputs.jsonl", rows)
+    args = ["judge", "rejudge", str(outputs), "--judge", "rubric", "-k", "3"]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (report["judge_variance"], report["item_variance"]) == (0.0, 0.0)
+    assert report["judge_share"] is None
+    assert report["sd_of_mean_from_judge"] == 0.0
+    assert main(args) == 0
+    assert "judge share n/a" in capsys.readouterr().out

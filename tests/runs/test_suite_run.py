@@ -524,6 +524,36 @@ def test_a_bad_items_file_stops_the_run_before_anything_is_written(
         assert store.list_runs() == []
 
 
+def test_a_tasks_memories_file_that_repeats_an_id_stops_the_run_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two memories under one id in a task's `memories:` file were ingested, one in place of
+    the other, and the run went on; a dataset's memories.jsonl with the same ids is refused.
+    Now both are, at the line of the repeat."""
+    memories = DATA / "bad" / "memories_duplicate_ids.jsonl"
+    suite = {
+        "name": "dupmem",
+        "subjects": {"lex": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "ask",
+                "kind": "expected-output",
+                "memories": str(memories),
+                "items": [{"id": "q1", "input": "a", "expected": "a"}],
+                "evaluators": ["contains"],
+            }
+        ],
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    db = tmp_path / "r.db"
+    code, _, err = _cli(capsys, "run", str(path), "--store", str(db))
+    assert code == 2
+    assert f"{memories}:2: id: duplicate memory id 'm1' (first at line 1)" in err
+    with SuiteRunStore(db) as store:
+        assert store.list_runs() == []
+
+
 def test_a_run_stopped_by_an_error_ends_failed_not_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

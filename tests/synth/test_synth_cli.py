@@ -176,6 +176,7 @@ def test_a_dead_endpoint_exits_4_and_writes_nothing(
         ("memories_truncated_line.jsonl", 2, "JSON"),
         ("memories_wrong_types.jsonl", 1, "text"),
         ("memories_non_utf8.jsonl", 1, "UTF-8"),
+        ("memories_duplicate_ids.jsonl", 2, "duplicate memory id 'm1' (first at line 1)"),
         ("conversations_bad_role.jsonl", 1, "role"),
         ("locomo_not_a_list.json", None, "list"),
     ],

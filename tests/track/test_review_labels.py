@@ -105,6 +105,39 @@ def test_calibrate_from_store_gives_kappa_per_reviewer_and_between_them(verdicts
     )
 
 
+def test_calibrate_from_store_prints_each_reviewers_confusion_matrix(verdicts: Path) -> None:
+    """docs/review.md promises Cohen's kappa "with the confusion matrix"; --json had it, the
+    terminal only kappa and accuracy. Each reviewer's matrix is printed as --json gives it
+    (rows the reviewer's labels, columns the machine's), as `judge calibrate LABELS` does."""
+    report = json.loads(
+        _out(["judge", "calibrate", "--from-store", "--store", str(verdicts), "--json"])
+    )
+    text = _out(["judge", "calibrate", "--from-store", "--store", str(verdicts)])
+    rows = [line.strip("│ ").split(" │ ") for line in text.splitlines() if line.startswith("│")]
+    for who in ("alice", "bob"):
+        assert f"{who} vs the machine (rows: {who}, columns: machine)" in text
+        cal = report["per_reviewer"][who]
+        for label, counts in zip(cal["labels"], cal["confusion"], strict=True):
+            assert [label, *map(str, counts)] in [[c.strip() for c in r] for r in rows]
+    assert cal["confusion"] == [[2, 0], [0, 1]]  # bob: fail, fail and pass, as the judge
+
+
+def test_an_evaluator_with_another_kind_of_label_is_a_usage_error(
+    verdicts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--evaluator filtered a hit's labels by memory id: `--kind hit --evaluator contains`
+    printed 'no hit labels in the store' (exit 0) over a store that has them."""
+    _add(verdicts, "alice", "i1", "hit", "2", "1")
+    argv = ["judge", "calibrate", "--from-store", "--store", str(verdicts), "--kind", "hit"]
+    assert main([*argv, "--evaluator", "qa-judge"]) == 2
+    err = capsys.readouterr().err
+    assert "--evaluator keeps one evaluator's verdicts" in err
+    assert "--kind verdict" in err
+    assert "Traceback" not in err
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["per_reviewer"]["alice"]["n"] == 0
+
+
 def test_calibrate_needs_labels_and_a_judge_or_the_store(
     verdicts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -318,3 +351,45 @@ def test_grades_of_one_hit_on_two_repeats_are_one_judgment_of_the_query(tmp_path
     rows, differ = api.review_judgments(db)
     assert rows == [{"query_id": "q1", "memory_id": "a1", "grade": 2}]
     assert differ == 1
+
+
+def test_a_hit_graded_again_on_a_rerun_or_a_repeat_is_calibrated_once(tmp_path: Path) -> None:
+    """Calibration counts the graded hits the export writes: ann grades a1 of q1 on a run and
+    again, the same, on its re-run; bob grades it on the re-run's second repeat. That is one
+    judgment each (the export's one row, reviewers differing on it), so ann's n is 1, not 2,
+    and the two reviewers both labelled it."""
+    from memgauge import api
+
+    data = tmp_path / "codes.yaml"
+    data.write_text(
+        "name: codes\n"
+        "memories:\n"
+        "  - {id: a1, text: the code for item 1 is K1}\n"
+        "  - {id: b1, text: item 1 also has a backup code B1}\n"
+        "queries:\n"
+        "  - {id: q1, text: what code does item 1 have}\n"
+        "judgments:\n"
+        "  - {query_id: q1, memory_id: a1, grade: 3}\n"
+    )
+    db = tmp_path / "r.db"
+    argv = ["evaluate", str(data), "-s", "lexical", "--k", "2", "-m", "Recall@2"]
+    for reviewer, item, grade in (("ann", "q1", 3), ("ann", "q1", 3), ("bob", "q1#r1", 2)):
+        if item == "q1":  # each of ann's grades on a run of its own: the re-run
+            _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
+        api.add_review_label(
+            db,
+            "lexical",
+            "retrieval",
+            item,
+            reviewer=reviewer,
+            kind="hit",
+            target="a1",
+            grade=grade,
+        )
+    rows, differ = api.review_judgments(db)
+    assert (len(rows), differ) == (1, 1)
+    store = ["--from-store", "--store", str(db), "--kind", "hit", "--json"]
+    report = json.loads(_out(["judge", "calibrate", *store]))
+    assert {r: c["n"] for r, c in report["per_reviewer"].items()} == {"ann": 1, "bob": 1}
+    assert report["per_reviewer"]["ann"]["accuracy"] == 1.0
+    assert [(b["a"], b["b"], b["n"]) for b in report["between"]] == [("ann", "bob", 1)]

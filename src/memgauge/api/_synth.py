@@ -68,9 +68,9 @@ def read_memories(source: str | Path, kind: str | None = None) -> list[Memory]:
 
         return dump_memories(str(source), "MEMORIES", "a memories file")
     if found == "memories":
-        from memgauge.data.jsonio import read_records
+        from memgauge.data.io import load_memories_file
 
-        return read_records(path, Memory, key="memories")
+        return load_memories_file(path)
     if found == "conversations":
         from memgauge.data.io import load_conversations
 

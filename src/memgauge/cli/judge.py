@@ -11,6 +11,7 @@ fail. OUTPUTS.jsonl: the same without labels; `memgauge runs export ID --format 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -22,6 +23,9 @@ from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.errors import SubjectError, UsageError
 from memgauge.report.fmt import fmt_num as _fmt
+
+if TYPE_CHECKING:
+    from memgauge.stats.agreement import Calibration
 
 __all__ = ["judge"]
 
@@ -76,6 +80,12 @@ def calibrate(
             raise UsageError(
                 "--from-store reads the labels and verdicts in the store: drop LABELS and --judge"
             )
+        if evaluator is not None and kind != "verdict":
+            # a hit's, fact's or decision's target is a memory id or an index, not an evaluator
+            raise UsageError(
+                f"--evaluator keeps one evaluator's verdicts: drop it, or use --kind verdict"
+                f" (not {kind})"
+            )
         _calibrate_from_store(store_path, run, kind, evaluator, as_json)
         return
     if labels is None or spec is None:
@@ -90,13 +100,7 @@ def calibrate(
         return
     cal = report.calibration
     out = console()
-    table = Table(title=f"judge vs human on {labels.name} (rows: human, columns: judge)")
-    table.add_column("human \\ judge")
-    for lab in cal.labels:
-        table.add_column(lab, justify="right")
-    for lab, row in zip(cal.labels, cal.confusion, strict=True):
-        table.add_row(lab, *(str(n) for n in row))
-    out.print(table)
+    out.print(_confusion(cal, f"judge vs human on {labels.name}", "human", "judge"))
     ci = cal.accuracy_ci
     out.print(
         f"accuracy {_fmt(cal.accuracy)}"
@@ -107,6 +111,17 @@ def calibrate(
     for f in report.failures[:10]:
         out.print(f"  {f['id']}: {f['reason']}")
     _judged_something(cal.n, report.n_failed, report.failures)
+
+
+def _confusion(cal: Calibration, title: str, rows: str, columns: str) -> Table:
+    """`cal`'s confusion matrix, `rows` (the person) against `columns` (the machine)."""
+    table = Table(title=f"{title} (rows: {rows}, columns: {columns})")
+    table.add_column(f"{rows} \\ {columns}")
+    for lab in cal.labels:
+        table.add_column(lab, justify="right")
+    for lab, row in zip(cal.labels, cal.confusion, strict=True):
+        table.add_row(lab, *(str(n) for n in row))
+    return table
 
 
 def _calibrate_from_store(
@@ -130,6 +145,9 @@ def _calibrate_from_store(
             _fmt(cal.kappa),
         )
     out.print(table)
+    for who, cal in report.per_reviewer.items():
+        if cal.n:
+            out.print(_confusion(cal, f"{who} vs the machine", who, "machine"))
     for pair in report.between:
         out.print(
             f"{pair['a']} vs {pair['b']}: Cohen's kappa {_fmt(pair['kappa'])} on {pair['n']}"

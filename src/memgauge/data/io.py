@@ -404,6 +404,13 @@ def load_items(path: str | Path) -> list[TaskItem]:
     return _unique(path, TaskItem, "items", "item")
 
 
+def load_memories_file(path: str | Path) -> list[Memory]:
+    """A memories file (JSONL, JSON list or `{"memories": [...]}`, YAML); ids unique: two
+    memories under one id would be graded as one. DataError lists every problem with its
+    line."""
+    return _unique(path, Memory, "memories", "memory")
+
+
 def load_extraction_cases(path: str | Path) -> list[ExtractionCase]:
     """Fact-extraction cases (JSON list or `{"cases": [...]}`, JSONL, YAML); ids unique."""
     return _unique(path, ExtractionCase, "cases", "case")
@@ -442,6 +449,7 @@ __all__ += [
     "FILES",
     "load_extraction_cases",
     "load_judged",
+    "load_memories_file",
     "load_operation_cases",
     "write_qrels",
 ]

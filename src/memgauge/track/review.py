@@ -196,15 +196,24 @@ class LabelCalibration:
         }
 
 
+def _labelled(lab: ReviewLabel) -> tuple[str, ...]:
+    """What `lab` is a label of: a hit's, the dataset's (query, memory) pair, one judgment
+    whichever run or repeat it was graded on (as the export reads it); any other's, its target
+    on its run's item (another run's verdict is another verdict)."""
+    if lab.kind == "hit":
+        return (lab.source_id, lab.target)
+    return (lab.run_id, lab.subject, lab.task, lab.item_id, lab.target)
+
+
 def calibrate_labels(labels: Sequence[ReviewLabel], kind: str = "verdict") -> LabelCalibration:
     """Each reviewer's current labels of `kind` against what the machine said (confusion
     matrix, accuracy with its Wilson interval, Cohen's kappa), and Cohen's kappa between each
-    pair of reviewers on the targets both labelled."""
-    current = [lab for lab in current_labels(labels) if lab.kind == kind]
+    pair of reviewers on the things both labelled (a hit graded on two runs or repeats is one
+    thing, its latest grade counted once)."""
     by_reviewer: dict[str, dict[tuple[str, ...], ReviewLabel]] = {}
-    for lab in current:
-        key = (lab.run_id, lab.subject, lab.task, lab.item_id, lab.target)
-        by_reviewer.setdefault(lab.reviewer, {})[key] = lab
+    for lab in current_labels(labels):  # in the order given: a later one of a thing wins
+        if lab.kind == kind:
+            by_reviewer.setdefault(lab.reviewer, {})[_labelled(lab)] = lab
     per_reviewer = {}
     for reviewer, mine in sorted(by_reviewer.items()):
         compared = [lab for lab in mine.values() if lab.machine is not None]
@@ -228,7 +237,9 @@ def calibrate_labels(labels: Sequence[ReviewLabel], kind: str = "verdict") -> La
         kind=kind,
         per_reviewer=per_reviewer,
         between=between,
-        n_without_machine=sum(1 for lab in current if lab.machine is None),
+        n_without_machine=sum(
+            lab.machine is None for mine in by_reviewer.values() for lab in mine.values()
+        ),
     )
 
 

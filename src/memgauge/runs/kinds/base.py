@@ -22,8 +22,7 @@ from memgauge._util.files import sha256_file
 from memgauge._util.listing import some
 from memgauge._util.registry import Registry
 from memgauge.aggregates import Aggregate, TaskView
-from memgauge.data.io import load_items, load_retrieval_dataset
-from memgauge.data.jsonio import read_records
+from memgauge.data.io import load_items, load_memories_file, load_retrieval_dataset
 from memgauge.data.models import Memory, RetrievalDataset, SessionContext, TaskItem, Turn
 from memgauge.data.records import ItemRecord, repeat_source
 from memgauge.data.traces import sampled
@@ -366,7 +365,7 @@ def from_task_items(items: Sequence[TaskItem]) -> list[PlannedItem]:
 def load_memories(path: Path) -> list[Memory]:
     """A task's `memories:`: a JSONL file of memories, or a retrieval dataset's."""
     if path.suffix.lower() == ".jsonl" and path.is_file():
-        return read_records(path, Memory)
+        return load_memories_file(path)
     return load_retrieval_dataset(path).memories
 
 

@@ -95,10 +95,14 @@ async def arejudge(judge: JudgeBase, rows: Sequence[JudgedOutput], k: int) -> Re
     all_values = [v for vs in values.values() for v in vs if v is not None]
     judge_var = item_var = share = sd_mean = None
     if len(complete):
-        judge_var = float(complete.var(axis=1, ddof=1).mean())
+        # each variance of the values less their first (the same variance): values that never
+        # vary give exactly 0, not numpy's rounding of their mean (0.8 three times: 1.2e-32),
+        # which made a judge share of 1 out of no variance at all
+        judge_var = float((complete - complete[:, :1]).var(axis=1, ddof=1).mean())
         sd_mean = float(np.sqrt(judge_var / len(complete)))
         if len(complete) >= 2:
-            item_var = max(0.0, float(complete.mean(axis=1).var(ddof=1)) - judge_var / k)
+            means = complete.mean(axis=1)
+            item_var = max(0.0, float((means - means[0]).var(ddof=1)) - judge_var / k)
             total = judge_var + item_var
             share = judge_var / total if total > 0 else None
     flips = [len(set(p)) > 1 for p in passed.values() if len(p) >= 2]
