@@ -313,3 +313,27 @@ def test_a_beir_directory_is_named_and_sent_to_import(
     assert f"`memgauge import beir {beir} --out DIR`" in err
     assert "1 problem found" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_json_lines_under_a_json_name_are_read_a_record_a_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`review export --out labels.json` writes JSON lines under a .json name, as many tools'
+    exports do; `metrics` read it, `validate` said "not valid JSON: Extra data" at line 2. It is
+    now read a record a line, and a bad line is named with its own error."""
+    rows = [
+        '{"query_id": "q1", "memory_id": "m1", "grade": 2}',
+        '{"query_id": "q1", "memory_id": "m2", "grade": 0}',
+        '{"query_id": "q2", "memory_id": "m1", "grade": 1}',
+    ]
+    good = tmp_path / "labels.json"
+    good.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert main(["validate", str(good)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith(f"ok  {good}  (judgments: 3 records")
+    bad = tmp_path / "cut.json"
+    bad.write_text(rows[0] + "\n" + rows[1][:-1] + "\n", encoding="utf-8")
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: not valid JSON: Expecting ',' delimiter" in err, err
+    assert "Extra data" not in err
+    assert "Traceback" not in err

@@ -257,6 +257,13 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
         outline = json_outline(first)
         return _by_record(set(outline.keys)) if outline.top == "object" else ()
     if suffix == ".json":
+        lines = [line.strip() for line in head.splitlines() if line.strip()][:2]
+        if len(lines) == 2 and all(x.startswith("{") and x.endswith("}") for x in lines):
+            # JSON lines under a .json name (`review export --out x.json`, many tools'
+            # exports): read as data.jsonio reads them, a record a line
+            outline = json_outline(lines[0])
+            if outline.top == "object":
+                return _by_record(set(outline.keys))
         outline = json_outline(head)
         found = _by_outline(outline)
         if found == ("subject",) and not set(outline.keys) & _SUBJECT_KINDS:
