@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import gated_suite
 
 from memgauge.cli.main import main
 from memgauge.data.review import ReviewLabel
 from memgauge.store.review import ReviewStore
+from memgauge.store.suite_runs import SuiteRunStore
 
 
 def _add(
@@ -393,3 +395,18 @@ def test_a_hit_graded_again_on_a_rerun_or_a_repeat_is_calibrated_once(tmp_path: 
     assert {r: c["n"] for r, c in report["per_reviewer"].items()} == {"ann": 1, "bob": 1}
     assert report["per_reviewer"]["ann"]["accuracy"] == 1.0
     assert [(b["a"], b["b"], b["n"]) for b in report["between"]] == [("ann", "bob", 1)]
+
+
+def test_no_labels_of_the_run_asked_for_names_that_run(
+    verdicts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --run, 'no verdict labels in the store' was said over a store that holds labels,
+    of other runs: the line now names the run it looked in."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "data" / "subjects"))
+    _out(["run", str(gated_suite(tmp_path, right=6)), "--store", str(verdicts)])
+    with SuiteRunStore(verdicts) as store:
+        (run,) = [r["run_id"] for r in store.list_runs()]
+    argv = ["judge", "calibrate", "--from-store", "--store", str(verdicts)]
+    assert "no verdict labels" not in _out(argv)
+    text = _out([*argv, "--run", run])
+    assert f"no verdict labels of run {run} in the store: n/a (0 labelled)" in text

@@ -154,7 +154,8 @@ def _calibrate_from_store(
             " labelled by both"
         )
     if not report.per_reviewer:
-        out.print(f"no {kind} labels in the store: n/a (0 labelled)")
+        where = f" of run {run}" if run else ""
+        out.print(f"no {kind} labels{where} in the store: n/a (0 labelled)")
     if report.n_without_machine:
         out.print(
             f"{report.n_without_machine} label(s) with no machine verdict to compare (left out)"
