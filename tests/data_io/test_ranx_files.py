@@ -186,3 +186,56 @@ def test_a_json_run_score_past_the_largest_double_is_infinity_as_in_a_trec_run(
     trec_run = tmp_path / "run.txt"
     trec_run.write_text(f"q1 Q0 d1 1 {big} t\nq1 Q0 d2 2 1 t\n")
     assert _scores(qrels, json_run, capsys) == _scores(qrels, trec_run, capsys)
+
+
+def test_a_json_list_of_records_reads_as_its_json_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The records of judgments.jsonl as one JSON list, which `memgauge validate` reads as
+    judgments: metrics read it as a TREC file ("expected 4 columns ... got 12"). It now scores
+    as the same records a line do, and a bad record is named by its place."""
+    qrels = json.loads((RANX / "qrels.json").read_text())
+    run = json.loads((RANX / "run.json").read_text())
+    judgments = tmp_path / "judgments.json"
+    judgments.write_text(
+        json.dumps(
+            [
+                {"query_id": q, "memory_id": d, "grade": g}
+                for q, docs in qrels.items()
+                for d, g in docs.items()
+            ],
+            indent=1,
+        )
+    )
+    results = tmp_path / "results.json"
+    results.write_text(
+        json.dumps(
+            [
+                {"query_id": q, "doc_id": d, "score": s}
+                for q, docs in run.items()
+                for d, s in docs.items()
+            ]
+        )
+    )
+    assert main(["validate", str(judgments)]) == 0
+    capsys.readouterr()
+    want = _scores(RANX / "qrels.trec", RANX / "run.trec", capsys)
+    assert _scores(judgments, results, capsys) == want
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            [
+                {"query_id": "q1", "doc_id": "d1", "relevance": 1},
+                {"query_id": "q1", "doc_id": "d1", "relevance": 2},
+                {"query_id": "q2", "doc_id": 7, "relevance": 1},
+                {"query_id": "q3", "doc_id": "d3"},
+                5,
+            ]
+        )
+    )
+    assert main(["metrics", str(bad), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: [1].query_id: (q1, d1) is given twice" in err
+    assert f"{bad}: [2].doc_id: needs a non-empty string id (a number)" in err
+    assert f"{bad}: [3].relevance: missing" in err
+    assert f"{bad}: [4]: must be an object, got a number" in err

@@ -132,7 +132,8 @@ def metrics(
 
     Either file may be JSON instead, {qid: {docid: score}} and {qid: {docid: grade}}, as ranx
     saves them, pytrec_eval takes them and evaluate --run-json writes them; or JSON lines of
-    {query_id, doc_id, relevance | score} (ir_datasets' export) or a dataset's judgments.jsonl.
+    {query_id, doc_id, relevance | score} (ir_datasets' export) or a dataset's judgments.jsonl,
+    or those records as one JSON list.
 
     Documents are ranked by score descending, ties by doc id descending (trec_eval's order);
     the rank column is ignored. With --json the output is {"aggregate": {...}, "per_query":

@@ -32,7 +32,8 @@ as it does of the TREC file ranx writes of a Run given no name. Problems name th
 Or JSON lines of one record each, when the first line is one: `{query_id, doc_id, relevance}`
 and `{query_id, doc_id, score}` as ir_datasets exports qrels and scoreddocs `--format jsonl`,
 `{query_id, memory_id, grade}` as a memgauge dataset's judgments.jsonl holds them; problems
-name the line.
+name the line. Or those records as one JSON list (`[{...}, ...]`, which `memgauge validate`
+reads as judgments too); problems name the place (`[3].grade`).
 
 Where trec_eval itself reads differently (a blank line in a qrels file, an indented `#` in a
 qrels file, a second comment line straight after another in a qrels file, `atof` / `atol`
@@ -154,7 +155,10 @@ def _lines(text: str) -> list[str]:
 
 
 def _is_json(text: str) -> bool:
-    return text.lstrip(" \t\r\n").startswith("{")
+    """Whether `text` is JSON this reads: an object, or a list of record objects (no TREC
+    line starts with `{`, nor with `[` then `{`)."""
+    head = text.lstrip(" \t\r\n")
+    return head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -228,28 +232,54 @@ def _record_entries(
         if not line.strip():
             continue
         record = _loads(file, lineno, line, problems)
-        if record is _UNREAD:
-            continue
-        if not isinstance(record, dict):
-            problems.append(
-                Problem(file, lineno, None, f"must be an object, got {_json_type(record)}")
-            )
-            continue
-        doc_key = next((k for k in _DOC_KEYS if k in record), _DOC_KEYS[0])
-        value_key = next((k for k in values if k in record), values[0])
-        ids = [(k, record.get(k)) for k in ("query_id", doc_key)]
-        bad = [(k, v) for k, v in ids if not isinstance(v, str) or not v]
-        for key, value in bad:
-            got = "missing" if value is None else _json_type(value)
-            problems.append(Problem(file, lineno, key, f"needs a non-empty string id ({got})"))
-        if value_key not in record:
-            problems.append(Problem(file, lineno, value_key, "missing"))
-        if bad or value_key not in record:
-            continue
-        out.append(
-            _Entry(lineno, record["query_id"], record[doc_key], record[value_key], value_key)
-        )
+        if record is not _UNREAD:
+            out += _record_entry(file, lineno, "", record, values, problems)
     return out
+
+
+def _list_entries(
+    file: str, text: str, values: tuple[str, ...], problems: list[Problem]
+) -> list[_Entry]:
+    """The entries of one JSON list of `{query_id, doc_id | memory_id, VALUE}` records (the
+    records of judgments.jsonl as one document)."""
+    top = _loads(file, None, text, problems)
+    if top is _UNREAD:
+        return []
+    return [
+        entry
+        for i, record in enumerate(top)
+        for entry in _record_entry(file, None, f"[{i}]", record, values, problems)
+    ]
+
+
+def _record_entry(
+    file: str,
+    line: int | None,
+    place: str,
+    record: Any,
+    values: tuple[str, ...],
+    problems: list[Problem],
+) -> list[_Entry]:
+    """The entry of one record (at `line` of JSON lines, or `place` in a list), or none with
+    its problems added."""
+    if not isinstance(record, dict):
+        problems.append(
+            Problem(file, line, place or None, f"must be an object, got {_json_type(record)}")
+        )
+        return []
+    doc_key = next((k for k in _DOC_KEYS if k in record), _DOC_KEYS[0])
+    value_key = next((k for k in values if k in record), values[0])
+    named = f"{place}." if place else ""
+    ids = [(k, record.get(k)) for k in ("query_id", doc_key)]
+    bad = [(k, v) for k, v in ids if not isinstance(v, str) or not v]
+    for key, value in bad:
+        got = "missing" if value is None else _json_type(value)
+        problems.append(Problem(file, line, named + key, f"needs a non-empty string id ({got})"))
+    if value_key not in record:
+        problems.append(Problem(file, line, named + value_key, "missing"))
+    if bad or value_key not in record:
+        return []
+    return [_Entry(line, record["query_id"], record[doc_key], record[value_key], named + value_key)]
 
 
 def _pair_entries(file: str, text: str, problems: list[Problem]) -> list[_Entry]:
@@ -280,7 +310,9 @@ def _json_entries(
     pytrec_eval), or JSON lines of one record each (ir_datasets' export, memgauge's
     judgments.jsonl: `values` are the keys the value may have); a problem for each entry
     given twice, and for a file with none."""
-    if _first_line_record(text):
+    if text.lstrip(" \t\r\n").startswith("["):
+        entries = _list_entries(file, text, values, problems)
+    elif _first_line_record(text):
         entries = _record_entries(file, text, values, problems)
     else:
         entries = _pair_entries(file, text, problems)
@@ -290,8 +322,11 @@ def _json_entries(
         pair = (entry.qid, entry.doc)
         if pair in seen:  # named by its pair in one document, by its line in JSON lines
             where, said = entry.where, "is given twice"
-            if entry.line is not None:
-                where, said = "query_id", f"({pair[0]}, {pair[1]}) is given twice"
+            if entry.line is not None or entry.where.startswith("["):
+                where = (
+                    entry.where.split(".")[0] + ".query_id" if entry.line is None else "query_id"
+                )
+                said = f"({pair[0]}, {pair[1]}) is given twice"
             problems.append(Problem(file, entry.line, where, said))
             continue
         seen.add(pair)
