@@ -64,6 +64,12 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
         ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
         ({"kind": "bogus"}, memgauge.UsageError, "kind 'bogus': give one of suite, evaluate,"),
+        # read as False: the system searched as it stood
+        (
+            {"ingest": "no"},
+            memgauge.UsageError,
+            "ingest: give true or false, not a text (got 'no')",
+        ),
         # each was pydantic's ValidationError of a suite the caller never wrote (fuzzC-6)
         ({"k": 10**12}, memgauge.UsageError, "k: Input should be less than or equal to 1000"),
         ({"seed": -1}, memgauge.UsageError, "seed: Input should be greater than or equal to 0"),
