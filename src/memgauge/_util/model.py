@@ -32,7 +32,7 @@ class Model(BaseModel):
     model_config = ConfigDict(defer_build=DEFERRED)
 
 
-class TrueOrFalse(BaseModel):
+class TrueOrFalse(Model):
     """A base whose boolean fields take true or false only: pydantic reads the texts 'no',
     'off', 'n', '0' (and 'yes', 'on', ...) as booleans, so `ingest: "no"` in a suite, or
     `ingest="no"` given to the API, was False and said nothing. YAML's own true / false (and
