@@ -64,6 +64,19 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
         ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
         ({"kind": "bogus"}, memgauge.UsageError, "kind 'bogus': give one of suite, evaluate,"),
+        # each named the command line's flag (--system 'nope', --k 20) to a Python caller
+        ({"systems": ["nope"]}, memgauge.UsageError, "systems 'nope': unknown system 'nope';"),
+        (
+            {"k": 5},
+            memgauge.UsageError,
+            "search depth k=5 is below the largest cutoff @20; use k=20",
+        ),
+        (
+            {"pool_judge": "relevance"},
+            memgauge.UsageError,
+            "pool_judge grades a pool: give pool_de",
+        ),
+        ({"no_relevant": "x"}, memgauge.UsageError, "no_relevant 'x': use one of zero, one, skip"),
         # read as False: the system searched as it stood
         (
             {"ingest": "no"},

@@ -22,7 +22,7 @@ from memgauge.api._store import StoreArg, recorder_for, resolve_resume
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.llm.usage import load_prices, priced
 from memgauge.runs.engine import RUN_KINDS, Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
@@ -90,7 +90,7 @@ def _system_specs(
         if value is None:
             raise TypeError(f"systems: {label or 'a system'} is None; give a system")
         if isinstance(value, str):
-            parsed = parse_system(value)
+            parsed = parse_system(value, argument("systems", flag="--system"))
             for name, spec in parsed:
                 specs.append((label if label and len(parsed) == 1 else name, spec))
         elif isinstance(value, Mapping):
