@@ -184,6 +184,7 @@ if TYPE_CHECKING:
     from memgauge.store.suite_runs import SuiteRunStore as SuiteRunStore
     from memgauge.store.traces import StoredTrace as StoredTrace
     from memgauge.store.traces import TracePage as TracePage
+    from memgauge.store.url import SEARCHES as SEARCHES
     from memgauge.store.url import store_url as store_url
     from memgauge.subjects.learnings import learnings_stored as learnings_stored
     from memgauge.subjects.parse import one_spec as one_spec
